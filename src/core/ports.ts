@@ -1,0 +1,136 @@
+/**
+ * Ports: the small interfaces the session engine is written against. Composition roots (src/acp,
+ * src/daemon) plug real implementations in; tests plug in deterministic ones.
+ */
+import type { AgentEvent, AgentEventInput, PermissionOutcome, ToolContent, ToolKind, ToolLocation } from './events.js';
+import type { ToolSpec } from './provider.js';
+
+/** Wall-clock time and timers, injected so that tests can run on simulated time. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export type LogFields = Record<string, unknown>;
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+}
+
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+// ── Tools ────────────────────────────────────────────────────────────────────────────────────────
+
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** How a call looks before it runs: enough to ask permission and to show it. */
+export interface ToolDescription {
+  kind: ToolKind;
+  title: string;
+  locations: ToolLocation[];
+  /** `read` tools never need permission; `edit` and `execute` depend on the mode. */
+  access: 'read' | 'edit' | 'execute';
+}
+
+export interface ToolResult {
+  /** What the model sees. */
+  output: string;
+  isError: boolean;
+  errorCode?: string;
+  /** What a client shows (diffs, terminals); defaults to the output as text. */
+  content?: ToolContent[];
+  locations?: ToolLocation[];
+}
+
+export interface ToolRunContext {
+  signal: AbortSignal;
+  /** Report progress while running (e.g. an embedded terminal as soon as it exists). */
+  update(content: ToolContent[]): void;
+}
+
+export interface ToolHost {
+  specs(): ToolSpec[];
+  /** Throws TroupeError('unknown_tool') for a name it does not serve. */
+  describe(call: ToolCallRequest): ToolDescription;
+  /** Runs the call. Failures the model should see are returned with `isError`, not thrown. */
+  run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult>;
+}
+
+// ── Permissions ──────────────────────────────────────────────────────────────────────────────────
+
+export type PermissionDecision =
+  | { kind: 'allow'; by: 'policy' | 'remembered' }
+  | { kind: 'ask' }
+  | { kind: 'deny'; by: 'policy' | 'remembered'; reason: string };
+
+/** The mode policy plus the session's remembered "always" answers (keyed by tool name). */
+export interface PermissionPolicy {
+  decide(call: ToolCallRequest, description: ToolDescription, mode: string, remembered: ReadonlyMap<string, 'allow' | 'reject'>): PermissionDecision;
+}
+
+export interface PermissionRequest {
+  requestId: string;
+  toolCallId: string;
+  title: string;
+  kind: ToolKind;
+  input: Record<string, unknown>;
+  options: PermissionOutcome[];
+}
+
+/** Asks a person. Resolves `cancelled` if `signal` aborts first. */
+export interface PermissionAsker {
+  ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionOutcome>;
+}
+
+// ── Event log ────────────────────────────────────────────────────────────────────────────────────
+
+export interface ReadOptions {
+  /** At most this many events in the page. */
+  limit?: number;
+  /** At most this many events examined (filtered-out events count), so a sparse filter cannot scan forever. */
+  scanLimit?: number;
+  filter?: (event: AgentEvent) => boolean;
+}
+
+export interface EventPage {
+  events: AgentEvent[];
+  /** Pass this as the next cursor. */
+  cursor: number;
+  hasMore: boolean;
+}
+
+/** Live events after a cursor. Iteration ends when the log closes; it throws TroupeError `replay_gap` or `event_overflow`. */
+export interface EventWatcher extends AsyncIterable<AgentEvent> {
+  close(): void;
+}
+
+/**
+ * A session's append-only event log. `append` stamps `seq` (from 1, no holes) and `ts`
+ * synchronously, so that seq order is call order.
+ */
+export interface EventLog {
+  readonly sessionId: string;
+  lastSeq(): number;
+  append(input: AgentEventInput): AgentEvent;
+  /** Resolves once every event through `seq` is durable. */
+  whenDurable(seq: number): Promise<void>;
+  /** Every event after `cursor`, a page at a time. Throws `invalid_cursor` beyond the end, `replay_gap` if unservable. */
+  readAfter(cursor: number, options?: ReadOptions): Promise<EventPage>;
+  /** Replay after `cursor`, then live events, with no duplicate and no hole at the seam. */
+  subscribe(cursor: number, options?: { queueLimit?: number }): EventWatcher;
+  /** Flushes, delivers every accepted event to watchers, and ends them. */
+  close(): Promise<void>;
+}

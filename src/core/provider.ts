@@ -1,0 +1,89 @@
+/**
+ * The model port: one vocabulary for every vendor. Adapters under src/providers/<vendor>/ map their
+ * SDK's stream and errors onto these types and nothing else leaks out of them.
+ */
+import type { ContentBlock } from './events.js';
+
+/** What a model can do. Shared code branches on these, never on model names. */
+export interface ModelCapabilities {
+  contextWindow: number;
+  maxOutputTokens: number;
+  tools: boolean;
+  thinking: boolean;
+  images: boolean;
+  /** USD per million tokens; absent when unknown (then usage carries no cost). */
+  pricing?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  inputSchema: Record<string, unknown>;
+}
+
+export type ModelMessage =
+  | { role: 'user'; content: ContentBlock[] }
+  | {
+      role: 'assistant';
+      text: string;
+      thinking?: string;
+      toolCalls: { id: string; name: string; input: Record<string, unknown> }[];
+    }
+  | { role: 'tool'; results: { toolCallId: string; name: string; output: string; isError: boolean }[] };
+
+export interface ModelRequest {
+  /** The model id without its provider prefix. */
+  model: string;
+  system: string;
+  messages: ModelMessage[];
+  tools: ToolSpec[];
+  maxOutputTokens?: number;
+  /** Token budget for extended thinking; 0 or absent disables it. */
+  thinkingBudget?: number;
+  /** `compaction` requests ask for a summary of the conversation; scripted models answer them without consuming a script step. */
+  purpose: 'turn' | 'compaction';
+}
+
+export type ProviderStopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal';
+
+export type ProviderEvent =
+  | { type: 'text_delta'; text: string }
+  | { type: 'thinking_delta'; text: string }
+  | { type: 'tool_call_start'; id: string; name: string }
+  | { type: 'tool_call_delta'; id: string; argsDelta: string }
+  | { type: 'tool_call_end'; id: string; input: Record<string, unknown> }
+  | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }
+  | { type: 'stop'; reason: ProviderStopReason };
+
+export type ProviderErrorKind = 'auth' | 'rate_limited' | 'overloaded' | 'context_overflow' | 'invalid_request' | 'network' | 'aborted';
+
+/** A failed model call, classified. `vendorMessage` keeps the vendor's own words for the human. */
+export class ProviderError extends Error {
+  readonly kind: ProviderErrorKind;
+  readonly vendorMessage: string;
+  readonly retryAfterMs?: number;
+  readonly status?: number;
+  constructor(kind: ProviderErrorKind, vendorMessage: string, opts: { retryAfterMs?: number; status?: number } = {}) {
+    super(`${kind}: ${vendorMessage}`);
+    this.name = 'ProviderError';
+    this.kind = kind;
+    this.vendorMessage = vendorMessage;
+    this.retryAfterMs = opts.retryAfterMs;
+    this.status = opts.status;
+  }
+}
+
+export function isProviderError(err: unknown, kind?: ProviderErrorKind): err is ProviderError {
+  return err instanceof ProviderError && (kind === undefined || err.kind === kind);
+}
+
+/** One vendor (or the scripted model). Streams must end promptly when `signal` aborts. */
+export interface ModelProvider {
+  /** The provider prefix of model ids, e.g. `anthropic`, `scripted`. */
+  readonly id: string;
+  capabilities(model: string): ModelCapabilities;
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  /** The vendor's token count for a request, where the vendor has an endpoint for it. */
+  countTokens?(request: ModelRequest, signal: AbortSignal): Promise<number>;
+}

@@ -1,0 +1,15 @@
+/**
+ * Entry point: `troupe acp` → src/acp, `troupe serve` → src/daemon, everything else → src/cli.
+ * Each face is imported lazily so that `troupe acp` loads only what the agent needs.
+ */
+import { VERSION } from './core/version.js';
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`troupe ${VERSION}\n`);
+    return;
+  }
+  const { runCli } = await import('./cli/cli.js');
+  process.exitCode = await runCli(command, rest);
+}
