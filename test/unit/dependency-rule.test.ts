@@ -69,7 +69,10 @@ function edgeViolation(file: string, spec: string): string | undefined {
   if (!target.startsWith(SRC)) return `${where} imports outside src/: ${spec}`;
   const to = placeOf(target);
   if (to.layer === from.layer) {
-    return from.layer === 'providers' && to.unit !== from.unit ? `${where} → ${spec} (sibling provider)` : undefined;
+    // Files directly in providers/ (the registry) may import every vendor; a vendor folder may
+    // import neither another vendor nor the registry.
+    const siblingVendor = from.layer === 'providers' && from.unit !== 'providers/' && to.unit !== from.unit;
+    return siblingVendor ? `${where} → ${spec} (sibling provider)` : undefined;
   }
   return (ALLOWED[from.layer] ?? []).includes(to.layer) ? undefined : `${where} → ${spec} (${from.layer} may not import ${to.layer})`;
 }
@@ -92,4 +95,6 @@ test('the rule checker itself catches a forbidden edge', () => {
   for (const [file, spec] of cases) assert.ok(edgeViolation(join(SRC, file), spec), `should flag ${file} → ${spec}`);
   assert.equal(edgeViolation(join(SRC, 'actors/x.ts'), '../machines/turn.machine.js'), undefined);
   assert.equal(edgeViolation(join(SRC, 'daemon/http/server.ts'), 'uWebSockets.js'), undefined);
+  assert.equal(edgeViolation(join(SRC, 'providers/registry.ts'), './openai/index.js'), undefined);
+  assert.ok(edgeViolation(join(SRC, 'providers/openai/x.ts'), '../registry.js'));
 });
