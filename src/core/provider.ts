@@ -22,6 +22,26 @@ export interface ToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
+/**
+ * Opaque reasoning state a vendor needs back verbatim in later requests: Anthropic thinking blocks
+ * with their signature (or redacted thinking), OpenAI encrypted reasoning items, Gemini thought
+ * signatures. The engine stores the parts it received (`reasoning_part` events) on the assistant
+ * message, in order, and never looks inside; each adapter replays only parts whose `provider` is its
+ * own id and drops the rest (a model switch mid-session loses them, which the vendors accept).
+ */
+export interface ReasoningPart {
+  /** The `ModelProvider.id` that produced this part. */
+  provider: string;
+  /** Vendor-specific kind, e.g. `thinking`, `redacted_thinking`, `reasoning`, `thought_signature`. */
+  kind: string;
+  /** Readable reasoning text, when the vendor sent any. */
+  text?: string;
+  /** The opaque token: a signature, redacted data or encrypted content. */
+  data?: string;
+  /** Vendor item id, or the tool call id a signature belongs to. */
+  id?: string;
+}
+
 export type ModelMessage =
   | { role: 'user'; content: ContentBlock[] }
   | {
@@ -29,6 +49,8 @@ export type ModelMessage =
       text: string;
       thinking?: string;
       toolCalls: { id: string; name: string; input: Record<string, unknown> }[];
+      /** Reasoning state to send back with this message (see ReasoningPart). */
+      reasoning?: ReasoningPart[];
     }
   | { role: 'tool'; results: { toolCallId: string; name: string; output: string; isError: boolean }[] };
 
@@ -52,8 +74,20 @@ export type ProviderEvent =
   | { type: 'thinking_delta'; text: string }
   | { type: 'tool_call_start'; id: string; name: string }
   | { type: 'tool_call_delta'; id: string; argsDelta: string }
-  | { type: 'tool_call_end'; id: string; input: Record<string, unknown> }
+  | {
+      type: 'tool_call_end';
+      id: string;
+      input: Record<string, unknown>;
+      /** Set when the model's arguments were not a JSON object: the raw text it sent (`input` is then `{}`). */
+      invalidArgs?: string;
+    }
+  /**
+   * Token counts for the whole call. `inputTokens` excludes cached tokens: the prompt size is
+   * inputTokens + cacheReadTokens + cacheWriteTokens, whatever the vendor's own convention.
+   */
   | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }
+  /** Reasoning state to keep on the assistant message and send back later (see ReasoningPart). */
+  | { type: 'reasoning_part'; part: ReasoningPart }
   | { type: 'stop'; reason: ProviderStopReason };
 
 export type ProviderErrorKind = 'auth' | 'rate_limited' | 'overloaded' | 'context_overflow' | 'invalid_request' | 'network' | 'aborted';
