@@ -1,0 +1,55 @@
+/**
+ * Anthropic SDK errors → ProviderError. Error shapes: https://docs.claude.com/en/api/errors
+ * (HTTP errors carry `{type:"error", error:{type, message}}`; the same object can arrive mid-stream
+ * as an SSE `error` event, which the SDK throws as an APIError without a status).
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { ProviderError, type ProviderErrorKind } from '../../core/provider.js';
+
+const CONTEXT_OVERFLOW = /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (maximum )?context/i;
+
+/** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
+export function toAnthropicProviderError(err: unknown, signal: AbortSignal): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (signal.aborted || err instanceof Anthropic.APIUserAbortError) {
+    return new ProviderError('aborted', 'the request was cancelled');
+  }
+  if (err instanceof Anthropic.APIConnectionError) return new ProviderError('network', describe(err));
+  if (err instanceof Anthropic.APIError) {
+    const status = err.status;
+    const message = err.apiMessage ?? err.message;
+    const kind = classify(status, err.type, message);
+    return new ProviderError(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? retryAfterMs(err.headers) : undefined });
+  }
+  // A body cut mid-stream surfaces as a fetch TypeError ("terminated") or a socket error.
+  return new ProviderError('network', describe(err));
+}
+
+function classify(status: number | undefined, type: string | null, message: string): ProviderErrorKind {
+  if (type === 'overloaded_error' || status === 529 || status === 503) return 'overloaded';
+  if (type === 'rate_limit_error' || status === 429) return 'rate_limited';
+  if (type === 'authentication_error' || type === 'permission_error' || status === 401 || status === 403) return 'auth';
+  if (status === 413 || type === 'request_too_large') return 'context_overflow';
+  if ((status === 400 || type === 'invalid_request_error') && CONTEXT_OVERFLOW.test(message)) return 'context_overflow';
+  if (type === 'api_error' || type === 'timeout_error' || (status !== undefined && status >= 500)) return 'overloaded';
+  if (status === undefined && type === null) return 'network';
+  return 'invalid_request';
+}
+
+/** `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date). */
+export function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = headers?.get('retry-after');
+  if (!raw) return undefined;
+  const seconds = Number.parseFloat(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error && cause.message && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
+}

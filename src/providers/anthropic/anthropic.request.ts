@@ -1,0 +1,124 @@
+/**
+ * ModelRequest → Anthropic Messages API parameters.
+ * https://docs.claude.com/en/api/messages, prompt caching: https://docs.claude.com/en/docs/build-with-claude/prompt-caching
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import type { ContentBlock } from '../../core/events.js';
+import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
+
+type MessageParam = Anthropic.Messages.MessageParam;
+type BlockParam = Anthropic.Messages.ContentBlockParam;
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+/** Anthropic's floor for `budget_tokens`. */
+const MIN_THINKING_BUDGET = 1024;
+
+/** The body shared by `messages.create` and `messages.countTokens`. */
+export interface AnthropicBody {
+  model: string;
+  system?: Anthropic.Messages.TextBlockParam[];
+  messages: MessageParam[];
+  tools?: Anthropic.Messages.Tool[];
+  thinking?: Anthropic.Messages.ThinkingConfigParam;
+}
+
+/**
+ * Builds the request body. Cache breakpoints go on the last tool, the system prompt and the last
+ * block of the conversation: tools and system are identical on every step of a turn, and marking the
+ * conversation tail lets the next step read everything before it from the cache.
+ */
+export function toAnthropicBody(
+  request: ModelRequest,
+  caps: ModelCapabilities,
+  thinkingStyle: 'budget' | 'adaptive' = 'budget',
+): AnthropicBody & { max_tokens: number } {
+  let maxTokens = request.maxOutputTokens ?? caps.maxOutputTokens;
+  let thinking: Anthropic.Messages.ThinkingConfigParam | undefined;
+  const wantsThinking = caps.thinking && request.thinkingBudget !== undefined && request.thinkingBudget > 0;
+  if (wantsThinking && thinkingStyle === 'adaptive') thinking = { type: 'adaptive' };
+  else if (wantsThinking && request.thinkingBudget) {
+    // budget_tokens must be ≥ 1024 and below max_tokens; raise max_tokens (within the model's limit) before giving up.
+    const budget = Math.max(MIN_THINKING_BUDGET, request.thinkingBudget);
+    if (budget >= maxTokens) maxTokens = Math.min(caps.maxOutputTokens, budget + MIN_THINKING_BUDGET);
+    const fitted = Math.min(budget, maxTokens - 1);
+    if (fitted >= MIN_THINKING_BUDGET) thinking = { type: 'enabled', budget_tokens: fitted };
+  }
+  const body: AnthropicBody & { max_tokens: number } = {
+    model: request.model,
+    max_tokens: maxTokens,
+    messages: toMessages(request.messages),
+  };
+  if (request.system) body.system = [{ type: 'text', text: request.system, cache_control: EPHEMERAL }];
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool, i) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.inputSchema as Anthropic.Messages.Tool.InputSchema,
+      ...(i === request.tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
+    }));
+  }
+  if (thinking) body.thinking = thinking;
+  markConversationTail(body.messages);
+  return body;
+}
+
+/** Converts the conversation, merging consecutive same-role turns (tool results then a steer). */
+export function toMessages(messages: ModelMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  for (const message of messages) {
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const blocks = toBlocks(message);
+    if (blocks.length === 0) continue;
+    const last = out[out.length - 1];
+    if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  }
+  return out;
+}
+
+function toBlocks(message: ModelMessage): BlockParam[] {
+  switch (message.role) {
+    case 'user':
+      return message.content.map(userBlock);
+    case 'tool':
+      return message.results.map((r) => ({ type: 'tool_result', tool_use_id: r.toolCallId, content: r.output, is_error: r.isError }));
+    case 'assistant': {
+      const blocks: BlockParam[] = [];
+      // Thinking blocks go back first, unmodified and with their signature, as the API requires.
+      for (const part of message.reasoning ?? []) {
+        if (part.provider !== 'anthropic') continue;
+        if (part.kind === 'thinking' && part.data) blocks.push({ type: 'thinking', thinking: part.text ?? '', signature: part.data });
+        if (part.kind === 'redacted_thinking' && part.data) blocks.push({ type: 'redacted_thinking', data: part.data });
+      }
+      if (message.text) blocks.push({ type: 'text', text: message.text });
+      for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
+      return blocks;
+    }
+  }
+}
+
+function userBlock(block: ContentBlock): BlockParam {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'image':
+      return { type: 'image', source: { type: 'base64', media_type: block.mimeType as 'image/png', data: block.data } };
+    case 'resource_link':
+      return { type: 'text', text: `[resource ${block.name}: ${block.uri}]` };
+    case 'resource': {
+      const r = block.resource;
+      if ('text' in r) return { type: 'text', text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
+      if (r.mimeType?.startsWith('image/')) return { type: 'image', source: { type: 'base64', media_type: r.mimeType as 'image/png', data: r.blob } };
+      return { type: 'text', text: `[binary resource ${r.uri} (${r.mimeType ?? 'unknown type'}) omitted]` };
+    }
+  }
+}
+
+function markConversationTail(messages: MessageParam[]): void {
+  const last = messages[messages.length - 1];
+  if (!last || !Array.isArray(last.content)) return;
+  const block = last.content[last.content.length - 1];
+  if (block && (block.type === 'text' || block.type === 'tool_result' || block.type === 'image' || block.type === 'tool_use')) {
+    block.cache_control = EPHEMERAL;
+  }
+}

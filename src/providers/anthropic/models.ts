@@ -1,0 +1,87 @@
+/**
+ * Anthropic model catalogue. Prices are USD per million tokens from Anthropic's model pages
+ * (platform.claude.com/docs/en/models/*): input, output, 5-minute cache write (1.25× input) and cache
+ * read (0.1× input), checked November 2026. Models Anthropic has retired are left out.
+ */
+import type { ModelCapabilities } from '../../core/provider.js';
+
+/** One catalogue row: a model id (without the `anthropic/` prefix) and what it can do. */
+export interface AnthropicModel extends ModelCapabilities {
+  id: string;
+  /** The model troupe picks when only an Anthropic key is present. */
+  default?: boolean;
+  /**
+   * How thinking is requested: `budget` sends `{type:"enabled", budget_tokens}`; `adaptive` models
+   * (the 5.x generation) decide their own budget and take `{type:"adaptive"}`.
+   */
+  thinkingStyle?: 'budget' | 'adaptive';
+}
+
+const claude = (
+  id: string,
+  maxOutputTokens: number,
+  input: number,
+  output: number,
+  extra: Partial<AnthropicModel> = {},
+): AnthropicModel => ({
+  id,
+  contextWindow: 200_000,
+  maxOutputTokens,
+  tools: true,
+  thinking: true,
+  images: true,
+  // Anthropic prices cache reads at 0.1× and 5-minute cache writes at 1.25× the input price.
+  pricing: { input, output, cacheRead: round(input * 0.1), cacheWrite: round(input * 1.25) },
+  ...extra,
+});
+
+function round(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}
+
+const ADAPTIVE_1M: Partial<AnthropicModel> = { contextWindow: 1_000_000, thinkingStyle: 'adaptive' };
+
+export const ANTHROPIC_MODELS: readonly AnthropicModel[] = [
+  claude('claude-sonnet-5-5', 128_000, 2, 10, { ...ADAPTIVE_1M, default: true }),
+  claude('claude-opus-5-5', 128_000, 4, 20, ADAPTIVE_1M),
+  claude('claude-sonnet-5', 128_000, 2, 10, ADAPTIVE_1M),
+  claude('claude-opus-5', 128_000, 5, 25, ADAPTIVE_1M),
+  claude('claude-opus-4-6', 128_000, 5, 25, { contextWindow: 1_000_000 }),
+  claude('claude-sonnet-4-6', 128_000, 3, 15, { contextWindow: 1_000_000 }),
+  claude('claude-sonnet-4-5', 64_000, 3, 15),
+  claude('claude-opus-4-5', 64_000, 5, 25),
+  claude('claude-haiku-4-5', 64_000, 1, 5),
+  claude('claude-opus-4-1', 32_000, 15, 75),
+  claude('claude-opus-4', 32_000, 15, 75),
+  claude('claude-sonnet-4', 64_000, 3, 15),
+];
+
+/** Capabilities assumed for an Anthropic model the catalogue does not know: every current Claude has 200k context. */
+export const ANTHROPIC_FALLBACK: ModelCapabilities = {
+  contextWindow: 200_000,
+  maxOutputTokens: 8_192,
+  tools: true,
+  thinking: false,
+  images: true,
+};
+
+/**
+ * Capabilities of `model`. Dated snapshots (`claude-sonnet-4-5-20250929`) and `-latest` aliases
+ * resolve to their family row: the longest catalogue id that prefixes the model at a `-` boundary.
+ */
+export function anthropicCapabilities(model: string): ModelCapabilities {
+  const row = findAnthropicModel(model);
+  if (!row) return { ...ANTHROPIC_FALLBACK };
+  const { id: _id, default: _d, thinkingStyle: _s, ...caps } = row;
+  return caps;
+}
+
+/** The catalogue row for `model` (see anthropicCapabilities for the matching rule). */
+export function findAnthropicModel(model: string): AnthropicModel | undefined {
+  let best: AnthropicModel | undefined;
+  for (const row of ANTHROPIC_MODELS) {
+    const matches = model === row.id || model.startsWith(`${row.id}-`);
+    if (matches && (!best || row.id.length > best.id.length)) best = row;
+  }
+  return best;
+}
