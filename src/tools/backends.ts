@@ -1,0 +1,71 @@
+/**
+ * The two seams through which the built-in tools touch the outside world. The tools always apply
+ * the path guard themselves; a backend only ever receives absolute paths (and a cwd) that already
+ * passed it, so a backend never needs to re-check containment.
+ *
+ * Two implementations exist: the local ones in this folder (node:fs, child_process), and ACP
+ * client bridges in src/acp that forward to `fs/read_text_file`, `fs/write_text_file` and
+ * `terminal/*` when the client advertises those capabilities (editor buffers are the truth).
+ */
+import type { ToolRunContext } from '../core/ports.js';
+
+/** Optional line window of a read, with ACP `fs/read_text_file` semantics. */
+export interface ReadWindow {
+  /** 1-based first line to return. */
+  line?: number;
+  /** At most this many lines. */
+  limit?: number;
+}
+
+/**
+ * Reads and writes whole text files by absolute path.
+ *
+ * - `readText` rejects when the file does not exist or cannot be read. A Node `ErrnoException`
+ *   (with `code`) is reported to the model precisely; any other error by its message.
+ * - `writeText` creates the file if missing and replaces its content otherwise. Parent directories
+ *   are created by the tool (inside the workspace) before the call.
+ */
+export interface FileBackend {
+  readText(absPath: string, window: ReadWindow, signal: AbortSignal): Promise<string>;
+  writeText(absPath: string, content: string, signal: AbortSignal): Promise<void>;
+}
+
+/** One shell command to run to completion. */
+export interface CommandRequest {
+  /** A shell command line (`sh -c` semantics). */
+  command: string;
+  /** Absolute working directory, already checked by the path guard. */
+  cwd: string;
+  /** Extra environment variables on top of the agent's environment. */
+  env?: Record<string, string>;
+  /** Kill the whole process tree after this long. */
+  timeoutMs: number;
+  /** Keep at most this many bytes of combined stdout+stderr. */
+  outputByteLimit: number;
+}
+
+export interface CommandOutcome {
+  /** Combined stdout and stderr, possibly truncated (with a marker) to `outputByteLimit`. */
+  output: string;
+  truncated: boolean;
+  /** Exit code, or null when the process was ended by a signal. */
+  exitCode: number | null;
+  /** Name of the signal that ended the process, if any. */
+  signal: string | null;
+  timedOut: boolean;
+  /** Set by backends that run the command in a client terminal (already reported via ctx.update). */
+  terminalId?: string;
+}
+
+/**
+ * Runs commands. Contract:
+ * - resolves once the command has ended (normally, by timeout, or because `ctx.signal` aborted,
+ *   in which case it ends the command promptly and resolves; the tool reports the cancellation);
+ * - nothing the command started outlives the call (process group kill, terminal release);
+ * - a backend that has something to show while running (an ACP terminal) calls `ctx.update`
+ *   as soon as it exists;
+ * - rejects only when the command could not be started at all.
+ */
+export interface CommandBackend {
+  run(request: CommandRequest, ctx: ToolRunContext): Promise<CommandOutcome>;
+}

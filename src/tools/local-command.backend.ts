@@ -1,0 +1,109 @@
+/**
+ * CommandBackend on the local machine: `sh -c` in its own process group, combined output capped,
+ * and the whole group killed on timeout, on abort, and after the shell exits (so a stray
+ * background job cannot outlive the call or hold the pipes open).
+ */
+import { spawn } from 'node:child_process';
+import type { CommandBackend, CommandOutcome } from './backends.js';
+import { CappedOutput } from './capped-output.js';
+
+export interface LocalCommandOptions {
+  /** Shell used for `-c`; default `/bin/sh`. */
+  shell?: string;
+  /** Time between SIGTERM and SIGKILL of the process group; default 2000 ms. */
+  killGraceMs?: number;
+}
+
+/** Sends a signal to a whole process group; a group that is already gone is not an error. */
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function createLocalCommandBackend(options: LocalCommandOptions = {}): CommandBackend {
+  const shell = options.shell ?? '/bin/sh';
+  const killGraceMs = options.killGraceMs ?? 2000;
+
+  return {
+    run(request, ctx) {
+      return new Promise<CommandOutcome>((resolve, reject) => {
+        const output = new CappedOutput(request.outputByteLimit);
+        let timedOut = false;
+        let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+        let settled = false;
+        let killTimer: NodeJS.Timeout | undefined;
+        let drainTimer: NodeJS.Timeout | undefined;
+
+        const child = spawn(shell, ['-c', request.command], {
+          cwd: request.cwd,
+          env: { ...process.env, ...request.env },
+          // Own process group (pgid = pid) so that one kill reaches every descendant.
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        const pgid = child.pid;
+
+        /** SIGTERM now, SIGKILL after the grace period if anything in the group is still alive. */
+        const terminate = (): void => {
+          if (pgid === undefined || killTimer) return;
+          signalGroup(pgid, 'SIGTERM');
+          killTimer = setTimeout(() => {
+            if (signalGroup(pgid, 0)) signalGroup(pgid, 'SIGKILL');
+          }, killGraceMs);
+          killTimer.unref();
+        };
+
+        const timeout = setTimeout(() => {
+          timedOut = true;
+          terminate();
+        }, request.timeoutMs);
+        const onAbort = (): void => terminate();
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+        if (ctx.signal.aborted) terminate();
+
+        const cleanup = (): void => {
+          clearTimeout(timeout);
+          if (drainTimer) clearTimeout(drainTimer);
+          ctx.signal.removeEventListener('abort', onAbort);
+        };
+
+        const finish = (): void => {
+          if (settled) return;
+          settled = true;
+          cleanup();
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          resolve({
+            output: output.text(),
+            truncated: output.truncated,
+            exitCode: exit?.code ?? null,
+            signal: exit?.signal ?? null,
+            timedOut,
+          });
+        };
+
+        child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
+        child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+        child.once('error', (err) => {
+          if (settled) return;
+          settled = true;
+          cleanup();
+          reject(err);
+        });
+        child.once('exit', (code, signal) => {
+          exit = { code, signal };
+          // Whatever the shell left behind in its group goes too.
+          terminate();
+          // Pipes close once every holder is dead; if one survives SIGTERM, stop waiting after
+          // the SIGKILL has had its chance.
+          drainTimer = setTimeout(finish, killGraceMs + 500);
+        });
+        child.once('close', finish);
+      });
+    },
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * The path guard: every path a tool touches must resolve, after following every symlink, inside
+ * the session cwd or one of its additional directories.
+ *
+ * Resolution is done on the real file system, also for paths that do not exist yet: the existing
+ * prefix is resolved component by component (following symlinks, dangling ones included, because
+ * writing through a dangling symlink creates its target), and the missing rest is appended. A
+ * symlink chain longer than {@link MAX_SYMLINK_HOPS} is reported as a loop.
+ *
+ * What passes the guard is the *lexical* absolute path (what the user and the editor know the file
+ * by); the check itself is done on its real path. Both name the same file at check time.
+ */
+import { realpathSync } from 'node:fs';
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { TroupeError } from '../core/errors.js';
+
+/** Same bound as Linux's ELOOP limit. */
+export const MAX_SYMLINK_HOPS = 40;
+
+export interface GuardedPath {
+  /** Absolute, normalised, symlinks not resolved: what to show and to hand to a backend. */
+  path: string;
+  /** The real path (symlinks resolved; a not-yet-existing tail appended as is). */
+  real: string;
+  /** Whether something exists at the path. */
+  exists: boolean;
+}
+
+function errnoOf(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}
+
+function loopError(input: string): TroupeError {
+  return new TroupeError('tool_failed', `Cannot resolve ${input}: too many levels of symbolic links (a symlink loop).`, { path: input });
+}
+
+/** Whether `child` is `parent` or inside it (both absolute and normalised). */
+export function isWithin(parent: string, child: string): boolean {
+  if (child === parent) return true;
+  const rel = relative(parent, child);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+/**
+ * Resolves `abs` like the kernel would, tolerating a missing tail. Throws the loop error after
+ * too many symlink hops.
+ */
+async function resolveReal(abs: string, input: string): Promise<{ real: string; exists: boolean }> {
+  try {
+    return { real: await realpath(abs), exists: true };
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ELOOP') throw loopError(input);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+  }
+  // Slow path: walk the components ourselves so a dangling symlink is followed, not ignored.
+  let hops = 0;
+  let pending = abs.split(sep).filter(Boolean);
+  let current: string = sep;
+  while (pending.length > 0) {
+    const name = pending.shift()!;
+    // `current` is always fully resolved, so `..` here means its real parent, as for the kernel.
+    if (name === '.') continue;
+    if (name === '..') {
+      current = dirname(current);
+      continue;
+    }
+    const next = join(current, name);
+    let stats;
+    try {
+      stats = await lstat(next);
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { real: join(next, ...pending), exists: false };
+      throw err;
+    }
+    if (!stats.isSymbolicLink()) {
+      current = next;
+      continue;
+    }
+    if (++hops > MAX_SYMLINK_HOPS) throw loopError(input);
+    // Not normalised lexically: `link/..` inside a target must climb from the link's real target.
+    const target = await readlink(next);
+    pending = [...target.split(sep).filter(Boolean), ...pending];
+    if (isAbsolute(target)) current = sep;
+  }
+  return { real: current, exists: true };
+}
+
+export class PathGuard {
+  /** Lexical roots (as given, made absolute), cwd first. */
+  readonly roots: readonly string[];
+  /** Real paths of the roots, resolved once: the workspace does not move during a session. */
+  private readonly realRoots: readonly string[];
+
+  constructor(readonly cwd: string, additionalDirectories: readonly string[] = []) {
+    if (!isAbsolute(cwd)) throw new TroupeError('invalid_params', `The session cwd must be an absolute path, got ${JSON.stringify(cwd)}.`);
+    for (const dir of additionalDirectories) {
+      if (!isAbsolute(dir)) throw new TroupeError('invalid_params', `Additional directories must be absolute paths, got ${JSON.stringify(dir)}.`);
+    }
+    this.roots = [resolve(cwd), ...additionalDirectories.map((d) => resolve(d))];
+    this.realRoots = this.roots.map((root) => {
+      try {
+        // A root that is itself a symlink counts by its target.
+        return realpathSync(root);
+      } catch {
+        return root;
+      }
+    });
+  }
+
+  /** The lexical absolute path of `input` (relative to the cwd), with no file-system access. */
+  lexical(input: string): string {
+    return resolve(this.cwd, input);
+  }
+
+  /** A path for people and models: relative to the cwd when inside it, else absolute. */
+  display(abs: string): string {
+    if (!isWithin(this.roots[0]!, abs)) return abs;
+    return relative(this.roots[0]!, abs) || '.';
+  }
+
+  /** Whether a real path lies inside a real root. */
+  containsReal(real: string): boolean {
+    return this.realRoots.some((root) => isWithin(root, real));
+  }
+
+  /**
+   * Resolves `input` and checks it. Throws TroupeError `path_outside_workspace` when it (or a
+   * symlink on the way) leads outside every root, `invalid_params` for an empty or NUL-bearing
+   * path, and `tool_failed` for a symlink loop.
+   */
+  async check(input: string): Promise<GuardedPath> {
+    if (input.length === 0 || input.includes('\0')) throw new TroupeError('invalid_params', `Invalid path ${JSON.stringify(input)}.`);
+    const path = this.lexical(input);
+    const { real, exists } = await resolveReal(path, input);
+    if (!this.containsReal(real)) {
+      throw new TroupeError(
+        'path_outside_workspace',
+        `Refused: ${input} resolves to ${real}, outside the workspace (${this.roots.join(', ')}).`,
+        { path: input },
+      );
+    }
+    return { path, real, exists };
+  }
+}

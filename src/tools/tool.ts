@@ -1,0 +1,107 @@
+/** The shape every built-in tool has, and the environment the workspace host gives it. */
+import type { ToolKind, ToolLocation } from '../core/events.js';
+import { TroupeError } from '../core/errors.js';
+import type { ToolDescription, ToolResult, ToolRunContext } from '../core/ports.js';
+import type { ToolSpec } from '../core/provider.js';
+import type { CommandBackend, FileBackend } from './backends.js';
+import type { ObjectSchema } from './input-schema.js';
+import type { PathGuard } from './path-guard.js';
+
+/** Every bound the tools enforce. All sizes in bytes, all times in milliseconds. */
+export interface ToolLimits {
+  /** read_file: lines returned when no `limit` is given. */
+  readDefaultLines: number;
+  /** read_file: the most text returned by one call (longer output is cut with a marker). */
+  readMaxBytes: number;
+  /** read_file / edit_file: refuse local files larger than this. */
+  maxFileBytes: number;
+  /** list_dir: the most entries listed. */
+  listMaxEntries: number;
+  /** glob / grep: default and hard maximum of `max_results`. */
+  searchDefaultResults: number;
+  searchMaxResults: number;
+  /** glob / grep: the most directory entries examined by one call. */
+  searchMaxEntries: number;
+  /** grep: files larger than this are skipped. */
+  grepMaxFileBytes: number;
+  /** grep: matched lines are cut to this many characters. */
+  grepMaxLineChars: number;
+  /** run_command: default and maximum `timeout_ms`. */
+  commandTimeoutMs: number;
+  commandMaxTimeoutMs: number;
+  /** run_command: combined output kept (head and tail). */
+  commandOutputBytes: number;
+}
+
+export const DEFAULT_LIMITS: ToolLimits = {
+  readDefaultLines: 2000,
+  readMaxBytes: 256 * 1024,
+  maxFileBytes: 10 * 1024 * 1024,
+  listMaxEntries: 1000,
+  searchDefaultResults: 200,
+  searchMaxResults: 2000,
+  searchMaxEntries: 100_000,
+  grepMaxFileBytes: 1024 * 1024,
+  grepMaxLineChars: 400,
+  commandTimeoutMs: 120_000,
+  commandMaxTimeoutMs: 600_000,
+  commandOutputBytes: 64 * 1024,
+};
+
+export interface ToolEnv {
+  guard: PathGuard;
+  files: FileBackend;
+  commands: CommandBackend;
+  limits: ToolLimits;
+}
+
+/** A built-in tool. `Input` is what its schema admits; the host validates before calling. */
+export interface ToolDefinition<Input = Record<string, unknown>> {
+  name: string;
+  description: string;
+  schema: ObjectSchema;
+  kind: ToolKind;
+  access: ToolDescription['access'];
+  /** Checks beyond the schema (e.g. a regex that does not compile); throws `invalid_params`. */
+  check?(input: Input, env: ToolEnv): void;
+  /** Title and locations, without touching the file system. */
+  describe(input: Input, env: ToolEnv): { title: string; locations: ToolLocation[] };
+  /** Runs; throws TroupeError (or a Node errno error) for failures the host reports to the model. */
+  run(input: Input, env: ToolEnv, ctx: ToolRunContext): Promise<ToolResult>;
+}
+
+/** Erases the input type so that tools with different inputs fit in one table. */
+export function defineTool<Input>(tool: ToolDefinition<Input>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}
+
+export function specOf(tool: ToolDefinition): ToolSpec {
+  return { name: tool.name, description: tool.description, inputSchema: tool.schema as unknown as Record<string, unknown> };
+}
+
+/** `code`-carrying errors from node:fs, made into messages a model can act on. */
+export function fileError(err: unknown, shown: string): TroupeError {
+  if (err instanceof TroupeError) return err;
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+  const reasons: Record<string, string> = {
+    ENOENT: `File not found: ${shown}`,
+    EISDIR: `${shown} is a directory, not a file (use list_dir).`,
+    ENOTDIR: `A component of ${shown} is not a directory.`,
+    EACCES: `Permission denied: ${shown}`,
+    EPERM: `Operation not permitted: ${shown}`,
+    ELOOP: `Cannot resolve ${shown}: too many levels of symbolic links (a symlink loop).`,
+  };
+  const message = (code && reasons[code]) ?? `${shown}: ${err instanceof Error ? err.message : String(err)}`;
+  return new TroupeError('tool_failed', message, { path: shown, ...(code ? { errno: code } : {}) });
+}
+
+/** A successful result with plain text shown to the client as well. */
+export function textResult(output: string, extra: Partial<ToolResult> = {}): ToolResult {
+  return { output, isError: false, content: [{ type: 'text', text: output }], ...extra };
+}
+
+/** A short single-line rendering of user text for titles. */
+export function clip(text: string, max = 60): string {
+  const line = text.split('\n')[0]!;
+  return line.length > max || line !== text ? `${line.slice(0, max)}…` : line;
+}

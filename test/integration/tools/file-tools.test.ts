@@ -1,0 +1,168 @@
+// read_file, write_file, edit_file and list_dir against real files in a temp workspace.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createWorkspaceTools } from '../../../src/tools/index.js';
+import type { ToolHost } from '../../../src/core/ports.js';
+import { makeWorkspace, run, type Workspace } from './workspace.fixture.js';
+
+let ws: Workspace;
+let host: ToolHost;
+
+before(() => {
+  ws = makeWorkspace();
+  host = createWorkspaceTools({ cwd: ws.cwd, additionalDirectories: [ws.extra] });
+});
+after(() => ws.dispose());
+
+describe('read_file', () => {
+  test('returns the content verbatim with the file as location', async () => {
+    const abs = ws.write('src/a.ts', 'export const a = 1;\n');
+    const r = await run(host, 'read_file', { path: 'src/a.ts' });
+    assert.equal(r.isError, false);
+    assert.equal(r.output, 'export const a = 1;\n');
+    assert.deepEqual(r.locations, [{ path: abs, line: 1 }]);
+  });
+
+  test('offset and limit select a window and say where the file continues', async () => {
+    ws.write('lines.txt', Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
+    const r = await run(host, 'read_file', { path: 'lines.txt', offset: 3, limit: 2 });
+    assert.equal(r.output, 'line 3\nline 4\n\n[showing lines 3-4; the file continues: read again with offset 5]');
+    const end = await run(host, 'read_file', { path: 'lines.txt', offset: 9, limit: 2 });
+    assert.equal(end.output, 'line 9\nline 10\n', 'the last window has no continuation note');
+  });
+
+  test('the default line limit applies', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { readDefaultLines: 3 } });
+    ws.write('five.txt', 'a\nb\nc\nd\ne');
+    const r = await run(small, 'read_file', { path: 'five.txt' });
+    assert.match(r.output, /^a\nb\nc\n\n\[showing lines 1-3; the file continues: read again with offset 4\]$/);
+    ws.write('three.txt', 'a\nb\nc\n');
+    assert.equal((await run(small, 'read_file', { path: 'three.txt' })).output, 'a\nb\nc\n');
+  });
+
+  test('output is cut at readMaxBytes on a line boundary', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { readMaxBytes: 20 } });
+    ws.write('wide.txt', '0123456789\n0123456789\n0123456789\n');
+    const r = await run(small, 'read_file', { path: 'wide.txt' });
+    assert.equal(r.output, '0123456789\n\n[output cut at 20 bytes after line 1; read again with offset 2]');
+  });
+
+  test('missing file, directory and binary file are errors the model sees', async () => {
+    const missing = await run(host, 'read_file', { path: 'nope.txt' });
+    assert.deepEqual([missing.isError, missing.errorCode], [true, 'tool_failed']);
+    assert.match(missing.output, /File not found: nope\.txt/);
+    mkdirSync(join(ws.cwd, 'adir'), { recursive: true });
+    const dir = await run(host, 'read_file', { path: 'adir' });
+    assert.equal(dir.isError, true);
+    assert.match(dir.output, /is a directory/);
+    writeFileSync(join(ws.cwd, 'blob.bin'), Buffer.from([1, 0, 2, 0]));
+    const bin = await run(host, 'read_file', { path: 'blob.bin' });
+    assert.equal(bin.isError, true);
+    assert.match(bin.output, /binary/);
+  });
+
+  test('an additional directory is readable by absolute path', async () => {
+    writeFileSync(join(ws.extra, 'x.md'), '# extra\n');
+    const r = await run(host, 'read_file', { path: join(ws.extra, 'x.md') });
+    assert.equal(r.isError, false);
+    assert.equal(r.output, '# extra\n');
+  });
+});
+
+describe('write_file', () => {
+  test('creates parent directories inside the workspace and reports a diff with null oldText', async () => {
+    const r = await run(host, 'write_file', { path: 'new/deep/dir/file.txt', content: 'hello\n' });
+    const abs = join(ws.cwd, 'new/deep/dir/file.txt');
+    assert.equal(r.isError, false, r.output);
+    assert.equal(ws.read(abs), 'hello\n');
+    assert.match(r.output, /^Created new\/deep\/dir\/file\.txt \(6 bytes\)\.$/);
+    assert.deepEqual(r.content, [{ type: 'diff', path: abs, oldText: null, newText: 'hello\n' }]);
+    assert.deepEqual(r.locations, [{ path: abs }]);
+  });
+
+  test('replacing a file shows the old text in the diff', async () => {
+    const abs = ws.write('replace.txt', 'old\n');
+    const r = await run(host, 'write_file', { path: 'replace.txt', content: 'new\n' });
+    assert.equal(ws.read(abs), 'new\n');
+    assert.deepEqual(r.content, [{ type: 'diff', path: abs, oldText: 'old\n', newText: 'new\n' }]);
+  });
+
+  test('writing onto a directory fails without touching it', async () => {
+    mkdirSync(join(ws.cwd, 'adir2'));
+    const r = await run(host, 'write_file', { path: 'adir2', content: 'x' });
+    assert.equal(r.isError, true);
+    assert.match(r.output, /is a directory/);
+  });
+});
+
+describe('edit_file', () => {
+  test('replaces a unique string and yields a whole-file diff with the line', async () => {
+    const before = 'const a = 1;\nconst b = 2;\nconst c = 3;\n';
+    const abs = ws.write('edit/one.ts', before);
+    const r = await run(host, 'edit_file', { path: 'edit/one.ts', old_string: 'const b = 2;', new_string: 'const b = 20; // $& kept literally' });
+    const after = 'const a = 1;\nconst b = 20; // $& kept literally\nconst c = 3;\n';
+    assert.equal(r.isError, false, r.output);
+    assert.equal(ws.read(abs), after);
+    assert.deepEqual(r.content, [{ type: 'diff', path: abs, oldText: before, newText: after }]);
+    assert.deepEqual(r.locations, [{ path: abs, line: 2 }]);
+    assert.match(r.output, /replaced 1 occurrence of old_string \(first at line 2\)/);
+  });
+
+  test('old_string not found leaves the file unchanged', async () => {
+    const abs = ws.write('edit/two.ts', 'alpha\n');
+    const r = await run(host, 'edit_file', { path: 'edit/two.ts', old_string: 'beta', new_string: 'gamma' });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed']);
+    assert.match(r.output, /old_string was not found in edit\/two\.ts/);
+    assert.equal(ws.read(abs), 'alpha\n');
+  });
+
+  test('an ambiguous old_string is refused unless replace_all', async () => {
+    const abs = ws.write('edit/three.ts', 'x = 1;\nx = 1;\nx = 1;\n');
+    const r = await run(host, 'edit_file', { path: 'edit/three.ts', old_string: 'x = 1;', new_string: 'x = 2;' });
+    assert.equal(r.isError, true);
+    assert.match(r.output, /occurs 3 times/);
+    assert.equal(ws.read(abs), 'x = 1;\nx = 1;\nx = 1;\n');
+    const all = await run(host, 'edit_file', { path: 'edit/three.ts', old_string: 'x = 1;', new_string: 'x = 2;', replace_all: true });
+    assert.equal(all.isError, false);
+    assert.equal(ws.read(abs), 'x = 2;\nx = 2;\nx = 2;\n');
+    assert.match(all.output, /replaced 3 occurrences/);
+  });
+
+  test('a missing file is an error; identical strings are invalid input', async () => {
+    const r = await run(host, 'edit_file', { path: 'edit/none.ts', old_string: 'a', new_string: 'b' });
+    assert.equal(r.isError, true);
+    assert.match(r.output, /File not found/);
+    assert.equal(existsSync(join(ws.cwd, 'edit/none.ts')), false);
+    const same = await run(host, 'edit_file', { path: 'edit/one.ts', old_string: 'a', new_string: 'a' });
+    assert.deepEqual([same.isError, same.errorCode], [true, 'invalid_params']);
+  });
+});
+
+describe('list_dir', () => {
+  test('lists sorted entries with markers, defaulting to the cwd', async () => {
+    const dir = join(ws.cwd, 'listing');
+    mkdirSync(join(dir, 'sub'), { recursive: true });
+    writeFileSync(join(dir, 'b.txt'), '');
+    writeFileSync(join(dir, 'a.txt'), '');
+    symlinkSync('a.txt', join(dir, 'link'));
+    const r = await run(host, 'list_dir', { path: 'listing' });
+    assert.equal(r.output, 'a.txt\nb.txt\nlink@\nsub/');
+    const top = await run(host, 'list_dir', {});
+    assert.ok(top.output.split('\n').includes('listing/'), top.output);
+  });
+
+  test('bounded by listMaxEntries; empty and missing directories', async () => {
+    const dir = join(ws.cwd, 'many');
+    mkdirSync(dir);
+    for (let i = 0; i < 5; i++) writeFileSync(join(dir, `f${i}`), '');
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { listMaxEntries: 2 } });
+    assert.equal((await run(small, 'list_dir', { path: 'many' })).output, 'f0\nf1\n[... 3 more entries not shown]');
+    mkdirSync(join(ws.cwd, 'empty'));
+    assert.equal((await run(host, 'list_dir', { path: 'empty' })).output, '[empty is empty]');
+    const missing = await run(host, 'list_dir', { path: 'absent' });
+    assert.equal(missing.isError, true);
+    assert.match(missing.output, /Directory not found: absent/);
+  });
+});

@@ -1,0 +1,126 @@
+// glob and grep over a real tree: results, ignored directories, bounds, and symlink handling.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createWorkspaceTools } from '../../../src/tools/index.js';
+import type { ToolHost } from '../../../src/core/ports.js';
+import { makeWorkspace, run, type Workspace } from './workspace.fixture.js';
+
+let ws: Workspace;
+let host: ToolHost;
+
+before(() => {
+  ws = makeWorkspace();
+  host = createWorkspaceTools({ cwd: ws.cwd });
+  ws.write('src/index.ts', 'import { parse } from "./parser.js";\nexport function main() {\n  return parse("x");\n}\n');
+  ws.write('src/parser.ts', 'export function parse(s: string) {\n  return s.trim();\n}\n');
+  ws.write('src/util/strings.ts', 'export const TODO_MARK = "todo";\n');
+  ws.write('test/parser.test.ts', 'import { parse } from "../src/parser.js";\n');
+  ws.write('README.md', '# Project\nCall parse() to parse.\n');
+  ws.write('node_modules/dep/index.ts', 'export function parse() {}\n');
+  ws.write('.git/config', '[core]\nparse = true\n');
+  writeFileSync(join(ws.cwd, 'image.png'), Buffer.concat([Buffer.from('parse'), Buffer.alloc(16)]));
+  // Links: one to a file inside, one to the outside secret, one to the outside directory.
+  symlinkSync(join(ws.cwd, 'src/parser.ts'), join(ws.cwd, 'parser-link.ts'));
+  symlinkSync(ws.secret, join(ws.cwd, 'secret-link.ts'));
+  symlinkSync(ws.outside, join(ws.cwd, 'outside-dir'));
+  writeFileSync(join(ws.outside, 'leak.ts'), 'export function parse() { /* outside */ }\n');
+});
+after(() => ws.dispose());
+
+describe('glob', () => {
+  test('a name pattern matches at any depth, skipping node_modules and .git', async () => {
+    const r = await run(host, 'glob', { pattern: '*.ts' });
+    assert.equal(r.isError, false, r.output);
+    assert.deepEqual(r.output.split('\n'), ['parser-link.ts', 'src/index.ts', 'src/parser.ts', 'src/util/strings.ts', 'test/parser.test.ts']);
+  });
+
+  test('a path pattern with ** and braces, and a search directory', async () => {
+    const r = await run(host, 'glob', { pattern: 'src/**/*.{ts,md}' });
+    assert.deepEqual(r.output.split('\n'), ['src/index.ts', 'src/parser.ts', 'src/util/strings.ts']);
+    const direct = await run(host, 'glob', { pattern: 'src/*.ts' });
+    assert.deepEqual(direct.output.split('\n'), ['src/index.ts', 'src/parser.ts']);
+    const under = await run(host, 'glob', { pattern: '*.ts', path: 'src/util' });
+    assert.equal(under.output, 'src/util/strings.ts');
+  });
+
+  test('include_ignored searches node_modules and .git', async () => {
+    const r = await run(host, 'glob', { pattern: '**/*', include_ignored: true });
+    const lines = r.output.split('\n');
+    assert.ok(lines.includes('node_modules/dep/index.ts'), r.output);
+    assert.ok(lines.includes('.git/config'), r.output);
+  });
+
+  test('never reports files through links that lead outside', async () => {
+    const r = await run(host, 'glob', { pattern: '**', include_ignored: true });
+    assert.doesNotMatch(r.output, /secret-link|outside-dir|leak/);
+    assert.match(r.output, /parser-link\.ts/);
+  });
+
+  test('max_results and the entry budget bound the work', async () => {
+    const r = await run(host, 'glob', { pattern: '*.ts', max_results: 2 });
+    const lines = r.output.split('\n');
+    assert.equal(lines.length, 3);
+    assert.match(lines[2]!, /results limited to 2/);
+    const tight = createWorkspaceTools({ cwd: ws.cwd, limits: { searchMaxEntries: 3 } });
+    const t = await run(tight, 'glob', { pattern: '*.ts' });
+    assert.match(t.output, /search stopped after examining 3 entries/);
+  });
+
+  test('no match, a bad pattern, and a missing directory', async () => {
+    assert.match((await run(host, 'glob', { pattern: '*.rs' })).output, /^No files match `\*\.rs` in \./);
+    const bad = await run(host, 'glob', { pattern: 'src/{a,b' });
+    assert.deepEqual([bad.isError, bad.errorCode], [true, 'invalid_params']);
+    assert.throws(() => host.describe({ id: 'x', name: 'glob', input: { pattern: '/etc/*' } }), { code: 'invalid_params' });
+    const missing = await run(host, 'glob', { pattern: '*', path: 'nowhere' });
+    assert.equal(missing.isError, true);
+  });
+});
+
+describe('grep', () => {
+  test('finds matching lines as path:line: text, with locations', async () => {
+    const r = await run(host, 'grep', { pattern: 'function\\s+parse' });
+    assert.equal(r.isError, false, r.output);
+    assert.deepEqual(r.output.split('\n'), ['parser-link.ts:1: export function parse(s: string) {', 'src/parser.ts:1: export function parse(s: string) {']);
+    assert.deepEqual(r.locations, [
+      { path: join(ws.cwd, 'parser-link.ts'), line: 1 },
+      { path: join(ws.cwd, 'src/parser.ts'), line: 1 },
+    ]);
+  });
+
+  test('glob filter, case-insensitivity and a single file path', async () => {
+    const md = await run(host, 'grep', { pattern: 'PARSE', glob: '*.md', case_insensitive: true });
+    assert.equal(md.output, 'README.md:2: Call parse() to parse.');
+    const one = await run(host, 'grep', { pattern: 'trim', path: 'src/parser.ts' });
+    assert.equal(one.output, 'src/parser.ts:2:   return s.trim();');
+  });
+
+  test('skips ignored dirs, binary files and links out; include_ignored opts in', async () => {
+    const r = await run(host, 'grep', { pattern: 'parse' });
+    assert.doesNotMatch(r.output, /node_modules|\.git\/|image\.png|secret|outside|leak/);
+    const all = await run(host, 'grep', { pattern: 'parse', include_ignored: true });
+    assert.match(all.output, /node_modules\/dep\/index\.ts:1:/);
+    assert.match(all.output, /\.git\/config:2: parse = true/);
+  });
+
+  test('max_results, large files and long lines are bounded', async () => {
+    const limited = await run(host, 'grep', { pattern: 'parse', max_results: 1 });
+    assert.equal(limited.output.split('\n').length, 2);
+    assert.match(limited.output, /results limited to 1 matching lines/);
+    const big = ws.write('big/large.txt', 'needle\n' + 'x'.repeat(2000));
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { grepMaxFileBytes: 1000, grepMaxLineChars: 10 } });
+    const skipped = await run(small, 'grep', { pattern: 'needle', path: 'big' });
+    assert.match(skipped.output, /^No matches[^\n]*\n\[1 file\(s\) over 1000 bytes skipped\]$/);
+    mkdirSync(join(ws.cwd, 'long'));
+    writeFileSync(join(ws.cwd, 'long/l.txt'), 'needle ' + 'y'.repeat(50));
+    assert.equal((await run(small, 'grep', { pattern: 'needle', path: 'long' })).output, 'long/l.txt:1: needle yyy…');
+    assert.ok(big);
+  });
+
+  test('an invalid regex is invalid input', async () => {
+    assert.throws(() => host.describe({ id: 'x', name: 'grep', input: { pattern: '(' } }), { code: 'invalid_params' });
+    const r = await run(host, 'grep', { pattern: '[' });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'invalid_params']);
+  });
+});
