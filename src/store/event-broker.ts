@@ -1,0 +1,193 @@
+/**
+ * The cursor broker of one session: bounded in-memory retention of the newest events, paged reads
+ * and watchers (replay, then live) addressed by `seq`. Older events come from a `ColdSource` (the
+ * durable log) when there is one. Semantics: spec/event-log.md §4.
+ */
+import type { AgentEvent } from '../core/events.js';
+import type { EventPage, EventWatcher, ReadOptions } from '../core/ports.js';
+import { TroupeError } from '../core/errors.js';
+import { BrokerWatcher } from './event-watcher.js';
+
+/** Durable history the broker falls back to for events it no longer retains. */
+export interface ColdSource {
+  /** The lowest seq the source can serve, or `undefined` if it serves none. It serves every seq from there up to the broker's `droppedThrough`. */
+  firstSeq(): number | undefined;
+  /** Up to `max` consecutive events starting at `afterSeq + 1`. */
+  read(afterSeq: number, max: number): Promise<AgentEvent[]>;
+}
+
+export interface RetentionOptions {
+  /** Most events kept in memory (default: unbounded). */
+  maxEvents?: number;
+  /** Most bytes (compact JSON) kept in memory (default: unbounded). */
+  maxBytes?: number;
+}
+
+export interface BrokerOptions {
+  retention?: RetentionOptions;
+  /** The highest seq that exists before the broker starts (a reopened log). */
+  initialSeq?: number;
+  cold?: ColdSource;
+  /** Default queue bound of a live watcher. */
+  queueLimit?: number;
+}
+
+export const DEFAULT_QUEUE_LIMIT = 10_000;
+export const DEFAULT_PAGE_LIMIT = 1000;
+export const DEFAULT_SCAN_LIMIT = 10_000;
+
+function positiveInt(v: number | undefined, fallback: number, name: string): number {
+  if (v === undefined) return fallback;
+  if (v === Infinity) return v;
+  if (!Number.isInteger(v) || v < 1) throw new TroupeError('invalid_params', `${name} must be a positive integer, got ${v}`);
+  return v;
+}
+
+export class EventBroker {
+  private last: number;
+  private dropped: number;
+  private readonly ring: AgentEvent[] = [];
+  private readonly sizes: number[] = [];
+  private head = 0;
+  private retainedBytes = 0;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
+  private readonly queueLimit: number;
+  private readonly live = new Set<BrokerWatcher>();
+  private ended = false;
+  readonly cold: ColdSource | undefined;
+
+  constructor(options: BrokerOptions = {}) {
+    this.maxEvents = positiveInt(options.retention?.maxEvents, Infinity, 'retention.maxEvents');
+    this.maxBytes = positiveInt(options.retention?.maxBytes, Infinity, 'retention.maxBytes');
+    this.queueLimit = positiveInt(options.queueLimit, DEFAULT_QUEUE_LIMIT, 'queueLimit');
+    this.last = options.initialSeq ?? 0;
+    this.dropped = this.last;
+    this.cold = options.cold;
+  }
+
+  lastSeq(): number {
+    return this.last;
+  }
+
+  /** The highest seq evicted from memory (events up to here come from the cold source, if any). */
+  droppedThrough(): number {
+    return this.dropped;
+  }
+
+  isClosed(): boolean {
+    return this.ended;
+  }
+
+  /** Adds the next event (its seq must be `lastSeq() + 1`) and hands it to every live watcher. */
+  publish(event: AgentEvent, bytes: number): void {
+    if (this.ended) throw new TroupeError('session_closed', 'the event log is closed');
+    if (event.seq !== this.last + 1) throw new TroupeError('internal_error', `broker expected seq ${this.last + 1}, got ${event.seq}`);
+    this.last = event.seq;
+    this.ring.push(event);
+    this.sizes.push(bytes);
+    this.retainedBytes += bytes;
+    this.evict();
+    for (const w of this.live) w.offer(event);
+  }
+
+  private evict(): void {
+    let n = this.ring.length - this.head;
+    while (n > 0 && (n > this.maxEvents || this.retainedBytes > this.maxBytes)) {
+      this.retainedBytes -= this.sizes[this.head]!;
+      this.dropped = this.ring[this.head]!.seq;
+      this.head++;
+      n--;
+    }
+    // Compact now and then, so that eviction stays O(1) amortised.
+    if (this.head > 1024 && this.head * 2 > this.ring.length) {
+      this.ring.splice(0, this.head);
+      this.sizes.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  /** The retained event with this seq, if memory still has it. */
+  retained(seq: number): AgentEvent | undefined {
+    if (seq <= this.dropped || seq > this.last) return undefined;
+    return this.ring[this.head + (seq - this.dropped - 1)];
+  }
+
+  /** Whether events after `cursor` can still be served (from memory or the cold source). */
+  canServe(cursor: number): boolean {
+    if (cursor >= this.dropped) return true;
+    const first = this.cold?.firstSeq();
+    return first !== undefined && first <= cursor + 1;
+  }
+
+  /** Throws `invalid_cursor` for a malformed cursor or one beyond the latest seq. */
+  checkCursor(cursor: number): void {
+    if (!Number.isSafeInteger(cursor) || cursor < 0) throw new TroupeError('invalid_cursor', `cursor must be a non-negative integer, got ${cursor}`, { cursor });
+    if (cursor > this.last) throw new TroupeError('invalid_cursor', `cursor ${cursor} is beyond the latest seq ${this.last}`, { cursor, lastSeq: this.last });
+  }
+
+  gapError(cursor: number): TroupeError {
+    return new TroupeError('replay_gap', `events after seq ${cursor} are no longer available (retained from ${this.dropped + 1})`, {
+      cursor,
+      droppedThrough: this.dropped,
+    });
+  }
+
+  async readAfter(cursor: number, options: ReadOptions = {}): Promise<EventPage> {
+    this.checkCursor(cursor);
+    const limit = positiveInt(options.limit, DEFAULT_PAGE_LIMIT, 'limit');
+    const scanLimit = Math.max(limit, positiveInt(options.scanLimit, DEFAULT_SCAN_LIMIT, 'scanLimit'));
+    const filter = options.filter;
+    const events: AgentEvent[] = [];
+    let pos = cursor;
+    let scanned = 0;
+    while (pos < this.last && scanned < scanLimit && events.length < limit) {
+      if (pos >= this.dropped) {
+        const e = this.retained(pos + 1)!;
+        pos = e.seq;
+        scanned++;
+        if (!filter || filter(e)) events.push(e);
+        continue;
+      }
+      if (!this.canServe(pos)) throw this.gapError(pos);
+      const batch = await this.cold!.read(pos, Math.min(scanLimit - scanned, 4096));
+      if (batch.length === 0 || batch[0]!.seq !== pos + 1) throw this.gapError(pos);
+      for (const e of batch) {
+        if (scanned >= scanLimit || events.length >= limit) break;
+        pos = e.seq;
+        scanned++;
+        if (!filter || filter(e)) events.push(e);
+      }
+    }
+    return { events, cursor: pos, hasMore: pos < this.last };
+  }
+
+  /** Replay after `cursor`, then live events. Throws `invalid_cursor` at once; a gap surfaces from the iteration. */
+  subscribe(cursor: number, options: { queueLimit?: number } = {}): EventWatcher {
+    this.checkCursor(cursor);
+    const queueLimit = positiveInt(options.queueLimit, this.queueLimit, 'queueLimit');
+    return new BrokerWatcher(this, cursor, queueLimit);
+  }
+
+  /** Called by a watcher that has been handed every event that exists: from now on it is pushed events. */
+  goLive(w: BrokerWatcher): void {
+    if (!this.ended) this.live.add(w);
+  }
+
+  leave(w: BrokerWatcher): void {
+    this.live.delete(w);
+  }
+
+  /** Accepts no more events; watchers still receive every event published so far, then end. */
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const w of this.live) w.brokerClosed();
+    this.live.clear();
+  }
+
+  /** Number of watchers currently live (for tests and metrics). */
+  liveWatchers(): number {
+    return this.live.size;
+  }
+}

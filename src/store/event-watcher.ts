@@ -1,0 +1,180 @@
+/**
+ * One watcher of a broker. It first catches up by pulling (from retention, else from the cold
+ * source), so a replay never counts against its queue; once it has been handed the latest event it
+ * turns live, and the broker pushes new events into its bounded queue. The switch happens in the
+ * same synchronous step as the check that nothing is left to pull, which is what makes the seam
+ * between replay and live free of holes and duplicates.
+ */
+import type { AgentEvent } from '../core/events.js';
+import type { EventWatcher } from '../core/ports.js';
+import { TroupeError } from '../core/errors.js';
+import type { EventBroker } from './event-broker.js';
+
+const DONE: IteratorResult<AgentEvent> = { value: undefined, done: true };
+const COLD_BATCH = 512;
+
+interface Waiter {
+  resolve(r: IteratorResult<AgentEvent>): void;
+  reject(err: unknown): void;
+}
+
+export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
+  private pos: number;
+  private live = false;
+  private queue: AgentEvent[] = [];
+  private qHead = 0;
+  private prefetched: AgentEvent[] = [];
+  private pHead = 0;
+  private failure: TroupeError | undefined;
+  private finished = false;
+  private waiter: Waiter | undefined;
+  private pulling: Promise<IteratorResult<AgentEvent>> | undefined;
+
+  constructor(
+    private readonly broker: EventBroker,
+    cursor: number,
+    private readonly queueLimit: number,
+  ) {
+    this.pos = cursor;
+    this.maybeGoLive();
+  }
+
+  /** The seq of the last event handed to the consumer. */
+  position(): number {
+    return this.pos;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<AgentEvent>> {
+    // Concurrent next() calls are served in order, one after the other.
+    const run = this.pulling ? this.pulling.then(() => this.pull(), () => this.pull()) : this.pull();
+    this.pulling = run;
+    const clear = (): void => {
+      if (this.pulling === run) this.pulling = undefined;
+    };
+    run.then(clear, clear);
+    return run;
+  }
+
+  return(): Promise<IteratorResult<AgentEvent>> {
+    this.close();
+    return Promise.resolve(DONE);
+  }
+
+  /** Ends this watcher only; the session and other watchers are not affected. */
+  close(): void {
+    if (this.finished) return;
+    this.finish();
+    this.failure = undefined;
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.resolve(DONE);
+  }
+
+  private finish(): void {
+    this.finished = true;
+    this.live = false;
+    this.queue = [];
+    this.qHead = 0;
+    this.prefetched = [];
+    this.broker.leave(this);
+  }
+
+  private deliver(e: AgentEvent): IteratorResult<AgentEvent> {
+    this.pos = e.seq;
+    this.maybeGoLive();
+    return { value: e, done: false };
+  }
+
+  private maybeGoLive(): void {
+    if (!this.live && !this.finished && this.pos === this.broker.lastSeq() && !this.broker.isClosed()) {
+      this.live = true;
+      this.broker.goLive(this);
+    }
+  }
+
+  private async pull(): Promise<IteratorResult<AgentEvent>> {
+    for (;;) {
+      if (this.finished) return DONE;
+      if (this.failure) {
+        const err = this.failure;
+        this.failure = undefined;
+        this.finish();
+        throw err;
+      }
+      if (this.live) {
+        if (this.qHead < this.queue.length) {
+          const e = this.queue[this.qHead++]!;
+          if (this.qHead === this.queue.length) {
+            this.queue = [];
+            this.qHead = 0;
+          }
+          return this.deliver(e);
+        }
+        if (this.broker.isClosed()) {
+          this.finish();
+          return DONE;
+        }
+        return new Promise<IteratorResult<AgentEvent>>((resolve, reject) => {
+          this.waiter = { resolve, reject };
+        });
+      }
+      if (this.pHead < this.prefetched.length) return this.deliver(this.prefetched[this.pHead++]!);
+      if (this.pos >= this.broker.lastSeq()) {
+        // Only reachable once the broker is closed: an open broker would have made us live.
+        this.finish();
+        return DONE;
+      }
+      const e = this.broker.retained(this.pos + 1);
+      if (e) return this.deliver(e);
+      if (!this.broker.canServe(this.pos)) {
+        this.failure = this.broker.gapError(this.pos);
+        continue;
+      }
+      const from = this.pos;
+      const batch = await this.broker.cold!.read(from, COLD_BATCH);
+      if (this.finished) return DONE;
+      if (batch.length === 0 || batch[0]!.seq !== from + 1) {
+        this.failure = this.broker.gapError(from);
+        continue;
+      }
+      this.prefetched = batch;
+      this.pHead = 0;
+    }
+  }
+
+  /** Called by the broker for each new event while live. */
+  offer(e: AgentEvent): void {
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w.resolve(this.deliver(e));
+      return;
+    }
+    if (this.queue.length - this.qHead >= this.queueLimit) {
+      this.finish();
+      this.failure = new TroupeError('event_overflow', `watcher fell more than ${this.queueLimit} events behind; its stream was ended`, {
+        queueLimit: this.queueLimit,
+        position: this.pos,
+      });
+      // finish() marks the watcher finished; the error must still be delivered once.
+      this.finished = false;
+      return;
+    }
+    this.queue.push(e);
+  }
+
+  /** Called by the broker when it closes: the queue drains, then the iteration ends. */
+  brokerClosed(): void {
+    if (this.qHead < this.queue.length) return;
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      this.finish();
+      w.resolve(DONE);
+    }
+  }
+}

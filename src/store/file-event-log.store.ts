@@ -1,0 +1,220 @@
+/**
+ * The durable `EventLog`: one append-only file per session (spec/event-log.md), the cursor broker
+ * in front of it for live watchers and recent events, and the file itself as the cold source for
+ * older cursors. A writable open repairs a torn tail; a read-only open never modifies the file.
+ */
+import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { AgentEvent, AgentEventInput } from '../core/events.js';
+import type { Clock, EventLog, EventPage, EventWatcher, Logger, ReadOptions } from '../core/ports.js';
+import { silentLogger, systemClock } from '../core/ports.js';
+import { TroupeError } from '../core/errors.js';
+import { resolveDurability, type DurabilityOptions } from './durability.js';
+import { EventBroker, type ColdSource, type RetentionOptions } from './event-broker.js';
+import { prepareEvent, stampEvent } from './event-stamp.js';
+import { readEventRange, scanFd, type LogScan, type LogWarning } from './log-file.reader.js';
+import { encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
+import { LogWriter } from './log-writer.js';
+import { sessionLogPath } from './paths.js';
+import { resolveMaxEventBytes } from './strict-json.codec.js';
+
+export interface FileEventLogOptions {
+  /** Required to create a file; when opening, it must match the file's header. */
+  sessionId?: string;
+  /** Open without writing: no repair, no append. */
+  readOnly?: boolean;
+  clock?: Clock;
+  logger?: Logger;
+  durability?: DurabilityOptions;
+  /** In-memory retention (default 10,000 events and 8 MiB); older events are read from the file. */
+  retention?: RetentionOptions;
+  /** Largest event in bytes of compact JSON: 1 KiB to 8 MiB, default 1 MiB. */
+  maxEventBytes?: number;
+  /** Default queue bound of a live watcher. */
+  queueLimit?: number;
+}
+
+const DEFAULT_RETENTION: RetentionOptions = { maxEvents: 10_000, maxBytes: 8 * 1024 * 1024 };
+
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class FileEventLog implements EventLog {
+  readonly sessionId: string;
+  readonly path: string;
+  readonly readOnly: boolean;
+  /** What the opening scan found wrong (a torn or corrupt tail), each with its byte offset. */
+  readonly warnings: readonly LogWarning[];
+  /** The broker, exposed for tests and metrics. */
+  readonly broker: EventBroker;
+  private readonly clock: Clock;
+  private readonly maxEventBytes: number;
+  private readonly writer: LogWriter | undefined;
+  private readonly scan: LogScan;
+  private closing: Promise<void> | undefined;
+
+  private constructor(path: string, scan: LogScan, sessionId: string, options: FileEventLogOptions, writer: (log: FileEventLog) => LogWriter | undefined) {
+    this.path = path;
+    this.scan = scan;
+    this.sessionId = sessionId;
+    this.readOnly = options.readOnly === true;
+    this.warnings = scan.warnings;
+    this.clock = options.clock ?? systemClock;
+    this.maxEventBytes = resolveMaxEventBytes(options.maxEventBytes);
+    const baseSeq = scan.header?.baseSeq ?? 0;
+    const cold: ColdSource = {
+      firstSeq: () => baseSeq + 1,
+      read: (afterSeq, max) => this.readCold(afterSeq, max),
+    };
+    this.broker = new EventBroker({ retention: options.retention ?? DEFAULT_RETENTION, initialSeq: scan.lastSeq, cold, queueLimit: options.queueLimit });
+    this.writer = writer(this);
+  }
+
+  /** Creates a new log file; fails if the file exists (a session id is never reused). */
+  static async create(path: string, options: FileEventLogOptions & { sessionId: string }): Promise<FileEventLog> {
+    const clock = options.clock ?? systemClock;
+    let fh: FileHandle;
+    try {
+      fh = await open(path, 'wx+', 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new TroupeError('invalid_params', `a log already exists at ${path}`, { path });
+      throw err;
+    }
+    try {
+      const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: options.sessionId, createdAt: clock.now(), baseSeq: 0 });
+      await fh.write(header, 0, header.length, 0);
+      await fh.datasync();
+      fsyncDir(dirname(path));
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+    return FileEventLog.fromHandle(path, fh, options);
+  }
+
+  /** Opens an existing log file: writable (repairing a torn tail) unless `readOnly`. Throws `session_not_found` if there is none. */
+  static async open(path: string, options: FileEventLogOptions = {}): Promise<FileEventLog> {
+    let fh: FileHandle;
+    try {
+      fh = await open(path, options.readOnly ? 'r' : 'r+');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `no log at ${path}`, { path, sessionId: options.sessionId });
+      throw err;
+    }
+    return FileEventLog.fromHandle(path, fh, options);
+  }
+
+  /** Opens the log of `sessionId` under a sessions directory, creating it if `create` is set and it does not exist. */
+  static async forSession(sessionsDir: string, sessionId: string, options: FileEventLogOptions & { create?: boolean } = {}): Promise<FileEventLog> {
+    const path = sessionLogPath(sessionsDir, sessionId);
+    try {
+      return await FileEventLog.open(path, { ...options, sessionId });
+    } catch (err) {
+      if (options.create && err instanceof TroupeError && err.code === 'session_not_found') return FileEventLog.create(path, { ...options, sessionId });
+      throw err;
+    }
+  }
+
+  private static async fromHandle(path: string, fh: FileHandle, options: FileEventLogOptions): Promise<FileEventLog> {
+    const logger = options.logger ?? silentLogger;
+    try {
+      let scan = scanFd(fh.fd, path);
+      const warnings = scan.warnings;
+      for (const w of scan.warnings) logger.warn(w.message, { path, offset: w.offset, droppedBytes: w.droppedBytes, reason: w.reason });
+      const sessionId = scan.header?.sessionId ?? options.sessionId;
+      if (sessionId === undefined) throw new TroupeError('log_corrupt', `${path} has no valid header and no session id was given`, { path });
+      if (options.sessionId !== undefined && options.sessionId !== sessionId) {
+        throw new TroupeError('log_corrupt', `${path} belongs to session ${sessionId}, not ${options.sessionId}`, { path, sessionId });
+      }
+      if (options.readOnly) {
+        await fh.close();
+        return new FileEventLog(path, scan, sessionId, options, () => undefined);
+      }
+      if (scan.validBytes < scan.fileBytes) {
+        await fh.truncate(scan.validBytes);
+        if (!scan.header) {
+          // Not even the header survived (a crash during creation): start the file again.
+          const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId, createdAt: (options.clock ?? systemClock).now(), baseSeq: 0 });
+          await fh.write(header, 0, header.length, 0);
+          scan = scanFd(fh.fd, path);
+        }
+        await fh.datasync();
+        logger.warn(`truncated ${path} to ${scan.validBytes} bytes`, { path });
+      }
+      const policy = resolveDurability(options.durability);
+      const checkpoints = scan.checkpoints;
+      const repaired = scan;
+      return new FileEventLog(path, { ...repaired, warnings }, sessionId, options, () =>
+        new LogWriter(fh, repaired.validBytes, repaired.lastSeq, policy, options.clock ?? systemClock, logger, (seq, off) => checkpoints.add(seq, off)),
+      );
+    } catch (err) {
+      await fh.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  lastSeq(): number {
+    return this.broker.lastSeq();
+  }
+
+  /** Highest seq evicted from memory (older events are read from the file). */
+  droppedThrough(): number {
+    return this.broker.droppedThrough();
+  }
+
+  /** Highest seq known to be on stable storage. */
+  durableSeq(): number {
+    return this.writer ? this.writer.durableSeq() : this.scan.lastSeq;
+  }
+
+  append(input: AgentEventInput): AgentEvent {
+    if (!this.writer) throw new TroupeError('internal_error', `${this.path} is open read-only`, { path: this.path });
+    if (this.closing || this.broker.isClosed()) throw new TroupeError('session_closed', 'the event log is closed', { sessionId: this.sessionId });
+    const failure = this.writer.error();
+    if (failure) throw failure;
+    const prepared = prepareEvent(input, this.sessionId, this.maxEventBytes);
+    const event = stampEvent(prepared, this.broker.lastSeq() + 1, this.clock.now());
+    this.writer.enqueue(event, prepared.bytes);
+    this.broker.publish(event, prepared.bytes);
+    return event;
+  }
+
+  whenDurable(seq: number): Promise<void> {
+    try {
+      this.broker.checkCursor(seq);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.writer ? this.writer.whenDurable(seq) : Promise.resolve();
+  }
+
+  readAfter(cursor: number, options?: ReadOptions): Promise<EventPage> {
+    return this.broker.readAfter(cursor, options);
+  }
+
+  subscribe(cursor: number, options?: { queueLimit?: number }): EventWatcher {
+    return this.broker.subscribe(cursor, options);
+  }
+
+  /** Stops accepting events, writes and syncs what was accepted, closes the file; watchers drain and end. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.broker.close();
+      await this.writer?.close();
+    })();
+    return this.closing;
+  }
+
+  private async readCold(afterSeq: number, max: number): Promise<AgentEvent[]> {
+    if (this.writer && afterSeq + 1 > this.writer.writtenSeq()) await this.writer.flushWrites();
+    const end = this.writer ? this.writer.writtenBytes() : this.scan.validBytes;
+    return readEventRange(this.path, this.scan.checkpoints, afterSeq, max, end);
+  }
+}

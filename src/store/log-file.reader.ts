@@ -1,0 +1,168 @@
+/**
+ * Reading log files: the scan that validates a file on open, reading all events from the start,
+ * and reading a range after a cursor. None of these modifies the file. See spec/event-log.md §1–2.
+ */
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { AgentEvent } from '../core/events.js';
+import { TroupeError } from '../core/errors.js';
+import { LogCheckpoints } from './log-checkpoints.js';
+import { decodeEventRecord, decodeHeaderRecord, peekEventRecord, type LogHeader } from './log-record.codec.js';
+import { walkBuffer, walkFrames, type FrameProblem } from './record-frame.codec.js';
+
+/** A damaged tail found by a scan: everything from `offset` on is not part of the log. */
+export interface LogWarning {
+  offset: number;
+  droppedBytes: number;
+  reason: FrameProblem['reason'] | 'missing_header' | 'seq_discontinuity';
+  message: string;
+}
+
+export interface LogScan {
+  path: string;
+  header: LogHeader | undefined;
+  /** Seq of the first event in the file, or `undefined` if it holds none. */
+  firstSeq: number | undefined;
+  /** Seq of the last valid event (the header's `baseSeq` if there is none). */
+  lastSeq: number;
+  /** Length of the valid prefix; a writable open truncates the file to it. */
+  validBytes: number;
+  fileBytes: number;
+  records: number;
+  warnings: LogWarning[];
+  checkpoints: LogCheckpoints;
+}
+
+function warningOf(p: { offset: number; reason: LogWarning['reason']; detail: string }, fileBytes: number, path: string): LogWarning {
+  const dropped = fileBytes - p.offset;
+  return {
+    offset: p.offset,
+    droppedBytes: dropped,
+    reason: p.reason,
+    message: `${path}: ${p.detail} at byte ${p.offset}; the ${dropped} bytes from there on are not part of the log`,
+  };
+}
+
+/** Validates a log file (lengths, CRCs, header, seq continuity) without decoding events. */
+export function scanLogFile(path: string): LogScan {
+  const fd = openSync(path, 'r');
+  try {
+    return scanFd(fd, path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Like `scanLogFile` on an open descriptor. */
+export function scanFd(fd: number, path: string): LogScan {
+  const fileBytes = fstatSync(fd).size;
+  const checkpoints = new LogCheckpoints();
+  let header: LogHeader | undefined;
+  let firstSeq: number | undefined;
+  let lastSeq = 0;
+  let records = 0;
+  const walk = walkFrames(fd, 0, fileBytes, (payload, offset) => {
+    if (!header) {
+      header = offset === 0 ? decodeHeaderRecord(payload) : undefined;
+      if (!header) return { offset, reason: 'bad_record', detail: 'the first record is not a troupe log header' };
+      lastSeq = header.baseSeq;
+      records++;
+      return;
+    }
+    const peek = peekEventRecord(payload);
+    if (!peek) return { offset, reason: 'bad_record', detail: 'record is not an event record' };
+    if (peek.firstSeq !== lastSeq + 1) {
+      return { offset, reason: 'bad_record', detail: `seq discontinuity (record starts at ${peek.firstSeq}, expected ${lastSeq + 1})` };
+    }
+    checkpoints.add(peek.firstSeq, offset);
+    firstSeq ??= peek.firstSeq;
+    lastSeq = peek.firstSeq + peek.count - 1;
+    records++;
+  });
+  const warnings: LogWarning[] = [];
+  if (walk.problem) warnings.push(warningOf(walk.problem, fileBytes, path));
+  else if (!header && fileBytes > 0) warnings.push(warningOf({ offset: 0, reason: 'missing_header', detail: 'no header record' }, fileBytes, path));
+  return { path, header, firstSeq, lastSeq, validBytes: header ? walk.validEnd : 0, fileBytes, records, warnings, checkpoints };
+}
+
+export interface LogContents {
+  scan: LogScan;
+  events: AgentEvent[];
+}
+
+/**
+ * Reads every valid event of a log file from the start, in one pass (read once, frame, check, decode).
+ * The damaged tail, if any, is reported in `scan.warnings` and left alone.
+ */
+export async function readLogFile(path: string): Promise<LogContents> {
+  const buf = await readFile(path);
+  return decodeLogBuffer(buf, path);
+}
+
+/** `readLogFile` on bytes already in memory. */
+export function decodeLogBuffer(buf: Buffer, path = '<buffer>'): LogContents {
+  const events: AgentEvent[] = [];
+  const checkpoints = new LogCheckpoints();
+  let header: LogHeader | undefined;
+  let lastSeq = 0;
+  let records = 0;
+  const walk = walkBuffer(buf, (payload, offset) => {
+    if (!header) {
+      header = offset === 0 ? decodeHeaderRecord(payload) : undefined;
+      if (!header) return { offset, reason: 'bad_record', detail: 'the first record is not a troupe log header' };
+      lastSeq = header.baseSeq;
+      records++;
+      return;
+    }
+    const peek = peekEventRecord(payload);
+    if (!peek || peek.firstSeq !== lastSeq + 1) return { offset, reason: 'bad_record', detail: peek ? `seq discontinuity (record starts at ${peek.firstSeq}, expected ${lastSeq + 1})` : 'record is not an event record' };
+    checkpoints.add(peek.firstSeq, offset);
+    const batch = decodeEventRecord(payload, offset);
+    for (let i = 0; i < batch.length; i++) events.push(batch[i]!);
+    lastSeq = peek.firstSeq + peek.count - 1;
+    records++;
+  });
+  const warnings: LogWarning[] = [];
+  if (walk.problem) warnings.push(warningOf(walk.problem, buf.length, path));
+  else if (!header && buf.length > 0) warnings.push(warningOf({ offset: 0, reason: 'missing_header', detail: 'no header record' }, buf.length, path));
+  const scan: LogScan = {
+    path,
+    header,
+    firstSeq: events.length > 0 ? events[0]!.seq : undefined,
+    lastSeq,
+    validBytes: header ? walk.validEnd : 0,
+    fileBytes: buf.length,
+    records,
+    warnings,
+    checkpoints,
+  };
+  return { scan, events };
+}
+
+/**
+ * Up to `max` consecutive events after `afterSeq`, read from the file's valid prefix `[0, end)`,
+ * starting at the checkpoint nearest before them. Throws `log_corrupt` if a checksummed record
+ * does not decode.
+ */
+export function readEventRange(path: string, checkpoints: LogCheckpoints, afterSeq: number, max: number, end: number): AgentEvent[] {
+  const out: AgentEvent[] = [];
+  const fd = openSync(path, 'r');
+  try {
+    const start = checkpoints.offsetFor(afterSeq + 1);
+    const walk = walkFrames(fd, start, end, (payload, offset) => {
+      const peek = peekEventRecord(payload);
+      if (!peek) return offset === 0 ? undefined : { offset, reason: 'bad_record', detail: 'record is not an event record' };
+      if (peek.firstSeq + peek.count - 1 <= afterSeq) return;
+      const batch = decodeEventRecord(payload, offset);
+      for (const e of batch) {
+        if (e.seq <= afterSeq) continue;
+        out.push(e);
+        if (out.length >= max) return false;
+      }
+    });
+    if (walk.problem) throw new TroupeError('log_corrupt', `${path}: ${walk.problem.detail} at byte ${walk.problem.offset}`, { offset: walk.problem.offset });
+  } finally {
+    closeSync(fd);
+  }
+  return out;
+}

@@ -1,0 +1,219 @@
+/**
+ * The writing side of a log file: events queue up, are packed into records (many per record) and
+ * written in one `write` per batch at the end of the file; fdatasync follows the durability policy.
+ * One batch is in flight at a time, so batches grow while the disk is busy (group commit).
+ */
+import type { FileHandle } from 'node:fs/promises';
+import type { AgentEvent } from '../core/events.js';
+import type { Clock, Logger } from '../core/ports.js';
+import { TroupeError } from '../core/errors.js';
+import type { ResolvedDurability } from './durability.js';
+import { encodeEventRecord } from './log-record.codec.js';
+
+/** A record holds at most this many events, or about this many bytes (one larger event gets a record of its own). */
+const RECORD_MAX_EVENTS = 1024;
+const RECORD_TARGET_BYTES = 256 * 1024;
+/** Pending bytes beyond which a write starts without waiting for the timer (bounds memory). */
+const EAGER_WRITE_BYTES = 4 * 1024 * 1024;
+
+interface Waiter {
+  seq: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export class LogWriter {
+  private pending: AgentEvent[] = [];
+  private pendingSizes: number[] = [];
+  private pendingBytes = 0;
+  private enqueuedSeq: number;
+  private written: number;
+  private durable: number;
+  private end: number;
+  private syncDue = false;
+  private timer: unknown;
+  private immediate: NodeJS.Immediate | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private waiters: Waiter[] = [];
+  private failure: TroupeError | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly fh: FileHandle,
+    endOffset: number,
+    lastSeq: number,
+    private readonly policy: ResolvedDurability,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly onRecord: (firstSeq: number, offset: number) => void,
+  ) {
+    this.end = endOffset;
+    this.enqueuedSeq = this.written = this.durable = lastSeq;
+  }
+
+  writtenSeq(): number {
+    return this.written;
+  }
+  durableSeq(): number {
+    return this.durable;
+  }
+  /** End of the bytes written so far (readers never look beyond it). */
+  writtenBytes(): number {
+    return this.end;
+  }
+  /** The write or sync error that stopped this writer, if any. */
+  error(): TroupeError | undefined {
+    return this.failure;
+  }
+
+  enqueue(event: AgentEvent, bytes: number): void {
+    if (this.failure) throw this.failure;
+    this.pending.push(event);
+    this.pendingSizes.push(bytes);
+    this.pendingBytes += bytes;
+    this.enqueuedSeq = event.seq;
+    const p = this.policy;
+    if (p.sync === 'always' || (p.sync === 'group' && p.isBarrier(event))) {
+      this.syncDue = true;
+      this.kickSoon();
+    } else if (this.pendingBytes >= EAGER_WRITE_BYTES) {
+      this.kickSoon();
+    } else if (this.timer === undefined) {
+      this.timer = this.clock.setTimeout(() => {
+        this.timer = undefined;
+        if (p.sync === 'group') this.syncDue = true;
+        this.kick();
+      }, p.groupCommitMs);
+    }
+  }
+
+  /** Resolves once `seq` is synced; under `never` it asks for a sync. */
+  whenDurable(seq: number): Promise<void> {
+    if (seq <= this.durable) return Promise.resolve();
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.policy.sync === 'never') {
+      this.syncDue = true;
+      this.kickSoon();
+    }
+    return new Promise<void>((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+  }
+
+  /** Writes out (without syncing) everything enqueued so far, so that readers of the file see it. */
+  async flushWrites(): Promise<void> {
+    const target = this.enqueuedSeq;
+    while (this.written < target) {
+      if (this.failure) throw this.failure;
+      this.kick();
+      await this.running;
+    }
+  }
+
+  /** Writes and syncs everything, then closes the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    try {
+      while (!this.failure && (this.pending.length > 0 || this.durable < this.written || this.running)) {
+        this.syncDue = true;
+        this.kick();
+        await this.running;
+      }
+    } finally {
+      if (this.immediate) clearImmediate(this.immediate);
+      await this.fh.close();
+    }
+    if (this.failure) throw this.failure;
+  }
+
+  private kickSoon(): void {
+    this.immediate ??= setImmediate(() => {
+      this.immediate = undefined;
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        if (this.pending.length > 0 || (this.syncDue && this.durable < this.written)) this.kick();
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (!this.failure && (this.pending.length > 0 || (this.syncDue && this.durable < this.written))) {
+        const sync = this.syncDue;
+        this.syncDue = false;
+        if (this.pending.length > 0) await this.writeBatch();
+        if (sync) {
+          await this.fh.datasync();
+          this.durable = this.written;
+          this.settle();
+          if (this.pending.length === 0 && this.timer !== undefined) {
+            this.clock.clearTimeout(this.timer);
+            this.timer = undefined;
+          }
+        }
+      }
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private async writeBatch(): Promise<void> {
+    const events = this.pending;
+    const sizes = this.pendingSizes;
+    this.pending = [];
+    this.pendingSizes = [];
+    this.pendingBytes = 0;
+    const frames: Buffer[] = [];
+    const starts: [number, number][] = [];
+    let offset = this.end;
+    for (let i = 0; i < events.length; ) {
+      let j = i;
+      let bytes = 0;
+      while (j < events.length && j - i < RECORD_MAX_EVENTS && (j === i || bytes + sizes[j]! <= RECORD_TARGET_BYTES)) bytes += sizes[j++]!;
+      const frame = encodeEventRecord(events.slice(i, j));
+      starts.push([events[i]!.seq, offset]);
+      frames.push(frame);
+      offset += frame.length;
+      i = j;
+    }
+    const buf = frames.length === 1 ? frames[0]! : Buffer.concat(frames);
+    for (let done = 0; done < buf.length; ) {
+      const { bytesWritten } = await this.fh.write(buf, done, buf.length - done, this.end + done);
+      done += bytesWritten;
+    }
+    this.end = offset;
+    this.written = events[events.length - 1]!.seq;
+    for (const [seq, at] of starts) this.onRecord(seq, at);
+  }
+
+  private settle(): void {
+    if (this.waiters.length === 0) return;
+    const keep: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (w.seq <= this.durable) w.resolve();
+      else keep.push(w);
+    }
+    this.waiters = keep;
+  }
+
+  private fail(err: unknown): void {
+    const e = new TroupeError('internal_error', `log write failed: ${(err as Error).message}`, { cause: (err as NodeJS.ErrnoException).code });
+    this.failure = e;
+    this.logger.error('event log write failed; the log accepts no more events', { error: e.message });
+    for (const w of this.waiters) w.reject(e);
+    this.waiters = [];
+  }
+}

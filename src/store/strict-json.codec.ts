@@ -1,0 +1,141 @@
+/**
+ * Strict JSON projection of event payloads. An event must mean the same thing to a live subscriber,
+ * to a replay from msgpack and to a JSON client, so only values JSON represents exactly are
+ * accepted; everything else is refused before the event gets a seq. See spec/event-log.md §5.
+ */
+import { TroupeError } from '../core/errors.js';
+
+/** Default largest event, in bytes of compact JSON. */
+export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+/** The configurable range of the event size limit. */
+export const MIN_MAX_EVENT_BYTES = 1024;
+export const MAX_MAX_EVENT_BYTES = 8 * 1024 * 1024;
+/** Nesting deeper than this is refused (it would only come from a bug, and recursion has a bound). */
+export const MAX_DEPTH = 256;
+
+/** Checks a configured event size limit; `undefined` gives the default. */
+export function resolveMaxEventBytes(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_MAX_EVENT_BYTES;
+  if (!Number.isInteger(limit) || limit < MIN_MAX_EVENT_BYTES || limit > MAX_MAX_EVENT_BYTES) {
+    throw new TroupeError('invalid_params', `maxEventBytes must be an integer from ${MIN_MAX_EVENT_BYTES} to ${MAX_MAX_EVENT_BYTES}, got ${limit}`, {
+      min: MIN_MAX_EVENT_BYTES,
+      max: MAX_MAX_EVENT_BYTES,
+    });
+  }
+  return limit;
+}
+
+/** A projected value and the byte length of its compact JSON text. */
+export interface Projection<T = unknown> {
+  value: T;
+  bytes: number;
+}
+
+// Printable ASCII other than `"` and `\`: such a string's JSON length is its length plus quotes.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+function jsonStringBytes(s: string): number {
+  return PLAIN.test(s) ? s.length + 2 : Buffer.byteLength(JSON.stringify(s));
+}
+
+function invalid(path: string, why: string): TroupeError {
+  return new TroupeError('invalid_event_payload', `event payload is not strict JSON at ${path}: ${why}`, { path, reason: why });
+}
+
+class Projector {
+  bytes = 0;
+  private readonly ancestors = new Set<object>();
+  constructor(private readonly maxBytes: number) {}
+
+  private add(n: number): void {
+    this.bytes += n;
+    if (this.bytes > this.maxBytes) {
+      throw new TroupeError('event_too_large', `event is larger than the limit of ${this.maxBytes} bytes`, { limit: this.maxBytes });
+    }
+  }
+
+  value(v: unknown, path: string, depth: number): unknown {
+    switch (typeof v) {
+      case 'string':
+        this.add(jsonStringBytes(v));
+        return v;
+      case 'number':
+        if (!Number.isFinite(v)) throw invalid(path, `${v} is not a JSON number`);
+        // JSON has no negative zero: keep what a JSON round trip would give.
+        if (v === 0) {
+          this.add(1);
+          return 0;
+        }
+        this.add(String(v).length);
+        return v;
+      case 'boolean':
+        this.add(v ? 4 : 5);
+        return v;
+      case 'object':
+        if (v === null) {
+          this.add(4);
+          return null;
+        }
+        return this.object(v, path, depth);
+      default:
+        throw invalid(path, `a ${typeof v} is not JSON`);
+    }
+  }
+
+  private object(v: object, path: string, depth: number): unknown {
+    if (depth >= MAX_DEPTH) throw invalid(path, `nested deeper than ${MAX_DEPTH}`);
+    if (v instanceof Uint8Array && (Object.getPrototypeOf(v) === Uint8Array.prototype || Buffer.isBuffer(v))) {
+      const b64 = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+      this.add(14 + b64.length);
+      return { $base64: b64 };
+    }
+    if (this.ancestors.has(v)) throw invalid(path, 'cycle');
+    const proto = Object.getPrototypeOf(v);
+    if (Array.isArray(v)) {
+      if (proto !== Array.prototype) throw invalid(path, 'an array subclass is not JSON');
+      this.ancestors.add(v);
+      const out = new Array<unknown>(v.length);
+      this.add(v.length > 0 ? v.length + 1 : 2);
+      for (let i = 0; i < v.length; i++) {
+        if (!(i in v)) throw invalid(`${path}[${i}]`, 'sparse array');
+        const item = v[i];
+        if (item === undefined) throw invalid(`${path}[${i}]`, 'undefined in an array');
+        out[i] = this.value(item, `${path}[${i}]`, depth + 1);
+      }
+      this.ancestors.delete(v);
+      return out;
+    }
+    if (proto !== Object.prototype && proto !== null) {
+      const name = (proto && typeof proto.constructor === 'function' && proto.constructor.name) || 'unknown';
+      throw invalid(path, `a ${name} object is not JSON`);
+    }
+    if (Object.getOwnPropertySymbols(v).length > 0) throw invalid(path, 'symbol keys are not JSON');
+    this.ancestors.add(v);
+    const out: Record<string, unknown> = {};
+    let n = 0;
+    for (const key of Object.keys(v)) {
+      const item = (v as Record<string, unknown>)[key];
+      // Like JSON.stringify, an absent optional field is simply left out.
+      if (item === undefined) continue;
+      if (key === '__proto__') throw invalid(`${path}.__proto__`, 'the key __proto__ is refused');
+      this.add(jsonStringBytes(key) + 1);
+      out[key] = this.value(item, `${path}.${key}`, depth + 1);
+      n++;
+    }
+    this.add(n > 0 ? n + 1 : 2);
+    this.ancestors.delete(v);
+    return out;
+  }
+}
+
+/**
+ * Projects `value` onto strict JSON: a deep copy in which byte arrays become `{"$base64": …}`.
+ * Throws `invalid_event_payload` for NaN, ±Infinity, cycles, symbol keys, functions, bigints,
+ * undefined array items and non-plain objects (Map, Date, class instances…), and `event_too_large`
+ * once the compact JSON text would exceed `maxBytes`.
+ */
+export function projectStrictJson(value: unknown, maxBytes: number = DEFAULT_MAX_EVENT_BYTES): Projection {
+  const p = new Projector(maxBytes);
+  const out = p.value(value, '$', 0);
+  return { value: out, bytes: p.bytes };
+}
