@@ -35,6 +35,9 @@ const claude = (
   ...extra,
 });
 
+/** The suffix of a dated snapshot or alias of a catalogue id. */
+const SNAPSHOT = /^-(\d{8}|latest)$/;
+
 function round(n: number): number {
   return Math.round(n * 1e6) / 1e6;
 }
@@ -67,7 +70,7 @@ export const ANTHROPIC_FALLBACK: ModelCapabilities = {
 
 /**
  * Capabilities of `model`. Dated snapshots (`claude-sonnet-4-5-20250929`) and `-latest` aliases
- * resolve to their family row: the longest catalogue id that prefixes the model at a `-` boundary.
+ * resolve to their row; any other id gets the conservative fallback.
  */
 export function anthropicCapabilities(model: string): ModelCapabilities {
   const row = findAnthropicModel(model);
@@ -78,10 +81,5 @@ export function anthropicCapabilities(model: string): ModelCapabilities {
 
 /** The catalogue row for `model` (see anthropicCapabilities for the matching rule). */
 export function findAnthropicModel(model: string): AnthropicModel | undefined {
-  let best: AnthropicModel | undefined;
-  for (const row of ANTHROPIC_MODELS) {
-    const matches = model === row.id || model.startsWith(`${row.id}-`);
-    if (matches && (!best || row.id.length > best.id.length)) best = row;
-  }
-  return best;
+  return ANTHROPIC_MODELS.find((row) => model === row.id || (model.startsWith(row.id) && SNAPSHOT.test(model.slice(row.id.length))));
 }

@@ -1,0 +1,74 @@
+/**
+ * ModelRequest → OpenAI Responses API parameters (https://platform.openai.com/docs/api-reference/responses).
+ * Requests are stateless (`store: false`): the whole conversation is sent each time, and reasoning
+ * models return their reasoning encrypted so it can be sent back with the next request.
+ */
+import type OpenAI from 'openai';
+import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
+import { toolOutput, userPieces } from './openai.content.js';
+
+type InputItem = OpenAI.Responses.ResponseInputItem;
+
+/** Fields shared by `responses.create` and `responses.inputTokens.count`. */
+export interface ResponsesBody {
+  model: string;
+  instructions?: string;
+  input: InputItem[];
+  tools?: OpenAI.Responses.FunctionTool[];
+  reasoning?: OpenAI.Responses.ResponseCreateParams['reasoning'];
+}
+
+export function toResponsesBody(request: ModelRequest, caps: ModelCapabilities): ResponsesBody & {
+  max_output_tokens: number;
+  store: false;
+  include?: OpenAI.Responses.ResponseIncludable[];
+} {
+  const body: ResponsesBody & { max_output_tokens: number; store: false; include?: OpenAI.Responses.ResponseIncludable[] } = {
+    model: request.model,
+    input: toInput(request.messages),
+    max_output_tokens: request.maxOutputTokens ?? caps.maxOutputTokens,
+    store: false,
+  };
+  if (request.system) body.instructions = request.system;
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema, strict: false }));
+  }
+  if (caps.thinking) {
+    // Reasoning cannot be switched off on reasoning models; "no budget" asks for the least effort.
+    const budget = request.thinkingBudget ?? 0;
+    body.reasoning = budget > 0 ? { effort: effortFor(budget), summary: 'auto' } : { effort: 'low' };
+    body.include = ['reasoning.encrypted_content'];
+  }
+  return body;
+}
+
+/** A token budget → the nearest reasoning effort. */
+export function effortFor(budget: number): 'low' | 'medium' | 'high' {
+  if (budget <= 4_096) return 'low';
+  if (budget <= 16_384) return 'medium';
+  return 'high';
+}
+
+export function toInput(messages: ModelMessage[]): InputItem[] {
+  const items: InputItem[] = [];
+  for (const message of messages) {
+    if (message.role === 'user') {
+      const content = userPieces(message.content).map((p) =>
+        p.kind === 'text' ? { type: 'input_text' as const, text: p.text } : { type: 'input_image' as const, image_url: p.dataUrl, detail: 'auto' as const },
+      );
+      items.push({ role: 'user', content });
+    } else if (message.role === 'tool') {
+      for (const r of message.results) items.push({ type: 'function_call_output', call_id: r.toolCallId, output: toolOutput(r) });
+    } else {
+      for (const part of message.reasoning ?? []) {
+        if (part.provider !== 'openai' || part.kind !== 'reasoning' || !part.id || !part.data) continue;
+        items.push({ type: 'reasoning', id: part.id, encrypted_content: part.data, summary: part.text ? [{ type: 'summary_text', text: part.text }] : [] });
+      }
+      if (message.text) items.push({ role: 'assistant', content: message.text });
+      for (const call of message.toolCalls) {
+        items.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: JSON.stringify(call.input) });
+      }
+    }
+  }
+  return items;
+}

@@ -1,0 +1,97 @@
+/**
+ * OpenAI Responses streaming events → ProviderEvents.
+ * https://platform.openai.com/docs/api-reference/responses-streaming
+ */
+import type OpenAI from 'openai';
+import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { classify, parseArgs } from './openai.errors.js';
+
+type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
+
+/** Maps one response stream. Throws a `network` ProviderError if it ends without a terminal event. */
+export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  // Argument deltas name the output item; troupe names calls by call_id, which results refer to.
+  const callIds = new Map<string, string>();
+  const args = new Map<string, string>();
+  let sawCall = false;
+  let refused = false;
+  for await (const event of events) {
+    switch (event.type) {
+      case 'response.output_item.added':
+        if (event.item.type === 'function_call') {
+          sawCall = true;
+          callIds.set(event.item.id ?? event.item.call_id, event.item.call_id);
+          args.set(event.item.call_id, '');
+          yield { type: 'tool_call_start', id: event.item.call_id, name: event.item.name };
+        }
+        break;
+      case 'response.function_call_arguments.delta': {
+        const id = callIds.get(event.item_id);
+        if (id !== undefined && event.delta) {
+          args.set(id, (args.get(id) ?? '') + event.delta);
+          yield { type: 'tool_call_delta', id, argsDelta: event.delta };
+        }
+        break;
+      }
+      case 'response.output_item.done': {
+        const item = event.item;
+        if (item.type === 'function_call') {
+          yield { type: 'tool_call_end', id: item.call_id, ...parseArgs(item.arguments || (args.get(item.call_id) ?? '')) };
+        } else if (item.type === 'reasoning' && item.encrypted_content) {
+          const text = item.summary.map((s) => s.text).join('\n\n');
+          yield { type: 'reasoning_part', part: { provider: 'openai', kind: 'reasoning', id: item.id, data: item.encrypted_content, ...(text ? { text } : {}) } };
+        }
+        break;
+      }
+      case 'response.reasoning_summary_part.added':
+        // Separate summary paragraphs the way the final item joins them.
+        if (event.summary_index > 0) yield { type: 'thinking_delta', text: '\n\n' };
+        break;
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta':
+        if (event.delta) yield { type: 'thinking_delta', text: event.delta };
+        break;
+      case 'response.output_text.delta':
+        if (event.delta) yield { type: 'text_delta', text: event.delta };
+        break;
+      case 'response.refusal.delta':
+        refused = true;
+        if (event.delta) yield { type: 'text_delta', text: event.delta };
+        break;
+      case 'response.completed':
+      case 'response.incomplete': {
+        const response = event.response;
+        if (response.usage) yield usageOf(response.usage);
+        let reason: ProviderStopReason = refused ? 'refusal' : sawCall ? 'tool_use' : 'end_turn';
+        const why = response.incomplete_details?.reason;
+        if (why === 'max_output_tokens') reason = 'max_tokens';
+        else if (why === 'content_filter') reason = 'refusal';
+        yield { type: 'stop', reason };
+        return;
+      }
+      case 'response.failed': {
+        const error = event.response.error;
+        const message = error?.message ?? 'the response failed';
+        throw new ProviderError(classify(undefined, error?.code ?? undefined, undefined, message), message);
+      }
+      default:
+        break;
+    }
+  }
+  // The SDK ends iteration quietly when its request is aborted; anything else is a truncated stream.
+  if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');
+  throw new ProviderError('network', 'the response stream ended before response.completed');
+}
+
+function usageOf(usage: OpenAI.Responses.ResponseUsage): ProviderEvent {
+  // OpenAI counts cached tokens inside input_tokens; troupe reports them apart.
+  const cached = usage.input_tokens_details?.cached_tokens ?? 0;
+  const written = usage.input_tokens_details?.cache_write_tokens ?? 0;
+  return {
+    type: 'usage',
+    inputTokens: Math.max(0, usage.input_tokens - cached - written),
+    outputTokens: usage.output_tokens,
+    cacheReadTokens: cached,
+    ...(written > 0 ? { cacheWriteTokens: written } : {}),
+  };
+}
