@@ -1,0 +1,51 @@
+/**
+ * ModelRequest → Chat Completions parameters, the dialect OpenAI-compatible servers (Ollama, vLLM,
+ * llama.cpp, LM Studio) speak. https://platform.openai.com/docs/api-reference/chat/create
+ */
+import type OpenAI from 'openai';
+import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
+import { toolOutput, userPieces } from './openai.content.js';
+
+type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+export function toChatBody(request: ModelRequest, caps: ModelCapabilities): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
+  const messages: ChatMessage[] = [];
+  if (request.system) messages.push({ role: 'system', content: request.system });
+  messages.push(...toChatMessages(request.messages));
+  const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming = {
+    model: request.model,
+    messages,
+    stream: true,
+    // Without this the server never reports usage on a stream.
+    stream_options: { include_usage: true },
+    // `max_tokens` rather than `max_completion_tokens`: it is the field local servers understand.
+    max_tokens: request.maxOutputTokens ?? caps.maxOutputTokens,
+  };
+  if (request.tools.length > 0 && caps.tools) {
+    body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
+  }
+  return body;
+}
+
+export function toChatMessages(messages: ModelMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const message of messages) {
+    if (message.role === 'user') {
+      const pieces = userPieces(message.content);
+      // Plain strings where possible: several local servers reject the array form for text.
+      if (pieces.every((p) => p.kind === 'text')) out.push({ role: 'user', content: pieces.map((p) => (p as { text: string }).text).join('\n\n') });
+      else {
+        out.push({
+          role: 'user',
+          content: pieces.map((p) => (p.kind === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.dataUrl } })),
+        });
+      }
+    } else if (message.role === 'tool') {
+      for (const r of message.results) out.push({ role: 'tool', tool_call_id: r.toolCallId, content: toolOutput(r) });
+    } else {
+      const calls = message.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } }));
+      out.push({ role: 'assistant', content: message.text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
+    }
+  }
+  return out;
+}

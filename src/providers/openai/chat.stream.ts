@@ -1,0 +1,65 @@
+/**
+ * Chat Completions chunks → ProviderEvents. Tool calls arrive as deltas keyed by `index`; the id and
+ * name come in the first delta of each call. The usage chunk (no choices) follows the finish_reason.
+ * https://platform.openai.com/docs/api-reference/chat-streaming
+ */
+import type OpenAI from 'openai';
+import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { parseArgs } from './openai.errors.js';
+
+type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+type OpenCall = { id: string; name: string; args: string; started: boolean };
+
+const FINISH: Record<string, ProviderStopReason> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
+
+/** Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason. */
+export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  const calls = new Map<number, OpenCall>();
+  let finish: ProviderStopReason | undefined;
+  let usage: ProviderEvent | undefined;
+  for await (const chunk of chunks) {
+    if (chunk.usage) {
+      const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
+      usage = { type: 'usage', inputTokens: Math.max(0, chunk.usage.prompt_tokens - cached), outputTokens: chunk.usage.completion_tokens, cacheReadTokens: cached };
+    }
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    const delta = choice.delta as Chunk['choices'][number]['delta'] & { reasoning_content?: string | null; reasoning?: string | null };
+    // Reasoning servers (vLLM, llama.cpp, Ollama, LM Studio, DeepSeek) stream thoughts in one of these non-standard fields.
+    const thought = delta.reasoning_content ?? delta.reasoning;
+    if (thought) yield { type: 'thinking_delta', text: thought };
+    if (delta.content) yield { type: 'text_delta', text: delta.content };
+    if (delta.refusal) yield { type: 'text_delta', text: delta.refusal };
+    for (const tc of delta.tool_calls ?? []) {
+      let call = calls.get(tc.index);
+      if (!call) {
+        call = { id: tc.id || `call_${tc.index}_${calls.size}`, name: '', args: '', started: false };
+        calls.set(tc.index, call);
+      }
+      if (tc.function?.name) call.name += tc.function.name;
+      if (!call.started && call.name) {
+        call.started = true;
+        yield { type: 'tool_call_start', id: call.id, name: call.name };
+        // Arguments that arrived before the name are released now, in order.
+        if (call.args) yield { type: 'tool_call_delta', id: call.id, argsDelta: call.args };
+      }
+      const piece = tc.function?.arguments;
+      if (piece) {
+        call.args += piece;
+        if (call.started) yield { type: 'tool_call_delta', id: call.id, argsDelta: piece };
+      }
+    }
+    if (choice.finish_reason) {
+      finish = FINISH[choice.finish_reason] ?? 'end_turn';
+      for (const call of [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c)) {
+        if (call.started) yield { type: 'tool_call_end', id: call.id, ...parseArgs(call.args) };
+      }
+      if (calls.size > 0 && finish === 'end_turn') finish = 'tool_use';
+      calls.clear();
+    }
+  }
+  if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');
+  if (finish === undefined) throw new ProviderError('network', 'the completion stream ended before a finish_reason');
+  if (usage) yield usage;
+  yield { type: 'stop', reason: finish };
+}

@@ -1,0 +1,35 @@
+// The adapter for `openai-compatible/<model>` (Chat Completions, as Ollama/vLLM/llama.cpp serve it)
+// through the openai SDK against the replay server.
+import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
+import { providerContract } from './provider-contract.js';
+
+const error = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
+
+providerContract({
+  name: 'openai-chat',
+  model: 'qwen3-coder',
+  makeAdapter: (baseURL, { maxRetries }) =>
+    new OpenAIChatProvider({
+      baseURL: `${baseURL}/v1`,
+      maxRetries,
+      // A gateway that bills per token: the config gives the price.
+      models: { 'qwen3-coder': { contextWindow: 262_144, thinking: true, pricing: { input: 0.6, output: 2.4, cacheRead: 0.06 } } },
+    }),
+  fixtures: { text: 'openai-chat-text.sse', thinking: 'openai-chat-thinking.sse', tools: 'openai-chat-tools.sse' },
+  textUsage: { inputTokens: 200, outputTokens: 12, cacheReadTokens: 1000 },
+  // 200×0.6 + 12×2.4 + 1000×0.06 = 120 + 28.8 + 60 micro-dollars
+  textCost: 0.0002088,
+  splitsToolArguments: true,
+  errors: {
+    rateLimited: { status: 429, headers: { 'retry-after': '7' }, json: error('Too many requests, please retry later.', 'rate_limit_error', 'rate_limit_exceeded') },
+    rateLimitedBriefly: { status: 429, headers: { 'retry-after-ms': '5' }, json: error('Too many requests.', 'rate_limit_error', null) },
+    overloaded: { status: 503, json: { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } }, vendorText: 'Loading model' },
+    // llama.cpp's server wording (vLLM says "This model's maximum context length is … tokens").
+    contextOverflow: {
+      status: 400,
+      json: { error: { code: 400, message: 'the request exceeds the available context size, try increasing it', type: 'exceed_context_size_error', n_prompt_tokens: 40960, n_ctx: 32768 } },
+      vendorText: 'the request exceeds the available context size',
+    },
+    auth: { status: 401, json: error('Invalid API key', 'authentication_error', 'invalid_api_key') },
+  },
+});
