@@ -136,7 +136,7 @@ export class EventBroker {
   async readAfter(cursor: number, options: ReadOptions = {}): Promise<EventPage> {
     this.checkCursor(cursor);
     const limit = positiveInt(options.limit, DEFAULT_PAGE_LIMIT, 'limit');
-    const scanLimit = Math.max(limit, positiveInt(options.scanLimit, DEFAULT_SCAN_LIMIT, 'scanLimit'));
+    const scanLimit = positiveInt(options.scanLimit, Math.max(limit, DEFAULT_SCAN_LIMIT), 'scanLimit');
     const filter = options.filter;
     const events: AgentEvent[] = [];
     let pos = cursor;

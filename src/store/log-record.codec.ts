@@ -18,6 +18,8 @@ export interface LogHeader {
   createdAt: number;
   /** Seq of the last event before this file's first event (0 unless the file does not start at the beginning). */
   baseSeq: number;
+  /** Present in the tombstone that replaces a deleted session's log: what the index showed of it. */
+  tombstone?: { cwd: string; model: string; mode: string; title?: string; createdAt: number; deletedAt: number };
 }
 
 const packr = new Packr({ useRecords: true, moreTypes: false });
@@ -25,7 +27,8 @@ const unpackr = new Unpackr({ useRecords: true, moreTypes: false });
 
 /** Frames the header record. */
 export function encodeHeaderRecord(header: LogHeader): Buffer {
-  return frameRecord(packr.pack({ troupeLog: header.troupeLog, sessionId: header.sessionId, createdAt: header.createdAt, baseSeq: header.baseSeq }));
+  const { troupeLog, sessionId, createdAt, baseSeq, tombstone } = header;
+  return frameRecord(packr.pack(tombstone ? { troupeLog, sessionId, createdAt, baseSeq, tombstone } : { troupeLog, sessionId, createdAt, baseSeq }));
 }
 
 /** Frames consecutive events as one record. */
@@ -71,7 +74,9 @@ export function decodeHeaderRecord(payload: Buffer): LogHeader | undefined {
   if (!v || typeof v !== 'object') return undefined;
   const h = v as Partial<LogHeader>;
   if (typeof h.troupeLog !== 'number' || typeof h.sessionId !== 'string' || typeof h.createdAt !== 'number') return undefined;
-  return { troupeLog: h.troupeLog, sessionId: h.sessionId, createdAt: h.createdAt, baseSeq: typeof h.baseSeq === 'number' ? h.baseSeq : 0 };
+  const out: LogHeader = { troupeLog: h.troupeLog, sessionId: h.sessionId, createdAt: h.createdAt, baseSeq: typeof h.baseSeq === 'number' ? h.baseSeq : 0 };
+  if (h.tombstone && typeof h.tombstone === 'object') out.tombstone = h.tombstone;
+  return out;
 }
 
 /** Decodes the events of an event record. Throws `log_corrupt` if a checksummed record does not decode as one. */

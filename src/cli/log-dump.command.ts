@@ -1,0 +1,102 @@
+/**
+ * `troupe log dump <session-id | file> [--json]`: prints a session log, for people (one line per
+ * event) or as JSON lines (one event per line, exactly as stored). Reads the file without
+ * modifying it, so it is safe on the log of a running session. Damage is reported on stderr.
+ */
+import { existsSync } from 'node:fs';
+import type { AgentEvent } from '../core/events.js';
+import { isTroupeError } from '../core/errors.js';
+import { isValidSessionId } from '../core/ids.js';
+import { readLogFile } from '../store/log-file.reader.js';
+import { resolveTroupeHome, sessionLogPath, sessionsDir } from '../store/paths.js';
+
+export interface LogDumpIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+const USAGE = `Usage: troupe log dump <session-id | file> [--json]
+
+Prints a session log: one line per event, or with --json one JSON event per line.
+A session id is looked up under the state directory ($TROUPE_HOME/sessions/<id>.log).
+`;
+
+const SUMMARY_WIDTH = 160;
+
+function summary(e: AgentEvent): string {
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e)) if (k !== 'seq' && k !== 'ts' && k !== 'sessionId' && k !== 'type') rest[k] = v;
+  const text = JSON.stringify(rest);
+  return text.length > SUMMARY_WIDTH ? text.slice(0, SUMMARY_WIDTH - 1) + '…' : text;
+}
+
+function humanLine(e: AgentEvent): string {
+  return `${String(e.seq).padStart(8)}  ${new Date(e.ts).toISOString()}  ${e.type.padEnd(22)} ${summary(e)}\n`;
+}
+
+/** Writes `chunks` honouring backpressure, so that dumping a large log to a pipe does not buffer it all. */
+async function writeAll(out: NodeJS.WritableStream, lines: Iterable<string>): Promise<void> {
+  let buf = '';
+  for (const line of lines) {
+    buf += line;
+    if (buf.length >= 64 * 1024) {
+      if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
+      buf = '';
+    }
+  }
+  if (buf.length > 0 && !out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
+}
+
+function resolveTarget(target: string, env: NodeJS.ProcessEnv): string {
+  if (target.includes('/') || target.endsWith('.log') || existsSync(target) || !isValidSessionId(target)) return target;
+  return sessionLogPath(sessionsDir(resolveTroupeHome(env)), target);
+}
+
+export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<number> {
+  const rest = args[0] === 'dump' ? args.slice(1) : args;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const json = rest.includes('--json');
+  const unknown = rest.filter((a) => a.startsWith('-') && a !== '--json');
+  const positional = rest.filter((a) => !a.startsWith('-'));
+  if (unknown.length > 0 || positional.length !== 1) {
+    io.stderr.write(unknown.length > 0 ? `troupe log dump: unknown option ${unknown[0]}\n${USAGE}` : USAGE);
+    return 2;
+  }
+  const path = resolveTarget(positional[0]!, io.env);
+  let contents;
+  try {
+    contents = await readLogFile(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') io.stderr.write(`troupe log dump: no log at ${path}\n`);
+    else if (code === 'EISDIR') io.stderr.write(`troupe log dump: ${path} is a directory\n`);
+    else io.stderr.write(`troupe log dump: ${isTroupeError(err) ? `${err.code}: ` : ''}${(err as Error).message}\n`);
+    return 1;
+  }
+  const { scan, events } = contents;
+  for (const w of scan.warnings) io.stderr.write(`warning: ${w.message}\n`);
+  if (!scan.header) {
+    io.stderr.write(`troupe log dump: ${path} is not a troupe log\n`);
+    return 1;
+  }
+  if (json) {
+    await writeAll(io.stdout, (function* () {
+      for (const e of events) yield JSON.stringify(e) + '\n';
+    })());
+    return 0;
+  }
+  const h = scan.header;
+  const range = events.length > 0 ? `seq ${events[0]!.seq}–${events[events.length - 1]!.seq}` : 'no events';
+  const lines = [`# session ${h.sessionId}, log created ${new Date(h.createdAt).toISOString()}, ${events.length} events (${range})\n`];
+  if (h.tombstone) lines.push(`# deleted ${new Date(h.tombstone.deletedAt).toISOString()} (cwd ${h.tombstone.cwd}); only the tombstone remains\n`);
+  else if (h.baseSeq > 0) lines.push(`# this file starts after seq ${h.baseSeq}\n`);
+  await writeAll(io.stdout, lines);
+  await writeAll(io.stdout, (function* () {
+    for (const e of events) yield humanLine(e);
+  })());
+  return 0;
+}

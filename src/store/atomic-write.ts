@@ -1,0 +1,36 @@
+/**
+ * Atomic file replacement: write a temp file in the same directory, fsync it, rename it over the
+ * target, fsync the directory. A crash leaves either the old file or the new one, never a mix.
+ */
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+export async function fsyncDirectory(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Replaces `path` with `data` atomically and durably (mode 0600 by default). */
+export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx', mode);
+  try {
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await fsyncDirectory(dir);
+}

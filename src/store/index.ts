@@ -1,0 +1,15 @@
+/**
+ * The store: durable per-session event logs, the session index and the cursor broker.
+ * Curated exports (no wildcard re-exports); see spec/event-log.md.
+ */
+export { resolveTroupeHome, sessionsDir, sessionLogPath, sessionIndexPath, SESSION_INDEX_FILE, LOG_FILE_EXT } from './paths.js';
+export { MemoryEventLog, type MemoryEventLogOptions } from './memory-event-log.store.js';
+export { FileEventLog, type FileEventLogOptions } from './file-event-log.store.js';
+export { EventBroker, type ColdSource, type RetentionOptions, type BrokerOptions, DEFAULT_QUEUE_LIMIT } from './event-broker.js';
+export { BARRIER_EVENT_TYPES, isBarrierEvent, type DurabilityOptions, type SyncPolicy } from './durability.js';
+export { readLogFile, scanLogFile, decodeLogBuffer, type LogScan, type LogWarning, type LogContents } from './log-file.reader.js';
+export { type LogHeader, LOG_FORMAT_VERSION } from './log-record.codec.js';
+export { projectStrictJson, resolveMaxEventBytes, DEFAULT_MAX_EVENT_BYTES, MIN_MAX_EVENT_BYTES, MAX_MAX_EVENT_BYTES } from './strict-json.codec.js';
+export { SessionIndex, type SessionIndexOptions, type SessionListOptions, type SessionListPage } from './session-index.store.js';
+export { type SessionEntry, type SessionStatus, SESSION_STATUSES } from './session-summary.js';
+export { writeFileAtomic } from './atomic-write.js';

@@ -1,0 +1,284 @@
+/**
+ * The session index: one JSON file next to the logs listing every session ever created, including
+ * tombstones of deleted ones, so that an id is never reused. Writes are atomic; a missing or
+ * damaged index is rebuilt from the logs, which stay the source of truth. Format: spec/event-log.md §6.
+ */
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { AgentEvent } from '../core/events.js';
+import type { Clock, Logger } from '../core/ports.js';
+import { silentLogger, systemClock } from '../core/ports.js';
+import { TroupeError } from '../core/errors.js';
+import { isValidSessionId } from '../core/ids.js';
+import { writeFileAtomic } from './atomic-write.js';
+import { readLogFile } from './log-file.reader.js';
+import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
+import { LOG_FILE_EXT, sessionIndexPath, sessionLogPath } from './paths.js';
+import { foldEvent, SESSION_STATUSES, type SessionEntry, type SessionStatus } from './session-summary.js';
+
+export const INDEX_FORMAT_VERSION = 1;
+
+export interface SessionIndexOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface SessionListOptions {
+  /** Only sessions whose cwd is this directory. */
+  cwd?: string;
+  /** Page size (default 100). */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+  /** Tombstones are left out unless asked for. */
+  includeDeleted?: boolean;
+}
+
+export interface SessionListPage {
+  sessions: SessionEntry[];
+  /** Present when there are more sessions. */
+  nextCursor?: string;
+}
+
+function validEntry(v: unknown): v is SessionEntry {
+  if (!v || typeof v !== 'object') return false;
+  const e = v as Record<string, unknown>;
+  return (
+    isValidSessionId(e.id) &&
+    typeof e.cwd === 'string' &&
+    typeof e.model === 'string' &&
+    typeof e.mode === 'string' &&
+    (e.title === undefined || typeof e.title === 'string') &&
+    Number.isSafeInteger(e.createdAt) &&
+    Number.isSafeInteger(e.updatedAt) &&
+    Number.isSafeInteger(e.lastSeq) &&
+    SESSION_STATUSES.includes(e.status as SessionStatus)
+  );
+}
+
+/** Newest first; ties broken by id so that the order is total and paging is stable. */
+function before(a: SessionEntry, b: SessionEntry): number {
+  return b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
+function encodeCursor(e: SessionEntry): string {
+  return Buffer.from(JSON.stringify([e.createdAt, e.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [number, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && Number.isSafeInteger(v[0]) && isValidSessionId(v[1])) return v as [number, string];
+  } catch {
+    // fall through
+  }
+  throw new TroupeError('invalid_cursor', 'not a session list cursor', { cursor });
+}
+
+export class SessionIndex {
+  readonly path: string;
+  private entries = new Map<string, SessionEntry>();
+  private dirty = false;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  /** Why the index was rebuilt from the logs when it was opened, if it was. */
+  rebuiltBecause: 'missing' | 'damaged' | undefined;
+
+  private constructor(
+    readonly dir: string,
+    options: SessionIndexOptions,
+  ) {
+    this.path = sessionIndexPath(dir);
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Loads the index of a sessions directory (creating the directory), rebuilding it if it is missing or damaged, and adding any log it does not know. */
+  static async open(dir: string, options: SessionIndexOptions = {}): Promise<SessionIndex> {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const index = new SessionIndex(dir, options);
+    let text: string | undefined;
+    try {
+      text = await readFile(index.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (text === undefined) {
+      index.rebuiltBecause = 'missing';
+      await index.rebuild();
+      return index;
+    }
+    if (!index.load(text)) {
+      index.logger.warn('session index is damaged; rebuilding it from the logs', { path: index.path });
+      index.rebuiltBecause = 'damaged';
+      await index.rebuild();
+      return index;
+    }
+    await index.adoptUnknownLogs();
+    return index;
+  }
+
+  private load(text: string): boolean {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      return false;
+    }
+    const d = doc as { version?: unknown; sessions?: unknown };
+    if (!d || d.version !== INDEX_FORMAT_VERSION || !Array.isArray(d.sessions) || !d.sessions.every(validEntry)) return false;
+    this.entries = new Map((d.sessions as SessionEntry[]).map((e) => [e.id, e]));
+    return true;
+  }
+
+  private async logIds(): Promise<string[]> {
+    const names = await readdir(this.dir);
+    return names.filter((n) => n.endsWith(LOG_FILE_EXT)).map((n) => n.slice(0, -LOG_FILE_EXT.length)).filter(isValidSessionId);
+  }
+
+  /** Reads one log into an entry (tombstone headers included); `undefined` if the log holds no session. */
+  private async summarize(id: string): Promise<SessionEntry | undefined> {
+    const { scan, events } = await readLogFile(sessionLogPath(this.dir, id));
+    for (const w of scan.warnings) this.logger.warn(w.message, { offset: w.offset });
+    const tomb = scan.header?.tombstone;
+    let entry: SessionEntry | undefined = tomb
+      ? { id, cwd: tomb.cwd, model: tomb.model, mode: tomb.mode, createdAt: tomb.createdAt, updatedAt: tomb.deletedAt, status: 'deleted', lastSeq: scan.lastSeq, ...(tomb.title !== undefined ? { title: tomb.title } : {}) }
+      : undefined;
+    for (const e of events) entry = foldEvent(entry, e);
+    if (!entry && scan.header) {
+      // A log whose session_created was lost still holds the id: keep it, so the id is never reused.
+      const t = scan.header.createdAt;
+      entry = { id, cwd: '', model: '', mode: '', createdAt: t, updatedAt: t, status: 'closed', lastSeq: scan.lastSeq };
+    }
+    return entry;
+  }
+
+  private async adoptUnknownLogs(): Promise<void> {
+    let added = false;
+    for (const id of await this.logIds()) {
+      if (this.entries.has(id)) continue;
+      const entry = await this.summarize(id);
+      if (entry) {
+        this.entries.set(id, entry);
+        added = true;
+      }
+    }
+    if (added) await this.persist();
+  }
+
+  /** Rebuilds the whole index from the logs and writes it. Tombstones survive (they are logs too). */
+  async rebuild(): Promise<void> {
+    const next = new Map<string, SessionEntry>();
+    for (const id of await this.logIds()) {
+      const entry = await this.summarize(id);
+      if (entry) next.set(id, entry);
+    }
+    this.entries = next;
+    await this.persist();
+  }
+
+  get(id: string): SessionEntry | undefined {
+    const e = this.entries.get(id);
+    return e ? { ...e } : undefined;
+  }
+
+  /** Whether an id was ever used here (live, closed, failed or deleted). */
+  isUsed(id: string): boolean {
+    return this.entries.has(id);
+  }
+
+  list(options: SessionListOptions = {}): SessionListPage {
+    const limit = options.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1) throw new TroupeError('invalid_params', `limit must be a positive integer, got ${limit}`);
+    const cwd = options.cwd === undefined ? undefined : resolve(options.cwd);
+    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const pivot = after && ({ createdAt: after[0], id: after[1] } as SessionEntry);
+    const all = [...this.entries.values()]
+      .filter((e) => (options.includeDeleted || e.status !== 'deleted') && (cwd === undefined || e.cwd === cwd) && (!pivot || before(pivot, e) < 0))
+      .sort(before);
+    const page = all.slice(0, limit).map((e) => ({ ...e }));
+    return all.length > limit ? { sessions: page, nextCursor: encodeCursor(page[page.length - 1]!) } : { sessions: page };
+  }
+
+  /** Adds a new session. Throws `invalid_params` if the id was ever used (tombstones included). */
+  async create(entry: Omit<SessionEntry, 'status' | 'lastSeq' | 'updatedAt'> & Partial<Pick<SessionEntry, 'status' | 'lastSeq' | 'updatedAt'>>): Promise<SessionEntry> {
+    if (!isValidSessionId(entry.id)) throw new TroupeError('invalid_params', `not a valid session id: ${entry.id}`);
+    if (this.entries.has(entry.id)) throw new TroupeError('invalid_params', `session id ${entry.id} was already used`, { sessionId: entry.id });
+    const full: SessionEntry = { status: 'active', lastSeq: 0, updatedAt: entry.createdAt, ...entry, cwd: resolve(entry.cwd) };
+    this.entries.set(full.id, full);
+    await this.persist();
+    return { ...full };
+  }
+
+  /** Folds events into their sessions' entries (a `session_created` adds the session) and saves. */
+  async applyEvents(events: readonly AgentEvent[]): Promise<void> {
+    let changed = false;
+    for (const e of events) {
+      const cur = this.entries.get(e.sessionId);
+      if (e.type === 'session_created' && cur && cur.lastSeq >= e.seq) continue;
+      const next = foldEvent(cur, e);
+      if (next) {
+        if (next.cwd) next.cwd = resolve(next.cwd);
+        this.entries.set(next.id, next);
+        changed = true;
+      }
+    }
+    if (changed) await this.persist();
+  }
+
+  /** Marks a session active, closed or failed (deleting goes through `tombstone`). */
+  async setStatus(id: string, status: Exclude<SessionStatus, 'deleted'>): Promise<void> {
+    const e = this.entries.get(id);
+    if (!e) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+    if (e.status === 'deleted') throw new TroupeError('session_not_found', `session ${id} was deleted`, { sessionId: id });
+    e.status = status;
+    e.updatedAt = Math.max(e.updatedAt, this.clock.now());
+    await this.persist();
+  }
+
+  /**
+   * Deletes a session: its log is replaced (atomically) by a tombstone log that keeps only the id,
+   * the index metadata and the seq it ended at, and the index marks it `deleted`. The session's log
+   * must not be open for writing. The id stays used forever.
+   */
+  async tombstone(id: string): Promise<void> {
+    const e = this.entries.get(id);
+    if (!e) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+    if (e.status === 'deleted') return;
+    const now = this.clock.now();
+    const path = sessionLogPath(this.dir, id);
+    let lastSeq = e.lastSeq;
+    try {
+      await stat(path);
+      lastSeq = Math.max(lastSeq, (await readLogFile(path)).scan.lastSeq);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const tombstone = { cwd: e.cwd, model: e.model, mode: e.mode, createdAt: e.createdAt, deletedAt: now, ...(e.title !== undefined ? { title: e.title } : {}) };
+    const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: e.createdAt, baseSeq: lastSeq, tombstone });
+    const closed = { type: 'session_closed', sessionId: id, reason: 'deleted', seq: lastSeq + 1, ts: now } as AgentEvent;
+    await writeFileAtomic(path, Buffer.concat([header, encodeEventRecord([closed])]));
+    e.status = 'deleted';
+    e.lastSeq = lastSeq + 1;
+    e.updatedAt = now;
+    await this.persist();
+  }
+
+  /** Waits until every change so far is on disk. */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  private persist(): Promise<void> {
+    this.dirty = true;
+    const p = this.chain.then(async () => {
+      if (!this.dirty) return;
+      this.dirty = false;
+      const sessions = [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      await writeFileAtomic(this.path, JSON.stringify({ version: INDEX_FORMAT_VERSION, sessions }, null, 1) + '\n');
+    });
+    this.chain = p.catch((err) => this.logger.error('session index write failed', { error: (err as Error).message }));
+    return p;
+  }
+}

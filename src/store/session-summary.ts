@@ -1,0 +1,51 @@
+/**
+ * Folding a session's events into its index entry. The same fold serves live updates and the
+ * rebuild from logs, so a rebuilt index says what the live one said (except `failed`, which only
+ * the supervisor knows and no event records).
+ */
+import type { AgentEvent } from '../core/events.js';
+
+export type SessionStatus = 'active' | 'closed' | 'failed' | 'deleted';
+export const SESSION_STATUSES: readonly SessionStatus[] = ['active', 'closed', 'failed', 'deleted'];
+
+/** One session in the index. Times are ms since the epoch. */
+export interface SessionEntry {
+  id: string;
+  cwd: string;
+  title?: string;
+  model: string;
+  mode: string;
+  createdAt: number;
+  updatedAt: number;
+  status: SessionStatus;
+  lastSeq: number;
+}
+
+/** Applies one event to an entry (creating it on `session_created`); returns the entry, or `undefined` if there is none yet. */
+export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): SessionEntry | undefined {
+  if (e.type === 'session_created') {
+    entry = {
+      id: e.sessionId,
+      cwd: e.cwd,
+      model: e.model,
+      mode: e.mode,
+      createdAt: e.ts,
+      updatedAt: e.ts,
+      status: entry?.status === 'deleted' ? 'deleted' : 'active',
+      lastSeq: e.seq,
+      ...(entry?.title !== undefined ? { title: entry.title } : {}),
+    };
+    return entry;
+  }
+  if (!entry) return undefined;
+  if (e.seq > entry.lastSeq) entry.lastSeq = e.seq;
+  if (e.ts > entry.updatedAt) entry.updatedAt = e.ts;
+  if (e.type === 'session_configured') {
+    if (e.title !== undefined) entry.title = e.title;
+    if (e.model !== undefined) entry.model = e.model;
+    if (e.mode !== undefined) entry.mode = e.mode;
+  } else if (e.type === 'session_closed') {
+    entry.status = e.reason === 'deleted' ? 'deleted' : entry.status === 'deleted' ? 'deleted' : 'closed';
+  }
+  return entry;
+}

@@ -1,0 +1,51 @@
+/** Helpers for store tests: temp directories and event inputs. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentEventInput } from '../../../src/core/events.js';
+import type { Clock } from '../../../src/core/ports.js';
+
+/** A fresh temp directory; `cleanup()` removes it. */
+export function tempDir(prefix = 'troupe-store-'): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function chunk(sessionId: string, text: string, turnId = 'turn_1'): AgentEventInput {
+  return { type: 'agent_message_chunk', sessionId, turnId, messageId: 'msg_1', text };
+}
+
+export function turnCompleted(sessionId: string, turnId = 'turn_1'): AgentEventInput {
+  return { type: 'turn_completed', sessionId, turnId, stopReason: 'end_turn', steps: 1 };
+}
+
+export function sessionCreated(sessionId: string, cwd: string, model = 'scripted/demo', mode = 'default'): AgentEventInput {
+  return { type: 'session_created', sessionId, cwd, additionalDirectories: [], model, mode };
+}
+
+/** A clock whose time only moves when told; timers still run on real time (the writer needs them). */
+export function steppingClock(start = 1_700_000_000_000): Clock & { advance(ms: number): void } {
+  let now = start;
+  return {
+    now: () => now,
+    setTimeout: (fn, ms) => setTimeout(fn, ms),
+    clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+/** Collects everything a watcher yields until it ends, and how it ended. */
+export async function drain<T>(it: AsyncIterable<T>, max = Infinity): Promise<{ items: T[]; error?: unknown }> {
+  const items: T[] = [];
+  try {
+    for await (const x of it) {
+      items.push(x);
+      if (items.length >= max) break;
+    }
+  } catch (error) {
+    return { items, error };
+  }
+  return { items };
+}

@@ -1,0 +1,185 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isTroupeError } from '../../../src/core/errors.js';
+import type { AgentEvent } from '../../../src/core/events.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { readLogFile, scanLogFile } from '../../../src/store/log-file.reader.js';
+import { encodeEventRecord, encodeHeaderRecord } from '../../../src/store/log-record.codec.js';
+import { chunk, drain, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+
+const SID = 'ses_file';
+const seqs = (events: AgentEvent[]): number[] => events.map((e) => e.seq);
+
+test('events survive close and reopen with the same seq numbering and text live subscribers saw', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true });
+    const live = log.subscribe(0);
+    const texts: string[] = [];
+    for (let i = 0; i < 2500; i++) {
+      texts.push(`tok${i} `);
+      log.append(chunk(SID, `tok${i} `));
+      if (i % 700 === 0) log.append(turnCompleted(SID));
+    }
+    await log.close();
+    const seen = (await drain(live)).items;
+    const { events, scan } = await readLogFile(join(dir, `${SID}.log`));
+    assert.deepEqual(events, seen, 'replay equals what the live subscriber saw');
+    assert.equal(scan.warnings.length, 0);
+    assert.ok(scan.records < events.length / 10, `chunks were coalesced: ${scan.records} records for ${events.length} events`);
+    assert.equal(events.filter((e) => e.type === 'agent_message_chunk').map((e) => (e as { text: string }).text).join(''), texts.join(''));
+    const again = await FileEventLog.forSession(dir, SID);
+    assert.equal(again.lastSeq(), events.length);
+    assert.equal(again.append(chunk(SID, 'more')).seq, events.length + 1);
+    await again.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('whenDurable resolves for a barrier event and for chunks (group commit), and durableSeq covers them', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true, durability: { sync: 'group', groupCommitMs: 20 } });
+    const c = log.append(chunk(SID, 'a'));
+    await log.whenDurable(c.seq);
+    assert.ok(log.durableSeq() >= c.seq);
+    log.append(chunk(SID, 'b'));
+    const t = log.append(turnCompleted(SID));
+    await log.whenDurable(t.seq);
+    assert.equal(log.durableSeq(), t.seq);
+    // What is durable is in the file, read by someone else.
+    assert.equal((await readLogFile(log.path)).scan.lastSeq, t.seq);
+    await log.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test("under the 'never' policy whenDurable forces a sync", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true, durability: { sync: 'never', groupCommitMs: 10_000 } });
+    const e = log.append(chunk(SID, 'a'));
+    await log.whenDurable(e.seq);
+    assert.equal(log.durableSeq(), 1);
+    await log.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('cursors older than droppedThrough are served from the file; watchers catch up from it and go live', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true, retention: { maxEvents: 50 } });
+    for (let i = 1; i <= 3000; i++) log.append(chunk(SID, `c${i}`));
+    assert.equal(log.droppedThrough(), 2950);
+    const page = await log.readAfter(10, { limit: 5 });
+    assert.deepEqual([seqs(page.events), page.cursor, page.hasMore], [[11, 12, 13, 14, 15], 15, true]);
+    const all = await log.readAfter(0, { limit: 5000 });
+    assert.deepEqual(seqs(all.events), Array.from({ length: 3000 }, (_, i) => i + 1));
+    const w = log.subscribe(100);
+    const it = w[Symbol.asyncIterator]();
+    for (let s = 101; s <= 3000; s++) assert.equal((await it.next()).value.seq, s);
+    log.append(chunk(SID, 'live'));
+    assert.equal((await it.next()).value.seq, 3001);
+    await log.close();
+    assert.equal((await it.next()).done, true);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a reopened log serves its history from the file, from any cursor', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true });
+    for (let i = 1; i <= 5000; i++) log.append(chunk(SID, `c${i}-${'p'.repeat(i % 50)}`));
+    await log.close();
+    const ro = await FileEventLog.open(log.path, { readOnly: true });
+    for (const cursor of [0, 1, 777, 2500, 4999, 5000]) {
+      const p = await ro.readAfter(cursor, { limit: 3 });
+      assert.deepEqual(seqs(p.events), [cursor + 1, cursor + 2, cursor + 3].filter((s) => s <= 5000), `cursor ${cursor}`);
+    }
+    await assert.rejects(ro.readAfter(5001), (e: unknown) => isTroupeError(e, 'invalid_cursor'));
+    assert.throws(() => ro.append(chunk(SID, 'x')), (e: unknown) => isTroupeError(e));
+    // A read-only log has no live tail: the watcher replays, then waits for close.
+    const r = await drain(ro.subscribe(4990), 10);
+    assert.deepEqual(seqs(r.items), Array.from({ length: 10 }, (_, i) => 4991 + i));
+    await ro.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('a log file that lost its prefix serves what it has and gives replay_gap before it', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const path = join(dir, `${SID}.log`);
+    const events = [11, 12, 13].map((seq) => ({ type: 'agent_message_chunk', sessionId: SID, turnId: 't', messageId: 'm', text: `s${seq}`, seq, ts: 1 }) as AgentEvent);
+    writeFileSync(path, Buffer.concat([encodeHeaderRecord({ troupeLog: 1, sessionId: SID, createdAt: 1, baseSeq: 10 }), encodeEventRecord(events)]));
+    const log = await FileEventLog.open(path, { readOnly: true });
+    assert.equal(log.lastSeq(), 13);
+    assert.deepEqual(seqs((await log.readAfter(10)).events), [11, 12, 13]);
+    await assert.rejects(log.readAfter(3), (e: unknown) => isTroupeError(e, 'replay_gap'));
+    const r = await drain(log.subscribe(0));
+    assert.ok(isTroupeError(r.error, 'replay_gap'));
+    assert.deepEqual(r.items, []);
+    await log.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('create refuses an existing file; open of a missing file is session_not_found; a foreign header is log_corrupt', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true });
+    await log.close();
+    await assert.rejects(FileEventLog.create(log.path, { sessionId: SID }), (e: unknown) => isTroupeError(e, 'invalid_params'));
+    await assert.rejects(FileEventLog.open(join(dir, 'nope.log')), (e: unknown) => isTroupeError(e, 'session_not_found'));
+    await assert.rejects(FileEventLog.open(log.path, { sessionId: 'ses_other' }), (e: unknown) => isTroupeError(e, 'log_corrupt'));
+  } finally {
+    cleanup();
+  }
+});
+
+test('large events get a record of their own and round-trip', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true, maxEventBytes: 8 * 1024 * 1024 });
+    log.append(chunk(SID, 'small'));
+    const big = log.append(chunk(SID, 'B'.repeat(3 * 1024 * 1024)));
+    log.append(chunk(SID, 'small2'));
+    await log.close();
+    const { events, scan } = await readLogFile(log.path);
+    assert.equal(events.length, 3);
+    assert.deepEqual(events[1], big);
+    assert.equal(scan.warnings.length, 0);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a read-only open of a damaged log does not modify the file', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true });
+    for (let i = 0; i < 100; i++) log.append(chunk(SID, `c${i}`));
+    await log.close();
+    writeFileSync(log.path, Buffer.concat([readFileSync(log.path), Buffer.from([1, 2, 3])]));
+    const before = readFileSync(log.path);
+    const mtime = statSync(log.path).mtimeMs;
+    const ro = await FileEventLog.open(log.path, { readOnly: true });
+    assert.equal(ro.lastSeq(), 100);
+    assert.equal(ro.warnings.length, 1);
+    assert.deepEqual(readFileSync(log.path), before);
+    assert.equal(statSync(log.path).mtimeMs, mtime);
+    assert.equal(scanLogFile(log.path).validBytes, before.length - 3);
+  } finally {
+    cleanup();
+  }
+});
