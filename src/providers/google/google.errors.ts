@@ -1,0 +1,59 @@
+/**
+ * @google/genai errors → ProviderError. The SDK throws `ApiError` whose message is the JSON error
+ * body, `{"error":{"code","message","status","details"}}` (https://ai.google.dev/gemini-api/docs/troubleshooting),
+ * prefixed with `got status: …. ` when the error arrived inside a stream.
+ */
+import { ApiError } from '@google/genai';
+import { ProviderError, type ProviderErrorKind } from '../../core/provider.js';
+
+interface GoogleErrorBody {
+  code?: number;
+  message?: string;
+  status?: string;
+  details?: { '@type'?: string; reason?: string; retryDelay?: string }[];
+}
+
+const CONTEXT_OVERFLOW = /input token count.*exceeds|exceeds the maximum number of tokens|context (window|length)|too many tokens/i;
+
+export function toGoogleProviderError(err: unknown, signal: AbortSignal): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (signal.aborted || (err instanceof Error && err.name === 'AbortError')) return new ProviderError('aborted', 'the request was cancelled');
+  if (err instanceof ApiError) {
+    const body = parseBody(err.message);
+    const message = body?.message ?? err.message;
+    const kind = classify(err.status, body, message);
+    return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? retryDelayMs(body) : undefined });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ProviderError('network', message);
+}
+
+function classify(status: number, body: GoogleErrorBody | undefined, message: string): ProviderErrorKind {
+  const rpc = body?.status;
+  // An invalid key is a 400 INVALID_ARGUMENT whose ErrorInfo says API_KEY_INVALID.
+  if (status === 401 || status === 403 || rpc === 'UNAUTHENTICATED' || rpc === 'PERMISSION_DENIED') return 'auth';
+  if (body?.details?.some((d) => d.reason === 'API_KEY_INVALID')) return 'auth';
+  if (status === 429 || rpc === 'RESOURCE_EXHAUSTED') return 'rate_limited';
+  if (status === 400 && CONTEXT_OVERFLOW.test(message)) return 'context_overflow';
+  if (status === 413) return 'context_overflow';
+  if (status >= 500 || rpc === 'UNAVAILABLE' || rpc === 'INTERNAL' || rpc === 'DEADLINE_EXCEEDED') return 'overloaded';
+  return 'invalid_request';
+}
+
+function parseBody(message: string): GoogleErrorBody | undefined {
+  const start = message.indexOf('{');
+  if (start < 0) return undefined;
+  try {
+    const parsed = JSON.parse(message.slice(start)) as { error?: GoogleErrorBody };
+    return parsed.error;
+  } catch {
+    return undefined;
+  }
+}
+
+/** RetryInfo's `retryDelay` ("7s", "0.5s"), which is how Gemini says when to come back. */
+export function retryDelayMs(body: GoogleErrorBody | undefined): number | undefined {
+  const delay = body?.details?.find((d) => d['@type']?.endsWith('google.rpc.RetryInfo'))?.retryDelay;
+  const seconds = delay ? Number.parseFloat(delay) : Number.NaN;
+  return Number.isFinite(seconds) ? Math.max(0, seconds * 1000) : undefined;
+}

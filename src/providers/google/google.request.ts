@@ -1,0 +1,91 @@
+/**
+ * ModelRequest → `generateContentStream` parameters (https://ai.google.dev/api/generate-content).
+ * Gemini calls the assistant `model`; tool results go back as `functionResponse` parts of a user turn.
+ */
+import type { Content, GenerateContentConfig, Part } from '@google/genai';
+import type { ContentBlock } from '../../core/events.js';
+import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
+
+/** Prefix of the ids troupe invents for calls Gemini sent without one; they are never sent back. */
+export const SYNTHETIC_ID = 'gemini-call-';
+
+export function toGoogleParams(request: ModelRequest, caps: ModelCapabilities): { model: string; contents: Content[]; config: GenerateContentConfig } {
+  const config: GenerateContentConfig = {
+    maxOutputTokens: request.maxOutputTokens ?? caps.maxOutputTokens,
+    // troupe runs tools itself, and retries in one place: no SDK-side function calling or continuation.
+    automaticFunctionCalling: { disable: true },
+    automaticContinuation: false,
+  };
+  if (request.system) config.systemInstruction = request.system;
+  if (request.tools.length > 0) {
+    config.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.inputSchema })) }];
+  }
+  if (caps.thinking) {
+    // Some Gemini models cannot stop thinking; without a budget troupe only stops asking for summaries.
+    const budget = request.thinkingBudget ?? 0;
+    config.thinkingConfig = budget > 0 ? { includeThoughts: true, thinkingBudget: budget } : { includeThoughts: false };
+  }
+  return { model: request.model, contents: toContents(request.messages), config };
+}
+
+export function toContents(messages: ModelMessage[]): Content[] {
+  const out: Content[] = [];
+  for (const message of messages) {
+    const role = message.role === 'assistant' ? 'model' : 'user';
+    const parts = toParts(message);
+    if (parts.length === 0) continue;
+    const last = out[out.length - 1];
+    if (last && last.role === role) last.parts!.push(...parts);
+    else out.push({ role, parts });
+  }
+  return out;
+}
+
+function toParts(message: ModelMessage): Part[] {
+  switch (message.role) {
+    case 'user':
+      return message.content.map(userPart);
+    case 'tool':
+      return message.results.map((r) => ({
+        functionResponse: { ...vendorId(r.toolCallId), name: r.name, response: r.isError ? { error: r.output } : { output: r.output } },
+      }));
+    case 'assistant': {
+      // Thought signatures must return on the part they came with (Gemini 3 rejects calls without them).
+      const signatures = new Map<string, string>();
+      let textSignature: string | undefined;
+      for (const part of message.reasoning ?? []) {
+        if (part.provider !== 'google' || !part.data) continue;
+        if (part.kind === 'thought_signature' && part.id) signatures.set(part.id, part.data);
+        if (part.kind === 'text_signature') textSignature = part.data;
+      }
+      const parts: Part[] = [];
+      if (message.text) parts.push({ text: message.text, ...(textSignature ? { thoughtSignature: textSignature } : {}) });
+      for (const call of message.toolCalls) {
+        const signature = signatures.get(call.id);
+        parts.push({ functionCall: { ...vendorId(call.id), name: call.name, args: call.input }, ...(signature ? { thoughtSignature: signature } : {}) });
+      }
+      return parts;
+    }
+  }
+}
+
+function vendorId(id: string): { id?: string } {
+  return id.startsWith(SYNTHETIC_ID) ? {} : { id };
+}
+
+function userPart(block: ContentBlock): Part {
+  switch (block.type) {
+    case 'text':
+      return { text: block.text };
+    case 'image':
+      return { inlineData: { mimeType: block.mimeType, data: block.data } };
+    case 'resource_link':
+      return { text: `[resource ${block.name}: ${block.uri}]` };
+    case 'resource': {
+      const r = block.resource;
+      if ('text' in r) return { text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
+      if (r.mimeType) return { inlineData: { mimeType: r.mimeType, data: r.blob } };
+      return { text: `[binary resource ${r.uri} omitted]` };
+    }
+  }
+}

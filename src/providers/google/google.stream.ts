@@ -1,0 +1,63 @@
+/**
+ * Gemini stream chunks → ProviderEvents. Each chunk is a GenerateContentResponse
+ * (https://ai.google.dev/api/generate-content#v1beta.GenerateContentResponse): parts carry text,
+ * `thought: true` summaries, whole `functionCall`s and `thoughtSignature`s; the last chunk carries
+ * `finishReason` and `usageMetadata`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { GenerateContentResponse } from '@google/genai';
+import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { SYNTHETIC_ID } from './google.request.js';
+
+const FINISH: Record<string, ProviderStopReason> = {
+  STOP: 'end_turn',
+  MAX_TOKENS: 'max_tokens',
+  SAFETY: 'refusal',
+  RECITATION: 'refusal',
+  BLOCKLIST: 'refusal',
+  PROHIBITED_CONTENT: 'refusal',
+  SPII: 'refusal',
+  IMAGE_SAFETY: 'refusal',
+};
+
+export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResponse>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  let finish: ProviderStopReason | undefined;
+  let usage: ProviderEvent | undefined;
+  let sawCall = false;
+  for await (const chunk of chunks) {
+    if (chunk.usageMetadata) {
+      const u = chunk.usageMetadata;
+      // promptTokenCount includes cached tokens; thoughts are billed as output.
+      const cached = u.cachedContentTokenCount ?? 0;
+      usage = {
+        type: 'usage',
+        inputTokens: Math.max(0, (u.promptTokenCount ?? 0) - cached),
+        outputTokens: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0),
+        cacheReadTokens: cached,
+      };
+    }
+    if (chunk.promptFeedback?.blockReason) finish = 'refusal';
+    const candidate = chunk.candidates?.[0];
+    for (const part of candidate?.content?.parts ?? []) {
+      if (part.functionCall) {
+        sawCall = true;
+        const id = part.functionCall.id || `${SYNTHETIC_ID}${randomUUID()}`;
+        const input = part.functionCall.args ?? {};
+        yield { type: 'tool_call_start', id, name: part.functionCall.name ?? '' };
+        yield { type: 'tool_call_delta', id, argsDelta: JSON.stringify(input) };
+        yield { type: 'tool_call_end', id, input };
+        if (part.thoughtSignature) yield { type: 'reasoning_part', part: { provider: 'google', kind: 'thought_signature', id, data: part.thoughtSignature } };
+        continue;
+      }
+      if (part.text) yield part.thought ? { type: 'thinking_delta', text: part.text } : { type: 'text_delta', text: part.text };
+      if (part.thoughtSignature && !part.thought) {
+        yield { type: 'reasoning_part', part: { provider: 'google', kind: 'text_signature', data: part.thoughtSignature } };
+      }
+    }
+    if (candidate?.finishReason) finish = FINISH[candidate.finishReason] ?? 'end_turn';
+  }
+  if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');
+  if (finish === undefined) throw new ProviderError('network', 'the response stream ended before a finishReason');
+  if (usage) yield usage;
+  yield { type: 'stop', reason: finish === 'end_turn' && sawCall ? 'tool_use' : finish };
+}

@@ -1,0 +1,52 @@
+// The Gemini adapter through @google/genai (streamGenerateContent?alt=sse) against the replay server.
+import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
+import { providerContract } from './provider-contract.js';
+
+const quota = (retryDelay: string) => ({
+  error: {
+    code: 429,
+    message: 'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.',
+    status: 'RESOURCE_EXHAUSTED',
+    details: [
+      {
+        '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+        violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests', quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier', quotaValue: '5' }],
+      },
+      { '@type': 'type.googleapis.com/google.rpc.Help', links: [{ description: 'Learn more about Gemini API quotas', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' }] },
+      { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay },
+    ],
+  },
+});
+
+providerContract({
+  name: 'google',
+  model: 'gemini-2.5-pro',
+  makeAdapter: (baseURL, { maxRetries }) => new GoogleProvider({ apiKey: 'AIza-test', baseURL, maxRetries }),
+  fixtures: { text: 'google-text.sse', thinking: 'google-thinking.sse', tools: 'google-tools.sse' },
+  textUsage: { inputTokens: 200, outputTokens: 12, cacheReadTokens: 1000 },
+  // 200×1.25 + 12×10 + 1000×0.125 = 250 + 120 + 125 micro-dollars
+  textCost: 0.000495,
+  // Gemini sends each function call whole, in one part.
+  splitsToolArguments: false,
+  errors: {
+    rateLimited: { status: 429, json: quota('7s') },
+    rateLimitedBriefly: { status: 429, json: quota('0.005s') },
+    overloaded: { status: 503, json: { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }, vendorText: 'The model is overloaded.' },
+    contextOverflow: {
+      status: 400,
+      json: { error: { code: 400, message: 'The input token count (1250000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } },
+      vendorText: 'The input token count (1250000) exceeds the maximum number of tokens allowed (1048576).',
+    },
+    auth: {
+      status: 400,
+      json: {
+        error: {
+          code: 400,
+          message: 'API key not valid. Please pass a valid API key.',
+          status: 'INVALID_ARGUMENT',
+          details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } }],
+        },
+      },
+    },
+  },
+});
