@@ -1,0 +1,134 @@
+// run_command with real child processes: exit codes, output limits, timeouts and cancellation
+// that take the whole process group down.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLocalCommandBackend, createWorkspaceTools } from '../../../src/tools/index.js';
+import type { ToolHost } from '../../../src/core/ports.js';
+import { makeWorkspace, run, type Workspace } from './workspace.fixture.js';
+
+let ws: Workspace;
+let host: ToolHost;
+
+before(() => {
+  ws = makeWorkspace();
+  host = createWorkspaceTools({ cwd: ws.cwd, commands: createLocalCommandBackend({ killGraceMs: 300 }) });
+});
+after(() => ws.dispose());
+
+/** Alive and not a zombie (a zombie has already died; only its parent has not reaped it). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Polls (bounded) until the condition holds; returns whether it did. */
+async function eventually(cond: () => boolean, tries = 200): Promise<boolean> {
+  for (let i = 0; i < tries; i++) {
+    if (cond()) return true;
+    await sleep(25);
+  }
+  return cond();
+}
+
+function pidFrom(file: string): number {
+  return Number(readFileSync(join(ws.cwd, file), 'utf8').trim());
+}
+
+describe('run_command', () => {
+  test('success: output, exit code 0, text content', async () => {
+    const r = await run(host, 'run_command', { command: 'echo hello; echo oops 1>&2' });
+    assert.equal(r.isError, false);
+    assert.equal(r.output, 'hello\noops\n[exit code: 0]');
+    assert.deepEqual(r.content, [{ type: 'text', text: r.output }]);
+  });
+
+  test('a non-zero exit code is an error that shows the code', async () => {
+    const r = await run(host, 'run_command', { command: 'printf partial; exit 3' });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed']);
+    assert.equal(r.output, 'partial\n[exit code: 3]');
+    const silent = await run(host, 'run_command', { command: 'false' });
+    assert.equal(silent.output, '(no output)\n[exit code: 1]');
+  });
+
+  test('runs in the cwd, or in a cwd argument inside the workspace; stdin is empty', async () => {
+    mkdirSync(join(ws.cwd, 'sub'));
+    assert.equal((await run(host, 'run_command', { command: 'pwd' })).output, `${ws.cwd}\n[exit code: 0]`);
+    assert.equal((await run(host, 'run_command', { command: 'pwd', cwd: 'sub' })).output, `${join(ws.cwd, 'sub')}\n[exit code: 0]`);
+    assert.equal((await run(host, 'run_command', { command: 'cat; echo done' })).output, 'done\n[exit code: 0]');
+    const missing = await run(host, 'run_command', { command: 'pwd', cwd: 'nope' });
+    assert.equal(missing.isError, true);
+    assert.match(missing.output, /not an existing directory/);
+  });
+
+  test('output over the limit keeps the head and the tail with a marker', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { commandOutputBytes: 1000 } });
+    const r = await run(small, 'run_command', { command: `printf START; head -c 20000 /dev/zero | tr '\\0' x; printf END` });
+    assert.equal(r.isError, false);
+    const [body, status] = [r.output.slice(0, r.output.lastIndexOf('\n[exit')), r.output.slice(r.output.lastIndexOf('\n') + 1)];
+    assert.equal(status, '[exit code: 0]');
+    assert.ok(body.startsWith('START'), body.slice(0, 20));
+    assert.ok(body.endsWith('END'), body.slice(-20));
+    const marker = /\n\[\.\.\. (\d+) bytes of output omitted \.\.\.\]\n/.exec(body);
+    assert.ok(marker, 'truncation marker');
+    assert.equal(Number(marker[1]), 5 + 20000 + 3 - 1000);
+    assert.equal(Buffer.byteLength(body) - marker[0].length, 1000);
+  });
+
+  test('timeout kills the whole process group, grandchildren included', async () => {
+    const r = await run(host, 'run_command', { command: `sh -c 'sleep 1000 & echo $! > gc.pid; wait'`, timeout_ms: 300 });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'tool_timeout']);
+    assert.match(r.output, /\[timed out after 300 ms; the command and its child processes were killed\]$/);
+    const gc = pidFrom('gc.pid');
+    assert.ok(await eventually(() => !isAlive(gc)), `grandchild ${gc} survived`);
+  });
+
+  test('a grandchild that ignores SIGTERM is killed with SIGKILL', async () => {
+    const r = await run(host, 'run_command', { command: `sh -c 'trap "" TERM; sleep 1000 & echo $! > stubborn.pid; wait'`, timeout_ms: 300 });
+    assert.equal(r.errorCode, 'tool_timeout');
+    const gc = pidFrom('stubborn.pid');
+    assert.ok(await eventually(() => !isAlive(gc)), `grandchild ${gc} survived`);
+  });
+
+  test('background jobs do not outlive a command that exits', async () => {
+    const r = await run(host, 'run_command', { command: 'sleep 1000 & echo $! > bg.pid; echo started' });
+    assert.equal(r.output, 'started\n[exit code: 0]');
+    const bg = pidFrom('bg.pid');
+    assert.ok(await eventually(() => !isAlive(bg)), `background job ${bg} survived`);
+  });
+
+  test('abort via the signal stops the command and its children promptly', async () => {
+    const controller = new AbortController();
+    const pending = run(host, 'run_command', { command: `sh -c 'sleep 1000 & echo $! > abort.pid; wait'` }, controller.signal);
+    assert.ok(await eventually(() => existsSync(join(ws.cwd, 'abort.pid')) && readFileSync(join(ws.cwd, 'abort.pid'), 'utf8').endsWith('\n')));
+    controller.abort();
+    const r = await pending;
+    assert.deepEqual([r.isError, r.errorCode], [true, 'request_cancelled']);
+    assert.match(r.output, /\[cancelled; the command and its child processes were stopped\]$/);
+    const gc = pidFrom('abort.pid');
+    assert.ok(await eventually(() => !isAlive(gc)), `grandchild ${gc} survived`);
+  });
+
+  test('an already aborted signal runs nothing', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const r = await run(host, 'run_command', { command: 'touch ran.txt' }, controller.signal);
+    assert.equal(r.errorCode, 'request_cancelled');
+    assert.equal(existsSync(join(ws.cwd, 'ran.txt')), false);
+  });
+
+  test('timeout_ms is bounded by the configured maximum', () => {
+    const capped = createWorkspaceTools({ cwd: ws.cwd, limits: { commandMaxTimeoutMs: 5000 } });
+    assert.throws(() => capped.describe({ id: 'c', name: 'run_command', input: { command: 'true', timeout_ms: 5001 } }), { code: 'invalid_params' });
+    const spec = capped.specs().find((s) => s.name === 'run_command')!;
+    assert.equal((spec.inputSchema as { properties: { timeout_ms: { maximum: number } } }).properties.timeout_ms.maximum, 5000);
+  });
+});
