@@ -1,7 +1,7 @@
 /** edit_file: replace an exact string in a file, yielding a diff of the whole file. */
 import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
-import { defineTool, fileError } from './tool.js';
+import { defineTool, fileError, type ToolDefinition, type ToolLimits } from './tool.js';
 
 interface EditFileInput {
   path: string;
@@ -17,82 +17,85 @@ export function occurrences(haystack: string, needle: string): number[] {
   return found;
 }
 
-export const editFileTool = defineTool<EditFileInput>({
-  name: 'edit_file',
-  description:
-    'Edit a text file by exact string replacement. `old_string` must match the current file content exactly ' +
-    '(whitespace and indentation included) and, unless `replace_all` is true, occur exactly once: include ' +
-    'enough surrounding lines to make it unique. Every occurrence is replaced when `replace_all` is true. ' +
-    'Read the file first. To create a file or rewrite it entirely, use write_file.',
-  schema: {
-    type: 'object',
-    properties: {
-      path: { type: 'string', minLength: 1, description: 'File to edit, relative to the working directory or absolute.' },
-      old_string: { type: 'string', minLength: 1, description: 'The exact text to replace.' },
-      new_string: { type: 'string', description: 'The replacement text (may be empty to delete old_string).' },
-      replace_all: { type: 'boolean', description: 'Replace every occurrence instead of requiring exactly one. Default false.' },
+/** Built from the limits, which its description and schema state. */
+export function editFileTool(limits: ToolLimits): ToolDefinition {
+  return defineTool<EditFileInput>({
+    name: 'edit_file',
+    description:
+      'Edit a text file by exact string replacement. `old_string` must match the current file content exactly ' +
+      '(whitespace and indentation included) and, unless `replace_all` is true, occur exactly once: include ' +
+      'enough surrounding lines to make it unique. Every occurrence is replaced when `replace_all` is true. ' +
+      `Read the file first. Files over ${limits.maxFileBytes} bytes cannot be edited. To create a file or rewrite it entirely, use write_file.`,
+    schema: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', minLength: 1, description: 'File to edit, relative to the working directory or absolute.' },
+        old_string: { type: 'string', minLength: 1, description: 'The exact text to replace.' },
+        new_string: { type: 'string', description: 'The replacement text (may be empty to delete old_string).' },
+        replace_all: { type: 'boolean', description: 'Replace every occurrence instead of requiring exactly one. Default false.' },
+      },
+      required: ['path', 'old_string', 'new_string'],
+      additionalProperties: false,
     },
-    required: ['path', 'old_string', 'new_string'],
-    additionalProperties: false,
-  },
-  kind: 'edit',
-  access: 'edit',
+    kind: 'edit',
+    access: 'edit',
 
-  check(input) {
-    if (input.old_string === input.new_string) {
-      throw new TroupeError('invalid_params', 'Invalid input for edit_file: old_string and new_string are identical, so the edit would change nothing.');
-    }
-  },
+    check(input) {
+      if (input.old_string === input.new_string) {
+        throw new TroupeError('invalid_params', 'Invalid input for edit_file: old_string and new_string are identical, so the edit would change nothing.');
+      }
+    },
 
-  describe(input, env) {
-    const path = env.guard.lexical(input.path);
-    return { title: `Edit ${env.guard.display(path)}`, locations: [{ path }] };
-  },
+    describe(input, env) {
+      const path = env.guard.lexical(input.path);
+      return { title: `Edit ${env.guard.display(path)}`, locations: [{ path }] };
+    },
 
-  async run(input, env, ctx) {
-    const target = await env.guard.check(input.path);
-    const shown = env.guard.display(target.path);
-    if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
-    const info = await stat(target.path).catch((err: unknown) => {
-      throw fileError(err, shown);
-    });
-    if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
-    if (info.size > env.limits.maxFileBytes) {
-      throw new TroupeError('tool_failed', `${shown} is ${info.size} bytes, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
-    }
-    const oldText = await env.files.readText(target.path, {}, ctx.signal).catch((err: unknown) => {
-      throw fileError(err, shown);
-    });
-    const found = occurrences(oldText, input.old_string);
-    if (found.length === 0) {
-      throw new TroupeError(
-        'tool_failed',
-        `old_string was not found in ${shown}. It must match the file exactly, including whitespace and indentation; read the file again to see its current content.`,
-        { path: shown },
-      );
-    }
-    if (found.length > 1 && input.replace_all !== true) {
-      throw new TroupeError(
-        'tool_failed',
-        `old_string occurs ${found.length} times in ${shown}; include more surrounding context to make it unique, or set replace_all to true.`,
-        { path: shown, occurrences: found.length },
-      );
-    }
-    // split/join rather than String.replace, whose replacement string interprets `$&` and friends.
-    const first = found[0]!;
-    const newText = input.replace_all
-      ? oldText.split(input.old_string).join(input.new_string)
-      : oldText.slice(0, first) + input.new_string + oldText.slice(first + input.old_string.length);
-    await env.files.writeText(target.path, newText, ctx.signal).catch((err: unknown) => {
-      throw fileError(err, shown);
-    });
-    const line = oldText.slice(0, first).split('\n').length;
-    const count = found.length === 1 ? '1 occurrence' : `${found.length} occurrences`;
-    return {
-      output: `Edited ${shown}: replaced ${count} of old_string (first at line ${line}).`,
-      isError: false,
-      content: [{ type: 'diff', path: target.path, oldText, newText }],
-      locations: [{ path: target.path, line }],
-    };
-  },
-});
+    async run(input, env, ctx) {
+      const target = await env.guard.check(input.path);
+      const shown = env.guard.display(target.path);
+      if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
+      const info = await stat(target.path).catch((err: unknown) => {
+        throw fileError(err, shown);
+      });
+      if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
+      if (info.size > env.limits.maxFileBytes) {
+        throw new TroupeError('tool_failed', `${shown} is ${info.size} bytes, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
+      }
+      const oldText = await env.files.readText(target.path, {}, ctx.signal).catch((err: unknown) => {
+        throw fileError(err, shown);
+      });
+      const found = occurrences(oldText, input.old_string);
+      if (found.length === 0) {
+        throw new TroupeError(
+          'tool_failed',
+          `old_string was not found in ${shown}. It must match the file exactly, including whitespace and indentation; read the file again to see its current content.`,
+          { path: shown },
+        );
+      }
+      if (found.length > 1 && input.replace_all !== true) {
+        throw new TroupeError(
+          'tool_failed',
+          `old_string occurs ${found.length} times in ${shown}; include more surrounding context to make it unique, or set replace_all to true.`,
+          { path: shown, occurrences: found.length },
+        );
+      }
+      // split/join rather than String.replace, whose replacement string interprets `$&` and friends.
+      const first = found[0]!;
+      const newText = input.replace_all
+        ? oldText.split(input.old_string).join(input.new_string)
+        : oldText.slice(0, first) + input.new_string + oldText.slice(first + input.old_string.length);
+      await env.files.writeText(target.path, newText, ctx.signal).catch((err: unknown) => {
+        throw fileError(err, shown);
+      });
+      const line = oldText.slice(0, first).split('\n').length;
+      const count = found.length === 1 ? '1 occurrence' : `${found.length} occurrences`;
+      return {
+        output: `Edited ${shown}: replaced ${count} of old_string (first at line ${line}).`,
+        isError: false,
+        content: [{ type: 'diff', path: target.path, oldText, newText }],
+        locations: [{ path: target.path, line }],
+      };
+    },
+  });
+}

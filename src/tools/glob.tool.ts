@@ -1,7 +1,7 @@
 /** glob: find files by name pattern below a directory. */
 import { TroupeError } from '../core/errors.js';
 import { compileGlob } from './glob-pattern.js';
-import { clip, defineTool, textResult } from './tool.js';
+import { clip, defineTool, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 import { IGNORED_DIRS, walkFiles, type WalkStats } from './workspace-walk.js';
 
 interface GlobInput {
@@ -11,66 +11,69 @@ interface GlobInput {
   include_ignored?: boolean;
 }
 
-export const globTool = defineTool<GlobInput>({
-  name: 'glob',
-  description:
-    'Find files whose path matches a glob pattern, below a directory (default: the working directory). ' +
-    'Syntax: * (within one path segment), ? , ** (any number of directories), [abc], {a,b}. A pattern without "/" ' +
-    'matches file names at any depth ("*.ts"); a pattern with "/" matches the path relative to the search ' +
-    'directory ("src/**/*.test.ts"). Returns matching file paths (relative to the working directory), sorted. ' +
-    'node_modules and .git are skipped unless include_ignored is true. Symbolic links to directories are not followed.',
-  schema: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', minLength: 1, maxLength: 1000, description: 'Glob pattern, e.g. "*.ts" or "src/**/*.json".' },
-      path: { type: 'string', minLength: 1, description: 'Directory to search in. Default: the working directory.' },
-      max_results: { type: 'integer', minimum: 1, maximum: 2000, description: 'Maximum number of paths to return. Default 200.' },
-      include_ignored: { type: 'boolean', description: 'Also search node_modules and .git. Default false.' },
+/** Built from the limits, which its description and schema state. */
+export function globTool(limits: ToolLimits): ToolDefinition {
+  return defineTool<GlobInput>({
+    name: 'glob',
+    description:
+      'Find files whose path matches a glob pattern, below a directory (default: the working directory). ' +
+      'Syntax: * (within one path segment), ? , ** (any number of directories), [abc], {a,b}. A pattern without "/" ' +
+      'matches file names at any depth ("*.ts"); a pattern with "/" matches the path relative to the search ' +
+      'directory ("src/**/*.test.ts"). Returns matching file paths (relative to the working directory), sorted. ' +
+      'node_modules and .git are skipped unless include_ignored is true. Symbolic links to directories are not followed.',
+    schema: {
+      type: 'object',
+      properties: {
+        pattern: { type: 'string', minLength: 1, maxLength: 1000, description: 'Glob pattern, e.g. "*.ts" or "src/**/*.json".' },
+        path: { type: 'string', minLength: 1, description: 'Directory to search in. Default: the working directory.' },
+        max_results: { type: 'integer', minimum: 1, maximum: limits.searchMaxResults, description: `Maximum number of paths to return. Default ${limits.searchDefaultResults}.` },
+        include_ignored: { type: 'boolean', description: 'Also search node_modules and .git. Default false.' },
+      },
+      required: ['pattern'],
+      additionalProperties: false,
     },
-    required: ['pattern'],
-    additionalProperties: false,
-  },
-  kind: 'search',
-  access: 'read',
+    kind: 'search',
+    access: 'read',
 
-  check(input) {
-    compileGlob(input.pattern);
-  },
+    check(input) {
+      compileGlob(input.pattern);
+    },
 
-  describe(input, env) {
-    const path = env.guard.lexical(input.path ?? '.');
-    const where = input.path ? ` in ${env.guard.display(path)}` : '';
-    return { title: `Find \`${clip(input.pattern)}\`${where}`, locations: [{ path }] };
-  },
+    describe(input, env) {
+      const path = env.guard.lexical(input.path ?? '.');
+      const where = input.path ? ` in ${env.guard.display(path)}` : '';
+      return { title: `Find \`${clip(input.pattern)}\`${where}`, locations: [{ path }] };
+    },
 
-  async run(input, env, ctx) {
-    const glob = compileGlob(input.pattern);
-    const base = await env.guard.check(input.path ?? '.');
-    const shownBase = env.guard.display(base.path);
-    if (!base.exists) throw new TroupeError('tool_failed', `Directory not found: ${shownBase}`, { path: shownBase });
-    const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
-    const stats: WalkStats = { examined: 0, exhausted: false, skippedLinks: 0 };
-    const options = {
-      guard: env.guard,
-      skipDirs: input.include_ignored ? new Set<string>() : IGNORED_DIRS,
-      maxEntries: env.limits.searchMaxEntries,
-      signal: ctx.signal,
-    };
-    const found: string[] = [];
-    let more = false;
-    for await (const file of walkFiles(base.path, options, stats)) {
-      if (!glob.matches(file.rel)) continue;
-      if (found.length === max) {
-        more = true;
-        break;
+    async run(input, env, ctx) {
+      const glob = compileGlob(input.pattern);
+      const base = await env.guard.check(input.path ?? '.');
+      const shownBase = env.guard.display(base.path);
+      if (!base.exists) throw new TroupeError('tool_failed', `Directory not found: ${shownBase}`, { path: shownBase });
+      const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
+      const stats: WalkStats = { examined: 0, exhausted: false, skippedLinks: 0 };
+      const options = {
+        guard: env.guard,
+        skipDirs: input.include_ignored ? new Set<string>() : IGNORED_DIRS,
+        maxEntries: env.limits.searchMaxEntries,
+        signal: ctx.signal,
+      };
+      const found: string[] = [];
+      let more = false;
+      for await (const file of walkFiles(base.path, options, stats)) {
+        if (!glob.matches(file.rel)) continue;
+        if (found.length === max) {
+          more = true;
+          break;
+        }
+        found.push(env.guard.display(file.path));
       }
-      found.push(env.guard.display(file.path));
-    }
-    found.sort();
-    const notes: string[] = [];
-    if (more) notes.push(`[results limited to ${max}; narrow the pattern or the directory]`);
-    if (stats.exhausted) notes.push(`[search stopped after examining ${stats.examined} entries; some files were not considered]`);
-    const body = found.length === 0 ? `No files match \`${input.pattern}\` in ${shownBase}.` : found.join('\n');
-    return textResult([body, ...notes].join('\n'));
-  },
-});
+      found.sort();
+      const notes: string[] = [];
+      if (more) notes.push(`[results limited to ${max}; narrow the pattern or the directory]`);
+      if (stats.exhausted) notes.push(`[search stopped after examining ${stats.examined} entries; some files were not considered]`);
+      const body = found.length === 0 ? `No files match \`${input.pattern}\` in ${shownBase}.` : found.join('\n');
+      return textResult([body, ...notes].join('\n'));
+    },
+  });
+}

@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import type { ToolLocation } from '../core/events.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
-import { clip, defineTool, fileError, textResult } from './tool.js';
+import { clip, defineTool, fileError, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 import { IGNORED_DIRS, walkFiles, type WalkedFile, type WalkStats } from './workspace-walk.js';
 
 interface GrepInput {
@@ -26,91 +26,94 @@ function compileRegex(input: GrepInput): RegExp {
   }
 }
 
-export const grepTool = defineTool<GrepInput>({
-  name: 'grep',
-  description:
-    'Search the contents of files for a regular expression (JavaScript syntax), line by line. `path` may be a ' +
-    'file or a directory (default: the working directory); `glob` restricts which files are searched (same ' +
-    'syntax as the glob tool, e.g. "*.ts"). Returns "path:line: text" for each matching line. node_modules and ' +
-    '.git are skipped unless include_ignored is true; binary files and files over 1 MiB are skipped. Reads the ' +
-    'files on disk (unsaved editor changes are not seen).',
-  schema: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', minLength: 1, maxLength: 1000, description: 'Regular expression to search for, e.g. "function\\\\s+main".' },
-      path: { type: 'string', minLength: 1, description: 'File or directory to search. Default: the working directory.' },
-      glob: { type: 'string', minLength: 1, maxLength: 1000, description: 'Only search files matching this glob, e.g. "*.ts".' },
-      case_insensitive: { type: 'boolean', description: 'Ignore case. Default false.' },
-      max_results: { type: 'integer', minimum: 1, maximum: 2000, description: 'Maximum number of matching lines to return. Default 200.' },
-      include_ignored: { type: 'boolean', description: 'Also search node_modules and .git. Default false.' },
+/** Built from the limits, which its description and schema state. */
+export function grepTool(limits: ToolLimits): ToolDefinition {
+  return defineTool<GrepInput>({
+    name: 'grep',
+    description:
+      'Search the contents of files for a regular expression (JavaScript syntax), line by line. `path` may be a ' +
+      'file or a directory (default: the working directory); `glob` restricts which files are searched (same ' +
+      'syntax as the glob tool, e.g. "*.ts"). Returns "path:line: text" for each matching line. node_modules and ' +
+      `.git are skipped unless include_ignored is true; binary files and files over ${limits.grepMaxFileBytes} bytes are skipped. ` +
+      'Reads the files on disk (unsaved editor changes are not seen).',
+    schema: {
+      type: 'object',
+      properties: {
+        pattern: { type: 'string', minLength: 1, maxLength: 1000, description: 'Regular expression to search for, e.g. "function\\\\s+main".' },
+        path: { type: 'string', minLength: 1, description: 'File or directory to search. Default: the working directory.' },
+        glob: { type: 'string', minLength: 1, maxLength: 1000, description: 'Only search files matching this glob, e.g. "*.ts".' },
+        case_insensitive: { type: 'boolean', description: 'Ignore case. Default false.' },
+        max_results: { type: 'integer', minimum: 1, maximum: limits.searchMaxResults, description: `Maximum number of matching lines to return. Default ${limits.searchDefaultResults}.` },
+        include_ignored: { type: 'boolean', description: 'Also search node_modules and .git. Default false.' },
+      },
+      required: ['pattern'],
+      additionalProperties: false,
     },
-    required: ['pattern'],
-    additionalProperties: false,
-  },
-  kind: 'search',
-  access: 'read',
+    kind: 'search',
+    access: 'read',
 
-  check(input) {
-    compileRegex(input);
-    if (input.glob !== undefined) compileGlob(input.glob);
-  },
+    check(input) {
+      compileRegex(input);
+      if (input.glob !== undefined) compileGlob(input.glob);
+    },
 
-  describe(input, env) {
-    const path = env.guard.lexical(input.path ?? '.');
-    const where = input.path ? ` in ${env.guard.display(path)}` : '';
-    return { title: `Search \`${clip(input.pattern)}\`${where}`, locations: [{ path }] };
-  },
+    describe(input, env) {
+      const path = env.guard.lexical(input.path ?? '.');
+      const where = input.path ? ` in ${env.guard.display(path)}` : '';
+      return { title: `Search \`${clip(input.pattern)}\`${where}`, locations: [{ path }] };
+    },
 
-  async run(input, env, ctx) {
-    const regex = compileRegex(input);
-    const filter: CompiledGlob | undefined = input.glob === undefined ? undefined : compileGlob(input.glob);
-    const base = await env.guard.check(input.path ?? '.');
-    const shownBase = env.guard.display(base.path);
-    if (!base.exists) throw new TroupeError('tool_failed', `Not found: ${shownBase}`, { path: shownBase });
-    const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
-    const stats: WalkStats = { examined: 0, exhausted: false, skippedLinks: 0 };
-    const baseInfo = await stat(base.path).catch((err: unknown) => {
-      throw fileError(err, shownBase);
-    });
-    const files: AsyncIterable<WalkedFile> | WalkedFile[] = baseInfo.isDirectory()
-      ? walkFiles(base.path, { guard: env.guard, skipDirs: input.include_ignored ? new Set() : IGNORED_DIRS, maxEntries: env.limits.searchMaxEntries, signal: ctx.signal }, stats)
-      : [{ path: base.path, rel: base.path.slice(base.path.lastIndexOf('/') + 1) }];
+    async run(input, env, ctx) {
+      const regex = compileRegex(input);
+      const filter: CompiledGlob | undefined = input.glob === undefined ? undefined : compileGlob(input.glob);
+      const base = await env.guard.check(input.path ?? '.');
+      const shownBase = env.guard.display(base.path);
+      if (!base.exists) throw new TroupeError('tool_failed', `Not found: ${shownBase}`, { path: shownBase });
+      const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
+      const stats: WalkStats = { examined: 0, exhausted: false, skippedLinks: 0 };
+      const baseInfo = await stat(base.path).catch((err: unknown) => {
+        throw fileError(err, shownBase);
+      });
+      const files: AsyncIterable<WalkedFile> | WalkedFile[] = baseInfo.isDirectory()
+        ? walkFiles(base.path, { guard: env.guard, skipDirs: input.include_ignored ? new Set() : IGNORED_DIRS, maxEntries: env.limits.searchMaxEntries, signal: ctx.signal }, stats)
+        : [{ path: base.path, rel: base.path.slice(base.path.lastIndexOf('/') + 1) }];
 
-    const lines: string[] = [];
-    const locations: ToolLocation[] = [];
-    let more = false;
-    let skippedLarge = 0;
-    search: for await (const file of files) {
-      if (ctx.signal.aborted) break;
-      if (filter && !filter.matches(file.rel)) continue;
-      let text: string;
-      try {
-        if ((await stat(file.path)).size > env.limits.grepMaxFileBytes) {
-          skippedLarge++;
-          continue;
+      const lines: string[] = [];
+      const locations: ToolLocation[] = [];
+      let more = false;
+      let skippedLarge = 0;
+      search: for await (const file of files) {
+        if (ctx.signal.aborted) break;
+        if (filter && !filter.matches(file.rel)) continue;
+        let text: string;
+        try {
+          if ((await stat(file.path)).size > env.limits.grepMaxFileBytes) {
+            skippedLarge++;
+            continue;
+          }
+          text = await readFile(file.path, 'utf8');
+        } catch {
+          continue; // vanished or unreadable since the walk saw it
         }
-        text = await readFile(file.path, 'utf8');
-      } catch {
-        continue; // vanished or unreadable since the walk saw it
-      }
-      if (text.slice(0, 8192).includes('\0')) continue;
-      const shown = env.guard.display(file.path);
-      const fileLines = text.split('\n');
-      for (let i = 0; i < fileLines.length; i++) {
-        if (!regex.test(fileLines[i]!)) continue;
-        if (lines.length === max) {
-          more = true;
-          break search;
+        if (text.slice(0, 8192).includes('\0')) continue;
+        const shown = env.guard.display(file.path);
+        const fileLines = text.split('\n');
+        for (let i = 0; i < fileLines.length; i++) {
+          if (!regex.test(fileLines[i]!)) continue;
+          if (lines.length === max) {
+            more = true;
+            break search;
+          }
+          lines.push(`${shown}:${i + 1}: ${clip(fileLines[i]!.replace(/\r$/, ''), env.limits.grepMaxLineChars)}`);
+          if (locations.length < MAX_LOCATIONS) locations.push({ path: file.path, line: i + 1 });
         }
-        lines.push(`${shown}:${i + 1}: ${clip(fileLines[i]!.replace(/\r$/, ''), env.limits.grepMaxLineChars)}`);
-        if (locations.length < MAX_LOCATIONS) locations.push({ path: file.path, line: i + 1 });
       }
-    }
-    const notes: string[] = [];
-    if (more) notes.push(`[results limited to ${max} matching lines; narrow the pattern, path or glob]`);
-    if (skippedLarge > 0) notes.push(`[${skippedLarge} file(s) over ${env.limits.grepMaxFileBytes} bytes skipped]`);
-    if (stats.exhausted) notes.push(`[search stopped after examining ${stats.examined} entries; some files were not searched]`);
-    const body = lines.length === 0 ? `No matches for \`${input.pattern}\` in ${shownBase}.` : lines.join('\n');
-    return textResult([body, ...notes].join('\n'), { locations });
-  },
-});
+      const notes: string[] = [];
+      if (more) notes.push(`[results limited to ${max} matching lines; narrow the pattern, path or glob]`);
+      if (skippedLarge > 0) notes.push(`[${skippedLarge} file(s) over ${env.limits.grepMaxFileBytes} bytes skipped]`);
+      if (stats.exhausted) notes.push(`[search stopped after examining ${stats.examined} entries; some files were not searched]`);
+      const body = lines.length === 0 ? `No matches for \`${input.pattern}\` in ${shownBase}.` : lines.join('\n');
+      return textResult([body, ...notes].join('\n'), { locations });
+    },
+  });
+}

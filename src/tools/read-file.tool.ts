@@ -1,7 +1,7 @@
 /** read_file: a text file, or a window of its lines. */
 import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
-import { defineTool, fileError, textResult } from './tool.js';
+import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 
 interface ReadFileInput {
   path: string;
@@ -12,66 +12,70 @@ interface ReadFileInput {
 /** How far into a text we look for NUL bytes to call it binary. */
 const BINARY_PROBE_CHARS = 8192;
 
-export const readFileTool = defineTool<ReadFileInput>({
-  name: 'read_file',
-  description:
-    'Read a UTF-8 text file from the workspace. Returns the file content verbatim (no line numbers added), ' +
-    'by default at most the first 2000 lines; use `offset` (1-based first line) and `limit` (number of lines) ' +
-    'to read further or less. The path is relative to the session working directory or absolute, and must lie ' +
-    'inside the workspace. Read a file before editing it so that edit_file old_string matches exactly.',
-  schema: {
-    type: 'object',
-    properties: {
-      path: { type: 'string', minLength: 1, description: 'File to read, relative to the working directory or absolute.' },
-      offset: { type: 'integer', minimum: 1, description: '1-based line to start reading from. Default 1.' },
-      limit: { type: 'integer', minimum: 1, maximum: 100_000, description: 'Maximum number of lines to return. Default 2000.' },
+/** Built from the limits, which its description and schema state. */
+export function readFileTool(limits: ToolLimits): ToolDefinition {
+  return defineTool<ReadFileInput>({
+    name: 'read_file',
+    description:
+      'Read a UTF-8 text file from the workspace. Returns the file content verbatim (no line numbers added), ' +
+      `by default at most the first ${limits.readDefaultLines} lines (and ${limits.readMaxBytes} bytes); use ` +
+      ' `offset` (1-based first line) and `limit` (number of lines) ' +
+      'to read further or less. The path is relative to the session working directory or absolute, and must lie ' +
+      'inside the workspace. Read a file before editing it so that edit_file old_string matches exactly.',
+    schema: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', minLength: 1, description: 'File to read, relative to the working directory or absolute.' },
+        offset: { type: 'integer', minimum: 1, description: '1-based line to start reading from. Default 1.' },
+        limit: { type: 'integer', minimum: 1, maximum: 100_000, description: `Maximum number of lines to return. Default ${limits.readDefaultLines}.` },
+      },
+      required: ['path'],
+      additionalProperties: false,
     },
-    required: ['path'],
-    additionalProperties: false,
-  },
-  kind: 'read',
-  access: 'read',
+    kind: 'read',
+    access: 'read',
 
-  describe(input, env) {
-    const path = env.guard.lexical(input.path);
-    const from = input.offset && input.offset > 1 ? ` (from line ${input.offset})` : '';
-    return { title: `Read ${env.guard.display(path)}${from}`, locations: [{ path, ...(input.offset ? { line: input.offset } : {}) }] };
-  },
+    describe(input, env) {
+      const path = env.guard.lexical(input.path);
+      const from = input.offset && input.offset > 1 ? ` (from line ${input.offset})` : '';
+      return { title: `Read ${env.guard.display(path)}${from}`, locations: [{ path, ...(input.offset ? { line: input.offset } : {}) }] };
+    },
 
-  async run(input, env, ctx) {
-    const target = await env.guard.check(input.path);
-    const shown = env.guard.display(target.path);
-    if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
-    const info = await stat(target.path).catch((err: unknown) => {
-      throw fileError(err, shown);
-    });
-    if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
-    if (info.size > env.limits.maxFileBytes && input.offset === undefined && input.limit === undefined) {
-      throw new TroupeError('tool_failed', `${shown} is ${info.size} bytes, over the ${env.limits.maxFileBytes}-byte limit; read a window with offset and limit, or use grep.`, { path: shown });
-    }
-    const offset = input.offset ?? 1;
-    const wanted = input.limit ?? env.limits.readDefaultLines;
-    // Two extra lines tell "the file continues" apart from "the file ends with a newline".
-    const text = await env.files.readText(target.path, { line: offset, limit: wanted + 2 }, ctx.signal).catch((err: unknown) => {
-      throw fileError(err, shown);
-    });
-    if (text.slice(0, BINARY_PROBE_CHARS).includes('\0')) {
-      throw new TroupeError('tool_failed', `${shown} looks like a binary file (it contains NUL bytes); read_file only reads text.`, { path: shown });
-    }
-    const lines = text.split('\n');
-    const continues = lines.length > wanted + 1 || (lines.length === wanted + 1 && lines[wanted] !== '');
-    let body = continues ? `${lines.slice(0, wanted).join('\n')}\n` : text;
-    let note = '';
-    if (Buffer.byteLength(body) > env.limits.readMaxBytes) {
-      const cut = Buffer.from(body).subarray(0, env.limits.readMaxBytes).toString('utf8');
-      const kept = cut.lastIndexOf('\n') > 0 ? cut.slice(0, cut.lastIndexOf('\n') + 1) : cut;
-      const shownLines = kept.split('\n').length - 1;
-      body = kept;
-      note = `\n[output cut at ${env.limits.readMaxBytes} bytes after line ${offset + shownLines - 1}; read again with offset ${offset + shownLines}]`;
-    } else if (continues) {
-      note = `\n[showing lines ${offset}-${offset + wanted - 1}; the file continues: read again with offset ${offset + wanted}]`;
-    }
-    if (body === '' && note === '') return textResult(offset > 1 ? `[${shown} has fewer than ${offset} lines]` : `[${shown} is empty]`, { locations: [{ path: target.path }] });
-    return textResult(body + note, { locations: [{ path: target.path, line: offset }] });
-  },
-});
+    async run(input, env, ctx) {
+      const target = await env.guard.check(input.path);
+      const shown = env.guard.display(target.path);
+      if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
+      const info = await stat(target.path).catch((err: unknown) => {
+        throw fileError(err, shown);
+      });
+      if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
+      if (info.size > env.limits.maxFileBytes && input.offset === undefined && input.limit === undefined) {
+        throw new TroupeError('tool_failed', `${shown} is ${info.size} bytes, over the ${env.limits.maxFileBytes}-byte limit; read a window with offset and limit, or use grep.`, { path: shown });
+      }
+      const offset = input.offset ?? 1;
+      const wanted = input.limit ?? env.limits.readDefaultLines;
+      // Two extra lines tell "the file continues" apart from "the file ends with a newline".
+      const text = await env.files.readText(target.path, { line: offset, limit: wanted + 2 }, ctx.signal).catch((err: unknown) => {
+        throw fileError(err, shown);
+      });
+      if (text.slice(0, BINARY_PROBE_CHARS).includes('\0')) {
+        throw new TroupeError('tool_failed', `${shown} looks like a binary file (it contains NUL bytes); read_file only reads text.`, { path: shown });
+      }
+      const lines = text.split('\n');
+      const continues = lines.length > wanted + 1 || (lines.length === wanted + 1 && lines[wanted] !== '');
+      let body = continues ? `${lines.slice(0, wanted).join('\n')}\n` : text;
+      let note = '';
+      if (Buffer.byteLength(body) > env.limits.readMaxBytes) {
+        const cut = Buffer.from(body).subarray(0, env.limits.readMaxBytes).toString('utf8');
+        const kept = cut.lastIndexOf('\n') > 0 ? cut.slice(0, cut.lastIndexOf('\n') + 1) : cut;
+        const shownLines = kept.split('\n').length - 1;
+        body = kept;
+        note = `\n[output cut at ${env.limits.readMaxBytes} bytes after line ${offset + shownLines - 1}; read again with offset ${offset + shownLines}]`;
+      } else if (continues) {
+        note = `\n[showing lines ${offset}-${offset + wanted - 1}; the file continues: read again with offset ${offset + wanted}]`;
+      }
+      if (body === '' && note === '') return textResult(offset > 1 ? `[${shown} has fewer than ${offset} lines]` : `[${shown} is empty]`, { locations: [{ path: target.path }] });
+      return textResult(body + note, { locations: [{ path: target.path, line: offset }] });
+    },
+  });
+}

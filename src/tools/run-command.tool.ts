@@ -64,8 +64,9 @@ export function runCommandTool(limits: ToolLimits): ToolDefinition {
       }
       const { line, ...status } = verdict(outcome, timeoutMs, ctx.signal.aborted);
       const output = `${outcome.output === '' ? '(no output)\n' : outcome.output.replace(/\n?$/, '\n')}${line}`;
-      const content: ToolContent[] = outcome.terminalId ? [{ type: 'terminal', terminalId: outcome.terminalId }] : [{ type: 'text', text: output }];
-      return { output, ...status, content };
+      // A client terminal already shows the output; otherwise the output text is the content (default).
+      const content: ToolContent[] | undefined = outcome.terminalId ? [{ type: 'terminal', terminalId: outcome.terminalId }] : undefined;
+      return { output, ...status, ...(content ? { content } : {}) };
     },
   });
 }

@@ -95,9 +95,9 @@ export function fileError(err: unknown, shown: string): TroupeError {
   return new TroupeError('tool_failed', message, { path: shown, ...(code ? { errno: code } : {}) });
 }
 
-/** A successful result with plain text shown to the client as well. */
+/** A successful text result. No `content`: the client is shown the output (the port's default). */
 export function textResult(output: string, extra: Partial<ToolResult> = {}): ToolResult {
-  return { output, isError: false, content: [{ type: 'text', text: output }], ...extra };
+  return { output, isError: false, ...extra };
 }
 
 /** A short single-line rendering of user text for titles. */

@@ -35,7 +35,7 @@ export interface WorkspaceToolsOptions {
 /** Turns anything a tool threw into the result the model sees. */
 function failure(err: unknown): ToolResult {
   const e = err instanceof TroupeError ? err : new TroupeError('tool_failed', err instanceof Error ? err.message : String(err));
-  return { output: e.message, isError: true, errorCode: e.code, content: [{ type: 'text', text: e.message }] };
+  return { output: e.message, isError: true, errorCode: e.code };
 }
 
 const cancelled = (): ToolResult => ({ output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' });
@@ -50,7 +50,7 @@ export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHost {
     limits,
   };
   const tools = new Map<string, ToolDefinition>(
-    [readFileTool, writeFileTool, editFileTool, listDirTool, globTool, grepTool, runCommandTool(limits)].map((t) => [t.name, t]),
+    [readFileTool, writeFileTool, editFileTool, listDirTool, globTool, grepTool, runCommandTool].map((make) => make(limits)).map((t) => [t.name, t]),
   );
   const specs: ToolSpec[] = [...tools.values()].map(specOf);
 

@@ -1,63 +1,66 @@
 /** write_file: create or replace a whole file; parent directories are created as needed. */
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { defineTool, fileError } from './tool.js';
+import { defineTool, fileError, type ToolDefinition, type ToolLimits } from './tool.js';
 
 interface WriteFileInput {
   path: string;
   content: string;
 }
 
-export const writeFileTool = defineTool<WriteFileInput>({
-  name: 'write_file',
-  description:
-    'Create a file, or replace the whole content of an existing one, with `content` (UTF-8 text). ' +
-    'Missing parent directories are created. The path must lie inside the workspace. ' +
-    'To change part of an existing file, prefer edit_file.',
-  schema: {
-    type: 'object',
-    properties: {
-      path: { type: 'string', minLength: 1, description: 'File to write, relative to the working directory or absolute.' },
-      content: { type: 'string', description: 'The complete new content of the file.' },
+/** A factory like the other tools; write_file states no limit. */
+export function writeFileTool(_limits: ToolLimits): ToolDefinition {
+  return defineTool<WriteFileInput>({
+    name: 'write_file',
+    description:
+      'Create a file, or replace the whole content of an existing one, with `content` (UTF-8 text). ' +
+      'Missing parent directories are created. The path must lie inside the workspace. ' +
+      'To change part of an existing file, prefer edit_file.',
+    schema: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', minLength: 1, description: 'File to write, relative to the working directory or absolute.' },
+        content: { type: 'string', description: 'The complete new content of the file.' },
+      },
+      required: ['path', 'content'],
+      additionalProperties: false,
     },
-    required: ['path', 'content'],
-    additionalProperties: false,
-  },
-  kind: 'edit',
-  access: 'edit',
+    kind: 'edit',
+    access: 'edit',
 
-  describe(input, env) {
-    const path = env.guard.lexical(input.path);
-    return { title: `Write ${env.guard.display(path)}`, locations: [{ path }] };
-  },
+    describe(input, env) {
+      const path = env.guard.lexical(input.path);
+      return { title: `Write ${env.guard.display(path)}`, locations: [{ path }] };
+    },
 
-  async run(input, env, ctx) {
-    const target = await env.guard.check(input.path);
-    const shown = env.guard.display(target.path);
-    let oldText: string | null = null;
-    if (target.exists) {
-      const info = await stat(target.path).catch((err: unknown) => {
+    async run(input, env, ctx) {
+      const target = await env.guard.check(input.path);
+      const shown = env.guard.display(target.path);
+      let oldText: string | null = null;
+      if (target.exists) {
+        const info = await stat(target.path).catch((err: unknown) => {
+          throw fileError(err, shown);
+        });
+        if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
+        // The diff shows what was replaced; a file too large to diff is shown as newly written.
+        if (info.size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, {}, ctx.signal).catch(() => null);
+      }
+      try {
+        // Every existing ancestor resolved inside the workspace (the guard checked), so the new
+        // directories are created inside it too.
+        await mkdir(dirname(target.path), { recursive: true });
+        await env.files.writeText(target.path, input.content, ctx.signal);
+      } catch (err) {
         throw fileError(err, shown);
-      });
-      if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
-      // The diff shows what was replaced; a file too large to diff is shown as newly written.
-      if (info.size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, {}, ctx.signal).catch(() => null);
-    }
-    try {
-      // Every existing ancestor resolved inside the workspace (the guard checked), so the new
-      // directories are created inside it too.
-      await mkdir(dirname(target.path), { recursive: true });
-      await env.files.writeText(target.path, input.content, ctx.signal);
-    } catch (err) {
-      throw fileError(err, shown);
-    }
-    const bytes = Buffer.byteLength(input.content);
-    const output = target.exists ? `Wrote ${shown} (${bytes} bytes; replaced the previous content).` : `Created ${shown} (${bytes} bytes).`;
-    return {
-      output,
-      isError: false,
-      content: [{ type: 'diff', path: target.path, oldText, newText: input.content }],
-      locations: [{ path: target.path }],
-    };
-  },
-});
+      }
+      const bytes = Buffer.byteLength(input.content);
+      const output = target.exists ? `Wrote ${shown} (${bytes} bytes; replaced the previous content).` : `Created ${shown} (${bytes} bytes).`;
+      return {
+        output,
+        isError: false,
+        content: [{ type: 'diff', path: target.path, oldText, newText: input.content }],
+        locations: [{ path: target.path }],
+      };
+    },
+  });
+}

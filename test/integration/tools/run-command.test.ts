@@ -44,11 +44,11 @@ function pidFrom(file: string): number {
 }
 
 describe('run_command', () => {
-  test('success: output, exit code 0, text content', async () => {
+  test('success: output, exit code 0, no separate content (the output is shown)', async () => {
     const r = await run(host, 'run_command', { command: 'echo hello; echo oops 1>&2' });
     assert.equal(r.isError, false);
     assert.equal(r.output, 'hello\noops\n[exit code: 0]');
-    assert.deepEqual(r.content, [{ type: 'text', text: r.output }]);
+    assert.equal(r.content, undefined);
   });
 
   test('a non-zero exit code is an error that shows the code', async () => {
