@@ -105,7 +105,7 @@ export class FileEventLog implements EventLog {
     try {
       fh = await open(path, options.readOnly ? 'r' : 'r+');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `no log at ${path}`, { path, sessionId: options.sessionId });
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `no log at ${path}`, { path, sessionId: options.sessionId, missing: true });
       throw err;
     }
     return FileEventLog.fromHandle(path, fh, options);
@@ -117,7 +117,7 @@ export class FileEventLog implements EventLog {
     try {
       return await FileEventLog.open(path, { ...options, sessionId });
     } catch (err) {
-      if (options.create && err instanceof TroupeError && err.code === 'session_not_found') return FileEventLog.create(path, { ...options, sessionId });
+      if (options.create && err instanceof TroupeError && err.code === 'session_not_found' && err.data.missing === true) return FileEventLog.create(path, { ...options, sessionId });
       throw err;
     }
   }
@@ -132,6 +132,9 @@ export class FileEventLog implements EventLog {
       if (sessionId === undefined) throw new TroupeError('log_corrupt', `${path} has no valid header and no session id was given`, { path });
       if (options.sessionId !== undefined && options.sessionId !== sessionId) {
         throw new TroupeError('log_corrupt', `${path} belongs to session ${sessionId}, not ${options.sessionId}`, { path, sessionId });
+      }
+      if (scan.header?.tombstone && !options.readOnly) {
+        throw new TroupeError('session_not_found', `session ${sessionId} was deleted; its log is a tombstone`, { path, sessionId, deleted: true });
       }
       if (options.readOnly) {
         await fh.close();

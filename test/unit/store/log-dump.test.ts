@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { logDumpCommand } from '../../../src/cli/log-dump.command.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { sessionsDir } from '../../../src/store/paths.js';
+import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+
+function capture(): { stream: PassThrough; text(): string } {
+  const stream = new PassThrough();
+  const parts: Buffer[] = [];
+  stream.on('data', (d: Buffer) => parts.push(d));
+  return { stream, text: () => Buffer.concat(parts).toString('utf8') };
+}
+
+async function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
+  const out = capture();
+  const err = capture();
+  const code = await logDumpCommand(args, { stdout: out.stream, stderr: err.stream, env });
+  return { code, out: out.text(), err: err.text() };
+}
+
+test('log dump by session id (resolved under TROUPE_HOME) prints JSON lines equal to the stored events', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const sessions = sessionsDir(dir);
+    mkdirSync(sessions, { recursive: true });
+    const log = await FileEventLog.forSession(sessions, 'ses_dump', { create: true });
+    log.append(sessionCreated('ses_dump', '/w'));
+    log.append(chunk('ses_dump', 'hello "world"'));
+    log.append(turnCompleted('ses_dump'));
+    await log.close();
+    const stored = (await log.readAfter(0)).events;
+    const env = { TROUPE_HOME: dir };
+    const j = await run(['ses_dump', '--json'], env);
+    assert.equal(j.code, 0);
+    assert.equal(j.err, '');
+    assert.deepEqual(j.out.trimEnd().split('\n').map((l) => JSON.parse(l)), stored);
+    const h = await run(['dump', 'ses_dump'], env);
+    assert.equal(h.code, 0);
+    const lines = h.out.trimEnd().split('\n');
+    assert.match(lines[0]!, /^# session ses_dump, .*3 events \(seq 1–3\)/);
+    assert.match(lines[2]!, /^\s+2\s+\S+Z\s+agent_message_chunk\s+.*hello \\"world\\"/);
+    assert.equal(lines.length, 4);
+  } finally {
+    cleanup();
+  }
+});
+
+test('log dump of a file with a torn tail prints the valid prefix and warns on stderr with the offset', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, 'ses_torn', { create: true });
+    log.append(chunk('ses_torn', 'a'));
+    await log.close();
+    const { statSync } = await import('node:fs');
+    const size = statSync(log.path).size;
+    appendFileSync(log.path, Buffer.from([9, 9, 9]));
+    const r = await run([log.path, '--json'], {});
+    assert.equal(r.code, 0);
+    assert.equal(r.out.trimEnd().split('\n').length, 1);
+    assert.match(r.err, new RegExp(`warning: .*at byte ${size}`));
+    assert.equal(statSync(log.path).size, size + 3, 'dump does not repair the file');
+  } finally {
+    cleanup();
+  }
+});
+
+test('log dump usage errors and missing logs give non-zero exit codes and nothing on stdout', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const env = { TROUPE_HOME: dir };
+    assert.deepEqual([(await run([], env)).code, (await run(['a', 'b'], env)).code, (await run(['x', '--bogus'], env)).code], [2, 2, 2]);
+    const missing = await run(['ses_missing'], env);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.out, '');
+    assert.match(missing.err, /no log at .*sessions\/ses_missing\.log/);
+    const notLog = `${dir}/not.log`;
+    appendFileSync(notLog, 'hello, not a log');
+    assert.equal((await run([notLog], env)).code, 1);
+  } finally {
+    cleanup();
+  }
+});

@@ -1,0 +1,161 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isTroupeError } from '../../../src/core/errors.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { readLogFile } from '../../../src/store/log-file.reader.js';
+import { SessionIndex } from '../../../src/store/session-index.store.js';
+import { writeFileAtomic } from '../../../src/store/atomic-write.js';
+import { chunk, sessionCreated, steppingClock, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+
+async function makeSession(dir: string, id: string, cwd: string, clock = steppingClock(), title?: string): Promise<FileEventLog> {
+  const log = await FileEventLog.forSession(dir, id, { create: true, clock });
+  log.append(sessionCreated(id, cwd));
+  if (title) log.append({ type: 'session_configured', sessionId: id, title, mode: 'plan' });
+  log.append(chunk(id, 'hello'));
+  log.append(turnCompleted(id));
+  return log;
+}
+
+test('atomic write: the file is replaced whole and no temp file is left behind', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const path = join(dir, 'x.json');
+    await writeFileAtomic(path, 'one');
+    await writeFileAtomic(path, 'two');
+    assert.equal(readFileSync(path, 'utf8'), 'two');
+    assert.deepEqual(readdirSync(dir), ['x.json']);
+    // A crash between writing the temp file and the rename leaves a stray temp file but the old content.
+    writeFileSync(join(dir, '.x.json.123.abc.tmp'), 'half');
+    const index = await SessionIndex.open(dir);
+    assert.equal(index.list().sessions.length, 0);
+  } finally {
+    cleanup();
+  }
+});
+
+test('events update the index; it is persisted and reloaded as written', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const clock = steppingClock(5000);
+    const index = await SessionIndex.open(dir, { clock });
+    assert.equal(index.rebuiltBecause, 'missing');
+    const log = await makeSession(dir, 'ses_a', '/work/a', clock, 'First');
+    await index.applyEvents((await log.readAfter(0)).events);
+    await log.close();
+    const e = index.get('ses_a')!;
+    assert.deepEqual(
+      { cwd: e.cwd, title: e.title, model: e.model, mode: e.mode, status: e.status, lastSeq: e.lastSeq, createdAt: e.createdAt },
+      { cwd: '/work/a', title: 'First', model: 'scripted/demo', mode: 'plan', status: 'active', lastSeq: 4, createdAt: 5000 },
+    );
+    await index.setStatus('ses_a', 'failed');
+    const again = await SessionIndex.open(dir);
+    assert.equal(again.rebuiltBecause, undefined);
+    assert.deepEqual(again.get('ses_a'), index.get('ses_a'));
+    assert.equal(again.get('ses_a')!.status, 'failed');
+  } finally {
+    cleanup();
+  }
+});
+
+test('a missing or damaged index is rebuilt from the logs', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const clock = steppingClock(1000);
+    for (const [id, cwd] of [['ses_1', '/p/one'], ['ses_2', '/p/two'], ['ses_3', '/p/one']] as const) {
+      clock.advance(10);
+      const log = await makeSession(dir, id, cwd, clock);
+      if (id === 'ses_2') log.append({ type: 'session_closed', sessionId: id, reason: 'closed' });
+      await log.close();
+    }
+    const built = await SessionIndex.open(dir);
+    assert.equal(built.rebuiltBecause, 'missing');
+    const expected = built.list({ includeDeleted: true }).sessions;
+    assert.deepEqual(expected.map((e) => [e.id, e.cwd, e.status, e.lastSeq]), [
+      ['ses_3', '/p/one', 'active', 3],
+      ['ses_2', '/p/two', 'closed', 4],
+      ['ses_1', '/p/one', 'active', 3],
+    ]);
+    for (const damage of ['{"version":1,"sessions":[{"id":"ses_1"', '{"version":99,"sessions":[]}', '', '{"version":1,"sessions":[{"id":"../x"}]}']) {
+      writeFileSync(built.path, damage);
+      const re = await SessionIndex.open(dir);
+      assert.equal(re.rebuiltBecause, 'damaged', damage);
+      assert.deepEqual(re.list({ includeDeleted: true }).sessions, expected);
+      assert.doesNotThrow(() => JSON.parse(readFileSync(built.path, 'utf8')), 'the rebuilt index was written');
+    }
+    rmSync(built.path);
+    assert.deepEqual((await SessionIndex.open(dir)).list().sessions, expected);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a log the index does not know (crash before the index write) is adopted on open', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const index = await SessionIndex.open(dir);
+    await (await makeSession(dir, 'ses_orphan', '/p')).close();
+    assert.equal(index.get('ses_orphan'), undefined);
+    assert.equal((await SessionIndex.open(dir)).get('ses_orphan')?.status, 'active');
+  } finally {
+    cleanup();
+  }
+});
+
+test('tombstones: the log content is gone, the id stays used, and it survives a rebuild', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const index = await SessionIndex.open(dir);
+    const log = await makeSession(dir, 'ses_del', '/p/del', steppingClock(), 'Secret');
+    await index.applyEvents((await log.readAfter(0)).events);
+    await log.close();
+    await index.tombstone('ses_del');
+    assert.equal(index.get('ses_del')!.status, 'deleted');
+    assert.equal(index.list().sessions.length, 0, 'tombstones are hidden by default');
+    assert.equal(index.list({ includeDeleted: true }).sessions.length, 1);
+    const { events, scan } = await readLogFile(join(dir, 'ses_del.log'));
+    assert.deepEqual(events.map((e) => [e.type, e.seq]), [['session_closed', 5]]);
+    assert.equal(scan.header!.baseSeq, 4);
+    assert.ok(!readFileSync(join(dir, 'ses_del.log')).includes('hello'), 'the content is gone');
+    await assert.rejects(index.create({ id: 'ses_del', cwd: '/p', model: 'm', mode: 'default', createdAt: 1 }), (e: unknown) => isTroupeError(e, 'invalid_params'));
+    await assert.rejects(FileEventLog.forSession(dir, 'ses_del', { create: true }), (e: unknown) => isTroupeError(e, 'session_not_found'));
+    rmSync(index.path);
+    const rebuilt = await SessionIndex.open(dir);
+    assert.equal(rebuilt.get('ses_del')!.status, 'deleted');
+    assert.equal(rebuilt.get('ses_del')!.cwd, '/p/del');
+    assert.ok(rebuilt.isUsed('ses_del'));
+    await assert.rejects(rebuilt.create({ id: 'ses_del', cwd: '/p', model: 'm', mode: 'default', createdAt: 1 }), (e: unknown) => isTroupeError(e, 'invalid_params'));
+    await assert.rejects(rebuilt.setStatus('ses_del', 'active'), (e: unknown) => isTroupeError(e, 'session_not_found'));
+  } finally {
+    cleanup();
+  }
+});
+
+test('list pages with a cursor, newest first, and filters by cwd', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const index = await SessionIndex.open(dir);
+    for (let i = 0; i < 25; i++) {
+      await index.create({ id: `ses_${String(i).padStart(3, '0')}`, cwd: i % 2 ? '/odd' : '/even', model: 'm', mode: 'default', createdAt: 1000 + Math.floor(i / 3) });
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = index.list({ limit: 4, cursor });
+      assert.ok(page.sessions.length <= 4);
+      seen.push(...page.sessions.map((s) => s.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    const expected = Array.from({ length: 25 }, (_, i) => i)
+      .sort((a, b) => Math.floor(b / 3) - Math.floor(a / 3) || b - a)
+      .map((i) => `ses_${String(i).padStart(3, '0')}`);
+    assert.deepEqual(seen, expected);
+    const odd = index.list({ cwd: '/odd', limit: 100 }).sessions;
+    assert.equal(odd.length, 12);
+    assert.ok(odd.every((s) => s.cwd === '/odd'));
+    assert.throws(() => index.list({ cursor: 'garbage' }), (e: unknown) => isTroupeError(e, 'invalid_cursor'));
+  } finally {
+    cleanup();
+  }
+});
