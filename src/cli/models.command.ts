@@ -1,0 +1,94 @@
+/**
+ * `troupe models [--json]`: the model catalogue, which providers are usable with the credentials
+ * present, and the default model. Reads local config only; never prints a credential.
+ */
+import { isTroupeError } from '../core/errors.js';
+import type { ModelCapabilities } from '../core/provider.js';
+import { loadConfig, type CredentialSource } from '../providers/config.js';
+import { chooseDefaultModel, providerStatus, type DefaultModelSource, type ProviderStatus } from '../providers/registry.js';
+
+const USAGE = `Usage: troupe models [--json]
+
+Lists every provider, whether it is usable with the credentials present, and its models.
+  --json   print one JSON document instead of the table
+`;
+
+const HINTS: Record<string, string> = {
+  anthropic: 'set ANTHROPIC_API_KEY',
+  openai: 'set OPENAI_API_KEY',
+  google: 'set GEMINI_API_KEY',
+  'openai-compatible': 'set OPENAI_BASE_URL or providers["openai-compatible"].baseUrl',
+};
+
+const SOURCES: Record<DefaultModelSource, string> = {
+  TROUPE_MODEL: 'from TROUPE_MODEL',
+  config: 'from the config file',
+  credential: 'first provider with a credential',
+  offline: 'offline demo model: no API key found',
+};
+
+export async function modelsCommand(
+  args: string[],
+  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv },
+): Promise<number> {
+  let json = false;
+  for (const arg of args) {
+    if (arg === '--json') json = true;
+    else if (arg === '--help' || arg === '-h') {
+      io.stdout.write(USAGE);
+      return 0;
+    } else {
+      io.stderr.write(`troupe models: unknown argument '${arg}'\n${USAGE}`);
+      return 2;
+    }
+  }
+  let config;
+  try {
+    config = loadConfig(io.env);
+  } catch (err) {
+    if (!isTroupeError(err)) throw err;
+    io.stderr.write(`troupe models: ${err.message}\n`);
+    return 1;
+  }
+  const providers = providerStatus(io.env, config);
+  const chosen = chooseDefaultModel(io.env, config);
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ defaultModel: chosen.modelId, defaultModelSource: chosen.source, configFile: config.source ?? null, providers }, null, 2)}\n`);
+    return 0;
+  }
+  io.stdout.write(`Default model: ${chosen.modelId} (${SOURCES[chosen.source]})\n`);
+  for (const p of providers) io.stdout.write(`\n${section(p)}`);
+  return 0;
+}
+
+function section(p: ProviderStatus): string {
+  const state = p.usable ? `usable${credentialNote(p.credential)}` : `not configured: ${HINTS[p.id] ?? 'no credential'}`;
+  const lines = [`${p.id}  ${p.label}  [${state}]${p.baseURL ? `  ${p.baseURL}` : ''}`];
+  if (p.models.length === 0) {
+    lines.push('  (no models listed: name them under providers["openai-compatible"].models, or use any name the server has)');
+    return `${lines.join('\n')}\n`;
+  }
+  const rows = p.models.map((m) => [`${m.id}${m.default ? ' *' : ''}`, ...(m.capabilities ? capabilityCells(m.capabilities) : [`(${m.problem ?? 'unknown'})`])]);
+  const header = ['MODEL', 'CONTEXT', 'OUTPUT', 'TOOLS', 'THINK', 'IMAGES', '$/M IN', '$/M OUT'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  for (const row of [header, ...rows]) lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function capabilityCells(c: ModelCapabilities): string[] {
+  const yes = (b: boolean) => (b ? 'yes' : '-');
+  const price = (n: number | undefined) => (n === undefined ? '-' : n.toFixed(n < 0.1 ? 3 : 2));
+  return [tokens(c.contextWindow), tokens(c.maxOutputTokens), yes(c.tools), yes(c.thinking), yes(c.images), price(c.pricing?.input), price(c.pricing?.output)];
+}
+
+function tokens(n: number): string {
+  if (n >= 1_000_000) return `${+(n / 1_000_000).toFixed(2)}M`;
+  if (n >= 1_000) return `${Math.round(n / 1_000)}k`;
+  return String(n);
+}
+
+function credentialNote(c: CredentialSource): string {
+  if (c.kind === 'env') return `, ${c.name}`;
+  if (c.kind === 'config') return ', config file';
+  return '';
+}

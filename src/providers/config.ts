@@ -1,0 +1,139 @@
+/**
+ * The troupe config file and provider settings. Each vendor SDK's own variables work unchanged
+ * (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, OPENAI_API_KEY / OPENAI_BASE_URL, GEMINI_API_KEY /
+ * GOOGLE_GEMINI_BASE_URL); the environment wins over `$XDG_CONFIG_HOME/troupe/config.json`.
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { TroupeError } from '../core/errors.js';
+
+const Capabilities = z
+  .object({
+    contextWindow: z.number().int().positive(),
+    maxOutputTokens: z.number().int().positive(),
+    tools: z.boolean(),
+    thinking: z.boolean(),
+    images: z.boolean(),
+    pricing: z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cacheRead: z.number().nonnegative().optional(), cacheWrite: z.number().nonnegative().optional() }),
+  })
+  .partial()
+  .strict();
+
+const ProviderSettings = z
+  .object({
+    apiKey: z.string().optional(),
+    baseUrl: z.string().url().optional(),
+    /** Retries of the one retrying layer (see each adapter). */
+    maxRetries: z.number().int().min(0).max(10).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    /** Per-model capabilities: for OpenAI-compatible servers, or to correct the catalogue. */
+    models: z.record(z.string(), Capabilities).optional(),
+  })
+  .strict();
+
+export const TroupeConfigSchema = z
+  .object({
+    /** The default model id, `provider/model`. */
+    model: z.string().optional(),
+    providers: z
+      .object({ anthropic: ProviderSettings, openai: ProviderSettings, 'openai-compatible': ProviderSettings, google: ProviderSettings })
+      .partial()
+      .strict()
+      .optional(),
+  })
+  // Unknown top-level keys belong to other parts of troupe; the provider section is strict.
+  .loose();
+
+export type ProviderSettings = z.infer<typeof ProviderSettings>;
+export type TroupeConfig = z.infer<typeof TroupeConfigSchema> & { /** Where it was read from, when a file existed. */ source?: string };
+
+/** `$XDG_CONFIG_HOME/troupe/config.json`, default `~/.config/troupe/config.json`. */
+export function configPath(env: NodeJS.ProcessEnv = process.env): string {
+  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? join(nonEmpty(env.HOME) ?? homedir(), '.config');
+  return join(base, 'troupe', 'config.json');
+}
+
+/**
+ * Reads the config file. A missing file is an empty config; a file that is not JSON, or whose
+ * provider settings are wrong, is a TroupeError('invalid_params') naming the file and the problem.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): TroupeConfig {
+  const path = configPath(env);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new TroupeError('invalid_params', `cannot read the troupe config ${path}: ${(err as Error).message}`, { path });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new TroupeError('invalid_params', `the troupe config ${path} is not valid JSON: ${(err as Error).message}`, { path });
+  }
+  const parsed = TroupeConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`).join('; ');
+    throw new TroupeError('invalid_params', `the troupe config ${path} is not valid: ${problems}`, { path });
+  }
+  return { ...parsed.data, source: path };
+}
+
+/** Where a provider's credential came from, for `troupe models` (never the credential itself). */
+export type CredentialSource = { kind: 'env'; name: string } | { kind: 'config' } | { kind: 'none' };
+
+export interface ResolvedSettings {
+  apiKey?: string;
+  /** Anthropic only: ANTHROPIC_AUTH_TOKEN, a bearer token for gateways. */
+  authToken?: string;
+  baseURL?: string;
+  maxRetries?: number;
+  timeoutMs?: number;
+  models?: ProviderSettings['models'];
+  credential: CredentialSource;
+}
+
+/** Settings for one provider id, environment first, then the config file. */
+export function settingsFor(provider: string, env: NodeJS.ProcessEnv, config: TroupeConfig): ResolvedSettings {
+  const file: ProviderSettings = (config.providers as Record<string, ProviderSettings | undefined> | undefined)?.[provider] ?? {};
+  const common = { maxRetries: file.maxRetries, timeoutMs: file.timeoutMs, models: file.models };
+  const fromEnv = (...names: string[]) => {
+    for (const name of names) {
+      const value = nonEmpty(env[name]);
+      if (value) return { value, name };
+    }
+    return undefined;
+  };
+  const credential = (envKey: { value: string; name: string } | undefined, fileKey: string | undefined): Pick<ResolvedSettings, 'apiKey' | 'credential'> =>
+    envKey ? { apiKey: envKey.value, credential: { kind: 'env', name: envKey.name } } : fileKey ? { apiKey: fileKey, credential: { kind: 'config' } } : { credential: { kind: 'none' } };
+  switch (provider) {
+    case 'anthropic': {
+      const key = credential(fromEnv('ANTHROPIC_API_KEY'), nonEmpty(file.apiKey));
+      const token = key.apiKey ? undefined : fromEnv('ANTHROPIC_AUTH_TOKEN');
+      return {
+        ...common,
+        ...(token ? { authToken: token.value, credential: { kind: 'env', name: token.name } } : key),
+        baseURL: nonEmpty(env.ANTHROPIC_BASE_URL) ?? file.baseUrl,
+      };
+    }
+    case 'openai':
+      return { ...common, ...credential(fromEnv('OPENAI_API_KEY'), nonEmpty(file.apiKey)), baseURL: nonEmpty(env.OPENAI_BASE_URL) ?? file.baseUrl };
+    case 'openai-compatible': {
+      // A local server usually needs no key; its base URL is what makes it usable.
+      const baseURL = file.baseUrl ?? nonEmpty(env.OPENAI_BASE_URL);
+      const key = nonEmpty(file.apiKey) ?? nonEmpty(env.OPENAI_API_KEY);
+      return { ...common, apiKey: key, baseURL, credential: baseURL ? (file.baseUrl ? { kind: 'config' } : { kind: 'env', name: 'OPENAI_BASE_URL' }) : { kind: 'none' } };
+    }
+    case 'google':
+      return { ...common, ...credential(fromEnv('GEMINI_API_KEY', 'GOOGLE_API_KEY'), nonEmpty(file.apiKey)), baseURL: nonEmpty(env.GOOGLE_GEMINI_BASE_URL) ?? file.baseUrl };
+    default:
+      return { ...common, credential: { kind: 'none' } };
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value && value.trim() !== '' ? value.trim() : undefined;
+}

@@ -1,0 +1,159 @@
+/**
+ * Model selection: `provider/model` ids → a ModelProvider, the default model, and which providers
+ * are usable with the credentials present. The only file that knows every vendor.
+ */
+import { TroupeError } from '../core/errors.js';
+import type { ModelCapabilities, ModelProvider } from '../core/provider.js';
+import { AnthropicProvider } from './anthropic/anthropic.provider.js';
+import { ANTHROPIC_MODELS } from './anthropic/models.js';
+import { GoogleProvider } from './google/google.provider.js';
+import { GOOGLE_MODELS } from './google/models.js';
+import { OPENAI_MODELS } from './openai/models.js';
+import { OpenAIChatProvider } from './openai/openai-chat.provider.js';
+import { OpenAIResponsesProvider } from './openai/openai-responses.provider.js';
+import { createScriptedProvider, SCRIPTED_MODELS } from './scripted/scripted.provider.js';
+import { settingsFor, type CredentialSource, type TroupeConfig } from './config.js';
+
+/** Provider ids in the order troupe prefers them when several have credentials. */
+export const PROVIDER_IDS = ['anthropic', 'openai', 'google', 'openai-compatible', 'scripted'] as const;
+export type ProviderId = (typeof PROVIDER_IDS)[number];
+
+/** Providers whose key picks the default model, in this order (DESIGN §5). */
+const KEYED_DEFAULT_ORDER: ProviderId[] = ['anthropic', 'openai', 'google'];
+const OFFLINE_MODEL = 'scripted/demo';
+
+interface Entry {
+  label: string;
+  create(env: NodeJS.ProcessEnv, config: TroupeConfig): ModelProvider;
+  /** Catalogue model names; `default` marks the one used when this provider picks the default. */
+  catalogue(env: NodeJS.ProcessEnv, config: TroupeConfig): readonly { id: string; default?: boolean }[];
+  /** Usable without any credential (the scripted models). */
+  keyless?: boolean;
+}
+
+const ENTRIES: Record<ProviderId, Entry> = {
+  anthropic: {
+    label: 'Anthropic (Messages API)',
+    create: (env, config) => new AnthropicProvider(settingsFor('anthropic', env, config)),
+    catalogue: () => ANTHROPIC_MODELS,
+  },
+  openai: {
+    label: 'OpenAI (Responses API)',
+    create: (env, config) => new OpenAIResponsesProvider(settingsFor('openai', env, config)),
+    catalogue: () => OPENAI_MODELS,
+  },
+  google: {
+    label: 'Google Gemini',
+    create: (env, config) => new GoogleProvider(settingsFor('google', env, config)),
+    catalogue: () => GOOGLE_MODELS,
+  },
+  'openai-compatible': {
+    label: 'OpenAI-compatible server (Chat Completions)',
+    create: (env, config) => new OpenAIChatProvider(settingsFor('openai-compatible', env, config)),
+    catalogue: (env, config) => Object.keys(settingsFor('openai-compatible', env, config).models ?? {}).map((id) => ({ id })),
+  },
+  // The offline provider lives in src/providers/scripted/ (another engineer's); it is reached only through here.
+  scripted: {
+    label: 'Scripted (offline, no AI)',
+    create: (env) => createScriptedProvider({ env }),
+    catalogue: () => SCRIPTED_MODELS.map((id) => ({ id, default: id === 'demo' })),
+    keyless: true,
+  },
+};
+
+export interface ResolvedModel {
+  /** The full id, `provider/model`. */
+  id: string;
+  provider: ModelProvider;
+  /** The model name the provider is asked for (no prefix). */
+  model: string;
+  capabilities: ModelCapabilities;
+}
+
+/** Splits `provider/model`; the model part may itself contain slashes (`openai-compatible/org/model`). */
+export function parseModelId(modelId: string): { provider: string; model: string } | undefined {
+  const slash = modelId.indexOf('/');
+  if (slash <= 0 || slash === modelId.length - 1) return undefined;
+  return { provider: modelId.slice(0, slash), model: modelId.slice(slash + 1) };
+}
+
+function isProviderId(id: string): id is ProviderId {
+  return (PROVIDER_IDS as readonly string[]).includes(id);
+}
+
+/**
+ * The provider and capabilities for a model id. Unknown models of a known provider work with that
+ * provider's conservative defaults; an unknown provider is TroupeError('model_not_found').
+ */
+export function resolveModel(modelId: string, env: NodeJS.ProcessEnv, config: TroupeConfig): ResolvedModel {
+  const parsed = parseModelId(modelId.trim());
+  if (!parsed || !isProviderId(parsed.provider)) {
+    const known = PROVIDER_IDS.map((p) => `${p}/…`).join(', ');
+    throw new TroupeError('model_not_found', `no provider serves '${modelId}': model ids look like provider/model (${known})`, { modelId });
+  }
+  const provider = ENTRIES[parsed.provider].create(env, config);
+  const overrides = settingsFor(parsed.provider, env, config).models?.[parsed.model];
+  const capabilities = { ...provider.capabilities(parsed.model), ...overrides };
+  return { id: `${parsed.provider}/${parsed.model}`, provider, model: parsed.model, capabilities };
+}
+
+/** Why the default model is what it is, for messages such as "using scripted/demo (no API key found)". */
+export type DefaultModelSource = 'TROUPE_MODEL' | 'config' | 'credential' | 'offline';
+
+/**
+ * The model a session gets when none is named: TROUPE_MODEL, then the config's `model`, then the
+ * catalogue default of the first provider with a credential (anthropic, openai, google), then the
+ * offline `scripted/demo`.
+ */
+export function defaultModel(env: NodeJS.ProcessEnv, config: TroupeConfig): string {
+  return chooseDefaultModel(env, config).modelId;
+}
+
+export function chooseDefaultModel(env: NodeJS.ProcessEnv, config: TroupeConfig): { modelId: string; source: DefaultModelSource } {
+  const fromEnv = env.TROUPE_MODEL?.trim();
+  if (fromEnv) return { modelId: fromEnv, source: 'TROUPE_MODEL' };
+  if (config.model?.trim()) return { modelId: config.model.trim(), source: 'config' };
+  for (const id of KEYED_DEFAULT_ORDER) {
+    if (settingsFor(id, env, config).credential.kind === 'none') continue;
+    const row = ENTRIES[id].catalogue(env, config).find((m) => m.default);
+    if (row) return { modelId: `${id}/${row.id}`, source: 'credential' };
+  }
+  return { modelId: OFFLINE_MODEL, source: 'offline' };
+}
+
+export interface ProviderStatus {
+  id: ProviderId;
+  label: string;
+  /** Whether a model call can be made: a credential (or, for openai-compatible, a base URL) is present. */
+  usable: boolean;
+  /** Where the credential came from; never the credential itself. */
+  credential: CredentialSource;
+  /** Base URL in use when one is configured (the vendor default otherwise). */
+  baseURL?: string;
+  models: { id: string; model: string; default: boolean; capabilities?: ModelCapabilities; /** Why capabilities are missing (e.g. an unreadable TROUPE_SCRIPT). */ problem?: string }[];
+}
+
+/** Every provider, whether it is usable with the credentials present, and its catalogue. */
+export function providerStatus(env: NodeJS.ProcessEnv, config: TroupeConfig): ProviderStatus[] {
+  return PROVIDER_IDS.map((id) => {
+    const entry = ENTRIES[id];
+    const settings = settingsFor(id, env, config);
+    const provider = entry.create(env, config);
+    const models = entry.catalogue(env, config).map((row) => {
+      const listing = { id: `${id}/${row.id}`, model: row.id, default: row.default === true };
+      try {
+        return { ...listing, capabilities: { ...provider.capabilities(row.id), ...settings.models?.[row.id] } };
+      } catch (err) {
+        return { ...listing, problem: err instanceof Error ? err.message : String(err) };
+      }
+    });
+    return {
+      id,
+      label: entry.label,
+      usable: entry.keyless === true || settings.credential.kind !== 'none',
+      credential: settings.credential,
+      ...(settings.baseURL ? { baseURL: settings.baseURL } : {}),
+      models,
+    };
+  });
+}
