@@ -47,6 +47,8 @@ export const ERROR_CODES = {
   unauthorized: { rpc: -32053, http: 401, summary: 'No bearer token was presented.' },
   forbidden: { rpc: -32054, http: 403, summary: 'The token or the Origin is not accepted.' },
   payload_too_large: { rpc: -32055, http: 413, summary: 'A request body is over the size limit.' },
+  connection_not_found: { rpc: -32056, http: 404, summary: 'No live transport connection has this Acp-Connection-Id.' },
+  stream_conflict: { rpc: -32057, http: 409, summary: 'This SSE stream already has an active receiver.' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

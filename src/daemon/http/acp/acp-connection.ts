@@ -1,0 +1,233 @@
+/**
+ * One ACP transport connection (one `Acp-Connection-Id`): its outbound streams, the routes that tie
+ * responses to streams, output accounting with backpressure and stall detection, the serialised
+ * hand-over of client messages to the agent side, and shutdown.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../../core/ports.js';
+import { idKey, isRecord, isRequest, isResponse, sessionIdOfParams, sessionIdOfResult } from './acp-protocol.js';
+import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext, JsonRpcMessage, ResolvedAcpOptions } from './acp.types.js';
+import { OutboundStream, type StreamHost } from './outbound-stream.js';
+
+/** Where a message goes: the connection stream or one session's stream. */
+export type Route = 'connection' | { session: string };
+
+export interface ConnectionHost {
+  readonly options: ResolvedAcpOptions;
+  readonly logger: Logger;
+  now(): number;
+  /** Removes the connection from the registry. */
+  forget(conn: AcpConnection): void;
+}
+
+/** Raised when a message is handed to a connection that has shut down. */
+export class ConnectionClosedError extends Error {
+  constructor() {
+    super('ACP connection is closed');
+  }
+}
+
+export class AcpConnection implements AcpClientChannel {
+  readonly id = randomUUID();
+  peer: AcpConnectionPeer | undefined;
+  closeReason: AcpCloseReason | undefined;
+  /** HTTP: the connection stream. WS: the one stream of the socket. */
+  readonly mainStream: OutboundStream;
+  readonly sessionStreams = new Map<string, OutboundStream>();
+  /** Client request id → the stream its response goes to. */
+  readonly pendingRoutes = new Map<string, Route>();
+  /** Agent request id → the session its client response must name. */
+  readonly clientResponseRoutes = new Map<string, Route>();
+  /** Output no receiver has taken yet (UTF-16 length of the JSON, as the SDK counts). */
+  pendingBytes = 0;
+  /** Highest `pendingBytes` ever seen; exposed for tests and metrics. */
+  peakPendingBytes = 0;
+  /** Extra bytes held outside the streams (a WebSocket's send buffer). */
+  externalBufferedBytes: () => number = () => 0;
+  lastProgressAt: number;
+  lastActivityAt: number;
+  /** HTTP requests in flight and open SSE receivers; a connection with any is not idle. */
+  activeHolds = 0;
+  /** Called when the connection closes, before the peer hears of it (the WS side closes its socket). */
+  onClose: ((reason: AcpCloseReason) => void) | undefined;
+  private closedFlag = false;
+  private inboundChain: Promise<void> = Promise.resolve();
+  private roomWaiters: Array<() => void> = [];
+  private readonly streamHost: StreamHost;
+
+  constructor(readonly transport: 'http' | 'ws', private readonly host: ConnectionHost) {
+    const now = host.now();
+    this.lastProgressAt = now;
+    this.lastActivityAt = now;
+    this.streamHost = {
+      now: () => host.now(),
+      pendingChanged: (bytes) => {
+        this.pendingBytes += bytes;
+        if (this.pendingBytes > this.peakPendingBytes) this.peakPendingBytes = this.pendingBytes;
+      },
+      progress: () => this.progress(),
+    };
+    const retain = transport === 'http' ? { events: host.options.retainEvents, bytes: host.options.retainBytes } : { events: 0, bytes: 0 };
+    this.mainStream = new OutboundStream(undefined, this.streamHost, retain);
+  }
+
+  get isClosed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** True while buffered output is under `maxBufferedBytes`. */
+  hasRoom(): boolean {
+    return this.pendingBytes + this.externalBufferedBytes() < this.host.options.maxBufferedBytes;
+  }
+
+  /** The client took output: reset the stall clock and wake senders if there is room. */
+  progress(): void {
+    this.lastProgressAt = this.host.now();
+    if (this.hasRoom()) for (const wake of this.roomWaiters.splice(0)) wake();
+  }
+
+  /** Resolves when there is room or the connection closed; rejects if `signal` aborts first. */
+  waitForRoom(signal?: AbortSignal): Promise<void> {
+    if (this.closedFlag || this.hasRoom()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.roomWaiters = this.roomWaiters.filter((w) => w !== wake);
+        reject(new Error('request aborted'));
+      };
+      const wake = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.roomWaiters.push(wake);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** A session's stream, created on demand; undefined when the connection may hold no more. */
+  sessionStream(sessionId: string): OutboundStream | undefined {
+    const existing = this.sessionStreams.get(sessionId);
+    if (existing) return existing;
+    if (this.closedFlag || this.sessionStreams.size >= this.host.options.maxSessionStreams) return undefined;
+    const stream = new OutboundStream(sessionId, this.streamHost, { events: this.host.options.retainEvents, bytes: this.host.options.retainBytes });
+    this.sessionStreams.set(sessionId, stream);
+    return stream;
+  }
+
+  get idMaxLength(): number {
+    return this.host.options.maxIdLength;
+  }
+
+  idTooLong(id: unknown): boolean {
+    return typeof id === 'string' && id.length > this.host.options.maxIdLength;
+  }
+
+  /** {@link AcpClientChannel.send}: route one agent → client message. */
+  send(message: JsonRpcMessage): Promise<void> {
+    if (this.closedFlag || !isRecord(message)) return Promise.resolve();
+    let route: Route;
+    if (isResponse(message)) {
+      const key = idKey(message['id']);
+      route = (key && this.pendingRoutes.get(key)) || 'connection';
+      if (key) this.pendingRoutes.delete(key);
+      if (this.idTooLong(sessionIdOfResult(message))) return this.closeFor('limit_exceeded', 'agent issued an over-long session id');
+    } else {
+      const sid = sessionIdOfParams(message);
+      if (this.idTooLong(sid)) return this.closeFor('limit_exceeded', 'agent used an over-long session id');
+      route = sid !== undefined ? { session: sid } : 'connection';
+      const key = isRequest(message) ? idKey(message['id']) : undefined;
+      if (key) this.clientResponseRoutes.set(key, route);
+    }
+    const stream = this.transport === 'ws' || route === 'connection' ? this.mainStream : this.sessionStream(route.session);
+    if (!stream) return this.closeFor('limit_exceeded', 'too many session streams');
+    const json = JSON.stringify(message);
+    // An agent that ignores backpressure (does not await send) is cut off rather than let it grow memory.
+    if (!this.hasRoom() && this.pendingBytes + json.length > 2 * this.host.options.maxBufferedBytes) {
+      return this.closeFor('limit_exceeded', 'agent output ignored backpressure');
+    }
+    const hadRoom = this.hasRoom();
+    stream.push(json);
+    if (this.hasRoom()) return Promise.resolve();
+    if (hadRoom) this.lastProgressAt = this.host.now();
+    return this.waitForRoom();
+  }
+
+  /** Hands one client message to the agent side, in order. Rejects with ConnectionClosedError when closed. */
+  deliver(message: JsonRpcMessage, context: AcpInboundContext): Promise<void> {
+    const run = this.inboundChain.then(() => {
+      if (this.closedFlag || !this.peer) throw new ConnectionClosedError();
+      return this.peer.receive(message, context);
+    });
+    this.inboundChain = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /** {@link AcpClientChannel.close}. */
+  close(): void {
+    this.shutdown('agent_closed');
+  }
+
+  /** Shuts down once: ends every stream, wakes waiters, forgets routes, tells the peer. */
+  shutdown(reason: AcpCloseReason): void {
+    if (this.closedFlag) return;
+    this.closedFlag = true;
+    this.closeReason = reason;
+    this.mainStream.abort();
+    for (const stream of this.sessionStreams.values()) stream.abort();
+    this.sessionStreams.clear();
+    this.pendingRoutes.clear();
+    this.clientResponseRoutes.clear();
+    this.pendingBytes = 0;
+    for (const wake of this.roomWaiters.splice(0)) wake();
+    this.host.forget(this);
+    try {
+      this.onClose?.(reason);
+    } catch (err) {
+      this.host.logger.warn('ACP connection close hook failed', { connectionId: this.id, error: String(err) });
+    }
+    const peer = this.peer;
+    if (peer) {
+      try {
+        peer.closed(reason);
+      } catch (err) {
+        this.host.logger.warn('ACP peer closed() threw', { connectionId: this.id, error: String(err) });
+      }
+    }
+  }
+
+  private closeFor(reason: AcpCloseReason, why: string): Promise<void> {
+    this.host.logger.warn(`Closing ACP connection: ${why}`, { connectionId: this.id, reason });
+    this.shutdown(reason);
+    return Promise.resolve();
+  }
+
+  /** Housekeeping from the transport's sweep: keep-alives, stall and idle checks. */
+  sweep(now: number): void {
+    const o = this.host.options;
+    if (!this.hasRoom() && now - this.lastProgressAt >= o.maxOutputStallMs) {
+      this.closeFor('stalled', `client read no output for ${o.maxOutputStallMs} ms`);
+      return;
+    }
+    if (this.transport !== 'http') return;
+    this.mainStream.keepAlive(now, o.keepAliveMs);
+    for (const s of this.sessionStreams.values()) s.keepAlive(now, o.keepAliveMs);
+    if (this.activeHolds === 0 && now - this.lastActivityAt >= o.idleTimeoutMs) {
+      this.closeFor('idle', `no stream and no request for ${o.idleTimeoutMs} ms`);
+    }
+  }
+
+  /** Marks the start of something that keeps an HTTP connection alive; call the result at its end. */
+  hold(): () => void {
+    this.activeHolds++;
+    this.lastActivityAt = this.host.now();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.activeHolds--;
+      this.lastActivityAt = this.host.now();
+    };
+  }
+}

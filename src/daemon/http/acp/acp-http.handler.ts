@@ -1,0 +1,206 @@
+/**
+ * Streamable HTTP on `/acp`: POST (initialize → 200 + Acp-Connection-Id, the rest → 202), GET (an
+ * SSE stream per connection and per session, with `id:` and Last-Event-ID resume), DELETE (202).
+ * Statuses follow SDK 2.4.0's AcpServer; spec/transport.md lists where troupe differs.
+ */
+import type { HttpExchange } from '../http-exchange.js';
+import { isTroupeError } from '../../../core/errors.js';
+import { SSE_HEADERS } from '../sse-stream.js';
+import type { AcpConnection, Route } from './acp-connection.js';
+import {
+  HEADER_CONNECTION_ID,
+  idKey,
+  isInitializeRequest,
+  isRecord,
+  isRequest,
+  isResponse,
+  methodRequiresSessionHeader,
+  rpcError,
+  sessionIdOfParams,
+} from './acp-protocol.js';
+import type { JsonRpcMessage, JsonRpcRequest } from './acp.types.js';
+import type { StreamReceiver } from './outbound-stream.js';
+import type { TransportCore } from './transport-core.js';
+
+export function handleAcpHttp(ex: HttpExchange, core: TransportCore): void {
+  switch (ex.method) {
+    case 'POST':
+      void handlePost(ex, core);
+      return;
+    case 'GET':
+      handleGet(ex, core);
+      return;
+    case 'DELETE':
+      handleDelete(ex, core);
+      return;
+    default:
+      ex.error(405, 'invalid_request', 'Method Not Allowed', undefined, { Allow: 'GET, POST, DELETE' });
+  }
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  return value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
+}
+
+async function handlePost(ex: HttpExchange, core: TransportCore): Promise<void> {
+  // uWS delivers the body only to a handler attached before the route callback returns.
+  const bodyRead = ex.readBody(core.options.maxBodyBytes);
+  let raw: Buffer;
+  try {
+    raw = await bodyRead;
+  } catch (err) {
+    if (isTroupeError(err, 'payload_too_large')) ex.send(413, { 'Content-Type': 'application/json' }, JSON.stringify({ error: { code: err.code, message: err.message } }), true);
+    return;
+  }
+  if (!isJsonContentType(ex.header('content-type'))) return ex.error(415, 'invalid_request', 'Unsupported Media Type: use application/json');
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return ex.error(400, 'parse_error', 'Invalid JSON');
+  }
+  if (Array.isArray(value)) return ex.json(400, rpcError(null, -32600, 'JSON-RPC batches are not supported', 'invalid_request'));
+  if (!isRecord(value)) return ex.error(400, 'invalid_request', 'Invalid JSON-RPC message');
+  const connectionId = ex.header(HEADER_CONNECTION_ID);
+  if (isInitializeRequest(value)) {
+    if (connectionId) return ex.error(400, 'invalid_request', 'Initialize not allowed on existing connection');
+    return initialize(ex, core, value);
+  }
+  if (!connectionId) return ex.error(400, 'invalid_request', `Missing ${HEADER_CONNECTION_ID}`);
+  const conn = core.httpConnection(connectionId);
+  if (!conn) return ex.error(404, 'connection_not_found', `Unknown ${HEADER_CONNECTION_ID}`);
+  const release = conn.hold();
+  try {
+    const refusal = isResponse(value) ? checkClientResponse(ex, conn, value) : await admitMethodMessage(ex, conn, value);
+    if (refusal) return ex.error(400, 'invalid_request', refusal);
+    if (ex.aborted) return;
+    await conn.deliver(value, contextOf(ex, value));
+    ex.send(202, {});
+  } catch (err) {
+    if (conn.isClosed || ex.aborted) return ex.error(404, 'connection_not_found', `Unknown ${HEADER_CONNECTION_ID}`);
+    core.logger.error('ACP agent side failed to take a message', { connectionId: conn.id, error: String(err) });
+    ex.error(500, 'internal_error', 'The agent side failed to take the message');
+  } finally {
+    release();
+  }
+}
+
+function contextOf(ex: HttpExchange, msg: JsonRpcMessage): { sessionId?: string } {
+  const sid = ex.header('acp-session-id') ?? sessionIdOfParams(msg);
+  return sid === undefined ? {} : { sessionId: sid };
+}
+
+/** A client's response to an agent request must name the session the request was routed to. */
+function checkClientResponse(ex: HttpExchange, conn: AcpConnection, msg: JsonRpcMessage): string | undefined {
+  const key = idKey(msg['id']);
+  const route = key ? conn.clientResponseRoutes.get(key) : undefined;
+  const header = ex.header('acp-session-id');
+  if (route && route !== 'connection') {
+    if (!header) return 'Missing Acp-Session-Id';
+    if (header !== route.session) return 'Mismatched Acp-Session-Id';
+  }
+  if (key) conn.clientResponseRoutes.delete(key);
+  return undefined;
+}
+
+/**
+ * Session scoping, id limits, and room: a request (which will produce output) waits while the
+ * client is behind on its output, so a client that does not read cannot make the agent produce more.
+ */
+async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: JsonRpcMessage): Promise<string | undefined> {
+  const method = typeof msg['method'] === 'string' ? msg['method'] : '';
+  const header = ex.header('acp-session-id');
+  const fromParams = sessionIdOfParams(msg);
+  if ((methodRequiresSessionHeader(method) || fromParams !== undefined) && !header) return 'Missing Acp-Session-Id';
+  if (header !== undefined && fromParams !== undefined && header !== fromParams) return 'Mismatched Acp-Session-Id';
+  const session = header ?? fromParams;
+  if (conn.idTooLong(session)) return `Session id exceeds maxIdLength (${conn.idMaxLength})`;
+  if (!('id' in msg)) return undefined;
+  if (conn.idTooLong(msg['id'])) return `Request id exceeds maxIdLength (${conn.idMaxLength})`;
+  await conn.waitForRoom(ex.signal);
+  const key = isRequest(msg) ? idKey(msg['id']) : undefined;
+  if (key) conn.pendingRoutes.set(key, responseRoute(session));
+  return undefined;
+}
+
+/**
+ * Where the response to a client request goes. Unlike the SDK (which sends a session/load response
+ * on the connection stream, racing its replay), every session-scoped response, session/load's
+ * included, goes on that session's stream, behind the session/update replay written before it.
+ */
+function responseRoute(session: string | undefined): Route {
+  return session !== undefined ? { session } : 'connection';
+}
+
+async function initialize(ex: HttpExchange, core: TransportCore, msg: JsonRpcMessage): Promise<void> {
+  if (msg['id'] === null || msg['id'] === undefined) return ex.error(400, 'invalid_request', 'Initialize request must include an ID');
+  const conn = core.createConnection('http');
+  if (!conn) {
+    return ex.json(503, rpcError(msg['id'], -32052, `The daemon holds its maximum of ${core.options.maxConnections} connections`, 'capacity_exceeded'));
+  }
+  const release = conn.hold();
+  try {
+    const response = await core.openPeer(conn, msg as JsonRpcRequest);
+    if (ex.aborted) {
+      conn.shutdown('deleted');
+      return;
+    }
+    ex.json(200, response, { [HEADER_CONNECTION_ID]: conn.id });
+  } catch (err) {
+    conn.shutdown('protocol_error');
+    ex.json(500, rpcError(msg['id'], -32603, 'Initialize failed', 'internal_error', { details: err instanceof Error ? err.message : String(err) }));
+  } finally {
+    release();
+  }
+}
+
+function handleGet(ex: HttpExchange, core: TransportCore): void {
+  if (!(ex.header('accept') ?? '').toLowerCase().includes('text/event-stream')) return ex.error(406, 'invalid_request', 'Not Acceptable: use Accept: text/event-stream');
+  const connectionId = ex.header(HEADER_CONNECTION_ID);
+  if (!connectionId) return ex.error(400, 'invalid_request', `Missing ${HEADER_CONNECTION_ID}`);
+  const conn = core.httpConnection(connectionId);
+  if (!conn) return ex.error(404, 'connection_not_found', `Unknown ${HEADER_CONNECTION_ID}`);
+  const sessionId = ex.header('acp-session-id');
+  if (conn.idTooLong(sessionId)) return ex.error(400, 'invalid_request', `Session id exceeds maxIdLength (${conn.idMaxLength})`);
+  const stream = sessionId === undefined ? conn.mainStream : conn.sessionStream(sessionId);
+  if (!stream) return ex.error(400, 'invalid_request', `Connection exceeds maxSessionStreams (${core.options.maxSessionStreams})`);
+  if (stream.receiver) return ex.error(409, 'stream_conflict', 'Outbound stream already has an active receiver');
+  const receiver = sseReceiver(ex);
+  const release = conn.hold();
+  ex.onAbort(() => {
+    stream.detach(receiver);
+    release();
+  });
+  if (!ex.startEventStream(200, { ...SSE_HEADERS }, ':\n\n')) {
+    // Even the first bytes were buffered; the stream starts blocked and resumes on drain.
+  }
+  ex.onDrain(() => stream.resume());
+  stream.attach(receiver, ex.header('last-event-id'));
+}
+
+function sseReceiver(ex: HttpExchange): StreamReceiver {
+  return {
+    write: (id, json) => ex.write(`id: ${id}\ndata: ${json}\n\n`),
+    writeUnnumbered: (json) => {
+      let ok = false;
+      ex.cork(() => (ok = ex.write(`data: ${json}\n\n`)));
+      return ok;
+    },
+    keepAlive: () => {
+      let ok = false;
+      ex.cork(() => (ok = ex.write(':\n\n')));
+      return ok;
+    },
+    cork: (fn) => ex.cork(fn),
+    end: (graceful) => (graceful ? ex.endStream() : ex.destroy()),
+  };
+}
+
+function handleDelete(ex: HttpExchange, core: TransportCore): void {
+  const connectionId = ex.header(HEADER_CONNECTION_ID);
+  if (!connectionId) return ex.error(400, 'invalid_request', `Missing ${HEADER_CONNECTION_ID}`);
+  const conn = core.httpConnection(connectionId);
+  if (!conn) return ex.error(404, 'connection_not_found', `Unknown ${HEADER_CONNECTION_ID}`);
+  conn.shutdown('deleted');
+  ex.send(202, {});
+}

@@ -1,0 +1,228 @@
+/**
+ * ACP over WebSocket on `/acp` (SDK 2.4.0 ws-server.js as the reference): one JSON-RPC message per
+ * text frame, the 101 carries `Acp-Connection-Id`, the first frame must be `initialize`. troupe adds
+ * server pings (a peer that stops answering is closed) and uses uWS's own backpressure signals.
+ */
+import type { HeaderMap } from '../http-exchange.js';
+import type { AuthOutcome } from '../security.js';
+import { statusLine, type HttpRequest, type HttpResponse, type WebSocket, type WebSocketBehavior } from '../uws.js';
+import type { AcpConnection } from './acp-connection.js';
+import { HEADER_CONNECTION_ID, idKey, isInitializeRequest, isRecord, isResponse, rpcError, sessionIdOfParams } from './acp-protocol.js';
+import type { AcpCloseReason, JsonRpcMessage, JsonRpcRequest } from './acp.types.js';
+import type { StreamReceiver } from './outbound-stream.js';
+import type { TransportCore } from './transport-core.js';
+
+/** A frame waiting to be handled also holds closures and promises; count this much more for it. */
+const WAITING_FRAME_OVERHEAD = 1024;
+
+interface WsState {
+  conn: AcpConnection;
+  socket?: WebSocket<WsState>;
+  open: boolean;
+  initialized: boolean;
+  chain: Promise<void>;
+  waitingBytes: number;
+  lastInboundAt: number;
+  pingSentAt?: number;
+  createdAt: number;
+  /** Close code to use instead of the reason's default (1011 for internal failures). */
+  closeCode?: number;
+}
+
+const CLOSE_CODES: Record<AcpCloseReason, number> = {
+  deleted: 1000,
+  agent_closed: 1000,
+  socket_closed: 1000,
+  server_shutdown: 1001,
+  idle: 1001,
+  stalled: 1008,
+  limit_exceeded: 1008,
+  protocol_error: 1002,
+};
+
+export type WsAuthorizer = (headers: HeaderMap, subprotocols: string[]) => AuthOutcome;
+
+/** The uWS behavior for `app.ws('/acp', ...)`. */
+export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorizer): WebSocketBehavior<WsState> {
+  const o = core.options;
+  return {
+    maxPayloadLength: o.maxBodyBytes,
+    // uWS's own idle timer is a backstop only (it has 4 s granularity); troupe's pinger is finer.
+    idleTimeout: Math.max(16, Math.ceil((o.wsPingIntervalMs + o.wsPongTimeoutMs) / 1000) * 2),
+    sendPingsAutomatically: true,
+    // Never let uWS drop a message: troupe stops sending while the socket is backpressured.
+    maxBackpressure: 1024 * 1024 * 1024,
+    closeOnBackpressureLimit: 0,
+    upgrade: (res, req, context) => upgrade(core, authorize, res, req, context),
+    open: (ws) => {
+      const state = ws.getUserData();
+      state.socket = ws;
+      state.open = true;
+      state.conn.externalBufferedBytes = () => (state.open ? ws.getBufferedAmount() : 0);
+      state.conn.onClose = (reason) => {
+        if (!state.open || reason === 'socket_closed') return;
+        state.open = false;
+        ws.end(state.closeCode ?? CLOSE_CODES[reason], reason);
+      };
+      core.extraSweeps.set(state.conn, (now) => pingSweep(core, state, now));
+    },
+    message: (ws, message, isBinary) => {
+      const state = ws.getUserData();
+      state.lastInboundAt = core.now();
+      state.pingSentAt = undefined;
+      if (isBinary) {
+        core.logger.warn('Ignoring binary ACP WebSocket frame', { connectionId: state.conn.id });
+        return;
+      }
+      const text = Buffer.from(message).toString('utf8');
+      const size = text.length + WAITING_FRAME_OVERHEAD;
+      if (state.waitingBytes > 0 && state.waitingBytes + size > o.maxBufferedBytes) {
+        closeFor(core, state, 'limit_exceeded', 'inbound backlog exceeds maxBufferedBytes');
+        return;
+      }
+      state.waitingBytes += size;
+      state.chain = state.chain.then(async () => {
+        state.waitingBytes -= size;
+        await handleFrame(core, state, text);
+      }).catch((err) => {
+        if (state.conn.isClosed) return;
+        core.logger.error('ACP WebSocket message handling failed', { connectionId: state.conn.id, error: String(err) });
+        closeFor(core, state, 'protocol_error', 'message handling failed', 1011);
+      });
+    },
+    drain: (ws) => {
+      const state = ws.getUserData();
+      state.conn.mainStream.resume();
+      state.conn.progress();
+    },
+    pong: (ws) => {
+      const state = ws.getUserData();
+      state.lastInboundAt = core.now();
+      state.pingSentAt = undefined;
+    },
+    close: (ws) => {
+      const state = ws.getUserData();
+      state.open = false;
+      state.conn.shutdown('socket_closed');
+    },
+  };
+}
+
+function upgrade(core: TransportCore, authorize: WsAuthorizer, res: HttpResponse, req: HttpRequest, context: unknown): void {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => (headers[k] = v));
+  const key = req.getHeader('sec-websocket-key');
+  const extensions = req.getHeader('sec-websocket-extensions');
+  const offered = req.getHeader('sec-websocket-protocol').split(',').map((p) => p.trim()).filter(Boolean);
+  const auth = authorize(headers, offered);
+  if (!auth.ok) {
+    res.writeStatus(statusLine(auth.status)).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ error: { code: auth.code, message: auth.message } }));
+    return;
+  }
+  const conn = core.createConnection('ws');
+  if (!conn) {
+    const body = rpcError(null, -32052, `The daemon holds its maximum of ${core.options.maxConnections} connections`, 'capacity_exceeded');
+    res.writeStatus(statusLine(503)).writeHeader('Content-Type', 'application/json').end(JSON.stringify(body));
+    return;
+  }
+  // Echo a subprotocol the client offered, never the one that carries the token if another exists.
+  const chosen = offered.find((p) => p === 'acp') ?? offered.find((p) => !p.startsWith('troupe-token.')) ?? offered[0] ?? '';
+  const now = core.now();
+  const state: WsState = { conn, open: false, initialized: false, chain: Promise.resolve(), waitingBytes: 0, lastInboundAt: now, createdAt: now };
+  res.writeStatus(statusLine(101)).writeHeader(HEADER_CONNECTION_ID, conn.id);
+  res.upgrade(state, key, chosen, extensions, context as never);
+}
+
+function wsReceiver(state: WsState): StreamReceiver {
+  const send = (json: string): boolean => state.open && state.socket!.send(json, false) === 1;
+  return {
+    write: (_id, json) => send(json),
+    writeUnnumbered: send,
+    keepAlive: () => true,
+    cork: (fn) => {
+      if (state.open) state.socket!.cork(fn);
+    },
+    end: () => undefined,
+  };
+}
+
+/** Sends outside the outbound stream: only before initialize succeeded. */
+function sendDirect(state: WsState, msg: JsonRpcMessage): void {
+  if (state.open) state.socket!.cork(() => state.socket!.send(JSON.stringify(msg), false));
+}
+
+function reply(state: WsState, msg: JsonRpcMessage): Promise<void> {
+  if (!state.initialized) {
+    sendDirect(state, msg);
+    return Promise.resolve();
+  }
+  return state.conn.send(msg);
+}
+
+/** Shuts the connection down; its close hook ends the socket with the reason's code (or `code`). */
+function closeFor(core: TransportCore, state: WsState, reason: AcpCloseReason, why: string, code?: number): void {
+  core.logger.warn(`Closing ACP WebSocket: ${why}`, { connectionId: state.conn.id, reason });
+  state.closeCode = code;
+  state.conn.shutdown(reason);
+}
+
+async function handleFrame(core: TransportCore, state: WsState, text: string): Promise<void> {
+  const conn = state.conn;
+  if (conn.isClosed) return;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    await reply(state, rpcError(null, -32700, 'Parse error', 'parse_error'));
+    return;
+  }
+  if (Array.isArray(value)) return reply(state, rpcError(null, -32600, 'JSON-RPC batches are not supported', 'invalid_request'));
+  if (!isRecord(value)) return reply(state, rpcError(null, -32600, 'Invalid Request', 'invalid_request'));
+  const msg = value;
+  if (!state.initialized) return initialize(core, state, msg);
+  if (isInitializeRequest(msg)) return reply(state, rpcError(msg['id'], -32600, 'Initialize not allowed on existing connection', 'invalid_request'));
+  let sessionId = sessionIdOfParams(msg);
+  if (conn.idTooLong(sessionId) || conn.idTooLong(msg['id'])) return closeFor(core, state, 'limit_exceeded', `id exceeds maxIdLength (${conn.idMaxLength})`);
+  if (isResponse(msg) || (!('method' in msg) && 'id' in msg)) {
+    // Tell the agent side which session the answered request belonged to, as the HTTP header would.
+    const key = idKey(msg['id']);
+    const route = key ? conn.clientResponseRoutes.get(key) : undefined;
+    if (route && route !== 'connection') sessionId = route.session;
+    if (key) conn.clientResponseRoutes.delete(key);
+  } else if ('id' in msg) {
+    // A request adds output: wait until the client has read enough to make room.
+    await conn.waitForRoom();
+  }
+  await conn.deliver(msg, sessionId === undefined ? {} : { sessionId });
+}
+
+async function initialize(core: TransportCore, state: WsState, msg: JsonRpcMessage): Promise<void> {
+  if (!('method' in msg) && ('id' in msg || 'result' in msg || 'error' in msg)) return; // stray response: ignored, as the SDK does
+  if (!isInitializeRequest(msg)) return closeFor(core, state, 'protocol_error', 'First message must be initialize');
+  if (msg['id'] === null) return closeFor(core, state, 'protocol_error', 'Initialize request must include an ID');
+  try {
+    const response = await core.openPeer(state.conn, msg as JsonRpcRequest);
+    sendDirect(state, response);
+    state.initialized = true;
+    state.conn.mainStream.attach(wsReceiver(state), undefined);
+  } catch (err) {
+    if (state.conn.isClosed) return;
+    sendDirect(state, rpcError(msg['id'], -32603, 'Initialize failed', 'internal_error', { details: err instanceof Error ? err.message : String(err) }));
+    closeFor(core, state, 'protocol_error', 'Initialize failed', 1011);
+  }
+}
+
+/** Pings a silent peer and closes one that does not answer; also ends sockets that never initialize. */
+function pingSweep(core: TransportCore, state: WsState, now: number): void {
+  const o = core.options;
+  if (!state.open) return;
+  if (!state.initialized && now - state.createdAt >= o.idleTimeoutMs) return closeFor(core, state, 'idle', 'no initialize in time');
+  if (state.pingSentAt !== undefined) {
+    if (now - state.pingSentAt >= o.wsPongTimeoutMs) closeFor(core, state, 'idle', 'no pong in time');
+    return;
+  }
+  if (now - state.lastInboundAt >= o.wsPingIntervalMs) {
+    state.pingSentAt = now;
+    state.socket!.cork(() => state.socket!.ping());
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * One outbound stream of a connection (the connection stream, one per session, or the WebSocket):
+ * numbered events, a queue for output no receiver has taken yet, and a bounded window of delivered
+ * events kept so that a client reconnecting with `Last-Event-ID` gets exactly what it missed.
+ *
+ * Event ids are contiguous per stream, from 1. Entries `firstId..nextId-1` are stored; those up to
+ * `delivered` went out to some receiver (kept only for resume, trimmed to the retention limits),
+ * the rest are pending and count toward the connection's buffered bytes.
+ */
+import { REPLAY_GAP_METHOD } from './acp-protocol.js';
+
+/** Something that writes events to a client: an SSE response or a WebSocket. */
+export interface StreamReceiver {
+  /** Writes one event; false means the socket buffered it and `resume()` will follow a drain. */
+  write(id: number, json: string): boolean;
+  /** Writes a message outside the numbering (the replay-gap notice). */
+  writeUnnumbered(json: string): boolean;
+  /** Writes a keep-alive (SSE comment). */
+  keepAlive(): boolean;
+  cork(fn: () => void): void;
+  /** Ends the receiver: gracefully if `graceful`, else by closing the socket. */
+  end(graceful: boolean): void;
+}
+
+/** What a stream reports to its connection. */
+export interface StreamHost {
+  /** Bytes were taken from pending output by a receiver. */
+  progress(bytes: number): void;
+  /** Pending output grew by `bytes` (negative when discarded). */
+  pendingChanged(bytes: number): void;
+  now(): number;
+}
+
+interface Entry {
+  id: number;
+  json: string;
+}
+
+export interface RetentionLimits {
+  events: number;
+  bytes: number;
+}
+
+export class OutboundStream {
+  private entries: Entry[] = [];
+  private head = 0;
+  private nextId = 1;
+  /** Highest id ever written to a receiver. */
+  private delivered = 0;
+  private retainedBytes = 0;
+  private receiverRef: StreamReceiver | undefined;
+  /** Last id written to the current receiver. */
+  private cursor = 0;
+  private blocked = false;
+  private aborted = false;
+  lastWriteAt = 0;
+
+  constructor(readonly sessionId: string | undefined, private readonly host: StreamHost, private readonly retention: RetentionLimits) {}
+
+  get receiver(): StreamReceiver | undefined {
+    return this.receiverRef;
+  }
+
+  /** Bytes queued that no receiver has taken yet. */
+  get pendingBytes(): number {
+    let bytes = 0;
+    for (let i = this.head; i < this.entries.length; i++) if (this.entries[i]!.id > this.delivered) bytes += this.entries[i]!.json.length;
+    return bytes;
+  }
+
+  private get firstId(): number {
+    return this.head < this.entries.length ? this.entries[this.head]!.id : this.nextId;
+  }
+
+  /** Queues one message (its JSON text) and delivers it if a receiver can take it. */
+  push(json: string): void {
+    if (this.aborted) return;
+    this.entries.push({ id: this.nextId++, json });
+    this.host.pendingChanged(json.length);
+    this.pump();
+  }
+
+  /**
+   * Attaches a receiver. Without `lastEventId` it gets what no receiver has taken yet (the SDK
+   * behaviour). With one inside the retained window it gets every event after it; otherwise it first
+   * gets a `_troupe/replay_gap` notice, then everything still stored.
+   */
+  attach(receiver: StreamReceiver, lastEventId: string | undefined): void {
+    this.receiverRef = receiver;
+    this.blocked = false;
+    this.lastWriteAt = this.host.now();
+    if (lastEventId === undefined) {
+      this.cursor = this.delivered;
+    } else {
+      const asked = /^\d{1,15}$/.test(lastEventId.trim()) ? Number(lastEventId.trim()) : undefined;
+      const first = this.firstId;
+      if (asked !== undefined && asked >= first - 1 && asked <= this.nextId - 1) {
+        this.cursor = asked;
+      } else {
+        const params: Record<string, unknown> = {};
+        if (this.sessionId !== undefined) params['sessionId'] = this.sessionId;
+        params['lastEventId'] = asked ?? lastEventId;
+        params['firstAvailableId'] = first;
+        this.blocked = !receiver.writeUnnumbered(JSON.stringify({ jsonrpc: '2.0', method: REPLAY_GAP_METHOD, params }));
+        this.cursor = first - 1;
+      }
+    }
+    this.pump();
+  }
+
+  /** Detaches `receiver` if it is the current one (its client went away). */
+  detach(receiver: StreamReceiver): boolean {
+    if (this.receiverRef !== receiver) return false;
+    this.receiverRef = undefined;
+    this.blocked = false;
+    this.trim();
+    return true;
+  }
+
+  /** The receiver's socket drained: continue. */
+  resume(): void {
+    this.blocked = false;
+    this.pump();
+  }
+
+  /** Sends a keep-alive if the receiver has been silent for `idleMs`. */
+  keepAlive(now: number, idleMs: number): void {
+    const r = this.receiverRef;
+    if (!r || this.blocked || now - this.lastWriteAt < idleMs) return;
+    this.blocked = !r.keepAlive();
+    this.lastWriteAt = now;
+  }
+
+  /** Ends the receiver and drops everything; the connection is shutting down. */
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const r = this.receiverRef;
+    this.receiverRef = undefined;
+    this.host.pendingChanged(-this.pendingBytes);
+    this.entries = [];
+    this.head = 0;
+    r?.end(!this.blocked);
+  }
+
+  private pump(): void {
+    const r = this.receiverRef;
+    if (!r || this.blocked || this.cursor >= this.nextId - 1) return;
+    let taken = 0;
+    r.cork(() => {
+      while (!this.blocked && this.cursor < this.nextId - 1 && this.receiverRef === r) {
+        const entry = this.entries[this.head + (this.cursor + 1 - this.firstId)]!;
+        this.cursor = entry.id;
+        this.blocked = !r.write(entry.id, entry.json);
+        if (entry.id > this.delivered) {
+          this.delivered = entry.id;
+          this.retainedBytes += entry.json.length;
+          taken += entry.json.length;
+        }
+      }
+    });
+    this.lastWriteAt = this.host.now();
+    this.trim();
+    if (taken > 0) {
+      this.host.pendingChanged(-taken);
+      this.host.progress(taken);
+    }
+  }
+
+  /** Drops delivered entries beyond the retention limits, never one the receiver still needs. */
+  private trim(): void {
+    const limit = this.receiverRef ? Math.min(this.cursor, this.delivered) : this.delivered;
+    while (this.head < this.entries.length) {
+      const entry = this.entries[this.head]!;
+      const retainedCount = this.delivered - entry.id + 1;
+      if (entry.id > limit || (retainedCount <= this.retention.events && this.retainedBytes <= this.retention.bytes)) break;
+      this.retainedBytes -= entry.json.length;
+      this.entries[this.head] = undefined as unknown as Entry;
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 >= this.entries.length) {
+      this.entries = this.entries.slice(this.head);
+      this.head = 0;
+    }
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The registry of live ACP transport connections: capacity, the hand-over of `initialize` to the
+ * agent side, and one periodic sweep for keep-alives, pings, stalls and reaping.
+ */
+import type { Clock, Logger } from '../../../core/ports.js';
+import { AcpConnection, type ConnectionHost } from './acp-connection.js';
+import { idKey, isRecord } from './acp-protocol.js';
+import { resolveAcpOptions, type AcpAgentSide, type AcpTransportOptions, type JsonRpcMessage, type JsonRpcRequest, type ResolvedAcpOptions } from './acp.types.js';
+
+/** What tests and metrics can see of one connection. */
+export interface AcpConnectionStats {
+  id: string;
+  transport: 'http' | 'ws';
+  pendingBytes: number;
+  peakPendingBytes: number;
+  sessionStreams: number;
+  closed: boolean;
+}
+
+export class TransportCore implements ConnectionHost {
+  readonly options: ResolvedAcpOptions;
+  private readonly connections = new Map<string, AcpConnection>();
+  /** Sweeps that belong to one transport side (the WebSocket pinger), keyed by connection. */
+  readonly extraSweeps = new Map<AcpConnection, (now: number) => void>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly agent: AcpAgentSide, options: AcpTransportOptions | undefined, readonly logger: Logger, private readonly clock: Clock) {
+    this.options = resolveAcpOptions(options);
+    const o = this.options;
+    const finest = Math.min(o.keepAliveMs, o.idleTimeoutMs, o.maxOutputStallMs, o.wsPingIntervalMs, o.wsPongTimeoutMs);
+    this.timer = setInterval(() => this.sweep(), Math.min(1000, Math.max(5, Math.floor(finest / 4))));
+    this.timer.unref();
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** A new connection, or undefined when `maxConnections` are live. */
+  createConnection(transport: 'http' | 'ws'): AcpConnection | undefined {
+    if (this.connections.size >= this.options.maxConnections) return undefined;
+    const conn = new AcpConnection(transport, this);
+    this.connections.set(conn.id, conn);
+    return conn;
+  }
+
+  /** A live, initialized HTTP connection. */
+  httpConnection(id: string): AcpConnection | undefined {
+    const conn = this.connections.get(id);
+    return conn && conn.transport === 'http' && conn.peer && !conn.isClosed ? conn : undefined;
+  }
+
+  forget(conn: AcpConnection): void {
+    if (this.connections.get(conn.id) === conn) this.connections.delete(conn.id);
+    this.extraSweeps.delete(conn);
+  }
+
+  /**
+   * Asks the agent side to open `conn` and returns its initialize response. Throws when the agent
+   * fails or answers with anything but a response to this request; if the connection closed in the
+   * meantime the new peer is told at once.
+   */
+  async openPeer(conn: AcpConnection, initialize: JsonRpcRequest): Promise<JsonRpcMessage> {
+    const peer = await this.agent.open(conn, initialize);
+    const response = peer.initializeResponse;
+    if (!isRecord(response) || 'method' in response || idKey(response['id']) !== idKey(initialize.id)) {
+      try {
+        peer.closed('protocol_error');
+      } catch {
+        // The agent side is already failing this connection.
+      }
+      throw new Error('Expected initialize response from agent');
+    }
+    conn.peer = peer;
+    if (conn.isClosed) {
+      peer.closed(conn.closeReason ?? 'deleted');
+      throw new Error('Connection closed during initialize');
+    }
+    return response;
+  }
+
+  stats(): AcpConnectionStats[] {
+    return [...this.connections.values()].map((c) => ({
+      id: c.id,
+      transport: c.transport,
+      pendingBytes: c.pendingBytes,
+      peakPendingBytes: c.peakPendingBytes,
+      sessionStreams: c.sessionStreams.size,
+      closed: c.isClosed,
+    }));
+  }
+
+  connection(id: string): AcpConnection | undefined {
+    return this.connections.get(id);
+  }
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  private sweep(): void {
+    const now = this.clock.now();
+    for (const conn of [...this.connections.values()]) {
+      conn.sweep(now);
+      if (!conn.isClosed) this.extraSweeps.get(conn)?.(now);
+    }
+  }
+
+  /** Closes every connection (peers hear `server_shutdown`) and stops the sweep. */
+  closeAll(): void {
+    clearInterval(this.timer);
+    for (const conn of [...this.connections.values()]) conn.shutdown('server_shutdown');
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * One HTTP request/response on uWS, wrapped once: the request is copied out of uWS's stack-allocated
+ * object, aborts are tracked (a uWS response must never be touched after onAborted), every write is
+ * corked, bodies are read under a size limit, and streamed responses get write/drain backpressure.
+ */
+import { ERROR_CODES, TroupeError, type ErrorCode } from '../../core/errors.js';
+import { statusLine, type HttpRequest, type HttpResponse } from './uws.js';
+
+export type HeaderMap = Readonly<Record<string, string>>;
+
+/** Thrown by {@link HttpExchange.readBody} when the body is over the limit. */
+export function payloadTooLarge(limit: number): TroupeError {
+  return new TroupeError('payload_too_large', `Request body exceeds ${limit} bytes`, { limit });
+}
+
+export class HttpExchange {
+  readonly method: string;
+  readonly path: string;
+  readonly rawQuery: string;
+  readonly headers: HeaderMap;
+  /** True once the client went away; the uWS response is dead then. */
+  aborted = false;
+  /** True once `end` was called on the uWS response. */
+  private finished = false;
+  /** True once status and headers went out on a streamed response. */
+  streaming = false;
+  private readonly abortHandlers: Array<() => void> = [];
+  private drainHandler: (() => void) | undefined;
+  private readonly controller = new AbortController();
+
+  constructor(readonly res: HttpResponse, req: HttpRequest) {
+    this.method = req.getMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.rawQuery = req.getQuery() ?? '';
+    const headers: Record<string, string> = {};
+    req.forEach((key, value) => {
+      headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
+    });
+    this.headers = headers;
+    res.onAborted(() => {
+      this.aborted = true;
+      this.controller.abort();
+      for (const fn of this.abortHandlers.splice(0)) fn();
+    });
+  }
+
+  /** True once the response is complete or the client went away: nothing more may be written. */
+  get ended(): boolean {
+    return this.aborted || this.finished;
+  }
+
+  /** Aborted when the client goes away. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  header(name: string): string | undefined {
+    const value = this.headers[name.toLowerCase()];
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  onAbort(fn: () => void): void {
+    if (this.aborted) fn();
+    else this.abortHandlers.push(fn);
+  }
+
+  /**
+   * Reads the whole body, refusing more than `limit` bytes: first by Content-Length, then while it
+   * streams in (a chunked body declares no length). Rejects with TroupeError payload_too_large.
+   */
+  readBody(limit: number): Promise<Buffer> {
+    const declared = Number(this.header('content-length') ?? '0');
+    if (Number.isFinite(declared) && declared > limit) return Promise.reject(payloadTooLarge(limit));
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let failed = false;
+      this.onAbort(() => reject(new TroupeError('request_cancelled', 'Client went away while sending the body')));
+      this.res.onData((chunk, isLast) => {
+        if (failed) return;
+        size += chunk.byteLength;
+        if (size > limit) {
+          failed = true;
+          reject(payloadTooLarge(limit));
+          return;
+        }
+        // uWS neuters the ArrayBuffer after this callback returns, so copy it.
+        if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+        if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      });
+    });
+  }
+
+  /** Sends a complete response. A no-op after abort or a previous end. */
+  send(status: number, headers: Record<string, string>, body: string | Buffer = '', closeConnection = false): void {
+    if (this.ended) return;
+    this.finished = true;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status));
+      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+      this.res.end(body, closeConnection);
+    });
+  }
+
+  json(status: number, value: unknown, headers: Record<string, string> = {}): void {
+    this.send(status, { 'Content-Type': 'application/json', ...headers }, JSON.stringify(value));
+  }
+
+  /** A non-JSON-RPC error: `{ error: { code, message, data? } }` with a stable string code. */
+  error(status: number, code: ErrorCode, message: string, data?: Record<string, unknown>, headers: Record<string, string> = {}): void {
+    this.json(status, { error: { code, message, ...(data ? { data } : {}) } }, headers);
+  }
+
+  /** Sends a TroupeError (its table status) or, for anything else, a 500 internal_error. */
+  fail(err: unknown): void {
+    if (err instanceof TroupeError) {
+      const data = Object.keys(err.data).length > 0 ? err.data : undefined;
+      this.error(ERROR_CODES[err.code].http, err.code, err.message, data);
+    } else {
+      this.error(500, 'internal_error', 'Internal error');
+    }
+  }
+
+  /**
+   * Starts a streamed (chunked) SSE response: status and headers go out with `first`. Every later
+   * write must be whole SSE lines, because draining writes an SSE comment between them.
+   */
+  startEventStream(status: number, headers: Record<string, string>, first: string): boolean {
+    if (this.ended) return false;
+    this.streaming = true;
+    let ok = true;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status));
+      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+      ok = this.res.write(first);
+    });
+    // With an onWritable handler installed uWS does not drain its buffer by itself; the handler must
+    // write. Writing an SSE comment drains it when the stream has nothing else to say.
+    this.res.onWritable(() => {
+      if (!this.res.write(':\n')) return false;
+      this.drainHandler?.();
+      return true;
+    });
+    return ok;
+  }
+
+  /** Writes a chunk of a streamed response; false means it was buffered (wait for drain). */
+  write(chunk: string): boolean {
+    if (this.ended) return false;
+    return this.res.write(chunk);
+  }
+
+  /** Called when the socket can take more after a write returned false. */
+  onDrain(fn: () => void): void {
+    this.drainHandler = fn;
+  }
+
+  /** Runs `fn` corked, so several writes leave in one syscall. */
+  cork(fn: () => void): void {
+    if (this.ended) return;
+    this.res.cork(fn);
+  }
+
+  /** Ends a streamed response. */
+  endStream(): void {
+    if (this.ended) return;
+    this.finished = true;
+    this.res.cork(() => this.res.end());
+  }
+
+  /** Closes the socket at once (used when a stream must stop and its client is not reading). */
+  destroy(): void {
+    if (this.ended) return;
+    this.finished = true;
+    this.res.close();
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The daemon's HTTP server on uWebSockets.js: security on every route, the ACP transport at `/acp`
+ * (HTTP + WebSocket), JSON/SSE management routes under `/v1`, static files, TLS, graceful close.
+ */
+import { accessSync, constants } from 'node:fs';
+import { ERROR_CODES, TroupeError } from '../../core/errors.js';
+import { silentLogger, systemClock, type Clock, type Logger } from '../../core/ports.js';
+import { acpWebSocketBehavior } from './acp/acp-ws.handler.js';
+import { handleAcpHttp } from './acp/acp-http.handler.js';
+import type { AcpAgentSide, AcpTransportOptions } from './acp/acp.types.js';
+import { TransportCore, type AcpConnectionStats } from './acp/transport-core.js';
+import { HttpExchange } from './http-exchange.js';
+import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
+import { Router } from './router.js';
+import { SESSION_COOKIE, Security, isLoopbackHost } from './security.js';
+import { SseStream } from './sse-stream.js';
+import { staticFiles } from './static-files.js';
+import { closeApp, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+
+export interface HttpServerOptions {
+  /** The bearer token every route but `GET /v1/health` and `GET /v1/login` requires (≥ 16 chars). */
+  token: string;
+  /** Default 127.0.0.1. Anything not loopback logs a warning. */
+  host?: string;
+  /** Default 0: an ephemeral port, reported by `listen()`. */
+  port?: number;
+  /** PEM files; serve HTTPS/WSS through uWS SSLApp. */
+  tls?: { certFile: string; keyFile: string; passphrase?: string };
+  /** Origins (`scheme://host:port`) allowed besides the server's own. */
+  allowOrigins?: readonly string[];
+  /** Largest request body for `/v1` routes. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Management SSE: keep-alive after this much silence (default 15 s), and the buffer before `send` waits (default 1 MiB). */
+  sseKeepAliveMs?: number;
+  sseMaxBufferedBytes?: number;
+  /** Lifetime of a one-time login code. Default 60 s. */
+  loginCodeTtlMs?: number;
+  logger?: Logger;
+  clock?: Clock;
+}
+
+export interface ListenInfo {
+  host: string;
+  port: number;
+  /** `http://127.0.0.1:PORT` (or https). */
+  url: string;
+}
+
+/** Where the ACP transport can be observed (tests, metrics). */
+export interface AcpTransportHandle {
+  connections(): AcpConnectionStats[];
+  readonly options: TransportCore['options'];
+}
+
+const OPEN_ROUTES = new Set(['GET /v1/health', 'HEAD /v1/health', 'GET /v1/login']);
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export class HttpServer {
+  private readonly app: TemplatedApp;
+  private readonly router = new Router<RouteHandler>();
+  private readonly security: Security;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly sseStreams = new Set<SseStream>();
+  private acpCore: TransportCore | undefined;
+  private listenSocket: us_listen_socket | undefined;
+  private info: ListenInfo | undefined;
+
+  constructor(private readonly options: HttpServerOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
+    this.security = new Security({ token: options.token, allowOrigins: options.allowOrigins, loginCodeTtlMs: options.loginCodeTtlMs, clock: this.clock });
+    if (options.tls) {
+      for (const f of [options.tls.certFile, options.tls.keyFile]) accessSync(f, constants.R_OK);
+      this.app = uws.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile, ...(options.tls.passphrase ? { passphrase: options.tls.passphrase } : {}) });
+    } else {
+      this.app = uws.App();
+    }
+    this.route('GET', '/v1/health', () => ({ status: 'ok' }));
+    this.route('GET', '/v1/login', (req, res) => this.login(req, res));
+  }
+
+  /**
+   * Registers a JSON/SSE route, e.g. `route('GET', '/v1/sessions/:id', handler)`. Registering the
+   * same method and pattern again replaces the handler. Every route but the open ones needs the token.
+   */
+  route(method: string, pattern: string, handler: RouteHandler): this {
+    if (pattern === '/acp' || pattern.startsWith('/acp/')) throw new Error('/acp belongs to the ACP transport');
+    this.router.add(method, pattern, handler);
+    return this;
+  }
+
+  /** Serves the files of `dir` under `prefix` (e.g. `/inspect`); `/inspect` redirects to `/inspect/`. */
+  serveStatic(prefix: string, dir: string): this {
+    const clean = prefix.replace(/\/+$/, '');
+    this.router.add('GET', `${clean}/*`, staticFiles(dir));
+    this.router.add('GET', clean, (_req, res) => res.redirect(`${clean}/`, 302));
+    return this;
+  }
+
+  /** Mounts the ACP transport (Streamable HTTP + WebSocket) at `/acp`. Call before `listen()`. */
+  mountAcp(agent: AcpAgentSide, options?: AcpTransportOptions): AcpTransportHandle {
+    if (this.acpCore) throw new Error('the ACP transport is already mounted');
+    if (this.info) throw new Error('mount the ACP transport before listen()');
+    const core = new TransportCore(agent, options, this.logger, this.clock);
+    this.acpCore = core;
+    this.app.ws('/acp', acpWebSocketBehavior(core, (headers, protocols) => this.security.check(headers, true, protocols)));
+    return { connections: () => core.stats(), options: core.options };
+  }
+
+  /** Mints a one-time login code and the URL that spends it (sets the cookie, redirects to /inspect/). */
+  mintLoginCode(): { code: string; url: string } {
+    const code = this.security.mintLoginCode();
+    return { code, url: `${this.info?.url ?? ''}/v1/login?code=${encodeURIComponent(code)}` };
+  }
+
+  listen(): Promise<ListenInfo> {
+    const host = this.options.host ?? '127.0.0.1';
+    const port = this.options.port ?? 0;
+    if (!isLoopbackHost(host)) this.logger.warn(`Listening on non-loopback host ${host}: anyone who can reach it and holds the token can drive sessions`, { host });
+    this.app.any('/*', (res, req) => this.dispatch(res, req));
+    return new Promise((resolve, reject) => {
+      this.app.listen(host.replace(/^\[|\]$/g, ''), port, (socket) => {
+        if (!socket) return reject(new TroupeError('internal_error', `Cannot listen on ${host}:${port}`, { host, port }));
+        this.listenSocket = socket;
+        const actual = uws.us_socket_local_port(socket as never);
+        this.security.setOwnAddress(host, actual);
+        const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+        this.info = { host, port: actual, url: `${this.options.tls ? 'https' : 'http'}://${urlHost}:${actual}` };
+        resolve(this.info);
+      });
+    });
+  }
+
+  get url(): string {
+    if (!this.info) throw new Error('the server is not listening');
+    return this.info.url;
+  }
+
+  /** Stops listening, ends every ACP connection and SSE stream, then closes every socket. */
+  async close(): Promise<void> {
+    this.acpCore?.closeAll();
+    for (const s of [...this.sseStreams]) s.close();
+    if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+    // Let ended responses flush before the sockets go.
+    await new Promise((r) => setTimeout(r, 10));
+    closeApp(this.app);
+  }
+
+  private dispatch(res: HttpResponse, req: HttpRequest): void {
+    const ex = new HttpExchange(res, req);
+    try {
+      if (ex.path === '/acp') {
+        const auth = this.security.check(ex.headers, true);
+        if (!auth.ok) return ex.error(auth.status, auth.code, auth.message);
+        if (!this.acpCore) return ex.error(404, 'method_not_found', 'The ACP transport is not mounted');
+        return handleAcpHttp(ex, this.acpCore);
+      }
+      const auth = this.security.check(ex.headers, !OPEN_ROUTES.has(`${ex.method} ${ex.path}`));
+      if (!auth.ok) return ex.error(auth.status, auth.code, auth.message);
+      const match = this.router.match(ex.method, ex.path);
+      if (match.kind === 'not_found') return ex.error(404, 'method_not_found', `No route for ${ex.method} ${ex.path}`);
+      if (match.kind === 'method_not_allowed') return ex.error(405, 'invalid_request', 'Method Not Allowed', undefined, { Allow: match.allow.join(', ') });
+      void this.runRoute(ex, match.handler, match.params);
+    } catch (err) {
+      this.logger.error('HTTP dispatch failed', { error: String(err) });
+      ex.fail(err);
+    }
+  }
+
+  private async runRoute(ex: HttpExchange, handler: RouteHandler, params: Record<string, string>): Promise<void> {
+    const hasBody = BODY_METHODS.has(ex.method) && (Number(ex.header('content-length') ?? '0') > 0 || ex.header('transfer-encoding') !== undefined);
+    // The body must be attached for before the uWS callback returns.
+    const bodyRead = hasBody ? ex.readBody(this.options.maxBodyBytes ?? 1024 * 1024) : undefined;
+    try {
+      const rawBody = bodyRead ? await bodyRead : undefined;
+      let body: unknown;
+      if (rawBody && rawBody.length > 0 && (ex.header('content-type') ?? '').toLowerCase().startsWith('application/json')) {
+        try {
+          body = JSON.parse(rawBody.toString('utf8'));
+        } catch {
+          return ex.error(400, 'parse_error', 'The request body is not valid JSON');
+        }
+      }
+      const request: RouteRequest = { method: ex.method, path: ex.path, params, query: new URLSearchParams(ex.rawQuery), headers: ex.headers, body, rawBody, signal: ex.signal };
+      const result = await handler(request, this.responseFor(ex));
+      if (ex.ended || ex.streaming) return;
+      if (result === undefined) ex.send(204, {});
+      else ex.json(200, result);
+    } catch (err) {
+      if (err instanceof TroupeError && err.code === 'payload_too_large') {
+        return ex.send(413, { 'Content-Type': 'application/json' }, JSON.stringify({ error: { code: err.code, message: err.message } }), true);
+      }
+      if (!(err instanceof TroupeError)) this.logger.error('Route handler failed', { path: ex.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+      if (ex.streaming) ex.destroy();
+      else ex.fail(err);
+    }
+  }
+
+  private responseFor(ex: HttpExchange): RouteResponse {
+    return {
+      get sent() {
+        return ex.ended || ex.streaming;
+      },
+      json: (status, value, headers) => ex.json(status, value, headers),
+      error: (status, code, message, data) => ex.error(status, code, message, data),
+      send: (status, headers, body) => ex.send(status, headers, body),
+      redirect: (location, status = 303) => ex.send(status, { Location: location }),
+      sse: (headers) => {
+        const stream = new SseStream(ex, { keepAliveMs: this.options.sseKeepAliveMs ?? 15_000, maxBufferedBytes: this.options.sseMaxBufferedBytes ?? 1024 * 1024 }, headers);
+        this.sseStreams.add(stream);
+        stream.onClose(() => this.sseStreams.delete(stream));
+        return stream;
+      },
+    };
+  }
+
+  private login(req: RouteRequest, res: RouteResponse): void {
+    const code = req.query.get('code');
+    if (!code) return res.error(400, 'invalid_request', 'Missing login code');
+    const cookie = this.security.redeemLoginCode(code);
+    if (!cookie) return res.error(403, 'forbidden', 'The login code is unknown, used or expired');
+    const secure = this.options.tls ? '; Secure' : '';
+    res.send(303, { Location: '/inspect/', 'Set-Cookie': `${SESSION_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/${secure}`, 'Cache-Control': 'no-store' });
+  }
+}
+
+/** The HTTP status of a stable error code (re-exported for route authors). */
+export function httpStatusOf(code: keyof typeof ERROR_CODES): number {
+  return ERROR_CODES[code].http;
+}

@@ -1,0 +1,75 @@
+/**
+ * A tiny path router: `/v1/sessions/:id` captures a segment, a trailing `*` captures the rest.
+ * uWS has its own router, but routes registered after listen and 405-with-Allow need our own table.
+ */
+
+export type RouteParams = Record<string, string>;
+
+interface Entry<H> {
+  method: string;
+  segments: string[];
+  handler: H;
+}
+
+export type RouteMatch<H> =
+  | { kind: 'found'; handler: H; params: RouteParams }
+  | { kind: 'method_not_allowed'; allow: string[] }
+  | { kind: 'not_found' };
+
+export class Router<H> {
+  private readonly entries: Entry<H>[] = [];
+
+  /**
+   * Registers `handler` for `method` (upper case, or `*` for any) and `pattern`. Registering the
+   * same method and pattern again replaces the earlier handler (so defaults can be overridden).
+   */
+  add(method: string, pattern: string, handler: H): void {
+    if (!pattern.startsWith('/')) throw new Error(`route pattern must start with '/': ${pattern}`);
+    const entry = { method: method.toUpperCase(), segments: split(pattern), handler };
+    const same = this.entries.findIndex((e) => e.method === entry.method && e.segments.join('/') === entry.segments.join('/'));
+    if (same >= 0) this.entries[same] = entry;
+    else this.entries.push(entry);
+  }
+
+  match(method: string, path: string): RouteMatch<H> {
+    const parts = split(path);
+    const allow = new Set<string>();
+    for (const entry of this.entries) {
+      const params = matchSegments(entry.segments, parts);
+      if (!params) continue;
+      if (entry.method === '*' || entry.method === method) return { kind: 'found', handler: entry.handler, params };
+      allow.add(entry.method);
+      // HEAD is served by any GET route.
+      if (method === 'HEAD' && entry.method === 'GET') return { kind: 'found', handler: entry.handler, params };
+    }
+    return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow] } : { kind: 'not_found' };
+  }
+}
+
+function split(path: string): string[] {
+  return path.split('/').filter((s) => s.length > 0);
+}
+
+function matchSegments(pattern: string[], parts: string[]): RouteParams | undefined {
+  const params: RouteParams = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const seg = pattern[i]!;
+    if (seg === '*' && i === pattern.length - 1) {
+      params['*'] = parts.slice(i).map(safeDecode).join('/');
+      return params;
+    }
+    const part = parts[i];
+    if (part === undefined) return undefined;
+    if (seg.startsWith(':')) params[seg.slice(1)] = safeDecode(part);
+    else if (seg !== part) return undefined;
+  }
+  return parts.length === pattern.length ? params : undefined;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Who may talk to the daemon: a bearer token (header, login cookie, or WebSocket subprotocol),
+ * compared in constant time, and an Origin check against the server's own origin so that a web
+ * page elsewhere cannot drive the daemon through a browser that holds the cookie.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../../core/ports.js';
+import type { ErrorCode } from '../../core/errors.js';
+import type { HeaderMap } from './http-exchange.js';
+
+/** Name of the HttpOnly cookie set by `GET /v1/login`. */
+export const SESSION_COOKIE = 'troupe_session';
+/** A WebSocket subprotocol `troupe-token.<token>` carries the token for browsers. */
+export const TOKEN_SUBPROTOCOL_PREFIX = 'troupe-token.';
+
+export interface SecurityOptions {
+  token: string;
+  /** Extra origins (`scheme://host:port`) allowed besides the server's own. */
+  allowOrigins?: readonly string[];
+  /** How long a one-time login code stays valid. Default 60 s. */
+  loginCodeTtlMs?: number;
+  clock: Clock;
+}
+
+export type AuthOutcome = { ok: true } | { ok: false; status: 401 | 403; code: ErrorCode; message: string };
+
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+const MAX_COOKIE_SESSIONS = 256;
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_NAMES.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+export class Security {
+  private readonly tokenDigest: Buffer;
+  private readonly allowOrigins: Set<string>;
+  private readonly loginCodes = new Map<string, number>();
+  /** Digests of cookie values handed out by login; the cookie never carries the token itself. */
+  private readonly cookieSessions = new Set<string>();
+  private ownHost = '127.0.0.1';
+  private ownPort = 0;
+
+  constructor(private readonly options: SecurityOptions) {
+    if (options.token.length < 16) throw new Error('the daemon token must be at least 16 characters');
+    this.tokenDigest = digest(options.token);
+    this.allowOrigins = new Set((options.allowOrigins ?? []).map(normalizeOrigin));
+  }
+
+  /** Tells the checker which host and port the server really listens on. */
+  setOwnAddress(host: string, port: number): void {
+    this.ownHost = host;
+    this.ownPort = port;
+  }
+
+  /** Constant-time token check (digests have equal length, so timingSafeEqual never throws). */
+  tokenMatches(candidate: string): boolean {
+    return timingSafeEqual(digest(candidate), this.tokenDigest);
+  }
+
+  /**
+   * Checks the Origin, then the credentials. `requireToken` is false for the routes open to anyone
+   * who can reach the port (health, login).
+   */
+  check(headers: HeaderMap, requireToken: boolean, subprotocols: readonly string[] = []): AuthOutcome {
+    const origin = headers['origin'];
+    if (origin && !this.originAllowed(origin)) {
+      return { ok: false, status: 403, code: 'forbidden', message: `Origin ${origin} is not allowed` };
+    }
+    if (!requireToken) return { ok: true };
+    const presented = this.presentedCredentials(headers, subprotocols);
+    if (presented.length === 0) return { ok: false, status: 401, code: 'unauthorized', message: 'A bearer token is required' };
+    for (const cred of presented) {
+      if (cred.kind === 'token' ? this.tokenMatches(cred.value) : this.cookieSessions.has(digest(cred.value).toString('hex'))) {
+        return { ok: true };
+      }
+    }
+    return { ok: false, status: 403, code: 'forbidden', message: 'The token is not accepted' };
+  }
+
+  /** Mints a one-time login code, valid once and for `loginCodeTtlMs`. */
+  mintLoginCode(): string {
+    const now = this.options.clock.now();
+    for (const [code, expires] of this.loginCodes) if (expires <= now) this.loginCodes.delete(code);
+    const code = randomBytes(24).toString('base64url');
+    this.loginCodes.set(code, now + (this.options.loginCodeTtlMs ?? 60_000));
+    return code;
+  }
+
+  /** Spends a login code; on success returns a fresh cookie value bound to this server. */
+  redeemLoginCode(code: string): string | undefined {
+    const expires = this.loginCodes.get(code);
+    if (expires === undefined) return undefined;
+    this.loginCodes.delete(code);
+    if (expires <= this.options.clock.now()) return undefined;
+    const value = randomBytes(32).toString('base64url');
+    if (this.cookieSessions.size >= MAX_COOKIE_SESSIONS) {
+      const oldest = this.cookieSessions.values().next().value;
+      if (oldest !== undefined) this.cookieSessions.delete(oldest);
+    }
+    this.cookieSessions.add(digest(value).toString('hex'));
+    return value;
+  }
+
+  /** True for the server's own origin (http or https, loopback names equivalent) and allowed ones. */
+  originAllowed(origin: string): boolean {
+    const normalized = normalizeOrigin(origin);
+    if (this.allowOrigins.has(normalized)) return true;
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return false;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    if (port !== this.ownPort) return false;
+    const host = url.hostname.toLowerCase();
+    if (host === this.ownHost.toLowerCase()) return true;
+    return isLoopbackHost(host) && (isLoopbackHost(this.ownHost) || isUnspecified(this.ownHost));
+  }
+
+  private presentedCredentials(headers: HeaderMap, subprotocols: readonly string[]): Array<{ kind: 'token' | 'cookie'; value: string }> {
+    const found: Array<{ kind: 'token' | 'cookie'; value: string }> = [];
+    const auth = headers['authorization'];
+    if (auth) {
+      const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+      found.push({ kind: 'token', value: m ? m[1]!.trim() : '' });
+    }
+    for (const p of subprotocols) {
+      if (p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) found.push({ kind: 'token', value: p.slice(TOKEN_SUBPROTOCOL_PREFIX.length) });
+    }
+    const cookie = readCookie(headers['cookie'], SESSION_COOKIE);
+    if (cookie) found.push({ kind: 'cookie', value: cookie });
+    return found;
+  }
+}
+
+function isUnspecified(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]';
+}
+
+function normalizeOrigin(origin: string): string {
+  return origin.trim().replace(/\/+$/, '').toLowerCase();
+}
+
+/** The value of cookie `name` in a Cookie header, if present. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
