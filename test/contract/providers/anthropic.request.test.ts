@@ -1,0 +1,102 @@
+// What the Anthropic adapter sends: cache breakpoints, system, tools, tool results, thinking replay.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
+import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { collect, request } from './provider-contract.js';
+import { conversation, MIXED_REASONING, PNG, reasoningOf, SYSTEM } from './conversation.js';
+
+const EPHEMERAL = { type: 'ephemeral' };
+
+describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
+  let server: ReplayServer;
+  let provider: AnthropicProvider;
+  before(async () => {
+    server = await startReplayServer();
+    provider = new AnthropicProvider({ apiKey: 'sk-ant-test', baseURL: server.url, maxRetries: 0 });
+  });
+  after(() => server.close());
+
+  test('system and tools carry cache_control; the conversation is converted in order', async () => {
+    server.enqueue({ sse: fixture('anthropic-text.sse') });
+    await collect(provider, request('claude-opus-4-1', { messages: conversation(MIXED_REASONING), thinkingBudget: 2048 }));
+    const sent = server.requests.at(-1)!;
+    assert.equal(sent.url, '/v1/messages');
+    // SDK 1.x sends the API key as a bearer token; older ones used x-api-key.
+    assert.ok([sent.headers['x-api-key'], sent.headers.authorization].some((v) => String(v).includes('sk-ant-test')));
+    const body = sent.body;
+    assert.equal(body.stream, true);
+    assert.equal(body.model, 'claude-opus-4-1');
+    assert.deepEqual(body.system, [{ type: 'text', text: SYSTEM, cache_control: EPHEMERAL }]);
+    assert.equal(body.tools.length, 2);
+    assert.equal(body.tools[0].cache_control, undefined);
+    assert.deepEqual(body.tools[1].cache_control, EPHEMERAL, 'the breakpoint on the last tool caches every tool');
+    assert.equal(body.tools[0].input_schema.required[0], 'path');
+    assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 2048 });
+    assert.ok(body.max_tokens > 2048);
+    assert.deepEqual(body.messages, [
+      { role: 'user', content: [{ type: 'text', text: 'Read src/index.ts' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'I need the file.', signature: 'sig-anthropic' },
+          { type: 'text', text: 'Reading it.' },
+          { type: 'tool_use', id: 'call_1', name: 'read_file', input: { path: 'src/index.ts' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_1', content: 'export {}', is_error: false },
+          { type: 'text', text: 'Now summarise.', cache_control: EPHEMERAL },
+        ],
+      },
+    ]);
+  });
+
+  test('a streamed thinking block goes back with its signature on the next request', async () => {
+    server.enqueue({ sse: fixture('anthropic-thinking.sse') });
+    const events = await collect(provider, request('claude-opus-4-1', { thinkingBudget: 2048 }));
+    const parts = reasoningOf(events);
+    assert.equal(parts.length, 1);
+    assert.match(parts[0]!.data!, /^EqQBCgIYAhIM/);
+    server.enqueue({ sse: fixture('anthropic-text.sse') });
+    const next = request('claude-opus-4-1', {
+      thinkingBudget: 2048,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Hello' }] },
+        { role: 'assistant', text: 'Hi there!', toolCalls: [], reasoning: parts },
+        { role: 'user', content: [{ type: 'text', text: 'Again' }] },
+      ],
+    });
+    await collect(provider, next);
+    const assistant = server.requests.at(-1)!.body.messages[1];
+    assert.deepEqual(assistant.content[0], { type: 'thinking', thinking: 'The user greets me. I should greet back.', signature: parts[0]!.data });
+  });
+
+  test('adaptive-thinking models get {type:"adaptive"}; no budget means no thinking', async () => {
+    server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('anthropic-text.sse') });
+    await collect(provider, request('claude-sonnet-5-5', { thinkingBudget: 4096 }));
+    assert.deepEqual(server.requests.at(-1)!.body.thinking, { type: 'adaptive' });
+    await collect(provider, request('claude-sonnet-5-5'));
+    assert.equal(server.requests.at(-1)!.body.thinking, undefined);
+  });
+
+  test('countTokens uses the count_tokens endpoint with the same body', async () => {
+    server.enqueue({ json: { input_tokens: 1234 } });
+    const n = await provider.countTokens(request('claude-opus-4-1', { messages: conversation([]) }), new AbortController().signal);
+    assert.equal(n, 1234);
+    const sent = server.requests.at(-1)!;
+    assert.equal(sent.url, '/v1/messages/count_tokens');
+    assert.equal(sent.body.max_tokens, undefined);
+    assert.equal(sent.body.messages.length, 3);
+    assert.equal(sent.body.tools.length, 2);
+  });
+
+  test('without a credential the adapter reports auth and sends nothing', async () => {
+    const before = server.requests.length;
+    const keyless = new AnthropicProvider({ baseURL: server.url });
+    await assert.rejects(collect(keyless, request('claude-opus-4-1')), (err: Error & { kind?: string }) => err.kind === 'auth');
+    assert.equal(server.requests.length, before);
+  });
+});

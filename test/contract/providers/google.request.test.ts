@@ -1,0 +1,77 @@
+// What the Gemini adapter sends: systemInstruction, function declarations, function responses,
+// thought signatures returned on their parts, and the streaming URL.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
+import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { collect, request } from './provider-contract.js';
+import { conversation, MIXED_REASONING, PNG, reasoningOf, SYSTEM } from './conversation.js';
+
+describe('google adapter: the request it sends', { timeout: 20_000 }, () => {
+  let server: ReplayServer;
+  let provider: GoogleProvider;
+  before(async () => {
+    server = await startReplayServer();
+    provider = new GoogleProvider({ apiKey: 'AIza-test', baseURL: server.url, maxRetries: 0 });
+  });
+  after(() => server.close());
+
+  test('streamGenerateContent with system instruction, declarations and the conversation', async () => {
+    server.enqueue({ sse: fixture('google-text.sse') });
+    await collect(provider, request('gemini-2.5-pro', { messages: conversation(MIXED_REASONING), thinkingBudget: 2048 }));
+    const sent = server.requests.at(-1)!;
+    // The API version (v1 or v1beta) is the SDK's choice.
+    assert.match(sent.url, /^\/v1(beta)?\/models\/gemini-2\.5-pro:streamGenerateContent\?alt=sse$/);
+    assert.equal(sent.headers['x-goog-api-key'], 'AIza-test');
+    const body = sent.body;
+    assert.deepEqual(body.systemInstruction.parts, [{ text: SYSTEM }]);
+    assert.deepEqual(body.tools[0].functionDeclarations[0], { name: 'read_file', description: 'Read a file', parametersJsonSchema: request('x').tools[0]!.inputSchema });
+    assert.deepEqual(body.generationConfig.thinkingConfig, { includeThoughts: true, thinkingBudget: 2048 });
+    assert.deepEqual(body.contents, [
+      { role: 'user', parts: [{ text: 'Read src/index.ts' }, { inlineData: { mimeType: 'image/png', data: PNG } }] },
+      {
+        role: 'model',
+        parts: [{ text: 'Reading it.' }, { functionCall: { id: 'call_1', name: 'read_file', args: { path: 'src/index.ts' } }, thoughtSignature: 'sig-google' }],
+      },
+      { role: 'user', parts: [{ functionResponse: { id: 'call_1', name: 'read_file', response: { output: 'export {}' } } }, { text: 'Now summarise.' }] },
+    ]);
+  });
+
+  test('calls Gemini sent without ids go back without ids, with their thought signature', async () => {
+    server.enqueue({ sse: fixture('google-tools.sse') });
+    const events = await collect(provider, request('gemini-2.5-pro'));
+    const ends = events.flatMap((e) => (e.type === 'tool_call_end' ? [e] : []));
+    const parts = reasoningOf(events);
+    assert.equal(parts.length, 1);
+    assert.equal(parts[0]!.id, ends[0]!.id, 'the signature belongs to the first call');
+    server.enqueue({ sse: fixture('google-text.sse') });
+    await collect(
+      provider,
+      request('gemini-2.5-pro', {
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Look' }] },
+          { role: 'assistant', text: '', toolCalls: ends.map((e, i) => ({ id: e.id, name: i === 0 ? 'read_file' : 'grep', input: e.input })), reasoning: parts },
+          { role: 'tool', results: ends.map((e, i) => ({ toolCallId: e.id, name: i === 0 ? 'read_file' : 'grep', output: 'ok', isError: i === 1 })) },
+        ],
+      }),
+    );
+    const [, model, results] = server.requests.at(-1)!.body.contents;
+    assert.deepEqual(model.parts, [
+      { functionCall: { name: 'read_file', args: { path: 'src/index.ts' } }, thoughtSignature: 'CiQB0e2Kb5FUNCTIONCALLSIGNATUREFIXTURE00000000BBBB' },
+      { functionCall: { name: 'grep', args: { pattern: 'TODO', path: 'src' } } },
+    ]);
+    assert.deepEqual(results.parts, [
+      { functionResponse: { name: 'read_file', response: { output: 'ok' } } },
+      { functionResponse: { name: 'grep', response: { error: 'ok' } } },
+    ]);
+  });
+
+  test('countTokens counts system prompt and tools as a leading turn', async () => {
+    server.enqueue({ json: { totalTokens: 777 } });
+    assert.equal(await provider.countTokens(request('gemini-2.5-pro', { messages: conversation([]) }), new AbortController().signal), 777);
+    const sent = server.requests.at(-1)!;
+    assert.match(sent.url, /^\/v1(beta)?\/models\/gemini-2\.5-pro:countTokens$/);
+    assert.ok(sent.body.contents[0].parts[0].text.startsWith(SYSTEM));
+    assert.match(sent.body.contents[0].parts[0].text, /"name":"grep"/);
+  });
+});

@@ -1,0 +1,101 @@
+// What the OpenAI adapters send: Responses input items and reasoning replay; Chat Completions messages.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
+import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
+import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { collect, request } from './provider-contract.js';
+import { conversation, MIXED_REASONING, PNG, reasoningOf, SYSTEM } from './conversation.js';
+
+describe('openai adapters: the requests they send', { timeout: 20_000 }, () => {
+  let server: ReplayServer;
+  before(async () => {
+    server = await startReplayServer();
+  });
+  after(() => server.close());
+
+  test('Responses: stateless request with instructions, function tools and the conversation as items', async () => {
+    const provider = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server.enqueue({ sse: fixture('openai-responses-text.sse') });
+    await collect(provider, request('gpt-5', { messages: conversation(MIXED_REASONING), thinkingBudget: 8000 }));
+    const sent = server.requests.at(-1)!;
+    assert.equal(sent.url, '/v1/responses');
+    assert.equal(sent.headers.authorization, 'Bearer sk-test');
+    const body = sent.body;
+    assert.equal(body.stream, true);
+    assert.equal(body.store, false);
+    assert.equal(body.instructions, SYSTEM);
+    assert.deepEqual(body.reasoning, { effort: 'medium', summary: 'auto' });
+    assert.deepEqual(body.include, ['reasoning.encrypted_content']);
+    assert.deepEqual(body.tools[0], { type: 'function', name: 'read_file', description: 'Read a file', parameters: request('gpt-5').tools[0]!.inputSchema, strict: false });
+    assert.deepEqual(body.input, [
+      { role: 'user', content: [{ type: 'input_text', text: 'Read src/index.ts' }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' }] },
+      { type: 'reasoning', id: 'rs_1', encrypted_content: 'enc-openai', summary: [{ type: 'summary_text', text: 'I need the file.' }] },
+      { role: 'assistant', content: 'Reading it.' },
+      { type: 'function_call', call_id: 'call_1', name: 'read_file', arguments: '{"path":"src/index.ts"}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'export {}' },
+      { role: 'user', content: [{ type: 'input_text', text: 'Now summarise.' }] },
+    ]);
+  });
+
+  test('Responses: streamed encrypted reasoning goes back on the next request', async () => {
+    const provider = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server.enqueue({ sse: fixture('openai-responses-thinking.sse') });
+    const parts = reasoningOf(await collect(provider, request('gpt-5', { thinkingBudget: 2048 })));
+    assert.equal(parts.length, 1);
+    assert.equal(parts[0]!.id, 'rs_68af4031a2b08193b0e3f1c2d4e5f607');
+    server.enqueue({ sse: fixture('openai-responses-text.sse') });
+    await collect(provider, request('gpt-5', { messages: [{ role: 'assistant', text: 'Hi there!', toolCalls: [], reasoning: parts }] }));
+    const item = server.requests.at(-1)!.body.input[0];
+    assert.equal(item.type, 'reasoning');
+    assert.equal(item.encrypted_content, 'gAAAAABor0A1ENCRYPTEDREASONINGFIXTURE0000000000==');
+  });
+
+  test('Responses: non-reasoning models get no reasoning parameters', async () => {
+    const provider = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server.enqueue({ sse: fixture('openai-responses-text.sse') });
+    await collect(provider, request('gpt-4.1', { thinkingBudget: 8000 }));
+    const body = server.requests.at(-1)!.body;
+    assert.equal(body.reasoning, undefined);
+    assert.equal(body.include, undefined);
+    assert.equal(body.max_output_tokens, 32_768);
+  });
+
+  test('Responses: countTokens uses /responses/input_tokens', async () => {
+    const provider = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server.enqueue({ json: { object: 'response.input_tokens', input_tokens: 321 } });
+    assert.equal(await provider.countTokens(request('gpt-5', { messages: conversation([]) }), new AbortController().signal), 321);
+    const sent = server.requests.at(-1)!;
+    assert.equal(sent.url, '/v1/responses/input_tokens');
+    assert.equal(sent.body.instructions, SYSTEM);
+    assert.equal(sent.body.input.length, 5);
+  });
+
+  test('Chat Completions: system message, assistant tool_calls, tool messages, usage requested', async () => {
+    const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server.enqueue({ sse: fixture('openai-chat-text.sse') });
+    await collect(provider, request('qwen3-coder', { messages: conversation(MIXED_REASONING) }));
+    const sent = server.requests.at(-1)!;
+    assert.equal(sent.url, '/v1/chat/completions');
+    const body = sent.body;
+    assert.deepEqual(body.stream_options, { include_usage: true });
+    assert.equal(body.max_tokens, 4_096, 'unknown local models get the conservative default');
+    assert.deepEqual(body.tools[1], { type: 'function', function: { name: 'grep', description: 'Search files', parameters: request('x').tools[1]!.inputSchema } });
+    assert.deepEqual(body.messages, [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: [{ type: 'text', text: 'Read src/index.ts' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] },
+      { role: 'assistant', content: 'Reading it.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/index.ts"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'export {}' },
+      { role: 'user', content: 'Now summarise.' },
+    ]);
+  });
+
+  test('Chat Completions: a failed tool result says so, since the format has no error flag', async () => {
+    const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server.enqueue({ sse: fixture('openai-chat-text.sse') });
+    const messages = conversation([]);
+    messages[2] = { role: 'tool', results: [{ toolCallId: 'call_1', name: 'read_file', output: 'ENOENT', isError: true }] };
+    await collect(provider, request('qwen3-coder', { messages }));
+    assert.equal(server.requests.at(-1)!.body.messages[3].content, 'Error: ENOENT');
+  });
+});
