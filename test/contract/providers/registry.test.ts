@@ -1,0 +1,247 @@
+// Model selection and configuration: default-model order, keys from env and config, base URLs,
+// unknown providers, malformed config files, and `troupe models --json`.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { isTroupeError } from '../../../src/core/errors.js';
+import { modelsCommand } from '../../../src/cli/models.command.js';
+import { configPath, loadConfig, type TroupeConfig } from '../../../src/providers/config.js';
+import { chooseDefaultModel, defaultModel, providerStatus, resolveModel } from '../../../src/providers/registry.js';
+import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { collect, request } from './provider-contract.js';
+
+const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 2 ** 31);
+console.log('fast-check seed', seed);
+
+let dir: string;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'troupe-registry-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** An environment whose config lives in a fresh temp dir, optionally with this config file text. */
+function envWithConfig(text?: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const home = mkdtempSync(join(dir, 'xdg-'));
+  if (text !== undefined) {
+    mkdirSync(join(home, 'troupe'), { recursive: true });
+    writeFileSync(join(home, 'troupe', 'config.json'), text);
+  }
+  return { XDG_CONFIG_HOME: home, HOME: dir, ...extra };
+}
+
+describe('default model', () => {
+  test('no credential at all → the offline scripted/demo model, announced as offline', () => {
+    assert.deepEqual(chooseDefaultModel({}, {}), { modelId: 'scripted/demo', source: 'offline' });
+  });
+
+  test('TROUPE_MODEL, then the config model, then the first keyed provider', () => {
+    const env = { TROUPE_MODEL: 'google/gemini-2.5-flash', ANTHROPIC_API_KEY: 'a' };
+    const config: TroupeConfig = { model: 'openai/gpt-4.1' };
+    assert.equal(defaultModel(env, config), 'google/gemini-2.5-flash');
+    assert.equal(defaultModel({ ANTHROPIC_API_KEY: 'a' }, config), 'openai/gpt-4.1');
+    assert.equal(defaultModel({ ANTHROPIC_API_KEY: 'a' }, {}), 'anthropic/claude-sonnet-5-5');
+  });
+
+  test('property: the first provider with a key, from env or config, in anthropic, openai, google order', () => {
+    const ORDER = [
+      { id: 'anthropic', env: 'ANTHROPIC_API_KEY', model: 'anthropic/claude-sonnet-5-5' },
+      { id: 'openai', env: 'OPENAI_API_KEY', model: 'openai/gpt-5' },
+      { id: 'google', env: 'GEMINI_API_KEY', model: 'google/gemini-2.5-pro' },
+    ];
+    const where = fc.constantFrom('none', 'env', 'config', 'empty-env');
+    fc.assert(
+      fc.property(fc.tuple(where, where, where), (places) => {
+        const env: NodeJS.ProcessEnv = {};
+        const providers: Record<string, { apiKey: string }> = {};
+        places.forEach((place, i) => {
+          if (place === 'env') env[ORDER[i]!.env] = `key-${i}`;
+          if (place === 'empty-env') env[ORDER[i]!.env] = '  ';
+          if (place === 'config') providers[ORDER[i]!.id] = { apiKey: `key-${i}` };
+        });
+        const first = places.findIndex((p) => p === 'env' || p === 'config');
+        const expected = first < 0 ? 'scripted/demo' : ORDER[first]!.model;
+        assert.equal(defaultModel(env, { providers }), expected);
+      }),
+      { seed, numRuns: 100 },
+    );
+  });
+});
+
+describe('resolveModel', () => {
+  test('a catalogue model resolves to its provider and capabilities', () => {
+    const r = resolveModel('anthropic/claude-opus-4-1', { ANTHROPIC_API_KEY: 'a' }, {});
+    assert.equal(r.provider.id, 'anthropic');
+    assert.equal(r.model, 'claude-opus-4-1');
+    assert.equal(r.capabilities.maxOutputTokens, 32_000);
+    assert.deepEqual(r.capabilities.pricing, { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 });
+  });
+
+  test('dated snapshots use their row; unknown models of a known provider get conservative defaults', () => {
+    assert.equal(resolveModel('openai/gpt-4.1-2025-04-14', {}, {}).capabilities.contextWindow, 1_047_576);
+    const unknown = resolveModel('openai/gpt-99-turbo', {}, {});
+    assert.equal(unknown.capabilities.contextWindow, 128_000);
+    assert.equal(unknown.capabilities.pricing, undefined, 'no invented price');
+    assert.equal(resolveModel('openai/gpt-5-pro', {}, {}).capabilities.pricing, undefined, 'gpt-5-pro is not priced as gpt-5');
+  });
+
+  test('unknown providers and malformed ids are model_not_found', () => {
+    for (const id of ['mistral/large', 'claude-sonnet-5-5', 'anthropic/', '/gpt-5']) {
+      assert.throws(() => resolveModel(id, {}, {}), (err) => isTroupeError(err, 'model_not_found') && err.data.modelId === id, id);
+    }
+  });
+
+  test('openai-compatible models take their capabilities from the config', () => {
+    const config: TroupeConfig = { providers: { 'openai-compatible': { baseUrl: 'http://127.0.0.1:11434/v1', models: { 'qwen3:8b': { contextWindow: 40_960, thinking: true } } } } };
+    const r = resolveModel('openai-compatible/qwen3:8b', {}, config);
+    assert.equal(r.provider.id, 'openai-compatible');
+    assert.equal(r.capabilities.contextWindow, 40_960);
+    assert.equal(r.capabilities.thinking, true);
+    assert.equal(resolveModel('openai-compatible/llama3.2', {}, config).capabilities.contextWindow, 32_768);
+  });
+
+  test('scripted/demo resolves to the offline provider', () => {
+    const r = resolveModel('scripted/demo', {}, {});
+    assert.equal(r.provider.id, 'scripted');
+  });
+});
+
+describe('keys and base URLs reach the vendor', { timeout: 20_000 }, () => {
+  let server: ReplayServer;
+  before(async () => {
+    server = await startReplayServer();
+  });
+  after(() => server.close());
+
+  test('OPENAI_BASE_URL and a config-file key: the config key is sent', async () => {
+    server.enqueue({ sse: fixture('openai-responses-text.sse') });
+    const r = resolveModel('openai/gpt-5', { OPENAI_BASE_URL: `${server.url}/v1` }, { providers: { openai: { apiKey: 'from-config', maxRetries: 0 } } });
+    await collect(r.provider, request(r.model));
+    assert.equal(server.requests.at(-1)!.headers.authorization, 'Bearer from-config');
+  });
+
+  test('the environment key wins over the config key', async () => {
+    server.enqueue({ sse: fixture('openai-responses-text.sse') });
+    const r = resolveModel('openai/gpt-5', { OPENAI_API_KEY: 'from-env', OPENAI_BASE_URL: `${server.url}/v1` }, { providers: { openai: { apiKey: 'from-config' } } });
+    await collect(r.provider, request(r.model));
+    assert.equal(server.requests.at(-1)!.headers.authorization, 'Bearer from-env');
+  });
+
+  test('ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL are honoured', async () => {
+    server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('google-text.sse') });
+    const env = { ANTHROPIC_API_KEY: 'ak', ANTHROPIC_BASE_URL: server.url, GEMINI_API_KEY: 'gk', GOOGLE_GEMINI_BASE_URL: server.url };
+    const a = resolveModel('anthropic/claude-opus-4-1', env, {});
+    await collect(a.provider, request(a.model));
+    assert.equal(server.requests.at(-1)!.url, '/v1/messages');
+    const g = resolveModel('google/gemini-2.5-flash', env, {});
+    await collect(g.provider, request(g.model));
+    assert.match(server.requests.at(-1)!.url, /gemini-2\.5-flash:streamGenerateContent/);
+    assert.equal(server.requests.at(-1)!.headers['x-goog-api-key'], 'gk');
+  });
+
+  test('openai-compatible uses OPENAI_BASE_URL when the config names no server', async () => {
+    server.enqueue({ sse: fixture('openai-chat-text.sse') });
+    const r = resolveModel('openai-compatible/llama3.2', { OPENAI_BASE_URL: `${server.url}/v1` }, {});
+    await collect(r.provider, request(r.model));
+    assert.equal(server.requests.at(-1)!.url, '/v1/chat/completions');
+    assert.equal(server.requests.at(-1)!.body.model, 'llama3.2');
+  });
+});
+
+describe('loadConfig', () => {
+  test('the path follows XDG_CONFIG_HOME, else ~/.config', () => {
+    assert.equal(configPath({ XDG_CONFIG_HOME: '/x' }), '/x/troupe/config.json');
+    assert.equal(configPath({ HOME: '/home/u' }), '/home/u/.config/troupe/config.json');
+  });
+
+  test('a missing file is an empty config', () => {
+    assert.deepEqual(loadConfig(envWithConfig()), {});
+  });
+
+  test('a valid file is read, and remembers where it came from', () => {
+    const env = envWithConfig(JSON.stringify({ model: 'google/gemini-2.5-pro', providers: { google: { apiKey: 'g', maxRetries: 1 } }, other: { kept: true } }));
+    const config = loadConfig(env);
+    assert.equal(config.model, 'google/gemini-2.5-pro');
+    assert.equal(config.providers?.google?.maxRetries, 1);
+    assert.equal(config.source, configPath(env));
+    assert.equal(defaultModel({}, config), 'google/gemini-2.5-pro');
+  });
+
+  test('malformed JSON is a clear invalid_params error naming the file', () => {
+    const env = envWithConfig('{ "model": "anthropic/x", }');
+    assert.throws(() => loadConfig(env), (err) => isTroupeError(err, 'invalid_params') && err.message.includes(configPath(env)) && /not valid JSON/.test(err.message));
+  });
+
+  test('wrong provider settings are an error that says which field', () => {
+    const env = envWithConfig(JSON.stringify({ providers: { openai: { maxRetries: 'three' } } }));
+    assert.throws(() => loadConfig(env), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('providers.openai.maxRetries'));
+    const typo = envWithConfig(JSON.stringify({ providers: { antropic: { apiKey: 'k' } } }));
+    assert.throws(() => loadConfig(typo), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('antropic'));
+  });
+});
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+describe('troupe models', () => {
+  test('--json lists every provider, its usability and models, and never a key', async () => {
+    const env = envWithConfig(JSON.stringify({ providers: { 'openai-compatible': { baseUrl: 'http://127.0.0.1:11434/v1', models: { 'qwen3:8b': { contextWindow: 40960 } } } } }), {
+      ANTHROPIC_API_KEY: 'sk-ant-secret-value',
+    });
+    const stdout = new Capture();
+    const stderr = new Capture();
+    assert.equal(await modelsCommand(['--json'], { stdout, stderr, env }), 0);
+    assert.equal(stderr.text, '');
+    assert.ok(!stdout.text.includes('sk-ant-secret-value'));
+    const doc = JSON.parse(stdout.text);
+    assert.equal(doc.defaultModel, 'anthropic/claude-sonnet-5-5');
+    assert.equal(doc.defaultModelSource, 'credential');
+    assert.equal(doc.configFile, configPath(env));
+    assert.deepEqual(doc.providers.map((p: { id: string }) => p.id), ['anthropic', 'openai', 'google', 'openai-compatible', 'scripted']);
+    const byId = Object.fromEntries(doc.providers.map((p: { id: string }) => [p.id, p]));
+    assert.equal(byId.anthropic.usable, true);
+    assert.deepEqual(byId.anthropic.credential, { kind: 'env', name: 'ANTHROPIC_API_KEY' });
+    assert.equal(byId.openai.usable, false);
+    assert.equal(byId.google.usable, false);
+    assert.equal(byId['openai-compatible'].usable, true);
+    assert.deepEqual(byId['openai-compatible'].models.map((m: { id: string }) => m.id), ['openai-compatible/qwen3:8b']);
+    assert.equal(byId['openai-compatible'].models[0].capabilities.contextWindow, 40960);
+    assert.ok(byId.scripted.models.some((m: { id: string; default: boolean }) => m.id === 'scripted/demo' && m.default));
+    const sonnet = byId.anthropic.models.find((m: { id: string }) => m.id === 'anthropic/claude-sonnet-5-5');
+    assert.deepEqual(sonnet.capabilities.pricing, { input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5 });
+    for (const id of ['anthropic/claude-sonnet-4-5', 'anthropic/claude-opus-4-1', 'anthropic/claude-haiku-4-5', 'openai/gpt-5', 'openai/gpt-5-mini', 'openai/gpt-4.1', 'openai/o4-mini', 'google/gemini-2.5-pro', 'google/gemini-2.5-flash']) {
+      assert.ok(doc.providers.some((p: { models: { id: string }[] }) => p.models.some((m) => m.id === id)), `${id} is in the catalogue`);
+    }
+  });
+
+  test('the table names the default model and how to enable a provider', async () => {
+    const stdout = new Capture();
+    assert.equal(await modelsCommand([], { stdout, stderr: new Capture(), env: envWithConfig() }), 0);
+    assert.match(stdout.text, /^Default model: scripted\/demo \(offline demo model: no API key found\)/);
+    assert.match(stdout.text, /openai .*not configured: set OPENAI_API_KEY/);
+  });
+
+  test('a malformed config file exits 1 with the reason on stderr; a bad argument exits 2', async () => {
+    const stdout = new Capture();
+    const stderr = new Capture();
+    assert.equal(await modelsCommand(['--json'], { stdout, stderr, env: envWithConfig('not json') }), 1);
+    assert.equal(stdout.text, '');
+    assert.match(stderr.text, /not valid JSON/);
+    assert.equal(await modelsCommand(['--yaml'], { stdout, stderr: new Capture(), env: envWithConfig() }), 2);
+  });
+
+  test('providerStatus reports config-file credentials as such', () => {
+    const status = providerStatus({}, { providers: { google: { apiKey: 'k' } } });
+    const google = status.find((p) => p.id === 'google')!;
+    assert.equal(google.usable, true);
+    assert.deepEqual(google.credential, { kind: 'config' });
+  });
+});
