@@ -78,6 +78,8 @@ export interface SseEvent {
 /** An SSE GET read event by event, with ids. */
 export class SseReader {
   readonly events: SseEvent[] = [];
+  /** Comment lines seen (the opening one and keep-alives). */
+  comments = 0;
   private waiters: Array<() => void> = [];
   ended = false;
   private readonly done: Promise<void>;
@@ -114,14 +116,15 @@ export class SseReader {
           let id: string | undefined;
           const data: string[] = [];
           for (const line of block.split('\n')) {
+            if (line.startsWith(':')) this.comments++;
             if (line.startsWith('id: ')) id = line.slice(4);
             else if (line.startsWith('data: ')) data.push(line.slice(6));
           }
           if (data.length > 0) {
             const text = data.join('\n');
             this.events.push({ ...(id !== undefined ? { id } : {}), data: text, json: JSON.parse(text) });
-            for (const w of this.waiters.splice(0)) w();
           }
+          for (const w of this.waiters.splice(0)) w();
         }
       }
     } catch {
@@ -139,6 +142,14 @@ export class SseReader {
       await new Promise<void>((r) => this.waiters.push(r));
     }
     return this.events;
+  }
+
+  /** Resolves once `cond` holds for this reader (checked after every block and at the end). */
+  async waitUntil(cond: () => boolean): Promise<void> {
+    while (!cond()) {
+      if (this.ended) throw new Error('SSE ended before the condition held');
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
   }
 
   /** Resolves when the server ends the stream. */

@@ -1,0 +1,180 @@
+// Raw HTTP against /acp: every status the SDK server gives, with troupe's JSON error bodies.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rawInitialize, rawPost, SseReader, startHarness, type Harness } from '../../support/transport/harness.js';
+
+async function errorCode(res: Response): Promise<string> {
+  const body = (await res.json()) as { error: { code: string } };
+  return body.error.code;
+}
+
+describe('ACP HTTP statuses', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { maxBodyBytes: 4096, maxIdLength: 64 } });
+  });
+  after(() => h.close());
+
+  test('405 for a method other than GET, POST, DELETE', async () => {
+    const res = await h.fetch('/acp', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'GET, POST, DELETE');
+    assert.equal(await errorCode(res), 'invalid_request');
+  });
+
+  test('415 for a POST that is not application/json', async () => {
+    const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{}' });
+    assert.equal(res.status, 415);
+    assert.equal(await errorCode(res), 'invalid_request');
+  });
+
+  test('400 parse_error for invalid JSON', async () => {
+    const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: '{nope' });
+    assert.equal(res.status, 400);
+    assert.equal(await errorCode(res), 'parse_error');
+  });
+
+  test('400 with a JSON-RPC -32600 body for a batch', async () => {
+    const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[{"jsonrpc":"2.0","id":1,"method":"initialize"}]' });
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { jsonrpc: string; id: unknown; error: { code: number } };
+    assert.equal(body.jsonrpc, '2.0');
+    assert.equal(body.id, null);
+    assert.equal(body.error.code, -32600);
+  });
+
+  test('400 for a body that is not an object, and for initialize without an id', async () => {
+    const prim = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '42' });
+    assert.equal(prim.status, 400);
+    const noId = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":1}}' });
+    assert.equal(noId.status, 400);
+  });
+
+  test('initialize: 200 with Acp-Connection-Id; again on that connection: 400', async () => {
+    const id = await rawInitialize(h);
+    assert.match(id, /^[0-9a-f-]{36}$/);
+    const again = await rawPost(h, id, { jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: 1 } });
+    assert.equal(again.status, 400);
+  });
+
+  test('missing connection id 400, unknown connection id 404', async () => {
+    const missing = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}' });
+    assert.equal(missing.status, 400);
+    const unknown = await rawPost(h, '00000000-0000-0000-0000-000000000000', { jsonrpc: '2.0', id: 1, method: 'session/new', params: {} });
+    assert.equal(unknown.status, 404);
+    assert.equal(await errorCode(unknown), 'connection_not_found');
+    const get = await h.fetch('/acp', { headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': 'nope' } });
+    assert.equal(get.status, 404);
+  });
+
+  test('session scoping: missing and mismatched Acp-Session-Id are 400, a match is 202', async () => {
+    const id = await rawInitialize(h);
+    const prompt = { jsonrpc: '2.0', id: 1, method: 'session/prompt', params: { sessionId: 'ses_a', prompt: [] } };
+    assert.equal((await rawPost(h, id, prompt)).status, 400);
+    const mismatch = await rawPost(h, id, prompt, 'ses_b');
+    assert.equal(mismatch.status, 400);
+    assert.match(((await mismatch.json()) as { error: { message: string } }).error.message, /Mismatched/);
+    // session/cancel is session scoped even without params.sessionId.
+    assert.equal((await rawPost(h, id, { jsonrpc: '2.0', method: 'session/cancel', params: {} })).status, 400);
+    assert.equal((await rawPost(h, id, prompt, 'ses_a')).status, 202);
+  });
+
+  test('a response to a session-routed agent request must carry that session', async () => {
+    const id = await rawInitialize(h);
+    const stream = await SseReader.open(h, id, { sessionId: 'ses_p' });
+    assert.equal((await rawPost(h, id, { jsonrpc: '2.0', id: 1, method: 'session/prompt', params: { sessionId: 'ses_p', prompt: [{ type: 'text', text: 'permission' }] } }, 'ses_p')).status, 202);
+    const events = await stream.waitFor(4);
+    const ask = events[3]!.json;
+    assert.equal(ask['method'], 'session/request_permission');
+    const answer = { jsonrpc: '2.0', id: ask['id'], result: { outcome: { outcome: 'selected', optionId: 'allow' } } };
+    assert.equal((await rawPost(h, id, answer)).status, 400);
+    assert.equal((await rawPost(h, id, answer, 'ses_other')).status, 400);
+    assert.equal((await rawPost(h, id, answer, 'ses_p')).status, 202);
+    const after = await stream.waitFor(6);
+    assert.deepEqual(after[5]!.json['result'], { stopReason: 'end_turn' });
+    stream.close();
+  });
+
+  test('406 without Accept: text/event-stream; 409 for a second receiver on a stream', async () => {
+    const id = await rawInitialize(h);
+    const no = await h.fetch('/acp', { headers: { 'Acp-Connection-Id': id } });
+    assert.equal(no.status, 406);
+    const first = await SseReader.open(h, id);
+    await assert.rejects(SseReader.open(h, id), /409/);
+    const s1 = await SseReader.open(h, id, { sessionId: 'ses_x' });
+    const second = await h.fetch('/acp', { headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': id, 'Acp-Session-Id': 'ses_x' } });
+    assert.equal(second.status, 409);
+    assert.equal(await errorCode(second), 'stream_conflict');
+    first.close();
+    s1.close();
+  });
+
+  test('413 for an oversized body, by Content-Length and while streaming', async () => {
+    const id = await rawInitialize(h);
+    const big = JSON.stringify({ jsonrpc: '2.0', method: 'x', params: { pad: 'y'.repeat(5000) } });
+    const declared = await rawPost(h, id, JSON.parse(big));
+    assert.equal(declared.status, 413);
+    assert.equal(await errorCode(declared), 'payload_too_large');
+    const chunks = [new TextEncoder().encode(big.slice(0, 3000)), new TextEncoder().encode(big.slice(3000))];
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        const next = chunks.shift();
+        if (next) c.enqueue(next);
+        else c.close();
+      },
+    });
+    const streamed = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Acp-Connection-Id': id }, body, duplex: 'half' } as RequestInit & { headers: Record<string, string> });
+    assert.equal(streamed.status, 413);
+  });
+
+  test('400 for ids over maxIdLength', async () => {
+    const id = await rawInitialize(h);
+    const longSession = 's'.repeat(65);
+    assert.equal((await rawPost(h, id, { jsonrpc: '2.0', id: 1, method: 'session/prompt', params: { sessionId: longSession } }, longSession)).status, 400);
+    assert.equal((await rawPost(h, id, { jsonrpc: '2.0', id: 'r'.repeat(65), method: 'session/new', params: {} })).status, 400);
+  });
+
+  test('output sent before the GET is delivered when it attaches', async () => {
+    const id = await rawInitialize(h);
+    assert.equal((await rawPost(h, id, { jsonrpc: '2.0', id: 7, method: 'session/new', params: { cwd: '/tmp', mcpServers: [] } })).status, 202);
+    const stream = await SseReader.open(h, id);
+    const [ev] = await stream.waitFor(1);
+    assert.equal(ev!.json['id'], 7);
+    assert.match(String((ev!.json['result'] as { sessionId: string }).sessionId), /^ses_test_/);
+    assert.equal(ev!.id, '1');
+    stream.close();
+  });
+
+  test('DELETE: 202, then the connection is gone (404 everywhere)', async () => {
+    const id = await rawInitialize(h);
+    const stream = await SseReader.open(h, id);
+    const del = await h.fetch('/acp', { method: 'DELETE', headers: { 'Acp-Connection-Id': id } });
+    assert.equal(del.status, 202);
+    await stream.waitEnd();
+    assert.equal(await h.agent.connection(id).closed, 'deleted');
+    assert.equal((await rawPost(h, id, { jsonrpc: '2.0', id: 1, method: 'session/new', params: {} })).status, 404);
+    assert.equal((await h.fetch('/acp', { method: 'DELETE', headers: { 'Acp-Connection-Id': id } })).status, 404);
+    assert.equal((await h.fetch('/acp', { headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': id } })).status, 404);
+    assert.equal((await h.fetch('/acp', { method: 'DELETE' })).status, 400);
+  });
+});
+
+describe('ACP connection capacity', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { maxConnections: 2 } });
+  });
+  after(() => h.close());
+
+  test('503 with data.code capacity_exceeded past maxConnections, and room again after DELETE', async () => {
+    const a = await rawInitialize(h);
+    await rawInitialize(h);
+    const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: 1 } }) });
+    assert.equal(res.status, 503);
+    const body = (await res.json()) as { id: number; error: { code: number; data: { code: string } } };
+    assert.equal(body.id, 3);
+    assert.equal(body.error.data.code, 'capacity_exceeded');
+    await h.fetch('/acp', { method: 'DELETE', headers: { 'Acp-Connection-Id': a } });
+    await rawInitialize(h);
+  });
+});

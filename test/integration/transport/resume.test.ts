@@ -1,0 +1,114 @@
+// SSE event ids, Last-Event-ID resume within retention, the explicit _troupe/replay_gap beyond it,
+// and keep-alive comments (raw fetch + SSE parsing, since the SDK client has no resume).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rawInitialize, rawPost, SseReader, startHarness, until, type Harness } from '../../support/transport/harness.js';
+
+const promptMsg = (id: number, sessionId: string) => ({ jsonrpc: '2.0', id, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'go' }] } });
+
+describe('Last-Event-ID resume', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ agent: { promptUpdates: 5 }, acp: { keepAliveMs: 40 } });
+  });
+  after(() => h.close());
+
+  test('a session stream numbers its events 1, 2, 3, ...', async () => {
+    const conn = await rawInitialize(h);
+    const s = await SseReader.open(h, conn, { sessionId: 'ses_ids' });
+    await rawPost(h, conn, promptMsg(1, 'ses_ids'), 'ses_ids');
+    const events = await s.waitFor(6);
+    assert.deepEqual(events.map((e) => e.id), ['1', '2', '3', '4', '5', '6']);
+    assert.deepEqual(events[5]!.json['result'], { stopReason: 'end_turn' });
+    s.close();
+  });
+
+  test('reconnecting with Last-Event-ID gets exactly the missed messages, in order', async () => {
+    const conn = await rawInitialize(h);
+    const first = await SseReader.open(h, conn, { sessionId: 'ses_r' });
+    await rawPost(h, conn, promptMsg(1, 'ses_r'), 'ses_r');
+    const seen = await first.waitFor(6);
+    const original = seen.map((e) => e.data);
+    first.close();
+    // While no one listens, a second turn produces six more events (ids 7..12).
+    assert.equal((await rawPost(h, conn, promptMsg(2, 'ses_r'), 'ses_r')).status, 202);
+    await until(() => h.agent.connection(conn).received.length === 2, 'second prompt delivered');
+    // The client had really processed only up to id 3 before its stream broke.
+    const resumed = await SseReader.open(h, conn, { sessionId: 'ses_r', lastEventId: '3' });
+    const got = await resumed.waitFor(9);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(resumed.events.length, 9, 'nothing beyond the missed messages');
+    assert.deepEqual(got.map((e) => e.id), ['4', '5', '6', '7', '8', '9', '10', '11', '12']);
+    assert.deepEqual(got.slice(0, 3).map((e) => e.data), original.slice(3));
+    assert.deepEqual(got[8]!.json, { jsonrpc: '2.0', id: 2, result: { stopReason: 'end_turn' } });
+    assert.equal(got.some((e) => e.json['method'] === '_troupe/replay_gap'), false);
+    resumed.close();
+  });
+
+  test('the connection stream resumes too, and Last-Event-ID at the head replays nothing', async () => {
+    const conn = await rawInitialize(h);
+    const a = await SseReader.open(h, conn);
+    await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: '/tmp', mcpServers: [] } });
+    await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: '/tmp', mcpServers: [] } });
+    await a.waitFor(2);
+    a.close();
+    const b = await SseReader.open(h, conn, { lastEventId: '1' });
+    const [ev] = await b.waitFor(1);
+    assert.equal(ev!.id, '2');
+    assert.equal(ev!.json['id'], 2);
+    b.close();
+    const c = await SseReader.open(h, conn, { lastEventId: '2' });
+    await rawPost(h, conn, { jsonrpc: '2.0', id: 3, method: 'session/new', params: { cwd: '/tmp', mcpServers: [] } });
+    const [next] = await c.waitFor(1);
+    assert.equal(next!.id, '3', 'no replay: the first event is the new one');
+    c.close();
+  });
+
+  test('an idle stream gets keep-alive comments', async () => {
+    const conn = await rawInitialize(h);
+    const s = await SseReader.open(h, conn);
+    await s.waitUntil(() => s.comments >= 3);
+    assert.equal(s.events.length, 0);
+    s.close();
+  });
+});
+
+describe('replay gap', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ agent: { promptUpdates: 19 }, acp: { retainEvents: 5 } });
+  });
+  after(() => h.close());
+
+  test('beyond retention the stream first says _troupe/replay_gap, then sends what it still has', async () => {
+    const conn = await rawInitialize(h);
+    const first = await SseReader.open(h, conn, { sessionId: 'ses_g' });
+    await rawPost(h, conn, promptMsg(1, 'ses_g'), 'ses_g');
+    await first.waitFor(20);
+    first.close();
+    const again = await SseReader.open(h, conn, { sessionId: 'ses_g', lastEventId: '2' });
+    const got = await again.waitFor(6);
+    const gap = got[0]!;
+    assert.equal(gap.id, undefined, 'the notice carries no id, so the client keeps its own Last-Event-ID');
+    assert.deepEqual(gap.json, { jsonrpc: '2.0', method: '_troupe/replay_gap', params: { sessionId: 'ses_g', lastEventId: 2, firstAvailableId: 16 } });
+    assert.deepEqual(got.slice(1).map((e) => e.id), ['16', '17', '18', '19', '20']);
+    again.close();
+  });
+
+  test('the connection stream reports a gap without a sessionId; a nonsense id is a gap too', async () => {
+    const conn = await rawInitialize(h);
+    const s = await SseReader.open(h, conn);
+    for (let i = 1; i <= 8; i++) await rawPost(h, conn, { jsonrpc: '2.0', id: i, method: 'session/new', params: { cwd: '/tmp', mcpServers: [] } });
+    await s.waitFor(8);
+    s.close();
+    const r = await SseReader.open(h, conn, { lastEventId: '1' });
+    const [gap] = await r.waitFor(1);
+    assert.deepEqual(gap!.json['params'], { lastEventId: 1, firstAvailableId: 4 });
+    r.close();
+    const bogus = await SseReader.open(h, conn, { lastEventId: '999' });
+    const [g2] = await bogus.waitFor(1);
+    assert.equal(g2!.json['method'], '_troupe/replay_gap');
+    assert.deepEqual(g2!.json['params'], { lastEventId: 999, firstAvailableId: 4 });
+    bogus.close();
+  });
+});
