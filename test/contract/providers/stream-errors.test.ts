@@ -1,0 +1,67 @@
+// Errors that arrive inside an HTTP 200 stream, as each vendor sends them.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isProviderError } from '../../../src/core/provider.js';
+import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
+import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
+import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
+import { fixture, sseEvents, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { collect, request } from './provider-contract.js';
+
+let server: ReplayServer;
+before(async () => {
+  server = await startReplayServer();
+});
+after(() => server.close());
+
+test('anthropic: an SSE error event (overloaded_error) mid-stream becomes overloaded', async () => {
+  const head = sseEvents(fixture('anthropic-text.sse')).slice(0, 4).join('');
+  const error = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}\n\n';
+  server.enqueue({ sse: head + error });
+  const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('claude-opus-4-1')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === 'Overloaded');
+});
+
+test('openai: response.failed carries the vendor code and message', async () => {
+  const head = sseEvents(fixture('openai-responses-text.sse')).slice(0, 2).join('');
+  const failed = {
+    type: 'response.failed',
+    sequence_number: 2,
+    response: { id: 'resp_1', object: 'response', status: 'failed', error: { code: 'server_error', message: 'The model failed to generate a response.' }, output: [], usage: null },
+  };
+  server.enqueue({ sse: `${head}event: response.failed\ndata: ${JSON.stringify(failed)}\n\n` });
+  const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('gpt-5')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === 'The model failed to generate a response.');
+});
+
+test('openai: an error event mid-stream (rate_limit_exceeded) becomes rate_limited', async () => {
+  const head = sseEvents(fixture('openai-responses-text.sse')).slice(0, 3).join('');
+  const error = { type: 'error', sequence_number: 3, code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-5.', param: null };
+  server.enqueue({ sse: `${head}event: error\ndata: ${JSON.stringify(error)}\n\n` });
+  const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('gpt-5')), (err) => isProviderError(err, 'rate_limited') && err.vendorMessage === 'Rate limit reached for gpt-5.');
+});
+
+test('google: an error chunk mid-stream becomes its kind', async () => {
+  const head = sseEvents(fixture('google-text.sse')).slice(0, 1).join('');
+  const error = { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } };
+  server.enqueue({ sse: `${head}data: ${JSON.stringify(error)}\r\n\r\n` });
+  const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage.startsWith('The model is overloaded.'));
+});
+
+test('google: with retries, an error before any event is retried, one after an event is not', async () => {
+  const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 2 });
+  const before = server.requests.length;
+  const overloaded = { status: 503, json: { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } } };
+  // Two retries are allowed; the first is waited out with backoff, so keep the count small.
+  server.enqueue(overloaded, { sse: fixture('google-text.sse') });
+  const events = await collect(provider, request('gemini-2.5-pro'));
+  assert.equal(events.at(-1)?.type, 'stop');
+  assert.equal(server.requests.length - before, 2);
+  const cut = sseEvents(fixture('google-text.sse'));
+  server.enqueue({ sse: fixture('google-text.sse'), cutAfterEvents: cut.length - 1 });
+  const mid = server.requests.length;
+  await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'network'));
+  assert.equal(server.requests.length - mid, 1, 'text already reached the caller: no retry');
+});

@@ -1,0 +1,103 @@
+// Stream mappers under arbitrary chunking: however a vendor splits tool arguments, the call ends
+// with exactly the arguments sent; stop reasons and malformed arguments map as documented.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { ProviderEvent } from '../../../src/core/provider.js';
+import { mapAnthropicStream } from '../../../src/providers/anthropic/anthropic.stream.js';
+import { mapChatStream } from '../../../src/providers/openai/chat.stream.js';
+
+const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 2 ** 31);
+console.log('fast-check seed', seed);
+
+const signal = new AbortController().signal;
+const args = fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.array(fc.string(), { maxLength: 3 })), { maxKeys: 5, noNullPrototype: true });
+
+/** Splits `text` at the given cut points (sorted, deduplicated, within bounds). */
+function split(text: string, cuts: number[]): string[] {
+  const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+  const pieces: string[] = [];
+  let from = 0;
+  for (const p of points) {
+    pieces.push(text.slice(from, p));
+    from = p;
+  }
+  pieces.push(text.slice(from));
+  return pieces;
+}
+
+async function all(gen: AsyncIterable<ProviderEvent>): Promise<ProviderEvent[]> {
+  const out: ProviderEvent[] = [];
+  for await (const e of gen) out.push(e);
+  return out;
+}
+
+async function* from<T>(items: T[]): AsyncGenerator<T> {
+  for (const item of items) yield item;
+}
+
+function anthropicToolStream(pieces: string[], stop = 'tool_use'): any[] {
+  return [
+    { type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1, cache_read_input_tokens: null, cache_creation_input_tokens: null } } },
+    { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'edit', input: {} } },
+    ...pieces.map((p) => ({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: p } })),
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 9 } },
+    { type: 'message_stop' },
+  ];
+}
+
+function chatToolStream(pieces: string[], finish = 'tool_calls'): any[] {
+  const chunk = (delta: object, finish_reason: string | null = null) => ({ choices: [{ index: 0, delta, finish_reason }] });
+  return [
+    chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'edit', arguments: '' } }] }),
+    ...pieces.map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
+    chunk({}, finish),
+    { choices: [], usage: { prompt_tokens: 5, completion_tokens: 9 } },
+  ];
+}
+
+test('property: anthropic tool arguments survive any chunking', async () => {
+  await fc.assert(
+    fc.asyncProperty(args, fc.array(fc.nat(), { maxLength: 12 }), async (input, cuts) => {
+      const json = JSON.stringify(input);
+      const events = await all(mapAnthropicStream(from(anthropicToolStream(split(json, cuts))), signal));
+      const deltas = events.flatMap((e) => (e.type === 'tool_call_delta' ? [e.argsDelta] : []));
+      assert.equal(deltas.join(''), json);
+      assert.ok(deltas.every((d) => d.length > 0), 'no empty deltas');
+      assert.deepEqual(events.find((e) => e.type === 'tool_call_end'), { type: 'tool_call_end', id: 'toolu_1', input: JSON.parse(json) });
+    }),
+    { seed, numRuns: 100 },
+  );
+});
+
+test('property: chat-completions tool arguments survive any chunking', async () => {
+  await fc.assert(
+    fc.asyncProperty(args, fc.array(fc.nat(), { maxLength: 12 }), async (input, cuts) => {
+      const json = JSON.stringify(input);
+      const events = await all(mapChatStream(from(chatToolStream(split(json, cuts))), signal));
+      assert.equal(events.flatMap((e) => (e.type === 'tool_call_delta' ? [e.argsDelta] : [])).join(''), json);
+      assert.deepEqual(events.find((e) => e.type === 'tool_call_end'), { type: 'tool_call_end', id: 'call_1', input: JSON.parse(json) });
+      assert.deepEqual(events.slice(-2), [{ type: 'usage', inputTokens: 5, outputTokens: 9, cacheReadTokens: 0 }, { type: 'stop', reason: 'tool_use' }]);
+    }),
+    { seed, numRuns: 100 },
+  );
+});
+
+test('arguments that are not a JSON object end with invalidArgs and an empty input', async () => {
+  const events = await all(mapAnthropicStream(from(anthropicToolStream(['{"path": "a.ts"', ', oops'])), signal));
+  assert.deepEqual(events.find((e) => e.type === 'tool_call_end'), { type: 'tool_call_end', id: 'toolu_1', input: {}, invalidArgs: '{"path": "a.ts", oops' });
+  const chat = await all(mapChatStream(from(chatToolStream(['[1,2]'])), signal));
+  assert.deepEqual(chat.find((e) => e.type === 'tool_call_end'), { type: 'tool_call_end', id: 'call_1', input: {}, invalidArgs: '[1,2]' });
+});
+
+test('stop reasons map onto troupe vocabulary', async () => {
+  const stopOf = async (events: ProviderEvent[]) => events.at(-1);
+  for (const [vendor, ours] of [['max_tokens', 'max_tokens'], ['refusal', 'refusal'], ['model_context_window_exceeded', 'max_tokens'], ['pause_turn', 'tool_use']] as const) {
+    // pause_turn with a tool_use block still asks troupe to run the tool.
+    assert.deepEqual(await stopOf(await all(mapAnthropicStream(from(anthropicToolStream(['{}'], vendor)), signal))), { type: 'stop', reason: ours });
+  }
+  for (const [vendor, ours] of [['length', 'max_tokens'], ['content_filter', 'refusal'], ['stop', 'tool_use']] as const) {
+    assert.deepEqual(await stopOf(await all(mapChatStream(from(chatToolStream(['{}'], vendor)), signal))), { type: 'stop', reason: ours });
+  }
+});
