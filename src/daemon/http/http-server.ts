@@ -125,7 +125,9 @@ export class HttpServer {
         this.listenSocket = socket;
         const actual = uws.us_socket_local_port(socket as never);
         this.security.setOwnAddress(host, actual);
-        const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+        // A wildcard bind is reached locally through loopback.
+        const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' || host === '[::]' ? '::1' : host;
+        const urlHost = reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable;
         this.info = { host, port: actual, url: `${this.options.tls ? 'https' : 'http'}://${urlHost}:${actual}` };
         resolve(this.info);
       });

@@ -1,0 +1,178 @@
+// A client that never reads (bounded memory, closed after the stall timeout), reaping of abandoned
+// HTTP connections, WebSocket pings, and the WebSocket protocol rules (first frame, ids, batches).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
+import { WebSocket } from 'ws';
+import { delay, rawInitialize, rawPost, SseReader, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
+
+const MAX_BUFFERED = 64 * 1024;
+const MESSAGE = 16 * 1024;
+
+describe('a client that never reads its stream', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { maxBufferedBytes: MAX_BUFFERED, maxOutputStallMs: 300 } });
+  });
+  after(() => h.close());
+
+  test('server-side buffering stays under the limit and the connection closes after the stall timeout', async () => {
+    const conn = await rawInitialize(h);
+    // A raw socket that sends the GET and then never reads a byte.
+    const socket = net.connect(h.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.pause();
+    socket.write(`GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: ${conn}\r\nAcp-Session-Id: flood\r\n\r\n`);
+    const res = await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: MESSAGE } }, 'flood');
+    assert.equal(res.status, 202);
+    const record = h.agent.connection(conn);
+    assert.equal(await record.closed, 'stalled');
+    const stats = h.acp.connections().find((c) => c.id === conn);
+    assert.equal(stats, undefined, 'the connection left the registry');
+    // The agent was held back by backpressure: it produced a bounded amount, not its 1e6 messages.
+    assert.ok(record.floodSent < 10_000, `flood sent ${record.floodSent}`);
+    assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: 'session/new', params: {} })).status, 404);
+    socket.destroy();
+  });
+
+  test('peak pending bytes never exceed maxBufferedBytes plus one message', async () => {
+    const conn = await rawInitialize(h);
+    const socket = net.connect(h.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.pause();
+    socket.write(`GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: ${conn}\r\nAcp-Session-Id: flood\r\n\r\n`);
+    await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: MESSAGE } }, 'flood');
+    let peak = 0;
+    while (!h.agent.connection(conn).closedReason) {
+      const s = h.acp.connections().find((c) => c.id === conn);
+      if (s) peak = Math.max(peak, s.peakPendingBytes);
+      await delay(10);
+    }
+    assert.ok(peak >= MAX_BUFFERED, `the buffer did fill (${peak})`);
+    assert.ok(peak < MAX_BUFFERED + MESSAGE + 512, `peak ${peak}`);
+    socket.destroy();
+  });
+});
+
+describe('reaping and pings', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { idleTimeoutMs: 150, wsPingIntervalMs: 60, wsPongTimeoutMs: 120 } });
+  });
+  after(() => h.close());
+
+  test('an abandoned HTTP connection is reaped as if DELETEd; one with an open stream is kept', async () => {
+    const abandoned = await rawInitialize(h);
+    const kept = await rawInitialize(h);
+    const stream = await SseReader.open(h, kept);
+    assert.equal(await h.agent.connection(abandoned).closed, 'idle');
+    assert.equal((await rawPost(h, abandoned, { jsonrpc: '2.0', id: 1, method: 'session/new', params: {} })).status, 404);
+    await delay(450);
+    assert.equal(h.agent.connection(kept).closedReason, undefined);
+    assert.equal((await rawPost(h, kept, { jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: '/tmp', mcpServers: [] } })).status, 202);
+    const [ev] = await stream.waitFor(1);
+    assert.equal(ev!.json['id'], 1);
+    stream.close();
+  });
+
+  test('server pings keep a live WebSocket open; a peer that stops answering is closed', async () => {
+    const url = h.acpUrl.replace(/^http/, 'ws');
+    const live = new WebSocket(url, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    let pings = 0;
+    live.on('ping', () => pings++);
+    await once(live, 'open');
+    live.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+    await once(live, 'message');
+    while (pings < 4) await once(live, 'ping');
+    assert.equal(live.readyState, WebSocket.OPEN);
+    live.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: '/tmp', mcpServers: [] } }));
+    const [reply] = await once(live, 'message');
+    assert.equal(JSON.parse(String(reply)).id, 1);
+
+    const deaf = new WebSocket(url, { headers: { Authorization: `Bearer ${TOKEN}` }, autoPong: false });
+    await once(deaf, 'open');
+    deaf.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+    await once(deaf, 'message');
+    const [code] = await once(deaf, 'close');
+    assert.equal(code, 1001);
+    assert.equal(h.agent.connections.at(-1)!.closedReason, 'idle');
+    assert.equal(live.readyState, WebSocket.OPEN, 'the answering socket is still open');
+    live.close();
+  });
+});
+
+describe('WebSocket protocol rules', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { maxIdLength: 32 } });
+  });
+  after(() => h.close());
+
+  const open = async (): Promise<WebSocket> => {
+    const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
+    await once(ws, 'open');
+    return ws;
+  };
+  const next = async (ws: WebSocket): Promise<Record<string, unknown>> => JSON.parse(String((await once(ws, 'message'))[0]));
+
+  test('the first frame must be initialize (else 1002)', async () => {
+    const ws = await open();
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/new', params: {} }));
+    const [code] = await once(ws, 'close');
+    assert.equal(code, 1002);
+  });
+
+  test('bad frames get JSON-RPC errors; repeated initialize -32600; long ids close 1008', async () => {
+    const ws = await open();
+    ws.send('{oops');
+    assert.equal(((await next(ws))['error'] as { code: number }).code, -32700);
+    ws.send('[1,2]');
+    assert.equal(((await next(ws))['error'] as { code: number }).code, -32600);
+    ws.send(Buffer.from('{"binary":true}'), { binary: true });
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+    const init = await next(ws);
+    assert.equal(init['id'], 0, 'the binary frame was ignored, initialize answered first');
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }));
+    const again = await next(ws);
+    assert.equal(again['id'], 1);
+    assert.equal((again['error'] as { code: number }).code, -32600);
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'x'.repeat(33), method: 'session/new', params: {} }));
+    const [code] = await once(ws, 'close');
+    assert.equal(code, 1008);
+  });
+
+  test('session/load over WS keeps its replay before the response', async () => {
+    const ws = await open();
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+    await next(ws);
+    const frames: Array<Record<string, unknown>> = [];
+    ws.on('message', (d) => frames.push(JSON.parse(String(d))));
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'session/load', params: { sessionId: 'ses_w', cwd: '/tmp', mcpServers: [], _meta: { replay: 200 } } }));
+    while (!frames.some((f) => f['id'] === 5)) await once(ws, 'message');
+    assert.equal(frames.length, 201);
+    assert.equal(frames.at(-1)!['id'], 5);
+    ws.close();
+  });
+});
+
+describe('WebSocket capacity', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { maxConnections: 1 } });
+  });
+  after(() => h.close());
+
+  test('an upgrade past maxConnections gets 503 capacity_exceeded', async () => {
+    const first = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
+    await once(first, 'open');
+    const second = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
+    second.on('error', () => undefined);
+    const [, res] = await once(second, 'unexpected-response');
+    assert.equal(res.statusCode, 503);
+    let body = '';
+    for await (const chunk of res) body += chunk;
+    assert.equal(JSON.parse(body).error.data.code, 'capacity_exceeded');
+    first.close();
+  });
+});

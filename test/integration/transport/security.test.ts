@@ -1,0 +1,141 @@
+// Token, cookie login, Origin and WebSocket subprotocol auth, on every route of the daemon's server.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import * as acp from '@agentclientprotocol/sdk';
+import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
+import { WebSocket } from 'ws';
+import { HttpServer } from '../../../src/daemon/http/http-server.js';
+import { recordingLogger, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
+
+const initBody = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } });
+
+async function codeOf(res: Response): Promise<string> {
+  return ((await res.json()) as { error: { code: string } }).error.code;
+}
+
+/** Opens a raw ws socket; resolves with the 101 headers or the refusal status. */
+function wsAttempt(url: string, protocols: string[], headers: Record<string, string> = {}): Promise<{ ws?: WebSocket; status: number; headers: Record<string, unknown> }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, protocols, { headers });
+    ws.once('upgrade', (res) => ws.once('open', () => resolve({ ws, status: 101, headers: res.headers })));
+    ws.once('unexpected-response', (_req, res) => {
+      resolve({ status: res.statusCode ?? 0, headers: res.headers });
+      ws.terminate();
+    });
+    ws.once('error', () => undefined);
+  });
+}
+
+describe('security', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ server: { allowOrigins: ['https://app.example.com'] } });
+    h.server.route('GET', '/v1/secret', () => ({ secret: true }));
+    h.server.serveStatic('/inspect', new URL('.', import.meta.url).pathname);
+  });
+  after(() => h.close());
+
+  test('no token 401 unauthorized, wrong token 403 forbidden, on /acp and /v1 routes', async () => {
+    for (const path of ['/acp', '/v1/secret']) {
+      const none = await fetch(`${h.url}${path}`, { method: path === '/acp' ? 'POST' : 'GET', headers: { 'Content-Type': 'application/json' }, ...(path === '/acp' ? { body: initBody } : {}) });
+      assert.equal(none.status, 401);
+      assert.equal(await codeOf(none), 'unauthorized');
+      const wrong = await fetch(`${h.url}${path}`, { headers: { Authorization: `Bearer ${TOKEN}x` } });
+      assert.equal(wrong.status, 403);
+      assert.equal(await codeOf(wrong), 'forbidden');
+    }
+    const right = await h.fetch('/v1/secret');
+    assert.deepEqual(await right.json(), { secret: true });
+  });
+
+  test('GET /v1/health needs no token; unknown routes are 404 and wrong methods 405 once authorized', async () => {
+    const health = await fetch(`${h.url}/v1/health`);
+    assert.equal(health.status, 200);
+    assert.equal((await h.fetch('/v1/nothing')).status, 404);
+    const wrongMethod = await h.fetch('/v1/secret', { method: 'POST' });
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'GET');
+    assert.equal((await fetch(`${h.url}/v1/nothing`)).status, 401, 'no route leaks without a token');
+  });
+
+  test('a foreign Origin is refused 403 even with the token; own and allowed origins pass', async () => {
+    const foreign = await h.fetch('/v1/secret', { headers: { Origin: 'https://evil.example' } });
+    assert.equal(foreign.status, 403);
+    assert.equal(await codeOf(foreign), 'forbidden');
+    const otherPort = await h.fetch('/v1/secret', { headers: { Origin: `http://127.0.0.1:${h.port + 1}` } });
+    assert.equal(otherPort.status, 403);
+    for (const origin of [`http://127.0.0.1:${h.port}`, `http://localhost:${h.port}`, `https://localhost:${h.port}`, 'https://app.example.com']) {
+      const ok = await h.fetch('/v1/secret', { headers: { Origin: origin } });
+      assert.equal(ok.status, 200, origin);
+    }
+    assert.equal((await fetch(`${h.url}/v1/health`, { headers: { Origin: 'https://evil.example' } })).status, 403);
+  });
+
+  test('login: a one-time code sets an HttpOnly SameSite=Strict cookie, works once, and the cookie authenticates', async () => {
+    const { code, url } = h.server.mintLoginCode();
+    assert.equal(url, `${h.url}/v1/login?code=${code}`);
+    const login = await fetch(url, { redirect: 'manual' });
+    assert.equal(login.status, 303);
+    assert.equal(login.headers.get('location'), '/inspect/');
+    const setCookie = login.headers.get('set-cookie')!;
+    assert.match(setCookie, /^troupe_session=[A-Za-z0-9_-]+; HttpOnly; SameSite=Strict; Path=\//);
+    assert.equal(setCookie.includes(TOKEN), false, 'the cookie does not carry the token');
+    const cookie = setCookie.split(';')[0]!;
+    const withCookie = await fetch(`${h.url}/v1/secret`, { headers: { Cookie: cookie } });
+    assert.equal(withCookie.status, 200);
+    const page = await fetch(`${h.url}/inspect/security.test.js`, { headers: { Cookie: cookie } });
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type')!, /javascript/);
+    const reused = await fetch(url, { redirect: 'manual' });
+    assert.equal(reused.status, 403);
+    const forged = await fetch(`${h.url}/v1/secret`, { headers: { Cookie: 'troupe_session=forged' } });
+    assert.equal(forged.status, 403);
+  });
+
+  test('WebSocket: the token as subprotocol works and only `acp` is echoed; 101 carries Acp-Connection-Id', async () => {
+    const wsUrl = h.acpUrl.replace(/^http/, 'ws');
+    const ok = await wsAttempt(wsUrl, ['acp', `troupe-token.${TOKEN}`]);
+    assert.equal(ok.status, 101);
+    assert.equal(ok.ws!.protocol, 'acp');
+    assert.match(String(ok.headers['acp-connection-id']), /^[0-9a-f-]{36}$/);
+    ok.ws!.send(initBody);
+    const [frame] = await once(ok.ws!, 'message');
+    assert.equal(JSON.parse(String(frame)).result.protocolVersion, 1);
+    ok.ws!.close();
+    assert.equal((await wsAttempt(wsUrl, ['acp', `troupe-token.${TOKEN}x`])).status, 403);
+    assert.equal((await wsAttempt(wsUrl, ['acp'])).status, 401);
+    assert.equal((await wsAttempt(wsUrl, ['acp', `troupe-token.${TOKEN}`], { Origin: 'https://evil.example' })).status, 403);
+  });
+
+  test('the SDK WebSocket client authenticates with the subprotocol alone', async () => {
+    const stream = createWebSocketStream(h.acpUrl.replace(/^http/, 'ws'), { WebSocket: WebSocket as never, protocols: ['acp', `troupe-token.${TOKEN}`] });
+    const sid = await acp.client().connectWith(stream, async (agent) => {
+      await agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      return (await agent.request('session/new', { cwd: '/tmp', mcpServers: [] })).sessionId;
+    });
+    assert.match(sid, /^ses_test_/);
+  });
+});
+
+describe('listening', () => {
+  test('a non-loopback host logs a warning; the URL reports the real port', async () => {
+    const logs: Array<{ level: string; msg: string }> = [];
+    const server = new HttpServer({ token: TOKEN, host: '0.0.0.0', logger: recordingLogger(logs) });
+    const info = await server.listen();
+    assert.ok(info.port > 0);
+    assert.equal(info.url, `http://127.0.0.1:${info.port}`);
+    assert.equal((await fetch(`${info.url}/v1/health`)).status, 200);
+    assert.ok(logs.some((l) => l.level === 'warn' && l.msg.includes('non-loopback')));
+    await server.close();
+    const quiet: Array<{ level: string; msg: string }> = [];
+    const local = new HttpServer({ token: TOKEN, logger: recordingLogger(quiet) });
+    await local.listen();
+    assert.equal(quiet.some((l) => l.level === 'warn'), false);
+    await local.close();
+  });
+
+  test('a token shorter than 16 characters is refused', () => {
+    assert.throws(() => new HttpServer({ token: 'short' }), /at least 16/);
+  });
+});
