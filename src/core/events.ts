@@ -83,6 +83,12 @@ export const AgentEvent = z.discriminatedUnion('type', [
   z.object({ ...inTurn, type: z.literal('turn_started'), maxSteps: z.number().int().positive() }),
   z.object({ ...inTurn, type: z.literal('agent_message_chunk'), messageId: id, text: z.string() }),
   z.object({ ...inTurn, type: z.literal('agent_thought_chunk'), messageId: id, text: z.string() }),
+  /** Opaque vendor reasoning state (signatures, encrypted items) that must be sent back verbatim. */
+  z.object({
+    ...inTurn,
+    type: z.literal('reasoning_part'),
+    part: z.object({ provider: z.string(), kind: z.string(), text: z.string().optional(), data: z.string().optional(), id: z.string().optional() }),
+  }),
   z.object({
     ...inTurn,
     type: z.literal('tool_call_started'),
@@ -160,6 +166,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
     summary: z.string().optional(),
     /** Seq of the last event whose content the summary replaces. */
     throughSeq: nonNegInt.optional(),
+    /** Tool outputs recorded before this event are cut to this many characters from now on. */
+    toolOutputLimit: nonNegInt.optional(),
     errorCode: z.string().optional(),
   }),
   z.object({

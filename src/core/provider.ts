@@ -121,3 +121,17 @@ export interface ModelProvider {
   /** The vendor's token count for a request, where the vendor has an endpoint for it. */
   countTokens?(request: ModelRequest, signal: AbortSignal): Promise<number>;
 }
+
+/** The cost of one call in USD, from the model's per-million-token prices; undefined when unpriced. */
+export function costOf(
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number },
+  pricing: ModelCapabilities['pricing'],
+): { amount: number; currency: 'USD' } | undefined {
+  if (!pricing) return undefined;
+  const micro =
+    usage.inputTokens * pricing.input +
+    usage.outputTokens * pricing.output +
+    (usage.cacheReadTokens ?? 0) * (pricing.cacheRead ?? pricing.input) +
+    (usage.cacheWriteTokens ?? 0) * (pricing.cacheWrite ?? pricing.input);
+  return { amount: micro / 1_000_000, currency: 'USD' };
+}

@@ -1,0 +1,206 @@
+/**
+ * The conversation as the model sees it, folded from the event log. Because it is derived only
+ * from events, a session reopened from its log (after a restart or a crash) sends the model exactly
+ * what it would have sent before.
+ */
+import type { AgentEvent, ContentBlock, EventOf, ToolStatus } from '../core/events.js';
+import type { ModelMessage } from '../core/provider.js';
+
+interface Entry {
+  seq: number;
+  message: ModelMessage;
+}
+
+/** What is still open in a turn that has started and not completed (used for crash repair). */
+export interface OpenTurn {
+  turnId: string;
+  tools: Map<string, ToolStatus>;
+  /** requestId → toolCallId of permission prompts not yet resolved. */
+  permissions: Map<string, string>;
+  /** Steers received and not yet applied. */
+  steers: Set<string>;
+  /** Model steps seen so far (assistant messages started in this turn). */
+  steps: number;
+}
+
+const GUIDANCE_PREFIX = '[Guidance from the user, sent while you were working on this turn]';
+
+export class Conversation {
+  cwd = '';
+  additionalDirectories: string[] = [];
+  model = '';
+  mode = '';
+  title?: string;
+  closed = false;
+  lastSeq = 0;
+  openTurn?: OpenTurn;
+  /** Tool name → remembered "always" answer. */
+  readonly remembered = new Map<string, 'allow' | 'reject'>();
+  /** Seqs of every turn_completed, in order: compaction cuts the history at one of them. */
+  readonly turnEnds: number[] = [];
+  summary?: { text: string; throughSeq: number };
+  private toolOutputLimit?: { limit: number; atSeq: number };
+  private entries: Entry[] = [];
+  private readonly steerContent = new Map<string, ContentBlock[]>();
+  private readonly finishedTools = new Set<string>();
+
+  apply(event: AgentEvent): void {
+    this.lastSeq = event.seq;
+    switch (event.type) {
+      case 'session_created':
+        this.cwd = event.cwd;
+        this.additionalDirectories = event.additionalDirectories;
+        this.model = event.model;
+        this.mode = event.mode;
+        break;
+      case 'session_configured':
+        if (event.mode !== undefined) this.mode = event.mode;
+        if (event.model !== undefined) this.model = event.model;
+        if (event.title !== undefined) this.title = event.title;
+        break;
+      case 'user_message':
+        this.entries.push({ seq: event.seq, message: { role: 'user', content: event.content } });
+        break;
+      case 'turn_started':
+        this.openTurn = { turnId: event.turnId, tools: new Map(), permissions: new Map(), steers: new Set(), steps: 0 };
+        break;
+      case 'agent_message_chunk':
+      case 'agent_thought_chunk': {
+        const a = this.assistant(event.seq);
+        if (event.type === 'agent_message_chunk') a.text += event.text;
+        else a.thinking = (a.thinking ?? '') + event.text;
+        break;
+      }
+      case 'reasoning_part': {
+        const a = this.assistant(event.seq);
+        (a.reasoning ??= []).push(event.part);
+        break;
+      }
+      case 'tool_call_started':
+        this.assistant(event.seq).toolCalls.push({ id: event.toolCallId, name: event.name, input: event.input });
+        this.openTurn?.tools.set(event.toolCallId, event.status);
+        break;
+      case 'tool_call_updated':
+        if (event.status) this.openTurn?.tools.set(event.toolCallId, event.status);
+        if (event.output !== undefined && !this.finishedTools.has(event.toolCallId)) this.toolResult(event);
+        break;
+      case 'permission_requested':
+        this.openTurn?.permissions.set(event.requestId, event.toolCallId);
+        break;
+      case 'permission_resolved':
+        this.openTurn?.permissions.delete(event.requestId);
+        if (event.remember) this.remembered.set(event.remember, event.outcome === 'allow_always' ? 'allow' : 'reject');
+        break;
+      case 'steer_received':
+        this.steerContent.set(event.steerId, event.content);
+        this.openTurn?.steers.add(event.steerId);
+        break;
+      case 'steer_applied': {
+        const content = this.steerContent.get(event.steerId) ?? [];
+        this.openTurn?.steers.delete(event.steerId);
+        this.entries.push({ seq: event.seq, message: { role: 'user', content: [{ type: 'text', text: GUIDANCE_PREFIX }, ...content] } });
+        break;
+      }
+      case 'steer_rejected':
+        this.openTurn?.steers.delete(event.steerId);
+        break;
+      case 'compaction_completed':
+        if (event.status === 'completed') {
+          if (event.summary !== undefined && event.throughSeq !== undefined) this.summary = { text: event.summary, throughSeq: event.throughSeq };
+          if (event.toolOutputLimit !== undefined) this.toolOutputLimit = { limit: event.toolOutputLimit, atSeq: event.seq };
+          // Entries the summary replaces are gone for good: drop them to keep memory flat.
+          const through = this.summary?.throughSeq ?? 0;
+          this.entries = this.entries.filter((e) => e.seq > through);
+        }
+        break;
+      case 'turn_completed':
+        this.turnEnds.push(event.seq);
+        this.openTurn = undefined;
+        break;
+      case 'session_closed':
+        this.closed = true;
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The messages for the next model call, repaired so that every vendor accepts them. */
+  messages(options: { throughSeq?: number } = {}): ModelMessage[] {
+    const through = options.throughSeq ?? Infinity;
+    const out: ModelMessage[] = [];
+    if (this.summary) out.push({ role: 'user', content: [{ type: 'text', text: `[Summary of the earlier conversation]\n${this.summary.text}` }] });
+    for (const entry of this.entries) {
+      if (entry.seq > through) break;
+      const message = this.truncated(entry);
+      const prev = out.at(-1);
+      // Vendors want alternating roles: merge neighbours of the same role.
+      if (prev?.role === 'user' && message.role === 'user') out[out.length - 1] = { role: 'user', content: [...prev.content, ...message.content] };
+      else if (prev?.role === 'tool' && message.role === 'tool') out[out.length - 1] = { role: 'tool', results: [...prev.results, ...message.results] };
+      else out.push(message);
+    }
+    return answerDanglingToolCalls(out);
+  }
+
+  private truncated(entry: Entry): ModelMessage {
+    const t = this.toolOutputLimit;
+    if (!t || entry.message.role !== 'tool' || entry.seq > t.atSeq) return entry.message;
+    return {
+      role: 'tool',
+      results: entry.message.results.map((r) =>
+        r.output.length <= t.limit ? r : { ...r, output: `${r.output.slice(0, t.limit)}\n[… ${r.output.length - t.limit} characters removed by compaction]` },
+      ),
+    };
+  }
+
+  private assistant(seq: number): Extract<ModelMessage, { role: 'assistant' }> {
+    const last = this.entries.at(-1)?.message;
+    if (last?.role === 'assistant') return last;
+    const fresh: Extract<ModelMessage, { role: 'assistant' }> = { role: 'assistant', text: '', toolCalls: [] };
+    if (this.openTurn) this.openTurn.steps++;
+    this.entries.push({ seq, message: fresh });
+    return fresh;
+  }
+
+  private toolResult(event: EventOf<'tool_call_updated'>): void {
+    this.finishedTools.add(event.toolCallId);
+    const name = this.toolName(event.toolCallId);
+    const result = { toolCallId: event.toolCallId, name, output: event.output ?? '', isError: event.status === 'failed' };
+    const last = this.entries.at(-1)?.message;
+    if (last?.role === 'tool') last.results.push(result);
+    else this.entries.push({ seq: event.seq, message: { role: 'tool', results: [result] } });
+  }
+
+  private toolName(toolCallId: string): string {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const m = this.entries[i]!.message;
+      if (m.role === 'assistant') {
+        const call = m.toolCalls.find((c) => c.id === toolCallId);
+        if (call) return call.name;
+      }
+    }
+    return 'unknown';
+  }
+}
+
+/** A tool call with no result (cancelled, crashed) gets one, since vendors reject unanswered calls. */
+function answerDanglingToolCalls(messages: ModelMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    out.push(m);
+    if (m.role !== 'assistant' || m.toolCalls.length === 0) continue;
+    const next = messages[i + 1];
+    const answered = new Set(next?.role === 'tool' ? next.results.map((r) => r.toolCallId) : []);
+    const missing = m.toolCalls
+      .filter((c) => !answered.has(c.id))
+      .map((c) => ({ toolCallId: c.id, name: c.name, output: 'The tool call did not run: the turn was interrupted.', isError: true }));
+    if (missing.length === 0) continue;
+    if (next?.role === 'tool') {
+      messages[i + 1] = { role: 'tool', results: [...next.results, ...missing] };
+    } else {
+      out.push({ role: 'tool', results: missing });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,86 @@
+/**
+ * What the turn effects share: the session's dependencies, its conversation, and the one place
+ * where events are emitted (append to the log, then fold into the conversation).
+ */
+import type { AgentEvent, AgentEventInput } from '../core/events.js';
+import type { Clock, EventLog, Logger, PermissionAsker, PermissionPolicy, ToolDescription, ToolHost } from '../core/ports.js';
+import type { ModelCapabilities, ModelProvider, ModelRequest } from '../core/provider.js';
+import { Conversation } from './conversation.js';
+
+export interface ResolvedModel {
+  provider: ModelProvider;
+  /** The id the provider knows, without the `provider/` prefix. */
+  model: string;
+  capabilities: ModelCapabilities;
+}
+
+export interface EngineLimits {
+  /** Model calls per turn; one more is `max_turn_requests`. */
+  maxSteps: number;
+  /** Preflight compacts when the estimate exceeds this share of the context window. */
+  compactThreshold: number;
+  /** A permission prompt nobody answers within this time is a denial. */
+  permissionTimeoutMs: number;
+  /** Compaction keeps this many of the latest completed turns verbatim. */
+  keepTurns: number;
+  /** Compaction cuts older tool outputs to this many characters. */
+  toolOutputLimit: number;
+}
+
+export const DEFAULT_LIMITS: EngineLimits = {
+  maxSteps: 25,
+  compactThreshold: 0.8,
+  permissionTimeoutMs: 5 * 60_000,
+  keepTurns: 2,
+  toolOutputLimit: 4_000,
+};
+
+export interface EngineDeps {
+  log: EventLog;
+  /** Resolves a full model id (`provider/model`); throws TroupeError('model_not_found'). */
+  resolveModel(modelId: string): ResolvedModel;
+  tools: ToolHost;
+  policy: PermissionPolicy;
+  asker: PermissionAsker;
+  clock: Clock;
+  logger: Logger;
+  limits: EngineLimits;
+  systemPrompt: string;
+}
+
+export class EngineCore {
+  readonly conversation = new Conversation();
+  /** Descriptions of the tool calls of the latest step, by call id (absent: the call is invalid). */
+  readonly descriptions = new Map<string, ToolDescription | Error>();
+  openPermission?: { requestId: string; toolCallId: string };
+  openCompactionId?: string;
+  /** Listeners for every emitted event, in order (the engine's own observers; clients use the log). */
+  readonly observers = new Set<(event: AgentEvent) => void>();
+
+  constructor(
+    readonly sessionId: string,
+    readonly deps: EngineDeps,
+  ) {}
+
+  emit(input: AgentEventInput): AgentEvent {
+    const event = this.deps.log.append(input);
+    this.conversation.apply(event);
+    for (const observe of this.observers) observe(event);
+    return event;
+  }
+
+  model(): ResolvedModel {
+    return this.deps.resolveModel(this.conversation.model);
+  }
+
+  request(resolved: ResolvedModel, purpose: ModelRequest['purpose'] = 'turn'): ModelRequest {
+    return {
+      model: resolved.model,
+      system: this.deps.systemPrompt,
+      messages: this.conversation.messages(),
+      tools: resolved.capabilities.tools ? this.deps.tools.specs() : [],
+      maxOutputTokens: resolved.capabilities.maxOutputTokens,
+      purpose,
+    };
+  }
+}

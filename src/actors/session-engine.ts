@@ -1,0 +1,313 @@
+/**
+ * The session engine: runs the session and turn machines against a model, tools and an event log.
+ * Every effect the machines name is supplied here; every fact is an event in the log.
+ *
+ *   const engine = SessionEngine.create(deps, { sessionId, cwd, model, mode });
+ *   const { turnId, result } = engine.prompt([{ type: 'text', text: 'hi' }]);
+ *   await result; // { stopReason: 'end_turn', … } once its events are durable
+ */
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import type { AgentEvent, ContentBlock } from '../core/events.js';
+import { TroupeError } from '../core/errors.js';
+import { newLocalId, newTurnId } from '../core/ids.js';
+import type { EventWatcher } from '../core/ports.js';
+import { sessionMachine, type QueuedPrompt } from '../machines/session.machine.js';
+import { turnMachine, type TurnResult } from '../machines/turn.machine.js';
+import { fromPromise } from 'xstate';
+import { EngineCore, type EngineDeps } from './engine-core.js';
+import { modelStep } from './model-step.effect.js';
+import { askPermission, cancelPermission, decideTool, failTool, runTool } from './tool.effects.js';
+import { compact, preflight } from './compaction.effect.js';
+import { repairInterruptedTurn } from './crash-repair.js';
+
+export interface PromptResult extends TurnResult {
+  turnId: string;
+}
+
+export interface PromptHandle {
+  promptId: string;
+  turnId: string;
+  /** Resolves with the turn's result once its last event is durable. Never rejects. */
+  result: Promise<PromptResult>;
+}
+
+export interface NewSession {
+  sessionId: string;
+  cwd: string;
+  additionalDirectories?: string[];
+  model: string;
+  mode: string;
+  forkedFrom?: { sessionId: string; throughSeq: number };
+}
+
+export interface EngineState {
+  session: string;
+  turn?: unknown;
+  turnId?: string;
+  queue: { promptId: string; turnId: string }[];
+  lastSeq: number;
+  closed: boolean;
+}
+
+const TITLE_LENGTH = 60;
+
+export class SessionEngine {
+  private readonly core: EngineCore;
+  private readonly actor: Actor<typeof sessionMachine>;
+  /** Prompts not yet settled: their result promise and its resolver. */
+  private readonly waiting = new Map<string, { promise: Promise<PromptResult>; resolve: (r: PromptResult) => void }>();
+  private readonly steerOutcomes = new Map<string, TroupeError | 'accepted'>();
+  private readonly inspectors = new Set<(event: InspectionEvent) => void>();
+
+  private constructor(sessionId: string, deps: EngineDeps) {
+    this.core = new EngineCore(sessionId, deps);
+    this.actor = createActor(this.machine(), {
+      input: { maxSteps: deps.limits.maxSteps },
+      inspect: (ev) => this.inspectors.forEach((f) => f(ev)),
+    });
+  }
+
+  /** Starts a new session: its first event is session_created. */
+  static create(deps: EngineDeps, init: NewSession): SessionEngine {
+    const engine = new SessionEngine(init.sessionId, deps);
+    engine.core.emit({
+      type: 'session_created',
+      sessionId: init.sessionId,
+      cwd: init.cwd,
+      additionalDirectories: init.additionalDirectories ?? [],
+      model: init.model,
+      mode: init.mode,
+      ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}),
+    });
+    engine.actor.start();
+    return engine;
+  }
+
+  /**
+   * Reopens a session from its log. A turn the log shows as started and never completed (the
+   * process died) is ended as `error` / `agent_crashed`, so it is never silently missing.
+   */
+  static async open(deps: EngineDeps, sessionId: string): Promise<SessionEngine> {
+    const engine = new SessionEngine(sessionId, deps);
+    let cursor = 0;
+    for (;;) {
+      const page = await deps.log.readAfter(cursor, { limit: 4096 });
+      for (const event of page.events) engine.core.conversation.apply(event);
+      cursor = page.cursor;
+      if (!page.hasMore) break;
+    }
+    if (engine.core.conversation.lastSeq === 0) throw new TroupeError('session_not_found', `session ${sessionId} has no events`, { sessionId });
+    if (repairInterruptedTurn(engine.core)) await deps.log.whenDurable(deps.log.lastSeq());
+    engine.actor.start();
+    return engine;
+  }
+
+  get sessionId(): string {
+    return this.core.sessionId;
+  }
+
+  get conversation() {
+    return this.core.conversation;
+  }
+
+  /** Queues a prompt; it runs when every earlier prompt has finished. */
+  prompt(content: ContentBlock[]): PromptHandle {
+    this.assertOpen();
+    const item: QueuedPrompt = { promptId: newLocalId('prompt'), turnId: newTurnId(this.core.deps.clock.now()), content };
+    let resolve!: (r: PromptResult) => void;
+    const result = new Promise<PromptResult>((r) => (resolve = r));
+    this.waiting.set(item.promptId, { promise: result, resolve });
+    this.actor.send({ type: 'PROMPT', ...item });
+    return { promptId: item.promptId, turnId: item.turnId, result };
+  }
+
+  /** Cancels the running turn and every queued prompt. A no-op when idle. */
+  cancel(): void {
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'CANCEL' });
+  }
+
+  /**
+   * Guidance for the running turn, fenced by its id. Throws `turn_mismatch` or `no_active_turn`;
+   * accepted guidance reaches the model at the next step boundary (steer_applied) or is rejected
+   * with `turn_ended` if the turn ends first.
+   */
+  steer(expectedTurnId: string, content: ContentBlock[]): { steerId: string; turnId: string } {
+    this.assertOpen();
+    const steerId = newLocalId('steer');
+    this.actor.send({ type: 'STEER', steerId, expectedTurnId, content });
+    const outcome = this.steerOutcomes.get(steerId);
+    this.steerOutcomes.delete(steerId);
+    if (outcome instanceof TroupeError) throw outcome;
+    return { steerId, turnId: expectedTurnId };
+  }
+
+  /** Changes the mode and/or model for the next model step. */
+  configure(change: { mode?: string; model?: string; title?: string }): void {
+    this.assertOpen();
+    if (change.model !== undefined) this.core.deps.resolveModel(change.model); // throws model_not_found
+    this.core.emit({ type: 'session_configured', sessionId: this.sessionId, ...change });
+  }
+
+  /** Compacts the conversation now (the `/compact` command). Refused while a turn runs. */
+  async compactNow(): Promise<void> {
+    this.assertOpen();
+    if (this.core.conversation.openTurn || this.actor.getSnapshot().value !== 'idle') {
+      throw new TroupeError('session_busy', 'cannot compact while a turn runs; cancel it or wait');
+    }
+    await compact(this.core, undefined, 'manual', new AbortController().signal);
+    await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
+  }
+
+  /** Ends the session for good: cancels everything, then session_closed. Idempotent. */
+  async close(reason: 'closed' | 'deleted' = 'closed'): Promise<void> {
+    this.closeReason = reason;
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'CLOSE' });
+    await this.settled();
+    await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
+  }
+
+  /** Unloads the session without ending it (it can be reopened): cancels work, stops the machines. */
+  async dispose(): Promise<void> {
+    this.cancel();
+    await Promise.all([...this.waiting.values()].map((w) => w.promise));
+    this.actor.stop();
+    await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
+  }
+
+  subscribe(afterSeq: number, options?: { queueLimit?: number }): EventWatcher {
+    return this.core.deps.log.subscribe(afterSeq, options);
+  }
+
+  /** Every emitted event, synchronously, in order (for projections living in the same process). */
+  observe(listener: (event: AgentEvent) => void): () => void {
+    this.core.observers.add(listener);
+    return () => this.core.observers.delete(listener);
+  }
+
+  /** XState inspection events of the session and turn machines (for the inspector). */
+  inspect(listener: (event: InspectionEvent) => void): () => void {
+    this.inspectors.add(listener);
+    return () => this.inspectors.delete(listener);
+  }
+
+  state(): EngineState {
+    const snap = this.actor.getSnapshot();
+    const turn = snap.children.turn?.getSnapshot();
+    return {
+      session: typeof snap.value === 'string' ? snap.value : JSON.stringify(snap.value),
+      ...(turn ? { turn: turn.value } : {}),
+      ...(snap.context.current ? { turnId: snap.context.current.turnId } : {}),
+      queue: snap.context.queue.map((q) => ({ promptId: q.promptId, turnId: q.turnId })),
+      lastSeq: this.core.deps.log.lastSeq(),
+      closed: snap.status === 'done',
+    };
+  }
+
+  private closeReason: 'closed' | 'deleted' = 'closed';
+
+  private assertOpen(): void {
+    if (this.actor.getSnapshot().status !== 'active' || this.core.conversation.closed) {
+      throw new TroupeError('session_closed', `session ${this.sessionId} is closed`, { sessionId: this.sessionId });
+    }
+  }
+
+  private settled(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.actor.getSnapshot().status !== 'active') return resolve();
+      const sub = this.actor.subscribe({ complete: () => (sub.unsubscribe(), resolve()) });
+    });
+  }
+
+  private resolvePrompt(promptId: string, result: PromptResult): void {
+    const waiting = this.waiting.get(promptId);
+    this.waiting.delete(promptId);
+    waiting?.resolve(result);
+  }
+
+  /** The machines with this engine's effects supplied. */
+  private machine() {
+    const core = this.core;
+    const sessionId = core.sessionId;
+    const turn = turnMachine.provide({
+      actors: {
+        preflight: fromPromise(({ signal }) => preflight(core, signal)),
+        compact: fromPromise(({ input, signal }) => compact(core, input.turnId, input.reason, signal)),
+        modelStep: fromPromise(({ input, signal }) => modelStep(core, input.turnId, signal)),
+        decideTool: fromPromise(async ({ input }) => decideTool(core, input.turnId, input.call)),
+        askPermission: fromPromise(({ input, signal }) => askPermission(core, input.turnId, input.call, signal)),
+        runTool: fromPromise(({ input, signal }) => runTool(core, input.turnId, input.call, signal)),
+      },
+      actions: {
+        steerReceived: (_, p) => core.emit({ type: 'steer_received', sessionId, turnId: p.turnId, steerId: p.steer.steerId, content: p.steer.content }),
+        deliverSteers: (_, p) => {
+          for (const s of p.steers) core.emit({ type: 'steer_applied', sessionId, turnId: p.turnId, steerId: s.steerId, step: p.step });
+        },
+        cancelPermission: (_, p) => cancelPermission(core, p.turnId, p.call),
+        cancelTool: (_, p) => failTool(core, p.turnId, p.call, 'request_cancelled', 'Cancelled by the user while running.'),
+        finish: (_, p) => {
+          if (core.openCompactionId) {
+            core.emit({ type: 'compaction_completed', sessionId, turnId: p.turnId, compactionId: core.openCompactionId, status: 'failed', errorCode: 'request_cancelled' });
+            core.openCompactionId = undefined;
+          }
+          for (const s of p.undelivered) {
+            core.emit({ type: 'steer_rejected', sessionId, turnId: p.turnId, steerId: s.steerId, expectedTurnId: p.turnId, code: 'turn_ended' });
+          }
+          const r = p.result;
+          core.emit({
+            type: 'turn_completed',
+            sessionId,
+            turnId: p.turnId,
+            stopReason: r.stopReason,
+            steps: r.steps,
+            ...(r.errorCode ? { errorCode: r.errorCode } : {}),
+            ...(r.message ? { message: r.message } : {}),
+          });
+        },
+      },
+    });
+    return sessionMachine.provide({
+      actors: { turn },
+      actions: {
+        startTurn: (_, p) => {
+          const conv = core.conversation;
+          core.emit({ type: 'user_message', sessionId, turnId: p.prompt.turnId, messageId: newLocalId('msg'), content: p.prompt.content });
+          if (conv.title === undefined) {
+            const text = p.prompt.content.map((b) => (b.type === 'text' ? b.text : '')).join(' ').replace(/\s+/g, ' ').trim();
+            if (text) core.emit({ type: 'session_configured', sessionId, title: text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text });
+          }
+          core.emit({ type: 'turn_started', sessionId, turnId: p.prompt.turnId, maxSteps: p.maxSteps });
+        },
+        settleTurn: (_, p) => {
+          const result = { ...p.result, turnId: p.prompt.turnId };
+          // A turn's result is reported only once its last event is durable.
+          void core.deps.log.whenDurable(core.deps.log.lastSeq()).then(
+            () => this.resolvePrompt(p.prompt.promptId, result),
+            (err) => {
+              core.deps.logger.error('log failed to make a turn durable', { error: String(err) });
+              this.resolvePrompt(p.prompt.promptId, { ...result, stopReason: 'error', errorCode: 'internal_error', message: String(err) });
+            },
+          );
+        },
+        cancelQueued: (_, p) => {
+          for (const q of p.prompts) this.resolvePrompt(q.promptId, { turnId: q.turnId, stopReason: 'cancelled', steps: 0 });
+        },
+        rejectSteer: (_, p) => {
+          core.emit({
+            type: 'steer_rejected',
+            sessionId,
+            steerId: p.steerId,
+            expectedTurnId: p.expectedTurnId,
+            code: p.code,
+            ...(p.turnId ? { turnId: p.turnId } : {}),
+          });
+          const message =
+            p.code === 'no_active_turn' ? 'no turn is running' : `turn ${p.expectedTurnId} is not the running turn (${p.turnId ?? 'none'})`;
+          this.steerOutcomes.set(p.steerId, new TroupeError(p.code, message, { expectedTurnId: p.expectedTurnId, ...(p.turnId ? { turnId: p.turnId } : {}) }));
+        },
+        announceClosed: () => {
+          core.emit({ type: 'session_closed', sessionId, reason: this.closeReason });
+        },
+      },
+    });
+  }
+}

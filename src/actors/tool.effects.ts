@@ -1,0 +1,138 @@
+/**
+ * The tool half of a turn: decide whether a call may run, ask a person when the mode says so, run
+ * it, and record the result the model will see. Denials and failures are results, not exceptions:
+ * the model reads them and the turn goes on.
+ */
+import { isTroupeError } from '../core/errors.js';
+import { newLocalId } from '../core/ids.js';
+import type { PermissionOutcome } from '../core/events.js';
+import type { ToolCallRequest } from '../core/ports.js';
+import type { EngineCore } from './engine-core.js';
+
+/** Record a call's final result (failed), as the model will read it. */
+export function failTool(core: EngineCore, turnId: string, call: ToolCallRequest, errorCode: string, output: string): void {
+  core.emit({
+    type: 'tool_call_updated',
+    sessionId: core.sessionId,
+    turnId,
+    toolCallId: call.id,
+    status: 'failed',
+    content: [{ type: 'text', text: output }],
+    output,
+    errorCode,
+  });
+}
+
+export function decideTool(core: EngineCore, turnId: string, call: ToolCallRequest): 'allow' | 'ask' | 'deny' {
+  const description = core.descriptions.get(call.id);
+  if (!description || description instanceof Error) {
+    const code = isTroupeError(description) ? description.code : 'unknown_tool';
+    failTool(core, turnId, call, code, description?.message ?? `unknown tool '${call.name}'`);
+    return 'deny';
+  }
+  const conv = core.conversation;
+  const decision = core.deps.policy.decide(call, description, conv.mode, conv.remembered);
+  if (decision.kind === 'ask') return 'ask';
+  if (decision.by === 'remembered') {
+    core.emit({
+      type: 'permission_resolved',
+      sessionId: core.sessionId,
+      turnId,
+      toolCallId: call.id,
+      requestId: newLocalId('perm'),
+      outcome: decision.kind === 'allow' ? 'allow_always' : 'reject_always',
+      decidedBy: 'remembered',
+    });
+  }
+  if (decision.kind === 'allow') return 'allow';
+  failTool(core, turnId, call, 'permission_denied', decision.reason);
+  return 'deny';
+}
+
+const OPTIONS: PermissionOutcome[] = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
+
+export async function askPermission(core: EngineCore, turnId: string, call: ToolCallRequest, signal: AbortSignal): Promise<'allow' | 'deny'> {
+  const description = core.descriptions.get(call.id) as Exclude<ReturnType<typeof core.descriptions.get>, Error | undefined>;
+  const requestId = newLocalId('perm');
+  core.openPermission = { requestId, toolCallId: call.id };
+  core.emit({ type: 'permission_requested', sessionId: core.sessionId, turnId, toolCallId: call.id, requestId, options: OPTIONS });
+
+  // The ask ends on cancel (signal) or on the timeout, whichever comes first.
+  const ask = new AbortController();
+  const onAbort = () => ask.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timedOut = false;
+  const timer = core.deps.clock.setTimeout(() => {
+    timedOut = true;
+    ask.abort();
+  }, core.deps.limits.permissionTimeoutMs);
+  let outcome: PermissionOutcome;
+  try {
+    outcome = await core.deps.asker.ask(
+      { requestId, toolCallId: call.id, title: description.title, kind: description.kind, input: call.input, options: OPTIONS },
+      ask.signal,
+    );
+  } catch (err) {
+    core.deps.logger.warn('permission request failed; treating it as cancelled', { error: String(err) });
+    outcome = 'cancelled';
+  } finally {
+    core.deps.clock.clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+  // On cancel the machine's cancelPermission action records the outcome; record nothing here.
+  if (signal.aborted) return 'deny';
+  core.openPermission = undefined;
+  if (timedOut) outcome = 'timeout';
+  const always = outcome === 'allow_always' || outcome === 'reject_always';
+  core.emit({
+    type: 'permission_resolved',
+    sessionId: core.sessionId,
+    turnId,
+    toolCallId: call.id,
+    requestId,
+    outcome,
+    decidedBy: 'user',
+    ...(always ? { remember: call.name } : {}),
+  });
+  if (outcome === 'allow_once' || outcome === 'allow_always') return 'allow';
+  const [code, why] =
+    outcome === 'timeout'
+      ? ['tool_timeout', `Nobody answered the permission request within ${core.deps.limits.permissionTimeoutMs} ms, so the call was denied.`]
+      : ['permission_denied', 'The user rejected this tool call.'];
+  failTool(core, turnId, call, code, why);
+  return 'deny';
+}
+
+/** The cancel transition, while a permission prompt is open. */
+export function cancelPermission(core: EngineCore, turnId: string, call: ToolCallRequest): void {
+  const open = core.openPermission;
+  core.openPermission = undefined;
+  if (open) {
+    core.emit({ type: 'permission_resolved', sessionId: core.sessionId, turnId, toolCallId: call.id, requestId: open.requestId, outcome: 'cancelled', decidedBy: 'user' });
+  }
+  failTool(core, turnId, call, 'request_cancelled', 'The turn was cancelled before this tool call was allowed.');
+}
+
+export async function runTool(core: EngineCore, turnId: string, call: ToolCallRequest, signal: AbortSignal): Promise<void> {
+  const base = { type: 'tool_call_updated' as const, sessionId: core.sessionId, turnId, toolCallId: call.id };
+  core.emit({ ...base, status: 'in_progress' });
+  let result;
+  try {
+    result = await core.deps.tools.run(call, { signal, update: (content) => !signal.aborted && core.emit({ ...base, content }) });
+  } catch (err) {
+    if (signal.aborted) return;
+    const code = isTroupeError(err) ? err.code : 'tool_failed';
+    failTool(core, turnId, call, code, err instanceof Error ? err.message : String(err));
+    return;
+  }
+  // On cancel the machine's cancelTool action records the outcome.
+  if (signal.aborted) return;
+  core.emit({
+    ...base,
+    status: result.isError ? 'failed' : 'completed',
+    content: result.content ?? [{ type: 'text', text: result.output }],
+    output: result.output,
+    ...(result.locations ? { locations: result.locations } : {}),
+    ...(result.errorCode ? { errorCode: result.errorCode } : {}),
+  });
+}

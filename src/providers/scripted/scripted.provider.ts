@@ -1,0 +1,82 @@
+/**
+ * The offline scripted provider: `scripted/demo` (rules, for demos) and `scripted/replay` (a JSON
+ * script named by TROUPE_SCRIPT, for tests). Neither touches the network. spec/scripted-model.md.
+ */
+import type { ModelCapabilities, ModelMessage, ModelProvider, ModelRequest, ProviderEvent } from '../../core/provider.js';
+import { ProviderError } from '../../core/provider.js';
+import { TroupeError } from '../../core/errors.js';
+import { demoReply } from './demo.model.js';
+import { loadReplayScript, ReplyCursor, type ReplayScript } from './replay-script.js';
+import { playItems } from './script-items.js';
+
+export const SCRIPTED_MODELS = ['demo', 'replay'] as const;
+
+const BASE: ModelCapabilities = { contextWindow: 200_000, maxOutputTokens: 8_192, tools: true, thinking: true, images: true };
+
+/** Rough offline token count: about four characters per token. */
+export function estimateTokens(messages: ModelMessage[], system = ''): number {
+  let chars = system.length;
+  for (const m of messages) chars += JSON.stringify(m).length;
+  return Math.ceil(chars / 4);
+}
+
+function lastUserText(request: ModelRequest): string {
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const m = request.messages[i]!;
+    if (m.role === 'user') return m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+  }
+  return '';
+}
+
+/** A deterministic summary for compaction requests, so that scripts never spend a reply on it. */
+function summaryOf(request: ModelRequest): string {
+  const users = request.messages.filter((m) => m.role === 'user').length;
+  const tools = request.messages.filter((m) => m.role === 'tool').length;
+  return `Summary of the earlier conversation: ${users} user messages and ${tools} tool results. Last request: ${lastUserText(request).slice(0, 200)}`;
+}
+
+export interface ScriptedOptions {
+  /** A script object; otherwise `scriptPath`, otherwise env TROUPE_SCRIPT (read on first use). */
+  script?: ReplayScript;
+  scriptPath?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function createScriptedProvider(options: ScriptedOptions = {}): ModelProvider {
+  const env = options.env ?? process.env;
+  let cursor: ReplyCursor | undefined;
+  let script = options.script;
+  const replay = (): ReplayScript => {
+    if (script) return script;
+    const path = options.scriptPath ?? env.TROUPE_SCRIPT;
+    if (!path) throw new TroupeError('invalid_params', 'scripted/replay needs a script: set TROUPE_SCRIPT to a JSON script file');
+    script = loadReplayScript(path);
+    return script;
+  };
+  const demoDelay = Number(env.TROUPE_DEMO_DELAY_MS ?? 8);
+
+  return {
+    id: 'scripted',
+    capabilities(model) {
+      if (model === 'replay' && (script || options.scriptPath || env.TROUPE_SCRIPT)) return { ...BASE, ...(replay().capabilities ?? {}) };
+      return model === 'demo' ? { ...BASE, contextWindow: 32_000, maxOutputTokens: 4_096 } : BASE;
+    },
+    async *stream(request, signal): AsyncGenerator<ProviderEvent> {
+      const estimate = () => ({ input: estimateTokens(request.messages, request.system), output: 50 });
+      if (request.purpose === 'compaction') {
+        yield* playItems([{ text: summaryOf(request) }], signal, { estimate });
+        return;
+      }
+      if (request.model === 'demo') {
+        yield* playItems(demoReply(request), signal, { chunkDelayMs: demoDelay, estimate });
+        return;
+      }
+      if (request.model !== 'replay') throw new ProviderError('invalid_request', `unknown scripted model '${request.model}' (use demo or replay)`);
+      const s = replay();
+      cursor ??= new ReplyCursor(s);
+      const items = cursor.take(lastUserText(request));
+      if (!items) throw new ProviderError('invalid_request', `scripted/replay: the script has no reply left (it has ${s.replies.length})`);
+      yield* playItems(items, signal, { chunkDelayMs: s.chunkDelayMs, estimate });
+    },
+  };
+}

@@ -1,0 +1,251 @@
+// The session engine end to end on real parts: scripted model, real tools on a temp dir, the mode
+// policy, the in-memory log. Every event is checked against spec/events.schema.json.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isTroupeError } from '../../../src/core/errors.js';
+import { SessionEngine } from '../../../src/actors/session-engine.js';
+import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
+import { ControlledAsker } from '../../support/controlled-asker.js';
+
+const write = (path: string, content = 'hello\n') => ({ tool_call: { name: 'write_file', input: { path, content } } });
+
+function types(h: Harness): string[] {
+  return h.events.map((e) => e.type);
+}
+
+function assertWellFormed(h: Harness) {
+  assert.deepEqual(h.schemaErrors, []);
+  h.events.forEach((e, i) => assert.equal(e.seq, i + 1, 'seq from 1 with no holes'));
+}
+
+test('a plain turn streams chunks and completes end_turn after a durable last event', async () => {
+  const h = makeHarness([[{ thought: 'thinking' }, { text: 'Hello ' }, { text: 'world' }]]);
+  const { turnId, result } = h.engine.prompt(text('hi'));
+  const r = await result;
+  assert.deepEqual(r, { turnId, stopReason: 'end_turn', steps: 1 });
+  assert.deepEqual(types(h), [
+    'session_created',
+    'user_message',
+    'session_configured',
+    'turn_started',
+    'agent_thought_chunk',
+    'agent_message_chunk',
+    'agent_message_chunk',
+    'usage',
+    'turn_completed',
+  ]);
+  assert.equal(h.ofType('session_configured')[0]!.title, 'hi', 'the title comes from the first prompt');
+  const chunks = h.ofType('agent_message_chunk');
+  assert.equal(chunks[0]!.messageId, chunks[1]!.messageId, 'chunks of one message share a messageId');
+  assertWellFormed(h);
+});
+
+test('a tool turn in default mode asks, runs the tool on disk, and feeds the result to the next step', async () => {
+  const h = makeHarness([[{ text: 'Writing.' }, write('a.txt')], [{ text: 'Done.' }]], { mode: 'default' });
+  h.asker['answers'].push('allow_once');
+  const r = await h.engine.prompt(text('create a.txt')).result;
+  assert.equal(r.stopReason, 'end_turn');
+  assert.equal(r.steps, 2);
+  assert.equal(readFileSync(join(h.dir, 'a.txt'), 'utf8'), 'hello\n');
+  assert.equal(h.asker.asked.length, 1);
+  const tool = h.ofType('tool_call_updated').at(-1)!;
+  assert.equal(tool.status, 'completed');
+  assert.equal(tool.content?.[0]?.type, 'diff');
+  const messages = h.engine.conversation.messages();
+  assert.equal(messages.at(-2)?.role, 'tool', 'the tool result is in the conversation');
+  assertWellFormed(h);
+});
+
+test('an allow_always answer is remembered: the next call of that tool is not asked', async () => {
+  const h = makeHarness([[write('a.txt')], [write('b.txt')], [{ text: 'ok' }]], { mode: 'default', asker: new ControlledAsker(['allow_always']) });
+  await h.engine.prompt(text('go')).result;
+  assert.equal(h.asker.asked.length, 1);
+  assert.ok(existsSync(join(h.dir, 'b.txt')));
+  const resolved = h.ofType('permission_resolved');
+  assert.deepEqual(resolved.map((e) => [e.outcome, e.decidedBy]), [
+    ['allow_always', 'user'],
+    ['allow_always', 'remembered'],
+  ]);
+  assert.equal(resolved[0]!.remember, 'write_file');
+});
+
+test('a rejected call is a tool failure the model reads; the turn goes on', async () => {
+  const h = makeHarness([[write('a.txt')], [{ text: 'ok' }]], { mode: 'default', asker: new ControlledAsker(['reject_once']) });
+  const r = await h.engine.prompt(text('go')).result;
+  assert.equal(r.stopReason, 'end_turn');
+  assert.ok(!existsSync(join(h.dir, 'a.txt')));
+  const failed = h.ofType('tool_call_updated').at(-1)!;
+  assert.deepEqual([failed.status, failed.errorCode], ['failed', 'permission_denied']);
+  const tool = h.engine.conversation.messages().find((m) => m.role === 'tool');
+  assert.equal(tool?.role === 'tool' && tool.results[0]!.isError, true);
+});
+
+test('a permission nobody answers times out as a denial', async () => {
+  const h = makeHarness([[write('a.txt')], [{ text: 'ok' }]], { mode: 'default', limits: { permissionTimeoutMs: 20 } });
+  const r = await h.engine.prompt(text('go')).result;
+  assert.equal(r.stopReason, 'end_turn');
+  assert.equal(h.ofType('permission_resolved')[0]!.outcome, 'timeout');
+  assert.equal(h.ofType('tool_call_updated').at(-1)!.errorCode, 'tool_timeout');
+  assert.ok(!existsSync(join(h.dir, 'a.txt')));
+});
+
+test('plan mode refuses mutating tools with a clear tool failure, without asking', async () => {
+  const h = makeHarness([[write('a.txt')], [{ text: 'ok' }]], { mode: 'plan' });
+  await h.engine.prompt(text('go')).result;
+  assert.equal(h.asker.asked.length, 0);
+  const failed = h.ofType('tool_call_updated').at(-1)!;
+  assert.equal(failed.errorCode, 'permission_denied');
+  assert.match(failed.output ?? '', /plan/i);
+});
+
+test('cancel while streaming: cancelled, the chunks already emitted stay', async () => {
+  const h = makeHarness([[{ text: 'partial' }, { hang: true }]]);
+  const { result } = h.engine.prompt(text('go'));
+  while (h.ofType('agent_message_chunk').length === 0) await new Promise((r) => setTimeout(r, 1));
+  h.engine.cancel();
+  const r = await result;
+  assert.equal(r.stopReason, 'cancelled');
+  assert.equal(h.ofType('agent_message_chunk')[0]!.text, 'partial');
+  assert.equal(types(h).at(-1), 'turn_completed');
+  assertWellFormed(h);
+});
+
+test('cancel while a permission is pending resolves it as cancelled', async () => {
+  const h = makeHarness([[write('a.txt')]], { mode: 'default' });
+  const { result } = h.engine.prompt(text('go'));
+  await h.asker.whenAsked();
+  h.engine.cancel();
+  assert.equal((await result).stopReason, 'cancelled');
+  assert.equal(h.ofType('permission_resolved')[0]!.outcome, 'cancelled');
+  assert.equal(h.ofType('tool_call_updated').at(-1)!.status, 'failed');
+  assert.ok(!existsSync(join(h.dir, 'a.txt')));
+});
+
+test('cancel while a command runs kills it and marks the call failed', async () => {
+  const marker = 'troupe-cancel-test-marker';
+  const h = makeHarness([[{ tool_call: { name: 'run_command', input: { command: `sleep 30; touch ${marker}` } } }]]);
+  const { result } = h.engine.prompt(text('go'));
+  while (!h.ofType('tool_call_updated').some((e) => e.status === 'in_progress')) await new Promise((r) => setTimeout(r, 2));
+  h.engine.cancel();
+  assert.equal((await result).stopReason, 'cancelled');
+  const last = h.ofType('tool_call_updated').at(-1)!;
+  assert.deepEqual([last.status, last.errorCode], ['failed', 'request_cancelled']);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.ok(!existsSync(join(h.dir, marker)));
+});
+
+test('steer: guidance is applied at the next boundary and reaches the model', async () => {
+  const h = makeHarness([[{ delay_ms: 30 }, write('a.txt')], [{ text: 'adjusted' }]]);
+  const { turnId, result } = h.engine.prompt(text('go'));
+  await new Promise((r) => setTimeout(r, 5));
+  const { steerId } = h.engine.steer(turnId, text('use tabs'));
+  await result;
+  const applied = h.ofType('steer_applied');
+  assert.deepEqual(applied.map((e) => [e.steerId, e.step]), [[steerId, 2]]);
+  const appliedSeq = applied[0]!.seq;
+  const secondStep = h.ofType('agent_message_chunk').find((e) => e.text === 'adjusted')!;
+  assert.ok(appliedSeq < secondStep.seq, 'applied before the next model call');
+  const guidance = h.engine.conversation.messages().filter((m) => m.role === 'user').flatMap((m) => (m.role === 'user' ? m.content : []));
+  assert.ok(guidance.some((b) => b.type === 'text' && b.text === 'use tabs'));
+});
+
+test('steer with a wrong turn id or no turn: typed errors, recorded as rejected', async () => {
+  const h = makeHarness([[{ delay_ms: 20 }, { text: 'x' }]]);
+  assert.throws(() => h.engine.steer('turn_nope', text('x')), (e) => isTroupeError(e, 'no_active_turn'));
+  const { result } = h.engine.prompt(text('go'));
+  assert.throws(() => h.engine.steer('turn_nope', text('x')), (e) => isTroupeError(e, 'turn_mismatch'));
+  await result;
+  assert.deepEqual(h.ofType('steer_rejected').map((e) => e.code), ['no_active_turn', 'turn_mismatch']);
+});
+
+test('preflight over the threshold compacts before the first step', async () => {
+  const h = makeHarness(
+    [[{ text: 'a'.repeat(400) }], [{ text: 'b'.repeat(400) }], [{ text: 'c'.repeat(400) }], [{ text: 'd' }]],
+    { capabilities: { contextWindow: 500 }, limits: { keepTurns: 1 } },
+  );
+  for (let i = 0; i < 3; i++) await h.engine.prompt(text(`turn ${i}`)).result;
+  const r = await h.engine.prompt(text('last')).result;
+  assert.equal(r.stopReason, 'end_turn');
+  const started = h.ofType('compaction_started');
+  assert.ok(started.length >= 1);
+  assert.equal(started.at(-1)!.reason, 'preflight');
+  const done = h.ofType('compaction_completed').filter((e) => e.summary);
+  assert.ok(done.length >= 1, 'older turns were summarized');
+  assert.match(h.engine.conversation.messages()[0]!.role === 'user' ? JSON.stringify(h.engine.conversation.messages()[0]) : '', /Summary/);
+});
+
+test('a provider overflow mid-turn compacts once and retries the same step', async () => {
+  const h = makeHarness([[{ context_overflow: 'prompt is too long' }], [{ text: 'fits now' }]]);
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.steps], ['end_turn', 1]);
+  assert.deepEqual(h.ofType('compaction_started').map((e) => e.reason), ['overflow']);
+});
+
+test('a second overflow ends the turn with error/context_overflow, and the session goes on', async () => {
+  const h = makeHarness([[{ context_overflow: 'too long' }], [{ context_overflow: 'still too long' }], [{ text: 'recovered' }]]);
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.errorCode], ['error', 'context_overflow']);
+  assert.equal((await h.engine.prompt(text('again')).result).stopReason, 'end_turn');
+});
+
+test('provider errors end the turn with a typed code, never a raw error', async () => {
+  const h = makeHarness([[{ error: { kind: 'rate_limited', message: 'slow down', retry_after_ms: 1000 } }]]);
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.errorCode, r.message], ['error', 'provider_rate_limited', 'slow down']);
+});
+
+test('the step limit gives max_turn_requests', async () => {
+  const h = makeHarness([[write('a.txt')], [write('b.txt')], [write('c.txt')]], { limits: { maxSteps: 2 } });
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.steps], ['max_turn_requests', 2]);
+  assert.ok(!existsSync(join(h.dir, 'c.txt')), 'no third step ran');
+});
+
+test('an unknown tool is a failed call the model reads', async () => {
+  const h = makeHarness([[{ tool_call: { name: 'teleport', input: {} } }], [{ text: 'ok' }]]);
+  await h.engine.prompt(text('go')).result;
+  const failed = h.ofType('tool_call_updated').at(-1)!;
+  assert.deepEqual([failed.status, failed.errorCode], ['failed', 'unknown_tool']);
+});
+
+test('queued prompts run in order, each with its own result', async () => {
+  const h = makeHarness([[{ delay_ms: 10 }, { text: 'one' }], [{ text: 'two' }], [{ text: 'three' }]]);
+  const handles = [h.engine.prompt(text('1')), h.engine.prompt(text('2')), h.engine.prompt(text('3'))];
+  const results = await Promise.all(handles.map((p) => p.result));
+  assert.deepEqual(results.map((r) => r.turnId), handles.map((p) => p.turnId));
+  assert.deepEqual(h.ofType('turn_started').map((e) => e.turnId), handles.map((p) => p.turnId));
+});
+
+test('close cancels the running turn and the queue, then session_closed is the last event', async () => {
+  const h = makeHarness([[{ hang: true }]]);
+  const a = h.engine.prompt(text('1'));
+  const b = h.engine.prompt(text('2'));
+  await new Promise((r) => setTimeout(r, 5));
+  await h.engine.close();
+  assert.equal((await a.result).stopReason, 'cancelled');
+  assert.equal((await b.result).stopReason, 'cancelled');
+  assert.equal(types(h).at(-1), 'session_closed');
+  assert.throws(() => h.engine.prompt(text('3')), (e) => isTroupeError(e, 'session_closed'));
+  assertWellFormed(h);
+});
+
+test('reopening a log whose turn never completed ends that turn as agent_crashed', async () => {
+  const h = makeHarness([[write('a.txt')]], { mode: 'default' });
+  h.engine.prompt(text('go'));
+  await h.asker.whenAsked();
+  // The process "dies" here: a new engine opens the same log.
+  const reopened = await SessionEngine.open(
+    { ...(h.engine as any).core.deps, asker: new ControlledAsker() },
+    h.engine.sessionId,
+  );
+  const tail = h.events.slice(-3).map((e) => e.type);
+  assert.deepEqual(tail, ['permission_resolved', 'tool_call_updated', 'turn_completed']);
+  const done = h.ofType('turn_completed').at(-1)!;
+  assert.deepEqual([done.stopReason, done.errorCode], ['error', 'agent_crashed']);
+  assert.equal(reopened.state().session, 'idle');
+  assertWellFormed(h);
+  // The "dead" engine still holds its permission timer: release it so the test process can exit.
+  await h.engine.dispose();
+});
