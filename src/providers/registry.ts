@@ -61,6 +61,23 @@ const ENTRIES: Record<ProviderId, Entry> = {
   },
 };
 
+/**
+ * Providers already built for an (env, config) pair. Adapters hold SDK clients (connection pools)
+ * and the scripted provider holds its replay position, so resolving the same model again with the
+ * same env and config objects must return the same instance.
+ */
+const built = new WeakMap<NodeJS.ProcessEnv, WeakMap<TroupeConfig, Map<ProviderId, ModelProvider>>>();
+
+function providerFor(id: ProviderId, env: NodeJS.ProcessEnv, config: TroupeConfig): ModelProvider {
+  let byConfig = built.get(env);
+  if (!byConfig) built.set(env, (byConfig = new WeakMap()));
+  let byId = byConfig.get(config);
+  if (!byId) byConfig.set(config, (byId = new Map()));
+  let provider = byId.get(id);
+  if (!provider) byId.set(id, (provider = ENTRIES[id].create(env, config)));
+  return provider;
+}
+
 export interface ResolvedModel {
   /** The full id, `provider/model`. */
   id: string;
@@ -83,7 +100,8 @@ function isProviderId(id: string): id is ProviderId {
 
 /**
  * The provider and capabilities for a model id. Unknown models of a known provider work with that
- * provider's conservative defaults; an unknown provider is TroupeError('model_not_found').
+ * provider's conservative defaults; an unknown provider is TroupeError('model_not_found'). The same
+ * env and config objects give the same provider instance (see `built`).
  */
 export function resolveModel(modelId: string, env: NodeJS.ProcessEnv, config: TroupeConfig): ResolvedModel {
   const parsed = parseModelId(modelId.trim());
@@ -91,7 +109,7 @@ export function resolveModel(modelId: string, env: NodeJS.ProcessEnv, config: Tr
     const known = PROVIDER_IDS.map((p) => `${p}/…`).join(', ');
     throw new TroupeError('model_not_found', `no provider serves '${modelId}': model ids look like provider/model (${known})`, { modelId });
   }
-  const provider = ENTRIES[parsed.provider].create(env, config);
+  const provider = providerFor(parsed.provider, env, config);
   const overrides = settingsFor(parsed.provider, env, config).models?.[parsed.model];
   const capabilities = { ...provider.capabilities(parsed.model), ...overrides };
   return { id: `${parsed.provider}/${parsed.model}`, provider, model: parsed.model, capabilities };
@@ -138,7 +156,7 @@ export function providerStatus(env: NodeJS.ProcessEnv, config: TroupeConfig): Pr
   return PROVIDER_IDS.map((id) => {
     const entry = ENTRIES[id];
     const settings = settingsFor(id, env, config);
-    const provider = entry.create(env, config);
+    const provider = providerFor(id, env, config);
     const models = entry.catalogue(env, config).map((row) => {
       const listing = { id: `${id}/${row.id}`, model: row.id, default: row.default === true };
       try {

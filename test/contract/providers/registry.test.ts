@@ -107,6 +107,14 @@ describe('resolveModel', () => {
     const r = resolveModel('scripted/demo', {}, {});
     assert.equal(r.provider.id, 'scripted');
   });
+
+  test('the same env and config give the same provider instance (SDK clients and replay state are kept)', () => {
+    const env = { OPENAI_API_KEY: 'k' };
+    const config: TroupeConfig = {};
+    assert.equal(resolveModel('openai/gpt-5', env, config).provider, resolveModel('openai/gpt-4.1', env, config).provider);
+    assert.equal(resolveModel('scripted/replay', env, config).provider, resolveModel('scripted/demo', env, config).provider);
+    assert.notEqual(resolveModel('openai/gpt-5', { ...env }, config).provider, resolveModel('openai/gpt-5', env, config).provider);
+  });
 });
 
 describe('keys and base URLs reach the vendor', { timeout: 20_000 }, () => {
