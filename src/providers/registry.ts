@@ -110,9 +110,9 @@ export function resolveModel(modelId: string, env: NodeJS.ProcessEnv, config: Tr
     throw new TroupeError('model_not_found', `no provider serves '${modelId}': model ids look like provider/model (${known})`, { modelId });
   }
   const provider = providerFor(parsed.provider, env, config);
-  const overrides = settingsFor(parsed.provider, env, config).models?.[parsed.model];
-  const capabilities = { ...provider.capabilities(parsed.model), ...overrides };
-  return { id: `${parsed.provider}/${parsed.model}`, provider, model: parsed.model, capabilities };
+  // Config overrides (providers.<id>.models) are applied by the provider itself, so the engine and
+  // the adapter always agree on a model's limits.
+  return { id: `${parsed.provider}/${parsed.model}`, provider, model: parsed.model, capabilities: provider.capabilities(parsed.model) };
 }
 
 /** Why the default model is what it is, for messages such as "using scripted/demo (no API key found)". */
@@ -160,7 +160,7 @@ export function providerStatus(env: NodeJS.ProcessEnv, config: TroupeConfig): Pr
     const models = entry.catalogue(env, config).map((row) => {
       const listing = { id: `${id}/${row.id}`, model: row.id, default: row.default === true };
       try {
-        return { ...listing, capabilities: { ...provider.capabilities(row.id), ...settings.models?.[row.id] } };
+        return { ...listing, capabilities: provider.capabilities(row.id) };
       } catch (err) {
         return { ...listing, problem: err instanceof Error ? err.message : String(err) };
       }

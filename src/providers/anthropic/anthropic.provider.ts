@@ -23,13 +23,17 @@ export interface AnthropicProviderOptions {
   maxRetries?: number;
   /** Per-request timeout in milliseconds (the SDK default is 10 minutes). */
   timeoutMs?: number;
+  /** Capability overrides per model name (from the config), applied over the catalogue. */
+  models?: Record<string, Partial<ModelCapabilities>>;
 }
 
 export class AnthropicProvider implements ModelProvider {
   readonly id = 'anthropic';
   readonly #client: Anthropic | undefined;
+  readonly #models: Record<string, Partial<ModelCapabilities>>;
 
   constructor(options: AnthropicProviderOptions) {
+    this.#models = options.models ?? {};
     const credential = options.apiKey ? { apiKey: options.apiKey } : options.authToken ? { authToken: options.authToken } : undefined;
     // Without a credential the SDK would search profile files on disk; troupe reports a missing key instead.
     this.#client = credential
@@ -43,7 +47,7 @@ export class AnthropicProvider implements ModelProvider {
   }
 
   capabilities(model: string): ModelCapabilities {
-    return anthropicCapabilities(model);
+    return { ...anthropicCapabilities(model), ...this.#models[model] };
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {

@@ -21,6 +21,8 @@ export interface GoogleProviderOptions {
   /** Retries on 429, 5xx and network failures. Default 2; tests use 0 to observe errors. */
   maxRetries?: number;
   timeoutMs?: number;
+  /** Capability overrides per model name (from the config), applied over the catalogue. */
+  models?: Record<string, Partial<ModelCapabilities>>;
 }
 
 const RETRYABLE = new Set(['rate_limited', 'overloaded', 'network']);
@@ -28,9 +30,11 @@ const RETRYABLE = new Set(['rate_limited', 'overloaded', 'network']);
 export class GoogleProvider implements ModelProvider {
   readonly id = 'google';
   readonly #client: GoogleGenAI | undefined;
+  readonly #models: Record<string, Partial<ModelCapabilities>>;
   readonly #maxRetries: number;
 
   constructor(options: GoogleProviderOptions) {
+    this.#models = options.models ?? {};
     this.#maxRetries = options.maxRetries ?? 2;
     this.#client = options.apiKey
       ? new GoogleGenAI({
@@ -43,7 +47,7 @@ export class GoogleProvider implements ModelProvider {
   }
 
   capabilities(model: string): ModelCapabilities {
-    return googleCapabilities(model);
+    return { ...googleCapabilities(model), ...this.#models[model] };
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {

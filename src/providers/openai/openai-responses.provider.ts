@@ -20,13 +20,17 @@ export interface OpenAIProviderOptions {
   maxRetries?: number;
   /** Per-request timeout in milliseconds (the SDK default is 10 minutes). */
   timeoutMs?: number;
+  /** Capability overrides per model name (from the config), applied over the catalogue. */
+  models?: Record<string, Partial<ModelCapabilities>>;
 }
 
 export class OpenAIResponsesProvider implements ModelProvider {
   readonly id = 'openai';
   readonly #client: OpenAI | undefined;
+  readonly #models: Record<string, Partial<ModelCapabilities>>;
 
   constructor(options: OpenAIProviderOptions) {
+    this.#models = options.models ?? {};
     this.#client = options.apiKey
       ? new OpenAI({
           apiKey: options.apiKey,
@@ -40,7 +44,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
   }
 
   capabilities(model: string): ModelCapabilities {
-    return openaiCapabilities(model);
+    return { ...openaiCapabilities(model), ...this.#models[model] };
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {

@@ -103,6 +103,14 @@ describe('resolveModel', () => {
     assert.equal(resolveModel('openai-compatible/llama3.2', {}, config).capabilities.contextWindow, 32_768);
   });
 
+  test('config overrides reach the adapter itself, so the request uses them too', () => {
+    const config: TroupeConfig = { providers: { anthropic: { models: { 'claude-opus-4-1': { maxOutputTokens: 1000 } } } } };
+    const r = resolveModel('anthropic/claude-opus-4-1', { ANTHROPIC_API_KEY: 'a' }, config);
+    assert.equal(r.capabilities.maxOutputTokens, 1000);
+    assert.equal(r.provider.capabilities('claude-opus-4-1').maxOutputTokens, 1000);
+    assert.equal(r.capabilities.contextWindow, 200_000, 'fields not overridden keep the catalogue value');
+  });
+
   test('scripted/demo resolves to the offline provider', () => {
     const r = resolveModel('scripted/demo', {}, {});
     assert.equal(r.provider.id, 'scripted');
