@@ -93,8 +93,9 @@ export class HttpServer {
   /** Serves the files of `dir` under `prefix` (e.g. `/inspect`); `/inspect` redirects to `/inspect/`. */
   serveStatic(prefix: string, dir: string): this {
     const clean = prefix.replace(/\/+$/, '');
-    this.router.add('GET', `${clean}/*`, staticFiles(dir));
-    this.router.add('GET', clean, (_req, res) => res.redirect(`${clean}/`, 302));
+    const files = staticFiles(dir);
+    // `/inspect` and `/inspect/` split alike; relative asset URLs need the slash, so redirect.
+    this.router.add('GET', `${clean}/*`, (req, res) => (req.path === clean ? res.redirect(`${clean}/`, 302) : files(req, res)));
     return this;
   }
 

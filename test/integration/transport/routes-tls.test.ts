@@ -1,0 +1,128 @@
+// The management route API (params, query, JSON bodies, errors, SSE with ids), static files, and TLS.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { TroupeError } from '../../../src/core/errors.js';
+import { HttpServer } from '../../../src/daemon/http/http-server.js';
+import { TestAgent } from '../../support/transport/test-agent.js';
+import { authHeaders, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
+
+describe('management routes', () => {
+  let h: Harness;
+  let dir: string;
+  before(async () => {
+    h = await startHarness({ server: { maxBodyBytes: 1024 } });
+    h.server.route('GET', '/v1/sessions/:id', (req) => ({ id: req.params['id'], verbose: req.query.get('verbose') }));
+    h.server.route('POST', '/v1/sessions/:id/steer', (req) => ({ got: req.body }));
+    h.server.route('DELETE', '/v1/sessions/:id', (req) => {
+      if (req.params['id'] === 'missing') throw new TroupeError('session_not_found', 'No such session', { sessionId: 'missing' });
+      return undefined;
+    });
+    h.server.route('GET', '/v1/boom', () => {
+      throw new Error('secret detail');
+    });
+    h.server.route('GET', '/v1/events', async (req, res) => {
+      const sse = res.sse();
+      const from = Number(sse.lastEventId ?? '0');
+      for (let i = from + 1; i <= from + 3; i++) await sse.send({ n: i }, { id: i, event: 'tick' });
+      sse.close();
+    });
+    dir = mkdtempSync(join(tmpdir(), 'troupe-static-'));
+    writeFileSync(join(dir, 'index.html'), '<h1>inspector</h1>');
+    writeFileSync(join(dir, 'app.js'), 'console.log(1)');
+    h.server.serveStatic('/inspect', dir);
+  });
+  after(() => h.close());
+
+  test('params, query and JSON bodies reach the handler; returned values are 200 JSON', async () => {
+    assert.deepEqual(await (await h.fetch('/v1/sessions/ses%201?verbose=yes')).json(), { id: 'ses 1', verbose: 'yes' });
+    const post = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ text: 'go left', extra: [1] }) });
+    assert.deepEqual(await post.json(), { got: { text: 'go left', extra: [1] } });
+  });
+
+  test('errors: TroupeError → its status and code, other throws → 500 without detail, bad JSON 400, big body 413, undefined → 204', async () => {
+    const missing = await h.fetch('/v1/sessions/missing', { method: 'DELETE' });
+    assert.equal(missing.status, 404);
+    assert.deepEqual(await missing.json(), { error: { code: 'session_not_found', message: 'No such session', data: { sessionId: 'missing' } } });
+    const boom = await h.fetch('/v1/boom');
+    assert.equal(boom.status, 500);
+    const text = await boom.text();
+    assert.equal(text.includes('secret detail'), false);
+    const bad = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' });
+    assert.equal(bad.status, 400);
+    const big = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(2000) }) });
+    assert.equal(big.status, 413);
+    assert.equal(((await big.json()) as { error: { code: string } }).error.code, 'payload_too_large');
+    assert.equal((await h.fetch('/v1/sessions/ok', { method: 'DELETE' })).status, 204);
+  });
+
+  test('SSE routes send id and event fields and honour Last-Event-ID', async () => {
+    const res = await h.fetch('/v1/events', { headers: { 'Last-Event-ID': '10' } });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const body = await res.text();
+    assert.equal(body, ':\n\nid: 11\nevent: tick\ndata: {"n":11}\n\nid: 12\nevent: tick\ndata: {"n":12}\n\nid: 13\nevent: tick\ndata: {"n":13}\n\n');
+  });
+
+  test('static files: index, content types, redirect, no escape from the root', async () => {
+    const index = await h.fetch('/inspect/');
+    assert.equal(await index.text(), '<h1>inspector</h1>');
+    assert.match(index.headers.get('content-type')!, /text\/html/);
+    const js = await h.fetch('/inspect/app.js');
+    assert.match(js.headers.get('content-type')!, /javascript/);
+    const redirect = await h.fetch('/inspect', { redirect: 'manual' });
+    assert.equal(redirect.status, 302);
+    assert.equal(redirect.headers.get('location'), '/inspect/');
+    // An encoded slash survives URL normalisation and decodes to ../../etc/passwd inside the router.
+    assert.equal((await h.fetch('/inspect/..%2f..%2fetc%2fpasswd')).status, 404);
+    assert.equal((await h.fetch('/inspect/nope.js')).status, 404);
+  });
+
+  test('/acp cannot be taken by a route', () => {
+    assert.throws(() => h.server.route('GET', '/acp', () => 1), /ACP transport/);
+  });
+});
+
+describe('TLS', () => {
+  let server: HttpServer;
+  let cert: string;
+  let port: number;
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+    cert = join(dir, 'cert.pem');
+    server = new HttpServer({ token: TOKEN, tls: { certFile: cert, keyFile: join(dir, 'key.pem') } });
+    server.mountAcp(new TestAgent());
+    const info = await server.listen();
+    port = info.port;
+    assert.equal(info.url, `https://127.0.0.1:${port}`);
+  });
+  after(() => server.close());
+
+  test('HTTPS and WSS work with the configured certificate', async () => {
+    const { readFileSync } = await import('node:fs');
+    const ca = readFileSync(cert);
+    const status = await new Promise<number>((resolve, reject) => {
+      https.get({ host: '127.0.0.1', port, path: '/v1/health', ca }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      }).on('error', reject);
+    });
+    assert.equal(status, 200);
+    const ws = new WebSocket(`wss://127.0.0.1:${port}/acp`, { ca, headers: authHeaders });
+    await once(ws, 'open');
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+    const [frame] = await once(ws, 'message');
+    assert.equal(JSON.parse(String(frame)).id, 0);
+    ws.close();
+  });
+
+  test('a missing certificate file is refused at construction', () => {
+    assert.throws(() => new HttpServer({ token: TOKEN, tls: { certFile: '/nonexistent.pem', keyFile: '/nonexistent.key' } }), /ENOENT/);
+  });
+});
