@@ -82,6 +82,18 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
     assert.equal(server.requests.at(-1)!.body.thinking, undefined);
   });
 
+  test('thinking budgets are fitted to the API rules: at least 1024, below max_tokens', async () => {
+    server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('anthropic-text.sse') });
+    await collect(provider, request('claude-opus-4-1', { thinkingBudget: 4096, maxOutputTokens: 2000 }));
+    let body = server.requests.at(-1)!.body;
+    assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 4096 });
+    assert.equal(body.max_tokens, 5120, 'max_tokens is raised above the budget, within the model limit');
+    await collect(provider, request('claude-opus-4-1', { thinkingBudget: 300 }));
+    body = server.requests.at(-1)!.body;
+    assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 1024 });
+    assert.equal(body.max_tokens, 32_000);
+  });
+
   test('countTokens uses the count_tokens endpoint with the same body', async () => {
     server.enqueue({ json: { input_tokens: 1234 } });
     const n = await provider.countTokens(request('claude-opus-4-1', { messages: conversation([]) }), new AbortController().signal);
