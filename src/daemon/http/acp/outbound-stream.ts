@@ -53,6 +53,7 @@ export class OutboundStream {
   private cursor = 0;
   private blocked = false;
   private aborted = false;
+  private pumpScheduled = false;
   lastWriteAt = 0;
 
   constructor(readonly sessionId: string | undefined, private readonly host: StreamHost, private readonly retention: RetentionLimits) {}
@@ -77,7 +78,20 @@ export class OutboundStream {
     if (this.aborted) return;
     this.entries.push({ id: this.nextId++, json });
     this.host.pendingChanged(json.length);
-    this.pump();
+    this.schedulePump();
+  }
+
+  /**
+   * Writes on the next turn of the event loop, so that a burst of sends (an agent awaiting sends
+   * that resolve at once) leaves corked in one syscall instead of one per message.
+   */
+  private schedulePump(): void {
+    if (this.pumpScheduled || !this.receiverRef) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
   }
 
   /**
