@@ -8,7 +8,7 @@ async function errorCode(res: Response): Promise<string> {
   return body.error.code;
 }
 
-describe('ACP HTTP statuses', () => {
+describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ acp: { maxBodyBytes: 4096, maxIdLength: 64 } });
@@ -159,7 +159,7 @@ describe('ACP HTTP statuses', () => {
   });
 });
 
-describe('ACP connection capacity', () => {
+describe('ACP connection capacity', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ acp: { maxConnections: 2 } });

@@ -10,7 +10,7 @@ import { delay, rawInitialize, rawPost, SseReader, startHarness, TOKEN, type Har
 const MAX_BUFFERED = 64 * 1024;
 const MESSAGE = 16 * 1024;
 
-describe('a client that never reads its stream', () => {
+describe('a client that never reads its stream', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ acp: { maxBufferedBytes: MAX_BUFFERED, maxOutputStallMs: 300 } });
@@ -55,7 +55,7 @@ describe('a client that never reads its stream', () => {
   });
 });
 
-describe('reaping and pings', () => {
+describe('reaping and pings', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ acp: { idleTimeoutMs: 150, wsPingIntervalMs: 60, wsPongTimeoutMs: 120 } });
@@ -102,7 +102,7 @@ describe('reaping and pings', () => {
   });
 });
 
-describe('WebSocket protocol rules', () => {
+describe('WebSocket protocol rules', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ acp: { maxIdLength: 32 } });
@@ -156,7 +156,7 @@ describe('WebSocket protocol rules', () => {
   });
 });
 
-describe('WebSocket capacity', () => {
+describe('WebSocket capacity', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ acp: { maxConnections: 1 } });

@@ -6,7 +6,7 @@ import { rawInitialize, rawPost, SseReader, startHarness, until, type Harness } 
 
 const promptMsg = (id: number, sessionId: string) => ({ jsonrpc: '2.0', id, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'go' }] } });
 
-describe('Last-Event-ID resume', () => {
+describe('Last-Event-ID resume', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ agent: { promptUpdates: 5 }, acp: { keepAliveMs: 40 } });
@@ -73,7 +73,7 @@ describe('Last-Event-ID resume', () => {
   });
 });
 
-describe('replay gap', () => {
+describe('replay gap', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ agent: { promptUpdates: 19 }, acp: { retainEvents: 5 } });

@@ -13,11 +13,11 @@ import { HttpServer } from '../../../src/daemon/http/http-server.js';
 import { TestAgent } from '../../support/transport/test-agent.js';
 import { authHeaders, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
 
-describe('management routes', () => {
+describe('management routes', { timeout: 20_000 }, () => {
   let h: Harness;
   let dir: string;
   before(async () => {
-    h = await startHarness({ server: { maxBodyBytes: 1024 } });
+    h = await startHarness({ server: { maxBodyBytes: 1024, sseKeepAliveMs: 30 } });
     h.server.route('GET', '/v1/sessions/:id', (req) => ({ id: req.params['id'], verbose: req.query.get('verbose') }));
     h.server.route('POST', '/v1/sessions/:id/steer', (req) => ({ got: req.body }));
     h.server.route('DELETE', '/v1/sessions/:id', (req) => {
@@ -32,6 +32,9 @@ describe('management routes', () => {
       const from = Number(sse.lastEventId ?? '0');
       for (let i = from + 1; i <= from + 3; i++) await sse.send({ n: i }, { id: i, event: 'tick' });
       sse.close();
+    });
+    h.server.route('GET', '/v1/quiet', (_req, res) => {
+      res.sse();
     });
     dir = mkdtempSync(join(tmpdir(), 'troupe-static-'));
     writeFileSync(join(dir, 'index.html'), '<h1>inspector</h1>');
@@ -69,6 +72,19 @@ describe('management routes', () => {
     assert.equal(body, ':\n\nid: 11\nevent: tick\ndata: {"n":11}\n\nid: 12\nevent: tick\ndata: {"n":12}\n\nid: 13\nevent: tick\ndata: {"n":13}\n\n');
   });
 
+  test('a silent SSE route gets keep-alive comments', async () => {
+    const abort = new AbortController();
+    const res = await h.fetch('/v1/quiet', { signal: abort.signal });
+    let text = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.split(':\n\n').length > 3) break;
+    }
+    abort.abort();
+    assert.match(text, /^(:\n\n){3,}/, 'only comments: the opening one and keep-alives');
+  });
+
   test('static files: index, content types, redirect, no escape from the root', async () => {
     const index = await h.fetch('/inspect/');
     assert.equal(await index.text(), '<h1>inspector</h1>');
@@ -88,7 +104,7 @@ describe('management routes', () => {
   });
 });
 
-describe('TLS', () => {
+describe('TLS', { timeout: 20_000 }, () => {
   let server: HttpServer;
   let cert: string;
   let port: number;

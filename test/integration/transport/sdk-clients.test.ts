@@ -38,7 +38,7 @@ const INIT: acp.InitializeRequest = { protocolVersion: 1, clientCapabilities: {}
 const prompt = (sessionId: string, text: string): acp.PromptRequest => ({ sessionId, prompt: [{ type: 'text', text }] });
 
 for (const kind of ['http', 'ws'] as const) {
-  describe(`SDK ${kind} client`, () => {
+  describe(`SDK ${kind} client`, { timeout: 20_000 }, () => {
     let h: Harness;
     before(async () => {
       h = await startHarness();

@@ -27,7 +27,7 @@ function wsAttempt(url: string, protocols: string[], headers: Record<string, str
   });
 }
 
-describe('security', () => {
+describe('security', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ server: { allowOrigins: ['https://app.example.com'] } });
@@ -118,7 +118,7 @@ describe('security', () => {
   });
 });
 
-describe('listening', () => {
+describe('listening', { timeout: 20_000 }, () => {
   test('a non-loopback host logs a warning; the URL reports the real port', async () => {
     const logs: Array<{ level: string; msg: string }> = [];
     const server = new HttpServer({ token: TOKEN, host: '0.0.0.0', logger: recordingLogger(logs) });

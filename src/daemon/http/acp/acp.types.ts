@@ -70,8 +70,11 @@ export interface AcpConnectionPeer {
   /** The JSON-RPC response to `initialize`, with the request's `id`. */
   readonly initializeResponse: JsonRpcMessage;
   /**
-   * One client message, in arrival order (calls are serialised per connection). On HTTP the POST's
-   * 202 waits for the returned promise, so awaiting here pushes back on the client.
+   * One client message, in arrival order: calls are serialised per connection, so the next message
+   * is not handed over until the returned promise settles. Return as soon as the message is taken
+   * (e.g. written to a child's stdin); never await slow work such as a spawn or a turn here, or every
+   * other session on the connection waits too. On HTTP the POST's 202 waits for the promise, so
+   * awaiting a child's stdin drain pushes back on the client. A rejection answers that POST 500.
    */
   receive(message: JsonRpcMessage, context: AcpInboundContext): void | Promise<void>;
   /** The connection is gone; called once. Pending client requests will get no answer. */
