@@ -54,6 +54,7 @@ export const sessionMachine = setup({
     hasQueued: ({ context }) => context.queue.length > 0,
     steerMatchesTurn: ({ context, event }) => event.type === 'STEER' && event.expectedTurnId === context.current?.turnId,
     isClosing: ({ context }) => context.closing,
+    acceptsPrompts: ({ context }) => !context.closing,
   },
 }).createMachine({
   id: 'session',
@@ -61,7 +62,7 @@ export const sessionMachine = setup({
   initial: 'idle',
   on: {
     PROMPT: {
-      guard: ({ context }) => !context.closing,
+      guard: 'acceptsPrompts',
       actions: assign({ queue: ({ context, event }) => [...context.queue, { promptId: event.promptId, turnId: event.turnId, content: event.content }] }),
     },
   },

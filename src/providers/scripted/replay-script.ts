@@ -28,6 +28,8 @@ const Item = z.union([
   z.object({ stop: z.enum(['end_turn', 'max_tokens', 'refusal']) }).strict(),
 ]);
 
+const ITEM_KINDS = 'text, thought, tool_call, usage, delay_ms, hang, context_overflow, error, stop (see spec/scripted-model.md)';
+
 const Reply = z.union([
   z.array(Item),
   // A keyed reply answers whenever the latest user text contains `when`, and is never used up.
@@ -55,7 +57,11 @@ export function parseReplayScript(value: unknown, origin = 'script'): ReplayScri
   const parsed = ReplayScript.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new TroupeError('invalid_params', `${origin}: invalid replay script at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    // Union failures say only "Invalid input": show the offending value and what was expected.
+    let at: unknown = value;
+    for (const key of issue.path) at = (at as Record<PropertyKey, unknown> | undefined)?.[key as PropertyKey];
+    const hint = issue.code === 'invalid_union' ? `expected one item kind of ${ITEM_KINDS}` : issue.message;
+    throw new TroupeError('invalid_params', `${origin}: invalid replay script at ${issue.path.join('.') || '(root)'}: ${hint}; got ${JSON.stringify(at)?.slice(0, 200)}`);
   }
   return parsed.data;
 }
