@@ -2,6 +2,7 @@
  * Who may talk to the daemon: a bearer token (header, login cookie, or WebSocket subprotocol),
  * compared in constant time, and an Origin check against the server's own origin so that a web
  * page elsewhere cannot drive the daemon through a browser that holds the cookie.
+ * spec/transport.md §8.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../core/ports.js';

@@ -118,6 +118,23 @@ describe('security', { timeout: 20_000 }, () => {
   });
 });
 
+describe('login code lifetime', { timeout: 20_000 }, () => {
+  test('a code expires after loginCodeTtlMs even if never used', async () => {
+    let now = 1_000_000;
+    const clock = { now: () => now, setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (t: unknown) => clearTimeout(t as NodeJS.Timeout) };
+    const server = new HttpServer({ token: TOKEN, clock, loginCodeTtlMs: 5_000 });
+    const info = await server.listen();
+    const fresh = server.mintLoginCode();
+    const stale = server.mintLoginCode();
+    now += 4_999;
+    assert.equal((await fetch(fresh.url, { redirect: 'manual' })).status, 303);
+    now += 1;
+    assert.equal((await fetch(stale.url, { redirect: 'manual' })).status, 403);
+    assert.equal((await fetch(`${info.url}/v1/login`, { redirect: 'manual' })).status, 400);
+    await server.close();
+  });
+});
+
 describe('listening', { timeout: 20_000 }, () => {
   test('a non-loopback host logs a warning; the URL reports the real port', async () => {
     const logs: Array<{ level: string; msg: string }> = [];

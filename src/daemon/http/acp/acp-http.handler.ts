@@ -1,7 +1,8 @@
 /**
  * Streamable HTTP on `/acp`: POST (initialize → 200 + Acp-Connection-Id, the rest → 202), GET (an
  * SSE stream per connection and per session, with `id:` and Last-Event-ID resume), DELETE (202).
- * Statuses follow SDK 2.4.0's AcpServer; spec/transport.md lists where troupe differs.
+ * Statuses follow SDK 2.4.0's AcpServer; spec/transport.md §3 (statuses) and §5 (load ordering)
+ * list where troupe differs.
  */
 import type { HttpExchange } from '../http-exchange.js';
 import { isTroupeError } from '../../../core/errors.js';
@@ -22,6 +23,7 @@ import type { JsonRpcMessage, JsonRpcRequest } from './acp.types.js';
 import type { StreamReceiver } from './outbound-stream.js';
 import type { TransportCore } from './transport-core.js';
 
+/** Handles one authenticated HTTP request to `/acp`; must be called inside the uWS route callback. */
 export function handleAcpHttp(ex: HttpExchange, core: TransportCore): void {
   switch (ex.method) {
     case 'POST':
@@ -171,9 +173,9 @@ function handleGet(ex: HttpExchange, core: TransportCore): void {
     stream.detach(receiver);
     release();
   });
-  if (!ex.startEventStream(200, { ...SSE_HEADERS }, ':\n\n')) {
-    // Even the first bytes were buffered; the stream starts blocked and resumes on drain.
-  }
+  // The opening comment flushes the headers at once: the SDK client waits for them before it POSTs
+  // a session's messages. If even it was buffered, the first event write reports the backpressure.
+  ex.startEventStream(200, { ...SSE_HEADERS }, ':\n\n');
   ex.onDrain(() => stream.resume());
   stream.attach(receiver, ex.header('last-event-id'));
 }

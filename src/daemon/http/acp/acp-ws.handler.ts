@@ -2,6 +2,7 @@
  * ACP over WebSocket on `/acp` (SDK 2.4.0 ws-server.js as the reference): one JSON-RPC message per
  * text frame, the 101 carries `Acp-Connection-Id`, the first frame must be `initialize`. troupe adds
  * server pings (a peer that stops answering is closed) and uses uWS's own backpressure signals.
+ * spec/transport.md §6–7.
  */
 import type { HeaderMap } from '../http-exchange.js';
 import type { AuthOutcome } from '../security.js';

@@ -5,7 +5,7 @@
  *
  * Event ids are contiguous per stream, from 1. Entries `firstId..nextId-1` are stored; those up to
  * `delivered` went out to some receiver (kept only for resume, trimmed to the retention limits),
- * the rest are pending and count toward the connection's buffered bytes.
+ * the rest are pending and count toward the connection's buffered bytes. spec/transport.md §4.
  */
 import { REPLAY_GAP_METHOD } from './acp-protocol.js';
 
