@@ -65,6 +65,7 @@ export class HttpServer {
   private acpCore: TransportCore | undefined;
   private listenSocket: us_listen_socket | undefined;
   private info: ListenInfo | undefined;
+  private listening = false;
 
   constructor(private readonly options: HttpServerOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -116,6 +117,8 @@ export class HttpServer {
   }
 
   listen(): Promise<ListenInfo> {
+    if (this.info || this.listening) return Promise.reject(new Error('the server is already listening'));
+    this.listening = true;
     const host = this.options.host ?? '127.0.0.1';
     const port = this.options.port ?? 0;
     if (!isLoopbackHost(host)) this.logger.warn(`Listening on non-loopback host ${host}: anyone who can reach it and holds the token can drive sessions`, { host });

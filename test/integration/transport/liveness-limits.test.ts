@@ -102,6 +102,25 @@ describe('reaping and pings', { timeout: 20_000 }, () => {
   });
 });
 
+describe('uninitialized sockets', { timeout: 20_000 }, () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { idleTimeoutMs: 150, maxConnections: 1 } });
+  });
+  after(() => h.close());
+
+  test('a WebSocket that never sends initialize gives its slot back after idleTimeoutMs', async () => {
+    const url = h.acpUrl.replace(/^http/, 'ws');
+    const silent = new WebSocket(url, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    await once(silent, 'open');
+    const [code] = await once(silent, 'close');
+    assert.equal(code, 1001);
+    const next = new WebSocket(url, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    await once(next, 'open');
+    next.close();
+  });
+});
+
 describe('WebSocket protocol rules', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {

@@ -46,6 +46,7 @@ export class AcpConnection implements AcpClientChannel {
   externalBufferedBytes: () => number = () => 0;
   lastProgressAt: number;
   lastActivityAt: number;
+  readonly createdAt: number;
   /** HTTP requests in flight and open SSE receivers; a connection with any is not idle. */
   activeHolds = 0;
   /** Called when the connection closes, before the peer hears of it (the WS side closes its socket). */
@@ -57,6 +58,7 @@ export class AcpConnection implements AcpClientChannel {
 
   constructor(readonly transport: 'http' | 'ws', private readonly host: ConnectionHost) {
     const now = host.now();
+    this.createdAt = now;
     this.lastProgressAt = now;
     this.lastActivityAt = now;
     this.streamHost = {
@@ -210,7 +212,11 @@ export class AcpConnection implements AcpClientChannel {
       this.closeFor('stalled', `client read no output for ${o.maxOutputStallMs} ms`);
       return;
     }
-    if (this.transport !== 'http') return;
+    if (this.transport !== 'http') {
+      // A socket that never initializes (or whose upgrade never opened) must not hold a slot forever.
+      if (!this.peer && now - this.createdAt >= o.idleTimeoutMs) this.closeFor('idle', 'no initialize in time');
+      return;
+    }
     this.mainStream.keepAlive(now, o.keepAliveMs);
     for (const s of this.sessionStreams.values()) s.keepAlive(now, o.keepAliveMs);
     if (this.activeHolds === 0 && now - this.lastActivityAt >= o.idleTimeoutMs) {

@@ -25,7 +25,6 @@ interface WsState {
   waitingBytes: number;
   lastInboundAt: number;
   pingSentAt?: number;
-  createdAt: number;
   /** Close code to use instead of the reason's default (1011 for internal failures). */
   closeCode?: number;
 }
@@ -129,7 +128,7 @@ function upgrade(core: TransportCore, authorize: WsAuthorizer, res: HttpResponse
   // Echo a subprotocol the client offered, never the one that carries the token if another exists.
   const chosen = offered.find((p) => p === 'acp') ?? offered.find((p) => !p.startsWith('troupe-token.')) ?? offered[0] ?? '';
   const now = core.now();
-  const state: WsState = { conn, open: false, initialized: false, chain: Promise.resolve(), waitingBytes: 0, lastInboundAt: now, createdAt: now };
+  const state: WsState = { conn, open: false, initialized: false, chain: Promise.resolve(), waitingBytes: 0, lastInboundAt: now };
   res.writeStatus(statusLine(101)).writeHeader(HEADER_CONNECTION_ID, conn.id);
   res.upgrade(state, key, chosen, extensions, context as never);
 }
@@ -213,11 +212,10 @@ async function initialize(core: TransportCore, state: WsState, msg: JsonRpcMessa
   }
 }
 
-/** Pings a silent peer and closes one that does not answer; also ends sockets that never initialize. */
+/** Pings a silent peer and closes one that does not answer. */
 function pingSweep(core: TransportCore, state: WsState, now: number): void {
   const o = core.options;
   if (!state.open) return;
-  if (!state.initialized && now - state.createdAt >= o.idleTimeoutMs) return closeFor(core, state, 'idle', 'no initialize in time');
   if (state.pingSentAt !== undefined) {
     if (now - state.pingSentAt >= o.wsPongTimeoutMs) closeFor(core, state, 'idle', 'no pong in time');
     return;
