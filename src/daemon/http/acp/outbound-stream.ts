@@ -96,8 +96,8 @@ export class OutboundStream {
 
   /**
    * Attaches a receiver. Without `lastEventId` it gets what no receiver has taken yet (the SDK
-   * behaviour). With one inside the retained window it gets every event after it; otherwise it first
-   * gets a `_troupe/replay_gap` notice, then everything still stored.
+   * behaviour). With one inside the retained window (up to the newest event ever sent) it gets every
+   * event after it; otherwise it first gets a `_troupe/replay_gap` notice, then everything stored.
    */
   attach(receiver: StreamReceiver, lastEventId: string | undefined): void {
     this.receiverRef = receiver;
@@ -108,7 +108,8 @@ export class OutboundStream {
     } else {
       const asked = /^\d{1,15}$/.test(lastEventId.trim()) ? Number(lastEventId.trim()) : undefined;
       const first = this.firstId;
-      if (asked !== undefined && asked >= first - 1 && asked <= this.nextId - 1) {
+      // Valid: from just before the oldest stored event up to the newest one a client was sent.
+      if (asked !== undefined && asked >= first - 1 && asked <= this.delivered) {
         this.cursor = asked;
       } else {
         const params: Record<string, unknown> = {};
