@@ -49,6 +49,8 @@ export interface ListenInfo {
 /** Where the ACP transport can be observed (tests, metrics). */
 export interface AcpTransportHandle {
   connections(): AcpConnectionStats[];
+  /** Shuts one connection down as if DELETEd (the peer hears `deleted`); false if unknown. */
+  closeConnection(id: string): boolean;
   readonly options: TransportCore['options'];
 }
 
@@ -107,7 +109,15 @@ export class HttpServer {
     const core = new TransportCore(agent, options, this.logger, this.clock);
     this.acpCore = core;
     this.app.ws('/acp', acpWebSocketBehavior(core, (headers, protocols) => this.security.check(headers, true, protocols)));
-    return { connections: () => core.stats(), options: core.options };
+    return {
+      connections: () => core.stats(),
+      closeConnection: (id) => {
+        const conn = core.connection(id);
+        conn?.shutdown('deleted');
+        return conn !== undefined;
+      },
+      options: core.options,
+    };
   }
 
   /** Mints a one-time login code and the URL that spends it (sets the cookie, redirects to /inspect/). */

@@ -157,6 +157,15 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
     assert.equal((await h.fetch('/acp', { headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': id } })).status, 404);
     assert.equal((await h.fetch('/acp', { method: 'DELETE' })).status, 400);
   });
+
+  test('the server side can close a connection through the transport handle', async () => {
+    const id = await rawInitialize(h);
+    assert.equal(h.acp.connections().some((c) => c.id === id && c.transport === 'http'), true);
+    assert.equal(h.acp.closeConnection(id), true);
+    assert.equal(await h.agent.connection(id).closed, 'deleted');
+    assert.equal(h.acp.closeConnection(id), false);
+    assert.equal((await rawPost(h, id, { jsonrpc: '2.0', id: 1, method: 'session/new', params: {} })).status, 404);
+  });
 });
 
 describe('ACP connection capacity', { timeout: 20_000 }, () => {

@@ -55,6 +55,34 @@ describe('a client that never reads its stream', { timeout: 20_000 }, () => {
   });
 });
 
+describe('a WebSocket client that stops reading', { timeout: 20_000 }, () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { maxBufferedBytes: MAX_BUFFERED, maxOutputStallMs: 300 } });
+  });
+  after(() => h.close());
+
+  test('its output stays bounded and the socket is closed after the stall timeout', async () => {
+    const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
+    await once(ws, 'open');
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+    await once(ws, 'message');
+    const record = h.agent.connections.at(-1)!;
+    ws.pause();
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: MESSAGE } }));
+    let peak = 0;
+    while (!record.closedReason) {
+      const s = h.acp.connections().find((c) => c.id === record.channel.id);
+      if (s) peak = Math.max(peak, s.peakPendingBytes);
+      await delay(10);
+    }
+    assert.equal(record.closedReason, 'stalled');
+    assert.ok(peak < MAX_BUFFERED + MESSAGE + 512, `peak ${peak}`);
+    assert.ok(record.floodSent < 10_000, `flood sent ${record.floodSent}`);
+    ws.terminate();
+  });
+});
+
 describe('reaping and pings', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
