@@ -12,6 +12,8 @@ export interface PreparedEvent {
   bytes: number;
 }
 
+const STAMP_KEYS: ReadonlySet<string> = new Set(['seq', 'ts']);
+
 // `,"seq":` and `,"ts":` plus the digits are added once the stamp is known.
 const STAMP_OVERHEAD = 12;
 
@@ -31,10 +33,8 @@ export function prepareEvent(input: AgentEventInput, sessionId: string, maxBytes
     });
   }
   // Room for the stamp is reserved up front so that the limit bounds the stored event.
-  const { value, bytes } = projectStrictJson(input, maxBytes - STAMP_OVERHEAD - 26);
+  const { value, bytes } = projectStrictJson(input, maxBytes - STAMP_OVERHEAD - 26, STAMP_KEYS);
   const body = value as Record<string, unknown>;
-  delete body.seq;
-  delete body.ts;
   return { body, bytes: bytes + STAMP_OVERHEAD + 26 };
 }
 

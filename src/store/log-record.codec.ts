@@ -22,8 +22,8 @@ export interface LogHeader {
   tombstone?: { cwd: string; model: string; mode: string; title?: string; createdAt: number; deletedAt: number };
 }
 
-const packr = new Packr({ useRecords: true, moreTypes: false });
-const unpackr = new Unpackr({ useRecords: true, moreTypes: false });
+const packr = new Packr({ useRecords: true, bundleStrings: true, moreTypes: false });
+const unpackr = new Unpackr({ useRecords: true, bundleStrings: true, moreTypes: false });
 
 /** Frames the header record. */
 export function encodeHeaderRecord(header: LogHeader): Buffer {
