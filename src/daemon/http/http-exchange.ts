@@ -34,7 +34,8 @@ export class HttpExchange {
     this.rawQuery = req.getQuery() ?? '';
     const headers: Record<string, string> = {};
     req.forEach((key, value) => {
-      headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
+      // Repeated headers fold into one value; Cookie pairs are separated by '; ', the rest by ', '.
+      headers[key] = key in headers ? `${headers[key]}${key === 'cookie' ? '; ' : ', '}${value}` : value;
     });
     this.headers = headers;
     res.onAborted(() => {

@@ -105,7 +105,7 @@ export class HttpServer {
   /** Mounts the ACP transport (Streamable HTTP + WebSocket) at `/acp`. Call before `listen()`. */
   mountAcp(agent: AcpAgentSide, options?: AcpTransportOptions): AcpTransportHandle {
     if (this.acpCore) throw new Error('the ACP transport is already mounted');
-    if (this.info) throw new Error('mount the ACP transport before listen()');
+    if (this.listening) throw new Error('mount the ACP transport before listen()');
     const core = new TransportCore(agent, options, this.logger, this.clock);
     this.acpCore = core;
     this.app.ws('/acp', acpWebSocketBehavior(core, (headers, protocols) => this.security.check(headers, true, protocols)));
