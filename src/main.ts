@@ -10,6 +10,11 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`troupe ${VERSION}\n`);
     return;
   }
+  if (command === 'acp') {
+    const { runAcp } = await import('./acp/acp.command.js');
+    process.exitCode = await runAcp(rest);
+    return;
+  }
   const { runCli } = await import('./cli/cli.js');
   process.exitCode = await runCli(command, rest);
 }

@@ -7,7 +7,7 @@
  *   await result; // { stopReason: 'end_turn', … } once its events are durable
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import type { AgentEvent, ContentBlock } from '../core/events.js';
+import type { AgentEvent, AgentEventInput, ContentBlock } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 import { newLocalId, newTurnId } from '../core/ids.js';
 import type { EventWatcher } from '../core/ports.js';
@@ -67,8 +67,11 @@ export class SessionEngine {
     });
   }
 
-  /** Starts a new session: its first event is session_created. */
-  static create(deps: EngineDeps, init: NewSession): SessionEngine {
+  /**
+   * Starts a new session: its first event is session_created. `history` (a fork's source events,
+   * complete turns only) is copied after it under the new session id, renumbered.
+   */
+  static create(deps: EngineDeps, init: NewSession, history: readonly AgentEvent[] = []): SessionEngine {
     const engine = new SessionEngine(init.sessionId, deps);
     engine.core.emit({
       type: 'session_created',
@@ -79,6 +82,11 @@ export class SessionEngine {
       mode: init.mode,
       ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}),
     });
+    for (const event of history) {
+      if (event.type === 'session_created' || event.type === 'session_closed') continue;
+      const { seq: _seq, ts: _ts, ...rest } = event;
+      engine.core.emit({ ...rest, sessionId: init.sessionId } as AgentEventInput);
+    }
     engine.actor.start();
     return engine;
   }

@@ -69,7 +69,7 @@ export async function askPermission(core: EngineCore, turnId: string, call: Tool
   let outcome: PermissionOutcome;
   try {
     outcome = await core.deps.asker.ask(
-      { requestId, toolCallId: call.id, title: description.title, kind: description.kind, input: call.input, options: OPTIONS },
+      { requestId, toolCallId: call.id, toolName: call.name, title: description.title, kind: description.kind, input: call.input, options: OPTIONS },
       ask.signal,
     );
   } catch (err) {

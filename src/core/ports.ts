@@ -84,6 +84,8 @@ export interface PermissionPolicy {
 export interface PermissionRequest {
   requestId: string;
   toolCallId: string;
+  /** The tool's name: "always" answers apply to every later call of it. */
+  toolName: string;
   title: string;
   kind: ToolKind;
   input: Record<string, unknown>;

@@ -1,0 +1,60 @@
+/**
+ * `troupe acp`: the ACP agent on stdio. stdout carries the protocol and nothing else; every log
+ * goes to stderr (level from TROUPE_LOG). Ends when stdin closes or on SIGTERM/SIGINT, after
+ * cancelling running turns and flushing every session log.
+ */
+import { Readable, Writable } from 'node:stream';
+import { format } from 'node:util';
+import * as acp from '@agentclientprotocol/sdk';
+import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
+import { VERSION } from '../core/version.js';
+import { loadConfig } from '../providers/config.js';
+import { resolveTroupeHome } from '../store/index.js';
+import { createAgentApp } from './agent.app.js';
+import { acpCheck } from './acp-check.js';
+import { SessionHost } from './session-host.js';
+
+const USAGE = `Usage: troupe acp [--check | --version]
+
+Runs an ACP agent on stdio (JSON-RPC, one message per line). Editors spawn it; see docs/editors.md.
+  --check     print the providers, keys and default model this agent would use; exit 1 if broken
+  --version   print the version
+Environment: TROUPE_HOME (state), TROUPE_MODEL, provider keys (docs/providers.md), TROUPE_LOG.
+`;
+
+export async function runAcp(args: string[]): Promise<number> {
+  const env = process.env;
+  if (args.includes('--help') || args.includes('-h')) return void process.stdout.write(USAGE), 0;
+  if (args.includes('--version')) return void process.stdout.write(`troupe ${VERSION}\n`), 0;
+  if (args.includes('--check')) return acpCheck(env, (line) => process.stdout.write(line + '\n'));
+  const unknown = args.filter((a) => a !== '--supervised');
+  if (unknown.length) {
+    process.stderr.write(`troupe acp: unknown option ${unknown[0]} (try --help)\n`);
+    return 2;
+  }
+
+  // Anything printed by a library would corrupt the protocol: send console output to stderr.
+  const toStderr = (...a: unknown[]) => void process.stderr.write(format(...a) + '\n');
+  console.log = console.info = console.debug = toStderr;
+  const logger = createStderrLogger('troupe acp', logLevelFrom(env));
+
+  let config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    logger.error((err as Error).message);
+    return 1;
+  }
+  const host = await SessionHost.open({ home: resolveTroupeHome(env), env, config, logger });
+  const app = createAgentApp({ host, env, config, logger });
+  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= host.shutdown().catch((err) => logger.error('shutdown failed', { error: String(err) })));
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => void stop().then(() => process.exit(0)));
+  }
+  await connection.closed.catch(() => undefined);
+  await stop();
+  return 0;
+}

@@ -1,0 +1,107 @@
+/**
+ * The ACP client's own capabilities, behind troupe's ports: file reads and writes through the
+ * editor (its buffers are the truth), commands in the editor's terminals, and permission prompts.
+ * Each is used only when the client advertised it (see session-host.ts).
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+import type { PermissionOutcome } from '../core/events.js';
+import type { PermissionAsker, ToolRunContext } from '../core/ports.js';
+import type { CommandBackend, CommandOutcome, CommandRequest, FileBackend } from '../tools/index.js';
+
+type Client = acp.AgentContext;
+
+export function clientFileBackend(client: Client, sessionId: string, local: FileBackend, caps: { read: boolean; write: boolean }): FileBackend {
+  return {
+    async readText(path, window, signal) {
+      if (!caps.read) return local.readText(path, window, signal);
+      const res = await client.request(
+        'fs/read_text_file',
+        { sessionId, path, ...(window.line ? { line: window.line } : {}), ...(window.limit ? { limit: window.limit } : {}) },
+        { cancellationSignal: signal, stopWaitingOnCancel: true },
+      );
+      return res.content;
+    },
+    async writeText(path, content, signal) {
+      if (!caps.write) return local.writeText(path, content, signal);
+      await client.request('fs/write_text_file', { sessionId, path, content }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+    },
+  };
+}
+
+/**
+ * Commands in a client terminal: embedded in the tool call as soon as the terminal exists, killed on
+ * timeout or cancel, and always released.
+ */
+export function clientTerminalBackend(client: Client, sessionId: string): CommandBackend {
+  return {
+    async run(req: CommandRequest, ctx: ToolRunContext): Promise<CommandOutcome> {
+      const terminal = await client.createTerminal({
+        sessionId,
+        command: '/bin/sh',
+        args: ['-c', req.command],
+        cwd: req.cwd,
+        env: Object.entries(req.env ?? {}).map(([name, value]) => ({ name, value })),
+        outputByteLimit: req.outputByteLimit,
+      });
+      ctx.update([{ type: 'terminal', terminalId: terminal.id }]);
+      let timedOut = false;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const stop = new Promise<'stopped'>((resolve) => {
+          timer = setTimeout(() => ((timedOut = true), resolve('stopped')), req.timeoutMs);
+          ctx.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+        });
+        const exited = await Promise.race([terminal.waitForExit(), stop]);
+        if (exited === 'stopped') await terminal.kill().catch(() => undefined);
+        const out = await terminal.currentOutput();
+        const status = exited === 'stopped' ? out.exitStatus : exited;
+        return {
+          output: out.output,
+          truncated: out.truncated,
+          exitCode: status?.exitCode ?? null,
+          signal: status?.signal ?? null,
+          timedOut,
+          terminalId: terminal.id,
+        };
+      } finally {
+        clearTimeout(timer);
+        await terminal.release().catch(() => undefined);
+      }
+    },
+  };
+}
+
+const OPTION_NAMES: Record<string, (tool: string) => string> = {
+  allow_once: () => 'Allow once',
+  allow_always: (tool) => `Always allow ${tool}`,
+  reject_once: () => 'Reject',
+  reject_always: (tool) => `Always reject ${tool}`,
+};
+
+/** `session/request_permission`; an unanswered request is withdrawn when `signal` aborts. */
+export function clientPermissionAsker(client: Client, sessionId: string): PermissionAsker {
+  return {
+    async ask(request, signal) {
+      const tool = request.toolName;
+      try {
+        const res: acp.RequestPermissionResponse = await client.request<acp.RequestPermissionResponse, acp.RequestPermissionRequest>(
+          'session/request_permission',
+          {
+            sessionId,
+            toolCall: { toolCallId: request.toolCallId, title: request.title, kind: request.kind, status: 'pending', rawInput: request.input },
+            options: request.options
+              .filter((o) => o in OPTION_NAMES)
+              .map((o) => ({ optionId: o, name: OPTION_NAMES[o]!(tool), kind: o as acp.PermissionOptionKind })),
+          },
+          { cancellationSignal: signal, stopWaitingOnCancel: true },
+        );
+        if (res.outcome.outcome !== 'selected') return 'cancelled';
+        const chosen = res.outcome.optionId as PermissionOutcome;
+        return chosen in OPTION_NAMES ? chosen : 'reject_once';
+      } catch (err) {
+        if (signal.aborted) return 'cancelled';
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * ACP prompt blocks → troupe content blocks, and the slash commands a prompt may be. Blocks the
+ * agent did not advertise (audio; images for a text-only model) are refused with a clear error
+ * rather than silently dropped.
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+import type { ContentBlock } from '../core/events.js';
+import { TroupeError } from '../core/errors.js';
+
+export function toContent(blocks: acp.ContentBlock[], opts: { images: boolean; model: string }): ContentBlock[] {
+  if (blocks.length === 0) throw new TroupeError('invalid_params', 'the prompt is empty');
+  return blocks.map((b): ContentBlock => {
+    switch (b.type) {
+      case 'text':
+        return { type: 'text', text: b.text };
+      case 'image':
+        if (!opts.images) throw new TroupeError('invalid_params', `the model ${opts.model} does not accept images`);
+        return { type: 'image', data: b.data, mimeType: b.mimeType, ...(b.uri ? { uri: b.uri } : {}) };
+      case 'resource_link':
+        return {
+          type: 'resource_link',
+          uri: b.uri,
+          name: b.name,
+          ...(b.title ? { title: b.title } : {}),
+          ...(b.description ? { description: b.description } : {}),
+          ...(b.mimeType ? { mimeType: b.mimeType } : {}),
+          ...(typeof b.size === 'number' ? { size: b.size } : {}),
+        };
+      case 'resource': {
+        const r = b.resource;
+        const mime = r.mimeType ? { mimeType: r.mimeType } : {};
+        return 'text' in r ? { type: 'resource', resource: { uri: r.uri, text: r.text, ...mime } } : { type: 'resource', resource: { uri: r.uri, blob: r.blob, ...mime } };
+      }
+      default:
+        throw new TroupeError('invalid_params', `troupe does not accept ${(b as { type: string }).type} content in prompts`);
+    }
+  });
+}
+
+export type SlashCommand = { name: 'compact' } | { name: 'mode'; arg: string } | { name: 'model'; arg: string };
+
+/** A prompt that is exactly one known slash command (`/compact`, `/mode plan`, `/model x/y`). */
+export function slashCommand(blocks: acp.ContentBlock[]): SlashCommand | undefined {
+  if (blocks.length !== 1 || blocks[0]!.type !== 'text') return undefined;
+  const m = /^\/(compact|mode|model)(?:\s+(\S+))?\s*$/.exec(blocks[0].text.trim());
+  if (!m) return undefined;
+  if (m[1] === 'compact') return { name: 'compact' };
+  if (!m[2]) throw new TroupeError('invalid_params', `/${m[1]} needs an argument, e.g. /${m[1] === 'mode' ? 'mode plan' : 'model scripted/demo'}`);
+  return { name: m[1] as 'mode' | 'model', arg: m[2] };
+}

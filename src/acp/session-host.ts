@@ -1,0 +1,251 @@
+/**
+ * The sessions of one `troupe acp` process: each a SessionEngine on a durable FileEventLog, wired to
+ * the ACP client's capabilities (fs, terminal, permission prompts), with its events projected to
+ * `session/update` as they happen and folded into the session index.
+ */
+import { stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import type * as acp from '@agentclientprotocol/sdk';
+import { TroupeError } from '../core/errors.js';
+import type { AgentEvent } from '../core/events.js';
+import { newSessionId } from '../core/ids.js';
+import { systemClock, type Logger } from '../core/ports.js';
+import { SessionEngine } from '../actors/session-engine.js';
+import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
+import { FileEventLog, SessionIndex, sessionsDir } from '../store/index.js';
+import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, isSessionModeId } from '../tools/index.js';
+import { defaultModel, providerStatus, resolveModel } from '../providers/registry.js';
+import type { TroupeConfig } from '../providers/config.js';
+import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
+import { projectEvent, type ProjectionCaps } from './update.projection.js';
+import { systemPrompt } from './system-prompt.js';
+
+export interface HostOptions {
+  home: string;
+  env: NodeJS.ProcessEnv;
+  config: TroupeConfig;
+  logger: Logger;
+  limits?: Partial<EngineLimits>;
+}
+
+export interface LiveSession {
+  engine: SessionEngine;
+  log: FileEventLog;
+  detach: () => void;
+}
+
+/** Events after which the index entry changes (title, mode, model, status, last activity). */
+const INDEXED = new Set<AgentEvent['type']>(['session_created', 'session_configured', 'turn_completed', 'session_closed']);
+
+export class SessionHost {
+  private readonly live = new Map<string, LiveSession>();
+  private readonly opening = new Map<string, Promise<LiveSession>>();
+  private client?: acp.AgentContext;
+  private caps: acp.ClientCapabilities = {};
+
+  private constructor(
+    private readonly opts: HostOptions,
+    readonly index: SessionIndex,
+  ) {}
+
+  static async open(opts: HostOptions): Promise<SessionHost> {
+    const index = await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger });
+    return new SessionHost(opts, index);
+  }
+
+  /** The connection's client and what it advertised at `initialize`. */
+  attach(client: acp.AgentContext, caps: acp.ClientCapabilities): void {
+    this.client = client;
+    this.caps = caps;
+  }
+
+  get projectionCaps(): ProjectionCaps {
+    const session = (this.caps as { session?: { notices?: unknown; compaction?: unknown } }).session;
+    return { notices: Boolean(session?.notices), compaction: Boolean(session?.compaction) };
+  }
+
+  defaultModel(): string {
+    return defaultModel(this.opts.env, this.opts.config);
+  }
+
+  /** Model ids a client may pick: every usable provider's catalogue. */
+  models(): { id: string }[] {
+    return providerStatus(this.opts.env, this.opts.config)
+      .filter((p) => p.usable)
+      .flatMap((p) => p.models.map((m) => ({ id: m.id })));
+  }
+
+  async create(
+    init: { cwd: string; additionalDirectories: string[]; model?: string; mode?: string; forkedFrom?: { sessionId: string; throughSeq: number } },
+    history: readonly AgentEvent[] = [],
+  ): Promise<LiveSession> {
+    await assertDirectory(init.cwd, 'cwd');
+    for (const dir of init.additionalDirectories) await assertDirectory(dir, 'additionalDirectories');
+    const model = init.model ?? this.defaultModel();
+    resolveModel(model, this.opts.env, this.opts.config);
+    const mode = init.mode ?? DEFAULT_MODE_ID;
+    let sessionId = newSessionId();
+    while (this.index.isUsed(sessionId)) sessionId = newSessionId();
+    const log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { create: true, logger: this.opts.logger });
+    const deps = this.deps(sessionId, log, init.cwd, init.additionalDirectories);
+    const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
+    await this.index.applyEvents((await log.readAfter(0)).events);
+    return this.track(engine, log);
+  }
+
+  /** The live session, opening it from its log if needed. Unknown or deleted: `session_not_found`. */
+  async get(sessionId: string): Promise<LiveSession> {
+    const live = this.live.get(sessionId);
+    if (live) return live;
+    let pending = this.opening.get(sessionId);
+    if (!pending) {
+      pending = this.reopen(sessionId).finally(() => this.opening.delete(sessionId));
+      this.opening.set(sessionId, pending);
+    }
+    return pending;
+  }
+
+  isLive(sessionId: string): boolean {
+    return this.live.has(sessionId);
+  }
+
+  /** Replays the whole history as session/update notifications (awaiting each: backpressure). */
+  async replay(session: LiveSession, through = session.log.lastSeq()): Promise<void> {
+    const client = this.requireClient();
+    let cursor = 0;
+    while (cursor < through) {
+      const page = await session.log.readAfter(cursor, { limit: 1024 });
+      for (const event of page.events) {
+        if (event.seq > through) return;
+        for (const n of projectEvent(event, this.projectionCaps)) await client.notify('session/update', n);
+      }
+      cursor = page.cursor;
+      if (!page.hasMore) break;
+    }
+  }
+
+  /** A new session holding a copy of `sourceId`'s completed turns (ACP session/fork). */
+  async fork(sourceId: string, cwd: string, additionalDirectories: string[]): Promise<LiveSession> {
+    const source = await this.get(sourceId);
+    const conv = source.engine.conversation;
+    // A turn still running in the source is not copied: the fork starts from a settled history.
+    const through = conv.openTurn ? (conv.turnEnds.at(-1) ?? 1) : source.log.lastSeq();
+    const history: AgentEvent[] = [];
+    let cursor = 0;
+    while (cursor < through) {
+      const page = await source.log.readAfter(cursor, { limit: 4096 });
+      history.push(...page.events.filter((e) => e.seq <= through));
+      cursor = page.cursor;
+      if (!page.hasMore) break;
+    }
+    return this.create({ cwd, additionalDirectories, model: conv.model, mode: conv.mode, forkedFrom: { sessionId: sourceId, throughSeq: through } }, history);
+  }
+
+  /** Unloads a session (ACP session/close): cancels its work and frees it; it can be loaded again. */
+  async unload(sessionId: string): Promise<void> {
+    const live = this.live.get(sessionId) ?? (await this.opening.get(sessionId)?.catch(() => undefined));
+    if (!live) return;
+    this.live.delete(sessionId);
+    await live.engine.dispose();
+    live.detach();
+    await live.log.close();
+  }
+
+  /** Deletes a session: ends it, tombstones its log, keeps its id used forever. Unknown ids succeed. */
+  async delete(sessionId: string): Promise<void> {
+    if (!this.index.get(sessionId) || this.index.get(sessionId)?.status === 'deleted') return;
+    await this.unload(sessionId);
+    await this.index.tombstone(sessionId);
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.live.keys()].map((id) => this.unload(id)));
+    await this.index.flush();
+  }
+
+  private async reopen(sessionId: string): Promise<LiveSession> {
+    const entry = this.index.get(sessionId);
+    if (!entry || entry.status === 'deleted') throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    let log: FileEventLog;
+    try {
+      log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { logger: this.opts.logger });
+    } catch (err) {
+      throw new TroupeError('session_not_found', `session ${sessionId} cannot be opened: ${(err as Error).message}`, { sessionId });
+    }
+    for (const w of log.warnings) this.opts.logger.warn('session log repaired on open', { sessionId, ...w });
+    // The workspace is fixed at creation: read it from the first event.
+    const first = (await log.readAfter(0, { limit: 1 })).events[0];
+    const dirs = first?.type === 'session_created' ? first.additionalDirectories : [];
+    const engine = await SessionEngine.open(this.deps(sessionId, log, first?.type === 'session_created' ? first.cwd : entry.cwd, dirs), sessionId);
+    await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events);
+    return this.track(engine, log);
+  }
+
+  private track(engine: SessionEngine, log: FileEventLog): LiveSession {
+    const sessionId = engine.sessionId;
+    const stop = engine.observe((event) => {
+      const client = this.client;
+      if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
+      if (INDEXED.has(event.type)) void this.index.applyEvents([event]).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
+    });
+    const live: LiveSession = { engine, log, detach: stop };
+    this.live.set(sessionId, live);
+    return live;
+  }
+
+  private deps(sessionId: string, log: FileEventLog, cwd: string, dirs: string[]): EngineDeps {
+    const { env, config, logger } = this.opts;
+    return {
+      log,
+      resolveModel: (id) => resolveModel(id, env, config),
+      tools: this.tools(sessionId, cwd, dirs),
+      policy: createPermissionPolicy(),
+      asker: clientPermissionAsker(this.requireClient(), sessionId),
+      clock: systemClock,
+      logger,
+      limits: { ...DEFAULT_LIMITS, ...limitsFromEnv(env), ...this.opts.limits },
+      systemPrompt: systemPrompt(cwd, dirs),
+    };
+  }
+
+  private tools(sessionId: string, cwd: string, dirs: string[]) {
+    const client = this.requireClient();
+    const fs = this.caps.fs ?? {};
+    const files = clientFileBackend(client, sessionId, createLocalFileBackend(), { read: Boolean(fs.readTextFile), write: Boolean(fs.writeTextFile) });
+    const commands = this.caps.terminal ? clientTerminalBackend(client, sessionId) : createLocalCommandBackend();
+    return createWorkspaceTools({ cwd, additionalDirectories: dirs, files, commands });
+  }
+
+  private requireClient(): acp.AgentContext {
+    if (!this.client) throw new TroupeError('internal_error', 'no ACP client is attached yet');
+    return this.client;
+  }
+}
+
+export function isMode(value: string): boolean {
+  return isSessionModeId(value);
+}
+
+async function assertDirectory(path: string, field: string): Promise<void> {
+  if (typeof path !== 'string' || !isAbsolute(path)) throw new TroupeError('invalid_params', `${field} must be an absolute path, got ${JSON.stringify(path)}`);
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new TroupeError('invalid_params', `${field} ${path} does not exist`);
+  }
+  if (!info.isDirectory()) throw new TroupeError('invalid_params', `${field} ${path} is not a directory`);
+}
+
+/** Engine limits an operator may set: TROUPE_MAX_STEPS, TROUPE_PERMISSION_TIMEOUT_MS, TROUPE_COMPACT_THRESHOLD. */
+function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<EngineLimits> {
+  const out: Partial<EngineLimits> = {};
+  const int = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined);
+  const steps = int(env.TROUPE_MAX_STEPS);
+  if (steps) out.maxSteps = steps;
+  const timeout = int(env.TROUPE_PERMISSION_TIMEOUT_MS);
+  if (timeout) out.permissionTimeoutMs = timeout;
+  const threshold = Number(env.TROUPE_COMPACT_THRESHOLD);
+  if (threshold > 0 && threshold <= 1) out.compactThreshold = threshold;
+  return out;
+}

@@ -1,0 +1,43 @@
+/**
+ * What a client may choose per session: the mode (ACP session modes, and the `mode` config option)
+ * and the model (the `model` config option, category "model"). Both are sent complete every time,
+ * as ACP requires, and kept in sync with each other.
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+import { SESSION_MODES } from '../tools/index.js';
+
+export function modeState(currentModeId: string): acp.SessionModeState {
+  return { currentModeId, availableModes: SESSION_MODES.map((m) => ({ id: m.id, name: m.name, description: m.description })) };
+}
+
+/** `models` is every model id a client may pick (usable providers' catalogues). */
+export function configOptions(current: { mode: string; model: string }, models: { id: string; description?: string }[]): acp.SessionConfigOption[] {
+  const modelChoices = models.some((m) => m.id === current.model) ? models : [{ id: current.model }, ...models];
+  return [
+    {
+      id: 'mode',
+      name: 'Mode',
+      description: 'How much the agent may do without asking.',
+      category: 'mode',
+      type: 'select',
+      currentValue: current.mode,
+      options: SESSION_MODES.map((m) => ({ value: m.id, name: m.name, description: m.description })),
+    },
+    {
+      id: 'model',
+      name: 'Model',
+      description: 'The model that answers in this session.',
+      category: 'model',
+      type: 'select',
+      currentValue: current.model,
+      options: modelChoices.map((m) => ({ value: m.id, name: m.id, ...(m.description ? { description: m.description } : {}) })),
+    },
+  ];
+}
+
+/** The slash commands troupe understands in a prompt (`available_commands_update`). */
+export const SLASH_COMMANDS: acp.AvailableCommand[] = [
+  { name: 'compact', description: 'Summarize older turns now to free context.' },
+  { name: 'mode', description: 'Switch the session mode: default, accept-edits, plan or bypass.', input: { hint: 'mode id' } },
+  { name: 'model', description: 'Switch the model for the next turns.', input: { hint: 'provider/model' } },
+];

@@ -1,0 +1,114 @@
+/**
+ * AgentEvent → ACP `session/update` payloads. Live updates and `session/load` replays use this one
+ * function, so a replay shows exactly what a live client saw. Every update carries
+ * `_meta.troupe = { seq, turnId }`. Updates a client did not ask for (notices, compaction) are
+ * degraded to ones every client understands.
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+import type { AgentEvent, ToolContent } from '../core/events.js';
+
+/** What the client advertised, reduced to what the projection needs. */
+export interface ProjectionCaps {
+  notices: boolean;
+  compaction: boolean;
+}
+
+type Update = acp.SessionUpdate;
+
+function toolContent(c: ToolContent): acp.ToolCallContent {
+  switch (c.type) {
+    case 'text':
+      return { type: 'content', content: { type: 'text', text: c.text } };
+    case 'diff':
+      return { type: 'diff', path: c.path, oldText: c.oldText, newText: c.newText };
+    case 'terminal':
+      return { type: 'terminal', terminalId: c.terminalId };
+  }
+}
+
+function text(t: string): acp.ContentBlock {
+  return { type: 'text', text: t };
+}
+
+/** A note for clients without notice support: shown as a thought, which every client renders. */
+function note(caps: ProjectionCaps, severity: 'info' | 'warning' | 'error', title: string, description?: string): Update {
+  if (caps.notices) return { sessionUpdate: 'notice', severity, title, ...(description ? { description } : {}) } as Update;
+  return { sessionUpdate: 'agent_thought_chunk', content: text(`[${title}${description ? `: ${description}` : ''}]`) };
+}
+
+function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
+  switch (e.type) {
+    case 'session_configured': {
+      const out: Update[] = [];
+      if (e.title !== undefined) out.push({ sessionUpdate: 'session_info_update', title: e.title, updatedAt: new Date(e.ts).toISOString() });
+      if (e.mode !== undefined) out.push({ sessionUpdate: 'current_mode_update', currentModeId: e.mode });
+      return out;
+    }
+    case 'user_message':
+      return e.content.map((content) => ({ sessionUpdate: 'user_message_chunk', content: content as acp.ContentBlock, messageId: e.messageId }));
+    case 'steer_received':
+      // Guidance shows where the person typed it; whether it was applied is in the log.
+      return e.content.map((content) => ({ sessionUpdate: 'user_message_chunk', content: content as acp.ContentBlock, messageId: e.steerId }));
+    case 'agent_message_chunk':
+      return [{ sessionUpdate: 'agent_message_chunk', content: text(e.text), messageId: e.messageId }];
+    case 'agent_thought_chunk':
+      return [{ sessionUpdate: 'agent_thought_chunk', content: text(e.text), messageId: e.messageId }];
+    case 'tool_call_started':
+      return [
+        {
+          sessionUpdate: 'tool_call',
+          toolCallId: e.toolCallId,
+          title: e.title,
+          kind: e.kind,
+          status: e.status,
+          rawInput: e.input,
+          locations: e.locations,
+        },
+      ];
+    case 'tool_call_updated':
+      return [
+        {
+          sessionUpdate: 'tool_call_update',
+          toolCallId: e.toolCallId,
+          ...(e.status ? { status: e.status } : {}),
+          ...(e.title ? { title: e.title } : {}),
+          ...(e.content ? { content: e.content.map(toolContent) } : {}),
+          ...(e.locations ? { locations: e.locations } : {}),
+          ...(e.output !== undefined ? { rawOutput: { output: e.output, ...(e.errorCode ? { errorCode: e.errorCode } : {}) } } : {}),
+        },
+      ];
+    case 'plan_updated':
+      return [{ sessionUpdate: 'plan', entries: e.entries }];
+    case 'usage':
+      return [{ sessionUpdate: 'usage_update', used: e.used, size: e.size, ...(e.cost ? { cost: e.cost } : {}) }];
+    case 'compaction_started':
+      if (caps.compaction) return [{ sessionUpdate: 'compaction_update', compactionId: e.compactionId, status: 'in_progress' } as Update];
+      return [note(caps, 'info', 'Compacting the conversation', `${e.reason}, about ${e.tokensBefore} tokens`)];
+    case 'compaction_completed':
+      if (caps.compaction) {
+        return [
+          {
+            sessionUpdate: 'compaction_update',
+            compactionId: e.compactionId,
+            status: e.status,
+            ...(e.summary ? { summary: e.summary } : {}),
+            ...(e.errorCode ? { error: e.errorCode } : {}),
+          } as Update,
+        ];
+      }
+      return [note(caps, e.status === 'completed' ? 'info' : 'warning', `Compaction ${e.status}`, e.errorCode)];
+    case 'turn_completed':
+      // The prompt response carries the outcome live; this keeps failed turns visible in replays.
+      return e.stopReason === 'error' ? [note(caps, 'error', `Turn ended: ${e.errorCode ?? 'error'}`, e.message)] : [];
+    default:
+      // session_created, turn_started, reasoning_part, permission_*, steer_applied/rejected,
+      // session_closed: internal, or carried by a JSON-RPC request/response instead.
+      return [];
+  }
+}
+
+/** The `session/update` params for one event (none for internal events). */
+export function projectEvent(e: AgentEvent, caps: ProjectionCaps): acp.SessionNotification[] {
+  const meta = { troupe: { seq: e.seq, ...('turnId' in e && e.turnId ? { turnId: e.turnId } : {}) } };
+  return updatesOf(e, caps).map((update) => ({ sessionId: e.sessionId, update: { ...update, _meta: meta } as Update }));
+}

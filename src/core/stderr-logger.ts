@@ -1,0 +1,30 @@
+/**
+ * The one Logger implementation: single lines on stderr (stdout belongs to protocols and command
+ * output). The level comes from TROUPE_LOG: error, warn (default), info or debug.
+ */
+import type { LogFields, Logger } from './ports.js';
+
+const LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LEVELS)[number];
+
+export function logLevelFrom(env: NodeJS.ProcessEnv): LogLevel {
+  const wanted = (env.TROUPE_LOG ?? 'warn').toLowerCase();
+  return (LEVELS as readonly string[]).includes(wanted) ? (wanted as LogLevel) : 'warn';
+}
+
+function render(fields: LogFields | undefined): string {
+  if (!fields) return '';
+  try {
+    return ' ' + JSON.stringify(fields, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v));
+  } catch {
+    return ' [unserializable fields]';
+  }
+}
+
+export function createStderrLogger(name: string, level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+  const max = LEVELS.indexOf(level);
+  const at = (lvl: LogLevel) => (msg: string, fields?: LogFields) => {
+    if (LEVELS.indexOf(lvl) <= max) write(`${new Date().toISOString()} ${lvl.padEnd(5)} ${name}: ${msg}${render(fields)}\n`);
+  };
+  return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
+}

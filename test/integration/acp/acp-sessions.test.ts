@@ -1,0 +1,159 @@
+// `troupe acp` as a real child process, driven by the SDK client: initialize, session lifecycle,
+// listing, config, slash commands and errors. Every line it writes is schema-checked.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AcpChild } from '../../support/acp-child.js';
+
+const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+const rpcError = (code: number, dataCode?: string) => (e: any) => e.code === code && (dataCode === undefined || e.data?.code === dataCode);
+
+test('initialize advertises protocol 1, loadSession, session capabilities and the troupe extensions', async (t) => {
+  const c = AcpChild.start();
+  t.after(() => c.close());
+  const init = await c.initialize();
+  assert.equal(init.protocolVersion, 1);
+  assert.equal(init.agentInfo?.name, 'troupe');
+  assert.equal(init.agentCapabilities?.loadSession, true);
+  assert.deepEqual(init.agentCapabilities?.sessionCapabilities, { list: {}, delete: {}, resume: {}, close: {} });
+  assert.equal(init.agentCapabilities?.promptCapabilities?.embeddedContext, true);
+  const meta = (init.agentCapabilities as any)._meta.troupe;
+  assert.equal(meta.steer.method, '_troupe/steer');
+  assert.equal(meta.sessionState.method, '_troupe/session_state');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('session/new checks cwd: relative, missing and non-directory paths are -32602 with the reason', async (t) => {
+  const c = AcpChild.start();
+  t.after(() => c.close());
+  await c.initialize();
+  const file = join(workspace(), 'f.txt');
+  writeFileSync(file, 'x');
+  for (const [cwd, why] of [['relative/dir', /absolute/], ['/no/such/dir/troupe', /does not exist/], [file, /not a directory/]] as const) {
+    await assert.rejects(c.agent.request('session/new', { cwd, mcpServers: [] }), (e: any) => e.code === -32602 && why.test(e.message));
+  }
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('session/new returns modes and config options; a turn streams updates with _meta.troupe', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ thought: 'hm' }, { text: 'Hello there' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const res = await c.agent.request('session/new', { cwd: workspace(), mcpServers: [] });
+  assert.equal(res.modes?.currentModeId, 'default');
+  assert.deepEqual(res.modes?.availableModes.map((m) => m.id), ['default', 'accept-edits', 'plan', 'bypass']);
+  const model = res.configOptions?.find((o) => o.id === 'model') as any;
+  assert.equal(model.category, 'model');
+  assert.equal(model.currentValue, 'scripted/replay');
+  const r = await c.prompt(res.sessionId, 'Say hi to the team');
+  assert.equal(r.stopReason, 'end_turn');
+  const updates = c.updatesFor(res.sessionId);
+  const kinds = updates.map((u) => u.sessionUpdate);
+  for (const k of ['user_message_chunk', 'session_info_update', 'agent_thought_chunk', 'agent_message_chunk', 'usage_update']) assert.ok(kinds.includes(k), k);
+  assert.equal(c.updatesFor(res.sessionId, 'session_info_update')[0].title, 'Say hi to the team');
+  const turnId = (r as any)._meta.troupe.turnId;
+  const metas = updates.filter((u) => u.sessionUpdate !== 'available_commands_update').map((u) => u._meta?.troupe);
+  assert.ok(metas.every((m) => Number.isInteger(m.seq)), 'every update carries its seq');
+  assert.deepEqual([...metas.map((m) => m.seq)], [...metas.map((m) => m.seq)].sort((a, b) => a - b), 'in seq order');
+  assert.ok(updates.filter((u) => u.sessionUpdate === 'agent_message_chunk').every((u) => u._meta.troupe.turnId === turnId));
+  await c.until(() => c.updatesFor(res.sessionId, 'available_commands_update').length > 0, 'available commands');
+  const names = c.updatesFor(res.sessionId, 'available_commands_update')[0].availableCommands.map((x: any) => x.name);
+  assert.deepEqual(names, ['compact', 'mode', 'model']);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('unknown sessions are -32002 with data.sessionId for every session method', async (t) => {
+  const c = AcpChild.start();
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = 'ses_doesnotexist';
+  const cwd = workspace();
+  const calls = [
+    c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'x' }] }),
+    c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }),
+    c.agent.request('session/resume', { sessionId, cwd }),
+    c.agent.request('session/set_mode', { sessionId, modeId: 'plan' }),
+    c.agent.request('_troupe/session_state', { sessionId }),
+  ];
+  for (const call of calls) await assert.rejects(call, (e: any) => e.code === -32002 && e.data?.sessionId === sessionId);
+  // The SDK client itself turns -32002 from session/close into success, as ACP intends; deleting an
+  // unknown session succeeds on the agent side.
+  assert.deepEqual(await c.agent.request('session/close', { sessionId }), {});
+  assert.deepEqual(await c.agent.request('session/delete', { sessionId }), {});
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('session/list pages with a cursor and filters by cwd', async (t) => {
+  const c = AcpChild.start();
+  t.after(() => c.close());
+  await c.initialize();
+  const a = workspace();
+  const b = workspace();
+  const inA = [await c.newSession(a), await c.newSession(a), await c.newSession(a)];
+  await c.newSession(b);
+  const all = await c.agent.request('session/list', {});
+  assert.equal(all.sessions.length, 4);
+  const onlyA = await c.agent.request('session/list', { cwd: a });
+  assert.deepEqual(onlyA.sessions.map((s) => s.sessionId).sort(), [...inA].sort());
+  assert.ok(onlyA.sessions.every((s) => s.cwd === a && typeof s.updatedAt === 'string'));
+  await assert.rejects(c.agent.request('session/list', { cursor: 'garbage!' }), rpcError(-32021, 'invalid_cursor'));
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('set_mode and set_config_option change mode and model, with updates; bad values are -32602', async (t) => {
+  const c = AcpChild.start();
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'plan' });
+  await c.until(() => c.updatesFor(sessionId, 'current_mode_update').length === 1, 'mode update');
+  assert.equal(c.updatesFor(sessionId, 'current_mode_update')[0].currentModeId, 'plan');
+  const res = await c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'scripted/demo' });
+  assert.equal((res.configOptions.find((o) => o.id === 'model') as any).currentValue, 'scripted/demo');
+  assert.equal((res.configOptions.find((o) => o.id === 'mode') as any).currentValue, 'plan');
+  await assert.rejects(c.agent.request('session/set_mode', { sessionId, modeId: 'yolo' }), rpcError(-32602));
+  await assert.rejects(c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'nope/x' }), rpcError(-32046, 'model_not_found'));
+  await assert.rejects(c.agent.request('session/set_config_option', { sessionId, configId: 'colour', value: 'red' }), rpcError(-32602));
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.deepEqual([state.mode, state.model], ['plan', 'scripted/demo']);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('slash commands: /mode and /model switch, /compact compacts; an unknown one is a plain prompt', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }], [{ text: 'plain' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ session: { notices: {} } } as any);
+  const sessionId = await c.newSession(workspace());
+  for (const p of ['one', 'two', 'three']) await c.prompt(sessionId, p);
+  assert.equal((await c.prompt(sessionId, '/mode accept-edits')).stopReason, 'end_turn');
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.equal(state.mode, 'accept-edits');
+  await c.prompt(sessionId, '/compact');
+  await c.until(() => c.updatesFor(sessionId, 'notice').some((n) => /Compaction completed/.test(n.title)), 'compaction notice');
+  assert.equal((await c.prompt(sessionId, '/unknown thing')).stopReason, 'end_turn');
+  assert.ok(c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'plain'));
+  await assert.rejects(c.prompt(sessionId, '/mode'), rpcError(-32602));
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('prompts take text, resource links, embedded resources and images', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'seen' }]] } });
+  t.after(() => c.close());
+  const init = await c.initialize();
+  assert.equal(init.agentCapabilities?.promptCapabilities?.image, true);
+  const sessionId = await c.newSession(workspace());
+  const prompt: any[] = [
+    { type: 'text', text: 'look' },
+    { type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt' },
+    { type: 'resource', resource: { uri: 'file:///b.txt', text: 'embedded', mimeType: 'text/plain' } },
+    { type: 'image', data: Buffer.from('png').toString('base64'), mimeType: 'image/png' },
+  ];
+  const res: any = await c.agent.request('session/prompt', { sessionId, prompt });
+  assert.equal(res.stopReason, 'end_turn');
+  const echoed = c.updatesFor(sessionId, 'user_message_chunk').map((u) => u.content.type);
+  assert.deepEqual(echoed, ['text', 'resource_link', 'resource', 'image']);
+  await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'audio', data: 'AA==', mimeType: 'audio/wav' }] as any }), rpcError(-32602));
+  assert.deepEqual(c.schemaErrors, []);
+});

@@ -1,0 +1,209 @@
+// A real `troupe acp` child process driven by the SDK's own client over ndJsonStream. Every line
+// the agent writes is checked against the ACP JSON Schemas on its way to the client. The client
+// side implements permission prompts, editor buffers (fs) and terminals with real processes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PassThrough, Readable, Writable } from 'node:stream';
+import * as acp from '@agentclientprotocol/sdk';
+import { acpOutgoingError } from './acp-schema.js';
+
+const BIN = resolve('bin/troupe.js');
+
+export type PermissionAnswer = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' | 'cancelled' | 'hold';
+
+export interface AcpChildOptions {
+  /** A scripted/replay script: written to a file and named by TROUPE_SCRIPT (model scripted/replay). */
+  script?: unknown;
+  home?: string;
+  env?: Record<string, string>;
+  capabilities?: acp.ClientCapabilities;
+  /** How the "person" answers permission prompts, in order (default: allow_once). */
+  answers?: PermissionAnswer[];
+}
+
+export class AcpChild {
+  readonly updates: acp.SessionNotification[] = [];
+  readonly schemaErrors: string[] = [];
+  readonly permissions: acp.RequestPermissionRequest[] = [];
+  readonly fsCalls: { method: string; path: string }[] = [];
+  readonly terminalCalls: string[] = [];
+  /** Editor buffers: reads see these before the disk. */
+  readonly buffers = new Map<string, string>();
+  stderr = '';
+  /** A held permission prompt, answered by the test. */
+  held?: (answer: acp.RequestPermissionResponse) => void;
+  private readonly methods = new Map<unknown, string>();
+  private readonly terminals = new Map<string, { proc: ChildProcess; output: string; exit: Promise<{ exitCode: number | null; signal: string | null }> }>();
+  private connection!: acp.ClientConnection;
+
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly home: string,
+    private readonly answers: PermissionAnswer[],
+  ) {}
+
+  static start(options: AcpChildOptions = {}): AcpChild {
+    const home = options.home ?? mkdtempSync(join(tmpdir(), 'troupe-home-'));
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', ...options.env };
+    if (options.script) {
+      const path = join(home, `script-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(path, JSON.stringify(options.script));
+      env.TROUPE_SCRIPT = path;
+      env.TROUPE_MODEL ??= 'scripted/replay';
+    }
+    const proc = spawn(process.execPath, [BIN, 'acp'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = new AcpChild(proc, home, [...(options.answers ?? [])]);
+    proc.stderr!.on('data', (d) => (child.stderr += d));
+    child.connect();
+    return child;
+  }
+
+  get agent(): acp.ClientContext {
+    return this.connection.agent;
+  }
+
+  private connect(): void {
+    // Client → agent: remember request methods so responses can be checked against their schema.
+    const toChild = new PassThrough();
+    let outBuf = '';
+    toChild.on('data', (chunk: Buffer) => {
+      outBuf += chunk.toString();
+      let nl;
+      while ((nl = outBuf.indexOf('\n')) >= 0) {
+        const line = outBuf.slice(0, nl);
+        outBuf = outBuf.slice(nl + 1);
+        const msg = JSON.parse(line);
+        if (msg.method && msg.id !== undefined) this.methods.set(msg.id, msg.method);
+      }
+      this.proc.stdin!.write(chunk);
+    });
+    // Agent → client: validate every line, then hand it on unchanged.
+    const fromChild = new PassThrough();
+    let inBuf = '';
+    this.proc.stdout!.on('data', (chunk: Buffer) => {
+      inBuf += chunk.toString();
+      let nl;
+      while ((nl = inBuf.indexOf('\n')) >= 0) {
+        const line = inBuf.slice(0, nl);
+        inBuf = inBuf.slice(nl + 1);
+        this.checkLine(line);
+      }
+      fromChild.write(chunk);
+    });
+    this.proc.stdout!.on('end', () => fromChild.end());
+    const stream = acp.ndJsonStream(Writable.toWeb(toChild) as WritableStream<Uint8Array>, Readable.toWeb(fromChild) as ReadableStream<Uint8Array>);
+    this.connection = this.clientApp().connect(stream);
+  }
+
+  private checkLine(line: string): void {
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      this.schemaErrors.push(`not JSON on stdout: ${line.slice(0, 200)}`);
+      return;
+    }
+    const err = acpOutgoingError(msg, msg.id !== undefined && !msg.method ? this.methods.get(msg.id) : undefined);
+    if (err) this.schemaErrors.push(`${line.slice(0, 300)} → ${err.slice(0, 500)}`);
+  }
+
+  private clientApp() {
+    return acp
+      .client()
+      .onNotification('session/update', ({ params }) => void this.updates.push(params))
+      .onRequest('session/request_permission', ({ params }) => {
+        this.permissions.push(params);
+        const answer = this.answers.shift() ?? 'allow_once';
+        if (answer === 'cancelled') return { outcome: { outcome: 'cancelled' } };
+        if (answer === 'hold') return new Promise((resolve) => (this.held = resolve));
+        return { outcome: { outcome: 'selected', optionId: answer } };
+      })
+      .onRequest('fs/read_text_file', ({ params }) => {
+        this.fsCalls.push({ method: 'read', path: params.path });
+        const text = this.buffers.get(params.path) ?? readFileSync(params.path, 'utf8');
+        const lines = text.split('\n');
+        const start = (params.line ?? 1) - 1;
+        return { content: lines.slice(start, params.limit ? start + params.limit : undefined).join('\n') };
+      })
+      .onRequest('fs/write_text_file', ({ params }) => {
+        this.fsCalls.push({ method: 'write', path: params.path });
+        this.buffers.set(params.path, params.content);
+        return {};
+      })
+      .onRequest('terminal/create', ({ params }) => {
+        const id = `term_${this.terminals.size + 1}`;
+        this.terminalCalls.push(`create ${id}`);
+        const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ['ignore', 'pipe', 'pipe'] });
+        const t = { proc, output: '', exit: new Promise<{ exitCode: number | null; signal: string | null }>((r) => proc.on('close', (exitCode, signal) => r({ exitCode, signal }))) };
+        proc.stdout!.on('data', (d) => (t.output += d));
+        proc.stderr!.on('data', (d) => (t.output += d));
+        this.terminals.set(id, t);
+        return { terminalId: id };
+      })
+      .onRequest('terminal/output', async ({ params }) => {
+        const t = this.terminals.get(params.terminalId)!;
+        const done = t.proc.exitCode !== null || t.proc.signalCode !== null ? await t.exit : undefined;
+        return { output: t.output, truncated: false, ...(done ? { exitStatus: done } : {}) };
+      })
+      .onRequest('terminal/wait_for_exit', async ({ params }) => this.terminals.get(params.terminalId)!.exit)
+      .onRequest('terminal/kill', ({ params }) => {
+        this.terminalCalls.push(`kill ${params.terminalId}`);
+        this.terminals.get(params.terminalId)!.proc.kill('SIGKILL');
+        return {};
+      })
+      .onRequest('terminal/release', ({ params }) => {
+        this.terminalCalls.push(`release ${params.terminalId}`);
+        this.terminals.get(params.terminalId)?.proc.kill('SIGKILL');
+        this.terminals.delete(params.terminalId);
+        return {};
+      });
+  }
+
+  initialize(capabilities: acp.ClientCapabilities = {}): Promise<acp.InitializeResponse> {
+    return this.agent.request('initialize', { protocolVersion: 1, clientCapabilities: capabilities, clientInfo: { name: 'troupe-tests', version: '1' } });
+  }
+
+  async newSession(cwd: string): Promise<string> {
+    return (await this.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  }
+
+  prompt(sessionId: string, text: string): Promise<acp.PromptResponse> {
+    return this.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+  }
+
+  updatesFor(sessionId: string, kind?: string): any[] {
+    return this.updates.filter((u) => u.sessionId === sessionId && (!kind || u.update.sessionUpdate === kind)).map((u) => u.update);
+  }
+
+  /** Waits until `predicate` holds over the updates received so far. */
+  async until(predicate: () => boolean, what = 'condition', timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stderr: ${this.stderr.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  /** Ends stdin and waits for the process to exit; returns its exit code. */
+  async close(): Promise<number | null> {
+    for (const t of this.terminals.values()) t.proc.kill('SIGKILL');
+    if (this.proc.exitCode !== null) return this.proc.exitCode;
+    const exited = new Promise<number | null>((r) => this.proc.once('exit', (code) => r(code)));
+    this.connection.close();
+    this.proc.stdin!.end();
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  }
+
+  /** kill -9: the process dies mid-whatever, with no chance to flush. */
+  async crash(): Promise<void> {
+    const exited = new Promise((r) => this.proc.once('exit', r));
+    this.proc.kill('SIGKILL');
+    await exited;
+    this.connection.close();
+  }
+}
