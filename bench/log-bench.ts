@@ -34,16 +34,19 @@ function input(i: number): AgentEventInput {
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const nextTick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-async function appendLog(dir: string, policy: SyncPolicy, n: number): Promise<number> {
+const syncCounts: Record<string, number[]> = {};
+
+async function appendLog(dir: string, policy: SyncPolicy, n: number, burst = BURST): Promise<number> {
   const path = join(dir, `append-${policy}-${Math.random().toString(36).slice(2)}.log`);
   const t0 = performance.now();
   const log = await FileEventLog.create(path, { sessionId: SID, durability: { sync: policy, groupCommitMs: GROUP_MS } });
   for (let i = 0; i < n; ) {
-    for (const end = Math.min(n, i + BURST); i < end; i++) log.append(input(i));
+    for (const end = Math.min(n, i + burst); i < end; i++) log.append(input(i));
     await nextTick();
   }
   await log.close();
   const s = (performance.now() - t0) / 1000;
+  (syncCounts[`${policy}/${burst}`] ??= []).push(log.stats().syncs);
   rmSync(path);
   return n / s;
 }
@@ -106,12 +109,12 @@ class JsonlWriter {
   }
 }
 
-async function appendJsonl(dir: string, policy: SyncPolicy, n: number): Promise<number> {
+async function appendJsonl(dir: string, policy: SyncPolicy, n: number, burst = BURST): Promise<number> {
   const path = join(dir, `append-${policy}-${Math.random().toString(36).slice(2)}.jsonl`);
   const t0 = performance.now();
   const w = new JsonlWriter(await open(path, 'wx'), policy);
   for (let i = 0; i < n; ) {
-    for (const end = Math.min(n, i + BURST); i < end; i++) w.append(input(i));
+    for (const end = Math.min(n, i + burst); i < end; i++) w.append(input(i));
     await nextTick();
   }
   await w.close();
@@ -169,8 +172,25 @@ async function main(): Promise<void> {
       }
       const l = median(log);
       const j = median(jsonl);
-      append[policy] = { events: n, groupCommitMs: policy === 'always' ? undefined : GROUP_MS, logEventsPerSec: Math.round(l), jsonlEventsPerSec: Math.round(j), ratioVsJsonl: +(l / j).toFixed(2), runs: { log: log.map(Math.round), jsonl: jsonl.map(Math.round) } };
+      append[policy] = {
+        events: n,
+        groupCommitMs: policy === 'always' ? undefined : GROUP_MS,
+        logEventsPerSec: Math.round(l),
+        jsonlEventsPerSec: Math.round(j),
+        ratioVsJsonl: +(l / j).toFixed(2),
+        logFdatasyncs: syncCounts[`${policy}/${BURST}`],
+        runs: { log: log.map(Math.round), jsonl: jsonl.map(Math.round) },
+      };
       console.error(`append ${policy}: log ${Math.round(l)}/s, jsonl ${Math.round(j)}/s`);
+    }
+    // Worst case for 'always': one event per event-loop turn, so every event waits for its own sync
+    // unless the previous sync is still running.
+    {
+      const n = Number(process.env.BENCH_ALWAYS_SINGLE_EVENTS ?? 20000);
+      const l = await appendLog(dir, 'always', n, 1);
+      const j = await appendJsonl(dir, 'always', n, 1);
+      append['always-one-event-per-turn'] = { events: n, logEventsPerSec: Math.round(l), jsonlEventsPerSec: Math.round(j), ratioVsJsonl: +(l / j).toFixed(2), logFdatasyncs: syncCounts['always/1'], runs: 1 };
+      console.error(`append always, 1 per turn: log ${Math.round(l)}/s, jsonl ${Math.round(j)}/s`);
     }
     result.append = append;
 

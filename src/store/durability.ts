@@ -8,7 +8,8 @@ import { TroupeError } from '../core/errors.js';
 /**
  * - `group` (default): barrier events are synced at once (with everything before them); other
  *   events are synced by a group commit at most `groupCommitMs` after they were appended.
- * - `always`: every event is a barrier (appends in the same tick still share one fdatasync).
+ * - `always`: every event is a barrier, synced as soon as possible; appends in the same tick, or
+ *   made while the previous fdatasync runs, share the next one.
  * - `never`: events are written out every `groupCommitMs` but synced only when someone awaits
  *   `whenDurable` or the log closes. For benchmarks and throw-away sessions.
  */

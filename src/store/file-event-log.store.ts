@@ -177,6 +177,11 @@ export class FileEventLog implements EventLog {
     return this.writer ? this.writer.durableSeq() : this.scan.lastSeq;
   }
 
+  /** Writer counters (batches written, fdatasyncs, bytes); zeros for a read-only log. */
+  stats(): { writes: number; syncs: number; writtenBytes: number; writtenSeq: number; durableSeq: number } {
+    return this.writer?.stats() ?? { writes: 0, syncs: 0, writtenBytes: this.scan.validBytes, writtenSeq: this.scan.lastSeq, durableSeq: this.scan.lastSeq };
+  }
+
   append(input: AgentEventInput): AgentEvent {
     if (!this.writer) throw new TroupeError('internal_error', `${this.path} is open read-only`, { path: this.path });
     if (this.closing || this.broker.isClosed()) throw new TroupeError('session_closed', 'the event log is closed', { sessionId: this.sessionId });

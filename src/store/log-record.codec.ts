@@ -23,7 +23,10 @@ export interface LogHeader {
 }
 
 const packr = new Packr({ useRecords: true, bundleStrings: true, moreTypes: false });
-const unpackr = new Unpackr({ useRecords: true, bundleStrings: true, moreTypes: false });
+// A record shape costs its definition plus a slow first read; for a lone event, a plain map is cheaper.
+const plainPackr = new Packr({ useRecords: false, moreTypes: false });
+const SMALL_RECORD = 4;
+const unpackr = new Unpackr({ useRecords: true, bundleStrings: true, mapsAsObjects: true, moreTypes: false });
 
 /** Frames the header record. */
 export function encodeHeaderRecord(header: LogHeader): Buffer {
@@ -34,7 +37,8 @@ export function encodeHeaderRecord(header: LogHeader): Buffer {
 /** Frames consecutive events as one record. */
 export function encodeEventRecord(events: readonly AgentEvent[]): Buffer {
   // pack() returns a view of a buffer it reuses: frameRecord copies it out at once.
-  return frameRecord(packr.pack([events[0]!.seq, events.length, events]));
+  const p = events.length < SMALL_RECORD ? plainPackr : packr;
+  return frameRecord(p.pack([events[0]!.seq, events.length, events]));
 }
 
 function readUint(buf: Buffer, off: number): [number, number] | undefined {

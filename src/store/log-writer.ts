@@ -38,6 +38,8 @@ export class LogWriter {
   private waiters: Waiter[] = [];
   private failure: TroupeError | undefined;
   private closed = false;
+  private writes = 0;
+  private syncs = 0;
 
   constructor(
     private readonly fh: FileHandle,
@@ -62,6 +64,11 @@ export class LogWriter {
   writtenBytes(): number {
     return this.end;
   }
+  /** Counters for metrics and benchmarks. */
+  stats(): { writes: number; syncs: number; writtenBytes: number; writtenSeq: number; durableSeq: number } {
+    return { writes: this.writes, syncs: this.syncs, writtenBytes: this.end, writtenSeq: this.written, durableSeq: this.durable };
+  }
+
   /** The write or sync error that stopped this writer, if any. */
   error(): TroupeError | undefined {
     return this.failure;
@@ -157,6 +164,7 @@ export class LogWriter {
         if (this.pending.length > 0) await this.writeBatch();
         if (sync) {
           await this.fh.datasync();
+          this.syncs++;
           this.durable = this.written;
           this.settle();
           if (this.pending.length === 0 && this.timer !== undefined) {
@@ -194,6 +202,7 @@ export class LogWriter {
       const { bytesWritten } = await this.fh.write(buf, done, buf.length - done, this.end + done);
       done += bytesWritten;
     }
+    this.writes++;
     this.end = offset;
     this.written = events[events.length - 1]!.seq;
     for (const [seq, at] of starts) this.onRecord(seq, at);
