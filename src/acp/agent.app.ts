@@ -27,14 +27,22 @@ function toRpc(err: unknown): unknown {
   return new acp.RequestError(ERROR_CODES[err.code].rpc, err.message, { ...err.data, code: err.code });
 }
 
-function guarded<P, R>(fn: (params: P, ctx: { client: acp.AgentContext; signal: AbortSignal }) => Promise<R>) {
-  return async (ctx: { params: P; client: acp.AgentContext; signal: AbortSignal }): Promise<R> => {
-    try {
-      return await fn(ctx.params, ctx);
-    } catch (err) {
-      throw toRpc(err);
-    }
-  };
+type Handler<P, R> = (params: P, ctx: { client: acp.AgentContext; signal: AbortSignal }) => Promise<R>;
+
+/** Logs the request at debug level and turns a TroupeError into its JSON-RPC error. */
+function guard(logger: Logger) {
+  return <P, R>(method: string, fn: Handler<P, R>) =>
+    async (ctx: { params: P; client: acp.AgentContext; signal: AbortSignal }): Promise<R> => {
+      const started = Date.now();
+      try {
+        const result = await fn(ctx.params, ctx);
+        logger.debug(method, { ms: Date.now() - started });
+        return result;
+      } catch (err) {
+        logger.debug(`${method} failed`, { ms: Date.now() - started, code: isTroupeError(err) ? err.code : undefined, error: String(err) });
+        throw toRpc(err);
+      }
+    };
 }
 
 const sessionIdOnly = z.object({ sessionId: z.string() }).passthrough();
@@ -45,6 +53,7 @@ const forkParams = z
 
 export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const { host, env, config, logger } = opts;
+  const guarded = guard(logger);
 
   const sessionState = (live: LiveSession) => {
     const conv = live.engine.conversation;
@@ -103,7 +112,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     })
     .onRequest(
       'session/new',
-      guarded(async (p: acp.NewSessionRequest, { client }) => {
+      guarded('session/new', async (p: acp.NewSessionRequest, { client }) => {
         if (p.mcpServers.length) logger.warn('MCP servers are not supported yet; ignoring them', { count: p.mcpServers.length });
         const live = await host.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
         announceCommands(client, live.engine.sessionId);
@@ -112,7 +121,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/load',
-      guarded(async (p: acp.LoadSessionRequest, { client }) => {
+      guarded('session/load', async (p: acp.LoadSessionRequest, { client }) => {
         const live = await host.get(p.sessionId);
         sameCwd(live, p.cwd);
         await host.replay(live);
@@ -122,7 +131,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/resume',
-      guarded(async (p: acp.ResumeSessionRequest, { client }) => {
+      guarded('session/resume', async (p: acp.ResumeSessionRequest, { client }) => {
         const live = await host.get(p.sessionId);
         sameCwd(live, p.cwd);
         announceCommands(client, p.sessionId);
@@ -131,7 +140,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/list',
-      guarded(async (p: acp.ListSessionsRequest) => {
+      guarded('session/list', async (p: acp.ListSessionsRequest) => {
         const page = host.index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
         return {
           sessions: page.sessions.map((s) => ({
@@ -146,7 +155,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/close',
-      guarded(async (p: acp.CloseSessionRequest) => {
+      guarded('session/close', async (p: acp.CloseSessionRequest) => {
         if (!host.isLive(p.sessionId) && !host.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
         await host.unload(p.sessionId);
         return {};
@@ -154,7 +163,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/delete',
-      guarded(async (p: acp.DeleteSessionRequest) => {
+      guarded('session/delete', async (p: acp.DeleteSessionRequest) => {
         await host.delete(p.sessionId);
         return {};
       }),
@@ -162,7 +171,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/fork',
       forkParams,
-      guarded(async (p: z.infer<typeof forkParams>, { client }) => {
+      guarded('session/fork', async (p: z.infer<typeof forkParams>, { client }) => {
         const live = await host.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);
         announceCommands(client, live.engine.sessionId);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
@@ -170,14 +179,14 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/set_mode',
-      guarded(async (p: acp.SetSessionModeRequest, { client }) => {
+      guarded('session/set_mode', async (p: acp.SetSessionModeRequest, { client }) => {
         await configure(client, await host.get(p.sessionId), { mode: p.modeId });
         return {};
       }),
     )
     .onRequest(
       'session/set_config_option',
-      guarded(async (p: acp.SetSessionConfigOptionRequest, { client }) => {
+      guarded('session/set_config_option', async (p: acp.SetSessionConfigOptionRequest, { client }) => {
         const live = await host.get(p.sessionId);
         const value = (p as { value: unknown }).value;
         if (typeof value !== 'string') throw new TroupeError('invalid_params', `config option ${p.configId} takes a string value`);
@@ -188,7 +197,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/prompt',
-      guarded(async (p: acp.PromptRequest, { client }) => {
+      guarded('session/prompt', async (p: acp.PromptRequest, { client }) => {
         const live = await host.get(p.sessionId);
         const command = slashCommand(p.prompt);
         if (command?.name === 'compact') {
@@ -214,7 +223,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       '_troupe/steer',
       steerParams,
-      guarded(async (p: z.infer<typeof steerParams>) => {
+      guarded('_troupe/steer', async (p: z.infer<typeof steerParams>) => {
         const live = await host.get(p.sessionId);
         const model = resolveModel(live.engine.conversation.model, env, config);
         return live.engine.steer(p.expectedTurnId, toContent(p.prompt as acp.ContentBlock[], { images: model.capabilities.images, model: model.id }));
@@ -223,7 +232,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       '_troupe/session_state',
       sessionIdOnly,
-      guarded(async (p: z.infer<typeof sessionIdOnly>) => {
+      guarded('_troupe/session_state', async (p: z.infer<typeof sessionIdOnly>) => {
         const live = await host.get(p.sessionId);
         const conv = live.engine.conversation;
         return { sessionId: p.sessionId, ...live.engine.state(), mode: conv.mode, model: conv.model, title: conv.title ?? null };

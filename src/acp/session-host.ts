@@ -90,6 +90,7 @@ export class SessionHost {
     const deps = this.deps(sessionId, log, init.cwd, init.additionalDirectories);
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
     await this.index.applyEvents((await log.readAfter(0)).events);
+    this.opts.logger.info('session created', { sessionId, cwd: init.cwd, model, mode });
     return this.track(engine, log);
   }
 
@@ -156,6 +157,7 @@ export class SessionHost {
     if (!this.index.get(sessionId) || this.index.get(sessionId)?.status === 'deleted') return;
     await this.unload(sessionId);
     await this.index.tombstone(sessionId);
+    this.opts.logger.info('session deleted', { sessionId });
   }
 
   async shutdown(): Promise<void> {
@@ -178,6 +180,7 @@ export class SessionHost {
     const dirs = first?.type === 'session_created' ? first.additionalDirectories : [];
     const engine = await SessionEngine.open(this.deps(sessionId, log, first?.type === 'session_created' ? first.cwd : entry.cwd, dirs), sessionId);
     await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events);
+    this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
     return this.track(engine, log);
   }
 

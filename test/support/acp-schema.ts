@@ -45,6 +45,7 @@ const RESPONSES: Record<string, string> = {
 /** Agent → client requests and notifications. */
 const OUTGOING: Record<string, string> = {
   'session/update': 'acp#/$defs/SessionNotification',
+  '$/cancel_request': 'acp#/$defs/CancelRequestNotification',
   'session/request_permission': 'acp#/$defs/RequestPermissionRequest',
   'fs/read_text_file': 'acp#/$defs/ReadTextFileRequest',
   'fs/write_text_file': 'acp#/$defs/WriteTextFileRequest',

@@ -1,0 +1,133 @@
+// Sessions outlive processes: session/load replays the whole history before it answers, resume
+// does not replay, fork copies, delete leaves a tombstone, and kill -9 mid-turn is repaired.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AcpChild } from '../../support/acp-child.js';
+
+const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+const strip = (updates: any[]) => updates.map(({ _meta, ...u }) => ({ ...u, seq: _meta?.troupe?.seq }));
+const script = {
+  replies: [
+    [{ text: 'Reading.' }, { tool_call: { name: 'list_dir', input: {} } }],
+    [{ text: 'Done reading.' }],
+    [{ text: 'second answer' }],
+  ],
+};
+
+test('session/load in a new process replays the whole history, user chunks included, before responding', async (t) => {
+  const cwd = workspace();
+  const first = AcpChild.start({ script });
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  await first.prompt(sessionId, 'list things');
+  await first.prompt(sessionId, 'and again');
+  const live = strip(first.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  assert.equal(await first.close(), 0);
+
+  const second = AcpChild.start({ script, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  let seenAtResponse = -1;
+  const res = await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] }).then((r) => ((seenAtResponse = second.updatesFor(sessionId).length), r));
+  assert.equal(res.modes?.currentModeId, 'default');
+  const replayed = strip(second.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  assert.deepEqual(replayed, live, 'the replay is exactly what the live client saw');
+  assert.ok(seenAtResponse >= replayed.length, 'every replayed update arrived before the load response');
+  assert.ok(replayed.some((u) => u.sessionUpdate === 'user_message_chunk' && u.content.text === 'and again'));
+  // The session goes on in the new process, with its history.
+  assert.equal((await second.prompt(sessionId, 'third')).stopReason, 'end_turn');
+  assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});
+
+test('session/resume does not replay; a different cwd is refused', async (t) => {
+  const cwd = workspace();
+  const first = AcpChild.start({ script });
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  await first.prompt(sessionId, 'x');
+  await first.close();
+  const second = AcpChild.start({ script, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  await assert.rejects(second.agent.request('session/resume', { sessionId, cwd: workspace() }), (e: any) => e.code === -32602 && /never changes/.test(e.message));
+  await second.agent.request('session/resume', { sessionId, cwd });
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(second.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'), []);
+  const state: any = await second.agent.request('_troupe/session_state', { sessionId });
+  assert.ok(state.lastSeq > 5, 'the resumed session has its history');
+});
+
+test('session/fork copies the history into a new, independent session', async (t) => {
+  const c = AcpChild.start({ script: { replies: [...script.replies, [{ text: 'fork answer' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const cwd = workspace();
+  const source = await c.newSession(cwd);
+  await c.prompt(source, 'list things');
+  const fork: any = await c.agent.request('session/fork', { sessionId: source, cwd, mcpServers: [] });
+  assert.notEqual(fork.sessionId, source);
+  const srcState: any = await c.agent.request('_troupe/session_state', { sessionId: source });
+  const forkState: any = await c.agent.request('_troupe/session_state', { sessionId: fork.sessionId });
+  assert.equal(forkState.lastSeq, srcState.lastSeq, 'the same events, renumbered in the new session');
+  assert.equal((await c.prompt(fork.sessionId, 'go on')).stopReason, 'end_turn');
+  const after: any = await c.agent.request('_troupe/session_state', { sessionId: source });
+  assert.equal(after.lastSeq, srcState.lastSeq, 'the source is untouched by the fork');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('session/delete leaves a tombstone: the id is gone from list and load', async (t) => {
+  const c = AcpChild.start({ script });
+  t.after(() => c.close());
+  await c.initialize();
+  const cwd = workspace();
+  const sessionId = await c.newSession(cwd);
+  await c.prompt(sessionId, 'x');
+  assert.deepEqual(await c.agent.request('session/delete', { sessionId }), {});
+  assert.deepEqual((await c.agent.request('session/list', {})).sessions.map((s) => s.sessionId), []);
+  await assert.rejects(c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.code === -32002);
+  assert.deepEqual(await c.agent.request('session/delete', { sessionId }), {}, 'deleting twice succeeds');
+});
+
+test('session/close cancels the running turn and frees the session; it can be loaded again', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'partial' }, { hang: true }], [{ text: 'after reload' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const cwd = workspace();
+  const sessionId = await c.newSession(cwd);
+  const running = c.prompt(sessionId, 'go');
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'first chunk');
+  await c.agent.request('session/close', { sessionId });
+  assert.equal((await running).stopReason, 'cancelled');
+  await c.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal((await c.prompt(sessionId, 'again')).stopReason, 'end_turn');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('kill -9 during a turn: a new process replays everything durable and shows the turn ended agent_crashed', async (t) => {
+  const cwd = workspace();
+  // Plain replies restart from the first in a new process: the keyed one answers after the restart.
+  const crashScript = { replies: [{ when: 'are you there', items: [{ text: 'alive again' }] }, [{ text: 'streaming before the crash' }, { hang: true }]] };
+  const first = AcpChild.start({ script: crashScript });
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  void first.prompt(sessionId, 'start').catch(() => undefined);
+  await first.until(() => first.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk before crash');
+  // Give group commit its window to make the chunk durable, then die without any chance to flush.
+  await new Promise((r) => setTimeout(r, 100));
+  await first.crash();
+
+  const second = AcpChild.start({ script: crashScript, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const replayed = second.updatesFor(sessionId);
+  assert.ok(replayed.some((u) => u.sessionUpdate === 'user_message_chunk' && u.content.text === 'start'));
+  assert.ok(replayed.some((u) => u.sessionUpdate === 'agent_message_chunk' && u.content.text === 'streaming before the crash'));
+  const ended = replayed.find((u) => u.sessionUpdate === 'agent_thought_chunk' && /agent_crashed/.test(u.content.text));
+  assert.ok(ended, 'the interrupted turn is shown as ended agent_crashed');
+  assert.equal((await second.prompt(sessionId, 'are you there')).stopReason, 'end_turn');
+  assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});

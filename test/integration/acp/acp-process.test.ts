@@ -1,0 +1,91 @@
+// The process itself: stdout is protocol only, malformed input is answered and survived, and the
+// --version and --check flags.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const BIN = resolve('bin/troupe.js');
+
+function raw(lines: string[], env: Record<string, string> = {}): Promise<{ out: any[]; stderr: string; code: number | null }> {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-home-'));
+  const proc = spawn(process.execPath, [BIN, 'acp'], { env: { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, ...env } });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d) => (stdout += d));
+  proc.stderr.on('data', (d) => (stderr += d));
+  return new Promise((done) => {
+    proc.on('close', (code) => done({ out: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)), stderr, code }));
+    (async () => {
+      for (const line of lines) {
+        proc.stdin.write(line + '\n');
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      // End stdin (the editor going away) only once every request has its answer.
+      const ids = lines.map((l) => /"id":(\d+)/.exec(l)?.[1]).filter(Boolean).map(Number);
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !ids.every((id) => stdout.includes(`"id":${id}`))) await new Promise((r) => setTimeout(r, 10));
+      proc.stdin.end();
+    })();
+  });
+}
+
+const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
+
+test('a malformed line is answered -32700 and the process keeps serving; stdout is JSON-RPC only', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const { out, stderr, code } = await raw(
+    [
+      init,
+      '{this is not json',
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/new', params: { cwd, mcpServers: [] } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'no/such_method', params: {} }),
+    ],
+    { TROUPE_LOG: 'debug' },
+  );
+  assert.equal(code, 0);
+  assert.ok(out.every((m) => m.jsonrpc === '2.0'), 'every stdout line is a JSON-RPC message');
+  assert.equal(out.find((m) => m.id === null)?.error.code, -32700);
+  assert.equal(out.find((m) => m.id === 2)?.error.code, -32602, 'mcpServers is required');
+  assert.match(out.find((m) => m.id === 3)?.result.sessionId, /^ses_/);
+  assert.equal(out.find((m) => m.id === 4)?.error.code, -32601);
+  assert.match(stderr, /debug/, 'logs go to stderr at the TROUPE_LOG level');
+});
+
+test('requests before initialize are refused; a second initialize over stdio is allowed', async () => {
+  const { out } = await raw([JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/list', params: {} }), init.replace('"id":1', '"id":2'), init.replace('"id":1', '"id":3')]);
+  assert.equal(out.find((m) => m.id === 1)?.error.code, -32600);
+  assert.equal(out.find((m) => m.id === 2)?.result.protocolVersion, 1);
+  assert.equal(out.find((m) => m.id === 3)?.result.protocolVersion, 1);
+});
+
+test('troupe acp --version prints the version', () => {
+  const r = spawnSync(process.execPath, [BIN, 'acp', '--version'], { encoding: 'utf8' });
+  assert.equal(r.status, 0);
+  assert.match(r.stdout, /^troupe \d+\.\d+\.\d+\n$/);
+});
+
+test('troupe acp --check reports providers and exits 1 on a broken configuration', () => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-home-'));
+  const env = { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'cfg') };
+  const ok = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env });
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stdout, /scripted\/demo \(offline\)/);
+  assert.match(ok.stdout, /anthropic\s+no key/);
+  const keyed = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, ANTHROPIC_API_KEY: 'sk-test' } });
+  assert.match(keyed.stdout, /ok\s+anthropic\s+key from ANTHROPIC_API_KEY/);
+  assert.doesNotMatch(keyed.stdout, /sk-test/, 'never prints a key');
+  const badModel = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, TROUPE_MODEL: 'nope/x' } });
+  assert.equal(badModel.status, 1);
+  assert.match(badModel.stdout, /BROKEN/);
+  mkdirSync(join(home, 'cfg', 'troupe'), { recursive: true });
+  writeFileSync(join(home, 'cfg', 'troupe', 'config.json'), '{ not json');
+  const badConfig = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env });
+  assert.equal(badConfig.status, 1);
+  assert.match(badConfig.stdout, /config.*BROKEN/);
+  const noScript = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, XDG_CONFIG_HOME: join(home, 'none'), TROUPE_MODEL: 'scripted/replay' } });
+  assert.equal(noScript.status, 1);
+});

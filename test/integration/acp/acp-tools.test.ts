@@ -1,0 +1,97 @@
+// Tools through the ACP client: reads and writes go through the editor's buffers when it offers
+// fs, commands run in its terminals (embedded, then released), and paths outside the workspace are
+// refused before any client or disk access.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AcpChild } from '../../support/acp-child.js';
+
+const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+const call = (name: string, input: Record<string, unknown>) => ({ tool_call: { name, input } });
+
+test('with client fs, reads see the editor buffer and writes land in it, not on disk', async (t) => {
+  const cwd = workspace();
+  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
+  const c = AcpChild.start({
+    script: { replies: [[call('read_file', { path: 'a.txt' })], [call('write_file', { path: 'b.txt', content: 'new\n' })], [{ text: 'done' }]] },
+    env: { TROUPE_MODEL: 'scripted/replay' },
+  });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true, writeTextFile: true } });
+  const sessionId = await c.agent.request('session/new', { cwd, mcpServers: [] }).then((r) => r.sessionId);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  c.buffers.set(join(cwd, 'a.txt'), 'unsaved editor text\n');
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  const read = c.updatesFor(sessionId, 'tool_call_update').find((u) => u.rawOutput?.output?.includes('unsaved editor text'));
+  assert.ok(read, 'the model read the buffer');
+  assert.deepEqual(c.fsCalls.map((f) => f.method), ['read', 'write']);
+  assert.equal(c.buffers.get(join(cwd, 'b.txt')), 'new\n');
+  assert.ok(!existsSync(join(cwd, 'b.txt')), 'the disk is untouched: the editor owns the file now');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('edits show as diffs in the tool call', async (t) => {
+  const cwd = workspace();
+  writeFileSync(join(cwd, 'a.txt'), 'hello world\n');
+  const c = AcpChild.start({ script: { replies: [[call('edit_file', { path: 'a.txt', old_string: 'world', new_string: 'troupe' })], [{ text: 'edited' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'accept-edits' });
+  await c.prompt(sessionId, 'edit');
+  const diff = c.updatesFor(sessionId, 'tool_call_update').flatMap((u) => u.content ?? []).find((x: any) => x.type === 'diff');
+  assert.deepEqual([diff.path, diff.oldText, diff.newText], [join(cwd, 'a.txt'), 'hello world\n', 'hello troupe\n']);
+  assert.equal(readFileSync(join(cwd, 'a.txt'), 'utf8'), 'hello troupe\n');
+  assert.equal(c.updatesFor(sessionId, 'tool_call')[0].kind, 'edit');
+});
+
+test('with client terminals, commands run in a terminal that is embedded and then released', async (t) => {
+  const cwd = workspace();
+  const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'echo from-terminal' })], [{ text: 'ran' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ terminal: true });
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  await c.prompt(sessionId, 'run it');
+  const embedded = c.updatesFor(sessionId, 'tool_call_update').flatMap((u) => u.content ?? []).find((x: any) => x.type === 'terminal');
+  assert.ok(embedded, 'the terminal is embedded in the tool call');
+  assert.deepEqual(c.terminalCalls, [`create ${embedded.terminalId}`, `release ${embedded.terminalId}`]);
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(done.status, 'completed');
+  assert.match(done.rawOutput.output, /from-terminal/);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('paths outside the workspace are refused: .., absolute, symlink out, symlink loop', async (t) => {
+  const outside = workspace();
+  writeFileSync(join(outside, 'secret.txt'), 'TOP-SECRET-CONTENT\n');
+  const cwd = workspace();
+  symlinkSync(outside, join(cwd, 'out-link'));
+  mkdirSync(join(cwd, 'loop'));
+  symlinkSync(join(cwd, 'loop', 'b'), join(cwd, 'loop', 'a'));
+  symlinkSync(join(cwd, 'loop', 'a'), join(cwd, 'loop', 'b'));
+  const attempts = [
+    call('read_file', { path: `../${outside.split('/').pop()}/secret.txt` }),
+    call('read_file', { path: join(outside, 'secret.txt') }),
+    call('read_file', { path: 'out-link/secret.txt' }),
+    call('write_file', { path: 'out-link/planted.txt', content: 'x' }),
+    call('write_file', { path: join(outside, 'planted2.txt'), content: 'x' }),
+    call('read_file', { path: 'loop/a' }),
+  ];
+  const c = AcpChild.start({ script: { replies: [attempts, [{ text: 'refused' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true, writeTextFile: true } });
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  assert.equal((await c.prompt(sessionId, 'try')).stopReason, 'end_turn');
+  const results = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.rawOutput);
+  assert.equal(results.length, attempts.length);
+  assert.ok(results.every((r) => r.status === 'failed'));
+  assert.deepEqual(results.slice(0, 5).map((r) => r.rawOutput.errorCode), Array(5).fill('path_outside_workspace'));
+  assert.match(results[5].rawOutput.output, /symlink loop/);
+  assert.deepEqual(c.fsCalls, [], 'the client was never asked for a path outside');
+  assert.ok(!existsSync(join(outside, 'planted.txt')) && !existsSync(join(outside, 'planted2.txt')));
+  assert.ok(!results.some((r) => r.rawOutput.output.includes('TOP-SECRET-CONTENT')), 'nothing outside was read');
+});

@@ -1,0 +1,138 @@
+// Turns over ACP: cancel always resolves `cancelled` after its updates, prompts queue FIFO with
+// their own responses, steer is fenced by turn id, and permissions are asked, remembered and timed out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AcpChild } from '../../support/acp-child.js';
+
+const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+const write = (path: string) => ({ tool_call: { name: 'write_file', input: { path, content: 'x\n' } } });
+
+async function started(c: AcpChild, text = 'go') {
+  await c.initialize();
+  const cwd = workspace();
+  const sessionId = await c.newSession(cwd);
+  return { cwd, sessionId, running: c.prompt(sessionId, text) };
+}
+
+test('session/cancel mid-stream: the prompt resolves cancelled, after every update of the turn', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'partial' }, { hang: true }]] } });
+  t.after(() => c.close());
+  const { sessionId, running } = await started(c);
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk');
+  let updatesAtResponse = -1;
+  const done = running.then((r) => ((updatesAtResponse = c.updates.length), r));
+  await c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await done).stopReason, 'cancelled');
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(c.updates.length, updatesAtResponse, 'no update of the turn arrives after its response');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('cancel while a permission prompt is open: cancelled, and the tool never runs', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[write('a.txt')]] }, answers: ['hold'] });
+  t.after(() => c.close());
+  const { cwd, sessionId, running } = await started(c);
+  await c.until(() => c.permissions.length === 1, 'permission request');
+  await c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await running).stopReason, 'cancelled');
+  c.held?.({ outcome: { outcome: 'selected', optionId: 'allow_once' } }); // too late: ignored
+  await new Promise((r) => setTimeout(r, 50));
+  assert.ok(!existsSync(join(cwd, 'a.txt')));
+  const last = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(last.status, 'failed');
+});
+
+test('a prompt sent while a turn runs is queued FIFO and gets its own response', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ delay_ms: 80 }, { text: 'first' }], [{ text: 'second' }]] } });
+  t.after(() => c.close());
+  const { sessionId, running } = await started(c, 'one');
+  const second = c.prompt(sessionId, 'two');
+  const [a, b] = await Promise.all([running, second]);
+  assert.equal(a.stopReason, 'end_turn');
+  assert.equal(b.stopReason, 'end_turn');
+  assert.notEqual((a as any)._meta.troupe.turnId, (b as any)._meta.troupe.turnId);
+  const texts = c.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text);
+  assert.deepEqual(texts, ['first', 'second']);
+});
+
+test('_troupe/steer reaches the running turn; wrong or absent turns are typed JSON-RPC errors', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ delay_ms: 150 }, { tool_call: { name: 'list_dir', input: {} } }], [{ text: 'steered' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  await assert.rejects(
+    c.agent.request('_troupe/steer', { sessionId, expectedTurnId: 'turn_x', prompt: [{ type: 'text', text: 'x' }] }),
+    (e: any) => e.code === -32011 && e.data?.code === 'no_active_turn',
+  );
+  const running = c.prompt(sessionId, 'go');
+  await c.until(() => c.updatesFor(sessionId, 'user_message_chunk').length > 0, 'turn start');
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.equal(state.session, 'running');
+  assert.match(state.turnId, /^turn_/);
+  assert.ok(state.turn, 'the turn machine state is reported');
+  await assert.rejects(
+    c.agent.request('_troupe/steer', { sessionId, expectedTurnId: 'turn_wrong', prompt: [{ type: 'text', text: 'x' }] }),
+    (e: any) => e.code === -32010 && e.data?.code === 'turn_mismatch',
+  );
+  const ok: any = await c.agent.request('_troupe/steer', { sessionId, expectedTurnId: state.turnId, prompt: [{ type: 'text', text: 'use tabs' }] });
+  assert.match(ok.steerId, /^steer_/);
+  assert.equal((await running).stopReason, 'end_turn');
+  const guidance = c.updatesFor(sessionId, 'user_message_chunk').find((u) => u.content.text === 'use tabs');
+  assert.equal(guidance.messageId, ok.steerId, 'the guidance shows as the user said it');
+  const after: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.deepEqual([after.session, after.queue], ['idle', []]);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('permission prompts offer the four options; allow_always is remembered across a restart', async (t) => {
+  const replies = { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok again' }]] };
+  const first = AcpChild.start({ script: replies, answers: ['allow_always'] });
+  const { cwd, sessionId, running } = await started(first);
+  await running;
+  const req = first.permissions[0]!;
+  assert.deepEqual(req.options.map((o) => o.kind), ['allow_once', 'allow_always', 'reject_once', 'reject_always']);
+  assert.equal(req.toolCall.toolCallId, first.updatesFor(sessionId, 'tool_call')[0].toolCallId);
+  assert.ok(existsSync(join(cwd, 'a.txt')));
+  await first.close();
+  // A new process: the "always" answer comes back from the log.
+  const second = AcpChild.start({ script: { replies: replies.replies.slice(2) }, home: first.home, answers: ['reject_once'] });
+  t.after(() => second.close());
+  await second.initialize();
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal((await second.prompt(sessionId, 'again')).stopReason, 'end_turn');
+  assert.equal(second.permissions.length, 0, 'not asked again');
+  assert.ok(existsSync(join(cwd, 'b.txt')));
+});
+
+test('a rejected or unanswered permission is a tool failure the model sees; plan mode refuses edits', async (t) => {
+  const c = AcpChild.start({
+    script: { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok' }], [write('c.txt')], [{ text: 'ok' }]] },
+    answers: ['reject_once', 'hold'],
+    env: { TROUPE_PERMISSION_TIMEOUT_MS: '100' },
+  });
+  t.after(() => c.close());
+  const { cwd, sessionId, running } = await started(c);
+  assert.equal((await running).stopReason, 'end_turn');
+  const failures = () => c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.status === 'failed');
+  assert.equal(failures()[0].rawOutput.errorCode, 'permission_denied');
+  assert.equal((await c.prompt(sessionId, 'again')).stopReason, 'end_turn');
+  assert.equal(failures()[1].rawOutput.errorCode, 'tool_timeout');
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'plan' });
+  assert.equal((await c.prompt(sessionId, 'third')).stopReason, 'end_turn');
+  assert.equal(failures()[2].rawOutput.errorCode, 'permission_denied');
+  assert.equal(c.permissions.length, 2, 'plan mode does not ask');
+  for (const f of ['a.txt', 'b.txt', 'c.txt']) assert.ok(!existsSync(join(cwd, f)));
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a failed turn is a JSON-RPC error with its code; the session goes on', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ context_overflow: 'too long' }], [{ context_overflow: 'still too long' }], [{ text: 'fine' }]] } });
+  t.after(() => c.close());
+  const { sessionId, running } = await started(c);
+  await assert.rejects(running, (e: any) => e.code === -32040 && e.data?.code === 'context_overflow' && /turn_/.test(e.data?.turnId));
+  assert.equal((await c.prompt(sessionId, 'next')).stopReason, 'end_turn');
+  assert.deepEqual(c.schemaErrors, []);
+});
