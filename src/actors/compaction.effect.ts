@@ -2,15 +2,34 @@
  * Context budget: the preflight estimate and compaction. Compaction summarizes the turns older than
  * the last `keepTurns` with the session's own model, and cuts long tool outputs; both are recorded
  * in the compaction_completed event, so a session reopened from its log sees the same context.
+ *
+ * A session over its limit must always be compactable, so the summarization request is itself made
+ * to fit the window (see `fitForSummary`), retried once with half the room if the vendor still
+ * says it is too long, and replaced by an outline made without the model if even that fails.
  */
+import type { ContentBlock } from '../core/events.js';
 import { newLocalId } from '../core/ids.js';
-import type { ModelMessage, ModelRequest } from '../core/provider.js';
-import type { EngineCore, ResolvedModel } from './engine-core.js';
+import type { ModelCapabilities, ModelMessage, ModelRequest } from '../core/provider.js';
+import type { EngineCore, EngineLimits, ResolvedModel } from './engine-core.js';
 import { classify, StepError } from './step-error.js';
 
 /** Offline estimate: about four characters per token. */
 export function estimateTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
-  return Math.ceil((request.system.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length) / 4);
+  return Math.ceil((request.system.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length) / CHARS_PER_TOKEN);
+}
+
+const CHARS_PER_TOKEN = 4;
+/** Share of the context window a summarization request may fill (offline estimate), leaving room for the summary and estimate error. */
+export const SUMMARY_INPUT_SHARE = 0.6;
+/** Share of the context window one tool output keeps once compacted, so that a small window is not filled by one output. */
+const TOOL_OUTPUT_SHARE = 0.1;
+/** Text is never cut shorter than this: below it a cut keeps nothing useful. */
+const MIN_CUT_CHARS = 200;
+
+/** The toolOutputLimit a compaction records: the configured limit, lowered for small context windows. */
+export function toolOutputLimitFor(limits: Pick<EngineLimits, 'toolOutputLimit'>, capabilities: Pick<ModelCapabilities, 'contextWindow'>): number {
+  const share = Math.max(MIN_CUT_CHARS, Math.floor(capabilities.contextWindow * CHARS_PER_TOKEN * TOOL_OUTPUT_SHARE));
+  return Math.min(limits.toolOutputLimit, share);
 }
 
 /** The vendor's count where it has one, else the offline estimate. */
@@ -31,9 +50,11 @@ export async function preflight(core: EngineCore, signal: AbortSignal): Promise<
   return { overBudget: tokens > resolved.capabilities.contextWindow * core.deps.limits.compactThreshold };
 }
 
-const SUMMARY_INSTRUCTION =
+/** The last user message of every summarization request. */
+export const SUMMARY_INSTRUCTION =
   'Summarize the conversation above for your own later use: the goals, the decisions taken, the files ' +
   'touched and their state, and what remains to do. Be concise and factual.';
+const SUMMARY_SYSTEM = 'You write summaries of coding sessions.';
 
 export async function compact(core: EngineCore, turnId: string | undefined, reason: 'preflight' | 'overflow' | 'manual', signal: AbortSignal): Promise<void> {
   const resolved = core.model();
@@ -48,9 +69,10 @@ export async function compact(core: EngineCore, turnId: string | undefined, reas
   const ends = conv.turnEnds;
   const keep = reason === 'overflow' ? 0 : core.deps.limits.keepTurns;
   const cut = ends.length > keep ? ends[ends.length - keep - 1]! : undefined;
+  const toolOutputLimit = toolOutputLimitFor(core.deps.limits, resolved.capabilities);
   let summary: string | undefined;
   try {
-    if (cut !== undefined && cut > (conv.summary?.throughSeq ?? 0)) summary = await summarize(core, resolved, conv.messages({ throughSeq: cut }), signal);
+    if (cut !== undefined && cut > (conv.summary?.throughSeq ?? 0)) summary = await summarize(core, resolved, cut, toolOutputLimit, signal);
   } catch (err) {
     if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
     const failure = classify(err);
@@ -60,26 +82,145 @@ export async function compact(core: EngineCore, turnId: string | undefined, reas
   }
   if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
   core.openCompactionId = undefined;
-  core.emit({
-    type: 'compaction_completed',
-    ...base,
-    status: 'completed',
-    ...(summary !== undefined ? { summary, throughSeq: cut } : {}),
-    toolOutputLimit: core.deps.limits.toolOutputLimit,
-  });
+  core.emit({ type: 'compaction_completed', ...base, status: 'completed', ...(summary !== undefined ? { summary, throughSeq: cut } : {}), toolOutputLimit });
 }
 
-async function summarize(core: EngineCore, resolved: ResolvedModel, history: ModelMessage[], signal: AbortSignal): Promise<string> {
-  const request: ModelRequest = {
-    model: resolved.model,
-    system: 'You write summaries of coding sessions.',
-    messages: [...history, { role: 'user', content: [{ type: 'text', text: SUMMARY_INSTRUCTION }] }],
-    tools: [],
-    maxOutputTokens: Math.min(2_048, resolved.capabilities.maxOutputTokens),
-    purpose: 'compaction',
+/**
+ * Asks the model for a summary of everything through `cut` (the previous summary included), within
+ * SUMMARY_INPUT_SHARE of the window; on a context overflow, once more within half of that. If the
+ * vendor still refuses, an outline built without the model takes the summary's place, so that the
+ * session can go on rather than fail every later turn at the same compaction.
+ */
+async function summarize(core: EngineCore, resolved: ResolvedModel, cut: number, toolOutputLimit: number, signal: AbortSignal): Promise<string> {
+  const conv = core.conversation;
+  const history = conv.messages({ throughSeq: cut, withSummary: false });
+  const budget = Math.floor(resolved.capabilities.contextWindow * SUMMARY_INPUT_SHARE);
+  for (const room of [budget, Math.floor(budget / 2)]) {
+    const request: ModelRequest = {
+      model: resolved.model,
+      system: SUMMARY_SYSTEM,
+      messages: fitForSummary(history, conv.summary?.text, room, toolOutputLimit),
+      tools: [],
+      maxOutputTokens: Math.min(2_048, resolved.capabilities.maxOutputTokens),
+      purpose: 'compaction',
+    };
+    try {
+      let text = '';
+      for await (const ev of resolved.provider.stream(request, signal)) if (ev.type === 'text_delta') text += ev.text;
+      if (!text.trim()) throw new StepError('context_overflow', 'compaction produced an empty summary');
+      return text;
+    } catch (err) {
+      if (signal.aborted || classify(err).code !== 'context_overflow') throw err;
+      core.deps.logger.warn('the summarization request did not fit', { budget: room, tokens: estimateTokens(request), error: String(err) });
+    }
+  }
+  return outline(history, conv.summary?.text, Math.floor(budget / 2) * CHARS_PER_TOKEN);
+}
+
+/**
+ * The summarization input within `budget` tokens (offline estimate): text-only messages without
+ * reasoning, every text, tool output and tool-call input cut to a common length that halves until
+ * the request fits, then the oldest messages left out behind a marker. The previous summary is kept
+ * first, since it is the only record of what came before it.
+ */
+export function fitForSummary(history: ModelMessage[], previous: string | undefined, budget: number, toolOutputLimit: number): ModelMessage[] {
+  const instruction: ModelMessage = { role: 'user', content: [{ type: 'text', text: SUMMARY_INSTRUCTION }] };
+  const tokens = (messages: ModelMessage[]) => estimateTokens({ system: SUMMARY_SYSTEM, messages, tools: [] });
+  const build = (limit: number, from: number): ModelMessage[] => {
+    const head: ContentBlock[] = [];
+    if (previous !== undefined) head.push({ type: 'text', text: `[Summary of the earlier conversation]\n${cutText(previous, limit)}` });
+    if (from > 0) head.push({ type: 'text', text: `[${from} earlier messages were left out here to fit the context window]` });
+    const body = history.slice(from).map((m) => plain(m, limit, toolOutputLimit));
+    return mergeUsers([...(head.length ? [{ role: 'user' as const, content: head }] : []), ...body, instruction]);
   };
-  let text = '';
-  for await (const ev of resolved.provider.stream(request, signal)) if (ev.type === 'text_delta') text += ev.text;
-  if (!text.trim()) throw new StepError('context_overflow', 'compaction produced an empty summary');
-  return text;
+  let limit = Math.max(MIN_CUT_CHARS, Math.floor((budget * CHARS_PER_TOKEN) / 4));
+  let messages = build(limit, 0);
+  while (tokens(messages) > budget && limit > MIN_CUT_CHARS) {
+    limit = Math.max(MIN_CUT_CHARS, Math.floor(limit / 2));
+    messages = build(limit, 0);
+  }
+  if (tokens(messages) <= budget) return messages;
+  // Still too big: leave out the oldest messages. Sizes are summed once (a tail's size is close to
+  // the sum of its messages), then confirmed on the real request.
+  const sizes = history.map((m) => Math.ceil(JSON.stringify(plain(m, limit, toolOutputLimit)).length / CHARS_PER_TOKEN));
+  let over = tokens(messages) - budget;
+  let from = 0;
+  while (from < history.length && over > 0) over -= sizes[from++]!;
+  for (;;) {
+    // A tail never starts with tool results: their calls would be missing.
+    while (from < history.length && history[from]!.role === 'tool') from++;
+    messages = build(limit, from);
+    if (from >= history.length || tokens(messages) <= budget) return messages;
+    from++;
+  }
+}
+
+/** A message as the summarizer sees it: text only, no reasoning, every long text cut to `limit`. */
+function plain(message: ModelMessage, limit: number, toolOutputLimit: number): ModelMessage {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', content: message.content.map((b) => ({ type: 'text' as const, text: cutText(blockText(b), limit) })) };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        text: cutText(message.text, limit),
+        toolCalls: message.toolCalls.map((c) => {
+          const json = JSON.stringify(c.input);
+          return json.length <= limit ? c : { ...c, input: { cut_by_compaction: cutText(json, limit) } };
+        }),
+      };
+    case 'tool':
+      return { role: 'tool', results: message.results.map((r) => ({ ...r, output: cutText(r.output, Math.min(limit, toolOutputLimit)) })) };
+  }
+}
+
+function blockText(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'image':
+      return `[image ${block.mimeType}]`;
+    case 'resource_link':
+      return `[${block.name}: ${block.uri}]`;
+    case 'resource':
+      return 'text' in block.resource ? `[${block.resource.uri}]\n${block.resource.text}` : `[binary resource ${block.resource.uri}]`;
+  }
+}
+
+function cutText(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  // Never split a surrogate pair: a lone half is not valid text for any vendor.
+  const end = /[\uD800-\uDBFF]/.test(text[limit - 1]!) ? limit - 1 : limit;
+  return `${text.slice(0, end)}\n[… ${text.length - end} characters removed by compaction]`;
+}
+
+function mergeUsers(messages: ModelMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (const m of messages) {
+    const prev = out.at(-1);
+    if (prev?.role === 'user' && m.role === 'user') out[out.length - 1] = { role: 'user', content: [...prev.content, ...m.content] };
+    else out.push(m);
+  }
+  return out;
+}
+
+/**
+ * The fallback summary: the person's requests and the tools used, newest kept first when it must
+ * be shortened. Marked as an outline so that neither the model nor the person mistakes it for one.
+ */
+function outline(history: ModelMessage[], previous: string | undefined, maxChars: number): string {
+  const lines: string[] = [];
+  for (const m of history) {
+    if (m.role === 'user') lines.push(`- The user wrote: ${cutText(m.content.map(blockText).join(' ').replace(/\s+/g, ' '), 300)}`);
+    else if (m.role === 'assistant' && m.toolCalls.length) lines.push(`- Tools used: ${m.toolCalls.map((c) => `${c.name} ${cutText(JSON.stringify(c.input), 120)}`).join('; ')}`);
+  }
+  const header = '[No model summary could be made within the context window; this is an outline of the earlier conversation.]';
+  const prior = previous !== undefined ? [`Earlier summary: ${cutText(previous, Math.floor(maxChars / 3))}`] : [];
+  let size = header.length + prior.join('').length;
+  const kept: string[] = [];
+  for (let i = lines.length - 1; i >= 0 && size + lines[i]!.length < maxChars; i--) {
+    kept.unshift(lines[i]!);
+    size += lines[i]!.length + 1;
+  }
+  return [header, ...prior, ...(kept.length < lines.length ? [`- (${lines.length - kept.length} earlier entries left out)`] : []), ...kept].join('\n');
 }

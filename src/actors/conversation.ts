@@ -125,11 +125,15 @@ export class Conversation {
     }
   }
 
-  /** The messages for the next model call, repaired so that every vendor accepts them. */
-  messages(options: { throughSeq?: number } = {}): ModelMessage[] {
+  /**
+   * The messages for the next model call, repaired so that every vendor accepts them. `throughSeq`
+   * stops at an event; `withSummary: false` leaves out the summary of earlier turns (compaction
+   * places it itself).
+   */
+  messages(options: { throughSeq?: number; withSummary?: boolean } = {}): ModelMessage[] {
     const through = options.throughSeq ?? Infinity;
     const out: ModelMessage[] = [];
-    if (this.summary) out.push({ role: 'user', content: [{ type: 'text', text: `[Summary of the earlier conversation]\n${this.summary.text}` }] });
+    if (this.summary && options.withSummary !== false) out.push({ role: 'user', content: [{ type: 'text', text: `[Summary of the earlier conversation]\n${this.summary.text}` }] });
     for (const entry of this.entries) {
       if (entry.seq > through) break;
       const message = this.truncated(entry);
