@@ -15,6 +15,11 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = await runAcp(rest);
     return;
   }
+  if (command === 'serve') {
+    const { runServe } = await import('./daemon/serve.command.js');
+    // The daemon has stopped every child and closed its sockets: nothing is left to wait for.
+    process.exit(await runServe(rest));
+  }
   const { runCli } = await import('./cli/cli.js');
   process.exitCode = await runCli(command, rest);
 }

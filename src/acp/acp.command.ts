@@ -13,6 +13,7 @@ import { resolveTroupeHome } from '../store/index.js';
 import { createAgentApp } from './agent.app.js';
 import { acpCheck } from './acp-check.js';
 import { SessionHost } from './session-host.js';
+import { ControlChannel } from './control-channel.js';
 
 const USAGE = `Usage: troupe acp [--check | --version]
 
@@ -45,12 +46,18 @@ export async function runAcp(args: string[]): Promise<number> {
     logger.error((err as Error).message);
     return 1;
   }
-  const host = await SessionHost.open({ home: resolveTroupeHome(env), env, config, logger });
+  // Under a daemon, fd 3 carries heartbeats, durable events and machine transitions to it.
+  const channel = args.includes('--supervised') ? ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
+  const host = await SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, ...(channel ? { reporter: channel } : {}) });
   const app = createAgentApp({ host, env, config, logger });
   const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
 
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= host.shutdown().catch((err) => logger.error('shutdown failed', { error: String(err) })));
+  const stop = () =>
+    (stopping ??= host
+      .shutdown()
+      .catch((err) => logger.error('shutdown failed', { error: String(err) }))
+      .finally(() => channel?.close()));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => void stop().then(() => process.exit(0)));
   }

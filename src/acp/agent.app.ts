@@ -6,12 +6,12 @@
 import * as acp from '@agentclientprotocol/sdk';
 import { z } from 'zod';
 import { ERROR_CODES, isTroupeError, TroupeError } from '../core/errors.js';
-import { VERSION } from '../core/version.js';
 import type { Logger } from '../core/ports.js';
 import { resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { isMode, type LiveSession, type SessionHost } from './session-host.js';
 import { configOptions, modeState, SLASH_COMMANDS } from './session-options.js';
+import { initializeResult } from './capabilities.js';
 import { slashCommand, toContent } from './prompt-content.js';
 
 export interface AgentOptions {
@@ -90,25 +90,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           return false;
         }
       })();
-      return {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        agentInfo: { name: 'troupe', title: 'troupe', version: VERSION },
-        authMethods: [],
-        agentCapabilities: {
-          loadSession: true,
-          promptCapabilities: { image: images, audio: false, embeddedContext: true },
-          sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {} },
-          _meta: {
-            troupe: {
-              version: VERSION,
-              steer: { method: '_troupe/steer' },
-              sessionState: { method: '_troupe/session_state' },
-              fork: { method: 'session/fork' },
-              promptQueueing: true,
-            },
-          },
-        },
-      };
+      return initializeResult(images);
     })
     .onRequest(
       'session/new',

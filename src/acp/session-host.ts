@@ -8,7 +8,7 @@ import { isAbsolute } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import { TroupeError } from '../core/errors.js';
 import type { AgentEvent } from '../core/events.js';
-import { newSessionId } from '../core/ids.js';
+import { isValidSessionId, newSessionId } from '../core/ids.js';
 import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
@@ -19,6 +19,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
 import { projectEvent, type ProjectionCaps } from './update.projection.js';
 import { systemPrompt } from './system-prompt.js';
+import type { SessionReporter } from './control-channel.js';
 
 export interface HostOptions {
   home: string;
@@ -26,6 +27,23 @@ export interface HostOptions {
   config: TroupeConfig;
   logger: Logger;
   limits?: Partial<EngineLimits>;
+  /** Supervised children report events and transitions to their daemon, which owns the index. */
+  reporter?: SessionReporter;
+}
+
+/** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
+export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'applyEvents' | 'tombstone' | 'flush'>;
+
+/** The catalog of a supervised child: reads from the index as it was, leaves every write to the daemon. */
+function readOnlyCatalog(index: SessionIndex): SessionCatalog {
+  return {
+    isUsed: (id) => index.isUsed(id),
+    get: (id) => index.get(id),
+    list: (options) => index.list(options),
+    applyEvents: async () => undefined,
+    tombstone: async () => undefined,
+    flush: async () => undefined,
+  };
 }
 
 export interface LiveSession {
@@ -45,12 +63,12 @@ export class SessionHost {
 
   private constructor(
     private readonly opts: HostOptions,
-    readonly index: SessionIndex,
+    readonly index: SessionCatalog,
   ) {}
 
   static async open(opts: HostOptions): Promise<SessionHost> {
     const index = await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger });
-    return new SessionHost(opts, index);
+    return new SessionHost(opts, opts.reporter ? readOnlyCatalog(index) : index);
   }
 
   /** The connection's client and what it advertised at `initialize`. */
@@ -91,7 +109,7 @@ export class SessionHost {
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
     await this.index.applyEvents((await log.readAfter(0)).events);
     this.opts.logger.info('session created', { sessionId, cwd: init.cwd, model, mode });
-    return this.track(engine, log);
+    return this.track(engine, log, 0);
   }
 
   /** The live session, opening it from its log if needed. Unknown or deleted: `session_not_found`. */
@@ -165,9 +183,9 @@ export class SessionHost {
     await this.index.flush();
   }
 
+  /** Opens a session from its log file, the truth (the index may lag behind a daemon's writes). */
   private async reopen(sessionId: string): Promise<LiveSession> {
-    const entry = this.index.get(sessionId);
-    if (!entry || entry.status === 'deleted') throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    if (!isValidSessionId(sessionId)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     let log: FileEventLog;
     try {
       log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { logger: this.opts.logger });
@@ -178,20 +196,32 @@ export class SessionHost {
     // The workspace is fixed at creation: read it from the first event.
     const first = (await log.readAfter(0, { limit: 1 })).events[0];
     const dirs = first?.type === 'session_created' ? first.additionalDirectories : [];
-    const engine = await SessionEngine.open(this.deps(sessionId, log, first?.type === 'session_created' ? first.cwd : entry.cwd, dirs), sessionId);
+    if (first?.type !== 'session_created') {
+      await log.close();
+      throw new TroupeError('session_not_found', `session ${sessionId} has no history`, { sessionId });
+    }
+    const before = log.lastSeq();
+    const engine = await SessionEngine.open(this.deps(sessionId, log, first.cwd, dirs), sessionId);
     await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events);
     this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
-    return this.track(engine, log);
+    return this.track(engine, log, before);
   }
 
-  private track(engine: SessionEngine, log: FileEventLog): LiveSession {
+  /** Projects and reports every event from now on; `reportFrom`: events already appended the reporter has not seen. */
+  private async track(engine: SessionEngine, log: FileEventLog, reportFrom: number): Promise<LiveSession> {
     const sessionId = engine.sessionId;
+    if (this.opts.reporter && log.lastSeq() > reportFrom) {
+      for (const e of (await log.readAfter(reportFrom, { limit: 100_000 })).events) this.opts.reporter.event(log, e);
+    }
+    const reporter = this.opts.reporter;
+    const stopInspecting = reporter ? engine.inspect((ev) => reporter.transition(sessionId, ev)) : () => undefined;
     const stop = engine.observe((event) => {
+      reporter?.event(log, event);
       const client = this.client;
       if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
       if (INDEXED.has(event.type)) void this.index.applyEvents([event]).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
     });
-    const live: LiveSession = { engine, log, detach: stop };
+    const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };
     this.live.set(sessionId, live);
     return live;
   }

@@ -49,6 +49,7 @@ export const ERROR_CODES = {
   payload_too_large: { rpc: -32055, http: 413, summary: 'A request body is over the size limit.' },
   connection_not_found: { rpc: -32056, http: 404, summary: 'No live transport connection has this Acp-Connection-Id.' },
   stream_conflict: { rpc: -32057, http: 409, summary: 'This SSE stream already has an active receiver.' },
+  daemon_running: { rpc: -32058, http: 409, summary: 'Another daemon already serves this TROUPE_HOME (data.pid names it).' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -86,3 +86,34 @@ function describeNode(node: NodeLike, machineId: string): StateDescription {
 export function describeMachine(machine: AnyStateMachine): MachineDescription {
   return { id: machine.id, root: describeNode(machine.root as unknown as NodeLike, machine.id) };
 }
+
+/** `{ tools: 'running' }` → `tools.running`; parallel regions are joined with `|`. */
+export function statePath(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    return Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => (v === undefined || (typeof v === 'object' && v && Object.keys(v).length === 0) ? k : `${k}.${statePath(v)}`))
+      .join('|');
+  }
+  return String(value);
+}
+
+/**
+ * An XState event type as the machine description labels it: `xstate.done.actor.0.turn.tools.deciding`
+ * → `done: decideTool` (the effect invoked in that state), `xstate.init` → `init`.
+ */
+export function eventLabel(type: string, machine: MachineDescription): string {
+  if (type === 'xstate.init') return 'init';
+  const m = /^xstate\.(done|error)\.actor\.(.+)$/.exec(type);
+  if (!m) return type;
+  const id = m[2]!;
+  const prefix = `${machine.id}.`;
+  const at = id.indexOf(prefix);
+  if (at >= 0) {
+    const path = id.slice(at + prefix.length);
+    const find = (s: StateDescription): StateDescription | undefined => (s.path === path ? s : s.states.map(find).find(Boolean));
+    const state = find(machine.root);
+    if (state?.invokes[0]) return `${m[1]}: ${state.invokes[0]}`;
+  }
+  return `${m[1]}: ${id.split('.').pop()}`;
+}

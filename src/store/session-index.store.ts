@@ -11,6 +11,7 @@ import { silentLogger, systemClock } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
+import { withFileLock } from './file-lock.js';
 import { readLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, sessionIndexPath, sessionLogPath } from './paths.js';
@@ -56,6 +57,16 @@ function validEntry(v: unknown): v is SessionEntry {
   );
 }
 
+/**
+ * Which of two versions of an entry wins when several processes wrote the index: a tombstone
+ * always wins (deletion is final), otherwise the more recently updated one.
+ */
+function newer(ours: SessionEntry, theirs: SessionEntry): SessionEntry {
+  if ((ours.status === 'deleted') !== (theirs.status === 'deleted')) return ours.status === 'deleted' ? ours : theirs;
+  if (theirs.updatedAt !== ours.updatedAt) return theirs.updatedAt > ours.updatedAt ? theirs : ours;
+  return theirs.lastSeq > ours.lastSeq ? theirs : ours;
+}
+
 /** Newest first; ties broken by id so that the order is total and paging is stable. */
 function before(a: SessionEntry, b: SessionEntry): number {
   return b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
@@ -73,6 +84,18 @@ function decodeCursor(cursor: string): [number, string] {
     // fall through
   }
   throw new TroupeError('invalid_cursor', 'not a session list cursor', { cursor });
+}
+
+function parseIndex(text: string): Map<string, SessionEntry> | undefined {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const d = doc as { version?: unknown; sessions?: unknown };
+  if (!d || d.version !== INDEX_FORMAT_VERSION || !Array.isArray(d.sessions) || !d.sessions.every(validEntry)) return undefined;
+  return new Map((d.sessions as SessionEntry[]).map((e) => [e.id, e]));
 }
 
 export class SessionIndex {
@@ -120,16 +143,34 @@ export class SessionIndex {
   }
 
   private load(text: string): boolean {
-    let doc: unknown;
-    try {
-      doc = JSON.parse(text);
-    } catch {
-      return false;
-    }
-    const d = doc as { version?: unknown; sessions?: unknown };
-    if (!d || d.version !== INDEX_FORMAT_VERSION || !Array.isArray(d.sessions) || !d.sessions.every(validEntry)) return false;
-    this.entries = new Map((d.sessions as SessionEntry[]).map((e) => [e.id, e]));
+    const parsed = parseIndex(text);
+    if (!parsed) return false;
+    this.entries = parsed;
     return true;
+  }
+
+  /** The index as another process last wrote it, or `undefined` if it is missing or damaged. */
+  private async readDisk(): Promise<Map<string, SessionEntry> | undefined> {
+    try {
+      return parseIndex(await readFile(this.path, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  private mergeFrom(disk: Map<string, SessionEntry>): void {
+    for (const [id, theirs] of disk) {
+      const ours = this.entries.get(id);
+      this.entries.set(id, ours ? newer(ours, theirs) : theirs);
+    }
+  }
+
+  /** Picks up what other processes wrote to the index since it was opened. */
+  async refresh(): Promise<void> {
+    await this.chain;
+    const disk = await this.readDisk();
+    if (disk) this.mergeFrom(disk);
   }
 
   private async logIds(): Promise<string[]> {
@@ -204,6 +245,8 @@ export class SessionIndex {
   /** Adds a new session. Throws `invalid_params` if the id was ever used (tombstones included). */
   async create(entry: Omit<SessionEntry, 'status' | 'lastSeq' | 'updatedAt'> & Partial<Pick<SessionEntry, 'status' | 'lastSeq' | 'updatedAt'>>): Promise<SessionEntry> {
     if (!isValidSessionId(entry.id)) throw new TroupeError('invalid_params', `not a valid session id: ${entry.id}`);
+    // Another process may have used the id since we loaded the index.
+    if (!this.entries.has(entry.id)) await this.refresh();
     if (this.entries.has(entry.id)) throw new TroupeError('invalid_params', `session id ${entry.id} was already used`, { sessionId: entry.id });
     const full: SessionEntry = { status: 'active', lastSeq: 0, updatedAt: entry.createdAt, ...entry, cwd: resolve(entry.cwd) };
     this.entries.set(full.id, full);
@@ -229,6 +272,7 @@ export class SessionIndex {
 
   /** Marks a session active, closed or failed (deleting goes through `tombstone`). */
   async setStatus(id: string, status: Exclude<SessionStatus, 'deleted'>): Promise<void> {
+    if (!this.entries.has(id)) await this.refresh();
     const e = this.entries.get(id);
     if (!e) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
     if (e.status === 'deleted') throw new TroupeError('session_not_found', `session ${id} was deleted`, { sessionId: id });
@@ -243,6 +287,7 @@ export class SessionIndex {
    * must not be open for writing. The id stays used forever.
    */
   async tombstone(id: string): Promise<void> {
+    if (!this.entries.has(id)) await this.refresh();
     const e = this.entries.get(id);
     if (!e) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
     if (e.status === 'deleted') return;
@@ -275,8 +320,13 @@ export class SessionIndex {
     const p = this.chain.then(async () => {
       if (!this.dirty) return;
       this.dirty = false;
-      const sessions = [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      await writeFileAtomic(this.path, JSON.stringify({ version: INDEX_FORMAT_VERSION, sessions }, null, 1) + '\n');
+      // Other processes write the index too: merge their version under a lock, then replace it.
+      await withFileLock(this.path + '.lock', async () => {
+        const disk = await this.readDisk();
+        if (disk) this.mergeFrom(disk);
+        const sessions = [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        await writeFileAtomic(this.path, JSON.stringify({ version: INDEX_FORMAT_VERSION, sessions }, null, 1) + '\n');
+      });
     });
     this.chain = p.catch((err) => this.logger.error('session index write failed', { error: (err as Error).message }));
     return p;

@@ -1,0 +1,27 @@
+/**
+ * What troupe answers to `initialize`, in one place: the stdio agent and the daemon (which answers
+ * initialize itself before any child exists) must advertise exactly the same agent.
+ */
+import { VERSION } from '../core/version.js';
+
+export function initializeResult(images: boolean) {
+  return {
+    protocolVersion: 1,
+    agentInfo: { name: 'troupe', title: 'troupe', version: VERSION },
+    authMethods: [],
+    agentCapabilities: {
+      loadSession: true,
+      promptCapabilities: { image: images, audio: false, embeddedContext: true },
+      sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {} },
+      _meta: {
+        troupe: {
+          version: VERSION,
+          steer: { method: '_troupe/steer' },
+          sessionState: { method: '_troupe/session_state' },
+          fork: { method: 'session/fork' },
+          promptQueueing: true,
+        },
+      },
+    },
+  };
+}

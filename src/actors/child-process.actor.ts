@@ -1,0 +1,156 @@
+/**
+ * One `troupe acp --supervised` process as the daemon sees it: JSON-RPC lines in and out on
+ * stdin/stdout (kept raw), control frames on fd 3, stderr kept as a short tail for diagnosis, and a
+ * stop sequence of end stdin → SIGTERM → SIGKILL (MCP SDK stdio client, OTP shutdown).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import type { Logger } from '../core/ports.js';
+import { ControlFrameDecoder } from '../wire/control-frame.codec.js';
+import type { ControlMessage } from '../wire/control-messages.js';
+
+export interface ChildLaunch {
+  /** `node` and its arguments up to and including the troupe entry script. */
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  /** V8 heap budget in MiB (`--max-old-space-size`). */
+  maxOldSpaceMb?: number;
+}
+
+export interface ChildExit {
+  code: number | null;
+  signal: string | null;
+  /** What the stderr tail says, e.g. `out_of_memory`, else `exit` / `signal`. */
+  reason: string;
+  stderrTail: string;
+}
+
+export interface ChildHandlers {
+  message(msg: Record<string, unknown>): void;
+  control(msg: ControlMessage): void;
+  exit(info: ChildExit): void;
+}
+
+const STDERR_TAIL = 8 * 1024;
+
+export class ChildProcessHandle {
+  readonly proc: ChildProcess;
+  private stderrTail = '';
+  private exited?: ChildExit;
+  private readonly exitWaiters: ((e: ChildExit) => void)[] = [];
+  private handlers?: ChildHandlers;
+  /** Lines and frames that arrived before handlers were attached (a pooled child warming up). */
+  private early: (() => void)[] = [];
+
+  constructor(launch: ChildLaunch, private readonly logger: Logger) {
+    const execArgs = launch.maxOldSpaceMb ? [`--max-old-space-size=${launch.maxOldSpaceMb}`] : [];
+    const [script, ...rest] = launch.args;
+    this.proc = spawn(launch.command, [...execArgs, script!, ...rest], { env: launch.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    this.proc.stdin!.on('error', () => undefined); // EPIPE after death: the exit handler reports it
+    this.readLines(this.proc.stdout!);
+    this.readControl(this.proc.stdio[3] as Readable);
+    this.proc.stderr!.on('data', (d: Buffer) => {
+      const text = d.toString();
+      this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
+      for (const line of text.split('\n')) if (line.trim()) this.logger.debug('child stderr', { pid: this.proc.pid, line: line.slice(0, 500) });
+    });
+    this.proc.on('error', (err) => this.logger.error('child process error', { error: String(err) }));
+    this.proc.on('close', (code, signal) => {
+      const reason = /heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit';
+      this.exited = { code, signal, reason, stderrTail: this.stderrTail };
+      this.dispatch(() => this.handlers?.exit(this.exited!));
+      this.exitWaiters.splice(0).forEach((w) => w(this.exited!));
+    });
+  }
+
+  get pid(): number {
+    return this.proc.pid ?? -1;
+  }
+
+  get alive(): boolean {
+    return this.exited === undefined;
+  }
+
+  /** Receives everything from now on (and what arrived before, in order). */
+  attach(handlers: ChildHandlers): void {
+    this.handlers = handlers;
+    const early = this.early;
+    this.early = [];
+    early.forEach((f) => f());
+  }
+
+  /** Writes one JSON-RPC message; resolves when the pipe has taken it (backpressure). */
+  send(message: Record<string, unknown>): Promise<void> {
+    if (!this.alive) return Promise.resolve();
+    const stdin = this.proc.stdin as Writable;
+    return new Promise((resolve) => {
+      if (stdin.write(JSON.stringify(message) + '\n')) resolve();
+      else stdin.once('drain', resolve);
+    });
+  }
+
+  whenExited(): Promise<ChildExit> {
+    return this.exited ? Promise.resolve(this.exited) : new Promise((r) => this.exitWaiters.push(r));
+  }
+
+  /** End stdin; SIGTERM after `graceMs`; SIGKILL after another `graceMs`. Resolves on exit. */
+  async stop(graceMs: number): Promise<ChildExit> {
+    if (!this.alive) return this.exited!;
+    this.proc.stdin!.end();
+    const exit = this.whenExited();
+    const term = setTimeout(() => this.alive && this.proc.kill('SIGTERM'), graceMs);
+    const kill = setTimeout(() => this.alive && this.proc.kill('SIGKILL'), graceMs * 2);
+    const info = await exit;
+    clearTimeout(term);
+    clearTimeout(kill);
+    return info;
+  }
+
+  kill(): void {
+    if (this.alive) this.proc.kill('SIGKILL');
+  }
+
+  private dispatch(f: () => void): void {
+    if (this.handlers) f();
+    else this.early.push(f);
+  }
+
+  private readLines(stream: Readable): void {
+    let buf = '';
+    stream.on('data', (chunk: Buffer) => {
+      buf += chunk.toString();
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (!line.trim()) continue;
+        let msg: unknown;
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          this.logger.warn('child wrote a non-JSON line on stdout', { pid: this.proc.pid, line: line.slice(0, 200) });
+          continue;
+        }
+        if (msg && typeof msg === 'object' && !Array.isArray(msg)) this.dispatch(() => this.handlers?.message(msg as Record<string, unknown>));
+      }
+    });
+  }
+
+  private readControl(stream: Readable | undefined): void {
+    if (!stream) return;
+    const decoder = new ControlFrameDecoder();
+    stream.on('error', () => undefined);
+    stream.on('data', (chunk: Buffer) => {
+      let messages: ControlMessage[];
+      try {
+        messages = decoder.push(chunk);
+      } catch (err) {
+        this.logger.error('malformed control frame; ignoring the rest of the channel', { pid: this.proc.pid, error: String(err) });
+        stream.removeAllListeners('data');
+        return;
+      }
+      for (const m of messages) this.dispatch(() => this.handlers?.control(m));
+    });
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * One session's child under supervision: the child machine (child.machine.ts) driven by a real
+ * process. It spawns (from the warm pool), boots (the relay initializes and resumes the session),
+ * queues messages while the child is not ready, watches heartbeats, stops idle children and
+ * restarts crashed ones within the restart intensity.
+ */
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import type { Logger } from '../core/ports.js';
+import { childMachine } from '../machines/child.machine.js';
+import type { ChildSpec } from '../machines/restart-window.js';
+import { statePath } from '../machines/serialize.js';
+import type { ControlMessage } from '../wire/control-messages.js';
+import type { ChildExit, ChildProcessHandle } from './child-process.actor.js';
+
+export type BootKind = 'start' | 'restart' | 'wake';
+
+export interface SupervisedChildOptions {
+  spec: ChildSpec;
+  /** Stop the child after this long with nothing to do. */
+  idleMs: number;
+  /** Kill the child when no control message arrived for this long. */
+  heartbeatTimeoutMs: number;
+  acquire(): ChildProcessHandle;
+  /** Brings a fresh process to serving the session (initialize, resume); rejects if it cannot. */
+  boot(proc: ChildProcessHandle, kind: BootKind): Promise<void>;
+  onMessage(msg: Record<string, unknown>): void;
+  onControl(msg: ControlMessage): void;
+  /** The process is gone. `crashed`: not asked to stop. `willRestart`: a new process is coming. */
+  onExit(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
+  onTransition?(state: string, event: string, at: number): void;
+  logger: Logger;
+}
+
+export class SupervisedChild {
+  readonly actor: Actor<typeof childMachine>;
+  proc?: ChildProcessHandle;
+  private queue: Record<string, unknown>[] = [];
+  private idleTimer?: NodeJS.Timeout;
+  private watchdog?: NodeJS.Timeout;
+  private inFlight = 0;
+  private bootKind: BootKind = 'start';
+  private readonly stopWaiters: (() => void)[] = [];
+  pid?: number;
+  readonly spawnedAt: number[] = [];
+
+  constructor(private readonly opts: SupervisedChildOptions) {
+    this.actor = createActor(
+      childMachine.provide({
+        actions: {
+          spawn: () => queueMicrotask(() => this.spawn()),
+          stopChild: () => void this.proc?.stop(opts.spec.shutdownMs),
+          killChild: () => this.proc?.kill(),
+          markFailed: () => undefined,
+        },
+      }),
+      { input: { spec: opts.spec }, inspect: (ev) => this.inspect(ev) },
+    );
+    this.actor.subscribe((snap) => {
+      if (snap.status === 'done') this.stopWaiters.splice(0).forEach((w) => w());
+      if (snap.value === 'idleStopped' || snap.value === 'exited' || snap.value === 'failed') this.stopWaiters.splice(0).forEach((w) => w());
+    });
+    this.actor.start();
+  }
+
+  get state(): string {
+    return statePath(this.actor.getSnapshot().value);
+  }
+
+  get restarts(): number {
+    return this.spawnedAt.length - 1;
+  }
+
+  get failed(): boolean {
+    return this.state === 'failed';
+  }
+
+  /** Delivers a message now if the child serves, else when it does (waking an idle-stopped child). */
+  send(msg: Record<string, unknown>): void {
+    this.touch();
+    const state = this.state;
+    if ((state === 'ready' || state === 'busy') && this.proc?.alive) {
+      void this.proc.send(msg);
+      return;
+    }
+    this.queue.push(msg);
+    if (state === 'idleStopped') {
+      this.bootKind = 'wake';
+      this.actor.send({ type: 'WAKE' });
+    }
+  }
+
+  /** Messages queued and not delivered (handed back when the session fails or stops). */
+  drainQueue(): Record<string, unknown>[] {
+    return this.queue.splice(0);
+  }
+
+  /** Work is in flight (a prompt, a replay): the child is busy and must not be idle-stopped. */
+  begin(): void {
+    if (this.inFlight++ === 0) this.actor.send({ type: 'BUSY' });
+    this.touch();
+  }
+
+  end(): void {
+    if (this.inFlight > 0 && --this.inFlight === 0) this.actor.send({ type: 'IDLE' });
+    this.touch();
+  }
+
+  /** Stops the child and resolves once it is down. `idle`/`closed` can be woken; the others are final. */
+  stop(reason: 'idle' | 'closed' | 'shutdown' | 'deleted'): Promise<void> {
+    const s = this.state;
+    if (s === 'exited' || s === 'failed' || (s === 'idleStopped' && (reason === 'idle' || reason === 'closed'))) return Promise.resolve();
+    const done = new Promise<void>((r) => this.stopWaiters.push(r));
+    this.actor.send({ type: 'STOP', reason });
+    return done;
+  }
+
+  private spawn(): void {
+    const kind: BootKind = this.spawnedAt.length === 0 ? 'start' : this.bootKind === 'wake' ? 'wake' : 'restart';
+    this.bootKind = 'restart';
+    const proc = this.opts.acquire();
+    this.proc = proc;
+    this.pid = proc.pid;
+    this.spawnedAt.push(Date.now());
+    this.inFlight = 0;
+    proc.attach({
+      message: (m) => {
+        this.touch();
+        this.opts.onMessage(m);
+      },
+      control: (c) => {
+        this.feedWatchdog();
+        this.opts.onControl(c);
+      },
+      exit: (e) => this.exited(proc, e),
+    });
+    this.actor.send({ type: 'SPAWNED', pid: proc.pid });
+    this.feedWatchdog();
+    this.opts.boot(proc, kind).then(
+      () => {
+        if (this.proc !== proc || !proc.alive) return;
+        this.actor.send({ type: 'READY' });
+        for (const m of this.queue.splice(0)) void proc.send(m);
+        this.touch();
+      },
+      (err) => {
+        this.opts.logger.warn('child failed to boot', { pid: proc.pid, error: String(err) });
+        if (this.proc === proc && proc.alive && !this.abandoned.has(proc)) this.abandon({ type: 'BOOT_FAILED', reason: String(err) }, proc);
+      },
+    );
+  }
+
+  private exited(proc: ChildProcessHandle, exit: ChildExit): void {
+    if (this.proc !== proc || this.abandoned.has(proc)) return;
+    clearTimeout(this.watchdog);
+    clearTimeout(this.idleTimer);
+    const before = this.state;
+    this.actor.send({ type: 'EXITED', code: exit.code, signal: exit.signal, reason: exit.reason, at: Date.now() });
+    this.report(exit, before);
+  }
+
+  /**
+   * Gives up on a live process (hung, or failed to boot): it is killed, and reported as crashed now
+   * rather than when its exit arrives, which may be after its replacement started.
+   */
+  private abandon(event: { type: 'HUNG' } | { type: 'BOOT_FAILED'; reason: string }, proc: ChildProcessHandle): void {
+    this.abandoned.add(proc);
+    clearTimeout(this.watchdog);
+    const before = this.state;
+    this.actor.send(event);
+    this.report({ code: null, signal: 'SIGKILL', reason: event.type === 'HUNG' ? 'hung' : 'boot_failed', stderrTail: '' }, before);
+  }
+
+  private readonly abandoned = new WeakSet<ChildProcessHandle>();
+
+  private report(exit: ChildExit, before: string): void {
+    const after = this.state;
+    const crashed = before !== 'stopping' && (after === 'backoff' || after === 'failed');
+    if (exit.reason === 'out_of_memory') this.opts.logger.warn('child exceeded its memory budget and is restarted', { pid: this.pid });
+    this.opts.onExit(exit, { crashed, willRestart: after === 'backoff', failed: after === 'failed' });
+  }
+
+  /** Any sign of life or work postpones the idle stop. */
+  private touch(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.state === 'ready' && this.inFlight === 0) this.actor.send({ type: 'IDLE_TIMEOUT' });
+    }, this.opts.idleMs);
+    this.idleTimer.unref();
+  }
+
+  private feedWatchdog(): void {
+    clearTimeout(this.watchdog);
+    this.watchdog = setTimeout(() => {
+      const s = this.state;
+      const proc = this.proc;
+      if (proc?.alive && !this.abandoned.has(proc) && s !== 'stopping' && s !== 'idleStopped') {
+        this.opts.logger.warn('child missed its heartbeats; killing it', { pid: proc.pid, state: s });
+        this.abandon({ type: 'HUNG' }, proc);
+      }
+    }, this.opts.heartbeatTimeoutMs);
+    this.watchdog.unref();
+  }
+
+  private inspect(ev: InspectionEvent): void {
+    if (ev.type !== '@xstate.snapshot' || !this.opts.onTransition) return;
+    const value = (ev.snapshot as { value?: unknown }).value;
+    if (value !== undefined) this.opts.onTransition(statePath(value), ev.event.type, Date.now());
+  }
+}

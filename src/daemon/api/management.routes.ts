@@ -1,0 +1,137 @@
+/**
+ * The management API (JSON, bearer auth): health, sessions, a session's detail with the state of
+ * every machine, its event log as SSE with cursors, cancel, steer, delete, machine definitions and
+ * Prometheus metrics. spec/daemon.md §Management API.
+ */
+import { TroupeError, isTroupeError } from '../../core/errors.js';
+import type { ContentBlock } from '../../core/events.js';
+import { describeMachine } from '../../machines/serialize.js';
+import { sessionMachine } from '../../machines/session.machine.js';
+import { turnMachine } from '../../machines/turn.machine.js';
+import { childMachine } from '../../machines/child.machine.js';
+import type { SessionIndex, SessionEntry } from '../../store/index.js';
+import type { HttpServer } from '../http/http-server.js';
+import type { RouteRequest, RouteResponse } from '../http/route.types.js';
+import type { Relay } from '../relay/relay.js';
+import type { MachineHub } from '../machine-hub.js';
+import type { Metrics } from '../metrics.js';
+import type { SessionFeeds } from '../session-feeds.js';
+
+export interface ManagementDeps {
+  relay: Relay;
+  index: SessionIndex;
+  feeds: SessionFeeds;
+  hub: MachineHub;
+  metrics: Metrics;
+  version: string;
+  startedAt: number;
+}
+
+const MACHINES = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine), child: describeMachine(childMachine) };
+
+export function registerManagementRoutes(server: HttpServer, deps: ManagementDeps): void {
+  const { relay, index, feeds, hub } = deps;
+
+  const summary = (e: SessionEntry) => {
+    const live = relay.sessions.get(e.id);
+    return {
+      ...e,
+      child: live ? { state: live.child.state, pid: live.child.pid ?? null, restarts: Math.max(0, live.child.restarts) } : null,
+      connections: live ? live.attached.size : 0,
+    };
+  };
+  const entryOf = (id: string) => {
+    const e = index.get(id);
+    if (!e || e.status === 'deleted') throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+    return e;
+  };
+
+  server.route('GET', '/v1/health', () => ({
+    version: deps.version,
+    uptimeMs: Date.now() - deps.startedAt,
+    sessions: { live: relay.liveCount(), total: index.list({ limit: 100_000 }).sessions.length },
+  }));
+
+  server.route('GET', '/v1/sessions', (req) => {
+    const all = req.query.get('all') === '1' || req.query.get('all') === 'true';
+    const page = index.list({ limit: 10_000, includeDeleted: all, ...(req.query.get('cwd') ? { cwd: req.query.get('cwd')! } : {}) });
+    const sessions = page.sessions.filter((s) => all || s.status !== 'closed' || relay.sessions.has(s.id)).map(summary);
+    return { sessions };
+  });
+
+  server.route('GET', '/v1/sessions/:id', (req) => {
+    const e = entryOf(req.params.id!);
+    return { ...summary(e), machines: hub.states(e.id), transitions: hub.transitions(e.id).slice(-50) };
+  });
+
+  server.route('GET', '/v1/sessions/:id/transitions', (req) => {
+    entryOf(req.params.id!);
+    return { transitions: hub.transitions(req.params.id!) };
+  });
+
+  server.route('GET', '/v1/machines', () => MACHINES);
+
+  server.route('GET', '/v1/sessions/:id/events', (req, res) => streamEvents(req, res, feeds));
+
+  server.route('POST', '/v1/sessions/:id/cancel', (req) => {
+    const id = req.params.id!;
+    entryOf(id);
+    const live = relay.sessions.get(id);
+    if (live?.live) live.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: id } });
+    return { sessionId: id, cancelled: Boolean(live?.live) };
+  });
+
+  server.route('POST', '/v1/sessions/:id/steer', async (req) => {
+    const id = req.params.id!;
+    entryOf(id);
+    const body = (req.body ?? {}) as { expectedTurnId?: unknown; text?: unknown; prompt?: unknown };
+    if (typeof body.expectedTurnId !== 'string') throw new TroupeError('invalid_params', 'steer needs expectedTurnId (the running turn, from _troupe/session_state or the event log)');
+    const prompt = Array.isArray(body.prompt) ? (body.prompt as ContentBlock[]) : typeof body.text === 'string' ? [{ type: 'text', text: body.text }] : undefined;
+    if (!prompt?.length) throw new TroupeError('invalid_params', 'steer needs text (a string) or prompt (content blocks)');
+    const live = relay.sessions.get(id);
+    if (!live?.live) throw new TroupeError('no_active_turn', 'the session has no running turn', { sessionId: id });
+    try {
+      return await live.request('_troupe/steer', { sessionId: id, expectedTurnId: body.expectedTurnId, prompt });
+    } catch (err) {
+      const rpc = (err as { rpc?: { data?: { code?: string }; message?: string } }).rpc;
+      const code = rpc?.data?.code;
+      if (code === 'turn_mismatch' || code === 'no_active_turn' || code === 'session_closed') throw new TroupeError(code, rpc?.message ?? code, { sessionId: id });
+      throw err;
+    }
+  });
+
+  server.route('DELETE', '/v1/sessions/:id', async (req) => {
+    await relay.deleteById(req.params.id!);
+    return { sessionId: req.params.id, deleted: true };
+  });
+
+  server.route('GET', '/metrics', (_req, res) => {
+    res.send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, deps.metrics.render());
+  });
+}
+
+/** SSE of a session's log: `id: seq`; replays from the cursor, then goes live; says `replay_gap` plainly. */
+async function streamEvents(req: RouteRequest, res: RouteResponse, feeds: SessionFeeds): Promise<void> {
+  const id = req.params.id!;
+  const header = req.headers['last-event-id'];
+  const raw = (typeof header === 'string' && header) || req.query.get('after') || '0';
+  const after = Number(raw);
+  // Throws session_not_found and invalid_cursor (malformed, or beyond the latest seq) before the stream starts.
+  const watcher = feeds.subscribe(id, after);
+  const sse = res.sse();
+  sse.onClose(() => watcher.close());
+  req.signal.addEventListener('abort', () => watcher.close(), { once: true });
+  try {
+    for await (const event of watcher) {
+      if (sse.closed) break;
+      await sse.send(JSON.stringify(event), { id: event.seq, event: 'event' });
+    }
+  } catch (err) {
+    const code = isTroupeError(err) ? err.code : 'internal_error';
+    const message = err instanceof Error ? err.message : String(err);
+    if (!sse.closed) await sse.send(JSON.stringify({ code, message, after }), { event: code === 'replay_gap' ? 'replay_gap' : 'error' });
+  } finally {
+    watcher.close();
+    sse.close();
+  }
+}

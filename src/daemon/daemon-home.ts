@@ -1,0 +1,79 @@
+/**
+ * The daemon's files in $TROUPE_HOME: the bearer token (0600, made on first start), the lock that
+ * keeps one daemon per home, and the state file (pid, url, version) that clients use to find it.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { TroupeError } from '../core/errors.js';
+
+export interface DaemonState {
+  pid: number;
+  url: string;
+  version: string;
+  startedAt: number;
+}
+
+export const tokenPath = (home: string) => join(home, 'token');
+export const statePath = (home: string) => join(home, 'daemon.json');
+const lockPath = (home: string) => join(home, 'daemon.lock');
+
+/** The token, created (0600) if there is none yet. */
+export function ensureToken(home: string): string {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  try {
+    const existing = readFileSync(tokenPath(home), 'utf8').trim();
+    if (existing.length >= 32) return existing;
+  } catch {
+    // No token yet: make one.
+  }
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(tokenPath(home), token + '\n', { mode: 0o600 });
+  return token;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes the home's lock, or throws `daemon_running`. A lock left by a dead process is taken over. */
+export function acquireLock(home: string): () => void {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath(home), 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lockPath(home), { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(lockPath(home), 'utf8').trim());
+      if (pid && pid !== process.pid && alive(pid)) {
+        throw new TroupeError('daemon_running', `a daemon (pid ${pid}) already serves ${home}`, { pid });
+      }
+      rmSync(lockPath(home), { force: true });
+    }
+  }
+  throw new TroupeError('daemon_running', `could not take the lock in ${home}`);
+}
+
+export function writeState(home: string, state: DaemonState): void {
+  writeFileSync(statePath(home), JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+}
+
+export function readState(home: string): DaemonState | undefined {
+  try {
+    return JSON.parse(readFileSync(statePath(home), 'utf8')) as DaemonState;
+  } catch {
+    return undefined;
+  }
+}
+
+export function removeState(home: string): void {
+  rmSync(statePath(home), { force: true });
+}

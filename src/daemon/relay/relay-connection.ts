@@ -1,0 +1,89 @@
+/**
+ * One client connection of the relay (an ACP transport connection, HTTP or WebSocket). It answers
+ * what is not a session's business (initialize was answered by the relay; list and delete here),
+ * routes the rest by `params.sessionId`, and keeps the ids of child → client requests unique on the
+ * connection so answers find their way back.
+ */
+import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext } from '../http/acp/acp.types.js';
+import type { Relay } from './relay.js';
+import type { RelaySession } from './relay-session.js';
+import { errorResponse, isRequest, sessionIdOf, type JsonRpcMessage } from './rpc.js';
+
+export class RelayConnection implements AcpConnectionPeer {
+  readonly sessions = new Set<RelaySession>();
+  /** Our id for a child's request → which child asked, under which id. */
+  private readonly forwarded = new Map<number, { session: RelaySession; childId: unknown }>();
+  private nextId = 1;
+  isClosed = false;
+
+  constructor(
+    private readonly relay: Relay,
+    readonly channel: AcpClientChannel,
+    readonly initializeResponse: JsonRpcMessage,
+    readonly capabilities: Record<string, unknown>,
+  ) {}
+
+  send(msg: JsonRpcMessage): Promise<void> {
+    return this.isClosed ? Promise.resolve() : this.channel.send(msg);
+  }
+
+  receive(msg: JsonRpcMessage, context: AcpInboundContext): void {
+    if (typeof msg.method !== 'string') return this.answerFromClient(msg);
+    const request = isRequest(msg);
+    switch (msg.method) {
+      case 'initialize':
+        if (request) void this.send(errorResponse(msg.id, 'invalid_request', 'Initialize not allowed on existing connection'));
+        return;
+      case 'session/new':
+        if (request) this.relay.newSession(this, msg);
+        return;
+      case 'session/list':
+        if (request) void this.send(this.relay.listSessions(msg));
+        return;
+      case 'session/delete':
+        if (request) void this.relay.deleteSession(this, msg);
+        return;
+    }
+    const sessionId = sessionIdOf(msg) ?? context.sessionId;
+    if (!sessionId) {
+      if (request) void this.send(errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`));
+      return;
+    }
+    this.relay.toSession(this, sessionId, msg);
+  }
+
+  /** A child's request, re-identified for this connection. */
+  forwardRequest(session: RelaySession, msg: JsonRpcMessage): void {
+    const id = this.nextId++;
+    this.forwarded.set(id, { session, childId: msg.id });
+    void this.send({ ...msg, id });
+  }
+
+  /** The child withdrew a request (`$/cancel_request`): tell the client under our id. */
+  cancelForwarded(session: RelaySession, childId: unknown): void {
+    for (const [id, f] of this.forwarded) {
+      if (f.session === session && f.childId === childId) {
+        this.forwarded.delete(id);
+        void this.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+      }
+    }
+  }
+
+  /** The child is gone: answers to its requests have nowhere to go. */
+  forgetForwarded(session: RelaySession): void {
+    for (const [id, f] of this.forwarded) if (f.session === session) this.forwarded.delete(id);
+  }
+
+  closed(reason: AcpCloseReason): void {
+    this.isClosed = true;
+    for (const s of this.sessions) s.detach(this);
+    this.relay.connectionClosed(this, reason);
+  }
+
+  private answerFromClient(msg: JsonRpcMessage): void {
+    const f = this.forwarded.get(Number(msg.id));
+    if (!f) return; // an answer to a request of a child that has since died, or a stray id
+    this.forwarded.delete(Number(msg.id));
+    f.session.deliver({ ...msg, id: f.childId });
+  }
+}

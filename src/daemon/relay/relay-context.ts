@@ -1,0 +1,31 @@
+/** What a RelaySession needs from the relay that owns it. */
+import type { Logger } from '../../core/ports.js';
+import type { AgentEvent } from '../../core/events.js';
+import type { ChildSpec } from '../../machines/restart-window.js';
+import type { ChildExit } from '../../actors/child-process.actor.js';
+import type { ChildPool } from '../../actors/child-pool.actor.js';
+import type { RelaySession } from './relay-session.js';
+
+export interface RelayOptions {
+  childSpec: ChildSpec;
+  idleMs: number;
+  heartbeatTimeoutMs: number;
+  /** Sessions with a running child at once; one more is `capacity_exceeded`. */
+  maxLiveSessions: number;
+}
+
+export interface RelayContext {
+  readonly options: RelayOptions;
+  readonly pool: ChildPool;
+  readonly logger: Logger;
+  readonly version: string;
+  /** session/new answered: the session has its id. */
+  registered(session: RelaySession, sessionId: string): void;
+  /** session/new failed: the child serves nothing and is stopped. */
+  unregistered(session: RelaySession): void;
+  /** Durable events from the child. */
+  events(session: RelaySession, sessionId: string, events: AgentEvent[]): void;
+  transition(session: RelaySession, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void;
+  heartbeat(session: RelaySession, hb: { rss: number; heapUsed: number; events: number }): void;
+  exited(session: RelaySession, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
+}

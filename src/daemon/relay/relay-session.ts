@@ -1,0 +1,216 @@
+/**
+ * One session as the relay sees it: its supervised child, the connections attached to it, and the
+ * id maps that make one child look like one agent to many clients. Requests from clients get child-
+ * side ids (so two clients' `id: 1` never collide); requests from the child get connection-unique
+ * ids; updates go to every attached connection that has not already seen their seq.
+ */
+import type { ControlMessage } from '../../wire/control-messages.js';
+import type { ChildExit, ChildProcessHandle } from '../../actors/child-process.actor.js';
+import { SupervisedChild, type BootKind } from '../../actors/supervised-child.actor.js';
+import type { RelayContext } from './relay-context.js';
+import type { RelayConnection } from './relay-connection.js';
+import { rpcError, type JsonRpcMessage } from './rpc.js';
+
+interface PendingRequest {
+  conn: RelayConnection;
+  clientId: unknown;
+  method: string;
+}
+
+export class RelaySession {
+  sessionId?: string;
+  cwd: string;
+  /** Connection → highest update seq it has been sent (replays below it are not sent again). */
+  readonly attached = new Map<RelayConnection, number>();
+  /** Connections with a prompt running, latest last: child → client requests go to the latest. */
+  private readonly prompting: RelayConnection[] = [];
+  private readonly pending = new Map<number, PendingRequest>();
+  private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
+  private nextId = 1;
+  /** The capabilities the child was initialized with (the creating or waking connection's). */
+  private caps: Record<string, unknown> = {};
+  readonly child: SupervisedChild;
+  lastControlAt = 0;
+  /** Revived by a message other than load/resume: the first boot must resume the session too. */
+  private readonly resumeOnStart: boolean;
+  machines: { session?: string; turn?: string } = {};
+
+  constructor(
+    private readonly ctx: RelayContext,
+    init: { cwd: string; sessionId?: string; caps: Record<string, unknown>; resumeOnStart?: boolean },
+  ) {
+    this.resumeOnStart = init.resumeOnStart === true;
+    this.cwd = init.cwd;
+    this.sessionId = init.sessionId;
+    this.caps = init.caps;
+    this.child = new SupervisedChild({
+      spec: ctx.options.childSpec,
+      idleMs: ctx.options.idleMs,
+      heartbeatTimeoutMs: ctx.options.heartbeatTimeoutMs,
+      acquire: () => ctx.pool.take(),
+      boot: (proc, kind) => this.boot(proc, kind),
+      onMessage: (m) => this.fromChild(m),
+      onControl: (c) => this.control(c),
+      onExit: (e, info) => this.childExited(e, info),
+      onTransition: (state, event, at) => ctx.transition(this, 'child', state, event, at),
+      logger: ctx.logger,
+    });
+  }
+
+  /**
+   * Attaches a connection. With `replay` (session/load) it is sent every update again from seq 1;
+   * otherwise only updates newer than what the session has already sent anyone.
+   */
+  attach(conn: RelayConnection, replay = false): void {
+    if (replay) this.attached.set(conn, 0);
+    else if (!this.attached.has(conn)) this.attached.set(conn, this.lastSeq);
+    conn.sessions.add(this);
+  }
+
+  /** Highest update seq the child has sent. */
+  private lastSeq = 0;
+
+  detach(conn: RelayConnection): void {
+    this.attached.delete(conn);
+    const i = this.prompting.indexOf(conn);
+    if (i >= 0) this.prompting.splice(i, 1);
+  }
+
+  /** Forwards a client request to the child under a child-side id. */
+  forward(conn: RelayConnection, msg: JsonRpcMessage): void {
+    const id = this.nextId++;
+    const method = String(msg.method);
+    this.pending.set(id, { conn, clientId: msg.id, method });
+    if (method === 'session/prompt' || method === 'session/load') {
+      this.child.begin();
+      if (method === 'session/prompt') this.prompting.push(conn);
+    }
+    this.child.send({ ...msg, id });
+  }
+
+  /** A client notification, or a client's answer to a child request (already re-identified). */
+  deliver(msg: JsonRpcMessage): void {
+    this.child.send(msg);
+  }
+
+  /** A request of the daemon's own (boot, management API); sent now if the child serves, else queued. */
+  request(method: string, params: unknown, proc?: ChildProcessHandle): Promise<any> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.internal.set(id, { resolve, reject });
+      const msg = { jsonrpc: '2.0', id, method, params };
+      if (proc) void proc.send(msg);
+      else this.child.send(msg);
+    });
+  }
+
+  get live(): boolean {
+    const s = this.child.state;
+    return s !== 'idleStopped' && s !== 'exited' && s !== 'failed';
+  }
+
+  private async boot(proc: ChildProcessHandle, kind: BootKind): Promise<void> {
+    const init = await this.request('initialize', { protocolVersion: 1, clientCapabilities: this.caps, clientInfo: { name: 'troupe-daemon', version: this.ctx.version } }, proc);
+    if (init?.protocolVersion !== 1) throw new Error('the child did not answer initialize with protocol 1');
+    // A fresh child for a session that exists resumes it from its log, without replay.
+    if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) await this.request('session/resume', { sessionId: this.sessionId, cwd: this.cwd, mcpServers: [] }, proc);
+  }
+
+  private fromChild(msg: JsonRpcMessage): void {
+    const hasId = msg.id !== undefined && msg.id !== null;
+    if (typeof msg.method === 'string') {
+      if (hasId) this.requestToClient(msg);
+      else this.notificationToClients(msg);
+      return;
+    }
+    if (!hasId) return;
+    const id = Number(msg.id);
+    const internal = this.internal.get(id);
+    if (internal) {
+      this.internal.delete(id);
+      if (msg.error) internal.reject(Object.assign(new Error(String((msg.error as { message?: unknown }).message)), { rpc: msg.error }));
+      else internal.resolve(msg.result);
+      return;
+    }
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    this.settled(p);
+    if (p.method === 'session/new') {
+      const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
+      if (typeof sid === 'string') {
+        this.ctx.registered(this, sid);
+        this.attach(p.conn, true);
+      } else this.ctx.unregistered(this);
+    }
+    if (p.method === 'session/close' && !msg.error) void this.child.stop('closed');
+    void p.conn.send({ ...msg, id: p.clientId });
+  }
+
+  private settled(p: PendingRequest): void {
+    if (p.method === 'session/prompt' || p.method === 'session/load') this.child.end();
+    if (p.method === 'session/prompt') {
+      const i = this.prompting.indexOf(p.conn);
+      if (i >= 0) this.prompting.splice(i, 1);
+    }
+  }
+
+  private requestToClient(msg: JsonRpcMessage): void {
+    const conn = this.prompting.findLast((c) => !c.isClosed) ?? [...this.attached.keys()].findLast((c) => !c.isClosed);
+    if (!conn) {
+      void this.child.proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', 'no client is attached to this session') });
+      return;
+    }
+    conn.forwardRequest(this, msg);
+  }
+
+  private notificationToClients(msg: JsonRpcMessage): void {
+    if (msg.method === '$/cancel_request') {
+      for (const conn of this.attached.keys()) conn.cancelForwarded(this, (msg.params as { requestId?: unknown })?.requestId);
+      return;
+    }
+    const seq = ((msg.params as any)?.update?._meta?.troupe?.seq as number | undefined) ?? undefined;
+    for (const [conn, mark] of this.attached) {
+      if (conn.isClosed) continue;
+      if (seq !== undefined) {
+        if (seq <= mark) continue;
+        this.attached.set(conn, seq);
+      }
+      if (seq !== undefined && seq > this.lastSeq) this.lastSeq = seq;
+      void conn.send(msg);
+    }
+  }
+
+  private control(c: ControlMessage): void {
+    this.lastControlAt = Date.now();
+    if (c.t === 'events') this.ctx.events(this, c.sessionId, c.events);
+    else if (c.t === 'transition') {
+      this.machines[c.machine] = c.state;
+      this.ctx.transition(this, c.machine, c.state, c.event, c.at);
+    } else if (c.t === 'hb') this.ctx.heartbeat(this, c);
+  }
+
+  private childExited(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
+    const err = info.crashed
+      ? rpcError('agent_crashed', `the session process died (${exit.reason}${exit.signal ? ` ${exit.signal}` : ''}); the session is ${info.willRestart ? 'being restarted from its log' : 'no longer restarted'}`, { sessionId: this.sessionId })
+      : rpcError('agent_crashed', 'the session process stopped', { sessionId: this.sessionId });
+    for (const [, p] of this.pending) void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err });
+    this.pending.clear();
+    this.prompting.length = 0;
+    for (const [, w] of this.internal) w.reject(new Error('the child exited'));
+    this.internal.clear();
+    for (const conn of this.attached.keys()) conn.forgetForwarded(this);
+    this.ctx.exited(this, exit, info);
+    if (info.failed) this.failQueued();
+  }
+
+  /** The session failed for good: whatever waits for it gets `session_failed`. */
+  failQueued(): void {
+    for (const msg of this.child.drainQueue()) {
+      if (msg.id === undefined || msg.method === undefined) continue;
+      const p = this.pending.get(Number(msg.id));
+      if (p) void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }) });
+    }
+    this.pending.clear();
+  }
+}

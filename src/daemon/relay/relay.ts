@@ -1,0 +1,195 @@
+/**
+ * The relay: the daemon's agent side of the ACP transport. It answers `initialize` itself, gives
+ * each session its own supervised `troupe acp` child (from the warm pool), routes every message by
+ * session, answers `session/list` from the session index, and tells clients plainly when a child
+ * crashed (`agent_crashed`) or a session failed for good (`session_failed`). spec/daemon.md.
+ */
+import type { AgentEvent } from '../../core/events.js';
+import type { Logger } from '../../core/ports.js';
+import { TroupeError } from '../../core/errors.js';
+import type { ChildExit } from '../../actors/child-process.actor.js';
+import type { ChildPool } from '../../actors/child-pool.actor.js';
+import type { SessionIndex } from '../../store/index.js';
+import type { AcpAgentSide, AcpClientChannel, AcpCloseReason, JsonRpcRequest } from '../http/acp/acp.types.js';
+import type { RelayContext, RelayOptions } from './relay-context.js';
+import { RelayConnection } from './relay-connection.js';
+import { RelaySession } from './relay-session.js';
+import { errorResponse, isRequest, type JsonRpcMessage } from './rpc.js';
+
+export interface RelayObserver {
+  events?(sessionId: string, events: AgentEvent[]): void;
+  transition?(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void;
+  heartbeat?(sessionId: string | undefined, hb: { rss: number; heapUsed: number; events: number }): void;
+  exited?(sessionId: string | undefined, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
+}
+
+export interface RelayDeps {
+  options: RelayOptions;
+  pool: ChildPool;
+  index: SessionIndex;
+  logger: Logger;
+  version: string;
+  /** The `initialize` result (the same as a child's, see src/acp/capabilities.ts). */
+  initializeResult: Record<string, unknown>;
+  observer?: RelayObserver;
+}
+
+/** Methods that may bring a stored session back into a child. */
+const REVIVING = new Set(['session/load', 'session/resume']);
+
+export class Relay implements AcpAgentSide, RelayContext {
+  readonly sessions = new Map<string, RelaySession>();
+  readonly connections = new Set<RelayConnection>();
+  readonly options: RelayOptions;
+  readonly pool: ChildPool;
+  readonly logger: Logger;
+  readonly version: string;
+  private shuttingDown = false;
+
+  constructor(private readonly deps: RelayDeps) {
+    this.options = deps.options;
+    this.pool = deps.pool;
+    this.logger = deps.logger;
+    this.version = deps.version;
+  }
+
+  async open(channel: AcpClientChannel, initialize: JsonRpcRequest): Promise<RelayConnection> {
+    const params = (initialize.params ?? {}) as { protocolVersion?: unknown; clientCapabilities?: Record<string, unknown> };
+    const response: JsonRpcMessage =
+      typeof params.protocolVersion === 'number' && Number.isInteger(params.protocolVersion)
+        ? { jsonrpc: '2.0', id: initialize.id, result: this.deps.initializeResult }
+        : errorResponse(initialize.id, 'invalid_params', 'initialize needs an integer protocolVersion');
+    const conn = new RelayConnection(this, channel, response, params.clientCapabilities ?? {});
+    this.connections.add(conn);
+    return conn;
+  }
+
+  newSession(conn: RelayConnection, msg: JsonRpcMessage): void {
+    if (this.refuseCapacity(conn, msg)) return;
+    const cwd = String((msg.params as { cwd?: unknown })?.cwd ?? '');
+    const session = new RelaySession(this, { cwd, caps: conn.capabilities });
+    session.forward(conn, msg);
+  }
+
+  /** Any message naming a session: to its child, reviving the session from its log if needed. */
+  toSession(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): void {
+    const request = isRequest(msg);
+    let session = this.sessions.get(sessionId);
+    if (!session) {
+      const entry = this.deps.index.get(sessionId);
+      if (!entry || entry.status === 'deleted') {
+        if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `no session ${sessionId}`, { sessionId }));
+        return;
+      }
+      if (!request) return; // a notification (cancel) for a session with no child: nothing runs
+      if (this.refuseCapacity(conn, msg)) return;
+      session = new RelaySession(this, { cwd: entry.cwd, sessionId, caps: conn.capabilities, resumeOnStart: !REVIVING.has(String(msg.method)) });
+      this.sessions.set(sessionId, session);
+    }
+    if (session.child.failed) {
+      if (request) void conn.send(errorResponse(msg.id, 'session_failed', `session ${sessionId} crashed too often and is no longer restarted`, { sessionId }));
+      return;
+    }
+    if (!session.live && request && this.refuseCapacity(conn, msg)) return;
+    if (!request) return session.deliver(msg);
+    session.attach(conn, msg.method === 'session/load');
+    session.forward(conn, msg);
+  }
+
+  listSessions(msg: JsonRpcMessage): JsonRpcMessage {
+    const p = (msg.params ?? {}) as { cwd?: string; cursor?: string };
+    try {
+      const page = this.deps.index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
+      const sessions = page.sessions.map((s) => ({ sessionId: s.id, cwd: s.cwd, ...(s.title ? { title: s.title } : {}), updatedAt: new Date(s.updatedAt).toISOString() }));
+      return { jsonrpc: '2.0', id: msg.id, result: { sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
+    } catch (err) {
+      const e = err instanceof TroupeError ? err : new TroupeError('internal_error', String(err));
+      return errorResponse(msg.id, e.code, e.message, e.data);
+    }
+  }
+
+  async deleteSession(conn: RelayConnection | undefined, msg: JsonRpcMessage): Promise<void> {
+    const sessionId = String((msg.params as { sessionId?: unknown })?.sessionId ?? '');
+    try {
+      await this.deleteById(sessionId);
+      void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} });
+    } catch (err) {
+      void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }));
+    }
+  }
+
+  /** Stops the session's child and tombstones it. Unknown ids succeed (ACP session/delete). */
+  async deleteById(sessionId: string): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (session) {
+      await session.child.stop('deleted');
+      this.sessions.delete(sessionId);
+    }
+    const entry = this.deps.index.get(sessionId);
+    if (entry && entry.status !== 'deleted') await this.deps.index.tombstone(sessionId);
+  }
+
+  connectionClosed(conn: RelayConnection, reason: AcpCloseReason): void {
+    this.connections.delete(conn);
+    this.logger.debug('client connection closed', { connectionId: conn.channel.id, reason });
+  }
+
+  /** Cancels every running turn, then stops every child (stdin end → SIGTERM → SIGKILL). */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    for (const [sessionId, s] of this.sessions) if (s.live) s.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+    await Promise.all([...this.sessions.values()].map((s) => s.child.stop('shutdown')));
+    await this.pool.close(this.options.childSpec.shutdownMs);
+  }
+
+  liveCount(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.live) n++;
+    return n;
+  }
+
+  // ── RelayContext ───────────────────────────────────────────────────────────────────────────────
+
+  registered(session: RelaySession, sessionId: string): void {
+    session.sessionId = sessionId;
+    this.sessions.set(sessionId, session);
+  }
+
+  unregistered(session: RelaySession): void {
+    void session.child.stop('deleted');
+  }
+
+  events(_session: RelaySession, sessionId: string, events: AgentEvent[]): void {
+    void this.deps.index.applyEvents(events).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
+    this.deps.observer?.events?.(sessionId, events);
+  }
+
+  transition(session: RelaySession, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void {
+    this.deps.observer?.transition?.(session.sessionId, machine, state, event, at);
+  }
+
+  heartbeat(session: RelaySession, hb: { rss: number; heapUsed: number; events: number }): void {
+    this.deps.observer?.heartbeat?.(session.sessionId, hb);
+  }
+
+  exited(session: RelaySession, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
+    const sessionId = session.sessionId;
+    if (info.crashed) this.logger.warn('session child crashed', { sessionId, pid: session.child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, willRestart: info.willRestart });
+    if (info.failed && sessionId) {
+      this.logger.error('session failed: restart intensity exceeded', { sessionId });
+      void this.deps.index.setStatus(sessionId, 'failed').catch(() => undefined);
+      for (const conn of session.attached.keys()) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_failed', params: { sessionId, reason: 'restart intensity exceeded' } });
+    }
+    this.deps.observer?.exited?.(sessionId, exit, info);
+  }
+
+  private refuseCapacity(conn: RelayConnection, msg: JsonRpcMessage): boolean {
+    if (this.shuttingDown) {
+      void conn.send(errorResponse(msg.id, 'capacity_exceeded', 'the daemon is shutting down'));
+      return true;
+    }
+    if (this.liveCount() < this.options.maxLiveSessions) return false;
+    void conn.send(errorResponse(msg.id, 'capacity_exceeded', `the daemon already runs ${this.options.maxLiveSessions} live sessions (--max-sessions)`, { limit: this.options.maxLiveSessions }));
+    return true;
+  }
+}

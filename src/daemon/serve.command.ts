@@ -1,0 +1,232 @@
+/**
+ * `troupe serve`: the daemon, in the foreground. Composition root: the HTTP server (ACP transport at
+ * /acp, management API at /v1, metrics), the relay with its warm pool of `troupe acp --supervised`
+ * children, the session index, and the files in $TROUPE_HOME (token, lock, state). docs/daemon.md.
+ */
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
+import { isTroupeError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
+import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
+import { ChildPool } from '../actors/child-pool.actor.js';
+import { ChildProcessHandle } from '../actors/child-process.actor.js';
+import { resolveTroupeHome, SessionIndex, sessionsDir } from '../store/index.js';
+import { loadConfig } from '../providers/config.js';
+import { defaultModel, resolveModel } from '../providers/registry.js';
+import { initializeResult } from '../acp/capabilities.js';
+import { HttpServer } from './http/http-server.js';
+import { Relay } from './relay/relay.js';
+import { acquireLock, ensureToken, removeState, writeState } from './daemon-home.js';
+import { registerManagementRoutes } from './api/management.routes.js';
+import { MachineHub } from './machine-hub.js';
+import { Metrics } from './metrics.js';
+import { SessionFeeds } from './session-feeds.js';
+import { daemonMetrics } from './daemon-metrics.js';
+
+const USAGE = `Usage: troupe serve [options]
+
+Runs the troupe daemon in the foreground: ACP over HTTP+SSE and WebSocket at /acp, the management
+API at /v1, metrics at /metrics. One supervised 'troupe acp' child per live session.
+
+Options:
+  --host H                 address to bind (default 127.0.0.1; anything else is reachable by others)
+  --port P                 port (default 7433; 0 picks a free one)
+  --allow-origin O         also accept browser requests from origin O (repeatable)
+  --tls-cert F --tls-key F serve HTTPS/WSS with these PEM files
+  --pool N                 warm children kept ready (default 2)
+  --max-sessions N         live sessions at once (default 1000)
+  --idle-ms N              stop a session's child after N ms idle (default 600000)
+  --child-memory-mb N      V8 heap budget of each child (default 512)
+  --heartbeat-timeout-ms N kill a child silent for N ms (default 10000)
+  --restart-intensity N    restarts allowed per period before a session fails (default 3)
+  --restart-period-ms N    the period (default 60000)
+Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
+`;
+
+export async function runServe(args: string[]): Promise<number> {
+  let opts;
+  try {
+    opts = parseArgs({
+      args,
+      options: {
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'string', default: '7433' },
+        'allow-origin': { type: 'string', multiple: true, default: [] },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        pool: { type: 'string', default: '2' },
+        'max-sessions': { type: 'string', default: '1000' },
+        'idle-ms': { type: 'string', default: '600000' },
+        'child-memory-mb': { type: 'string', default: '512' },
+        'heartbeat-ms': { type: 'string', default: '1000' },
+        'heartbeat-timeout-ms': { type: 'string', default: '10000' },
+        'restart-intensity': { type: 'string', default: String(DEFAULT_CHILD_SPEC.intensity) },
+        'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }).values;
+  } catch (err) {
+    process.stderr.write(`troupe serve: ${(err as Error).message} (try --help)\n`);
+    return 2;
+  }
+  if (opts.help) return void process.stdout.write(USAGE), 0;
+  const num = (name: keyof typeof opts, min: number): number => {
+    const n = Number(opts[name]);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${String(opts[name])}`);
+    return n;
+  };
+  if (Boolean(opts['tls-cert']) !== Boolean(opts['tls-key'])) {
+    process.stderr.write('troupe serve: --tls-cert and --tls-key go together\n');
+    return 2;
+  }
+
+  const env = process.env;
+  const logger = createStderrLogger('troupe serve', logLevelFrom(env));
+  const home = resolveTroupeHome(env);
+  let release: () => void;
+  try {
+    release = acquireLock(home);
+  } catch (err) {
+    process.stderr.write(`troupe serve: ${(err as Error).message}\n`);
+    return 1;
+  }
+  try {
+    const numbers = {
+      port: num('port', 0),
+      pool: num('pool', 0),
+      maxSessions: num('max-sessions', 1),
+      idleMs: num('idle-ms', 1),
+      memory: num('child-memory-mb', 16),
+      heartbeatMs: num('heartbeat-ms', 10),
+      heartbeatTimeoutMs: num('heartbeat-timeout-ms', 50),
+      intensity: num('restart-intensity', 0),
+      periodMs: num('restart-period-ms', 1),
+    };
+    return await serve({ home, env, logger, release, opts: { ...numbers, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
+  } catch (err) {
+    release();
+    process.stderr.write(`troupe serve: ${isTroupeError(err) ? err.message : (err as Error).message}\n`);
+    if (env.TROUPE_LOG === 'debug') process.stderr.write(`${(err as Error).stack}\n`);
+    return 1;
+  }
+}
+
+interface ServeSettings {
+  home: string;
+  env: NodeJS.ProcessEnv;
+  logger: ReturnType<typeof createStderrLogger>;
+  release: () => void;
+  opts: {
+    host: string;
+    port: number;
+    allowOrigins: string[];
+    tlsCert?: string;
+    tlsKey?: string;
+    pool: number;
+    maxSessions: number;
+    idleMs: number;
+    memory: number;
+    heartbeatMs: number;
+    heartbeatTimeoutMs: number;
+    intensity: number;
+    periodMs: number;
+  };
+}
+
+async function serve({ home, env, logger, release, opts }: ServeSettings): Promise<number> {
+  const startedAt = Date.now();
+  const token = ensureToken(home);
+  const index = await SessionIndex.open(sessionsDir(home), { logger });
+  const images = (() => {
+    try {
+      const config = loadConfig(env);
+      return resolveModel(defaultModel(env, config), env, config).capabilities.images;
+    } catch (err) {
+      logger.warn('configuration problem (sessions will report it)', { error: String(err) });
+      return false;
+    }
+  })();
+  const bin = fileURLToPath(new URL('../../../bin/troupe.js', import.meta.url));
+  const childEnv = { ...env, TROUPE_HOME: home, TROUPE_HEARTBEAT_MS: String(opts.heartbeatMs) };
+  const metrics = new Metrics();
+  const counters = daemonMetrics(metrics);
+  const launch = () => {
+    counters.spawned();
+    return new ChildProcessHandle({ command: process.execPath, args: [bin, 'acp', '--supervised'], env: childEnv, maxOldSpaceMb: opts.memory }, logger);
+  };
+  const pool = new ChildPool(opts.pool, launch, logger);
+  const hub = new MachineHub();
+  const feeds = new SessionFeeds(home);
+  const relay = new Relay({
+    options: {
+      childSpec: { ...DEFAULT_CHILD_SPEC, intensity: opts.intensity, periodMs: opts.periodMs },
+      idleMs: opts.idleMs,
+      heartbeatTimeoutMs: opts.heartbeatTimeoutMs,
+      maxLiveSessions: opts.maxSessions,
+    },
+    pool,
+    index,
+    logger,
+    version: VERSION,
+    initializeResult: initializeResult(images),
+    observer: {
+      events: (sessionId, events) => {
+        feeds.publish(sessionId, events);
+        counters.events(events.length);
+      },
+      transition: (sessionId, machine, state, event, at) => sessionId && hub.record(sessionId, { machine, state, event, at }),
+      exited: (_sessionId, exit, info) => counters.exited(exit.reason, info),
+    },
+  });
+  const server = new HttpServer({
+    token,
+    host: opts.host,
+    port: opts.port,
+    allowOrigins: opts.allowOrigins,
+    logger,
+    ...(opts.tlsCert && opts.tlsKey ? { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey } } : {}),
+  });
+  const transport = server.mountAcp(relay);
+  counters.gauges(relay, index, pool, transport);
+  registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt });
+  const listening = await server.listen();
+  writeState(home, { pid: process.pid, url: listening.url, version: VERSION, startedAt });
+  logger.info('listening', { url: listening.url, home });
+  process.stdout.write(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
+
+  process.on('unhandledRejection', (err) => logger.error('unhandled rejection (still serving)', { error: String(err) }));
+  process.on('uncaughtException', (err) => logger.error('uncaught exception (still serving)', { error: String(err), stack: err.stack }));
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info('stopping', { signal });
+      // Whatever happens, never hang here and never leave a child behind.
+      const force = setTimeout(() => {
+        logger.error('shutdown took too long; killing children');
+        for (const s of relay.sessions.values()) s.child.proc?.kill();
+        resolve(1);
+      }, 30_000);
+      force.unref();
+      try {
+        await server.close();
+        await relay.shutdown();
+        await index.flush();
+        feeds.close();
+      } catch (err) {
+        logger.error('shutdown problem', { error: String(err) });
+      } finally {
+        clearTimeout(force);
+        removeState(home);
+        release();
+        resolve(0);
+      }
+    };
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+    process.once('SIGINT', () => void stop('SIGINT'));
+  });
+}

@@ -1,0 +1,72 @@
+/**
+ * Event feeds for the management API: per session, a cursor broker fed with the durable events its
+ * child reports, backed by the session's log file for older cursors. Gaps (a feed created while
+ * events were already flowing) are filled from the file, which holds every durable event.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { AgentEvent } from '../core/events.js';
+import type { EventWatcher } from '../core/ports.js';
+import { TroupeError } from '../core/errors.js';
+import { decodeLogBuffer, EventBroker, sessionLogPath, sessionsDir } from '../store/index.js';
+
+const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
+
+export class SessionFeeds {
+  private readonly brokers = new Map<string, EventBroker>();
+
+  constructor(private readonly home: string) {}
+
+  publish(sessionId: string, events: AgentEvent[]): void {
+    const broker = this.broker(sessionId);
+    for (const e of events) {
+      if (e.seq <= broker.lastSeq()) continue;
+      if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, broker.lastSeq(), e.seq - 1)) broker.publish(missed, 0);
+      broker.publish(e, JSON.stringify(e).length);
+    }
+  }
+
+  /** Replay after `cursor`, then live. Throws `session_not_found`, `invalid_cursor`; the iterator may throw `replay_gap`. */
+  subscribe(sessionId: string, cursor: number, queueLimit = 4096): EventWatcher {
+    if (!existsSync(sessionLogPath(sessionsDir(this.home), sessionId))) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    return this.broker(sessionId).subscribe(cursor, { queueLimit });
+  }
+
+  lastSeq(sessionId: string): number {
+    return this.broker(sessionId).lastSeq();
+  }
+
+  close(): void {
+    for (const b of this.brokers.values()) b.close();
+  }
+
+  private broker(sessionId: string): EventBroker {
+    let broker = this.brokers.get(sessionId);
+    if (broker) return broker;
+    const path = sessionLogPath(sessionsDir(this.home), sessionId);
+    let initial = 0;
+    let first = 1;
+    if (existsSync(path)) {
+      const scan = readLogFileSyncSafe(path);
+      initial = scan.lastSeq;
+      first = scan.firstSeq;
+    }
+    broker = new EventBroker({
+      retention: RETENTION,
+      initialSeq: initial,
+      cold: { firstSeq: () => first, read: async (after, max) => this.fromFile(sessionId, after, after + max) },
+    });
+    this.brokers.set(sessionId, broker);
+    return broker;
+  }
+
+  private fromFile(sessionId: string, after: number, through: number): AgentEvent[] {
+    const { events } = readLogFileSyncSafe(sessionLogPath(sessionsDir(this.home), sessionId));
+    return events.filter((e) => e.seq > after && e.seq <= through);
+  }
+}
+
+/** The whole file, read-only (never repaired: the child owns it). Synchronous: feeds are opened rarely. */
+function readLogFileSyncSafe(path: string): { events: AgentEvent[]; lastSeq: number; firstSeq: number } {
+  const { scan, events } = decodeLogBuffer(readFileSync(path), path);
+  return { events, lastSeq: scan.lastSeq, firstSeq: scan.firstSeq ?? scan.lastSeq + 1 };
+}

@@ -1,0 +1,59 @@
+/**
+ * A small advisory lock file (`O_EXCL` create) for read-modify-write of shared files such as the
+ * session index, which several troupe processes update. A lock left by a dead process (its pid is
+ * gone) or older than `staleMs` is broken, so a SIGKILLed holder never blocks the others for long.
+ */
+import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { TroupeError } from '../core/errors.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function isStale(path: string, staleMs: number): Promise<boolean> {
+  try {
+    const [text, st] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
+    const pid = Number.parseInt(text, 10);
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) return true;
+    return Date.now() - st.mtimeMs > staleMs;
+  } catch {
+    // Gone already, or half-written by its creator: try again shortly.
+    return false;
+  }
+}
+
+/** Runs `fn` while holding the lock file `path`; waits up to `timeoutMs` for it. */
+export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: { timeoutMs?: number; staleMs?: number } = {}): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const staleMs = opts.staleMs ?? 10_000;
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      const fh = await open(path, 'wx', 0o600);
+      try {
+        await fh.writeFile(String(process.pid));
+      } finally {
+        await fh.close();
+      }
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (await isStale(path, staleMs)) {
+        await unlink(path).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() > deadline) throw new TroupeError('internal_error', `timed out waiting for the lock ${path}`, { path });
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await unlink(path).catch(() => undefined);
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * What a supervised child tells its daemon on the control channel (fd 3). stdout stays ACP only.
+ * spec/daemon.md §Control channel.
+ */
+import type { AgentEvent } from '../core/events.js';
+
+/** A machine transition, as the inspector draws it. */
+export interface MachineTransition {
+  sessionId: string;
+  /** `session` or `turn` (the daemon adds `child` for its own supervisor machine). */
+  machine: 'session' | 'turn';
+  /** The state after the transition, as a dotted path (`tools.awaitingPermission`). */
+  state: string;
+  /** The event that caused it (`PROMPT`, `done: modelStep`, …). */
+  event: string;
+  at: number;
+}
+
+export type ControlMessage =
+  /** First message: the child is up. */
+  | { t: 'hello'; pid: number; version: string }
+  /** Every heartbeat interval: the child's event loop is alive. */
+  | { t: 'hb'; at: number; rss: number; heapUsed: number; events: number }
+  /** Session events once durable, in seq order (the daemon folds them into its index and serves them). */
+  | { t: 'events'; sessionId: string; events: AgentEvent[] }
+  | ({ t: 'transition' } & MachineTransition);
