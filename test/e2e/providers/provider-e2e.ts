@@ -155,4 +155,24 @@ export function providerE2E(v: VendorE2E): void {
     assert.ok(notes.some((n) => /Compacting the conversation: overflow/.test(n)) && notes.some((n) => /Compaction completed/.test(n)), JSON.stringify(notes));
     assert.deepEqual(run.child.schemaErrors, []);
   });
+
+  test(`${v.name}: a summarization request the vendor refuses is retried smaller, and the turn recovers`, async (t) => {
+    const server = await startReplayServer();
+    t.after(() => server.close());
+    const run = await start(v, server);
+    t.after(() => run.child.close());
+    server.enqueue(...prompt(v, sse(v, 'answer')), ...prompt(v, overflow(v), overflow(v), sse(v, 'summary'), sse(v, 'answer')));
+
+    assert.equal((await run.child.prompt(run.sessionId, 'hello there')).stopReason, 'end_turn');
+    const res = await run.child.prompt(run.sessionId, 'now the big one');
+    assert.equal(res.stopReason, 'end_turn', run.child.stderr.slice(-2000));
+    const calls = modelCalls(v, server.requests).map((r) => JSON.stringify(r.body));
+    assert.equal(calls.length, 5, 'answer, refused, summary refused, summary, retried step');
+    for (const i of [2, 3]) assert.ok(calls[i]!.includes('Summarize the conversation above') && calls[i]!.includes('hello there'), `call ${i} is a summarization request`);
+    assert.ok(calls[4]!.includes(SUMMARY) && calls[4]!.includes('now the big one') && !calls[4]!.includes('hello there'), 'the retried step carried the summary');
+    const turnId = (res._meta as any)?.troupe?.turnId;
+    const said = run.child.updatesFor(run.sessionId, 'agent_message_chunk').filter((u) => u._meta?.troupe?.turnId === turnId);
+    assert.equal(said.map((u) => u.content.text).join(''), ANSWER, 'the answer after the recovery streamed to the client');
+    assert.deepEqual(run.child.schemaErrors, []);
+  });
 }
