@@ -9,7 +9,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readLogFile, sessionLogPath, sessionsDir } from '../src/store/index.js';
 import { writeBaselineAgent } from './acp-baseline.js';
@@ -198,6 +198,8 @@ const mib = (m: { pssKiB: number; rssKiB: number }) => ({ pssMiB: MiB(m.pssKiB),
 
 async function main(): Promise<void> {
   const started = performance.now();
+  // Other work on a 2-core machine moves every figure; the load average says how busy it was.
+  const loadBefore = loadavg().map((x) => Math.round(x * 100) / 100);
   const { s, mem } = await spawnPhase();
   const tSteady = await steadyPhase('troupe');
   const bSteady = await steadyPhase('baseline');
@@ -223,6 +225,7 @@ async function main(): Promise<void> {
     node: process.version,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model.trim(),
+    loadAverage: { before: loadBefore, after: loadavg().map((x) => Math.round(x * 100) / 100) },
     command: 'npx tsc -p tsconfig.json && node dist/bench/acp-bench.js',
     model: 'scripted/replay (TROUPE_SCRIPT, chunkDelayMs 0), TROUPE_HOME in a temp dir, no client fs/terminal',
     counts: COUNTS,
