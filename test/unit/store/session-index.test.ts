@@ -159,3 +159,41 @@ test('list pages with a cursor, newest first, and filters by cwd', async () => {
     cleanup();
   }
 });
+
+test('several processes share the index: writes merge, and a deletion is never undone by a stale writer', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const a = await SessionIndex.open(dir);
+    const b = await SessionIndex.open(dir);
+    await a.create({ id: 'ses_a', cwd: '/p', model: 'm', mode: 'default', createdAt: 1 });
+    await b.create({ id: 'ses_b', cwd: '/p', model: 'm', mode: 'default', createdAt: 2 });
+    assert.deepEqual((await SessionIndex.open(dir)).list().sessions.map((s) => s.id), ['ses_b', 'ses_a'], 'b did not overwrite a');
+    await a.tombstone('ses_b');
+    // b still believes ses_b is active, and writes again.
+    await b.applyEvents([{ type: 'session_configured', sessionId: 'ses_b', title: 'late', seq: 1, ts: 10 } as never]);
+    const c = await SessionIndex.open(dir);
+    assert.equal(c.get('ses_b')!.status, 'deleted');
+    assert.equal(c.get('ses_a')!.status, 'active');
+    await b.refresh();
+    assert.equal(b.get('ses_b')!.status, 'deleted', 'refresh picks up the other process');
+    // Concurrent writers through the lock: every entry lands.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).create({ id: `ses_c${i}`, cwd: '/q', model: 'm', mode: 'default', createdAt: 100 + i })));
+    assert.equal((await SessionIndex.open(dir)).list({ cwd: '/q', limit: 100 }).sessions.length, 10);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a lock left by a dead process does not block the index', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const index = await SessionIndex.open(dir);
+    // pid 2^22+1 is above the default pid_max, so no such process exists.
+    writeFileSync(index.path + '.lock', String(4194305));
+    await index.create({ id: 'ses_x', cwd: '/p', model: 'm', mode: 'default', createdAt: 1 });
+    assert.equal((await SessionIndex.open(dir)).get('ses_x')?.status, 'active');
+    assert.ok(!readdirSync(dir).includes('index.json.lock'));
+  } finally {
+    cleanup();
+  }
+});
