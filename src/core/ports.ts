@@ -131,7 +131,7 @@ export interface EventLog {
   whenDurable(seq: number): Promise<void>;
   /** Every event after `cursor`, a page at a time. Throws `invalid_cursor` beyond the end, `replay_gap` if unservable. */
   readAfter(cursor: number, options?: ReadOptions): Promise<EventPage>;
-  /** Replay after `cursor`, then live events, with no duplicate and no hole at the seam. */
+  /** Replay after `cursor`, then live events, with no duplicate and no hole at the seam. Throws `invalid_cursor` at once for a cursor beyond the end; a gap surfaces from the iteration. See spec/event-log.md §4. */
   subscribe(cursor: number, options?: { queueLimit?: number }): EventWatcher;
   /** Flushes, delivers every accepted event to watchers, and ends them. */
   close(): Promise<void>;

@@ -140,8 +140,11 @@ export class FileEventLog implements EventLog {
         await fh.close();
         return new FileEventLog(path, scan, sessionId, options, () => undefined);
       }
-      if (scan.validBytes < scan.fileBytes) {
-        await fh.truncate(scan.validBytes);
+      if (scan.validBytes < scan.fileBytes || !scan.header) {
+        if (scan.validBytes < scan.fileBytes) {
+          await fh.truncate(scan.validBytes);
+          logger.warn(`truncated ${path} to ${scan.validBytes} bytes`, { path });
+        }
         if (!scan.header) {
           // Not even the header survived (a crash during creation): start the file again.
           const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId, createdAt: (options.clock ?? systemClock).now(), baseSeq: 0 });
@@ -149,7 +152,6 @@ export class FileEventLog implements EventLog {
           scan = scanFd(fh.fd, path);
         }
         await fh.datasync();
-        logger.warn(`truncated ${path} to ${scan.validBytes} bytes`, { path });
       }
       const policy = resolveDurability(options.durability);
       const checkpoints = scan.checkpoints;

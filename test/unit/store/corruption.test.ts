@@ -141,3 +141,22 @@ test('random damage anywhere never crashes the reader and always yields a prefix
     cleanup();
   }
 });
+
+test('an empty file (a crash right after it was created) gets its header on a writable open', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const path = `${dir}/${SID}.log`;
+    writeFileSync(path, '');
+    const ro = await readLogFile(path);
+    assert.deepEqual([ro.events.length, ro.scan.warnings.length, ro.scan.header], [0, 0, undefined]);
+    await assert.rejects(FileEventLog.open(path), (e: unknown) => e instanceof Error && /no valid header/.test(e.message), 'no session id: cannot guess the header');
+    const log = await FileEventLog.open(path, { sessionId: SID });
+    assert.equal(log.append(chunk(SID, 'first')).seq, 1);
+    await log.close();
+    const after = await readLogFile(path);
+    assert.equal(after.scan.header?.sessionId, SID);
+    assert.deepEqual(after.events.map((e) => e.seq), [1]);
+  } finally {
+    cleanup();
+  }
+});
