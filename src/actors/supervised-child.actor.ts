@@ -14,6 +14,9 @@ import type { ChildExit, ChildProcessHandle } from './child-process.actor.js';
 
 export type BootKind = 'start' | 'restart' | 'wake';
 
+/** A child that has not said hello within this time after its spawn is taken for hung. */
+const STARTUP_TIMEOUT_MS = 30_000;
+
 export interface SupervisedChildOptions {
   spec: ChildSpec;
   /** Stop the child after this long with nothing to do. */
@@ -134,7 +137,8 @@ export class SupervisedChild {
       exit: (e) => this.exited(proc, e),
     });
     this.actor.send({ type: 'SPAWNED', pid: proc.pid });
-    this.feedWatchdog();
+    // Loading code takes a while on a busy machine: heartbeats are due only once the child said hello.
+    this.feedWatchdog(STARTUP_TIMEOUT_MS);
     this.opts.boot(proc, kind).then(
       () => {
         if (this.proc !== proc || !proc.alive) return;
@@ -188,7 +192,7 @@ export class SupervisedChild {
     this.idleTimer.unref();
   }
 
-  private feedWatchdog(): void {
+  private feedWatchdog(timeoutMs = this.opts.heartbeatTimeoutMs): void {
     clearTimeout(this.watchdog);
     this.watchdog = setTimeout(() => {
       const s = this.state;
@@ -197,7 +201,7 @@ export class SupervisedChild {
         this.opts.logger.warn('child missed its heartbeats; killing it', { pid: proc.pid, state: s });
         this.abandon({ type: 'HUNG' }, proc);
       }
-    }, this.opts.heartbeatTimeoutMs);
+    }, timeoutMs);
     this.watchdog.unref();
   }
 

@@ -38,7 +38,8 @@ Options:
   --max-sessions N         live sessions at once (default 1000)
   --idle-ms N              stop a session's child after N ms idle (default 600000)
   --child-memory-mb N      V8 heap budget of each child (default 512)
-  --heartbeat-timeout-ms N kill a child silent for N ms (default 10000)
+  --heartbeat-ms N         how often a child reports it is alive (default 1000)
+  --heartbeat-timeout-ms N kill a child silent for N ms (default 10000; at least 3 heartbeats)
   --restart-intensity N    restarts allowed per period before a session fails (default 3)
   --restart-period-ms N    the period (default 60000)
 Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
@@ -104,6 +105,9 @@ export async function runServe(args: string[]): Promise<number> {
       intensity: num('restart-intensity', 0),
       periodMs: num('restart-period-ms', 1),
     };
+    if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
+      throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
+    }
     return await serve({ home, env, logger, release, opts: { ...numbers, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
   } catch (err) {
     release();

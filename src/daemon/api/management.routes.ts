@@ -40,10 +40,13 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
       connections: live ? live.attached.size : 0,
     };
   };
-  const entryOf = (id: string) => {
+  /** The index entry; a session just created may not be in the index yet, but its child is known. */
+  const entryOf = (id: string): SessionEntry => {
     const e = index.get(id);
-    if (!e || e.status === 'deleted') throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
-    return e;
+    if (e && e.status !== 'deleted') return e;
+    const live = relay.sessions.get(id);
+    if (!e && live) return { id, cwd: live.cwd, model: '', mode: '', createdAt: Date.now(), updatedAt: Date.now(), status: 'active', lastSeq: 0 };
+    throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
   };
 
   server.route('GET', '/v1/health', () => ({
@@ -56,7 +59,9 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     const all = req.query.get('all') === '1' || req.query.get('all') === 'true';
     const page = index.list({ limit: 10_000, includeDeleted: all, ...(req.query.get('cwd') ? { cwd: req.query.get('cwd')! } : {}) });
     const sessions = page.sessions.filter((s) => all || s.status !== 'closed' || relay.sessions.has(s.id)).map(summary);
-    return { sessions };
+    const known = new Set(sessions.map((s) => s.id));
+    const fresh = [...relay.sessions.keys()].filter((id) => !known.has(id) && !index.get(id)).map((id) => summary(entryOf(id)));
+    return { sessions: [...fresh, ...sessions] };
   });
 
   server.route('GET', '/v1/sessions/:id', (req) => {

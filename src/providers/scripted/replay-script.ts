@@ -82,14 +82,15 @@ export function loadReplayScript(path: string): ReplayScript {
   return parseReplayScript(json, path);
 }
 
-/** Picks replies in order, except that keyed replies answer matching prompts. */
+/** Picks replies in order, except that keyed replies answer the user messages that contain their key. */
 export class ReplyCursor {
   private next = 0;
   constructor(private readonly script: ReplayScript) {}
 
-  take(lastUserText: string): ScriptItem[] | undefined {
+  /** `userText`: the user message this call answers (undefined when it answers tool results). */
+  take(userText: string | undefined): ScriptItem[] | undefined {
     for (const reply of this.script.replies) {
-      if (!Array.isArray(reply) && lastUserText.includes(reply.when)) return reply.items as ScriptItem[];
+      if (!Array.isArray(reply) && userText !== undefined && userText.includes(reply.when)) return reply.items as ScriptItem[];
     }
     while (this.next < this.script.replies.length) {
       const reply = this.script.replies[this.next++]!;

@@ -74,7 +74,9 @@ export function createScriptedProvider(options: ScriptedOptions = {}): ModelProv
       if (request.model !== 'replay') throw new ProviderError('invalid_request', `unknown scripted model '${request.model}' (use demo or replay)`);
       const s = replay();
       cursor ??= new ReplyCursor(s);
-      const items = cursor.take(lastUserText(request));
+      // Keyed replies answer a user's message, not the tool results that follow their own tool calls.
+      const fromUser = request.messages.at(-1)?.role === 'user';
+      const items = cursor.take(fromUser ? lastUserText(request) : undefined);
       if (!items) throw new ProviderError('invalid_request', `scripted/replay: the script has no reply left (it has ${s.replies.length})`);
       yield* playItems(items, signal, { chunkDelayMs: s.chunkDelayMs, estimate });
     },

@@ -1,0 +1,114 @@
+// The daemon through the SDK's own HTTP and WebSocket clients, unchanged: sessions on one and on
+// separate connections, permissions, cancel, queue and steer, and session/load after a reconnect.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Daemon, tempDir } from '../../support/daemon.js';
+
+const script = {
+  replies: [
+    { when: 'slow', items: [{ text: 'slow start ' }, { delay_ms: 300 }, { tool_call: { name: 'list_dir', input: {} } }] },
+    { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] },
+    { when: 'write', items: [{ tool_call: { name: 'write_file', input: { path: 'w.txt', content: 'x' } } }] },
+    { when: 'hello', items: [{ text: 'hello back' }] },
+    { when: 'wrote', items: [{ text: 'written' }] },
+    [{ text: 'after tools' }],
+    [{ text: 'after tools again' }],
+    [{ text: 'after tools thrice' }],
+  ],
+};
+
+for (const transport of ['http', 'ws'] as const) {
+  test(`${transport}: two sessions on one connection, one on another; permission round trip`, async (t) => {
+    const d = await Daemon.start({ script });
+    t.after(() => d.stop());
+    const a = d.connect(transport);
+    const b = d.connect(transport);
+    t.after(() => (a.close(), b.close()));
+    await a.init();
+    await b.init();
+    const cwd = tempDir();
+    const s1 = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+    const s2 = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+    const s3 = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+    assert.equal(new Set([s1, s2, s3]).size, 3);
+    const [r1, r2, r3] = await Promise.all([
+      a.agent.request('session/prompt', { sessionId: s1, prompt: [{ type: 'text', text: 'hello' }] }),
+      a.agent.request('session/prompt', { sessionId: s2, prompt: [{ type: 'text', text: 'please write' }] }),
+      b.agent.request('session/prompt', { sessionId: s3, prompt: [{ type: 'text', text: 'hello' }] }),
+    ]);
+    assert.deepEqual([r1.stopReason, r2.stopReason, r3.stopReason], ['end_turn', 'end_turn', 'end_turn']);
+    assert.equal(a.permissions.length, 1, 'the permission prompt went to the prompting connection');
+    assert.equal(a.permissions[0]!.sessionId, s2);
+    assert.equal(b.permissions.length, 0);
+    assert.ok(a.updatesFor(s1, 'agent_message_chunk').some((u) => u.content.text === 'hello back'));
+    assert.equal(b.updatesFor(s1).length, 0, 'no cross-talk between connections');
+    // Three sessions, three children.
+    const sessions = (await d.api('GET', '/v1/sessions')).json.sessions;
+    assert.equal(new Set(sessions.map((s: any) => s.child?.pid)).size, 3);
+  });
+
+  test(`${transport}: cancel, queue and steer`, async (t) => {
+    const d = await Daemon.start({ script });
+    t.after(() => d.stop());
+    const c = d.connect(transport);
+    t.after(() => c.close());
+    await c.init();
+    const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
+    const queued = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'first chunk');
+    await c.agent.notify('session/cancel', { sessionId });
+    assert.equal((await hanging).stopReason, 'cancelled');
+    assert.equal((await queued).stopReason, 'cancelled', 'cancel drops the queue too');
+    const slow = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'slow' }] });
+    await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'slow start '), 'slow turn');
+    const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+    const steer: any = await c.agent.request('_troupe/steer', { sessionId, expectedTurnId: state.turnId, prompt: [{ type: 'text', text: 'steer me' }] });
+    assert.match(steer.steerId, /^steer_/);
+    assert.equal((await slow).stopReason, 'end_turn');
+    await assert.rejects(
+      c.agent.request('_troupe/steer', { sessionId, expectedTurnId: state.turnId, prompt: [{ type: 'text', text: 'late' }] }),
+      (e: any) => e.data?.code === 'no_active_turn',
+    );
+  });
+
+  test(`${transport}: session/load after a reconnect replays everything before its response`, async (t) => {
+    const d = await Daemon.start({ script });
+    t.after(() => d.stop());
+    const cwd = tempDir();
+    const first = d.connect(transport);
+    await first.init();
+    const sessionId = (await first.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+    for (const text of ['hello', 'hello', 'hello']) await first.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+    const seen = first.seqs(sessionId);
+    first.close();
+    const second = d.connect(transport);
+    t.after(() => second.close());
+    await second.init();
+    let atResponse = -1;
+    await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] }).then(() => (atResponse = second.seqs(sessionId).length));
+    assert.deepEqual(second.seqs(sessionId), seen, 'the same updates, in the same order');
+    assert.equal(atResponse, seen.length, 'every replayed update arrived before the load response');
+    assert.equal((await second.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
+  });
+}
+
+test('a second connection attached to a live session sees its updates but not a replay', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const cwd = tempDir();
+  const a = d.connect('http');
+  const b = d.connect('ws');
+  t.after(() => (a.close(), b.close()));
+  await a.init();
+  await b.init();
+  const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+  const before = a.seqs(sessionId).length;
+  await b.agent.request('session/resume', { sessionId, cwd });
+  assert.deepEqual(b.seqs(sessionId), [], 'resume does not replay');
+  await b.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+  const newOnA = a.seqs(sessionId).slice(before);
+  assert.deepEqual(b.seqs(sessionId), newOnA, 'both connections see the new turn, exactly once each');
+  assert.ok(newOnA.length > 0);
+});

@@ -1,0 +1,154 @@
+// Supervision with real processes: a killed child fails only its own prompt and comes back with its
+// history; too many crashes fail the session; a hung child is found by its missing heartbeats; an
+// idle child stops and is respawned on demand; shutdown leaves no process behind.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Daemon, processAlive, tempDir } from '../../support/daemon.js';
+
+const streaming = (label: string, n: number, ms: number) => Array.from({ length: n }, (_, i) => [{ delay_ms: ms }, { text: `${label}${i} ` }]).flat();
+const script = {
+  replies: [
+    { when: 'long', items: streaming('a', 40, 25) },
+    { when: 'steady', items: streaming('b', 30, 15) },
+    { when: 'ping', items: [{ text: 'pong' }] },
+  ],
+};
+
+async function childOf(d: Daemon, sessionId: string): Promise<{ pid: number; state: string; restarts: number }> {
+  return (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+}
+
+async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it comes back with its history', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const a = d.connect('http');
+  const b = d.connect('ws');
+  t.after(() => (a.close(), b.close()));
+  await a.init();
+  await b.init();
+  const cwd = tempDir();
+  const sa = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  const sb = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  const victim = a.agent.request('session/prompt', { sessionId: sa, prompt: [{ type: 'text', text: 'long' }] });
+  const bystander = b.agent.request('session/prompt', { sessionId: sb, prompt: [{ type: 'text', text: 'steady' }] });
+  await a.until(() => a.updatesFor(sa, 'agent_message_chunk').length >= 3, 'victim streaming');
+  const { pid } = await childOf(d, sa);
+  process.kill(pid, 'SIGKILL');
+  await assert.rejects(victim, (e: any) => e.data?.code === 'agent_crashed' && e.data?.sessionId === sa);
+  const done = await bystander;
+  assert.equal(done.stopReason, 'end_turn', 'the other session never noticed');
+  const text = b.updatesFor(sb, 'agent_message_chunk').map((u) => u.content.text).join('');
+  assert.equal(text, Array.from({ length: 30 }, (_, i) => `b${i} `).join(''), 'no missing update in the other session');
+  const seqs = b.seqs(sb);
+  assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]!), 'its updates stayed in order');
+  // The victim's session is back, in a new process, with its history.
+  const next = await a.agent.request('session/prompt', { sessionId: sa, prompt: [{ type: 'text', text: 'ping' }] });
+  assert.equal(next.stopReason, 'end_turn');
+  const child = await childOf(d, sa);
+  assert.notEqual(child.pid, pid);
+  assert.equal(child.restarts, 1);
+  const reader = d.connect('http');
+  t.after(() => reader.close());
+  await reader.init();
+  await reader.agent.request('session/load', { sessionId: sa, cwd, mcpServers: [] });
+  const replay = reader.updatesFor(sa);
+  assert.ok(replay.some((u) => u.sessionUpdate === 'user_message_chunk' && u.content.text === 'long'), 'the interrupted prompt is in the history');
+  assert.ok(replay.some((u) => u.sessionUpdate === 'agent_thought_chunk' && /agent_crashed/.test(u.content.text)), 'and shown as ended agent_crashed');
+  assert.ok(replay.some((u) => u.sessionUpdate === 'agent_message_chunk' && u.content.text === 'pong'));
+  const exits = (await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text()).match(/troupe_child_restarts_total (\d+)/);
+  assert.equal(exits?.[1], '1');
+});
+
+test('exceeding the restart intensity marks the session failed and tells its clients', async (t) => {
+  const d = await Daemon.start({ script, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const first = (await childOf(d, sessionId)).pid;
+  process.kill(first, 'SIGKILL');
+  const second = await waitFor('a restart', async () => {
+    const ch = await childOf(d, sessionId);
+    return ch.pid !== first && ch.state === 'ready' && ch.pid;
+  });
+  process.kill(second, 'SIGKILL');
+  await c.until(() => c.notifications.some((n) => n.method === '_troupe/session_failed'), 'session_failed notification');
+  const entry = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+  assert.equal(entry.status, 'failed');
+  assert.equal(entry.child.state, 'failed');
+  await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }), (e: any) => e.data?.code === 'session_failed');
+});
+
+test('a hung child (SIGSTOP) is found by its missing heartbeats, killed and restarted', async (t) => {
+  const d = await Daemon.start({ script, args: ['--heartbeat-ms', '100', '--heartbeat-timeout-ms', '700'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const hung = (await childOf(d, sessionId)).pid;
+  process.kill(hung, 'SIGSTOP');
+  const fresh = await waitFor('a replacement child', async () => {
+    const ch = await childOf(d, sessionId);
+    return ch.pid !== hung && ch.state === 'ready' && ch.pid;
+  });
+  assert.ok(!processAlive(hung), 'the hung process was killed');
+  assert.notEqual(fresh, hung);
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+});
+
+test('an idle child stops and is respawned transparently on the next prompt', async (t) => {
+  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  const before = (await childOf(d, sessionId)).pid;
+  await waitFor('idle stop', async () => (await childOf(d, sessionId)).state === 'idleStopped');
+  await waitFor('the idle process to exit', async () => !processAlive(before));
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+  const after = await childOf(d, sessionId);
+  assert.notEqual(after.pid, before);
+  assert.equal(after.restarts, 1, 'a wake counts as a new process, not a crash');
+  assert.equal(c.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'pong').length, 2);
+});
+
+test('SIGTERM: running turns cancelled, children stopped, state removed, exit 0, nothing left behind', async (t) => {
+  const d = await Daemon.start({ script });
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const running = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] }).catch((e) => e);
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'a running turn');
+  const children = d.childPids();
+  assert.ok(children.length >= 2, 'the session child and a warm one');
+  assert.equal(await d.stop(), 0);
+  for (const pid of children) assert.ok(!processAlive(pid), `child ${pid} is gone`);
+  const r: any = await running;
+  assert.ok(r?.stopReason === 'cancelled' || r?.data?.code === 'agent_crashed' || /closed/i.test(String(r?.message)), 'the turn ended');
+  const { existsSync } = await import('node:fs');
+  assert.ok(!existsSync(`${d.home}/daemon.json`) && !existsSync(`${d.home}/daemon.lock`));
+});
+
+test('one daemon per TROUPE_HOME: a second one exits 1 with daemon_running', async (t) => {
+  const d = await Daemon.start();
+  t.after(() => d.stop());
+  const { spawnSync } = await import('node:child_process');
+  const second = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', '0'], { env: { PATH: process.env.PATH, TROUPE_HOME: d.home }, encoding: 'utf8', timeout: 15_000 });
+  assert.equal(second.status, 1);
+  assert.match(second.stderr, /already serves/);
+});

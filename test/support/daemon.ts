@@ -1,0 +1,166 @@
+// A real `troupe serve` process in a temporary TROUPE_HOME, and clients for it: the SDK's own HTTP
+// and WebSocket ACP clients (unchanged) and a fetch helper for the management API.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import * as acp from '@agentclientprotocol/sdk';
+import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
+import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
+import WebSocket from 'ws';
+
+const BIN = resolve('bin/troupe.js');
+
+export interface DaemonOptions {
+  args?: string[];
+  env?: Record<string, string>;
+  /** A scripted/replay script (TROUPE_MODEL=scripted/replay). */
+  script?: unknown;
+}
+
+export class Daemon {
+  url = '';
+  token = '';
+  stderr = '';
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly home: string,
+  ) {}
+
+  static async start(options: DaemonOptions = {}): Promise<Daemon> {
+    const home = mkdtempSync(join(tmpdir(), 'troupe-daemon-'));
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', ...options.env };
+    if (options.script) {
+      writeFileSync(join(home, 'script.json'), JSON.stringify(options.script));
+      env.TROUPE_SCRIPT = join(home, 'script.json');
+      env.TROUPE_MODEL ??= 'scripted/replay';
+    }
+    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--pool', '1', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const d = new Daemon(proc, home);
+    proc.stderr!.on('data', (x) => (d.stderr += x));
+    const deadline = Date.now() + 15_000;
+    while (!existsSync(join(home, 'daemon.json'))) {
+      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`daemon did not start: ${d.stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    d.url = JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')).url;
+    d.token = readFileSync(join(home, 'token'), 'utf8').trim();
+    return d;
+  }
+
+  get headers(): Record<string, string> {
+    return { Authorization: `Bearer ${this.token}` };
+  }
+
+  /** A management API call; returns status and parsed JSON. */
+  async api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+    const res = await fetch(this.url + path, {
+      method,
+      headers: { ...this.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  }
+
+  /** An ACP client over the SDK's HTTP or WebSocket transport, recording updates. */
+  connect(transport: 'http' | 'ws', handlers: ClientHandlers = {}): AcpClient {
+    const stream =
+      transport === 'http'
+        ? createHttpStream(this.url + '/acp', { headers: this.headers })
+        : createWebSocketStream(this.url.replace(/^http/, 'ws') + '/acp', { WebSocket: WebSocket as never, headers: this.headers });
+    return new AcpClient(stream, handlers);
+  }
+
+  /** Pids of this daemon's children (from the process table). */
+  childPids(): number[] {
+    const out: number[] = [];
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid === this.proc.pid) out.push(Number(name));
+      } catch {
+        // The process ended while we looked.
+      }
+    }
+    return out;
+  }
+
+  async stop(): Promise<number | null> {
+    if (this.proc.exitCode !== null) return this.proc.exitCode;
+    const exited = new Promise<number | null>((r) => this.proc.once('exit', (code) => r(code)));
+    this.proc.kill('SIGTERM');
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 20_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  }
+}
+
+export interface ClientHandlers {
+  permission?: (req: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+}
+
+export class AcpClient {
+  readonly updates: acp.SessionNotification[] = [];
+  readonly notifications: { method: string; params: unknown }[] = [];
+  readonly permissions: acp.RequestPermissionRequest[] = [];
+  readonly connection: acp.ClientConnection;
+
+  constructor(stream: acp.Stream, handlers: ClientHandlers) {
+    this.connection = acp
+      .client()
+      .onNotification('session/update', ({ params }) => void this.updates.push(params))
+      .onNotification('*', ({ method, params }) => void this.notifications.push({ method, params }))
+      .onRequest('session/request_permission', ({ params }) => {
+        this.permissions.push(params);
+        return handlers.permission ? handlers.permission(params) : { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+      })
+      .connect(stream);
+  }
+
+  get agent(): acp.ClientContext {
+    return this.connection.agent;
+  }
+
+  async init(): Promise<void> {
+    await this.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+  }
+
+  updatesFor(sessionId: string, kind?: string): any[] {
+    return this.updates.filter((u) => u.sessionId === sessionId && (!kind || u.update.sessionUpdate === kind)).map((u) => u.update);
+  }
+
+  /** Seqs of the updates received for a session, in arrival order. */
+  seqs(sessionId: string): number[] {
+    return this.updatesFor(sessionId).map((u) => u._meta?.troupe?.seq).filter((s): s is number => typeof s === 'number');
+  }
+
+  async until(predicate: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  close(): void {
+    this.connection.close();
+  }
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+}
+
+/** Whether a process exists (and is not a zombie). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
