@@ -1,0 +1,171 @@
+// Time travel: the machine states rebuilt from a session's log equal the states the live engine
+// reported. Live states are recorded exactly as a supervised child reports them: the engine's
+// XState inspection events through the real ControlChannel, over a real socket, decoded with the
+// real frame codec. The replay sees only the log.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, Socket } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ControlChannel } from '../../../src/acp/control-channel.js';
+import { ControlFrameDecoder } from '../../../src/wire/control-frame.codec.js';
+import { replaySession, statesAt } from '../../../src/machines/replay.js';
+import { makeHarness, text, type Harness, type HarnessOptions } from '../../support/engine-harness.js';
+import type { ScriptItem } from '../../../src/providers/scripted/script-items.js';
+
+interface Live {
+  machine: string;
+  state: string;
+  event: string;
+}
+
+/** A harness whose machine transitions go through a real control channel to a reader. */
+async function recorded(replies: ScriptItem[][], options: HarnessOptions = {}) {
+  const path = join(mkdtempSync(join(tmpdir(), 'troupe-inspector-')), 'ctl.sock');
+  const live: Live[] = [];
+  const decoder = new ControlFrameDecoder();
+  let serverSide!: Socket;
+  const server = createServer((s) => {
+    serverSide = s;
+    s.on('data', (chunk) => {
+      for (const m of decoder.push(chunk)) if (m.t === 'transition') live.push({ machine: m.machine, state: m.state, event: m.event });
+    });
+  });
+  await new Promise<void>((r) => server.listen(path, r));
+  const client = new Socket();
+  await new Promise<void>((r) => client.connect(path, r));
+  const channel = new ControlChannel(client, 60_000);
+  const h = makeHarness(replies, options);
+  h.engine.inspect((ev) => channel.transition(h.engine.sessionId, ev));
+  return {
+    h,
+    /** Closes the channel and returns every transition the reader received. */
+    async finish(): Promise<Live[]> {
+      const ended = new Promise((r) => serverSide.once('end', r));
+      channel.close();
+      await ended;
+      server.close();
+      return live;
+    },
+  };
+}
+
+/** The replayed transitions, minus the session's first init (made before the test could listen). */
+function replayed(h: Harness): Live[] {
+  const all = replaySession(h.events);
+  assert.deepEqual(all[0] && [all[0].machine, all[0].state, all[0].event, all[0].cause.type], ['session', 'idle', 'init', 'session_created']);
+  return all.slice(1).map((t) => ({ machine: t.machine, state: t.state, event: t.event }));
+}
+
+const write = (path: string) => ({ tool_call: { name: 'write_file', input: { path, content: 'x\n' } } });
+const until = async (cond: () => boolean) => {
+  while (!cond()) await new Promise((r) => setTimeout(r, 1));
+};
+
+test('a text turn and a tool turn with a permission granted: replay equals live', async () => {
+  const r = await recorded([[{ text: 'hi' }], [{ text: 'Writing.' }, write('a.txt')], [{ text: 'Done.' }]], { mode: 'default' });
+  await r.h.engine.prompt(text('hello')).result;
+  r.h.asker['answers'].push('allow_once');
+  await r.h.engine.prompt(text('write a.txt')).result;
+  const live = await r.finish();
+  assert.ok(live.some((t) => t.state === 'tools.awaitingPermission'), 'the live run went through the permission state');
+  assert.deepEqual(replayed(r.h), live);
+});
+
+test('a denied permission, two tools in one step, and a steer applied at the boundary', async () => {
+  const r = await recorded(
+    [
+      [{ delay_ms: 30 }, write('a.txt'), { tool_call: { name: 'list_dir', input: { path: '.' } } }],
+      [{ text: 'adjusted' }],
+    ],
+    { mode: 'default' },
+  );
+  r.h.asker['answers'].push('reject_once');
+  const { turnId, result } = r.h.engine.prompt(text('go'));
+  await new Promise((res) => setTimeout(res, 5));
+  r.h.engine.steer(turnId, text('use tabs'));
+  assert.equal((await result).stopReason, 'end_turn');
+  const live = await r.finish();
+  assert.equal(r.h.ofType('steer_applied').length, 1);
+  assert.deepEqual(replayed(r.h), live);
+});
+
+test('cancels: while streaming, while a permission is open, while a tool runs', async () => {
+  const r = await recorded(
+    [
+      [{ text: 'partial' }, { hang: true }],
+      [write('b.txt')],
+      [{ tool_call: { name: 'run_command', input: { command: 'sleep 30' } } }],
+    ],
+    { mode: 'default' },
+  );
+  const a = r.h.engine.prompt(text('one'));
+  await until(() => r.h.ofType('agent_message_chunk').length > 0);
+  r.h.engine.cancel();
+  await a.result;
+  const b = r.h.engine.prompt(text('two'));
+  await r.h.asker.whenAsked();
+  r.h.engine.cancel();
+  await b.result;
+  r.h.asker['answers'].push('allow_once');
+  const c = r.h.engine.prompt(text('three'));
+  await until(() => r.h.ofType('tool_call_updated').some((e) => e.status === 'in_progress' && e.turnId === c.turnId));
+  r.h.engine.cancel();
+  assert.equal((await c.result).stopReason, 'cancelled');
+  const live = await r.finish();
+  assert.deepEqual(replayed(r.h), live);
+});
+
+test('close while a turn runs goes straight to closed, as live', async () => {
+  const r = await recorded([[{ text: 'x' }, { hang: true }]]);
+  const a = r.h.engine.prompt(text('go'));
+  await until(() => r.h.ofType('agent_message_chunk').length > 0);
+  await r.h.engine.close();
+  await a.result;
+  const live = await r.finish();
+  assert.equal(live.at(-1)?.state, 'closed');
+  assert.deepEqual(replayed(r.h), live);
+});
+
+test('errors and a provider overflow that compacts and retries', async () => {
+  const r = await recorded([[{ context_overflow: 'too long' }], [{ text: 'after compaction' }], [{ error: { kind: 'invalid_request', message: 'bad' } }]]);
+  const a = await r.h.engine.prompt(text('big')).result;
+  const b = await r.h.engine.prompt(text('again')).result;
+  const live = await r.finish();
+  assert.equal(a.stopReason, 'end_turn');
+  assert.equal(b.stopReason, 'error');
+  assert.ok(live.some((t) => t.state === 'compacting'), 'the live run compacted');
+  assert.deepEqual(replayed(r.h), live);
+});
+
+test('statesAt gives the states at any seq, and each transition names its cause', async () => {
+  const r = await recorded([[write('a.txt')], [{ text: 'ok' }]], { mode: 'default' });
+  r.h.asker['answers'].push('allow_once');
+  await r.h.engine.prompt(text('go')).result;
+  await r.finish();
+  const all = replaySession(r.h.events);
+  const asked = r.h.ofType('permission_requested')[0]!;
+  assert.deepEqual(statesAt(all, asked.seq), { session: 'running', turn: 'tools.awaitingPermission' });
+  assert.deepEqual(statesAt(all, asked.seq - 1), { session: 'running', turn: 'modelStep' });
+  assert.deepEqual(statesAt(all), { session: 'idle', turn: 'done' });
+  const toAsk = all.find((t) => t.state === 'tools.awaitingPermission')!;
+  assert.equal(toAsk.cause.type, 'permission_requested');
+  assert.equal(toAsk.event, 'done: decideTool');
+  assert.equal(toAsk.at, asked.ts);
+});
+
+test('a turn the log ended as agent_crashed restarts the machines', () => {
+  const base = { sessionId: 'ses_x', ts: 1 };
+  const events = [
+    { ...base, seq: 1, type: 'session_created', cwd: '/', additionalDirectories: [], model: 'm', mode: 'default' },
+    { ...base, seq: 2, type: 'user_message', turnId: 't1', messageId: 'm1', content: text('go') },
+    { ...base, seq: 3, type: 'turn_started', turnId: 't1', maxSteps: 5 },
+    { ...base, seq: 4, type: 'agent_message_chunk', turnId: 't1', messageId: 'a1', text: 'x' },
+    { ...base, seq: 5, type: 'turn_completed', turnId: 't1', stopReason: 'error', errorCode: 'agent_crashed', steps: 1 },
+  ] as never;
+  const all = replaySession(events);
+  assert.deepEqual(statesAt(all, 4), { session: 'running', turn: 'modelStep' });
+  assert.deepEqual(statesAt(all, 5), { session: 'idle' });
+  assert.deepEqual([all.at(-1)!.machine, all.at(-1)!.event, all.at(-1)!.cause.seq], ['session', 'init', 5]);
+});
