@@ -183,3 +183,30 @@ test('a read-only open of a damaged log does not modify the file', async () => {
     cleanup();
   }
 });
+
+test('a slow watcher catching up while appends evict its position reads the rest from the file, in order', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true, retention: { maxEvents: 10 }, durability: { sync: 'never', groupCommitMs: 10_000 } });
+    for (let i = 1; i <= 100; i++) log.append(chunk(SID, `a${i}`));
+    const w = log.subscribe(0);
+    const it = w[Symbol.asyncIterator]();
+    const got: number[] = [];
+    for (let round = 0; round < 200; round++) {
+      // Appends race ahead of the consumer; nothing has been written to the file yet when it starts.
+      for (let i = 0; i < 7; i++) log.append(chunk(SID, `b${round}-${i}`));
+      for (let k = 0; k < 5; k++) {
+        const r = await it.next();
+        assert.equal(r.done, false);
+        got.push(r.value.seq);
+      }
+    }
+    const last = log.lastSeq();
+    await log.close();
+    for (let r = await it.next(); !r.done; r = await it.next()) got.push(r.value.seq);
+    assert.deepEqual(got, Array.from({ length: last }, (_, i) => i + 1));
+    assert.equal((await readLogFile(log.path)).events.length, last);
+  } finally {
+    cleanup();
+  }
+});
