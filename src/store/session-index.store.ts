@@ -15,9 +15,8 @@ import { withFileLock } from './file-lock.js';
 import { readLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, sessionIndexPath, sessionLogPath } from './paths.js';
-import { foldEvent, SESSION_STATUSES, type SessionEntry, type SessionStatus } from './session-summary.js';
-
-export const INDEX_FORMAT_VERSION = 1;
+import { before, decodeCursor, encodeCursor, INDEX_FORMAT_VERSION, newer, parseIndex } from './session-index.codec.js';
+import { foldEvent, type SessionEntry, type SessionStatus } from './session-summary.js';
 
 export interface SessionIndexOptions {
   clock?: Clock;
@@ -39,63 +38,6 @@ export interface SessionListPage {
   sessions: SessionEntry[];
   /** Present when there are more sessions. */
   nextCursor?: string;
-}
-
-function validEntry(v: unknown): v is SessionEntry {
-  if (!v || typeof v !== 'object') return false;
-  const e = v as Record<string, unknown>;
-  return (
-    isValidSessionId(e.id) &&
-    typeof e.cwd === 'string' &&
-    typeof e.model === 'string' &&
-    typeof e.mode === 'string' &&
-    (e.title === undefined || typeof e.title === 'string') &&
-    Number.isSafeInteger(e.createdAt) &&
-    Number.isSafeInteger(e.updatedAt) &&
-    Number.isSafeInteger(e.lastSeq) &&
-    SESSION_STATUSES.includes(e.status as SessionStatus)
-  );
-}
-
-/**
- * Which of two versions of an entry wins when several processes wrote the index: a tombstone
- * always wins (deletion is final), otherwise the more recently updated one.
- */
-function newer(ours: SessionEntry, theirs: SessionEntry): SessionEntry {
-  if ((ours.status === 'deleted') !== (theirs.status === 'deleted')) return ours.status === 'deleted' ? ours : theirs;
-  if (theirs.updatedAt !== ours.updatedAt) return theirs.updatedAt > ours.updatedAt ? theirs : ours;
-  return theirs.lastSeq > ours.lastSeq ? theirs : ours;
-}
-
-/** Newest first; ties broken by id so that the order is total and paging is stable. */
-function before(a: SessionEntry, b: SessionEntry): number {
-  return b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
-}
-
-function encodeCursor(e: SessionEntry): string {
-  return Buffer.from(JSON.stringify([e.createdAt, e.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): [number, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 2 && Number.isSafeInteger(v[0]) && isValidSessionId(v[1])) return v as [number, string];
-  } catch {
-    // fall through
-  }
-  throw new TroupeError('invalid_cursor', 'not a session list cursor', { cursor });
-}
-
-function parseIndex(text: string): Map<string, SessionEntry> | undefined {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const d = doc as { version?: unknown; sessions?: unknown };
-  if (!d || d.version !== INDEX_FORMAT_VERSION || !Array.isArray(d.sessions) || !d.sessions.every(validEntry)) return undefined;
-  return new Map((d.sessions as SessionEntry[]).map((e) => [e.id, e]));
 }
 
 export class SessionIndex {
@@ -332,3 +274,4 @@ export class SessionIndex {
     return p;
   }
 }
+export { INDEX_FORMAT_VERSION } from './session-index.codec.js';
