@@ -1,0 +1,149 @@
+// The management API against a real daemon: health, sessions with machine states, the event log
+// as SSE with cursors (Last-Event-ID, invalid cursor), cancel, steer, delete and metrics; and the
+// bad input a daemon must survive while it keeps serving everyone else.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Daemon, tempDir } from '../../support/daemon.js';
+
+const script = {
+  replies: [
+    { when: 'ping', items: [{ text: 'pong' }] },
+    { when: 'slow', items: [{ text: 'working ' }, { delay_ms: 400 }, { text: 'done' }] },
+    { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] },
+    { when: 'say hi', items: [{ text: 'hi' }] },
+  ],
+};
+
+/** Reads an SSE response until `stop` says enough; returns the parsed events. */
+async function readSse(res: Response, stop: (events: { id?: string; event?: string; data: any }[]) => boolean, timeoutMs = 10_000) {
+  const events: { id?: string; event?: string; data: any }[] = [];
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  const deadline = Date.now() + timeoutMs;
+  while (!stop(events) && Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      const e: { id?: string; event?: string; data: any } = { data: undefined };
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id: ')) e.id = line.slice(4);
+        else if (line.startsWith('event: ')) e.event = line.slice(7);
+        else if (line.startsWith('data: ')) e.data = JSON.parse(line.slice(6));
+      }
+      if (e.data !== undefined) events.push(e);
+    }
+  }
+  await reader.cancel().catch(() => undefined);
+  return events;
+}
+
+test('health, sessions, session detail with machine states, and metrics', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const health = await fetch(`${d.url}/v1/health`);
+  assert.equal(health.status, 200, 'health needs no token');
+  const h = await health.json();
+  assert.equal(h.version, JSON.parse((await import('node:fs')).readFileSync('package.json', 'utf8')).version);
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  const list = (await d.api('GET', '/v1/sessions')).json.sessions;
+  assert.equal(list.length, 1);
+  assert.equal(list[0].id, sessionId);
+  assert.equal(list[0].title, 'ping');
+  assert.ok(list[0].child.pid > 0);
+  const detail = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+  assert.deepEqual([detail.machines.session, detail.machines.turn, detail.machines.child], ['idle', 'done', 'ready']);
+  assert.ok(detail.transitions.some((x: any) => x.machine === 'turn' && x.state === 'modelStep'));
+  const defs = (await d.api('GET', '/v1/machines')).json;
+  assert.deepEqual(Object.keys(defs).sort(), ['child', 'session', 'turn']);
+  const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
+  assert.match(metrics, /^troupe_sessions_live 1$/m);
+  assert.match(metrics, /^troupe_events_total \d+$/m);
+  assert.equal((await d.api('GET', '/v1/sessions/ses_nope')).status, 404);
+});
+
+test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad cursors are refused', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  const all = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'turn_completed'));
+  assert.deepEqual(all.map((e) => Number(e.id)), all.map((_, i) => i + 1), 'ids are the seqs 1, 2, 3 …');
+  assert.equal(all[0]!.data.type, 'session_created');
+  // Resume from the middle with Last-Event-ID, and watch a live turn arrive.
+  const mid = Math.floor(all.length / 2);
+  const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events`, { headers: { ...d.headers, 'Last-Event-ID': String(mid) } });
+  const live = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'slow' }] });
+  const resumed = await readSse(res, (e) => e.filter((x) => x.data.type === 'turn_completed').length >= 2);
+  await live;
+  assert.equal(Number(resumed[0]!.id), mid + 1, 'exactly the events after the cursor');
+  assert.ok(resumed.every((e, i) => i === 0 || Number(e.id) === Number(resumed[i - 1]!.id) + 1), 'no hole, no duplicate');
+  assert.ok(resumed.some((e) => e.data.type === 'agent_message_chunk' && e.data.text === 'done'), 'then live events');
+  const beyond = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=999999`, { headers: d.headers });
+  assert.equal(beyond.status, 400);
+  assert.equal((await beyond.json()).error.code, 'invalid_cursor');
+  assert.equal((await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=-3`, { headers: d.headers })).status, 400);
+  assert.equal((await fetch(`${d.url}/v1/sessions/ses_nope/events`, { headers: d.headers })).status, 404);
+});
+
+test('cancel, steer and delete through the management API', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  const slow = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'slow' }] });
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'slow turn');
+  const detail = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  const wrong = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: 'turn_wrong', text: 'x' });
+  assert.deepEqual([wrong.status, wrong.json.error.code], [409, 'turn_mismatch']);
+  const ok = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: state.turnId, text: 'also say hi' });
+  assert.equal(ok.status, 200);
+  assert.match(ok.json.steerId, /^steer_/);
+  assert.equal((await slow).stopReason, 'end_turn');
+  assert.ok(detail.machines.session === 'running');
+  assert.equal((await d.api('POST', `/v1/sessions/${sessionId}/steer`, { text: 'no turn id' })).status, 400);
+  const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'hanging'), 'hanging turn');
+  const cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
+  assert.deepEqual(cancel.json, { sessionId, cancelled: true });
+  assert.equal((await hanging).stopReason, 'cancelled');
+  const del = await d.api('DELETE', `/v1/sessions/${sessionId}`);
+  assert.equal(del.status, 200);
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).status, 404);
+  await assert.rejects(c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.code === -32002);
+});
+
+test('bad input gets typed errors and the daemon keeps serving', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const post = (headers: Record<string, string>, body: string) => fetch(`${d.url}/acp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
+  assert.equal((await post({}, init)).status, 401, 'no token');
+  assert.equal((await post({ Authorization: 'Bearer wrong-token-wrong-token-wrong' }, init)).status, 403, 'wrong token');
+  assert.equal((await post({ ...d.headers, Origin: 'https://evil.example' }, init)).status, 403, 'foreign Origin');
+  assert.equal((await post(d.headers, '{not json')).status, 400, 'malformed JSON');
+  assert.equal((await post({ ...d.headers, 'Acp-Connection-Id': 'nope' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: {} }))).status, 404, 'unknown connection');
+  assert.equal((await post(d.headers, 'x'.repeat(17 * 1024 * 1024))).status, 413, 'oversized body');
+  await assert.rejects(c.agent.request('session/prompt', { sessionId: 'ses_unknown', prompt: [{ type: 'text', text: 'x' }] }), (e: any) => e.code === -32002 && e.data?.sessionId === 'ses_unknown');
+  await assert.rejects(c.agent.request('session/new', { cwd: 'relative', mcpServers: [] }), (e: any) => e.code === -32602);
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn', 'still serving');
+});
