@@ -6,8 +6,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { AgentEvent } from '../../../src/core/events.js';
+import type { EventLog } from '../../../src/core/ports.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { MemoryEventLog } from '../../../src/store/memory-event-log.store.js';
-import { chunk } from '../../support/store/store-fixtures.js';
+import { chunk, tempDir } from '../../support/store/store-fixtures.js';
 
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 2 ** 31);
 console.log('fast-check seed', seed);
@@ -36,19 +38,23 @@ interface Model {
   watchers: WatcherModel[];
   /** Text of each appended event, by seq - 1: what every reader must reproduce. */
   texts: string[];
+  /** A file-backed log serves every evicted event from the file: it never has a gap. */
+  fileBacked: boolean;
 }
 
 interface Real {
-  log: MemoryEventLog;
+  log: EventLog & { droppedThrough(): number };
   iters: AsyncIterator<AgentEvent>[];
   closers: (() => void)[];
 }
 
 /** it.next(), failing instead of hanging if an event the model expects never comes (a hole at the seam). */
+let stallMs = 10;
 async function nextOrStall(it: AsyncIterator<AgentEvent>, expected: number): Promise<IteratorResult<AgentEvent>> {
   let timer: NodeJS.Timeout | undefined;
+  // In memory an available event arrives within microtasks, before any timer; file reads get longer.
   const stall = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`watcher stalled waiting for seq ${expected}, which exists`)), 10);
+    timer = setTimeout(() => reject(new Error(`watcher stalled waiting for seq ${expected}, which exists`)), stallMs);
   });
   try {
     return await Promise.race([it.next(), stall]);
@@ -58,6 +64,8 @@ async function nextOrStall(it: AsyncIterator<AgentEvent>, expected: number): Pro
 }
 
 const dropped = (m: Model): number => Math.max(0, m.last - m.retain);
+/** The gap rule: events after `cursor` are unservable iff memory evicted them and no file has them. */
+const unservable = (m: Model, cursor: number): boolean => !m.fileBacked && cursor < dropped(m);
 
 class Emit implements fc.AsyncCommand<Model, Real> {
   constructor(readonly n: number) {}
@@ -136,12 +144,13 @@ class Pull implements fc.AsyncCommand<Model, Real> {
         assert.equal((await it.next()).done, true);
         w.ended = true;
         continue;
-      } else if (w.pos + 1 <= dropped(m)) {
+      } else if (unservable(m, w.pos)) {
         await assert.rejects(it.next(), (e: unknown) => isTroupeError(e, 'replay_gap'), `gap expected at ${w.pos} (dropped ${dropped(m)})`);
         tally('gap');
         w.ended = true;
         continue;
       }
+      if (m.fileBacked && !w.live && w.pos < dropped(m)) tally('coldEvent');
       const res = await nextOrStall(it, w.pos + 1);
       assert.equal(res.done, false, `watcher ${i} at ${w.pos} expects seq ${w.pos + 1}`);
       const e = res.value as AgentEvent & { text: string };
@@ -189,7 +198,7 @@ class ReadAfter implements fc.AsyncCommand<Model, Real> {
       await assert.rejects(r.log.readAfter(cursor), (e: unknown) => isTroupeError(e, 'invalid_cursor'));
       return;
     }
-    if (cursor < m.last && cursor < dropped(m)) {
+    if (cursor < m.last && unservable(m, cursor)) {
       await assert.rejects(r.log.readAfter(cursor, { limit: this.limit }), (e: unknown) => isTroupeError(e, 'replay_gap'));
       return;
     }
@@ -221,25 +230,49 @@ const commands = [
   fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 20 })).map(([f, l]) => new ReadAfter(f, l)),
 ];
 
+async function runModel(cmds: Iterable<fc.AsyncCommand<Model, Real>>, model: Model, real: Real): Promise<void> {
+  await fc.asyncModelRun(() => ({ model, real }), cmds);
+  // Final drain after close: every watcher that has not ended receives exactly the rest, then ends.
+  await real.log.close();
+  model.closed = true;
+  for (let i = 0; i < model.watchers.length; i++) await new Pull(i, 1000).run(model, real);
+  for (const w of model.watchers) {
+    assert.ok(w.ended, 'every watcher ends once the log is closed and drained');
+    assert.deepEqual(w.received, Array.from({ length: w.received.length }, (_, j) => w.cursor + 1 + j));
+  }
+}
+
 test('broker against the reference model: replay + live, gaps, overflow, close', async () => {
+  stallMs = 10;
   await fc.assert(
     fc.asyncProperty(fc.integer({ min: 1, max: 25 }), fc.commands(commands, { maxCommands: 80, size: 'max' }), async (retain, cmds) => {
-      const model: Model = { last: 0, retain, closed: false, watchers: [], texts: [] };
+      const model: Model = { last: 0, retain, closed: false, watchers: [], texts: [], fileBacked: false };
       const real: Real = { log: new MemoryEventLog({ sessionId: SID, retention: { maxEvents: retain } }), iters: [], closers: [] };
-      await fc.asyncModelRun(() => ({ model, real }), cmds);
-      // Final drain after close: every watcher that has not ended receives exactly the rest, then ends.
-      await real.log.close();
-      model.closed = true;
-      for (let i = 0; i < model.watchers.length; i++) await new Pull(i, 1000).run(model, real);
-      for (const w of model.watchers) {
-        assert.ok(w.ended, 'every watcher ends once the log is closed and drained');
-        assert.deepEqual(w.received, Array.from({ length: w.received.length }, (_, j) => w.cursor + 1 + j));
-      }
+      await runModel(cmds, model, real);
     }),
     { seed, numRuns: 1000 },
   );
   console.log('model paths exercised', JSON.stringify(STATS));
   for (const path of ['emit', 'catchupEvent', 'liveEvent', 'gap', 'overflow']) assert.ok((STATS[path] ?? 0) > 0, `the generator never exercised ${path}`);
+});
+
+test('file-backed broker against the same model: evicted cursors are served from the file, never a gap', async () => {
+  stallMs = 5000;
+  const { dir, cleanup } = tempDir('troupe-model-');
+  let run = 0;
+  try {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 25 }), fc.commands(commands, { maxCommands: 60, size: 'max' }), async (retain, cmds) => {
+        const log = await FileEventLog.create(`${dir}/run${run++}.log`, { sessionId: SID, retention: { maxEvents: retain }, durability: { sync: 'never', groupCommitMs: 10_000 } });
+        const model: Model = { last: 0, retain, closed: false, watchers: [], texts: [], fileBacked: true };
+        await runModel(cmds, model, { log, iters: [], closers: [] });
+      }),
+      { seed, numRuns: 150 },
+    );
+    assert.ok((STATS.coldEvent ?? 0) > 0, 'the generator never made a watcher read evicted events from the file');
+  } finally {
+    cleanup();
+  }
 });
 
 test('order holds under interleaved emits and concurrent consumers (fc.scheduler)', async () => {
