@@ -4,15 +4,12 @@
  */
 import { TroupeError } from '../core/errors.js';
 import type { ModelCapabilities, ModelProvider } from '../core/provider.js';
-import { AnthropicProvider } from './anthropic/anthropic.provider.js';
-import { ANTHROPIC_MODELS } from './anthropic/models.js';
-import { GoogleProvider } from './google/google.provider.js';
-import { GOOGLE_MODELS } from './google/models.js';
-import { OPENAI_MODELS } from './openai/models.js';
-import { OpenAIChatProvider } from './openai/openai-chat.provider.js';
-import { OpenAIResponsesProvider } from './openai/openai-responses.provider.js';
+import { anthropicCapabilities, ANTHROPIC_MODELS } from './anthropic/models.js';
+import { googleCapabilities, GOOGLE_MODELS } from './google/models.js';
+import { COMPATIBLE_FALLBACK, openaiCapabilities, OPENAI_MODELS } from './openai/models.js';
 import { createScriptedProvider, SCRIPTED_MODELS } from './scripted/scripted.provider.js';
-import { settingsFor, type CredentialSource, type TroupeConfig } from './config.js';
+import { settingsFor, type CredentialSource, type ProviderSettings, type TroupeConfig } from './config.js';
+import { lazyProvider } from './lazy-provider.js';
 
 /** Provider ids in the order troupe prefers them when several have credentials. */
 export const PROVIDER_IDS = ['anthropic', 'openai', 'google', 'openai-compatible', 'scripted'] as const;
@@ -31,25 +28,45 @@ interface Entry {
   keyless?: boolean;
 }
 
+/** The catalogue's capabilities with the config's overrides, as each adapter computes them. */
+const withOverrides = (base: (model: string) => ModelCapabilities, settings: ProviderSettings) => (model: string) => ({
+  ...base(model),
+  ...(settings.models?.[model] ?? {}),
+});
+
+// Vendor SDKs cost 0.1–0.2 s each to load: an adapter (and its SDK) is imported on its first call,
+// so a `troupe acp` process loads only the SDK of the model it actually uses.
 const ENTRIES: Record<ProviderId, Entry> = {
   anthropic: {
     label: 'Anthropic (Messages API)',
-    create: (env, config) => new AnthropicProvider(settingsFor('anthropic', env, config)),
+    create: (env, config) => {
+      const settings = settingsFor('anthropic', env, config);
+      return lazyProvider('anthropic', withOverrides(anthropicCapabilities, settings), true, async () => new (await import('./anthropic/anthropic.provider.js')).AnthropicProvider(settings));
+    },
     catalogue: () => ANTHROPIC_MODELS,
   },
   openai: {
     label: 'OpenAI (Responses API)',
-    create: (env, config) => new OpenAIResponsesProvider(settingsFor('openai', env, config)),
+    create: (env, config) => {
+      const settings = settingsFor('openai', env, config);
+      return lazyProvider('openai', withOverrides(openaiCapabilities, settings), true, async () => new (await import('./openai/openai-responses.provider.js')).OpenAIResponsesProvider(settings));
+    },
     catalogue: () => OPENAI_MODELS,
   },
   google: {
     label: 'Google Gemini',
-    create: (env, config) => new GoogleProvider(settingsFor('google', env, config)),
+    create: (env, config) => {
+      const settings = settingsFor('google', env, config);
+      return lazyProvider('google', withOverrides(googleCapabilities, settings), true, async () => new (await import('./google/google.provider.js')).GoogleProvider(settings));
+    },
     catalogue: () => GOOGLE_MODELS,
   },
   'openai-compatible': {
     label: 'OpenAI-compatible server (Chat Completions)',
-    create: (env, config) => new OpenAIChatProvider(settingsFor('openai-compatible', env, config)),
+    create: (env, config) => {
+      const settings = settingsFor('openai-compatible', env, config);
+      return lazyProvider('openai-compatible', withOverrides(() => COMPATIBLE_FALLBACK, settings), false, async () => new (await import('./openai/openai-chat.provider.js')).OpenAIChatProvider(settings));
+    },
     catalogue: (env, config) => Object.keys(settingsFor('openai-compatible', env, config).models ?? {}).map((id) => ({ id })),
   },
   // The offline provider lives in src/providers/scripted/ (another engineer's); it is reached only through here.

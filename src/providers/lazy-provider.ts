@@ -1,0 +1,31 @@
+/**
+ * A provider whose adapter (and vendor SDK) is imported on first use. Capabilities come from the
+ * catalogue without the SDK, so resolving a model, building the initialize answer or listing models
+ * never loads a vendor SDK.
+ */
+import type { ModelCapabilities, ModelProvider, ModelRequest, ProviderEvent } from '../core/provider.js';
+
+export function lazyProvider(
+  id: string,
+  capabilities: (model: string) => ModelCapabilities,
+  counts: boolean,
+  load: () => Promise<ModelProvider>,
+): ModelProvider {
+  let adapter: Promise<ModelProvider> | undefined;
+  const get = () => (adapter ??= load());
+  const provider: ModelProvider = {
+    id,
+    capabilities,
+    async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+      yield* (await get()).stream(request, signal);
+    },
+  };
+  if (counts) {
+    provider.countTokens = async (request, signal) => {
+      const a = await get();
+      if (!a.countTokens) throw new Error(`${id} has no token count endpoint`);
+      return a.countTokens(request, signal);
+    };
+  }
+  return provider;
+}
