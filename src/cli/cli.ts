@@ -1,37 +1,66 @@
-/** The CLI dispatcher: one function per command, each returning its exit code. */
+/** The CLI dispatcher: one function per command, each returning its exit code (docs/cli.md). */
 import { VERSION } from '../core/version.js';
+import type { CliIo } from './cli-io.js';
 import { logDumpCommand } from './log-dump.command.js';
 import { modelsCommand } from './models.command.js';
 
 const HELP = `troupe ${VERSION}: a runtime for coding-agent sessions
 
 Usage:
-  troupe acp [--check]        run an ACP agent on stdio (for editors; see docs/editors.md)
-  troupe models [--json]      list providers, their models, and which are usable with your keys
-  troupe log dump <id|file>   print a session's event log (--json for JSON lines)
-  troupe --version            print the version
-  troupe --help               print this help
+  troupe run "<prompt>"           run one turn of the agent (starts the daemon if needed)
+  troupe chat                     an interactive conversation on one session
+  troupe attach ID                follow a live session driven by another client
+  troupe watch ID [--after N]     tail a session's event log by cursor
+  troupe sessions [show|delete]   list, show or delete sessions
+  troupe cancel ID                cancel a session's running turn
+  troupe steer ID "<text>"        guide a session's running turn
+  troupe inspect [ID]             open the live inspector of sessions and their state machines
+  troupe daemon start|stop|status|logs|token
+                                  manage the local daemon
+  troupe serve                    run the daemon in the foreground
+  troupe acp [--check]            run an ACP agent on stdio (for editors; see docs/editors.md)
+  troupe models [--json]          list providers, their models, and which are usable with your keys
+  troupe log dump <id|file>       print a session's event log from disk (--json for JSON lines)
+  troupe --version                print the version
+  troupe <command> --help         a command's options and examples
+
+Environment: TROUPE_HOME (state directory), TROUPE_URL + TROUPE_TOKEN (use a remote daemon),
+NO_COLOR, TROUPE_LOG=debug (stack traces). Exit codes: 0 ok, 1 error, 2 usage, 130 cancelled.
 
 Examples:
-  troupe acp --check
-  troupe models --json
-  troupe log dump ses_0abc… --json
+  troupe run "list the files here and read package.json"
+  troupe run --json --yes "create a file notes.txt with hello"
+  troupe chat --session ses_0abc…
+  troupe sessions --json
+  troupe daemon status
 `;
 
-type Command = (args: string[], io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv }) => Promise<number>;
+type Command = (args: string[], io: CliIo) => Promise<number>;
 
+/** Commands are loaded on use so that `troupe models` does not pay for the ACP client. */
 const COMMANDS: Record<string, Command> = {
   models: modelsCommand,
   log: (args, io) => {
+    if (args[0] === '--help' || args[0] === '-h') return logDumpCommand(['--help'], io);
     if (args[0] !== 'dump') {
       io.stderr.write(`troupe log: unknown subcommand '${args[0] ?? ''}' (try 'troupe log dump --help')\n`);
       return Promise.resolve(2);
     }
     return logDumpCommand(args.slice(1), io);
   },
+  run: async (a, io) => (await import('./run.command.js')).runCommand(a, io),
+  chat: async (a, io) => (await import('./chat.command.js')).chatCommand(a, io),
+  attach: async (a, io) => (await import('./attach.command.js')).attachCommand(a, io),
+  watch: async (a, io) => (await import('./watch.command.js')).watchCommand(a, io),
+  sessions: async (a, io) => (await import('./sessions.command.js')).sessionsCommand(a, io),
+  cancel: async (a, io) => (await import('./control.command.js')).cancelCommand(a, io),
+  steer: async (a, io) => (await import('./control.command.js')).steerCommand(a, io),
+  daemon: async (a, io) => (await import('./daemon.command.js')).daemonCommand(a, io),
+  inspect: async (a, io) => (await import('./inspect.command.js')).inspectCommand(a, io),
 };
 
 export async function runCli(command: string | undefined, args: string[]): Promise<number> {
+  const io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(HELP);
     return 0;
@@ -41,5 +70,9 @@ export async function runCli(command: string | undefined, args: string[]): Promi
     process.stderr.write(`troupe: unknown command '${command}' (try 'troupe --help')\n`);
     return 2;
   }
-  return run(args, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+  const code = await run(args, io);
+  // Open sockets of a finished command (keep-alive agents, closed SSE readers) must not keep the
+  // process alive; long-running commands only return when they are done.
+  if (command !== 'models' && command !== 'log') setTimeout(() => process.exit(code), 200).unref();
+  return code;
 }

@@ -1,0 +1,38 @@
+/**
+ * Argument parsing shared by the commands: node:util parseArgs in strict mode, with usage mistakes
+ * turned into a `usage` CliError (exit 2) that names the command's --help.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { CliError } from './cli-io.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Options every command accepts. */
+export const COMMON_OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  'no-color': { type: 'boolean' },
+} as const satisfies Options;
+
+/** Parses `args` for `command`; unknown options and missing values are usage errors. */
+export function parseCommandArgs<O extends Options>(command: string, args: string[], options: O) {
+  try {
+    return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new CliError('usage', `${(err as Error).message.replace(/\.$/, '')} (try 'troupe ${command} --help')`);
+  }
+}
+
+/** The positional at `index`, or a usage error naming what is missing. */
+export function requirePositional(command: string, positionals: string[], index: number, what: string): string {
+  const value = positionals[index];
+  if (value === undefined || value === '') throw new CliError('usage', `missing ${what} (try 'troupe ${command} --help')`);
+  return value;
+}
+
+/** A non-negative integer option, or a usage error. */
+export function intOption(command: string, name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new CliError('usage', `--${name} must be a non-negative integer, got '${raw}' (try 'troupe ${command} --help')`);
+  return n;
+}

@@ -1,0 +1,81 @@
+/**
+ * `troupe attach ID`: follows a live session that another client drives. A new ACP connection
+ * resumes the session (`session/resume`, no replay) and from then on receives its updates. Read-only
+ * unless --interactive, which adds the chat loop (prompts, steering, permissions).
+ */
+import { resolveTroupeHome } from '../store/paths.js';
+import { parseCommandArgs, requirePositional } from './args.js';
+import { openLink, type AcpLink } from './acp-link.js';
+import { EXIT, reportError, type CliIo } from './cli-io.js';
+import { DaemonClient } from './daemon.client.js';
+import { chatHistoryPath } from './daemon-home.js';
+import { connectDaemon, type Connection } from './daemon-target.js';
+import { decidePermission } from './permission-prompt.js';
+import { Repl } from './repl.js';
+import { openSession } from './session-open.js';
+import { makeStyle } from './style.js';
+import { UpdateRenderer } from './update.renderer.js';
+
+const USAGE = `Usage: troupe attach ID [--interactive] [--json]
+
+Follows session ID live, as another client drives it: messages, thoughts, tool calls. Read-only:
+permission requests that reach this client are rejected. Ctrl-C detaches (the session goes on).
+  --interactive   also type prompts (or steer the running turn) and answer permissions, as in chat
+  --json          print the updates as JSON lines (session/update params) instead
+
+Examples:
+  troupe attach ses_0abc…
+  troupe attach ses_0abc… --interactive
+`;
+
+export async function attachCommand(args: string[], io: CliIo): Promise<number> {
+  let conn: Connection | undefined;
+  let link: AcpLink | undefined;
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  try {
+    const { values, positionals } = parseCommandArgs('attach', args, { interactive: { type: 'boolean', short: 'i' }, json: { type: 'boolean' } });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    const id = requirePositional('attach', positionals, 0, 'the session id');
+    const stdin = io.stdin ?? process.stdin;
+    const style = makeStyle(io.stdout, io.env, values['no-color']);
+    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: true, spinner: false });
+    conn = await connectDaemon(io, { autoStart: false });
+    let repl: Repl | undefined;
+    link = await openLink(conn.target, {
+      update: (n) => {
+        if (n.sessionId !== id) return;
+        if (values.json) io.stdout.write(`${JSON.stringify(n)}\n`);
+        else renderer.update(n);
+      },
+      permission: (req) => {
+        renderer.done();
+        if (!values.interactive) {
+          renderer.note(style.yellow(`[attach is read-only: rejected ${req.toolCall.title ?? 'a tool call'}; use --interactive to answer]`));
+          const reject = req.options.find((o) => o.kind === 'reject_once');
+          return Promise.resolve(reject ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } });
+        }
+        return decidePermission(req, { yes: false, ask: repl?.ask, style, note: (l) => renderer.note(l) });
+      },
+    });
+    const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: id });
+    io.stderr.write(style.dim(`[attached to ${id} in ${opened.cwd}; Ctrl-C detaches]\n`));
+    if (values.interactive) {
+      repl = new Repl({ link, target: conn.target, sessionId: id, renderer, style, stdin, stdout: io.stdout, historyPath: chatHistoryPath(resolveTroupeHome(io.env)), prompt: style.bold('› ') });
+      await repl.run();
+    } else {
+      process.on('SIGINT', onSigint);
+      const closed = link.closed.then(() => 'closed' as const);
+      const aborted = new Promise<'detached'>((r) => stop.signal.addEventListener('abort', () => r('detached'), { once: true }));
+      if ((await Promise.race([closed, aborted])) === 'closed') io.stderr.write('troupe attach: the daemon closed the connection\n');
+    }
+    renderer.done();
+    return EXIT.ok;
+  } catch (err) {
+    return reportError(io, 'attach', err);
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    link?.close();
+    await conn?.release();
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * `troupe chat [--cwd DIR] [--session ID]`: an interactive multi-turn conversation on one session
+ * (see repl.ts for steering, queueing and the slash commands).
+ */
+import { resolveTroupeHome } from '../store/paths.js';
+import { parseCommandArgs } from './args.js';
+import { openLink, type AcpLink } from './acp-link.js';
+import { EXIT, reportError, type CliIo } from './cli-io.js';
+import { DaemonClient } from './daemon.client.js';
+import { chatHistoryPath } from './daemon-home.js';
+import { connectDaemon, type Connection } from './daemon-target.js';
+import { decidePermission } from './permission-prompt.js';
+import { Repl } from './repl.js';
+import { openSession } from './session-open.js';
+import { makeStyle } from './style.js';
+import { UpdateRenderer } from './update.renderer.js';
+
+const USAGE = `Usage: troupe chat [--cwd DIR] [--session ID] [--model M] [--mode M] [--yes]
+
+An interactive conversation with the agent on one session (a new one, or ID resumed).
+While a turn runs, what you type steers it (the agent reads it at its next step); '/queue TEXT'
+sends TEXT as the next prompt instead.
+
+Commands: /cancel  /mode M  /model M  /queue TEXT  /help  /quit (or Ctrl-D)
+Ctrl-C cancels the running turn; when nothing runs it leaves. History: $TROUPE_HOME/chat_history.
+Permission requests are asked inline (y, a, n, never); --yes allows them all.
+Piped input (no terminal) is played one prompt per line, each after the previous turn ended.
+
+Examples:
+  troupe chat
+  troupe chat --session ses_0abc…
+  printf 'list the files\\nread package.json\\n' | troupe chat --yes
+`;
+
+export async function chatCommand(args: string[], io: CliIo): Promise<number> {
+  let conn: Connection | undefined;
+  let link: AcpLink | undefined;
+  try {
+    const { values } = parseCommandArgs('chat', args, {
+      cwd: { type: 'string' },
+      session: { type: 'string' },
+      model: { type: 'string' },
+      mode: { type: 'string' },
+      yes: { type: 'boolean', short: 'y' },
+    });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    const stdin = io.stdin ?? process.stdin;
+    const style = makeStyle(io.stdout, io.env, values['no-color']);
+    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: false, spinner: true });
+    conn = await connectDaemon(io, { autoStart: true });
+    let sessionId: string | undefined;
+    let repl: Repl | undefined;
+    const tty = Boolean((stdin as { isTTY?: boolean }).isTTY);
+    link = await openLink(conn.target, {
+      update: (n) => n.sessionId === sessionId && renderer.update(n),
+      permission: (req) => {
+        renderer.done();
+        return decidePermission(req, { yes: values.yes ?? false, ask: tty ? repl?.ask : undefined, style, note: (l) => renderer.note(l) });
+      },
+    });
+    const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: values.session, cwd: values.cwd, mode: values.mode, model: values.model });
+    sessionId = opened.sessionId;
+    renderer.note(style.dim(`[${opened.resumed ? 'resumed' : 'new'} session ${sessionId} in ${opened.cwd} · /help for commands]`));
+    repl = new Repl({
+      link,
+      target: conn.target,
+      sessionId,
+      renderer,
+      style,
+      stdin,
+      stdout: io.stdout,
+      historyPath: chatHistoryPath(resolveTroupeHome(io.env)),
+      prompt: style.bold('› '),
+    });
+    await repl.run();
+    renderer.done();
+    return EXIT.ok;
+  } catch (err) {
+    return reportError(io, 'chat', err);
+  } finally {
+    link?.close();
+    await conn?.release();
+  }
+}

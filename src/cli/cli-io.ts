@@ -1,0 +1,53 @@
+/**
+ * What every command receives (streams and environment, so tests and the dispatcher agree), the
+ * documented exit codes, and the one-line error report (docs/cli.md §Exit codes).
+ */
+import { isTroupeError } from '../core/errors.js';
+
+/** Streams and environment of one CLI invocation. */
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  stdin?: NodeJS.ReadableStream;
+}
+
+/** Exit codes, documented in docs/cli.md. */
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  cancelled: 130,
+} as const;
+
+/**
+ * A failure local to the CLI that has no entry in the shared error table (the daemon cannot be
+ * reached, a usage mistake). `code` is stable and shown in the error line.
+ */
+export class CliError extends Error {
+  constructor(
+    readonly code: 'daemon_unreachable' | 'daemon_start_failed' | 'daemon_version_mismatch' | 'usage' | 'not_a_tty' | 'replay_gap',
+    message: string,
+    readonly exitCode: number = code === 'usage' ? EXIT.usage : EXIT.error,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** Writes one line for `err` (a stack only with TROUPE_LOG=debug) and returns the exit code. */
+export function reportError(io: CliIo, command: string, err: unknown): number {
+  const debug = io.env.TROUPE_LOG === 'debug';
+  let code: string | undefined;
+  let exit: number = EXIT.error;
+  if (err instanceof CliError) {
+    code = err.code;
+    exit = err.exitCode;
+  } else if (isTroupeError(err)) {
+    code = err.code;
+  }
+  const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  io.stderr.write(`troupe ${command}: ${message}${code && code !== 'usage' ? ` (${code})` : ''}\n`);
+  if (debug && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
+  return exit;
+}

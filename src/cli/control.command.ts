@@ -1,0 +1,63 @@
+/**
+ * `troupe cancel ID` and `troupe steer ID "<text>"`: act on a session's running turn from any
+ * process, through the management API.
+ */
+import { TroupeError } from '../core/errors.js';
+import { parseCommandArgs, requirePositional } from './args.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { DaemonClient } from './daemon.client.js';
+import { connectDaemon } from './daemon-target.js';
+import { runningTurnId } from './running-turn.js';
+
+const CANCEL_USAGE = `Usage: troupe cancel ID [--json]
+
+Cancels the running turn of session ID (like Ctrl-C in the client that drives it). Succeeds, saying
+so, when nothing is running.
+
+Examples:
+  troupe cancel ses_0abc…
+`;
+
+const STEER_USAGE = `Usage: troupe steer ID "<text>" [--turn TURN_ID] [--json]
+
+Sends guidance to the running turn of session ID: the agent reads it at its next step, without
+stopping the turn. The running turn is looked up in the session's event log unless --turn names it.
+Fails with no_active_turn when nothing runs, turn_mismatch when the turn has just ended.
+
+Examples:
+  troupe steer ses_0abc… "use the v2 API instead"
+`;
+
+export async function cancelCommand(args: string[], io: CliIo): Promise<number> {
+  try {
+    const { values, positionals } = parseCommandArgs('cancel', args, { json: { type: 'boolean' } });
+    if (values.help) return void io.stdout.write(CANCEL_USAGE), EXIT.ok;
+    const id = requirePositional('cancel', positionals, 0, 'the session id');
+    const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
+    const r = await client.cancel(id);
+    io.stdout.write(values.json ? `${JSON.stringify(r)}\n` : r.cancelled ? `cancelled the running turn of ${id}\n` : `${id} has no running turn\n`);
+    return EXIT.ok;
+  } catch (err) {
+    return reportError(io, 'cancel', err);
+  }
+}
+
+export async function steerCommand(args: string[], io: CliIo): Promise<number> {
+  try {
+    const { values, positionals } = parseCommandArgs('steer', args, { json: { type: 'boolean' }, turn: { type: 'string' } });
+    if (values.help) return void io.stdout.write(STEER_USAGE), EXIT.ok;
+    const id = requirePositional('steer', positionals, 0, 'the session id');
+    const text = positionals.slice(1).join(' ').trim();
+    if (!text) throw new CliError('usage', `missing the text to steer with (try 'troupe steer --help')`);
+    const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
+    const turnId = values.turn ?? (await runningTurnId(client, id));
+    if (!turnId) {
+      throw new TroupeError('no_active_turn', `session ${id} has no running turn to steer (use 'troupe run --session ${id} …' to start one)`, { sessionId: id });
+    }
+    const r = await client.steer(id, turnId, text);
+    io.stdout.write(values.json ? `${JSON.stringify(r)}\n` : `steered turn ${r.turnId} of ${id} (${r.steerId})\n`);
+    return EXIT.ok;
+  } catch (err) {
+    return reportError(io, 'steer', err);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Starting and stopping a local daemon: `troupe serve --port 0` detached, its output in
+ * `$TROUPE_HOME/daemon.log`; ready once its state file names it and `/v1/health` answers. Stopping
+ * is SIGTERM, then waiting for the process to exit and the state file to go.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CliError } from './cli-io.js';
+import { DaemonClient, type DaemonTarget } from './daemon.client.js';
+import { daemonLogPath, pidAlive, readDaemonState, readToken, statePath, type DaemonStateFile } from './daemon-home.js';
+
+/** bin/troupe.js, three levels above dist/src/cli. */
+export const TROUPE_BIN = fileURLToPath(new URL('../../../bin/troupe.js', import.meta.url));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The running daemon of `home` if its state file names a live process that answers health. */
+export async function runningDaemon(home: string): Promise<{ state: DaemonStateFile; target: DaemonTarget; version: string } | undefined> {
+  const state = readDaemonState(home);
+  if (!state || !pidAlive(state.pid)) return undefined;
+  const target = { url: state.url, token: readToken(home) ?? '', remote: false };
+  try {
+    const health = await new DaemonClient(target).health();
+    return { state, target, version: health.version };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits until the state file names a daemon that answers health. `child` is the process we spawned:
+ * if it exits first (say another CLI started a daemon a moment earlier and holds the lock), the
+ * winner is used instead once it is ready.
+ */
+export async function waitForDaemon(home: string, exited: () => boolean, timeoutMs: number, describe: () => string): Promise<DaemonTarget> {
+  const deadline = Date.now() + timeoutMs;
+  let exitSeenAt: number | undefined;
+  while (Date.now() < deadline) {
+    const running = await runningDaemon(home);
+    if (running) return running.target;
+    if (exited()) {
+      exitSeenAt ??= Date.now();
+      // Our daemon is gone; give a concurrent winner a moment, then report ours.
+      if (Date.now() - exitSeenAt > 2_000) break;
+    }
+    await sleep(40);
+  }
+  throw new CliError('daemon_start_failed', `the daemon did not start: ${describe()}`);
+}
+
+/** Starts a detached daemon for `home` and waits for it. */
+export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<DaemonTarget> {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const log = openSync(daemonLogPath(home), 'a', 0o600);
+  let exitCode: number | null | undefined;
+  try {
+    const child = spawn(process.execPath, [TROUPE_BIN, 'serve', '--port', '0'], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: { ...env, TROUPE_HOME: home },
+    });
+    child.on('exit', (code, signal) => (exitCode = code ?? (signal ? 128 : null)));
+    child.on('error', () => (exitCode = -1));
+    child.unref();
+  } finally {
+    closeSync(log);
+  }
+  return waitForDaemon(home, () => exitCode !== undefined, 15_000, () => `it exited with code ${exitCode}; see ${daemonLogPath(home)}`);
+}
+
+/** SIGTERM to the daemon of `home`; resolves once it exited and removed its state file. */
+export async function stopDaemon(home: string, timeoutMs = 35_000): Promise<DaemonStateFile | undefined> {
+  const state = readDaemonState(home);
+  if (!state || !pidAlive(state.pid)) return undefined;
+  process.kill(state.pid, 'SIGTERM');
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (!pidAlive(state.pid) && !existsSync(statePath(home))) return state;
+    // A daemon killed hard cannot remove its file: once the process is gone, the file is stale.
+    if (!pidAlive(state.pid) && Date.now() - started > 2_000) return state;
+    await sleep(40);
+  }
+  throw new CliError('daemon_unreachable', `the daemon (pid ${state.pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`);
+}

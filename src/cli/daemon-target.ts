@@ -1,0 +1,53 @@
+/**
+ * Which daemon a command talks to: TROUPE_URL (+ TROUPE_TOKEN) for a remote one, never started
+ * here; else the daemon of $TROUPE_HOME, started on demand; or, with --standalone, a private one.
+ */
+import { resolveTroupeHome } from '../store/paths.js';
+import { VERSION } from '../core/version.js';
+import { CliError, type CliIo } from './cli-io.js';
+import type { DaemonTarget } from './daemon.client.js';
+import { readToken } from './daemon-home.js';
+import { runningDaemon, startDaemon } from './daemon-process.js';
+import { startStandalone } from './standalone-daemon.js';
+
+/** A target plus what to do when the command is over (stop a standalone daemon). */
+export interface Connection {
+  target: DaemonTarget;
+  release(): Promise<void>;
+}
+
+const nothing = async () => undefined;
+
+/** TROUPE_URL/TROUPE_TOKEN, if set. */
+export function remoteTarget(env: NodeJS.ProcessEnv): DaemonTarget | undefined {
+  const url = env.TROUPE_URL?.trim();
+  if (!url) return undefined;
+  if (!/^https?:\/\//.test(url)) throw new CliError('usage', `TROUPE_URL must start with http:// or https://, got '${url}'`);
+  const token = env.TROUPE_TOKEN?.trim() || readToken(resolveTroupeHome(env));
+  if (!token) throw new CliError('usage', 'TROUPE_URL is set but no token: set TROUPE_TOKEN (the remote `troupe daemon token`)');
+  return { url: url.replace(/\/+$/, ''), token, remote: true };
+}
+
+/**
+ * The daemon for a command. `autoStart` starts the local daemon when none runs; `standalone` starts
+ * a private one that `release()` stops.
+ */
+export async function connectDaemon(io: CliIo, opts: { autoStart: boolean; standalone?: boolean }): Promise<Connection> {
+  if (opts.standalone) {
+    const s = await startStandalone(io.env);
+    if (io.env.TROUPE_LOG === 'debug') io.stderr.write(`troupe: standalone daemon pid ${s.pid} at ${s.target.url} (home ${s.home})\n`);
+    return { target: s.target, release: () => s.stop() };
+  }
+  const remote = remoteTarget(io.env);
+  if (remote) return { target: remote, release: nothing };
+  const home = resolveTroupeHome(io.env);
+  const running = await runningDaemon(home);
+  if (running) {
+    if (running.version !== VERSION) {
+      io.stderr.write(`troupe: the daemon runs version ${running.version}, this CLI is ${VERSION} ('troupe daemon start --force' replaces it)\n`);
+    }
+    return { target: running.target, release: nothing };
+  }
+  if (!opts.autoStart) throw new CliError('daemon_unreachable', `no troupe daemon is running for ${home} (start one with 'troupe daemon start')`);
+  return { target: await startDaemon(home, io.env), release: nothing };
+}

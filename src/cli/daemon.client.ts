@@ -1,0 +1,140 @@
+/**
+ * The management API client (spec/daemon.md §Management API): JSON over HTTP with the bearer token,
+ * errors mapped to one clear TroupeError or CliError, and the event-log SSE stream as an async
+ * iterator.
+ */
+import { ERROR_CODES, TroupeError, type ErrorCode } from '../core/errors.js';
+import { CliError } from './cli-io.js';
+import { readSse, type SseMessage } from './sse.reader.js';
+
+/** Where a daemon is and how to talk to it. */
+export interface DaemonTarget {
+  url: string;
+  token: string;
+  /** Set for TROUPE_URL targets: never started or stopped by this CLI. */
+  remote: boolean;
+}
+
+export interface Health {
+  version: string;
+  uptimeMs: number;
+  sessions: { live: number; total: number };
+}
+
+/** A session as GET /v1/sessions lists it. */
+export interface SessionSummary {
+  id: string;
+  cwd: string;
+  title?: string;
+  model: string;
+  mode: string;
+  createdAt: number;
+  updatedAt: number;
+  status: string;
+  lastSeq: number;
+  child: { state: string; pid: number | null; restarts: number } | null;
+  connections: number;
+}
+
+export interface SessionDetail extends SessionSummary {
+  machines: Record<string, unknown>;
+  transitions: { machine: string; state: string; event: string; at: number }[];
+}
+
+function unreachable(url: string, err: unknown): CliError {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const why = cause?.code ?? cause?.message ?? (err as Error).message;
+  return new CliError('daemon_unreachable', `cannot reach the troupe daemon at ${url} (${why})`);
+}
+
+/** Turns an error response body into a typed error with the daemon's own code and message. */
+async function httpError(res: Response, url: string): Promise<Error> {
+  const text = await res.text().catch(() => '');
+  let code: string | undefined;
+  let message = text.slice(0, 200) || `HTTP ${res.status}`;
+  let data: Record<string, unknown> = {};
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string; data?: Record<string, unknown> } };
+    code = body.error?.code;
+    message = body.error?.message ?? message;
+    data = body.error?.data ?? {};
+  } catch {
+    // Not JSON: keep the text.
+  }
+  if (res.status === 401 || res.status === 403) {
+    const c: ErrorCode = res.status === 401 ? 'unauthorized' : 'forbidden';
+    return new TroupeError(c, `the daemon at ${url} refused the token: ${message} (check TROUPE_TOKEN or $TROUPE_HOME/token)`);
+  }
+  if (code && code in ERROR_CODES) return new TroupeError(code as ErrorCode, message, data);
+  return new TroupeError('internal_error', `the daemon answered HTTP ${res.status}: ${message}`);
+}
+
+export class DaemonClient {
+  constructor(readonly target: DaemonTarget) {}
+
+  private headers(json = false): Record<string, string> {
+    return { Authorization: `Bearer ${this.target.token}`, ...(json ? { 'Content-Type': 'application/json' } : {}) };
+  }
+
+  /** One JSON request; `timeoutMs` bounds requests that should answer at once. */
+  async request<T>(method: string, path: string, body?: unknown, timeoutMs = 30_000): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(this.target.url + path, {
+        method,
+        headers: this.headers(body !== undefined),
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw unreachable(this.target.url, err);
+    }
+    if (!res.ok) throw await httpError(res, this.target.url);
+    return (await res.json()) as T;
+  }
+
+  health(timeoutMs = 2_000): Promise<Health> {
+    return this.request<Health>('GET', '/v1/health', undefined, timeoutMs);
+  }
+
+  async sessions(all: boolean): Promise<SessionSummary[]> {
+    return (await this.request<{ sessions: SessionSummary[] }>('GET', `/v1/sessions${all ? '?all=1' : ''}`)).sessions;
+  }
+
+  session(id: string): Promise<SessionDetail> {
+    return this.request<SessionDetail>('GET', `/v1/sessions/${encodeURIComponent(id)}`);
+  }
+
+  cancel(id: string): Promise<{ sessionId: string; cancelled: boolean }> {
+    return this.request('POST', `/v1/sessions/${encodeURIComponent(id)}/cancel`, {});
+  }
+
+  steer(id: string, expectedTurnId: string, text: string): Promise<{ steerId: string; turnId: string }> {
+    return this.request('POST', `/v1/sessions/${encodeURIComponent(id)}/steer`, { expectedTurnId, text });
+  }
+
+  remove(id: string): Promise<{ sessionId: string; deleted: boolean }> {
+    return this.request('DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
+  }
+
+  /** The session's event log after `after`, then live, as SSE messages (`event`, `id`, `data`). */
+  async *events(id: string, after: number, signal: AbortSignal): AsyncGenerator<SseMessage> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.target.url}/v1/sessions/${encodeURIComponent(id)}/events?after=${after}`, {
+        headers: { ...this.headers(), Accept: 'text/event-stream' },
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) return;
+      throw unreachable(this.target.url, err);
+    }
+    if (!res.ok || !res.body) throw await httpError(res, this.target.url);
+    try {
+      yield* readSse(res.body, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * `troupe daemon start | stop | status | logs | token`: the local daemon's lifecycle, found through
+ * its state file in $TROUPE_HOME (spec/daemon.md §Files).
+ */
+import { createReadStream, existsSync, statSync, watch } from 'node:fs';
+import { resolveTroupeHome } from '../store/paths.js';
+import { VERSION } from '../core/version.js';
+import { parseCommandArgs } from './args.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { DaemonClient, type DaemonTarget } from './daemon.client.js';
+import { daemonLogPath, readDaemonState, readToken } from './daemon-home.js';
+import { runningDaemon, startDaemon, stopDaemon } from './daemon-process.js';
+import { remoteTarget } from './daemon-target.js';
+import { makeStyle } from './style.js';
+
+const USAGE = `Usage: troupe daemon <start|stop|status|logs|token> [options]
+
+Manages the local troupe daemon (the one serving $TROUPE_HOME).
+
+  start [--force]       start it in the background (log: $TROUPE_HOME/daemon.log); --force
+                        replaces a running daemon of another version
+  stop                  stop it (SIGTERM; waits until it has exited)
+  status [--json]       version, URL, uptime and sessions (TROUPE_URL: the remote daemon's)
+  logs [-f] [-n N]      print the daemon log (last N lines, default 50); -f follows it
+  token                 print the bearer token (for TROUPE_TOKEN on another machine)
+
+Exit codes: 0 ok, 1 error (status: no daemon running), 2 usage.
+
+Examples:
+  troupe daemon start
+  troupe daemon status --json | jq .url
+  troupe daemon logs -f
+  TROUPE_TOKEN=$(troupe daemon token) troupe sessions
+`;
+
+export async function daemonCommand(args: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = args;
+  try {
+    const { values } = parseCommandArgs(`daemon ${sub ?? ''}`.trim(), rest, {
+      force: { type: 'boolean' },
+      json: { type: 'boolean' },
+      follow: { type: 'boolean', short: 'f' },
+      lines: { type: 'string', short: 'n' },
+    });
+    if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help' || values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    const home = resolveTroupeHome(io.env);
+    switch (sub) {
+      case 'start':
+        return await start(io, home, values.force ?? false);
+      case 'stop': {
+        const stopped = await stopDaemon(home);
+        io.stdout.write(stopped ? `stopped the daemon (pid ${stopped.pid})\n` : 'no daemon is running\n');
+        return EXIT.ok;
+      }
+      case 'status':
+        return await status(io, home, values.json ?? false);
+      case 'logs':
+        return await logs(io, home, values.follow ?? false, Number(values.lines ?? 50));
+      case 'token': {
+        const token = remoteTarget(io.env)?.token ?? readToken(home);
+        if (!token) throw new CliError('daemon_unreachable', `no token in ${home} yet (start the daemon once with 'troupe daemon start')`);
+        io.stdout.write(`${token}\n`);
+        return EXIT.ok;
+      }
+      default:
+        throw new CliError('usage', `unknown subcommand '${sub}' (try 'troupe daemon --help')`);
+    }
+  } catch (err) {
+    return reportError(io, `daemon${sub && !sub.startsWith('-') ? ` ${sub}` : ''}`, err);
+  }
+}
+
+async function start(io: CliIo, home: string, force: boolean): Promise<number> {
+  const running = await runningDaemon(home);
+  if (running && running.version === VERSION) {
+    io.stdout.write(`the daemon is already running at ${running.target.url} (pid ${running.state.pid})\n`);
+    return EXIT.ok;
+  }
+  if (running) {
+    if (!force) throw new CliError('daemon_version_mismatch', `a daemon of version ${running.version} runs at ${running.target.url} (this CLI is ${VERSION}); 'troupe daemon start --force' replaces it`);
+    await stopDaemon(home);
+    io.stderr.write(`stopped the daemon of version ${running.version} (pid ${running.state.pid})\n`);
+  }
+  const target = await startDaemon(home, io.env);
+  const state = readDaemonState(home);
+  io.stdout.write(`started the daemon at ${target.url}${state ? ` (pid ${state.pid})` : ''}\n`);
+  return EXIT.ok;
+}
+
+function uptime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+async function status(io: CliIo, home: string, json: boolean): Promise<number> {
+  const remote = remoteTarget(io.env);
+  const local = remote ? undefined : await runningDaemon(home);
+  const target: DaemonTarget | undefined = remote ?? local?.target;
+  if (!target) {
+    if (json) io.stdout.write(`${JSON.stringify({ running: false, home })}\n`);
+    else io.stderr.write(`troupe daemon status: no daemon is running for ${home}\n`);
+    return EXIT.error;
+  }
+  const health = await new DaemonClient(target).health();
+  const info = {
+    running: true,
+    url: target.url,
+    version: health.version,
+    cliVersion: VERSION,
+    versionMatches: health.version === VERSION,
+    pid: local?.state.pid ?? null,
+    uptimeMs: health.uptimeMs,
+    sessions: health.sessions,
+    home: remote ? null : home,
+  };
+  if (json) {
+    io.stdout.write(`${JSON.stringify(info)}\n`);
+    return EXIT.ok;
+  }
+  const style = makeStyle(io.stdout, io.env);
+  io.stdout.write(
+    [
+      `troupe daemon ${health.version}${info.versionMatches ? '' : style.yellow(` (this CLI is ${VERSION}: 'troupe daemon start --force' replaces it)`)}`,
+      `  url       ${target.url}`,
+      ...(info.pid ? [`  pid       ${info.pid}`] : []),
+      `  uptime    ${uptime(health.uptimeMs)}`,
+      `  sessions  ${health.sessions.live} live, ${health.sessions.total} stored`,
+      ...(info.home ? [`  home      ${info.home}`] : []),
+      '',
+    ].join('\n'),
+  );
+  return EXIT.ok;
+}
+
+async function logs(io: CliIo, home: string, follow: boolean, lines: number): Promise<number> {
+  const path = daemonLogPath(home);
+  if (!existsSync(path)) throw new CliError('daemon_unreachable', `no daemon log at ${path} (the daemon was never started with 'troupe daemon start')`);
+  const { readFileSync } = await import('node:fs');
+  const all = readFileSync(path, 'utf8');
+  const tail = all.split('\n');
+  if (tail.at(-1) === '') tail.pop();
+  io.stdout.write(tail.slice(Number.isInteger(lines) && lines > 0 ? -lines : 0).map((l) => `${l}\n`).join(''));
+  if (!follow) return EXIT.ok;
+  let offset = Buffer.byteLength(all);
+  await new Promise<void>((resolve) => {
+    const pump = () => {
+      const size = statSync(path).size;
+      if (size < offset) offset = 0; // truncated: start again
+      if (size === offset) return;
+      const s = createReadStream(path, { start: offset, end: size - 1 });
+      offset = size;
+      s.pipe(io.stdout, { end: false });
+    };
+    const watcher = watch(path, pump);
+    const poll = setInterval(pump, 500);
+    process.once('SIGINT', () => {
+      watcher.close();
+      clearInterval(poll);
+      resolve();
+    });
+  });
+  return EXIT.ok;
+}

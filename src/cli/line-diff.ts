@@ -1,0 +1,32 @@
+/**
+ * A small line diff for showing edits: longest common subsequence over lines, printed as unified
+ * `-`/`+`/` ` lines with a little context. Big inputs fall back to "all old out, all new in".
+ */
+
+export type DiffLine = { op: ' ' | '-' | '+'; text: string };
+
+const MAX_CELLS = 250_000;
+
+/** The lines of old → new, with `context` unchanged lines kept around each change. */
+export function lineDiff(oldText: string | null | undefined, newText: string, context = 2): DiffLine[] {
+  const a = oldText ? oldText.replace(/\n$/, '').split('\n') : [];
+  const b = newText.replace(/\n$/, '').split('\n');
+  let ops: DiffLine[];
+  if (a.length * b.length > MAX_CELLS) {
+    ops = [...a.map((text) => ({ op: '-' as const, text })), ...b.map((text) => ({ op: '+' as const, text }))];
+  } else {
+    // lcs[i][j] = length of the LCS of a[i..] and b[j..].
+    const lcs = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
+    for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+    ops = [];
+    let i = 0;
+    let j = 0;
+    while (i < a.length || j < b.length) {
+      if (i < a.length && j < b.length && a[i] === b[j]) ops.push({ op: ' ', text: a[i++]! }), j++;
+      else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) ops.push({ op: '+', text: b[j++]! });
+      else ops.push({ op: '-', text: a[i++]! });
+    }
+  }
+  const keep = ops.map((o, k) => o.op !== ' ' || ops.slice(Math.max(0, k - context), k + context + 1).some((n) => n.op !== ' '));
+  return ops.filter((_, k) => keep[k]);
+}

@@ -1,0 +1,63 @@
+/**
+ * Answers the agent's `session/request_permission`: `--yes` allows, a TTY asks (allow once, allow
+ * always, reject, reject always), and with no TTY the call is rejected with a note saying why.
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+import type { Style } from './style.js';
+
+/** Asks one question; resolves undefined when the question was abandoned (Ctrl-C, cancel). */
+export type Ask = (question: string) => Promise<string | undefined>;
+
+const ANSWERS: Record<string, acp.PermissionOptionKind> = {
+  y: 'allow_once',
+  yes: 'allow_once',
+  a: 'allow_always',
+  always: 'allow_always',
+  n: 'reject_once',
+  no: 'reject_once',
+  r: 'reject_once',
+  never: 'reject_always',
+};
+
+function pick(req: acp.RequestPermissionRequest, kind: acp.PermissionOptionKind): acp.RequestPermissionResponse | undefined {
+  const option = req.options.find((o) => o.kind === kind);
+  return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : undefined;
+}
+
+function describe(req: acp.RequestPermissionRequest): string {
+  const t = req.toolCall;
+  const input = t.rawInput && typeof t.rawInput === 'object' ? (t.rawInput as Record<string, unknown>) : {};
+  const detail = typeof input.command === 'string' ? input.command : typeof input.path === 'string' ? input.path : '';
+  const title = t.title ?? 'a tool call';
+  return detail && !title.includes(detail) ? `${title} (${detail})` : title;
+}
+
+export interface PermissionSettings {
+  yes: boolean;
+  ask: Ask | undefined;
+  style: Style;
+  /** Where notes go (the renderer, so they do not break a streamed line). */
+  note(line: string): void;
+}
+
+/** The answer to one permission request. */
+export async function decidePermission(req: acp.RequestPermissionRequest, s: PermissionSettings): Promise<acp.RequestPermissionResponse> {
+  const what = describe(req);
+  if (s.yes) {
+    s.note(s.style.dim(`[allowed ${what} (--yes)]`));
+    return pick(req, 'allow_once') ?? pick(req, 'allow_always') ?? { outcome: { outcome: 'cancelled' } };
+  }
+  if (!s.ask) {
+    s.note(s.style.yellow(`[denied ${what}: no terminal to ask; pass --yes to allow]`));
+    return pick(req, 'reject_once') ?? { outcome: { outcome: 'cancelled' } };
+  }
+  s.note(`${s.style.yellow('?')} ${s.style.bold(`Allow ${what}?`)} ${s.style.dim(`(${req.toolCall.kind ?? 'tool'})`)}`);
+  for (;;) {
+    const answer = await s.ask(`  [y] allow once  [a] allow always  [n] reject  [never] always reject › `);
+    if (answer === undefined) return { outcome: { outcome: 'cancelled' } };
+    const kind = ANSWERS[answer.trim().toLowerCase()];
+    const chosen = kind ? pick(req, kind) : undefined;
+    if (chosen) return chosen;
+    s.note(s.style.dim('  please answer y, a, n or never'));
+  }
+}

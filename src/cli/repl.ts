@@ -1,0 +1,202 @@
+/**
+ * The interactive loop of `troupe chat` and `troupe attach --interactive`: node:readline on one
+ * session. A line typed while a turn runs steers it (`_troupe/steer` with the running turnId from
+ * `_troupe/session_state`), or is queued as the next prompt with `/queue`. `/cancel`, `/mode`,
+ * `/model`, `/quit`; Ctrl-C cancels a running turn, and quits when idle. History persists in
+ * $TROUPE_HOME/chat_history. Piped (non-TTY) input is played one turn after another.
+ */
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createInterface, type Interface } from 'node:readline';
+import type * as acp from '@agentclientprotocol/sdk';
+import { rpcToError, type AcpLink } from './acp-link.js';
+import type { DaemonTarget } from './daemon.client.js';
+import type { Style } from './style.js';
+import type { UpdateRenderer } from './update.renderer.js';
+
+const HELP = `/cancel        cancel the running turn (also: Ctrl-C)
+/mode M        switch mode: default, accept-edits, plan, bypass
+/model M       switch model (e.g. scripted/demo)
+/queue TEXT    send TEXT as the next prompt instead of steering the running turn
+/quit          leave (also: Ctrl-D); the session stays on the daemon
+Anything else is a prompt; typed while a turn runs, it steers that turn.`;
+
+export interface ReplSettings {
+  link: AcpLink;
+  target: DaemonTarget;
+  sessionId: string;
+  renderer: UpdateRenderer;
+  style: Style;
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+  historyPath: string;
+  /** The readline prompt shown when idle. */
+  prompt: string;
+}
+
+const HISTORY_MAX = 1000;
+
+function loadHistory(path: string): string[] {
+  try {
+    return readFileSync(path, 'utf8').split('\n').filter(Boolean).slice(-HISTORY_MAX).reverse();
+  } catch {
+    return [];
+  }
+}
+
+export class Repl {
+  private rl!: Interface;
+  private running = 0;
+  private pendingAnswer: ((line: string | undefined) => void) | undefined;
+  private interrupts = 0;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly tty: boolean;
+
+  constructor(private readonly s: ReplSettings) {
+    this.tty = Boolean((s.stdin as { isTTY?: boolean }).isTTY);
+  }
+
+  /** Asks a question on the loop's own line reader (for permissions). */
+  ask = (question: string): Promise<string | undefined> =>
+    new Promise((resolve) => {
+      this.pendingAnswer = resolve;
+      this.rl.setPrompt(question);
+      this.rl.prompt();
+    });
+
+  /** Runs until /quit, Ctrl-D or the end of piped input (after its turns finished). */
+  run(): Promise<void> {
+    this.rl = createInterface({
+      input: this.s.stdin,
+      output: this.s.stdout,
+      terminal: this.tty,
+      history: this.tty ? loadHistory(this.s.historyPath) : [],
+      historySize: HISTORY_MAX,
+    });
+    return new Promise((resolve) => {
+      this.rl.on('line', (line) => {
+        if (this.pendingAnswer) {
+          const answer = this.pendingAnswer;
+          this.pendingAnswer = undefined;
+          this.rl.setPrompt(this.s.prompt);
+          return answer(line);
+        }
+        if (line.trim() && this.tty) this.remember(line);
+        // Piped input plays one turn after another; a person's typing is handled at once.
+        if (this.tty) void this.handle(line);
+        else this.chain = this.chain.then(() => this.handle(line, true));
+      });
+      this.rl.on('SIGINT', () => this.interrupt());
+      this.rl.on('close', () => {
+        this.pendingAnswer?.(undefined);
+        void this.chain.then(() => this.idle()).then(() => resolve());
+      });
+      this.showPrompt();
+    });
+  }
+
+  /** Resolves once no turn of ours is running. */
+  private async idle(): Promise<void> {
+    while (this.running > 0) await new Promise((r) => setTimeout(r, 50));
+  }
+
+  private remember(line: string): void {
+    try {
+      mkdirSync(dirname(this.s.historyPath), { recursive: true });
+      appendFileSync(this.s.historyPath, `${line.replace(/\n/g, ' ')}\n`, { mode: 0o600 });
+    } catch {
+      // History is a convenience; never fail the chat over it.
+    }
+  }
+
+  private showPrompt(): void {
+    if (this.running === 0 && this.tty) {
+      this.rl.setPrompt(this.s.prompt);
+      this.rl.prompt();
+    }
+  }
+
+  private interrupt(): void {
+    if (this.pendingAnswer) {
+      const answer = this.pendingAnswer;
+      this.pendingAnswer = undefined;
+      answer(undefined);
+    }
+    if (this.running === 0) return void this.rl.close();
+    this.interrupts++;
+    if (this.interrupts > 1) return void this.rl.close();
+    this.s.renderer.note(this.s.style.yellow('[cancelling… Ctrl-C again to leave]'));
+    void this.cancel();
+  }
+
+  private cancel(): Promise<void> {
+    return this.s.link.agent.notify('session/cancel', { sessionId: this.s.sessionId }).catch(() => undefined);
+  }
+
+  private async handle(line: string, wait = false): Promise<void> {
+    const text = line.trim();
+    if (!text) return this.showPrompt();
+    const [cmd, ...rest] = text.split(/\s+/);
+    const arg = rest.join(' ');
+    try {
+      if (cmd === '/quit' || cmd === '/exit') return void this.rl.close();
+      if (cmd === '/help') return this.s.renderer.note(HELP);
+      if (cmd === '/cancel') {
+        if (this.running === 0) this.s.renderer.note(this.s.style.dim('[no turn is running]'));
+        return void (await this.cancel());
+      }
+      if (cmd === '/mode' || cmd === '/model') {
+        if (!arg) return this.s.renderer.note(this.s.style.dim(`usage: ${cmd} ${cmd === '/mode' ? 'default|accept-edits|plan|bypass' : 'provider/model'}`));
+        if (cmd === '/mode') await this.s.link.agent.request('session/set_mode', { sessionId: this.s.sessionId, modeId: arg });
+        else await this.s.link.agent.request('session/set_config_option', { sessionId: this.s.sessionId, configId: 'model', value: arg });
+        this.s.renderer.note(this.s.style.dim(`[${cmd.slice(1)}: ${arg}]`));
+        return;
+      }
+      if (cmd === '/queue') return await this.promptTurn(arg, wait);
+      if (this.running > 0 && (await this.steer(text))) return;
+      await this.promptTurn(text, wait);
+    } catch (err) {
+      this.s.renderer.note(this.s.style.red(`error: ${rpcToError(err, this.s.target).message}`));
+    } finally {
+      this.showPrompt();
+    }
+  }
+
+  /** Steers the running turn; false when there is none any more (the text then becomes a prompt). */
+  private async steer(text: string): Promise<boolean> {
+    const state = await this.s.link.agent.request<{ turnId?: string }>('_troupe/session_state', { sessionId: this.s.sessionId });
+    const turnId = state.turnId ?? this.s.renderer.lastTurnId;
+    if (!turnId || !state.turnId) return false;
+    try {
+      await this.s.link.agent.request('_troupe/steer', { sessionId: this.s.sessionId, expectedTurnId: turnId, prompt: [{ type: 'text', text }] });
+      this.s.renderer.note(this.s.style.dim('[steering the running turn; /queue TEXT sends a new prompt instead]'));
+      return true;
+    } catch (err) {
+      const code = (rpcToError(err, this.s.target) as { code?: string }).code;
+      if (code === 'no_active_turn' || code === 'turn_mismatch') return false;
+      throw err;
+    }
+  }
+
+  private async promptTurn(text: string, wait: boolean): Promise<void> {
+    if (!text) return;
+    this.running++;
+    this.interrupts = 0;
+    this.s.renderer.waiting();
+    const turn = this.s.link.agent
+      .request('session/prompt', { sessionId: this.s.sessionId, prompt: [{ type: 'text', text }] })
+      .then((r: acp.PromptResponse) => {
+        this.s.renderer.done();
+        if (r.stopReason !== 'end_turn') this.s.renderer.note(this.s.style.dim(`[${r.stopReason}]`));
+      })
+      .catch((err: unknown) => {
+        this.s.renderer.done();
+        this.s.renderer.note(this.s.style.red(`error: ${rpcToError(err, this.s.target).message}`));
+      })
+      .finally(() => {
+        this.running--;
+        this.showPrompt();
+      });
+    if (wait) await turn;
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * `troupe run "<prompt>"`: one turn on a new or resumed session, streamed to the terminal (or as
+ * JSON lines), through the daemon's ACP transport. Ctrl-C cancels the turn; a second one quits.
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+import { parseCommandArgs } from './args.js';
+import { openLink, rpcToError, type AcpLink } from './acp-link.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { DaemonClient } from './daemon.client.js';
+import { connectDaemon, type Connection } from './daemon-target.js';
+import { decidePermission } from './permission-prompt.js';
+import { openSession } from './session-open.js';
+import { makeStyle } from './style.js';
+import { canAsk, terminalAsk } from './tty-ask.js';
+import { UpdateRenderer } from './update.renderer.js';
+
+const USAGE = `Usage: troupe run [options] "<prompt>"
+
+Runs one turn of the agent and streams the answer: text as it arrives, thoughts dimmed, tool calls
+with their status, diffs and command output. Starts the daemon if none is running.
+
+Options:
+  --cwd DIR        directory of a new session (default: the current directory)
+  --session ID     continue this session (session/resume) instead of starting one
+  --model M        use model M (e.g. scripted/demo, anthropic/claude-sonnet-4-5)
+  --mode M         default | accept-edits | plan | bypass
+  --yes, -y        allow every permission request without asking
+  --json           print the session's updates as JSON lines, then {"sessionId","stopReason"}
+  --standalone     use a private daemon for this command only (gone when it exits)
+  --no-color       plain output (also: NO_COLOR=1)
+  -h, --help       this help
+
+Permissions: on a terminal you are asked (allow once, allow always, reject); without one they are
+denied unless --yes is given. Ctrl-C cancels the turn (session/cancel); a second Ctrl-C quits.
+Exit codes: 0 turn ended, 1 error, 2 usage, 130 cancelled.
+
+Examples:
+  troupe run "list the files here and read package.json"
+  troupe run --cwd ~/src/app --mode accept-edits "create a file notes.txt with hello"
+  troupe run --session ses_0abc… "and now read the README"
+  troupe run --json "list the files" | jq -c .update.sessionUpdate
+  troupe run --standalone --yes 'run \`ls -la\`'
+`;
+
+export async function runCommand(args: string[], io: CliIo): Promise<number> {
+  let conn: Connection | undefined;
+  try {
+    const { values, positionals } = parseCommandArgs('run', args, {
+      cwd: { type: 'string' },
+      session: { type: 'string' },
+      model: { type: 'string' },
+      mode: { type: 'string' },
+      yes: { type: 'boolean', short: 'y' },
+      json: { type: 'boolean' },
+      standalone: { type: 'boolean' },
+    });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    const text = positionals.join(' ').trim();
+    if (!text) throw new CliError('usage', `missing the prompt (try 'troupe run --help')`);
+    conn = await connectDaemon(io, { autoStart: true, standalone: values.standalone ?? false });
+    return await runTurn(io, conn, text, values);
+  } catch (err) {
+    return reportError(io, 'run', err);
+  } finally {
+    await conn?.release();
+  }
+}
+
+interface RunOptions {
+  cwd?: string;
+  session?: string;
+  model?: string;
+  mode?: string;
+  yes?: boolean;
+  json?: boolean;
+  'no-color'?: boolean;
+}
+
+async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions): Promise<number> {
+  const stdin = io.stdin ?? process.stdin;
+  const style = makeStyle(io.stdout, io.env, o['no-color']);
+  const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: false, spinner: !o.json });
+  const note = (line: string) => (o.json ? io.stderr.write(`${line}\n`) : renderer.note(line));
+  const client = new DaemonClient(conn.target);
+  let sessionId: string | undefined;
+  const turn = new AbortController();
+  let interrupts = 0;
+  let link: AcpLink | undefined;
+
+  const onInterrupt = () => {
+    interrupts++;
+    if (interrupts === 1 && link && sessionId) {
+      note(style.yellow('[cancelling… press Ctrl-C again to quit]'));
+      turn.abort();
+      void link.agent.notify('session/cancel', { sessionId }).catch(() => undefined);
+      return;
+    }
+    renderer.done();
+    io.stderr.write('troupe run: interrupted\n');
+    void conn.release().finally(() => process.exit(EXIT.cancelled));
+  };
+  const ask = canAsk(stdin, io.stderr) ? terminalAsk(stdin, io.stderr, onInterrupt, turn.signal) : undefined;
+
+  process.on('SIGINT', onInterrupt);
+  try {
+    link = await openLink(conn.target, {
+      update: (n) => {
+        if (n.sessionId !== sessionId) return;
+        if (o.json) io.stdout.write(`${JSON.stringify(n)}\n`);
+        else renderer.update(n);
+      },
+      permission: (req) => {
+        if (turn.signal.aborted) return Promise.resolve({ outcome: { outcome: 'cancelled' } });
+        renderer.done();
+        return decidePermission(req, { yes: o.yes ?? false, ask, style, note }).finally(() => renderer.waiting());
+      },
+      notification: (method, params) => {
+        if (method === '_troupe/session_failed') note(style.red(`[session failed: ${(params as { reason?: string }).reason ?? 'unknown'}]`));
+      },
+    });
+    const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model });
+    sessionId = opened.sessionId;
+    if (!o.json) renderer.waiting();
+    let result: acp.PromptResponse;
+    try {
+      result = await link.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+    } catch (err) {
+      const e = rpcToError(err, conn.target);
+      if (o.json) io.stdout.write(`${JSON.stringify({ sessionId, error: { code: (e as { code?: string }).code ?? 'internal_error', message: e.message } })}\n`);
+      throw e;
+    }
+    renderer.done();
+    const turnId = (result._meta as { troupe?: { turnId?: string } } | undefined)?.troupe?.turnId;
+    if (o.json) io.stdout.write(`${JSON.stringify({ sessionId, stopReason: result.stopReason, ...(turnId ? { turnId } : {}) })}\n`);
+    else io.stderr.write(style.dim(`[${result.stopReason} · session ${sessionId}]\n`));
+    return result.stopReason === 'cancelled' ? EXIT.cancelled : EXIT.ok;
+  } finally {
+    renderer.done();
+    process.removeListener('SIGINT', onInterrupt);
+    link?.close();
+  }
+}

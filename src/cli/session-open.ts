@@ -1,0 +1,49 @@
+/**
+ * Opening the ACP session a command works on: `session/new` in a directory, or `session/resume` of
+ * an existing one (no replay: the CLI shows only what happens from now on). The session's cwd comes
+ * from the daemon when not given, since a session's cwd never changes. Mode and model are then set
+ * with `session/set_mode` and `session/set_config_option`.
+ */
+import { resolve } from 'node:path';
+import type { AcpLink } from './acp-link.js';
+import { rpcToError } from './acp-link.js';
+import type { DaemonClient } from './daemon.client.js';
+
+export interface OpenOptions {
+  sessionId?: string;
+  cwd?: string;
+  mode?: string;
+  model?: string;
+}
+
+export interface OpenedSession {
+  sessionId: string;
+  cwd: string;
+  resumed: boolean;
+}
+
+/** Creates or resumes the session, then applies mode and model. */
+export async function openSession(link: AcpLink, client: DaemonClient, opts: OpenOptions): Promise<OpenedSession> {
+  const call = async <T>(p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } catch (err) {
+      throw rpcToError(err, client.target);
+    }
+  };
+  let opened: OpenedSession;
+  if (opts.sessionId) {
+    // Asking the management API first gives a clear `session_not_found` and the session's cwd.
+    const entry = await client.session(opts.sessionId);
+    const cwd = opts.cwd ? resolve(opts.cwd) : entry.cwd;
+    await call(link.agent.request('session/resume', { sessionId: opts.sessionId, cwd, mcpServers: [] }));
+    opened = { sessionId: opts.sessionId, cwd, resumed: true };
+  } else {
+    const cwd = resolve(opts.cwd ?? process.cwd());
+    const res = await call(link.agent.request('session/new', { cwd, mcpServers: [] }));
+    opened = { sessionId: res.sessionId, cwd, resumed: false };
+  }
+  if (opts.mode) await call(link.agent.request('session/set_mode', { sessionId: opened.sessionId, modeId: opts.mode }));
+  if (opts.model) await call(link.agent.request('session/set_config_option', { sessionId: opened.sessionId, configId: 'model', value: opts.model }));
+  return opened;
+}

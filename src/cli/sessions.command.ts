@@ -1,0 +1,98 @@
+/**
+ * `troupe sessions [--all] [--json]`, `sessions show ID`, `sessions delete ID`: the daemon's
+ * sessions through the management API.
+ */
+import { parseCommandArgs, requirePositional } from './args.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { DaemonClient, type SessionSummary } from './daemon.client.js';
+import { connectDaemon } from './daemon-target.js';
+import { makeStyle, type Style } from './style.js';
+
+const USAGE = `Usage: troupe sessions [--all] [--json]
+       troupe sessions show ID [--json]
+       troupe sessions delete ID
+
+Lists the daemon's sessions, newest first: id, status, what its process is doing, age, title, cwd.
+  --all     include closed and deleted sessions
+  --json    print JSON (an array for the list, an object for show)
+
+'show' prints one session with the state of its machines and its latest transitions. 'delete'
+stops its process and tombstones it (the log stays on disk).
+
+Examples:
+  troupe sessions
+  troupe sessions --all --json | jq -r '.[].id'
+  troupe sessions show ses_0abc…
+  troupe sessions delete ses_0abc…
+`;
+
+export function ago(ms: number, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86_400)}d ago`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ').trimEnd() + '\n').join('');
+}
+
+function listText(sessions: SessionSummary[], style: Style): string {
+  if (!sessions.length) return 'no sessions\n';
+  const rows = [['ID', 'STATUS', 'PROCESS', 'UPDATED', 'TITLE', 'CWD']];
+  for (const s of sessions) rows.push([s.id, s.status, s.child ? s.child.state : '-', ago(s.updatedAt), (s.title ?? '').slice(0, 40), s.cwd]);
+  const text = table(rows);
+  const [head, ...rest] = text.split('\n');
+  return [style.bold(head!), ...rest].join('\n');
+}
+
+export async function sessionsCommand(args: string[], io: CliIo): Promise<number> {
+  const sub = args[0] === 'show' || args[0] === 'delete' || args[0] === 'list' ? args[0] : undefined;
+  const name = `sessions${sub ? ` ${sub}` : ''}`;
+  try {
+    const { values, positionals } = parseCommandArgs(name, sub ? args.slice(1) : args, { all: { type: 'boolean' }, json: { type: 'boolean' } });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    if (!sub && positionals.length) throw new CliError('usage', `unknown subcommand '${positionals[0]}' (try 'troupe sessions --help')`);
+    const style = makeStyle(io.stdout, io.env, values['no-color']);
+    const conn = await connectDaemon(io, { autoStart: false });
+    const client = new DaemonClient(conn.target);
+    if (sub === 'show') {
+      const id = requirePositional(name, positionals, 0, 'the session id');
+      const d = await client.session(id);
+      if (values.json) return void io.stdout.write(`${JSON.stringify(d)}\n`), EXIT.ok;
+      const lines = [
+        `${style.bold(d.id)}  ${d.title ?? ''}`,
+        `  status       ${d.status}`,
+        `  cwd          ${d.cwd}`,
+        `  model        ${d.model}`,
+        `  mode         ${d.mode}`,
+        `  created      ${new Date(d.createdAt).toISOString()} (${ago(d.createdAt)})`,
+        `  updated      ${new Date(d.updatedAt).toISOString()} (${ago(d.updatedAt)})`,
+        `  events       ${d.lastSeq}`,
+        `  process      ${d.child ? `${d.child.state}${d.child.pid ? ` (pid ${d.child.pid})` : ''}, ${d.child.restarts} restarts` : 'not running'}`,
+        `  connections  ${d.connections}`,
+        `  machines     ${Object.entries(d.machines).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ') || '-'}`,
+      ];
+      if (d.transitions.length) {
+        lines.push('  transitions (latest last):');
+        for (const t of d.transitions.slice(-10)) lines.push(style.dim(`    ${new Date(t.at).toISOString().slice(11, 23)}  ${t.machine} → ${t.state}  (${t.event})`));
+      }
+      io.stdout.write(lines.join('\n') + '\n');
+      return EXIT.ok;
+    }
+    if (sub === 'delete') {
+      const id = requirePositional(name, positionals, 0, 'the session id');
+      await client.session(id); // a clear session_not_found for a typo (DELETE itself succeeds on unknown ids)
+      await client.remove(id);
+      io.stdout.write(`deleted ${id}\n`);
+      return EXIT.ok;
+    }
+    const sessions = await client.sessions(values.all ?? false);
+    io.stdout.write(values.json ? `${JSON.stringify(sessions)}\n` : listText(sessions, style));
+    return EXIT.ok;
+  } catch (err) {
+    return reportError(io, name, err);
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * `troupe watch ID [--after N] [--json]`: tails a session's event log by cursor through the
+ * management API (`/v1/sessions/:id/events?after=N`), replaying what came after N and then following
+ * live. A replay gap (the events after the cursor are gone) ends the command with a clear error.
+ */
+import { intOption, parseCommandArgs, requirePositional } from './args.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { DaemonClient } from './daemon.client.js';
+import { connectDaemon } from './daemon-target.js';
+import { makeStyle, type Style } from './style.js';
+
+const USAGE = `Usage: troupe watch ID [--after N] [--json] [--no-follow]
+
+Prints session ID's event log from the daemon: every event after seq N (default 0), then new ones
+as they happen, until Ctrl-C. Each line starts with the event's seq, the cursor to resume from.
+  --after N      start after seq N
+  --json         one AgentEvent per line (spec/events.md)
+  --no-follow    stop once the events that exist now are printed
+
+If the events after N can no longer be served, it says so (replay_gap) and exits 1.
+
+Examples:
+  troupe watch ses_0abc…
+  troupe watch ses_0abc… --after 120 --json | jq -c '{seq, type}'
+`;
+
+interface Ev {
+  seq: number;
+  type: string;
+  turnId?: string;
+  messageId?: string;
+  text?: string;
+  title?: string;
+  status?: string;
+  kind?: string;
+  stopReason?: string;
+  content?: { type: string; text?: string }[];
+  [k: string]: unknown;
+}
+
+/** Text chunks stream on one line per message; other events get a line each. */
+function formatter(out: NodeJS.WritableStream, style: Style) {
+  let open: string | undefined;
+  const end = () => {
+    if (open) out.write('\n');
+    open = undefined;
+  };
+  return {
+    end,
+    event(e: Ev) {
+      const seq = style.dim(String(e.seq).padStart(5));
+      if (e.type === 'agent_message_chunk' || e.type === 'agent_thought_chunk') {
+        const key = `${e.type}:${e.messageId}`;
+        if (open !== key) {
+          end();
+          out.write(`${seq} ${style.cyan(e.type === 'agent_message_chunk' ? 'agent' : 'thought')}  `);
+          open = key;
+        }
+        out.write(e.type === 'agent_thought_chunk' ? style.dim(e.text ?? '') : (e.text ?? ''));
+        return;
+      }
+      end();
+      const text = (blocks?: { type: string; text?: string }[]) => (blocks ?? []).map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(' ');
+      let detail = '';
+      if (e.type === 'user_message' || e.type === 'steer_received') detail = style.bold(text(e.content));
+      else if (e.type === 'tool_call_started') detail = `${style.bold(e.title ?? '')} (${e.kind}, ${e.status})`;
+      else if (e.type === 'tool_call_updated') detail = `${e.title ?? ''}${e.status ? ` ${e.status}` : ''}`.trim();
+      else if (e.type === 'turn_completed') detail = String(e.stopReason ?? '');
+      else if (e.type === 'session_created') detail = `${e.cwd} ${e.model} ${e.mode}`;
+      else if (e.type === 'session_configured') detail = [e.mode && `mode ${e.mode}`, e.model && `model ${e.model}`, e.title && `title "${e.title}"`].filter(Boolean).join(', ');
+      out.write(`${seq} ${style.cyan(e.type)}${detail ? `  ${detail}` : ''}\n`);
+    },
+  };
+}
+
+export async function watchCommand(args: string[], io: CliIo): Promise<number> {
+  const abort = new AbortController();
+  const onSigint = () => abort.abort();
+  try {
+    const { values, positionals } = parseCommandArgs('watch', args, { after: { type: 'string' }, json: { type: 'boolean' }, 'no-follow': { type: 'boolean' } });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    const id = requirePositional('watch', positionals, 0, 'the session id');
+    const after = intOption('watch', 'after', values.after, 0);
+    const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
+    const until = values['no-follow'] ? (await client.session(id)).lastSeq : Infinity;
+    const fmt = formatter(io.stdout, makeStyle(io.stdout, io.env, values['no-color']));
+    process.on('SIGINT', onSigint);
+    if (after >= until) return EXIT.ok;
+    for await (const m of client.events(id, after, abort.signal)) {
+      if (m.event === 'replay_gap') {
+        fmt.end();
+        const body = JSON.parse(m.data) as { message?: string };
+        throw new CliError('replay_gap', `the events after seq ${after} are no longer available${body.message ? `: ${body.message}` : ''}; watch from a later cursor or reload the session`);
+      }
+      if (m.event === 'error') {
+        fmt.end();
+        const body = JSON.parse(m.data) as { code?: string; message?: string };
+        throw new CliError('daemon_unreachable', `the event stream failed: ${body.message ?? body.code ?? 'unknown error'}`);
+      }
+      if (m.event !== 'event') continue;
+      const e = JSON.parse(m.data) as Ev;
+      if (values.json) io.stdout.write(`${m.data}\n`);
+      else fmt.event(e);
+      if (e.seq >= until) break;
+    }
+    fmt.end();
+    return EXIT.ok;
+  } catch (err) {
+    return reportError(io, 'watch', err);
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    abort.abort();
+  }
+}

@@ -1,0 +1,121 @@
+// `troupe run` end to end: the real binary auto-starts a real daemon in a temporary TROUPE_HOME and
+// talks to it over HTTP; output checked as text and as JSON lines (validated against the ACP schema).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { acpOutgoingError } from '../../support/acp-schema.js';
+import { jsonLines, makeHome, pidAlive, type Home } from '../../support/cli/cli-harness.js';
+
+describe('troupe run', { timeout: 60_000 }, () => {
+  let h: Home;
+  before(() => {
+    h = makeHome();
+  });
+  after(() => h.close());
+
+  let sessionId: string;
+  let lastSeq = 0;
+
+  test('with no daemon running, starts one and streams an answer with tool calls', async () => {
+    assert.equal(h.daemonState(), undefined, 'no daemon before');
+    const r = await h.run(['run', 'list the files here and read package.json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /List \. \(read, completed\)/);
+    assert.match(r.stdout, /Read package\.json \(read, completed\)/);
+    assert.match(r.stdout, /cli-fixture/, 'the answer reports the file it read');
+    assert.match(r.stdout, /offline demo model/);
+    const state = h.daemonState();
+    assert.ok(state && pidAlive(state.pid), 'the daemon recorded itself and runs');
+    assert.match(state.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = (await (await fetch(`${state.url}/v1/health`)).json()) as { sessions: { total: number } };
+    assert.equal(health.sessions.total, 1);
+  });
+
+  test('--json prints each update with its sessionId, then the stop reason', async () => {
+    const r = await h.run(['run', '--json', 'list the files here and read package.json']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = jsonLines(r.stdout);
+    const last = lines.pop()!;
+    sessionId = last.sessionId;
+    assert.match(sessionId, /^ses_/);
+    assert.equal(last.stopReason, 'end_turn');
+    assert.match(last.turnId, /^turn_/);
+    let seq = 0;
+    for (const line of lines) {
+      assert.equal(line.sessionId, sessionId);
+      assert.equal(acpOutgoingError({ jsonrpc: '2.0', method: 'session/update', params: line }), undefined, JSON.stringify(line));
+      const s = line.update._meta?.troupe?.seq;
+      if (s !== undefined) {
+        assert.ok(s > seq, `seq increases (${s} after ${seq})`);
+        seq = s;
+      }
+    }
+    lastSeq = seq;
+    const kinds = lines.map((l) => l.update.sessionUpdate);
+    assert.ok(kinds.includes('agent_message_chunk') && kinds.includes('agent_thought_chunk'));
+    const tools = lines.filter((l) => l.update.sessionUpdate === 'tool_call').map((l) => l.update.title);
+    assert.deepEqual(tools, ['List .', 'Read package.json']);
+  });
+
+  test('--session continues the same session', async () => {
+    const r = await h.run(['run', '--json', '--session', sessionId, 'read package.json']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = jsonLines(r.stdout);
+    assert.ok(lines.every((l) => l.sessionId === sessionId));
+    const seqs = lines.map((l) => l.update?._meta?.troupe?.seq).filter((s) => s !== undefined);
+    assert.ok(seqs.length > 0 && seqs.every((s) => s > lastSeq), 'only new events, after the first turn');
+    assert.equal(lines.at(-1)!.stopReason, 'end_turn');
+  });
+
+  test('without a TTY, a write is denied unless --yes', async () => {
+    const denied = await h.run(['run', 'create a file notes.txt with hello']);
+    assert.equal(denied.code, 0, denied.stderr);
+    assert.match(denied.stdout, /denied Write notes\.txt.*--yes/);
+    assert.equal(existsSync(join(h.work, 'notes.txt')), false);
+    const allowed = await h.run(['run', '--yes', 'create a file notes.txt with hello']);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.equal(readFileSync(join(h.work, 'notes.txt'), 'utf8'), 'hello\n');
+    assert.match(allowed.stdout, /\+ hello/, 'the diff is shown');
+  });
+
+  test('--mode and sessions list/show/delete', async () => {
+    const r = await h.run(['run', '--json', '--mode', 'plan', 'hello']);
+    assert.equal(r.code, 0, r.stderr);
+    const id = jsonLines(r.stdout).at(-1)!.sessionId;
+    const list = await h.run(['sessions', '--json']);
+    assert.equal(list.code, 0, list.stderr);
+    const sessions = JSON.parse(list.stdout) as { id: string; mode: string }[];
+    assert.deepEqual(new Set(sessions.map((s) => s.id)).has(id), true);
+    assert.equal(sessions.find((s) => s.id === id)!.mode, 'plan');
+    const text = await h.run(['sessions']);
+    assert.match(text.stdout, new RegExp(`${id}\\s+active`));
+    const show = await h.run(['sessions', 'show', id, '--json']);
+    assert.equal(JSON.parse(show.stdout).id, id);
+    const del = await h.run(['sessions', 'delete', id]);
+    assert.equal(del.code, 0, del.stderr);
+    const after = JSON.parse((await h.run(['sessions', '--json'])).stdout) as { id: string }[];
+    assert.equal(after.some((s) => s.id === id), false);
+    const gone = await h.run(['sessions', 'show', id]);
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /session_not_found/);
+  });
+
+  test('daemon status, token and stop', async () => {
+    const status = await h.run(['daemon', 'status', '--json']);
+    assert.equal(status.code, 0, status.stderr);
+    const s = JSON.parse(status.stdout);
+    assert.equal(s.url, h.daemonState()!.url);
+    assert.equal(s.versionMatches, true);
+    assert.ok(s.sessions.total >= 2);
+    assert.equal((await h.run(['daemon', 'token'])).stdout.trim(), h.token());
+    const pid = h.daemonState()!.pid;
+    const stop = await h.run(['daemon', 'stop']);
+    assert.equal(stop.code, 0, stop.stderr);
+    assert.equal(pidAlive(pid), false);
+    assert.equal(h.daemonState(), undefined, 'the state file is gone');
+    const none = await h.run(['daemon', 'status']);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /no daemon is running/);
+  });
+});

@@ -1,0 +1,128 @@
+// Runs the real `troupe` binary as child processes against real daemons, each test file with its own
+// temporary TROUPE_HOME on 127.0.0.1, and stops every daemon it started.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** bin/troupe.js (this file compiles to dist/test/support/cli). */
+export const BIN = fileURLToPath(new URL('../../../../bin/troupe.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Home {
+  dir: string;
+  /** A work directory for sessions, with a package.json in it. */
+  work: string;
+  env: NodeJS.ProcessEnv;
+  /** Runs `troupe ...args` to completion. */
+  run(args: string[], opts?: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string }): Promise<CliResult>;
+  /** Starts `troupe ...args` in the background; `output()` is what it printed so far. */
+  start(args: string[], opts?: { env?: NodeJS.ProcessEnv; cwd?: string }): Background;
+  daemonState(): { pid: number; url: string; version: string } | undefined;
+  token(): string;
+  close(): Promise<void>;
+}
+
+export interface Background {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  done: Promise<CliResult>;
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function until<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+/**
+ * A fresh home; `env` is given to every command (and so to the daemons they start). `replies` makes
+ * the model scripted/replay with that script (spec/scripted-model.md).
+ */
+export function makeHome(opts: { env?: NodeJS.ProcessEnv; replies?: unknown[] } = {}): Home {
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-test-'));
+  const extraEnv: NodeJS.ProcessEnv = { ...opts.env };
+  if (opts.replies) {
+    const path = join(dir, 'script.json');
+    writeFileSync(path, JSON.stringify({ chunkDelayMs: 0, replies: opts.replies }));
+    Object.assign(extraEnv, { TROUPE_MODEL: 'scripted/replay', TROUPE_SCRIPT: path });
+  }
+  const work = mkdtempSync(join(tmpdir(), 'troupe-cli-work-'));
+  writeFileSync(join(work, 'package.json'), '{\n  "name": "cli-fixture",\n  "private": true\n}\n');
+  const base: NodeJS.ProcessEnv = { ...process.env, TROUPE_HOME: dir, TROUPE_DEMO_DELAY_MS: '0', NO_COLOR: '1', ...extraEnv };
+  for (const k of ['TROUPE_URL', 'TROUPE_TOKEN', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'OPENAI_BASE_URL']) if (!(k in extraEnv)) delete base[k];
+  const started: ChildProcess[] = [];
+
+  const start = (args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Background => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? work, env: { ...base, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    started.push(child);
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    const done = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code, stdout: out, stderr: err })));
+    return { child, stdout: () => out, stderr: () => err, done };
+  };
+
+  const home: Home = {
+    dir,
+    work,
+    env: base,
+    start,
+    run(args, opts = {}) {
+      const b = start(args, opts);
+      b.child.stdin!.end(opts.input ?? '');
+      return b.done;
+    },
+    daemonState() {
+      const p = join(dir, 'daemon.json');
+      return existsSync(p) ? JSON.parse(readFileSync(p, 'utf8')) : undefined;
+    },
+    token: () => readFileSync(join(dir, 'token'), 'utf8').trim(),
+    async close() {
+      for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      const state = home.daemonState();
+      if (state && pidAlive(state.pid)) {
+        process.kill(state.pid, 'SIGTERM');
+        await until(() => !pidAlive(state.pid), 'the daemon to stop', 35_000).catch(() => process.kill(state.pid, 'SIGKILL'));
+      }
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
+  return home;
+}
+
+/** Lines of JSON output, each parsed. */
+export function jsonLines(text: string): Record<string, any>[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l, i) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        throw new Error(`line ${i + 1} is not JSON: ${l.slice(0, 200)}`);
+      }
+    });
+}
