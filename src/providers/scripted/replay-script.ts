@@ -17,6 +17,7 @@ const Item = z.union([
   }).strict(),
   z.object({ delay_ms: z.number().min(0) }).strict(),
   z.object({ hang: z.literal(true) }).strict(),
+  z.object({ hold_mb: z.number().int().positive().max(65_536) }).strict(),
   z.object({ context_overflow: z.string() }).strict(),
   z.object({
     error: z.object({
@@ -28,7 +29,7 @@ const Item = z.union([
   z.object({ stop: z.enum(['end_turn', 'max_tokens', 'refusal']) }).strict(),
 ]);
 
-const ITEM_KINDS = 'text, thought, tool_call, usage, delay_ms, hang, context_overflow, error, stop (see spec/scripted-model.md)';
+const ITEM_KINDS = 'text, thought, tool_call, usage, delay_ms, hang, hold_mb, context_overflow, error, stop (see spec/scripted-model.md)';
 
 const Reply = z.union([
   z.array(Item),

@@ -14,6 +14,8 @@ export type ScriptItem =
   | { delay_ms: number }
   /** Never finishes on its own: only an abort ends it (for cancel tests). */
   | { hang: true }
+  /** Allocates this many MiB of heap and keeps it for the life of the process (memory-budget tests). */
+  | { hold_mb: number }
   | { context_overflow: string }
   | { error: { kind: ProviderErrorKind; message: string; retry_after_ms?: number } }
   | { stop: 'end_turn' | 'max_tokens' | 'refusal' };
@@ -33,6 +35,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+// Memory a script asked to hold: never released, so that a heap budget is really exceeded.
+const held: number[][] = [];
 
 /** Splits text into word-sized chunks, so that demos stream like a real model. */
 export function chunkWords(text: string): string[] {
@@ -81,6 +86,9 @@ export async function* playItems(
       };
     } else if ('delay_ms' in item) {
       await sleep(item.delay_ms, signal);
+    } else if ('hold_mb' in item) {
+      // Arrays of numbers live on the V8 heap (a repeated string would be a cheap rope): ~1 MiB each.
+      for (let i = 0; i < item.hold_mb; i++) held.push(new Array(128 * 1024).fill(i));
     } else if ('hang' in item) {
       await sleep(2 ** 31 - 1, signal);
     } else if ('context_overflow' in item) {

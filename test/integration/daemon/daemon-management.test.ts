@@ -147,3 +147,13 @@ test('bad input gets typed errors and the daemon keeps serving', async (t) => {
   await assert.rejects(c.agent.request('session/new', { cwd: 'relative', mcpServers: [] }), (e: any) => e.code === -32602);
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn', 'still serving');
 });
+
+test('live sessions are capped: one more is capacity_exceeded', async (t) => {
+  const d = await Daemon.start({ script, args: ['--max-sessions', '1'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
+  await assert.rejects(c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }), (e: any) => e.code === -32052 && e.data?.code === 'capacity_exceeded');
+});

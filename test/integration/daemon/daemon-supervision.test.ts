@@ -84,8 +84,10 @@ test('exceeding the restart intensity marks the session failed and tells its cli
   });
   process.kill(second, 'SIGKILL');
   await c.until(() => c.notifications.some((n) => n.method === '_troupe/session_failed'), 'session_failed notification');
-  const entry = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
-  assert.equal(entry.status, 'failed');
+  const entry = await waitFor('status failed in the index', async () => {
+    const e = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+    return e.status === 'failed' && e;
+  });
   assert.equal(entry.child.state, 'failed');
   await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }), (e: any) => e.data?.code === 'session_failed');
 });
@@ -151,4 +153,23 @@ test('one daemon per TROUPE_HOME: a second one exits 1 with daemon_running', asy
   const second = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', '0'], { env: { PATH: process.env.PATH, TROUPE_HOME: d.home }, encoding: 'utf8', timeout: 15_000 });
   assert.equal(second.status, 1);
   assert.match(second.stderr, /already serves/);
+});
+
+test('a child over its memory budget dies, is reported as out_of_memory, and is restarted', async (t) => {
+  const d = await Daemon.start({
+    script: { replies: [{ when: 'hog', items: [{ hold_mb: 400 }, { text: 'never' }] }, { when: 'ping', items: [{ text: 'pong' }] }] },
+    args: ['--child-memory-mb', '64'],
+  });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const before = (await childOf(d, sessionId)).pid;
+  await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hog' }] }), (e: any) => e.data?.code === 'agent_crashed');
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+  assert.notEqual((await childOf(d, sessionId)).pid, before);
+  const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
+  assert.match(metrics, /troupe_child_exits_total\{reason="out_of_memory",crashed="true"\} 1/);
+  assert.match(d.stderr, /exceeded its memory budget/);
 });
