@@ -195,6 +195,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const transport = server.mountAcp(relay);
   counters.gauges(relay, index, pool, transport);
   registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt });
+  (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env });
   const listening = await server.listen();
   writeState(home, { pid: process.pid, url: listening.url, version: VERSION, startedAt });
   logger.info('listening', { url: listening.url, home });

@@ -1,0 +1,111 @@
+/**
+ * The inspector's side of the daemon (docs/inspector.md): the page at /inspect (login through a
+ * one-time code), the live feed of machine transitions, a session's machines rebuilt from its log
+ * (time travel for stored sessions too), and the terminal picture `troupe inspect ID` prints.
+ */
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TroupeError } from '../../core/errors.js';
+import type { AgentEvent } from '../../core/events.js';
+import { describeMachine } from '../../machines/serialize.js';
+import { sessionMachine } from '../../machines/session.machine.js';
+import { turnMachine } from '../../machines/turn.machine.js';
+import { childMachine } from '../../machines/child.machine.js';
+import { toMermaid } from '../../machines/mermaid.js';
+import { replaySession, statesAt } from '../../machines/replay.js';
+import { readLogFile, sessionLogPath, sessionsDir, type SessionIndex } from '../../store/index.js';
+import type { HttpServer } from '../http/http-server.js';
+import { staticFiles } from '../http/static-files.js';
+import type { MachineHub } from '../machine-hub.js';
+import type { Relay } from '../relay/relay.js';
+import { TransitionFeed } from './transition-feed.js';
+import { INSPECTOR_CSS, INSPECTOR_HTML } from './page.js';
+
+export interface InspectorDeps {
+  hub: MachineHub;
+  index: SessionIndex;
+  relay: Relay;
+  /** $TROUPE_HOME: where the session logs are. */
+  home: string;
+  /** Read for TROUPE_INSPECTOR_KEEP: transitions kept for resuming the live feed (default 5000). */
+  env?: NodeJS.ProcessEnv;
+}
+
+const DEFINITIONS = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine), child: describeMachine(childMachine) };
+
+/** The compiled page modules (dist/src/inspector-ui) and the installed elkjs bundle. */
+const UI_DIR = fileURLToPath(new URL('../../inspector-ui/', import.meta.url));
+const ELK_DIR = dirname(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'));
+
+const HTML_HEADERS = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY' };
+
+export function registerInspector(server: HttpServer, deps: InspectorDeps): TransitionFeed {
+  const { hub, index, relay } = deps;
+  const keep = Number(deps.env?.TROUPE_INSPECTOR_KEEP);
+  const feed = new TransitionFeed(hub, Number.isInteger(keep) && keep > 0 ? keep : undefined);
+  const ui = staticFiles(UI_DIR);
+  const elk = staticFiles(ELK_DIR);
+
+  const entryOf = (id: string) => {
+    const e = index.get(id);
+    if (!e || e.status === 'deleted') throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+    return e;
+  };
+  const readEvents = async (id: string): Promise<AgentEvent[]> => {
+    try {
+      return (await readLogFile(sessionLogPath(sessionsDir(deps.home), id))).events;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `session ${id} has no log`, { sessionId: id });
+      throw err;
+    }
+  };
+
+  server.route('POST', '/v1/login-codes', () => server.mintLoginCode());
+
+  server.route('GET', '/v1/inspect/transitions', (req, res) => feed.stream(req, res));
+
+  server.route('GET', '/v1/sessions/:id/replay', async (req) => {
+    const id = req.params.id!;
+    entryOf(id);
+    const events = await readEvents(id);
+    return { sessionId: id, lastSeq: events.at(-1)?.seq ?? 0, transitions: replaySession(events), live: hub.transitions(id) };
+  });
+
+  server.route('GET', '/v1/sessions/:id/inspect', async (req) => {
+    const id = req.params.id!;
+    const entry = entryOf(id);
+    const last = Math.max(1, Math.min(500, Number(req.query.get('last') ?? '20') || 20));
+    const replayed = replaySession(await readEvents(id));
+    const live = hub.transitions(id);
+    const child = relay.sessions.get(id)?.child;
+    // Live states when this daemon has seen the machines; else the log's (a stored session).
+    const fromLog = statesAt(replayed);
+    const liveStates = hub.states(id);
+    const states = { session: liveStates.session ?? fromLog.session, turn: liveStates.turn ?? fromLog.turn, child: liveStates.child ?? child?.state };
+    const transitions = live.length > 0 ? live : replayed.map(({ machine, state, event, at, seq, cause }) => ({ machine, state, event, at, seq, cause: cause.type }));
+    return {
+      session: { ...entry, child: child ? { state: child.state, pid: child.pid ?? null, restarts: Math.max(0, child.restarts) } : null },
+      source: live.length > 0 ? 'live' : 'log',
+      states,
+      transitions: transitions.slice(-last),
+      mermaid: {
+        session: toMermaid(DEFINITIONS.session, states.session ? [states.session] : []),
+        turn: toMermaid(DEFINITIONS.turn, states.turn ? [states.turn] : []),
+        child: toMermaid(DEFINITIONS.child, states.child ? [states.child] : []),
+      },
+    };
+  });
+
+  server.route('GET', '/inspect/*', (req, res) => {
+    // `/inspect` and `/inspect/` route alike; the page's relative URLs need the slash.
+    if (req.path === '/inspect') return res.redirect('/inspect/', 302);
+    const rest = req.params['*'] ?? '';
+    if (rest === '' || rest === 'index.html') return res.send(200, HTML_HEADERS, INSPECTOR_HTML);
+    if (rest === 'style.css') return res.send(200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'no-cache' }, INSPECTOR_CSS);
+    if (rest === 'vendor/elk.bundled.js') return elk({ ...req, params: { '*': 'elk.bundled.js' } }, res);
+    if (rest.startsWith('ui/') && rest.endsWith('.js')) return ui({ ...req, params: { '*': rest.slice(3) } }, res);
+    return res.error(404, 'method_not_found', 'No such file');
+  });
+  return feed;
+}

@@ -1,0 +1,232 @@
+/**
+ * The inspector page (docs/inspector.md): the session list, the selected session's three machines
+ * drawn from their definitions with the active states lit live, and the timeline of its log and
+ * transitions where selecting a row replays the machines to that moment.
+ */
+import { Feed, getJson } from './api.js';
+import { layoutMachine } from './layout.js';
+import { renderSessions } from './sessions.js';
+import { Statechart } from './statechart.js';
+import { buildRows, renderList, renderStrip, statesThrough, type Row } from './timeline.js';
+import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayedTransition, SessionRow, States } from './types.js';
+
+const MACHINES: MachineName[] = ['session', 'turn', 'child'];
+const $ = <T extends Element>(sel: string) => document.querySelector(sel) as T;
+
+const app = {
+  charts: new Map<MachineName, Statechart>(),
+  sessions: [] as SessionRow[],
+  /** Latest session/turn state per session, from the live feed (for the list). */
+  machines: new Map<string, States>(),
+  selected: undefined as string | undefined,
+  events: [] as LogEvent[],
+  replayed: [] as ReplayedTransition[],
+  live: [] as LiveTransition[],
+  gaps: [] as { at: number; text: string }[],
+  rows: [] as Row[],
+  travel: undefined as number | undefined,
+  shown: {} as States,
+  lastEvent: {} as Partial<Record<MachineName, string>>,
+  transitions: undefined as Feed | undefined,
+  log: undefined as Feed | undefined,
+};
+
+function debounce(fn: () => void, ms: number): () => void {
+  let t: number | undefined;
+  return () => {
+    window.clearTimeout(t);
+    t = window.setTimeout(fn, ms);
+  };
+}
+
+function status(text: string, cls: 'live' | 'down' | '') {
+  const s = $<HTMLElement>('#feed-status');
+  s.textContent = text;
+  s.className = `status ${cls}`;
+}
+
+function noteGap(text: string) {
+  app.gaps.push({ at: Date.now(), text });
+  const span = document.createElement('span');
+  span.className = 'gap';
+  span.textContent = text;
+  $('#gaps').appendChild(span);
+  renderTimeline();
+}
+
+/** The states to show now: live ones, else what the log rebuilds (a stored session). */
+function liveStates(): States {
+  const out: States = {};
+  const fromLog = app.rows.length ? statesThrough(app.rows.filter((r) => r.lane !== 'child'), app.rows.length) : {};
+  for (const m of MACHINES) {
+    const last = [...app.live].reverse().find((t) => t.machine === m);
+    const v = last?.state ?? fromLog[m];
+    if (v !== undefined) out[m] = v;
+  }
+  if (out.child === undefined) {
+    const row = app.sessions.find((s) => s.id === app.selected);
+    if (row?.child) out.child = row.child.state;
+  }
+  return out;
+}
+
+function show(states: States) {
+  for (const m of MACHINES) {
+    app.charts.get(m)?.setActive(states[m]);
+    $(`[data-testid=state-${m}]`).textContent = states[m] ?? '—';
+    $(`[data-testid=event-${m}]`).textContent = app.lastEvent[m] ? `last: ${app.lastEvent[m]}` : '';
+  }
+  app.shown = states;
+}
+
+const renderTimeline = () => {
+  app.rows = buildRows(app.events, app.replayed, app.live.filter((t) => t.machine === 'child'), app.gaps);
+  renderList($('#timeline'), app.rows, app.travel, select);
+  renderStrip($('#strip'), app.rows, app.travel, select);
+};
+const scheduleTimeline = debounce(renderTimeline, 60);
+
+function select(index: number) {
+  const row = app.rows[index];
+  if (!row) return;
+  const before = statesThrough(app.rows, index - 1);
+  app.travel = index;
+  const states = statesThrough(app.rows, index);
+  if (row.transition) app.lastEvent = { ...app.lastEvent, [row.transition.machine]: row.transition.event };
+  show(states);
+  if (row.transition) app.charts.get(row.transition.machine)?.fire(before[row.transition.machine], row.transition.state, row.transition.event);
+  $<HTMLElement>('#travel').hidden = false;
+  $('#travel-text').textContent = `Time travel: the machines at ${new Date(row.at).toISOString()}${row.seq !== undefined ? ` (log seq ${row.seq})` : ''}, rebuilt from the log.`;
+  $('#cause').textContent = JSON.stringify(row.cause ?? { gap: row.text }, null, 2);
+  renderList($('#timeline'), app.rows, app.travel, select);
+  renderStrip($('#strip'), app.rows, app.travel, select);
+}
+
+function backToLive() {
+  app.travel = undefined;
+  $<HTMLElement>('#travel').hidden = true;
+  renderTimeline();
+  show(liveStates());
+}
+
+const refreshSessions = debounce(async () => {
+  try {
+    const { sessions } = await getJson<{ sessions: SessionRow[] }>('/v1/sessions?all=1');
+    app.sessions = sessions.filter((s) => s.status !== 'deleted');
+    renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (id) => void selectSession(id));
+    if (app.selected && app.travel === undefined) show(liveStates());
+  } catch (err) {
+    status(`cannot list sessions: ${String(err)}`, 'down');
+  }
+}, 150);
+
+const refreshReplay = debounce(async () => {
+  const id = app.selected;
+  if (!id) return;
+  const r = await getJson<{ transitions: ReplayedTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+  if (id !== app.selected) return;
+  app.replayed = r.transitions;
+  renderTimeline();
+  if (app.travel === undefined) show(liveStates());
+}, 200);
+
+function onTransition(t: LiveTransition) {
+  if (t.n !== undefined) (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.push(t.n);
+  if (!t.sessionId) return;
+  const m = app.machines.get(t.sessionId) ?? {};
+  m[t.machine] = t.state;
+  if (t.machine === 'session' && t.event === 'init') delete m.turn;
+  app.machines.set(t.sessionId, m);
+  refreshSessions();
+  if (t.sessionId !== app.selected) return;
+  if (app.live.some((x) => x.machine === t.machine && x.at === t.at && x.state === t.state && x.event === t.event)) return;
+  app.live.push(t);
+  app.lastEvent[t.machine] = t.event;
+  if (app.travel === undefined) {
+    const before = app.shown[t.machine];
+    show(liveStates());
+    app.charts.get(t.machine)?.fire(before, t.state, t.event);
+  }
+  if (t.machine === 'child') scheduleTimeline();
+}
+
+async function selectSession(id: string) {
+  app.log?.close();
+  Object.assign(app, { selected: id, events: [], replayed: [], live: [], travel: undefined, lastEvent: {}, gaps: [] });
+  history.replaceState(null, '', `#${id}`);
+  $<HTMLElement>('#detail-pane').hidden = false;
+  $<HTMLElement>('#travel').hidden = true;
+  $('#cause').textContent = 'Select a row of the timeline.';
+  renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (s) => void selectSession(s));
+  const r = await getJson<{ transitions: ReplayedTransition[]; live: LiveTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+  if (id !== app.selected) return;
+  app.replayed = r.transitions;
+  app.live = r.live;
+  for (const m of MACHINES) app.lastEvent[m] = [...app.live].reverse().find((t) => t.machine === m)?.event;
+  const seen = new Set<number>();
+  app.log = new Feed(
+    (after) => `/v1/sessions/${encodeURIComponent(id)}/events?after=${after || '0'}`,
+    ['event', 'replay_gap'],
+    {
+      message: (name, data) => {
+        if (name === 'replay_gap') {
+          noteGap(`log feed gap after seq ${String((data as { after?: unknown }).after)}: reloading the log`);
+          return;
+        }
+        const e = data as LogEvent;
+        if (seen.has(e.seq)) return;
+        seen.add(e.seq);
+        app.events.push(e);
+        app.events.sort((a, b) => a.seq - b.seq);
+        scheduleTimeline();
+        refreshReplay();
+      },
+      status: () => undefined,
+    },
+  );
+  renderTimeline();
+  show(liveStates());
+}
+
+async function start() {
+  const defs = await getJson<Record<MachineName, MachineDescription>>('/v1/machines');
+  await Promise.all(
+    MACHINES.map(async (m) => {
+      const host = $<HTMLElement>(`.chart[data-machine=${m}] .svg`);
+      app.charts.set(m, new Statechart(host, await layoutMachine(defs[m]), m));
+    }),
+  );
+  $('#back-live').addEventListener('click', backToLive);
+  app.transitions = new Feed(
+    (after) => `/v1/inspect/transitions${after ? `?after=${after}` : ''}`,
+    ['transition', 'replay_gap'],
+    {
+      message: (name, data) => {
+        if (name === 'replay_gap') {
+          const d = data as { after?: number; resumedFrom?: number };
+          noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`);
+        } else onTransition(data as LiveTransition);
+      },
+      status: (s) => status(s === 'live' ? 'live' : 'reconnecting…', s),
+    },
+  );
+  refreshSessions();
+  window.setInterval(refreshSessions, 3000);
+  const fromHash = decodeURIComponent(location.hash.slice(1));
+  if (fromHash) await selectSession(fromHash);
+  document.body.dataset.ready = 'true';
+}
+
+/** For tests and debugging from the console: drop the live feed and resume it (Last-Event-ID). */
+(window as unknown as { troupeInspector: unknown }).troupeInspector = {
+  app,
+  reconnect: () => app.transitions?.restart(),
+  disconnect: () => app.transitions?.pause(),
+  resume: () => app.transitions?.resume(),
+  received: [] as number[],
+};
+
+start().catch((err) => {
+  status(`failed to start: ${String(err)}`, 'down');
+  console.error(err);
+});

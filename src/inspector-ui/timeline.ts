@@ -1,0 +1,200 @@
+/**
+ * The timeline: a session's log events and its machines' transitions merged on one time axis.
+ * Session and turn transitions are the ones rebuilt from the log (each with its causing event);
+ * the supervised child's come from the daemon's live feed (crashes and restarts are daemon-side).
+ * Folding the rows up to any one of them gives the machines' states at that moment.
+ */
+import type { LiveTransition, LogEvent, ReplayedTransition, States } from './types.js';
+
+export interface Row {
+  key: string;
+  at: number;
+  /** The log seq of the event (or of the transition's cause). */
+  seq?: number;
+  lane: 'log' | 'session' | 'turn' | 'child' | 'gap';
+  kind: string;
+  type: string;
+  text: string;
+  /** For transitions: the machine and its new state, and what caused it. */
+  transition?: { machine: 'session' | 'turn' | 'child'; state: string; event: string };
+  cause?: unknown;
+}
+
+const clip = (s: string, n = 60) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+const textOf = (content: unknown) =>
+  Array.isArray(content) ? content.map((b) => (b && typeof b === 'object' && 'text' in b ? String((b as { text: unknown }).text) : '')).join(' ') : '';
+
+function kindOf(e: LogEvent): string {
+  if (e.type === 'turn_completed') return e.errorCode === 'agent_crashed' ? 'crash' : e.stopReason === 'cancelled' ? 'cancel' : 'turn';
+  if (e.type === 'user_message' || e.type === 'turn_started') return 'turn';
+  if (e.type.startsWith('tool_call')) return 'tool';
+  if (e.type.startsWith('permission')) return 'permission';
+  if (e.type.startsWith('steer')) return 'steer';
+  if (e.type.startsWith('compaction')) return 'compaction';
+  return 'other';
+}
+
+function describe(e: LogEvent): string {
+  switch (e.type) {
+    case 'user_message':
+      return `prompt "${clip(textOf(e.content))}"`;
+    case 'turn_started':
+      return `turn started ${e.turnId}`;
+    case 'turn_completed':
+      return `turn completed: ${String(e.stopReason)}${e.errorCode ? ` (${String(e.errorCode)})` : ''}, ${String(e.steps)} step(s)`;
+    case 'tool_call_started':
+      return `tool call ${String(e.name)}: ${clip(String(e.title))}`;
+    case 'tool_call_updated':
+      return `tool call ${String(e.toolCallId)} ${String(e.status ?? 'updated')}${e.errorCode ? ` (${String(e.errorCode)})` : ''}`;
+    case 'permission_requested':
+      return `permission asked for ${String(e.toolCallId)}`;
+    case 'permission_resolved':
+      return `permission ${String(e.outcome)} by ${String(e.decidedBy)}`;
+    case 'steer_received':
+      return `steer received "${clip(textOf(e.content))}"`;
+    case 'steer_applied':
+      return `steer applied at step ${String(e.step)}`;
+    case 'steer_rejected':
+      return `steer rejected: ${String(e.code)}`;
+    case 'compaction_started':
+      return `compaction started (${String(e.reason)})`;
+    case 'compaction_completed':
+      return `compaction ${String(e.status)}`;
+    case 'session_created':
+      return `session created in ${String(e.cwd)} with ${String(e.model)}`;
+    default:
+      return e.type.replace(/_/g, ' ');
+  }
+}
+
+/** Builds the rows, in time order. Streamed chunks of one message become one row. */
+export function buildRows(events: LogEvent[], replayed: ReplayedTransition[], child: LiveTransition[], gaps: { at: number; text: string }[]): Row[] {
+  const rows: (Row & { order: number })[] = [];
+  let order = 0;
+  let chunkRow: (Row & { order: number; n: number }) | undefined;
+  for (const e of events) {
+    if (e.type === 'agent_message_chunk' || e.type === 'agent_thought_chunk') {
+      if (chunkRow && chunkRow.type === e.type && chunkRow.cause && (chunkRow.cause as LogEvent).messageId === e.messageId) {
+        chunkRow.n++;
+        chunkRow.text = `${e.type === 'agent_message_chunk' ? 'agent message' : 'thought'} (${chunkRow.n} chunks)`;
+        continue;
+      }
+      chunkRow = { key: `e${e.seq}`, at: e.ts, seq: e.seq, lane: 'log', kind: 'other', type: e.type, text: `${e.type === 'agent_message_chunk' ? 'agent message' : 'thought'}: "${clip(String(e.text))}"`, cause: e, order: order++, n: 1 };
+      rows.push(chunkRow);
+      continue;
+    }
+    chunkRow = undefined;
+    rows.push({ key: `e${e.seq}`, at: e.ts, seq: e.seq, lane: 'log', kind: kindOf(e), type: e.type, text: describe(e), cause: e, order: order++ });
+  }
+  for (const [i, t] of replayed.entries()) {
+    rows.push({
+      key: `r${i}`, at: t.at, seq: t.seq, lane: t.machine, kind: 'transition', type: 'transition',
+      text: `${t.machine} → ${t.state}   on ${t.event}`,
+      transition: { machine: t.machine, state: t.state, event: t.event },
+      cause: { transition: { machine: t.machine, state: t.state, event: t.event }, causedBy: t.cause },
+      order: order++,
+    });
+  }
+  for (const [i, t] of child.entries()) {
+    // `crashed` is transient (it decides between backoff and failed), so a crash shows as the
+    // step into backoff or failed.
+    const kind = t.state === 'crashed' || t.state === 'failed' || t.state === 'backoff' ? 'crash' : t.state === 'restarting' ? 'restart' : 'transition';
+    rows.push({
+      key: `c${i}`, at: t.at, lane: 'child', kind, type: 'transition', text: `child → ${t.state}   on ${t.event}`,
+      transition: { machine: 'child', state: t.state, event: t.event }, cause: { transition: t, causedBy: 'the daemon (supervisor)' }, order: order++,
+    });
+  }
+  for (const [i, g] of gaps.entries()) rows.push({ key: `g${i}`, at: g.at, lane: 'gap', kind: 'gap', type: 'gap', text: g.text, order: order++ });
+  // Time first; within one millisecond the log's order, a transition after its cause.
+  rows.sort((a, b) => a.at - b.at || (a.seq ?? Infinity) - (b.seq ?? Infinity) || a.order - b.order);
+  return rows;
+}
+
+/** The machines' states once every row up to `index` (inclusive) has happened. */
+export function statesThrough(rows: Row[], index: number): States {
+  const states: States = {};
+  for (const r of rows.slice(0, index + 1)) {
+    if (!r.transition) continue;
+    states[r.transition.machine] = r.transition.state;
+    if (r.transition.machine === 'session' && r.transition.event === 'init') delete states.turn;
+  }
+  return states;
+}
+
+const time = (at: number) => {
+  const d = new Date(at);
+  return `${d.toTimeString().slice(0, 8)}.${String(d.getMilliseconds()).padStart(3, '0')}`;
+};
+
+/** Renders the list; `selected` rows after it are dimmed (they have not happened yet). */
+export function renderList(list: HTMLOListElement, rows: Row[], selected: number | undefined, onSelect: (i: number) => void): void {
+  const keepScroll = list.scrollTop;
+  const atBottom = list.scrollHeight - list.clientHeight - list.scrollTop < 30;
+  list.textContent = '';
+  rows.forEach((r, i) => {
+    const li = document.createElement('li');
+    li.dataset.kind = r.kind;
+    li.dataset.type = r.type;
+    li.dataset.lane = r.lane;
+    if (r.seq !== undefined) li.dataset.seq = String(r.seq);
+    if (r.transition) li.dataset.state = `${r.transition.machine}:${r.transition.state}`;
+    if (r.lane === 'gap') li.classList.add('gap');
+    if (selected !== undefined && i === selected) li.classList.add('selected');
+    if (selected !== undefined && i > selected) li.classList.add('future');
+    li.innerHTML = `<span class="t"></span><span class="lane"></span><span class="what"></span>`;
+    (li.children[0] as HTMLElement).textContent = time(r.at);
+    (li.children[1] as HTMLElement).textContent = r.lane === 'log' ? (r.seq !== undefined ? `#${r.seq}` : '') : r.lane;
+    (li.children[2] as HTMLElement).textContent = r.text;
+    li.addEventListener('click', () => onSelect(i));
+    list.appendChild(li);
+  });
+  if (selected === undefined && atBottom) list.scrollTop = list.scrollHeight;
+  else list.scrollTop = keepScroll;
+}
+
+const LANES: Row['lane'][] = ['log', 'session', 'turn', 'child'];
+const COLORS: Record<string, string> = { turn: '#1565c0', tool: '#2e7d32', permission: '#6a1b9a', steer: '#00838f', compaction: '#8d6e63', crash: '#c62828', restart: '#ef6c00', cancel: '#757575', transition: '#455a64', other: '#b0b0b8', gap: '#c62828' };
+
+/** The same rows as marks on a horizontal time axis, one lane per source. */
+export function renderStrip(svg: SVGSVGElement, rows: Row[], selected: number | undefined, onSelect: (i: number) => void): void {
+  const NS = 'http://www.w3.org/2000/svg';
+  svg.textContent = '';
+  const width = svg.clientWidth || 800;
+  if (rows.length === 0) return;
+  const t0 = rows[0]!.at;
+  const t1 = Math.max(rows.at(-1)!.at, t0 + 1);
+  const x = (at: number) => 56 + ((at - t0) / (t1 - t0)) * (width - 66);
+  const laneY = (lane: Row['lane']) => 8 + Math.max(0, LANES.indexOf(lane === 'gap' ? 'log' : lane)) * 14;
+  for (const lane of LANES) {
+    const t = document.createElementNS(NS, 'text');
+    t.setAttribute('class', 'lane-label');
+    t.setAttribute('x', '4');
+    t.setAttribute('y', String(laneY(lane) + 4));
+    t.textContent = lane;
+    svg.appendChild(t);
+  }
+  rows.forEach((r, i) => {
+    if (r.kind === 'other') return;
+    const c = document.createElementNS(NS, 'circle');
+    c.setAttribute('class', 'mark');
+    c.setAttribute('cx', String(x(r.at)));
+    c.setAttribute('cy', String(laneY(r.lane)));
+    c.setAttribute('r', r.kind === 'crash' || r.kind === 'restart' ? '5' : '3.5');
+    c.setAttribute('fill', COLORS[r.kind] ?? '#888');
+    const title = document.createElementNS(NS, 'title');
+    title.textContent = r.text;
+    c.appendChild(title);
+    c.addEventListener('click', () => onSelect(i));
+    svg.appendChild(c);
+  });
+  if (selected !== undefined && rows[selected]) {
+    const l = document.createElementNS(NS, 'line');
+    l.setAttribute('class', 'cursor');
+    const cx = String(x(rows[selected]!.at));
+    l.setAttribute('x1', cx);
+    l.setAttribute('x2', cx);
+    l.setAttribute('y1', '0');
+    l.setAttribute('y2', '64');
+    svg.appendChild(l);
+  }
+}

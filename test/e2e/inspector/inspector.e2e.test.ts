@@ -1,0 +1,218 @@
+// The inspector in a real headless Chromium against a real daemon, with a real session driven
+// through the SDK's HTTP client: a prompt, a tool call with a permission, a steer, a cancel, a
+// kill -9 of the child and its restart. The page must show each state change live, the timeline
+// must hold each of those events, and selecting an earlier row must show the earlier states.
+// Screenshots go to test-artifacts/inspector/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Daemon, tempDir } from '../../support/daemon.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARTIFACTS = resolve('test-artifacts/inspector');
+/** Transitions the daemon keeps for resuming the page's feed: small, so that a gap can be made. */
+const KEEP = 12;
+
+const script = {
+  chunkDelayMs: 0,
+  replies: [
+    { when: 'hello', items: [{ text: 'Hi there.' }] },
+    { when: 'write', items: [{ text: 'Writing.' }, { tool_call: { name: 'write_file', input: { path: 'a.txt', content: 'hi\n' } } }] },
+    { when: 'slow', items: [{ delay_ms: 1500 }, { text: 'working' }] },
+    { when: 'tabs', items: [{ text: 'Using tabs.' }] },
+    { when: 'hang', items: [{ text: 'partial' }, { hang: true }] },
+    [{ text: 'Done.' }],
+  ],
+};
+
+const prompt = (text: string) => [{ type: 'text' as const, text }];
+
+/** Waits until `f` holds in the page (polling, bounded). */
+async function until(page: Page, what: string, f: () => unknown, timeout = 15_000): Promise<void> {
+  try {
+    await page.waitForFunction(f, undefined, { timeout, polling: 50 });
+  } catch (err) {
+    throw new Error(`timed out waiting for ${what}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+test('inspector: live states, timeline of every kind of event, time travel, resume and gaps', { timeout: 120_000 }, async (t) => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const d = await Daemon.start({ script, env: { TROUPE_INSPECTOR_KEEP: String(KEEP) } });
+  t.after(() => d.stop());
+  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+
+  // Without the cookie or the token the page and its feeds are refused.
+  for (const path of ['/inspect/', '/inspect/ui/main.js', '/v1/inspect/transitions', '/v1/machines']) {
+    assert.equal((await fetch(d.url + path)).status, 401, `${path} without credentials`);
+    assert.equal((await fetch(d.url + path, { headers: { Authorization: 'Bearer not-the-token' } })).status, 403, `${path} with a wrong token`);
+  }
+  const anonymous = await browser.newPage();
+  assert.equal((await anonymous.goto(`${d.url}/inspect/`))?.status(), 401, 'a browser without the cookie is refused');
+  await anonymous.close();
+
+  // The session, through the SDK's HTTP client. Permission answers wait for the test.
+  let grant: (() => void) | undefined;
+  const c = d.connect('http', {
+    permission: () => new Promise((r) => (grant = () => r({ outcome: { outcome: 'selected', optionId: 'allow_once' } }))),
+  });
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId as string;
+  const run = (text: string) => c.agent.request('session/prompt', { sessionId, prompt: prompt(text) }) as Promise<{ stopReason: string }>;
+
+  // Log in the way `troupe inspect --url` does: a one-time code, an HttpOnly cookie, /inspect/.
+  const login = (await d.api('POST', '/v1/login-codes')).json as { url: string };
+  assert.match(login.url, /\/v1\/login\?code=/);
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const landed = await page.goto(login.url);
+  assert.equal(new URL(page.url()).pathname, '/inspect/');
+  assert.equal(landed?.status(), 200);
+  const cookies = await page.context().cookies();
+  assert.ok(cookies.some((k) => k.name === 'troupe_session' && k.httpOnly), 'the login cookie is HttpOnly');
+  const reused = await (await browser.newPage()).goto(login.url);
+  assert.equal(reused?.status(), 403, 'a login code works once');
+
+  // The session list is live: the session appears and is selected by a click.
+  await until(page, 'the session in the list', () => document.querySelector(`#sessions tr[data-session]`));
+  await page.click(`#sessions tr[data-session="${sessionId}"]`);
+  await until(page, 'the charts', () => document.querySelectorAll('.chart svg .node').length > 20);
+  const pid0 = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid as number;
+  await until(page, 'the child pid in the list', () => document.querySelector('[data-testid=session-pid]')?.textContent !== '—');
+  assert.equal(await page.textContent(`#sessions tr[data-session="${sessionId}"] [data-testid=session-pid]`), String(pid0));
+
+  // Record every state the page shows and every event name it animates.
+  await page.evaluate(() => {
+    const w = window as unknown as { shown: string[]; toasts: string[] };
+    w.shown = [];
+    w.toasts = [];
+    for (const m of ['session', 'turn', 'child']) {
+      const el = document.querySelector(`[data-testid=state-${m}]`)!;
+      new MutationObserver(() => w.shown.push(`${m}:${el.textContent}`)).observe(el, { childList: true, characterData: true, subtree: true });
+    }
+    new MutationObserver((records) => {
+      for (const r of records) for (const n of r.addedNodes) if (n instanceof SVGTextElement && n.classList.contains('toast')) w.toasts.push(n.textContent ?? '');
+    }).observe(document.querySelector('#charts')!, { childList: true, subtree: true });
+  });
+
+  // 1. A prompt.
+  assert.equal((await run('hello')).stopReason, 'end_turn');
+  // 2. A tool call that asks for permission: the page lights the permission state while it waits.
+  const writing = run('write the file');
+  await c.until(() => grant !== undefined, 'the permission request');
+  await until(page, 'awaitingPermission lit', () => document.querySelector('.chart[data-machine=turn] .node.active[data-state="tools.awaitingPermission"]'));
+  assert.equal(await page.textContent('[data-testid=state-turn]'), 'tools.awaitingPermission');
+  await until(page, 'the permission request in the live timeline', () => document.querySelector('#timeline li[data-type=permission_requested]'));
+  await shot(page, 'permission');
+  grant!();
+  assert.equal((await writing).stopReason, 'end_turn');
+  // 3. A steer while the model works.
+  const slow = run('slow one');
+  await c.until(() => c.updatesFor(sessionId).some((u) => u._meta?.troupe?.turnId && u.sessionUpdate === 'user_message_chunk' && u.content?.text === 'slow one'), 'the slow turn');
+  const turnId = c.updatesFor(sessionId).find((u) => u.sessionUpdate === 'user_message_chunk' && u.content?.text === 'slow one')._meta.troupe.turnId as string;
+  await c.agent.request('_troupe/steer', { sessionId, expectedTurnId: turnId, prompt: prompt('tabs please') });
+  assert.equal((await slow).stopReason, 'end_turn');
+  // 4. A cancel.
+  const cancelled = run('hang on');
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'partial'), 'the hanging turn');
+  await c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await cancelled).stopReason, 'cancelled');
+  // 5. kill -9 of the child mid-turn, then the restart.
+  const victim = run('hang again');
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'partial').length === 2, 'the second hanging turn');
+  process.kill(pid0, 'SIGKILL');
+  await assert.rejects(victim, (e: any) => e.data?.code === 'agent_crashed');
+  assert.equal((await run('hello again')).stopReason, 'end_turn', 'the session works in its new child');
+  const after = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+  assert.notEqual(after.child.pid, pid0);
+  await until(page, 'the restart count in the list', () => document.querySelector('[data-testid=session-restarts]')?.textContent === '1');
+  assert.equal(await page.textContent(`#sessions tr[data-session="${sessionId}"] [data-testid=session-pid]`), String(after.child.pid));
+
+  // Every live transition the daemon recorded was shown, in order, for each machine.
+  const live = (await d.api('GET', `/v1/sessions/${sessionId}/transitions`)).json.transitions as { machine: string; state: string; event: string }[];
+  await until(page, 'the last state shown', () => (window as unknown as { shown: string[] }).shown.length > 0);
+  await page.waitForFunction((n) => (window as unknown as { troupeInspector: { app: { live: unknown[] } } }).troupeInspector.app.live.length >= n, live.length);
+  const shown = await page.evaluate(() => (window as unknown as { shown: string[] }).shown);
+  for (const m of ['session', 'turn', 'child']) {
+    const want = live.filter((x) => x.machine === m).map((x) => x.state).filter((s, i, a) => i === 0 || s !== a[i - 1]);
+    const seen = shown.filter((s) => s.startsWith(`${m}:`)).map((s) => s.slice(m.length + 1)).filter((s, i, a) => i === 0 || s !== a[i - 1]);
+    let k = 0;
+    for (const s of seen) if (s === want[k]) k++;
+    assert.equal(k, want.length, `${m}: every state change shown in order (wanted ${want.join(' → ')}, saw ${seen.join(' → ')})`);
+  }
+  for (const m of ['child']) assert.ok(shown.includes(`${m}:crashed`) || shown.includes(`${m}:backoff`), 'the crash was shown');
+  const toasts = await page.evaluate(() => (window as unknown as { toasts: string[] }).toasts);
+  for (const ev of ['PROMPT', 'done: modelStep', 'done: decideTool', 'done: askPermission', 'CANCEL', 'EXITED']) assert.ok(toasts.includes(ev), `the transition on ${ev} was animated (${[...new Set(toasts)].join(', ')})`);
+
+  // The timeline holds each kind of event, from the log and from the supervisor.
+  await until(page, 'the crash in the timeline', () => document.querySelector('#timeline li[data-kind=crash][data-type=turn_completed]'));
+  const has = (sel: string) => page.$eval('#timeline', (el, s) => el.querySelectorAll(s).length, sel);
+  for (const [sel, what] of [
+    ['li[data-type=user_message]', 'prompts'],
+    ['li[data-type=tool_call_started]', 'tool calls'],
+    ['li[data-type=permission_requested]', 'permission requests'],
+    ['li[data-type=permission_resolved]', 'permission answers'],
+    ['li[data-type=steer_received]', 'steers'],
+    ['li[data-type=steer_applied]', 'steers applied'],
+    ['li[data-kind=cancel][data-type=turn_completed]', 'the cancel'],
+    ['li[data-kind=crash][data-type=turn_completed]', 'the crash in the log'],
+    ['li[data-kind=crash][data-lane=child]', 'the crash of the child'],
+    ['li[data-kind=restart][data-lane=child]', 'the restart'],
+    ['li[data-lane=turn][data-state="turn:tools.awaitingPermission"]', 'turn transitions'],
+  ] as const) assert.ok((await has(sel)) > 0, `the timeline shows ${what}`);
+  assert.equal(await has('li[data-type=user_message]'), 6);
+  await shot(page, 'timeline');
+
+  // Time travel: the row where the permission was asked shows the machines as they were then.
+  await page.click('#timeline li[data-lane=turn][data-state="turn:tools.awaitingPermission"]');
+  assert.equal(await page.textContent('[data-testid=state-turn]'), 'tools.awaitingPermission');
+  assert.equal(await page.textContent('[data-testid=state-session]'), 'running');
+  assert.ok(await page.$('.chart[data-machine=turn] .node.active[data-state="tools.awaitingPermission"]'));
+  assert.match((await page.textContent('[data-testid=cause]')) ?? '', /"type": "permission_requested"/, 'the transition shows its cause and payload');
+  assert.equal(await page.textContent('[data-testid=state-child]'), 'busy');
+  await shot(page, 'time-travel');
+  // Earlier still: the first prompt, as it arrived (idle), then as its turn began.
+  await page.click('#timeline li[data-type=user_message]');
+  assert.equal(await page.textContent('[data-testid=state-session]'), 'idle');
+  assert.equal(await page.textContent('[data-testid=state-turn]'), '—');
+  await page.click('#timeline li[data-lane=session][data-state="session:running"]');
+  assert.equal(await page.textContent('[data-testid=state-session]'), 'running');
+  assert.equal(await page.textContent('[data-testid=state-turn]'), 'preflight');
+  assert.ok(await page.$('.chart[data-machine=session] .node.active[data-state="running"]'));
+  await page.click('[data-testid=back-live]');
+  assert.equal(await page.textContent('[data-testid=state-session]'), 'idle');
+
+  // The feed resumes after a reconnect from its last id, with nothing missed or repeated…
+  const received = () => page.evaluate(() => (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.slice());
+  await page.evaluate(() => (window as unknown as { troupeInspector: { disconnect(): void } }).troupeInspector.disconnect());
+  const before = await received();
+  assert.equal((await run('hello once more')).stopReason, 'end_turn');
+  await page.evaluate(() => (window as unknown as { troupeInspector: { resume(): void } }).troupeInspector.resume());
+  const total = () => fetch(`${d.url}/v1/sessions/${sessionId}/transitions`, { headers: d.headers }).then((r) => r.json()).then((j: any) => j.transitions.length as number);
+  const expected = await total();
+  await page.waitForFunction((n) => (window as unknown as { troupeInspector: { app: { live: unknown[] } } }).troupeInspector.app.live.length >= n, expected);
+  const resumed = (await received()).slice(before.length);
+  assert.ok(resumed.length > 0 && resumed[0] === before.at(-1)! + 1, 'resumed right after the last id seen');
+  assert.ok(resumed.every((n, i) => i === 0 || n === resumed[i - 1]! + 1), 'no transition missed or repeated');
+  assert.equal(await page.textContent('[data-testid=gaps]'), '', 'no gap reported');
+  // …and says so plainly when the daemon no longer has what was missed.
+  await page.evaluate(() => (window as unknown as { troupeInspector: { disconnect(): void } }).troupeInspector.disconnect());
+  for (let i = 0; i < 3; i++) await run('hello yet again');
+  await page.evaluate(() => (window as unknown as { troupeInspector: { resume(): void } }).troupeInspector.resume());
+  await until(page, 'the gap notice', () => document.querySelector('#gaps .gap'));
+  assert.match((await page.textContent('[data-testid=gaps]')) ?? '', /missed transitions after #\d+/);
+  await until(page, 'the gap in the timeline', () => document.querySelector('#timeline li.gap'));
+  await shot(page, 'gap');
+  assert.deepEqual(errors, [], 'no script errors in the page');
+});
