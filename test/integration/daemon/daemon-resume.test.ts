@@ -24,7 +24,8 @@ test('Last-Event-ID on a session stream of the daemon resumes exactly after the 
   // A second turn while nobody listens on the session stream.
   await rawPost(h, conn, prompt(3), sessionId);
   const deadline = Date.now() + 10_000;
-  while ((await d.api('GET', `/v1/sessions/${sessionId}`)).json.machines.session !== 'idle') {
+  const turnsDone = async () => (await d.api('GET', `/v1/sessions/${sessionId}/transitions`)).json.transitions.filter((x: any) => x.machine === 'turn' && x.state === 'done').length;
+  while ((await turnsDone()) < 2) {
     if (Date.now() > deadline) throw new Error('second turn did not finish');
     await new Promise((r) => setTimeout(r, 20));
   }
