@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
+import { isProcessAlive } from '../store/index.js';
 
 export interface DaemonState {
   pid: number;
@@ -32,15 +33,6 @@ export function ensureToken(home: string): string {
   return token;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Takes the home's lock, or throws `daemon_running`. A lock left by a dead process is taken over. */
 export function acquireLock(home: string): () => void {
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -53,7 +45,7 @@ export function acquireLock(home: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(lockPath(home), 'utf8').trim());
-      if (pid && pid !== process.pid && alive(pid)) {
+      if (pid && pid !== process.pid && isProcessAlive(pid)) {
         throw new TroupeError('daemon_running', `a daemon (pid ${pid}) already serves ${home}`, { pid });
       }
       rmSync(lockPath(home), { force: true });

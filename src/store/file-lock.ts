@@ -6,7 +6,8 @@
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it exists but is not ours). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -19,7 +20,7 @@ async function isStale(path: string, staleMs: number): Promise<boolean> {
   try {
     const [text, st] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
     const pid = Number.parseInt(text, 10);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) return true;
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid)) return true;
     return Date.now() - st.mtimeMs > staleMs;
   } catch {
     // Gone already, or half-written by its creator: try again shortly.
