@@ -1,41 +1,135 @@
 /**
- * `troupe inspect [ID] [--url | --open | --mermaid | --json]`: the inspector from a terminal.
- * Without an id it mints a one-time login URL for the web inspector; with one it prints the
- * session's machines. Talks to the daemon over HTTP only (docs/inspector.md).
+ * `troupe inspect`: the inspector from a terminal (docs/inspector.md).
+ *
+ *   troupe inspect [--url | --open]              a one-time login URL for the web inspector
+ *   troupe inspect ID [--last N] [--mermaid [--machine M] | --json]
+ *                                                the session's machines: current states, the last
+ *                                                N transitions, a Mermaid stateDiagram-v2 of each
+ *
+ * Talks to the daemon over HTTP only; the pictures (replay of stored sessions, Mermaid) are made
+ * by the daemon from the same definitions the web page draws.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { resolveTroupeHome } from '../store/index.js';
+import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { reportError, type CliIo } from './cli-io.js';
+import { DaemonClient } from './daemon.client.js';
+import { connectDaemon } from './daemon-target.js';
 
-type Io = { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv };
+const USAGE = `Usage:
+  troupe inspect [--url | --open]     print (or open in a browser) a one-time login URL for the web inspector
+  troupe inspect ID [options]         print a session's machines: states, last transitions, Mermaid diagrams
 
-/** Where the daemon listens and its token: TROUPE_URL/TROUPE_TOKEN, else $TROUPE_HOME/daemon.json + token. */
-export function findDaemon(env: NodeJS.ProcessEnv): { url: string; token: string } | undefined {
-  const home = resolveTroupeHome(env);
-  let url = env.TROUPE_URL;
-  let token = env.TROUPE_TOKEN;
-  try {
-    url ??= (JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')) as { url: string }).url;
-    token ??= readFileSync(join(home, 'token'), 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-  return url && token ? { url: url.replace(/\/+$/, ''), token } : undefined;
+Options for a session:
+  --last N          how many transitions to print (default 20)
+  --mermaid         print only the Mermaid stateDiagram-v2 of each machine (Markdown fenced blocks)
+  --machine M       with --mermaid: only machine M (session, turn or child), unfenced, for mermaid-cli
+  --json            print the whole picture as one JSON document
+`;
+
+const MACHINES = ['session', 'turn', 'child'] as const;
+type Machine = (typeof MACHINES)[number];
+
+interface Picture {
+  session: { id: string; title?: string; status: string; model: string; mode: string; cwd: string; updatedAt: number; child: { state: string; pid: number | null; restarts: number } | null };
+  source: 'live' | 'log';
+  states: Partial<Record<Machine, string>>;
+  transitions: { machine: Machine; state: string; event: string; at: number; seq?: number; cause?: string }[];
+  mermaid: Record<Machine, string>;
 }
 
-export async function inspectCommand(args: string[], io: Io): Promise<number> {
-  const daemon = findDaemon(io.env);
-  if (!daemon) {
-    io.stderr.write('troupe inspect: no daemon found (start one with `troupe serve`, or set TROUPE_URL and TROUPE_TOKEN)\n');
-    return 1;
+export async function inspectCommand(args: string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        url: { type: 'boolean' },
+        open: { type: 'boolean' },
+        mermaid: { type: 'boolean' },
+        machine: { type: 'string' },
+        json: { type: 'boolean' },
+        last: { type: 'string', default: '20' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    io.stderr.write(`troupe inspect: ${(err as Error).message}\n${USAGE}`);
+    return 2;
   }
-  const res = await fetch(`${daemon.url}/v1/login-codes`, { method: 'POST', headers: { authorization: `Bearer ${daemon.token}` } });
-  if (!res.ok) {
-    io.stderr.write(`troupe inspect: the daemon answered ${res.status}\n`);
-    return 1;
+  const { values: o, positionals } = parsed;
+  if (o.help) return void io.stdout.write(USAGE), 0;
+  const last = Number(o.last);
+  const machine = o.machine as Machine | undefined;
+  const problem =
+    positionals.length > 1 ? `one session id at most, got ${positionals.length}` :
+    !Number.isInteger(last) || last < 1 ? `--last must be a positive integer, got '${o.last}'` :
+    machine !== undefined && !MACHINES.includes(machine) ? `--machine must be session, turn or child, got '${machine}'` :
+    machine !== undefined && !o.mermaid ? '--machine goes with --mermaid' :
+    o.mermaid && o.json ? '--mermaid and --json do not go together' :
+    positionals.length === 0 && (o.mermaid || o.json) ? '--mermaid and --json need a session id' :
+    positionals.length === 1 && (o.url || o.open) ? '--url and --open do not take a session id' : undefined;
+  if (problem) {
+    io.stderr.write(`troupe inspect: ${problem}\n${USAGE}`);
+    return 2;
   }
-  const body = (await res.json()) as { url: string };
-  io.stdout.write(`${body.url}\n`);
-  void args;
+  try {
+    const conn = await connectDaemon(io, { autoStart: true });
+    try {
+      const client = new DaemonClient(conn.target);
+      if (positionals.length === 0) return await login(client, io, Boolean(o.open));
+      const picture = await client.request<Picture>('GET', `/v1/sessions/${encodeURIComponent(positionals[0]!)}/inspect?last=${last}`);
+      if (o.json) io.stdout.write(`${JSON.stringify(picture, null, 2)}\n`);
+      else if (machine) io.stdout.write(picture.mermaid[machine]);
+      else if (o.mermaid) io.stdout.write(fenced(picture));
+      else io.stdout.write(`${summary(picture)}\n${fenced(picture)}`);
+      return 0;
+    } finally {
+      await conn.release();
+    }
+  } catch (err) {
+    return reportError(io, 'inspect', err);
+  }
+}
+
+async function login(client: DaemonClient, io: CliIo, open: boolean): Promise<number> {
+  const { url } = await client.request<{ code: string; url: string }>('POST', '/v1/login-codes');
+  io.stdout.write(`${url}\n`);
+  if (!open) {
+    io.stderr.write('troupe inspect: open this URL in a browser within 60 s; it works once (then a cookie keeps you in)\n');
+    return 0;
+  }
+  const opener = io.env.BROWSER || (process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open');
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
+    child.once('error', () => reject(new Error(`could not run '${opener}' to open a browser: open the URL above yourself (or set BROWSER)`)));
+    child.once('spawn', () => (child.unref(), resolve()));
+  });
   return 0;
+}
+
+const time = (at: number) => new Date(at).toISOString().replace('T', ' ').replace('Z', '');
+
+function summary(p: Picture): string {
+  const s = p.session;
+  const lines = [
+    `session  ${s.id}${s.title ? `  "${s.title}"` : ''}`,
+    `status   ${s.status}${s.child ? `, child pid ${s.child.pid ?? '-'} (${s.child.state}), ${s.child.restarts} restart(s)` : ', no live child'}`,
+    `model    ${s.model}  mode ${s.mode}`,
+    `cwd      ${s.cwd}`,
+    `activity ${time(s.updatedAt)}`,
+    '',
+    `states (${p.source === 'live' ? 'live' : 'rebuilt from the log'}):`,
+    ...MACHINES.map((m) => `  ${m.padEnd(8)}${p.states[m] ?? '-'}`),
+    '',
+    `last ${p.transitions.length} transition(s):`,
+  ];
+  for (const t of p.transitions) {
+    lines.push(`  ${time(t.at)}  ${t.machine.padEnd(7)} → ${t.state.padEnd(26)} on ${t.event}${t.cause ? `  (log #${t.seq} ${t.cause})` : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function fenced(p: Picture): string {
+  return MACHINES.map((m) => `${m} machine${p.states[m] ? ` (active: ${p.states[m]})` : ''}:\n\`\`\`mermaid\n${p.mermaid[m]}\`\`\`\n`).join('\n');
 }
