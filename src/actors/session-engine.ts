@@ -11,13 +11,11 @@ import type { AgentEvent, AgentEventInput, ContentBlock } from '../core/events.j
 import { TroupeError } from '../core/errors.js';
 import { newLocalId, newTurnId } from '../core/ids.js';
 import type { EventWatcher } from '../core/ports.js';
-import { sessionMachine, type QueuedPrompt } from '../machines/session.machine.js';
-import { turnMachine, type TurnResult } from '../machines/turn.machine.js';
-import { fromPromise } from 'xstate';
+import type { sessionMachine, QueuedPrompt } from '../machines/session.machine.js';
+import type { TurnResult } from '../machines/turn.machine.js';
 import { EngineCore, type EngineDeps } from './engine-core.js';
-import { modelStep } from './model-step.effect.js';
-import { askPermission, cancelPermission, decideTool, failTool, runTool } from './tool.effects.js';
-import { compact, preflight } from './compaction.effect.js';
+import { compact } from './compaction.effect.js';
+import { provideMachines } from './engine-machines.js';
 import { repairInterruptedTurn } from './crash-repair.js';
 
 export interface PromptResult extends TurnResult {
@@ -49,7 +47,6 @@ export interface EngineState {
   closed: boolean;
 }
 
-const TITLE_LENGTH = 60;
 
 export class SessionEngine {
   private readonly core: EngineCore;
@@ -61,10 +58,14 @@ export class SessionEngine {
 
   private constructor(sessionId: string, deps: EngineDeps) {
     this.core = new EngineCore(sessionId, deps);
-    this.actor = createActor(this.machine(), {
-      input: { maxSteps: deps.limits.maxSteps },
-      inspect: (ev) => this.inspectors.forEach((f) => f(ev)),
-    });
+    this.actor = createActor(
+      provideMachines(this.core, {
+        resolvePrompt: (id, r) => this.resolvePrompt(id, r),
+        steerRefused: (id, e) => void this.steerOutcomes.set(id, e),
+        closeReason: () => this.closeReason,
+      }),
+      { input: { maxSteps: deps.limits.maxSteps }, inspect: (ev) => this.inspectors.forEach((f) => f(ev)) },
+    );
   }
 
   /**
@@ -230,92 +231,5 @@ export class SessionEngine {
     const waiting = this.waiting.get(promptId);
     this.waiting.delete(promptId);
     waiting?.resolve(result);
-  }
-
-  /** The machines with this engine's effects supplied. */
-  private machine() {
-    const core = this.core;
-    const sessionId = core.sessionId;
-    const turn = turnMachine.provide({
-      actors: {
-        preflight: fromPromise(({ signal }) => preflight(core, signal)),
-        compact: fromPromise(({ input, signal }) => compact(core, input.turnId, input.reason, signal)),
-        modelStep: fromPromise(({ input, signal }) => modelStep(core, input.turnId, signal)),
-        decideTool: fromPromise(async ({ input }) => decideTool(core, input.turnId, input.call)),
-        askPermission: fromPromise(({ input, signal }) => askPermission(core, input.turnId, input.call, signal)),
-        runTool: fromPromise(({ input, signal }) => runTool(core, input.turnId, input.call, signal)),
-      },
-      actions: {
-        steerReceived: (_, p) => core.emit({ type: 'steer_received', sessionId, turnId: p.turnId, steerId: p.steer.steerId, content: p.steer.content }),
-        deliverSteers: (_, p) => {
-          for (const s of p.steers) core.emit({ type: 'steer_applied', sessionId, turnId: p.turnId, steerId: s.steerId, step: p.step });
-        },
-        cancelPermission: (_, p) => cancelPermission(core, p.turnId, p.call),
-        cancelTool: (_, p) => failTool(core, p.turnId, p.call, 'request_cancelled', 'Cancelled by the user while running.'),
-        finish: (_, p) => {
-          if (core.openCompactionId) {
-            core.emit({ type: 'compaction_completed', sessionId, turnId: p.turnId, compactionId: core.openCompactionId, status: 'failed', errorCode: 'request_cancelled' });
-            core.openCompactionId = undefined;
-          }
-          for (const s of p.undelivered) {
-            core.emit({ type: 'steer_rejected', sessionId, turnId: p.turnId, steerId: s.steerId, expectedTurnId: p.turnId, code: 'turn_ended' });
-          }
-          const r = p.result;
-          core.emit({
-            type: 'turn_completed',
-            sessionId,
-            turnId: p.turnId,
-            stopReason: r.stopReason,
-            steps: r.steps,
-            ...(r.errorCode ? { errorCode: r.errorCode } : {}),
-            ...(r.message ? { message: r.message } : {}),
-          });
-        },
-      },
-    });
-    return sessionMachine.provide({
-      actors: { turn },
-      actions: {
-        startTurn: (_, p) => {
-          const conv = core.conversation;
-          core.emit({ type: 'user_message', sessionId, turnId: p.prompt.turnId, messageId: newLocalId('msg'), content: p.prompt.content });
-          if (conv.title === undefined) {
-            const text = p.prompt.content.map((b) => (b.type === 'text' ? b.text : '')).join(' ').replace(/\s+/g, ' ').trim();
-            if (text) core.emit({ type: 'session_configured', sessionId, title: text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text });
-          }
-          core.emit({ type: 'turn_started', sessionId, turnId: p.prompt.turnId, maxSteps: p.maxSteps });
-        },
-        settleTurn: (_, p) => {
-          const result = { ...p.result, turnId: p.prompt.turnId };
-          // A turn's result is reported only once its last event is durable.
-          void core.deps.log.whenDurable(core.deps.log.lastSeq()).then(
-            () => this.resolvePrompt(p.prompt.promptId, result),
-            (err) => {
-              core.deps.logger.error('log failed to make a turn durable', { error: String(err) });
-              this.resolvePrompt(p.prompt.promptId, { ...result, stopReason: 'error', errorCode: 'internal_error', message: String(err) });
-            },
-          );
-        },
-        cancelQueued: (_, p) => {
-          for (const q of p.prompts) this.resolvePrompt(q.promptId, { turnId: q.turnId, stopReason: 'cancelled', steps: 0 });
-        },
-        rejectSteer: (_, p) => {
-          core.emit({
-            type: 'steer_rejected',
-            sessionId,
-            steerId: p.steerId,
-            expectedTurnId: p.expectedTurnId,
-            code: p.code,
-            ...(p.turnId ? { turnId: p.turnId } : {}),
-          });
-          const message =
-            p.code === 'no_active_turn' ? 'no turn is running' : `turn ${p.expectedTurnId} is not the running turn (${p.turnId ?? 'none'})`;
-          this.steerOutcomes.set(p.steerId, new TroupeError(p.code, message, { expectedTurnId: p.expectedTurnId, ...(p.turnId ? { turnId: p.turnId } : {}) }));
-        },
-        announceClosed: () => {
-          core.emit({ type: 'session_closed', sessionId, reason: this.closeReason });
-        },
-      },
-    });
   }
 }
