@@ -127,6 +127,7 @@ export async function runTool(core: EngineCore, turnId: string, call: ToolCallRe
   }
   // On cancel the machine's cancelTool action records the outcome.
   if (signal.aborted) return;
+  if (result.plan) core.emit({ type: 'plan_updated', sessionId: core.sessionId, turnId, entries: result.plan });
   core.emit({
     ...base,
     status: result.isError ? 'failed' : 'completed',

@@ -2,7 +2,7 @@
  * Ports: the small interfaces the session engine is written against. Composition roots (src/acp,
  * src/daemon) plug real implementations in; tests plug in deterministic ones.
  */
-import type { AgentEvent, AgentEventInput, PermissionOutcome, ToolContent, ToolKind, ToolLocation } from './events.js';
+import type { AgentEvent, AgentEventInput, PermissionOutcome, PlanEntry, ToolContent, ToolKind, ToolLocation } from './events.js';
 import type { ToolSpec } from './provider.js';
 
 /** Wall-clock time and timers, injected so that tests can run on simulated time. */
@@ -53,6 +53,8 @@ export interface ToolResult {
   /** What a client shows (diffs, terminals); defaults to the output as text. */
   content?: ToolContent[];
   locations?: ToolLocation[];
+  /** A tool that publishes the model's plan (update_plan) returns the complete new plan here. */
+  plan?: PlanEntry[];
 }
 
 export interface ToolRunContext {

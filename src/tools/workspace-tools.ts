@@ -14,6 +14,7 @@ import { validateInput } from './input-schema.js';
 import { createLocalCommandBackend } from './local-command.backend.js';
 import { createLocalFileBackend } from './local-file.backend.js';
 import { listDirTool } from './list-dir.tool.js';
+import { updatePlanTool } from './update-plan.tool.js';
 import { PathGuard } from './path-guard.js';
 import { readFileTool } from './read-file.tool.js';
 import { runCommandTool } from './run-command.tool.js';
@@ -50,7 +51,7 @@ export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHost {
     limits,
   };
   const tools = new Map<string, ToolDefinition>(
-    [readFileTool, writeFileTool, editFileTool, listDirTool, globTool, grepTool, runCommandTool].map((make) => make(limits)).map((t) => [t.name, t]),
+    [readFileTool, writeFileTool, editFileTool, listDirTool, globTool, grepTool, runCommandTool, updatePlanTool].map((make) => make(limits)).map((t) => [t.name, t]),
   );
   const specs: ToolSpec[] = [...tools.values()].map(specOf);
 

@@ -95,3 +95,15 @@ test('paths outside the workspace are refused: .., absolute, symlink out, symlin
   assert.ok(!existsSync(join(outside, 'planted.txt')) && !existsSync(join(outside, 'planted2.txt')));
   assert.ok(!results.some((r) => r.rawOutput.output.includes('TOP-SECRET-CONTENT')), 'nothing outside was read');
 });
+
+test('update_plan reaches the client as a plan update', async (t) => {
+  const entries = [{ content: 'step one', priority: 'high', status: 'in_progress' }];
+  const c = AcpChild.start({ script: { replies: [[call('update_plan', { entries })], [{ text: 'planned' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  await c.prompt(sessionId, 'plan');
+  assert.deepEqual(c.updatesFor(sessionId, 'plan').map((u) => u.entries), [entries]);
+  assert.equal(c.updatesFor(sessionId, 'tool_call')[0].kind, 'think');
+  assert.deepEqual(c.schemaErrors, []);
+});

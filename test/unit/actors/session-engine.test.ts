@@ -249,3 +249,23 @@ test('reopening a log whose turn never completed ends that turn as agent_crashed
   // The "dead" engine still holds its permission timer: release it so the test process can exit.
   await h.engine.dispose();
 });
+
+test('update_plan publishes the complete plan as plan_updated; a malformed plan is a failed call', async () => {
+  const entries = [
+    { content: 'read the code', priority: 'high', status: 'completed' },
+    { content: 'fix the bug', priority: 'medium', status: 'in_progress' },
+  ];
+  const h = makeHarness([
+    [{ tool_call: { name: 'update_plan', input: { entries } } }],
+    [{ tool_call: { name: 'update_plan', input: { entries: [{ content: 'x', priority: 'urgent', status: 'pending' }] } } }],
+    [{ text: 'ok' }],
+  ]);
+  await h.engine.prompt(text('plan it')).result;
+  const plans = h.ofType('plan_updated');
+  assert.equal(plans.length, 1);
+  assert.deepEqual(plans[0]!.entries, entries);
+  const failed = h.ofType('tool_call_updated').at(-1)!;
+  assert.deepEqual([failed.status, failed.errorCode], ['failed', 'invalid_params']);
+  assert.match(failed.output ?? '', /priority/);
+  assertWellFormed(h);
+});

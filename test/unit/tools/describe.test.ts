@@ -9,16 +9,16 @@ const host = createWorkspaceTools({ cwd, additionalDirectories: ['/work/shared']
 const req = (name: string, input: Record<string, unknown>): ToolCallRequest => ({ id: 'c1', name, input });
 
 describe('specs', () => {
-  test('the seven tools, each with a closed object schema and a description', () => {
+  test('the eight tools, each with a closed object schema and a description', () => {
     const specs = host.specs();
-    assert.deepEqual(specs.map((s) => s.name), ['read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep', 'run_command']);
+    assert.deepEqual(specs.map((s) => s.name), ['read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep', 'run_command', 'update_plan']);
     for (const spec of specs) {
       const schema = spec.inputSchema as { type: string; properties: Record<string, { type: string; description: string }>; required: string[]; additionalProperties: boolean };
       assert.equal(schema.type, 'object');
       assert.equal(schema.additionalProperties, false);
       for (const r of schema.required) assert.ok(schema.properties[r], `${spec.name}.${r} required but not declared`);
       for (const [name, prop] of Object.entries(schema.properties)) {
-        assert.ok(['string', 'integer', 'boolean'].includes(prop.type), `${spec.name}.${name}`);
+        assert.ok(['string', 'integer', 'boolean', 'array'].includes(prop.type), `${spec.name}.${name}`);
         assert.ok(prop.description.length > 5, `${spec.name}.${name} lacks a description`);
       }
       assert.ok(spec.description.length > 50);
@@ -37,6 +37,11 @@ describe('describe', () => {
     ['grep', { pattern: 'TODO' }, { kind: 'search', access: 'read', title: 'Search `TODO`', locations: [{ path: '/work/project' }] }],
     ['run_command', { command: 'npm test' }, { kind: 'execute', access: 'execute', title: 'Run `npm test`', locations: [] }],
     ['run_command', { command: 'make\nmake install', cwd: 'pkg' }, { kind: 'execute', access: 'execute', title: 'Run `make…` in pkg', locations: [{ path: '/work/project/pkg' }] }],
+    [
+      'update_plan',
+      { entries: [{ content: 'a', priority: 'high', status: 'completed' }, { content: 'b', priority: 'low', status: 'pending' }] },
+      { kind: 'think', access: 'read', title: 'Plan: 1/2 done', locations: [] },
+    ],
   ];
   for (const [name, input, expected] of cases) {
     test(`${name} ${JSON.stringify(input)}`, () => {
