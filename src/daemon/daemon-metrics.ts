@@ -25,6 +25,9 @@ export function daemonMetrics(m: Metrics) {
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);
       m.gauge('troupe_acp_connections', 'Open ACP transport connections.', () => transport.connections().length);
       m.gauge('troupe_daemon_rss_bytes', 'Resident memory of the daemon process.', () => process.memoryUsage().rss);
+      const live = () => [...relay.sessions.values()].filter((s) => s.live && s.health);
+      m.gauge('troupe_children_rss_bytes', 'Resident memory of all live children, from their last heartbeats.', () => live().reduce((n, s) => n + s.health!.rss, 0));
+      m.gauge('troupe_children_heap_bytes', 'V8 heap in use in all live children, from their last heartbeats.', () => live().reduce((n, s) => n + s.health!.heapUsed, 0));
     },
   };
 }

@@ -36,7 +36,14 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     const live = relay.sessions.get(e.id);
     return {
       ...e,
-      child: live ? { state: live.child.state, pid: live.child.pid ?? null, restarts: Math.max(0, live.child.restarts) } : null,
+      child: live
+        ? {
+            state: live.child.state,
+            pid: live.child.pid ?? null,
+            restarts: Math.max(0, live.child.restarts),
+            ...(live.health ? { rss: live.health.rss, heapUsed: live.health.heapUsed, heartbeatAt: live.health.at } : {}),
+          }
+        : null,
       connections: live ? live.attached.size : 0,
     };
   };

@@ -31,6 +31,8 @@ export class RelaySession {
   private caps: Record<string, unknown> = {};
   readonly child: SupervisedChild;
   lastControlAt = 0;
+  /** The child's latest heartbeat: its memory and how many events it has appended. */
+  health?: { rss: number; heapUsed: number; events: number; at: number };
   /** Revived by a message other than load/resume: the first boot must resume the session too. */
   private readonly resumeOnStart: boolean;
   machines: { session?: string; turn?: string } = {};
@@ -187,7 +189,10 @@ export class RelaySession {
     else if (c.t === 'transition') {
       this.machines[c.machine] = c.state;
       this.ctx.transition(this, c.machine, c.state, c.event, c.at);
-    } else if (c.t === 'hb') this.ctx.heartbeat(this, c);
+    } else if (c.t === 'hb') {
+      this.health = { rss: c.rss, heapUsed: c.heapUsed, events: c.events, at: c.at };
+      this.ctx.heartbeat(this, c);
+    }
   }
 
   private childExited(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
