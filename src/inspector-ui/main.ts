@@ -92,7 +92,10 @@ function select(index: number) {
   const before = statesThrough(app.rows, index - 1);
   app.travel = index;
   const states = statesThrough(app.rows, index);
-  if (row.transition) app.lastEvent = { ...app.lastEvent, [row.transition.machine]: row.transition.event };
+  // The last event of each machine as of that moment, not as of now.
+  app.lastEvent = {};
+  for (const r of app.rows.slice(0, index + 1)) if (r.transition) app.lastEvent[r.transition.machine] = r.transition.event;
+  for (const chart of app.charts.values()) chart.clearFire();
   show(states);
   if (row.transition) app.charts.get(row.transition.machine)?.fire(before[row.transition.machine], row.transition.state, row.transition.event);
   $<HTMLElement>('#travel').hidden = false;
@@ -104,6 +107,8 @@ function select(index: number) {
 
 function backToLive() {
   app.travel = undefined;
+  for (const m of MACHINES) app.lastEvent[m] = [...app.live].reverse().find((t) => t.machine === m)?.event;
+  for (const chart of app.charts.values()) chart.clearFire();
   $<HTMLElement>('#travel').hidden = true;
   renderTimeline();
   show(liveStates());

@@ -64,6 +64,11 @@ export class Statechart {
     for (const [path, g] of this.nodes) g.classList.toggle('active', this.active.has(path));
   }
 
+  /** Unlights the last transition (time travel shows one transition at a time). */
+  clearFire(): void {
+    for (const { g } of this.edges) g.classList.remove('fire');
+  }
+
   /** Animates the transition into `state` on `event` from the states active before. */
   fire(previous: string | undefined, state: string, event: string): void {
     const from = activePaths(previous);

@@ -90,6 +90,9 @@ function isCancelMark(e: AgentEvent): boolean {
   );
 }
 
+/** How soon after a cancelled turn's end a session_closed means the close ended that turn. */
+export const CLOSE_GAP_MS = 100;
+
 /** Upper bound on effect completions one log event can imply (a turn's steps are bounded too). */
 const MAX_STEPS_PER_EVENT = 10_000;
 
@@ -110,11 +113,15 @@ export function replaySession(events: readonly AgentEvent[]): ReplayedTransition
     actor = createActor(replayMachine, { input: { maxSteps }, inspect: record });
     actor.start();
   };
-  /** Turns whose cancel came from CLOSE: their turn_completed is followed by session_closed. */
+  /**
+   * Turns whose cancel came from CLOSE: session_closed follows their turn_completed at once. The
+   * log says no more than that, so a cancel followed by a close within CLOSE_GAP_MS reads the same.
+   */
   const closedWhileRunning = new Set<string>();
   for (let i = 0; i + 1 < events.length; i++) {
     const e = events[i]!;
-    if (e.type === 'turn_completed' && e.stopReason === 'cancelled' && events[i + 1]!.type === 'session_closed') closedWhileRunning.add(e.turnId);
+    const next = events[i + 1]!;
+    if (e.type === 'turn_completed' && e.stopReason === 'cancelled' && next.type === 'session_closed' && next.ts - e.ts <= CLOSE_GAP_MS) closedWhileRunning.add(e.turnId);
   }
   const turnRef = (): AnyActorRef | undefined => {
     const ref = actor?.getSnapshot().children.turn as AnyActorRef | undefined;

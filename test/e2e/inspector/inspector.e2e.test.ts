@@ -181,6 +181,8 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   assert.ok(await page.$('.chart[data-machine=turn] .node.active[data-state="tools.awaitingPermission"]'));
   assert.match((await page.textContent('[data-testid=cause]')) ?? '', /"type": "permission_requested"/, 'the transition shows its cause and payload');
   assert.equal(await page.textContent('[data-testid=state-child]'), 'busy');
+  assert.equal(await page.textContent('[data-testid=event-child]'), 'last: BUSY', 'the last event as of then');
+  assert.deepEqual(await page.$$eval('.edge.fire', (es) => es.map((e) => `${e.closest('svg')!.dataset.machine}:${(e as SVGElement).dataset.event}`)), ['turn:done: decideTool']);
   await shot(page, 'time-travel');
   // Earlier still: the first prompt, as it arrived (idle), then as its turn began.
   await page.click('#timeline li[data-type=user_message]');

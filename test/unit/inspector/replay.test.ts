@@ -4,64 +4,11 @@
 // real frame codec. The replay sees only the log.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, Socket } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ControlChannel } from '../../../src/acp/control-channel.js';
-import { ControlFrameDecoder } from '../../../src/wire/control-frame.codec.js';
 import { replaySession, statesAt } from '../../../src/machines/replay.js';
-import { makeHarness, text, type Harness, type HarnessOptions } from '../../support/engine-harness.js';
-import type { ScriptItem } from '../../../src/providers/scripted/script-items.js';
-
-interface Live {
-  machine: string;
-  state: string;
-  event: string;
-}
-
-/** A harness whose machine transitions go through a real control channel to a reader. */
-async function recorded(replies: ScriptItem[][], options: HarnessOptions = {}) {
-  const path = join(mkdtempSync(join(tmpdir(), 'troupe-inspector-')), 'ctl.sock');
-  const live: Live[] = [];
-  const decoder = new ControlFrameDecoder();
-  let serverSide!: Socket;
-  const server = createServer((s) => {
-    serverSide = s;
-    s.on('data', (chunk) => {
-      for (const m of decoder.push(chunk)) if (m.t === 'transition') live.push({ machine: m.machine, state: m.state, event: m.event });
-    });
-  });
-  await new Promise<void>((r) => server.listen(path, r));
-  const client = new Socket();
-  await new Promise<void>((r) => client.connect(path, r));
-  const channel = new ControlChannel(client, 60_000);
-  const h = makeHarness(replies, options);
-  h.engine.inspect((ev) => channel.transition(h.engine.sessionId, ev));
-  return {
-    h,
-    /** Closes the channel and returns every transition the reader received. */
-    async finish(): Promise<Live[]> {
-      const ended = new Promise((r) => serverSide.once('end', r));
-      channel.close();
-      await ended;
-      server.close();
-      return live;
-    },
-  };
-}
-
-/** The replayed transitions, minus the session's first init (made before the test could listen). */
-function replayed(h: Harness): Live[] {
-  const all = replaySession(h.events);
-  assert.deepEqual(all[0] && [all[0].machine, all[0].state, all[0].event, all[0].cause.type], ['session', 'idle', 'init', 'session_created']);
-  return all.slice(1).map((t) => ({ machine: t.machine, state: t.state, event: t.event }));
-}
+import { text } from '../../support/engine-harness.js';
+import { recorded, replayed, until } from './live-recorder.js';
 
 const write = (path: string) => ({ tool_call: { name: 'write_file', input: { path, content: 'x\n' } } });
-const until = async (cond: () => boolean) => {
-  while (!cond()) await new Promise((r) => setTimeout(r, 1));
-};
 
 test('a text turn and a tool turn with a permission granted: replay equals live', async () => {
   const r = await recorded([[{ text: 'hi' }], [{ text: 'Writing.' }, write('a.txt')], [{ text: 'Done.' }]], { mode: 'default' });
