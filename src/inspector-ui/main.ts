@@ -169,26 +169,39 @@ async function selectSession(id: string) {
   app.live = r.live;
   for (const m of MACHINES) app.lastEvent[m] = [...app.live].reverse().find((t) => t.machine === m)?.event;
   const seen = new Set<number>();
-  app.log = new Feed(
-    (after) => `/v1/sessions/${encodeURIComponent(id)}/events?after=${after || '0'}`,
-    ['event', 'replay_gap'],
-    {
-      message: (name, data) => {
-        if (name === 'replay_gap') {
-          noteGap(`log feed gap after seq ${String((data as { after?: unknown }).after)}: reloading the log`);
-          return;
-        }
-        const e = data as LogEvent;
-        if (seen.has(e.seq)) return;
-        seen.add(e.seq);
-        app.events.push(e);
-        app.events.sort((a, b) => a.seq - b.seq);
-        scheduleTimeline();
-        refreshReplay();
+  let reloaded = false;
+  const openLog = (after: string) =>
+    new Feed(
+      (cursor) => `/v1/sessions/${encodeURIComponent(id)}/events?after=${cursor || '0'}`,
+      ['event', 'replay_gap'],
+      {
+        message: (name, data) => {
+          if (name === 'replay_gap') {
+            // The daemon cannot serve that cursor any more: say so, and read the log again from
+            // its start once (events already shown are skipped by seq).
+            noteGap(`log feed gap after seq ${String((data as { after?: unknown }).after)}${reloaded ? '' : ': reloading the log'}`);
+            app.log?.close();
+            if (!reloaded && id === app.selected) {
+              reloaded = true;
+              app.log = openLog('0');
+            }
+            return;
+          }
+          const e = data as LogEvent;
+          if (seen.has(e.seq)) return;
+          seen.add(e.seq);
+          const lastSeq = app.events.at(-1)?.seq ?? 0;
+          app.events.push(e);
+          // The feed is in seq order; only a reload after a gap can bring older events.
+          if (e.seq < lastSeq) app.events.sort((a, b) => a.seq - b.seq);
+          scheduleTimeline();
+          refreshReplay();
+        },
+        status: () => undefined,
       },
-      status: () => undefined,
-    },
-  );
+      after,
+    );
+  app.log = openLog('0');
   renderTimeline();
   show(liveStates());
 }
