@@ -116,3 +116,31 @@ test('a turn the log ended as agent_crashed restarts the machines', () => {
   assert.deepEqual(statesAt(all, 5), { session: 'idle' });
   assert.deepEqual([all.at(-1)!.machine, all.at(-1)!.event, all.at(-1)!.cause.seq], ['session', 'init', 5]);
 });
+
+test('preflight compaction before a step, as live', async () => {
+  const r = await recorded([[{ text: 'a'.repeat(400) }], [{ text: 'b'.repeat(400) }], [{ text: 'c'.repeat(400) }], [{ text: 'd' }]], {
+    capabilities: { contextWindow: 500 },
+    limits: { keepTurns: 1 },
+  });
+  for (let i = 0; i < 4; i++) await r.h.engine.prompt(text(`turn ${i}`)).result;
+  const live = await r.finish();
+  assert.ok(r.h.ofType('compaction_started').some((e) => e.reason === 'preflight'));
+  assert.ok(live.some((t) => t.state === 'compacting' && t.event === 'done: preflight'), 'the live run compacted at preflight');
+  assert.deepEqual(replayed(r.h), live);
+});
+
+test('the step limit ends a turn after its tools, and late or wrong steers change nothing, as live', async () => {
+  // (The recorder attaches after the session machine started, so the first thing it sees must
+  // change a state, as the init would have in a real child: a prompt, not a rejected steer.)
+  const r = await recorded([[{ text: 'a' }, write('a.txt')], [{ delay_ms: 50 }, write('b.txt')], [write('c.txt')]], { limits: { maxSteps: 2 } });
+  const p = r.h.engine.prompt(text('go'));
+  assert.throws(() => r.h.engine.steer('turn_nope', text('x')));
+  await until(() => r.h.ofType('tool_call_updated').some((e) => e.status === 'completed'));
+  r.h.engine.steer(p.turnId, text('too late?'));
+  const result = await p.result;
+  assert.throws(() => r.h.engine.steer('turn_nope', text('x')));
+  const live = await r.finish();
+  assert.equal(result.stopReason, 'max_turn_requests');
+  assert.deepEqual(r.h.ofType('steer_rejected').map((e) => e.code).sort(), ['no_active_turn', 'turn_ended', 'turn_mismatch']);
+  assert.deepEqual(replayed(r.h), live);
+});
