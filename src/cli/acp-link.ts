@@ -38,6 +38,10 @@ export function rpcToError(err: unknown, target: DaemonTarget): Error {
     const byRpc = (Object.keys(ERROR_CODES) as ErrorCode[]).find((k) => ERROR_CODES[k].rpc === e.code);
     return new TroupeError(byRpc ?? 'internal_error', e.message ?? 'the agent returned an error');
   }
+  const refused = err instanceof Error ? /\b(401|403)\b/.exec(err.message) : null;
+  if (refused) {
+    return new TroupeError(refused[1] === '401' ? 'unauthorized' : 'forbidden', `the daemon at ${target.url} refused the token (check TROUPE_TOKEN or $TROUPE_HOME/token)`);
+  }
   if (err instanceof Error && /fetch failed|ECONNREFUSED|closed/i.test(err.message)) {
     return new CliError('daemon_unreachable', `lost the connection to the daemon at ${target.url} (${err.message})`);
   }

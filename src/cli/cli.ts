@@ -1,8 +1,6 @@
 /** The CLI dispatcher: one function per command, each returning its exit code (docs/cli.md). */
 import { VERSION } from '../core/version.js';
 import type { CliIo } from './cli-io.js';
-import { logDumpCommand } from './log-dump.command.js';
-import { modelsCommand } from './models.command.js';
 
 const HELP = `troupe ${VERSION}: a runtime for coding-agent sessions
 
@@ -37,14 +35,15 @@ Examples:
 
 type Command = (args: string[], io: CliIo) => Promise<number>;
 
-/** Commands are loaded on use so that `troupe models` does not pay for the ACP client. */
+/** Commands are loaded on use: each pays only for its own imports. */
 const COMMANDS: Record<string, Command> = {
-  models: modelsCommand,
-  log: (args, io) => {
+  models: async (a, io) => (await import('./models.command.js')).modelsCommand(a, io),
+  log: async (args, io) => {
+    const { logDumpCommand } = await import('./log-dump.command.js');
     if (args[0] === '--help' || args[0] === '-h') return logDumpCommand(['--help'], io);
     if (args[0] !== 'dump') {
       io.stderr.write(`troupe log: unknown subcommand '${args[0] ?? ''}' (try 'troupe log dump --help')\n`);
-      return Promise.resolve(2);
+      return 2;
     }
     return logDumpCommand(args.slice(1), io);
   },

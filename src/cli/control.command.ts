@@ -34,8 +34,13 @@ export async function cancelCommand(args: string[], io: CliIo): Promise<number> 
     if (values.help) return void io.stdout.write(CANCEL_USAGE), EXIT.ok;
     const id = requirePositional('cancel', positionals, 0, 'the session id');
     const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
+    // The daemon answers cancelled: true whenever the session's process is live, so whether a turn
+    // was running is read from its session machine first.
+    const before = await client.session(id);
+    const running = String(before.machines.session ?? '').includes('running');
     const r = await client.cancel(id);
-    io.stdout.write(values.json ? `${JSON.stringify(r)}\n` : r.cancelled ? `cancelled the running turn of ${id}\n` : `${id} has no running turn\n`);
+    const cancelled = r.cancelled && running;
+    io.stdout.write(values.json ? `${JSON.stringify({ sessionId: id, cancelled })}\n` : cancelled ? `cancelled the running turn of ${id}\n` : `${id} has no running turn\n`);
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'cancel', err);

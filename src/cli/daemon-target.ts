@@ -5,7 +5,7 @@
 import { resolveTroupeHome } from '../store/paths.js';
 import { VERSION } from '../core/version.js';
 import { CliError, type CliIo } from './cli-io.js';
-import type { DaemonTarget } from './daemon.client.js';
+import { DaemonClient, type DaemonTarget } from './daemon.client.js';
 import { readToken } from './daemon-home.js';
 import { runningDaemon, startDaemon } from './daemon-process.js';
 import { startStandalone } from './standalone-daemon.js';
@@ -39,7 +39,11 @@ export async function connectDaemon(io: CliIo, opts: { autoStart: boolean; stand
     return { target: s.target, release: () => s.stop() };
   }
   const remote = remoteTarget(io.env);
-  if (remote) return { target: remote, release: nothing };
+  if (remote) {
+    // One cheap request first, so an unreachable daemon is one clear line, not a transport error.
+    await new DaemonClient(remote).health(5_000);
+    return { target: remote, release: nothing };
+  }
   const home = resolveTroupeHome(io.env);
   const running = await runningDaemon(home);
   if (running) {

@@ -1,0 +1,119 @@
+// Acting on a running turn from a second process: `steer`, `watch` with a cursor, `attach`, `cancel`,
+// against a real daemon whose scripted model hangs until cancelled; and `--standalone`, which must
+// leave no process, port or directory behind.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventSchemaError } from '../../support/event-schema.js';
+import { jsonLines, makeHome, pidAlive, until, type Home } from '../../support/cli/cli-harness.js';
+
+const REPLIES = [
+  { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
+  { when: 'hello', items: [{ text: 'Hello there.' }] },
+];
+
+describe('troupe steer, watch, attach, cancel from another process', { timeout: 60_000 }, () => {
+  let h: Home;
+  before(() => {
+    h = makeHome({ replies: REPLIES });
+  });
+  after(() => h.close());
+
+  test('a hanging turn is steered, watched, followed and cancelled', async () => {
+    const first = await h.run(['run', '--json', 'hello']);
+    assert.equal(first.code, 0, first.stderr);
+    const sessionId = jsonLines(first.stdout).at(-1)!.sessionId as string;
+    const firstSeqs = jsonLines(first.stdout).map((l) => l.update?._meta?.troupe?.seq).filter(Boolean) as number[];
+    const cursor = Math.max(...firstSeqs);
+
+    const runner = h.start(['run', '--json', '--session', sessionId, 'please hang']);
+    const turnId = await until(() => jsonLines(runner.stdout()).find((l) => l.update?.content?.text === 'Working on it.')?.update._meta.troupe.turnId as string, 'the turn to start');
+
+    const attach = h.start(['attach', sessionId, '--json']);
+    await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+
+    const steer = await h.run(['steer', sessionId, 'go left', '--json']);
+    assert.equal(steer.code, 0, steer.stderr);
+    const steered = JSON.parse(steer.stdout);
+    assert.equal(steered.turnId, turnId, 'the running turn was found in the event log');
+    assert.match(steered.steerId, /^steer_/);
+
+    // The attached client sees the steer as it happens (it resumed after the turn had started).
+    await until(() => jsonLines(attach.stdout()).some((l) => l.update.sessionUpdate === 'user_message_chunk' && l.update.content.text === 'go left'), 'attach to show the steer');
+    assert.ok(jsonLines(attach.stdout()).every((l) => l.sessionId === sessionId));
+
+    const watch = await h.run(['watch', sessionId, '--after', String(cursor), '--json', '--no-follow']);
+    assert.equal(watch.code, 0, watch.stderr);
+    const events = jsonLines(watch.stdout);
+    assert.ok(events.length > 0);
+    assert.equal(events[0]!.seq, cursor + 1, 'starts right after the cursor');
+    events.forEach((e, i) => {
+      assert.equal(eventSchemaError(e), undefined);
+      if (i) assert.equal(e.seq, events[i - 1]!.seq + 1, 'no gaps, no repeats');
+    });
+    assert.deepEqual(
+      events.filter((e) => e.type === 'user_message' || e.type === 'steer_received').map((e) => e.type),
+      ['user_message', 'steer_received'],
+    );
+    const human = await h.run(['watch', sessionId, '--after', String(cursor), '--no-follow']);
+    assert.match(human.stdout, /steer_received {2}go left/);
+
+    const cancel = await h.run(['cancel', sessionId, '--json']);
+    assert.equal(cancel.code, 0, cancel.stderr);
+    assert.deepEqual(JSON.parse(cancel.stdout), { sessionId, cancelled: true });
+    const done = await runner.done;
+    assert.equal(done.code, 130, 'a cancelled turn exits 130');
+    const last = jsonLines(done.stdout).at(-1)!;
+    assert.deepEqual(last, { sessionId, stopReason: 'cancelled', turnId });
+
+    const idle = await h.run(['cancel', sessionId]);
+    assert.match(idle.stdout, /has no running turn/);
+    const noTurn = await h.run(['steer', sessionId, 'too late']);
+    assert.equal(noTurn.code, 1);
+    assert.match(noTurn.stderr, /no_active_turn/);
+    attach.child.kill('SIGINT');
+    assert.equal((await attach.done).code, 0, 'Ctrl-C detaches cleanly');
+  });
+
+  test('--standalone runs on a private daemon and leaves nothing behind', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
+    try {
+      const r = await h.run(['run', '--standalone', '--json', 'hello'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' } });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(jsonLines(r.stdout).at(-1)!.stopReason, 'end_turn');
+      const m = /standalone daemon pid (\d+) at (http:\/\/127\.0\.0\.1:(\d+)) \(home (\S+)\)/.exec(r.stderr);
+      assert.ok(m, r.stderr);
+      const [, pid, , port, home] = m;
+      assert.ok(home!.startsWith(tmp), 'its state directory is a fresh temporary one');
+      assert.equal(pidAlive(Number(pid)), false, 'the daemon process is gone');
+      assert.equal(existsSync(home!), false, 'its directory is removed');
+      const refused = await new Promise<boolean>((resolve) => {
+        const s = connect(Number(port), '127.0.0.1');
+        s.once('connect', () => (s.destroy(), resolve(false)));
+        s.once('error', () => resolve(true));
+      });
+      assert.ok(refused, 'nothing listens on its port');
+      // No process (daemon or session child) still runs with that home.
+      const leftovers = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}`);
+        } catch {
+          return false;
+        }
+      });
+      assert.deepEqual(leftovers, []);
+      const listening = readFileSync('/proc/net/tcp', 'utf8').split('\n').filter((l) => l.includes(`:${Number(port).toString(16).toUpperCase().padStart(4, '0')} `) && / 0A /.test(l));
+      assert.deepEqual(listening, [], 'no listening socket on that port');
+      // The home's own daemon did not serve it.
+      const standaloneId = jsonLines(r.stdout).at(-1)!.sessionId;
+      const shared = await h.run(['sessions', '--all', '--json']);
+      assert.equal(shared.code, 0, shared.stderr);
+      assert.equal((JSON.parse(shared.stdout) as { id: string }[]).some((s) => s.id === standaloneId), false);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});

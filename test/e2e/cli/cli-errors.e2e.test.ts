@@ -1,0 +1,88 @@
+// Bad input end to end: an unknown session, an unreachable daemon, a wrong token, usage mistakes.
+// Each must give exactly one clear line on stderr (no stack trace) and the documented exit code.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { makeHome, type CliResult, type Home } from '../../support/cli/cli-harness.js';
+
+function oneLine(r: CliResult, pattern: RegExp): void {
+  const lines = r.stderr.split('\n').filter(Boolean);
+  assert.equal(lines.length, 1, `one line on stderr, got: ${r.stderr}`);
+  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  assert.match(lines[0]!, pattern);
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe('troupe CLI errors', { timeout: 60_000 }, () => {
+  let h: Home;
+  before(async () => {
+    h = makeHome();
+    const started = await h.run(['daemon', 'start']);
+    assert.equal(started.code, 0, started.stderr);
+  });
+  after(() => h.close());
+
+  test('an unknown session id', async () => {
+    const id = 'ses_0doesnotexist';
+    for (const args of [['run', '--session', id, 'hello'], ['sessions', 'show', id], ['watch', id], ['cancel', id], ['steer', id, 'x'], ['attach', id], ['sessions', 'delete', id]]) {
+      const r = await h.run(args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe ${args[0]}.*: no session ${id} \\(session_not_found\\)$`));
+    }
+  });
+
+  test('an unreachable daemon (TROUPE_URL to a closed port), with no auto-start', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const other = makeHome({ env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+    try {
+      for (const args of [['run', 'hello'], ['sessions'], ['daemon', 'status'], ['watch', 'ses_0abc']]) {
+        const r = await other.run(args);
+        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+        oneLine(r, new RegExp(`cannot reach the troupe daemon at ${url} \\(ECONNREFUSED\\) \\(daemon_unreachable\\)$`));
+      }
+      assert.equal(other.daemonState(), undefined, 'TROUPE_URL disables auto-start');
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('a wrong token', async () => {
+    const env = { TROUPE_URL: h.daemonState()!.url, TROUPE_TOKEN: 'not-the-token' };
+    for (const args of [['run', 'hello'], ['sessions'], ['chat']]) {
+      const r = await h.run(args, { env });
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, /refused the token.*\(forbidden\)$/);
+    }
+  });
+
+  test('usage mistakes exit 2', async () => {
+    for (const [args, pattern] of [
+      [['run'], /missing the prompt/],
+      [['run', '--bogus', 'x'], /Unknown option '--bogus'.*try 'troupe run --help'/],
+      [['frobnicate'], /unknown command 'frobnicate'/],
+      [['daemon', 'restart'], /unknown subcommand 'restart'/],
+      [['watch', 'ses_0abc', '--after', 'soon'], /--after must be a non-negative integer/],
+      [['steer', 'ses_0abc'], /missing the text/],
+    ] as const) {
+      const r = await h.run([...args]);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, pattern);
+    }
+  });
+
+  test('every command has --help with examples', async () => {
+    for (const cmd of [['run'], ['chat'], ['attach'], ['watch'], ['sessions'], ['cancel'], ['steer'], ['daemon'], []]) {
+      const r = await h.run([...cmd, '--help']);
+      assert.equal(r.code, 0, `${cmd.join(' ')}: ${r.stderr}`);
+      assert.match(r.stdout, /Usage:/);
+      assert.match(r.stdout, /Examples:\n {2}troupe /);
+    }
+  });
+});

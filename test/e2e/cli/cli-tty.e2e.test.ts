@@ -1,0 +1,68 @@
+// The interactive CLI in a real pseudo-terminal (tmux): the permission prompt of `troupe run`,
+// Ctrl-C cancelling a turn, and `troupe chat` with steering, /cancel, /quit and its history file.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeHome, type Home } from '../../support/cli/cli-harness.js';
+import { haveTmux, Tmux } from '../../support/cli/tmux.js';
+
+// tmux is installed by .ci/run; without it this suite cannot drive a terminal at all.
+assert.ok(haveTmux(), 'tmux is required for the terminal tests (apt-get install -y tmux)');
+
+describe('troupe on a terminal', { timeout: 60_000 }, () => {
+  let demo: Home;
+  let scripted: Home;
+  const tmux = new Tmux();
+  before(() => {
+    demo = makeHome();
+    scripted = makeHome({ replies: [{ when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] }, { when: 'hello', items: [{ text: 'Hello there.' }] }] });
+  });
+  after(async () => {
+    tmux.close();
+    await Promise.all([demo.close(), scripted.close()]);
+  });
+
+  test('run asks before writing and before running a command: allow once, then reject', async () => {
+    const t = tmux.start(demo.dir, demo.work, demo.env, ['run', 'run `touch ran.txt` and create a file a.txt with one']);
+    await tmux.waitFor(t, /Allow Write a\.txt\?[\s\S]*\[y\] allow once {2}\[a\] allow always {2}\[n\] reject/);
+    tmux.keys(t, 'y', 'Enter');
+    await tmux.waitFor(t, /Allow Run `touch ran\.txt`\?/);
+    tmux.keys(t, 'n', 'Enter');
+    const screen = await tmux.waitFor(t, /EXIT=\d+/);
+    assert.match(screen, /EXIT=0/);
+    assert.equal(readFileSync(join(demo.work, 'a.txt'), 'utf8'), 'one\n');
+    assert.equal(existsSync(join(demo.work, 'ran.txt')), false, 'the rejected command did not run');
+    assert.match(screen, /✓ Write a\.txt \(edit, completed\)/);
+    assert.match(screen, /\+ one/, 'the diff is shown');
+    assert.match(screen, /✗ Run `touch ran\.txt` \(execute, failed\)/);
+  });
+
+  test('Ctrl-C cancels the running turn and exits 130', async () => {
+    const t = tmux.start(scripted.dir, scripted.work, scripted.env, ['run', 'please hang']);
+    await tmux.waitFor(t, /Working on it\./);
+    tmux.keys(t, 'C-c');
+    const screen = await tmux.waitFor(t, /EXIT=\d+/);
+    assert.match(screen, /cancelling/);
+    assert.match(screen, /\[cancelled · session ses_/);
+    assert.match(screen, /EXIT=130/);
+  });
+
+  test('chat: a prompt, a steer while the turn runs, /cancel, /quit, history', async () => {
+    const t = tmux.start(scripted.dir, scripted.work, scripted.env, ['chat']);
+    await tmux.waitFor(t, /new session ses_\w+/);
+    tmux.keys(t, 'hello', 'Enter');
+    await tmux.waitFor(t, /Hello there\./);
+    tmux.keys(t, 'please hang', 'Enter');
+    await tmux.waitFor(t, /Working on it\./);
+    tmux.keys(t, 'go left', 'Enter');
+    await tmux.waitFor(t, /steering the running turn/);
+    tmux.keys(t, '/cancel', 'Enter');
+    await tmux.waitFor(t, /\[cancelled\]/);
+    tmux.keys(t, '/quit', 'Enter');
+    const screen = await tmux.waitFor(t, /EXIT=\d+/);
+    assert.match(screen, /EXIT=0/);
+    const history = readFileSync(join(scripted.dir, 'chat_history'), 'utf8');
+    assert.deepEqual(history.trim().split('\n'), ['hello', 'please hang', 'go left', '/cancel', '/quit']);
+  });
+});
