@@ -20,7 +20,7 @@ import { staticFiles } from '../http/static-files.js';
 import type { MachineHub } from '../machine-hub.js';
 import type { Relay } from '../relay/relay.js';
 import { TransitionFeed } from './transition-feed.js';
-import { INSPECTOR_CSS, INSPECTOR_HTML } from './page.js';
+import { INSPECTOR_CSS, INSPECTOR_HTML, INSPECTOR_ICON } from './page.js';
 
 export interface InspectorDeps {
   hub: MachineHub;
@@ -38,7 +38,14 @@ const DEFINITIONS = { session: describeMachine(sessionMachine), turn: describeMa
 const UI_DIR = fileURLToPath(new URL('../../inspector-ui/', import.meta.url));
 const ELK_DIR = dirname(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'));
 
-const HTML_HEADERS = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY' };
+/** The page loads only its own scripts, styles and feeds: nothing from elsewhere, nothing inline. */
+const HTML_HEADERS = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Cache-Control': 'no-cache',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+};
 
 export function registerInspector(server: HttpServer, deps: InspectorDeps): TransitionFeed {
   const { hub, index, relay } = deps;
@@ -103,6 +110,7 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): Tran
     const rest = req.params['*'] ?? '';
     if (rest === '' || rest === 'index.html') return res.send(200, HTML_HEADERS, INSPECTOR_HTML);
     if (rest === 'style.css') return res.send(200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'no-cache' }, INSPECTOR_CSS);
+    if (rest === 'favicon.svg') return res.send(200, { 'Content-Type': 'image/svg+xml', 'Cache-Control': 'max-age=86400' }, INSPECTOR_ICON);
     if (rest === 'vendor/elk.bundled.js') return elk({ ...req, params: { '*': 'elk.bundled.js' } }, res);
     if (rest.startsWith('ui/') && rest.endsWith('.js')) return ui({ ...req, params: { '*': rest.slice(3) } }, res);
     return res.error(404, 'method_not_found', 'No such file');

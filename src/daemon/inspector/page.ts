@@ -10,6 +10,7 @@ export const INSPECTOR_HTML = `<!doctype html>
 <title>troupe inspector</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="style.css">
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
 <script src="vendor/elk.bundled.js"></script>
 <script type="module" src="ui/main.js"></script>
 </head>
@@ -52,6 +53,9 @@ export const INSPECTOR_HTML = `<!doctype html>
 </body>
 </html>
 `;
+
+/** Three linked states, in the page's highlight colour. */
+export const INSPECTOR_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path d="M9 10 L23 10 M16 13 L16 20" stroke="#e65100" stroke-width="2"/><rect x="2" y="5" width="10" height="9" rx="3" fill="#ffd54f" stroke="#e65100"/><rect x="20" y="5" width="10" height="9" rx="3" fill="#fff" stroke="#555"/><rect x="11" y="20" width="10" height="9" rx="3" fill="#fff" stroke="#555"/></svg>`;
 
 export const INSPECTOR_CSS = `
 :root { --bg:#fafafa; --fg:#1d1d1f; --muted:#6b6b70; --line:#d0d0d6; --active:#ffd54f; --active-line:#e65100; --fire:#d81b60;

@@ -76,6 +76,8 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
+  // Console errors include refused loads and Content-Security-Policy violations.
+  page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`));
   const landed = await page.goto(login.url);
   assert.equal(new URL(page.url()).pathname, '/inspect/');
   assert.equal(landed?.status(), 200);
