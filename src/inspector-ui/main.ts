@@ -70,7 +70,17 @@ function liveStates(): States {
   return out;
 }
 
-function show(states: States) {
+/** The turn the turn chart is about: the latest one started up to `seq` (the present if none). */
+function turnAt(seq = Infinity): string | undefined {
+  for (let i = app.events.length - 1; i >= 0; i--) {
+    const e = app.events[i]!;
+    if (e.seq <= seq && e.type === 'turn_started') return e.turnId;
+  }
+  return undefined;
+}
+
+function show(states: States, seq?: number) {
+  $('[data-testid=turn-id]').textContent = states.turn ? (turnAt(seq) ?? '') : '';
   for (const m of MACHINES) {
     app.charts.get(m)?.setActive(states[m]);
     $(`[data-testid=state-${m}]`).textContent = states[m] ?? '—';
@@ -96,7 +106,9 @@ function select(index: number) {
   app.lastEvent = {};
   for (const r of app.rows.slice(0, index + 1)) if (r.transition) app.lastEvent[r.transition.machine] = r.transition.event;
   for (const chart of app.charts.values()) chart.clearFire();
-  show(states);
+  // The latest log seq at or before this row: the row's own, else the one of the row before it.
+  const seq = app.rows.slice(0, index + 1).reduce((s, r) => (r.seq !== undefined ? r.seq : s), 0);
+  show(states, seq);
   if (row.transition) app.charts.get(row.transition.machine)?.fire(before[row.transition.machine], row.transition.state, row.transition.event);
   $<HTMLElement>('#travel').hidden = false;
   $('#travel-text').textContent = `Time travel: the machines at ${new Date(row.at).toISOString()}${row.seq !== undefined ? ` (log seq ${row.seq})` : ''}, rebuilt from the log.`;

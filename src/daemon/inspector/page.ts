@@ -34,7 +34,7 @@ export const INSPECTOR_HTML = `<!doctype html>
     </div>
     <div id="charts">
       <figure class="chart" data-machine="session"><figcaption>session <code data-testid="state-session"></code> <span class="last-event" data-testid="event-session"></span></figcaption><div class="svg"></div></figure>
-      <figure class="chart" data-machine="turn"><figcaption>turn <code data-testid="state-turn"></code> <span class="last-event" data-testid="event-turn"></span></figcaption><div class="svg"></div></figure>
+      <figure class="chart" data-machine="turn"><figcaption>turn <span class="turn-id" data-testid="turn-id"></span> <code data-testid="state-turn"></code> <span class="last-event" data-testid="event-turn"></span></figcaption><div class="svg"></div></figure>
       <figure class="chart" data-machine="child"><figcaption>supervised child <code data-testid="state-child"></code> <span class="last-event" data-testid="event-child"></span></figcaption><div class="svg"></div></figure>
     </div>
     <div id="lower">
@@ -87,6 +87,7 @@ tbody tr.selected { background:#e3ecff; }
 .chart figcaption { font-weight:600; margin-bottom:4px; }
 .chart figcaption code { background:var(--active); padding:0 4px; border-radius:3px; font-weight:400; }
 .last-event { font-weight:400; color:var(--fire); }
+.turn-id { font-weight:400; color:var(--muted); font-family:ui-monospace, monospace; font-size:11px; }
 .chart svg { display:block; width:100%; height:auto; max-height:760px; }
 .node rect { fill:#fff; stroke:#8a8a94; stroke-width:1.2; }
 .node.compound > rect { fill:#f6f7fb; }

@@ -184,6 +184,9 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   assert.match((await page.textContent('[data-testid=cause]')) ?? '', /"type": "permission_requested"/, 'the transition shows its cause and payload');
   assert.equal(await page.textContent('[data-testid=state-child]'), 'busy');
   assert.equal(await page.textContent('[data-testid=event-child]'), 'last: BUSY', 'the last event as of then');
+  const permissionTurn = await page.$eval('#timeline li[data-type=permission_requested]', (li) => li.dataset.seq);
+  const writeTurn = (await d.api('GET', `/v1/sessions/${sessionId}/replay`)).json.transitions.find((x: any) => x.cause.seq === Number(permissionTurn)).cause.turnId;
+  assert.equal(await page.textContent('[data-testid=turn-id]'), writeTurn, 'the turn chart names the turn of that moment');
   assert.deepEqual(await page.$$eval('.edge.fire', (es) => es.map((e) => `${e.closest('svg')!.dataset.machine}:${(e as SVGElement).dataset.event}`)), ['turn:done: decideTool']);
   await shot(page, 'time-travel');
   // Earlier still: the first prompt, as it arrived (idle), then as its turn began.
