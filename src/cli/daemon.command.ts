@@ -103,7 +103,9 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
     else io.stderr.write(`troupe daemon status: no daemon is running for ${home}\n`);
     return EXIT.error;
   }
-  const health = await new DaemonClient(target).health();
+  const client = new DaemonClient(target);
+  const health = await client.health();
+  const live = (await client.sessions(false)).filter((x) => x.child !== null);
   const info = {
     running: true,
     url: target.url,
@@ -113,6 +115,7 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
     pid: local?.state.pid ?? null,
     uptimeMs: health.uptimeMs,
     sessions: health.sessions,
+    liveSessions: live.map((x) => ({ id: x.id, process: x.child!.state, connections: x.connections, title: x.title ?? null, cwd: x.cwd })),
     home: remote ? null : home,
   };
   if (json) {
@@ -127,6 +130,7 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
       ...(info.pid ? [`  pid       ${info.pid}`] : []),
       `  uptime    ${uptime(health.uptimeMs)}`,
       `  sessions  ${health.sessions.live} live, ${health.sessions.total} stored`,
+      ...info.liveSessions.map((x) => style.dim(`    ${x.id}  ${x.process.padEnd(8)}  ${x.connections} conn  ${(x.title ?? '').slice(0, 40)}`)),
       ...(info.home ? [`  home      ${info.home}`] : []),
       '',
     ].join('\n'),

@@ -78,6 +78,16 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal((await attach.done).code, 0, 'Ctrl-C detaches cleanly');
   });
 
+  test('--model switches the session to another model before the turn', async () => {
+    const r = await h.run(['run', '--json', '--model', 'scripted/demo', 'list the files here']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = jsonLines(r.stdout);
+    const text = lines.filter((l) => l.update?.sessionUpdate === 'agent_message_chunk').map((l) => l.update.content.text).join('');
+    assert.match(text, /offline demo model/, 'answered by scripted/demo, not the replay script');
+    const show = JSON.parse((await h.run(['sessions', 'show', lines.at(-1)!.sessionId, '--json'])).stdout);
+    assert.equal(show.model, 'scripted/demo');
+  });
+
   test('--standalone runs on a private daemon and leaves nothing behind', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
     try {

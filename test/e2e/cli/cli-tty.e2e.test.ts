@@ -48,6 +48,19 @@ describe('troupe on a terminal', { timeout: 60_000 }, () => {
     assert.match(screen, /EXIT=130/);
   });
 
+  test('colours on a terminal, none with --no-color or NO_COLOR', async () => {
+    const env = { ...demo.env };
+    delete env.NO_COLOR;
+    const coloured = tmux.start(demo.dir, demo.work, env, ['run', 'hello']);
+    const plain = tmux.start(demo.dir, demo.work, env, ['run', '--no-color', 'hello']);
+    const plainEnv = tmux.start(demo.dir, demo.work, demo.env, ['run', 'hello']);
+    for (const t of [coloured, plain, plainEnv]) await tmux.waitFor(t, /EXIT=0/);
+    // Thoughts are dimmed (SGR 2) on a terminal.
+    assert.match(tmux.screen(coloured, true), /\x1b\[2m[^\x1b]*No file or command request/);
+    assert.doesNotMatch(tmux.screen(plain, true), /\x1b\[2m/);
+    assert.doesNotMatch(tmux.screen(plainEnv, true), /\x1b\[2m/);
+  });
+
   test('chat: a prompt, a steer while the turn runs, /cancel, /quit, history', async () => {
     const t = tmux.start(scripted.dir, scripted.work, scripted.env, ['chat']);
     await tmux.waitFor(t, /new session ses_\w+/);

@@ -29,8 +29,9 @@ export class Tmux {
     return name;
   }
 
-  screen(name: string): string {
-    return execFileSync('tmux', ['-L', this.socket, 'capture-pane', '-p', '-J', '-S', '-200', '-t', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  /** The pane's text; with `escapes`, its colour sequences too. */
+  screen(name: string, escapes = false): string {
+    return execFileSync('tmux', ['-L', this.socket, 'capture-pane', '-p', '-J', ...(escapes ? ['-e'] : []), '-S', '-200', '-t', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
   keys(name: string, ...keys: string[]): void {

@@ -1,0 +1,69 @@
+// `troupe daemon` against a daemon of another version (a stand-in process that answers /v1/health
+// like an older troupe and records itself in the state file): reported, kept without --force,
+// replaced with it. Then `daemon logs` of the new one.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { makeHome, pidAlive, until, type Home } from '../../support/cli/cli-harness.js';
+
+const OLD_DAEMON = `
+const http = require('node:http');
+const fs = require('node:fs');
+const home = process.env.TROUPE_HOME;
+const body = (res, value) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(value)); };
+const server = http.createServer((req, res) => {
+  if (req.url === '/v1/health') return body(res, { version: '0.0.1-old', uptimeMs: 61000, sessions: { live: 0, total: 3 } });
+  if (req.url.startsWith('/v1/sessions')) return body(res, { sessions: [] });
+  res.statusCode = 404;
+  body(res, { error: { code: 'method_not_found', message: 'no' } });
+});
+server.listen(0, '127.0.0.1', () => {
+  fs.writeFileSync(home + '/token', 'old-token\\n');
+  fs.writeFileSync(home + '/daemon.json', JSON.stringify({ pid: process.pid, url: 'http://127.0.0.1:' + server.address().port, version: '0.0.1-old', startedAt: Date.now() }));
+});
+process.on('SIGTERM', () => { fs.rmSync(home + '/daemon.json', { force: true }); process.exit(0); });
+`;
+
+describe('troupe daemon and versions', { timeout: 60_000 }, () => {
+  let h: Home;
+  let old: ChildProcess;
+  before(async () => {
+    h = makeHome();
+    old = spawn(process.execPath, ['-e', OLD_DAEMON], { env: { ...process.env, TROUPE_HOME: h.dir }, stdio: 'ignore' });
+    await until(() => h.daemonState(), 'the old daemon to record itself');
+  });
+  after(async () => {
+    if (old.exitCode === null) old.kill('SIGKILL');
+    await h.close();
+  });
+
+  test('a daemon of another version is reported and kept without --force', async () => {
+    const status = await h.run(['daemon', 'status', '--json']);
+    assert.equal(status.code, 0, status.stderr);
+    const s = JSON.parse(status.stdout);
+    assert.equal(s.version, '0.0.1-old');
+    assert.equal(s.versionMatches, false);
+    assert.equal(s.url, h.daemonState()!.url);
+    const text = await h.run(['daemon', 'status']);
+    assert.match(text.stdout, /troupe daemon 0\.0\.1-old \(this CLI is [^)]+: 'troupe daemon start --force' replaces it\)/);
+    assert.match(text.stdout, /uptime {4}1m 1s/);
+    const start = await h.run(['daemon', 'start']);
+    assert.equal(start.code, 1);
+    assert.match(start.stderr, /a daemon of version 0\.0\.1-old runs at .*--force.*\(daemon_version_mismatch\)\n$/);
+    assert.ok(pidAlive(old.pid!), 'the old daemon still runs');
+  });
+
+  test('--force replaces it; logs shows the new one', async () => {
+    const start = await h.run(['daemon', 'start', '--force']);
+    assert.equal(start.code, 0, start.stderr);
+    await until(() => old.exitCode !== null, 'the old daemon to exit');
+    const state = h.daemonState()!;
+    assert.notEqual(state.pid, old.pid);
+    assert.ok(pidAlive(state.pid));
+    const status = JSON.parse((await h.run(['daemon', 'status', '--json'])).stdout);
+    assert.equal(status.versionMatches, true);
+    const logs = await h.run(['daemon', 'logs']);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, new RegExp(`daemon listening on ${state.url.replace(/\./g, '\\.')}`));
+  });
+});
