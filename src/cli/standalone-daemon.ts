@@ -36,6 +36,12 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
     rmSync(home, { recursive: true, force: true });
   };
   process.once('exit', onExit);
+  // Killed by a signal, the process would skip 'exit': stop the daemon, then die the same way.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void stop().finally(() => process.kill(process.pid, signal));
+  };
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.once(s, onSignal);
 
   let stopped: Promise<void> | undefined;
   const stop = () =>
@@ -47,6 +53,7 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
         clearTimeout(timer);
       }
       process.removeListener('exit', onExit);
+      for (const s of signals) process.removeListener(s, onSignal);
       rmSync(home, { recursive: true, force: true });
     })());
 

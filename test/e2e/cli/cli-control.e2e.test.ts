@@ -15,6 +15,30 @@ const REPLIES = [
   { when: 'hello', items: [{ text: 'Hello there.' }] },
 ];
 
+/** No process with the standalone daemon's home, nothing listening on its port, its directory gone. */
+async function assertNothingLeft(pid: number, port: number, home: string): Promise<void> {
+  assert.equal(pidAlive(pid), false, 'the daemon process is gone');
+  assert.equal(existsSync(home), false, 'its directory is removed');
+  const refused = await new Promise<boolean>((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => (s.destroy(), resolve(false)));
+    s.once('error', () => resolve(true));
+  });
+  assert.ok(refused, 'nothing accepts connections on its port');
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
+  const listening = readFileSync('/proc/net/tcp', 'utf8').split('\n').filter((l) => l.includes(hexPort) && / 0A /.test(l));
+  assert.deepEqual(listening, [], 'no listening socket on that port');
+  // No process (the daemon or a session child) still runs with that home.
+  const leftovers = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}\0`);
+    } catch {
+      return false;
+    }
+  });
+  assert.deepEqual(leftovers, []);
+}
+
 describe('troupe steer, watch, attach, cancel from another process', { timeout: 60_000 }, () => {
   let h: Home;
   before(() => {
@@ -98,30 +122,28 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       assert.ok(m, r.stderr);
       const [, pid, , port, home] = m;
       assert.ok(home!.startsWith(tmp), 'its state directory is a fresh temporary one');
-      assert.equal(pidAlive(Number(pid)), false, 'the daemon process is gone');
-      assert.equal(existsSync(home!), false, 'its directory is removed');
-      const refused = await new Promise<boolean>((resolve) => {
-        const s = connect(Number(port), '127.0.0.1');
-        s.once('connect', () => (s.destroy(), resolve(false)));
-        s.once('error', () => resolve(true));
-      });
-      assert.ok(refused, 'nothing listens on its port');
-      // No process (daemon or session child) still runs with that home.
-      const leftovers = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-        try {
-          return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}`);
-        } catch {
-          return false;
-        }
-      });
-      assert.deepEqual(leftovers, []);
-      const listening = readFileSync('/proc/net/tcp', 'utf8').split('\n').filter((l) => l.includes(`:${Number(port).toString(16).toUpperCase().padStart(4, '0')} `) && / 0A /.test(l));
-      assert.deepEqual(listening, [], 'no listening socket on that port');
+      await assertNothingLeft(Number(pid), Number(port), home!);
       // The home's own daemon did not serve it.
       const standaloneId = jsonLines(r.stdout).at(-1)!.sessionId;
       const shared = await h.run(['sessions', '--all', '--json']);
       assert.equal(shared.code, 0, shared.stderr);
       assert.equal((JSON.parse(shared.stdout) as { id: string }[]).some((s) => s.id === standaloneId), false);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  test('--standalone killed with SIGTERM mid-turn still leaves nothing behind', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
+    try {
+      const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' } });
+      await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
+      const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
+      assert.ok(m, b.stderr());
+      b.child.kill('SIGTERM');
+      const done = await b.done;
+      assert.equal(done.code, null, 'it died of the signal');
+      await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
