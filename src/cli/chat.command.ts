@@ -46,7 +46,8 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);
-    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: false, spinner: true });
+    // No spinner: it would draw over what the person is typing at the readline prompt.
+    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: false, spinner: false });
     conn = await connectDaemon(io, { autoStart: true });
     let sessionId: string | undefined;
     let repl: Repl | undefined;

@@ -51,6 +51,8 @@ export class Repl {
   private interrupts = 0;
   private chain: Promise<void> = Promise.resolve();
   private readonly tty: boolean;
+  /** The readline prompt is on screen with nothing printed after it. */
+  private promptVisible = false;
 
   constructor(private readonly s: ReplSettings) {
     this.tty = Boolean((s.stdin as { isTTY?: boolean }).isTTY);
@@ -62,10 +64,17 @@ export class Repl {
       this.pendingAnswer = resolve;
       this.rl.setPrompt(question);
       this.rl.prompt();
+      this.promptVisible = true;
     });
 
   /** Runs until /quit, Ctrl-D or the end of piped input (after its turns finished). */
   run(): Promise<void> {
+    // Output that arrives while the prompt is shown (another client's turn) replaces the prompt line.
+    this.s.renderer.beforeOutput = () => {
+      if (!this.promptVisible) return;
+      this.promptVisible = false;
+      this.s.stdout.write('\r\x1b[K');
+    };
     this.rl = createInterface({
       input: this.s.stdin,
       output: this.s.stdout,
@@ -75,6 +84,7 @@ export class Repl {
     });
     return new Promise((resolve) => {
       this.rl.on('line', (line) => {
+        this.promptVisible = false;
         if (this.pendingAnswer) {
           const answer = this.pendingAnswer;
           this.pendingAnswer = undefined;
@@ -113,6 +123,7 @@ export class Repl {
     if (this.running === 0 && this.tty) {
       this.rl.setPrompt(this.s.prompt);
       this.rl.prompt();
+      this.promptVisible = true;
     }
   }
 
@@ -142,18 +153,21 @@ export class Repl {
       if (cmd === '/quit' || cmd === '/exit') return void this.rl.close();
       if (cmd === '/help') return this.s.renderer.note(HELP);
       if (cmd === '/cancel') {
-        if (this.running === 0) this.s.renderer.note(this.s.style.dim('[no turn is running]'));
+        const state = await this.s.link.agent.request<{ turnId?: string }>('_troupe/session_state', { sessionId: this.s.sessionId });
+        if (!state.turnId && this.running === 0) return this.s.renderer.note(this.s.style.dim('[no turn is running]'));
         return void (await this.cancel());
       }
       if (cmd === '/mode' || cmd === '/model') {
         if (!arg) return this.s.renderer.note(this.s.style.dim(`usage: ${cmd} ${cmd === '/mode' ? 'default|accept-edits|plan|bypass' : 'provider/model'}`));
         if (cmd === '/mode') await this.s.link.agent.request('session/set_mode', { sessionId: this.s.sessionId, modeId: arg });
         else await this.s.link.agent.request('session/set_config_option', { sessionId: this.s.sessionId, configId: 'model', value: arg });
-        this.s.renderer.note(this.s.style.dim(`[${cmd.slice(1)}: ${arg}]`));
+        // A mode change comes back as a current_mode_update, which the renderer shows.
+        if (cmd === '/model') this.s.renderer.note(this.s.style.dim(`[model: ${arg}]`));
         return;
       }
       if (cmd === '/queue') return await this.promptTurn(arg, wait);
-      if (this.running > 0 && (await this.steer(text))) return;
+      // Steer whenever the session runs a turn, ours or another client's (attach --interactive).
+      if (await this.steer(text)) return;
       await this.promptTurn(text, wait);
     } catch (err) {
       this.s.renderer.note(this.s.style.red(`error: ${rpcToError(err, this.s.target).message}`));
@@ -165,8 +179,8 @@ export class Repl {
   /** Steers the running turn; false when there is none any more (the text then becomes a prompt). */
   private async steer(text: string): Promise<boolean> {
     const state = await this.s.link.agent.request<{ turnId?: string }>('_troupe/session_state', { sessionId: this.s.sessionId });
-    const turnId = state.turnId ?? this.s.renderer.lastTurnId;
-    if (!turnId || !state.turnId) return false;
+    const turnId = state.turnId;
+    if (!turnId) return false;
     try {
       await this.s.link.agent.request('_troupe/steer', { sessionId: this.s.sessionId, expectedTurnId: turnId, prompt: [{ type: 'text', text }] });
       this.s.renderer.note(this.s.style.dim('[steering the running turn; /queue TEXT sends a new prompt instead]'));

@@ -26,8 +26,12 @@ export class UpdateRenderer {
   private atLineStart = true;
   private readonly tools = new Map<string, { title: string; kind: string; status: string }>();
   private readonly spinner: Spinner;
+  /** Between waiting() and done(): the agent is working, so quiet moments show the spinner. */
+  private active = false;
   /** The turn the latest update belonged to (from `_meta.troupe.turnId`). */
   lastTurnId: string | undefined;
+  /** Called before anything is written (the chat loop clears its prompt line there). */
+  beforeOutput: (() => void) | undefined;
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -40,11 +44,13 @@ export class UpdateRenderer {
 
   /** Starts showing the spinner between outputs (call when a turn starts). */
   waiting(): void {
+    this.active = true;
     this.spinner.start(() => this.atLineStart);
   }
 
   /** Stops the spinner and ends the current line (call when a turn ends). */
   done(): void {
+    this.active = false;
     this.spinner.stop();
     this.newline();
     this.stream = undefined;
@@ -60,14 +66,11 @@ export class UpdateRenderer {
 
   private write(s: string): void {
     if (!s) return;
+    this.beforeOutput?.();
     this.spinner.stop();
     this.out.write(s);
     this.atLineStart = s.endsWith('\n');
-    if (this.opts.spinner) this.waitingAgainLater();
-  }
-
-  private waitingAgainLater(): void {
-    this.spinner.start(() => this.atLineStart);
+    if (this.active) this.spinner.start(() => this.atLineStart);
   }
 
   private newline(): void {
@@ -95,7 +98,8 @@ export class UpdateRenderer {
       case 'agent_message_chunk':
       case 'agent_thought_chunk':
       case 'user_message_chunk': {
-        if (u.sessionUpdate === 'user_message_chunk' && !this.opts.showUser) return;
+        // Steering typed by someone else still shows: it changes what the agent does next.
+        if (u.sessionUpdate === 'user_message_chunk' && !this.opts.showUser && !u.messageId?.startsWith('steer_')) return;
         const text = u.content.type === 'text' ? u.content.text : `[${u.content.type}]`;
         const kind = u.sessionUpdate === 'agent_message_chunk' ? 'text' : u.sessionUpdate === 'agent_thought_chunk' ? 'thought' : 'user';
         this.chunk(kind, text, u.messageId ?? undefined);

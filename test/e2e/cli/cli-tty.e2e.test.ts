@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeHome, type Home } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, until, type Home } from '../../support/cli/cli-harness.js';
 import { haveTmux, Tmux } from '../../support/cli/tmux.js';
 
 // tmux is installed by .ci/run; without it this suite cannot drive a terminal at all.
@@ -77,5 +77,22 @@ describe('troupe on a terminal', { timeout: 60_000 }, () => {
     assert.match(screen, /EXIT=0/);
     const history = readFileSync(join(scripted.dir, 'chat_history'), 'utf8');
     assert.deepEqual(history.trim().split('\n'), ['hello', 'please hang', 'go left', '/cancel', '/quit']);
+  });
+
+  test('attach --interactive steers and cancels a turn that another process drives', async () => {
+    const first = await scripted.run(['run', '--json', 'hello']);
+    const sessionId = jsonLines(first.stdout).at(-1)!.sessionId as string;
+    const driver = scripted.start(['run', '--json', '--session', sessionId, 'please hang']);
+    await until(() => driver.stdout().includes('Working on it.'), 'the driven turn to run');
+    const t = tmux.start(scripted.dir, scripted.work, scripted.env, ['attach', sessionId, '--interactive']);
+    await tmux.waitFor(t, /attached to ses_/);
+    tmux.keys(t, 'go right', 'Enter');
+    await tmux.waitFor(t, /steering the running turn/);
+    await until(() => jsonLines(driver.stdout()).some((l) => l.update?.sessionUpdate === 'user_message_chunk' && l.update.content.text === 'go right'), 'the driver to see the steer');
+    tmux.keys(t, '/cancel', 'Enter');
+    const done = await driver.done;
+    assert.equal(done.code, 130, 'the driver saw its turn cancelled');
+    tmux.keys(t, 'C-c');
+    assert.match(await tmux.waitFor(t, /EXIT=\d+/), /EXIT=0/);
   });
 });
