@@ -2,7 +2,7 @@
  * `troupe daemon start | stop | status | logs | token`: the local daemon's lifecycle, found through
  * its state file in $TROUPE_HOME (spec/daemon.md §Files).
  */
-import { createReadStream, existsSync, statSync, watch } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync, watch } from 'node:fs';
 import { resolveTroupeHome } from '../store/paths.js';
 import { VERSION } from '../core/version.js';
 import { parseCommandArgs } from './args.js';
@@ -141,7 +141,6 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
 async function logs(io: CliIo, home: string, follow: boolean, lines: number): Promise<number> {
   const path = daemonLogPath(home);
   if (!existsSync(path)) throw new CliError('daemon_unreachable', `no daemon log at ${path} (the daemon was never started with 'troupe daemon start')`);
-  const { readFileSync } = await import('node:fs');
   const all = readFileSync(path, 'utf8');
   const tail = all.split('\n');
   if (tail.at(-1) === '') tail.pop();

@@ -13,6 +13,7 @@ import { jsonLines, makeHome, pidAlive, until, type Home } from '../../support/c
 const REPLIES = [
   { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
   { when: 'hello', items: [{ text: 'Hello there.' }] },
+  { when: 'fail please', items: [{ error: { kind: 'auth', message: 'the key was refused' } }] },
 ];
 
 /** No process with the standalone daemon's home, nothing listening on its port, its directory gone. */
@@ -100,6 +101,17 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.match(noTurn.stderr, /no_active_turn/);
     attach.child.kill('SIGINT');
     assert.equal((await attach.done).code, 0, 'Ctrl-C detaches cleanly');
+  });
+
+  test('a failed turn: one error line with its code, exit 1, and an error line in --json', async () => {
+    const r = await h.run(['run', '--json', 'fail please']);
+    assert.equal(r.code, 1);
+    const last = jsonLines(r.stdout).at(-1)!;
+    assert.match(last.sessionId, /^ses_/);
+    assert.equal(last.error.code, 'provider_auth');
+    const lines = r.stderr.split('\n').filter(Boolean);
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0]!, /^troupe run: .*the key was refused.* \(provider_auth\)$/);
   });
 
   test('--model switches the session to another model before the turn', async () => {
