@@ -35,8 +35,12 @@ export class CliError extends Error {
   }
 }
 
+/** Set once stdout is gone (a closed pipe): the command winds down without saying anything. */
+export const shuttingDown = { value: false };
+
 /** Writes one line for `err` (a stack only with TROUPE_LOG=debug) and returns the exit code. */
 export function reportError(io: CliIo, command: string, err: unknown): number {
+  if (shuttingDown.value) return EXIT.ok;
   const debug = io.env.TROUPE_LOG === 'debug';
   let code: string | undefined;
   let exit: number = EXIT.error;

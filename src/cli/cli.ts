@@ -1,6 +1,6 @@
 /** The CLI dispatcher: one function per command, each returning its exit code (docs/cli.md). */
 import { VERSION } from '../core/version.js';
-import type { CliIo } from './cli-io.js';
+import { shuttingDown, type CliIo } from './cli-io.js';
 
 const HELP = `troupe ${VERSION}: a runtime for coding-agent sessions
 
@@ -60,6 +60,18 @@ const COMMANDS: Record<string, Command> = {
 
 export async function runCli(command: string | undefined, args: string[]): Promise<number> {
   const io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
+  // `troupe run … | head` closes the pipe early: stop quietly, as Unix tools do, after stopping a
+  // standalone daemon.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      if (shuttingDown.value) return;
+      shuttingDown.value = true;
+      void import('./standalone-daemon.js')
+        .then((m) => m.stopStandaloneDaemons())
+        .finally(() => process.exit(0));
+    });
+  }
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(HELP);
     return 0;

@@ -18,6 +18,26 @@ export interface StandaloneDaemon {
   stop(): Promise<void>;
 }
 
+/** Waits for pid argv[1] to end (SIGKILL after 20 s), then removes directory argv[2]. */
+const REAPER = `
+const [pid, home] = [Number(process.argv[1]), process.argv[2]];
+const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const started = Date.now();
+const tick = () => {
+  if (alive() && Date.now() - started < 20000) return setTimeout(tick, 50);
+  if (alive()) process.kill(pid, 'SIGKILL');
+  setTimeout(() => require('node:fs').rmSync(home, { recursive: true, force: true }), 200);
+};
+tick();
+`;
+
+const running = new Set<() => Promise<void>>();
+
+/** Stops every standalone daemon of this process (before an early exit, e.g. a closed stdout). */
+export async function stopStandaloneDaemons(): Promise<void> {
+  await Promise.all([...running].map((stop) => stop()));
+}
+
 /** Starts the private daemon and waits until it serves. */
 export async function startStandalone(env: NodeJS.ProcessEnv): Promise<StandaloneDaemon> {
   const home = mkdtempSync(join(tmpdir(), 'troupe-standalone-'));
@@ -30,10 +50,13 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
   let exited = false;
   const gone = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
   child.once('error', () => (exited = true));
-  // Last resort if the process leaves without stop() (an uncaught error, process.exit elsewhere).
+  // Last resort if the process leaves without stop() (an uncaught error, process.exit elsewhere):
+  // nothing can be awaited any more, so a detached reaper waits for the daemon to finish its own
+  // clean stop (its session processes with it) and then removes the directory.
   const onExit = () => {
-    if (!exited) child.kill('SIGKILL');
-    rmSync(home, { recursive: true, force: true });
+    if (exited) return void rmSync(home, { recursive: true, force: true });
+    child.kill('SIGTERM');
+    spawn(process.execPath, ['-e', REAPER, String(child.pid), home], { detached: true, stdio: 'ignore' }).unref();
   };
   process.once('exit', onExit);
   // Killed by a signal, the process would skip 'exit': stop the daemon, then die the same way.
@@ -57,6 +80,8 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
       rmSync(home, { recursive: true, force: true });
     })());
 
+  running.add(stop);
+  void gone.then(() => running.delete(stop));
   try {
     const target = await waitForDaemon(home, () => exited, 15_000, () => tail(daemonLogPath(home)));
     return { pid: child.pid!, home, target, stop };

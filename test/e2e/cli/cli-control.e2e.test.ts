@@ -160,4 +160,23 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       rmSync(tmp, { recursive: true, force: true });
     }
   });
+
+  test('--standalone whose stdout closes early (| head) stops quietly and leaves nothing behind', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
+    try {
+      const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' } });
+      await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
+      const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
+      assert.ok(m, b.stderr());
+      b.child.stdout!.destroy();
+      // Ctrl-C cancels the turn; the final line then hits the closed pipe.
+      b.child.kill('SIGINT');
+      const done = await b.done;
+      assert.equal(done.code, 0, done.stderr);
+      assert.doesNotMatch(done.stderr, /troupe run:|EPIPE/, 'no error is reported');
+      await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
 });
