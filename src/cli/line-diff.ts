@@ -23,7 +23,8 @@ export function lineDiff(oldText: string | null | undefined, newText: string, co
     let j = 0;
     while (i < a.length || j < b.length) {
       if (i < a.length && j < b.length && a[i] === b[j]) ops.push({ op: ' ', text: a[i++]! }), j++;
-      else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) ops.push({ op: '+', text: b[j++]! });
+      // On a tie, removals go first, as in a unified diff.
+      else if (j < b.length && (i === a.length || lcs[i]![j + 1]! > lcs[i + 1]![j]!)) ops.push({ op: '+', text: b[j++]! });
       else ops.push({ op: '-', text: a[i++]! });
     }
   }

@@ -77,6 +77,9 @@ describe('troupe run', { timeout: 60_000 }, () => {
     assert.equal(allowed.code, 0, allowed.stderr);
     assert.equal(readFileSync(join(h.work, 'notes.txt'), 'utf8'), 'hello\n');
     assert.match(allowed.stdout, /\+ hello/, 'the diff is shown');
+    const edit = await h.run(['run', '--yes', 'create a file notes.txt with bye']);
+    assert.equal(edit.code, 0, edit.stderr);
+    assert.match(edit.stdout, /notes\.txt\n {2}- hello\n {2}\+ bye\n/, 'an edit shows the old line, then the new one');
     const command = await h.run(['run', '--yes', 'run `echo from-the-shell`']);
     assert.equal(command.code, 0, command.stderr);
     assert.match(command.stdout, /✓ Run `echo from-the-shell` \(execute, completed\)\n {2}│ from-the-shell\n/, 'command output under the call');
