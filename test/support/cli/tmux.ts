@@ -1,6 +1,7 @@
 // A real pseudo-terminal for CLI tests: tmux on its own socket, one detached session per command.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, until } from './cli-harness.js';
 
@@ -73,6 +74,9 @@ export class Tmux {
     } catch {
       // Already gone.
     }
+    // tmux leaves its socket file behind.
+    const dir = process.env.TMUX_TMPDIR || (process.platform === 'linux' ? '/tmp' : tmpdir());
+    rmSync(join(dir, `tmux-${process.getuid?.() ?? 0}`, this.socket), { force: true });
   }
 }
 
