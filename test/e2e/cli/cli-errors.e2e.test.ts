@@ -3,6 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
+import type { CliIo } from '../../../src/cli/cli-io.js';
 import { makeHome, type CliResult, type Home } from '../../support/cli/cli-harness.js';
 
 function oneLine(r: CliResult, pattern: RegExp): void {
@@ -77,12 +78,30 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
     }
   });
 
-  test('every command has --help with examples', async () => {
-    for (const cmd of [['run'], ['chat'], ['attach'], ['watch'], ['sessions'], ['cancel'], ['steer'], ['daemon'], []]) {
-      const r = await h.run([...cmd, '--help']);
-      assert.equal(r.code, 0, `${cmd.join(' ')}: ${r.stderr}`);
-      assert.match(r.stdout, /Usage:/);
-      assert.match(r.stdout, /Examples:\n {2}troupe /);
+  test('every command has --help with examples (in process: the same functions the binary calls)', async () => {
+    const { PassThrough } = await import('node:stream');
+    const commands: [string, (args: string[], io: CliIo) => Promise<number>][] = [
+      ['run', (await import('../../../src/cli/run.command.js')).runCommand],
+      ['chat', (await import('../../../src/cli/chat.command.js')).chatCommand],
+      ['attach', (await import('../../../src/cli/attach.command.js')).attachCommand],
+      ['watch', (await import('../../../src/cli/watch.command.js')).watchCommand],
+      ['sessions', (await import('../../../src/cli/sessions.command.js')).sessionsCommand],
+      ['cancel', (await import('../../../src/cli/control.command.js')).cancelCommand],
+      ['steer', (await import('../../../src/cli/control.command.js')).steerCommand],
+      ['daemon', (await import('../../../src/cli/daemon.command.js')).daemonCommand],
+    ];
+    for (const [name, command] of commands) {
+      const stdout = new PassThrough();
+      let out = '';
+      stdout.on('data', (d) => (out += d));
+      const code = await command(['--help'], { stdout, stderr: new PassThrough(), env: h.env });
+      assert.equal(code, 0, name);
+      assert.match(out, new RegExp(`^Usage: troupe ${name}`), name);
+      assert.match(out, /Examples:\n {2}troupe /, name);
     }
+    const top = await h.run(['--help']);
+    assert.equal(top.code, 0);
+    for (const [name] of commands) assert.match(top.stdout, new RegExp(`\\n {2}troupe ${name}\\b`), `the overview lists ${name}`);
+    assert.match(top.stdout, /\n {2}troupe inspect\b/);
   });
 });
