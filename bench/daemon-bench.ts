@@ -1,0 +1,206 @@
+/**
+ * Daemon benchmark (issue 6): `troupe serve` against the SDK's reference `AcpServer` hosting the
+ * same troupe agent in-process (bench/daemon-reference.ts), a `troupe acp` child over stdio and a
+ * bare process, all measured in the same run, on the offline scripted/replay model, 127.0.0.1 only.
+ * Run: `npx tsc -p tsconfig.json && node dist/bench/daemon-bench.js` (about 2–3 minutes on 2 cores).
+ * Writes bench/results/daemon-bench.json; bench/README.md explains every series and its target.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { childPids, CountingClient, scriptEnv, startDaemon, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { daemonSessionNew, nodeSpawnFloor, referenceSessionNew, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
+import { streamRuns } from './daemon-stream.js';
+import { seedStored } from './daemon-scale.js';
+import { scaleSeries } from './daemon-scale-run.js';
+import { judge } from './daemon-targets.js';
+
+const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
+export const COUNTS = {
+  warmNews: int('BENCH_WARM_NEWS', 20),
+  coldNews: int('BENCH_COLD_NEWS', 10),
+  stdioFirstNews: int('BENCH_STDIO_FIRST_NEWS', 6),
+  refNews: int('BENCH_REF_NEWS', 100),
+  rtt: int('BENCH_RTT', 500),
+  prompts: int('BENCH_PROMPTS', 100),
+  warmup: int('BENCH_WARMUP', 50),
+  streamItems: int('BENCH_STREAM_ITEMS', 4000),
+  streamRuns: int('BENCH_STREAM_RUNS', 3),
+  sessions: int('BENCH_SESSIONS', 100),
+  aggItems: int('BENCH_AGG_ITEMS', 400),
+  stored: int('BENCH_STORED', 10_000),
+};
+const MODEL = 'scripted/replay';
+const words = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `w${i} ` }));
+const TINY = { when: 'tiny', items: [{ text: 'ok' }] };
+const LONG = { when: 'stream-long', items: words(COUNTS.streamItems) };
+const AGG = { when: 'stream-agg', items: words(COUNTS.aggItems) };
+// A child reads and validates its whole script on first use (its first `initialize`): each daemon
+// gets only the replies it plays, so that a big script does not weigh on session/new.
+const SCRIPTS = { tiny: { replies: [TINY] }, stream: { replies: [LONG, TINY] }, agg: { replies: [AGG, TINY] }, all: { replies: [LONG, AGG, TINY] } };
+
+const spawned = new Set<ChildProcess>();
+const track = (p: ChildProcess) => (spawned.add(p), p.once('exit', () => spawned.delete(p)));
+const killAll = () => {
+  for (const p of spawned) p.kill('SIGKILL');
+};
+process.once('exit', killAll);
+const watchdog = setTimeout(() => {
+  process.stderr.write('daemon-bench: over the time budget (300 s); killing everything\n');
+  killAll();
+  process.exit(1);
+}, int('BENCH_BUDGET_MS', 300_000));
+watchdog.unref();
+
+const log = (s: string) => process.stderr.write(`[daemon-bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
+const dirs: string[] = [];
+const tmp = (p: string) => {
+  const dir = mkdtempSync(join(tmpdir(), p));
+  dirs.push(dir);
+  return dir;
+};
+
+/** The reference server in its own process; resolves with its URL once it listens. */
+async function startReference(home: string): Promise<{ url: string; proc: ChildProcess }> {
+  const env = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', BENCH_REF_HOSTS: String(COUNTS.sessions + 16), ...scriptEnv(home, SCRIPTS.all) };
+  const proc = spawn(process.execPath, [resolve('dist/bench/daemon-reference.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  track(proc);
+  const line = await new Promise<string>((res, rej) => {
+    createInterface({ input: proc.stdout! }).once('line', res);
+    proc.once('exit', (code) => rej(new Error(`reference exited ${code}`)));
+  });
+  return { url: JSON.parse(line).url, proc };
+}
+
+const daemons: Served[] = [];
+async function daemon(home: string, args: string[], script: unknown): Promise<Served> {
+  const d = await startDaemon({ home, args, env: scriptEnv(home, script) });
+  track(d.proc);
+  daemons.push(d);
+  return d;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const cwd = tmp('troupe-dbench-ws-');
+  const result: Record<string, any> = {
+    bench: 'daemon-bench',
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memTotalMiB: Math.round(totalmem() / 2 ** 20),
+    loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+    command: 'npx tsc -p tsconfig.json && node dist/bench/daemon-bench.js',
+    model: `${MODEL} (TROUPE_SCRIPT, chunkDelayMs 0): keyed replies 'stream-long' (${COUNTS.streamItems} text items), 'stream-agg' (${COUNTS.aggItems}), 'tiny' (1)`,
+    counts: COUNTS,
+  };
+
+  log('reference server (SDK AcpServer + troupe agent in-process)');
+  const ref = await startReference(tmp('troupe-dbench-ref-'));
+  const floor = await nodeSpawnFloor(5);
+  const refNew = await referenceSessionNew(ref.url, COUNTS.refNews, 20, cwd);
+
+  log('warm pool: session/new, round trips');
+  const warm = await daemon(tmp('troupe-dbench-warm-'), ['--pool', '2'], SCRIPTS.tiny);
+  const warmNew = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd);
+  const rttCounts = { n: COUNTS.rtt, warmup: COUNTS.warmup, prompts: COUNTS.prompts };
+  const http = await CountingClient.http(warm.url, warm.headers).init();
+  const ws = await CountingClient.ws(warm.url, warm.headers).init();
+  const httpSession = await http.newSession(cwd);
+  const daemonHttp = await rttSeries(http.agent, httpSession, rttCounts);
+  const wsSession = await ws.newSession(cwd);
+  const daemonWs = await rttSeries(ws.agent, wsSession, rttCounts);
+  const relayOnlyUs = await roundTrips(http.agent, '_troupe/session_state', { sessionId: 'ses_not_a_session' }, COUNTS.rtt, COUNTS.warmup);
+  http.close();
+  ws.close();
+  await warm.stop();
+
+  log('streaming through the daemon');
+  const fresh = (c: CountingClient) => async () => ({ client: c, sessionId: await c.newSession(cwd) });
+  const streamer = await daemon(tmp('troupe-dbench-stream-'), ['--pool', '2'], SCRIPTS.stream);
+  const sHttp = await CountingClient.http(streamer.url, streamer.headers).init();
+  const sWs = await CountingClient.ws(streamer.url, streamer.headers).init();
+  const settle = () => waitIdle(() => childPids(streamer.proc.pid!), 80);
+  const streamHttp = await streamRuns(fresh(sHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, settle);
+  const streamWs = await streamRuns(fresh(sWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, settle);
+  sHttp.close();
+  sWs.close();
+  await streamer.stop();
+
+  log('stdio: a troupe acp child without the daemon');
+  const stdioHome = tmp('troupe-dbench-stdio-');
+  const child = StdioChild.start({ TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.stream) });
+  track(child.proc);
+  const stdio = await stdioRtt(child, cwd, rttCounts);
+  const streamStdio = await streamRuns(fresh(child.client), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns);
+  await child.close();
+  const stdioFirstNew = await stdioFirstSessionNew(COUNTS.stdioFirstNews, { TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.tiny) }, cwd, (c) => track(c.proc));
+
+  log('reference: round trips, streaming');
+  const refClient = await CountingClient.http(ref.url).init();
+  const refHttp = await rttSeries(refClient.agent, await refClient.newSession(cwd), rttCounts);
+  const streamRef = await streamRuns(fresh(refClient), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns);
+  refClient.close();
+
+  log('cold: session/new with --pool 0');
+  const cold = await daemon(tmp('troupe-dbench-cold-'), ['--pool', '0'], SCRIPTS.tiny);
+  const coldNew = await daemonSessionNew(cold, 0, COUNTS.coldNews, cwd);
+  await cold.stop();
+
+  log(`scale: seeding ${COUNTS.stored} stored sessions`);
+  const scaleHome = tmp('troupe-dbench-scale-');
+  const seedMs = await seedStored(scaleHome, COUNTS.stored, cwd, MODEL);
+  const scale = await scaleSeries({
+    storedDaemon: () => daemon(scaleHome, ['--pool', '2'], SCRIPTS.agg),
+    freshDaemon: () => daemon(tmp('troupe-dbench-fresh-'), ['--pool', '2'], SCRIPTS.agg),
+    ref,
+    counts: COUNTS,
+    cwd,
+    track,
+    log,
+  });
+  await stopProcess(ref.proc);
+
+  Object.assign(result, {
+    sessionNew: {
+      note: 'daemon series: one session/new at a time through the SDK HTTP client, after the pool is full and its children idle; stdioIdleChildInitAndNewMs: initialize + session/new sent to an idle, never-used `troupe acp` over stdio (what the relay asks of a pooled child)',
+      daemonWarmPoolMs: warmNew,
+      daemonColdMs: coldNew,
+      stdioIdleChildInitAndNewMs: stdioFirstNew,
+      referenceInProcessMs: refNew,
+      nodeSpawnToExitMs: floor,
+    },
+    roundTrip: {
+      note: 'sequential requests through the SDK clients; sessionStateUs = `_troupe/session_state` (µs); relayOnlyUs = the same for an unknown session, answered by the relay without a child; tinyPromptMs = a prompt whose reply is one text item (ms)',
+      daemonHttp,
+      daemonWs,
+      relayOnlyUs,
+      stdioDirect: stdio,
+      referenceHttp: refHttp,
+    },
+    streaming: { daemonHttp: streamHttp, daemonWs: streamWs, stdioDirect: streamStdio, referenceHttp: streamRef },
+    scale: { storedSeedMs: seedMs, ...scale },
+  });
+  result.targets = judge(result);
+  result.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
+  result.wallSeconds = Math.round((Date.now() - started) / 1000);
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/daemon-bench.json', JSON.stringify(result, null, 2) + '\n');
+  process.stdout.write(JSON.stringify({ targets: result.targets, wallSeconds: result.wallSeconds }, null, 2) + '\n');
+}
+
+try {
+  await main();
+  process.exitCode = 0;
+} catch (err) {
+  log(`failed: ${(err as Error).stack}`);
+  for (const d of daemons) log(`daemon ${d.home} stderr tail:\n${d.stderr().split('\n').filter((l) => !l.includes('"hb"')).slice(-30).join('\n')}`);
+  process.exitCode = 1;
+} finally {
+  killAll();
+  clearTimeout(watchdog);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+}

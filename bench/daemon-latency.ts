@@ -1,0 +1,131 @@
+/**
+ * Latency series of the daemon benchmark: `session/new` from the warm pool and cold (pool 0), and
+ * request round trips through the relay, each next to its baseline from the same run (the SDK's
+ * `AcpServer` hosting the troupe agent in-process; a `troupe acp` child over stdio; a bare process).
+ */
+import { spawn } from 'node:child_process';
+import type * as acp from '@agentclientprotocol/sdk';
+import { childPids, CountingClient, sleep, StdioChild, summarize, waitIdle, type Served, type Summary } from './daemon-support.js';
+
+const now = () => performance.now();
+
+/** Waits until the daemon has exactly `n` children, all idle (warm children have loaded their code). */
+async function settleChildren(d: Served, n: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (childPids(d.proc.pid!).length !== n) {
+    if (Date.now() > deadline) throw new Error(`daemon kept ${childPids(d.proc.pid!).length} children, expected ${n}`);
+    await sleep(10);
+  }
+  await waitIdle(() => childPids(d.proc.pid!), 80);
+}
+
+/**
+ * `session/new` through the daemon, one at a time, each after the pool is full and idle (warm) or
+ * with no child at all (cold, `--pool 0`); every session is closed again untimed (its child exits).
+ */
+export async function daemonSessionNew(d: Served, pool: number, n: number, cwd: string): Promise<Summary> {
+  const client = await CountingClient.http(d.url, d.headers).init();
+  const ms: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      await settleChildren(d, pool);
+      const t0 = now();
+      const sessionId = await client.newSession(cwd);
+      ms.push(now() - t0);
+      await client.agent.request('session/close', { sessionId });
+    }
+    await settleChildren(d, pool);
+  } finally {
+    client.close();
+  }
+  return summarize(ms);
+}
+
+/** `session/new` on the in-process reference (same agent, no children), each session closed untimed. */
+export async function referenceSessionNew(url: string, n: number, warmup: number, cwd: string): Promise<Summary> {
+  const client = await CountingClient.http(url).init();
+  const ms: number[] = [];
+  try {
+    for (let i = 0; i < n + warmup; i++) {
+      const t0 = now();
+      const sessionId = await client.newSession(cwd);
+      if (i >= warmup) ms.push(now() - t0);
+      await client.agent.request('session/close', { sessionId });
+    }
+  } finally {
+    client.close();
+  }
+  return summarize(ms);
+}
+
+/**
+ * What a pooled child costs on its own: a `troupe acp` spawned over stdio and left to go idle, then
+ * `initialize` followed by `session/new`, the two requests the relay sends a warm child.
+ */
+export async function stdioFirstSessionNew(n: number, env: Record<string, string>, cwd: string, track: (p: StdioChild) => void): Promise<Summary> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const child = StdioChild.start(env);
+    track(child);
+    await waitIdle(() => [child.proc.pid!], 80);
+    const t0 = now();
+    await child.client.init();
+    await child.client.newSession(cwd);
+    ms.push(now() - t0);
+    await child.close();
+  }
+  return summarize(ms);
+}
+
+/** The process floor: `node -e ""` spawn → exit. */
+export async function nodeSpawnFloor(n: number): Promise<Summary> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = now();
+    await new Promise<void>((r) => spawn(process.execPath, ['-e', ''], { stdio: 'ignore' }).once('exit', () => r()));
+    ms.push(now() - t0);
+  }
+  return summarize(ms);
+}
+
+/** Sequential round trips of one request (a rejection is a round trip too, e.g. an unknown session). */
+export async function roundTrips(agent: acp.ClientContext, method: string, params: unknown, n: number, warmup: number): Promise<Summary> {
+  const us: number[] = [];
+  for (let i = 0; i < n + warmup; i++) {
+    const t0 = now();
+    await agent.request(method as never, params as never).catch(() => undefined);
+    if (i >= warmup) us.push((now() - t0) * 1000);
+  }
+  return summarize(us, 1);
+}
+
+/** Round trips of a one-text-item prompt (`tiny` keyed reply), in ms. */
+export async function tinyPrompts(agent: acp.ClientContext, sessionId: string, n: number, warmup: number): Promise<Summary> {
+  const ms: number[] = [];
+  for (let i = 0; i < n + warmup; i++) {
+    const t0 = now();
+    await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'tiny' }] });
+    if (i >= warmup) ms.push(now() - t0);
+  }
+  return summarize(ms);
+}
+
+export interface RttCounts {
+  n: number;
+  warmup: number;
+  prompts: number;
+}
+
+/** The same request series against one agent connection and one session. */
+export async function rttSeries(agent: acp.ClientContext, sessionId: string, c: RttCounts): Promise<{ sessionStateUs: Summary; tinyPromptMs: Summary }> {
+  const sessionStateUs = await roundTrips(agent, '_troupe/session_state', { sessionId }, c.n, c.warmup);
+  const tinyPromptMs = await tinyPrompts(agent, sessionId, c.prompts, Math.min(c.warmup, 20));
+  return { sessionStateUs, tinyPromptMs };
+}
+
+/** Round trips straight to a `troupe acp` child over stdio. */
+export async function stdioRtt(child: StdioChild, cwd: string, c: RttCounts): Promise<{ sessionStateUs: Summary; tinyPromptMs: Summary }> {
+  await child.client.init();
+  const sessionId = await child.client.newSession(cwd);
+  return rttSeries(child.client.agent, sessionId, c);
+}

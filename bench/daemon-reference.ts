@@ -1,0 +1,73 @@
+/**
+ * The reference server of the daemon benchmark, run as its own process: the SDK's `AcpServer`
+ * (`experimental/server` + `createNodeHttpHandler` / `createNodeWebSocketUpgradeHandler` on
+ * node:http and `ws`) hosting the troupe agent app in-process, one `SessionHost` per connection as
+ * `troupe acp` has one per stdio connection. Same sessions, same engine and log, no child processes.
+ * `GET /health` answers at once (the event-loop probe). Prints `{"url", "pid"}` on stdout when ready.
+ * Environment: TROUPE_HOME etc. as for `troupe acp`; BENCH_REF_HOSTS hosts opened ahead (a host
+ * opens asynchronously, `createAgent` is synchronous).
+ */
+import { createServer } from 'node:http';
+import * as acp from '@agentclientprotocol/sdk';
+import { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } from '@agentclientprotocol/sdk/experimental/node';
+import { AcpServer } from '@agentclientprotocol/sdk/experimental/server';
+import { WebSocketServer } from 'ws';
+import { createStderrLogger, logLevelFrom } from '../src/core/stderr-logger.js';
+import { loadConfig } from '../src/providers/config.js';
+import { resolveTroupeHome } from '../src/store/index.js';
+import { createAgentApp } from '../src/acp/agent.app.js';
+import { SessionHost } from '../src/acp/session-host.js';
+
+const env = process.env;
+const logger = createStderrLogger('bench reference', logLevelFrom(env));
+const config = loadConfig(env);
+const home = resolveTroupeHome(env);
+const ahead = Number(env.BENCH_REF_HOSTS ?? 64);
+
+const openHost = () => SessionHost.open({ home, env, config, logger });
+// One after the other: each open may write the index under its file lock, and a hundred at once
+// time out waiting for it.
+const hosts: SessionHost[] = [];
+for (let i = 0; i < ahead; i++) hosts.push(await openHost());
+let refilling = false;
+/** Keeps hosts ready for `createAgent`; one refill loop at a time. */
+const refill = () => {
+  if (refilling) return;
+  refilling = true;
+  void (async () => {
+    while (hosts.length < ahead) hosts.push(await openHost());
+    refilling = false;
+  })();
+};
+
+const server = new AcpServer({
+  createAgent: (): acp.AgentApp => {
+    const host = hosts.shift();
+    if (!host) throw new Error(`more than ${ahead} connections at once; raise BENCH_REF_HOSTS`);
+    refill();
+    return createAgentApp({ host, env, config, logger });
+  },
+});
+const acpHandler = createNodeHttpHandler(server);
+const wss = new WebSocketServer({ noServer: true });
+const node = createServer((req, res) => {
+  if (req.url === '/health') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true }));
+    return;
+  }
+  acpHandler(req, res);
+});
+node.on('upgrade', createNodeWebSocketUpgradeHandler(server, wss));
+node.keepAliveTimeout = 60_000;
+await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+const port = (node.address() as { port: number }).port;
+process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${port}`, pid: process.pid }) + '\n');
+
+const stop = async () => {
+  await server.close().catch(() => undefined);
+  node.closeAllConnections();
+  node.close();
+  process.exit(0);
+};
+process.once('SIGTERM', () => void stop());
+process.once('SIGINT', () => void stop());

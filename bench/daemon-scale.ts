@@ -1,0 +1,125 @@
+/**
+ * Scale series of the daemon benchmark: stored sessions written straight into a home (the way
+ * `troupe acp` writes them: one log per session, then the index), a burst of concurrent
+ * `session/new`s watched by the event-loop probe, and memory per idle child and per session.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { newSessionId } from '../src/core/ids.js';
+import { FileEventLog, SessionIndex, sessionsDir } from '../src/store/index.js';
+import { DEFAULT_MODE_ID } from '../src/tools/index.js';
+import type { AgentEvent } from '../src/core/events.js';
+import { CountingClient, memoryKb, summarize, type Summary } from './daemon-support.js';
+
+/**
+ * Writes `n` sessions (a `session_created` each) into `home`'s log directory and index. They are
+ * written on tmpfs and copied: a new log is fsynced with its directory, which on this disk costs
+ * ~20 s for 10,000 — setup, not a figure of the daemon.
+ */
+export async function seedStored(home: string, n: number, cwd: string, model: string): Promise<number> {
+  const t0 = performance.now();
+  const scratch = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'troupe-dbench-seed-'));
+  try {
+    await writeSessions(scratch, n, cwd, model);
+    cpSync(sessionsDir(scratch), sessionsDir(home), { recursive: true });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return Math.round(performance.now() - t0);
+}
+
+async function writeSessions(home: string, n: number, cwd: string, model: string): Promise<void> {
+  const dir = sessionsDir(home);
+  const index = await SessionIndex.open(dir);
+  const events: AgentEvent[] = [];
+  const one = async () => {
+    let id = newSessionId();
+    while (index.isUsed(id)) id = newSessionId();
+    const log = await FileEventLog.forSession(dir, id, { create: true });
+    events.push(log.append({ type: 'session_created', sessionId: id, cwd, additionalDirectories: [], model, mode: DEFAULT_MODE_ID }));
+    await log.close();
+  };
+  for (let i = 0; i < n; i += 64) await Promise.all(Array.from({ length: Math.min(64, n - i) }, one));
+  await index.applyEvents(events);
+  await index.flush();
+}
+
+export interface Probe {
+  /** Ends the probe and returns its samples: [epoch ms, latency ms, probe timer lateness ms]. */
+  stop(): Promise<[number, number, number][]>;
+}
+
+/** Starts the event-loop probe process against `url`; `track` keeps it for the bench's cleanup. */
+export function startProbe(url: string, track: (p: ChildProcess) => void): Probe {
+  const proc = spawn(process.execPath, [resolve('dist/bench/daemon-probe.js'), url], { stdio: ['pipe', 'pipe', 'inherit'] });
+  track(proc);
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  const done = new Promise<void>((r) => proc.once('exit', () => r()));
+  return {
+    async stop() {
+      proc.stdin!.end();
+      await done;
+      return JSON.parse(out).samples;
+    },
+  };
+}
+
+export interface LoopFigures {
+  samples: number;
+  latencyMs: Summary;
+  over50ms: number;
+  /** The probe's own timer lateness: a large value means the probe, not the server, was stalled. */
+  probeLateMaxMs: number;
+}
+
+/** Health latencies of the probe samples that started inside [from, to] (epoch ms). */
+export function loopFigures(samples: [number, number, number][], from: number, to: number): LoopFigures {
+  const inside = samples.filter(([at, ms]) => at - ms >= from && at <= to);
+  const lat = inside.map(([, ms]) => ms);
+  return { samples: inside.length, latencyMs: summarize(lat.length ? lat : [NaN], 2), over50ms: lat.filter((x) => x > 50).length, probeLateMaxMs: Math.round(Math.max(0, ...inside.map(([, , l]) => l)) * 10) / 10 };
+}
+
+export interface Burst {
+  clients: CountingClient[];
+  /** The sessions that were created (a failed `session/new` is counted in `failed`, not here). */
+  sessions: { client: CountingClient; sessionId: string; kind: 'sse' | 'ws' }[];
+  failed: number;
+  /** Distinct error messages of the failed requests (at most 5). */
+  errors: string[];
+  from: number;
+  to: number;
+  sessionNewMs: Summary;
+  wallMs: number;
+}
+
+/** `n` clients (half SSE, half WebSocket) connect, then each creates one session, all at once. */
+export async function burst(url: string, headers: Record<string, string>, n: number, cwd: string): Promise<Burst> {
+  const clients = await Promise.all(Array.from({ length: n }, (_, i) => (i % 2 ? CountingClient.ws(url, headers) : CountingClient.http(url, headers)).init()));
+  const from = Date.now();
+  const t0 = performance.now();
+  const ms: number[] = [];
+  const settled = await Promise.allSettled(
+    clients.map(async (c) => {
+      const s = performance.now();
+      const id = await c.newSession(cwd);
+      ms.push(performance.now() - s);
+      return id;
+    }),
+  );
+  const wallMs = Math.round(performance.now() - t0);
+  const sessions: Burst['sessions'] = [];
+  const errors = new Set<string>();
+  settled.forEach((r, i) => {
+    if (r.status === 'fulfilled') sessions.push({ client: clients[i]!, sessionId: r.value, kind: i % 2 ? 'ws' : 'sse' });
+    else errors.add(String((r.reason as Error)?.message ?? r.reason).slice(0, 200));
+  });
+  return { clients, sessions, failed: n - sessions.length, errors: [...errors].slice(0, 5), from, to: Date.now(), sessionNewMs: summarize(ms.length ? ms : [NaN], 1), wallMs };
+}
+
+/** PSS (KiB) of each pid, skipping those that are gone. */
+export function pssOf(pids: number[]): number[] {
+  return pids.map((p) => memoryKb(p)?.pss).filter((x): x is number => typeof x === 'number' && !Number.isNaN(x));
+}

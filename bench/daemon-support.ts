@@ -1,0 +1,231 @@
+/**
+ * Shared pieces of the daemon benchmark: percentiles, /proc readings (PSS, CPU ticks, children),
+ * a `troupe serve` launcher that lets the bench pass node flags (e.g. --cpu-prof) to the daemon
+ * only, and SDK clients (HTTP, WebSocket, stdio) that count `session/update`s instead of keeping them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import * as acp from '@agentclientprotocol/sdk';
+import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
+import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
+import WebSocket from 'ws';
+
+export const BIN = resolve('bin/troupe.js');
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+
+/** Nearest-rank percentiles: every figure is a value that was measured. */
+export function summarize(xs: readonly number[], digits = 3): Summary {
+  if (xs.length === 0) throw new Error('summarize: no samples');
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+  return { n: s.length, p50: round(at(50), digits), p90: round(at(90), digits), p99: round(at(99), digits), mean: round(s.reduce((a, b) => a + b, 0) / s.length, digits), min: round(s[0]!, digits), max: round(s.at(-1)!, digits) };
+}
+
+export const ratio = (a: number, b: number): number => round(a / b, 3);
+
+export interface Target {
+  target: string;
+  measured: Record<string, number>;
+  met: boolean;
+}
+
+/** PSS and RSS of a process in KiB (smaps_rollup), or undefined once it is gone. */
+export function memoryKb(pid: number): { pss: number; rss: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+    return { pss: field('Pss'), rss: field('Rss') };
+  } catch {
+    return undefined;
+  }
+}
+
+function stat(pid: number): string[] | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** utime + stime in clock ticks. */
+export function cpuTicks(pid: number): number {
+  const f = stat(pid);
+  return f ? Number(f[11]) + Number(f[12]) : 0;
+}
+
+/** Live (non-zombie) children of a process. */
+export function childPids(parent: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const f = stat(Number(name));
+    if (f && Number(f[1]) === parent && f[0] !== 'Z') out.push(Number(name));
+  }
+  return out;
+}
+
+/** Waits until `pids` used no CPU for `quietMs` (a spawned child has finished loading its code). */
+export async function waitIdle(pids: () => number[], quietMs = 60, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = -1;
+  let since = Date.now();
+  for (;;) {
+    const now = pids().reduce((a, p) => a + cpuTicks(p), 0) + pids().length * 1e9;
+    if (now !== last) (last = now), (since = Date.now());
+    else if (Date.now() - since >= quietMs) return;
+    if (Date.now() > deadline) throw new Error('processes did not go idle');
+    await sleep(10);
+  }
+}
+
+export interface Served {
+  proc: ChildProcess;
+  url: string;
+  token: string;
+  home: string;
+  stderr: () => string;
+  headers: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** A real `troupe serve` in `home`, with node flags for the daemon process only. */
+export async function startDaemon(opts: { home?: string; args?: string[]; env?: Record<string, string>; nodeArgs?: string[] }): Promise<Served> {
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), 'troupe-dbench-'));
+  const env = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', ...opts.env };
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), BIN, 'serve', '--port', '0', ...(opts.args ?? [])], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  proc.stderr!.on('data', (d) => (err = (err + d).slice(-20_000)));
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(join(home, 'daemon.json'))) {
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`daemon did not start: ${err}`);
+    await sleep(20);
+  }
+  const url = JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')).url as string;
+  const token = readFileSync(join(home, 'token'), 'utf8').trim();
+  return {
+    proc,
+    url,
+    token,
+    home,
+    stderr: () => err,
+    headers: { Authorization: `Bearer ${token}` },
+    stop: () => stopProcess(proc, 40_000),
+  };
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves on exit. */
+export async function stopProcess(proc: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Writes a scripted/replay script into `home` and returns the env that selects it. */
+export function scriptEnv(home: string, script: unknown): Record<string, string> {
+  const path = join(home, 'bench-script.json');
+  writeFileSync(path, JSON.stringify(script));
+  return { TROUPE_SCRIPT: path, TROUPE_MODEL: 'scripted/replay' };
+}
+
+/** An SDK client that counts `agent_message_chunk` updates per session and wakes waiters. */
+export class CountingClient {
+  readonly connection: acp.ClientConnection;
+  total = 0;
+  private readonly chunks = new Map<string, number>();
+  private readonly waiters: { sessionId: string; n: number; resolve: () => void }[] = [];
+
+  constructor(stream: acp.Stream) {
+    this.connection = acp
+      .client()
+      .onNotification('session/update', ({ params }) => {
+        this.total++;
+        if (params.update.sessionUpdate !== 'agent_message_chunk') return;
+        const n = (this.chunks.get(params.sessionId) ?? 0) + 1;
+        this.chunks.set(params.sessionId, n);
+        for (let i = this.waiters.length - 1; i >= 0; i--) {
+          const w = this.waiters[i]!;
+          if (w.sessionId === params.sessionId && n >= w.n) this.waiters.splice(i, 1), w.resolve();
+        }
+      })
+      .onRequest('session/request_permission', () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } }))
+      .connect(stream);
+  }
+
+  static http(url: string, headers: Record<string, string> = {}): CountingClient {
+    return new CountingClient(createHttpStream(url + '/acp', { headers }));
+  }
+
+  static ws(url: string, headers: Record<string, string> = {}): CountingClient {
+    return new CountingClient(createWebSocketStream(url.replace(/^http/, 'ws') + '/acp', { WebSocket: WebSocket as never, headers }));
+  }
+
+  get agent(): acp.ClientContext {
+    return this.connection.agent;
+  }
+
+  chunkCount(sessionId: string): number {
+    return this.chunks.get(sessionId) ?? 0;
+  }
+
+  /** Resolves once `n` message chunks of the session have arrived in total. */
+  chunksReach(sessionId: string, n: number): Promise<void> {
+    if (this.chunkCount(sessionId) >= n) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ sessionId, n, resolve }));
+  }
+
+  async init(): Promise<this> {
+    await this.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    return this;
+  }
+
+  async newSession(cwd: string): Promise<string> {
+    return (await this.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  }
+
+  close(): void {
+    this.connection.close();
+  }
+}
+
+/** A `troupe acp` child driven directly over stdio by the SDK client (no daemon in between). */
+export class StdioChild {
+  readonly client: CountingClient;
+  private constructor(readonly proc: ChildProcess) {
+    const stream = acp.ndJsonStream(Writable.toWeb(proc.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(proc.stdout!) as ReadableStream<Uint8Array>);
+    this.client = new CountingClient(stream);
+  }
+
+  static start(env: Record<string, string>): StdioChild {
+    const proc = spawn(process.execPath, [BIN, 'acp'], { env: { PATH: process.env.PATH ?? '', TROUPE_DEMO_DELAY_MS: '0', ...env }, stdio: ['pipe', 'pipe', 'ignore'] });
+    proc.stdin!.on('error', () => undefined);
+    return new StdioChild(proc);
+  }
+
+  async close(): Promise<void> {
+    if (this.proc.exitCode !== null) return;
+    const exited = new Promise<void>((r) => this.proc.once('exit', () => r()));
+    this.proc.stdin!.end();
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}

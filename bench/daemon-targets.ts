@@ -1,0 +1,86 @@
+/**
+ * The issue's targets for the daemon, checked against the figures of one daemon-bench run, each with
+ * its ratio to the baseline measured in the same run.
+ */
+import { ratio, type Target } from './daemon-support.js';
+
+/** One entry per target; `met` is a plain boolean; `basis` says when a figure is extrapolated. */
+export function judge(r: any): Record<string, Target & Record<string, unknown>> {
+  const sn = r.sessionNew;
+  const rt = r.roundTrip;
+  const st = r.streaming;
+  const sc = r.scale;
+  const fresh = sc.fresh;
+  const stored = sc.withStored;
+  const agg = fresh.aggregate;
+  const mem = fresh.memory;
+  const loop = fresh.eventLoop;
+  const live = fresh.live;
+  const warm = sn.daemonWarmPoolMs;
+  const cold = sn.daemonColdMs;
+  const refNew = sn.referenceInProcessMs;
+  const rtt = rt.daemonHttp.sessionStateUs;
+  const streamRatio = ratio(st.daemonHttp.updatesPerSecond, st.stdioDirect.updatesPerSecond);
+  return {
+    warmPoolSessionNew: {
+      target: 'p50 ≤ 5 ms, p99 ≤ 25 ms, and p50 no slower than the in-process reference',
+      measured: { p50: warm.p50, p99: warm.p99, referenceP50: refNew.p50, referenceP99: refNew.p99 },
+      ratioVsReference: { p50: ratio(warm.p50, refNew.p50), p99: ratio(warm.p99, refNew.p99) },
+      ratioVsIdleStdioChild: { p50: ratio(warm.p50, sn.stdioIdleChildInitAndNewMs.p50) },
+      met: warm.p50 <= 5 && warm.p99 <= 25 && warm.p50 <= refNew.p50,
+    },
+    coldSessionNew: {
+      target: 'p50 ≤ 120 ms, p99 ≤ 200 ms (--pool 0)',
+      measured: { p50: cold.p50, p99: cold.p99 },
+      ratioVsReference: { p50: ratio(cold.p50, refNew.p50) },
+      ratioVsNodeSpawnToExit: { p50: ratio(cold.p50, sn.nodeSpawnToExitMs.p50) },
+      met: cold.p50 <= 120 && cold.p99 <= 200,
+    },
+    relayRoundTrip: {
+      target: 'HTTP in → child → SSE out: p50 ≤ 250 µs, p99 ≤ 3 ms (`_troupe/session_state` through the SDK HTTP client)',
+      measured: { p50Us: rtt.p50, p99Us: rtt.p99, stdioP50Us: rt.stdioDirect.sessionStateUs.p50, relayOnlyP50Us: rt.relayOnlyUs.p50, referenceP50Us: rt.referenceHttp.sessionStateUs.p50 },
+      ratioVsStdio: { p50: ratio(rtt.p50, rt.stdioDirect.sessionStateUs.p50), p99: ratio(rtt.p99, rt.stdioDirect.sessionStateUs.p99) },
+      ratioVsReference: { p50: ratio(rtt.p50, rt.referenceHttp.sessionStateUs.p50), p99: ratio(rtt.p99, rt.referenceHttp.sessionStateUs.p99) },
+      met: rtt.p50 <= 250 && rtt.p99 <= 3000,
+    },
+    streamingThroughput: {
+      target: '≥ 60% of direct stdio throughput (updates/s, log on)',
+      measured: { daemonHttpUpdatesPerSecond: st.daemonHttp.updatesPerSecond, daemonWsUpdatesPerSecond: st.daemonWs.updatesPerSecond, stdioUpdatesPerSecond: st.stdioDirect.updatesPerSecond, referenceHttpUpdatesPerSecond: st.referenceHttp.updatesPerSecond },
+      ratioVsStdio: { http: streamRatio, ws: ratio(st.daemonWs.updatesPerSecond, st.stdioDirect.updatesPerSecond) },
+      met: streamRatio >= 0.6,
+    },
+    aggregateEvents: {
+      target: `≥ 250k events/s with ≤ 100 streaming sessions (N SSE + N WS clients), and ≥ 2× the SDK reference`,
+      measured: { fanOutEventsPerSecond: agg.daemonSseAndWsPerSession.eventsPerSecond, oneClientEventsPerSecond: agg.daemonOneClientPerSession.eventsPerSecond, referenceEventsPerSecond: agg.referenceOneClientPerSession.eventsPerSecond, sessions: agg.daemonOneClientPerSession.sessions },
+      ratioVsReference: { oneClientPerSession: ratio(agg.daemonOneClientPerSession.eventsPerSecond, agg.referenceOneClientPerSession.eventsPerSecond), fanOut: ratio(agg.daemonSseAndWsPerSession.eventsPerSecond, agg.referenceOneClientPerSession.eventsPerSecond) },
+      met: Math.max(agg.daemonSseAndWsPerSession.eventsPerSecond, agg.daemonOneClientPerSession.eventsPerSecond) >= 250_000 && agg.daemonOneClientPerSession.eventsPerSecond >= 2 * agg.referenceOneClientPerSession.eventsPerSecond,
+    },
+    liveSessions: {
+      target: '≥ 1,000 live sessions with 10,000 stored',
+      basis: `a burst of ${stored.burst.requested} session/new with ${stored.stored} stored (created ${stored.burst.created}); ${live.measuredLive} live sessions on a fresh home measured for memory and fds, 1,000 extrapolated from them; 1,000 children were not run within the time budget`,
+      measured: { storedSessions: stored.stored, burstRequested: stored.burst.requested, burstCreatedWithStored: stored.burst.created, burstFailedWithStored: stored.burst.failed, liveMeasured: live.measuredLive, byMemory: live.extrapolated.sessionsByMemory, byFds: live.extrapolated.sessionsByFds, secondsToSpawn1000: live.extrapolated.secondsToSpawn1000 },
+      met: stored.stored >= 10_000 && stored.burst.failed === 0 && live.extrapolated.sessionsByMemory >= 1000 && live.extrapolated.sessionsByFds >= 1000,
+    },
+    memory: {
+      target: '≤ 20 MB PSS per idle child, ≤ 64 KB of daemon memory per idle session',
+      measured: { childPssMeanMiB: mem.childPssMiB.mean, childPssMaxMiB: mem.childPssMiB.max, daemonPerSessionKiB: mem.daemonPerSessionKiB, referencePerSessionKiB: mem.referencePerSessionKiB },
+      ratioVsReference: { totalPerSession: ratio(mem.totalPerSessionMiB.daemon, mem.totalPerSessionMiB.reference) },
+      met: mem.childPssMiB.mean <= 20 && mem.daemonPerSessionKiB <= 64,
+    },
+    eventLoop: {
+      target: 'daemon loop never blocked > 50 ms, even during a 100-session spawn burst (measured from outside: /v1/health latency every 5 ms)',
+      measured: {
+        burstMaxMs: loop.daemonDuringBurst.latencyMs.max,
+        burstP99Ms: loop.daemonDuringBurst.latencyMs.p99,
+        over50ms: loop.daemonDuringBurst.over50ms,
+        idleMaxMs: loop.daemonIdle.latencyMs.max,
+        burstWithStoredMaxMs: stored.eventLoop.duringBurst.latencyMs.max,
+        burstWithStoredOver50ms: stored.eventLoop.duringBurst.over50ms,
+        idleWithStoredP50Ms: stored.eventLoop.idle.latencyMs.p50,
+        referenceBurstMaxMs: loop.referenceDuringBurst.latencyMs.max,
+      },
+      ratioVsReference: { burstMax: ratio(loop.daemonDuringBurst.latencyMs.max, loop.referenceDuringBurst.latencyMs.max) },
+      met: Math.max(loop.daemonDuringBurst.latencyMs.max, stored.eventLoop.duringBurst.latencyMs.max) <= 50,
+    },
+  };
+}
