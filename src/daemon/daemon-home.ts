@@ -3,7 +3,7 @@
  * keeps one daemon per home, and the state file (pid, url, version) that clients use to find it.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { isProcessAlive } from '../store/index.js';
@@ -54,8 +54,11 @@ export function acquireLock(home: string): () => void {
   throw new TroupeError('daemon_running', `could not take the lock in ${home}`);
 }
 
+/** Written to a temporary file and renamed, so a reader never sees half of it. */
 export function writeState(home: string, state: DaemonState): void {
-  writeFileSync(statePath(home), JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+  const tmp = `${statePath(home)}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, statePath(home));
 }
 
 export function readState(home: string): DaemonState | undefined {

@@ -162,6 +162,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   };
   const pool = new ChildPool(opts.pool, launch, logger);
   const hub = new MachineHub();
+  const running = new Map<string, string>();
   const feeds = new SessionFeeds(home);
   const relay = new Relay({
     options: {
@@ -179,6 +180,10 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       events: (sessionId, events) => {
         feeds.publish(sessionId, events);
         counters.events(events.length);
+        for (const e of events) {
+          if (e.type === 'turn_started') running.set(sessionId, e.turnId);
+          else if (e.type === 'turn_completed' && running.get(sessionId) === e.turnId) running.delete(sessionId);
+        }
       },
       transition: (sessionId, machine, state, event, at) => sessionId && hub.record(sessionId, { machine, state, event, at }),
       exited: (_sessionId, exit, info) => counters.exited(exit.reason, info),
@@ -194,7 +199,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   });
   const transport = server.mountAcp(relay);
   counters.gauges(relay, index, pool, transport);
-  registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt });
+  registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt, turns: { running: (id) => running.get(id) } });
   (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env });
   const listening = await server.listen();
   writeState(home, { pid: process.pid, url: listening.url, version: VERSION, startedAt });

@@ -38,14 +38,22 @@ export class Daemon {
     const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--pool', '1', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const d = new Daemon(proc, home);
     proc.stderr!.on('data', (x) => (d.stderr += x));
-    const deadline = Date.now() + 15_000;
-    while (!existsSync(join(home, 'daemon.json'))) {
-      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`daemon did not start: ${d.stderr}`);
-      await new Promise((r) => setTimeout(r, 20));
+    const deadline = Date.now() + 20_000;
+    try {
+      for (;;) {
+        if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`daemon did not start: ${d.stderr}`);
+        if (existsSync(join(home, 'daemon.json'))) {
+          d.url = JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')).url;
+          d.token = readFileSync(join(home, 'token'), 'utf8').trim();
+          return d;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } catch (err) {
+      // A daemon that failed to come up must not outlive the test (it would hold the test process open).
+      proc.kill('SIGKILL');
+      throw err;
     }
-    d.url = JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')).url;
-    d.token = readFileSync(join(home, 'token'), 'utf8').trim();
-    return d;
   }
 
   get headers(): Record<string, string> {

@@ -17,7 +17,13 @@ import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { SessionFeeds } from '../session-feeds.js';
 
+/** The turn each session is running, from its durable turn_started / turn_completed events. */
+export interface RunningTurns {
+  running(sessionId: string): string | undefined;
+}
+
 export interface ManagementDeps {
+  turns: RunningTurns;
   relay: Relay;
   index: SessionIndex;
   feeds: SessionFeeds;
@@ -30,7 +36,7 @@ export interface ManagementDeps {
 const MACHINES = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine), child: describeMachine(childMachine) };
 
 export function registerManagementRoutes(server: HttpServer, deps: ManagementDeps): void {
-  const { relay, index, feeds, hub } = deps;
+  const { relay, index, feeds, hub, turns } = deps;
 
   const summary = (e: SessionEntry) => {
     const live = relay.sessions.get(e.id);
@@ -73,7 +79,8 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
 
   server.route('GET', '/v1/sessions/:id', (req) => {
     const e = entryOf(req.params.id!);
-    return { ...summary(e), machines: hub.states(e.id), transitions: hub.transitions(e.id).slice(-50) };
+    const turnId = turns.running(e.id);
+    return { ...summary(e), ...(turnId ? { turnId } : {}), machines: hub.states(e.id), transitions: hub.transitions(e.id).slice(-50) };
   });
 
   server.route('GET', '/v1/sessions/:id/transitions', (req) => {
@@ -89,8 +96,10 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     const id = req.params.id!;
     entryOf(id);
     const live = relay.sessions.get(id);
-    if (live?.live) live.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: id } });
-    return { sessionId: id, cancelled: Boolean(live?.live) };
+    // Only a running turn can be cancelled; an idle session says so rather than pretend.
+    const running = Boolean(live?.live) && hub.states(id).session === 'running';
+    if (running) live!.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: id } });
+    return { sessionId: id, cancelled: running };
   });
 
   server.route('POST', '/v1/sessions/:id/steer', async (req) => {

@@ -111,7 +111,8 @@ test('a rejected or unanswered permission is a tool failure the model sees; plan
   const c = AcpChild.start({
     script: { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok' }], [write('c.txt')], [{ text: 'ok' }]] },
     answers: ['reject_once', 'hold'],
-    env: { TROUPE_PERMISSION_TIMEOUT_MS: '100' },
+    // Long enough that a loaded machine still answers the first prompt in time; the held one times out.
+    env: { TROUPE_PERMISSION_TIMEOUT_MS: '1500' },
   });
   t.after(() => c.close());
   const { cwd, sessionId, running } = await started(c);

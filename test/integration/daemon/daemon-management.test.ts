@@ -121,9 +121,13 @@ test('cancel, steer and delete through the management API', async (t) => {
   assert.equal((await d.api('POST', `/v1/sessions/${sessionId}/steer`, { text: 'no turn id' })).status, 400);
   const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
   await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'hanging'), 'hanging turn');
+  const named = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.turnId;
+  for (let i = 0; i < 200 && !(await named()); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.match(await named(), /^turn_/, 'the running turn is named');
   const cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
   assert.deepEqual(cancel.json, { sessionId, cancelled: true });
   assert.equal((await hanging).stopReason, 'cancelled');
+  assert.deepEqual((await d.api('POST', `/v1/sessions/${sessionId}/cancel`)).json, { sessionId, cancelled: false }, 'nothing left to cancel');
   const del = await d.api('DELETE', `/v1/sessions/${sessionId}`);
   assert.equal(del.status, 200);
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).status, 404);
