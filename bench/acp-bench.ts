@@ -29,7 +29,7 @@ const COUNTS = {
   loadItems: num('BENCH_LOAD_ITEMS', 100),
   importRuns: num('BENCH_IMPORT_RUNS', 3),
 };
-type Mem = { pssKiB: number; rssKiB: number };
+type Mem = { pssKiB: number; rssKiB: number; ussKiB: number };
 const HARD_LIMIT_MS = 150_000;
 const BIN = resolve('bin/troupe.js');
 const root = mkdtempSync(join(tmpdir(), 'troupe-acp-bench-'));
@@ -88,7 +88,7 @@ function check(cond: unknown, what: string): void {
 async function spawnPhase() {
   const home = join(root, 'home-spawn');
   const s = { nodeEmpty: [] as number[], baselineInit: [] as number[], troupeInit: [] as number[], troupeFirstNew: [] as number[], troupeFirstPrompt: [] as number[], troupeExit: [] as number[] };
-  const mem = { troupePss: [] as number[], troupeRss: [] as number[], baselinePss: [] as number[], baselineRss: [] as number[] };
+  const mem = { troupePss: [] as number[], troupeRss: [] as number[], troupeUss: [] as number[], baselinePss: [] as number[], baselineRss: [] as number[], baselineUss: [] as number[] };
   for (let i = 0; i < COUNTS.spawns; i++) {
     s.nodeEmpty.push(await nodeEmpty());
 
@@ -99,6 +99,7 @@ async function spawnPhase() {
     const bm = b.memory();
     mem.baselinePss.push(bm.pssKiB);
     mem.baselineRss.push(bm.rssKiB);
+    mem.baselineUss.push(bm.ussKiB);
     await b.close();
 
     const t = start('troupe', home);
@@ -111,6 +112,7 @@ async function spawnPhase() {
     const tm = t.memory();
     mem.troupePss.push(tm.pssKiB);
     mem.troupeRss.push(tm.rssKiB);
+    mem.troupeUss.push(tm.ussKiB);
     const c0 = performance.now();
     check((await t.close()) === 0, `troupe acp exited non-zero; stderr: ${t.stderr}`);
     s.troupeExit.push(performance.now() - c0);
@@ -194,7 +196,7 @@ async function loadPhase() {
 }
 
 const MiB = (kib: number) => Math.round((kib / 1024) * 100) / 100;
-const mib = (m: { pssKiB: number; rssKiB: number }) => ({ pssMiB: MiB(m.pssKiB), rssMiB: MiB(m.rssKiB) });
+const mib = (m: Mem) => ({ pssMiB: MiB(m.pssKiB), rssMiB: MiB(m.rssKiB), ussMiB: MiB(m.ussKiB) });
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -252,7 +254,10 @@ async function main(): Promise<void> {
     memoryAfterOneTurn: {
       troupePssMiB: pss,
       troupeRssMiB: summarize(mem.troupeRss.map(MiB)),
+      troupeUssMiB: summarize(mem.troupeUss.map(MiB)),
       baselinePssMiB: summarize(mem.baselinePss.map(MiB)),
+      baselineUssMiB: summarize(mem.baselineUss.map(MiB)),
+      note: 'PSS shares the node binary and libraries among the node processes running at that moment (here the bench and the child, more on a busy machine), so it varies with the machine; USS (private pages) does not',
       baselineRssMiB: summarize(mem.baselineRss.map(MiB)),
       ratioPssVsBaseline: ratio(pss, summarize(mem.baselinePss.map(MiB))),
       troupeAfterSteadyPrompts: mib(tSteady.memAfterPrompts),

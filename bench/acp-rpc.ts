@@ -54,11 +54,15 @@ export class RpcChild {
     });
   }
 
-  /** PSS and RSS of the child in KiB, from /proc/<pid>/smaps_rollup. */
-  memory(): { pssKiB: number; rssKiB: number } {
+  /**
+   * PSS, RSS and USS (private pages) of the child in KiB, from /proc/<pid>/smaps_rollup. PSS splits
+   * shared pages (the node binary, libraries) among the processes mapping them, so it falls as more
+   * node processes run; USS does not depend on what else runs.
+   */
+  memory(): { pssKiB: number; rssKiB: number; ussKiB: number } {
     const text = readFileSync(`/proc/${this.pid}/smaps_rollup`, 'utf8');
     const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-    return { pssKiB: field('Pss'), rssKiB: field('Rss') };
+    return { pssKiB: field('Pss'), rssKiB: field('Rss'), ussKiB: field('Private_Clean') + field('Private_Dirty') };
   }
 
   /** Ends stdin and waits for exit (SIGKILL after 5 s so a stuck child cannot hang the bench). */
