@@ -12,7 +12,7 @@ import { isValidSessionId, newSessionId } from '../core/ids.js';
 import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
-import { FileEventLog, SessionIndex, sessionsDir } from '../store/index.js';
+import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionsDir } from '../store/index.js';
 import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, isSessionModeId } from '../tools/index.js';
 import { defaultModel, providerStatus, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
@@ -52,8 +52,6 @@ export interface LiveSession {
   detach: () => void;
 }
 
-/** Events after which the index entry changes (title, mode, model, status, last activity). */
-const INDEXED = new Set<AgentEvent['type']>(['session_created', 'session_configured', 'turn_completed', 'session_closed']);
 
 export class SessionHost {
   private readonly live = new Map<string, LiveSession>();
@@ -219,7 +217,7 @@ export class SessionHost {
       reporter?.event(log, event);
       const client = this.client;
       if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
-      if (INDEXED.has(event.type)) void this.index.applyEvents([event]).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
+      if (INDEXED_EVENT_TYPES.has(event.type)) void this.index.applyEvents([event]).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
     });
     const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };
     this.live.set(sessionId, live);

@@ -1,30 +1,42 @@
 /**
- * A warm pool of spawned `troupe acp` children. Spawning and loading modules is most of a session's
- * start-up cost (spec/daemon.md §Warm pool); a pooled child has paid it and waits on stdin, so
- * `session/new` only has to initialize it. Refills in the background, never more than two at once.
+ * Where children come from: a warm pool of spawned `troupe acp` processes, and a spawn queue.
+ * Spawning and loading code is most of a session's start-up cost (spec/daemon.md §Warm pool): a
+ * pooled child has paid it and waits on stdin, so `session/new` only has to initialize it. Spawns
+ * happen one per event-loop turn (a fork blocks the loop in proportion to the daemon's memory), and
+ * at most `concurrency` children load their code at once, so a burst of sessions neither stalls the
+ * daemon nor thrashes the cores; requests wait their turn in order. Refilling has the lowest priority.
  */
 import type { Logger } from '../core/ports.js';
 import type { ChildProcessHandle } from './child-process.actor.js';
 
 export class ChildPool {
   private readonly warm: ChildProcessHandle[] = [];
-  private spawning = 0;
+  private readonly waiting: ((child: ChildProcessHandle) => void)[] = [];
+  private starting = 0;
+  private scheduled = false;
   private closed = false;
 
   constructor(
     private readonly size: number,
     private readonly launch: () => ChildProcessHandle,
     private readonly logger: Logger,
+    private readonly concurrency = 2,
   ) {
-    this.refill();
+    this.pump();
   }
 
-  /** A warm child if one is ready, else a fresh one. The pool refills behind it. */
-  take(): ChildProcessHandle {
+  /** A warm child if one is ready, else the next one spawned. The pool refills behind it. */
+  take(): Promise<ChildProcessHandle> {
     let child: ChildProcessHandle | undefined;
     while ((child = this.warm.shift()) && !child.alive) this.logger.warn('a pooled child died while waiting; discarding it', { pid: child.pid });
-    setImmediate(() => this.refill());
-    return child ?? this.launch();
+    if (child) {
+      this.pump();
+      return Promise.resolve(child);
+    }
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.pump();
+    });
   }
 
   get available(): number {
@@ -37,21 +49,32 @@ export class ChildPool {
     await Promise.all(this.warm.splice(0).map((c) => c.stop(graceMs)));
   }
 
-  private refill(): void {
-    while (!this.closed && this.warm.length + this.spawning < this.size && this.spawning < 2) {
-      this.spawning++;
-      // One spawn per loop turn: fork cost grows with the daemon's RSS and blocks its event loop.
-      setImmediate(() => {
-        this.spawning--;
-        if (this.closed) return;
-        const child = this.launch();
+  /** Spawns the next child when a loading slot is free: for a waiting request first, else to refill. */
+  private pump(): void {
+    if (this.scheduled || this.closed || this.starting >= this.concurrency) return;
+    const needed = this.waiting.length > 0 || this.warm.length + this.starting < this.size;
+    if (!needed) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.closed || this.starting >= this.concurrency) return;
+      const waiter = this.waiting.shift();
+      if (!waiter && this.warm.length + this.starting >= this.size) return;
+      const child = this.launch();
+      this.starting++;
+      void child.started.then(() => {
+        this.starting--;
+        this.pump();
+      });
+      if (waiter) waiter(child);
+      else {
         this.warm.push(child);
         void child.whenExited().then(() => {
           const at = this.warm.indexOf(child);
           if (at >= 0) this.warm.splice(at, 1);
         });
-        this.refill();
-      });
-    }
+      }
+      this.pump();
+    });
   }
 }

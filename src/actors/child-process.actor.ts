@@ -40,10 +40,14 @@ export class ChildProcessHandle {
   private exited?: ChildExit;
   private readonly exitWaiters: ((e: ChildExit) => void)[] = [];
   private handlers?: ChildHandlers;
+  /** Resolves when the child has said hello on its control channel (its code is loaded), or exited. */
+  readonly started: Promise<void>;
+  private markStarted!: () => void;
   /** Lines and frames that arrived before handlers were attached (a pooled child warming up). */
   private early: (() => void)[] = [];
 
   constructor(launch: ChildLaunch, private readonly logger: Logger) {
+    this.started = new Promise((resolve) => (this.markStarted = resolve));
     const execArgs = launch.maxOldSpaceMb ? [`--max-old-space-size=${launch.maxOldSpaceMb}`] : [];
     const [script, ...rest] = launch.args;
     this.proc = spawn(launch.command, [...execArgs, script!, ...rest], { env: launch.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
@@ -59,6 +63,7 @@ export class ChildProcessHandle {
     this.proc.on('close', (code, signal) => {
       const reason = /heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit';
       this.exited = { code, signal, reason, stderrTail: this.stderrTail };
+      this.markStarted();
       this.dispatch(() => this.handlers?.exit(this.exited!));
       this.exitWaiters.splice(0).forEach((w) => w(this.exited!));
     });
@@ -150,6 +155,7 @@ export class ChildProcessHandle {
         stream.removeAllListeners('data');
         return;
       }
+      if (messages.length) this.markStarted();
       for (const m of messages) this.dispatch(() => this.handlers?.control(m));
     });
   }

@@ -23,7 +23,7 @@ export interface SupervisedChildOptions {
   idleMs: number;
   /** Kill the child when no control message arrived for this long. */
   heartbeatTimeoutMs: number;
-  acquire(): ChildProcessHandle;
+  acquire(): Promise<ChildProcessHandle>;
   /** Brings a fresh process to serving the session (initialize, resume); rejects if it cannot. */
   boot(proc: ChildProcessHandle, kind: BootKind): Promise<void>;
   onMessage(msg: Record<string, unknown>): void;
@@ -50,8 +50,12 @@ export class SupervisedChild {
     this.actor = createActor(
       childMachine.provide({
         actions: {
-          spawn: () => queueMicrotask(() => this.spawn()),
-          stopChild: () => void this.proc?.stop(opts.spec.shutdownMs),
+          spawn: () => queueMicrotask(() => void this.spawn()),
+          stopChild: () => {
+            if (this.proc?.alive) void this.proc.stop(opts.spec.shutdownMs);
+            // Stopped before a process arrived (still waiting for one): there is nothing to wait for.
+            else queueMicrotask(() => this.actor.send({ type: 'EXITED', code: 0, signal: null, reason: 'exit', at: Date.now() }));
+          },
           killChild: () => this.proc?.kill(),
           markFailed: () => undefined,
         },
@@ -117,10 +121,13 @@ export class SupervisedChild {
     return done;
   }
 
-  private spawn(): void {
+  private async spawn(): Promise<void> {
     const kind: BootKind = this.spawnedAt.length === 0 ? 'start' : this.bootKind === 'wake' ? 'wake' : 'restart';
     this.bootKind = 'restart';
-    const proc = this.opts.acquire();
+    const proc = await this.opts.acquire();
+    // Stopped while waiting for a process (shutdown, delete): it is not needed any more.
+    const s = this.state;
+    if (s !== 'spawning' && s !== 'restarting') return void proc.stop(this.opts.spec.shutdownMs);
     this.proc = proc;
     this.pid = proc.pid;
     this.spawnedAt.push(Date.now());

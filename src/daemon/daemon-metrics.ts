@@ -21,7 +21,7 @@ export function daemonMetrics(m: Metrics) {
     },
     gauges: (relay: Relay, index: SessionIndex, pool: ChildPool, transport: AcpTransportHandle) => {
       m.gauge('troupe_sessions_live', 'Sessions with a running child.', () => relay.liveCount());
-      m.gauge('troupe_sessions_stored', 'Sessions in the index (not deleted).', () => index.list({ limit: 1_000_000 }).sessions.length);
+      m.gauge('troupe_sessions_stored', 'Sessions in the index (not deleted).', () => index.count());
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);
       m.gauge('troupe_acp_connections', 'Open ACP transport connections.', () => transport.connections().length);
       m.gauge('troupe_daemon_rss_bytes', 'Resident memory of the daemon process.', () => process.memoryUsage().rss);

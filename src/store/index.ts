@@ -11,6 +11,6 @@ export { readLogFile, scanLogFile, decodeLogBuffer, type LogScan, type LogWarnin
 export { type LogHeader, LOG_FORMAT_VERSION } from './log-record.codec.js';
 export { projectStrictJson, resolveMaxEventBytes, DEFAULT_MAX_EVENT_BYTES, MIN_MAX_EVENT_BYTES, MAX_MAX_EVENT_BYTES } from './strict-json.codec.js';
 export { SessionIndex, type SessionIndexOptions, type SessionListOptions, type SessionListPage } from './session-index.store.js';
-export { type SessionEntry, type SessionStatus, SESSION_STATUSES } from './session-summary.js';
+export { type SessionEntry, type SessionStatus, SESSION_STATUSES, INDEXED_EVENT_TYPES } from './session-summary.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { isProcessAlive } from './file-lock.js';

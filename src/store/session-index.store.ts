@@ -171,6 +171,13 @@ export class SessionIndex {
     return this.entries.has(id);
   }
 
+  /** How many sessions are not deleted (without sorting or copying, for health checks and metrics). */
+  count(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.status !== 'deleted') n++;
+    return n;
+  }
+
   list(options: SessionListOptions = {}): SessionListPage {
     const limit = options.limit ?? 100;
     if (!Number.isInteger(limit) || limit < 1) throw new TroupeError('invalid_params', `limit must be a positive integer, got ${limit}`);

@@ -65,7 +65,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
   server.route('GET', '/v1/health', () => ({
     version: deps.version,
     uptimeMs: Date.now() - deps.startedAt,
-    sessions: { live: relay.liveCount(), total: index.list({ limit: 100_000 }).sessions.length },
+    sessions: { live: relay.liveCount(), total: index.count() },
   }));
 
   server.route('GET', '/v1/sessions', (req) => {

@@ -9,7 +9,7 @@ import type { Logger } from '../../core/ports.js';
 import { TroupeError } from '../../core/errors.js';
 import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
-import type { SessionIndex } from '../../store/index.js';
+import { INDEXED_EVENT_TYPES, type SessionIndex } from '../../store/index.js';
 import type { AcpAgentSide, AcpClientChannel, AcpCloseReason, JsonRpcRequest } from '../http/acp/acp.types.js';
 import type { RelayContext, RelayOptions } from './relay-context.js';
 import { RelayConnection } from './relay-connection.js';
@@ -160,7 +160,10 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   events(_session: RelaySession, sessionId: string, events: AgentEvent[]): void {
-    void this.deps.index.applyEvents(events).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
+    // The index changes at these events only; writing it for every streamed chunk would rewrite the
+    // whole file (every session's entry) hundreds of times a second.
+    const indexed = events.filter((e) => INDEXED_EVENT_TYPES.has(e.type));
+    if (indexed.length) void this.deps.index.applyEvents(indexed).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
     this.deps.observer?.events?.(sessionId, events);
   }
 
