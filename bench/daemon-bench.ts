@@ -19,7 +19,7 @@ import { judge } from './daemon-targets.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 export const COUNTS = {
-  warmNews: int('BENCH_WARM_NEWS', 20),
+  warmNews: int('BENCH_WARM_NEWS', 16),
   coldNews: int('BENCH_COLD_NEWS', 10),
   stdioFirstNews: int('BENCH_STDIO_FIRST_NEWS', 6),
   refNews: int('BENCH_REF_NEWS', 100),
@@ -105,7 +105,8 @@ async function main(): Promise<void> {
 
   log('warm pool: session/new, round trips');
   const warm = await daemon(tmp('troupe-dbench-warm-'), ['--pool', '2'], SCRIPTS.tiny);
-  const warmNew = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd);
+  const warmRuns = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd, true);
+  const warmNew = warmRuns.all;
   const rttCounts = { n: COUNTS.rtt, warmup: COUNTS.warmup, prompts: COUNTS.prompts };
   const http = await CountingClient.http(warm.url, warm.headers).init();
   const ws = await CountingClient.ws(warm.url, warm.headers).init();
@@ -124,8 +125,9 @@ async function main(): Promise<void> {
   const sHttp = await CountingClient.http(streamer.url, streamer.headers).init();
   const sWs = await CountingClient.ws(streamer.url, streamer.headers).init();
   const settle = () => waitIdle(() => childPids(streamer.proc.pid!), 80);
-  const streamHttp = await streamRuns(fresh(sHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, settle);
-  const streamWs = await streamRuns(fresh(sWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, settle);
+  const daemonProcs = { server: streamer.proc.pid!, children: () => childPids(streamer.proc.pid!) };
+  const streamHttp = await streamRuns(fresh(sHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const streamWs = await streamRuns(fresh(sWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
   sHttp.close();
   sWs.close();
   await streamer.stop();
@@ -135,19 +137,19 @@ async function main(): Promise<void> {
   const child = StdioChild.start({ TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.stream) });
   track(child.proc);
   const stdio = await stdioRtt(child, cwd, rttCounts);
-  const streamStdio = await streamRuns(fresh(child.client), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns);
+  const streamStdio = await streamRuns(fresh(child.client), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [child.proc.pid!] });
   await child.close();
   const stdioFirstNew = await stdioFirstSessionNew(COUNTS.stdioFirstNews, { TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.tiny) }, cwd, (c) => track(c.proc));
 
   log('reference: round trips, streaming');
   const refClient = await CountingClient.http(ref.url).init();
   const refHttp = await rttSeries(refClient.agent, await refClient.newSession(cwd), rttCounts);
-  const streamRef = await streamRuns(fresh(refClient), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns);
+  const streamRef = await streamRuns(fresh(refClient), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { server: ref.proc.pid!, children: () => [] });
   refClient.close();
 
   log('cold: session/new with --pool 0');
   const cold = await daemon(tmp('troupe-dbench-cold-'), ['--pool', '0'], SCRIPTS.tiny);
-  const coldNew = await daemonSessionNew(cold, 0, COUNTS.coldNews, cwd);
+  const coldNew = (await daemonSessionNew(cold, 0, COUNTS.coldNews, cwd)).all;
   await cold.stop();
 
   log(`scale: seeding ${COUNTS.stored} stored sessions`);
@@ -166,8 +168,9 @@ async function main(): Promise<void> {
 
   Object.assign(result, {
     sessionNew: {
-      note: 'daemon series: one session/new at a time through the SDK HTTP client, after the pool is full and its children idle; stdioIdleChildInitAndNewMs: initialize + session/new sent to an idle, never-used `troupe acp` over stdio (what the relay asks of a pooled child)',
+      note: 'daemon series: one session/new at a time through the SDK HTTP client, after the pool is full and its children idle; daemonWarmPoolRefillFrozenMs: interleaved with the warm series, the child the pool spawns to refill itself is frozen (SIGSTOP) until the response is in (does its boot slow session/new?); stdioIdleChildInitAndNewMs: initialize + session/new sent to an idle, never-used `troupe acp` over stdio (what the relay asks of a pooled child)',
       daemonWarmPoolMs: warmNew,
+      daemonWarmPoolRefillFrozenMs: warmRuns.refillFrozen,
       daemonColdMs: coldNew,
       stdioIdleChildInitAndNewMs: stdioFirstNew,
       referenceInProcessMs: refNew,

@@ -4,10 +4,29 @@
  * `AcpServer` hosting the troupe agent in-process; a `troupe acp` child over stdio; a bare process).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type * as acp from '@agentclientprotocol/sdk';
 import { childPids, CountingClient, sleep, StdioChild, summarize, waitIdle, type Served, type Summary } from './daemon-support.js';
 
 const now = () => performance.now();
+
+/** Children of a process's main thread (where libuv spawns): cheap enough to poll every millisecond. */
+function spawnedBy(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Whether a child has exec'd `troupe acp` (before its exec it still shows the daemon's command line). */
+function execed(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0acp');
+  } catch {
+    return false;
+  }
+}
 
 /** Waits until the daemon has exactly `n` children, all idle (warm children have loaded their code). */
 async function settleChildren(d: Served, n: number): Promise<void> {
@@ -22,23 +41,41 @@ async function settleChildren(d: Served, n: number): Promise<void> {
 /**
  * `session/new` through the daemon, one at a time, each after the pool is full and idle (warm) or
  * with no child at all (cold, `--pool 0`); every session is closed again untimed (its child exits).
+ * With `freezeRefill`, every other sample freezes (SIGSTOP) the children the daemon spawns while the
+ * request runs (the pool's refill) and thaws them after: whether their boot slows `session/new`.
  */
-export async function daemonSessionNew(d: Served, pool: number, n: number, cwd: string): Promise<Summary> {
+export async function daemonSessionNew(d: Served, pool: number, n: number, cwd: string, freezeRefill = false): Promise<{ all: Summary; refillFrozen?: Summary }> {
   const client = await CountingClient.http(d.url, d.headers).init();
-  const ms: number[] = [];
+  const normal: number[] = [];
+  const frozenMs: number[] = [];
   try {
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < (freezeRefill ? 2 * n : n); i++) {
       await settleChildren(d, pool);
+      const freeze = freezeRefill && i % 2 === 1;
+      const before = new Set(childPids(d.proc.pid!));
+      const frozen: number[] = [];
+      let watching = freeze;
+      const watcher = (async () => {
+        while (watching) {
+          // Only once it runs `troupe acp`: stopped between fork and exec, it would block the
+          // daemon's whole event loop (libuv's spawn waits for the exec).
+          for (const p of spawnedBy(d.proc.pid!)) if (!before.has(p) && !frozen.includes(p) && execed(p)) process.kill(p, 'SIGSTOP'), frozen.push(p);
+          await sleep(1);
+        }
+      })();
       const t0 = now();
       const sessionId = await client.newSession(cwd);
-      ms.push(now() - t0);
+      (freeze ? frozenMs : normal).push(now() - t0);
+      watching = false;
+      await watcher;
+      for (const p of frozen) process.kill(p, 'SIGCONT');
       await client.agent.request('session/close', { sessionId });
     }
     await settleChildren(d, pool);
   } finally {
     client.close();
   }
-  return summarize(ms);
+  return { all: summarize(normal), ...(freezeRefill ? { refillFrozen: summarize(frozenMs) } : {}) };
 }
 
 /** `session/new` on the in-process reference (same agent, no children), each session closed untimed. */

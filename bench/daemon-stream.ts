@@ -17,7 +17,15 @@ export async function streamOnce(client: CountingClient, sessionId: string, prom
   return { ms: now() - t0, chunks: client.chunkCount(sessionId) - before };
 }
 
+/** Processes whose CPU time a series reports: the server (daemon or reference) and its children. */
+export interface Procs {
+  server?: number;
+  children: () => number[];
+}
+
 export interface StreamRuns {
+  /** CPU time per update over the timed runs (µs), by process group: where the work went. */
+  cpuUsPerUpdate: { server: number; children: number; client: number };
   runs: number[];
   medianMs: number;
   chunks: number;
@@ -25,18 +33,30 @@ export interface StreamRuns {
 }
 
 /** `runs` long replies after one untimed warm-up (JIT), each in a fresh session made by `fresh`; the median run's rate. */
-export async function streamRuns(fresh: () => Promise<{ client: CountingClient; sessionId: string }>, prompt: string, chunks: number, runs: number, settle: () => Promise<void> = async () => undefined): Promise<StreamRuns> {
+export async function streamRuns(fresh: () => Promise<{ client: CountingClient; sessionId: string }>, prompt: string, chunks: number, runs: number, procs: Procs, settle: () => Promise<void> = async () => undefined): Promise<StreamRuns> {
   const ms: number[] = [];
+  const cpu = { server: 0, children: 0, client: 0 };
   for (let i = -1; i < runs; i++) {
     const { client, sessionId } = await fresh();
     // A daemon refills its pool after each session/new: let that child finish booting first.
     await settle();
+    const kids = procs.children();
+    const ticks = () => ({ server: procs.server ? cpuTicks(procs.server) : 0, children: kids.reduce((a, p) => a + cpuTicks(p), 0) });
+    const [t0, c0] = [ticks(), process.cpuUsage()];
     const r = await streamOnce(client, sessionId, prompt, chunks);
+    const [t1, c1] = [ticks(), process.cpuUsage(c0)];
+    if (i >= 0) {
+      // Clock ticks are 10 ms.
+      cpu.server += (t1.server - t0.server) * 10_000;
+      cpu.children += (t1.children - t0.children) * 10_000;
+      cpu.client += c1.user + c1.system;
+    }
     if (r.chunks !== chunks) throw new Error(`expected ${chunks} chunks, got ${r.chunks}`);
     if (i >= 0) ms.push(r.ms);
   }
   const medianMs = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!;
-  return { runs: ms.map((x) => Math.round(x * 10) / 10), medianMs: Math.round(medianMs * 10) / 10, chunks, updatesPerSecond: Math.round(chunks / (medianMs / 1000)) };
+  const per = (us: number) => Math.round((us / (chunks * runs)) * 10) / 10;
+  return { cpuUsPerUpdate: { server: per(cpu.server), children: per(cpu.children), client: per(cpu.client) }, runs: ms.map((x) => Math.round(x * 10) / 10), medianMs: Math.round(medianMs * 10) / 10, chunks, updatesPerSecond: Math.round(chunks / (medianMs / 1000)) };
 }
 
 export interface Streamer {
@@ -59,9 +79,9 @@ export interface AggregateResult {
 }
 
 /** Every session streams its long reply at once; counts message chunks delivered to every attached client. */
-export async function aggregate(streamers: Streamer[], prompt: string, chunks: number, clients: { sse: number; ws: number }, procs: { server: number; children: () => number[] }): Promise<AggregateResult> {
+export async function aggregate(streamers: Streamer[], prompt: string, chunks: number, clients: { sse: number; ws: number }, procs: Procs): Promise<AggregateResult> {
   const kids = procs.children();
-  const ticks = () => ({ server: cpuTicks(procs.server), children: kids.reduce((a, p) => a + cpuTicks(p), 0), clients: process.cpuUsage() });
+  const ticks = () => ({ server: procs.server ? cpuTicks(procs.server) : 0, children: kids.reduce((a, p) => a + cpuTicks(p), 0), clients: process.cpuUsage() });
   const before = ticks();
   const t0 = now();
   await Promise.all(

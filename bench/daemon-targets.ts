@@ -27,6 +27,7 @@ export function judge(r: any): Record<string, Target & Record<string, unknown>> 
       measured: { p50: warm.p50, p99: warm.p99, referenceP50: refNew.p50, referenceP99: refNew.p99 },
       ratioVsReference: { p50: ratio(warm.p50, refNew.p50), p99: ratio(warm.p99, refNew.p99) },
       ratioVsIdleStdioChild: { p50: ratio(warm.p50, sn.stdioIdleChildInitAndNewMs.p50) },
+      ratioVsRefillFrozen: { p50: ratio(warm.p50, sn.daemonWarmPoolRefillFrozenMs.p50) },
       met: warm.p50 <= 5 && warm.p99 <= 25 && warm.p50 <= refNew.p50,
     },
     coldSessionNew: {
