@@ -5,7 +5,7 @@
  * Run: `npx tsc -p tsconfig.json && node dist/bench/daemon-bench.js` (about 2–3 minutes on 2 cores).
  * Writes bench/results/daemon-bench.json; bench/README.md explains every series and its target.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -82,12 +82,24 @@ async function daemon(home: string, args: string[], script: unknown): Promise<Se
   return d;
 }
 
+function gitDescribe(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { encoding: 'utf8' }).trim();
+    return dirty ? `${head} (src/ has uncommitted changes)` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const cwd = tmp('troupe-dbench-ws-');
   const result: Record<string, any> = {
     bench: 'daemon-bench',
     date: new Date().toISOString(),
+    // What was measured: dist/ is built from the working tree, so say whether src/ differed from HEAD.
+    srcCommit: gitDescribe(),
     node: process.version,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model,
