@@ -14,6 +14,7 @@ import { createAgentApp } from './agent.app.js';
 import { acpCheck } from './acp-check.js';
 import { SessionHost } from './session-host.js';
 import { ControlChannel } from './control-channel.js';
+import { batchedStdout } from './batched-stdout.js';
 
 const USAGE = `Usage: troupe acp [--check | --version]
 
@@ -50,13 +51,17 @@ export async function runAcp(args: string[]): Promise<number> {
   const channel = args.includes('--supervised') ? ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
   const host = await SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, ...(channel ? { reporter: channel } : {}) });
   const app = createAgentApp({ host, env, config, logger });
-  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
+  // The SDK parses stdin; replies leave through the batched writer (one stdout write per loop turn).
+  const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  const out = batchedStdout();
+  const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= host
       .shutdown()
       .catch((err) => logger.error('shutdown failed', { error: String(err) }))
+      .then(() => out.flush())
       .finally(() => channel?.close()));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => void stop().then(() => process.exit(0)));

@@ -105,7 +105,9 @@ export class SessionHost {
     const log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { create: true, logger: this.opts.logger });
     const deps = this.deps(sessionId, log, init.cwd, init.additionalDirectories);
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
-    await this.index.applyEvents((await log.readAfter(0)).events);
+    // The log is the truth and the index can be rebuilt from it: session/new does not wait for it.
+    const created = (await log.readAfter(0)).events;
+    void this.index.applyEvents(created).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
     this.opts.logger.info('session created', { sessionId, cwd: init.cwd, model, mode });
     return this.track(engine, log, 0);
   }

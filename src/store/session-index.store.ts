@@ -209,9 +209,12 @@ export class SessionIndex {
     for (const e of events) {
       const cur = this.entries.get(e.sessionId);
       if (e.type === 'session_created' && cur && cur.lastSeq >= e.seq) continue;
-      const next = foldEvent(cur, e);
+      const before = cur && JSON.stringify(cur);
+      const next = foldEvent(cur && { ...cur }, e);
       if (next) {
         if (next.cwd) next.cwd = resolve(next.cwd);
+        // Reopening a session folds events the index already holds: no write when nothing changed.
+        if (before === JSON.stringify(next)) continue;
         this.entries.set(next.id, next);
         changed = true;
       }
