@@ -34,17 +34,19 @@ export interface HostOptions {
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
 export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'applyEvents' | 'tombstone' | 'flush'>;
 
-/** The catalog of a supervised child: reads from the index as it was, leaves every write to the daemon. */
-function readOnlyCatalog(index: SessionIndex): SessionCatalog {
-  return {
-    isUsed: (id) => index.isUsed(id),
-    get: (id) => index.get(id),
-    list: (options) => index.list(options),
-    applyEvents: async () => undefined,
-    tombstone: async () => undefined,
-    flush: async () => undefined,
-  };
-}
+/**
+ * The catalog of a supervised child: empty. Its daemon owns the index (it answers session/list and
+ * deletes), the log file is the truth when a session is opened, and new ids carry 80 random bits, so
+ * a child never reads or writes the index (with 10,000 sessions that would be megabytes per spawn).
+ */
+const daemonOwnedCatalog: SessionCatalog = {
+  isUsed: () => false,
+  get: () => undefined,
+  list: () => ({ sessions: [] }),
+  applyEvents: async () => undefined,
+  tombstone: async () => undefined,
+  flush: async () => undefined,
+};
 
 export interface LiveSession {
   engine: SessionEngine;
@@ -65,8 +67,8 @@ export class SessionHost {
   ) {}
 
   static async open(opts: HostOptions): Promise<SessionHost> {
-    const index = await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger });
-    return new SessionHost(opts, opts.reporter ? readOnlyCatalog(index) : index);
+    if (opts.reporter) return new SessionHost(opts, daemonOwnedCatalog);
+    return new SessionHost(opts, await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger }));
   }
 
   /** The connection's client and what it advertised at `initialize`. */

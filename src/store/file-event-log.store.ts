@@ -4,7 +4,7 @@
  * older cursors. A writable open repairs a torn tail; a read-only open never modifies the file.
  */
 import { closeSync, fsyncSync, openSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
 import type { Clock, EventLog, EventPage, EventWatcher, Logger, ReadOptions } from '../core/ports.js';
@@ -81,6 +81,7 @@ export class FileEventLog implements EventLog {
   static async create(path: string, options: FileEventLogOptions & { sessionId: string }): Promise<FileEventLog> {
     const clock = options.clock ?? systemClock;
     let fh: FileHandle;
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     try {
       fh = await open(path, 'wx+', 0o600);
     } catch (err) {

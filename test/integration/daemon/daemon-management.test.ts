@@ -3,6 +3,7 @@
 // bad input a daemon must survive while it keeps serving everyone else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { Daemon, tempDir } from '../../support/daemon.js';
 
 const script = {
@@ -134,6 +135,19 @@ test('cancel, steer and delete through the management API', async (t) => {
   await assert.rejects(c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.code === -32002);
 });
 
+/** Announces a 17 MiB body (over the 16 MiB limit) and reads the answer before sending it all. */
+function declaredTooLarge(d: Daemon): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${d.url}/acp`, { method: 'POST', headers: { ...d.headers, 'content-type': 'application/json', 'content-length': String(17 * 1024 * 1024) } });
+    req.on('response', (res) => {
+      resolve(res.statusCode ?? 0);
+      req.destroy();
+    });
+    req.on('error', (err) => reject(err));
+    req.write('{"jsonrpc":"2.0",');
+  });
+}
+
 test('bad input gets typed errors and the daemon keeps serving', async (t) => {
   const d = await Daemon.start({ script });
   t.after(() => d.stop());
@@ -148,7 +162,7 @@ test('bad input gets typed errors and the daemon keeps serving', async (t) => {
   assert.equal((await post({ ...d.headers, Origin: 'https://evil.example' }, init)).status, 403, 'foreign Origin');
   assert.equal((await post(d.headers, '{not json')).status, 400, 'malformed JSON');
   assert.equal((await post({ ...d.headers, 'Acp-Connection-Id': 'nope' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: {} }))).status, 404, 'unknown connection');
-  assert.equal((await post(d.headers, 'x'.repeat(17 * 1024 * 1024))).status, 413, 'oversized body');
+  assert.equal(await declaredTooLarge(d), 413, 'oversized body');
   await assert.rejects(c.agent.request('session/prompt', { sessionId: 'ses_unknown', prompt: [{ type: 'text', text: 'x' }] }), (e: any) => e.code === -32002 && e.data?.sessionId === 'ses_unknown');
   await assert.rejects(c.agent.request('session/new', { cwd: 'relative', mcpServers: [] }), (e: any) => e.code === -32602);
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn', 'still serving');
