@@ -142,7 +142,8 @@ interface ServeSettings {
 async function serve({ home, env, logger, release, opts }: ServeSettings): Promise<number> {
   const startedAt = Date.now();
   const token = ensureToken(home);
-  const index = await SessionIndex.open(sessionsDir(home), { logger });
+  // Sessions are created in bursts: gather a quarter second of index changes into one write.
+  const index = await SessionIndex.open(sessionsDir(home), { logger, writeDelayMs: 250 });
   const images = (() => {
     try {
       const config = loadConfig(env);

@@ -21,6 +21,11 @@ import { foldEvent, type SessionEntry, type SessionStatus } from './session-summ
 export interface SessionIndexOptions {
   clock?: Clock;
   logger?: Logger;
+  /**
+   * Gather the changes of this many milliseconds into one write (default 0: write at once). A busy
+   * daemon creates sessions in bursts, and each write reads, merges and rewrites the whole file.
+   */
+  writeDelayMs?: number;
 }
 
 export interface SessionListOptions {
@@ -47,6 +52,8 @@ export class SessionIndex {
   private chain: Promise<void> = Promise.resolve();
   private readonly clock: Clock;
   private readonly logger: Logger;
+  /** 0 while opening (a rebuild is written at once), then the configured delay. */
+  private writeDelayMs = 0;
   /** Why the index was rebuilt from the logs when it was opened, if it was. */
   rebuiltBecause: 'missing' | 'damaged' | undefined;
 
@@ -63,26 +70,31 @@ export class SessionIndex {
   static async open(dir: string, options: SessionIndexOptions = {}): Promise<SessionIndex> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const index = new SessionIndex(dir, options);
+    await index.loadOrRebuild();
+    index.writeDelayMs = options.writeDelayMs ?? 0;
+    return index;
+  }
+
+  /** Reads the file, or rebuilds it from the logs when it is missing or damaged. */
+  private async loadOrRebuild(): Promise<void> {
     let text: string | undefined;
     try {
-      text = await readFile(index.path, 'utf8');
+      text = await readFile(this.path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
     if (text === undefined) {
-      index.rebuiltBecause = 'missing';
-      await index.rebuild();
-      return index;
+      this.rebuiltBecause = 'missing';
+      return this.rebuild();
     }
-    if (!index.load(text)) {
-      index.logger.warn('session index is damaged; rebuilding it from the logs', { path: index.path });
-      index.rebuiltBecause = 'damaged';
-      await index.rebuild();
-      return index;
+    if (!this.load(text)) {
+      this.logger.warn('session index is damaged; rebuilding it from the logs', { path: this.path });
+      this.rebuiltBecause = 'damaged';
+      return this.rebuild();
     }
-    await index.adoptUnknownLogs();
-    return index;
+    await this.adoptUnknownLogs();
   }
+
 
   private load(text: string): boolean {
     const parsed = parseIndex(text);
@@ -264,11 +276,34 @@ export class SessionIndex {
 
   /** Waits until every change so far is on disk. */
   flush(): Promise<void> {
+    if (this.delayed) {
+      clearTimeout(this.delayed.timer);
+      this.delayed.start();
+    }
     return this.chain;
   }
 
+  /** A write waiting for `writeDelayMs` to pass. */
+  private delayed?: { timer: NodeJS.Timeout; start: () => void; done: Promise<void> };
+
   private persist(): Promise<void> {
     this.dirty = true;
+    if (this.writeDelayMs > 0) {
+      if (this.delayed) return this.delayed.done;
+      let start!: () => void;
+      const gate = new Promise<void>((resolve) => (start = resolve));
+      const done = gate.then(() => {
+        this.delayed = undefined;
+        return this.write();
+      });
+      this.delayed = { timer: setTimeout(start, this.writeDelayMs), start, done };
+      this.delayed.timer.unref();
+      return done;
+    }
+    return this.write();
+  }
+
+  private write(): Promise<void> {
     const p = this.chain.then(async () => {
       if (!this.dirty) return;
       this.dirty = false;

@@ -197,3 +197,23 @@ test('a lock left by a dead process does not block the index', async () => {
     cleanup();
   }
 });
+
+test('with writeDelayMs, a burst of changes is one write; flush writes at once', async () => {
+  const { mkdtempSync, statSync, readFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { SessionIndex } = await import('../../../src/store/index.js');
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-index-delay-'));
+  const index = await SessionIndex.open(dir, { writeDelayMs: 10_000 });
+  const path = join(dir, 'index.json');
+  const before = readFileSync(path, 'utf8');
+  const ids = ['ses_delay_a', 'ses_delay_b', 'ses_delay_c'];
+  const writes = ids.map((id, i) => index.create({ id, cwd: dir, model: 'scripted/demo', mode: 'default', createdAt: 1000 + i }));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(readFileSync(path, 'utf8'), before, 'nothing written before the delay');
+  await index.flush();
+  await Promise.all(writes);
+  const onDisk = JSON.parse(readFileSync(path, 'utf8')).sessions.map((s: { id: string }) => s.id);
+  assert.deepEqual(onDisk.filter((id: string) => ids.includes(id)).sort(), ids);
+  assert.ok(statSync(path).size > before.length);
+});
