@@ -136,10 +136,16 @@ export class SessionHost {
     let cursor = 0;
     while (cursor < through) {
       const page = await session.log.readAfter(cursor, { limit: 1024 });
+      // Notifications leave in call order; waiting for each one costs more than the write itself,
+      // so the replay waits once per page (backpressure still holds: the writer waits for 'drain').
+      const sent: Promise<void>[] = [];
       for (const event of page.events) {
-        if (event.seq > through) return;
-        for (const n of projectEvent(event, this.projectionCaps)) await client.notify('session/update', n);
+        if (event.seq > through) break;
+        for (const n of projectEvent(event, this.projectionCaps)) sent.push(client.notify('session/update', n));
       }
+      await Promise.all(sent);
+      const last = page.events.at(-1);
+      if (!last || last.seq >= through) return;
       cursor = page.cursor;
       if (!page.hasMore) break;
     }
