@@ -37,6 +37,8 @@ export interface SessionSummary {
 }
 
 export interface SessionDetail extends SessionSummary {
+  /** The running turn, when one runs. */
+  turnId?: string;
   machines: Record<string, unknown>;
   transitions: { machine: string; state: string; event: string; at: number }[];
 }

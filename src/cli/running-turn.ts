@@ -7,6 +7,8 @@ import type { DaemonClient } from './daemon.client.js';
 /** The running turn's id, or undefined when the session is idle. */
 export async function runningTurnId(client: DaemonClient, sessionId: string): Promise<string | undefined> {
   const detail = await client.session(sessionId);
+  // The daemon names the running turn; the log is read only when it does not (an older daemon).
+  if (detail.turnId) return detail.turnId;
   const last = detail.lastSeq;
   if (!last) return undefined;
   const abort = new AbortController();

@@ -35,6 +35,11 @@ export class SessionFeeds {
     return this.broker(sessionId).lastSeq();
   }
 
+  /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */
+  knownLastSeq(sessionId: string): number | undefined {
+    return this.brokers.get(sessionId)?.lastSeq();
+  }
+
   close(): void {
     for (const b of this.brokers.values()) b.close();
   }

@@ -215,6 +215,16 @@ export class SessionIndex {
     return { ...full };
   }
 
+  /**
+   * Adds an entry for a session this process knows was just created (a daemon's child made it),
+   * unless the index already has one. Unlike `create`, it does not re-read the file: the id is new.
+   */
+  async adopt(entry: Omit<SessionEntry, 'status' | 'lastSeq' | 'updatedAt'>): Promise<void> {
+    if (this.entries.has(entry.id)) return;
+    this.entries.set(entry.id, { status: 'active', lastSeq: 0, updatedAt: entry.createdAt, ...entry, cwd: resolve(entry.cwd) });
+    await this.persist();
+  }
+
   /** Folds events into their sessions' entries (a `session_created` adds the session) and saves. */
   async applyEvents(events: readonly AgentEvent[]): Promise<void> {
     let changed = false;

@@ -22,7 +22,7 @@ export interface SessionEntry {
 }
 
 /** The events that change an index entry beyond its last seq: writers fold these, not every chunk. */
-export const INDEXED_EVENT_TYPES: ReadonlySet<AgentEvent['type']> = new Set<AgentEvent['type']>(['session_created', 'session_configured', 'turn_completed', 'session_closed']);
+export const INDEXED_EVENT_TYPES: ReadonlySet<AgentEvent['type']> = new Set<AgentEvent['type']>(['session_created', 'session_configured', 'turn_started', 'turn_completed', 'session_closed']);
 
 /** Applies one event to an entry (creating it on `session_created`); returns the entry, or `undefined` if there is none yet. */
 export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): SessionEntry | undefined {

@@ -40,8 +40,11 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
 
   const summary = (e: SessionEntry) => {
     const live = relay.sessions.get(e.id);
+    // The index is written at turn boundaries; the feed knows every durable event since.
+    const lastSeq = Math.max(e.lastSeq, feeds.knownLastSeq(e.id) ?? 0);
     return {
       ...e,
+      lastSeq,
       child: live
         ? {
             state: live.child.state,

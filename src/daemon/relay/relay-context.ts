@@ -20,7 +20,7 @@ export interface RelayContext {
   readonly logger: Logger;
   readonly version: string;
   /** session/new answered: the session has its id. */
-  registered(session: RelaySession, sessionId: string): void;
+  registered(session: RelaySession, sessionId: string, result: Record<string, unknown>): void;
   /** session/new failed: the child serves nothing and is stopped. */
   unregistered(session: RelaySession): void;
   /** Durable events from the child. */

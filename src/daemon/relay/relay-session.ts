@@ -141,7 +141,7 @@ export class RelaySession {
     if (p.method === 'session/new') {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sid === 'string') {
-        this.ctx.registered(this, sid);
+        this.ctx.registered(this, sid, msg.result as Record<string, unknown>);
         this.attach(p.conn, true);
       } else this.ctx.unregistered(this);
     }

@@ -150,9 +150,17 @@ export class Relay implements AcpAgentSide, RelayContext {
 
   // ── RelayContext ───────────────────────────────────────────────────────────────────────────────
 
-  registered(session: RelaySession, sessionId: string): void {
+  registered(session: RelaySession, sessionId: string, result: Record<string, unknown>): void {
     session.sessionId = sessionId;
     this.sessions.set(sessionId, session);
+    // The child reports session_created once durable; a child killed before that must not leave the
+    // session unknown to the index (it would then never be listed, failed or deleted).
+    if (!this.deps.index.get(sessionId)) {
+      const current = (id: string) => (result.configOptions as { id: string; currentValue?: unknown }[] | undefined)?.find((o) => o.id === id)?.currentValue;
+      void this.deps.index
+        .adopt({ id: sessionId, cwd: session.cwd, model: String(current('model') ?? ''), mode: String(current('mode') ?? ''), createdAt: Date.now() })
+        .catch((err) => this.logger.debug('index entry for a new session', { sessionId, error: String(err) }));
+    }
   }
 
   unregistered(session: RelaySession): void {

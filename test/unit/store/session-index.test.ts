@@ -217,3 +217,15 @@ test('with writeDelayMs, a burst of changes is one write; flush writes at once',
   assert.deepEqual(onDisk.filter((id: string) => ids.includes(id)).sort(), ids);
   assert.ok(statSync(path).size > before.length);
 });
+
+test('adopt adds an entry for a new session once; the real session_created then fills it in', async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-index-adopt-'));
+  const index = await SessionIndex.open(dir);
+  await index.adopt({ id: 'ses_adopted', cwd: dir, model: 'scripted/demo', mode: 'default', createdAt: 5 });
+  await index.adopt({ id: 'ses_adopted', cwd: '/elsewhere', model: 'x/y', mode: 'plan', createdAt: 6 });
+  assert.deepEqual([index.get('ses_adopted')?.model, index.get('ses_adopted')?.lastSeq], ['scripted/demo', 0]);
+  await index.setStatus('ses_adopted', 'failed');
+  assert.equal((await SessionIndex.open(dir)).get('ses_adopted')?.status, 'failed', 'written to disk');
+});
