@@ -135,3 +135,22 @@ export function costOf(
     (usage.cacheWriteTokens ?? 0) * (pricing.cacheWrite ?? pricing.input);
   return { amount: micro / 1_000_000, currency: 'USD' };
 }
+
+/** The delay a vendor asks for: `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date). */
+export function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = headers?.get('retry-after');
+  if (!raw) return undefined;
+  const seconds = Number.parseFloat(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** An error's message with its cause's (fetch failures keep the useful part in `cause`). */
+export function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error && cause.message && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
+}

@@ -4,7 +4,7 @@
  * as an SSE `error` event, which the SDK throws as an APIError without a status).
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { ProviderError, type ProviderErrorKind } from '../../core/provider.js';
+import { describeError, ProviderError, retryAfterMs, type ProviderErrorKind } from '../../core/provider.js';
 
 const CONTEXT_OVERFLOW = /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (maximum )?context/i;
 
@@ -14,7 +14,7 @@ export function toAnthropicProviderError(err: unknown, signal: AbortSignal): Pro
   if (signal.aborted || err instanceof Anthropic.APIUserAbortError) {
     return new ProviderError('aborted', 'the request was cancelled');
   }
-  if (err instanceof Anthropic.APIConnectionError) return new ProviderError('network', describe(err));
+  if (err instanceof Anthropic.APIConnectionError) return new ProviderError('network', describeError(err));
   if (err instanceof Anthropic.APIError) {
     const status = err.status;
     const message = err.apiMessage ?? err.message;
@@ -22,7 +22,7 @@ export function toAnthropicProviderError(err: unknown, signal: AbortSignal): Pro
     return new ProviderError(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? retryAfterMs(err.headers) : undefined });
   }
   // A body cut mid-stream surfaces as a fetch TypeError ("terminated") or a socket error.
-  return new ProviderError('network', describe(err));
+  return new ProviderError('network', describeError(err));
 }
 
 function classify(status: number | undefined, type: string | null, message: string): ProviderErrorKind {
@@ -36,20 +36,3 @@ function classify(status: number | undefined, type: string | null, message: stri
   return 'invalid_request';
 }
 
-/** `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date). */
-export function retryAfterMs(headers: Headers | undefined): number | undefined {
-  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const raw = headers?.get('retry-after');
-  if (!raw) return undefined;
-  const seconds = Number.parseFloat(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = (err as { cause?: unknown }).cause;
-  return cause instanceof Error && cause.message && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
-}

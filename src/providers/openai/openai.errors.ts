@@ -5,7 +5,7 @@
  * Ollama and LM Studio use.
  */
 import OpenAI from 'openai';
-import { ProviderError, type ProviderErrorKind } from '../../core/provider.js';
+import { describeError, ProviderError, retryAfterMs, type ProviderErrorKind } from '../../core/provider.js';
 
 const CONTEXT_OVERFLOW = /context[_ ](length|window|size)|maximum context|exceeds? the (available )?context|too many tokens|prompt is too long/i;
 
@@ -13,14 +13,14 @@ const CONTEXT_OVERFLOW = /context[_ ](length|window|size)|maximum context|exceed
 export function toOpenAIProviderError(err: unknown, signal: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
   if (signal.aborted || err instanceof OpenAI.APIUserAbortError) return new ProviderError('aborted', 'the request was cancelled');
-  if (err instanceof OpenAI.APIConnectionError) return new ProviderError('network', describe(err));
+  if (err instanceof OpenAI.APIConnectionError) return new ProviderError('network', describeError(err));
   if (err instanceof OpenAI.APIError) {
     const body = (err.error ?? {}) as { message?: unknown; type?: unknown };
     const message = typeof body.message === 'string' ? body.message : err.message;
     const kind = classify(err.status, err.code ?? undefined, typeof body.type === 'string' ? body.type : undefined, message);
     return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? retryAfterMs(err.headers) : undefined });
   }
-  return new ProviderError('network', describe(err));
+  return new ProviderError('network', describeError(err));
 }
 
 /** Classifies a failure by HTTP status (absent for in-stream errors), error code, type and message. */
@@ -33,24 +33,6 @@ export function classify(status: number | undefined, code: string | undefined, t
   if (status === 413 || ((status === 400 || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
   if ((status !== undefined && status >= 500) || code === 'server_error' || code === 'overloaded') return 'overloaded';
   return 'invalid_request';
-}
-
-/** `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date). */
-export function retryAfterMs(headers: Headers | undefined): number | undefined {
-  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const raw = headers?.get('retry-after');
-  if (!raw) return undefined;
-  const seconds = Number.parseFloat(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = (err as { cause?: unknown }).cause;
-  return cause instanceof Error && cause.message && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
 }
 
 /** Parses streamed tool arguments; an empty string means no arguments. */
