@@ -45,7 +45,7 @@ const server = new AcpServer({
     const host = hosts.shift();
     if (!host) throw new Error(`more than ${ahead} connections at once; raise BENCH_REF_HOSTS`);
     refill();
-    return createAgentApp({ host, env, config, logger });
+    return createAgentApp({ openHost: async () => host, env, config, logger });
   },
 });
 const acpHandler = createNodeHttpHandler(server);

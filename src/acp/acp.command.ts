@@ -9,11 +9,10 @@ import * as acp from '@agentclientprotocol/sdk';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
 import { VERSION } from '../core/version.js';
 import { loadConfig } from '../providers/config.js';
-import { resolveTroupeHome } from '../store/index.js';
+import { resolveTroupeHome } from '../store/paths.js';
 import { createAgentApp } from './agent.app.js';
 import { acpCheck } from './acp-check.js';
-import { SessionHost } from './session-host.js';
-import { ControlChannel } from './control-channel.js';
+import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
 
 const USAGE = `Usage: troupe acp [--check | --version]
@@ -48,9 +47,14 @@ export async function runAcp(args: string[]): Promise<number> {
     return 1;
   }
   // Under a daemon, fd 3 carries heartbeats, durable events and machine transitions to it.
-  const channel = args.includes('--supervised') ? ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
-  const host = await SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, ...(channel ? { reporter: channel } : {}) });
-  const app = createAgentApp({ host, env, config, logger });
+  const channel = args.includes('--supervised') ? (await import('./control-channel.js')).ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
+  // The session machinery is a separate chunk of the bundle, loaded after `initialize` is answered.
+  let host: Promise<SessionHost> | undefined;
+  const openHost = () =>
+    (host ??= import('./session-host.js').then(({ SessionHost }) =>
+      SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, ...(channel ? { reporter: channel } : {}) }),
+    ));
+  const app = createAgentApp({ openHost, env, config, logger });
   // The SDK parses stdin; replies leave through the batched writer (one stdout write per loop turn).
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   const out = batchedStdout();
@@ -58,8 +62,8 @@ export async function runAcp(args: string[]): Promise<number> {
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
-    (stopping ??= host
-      .shutdown()
+    (stopping ??= (host ?? Promise.resolve(undefined))
+      .then((opened) => opened?.shutdown())
       .catch((err) => logger.error('shutdown failed', { error: String(err) }))
       .then(() => out.flush())
       .finally(() => channel?.close()));

@@ -7,15 +7,20 @@ import * as acp from '@agentclientprotocol/sdk';
 import { z } from 'zod';
 import { ERROR_CODES, isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { resolveModel } from '../providers/registry.js';
+import { defaultModel, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
-import { isMode, type LiveSession, type SessionHost } from './session-host.js';
+import { isSessionModeId } from '../tools/modes.js';
+import type { LiveSession, SessionHost } from './session-host.js';
 import { configOptions, modeState, SLASH_COMMANDS } from './session-options.js';
 import { initializeResult } from './capabilities.js';
 import { slashCommand, toContent } from './prompt-content.js';
 
 export interface AgentOptions {
-  host: SessionHost;
+  /**
+   * The session host, opened on first use: `initialize` never waits for it, so an editor sees the
+   * agent answer before the session machinery (engine, store, tools) has even been loaded.
+   */
+  openHost(): Promise<SessionHost>;
   env: NodeJS.ProcessEnv;
   config: TroupeConfig;
   logger: Logger;
@@ -52,12 +57,21 @@ const forkParams = z
   .passthrough();
 
 export function createAgentApp(opts: AgentOptions): acp.AgentApp {
-  const { host, env, config, logger } = opts;
+  const { env, config, logger } = opts;
   const guarded = guard(logger);
+  // The connection's client and what it advertised: given to the host when it opens (or again on a
+  // repeated initialize).
+  let peer: { client: acp.AgentContext; caps: acp.ClientCapabilities } | undefined;
+  let opened: Promise<SessionHost> | undefined;
+  const host = (): Promise<SessionHost> =>
+    (opened ??= opts.openHost().then((h) => {
+      if (peer) h.attach(peer.client, peer.caps);
+      return h;
+    }));
 
-  const sessionState = (live: LiveSession) => {
+  const sessionState = (h: SessionHost, live: LiveSession) => {
     const conv = live.engine.conversation;
-    return { modes: modeState(conv.mode), configOptions: configOptions({ mode: conv.mode, model: conv.model }, host.models()) };
+    return { modes: modeState(conv.mode), configOptions: configOptions({ mode: conv.mode, model: conv.model }, h.models()) };
   };
   /** Sent once the response that made the session known has left (next turn of the loop). */
   const announceCommands = (client: acp.AgentContext, sessionId: string) =>
@@ -71,10 +85,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       throw new TroupeError('invalid_params', `session ${live.engine.sessionId} works in ${live.engine.conversation.cwd}; a session's cwd never changes (another directory means another session)`);
     }
   };
-  const configure = async (client: acp.AgentContext, live: LiveSession, change: { mode?: string; model?: string }) => {
-    if (change.mode !== undefined && !isMode(change.mode)) throw new TroupeError('invalid_params', `unknown mode '${change.mode}' (default, accept-edits, plan, bypass)`);
+  const configure = async (client: acp.AgentContext, h: SessionHost, live: LiveSession, change: { mode?: string; model?: string }) => {
+    if (change.mode !== undefined && !isSessionModeId(change.mode)) throw new TroupeError('invalid_params', `unknown mode '${change.mode}' (default, accept-edits, plan, bypass)`);
     live.engine.configure(change);
-    const options = sessionState(live).configOptions;
+    const options = sessionState(h, live).configOptions;
     await client.notify('session/update', { sessionId: live.engine.sessionId, update: { sessionUpdate: 'config_option_update', configOptions: options } });
     return options;
   };
@@ -82,10 +96,13 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   return acp
     .agent({ name: 'troupe' })
     .onRequest('initialize', ({ params, client }) => {
-      host.attach(client, params.clientCapabilities ?? {});
+      peer = { client, caps: params.clientCapabilities ?? {} };
+      if (opened) void opened.then((h) => peer && h.attach(peer.client, peer.caps));
+      // Load the session machinery right after this answer has gone out, not before it.
+      setImmediate(() => void host().catch((err) => logger.error('cannot open the session store', { error: String(err) })));
       const images = (() => {
         try {
-          return resolveModel(host.defaultModel(), env, config).capabilities.images;
+          return resolveModel(defaultModel(env, config), env, config).capabilities.images;
         } catch {
           return false;
         }
@@ -96,34 +113,37 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/new',
       guarded('session/new', async (p: acp.NewSessionRequest, { client }) => {
         if (p.mcpServers.length) logger.warn('MCP servers are not supported yet; ignoring them', { count: p.mcpServers.length });
-        const live = await host.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
+        const h = await host();
+        const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
         announceCommands(client, live.engine.sessionId);
-        return { sessionId: live.engine.sessionId, ...sessionState(live) };
+        return { sessionId: live.engine.sessionId, ...sessionState(h, live) };
       }),
     )
     .onRequest(
       'session/load',
       guarded('session/load', async (p: acp.LoadSessionRequest, { client }) => {
-        const live = await host.get(p.sessionId);
+        const h = await host();
+        const live = await h.get(p.sessionId);
         sameCwd(live, p.cwd);
-        await host.replay(live);
+        await h.replay(live);
         announceCommands(client, p.sessionId);
-        return sessionState(live);
+        return sessionState(h, live);
       }),
     )
     .onRequest(
       'session/resume',
       guarded('session/resume', async (p: acp.ResumeSessionRequest, { client }) => {
-        const live = await host.get(p.sessionId);
+        const h = await host();
+        const live = await h.get(p.sessionId);
         sameCwd(live, p.cwd);
         announceCommands(client, p.sessionId);
-        return sessionState(live);
+        return sessionState(h, live);
       }),
     )
     .onRequest(
       'session/list',
       guarded('session/list', async (p: acp.ListSessionsRequest) => {
-        const page = host.index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
+        const page = (await host()).index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
         return {
           sessions: page.sessions.map((s) => ({
             sessionId: s.id,
@@ -138,15 +158,16 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/close',
       guarded('session/close', async (p: acp.CloseSessionRequest) => {
-        if (!host.isLive(p.sessionId) && !host.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
-        await host.unload(p.sessionId);
+        const h = await host();
+        if (!h.isLive(p.sessionId) && !h.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
+        await h.unload(p.sessionId);
         return {};
       }),
     )
     .onRequest(
       'session/delete',
       guarded('session/delete', async (p: acp.DeleteSessionRequest) => {
-        await host.delete(p.sessionId);
+        await (await host()).delete(p.sessionId);
         return {};
       }),
     )
@@ -154,40 +175,44 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/fork',
       forkParams,
       guarded('session/fork', async (p: z.infer<typeof forkParams>, { client }) => {
-        const live = await host.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);
+        const h = await host();
+        const live = await h.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);
         announceCommands(client, live.engine.sessionId);
-        return { sessionId: live.engine.sessionId, ...sessionState(live) };
+        return { sessionId: live.engine.sessionId, ...sessionState(h, live) };
       }),
     )
     .onRequest(
       'session/set_mode',
       guarded('session/set_mode', async (p: acp.SetSessionModeRequest, { client }) => {
-        await configure(client, await host.get(p.sessionId), { mode: p.modeId });
+        const h = await host();
+        await configure(client, h, await h.get(p.sessionId), { mode: p.modeId });
         return {};
       }),
     )
     .onRequest(
       'session/set_config_option',
       guarded('session/set_config_option', async (p: acp.SetSessionConfigOptionRequest, { client }) => {
-        const live = await host.get(p.sessionId);
+        const h = await host();
+        const live = await h.get(p.sessionId);
         const value = (p as { value: unknown }).value;
         if (typeof value !== 'string') throw new TroupeError('invalid_params', `config option ${p.configId} takes a string value`);
-        if (p.configId === 'mode') return { configOptions: await configure(client, live, { mode: value }) };
-        if (p.configId === 'model') return { configOptions: await configure(client, live, { model: value }) };
+        if (p.configId === 'mode') return { configOptions: await configure(client, h, live, { mode: value }) };
+        if (p.configId === 'model') return { configOptions: await configure(client, h, live, { model: value }) };
         throw new TroupeError('invalid_params', `unknown config option '${p.configId}' (mode, model)`);
       }),
     )
     .onRequest(
       'session/prompt',
       guarded('session/prompt', async (p: acp.PromptRequest, { client }) => {
-        const live = await host.get(p.sessionId);
+        const h = await host();
+        const live = await h.get(p.sessionId);
         const command = slashCommand(p.prompt);
         if (command?.name === 'compact') {
           await live.engine.compactNow();
           return { stopReason: 'end_turn' };
         }
         if (command) {
-          await configure(client, live, { [command.name]: command.arg });
+          await configure(client, h, live, { [command.name]: command.arg });
           return { stopReason: 'end_turn' };
         }
         const model = resolveModel(live.engine.conversation.model, env, config);
@@ -200,13 +225,14 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       }),
     )
     .onNotification('session/cancel', async ({ params }) => {
-      if (host.isLive(params.sessionId)) (await host.get(params.sessionId)).engine.cancel();
+      const h = await host();
+      if (h.isLive(params.sessionId)) (await h.get(params.sessionId)).engine.cancel();
     })
     .onRequest(
       '_troupe/steer',
       steerParams,
       guarded('_troupe/steer', async (p: z.infer<typeof steerParams>) => {
-        const live = await host.get(p.sessionId);
+        const live = await (await host()).get(p.sessionId);
         const model = resolveModel(live.engine.conversation.model, env, config);
         return live.engine.steer(p.expectedTurnId, toContent(p.prompt as acp.ContentBlock[], { images: model.capabilities.images, model: model.id }));
       }),
@@ -215,7 +241,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       '_troupe/session_state',
       sessionIdOnly,
       guarded('_troupe/session_state', async (p: z.infer<typeof sessionIdOnly>) => {
-        const live = await host.get(p.sessionId);
+        const live = await (await host()).get(p.sessionId);
         const conv = live.engine.conversation;
         return { sessionId: p.sessionId, ...live.engine.state(), mode: conv.mode, model: conv.model, title: conv.title ?? null };
       }),

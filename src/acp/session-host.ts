@@ -13,7 +13,7 @@ import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
 import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionsDir } from '../store/index.js';
-import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, isSessionModeId } from '../tools/index.js';
+import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID } from '../tools/index.js';
 import { defaultModel, providerStatus, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
@@ -261,10 +261,6 @@ export class SessionHost {
     if (!this.client) throw new TroupeError('internal_error', 'no ACP client is attached yet');
     return this.client;
   }
-}
-
-export function isMode(value: string): boolean {
-  return isSessionModeId(value);
 }
 
 async function assertDirectory(path: string, field: string): Promise<void> {

@@ -4,7 +4,7 @@
  * as ACP requires, and kept in sync with each other.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import { SESSION_MODES } from '../tools/index.js';
+import { SESSION_MODES } from '../tools/modes.js';
 
 export function modeState(currentModeId: string): acp.SessionModeState {
   return { currentModeId, availableModes: SESSION_MODES.map((m) => ({ id: m.id, name: m.name, description: m.description })) };
