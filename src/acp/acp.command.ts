@@ -54,6 +54,8 @@ export async function runAcp(args: string[]): Promise<number> {
     (host ??= import('./session-host.js').then(({ SessionHost }) =>
       SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, ...(channel ? { reporter: channel } : {}) }),
     ));
+  // A daemon's child waits in the warm pool before anyone asks it anything: load everything now.
+  if (channel) void openHost().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
   const app = createAgentApp({ openHost, env, config, logger });
   // The SDK parses stdin; replies leave through the batched writer (one stdout write per loop turn).
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
