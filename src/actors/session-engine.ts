@@ -53,7 +53,7 @@ export class SessionEngine {
   private readonly actor: Actor<typeof sessionMachine>;
   /** Prompts not yet settled: their result promise and its resolver. */
   private readonly waiting = new Map<string, { promise: Promise<PromptResult>; resolve: (r: PromptResult) => void }>();
-  private readonly steerOutcomes = new Map<string, TroupeError | 'accepted'>();
+  private readonly steerOutcomes = new Map<string, TroupeError>();
   private readonly inspectors = new Set<(event: InspectionEvent) => void>();
 
   private constructor(sessionId: string, deps: EngineDeps) {
@@ -146,7 +146,7 @@ export class SessionEngine {
     this.actor.send({ type: 'STEER', steerId, expectedTurnId, content });
     const outcome = this.steerOutcomes.get(steerId);
     this.steerOutcomes.delete(steerId);
-    if (outcome instanceof TroupeError) throw outcome;
+    if (outcome) throw outcome;
     return { steerId, turnId: expectedTurnId };
   }
 

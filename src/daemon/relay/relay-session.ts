@@ -30,12 +30,10 @@ export class RelaySession {
   /** The capabilities the child was initialized with (the creating or waking connection's). */
   private caps: Record<string, unknown> = {};
   readonly child: SupervisedChild;
-  lastControlAt = 0;
   /** The child's latest heartbeat: its memory and how many events it has appended. */
   health?: { rss: number; heapUsed: number; events: number; at: number };
   /** Revived by a message other than load/resume: the first boot must resume the session too. */
   private readonly resumeOnStart: boolean;
-  machines: { session?: string; turn?: string } = {};
 
   constructor(
     private readonly ctx: RelayContext,
@@ -184,10 +182,8 @@ export class RelaySession {
   }
 
   private control(c: ControlMessage): void {
-    this.lastControlAt = Date.now();
     if (c.t === 'events') this.ctx.events(this, c.sessionId, c.events);
     else if (c.t === 'transition') {
-      this.machines[c.machine] = c.state;
       this.ctx.transition(this, c.machine, c.state, c.event, c.at);
     } else if (c.t === 'hb') {
       this.health = { rss: c.rss, heapUsed: c.heapUsed, events: c.events, at: c.at };
