@@ -42,6 +42,8 @@ Options:
   --heartbeat-timeout-ms N kill a child silent for N ms (default 10000; at least 3 heartbeats)
   --restart-intensity N    restarts allowed per period before a session fails (default 3)
   --restart-period-ms N    the period (default 60000)
+  --connection-idle-ms N   reap an ACP connection whose client vanished after N ms (default 300000)
+  --max-connections N      open ACP connections at once; one more is capacity_exceeded (default 256)
 Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
 `;
 
@@ -64,6 +66,8 @@ export async function runServe(args: string[]): Promise<number> {
         'heartbeat-timeout-ms': { type: 'string', default: '10000' },
         'restart-intensity': { type: 'string', default: String(DEFAULT_CHILD_SPEC.intensity) },
         'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
+        'connection-idle-ms': { type: 'string', default: '300000' },
+        'max-connections': { type: 'string', default: '256' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -104,6 +108,8 @@ export async function runServe(args: string[]): Promise<number> {
       heartbeatTimeoutMs: num('heartbeat-timeout-ms', 50),
       intensity: num('restart-intensity', 0),
       periodMs: num('restart-period-ms', 1),
+      connectionIdleMs: num('connection-idle-ms', 1),
+      maxConnections: num('max-connections', 1),
     };
     if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
       throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
@@ -136,6 +142,8 @@ interface ServeSettings {
     heartbeatTimeoutMs: number;
     intensity: number;
     periodMs: number;
+    connectionIdleMs: number;
+    maxConnections: number;
   };
 }
 
@@ -198,7 +206,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
     logger,
     ...(opts.tlsCert && opts.tlsKey ? { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey } } : {}),
   });
-  const transport = server.mountAcp(relay);
+  const transport = server.mountAcp(relay, { idleTimeoutMs: opts.connectionIdleMs, maxConnections: opts.maxConnections });
   counters.gauges(relay, index, pool, transport);
   registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt, turns: { running: (id) => running.get(id) } });
   (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env });

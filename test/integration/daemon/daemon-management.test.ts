@@ -177,3 +177,24 @@ test('live sessions are capped: one more is capacity_exceeded', async (t) => {
   await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
   await assert.rejects(c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }), (e: any) => e.code === -32052 && e.data?.code === 'capacity_exceeded');
 });
+
+test('--connection-idle-ms reaps a connection whose client vanished', async (t) => {
+  const d = await Daemon.start({ script, args: ['--connection-idle-ms', '300'] });
+  t.after(() => d.stop());
+  const headers = { ...d.headers, 'content-type': 'application/json' };
+  const init = await fetch(`${d.url}/acp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }) });
+  const connectionId = init.headers.get('acp-connection-id')!;
+  assert.ok(connectionId);
+  const list = () => fetch(`${d.url}/acp`, { method: 'POST', headers: { ...headers, 'Acp-Connection-Id': connectionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: {} }) });
+  assert.equal((await list()).status, 202, 'alive while used');
+  // The client goes away without DELETE: no stream, no request. Watch the connection count only
+  // (any request on the connection would count as activity).
+  const connections = async () => Number(/^troupe_acp_connections (\d+)$/m.exec(await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text())?.[1]);
+  assert.equal(await connections(), 1);
+  const deadline = Date.now() + 10_000;
+  while ((await connections()) !== 0) {
+    if (Date.now() > deadline) throw new Error('the abandoned connection was never reaped');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal((await list()).status, 404, 'its id is gone');
+});
