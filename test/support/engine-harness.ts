@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEvent } from '../../src/core/events.js';
 import { silentLogger, systemClock, type PermissionAsker } from '../../src/core/ports.js';
+import type { ModelProvider } from '../../src/core/provider.js';
 import { newSessionId } from '../../src/core/ids.js';
 import { TroupeError } from '../../src/core/errors.js';
 import { SessionEngine } from '../../src/actors/session-engine.js';
@@ -36,6 +37,8 @@ export interface HarnessOptions {
   asker?: PermissionAsker;
   capabilities?: ReplayScript['capabilities'];
   model?: string;
+  /** Puts a model of the test's own around the scripted one (e.g. one that enforces its window). */
+  wrapProvider?: (scripted: ModelProvider) => ModelProvider;
 }
 
 export function text(t: string) {
@@ -48,7 +51,8 @@ export function makeHarness(replies: ScriptItem[][] | ReplayScript, options: Har
   const sessionId = newSessionId();
   const log = new MemoryEventLog({ sessionId });
   const asker = (options.asker as ControlledAsker) ?? new ControlledAsker();
-  const provider = createScriptedProvider({ script, env: {} });
+  const scripted = createScriptedProvider({ script, env: {} });
+  const provider = options.wrapProvider ? options.wrapProvider(scripted) : scripted;
   const deps: EngineDeps = {
     log,
     resolveModel(modelId) {

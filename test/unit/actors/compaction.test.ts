@@ -8,20 +8,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import type { AgentEvent } from '../../../src/core/events.js';
-import { silentLogger, systemClock } from '../../../src/core/ports.js';
-import { newSessionId } from '../../../src/core/ids.js';
 import { ProviderError, type ModelCapabilities, type ModelMessage, type ModelProvider, type ModelRequest } from '../../../src/core/provider.js';
-import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineLimits } from '../../../src/actors/engine-core.js';
 import { estimateTokens, fitForSummary, SUMMARY_INSTRUCTION } from '../../../src/actors/compaction.effect.js';
-import { MemoryEventLog } from '../../../src/store/memory-event-log.store.js';
-import { createScriptedProvider } from '../../../src/providers/scripted/scripted.provider.js';
 import type { ScriptItem } from '../../../src/providers/scripted/script-items.js';
-import { createPermissionPolicy, createWorkspaceTools } from '../../../src/tools/index.js';
-import { ControlledAsker } from '../../support/controlled-asker.js';
-import { eventSchemaError } from '../../support/event-schema.js';
-import { text } from '../../support/engine-harness.js';
+import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
 import { fcRuns, fcSeed } from '../../support/fc-seed.js';
 
 const CAPS: ModelCapabilities = { contextWindow: 100_000, maxOutputTokens: 1_000, tools: true, thinking: false, images: false };
@@ -29,14 +20,9 @@ const CAPS: ModelCapabilities = { contextWindow: 100_000, maxOutputTokens: 1_000
 /** The model's own token count: independent of troupe's estimator, scaled by `density`. */
 const vendorCount = (r: ModelRequest, density: number) => Math.ceil((JSON.stringify({ s: r.system, m: r.messages, t: r.tools }).length / 4) * density);
 
-interface Setup {
-  engine: SessionEngine;
-  dir: string;
-  events: AgentEvent[];
-  schemaErrors: string[];
+interface Setup extends Harness {
   /** Every request the model received (accepted or refused), in order. */
   requests: { request: ModelRequest; refused: boolean }[];
-  ofType<T extends AgentEvent['type']>(type: T): Extract<AgentEvent, { type: T }>[];
 }
 
 /**
@@ -46,48 +32,25 @@ interface Setup {
  * many more tokens the model counts in summarization requests than ~4 characters a token.
  */
 function setup(replies: ScriptItem[][], opts: { windows: Record<string, number>; model: string; compactionDensity?: number; limits?: Partial<EngineLimits> }): Setup {
-  const dir = mkdtempSync(join(tmpdir(), 'troupe-compaction-'));
-  const inner = createScriptedProvider({ script: { replies }, env: {} });
   const requests: Setup['requests'] = [];
   const caps = (model: string): ModelCapabilities => ({ ...CAPS, contextWindow: opts.windows[model]! });
-  const provider: ModelProvider = {
-    id: 'scripted',
-    capabilities: caps,
-    async *stream(request, signal) {
-      const window = caps(request.model).contextWindow;
-      const used = vendorCount(request, request.purpose === 'compaction' ? (opts.compactionDensity ?? 1) : 1);
-      requests.push({ request: structuredClone(request), refused: used > window });
-      if (used > window) throw new ProviderError('context_overflow', `prompt is too long: ${used} tokens > ${window} maximum`, { status: 400 });
-      yield* inner.stream({ ...request, model: 'replay' }, signal);
-    },
-  };
-  const sessionId = newSessionId();
-  const log = new MemoryEventLog({ sessionId });
-  const events: AgentEvent[] = [];
-  const schemaErrors: string[] = [];
-  const append = log.append.bind(log);
-  log.append = (input) => {
-    const e = append(input);
-    events.push(e);
-    const err = eventSchemaError(e);
-    if (err) schemaErrors.push(err);
-    return e;
-  };
-  const engine = SessionEngine.create(
-    {
-      log,
-      resolveModel: (id) => ({ provider, model: id.slice('scripted/'.length), capabilities: caps(id.slice('scripted/'.length)) }),
-      tools: createWorkspaceTools({ cwd: dir, additionalDirectories: [] }),
-      policy: createPermissionPolicy(),
-      asker: new ControlledAsker(),
-      clock: systemClock,
-      logger: silentLogger,
-      limits: { ...DEFAULT_LIMITS, ...opts.limits },
-      systemPrompt: 'You are a test model.',
-    },
-    { sessionId, cwd: dir, model: `scripted/${opts.model}`, mode: 'bypass' },
-  );
-  return { engine, dir, events, schemaErrors, requests, ofType: (type) => events.filter((e) => e.type === type) as never };
+  const h = makeHarness(replies, {
+    mode: 'bypass',
+    model: `scripted/${opts.model}`,
+    ...(opts.limits ? { limits: opts.limits } : {}),
+    wrapProvider: (inner): ModelProvider => ({
+      id: 'scripted',
+      capabilities: caps,
+      async *stream(request, signal) {
+        const window = caps(request.model).contextWindow;
+        const used = vendorCount(request, request.purpose === 'compaction' ? (opts.compactionDensity ?? 1) : 1);
+        requests.push({ request: structuredClone(request), refused: used > window });
+        if (used > window) throw new ProviderError('context_overflow', `prompt is too long: ${used} tokens > ${window} maximum`, { status: 400 });
+        yield* inner.stream({ ...request, model: 'replay' }, signal);
+      },
+    }),
+  });
+  return { ...h, requests };
 }
 
 const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} line ${i} ${'x'.repeat(60)}`).join('\n') + '\n';
