@@ -56,13 +56,29 @@ export class ControlChannel implements SessionReporter {
 
   event(log: EventLog, event: AgentEvent): void {
     this.events++;
-    const queue = this.pending.get(event.sessionId) ?? [];
-    if (queue.length === 0) this.pending.set(event.sessionId, queue);
+    let queue = this.pending.get(event.sessionId);
+    if (!queue) this.pending.set(event.sessionId, (queue = []));
     queue.push(event);
-    // Durability is monotonic, so these resolve in order; each sends whatever is durable by then.
-    void log.whenDurable(event.seq).then(
-      () => this.flush(event.sessionId, event.seq),
-      () => undefined,
+    // One wait per burst, not per event: after this loop turn, wait until the newest queued event is
+    // durable and send everything durable by then in one frame.
+    if (this.waiting.has(event.sessionId)) return;
+    this.waiting.add(event.sessionId);
+    setImmediate(() => this.sendWhenDurable(log, event.sessionId));
+  }
+
+  private readonly waiting = new Set<string>();
+
+  private sendWhenDurable(log: EventLog, sessionId: string): void {
+    const queue = this.pending.get(sessionId);
+    const newest = queue?.at(-1)?.seq;
+    if (newest === undefined) return void this.waiting.delete(sessionId);
+    void log.whenDurable(newest).then(
+      () => {
+        this.flush(sessionId, newest);
+        if (this.pending.get(sessionId)?.length) setImmediate(() => this.sendWhenDurable(log, sessionId));
+        else this.waiting.delete(sessionId);
+      },
+      () => this.waiting.delete(sessionId),
     );
   }
 

@@ -21,7 +21,7 @@ export class SessionFeeds {
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
       if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, broker.lastSeq(), e.seq - 1)) broker.publish(missed, 0);
-      broker.publish(e, JSON.stringify(e).length);
+      broker.publish(e, approximateBytes(e));
     }
   }
 
@@ -74,4 +74,14 @@ export class SessionFeeds {
 function readLogFileSyncSafe(path: string): { events: AgentEvent[]; lastSeq: number; firstSeq: number } {
   const { scan, events } = decodeLogBuffer(readFileSync(path), path);
   return { events, lastSeq: scan.lastSeq, firstSeq: scan.firstSeq ?? scan.lastSeq + 1 };
+}
+
+/**
+ * An event's size for the feed's memory bound, without serializing it: the text it carries plus a
+ * fixed overhead for the envelope. The bound needs an order of magnitude, not an exact count.
+ */
+function approximateBytes(e: AgentEvent): number {
+  const text = 'text' in e && typeof e.text === 'string' ? e.text.length : 0;
+  const output = 'output' in e && typeof e.output === 'string' ? e.output.length : 0;
+  return 256 + text + output;
 }
