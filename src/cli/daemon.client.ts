@@ -6,6 +6,7 @@
 import { ERROR_CODES, TroupeError, type ErrorCode } from '../core/errors.js';
 import { CliError } from './cli-io.js';
 import { readSse, type SseMessage } from './sse.reader.js';
+import type { SessionEntry } from '../store/session-summary.js';
 
 /** Where a daemon is and how to talk to it. */
 export interface DaemonTarget {
@@ -22,16 +23,7 @@ export interface Health {
 }
 
 /** A session as GET /v1/sessions lists it. */
-export interface SessionSummary {
-  id: string;
-  cwd: string;
-  title?: string;
-  model: string;
-  mode: string;
-  createdAt: number;
-  updatedAt: number;
-  status: string;
-  lastSeq: number;
+export interface SessionSummary extends SessionEntry {
   child: { state: string; pid: number | null; restarts: number } | null;
   connections: number;
 }

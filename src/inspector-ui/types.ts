@@ -1,28 +1,11 @@
 /**
- * The shapes the inspector page reads from the management API. Declared here (not imported from
- * src/machines or src/core) because the page is its own program: it runs in a browser and talks to
- * the daemon over HTTP only.
+ * The shapes the inspector page reads from the management API. The page is its own program (it runs
+ * in a browser and talks to the daemon over HTTP only), so it takes troupe's types with `import type`
+ * only: they vanish from the compiled page.
  */
-export interface TransitionDescription {
-  event: string;
-  targets: string[];
-  guard?: string;
-}
+import type { SessionEntry } from '../store/session-summary.js';
 
-export interface StateDescription {
-  path: string;
-  key: string;
-  type: 'atomic' | 'compound' | 'parallel' | 'final' | 'history';
-  initial?: string;
-  invokes: string[];
-  transitions: TransitionDescription[];
-  states: StateDescription[];
-}
-
-export interface MachineDescription {
-  id: string;
-  root: StateDescription;
-}
+export type { MachineDescription, StateDescription, TransitionDescription } from '../machines/serialize.js';
 
 export type MachineName = 'session' | 'turn' | 'child';
 
@@ -56,16 +39,8 @@ export interface ReplayedTransition {
   cause: LogEvent;
 }
 
-export interface SessionRow {
-  id: string;
-  cwd: string;
-  title?: string;
-  model: string;
-  mode: string;
-  createdAt: number;
-  updatedAt: number;
-  status: string;
-  lastSeq: number;
+/** A session as GET /v1/sessions lists it: the index entry, its child and its connections. */
+export interface SessionRow extends SessionEntry {
   child: { state: string; pid: number | null; restarts: number } | null;
   connections: number;
 }

@@ -21,6 +21,9 @@ const ALLOWED: Record<string, string[]> = {
   // and the model catalogue (providers).
   cli: ['core', 'wire', 'store', 'providers'],
   main: ['cli', 'acp', 'daemon', 'core'],
+  // The inspector page runs in a browser: it may take troupe's types (`import type`, erased when
+  // compiled) and nothing else; a value import would break the page, which its e2e test would show.
+  'inspector-ui': ['core', 'machines', 'store'],
 };
 
 /** Packages that only one folder may import. */
