@@ -12,28 +12,15 @@ import * as acp from '@agentclientprotocol/sdk';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import WebSocket from 'ws';
+import { summarize as summarizeSamples } from './acp-stats.js';
 
 export const BIN = resolve('bin/troupe.js');
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
-export interface Summary {
-  n: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  mean: number;
-  min: number;
-  max: number;
-}
-
-/** Nearest-rank percentiles: every figure is a value that was measured. */
-export function summarize(xs: readonly number[], digits = 3): Summary {
-  if (xs.length === 0) throw new Error('summarize: no samples');
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-  return { n: s.length, p50: round(at(50), digits), p90: round(at(90), digits), p99: round(at(99), digits), mean: round(s.reduce((a, b) => a + b, 0) / s.length, digits), min: round(s[0]!, digits), max: round(s.at(-1)!, digits) };
-}
+/** Percentiles as the ACP bench computes them, to three decimals here (µs-scale figures). */
+export type { Summary } from './acp-stats.js';
+export const summarize = (xs: readonly number[], digits = 3) => summarizeSamples(xs, digits);
 
 export const ratio = (a: number, b: number): number => round(a / b, 3);
 
