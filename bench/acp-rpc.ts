@@ -29,9 +29,10 @@ export class RpcChild {
   private readonly pending = new Map<number, { resolve: (r: RpcReply) => void; reject: (e: Error) => void; t0: number; n0: number; method: string }>();
   private readonly exited: Promise<number | null>;
 
-  constructor(args: string[], env: NodeJS.ProcessEnv) {
+  /** `controlPipe`: also give the child a pipe on fd 3, as a daemon does (`troupe acp --supervised`). */
+  constructor(args: string[], env: NodeJS.ProcessEnv, options: { controlPipe?: boolean } = {}) {
     this.spawnedAt = performance.now();
-    this.proc = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc = spawn(process.execPath, args, { env, stdio: options.controlPipe ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'] });
     this.exited = new Promise((r) => this.proc.once('exit', (code) => r(code)));
     this.proc.stdout!.setEncoding('utf8');
     this.proc.stdout!.on('data', (chunk: string) => this.onData(chunk));

@@ -48,18 +48,20 @@ export async function runAcp(args: string[]): Promise<number> {
   }
   // Under a daemon, fd 3 carries heartbeats, durable events and machine transitions to it.
   const channel = args.includes('--supervised') ? (await import('./control-channel.js')).ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
+  // Replies leave through the batched writer (one stdout write per loop turn); live session/updates
+  // are written to it directly as text, the rest of the protocol goes through the SDK.
+  const out = batchedStdout();
   // The session machinery is a separate chunk of the bundle, loaded after `initialize` is answered.
   let host: Promise<SessionHost> | undefined;
   const openHost = () =>
     (host ??= import('./session-host.js').then(({ SessionHost }) =>
-      SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, ...(channel ? { reporter: channel } : {}) }),
+      SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : {}) }),
     ));
   // A daemon's child waits in the warm pool before anyone asks it anything: load everything now.
   if (channel) void openHost().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
   const app = createAgentApp({ openHost, env, config, logger });
-  // The SDK parses stdin; replies leave through the batched writer (one stdout write per loop turn).
+  // The SDK parses stdin.
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
-  const out = batchedStdout();
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
   let stopping: Promise<void> | undefined;

@@ -2,40 +2,54 @@
  * The agent's outgoing messages as NDJSON on stdout, one write per event-loop turn. The SDK's own
  * ndJsonStream writer does one write (and one promise chain) per message, which dominates a
  * `session/load` replay of a long session; batching keeps the order and the backpressure (a full
- * pipe makes the next message wait for 'drain') and costs one write per burst instead.
+ * pipe makes the SDK's next message wait for 'drain') and costs one write per burst instead.
+ *
+ * `lines()` is the direct path for live `session/update`s, already serialized: the SDK's per-message
+ * promise chain and WritableStream cost several times what the update itself does. Everything, SDK
+ * message or direct line, is queued in the order it reaches this writer.
  */
 import type * as acp from '@agentclientprotocol/sdk';
 
 export interface BatchedWriter {
   writable: WritableStream<acp.AnyMessage>;
+  /** Queues NDJSON text (complete lines, each ending in '\n') behind everything queued so far. */
+  lines(text: string): void;
   /** Writes what is pending now and waits until the pipe has taken it. */
   flush(): Promise<void>;
 }
 
 export function batchedStdout(out: NodeJS.WritableStream = process.stdout): BatchedWriter {
-  let pending: string[] = [];
+  let pending = '';
   let scheduled = false;
   let drained: Promise<void> = Promise.resolve();
   const flush = () => {
     scheduled = false;
     if (pending.length === 0) return;
-    const text = pending.join('');
-    pending = [];
+    const text = pending;
+    pending = '';
     if (!out.write(text)) drained = new Promise((resolve) => out.once('drain', resolve));
+  };
+  const queue = (text: string) => {
+    pending += text;
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
   };
   return {
     writable: new WritableStream<acp.AnyMessage>({
       async write(message) {
-        await drained;
+        // Queued at once, so that it keeps its place among direct lines; the SDK's next message
+        // waits for the pipe to drain (backpressure).
         // JSON.stringify never emits a raw newline, so each message stays on its own line.
-        pending.push(JSON.stringify(message) + '\n');
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
+        queue(JSON.stringify(message) + '\n');
+        await drained;
       },
       close: () => flush(),
     }),
+    lines(text) {
+      if (text.length > 0) queue(text);
+    },
     async flush() {
       flush();
       await drained;

@@ -17,7 +17,7 @@ import { createLocalCommandBackend, createLocalFileBackend, createPermissionPoli
 import { defaultModel, providerStatus, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
-import { projectEvent, type ProjectionCaps } from './update.projection.js';
+import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import { systemPrompt } from './system-prompt.js';
 import type { SessionReporter } from './control-channel.js';
 
@@ -29,6 +29,11 @@ export interface HostOptions {
   limits?: Partial<EngineLimits>;
   /** Supervised children report events and transitions to their daemon, which owns the index. */
   reporter?: SessionReporter;
+  /**
+   * Where live `session/update`s go as NDJSON text (`troupe acp`: its stdout writer), instead of one
+   * SDK `notify` each, which costs several times the update itself.
+   */
+  updateLines?: (text: string) => void;
 }
 
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
@@ -222,11 +227,13 @@ export class SessionHost {
       for (const e of (await log.readAfter(reportFrom, { limit: 100_000 })).events) this.opts.reporter.event(log, e);
     }
     const reporter = this.opts.reporter;
+    const updateLines = this.opts.updateLines;
     const stopInspecting = reporter ? engine.inspect((ev) => reporter.transition(sessionId, ev)) : () => undefined;
     const stop = engine.observe((event) => {
       reporter?.event(log, event);
       const client = this.client;
-      if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
+      if (client && updateLines) updateLines(projectEventLines(event, this.projectionCaps));
+      else if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
       if (INDEXED_EVENT_TYPES.has(event.type)) void this.index.applyEvents([event]).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
     });
     const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };

@@ -112,3 +112,41 @@ export function projectEvent(e: AgentEvent, caps: ProjectionCaps): acp.SessionNo
   const meta = { troupe: { seq: e.seq, ...('turnId' in e && e.turnId ? { turnId: e.turnId } : {}) } };
   return updatesOf(e, caps).map((update) => ({ sessionId: e.sessionId, update: { ...update, _meta: meta } as Update }));
 }
+
+const js = JSON.stringify;
+
+/** The JSON-RPC envelope of one `session/update`, as the SDK's `notify` writes it. */
+function notificationLine(n: acp.SessionNotification): string {
+  return js({ jsonrpc: '2.0', method: 'session/update', params: n });
+}
+
+/**
+ * The text around a chunk's `text` and `seq`, cached for the latest (session, kind, message, turn):
+ * a reply streams thousands of chunks that differ only in those two fields.
+ */
+let chunkKey = '';
+let chunkHead = '';
+let chunkMid = '';
+let chunkTail = '';
+
+/**
+ * The `session/update` notifications of one event as NDJSON text, byte for byte what
+ * `JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params })` gives for each of
+ * `projectEvent(e, caps)` (one line each, '' for an internal event). Text chunks, nearly every event
+ * of a streamed reply, are written from a cached template instead of being built as objects first.
+ */
+export function projectEventLines(e: AgentEvent, caps: ProjectionCaps): string {
+  if ((e.type === 'agent_message_chunk' || e.type === 'agent_thought_chunk') && typeof e.text === 'string') {
+    const key = `${e.sessionId}\n${e.type}\n${e.messageId}\n${e.turnId ?? ''}`;
+    if (key !== chunkKey) {
+      chunkKey = key;
+      chunkHead = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${js(e.sessionId)},"update":{"sessionUpdate":"${e.type}","content":{"type":"text","text":`;
+      chunkMid = `},${e.messageId === undefined ? '' : `"messageId":${js(e.messageId)},`}"_meta":{"troupe":{"seq":`;
+      chunkTail = `${e.turnId ? `,"turnId":${js(e.turnId)}` : ''}}}}}}\n`;
+    }
+    return chunkHead + js(e.text) + chunkMid + e.seq + chunkTail;
+  }
+  let out = '';
+  for (const n of projectEvent(e, caps)) out += notificationLine(n) + '\n';
+  return out;
+}
