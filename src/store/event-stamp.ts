@@ -4,7 +4,7 @@
  */
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
-import { projectStrictJson } from './strict-json.codec.js';
+import { jsonStringBytes, projectStrictJson } from './strict-json.codec.js';
 
 /** A projected event without its stamp, and its size in bytes of compact JSON. */
 export interface PreparedEvent {
@@ -33,9 +33,36 @@ export function prepareEvent(input: AgentEventInput, sessionId: string, maxBytes
     });
   }
   // Room for the stamp is reserved up front so that the limit bounds the stored event.
-  const { value, bytes } = projectStrictJson(input, maxBytes - STAMP_OVERHEAD - 26, STAMP_KEYS);
+  const limit = maxBytes - STAMP_OVERHEAD - 26;
+  const chunk = textChunk(raw, limit);
+  if (chunk) return chunk;
+  const { value, bytes } = projectStrictJson(input, limit, STAMP_KEYS);
   const body = value as Record<string, unknown>;
   return { body, bytes: bytes + STAMP_OVERHEAD + 26 };
+}
+
+/** The keys of a text chunk as the engine writes them, in order. */
+const CHUNK_KEYS = ['type', 'sessionId', 'turnId', 'messageId', 'text'] as const;
+// `{}`, four commas, and each key quoted with its colon.
+const CHUNK_FIXED_BYTES = 2 + 4 + CHUNK_KEYS.reduce((n, k) => n + k.length + 3, 0);
+
+/**
+ * The projection of a text chunk (nearly every event of a streamed reply) without the general
+ * walk: for an input of exactly the chunk's string fields, in the engine's order, it gives the same
+ * copy and size `projectStrictJson` would, at a fraction of the cost. Anything else: undefined.
+ */
+function textChunk(raw: Record<string, unknown>, limit: number): PreparedEvent | undefined {
+  if (raw.type !== 'agent_message_chunk' && raw.type !== 'agent_thought_chunk') return undefined;
+  if (Object.getPrototypeOf(raw) !== Object.prototype) return undefined;
+  let i = 0;
+  for (const key in raw) if (key !== CHUNK_KEYS[i++]) return undefined;
+  if (i !== CHUNK_KEYS.length) return undefined;
+  const { type, sessionId, turnId, messageId, text } = raw;
+  if (typeof sessionId !== 'string' || typeof turnId !== 'string' || typeof messageId !== 'string' || typeof text !== 'string') return undefined;
+  const bytes = CHUNK_FIXED_BYTES + type.length + 2 + jsonStringBytes(sessionId) + jsonStringBytes(turnId) + jsonStringBytes(messageId) + jsonStringBytes(text);
+  // Over the limit: the general path throws the error with its details.
+  if (bytes > limit) return undefined;
+  return { body: { type, sessionId, turnId, messageId, text }, bytes: bytes + STAMP_OVERHEAD + 26 };
 }
 
 /** Stamps a prepared event. The body object becomes the event (it is a private copy already). */

@@ -34,7 +34,8 @@ export interface Projection<T = unknown> {
 // Printable ASCII other than `"` and `\`: such a string's JSON length is its length plus quotes.
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-function jsonStringBytes(s: string): number {
+/** Bytes of a string as compact JSON text (quotes and escapes included). */
+export function jsonStringBytes(s: string): number {
   return PLAIN.test(s) ? s.length + 2 : Buffer.byteLength(JSON.stringify(s));
 }
 
