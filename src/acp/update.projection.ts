@@ -124,10 +124,7 @@ function notificationLine(n: acp.SessionNotification): string {
  * The text around a chunk's `text` and `seq`, cached for the latest (session, kind, message, turn):
  * a reply streams thousands of chunks that differ only in those two fields.
  */
-let chunkKey = '';
-let chunkHead = '';
-let chunkMid = '';
-let chunkTail = '';
+const chunk = { sessionId: '', type: '', messageId: '' as string | undefined, turnId: '' as string | undefined, head: '', mid: '', tail: '' };
 
 /**
  * The `session/update` notifications of one event as NDJSON text, byte for byte what
@@ -137,14 +134,17 @@ let chunkTail = '';
  */
 export function projectEventLines(e: AgentEvent, caps: ProjectionCaps): string {
   if ((e.type === 'agent_message_chunk' || e.type === 'agent_thought_chunk') && typeof e.text === 'string') {
-    const key = `${e.sessionId}\n${e.type}\n${e.messageId}\n${e.turnId ?? ''}`;
-    if (key !== chunkKey) {
-      chunkKey = key;
-      chunkHead = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${js(e.sessionId)},"update":{"sessionUpdate":"${e.type}","content":{"type":"text","text":`;
-      chunkMid = `},${e.messageId === undefined ? '' : `"messageId":${js(e.messageId)},`}"_meta":{"troupe":{"seq":`;
-      chunkTail = `${e.turnId ? `,"turnId":${js(e.turnId)}` : ''}}}}}}\n`;
+    const c = chunk;
+    if (c.sessionId !== e.sessionId || c.type !== e.type || c.messageId !== e.messageId || c.turnId !== e.turnId || c.head === '') {
+      c.sessionId = e.sessionId;
+      c.type = e.type;
+      c.messageId = e.messageId;
+      c.turnId = e.turnId;
+      c.head = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${js(e.sessionId)},"update":{"sessionUpdate":"${e.type}","content":{"type":"text","text":`;
+      c.mid = `},${e.messageId === undefined ? '' : `"messageId":${js(e.messageId)},`}"_meta":{"troupe":{"seq":`;
+      c.tail = `${e.turnId ? `,"turnId":${js(e.turnId)}` : ''}}}}}}\n`;
     }
-    return chunkHead + js(e.text) + chunkMid + e.seq + chunkTail;
+    return c.head + js(e.text) + c.mid + e.seq + c.tail;
   }
   let out = '';
   for (const n of projectEvent(e, caps)) out += notificationLine(n) + '\n';
