@@ -3,7 +3,7 @@
  * announce the tool calls the model asked for. Nothing is emitted once `signal` has aborted, so a
  * cancelled turn keeps exactly the events emitted before the cancel.
  */
-import { costOf, type ProviderStopReason } from '../core/provider.js';
+import { costOf, type ProviderEvent, type ProviderStopReason } from '../core/provider.js';
 import { newLocalId } from '../core/ids.js';
 import { TroupeError } from '../core/errors.js';
 import type { ToolCallRequest } from '../core/ports.js';
@@ -11,55 +11,37 @@ import type { StepOutcome } from '../machines/turn.machine.js';
 import type { EngineCore } from './engine-core.js';
 import { classify, StepError } from './step-error.js';
 
+/** What one model call produced, filled in as its stream is read. */
+interface StepReading {
+  calls: ToolCallRequest[];
+  /** Calls whose arguments were not a JSON object: they fail with the raw text for the model to see. */
+  invalid: Map<string, string>;
+  stop: ProviderStopReason;
+  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+  /** Set by the signal's abort event. */
+  aborted: boolean;
+}
+
 export async function modelStep(core: EngineCore, turnId: string, signal: AbortSignal): Promise<StepOutcome> {
   const resolved = core.model();
   const request = core.request(resolved);
-  const sessionId = core.sessionId;
-  const messageId = newLocalId('msg');
-  const thoughtId = newLocalId('thought');
-  const calls: ToolCallRequest[] = [];
-  // Names arrive on tool_call_start and are needed at tool_call_end.
-  const names = new Map<string, string>();
-  // Calls whose arguments were not a JSON object: they fail with the raw text for the model to see.
-  const invalid = new Map<string, string>();
-  let stop: ProviderStopReason = 'end_turn';
-  let usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | undefined;
-
+  const reading: StepReading = { calls: [], invalid: new Map(), stop: 'end_turn', aborted: signal.aborted };
+  // The signal is touched here, once per step, and never in the loop that reads the stream: every
+  // AbortSignal has a V8 map of its own, so optimized code that touched one would be thrown away by
+  // the next turn's signal and compiled again (tens of ms of CPU per turn).
+  const onAbort = () => void (reading.aborted = true);
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
-    for await (const ev of resolved.provider.stream(request, signal)) {
-      if (signal.aborted) break;
-      switch (ev.type) {
-        case 'text_delta':
-          if (ev.text) core.emit({ type: 'agent_message_chunk', sessionId, turnId, messageId, text: ev.text });
-          break;
-        case 'thinking_delta':
-          if (ev.text) core.emit({ type: 'agent_thought_chunk', sessionId, turnId, messageId: thoughtId, text: ev.text });
-          break;
-        case 'tool_call_end':
-          calls.push({ id: ev.id, name: names.get(ev.id) ?? 'unknown', input: ev.input });
-          if (ev.invalidArgs !== undefined) invalid.set(ev.id, ev.invalidArgs);
-          break;
-        case 'reasoning_part':
-          core.emit({ type: 'reasoning_part', sessionId, turnId, part: ev.part });
-          break;
-        case 'tool_call_start':
-          names.set(ev.id, ev.name);
-          break;
-        case 'usage':
-          usage = ev;
-          break;
-        case 'stop':
-          stop = ev.reason;
-          break;
-        default:
-          break;
-      }
-    }
+    await readStream(core, turnId, resolved.provider.stream(request, signal), reading);
   } catch (err) {
     if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
     throw classify(err);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
   if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
+  const { calls, invalid, usage, stop } = reading;
+  const sessionId = core.sessionId;
 
   if (usage) {
     const cost = costOf(usage, resolved.capabilities.pricing);
@@ -78,6 +60,44 @@ export async function modelStep(core: EngineCore, turnId: string, signal: AbortS
   }
   announceToolCalls(core, turnId, calls, invalid);
   return { stop, toolCalls: calls };
+}
+
+/** Emits the deltas of a provider stream as they arrive (the hot loop of a streamed reply). */
+async function readStream(core: EngineCore, turnId: string, stream: AsyncIterable<ProviderEvent>, reading: StepReading): Promise<void> {
+  const sessionId = core.sessionId;
+  const messageId = newLocalId('msg');
+  const thoughtId = newLocalId('thought');
+  // Names arrive on tool_call_start and are needed at tool_call_end.
+  const names = new Map<string, string>();
+  for await (const ev of stream) {
+    if (reading.aborted) break;
+    switch (ev.type) {
+      case 'text_delta':
+        if (ev.text) core.emit({ type: 'agent_message_chunk', sessionId, turnId, messageId, text: ev.text });
+        break;
+      case 'thinking_delta':
+        if (ev.text) core.emit({ type: 'agent_thought_chunk', sessionId, turnId, messageId: thoughtId, text: ev.text });
+        break;
+      case 'tool_call_end':
+        reading.calls.push({ id: ev.id, name: names.get(ev.id) ?? 'unknown', input: ev.input });
+        if (ev.invalidArgs !== undefined) reading.invalid.set(ev.id, ev.invalidArgs);
+        break;
+      case 'reasoning_part':
+        core.emit({ type: 'reasoning_part', sessionId, turnId, part: ev.part });
+        break;
+      case 'tool_call_start':
+        names.set(ev.id, ev.name);
+        break;
+      case 'usage':
+        reading.usage = ev;
+        break;
+      case 'stop':
+        reading.stop = ev.reason;
+        break;
+      default:
+        break;
+    }
+  }
 }
 
 /** Every call the model asked for is shown at once (pending), before any of them runs. */

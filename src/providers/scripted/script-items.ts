@@ -48,16 +48,30 @@ export function chunkWords(text: string): string[] {
  * Plays items as a stream. `chunkDelayMs` > 0 streams text word by word with that pause.
  * `estimate` supplies usage when the items carry none, so usage is always reported.
  */
-export async function* playItems(
+export function playItems(
   items: ScriptItem[],
   signal: AbortSignal,
+  opts: { chunkDelayMs?: number; estimate: () => { input: number; output: number } },
+): AsyncGenerator<ProviderEvent> {
+  // The generator reads a flag, never the signal itself (a plain function touches it, once): every
+  // AbortSignal has a V8 map of its own, so an optimized loop that touched one would be thrown away
+  // by the next request's signal. The listener goes away with the signal.
+  const abort = { aborted: signal.aborted };
+  signal.addEventListener('abort', () => void (abort.aborted = true), { once: true });
+  return play(items, signal, abort, opts);
+}
+
+async function* play(
+  items: ScriptItem[],
+  signal: AbortSignal,
+  abort: { aborted: boolean },
   opts: { chunkDelayMs?: number; estimate: () => { input: number; output: number } },
 ): AsyncGenerator<ProviderEvent> {
   let stop: ProviderStopReason | undefined;
   let sawTool = false;
   let sawUsage = false;
   for (const item of items) {
-    if (signal.aborted) throw new ProviderError('aborted', 'the request was aborted');
+    if (abort.aborted) throw new ProviderError('aborted', 'the request was aborted');
     if ('text' in item || 'thought' in item) {
       const text = 'text' in item ? item.text : item.thought;
       const pieces = opts.chunkDelayMs ? chunkWords(text) : [text];

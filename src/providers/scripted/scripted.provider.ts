@@ -35,6 +35,11 @@ function summaryOf(request: ModelRequest): string {
   return `Summary of the earlier conversation: ${users} user messages and ${tools} tool results. Last request: ${lastUserText(request).slice(0, 200)}`;
 }
 
+/** A stream that fails on its first read, as an async generator that threw would. */
+async function* failing(err: unknown): AsyncGenerator<ProviderEvent> {
+  throw err;
+}
+
 export interface ScriptedOptions {
   /** A script object; otherwise `scriptPath`, otherwise env TROUPE_SCRIPT (read on first use). */
   script?: ReplayScript;
@@ -61,24 +66,24 @@ export function createScriptedProvider(options: ScriptedOptions = {}): ModelProv
       if (model === 'replay' && (script || options.scriptPath || env.TROUPE_SCRIPT)) return { ...BASE, ...(replay().capabilities ?? {}) };
       return model === 'demo' ? { ...BASE, contextWindow: 32_000, maxOutputTokens: 4_096 } : BASE;
     },
-    async *stream(request, signal): AsyncGenerator<ProviderEvent> {
-      const estimate = () => ({ input: estimateTokens(request.messages, request.system), output: 50 });
-      if (request.purpose === 'compaction') {
-        yield* playItems([{ text: summaryOf(request) }], signal, { estimate });
-        return;
+    // Not an async generator itself: delegating with `yield*` would add a promise round trip per
+    // item to the one playItems already takes. Errors still surface on the first next().
+    stream(request, signal): AsyncGenerator<ProviderEvent> {
+      try {
+        const estimate = () => ({ input: estimateTokens(request.messages, request.system), output: 50 });
+        if (request.purpose === 'compaction') return playItems([{ text: summaryOf(request) }], signal, { estimate });
+        if (request.model === 'demo') return playItems(demoReply(request), signal, { chunkDelayMs: demoDelay, estimate });
+        if (request.model !== 'replay') throw new ProviderError('invalid_request', `unknown scripted model '${request.model}' (use demo or replay)`);
+        const s = replay();
+        cursor ??= new ReplyCursor(s);
+        // Keyed replies answer a user's message, not the tool results that follow their own tool calls.
+        const fromUser = request.messages.at(-1)?.role === 'user';
+        const items = cursor.take(fromUser ? lastUserText(request) : undefined);
+        if (!items) throw new ProviderError('invalid_request', `scripted/replay: the script has no reply left (it has ${s.replies.length})`);
+        return playItems(items, signal, { chunkDelayMs: s.chunkDelayMs, estimate });
+      } catch (err) {
+        return failing(err);
       }
-      if (request.model === 'demo') {
-        yield* playItems(demoReply(request), signal, { chunkDelayMs: demoDelay, estimate });
-        return;
-      }
-      if (request.model !== 'replay') throw new ProviderError('invalid_request', `unknown scripted model '${request.model}' (use demo or replay)`);
-      const s = replay();
-      cursor ??= new ReplyCursor(s);
-      // Keyed replies answer a user's message, not the tool results that follow their own tool calls.
-      const fromUser = request.messages.at(-1)?.role === 'user';
-      const items = cursor.take(fromUser ? lastUserText(request) : undefined);
-      if (!items) throw new ProviderError('invalid_request', `scripted/replay: the script has no reply left (it has ${s.replies.length})`);
-      yield* playItems(items, signal, { chunkDelayMs: s.chunkDelayMs, estimate });
     },
   };
 }
