@@ -12,7 +12,7 @@ import { describeMachine, eventLabel, statePath } from '../machines/serialize.js
 import { sessionMachine } from '../machines/session.machine.js';
 import { turnMachine } from '../machines/turn.machine.js';
 import { encodeControlFrame } from '../wire/control-frame.codec.js';
-import type { ControlMessage } from '../wire/control-messages.js';
+import type { ControlWireMessage } from '../wire/control-messages.js';
 
 const DESCRIPTIONS = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine) };
 
@@ -22,11 +22,29 @@ export interface SessionReporter {
   transition(sessionId: string, ev: InspectionEvent): void;
 }
 
+/** A log that can hand over the records it writes (FileEventLog). */
+interface RecordSource {
+  forwardRecords(listener: (records: Buffer, firstSeq: number, lastSeq: number) => void): number | undefined;
+}
+
+/** What the channel holds for one session until it is durable. */
+interface SessionOutbox {
+  /** Events after this seq arrive as the log's written records; those up to it, one by one. */
+  forwardedAfter: number;
+  /** Events reported before the log forwarded its records (a reopened session's catch-up). */
+  loose: AgentEvent[];
+  /** Written records, in seq order, with the last seq each run holds. */
+  records: { lastSeq: number; bytes: Buffer }[];
+  /** Highest seq reported and not yet sent. */
+  newest: number;
+  waiting: boolean;
+}
+
 export class ControlChannel implements SessionReporter {
   private events = 0;
   private readonly timer: NodeJS.Timeout;
-  /** Per session: events appended and not yet sent (waiting to become durable). */
-  private readonly pending = new Map<string, AgentEvent[]>();
+  /** Per log (a session reopened in this process gets a new log, and a new outbox). */
+  private readonly outboxes = new WeakMap<EventLog, SessionOutbox>();
   private readonly lastState = new Map<string, string>();
 
   constructor(
@@ -50,35 +68,50 @@ export class ControlChannel implements SessionReporter {
     }
   }
 
-  send(message: ControlMessage): void {
+  send(message: ControlWireMessage): void {
     if (!this.socket.destroyed) this.socket.write(encodeControlFrame(message));
   }
 
+  /**
+   * Reports an event appended to `log`. A streamed reply is thousands of events: rather than
+   * encoding each one again for the daemon, the channel forwards the records the log has written
+   * (the same bytes as in the file) once they are durable.
+   */
   event(log: EventLog, event: AgentEvent): void {
     this.events++;
-    let queue = this.pending.get(event.sessionId);
-    if (!queue) this.pending.set(event.sessionId, (queue = []));
-    queue.push(event);
-    // One wait per burst, not per event: after this loop turn, wait until the newest queued event is
-    // durable and send everything durable by then in one frame.
-    if (this.waiting.has(event.sessionId)) return;
-    this.waiting.add(event.sessionId);
-    setImmediate(() => this.sendWhenDurable(log, event.sessionId));
+    const box = this.outbox(log);
+    if (event.seq <= box.forwardedAfter) box.loose.push(event);
+    if (event.seq > box.newest) box.newest = event.seq;
+    // One wait per burst, not per event: after this loop turn, wait until the newest reported event
+    // is durable and send everything durable by then.
+    if (box.waiting) return;
+    box.waiting = true;
+    setImmediate(() => this.sendWhenDurable(log, box));
   }
 
-  private readonly waiting = new Set<string>();
+  private outbox(log: EventLog): SessionOutbox {
+    let box = this.outboxes.get(log);
+    if (box) return box;
+    const created: SessionOutbox = { forwardedAfter: Infinity, loose: [], records: [], newest: 0, waiting: false };
+    const source = log as Partial<RecordSource>;
+    const written =
+      typeof source.forwardRecords === 'function'
+        ? source.forwardRecords.call(log, (bytes, _first, lastSeq) => void created.records.push({ lastSeq, bytes }))
+        : undefined;
+    if (written !== undefined) created.forwardedAfter = written;
+    this.outboxes.set(log, (box = created));
+    return box;
+  }
 
-  private sendWhenDurable(log: EventLog, sessionId: string): void {
-    const queue = this.pending.get(sessionId);
-    const newest = queue?.at(-1)?.seq;
-    if (newest === undefined) return void this.waiting.delete(sessionId);
-    void log.whenDurable(newest).then(
+  private sendWhenDurable(log: EventLog, box: SessionOutbox): void {
+    const target = box.newest;
+    void log.whenDurable(target).then(
       () => {
-        this.flush(sessionId, newest);
-        if (this.pending.get(sessionId)?.length) setImmediate(() => this.sendWhenDurable(log, sessionId));
-        else this.waiting.delete(sessionId);
+        this.flush(log.sessionId, box, target);
+        if (box.newest > target) setImmediate(() => this.sendWhenDurable(log, box));
+        else box.waiting = false;
       },
-      () => this.waiting.delete(sessionId),
+      () => void (box.waiting = false),
     );
   }
 
@@ -100,12 +133,16 @@ export class ControlChannel implements SessionReporter {
     this.socket.end();
   }
 
-  private flush(sessionId: string, durableSeq: number): void {
-    const queue = this.pending.get(sessionId);
-    if (!queue?.length) return;
+  /** Sends what is durable through `durableSeq`: loose events first (they come before any record). */
+  private flush(sessionId: string, box: SessionOutbox, durableSeq: number): void {
     let n = 0;
-    while (n < queue.length && queue[n]!.seq <= durableSeq) n++;
-    if (n > 0) this.send({ t: 'events', sessionId, events: queue.splice(0, n) });
+    while (n < box.loose.length && box.loose[n]!.seq <= durableSeq) n++;
+    if (n > 0) this.send({ t: 'events', sessionId, events: box.loose.splice(0, n) });
+    let r = 0;
+    while (r < box.records.length && box.records[r]!.lastSeq <= durableSeq) r++;
+    if (r === 0) return;
+    const runs = box.records.splice(0, r);
+    this.send({ t: 'records', sessionId, records: runs.length === 1 ? runs[0]!.bytes : Buffer.concat(runs.map((x) => x.bytes)) });
   }
 
   private heartbeat(): void {

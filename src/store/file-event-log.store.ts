@@ -197,6 +197,18 @@ export class FileEventLog implements EventLog {
     return event;
   }
 
+  /**
+   * Hands over the bytes of every record written from now on (whole records, exactly as in the
+   * file), with the seqs they hold, so that they can be forwarded without being encoded again.
+   * Returns the last seq written before the call: later events come through `listener`. One
+   * listener per log; undefined for a read-only log.
+   */
+  forwardRecords(listener: (records: Buffer, firstSeq: number, lastSeq: number) => void): number | undefined {
+    if (!this.writer) return undefined;
+    this.writer.onWritten = listener;
+    return this.writer.writtenSeq();
+  }
+
   whenDurable(seq: number): Promise<void> {
     try {
       this.broker.checkCursor(seq);

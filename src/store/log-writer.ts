@@ -40,6 +40,8 @@ export class LogWriter {
   private closed = false;
   private writes = 0;
   private syncs = 0;
+  /** Called after each batch is written with its bytes (whole records) and the seqs they hold. */
+  onWritten: ((records: Buffer, firstSeq: number, lastSeq: number) => void) | undefined;
 
   constructor(
     private readonly fh: FileHandle,
@@ -206,6 +208,7 @@ export class LogWriter {
     this.end = offset;
     this.written = events[events.length - 1]!.seq;
     for (const [seq, at] of starts) this.onRecord(seq, at);
+    this.onWritten?.(buf, events[0]!.seq, this.written);
   }
 
   private settle(): void {

@@ -4,18 +4,20 @@
  * the way a crashed file can, so there is no CRC: a malformed frame means a bug, and ends the channel.
  */
 import { Packr, Unpackr } from 'msgpackr';
-import type { ControlMessage } from './control-messages.js';
+import type { AgentEvent } from '../core/events.js';
+import type { ControlMessage, ControlWireMessage } from './control-messages.js';
 
 // An `events` frame carries a burst of same-shaped events: as msgpackr records (each shape defined
 // once per frame, as in the event log) they pack several times faster than as maps. Other messages
 // are single small objects, for which a plain map is cheaper than a record definition.
 const recordPackr = new Packr({ useRecords: true, bundleStrings: true, moreTypes: false });
 const plainPackr = new Packr({ useRecords: false, moreTypes: false });
-// Reads both: records carry their own definitions, so no state is shared between frames.
+// Reads both, and the event log's records (same options as its reader): records carry their own
+// definitions, so no state is shared between frames.
 const unpackr = new Unpackr({ useRecords: true, bundleStrings: true, mapsAsObjects: true, moreTypes: false });
 const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
-export function encodeControlFrame(message: ControlMessage): Buffer {
+export function encodeControlFrame(message: ControlWireMessage): Buffer {
   const payload = (message.t === 'events' && message.events.length > 1 ? recordPackr : plainPackr).pack(message);
   const out = Buffer.allocUnsafe(4 + payload.length);
   out.writeUInt32LE(payload.length, 0);
@@ -36,10 +38,34 @@ export class ControlFrameDecoder {
       const length = this.pending.readUInt32LE(offset);
       if (length === 0 || length > MAX_FRAME_BYTES) throw new Error(`control frame of ${length} bytes at offset ${offset}`);
       if (this.pending.length - offset - 4 < length) break;
-      out.push(unpackr.unpack(this.pending.subarray(offset + 4, offset + 4 + length)) as ControlMessage);
+      out.push(fromWire(unpackr.unpack(this.pending.subarray(offset + 4, offset + 4 + length)) as ControlWireMessage));
       offset += 4 + length;
     }
     this.pending = this.pending.subarray(offset);
     return out;
   }
+}
+
+function fromWire(m: ControlWireMessage): ControlMessage {
+  return m.t === 'records' ? { t: 'events', sessionId: m.sessionId, events: eventsOfRecords(m.records) } : m;
+}
+
+/**
+ * The events in a run of event-log records: `u32 length | u32 crc32 | payload` each, the payload
+ * `[firstSeq, count, events]` (spec/event-log.md §1). The CRC guards against torn files; a pipe
+ * does not tear, so it is not recomputed here.
+ */
+function eventsOfRecords(bytes: Uint8Array): AgentEvent[] {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const events: AgentEvent[] = [];
+  for (let offset = 0; offset < buf.length; ) {
+    if (buf.length - offset < 8) throw new Error(`torn event record at offset ${offset} of a records message`);
+    const length = buf.readUInt32LE(offset);
+    if (length === 0 || offset + 8 + length > buf.length) throw new Error(`event record of ${length} bytes at offset ${offset} of a records message`);
+    const record = unpackr.unpack(buf.subarray(offset + 8, offset + 8 + length)) as [number, number, AgentEvent[]];
+    if (!Array.isArray(record) || !Array.isArray(record[2])) throw new Error(`not an event record at offset ${offset} of a records message`);
+    for (const e of record[2]) events.push(e);
+    offset += 8 + length;
+  }
+  return events;
 }

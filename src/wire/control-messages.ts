@@ -24,3 +24,10 @@ export type ControlMessage =
   /** Session events once durable, in seq order (the daemon folds them into its index and serves them). */
   | { t: 'events'; sessionId: string; events: AgentEvent[] }
   | ({ t: 'transition' } & MachineTransition);
+
+/**
+ * What goes on the pipe: the messages above, and durable events as the log's own records (bytes
+ * exactly as in the session's log file, spec/event-log.md §1), which the child forwards without
+ * encoding them again. The decoder turns a `records` message into an `events` message.
+ */
+export type ControlWireMessage = ControlMessage | { t: 'records'; sessionId: string; records: Uint8Array };

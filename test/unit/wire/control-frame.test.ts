@@ -46,3 +46,12 @@ test('decoded events keep the key order of the events sent', () => {
 test('a malformed frame ends the channel with an error', () => {
   assert.throws(() => new ControlFrameDecoder().push(Buffer.from([0, 0, 0, 0, 1])), /control frame of 0 bytes/);
 });
+
+test('a records message (event-log records, as written to the file) arrives as an events message', async () => {
+  const { encodeEventRecord } = await import('../../../src/store/log-record.codec.js');
+  const events = (messages[4] as { events: AgentEvent[] }).events;
+  // Several records of different sizes back to back, as one written batch holds them.
+  const records = Buffer.concat([encodeEventRecord(events.slice(0, 1)), encodeEventRecord(events.slice(1, 300)), encodeEventRecord(events.slice(300))]);
+  const decoded = new ControlFrameDecoder().push(encodeControlFrame({ t: 'records', sessionId: sid, records }));
+  assert.deepEqual(decoded, [{ t: 'events', sessionId: sid, events }]);
+});

@@ -1,0 +1,73 @@
+// A supervised child's control channel delivers every event of a session to its daemon exactly
+// once, in seq order, and only once durable: events reported before the log forwarded its records
+// (a reopened session's catch-up) one by one, later ones as the log's own written records. Real
+// FileEventLog, real ControlChannel, a real Unix socket, the real frame decoder.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, Socket } from 'node:net';
+import { join } from 'node:path';
+import { ControlChannel } from '../../../src/acp/control-channel.js';
+import type { AgentEvent } from '../../../src/core/events.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { ControlFrameDecoder } from '../../../src/wire/control-frame.codec.js';
+import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+
+async function channelPair(dir: string) {
+  const path = join(dir, 'ctl.sock');
+  const received: AgentEvent[] = [];
+  const decoder = new ControlFrameDecoder();
+  const server = createServer((s) =>
+    s.on('data', (bytes) => {
+      for (const m of decoder.push(bytes)) if (m.t === 'events') received.push(...m.events);
+    }),
+  );
+  await new Promise<void>((r) => server.listen(path, r));
+  const socket = new Socket();
+  await new Promise<void>((r) => socket.connect(path, r));
+  const channel = new ControlChannel(socket, 60_000);
+  return {
+    channel,
+    received,
+    async until(n: number) {
+      while (received.length < n) await new Promise((r) => setTimeout(r, 2));
+    },
+    close() {
+      channel.close();
+      server.close();
+    },
+  };
+}
+
+test('catch-up events, streamed chunks and a reopened log all reach the daemon once, in order, durable', async () => {
+  const { dir, cleanup } = tempDir('troupe-ctl-');
+  const pair = await channelPair(dir);
+  const sid = 'ses_ctl';
+  const path = join(dir, `${sid}.log`);
+  try {
+    // Written and durable before the channel hears of the log: reported one by one (catch-up).
+    let log = await FileEventLog.create(path, { sessionId: sid });
+    const early = [log.append(sessionCreated(sid, dir)), log.append(chunk(sid, 'before'))];
+    await log.whenDurable(log.lastSeq());
+    for (const e of early) pair.channel.event(log, e);
+    // Reported as they are appended, in bursts: forwarded as the log's records.
+    for (let burst = 0; burst < 3; burst++) {
+      for (let i = 0; i < 200; i++) pair.channel.event(log, log.append(chunk(sid, `b${burst} w${i} ü"\n`)));
+      await new Promise((r) => setImmediate(r));
+    }
+    pair.channel.event(log, log.append(turnCompleted(sid)));
+    await pair.until(log.lastSeq());
+    for (const e of pair.received) assert.ok(e.seq <= log.durableSeq(), `seq ${e.seq} was sent before it was durable`);
+    // The session is unloaded and opened again in the same process: a new log, new records.
+    await log.close();
+    log = await FileEventLog.open(path, { sessionId: sid });
+    for (let i = 0; i < 50; i++) pair.channel.event(log, log.append(chunk(sid, `again ${i}`, 'turn_2')));
+    await pair.until(log.lastSeq());
+    const all = (await log.readAfter(0, { limit: 10_000 })).events;
+    assert.equal(all.length, 2 + 600 + 1 + 50);
+    assert.deepEqual(pair.received, all);
+    await log.close();
+  } finally {
+    pair.close();
+    cleanup();
+  }
+});
