@@ -5,6 +5,7 @@
  */
 import { Readable, Writable } from 'node:stream';
 import { format } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 import * as acp from '@agentclientprotocol/sdk';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
 import { VERSION } from '../core/version.js';
@@ -34,6 +35,12 @@ export async function runAcp(args: string[]): Promise<number> {
     return 2;
   }
 
+  // V8 optimizes a function after a small budget of work by default. A streamed reply runs the same
+  // few functions thousands of times in a row, and the early, speculative TurboFan compiles of
+  // them (with all they inline) cost more CPU than the reply itself, then get thrown away and
+  // redone (bench/child-stream.ts: ~40 → ~30 µs per update for a fresh process's first 400-update
+  // reply, ~20 → ~10 µs for its first 4000). A larger budget lets their types settle first.
+  setFlagsFromString('--interrupt-budget=300000');
   // Anything printed by a library would corrupt the protocol: send console output to stderr.
   const toStderr = (...a: unknown[]) => void process.stderr.write(format(...a) + '\n');
   console.log = console.info = console.debug = toStderr;
