@@ -200,7 +200,9 @@ async function main(): Promise<void> {
     }
     const result = {
       bench: 'child-stream',
+      // The code measured is the children's (BENCH_TROUPE_BIN's checkout when given): BENCH_COMMIT names it.
       srcCommit: process.env.BENCH_COMMIT ?? srcCommit,
+      troupeBin: BIN,
       at: new Date().toISOString(),
       node: process.version,
       loadAverageAtStart,
