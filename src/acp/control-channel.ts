@@ -22,6 +22,27 @@ export interface SessionReporter {
   transition(sessionId: string, ev: InspectionEvent): void;
 }
 
+/** A burst bigger than this goes in several frames (the daemon refuses frames over 16 MiB). */
+const MAX_RECORDS_FRAME_BYTES = 4 * 1024 * 1024;
+
+/** Whole records (`u32 length | u32 crc | payload` each), in slices of at most `max` bytes (or one record, if larger). */
+function recordParts(bytes: Buffer, max: number): Buffer[] {
+  if (bytes.length <= max) return [bytes];
+  const parts: Buffer[] = [];
+  let start = 0;
+  let offset = 0;
+  while (offset < bytes.length) {
+    const next = offset + 8 + bytes.readUInt32LE(offset);
+    if (next - start > max && offset > start) {
+      parts.push(bytes.subarray(start, offset));
+      start = offset;
+    }
+    offset = next;
+  }
+  parts.push(bytes.subarray(start));
+  return parts;
+}
+
 /** A log that can hand over the records it writes (FileEventLog). */
 interface RecordSource {
   forwardRecords(listener: (records: Buffer, firstSeq: number, lastSeq: number) => void): number | undefined;
@@ -142,7 +163,8 @@ export class ControlChannel implements SessionReporter {
     while (r < box.records.length && box.records[r]!.lastSeq <= durableSeq) r++;
     if (r === 0) return;
     const runs = box.records.splice(0, r);
-    this.send({ t: 'records', sessionId, records: runs.length === 1 ? runs[0]!.bytes : Buffer.concat(runs.map((x) => x.bytes)) });
+    const bytes = runs.length === 1 ? runs[0]!.bytes : Buffer.concat(runs.map((x) => x.bytes));
+    for (const part of recordParts(bytes, MAX_RECORDS_FRAME_BYTES)) this.send({ t: 'records', sessionId, records: part });
   }
 
   private heartbeat(): void {

@@ -15,10 +15,11 @@ import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/sto
 async function channelPair(dir: string) {
   const path = join(dir, 'ctl.sock');
   const received: AgentEvent[] = [];
+  let frames = 0;
   const decoder = new ControlFrameDecoder();
   const server = createServer((s) =>
     s.on('data', (bytes) => {
-      for (const m of decoder.push(bytes)) if (m.t === 'events') received.push(...m.events);
+      for (const m of decoder.push(bytes)) if (m.t === 'events') (frames++, received.push(...m.events));
     }),
   );
   await new Promise<void>((r) => server.listen(path, r));
@@ -28,6 +29,7 @@ async function channelPair(dir: string) {
   return {
     channel,
     received,
+    frames: () => frames,
     async until(n: number) {
       while (received.length < n) await new Promise((r) => setTimeout(r, 2));
     },
@@ -65,6 +67,28 @@ test('catch-up events, streamed chunks and a reopened log all reach the daemon o
     const all = (await log.readAfter(0, { limit: 10_000 })).events;
     assert.equal(all.length, 2 + 600 + 1 + 50);
     assert.deepEqual(pair.received, all);
+    await log.close();
+  } finally {
+    pair.close();
+    cleanup();
+  }
+});
+
+test('a burst larger than a frame may carry is split at record boundaries, nothing lost', async () => {
+  const { dir, cleanup } = tempDir('troupe-ctl-');
+  const pair = await channelPair(dir);
+  const sid = 'ses_big';
+  try {
+    const log = await FileEventLog.create(join(dir, `${sid}.log`), { sessionId: sid });
+    pair.channel.event(log, log.append(sessionCreated(sid, dir)));
+    await pair.until(1);
+    const before = pair.frames();
+    // ~12 MiB in one loop turn: one write batch, forwarded in several frames of at most 4 MiB.
+    const big = 'x'.repeat(100 * 1024);
+    for (let i = 0; i < 120; i++) pair.channel.event(log, log.append(chunk(sid, `${i} ${big}`)));
+    await pair.until(log.lastSeq());
+    assert.ok(pair.frames() - before >= 3, `expected the burst in several frames, got ${pair.frames() - before}`);
+    assert.deepEqual(pair.received, (await log.readAfter(0, { limit: 1000 })).events);
     await log.close();
   } finally {
     pair.close();
