@@ -9,7 +9,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
 import { VERSION } from '../core/version.js';
 import { loadConfig } from '../providers/config.js';
-import { resolveTroupeHome } from '../store/paths.js';
+import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
 import { createAgentApp } from './agent.app.js';
 import { acpCheck } from './acp-check.js';
 import type { SessionHost } from './session-host.js';
@@ -49,17 +49,19 @@ export async function runAcp(args: string[]): Promise<number> {
   // Under a daemon, fd 3 carries heartbeats, durable events and machine transitions to it.
   const channel = args.includes('--supervised') ? (await import('./control-channel.js')).ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
   // The session machinery is a separate chunk of the bundle, loaded after `initialize` is answered.
+  const home = resolveTroupeHome(env);
   let host: Promise<SessionHost> | undefined;
   const openHost = () =>
     (host ??= import('./session-host.js').then(({ SessionHost }) =>
-      SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, ...(channel ? { reporter: channel } : {}) }),
+      SessionHost.open({ home, env, config, logger, ...(channel ? { reporter: channel } : {}) }),
     ));
   // A daemon's child waits in the warm pool before anyone asks it anything: load everything now.
   if (channel) void openHost().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
-  const app = createAgentApp({ openHost, env, config, logger });
-  // The SDK parses stdin; replies leave through the batched writer (one stdout write per loop turn).
-  const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  // Replies leave through the batched writer (one stdout write per loop turn); replays use it directly.
   const out = batchedStdout();
+  const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines });
+  // The SDK parses stdin.
+  const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
   let stopping: Promise<void> | undefined;

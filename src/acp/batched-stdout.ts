@@ -10,12 +10,24 @@ export interface BatchedWriter {
   writable: WritableStream<acp.AnyMessage>;
   /** Writes what is pending now and waits until the pipe has taken it. */
   flush(): Promise<void>;
+  /**
+   * Queues ready-made NDJSON lines (each ending in a newline) behind every message the stream has
+   * taken so far, with the same backpressure: a `session/load` replay serializes its updates itself
+   * instead of handing each to the SDK's per-message write chain.
+   */
+  writeLines(text: string): Promise<void>;
 }
 
 export function batchedStdout(out: NodeJS.WritableStream = process.stdout): BatchedWriter {
   let pending: string[] = [];
   let scheduled = false;
   let drained: Promise<void> = Promise.resolve();
+  const schedule = () => {
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
   const flush = () => {
     scheduled = false;
     if (pending.length === 0) return;
@@ -29,16 +41,18 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
         await drained;
         // JSON.stringify never emits a raw newline, so each message stays on its own line.
         pending.push(JSON.stringify(message) + '\n');
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
+        schedule();
       },
       close: () => flush(),
     }),
     async flush() {
       flush();
       await drained;
+    },
+    async writeLines(text) {
+      await drained;
+      pending.push(text);
+      schedule();
     },
   };
 }
