@@ -116,8 +116,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     if (ready?.isOpen(p.sessionId)) return undefined;
     clearTimeout(machineryTimer); // opened below, after the response
     // Registered before the first await: a request for this session from now on waits for the replay.
-    const replay = replayModule().then(({ replayLogFile, replaySink }) =>
-      replayLogFile(sessionLogPath(sessionsDir, p.sessionId), p.sessionId, p.cwd, replaySink(client, projectionCaps(), opts.writeLines)),
+    const replay = replayModule().then(({ replayLogFile, UpdateReplay }) =>
+      replayLogFile(sessionLogPath(sessionsDir, p.sessionId), p.sessionId, p.cwd, new UpdateReplay(client, projectionCaps(), opts.writeLines)),
     );
     const done = replay.then(
       () => undefined,
@@ -206,8 +206,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
         sameCwd(live, p.cwd);
-        const { replaySink } = await replayModule();
-        await h.replay(live, replaySink(client, h.projectionCaps, opts.writeLines));
+        const { UpdateReplay } = await replayModule();
+        await h.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
         announceCommands(client, p.sessionId);
         return sessionState(live);
       }),

@@ -18,7 +18,7 @@ import { defaultModel, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
 import { projectEvent, type ProjectionCaps } from './update.projection.js';
-import type { ReplaySink } from './session-replay.js';
+import type { UpdateReplay } from './session-replay.js';
 import { systemPrompt } from './system-prompt.js';
 import type { SessionReporter } from './control-channel.js';
 
@@ -129,13 +129,14 @@ export class SessionHost {
     return this.live.has(sessionId) || this.opening.has(sessionId);
   }
 
-  /** Replays the history through `through` page by page into `sink` (awaiting each page: backpressure). */
-  async replay(session: LiveSession, sink: ReplaySink, through = session.log.lastSeq()): Promise<void> {
+  /** Replays the history through `through` page by page (each page sent and awaited: backpressure). */
+  async replay(session: LiveSession, replay: UpdateReplay, through = session.log.lastSeq()): Promise<void> {
     let cursor = 0;
     while (cursor < through) {
       const page = await session.log.readAfter(cursor, { limit: 1024 });
+      for (const event of page.events) if (event.seq <= through) replay.add(event);
+      await replay.flush();
       const last = page.events.at(-1);
-      await sink(last && last.seq > through ? page.events.filter((e) => e.seq <= through) : page.events);
       if (!last || last.seq >= through) return;
       cursor = page.cursor;
       if (!page.hasMore) break;

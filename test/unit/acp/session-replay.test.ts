@@ -10,7 +10,7 @@ import { isTroupeError } from '../../../src/core/errors.js';
 import type { AgentEvent, AgentEventInput } from '../../../src/core/events.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { readLogFile } from '../../../src/store/log-file.reader.js';
-import { replayLogFile, replaySink } from '../../../src/acp/session-replay.js';
+import { replayLogFile, UpdateReplay } from '../../../src/acp/session-replay.js';
 import { projectEvent } from '../../../src/acp/update.projection.js';
 import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
 
@@ -70,10 +70,10 @@ test('a complete log is replayed as the live projection of every event, in order
     const events = await writeLog(dir, completeHistory());
     const expected = events.flatMap((e) => projectEvent(e, caps));
     const { sent, client, writeLines } = recorder();
-    const conv = await replayLogFile(join(dir, `${SID}.log`), SID, CWD, replaySink(client, caps, writeLines));
-    assert.ok(conv);
-    assert.equal(conv.mode, 'plan');
-    assert.equal(conv.model, 'scripted/demo');
+    const summary = await replayLogFile(join(dir, `${SID}.log`), SID, CWD, new UpdateReplay(client, caps, writeLines));
+    assert.ok(summary);
+    assert.equal(summary.mode, 'plan');
+    assert.equal(summary.model, 'scripted/demo');
     assert.deepEqual(
       sent.map((s) => s.params),
       expected,
@@ -85,7 +85,7 @@ test('a complete log is replayed as the live projection of every event, in order
 
     // Without a line writer, every update goes through the SDK: same updates.
     const plain = recorder();
-    await replayLogFile(join(dir, `${SID}.log`), SID, CWD, replaySink(plain.client, caps));
+    await replayLogFile(join(dir, `${SID}.log`), SID, CWD, new UpdateReplay(plain.client, caps));
     assert.deepEqual(plain.sent.map((s) => s.params), expected);
     assert.ok(plain.sent.every((s) => s.via === 'sdk'));
   } finally {
@@ -99,7 +99,7 @@ test('an interrupted turn, a torn tail or another session’s file is left to th
     // The process died during turn_2: crash repair (which appends events) must run first.
     await writeLog(dir, [sessionCreated(SID, CWD), ...turn('turn_1', 'q', 3), turnCompleted(SID, 'turn_1'), ...turn('turn_2', 'q2', 3)]);
     const crashed = recorder();
-    assert.equal(await replayLogFile(join(dir, `${SID}.log`), SID, CWD, replaySink(crashed.client, caps, crashed.writeLines)), undefined);
+    assert.equal(await replayLogFile(join(dir, `${SID}.log`), SID, CWD, new UpdateReplay(crashed.client, caps, crashed.writeLines)), undefined);
     assert.deepEqual(crashed.sent, []);
   } finally {
     cleanup();
@@ -111,14 +111,14 @@ test('an interrupted turn, a torn tail or another session’s file is left to th
     // A file named for one session that belongs to another.
     copyFileSync(path, join(other.dir, 'ses_other.log'));
     const wrongFile = recorder();
-    assert.equal(await replayLogFile(join(other.dir, 'ses_other.log'), 'ses_other', CWD, replaySink(wrongFile.client, caps, wrongFile.writeLines)), undefined);
+    assert.equal(await replayLogFile(join(other.dir, 'ses_other.log'), 'ses_other', CWD, new UpdateReplay(wrongFile.client, caps, wrongFile.writeLines)), undefined);
     // A torn tail: the engine's writable open truncates it.
     appendFileSync(path, Buffer.from([7, 0, 0, 0, 1, 2]));
     const torn = recorder();
-    assert.equal(await replayLogFile(path, SID, CWD, replaySink(torn.client, caps, torn.writeLines)), undefined);
+    assert.equal(await replayLogFile(path, SID, CWD, new UpdateReplay(torn.client, caps, torn.writeLines)), undefined);
     assert.deepEqual([...wrongFile.sent, ...torn.sent], []);
     // No file at all.
-    assert.equal(await replayLogFile(join(other.dir, 'ses_missing.log'), 'ses_missing', CWD, replaySink(torn.client, caps)), undefined);
+    assert.equal(await replayLogFile(join(other.dir, 'ses_missing.log'), 'ses_missing', CWD, new UpdateReplay(torn.client, caps)), undefined);
   } finally {
     other.cleanup();
   }
@@ -130,7 +130,7 @@ test('another cwd is refused with invalid_params before anything is sent', async
     await writeLog(dir, completeHistory());
     const r = recorder();
     await assert.rejects(
-      replayLogFile(join(dir, `${SID}.log`), SID, '/elsewhere', replaySink(r.client, caps, r.writeLines)),
+      replayLogFile(join(dir, `${SID}.log`), SID, '/elsewhere', new UpdateReplay(r.client, caps, r.writeLines)),
       (e: unknown) => isTroupeError(e) && e.code === 'invalid_params' && /never changes/.test(e.message),
     );
     assert.deepEqual(r.sent, []);
