@@ -35,6 +35,10 @@ export class UpdateReplay {
   ) {}
 
   add(event: AgentEvent): void {
+    if (this.ordered && this.writeLines) {
+      const line = textChunkLine(event);
+      if (line !== undefined) return void this.lines.push(line);
+    }
     for (const n of projectEvent(event, this.caps)) {
       if (!this.writeLines || !this.ordered) {
         this.viaSdk.push(n);
@@ -54,6 +58,21 @@ export class UpdateReplay {
     if (viaSdk.length) await Promise.all(viaSdk.map((n) => this.client.notify('session/update', n)));
     if (lines.length) await this.writeLines!(lines.join('\n') + '\n');
   }
+}
+
+/**
+ * The line of a message or thought chunk, most of any history, written out directly instead of
+ * building the update's objects and serializing them: the same JSON as `projectEvent` gives
+ * (test/unit/acp/session-replay.test.ts holds the two together). `undefined` for anything else.
+ */
+function textChunkLine(e: AgentEvent): string | undefined {
+  if (e.type !== 'agent_message_chunk' && e.type !== 'agent_thought_chunk') return undefined;
+  if (typeof e.text !== 'string' || typeof e.messageId !== 'string' || typeof e.sessionId !== 'string') return undefined;
+  const turn = e.turnId ? `,"turnId":${JSON.stringify(e.turnId)}` : '';
+  return (
+    `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(e.sessionId)},"update":{"sessionUpdate":"${e.type}",` +
+    `"content":{"type":"text","text":${JSON.stringify(e.text)}},"messageId":${JSON.stringify(e.messageId)},"_meta":{"troupe":{"seq":${e.seq}${turn}}}}}}`
+  );
 }
 
 /** Logs above this size are replayed by the engine, page by page, not held in memory at once. */

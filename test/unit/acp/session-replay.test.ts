@@ -44,6 +44,7 @@ function turn(turnId: string, prompt: string, words: number): AgentEventInput[] 
   return [
     { type: 'user_message', sessionId: SID, turnId, messageId: `msg_u_${turnId}`, content: [{ type: 'text', text: prompt }] },
     { type: 'turn_started', sessionId: SID, turnId, maxSteps: 25 },
+    { type: 'agent_thought_chunk', sessionId: SID, turnId, messageId: `msg_t_${turnId}`, text: 'thinking "quoted" \\ and \n newline, ünïcødé' },
     ...Array.from({ length: words }, (_, i) => chunk(SID, `word ${i} `, turnId)),
   ];
 }
@@ -64,7 +65,7 @@ const completeHistory = (): AgentEventInput[] => [
   turnCompleted(SID, 'turn_2'),
 ];
 
-test('a complete log is replayed as the live projection of every event, in order, and folds to its mode and model', async () => {
+test('a complete log is replayed as the live projection of every event (message and thought chunks written directly), in order, with its mode and model', async () => {
   const { dir, cleanup } = tempDir();
   try {
     const events = await writeLog(dir, completeHistory());
