@@ -26,6 +26,12 @@ export type LineWriter = (text: string) => Promise<void>;
 export class UpdateReplay {
   private viaSdk: acp.SessionNotification[] = [];
   private lines: string[] = [];
+  /**
+   * Lines already joined, a few hundred at a time: a replay held until its log is read whole keeps
+   * a few flat strings alive, not thousands of small ones that every young-generation collection
+   * would have to copy.
+   */
+  private texts: string[] = [];
   private ordered = false;
 
   constructor(
@@ -37,26 +43,34 @@ export class UpdateReplay {
   add(event: AgentEvent): void {
     if (this.ordered && this.writeLines) {
       const line = textChunkLine(event);
-      if (line !== undefined) return void this.lines.push(line);
+      if (line !== undefined) return void this.push(line);
     }
     for (const n of projectEvent(event, this.caps)) {
       if (!this.writeLines || !this.ordered) {
         this.viaSdk.push(n);
         this.ordered = true;
       } else {
-        this.lines.push(JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: n }));
+        this.push(JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: n }));
       }
     }
   }
 
   /** Sends what was added since the last flush (waits for the writer: backpressure). */
   async flush(): Promise<void> {
-    const { viaSdk, lines } = this;
+    if (this.lines.length) this.texts.push(this.lines.join('\n') + '\n');
+    const { viaSdk, texts } = this;
     this.viaSdk = [];
     this.lines = [];
+    this.texts = [];
     // Notifications leave in call order; one wait per batch.
     if (viaSdk.length) await Promise.all(viaSdk.map((n) => this.client.notify('session/update', n)));
-    if (lines.length) await this.writeLines!(lines.join('\n') + '\n');
+    if (texts.length) await this.writeLines!(texts.join(''));
+  }
+
+  private push(line: string): void {
+    if (this.lines.push(line) < LINES_PER_TEXT) return;
+    this.texts.push(this.lines.join('\n') + '\n');
+    this.lines = [];
   }
 }
 
@@ -74,6 +88,8 @@ function textChunkLine(e: AgentEvent): string | undefined {
     `"content":{"type":"text","text":${JSON.stringify(e.text)}},"messageId":${JSON.stringify(e.messageId)},"_meta":{"troupe":{"seq":${e.seq}${turn}}}}}}`
   );
 }
+
+const LINES_PER_TEXT = 256;
 
 /** Logs above this size are replayed by the engine, page by page, not held in memory at once. */
 const MAX_FILE_REPLAY_BYTES = 8 * 1024 * 1024;
