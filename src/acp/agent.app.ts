@@ -85,8 +85,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       return (ready = h);
     }));
   let machineryTimer: NodeJS.Timeout | undefined;
-  /** Replays from log files in progress, by session. */
-  const replaying = new Map<string, Promise<void>>();
+  /** Loads from log files in progress, by session: settled once the replay failed or the engine opened. */
+  const loading = new Map<string, Promise<void>>();
   const replayModule = () => (replayLoaded ??= import('./session-replay.js'));
   let replayLoaded: Promise<typeof import('./session-replay.js')> | undefined;
   const openInBackground = () => void host().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
@@ -111,32 +111,37 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
    */
   const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest) => {
     const sessionsDir = opts.sessionsDir;
-    if (!sessionsDir || !isValidSessionId(p.sessionId)) return undefined;
-    await replaying.get(p.sessionId);
-    if (ready?.isOpen(p.sessionId)) return undefined;
+    const id = p.sessionId;
+    if (!sessionsDir || !isValidSessionId(id)) return undefined;
+    await loading.get(id);
+    if (ready?.isOpen(id)) return undefined;
     clearTimeout(machineryTimer); // opened below, after the response
-    // Registered before the first await: a request for this session from now on waits for the replay.
-    const replay = replayModule().then(({ replayLogFile, UpdateReplay }) =>
-      replayLogFile(sessionLogPath(sessionsDir, p.sessionId), p.sessionId, p.cwd, new UpdateReplay(client, projectionCaps(), opts.writeLines)),
-    );
-    const done = replay.then(
-      () => undefined,
-      () => undefined,
-    );
-    replaying.set(p.sessionId, done);
-    let conv;
+    // Registered before the first await: a request for this session from now on waits for the
+    // replay, then for the engine.
+    let settled!: () => void;
+    const gate = new Promise<void>((resolve) => (settled = resolve));
+    loading.set(id, gate);
+    void gate.then(() => loading.get(id) === gate && loading.delete(id));
+    let summary;
     try {
-      conv = await replay;
-    } finally {
-      if (replaying.get(p.sessionId) === done) replaying.delete(p.sessionId);
+      const { replayLogFile, UpdateReplay } = await replayModule();
+      summary = await replayLogFile(sessionLogPath(sessionsDir, id), id, p.cwd, new UpdateReplay(client, projectionCaps(), opts.writeLines));
+    } catch (err) {
+      settled();
+      throw err;
     }
-    if (!conv) return undefined;
+    if (!summary) {
+      settled();
+      return undefined;
+    }
+    // The engine opens once this response has gone (the writer flushes first, on this same turn).
     setImmediate(() =>
       void host()
-        .then((h) => h.get(p.sessionId))
-        .catch((err) => logger.error('cannot open the loaded session', { sessionId: p.sessionId, error: String(err) })),
+        .then((h) => h.get(id))
+        .catch((err) => logger.error('cannot open the loaded session', { sessionId: id, error: String(err) }))
+        .finally(settled),
     );
-    return { modes: modeState(conv.mode), configOptions: configOptions({ mode: conv.mode, model: conv.model }, models()) };
+    return { modes: modeState(summary.mode), configOptions: configOptions({ mode: summary.mode, model: summary.model }, models()) };
   };
   /** Sent once the response that made the session known has left (next turn of the loop). */
   const announceCommands = (client: acp.AgentContext, sessionId: string) =>
@@ -146,11 +151,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         .catch(() => undefined);
     });
   /**
-   * A session for a request, once any replay of it from its log file has been sent: what the
-   * engine emits from then on comes after the history.
+   * A session for a request, once a load of it from its log file has replayed it and opened its
+   * engine: what the engine emits from then on comes after the history.
    */
   const sessionOf = async (h: SessionHost, sessionId: string): Promise<LiveSession> => {
-    await replaying.get(sessionId);
+    await loading.get(sessionId);
     return h.get(sessionId);
   };
   const sameCwd = (live: LiveSession, cwd: string) => {
@@ -241,6 +246,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/close',
       guarded('session/close', async (p: acp.CloseSessionRequest) => {
         const h = await host();
+        await loading.get(p.sessionId);
         if (!h.isOpen(p.sessionId) && !h.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
         await h.unload(p.sessionId);
         return {};
