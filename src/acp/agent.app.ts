@@ -7,7 +7,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { z } from 'zod';
 import { ERROR_CODES, isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { defaultModel, resolveModel } from '../providers/registry.js';
+import { defaultModel, providerStatus, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { isValidSessionId } from '../core/ids.js';
@@ -15,7 +15,6 @@ import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
 import { configOptions, cwdMismatch, modeState, SLASH_COMMANDS } from './session-options.js';
 import { sessionLogPath } from '../store/paths.js';
-import { providerStatus } from '../providers/registry.js';
 import { initializeResult } from './capabilities.js';
 import { slashCommand, toContent } from './prompt-content.js';
 
