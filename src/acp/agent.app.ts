@@ -254,7 +254,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/delete',
       guarded('session/delete', async (p: acp.DeleteSessionRequest) => {
-        await (await host()).delete(p.sessionId);
+        const h = await host();
+        await loading.get(p.sessionId);
+        await h.delete(p.sessionId);
         return {};
       }),
     )
@@ -263,6 +265,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       forkParams,
       guarded('session/fork', async (p: z.infer<typeof forkParams>, { client }) => {
         const h = await host();
+        await loading.get(p.sessionId);
         const live = await h.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);
         announceCommands(client, live.engine.sessionId);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
