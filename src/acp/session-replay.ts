@@ -81,7 +81,7 @@ export class UpdateReplay {
  */
 function textChunkLine(e: AgentEvent): string | undefined {
   if (e.type !== 'agent_message_chunk' && e.type !== 'agent_thought_chunk') return undefined;
-  if (typeof e.text !== 'string' || typeof e.messageId !== 'string' || typeof e.sessionId !== 'string') return undefined;
+  if (typeof e.text !== 'string' || typeof e.messageId !== 'string' || typeof e.sessionId !== 'string' || !Number.isSafeInteger(e.seq)) return undefined;
   const turn = e.turnId ? `,"turnId":${JSON.stringify(e.turnId)}` : '';
   return (
     `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(e.sessionId)},"update":{"sessionUpdate":"${e.type}",` +
