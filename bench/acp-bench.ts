@@ -4,7 +4,7 @@
  * (bench/acp-baseline.ts). Measures spawn → initialize, session/new, a one-line prompt, a tool
  * turn, PSS/RSS after a turn, and session/load of a ≥1000-event session in a fresh process; then
  * the import cost of each heavy module, to explain the start-up figures (bench/acp-imports.ts).
- * Run: `npx tsc -p tsconfig.json && node dist/bench/acp-bench.js`; writes
+ * Run: `npm run build && node dist/bench/acp-bench.js` (the build includes the bundle `troupe acp` starts from); writes
  * bench/results/acp-bench.json. Counts can be lowered with BENCH_* variables (see COUNTS).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -251,7 +251,7 @@ async function main(): Promise<void> {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model.trim(),
     loadAverage: { before: loadBefore, after: loadavg().map((x) => Math.round(x * 100) / 100) },
-    command: 'npx tsc -p tsconfig.json && node dist/bench/acp-bench.js',
+    command: 'npm run build && node dist/bench/acp-bench.js',
     model: 'scripted/replay (TROUPE_SCRIPT, chunkDelayMs 0), TROUPE_HOME in a temp dir, no client fs/terminal',
     v8Flags: V8_FLAGS === undefined ? 'bin/troupe.js defaults' : V8_FLAGS === '' ? "none (V8's defaults)" : V8_FLAGS,
     counts: COUNTS,
