@@ -4,7 +4,7 @@
  * (bench/acp-baseline.ts). Measures spawn → initialize, session/new, a one-line prompt, a tool
  * turn, PSS/RSS after a turn, and session/load of a ≥1000-event session in a fresh process; then
  * the import cost of each heavy module, to explain the start-up figures (bench/acp-imports.ts).
- * Run: `npx tsc -p tsconfig.json && node dist/bench/acp-bench.js`; writes
+ * Run: `npm run build && node dist/bench/acp-bench.js` (the build includes the bundle `troupe acp` starts from); writes
  * bench/results/acp-bench.json. Counts can be lowered with BENCH_* variables (see COUNTS).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,8 +50,19 @@ mkdirSync(workspace);
 writeFileSync(join(workspace, 'a.txt'), 'hello from the bench\nsecond line\n');
 const baselinePath = writeBaselineAgent(root);
 
+// The V8 flags `troupe acp` sets for itself (bin/troupe.js) unless TROUPE_ACP_V8_FLAGS says otherwise:
+// run the bench with TROUPE_ACP_V8_FLAGS= (empty) to measure the agent on V8's defaults.
+const V8_FLAGS = process.env.TROUPE_ACP_V8_FLAGS;
 function troupeEnv(home: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/replay', TROUPE_SCRIPT: scriptPath, TROUPE_DEMO_DELAY_MS: '0' };
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    TROUPE_HOME: home,
+    TROUPE_MODEL: 'scripted/replay',
+    TROUPE_SCRIPT: scriptPath,
+    TROUPE_DEMO_DELAY_MS: '0',
+    ...(V8_FLAGS !== undefined ? { TROUPE_ACP_V8_FLAGS: V8_FLAGS } : {}),
+  };
 }
 function start(kind: 'troupe' | 'baseline', home: string, extraEnv: NodeJS.ProcessEnv = {}): RpcChild {
   const args = kind === 'troupe' ? [BIN, 'acp'] : [baselinePath];
@@ -179,6 +190,18 @@ async function loadPhase() {
     warm.push((await c.request('session/load', { sessionId, cwd: workspace, mcpServers: [] })).ms);
     check((await c.close()) === 0, `load child exited non-zero: ${c.stderr}`);
   }
+  // What a cold load defers: the session's engine opens after the response, so the first prompt
+  // sent right behind it waits for it. Measured after the series above (each prompt adds a turn).
+  const firstPrompt: number[] = [];
+  for (let i = 0; i < COUNTS.loads; i++) {
+    const c = start('troupe', home);
+    await init(c);
+    await c.request('session/load', { sessionId, cwd: workspace, mcpServers: [] });
+    const r = await prompt(c, sessionId, 'ping');
+    check(r.result.stopReason === 'end_turn', `prompt after load: ${JSON.stringify(r)}`);
+    firstPrompt.push(r.ms);
+    check((await c.close()) === 0, `load child exited non-zero: ${c.stderr}`);
+  }
   // The baseline replays the same number of updates of the same text size, from memory: with the
   // SDK's ndJsonStream (one write per message), and with a coalescing writer (one write per loop turn).
   const base: number[] = [];
@@ -192,7 +215,7 @@ async function loadPhase() {
     (cork ? corked : base).push(r.ms);
     await c.close();
   }
-  return { events, replayedUpdates: replayed, cold, warm, base, corked };
+  return { events, replayedUpdates: replayed, cold, warm, firstPrompt, base, corked };
 }
 
 const MiB = (kib: number) => Math.round((kib / 1024) * 100) / 100;
@@ -228,8 +251,9 @@ async function main(): Promise<void> {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model.trim(),
     loadAverage: { before: loadBefore, after: loadavg().map((x) => Math.round(x * 100) / 100) },
-    command: 'npx tsc -p tsconfig.json && node dist/bench/acp-bench.js',
+    command: 'npm run build && node dist/bench/acp-bench.js',
     model: 'scripted/replay (TROUPE_SCRIPT, chunkDelayMs 0), TROUPE_HOME in a temp dir, no client fs/terminal',
+    v8Flags: V8_FLAGS === undefined ? 'bin/troupe.js defaults' : V8_FLAGS === '' ? "none (V8's defaults)" : V8_FLAGS,
     counts: COUNTS,
     unit: 'ms unless named MiB; p50/p90/p99 nearest-rank; steady-state series exclude the first `warmup` operations',
     spawn: {
@@ -268,6 +292,7 @@ async function main(): Promise<void> {
       replayedUpdates: load.replayedUpdates,
       troupeColdInFreshProcess: loadCold,
       troupeWarmReloadAfterClose: summarize(load.warm),
+      troupeFirstPromptRightAfterColdLoad: summarize(load.firstPrompt),
       baselineSameReplayFromMemory: loadBase,
       baselineSameReplayCorkedWriter: summarize(load.corked),
       ratioVsBaseline: ratio(loadCold, loadBase),

@@ -5,12 +5,11 @@
  */
 import { Readable, Writable } from 'node:stream';
 import { format } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
 import * as acp from '@agentclientprotocol/sdk';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
 import { VERSION } from '../core/version.js';
 import { loadConfig } from '../providers/config.js';
-import { resolveTroupeHome } from '../store/paths.js';
+import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
 import { createAgentApp } from './agent.app.js';
 import { acpCheck } from './acp-check.js';
 import type { SessionHost } from './session-host.js';
@@ -35,12 +34,6 @@ export async function runAcp(args: string[]): Promise<number> {
     return 2;
   }
 
-  // V8 optimizes a function after a small budget of work by default. A streamed reply runs the same
-  // few functions thousands of times in a row, and the early, speculative TurboFan compiles of
-  // them (with all they inline) cost more CPU than the reply itself, then get thrown away and
-  // redone (bench/child-stream.ts: ~40 → ~30 µs per update for a fresh process's first 400-update
-  // reply, ~20 → ~10 µs for its first 4000). A larger budget lets their types settle first.
-  setFlagsFromString('--interrupt-budget=300000');
   // Anything printed by a library would corrupt the protocol: send console output to stderr.
   const toStderr = (...a: unknown[]) => void process.stderr.write(format(...a) + '\n');
   console.log = console.info = console.debug = toStderr;
@@ -56,17 +49,18 @@ export async function runAcp(args: string[]): Promise<number> {
   // Under a daemon, fd 3 carries heartbeats, durable events and machine transitions to it.
   const channel = args.includes('--supervised') ? (await import('./control-channel.js')).ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
   // Replies leave through the batched writer (one stdout write per loop turn); live session/updates
-  // are written to it directly as text, the rest of the protocol goes through the SDK.
+  // and session/load replays are written to it directly as text, the rest goes through the SDK.
   const out = batchedStdout();
   // The session machinery is a separate chunk of the bundle, loaded after `initialize` is answered.
+  const home = resolveTroupeHome(env);
   let host: Promise<SessionHost> | undefined;
   const openHost = () =>
     (host ??= import('./session-host.js').then(({ SessionHost }) =>
-      SessionHost.open({ home: resolveTroupeHome(env), env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : {}) }),
+      SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : {}) }),
     ));
   // A daemon's child waits in the warm pool before anyone asks it anything: load everything now.
   if (channel) void openHost().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
-  const app = createAgentApp({ openHost, env, config, logger });
+  const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines });
   // The SDK parses stdin.
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });

@@ -7,11 +7,14 @@ import * as acp from '@agentclientprotocol/sdk';
 import { z } from 'zod';
 import { ERROR_CODES, isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { defaultModel, resolveModel } from '../providers/registry.js';
+import { defaultModel, providerStatus, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
+import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
-import { configOptions, modeState, SLASH_COMMANDS } from './session-options.js';
+import type { LineWriter } from './session-replay.js';
+import { configOptions, cwdMismatch, modeState, SLASH_COMMANDS } from './session-options.js';
+import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
 import { slashCommand, toContent } from './prompt-content.js';
 
@@ -24,6 +27,14 @@ export interface AgentOptions {
   env: NodeJS.ProcessEnv;
   config: TroupeConfig;
   logger: Logger;
+  /**
+   * Where session logs live. With it, `session/load` of a session not open in this process replays
+   * the log file itself and answers before the session machinery is loaded; the engine opens
+   * right after the response (a prompt waits for it).
+   */
+  sessionsDir?: string;
+  /** Queues ready-made NDJSON lines on the agent's output, behind everything sent so far. */
+  writeLines?: LineWriter;
 }
 
 /** TroupeError → JSON-RPC error (session_not_found keeps ACP's -32002 with data.sessionId). */
@@ -56,6 +67,9 @@ const forkParams = z
   .object({ sessionId: z.string(), cwd: z.string(), mcpServers: z.array(z.any()).optional(), additionalDirectories: z.array(z.string()).optional() })
   .passthrough();
 
+/** How long after `initialize` the session machinery starts loading if no request asked for it. */
+const MACHINERY_DELAY_MS = 20;
+
 export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const { env, config, logger } = opts;
   const guarded = guard(logger);
@@ -63,15 +77,70 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   // repeated initialize).
   let peer: { client: acp.AgentContext; caps: acp.ClientCapabilities } | undefined;
   let opened: Promise<SessionHost> | undefined;
+  let ready: SessionHost | undefined;
   const host = (): Promise<SessionHost> =>
     (opened ??= opts.openHost().then((h) => {
       if (peer) h.attach(peer.client, peer.caps);
-      return h;
+      return (ready = h);
     }));
+  let machineryTimer: NodeJS.Timeout | undefined;
+  /** Loads from log files in progress, by session: settled once the replay failed or the engine opened. */
+  const loading = new Map<string, Promise<void>>();
+  const replayModule = () => (replayLoaded ??= import('./session-replay.js'));
+  let replayLoaded: Promise<typeof import('./session-replay.js')> | undefined;
+  const openInBackground = () => void host().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
+  /** Model ids a client may pick: every usable provider's catalogue. */
+  const models = () =>
+    providerStatus(env, config)
+      .filter((p) => p.usable)
+      .flatMap((p) => p.models.map((m) => ({ id: m.id })));
+  const projectionCaps = () => {
+    const session = (peer?.caps as { session?: { notices?: unknown; compaction?: unknown } } | undefined)?.session;
+    return { notices: Boolean(session?.notices), compaction: Boolean(session?.compaction) };
+  };
 
-  const sessionState = (h: SessionHost, live: LiveSession) => {
+  const sessionState = (live: LiveSession) => {
     const conv = live.engine.conversation;
-    return { modes: modeState(conv.mode), configOptions: configOptions({ mode: conv.mode, model: conv.model }, h.models()) };
+    return { modes: modeState(conv.mode), configOptions: configOptions({ mode: conv.mode, model: conv.model }, models()) };
+  };
+  /**
+   * session/load of a session this process has not opened: replayed from its log file without the
+   * session machinery, which then opens the engine after the response has gone. `undefined` when
+   * the log needs the engine first (crash repair, a torn tail) or is not a loadable session.
+   */
+  const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest) => {
+    const sessionsDir = opts.sessionsDir;
+    const id = p.sessionId;
+    if (!sessionsDir || !isValidSessionId(id)) return undefined;
+    await loading.get(id);
+    if (ready?.isOpen(id)) return undefined;
+    clearTimeout(machineryTimer); // opened below, after the response
+    // Registered before the first await: a request for this session from now on waits for the
+    // replay, then for the engine.
+    let settled!: () => void;
+    const gate = new Promise<void>((resolve) => (settled = resolve));
+    loading.set(id, gate);
+    void gate.then(() => loading.get(id) === gate && loading.delete(id));
+    let summary;
+    try {
+      const { replayLogFile, UpdateReplay } = await replayModule();
+      summary = await replayLogFile(sessionLogPath(sessionsDir, id), id, p.cwd, new UpdateReplay(client, projectionCaps(), opts.writeLines));
+    } catch (err) {
+      settled();
+      throw err;
+    }
+    if (!summary) {
+      settled();
+      return undefined;
+    }
+    // The engine opens once this response has gone (the writer flushes first, on this same turn).
+    setImmediate(() =>
+      void host()
+        .then((h) => h.get(id))
+        .catch((err) => logger.error('cannot open the loaded session', { sessionId: id, error: String(err) }))
+        .finally(settled),
+    );
+    return { modes: modeState(summary.mode), configOptions: configOptions({ mode: summary.mode, model: summary.model }, models()) };
   };
   /** Sent once the response that made the session known has left (next turn of the loop). */
   const announceCommands = (client: acp.AgentContext, sessionId: string) =>
@@ -80,15 +149,21 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         .notify('session/update', { sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: SLASH_COMMANDS } })
         .catch(() => undefined);
     });
+  /**
+   * A session for a request, once a load of it from its log file has replayed it and opened its
+   * engine: what the engine emits from then on comes after the history.
+   */
+  const sessionOf = async (h: SessionHost, sessionId: string): Promise<LiveSession> => {
+    await loading.get(sessionId);
+    return h.get(sessionId);
+  };
   const sameCwd = (live: LiveSession, cwd: string) => {
-    if (live.engine.conversation.cwd !== cwd) {
-      throw new TroupeError('invalid_params', `session ${live.engine.sessionId} works in ${live.engine.conversation.cwd}; a session's cwd never changes (another directory means another session)`);
-    }
+    if (live.engine.conversation.cwd !== cwd) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
   };
   const configure = async (client: acp.AgentContext, h: SessionHost, live: LiveSession, change: { mode?: string; model?: string }) => {
     if (change.mode !== undefined && !isSessionModeId(change.mode)) throw new TroupeError('invalid_params', `unknown mode '${change.mode}' (default, accept-edits, plan, bypass)`);
     live.engine.configure(change);
-    const options = sessionState(h, live).configOptions;
+    const options = sessionState(live).configOptions;
     await client.notify('session/update', { sessionId: live.engine.sessionId, update: { sessionUpdate: 'config_option_update', configOptions: options } });
     return options;
   };
@@ -98,8 +173,13 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest('initialize', ({ params, client }) => {
       peer = { client, caps: params.clientCapabilities ?? {} };
       if (opened) void opened.then((h) => peer && h.attach(peer.client, peer.caps));
-      // Load the session machinery right after this answer has gone out, not before it.
-      setImmediate(() => void host().catch((err) => logger.error('cannot open the session store', { error: String(err) })));
+      // After this answer: the small replay module at once (a `session/load` is the likely next
+      // request), the session machinery once no request has needed it for a moment. A request that
+      // needs the machinery loads it at once; a `session/load` replays without it (loading it in
+      // between would only delay the replay), and opens it after its response.
+      // (Two turns of the loop: the first flushes this answer.)
+      if (opts.sessionsDir) setImmediate(() => setImmediate(() => void replayModule().catch(() => undefined)));
+      machineryTimer = setTimeout(openInBackground, MACHINERY_DELAY_MS).unref();
       const images = (() => {
         try {
           return resolveModel(defaultModel(env, config), env, config).capabilities.images;
@@ -116,28 +196,34 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const h = await host();
         const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
         announceCommands(client, live.engine.sessionId);
-        return { sessionId: live.engine.sessionId, ...sessionState(h, live) };
+        return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),
     )
     .onRequest(
       'session/load',
       guarded('session/load', async (p: acp.LoadSessionRequest, { client }) => {
+        const fromLog = await loadFromLog(client, p);
+        if (fromLog) {
+          announceCommands(client, p.sessionId);
+          return fromLog;
+        }
         const h = await host();
-        const live = await h.get(p.sessionId);
+        const live = await sessionOf(h, p.sessionId);
         sameCwd(live, p.cwd);
-        await h.replay(live);
+        const { UpdateReplay } = await replayModule();
+        await h.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
         announceCommands(client, p.sessionId);
-        return sessionState(h, live);
+        return sessionState(live);
       }),
     )
     .onRequest(
       'session/resume',
       guarded('session/resume', async (p: acp.ResumeSessionRequest, { client }) => {
         const h = await host();
-        const live = await h.get(p.sessionId);
+        const live = await sessionOf(h, p.sessionId);
         sameCwd(live, p.cwd);
         announceCommands(client, p.sessionId);
-        return sessionState(h, live);
+        return sessionState(live);
       }),
     )
     .onRequest(
@@ -159,7 +245,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/close',
       guarded('session/close', async (p: acp.CloseSessionRequest) => {
         const h = await host();
-        if (!h.isLive(p.sessionId) && !h.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
+        await loading.get(p.sessionId);
+        if (!h.isOpen(p.sessionId) && !h.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
         await h.unload(p.sessionId);
         return {};
       }),
@@ -167,7 +254,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/delete',
       guarded('session/delete', async (p: acp.DeleteSessionRequest) => {
-        await (await host()).delete(p.sessionId);
+        const h = await host();
+        await loading.get(p.sessionId);
+        await h.delete(p.sessionId);
         return {};
       }),
     )
@@ -176,16 +265,17 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       forkParams,
       guarded('session/fork', async (p: z.infer<typeof forkParams>, { client }) => {
         const h = await host();
+        await loading.get(p.sessionId);
         const live = await h.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);
         announceCommands(client, live.engine.sessionId);
-        return { sessionId: live.engine.sessionId, ...sessionState(h, live) };
+        return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),
     )
     .onRequest(
       'session/set_mode',
       guarded('session/set_mode', async (p: acp.SetSessionModeRequest, { client }) => {
         const h = await host();
-        await configure(client, h, await h.get(p.sessionId), { mode: p.modeId });
+        await configure(client, h, await sessionOf(h, p.sessionId), { mode: p.modeId });
         return {};
       }),
     )
@@ -193,7 +283,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/set_config_option',
       guarded('session/set_config_option', async (p: acp.SetSessionConfigOptionRequest, { client }) => {
         const h = await host();
-        const live = await h.get(p.sessionId);
+        const live = await sessionOf(h, p.sessionId);
         const value = (p as { value: unknown }).value;
         if (typeof value !== 'string') throw new TroupeError('invalid_params', `config option ${p.configId} takes a string value`);
         if (p.configId === 'mode') return { configOptions: await configure(client, h, live, { mode: value }) };
@@ -205,7 +295,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/prompt',
       guarded('session/prompt', async (p: acp.PromptRequest, { client }) => {
         const h = await host();
-        const live = await h.get(p.sessionId);
+        const live = await sessionOf(h, p.sessionId);
         const command = slashCommand(p.prompt);
         if (command?.name === 'compact') {
           await live.engine.compactNow();
@@ -226,13 +316,13 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onNotification('session/cancel', async ({ params }) => {
       const h = await host();
-      if (h.isLive(params.sessionId)) (await h.get(params.sessionId)).engine.cancel();
+      if (h.isLive(params.sessionId)) (await sessionOf(h, params.sessionId)).engine.cancel();
     })
     .onRequest(
       '_troupe/steer',
       steerParams,
       guarded('_troupe/steer', async (p: z.infer<typeof steerParams>) => {
-        const live = await (await host()).get(p.sessionId);
+        const live = await sessionOf(await host(), p.sessionId);
         const model = resolveModel(live.engine.conversation.model, env, config);
         return live.engine.steer(p.expectedTurnId, toContent(p.prompt as acp.ContentBlock[], { images: model.capabilities.images, model: model.id }));
       }),
@@ -241,7 +331,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       '_troupe/session_state',
       sessionIdOnly,
       guarded('_troupe/session_state', async (p: z.infer<typeof sessionIdOnly>) => {
-        const live = await (await host()).get(p.sessionId);
+        const live = await sessionOf(await host(), p.sessionId);
         const conv = live.engine.conversation;
         return { sessionId: p.sessionId, ...live.engine.state(), mode: conv.mode, model: conv.model, title: conv.title ?? null };
       }),

@@ -6,7 +6,9 @@
  *
  * `lines()` is the direct path for live `session/update`s, already serialized: the SDK's per-message
  * promise chain and WritableStream cost several times what the update itself does. Everything, SDK
- * message or direct line, is queued in the order it reaches this writer.
+ * message or direct line, is queued in the order it reaches this writer. `writeLines()` is the same
+ * path with backpressure for a `session/load` replay, which serializes its updates itself and must
+ * not outrun a pipe nobody drains.
  */
 import type * as acp from '@agentclientprotocol/sdk';
 
@@ -14,6 +16,8 @@ export interface BatchedWriter {
   writable: WritableStream<acp.AnyMessage>;
   /** Queues NDJSON text (complete lines, each ending in '\n') behind everything queued so far. */
   lines(text: string): void;
+  /** `lines()`, resolving once the pipe has taken everything written before (backpressure). */
+  writeLines(text: string): Promise<void>;
   /** Writes what is pending now and waits until the pipe has taken it. */
   flush(): Promise<void>;
 }
@@ -49,6 +53,10 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
     }),
     lines(text) {
       if (text.length > 0) queue(text);
+    },
+    writeLines(text) {
+      if (text.length > 0) queue(text);
+      return drained;
     },
     async flush() {
       flush();

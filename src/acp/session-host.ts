@@ -14,10 +14,11 @@ import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
 import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionsDir } from '../store/index.js';
 import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID } from '../tools/index.js';
-import { defaultModel, providerStatus, resolveModel } from '../providers/registry.js';
+import { defaultModel, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
 import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
+import type { UpdateReplay } from './session-replay.js';
 import { systemPrompt } from './system-prompt.js';
 import type { SessionReporter } from './control-channel.js';
 
@@ -91,13 +92,6 @@ export class SessionHost {
     return defaultModel(this.opts.env, this.opts.config);
   }
 
-  /** Model ids a client may pick: every usable provider's catalogue. */
-  models(): { id: string }[] {
-    return providerStatus(this.opts.env, this.opts.config)
-      .filter((p) => p.usable)
-      .flatMap((p) => p.models.map((m) => ({ id: m.id })));
-  }
-
   async create(
     init: { cwd: string; additionalDirectories: string[]; model?: string; mode?: string; forkedFrom?: { sessionId: string; throughSeq: number } },
     history: readonly AgentEvent[] = [],
@@ -135,20 +129,18 @@ export class SessionHost {
     return this.live.has(sessionId);
   }
 
-  /** Replays the whole history as session/update notifications (awaiting each: backpressure). */
-  async replay(session: LiveSession, through = session.log.lastSeq()): Promise<void> {
-    const client = this.requireClient();
+  /** Whether `sessionId` is open in this process or being opened: its replay goes through its log here. */
+  isOpen(sessionId: string): boolean {
+    return this.live.has(sessionId) || this.opening.has(sessionId);
+  }
+
+  /** Replays the history through `through` page by page (each page sent and awaited: backpressure). */
+  async replay(session: LiveSession, replay: UpdateReplay, through = session.log.lastSeq()): Promise<void> {
     let cursor = 0;
     while (cursor < through) {
       const page = await session.log.readAfter(cursor, { limit: 1024 });
-      // Notifications leave in call order; waiting for each one costs more than the write itself,
-      // so the replay waits once per page (backpressure still holds: the writer waits for 'drain').
-      const sent: Promise<void>[] = [];
-      for (const event of page.events) {
-        if (event.seq > through) break;
-        for (const n of projectEvent(event, this.projectionCaps)) sent.push(client.notify('session/update', n));
-      }
-      await Promise.all(sent);
+      for (const event of page.events) if (event.seq <= through) replay.add(event);
+      await replay.flush();
       const last = page.events.at(-1);
       if (!last || last.seq >= through) return;
       cursor = page.cursor;

@@ -4,7 +4,13 @@
  * as ACP requires, and kept in sync with each other.
  */
 import type * as acp from '@agentclientprotocol/sdk';
+import { TroupeError } from '../core/errors.js';
 import { SESSION_MODES } from '../tools/modes.js';
+
+/** A session is loaded or resumed with the cwd it was created with, or not at all. */
+export function cwdMismatch(sessionId: string, cwd: string): TroupeError {
+  return new TroupeError('invalid_params', `session ${sessionId} works in ${cwd}; a session's cwd never changes (another directory means another session)`);
+}
 
 export function modeState(currentModeId: string): acp.SessionModeState {
   return { currentModeId, availableModes: SESSION_MODES.map((m) => ({ id: m.id, name: m.name, description: m.description })) };

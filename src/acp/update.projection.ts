@@ -116,7 +116,7 @@ export function projectEvent(e: AgentEvent, caps: ProjectionCaps): acp.SessionNo
 const js = JSON.stringify;
 
 /** The JSON-RPC envelope of one `session/update`, as the SDK's `notify` writes it. */
-function notificationLine(n: acp.SessionNotification): string {
+export function notificationLine(n: acp.SessionNotification): string {
   return js({ jsonrpc: '2.0', method: 'session/update', params: n });
 }
 

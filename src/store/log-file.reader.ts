@@ -102,8 +102,19 @@ export async function readLogFile(path: string): Promise<LogContents> {
 /** `readLogFile` on bytes already in memory. */
 export function decodeLogBuffer(buf: Buffer, path = '<buffer>'): LogContents {
   const events: AgentEvent[] = [];
+  const scan = visitLogBuffer(buf, (event) => void events.push(event), path);
+  return { scan, events };
+}
+
+/**
+ * Decodes every valid event of a log file's bytes in order, handing each to `visit` as it is
+ * decoded instead of collecting them (a replay keeps what it makes of each event, not the event).
+ * Returns the scan, as `decodeLogBuffer` does.
+ */
+export function visitLogBuffer(buf: Buffer, visit: (event: AgentEvent) => void, path = '<buffer>'): LogScan {
   const checkpoints = new LogCheckpoints();
   let header: LogHeader | undefined;
+  let firstSeq: number | undefined;
   let lastSeq = 0;
   let records = 0;
   const walk = walkBuffer(buf, (payload, offset) => {
@@ -118,17 +129,18 @@ export function decodeLogBuffer(buf: Buffer, path = '<buffer>'): LogContents {
     if (!peek || peek.firstSeq !== lastSeq + 1) return { offset, reason: 'bad_record', detail: peek ? `seq discontinuity (record starts at ${peek.firstSeq}, expected ${lastSeq + 1})` : 'record is not an event record' };
     checkpoints.add(peek.firstSeq, offset);
     const batch = decodeEventRecord(payload, offset);
-    for (let i = 0; i < batch.length; i++) events.push(batch[i]!);
+    firstSeq ??= peek.firstSeq;
+    for (let i = 0; i < batch.length; i++) visit(batch[i]!);
     lastSeq = peek.firstSeq + peek.count - 1;
     records++;
   });
   const warnings: LogWarning[] = [];
   if (walk.problem) warnings.push(warningOf(walk.problem, buf.length, path));
   else if (!header && buf.length > 0) warnings.push(warningOf({ offset: 0, reason: 'missing_header', detail: 'no header record' }, buf.length, path));
-  const scan: LogScan = {
+  return {
     path,
     header,
-    firstSeq: events.length > 0 ? events[0]!.seq : undefined,
+    firstSeq,
     lastSeq,
     validBytes: header ? walk.validEnd : 0,
     fileBytes: buf.length,
@@ -136,7 +148,6 @@ export function decodeLogBuffer(buf: Buffer, path = '<buffer>'): LogContents {
     warnings,
     checkpoints,
   };
-  return { scan, events };
 }
 
 /**

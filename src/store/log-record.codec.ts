@@ -4,7 +4,9 @@
  * events in one call lets msgpackr define each shape once per record, which is what makes replay
  * decode fast without persisting shared structures. See spec/event-log.md §1.
  */
-import { Packr, Unpackr } from 'msgpackr';
+// Not the package root: on Node it also loads the native string extractor (msgpackr-extract), a
+// dlopen and a file-system probe at every start, and records with bundled strings never use it.
+import { Packr, Unpackr } from 'msgpackr/pack';
 import type { AgentEvent } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 import { frameRecord } from './record-frame.codec.js';

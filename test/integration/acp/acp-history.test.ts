@@ -42,6 +42,58 @@ test('session/load in a new process replays the whole history, user chunks inclu
   assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
 });
 
+test('a prompt sent right behind session/load, before its response, runs after the whole replay on the loaded history', async (t) => {
+  const cwd = workspace();
+  const first = AcpChild.start({ script });
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  await first.prompt(sessionId, 'list things');
+  const live = strip(first.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  const lastSeq = Math.max(...live.map((u) => u.seq));
+  assert.equal(await first.close(), 0);
+
+  const second = AcpChild.start({ script, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  // Pipelined: the prompt is on the wire before the load has answered (its engine is not open yet).
+  const loaded = second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const prompted = second.prompt(sessionId, 'and again');
+  await loaded;
+  assert.equal((await prompted).stopReason, 'end_turn');
+  const all = strip(second.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  assert.deepEqual(all.slice(0, live.length), live, 'the history comes first, whole');
+  const after = all.slice(live.length);
+  assert.ok(after.length > 0 && after.every((u) => u.seq > lastSeq), 'then only what the new turn added');
+  assert.ok(after.some((u) => u.sessionUpdate === 'user_message_chunk' && u.content.text === 'and again'));
+  const state: any = await second.agent.request('_troupe/session_state', { sessionId });
+  assert.ok(state.lastSeq > lastSeq);
+  assert.deepEqual(second.schemaErrors, []);
+});
+
+test('session/close right after a session/load in a fresh process, then load again and prompt', async (t) => {
+  const cwd = workspace();
+  const first = AcpChild.start({ script });
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  await first.prompt(sessionId, 'list things');
+  const live = strip(first.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  assert.equal(await first.close(), 0);
+
+  const second = AcpChild.start({ script, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  await assert.rejects(second.agent.request('session/load', { sessionId, cwd: workspace(), mcpServers: [] }), (e: any) => e.code === -32602 && /never changes/.test(e.message));
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.deepEqual(await second.agent.request('session/close', { sessionId }), {});
+  const res = await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal(res.modes?.currentModeId, 'default');
+  assert.ok(res.configOptions?.some((o: any) => o.id === 'model' && o.currentValue === 'scripted/replay'));
+  const replays = strip(second.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  assert.deepEqual(replays, [...live, ...live], 'each load replayed the whole history');
+  assert.equal((await second.prompt(sessionId, 'second answer please')).stopReason, 'end_turn');
+  assert.deepEqual(second.schemaErrors, []);
+});
+
 test('session/resume does not replay; a different cwd is refused', async (t) => {
   const cwd = workspace();
   const first = AcpChild.start({ script });

@@ -1,0 +1,53 @@
+// The agent's output writer: messages and ready-made replay lines leave in the order they were
+// handed over, one write per turn of the loop, and a full pipe holds back what comes next.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { batchedStdout } from '../../../src/acp/batched-stdout.js';
+
+function sink(highWaterMark = 1 << 20) {
+  const writes: string[] = [];
+  let release: (() => void) | undefined;
+  const out = new Writable({
+    highWaterMark,
+    write(chunk, _enc, done) {
+      writes.push(String(chunk));
+      // Hold the first write when asked to, as a pipe nobody reads would.
+      if (highWaterMark < 1 << 20 && !release) release = done;
+      else done();
+    },
+  });
+  return { out, writes, release: () => release?.() };
+}
+
+test('messages and replay lines leave in order, in one write per loop turn', async () => {
+  const { out, writes } = sink();
+  const w = batchedStdout(out);
+  const writer = w.writable.getWriter();
+  await writer.write({ jsonrpc: '2.0', method: 'a', params: {} });
+  await w.writeLines('{"jsonrpc":"2.0","method":"b"}\n{"jsonrpc":"2.0","method":"c"}\n');
+  await writer.write({ jsonrpc: '2.0', id: 1, result: {} });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(writes.length, 1, 'one write for the burst');
+  const lines = writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(
+    lines.map((m) => m.method ?? `response ${m.id}`),
+    ['a', 'b', 'c', 'response 1'],
+  );
+});
+
+test('a full pipe holds back replay lines until it drains', async () => {
+  const { out, writes, release } = sink(16);
+  const w = batchedStdout(out);
+  await w.writeLines('x'.repeat(64) + '\n');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(writes.length, 1);
+  let queued = false;
+  const next = w.writeLines('{"after":"drain"}\n').then(() => (queued = true));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(queued, false, 'waits for drain');
+  release();
+  await next;
+  await w.flush();
+  assert.equal(writes.at(-1), '{"after":"drain"}\n');
+});
