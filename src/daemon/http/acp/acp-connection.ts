@@ -153,6 +153,23 @@ export class AcpConnection implements AcpClientChannel {
     return this.waitForRoom();
   }
 
+  /** {@link AcpClientChannel.sendNotifications}: the same route and limits as `send`, no JSON work. */
+  sendNotifications(sessionId: string, jsons: readonly string[]): boolean {
+    if (this.closedFlag) return true;
+    if (this.idTooLong(sessionId)) return void this.closeFor('limit_exceeded', 'agent used an over-long session id'), true;
+    const stream = this.transport === 'ws' ? this.mainStream : this.sessionStream(sessionId);
+    if (!stream) return void this.closeFor('limit_exceeded', 'too many session streams'), true;
+    const max = this.host.options.maxBufferedBytes;
+    for (const json of jsons) {
+      const hadRoom = this.hasRoom();
+      if (!hadRoom && this.pendingBytes + json.length > 2 * max) return void this.closeFor('limit_exceeded', 'agent output ignored backpressure'), true;
+      stream.push(json);
+      // The stall clock starts when the buffer first fills, as in send().
+      if (hadRoom && !this.hasRoom()) this.lastProgressAt = this.host.now();
+    }
+    return this.hasRoom();
+  }
+
   /** Hands one client message to the agent side, in order. Rejects with ConnectionClosedError when closed. */
   deliver(message: JsonRpcMessage, context: AcpInboundContext): Promise<void> {
     const run = this.inboundChain.then(() => {

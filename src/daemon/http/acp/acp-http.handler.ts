@@ -183,6 +183,9 @@ function handleGet(ex: HttpExchange, core: TransportCore): void {
 function sseReceiver(ex: HttpExchange): StreamReceiver {
   return {
     write: (id, json) => ex.write(`id: ${id}\ndata: ${json}\n\n`),
+    // JSON text has no raw line breaks, so one `data:` line carries the whole message.
+    frame: (id, json) => `id: ${id}\ndata: ${json}\n\n`,
+    writeFrames: (text) => ex.write(text),
     writeUnnumbered: (json) => {
       let ok = false;
       ex.cork(() => (ok = ex.write(`data: ${json}\n\n`)));
