@@ -119,7 +119,7 @@ async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: Js
   if (conn.idTooLong(session)) return `Session id exceeds maxIdLength (${conn.idMaxLength})`;
   if (!('id' in msg)) return undefined;
   if (conn.idTooLong(msg['id'])) return `Request id exceeds maxIdLength (${conn.idMaxLength})`;
-  await conn.waitForRoom(ex.signal);
+  if (!conn.hasRoom()) await conn.waitForRoom(ex.signal);
   const key = isRequest(msg) ? idKey(msg['id']) : undefined;
   if (key) conn.pendingRoutes.set(key, responseRoute(session));
   return undefined;
