@@ -91,6 +91,14 @@ export class OutboundStream {
     this.schedulePump();
   }
 
+  /** Queues several messages at once (`bytes`: the sum of their lengths). */
+  pushMany(jsons: readonly string[], bytes: number): void {
+    if (this.aborted) return;
+    for (const json of jsons) this.entries.push({ id: this.nextId++, json });
+    this.host.pendingChanged(bytes);
+    this.schedulePump();
+  }
+
   /**
    * Writes on the next turn of the event loop, so that a burst of sends (an agent awaiting sends
    * that resolve at once) leaves corked in one syscall instead of one per message.
