@@ -143,6 +143,12 @@ async function main(): Promise<void> {
 
   log('streaming through the daemon');
   const fresh = (c: BenchClient) => async () => ({ client: c, sessionId: await c.newSession(cwd) });
+  // One session for the warm-up and every timed run: its process is warm (JIT) after the warm-up,
+  // on the daemon (one child per session) as over stdio.
+  const sticky = (c: BenchClient) => {
+    let s: Promise<{ client: BenchClient; sessionId: string }> | undefined;
+    return () => (s ??= fresh(c)());
+  };
   const streamer = await daemon(tmp('troupe-dbench-stream-'), ['--pool', '2'], SCRIPTS.stream);
   const sHttp = await CountingClient.http(streamer.url, streamer.headers).init();
   const sWs = await CountingClient.ws(streamer.url, streamer.headers).init();
@@ -156,6 +162,8 @@ async function main(): Promise<void> {
   const lWs = await new LeanWsClient(streamer.url, streamer.headers).init();
   const leanStreamHttp = await streamRuns(fresh(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
   const leanStreamWs = await streamRuns(fresh(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const warmChildHttp = await streamRuns(sticky(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const warmChildWs = await streamRuns(sticky(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
   lHttp.close();
   lWs.close();
   await streamer.stop();
@@ -172,6 +180,7 @@ async function main(): Promise<void> {
   const leanStdio = await new LeanStdioClient(leanChild).init();
   const leanStdioRtt = await rttSeries(leanStdio, await leanStdio.newSession(cwd), rttCounts);
   const leanStreamStdio = await streamRuns(fresh(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
+  const warmChildStdio = await streamRuns(sticky(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
   leanStdio.close();
   await stopProcess(leanChild);
   const stdioFirstNew = await stdioFirstSessionNew(COUNTS.stdioFirstNews, { TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.tiny) }, cwd, (c) => track(c.proc));
@@ -243,6 +252,12 @@ async function main(): Promise<void> {
         daemonWs: leanStreamWs,
         stdioDirect: leanStreamStdio,
         referenceHttp: leanStreamRef,
+        warmChild: {
+          note: 'lean clients, one session for the warm-up and all timed runs (its process JIT-warm, as the stdio child always is in the series above, where each daemon run is a fresh session and so a fresh child process): a diagnostic of how much of the gap to stdio is a cold child',
+          daemonHttp: warmChildHttp,
+          daemonWs: warmChildWs,
+          stdioDirect: warmChildStdio,
+        },
       },
     },
     scale: { storedSeedMs: seedMs, ...scale },

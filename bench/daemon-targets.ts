@@ -59,6 +59,7 @@ export function judge(r: any): Record<string, Target & Record<string, unknown>> 
       target: '≥ 60% of direct stdio throughput (updates/s, log on; lean clients on both sides)',
       measured: { daemonHttpUpdatesPerSecond: lst.daemonHttp.updatesPerSecond, daemonWsUpdatesPerSecond: lst.daemonWs.updatesPerSecond, stdioUpdatesPerSecond: lst.stdioDirect.updatesPerSecond, referenceHttpUpdatesPerSecond: lst.referenceHttp.updatesPerSecond },
       ratioVsStdio: { http: streamRatio, ws: ratio(lst.daemonWs.updatesPerSecond, lst.stdioDirect.updatesPerSecond) },
+      warmChildRatioVsStdio: { http: ratio(lst.warmChild.daemonHttp.updatesPerSecond, lst.warmChild.stdioDirect.updatesPerSecond), ws: ratio(lst.warmChild.daemonWs.updatesPerSecond, lst.warmChild.stdioDirect.updatesPerSecond) },
       sdkClient: { ratioVsStdio: { http: sdkStreamRatio, ws: ratio(st.daemonWs.updatesPerSecond, st.stdioDirect.updatesPerSecond) }, daemonHttpUpdatesPerSecond: st.daemonHttp.updatesPerSecond, stdioUpdatesPerSecond: st.stdioDirect.updatesPerSecond },
       met: Math.min(streamRatio, ratio(lst.daemonWs.updatesPerSecond, lst.stdioDirect.updatesPerSecond)) >= 0.6,
     },
