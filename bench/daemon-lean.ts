@@ -344,8 +344,15 @@ export class LeanHttpClient extends LeanBase {
     });
   }
 
+  /** DELETEs the connection (as the SDK client does, so the server stops queueing for it), then closes. */
   close(): void {
-    for (const s of this.sockets) s.destroy();
+    const done = () => {
+      for (const s of this.sockets) s.destroy();
+    };
+    if (!this.connectionId) return done();
+    const deleted = this.posts.send(requestText('DELETE', '/acp', this.hostPort, { ...this.headers, 'Acp-Connection-Id': this.connectionId }));
+    const timer = setTimeout(done, 1000);
+    void deleted.catch(() => undefined).finally(() => (clearTimeout(timer), done()));
   }
 }
 
