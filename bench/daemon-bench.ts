@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { childPids, CountingClient, scriptEnv, startDaemon, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { LeanHttpClient, LeanStdioClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 import { daemonSessionNew, nodeSpawnFloor, referenceSessionNew, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
 import { streamRuns } from './daemon-stream.js';
 import { seedStored } from './daemon-scale.js';
@@ -129,10 +130,25 @@ async function main(): Promise<void> {
   const relayOnlyUs = await roundTrips(http.agent, '_troupe/session_state', { sessionId: 'ses_not_a_session' }, COUNTS.rtt, COUNTS.warmup);
   http.close();
   ws.close();
+  // The same requests from the lean clients (bench/daemon-lean.ts): the relay without the SDK client's cost.
+  const leanHttp = await LeanHttpClient.at(warm.url, warm.headers).init();
+  const leanWs = await new LeanWsClient(warm.url, warm.headers).init();
+  const leanDaemonHttp = await rttSeries(leanHttp, await leanHttp.newSession(cwd), rttCounts);
+  const leanDaemonWs = await rttSeries(leanWs, await leanWs.newSession(cwd), rttCounts);
+  const leanRelayOnlyUs = await roundTrips(leanHttp, '_troupe/session_state', { sessionId: 'ses_not_a_session' }, COUNTS.rtt, COUNTS.warmup);
+  const leanRelayOnlyWsUs = await roundTrips(leanWs, '_troupe/session_state', { sessionId: 'ses_not_a_session' }, COUNTS.rtt, COUNTS.warmup);
+  leanHttp.close();
+  leanWs.close();
   await warm.stop();
 
   log('streaming through the daemon');
-  const fresh = (c: CountingClient) => async () => ({ client: c, sessionId: await c.newSession(cwd) });
+  const fresh = (c: BenchClient) => async () => ({ client: c, sessionId: await c.newSession(cwd) });
+  // One session for the warm-up and every timed run: its process is warm (JIT) after the warm-up,
+  // on the daemon (one child per session) as over stdio.
+  const sticky = (c: BenchClient) => {
+    let s: Promise<{ client: BenchClient; sessionId: string }> | undefined;
+    return () => (s ??= fresh(c)());
+  };
   const streamer = await daemon(tmp('troupe-dbench-stream-'), ['--pool', '2'], SCRIPTS.stream);
   const sHttp = await CountingClient.http(streamer.url, streamer.headers).init();
   const sWs = await CountingClient.ws(streamer.url, streamer.headers).init();
@@ -142,6 +158,14 @@ async function main(): Promise<void> {
   const streamWs = await streamRuns(fresh(sWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
   sHttp.close();
   sWs.close();
+  const lHttp = await LeanHttpClient.at(streamer.url, streamer.headers).init();
+  const lWs = await new LeanWsClient(streamer.url, streamer.headers).init();
+  const leanStreamHttp = await streamRuns(fresh(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const leanStreamWs = await streamRuns(fresh(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const warmChildHttp = await streamRuns(sticky(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const warmChildWs = await streamRuns(sticky(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  lHttp.close();
+  lWs.close();
   await streamer.stop();
 
   log('stdio: a troupe acp child without the daemon');
@@ -151,6 +175,14 @@ async function main(): Promise<void> {
   const stdio = await stdioRtt(child, cwd, rttCounts);
   const streamStdio = await streamRuns(fresh(child.client), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [child.proc.pid!] });
   await child.close();
+  const leanChild = spawnAcp({ TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.stream) });
+  track(leanChild);
+  const leanStdio = await new LeanStdioClient(leanChild).init();
+  const leanStdioRtt = await rttSeries(leanStdio, await leanStdio.newSession(cwd), rttCounts);
+  const leanStreamStdio = await streamRuns(fresh(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
+  const warmChildStdio = await streamRuns(sticky(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
+  leanStdio.close();
+  await stopProcess(leanChild);
   const stdioFirstNew = await stdioFirstSessionNew(COUNTS.stdioFirstNews, { TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.tiny) }, cwd, (c) => track(c.proc));
 
   log('reference: round trips, streaming');
@@ -158,6 +190,10 @@ async function main(): Promise<void> {
   const refHttp = await rttSeries(refClient.agent, await refClient.newSession(cwd), rttCounts);
   const streamRef = await streamRuns(fresh(refClient), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { server: ref.proc.pid!, children: () => [] });
   refClient.close();
+  const leanRef = await LeanHttpClient.at(ref.url).init();
+  const leanRefHttp = await rttSeries(leanRef, await leanRef.newSession(cwd), rttCounts);
+  const leanStreamRef = await streamRuns(fresh(leanRef), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { server: ref.proc.pid!, children: () => [] });
+  leanRef.close();
 
   log('cold: session/new with --pool 0');
   const cold = await daemon(tmp('troupe-dbench-cold-'), ['--pool', '0'], SCRIPTS.tiny);
@@ -195,8 +231,35 @@ async function main(): Promise<void> {
       relayOnlyUs,
       stdioDirect: stdio,
       referenceHttp: refHttp,
+      lean: {
+        note: 'the same requests from the lean clients of bench/daemon-lean.ts (raw keep-alive HTTP POST + raw SSE reader; raw `ws`; NDJSON on stdio): what the server takes, without the SDK client\'s own ~0.5 ms per HTTP request. The relay round-trip target is judged on this series',
+        daemonHttp: leanDaemonHttp,
+        daemonWs: leanDaemonWs,
+        relayOnlyUs: leanRelayOnlyUs,
+        relayOnlyWsUs: leanRelayOnlyWsUs,
+        stdioDirect: leanStdioRtt,
+        referenceHttp: leanRefHttp,
+      },
     },
-    streaming: { daemonHttp: streamHttp, daemonWs: streamWs, stdioDirect: streamStdio, referenceHttp: streamRef },
+    streaming: {
+      daemonHttp: streamHttp,
+      daemonWs: streamWs,
+      stdioDirect: streamStdio,
+      referenceHttp: streamRef,
+      lean: {
+        note: 'the same runs received by the lean clients (bench/daemon-lean.ts): every update counted, its seq checked to increase per session and SSE ids to be contiguous, updates not JSON-parsed; the streaming target is judged on this series',
+        daemonHttp: leanStreamHttp,
+        daemonWs: leanStreamWs,
+        stdioDirect: leanStreamStdio,
+        referenceHttp: leanStreamRef,
+        warmChild: {
+          note: 'lean clients, one session for the warm-up and all timed runs (its process JIT-warm, as the stdio child always is in the series above, where each daemon run is a fresh session and so a fresh child process): a diagnostic of how much of the gap to stdio is a cold child',
+          daemonHttp: warmChildHttp,
+          daemonWs: warmChildWs,
+          stdioDirect: warmChildStdio,
+        },
+      },
+    },
     scale: { storedSeedMs: seedMs, ...scale },
   });
   result.targets = judge(result);

@@ -125,19 +125,24 @@ export async function nodeSpawnFloor(n: number): Promise<Summary> {
   return summarize(ms);
 }
 
+/** Anything that sends a request and resolves with its answer: an SDK `ClientContext` or a lean client. */
+export interface Requester {
+  request(method: any, params: any): Promise<any>;
+}
+
 /** Sequential round trips of one request (a rejection is a round trip too, e.g. an unknown session). */
-export async function roundTrips(agent: acp.ClientContext, method: string, params: unknown, n: number, warmup: number): Promise<Summary> {
+export async function roundTrips(agent: Requester, method: string, params: unknown, n: number, warmup: number): Promise<Summary> {
   const us: number[] = [];
   for (let i = 0; i < n + warmup; i++) {
     const t0 = now();
-    await agent.request(method as never, params as never).catch(() => undefined);
+    await agent.request(method, params).catch(() => undefined);
     if (i >= warmup) us.push((now() - t0) * 1000);
   }
   return summarize(us, 1);
 }
 
 /** Round trips of a one-text-item prompt (`tiny` keyed reply), in ms. */
-export async function tinyPrompts(agent: acp.ClientContext, sessionId: string, n: number, warmup: number): Promise<Summary> {
+export async function tinyPrompts(agent: Requester, sessionId: string, n: number, warmup: number): Promise<Summary> {
   const ms: number[] = [];
   for (let i = 0; i < n + warmup; i++) {
     const t0 = now();
@@ -154,7 +159,7 @@ export interface RttCounts {
 }
 
 /** The same request series against one agent connection and one session. */
-export async function rttSeries(agent: acp.ClientContext, sessionId: string, c: RttCounts): Promise<{ sessionStateUs: Summary; tinyPromptMs: Summary }> {
+export async function rttSeries(agent: Requester, sessionId: string, c: RttCounts): Promise<{ sessionStateUs: Summary; tinyPromptMs: Summary }> {
   const sessionStateUs = await roundTrips(agent, '_troupe/session_state', { sessionId }, c.n, c.warmup);
   const tinyPromptMs = await tinyPrompts(agent, sessionId, c.prompts, Math.min(c.warmup, 20));
   return { sessionStateUs, tinyPromptMs };

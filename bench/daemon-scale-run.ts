@@ -6,7 +6,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { aggregate, type Streamer } from './daemon-stream.js';
+import { aggregate, leanAggregateDaemon, leanAggregateReference, type Streamer } from './daemon-aggregate.js';
 import { burst, loopFigures, pssOf, startProbe, type Burst } from './daemon-scale.js';
 import { childPids, CountingClient, memoryKb, sleep, summarize, waitIdle, type Served } from './daemon-support.js';
 
@@ -114,6 +114,8 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   const streamers: Streamer[] = b.sessions.map((s, i) => ({ client: s.client, sessionId: s.sessionId, watchers: [watchers[i]!] }));
   const fanOut = await aggregate(streamers, 'stream-agg', counts.aggItems, { sse: live, ws: live }, daemonProcs);
   for (const c of [...b.clients, ...watchers]) c.close();
+  log('fresh: aggregate streaming with lean clients');
+  const leanAgg = await leanAggregateDaemon(d.url, d.headers, b.sessions, counts.aggItems, daemonProcs);
   const [, stopMs] = await timed(() => d.stop());
 
   log(`reference: burst of ${N} session/new, memory, aggregate streaming`);
@@ -130,6 +132,7 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   await warmUp(rb.sessions);
   const refAgg = await aggregate(rb.sessions.map((s) => ({ client: s.client, sessionId: s.sessionId, watchers: [] })), 'stream-agg', counts.aggItems, { sse: rb.sessions.filter((s) => s.kind === 'sse').length, ws: rb.sessions.filter((s) => s.kind === 'ws').length }, { server: ref.proc.pid!, children: () => [] });
   for (const c of rb.clients) c.close();
+  const refLeanAgg = await leanAggregateReference(ref.url, N, counts.aggItems, cwd, { server: ref.proc.pid!, children: () => [] });
 
   const perChildKb = childPss.reduce((a, x) => a + x, 0) / Math.max(1, childPss.length);
   const daemonPerSessionKb = (daemonAfter.pss - daemonBefore.pss) / live;
@@ -169,6 +172,6 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
         secondsToSpawn1000: Math.round(((b.wallMs / Math.max(1, live)) * 1000) / 100) / 10,
       },
     },
-    aggregate: { daemonOneClientPerSession: oneEach, daemonSseAndWsPerSession: fanOut, referenceOneClientPerSession: refAgg, daemonStopMs: stopMs },
+    aggregate: { daemonOneClientPerSession: oneEach, daemonSseAndWsPerSession: fanOut, referenceOneClientPerSession: refAgg, lean: { daemon: leanAgg, reference: refLeanAgg }, daemonStopMs: stopMs },
   };
 }

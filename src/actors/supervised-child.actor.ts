@@ -10,6 +10,7 @@ import { childMachine } from '../machines/child.machine.js';
 import type { ChildSpec } from '../machines/restart-window.js';
 import { statePath } from '../machines/serialize.js';
 import type { ControlMessage } from '../wire/control-messages.js';
+import type { UpdateLine } from '../wire/update-line.js';
 import type { ChildExit, ChildProcessHandle } from './child-process.actor.js';
 
 export type BootKind = 'start' | 'restart' | 'wake';
@@ -27,6 +28,8 @@ export interface SupervisedChildOptions {
   /** Brings a fresh process to serving the session (initialize, resume); rejects if it cannot. */
   boot(proc: ChildProcessHandle, kind: BootKind): Promise<void>;
   onMessage(msg: Record<string, unknown>): void;
+  /** `session/update` lines relayed without parsing (see ChildHandlers.updates); else all go to onMessage. */
+  onUpdates?(batch: UpdateLine[]): void;
   onControl(msg: ControlMessage): void;
   /** The process is gone. `crashed`: not asked to stop. `willRestart`: a new process is coming. */
   onExit(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
@@ -137,6 +140,7 @@ export class SupervisedChild {
         this.touch();
         this.opts.onMessage(m);
       },
+      ...(this.opts.onUpdates ? { updates: (b: UpdateLine[]) => (this.touch(), this.opts.onUpdates!(b)) } : {}),
       control: (c) => {
         this.feedWatchdog();
         this.opts.onControl(c);

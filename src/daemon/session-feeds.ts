@@ -13,11 +13,23 @@ const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
 
 export class SessionFeeds {
   private readonly brokers = new Map<string, EventBroker>();
+  /** Latest seq seen of sessions nobody has opened a feed for (they get no broker: see publish). */
+  private readonly seen = new Map<string, number>();
 
   constructor(private readonly home: string) {}
 
+  /**
+   * Events of a session. Until someone opens a feed on it, only its latest seq is kept: the log file
+   * holds every durable event and a broker made later starts from it, so buffering every streamed
+   * event of every session here (and reading its log to start a broker) would be work for nobody.
+   */
   publish(sessionId: string, events: AgentEvent[]): void {
-    const broker = this.broker(sessionId);
+    const broker = this.brokers.get(sessionId);
+    if (!broker) {
+      const last = events[events.length - 1]?.seq;
+      if (last !== undefined && last > (this.seen.get(sessionId) ?? 0)) this.seen.set(sessionId, last);
+      return;
+    }
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
       if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, broker.lastSeq(), e.seq - 1)) broker.publish(missed, 0);
@@ -37,7 +49,7 @@ export class SessionFeeds {
 
   /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */
   knownLastSeq(sessionId: string): number | undefined {
-    return this.brokers.get(sessionId)?.lastSeq();
+    return this.brokers.get(sessionId)?.lastSeq() ?? this.seen.get(sessionId);
   }
 
   close(): void {
@@ -61,6 +73,7 @@ export class SessionFeeds {
       cold: { firstSeq: () => first, read: async (after, max) => this.fromFile(sessionId, after, after + max) },
     });
     this.brokers.set(sessionId, broker);
+    this.seen.delete(sessionId);
     return broker;
   }
 

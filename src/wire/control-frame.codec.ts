@@ -28,10 +28,26 @@ export function encodeControlFrame(message: ControlWireMessage): Buffer {
 /** Reassembles frames from chunks as they arrive. */
 export class ControlFrameDecoder {
   private pending: Buffer = Buffer.alloc(0);
+  /** Chunks of a frame still incomplete, and their total size: joined once, when it is whole. */
+  private parts: Buffer[] = [];
+  private partsBytes = 0;
+  private needed = 0;
 
   /** Every complete message in `chunk` (and what was left over before it). Throws on a malformed frame. */
   push(chunk: Buffer): ControlMessage[] {
-    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    if (this.needed > 0) {
+      // A big frame (a burst of events) spans many pipe reads: do not re-copy it on every read.
+      this.parts.push(chunk);
+      this.partsBytes += chunk.length;
+      if (this.partsBytes < this.needed) return [];
+      chunk = Buffer.concat(this.parts, this.partsBytes);
+      this.parts = [];
+      this.partsBytes = 0;
+      this.needed = 0;
+      this.pending = chunk;
+    } else {
+      this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    }
     const out: ControlMessage[] = [];
     let offset = 0;
     while (this.pending.length - offset >= 4) {
@@ -42,6 +58,13 @@ export class ControlFrameDecoder {
       offset += 4 + length;
     }
     this.pending = this.pending.subarray(offset);
+    if (this.pending.length >= 4) {
+      const rest = this.pending;
+      this.needed = 4 + rest.readUInt32LE(0);
+      this.parts = [rest];
+      this.partsBytes = rest.length;
+      this.pending = Buffer.alloc(0);
+    }
     return out;
   }
 }

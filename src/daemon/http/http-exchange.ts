@@ -26,7 +26,8 @@ export class HttpExchange {
   streaming = false;
   private readonly abortHandlers: Array<() => void> = [];
   private drainHandler: (() => void) | undefined;
-  private readonly controller = new AbortController();
+  /** Made on first use of `signal`: most requests never ask for it, and it is not free. */
+  private controller: AbortController | undefined;
 
   constructor(readonly res: HttpResponse, req: HttpRequest) {
     this.method = req.getMethod().toUpperCase();
@@ -40,7 +41,7 @@ export class HttpExchange {
     this.headers = headers;
     res.onAborted(() => {
       this.aborted = true;
-      this.controller.abort();
+      this.controller?.abort();
       for (const fn of this.abortHandlers.splice(0)) fn();
     });
   }
@@ -52,6 +53,10 @@ export class HttpExchange {
 
   /** Aborted when the client goes away. */
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort();
+    }
     return this.controller.signal;
   }
 
@@ -86,7 +91,7 @@ export class HttpExchange {
           return;
         }
         // uWS neuters the ArrayBuffer after this callback returns, so copy it.
-        if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+        if (chunk.byteLength > 0) chunks.push(Buffer.from(chunk.slice(0)));
         if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
       });
     });

@@ -27,6 +27,11 @@ export class RelayConnection implements AcpConnectionPeer {
     return this.isClosed ? Promise.resolve() : this.channel.send(msg);
   }
 
+  /** Notifications already in JSON text (a child's session/update lines). */
+  sendNotifications(sessionId: string, jsons: readonly string[]): void {
+    if (!this.isClosed) this.channel.sendNotifications(sessionId, jsons);
+  }
+
   receive(msg: JsonRpcMessage, context: AcpInboundContext): void {
     if (typeof msg.method !== 'string') return this.answerFromClient(msg);
     const request = isRequest(msg);

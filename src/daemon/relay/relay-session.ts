@@ -7,6 +7,7 @@
 import type { ControlMessage } from '../../wire/control-messages.js';
 import type { ChildExit, ChildProcessHandle } from '../../actors/child-process.actor.js';
 import { SupervisedChild, type BootKind } from '../../actors/supervised-child.actor.js';
+import type { UpdateLine } from '../../wire/update-line.js';
 import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
@@ -50,6 +51,7 @@ export class RelaySession {
       acquire: () => ctx.pool.take(),
       boot: (proc, kind) => this.boot(proc, kind),
       onMessage: (m) => this.fromChild(m),
+      onUpdates: (batch) => this.updatesToClients(batch),
       onControl: (c) => this.control(c),
       onExit: (e, info) => this.childExited(e, info),
       onTransition: (state, event, at) => ctx.transition(this, 'child', state, event, at),
@@ -178,6 +180,38 @@ export class RelaySession {
       }
       if (seq !== undefined && seq > this.lastSeq) this.lastSeq = seq;
       void conn.send(msg);
+    }
+  }
+
+  /**
+   * The hot path: `session/update` lines relayed as the child wrote them (never parsed), with the
+   * same per-connection seq filter as notificationToClients, one hand-over per connection per batch.
+   */
+  private updatesToClients(batch: UpdateLine[]): void {
+    const sessionId = batch[0]!.sessionId;
+    let ordered = true;
+    for (let i = 1; i < batch.length; i++) {
+      if (batch[i]!.seq <= batch[i - 1]!.seq || batch[i]!.sessionId !== sessionId) ordered = false;
+    }
+    let all: string[] | undefined;
+    for (const [conn, mark] of this.attached) {
+      if (conn.isClosed) continue;
+      if (ordered && batch[0]!.seq > mark) {
+        // The common case: all new to this connection, one session, in order.
+        const top = batch[batch.length - 1]!.seq;
+        this.attached.set(conn, top);
+        if (top > this.lastSeq) this.lastSeq = top;
+        conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
+        continue;
+      }
+      let seen = mark;
+      for (const u of batch) {
+        if (u.seq <= seen) continue;
+        seen = u.seq;
+        if (seen > this.lastSeq) this.lastSeq = seen;
+        conn.sendNotifications(u.sessionId, [u.json]);
+      }
+      this.attached.set(conn, seen);
     }
   }
 

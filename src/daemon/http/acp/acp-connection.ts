@@ -153,6 +153,27 @@ export class AcpConnection implements AcpClientChannel {
     return this.waitForRoom();
   }
 
+  /** {@link AcpClientChannel.sendNotifications}: the same route and limits as `send`, no JSON work. */
+  sendNotifications(sessionId: string, jsons: readonly string[]): boolean {
+    if (this.closedFlag) return true;
+    if (this.idTooLong(sessionId)) return void this.closeFor('limit_exceeded', 'agent used an over-long session id'), true;
+    const stream = this.transport === 'ws' ? this.mainStream : this.sessionStream(sessionId);
+    if (!stream) return void this.closeFor('limit_exceeded', 'too many session streams'), true;
+    // One room check per batch: the socket's own buffer does not change until the stream writes.
+    const max = this.host.options.maxBufferedBytes;
+    const external = this.externalBufferedBytes();
+    const hadRoom = this.pendingBytes + external < max;
+    let bytes = 0;
+    for (const json of jsons) bytes += json.length;
+    // An agent that ignores backpressure is cut off rather than let it grow memory, as in send().
+    if (!hadRoom && this.pendingBytes + bytes > 2 * max) return void this.closeFor('limit_exceeded', 'agent output ignored backpressure'), true;
+    stream.pushMany(jsons, bytes);
+    const room = this.pendingBytes + external < max;
+    // The stall clock starts when the buffer first fills, as in send().
+    if (hadRoom && !room) this.lastProgressAt = this.host.now();
+    return room;
+  }
+
   /** Hands one client message to the agent side, in order. Rejects with ConnectionClosedError when closed. */
   deliver(message: JsonRpcMessage, context: AcpInboundContext): Promise<void> {
     const run = this.inboundChain.then(() => {

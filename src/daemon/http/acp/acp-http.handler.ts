@@ -119,7 +119,7 @@ async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: Js
   if (conn.idTooLong(session)) return `Session id exceeds maxIdLength (${conn.idMaxLength})`;
   if (!('id' in msg)) return undefined;
   if (conn.idTooLong(msg['id'])) return `Request id exceeds maxIdLength (${conn.idMaxLength})`;
-  await conn.waitForRoom(ex.signal);
+  if (!conn.hasRoom()) await conn.waitForRoom(ex.signal);
   const key = isRequest(msg) ? idKey(msg['id']) : undefined;
   if (key) conn.pendingRoutes.set(key, responseRoute(session));
   return undefined;
@@ -183,6 +183,9 @@ function handleGet(ex: HttpExchange, core: TransportCore): void {
 function sseReceiver(ex: HttpExchange): StreamReceiver {
   return {
     write: (id, json) => ex.write(`id: ${id}\ndata: ${json}\n\n`),
+    // JSON text has no raw line breaks, so one `data:` line carries the whole message.
+    frame: (id, json) => `id: ${id}\ndata: ${json}\n\n`,
+    writeFrames: (text) => ex.write(text),
     writeUnnumbered: (json) => {
       let ok = false;
       ex.cork(() => (ok = ex.write(`data: ${json}\n\n`)));

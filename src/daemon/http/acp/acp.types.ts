@@ -61,6 +61,14 @@ export interface AcpClientChannel {
    * Never rejects. Agent → client request ids must be unique per connection (the relay rewrites).
    */
   send(message: JsonRpcMessage): Promise<void>;
+  /**
+   * Queues notifications for one session that are already JSON text (the relay passes a child's
+   * `session/update` lines through unparsed). Each must be a JSON-RPC notification whose
+   * `params.sessionId` is `sessionId`: it goes where {@link send} would route it, one event each,
+   * under the same limits. Returns false while the buffered output is over its limit (the caller
+   * does not wait; a client that stops reading is cut off by the stall timeout).
+   */
+  sendNotifications(sessionId: string, jsons: readonly string[]): boolean;
   /** Shuts the connection down as if the client had sent DELETE; the peer gets `closed('agent_closed')`. */
   close(): void;
 }

@@ -13,6 +13,13 @@ import { REPLAY_GAP_METHOD } from './acp-protocol.js';
 export interface StreamReceiver {
   /** Writes one event; false means the socket buffered it and `resume()` will follow a drain. */
   write(id: number, json: string): boolean;
+  /**
+   * Optional, for byte streams (SSE): the text of one event, and a write of several framed events
+   * at once. The stream then writes up to {@link BATCH_CHARS} of events per socket write instead of
+   * one write each (false: buffered, as for `write`).
+   */
+  frame?(id: number, json: string): string;
+  writeFrames?(text: string): boolean;
   /** Writes a message outside the numbering (the replay-gap notice). */
   writeUnnumbered(json: string): boolean;
   /** Writes a keep-alive (SSE comment). */
@@ -30,6 +37,9 @@ export interface StreamHost {
   pendingChanged(bytes: number): void;
   now(): number;
 }
+
+/** Most text put in one socket write by a batching receiver (a socket write past this is not cheaper). */
+export const BATCH_CHARS = 64 * 1024;
 
 interface Entry {
   id: number;
@@ -78,6 +88,14 @@ export class OutboundStream {
     if (this.aborted) return;
     this.entries.push({ id: this.nextId++, json });
     this.host.pendingChanged(json.length);
+    this.schedulePump();
+  }
+
+  /** Queues several messages at once (`bytes`: the sum of their lengths). */
+  pushMany(jsons: readonly string[], bytes: number): void {
+    if (this.aborted) return;
+    for (const json of jsons) this.entries.push({ id: this.nextId++, json });
+    this.host.pendingChanged(bytes);
     this.schedulePump();
   }
 
@@ -164,14 +182,22 @@ export class OutboundStream {
     let taken = 0;
     r.cork(() => {
       while (!this.blocked && this.cursor < this.nextId - 1 && this.receiverRef === r) {
+        if (r.frame && r.writeFrames) {
+          // Several events in one write: what a burst from a child costs is then one socket write.
+          let text = '';
+          do {
+            const entry = this.entries[this.head + (this.cursor + 1 - this.firstId)]!;
+            this.cursor = entry.id;
+            text += r.frame(entry.id, entry.json);
+            taken += this.markDelivered(entry);
+          } while (this.cursor < this.nextId - 1 && text.length < BATCH_CHARS);
+          this.blocked = !r.writeFrames(text);
+          continue;
+        }
         const entry = this.entries[this.head + (this.cursor + 1 - this.firstId)]!;
         this.cursor = entry.id;
         this.blocked = !r.write(entry.id, entry.json);
-        if (entry.id > this.delivered) {
-          this.delivered = entry.id;
-          this.retainedBytes += entry.json.length;
-          taken += entry.json.length;
-        }
+        taken += this.markDelivered(entry);
       }
     });
     this.lastWriteAt = this.host.now();
@@ -180,6 +206,14 @@ export class OutboundStream {
       this.host.pendingChanged(-taken);
       this.host.progress(taken);
     }
+  }
+
+  /** Counts an entry written to a receiver; returns the pending bytes it took (0 if resent). */
+  private markDelivered(entry: Entry): number {
+    if (entry.id <= this.delivered) return 0;
+    this.delivered = entry.id;
+    this.retainedBytes += entry.json.length;
+    return entry.json.length;
   }
 
   /** Drops delivered entries beyond the retention limits, never one the receiver still needs. */
