@@ -68,6 +68,8 @@ test('health, sessions, session detail with machine states, and metrics', async 
   const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
   assert.match(metrics, /^troupe_sessions_live 1$/m);
   assert.match(metrics, /^troupe_events_total \d+$/m);
+  assert.match(metrics, /^troupe_event_loop_delay_max_seconds [\d.e-]+$/m);
+  assert.match(metrics, /^troupe_event_loop_blocked_max_seconds [\d.e-]+$/m);
   assert.ok(Number(/^troupe_children_rss_bytes (\d+)$/m.exec(metrics)?.[1]) > 10_000_000, 'children report their memory');
   assert.ok(detail.child.rss > 0 && detail.child.heartbeatAt > 0);
   assert.equal((await d.api('GET', '/v1/sessions/ses_nope')).status, 404);
