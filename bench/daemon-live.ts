@@ -18,19 +18,24 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childPids, CountingClient, memoryKb, scriptEnv, sleep, startDaemon, summarize, waitIdle, type Served } from './daemon-support.js';
-import { loopFigures, pssOf, startProbe } from './daemon-scale.js';
+import { loopFigures, loopMetrics, pssOf, startProbe } from './daemon-scale.js';
 import { DaemonInspector, heapGrowth, type HeapUsage } from './daemon-heap.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const N = int('BENCH_LIVE', 100);
 const CONNS = Math.min(N, int('BENCH_LIVE_CONNS', 100));
 const SNAPSHOT = process.env.BENCH_HEAP_SNAPSHOT === '1';
+/**
+ * Sessions created (and left live) before the measured burst: the first sessions also compile the
+ * daemon's code for them (~1 MiB of V8 code), a one-time cost that is not per session.
+ */
+const WARM = Math.min(N, int('BENCH_LIVE_WARM', 10));
 /** What one idle child is taken to need when checking MemAvailable before starting (measured ~18 MiB PSS). */
 const CHILD_BUDGET_KIB = 24 * 1024;
 /** Kept free for everyone else on the machine. */
 const MARGIN_KIB = 3 * 1024 * 1024;
 const FDS_PER_SESSION = 8;
-const BUDGET_MS = int('BENCH_BUDGET_MS', Math.max(120_000, N * 600));
+const BUDGET_MS = int('BENCH_BUDGET_MS', Math.max(180_000, N * 900));
 
 const log = (s: string) => process.stderr.write(`[daemon-live ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
 const memAvailableKb = () => Number(/^MemAvailable:\s+(\d+)/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]);
@@ -51,20 +56,6 @@ function processesOf(home: string): number[] {
     }
   }
   return out;
-}
-
-/** The daemon's own loop figures from /metrics (the window since the previous scrape). */
-async function loopMetrics(d: Served): Promise<Record<string, number>> {
-  const text = await (await fetch(d.url + '/metrics', { headers: d.headers })).text();
-  const read = (name: string) => Math.round(Number(new RegExp(`^troupe_${name} (\\S+)$`, 'm').exec(text)?.[1]) * 1e6) / 1e3;
-  return {
-    delayP99Ms: read('event_loop_delay_p99_seconds'),
-    delayMaxMs: read('event_loop_delay_max_seconds'),
-    blockedMaxMs: read('event_loop_blocked_max_seconds'),
-    starvedMaxMs: read('event_loop_starved_max_seconds'),
-    stallsOver50Blocked: Number(/^troupe_event_loop_stalls_over_50ms_blocked (\d+)$/m.exec(text)?.[1]),
-    stallsOver50Starved: Number(/^troupe_event_loop_stalls_over_50ms_starved (\d+)$/m.exec(text)?.[1]),
-  };
 }
 
 const spawned = new Set<ChildProcess>();
@@ -89,7 +80,7 @@ async function main(): Promise<Record<string, unknown>> {
     d = await startDaemon({
       home,
       nodeArgs: ['--inspect=127.0.0.1:0', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
-      args: ['--pool', '2', '--max-sessions', String(N + 16), '--max-connections', String(CONNS + 16)],
+      args: ['--pool', '2', '--max-sessions', String(N + WARM + 16), '--max-connections', String(CONNS + 16), ...(process.env.BENCH_CHILD_NICE ? ['--child-nice', process.env.BENCH_CHILD_NICE] : [])],
       env: scriptEnv(home, { replies: [{ when: 'tiny', items: [{ text: 'ok' }] }] }),
     });
     track(d.proc);
@@ -99,6 +90,12 @@ async function main(): Promise<Record<string, unknown>> {
     for (let i = 0; i < CONNS; i++) clients.push(await (i % 2 ? CountingClient.ws(d.url, d.headers) : CountingClient.http(d.url, d.headers)).init());
     // A settled baseline: connections open, pool full, garbage collected.
     await sleep(500);
+    const heapEmpty = await inspector.gcHeap();
+    const pssEmpty = memoryKb(pid)!;
+    log(`warm-up: ${WARM} sessions before the measured burst`);
+    const warmIds = await Promise.all(clients.slice(0, WARM).map((c) => c.newSession(cwd)));
+    await waitIdle(() => childPids(pid), 300, 60_000);
+    await sleep(1000);
     const snapBefore = SNAPSHOT ? await inspector.snapshotSummary() : undefined;
     const heapBefore = await inspector.gcHeap();
     const pssBefore = memoryKb(pid)!;
@@ -151,6 +148,7 @@ async function main(): Promise<Record<string, unknown>> {
     const health = await (await fetch(d.url + '/v1/health')).json();
     const availableWithThem = memAvailableKb();
     const live = ids.length;
+    const total = live + warmIds.length;
     const delta = (a: HeapUsage, b: HeapUsage) => ({
       heapUsedKiB: kib((b.heapUsed - a.heapUsed) / live),
       externalKiB: kib((b.external - a.external) / live),
@@ -160,16 +158,18 @@ async function main(): Promise<Record<string, unknown>> {
     const daemonPerSessionKb = (pssAfter.pss - pssBefore.pss) / live;
 
     return {
-      sessions: { requested: N, created: live, failed, errors: Object.fromEntries([...errors].slice(0, 5)), connections: CONNS, wallMs, sessionsPerSecond: Math.round((live / wallMs) * 10000) / 10, sessionNewMs: summarize(ms.length ? ms : [NaN], 1) },
+      sessions: { warmUp: warmIds.length, requested: N, created: live, failed, errors: Object.fromEntries([...errors].slice(0, 5)), connections: CONNS, wallMs, sessionsPerSecond: Math.round((live / wallMs) * 10000) / 10, sessionNewMs: summarize(ms.length ? ms : [NaN], 1) },
       health,
+      childNice: process.env.BENCH_CHILD_NICE ?? 'default',
       childrenAlive: kids.length,
       eventLoop: {
         probe: { idle: loopFigures(samples, idleTo - 1000, idleTo), during: loopFigures(samples, from, to) },
         inDaemon: { during: inDaemon, note: 'from /metrics over the creation window: monitorEventLoopDelay (10 ms resolution) and stalls classified as blocked (the daemon used the CPU) or starved (it waited for a core)' },
       },
       memory: {
-        measured: 'daemon after a full GC (inspector HeapProfiler.collectGarbage), all children idle, minus the same with the connections open and no session; divided by the sessions created',
+        measured: `daemonPerSessionKiB: the daemon after a full GC (inspector HeapProfiler.collectGarbage), all children idle, minus the same before the burst (connections open, ${WARM} warm-up sessions live), divided by the sessions of the burst; pssBeforeTheGc: the same PSS delta without forcing a GC (what the old figure measured); daemonPerSessionFromEmptyKiB: from no session at all, divided by every session (includes one-time code compilation)`,
         daemonPerSessionKiB: { pss: Math.round(daemonPerSessionKb * 10) / 10, ...delta(heapBefore, heapAfter), pssBeforeTheGc: Math.round(((pssNoGc.pss - pssBefore.pss) / live) * 10) / 10 },
+        daemonPerSessionFromEmptyKiB: { pss: Math.round(((pssAfter.pss - pssEmpty.pss) / total) * 10) / 10, heapUsed: kib((heapAfter.heapUsed - heapEmpty.heapUsed) / total) },
         daemonPssMiB: { before: mib(pssBefore.pss), after: mib(pssAfter.pss) },
         daemonHeapUsedMiB: { before: mib(heapBefore.heapUsed / 1024), after: mib(heapAfter.heapUsed / 1024) },
         daemonRssMiB: { before: mib(pssBefore.rss), after: mib(pssAfter.rss) },

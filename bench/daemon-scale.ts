@@ -119,6 +119,25 @@ export async function burst(url: string, headers: Record<string, string>, n: num
   return { clients, sessions, failed: n - sessions.length, errors: [...errors].slice(0, 5), from, to: Date.now(), sessionNewMs: summarize(ms.length ? ms : [NaN], 1), wallMs };
 }
 
+/**
+ * The daemon's own event-loop figures from /metrics over the window since the previous scrape
+ * (src/daemon/loop-watch.ts): delay percentiles, and the longest stalls split into blocked (the
+ * daemon's main thread on a CPU) and starved (it waited for a core).
+ */
+export async function loopMetrics(d: { url: string; headers: Record<string, string> }): Promise<Record<string, number>> {
+  const text = await (await fetch(d.url + '/metrics', { headers: d.headers })).text();
+  const ms = (name: string) => Math.round(Number(new RegExp(`^troupe_${name} (\\S+)$`, 'm').exec(text)?.[1]) * 1e6) / 1e3;
+  const n = (name: string) => Number(new RegExp(`^troupe_${name} (\\d+)$`, 'm').exec(text)?.[1]);
+  return {
+    delayP99Ms: ms('event_loop_delay_p99_seconds'),
+    delayMaxMs: ms('event_loop_delay_max_seconds'),
+    blockedMaxMs: ms('event_loop_blocked_max_seconds'),
+    starvedMaxMs: ms('event_loop_starved_max_seconds'),
+    stallsOver50BlockedSinceStart: n('event_loop_stalls_over_50ms_blocked'),
+    stallsOver50StarvedSinceStart: n('event_loop_stalls_over_50ms_starved'),
+  };
+}
+
 /** PSS (KiB) of each pid, skipping those that are gone. */
 export function pssOf(pids: number[]): number[] {
   return pids.map((p) => memoryKb(p)?.pss).filter((x): x is number => typeof x === 'number' && !Number.isNaN(x));
