@@ -3,6 +3,7 @@
 // bad input a daemon must survive while it keeps serving everyone else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { Daemon, tempDir } from '../../support/daemon.js';
 
@@ -60,6 +61,9 @@ test('health, sessions, session detail with machine states, and metrics', async 
   assert.equal(list[0].id, sessionId);
   assert.equal(list[0].title, 'ping');
   assert.ok(list[0].child.pid > 0);
+  // Children run at a lower scheduling priority (--child-nice, default 10): field 19 of /proc/PID/stat.
+  const stat = readFileSync(`/proc/${list[0].child.pid}/stat`, 'utf8');
+  assert.equal(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]), 10);
   const detail = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
   assert.deepEqual([detail.machines.session, detail.machines.turn, detail.machines.child], ['idle', 'done', 'ready']);
   assert.ok(detail.transitions.some((x: any) => x.machine === 'turn' && x.state === 'modelStep'));
