@@ -17,8 +17,8 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childPids, CountingClient, memoryKb, scriptEnv, sleep, startDaemon, summarize, waitIdle, type Served } from './daemon-support.js';
-import { loopFigures, loopMetrics, pssOf, startProbe } from './daemon-scale.js';
+import { childPids, CountingClient, cpuTicks, memoryKb, scriptEnv, sleep, startDaemon, summarize, waitIdle, type Served } from './daemon-support.js';
+import { loopFigures, loopMetrics, ownMemoryKb, pssOf, startProbe } from './daemon-scale.js';
 import { DaemonInspector, heapGrowth, type HeapUsage } from './daemon-heap.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -30,10 +30,12 @@ const SNAPSHOT = process.env.BENCH_HEAP_SNAPSHOT === '1';
  * daemon's code for them (~1 MiB of V8 code), a one-time cost that is not per session.
  */
 const WARM = Math.min(N, int('BENCH_LIVE_WARM', 10));
-/** What one idle child is taken to need when checking MemAvailable before starting (measured ~18 MiB PSS). */
-const CHILD_BUDGET_KIB = 24 * 1024;
-/** Kept free for everyone else on the machine. */
-const MARGIN_KIB = 3 * 1024 * 1024;
+/** What one idle child is taken to need when checking MemAvailable before starting (measured 17–19 MiB PSS). */
+const CHILD_BUDGET_KIB = 18 * 1024;
+/** Kept free for everyone else on the machine: checked before starting, with the children's budget. */
+const MARGIN_KIB = 2 * 1024 * 1024;
+/** While creating, no further session/new once MemAvailable falls below this (the run records it). */
+const FLOOR_KIB = 1536 * 1024;
 const FDS_PER_SESSION = 8;
 const BUDGET_MS = int('BENCH_BUDGET_MS', Math.max(180_000, N * 900));
 
@@ -41,6 +43,32 @@ const log = (s: string) => process.stderr.write(`[daemon-live ${new Date().toISO
 const memAvailableKb = () => Number(/^MemAvailable:\s+(\d+)/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]);
 const openFilesLimit = (pid: number | 'self') => Number(/^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1]);
 const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+const threadsOf = (pid: number) => {
+  try {
+    return Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  } catch {
+    return NaN;
+  }
+};
+
+/**
+ * Waits until the children's CPU use is down to their heartbeats: at most `perChildTicks` clock
+ * ticks per child per second (with a floor), or gives up after `timeoutMs`. With hundreds of
+ * children a heartbeat lands every few milliseconds, so "no CPU at all for a while" never comes.
+ */
+async function settle(pids: () => number[], timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  const ticks = () => pids().reduce((a, p) => a + cpuTicks(p), 0);
+  let last = ticks();
+  for (;;) {
+    await sleep(1000);
+    const now = ticks();
+    const n = pids().length;
+    if (now - last <= Math.max(3, n / 50)) return true;
+    if (Date.now() > deadline) return false;
+    last = now;
+  }
+}
 const mib = (kb: number) => Math.round((kb / 1024) * 100) / 100;
 const kib = (bytes: number) => Math.round((bytes / 1024) * 10) / 10;
 
@@ -65,7 +93,7 @@ async function main(): Promise<Record<string, unknown>> {
   const availableKb = memAvailableKb();
   const needKb = N * CHILD_BUDGET_KIB + MARGIN_KIB;
   const fdLimit = openFilesLimit('self');
-  const preflight = { memAvailableMiB: mib(availableKb), neededMiB: mib(needKb), openFilesLimit: fdLimit, neededFds: N * FDS_PER_SESSION + 256 };
+  const preflight = { memAvailableMiB: mib(availableKb), neededMiB: mib(needKb), openFilesLimit: fdLimit, neededFds: N * FDS_PER_SESSION + 256, note: `${mib(CHILD_BUDGET_KIB)} MiB per child + ${mib(MARGIN_KIB)} MiB margin; creation stops if MemAvailable falls below ${mib(FLOOR_KIB)} MiB` };
   if (availableKb < needKb || fdLimit < preflight.neededFds) {
     log(`not enough room for ${N} live sessions: ${JSON.stringify(preflight)}`);
     return { aborted: 'not enough memory or open files on this machine for the requested sessions', preflight };
@@ -92,6 +120,7 @@ async function main(): Promise<Record<string, unknown>> {
     await sleep(500);
     const heapEmpty = await inspector.gcHeap();
     const pssEmpty = memoryKb(pid)!;
+    const ownEmpty = ownMemoryKb(pid);
     log(`warm-up: ${WARM} sessions before the measured burst`);
     const warmIds = await Promise.all(clients.slice(0, WARM).map((c) => c.newSession(cwd)));
     await waitIdle(() => childPids(pid), 300, 60_000);
@@ -99,6 +128,7 @@ async function main(): Promise<Record<string, unknown>> {
     const snapBefore = SNAPSHOT ? await inspector.snapshotSummary() : undefined;
     const heapBefore = await inspector.gcHeap();
     const pssBefore = memoryKb(pid)!;
+    const ownBefore = ownMemoryKb(pid);
     const fdsBefore = fdCount(pid);
 
     log(`creating ${N} sessions through ${CONNS} connections under the event-loop probe`);
@@ -112,10 +142,13 @@ async function main(): Promise<Record<string, unknown>> {
     const ids: string[] = [];
     const errors = new Map<string, number>();
     let failed = 0;
+    let stoppedBy: string | undefined;
     await Promise.all(
       clients.map(async (c, i) => {
         const mine = Math.floor(N / CONNS) + (i < N % CONNS ? 1 : 0);
         for (let k = 0; k < mine; k++) {
+          if (!stoppedBy && memAvailableKb() < FLOOR_KIB) stoppedBy = `MemAvailable below ${mib(FLOOR_KIB)} MiB with ${ids.length + WARM} sessions live`;
+          if (stoppedBy) return;
           const s = performance.now();
           try {
             ids.push(await c.newSession(cwd));
@@ -136,15 +169,17 @@ async function main(): Promise<Record<string, unknown>> {
     const samples = await probe.stop();
 
     log('waiting for every child to go idle');
-    await waitIdle(() => childPids(pid), 500, 120_000);
+    const settled = await settle(() => childPids(pid), 180_000);
     await sleep(2000);
     const pssNoGc = memoryKb(pid)!;
     const heapAfter = await inspector.gcHeap();
     const pssAfter = memoryKb(pid)!;
+    const ownAfter = ownMemoryKb(pid);
     const snapAfter = SNAPSHOT ? await inspector.snapshotSummary() : undefined;
     const fdsAfter = fdCount(pid);
     const kids = childPids(pid);
     const childPss = pssOf(kids);
+    const threads = kids.map(threadsOf).filter((x) => !Number.isNaN(x));
     const health = await (await fetch(d.url + '/v1/health')).json();
     const availableWithThem = memAvailableKb();
     const live = ids.length;
@@ -158,18 +193,25 @@ async function main(): Promise<Record<string, unknown>> {
     const daemonPerSessionKb = (pssAfter.pss - pssBefore.pss) / live;
 
     return {
-      sessions: { warmUp: warmIds.length, requested: N, created: live, failed, errors: Object.fromEntries([...errors].slice(0, 5)), connections: CONNS, wallMs, sessionsPerSecond: Math.round((live / wallMs) * 10000) / 10, sessionNewMs: summarize(ms.length ? ms : [NaN], 1) },
+      sessions: { warmUp: warmIds.length, requested: N, stoppedBy: stoppedBy ?? null, created: live, failed, errors: Object.fromEntries([...errors].slice(0, 5)), connections: CONNS, wallMs, sessionsPerSecond: Math.round((live / wallMs) * 10000) / 10, sessionNewMs: summarize(ms.length ? ms : [NaN], 1) },
       health,
       childNice: process.env.BENCH_CHILD_NICE ?? 'default',
       childrenAlive: kids.length,
+      childrenSettled: settled,
+      threadsPerChild: threads.length ? Math.round((threads.reduce((a, x) => a + x, 0) / threads.length) * 10) / 10 : null,
+      pidMax: Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')),
       eventLoop: {
         probe: { idle: loopFigures(samples, idleTo - 1000, idleTo), during: loopFigures(samples, from, to) },
         inDaemon: { during: inDaemon, note: 'from /metrics over the creation window: monitorEventLoopDelay (10 ms resolution) and stalls classified as blocked (the daemon used the CPU) or starved (it waited for a core)' },
       },
       memory: {
-        measured: `daemonPerSessionKiB: the daemon after a full GC (inspector HeapProfiler.collectGarbage), all children idle, minus the same before the burst (connections open, ${WARM} warm-up sessions live), divided by the sessions of the burst; pssBeforeTheGc: the same PSS delta without forcing a GC (what the old figure measured); daemonPerSessionFromEmptyKiB: from no session at all, divided by every session (includes one-time code compilation)`,
-        daemonPerSessionKiB: { pss: Math.round(daemonPerSessionKb * 10) / 10, ...delta(heapBefore, heapAfter), pssBeforeTheGc: Math.round(((pssNoGc.pss - pssBefore.pss) / live) * 10) / 10 },
-        daemonPerSessionFromEmptyKiB: { pss: Math.round(((pssAfter.pss - pssEmpty.pss) / total) * 10) / 10, heapUsed: kib((heapAfter.heapUsed - heapEmpty.heapUsed) / total) },
+        measured: `daemonPerSessionKiB: anonymous (heap + malloc, the daemon's own memory; PSS falls as children share the node binary's pages, so it under-counts), private, PSS and V8 heap of the daemon after a full GC (inspector HeapProfiler.collectGarbage), all children idle, minus the same before the burst (connections open, ${WARM} warm-up sessions live), divided by the sessions of the burst; pssBeforeTheGc: the same PSS delta without forcing a GC (what the old figure measured); daemonPerSessionFromEmptyKiB: from no session at all, divided by every session (includes one-time code compilation)`,
+        daemonPerSessionKiB: {
+          anonymous: Math.round(((ownAfter.anon - ownBefore.anon) / live) * 10) / 10,
+          private: Math.round(((ownAfter.private - ownBefore.private) / live) * 10) / 10,
+          pss: Math.round(daemonPerSessionKb * 10) / 10,
+          ...delta(heapBefore, heapAfter), pssBeforeTheGc: Math.round(((pssNoGc.pss - pssBefore.pss) / live) * 10) / 10 },
+        daemonPerSessionFromEmptyKiB: { anonymous: Math.round(((ownAfter.anon - ownEmpty.anon) / total) * 10) / 10, pss: Math.round(((pssAfter.pss - pssEmpty.pss) / total) * 10) / 10, heapUsed: kib((heapAfter.heapUsed - heapEmpty.heapUsed) / total) },
         daemonPssMiB: { before: mib(pssBefore.pss), after: mib(pssAfter.pss) },
         daemonHeapUsedMiB: { before: mib(heapBefore.heapUsed / 1024), after: mib(heapAfter.heapUsed / 1024) },
         daemonRssMiB: { before: mib(pssBefore.rss), after: mib(pssAfter.rss) },

@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { aggregate, type Streamer } from './daemon-stream.js';
-import { burst, loopFigures, loopMetrics, pssOf, startProbe, type Burst } from './daemon-scale.js';
+import { burst, loopFigures, loopMetrics, ownMemoryKb, pssOf, startProbe, type Burst } from './daemon-scale.js';
 import { DaemonInspector } from './daemon-heap.js';
 import { childPids, CountingClient, memoryKb, sleep, summarize, waitIdle, type Served } from './daemon-support.js';
 
@@ -88,6 +88,7 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   const inspector = await DaemonInspector.connect(d);
   const heapBefore = await inspector.gcHeap();
   const daemonBefore = memoryKb(pid)!;
+  const ownBefore = ownMemoryKb(pid);
   const fdsBefore = fdCount(pid);
   const fdLimit = openFilesLimit(pid);
 
@@ -110,6 +111,7 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   const daemonAfter = memoryKb(pid)!;
   const heapAfter = await inspector.gcHeap();
   const daemonAfterGc = memoryKb(pid)!;
+  const ownAfter = ownMemoryKb(pid);
   inspector.close();
   const fdsAfter = fdCount(pid);
   const healthAfter = await api('/v1/health');
@@ -164,9 +166,10 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
       daemonPssMiB: { before: mib(daemonBefore.pss), after: mib(daemonAfter.pss) },
       daemonPerSessionKiB: Math.round(daemonPerSessionKb * 10) / 10,
       daemonPerSessionAfterGcKiB: {
+        anonymous: Math.round(((ownAfter.anon - ownBefore.anon) / live) * 10) / 10,
         pss: Math.round(((daemonAfterGc.pss - daemonBefore.pss) / live) * 10) / 10,
         heapUsed: Math.round(((heapAfter.heapUsed - heapBefore.heapUsed) / 1024 / live) * 10) / 10,
-        measured: 'both ends after a full GC (inspector HeapProfiler.collectGarbage): no session vs every session live and idle; includes the one-time compilation of the code the first sessions run (bench/daemon-live.ts separates it)',
+        measured: 'both ends after a full GC (inspector HeapProfiler.collectGarbage): no session vs every session live and idle; anonymous = the daemon\'s heap + malloc memory (judged: PSS falls as children share the node binary\'s pages with the daemon, so its delta under-counts); includes the one-time compilation of the code the first sessions run (bench/daemon-live.ts separates it)',
       },
       daemonRssMiB: { before: mib(daemonBefore.rss), after: mib(daemonAfter.rss) },
       referencePssMiB: { before: mib(refBefore.pss), after: mib(refAfter.pss) },

@@ -4,7 +4,7 @@
  * `session/new`s watched by the event-loop probe, and memory per idle child and per session.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { newSessionId } from '../src/core/ids.js';
@@ -136,6 +136,17 @@ export async function loopMetrics(d: { url: string; headers: Record<string, stri
     stallsOver50BlockedSinceStart: n('event_loop_stalls_over_50ms_blocked'),
     stallsOver50StarvedSinceStart: n('event_loop_stalls_over_50ms_starved'),
   };
+}
+
+/**
+ * The daemon's own memory (KiB): anonymous (heap, malloc: what sessions add) and private (not shared
+ * with any other process). PSS is not enough for a per-session figure: the daemon shares the node
+ * binary's pages with its children, so its PSS *falls* as children are added (each share shrinks).
+ */
+export function ownMemoryKb(pid: number): { pss: number; anon: number; private: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { pss: field('Pss'), anon: field('Anonymous'), private: field('Private_Clean') + field('Private_Dirty') };
 }
 
 /** PSS (KiB) of each pid, skipping those that are gone. */
