@@ -146,7 +146,6 @@ export class SupervisedChild {
     this.proc = proc;
     this.pid = proc.pid;
     this.spawnedAt.push(Date.now());
-    this.inFlight = 0;
     proc.attach({
       message: (m) => {
         this.touch();
@@ -165,6 +164,9 @@ export class SupervisedChild {
       () => {
         if (this.proc !== proc || !proc.alive) return;
         this.actor.send({ type: 'READY' });
+        // Work begun while the child was stopped or starting (a prompt that woke it) is still in
+        // flight: the child is busy, and the idle stop must not take it away mid-prompt.
+        if (this.inFlight > 0) this.actor.send({ type: 'BUSY' });
         for (const m of this.queue.splice(0)) void proc.send(m);
         this.touch();
       },
@@ -179,6 +181,8 @@ export class SupervisedChild {
     if (this.proc !== proc || this.abandoned.has(proc)) return;
     clearTimeout(this.watchdog);
     clearTimeout(this.idleTimer);
+    // What was in flight died with the process (the relay fails it); later work counts afresh.
+    this.inFlight = 0;
     const before = this.state;
     this.actor.send({ type: 'EXITED', code: exit.code, signal: exit.signal, reason: exit.reason, at: Date.now() });
     this.report(exit, before);
@@ -191,6 +195,7 @@ export class SupervisedChild {
   private abandon(event: { type: 'HUNG' } | { type: 'BOOT_FAILED'; reason: string }, proc: ChildProcessHandle): void {
     this.abandoned.add(proc);
     clearTimeout(this.watchdog);
+    this.inFlight = 0;
     const before = this.state;
     this.actor.send(event);
     this.report({ code: null, signal: 'SIGKILL', reason: event.type === 'HUNG' ? 'hung' : 'boot_failed', stderrTail: '' }, before);
