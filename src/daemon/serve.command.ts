@@ -39,8 +39,8 @@ Options:
   --max-sessions N         live sessions at once (default 1000)
   --idle-ms N              stop a session's child after N ms idle (default 600000)
   --child-memory-mb N      V8 heap budget of each child (default 512)
-  --child-nice N           scheduling niceness of the children, 0-19 (default 10: the daemon, which
-                           serves every session, keeps the CPU when children compete for it)
+  --child-nice N           scheduling niceness of the children, 0-19 (default 0: as the daemon);
+                           e.g. 10 keeps the daemon responsive in bursts of sessions booting
   --heartbeat-ms N         how often a child reports it is alive (default 1000)
   --heartbeat-timeout-ms N kill a child silent for N ms (default 10000; at least 3 heartbeats)
   --restart-intensity N    restarts allowed per period before a session fails (default 3)
@@ -65,7 +65,7 @@ export async function runServe(args: string[]): Promise<number> {
         'max-sessions': { type: 'string', default: '1000' },
         'idle-ms': { type: 'string', default: '600000' },
         'child-memory-mb': { type: 'string', default: '512' },
-        'child-nice': { type: 'string', default: '10' },
+        'child-nice': { type: 'string', default: '0' },
         'heartbeat-ms': { type: 'string', default: '1000' },
         'heartbeat-timeout-ms': { type: 'string', default: '10000' },
         'restart-intensity': { type: 'string', default: String(DEFAULT_CHILD_SPEC.intensity) },

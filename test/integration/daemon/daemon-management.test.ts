@@ -61,9 +61,6 @@ test('health, sessions, session detail with machine states, and metrics', async 
   assert.equal(list[0].id, sessionId);
   assert.equal(list[0].title, 'ping');
   assert.ok(list[0].child.pid > 0);
-  // Children run at a lower scheduling priority (--child-nice, default 10): field 19 of /proc/PID/stat.
-  const stat = readFileSync(`/proc/${list[0].child.pid}/stat`, 'utf8');
-  assert.equal(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]), 10);
   const detail = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
   assert.deepEqual([detail.machines.session, detail.machines.turn, detail.machines.child], ['idle', 'done', 'ready']);
   assert.ok(detail.transitions.some((x: any) => x.machine === 'turn' && x.state === 'modelStep'));
@@ -203,4 +200,17 @@ test('--connection-idle-ms reaps a connection whose client vanished', async (t) 
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal((await list()).status, 404, 'its id is gone');
+});
+
+test('--child-nice runs children at that scheduling niceness', async (t) => {
+  const d = await Daemon.start({ script, args: ['--child-nice', '7'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const pid = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid;
+  // Field 19 of /proc/PID/stat is the niceness.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  assert.equal(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]), 7);
 });
