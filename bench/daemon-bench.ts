@@ -76,8 +76,8 @@ async function startReference(home: string): Promise<{ url: string; proc: ChildP
 }
 
 const daemons: Served[] = [];
-async function daemon(home: string, args: string[], script: unknown): Promise<Served> {
-  const d = await startDaemon({ home, args, env: scriptEnv(home, script) });
+async function daemon(home: string, args: string[], script: unknown, nodeArgs: string[] = []): Promise<Served> {
+  const d = await startDaemon({ home, args, env: scriptEnv(home, script), nodeArgs });
   track(d.proc);
   daemons.push(d);
   return d;
@@ -205,7 +205,8 @@ async function main(): Promise<void> {
   const seedMs = await seedStored(scaleHome, COUNTS.stored, cwd, MODEL);
   const scale = await scaleSeries({
     storedDaemon: () => daemon(scaleHome, ['--pool', '2'], SCRIPTS.agg),
-    freshDaemon: () => daemon(tmp('troupe-dbench-fresh-'), ['--pool', '2'], SCRIPTS.agg),
+    // The inspector lets the bench collect the daemon's garbage before reading its memory.
+    freshDaemon: () => daemon(tmp('troupe-dbench-fresh-'), ['--pool', '2'], SCRIPTS.agg, ['--inspect=127.0.0.1:0']),
     ref,
     counts: COUNTS,
     cwd,

@@ -7,13 +7,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { aggregate, leanAggregateDaemon, leanAggregateReference, type Streamer } from './daemon-aggregate.js';
-import { burst, loopFigures, pssOf, startProbe, type Burst } from './daemon-scale.js';
+import { burst, loopFigures, loopMetrics, ownMemoryKb, pssOf, startProbe, type Burst } from './daemon-scale.js';
+import { DaemonInspector } from './daemon-heap.js';
 import { childPids, CountingClient, memoryKb, sleep, summarize, waitIdle, type Served } from './daemon-support.js';
 
 interface ScaleDeps {
   /** A daemon on the home holding the stored sessions. */
   storedDaemon: () => Promise<Served>;
-  /** A daemon on a fresh home (the burst, memory and streaming figures). */
+  /** A daemon on a fresh home (the burst, memory and streaming figures), started with `--inspect=127.0.0.1:0`. */
   freshDaemon: () => Promise<Served>;
   ref: { url: string; proc: ChildProcess };
   counts: { sessions: number; aggItems: number; stored: number };
@@ -52,7 +53,9 @@ async function storedSeries({ storedDaemon, counts, cwd, track, log }: ScaleDeps
   const probe = startProbe(d.url + '/v1/health', track);
   await sleep(1000);
   const idleTo = Date.now();
+  await loopMetrics(d);
   const b = await burst(d.url, d.headers, counts.sessions, cwd);
+  const inDaemon = await loopMetrics(d);
   await sleep(300);
   const samples = await probe.stop();
   for (const c of b.clients) c.close();
@@ -64,7 +67,7 @@ async function storedSeries({ storedDaemon, counts, cwd, track, log }: ScaleDeps
     healthMs,
     sessionsRouteMs,
     burst: burstSummary(b),
-    eventLoop: { idle: loopFigures(samples, idleTo - 1000, idleTo), duringBurst: loopFigures(samples, b.from, b.to) },
+    eventLoop: { idle: loopFigures(samples, idleTo - 1000, idleTo), duringBurst: loopFigures(samples, b.from, b.to), inDaemonDuringBurst: inDaemon },
     daemonStopMs: stopMs,
   };
 }
@@ -82,7 +85,10 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   const api = async (path: string) => (await fetch(d.url + path, { headers: d.headers })).json() as Promise<any>;
   const healthBefore = await api('/v1/health');
   await waitIdle(() => childPids(pid), 100);
+  const inspector = await DaemonInspector.connect(d);
+  const heapBefore = await inspector.gcHeap();
   const daemonBefore = memoryKb(pid)!;
+  const ownBefore = ownMemoryKb(pid);
   const fdsBefore = fdCount(pid);
   const fdLimit = openFilesLimit(pid);
 
@@ -90,7 +96,9 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   const probe = startProbe(d.url + '/v1/health', track);
   await sleep(1000);
   const idleTo = Date.now();
+  await loopMetrics(d);
   const b = await burst(d.url, d.headers, N, cwd);
+  const inDaemon = await loopMetrics(d);
   await sleep(300);
   const samples = await probe.stop();
   const loop = { idle: loopFigures(samples, idleTo - 1000, idleTo), burst: loopFigures(samples, b.from, b.to) };
@@ -101,6 +109,10 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   const sessionPids = listed.filter((s) => b.sessions.some((x) => x.sessionId === s.id) && s.child?.pid).map((s) => s.child!.pid);
   const childPss = pssOf(sessionPids);
   const daemonAfter = memoryKb(pid)!;
+  const heapAfter = await inspector.gcHeap();
+  const daemonAfterGc = memoryKb(pid)!;
+  const ownAfter = ownMemoryKb(pid);
+  inspector.close();
   const fdsAfter = fdCount(pid);
   const healthAfter = await api('/v1/health');
 
@@ -148,6 +160,7 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
       measured: 'GET /v1/health latency from a separate probe process, one request every 5 ms (one in flight): an upper bound on how long the daemon loop was blocked, CPU contention from the children booting on 2 cores included',
       daemonIdle: loop.idle,
       daemonDuringBurst: loop.burst,
+      daemonInDaemonDuringBurst: inDaemon,
       referenceIdle: loopFigures(refSamples, refIdleTo - 1000, refIdleTo),
       referenceDuringBurst: loopFigures(refSamples, rb.from, rb.to),
     },
@@ -155,6 +168,12 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
       childPssMiB: summarize(childPss.map(mib), 2),
       daemonPssMiB: { before: mib(daemonBefore.pss), after: mib(daemonAfter.pss) },
       daemonPerSessionKiB: Math.round(daemonPerSessionKb * 10) / 10,
+      daemonPerSessionAfterGcKiB: {
+        anonymous: Math.round(((ownAfter.anon - ownBefore.anon) / live) * 10) / 10,
+        pss: Math.round(((daemonAfterGc.pss - daemonBefore.pss) / live) * 10) / 10,
+        heapUsed: Math.round(((heapAfter.heapUsed - heapBefore.heapUsed) / 1024 / live) * 10) / 10,
+        measured: 'both ends after a full GC (inspector HeapProfiler.collectGarbage): no session vs every session live and idle; anonymous = the daemon\'s heap + malloc memory (judged: PSS falls as children share the node binary\'s pages with the daemon, so its delta under-counts); includes the one-time compilation of the code the first sessions run (bench/daemon-live.ts separates it)',
+      },
       daemonRssMiB: { before: mib(daemonBefore.rss), after: mib(daemonAfter.rss) },
       referencePssMiB: { before: mib(refBefore.pss), after: mib(refAfter.pss) },
       referencePerSessionKiB: Math.round(((refAfter.pss - refBefore.pss) / rb.sessions.length) * 10) / 10,

@@ -4,7 +4,7 @@
  * `session/new`s watched by the event-loop probe, and memory per idle child and per session.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { newSessionId } from '../src/core/ids.js';
@@ -117,6 +117,36 @@ export async function burst(url: string, headers: Record<string, string>, n: num
     else errors.add(String((r.reason as Error)?.message ?? r.reason).slice(0, 200));
   });
   return { clients, sessions, failed: n - sessions.length, errors: [...errors].slice(0, 5), from, to: Date.now(), sessionNewMs: summarize(ms.length ? ms : [NaN], 1), wallMs };
+}
+
+/**
+ * The daemon's own event-loop figures from /metrics over the window since the previous scrape
+ * (src/daemon/loop-watch.ts): delay percentiles, and the longest stalls split into blocked (the
+ * daemon's main thread on a CPU) and starved (it waited for a core).
+ */
+export async function loopMetrics(d: { url: string; headers: Record<string, string> }): Promise<Record<string, number>> {
+  const text = await (await fetch(d.url + '/metrics', { headers: d.headers })).text();
+  const ms = (name: string) => Math.round(Number(new RegExp(`^troupe_${name} (\\S+)$`, 'm').exec(text)?.[1]) * 1e6) / 1e3;
+  const n = (name: string) => Number(new RegExp(`^troupe_${name} (\\d+)$`, 'm').exec(text)?.[1]);
+  return {
+    delayP99Ms: ms('event_loop_delay_p99_seconds'),
+    delayMaxMs: ms('event_loop_delay_max_seconds'),
+    blockedMaxMs: ms('event_loop_blocked_max_seconds'),
+    starvedMaxMs: ms('event_loop_starved_max_seconds'),
+    stallsOver50BlockedSinceStart: n('event_loop_stalls_over_50ms_blocked'),
+    stallsOver50StarvedSinceStart: n('event_loop_stalls_over_50ms_starved'),
+  };
+}
+
+/**
+ * The daemon's own memory (KiB): anonymous (heap, malloc: what sessions add) and private (not shared
+ * with any other process). PSS is not enough for a per-session figure: the daemon shares the node
+ * binary's pages with its children, so its PSS *falls* as children are added (each share shrinks).
+ */
+export function ownMemoryKb(pid: number): { pss: number; anon: number; private: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { pss: field('Pss'), anon: field('Anonymous'), private: field('Private_Clean') + field('Private_Dirty') };
 }
 
 /** PSS (KiB) of each pid, skipping those that are gone. */

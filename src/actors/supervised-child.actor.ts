@@ -37,6 +37,22 @@ export interface SupervisedChildOptions {
   logger: Logger;
 }
 
+/** The SupervisedChild behind each actor, for the machine's actions (provided once for all sessions). */
+const owners = new WeakMap<object, SupervisedChild>();
+
+/**
+ * The child machine with its actions, built once: `machine.provide()` per session would build a
+ * machine (its state nodes and closures) per session, ~20 KiB and ~0.3 ms each in the daemon.
+ */
+const supervisedMachine = childMachine.provide({
+  actions: {
+    spawn: ({ self }) => owners.get(self)?.spawnAction(),
+    stopChild: ({ self }) => owners.get(self)?.stopAction(),
+    killChild: ({ self }) => owners.get(self)?.proc?.kill(),
+    markFailed: () => undefined,
+  },
+});
+
 export class SupervisedChild {
   readonly actor: Actor<typeof childMachine>;
   proc?: ChildProcessHandle;
@@ -50,21 +66,8 @@ export class SupervisedChild {
   readonly spawnedAt: number[] = [];
 
   constructor(private readonly opts: SupervisedChildOptions) {
-    this.actor = createActor(
-      childMachine.provide({
-        actions: {
-          spawn: () => queueMicrotask(() => void this.spawn()),
-          stopChild: () => {
-            if (this.proc?.alive) void this.proc.stop(opts.spec.shutdownMs);
-            // Stopped before a process arrived (still waiting for one): there is nothing to wait for.
-            else queueMicrotask(() => this.actor.send({ type: 'EXITED', code: 0, signal: null, reason: 'exit', at: Date.now() }));
-          },
-          killChild: () => this.proc?.kill(),
-          markFailed: () => undefined,
-        },
-      }),
-      { input: { spec: opts.spec }, inspect: (ev) => this.inspect(ev) },
-    );
+    this.actor = createActor(supervisedMachine, { input: { spec: opts.spec }, inspect: (ev) => this.inspect(ev) });
+    owners.set(this.actor, this);
     this.actor.subscribe((snap) => {
       if (snap.status === 'done') this.stopWaiters.splice(0).forEach((w) => w());
       if (snap.value === 'idleStopped' || snap.value === 'exited' || snap.value === 'failed') this.stopWaiters.splice(0).forEach((w) => w());
@@ -124,6 +127,18 @@ export class SupervisedChild {
     return done;
   }
 
+  /** The machine's `spawn` action. */
+  spawnAction(): void {
+    queueMicrotask(() => void this.spawn());
+  }
+
+  /** The machine's `stopChild` action. */
+  stopAction(): void {
+    if (this.proc?.alive) void this.proc.stop(this.opts.spec.shutdownMs);
+    // Stopped before a process arrived (still waiting for one): there is nothing to wait for.
+    else queueMicrotask(() => this.actor.send({ type: 'EXITED', code: 0, signal: null, reason: 'exit', at: Date.now() }));
+  }
+
   private async spawn(): Promise<void> {
     const kind: BootKind = this.spawnedAt.length === 0 ? 'start' : this.bootKind === 'wake' ? 'wake' : 'restart';
     this.bootKind = 'restart';
@@ -134,7 +149,6 @@ export class SupervisedChild {
     this.proc = proc;
     this.pid = proc.pid;
     this.spawnedAt.push(Date.now());
-    this.inFlight = 0;
     proc.attach({
       message: (m) => {
         this.touch();
@@ -154,6 +168,9 @@ export class SupervisedChild {
       () => {
         if (this.proc !== proc || !proc.alive) return;
         this.actor.send({ type: 'READY' });
+        // Work begun while the child was stopped or starting (a prompt that woke it) is still in
+        // flight: the child is busy, and the idle stop must not take it away mid-prompt.
+        if (this.inFlight > 0) this.actor.send({ type: 'BUSY' });
         for (const m of this.queue.splice(0)) void proc.send(m);
         this.touch();
       },
@@ -168,6 +185,8 @@ export class SupervisedChild {
     if (this.proc !== proc || this.abandoned.has(proc)) return;
     clearTimeout(this.watchdog);
     clearTimeout(this.idleTimer);
+    // What was in flight died with the process (the relay fails it); later work counts afresh.
+    this.inFlight = 0;
     const before = this.state;
     this.actor.send({ type: 'EXITED', code: exit.code, signal: exit.signal, reason: exit.reason, at: Date.now() });
     this.report(exit, before);
@@ -180,6 +199,7 @@ export class SupervisedChild {
   private abandon(event: { type: 'HUNG' } | { type: 'BOOT_FAILED'; reason: string }, proc: ChildProcessHandle): void {
     this.abandoned.add(proc);
     clearTimeout(this.watchdog);
+    this.inFlight = 0;
     const before = this.state;
     this.actor.send(event);
     this.report({ code: null, signal: 'SIGKILL', reason: event.type === 'HUNG' ? 'hung' : 'boot_failed', stderrTail: '' }, before);

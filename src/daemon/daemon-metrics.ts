@@ -4,6 +4,7 @@ import type { ChildPool } from '../actors/child-pool.actor.js';
 import type { AcpTransportHandle } from './http/http-server.js';
 import type { Metrics } from './metrics.js';
 import type { Relay } from './relay/relay.js';
+import { LoopWatch } from './loop-watch.js';
 
 export function daemonMetrics(m: Metrics) {
   const spawned = m.counter('troupe_children_spawned_total', 'Child processes started (pool and direct).');
@@ -11,6 +12,19 @@ export function daemonMetrics(m: Metrics) {
   const restarts = m.counter('troupe_child_restarts_total', 'Crashed children restarted from their session log.');
   const failed = m.counter('troupe_sessions_failed_total', 'Sessions that exceeded their restart intensity.');
   const events = m.counter('troupe_events_total', 'Durable session events reported by children.');
+  const loop = new LoopWatch();
+  // Read once per scrape (the gauges below share it), then a new window starts.
+  let window = loop.read();
+  const sec = (ms: number) => Math.round(ms * 1000) / 1e6;
+  m.gauge('troupe_event_loop_delay_p50_seconds', 'Event-loop delay, median, since the last scrape (monitorEventLoopDelay).', () => ((window = loop.read()), sec(window.delayP50Ms)));
+  m.gauge('troupe_event_loop_delay_p99_seconds', 'Event-loop delay, 99th percentile, since the last scrape.', () => sec(window.delayP99Ms));
+  m.gauge('troupe_event_loop_delay_max_seconds', 'Event-loop delay, max, since the last scrape.', () => sec(window.delayMaxMs));
+  m.gauge('troupe_event_loop_blocked_max_seconds', 'Longest stall since the last scrape during which the daemon used the CPU (its own work: JavaScript, GC, fork).', () => sec(window.blockedMaxMs));
+  m.gauge('troupe_event_loop_starved_max_seconds', 'Longest stall since the last scrape during which the daemon mostly waited for a core (other processes ran).', () => sec(window.starvedMaxMs));
+  m.gauge('troupe_event_loop_stalls_over_50ms_blocked', 'Stalls over 50 ms since start, the daemon busy (a count; never decreases).', () => loop.stallsOver50.blocked);
+  m.gauge('troupe_event_loop_stalls_over_50ms_starved', 'Stalls over 50 ms since start, the daemon starved (a count; never decreases).', () => loop.stallsOver50.starved);
+  m.gauge('troupe_daemon_heap_used_bytes', 'V8 heap in use in the daemon.', () => process.memoryUsage().heapUsed);
+  m.afterScrape(() => loop.reset());
   return {
     spawned: () => spawned(),
     events: (n: number) => events({}, n),

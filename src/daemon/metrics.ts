@@ -10,6 +10,12 @@ export class Metrics {
   private readonly counters = new Map<string, { help: string; values: Map<string, number> }>();
   private readonly gauges = new Map<string, { help: string; read: () => number }>();
   private readonly histograms = new Map<string, { help: string; buckets: number[]; series: Map<string, { counts: number[]; sum: number; count: number }> }>();
+  private readonly scraped: (() => void)[] = [];
+
+  /** Runs after every render: gauges that report a window "since the last scrape" start a new one. */
+  afterScrape(f: () => void): void {
+    this.scraped.push(f);
+  }
 
   counter(name: string, help: string): (labels?: Labels, by?: number) => void {
     const c = { help, values: new Map<string, number>() };
@@ -51,6 +57,7 @@ export class Metrics {
         out.push(`${name}_bucket{${sep}le="+Inf"} ${s.count}`, `${name}_sum${braces(k)} ${s.sum}`, `${name}_count${braces(k)} ${s.count}`);
       }
     }
+    for (const f of this.scraped) f();
     return out.join('\n') + '\n';
   }
 }

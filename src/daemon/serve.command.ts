@@ -3,6 +3,7 @@
  * /acp, management API at /v1, metrics), the relay with its warm pool of `troupe acp --supervised`
  * children, the session index, and the files in $TROUPE_HOME (token, lock, state). docs/daemon.md.
  */
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
@@ -38,6 +39,8 @@ Options:
   --max-sessions N         live sessions at once (default 1000)
   --idle-ms N              stop a session's child after N ms idle (default 600000)
   --child-memory-mb N      V8 heap budget of each child (default 512)
+  --child-nice N           scheduling niceness of the children, 0-19 (default 0: as the daemon);
+                           e.g. 10 keeps the daemon responsive in bursts of sessions booting
   --heartbeat-ms N         how often a child reports it is alive (default 1000)
   --heartbeat-timeout-ms N kill a child silent for N ms (default 10000; at least 3 heartbeats)
   --restart-intensity N    restarts allowed per period before a session fails (default 3)
@@ -62,6 +65,7 @@ export async function runServe(args: string[]): Promise<number> {
         'max-sessions': { type: 'string', default: '1000' },
         'idle-ms': { type: 'string', default: '600000' },
         'child-memory-mb': { type: 'string', default: '512' },
+        'child-nice': { type: 'string', default: '0' },
         'heartbeat-ms': { type: 'string', default: '1000' },
         'heartbeat-timeout-ms': { type: 'string', default: '10000' },
         'restart-intensity': { type: 'string', default: String(DEFAULT_CHILD_SPEC.intensity) },
@@ -104,6 +108,7 @@ export async function runServe(args: string[]): Promise<number> {
       maxSessions: num('max-sessions', 1),
       idleMs: num('idle-ms', 1),
       memory: num('child-memory-mb', 16),
+      childNice: num('child-nice', 0),
       heartbeatMs: num('heartbeat-ms', 10),
       heartbeatTimeoutMs: num('heartbeat-timeout-ms', 50),
       intensity: num('restart-intensity', 0),
@@ -138,6 +143,7 @@ interface ServeSettings {
     maxSessions: number;
     idleMs: number;
     memory: number;
+    childNice: number;
     heartbeatMs: number;
     heartbeatTimeoutMs: number;
     intensity: number;
@@ -167,7 +173,15 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const counters = daemonMetrics(metrics);
   const launch = () => {
     counters.spawned();
-    return new ChildProcessHandle({ command: process.execPath, args: [bin, 'acp', '--supervised'], env: childEnv, maxOldSpaceMb: opts.memory }, logger);
+    const child = new ChildProcessHandle({ command: process.execPath, args: [bin, 'acp', '--supervised'], env: childEnv, maxOldSpaceMb: opts.memory }, logger);
+    if (opts.childNice > 0 && child.pid > 0) {
+      try {
+        setPriority(child.pid, Math.min(19, opts.childNice));
+      } catch (err) {
+        logger.warn('could not lower the priority of a child', { pid: child.pid, error: String(err) });
+      }
+    }
+    return child;
   };
   const pool = new ChildPool(opts.pool, launch, logger);
   const hub = new MachineHub();

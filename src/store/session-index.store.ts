@@ -250,8 +250,8 @@ export class SessionIndex {
     const e = this.entries.get(id);
     if (!e) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
     if (e.status === 'deleted') throw new TroupeError('session_not_found', `session ${id} was deleted`, { sessionId: id });
-    e.status = status;
-    e.updatedAt = Math.max(e.updatedAt, this.clock.now());
+    // Entries are replaced, never changed in place: their serialized form is cached by identity.
+    this.entries.set(id, { ...e, status, updatedAt: Math.max(e.updatedAt, this.clock.now()) });
     await this.persist();
   }
 
@@ -278,9 +278,7 @@ export class SessionIndex {
     const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: e.createdAt, baseSeq: lastSeq, tombstone });
     const closed = { type: 'session_closed', sessionId: id, reason: 'deleted', seq: lastSeq + 1, ts: now } as AgentEvent;
     await writeFileAtomic(path, Buffer.concat([header, encodeEventRecord([closed])]));
-    e.status = 'deleted';
-    e.lastSeq = lastSeq + 1;
-    e.updatedAt = now;
+    this.entries.set(id, { ...this.entries.get(id)!, status: 'deleted', lastSeq: lastSeq + 1, updatedAt: now });
     await this.persist();
   }
 
@@ -313,16 +311,39 @@ export class SessionIndex {
     return this.write();
   }
 
+  /** The identity of the file as this process last wrote it. */
+  private lastWritten?: FileIdentity;
+  /** Each entry's JSON as it appears in the file, by entry object (entries are never changed in place). */
+  private readonly serialized = new WeakMap<SessionEntry, string>();
+
+  /**
+   * The file's text: exactly `JSON.stringify({version, sessions}, null, 1)` with the sessions sorted
+   * by id, built from per-entry strings so that a write re-serializes only the entries that changed.
+   */
+  private serialize(): string {
+    const sessions = [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const parts = sessions.map((e) => {
+      let json = this.serialized.get(e);
+      if (json === undefined) this.serialized.set(e, (json = '  ' + JSON.stringify(e, null, 1).replace(/\n/g, '\n  ')));
+      return json;
+    });
+    return `{\n "version": ${INDEX_FORMAT_VERSION},\n "sessions": [${parts.length ? `\n${parts.join(',\n')}\n ` : ''}]\n}\n`;
+  }
+
   private write(): Promise<void> {
     const p = this.chain.then(async () => {
       if (!this.dirty) return;
       this.dirty = false;
       // Other processes write the index too: merge their version under a lock, then replace it.
       await withFileLock(this.path + '.lock', async () => {
-        const disk = await this.readDisk();
-        if (disk) this.mergeFrom(disk);
-        const sessions = [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        await writeFileAtomic(this.path, JSON.stringify({ version: INDEX_FORMAT_VERSION, sessions }, null, 1) + '\n');
+        // Reading and parsing a big index is most of a write's CPU (~20 ms for 10,000 sessions, on
+        // the daemon's loop): skip it when the file is still the one this process wrote last.
+        if (!sameFile(await statOrUndefined(this.path), this.lastWritten)) {
+          const disk = await this.readDisk();
+          if (disk) this.mergeFrom(disk);
+        }
+        await writeFileAtomic(this.path, this.serialize());
+        this.lastWritten = await statOrUndefined(this.path);
       });
     });
     this.chain = p.catch((err) => this.logger.error('session index write failed', { error: (err as Error).message }));
@@ -330,3 +351,25 @@ export class SessionIndex {
   }
 }
 export { INDEX_FORMAT_VERSION } from './session-index.codec.js';
+
+interface FileIdentity {
+  ino: number;
+  size: number;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+async function statOrUndefined(path: string): Promise<FileIdentity | undefined> {
+  try {
+    const s = await stat(path, { bigint: true });
+    return { ino: Number(s.ino), size: Number(s.size), mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Every write replaces the file (a new inode, new times): the same identity means nobody wrote since. */
+function sameFile(a: FileIdentity | undefined, b: FileIdentity | undefined): boolean {
+  return !!a && !!b && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}

@@ -33,6 +33,9 @@ export interface ManagementDeps {
   startedAt: number;
 }
 
+/** Sessions serialized per event-loop turn by GET /v1/sessions. */
+const LIST_SLICE = 500;
+
 const MACHINES = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine), child: describeMachine(childMachine) };
 
 export function registerManagementRoutes(server: HttpServer, deps: ManagementDeps): void {
@@ -71,13 +74,21 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     sessions: { live: relay.liveCount(), total: index.count() },
   }));
 
-  server.route('GET', '/v1/sessions', (req) => {
+  server.route('GET', '/v1/sessions', async (req, res) => {
     const all = req.query.get('all') === '1' || req.query.get('all') === 'true';
     const page = index.list({ limit: 10_000, includeDeleted: all, ...(req.query.get('cwd') ? { cwd: req.query.get('cwd')! } : {}) });
-    const sessions = page.sessions.filter((s) => all || s.status !== 'closed' || relay.sessions.has(s.id)).map(summary);
-    const known = new Set(sessions.map((s) => s.id));
-    const fresh = [...relay.sessions.keys()].filter((id) => !known.has(id) && !index.get(id)).map((id) => summary(entryOf(id)));
-    return { sessions: [...fresh, ...sessions] };
+    const entries = page.sessions.filter((s) => all || s.status !== 'closed' || relay.sessions.has(s.id));
+    const known = new Set(entries.map((s) => s.id));
+    const fresh = [...relay.sessions.keys()].filter((id) => !known.has(id) && !index.get(id)).map(entryOf);
+    // Thousands of sessions are tens of milliseconds of JSON: built in slices, with the loop free
+    // between them, so that one listing does not hold up every other client (spec/daemon.md).
+    const list = [...fresh, ...entries];
+    const parts: string[] = [];
+    for (let i = 0; i < list.length; i += LIST_SLICE) {
+      if (i > 0) await new Promise((r) => setImmediate(r));
+      parts.push(list.slice(i, i + LIST_SLICE).map((e) => JSON.stringify(summary(e))).join(','));
+    }
+    res.send(200, { 'Content-Type': 'application/json' }, `{"sessions":[${parts.join(',')}]}`);
   });
 
   server.route('GET', '/v1/sessions/:id', (req) => {

@@ -3,6 +3,7 @@
 // bad input a daemon must survive while it keeps serving everyone else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { Daemon, tempDir } from '../../support/daemon.js';
 
@@ -68,6 +69,8 @@ test('health, sessions, session detail with machine states, and metrics', async 
   const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
   assert.match(metrics, /^troupe_sessions_live 1$/m);
   assert.match(metrics, /^troupe_events_total \d+$/m);
+  assert.match(metrics, /^troupe_event_loop_delay_max_seconds [\d.e-]+$/m);
+  assert.match(metrics, /^troupe_event_loop_blocked_max_seconds [\d.e-]+$/m);
   assert.ok(Number(/^troupe_children_rss_bytes (\d+)$/m.exec(metrics)?.[1]) > 10_000_000, 'children report their memory');
   assert.ok(detail.child.rss > 0 && detail.child.heartbeatAt > 0);
   assert.equal((await d.api('GET', '/v1/sessions/ses_nope')).status, 404);
@@ -197,4 +200,17 @@ test('--connection-idle-ms reaps a connection whose client vanished', async (t) 
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal((await list()).status, 404, 'its id is gone');
+});
+
+test('--child-nice runs children at that scheduling niceness', async (t) => {
+  const d = await Daemon.start({ script, args: ['--child-nice', '7'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const pid = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid;
+  // Field 19 of /proc/PID/stat is the niceness.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  assert.equal(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]), 7);
 });

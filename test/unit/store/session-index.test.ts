@@ -229,3 +229,26 @@ test('adopt adds an entry for a new session once; the real session_created then 
   await index.setStatus('ses_adopted', 'failed');
   assert.equal((await SessionIndex.open(dir)).get('ses_adopted')?.status, 'failed', 'written to disk');
 });
+
+test('the file is the plain JSON layout, and every change reaches it (entries serialized once are re-serialized when they change)', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const index = await SessionIndex.open(dir);
+    const text = () => readFileSync(index.path, 'utf8');
+    const layout = () => JSON.stringify(JSON.parse(text()), null, 1) + '\n';
+    assert.equal(text(), layout(), 'empty index');
+    for (const id of ['ses_b', 'ses_a', 'ses_c']) await index.create({ id, cwd: '/p', model: 'm', mode: 'default', createdAt: 1 });
+    assert.equal(text(), layout());
+    assert.deepEqual(JSON.parse(text()).sessions.map((s: { id: string }) => s.id), ['ses_a', 'ses_b', 'ses_c'], 'sorted by id');
+    await index.setStatus('ses_b', 'closed');
+    await index.tombstone('ses_c');
+    await index.applyEvents([{ type: 'session_configured', sessionId: 'ses_a', title: 'named "x"\n', seq: 2, ts: 10 } as never]);
+    assert.equal(text(), layout());
+    const onDisk = new Map(JSON.parse(text()).sessions.map((s: { id: string }) => [s.id, s]));
+    assert.equal((onDisk.get('ses_b') as { status: string }).status, 'closed');
+    assert.equal((onDisk.get('ses_c') as { status: string }).status, 'deleted');
+    assert.equal((onDisk.get('ses_a') as { title: string }).title, 'named "x"\n');
+  } finally {
+    cleanup();
+  }
+});

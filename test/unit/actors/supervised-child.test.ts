@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SupervisedChild } from '../../../src/actors/supervised-child.actor.js';
+import type { ChildExit, ChildHandlers, ChildProcessHandle } from '../../../src/actors/child-process.actor.js';
+import { DEFAULT_CHILD_SPEC } from '../../../src/machines/restart-window.js';
+import { silentLogger } from '../../../src/core/ports.js';
+
+/** A process stand-in: records what it is sent; `stop` makes it exit cleanly. */
+class FakeProcess {
+  alive = true;
+  sent: Record<string, unknown>[] = [];
+  private handlers?: ChildHandlers;
+  constructor(readonly pid: number) {}
+  attach(h: ChildHandlers): void {
+    this.handlers = h;
+  }
+  async send(m: Record<string, unknown>): Promise<void> {
+    this.sent.push(m);
+  }
+  async stop(): Promise<ChildExit> {
+    const exit = { code: 0, signal: null, reason: 'exit', stderrTail: '' };
+    this.alive = false;
+    this.handlers?.exit(exit);
+    return exit;
+  }
+  kill(): void {
+    void this.stop();
+  }
+}
+
+const until = async (f: () => boolean) => {
+  while (!f()) await new Promise((r) => setImmediate(r));
+};
+
+test('a prompt that wakes an idle-stopped child keeps it busy once it is ready (no idle stop mid-prompt)', async () => {
+  const procs: FakeProcess[] = [];
+  const child = new SupervisedChild({
+    spec: DEFAULT_CHILD_SPEC,
+    idleMs: 60_000,
+    heartbeatTimeoutMs: 60_000,
+    acquire: async () => {
+      const p = new FakeProcess(procs.length + 1);
+      procs.push(p);
+      return p as unknown as ChildProcessHandle;
+    },
+    boot: async () => undefined,
+    onMessage: () => undefined,
+    onControl: () => undefined,
+    onExit: () => undefined,
+    logger: silentLogger,
+  });
+  try {
+    await until(() => child.state === 'ready');
+    await child.stop('idle');
+    assert.equal(child.state, 'idleStopped');
+    // The relay's order for a prompt: begin, then send (which wakes the child).
+    child.begin();
+    child.send({ jsonrpc: '2.0', id: 1, method: 'session/prompt' });
+    await until(() => procs.length === 2 && procs[1]!.sent.length === 1);
+    assert.equal(child.state, 'busy', 'the woken child is busy with the prompt');
+    child.end();
+    assert.equal(child.state, 'ready');
+  } finally {
+    await child.stop('shutdown');
+  }
+});

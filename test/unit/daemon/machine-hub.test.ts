@@ -1,0 +1,20 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MachineHub, type Transition } from '../../../src/daemon/machine-hub.js';
+
+const t = (state: string, at: number): Transition => ({ machine: 'child', state, event: 'E', at });
+
+test('history is bounded per session and across sessions; current states are kept for every session', () => {
+  const hub = new MachineHub({ perSession: 3, sessions: 2 });
+  const seen: string[] = [];
+  hub.listen((id, x) => seen.push(`${id}:${x.state}`));
+  for (let i = 1; i <= 5; i++) hub.record('ses_a', t(`s${i}`, i));
+  assert.deepEqual(hub.transitions('ses_a').map((x) => x.state), ['s3', 's4', 's5'], 'the last 3 of ses_a');
+  hub.record('ses_b', t('ready', 6));
+  hub.record('ses_a', t('busy', 7)); // ses_a is now the most recently active
+  hub.record('ses_c', t('ready', 8)); // a third session: the least recently active history goes
+  assert.deepEqual(hub.transitions('ses_b'), [], 'ses_b history evicted');
+  assert.deepEqual(hub.transitions('ses_a').map((x) => x.state), ['s4', 's5', 'busy']);
+  assert.deepEqual(hub.states('ses_b'), { child: 'ready' }, 'the current state of an evicted history is still known');
+  assert.equal(seen.length, 8, 'listeners see every transition');
+});
