@@ -3,14 +3,13 @@
  * /acp, management API at /v1, metrics), the relay with its warm pool of `troupe acp --supervised`
  * children, the session index, and the files in $TROUPE_HOME (token, lock, state). docs/daemon.md.
  */
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
-import { ChildProcessHandle } from '../actors/child-process.actor.js';
+import { ChildLauncher } from './child-launch.js';
 import { resolveTroupeHome, SessionIndex, sessionsDir } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
@@ -38,6 +37,7 @@ Options:
   --max-sessions N         live sessions at once (default 1000)
   --idle-ms N              stop a session's child after N ms idle (default 600000)
   --child-memory-mb N      V8 heap budget of each child (default 512)
+  --no-snapshot            start children from the bundle, not from the startup snapshot
   --heartbeat-ms N         how often a child reports it is alive (default 1000)
   --heartbeat-timeout-ms N kill a child silent for N ms (default 10000; at least 3 heartbeats)
   --restart-intensity N    restarts allowed per period before a session fails (default 3)
@@ -68,6 +68,7 @@ export async function runServe(args: string[]): Promise<number> {
         'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
         'connection-idle-ms': { type: 'string', default: '300000' },
         'max-connections': { type: 'string', default: '256' },
+        'no-snapshot': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -114,7 +115,7 @@ export async function runServe(args: string[]): Promise<number> {
     if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
       throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
     }
-    return await serve({ home, env, logger, release, opts: { ...numbers, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
+    return await serve({ home, env, logger, release, opts: { ...numbers, snapshot: !opts['no-snapshot'], host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
   } catch (err) {
     release();
     process.stderr.write(`troupe serve: ${isTroupeError(err) ? err.message : (err as Error).message}\n`);
@@ -144,6 +145,7 @@ interface ServeSettings {
     periodMs: number;
     connectionIdleMs: number;
     maxConnections: number;
+    snapshot: boolean;
   };
 }
 
@@ -161,13 +163,13 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       return false;
     }
   })();
-  const bin = fileURLToPath(new URL('../../../bin/troupe.js', import.meta.url));
   const childEnv = { ...env, TROUPE_HOME: home, TROUPE_HEARTBEAT_MS: String(opts.heartbeatMs) };
   const metrics = new Metrics();
   const counters = daemonMetrics(metrics);
+  const launcher = new ChildLauncher(childEnv, opts.memory, logger, opts.snapshot);
   const launch = () => {
     counters.spawned();
-    return new ChildProcessHandle({ command: process.execPath, args: [bin, 'acp', '--supervised'], env: childEnv, maxOldSpaceMb: opts.memory }, logger);
+    return launcher.launch();
   };
   const pool = new ChildPool(opts.pool, launch, logger);
   const hub = new MachineHub();
