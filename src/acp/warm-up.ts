@@ -5,12 +5,14 @@
  * engine and its machines, the event log and the projection (about 15 ms of CPU here, against 2 ms
  * in a warm process). So while it waits, the child runs that exact path on a throwaway session: the
  * same agent app and the same NDJSON framing, over an in-memory pipe to an SDK client, with a session
- * host of its own (no reporter: nothing reaches the control channel or stdout) whose home is a fresh
- * temporary directory, removed when done (or at exit). The daemon's home and index are never touched.
+ * host of its own whose home is a fresh temporary directory, removed when done (or at exit), and whose
+ * reporter is a control channel writing to nowhere: nothing reaches stdout, fd 3, the daemon's home
+ * or its index.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Socket } from 'node:net';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { silentLogger } from '../core/ports.js';
@@ -18,6 +20,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { createAgentApp } from './agent.app.js';
 import { batchedStdout } from './batched-stdout.js';
 import { SessionHost } from './session-host.js';
+import { ControlChannel } from './control-channel.js';
 
 /** Rounds of the path: the first compiles it, the next one fills the inline caches further. */
 const ROUNDS = 2;
@@ -29,7 +32,10 @@ export async function warmUp(opts: { env: NodeJS.ProcessEnv; config: TroupeConfi
   process.once('exit', remove);
   const toAgent = new PassThrough();
   const toClient = new PassThrough();
-  const host = SessionHost.open({ home, env, config, logger: silentLogger });
+  // The real channel's encoding and batching, on a socket that drops every frame; no heartbeat.
+  const nowhere = { destroyed: false, write: () => true, end: () => undefined } as unknown as Socket;
+  const reporter = new ControlChannel(nowhere, 2 ** 30);
+  const host = SessionHost.open({ home, env, config, logger: silentLogger, reporter });
   const app = createAgentApp({ openHost: () => host, env, config, logger: silentLogger });
   const input = acp.ndJsonStream(new WritableStream(), Readable.toWeb(toAgent) as ReadableStream<Uint8Array>);
   const agentSide = app.connect({ readable: input.readable, writable: batchedStdout(toClient).writable });
@@ -48,6 +54,7 @@ export async function warmUp(opts: { env: NodeJS.ProcessEnv; config: TroupeConfi
     toAgent.end();
     await agentSide.closed.catch(() => undefined);
     await (await host).shutdown();
+    reporter.close();
     remove();
     process.removeListener('exit', remove);
   }
