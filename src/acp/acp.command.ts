@@ -61,7 +61,7 @@ export async function runAcp(args: string[]): Promise<number> {
   if (channel) {
     void openHost()
       .then(async () => {
-        if (!asked) await (await import('./warm-up.js')).warmUp({ env, config });
+        if (!asked) await (await import('./warm-up.js')).warmUp({ env, config, asked: () => asked });
       })
       .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }));
   }

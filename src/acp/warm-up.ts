@@ -25,7 +25,8 @@ import { ControlChannel } from './control-channel.js';
 /** Rounds of the path: the first compiles it, the next one fills the inline caches further. */
 const ROUNDS = 2;
 
-export async function warmUp(opts: { env: NodeJS.ProcessEnv; config: TroupeConfig }): Promise<void> {
+/** `asked`: whether a real request has arrived; the warm-up then stops after the current round. */
+export async function warmUp(opts: { env: NodeJS.ProcessEnv; config: TroupeConfig; asked: () => boolean }): Promise<void> {
   const { env, config } = opts;
   const home = mkdtempSync(join(tmpdir(), 'troupe-warm-up-'));
   const remove = () => rmSync(home, { recursive: true, force: true });
@@ -44,7 +45,7 @@ export async function warmUp(opts: { env: NodeJS.ProcessEnv; config: TroupeConfi
     .onNotification('session/update', () => undefined)
     .connect(acp.ndJsonStream(Writable.toWeb(toAgent) as WritableStream<Uint8Array>, Readable.toWeb(toClient) as ReadableStream<Uint8Array>));
   try {
-    for (let i = 0; i < ROUNDS; i++) {
+    for (let i = 0; i < ROUNDS && !opts.asked(); i++) {
       await client.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'troupe-warm-up', version: '0' } });
       const { sessionId } = await client.agent.request('session/new', { cwd: tmpdir(), mcpServers: [] });
       await client.agent.request('session/close', { sessionId });
