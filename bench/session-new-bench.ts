@@ -6,7 +6,8 @@
  * working on child start-up; it writes nothing, it prints JSON.
  * Run: `npx tsc -p tsconfig.json && node dist/bench/session-new-bench.js`
  * Counts: BENCH_WARM_NEWS (16), BENCH_COLD_NEWS (10), BENCH_STDIO_FIRST_NEWS (6); BENCH_ROUNDS (1)
- * repeats warm and cold alternately, each round on a fresh daemon.
+ * repeats warm and cold alternately, each round on a fresh daemon; BENCH_COLD_BUNDLE=0 skips the
+ * `--no-snapshot` series (e.g. to run this script against an older build that has no such option).
  */
 import { type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { scriptEnv, startDaemon, summarize, type Served } from './daemon-support
 import { daemonSessionNew, nodeSpawnFloor, stdioFirstSessionNew } from './daemon-latency.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
-const COUNTS = { warm: int('BENCH_WARM_NEWS', 16), cold: int('BENCH_COLD_NEWS', 10), stdio: int('BENCH_STDIO_FIRST_NEWS', 6), rounds: int('BENCH_ROUNDS', 1) };
+const COUNTS = { warm: int('BENCH_WARM_NEWS', 16), cold: int('BENCH_COLD_NEWS', 10), stdio: int('BENCH_STDIO_FIRST_NEWS', 6), rounds: int('BENCH_ROUNDS', 1), coldBundle: int('BENCH_COLD_BUNDLE', 1) };
 const SCRIPT = { replies: [{ when: 'tiny', items: [{ text: 'ok' }] }] };
 
 const dirs: string[] = [];
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
     }
     if (COUNTS.cold) {
       cold.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd))).samples.all);
-      coldBundle.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd), ['--no-snapshot'])).samples.all);
+      if (COUNTS.coldBundle) coldBundle.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd), ['--no-snapshot'])).samples.all);
     }
   }
   const stdioHome = tmp('troupe-snbench-stdio-');
