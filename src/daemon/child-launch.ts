@@ -3,8 +3,9 @@
  * snapshot that `npm run build` makes (dist/acp-snapshot/acp.blob) when it fits, else through
  * bin/troupe.js from the bundle. A snapshot child skips loading and evaluating its code; but V8
  * accepts a blob only from the Node binary, and with the heap flags, that built it, so the blob is
- * used only when its note says so and it is no older than the compiled code. A snapshot child that
- * dies before saying hello (e.g. NODE_OPTIONS added V8 flags) turns the snapshot off for good.
+ * used only when its note says so and it is no older than the compiled code, and not under
+ * NODE_OPTIONS (which may add V8 flags). A snapshot child that still dies before saying hello turns
+ * the snapshot off for good.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +58,10 @@ export class ChildLauncher {
 
   private usableSnapshot(): string | undefined {
     const blob = root('dist/acp-snapshot/acp.blob');
+    if (this.env.NODE_OPTIONS?.trim()) {
+      this.logger.info('NODE_OPTIONS is set (it may hold V8 flags the startup snapshot was not built with); using the bundle');
+      return undefined;
+    }
     try {
       const note = JSON.parse(readFileSync(`${blob}.json`, 'utf8')) as BlobNote;
       const flags = [`--max-old-space-size=${this.memoryMb}`];
