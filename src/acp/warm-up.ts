@@ -10,7 +10,7 @@
  * or its index. The scratch directory is on /dev/shm when there is one: the log's fsyncs are free
  * there, where on a busy disk they could block the child's loop (and its heartbeats) for long.
  */
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
@@ -27,7 +27,11 @@ import { ControlChannel } from './control-channel.js';
  * less CPU on the first real request than 2 here; 4 keep most of that). */
 const ROUNDS = 4;
 
-/** Where the throwaway session lives: memory-backed if possible. Named after the process. */
+/**
+ * Where the throwaway session lives: memory-backed if possible, named after the process. A child
+ * killed (SIGKILL) during its warm-up cannot remove its directory: the next warm-up removes those of
+ * processes that no longer exist.
+ */
 function scratchDir(): string {
   let base = '/dev/shm';
   try {
@@ -35,7 +39,20 @@ function scratchDir(): string {
   } catch {
     base = tmpdir();
   }
+  for (const name of readdirSync(base)) {
+    const pid = Number(/^troupe-warm-up-(\d+)-/.exec(name)?.[1]);
+    if (pid && pid !== process.pid && !alive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+  }
   return mkdtempSync(join(base, `troupe-warm-up-${process.pid}-`));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** `asked`: whether a real request has arrived; the warm-up then stops after the current round. */

@@ -3,7 +3,8 @@
 // pooled child's warm-up leaves nothing behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Daemon, tempDir } from '../../support/daemon.js';
 
@@ -92,11 +93,24 @@ test('under NODE_OPTIONS (V8 flags the snapshot was not built with, which V8 ref
 
 test('a pooled child warms up without a trace: no session, no log, no index entry, no scratch directory', async (t) => {
   const tmp = tempDir();
+  // A scratch directory left by a child killed during its warm-up (its pid no longer exists).
+  const base = (() => {
+    try {
+      accessSync('/dev/shm', constants.W_OK);
+      return '/dev/shm';
+    } catch {
+      return tmp;
+    }
+  })();
+  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+  const stale = join(base, `troupe-warm-up-${dead}-test`);
+  mkdirSync(join(stale, 'sessions'), { recursive: true });
   const d = await Daemon.start({ script, env: { TMPDIR: tmp } });
   t.after(() => d.stop());
   const pid = await pooled(d);
   await idle(pid);
   for (const dir of ['/dev/shm', tmp].filter(existsSync)) assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith(`troupe-warm-up-${pid}-`)), [], dir);
+  assert.ok(!existsSync(stale), 'the scratch directory of a dead child is swept');
   assert.deepEqual((await d.api('GET', '/v1/sessions')).json.sessions, []);
   const sessions = join(d.home, 'sessions');
   assert.deepEqual(existsSync(sessions) ? readdirSync(sessions).filter((f) => f.endsWith('.log')) : [], []);
