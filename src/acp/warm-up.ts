@@ -23,8 +23,10 @@ import { batchedStdout } from './batched-stdout.js';
 import { SessionHost } from './session-host.js';
 import { ControlChannel } from './control-channel.js';
 
-/** Rounds of the path: the first compiles it, the next ones fill the inline caches (5 rounds left ~0.7 ms
- * less CPU on the first real request than 2 here; 4 keep most of that). */
+/**
+ * Rounds of the path: the first compiles it, the next ones fill the inline caches (5 rounds left
+ * ~0.7 ms less CPU on the first real request than 2 here; 4 keep most of that).
+ */
 const ROUNDS = 4;
 
 /**
