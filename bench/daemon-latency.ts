@@ -44,7 +44,13 @@ async function settleChildren(d: Served, n: number): Promise<void> {
  * With `freezeRefill`, every other sample freezes (SIGSTOP) the children the daemon spawns while the
  * request runs (the pool's refill) and thaws them after: whether their boot slows `session/new`.
  */
-export async function daemonSessionNew(d: Served, pool: number, n: number, cwd: string, freezeRefill = false): Promise<{ all: Summary; refillFrozen?: Summary }> {
+export async function daemonSessionNew(
+  d: Served,
+  pool: number,
+  n: number,
+  cwd: string,
+  freezeRefill = false,
+): Promise<{ all: Summary; refillFrozen?: Summary; samples: { all: number[]; refillFrozen: number[] } }> {
   const client = await CountingClient.http(d.url, d.headers).init();
   const normal: number[] = [];
   const frozenMs: number[] = [];
@@ -75,7 +81,7 @@ export async function daemonSessionNew(d: Served, pool: number, n: number, cwd: 
   } finally {
     client.close();
   }
-  return { all: summarize(normal), ...(freezeRefill ? { refillFrozen: summarize(frozenMs) } : {}) };
+  return { all: summarize(normal), ...(freezeRefill ? { refillFrozen: summarize(frozenMs) } : {}), samples: { all: normal, refillFrozen: frozenMs } };
 }
 
 /** `session/new` on the in-process reference (same agent, no children), each session closed untimed. */

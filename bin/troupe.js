@@ -3,7 +3,6 @@
 // child run) starts from the bundle in dist/acp-bundle when it is at least as new as the compiled
 // code, so a plain `tsc` rebuild is never shadowed by a stale bundle.
 import { statSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 
 const args = process.argv.slice(2);
 const bundle = new URL('../dist/acp-bundle/acp.command.js', import.meta.url);
@@ -17,13 +16,8 @@ function fresh() {
   }
 }
 
-// `troupe acp` is a small process that mostly waits on its client (docs/editors.md, "Memory"): keep
-// the young generation at its first size (1 MiB semi-spaces, instead of growing to 16 MiB) and let
-// only code that stays hot reach the optimizing compiler (5x V8's budget), so that code run once at
-// start-up is not compiled twice and its compiler memory kept, and a streamed reply's hot loop is
-// compiled once its types have settled, not speculatively and then again (bench/child-stream.ts). Set here, before the agent's code
-// loads, so that it holds however the agent is launched; TROUPE_ACP_V8_FLAGS replaces the list.
-if (args[0] === 'acp') setFlagsFromString(process.env.TROUPE_ACP_V8_FLAGS ?? '--semi-space-growth-factor=1 --interrupt-budget=337920');
+// Set before the agent's code loads, so that they hold for all of it (src/acp/v8-flags.ts).
+if (args[0] === 'acp') (await import('../dist/src/acp/v8-flags.js')).applyAcpV8Flags(process.env);
 if (args[0] === 'acp' && fresh()) {
   import(bundle.href).then(async (m) => {
     process.exitCode = await m.runAcp(args.slice(1));

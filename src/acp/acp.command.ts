@@ -58,11 +58,21 @@ export async function runAcp(args: string[]): Promise<number> {
     (host ??= import('./session-host.js').then(({ SessionHost }) =>
       SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : {}) }),
     ));
-  // A daemon's child waits in the warm pool before anyone asks it anything: load everything now.
-  if (channel) void openHost().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
+  // A daemon's child waits in the warm pool before anyone asks it anything: load everything now,
+  // then, if still nobody has asked anything, run the session/new path on a throwaway session
+  // (warm-up.ts): its first real session/new then runs compiled code.
+  let asked = false;
+  if (channel) {
+    void openHost()
+      .then(async () => {
+        if (!asked) await (await import('./warm-up.js')).warmUp({ env, config, asked: () => asked });
+      })
+      .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }));
+  }
   const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines });
   // The SDK parses stdin.
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  process.stdin.once('data', () => (asked = true));
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
   let stopping: Promise<void> | undefined;

@@ -7,7 +7,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { z } from 'zod';
 import { ERROR_CODES, isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { defaultModel, providerStatus, resolveModel } from '../providers/registry.js';
+import { defaultModel, resolveModel, usableModels } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { isValidSessionId } from '../core/ids.js';
@@ -89,11 +89,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const replayModule = () => (replayLoaded ??= import('./session-replay.js'));
   let replayLoaded: Promise<typeof import('./session-replay.js')> | undefined;
   const openInBackground = () => void host().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
-  /** Model ids a client may pick: every usable provider's catalogue. */
-  const models = () =>
-    providerStatus(env, config)
-      .filter((p) => p.usable)
-      .flatMap((p) => p.models.map((m) => ({ id: m.id })));
+  const models = () => usableModels(env, config);
   const projectionCaps = () => {
     const session = (peer?.caps as { session?: { notices?: unknown; compaction?: unknown } } | undefined)?.session;
     return { notices: Boolean(session?.notices), compaction: Boolean(session?.compaction) };

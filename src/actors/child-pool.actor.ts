@@ -4,7 +4,9 @@
  * pooled child has paid it and waits on stdin, so `session/new` only has to initialize it. Spawns
  * happen one per event-loop turn (a fork blocks the loop in proportion to the daemon's memory), and
  * at most `concurrency` children load their code at once, so a burst of sessions neither stalls the
- * daemon nor thrashes the cores; requests wait their turn in order. Refilling has the lowest priority.
+ * daemon nor thrashes the cores; requests wait their turn in order. Refilling has the lowest priority:
+ * it starts `refillDelayMs` after the last take, so that the fork (which blocks the daemon's loop) and
+ * the new child's loading do not compete with the `session/new` that took a warm child.
  */
 import type { Logger } from '../core/ports.js';
 import type { ChildProcessHandle } from './child-process.actor.js';
@@ -15,12 +17,16 @@ export class ChildPool {
   private starting = 0;
   private scheduled = false;
   private closed = false;
+  private refillTimer?: NodeJS.Timeout;
+  /** No refill spawn before this time (ms since epoch): a `session/new` is using the taken child. */
+  private quietUntil = 0;
 
   constructor(
     private readonly size: number,
     private readonly launch: () => ChildProcessHandle,
     private readonly logger: Logger,
     private readonly concurrency = 2,
+    private readonly refillDelayMs = 50,
   ) {
     this.pump();
   }
@@ -28,6 +34,7 @@ export class ChildPool {
   /** A warm child if one is ready, else the next one spawned. The pool refills behind it. */
   take(): Promise<ChildProcessHandle> {
     let child: ChildProcessHandle | undefined;
+    this.quietUntil = Date.now() + this.refillDelayMs;
     while ((child = this.warm.shift()) && !child.alive) this.logger.warn('a pooled child died while waiting; discarding it', { pid: child.pid });
     if (child) {
       this.pump();
@@ -46,14 +53,27 @@ export class ChildPool {
   /** Stops every warm child. */
   async close(graceMs: number): Promise<void> {
     this.closed = true;
+    clearTimeout(this.refillTimer);
     await Promise.all(this.warm.splice(0).map((c) => c.stop(graceMs)));
   }
 
   /** Spawns the next child when a loading slot is free: for a waiting request first, else to refill. */
   private pump(): void {
     if (this.scheduled || this.closed || this.starting >= this.concurrency) return;
-    const needed = this.waiting.length > 0 || this.warm.length + this.starting < this.size;
-    if (!needed) return;
+    if (this.waiting.length === 0) {
+      if (this.warm.length + this.starting >= this.size || this.refillTimer) return;
+      const wait = this.quietUntil - Date.now();
+      if (wait > 0) {
+        this.refillTimer = setTimeout(() => {
+          this.refillTimer = undefined;
+          this.pump();
+        }, wait);
+        this.refillTimer.unref();
+        return;
+      }
+    }
+    clearTimeout(this.refillTimer);
+    this.refillTimer = undefined;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -71,7 +91,7 @@ export class ChildPool {
         this.warm.push(child);
         void child.whenExited().then(() => {
           const at = this.warm.indexOf(child);
-          if (at >= 0) this.warm.splice(at, 1);
+          if (at >= 0) this.warm.splice(at, 1), this.pump();
         });
       }
       this.pump();

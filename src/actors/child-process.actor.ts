@@ -11,7 +11,7 @@ import type { ControlMessage } from '../wire/control-messages.js';
 import { classifyUpdateLine, type UpdateLine } from '../wire/update-line.js';
 
 export interface ChildLaunch {
-  /** `node` and its arguments up to and including the troupe entry script. */
+  /** `node`, and its arguments from the troupe entry on (a script, or `--snapshot-blob <blob>`). */
   command: string;
   args: string[];
   env: NodeJS.ProcessEnv;
@@ -56,8 +56,8 @@ export class ChildProcessHandle {
   constructor(launch: ChildLaunch, private readonly logger: Logger) {
     this.started = new Promise((resolve) => (this.markStarted = resolve));
     const execArgs = launch.maxOldSpaceMb ? [`--max-old-space-size=${launch.maxOldSpaceMb}`] : [];
-    const [script, ...rest] = launch.args;
-    this.proc = spawn(launch.command, [...execArgs, script!, ...rest], { env: launch.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    // Node options (the heap budget) go before the entry.
+    this.proc = spawn(launch.command, [...execArgs, ...launch.args], { env: launch.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     this.proc.stdin!.on('error', () => undefined); // EPIPE after death: the exit handler reports it
     this.readLines(this.proc.stdout!);
     this.readControl(this.proc.stdio[3] as Readable);

@@ -4,14 +4,13 @@
  * children, the session index, and the files in $TROUPE_HOME (token, lock, state). docs/daemon.md.
  */
 import { setPriority } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
-import { ChildProcessHandle } from '../actors/child-process.actor.js';
+import { ChildLauncher } from './child-launch.js';
 import { resolveTroupeHome, SessionIndex, sessionsDir } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
@@ -41,6 +40,7 @@ Options:
   --child-memory-mb N      V8 heap budget of each child (default 512)
   --child-nice N           scheduling niceness of the children, 0-19 (default 0: as the daemon);
                            e.g. 10 keeps the daemon responsive in bursts of sessions booting
+  --no-snapshot            start children from the bundle, not from the startup snapshot
   --heartbeat-ms N         how often a child reports it is alive (default 1000)
   --heartbeat-timeout-ms N kill a child silent for N ms (default 10000; at least 3 heartbeats)
   --restart-intensity N    restarts allowed per period before a session fails (default 3)
@@ -72,6 +72,7 @@ export async function runServe(args: string[]): Promise<number> {
         'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
         'connection-idle-ms': { type: 'string', default: '300000' },
         'max-connections': { type: 'string', default: '256' },
+        'no-snapshot': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -119,7 +120,7 @@ export async function runServe(args: string[]): Promise<number> {
     if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
       throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
     }
-    return await serve({ home, env, logger, release, opts: { ...numbers, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
+    return await serve({ home, env, logger, release, opts: { ...numbers, snapshot: !opts['no-snapshot'], host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
   } catch (err) {
     release();
     process.stderr.write(`troupe serve: ${isTroupeError(err) ? err.message : (err as Error).message}\n`);
@@ -150,6 +151,7 @@ interface ServeSettings {
     periodMs: number;
     connectionIdleMs: number;
     maxConnections: number;
+    snapshot: boolean;
   };
 }
 
@@ -167,13 +169,13 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       return false;
     }
   })();
-  const bin = fileURLToPath(new URL('../../../bin/troupe.js', import.meta.url));
   const childEnv = { ...env, TROUPE_HOME: home, TROUPE_HEARTBEAT_MS: String(opts.heartbeatMs) };
   const metrics = new Metrics();
   const counters = daemonMetrics(metrics);
+  const launcher = new ChildLauncher(childEnv, opts.memory, logger, opts.snapshot);
   const launch = () => {
     counters.spawned();
-    const child = new ChildProcessHandle({ command: process.execPath, args: [bin, 'acp', '--supervised'], env: childEnv, maxOldSpaceMb: opts.memory }, logger);
+    const child = launcher.launch();
     if (opts.childNice > 0 && child.pid > 0) {
       try {
         setPriority(child.pid, Math.min(19, opts.childNice));

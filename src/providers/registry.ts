@@ -192,3 +192,10 @@ export function providerStatus(env: NodeJS.ProcessEnv, config: TroupeConfig): Pr
     };
   });
 }
+
+/** Model ids a client may pick: every usable provider's catalogue. */
+export function usableModels(env: NodeJS.ProcessEnv, config: TroupeConfig): { id: string }[] {
+  return providerStatus(env, config)
+    .filter((p) => p.usable)
+    .flatMap((p) => p.models.map((m) => ({ id: m.id })));
+}
