@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
 import { LeanHttpClient, LeanStdioClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
+import { childStartSeries, type ChildStart } from './daemon-child-start.js';
 import { daemonSessionNew, nodeSpawnFloor, referenceSessionNew, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
 import { streamRuns } from './daemon-stream.js';
 import { seedStored } from './daemon-scale.js';
@@ -22,6 +23,7 @@ const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 export const COUNTS = {
   warmNews: int('BENCH_WARM_NEWS', 16),
   coldNews: int('BENCH_COLD_NEWS', 10),
+  startChildren: int('BENCH_START_CHILDREN', 10),
   stdioFirstNews: int('BENCH_STDIO_FIRST_NEWS', 6),
   refNews: int('BENCH_REF_NEWS', 100),
   rtt: int('BENCH_RTT', 500),
@@ -199,6 +201,13 @@ async function main(): Promise<void> {
   const cold = await daemon(tmp('troupe-dbench-cold-'), ['--pool', '0'], SCRIPTS.tiny);
   const coldNew = (await daemonSessionNew(cold, 0, COUNTS.coldNews, cwd)).all;
   await cold.stop();
+  log('child start: bundle (default) and --snapshot, cold session/new and idle memory');
+  const childStart: Record<string, ChildStart> = {};
+  for (const [name, args] of [['bundle', []], ['snapshot', ['--snapshot']]] as const) {
+    const d = await daemon(tmp(`troupe-dbench-start-${name}-`), ['--pool', '0', ...args], SCRIPTS.tiny);
+    childStart[name] = await childStartSeries(d, COUNTS.startChildren, cwd);
+    await d.stop();
+  }
 
   log(`scale: seeding ${COUNTS.stored} stored sessions`);
   const scaleHome = tmp('troupe-dbench-scale-');
@@ -221,6 +230,7 @@ async function main(): Promise<void> {
       daemonWarmPoolMs: warmNew,
       daemonWarmPoolRefillFrozenMs: warmRuns.refillFrozen,
       daemonColdMs: coldNew,
+      childStart: { note: 'daemons with --pool 0, children from the bundle (the default) and from the startup snapshot (--snapshot): cold session/new one at a time, then the idle children\'s memory 2 s and 12 s later (bench/daemon-child-start.ts)', ...childStart },
       stdioIdleChildInitAndNewMs: stdioFirstNew,
       referenceInProcessMs: refNew,
       nodeSpawnToExitMs: floor,

@@ -41,8 +41,16 @@ export function judge(r: any): Record<string, Target & Record<string, unknown>> 
       met: warm.p50 <= 5 && warm.p99 <= 25 && warm.p50 <= refNew.p50,
     },
     coldSessionNew: {
-      target: 'p50 ≤ 120 ms, p99 ≤ 200 ms (--pool 0)',
+      target: 'p50 ≤ 120 ms, p99 ≤ 200 ms (--pool 0; judged on the default launch, children from the bundle)',
       measured: { p50: cold.p50, p99: cold.p99 },
+      // --snapshot meets the latency but costs each child its blob in private memory, failing the
+      // memory target; both are reported, the target is judged on what a daemon does by default.
+      withSnapshot: sn.childStart && {
+        p50: sn.childStart.snapshot.coldSessionNewMs.p50,
+        p99: sn.childStart.snapshot.coldSessionNewMs.p99,
+        idleChildPssMiBAfter12s: sn.childStart.snapshot.idlePssMiB.after12s.mean,
+        bundleIdleChildPssMiBAfter12s: sn.childStart.bundle.idlePssMiB.after12s.mean,
+      },
       ratioVsReference: { p50: ratio(cold.p50, refNew.p50) },
       ratioVsNodeSpawnToExit: { p50: ratio(cold.p50, sn.nodeSpawnToExitMs.p50) },
       met: cold.p50 <= 120 && cold.p99 <= 200,

@@ -1,13 +1,13 @@
 /**
  * The session-creation part of the daemon benchmark alone (bench/daemon-bench.ts has it all): warm
- * pool and cold `session/new` through a real `troupe serve` (cold twice: children from the startup
- * snapshot, and from the bundle with `--no-snapshot`), and `initialize` + `session/new` to an idle
+ * pool and cold `session/new` through a real `troupe serve` (cold twice: children from the bundle,
+ * the default, and from the startup snapshot with `--snapshot`), and `initialize` + `session/new` to an idle
  * `troupe acp` over stdio, with the process floor, in one run. For quick A/B comparisons while
  * working on child start-up; it writes nothing, it prints JSON.
  * Run: `npx tsc -p tsconfig.json && node dist/bench/session-new-bench.js`
  * Counts: BENCH_WARM_NEWS (16), BENCH_COLD_NEWS (10), BENCH_STDIO_FIRST_NEWS (6); BENCH_ROUNDS (1)
- * repeats warm and cold alternately, each round on a fresh daemon; BENCH_COLD_BUNDLE=0 skips the
- * `--no-snapshot` series (e.g. to run this script against an older build that has no such option).
+ * repeats warm and cold alternately, each round on a fresh daemon; BENCH_COLD_SNAPSHOT=0 skips the
+ * `--snapshot` series (e.g. to run this script against an older build that has no such option).
  */
 import { type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { scriptEnv, startDaemon, summarize, type Served } from './daemon-support
 import { daemonSessionNew, nodeSpawnFloor, stdioFirstSessionNew } from './daemon-latency.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
-const COUNTS = { warm: int('BENCH_WARM_NEWS', 16), cold: int('BENCH_COLD_NEWS', 10), stdio: int('BENCH_STDIO_FIRST_NEWS', 6), rounds: int('BENCH_ROUNDS', 1), coldBundle: int('BENCH_COLD_BUNDLE', 1) };
+const COUNTS = { warm: int('BENCH_WARM_NEWS', 16), cold: int('BENCH_COLD_NEWS', 10), stdio: int('BENCH_STDIO_FIRST_NEWS', 6), rounds: int('BENCH_ROUNDS', 1), coldSnapshot: int('BENCH_COLD_SNAPSHOT', 1) };
 const SCRIPT = { replies: [{ when: 'tiny', items: [{ text: 'ok' }] }] };
 
 const dirs: string[] = [];
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const warm: number[] = [];
   const frozen: number[] = [];
   const cold: number[] = [];
-  const coldBundle: number[] = [];
+  const coldSnapshot: number[] = [];
   for (let r = 0; r < COUNTS.rounds; r++) {
     if (COUNTS.warm) {
       const runs = await withDaemon(2, (d) => daemonSessionNew(d, 2, COUNTS.warm, cwd, true));
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     }
     if (COUNTS.cold) {
       cold.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd))).samples.all);
-      if (COUNTS.coldBundle) coldBundle.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd), ['--no-snapshot'])).samples.all);
+      if (COUNTS.coldSnapshot) coldSnapshot.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd), ['--snapshot'])).samples.all);
     }
   }
   const stdioHome = tmp('troupe-snbench-stdio-');
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
         warmPoolRefillFrozenMs: frozen.length ? summarize(frozen) : undefined,
         snapshotBuilt: existsSync('dist/acp-snapshot/acp.blob'),
         coldMs: cold.length ? summarize(cold) : undefined,
-        coldFromBundleMs: coldBundle.length ? summarize(coldBundle) : undefined,
+        coldFromSnapshotMs: coldSnapshot.length ? summarize(coldSnapshot) : undefined,
         stdioIdleChildInitAndNewMs: stdio,
         nodeSpawnToExitMs: floor,
       },

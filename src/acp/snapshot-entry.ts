@@ -32,7 +32,7 @@ const refuse = () => {
 };
 (crypto as { randomUUID: unknown }).randomUUID = refuse;
 web.randomUUID = refuse;
-void snapshotWarmUp().then(
+void (process.env.NO_WARM ? Promise.resolve() : snapshotWarmUp()).then(
   () => {
     (crypto as { randomUUID: unknown }).randomUUID = randomUUID;
     web.randomUUID = webRandomUUID;

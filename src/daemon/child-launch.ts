@@ -1,7 +1,9 @@
 /**
- * How the daemon starts a session's child (spec/daemon.md §Child launch): from the V8 startup
- * snapshot that `npm run build` makes (dist/acp-snapshot/acp.blob) when it fits, else through
- * bin/troupe.js from the bundle. A snapshot child skips loading and evaluating its code; but V8
+ * How the daemon starts a session's child (spec/daemon.md §Child launch): through bin/troupe.js from
+ * the bundle, or with `--snapshot` from the V8 startup snapshot that `npm run build` makes
+ * (dist/acp-snapshot/acp.blob) when it fits. A snapshot child skips loading and evaluating its code
+ * (a cold start takes about half as long), but Node keeps the whole blob in each child's private
+ * memory (about 8 MiB more per idle child), which is why it is not the default. V8
  * accepts a blob only from the Node binary, and with the heap flags, that built it, so the blob is
  * used only when its note says so and it is no older than the compiled code, and not under
  * NODE_OPTIONS (which may add V8 flags). A snapshot child that still dies before saying hello turns
@@ -28,7 +30,7 @@ export class ChildLauncher {
     private readonly env: NodeJS.ProcessEnv,
     private readonly memoryMb: number,
     private readonly logger: Logger,
-    useSnapshot = true,
+    useSnapshot = false,
   ) {
     this.snapshot = useSnapshot ? this.usableSnapshot() : undefined;
     logger.info('children start from', { from: this.snapshot ? 'startup snapshot' : 'bundle', ...(this.snapshot ? { blob: this.snapshot } : {}) });

@@ -1,6 +1,6 @@
-// How the daemon starts its children (spec/daemon.md §Warm pool, §Child launch): from the startup
-// snapshot `npm run build` makes, from the bundle with --no-snapshot or under NODE_OPTIONS, and a
-// pooled child's warm-up leaves nothing behind.
+// How the daemon starts its children (spec/daemon.md §Warm pool, §Child launch): from the bundle by
+// default, from the startup snapshot `npm run build` makes with --snapshot (but not under
+// NODE_OPTIONS), and a pooled child's warm-up leaves nothing behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -69,14 +69,14 @@ async function ping(d: Daemon): Promise<number> {
   }
 }
 
-test('children start from the startup snapshot npm run build made; --no-snapshot starts them from the bundle', async (t) => {
+test('with --snapshot children start from the startup snapshot npm run build made; by default from the bundle', async (t) => {
   assert.ok(existsSync('dist/acp-snapshot/acp.blob'), 'npm run build makes the startup snapshot on this Node');
-  const d = await Daemon.start({ script });
+  const d = await Daemon.start({ script, args: ['--snapshot'] });
   t.after(() => d.stop());
   const fromSnapshot = await ping(d);
   assert.ok(cmdline(fromSnapshot).includes('--snapshot-blob'), cmdline(fromSnapshot).join(' '));
 
-  const b = await Daemon.start({ script, args: ['--no-snapshot'] });
+  const b = await Daemon.start({ script });
   t.after(() => b.stop());
   const fromBundle = await ping(b);
   assert.ok(!cmdline(fromBundle).includes('--snapshot-blob'));
@@ -84,7 +84,7 @@ test('children start from the startup snapshot npm run build made; --no-snapshot
 });
 
 test('under NODE_OPTIONS (V8 flags the snapshot was not built with, which V8 refuses) children start from the bundle', async (t) => {
-  const d = await Daemon.start({ script, env: { NODE_OPTIONS: '--max-semi-space-size=2' } });
+  const d = await Daemon.start({ script, args: ['--snapshot'], env: { NODE_OPTIONS: '--max-semi-space-size=2' } });
   t.after(() => d.stop());
   const pid = await ping(d);
   assert.ok(!cmdline(pid).includes('--snapshot-blob'));
