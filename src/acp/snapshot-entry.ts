@@ -32,7 +32,7 @@ const refuse = () => {
 };
 (crypto as { randomUUID: unknown }).randomUUID = refuse;
 web.randomUUID = refuse;
-void (process.env.NO_WARM ? Promise.resolve() : snapshotWarmUp()).then(
+void snapshotWarmUp().then(
   () => {
     (crypto as { randomUUID: unknown }).randomUUID = randomUUID;
     web.randomUUID = webRandomUUID;
