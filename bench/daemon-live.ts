@@ -18,10 +18,12 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childPids, CountingClient, cpuTicks, memoryKb, scriptEnv, sleep, startDaemon, summarize, waitIdle, type Served } from './daemon-support.js';
-import { loopFigures, loopMetrics, ownMemoryKb, pssOf, startProbe } from './daemon-scale.js';
+import { loopFigures, loopMetrics, ownMemoryKb, pssOf, seedStored, startProbe } from './daemon-scale.js';
 import { DaemonInspector, heapGrowth, type HeapUsage } from './daemon-heap.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
+/** Sessions written into the home before the daemon starts (the issue: 1,000 live with 10,000 stored). */
+const STORED = int('BENCH_LIVE_STORED', 0);
 const N = int('BENCH_LIVE', 100);
 const CONNS = Math.min(N, int('BENCH_LIVE_CONNS', 100));
 const SNAPSHOT = process.env.BENCH_HEAP_SNAPSHOT === '1';
@@ -110,6 +112,8 @@ async function main(): Promise<Record<string, unknown>> {
 
   const home = mkdtempSync(join(tmpdir(), 'troupe-dlive-'));
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-dlive-ws-'));
+  const storedSeedMs = STORED ? await seedStored(home, STORED, cwd, 'scripted/replay') : 0;
+  if (STORED) log(`seeded ${STORED} stored sessions in ${storedSeedMs} ms`);
   let d: Served | undefined;
   let inspector: DaemonInspector | undefined;
   const clients: CountingClient[] = [];
@@ -264,7 +268,7 @@ watchdog.unref();
 const started = Date.now();
 try {
   const figures = await main();
-  const result = { bench: 'daemon-live', date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100), command: `npm run build && BENCH_LIVE=${N} node dist/bench/daemon-live.js`, live: N, ...figures, processesLeftBehind: leftBehind, wallSeconds: Math.round((Date.now() - started) / 1000) };
+  const result = { bench: 'daemon-live', date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100), command: `npm run build && BENCH_LIVE=${N}${STORED ? ` BENCH_LIVE_STORED=${STORED}` : ''} node dist/bench/daemon-live.js`, live: N, stored: STORED, ...figures, processesLeftBehind: leftBehind, wallSeconds: Math.round((Date.now() - started) / 1000) };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync(`bench/results/daemon-live-${N}.json`, JSON.stringify(result, null, 2) + '\n');
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
