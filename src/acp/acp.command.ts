@@ -59,20 +59,21 @@ export async function runAcp(args: string[]): Promise<number> {
       SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : {}) }),
     ));
   // A daemon's child waits in the warm pool before anyone asks it anything: load everything now,
-  // then, if still nobody has asked anything, run the session/new path on a throwaway session
-  // (warm-up.ts): its first real session/new then runs compiled code.
-  let asked = false;
+  // then, if still nobody has asked anything, run the session/new and prompt path on a throwaway
+  // session (warm-up.ts): its first real session/new and turn then run compiled code. `asked` is a
+  // signal, not a flag, so that the warm-up cancels its turn the moment a request arrives.
+  const asked = new AbortController();
   if (channel) {
     void openHost()
       .then(async () => {
-        if (!asked) await (await import('./warm-up.js')).warmUp({ env, config, asked: () => asked });
+        if (!asked.signal.aborted) await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });
       })
       .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }));
   }
   const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines });
   // The SDK parses stdin.
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
-  process.stdin.once('data', () => (asked = true));
+  process.stdin.once('data', () => asked.abort());
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
   let stopping: Promise<void> | undefined;

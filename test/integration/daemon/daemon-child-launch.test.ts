@@ -1,11 +1,16 @@
-// How the daemon starts its children (spec/daemon.md §Warm pool, §Child launch): from the bundle by
-// default, from the startup snapshot `npm run build` makes with --snapshot (but not under
-// NODE_OPTIONS), and a pooled child's warm-up leaves nothing behind.
+// How the daemon starts its children (spec/daemon.md §Warm pool, §Child launch, §Warm-up): from the
+// bundle by default, from the startup snapshot `npm run build` makes with --snapshot (but not under
+// NODE_OPTIONS), and a pooled child's warm-up (a throwaway session with a streamed turn on the
+// offline model) leaves nothing behind, never calls the configured model, and gives way to a real
+// request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { ControlMessage } from '../../../src/wire/control-messages.js';
+import { ControlFrameDecoder } from '../../../src/wire/control-frame.codec.js';
 import { Daemon, tempDir } from '../../support/daemon.js';
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }] };
@@ -116,4 +121,125 @@ test('a pooled child warms up without a trace: no session, no log, no index entr
   assert.deepEqual(existsSync(sessions) ? readdirSync(sessions).filter((f) => f.endsWith('.log')) : [], []);
   // And the warmed child serves its first session normally.
   await ping(d);
+});
+
+/**
+ * `troupe acp --supervised` spawned as the daemon's pool does (fd 3 a pipe), on a scripted/replay
+ * model whose replies are unkeyed: each is used once, so a warm-up that called the configured model
+ * would shift them. Records stdout, stderr (TROUPE_LOG=debug) and the control frames.
+ */
+class SupervisedChild {
+  readonly proc: ChildProcess;
+  readonly home = tempDir();
+  readonly tmp = tempDir();
+  stdout = '';
+  stderr = '';
+  readonly frames: ControlMessage[] = [];
+  private nextId = 1;
+
+  constructor(env: Record<string, string> = {}) {
+    writeFileSync(join(this.home, 'script.json'), JSON.stringify({ replies: [[{ text: 'first' }], [{ text: 'second' }]] }));
+    this.proc = spawn(process.execPath, [resolve('bin/troupe.js'), 'acp', '--supervised'], {
+      env: { PATH: process.env.PATH ?? '', HOME: this.home, TROUPE_HOME: this.home, TMPDIR: this.tmp, TROUPE_LOG: 'debug', TROUPE_MODEL: 'scripted/replay', TROUPE_SCRIPT: join(this.home, 'script.json'), ...env },
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    });
+    this.proc.stdout!.on('data', (d) => (this.stdout += d));
+    this.proc.stderr!.on('data', (d) => (this.stderr += d));
+    const decoder = new ControlFrameDecoder();
+    (this.proc.stdio[3] as Readable).on('data', (chunk: Buffer) => this.frames.push(...decoder.push(chunk)));
+  }
+
+  /** The fields of the first stderr line logging `message`, once it is there. */
+  async logged(message: string): Promise<Record<string, unknown>> {
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+      const line = this.stderr.split('\n').find((l) => l.includes(`troupe acp: ${message}`));
+      if (line) return JSON.parse(line.slice(line.indexOf('{')) || '{}');
+    }
+    throw new Error(`the child never logged '${message}': ${this.stderr}`);
+  }
+
+  /** Sends a request and waits for its response (messages are NDJSON lines on stdout). */
+  async request(method: string, params: unknown): Promise<any> {
+    const id = this.nextId++;
+    (this.proc.stdin as Writable).write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 10))) {
+      const reply = this.messages().find((m) => m.id === id && m.method === undefined);
+      if (reply) {
+        assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+        return reply.result;
+      }
+    }
+    throw new Error(`no response to ${method}: ${this.stderr}`);
+  }
+
+  messages(): any[] {
+    return this.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  }
+
+  /** Scratch directories of this child's warm-up, wherever they may be. */
+  scratch(): string[] {
+    return ['/dev/shm', this.tmp].filter(existsSync).flatMap((dir) => readdirSync(dir).filter((f) => f.startsWith(`troupe-warm-up-${this.proc.pid}-`)));
+  }
+
+  /** A real first session: initialize, session/new, one prompt; returns its id and the reply's chunks. */
+  async firstSession(): Promise<{ sessionId: string; chunks: string[] }> {
+    await this.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'test', version: '1' } });
+    const { sessionId } = await this.request('session/new', { cwd: this.tmp, mcpServers: [] });
+    const res = await this.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    assert.equal(res.stopReason, 'end_turn');
+    const updates = this.messages().filter((m) => m.method === 'session/update');
+    const chunks = updates.filter((m) => m.params.update.sessionUpdate === 'agent_message_chunk').map((m) => m.params.update.content.text);
+    // Every line the child wrote belongs to the real session.
+    for (const u of updates) assert.equal(u.params.sessionId, sessionId);
+    return { sessionId, chunks };
+  }
+
+  /** Session ids the control channel has told the daemon about (events, records, transitions). */
+  reportedSessions(): Set<string> {
+    return new Set(this.frames.flatMap((m) => ('sessionId' in m ? [m.sessionId as string] : [])));
+  }
+
+  kill(): void {
+    if (this.proc.exitCode === null) this.proc.kill('SIGKILL');
+  }
+}
+
+test("a pooled child's warm-up streams turns on the offline model and leaves no trace: no output, no frame, no file, the configured model untouched", async (t) => {
+  const child = new SupervisedChild();
+  t.after(() => child.kill());
+  const done = await child.logged('warm-up done');
+  assert.deepEqual({ cancelledTurns: done.cancelledTurns, asked: done.asked }, { cancelledTurns: 0, asked: false });
+  assert.ok((done.turns as number) > 0, 'the warm-up ran turns to their end');
+  assert.equal(child.stdout, '', 'nothing on stdout');
+  assert.deepEqual([...new Set(child.frames.map((m) => m.t))].sort(), ['hb', 'hello'], 'only hello and heartbeats on fd 3');
+  assert.deepEqual(child.scratch(), []);
+  const sessions = join(child.home, 'sessions');
+  assert.deepEqual(existsSync(sessions) ? readdirSync(sessions) : [], []);
+  // The first real turn gets the configured model's first reply: the warm-up never called it.
+  const { sessionId, chunks } = await child.firstSession();
+  assert.deepEqual(chunks, ['first']);
+  assert.deepEqual([...child.reportedSessions()], [sessionId]);
+  assert.deepEqual(readdirSync(sessions), [`${sessionId}.log`]);
+});
+
+test('a request that arrives during the warm-up turn is answered as usual, and the warm-up cancels its turn and stops', async (t) => {
+  // Slow chunks: the warm-up turn is surely still running when the request arrives.
+  const child = new SupervisedChild({ TROUPE_WARM_UP_CHUNK_DELAY_MS: '20' });
+  t.after(() => child.kill());
+  await child.logged('warm-up turn');
+  const { sessionId, chunks } = await child.firstSession();
+  assert.deepEqual(chunks, ['first']);
+  const done = await child.logged('warm-up done');
+  assert.equal(done.asked, true);
+  assert.equal(done.cancelledTurns, 1, 'the running warm-up turn was cancelled');
+  assert.ok((done.rounds as number) < 4, 'no round started after the request');
+  assert.deepEqual(child.scratch(), []);
+  assert.deepEqual([...child.reportedSessions()], [sessionId]);
+  // The real session goes on normally after the warm-up ended.
+  const res = await child.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'again' }] });
+  assert.equal(res.stopReason, 'end_turn');
+  assert.deepEqual(readdirSync(join(child.home, 'sessions')), [`${sessionId}.log`]);
 });
