@@ -8,6 +8,7 @@
  * A/B: BENCH_TROUPE_BIN_A (baseline checkout's bin/troupe.js) and the checkout's own, interleaved.
  * Run: `npm run build && BENCH_TROUPE_BIN_A=/path/to/base/bin/troupe.js node dist/bench/pooled-first-turn.js`.
  * BENCH_POOLED_SNAPSHOT=1 starts children from each checkout's startup snapshot instead of the bundle.
+ * Writes bench/results/pooled-first-turn.json (BENCH_POOLED_OUT); bench/README.md explains the figures.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -64,7 +65,9 @@ async function idle(pid: number): Promise<void> {
 
 async function run(bin: string, key: string, env: NodeJS.ProcessEnv, cwd: string) {
   const blob = join(dirname(dirname(bin)), 'dist/acp-snapshot/acp.blob');
-  const args = SNAPSHOT && existsSync(blob) ? ['--snapshot-blob', blob, 'acp', '--supervised'] : [bin, 'acp', '--supervised'];
+  // V8 takes a blob only with the heap flags it was built with (its note lists them), as the daemon passes them.
+  const flags = () => (JSON.parse(readFileSync(`${blob}.json`, 'utf8')) as { v8Flags: string[] }).v8Flags;
+  const args = SNAPSHOT && existsSync(blob) ? [...flags(), '--snapshot-blob', blob, 'acp', '--supervised'] : [bin, 'acp', '--supervised'];
   const rpc = new RpcChild(args, env, { controlPipe: true });
   live.add(rpc);
   let completed = 0;
@@ -160,6 +163,7 @@ async function main(): Promise<void> {
     what: "a supervised child left idle before its first request, as in the daemon's pool: CPU (all threads) from spawn to idle, PSS/USS some seconds later, then CPU of initialize + session/new and of its first turn (response + turn_completed on fd 3)",
     ...summary,
   };
+  writeFileSync(process.env.BENCH_POOLED_OUT ?? 'bench/results/pooled-first-turn.json', JSON.stringify(result, null, 2) + '\n');
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 }
 
