@@ -38,9 +38,9 @@ const ROUNDS = 4;
 /**
  * Rounds that also run a turn (the last ones), and the text chunks of its reply. Measured with
  * bench/pooled-first-turn.ts: 2 turns of 200 chunks take a pooled child's first one-word turn from
- * ~20 ms of CPU to ~2.5 ms and its first 400-item reply from ~75 to ~15 µs per update, for ~40 ms
- * of CPU while it waits and ~1.4 MiB more private memory; 4 turns of 300 gain nothing more and
- * cost more, 1 turn keeps a third of the gap.
+ * ~20 ms of CPU to ~3 ms and its first 400-item reply from ~75 to ~15 µs per update, for ~45 ms
+ * of CPU while it waits and 0.6–1.2 MiB more private memory; 4 turns of 300 gained nothing more
+ * and cost more, 1 turn left a third of the gap.
  */
 const TURNS = 2;
 const CHUNKS = 200;
