@@ -78,7 +78,9 @@ export class SessionIndex {
   /** Reads the file, or rebuilds it from the logs when it is missing or damaged. */
   private async loadOrRebuild(): Promise<void> {
     let text: string | undefined;
+    let identity: FileIdentity | undefined;
     try {
+      identity = await statOrUndefined(this.path);
       text = await readFile(this.path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
@@ -92,9 +94,11 @@ export class SessionIndex {
       this.rebuiltBecause = 'damaged';
       return this.rebuild();
     }
+    // Unchanged while it was read: the next write need not read and merge it again (every write
+    // replaces the file, so another process's write would show as another identity).
+    if (sameFile(identity, await statOrUndefined(this.path))) this.lastWritten = identity;
     await this.adoptUnknownLogs();
   }
-
 
   private load(text: string): boolean {
     const parsed = parseIndex(text);
@@ -311,7 +315,7 @@ export class SessionIndex {
     return this.write();
   }
 
-  /** The identity of the file as this process last wrote it. */
+  /** The identity of the file as this process last wrote it, or read it whole. */
   private lastWritten?: FileIdentity;
   /** Each entry's JSON as it appears in the file, by entry object (entries are never changed in place). */
   private readonly serialized = new WeakMap<SessionEntry, string>();
@@ -319,14 +323,23 @@ export class SessionIndex {
   /**
    * The file's text: exactly `JSON.stringify({version, sessions}, null, 1)` with the sessions sorted
    * by id, built from per-entry strings so that a write re-serializes only the entries that changed.
+   * Entries are never changed in place, so the list taken at the start is a consistent snapshot; the
+   * strings are built a batch per turn of the loop (the first write after a start serializes every
+   * entry: ~45 ms for 10,000 at once, which would stall the daemon's loop).
    */
-  private serialize(): string {
+  private async serialize(): Promise<string> {
     const sessions = [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const parts = sessions.map((e) => {
+    const parts: string[] = new Array(sessions.length);
+    let fresh = 0;
+    for (let i = 0; i < sessions.length; i++) {
+      const e = sessions[i]!;
       let json = this.serialized.get(e);
-      if (json === undefined) this.serialized.set(e, (json = '  ' + JSON.stringify(e, null, 1).replace(/\n/g, '\n  ')));
-      return json;
-    });
+      if (json === undefined) {
+        this.serialized.set(e, (json = '  ' + JSON.stringify(e, null, 1).replace(/\n/g, '\n  ')));
+        if (++fresh % SERIALIZE_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      parts[i] = json;
+    }
     return `{\n "version": ${INDEX_FORMAT_VERSION},\n "sessions": [${parts.length ? `\n${parts.join(',\n')}\n ` : ''}]\n}\n`;
   }
 
@@ -342,7 +355,7 @@ export class SessionIndex {
           const disk = await this.readDisk();
           if (disk) this.mergeFrom(disk);
         }
-        await writeFileAtomic(this.path, this.serialize());
+        await writeFileAtomic(this.path, await this.serialize());
         this.lastWritten = await statOrUndefined(this.path);
       });
     });
@@ -351,6 +364,9 @@ export class SessionIndex {
   }
 }
 export { INDEX_FORMAT_VERSION } from './session-index.codec.js';
+
+/** Entries serialized per turn of the loop when many changed (e.g. the first write after a start). */
+const SERIALIZE_BATCH = 500;
 
 interface FileIdentity {
   ino: number;
