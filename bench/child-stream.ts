@@ -5,12 +5,13 @@
  * Run: `npx tsc -p tsconfig.json && node scripts/bundle-acp.js && node dist/bench/child-stream.js`
  * (about 30 s). Writes bench/results/child-stream.json; bench/README.md explains the series.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { execFileSync } from 'node:child_process';
 import { RpcChild } from './acp-rpc.js';
+import { threadCpuUs } from './daemon-support.js';
 import { ControlFrameDecoder } from '../src/wire/control-frame.codec.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -41,22 +42,6 @@ const budget = setTimeout(() => {
 }, 240_000);
 budget.unref();
 const live = new Set<RpcChild>();
-
-/**
- * CPU time of every thread of a process in µs: the first field of each task's schedstat is its run
- * time in ns, far finer than the 10 ms ticks of /proc/<pid>/stat (and it includes libuv's threads).
- */
-function cpuUs(pid: number): number {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return ns / 1000;
-}
 
 /** A child and, when supervised, what its control channel has reported per session. */
 class Child {
@@ -107,7 +92,7 @@ class Child {
    * the response on stdout and, supervised, the control frame carrying the turn's last event.
    */
   async stream(sessionId: string, key: string): Promise<{ cpuUs: number; ms: number; updates: number }> {
-    const before = cpuUs(this.rpc.pid);
+    const before = threadCpuUs(this.rpc.pid);
     // Read before the request: the control frame may arrive before the response does.
     const done = this.reported.get(sessionId)?.completed ?? 0;
     const t0 = performance.now();
@@ -118,7 +103,7 @@ class Child {
       }
     }
     const ms = performance.now() - t0;
-    return { cpuUs: cpuUs(this.rpc.pid) - before, ms, updates: reply.notifications };
+    return { cpuUs: threadCpuUs(this.rpc.pid) - before, ms, updates: reply.notifications };
   }
 
   private turnReported(sessionId: string, before: number): boolean {

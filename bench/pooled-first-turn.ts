@@ -10,11 +10,12 @@
  * BENCH_POOLED_SNAPSHOT=1 starts children from each checkout's startup snapshot instead of the bundle.
  * Writes bench/results/pooled-first-turn.json (BENCH_POOLED_OUT); bench/README.md explains the figures.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { RpcChild } from './acp-rpc.js';
+import { threadCpuUs } from './daemon-support.js';
 import { ControlFrameDecoder } from '../src/wire/control-frame.codec.js';
 
 const SPAWNS = Number(process.env.BENCH_POOLED_SPAWNS ?? 4);
@@ -37,27 +38,14 @@ const budget = setTimeout(() => {
 }, 300_000);
 budget.unref();
 
-/** CPU µs of every thread of a process (schedstat run time, ns). */
-function cpuUs(pid: number): number {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return ns / 1000;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Idle: under 0.3 ms of CPU in each of 3 consecutive 150 ms windows (heartbeats cost less). */
 async function idle(pid: number): Promise<void> {
-  let last = cpuUs(pid);
+  let last = threadCpuUs(pid);
   for (let quiet = 0, n = 0; quiet < 3 && n < 200; n++) {
     await sleep(150);
-    const now = cpuUs(pid);
+    const now = threadCpuUs(pid);
     quiet = now - last < 300 ? quiet + 1 : 0;
     last = now;
   }
@@ -81,16 +69,16 @@ async function run(bin: string, key: string, env: NodeJS.ProcessEnv, cwd: string
   });
   try {
     await idle(rpc.pid);
-    const idleCpuMs = cpuUs(rpc.pid) / 1000;
+    const idleCpuMs = threadCpuUs(rpc.pid) / 1000;
     await sleep(PSS_AFTER_MS);
     const memory = rpc.memory();
-    const c0 = cpuUs(rpc.pid);
+    const c0 = threadCpuUs(rpc.pid);
     await rpc.request('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'pooled-first-turn', version: '1' } });
     const sessionId = (await rpc.request('session/new', { cwd, mcpServers: [] })).result.sessionId;
-    const c1 = cpuUs(rpc.pid);
+    const c1 = threadCpuUs(rpc.pid);
     const reply = await rpc.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: key }] });
     while (completed < 1) await new Promise<void>((r) => (wake = r));
-    const c2 = cpuUs(rpc.pid);
+    const c2 = threadCpuUs(rpc.pid);
     return { idleCpuMs, pssKiB: memory.pssKiB, ussKiB: memory.ussKiB, initNewCpuUs: c1 - c0, turnCpuUs: c2 - c1, updates: reply.notifications, stderr: rpc.stderr.trim() };
   } finally {
     live.delete(rpc);
