@@ -8,13 +8,9 @@ import type { InspectionEvent } from 'xstate';
 import type { AgentEvent } from '../core/events.js';
 import type { EventLog } from '../core/ports.js';
 import { VERSION } from '../core/version.js';
-import { describeMachine, eventLabel, statePath } from '../machines/serialize.js';
-import { sessionMachine } from '../machines/session.machine.js';
-import { turnMachine } from '../machines/turn.machine.js';
+import { transitionRecorder } from '../machines/transition-recorder.js';
 import { encodeControlFrame } from '../wire/control-frame.codec.js';
 import type { ControlWireMessage } from '../wire/control-messages.js';
-
-const DESCRIPTIONS = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine) };
 
 export interface SessionReporter {
   /** Called for every event as it is appended; forwards it once durable. */
@@ -66,7 +62,8 @@ export class ControlChannel implements SessionReporter {
   private readonly timer: NodeJS.Timeout;
   /** Per log (a session reopened in this process gets a new log, and a new outbox). */
   private readonly outboxes = new WeakMap<EventLog, SessionOutbox>();
-  private readonly lastState = new Map<string, string>();
+  /** Per session: its machines' last reported states (transitionRecorder drops repeats). */
+  private readonly recorders = new Map<string, (ev: InspectionEvent) => void>();
 
   constructor(
     private readonly socket: Socket,
@@ -137,16 +134,9 @@ export class ControlChannel implements SessionReporter {
   }
 
   transition(sessionId: string, ev: InspectionEvent): void {
-    if (ev.type !== '@xstate.snapshot') return;
-    const machine = (ev.actorRef as { logic?: { id?: string } }).logic?.id;
-    if (machine !== 'session' && machine !== 'turn') return;
-    const value = (ev.snapshot as { value?: unknown }).value;
-    if (value === undefined) return;
-    const state = statePath(value);
-    const key = `${sessionId}/${machine}`;
-    if (this.lastState.get(key) === state && ev.event.type !== 'xstate.init') return;
-    this.lastState.set(key, state);
-    this.send({ t: 'transition', sessionId, machine, state, event: eventLabel(ev.event.type, DESCRIPTIONS[machine]), at: Date.now() });
+    let record = this.recorders.get(sessionId);
+    if (!record) this.recorders.set(sessionId, (record = transitionRecorder((t) => this.send({ t: 'transition', sessionId, ...t }))));
+    record(ev);
   }
 
   close(): void {

@@ -9,50 +9,20 @@
  * it returned) are in docs/inspector.md §Replay. Pure and synchronous: XState delivers a
  * stand-in's done event to its parent inside the same `send`.
  */
-import { createActor, type AnyActorLogic, type AnyActorRef, type InspectionEvent } from 'xstate';
+import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
 import type { AgentEvent } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 import { sessionMachine } from './session.machine.js';
 import { turnMachine } from './turn.machine.js';
-import { describeMachine, eventLabel, statePath, type MachineDescription } from './serialize.js';
 import { owns, finished, outputFor, EFFECTS, type Effect, type EffectRun } from './replay-rules.js';
+import { transitionRecorder, type MachineTransition } from './transition-recorder.js';
 
-/** One change of a machine's state, as the inspector shows it. */
-export interface MachineTransition {
-  machine: 'session' | 'turn';
-  /** The state path after the change (`tools.awaitingPermission`). */
-  state: string;
-  /** The machine event, labelled like the live feed (`done: modelStep`, `CANCEL`, `init`). */
-  event: string;
-  /** Epoch ms: the `ts` of the causing log event. */
-  at: number;
-}
+export type { MachineTransition } from './transition-recorder.js';
 
 /** A transition rebuilt from the log, with the log event that caused it. */
 export interface ReplayedTransition extends MachineTransition {
   seq: number;
   cause: AgentEvent;
-}
-
-const DESCRIPTIONS: Record<'session' | 'turn', MachineDescription> = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine) };
-
-/**
- * Turns XState inspection events into transitions the way the control channel does: one per
- * snapshot whose state path changed (or that is an init), for the session and turn machines only.
- */
-export function transitionRecorder(onTransition: (t: MachineTransition) => void, now: () => number = Date.now): (ev: InspectionEvent) => void {
-  const last = new Map<string, string>();
-  return (ev) => {
-    if (ev.type !== '@xstate.snapshot') return;
-    const machine = (ev.actorRef as { logic?: { id?: string } }).logic?.id;
-    if (machine !== 'session' && machine !== 'turn') return;
-    const value = (ev.snapshot as { value?: unknown }).value;
-    if (value === undefined) return;
-    const state = statePath(value);
-    if (last.get(machine) === state && ev.event.type !== 'xstate.init') return;
-    last.set(machine, state);
-    onTransition({ machine, state, event: eventLabel(ev.event.type, DESCRIPTIONS[machine]), at: now() });
-  };
 }
 
 type StandInSnapshot = { status: 'active' | 'done' | 'error'; output: unknown; error: unknown; effect: Effect; input: unknown };
