@@ -17,23 +17,31 @@ const script = {
   ],
 };
 
-test('session/load in a new process replays the whole history, user chunks included, before responding', async (t) => {
+/** What a client saw of a session, without the command list (sent on every load and new). */
+const history = (c: AcpChild, sessionId: string) => strip(c.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+
+/** A session with these prompts answered in a process that has then exited cleanly. */
+async function storedSession(prompts: string[]) {
   const cwd = workspace();
   const first = AcpChild.start({ script });
   await first.initialize();
   const sessionId = await first.newSession(cwd);
-  await first.prompt(sessionId, 'list things');
-  await first.prompt(sessionId, 'and again');
-  const live = strip(first.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  for (const text of prompts) await first.prompt(sessionId, text);
+  const live = history(first, sessionId);
   assert.equal(await first.close(), 0);
+  return { cwd, sessionId, live, home: first.home, schemaErrors: first.schemaErrors };
+}
 
+test('session/load in a new process replays the whole history, user chunks included, before responding', async (t) => {
+  const first = await storedSession(['list things', 'and again']);
+  const { cwd, sessionId, live } = first;
   const second = AcpChild.start({ script, home: first.home });
   t.after(() => second.close());
   await second.initialize();
   let seenAtResponse = -1;
   const res = await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] }).then((r) => ((seenAtResponse = second.updatesFor(sessionId).length), r));
   assert.equal(res.modes?.currentModeId, 'default');
-  const replayed = strip(second.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  const replayed = history(second, sessionId);
   assert.deepEqual(replayed, live, 'the replay is exactly what the live client saw');
   assert.ok(seenAtResponse >= replayed.length, 'every replayed update arrived before the load response');
   assert.ok(replayed.some((u) => u.sessionUpdate === 'user_message_chunk' && u.content.text === 'and again'));
@@ -43,16 +51,9 @@ test('session/load in a new process replays the whole history, user chunks inclu
 });
 
 test('a prompt sent right behind session/load, before its response, runs after the whole replay on the loaded history', async (t) => {
-  const cwd = workspace();
-  const first = AcpChild.start({ script });
-  await first.initialize();
-  const sessionId = await first.newSession(cwd);
-  await first.prompt(sessionId, 'list things');
-  const live = strip(first.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  const { cwd, sessionId, live, home } = await storedSession(['list things']);
   const lastSeq = Math.max(...live.map((u) => u.seq));
-  assert.equal(await first.close(), 0);
-
-  const second = AcpChild.start({ script, home: first.home });
+  const second = AcpChild.start({ script, home });
   t.after(() => second.close());
   await second.initialize();
   // Pipelined: the prompt is on the wire before the load has answered (its engine is not open yet).
@@ -60,7 +61,7 @@ test('a prompt sent right behind session/load, before its response, runs after t
   const prompted = second.prompt(sessionId, 'and again');
   await loaded;
   assert.equal((await prompted).stopReason, 'end_turn');
-  const all = strip(second.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  const all = history(second, sessionId);
   assert.deepEqual(all.slice(0, live.length), live, 'the history comes first, whole');
   const after = all.slice(live.length);
   assert.ok(after.length > 0 && after.every((u) => u.seq > lastSeq), 'then only what the new turn added');
@@ -71,15 +72,8 @@ test('a prompt sent right behind session/load, before its response, runs after t
 });
 
 test('session/close right after a session/load in a fresh process, then load again and prompt', async (t) => {
-  const cwd = workspace();
-  const first = AcpChild.start({ script });
-  await first.initialize();
-  const sessionId = await first.newSession(cwd);
-  await first.prompt(sessionId, 'list things');
-  const live = strip(first.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
-  assert.equal(await first.close(), 0);
-
-  const second = AcpChild.start({ script, home: first.home });
+  const { cwd, sessionId, live, home } = await storedSession(['list things']);
+  const second = AcpChild.start({ script, home });
   t.after(() => second.close());
   await second.initialize();
   await assert.rejects(second.agent.request('session/load', { sessionId, cwd: workspace(), mcpServers: [] }), (e: any) => e.code === -32602 && /never changes/.test(e.message));
@@ -88,7 +82,7 @@ test('session/close right after a session/load in a fresh process, then load aga
   const res = await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
   assert.equal(res.modes?.currentModeId, 'default');
   assert.ok(res.configOptions?.some((o: any) => o.id === 'model' && o.currentValue === 'scripted/replay'));
-  const replays = strip(second.updatesFor(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'));
+  const replays = history(second, sessionId);
   assert.deepEqual(replays, [...live, ...live], 'each load replayed the whole history');
   assert.equal((await second.prompt(sessionId, 'second answer please')).stopReason, 'end_turn');
   assert.deepEqual(second.schemaErrors, []);
