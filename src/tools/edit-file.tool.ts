@@ -1,7 +1,6 @@
 /** edit_file: replace an exact string in a file, yielding a diff of the whole file. */
-import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
-import { defineTool, fileError, type ToolDefinition, type ToolLimits } from './tool.js';
+import { defineTool, fileError, fileSize, type ToolDefinition, type ToolLimits } from './tool.js';
 
 interface EditFileInput {
   path: string;
@@ -54,13 +53,9 @@ export function editFileTool(limits: ToolLimits): ToolDefinition {
     async run(input, env, ctx) {
       const target = await env.guard.check(input.path);
       const shown = env.guard.display(target.path);
-      if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
-      const info = await stat(target.path).catch((err: unknown) => {
-        throw fileError(err, shown);
-      });
-      if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
-      if (info.size > env.limits.maxFileBytes) {
-        throw new TroupeError('tool_failed', `${shown} is ${info.size} bytes, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
+      const size = await fileSize(target, shown);
+      if (size > env.limits.maxFileBytes) {
+        throw new TroupeError('tool_failed', `${shown} is ${size} bytes, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
       }
       const oldText = await env.files.readText(target.path, {}, ctx.signal).catch((err: unknown) => {
         throw fileError(err, shown);

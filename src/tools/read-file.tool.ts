@@ -1,7 +1,6 @@
 /** read_file: a text file, or a window of its lines. */
-import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
-import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
+import { defineTool, fileError, fileSize, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 
 interface ReadFileInput {
   path: string;
@@ -44,13 +43,9 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
     async run(input, env, ctx) {
       const target = await env.guard.check(input.path);
       const shown = env.guard.display(target.path);
-      if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
-      const info = await stat(target.path).catch((err: unknown) => {
-        throw fileError(err, shown);
-      });
-      if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
-      if (info.size > env.limits.maxFileBytes && input.offset === undefined && input.limit === undefined) {
-        throw new TroupeError('tool_failed', `${shown} is ${info.size} bytes, over the ${env.limits.maxFileBytes}-byte limit; read a window with offset and limit, or use grep.`, { path: shown });
+      const size = await fileSize(target, shown);
+      if (size > env.limits.maxFileBytes && input.offset === undefined && input.limit === undefined) {
+        throw new TroupeError('tool_failed', `${shown} is ${size} bytes, over the ${env.limits.maxFileBytes}-byte limit; read a window with offset and limit, or use grep.`, { path: shown });
       }
       const offset = input.offset ?? 1;
       const wanted = input.limit ?? env.limits.readDefaultLines;

@@ -5,7 +5,8 @@ import type { ToolDescription, ToolResult, ToolRunContext } from '../core/ports.
 import type { ToolSpec } from '../core/provider.js';
 import type { CommandBackend, FileBackend } from './backends.js';
 import type { ObjectSchema } from './input-schema.js';
-import type { PathGuard } from './path-guard.js';
+import { stat } from 'node:fs/promises';
+import type { GuardedPath, PathGuard } from './path-guard.js';
 
 /** Every bound the tools enforce. All sizes in bytes, all times in milliseconds. */
 export interface ToolLimits {
@@ -93,6 +94,16 @@ export function fileError(err: unknown, shown: string): TroupeError {
   };
   const message = (code && reasons[code]) ?? `${shown}: ${err instanceof Error ? err.message : String(err)}`;
   return new TroupeError('tool_failed', message, { path: shown, ...(code ? { errno: code } : {}) });
+}
+
+/** The size of the file at a guarded path, refused with a model-readable error if it is missing or a directory. */
+export async function fileSize(target: GuardedPath, shown: string): Promise<number> {
+  if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
+  const info = await stat(target.path).catch((err: unknown) => {
+    throw fileError(err, shown);
+  });
+  if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
+  return info.size;
 }
 
 /** A successful text result. No `content`: the client is shown the output (the port's default). */

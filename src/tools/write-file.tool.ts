@@ -1,7 +1,7 @@
 /** write_file: create or replace a whole file; parent directories are created as needed. */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { defineTool, fileError, type ToolDefinition, type ToolLimits } from './tool.js';
+import { defineTool, fileError, fileSize, type ToolDefinition, type ToolLimits } from './tool.js';
 
 interface WriteFileInput {
   path: string;
@@ -38,12 +38,9 @@ export function writeFileTool(_limits: ToolLimits): ToolDefinition {
       const shown = env.guard.display(target.path);
       let oldText: string | null = null;
       if (target.exists) {
-        const info = await stat(target.path).catch((err: unknown) => {
-          throw fileError(err, shown);
-        });
-        if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
+        const size = await fileSize(target, shown);
         // The diff shows what was replaced; a file too large to diff is shown as newly written.
-        if (info.size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, {}, ctx.signal).catch(() => null);
+        if (size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, {}, ctx.signal).catch(() => null);
       }
       try {
         // Every existing ancestor resolved inside the workspace (the guard checked), so the new
