@@ -1,8 +1,9 @@
 /**
- * The agent's outgoing messages as NDJSON on stdout, one write per event-loop turn. The SDK's own
- * ndJsonStream writer does one write (and one promise chain) per message, which dominates a
- * `session/load` replay of a long session; batching keeps the order and the backpressure (a full
- * pipe makes the SDK's next message wait for 'drain') and costs one write per burst instead.
+ * The agent's outgoing messages as NDJSON on stdout, one write per event-loop turn (or per
+ * FLUSH_AT_CHARS of a longer burst). The SDK's own ndJsonStream writer does one write (and one
+ * promise chain) per message, which dominates a `session/load` replay of a long session; batching
+ * keeps the order and the backpressure (a full pipe makes the SDK's next message wait for 'drain')
+ * and costs one write per burst instead.
  *
  * `lines()` is the direct path for live `session/update`s, already serialized: the SDK's per-message
  * promise chain and WritableStream cost several times what the update itself does. Everything, SDK
@@ -22,20 +23,33 @@ export interface BatchedWriter {
   flush(): Promise<void>;
 }
 
+/**
+ * Pending text that is written at once rather than at the end of the loop turn. A fast model's reply
+ * (or the offline model's) can be thousands of updates produced without yielding to the loop: held
+ * to the end, its first update would reach the client only once the last was made, and a daemon
+ * relaying it could only start then. Written in slices this size, the reader relays while the agent
+ * goes on producing (a pipe holds 64 KiB; a slice is still hundreds of updates per write).
+ */
+export const FLUSH_AT_CHARS = 32 * 1024;
+
 export function batchedStdout(out: NodeJS.WritableStream = process.stdout): BatchedWriter {
   let pending = '';
   let scheduled = false;
   let drained: Promise<void> = Promise.resolve();
-  const flush = () => {
-    scheduled = false;
+  const write = () => {
     if (pending.length === 0) return;
     const text = pending;
     pending = '';
     if (!out.write(text)) drained = new Promise((resolve) => out.once('drain', resolve));
   };
+  const flush = () => {
+    scheduled = false;
+    write();
+  };
   const queue = (text: string) => {
     pending += text;
-    if (!scheduled) {
+    if (pending.length >= FLUSH_AT_CHARS) write();
+    else if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
     }

@@ -1,9 +1,10 @@
 // The agent's output writer: messages and ready-made replay lines leave in the order they were
-// handed over, one write per turn of the loop, and a full pipe holds back what comes next.
+// handed over, one write per turn of the loop (or per slice of a long burst), and a full pipe holds
+// back what comes next.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { batchedStdout } from '../../../src/acp/batched-stdout.js';
+import { batchedStdout, FLUSH_AT_CHARS } from '../../../src/acp/batched-stdout.js';
 
 function sink(highWaterMark = 1 << 20) {
   const writes: string[] = [];
@@ -50,4 +51,19 @@ test('a full pipe holds back replay lines until it drains', async () => {
   await next;
   await w.flush();
   assert.equal(writes.at(-1), '{"after":"drain"}\n');
+});
+
+test('a long burst leaves in slices while it is still being produced, in order', async () => {
+  const { out, writes } = sink();
+  const w = batchedStdout(out);
+  const line = (i: number) => `{"jsonrpc":"2.0","method":"session/update","params":{"n":${i}}}\n`;
+  let i = 0;
+  // Produced without yielding to the loop, as a fast model's reply is.
+  while (writes.length === 0 && i < 100_000) w.lines(line(i++));
+  assert.ok(writes.length === 1, 'written before the loop turn ended');
+  assert.ok(writes[0]!.length >= FLUSH_AT_CHARS && writes[0]!.length < FLUSH_AT_CHARS + line(i).length);
+  for (let k = 0; k < 10; k++) w.lines(line(i++));
+  await new Promise((r) => setImmediate(r));
+  const all = writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l).params.n);
+  assert.deepEqual(all, Array.from({ length: i }, (_, k) => k), 'every line once, in order');
 });
