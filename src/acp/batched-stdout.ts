@@ -5,6 +5,10 @@
  * keeps the order and the backpressure (a full pipe makes the SDK's next message wait for 'drain')
  * and costs one write per burst instead.
  *
+ * A response (to a request of the client's) is written at once, with everything queued before it:
+ * the client is waiting for it, and what else runs in this turn of the loop (the log's writes, the
+ * control channel) would delay it by a fraction of a millisecond for nothing.
+ *
  * `lines()` is the direct path for live `session/update`s, already serialized: the SDK's per-message
  * promise chain and WritableStream cost several times what the update itself does. Everything, SDK
  * message or direct line, is queued in the order it reaches this writer. `writeLines()` is the same
@@ -61,6 +65,9 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
         // waits for the pipe to drain (backpressure).
         // JSON.stringify never emits a raw newline, so each message stays on its own line.
         queue(JSON.stringify(message) + '\n');
+        // A response is what a client is waiting for, and it ends a burst rather than starting one:
+        // it leaves now with whatever is queued before it, not after the rest of this loop turn.
+        if (!('method' in message)) write();
         await drained;
       },
       close: () => flush(),
