@@ -3,16 +3,16 @@
  * the ACP client's capabilities (fs, terminal, permission prompts), with its events projected to
  * `session/update` as they happen and folded into the session index.
  */
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
-import { TroupeError } from '../core/errors.js';
+import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { AgentEvent } from '../core/events.js';
 import { isValidSessionId, newSessionId } from '../core/ids.js';
 import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
-import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionsDir } from '../store/index.js';
+import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessionsDir } from '../store/index.js';
 import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
@@ -96,14 +96,12 @@ export class SessionHost {
     init: { cwd: string; additionalDirectories: string[]; model?: string; mode?: string; forkedFrom?: { sessionId: string; throughSeq: number } },
     history: readonly AgentEvent[] = [],
   ): Promise<LiveSession> {
-    await assertDirectory(init.cwd, 'cwd');
-    for (const dir of init.additionalDirectories) await assertDirectory(dir, 'additionalDirectories');
+    assertDirectory(init.cwd, 'cwd');
+    for (const dir of init.additionalDirectories) assertDirectory(dir, 'additionalDirectories');
     const model = init.model ?? this.defaultModel();
     resolveModel(model, this.opts.env, this.opts.config);
     const mode = init.mode ?? DEFAULT_MODE_ID;
-    let sessionId = newSessionId();
-    while (this.index.isUsed(sessionId)) sessionId = newSessionId();
-    const log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { create: true, logger: this.opts.logger });
+    const { sessionId, log } = await this.newLog();
     const deps = this.deps(sessionId, log, init.cwd, init.additionalDirectories);
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
     // The log is the truth and the index can be rebuilt from it: session/new does not wait for it.
@@ -111,6 +109,20 @@ export class SessionHost {
     void this.index.applyEvents(created).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
     this.opts.logger.info('session created', { sessionId, cwd: init.cwd, model, mode });
     return this.track(engine, log, 0);
+  }
+
+  /** A log for a new session id (ids are random: one already used, in the index or on disk, is drawn again). */
+  private async newLog(): Promise<{ sessionId: string; log: FileEventLog }> {
+    for (let attempt = 0; ; attempt++) {
+      const sessionId = newSessionId();
+      if (this.index.isUsed(sessionId)) continue;
+      try {
+        return { sessionId, log: await FileEventLog.create(sessionLogPath(sessionsDir(this.opts.home), sessionId), { sessionId, logger: this.opts.logger }) };
+      } catch (err) {
+        if (attempt < 3 && isTroupeError(err, 'invalid_params') && err.data.exists === true) continue;
+        throw err;
+      }
+    }
   }
 
   /** The live session, opening it from its log if needed. Unknown or deleted: `session_not_found`. */
@@ -262,14 +274,16 @@ export class SessionHost {
   }
 }
 
-async function assertDirectory(path: string, field: string): Promise<void> {
+/** Synchronous: one stat, and `session/new` waits for it (a thread-pool round trip costs more). */
+function assertDirectory(path: string, field: string): void {
   if (typeof path !== 'string' || !isAbsolute(path)) throw new TroupeError('invalid_params', `${field} must be an absolute path, got ${JSON.stringify(path)}`);
   let info;
   try {
-    info = await stat(path);
+    info = statSync(path);
   } catch {
-    throw new TroupeError('invalid_params', `${field} ${path} does not exist`);
+    info = undefined;
   }
+  if (!info) throw new TroupeError('invalid_params', `${field} ${path} does not exist`);
   if (!info.isDirectory()) throw new TroupeError('invalid_params', `${field} ${path} is not a directory`);
 }
 

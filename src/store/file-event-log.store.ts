@@ -3,8 +3,8 @@
  * in front of it for live watchers and recent events, and the file itself as the cold source for
  * older cursors. A writable open repairs a torn tail; a read-only open never modifies the file.
  */
-import { closeSync, fsyncSync, openSync } from 'node:fs';
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
 import type { Clock, EventLog, EventPage, EventWatcher, Logger, ReadOptions } from '../core/ports.js';
@@ -77,21 +77,27 @@ export class FileEventLog implements EventLog {
     this.writer = writer(this);
   }
 
-  /** Creates a new log file; fails if the file exists (a session id is never reused). */
+  /**
+   * Creates a new log file; fails (`invalid_params`, `data.exists`) if the file exists (a session
+   * id is never reused). `session/new` waits for this, so apart from the open (which must give a FileHandle)
+   * the calls are synchronous: each is short (the fdatasync of one small record is the longest, a
+   * fraction of a millisecond), where through the thread pool every one would cost a round trip to
+   * another thread.
+   */
   static async create(path: string, options: FileEventLogOptions & { sessionId: string }): Promise<FileEventLog> {
     const clock = options.clock ?? systemClock;
     let fh: FileHandle;
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     try {
       fh = await open(path, 'wx+', 0o600);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new TroupeError('invalid_params', `a log already exists at ${path}`, { path });
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new TroupeError('invalid_params', `a log already exists at ${path}`, { path, exists: true });
       throw err;
     }
     try {
       const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: options.sessionId, createdAt: clock.now(), baseSeq: 0 });
-      await fh.write(header, 0, header.length, 0);
-      await fh.datasync();
+      writeSync(fh.fd, header, 0, header.length, 0);
+      fdatasyncSync(fh.fd);
       fsyncDir(dirname(path));
     } catch (err) {
       await fh.close();
