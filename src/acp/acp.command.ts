@@ -70,10 +70,13 @@ export async function runAcp(args: string[]): Promise<number> {
       })
       .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }));
   }
-  const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines });
+  const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel) });
   // The SDK parses stdin.
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
-  process.stdin.once('data', () => asked.abort());
+  // The daemon initializes a pooled child while it waits (spec/daemon.md §Warm pool): that alone
+  // is no reason to stop warming up; anything else means a client is waiting.
+  const cancelWarmUpOnRequest = () => process.stdin.once('data', (chunk: Buffer) => (channel && isOnlyInitialize(chunk) ? cancelWarmUpOnRequest() : asked.abort()));
+  cancelWarmUpOnRequest();
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
   let stopping: Promise<void> | undefined;
@@ -89,4 +92,17 @@ export async function runAcp(args: string[]): Promise<number> {
   await connection.closed.catch(() => undefined);
   await stop();
   return 0;
+}
+
+/** Whether a read from stdin is nothing but complete `initialize` requests. */
+function isOnlyInitialize(chunk: Buffer): boolean {
+  const text = chunk.toString('utf8');
+  const lines = text.split('\n').filter((l) => l.trim());
+  return text.endsWith('\n') && lines.length > 0 && lines.every((l) => {
+    try {
+      return (JSON.parse(l) as { method?: unknown }).method === 'initialize';
+    } catch {
+      return false;
+    }
+  });
 }

@@ -35,6 +35,12 @@ export interface AgentOptions {
   sessionsDir?: string;
   /** Queues ready-made NDJSON lines on the agent's output, behind everything sent so far. */
   writeLines?: LineWriter;
+  /**
+   * Run by a daemon (`--supervised`): the first request that opens a session may carry the client's
+   * capabilities in `_meta.troupe.clientCapabilities`, because a pooled child is initialized before
+   * any client is known (spec/daemon.md §Warm pool). Ignored otherwise.
+   */
+  supervised?: boolean;
 }
 
 /** TroupeError → JSON-RPC error (session_not_found keeps ACP's -32002 with data.sessionId). */
@@ -93,6 +99,14 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const projectionCaps = () => {
     const session = (peer?.caps as { session?: { notices?: unknown; compaction?: unknown } } | undefined)?.session;
     return { notices: Boolean(session?.notices), compaction: Boolean(session?.compaction) };
+  };
+
+  const takeClientCaps = (p: { _meta?: unknown }) => {
+    const caps = (p._meta as { troupe?: { clientCapabilities?: unknown } } | null | undefined)?.troupe?.clientCapabilities;
+    if (!opts.supervised || !peer || !caps || typeof caps !== 'object' || Array.isArray(caps)) return;
+    peer = { client: peer.client, caps: caps as acp.ClientCapabilities };
+    // Not open yet: the host takes `peer` as it is when it opens.
+    ready?.attach(peer.client, peer.caps);
   };
 
   const sessionState = (live: LiveSession) => {
@@ -188,6 +202,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/new',
       guarded('session/new', async (p: acp.NewSessionRequest, { client }) => {
+        takeClientCaps(p);
         if (p.mcpServers.length) logger.warn('MCP servers are not supported yet; ignoring them', { count: p.mcpServers.length });
         const h = await host();
         const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
@@ -198,6 +213,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/load',
       guarded('session/load', async (p: acp.LoadSessionRequest, { client }) => {
+        takeClientCaps(p);
         const fromLog = await loadFromLog(client, p);
         if (fromLog) {
           announceCommands(client, p.sessionId);
@@ -215,6 +231,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/resume',
       guarded('session/resume', async (p: acp.ResumeSessionRequest, { client }) => {
+        takeClientCaps(p);
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
         sameCwd(live, p.cwd);

@@ -41,6 +41,9 @@ export interface ChildHandlers {
 
 const STDERR_TAIL = 8 * 1024;
 
+/** The id of the `initialize` a pooled child gets ahead of any session (never a relayed id: those are numbers). */
+const AHEAD_INIT_ID = 'troupe-pool-initialize';
+
 export class ChildProcessHandle {
   readonly proc: ChildProcess;
   private stderrTail = '';
@@ -52,6 +55,12 @@ export class ChildProcessHandle {
   private markStarted!: () => void;
   /** Lines and frames that arrived before handlers were attached (a pooled child warming up). */
   private early: (() => void)[] = [];
+  /**
+   * Set once `initializeAhead` was called: whether the child answered that `initialize` with
+   * protocol 1 (false if it failed or the child died first).
+   */
+  initializedAhead?: Promise<boolean>;
+  private aheadAnswered?: (ok: boolean) => void;
 
   constructor(launch: ChildLaunch, private readonly logger: Logger) {
     this.started = new Promise((resolve) => (this.markStarted = resolve));
@@ -100,6 +109,21 @@ export class ChildProcessHandle {
       if (stdin.write(JSON.stringify(message) + '\n')) resolve();
       else stdin.once('drain', resolve);
     });
+  }
+
+  /**
+   * Sends `initialize` before any session needs the child (a pooled child, while it waits): the
+   * answer is consumed here, and the session that takes the child skips that round trip. The
+   * client's own capabilities are not known yet; the session gives them with its first request
+   * (spec/daemon.md §Warm pool).
+   */
+  initializeAhead(params: Record<string, unknown>): Promise<boolean> {
+    this.initializedAhead ??= new Promise<boolean>((resolve) => {
+      this.aheadAnswered = resolve;
+      void this.whenExited().then(() => resolve(false));
+      void this.send({ jsonrpc: '2.0', id: AHEAD_INIT_ID, method: 'initialize', params });
+    });
+    return this.initializedAhead;
   }
 
   whenExited(): Promise<ChildExit> {
@@ -167,6 +191,12 @@ export class ChildProcessHandle {
       return;
     }
     if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return;
+    const m = msg as { id?: unknown; method?: unknown; result?: { protocolVersion?: unknown } };
+    if (m.id === AHEAD_INIT_ID && m.method === undefined && this.aheadAnswered) {
+      this.aheadAnswered(m.result?.protocolVersion === 1);
+      this.aheadAnswered = undefined;
+      return;
+    }
     const handlers = this.handlers;
     if (handlers) handlers.message(msg as Record<string, unknown>);
     else this.early.push(() => this.handlers?.message(msg as Record<string, unknown>));

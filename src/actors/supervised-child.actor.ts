@@ -102,6 +102,17 @@ export class SupervisedChild {
     }
   }
 
+  /**
+   * Replaces the first queued message that `amend` returns a replacement for (the boot adds what a
+   * pooled child still needs to the session's first request).
+   */
+  amendFirstQueued(amend: (msg: Record<string, unknown>) => Record<string, unknown> | undefined): void {
+    for (let i = 0; i < this.queue.length; i++) {
+      const replaced = amend(this.queue[i]!);
+      if (replaced) return void (this.queue[i] = replaced);
+    }
+  }
+
   /** Messages queued and not delivered (handed back when the session fails or stops). */
   drainQueue(): Record<string, unknown>[] {
     return this.queue.splice(0);

@@ -10,6 +10,7 @@ import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
+import type { ChildProcessHandle } from '../actors/child-process.actor.js';
 import { ChildLauncher } from './child-launch.js';
 import { resolveTroupeHome, SessionIndex, sessionsDir } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
@@ -17,6 +18,7 @@ import { defaultModel, resolveModel } from '../providers/registry.js';
 import { initializeResult } from '../acp/capabilities.js';
 import { HttpServer } from './http/http-server.js';
 import { Relay } from './relay/relay.js';
+import { childInitializeParams } from './relay/relay-session.js';
 import { acquireLock, ensureToken, removeState, writeState } from './daemon-home.js';
 import { registerManagementRoutes } from './api/management.routes.js';
 import { MachineHub } from './machine-hub.js';
@@ -186,7 +188,9 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
     }
     return child;
   };
-  const pool = new ChildPool(opts.pool, launch, logger);
+  const initializeAhead = (child: ChildProcessHandle) =>
+    void child.initializeAhead(childInitializeParams({}, VERSION)).then((ok) => logger.debug(ok ? 'pooled child initialized ahead' : 'pooled child not initialized ahead', { pid: child.pid }));
+  const pool = new ChildPool(opts.pool, launch, logger, initializeAhead);
   const hub = new MachineHub();
   const running = new Map<string, string>();
   const feeds = new SessionFeeds(home);

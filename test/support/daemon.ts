@@ -109,6 +109,8 @@ export class Daemon {
 
 export interface ClientHandlers {
   permission?: (req: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+  /** Answers `fs/read_text_file` (advertise it with `init({ fs: { readTextFile: true } })`). */
+  readTextFile?: (req: acp.ReadTextFileRequest) => acp.ReadTextFileResponse;
 }
 
 export class AcpClient {
@@ -122,6 +124,10 @@ export class AcpClient {
       .client()
       .onNotification('session/update', ({ params }) => void this.updates.push(params))
       .onNotification('*', ({ method, params }) => void this.notifications.push({ method, params }))
+      .onRequest('fs/read_text_file', ({ params }) => {
+        if (!handlers.readTextFile) throw new Error('this client does not read files');
+        return handlers.readTextFile(params);
+      })
       .onRequest('session/request_permission', ({ params }) => {
         this.permissions.push(params);
         return handlers.permission ? handlers.permission(params) : { outcome: { outcome: 'selected', optionId: 'allow_once' } };
@@ -133,8 +139,8 @@ export class AcpClient {
     return this.connection.agent;
   }
 
-  async init(): Promise<void> {
-    await this.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+  async init(clientCapabilities: acp.ClientCapabilities = {}): Promise<void> {
+    await this.agent.request('initialize', { protocolVersion: 1, clientCapabilities });
   }
 
   updatesFor(sessionId: string, kind?: string): any[] {

@@ -12,6 +12,22 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 
+/** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
+export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
+  return { protocolVersion: 1, clientCapabilities: caps, clientInfo: { name: 'troupe-daemon', version } };
+}
+
+/** The requests that open a session in a child; the first one a pooled child gets carries the client's capabilities. */
+const OPENING = new Set(['session/new', 'session/load', 'session/resume']);
+
+/** `params` with `_meta.troupe.clientCapabilities` set (spec/daemon.md §Warm pool). */
+function withClientCaps(params: unknown, caps: Record<string, unknown>): Record<string, unknown> {
+  const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
+  const meta = (p._meta && typeof p._meta === 'object' ? p._meta : {}) as Record<string, unknown>;
+  const troupe = (meta.troupe && typeof meta.troupe === 'object' ? meta.troupe : {}) as Record<string, unknown>;
+  return { ...p, _meta: { ...meta, troupe: { ...troupe, clientCapabilities: caps } } };
+}
+
 interface PendingRequest {
   conn: RelayConnection;
   clientId: unknown;
@@ -112,10 +128,18 @@ export class RelaySession {
   }
 
   private async boot(proc: ChildProcessHandle, kind: BootKind): Promise<void> {
-    const init = await this.request('initialize', { protocolVersion: 1, clientCapabilities: this.caps, clientInfo: { name: 'troupe-daemon', version: this.ctx.version } }, proc);
-    if (init?.protocolVersion !== 1) throw new Error('the child did not answer initialize with protocol 1');
+    // A pooled child was initialized while it waited, before any client was known: the first request
+    // that opens the session in it carries the client's capabilities instead.
+    const ahead = (await proc.initializedAhead) === true;
+    if (!ahead) {
+      const init = await this.request('initialize', childInitializeParams(this.caps, this.ctx.version), proc);
+      if (init?.protocolVersion !== 1) throw new Error('the child did not answer initialize with protocol 1');
+    }
     // A fresh child for a session that exists resumes it from its log, without replay.
-    if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) await this.request('session/resume', { sessionId: this.sessionId, cwd: this.cwd, mcpServers: [] }, proc);
+    if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) {
+      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: [] };
+      await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc);
+    } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
   }
 
   private fromChild(msg: JsonRpcMessage): void {
