@@ -184,23 +184,41 @@ const requestText = (method: string, path: string, host: string, headers: Record
   return text + '\r\n' + body;
 };
 
-/** One keep-alive socket for POSTs, one request at a time (FIFO). */
+/**
+ * One keep-alive socket for POSTs, one request at a time (FIFO). As any HTTP/1.1 client must, it
+ * opens a new socket when the server has closed the idle one (uWS closes a keep-alive socket after
+ * about 10 s without a request).
+ */
 class PostSocket {
   private buf: Buffer = Buffer.alloc(0);
   private readonly queue: { resolve(r: Head & { body: string }): void; reject(e: Error): void }[] = [];
   private chain: Promise<unknown> = Promise.resolve();
+  private socket: Socket;
+  private closed = false;
 
-  constructor(private readonly socket: Socket) {
+  constructor(private readonly open: () => Socket) {
+    this.socket = this.connect();
+  }
+
+  private connect(): Socket {
+    const socket = this.open();
+    this.closed = false;
+    this.buf = Buffer.alloc(0);
     socket.setNoDelay(true);
     socket.on('data', (d: Buffer) => this.data(d));
     socket.on('error', (e) => this.queue.splice(0).forEach((q) => q.reject(e)));
-    socket.on('close', () => this.queue.splice(0).forEach((q) => q.reject(new Error('socket closed'))));
+    socket.on('close', () => {
+      if (socket === this.socket) this.closed = true;
+      this.queue.splice(0).forEach((q) => q.reject(new Error('socket closed')));
+    });
+    return socket;
   }
 
   send(text: string): Promise<Head & { body: string }> {
     const run = this.chain.then(
       () =>
         new Promise<Head & { body: string }>((resolve, reject) => {
+          if (this.closed || this.socket.destroyed) this.socket = this.connect();
           this.queue.push({ resolve, reject });
           this.socket.write(text);
         }),
@@ -248,9 +266,11 @@ export class LeanHttpClient extends LeanBase {
   constructor(private readonly port: number, private readonly headers: Record<string, string> = {}) {
     super();
     this.hostPort = `127.0.0.1:${port}`;
-    const s = connect(port, '127.0.0.1');
-    this.sockets.push(s);
-    this.posts = new PostSocket(s);
+    this.posts = new PostSocket(() => {
+      const s = connect(port, '127.0.0.1');
+      this.sockets.push(s);
+      return s;
+    });
   }
 
   static at(url: string, headers: Record<string, string> = {}): LeanHttpClient {
