@@ -65,8 +65,11 @@ export async function runAcp(args: string[]): Promise<number> {
   const asked = new AbortController();
   if (channel) {
     void openHost()
-      .then(async () => {
-        if (!asked.signal.aborted) await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });
+      .then(async (h) => {
+        if (asked.signal.aborted) return;
+        // Waiting in the pool, most likely for a session/new: make its log file now.
+        h.prepareSpareLog();
+        await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });
       })
       .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }));
   }

@@ -4,6 +4,7 @@
  * `session/update` as they happen and folded into the session index.
  */
 import { statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import { isTroupeError, TroupeError } from '../core/errors.js';
@@ -66,6 +67,8 @@ export class SessionHost {
   private readonly opening = new Map<string, Promise<LiveSession>>();
   private client?: acp.AgentContext;
   private caps: acp.ClientCapabilities = {};
+  /** A log made ahead for the next new session (prepareSpareLog); undefined once taken. */
+  private spare?: Promise<{ sessionId: string; log: FileEventLog } | undefined>;
 
   private constructor(
     private readonly opts: HostOptions,
@@ -101,7 +104,7 @@ export class SessionHost {
     const model = init.model ?? this.defaultModel();
     resolveModel(model, this.opts.env, this.opts.config);
     const mode = init.mode ?? DEFAULT_MODE_ID;
-    const { sessionId, log } = await this.newLog();
+    const { sessionId, log } = (await this.takeSpare()) ?? (await this.newLog());
     const deps = this.deps(sessionId, log, init.cwd, init.additionalDirectories);
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
     // The log is the truth and the index can be rebuilt from it: session/new does not wait for it.
@@ -111,13 +114,32 @@ export class SessionHost {
     return this.track(engine, log, 0);
   }
 
+  /**
+   * Makes the log of the next new session now, while nothing waits for it (a daemon's pooled child:
+   * spec/daemon.md §Warm pool): creating a log file is an fdatasync of the file and an fsync of its
+   * directory, most of a `session/new` on a slow disk. The spare is marked in its header, and is no
+   * session until it holds an event (spec/event-log.md §7); an unused one is removed at shutdown.
+   */
+  prepareSpareLog(): void {
+    this.spare ??= this.newLog(true).catch((err) => {
+      this.opts.logger.warn('could not make a spare log; the next session/new creates its own', { error: String(err) });
+      return undefined;
+    });
+  }
+
+  private async takeSpare(): Promise<{ sessionId: string; log: FileEventLog } | undefined> {
+    const spare = this.spare;
+    this.spare = undefined;
+    return spare;
+  }
+
   /** A log for a new session id (ids are random: one already used, in the index or on disk, is drawn again). */
-  private async newLog(): Promise<{ sessionId: string; log: FileEventLog }> {
+  private async newLog(spare = false): Promise<{ sessionId: string; log: FileEventLog }> {
     for (let attempt = 0; ; attempt++) {
       const sessionId = newSessionId();
       if (this.index.isUsed(sessionId)) continue;
       try {
-        return { sessionId, log: await FileEventLog.create(sessionLogPath(sessionsDir(this.opts.home), sessionId), { sessionId, logger: this.opts.logger }) };
+        return { sessionId, log: await FileEventLog.create(sessionLogPath(sessionsDir(this.opts.home), sessionId), { sessionId, logger: this.opts.logger, spare }) };
       } catch (err) {
         if (attempt < 3 && isTroupeError(err, 'invalid_params') && err.data.exists === true) continue;
         throw err;
@@ -196,6 +218,8 @@ export class SessionHost {
   }
 
   async shutdown(): Promise<void> {
+    const spare = await this.takeSpare();
+    if (spare) await spare.log.close().catch(() => undefined).then(() => rm(spare.log.path, { force: true }));
     await Promise.all([...this.live.keys()].map((id) => this.unload(id)));
     await this.index.flush();
   }

@@ -29,6 +29,7 @@ import { createAgentApp } from './agent.app.js';
 import { batchedStdout } from './batched-stdout.js';
 import { SessionHost } from './session-host.js';
 import { ControlChannel } from './control-channel.js';
+import { isProcessAlive } from '../store/index.js';
 
 /**
  * Rounds of the path: the first compiles it, the next ones fill the inline caches (5 rounds left
@@ -73,18 +74,9 @@ function scratchDir(): string {
   }
   for (const name of readdirSync(base)) {
     const pid = Number(/^troupe-warm-up-(\d+)-/.exec(name)?.[1]);
-    if (pid && pid !== process.pid && !alive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+    if (pid && pid !== process.pid && !isProcessAlive(pid)) rmSync(join(base, name), { recursive: true, force: true });
   }
   return mkdtempSync(join(base, `troupe-warm-up-${process.pid}-`));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

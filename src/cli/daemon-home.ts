@@ -38,11 +38,4 @@ export function readToken(home: string): string | undefined {
 }
 
 /** True while a process with this pid exists (EPERM means it exists but is not ours). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { isProcessAlive as pidAlive } from '../store/index.js';

@@ -79,12 +79,13 @@ export class FileEventLog implements EventLog {
 
   /**
    * Creates a new log file; fails (`invalid_params`, `data.exists`) if the file exists (a session
-   * id is never reused). `session/new` waits for this, so apart from the open (which must give a FileHandle)
-   * the calls are synchronous: each is short (the fdatasync of one small record is the longest, a
-   * fraction of a millisecond), where through the thread pool every one would cost a round trip to
-   * another thread.
+   * id is never reused). `session/new` waits for this, so apart from the open (which must give a
+   * FileHandle) the calls are synchronous: each is short (the fdatasync of one small record is the
+   * longest, a fraction of a millisecond), where through the thread pool every one would cost a
+   * round trip to another thread. `spare`: made ahead for a session not created yet, marked so in
+   * its header (spec/event-log.md §7).
    */
-  static async create(path: string, options: FileEventLogOptions & { sessionId: string }): Promise<FileEventLog> {
+  static async create(path: string, options: FileEventLogOptions & { sessionId: string; spare?: boolean }): Promise<FileEventLog> {
     const clock = options.clock ?? systemClock;
     let fh: FileHandle;
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -95,7 +96,7 @@ export class FileEventLog implements EventLog {
       throw err;
     }
     try {
-      const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: options.sessionId, createdAt: clock.now(), baseSeq: 0 });
+      const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: options.sessionId, createdAt: clock.now(), baseSeq: 0, ...(options.spare ? { spare: { pid: process.pid } } : {}) });
       writeSync(fh.fd, header, 0, header.length, 0);
       fdatasyncSync(fh.fd);
       fsyncDir(dirname(path));

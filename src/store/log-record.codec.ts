@@ -22,6 +22,11 @@ export interface LogHeader {
   baseSeq: number;
   /** Present in the tombstone that replaces a deleted session's log: what the index showed of it. */
   tombstone?: { cwd: string; model: string; mode: string; title?: string; createdAt: number; deletedAt: number };
+  /**
+   * A spare log, made ahead by the process `pid` for a session it may create (spec/event-log.md §7):
+   * until it holds an event, it is no session.
+   */
+  spare?: { pid: number };
 }
 
 const packr = new Packr({ useRecords: true, bundleStrings: true, moreTypes: false });
@@ -32,8 +37,8 @@ const unpackr = new Unpackr({ useRecords: true, bundleStrings: true, mapsAsObjec
 
 /** Frames the header record. */
 export function encodeHeaderRecord(header: LogHeader): Buffer {
-  const { troupeLog, sessionId, createdAt, baseSeq, tombstone } = header;
-  return frameRecord(packr.pack(tombstone ? { troupeLog, sessionId, createdAt, baseSeq, tombstone } : { troupeLog, sessionId, createdAt, baseSeq }));
+  const { troupeLog, sessionId, createdAt, baseSeq, tombstone, spare } = header;
+  return frameRecord(packr.pack({ troupeLog, sessionId, createdAt, baseSeq, ...(tombstone ? { tombstone } : {}), ...(spare ? { spare } : {}) }));
 }
 
 /** Frames consecutive events as one record. */
@@ -82,6 +87,7 @@ export function decodeHeaderRecord(payload: Buffer): LogHeader | undefined {
   if (typeof h.troupeLog !== 'number' || typeof h.sessionId !== 'string' || typeof h.createdAt !== 'number') return undefined;
   const out: LogHeader = { troupeLog: h.troupeLog, sessionId: h.sessionId, createdAt: h.createdAt, baseSeq: typeof h.baseSeq === 'number' ? h.baseSeq : 0 };
   if (h.tombstone && typeof h.tombstone === 'object') out.tombstone = h.tombstone;
+  if (h.spare && typeof h.spare === 'object' && Number.isInteger(h.spare.pid)) out.spare = { pid: h.spare.pid };
   return out;
 }
 

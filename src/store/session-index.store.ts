@@ -3,7 +3,7 @@
  * tombstones of deleted ones, so that an id is never reused. Writes are atomic; a missing or
  * damaged index is rebuilt from the logs, which stay the source of truth. Format: spec/event-log.md §6.
  */
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
 import type { Clock, Logger } from '../core/ports.js';
@@ -11,7 +11,7 @@ import { silentLogger, systemClock } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
-import { withFileLock } from './file-lock.js';
+import { isProcessAlive, withFileLock } from './file-lock.js';
 import { readLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, sessionIndexPath, sessionLogPath } from './paths.js';
@@ -138,8 +138,15 @@ export class SessionIndex {
 
   /** Reads one log into an entry (tombstone headers included); `undefined` if the log holds no session. */
   private async summarize(id: string): Promise<SessionEntry | undefined> {
-    const { scan, events } = await readLogFile(sessionLogPath(this.dir, id));
+    const path = sessionLogPath(this.dir, id);
+    const { scan, events } = await readLogFile(path);
     for (const w of scan.warnings) this.logger.warn(w.message, { offset: w.offset });
+    const spare = scan.header?.spare;
+    if (spare && events.length === 0 && !scan.header?.tombstone) {
+      // A log made ahead and never used is no session; once its maker is gone, nobody will use it.
+      if (!isProcessAlive(spare.pid)) await rm(path, { force: true });
+      return undefined;
+    }
     const tomb = scan.header?.tombstone;
     let entry: SessionEntry | undefined = tomb
       ? { id, cwd: tomb.cwd, model: tomb.model, mode: tomb.mode, createdAt: tomb.createdAt, updatedAt: tomb.deletedAt, status: 'deleted', lastSeq: scan.lastSeq, ...(tomb.title !== undefined ? { title: tomb.title } : {}) }
@@ -389,3 +396,4 @@ async function statOrUndefined(path: string): Promise<FileIdentity | undefined> 
 function sameFile(a: FileIdentity | undefined, b: FileIdentity | undefined): boolean {
   return !!a && !!b && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
+

@@ -1,8 +1,8 @@
 // How the daemon starts its children (spec/daemon.md §Warm pool, §Child launch, §Warm-up): from the
 // bundle by default, from the startup snapshot `npm run build` makes with --snapshot (but not under
 // NODE_OPTIONS), and a pooled child's warm-up (a throwaway session with a streamed turn on the
-// offline model) leaves nothing behind, never calls the configured model, and gives way to a real
-// request.
+// offline model) leaves nothing behind but the spare log of its future session (spec/event-log.md
+// §6), never calls the configured model, and gives way to a real request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -11,7 +11,19 @@ import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ControlMessage } from '../../../src/wire/control-messages.js';
 import { ControlFrameDecoder } from '../../../src/wire/control-frame.codec.js';
+import { readLogFile } from '../../../src/store/index.js';
 import { Daemon, tempDir } from '../../support/daemon.js';
+
+/** The logs of a sessions directory: file name, the pid of a spare's maker, how many events. */
+async function logsIn(dir: string): Promise<{ name: string; sparePid?: number; events: number }[]> {
+  const names = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.log')) : [];
+  return Promise.all(
+    names.map(async (name) => {
+      const { scan, events } = await readLogFile(join(dir, name));
+      return { name, ...(scan.header?.spare ? { sparePid: scan.header.spare.pid } : {}), events: events.length };
+    }),
+  );
+}
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }] };
 
@@ -96,7 +108,7 @@ test('under NODE_OPTIONS (V8 flags the snapshot was not built with, which V8 ref
   assert.doesNotMatch(d.stderr, /could not start from the startup snapshot/);
 });
 
-test('a pooled child warms up without a trace: no session, no log, no index entry, no scratch directory', async (t) => {
+test('a pooled child warms up without a trace: no session, no index entry, no scratch directory; only the spare log of its next session', async (t) => {
   const tmp = tempDir();
   // A scratch directory left by a child killed during its warm-up (its pid no longer exists).
   const base = (() => {
@@ -117,8 +129,8 @@ test('a pooled child warms up without a trace: no session, no log, no index entr
   for (const dir of ['/dev/shm', tmp].filter(existsSync)) assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith(`troupe-warm-up-${pid}-`)), [], dir);
   assert.ok(!existsSync(stale), 'the scratch directory of a dead child is swept');
   assert.deepEqual((await d.api('GET', '/v1/sessions')).json.sessions, []);
-  const sessions = join(d.home, 'sessions');
-  assert.deepEqual(existsSync(sessions) ? readdirSync(sessions).filter((f) => f.endsWith('.log')) : [], []);
+  // Only the log it made ahead for its first session: a spare, no session.
+  assert.deepEqual((await logsIn(join(d.home, 'sessions'))).map((l) => ({ sparePid: l.sparePid, events: l.events })), [{ sparePid: pid, events: 0 }]);
   // And the warmed child serves its first session normally.
   await ping(d);
 });
@@ -207,7 +219,7 @@ class SupervisedChild {
   }
 }
 
-test("a pooled child's warm-up streams turns on the offline model and leaves no trace: no output, no frame, no file, the configured model untouched", async (t) => {
+test("a pooled child's warm-up streams turns on the offline model and leaves no trace: no output, no frame, no file but the spare log its first session takes, the configured model untouched", async (t) => {
   const child = new SupervisedChild();
   t.after(() => child.kill());
   const done = await child.logged('warm-up done');
@@ -217,12 +229,15 @@ test("a pooled child's warm-up streams turns on the offline model and leaves no 
   assert.deepEqual([...new Set(child.frames.map((m) => m.t))].sort(), ['hb', 'hello'], 'only hello and heartbeats on fd 3');
   assert.deepEqual(child.scratch(), []);
   const sessions = join(child.home, 'sessions');
-  assert.deepEqual(existsSync(sessions) ? readdirSync(sessions) : [], []);
+  // Only the log made ahead for its first session: a spare, no session.
+  const [spare, ...others] = await logsIn(sessions);
+  assert.deepEqual({ sparePid: spare?.sparePid, events: spare?.events, others }, { sparePid: child.proc.pid, events: 0, others: [] });
   // The first real turn gets the configured model's first reply: the warm-up never called it.
   const { sessionId, chunks } = await child.firstSession();
   assert.deepEqual(chunks, ['first']);
   assert.deepEqual([...child.reportedSessions()], [sessionId]);
   assert.deepEqual(readdirSync(sessions), [`${sessionId}.log`]);
+  assert.equal(spare!.name, `${sessionId}.log`, 'the first session took the spare');
 });
 
 test('a request that arrives during the warm-up turn is answered as usual, and the warm-up cancels its turn and stops', async (t) => {

@@ -1,11 +1,25 @@
-// The warm pool: a pooled child is initialized while it waits, before any client is known; the
-// client whose session takes it still gets its own capabilities served (they come with the
-// session's first request, spec/daemon.md §Warm pool).
+// The warm pool: a pooled child is initialized while it waits, before any client is known, and makes
+// the log of its session ahead; the client whose session takes it still gets its own capabilities
+// served (they come with the session's first request), and no spare log outlives the daemon
+// (spec/daemon.md §Warm pool).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readLogFile, sessionsDir } from '../../../src/store/index.js';
 import { Daemon, tempDir } from '../../support/daemon.js';
+
+/** The logs in a daemon's home: id, the pid of a spare's maker, and how many events each holds. */
+async function logs(home: string): Promise<{ id: string; sparePid?: number; events: number }[]> {
+  const dir = sessionsDir(home);
+  const names = readdirSync(dir).filter((n) => /^ses_.*\.log$/.test(n));
+  return Promise.all(
+    names.map(async (n) => {
+      const { scan, events } = await readLogFile(`${dir}/${n}`);
+      return { id: n.slice(0, -4), ...(scan.header?.spare ? { sparePid: scan.header.spare.pid } : {}), events: events.length };
+    }),
+  );
+}
 
 const call = (name: string, input: Record<string, unknown>) => ({ tool_call: { name, input } });
 
@@ -18,6 +32,12 @@ test('a pooled child initialized ahead serves the capabilities of the client who
     if (Date.now() > deadline) throw new Error(`the pooled child was not initialized ahead: ${d.stderr.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+  const pooledPid = Number(ahead[1]);
+  let spare: { id: string } | undefined;
+  while (!(spare = (await logs(d.home)).find((l) => l.sparePid === pooledPid && l.events === 0))) {
+    if (Date.now() > deadline) throw new Error('the pooled child made no spare log');
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const cwd = tempDir();
   writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
   const reads: string[] = [];
@@ -26,11 +46,21 @@ test('a pooled child initialized ahead serves the capabilities of the client who
   await c.init({ fs: { readTextFile: true } });
   const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   const listed = (await d.api('GET', '/v1/sessions')).json.sessions.find((s: any) => s.id === sessionId);
-  assert.equal(listed?.child?.pid, Number(ahead[1]), 'the session runs in the child initialized ahead');
+  assert.equal(listed?.child?.pid, pooledPid, 'the session runs in the child initialized ahead');
+  assert.equal(sessionId, spare.id, 'the session lives in the log its child made ahead');
   await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
   const r = await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'read a.txt' }] });
   assert.equal(r.stopReason, 'end_turn');
   assert.deepEqual(reads, [join(cwd, 'a.txt')], 'the file was read through the client, as its capabilities asked');
   const result = c.updatesFor(sessionId, 'tool_call_update').find((u) => u.rawOutput);
   assert.match(String(result?.rawOutput?.output), /in the editor buffer/);
+  c.close();
+  while (!(await logs(d.home)).some((l) => l.sparePid !== undefined && l.sparePid !== pooledPid && l.events === 0)) {
+    if (Date.now() > deadline + 20_000) throw new Error('the refilled pool child made no spare log');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(await d.stop(), 0);
+  const left = await logs(d.home);
+  assert.deepEqual(left.map((l) => l.id), [sessionId], 'the refilled pool child removed its unused spare when it stopped');
+  assert.ok(left[0]!.events > 0);
 });

@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { readLogFile } from '../../../src/store/log-file.reader.js';
+import { encodeHeaderRecord, LOG_FORMAT_VERSION } from '../../../src/store/log-record.codec.js';
+import { sessionLogPath } from '../../../src/store/paths.js';
 import { SessionIndex } from '../../../src/store/session-index.store.js';
 import { writeFileAtomic } from '../../../src/store/atomic-write.js';
 import { chunk, sessionCreated, steppingClock, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
@@ -98,6 +100,35 @@ test('a log the index does not know (crash before the index write) is adopted on
     await (await makeSession(dir, 'ses_orphan', '/p')).close();
     assert.equal(index.get('ses_orphan'), undefined);
     assert.equal((await SessionIndex.open(dir)).get('ses_orphan')?.status, 'active');
+  } finally {
+    cleanup();
+  }
+});
+
+test('spare logs: an unused one is no session (removed once its maker is gone); a used one is a session', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const deadSpare = (id: string) =>
+      // pid 2^22+1 is above the default pid_max, so no such process exists.
+      writeFileSync(sessionLogPath(dir, id), encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: 1, baseSeq: 0, spare: { pid: 4194305 } }));
+    // Made ahead by this (live) process and not used yet.
+    await (await FileEventLog.create(sessionLogPath(dir, 'ses_sparemine'), { sessionId: 'ses_sparemine', spare: true })).close();
+    deadSpare('ses_sparedead');
+    // Made ahead, then taken by a new session.
+    const used = await FileEventLog.create(sessionLogPath(dir, 'ses_spareused'), { sessionId: 'ses_spareused', spare: true });
+    used.append(sessionCreated('ses_spareused', '/p'));
+    await used.close();
+    // No index yet: rebuilt from the logs.
+    const rebuilt = await SessionIndex.open(dir);
+    assert.deepEqual(rebuilt.list().sessions.map((s) => s.id), ['ses_spareused']);
+    assert.ok(existsSync(sessionLogPath(dir, 'ses_sparemine')), 'a live process may still take its spare');
+    assert.ok(!existsSync(sessionLogPath(dir, 'ses_sparedead')), 'the spare of a process that is gone is removed');
+    // With an index: logs it does not know are adopted the same way.
+    deadSpare('ses_sparedead2');
+    const reopened = await SessionIndex.open(dir);
+    assert.deepEqual(reopened.list().sessions.map((s) => s.id), ['ses_spareused']);
+    assert.ok(!existsSync(sessionLogPath(dir, 'ses_sparedead2')));
+    assert.equal(reopened.isUsed('ses_sparemine'), false);
   } finally {
     cleanup();
   }
