@@ -324,30 +324,47 @@ export class SessionIndex {
 
   /** The identity of the file as this process last wrote it, or read it whole. */
   private lastWritten?: FileIdentity;
-  /** Each entry's JSON as it appears in the file, by entry object (entries are never changed in place). */
-  private readonly serialized = new WeakMap<SessionEntry, string>();
+  /**
+   * Each entry's JSON as it appears in the file, as UTF-8 bytes, by entry object (entries are never
+   * changed in place). Bytes, not strings: joining 10,000 strings into one and encoding it took
+   * ~20 ms per write here, concatenating their bytes ~3 ms.
+   */
+  private readonly serialized = new WeakMap<SessionEntry, Buffer>();
+  /** The ids sorted, for the map and size they were sorted for (ids are only ever added, or the map replaced). */
+  private sortedIds?: { of: Map<string, SessionEntry>; size: number; ids: string[] };
+
+  private idsInOrder(): string[] {
+    const cached = this.sortedIds;
+    if (cached && cached.of === this.entries && cached.size === this.entries.size) return cached.ids;
+    const ids = [...this.entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    this.sortedIds = { of: this.entries, size: this.entries.size, ids };
+    return ids;
+  }
 
   /**
-   * The file's text: exactly `JSON.stringify({version, sessions}, null, 1)` with the sessions sorted
-   * by id, built from per-entry strings so that a write re-serializes only the entries that changed.
-   * Entries are never changed in place, so the list taken at the start is a consistent snapshot; the
-   * strings are built a batch per turn of the loop (the first write after a start serializes every
-   * entry: ~45 ms for 10,000 at once, which would stall the daemon's loop).
+   * The file's bytes: exactly `JSON.stringify({version, sessions}, null, 1)` with the sessions
+   * sorted by id, built from per-entry bytes so that a write re-serializes only the entries that
+   * changed. Entries are never changed in place, so the entries taken at the start are a consistent
+   * snapshot; the new ones are serialized a batch per turn of the loop (the first write after a
+   * start serializes every entry: ~45 ms for 10,000 at once, which would stall the daemon's loop).
    */
-  private async serialize(): Promise<string> {
-    const sessions = [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const parts: string[] = new Array(sessions.length);
+  private async serialize(): Promise<Buffer> {
+    const sessions = this.idsInOrder().map((id) => this.entries.get(id)!);
+    const parts: Buffer[] = new Array(sessions.length * 2 + 1);
+    parts[0] = Buffer.from(`{\n "version": ${INDEX_FORMAT_VERSION},\n "sessions": [${sessions.length ? '\n' : ''}`);
     let fresh = 0;
     for (let i = 0; i < sessions.length; i++) {
       const e = sessions[i]!;
       let json = this.serialized.get(e);
       if (json === undefined) {
-        this.serialized.set(e, (json = '  ' + JSON.stringify(e, null, 1).replace(/\n/g, '\n  ')));
+        this.serialized.set(e, (json = Buffer.from('  ' + JSON.stringify(e, null, 1).replace(/\n/g, '\n  '))));
         if (++fresh % SERIALIZE_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
       }
-      parts[i] = json;
+      parts[2 * i + 1] = json;
+      parts[2 * i + 2] = i < sessions.length - 1 ? ENTRY_SEPARATOR : LAST_ENTRY_END;
     }
-    return `{\n "version": ${INDEX_FORMAT_VERSION},\n "sessions": [${parts.length ? `\n${parts.join(',\n')}\n ` : ''}]\n}\n`;
+    parts.push(FILE_END);
+    return Buffer.concat(parts);
   }
 
   private write(): Promise<void> {
@@ -374,6 +391,9 @@ export { INDEX_FORMAT_VERSION } from './session-index.codec.js';
 
 /** Entries serialized per turn of the loop when many changed (e.g. the first write after a start). */
 const SERIALIZE_BATCH = 500;
+const ENTRY_SEPARATOR = Buffer.from(',\n');
+const LAST_ENTRY_END = Buffer.from('\n ');
+const FILE_END = Buffer.from(']\n}\n');
 
 interface FileIdentity {
   ino: number;
