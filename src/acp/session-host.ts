@@ -107,6 +107,15 @@ export class SessionHost {
     const { sessionId, log } = (await this.takeSpare()) ?? (await this.newLog());
     const deps = this.deps(sessionId, log, init.cwd, init.additionalDirectories);
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
+    // session_created is a barrier (spec/event-log.md §3): the session is reported once it is durable,
+    // as a turn's result is, so that no crash after the answer can lose a session a client was given.
+    try {
+      await log.whenDurable(log.lastSeq());
+    } catch (err) {
+      await engine.dispose().catch(() => undefined);
+      await log.close().catch(() => undefined);
+      throw err;
+    }
     // The log is the truth and the index can be rebuilt from it: session/new does not wait for it.
     const created = (await log.readAfter(0)).events;
     void this.index.applyEvents(created).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));

@@ -189,7 +189,7 @@ export class AcpChild {
   /** Ends stdin and waits for the process to exit; returns its exit code. */
   async close(): Promise<number | null> {
     for (const t of this.terminals.values()) t.proc.kill('SIGKILL');
-    if (this.proc.exitCode !== null) return this.proc.exitCode;
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return this.proc.exitCode;
     const exited = new Promise<number | null>((r) => this.proc.once('exit', (code) => r(code)));
     this.connection.close();
     this.proc.stdin!.end();
