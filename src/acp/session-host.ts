@@ -127,7 +127,7 @@ export class SessionHost {
    * Makes the log of the next new session now, while nothing waits for it (a daemon's pooled child:
    * spec/daemon.md §Warm pool): creating a log file is an fdatasync of the file and an fsync of its
    * directory, most of a `session/new` on a slow disk. The spare is marked in its header, and is no
-   * session until it holds an event (spec/event-log.md §7); an unused one is removed at shutdown.
+   * session until it holds an event (spec/event-log.md §6); an unused one is removed at shutdown.
    */
   prepareSpareLog(): void {
     this.spare ??= this.newLog(true).catch((err) => {

@@ -23,7 +23,7 @@ export interface LogHeader {
   /** Present in the tombstone that replaces a deleted session's log: what the index showed of it. */
   tombstone?: { cwd: string; model: string; mode: string; title?: string; createdAt: number; deletedAt: number };
   /**
-   * A spare log, made ahead by the process `pid` for a session it may create (spec/event-log.md §7):
+   * A spare log, made ahead by the process `pid` for a session it may create (spec/event-log.md §6):
    * until it holds an event, it is no session.
    */
   spare?: { pid: number };
