@@ -83,7 +83,7 @@ export class FileEventLog implements EventLog {
    * FileHandle) the calls are synchronous: each is short (the fdatasync of one small record is the
    * longest, a fraction of a millisecond), where through the thread pool every one would cost a
    * round trip to another thread. `spare`: made ahead for a session not created yet, marked so in
-   * its header (spec/event-log.md §7).
+   * its header (spec/event-log.md §6).
    */
   static async create(path: string, options: FileEventLogOptions & { sessionId: string; spare?: boolean }): Promise<FileEventLog> {
     const clock = options.clock ?? systemClock;
