@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 // Chunk names carry content hashes: start clean so that old chunks do not pile up.
 rmSync('dist/acp-bundle', { recursive: true, force: true });
 
-await build({
+const bundled = await build({
   entryPoints: ['dist/src/acp/acp.command.js'],
   outdir: 'dist/acp-bundle',
   bundle: true,
@@ -27,7 +27,13 @@ await build({
   external: ['@anthropic-ai/sdk', 'openai', '@google/genai', 'uWebSockets.js', 'msgpackr-extract', 'bufferutil', 'utf-8-validate'],
   // Some bundled CommonJS dependencies call require(): give the ES module one.
   banner: { js: "import { createRequire as __troupeRequire } from 'node:module'; const require = __troupeRequire(import.meta.url);" },
+  metafile: true,
 });
+// `import { z } from 'zod'` makes esbuild keep zod's whole namespace, with every locale (about
+// 370 KB, half the bundle, parsed at every start for nothing); `import * as z from 'zod'` does not.
+const inOutput = Object.values(bundled.metafile.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([f]) => f));
+const locales = inOutput.filter((f) => /zod\/v4\/locales\/(?!en\.js)/.test(f));
+if (locales.length) throw new Error(`the acp bundle holds zod's locales (${locales.length} files): import zod as \`import * as z from 'zod'\`, not \`import { z } from 'zod'\``);
 
 // The V8 startup snapshot of the same agent, for the daemon's children (spec/daemon.md §Child
 // launch): one CommonJS script (a snapshot cannot load modules), evaluated once under
