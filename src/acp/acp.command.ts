@@ -23,7 +23,8 @@ Runs an ACP agent on stdio (JSON-RPC, one message per line). Editors spawn it; s
 Environment: TROUPE_HOME (state), TROUPE_MODEL, provider keys (docs/providers.md), TROUPE_LOG.
 `;
 
-export async function runAcp(args: string[]): Promise<number> {
+/** `startup`: how the process was started (bin/troupe.js, src/acp/agent-script.ts), logged at debug. */
+export async function runAcp(args: string[], startup?: Record<string, unknown>): Promise<number> {
   const env = process.env;
   if (args.includes('--help') || args.includes('-h')) return void process.stdout.write(USAGE), 0;
   if (args.includes('--version')) return void process.stdout.write(`troupe ${VERSION}\n`), 0;
@@ -38,6 +39,7 @@ export async function runAcp(args: string[]): Promise<number> {
   const toStderr = (...a: unknown[]) => void process.stderr.write(format(...a) + '\n');
   console.log = console.info = console.debug = toStderr;
   const logger = createStderrLogger('troupe acp', logLevelFrom(env));
+  if (startup) logger.debug('started', startup);
 
   let config;
   try {
