@@ -68,7 +68,11 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   if (channel) {
     void openHost()
       .then(async () => {
-        if (!asked.signal.aborted) await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });
+        // Not before the loop has read stdin once: a child the daemon spawned for a request (the
+        // pool was empty) has it waiting there, and opening the host may take no I/O at all.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (asked.signal.aborted) logger.debug('no warm-up', { reason: 'a request came first' });
+        else await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });
       })
       .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }));
   }
