@@ -2,8 +2,8 @@
  * `troupe acp` from the agent script (dist/acp-script/acp.cjs, made by scripts/bundle-acp.js): the
  * whole agent in one CommonJS script, compiled with the V8 code cache the build made for the node
  * flags this process runs with. With the cache, V8 neither parses nor compiles what the start-up,
- * `initialize` and a first `session/new` run: it deserializes their bytecode (about 35 ms less of
- * a cold start here; spec/daemon.md §Child launch).
+ * `initialize`, a first `session/new` and a first turn run: it deserializes their bytecode (about
+ * 35 ms less of a cold start here; spec/daemon.md §Child launch).
  *
  * The cache is a shortcut, never a dependency. It is only tried when the build's note says it was
  * made by this Node version and architecture, under this process's node flags (execArgv) and the
