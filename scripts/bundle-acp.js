@@ -2,13 +2,13 @@
 // Bundles the `troupe acp` agent (compiled to dist/ by tsc) twice, each the agent and its libraries
 // with the vendor SDKs and native modules left in node_modules, so that a `troupe acp` process (an
 // editor's agent, every daemon child) reads a few files instead of hundreds:
-// - dist/acp-script/: one CommonJS script, acp.cjs, and the V8 code caches that let a process skip
-//   compiling it, made here for the usual node flags (src/acp/agent-script.ts, which is start.cjs);
+// - dist/acp-script/: one CommonJS script, acp.cjs, and the V8 code cache that lets a process skip
+//   compiling it (src/acp/agent-script.ts, which is start.cjs);
 // - dist/acp-bundle/: an ES module bundle, each vendor adapter in a chunk loaded on first use, for
 //   a process that no code cache fits.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -76,39 +76,38 @@ if (locales.length) throw new Error(`the acp script holds zod's locales (${local
 await build({ ...common, minify: false, entryPoints: ['dist/src/acp/agent-script.js'], outfile: `${SCRIPT_DIR}/start.cjs` });
 
 /**
- * A code cache is only valid under the node flags it was made with (V8 refuses it otherwise), so one
- * is made for each way `troupe acp` is usually started: by an editor (no flags), and by a daemon
- * with its default child heap (`--child-memory-mb 512`, supervised). Each is made by a real run of
- * the agent that serves `initialize`, one `session/new` and a one-line prompt (the offline
- * scripted/replay model) in a scratch home, then writes, at exit, the cache of everything it
+ * The code cache, made by a real run of the agent (as a daemon child: supervised, with the default
+ * `--child-memory-mb 512`) that serves `initialize`, one `session/new` and a one-line prompt (the
+ * offline scripted/replay model) in a scratch home, then writes, at exit, the cache of everything it
  * compiled: the start-up path and a first turn, and no more (a cache holds bytecode that every
- * process loads, and keeps until V8 flushes it; the turn costs an idle process about 0.15 MiB and
- * saves a first prompt about 3 ms).
+ * process loads, and keeps until V8 flushes it; the turn costs an idle process about 0.1 MiB and
+ * saves a first prompt about 5 ms). It serves editors' processes too: V8 checks a cache against
+ * its flags, and once src/acp/builtins-first.ts has put the heap flag back to its default, any heap
+ * budget, or none, makes the same flags. It is only valid under the V8 flags it was made with, and
+ * the agent's own (TROUPE_ACP_V8_FLAGS) are left at their default here.
  */
-const CACHES = [
-  { execArgv: [], supervised: false, file: 'acp.cache' },
-  { execArgv: ['--max-old-space-size=512'], supervised: true, file: 'acp-heap-512.cache' },
-];
+const CACHE = 'acp.cache';
 
-function makeCodeCache({ execArgv, supervised, file }) {
+function makeCodeCache() {
   const home = mkdtempSync(join(tmpdir(), 'troupe-code-cache-'));
   const script = join(home, 'script.json');
   writeFileSync(script, JSON.stringify({ replies: [{ when: 'hello', items: [{ text: 'hello' }] }] }));
-  const child = spawn(process.execPath, [...execArgv, 'bin/troupe.js', 'acp', ...(supervised ? ['--supervised'] : [])], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/replay', TROUPE_SCRIPT: script, [CODE_CACHE_OUT_ENV]: join(SCRIPT_DIR, file) },
-    stdio: ['pipe', 'pipe', 'pipe', ...(supervised ? ['pipe'] : [])],
+  const out = join(SCRIPT_DIR, CACHE);
+  const child = spawn(process.execPath, ['--max-old-space-size=512', 'bin/troupe.js', 'acp', '--supervised'], {
+    env: { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/replay', TROUPE_SCRIPT: script, [CODE_CACHE_OUT_ENV]: out },
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
   });
-  if (supervised) child.stdio[3].resume();
+  child.stdio[3].resume();
   let stderr = '';
   child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
   const send = (id, method, params) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   return new Promise((resolve, reject) => {
-    let out = '';
+    let lines = '';
     child.stdout.on('data', (d) => {
-      out += d;
-      for (let nl; (nl = out.indexOf('\n')) >= 0; out = out.slice(nl + 1)) {
-        const msg = JSON.parse(out.slice(0, nl));
+      lines += d;
+      for (let nl; (nl = lines.indexOf('\n')) >= 0; lines = lines.slice(nl + 1)) {
+        const msg = JSON.parse(lines.slice(0, nl));
         if (msg.error) return reject(new Error(`${['initialize', 'session/new', 'session/prompt'][msg.id - 1]}: ${msg.error.message}`));
         if (msg.id === 1) send(2, 'session/new', { cwd: home, mcpServers: [] });
         if (msg.id === 2) send(3, 'session/prompt', { sessionId: msg.result.sessionId, prompt: [{ type: 'text', text: 'hello' }] });
@@ -118,20 +117,21 @@ function makeCodeCache({ execArgv, supervised, file }) {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       rmSync(home, { recursive: true, force: true });
-      if (code === 0 && existsSync(join(SCRIPT_DIR, file))) resolve({ execArgv, v8Flags: DEFAULT_ACP_V8_FLAGS, file });
-      else reject(new Error(`the run exited ${signal ?? code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`));
+      if (code !== 0 || !existsSync(out)) return reject(new Error(`the run exited ${signal ?? code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`));
+      // The builtins the run loaded (src/acp/builtins-first.ts), in the order it loaded them.
+      const builtins = JSON.parse(readFileSync(`${out}.builtins.json`, 'utf8'));
+      rmSync(`${out}.builtins.json`);
+      resolve({ build: buildId, node: process.version, arch: process.arch, cache: CACHE, execArgv: [], v8Flags: DEFAULT_ACP_V8_FLAGS, builtins });
     });
     send(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} });
   });
 }
 
 try {
-  const caches = [];
-  for (const c of CACHES) caches.push(await makeCodeCache(c));
-  const note = { build: buildId, node: process.version, arch: process.arch, caches };
+  const note = await makeCodeCache();
   writeFileSync(`${SCRIPT_DIR}/${CODE_CACHE_NOTE}`, JSON.stringify(note, null, 1) + '\n');
 } catch (err) {
-  for (const c of CACHES) rmSync(join(SCRIPT_DIR, c.file), { force: true });
+  for (const f of [CACHE, `${CACHE}.builtins.json`]) rmSync(join(SCRIPT_DIR, f), { force: true });
   process.stderr.write(`bundle-acp: no code cache (${err.message}); troupe acp starts from the ES module bundle\n`);
 }
 
