@@ -91,10 +91,11 @@ export function loadAgentScript(dir: string, env: NodeJS.ProcessEnv, v8Flags: st
   const cache = out ? undefined : cacheFor(dir, note, v8Flags, env);
   if (!out && !cache) return { codeCache: 'absent' };
   const filename = join(dir, AGENT_SCRIPT);
-  const source = readFileSync(filename, 'utf8');
-  if (cache && source.slice(0, source.indexOf('\n')) !== BUILD_LINE + cache.build) return { codeCache: 'stale' };
+  let source: string;
   let cachedData: Buffer | undefined;
   try {
+    source = readFileSync(filename, 'utf8');
+    if (cache && source.slice(0, source.indexOf('\n')) !== BUILD_LINE + cache.build) return { codeCache: 'stale' };
     cachedData = cache ? readFileSync(cache.file) : undefined;
   } catch {
     return { codeCache: 'absent' };
