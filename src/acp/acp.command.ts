@@ -3,8 +3,6 @@
  * goes to stderr (level from TROUPE_LOG). Ends when stdin closes or on SIGTERM/SIGINT, after
  * cancelling running turns and flushing every session log.
  */
-// First: it configures zod before the SDK builds its schemas.
-import './zod-jitless.js';
 import { Readable, Writable } from 'node:stream';
 import { format } from 'node:util';
 import * as acp from '@agentclientprotocol/sdk';
