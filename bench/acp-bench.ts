@@ -4,7 +4,7 @@
  * (bench/acp-baseline.ts). Measures spawn → initialize, session/new, a one-line prompt, a tool
  * turn, PSS/RSS after a turn, and session/load of a ≥1000-event session in a fresh process; then
  * the import cost of each heavy module, to explain the start-up figures (bench/acp-imports.ts).
- * Run: `npm run build && node dist/bench/acp-bench.js` (the build includes the bundle `troupe acp` starts from); writes
+ * Run: `npm run build && node dist/bench/acp-bench.js` (the build makes the agent script and code cache `troupe acp` starts from); writes
  * bench/results/acp-bench.json. Counts can be lowered with BENCH_* variables (see COUNTS).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

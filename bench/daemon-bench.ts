@@ -201,7 +201,7 @@ async function main(): Promise<void> {
   const cold = await daemon(tmp('troupe-dbench-cold-'), ['--pool', '0'], SCRIPTS.tiny);
   const coldNew = (await daemonSessionNew(cold, 0, COUNTS.coldNews, cwd)).all;
   await cold.stop();
-  log('child start: bundle (default) and --snapshot, cold session/new and idle memory');
+  log('child start: default (`bundle`: the agent script and its code cache) and --snapshot, cold session/new and idle memory');
   const childStart: Record<string, ChildStart> = {};
   for (const [name, args] of [['bundle', []], ['snapshot', ['--snapshot']]] as const) {
     const d = await daemon(tmp(`troupe-dbench-start-${name}-`), ['--pool', '0', ...args], SCRIPTS.tiny);
@@ -230,7 +230,7 @@ async function main(): Promise<void> {
       daemonWarmPoolMs: warmNew,
       daemonWarmPoolRefillFrozenMs: warmRuns.refillFrozen,
       daemonColdMs: coldNew,
-      childStart: { note: 'daemons with --pool 0, children from the bundle (the default) and from the startup snapshot (--snapshot): cold session/new one at a time, then the idle children\'s memory 2 s and 12 s later (bench/daemon-child-start.ts)', ...childStart },
+      childStart: { note: 'daemons with --pool 0, children started the default way (key `bundle`: bin/troupe.js, the agent script with its code cache) and from the startup snapshot (--snapshot): cold session/new one at a time, then the idle children\'s memory 2 s and 12 s later (bench/daemon-child-start.ts)', ...childStart },
       stdioIdleChildInitAndNewMs: stdioFirstNew,
       referenceInProcessMs: refNew,
       nodeSpawnToExitMs: floor,

@@ -1,6 +1,6 @@
 /**
- * How a daemon child starts, both ways, in one run: from the bundle (the default) and from the V8
- * startup snapshot (`--snapshot`). For each, a daemon with `--pool 0` gets BENCH_START_CHILDREN
+ * How a daemon child starts, both ways, in one run: the default way (`bundle`: bin/troupe.js, the
+ * agent script with its code cache) and from the V8 startup snapshot (`--snapshot`). For each, a daemon with `--pool 0` gets BENCH_START_CHILDREN
  * sessions, one at a time (every `session/new` spawns: cold), and then the private and proportional
  * memory of those idle children is read twice: soon after (2 s) and once V8's memory reducer has had
  * its chance (12 s; it shrinks the heap of a process that has gone idle). The snapshot's cost is the

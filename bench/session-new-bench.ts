@@ -1,6 +1,6 @@
 /**
  * The session-creation part of the daemon benchmark alone (bench/daemon-bench.ts has it all): warm
- * pool and cold `session/new` through a real `troupe serve` (cold twice: children from the bundle,
+ * pool and cold `session/new` through a real `troupe serve` (cold twice: children started the default way,
  * the default, and from the startup snapshot with `--snapshot`), and `initialize` + `session/new` to an idle
  * `troupe acp` over stdio, with the process floor, in one run. For quick A/B comparisons while
  * working on child start-up; it writes nothing, it prints JSON.

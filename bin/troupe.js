@@ -1,27 +1,37 @@
 #!/usr/bin/env node
 // Tiny shim: the real entry point is compiled TypeScript. `troupe acp` (what editors and every daemon
-// child run) starts from the bundle in dist/acp-bundle when it is at least as new as the compiled
-// code, so a plain `tsc` rebuild is never shadowed by a stale bundle.
-import { statSync } from 'node:fs';
+// child run) starts from what scripts/bundle-acp.js made when it is at least as new as the compiled
+// code (so that a plain `tsc` rebuild is never shadowed by a stale bundle): the agent script with
+// its V8 code cache when one fits this process (src/acp/agent-script.ts), else the ES module bundle.
+// This file is CommonJS (bin/package.json): an ES module entry would make every `troupe acp` set up
+// Node's ES module loader before anything else (about 7 ms).
+'use strict';
+const { statSync } = require('node:fs');
+const { join } = require('node:path');
 
 const args = process.argv.slice(2);
-const bundle = new URL('../dist/acp-bundle/acp.command.js', import.meta.url);
-const compiled = new URL('../dist/src/acp/acp.command.js', import.meta.url);
+const dist = join(__dirname, '..', 'dist');
 
 function fresh() {
   try {
-    return statSync(bundle).mtimeMs >= statSync(compiled).mtimeMs;
+    return statSync(join(dist, 'acp-script/start.cjs')).mtimeMs >= statSync(join(dist, 'src/acp/acp.command.js')).mtimeMs;
   } catch {
     return false;
   }
 }
 
-// Set before the agent's code loads, so that they hold for all of it (src/acp/v8-flags.ts).
-if (args[0] === 'acp') (await import('../dist/src/acp/v8-flags.js')).applyAcpV8Flags(process.env);
 if (args[0] === 'acp' && fresh()) {
-  import(bundle.href).then(async (m) => {
-    process.exitCode = await m.runAcp(args.slice(1));
-  });
+  // Applies the agent's V8 flags (src/acp/v8-flags.ts) in any case, before any of its code loads.
+  const { started, codeCache } = require(join(dist, 'acp-script/start.cjs')).startAcp(join(dist, 'acp-script'), args.slice(1));
+  if (!started) {
+    import('../dist/acp-bundle/acp.command.js').then(async (m) => {
+      process.exitCode = await m.runAcp(args.slice(1), { from: 'bundle', codeCache });
+    });
+  }
 } else {
-  import('../dist/src/main.js').then((m) => m.main(args));
+  (async () => {
+    // Set before the agent's code loads, so that they hold for all of it (src/acp/v8-flags.ts).
+    if (args[0] === 'acp') (await import('../dist/src/acp/v8-flags.js')).applyAcpV8Flags(process.env);
+    await (await import('../dist/src/main.js')).main(args);
+  })();
 }

@@ -23,7 +23,8 @@ Runs an ACP agent on stdio (JSON-RPC, one message per line). Editors spawn it; s
 Environment: TROUPE_HOME (state), TROUPE_MODEL, provider keys (docs/providers.md), TROUPE_LOG.
 `;
 
-export async function runAcp(args: string[]): Promise<number> {
+/** `startup`: how the process was started (bin/troupe.js, src/acp/agent-script.ts), logged at debug. */
+export async function runAcp(args: string[], startup?: Record<string, unknown>): Promise<number> {
   const env = process.env;
   if (args.includes('--help') || args.includes('-h')) return void process.stdout.write(USAGE), 0;
   if (args.includes('--version')) return void process.stdout.write(`troupe ${VERSION}\n`), 0;
@@ -38,6 +39,7 @@ export async function runAcp(args: string[]): Promise<number> {
   const toStderr = (...a: unknown[]) => void process.stderr.write(format(...a) + '\n');
   console.log = console.info = console.debug = toStderr;
   const logger = createStderrLogger('troupe acp', logLevelFrom(env));
+  if (startup) logger.debug('started', startup);
 
   let config;
   try {
@@ -66,7 +68,10 @@ export async function runAcp(args: string[]): Promise<number> {
   if (channel) {
     void openHost()
       .then(async (h) => {
-        if (asked.signal.aborted) return;
+        // Not before the loop has read stdin once: a child the daemon spawned for a request (the
+        // pool was empty) has it waiting there, and opening the host may take no I/O at all.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (asked.signal.aborted) return void logger.debug('no warm-up', { reason: 'a request came first' });
         // Waiting in the pool, most likely for a session/new: make its log file now.
         h.prepareSpareLog();
         await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });

@@ -4,7 +4,7 @@
  * and the session engine; TroupeErrors become JSON-RPC errors with the string code in `data.code`.
  */
 import * as acp from '@agentclientprotocol/sdk';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ERROR_CODES, isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { defaultModel, resolveModel, usableModels } from '../providers/registry.js';

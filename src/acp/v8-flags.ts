@@ -13,7 +13,9 @@ import { setFlagsFromString } from 'node:v8';
 
 export const DEFAULT_ACP_V8_FLAGS = '--semi-space-growth-factor=1 --interrupt-budget=337920';
 
-export function applyAcpV8Flags(env: NodeJS.ProcessEnv): void {
+/** Sets the flags; returns them (a code cache is only valid under the flags it was made with). */
+export function applyAcpV8Flags(env: NodeJS.ProcessEnv): string {
   const flags = env.TROUPE_ACP_V8_FLAGS ?? DEFAULT_ACP_V8_FLAGS;
   if (flags.trim()) setFlagsFromString(flags);
+  return flags;
 }

@@ -1,5 +1,5 @@
 /** The JSON Schema of AgentEvent, generated from the zod schemas (the committed copy is spec/events.schema.json). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentEvent } from './events.js';
 
 export function eventJsonSchema(): Record<string, unknown> {

@@ -5,7 +5,7 @@
  * `spec/events.schema.json` is generated from them (`node scripts/gen-event-schema.js`). Tests check
  * every emitted event against the generated JSON Schema. See spec/events.md.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const id = z.string().min(1).max(1024);
 const nonNegInt = z.number().int().nonnegative();

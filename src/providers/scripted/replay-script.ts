@@ -4,7 +4,7 @@
  * Format and examples: spec/scripted-model.md.
  */
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TroupeError } from '../../core/errors.js';
 import type { ScriptItem } from './script-items.js';
 

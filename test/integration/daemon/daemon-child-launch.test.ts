@@ -240,6 +240,17 @@ test("a pooled child's warm-up streams turns on the offline model and leaves no 
   assert.equal(spare!.name, `${sessionId}.log`, 'the first session took the spare');
 });
 
+test('a child spawned with a request already waiting (a cold start: the pool was empty) skips the warm-up', async (t) => {
+  const child = new SupervisedChild();
+  t.after(() => child.kill());
+  // Sent at once, before the child has loaded anything, as the daemon does for a cold session/new.
+  const { sessionId, chunks } = await child.firstSession();
+  assert.deepEqual(chunks, ['first']);
+  assert.equal((await child.logged('no warm-up')).reason, 'a request came first');
+  assert.doesNotMatch(child.stderr, /warm-up (turn|done)/);
+  assert.deepEqual([...child.reportedSessions()], [sessionId]);
+});
+
 test('a request that arrives during the warm-up turn is answered as usual, and the warm-up cancels its turn and stops', async (t) => {
   // Slow chunks: the warm-up turn is surely still running when the request arrives.
   const child = new SupervisedChild({ TROUPE_WARM_UP_CHUNK_DELAY_MS: '20' });
