@@ -14,6 +14,7 @@ import { createAgentApp } from './agent.app.js';
 import { acpCheck } from './acp-check.js';
 import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
+import { POOL_INITIALIZE_ID } from '../wire/control-messages.js';
 
 const USAGE = `Usage: troupe acp [--check | --version]
 
@@ -82,8 +83,9 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   // The SDK parses stdin.
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   // The daemon initializes a pooled child while it waits (spec/daemon.md §Warm pool): that alone
-  // is no reason to stop warming up; anything else means a client is waiting.
-  const cancelWarmUpOnRequest = () => process.stdin.once('data', (chunk: Buffer) => (channel && isOnlyInitialize(chunk) ? cancelWarmUpOnRequest() : asked.abort()));
+  // is no reason to stop warming up; anything else (a session's own initialize too) means a client
+  // is waiting.
+  const cancelWarmUpOnRequest = () => process.stdin.once('data', (chunk: Buffer) => (channel && isPoolInitialize(chunk) ? cancelWarmUpOnRequest() : asked.abort()));
   cancelWarmUpOnRequest();
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
@@ -102,13 +104,14 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   return 0;
 }
 
-/** Whether a read from stdin is nothing but complete `initialize` requests. */
-function isOnlyInitialize(chunk: Buffer): boolean {
+/** Whether a read from stdin is nothing but the pool's `initialize` (POOL_INITIALIZE_ID). */
+function isPoolInitialize(chunk: Buffer): boolean {
   const text = chunk.toString('utf8');
   const lines = text.split('\n').filter((l) => l.trim());
   return text.endsWith('\n') && lines.length > 0 && lines.every((l) => {
     try {
-      return (JSON.parse(l) as { method?: unknown }).method === 'initialize';
+      const m = JSON.parse(l) as { id?: unknown; method?: unknown };
+      return m.method === 'initialize' && m.id === POOL_INITIALIZE_ID;
     } catch {
       return false;
     }

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../core/ports.js';
 import { ControlFrameDecoder } from '../wire/control-frame.codec.js';
-import type { ControlMessage } from '../wire/control-messages.js';
+import { POOL_INITIALIZE_ID, type ControlMessage } from '../wire/control-messages.js';
 import { classifyUpdateLine, type UpdateLine } from '../wire/update-line.js';
 
 export interface ChildLaunch {
@@ -41,8 +41,6 @@ export interface ChildHandlers {
 
 const STDERR_TAIL = 8 * 1024;
 
-/** The id of the `initialize` a pooled child gets ahead of any session (never a relayed id: those are numbers). */
-const AHEAD_INIT_ID = 'troupe-pool-initialize';
 
 export class ChildProcessHandle {
   readonly proc: ChildProcess;
@@ -121,7 +119,7 @@ export class ChildProcessHandle {
     this.initializedAhead ??= new Promise<boolean>((resolve) => {
       this.aheadAnswered = resolve;
       void this.whenExited().then(() => resolve(false));
-      void this.send({ jsonrpc: '2.0', id: AHEAD_INIT_ID, method: 'initialize', params });
+      void this.send({ jsonrpc: '2.0', id: POOL_INITIALIZE_ID, method: 'initialize', params });
     });
     return this.initializedAhead;
   }
@@ -192,7 +190,7 @@ export class ChildProcessHandle {
     }
     if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return;
     const m = msg as { id?: unknown; method?: unknown; result?: { protocolVersion?: unknown } };
-    if (m.id === AHEAD_INIT_ID && m.method === undefined && this.aheadAnswered) {
+    if (m.id === POOL_INITIALIZE_ID && m.method === undefined && this.aheadAnswered) {
       this.aheadAnswered(m.result?.protocolVersion === 1);
       this.aheadAnswered = undefined;
       return;

@@ -4,6 +4,13 @@
  */
 import type { AgentEvent } from '../core/events.js';
 
+/**
+ * The JSON-RPC id of the `initialize` the daemon sends a pooled child on stdin before any session
+ * needs it (spec/daemon.md §Warm pool): relayed ids are numbers, so it never meets one, and the child
+ * knows this `initialize` is no client waiting (its warm-up goes on).
+ */
+export const POOL_INITIALIZE_ID = 'troupe-pool-initialize';
+
 /** A machine transition, as the inspector draws it. */
 export interface MachineTransition {
   sessionId: string;
