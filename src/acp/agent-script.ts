@@ -1,18 +1,18 @@
 /**
  * `troupe acp` from the agent script (dist/acp-script/acp.cjs, made by scripts/bundle-acp.js): the
  * whole agent in one CommonJS script, compiled with the V8 code cache the build made of it. With the
- * cache, V8 neither parses nor compiles what the start-up,
- * `initialize`, a first `session/new` and a first turn run: it deserializes their bytecode (about
- * 35 ms less of a cold start here; spec/daemon.md §Child launch).
+ * cache, V8 neither parses nor compiles what the start-up, `initialize`, a first `session/new` and a
+ * first turn run: it deserializes their bytecode (about 35 ms less of a cold start here;
+ * spec/daemon.md §Child launch).
  *
  * The cache is a shortcut, never a dependency. It is only tried when the build's note says it was
  * made by this Node version and architecture, under this process's node flags (execArgv; the heap
  * budget aside, builtins-first.ts) and the agent's V8 flags (src/acp/v8-flags.ts), and for this
- * very build: the note's build id must be the
- * one on the script's first line, because V8's own check of the source is its length only. V8
- * checks the rest (its version, its flags) and may still refuse it (`cachedDataRejected`): the
- * script is then compiled from its source. Without a cache that fits, bin/troupe.js starts the
- * agent from the ES module bundle (dist/acp-bundle), as before there was a cache.
+ * very build: the note's build id must be the one on the script's first line, because V8's own
+ * check of the source is its length only. V8 checks the rest (its version, its flags) and may still
+ * refuse it (`cachedDataRejected`): the script is then compiled from its source. Without a cache
+ * that fits, bin/troupe.js starts the agent from the ES module bundle (dist/acp-bundle), as before
+ * there was a cache.
  *
  * This module is bundled into dist/acp-script/start.cjs, which bin/troupe.js requires: a CommonJS
  * start spares the process Node's ES module loader (about 7 ms).
@@ -25,7 +25,7 @@ import { loadBuiltins, loadedBuiltins, resetHeapFlag, withoutHeapFlag } from './
 import { applyAcpV8Flags } from './v8-flags.js';
 
 export const AGENT_SCRIPT = 'acp.cjs';
-/** The note the build writes next to the script: which caches it made, for which process. */
+/** The note the build writes next to the script: the cache it made, and for which process. */
 export const CODE_CACHE_NOTE = 'acp.cjs.json';
 /** First line of the script: the build id the note must match. */
 export const BUILD_LINE = '//troupe-build ';
