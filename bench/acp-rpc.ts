@@ -114,3 +114,16 @@ export class RpcChild {
     }
   }
 }
+
+/**
+ * A benchmark's time budget: after `ms`, every child in `live` is killed and the process exits 1
+ * (a stuck run must not hold the machine, or CI, for long). Returns `live`, to add children to.
+ */
+export function benchBudget(name: string, ms: number, live = new Set<RpcChild>()): Set<RpcChild> {
+  setTimeout(() => {
+    process.stderr.write(`${name}: over its ${ms / 1000} s budget, giving up\n`);
+    for (const c of live) c.kill();
+    process.exit(1);
+  }, ms).unref();
+  return live;
+}

@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { execFileSync } from 'node:child_process';
-import { RpcChild } from './acp-rpc.js';
+import { benchBudget, RpcChild } from './acp-rpc.js';
 import { threadCpuUs } from './daemon-support.js';
 import { ControlFrameDecoder } from '../src/wire/control-frame.codec.js';
 
@@ -35,13 +35,7 @@ const SCRIPT = {
 };
 type Mode = 'stdio' | 'supervised';
 
-const budget = setTimeout(() => {
-  process.stderr.write('child-stream: over its 240 s budget, giving up\n');
-  for (const c of live) c.kill();
-  process.exit(1);
-}, 240_000);
-budget.unref();
-const live = new Set<RpcChild>();
+const live = benchBudget('child-stream', 240_000);
 
 /** A child and, when supervised, what its control channel has reported per session. */
 class Child {

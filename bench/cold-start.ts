@@ -19,7 +19,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { RpcChild } from './acp-rpc.js';
+import { benchBudget, RpcChild } from './acp-rpc.js';
 import { summarize } from './acp-stats.js';
 import { threadCpuUs } from './daemon-support.js';
 
@@ -29,13 +29,7 @@ const BINS: Record<string, string> = {};
 if (process.env.BENCH_TROUPE_BIN_A) BINS.before = resolve(process.env.BENCH_TROUPE_BIN_A);
 BINS.after = resolve('bin/troupe.js');
 
-const live = new Set<RpcChild>();
-const budget = setTimeout(() => {
-  process.stderr.write('cold-start: over its 240 s budget, giving up\n');
-  for (const c of live) c.kill();
-  process.exit(1);
-}, 240_000);
-budget.unref();
+const live = benchBudget('cold-start', 240_000);
 
 const mainThreadCpuUs = (pid: number) => Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
 

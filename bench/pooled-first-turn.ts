@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { RpcChild } from './acp-rpc.js';
+import { benchBudget, RpcChild } from './acp-rpc.js';
 import { threadCpuUs } from './daemon-support.js';
 import { ControlFrameDecoder } from '../src/wire/control-frame.codec.js';
 
@@ -30,13 +30,7 @@ const SCRIPT = {
     { when: 'stream-first', items: Array.from({ length: 400 }, (_, i) => ({ text: `w${i} ` })) },
   ],
 };
-const live = new Set<RpcChild>();
-const budget = setTimeout(() => {
-  process.stderr.write('pooled-first-turn: over its 300 s budget, giving up\n');
-  for (const c of live) c.kill();
-  process.exit(1);
-}, 300_000);
-budget.unref();
+const live = benchBudget('pooled-first-turn', 300_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
