@@ -3,9 +3,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import net from 'node:net';
 import { WebSocket } from 'ws';
-import { delay, rawInitialize, rawPost, SseReader, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
+import { delay, rawInitialize, rawPost, SseReader, stalledSseSocket, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
 
 const MAX_BUFFERED = 64 * 1024;
 const MESSAGE = 16 * 1024;
@@ -19,11 +18,7 @@ describe('a client that never reads its stream', { timeout: 20_000 }, () => {
 
   test('server-side buffering stays under the limit and the connection closes after the stall timeout', async () => {
     const conn = await rawInitialize(h);
-    // A raw socket that sends the GET and then never reads a byte.
-    const socket = net.connect(h.port, '127.0.0.1');
-    await once(socket, 'connect');
-    socket.pause();
-    socket.write(`GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: ${conn}\r\nAcp-Session-Id: flood\r\n\r\n`);
+    const socket = await stalledSseSocket(h, conn, 'flood');
     const res = await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: MESSAGE } }, 'flood');
     assert.equal(res.status, 202);
     const record = h.agent.connection(conn);
@@ -38,10 +33,7 @@ describe('a client that never reads its stream', { timeout: 20_000 }, () => {
 
   test('peak pending bytes never exceed maxBufferedBytes plus one message', async () => {
     const conn = await rawInitialize(h);
-    const socket = net.connect(h.port, '127.0.0.1');
-    await once(socket, 'connect');
-    socket.pause();
-    socket.write(`GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: ${conn}\r\nAcp-Session-Id: flood\r\n\r\n`);
+    const socket = await stalledSseSocket(h, conn, 'flood');
     await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: MESSAGE } }, 'flood');
     let peak = 0;
     while (!h.agent.connection(conn).closedReason) {

@@ -3,9 +3,7 @@
 // relay does not) is cut off at twice maxBufferedBytes or by the stall timeout, memory bounded.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import net from 'node:net';
-import { delay, rawInitialize, SseReader, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
+import { delay, rawInitialize, SseReader, stalledSseSocket, startHarness, type Harness } from '../../support/transport/harness.js';
 
 const note = (sessionId: string, i: number) => JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `n${i} "id": ${i}` } } } });
 const batch = (sessionId: string, from: number, n: number) => Array.from({ length: n }, (_, i) => note(sessionId, from + i));
@@ -38,10 +36,7 @@ describe('notifications sent as JSON text', { timeout: 20_000 }, () => {
 
   test('a sender that never waits on a client that never reads: bounded, then closed', async () => {
     const conn = await rawInitialize(h);
-    const socket = net.connect(h.port, '127.0.0.1');
-    await once(socket, 'connect');
-    socket.pause();
-    socket.write(`GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: ${conn}\r\nAcp-Session-Id: flood\r\n\r\n`);
+    const socket = await stalledSseSocket(h, conn, 'flood');
     await delay(50);
     const record = h.agent.connection(conn);
     const chunk = batch('flood', 0, 20).map((j) => j + ' '.repeat(1000));

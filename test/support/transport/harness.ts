@@ -2,6 +2,8 @@
  * Test harness for the transport: a real HttpServer on 127.0.0.1 with the TestAgent mounted, plus
  * raw HTTP helpers (fetch with the token, an SSE reader that exposes ids and comments).
  */
+import { once } from 'node:events';
+import net from 'node:net';
 import { HttpServer, type AcpTransportHandle, type HttpServerOptions } from '../../../src/daemon/http/http-server.js';
 import type { AcpTransportOptions } from '../../../src/daemon/http/acp/acp.types.js';
 import type { LogFields, Logger } from '../../../src/core/ports.js';
@@ -58,6 +60,15 @@ export async function rawInitialize(h: Harness, extraHeaders: Record<string, str
   if (res.status !== 200) throw new Error(`initialize: ${res.status} ${await res.text()}`);
   await res.json();
   return res.headers.get('acp-connection-id')!;
+}
+
+/** Opens a session's SSE stream on a raw socket that never reads a byte: a client that stalls. */
+export async function stalledSseSocket(h: Harness, connectionId: string, sessionId: string): Promise<net.Socket> {
+  const socket = net.connect(h.port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.pause();
+  socket.write(`GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: ${connectionId}\r\nAcp-Session-Id: ${sessionId}\r\n\r\n`);
+  return socket;
 }
 
 /** POSTs one JSON-RPC message on a connection. */
