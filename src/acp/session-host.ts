@@ -136,7 +136,7 @@ export class SessionHost {
     });
   }
 
-  private async takeSpare(): Promise<{ sessionId: string; log: FileEventLog } | undefined> {
+  private takeSpare(): Promise<{ sessionId: string; log: FileEventLog } | undefined> | undefined {
     const spare = this.spare;
     this.spare = undefined;
     return spare;
@@ -314,9 +314,8 @@ function assertDirectory(path: string, field: string): void {
   try {
     info = statSync(path);
   } catch {
-    info = undefined;
+    throw new TroupeError('invalid_params', `${field} ${path} does not exist`);
   }
-  if (!info) throw new TroupeError('invalid_params', `${field} ${path} does not exist`);
   if (!info.isDirectory()) throw new TroupeError('invalid_params', `${field} ${path} is not a directory`);
 }
 
