@@ -15,7 +15,7 @@ import type { sessionMachine, QueuedPrompt } from '../machines/session.machine.j
 import type { TurnResult } from '../machines/turn.machine.js';
 import { EngineCore, type EngineDeps } from './engine-core.js';
 import { compact } from './compaction.effect.js';
-import { provideMachines } from './engine-machines.js';
+import { bindEngine, engineMachine } from './engine-machines.js';
 import { repairInterruptedTurn } from './crash-repair.js';
 
 export interface PromptResult extends TurnResult {
@@ -58,14 +58,15 @@ export class SessionEngine {
 
   private constructor(sessionId: string, deps: EngineDeps) {
     this.core = new EngineCore(sessionId, deps);
-    this.actor = createActor(
-      provideMachines(this.core, {
-        resolvePrompt: (id, r) => this.resolvePrompt(id, r),
-        steerRefused: (id, e) => void this.steerOutcomes.set(id, e),
-        closeReason: () => this.closeReason,
-      }),
-      { input: { maxSteps: deps.limits.maxSteps }, inspect: (ev) => this.inspectors.forEach((f) => f(ev)) },
-    );
+    this.actor = createActor(engineMachine, {
+      input: { maxSteps: deps.limits.maxSteps },
+      inspect: (ev) => this.inspectors.forEach((f) => f(ev)),
+    });
+    bindEngine(this.actor.system, this.core, {
+      resolvePrompt: (id, r) => this.resolvePrompt(id, r),
+      steerRefused: (id, e) => void this.steerOutcomes.set(id, e),
+      closeReason: () => this.closeReason,
+    });
   }
 
   /**
