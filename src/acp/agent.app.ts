@@ -95,7 +95,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const replayModule = () => (replayLoaded ??= import('./session-replay.js'));
   let replayLoaded: Promise<typeof import('./session-replay.js')> | undefined;
   const openInBackground = () => void host().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
-  const models = () => usableModels(env, config);
+  // The environment and config are read once per process: so is the list their keys make usable.
+  let usable: ReturnType<typeof usableModels> | undefined;
+  const models = () => (usable ??= usableModels(env, config));
   const projectionCaps = () => {
     const session = (peer?.caps as { session?: { notices?: unknown; compaction?: unknown } } | undefined)?.session;
     return { notices: Boolean(session?.notices), compaction: Boolean(session?.compaction) };

@@ -193,9 +193,14 @@ export function providerStatus(env: NodeJS.ProcessEnv, config: TroupeConfig): Pr
   });
 }
 
-/** Model ids a client may pick: every usable provider's catalogue. */
+/**
+ * Model ids a client may pick: every usable provider's catalogue. The ids of providerStatus(), without
+ * making each provider and asking it every model's capabilities (a `session/new` answer lists these).
+ */
 export function usableModels(env: NodeJS.ProcessEnv, config: TroupeConfig): { id: string }[] {
-  return providerStatus(env, config)
-    .filter((p) => p.usable)
-    .flatMap((p) => p.models.map((m) => ({ id: m.id })));
+  return PROVIDER_IDS.flatMap((id) => {
+    const entry = ENTRIES[id];
+    const usable = entry.keyless === true || settingsFor(id, env, config).credential.kind !== 'none';
+    return usable ? entry.catalogue(env, config).map((row) => ({ id: `${id}/${row.id}` })) : [];
+  });
 }
