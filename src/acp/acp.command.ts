@@ -66,6 +66,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   // session (warm-up.ts): its first real session/new and turn then run compiled code. `asked` is a
   // signal, not a flag, so that the warm-up cancels its turn the moment a request arrives.
   const asked = new AbortController();
+  let warmUpOver!: () => void;
+  const warmedUp = new Promise<void>((resolve) => (warmUpOver = resolve));
   if (channel) {
     void openHost()
       .then(async (h) => {
@@ -77,16 +79,20 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
         h.prepareSpareLog();
         await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });
       })
-      .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }));
-  }
+      .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }))
+      .finally(warmUpOver);
+  } else warmUpOver();
   const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel) });
   // The SDK parses stdin.
   const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   // The daemon initializes a pooled child while it waits (spec/daemon.md §Warm pool): that alone
   // is no reason to stop warming up; anything else (a session's own initialize too) means a client
   // is waiting.
-  const cancelWarmUpOnRequest = () => process.stdin.once('data', (chunk: Buffer) => (channel && isPoolInitialize(chunk) ? cancelWarmUpOnRequest() : asked.abort()));
-  cancelWarmUpOnRequest();
+  const onRequestData = (chunk: Buffer) => (channel && isPoolInitialize(chunk) ? process.stdin.once('data', onRequestData) : asked.abort());
+  process.stdin.once('data', onRequestData);
+  // Once the warm-up is over nothing needs telling: the next request (the session/new a pooled child
+  // waits for) then skips the abort.
+  void warmedUp.then(() => process.stdin.off('data', onRequestData));
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
   let stopping: Promise<void> | undefined;
