@@ -5,15 +5,14 @@
  * Run: `npx tsc -p tsconfig.json && node dist/bench/daemon-bench.js` (about 2–3 minutes on 2 cores).
  * Writes bench/results/daemon-bench.json; bench/README.md explains every series and its target.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, startReferenceServer, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
 import { LeanHttpClient, LeanStdioClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 import { childStartSeries, type ChildStart } from './daemon-child-start.js';
-import { daemonSessionNew, nodeSpawnFloor, referenceSessionNew, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
+import { daemonSessionNew, nodeSpawnFloor, referenceSessionNew, SESSION_NEW_WARMUP, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
 import { streamRuns } from './daemon-stream.js';
 import { seedStored } from './daemon-scale.js';
 import { scaleSeries } from './daemon-scale-run.js';
@@ -65,16 +64,11 @@ const tmp = (p: string) => {
   return dir;
 };
 
-/** The reference server in its own process; resolves with its URL once it listens. */
+/** The reference server in its own process (enough ready hosts for the scale series), tracked for the watchdog. */
 async function startReference(home: string): Promise<{ url: string; proc: ChildProcess }> {
-  const env = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', BENCH_REF_HOSTS: String(COUNTS.sessions + 16), ...scriptEnv(home, SCRIPTS.all) };
-  const proc = spawn(process.execPath, [resolve('dist/bench/daemon-reference.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  track(proc);
-  const line = await new Promise<string>((res, rej) => {
-    createInterface({ input: proc.stdout! }).once('line', res);
-    proc.once('exit', (code) => rej(new Error(`reference exited ${code}`)));
-  });
-  return { url: JSON.parse(line).url, proc };
+  const ref = await startReferenceServer(home, scriptEnv(home, SCRIPTS.all), COUNTS.sessions + 16);
+  track(ref.proc);
+  return ref;
 }
 
 const daemons: Served[] = [];
@@ -116,11 +110,11 @@ async function main(): Promise<void> {
   log('reference server (SDK AcpServer + troupe agent in-process)');
   const ref = await startReference(tmp('troupe-dbench-ref-'));
   const floor = await nodeSpawnFloor(5);
-  const refNew = await referenceSessionNew(ref.url, COUNTS.refNews, 20, cwd);
+  const refNew = await referenceSessionNew(ref.url, COUNTS.refNews, SESSION_NEW_WARMUP, cwd);
 
   log('warm pool: session/new, round trips');
   const warm = await daemon(tmp('troupe-dbench-warm-'), ['--pool', '2'], SCRIPTS.tiny);
-  const warmRuns = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd, true);
+  const warmRuns = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd, true, SESSION_NEW_WARMUP);
   const warmNew = warmRuns.all;
   const rttCounts = { n: COUNTS.rtt, warmup: COUNTS.warmup, prompts: COUNTS.prompts };
   const http = await CountingClient.http(warm.url, warm.headers).init();

@@ -39,10 +39,18 @@ async function settleChildren(d: Served, n: number): Promise<void> {
 }
 
 /**
+ * Untimed `session/new`s before a timed series, the same number for the daemon and the reference: a
+ * process serving its first requests runs code V8 has not compiled yet, and both series are meant
+ * to show a server in service (a daemon's pooled children are fresh processes either way).
+ */
+export const SESSION_NEW_WARMUP = 20;
+
+/**
  * `session/new` through the daemon, one at a time, each after the pool is full and idle (warm) or
  * with no child at all (cold, `--pool 0`); every session is closed again untimed (its child exits).
  * With `freezeRefill`, every other sample freezes (SIGSTOP) the children the daemon spawns while the
  * request runs (the pool's refill) and thaws them after: whether their boot slows `session/new`.
+ * `warmup` sessions are made and closed first, untimed.
  */
 export async function daemonSessionNew(
   d: Served,
@@ -50,11 +58,16 @@ export async function daemonSessionNew(
   n: number,
   cwd: string,
   freezeRefill = false,
+  warmup = 0,
 ): Promise<{ all: Summary; refillFrozen?: Summary; samples: { all: number[]; refillFrozen: number[] } }> {
   const client = await CountingClient.http(d.url, d.headers).init();
   const normal: number[] = [];
   const frozenMs: number[] = [];
   try {
+    for (let i = 0; i < warmup; i++) {
+      await settleChildren(d, pool);
+      await client.agent.request('session/close', { sessionId: await client.newSession(cwd) });
+    }
     for (let i = 0; i < (freezeRefill ? 2 * n : n); i++) {
       await settleChildren(d, pool);
       const freeze = freezeRefill && i % 2 === 1;
@@ -86,6 +99,11 @@ export async function daemonSessionNew(
 
 /** `session/new` on the in-process reference (same agent, no children), each session closed untimed. */
 export async function referenceSessionNew(url: string, n: number, warmup: number, cwd: string): Promise<Summary> {
+  return summarize(await referenceSessionNewSamples(url, n, warmup, cwd));
+}
+
+/** The samples of {@link referenceSessionNew} (ms each). */
+export async function referenceSessionNewSamples(url: string, n: number, warmup: number, cwd: string): Promise<number[]> {
   const client = await CountingClient.http(url).init();
   const ms: number[] = [];
   try {
@@ -98,7 +116,7 @@ export async function referenceSessionNew(url: string, n: number, warmup: number
   } finally {
     client.close();
   }
-  return summarize(ms);
+  return ms;
 }
 
 /**

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
@@ -130,6 +131,20 @@ export async function startDaemon(opts: { home?: string; args?: string[]; env?: 
     headers: { Authorization: `Bearer ${token}` },
     stop: () => stopProcess(proc, 40_000),
   };
+}
+
+/**
+ * The SDK's reference `AcpServer` hosting the troupe agent in-process (bench/daemon-reference.ts), in
+ * its own process with `hosts` ready hosts; resolves with its URL once it listens.
+ */
+export async function startReferenceServer(home: string, env: Record<string, string>, hosts: number): Promise<{ url: string; proc: ChildProcess }> {
+  const full = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', BENCH_REF_HOSTS: String(hosts), ...env };
+  const proc = spawn(process.execPath, [resolve('dist/bench/daemon-reference.js')], { env: full, stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((res, rej) => {
+    createInterface({ input: proc.stdout! }).once('line', res);
+    proc.once('exit', (code) => rej(new Error(`reference exited ${code}`)));
+  });
+  return { url: JSON.parse(line).url, proc };
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves on exit. */

@@ -5,7 +5,8 @@
  * `troupe acp` over stdio, with the process floor, in one run. For quick A/B comparisons while
  * working on child start-up; it writes nothing, it prints JSON.
  * Run: `npx tsc -p tsconfig.json && node dist/bench/session-new-bench.js`
- * Counts: BENCH_WARM_NEWS (16), BENCH_COLD_NEWS (10), BENCH_STDIO_FIRST_NEWS (6); BENCH_ROUNDS (1)
+ * Counts: BENCH_WARM_NEWS (16), BENCH_COLD_NEWS (10), BENCH_STDIO_FIRST_NEWS (6), BENCH_REF_NEWS (50:
+ * the in-process reference, run after each warm series, the target's baseline); BENCH_ROUNDS (1)
  * repeats warm and cold alternately, each round on a fresh daemon; BENCH_COLD_SNAPSHOT=0 skips the
  * `--snapshot` series (e.g. to run this script against an older build that has no such option).
  */
@@ -13,11 +14,11 @@ import { type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scriptEnv, startDaemon, summarize, type Served } from './daemon-support.js';
-import { daemonSessionNew, nodeSpawnFloor, stdioFirstSessionNew } from './daemon-latency.js';
+import { scriptEnv, startDaemon, startReferenceServer, summarize, type Served } from './daemon-support.js';
+import { daemonSessionNew, nodeSpawnFloor, referenceSessionNewSamples, SESSION_NEW_WARMUP, stdioFirstSessionNew } from './daemon-latency.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
-const COUNTS = { warm: int('BENCH_WARM_NEWS', 16), cold: int('BENCH_COLD_NEWS', 10), stdio: int('BENCH_STDIO_FIRST_NEWS', 6), rounds: int('BENCH_ROUNDS', 1), coldSnapshot: int('BENCH_COLD_SNAPSHOT', 1) };
+const COUNTS = { warm: int('BENCH_WARM_NEWS', 16), cold: int('BENCH_COLD_NEWS', 10), stdio: int('BENCH_STDIO_FIRST_NEWS', 6), rounds: int('BENCH_ROUNDS', 1), ref: int('BENCH_REF_NEWS', 50), coldSnapshot: int('BENCH_COLD_SNAPSHOT', 1) };
 const SCRIPT = { replies: [{ when: 'tiny', items: [{ text: 'ok' }] }] };
 
 const dirs: string[] = [];
@@ -53,12 +54,17 @@ async function main(): Promise<void> {
   const frozen: number[] = [];
   const cold: number[] = [];
   const coldSnapshot: number[] = [];
+  const reference: number[] = [];
+  const refHome = tmp('troupe-snbench-ref-');
+  const ref = COUNTS.ref ? await startReferenceServer(refHome, scriptEnv(refHome, SCRIPT), 4) : undefined;
+  if (ref) procs.add(ref.proc);
   for (let r = 0; r < COUNTS.rounds; r++) {
     if (COUNTS.warm) {
-      const runs = await withDaemon(2, (d) => daemonSessionNew(d, 2, COUNTS.warm, cwd, true));
+      const runs = await withDaemon(2, (d) => daemonSessionNew(d, 2, COUNTS.warm, cwd, true, SESSION_NEW_WARMUP));
       warm.push(...runs.samples.all);
       frozen.push(...runs.samples.refillFrozen);
     }
+    if (ref) reference.push(...(await referenceSessionNewSamples(ref.url, COUNTS.ref, r === 0 ? SESSION_NEW_WARMUP : 0, cwd)));
     if (COUNTS.cold) {
       cold.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd))).samples.all);
       if (COUNTS.coldSnapshot) coldSnapshot.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd), ['--snapshot'])).samples.all);
@@ -74,6 +80,8 @@ async function main(): Promise<void> {
         loadAtEnd: loadavg().map((x) => Math.round(x * 100) / 100),
         warmPoolMs: warm.length ? summarize(warm) : undefined,
         warmPoolRefillFrozenMs: frozen.length ? summarize(frozen) : undefined,
+        referenceInProcessMs: reference.length ? summarize(reference) : undefined,
+        warmOverReferenceP50: warm.length && reference.length ? Math.round((summarize(warm).p50 / summarize(reference).p50) * 1000) / 1000 : undefined,
         snapshotBuilt: existsSync('dist/acp-snapshot/acp.blob'),
         coldMs: cold.length ? summarize(cold) : undefined,
         coldFromSnapshotMs: coldSnapshot.length ? summarize(coldSnapshot) : undefined,
