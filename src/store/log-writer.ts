@@ -104,6 +104,12 @@ export class LogWriter {
     if (this.policy.sync === 'never') {
       this.syncDue = true;
       this.kickSoon();
+    } else if (this.syncDue && !this.running) {
+      // A barrier is pending and now someone waits for it (a new session's answer, a turn's result):
+      // start its write and sync now rather than on the next turn of the loop. Not at the barrier's
+      // append itself: the events appended with it in the same turn (a turn's user_message and
+      // turn_started) must go in the same write, or a crash between two writes would split them.
+      this.kick();
     }
     return new Promise<void>((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
   }
