@@ -61,6 +61,18 @@ export interface LeanAggregate {
   note: string;
   oneClientPerSession: AggregateResult;
   sseAndWsPerSession?: AggregateResult;
+  /**
+   * The same sessions streaming long replies (`long`), last: the daemon's with both clients attached,
+   * the reference's with its one. The children's fixed cost per turn and their code's warm-up then
+   * weigh less per update (bench/README.md).
+   */
+  longReplies?: AggregateResult;
+}
+
+/** A second, long-reply workload for the lean aggregate: the scripted reply's key and its items. */
+export interface LongReplies {
+  prompt: string;
+  chunks: number;
 }
 
 /**
@@ -69,7 +81,7 @@ export interface LeanAggregate {
  * client, attached by an untimed `tiny` prompt; then a second lean client of the other kind per
  * session, attached by a `_troupe/session_state` request.
  */
-export async function leanAggregateDaemon(url: string, headers: Record<string, string>, sessions: { sessionId: string; kind: Kind }[], chunks: number, procs: Procs): Promise<LeanAggregate> {
+export async function leanAggregateDaemon(url: string, headers: Record<string, string>, sessions: { sessionId: string; kind: Kind }[], chunks: number, procs: Procs, long?: LongReplies): Promise<LeanAggregate> {
   const clients = await Promise.all(sessions.map((s) => lean(s.kind, url, headers).init()));
   const watchers: (LeanHttpClient | LeanWsClient)[] = [];
   try {
@@ -77,15 +89,17 @@ export async function leanAggregateDaemon(url: string, headers: Record<string, s
     const oneClientPerSession = await aggregate(sessions.map((s, i) => ({ client: clients[i]!, sessionId: s.sessionId, watchers: [] })), 'stream-agg', chunks, kinds(sessions), procs);
     watchers.push(...(await Promise.all(sessions.map((s) => lean(other(s.kind), url, headers).init()))));
     await Promise.all(sessions.map((s, i) => watchers[i]!.request('_troupe/session_state', { sessionId: s.sessionId })));
-    const sseAndWsPerSession = await aggregate(sessions.map((s, i) => ({ client: clients[i]!, sessionId: s.sessionId, watchers: [watchers[i]!] })), 'stream-agg', chunks, { sse: sessions.length, ws: sessions.length }, procs);
-    return { note: LEAN_NOTE, oneClientPerSession, sseAndWsPerSession };
+    const both = sessions.map((s, i) => ({ client: clients[i]!, sessionId: s.sessionId, watchers: [watchers[i]!] }));
+    const sseAndWsPerSession = await aggregate(both, 'stream-agg', chunks, { sse: sessions.length, ws: sessions.length }, procs);
+    const longReplies = long ? await aggregate(both, long.prompt, long.chunks, { sse: sessions.length, ws: sessions.length }, procs) : undefined;
+    return { note: LEAN_NOTE, oneClientPerSession, sseAndWsPerSession, ...(longReplies ? { longReplies } : {}) };
   } finally {
     for (const c of [...clients, ...watchers]) c.close();
   }
 }
 
 /** The reference with lean clients: each opens its own session (a reference host serves one connection). */
-export async function leanAggregateReference(url: string, n: number, chunks: number, cwd: string, procs: Procs): Promise<LeanAggregate> {
+export async function leanAggregateReference(url: string, n: number, chunks: number, cwd: string, procs: Procs, long?: LongReplies): Promise<LeanAggregate> {
   const sessions: { client: LeanHttpClient | LeanWsClient; sessionId: string; kind: Kind }[] = [];
   try {
     // One at a time: the reference opens a host per connection and refills its stock of them slowly.
@@ -105,8 +119,10 @@ export async function leanAggregateReference(url: string, n: number, chunks: num
       }
     }
     await Promise.all(sessions.map((s) => s.client.request('session/prompt', { sessionId: s.sessionId, prompt: TINY })));
-    const oneClientPerSession = await aggregate(sessions.map((s) => ({ client: s.client, sessionId: s.sessionId, watchers: [] })), 'stream-agg', chunks, kinds(sessions), procs);
-    return { note: LEAN_NOTE, oneClientPerSession };
+    const one = sessions.map((s) => ({ client: s.client, sessionId: s.sessionId, watchers: [] }));
+    const oneClientPerSession = await aggregate(one, 'stream-agg', chunks, kinds(sessions), procs);
+    const longReplies = long ? await aggregate(one, long.prompt, long.chunks, kinds(sessions), procs) : undefined;
+    return { note: LEAN_NOTE, oneClientPerSession, ...(longReplies ? { longReplies } : {}) };
   } finally {
     for (const s of sessions) s.client.close();
   }

@@ -207,9 +207,9 @@ async function main(): Promise<void> {
   const scaleHome = tmp('troupe-dbench-scale-');
   const seedMs = await seedStored(scaleHome, COUNTS.stored, cwd, MODEL);
   const scale = await scaleSeries({
-    storedDaemon: () => daemon(scaleHome, ['--pool', '2'], SCRIPTS.agg),
+    storedDaemon: () => daemon(scaleHome, ['--pool', '2'], SCRIPTS.all),
     // The inspector lets the bench collect the daemon's garbage before reading its memory.
-    freshDaemon: () => daemon(tmp('troupe-dbench-fresh-'), ['--pool', '2'], SCRIPTS.agg, ['--inspect=127.0.0.1:0']),
+    freshDaemon: () => daemon(tmp('troupe-dbench-fresh-'), ['--pool', '2'], SCRIPTS.all, ['--inspect=127.0.0.1:0']),
     ref,
     counts: COUNTS,
     cwd,

@@ -17,7 +17,7 @@ interface ScaleDeps {
   /** A daemon on a fresh home (the burst, memory and streaming figures), started with `--inspect=127.0.0.1:0`. */
   freshDaemon: () => Promise<Served>;
   ref: { url: string; proc: ChildProcess };
-  counts: { sessions: number; aggItems: number; stored: number };
+  counts: { sessions: number; aggItems: number; stored: number; streamItems: number };
   cwd: string;
   track: (p: ChildProcess) => void;
   log: (s: string) => void;
@@ -127,7 +127,8 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   const fanOut = await aggregate(streamers, 'stream-agg', counts.aggItems, { sse: live, ws: live }, daemonProcs);
   for (const c of [...b.clients, ...watchers]) c.close();
   log('fresh: aggregate streaming with lean clients');
-  const leanAgg = await leanAggregateDaemon(d.url, d.headers, b.sessions, counts.aggItems, daemonProcs);
+  const long = { prompt: 'stream-long', chunks: counts.streamItems };
+  const leanAgg = await leanAggregateDaemon(d.url, d.headers, b.sessions, counts.aggItems, daemonProcs, long);
   const [, stopMs] = await timed(() => d.stop());
 
   log(`reference: burst of ${N} session/new, memory, aggregate streaming`);
@@ -144,7 +145,7 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   await warmUp(rb.sessions);
   const refAgg = await aggregate(rb.sessions.map((s) => ({ client: s.client, sessionId: s.sessionId, watchers: [] })), 'stream-agg', counts.aggItems, { sse: rb.sessions.filter((s) => s.kind === 'sse').length, ws: rb.sessions.filter((s) => s.kind === 'ws').length }, { server: ref.proc.pid!, children: () => [] });
   for (const c of rb.clients) c.close();
-  const refLeanAgg = await leanAggregateReference(ref.url, N, counts.aggItems, cwd, { server: ref.proc.pid!, children: () => [] });
+  const refLeanAgg = await leanAggregateReference(ref.url, N, counts.aggItems, cwd, { server: ref.proc.pid!, children: () => [] }, long);
 
   const perChildKb = childPss.reduce((a, x) => a + x, 0) / Math.max(1, childPss.length);
   const daemonPerSessionKb = (daemonAfter.pss - daemonBefore.pss) / live;

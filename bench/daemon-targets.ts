@@ -93,6 +93,16 @@ export function judge(r: any): Record<string, Target & Record<string, unknown>> 
         referenceEventsPerSecond: agg.referenceOneClientPerSession.eventsPerSecond,
         ratioVsReference: { oneClientPerSession: ratio(agg.daemonOneClientPerSession.eventsPerSecond, agg.referenceOneClientPerSession.eventsPerSecond) },
       },
+      // Not judged, for context: the same sessions and clients on long replies (bench/README.md).
+      longReplies: lagg.daemon.longReplies && lagg.reference.longReplies
+        ? {
+            chunksPerSession: lagg.daemon.longReplies.chunksPerSession,
+            fanOutEventsPerSecond: lagg.daemon.longReplies.eventsPerSecond,
+            referenceEventsPerSecond: lagg.reference.longReplies.eventsPerSecond,
+            cpuUsPerEvent: { fanOut: lagg.daemon.longReplies.cpuUsPerEvent, reference: lagg.reference.longReplies.cpuUsPerEvent },
+            ratioVsReference: { fanOut: ratio(lagg.daemon.longReplies.eventsPerSecond, lagg.reference.longReplies.eventsPerSecond) },
+          }
+        : undefined,
       met: Math.max(leanFan.eventsPerSecond, leanOne.eventsPerSecond) >= 250_000 && leanOne.eventsPerSecond >= 2 * leanRef.eventsPerSecond,
     },
     liveSessions: {
