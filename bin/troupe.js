@@ -7,14 +7,18 @@
 // Node's ES module loader before anything else (about 7 ms).
 'use strict';
 const { statSync } = require('node:fs');
-const { join } = require('node:path');
+const { join, sep } = require('node:path');
 
 const args = process.argv.slice(2);
 const dist = join(__dirname, '..', 'dist');
+// An installed copy (under node_modules: a dependency, a global install, npx) is never rebuilt in
+// place, and unpacking it gives its files the mtimes of the unpacking, in no particular order.
+const installed = __dirname.split(sep).includes('node_modules');
 
 function fresh() {
   try {
-    return statSync(join(dist, 'acp-script/start.cjs')).mtimeMs >= statSync(join(dist, 'src/acp/acp.command.js')).mtimeMs;
+    const bundled = statSync(join(dist, 'acp-script/start.cjs')).mtimeMs;
+    return installed || bundled >= statSync(join(dist, 'src/acp/acp.command.js')).mtimeMs;
   } catch {
     return false;
   }

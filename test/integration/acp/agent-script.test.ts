@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -119,4 +119,22 @@ test('without a note, or with its cache file gone, the agent starts from the bun
   const s = await startAndServe(noFile);
   assertServed(s);
   assert.deepEqual(s.started, { from: 'bundle', codeCache: 'absent' });
+});
+
+test('an installed copy (under node_modules) starts from its agent script whatever the mtimes unpacking gave its files', async (t) => {
+  // Inside dist/, so that the script finds the project's packages as an installed one finds its own.
+  const root = mkdtempSync(join(resolve('dist'), 'installed-test-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const pkg = join(root, 'node_modules', 'troupe');
+  cpSync(resolve('bin'), join(pkg, 'bin'), { recursive: true });
+  cpSync(SCRIPT_DIR, join(pkg, 'dist', 'acp-script'), { recursive: true });
+  // Unpacked after the script: in a checkout this would mean a newer tsc build, and the script unused.
+  mkdirSync(join(pkg, 'dist', 'src', 'acp'), { recursive: true });
+  const compiled = join(pkg, 'dist', 'src', 'acp', 'acp.command.js');
+  cpSync(resolve('dist/src/acp/acp.command.js'), compiled);
+  const later = new Date(Date.now() + 60_000);
+  utimesSync(compiled, later, later);
+  const r = await startAndServe(join(pkg, 'bin', 'troupe.js'));
+  assertServed(r);
+  assert.deepEqual(r.started, { from: 'agent script', codeCache: 'used' });
 });
