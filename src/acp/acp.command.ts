@@ -6,6 +6,7 @@
 import { Readable, Writable } from 'node:stream';
 import { format } from 'node:util';
 import * as acp from '@agentclientprotocol/sdk';
+import type { Logger } from '../core/ports.js';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
 import { VERSION } from '../core/version.js';
 import { loadConfig } from '../providers/config.js';
@@ -21,7 +22,8 @@ const USAGE = `Usage: troupe acp [--check | --version]
 Runs an ACP agent on stdio (JSON-RPC, one message per line). Editors spawn it; see docs/editors.md.
   --check     print the providers, keys and default model this agent would use; exit 1 if broken
   --version   print the version
-Environment: TROUPE_HOME (state), TROUPE_MODEL, provider keys (docs/providers.md), TROUPE_LOG.
+Environment: TROUPE_HOME (state), TROUPE_MODEL, provider keys (docs/providers.md), TROUPE_LOG,
+TROUPE_SESSION_IDLE_MS (unload a session unused this long, default 15 min; 0: never).
 `;
 
 /** `startup`: how the process was started (bin/troupe.js, src/acp/agent-script.ts), logged at debug. */
@@ -59,7 +61,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   let host: Promise<SessionHost> | undefined;
   const openHost = () =>
     (host ??= import('./session-host.js').then(({ SessionHost }) =>
-      SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : {}) }),
+      // A daemon stops a whole child once its session is idle; an editor's agent unloads sessions.
+      SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : { idleUnloadMs: sessionIdleMs(env, logger) }) }),
     ));
   // A daemon's child waits in the warm pool before anyone asks it anything: load everything now,
   // then, if still nobody has asked anything, run the session/new and prompt path on a throwaway
@@ -122,4 +125,15 @@ function isPoolInitialize(chunk: Buffer): boolean {
       return false;
     }
   });
+}
+
+/** Idle time after which an editor's `troupe acp` unloads a session (TROUPE_SESSION_IDLE_MS; 0: never). */
+export const DEFAULT_SESSION_IDLE_MS = 15 * 60_000;
+
+function sessionIdleMs(env: NodeJS.ProcessEnv, logger: Logger): number {
+  const raw = env.TROUPE_SESSION_IDLE_MS;
+  if (raw === undefined || raw === '') return DEFAULT_SESSION_IDLE_MS;
+  if (/^\d{1,10}$/.test(raw.trim())) return Number(raw.trim());
+  logger.warn('TROUPE_SESSION_IDLE_MS is not a number of milliseconds; using the default', { value: raw, defaultMs: DEFAULT_SESSION_IDLE_MS });
+  return DEFAULT_SESSION_IDLE_MS;
 }

@@ -36,6 +36,12 @@ export interface HostOptions {
    * SDK `notify` each, which costs several times the update itself.
    */
   updateLines?: (text: string) => void;
+  /**
+   * Unloads a session nothing has used for this long (ms; absent or 0: never), as `session/close`
+   * does: the next request for it opens it again from its log. For a long-lived `troupe acp` (an
+   * editor's), whose sessions would otherwise stay in memory until it exits.
+   */
+  idleUnloadMs?: number;
 }
 
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
@@ -69,11 +75,30 @@ export class SessionHost {
   private caps: acp.ClientCapabilities = {};
   /** A log made ahead for the next new session (prepareSpareLog); undefined once taken. */
   private spare?: Promise<{ sessionId: string; log: FileEventLog } | undefined>;
+  /** When each live session was last asked for or last appended to (ms since epoch), for idleUnloadMs. */
+  private readonly lastUsed = new Map<string, number>();
+  private readonly idleSweep?: NodeJS.Timeout;
 
   private constructor(
     private readonly opts: HostOptions,
     readonly index: SessionCatalog,
-  ) {}
+  ) {
+    const idleMs = opts.idleUnloadMs ?? 0;
+    if (idleMs > 0) {
+      // A sweep a few times per idle period: a session goes at most a quarter of it late.
+      this.idleSweep = setInterval(() => this.unloadIdle(idleMs), Math.max(50, Math.min(idleMs / 4, 60_000)));
+      this.idleSweep.unref();
+    }
+  }
+
+  private unloadIdle(idleMs: number): void {
+    const now = Date.now();
+    for (const [sessionId, live] of this.live) {
+      if (now - (this.lastUsed.get(sessionId) ?? now) < idleMs || !live.engine.idle) continue;
+      this.opts.logger.info('unloading a session idle for a while; a request opens it again from its log', { sessionId, idleMs });
+      void this.unload(sessionId).catch((err) => this.opts.logger.error('idle unload failed', { sessionId, error: String(err) }));
+    }
+  }
 
   static async open(opts: HostOptions): Promise<SessionHost> {
     if (opts.reporter) return new SessionHost(opts, daemonOwnedCatalog);
@@ -159,7 +184,10 @@ export class SessionHost {
   /** The live session, opening it from its log if needed. Unknown or deleted: `session_not_found`. */
   async get(sessionId: string): Promise<LiveSession> {
     const live = this.live.get(sessionId);
-    if (live) return live;
+    if (live) {
+      this.lastUsed.set(sessionId, Date.now());
+      return live;
+    }
     let pending = this.opening.get(sessionId);
     if (!pending) {
       pending = this.reopen(sessionId).finally(() => this.opening.delete(sessionId));
@@ -213,6 +241,7 @@ export class SessionHost {
     const live = this.live.get(sessionId) ?? (await this.opening.get(sessionId)?.catch(() => undefined));
     if (!live) return;
     this.live.delete(sessionId);
+    this.lastUsed.delete(sessionId);
     await live.engine.dispose();
     live.detach();
     await live.log.close();
@@ -227,6 +256,7 @@ export class SessionHost {
   }
 
   async shutdown(): Promise<void> {
+    clearInterval(this.idleSweep);
     const spare = await this.takeSpare();
     if (spare) await spare.log.close().catch(() => undefined).then(() => rm(spare.log.path, { force: true }));
     await Promise.all([...this.live.keys()].map((id) => this.unload(id)));
@@ -267,6 +297,7 @@ export class SessionHost {
     const updateLines = this.opts.updateLines;
     const stopInspecting = reporter ? engine.inspect((ev) => reporter.transition(sessionId, ev)) : () => undefined;
     const stop = engine.observe((event) => {
+      this.lastUsed.set(sessionId, Date.now());
       reporter?.event(log, event);
       const client = this.client;
       if (client && updateLines) updateLines(projectEventLines(event, this.projectionCaps));
@@ -275,6 +306,7 @@ export class SessionHost {
     });
     const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };
     this.live.set(sessionId, live);
+    this.lastUsed.set(sessionId, Date.now());
     return live;
   }
 

@@ -120,6 +120,12 @@ export class SessionEngine {
     return this.core.conversation;
   }
 
+  /** Nothing runs or waits: no turn, no queued prompt, no prompt waiting for its result. */
+  get idle(): boolean {
+    const snap = this.actor.getSnapshot();
+    return snap.status === 'active' && snap.value === 'idle' && snap.context.queue.length === 0 && this.waiting.size === 0;
+  }
+
   /** Queues a prompt; it runs when every earlier prompt has finished. */
   prompt(content: ContentBlock[]): PromptHandle {
     this.assertOpen();

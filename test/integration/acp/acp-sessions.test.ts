@@ -2,7 +2,7 @@
 // listing, config, slash commands and errors. Every line it writes is schema-checked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
@@ -155,5 +155,42 @@ test('prompts take text, resource links, embedded resources and images', async (
   const echoed = c.updatesFor(sessionId, 'user_message_chunk').map((u) => u.content.type);
   assert.deepEqual(echoed, ['text', 'resource_link', 'resource', 'image']);
   await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'audio', data: 'AA==', mimeType: 'audio/wav' }] as any }), rpcError(-32602));
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a session nothing uses for TROUPE_SESSION_IDLE_MS is unloaded (its log closed) and opened again, whole, by its next request; one with a turn running stays', async (t) => {
+  const c = AcpChild.start({
+    env: { TROUPE_SESSION_IDLE_MS: '300' },
+    script: { replies: [{ when: 'slow', items: [{ delay_ms: 1500 }, { text: 'done slowly' }] }, { when: 'hi', items: [{ text: 'hello' }] }] },
+  });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  assert.equal((await c.prompt(sessionId, 'hi')).stopReason, 'end_turn');
+  const before: any = await c.agent.request('_troupe/session_state' as never, { sessionId } as never);
+  const logPath = realpathSync(join(c.home, 'sessions', `${sessionId}.log`));
+  const logOpen = () => readdirSync(`/proc/${c.proc.pid}/fd`).some((fd) => {
+    try {
+      return readlinkSync(`/proc/${c.proc.pid}/fd/${fd}`) === logPath;
+    } catch {
+      return false; // closed meanwhile
+    }
+  });
+  assert.ok(logOpen(), 'a live session holds its log open');
+  await c.until(() => !logOpen(), 'the idle session unloaded');
+
+  // Its next request opens it from its log: history, title and mode are all there.
+  assert.equal((await c.prompt(sessionId, 'hi')).stopReason, 'end_turn');
+  const after: any = await c.agent.request('_troupe/session_state' as never, { sessionId } as never);
+  assert.ok(after.lastSeq > before.lastSeq, `the log goes on from seq ${before.lastSeq} (now ${after.lastSeq})`);
+  assert.equal(after.title, before.title);
+  assert.equal(after.mode, before.mode);
+  assert.ok(logOpen(), 'open again');
+
+  // A turn that runs longer than the idle time keeps its session.
+  const slow = c.prompt(sessionId, 'slow');
+  await new Promise((r) => setTimeout(r, 900));
+  assert.ok(logOpen(), 'not unloaded while its turn runs');
+  assert.equal((await slow).stopReason, 'end_turn');
   assert.deepEqual(c.schemaErrors, []);
 });
