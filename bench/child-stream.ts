@@ -2,7 +2,7 @@
  * Child streaming cost: CPU time a `troupe acp` process spends per streamed `session/update`, as a
  * plain stdio agent (what an editor runs) and as a supervised daemon child (`--supervised`, with the
  * fd 3 control channel read by this script the way a daemon reads it), in the same run, interleaved.
- * Run: `npx tsc -p tsconfig.json && node scripts/bundle-acp.js && node dist/bench/child-stream.js`
+ * Run: `npm run build && node dist/bench/child-stream.js`
  * (about 30 s). Writes bench/results/child-stream.json; bench/README.md explains the series.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -2,7 +2,7 @@
  * Daemon benchmark (issue 6): `troupe serve` against the SDK's reference `AcpServer` hosting the
  * same troupe agent in-process (bench/daemon-reference.ts), a `troupe acp` child over stdio and a
  * bare process, all measured in the same run, on the offline scripted/replay model, 127.0.0.1 only.
- * Run: `npx tsc -p tsconfig.json && node dist/bench/daemon-bench.js` (about 2–3 minutes on 2 cores).
+ * Run: `npm run build && node dist/bench/daemon-bench.js` (about 2–3 minutes on 2 cores).
  * Writes bench/results/daemon-bench.json; bench/README.md explains every series and its target.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     cpuModel: cpus()[0]?.model,
     memTotalMiB: Math.round(totalmem() / 2 ** 20),
     loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
-    command: 'npx tsc -p tsconfig.json && node dist/bench/daemon-bench.js',
+    command: 'npm run build && node dist/bench/daemon-bench.js',
     model: `${MODEL} (TROUPE_SCRIPT, chunkDelayMs 0): keyed replies 'stream-long' (${COUNTS.streamItems} text items), 'stream-agg' (${COUNTS.aggItems}), 'tiny' (1)`,
     counts: COUNTS,
   };

@@ -2,7 +2,7 @@
  * How long `GET /v1/sessions` holds the daemon's loop with many sessions stored (a scratch
  * measurement, not part of the recorded bench): seeds BENCH_STORED sessions, then lists them
  * BENCH_LISTS times and reads the daemon's own longest stall over the window (/metrics).
- * Run: npx tsc -p tsconfig.json && node dist/bench/daemon-list-probe.js
+ * Run: npm run build && node dist/bench/daemon-list-probe.js
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

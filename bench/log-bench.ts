@@ -1,7 +1,7 @@
 /**
  * Event log benchmark: append throughput under each durability policy, and replay decode rate,
  * each against a JSON-lines baseline (same events, JSON.stringify per line, same fsync policy)
- * measured in the same run. Run: `npx tsc -p tsconfig.json && node dist/bench/log-bench.js`.
+ * measured in the same run. Run: `npm run build && node dist/bench/log-bench.js`.
  * Writes bench/results/log-bench.json. Bounded to well under a minute.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';

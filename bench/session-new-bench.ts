@@ -4,7 +4,7 @@
  * the default, and from the startup snapshot with `--snapshot`), and `initialize` + `session/new` to an idle
  * `troupe acp` over stdio, with the process floor, in one run. For quick A/B comparisons while
  * working on child start-up; it writes nothing, it prints JSON.
- * Run: `npx tsc -p tsconfig.json && node dist/bench/session-new-bench.js`
+ * Run: `npm run build && node dist/bench/session-new-bench.js`
  * Counts: BENCH_WARM_NEWS (16), BENCH_COLD_NEWS (10), BENCH_STDIO_FIRST_NEWS (6), BENCH_REF_NEWS (50:
  * the in-process reference, run after each warm series, the target's baseline); BENCH_ROUNDS (1)
  * repeats warm and cold alternately, each round on a fresh daemon; BENCH_COLD_SNAPSHOT=0 skips the

@@ -2,7 +2,7 @@
  * Transport benchmark: an SDK HTTP client receives a `session/load` replay of N `session/update`s
  * (a) from troupe's uWS transport and (b) from the SDK's own AcpServer on node:http, the baseline
  * measured in the same run. Both agents await every send. Also a WebSocket pass for each.
- * Run: `npx tsc -p tsconfig.json && node dist/bench/transport-throughput.js`.
+ * Run: `npm run build && node dist/bench/transport-throughput.js`.
  * Writes bench/results/transport-throughput.json. Bounded to well under a minute.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
