@@ -9,10 +9,10 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, startReferenceServer, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, startReferenceServer, summarize, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
 import { LeanHttpClient, LeanStdioClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 import { childStartSeries, type ChildStart } from './daemon-child-start.js';
-import { daemonSessionNew, nodeSpawnFloor, referenceSessionNew, SESSION_NEW_WARMUP, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
+import { daemonSessionNew, IDLE_BEFORE_SAMPLE_MS, nodeSpawnFloor, ReferenceSessionNews, SESSION_NEW_WARMUP, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
 import { streamRuns } from './daemon-stream.js';
 import { seedStored } from './daemon-scale.js';
 import { scaleSeries } from './daemon-scale-run.js';
@@ -110,11 +110,26 @@ async function main(): Promise<void> {
   log('reference server (SDK AcpServer + troupe agent in-process)');
   const ref = await startReference(tmp('troupe-dbench-ref-'));
   const floor = await nodeSpawnFloor(5);
-  const refNew = await referenceSessionNew(ref.url, COUNTS.refNews, SESSION_NEW_WARMUP, cwd);
 
-  log('warm pool: session/new, round trips');
+  log('warm pool: session/new (interleaved with the reference\'s), round trips');
   const warm = await daemon(tmp('troupe-dbench-warm-'), ['--pool', '2'], SCRIPTS.tiny);
-  const warmRuns = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd, true, SESSION_NEW_WARMUP);
+  const refNews = await ReferenceSessionNews.open(ref.url, cwd);
+  await refNews.run(SESSION_NEW_WARMUP);
+  // For context: the reference's session/news one right after another, as this bench took them
+  // until 2026-11-30 (the machine never idles in between).
+  const refBackToBack = summarize(await refNews.run(COUNTS.refNews));
+  // The judged series: a few reference samples before each daemon sample, every sample of both
+  // after the same idle spell (IDLE_BEFORE_SAMPLE_MS): the target is a ratio, and this machine's
+  // speed moves from minute to minute.
+  const refSamples: number[] = [];
+  const refPerSample = Math.ceil(COUNTS.refNews / (2 * COUNTS.warmNews));
+  const warmRuns = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd, {
+    freezeRefill: true,
+    warmup: SESSION_NEW_WARMUP,
+    between: async () => void refSamples.push(...(await refNews.run(refPerSample, IDLE_BEFORE_SAMPLE_MS))),
+  });
+  refNews.close();
+  const refNew = summarize(refSamples);
   const warmNew = warmRuns.all;
   const rttCounts = { n: COUNTS.rtt, warmup: COUNTS.warmup, prompts: COUNTS.prompts };
   const http = await CountingClient.http(warm.url, warm.headers).init();
@@ -220,13 +235,14 @@ async function main(): Promise<void> {
 
   Object.assign(result, {
     sessionNew: {
-      note: 'daemon series: one session/new at a time through the SDK HTTP client, after the pool is full and its children idle; daemonWarmPoolRefillFrozenMs: interleaved with the warm series, the child the pool spawns to refill itself is frozen (SIGSTOP) until the response is in (does its boot slow session/new?); stdioIdleChildInitAndNewMs: initialize + session/new sent to an idle, never-used `troupe acp` over stdio (what the relay asks of a pooled child)',
+      note: `daemon series: one session/new at a time through the SDK HTTP client, after the pool is full and its children idle and then ${IDLE_BEFORE_SAMPLE_MS} ms of nothing; referenceInProcessMs: the reference's, interleaved with it (a few before each daemon sample), each after the same ${IDLE_BEFORE_SAMPLE_MS} ms; referenceBackToBackMs: the reference's one right after another (not judged: the machine never idles in between, which no warm-pool sample can have); daemonWarmPoolRefillFrozenMs: interleaved with the warm series, the child the pool spawns to refill itself is frozen (SIGSTOP) until the response is in (does its boot slow session/new?); stdioIdleChildInitAndNewMs: initialize + session/new sent to an idle, never-used \`troupe acp\` over stdio (what the relay asks of a pooled child)`,
       daemonWarmPoolMs: warmNew,
       daemonWarmPoolRefillFrozenMs: warmRuns.refillFrozen,
       daemonColdMs: coldNew,
       childStart: { note: 'daemons with --pool 0, children started the default way (key `bundle`: bin/troupe.js, the agent script with its code cache) and from the startup snapshot (--snapshot): cold session/new one at a time, then the idle children\'s memory 2 s and 12 s later (bench/daemon-child-start.ts)', ...childStart },
       stdioIdleChildInitAndNewMs: stdioFirstNew,
       referenceInProcessMs: refNew,
+      referenceBackToBackMs: refBackToBack,
       nodeSpawnToExitMs: floor,
     },
     roundTrip: {

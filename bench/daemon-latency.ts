@@ -28,6 +28,15 @@ function execed(pid: number): boolean {
   }
 }
 
+/**
+ * How long the machine is left idle before each `session/new` timed against the warm pool: a warm
+ * pool's sample can only be taken once the pool has refilled and its children have been quiet this
+ * long, and on this VM a request after an idle spell is slower than one right after another (about
+ * 5.2 against 3.9 ms for the reference here: the vCPUs halt and wake), so the reference's samples
+ * get the same spell.
+ */
+export const IDLE_BEFORE_SAMPLE_MS = 80;
+
 /** Waits until the daemon has exactly `n` children, all idle (warm children have loaded their code). */
 async function settleChildren(d: Served, n: number): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -35,7 +44,7 @@ async function settleChildren(d: Served, n: number): Promise<void> {
     if (Date.now() > deadline) throw new Error(`daemon kept ${childPids(d.proc.pid!).length} children, expected ${n}`);
     await sleep(10);
   }
-  await waitIdle(() => childPids(d.proc.pid!), 80);
+  await waitIdle(() => childPids(d.proc.pid!), IDLE_BEFORE_SAMPLE_MS);
 }
 
 /**
@@ -50,16 +59,18 @@ export const SESSION_NEW_WARMUP = 20;
  * with no child at all (cold, `--pool 0`); every session is closed again untimed (its child exits).
  * With `freezeRefill`, every other sample freezes (SIGSTOP) the children the daemon spawns while the
  * request runs (the pool's refill) and thaws them after: whether their boot slows `session/new`.
- * `warmup` sessions are made and closed first, untimed.
+ * `warmup` sessions are made and closed first, untimed. `between` runs before each sample, once the
+ * daemon is idle: a baseline's samples, interleaved so that both series see the same machine. Every
+ * sample follows IDLE_BEFORE_SAMPLE_MS of idleness, as the reference's do then.
  */
 export async function daemonSessionNew(
   d: Served,
   pool: number,
   n: number,
   cwd: string,
-  freezeRefill = false,
-  warmup = 0,
+  options: { freezeRefill?: boolean; warmup?: number; between?: () => Promise<void> } = {},
 ): Promise<{ all: Summary; refillFrozen?: Summary; samples: { all: number[]; refillFrozen: number[] } }> {
+  const { freezeRefill = false, warmup = 0, between } = options;
   const client = await CountingClient.http(d.url, d.headers).init();
   const normal: number[] = [];
   const frozenMs: number[] = [];
@@ -70,6 +81,11 @@ export async function daemonSessionNew(
     }
     for (let i = 0; i < (freezeRefill ? 2 * n : n); i++) {
       await settleChildren(d, pool);
+      if (between) {
+        await between();
+        // Idle again, as long as before each of the reference's samples.
+        await sleep(IDLE_BEFORE_SAMPLE_MS);
+      }
       const freeze = freezeRefill && i % 2 === 1;
       const before = new Set(childPids(d.proc.pid!));
       const frozen: number[] = [];
@@ -97,26 +113,37 @@ export async function daemonSessionNew(
   return { all: summarize(normal), ...(freezeRefill ? { refillFrozen: summarize(frozenMs) } : {}), samples: { all: normal, refillFrozen: frozenMs } };
 }
 
-/** `session/new` on the in-process reference (same agent, no children), each session closed untimed. */
-export async function referenceSessionNew(url: string, n: number, warmup: number, cwd: string): Promise<Summary> {
-  return summarize(await referenceSessionNewSamples(url, n, warmup, cwd));
-}
 
-/** The samples of {@link referenceSessionNew} (ms each). */
-export async function referenceSessionNewSamples(url: string, n: number, warmup: number, cwd: string): Promise<number[]> {
-  const client = await CountingClient.http(url).init();
-  const ms: number[] = [];
-  try {
-    for (let i = 0; i < n + warmup; i++) {
-      const t0 = now();
-      const sessionId = await client.newSession(cwd);
-      if (i >= warmup) ms.push(now() - t0);
-      await client.agent.request('session/close', { sessionId });
-    }
-  } finally {
-    client.close();
+/**
+ * `session/new` on the in-process reference (same agent, no children) through one SDK client, each
+ * session closed untimed; `run` returns its samples, so that they can be interleaved with another series.
+ */
+export class ReferenceSessionNews {
+  private constructor(
+    private readonly client: CountingClient,
+    private readonly cwd: string,
+  ) {}
+
+  static async open(url: string, cwd: string): Promise<ReferenceSessionNews> {
+    return new ReferenceSessionNews(await CountingClient.http(url).init(), cwd);
   }
-  return ms;
+
+  /** `n` session/news (ms each), each after `idleMs` of nothing (0: one right after another). */
+  async run(n: number, idleMs = 0): Promise<number[]> {
+    const ms: number[] = [];
+    for (let i = 0; i < n; i++) {
+      if (idleMs > 0) await sleep(idleMs);
+      const t0 = now();
+      const sessionId = await this.client.newSession(this.cwd);
+      ms.push(now() - t0);
+      await this.client.agent.request('session/close', { sessionId });
+    }
+    return ms;
+  }
+
+  close(): void {
+    this.client.close();
+  }
 }
 
 /**

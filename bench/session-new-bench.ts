@@ -6,7 +6,7 @@
  * working on child start-up; it writes nothing, it prints JSON.
  * Run: `npm run build && node dist/bench/session-new-bench.js`
  * Counts: BENCH_WARM_NEWS (16), BENCH_COLD_NEWS (10), BENCH_STDIO_FIRST_NEWS (6), BENCH_REF_NEWS (50:
- * the in-process reference, run after each warm series, the target's baseline); BENCH_ROUNDS (1)
+ * the in-process reference, interleaved with the warm series, the target's baseline); BENCH_ROUNDS (1)
  * repeats warm and cold alternately, each round on a fresh daemon; BENCH_COLD_SNAPSHOT=0 skips the
  * `--snapshot` series (e.g. to run this script against an older build that has no such option).
  */
@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scriptEnv, startDaemon, startReferenceServer, summarize, type Served } from './daemon-support.js';
-import { daemonSessionNew, nodeSpawnFloor, referenceSessionNewSamples, SESSION_NEW_WARMUP, stdioFirstSessionNew } from './daemon-latency.js';
+import { daemonSessionNew, IDLE_BEFORE_SAMPLE_MS, nodeSpawnFloor, ReferenceSessionNews, SESSION_NEW_WARMUP, stdioFirstSessionNew } from './daemon-latency.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const COUNTS = { warm: int('BENCH_WARM_NEWS', 16), cold: int('BENCH_COLD_NEWS', 10), stdio: int('BENCH_STDIO_FIRST_NEWS', 6), rounds: int('BENCH_ROUNDS', 1), ref: int('BENCH_REF_NEWS', 50), coldSnapshot: int('BENCH_COLD_SNAPSHOT', 1) };
@@ -54,22 +54,25 @@ async function main(): Promise<void> {
   const frozen: number[] = [];
   const cold: number[] = [];
   const coldSnapshot: number[] = [];
-  const reference: number[] = [];
   const refHome = tmp('troupe-snbench-ref-');
   const ref = COUNTS.ref ? await startReferenceServer(refHome, scriptEnv(refHome, SCRIPT), 4) : undefined;
   if (ref) procs.add(ref.proc);
+  const refNews = ref ? await ReferenceSessionNews.open(ref.url, cwd) : undefined;
+  await refNews?.run(SESSION_NEW_WARMUP);
+  const reference: number[] = [];
   for (let r = 0; r < COUNTS.rounds; r++) {
     if (COUNTS.warm) {
-      const runs = await withDaemon(2, (d) => daemonSessionNew(d, 2, COUNTS.warm, cwd, true, SESSION_NEW_WARMUP));
+      const between = refNews ? async () => void reference.push(...(await refNews.run(Math.ceil(COUNTS.ref / (2 * COUNTS.warm)), IDLE_BEFORE_SAMPLE_MS))) : undefined;
+      const runs = await withDaemon(2, (d) => daemonSessionNew(d, 2, COUNTS.warm, cwd, { freezeRefill: true, warmup: SESSION_NEW_WARMUP, ...(between ? { between } : {}) }));
       warm.push(...runs.samples.all);
       frozen.push(...runs.samples.refillFrozen);
     }
-    if (ref) reference.push(...(await referenceSessionNewSamples(ref.url, COUNTS.ref, r === 0 ? SESSION_NEW_WARMUP : 0, cwd)));
     if (COUNTS.cold) {
       cold.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd))).samples.all);
       if (COUNTS.coldSnapshot) coldSnapshot.push(...(await withDaemon(0, (d) => daemonSessionNew(d, 0, COUNTS.cold, cwd), ['--snapshot'])).samples.all);
     }
   }
+  refNews?.close();
   const stdioHome = tmp('troupe-snbench-stdio-');
   const stdio = COUNTS.stdio ? await stdioFirstSessionNew(COUNTS.stdio, { TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPT) }, cwd, (c) => procs.add(c.proc)) : undefined;
   const floor = await nodeSpawnFloor(5);
