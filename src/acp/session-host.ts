@@ -134,7 +134,10 @@ export class SessionHost {
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
     // session_created is a barrier (spec/event-log.md §3): the session is reported once it is durable,
     // as a turn's result is, so that no crash after the answer can lose a session a client was given.
+    // Synced on this thread: the request has nothing else to wait for, and a small write and an
+    // fdatasync take less than the two thread-pool round trips they would otherwise cost.
     try {
+      log.syncNow();
       await log.whenDurable(log.lastSeq());
     } catch (err) {
       await engine.dispose().catch(() => undefined);

@@ -216,6 +216,14 @@ export class FileEventLog implements EventLog {
     return this.writer.writtenSeq();
   }
 
+  /**
+   * Makes what is appended durable now, on this thread, unless a write is already in flight (then
+   * `whenDurable` waits for it as usual): for a barrier a request waits on with nothing else to do.
+   */
+  syncNow(): void {
+    this.writer?.syncNow();
+  }
+
   whenDurable(seq: number): Promise<void> {
     try {
       this.broker.checkCursor(seq);

@@ -58,6 +58,38 @@ test('whenDurable resolves for a barrier event and for chunks (group commit), an
   }
 });
 
+test('syncNow makes what is appended durable before it returns, on this thread; with a write in flight it leaves it to whenDurable', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // A group commit too slow to be what synced it.
+    const log = await FileEventLog.forSession(dir, SID, { create: true, durability: { sync: 'group', groupCommitMs: 10_000 } });
+    log.append(chunk(SID, 'a'));
+    const t = log.append(turnCompleted(SID));
+    const before = log.stats().syncs;
+    log.syncNow();
+    // No await in between: written, synced, readable by someone else.
+    assert.equal(log.durableSeq(), t.seq);
+    assert.equal(log.stats().syncs, before + 1);
+    assert.equal(scanLogFile(log.path).lastSeq, t.seq);
+    log.syncNow(); // nothing pending: no second sync
+    assert.equal(log.stats().syncs, before + 1);
+
+    // A barrier starts its write on the next turn of the loop; once it is in flight, syncNow stays out of its way.
+    const u = log.append(turnCompleted(SID));
+    await new Promise((r) => setImmediate(r));
+    const v = log.append(turnCompleted(SID));
+    log.syncNow();
+    await log.whenDurable(v.seq);
+    assert.ok(log.durableSeq() >= v.seq && v.seq > u.seq);
+    const { events, scan } = await readLogFile(log.path);
+    assert.deepEqual(seqs(events), [1, 2, 3, 4]);
+    assert.equal(scan.warnings.length, 0);
+    await log.close();
+  } finally {
+    cleanup();
+  }
+});
+
 test("under the 'never' policy whenDurable forces a sync", async () => {
   const { dir, cleanup } = tempDir();
   try {
