@@ -47,19 +47,7 @@ const server = new AcpServer({
     // More connections at once than hosts opened ahead: this one opens its own (slower, and said so).
     if (!ready) logger.warn(`more than ${ahead} connections at once: a host is opened on demand; raise BENCH_REF_HOSTS`);
     let host: Promise<SessionHost> | undefined;
-    const app = createAgentApp({ openHost: () => (host ??= ready ? Promise.resolve(ready) : openHost()), env, config, logger });
-    // The connection's end ends its host, as the end of stdin ends `troupe acp`: its live sessions
-    // close their logs (else their file handles are left to the garbage collector).
-    // (AcpServer calls connect(stream, options); the app keeps its other members.)
-    const connect = (app.connect as (...args: unknown[]) => acp.AgentConnection).bind(app);
-    (app as { connect: unknown }).connect = (...args: unknown[]) => {
-      const connection = connect(...args);
-      void connection.closed
-        .finally(() => (host ?? Promise.resolve(ready)).then((h) => h?.shutdown()))
-        .catch((err) => logger.warn('host shutdown failed', { error: String(err) }));
-      return connection;
-    };
-    return app;
+    return createAgentApp({ openHost: () => (host ??= ready ? Promise.resolve(ready) : openHost()), env, config, logger });
   },
 });
 const acpHandler = createNodeHttpHandler(server);
