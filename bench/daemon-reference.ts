@@ -36,8 +36,10 @@ const refill = () => {
   refilling = true;
   void (async () => {
     while (hosts.length < ahead) hosts.push(await openHost());
-    refilling = false;
-  })();
+  })()
+    // A host that cannot open now (the shared index's lock, busy) is opened on demand later.
+    .catch((err) => logger.warn('could not open a host ahead', { error: String(err) }))
+    .finally(() => (refilling = false));
 };
 
 const server = new AcpServer({
