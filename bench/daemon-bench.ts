@@ -29,7 +29,7 @@ export const COUNTS = {
   prompts: int('BENCH_PROMPTS', 100),
   warmup: int('BENCH_WARMUP', 50),
   streamItems: int('BENCH_STREAM_ITEMS', 4000),
-  streamRuns: int('BENCH_STREAM_RUNS', 7),
+  streamRuns: int('BENCH_STREAM_RUNS', 3),
   sessions: int('BENCH_SESSIONS', 100),
   aggItems: int('BENCH_AGG_ITEMS', 400),
   stored: int('BENCH_STORED', 10_000),
