@@ -7,9 +7,6 @@
  * its engine through the actor system, which the session actor and its turn actors share.
  */
 import { fromPromise, type ActorSystem } from 'xstate';
-
-/** Any actor system (xstate does not export its `AnyActorSystem` alias). */
-type AnyActorSystem = ActorSystem<any>;
 import { TroupeError } from '../core/errors.js';
 import { newLocalId } from '../core/ids.js';
 import { sessionMachine } from '../machines/session.machine.js';
@@ -20,6 +17,9 @@ import { askPermission, cancelPermission, decideTool, failTool, runTool } from '
 import { compact, preflight } from './compaction.effect.js';
 
 const TITLE_LENGTH = 60;
+
+/** Any actor system (xstate does not export its `AnyActorSystem` alias). */
+type AnyActorSystem = ActorSystem<any>;
 
 /** What the machines report back to the engine that owns them. */
 export interface EngineHooks {

@@ -17,6 +17,17 @@ const RECORD_TARGET_BYTES = 256 * 1024;
 /** Pending bytes beyond which a write starts without waiting for the timer (bounds memory). */
 const EAGER_WRITE_BYTES = 4 * 1024 * 1024;
 
+/** Records ready to be written at the end of the file: their bytes, where each starts, their seqs. */
+interface Batch {
+  buf: Buffer;
+  /** [first seq of a record, its offset in the file] */
+  starts: [number, number][];
+  firstSeq: number;
+  lastSeq: number;
+  /** The end of the file once written. */
+  end: number;
+}
+
 interface Waiter {
   seq: number;
   resolve(): void;
@@ -225,7 +236,7 @@ export class LogWriter {
   }
 
   /** Everything enqueued, as records at the end of the file. */
-  private takeBatch(): { buf: Buffer; starts: [number, number][]; firstSeq: number; lastSeq: number; end: number } {
+  private takeBatch(): Batch {
     const events = this.pending;
     const sizes = this.pendingSizes;
     this.pending = [];
@@ -249,7 +260,7 @@ export class LogWriter {
   }
 
   /** A batch is in the file: the readers and the forwarding listener may see it. */
-  private commitBatch(batch: { buf: Buffer; starts: [number, number][]; firstSeq: number; lastSeq: number; end: number }): void {
+  private commitBatch(batch: Batch): void {
     this.writes++;
     this.end = batch.end;
     this.written = batch.lastSeq;
