@@ -113,7 +113,6 @@ export async function daemonSessionNew(
   return { all: summarize(normal), ...(freezeRefill ? { refillFrozen: summarize(frozenMs) } : {}), samples: { all: normal, refillFrozen: frozenMs } };
 }
 
-
 /**
  * `session/new` on the in-process reference (same agent, no children) through one SDK client, each
  * session closed untimed; `run` returns its samples, so that they can be interleaved with another series.
