@@ -75,7 +75,7 @@ export class SessionHost {
   private caps: acp.ClientCapabilities = {};
   /** A log made ahead for the next new session (prepareSpareLog); undefined once taken. */
   private spare?: Promise<{ sessionId: string; log: FileEventLog } | undefined>;
-  /** When each live session was last asked for or last appended to (ms since epoch), for idleUnloadMs. */
+  /** When each live session was last asked for, or ended a turn (ms since epoch), for idleUnloadMs. */
   private readonly lastUsed = new Map<string, number>();
   private readonly idleSweep?: NodeJS.Timeout;
 
@@ -89,6 +89,11 @@ export class SessionHost {
       this.idleSweep = setInterval(() => this.unloadIdle(idleMs), Math.max(50, Math.min(idleMs / 4, 60_000)));
       this.idleSweep.unref();
     }
+  }
+
+  /** The session was used now (only counted when idle sessions are unloaded). */
+  private touch(sessionId: string): void {
+    if (this.idleSweep) this.lastUsed.set(sessionId, Date.now());
   }
 
   private unloadIdle(idleMs: number): void {
@@ -188,7 +193,7 @@ export class SessionHost {
   async get(sessionId: string): Promise<LiveSession> {
     const live = this.live.get(sessionId);
     if (live) {
-      this.lastUsed.set(sessionId, Date.now());
+      this.touch(sessionId);
       return live;
     }
     let pending = this.opening.get(sessionId);
@@ -300,7 +305,8 @@ export class SessionHost {
     const updateLines = this.opts.updateLines;
     const stopInspecting = reporter ? engine.inspect((ev) => reporter.transition(sessionId, ev)) : () => undefined;
     const stop = engine.observe((event) => {
-      this.lastUsed.set(sessionId, Date.now());
+      // Idle from the end of its last turn (not per event: this is the streaming path).
+      if (event.type === 'turn_completed') this.touch(sessionId);
       reporter?.event(log, event);
       const client = this.client;
       if (client && updateLines) updateLines(projectEventLines(event, this.projectionCaps));
@@ -309,7 +315,7 @@ export class SessionHost {
     });
     const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };
     this.live.set(sessionId, live);
-    this.lastUsed.set(sessionId, Date.now());
+    this.touch(sessionId);
     return live;
   }
 
