@@ -64,14 +64,21 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
       // A daemon stops a whole child once its session is idle; an editor's agent unloads sessions.
       SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : { idleUnloadMs: sessionIdleMs(env, logger) }) }),
     ));
-  // A daemon's child waits in the warm pool before anyone asks it anything: load everything now,
-  // then, if still nobody has asked anything, run the session/new and prompt path on a throwaway
-  // session (warm-up.ts): its first real session/new and turn then run compiled code. `asked` is a
-  // signal, not a flag, so that the warm-up cancels its turn the moment a request arrives.
-  const asked = new AbortController();
-  let warmUpOver!: () => void;
-  const warmedUp = new Promise<void>((resolve) => (warmUpOver = resolve));
+  const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel) });
+  // The SDK parses stdin.
+  const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   if (channel) {
+    // A daemon's child waits in the warm pool before anyone asks it anything: load everything now,
+    // then, if still nobody has asked anything, run the session/new and prompt path on a throwaway
+    // session (warm-up.ts): its first real session/new and turn then run compiled code. `asked` is a
+    // signal, not a flag, so that the warm-up cancels its turn the moment a request arrives.
+    const asked = new AbortController();
+    // The daemon initializes a pooled child while it waits (spec/daemon.md §Warm pool): that alone
+    // is no reason to stop warming up; anything else (a session's own initialize too) means a client
+    // is waiting. Once the warm-up is over nothing needs telling, and the listener goes. (Added after
+    // the SDK's reader above: a 'data' listener sets stdin flowing.)
+    const onRequestData = (chunk: Buffer) => (isPoolInitialize(chunk) ? process.stdin.once('data', onRequestData) : asked.abort());
+    process.stdin.once('data', onRequestData);
     void openHost()
       .then(async (h) => {
         // Not before the loop has read stdin once: a child the daemon spawned for a request (the
@@ -83,19 +90,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
         await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });
       })
       .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }))
-      .finally(warmUpOver);
-  } else warmUpOver();
-  const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel) });
-  // The SDK parses stdin.
-  const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
-  // The daemon initializes a pooled child while it waits (spec/daemon.md §Warm pool): that alone
-  // is no reason to stop warming up; anything else (a session's own initialize too) means a client
-  // is waiting.
-  const onRequestData = (chunk: Buffer) => (channel && isPoolInitialize(chunk) ? process.stdin.once('data', onRequestData) : asked.abort());
-  process.stdin.once('data', onRequestData);
-  // Once the warm-up is over nothing needs telling: the next request (the session/new a pooled child
-  // waits for) then skips the abort.
-  void warmedUp.then(() => process.stdin.off('data', onRequestData));
+      .finally(() => process.stdin.off('data', onRequestData));
+  }
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
 
   let stopping: Promise<void> | undefined;
