@@ -95,7 +95,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const replayModule = () => (replayLoaded ??= import('./session-replay.js'));
   let replayLoaded: Promise<typeof import('./session-replay.js')> | undefined;
   const openInBackground = () => void host().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
-  // The environment and config are read once per process: so is the list their keys make usable.
+  // The app's environment and config do not change: nor does the list their keys make usable.
   let usable: ReturnType<typeof usableModels> | undefined;
   const models = () => (usable ??= usableModels(env, config));
   const projectionCaps = () => {

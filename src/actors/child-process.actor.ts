@@ -41,7 +41,6 @@ export interface ChildHandlers {
 
 const STDERR_TAIL = 8 * 1024;
 
-
 export class ChildProcessHandle {
   readonly proc: ChildProcess;
   private stderrTail = '';

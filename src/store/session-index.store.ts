@@ -416,4 +416,3 @@ async function statOrUndefined(path: string): Promise<FileIdentity | undefined> 
 function sameFile(a: FileIdentity | undefined, b: FileIdentity | undefined): boolean {
   return !!a && !!b && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
-
