@@ -16,6 +16,8 @@ import { AGENT_SCRIPT, BUILD_LINE, CODE_CACHE_NOTE, CODE_CACHE_OUT_ENV } from '.
 import { DEFAULT_ACP_V8_FLAGS } from '../dist/src/acp/v8-flags.js';
 
 const VENDORS = ['@anthropic-ai/sdk', 'openai', '@google/genai'];
+/** Loaded from node_modules at run time: the vendor SDKs (on first use) and native modules. */
+const EXTERNAL = [...VENDORS, 'uWebSockets.js', 'bufferutil', 'utf-8-validate'];
 const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', minify: true, keepNames: true, logLevel: 'warning' };
 
 /**
@@ -46,7 +48,7 @@ await build({
   splitting: true,
   format: 'esm',
   sourcemap: true,
-  external: [...VENDORS, 'uWebSockets.js', 'bufferutil', 'utf-8-validate'],
+  external: EXTERNAL,
   // Some bundled CommonJS dependencies call require(): give the ES module one.
   banner: { js: "import { createRequire as __troupeRequire } from 'node:module'; const require = __troupeRequire(import.meta.url);" },
   plugins: [lazyExtractor('require')],
@@ -61,7 +63,7 @@ const bundled = await build({
   entryPoints: ['dist/src/acp/acp.command.js'],
   outfile: `${SCRIPT_DIR}/${AGENT_SCRIPT}`,
   sourcemap: true,
-  external: [...VENDORS, 'uWebSockets.js', 'bufferutil', 'utf-8-validate'],
+  external: EXTERNAL,
   define: { 'import.meta.url': '__troupeMetaUrl' },
   banner: { js: `${BUILD_LINE}${buildId}\nvar __troupeMetaUrl = require('node:url').pathToFileURL(__filename).href;` },
   plugins: [lazyExtractor('require')],
