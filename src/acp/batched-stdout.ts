@@ -40,11 +40,21 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
   let pending = '';
   let scheduled = false;
   let drained: Promise<void> = Promise.resolve();
+  // One 'drain' wait at a time: a fast reply keeps writing slices into a full pipe, and a listener
+  // per write would pile up (Node warns past ten) while they all wait for the same event.
+  let waitingForDrain = false;
   const write = () => {
     if (pending.length === 0) return;
     const text = pending;
     pending = '';
-    if (!out.write(text)) drained = new Promise((resolve) => out.once('drain', resolve));
+    if (out.write(text) || waitingForDrain) return;
+    waitingForDrain = true;
+    drained = new Promise((resolve) =>
+      out.once('drain', () => {
+        waitingForDrain = false;
+        resolve();
+      }),
+    );
   };
   const flush = () => {
     scheduled = false;

@@ -67,3 +67,21 @@ test('a long burst leaves in slices while it is still being produced, in order',
   const all = writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l).params.n);
   assert.deepEqual(all, Array.from({ length: i }, (_, k) => k), 'every line once, in order');
 });
+
+test('slices written into a full pipe share one drain wait', async () => {
+  const { out, writes, release } = sink(16);
+  const w = batchedStdout(out);
+  const line = (i: number) => `{"jsonrpc":"2.0","method":"session/update","params":{"n":${i},"pad":"${'x'.repeat(200)}"}}\n`;
+  // A long reply produced into a pipe nobody is reading: slice after slice is refused.
+  let i = 0;
+  while (writes.length === 0 || i < 2000) w.lines(line(i++));
+  assert.ok(out.writableNeedDrain, 'the pipe is full');
+  assert.equal(out.listenerCount('drain'), 1, 'one listener, however many slices were written');
+  const after = w.writeLines(line(i++));
+  release();
+  await after;
+  await w.flush();
+  const all = writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l).params.n);
+  assert.deepEqual(all, Array.from({ length: i }, (_, k) => k), 'every line once, in order');
+  assert.equal(out.listenerCount('drain'), 0);
+});
