@@ -16,7 +16,7 @@ import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/en
 import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessionsDir } from '../store/index.js';
 import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
-import type { TroupeConfig } from '../providers/config.js';
+import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
 import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import type { UpdateReplay } from './session-replay.js';
@@ -338,7 +338,7 @@ export class SessionHost {
     const client = this.requireClient();
     const fs = this.caps.fs ?? {};
     const files = clientFileBackend(client, sessionId, createLocalFileBackend(), { read: Boolean(fs.readTextFile), write: Boolean(fs.writeTextFile) });
-    const commands = this.caps.terminal ? clientTerminalBackend(client, sessionId) : createLocalCommandBackend();
+    const commands = this.caps.terminal ? clientTerminalBackend(client, sessionId) : createLocalCommandBackend({ withheldEnv: CREDENTIAL_ENV_VARS });
     return createWorkspaceTools({ cwd, additionalDirectories: dirs, files, commands });
   }
 

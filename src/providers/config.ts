@@ -96,6 +96,12 @@ export interface ResolvedSettings {
   credential: CredentialSource;
 }
 
+/**
+ * Every environment variable settingsFor reads a credential from. The agent's own commands
+ * (run_command on this machine) do not inherit them: spec/tools.md §run_command.
+ */
+export const CREDENTIAL_ENV_VARS: readonly string[] = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY'];
+
 /** Settings for one provider id, environment first, then the config file. */
 export function settingsFor(provider: string, env: NodeJS.ProcessEnv, config: TroupeConfig): ResolvedSettings {
   const file: ProviderSettings = (config.providers as Record<string, ProviderSettings | undefined> | undefined)?.[provider] ?? {};

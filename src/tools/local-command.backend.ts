@@ -12,6 +12,12 @@ export interface LocalCommandOptions {
   shell?: string;
   /** Time between SIGTERM and SIGKILL of the process group; default 2000 ms. */
   killGraceMs?: number;
+  /**
+   * Variables of the agent's environment that commands do not inherit: the agent's own model
+   * credentials (CREDENTIAL_ENV_VARS), which are there for its model calls, not for what the model
+   * decides to run.
+   */
+  withheldEnv?: readonly string[];
 }
 
 /** Sends a signal to a whole process group; a group that is already gone is not an error. */
@@ -24,9 +30,17 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+/** The agent's environment without the withheld variables. */
+function inheritedEnv(withheld: readonly string[]): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of withheld) delete env[name];
+  return env;
+}
+
 export function createLocalCommandBackend(options: LocalCommandOptions = {}): CommandBackend {
   const shell = options.shell ?? '/bin/sh';
   const killGraceMs = options.killGraceMs ?? 2000;
+  const withheld = options.withheldEnv ?? [];
 
   return {
     run(request, ctx) {
@@ -40,7 +54,7 @@ export function createLocalCommandBackend(options: LocalCommandOptions = {}): Co
 
         const child = spawn(shell, ['-c', request.command], {
           cwd: request.cwd,
-          env: { ...process.env, ...request.env },
+          env: { ...inheritedEnv(withheld), ...request.env },
           // Own process group (pgid = pid) so that one kill reaches every descendant.
           detached: true,
           stdio: ['ignore', 'pipe', 'pipe'],

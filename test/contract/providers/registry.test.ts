@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { modelsCommand } from '../../../src/cli/models.command.js';
-import { configPath, loadConfig, type TroupeConfig } from '../../../src/providers/config.js';
+import { configPath, CREDENTIAL_ENV_VARS, loadConfig, settingsFor, type TroupeConfig } from '../../../src/providers/config.js';
 import { chooseDefaultModel, defaultModel, providerStatus, resolveModel } from '../../../src/providers/registry.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
@@ -252,6 +252,20 @@ describe('troupe models', () => {
     assert.equal(stdout.text, '');
     assert.match(stderr.text, /not valid JSON/);
     assert.equal(await modelsCommand(['--yaml'], { stdout, stderr: new Capture(), env: envWithConfig() }), 2);
+  });
+
+  test('CREDENTIAL_ENV_VARS (withheld from commands) names every variable a credential is read from', () => {
+    // Every provider, offered every upper-case variable name that looks like a credential: each one a
+    // provider takes must be in the list.
+    const candidates = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENAI_API_KEY', 'OPENAI_COMPATIBLE_API_KEY', 'AZURE_OPENAI_API_KEY'];
+    const taken = new Set<string>();
+    for (const provider of ['anthropic', 'openai', 'google', 'openai-compatible', 'scripted']) {
+      for (const name of candidates) {
+        const s = settingsFor(provider, { [name]: `value-of-${name}`, OPENAI_BASE_URL: 'http://127.0.0.1:1' }, {});
+        if (s.apiKey === `value-of-${name}` || s.authToken === `value-of-${name}`) taken.add(name);
+      }
+    }
+    assert.deepEqual([...taken].sort(), [...CREDENTIAL_ENV_VARS].sort());
   });
 
   test('providerStatus reports config-file credentials as such', () => {
