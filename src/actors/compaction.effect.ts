@@ -44,10 +44,23 @@ async function countTokens(resolved: ResolvedModel, request: ModelRequest, signa
   return estimateTokens(request);
 }
 
+/**
+ * Characters per token assumed, when deciding to skip the vendor's count, for what was added since
+ * the model last measured the context: half the estimate's four, so that dense text (code, non-Latin
+ * scripts) does not slip past the budget uncounted.
+ */
+const ADDED_CHARS_PER_TOKEN = 2;
+
 export async function preflight(core: EngineCore, signal: AbortSignal): Promise<{ overBudget: boolean }> {
   const resolved = core.model();
+  const budget = resolved.capabilities.contextWindow * core.deps.limits.compactThreshold;
+  // The vendor's count is a network round trip before the turn's first token. Where the model's own
+  // last measure plus what came since is well inside the budget, it cannot change the answer. (An
+  // estimate that is still wrong ends in the vendor's overflow error, which compacts and retries.)
+  const measured = core.conversation.measured;
+  if (resolved.provider.countTokens && measured && measured.tokens + measured.charsSince / ADDED_CHARS_PER_TOKEN <= budget) return { overBudget: false };
   const tokens = await countTokens(resolved, core.request(resolved), signal);
-  return { overBudget: tokens > resolved.capabilities.contextWindow * core.deps.limits.compactThreshold };
+  return { overBudget: tokens > budget };
 }
 
 /** The last user message of every summarization request. */

@@ -39,6 +39,13 @@ export class Conversation {
   /** Seqs of every turn_completed, in order: compaction cuts the history at one of them. */
   readonly turnEnds: number[] = [];
   summary?: { text: string; throughSeq: number };
+  /**
+   * The context as the model last measured it: the tokens its last call used (input, cache and
+   * output, from the `usage` event) and the characters added since. Preflight uses it to skip the
+   * vendor's count when the session is far from its budget. Unknown until a call reports usage, and
+   * again after a compaction or a change of model (another tokenizer).
+   */
+  measured?: { tokens: number; charsSince: number };
   private toolOutputLimit?: { limit: number; atSeq: number };
   private entries: Entry[] = [];
   private readonly steerContent = new Map<string, ContentBlock[]>();
@@ -55,11 +62,15 @@ export class Conversation {
         break;
       case 'session_configured':
         if (event.mode !== undefined) this.mode = event.mode;
-        if (event.model !== undefined) this.model = event.model;
+        if (event.model !== undefined && event.model !== this.model) {
+          this.model = event.model;
+          this.measured = undefined;
+        }
         if (event.title !== undefined) this.title = event.title;
         break;
       case 'user_message':
         this.entries.push({ seq: event.seq, message: { role: 'user', content: event.content } });
+        this.added(JSON.stringify(event.content).length);
         break;
       case 'turn_started':
         this.openTurn = { turnId: event.turnId, tools: new Map(), permissions: new Map(), steers: new Set(), steps: 0 };
@@ -69,15 +80,18 @@ export class Conversation {
         const a = this.assistant(event.seq);
         if (event.type === 'agent_message_chunk') a.text += event.text;
         else a.thinking = (a.thinking ?? '') + event.text;
+        this.added(event.text.length);
         break;
       }
       case 'reasoning_part': {
         const a = this.assistant(event.seq);
         (a.reasoning ??= []).push(event.part);
+        this.added(JSON.stringify(event.part).length);
         break;
       }
       case 'tool_call_started':
         this.assistant(event.seq).toolCalls.push({ id: event.toolCallId, name: event.name, input: event.input });
+        this.added(event.name.length + JSON.stringify(event.input).length);
         this.openTurn?.tools.set(event.toolCallId, event.status);
         break;
       case 'tool_call_updated':
@@ -99,6 +113,7 @@ export class Conversation {
         const content = this.steerContent.get(event.steerId) ?? [];
         this.openTurn?.steers.delete(event.steerId);
         this.entries.push({ seq: event.seq, message: { role: 'user', content: [{ type: 'text', text: GUIDANCE_PREFIX }, ...content] } });
+        this.added(GUIDANCE_PREFIX.length + JSON.stringify(content).length);
         break;
       }
       case 'steer_rejected':
@@ -111,7 +126,11 @@ export class Conversation {
           // Entries the summary replaces are gone for good: drop them to keep memory flat.
           const through = this.summary?.throughSeq ?? 0;
           this.entries = this.entries.filter((e) => e.seq > through);
+          this.measured = undefined;
         }
+        break;
+      case 'usage':
+        this.measured = { tokens: event.used, charsSince: 0 };
         break;
       case 'turn_completed':
         this.turnEnds.push(event.seq);
@@ -157,6 +176,10 @@ export class Conversation {
     };
   }
 
+  private added(chars: number): void {
+    if (this.measured) this.measured.charsSince += chars;
+  }
+
   private assistant(seq: number): Extract<ModelMessage, { role: 'assistant' }> {
     const last = this.entries.at(-1)?.message;
     if (last?.role === 'assistant') return last;
@@ -170,6 +193,7 @@ export class Conversation {
     this.finishedTools.add(event.toolCallId);
     const name = this.toolName(event.toolCallId);
     const result = { toolCallId: event.toolCallId, name, output: event.output ?? '', isError: event.status === 'failed' };
+    this.added(result.output.length);
     const last = this.entries.at(-1)?.message;
     if (last?.role === 'tool') last.results.push(result);
     else this.entries.push({ seq: event.seq, message: { role: 'tool', results: [result] } });

@@ -1,0 +1,68 @@
+// Preflight asks the vendor to count the prompt only when the model's own last measure (the usage of
+// its last call) plus what was added since could be near the budget: the count is a network round
+// trip before every turn's first token otherwise.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ModelProvider } from '../../../src/core/provider.js';
+import type { ScriptItem } from '../../../src/providers/scripted/script-items.js';
+import { makeHarness, text } from '../../support/engine-harness.js';
+
+const WINDOW = 10_000; // budget: 0.8 × 10,000 = 8,000 tokens (the default compactThreshold)
+
+function setup(replies: ScriptItem[][]) {
+  const counted: number[] = [];
+  let vendorCount = 500;
+  const h = makeHarness(replies, {
+    capabilities: { contextWindow: WINDOW },
+    wrapProvider: (inner): ModelProvider => ({
+      ...inner,
+      stream: (request, signal) => inner.stream(request, signal),
+      capabilities: (model) => inner.capabilities(model),
+      async countTokens() {
+        counted.push(vendorCount);
+        return vendorCount;
+      },
+    }),
+  });
+  return { ...h, counted, setVendorCount: (n: number) => (vendorCount = n) };
+}
+
+const reply = (input: number): ScriptItem[] => [{ text: 'ok' }, { usage: { input, output: 10 } }];
+
+test('the vendor counts the first prompt, not the next ones far inside the budget', async () => {
+  const s = setup([reply(1_000), reply(1_200), reply(1_400)]);
+  for (const p of ['one', 'two', 'three']) assert.equal((await s.engine.prompt(text(p)).result).stopReason, 'end_turn');
+  assert.equal(s.counted.length, 1, 'only the first prompt, before any usage, was counted');
+  assert.deepEqual(s.ofType('compaction_started'), []);
+});
+
+test('near the budget the vendor counts, and its count decides the compaction', async () => {
+  const s = setup([reply(7_900), reply(2_000), reply(2_000)]);
+  await s.engine.prompt(text('first')).result;
+  assert.equal(s.counted.length, 1);
+  // 7,910 measured + 200 characters at 2 per token > 8,000: counted. The vendor says it fits.
+  s.setVendorCount(7_000);
+  assert.equal((await s.engine.prompt(text('x'.repeat(200))).result).stopReason, 'end_turn');
+  assert.equal(s.counted.length, 2);
+  assert.deepEqual(s.ofType('compaction_started'), [], 'the count said it fits');
+  // The last call measured 2,010, but a 14,000-character prompt could be 7,000 tokens: counted again,
+  // and this time the vendor's count is over the budget.
+  s.setVendorCount(9_000);
+  assert.equal((await s.engine.prompt(text('y'.repeat(14_000))).result).stopReason, 'end_turn');
+  assert.equal(s.counted.length, 3);
+  assert.deepEqual(s.ofType('compaction_started').map((e) => e.reason), ['preflight']);
+});
+
+test('after a compaction or a change of model the measure is gone, and the vendor counts again', async () => {
+  const s = setup([reply(1_000), reply(1_000), reply(1_000), reply(1_000)]);
+  await s.engine.prompt(text('one')).result;
+  await s.engine.prompt(text('two')).result;
+  assert.equal(s.counted.length, 1);
+  s.engine.configure({ model: 'scripted/other' });
+  await s.engine.prompt(text('three')).result;
+  assert.equal(s.counted.length, 2, 'another model, another tokenizer');
+  await s.engine.compactNow();
+  assert.equal(s.ofType('compaction_completed').at(-1)?.status, 'completed');
+  await s.engine.prompt(text('four')).result;
+  assert.equal(s.counted.length, 3, 'the compacted conversation was never measured');
+});
