@@ -2,7 +2,9 @@
  * The reference server of the daemon benchmark, run as its own process: the SDK's `AcpServer`
  * (`experimental/server` + `createNodeHttpHandler` / `createNodeWebSocketUpgradeHandler` on
  * node:http and `ws`) hosting the troupe agent app in-process, one `SessionHost` per connection as
- * `troupe acp` has one per stdio connection. Same sessions, same engine and log, no child processes.
+ * `troupe acp` has one per stdio connection, all sharing one session index (as the daemon has one):
+ * a hundred hosts each writing the index file under its lock timed out waiting for it. Same
+ * sessions, same engine and log, no child processes.
  * `GET /health` answers at once (the event-loop probe). Prints `{"url", "pid"}` on stdout when ready.
  * Environment: TROUPE_HOME etc. as for `troupe acp`; BENCH_REF_HOSTS hosts opened ahead (a host
  * opens asynchronously, `createAgent` is synchronous).
@@ -14,7 +16,7 @@ import { AcpServer } from '@agentclientprotocol/sdk/experimental/server';
 import { WebSocketServer } from 'ws';
 import { createStderrLogger, logLevelFrom } from '../src/core/stderr-logger.js';
 import { loadConfig } from '../src/providers/config.js';
-import { resolveTroupeHome } from '../src/store/index.js';
+import { resolveTroupeHome, SessionIndex, sessionsDir } from '../src/store/index.js';
 import { createAgentApp } from '../src/acp/agent.app.js';
 import { SessionHost } from '../src/acp/session-host.js';
 
@@ -24,9 +26,8 @@ const config = loadConfig(env);
 const home = resolveTroupeHome(env);
 const ahead = Number(env.BENCH_REF_HOSTS ?? 64);
 
-const openHost = () => SessionHost.open({ home, env, config, logger });
-// One after the other: each open may write the index under its file lock, and a hundred at once
-// time out waiting for it.
+const index = await SessionIndex.open(sessionsDir(home), { logger });
+const openHost = () => SessionHost.open({ home, env, config, logger, index });
 const hosts: SessionHost[] = [];
 for (let i = 0; i < ahead; i++) hosts.push(await openHost());
 let refilling = false;
@@ -37,7 +38,7 @@ const refill = () => {
   void (async () => {
     while (hosts.length < ahead) hosts.push(await openHost());
   })()
-    // A host that cannot open now (the shared index's lock, busy) is opened on demand later.
+    // A host that cannot open now is opened on demand later.
     .catch((err) => logger.warn('could not open a host ahead', { error: String(err) }))
     .finally(() => (refilling = false));
 };

@@ -42,6 +42,12 @@ export interface HostOptions {
    * editor's), whose sessions would otherwise stay in memory until it exits.
    */
   idleUnloadMs?: number;
+  /**
+   * The session index to use, shared by every host of this process. Absent: the host opens its own.
+   * A process that runs many hosts at once (one per connection, as an in-process server does) shares
+   * one, rather than having each write the same file under its lock.
+   */
+  index?: SessionCatalog;
 }
 
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
@@ -107,7 +113,7 @@ export class SessionHost {
 
   static async open(opts: HostOptions): Promise<SessionHost> {
     if (opts.reporter) return new SessionHost(opts, daemonOwnedCatalog);
-    return new SessionHost(opts, await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger }));
+    return new SessionHost(opts, opts.index ?? (await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger })));
   }
 
   /** The connection's client and what it advertised at `initialize`. */

@@ -1,5 +1,6 @@
 // The session host's create: a new session is reported only once its session_created is durable
 // (a barrier, spec/event-log.md §3), and a log made ahead (a spare) is used and not made twice.
+// Hosts of one process can share one session index.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
@@ -9,7 +10,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import { silentLogger } from '../../../src/core/ports.js';
 import { SessionHost } from '../../../src/acp/session-host.js';
 import { loadConfig } from '../../../src/providers/config.js';
-import { sessionsDir } from '../../../src/store/index.js';
+import { SessionIndex, sessionsDir } from '../../../src/store/index.js';
 
 async function host(): Promise<{ h: SessionHost; home: string }> {
   const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
@@ -39,4 +40,26 @@ test('a spare log made ahead is the next session; an unused one is removed at sh
   assert.equal(readdirSync(sessionsDir(home)).filter((f) => f.endsWith('.log')).length, 2);
   await h.shutdown();
   assert.deepEqual(readdirSync(sessionsDir(home)).filter((f) => f.endsWith('.log')), [`${live.engine.sessionId}.log`]);
+});
+
+test('hosts given one index share it: what one creates, the other lists at once', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
+  const env = { HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/demo' };
+  const index = await SessionIndex.open(sessionsDir(home), { logger: silentLogger });
+  const open = async () => {
+    const h = await SessionHost.open({ home, env, config: loadConfig(env), logger: silentLogger, index });
+    h.attach({} as acp.AgentContext, {});
+    return h;
+  };
+  const [a, b] = [await open(), await open()];
+  t.after(async () => {
+    await a.shutdown();
+    await b.shutdown();
+  });
+  assert.equal(a.index, index);
+  assert.equal(b.index, index);
+  const live = await a.create({ cwd: home, additionalDirectories: [] });
+  // The index is updated in the background (after session_created is durable).
+  for (let i = 0; i < 200 && !b.index.get(live.engine.sessionId); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(b.index.get(live.engine.sessionId)?.cwd, home, 'the other host sees the session without reading the file again');
 });
