@@ -5,7 +5,9 @@
  * `troupe acp` has one per stdio connection, all sharing one session index (as the daemon has one):
  * a hundred hosts each writing the index file under its lock timed out waiting for it. Same
  * sessions, same engine and log, no child processes.
- * `GET /health` answers at once (the event-loop probe). Prints `{"url", "pid"}` on stdout when ready.
+ * `GET /health` answers at once (the event-loop probe); `POST /gc` runs a full garbage collection
+ * (the process runs with --expose-gc), so that memory read before and after a series compares live
+ * memory, as the daemon's is read after a GC. Prints `{"url", "pid"}` on stdout when ready.
  * Environment: TROUPE_HOME etc. as for `troupe acp`; BENCH_REF_HOSTS hosts opened ahead (a host
  * opens asynchronously, `createAgent` is synchronous).
  */
@@ -58,6 +60,12 @@ const wss = new WebSocketServer({ noServer: true });
 const node = createServer((req, res) => {
   if (req.url === '/health') {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true }));
+    return;
+  }
+  if (req.url === '/gc' && req.method === 'POST') {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    res.writeHead(gc ? 204 : 501).end();
     return;
   }
   acpHandler(req, res);

@@ -139,7 +139,8 @@ export async function startDaemon(opts: { home?: string; args?: string[]; env?: 
  */
 export async function startReferenceServer(home: string, env: Record<string, string>, hosts: number): Promise<{ url: string; proc: ChildProcess }> {
   const full = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', BENCH_REF_HOSTS: String(hosts), ...env };
-  const proc = spawn(process.execPath, [resolve('dist/bench/daemon-reference.js')], { env: full, stdio: ['ignore', 'pipe', 'inherit'] });
+  // --expose-gc: its `POST /gc` makes a memory reading comparable (bench/daemon-reference.ts).
+  const proc = spawn(process.execPath, ['--expose-gc', resolve('dist/bench/daemon-reference.js')], { env: full, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((res, rej) => {
     createInterface({ input: proc.stdout! }).once('line', res);
     proc.once('exit', (code) => rej(new Error(`reference exited ${code}`)));
