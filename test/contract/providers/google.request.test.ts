@@ -74,4 +74,15 @@ describe('google adapter: the request it sends', { timeout: 20_000 }, () => {
     assert.ok(sent.body.contents[0].parts[0].text.startsWith(SYSTEM));
     assert.match(sent.body.contents[0].parts[0].text, /"name":"grep"/);
   });
+
+  test('GOOGLE_GENAI_API_VERSION=beta selects the v1beta API (docs/providers.md)', async (t) => {
+    // Read when a client is made: the adapter must not pin a version of its own over it.
+    const saved = process.env.GOOGLE_GENAI_API_VERSION;
+    t.after(() => (saved === undefined ? delete process.env.GOOGLE_GENAI_API_VERSION : (process.env.GOOGLE_GENAI_API_VERSION = saved)));
+    process.env.GOOGLE_GENAI_API_VERSION = 'beta';
+    const beta = new GoogleProvider({ apiKey: 'AIza-test', baseURL: server.url, maxRetries: 0 });
+    server.enqueue({ sse: fixture('google-text.sse') });
+    await collect(beta, request('gemini-2.5-pro'));
+    assert.match(server.requests.at(-1)!.url, /^\/v1beta\/models\/gemini-2\.5-pro:streamGenerateContent\?alt=sse$/);
+  });
 });
