@@ -71,6 +71,20 @@ export class Daemon {
     return { status: res.status, json: text ? JSON.parse(text) : undefined };
   }
 
+  /**
+   * Waits until the daemon knows every event of the session through `seq` is durable (its children
+   * report events once they are). A client sees updates before the log has them, and a crash keeps
+   * only what was durable (spec/event-log.md §3): a test that kills a child and then expects the
+   * interrupted turn in the history waits for this first.
+   */
+  async untilDurable(sessionId: string, seq: number, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.api('GET', `/v1/sessions/${sessionId}`)).json.lastSeq < seq) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for seq ${seq} of ${sessionId} to be durable`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   /** An ACP client over the SDK's HTTP or WebSocket transport, recording updates. */
   connect(transport: 'http' | 'ws', handlers: ClientHandlers = {}): AcpClient {
     const stream =

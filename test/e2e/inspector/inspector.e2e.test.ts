@@ -133,15 +133,9 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   // 5. kill -9 of the child mid-turn, then the restart.
   const victim = run('hang again');
   await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'partial').length === 2, 'the second hanging turn');
-  // A crash keeps what was durable (spec/event-log.md §3), and a client sees updates before they are:
-  // kill only once the daemon knows the turn's start and its partial reply are in the log, so that
-  // the restarted child finds the turn open and ends it as crashed (under load, the kill could
-  // otherwise come first, and the log would end before the turn began).
-  const partialSeq = c.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'partial').at(-1)._meta.troupe.seq as number;
-  for (let i = 0; (await d.api('GET', `/v1/sessions/${sessionId}`)).json.lastSeq < partialSeq; i++) {
-    assert.ok(i < 400, 'the hanging turn became durable');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  // Killed once the turn's start and its partial reply are durable, so that the restarted child finds
+  // the turn open and ends it as crashed: under load the kill could come before the log's write.
+  await d.untilDurable(sessionId, c.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'partial').at(-1)._meta.troupe.seq);
   process.kill(pid0, 'SIGKILL');
   await assert.rejects(victim, (e: any) => e.data?.code === 'agent_crashed');
   assert.equal((await run('hello again')).stopReason, 'end_turn', 'the session works in its new child');

@@ -42,6 +42,8 @@ test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it come
   const victim = a.agent.request('session/prompt', { sessionId: sa, prompt: [{ type: 'text', text: 'long' }] });
   const bystander = b.agent.request('session/prompt', { sessionId: sb, prompt: [{ type: 'text', text: 'steady' }] });
   await a.until(() => a.updatesFor(sa, 'agent_message_chunk').length >= 3, 'victim streaming');
+  // The history checked below is what was durable when the child died.
+  await d.untilDurable(sa, a.updatesFor(sa, 'agent_message_chunk').at(-1)._meta.troupe.seq);
   const { pid } = await childOf(d, sa);
   process.kill(pid, 'SIGKILL');
   await assert.rejects(victim, (e: any) => e.data?.code === 'agent_crashed' && e.data?.sessionId === sa);
