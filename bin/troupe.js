@@ -24,7 +24,9 @@ function fresh() {
   }
 }
 
-if (args[0] === 'acp' && fresh()) {
+// Only the agent itself takes this path: `acp --help`, `--version` and `--check` print for a person,
+// through src/main.ts and the CLI.
+if (args[0] === 'acp' && args.slice(1).every((a) => a === '--supervised') && fresh()) {
   // Applies the agent's V8 flags (src/acp/v8-flags.ts) in any case, before any of its code loads.
   const { started, codeCache } = require(join(dist, 'acp-script/start.cjs')).startAcp(join(dist, 'acp-script'), args.slice(1));
   if (!started) {

@@ -1,13 +1,17 @@
 /**
  * Entry point: `troupe acp` → src/acp, `troupe serve` → src/daemon, everything else → src/cli.
- * Each face is imported lazily so that `troupe acp` loads only what the agent needs.
+ * Each face is imported lazily so that `troupe acp` loads only what the agent needs. What the faces
+ * print for a person (--help, --version, --check) is the CLI's: a running face's stdout is protocol.
  */
-import { VERSION } from './core/version.js';
+
+/** Flags that ask `troupe acp` or `troupe serve` for information instead of running it. */
+const INFO_FLAGS = new Set(['--help', '-h', '--version', '--check']);
 
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (command === '--version' || command === '-v') {
-    process.stdout.write(`troupe ${VERSION}\n`);
+  if ((command === 'acp' || command === 'serve') && rest.some((a) => INFO_FLAGS.has(a))) {
+    const { faceInfo } = await import('./cli/face-info.command.js');
+    process.exitCode = faceInfo(command, rest, process.env);
     return;
   }
   if (command === 'acp') {

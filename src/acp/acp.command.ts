@@ -3,35 +3,23 @@
  * goes to stderr (level from TROUPE_LOG). Ends when stdin closes or on SIGTERM/SIGINT, after
  * cancelling running turns and flushing every session log.
  */
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { format } from 'node:util';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from '../core/ports.js';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
-import { VERSION } from '../core/version.js';
 import { loadConfig } from '../providers/config.js';
 import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
 import { createAgentApp } from './agent.app.js';
-import { acpCheck } from './acp-check.js';
 import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
 import { POOL_INITIALIZE_ID } from '../wire/control-messages.js';
 
-const USAGE = `Usage: troupe acp [--check | --version]
-
-Runs an ACP agent on stdio (JSON-RPC, one message per line). Editors spawn it; see docs/editors.md.
-  --check     print the providers, keys and default model this agent would use; exit 1 if broken
-  --version   print the version
-Environment: TROUPE_HOME (state), TROUPE_MODEL, provider keys (docs/providers.md), TROUPE_LOG,
-TROUPE_SESSION_IDLE_MS (unload a session unused this long, default 15 min; 0: never).
-`;
 
 /** `startup`: how the process was started (bin/troupe.js, src/acp/agent-script.ts), logged at debug. */
 export async function runAcp(args: string[], startup?: Record<string, unknown>): Promise<number> {
   const env = process.env;
-  if (args.includes('--help') || args.includes('-h')) return void process.stdout.write(USAGE), 0;
-  if (args.includes('--version')) return void process.stdout.write(`troupe ${VERSION}\n`), 0;
-  if (args.includes('--check')) return acpCheck(env, (line) => process.stdout.write(line + '\n'));
+  // --help, --version and --check never get here: they print for a person (src/cli/face-info.command.ts).
   const unknown = args.filter((a) => a !== '--supervised');
   if (unknown.length) {
     process.stderr.write(`troupe acp: unknown option ${unknown[0]} (try --help)\n`);
@@ -65,8 +53,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
       SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : { idleUnloadMs: sessionIdleMs(env, logger) }) }),
     ));
   const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel) });
-  // The SDK parses stdin.
-  const stdio = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  // The SDK parses stdin; what it answers itself (a line that is not JSON-RPC) goes out through `out`.
+  const stdio = acp.ndJsonStream(out.bytes, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   if (channel) {
     // A daemon's child waits in the warm pool before anyone asks it anything: load everything now,
     // then, if still nobody has asked anything, run the session/new and prompt path on a throwaway

@@ -25,6 +25,12 @@ export interface BatchedWriter {
   writeLines(text: string): Promise<void>;
   /** Writes what is pending now and waits until the pipe has taken it. */
   flush(): Promise<void>;
+  /**
+   * Whole NDJSON messages as bytes, for the SDK's own stdin framing (the answers it makes itself to
+   * a line it cannot parse): queued and written at once like any response, so that stdout has one
+   * writer and keeps the order messages were made in.
+   */
+  bytes: WritableStream<Uint8Array>;
 }
 
 /**
@@ -68,7 +74,15 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
       setImmediate(flush);
     }
   };
+  const decoder = new TextDecoder();
   return {
+    bytes: new WritableStream<Uint8Array>({
+      write(chunk) {
+        queue(decoder.decode(chunk, { stream: true }));
+        write();
+        return drained;
+      },
+    }),
     writable: new WritableStream<acp.AnyMessage>({
       async write(message) {
         // Queued at once, so that it keeps its place among direct lines; the SDK's next message

@@ -76,6 +76,10 @@ export async function runCli(command: string | undefined, args: string[]): Promi
     process.stdout.write(HELP);
     return 0;
   }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`troupe ${VERSION}\n`);
+    return 0;
+  }
   const run = COMMANDS[command];
   if (!run) {
     process.stderr.write(`troupe: unknown command '${command}' (try 'troupe --help')\n`);

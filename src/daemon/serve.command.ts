@@ -26,32 +26,6 @@ import { Metrics } from './metrics.js';
 import { SessionFeeds } from './session-feeds.js';
 import { daemonMetrics } from './daemon-metrics.js';
 
-const USAGE = `Usage: troupe serve [options]
-
-Runs the troupe daemon in the foreground: ACP over HTTP+SSE and WebSocket at /acp, the management
-API at /v1, metrics at /metrics. One supervised 'troupe acp' child per live session.
-
-Options:
-  --host H                 address to bind (default 127.0.0.1; anything else is reachable by others)
-  --port P                 port (default 7433; 0 picks a free one)
-  --allow-origin O         also accept browser requests from origin O (repeatable)
-  --tls-cert F --tls-key F serve HTTPS/WSS with these PEM files
-  --pool N                 warm children kept ready (default 2)
-  --max-sessions N         live sessions at once (default 1000)
-  --idle-ms N              stop a session's child after N ms idle (default 600000)
-  --child-memory-mb N      V8 heap budget of each child (default 512)
-  --child-nice N           scheduling niceness of the children, 0-19 (default 0: as the daemon);
-                           e.g. 10 keeps the daemon responsive in bursts of sessions booting
-  --snapshot               start children from the V8 startup snapshot (faster cold start, ~8 MiB
-                           more memory per child; see docs/daemon.md)
-  --heartbeat-ms N         how often a child reports it is alive (default 1000)
-  --heartbeat-timeout-ms N kill a child silent for N ms (default 10000; at least 3 heartbeats)
-  --restart-intensity N    restarts allowed per period before a session fails (default 3)
-  --restart-period-ms N    the period (default 60000)
-  --connection-idle-ms N   reap an ACP connection whose client vanished after N ms (default 300000)
-  --max-connections N      open ACP connections at once; one more is capacity_exceeded (default 256)
-Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
-`;
 
 export async function runServe(args: string[]): Promise<number> {
   let opts;
@@ -76,7 +50,6 @@ export async function runServe(args: string[]): Promise<number> {
         'connection-idle-ms': { type: 'string', default: '300000' },
         'max-connections': { type: 'string', default: '256' },
         snapshot: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }).values;
@@ -84,7 +57,6 @@ export async function runServe(args: string[]): Promise<number> {
     process.stderr.write(`troupe serve: ${(err as Error).message} (try --help)\n`);
     return 2;
   }
-  if (opts.help) return void process.stdout.write(USAGE), 0;
   const num = (name: keyof typeof opts, min: number): number => {
     const n = Number(opts[name]);
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${String(opts[name])}`);
@@ -233,8 +205,8 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env });
   const listening = await server.listen();
   writeState(home, { pid: process.pid, url: listening.url, version: VERSION, startedAt });
-  logger.info('listening', { url: listening.url, home });
-  process.stdout.write(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
+  // The daemon's one line for a person, with its logs on stderr (daemon.log when started by the CLI).
+  process.stderr.write(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
 
   process.on('unhandledRejection', (err) => logger.error('unhandled rejection (still serving)', { error: String(err) }));
   process.on('uncaughtException', (err) => logger.error('uncaught exception (still serving)', { error: String(err), stack: err.stack }));

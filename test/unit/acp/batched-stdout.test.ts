@@ -85,3 +85,13 @@ test('slices written into a full pipe share one drain wait', async () => {
   assert.deepEqual(all, Array.from({ length: i }, (_, k) => k), 'every line once, in order');
   assert.equal(out.listenerCount('drain'), 0);
 });
+
+test('NDJSON bytes (the SDK\'s own answers) leave at once, in order with everything queued before them', async () => {
+  const { out, writes } = sink();
+  const w = batchedStdout(out);
+  w.lines('{"jsonrpc":"2.0","method":"session/update","params":{"n":1}}\n');
+  const writer = w.bytes.getWriter();
+  await writer.write(new TextEncoder().encode('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}\n'));
+  assert.equal(writes.length, 1, 'written before the loop turn ended');
+  assert.deepEqual(writes[0]!.trimEnd().split('\n').map((l) => JSON.parse(l).method ?? JSON.parse(l).error.code), ['session/update', -32700]);
+});
