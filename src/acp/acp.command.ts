@@ -15,7 +15,6 @@ import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
 import { POOL_INITIALIZE_ID } from '../wire/control-messages.js';
 
-
 /** `startup`: how the process was started (bin/troupe.js, src/acp/agent-script.ts), logged at debug. */
 export async function runAcp(args: string[], startup?: Record<string, unknown>): Promise<number> {
   const env = process.env;

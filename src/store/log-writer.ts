@@ -184,13 +184,7 @@ export class LogWriter {
         if (this.pending.length > 0) await this.writeBatch();
         if (sync) {
           await this.fh.datasync();
-          this.syncs++;
-          this.durable = this.written;
-          this.settle();
-          if (this.pending.length === 0 && this.timer !== undefined) {
-            this.clock.clearTimeout(this.timer);
-            this.timer = undefined;
-          }
+          this.synced();
         }
       }
     } catch (err) {
@@ -213,16 +207,21 @@ export class LogWriter {
         this.commitBatch(batch);
       }
       fdatasyncSync(this.fh.fd);
-      this.syncs++;
       this.syncDue = false;
-      this.durable = this.written;
-      if (this.timer !== undefined) {
-        this.clock.clearTimeout(this.timer);
-        this.timer = undefined;
-      }
-      this.settle();
+      this.synced();
     } catch (err) {
       this.fail(err);
+    }
+  }
+
+  /** Everything written is on disk: its waiters go on, and no group-commit timer is needed while nothing is pending. */
+  private synced(): void {
+    this.syncs++;
+    this.durable = this.written;
+    this.settle();
+    if (this.pending.length === 0 && this.timer !== undefined) {
+      this.clock.clearTimeout(this.timer);
+      this.timer = undefined;
     }
   }
 
