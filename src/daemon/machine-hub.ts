@@ -10,6 +10,15 @@ export interface Transition {
   at: number;
 }
 
+/**
+ * A transition as the hub recorded it: numbered daemon-wide from 1, in the order the daemon saw
+ * them. The live feed uses the number as its SSE id, and the inspector to tell a transition it has
+ * from one it has not (two can share machine, state, event and millisecond).
+ */
+export interface RecordedTransition extends Transition {
+  n: number;
+}
+
 /** Transitions kept per session. */
 const KEEP = 500;
 /**
@@ -23,8 +32,9 @@ const MAX_NAMES = 10_000;
 export class MachineHub {
   private readonly current = new Map<string, Partial<Record<Transition['machine'], string>>>();
   /** Least recently active first. */
-  private readonly history = new Map<string, Transition[]>();
-  private readonly listeners = new Set<(sessionId: string, t: Transition) => void>();
+  private readonly history = new Map<string, RecordedTransition[]>();
+  private readonly listeners = new Set<(sessionId: string, t: RecordedTransition) => void>();
+  private next = 1;
   private readonly names = new Map<string, string>();
 
   constructor(private readonly limits = { perSession: KEEP, sessions: KEEP_SESSIONS }) {}
@@ -34,7 +44,7 @@ export class MachineHub {
     const cur = this.current.get(sessionId) ?? {};
     cur[t.machine] = state;
     this.current.set(sessionId, cur);
-    const compact: Transition = { machine: t.machine, state, event: this.name(t.event), at: t.at };
+    const compact: RecordedTransition = { n: this.next++, machine: t.machine, state, event: this.name(t.event), at: t.at };
     const list = this.history.get(sessionId) ?? [];
     this.history.delete(sessionId);
     list.push(compact);
@@ -48,11 +58,16 @@ export class MachineHub {
     return { ...(this.current.get(sessionId) ?? {}) };
   }
 
-  transitions(sessionId: string): Transition[] {
+  /** The number of the latest transition recorded (0: none yet). */
+  get lastN(): number {
+    return this.next - 1;
+  }
+
+  transitions(sessionId: string): RecordedTransition[] {
     return [...(this.history.get(sessionId) ?? [])];
   }
 
-  listen(listener: (sessionId: string, t: Transition) => void): () => void {
+  listen(listener: (sessionId: string, t: RecordedTransition) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

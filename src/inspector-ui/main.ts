@@ -22,6 +22,8 @@ const app = {
   events: [] as LogEvent[],
   replayed: [] as ReplayedTransition[],
   live: [] as LiveTransition[],
+  /** The highest transition number in `live`: the feed delivers in that order, so anything at or below it is there already. */
+  liveN: 0,
   gaps: [] as { at: number; text: string }[],
   rows: [] as Row[],
   travel: undefined as number | undefined,
@@ -148,7 +150,7 @@ const refreshReplay = debounce(async () => {
 }, 200);
 
 function onTransition(t: LiveTransition) {
-  if (t.n !== undefined) (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.push(t.n);
+  (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.push(t.n);
   if (!t.sessionId) return;
   const m = app.machines.get(t.sessionId) ?? {};
   m[t.machine] = t.state;
@@ -156,8 +158,9 @@ function onTransition(t: LiveTransition) {
   app.machines.set(t.sessionId, m);
   refreshSessions();
   if (t.sessionId !== app.selected) return;
-  if (app.live.some((x) => x.machine === t.machine && x.at === t.at && x.state === t.state && x.event === t.event)) return;
+  if (t.n <= app.liveN) return;
   app.live.push(t);
+  app.liveN = t.n;
   app.lastEvent[t.machine] = t.event;
   if (app.travel === undefined) {
     const before = app.shown[t.machine];
@@ -169,7 +172,7 @@ function onTransition(t: LiveTransition) {
 
 async function selectSession(id: string) {
   app.log?.close();
-  Object.assign(app, { selected: id, events: [], replayed: [], live: [], travel: undefined, lastEvent: {}, gaps: [] });
+  Object.assign(app, { selected: id, events: [], replayed: [], live: [], liveN: 0, travel: undefined, lastEvent: {}, gaps: [] });
   history.replaceState(null, '', `#${id}`);
   $<HTMLElement>('#detail-pane').hidden = false;
   $<HTMLElement>('#travel').hidden = true;
@@ -178,7 +181,10 @@ async function selectSession(id: string) {
   const r = await getJson<{ transitions: ReplayedTransition[]; live: LiveTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
   if (id !== app.selected) return;
   app.replayed = r.transitions;
-  app.live = r.live;
+  // What the feed brought while the replay was on its way: the newer ones go after the daemon's list.
+  const arrived = app.live;
+  app.live = [...r.live, ...arrived.filter((t) => t.n > (r.live.at(-1)?.n ?? 0))];
+  app.liveN = app.live.at(-1)?.n ?? 0;
   for (const m of MACHINES) app.lastEvent[m] = [...app.live].reverse().find((t) => t.machine === m)?.event;
   const seen = new Set<number>();
   let reloaded = false;

@@ -21,7 +21,8 @@ export interface LogEvent {
 
 /** A live transition from the daemon's machine hub. */
 export interface LiveTransition {
-  n?: number;
+  /** The daemon's number of the transition (MachineHub), increasing in the order it saw them. */
+  n: number;
   sessionId?: string;
   machine: MachineName;
   state: string;

@@ -1,27 +1,29 @@
 /**
  * Every machine transition the daemon sees (session, turn and child machines of every session),
- * numbered daemon-wide so that the inspector can resume after a reconnect (`Last-Event-ID`). The
+ * numbered daemon-wide (by the MachineHub) so that the inspector can resume after a reconnect
+ * (`Last-Event-ID`). The
  * last `keep` are kept; a cursor older than that, or from another daemon run, is a gap the stream
  * says out loud (`event: replay_gap`) before it goes on from the oldest one it still has.
  */
-import type { MachineHub, Transition } from '../machine-hub.js';
+import type { MachineHub, RecordedTransition } from '../machine-hub.js';
 import type { RouteRequest, RouteResponse } from '../http/route.types.js';
 import { TroupeError } from '../../core/errors.js';
 
-export interface NumberedTransition extends Transition {
-  n: number;
+export interface NumberedTransition extends RecordedTransition {
   sessionId: string;
 }
 
 export class TransitionFeed {
   private readonly kept: NumberedTransition[] = [];
-  private next = 1;
   private readonly listeners = new Set<(t: NumberedTransition) => void>();
   private readonly stop: () => void;
 
-  constructor(hub: MachineHub, private readonly keep = 5000) {
+  constructor(
+    private readonly hub: MachineHub,
+    private readonly keep = 5000,
+  ) {
     this.stop = hub.listen((sessionId, t) => {
-      const numbered = { n: this.next++, sessionId, ...t };
+      const numbered = { sessionId, ...t };
       this.kept.push(numbered);
       if (this.kept.length > this.keep) this.kept.splice(0, this.kept.length - this.keep);
       for (const l of this.listeners) l(numbered);
@@ -29,7 +31,7 @@ export class TransitionFeed {
   }
 
   get lastN(): number {
-    return this.next - 1;
+    return this.hub.lastN;
   }
 
   close(): void {
@@ -59,7 +61,7 @@ export class TransitionFeed {
     sse.onClose(done);
     req.signal.addEventListener('abort', done, { once: true });
     try {
-      const oldest = this.kept[0]?.n ?? this.next;
+      const oldest = this.kept[0]?.n ?? this.lastN + 1;
       // A cursor beyond what this daemon numbered comes from an earlier run: everything is new.
       const from = after > this.lastN ? 0 : after;
       if (after > this.lastN || (after > 0 && after < oldest - 1)) {

@@ -18,3 +18,17 @@ test('history is bounded per session and across sessions; current states are kep
   assert.deepEqual(hub.states('ses_b'), { child: 'ready' }, 'the current state of an evicted history is still known');
   assert.equal(seen.length, 8, 'listeners see every transition');
 });
+
+test('every transition is numbered daemon-wide, in the order recorded, across sessions', () => {
+  const hub = new MachineHub();
+  const heard: number[] = [];
+  hub.listen((_, x) => heard.push(x.n));
+  // Two transitions alike in every field but their number: the inspector tells them apart by it.
+  hub.record('ses_a', t('busy', 5));
+  hub.record('ses_b', t('busy', 5));
+  hub.record('ses_a', t('busy', 5));
+  assert.deepEqual(hub.transitions('ses_a').map((x) => x.n), [1, 3]);
+  assert.deepEqual(hub.transitions('ses_b').map((x) => x.n), [2]);
+  assert.deepEqual(heard, [1, 2, 3]);
+  assert.equal(hub.lastN, 3);
+});
