@@ -9,16 +9,10 @@
  */
 import type { ContentBlock } from '../core/events.js';
 import { newLocalId } from '../core/ids.js';
-import type { ModelCapabilities, ModelMessage, ModelRequest } from '../core/provider.js';
+import { CHARS_PER_TOKEN, estimateTokens, type ModelCapabilities, type ModelMessage, type ModelRequest } from '../core/provider.js';
 import type { EngineCore, EngineLimits, ResolvedModel } from './engine-core.js';
 import { classify, StepError } from './step-error.js';
 
-/** Offline estimate: about four characters per token. */
-export function estimateTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
-  return Math.ceil((request.system.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length) / CHARS_PER_TOKEN);
-}
-
-const CHARS_PER_TOKEN = 4;
 /** Share of the context window a summarization request may fill (offline estimate), leaving room for the summary and estimate error. */
 export const SUMMARY_INPUT_SHARE = 0.6;
 /** Share of the context window one tool output keeps once compacted, so that a small window is not filled by one output. */
@@ -45,7 +39,7 @@ async function countTokens(resolved: ResolvedModel, request: ModelRequest, signa
 }
 
 /**
- * Characters per token assumed, when deciding to skip the vendor's count, for what was added since
+ * Characters per token assumed, when deciding to skip sizing the request, for what was added since
  * the model last measured the context: half the estimate's four, so that dense text (code, non-Latin
  * scripts) does not slip past the budget uncounted.
  */
@@ -54,11 +48,13 @@ const ADDED_CHARS_PER_TOKEN = 2;
 export async function preflight(core: EngineCore, signal: AbortSignal): Promise<{ overBudget: boolean }> {
   const resolved = core.model();
   const budget = resolved.capabilities.contextWindow * core.deps.limits.compactThreshold;
-  // The vendor's count is a network round trip before the turn's first token. Where the model's own
-  // last measure plus what came since is well inside the budget, it cannot change the answer. (An
-  // estimate that is still wrong ends in the vendor's overflow error, which compacts and retries.)
+  // Where the model's own last measure plus what came since is well inside the budget, neither way of
+  // sizing the request can change the answer: the vendor's count is a network round trip before the
+  // turn's first token, and the offline estimate serializes the whole conversation on every turn (and
+  // knows the model's tokenizer less well than the model does). An answer that is still wrong ends
+  // in the vendor's overflow error, which compacts and retries.
   const measured = core.conversation.measured;
-  if (resolved.provider.countTokens && measured && measured.tokens + measured.charsSince / ADDED_CHARS_PER_TOKEN <= budget) return { overBudget: false };
+  if (measured && measured.tokens + measured.charsSince / ADDED_CHARS_PER_TOKEN <= budget) return { overBudget: false };
   const tokens = await countTokens(resolved, core.request(resolved), signal);
   return { overBudget: tokens > budget };
 }

@@ -41,9 +41,10 @@ export class Conversation {
   summary?: { text: string; throughSeq: number };
   /**
    * The context as the model last measured it: the tokens its last call used (input, cache and
-   * output, from the `usage` event) and the characters added since. Preflight uses it to skip the
-   * vendor's count when the session is far from its budget. Unknown until a call reports usage, and
-   * again after a compaction or a change of model (another tokenizer).
+   * output, from the `usage` event) and the characters added since. Preflight uses it to skip sizing
+   * the request (the vendor's count, or the offline estimate) when the session is far from its
+   * budget. Unknown until a call reports usage, and again after a compaction or a change of model
+   * (another tokenizer).
    */
   measured?: { tokens: number; charsSince: number };
   private toolOutputLimit?: { limit: number; atSeq: number };

@@ -122,6 +122,18 @@ export interface ModelProvider {
   countTokens?(request: ModelRequest, signal: AbortSignal): Promise<number>;
 }
 
+/** Characters per token of the offline estimate. */
+export const CHARS_PER_TOKEN = 4;
+
+/**
+ * The offline token estimate of a request, about four characters per token of it as JSON: what the
+ * engine sizes a request by where the vendor has no count endpoint, and the usage the offline model
+ * reports (so that, like a vendor's, it covers the system prompt and the tools too).
+ */
+export function estimateTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
+  return Math.ceil((request.system.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length) / CHARS_PER_TOKEN);
+}
+
 /** The cost of one call in USD, from the model's per-million-token prices; undefined when unpriced. */
 export function costOf(
   usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number },

@@ -2,8 +2,8 @@
  * The offline scripted provider: `scripted/demo` (rules, for demos) and `scripted/replay` (a JSON
  * script named by TROUPE_SCRIPT, for tests). Neither touches the network. spec/scripted-model.md.
  */
-import type { ModelCapabilities, ModelMessage, ModelProvider, ModelRequest, ProviderEvent } from '../../core/provider.js';
-import { ProviderError } from '../../core/provider.js';
+import type { ModelCapabilities, ModelProvider, ModelRequest, ProviderEvent } from '../../core/provider.js';
+import { estimateTokens, ProviderError } from '../../core/provider.js';
 import { TroupeError } from '../../core/errors.js';
 import { demoReply } from './demo.model.js';
 import { loadReplayScript, ReplyCursor, type ReplayScript } from './replay-script.js';
@@ -12,13 +12,6 @@ import { playItems } from './script-items.js';
 export const SCRIPTED_MODELS = ['demo', 'replay'] as const;
 
 const BASE: ModelCapabilities = { contextWindow: 200_000, maxOutputTokens: 8_192, tools: true, thinking: true, images: true };
-
-/** Rough offline token count: about four characters per token. */
-export function estimateTokens(messages: ModelMessage[], system = ''): number {
-  let chars = system.length;
-  for (const m of messages) chars += JSON.stringify(m).length;
-  return Math.ceil(chars / 4);
-}
 
 function lastUserText(request: ModelRequest): string {
   for (let i = request.messages.length - 1; i >= 0; i--) {
@@ -70,7 +63,7 @@ export function createScriptedProvider(options: ScriptedOptions = {}): ModelProv
     // item to the one playItems already takes. Errors still surface on the first next().
     stream(request, signal): AsyncGenerator<ProviderEvent> {
       try {
-        const estimate = () => ({ input: estimateTokens(request.messages, request.system), output: 50 });
+        const estimate = () => ({ input: estimateTokens(request), output: 50 });
         if (request.purpose === 'compaction') return playItems([{ text: summaryOf(request) }], signal, { estimate });
         if (request.model === 'demo') return playItems(demoReply(request), signal, { chunkDelayMs: demoDelay, estimate });
         if (request.model !== 'replay') throw new ProviderError('invalid_request', `unknown scripted model '${request.model}' (use demo or replay)`);

@@ -66,3 +66,28 @@ test('after a compaction or a change of model the measure is gone, and the vendo
   await s.engine.prompt(text('four')).result;
   assert.equal(s.counted.length, 3, 'the compacted conversation was never measured');
 });
+
+test('without a vendor count, the model measure decides too: the offline estimate is not made while it is far inside the budget', async () => {
+  // No countTokens: the scripted model alone, with a window of 100,000 (budget 80,000). The estimate
+  // is 4 characters a token, plus the system prompt and the tools (under 2,000 tokens here). 240,000
+  // characters are about 62,000 by it, under the budget; the model then reports it used 1,000. A
+  // 100,000-character prompt takes the estimate to about 87,000, over the budget, but the measure to
+  // 1,010 + 50,000, well under it.
+  const s = makeHarness([reply(1_000), reply(1_200)], { capabilities: { contextWindow: 100_000 } });
+  assert.equal((await s.engine.prompt(text('a'.repeat(240_000))).result).stopReason, 'end_turn');
+  assert.deepEqual(s.ofType('compaction_started'), [], 'the estimate fits the first prompt');
+  assert.equal((await s.engine.prompt(text('b'.repeat(100_000))).result).stopReason, 'end_turn');
+  assert.deepEqual(s.ofType('compaction_started'), [], 'the model measured far less than the estimate says');
+});
+
+test('without a vendor count, the offline estimate still decides when the measure comes near the budget', async () => {
+  const s = makeHarness([reply(7_500), reply(1_000), reply(1_000)], { capabilities: { contextWindow: WINDOW } });
+  await s.engine.prompt(text('first')).result;
+  // 7,510 measured + 2,000 characters at 2 a token > 8,000: estimated, and the short conversation
+  // (about 500 tokens, plus the system prompt and tools) fits.
+  await s.engine.prompt(text('c'.repeat(2_000))).result;
+  assert.deepEqual(s.ofType('compaction_started'), [], 'the estimate decides, and it fits');
+  // Over the measure and the estimate both: 36,000 characters are about 9,000 tokens.
+  await s.engine.prompt(text('d'.repeat(36_000))).result;
+  assert.deepEqual(s.ofType('compaction_started').map((e) => e.reason), ['preflight']);
+});
