@@ -50,10 +50,19 @@ export function askedTools(text: string): ToolAsk[] {
   return asks;
 }
 
+/** The lines of a text as a person counts them: a final newline ends the last line, it starts none. */
+function linesOf(text: string): string[] {
+  return text === '' ? [] : text.replace(/\n$/, '').split('\n');
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 function firstLines(text: string, n: number): string {
-  const lines = text.split('\n');
+  const lines = linesOf(text);
   return lines.slice(0, n).join('\n') + (lines.length > n ? `\n… (${lines.length - n} more lines)` : '');
 }
+
+const FILE_LINES_SHOWN = 8;
 
 /** Reports what the tools returned, one paragraph per result. */
 function report(results: Extract<ModelMessage, { role: 'tool' }>['results']): string {
@@ -62,10 +71,12 @@ function report(results: Extract<ModelMessage, { role: 'tool' }>['results']): st
     switch (r.name) {
       case 'list_dir': {
         const entries = r.output.split('\n').filter(Boolean);
-        return `The directory has ${entries.length} entries:\n${firstLines(entries.join('\n'), 20)}`;
+        return `The directory has ${plural(entries.length, 'entry', 'entries')}:\n${firstLines(entries.join('\n'), 20)}`;
       }
-      case 'read_file':
-        return `The file has ${r.output.split('\n').length} lines. It begins:\n\`\`\`\n${firstLines(r.output, 8)}\n\`\`\``;
+      case 'read_file': {
+        const lines = linesOf(r.output).length;
+        return `The file has ${plural(lines, 'line')}. ${lines > FILE_LINES_SHOWN ? 'It begins' : 'It reads'}:\n\`\`\`\n${firstLines(r.output, FILE_LINES_SHOWN)}\n\`\`\``;
+      }
       default:
         return `\`${r.name}\` returned:\n\`\`\`\n${firstLines(r.output, 8)}\n\`\`\``;
     }

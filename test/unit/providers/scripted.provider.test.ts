@@ -52,6 +52,22 @@ test('demo: announces itself as an offline demo, streams, and reports tool resul
   assert.ok(second.some((e) => e.type === 'usage'), 'usage is always reported');
 });
 
+test('demo: counts lines and entries as a person does', async () => {
+  const p = createScriptedProvider({ env: { TROUPE_DEMO_DELAY_MS: '0' } });
+  const reply = async (name: string, output: string) => {
+    const results: ModelMessage = { role: 'tool', results: [{ toolCallId: 'c1', name, output, isError: false }] };
+    return textOf(await collect(p.stream(ask('demo', [user('go'), results]), new AbortController().signal)));
+  };
+  // A final newline ends the last line; it does not start another.
+  const one = await reply('read_file', '{"name":"x"}\n');
+  assert.match(one, /The file has 1 line\. It reads:\n```\n\{"name":"x"\}\n```/);
+  const ten = await reply('read_file', Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
+  assert.match(ten, /The file has 10 lines\. It begins:/);
+  assert.match(ten, /line 8\n… \(2 more lines\)/);
+  assert.match(await reply('read_file', ''), /The file has 0 lines/);
+  assert.match(await reply('list_dir', 'a.txt\n'), /The directory has 1 entry:/);
+});
+
 test('replay: replies are consumed in order; keyed replies answer matching prompts; compaction costs no reply', async () => {
   const p = createScriptedProvider({
     script: { replies: [[{ text: 'one' }], { when: 'status', items: [{ text: 'keyed' }] }, [{ text: 'two' }]] },
