@@ -17,7 +17,7 @@ import { DEFAULT_ACP_V8_FLAGS } from '../dist/src/acp/v8-flags.js';
 
 const VENDORS = ['@anthropic-ai/sdk', 'openai', '@google/genai'];
 /** Loaded from node_modules at run time: the vendor SDKs (on first use) and native modules. */
-const EXTERNAL = [...VENDORS, 'uWebSockets.js', 'bufferutil', 'utf-8-validate'];
+const EXTERNAL = [...VENDORS, '@modelcontextprotocol/sdk', 'uWebSockets.js', 'bufferutil', 'utf-8-validate'];
 const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', minify: true, keepNames: true, logLevel: 'warning' };
 
 /**

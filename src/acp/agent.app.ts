@@ -10,6 +10,7 @@ import type { Logger } from '../core/ports.js';
 import { defaultModel, resolveModel, usableModels } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
+import { stdioServersOf } from '../tools/mcp/mcp-servers.js';
 import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -120,7 +121,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
    * session machinery, which then opens the engine after the response has gone. `undefined` when
    * the log needs the engine first (crash repair, a torn tail) or is not a loadable session.
    */
-  const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest) => {
+  const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest, mcp: ReturnType<typeof stdioServersOf>) => {
     const sessionsDir = opts.sessionsDir;
     const id = p.sessionId;
     if (!sessionsDir || !isValidSessionId(id)) return undefined;
@@ -145,10 +146,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       settled();
       return undefined;
     }
-    // The engine opens once this response has gone (the writer flushes first, on this same turn).
+    // The engine opens once this response has gone (the writer flushes first, on this same turn),
+    // and its MCP servers start; a request for the session waits for both.
     setImmediate(() =>
       void host()
-        .then((h) => h.get(id))
+        .then(async (h) => (await h.get(id), await h.useMcpServers(id, p.cwd, mcp)))
         .catch((err) => logger.error('cannot open the loaded session', { sessionId: id, error: String(err) }))
         .finally(settled),
     );
@@ -205,9 +207,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/new',
       guarded('session/new', async (p: acp.NewSessionRequest, { client }) => {
         takeClientCaps(p);
-        if (p.mcpServers.length) logger.warn('MCP servers are not supported yet; ignoring them', { count: p.mcpServers.length });
+        const mcp = stdioServersOf(p.mcpServers);
         const h = await host();
         const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
+        await h.useMcpServers(live.engine.sessionId, p.cwd, mcp);
         announceCommands(client, live.engine.sessionId);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),
@@ -216,7 +219,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/load',
       guarded('session/load', async (p: acp.LoadSessionRequest, { client }) => {
         takeClientCaps(p);
-        const fromLog = await loadFromLog(client, p);
+        const mcp = stdioServersOf(p.mcpServers);
+        const fromLog = await loadFromLog(client, p, mcp);
         if (fromLog) {
           announceCommands(client, p.sessionId);
           return fromLog;
@@ -226,6 +230,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         sameCwd(live, p.cwd);
         const { UpdateReplay } = await replayModule();
         await h.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
+        await h.useMcpServers(p.sessionId, p.cwd, mcp);
         announceCommands(client, p.sessionId);
         return sessionState(live);
       }),
@@ -234,9 +239,12 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/resume',
       guarded('session/resume', async (p: acp.ResumeSessionRequest, { client }) => {
         takeClientCaps(p);
+        const mcp = p.mcpServers === undefined ? undefined : stdioServersOf(p.mcpServers);
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
         sameCwd(live, p.cwd);
+        // Without `mcpServers` the session keeps the servers it has.
+        if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp);
         announceCommands(client, p.sessionId);
         return sessionState(live);
       }),
@@ -279,9 +287,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/fork',
       forkParams,
       guarded('session/fork', async (p: z.infer<typeof forkParams>, { client }) => {
+        const mcp = stdioServersOf(p.mcpServers);
         const h = await host();
         await loading.get(p.sessionId);
         const live = await h.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);
+        await h.useMcpServers(live.engine.sessionId, p.cwd, mcp);
         announceCommands(client, live.engine.sessionId);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),

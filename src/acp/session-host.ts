@@ -14,7 +14,7 @@ import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
 import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessionsDir } from '../store/index.js';
-import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID } from '../tools/index.js';
+import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, stdioServersOf, withExtraTools } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
@@ -22,6 +22,7 @@ import { projectEvent, projectEventLines, type ProjectionCaps } from './update.p
 import type { UpdateReplay } from './session-replay.js';
 import { systemPrompt } from './system-prompt.js';
 import type { SessionReporter } from './control-channel.js';
+import { SessionMcp } from './session-mcp.js';
 
 export interface HostOptions {
   home: string;
@@ -84,11 +85,13 @@ export class SessionHost {
   /** When each live session was last asked for, or ended a turn (ms since epoch), for idleUnloadMs. */
   private readonly lastUsed = new Map<string, number>();
   private readonly idleSweep?: NodeJS.Timeout;
+  private readonly mcp: SessionMcp;
 
   private constructor(
     private readonly opts: HostOptions,
     readonly index: SessionCatalog,
   ) {
+    this.mcp = new SessionMcp(opts.logger, opts.env);
     const idleMs = opts.idleUnloadMs ?? 0;
     if (idleMs > 0) {
       // A sweep a few times per idle period: a session goes at most a quarter of it late.
@@ -107,7 +110,7 @@ export class SessionHost {
     for (const [sessionId, live] of this.live) {
       if (now - (this.lastUsed.get(sessionId) ?? now) < idleMs || !live.engine.idle) continue;
       this.opts.logger.info('unloading a session idle for a while; a request opens it again from its log', { sessionId, idleMs });
-      void this.unload(sessionId).catch((err) => this.opts.logger.error('idle unload failed', { sessionId, error: String(err) }));
+      void this.unload(sessionId, { keepMcp: true }).catch((err) => this.opts.logger.error('idle unload failed', { sessionId, error: String(err) }));
     }
   }
 
@@ -204,7 +207,10 @@ export class SessionHost {
     }
     let pending = this.opening.get(sessionId);
     if (!pending) {
-      pending = this.reopen(sessionId).finally(() => this.opening.delete(sessionId));
+      // MCP servers stopped by an idle unload start again with their session.
+      pending = this.reopen(sessionId)
+        .then(async (opened) => (await this.mcp.restart(sessionId), opened))
+        .finally(() => this.opening.delete(sessionId));
       this.opening.set(sessionId, pending);
     }
     return pending;
@@ -250,15 +256,31 @@ export class SessionHost {
     return this.create({ cwd, additionalDirectories, model: conv.model, mode: conv.mode, forkedFrom: { sessionId: sourceId, throughSeq: through } }, history);
   }
 
-  /** Unloads a session (ACP session/close): cancels its work and frees it; it can be loaded again. */
-  async unload(sessionId: string): Promise<void> {
+  /**
+   * Unloads a session (ACP session/close): cancels its work and frees it, its MCP servers too; it
+   * can be loaded again. `keepMcp` (an idle unload): its servers start again when it is reopened.
+   */
+  async unload(sessionId: string, { keepMcp = false } = {}): Promise<void> {
     const live = this.live.get(sessionId) ?? (await this.opening.get(sessionId)?.catch(() => undefined));
-    if (!live) return;
-    this.live.delete(sessionId);
-    this.lastUsed.delete(sessionId);
-    await live.engine.dispose();
-    live.detach();
-    await live.log.close();
+    if (live) {
+      this.live.delete(sessionId);
+      this.lastUsed.delete(sessionId);
+      // First the engine: a running MCP call is cancelled as such, then its server stops.
+      await live.engine.dispose();
+      live.detach();
+      await live.log.close();
+    }
+    await this.mcp.stop(sessionId, { forget: !keepMcp });
+  }
+
+  /**
+   * The MCP servers a client named for a session (`mcpServers` of session/new, load or resume, read
+   * by `stdioServersOf`): they replace the ones it had, and are started before this resolves (one
+   * that fails to start is left out, and logged). Only stdio servers run (spec/tools.md §7).
+   */
+  async useMcpServers(sessionId: string, cwd: string, servers: ReturnType<typeof stdioServersOf>): Promise<void> {
+    for (const s of servers.skipped) this.opts.logger.warn('an MCP server is left out', { sessionId, server: s.name, reason: s.reason });
+    await this.mcp.use(sessionId, cwd, servers.stdio);
   }
 
   /** Deletes a session: ends it, tombstones its log, keeps its id used forever. Unknown ids succeed. */
@@ -274,6 +296,7 @@ export class SessionHost {
     const spare = await this.takeSpare();
     if (spare) await spare.log.close().catch(() => undefined).then(() => rm(spare.log.path, { force: true }));
     await Promise.all([...this.live.keys()].map((id) => this.unload(id)));
+    await this.mcp.stopAll();
     await this.index.flush();
   }
 
@@ -345,7 +368,7 @@ export class SessionHost {
     const fs = this.caps.fs ?? {};
     const files = clientFileBackend(client, sessionId, createLocalFileBackend(), { read: Boolean(fs.readTextFile), write: Boolean(fs.writeTextFile) });
     const commands = this.caps.terminal ? clientTerminalBackend(client, sessionId) : createLocalCommandBackend({ withheldEnv: CREDENTIAL_ENV_VARS });
-    return createWorkspaceTools({ cwd, additionalDirectories: dirs, files, commands });
+    return withExtraTools(createWorkspaceTools({ cwd, additionalDirectories: dirs, files, commands }), () => this.mcp.tools(sessionId));
   }
 
   private requireClient(): acp.AgentContext {

@@ -10,3 +10,5 @@ export { PathGuard, type GuardedPath } from './path-guard.js';
 export { createPermissionPolicy, modePermissionPolicy } from './permission.policy.js';
 export { DEFAULT_LIMITS, type ToolLimits } from './tool.js';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './workspace-tools.js';
+export { withExtraTools, type ExtraTools } from './extra-tools.js';
+export { stdioServersOf, type McpStdioServer } from './mcp/mcp-servers.js';

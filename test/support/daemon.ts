@@ -183,6 +183,17 @@ export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 }
 
+/** Polls `f` until it gives something truthy, and returns it; fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, f: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** Whether a process exists (and is not a zombie). */
 export function processAlive(pid: number): boolean {
   try {

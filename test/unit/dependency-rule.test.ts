@@ -32,6 +32,7 @@ const FENCED: Record<string, string> = {
   openai: 'providers/openai',
   '@google/genai': 'providers/google',
   'uWebSockets.js': 'daemon/http',
+  '@modelcontextprotocol/sdk': 'tools/mcp',
 };
 
 function walk(dir: string, out: string[] = []): string[] {

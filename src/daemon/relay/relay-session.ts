@@ -46,6 +46,11 @@ export class RelaySession {
   private nextId = 1;
   /** The capabilities the child was initialized with (the creating or waking connection's). */
   private caps: Record<string, unknown> = {};
+  /**
+   * The MCP servers the session's client named last (session/new, load or resume): a child started
+   * again (after a crash or an idle stop) resumes the session with them, so its tools stay.
+   */
+  private mcpServers: unknown[] = [];
   readonly child: SupervisedChild;
   /** The child's latest heartbeat: its memory and how many events it has appended. */
   health?: { rss: number; heapUsed: number; events: number; at: number };
@@ -99,6 +104,8 @@ export class RelaySession {
     const id = this.nextId++;
     const method = String(msg.method);
     this.pending.set(id, { conn, clientId: msg.id, method });
+    const mcpServers = OPENING.has(method) ? (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers : undefined;
+    if (Array.isArray(mcpServers)) this.mcpServers = mcpServers;
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
       if (method === 'session/prompt') this.prompting.push(conn);
@@ -137,7 +144,7 @@ export class RelaySession {
     }
     // A fresh child for a session that exists resumes it from its log, without replay.
     if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) {
-      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: [] };
+      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers };
       await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc);
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
   }

@@ -3,7 +3,7 @@
 // idle child stops and is respawned on demand; shutdown leaves no process behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Daemon, processAlive, tempDir } from '../../support/daemon.js';
+import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 
 const streaming = (label: string, n: number, ms: number) => Array.from({ length: n }, (_, i) => [{ delay_ms: ms }, { text: `${label}${i} ` }]).flat();
 const script = {
@@ -16,16 +16,6 @@ const script = {
 
 async function childOf(d: Daemon, sessionId: string): Promise<{ pid: number; state: string; restarts: number }> {
   return (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
-}
-
-async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it comes back with its history', async (t) => {

@@ -1,0 +1,111 @@
+/**
+ * The MCP servers of the sessions of one host (spec/tools.md §7). A client names them in
+ * `session/new`, `session/load` and `session/resume`; they run while their session is loaded. The
+ * MCP SDK is loaded only for a session that has servers.
+ */
+import type { Logger } from '../core/ports.js';
+import { VERSION } from '../core/version.js';
+import { DEFAULT_LIMITS, type ExtraTools, type McpStdioServer } from '../tools/index.js';
+import type { McpTools } from '../tools/mcp/mcp-tools.js';
+
+interface Slot {
+  /** The servers and the cwd they run in, as one string: the same list again changes nothing. */
+  key: string;
+  cwd: string;
+  servers: McpStdioServer[];
+  /** Starting or started; undefined while stopped (an idle unload). */
+  tools?: Promise<McpTools | undefined>;
+  /** Started: what calls use. */
+  current?: McpTools;
+}
+
+/** How long a server may take to start and list its tools (TROUPE_MCP_START_TIMEOUT_MS). */
+const DEFAULT_START_TIMEOUT_MS = 20_000;
+
+export class SessionMcp {
+  private readonly slots = new Map<string, Slot>();
+  private readonly startTimeoutMs: number;
+
+  constructor(
+    private readonly logger: Logger,
+    env: NodeJS.ProcessEnv,
+  ) {
+    const ms = Number(env.TROUPE_MCP_START_TIMEOUT_MS);
+    this.startTimeoutMs = Number.isInteger(ms) && ms > 0 ? ms : DEFAULT_START_TIMEOUT_MS;
+  }
+
+  /** The session's MCP tools that are running now (its tool host asks at every call). */
+  tools(sessionId: string): ExtraTools | undefined {
+    return this.slots.get(sessionId)?.current;
+  }
+
+  /**
+   * From now on the session uses these servers: those it had stop, these start (unless they are
+   * the same, already running). Resolves once each has started or has been left out.
+   */
+  async use(sessionId: string, cwd: string, servers: McpStdioServer[]): Promise<void> {
+    const key = JSON.stringify([cwd, servers]);
+    const slot = this.slots.get(sessionId);
+    if (slot?.key === key) return this.start(slot);
+    if (slot) await this.stop(sessionId, { forget: true });
+    if (servers.length === 0) return;
+    const next: Slot = { key, cwd, servers };
+    this.slots.set(sessionId, next);
+    return this.start(next);
+  }
+
+  /** Starts again the servers of a session stopped by an idle unload (`stop` without forgetting). */
+  async restart(sessionId: string): Promise<void> {
+    const slot = this.slots.get(sessionId);
+    if (slot) await this.start(slot);
+  }
+
+  /** Stops the session's servers; `forget`: and drops them (session/close), else `restart` starts them again. */
+  async stop(sessionId: string, { forget }: { forget: boolean }): Promise<void> {
+    const slot = this.slots.get(sessionId);
+    if (!slot) return;
+    if (forget) this.slots.delete(sessionId);
+    const tools = slot.tools;
+    slot.tools = undefined;
+    slot.current = undefined;
+    await (await tools)?.close();
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.slots.keys()].map((id) => this.stop(id, { forget: true })));
+  }
+
+  private async start(slot: Slot): Promise<void> {
+    if (!slot.tools) {
+      const attempt: Promise<McpTools | undefined> = import('../tools/mcp/mcp-tools.js')
+        .then(({ connectMcpTools }) =>
+          connectMcpTools(slot.servers, {
+            cwd: slot.cwd,
+            logger: this.logger,
+            connectTimeoutMs: this.startTimeoutMs,
+            callTimeoutMs: DEFAULT_LIMITS.commandMaxTimeoutMs,
+            outputLimit: DEFAULT_LIMITS.readMaxBytes,
+            version: VERSION,
+          }),
+        )
+        .then(
+          (tools) => {
+            // Stopped (or stopped and started again) while starting: these are nobody's.
+            if (slot.tools !== attempt) {
+              void tools.close();
+              return undefined;
+            }
+            slot.current = tools;
+            this.logger.info('MCP servers started', { servers: tools.servers });
+            return tools;
+          },
+          (err) => {
+            this.logger.error('cannot start the MCP servers', { error: String(err) });
+            return undefined;
+          },
+        );
+      slot.tools = attempt;
+    }
+    await slot.tools;
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The tools of a session's MCP servers (spec/tools.md §7): each server the ACP client named in
+ * `mcpServers` is started over stdio (the transport every ACP agent must support), its tools listed,
+ * and offered to the model as `mcp__<server>__<tool>`. A call goes to the server through the MCP SDK.
+ * Only this folder imports the SDK, and only when a session has servers (session-mcp.ts loads it).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { TroupeError } from '../../core/errors.js';
+import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
+import type { ToolSpec } from '../../core/provider.js';
+import type { McpStdioServer } from './mcp-servers.js';
+
+export interface McpToolsOptions {
+  /** The session's cwd: where the servers run. */
+  cwd: string;
+  logger: Logger;
+  /** How long a server may take to start and list its tools before it is left out. */
+  connectTimeoutMs: number;
+  /** How long one call may take without a progress notification. */
+  callTimeoutMs: number;
+  /** The most characters of a call's output the model is given (longer output is cut, with a note). */
+  outputLimit: number;
+  /** troupe's version, told to the servers. */
+  version: string;
+}
+
+/** A session's MCP tools; `close()` stops every server. */
+export interface McpTools extends ToolHost {
+  /** Whether a tool name is one of these (the host routes calls by it). */
+  has(name: string): boolean;
+  /** What each server came to: its tool count, or why it is left out. */
+  readonly servers: { name: string; tools: number; error?: string }[];
+  close(): Promise<void>;
+}
+
+interface Entry {
+  server: Connected;
+  tool: Tool;
+  spec: ToolSpec;
+}
+
+interface Connected {
+  name: string;
+  client: Client;
+  /** Why the server cannot serve calls any more (it exited), once it cannot. */
+  gone?: string;
+}
+
+/** Model-facing tool names: vendors take [A-Za-z0-9_-], at most 64 characters. */
+const MAX_NAME = 64;
+const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_');
+
+export async function connectMcpTools(servers: readonly McpStdioServer[], opts: McpToolsOptions): Promise<McpTools> {
+  const connected: Connected[] = [];
+  const report: McpTools['servers'] = [];
+  const results = await Promise.allSettled(servers.map((s) => connect(s, opts)));
+  results.forEach((r, i) => {
+    const name = servers[i]!.name;
+    if (r.status === 'fulfilled') connected.push(r.value);
+    else {
+      const error = r.reason instanceof Error ? r.reason.message : String(r.reason);
+      report.push({ name, tools: 0, error });
+      opts.logger.warn('an MCP server did not start; its tools are left out', { server: name, error });
+    }
+  });
+
+  let entries = new Map<string, Entry>();
+  const relist = async () => {
+    const next = new Map<string, Entry>();
+    for (const server of connected) {
+      if (server.gone) continue;
+      try {
+        for (const tool of await listAll(server.client, opts.connectTimeoutMs)) {
+          const name = uniqueName(`mcp__${safe(server.name)}__${safe(tool.name)}`, next);
+          next.set(name, { server, tool, spec: { name, description: describeTool(server.name, tool), inputSchema: tool.inputSchema as Record<string, unknown> } });
+        }
+      } catch (err) {
+        opts.logger.warn('cannot list the tools of an MCP server', { server: server.name, error: String(err) });
+      }
+    }
+    entries = next;
+    specs = [...next.values()].map((e) => e.spec);
+  };
+  let specs: ToolSpec[] = [];
+  let closing = false;
+  await relist();
+  for (const server of connected) {
+    report.push({ name: server.name, tools: [...entries.values()].filter((e) => e.server === server).length });
+    // A server may change its tools while it runs: the next model call sees the new list.
+    server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void relist());
+    server.client.onclose = () => {
+      server.gone ??= `the MCP server ${server.name} has exited`;
+      if (!closing) opts.logger.warn('an MCP server exited; its tools fail until the session is loaded again', { server: server.name });
+    };
+  }
+
+  const entryOf = (call: ToolCallRequest): Entry => {
+    const entry = entries.get(call.name);
+    if (!entry) throw new TroupeError('unknown_tool', `There is no tool named "${call.name}".`, { tool: call.name });
+    return entry;
+  };
+
+  return {
+    servers: report,
+    specs: () => specs,
+    has: (name) => entries.has(name),
+    describe(call: ToolCallRequest): ToolDescription {
+      const { server, tool } = entryOf(call);
+      // The server's own hint decides: it runs the user's code already, with the user's rights.
+      const readOnly = tool.annotations?.readOnlyHint === true;
+      return { kind: readOnly ? 'read' : 'other', title: `${tool.title ?? tool.annotations?.title ?? tool.name} (${server.name})`, locations: [], access: readOnly ? 'read' : 'execute' };
+    },
+    async run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult> {
+      const { server, tool } = entryOf(call);
+      if (server.gone) return { output: `${server.gone}; ${call.name} cannot run.`, isError: true, errorCode: 'tool_failed' };
+      try {
+        const result = (await server.client.callTool({ name: tool.name, arguments: call.input }, undefined, {
+          signal: ctx.signal,
+          timeout: opts.callTimeoutMs,
+          resetTimeoutOnProgress: true,
+        })) as CallToolResult;
+        const output = cut(textOf(result), opts.outputLimit);
+        return result.isError ? { output, isError: true, errorCode: 'tool_failed' } : { output, isError: false };
+      } catch (err) {
+        if (ctx.signal.aborted) return { output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' };
+        return { output: `The MCP server ${server.name} failed the call: ${err instanceof Error ? err.message : String(err)}`, isError: true, errorCode: 'tool_failed' };
+      }
+    },
+    async close() {
+      closing = true;
+      await Promise.all(connected.map((s) => s.client.close().catch(() => undefined)));
+    },
+  };
+}
+
+async function connect(server: McpStdioServer, opts: McpToolsOptions): Promise<Connected> {
+  const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: {} });
+  // stderr is the server's log: it joins troupe's own (stdout carries the protocol only). The SDK
+  // gives the server a safe subset of troupe's environment (never its model credentials) plus `env`.
+  const transport = new StdioClientTransport({ command: server.command, args: server.args, env: server.env, cwd: opts.cwd, stderr: 'inherit' });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.connect(transport, { timeout: opts.connectTimeoutMs }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`did not answer initialize within ${opts.connectTimeoutMs} ms`)), opts.connectTimeoutMs);
+      }),
+    ]);
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return { name: server.name, client };
+}
+
+/** Every page of a server's tool list. */
+async function listAll(client: Client, timeout: number): Promise<Tool[]> {
+  if (!client.getServerCapabilities()?.tools) return [];
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {}, { timeout });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return tools;
+}
+
+function uniqueName(base: string, taken: ReadonlyMap<string, unknown>): string {
+  const name = base.slice(0, MAX_NAME);
+  if (!taken.has(name)) return name;
+  for (let i = 2; ; i++) {
+    const suffix = `_${i}`;
+    const candidate = base.slice(0, MAX_NAME - suffix.length) + suffix;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+function describeTool(server: string, tool: Tool): string {
+  const what = tool.description?.trim() || tool.title || tool.name;
+  return `${what}\n(Tool "${tool.name}" of the MCP server "${server}".)`;
+}
+
+/** What the model reads of a result: its text, and a line for each part that is not text. */
+function textOf(result: CallToolResult): string {
+  const parts = (result.content ?? []).map((c) => {
+    switch (c.type) {
+      case 'text':
+        return c.text;
+      case 'resource':
+        return 'text' in c.resource && typeof c.resource.text === 'string' ? c.resource.text : `[binary resource ${c.resource.uri}]`;
+      case 'resource_link':
+        return `[resource ${c.uri}${c.name ? ` (${c.name})` : ''}]`;
+      default:
+        return `[${c.type} content, ${'mimeType' in c ? String(c.mimeType) : 'binary'}]`;
+    }
+  });
+  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+  return parts.join('\n');
+}
+
+function cut(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}\n[… ${text.length - limit} more characters cut]`;
+}

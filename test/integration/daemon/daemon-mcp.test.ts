@@ -1,0 +1,42 @@
+// A session's MCP servers under the daemon: its child starts them, and a child started again after
+// a crash resumes the session with them, so the model keeps its tools. The crashed child's server
+// does not outlive it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+
+const SERVER = resolve('dist/test/support/mcp-test-server.js');
+const script = {
+  replies: [
+    { when: 'env', items: [{ tool_call: { name: 'mcp__test__env', input: {} } }] },
+    // Tool results are answered by the unkeyed replies, in order (each child process reads the script anew).
+    [{ text: 'seen' }],
+    [{ text: 'seen' }],
+  ],
+};
+
+test('a child started again after a crash resumes its session with the same MCP servers', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'daemon' }] }];
+  const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
+  const serverPid = async () => {
+    assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+    assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
+    const seen = JSON.parse(done.rawOutput.output) as { MCP_TEST_VAR: string; pid: number };
+    assert.equal(seen.MCP_TEST_VAR, 'daemon');
+    return seen.pid;
+  };
+  const first = await serverPid();
+  const child = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid as number;
+  process.kill(child, 'SIGKILL');
+  await waitFor('the crashed child’s MCP server to exit', () => !processAlive(first));
+  await waitFor('the restarted child', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.restarts === 1);
+  const second = await serverPid();
+  assert.notEqual(second, first, 'the new child started the server again');
+});

@@ -1,0 +1,103 @@
+// A session's MCP tools against a real MCP server process (test/support/mcp-test-server.ts), over
+// stdio through the MCP SDK: naming, permissions from the server's hints, results, failures,
+// cancel, the environment and cwd the server gets, and that closing stops the process.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { isTroupeError } from '../../../src/core/errors.js';
+import { silentLogger } from '../../../src/core/ports.js';
+import { stdioServersOf } from '../../../src/tools/mcp/mcp-servers.js';
+import { connectMcpTools } from '../../../src/tools/mcp/mcp-tools.js';
+import { processAlive, waitFor } from '../../support/daemon.js';
+
+const SERVER = resolve('dist/test/support/mcp-test-server.js');
+const server = (name: string, env: Record<string, string> = {}) => ({ name, command: process.execPath, args: [SERVER], env });
+const call = (name: string, input: Record<string, unknown> = {}) => ({ id: 'c1', name, input });
+const ctx = (signal = new AbortController().signal) => ({ signal, update: () => undefined });
+const options = (cwd: string) => ({ cwd, logger: silentLogger, connectTimeoutMs: 20_000, callTimeoutMs: 30_000, outputLimit: 1000, version: 'test' });
+
+test('the tools of a server are offered as mcp__<server>__<tool>, and called on it', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const saved = process.env.ANTHROPIC_API_KEY;
+  process.env.ANTHROPIC_API_KEY = 'sk-ant-not-for-mcp-servers';
+  const tools = await connectMcpTools([server('test', { MCP_TEST_VAR: 'given' })], options(cwd)).finally(() => {
+    if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+    else process.env.ANTHROPIC_API_KEY = saved;
+  });
+  t.after(() => tools.close());
+  assert.deepEqual(tools.servers, [{ name: 'test', tools: 5 }]);
+  assert.deepEqual(tools.specs().map((s) => s.name).sort(), ['mcp__test__echo', 'mcp__test__env', 'mcp__test__fail', 'mcp__test__hang', 'mcp__test__touch']);
+  const echo = tools.specs().find((s) => s.name === 'mcp__test__echo')!;
+  assert.match(echo.description, /^Says the text back\.\n\(Tool "echo" of the MCP server "test"\.\)$/);
+  assert.equal((echo.inputSchema as { type?: string }).type, 'object');
+
+  // The server's read-only hint decides whether a call needs permission.
+  assert.deepEqual(tools.describe(call('mcp__test__echo', { text: 'x' })), { kind: 'read', title: 'echo (test)', locations: [], access: 'read' });
+  assert.deepEqual(tools.describe(call('mcp__test__touch', { name: 'f' })), { kind: 'other', title: 'Create a file (test)', locations: [], access: 'execute' });
+  assert.throws(() => tools.describe(call('mcp__test__nope')), (e) => isTroupeError(e, 'unknown_tool'));
+
+  assert.deepEqual(await tools.run(call('mcp__test__echo', { text: 'hi' }), ctx()), { output: 'echo: hi', isError: false });
+  assert.deepEqual(await tools.run(call('mcp__test__fail'), ctx()), { output: 'it failed on purpose', isError: true, errorCode: 'tool_failed' });
+  // The server runs in the session's cwd.
+  assert.match((await tools.run(call('mcp__test__touch', { name: 'made.txt' }), ctx())).output, /^created made\.txt/);
+  assert.ok(existsSync(join(cwd, 'made.txt')));
+  // It sees the variables the client gave it, never troupe's model credentials.
+  const seen = JSON.parse((await tools.run(call('mcp__test__env'), ctx())).output) as { MCP_TEST_VAR: string; ANTHROPIC_API_KEY: string | null; pid: number };
+  assert.equal(seen.MCP_TEST_VAR, 'given');
+  assert.equal(seen.ANTHROPIC_API_KEY, null);
+  // Arguments the server refuses come back as a failed call the model can read.
+  const bad = await tools.run(call('mcp__test__echo', { text: 42 }), ctx());
+  assert.equal(bad.isError, true);
+  assert.match(bad.output, /text/);
+
+  // Cancel ends a call the server would otherwise never finish.
+  const abort = new AbortController();
+  const hanging = tools.run(call('mcp__test__hang'), ctx(abort.signal));
+  setTimeout(() => abort.abort(), 50);
+  assert.deepEqual(await hanging, { output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' });
+
+  // Closing stops the server process.
+  assert.ok(processAlive(seen.pid));
+  await tools.close();
+  await waitFor('the server process to exit', () => !processAlive(seen.pid), 5_000);
+});
+
+test('a server that does not start is left out, the others serve; a server that exits fails its calls clearly', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const tools = await connectMcpTools([{ name: 'broken', command: join(cwd, 'no-such-program'), args: [], env: {} }, server('ok')], options(cwd));
+  t.after(() => tools.close());
+  assert.equal(tools.servers.length, 2);
+  assert.deepEqual(tools.servers.find((s) => s.name === 'ok'), { name: 'ok', tools: 5 });
+  assert.match(tools.servers.find((s) => s.name === 'broken')?.error ?? '', /ENOENT|spawn/);
+  assert.ok(tools.has('mcp__ok__echo') && !tools.specs().some((s) => s.name.startsWith('mcp__broken__')));
+
+  const { pid } = JSON.parse((await tools.run(call('mcp__ok__env'), ctx())).output) as { pid: number };
+  process.kill(pid, 'SIGKILL');
+  await waitFor('the killed server to exit', () => !processAlive(pid), 5_000);
+  const after = await tools.run(call('mcp__ok__echo', { text: 'x' }), ctx());
+  assert.equal(after.isError, true);
+  assert.match(after.output, /MCP server ok has exited|MCP server ok failed/);
+});
+
+test('server names become safe, distinct tool names', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const tools = await connectMcpTools([server('my server!'), server('my server?')], options(cwd));
+  t.after(() => tools.close());
+  const names = tools.specs().map((s) => s.name).filter((n) => n.endsWith('echo') || n.endsWith('echo_2'));
+  assert.deepEqual(names.sort(), ['mcp__my_server___echo', 'mcp__my_server___echo_2']);
+  for (const s of tools.specs()) assert.match(s.name, /^[A-Za-z0-9_-]{1,64}$/);
+});
+
+test('the servers of a request: stdio ones are started, the others left out with a reason, bad ones refused', () => {
+  const { stdio, skipped } = stdioServersOf([
+    { name: 'a', command: 'node', args: ['s.js'], env: [{ name: 'K', value: 'v' }] },
+    { type: 'http', name: 'h', url: 'http://127.0.0.1:1/mcp', headers: [] },
+  ]);
+  assert.deepEqual(stdio, [{ name: 'a', command: 'node', args: ['s.js'], env: { K: 'v' } }]);
+  assert.deepEqual(skipped, [{ name: 'h', reason: 'troupe does not connect to http MCP servers (only stdio ones)' }]);
+  assert.deepEqual(stdioServersOf(undefined), { stdio: [], skipped: [] });
+  assert.throws(() => stdioServersOf([{ name: 'a', command: '' }]), (e) => isTroupeError(e, 'invalid_params'));
+  assert.throws(() => stdioServersOf([{ name: 'a', command: 'x' }, { name: 'a', command: 'y' }]), (e) => isTroupeError(e, 'invalid_params') && /two MCP servers/.test(e.message));
+});
