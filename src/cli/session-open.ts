@@ -36,7 +36,8 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
     // Asking the management API first gives a clear `session_not_found` and the session's cwd.
     const entry = await client.session(opts.sessionId);
     const cwd = opts.cwd ? resolve(opts.cwd) : entry.cwd;
-    await call(link.agent.request('session/resume', { sessionId: opts.sessionId, cwd, mcpServers: [] }));
+    // No `mcpServers`: the session keeps the MCP servers its own client gave it (an empty list would stop them).
+    await call(link.agent.request('session/resume', { sessionId: opts.sessionId, cwd }));
     opened = { sessionId: opts.sessionId, cwd, resumed: true };
   } else {
     const cwd = resolve(opts.cwd ?? process.cwd());

@@ -3,13 +3,16 @@
 // does not outlive it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 const script = {
   replies: [
     { when: 'env', items: [{ tool_call: { name: 'mcp__test__env', input: {} } }] },
+    { when: 'hello', items: [{ text: 'hi' }] },
     // Tool results are answered by the unkeyed replies, in order (each child process reads the script anew).
     [{ text: 'seen' }],
     [{ text: 'seen' }],
@@ -39,4 +42,28 @@ test('a child started again after a crash resumes its session with the same MCP 
   await waitFor('the restarted child', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.restarts === 1);
   const second = await serverPid();
   assert.notEqual(second, first, 'the new child started the server again');
+});
+
+test('another client resuming the session without naming servers (the CLI) leaves them running', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [] }];
+  const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
+  const serverPid = async () => {
+    assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+    assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
+    return (JSON.parse(done.rawOutput.output) as { pid: number }).pid;
+  };
+  const before = await serverPid();
+  // `troupe run --session` resumes the session through the daemon, as a second client.
+  const cli = await promisify(execFile)(process.execPath, [resolve('bin/troupe.js'), 'run', '--session', sessionId, 'hello'], {
+    env: { PATH: process.env.PATH, HOME: tempDir(), TROUPE_URL: d.url, TROUPE_TOKEN: d.token, NO_COLOR: '1' },
+  });
+  assert.match(cli.stdout, /hi/);
+  assert.ok(processAlive(before), 'the server still runs');
+  assert.equal(await serverPid(), before, 'and serves the session as before');
 });
