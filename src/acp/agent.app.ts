@@ -318,7 +318,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/prompt',
-      guarded('session/prompt', async (p: acp.PromptRequest, { client }) => {
+      guarded('session/prompt', async (p: acp.PromptRequest, { client, signal }) => {
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
         const command = slashCommand(p.prompt);
@@ -332,7 +332,13 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         }
         const model = resolveModel(live.engine.conversation.model, env, config);
         const handle = live.engine.prompt(toContent(p.prompt, { images: model.capabilities.images, model: model.id }));
-        const r = await handle.result;
+        // `$/cancel_request` for this request: this prompt ends cancelled (and is answered so), the
+        // session's other prompts go on, as session/cancel would not have them.
+        // (It may have come already, while the session was being found.)
+        const withdraw = () => live.engine.withdraw(handle.promptId);
+        if (signal.aborted) withdraw();
+        else signal.addEventListener('abort', withdraw, { once: true });
+        const r = await handle.result.finally(() => signal.removeEventListener('abort', withdraw));
         const meta = { _meta: { troupe: { turnId: r.turnId, steps: r.steps } } };
         if (r.stopReason !== 'error') return { stopReason: r.stopReason, ...meta };
         const code = (r.errorCode && r.errorCode in ERROR_CODES ? r.errorCode : 'internal_error') as keyof typeof ERROR_CODES;

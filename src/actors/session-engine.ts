@@ -143,6 +143,14 @@ export class SessionEngine {
   }
 
   /**
+   * Cancels one prompt (its client withdrew the request): its turn if it runs, else its place in
+   * the queue; its result is `cancelled` either way. The other prompts go on. A no-op once it is done.
+   */
+  withdraw(promptId: string): void {
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'WITHDRAW', promptId });
+  }
+
+  /**
    * Guidance for the running turn, fenced by its id. Throws `turn_mismatch` or `no_active_turn`;
    * accepted guidance reaches the model at the next step boundary (steer_applied) or is rejected
    * with `turn_ended` if the turn ends first.

@@ -30,6 +30,8 @@ export interface SessionContext extends SessionInput {
 export type SessionEvent =
   | ({ type: 'PROMPT' } & QueuedPrompt)
   | { type: 'CANCEL' }
+  /** The client withdrew one prompt (`$/cancel_request`): that prompt ends cancelled, the others go on. */
+  | { type: 'WITHDRAW'; promptId: string }
   | { type: 'STEER'; steerId: string; expectedTurnId: string; content: ContentBlock[] }
   | { type: 'CLOSE' };
 
@@ -52,6 +54,8 @@ export const sessionMachine = setup({
   },
   guards: {
     hasQueued: ({ context }) => context.queue.length > 0,
+    isQueued: ({ context, event }) => event.type === 'WITHDRAW' && context.queue.some((q) => q.promptId === event.promptId),
+    isCurrent: ({ context, event }) => event.type === 'WITHDRAW' && context.current?.promptId === event.promptId,
     steerMatchesTurn: ({ context, event }) => event.type === 'STEER' && event.expectedTurnId === context.current?.turnId,
     isClosing: ({ context }) => context.closing,
     acceptsPrompts: ({ context }) => !context.closing,
@@ -64,6 +68,14 @@ export const sessionMachine = setup({
     PROMPT: {
       guard: 'acceptsPrompts',
       actions: assign({ queue: ({ context, event }) => [...context.queue, { promptId: event.promptId, turnId: event.turnId, content: event.content }] }),
+    },
+    // A queued prompt withdrawn leaves the queue; one that is not there (done already) changes nothing.
+    WITHDRAW: {
+      guard: 'isQueued',
+      actions: [
+        { type: 'cancelQueued', params: ({ context, event }) => ({ prompts: context.queue.filter((q) => q.promptId === event.promptId) }) },
+        assign({ queue: ({ context, event }) => context.queue.filter((q) => q.promptId !== (event as { promptId: string }).promptId) }),
+      ],
     },
   },
   states: {
@@ -113,6 +125,8 @@ export const sessionMachine = setup({
             sendTo('turn', { type: 'CANCEL' }),
           ],
         },
+        // The running prompt withdrawn: its turn is cancelled; the queue goes on. (Queued: the root handler.)
+        WITHDRAW: { guard: 'isCurrent', actions: sendTo('turn', { type: 'CANCEL' }) },
         STEER: [
           {
             guard: 'steerMatchesTurn',

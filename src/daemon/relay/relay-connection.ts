@@ -48,6 +48,10 @@ export class RelayConnection implements AcpConnectionPeer {
       case 'session/delete':
         if (request) void this.relay.deleteSession(this, msg);
         return;
+      case '$/cancel_request':
+        // The client withdrew one of its requests: the child that has it is told, under its own id.
+        for (const s of this.sessions) s.withdraw(this, (msg.params as { requestId?: unknown } | undefined)?.requestId);
+        return;
     }
     const sessionId = sessionIdOf(msg) ?? context.sessionId;
     if (!sessionId) {

@@ -113,6 +113,13 @@ export class RelaySession {
     this.child.send({ ...msg, id });
   }
 
+  /** `$/cancel_request` of a client: to the child, for the request of that client with that id, if it is still pending. */
+  withdraw(conn: RelayConnection, clientId: unknown): void {
+    for (const [id, p] of this.pending) {
+      if (p.conn === conn && p.clientId === clientId) this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+    }
+  }
+
   /** A client notification, or a client's answer to a child request (already re-identified). */
   deliver(msg: JsonRpcMessage): void {
     this.child.send(msg);

@@ -45,6 +45,27 @@ test('cancel while a permission prompt is open: cancelled, and the tool never ru
   assert.equal(last.status, 'failed');
 });
 
+test('$/cancel_request of one prompt answers it cancelled; the session\'s other prompts go on', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'partial' }, { hang: true }], [{ text: 'third' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  // The SDK client sends $/cancel_request for a request whose cancellationSignal aborts.
+  const ask = (text: string, signal?: AbortSignal) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }, signal ? { cancellationSignal: signal } : undefined);
+  const [first, second] = [new AbortController(), new AbortController()];
+  const one = ask('one', first.signal);
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk');
+  const two = ask('two', second.signal);
+  const three = ask('three');
+  second.abort();
+  assert.equal((await two).stopReason, 'cancelled', 'the queued prompt withdrawn');
+  first.abort();
+  assert.equal((await one).stopReason, 'cancelled', 'the running prompt withdrawn');
+  assert.equal((await three).stopReason, 'end_turn', 'the prompt queued after them still runs');
+  assert.deepEqual(c.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text), ['partial', 'third']);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('a prompt sent while a turn runs is queued FIFO and gets its own response', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ delay_ms: 80 }, { text: 'first' }], [{ text: 'second' }]] } });
   t.after(() => c.close());

@@ -72,6 +72,22 @@ for (const transport of ['http', 'ws'] as const) {
     );
   });
 
+  test(`${transport}: $/cancel_request of one prompt reaches its child, which answers it cancelled; the next prompt runs`, async (t) => {
+    const d = await Daemon.start({ script });
+    t.after(() => d.stop());
+    const c = d.connect(transport);
+    t.after(() => c.close());
+    await c.init();
+    const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    const withdrawn = new AbortController();
+    const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] }, { cancellationSignal: withdrawn.signal });
+    const queued = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+    await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'first chunk');
+    withdrawn.abort();
+    assert.equal((await hanging).stopReason, 'cancelled');
+    assert.equal((await queued).stopReason, 'end_turn', 'only the withdrawn prompt was cancelled');
+  });
+
   test(`${transport}: session/load after a reconnect replays everything before its response`, async (t) => {
     const d = await Daemon.start({ script });
     t.after(() => d.stop());

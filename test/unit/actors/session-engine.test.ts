@@ -218,6 +218,22 @@ test('queued prompts run in order, each with its own result', async () => {
   assert.deepEqual(h.ofType('turn_started').map((e) => e.turnId), handles.map((p) => p.turnId));
 });
 
+test('withdrawing one prompt cancels only it: queued, it never runs; running, its turn ends and the queue goes on', async () => {
+  const h = makeHarness([[{ text: 'partial' }, { hang: true }], [{ text: 'three' }]]);
+  const [one, two, three] = [h.engine.prompt(text('1')), h.engine.prompt(text('2')), h.engine.prompt(text('3'))];
+  while (h.ofType('agent_message_chunk').length === 0) await new Promise((r) => setTimeout(r, 1));
+  h.engine.withdraw(two.promptId);
+  assert.equal((await two.result).stopReason, 'cancelled', 'the queued prompt is answered at once');
+  assert.deepEqual(h.ofType('turn_started').map((e) => e.turnId), [one.turnId], 'and never runs');
+  h.engine.withdraw(one.promptId);
+  assert.equal((await one.result).stopReason, 'cancelled');
+  assert.equal((await three.result).stopReason, 'end_turn', 'the rest of the queue still runs');
+  assert.deepEqual(h.ofType('turn_started').map((e) => e.turnId), [one.turnId, three.turnId]);
+  h.engine.withdraw(one.promptId);
+  assert.ok(h.engine.idle, 'withdrawing a prompt that is done changes nothing');
+  assertWellFormed(h);
+});
+
 test('close cancels the running turn and the queue, then session_closed is the last event', async () => {
   const h = makeHarness([[{ hang: true }]]);
   const a = h.engine.prompt(text('1'));
