@@ -10,7 +10,7 @@ import type { Logger } from '../core/ports.js';
 import { defaultModel, resolveModel, usableModels } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
-import { stdioServersOf } from '../tools/mcp/mcp-servers.js';
+import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -121,7 +121,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
    * session machinery, which then opens the engine after the response has gone. `undefined` when
    * the log needs the engine first (crash repair, a torn tail) or is not a loadable session.
    */
-  const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest, mcp: ReturnType<typeof stdioServersOf>) => {
+  const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest, mcp: ReturnType<typeof mcpServersOf>) => {
     const sessionsDir = opts.sessionsDir;
     const id = p.sessionId;
     if (!sessionsDir || !isValidSessionId(id)) return undefined;
@@ -207,7 +207,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/new',
       guarded('session/new', async (p: acp.NewSessionRequest, { client }) => {
         takeClientCaps(p);
-        const mcp = stdioServersOf(p.mcpServers);
+        const mcp = mcpServersOf(p.mcpServers);
         const h = await host();
         const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
         await h.useMcpServers(live.engine.sessionId, p.cwd, mcp);
@@ -219,7 +219,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/load',
       guarded('session/load', async (p: acp.LoadSessionRequest, { client }) => {
         takeClientCaps(p);
-        const mcp = stdioServersOf(p.mcpServers);
+        const mcp = mcpServersOf(p.mcpServers);
         const fromLog = await loadFromLog(client, p, mcp);
         if (fromLog) {
           announceCommands(client, p.sessionId);
@@ -239,7 +239,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/resume',
       guarded('session/resume', async (p: acp.ResumeSessionRequest, { client }) => {
         takeClientCaps(p);
-        const mcp = p.mcpServers === undefined ? undefined : stdioServersOf(p.mcpServers);
+        const mcp = p.mcpServers === undefined ? undefined : mcpServersOf(p.mcpServers);
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
         sameCwd(live, p.cwd);
@@ -287,7 +287,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/fork',
       forkParams,
       guarded('session/fork', async (p: z.infer<typeof forkParams>, { client }) => {
-        const mcp = stdioServersOf(p.mcpServers);
+        const mcp = mcpServersOf(p.mcpServers);
         const h = await host();
         await loading.get(p.sessionId);
         const live = await h.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);

@@ -12,6 +12,8 @@ export function initializeResult(images: boolean) {
     agentCapabilities: {
       loadSession: true,
       promptCapabilities: { image: images, audio: false, embeddedContext: true },
+      // stdio MCP servers need no capability: every agent takes them (spec/tools.md §7).
+      mcpCapabilities: { http: true, sse: false },
       sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {} },
       _meta: {
         troupe: {

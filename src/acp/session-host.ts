@@ -14,7 +14,7 @@ import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
 import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessionsDir } from '../store/index.js';
-import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, stdioServersOf, withExtraTools } from '../tools/index.js';
+import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, mcpServersOf, withExtraTools } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
@@ -275,12 +275,12 @@ export class SessionHost {
 
   /**
    * The MCP servers a client named for a session (`mcpServers` of session/new, load or resume, read
-   * by `stdioServersOf`): they replace the ones it had, and are started before this resolves (one
-   * that fails to start is left out, and logged). Only stdio servers run (spec/tools.md §7).
+   * by `mcpServersOf`): they replace the ones it had, and are started before this resolves (one
+   * that fails to start is left out, and logged). Stdio and HTTP servers only (spec/tools.md §7).
    */
-  async useMcpServers(sessionId: string, cwd: string, servers: ReturnType<typeof stdioServersOf>): Promise<void> {
+  async useMcpServers(sessionId: string, cwd: string, servers: ReturnType<typeof mcpServersOf>): Promise<void> {
     for (const s of servers.skipped) this.opts.logger.warn('an MCP server is left out', { sessionId, server: s.name, reason: s.reason });
-    await this.mcp.use(sessionId, cwd, servers.stdio);
+    await this.mcp.use(sessionId, cwd, servers.servers);
   }
 
   /** Deletes a session: ends it, tombstones its log, keeps its id used forever. Unknown ids succeed. */

@@ -5,14 +5,14 @@
  */
 import type { Logger } from '../core/ports.js';
 import { VERSION } from '../core/version.js';
-import { DEFAULT_LIMITS, type ExtraTools, type McpStdioServer } from '../tools/index.js';
+import { DEFAULT_LIMITS, type ExtraTools, type McpServerConfig } from '../tools/index.js';
 import type { McpTools } from '../tools/mcp/mcp-tools.js';
 
 interface Slot {
   /** The servers and the cwd they run in, as one string: the same list again changes nothing. */
   key: string;
   cwd: string;
-  servers: McpStdioServer[];
+  servers: McpServerConfig[];
   /** Starting or started; undefined while stopped (an idle unload). */
   tools?: Promise<McpTools | undefined>;
   /** Started: what calls use. */
@@ -43,7 +43,7 @@ export class SessionMcp {
    * From now on the session uses these servers: those it had stop, these start (unless they are
    * the same, already running). Resolves once each has started or has been left out.
    */
-  async use(sessionId: string, cwd: string, servers: McpStdioServer[]): Promise<void> {
+  async use(sessionId: string, cwd: string, servers: McpServerConfig[]): Promise<void> {
     const key = JSON.stringify([cwd, servers]);
     const slot = this.slots.get(sessionId);
     if (slot?.key === key) return this.start(slot);

@@ -11,4 +11,4 @@ export { createPermissionPolicy, modePermissionPolicy } from './permission.polic
 export { DEFAULT_LIMITS, type ToolLimits } from './tool.js';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './workspace-tools.js';
 export { withExtraTools, type ExtraTools } from './extra-tools.js';
-export { stdioServersOf, type McpStdioServer } from './mcp/mcp-servers.js';
+export { mcpServersOf, type McpServerConfig } from './mcp/mcp-servers.js';

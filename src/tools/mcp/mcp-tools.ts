@@ -1,16 +1,17 @@
 /**
  * The tools of a session's MCP servers (spec/tools.md §7): each server the ACP client named in
- * `mcpServers` is started over stdio (the transport every ACP agent must support), its tools listed,
- * and offered to the model as `mcp__<server>__<tool>`. A call goes to the server through the MCP SDK.
+ * `mcpServers` is started over stdio (the transport every ACP agent must support) or reached over
+ * Streamable HTTP, its tools listed, and offered to the model as `mcp__<server>__<tool>`. A call goes to the server through the MCP SDK.
  * Only this folder imports the SDK, and only when a session has servers (session-mcp.ts loads it).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TroupeError } from '../../core/errors.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
 import type { ToolSpec } from '../../core/provider.js';
-import type { McpStdioServer } from './mcp-servers.js';
+import type { McpServerConfig } from './mcp-servers.js';
 
 export interface McpToolsOptions {
   /** The session's cwd: where the servers run. */
@@ -52,7 +53,7 @@ interface Connected {
 const MAX_NAME = 64;
 const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_');
 
-export async function connectMcpTools(servers: readonly McpStdioServer[], opts: McpToolsOptions): Promise<McpTools> {
+export async function connectMcpTools(servers: readonly McpServerConfig[], opts: McpToolsOptions): Promise<McpTools> {
   const connected: Connected[] = [];
   const report: McpTools['servers'] = [];
   const results = await Promise.allSettled(servers.map((s) => connect(s, opts)));
@@ -135,11 +136,14 @@ export async function connectMcpTools(servers: readonly McpStdioServer[], opts: 
   };
 }
 
-async function connect(server: McpStdioServer, opts: McpToolsOptions): Promise<Connected> {
+async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<Connected> {
   const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: {} });
-  // stderr is the server's log: it joins troupe's own (stdout carries the protocol only). The SDK
-  // gives the server a safe subset of troupe's environment (never its model credentials) plus `env`.
-  const transport = new StdioClientTransport({ command: server.command, args: server.args, env: server.env, cwd: opts.cwd, stderr: 'inherit' });
+  // stdio: the server's stderr is its log and joins troupe's own (stdout carries the protocol only).
+  // The SDK gives it a safe subset of troupe's environment (never its model credentials) plus `env`.
+  const transport =
+    server.transport === 'stdio'
+      ? new StdioClientTransport({ command: server.command, args: server.args, env: server.env, cwd: opts.cwd, stderr: 'inherit' })
+      : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

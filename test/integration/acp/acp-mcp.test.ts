@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { processAlive, waitFor } from '../../support/daemon.js';
+import { startHttpMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 const mcpServer = (env: { name: string; value: string }[] = []) => ({ name: 'test', command: process.execPath, args: [SERVER], env });
@@ -15,15 +16,29 @@ const call = (name: string, input: Record<string, unknown> = {}) => ({ tool_call
 const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 const gone = (pid: number) => waitFor(`MCP server ${pid} to exit`, () => !processAlive(pid), 5_000);
 
-test("a session's stdio MCP servers: calls become tool calls, permission where not read-only, stopped by session/close", async (t) => {
+test("a session's MCP servers: calls become tool calls, permission where not read-only, stopped by session/close", async (t) => {
   const cwd = workspace();
+  const web = await startHttpMcp();
+  t.after(() => web.close());
   const c = AcpChild.start({
-    script: { replies: [[call('mcp__test__echo', { text: 'hi' })], [{ text: 'echoed' }], [call('mcp__test__touch', { name: 'f.txt' })], [{ text: 'made' }], [call('mcp__test__env')], [{ text: 'seen' }]] },
+    script: {
+      replies: [
+        [call('mcp__test__echo', { text: 'hi' })], [{ text: 'echoed' }],
+        [call('mcp__test__touch', { name: 'f.txt' })], [{ text: 'made' }],
+        [call('mcp__test__env')], [{ text: 'seen' }],
+        [call('mcp__web__echo', { text: 'over http' })], [{ text: 'web' }],
+      ],
+    },
   });
   t.after(() => c.close());
-  await c.initialize();
-  const servers = [mcpServer([{ name: 'MCP_TEST_VAR', value: 'from-client' }]), { type: 'http', name: 'remote', url: 'http://127.0.0.1:9/mcp', headers: [] }];
-  // The http entry is typed as the SDK's McpServer union only loosely here: it is what a client sends.
+  const init = await c.initialize();
+  assert.deepEqual(init.agentCapabilities?.mcpCapabilities, { http: true, sse: false });
+  const servers = [
+    mcpServer([{ name: 'MCP_TEST_VAR', value: 'from-client' }]),
+    { type: 'http', name: 'web', url: web.url, headers: [{ name: 'Authorization', value: 'Bearer from-the-editor' }] },
+    { type: 'sse', name: 'old', url: 'http://127.0.0.1:9/sse', headers: [] },
+  ];
+  // Typed loosely here: an sse entry is what a client may send even though troupe does not advertise it.
   const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: servers as never })) as { sessionId: string }).sessionId;
 
   // A read-only tool: shown as a read, run without asking.
@@ -44,8 +59,12 @@ test("a session's stdio MCP servers: calls become tool calls, permission where n
   const env = JSON.parse(c.updatesFor(sessionId, 'tool_call_update').at(-1).rawOutput.output) as { MCP_TEST_VAR: string; pid: number };
   assert.equal(env.MCP_TEST_VAR, 'from-client');
   assert.ok(processAlive(env.pid));
-  // The http server is left out (troupe does not advertise http MCP), and said so on stderr.
-  assert.match(c.stderr, /an MCP server is left out.*remote/);
+  // The HTTP server, with the client's header.
+  assert.equal((await c.prompt(sessionId, 'four')).stopReason, 'end_turn');
+  assert.equal(c.updatesFor(sessionId, 'tool_call_update').at(-1).rawOutput.output, 'echo: over http');
+  assert.ok(web.authorizations.includes('Bearer from-the-editor'));
+  // The sse server is left out (not advertised), and said so on stderr.
+  assert.match(c.stderr, /an MCP server is left out.*old/);
 
   await c.agent.request('session/close', { sessionId });
   await gone(env.pid); // session/close stopped the server

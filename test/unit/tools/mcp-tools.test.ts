@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { silentLogger } from '../../../src/core/ports.js';
-import { stdioServersOf } from '../../../src/tools/mcp/mcp-servers.js';
+import { mcpServersOf } from '../../../src/tools/mcp/mcp-servers.js';
 import { connectMcpTools } from '../../../src/tools/mcp/mcp-tools.js';
 import { processAlive, waitFor } from '../../support/daemon.js';
+import { startHttpMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
-const server = (name: string, env: Record<string, string> = {}) => ({ name, command: process.execPath, args: [SERVER], env });
+const server = (name: string, env: Record<string, string> = {}) => ({ transport: 'stdio' as const, name, command: process.execPath, args: [SERVER], env });
 const call = (name: string, input: Record<string, unknown> = {}) => ({ id: 'c1', name, input });
 const ctx = (signal = new AbortController().signal) => ({ signal, update: () => undefined });
 const options = (cwd: string) => ({ cwd, logger: silentLogger, connectTimeoutMs: 20_000, callTimeoutMs: 30_000, outputLimit: 1000, version: 'test' });
@@ -66,7 +67,7 @@ test('the tools of a server are offered as mcp__<server>__<tool>, and called on 
 
 test('a server that does not start is left out, the others serve; a server that exits fails its calls clearly', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-  const tools = await connectMcpTools([{ name: 'broken', command: join(cwd, 'no-such-program'), args: [], env: {} }, server('ok')], options(cwd));
+  const tools = await connectMcpTools([{ transport: 'stdio' as const, name: 'broken', command: join(cwd, 'no-such-program'), args: [], env: {} }, server('ok')], options(cwd));
   t.after(() => tools.close());
   assert.equal(tools.servers.length, 2);
   assert.deepEqual(tools.servers.find((s) => s.name === 'ok'), { name: 'ok', tools: 5 });
@@ -90,14 +91,29 @@ test('server names become safe, distinct tool names', async (t) => {
   for (const s of tools.specs()) assert.match(s.name, /^[A-Za-z0-9_-]{1,64}$/);
 });
 
-test('the servers of a request: stdio ones are started, the others left out with a reason, bad ones refused', () => {
-  const { stdio, skipped } = stdioServersOf([
+test('an HTTP server is reached with the headers the client gave', async (t) => {
+  const web = await startHttpMcp();
+  t.after(() => web.close());
+  const tools = await connectMcpTools([{ transport: 'http', name: 'web', url: web.url, headers: { Authorization: 'Bearer for-the-server' } }], options(mkdtempSync(join(tmpdir(), 'troupe-mcp-'))));
+  t.after(() => tools.close());
+  assert.deepEqual(tools.servers, [{ name: 'web', tools: 5 }]);
+  assert.deepEqual(await tools.run(call('mcp__web__echo', { text: 'over http' }), ctx()), { output: 'echo: over http', isError: false });
+  assert.ok(web.authorizations.length > 0 && web.authorizations.every((a) => a === 'Bearer for-the-server'), 'every request carried the header');
+});
+
+test('the servers of a request: stdio and http ones are used, the others left out with a reason, bad ones refused', () => {
+  const { servers, skipped } = mcpServersOf([
     { name: 'a', command: 'node', args: ['s.js'], env: [{ name: 'K', value: 'v' }] },
-    { type: 'http', name: 'h', url: 'http://127.0.0.1:1/mcp', headers: [] },
+    { type: 'http', name: 'h', url: 'http://127.0.0.1:1/mcp', headers: [{ name: 'Authorization', value: 'Bearer x' }] },
+    { type: 'sse', name: 's', url: 'http://127.0.0.1:1/sse', headers: [] },
   ]);
-  assert.deepEqual(stdio, [{ name: 'a', command: 'node', args: ['s.js'], env: { K: 'v' } }]);
-  assert.deepEqual(skipped, [{ name: 'h', reason: 'troupe does not connect to http MCP servers (only stdio ones)' }]);
-  assert.deepEqual(stdioServersOf(undefined), { stdio: [], skipped: [] });
-  assert.throws(() => stdioServersOf([{ name: 'a', command: '' }]), (e) => isTroupeError(e, 'invalid_params'));
-  assert.throws(() => stdioServersOf([{ name: 'a', command: 'x' }, { name: 'a', command: 'y' }]), (e) => isTroupeError(e, 'invalid_params') && /two MCP servers/.test(e.message));
+  assert.deepEqual(servers, [
+    { transport: 'stdio', name: 'a', command: 'node', args: ['s.js'], env: { K: 'v' } },
+    { transport: 'http', name: 'h', url: 'http://127.0.0.1:1/mcp', headers: { Authorization: 'Bearer x' } },
+  ]);
+  assert.deepEqual(skipped, [{ name: 's', reason: 'troupe does not connect to sse MCP servers (stdio and http only)' }]);
+  assert.deepEqual(mcpServersOf(undefined), { servers: [], skipped: [] });
+  assert.throws(() => mcpServersOf([{ name: 'a', command: '' }]), (e) => isTroupeError(e, 'invalid_params'));
+  assert.throws(() => mcpServersOf([{ type: 'http', name: 'h', url: 'file:///etc/passwd', headers: [] }]), (e) => isTroupeError(e, 'invalid_params') && /http\(s\) url/.test(e.message));
+  assert.throws(() => mcpServersOf([{ name: 'a', command: 'x' }, { name: 'a', command: 'y' }]), (e) => isTroupeError(e, 'invalid_params') && /two MCP servers/.test(e.message));
 });

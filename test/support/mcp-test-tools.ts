@@ -1,0 +1,63 @@
+// The MCP server of the tests of troupe's MCP tools, built with the MCP SDK: its tools show what
+// troupe gave it (cwd, env, headers), what troupe does with results (text, errors), cancel (a call
+// that waits for it) and its process (pid). Served over stdio by mcp-test-server.ts, or over
+// Streamable HTTP on 127.0.0.1 by `startHttpMcp`.
+import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import * as z from 'zod';
+
+const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
+
+export function testMcpServer(): McpServer {
+  const server = new McpServer({ name: 'troupe-test', version: '1.0.0' });
+  server.registerTool('echo', { description: 'Says the text back.', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } }, async ({ text: t }) => text(`echo: ${t}`));
+  server.registerTool('touch', { title: 'Create a file', description: 'Creates an empty file in the working directory.', inputSchema: { name: z.string() } }, async ({ name }) => {
+    writeFileSync(join(process.cwd(), name), '');
+    return text(`created ${name} in ${process.cwd()}`);
+  });
+  server.registerTool('env', { description: 'Which variables the server sees.', annotations: { readOnlyHint: true } }, async () =>
+    text(JSON.stringify({ MCP_TEST_VAR: process.env.MCP_TEST_VAR ?? null, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY ?? null, pid: process.pid })),
+  );
+  server.registerTool('fail', { description: 'Always fails.', annotations: { readOnlyHint: true } }, async () => ({ ...text('it failed on purpose'), isError: true }));
+  server.registerTool('hang', { description: 'Waits until cancelled.', annotations: { readOnlyHint: true } }, (extra) =>
+    new Promise<ReturnType<typeof text>>((resolve) => extra.signal.addEventListener('abort', () => resolve(text('cancelled')), { once: true })),
+  );
+  return server;
+}
+
+async function bodyOf(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+}
+
+/** The test server over stateless Streamable HTTP on 127.0.0.1; `authorizations`: each request's Authorization header. */
+export async function startHttpMcp(): Promise<{ url: string; authorizations: string[]; close(): Promise<void> }> {
+  const authorizations: string[] = [];
+  const http = createServer((req, res) => {
+    authorizations.push(req.headers.authorization ?? '');
+    void (async () => {
+      // Stateless: a server and a transport per request, as the SDK's examples do.
+      const server = testMcpServer();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on('close', () => void transport.close().then(() => server.close()));
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.method === 'POST' ? await bodyOf(req) : undefined);
+    })().catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    authorizations,
+    close: () =>
+      new Promise((resolve) => {
+        http.close(() => resolve());
+        // A client's open GET stream would hold the close forever.
+        http.closeAllConnections();
+      }),
+  };
+}
