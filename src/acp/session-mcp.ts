@@ -41,12 +41,16 @@ export class SessionMcp {
 
   /**
    * From now on the session uses these servers: those it had stop, these start (unless they are
-   * the same, already running). Resolves once each has started or has been left out.
+   * the same and all running; a list with one that was left out or has exited starts again).
+   * Resolves once each has started or has been left out.
    */
   async use(sessionId: string, cwd: string, servers: McpServerConfig[]): Promise<void> {
     const key = JSON.stringify([cwd, servers]);
     const slot = this.slots.get(sessionId);
-    if (slot?.key === key) return this.start(slot);
+    if (slot?.key === key) {
+      await this.start(slot);
+      if (slot.current?.healthy()) return;
+    }
     if (slot) await this.stop(sessionId, { forget: true });
     if (servers.length === 0) return;
     const next: Slot = { key, cwd, servers };

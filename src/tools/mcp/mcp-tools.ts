@@ -33,6 +33,8 @@ export interface McpTools extends ToolHost {
   has(name: string): boolean;
   /** What each server came to: its tool count, or why it is left out. */
   readonly servers: { name: string; tools: number; error?: string }[];
+  /** Whether every server started and none has exited since. */
+  healthy(): boolean;
   close(): Promise<void>;
 }
 
@@ -105,6 +107,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
 
   return {
     servers: report,
+    healthy: () => report.every((s) => !s.error) && connected.every((s) => !s.gone),
     specs: () => specs,
     has: (name) => entries.has(name),
     describe(call: ToolCallRequest): ToolDescription {

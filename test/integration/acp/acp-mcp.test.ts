@@ -3,7 +3,7 @@
 // asked for what the server does not mark read-only, and the servers stop with their session.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
@@ -131,4 +131,25 @@ test('a session unloaded while idle stops its servers, and starts them again whe
   await gone(first); // the idle session’s server stopped
   const second = await serverPid();
   assert.notEqual(second, first);
+});
+
+test('a server left out (it could not start) is tried again by the next request naming it', async (t) => {
+  const cwd = workspace();
+  const bin = mkdtempSync(join(tmpdir(), 'troupe-mcp-bin-'));
+  const launcher = join(bin, 'start-mcp');
+  const c = AcpChild.start({ script: { replies: [[call('mcp__late__echo', { text: 'x' })], [{ text: 'no' }], [call('mcp__late__echo', { text: 'now' })], [{ text: 'yes' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const servers = [{ name: 'late', command: launcher, args: [], env: [] }];
+  const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: servers })) as { sessionId: string }).sessionId;
+  assert.match(c.stderr, /an MCP server did not start.*late/);
+  await c.prompt(sessionId, 'first');
+  assert.equal(c.updatesFor(sessionId, 'tool_call_update').at(-1).status, 'failed', 'its tools are not there');
+  // The program exists now: the same list, named again, starts it.
+  writeFileSync(launcher, `#!/bin/sh\nexec "${process.execPath}" "${SERVER}"\n`);
+  chmodSync(launcher, 0o755);
+  await c.agent.request('session/resume', { sessionId, cwd, mcpServers: servers });
+  await c.prompt(sessionId, 'second');
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.deepEqual([done.status, done.rawOutput.output], ['completed', 'echo: now']);
 });
