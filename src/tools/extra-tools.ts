@@ -2,23 +2,32 @@
  * A session's tool host: the workspace's built-in tools, plus tools from elsewhere (its MCP
  * servers) that can change while the session lives. Built-in names never start with `mcp__`.
  */
+import { TroupeError } from '../core/errors.js';
 import type { ToolHost } from '../core/ports.js';
 
 export type ExtraTools = ToolHost & { has(name: string): boolean };
 
 export function withExtraTools(base: ToolHost, extra: () => ExtraTools | undefined): ToolHost {
+  const specs = () => {
+    const more = extra()?.specs();
+    return more?.length ? [...base.specs(), ...more] : base.specs();
+  };
+  // A name neither serves: the model is told every tool it has, the extra ones too.
+  const unknown = (name: string) => new TroupeError('unknown_tool', `There is no tool named "${name}". Available: ${specs().map((s) => s.name).join(', ')}.`, { tool: name });
+  const served = (name: string) => base.specs().some((s) => s.name === name);
   return {
-    specs() {
-      const more = extra()?.specs();
-      return more?.length ? [...base.specs(), ...more] : base.specs();
-    },
+    specs,
     describe(call) {
       const more = extra();
-      return more?.has(call.name) ? more.describe(call) : base.describe(call);
+      if (more?.has(call.name)) return more.describe(call);
+      if (more && !served(call.name)) throw unknown(call.name);
+      return base.describe(call);
     },
-    run(call, ctx) {
+    async run(call, ctx) {
       const more = extra();
-      return more?.has(call.name) ? more.run(call, ctx) : base.run(call, ctx);
+      if (more?.has(call.name)) return more.run(call, ctx);
+      if (more && !served(call.name)) return { output: unknown(call.name).message, isError: true, errorCode: 'unknown_tool' };
+      return base.run(call, ctx);
     },
   };
 }

@@ -23,6 +23,10 @@ test('the model is offered both sets, and each call goes to the set that has the
   assert.equal(tools.describe(call('mcp__s__x')).title, 'mcp:mcp__s__x');
   assert.equal((await tools.run(call('mcp__s__x'), ctx)).output, 'mcp ran mcp__s__x');
   assert.equal((await tools.run(call('read_file'), ctx)).output, 'base ran read_file');
+  // A name neither serves: the model hears of every tool, the extra ones too.
+  const unknown = await tools.run(call('mcp__s__y'), ctx);
+  assert.deepEqual(unknown, { output: 'There is no tool named "mcp__s__y". Available: read_file, mcp__s__x.', isError: true, errorCode: 'unknown_tool' });
+  assert.throws(() => tools.describe(call('mcp__s__y')), /Available: read_file, mcp__s__x\./);
   extra = undefined;
   assert.deepEqual(tools.specs().map((s) => s.name), ['read_file'], 'servers stopped: their tools are no longer offered');
 });
