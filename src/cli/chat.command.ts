@@ -12,10 +12,11 @@ import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
 import { Repl } from './repl.js';
 import { openSession } from './session-open.js';
+import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
 import { UpdateRenderer } from './update.renderer.js';
 
-const USAGE = `Usage: troupe chat [--cwd DIR] [--session ID] [--model M] [--mode M] [--yes]
+const USAGE = `Usage: troupe chat [--cwd DIR] [--session ID] [--model M] [--mode M] [--mcp-config FILE] [--yes]
 
 An interactive conversation with the agent on one session (a new one, or ID resumed).
 While a turn runs, what you type steers it (the agent reads it at its next step); '/queue TEXT'
@@ -24,6 +25,7 @@ sends TEXT as the next prompt instead.
 Commands: /cancel  /mode M  /model M  /queue TEXT  /help  /quit (or Ctrl-D)
 Ctrl-C cancels the running turn; when nothing runs it leaves. History: $TROUPE_HOME/chat_history.
 Permission requests are asked inline (y, a, n, never); --yes allows them all.
+--mcp-config FILE starts the MCP servers of FILE for the session ({"mcpServers": {...}}, docs/cli.md).
 Piped input (no terminal) is played one prompt per line, each after the previous turn ended.
 
 Examples:
@@ -41,9 +43,11 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       session: { type: 'string' },
       model: { type: 'string' },
       mode: { type: 'string' },
+      'mcp-config': { type: 'string' },
       yes: { type: 'boolean', short: 'y' },
     });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    const mcpServers = values['mcp-config'] ? readMcpConfig(values['mcp-config']) : undefined;
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);
     // No spinner: it would draw over what the person is typing at the readline prompt.
@@ -59,7 +63,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
         return decidePermission(req, { yes: values.yes ?? false, ask: tty ? repl?.ask : undefined, style, note: (l) => renderer.note(l) });
       },
     });
-    const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: values.session, cwd: values.cwd, mode: values.mode, model: values.model });
+    const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: values.session, cwd: values.cwd, mode: values.mode, model: values.model, mcpServers });
     sessionId = opened.sessionId;
     renderer.note(style.dim(`[${opened.resumed ? 'resumed' : 'new'} session ${sessionId} in ${opened.cwd} · /help for commands]`));
     repl = new Repl({

@@ -10,6 +10,7 @@ import { DaemonClient } from './daemon.client.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
 import { openSession } from './session-open.js';
+import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
 import { canAsk, terminalAsk } from './tty-ask.js';
 import { UpdateRenderer } from './update.renderer.js';
@@ -24,6 +25,7 @@ Options:
   --session ID     continue this session (session/resume) instead of starting one
   --model M        use model M (e.g. scripted/demo, anthropic/claude-sonnet-4-5)
   --mode M         default | accept-edits | plan | bypass
+  --mcp-config F   start the MCP servers of file F for the session ({"mcpServers": {...}}, docs/cli.md)
   --yes, -y        allow every permission request without asking
   --json           print the session's updates as JSON lines, then {"sessionId","stopReason"}
   --standalone     use a private daemon for this command only (gone when it exits)
@@ -50,6 +52,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       session: { type: 'string' },
       model: { type: 'string' },
       mode: { type: 'string' },
+      'mcp-config': { type: 'string' },
       yes: { type: 'boolean', short: 'y' },
       json: { type: 'boolean' },
       standalone: { type: 'boolean' },
@@ -57,8 +60,9 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const text = positionals.join(' ').trim();
     if (!text) throw new CliError('usage', `missing the prompt (try 'troupe run --help')`);
+    const mcpServers = values['mcp-config'] ? readMcpConfig(values['mcp-config']) : undefined;
     conn = await connectDaemon(io, { autoStart: true, standalone: values.standalone ?? false });
-    return await runTurn(io, conn, text, values);
+    return await runTurn(io, conn, text, { ...values, mcpServers });
   } catch (err) {
     return reportError(io, 'run', err);
   } finally {
@@ -71,6 +75,8 @@ interface RunOptions {
   session?: string;
   model?: string;
   mode?: string;
+  /** From `--mcp-config`, read before anything starts. */
+  mcpServers?: unknown[];
   yes?: boolean;
   json?: boolean;
   'no-color'?: boolean;
@@ -118,7 +124,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
         if (method === '_troupe/session_failed') note(style.red(`[session failed: ${(params as { reason?: string }).reason ?? 'unknown'}]`));
       },
     });
-    const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model });
+    const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers });
     sessionId = opened.sessionId;
     if (!o.json) renderer.waiting();
     let result: acp.PromptResponse;

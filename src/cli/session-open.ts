@@ -14,6 +14,8 @@ export interface OpenOptions {
   cwd?: string;
   mode?: string;
   model?: string;
+  /** ACP `mcpServers` (`--mcp-config`); without, a resumed session keeps those it has. */
+  mcpServers?: unknown[];
 }
 
 export interface OpenedSession {
@@ -36,12 +38,12 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
     // Asking the management API first gives a clear `session_not_found` and the session's cwd.
     const entry = await client.session(opts.sessionId);
     const cwd = opts.cwd ? resolve(opts.cwd) : entry.cwd;
-    // No `mcpServers`: the session keeps the MCP servers its own client gave it (an empty list would stop them).
-    await call(link.agent.request('session/resume', { sessionId: opts.sessionId, cwd }));
+    // Without `mcpServers` the session keeps the MCP servers its own client gave it (an empty list would stop them).
+    await call(link.agent.request('session/resume', { sessionId: opts.sessionId, cwd, ...(opts.mcpServers ? { mcpServers: opts.mcpServers as never } : {}) }));
     opened = { sessionId: opts.sessionId, cwd, resumed: true };
   } else {
     const cwd = resolve(opts.cwd ?? process.cwd());
-    const res = await call(link.agent.request('session/new', { cwd, mcpServers: [] }));
+    const res = await call(link.agent.request('session/new', { cwd, mcpServers: (opts.mcpServers ?? []) as never }));
     opened = { sessionId: res.sessionId, cwd, resumed: false };
   }
   if (opts.mode) await call(link.agent.request('session/set_mode', { sessionId: opened.sessionId, modeId: opts.mode }));

@@ -1,0 +1,37 @@
+// `troupe run --mcp-config FILE`: the MCP servers of a {"mcpServers": {...}} file reach the session
+// through the daemon, and a file that cannot be used is a usage error before anything starts.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { jsonLines, makeHome, type Home } from '../../support/cli/cli-harness.js';
+
+const SERVER = resolve('dist/test/support/mcp-test-server.js');
+
+describe('troupe run --mcp-config', { timeout: 60_000 }, () => {
+  let h: Home;
+  before(() => {
+    h = makeHome({ replies: [[{ tool_call: { name: 'mcp__test__echo', input: { text: 'from the cli' } } }], [{ text: 'done' }]] });
+  });
+  after(() => h.close());
+
+  test("the file's servers serve the session's tool calls", async () => {
+    const config = join(h.dir, 'mcp.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: { test: { command: process.execPath, args: [SERVER], env: { MCP_TEST_VAR: 'cli' } } } }));
+    const r = await h.run(['run', '--json', '--mcp-config', config, 'use the tool']);
+    assert.equal(r.code, 0, r.stderr);
+    const done = jsonLines(r.stdout).filter((l: any) => l.update?.sessionUpdate === 'tool_call_update').at(-1) as any;
+    assert.deepEqual([done.update.status, done.update.rawOutput.output], ['completed', 'echo: from the cli']);
+  });
+
+  test('a file that cannot be used is a usage error', async () => {
+    const missing = await h.run(['run', '--mcp-config', join(h.dir, 'nope.json'), 'go']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /cannot read the MCP config .*nope\.json/);
+    const bad = join(h.dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ mcpServers: { broken: { args: ['x'] } } }));
+    const r = await h.run(['run', '--mcp-config', bad, 'go']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /the MCP server "broken" needs a "command" \(stdio\) or a "url" \(http\)/);
+  });
+});
