@@ -362,9 +362,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       '_troupe/session_state',
       sessionIdOnly,
       guarded('_troupe/session_state', async (p: z.infer<typeof sessionIdOnly>) => {
-        const live = await sessionOf(await host(), p.sessionId);
+        const h = await host();
+        const live = await sessionOf(h, p.sessionId);
         const conv = live.engine.conversation;
-        return { sessionId: p.sessionId, ...live.engine.state(), mode: conv.mode, model: conv.model, title: conv.title ?? null };
+        return { sessionId: p.sessionId, ...live.engine.state(), mode: conv.mode, model: conv.model, title: conv.title ?? null, mcpServers: h.mcpStatus(p.sessionId) };
       }),
     );
 }

@@ -283,6 +283,11 @@ export class SessionHost {
     await this.mcp.use(sessionId, cwd, servers.servers);
   }
 
+  /** The session's MCP servers and what they came to (`_troupe/session_state`). */
+  mcpStatus(sessionId: string): ReturnType<SessionMcp['status']> {
+    return this.mcp.status(sessionId);
+  }
+
   /** Deletes a session: ends it, tombstones its log, keeps its id used forever. Unknown ids succeed. */
   async delete(sessionId: string): Promise<void> {
     if (!this.index.get(sessionId) || this.index.get(sessionId)?.status === 'deleted') return;

@@ -34,6 +34,22 @@ export class SessionMcp {
     this.startTimeoutMs = Number.isInteger(ms) && ms > 0 ? ms : DEFAULT_START_TIMEOUT_MS;
   }
 
+  /**
+   * What the session's servers came to, for `_troupe/session_state`: each one's tool count, or why
+   * it is left out or not serving; `starting` while they start, `stopped` after an idle unload.
+   */
+  status(sessionId: string): { name: string; transport: string; state: 'starting' | 'stopped' | 'serving' | 'failed'; tools: number; error?: string }[] {
+    const slot = this.slots.get(sessionId);
+    if (!slot) return [];
+    return slot.servers.map(({ name, transport }) => {
+      if (!slot.tools) return { name, transport, state: 'stopped', tools: 0 };
+      const s = slot.current?.servers.find((x) => x.name === name);
+      if (!slot.current || !s) return { name, transport, state: 'starting', tools: 0 };
+      const error = s.error ?? slot.current.exited(name);
+      return error ? { name, transport, state: 'failed', tools: s.tools, error } : { name, transport, state: 'serving', tools: s.tools };
+    });
+  }
+
   /** The session's MCP tools that are running now (its tool host asks at every call). */
   tools(sessionId: string): ExtraTools | undefined {
     return this.slots.get(sessionId)?.current;

@@ -35,6 +35,8 @@ export interface McpTools extends ToolHost {
   readonly servers: { name: string; tools: number; error?: string }[];
   /** Whether every server started and none has exited since. */
   healthy(): boolean;
+  /** Why a server that started no longer serves (it exited), if it does not. */
+  exited(name: string): string | undefined;
   close(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   return {
     servers: report,
     healthy: () => report.every((s) => !s.error) && connected.every((s) => !s.gone),
+    exited: (name) => connected.find((s) => s.name === name)?.gone,
     specs: () => specs,
     has: (name) => entries.has(name),
     describe(call: ToolCallRequest): ToolDescription {

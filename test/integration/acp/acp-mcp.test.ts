@@ -65,6 +65,12 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
   assert.ok(web.authorizations.includes('Bearer from-the-editor'));
   // The sse server is left out (not advertised), and said so on stderr.
   assert.match(c.stderr, /an MCP server is left out.*old/);
+  // The session's state tells what its servers came to.
+  const state = (await c.agent.request('_troupe/session_state' as never, { sessionId } as never)) as { mcpServers: unknown[] };
+  assert.deepEqual(state.mcpServers, [
+    { name: 'test', transport: 'stdio', state: 'serving', tools: 5 },
+    { name: 'web', transport: 'http', state: 'serving', tools: 5 },
+  ]);
 
   await c.agent.request('session/close', { sessionId });
   await gone(env.pid); // session/close stopped the server
@@ -143,6 +149,10 @@ test('a server left out (it could not start) is tried again by the next request 
   const servers = [{ name: 'late', command: launcher, args: [], env: [] }];
   const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: servers })) as { sessionId: string }).sessionId;
   assert.match(c.stderr, /an MCP server did not start.*late/);
+  const state = async () => ((await c.agent.request('_troupe/session_state' as never, { sessionId } as never)) as { mcpServers: { state: string; error?: string }[] }).mcpServers;
+  const [failed] = await state();
+  assert.equal(failed?.state, 'failed');
+  assert.match(failed?.error ?? '', /ENOENT|spawn/);
   await c.prompt(sessionId, 'first');
   assert.equal(c.updatesFor(sessionId, 'tool_call_update').at(-1).status, 'failed', 'its tools are not there');
   // The program exists now: the same list, named again, starts it.
@@ -152,4 +162,5 @@ test('a server left out (it could not start) is tried again by the next request 
   await c.prompt(sessionId, 'second');
   const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.deepEqual([done.status, done.rawOutput.output], ['completed', 'echo: now']);
+  assert.deepEqual(await state(), [{ name: 'late', transport: 'stdio', state: 'serving', tools: 5 }]);
 });
