@@ -40,8 +40,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   }
   // Under a daemon, fd 3 carries heartbeats, durable events and machine transitions to it.
   const channel = args.includes('--supervised') ? (await import('./control-channel.js')).ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
-  // Replies leave through the batched writer (one stdout write per loop turn); live session/updates
-  // and session/load replays are written to it directly as text, the rest goes through the SDK.
+  // `out` is the protocol's only writer, one write per loop turn: live session/updates and
+  // session/load replays reach it directly as text, every other message through the SDK.
   const out = batchedStdout();
   // The session machinery is a separate chunk of the bundle, loaded after `initialize` is answered.
   const home = resolveTroupeHome(env);

@@ -65,7 +65,7 @@ export class SessionMcp {
     const slot = this.slots.get(sessionId);
     if (slot?.key === key) {
       await this.start(slot);
-      if (slot.current?.healthy()) return;
+      if (this.status(sessionId).every((s) => s.state === 'serving')) return;
     }
     if (slot) await this.stop(sessionId, { forget: true });
     if (servers.length === 0) return;

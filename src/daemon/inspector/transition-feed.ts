@@ -1,9 +1,9 @@
 /**
  * Every machine transition the daemon sees (session, turn and child machines of every session),
  * numbered daemon-wide (by the MachineHub) so that the inspector can resume after a reconnect
- * (`Last-Event-ID`). The
- * last `keep` are kept; a cursor older than that, or from another daemon run, is a gap the stream
- * says out loud (`event: replay_gap`) before it goes on from the oldest one it still has.
+ * (`Last-Event-ID`). The last `keep` are kept; a cursor older than that, or from another daemon
+ * run, is a gap the stream says out loud (`event: replay_gap`) before it goes on from the oldest
+ * one it still has.
  */
 import type { MachineHub, RecordedTransition } from '../machine-hub.js';
 import type { RouteRequest, RouteResponse } from '../http/route.types.js';

@@ -33,8 +33,6 @@ export interface McpTools extends ToolHost {
   has(name: string): boolean;
   /** What each server came to: its tool count, or why it is left out. */
   readonly servers: { name: string; tools: number; error?: string }[];
-  /** Whether every server started and none has exited since. */
-  healthy(): boolean;
   /** Why a server that started no longer serves (it exited), if it does not. */
   exited(name: string): string | undefined;
   close(): Promise<void>;
@@ -109,7 +107,6 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
 
   return {
     servers: report,
-    healthy: () => report.every((s) => !s.error) && connected.every((s) => !s.gone),
     exited: (name) => connected.find((s) => s.name === name)?.gone,
     specs: () => specs,
     has: (name) => entries.has(name),

@@ -17,6 +17,17 @@ const script = {
   ],
 };
 
+/** A daemon, one client on `transport`, and a new session of it. */
+async function oneSession(t: { after(f: () => unknown): void }, transport: 'http' | 'ws') {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect(transport);
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  return { c, sessionId };
+}
+
 for (const transport of ['http', 'ws'] as const) {
   test(`${transport}: two sessions on one connection, one on another; permission round trip`, async (t) => {
     const d = await Daemon.start({ script });
@@ -48,12 +59,7 @@ for (const transport of ['http', 'ws'] as const) {
   });
 
   test(`${transport}: cancel, queue and steer`, async (t) => {
-    const d = await Daemon.start({ script });
-    t.after(() => d.stop());
-    const c = d.connect(transport);
-    t.after(() => c.close());
-    await c.init();
-    const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    const { c, sessionId } = await oneSession(t, transport);
     const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
     const queued = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
     await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'first chunk');
@@ -73,12 +79,7 @@ for (const transport of ['http', 'ws'] as const) {
   });
 
   test(`${transport}: $/cancel_request of one prompt reaches its child, which answers it cancelled; the next prompt runs`, async (t) => {
-    const d = await Daemon.start({ script });
-    t.after(() => d.stop());
-    const c = d.connect(transport);
-    t.after(() => c.close());
-    await c.init();
-    const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    const { c, sessionId } = await oneSession(t, transport);
     const withdrawn = new AbortController();
     const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] }, { cancellationSignal: withdrawn.signal });
     const queued = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });

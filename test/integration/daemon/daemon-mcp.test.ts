@@ -19,19 +19,28 @@ const script = {
   ],
 };
 
-test('a child started again after a crash resumes its session with the same MCP servers', async (t) => {
+/** A daemon and one client whose session has the test MCP server; `serverEnv()` runs its `env` tool in a turn. */
+async function mcpSession(t: { after(f: () => unknown): void }, transport: 'http' | 'ws', env: { name: string; value: string }[]) {
   const d = await Daemon.start({ script });
   t.after(() => d.stop());
-  const c = d.connect('http');
+  const c = d.connect(transport);
   t.after(() => c.close());
   await c.init();
-  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'daemon' }] }];
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env }];
   const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
-  const serverPid = async () => {
+  const serverEnv = async () => {
     assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
     const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
     assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
-    const seen = JSON.parse(done.rawOutput.output) as { MCP_TEST_VAR: string; pid: number };
+    return JSON.parse(done.rawOutput.output) as { MCP_TEST_VAR: string | null; pid: number };
+  };
+  return { d, sessionId, serverEnv };
+}
+
+test('a child started again after a crash resumes its session with the same MCP servers', async (t) => {
+  const { d, sessionId, serverEnv } = await mcpSession(t, 'http', [{ name: 'MCP_TEST_VAR', value: 'daemon' }]);
+  const serverPid = async () => {
+    const seen = await serverEnv();
     assert.equal(seen.MCP_TEST_VAR, 'daemon');
     return seen.pid;
   };
@@ -45,19 +54,8 @@ test('a child started again after a crash resumes its session with the same MCP 
 });
 
 test('another client resuming the session without naming servers (the CLI) leaves them running', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
-  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [] }];
-  const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
-  const serverPid = async () => {
-    assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
-    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
-    assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
-    return (JSON.parse(done.rawOutput.output) as { pid: number }).pid;
-  };
+  const { d, sessionId, serverEnv } = await mcpSession(t, 'ws', []);
+  const serverPid = async () => (await serverEnv()).pid;
   const before = await serverPid();
   // `troupe run --session` resumes the session through the daemon, as a second client.
   const cli = await promisify(execFile)(process.execPath, [resolve('bin/troupe.js'), 'run', '--session', sessionId, 'hello'], {

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '../daemon.js';
 
 /** bin/troupe.js (this file compiles to dist/test/support/cli). */
 export const BIN = fileURLToPath(new URL('../../../../bin/troupe.js', import.meta.url));
@@ -45,15 +46,8 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-export async function until<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+/** `waitFor` with the check first, as the CLI tests call it. */
+export const until = <T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> => waitFor(what, check, timeoutMs);
 
 /**
  * A fresh home; `env` is given to every command (and so to the daemons they start). `replies` makes
