@@ -41,9 +41,12 @@ describe('security', { timeout: 20_000 }, () => {
       const none = await fetch(`${h.url}${path}`, { method: path === '/acp' ? 'POST' : 'GET', headers: { 'Content-Type': 'application/json' }, ...(path === '/acp' ? { body: initBody } : {}) });
       assert.equal(none.status, 401);
       assert.equal(await codeOf(none), 'unauthorized');
-      const wrong = await fetch(`${h.url}${path}`, { headers: { Authorization: `Bearer ${TOKEN}x` } });
-      assert.equal(wrong.status, 403);
-      assert.equal(await codeOf(wrong), 'forbidden');
+      // Longer, shorter, and of the same length with its last character changed.
+      for (const token of [`${TOKEN}x`, TOKEN.slice(0, -1), `${TOKEN.slice(0, -1)}${TOKEN.endsWith('a') ? 'b' : 'a'}`]) {
+        const wrong = await fetch(`${h.url}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+        assert.equal(wrong.status, 403, token);
+        assert.equal(await codeOf(wrong), 'forbidden');
+      }
     }
     const right = await h.fetch('/v1/secret');
     assert.deepEqual(await right.json(), { secret: true });
