@@ -10,8 +10,9 @@ import { pathToFileURL } from 'node:url';
 
 /**
  * Writes the baseline agent to `dir` and returns its path. It answers `initialize`, `session/new`,
- * `session/prompt` (one agent_message_chunk, then end_turn) and `session/load` (replays
- * BASELINE_REPLAY_UPDATES message chunks of BASELINE_REPLAY_TEXT, then responds). With
+ * `session/prompt` (one agent_message_chunk, then end_turn), `_troupe/session_state` (a constant
+ * state, for relay-floor.ts) and `session/load` (replays BASELINE_REPLAY_UPDATES message chunks of
+ * BASELINE_REPLAY_TEXT, then responds). With
  * BASELINE_CORKED=1 it writes through a coalescing stream: the fix proposed for replay cost.
  */
 export function writeBaselineAgent(dir: string): string {
@@ -34,7 +35,9 @@ const app = acp.agent({ name: 'baseline' })
   .onRequest('session/prompt', async ({ params, client }) => {
     await client.notify('session/update', chunk(params.sessionId, 'pong'));
     return { stopReason: 'end_turn' };
-  });
+  })
+  // The request daemon-bench times round trips with (relay-floor.ts): answered from nothing.
+  .onRequest('_troupe/session_state', (p) => p, ({ params }) => ({ sessionId: params.sessionId, session: 'idle' }));
 // BASELINE_CORKED=1: the same agent, but outgoing messages are coalesced into one stdout write per
 // loop turn (awaiting 'drain' when the pipe is full) instead of one write per message.
 function corked() {

@@ -5,11 +5,11 @@
  * Run: `npm run build && node dist/bench/daemon-bench.js` (about 2–3 minutes on 2 cores).
  * Writes bench/results/daemon-bench.json; bench/README.md explains every series and its target.
  */
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, startReferenceServer, summarize, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, gitDescribe, startReferenceServer, startRelayFloor, summarize, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
 import { LeanHttpClient, LeanStdioClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 import { childStartSeries, type ChildStart } from './daemon-child-start.js';
 import { daemonSessionNew, IDLE_BEFORE_SAMPLE_MS, nodeSpawnFloor, ReferenceSessionNews, SESSION_NEW_WARMUP, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
@@ -79,16 +79,6 @@ async function daemon(home: string, args: string[], script: unknown, nodeArgs: s
   return d;
 }
 
-function gitDescribe(): string {
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { encoding: 'utf8' }).trim();
-    return dirty ? `${head} (src/ has uncommitted changes)` : head;
-  } catch {
-    return 'unknown';
-  }
-}
-
 async function main(): Promise<void> {
   const started = Date.now();
   const cwd = tmp('troupe-dbench-ws-');
@@ -151,6 +141,14 @@ async function main(): Promise<void> {
   leanHttp.close();
   leanWs.close();
   await warm.stop();
+  // The floor, right after: the least relay in front of the least agent on the same SDK, through the
+  // same lean client (bench/relay-floor.ts), i.e. what this machine allows the round trip to be.
+  const relayFloor = await startRelayFloor();
+  track(relayFloor.proc);
+  const leanFloor = await LeanHttpClient.at(relayFloor.url).init();
+  const leanRelayFloorUs = await roundTrips(leanFloor, '_troupe/session_state', { sessionId: await leanFloor.newSession(cwd) }, COUNTS.rtt, COUNTS.warmup);
+  leanFloor.close();
+  await stopProcess(relayFloor.proc);
 
   log('streaming through the daemon');
   const fresh = (c: BenchClient) => async () => ({ client: c, sessionId: await c.newSession(cwd) });
@@ -258,6 +256,7 @@ async function main(): Promise<void> {
         daemonWs: leanDaemonWs,
         relayOnlyUs: leanRelayOnlyUs,
         relayOnlyWsUs: leanRelayOnlyWsUs,
+        relayFloorUs: leanRelayFloorUs,
         stdioDirect: leanStdioRtt,
         referenceHttp: leanRefHttp,
       },

@@ -52,7 +52,14 @@ const server = new AcpServer({
     // More connections at once than hosts opened ahead: this one opens its own (slower, and said so).
     if (!ready) logger.warn(`more than ${ahead} connections at once: a host is opened on demand; raise BENCH_REF_HOSTS`);
     let host: Promise<SessionHost> | undefined;
-    return createAgentApp({ openHost: () => (host ??= ready ? Promise.resolve(ready) : openHost()), env, config, logger });
+    const hostOf = () => (host ??= ready ? Promise.resolve(ready) : openHost());
+    // A host serves one connection: its sessions' logs close with it, as they do when a `troupe acp`
+    // exits (left open, each file handle waited for the collector, which warned about it).
+    return createAgentApp({ openHost: hostOf, env, config, logger }).onConnect((connection) => {
+      void connection.closed
+        .then(() => (ready || host ? hostOf().then((h) => h.shutdown()) : undefined))
+        .catch((err) => logger.warn('could not shut a host down', { error: String(err) }));
+    });
   },
 });
 const acpHandler = createNodeHttpHandler(server);

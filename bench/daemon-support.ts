@@ -3,7 +3,7 @@
  * a `troupe serve` launcher that lets the bench pass node flags (e.g. --cpu-prof) to the daemon
  * only, and SDK clients (HTTP, WebSocket, stdio) that count `session/update`s instead of keeping them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -144,6 +144,27 @@ export async function startReferenceServer(home: string, env: Record<string, str
   const line = await new Promise<string>((res, rej) => {
     createInterface({ input: proc.stdout! }).once('line', res);
     proc.once('exit', (code) => rej(new Error(`reference exited ${code}`)));
+  });
+  return { url: JSON.parse(line).url, proc };
+}
+
+/** The measured commit, and whether src/ differs from it. */
+export function gitDescribe(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { encoding: 'utf8' }).trim();
+    return dirty ? `${head} (src/ has uncommitted changes)` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The relay floor (bench/relay-floor.ts) in its own process; resolves with its URL once it listens. */
+export async function startRelayFloor(): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(process.execPath, [resolve('dist/bench/relay-floor.js')], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((res, rej) => {
+    createInterface({ input: proc.stdout! }).once('line', res);
+    proc.once('exit', (code) => rej(new Error(`relay floor exited ${code}`)));
   });
   return { url: JSON.parse(line).url, proc };
 }
