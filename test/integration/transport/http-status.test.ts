@@ -1,7 +1,8 @@
 // Raw HTTP against /acp: every status the SDK server gives, with troupe's JSON error bodies.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rawInitialize, rawPost, SseReader, startHarness, type Harness } from '../../support/transport/harness.js';
+import { connect } from 'node:net';
+import { rawInitialize, rawPost, SseReader, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
 
 async function errorCode(res: Response): Promise<string> {
   const body = (await res.json()) as { error: { code: string } };
@@ -125,6 +126,23 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
     });
     const streamed = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Acp-Connection-Id': id }, body, duplex: 'half' } as RequestInit & { headers: Record<string, string> });
     assert.equal(streamed.status, 413);
+  });
+
+  test('a Content-Length of 10 digits or more (uWS refuses to parse it) closes the connection, and the server goes on', async () => {
+    const id = await rawInitialize(h);
+    for (const length of ['1000000000', '99999999999']) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(h.port, '127.0.0.1');
+        let got = '';
+        socket.on('data', (d) => (got += d));
+        socket.on('close', () => resolve(got));
+        socket.on('error', reject);
+        socket.write(`POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nContent-Length: ${length}\r\n\r\n{`);
+      });
+      assert.equal(answer, '', `Content-Length ${length}: closed without a response`);
+    }
+    const after = await rawPost(h, id, { jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'ses_x' } }, 'ses_x');
+    assert.equal(after.status, 202, 'the next request is served');
   });
 
   test('400 for ids over maxIdLength', async () => {
