@@ -9,7 +9,7 @@ import { type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { childPids, CountingClient, scriptEnv, spawnAcp, startDaemon, gitDescribe, startReferenceServer, startRelayFloor, summarize, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { childPids, CountingClient, gitDescribe, scriptEnv, spawnAcp, startDaemon, startReferenceServer, startRelayFloor, summarize, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
 import { LeanHttpClient, LeanStdioClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 import { childStartSeries, type ChildStart } from './daemon-child-start.js';
 import { daemonSessionNew, IDLE_BEFORE_SAMPLE_MS, nodeSpawnFloor, ReferenceSessionNews, SESSION_NEW_WARMUP, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
