@@ -17,7 +17,7 @@ import type { LineWriter } from './session-replay.js';
 import { configOptions, cwdMismatch, modeState, SLASH_COMMANDS } from './session-options.js';
 import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
-import { slashCommand, toContent } from './prompt-content.js';
+import { mcpCommand, slashCommand, toContent } from './prompt-content.js';
 
 export interface AgentOptions {
   /**
@@ -147,20 +147,28 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       return undefined;
     }
     // The engine opens once this response has gone (the writer flushes first, on this same turn),
-    // and its MCP servers start; a request for the session waits for both.
+    // and its MCP servers start; a request for the session waits for both. Their prompts are told
+    // then (the commands announced with the response had only troupe's own).
     setImmediate(() =>
       void host()
-        .then(async (h) => (await h.get(id), await h.useMcpServers(id, p.cwd, mcp)))
+        .then(async (h) => {
+          await h.get(id);
+          await h.useMcpServers(id, p.cwd, mcp);
+          if (h.commands(id).length > SLASH_COMMANDS.length) h.announceCommands(id);
+        })
         .catch((err) => logger.error('cannot open the loaded session', { sessionId: id, error: String(err) }))
         .finally(settled),
     );
     return { modes: modeState(summary.mode), configOptions: configOptions({ mode: summary.mode, model: summary.model }, models()) };
   };
-  /** Sent once the response that made the session known has left (next turn of the loop). */
-  const announceCommands = (client: acp.AgentContext, sessionId: string) =>
+  /**
+   * Sent once the response that made the session known has left (next turn of the loop): troupe's
+   * commands, and the prompts of the session's MCP servers once they have started (`h`).
+   */
+  const announceCommands = (client: acp.AgentContext, sessionId: string, h?: SessionHost) =>
     setImmediate(() => {
       void client
-        .notify('session/update', { sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: SLASH_COMMANDS } })
+        .notify('session/update', { sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: h ? h.commands(sessionId) : SLASH_COMMANDS } })
         .catch(() => undefined);
     });
   /**
@@ -211,7 +219,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const h = await host();
         const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
         await h.useMcpServers(live.engine.sessionId, p.cwd, mcp);
-        announceCommands(client, live.engine.sessionId);
+        announceCommands(client, live.engine.sessionId, h);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),
     )
@@ -231,7 +239,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const { UpdateReplay } = await replayModule();
         await h.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
         await h.useMcpServers(p.sessionId, p.cwd, mcp);
-        announceCommands(client, p.sessionId);
+        announceCommands(client, p.sessionId, h);
         return sessionState(live);
       }),
     )
@@ -245,7 +253,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         sameCwd(live, p.cwd);
         // Without `mcpServers` the session keeps the servers it has.
         if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp);
-        announceCommands(client, p.sessionId);
+        announceCommands(client, p.sessionId, h);
         return sessionState(live);
       }),
     )
@@ -292,7 +300,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         await loading.get(p.sessionId);
         const live = await h.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);
         await h.useMcpServers(live.engine.sessionId, p.cwd, mcp);
-        announceCommands(client, live.engine.sessionId);
+        announceCommands(client, live.engine.sessionId, h);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),
     )
@@ -331,7 +339,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           return { stopReason: 'end_turn' };
         }
         const model = resolveModel(live.engine.conversation.model, env, config);
-        const handle = live.engine.prompt(toContent(p.prompt, { images: model.capabilities.images, model: model.id }));
+        // An MCP server's prompt: the server makes the turn's content from the command's input.
+        const mcp = mcpCommand(p.prompt);
+        const blocks = mcp ? [...((await h.expandMcpCommand(p.sessionId, mcp.name, mcp.input, signal)) as acp.ContentBlock[]), ...mcp.rest] : p.prompt;
+        const handle = live.engine.prompt(toContent(blocks, { images: model.capabilities.images, model: model.id }));
         // `$/cancel_request` for this request: this prompt ends cancelled (and is answered so), the
         // session's other prompts go on, as session/cancel would not have them.
         // (It may have come already, while the session was being found.)

@@ -39,6 +39,18 @@ export function toContent(blocks: acp.ContentBlock[], opts: { images: boolean; m
 
 export type SlashCommand = { name: 'compact' } | { name: 'mode'; arg: string } | { name: 'model'; arg: string };
 
+/**
+ * A prompt that starts with the slash command of an MCP server's prompt (`/mcp__<server>__<prompt>
+ * input…`, spec/tools.md §7): the command, what follows it in the first block, and the blocks after
+ * it (an attached file, say), which the turn keeps after the prompt's own content.
+ */
+export function mcpCommand(blocks: acp.ContentBlock[]): { name: string; input: string; rest: acp.ContentBlock[] } | undefined {
+  const first = blocks[0];
+  if (first?.type !== 'text') return undefined;
+  const m = /^\/(mcp__[A-Za-z0-9_-]+)(?:\s+([\s\S]*))?$/.exec(first.text.trim());
+  return m ? { name: m[1]!, input: m[2] ?? '', rest: blocks.slice(1) } : undefined;
+}
+
 /** A prompt that is exactly one known slash command (`/compact`, `/mode plan`, `/model x/y`). */
 export function slashCommand(blocks: acp.ContentBlock[]): SlashCommand | undefined {
   if (blocks.length !== 1 || blocks[0]!.type !== 'text') return undefined;

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import { isTroupeError, TroupeError } from '../core/errors.js';
-import type { AgentEvent } from '../core/events.js';
+import type { AgentEvent, ContentBlock } from '../core/events.js';
 import { isValidSessionId, newSessionId } from '../core/ids.js';
 import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
@@ -23,6 +23,7 @@ import type { UpdateReplay } from './session-replay.js';
 import { systemPrompt } from './system-prompt.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
+import { SLASH_COMMANDS } from './session-options.js';
 
 export interface HostOptions {
   home: string;
@@ -91,7 +92,7 @@ export class SessionHost {
     private readonly opts: HostOptions,
     readonly index: SessionCatalog,
   ) {
-    this.mcp = new SessionMcp(opts.logger, opts.env);
+    this.mcp = new SessionMcp(opts.logger, opts.env, (sessionId) => this.announceCommands(sessionId));
     const idleMs = opts.idleUnloadMs ?? 0;
     if (idleMs > 0) {
       // A sweep a few times per idle period: a session goes at most a quarter of it late.
@@ -281,6 +282,23 @@ export class SessionHost {
   async useMcpServers(sessionId: string, cwd: string, servers: ReturnType<typeof mcpServersOf>): Promise<void> {
     for (const s of servers.skipped) this.opts.logger.warn('an MCP server is left out', { sessionId, server: s.name, reason: s.reason });
     await this.mcp.use(sessionId, cwd, servers.servers);
+  }
+
+  /** The slash commands of a session: troupe's own, then its MCP servers' prompts. */
+  commands(sessionId: string): acp.AvailableCommand[] {
+    return [...SLASH_COMMANDS, ...this.mcp.commands(sessionId)];
+  }
+
+  /** Tells the client the session's slash commands (again: its MCP servers' prompts changed). */
+  announceCommands(sessionId: string): void {
+    void this.client
+      ?.notify('session/update', { sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: this.commands(sessionId) } })
+      .catch(() => undefined);
+  }
+
+  /** What one of the session's MCP commands makes of its input: the content of a turn. */
+  expandMcpCommand(sessionId: string, command: string, input: string, signal?: AbortSignal): Promise<ContentBlock[]> {
+    return this.mcp.expand(sessionId, command, input, signal);
   }
 
   /** The session's MCP servers and what they came to (`_troupe/session_state`). */

@@ -3,12 +3,16 @@
  * `session/new`, `session/load` and `session/resume`; they run while their session is loaded. The
  * MCP SDK is loaded only for a session that has servers.
  */
+import type { ContentBlock } from '../core/events.js';
+import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_LIMITS, type ExtraTools, type McpServerConfig } from '../tools/index.js';
+import type { McpCommand } from '../tools/mcp/mcp-prompts.js';
 import type { McpTools } from '../tools/mcp/mcp-tools.js';
 
 interface Slot {
+  sessionId: string;
   /** The servers and the cwd they run in, as one string: the same list again changes nothing. */
   key: string;
   cwd: string;
@@ -26,9 +30,14 @@ export class SessionMcp {
   private readonly slots = new Map<string, Slot>();
   private readonly startTimeoutMs: number;
 
+  /**
+   * `commandsChanged`: one of a session's servers changed its prompts (its slash commands) while it
+   * runs. (Those a session starts with are told by whoever made the session known to its client.)
+   */
   constructor(
     private readonly logger: Logger,
     env: NodeJS.ProcessEnv,
+    private readonly commandsChanged: (sessionId: string) => void = () => undefined,
   ) {
     const ms = Number(env.TROUPE_MCP_START_TIMEOUT_MS);
     this.startTimeoutMs = Number.isInteger(ms) && ms > 0 ? ms : DEFAULT_START_TIMEOUT_MS;
@@ -55,6 +64,18 @@ export class SessionMcp {
     return this.slots.get(sessionId)?.current;
   }
 
+  /** The session's MCP prompts as slash commands (none until its servers have started). */
+  commands(sessionId: string): McpCommand[] {
+    return this.slots.get(sessionId)?.current?.commands() ?? [];
+  }
+
+  /** The turn content of one of the session's MCP commands, once its servers have started. */
+  async expand(sessionId: string, command: string, input: string, signal?: AbortSignal): Promise<ContentBlock[]> {
+    const tools = await this.slots.get(sessionId)?.tools;
+    if (!tools) throw new TroupeError('invalid_params', `There is no command /${command}: the session has no MCP server running.`);
+    return tools.expand(command, input, signal);
+  }
+
   /**
    * From now on the session uses these servers: those it had stop, these start (unless they are
    * the same and all running; a list with one that was left out or has exited starts again).
@@ -69,7 +90,7 @@ export class SessionMcp {
     }
     if (slot) await this.stop(sessionId, { forget: true });
     if (servers.length === 0) return;
-    const next: Slot = { key, cwd, servers };
+    const next: Slot = { sessionId, key, cwd, servers };
     this.slots.set(sessionId, next);
     return this.start(next);
   }
@@ -106,6 +127,7 @@ export class SessionMcp {
             callTimeoutMs: DEFAULT_LIMITS.commandMaxTimeoutMs,
             outputLimit: DEFAULT_LIMITS.readMaxBytes,
             version: VERSION,
+            onCommandsChanged: () => slot.current && this.commandsChanged(slot.sessionId),
           }),
         )
         .then(

@@ -21,6 +21,18 @@ const HELP = `/cancel        cancel the running turn (also: Ctrl-C)
 /quit          leave (also: Ctrl-D); the session stays on the daemon
 Anything else is a prompt; typed while a turn runs, it steers that turn.`;
 
+/** The chat's own commands, then the agent's that the chat does not handle itself (e.g. MCP prompts). */
+export function helpText(agentCommands: readonly acp.AvailableCommand[]): string {
+  const own = new Set(['mode', 'model', 'cancel', 'queue', 'quit', 'help']);
+  const others = agentCommands.filter((c) => !own.has(c.name));
+  if (others.length === 0) return HELP;
+  const lines = others.map((c) => {
+    const usage = `/${c.name}${c.input && 'hint' in c.input ? ` ${c.input.hint}` : ''}`;
+    return `${usage.padEnd(14)} ${c.description}`;
+  });
+  return `${HELP}\nThe agent's commands (sent as the prompt):\n${lines.join('\n')}`;
+}
+
 export interface ReplSettings {
   link: AcpLink;
   target: DaemonTarget;
@@ -151,7 +163,7 @@ export class Repl {
     const arg = rest.join(' ');
     try {
       if (cmd === '/quit' || cmd === '/exit') return void this.rl.close();
-      if (cmd === '/help') return this.s.renderer.note(HELP);
+      if (cmd === '/help') return this.s.renderer.note(helpText(this.s.renderer.commands));
       if (cmd === '/cancel') {
         const state = await this.s.link.agent.request<{ turnId?: string }>('_troupe/session_state', { sessionId: this.s.sessionId });
         if (!state.turnId && this.running === 0) return this.s.renderer.note(this.s.style.dim('[no turn is running]'));

@@ -89,6 +89,9 @@ export class UpdateRenderer {
     this.write(styled);
   }
 
+  /** The slash commands the agent last announced for the session (its own, its MCP servers' prompts). */
+  commands: acp.AvailableCommand[] = [];
+
   /** Renders one update. */
   update(n: acp.SessionNotification): void {
     const u = n.update as acp.SessionUpdate & { _meta?: { troupe?: { turnId?: string } }; messageId?: string };
@@ -127,8 +130,12 @@ export class UpdateRenderer {
       case 'current_mode_update':
         this.note(this.style.dim(`[mode: ${u.currentModeId}]`));
         return;
+      case 'available_commands_update':
+        // Not shown as it comes: `/help` lists them.
+        this.commands = u.availableCommands;
+        return;
       default:
-        // usage, commands, config options and titles are not part of the conversation text.
+        // usage, config options and titles are not part of the conversation text.
         return;
     }
   }

@@ -1,6 +1,6 @@
 // The MCP server of the tests of troupe's MCP tools, built with the MCP SDK: its tools show what
 // troupe gave it (cwd, env, headers), what troupe does with results (text, errors), cancel (a call
-// that waits for it) and its process (pid). Served over stdio by mcp-test-server.ts, or over
+// that waits for it) and its process (pid); its prompts become slash commands. Served over stdio by mcp-test-server.ts, or over
 // Streamable HTTP on 127.0.0.1 by `startHttpMcp`.
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -26,6 +26,19 @@ export function testMcpServer(): McpServer {
   server.registerTool('hang', { description: 'Waits until cancelled.', annotations: { readOnlyHint: true } }, (extra) =>
     new Promise<ReturnType<typeof text>>((resolve) => extra.signal.addEventListener('abort', () => resolve(text('cancelled')), { once: true })),
   );
+  // Prompts: the session's slash commands.
+  server.registerPrompt('greet', { description: 'Asks for a greeting.', argsSchema: { name: z.string(), style: z.string().optional() } }, ({ name, style }) => ({
+    messages: [{ role: 'user', content: { type: 'text', text: `Please greet ${name}${style ? ` in a ${style} way` : ''}.` } }],
+  }));
+  server.registerPrompt('recap', { title: 'Recap', description: 'A conversation to continue.' }, () => ({
+    messages: [
+      { role: 'user', content: { type: 'text', text: 'What did we do?' } },
+      { role: 'assistant', content: { type: 'text', text: 'We wrote the recap tests.' } },
+    ],
+  }));
+  // MCP_TEST_LATE_PROMPT_MS: a prompt added that long after start (the server tells its client).
+  const late = Number(process.env.MCP_TEST_LATE_PROMPT_MS);
+  if (late > 0) setTimeout(() => server.registerPrompt('late', { description: 'Added while running.' }, () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'late' } }] })), late).unref();
   return server;
 }
 

@@ -2,16 +2,19 @@
  * The tools of a session's MCP servers (spec/tools.md §7): each server the ACP client named in
  * `mcpServers` is started over stdio (the transport every ACP agent must support) or reached over
  * Streamable HTTP, its tools listed, and offered to the model as `mcp__<server>__<tool>`. A call goes to the server through the MCP SDK.
+ * Its prompts become the session's slash commands (mcp-prompts.ts).
  * Only this folder imports the SDK, and only when a session has servers (session-mcp.ts loads it).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
+import { allPages, commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
 
 export interface McpToolsOptions {
   /** The session's cwd: where the servers run. */
@@ -25,6 +28,8 @@ export interface McpToolsOptions {
   outputLimit: number;
   /** troupe's version, told to the servers. */
   version: string;
+  /** Called when a server's prompts (the session's slash commands) change while it runs. */
+  onCommandsChanged?: () => void;
 }
 
 /** A session's MCP tools; `close()` stops every server. */
@@ -35,6 +40,13 @@ export interface McpTools extends ToolHost {
   readonly servers: { name: string; tools: number; error?: string }[];
   /** Why a server that started no longer serves (it exited), if it does not. */
   exited(name: string): string | undefined;
+  /** The servers' prompts, as slash commands `mcp__<server>__<prompt>`. */
+  commands(): McpCommand[];
+  /**
+   * The turn content a command makes: its input fills the prompt's arguments, the server makes the
+   * messages. Rejects with `invalid_params` for an unknown command or a missing argument.
+   */
+  expand(command: string, input: string, signal?: AbortSignal): Promise<ContentBlock[]>;
   close(): Promise<void>;
 }
 
@@ -69,30 +81,44 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     }
   });
 
-  let entries = new Map<string, Entry>();
-  const relist = async () => {
-    const next = new Map<string, Entry>();
+  /** What the serving servers list (tools, prompts), each under a unique `mcp__<server>__<name>`. */
+  const collect = async <T extends { name: string }, E>(what: string, list: (client: Client) => Promise<T[]>, make: (name: string, server: Connected, item: T) => E) => {
+    const next = new Map<string, E>();
     for (const server of connected) {
       if (server.gone) continue;
       try {
-        for (const tool of await listAll(server.client, opts.connectTimeoutMs)) {
-          const name = uniqueName(`mcp__${safe(server.name)}__${safe(tool.name)}`, next);
-          next.set(name, { server, tool, spec: { name, description: describeTool(server.name, tool), inputSchema: tool.inputSchema as Record<string, unknown> } });
+        for (const item of await list(server.client)) {
+          const name = uniqueName(`mcp__${safe(server.name)}__${safe(item.name)}`, next);
+          next.set(name, make(name, server, item));
         }
       } catch (err) {
-        opts.logger.warn('cannot list the tools of an MCP server', { server: server.name, error: String(err) });
+        opts.logger.warn(`cannot list the ${what} of an MCP server`, { server: server.name, error: String(err) });
       }
     }
-    entries = next;
-    specs = [...next.values()].map((e) => e.spec);
+    return next;
   };
+  let entries = new Map<string, Entry>();
   let specs: ToolSpec[] = [];
+  const relist = async () => {
+    entries = await collect('tools', (c) => listTools(c, opts.connectTimeoutMs), (name, server, tool) => ({
+      server,
+      tool,
+      spec: { name, description: describeTool(server.name, tool), inputSchema: tool.inputSchema as Record<string, unknown> },
+    }));
+    specs = [...entries.values()].map((e) => e.spec);
+  };
+  let prompts = new Map<string, PromptEntry>();
+  const relistPrompts = async () => {
+    prompts = await collect('prompts', (c) => listPrompts(c, opts.connectTimeoutMs), (name, server, prompt) => ({ client: server.client, server: server.name, prompt, command: commandOf(name, server.name, prompt) }));
+  };
   let closing = false;
-  await relist();
+  await Promise.all([relist(), relistPrompts()]);
   for (const server of connected) {
     report.push({ name: server.name, tools: [...entries.values()].filter((e) => e.server === server).length });
     // A server may change its tools while it runs: the next model call sees the new list.
     server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void relist());
+    // And its prompts: the client is told the new commands.
+    server.client.setNotificationHandler(PromptListChangedNotificationSchema, () => void relistPrompts().then(() => opts.onCommandsChanged?.()));
     server.client.onclose = () => {
       server.gone ??= `the MCP server ${server.name} has exited`;
       if (!closing) opts.logger.warn('an MCP server exited; its tools fail until the session is loaded again', { server: server.name });
@@ -132,6 +158,23 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
         return { output: `The MCP server ${server.name} failed the call: ${err instanceof Error ? err.message : String(err)}`, isError: true, errorCode: 'tool_failed' };
       }
     },
+    commands: () => [...prompts.values()].map((p) => p.command),
+    async expand(command: string, input: string, signal?: AbortSignal): Promise<ContentBlock[]> {
+      const entry = prompts.get(command);
+      if (!entry) {
+        const known = [...prompts.keys()].map((k) => `/${k}`).join(', ') || 'none';
+        throw new TroupeError('invalid_params', `There is no command /${command} (the session's MCP commands: ${known}).`);
+      }
+      const args = promptArguments(command, entry.prompt.arguments ?? [], input);
+      let result;
+      try {
+        result = await entry.client.getPrompt({ name: entry.prompt.name, arguments: args }, { timeout: opts.callTimeoutMs, ...(signal ? { signal } : {}) });
+      } catch (err) {
+        if (signal?.aborted) throw new TroupeError('request_cancelled', `/${command} was cancelled`);
+        throw new TroupeError('tool_failed', `The MCP server ${entry.server} could not make the prompt /${command}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      return promptContent(command, result);
+    },
     async close() {
       closing = true;
       await Promise.all(connected.map((s) => s.client.close().catch(() => undefined)));
@@ -164,17 +207,13 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
   return { name: server.name, client };
 }
 
-/** Every page of a server's tool list. */
-async function listAll(client: Client, timeout: number): Promise<Tool[]> {
-  if (!client.getServerCapabilities()?.tools) return [];
-  const tools: Tool[] = [];
-  let cursor: string | undefined;
-  do {
+/** Every page of a server's tool list (none if it has no tools). */
+function listTools(client: Client, timeout: number): Promise<Tool[]> {
+  if (!client.getServerCapabilities()?.tools) return Promise.resolve([]);
+  return allPages(async (cursor) => {
     const page = await client.listTools(cursor ? { cursor } : {}, { timeout });
-    tools.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return tools;
+    return { items: page.tools, nextCursor: page.nextCursor };
+  });
 }
 
 function uniqueName(base: string, taken: ReadonlyMap<string, unknown>): string {

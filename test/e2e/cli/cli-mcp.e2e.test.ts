@@ -1,5 +1,6 @@
 // `troupe run --mcp-config FILE`: the MCP servers of a {"mcpServers": {...}} file reach the session
-// through the daemon, and a file that cannot be used is a usage error before anything starts.
+// through the daemon (their tools, and in a chat their prompts as commands), and a file that cannot
+// be used is a usage error before anything starts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ const SERVER = resolve('dist/test/support/mcp-test-server.js');
 describe('troupe run --mcp-config', { timeout: 60_000 }, () => {
   let h: Home;
   before(() => {
-    h = makeHome({ replies: [[{ tool_call: { name: 'mcp__test__echo', input: { text: 'from the cli' } } }], [{ text: 'done' }]] });
+    h = makeHome({ replies: [[{ tool_call: { name: 'mcp__test__echo', input: { text: 'from the cli' } } }], [{ text: 'done' }], { when: 'Please greet Ada.', items: [{ text: 'hello Ada' }] }] });
   });
   after(() => h.close());
 
@@ -22,6 +23,16 @@ describe('troupe run --mcp-config', { timeout: 60_000 }, () => {
     assert.equal(r.code, 0, r.stderr);
     const done = jsonLines(r.stdout).filter((l: any) => l.update?.sessionUpdate === 'tool_call_update').at(-1) as any;
     assert.deepEqual([done.update.status, done.update.rawOutput.output], ['completed', 'echo: from the cli']);
+  });
+
+  test("in a chat, the servers' prompts are commands: /help lists them, and one runs as the prompt", async () => {
+    const config = join(h.dir, 'mcp-chat.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: { test: { command: process.execPath, args: [SERVER] } } }));
+    // The turn first: the commands are announced right after the session is made, surely in by then.
+    const r = await h.run(['chat', '--mcp-config', config], { input: '/mcp__test__greet Ada\n/help\n' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /hello Ada/);
+    assert.match(r.stdout, /The agent's commands \(sent as the prompt\):\n\/compact .*\n\/mcp__test__greet name \[style\] Asks for a greeting/);
   });
 
   test('a file that cannot be used is a usage error', async () => {

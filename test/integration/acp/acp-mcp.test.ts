@@ -3,6 +3,7 @@
 // asked for what the server does not mark read-only, and the servers stop with their session.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type * as acp from '@agentclientprotocol/sdk';
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,6 +16,17 @@ const mcpServer = (env: { name: string; value: string }[] = []) => ({ name: 'tes
 const call = (name: string, input: Record<string, unknown> = {}) => ({ tool_call: { name, input } });
 const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 const gone = (pid: number) => waitFor(`MCP server ${pid} to exit`, () => !processAlive(pid), 5_000);
+
+/** A session with one turn, made by an agent process that has exited since: its home and id. */
+async function madeByAnotherAgent(t: { after(fn: () => unknown): void }, cwd: string): Promise<{ home: string; sessionId: string }> {
+  const first = AcpChild.start({ script: { replies: [[{ text: 'hello' }]] } });
+  t.after(() => first.close());
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  await first.prompt(sessionId, 'hello');
+  await first.close();
+  return { home: first.home, sessionId };
+}
 
 test("a session's MCP servers: calls become tool calls, permission where not read-only, stopped by session/close", async (t) => {
   const cwd = workspace();
@@ -79,15 +91,10 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
 
 test('session/load starts the servers it names for the session; another agent process, the same tools; they stop when it exits', async (t) => {
   const cwd = workspace();
-  const first = AcpChild.start({ script: { replies: [[{ text: 'hello' }]] } });
-  t.after(() => first.close());
-  await first.initialize();
-  const sessionId = await first.newSession(cwd);
-  await first.prompt(sessionId, 'hello');
-  await first.close();
+  const { home, sessionId } = await madeByAnotherAgent(t, cwd);
 
   const second = AcpChild.start({
-    home: first.home,
+    home,
     script: { replies: [[call('mcp__test__env')], [{ text: 'seen' }], [call('mcp__test__echo', { text: 'x' })], [{ text: 'after' }], [call('mcp__test__env')], [{ text: 'again' }]] },
   });
   t.after(() => second.close());
@@ -163,4 +170,72 @@ test('a server left out (it could not start) is tried again by the next request 
   const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.deepEqual([done.status, done.rawOutput.output], ['completed', 'echo: now']);
   assert.deepEqual(await state(), [{ name: 'late', transport: 'stdio', state: 'serving', tools: 5 }]);
+});
+
+test("an MCP server's prompts are the session's slash commands: announced, made into the turn's prompt by the server, refused clearly", async (t) => {
+  const cwd = workspace();
+  const c = AcpChild.start({
+    script: {
+      replies: [
+        { when: 'Please greet Ada in a very formal way.', items: [{ text: 'greeted Ada formally' }] },
+        { when: 'Please greet Bob Smith.', items: [{ text: 'greeted Bob' }] },
+        { when: 'Assistant: We wrote the recap tests.', items: [{ text: 'recapped' }] },
+      ],
+    },
+  });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: [mcpServer()] })) as { sessionId: string }).sessionId;
+  await waitFor('the slash commands', () => c.updatesFor(sessionId, 'available_commands_update').length > 0, 5_000);
+  const commands = c.updatesFor(sessionId, 'available_commands_update').at(-1).availableCommands as acp.AvailableCommand[];
+  assert.deepEqual(commands.map((x) => x.name), ['compact', 'mode', 'model', 'mcp__test__greet', 'mcp__test__recap']);
+  const greet = commands.find((x) => x.name === 'mcp__test__greet')!;
+  assert.deepEqual(greet.input, { hint: 'name [style]' });
+  assert.match(greet.description, /Asks for a greeting.*"greet".*"test"/);
+  assert.equal(commands.find((x) => x.name === 'mcp__test__recap')!.input, undefined);
+  const reply = () => c.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join('');
+  const said = async (text: string) => {
+    const before = reply().length;
+    assert.equal((await c.prompt(sessionId, text)).stopReason, 'end_turn');
+    return reply().slice(before);
+  };
+
+  // The words fill the arguments in order, the last takes the rest; or they are named.
+  assert.equal(await said('/mcp__test__greet Ada very formal'), 'greeted Ada formally');
+  assert.equal(await said('/mcp__test__greet name="Bob Smith"'), 'greeted Bob');
+  // Several messages: the assistant's is kept, marked as such.
+  assert.equal(await said('/mcp__test__recap'), 'recapped');
+
+  // A missing argument, an unknown command, input for a prompt that takes none: clear errors, no turn.
+  const refused = (text: string, pattern: RegExp) => assert.rejects(c.prompt(sessionId, text), (e: any) => e.code === -32602 && pattern.test(e.message));
+  await refused('/mcp__test__greet', /\/mcp__test__greet needs name: \/mcp__test__greet name \[style\]/);
+  await refused('/mcp__test__nope hi', /no command \/mcp__test__nope \(the session's MCP commands: \/mcp__test__greet, \/mcp__test__recap\)/);
+  await refused('/mcp__test__recap now', /\/mcp__test__recap takes no input/);
+  assert.equal(reply(), 'greeted Ada formallygreeted Bobrecapped');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a session loaded from its log tells its MCP commands once its servers have started', async (t) => {
+  const cwd = workspace();
+  const { home, sessionId } = await madeByAnotherAgent(t, cwd);
+  const second = AcpChild.start({ home, script: { replies: [{ when: 'Please greet Cy.', items: [{ text: 'hi Cy' }] }] } });
+  t.after(() => second.close());
+  await second.initialize();
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [mcpServer()] });
+  const names = () => (second.updatesFor(sessionId, 'available_commands_update').at(-1)?.availableCommands ?? []).map((x: acp.AvailableCommand) => x.name);
+  await waitFor('the MCP commands', () => names().includes('mcp__test__greet'), 10_000);
+  assert.equal((await second.prompt(sessionId, '/mcp__test__greet Cy')).stopReason, 'end_turn');
+  assert.equal(second.updatesFor(sessionId, 'agent_message_chunk').at(-1).content.text, 'hi Cy');
+});
+
+test('a server that adds a prompt while it runs: the client is told the new commands', async (t) => {
+  const c = AcpChild.start({ script: { replies: [] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const servers = [mcpServer([{ name: 'MCP_TEST_LATE_PROMPT_MS', value: '500' }])];
+  const sessionId = ((await c.agent.request('session/new', { cwd: workspace(), mcpServers: servers })) as { sessionId: string }).sessionId;
+  const names = () => (c.updatesFor(sessionId, 'available_commands_update').at(-1)?.availableCommands ?? []).map((x: acp.AvailableCommand) => x.name);
+  await waitFor('the late prompt among the commands', () => names().includes('mcp__test__late'), 10_000);
+  assert.deepEqual(names(), ['compact', 'mode', 'model', 'mcp__test__greet', 'mcp__test__recap', 'mcp__test__late']);
+  assert.deepEqual(c.schemaErrors, []);
 });

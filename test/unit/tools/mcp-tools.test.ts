@@ -117,3 +117,16 @@ test('the servers of a request: stdio and http ones are used, the others left ou
   assert.throws(() => mcpServersOf([{ type: 'http', name: 'h', url: 'file:///etc/passwd', headers: [] }]), (e) => isTroupeError(e, 'invalid_params') && /http\(s\) url/.test(e.message));
   assert.throws(() => mcpServersOf([{ name: 'a', command: 'x' }, { name: 'a', command: 'y' }]), (e) => isTroupeError(e, 'invalid_params') && /two MCP servers/.test(e.message));
 });
+
+test("a server's prompts are commands: listed, expanded by the server, re-listed when it says they changed", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  let changed = 0;
+  const tools = await connectMcpTools([server('test', { MCP_TEST_LATE_PROMPT_MS: '300' })], { ...options(cwd), onCommandsChanged: () => void changed++ });
+  t.after(() => tools.close());
+  assert.deepEqual(tools.commands().map((c) => c.name), ['mcp__test__greet', 'mcp__test__recap']);
+  assert.deepEqual(await tools.expand('mcp__test__greet', 'Ada warm'), [{ type: 'text', text: 'Please greet Ada in a warm way.' }]);
+  await assert.rejects(tools.expand('mcp__test__late', ''), (e) => isTroupeError(e, 'invalid_params'));
+  await waitFor('the prompt list to change', () => changed > 0, 5_000);
+  assert.deepEqual(tools.commands().map((c) => c.name), ['mcp__test__greet', 'mcp__test__recap', 'mcp__test__late']);
+  assert.deepEqual(await tools.expand('mcp__test__late', ''), [{ type: 'text', text: 'late' }]);
+});
