@@ -1,12 +1,13 @@
 // The MCP server of the tests of troupe's MCP tools, built with the MCP SDK: its tools show what
 // troupe gave it (cwd, env, headers), what troupe does with results (text, errors), cancel (a call
-// that waits for it) and its process (pid); its prompts become slash commands. Served over stdio by mcp-test-server.ts, or over
+// that waits for it) and its process (pid); its prompts become slash commands, its resources are read
+// through troupe's resource tools. Served over stdio by mcp-test-server.ts, or over
 // Streamable HTTP on 127.0.0.1 by `startHttpMcp`.
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import * as z from 'zod';
 
@@ -35,6 +36,13 @@ export function testMcpServer(): McpServer {
       { role: 'user', content: { type: 'text', text: 'What did we do?' } },
       { role: 'assistant', content: { type: 'text', text: 'We wrote the recap tests.' } },
     ],
+  }));
+  // Resources: read through troupe's mcp__list_resources and mcp__read_resource.
+  server.registerResource('notes', 'test://notes', { title: 'Notes', description: 'What the team wrote down.', mimeType: 'text/plain' }, async (uri) => ({
+    contents: [{ uri: uri.href, text: 'remember the milk', mimeType: 'text/plain' }],
+  }));
+  server.registerResource('day', new ResourceTemplate('test://day/{n}', { list: undefined }), { description: 'A day of the log.' }, async (uri, { n }) => ({
+    contents: [{ uri: uri.href, text: `day ${String(n)}` }],
   }));
   // MCP_TEST_LATE_PROMPT_MS: a prompt added that long after start (the server tells its client).
   const late = Number(process.env.MCP_TEST_LATE_PROMPT_MS);

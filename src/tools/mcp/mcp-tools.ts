@@ -2,7 +2,8 @@
  * The tools of a session's MCP servers (spec/tools.md §7): each server the ACP client named in
  * `mcpServers` is started over stdio (the transport every ACP agent must support) or reached over
  * Streamable HTTP, its tools listed, and offered to the model as `mcp__<server>__<tool>`. A call goes to the server through the MCP SDK.
- * Its prompts become the session's slash commands (mcp-prompts.ts).
+ * Its prompts become the session's slash commands (mcp-prompts.ts), and its resources are read
+ * through two tools of their own (mcp-resources.ts).
  * Only this folder imports the SDK, and only when a session has servers (session-mcp.ts loads it).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,6 +16,7 @@ import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, To
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
 import { allPages, commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
+import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceSpecs, resourceText, serverOf } from './mcp-resources.js';
 
 export interface McpToolsOptions {
   /** The session's cwd: where the servers run. */
@@ -125,6 +127,27 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     };
   }
 
+  // Resources: two tools of their own while a server that has some serves (mcp-resources.ts).
+  const resourceServers = () => connected.filter((s) => !s.gone && s.client.getServerCapabilities()?.resources);
+  const runResourceTool = async (call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult> => {
+    const servers = resourceServers();
+    const input = call.input;
+    try {
+      if (call.name === LIST_RESOURCES) {
+        const one = serverOf(servers, input, false);
+        return { output: cut(await listResourcesText(one ? [one] : servers, opts.callTimeoutMs, ctx.signal), opts.outputLimit), isError: false };
+      }
+      const server = serverOf(servers, input, true)!;
+      if (typeof input.uri !== 'string' || !input.uri) throw new TroupeError('invalid_params', '"uri" must be the URI of a resource.');
+      const result = await server.client.readResource({ uri: input.uri }, { timeout: opts.callTimeoutMs, signal: ctx.signal });
+      return { output: cut(resourceText(result), opts.outputLimit), isError: false };
+    } catch (err) {
+      if (err instanceof TroupeError) throw err;
+      if (ctx.signal.aborted) return { output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' };
+      return { output: `The MCP server failed the request: ${err instanceof Error ? err.message : String(err)}`, isError: true, errorCode: 'tool_failed' };
+    }
+  };
+
   const entryOf = (call: ToolCallRequest): Entry => {
     const entry = entries.get(call.name);
     if (!entry) throw new TroupeError('unknown_tool', `There is no tool named "${call.name}".`, { tool: call.name });
@@ -134,15 +157,24 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   return {
     servers: report,
     exited: (name) => connected.find((s) => s.name === name)?.gone,
-    specs: () => specs,
-    has: (name) => entries.has(name),
+    specs: () => {
+      const withResources = resourceServers();
+      return withResources.length ? [...specs, ...resourceSpecs(withResources)] : specs;
+    },
+    has: (name) => entries.has(name) || (isResourceTool(name) && resourceServers().length > 0),
     describe(call: ToolCallRequest): ToolDescription {
+      if (isResourceTool(call.name)) {
+        const { server, uri } = call.input;
+        const title = call.name === LIST_RESOURCES ? `List MCP resources${typeof server === 'string' ? ` (${server})` : ''}` : `Read ${String(uri)} (${String(server)})`;
+        return { kind: 'read', title, locations: [], access: 'read' };
+      }
       const { server, tool } = entryOf(call);
       // The server's own hint decides: it runs the user's code already, with the user's rights.
       const readOnly = tool.annotations?.readOnlyHint === true;
       return { kind: readOnly ? 'read' : 'other', title: `${tool.title ?? tool.annotations?.title ?? tool.name} (${server.name})`, locations: [], access: readOnly ? 'read' : 'execute' };
     },
     async run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult> {
+      if (isResourceTool(call.name)) return runResourceTool(call, ctx);
       const { server, tool } = entryOf(call);
       if (server.gone) return { output: `${server.gone}; ${call.name} cannot run.`, isError: true, errorCode: 'tool_failed' };
       try {

@@ -239,3 +239,17 @@ test('a server that adds a prompt while it runs: the client is told the new comm
   assert.deepEqual(names(), ['compact', 'mode', 'model', 'mcp__test__greet', 'mcp__test__recap', 'mcp__test__late']);
   assert.deepEqual(c.schemaErrors, []);
 });
+
+test("the model reads a server's resources with mcp__read_resource, shown as a read and never asked", async (t) => {
+  const c = AcpChild.start({ script: { replies: [[call('mcp__read_resource', { server: 'test', uri: 'test://notes' })], [{ text: 'noted' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = ((await c.agent.request('session/new', { cwd: workspace(), mcpServers: [mcpServer()] })) as { sessionId: string }).sessionId;
+  assert.equal((await c.prompt(sessionId, 'read the notes')).stopReason, 'end_turn');
+  const started = c.updatesFor(sessionId, 'tool_call')[0];
+  assert.deepEqual([started.title, started.kind], ['Read test://notes (test)', 'read']);
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.deepEqual([done.status, done.rawOutput.output], ['completed', 'remember the milk']);
+  assert.equal(c.permissions.length, 0);
+  assert.deepEqual(c.schemaErrors, []);
+});

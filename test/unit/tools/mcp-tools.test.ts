@@ -29,7 +29,8 @@ test('the tools of a server are offered as mcp__<server>__<tool>, and called on 
   });
   t.after(() => tools.close());
   assert.deepEqual(tools.servers, [{ name: 'test', tools: 5 }]);
-  assert.deepEqual(tools.specs().map((s) => s.name).sort(), ['mcp__test__echo', 'mcp__test__env', 'mcp__test__fail', 'mcp__test__hang', 'mcp__test__touch']);
+  // The server's tools, and (it has resources) the two resource tools.
+  assert.deepEqual(tools.specs().map((s) => s.name).sort(), ['mcp__list_resources', 'mcp__read_resource', 'mcp__test__echo', 'mcp__test__env', 'mcp__test__fail', 'mcp__test__hang', 'mcp__test__touch']);
   const echo = tools.specs().find((s) => s.name === 'mcp__test__echo')!;
   assert.match(echo.description, /^Says the text back\.\n\(Tool "echo" of the MCP server "test"\.\)$/);
   assert.equal((echo.inputSchema as { type?: string }).type, 'object');
@@ -80,6 +81,9 @@ test('a server that does not start is left out, the others serve; a server that 
   const after = await tools.run(call('mcp__ok__echo', { text: 'x' }), ctx());
   assert.equal(after.isError, true);
   assert.match(after.output, /MCP server ok has exited|MCP server ok failed/);
+  // No server with resources serves any more: the resource tools are no longer offered.
+  await waitFor('the resource tools to go', () => !tools.has('mcp__read_resource'), 5_000);
+  assert.ok(!tools.specs().some((s) => s.name === 'mcp__list_resources' || s.name === 'mcp__read_resource'));
 });
 
 test('server names become safe, distinct tool names', async (t) => {
@@ -129,4 +133,32 @@ test("a server's prompts are commands: listed, expanded by the server, re-listed
   await waitFor('the prompt list to change', () => changed > 0, 5_000);
   assert.deepEqual(tools.commands().map((c) => c.name), ['mcp__test__greet', 'mcp__test__recap', 'mcp__test__late']);
   assert.deepEqual(await tools.expand('mcp__test__late', ''), [{ type: 'text', text: 'late' }]);
+});
+
+test("a server's resources: listed and read through two read-only tools, offered only while such a server serves", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const tools = await connectMcpTools([server('test'), server('other')], options(cwd));
+  t.after(() => tools.close());
+  const read = tools.specs().find((s) => s.name === 'mcp__read_resource')!;
+  assert.match(read.description, /Reads one resource of an MCP server by its URI/);
+  assert.deepEqual((read.inputSchema as { required: string[] }).required, ['server', 'uri']);
+  assert.deepEqual(tools.describe(call('mcp__read_resource', { server: 'test', uri: 'test://notes' })), { kind: 'read', title: 'Read test://notes (test)', locations: [], access: 'read' });
+  assert.deepEqual(tools.describe(call('mcp__list_resources')), { kind: 'read', title: 'List MCP resources', locations: [], access: 'read' });
+
+  const listed = await tools.run(call('mcp__list_resources', { server: 'test' }), ctx());
+  assert.deepEqual(listed, {
+    output: 'MCP server "test":\n- test://notes — Notes (text/plain): What the team wrote down.\n- template test://day/{n} — day: A day of the log.',
+    isError: false,
+  });
+  // Without a server: every server that has resources.
+  assert.match((await tools.run(call('mcp__list_resources'), ctx())).output, /^MCP server "test":[\s\S]*\n\nMCP server "other":\n- test:\/\/notes/);
+  assert.deepEqual(await tools.run(call('mcp__read_resource', { server: 'test', uri: 'test://notes' }), ctx()), { output: 'remember the milk', isError: false });
+  assert.deepEqual(await tools.run(call('mcp__read_resource', { server: 'other', uri: 'test://day/3' }), ctx()), { output: 'day 3', isError: false });
+  // Bad input is refused before the server is asked; what the server refuses comes back as a failed call.
+  await assert.rejects(tools.run(call('mcp__read_resource', { server: 'nope', uri: 'test://notes' }), ctx()), (e) => isTroupeError(e, 'invalid_params') && /one of the MCP servers with resources: "test", "other"/.test((e as Error).message));
+  await assert.rejects(tools.run(call('mcp__read_resource', { server: 'test' }), ctx()), (e) => isTroupeError(e, 'invalid_params'));
+  const missing = await tools.run(call('mcp__read_resource', { server: 'test', uri: 'test://nothing' }), ctx());
+  assert.equal(missing.isError, true);
+  assert.equal(missing.errorCode, 'tool_failed');
+  assert.match(missing.output, /test:\/\/nothing/);
 });
