@@ -109,7 +109,9 @@ export class SessionHost {
   private unloadIdle(idleMs: number): void {
     const now = Date.now();
     for (const [sessionId, live] of this.live) {
-      if (now - (this.lastUsed.get(sessionId) ?? now) < idleMs || !live.engine.idle) continue;
+      // Not while a request is opening it or its MCP servers start (slow servers can take longer than
+      // the idle time): the request that asked for them uses the session next.
+      if (now - (this.lastUsed.get(sessionId) ?? now) < idleMs || !live.engine.idle || this.opening.has(sessionId) || this.mcpStarting(sessionId)) continue;
       this.opts.logger.info('unloading a session idle for a while; a request opens it again from its log', { sessionId, idleMs });
       void this.unload(sessionId, { keepMcp: true }).catch((err) => this.opts.logger.error('idle unload failed', { sessionId, error: String(err) }));
     }
@@ -208,9 +210,11 @@ export class SessionHost {
     }
     let pending = this.opening.get(sessionId);
     if (!pending) {
-      // MCP servers stopped by an idle unload start again with their session.
+      // MCP servers stopped by an idle unload start again with their session. Used as of when it is
+      // handed over: restarting them may take longer than the idle time, and the sweep must not
+      // unload the session before the request that opened it has used it.
       pending = this.reopen(sessionId)
-        .then(async (opened) => (await this.mcp.restart(sessionId), opened))
+        .then(async (opened) => (await this.mcp.restart(sessionId), this.touch(sessionId), opened))
         .finally(() => this.opening.delete(sessionId));
       this.opening.set(sessionId, pending);
     }
@@ -299,6 +303,10 @@ export class SessionHost {
   /** What one of the session's MCP commands makes of its input: the content of a turn. */
   expandMcpCommand(sessionId: string, command: string, input: string, signal?: AbortSignal): Promise<ContentBlock[]> {
     return this.mcp.expand(sessionId, command, input, signal);
+  }
+
+  private mcpStarting(sessionId: string): boolean {
+    return this.mcp.status(sessionId).some((s) => s.state === 'starting');
   }
 
   /** The session's MCP servers and what they came to (`_troupe/session_state`). */

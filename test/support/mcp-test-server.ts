@@ -2,4 +2,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { testMcpServer } from './mcp-test-tools.js';
 
+// MCP_TEST_START_DELAY_MS: a server slow to start (it answers nothing until then).
+const delay = Number(process.env.MCP_TEST_START_DELAY_MS);
+if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
 await testMcpServer().connect(new StdioServerTransport());

@@ -132,7 +132,10 @@ test('a session unloaded while idle stops its servers, and starts them again whe
   });
   t.after(() => c.close());
   await c.initialize();
-  const sessionId = ((await c.agent.request('session/new', { cwd: workspace(), mcpServers: [mcpServer()] })) as { sessionId: string }).sessionId;
+  // A server slower to start than the idle time: the session is not unloaded while it starts (at
+  // session/new, and when the next request opens the session again), or that request would fail.
+  const slow = mcpServer([{ name: 'MCP_TEST_START_DELAY_MS', value: '700' }]);
+  const sessionId = ((await c.agent.request('session/new', { cwd: workspace(), mcpServers: [slow] })) as { sessionId: string }).sessionId;
   const serverPid = async () => {
     assert.equal((await c.prompt(sessionId, 'env')).stopReason, 'end_turn');
     const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
