@@ -27,6 +27,14 @@ export function testMcpServer(): McpServer {
   server.registerTool('hang', { description: 'Waits until cancelled.', annotations: { readOnlyHint: true } }, (extra) =>
     new Promise<ReturnType<typeof text>>((resolve) => extra.signal.addEventListener('abort', () => resolve(text('cancelled')), { once: true })),
   );
+  server.registerTool('count', { description: 'Counts to n, telling its progress.', inputSchema: { n: z.number(), delayMs: z.number().optional() }, annotations: { readOnlyHint: true } }, async ({ n, delayMs }, extra) => {
+    const token = extra._meta?.progressToken;
+    for (let i = 1; i <= n; i++) {
+      await new Promise((resolve) => setTimeout(resolve, delayMs ?? 10));
+      if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: n, message: `step ${i}` } });
+    }
+    return text(token === undefined ? `counted ${n}, asked for no progress` : `counted ${n}`);
+  });
   // Prompts: the session's slash commands.
   server.registerPrompt('greet', { description: 'Asks for a greeting.', argsSchema: { name: z.string(), style: z.string().optional() } }, ({ name, style }) => ({
     messages: [{ role: 'user', content: { type: 'text', text: `Please greet ${name}${style ? ` in a ${style} way` : ''}.` } }],

@@ -181,6 +181,9 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
         const result = (await server.client.callTool({ name: tool.name, arguments: call.input }, undefined, {
           signal: ctx.signal,
           timeout: opts.callTimeoutMs,
+          // The SDK asks the server for progress only with a callback, and only then can progress
+          // extend the timeout.
+          onprogress: progressShown(ctx),
           resetTimeoutOnProgress: true,
         })) as CallToolResult;
         const output = cut(textOf(result), opts.outputLimit);
@@ -279,6 +282,20 @@ function textOf(result: CallToolResult): string {
   });
   if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
   return parts.join('\n');
+}
+
+/** How often at most a call's progress is shown: each showing is an event in the session's log. */
+const PROGRESS_EVERY_MS = 500;
+
+/** A call's progress notifications as its shown content (`Progress 2/5: message`), now and then. */
+function progressShown(ctx: ToolRunContext): (p: { progress: number; total?: number; message?: string }) => void {
+  let shownAt = -Infinity;
+  return (p) => {
+    const now = performance.now();
+    if (now - shownAt < PROGRESS_EVERY_MS) return;
+    shownAt = now;
+    ctx.update([{ type: 'text', text: `Progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? `: ${p.message}` : ''}` }]);
+  };
 }
 
 function cut(text: string, limit: number): string {

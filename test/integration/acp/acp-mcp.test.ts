@@ -80,8 +80,8 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
   // The session's state tells what its servers came to.
   const state = (await c.agent.request('_troupe/session_state' as never, { sessionId } as never)) as { mcpServers: unknown[] };
   assert.deepEqual(state.mcpServers, [
-    { name: 'test', transport: 'stdio', state: 'serving', tools: 5 },
-    { name: 'web', transport: 'http', state: 'serving', tools: 5 },
+    { name: 'test', transport: 'stdio', state: 'serving', tools: 6 },
+    { name: 'web', transport: 'http', state: 'serving', tools: 6 },
   ]);
 
   await c.agent.request('session/close', { sessionId });
@@ -172,7 +172,7 @@ test('a server left out (it could not start) is tried again by the next request 
   await c.prompt(sessionId, 'second');
   const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.deepEqual([done.status, done.rawOutput.output], ['completed', 'echo: now']);
-  assert.deepEqual(await state(), [{ name: 'late', transport: 'stdio', state: 'serving', tools: 5 }]);
+  assert.deepEqual(await state(), [{ name: 'late', transport: 'stdio', state: 'serving', tools: 6 }]);
 });
 
 test("an MCP server's prompts are the session's slash commands: announced, made into the turn's prompt by the server, refused clearly", async (t) => {

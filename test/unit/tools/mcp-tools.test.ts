@@ -28,9 +28,9 @@ test('the tools of a server are offered as mcp__<server>__<tool>, and called on 
     else process.env.ANTHROPIC_API_KEY = saved;
   });
   t.after(() => tools.close());
-  assert.deepEqual(tools.servers, [{ name: 'test', tools: 5 }]);
+  assert.deepEqual(tools.servers, [{ name: 'test', tools: 6 }]);
   // The server's tools, and (it has resources) the two resource tools.
-  assert.deepEqual(tools.specs().map((s) => s.name).sort(), ['mcp__list_resources', 'mcp__read_resource', 'mcp__test__echo', 'mcp__test__env', 'mcp__test__fail', 'mcp__test__hang', 'mcp__test__touch']);
+  assert.deepEqual(tools.specs().map((s) => s.name).sort(), ['mcp__list_resources', 'mcp__read_resource', 'mcp__test__count', 'mcp__test__echo', 'mcp__test__env', 'mcp__test__fail', 'mcp__test__hang', 'mcp__test__touch']);
   const echo = tools.specs().find((s) => s.name === 'mcp__test__echo')!;
   assert.match(echo.description, /^Says the text back\.\n\(Tool "echo" of the MCP server "test"\.\)$/);
   assert.equal((echo.inputSchema as { type?: string }).type, 'object');
@@ -71,7 +71,7 @@ test('a server that does not start is left out, the others serve; a server that 
   const tools = await connectMcpTools([{ transport: 'stdio' as const, name: 'broken', command: join(cwd, 'no-such-program'), args: [], env: {} }, server('ok')], options(cwd));
   t.after(() => tools.close());
   assert.equal(tools.servers.length, 2);
-  assert.deepEqual(tools.servers.find((s) => s.name === 'ok'), { name: 'ok', tools: 5 });
+  assert.deepEqual(tools.servers.find((s) => s.name === 'ok'), { name: 'ok', tools: 6 });
   assert.match(tools.servers.find((s) => s.name === 'broken')?.error ?? '', /ENOENT|spawn/);
   assert.ok(tools.has('mcp__ok__echo') && !tools.specs().some((s) => s.name.startsWith('mcp__broken__')));
 
@@ -100,7 +100,7 @@ test('an HTTP server is reached with the headers the client gave', async (t) => 
   t.after(() => web.close());
   const tools = await connectMcpTools([{ transport: 'http', name: 'web', url: web.url, headers: { Authorization: 'Bearer for-the-server' } }], options(mkdtempSync(join(tmpdir(), 'troupe-mcp-'))));
   t.after(() => tools.close());
-  assert.deepEqual(tools.servers, [{ name: 'web', tools: 5 }]);
+  assert.deepEqual(tools.servers, [{ name: 'web', tools: 6 }]);
   assert.deepEqual(await tools.run(call('mcp__web__echo', { text: 'over http' }), ctx()), { output: 'echo: over http', isError: false });
   assert.ok(web.authorizations.length > 0 && web.authorizations.every((a) => a === 'Bearer for-the-server'), 'every request carried the header');
 });
@@ -161,4 +161,21 @@ test("a server's resources: listed and read through two read-only tools, offered
   assert.equal(missing.isError, true);
   assert.equal(missing.errorCode, 'tool_failed');
   assert.match(missing.output, /test:\/\/nothing/);
+});
+
+test("a call's progress is shown as it comes (now and then), and each progress notification extends its timeout", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  // A call may take 500 ms without progress; this one takes 4 × 300 ms, with progress after each step.
+  const tools = await connectMcpTools([server('test')], { ...options(cwd), callTimeoutMs: 500 });
+  t.after(() => tools.close());
+  const shown: string[] = [];
+  const result = await tools.run(call('mcp__test__count', { n: 4, delayMs: 300 }), { signal: new AbortController().signal, update: (content) => shown.push(content.map((c) => (c.type === 'text' ? c.text : c.type)).join('')) });
+  assert.deepEqual(result, { output: 'counted 4', isError: false });
+  // At most one showing per 500 ms: the first step, and then some of the others.
+  assert.equal(shown[0], 'Progress 1/4: step 1');
+  assert.ok(shown.length >= 2 && shown.length <= 4, JSON.stringify(shown));
+  // Without progress the same time limit ends the call.
+  const slow = await tools.run(call('mcp__test__hang'), ctx());
+  assert.equal(slow.isError, true);
+  assert.match(slow.output, /timed out|Request timed out/i);
 });
