@@ -285,7 +285,7 @@ export class SessionHost {
    */
   async useMcpServers(sessionId: string, cwd: string, servers: ReturnType<typeof mcpServersOf>): Promise<void> {
     for (const s of servers.skipped) this.opts.logger.warn('an MCP server is left out', { sessionId, server: s.name, reason: s.reason });
-    await this.mcp.use(sessionId, cwd, servers.servers);
+    await this.mcp.use(sessionId, cwd, servers.servers, this.live.get(sessionId)?.engine.conversation.additionalDirectories);
   }
 
   /** The slash commands of a session: troupe's own, then its MCP servers' prompts. */

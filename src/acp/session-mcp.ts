@@ -16,6 +16,8 @@ interface Slot {
   /** The servers and the cwd they run in, as one string: the same list again changes nothing. */
   key: string;
   cwd: string;
+  /** The session's directories, its cwd first: the servers' roots. */
+  roots: string[];
   servers: McpServerConfig[];
   /** Starting or started; undefined while stopped (an idle unload). */
   tools?: Promise<McpTools | undefined>;
@@ -81,8 +83,9 @@ export class SessionMcp {
    * the same and all running; a list with one that was left out or has exited starts again).
    * Resolves once each has started or has been left out.
    */
-  async use(sessionId: string, cwd: string, servers: McpServerConfig[]): Promise<void> {
-    const key = JSON.stringify([cwd, servers]);
+  async use(sessionId: string, cwd: string, servers: McpServerConfig[], additionalDirectories: readonly string[] = []): Promise<void> {
+    const roots = [cwd, ...additionalDirectories];
+    const key = JSON.stringify([roots, servers]);
     const slot = this.slots.get(sessionId);
     if (slot?.key === key) {
       await this.start(slot);
@@ -90,7 +93,7 @@ export class SessionMcp {
     }
     if (slot) await this.stop(sessionId, { forget: true });
     if (servers.length === 0) return;
-    const next: Slot = { sessionId, key, cwd, servers };
+    const next: Slot = { sessionId, key, cwd, roots, servers };
     this.slots.set(sessionId, next);
     return this.start(next);
   }
@@ -122,6 +125,7 @@ export class SessionMcp {
         .then(({ connectMcpTools }) =>
           connectMcpTools(slot.servers, {
             cwd: slot.cwd,
+            roots: slot.roots,
             logger: this.logger,
             connectTimeoutMs: this.startTimeoutMs,
             callTimeoutMs: DEFAULT_LIMITS.commandMaxTimeoutMs,

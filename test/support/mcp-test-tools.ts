@@ -20,9 +20,10 @@ export function testMcpServer(): McpServer {
     writeFileSync(join(process.cwd(), name), '');
     return text(`created ${name} in ${process.cwd()}`);
   });
-  server.registerTool('env', { description: 'Which variables the server sees.', annotations: { readOnlyHint: true } }, async () =>
-    text(JSON.stringify({ MCP_TEST_VAR: process.env.MCP_TEST_VAR ?? null, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY ?? null, pid: process.pid })),
-  );
+  server.registerTool('env', { description: 'Which variables (and roots) the server sees.', annotations: { readOnlyHint: true } }, async () => {
+    const roots = await server.server.listRoots().then((r) => r.roots, () => null);
+    return text(JSON.stringify({ MCP_TEST_VAR: process.env.MCP_TEST_VAR ?? null, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY ?? null, pid: process.pid, roots }));
+  });
   server.registerTool('fail', { description: 'Always fails.', annotations: { readOnlyHint: true } }, async () => ({ ...text('it failed on purpose'), isError: true }));
   server.registerTool('hang', { description: 'Waits until cancelled.', annotations: { readOnlyHint: true } }, (extra) =>
     new Promise<ReturnType<typeof text>>((resolve) => extra.signal.addEventListener('abort', () => resolve(text('cancelled')), { once: true })),

@@ -9,7 +9,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ListRootsRequestSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
@@ -32,6 +34,8 @@ export interface McpToolsOptions {
   version: string;
   /** Called when a server's prompts (the session's slash commands) change while it runs. */
   onCommandsChanged?: () => void;
+  /** The session's directories (its cwd first), told to servers that ask for the client's roots. */
+  roots?: readonly string[];
 }
 
 /** A session's MCP tools; `close()` stops every server. */
@@ -218,7 +222,10 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
 }
 
 async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<Connected> {
-  const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: {} });
+  // Roots: the directories the session works in, which servers such as a filesystem one confine
+  // themselves to.
+  const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: { roots: { listChanged: false } } });
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: (opts.roots ?? [opts.cwd]).map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir })) }));
   // stdio: the server's stderr is its log and joins troupe's own (stdout carries the protocol only).
   // The SDK gives it a safe subset of troupe's environment (never its model credentials) plus `env`.
   const transport =

@@ -7,6 +7,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { AcpChild } from '../../support/acp-child.js';
 import { processAlive, waitFor } from '../../support/daemon.js';
 import { startHttpMcp } from '../../support/mcp-test-tools.js';
@@ -51,7 +52,8 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
     { type: 'sse', name: 'old', url: 'http://127.0.0.1:9/sse', headers: [] },
   ];
   // Typed loosely here: an sse entry is what a client may send even though troupe does not advertise it.
-  const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: servers as never })) as { sessionId: string }).sessionId;
+  const extra = workspace();
+  const sessionId = ((await c.agent.request('session/new', { cwd, additionalDirectories: [extra], mcpServers: servers as never })) as { sessionId: string }).sessionId;
 
   // A read-only tool: shown as a read, run without asking.
   assert.equal((await c.prompt(sessionId, 'one')).stopReason, 'end_turn');
@@ -68,8 +70,10 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
 
   // The server got the client's variables.
   assert.equal((await c.prompt(sessionId, 'three')).stopReason, 'end_turn');
-  const env = JSON.parse(c.updatesFor(sessionId, 'tool_call_update').at(-1).rawOutput.output) as { MCP_TEST_VAR: string; pid: number };
+  const env = JSON.parse(c.updatesFor(sessionId, 'tool_call_update').at(-1).rawOutput.output) as { MCP_TEST_VAR: string; pid: number; roots: { uri: string }[] };
   assert.equal(env.MCP_TEST_VAR, 'from-client');
+  // Its roots are the session's directories.
+  assert.deepEqual(env.roots.map((r) => r.uri), [pathToFileURL(cwd).href, pathToFileURL(extra).href]);
   assert.ok(processAlive(env.pid));
   // The HTTP server, with the client's header.
   assert.equal((await c.prompt(sessionId, 'four')).stopReason, 'end_turn');

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { silentLogger } from '../../../src/core/ports.js';
 import { mcpServersOf } from '../../../src/tools/mcp/mcp-servers.js';
@@ -46,9 +47,11 @@ test('the tools of a server are offered as mcp__<server>__<tool>, and called on 
   assert.match((await tools.run(call('mcp__test__touch', { name: 'made.txt' }), ctx())).output, /^created made\.txt/);
   assert.ok(existsSync(join(cwd, 'made.txt')));
   // It sees the variables the client gave it, never troupe's model credentials.
-  const seen = JSON.parse((await tools.run(call('mcp__test__env'), ctx())).output) as { MCP_TEST_VAR: string; ANTHROPIC_API_KEY: string | null; pid: number };
+  const seen = JSON.parse((await tools.run(call('mcp__test__env'), ctx())).output) as { MCP_TEST_VAR: string; ANTHROPIC_API_KEY: string | null; pid: number; roots: unknown };
   assert.equal(seen.MCP_TEST_VAR, 'given');
   assert.equal(seen.ANTHROPIC_API_KEY, null);
+  // Asked for the client's roots, it is told the session's directory.
+  assert.deepEqual(seen.roots, [{ uri: pathToFileURL(cwd).href, name: basename(cwd) }]);
   // Arguments the server refuses come back as a failed call the model can read.
   const bad = await tools.run(call('mcp__test__echo', { text: 42 }), ctx());
   assert.equal(bad.isError, true);
