@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { GetPromptResult, Prompt, PromptArgument } from '@modelcontextprotocol/sdk/types.js';
 import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
+import { allPages } from './mcp-pages.js';
 
 /** A slash command as an ACP client is told of it (`available_commands_update`). */
 export interface McpCommand {
@@ -32,18 +33,6 @@ export function listPrompts(client: Client, timeout: number): Promise<Prompt[]> 
     const page = await client.listPrompts(cursor ? { cursor } : {}, { timeout });
     return { items: page.prompts, nextCursor: page.nextCursor };
   });
-}
-
-/** Every item of an MCP list, page after page (`nextCursor`). */
-export async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const next = await page(cursor);
-    items.push(...next.items);
-    cursor = next.nextCursor;
-  } while (cursor);
-  return items;
 }
 
 export function commandOf(name: string, server: string, prompt: Prompt): McpCommand {

@@ -9,7 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { TroupeError } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/provider.js';
-import { allPages } from './mcp-prompts.js';
+import { allPages } from './mcp-pages.js';
 
 export const LIST_RESOURCES = 'mcp__list_resources';
 export const READ_RESOURCE = 'mcp__read_resource';

@@ -17,7 +17,8 @@ import { TroupeError } from '../../core/errors.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
-import { allPages, commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
+import { allPages } from './mcp-pages.js';
+import { commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
 import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceSpecs, resourceText, serverOf } from './mcp-resources.js';
 
 export interface McpToolsOptions {

@@ -1,8 +1,9 @@
-// How a slash command's input fills an MCP prompt's arguments, and how the prompt's messages become
-// a turn's content (src/tools/mcp/mcp-prompts.ts).
+// How a slash command's input fills an MCP prompt's arguments, how the prompt's messages become
+// a turn's content (src/tools/mcp/mcp-prompts.ts), and how paged lists are read (mcp-pages.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isTroupeError } from '../../../src/core/errors.js';
+import { allPages } from '../../../src/tools/mcp/mcp-pages.js';
 import { commandOf, promptArguments, promptContent } from '../../../src/tools/mcp/mcp-prompts.js';
 
 const one = [{ name: 'topic', required: true }];
@@ -50,4 +51,12 @@ test("messages become the turn's content: one role as it is, several marked; aud
   );
   refused(() => promptContent('c', { messages: [{ role: 'user', content: { type: 'audio', data: 'AA==', mimeType: 'audio/wav' } }] }), /\/c: troupe does not accept audio content/);
   refused(() => promptContent('c', { messages: [] }), /\/c: the MCP server made an empty prompt/);
+});
+
+test('paged lists: every page in order; a server whose pages never end is refused', async () => {
+  const pages: Record<string, { items: number[]; nextCursor?: string }> = { start: { items: [1, 2], nextCursor: 'a' }, a: { items: [3], nextCursor: 'b' }, b: { items: [4] } };
+  assert.deepEqual(await allPages(async (cursor) => pages[cursor ?? 'start']!), [1, 2, 3, 4]);
+  await assert.rejects(allPages(async () => ({ items: [1], nextCursor: 'same' })), /does not end \(cursor "same" again/);
+  let n = 0;
+  await assert.rejects(allPages(async () => ({ items: [], nextCursor: String(n++) })), /over 1000 pages/);
 });
