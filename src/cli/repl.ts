@@ -21,9 +21,12 @@ const HELP = `/cancel        cancel the running turn (also: Ctrl-C)
 /quit          leave (also: Ctrl-D); the session stays on the daemon
 Anything else is a prompt; typed while a turn runs, it steers that turn.`;
 
+/** The chat's commands. */
+const OWN_COMMANDS = ['cancel', 'help', 'mode', 'model', 'queue', 'quit'];
+
 /** The chat's own commands, then the agent's that the chat does not handle itself (e.g. MCP prompts). */
 export function helpText(agentCommands: readonly acp.AvailableCommand[]): string {
-  const own = new Set(['mode', 'model', 'cancel', 'queue', 'quit', 'help']);
+  const own = new Set(OWN_COMMANDS);
   const others = agentCommands.filter((c) => !own.has(c.name));
   if (others.length === 0) return HELP;
   const lines = others.map((c) => {
@@ -31,6 +34,13 @@ export function helpText(agentCommands: readonly acp.AvailableCommand[]): string
     return `${usage.padEnd(14)} ${c.description}`;
   });
   return `${HELP}\nThe agent's commands (sent as the prompt):\n${lines.join('\n')}`;
+}
+
+/** Tab completion of a line that is a command being typed: the chat's and the agent's (e.g. MCP prompts). */
+export function completeCommand(line: string, agentCommands: readonly acp.AvailableCommand[]): [string[], string] {
+  if (!/^\/\S*$/.test(line)) return [[], line];
+  const names = [...new Set([...OWN_COMMANDS, ...agentCommands.map((c) => c.name)])].map((n) => `/${n}`);
+  return [names.filter((n) => n.startsWith(line)).sort(), line];
 }
 
 export interface ReplSettings {
@@ -93,6 +103,7 @@ export class Repl {
       terminal: this.tty,
       history: this.tty ? loadHistory(this.s.historyPath) : [],
       historySize: HISTORY_MAX,
+      completer: (line: string) => completeCommand(line, this.s.renderer.commands),
     });
     return new Promise((resolve) => {
       this.rl.on('line', (line) => {
