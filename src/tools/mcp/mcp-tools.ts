@@ -170,7 +170,8 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     describe(call: ToolCallRequest): ToolDescription {
       if (isResourceTool(call.name)) {
         const { server, uri } = call.input;
-        const title = call.name === LIST_RESOURCES ? `List MCP resources${typeof server === 'string' ? ` (${server})` : ''}` : `Read ${String(uri)} (${String(server)})`;
+        const from = typeof server === 'string' ? ` (${server})` : '';
+        const title = call.name === LIST_RESOURCES ? `List MCP resources${from}` : `Read ${typeof uri === 'string' ? uri : 'a resource'}${from}`;
         return { kind: 'read', title, locations: [], access: 'read' };
       }
       const { server, tool } = entryOf(call);
