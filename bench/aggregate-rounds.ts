@@ -14,7 +14,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childPids, gitDescribe, scriptEnv, sleep, startDaemon } from './daemon-support.js';
+import { childPids, gitDescribe, scriptEnv, sleep, startDaemon, summarize } from './daemon-support.js';
 import { LeanHttpClient, LeanWsClient } from './daemon-lean.js';
 import { aggregate, type AggregateResult } from './daemon-aggregate.js';
 
@@ -72,15 +72,10 @@ const result = {
   itemsPerReply: ITEMS,
   eventsPerSecondByRound: perSecond,
   bestRound: Math.max(...perSecond),
-  medianOfLaterRounds: median(perSecond.slice(1)),
+  medianOfLaterRounds: perSecond.length > 1 ? summarize(perSecond.slice(1), 0).p50 : undefined,
   rounds,
   wallSeconds: Math.round((Date.now() - started) / 1000),
 };
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/aggregate-rounds.json', JSON.stringify(result, null, 2) + '\n');
 console.log(JSON.stringify({ eventsPerSecondByRound: perSecond, medianOfLaterRounds: result.medianOfLaterRounds }));
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s.length % 2 ? s[(s.length - 1) / 2]! : Math.round((s[s.length / 2 - 1]! + s[s.length / 2]!) / 2);
-}

@@ -20,6 +20,7 @@
  */
 import { type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import WebSocket from 'ws';
 import { classifyUpdateLine } from '../src/wire/update-line.js';
@@ -404,23 +405,28 @@ export class LeanWsClient extends LeanBase {
   }
 }
 
+/** Calls `f` with each non-empty line a stream carries (NDJSON), as the lines complete. */
+export function onLines(stream: Readable, f: (line: string) => void): void {
+  stream.setEncoding('utf8');
+  let rest = '';
+  stream.on('data', (chunk: string) => {
+    const text = rest + chunk;
+    let start = 0;
+    let nl: number;
+    while ((nl = text.indexOf('\n', start)) >= 0) {
+      const line = text.slice(start, nl);
+      start = nl + 1;
+      if (line) f(line);
+    }
+    rest = text.slice(start);
+  });
+}
+
 /** The lean stdio client: NDJSON on a `troupe acp` child's stdin/stdout. */
 export class LeanStdioClient extends LeanBase {
   constructor(private readonly proc: ChildProcess) {
     super();
-    proc.stdout!.setEncoding('utf8');
-    let rest = '';
-    proc.stdout!.on('data', (chunk: string) => {
-      const text = rest + chunk;
-      let start = 0;
-      let nl: number;
-      while ((nl = text.indexOf('\n', start)) >= 0) {
-        const line = text.slice(start, nl);
-        start = nl + 1;
-        if (line) this.receive(line);
-      }
-      rest = text.slice(start);
-    });
+    onLines(proc.stdout!, (line) => this.receive(line));
   }
 
   protected async post(json: string): Promise<void> {

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { uws, type HttpResponse } from '../src/daemon/http/uws.js';
 import { writeBaselineAgent } from './acp-baseline.js';
+import { onLines } from './daemon-lean.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'troupe-relay-floor-'));
 const child = spawn(process.execPath, [writeBaselineAgent(dir)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -42,23 +43,13 @@ function send(key: string, line: string): void {
   s.res.cork(() => s.res.write(`id: ${++s.lastId}\ndata: ${line}\n\n`));
 }
 
-let rest = '';
-child.stdout!.setEncoding('utf8');
-child.stdout!.on('data', (chunk: string) => {
-  const text = rest + chunk;
-  let start = 0;
-  let nl: number;
-  while ((nl = text.indexOf('\n', start)) >= 0) {
-    const line = text.slice(start, nl);
-    start = nl + 1;
-    const msg = JSON.parse(line) as { id?: unknown; method?: string; params?: { sessionId?: string } };
-    if (msg.id === 0 && msg.method === undefined) childReady(); // the floor's own initialize
-    else if (msg.method === undefined) {
-      send(routes.get(msg.id) ?? '', line);
-      routes.delete(msg.id);
-    } else send(msg.params?.sessionId ?? '', line);
-  }
-  rest = text.slice(start);
+onLines(child.stdout!, (line) => {
+  const msg = JSON.parse(line) as { id?: unknown; method?: string; params?: { sessionId?: string } };
+  if (msg.id === 0 && msg.method === undefined) childReady(); // the floor's own initialize
+  else if (msg.method === undefined) {
+    send(routes.get(msg.id) ?? '', line);
+    routes.delete(msg.id);
+  } else send(msg.params?.sessionId ?? '', line);
 });
 child.stdin!.write(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }) + '\n');
 await ready;

@@ -14,7 +14,7 @@ import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
-import { configOptions, cwdMismatch, modeState, SLASH_COMMANDS } from './session-options.js';
+import { commandsUpdate, configOptions, cwdMismatch, modeState, SLASH_COMMANDS } from './session-options.js';
 import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
 import { mcpCommand, slashCommand, toContent } from './prompt-content.js';
@@ -167,9 +167,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
    */
   const announceCommands = (client: acp.AgentContext, sessionId: string, h?: SessionHost) =>
     setImmediate(() => {
-      void client
-        .notify('session/update', { sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: h ? h.commands(sessionId) : SLASH_COMMANDS } })
-        .catch(() => undefined);
+      void client.notify('session/update', commandsUpdate(sessionId, h ? h.commands(sessionId) : SLASH_COMMANDS)).catch(() => undefined);
     });
   /**
    * A session for a request, once a load of it from its log file has replayed it and opened its

@@ -23,7 +23,7 @@ import type { UpdateReplay } from './session-replay.js';
 import { systemPrompt } from './system-prompt.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
-import { SLASH_COMMANDS } from './session-options.js';
+import { commandsUpdate, SLASH_COMMANDS } from './session-options.js';
 
 export interface HostOptions {
   home: string;
@@ -295,9 +295,7 @@ export class SessionHost {
 
   /** Tells the client the session's slash commands (again: its MCP servers' prompts changed). */
   announceCommands(sessionId: string): void {
-    void this.client
-      ?.notify('session/update', { sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands: this.commands(sessionId) } })
-      .catch(() => undefined);
+    void this.client?.notify('session/update', commandsUpdate(sessionId, this.commands(sessionId))).catch(() => undefined);
   }
 
   /** What one of the session's MCP commands makes of its input: the content of a turn. */

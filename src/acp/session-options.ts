@@ -41,6 +41,11 @@ export function configOptions(current: { mode: string; model: string }, models: 
   ];
 }
 
+/** The `session/update` that tells a client a session's slash commands. */
+export function commandsUpdate(sessionId: string, availableCommands: acp.AvailableCommand[]): acp.SessionNotification {
+  return { sessionId, update: { sessionUpdate: 'available_commands_update', availableCommands } };
+}
+
 /** The slash commands troupe understands in a prompt (`available_commands_update`). */
 export const SLASH_COMMANDS: acp.AvailableCommand[] = [
   { name: 'compact', description: 'Summarize older turns now to free context.' },

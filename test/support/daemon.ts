@@ -179,6 +179,17 @@ export class AcpClient {
   }
 }
 
+/** A daemon, one initialized client on `transport`, and a new session of it; all stopped after the test. */
+export async function daemonWithSession(t: { after(f: () => unknown): void }, transport: 'http' | 'ws', options: DaemonOptions = {}) {
+  const d = await Daemon.start(options);
+  t.after(() => d.stop());
+  const c = d.connect(transport);
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  return { d, c, sessionId };
+}
+
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 }

@@ -18,6 +18,12 @@ const call = (name: string, input: Record<string, unknown> = {}) => ({ tool_call
 const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 const gone = (pid: number) => waitFor(`MCP server ${pid} to exit`, () => !processAlive(pid), 5_000);
 
+/** A prompt whose turn ends normally; its first tool call as started, and the last update of a call. */
+async function toolTurn(c: AcpChild, sessionId: string, text: string): Promise<{ started: any; done: any }> {
+  assert.equal((await c.prompt(sessionId, text)).stopReason, 'end_turn');
+  return { started: c.updatesFor(sessionId, 'tool_call')[0], done: c.updatesFor(sessionId, 'tool_call_update').at(-1) };
+}
+
 /** A session with one turn, made by an agent process that has exited since: its home and id. */
 async function madeByAnotherAgent(t: { after(fn: () => unknown): void }, cwd: string): Promise<{ home: string; sessionId: string }> {
   const first = AcpChild.start({ script: { replies: [[{ text: 'hello' }]] } });
@@ -56,10 +62,8 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
   const sessionId = ((await c.agent.request('session/new', { cwd, additionalDirectories: [extra], mcpServers: servers as never })) as { sessionId: string }).sessionId;
 
   // A read-only tool: shown as a read, run without asking.
-  assert.equal((await c.prompt(sessionId, 'one')).stopReason, 'end_turn');
-  const started = c.updatesFor(sessionId, 'tool_call')[0];
+  const { started, done: echoed } = await toolTurn(c, sessionId, 'one');
   assert.deepEqual([started.title, started.kind], ['echo (test)', 'read']);
-  const echoed = c.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.deepEqual([echoed.status, echoed.rawOutput.output], ['completed', 'echo: hi']);
   assert.equal(c.permissions.length, 0);
 
@@ -252,10 +256,8 @@ test("the model reads a server's resources with mcp__read_resource, shown as a r
   t.after(() => c.close());
   await c.initialize();
   const sessionId = ((await c.agent.request('session/new', { cwd: workspace(), mcpServers: [mcpServer()] })) as { sessionId: string }).sessionId;
-  assert.equal((await c.prompt(sessionId, 'read the notes')).stopReason, 'end_turn');
-  const started = c.updatesFor(sessionId, 'tool_call')[0];
+  const { started, done } = await toolTurn(c, sessionId, 'read the notes');
   assert.deepEqual([started.title, started.kind], ['Read test://notes (test)', 'read']);
-  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.deepEqual([done.status, done.rawOutput.output], ['completed', 'remember the milk']);
   assert.equal(c.permissions.length, 0);
   assert.deepEqual(c.schemaErrors, []);

@@ -2,7 +2,7 @@
 // separate connections, permissions, cancel, queue and steer, and session/load after a reconnect.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, tempDir } from '../../support/daemon.js';
 
 const script = {
   replies: [
@@ -17,16 +17,6 @@ const script = {
   ],
 };
 
-/** A daemon, one client on `transport`, and a new session of it. */
-async function oneSession(t: { after(f: () => unknown): void }, transport: 'http' | 'ws') {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect(transport);
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
-  return { c, sessionId };
-}
 
 for (const transport of ['http', 'ws'] as const) {
   test(`${transport}: two sessions on one connection, one on another; permission round trip`, async (t) => {
@@ -59,7 +49,7 @@ for (const transport of ['http', 'ws'] as const) {
   });
 
   test(`${transport}: cancel, queue and steer`, async (t) => {
-    const { c, sessionId } = await oneSession(t, transport);
+    const { c, sessionId } = await daemonWithSession(t, transport, { script });
     const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
     const queued = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
     await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'first chunk');
@@ -79,7 +69,7 @@ for (const transport of ['http', 'ws'] as const) {
   });
 
   test(`${transport}: $/cancel_request of one prompt reaches its child, which answers it cancelled; the next prompt runs`, async (t) => {
-    const { c, sessionId } = await oneSession(t, transport);
+    const { c, sessionId } = await daemonWithSession(t, transport, { script });
     const withdrawn = new AbortController();
     const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] }, { cancellationSignal: withdrawn.signal });
     const queued = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });

@@ -5,7 +5,7 @@
 // response keep their order, and a second attached connection gets every update exactly once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { daemonWithSession } from '../../support/daemon.js';
 
 const TRICKY = [
   '"id": 1, "method": "session/request_permission"',
@@ -27,12 +27,7 @@ const script = {
 
 for (const transport of ['http', 'ws'] as const) {
   test(`${transport}: updates relayed unparsed arrive exact, in order, around a permission request and before the response`, async (t) => {
-    const d = await Daemon.start({ script });
-    t.after(() => d.stop());
-    const a = d.connect(transport);
-    t.after(() => a.close());
-    await a.init();
-    const sessionId = (await a.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    const { d, c: a, sessionId } = await daemonWithSession(t, transport, { script });
 
     const res = await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'tricky' }] });
     assert.equal(res.stopReason, 'end_turn');
