@@ -365,11 +365,14 @@ export class LeanHttpClient extends LeanBase {
     });
   }
 
+  /** Vanishes: every socket destroyed, no DELETE (a client that crashed or lost its network). */
+  drop(): void {
+    for (const s of this.sockets) s.destroy();
+  }
+
   /** DELETEs the connection (as the SDK client does, so the server stops queueing for it), then closes. */
   close(): void {
-    const done = () => {
-      for (const s of this.sockets) s.destroy();
-    };
+    const done = () => this.drop();
     if (!this.connectionId) return done();
     const deleted = this.posts.send(requestText('DELETE', '/acp', this.hostPort, { ...this.headers, 'Acp-Connection-Id': this.connectionId }));
     const timer = setTimeout(done, 1000);
@@ -402,6 +405,11 @@ export class LeanWsClient extends LeanBase {
 
   close(): void {
     this.ws.close();
+  }
+
+  /** Vanishes: the TCP connection destroyed without a close frame. */
+  drop(): void {
+    this.ws.terminate();
   }
 }
 

@@ -138,6 +138,17 @@ export class SupervisedChild {
     return done;
   }
 
+  /**
+   * The session is forgotten by its owner (it rests: no process, no client): the machine stops and
+   * the timers go, so nothing of it stays reachable.
+   */
+  dispose(): void {
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.watchdog);
+    this.queue = [];
+    this.actor.stop();
+  }
+
   /** The machine's `spawn` action. */
   spawnAction(): void {
     queueMicrotask(() => void this.spawn());
@@ -200,6 +211,8 @@ export class SupervisedChild {
     this.inFlight = 0;
     const before = this.state;
     this.actor.send({ type: 'EXITED', code: exit.code, signal: exit.signal, reason: exit.reason, at: Date.now() });
+    // The dead process (its pipes, buffers and stderr tail) is not kept for as long as the session is.
+    if (this.proc === proc) this.proc = undefined;
     this.report(exit, before);
   }
 

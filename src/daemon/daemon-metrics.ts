@@ -4,6 +4,7 @@ import type { ChildPool } from '../actors/child-pool.actor.js';
 import type { AcpTransportHandle } from './http/http-server.js';
 import type { Metrics } from './metrics.js';
 import type { Relay } from './relay/relay.js';
+import type { SessionFeeds } from './session-feeds.js';
 import { LoopWatch } from './loop-watch.js';
 
 export function daemonMetrics(m: Metrics) {
@@ -33,8 +34,11 @@ export function daemonMetrics(m: Metrics) {
       if (info.willRestart) restarts();
       if (info.failed) failed();
     },
-    gauges: (relay: Relay, index: SessionIndex, pool: ChildPool, transport: AcpTransportHandle) => {
+    gauges: (relay: Relay, index: SessionIndex, pool: ChildPool, transport: AcpTransportHandle, feeds: SessionFeeds) => {
       m.gauge('troupe_sessions_live', 'Sessions with a running child.', () => relay.liveCount());
+      // What the daemon keeps per session beyond the index: both go back down as sessions come to rest.
+      m.gauge('troupe_sessions_held', 'Sessions the relay holds in memory: a child, a client attached or a request in flight (or failed).', () => relay.sessions.size);
+      m.gauge('troupe_event_feeds_open', 'Sessions whose /v1 event feed has a watcher.', () => feeds.open);
       m.gauge('troupe_sessions_stored', 'Sessions in the index (not deleted).', () => index.count());
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);
       m.gauge('troupe_acp_connections', 'Open ACP transport connections.', () => transport.connections().length);

@@ -24,6 +24,7 @@ const KEEP = 500;
 /**
  * Sessions whose history is kept, the most recently active ones: the daemon outlives its sessions,
  * and histories of sessions long gone must not pile up (10,000 sessions × 500 would be ~0.5 GB).
+ * Current states are kept for every session until it is deleted (a few strings each, as the index).
  */
 const KEEP_SESSIONS = 2000;
 /** State and event names are few; each arrives as a fresh string from the control channel. */
@@ -52,6 +53,12 @@ export class MachineHub {
     this.history.set(sessionId, list);
     if (this.history.size > this.limits.sessions) this.history.delete(this.history.keys().next().value!);
     for (const l of this.listeners) l(sessionId, compact);
+  }
+
+  /** A session deleted: its states and history go. */
+  forget(sessionId: string): void {
+    this.history.delete(sessionId);
+    this.current.delete(sessionId);
   }
 
   states(sessionId: string): Partial<Record<Transition['machine'], string>> {

@@ -3,16 +3,17 @@
  * child reports, backed by the session's log file for older cursors. Gaps (a feed created while
  * events were already flowing) are filled from the file, which holds every durable event.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
-import { decodeLogBuffer, EventBroker, sessionLogPath, sessionsDir } from '../store/index.js';
+import { EventBroker, LogCheckpoints, readEventRange, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
 
 const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
 
 export class SessionFeeds {
-  private readonly brokers = new Map<string, EventBroker>();
+  /** Brokers of sessions someone watches, with how many watchers each has. */
+  private readonly brokers = new Map<string, Feed>();
   /** Latest seq seen of sessions nobody has opened a feed for (they get no broker: see publish). */
   private readonly seen = new Map<string, number>();
 
@@ -24,69 +25,113 @@ export class SessionFeeds {
    * event of every session here (and reading its log to start a broker) would be work for nobody.
    */
   publish(sessionId: string, events: AgentEvent[]): void {
-    const broker = this.brokers.get(sessionId);
-    if (!broker) {
+    const feed = this.brokers.get(sessionId);
+    if (!feed) {
       const last = events[events.length - 1]?.seq;
       if (last !== undefined && last > (this.seen.get(sessionId) ?? 0)) this.seen.set(sessionId, last);
       return;
     }
+    const broker = feed.broker;
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
-      if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, broker.lastSeq(), e.seq - 1)) broker.publish(missed, 0);
+      if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, feed.checkpoints, broker.lastSeq(), e.seq - 1)) broker.publish(missed, 0);
       broker.publish(e, approximateBytes(e));
     }
   }
 
-  /** Replay after `cursor`, then live. Throws `session_not_found`, `invalid_cursor`; the iterator may throw `replay_gap`. */
+  /**
+   * Replay after `cursor`, then live. Throws `session_not_found`, `invalid_cursor`; the iterator may
+   * throw `replay_gap`. When a session's last watcher closes, its broker goes with what it retained:
+   * the log file serves the next watcher's replay, so a feed opened once (the inspector looking at a
+   * session) does not keep megabytes of events for the daemon's lifetime.
+   */
   subscribe(sessionId: string, cursor: number, queueLimit = 4096): EventWatcher {
     if (!existsSync(sessionLogPath(sessionsDir(this.home), sessionId))) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
-    return this.broker(sessionId).subscribe(cursor, { queueLimit });
-  }
-
-  lastSeq(sessionId: string): number {
-    return this.broker(sessionId).lastSeq();
+    const feed = this.feed(sessionId);
+    let watcher: EventWatcher;
+    try {
+      watcher = feed.broker.subscribe(cursor, { queueLimit });
+    } catch (err) {
+      // A refused cursor leaves no feed behind.
+      if (feed.watchers === 0) this.drop(sessionId, feed.broker);
+      throw err;
+    }
+    feed.watchers++;
+    let open = true;
+    const release = () => {
+      if (!open) return;
+      open = false;
+      if (--feed.watchers === 0 && this.brokers.get(sessionId) === feed) this.drop(sessionId, feed.broker);
+    };
+    return { [Symbol.asyncIterator]: () => watcher[Symbol.asyncIterator](), close: () => (watcher.close(), release()) };
   }
 
   /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */
   knownLastSeq(sessionId: string): number | undefined {
-    return this.brokers.get(sessionId)?.lastSeq() ?? this.seen.get(sessionId);
+    return this.brokers.get(sessionId)?.broker.lastSeq() ?? this.seen.get(sessionId);
+  }
+
+  /** Sessions with a feed open (for /metrics). */
+  get open(): number {
+    return this.brokers.size;
+  }
+
+  /** A deleted session: nothing of it is kept. */
+  forget(sessionId: string): void {
+    const feed = this.brokers.get(sessionId);
+    if (feed) this.brokers.delete(sessionId), feed.broker.close();
+    this.seen.delete(sessionId);
   }
 
   close(): void {
-    for (const b of this.brokers.values()) b.close();
+    for (const f of this.brokers.values()) f.broker.close();
   }
 
-  private broker(sessionId: string): EventBroker {
-    let broker = this.brokers.get(sessionId);
-    if (broker) return broker;
+  /** Keeps only the latest seq of a session whose feed closed (as for one never opened). */
+  private drop(sessionId: string, broker: EventBroker): void {
+    this.brokers.delete(sessionId);
+    this.seen.set(sessionId, broker.lastSeq());
+  }
+
+  private feed(sessionId: string): Feed {
+    const open = this.brokers.get(sessionId);
+    if (open) return open;
     const path = sessionLogPath(sessionsDir(this.home), sessionId);
-    let initial = 0;
-    let first = 1;
-    if (existsSync(path)) {
-      const scan = readLogFileSyncSafe(path);
-      initial = scan.lastSeq;
-      first = scan.firstSeq;
-    }
-    broker = new EventBroker({
+    // Frames and checksums only, no event decoded: a feed opens in a few ms even on a long session.
+    const scan = existsSync(path) ? scanLogFile(path) : undefined;
+    const initial = scan?.lastSeq ?? 0;
+    const first = scan?.firstSeq ?? initial + 1;
+    const checkpoints = scan?.checkpoints ?? new LogCheckpoints();
+    const broker = new EventBroker({
       retention: RETENTION,
       initialSeq: initial,
-      cold: { firstSeq: () => first, read: async (after, max) => this.fromFile(sessionId, after, after + max) },
+      // Never past what the daemon was told is durable: the file may end in a record being written.
+      cold: { firstSeq: () => first, read: async (after, max) => this.fromFile(sessionId, checkpoints, after, Math.min(after + max, broker.lastSeq())) },
     });
-    this.brokers.set(sessionId, broker);
+    const feed = { broker, watchers: 0, checkpoints };
+    this.brokers.set(sessionId, feed);
     this.seen.delete(sessionId);
-    return broker;
+    return feed;
   }
 
-  private fromFile(sessionId: string, after: number, through: number): AgentEvent[] {
-    const { events } = readLogFileSyncSafe(sessionLogPath(sessionsDir(this.home), sessionId));
-    return events.filter((e) => e.seq > after && e.seq <= through);
+  /**
+   * Durable events `(after, through]` from the log file, read from the checkpoint nearest before
+   * them: a replay from the start of a long session reads each record once, not the whole file per
+   * page. The file is the child's and may end in a record being written: `through` is durable, so
+   * the read stops before that.
+   */
+  private fromFile(sessionId: string, checkpoints: LogCheckpoints, after: number, through: number): AgentEvent[] {
+    if (through <= after) return [];
+    const path = sessionLogPath(sessionsDir(this.home), sessionId);
+    return readEventRange(path, checkpoints, after, through - after, statSync(path).size);
   }
 }
 
-/** The whole file, read-only (never repaired: the child owns it). Synchronous: feeds are opened rarely. */
-function readLogFileSyncSafe(path: string): { events: AgentEvent[]; lastSeq: number; firstSeq: number } {
-  const { scan, events } = decodeLogBuffer(readFileSync(path), path);
-  return { events, lastSeq: scan.lastSeq, firstSeq: scan.firstSeq ?? scan.lastSeq + 1 };
+interface Feed {
+  broker: EventBroker;
+  watchers: number;
+  /** Where the session's records start in its log file (from the scan that opened the feed). */
+  checkpoints: LogCheckpoints;
 }
 
 /**

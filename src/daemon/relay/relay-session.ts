@@ -141,6 +141,16 @@ export class RelaySession {
     return s !== 'idleStopped' && s !== 'exited' && s !== 'failed';
   }
 
+  /**
+   * Nothing of the session runs or waits in the daemon: no process (stopped idle or closed), no
+   * client attached, no request in flight. Its log and index entry are all it is then; a failed
+   * session is not at rest (it is kept to answer `session_failed`).
+   */
+  get resting(): boolean {
+    const s = this.child.state;
+    return (s === 'idleStopped' || s === 'exited') && this.attached.size === 0 && this.pending.size === 0 && this.internal.size === 0;
+  }
+
   private async boot(proc: ChildProcessHandle, kind: BootKind): Promise<void> {
     // A pooled child was initialized while it waited, before any client was known: the first request
     // that opens the session in it carries the client's capabilities instead.

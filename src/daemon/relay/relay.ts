@@ -21,6 +21,8 @@ export interface RelayObserver {
   transition?(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void;
   heartbeat?(sessionId: string | undefined, hb: { rss: number; heapUsed: number; events: number }): void;
   exited?(sessionId: string | undefined, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
+  /** The session was deleted: whatever else the daemon keeps of it can go. */
+  deleted?(sessionId: string): void;
 }
 
 export interface RelayDeps {
@@ -123,14 +125,17 @@ export class Relay implements AcpAgentSide, RelayContext {
     const session = this.sessions.get(sessionId);
     if (session) {
       await session.child.stop('deleted');
-      this.sessions.delete(sessionId);
+      if (this.sessions.get(sessionId) === session) this.sessions.delete(sessionId);
+      session.child.dispose();
     }
     const entry = this.deps.index.get(sessionId);
     if (entry && entry.status !== 'deleted') await this.deps.index.tombstone(sessionId);
+    this.deps.observer?.deleted?.(sessionId);
   }
 
   connectionClosed(conn: RelayConnection, reason: AcpCloseReason): void {
     this.connections.delete(conn);
+    for (const s of conn.sessions) this.release(s);
     this.logger.debug('client connection closed', { connectionId: conn.channel.id, reason });
   }
 
@@ -140,6 +145,18 @@ export class Relay implements AcpAgentSide, RelayContext {
     for (const [sessionId, s] of this.sessions) if (s.live) s.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
     await Promise.all([...this.sessions.values()].map((s) => s.child.stop('shutdown')));
     await this.pool.close(this.options.childSpec.shutdownMs);
+  }
+
+  /**
+   * Forgets a session at rest (RelaySession.resting): the daemon outlives its sessions, and one kept
+   * for every session ever closed or idle-stopped would grow it without bound. The next message that
+   * names it brings it back from the index and its log (toSession), as after a daemon restart.
+   */
+  private release(session: RelaySession): void {
+    const id = session.sessionId;
+    if (!id || this.sessions.get(id) !== session || !session.resting) return;
+    this.sessions.delete(id);
+    session.child.dispose();
   }
 
   liveCount(): number {
@@ -192,6 +209,8 @@ export class Relay implements AcpAgentSide, RelayContext {
       for (const conn of session.attached.keys()) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_failed', params: { sessionId, reason: 'restart intensity exceeded' } });
     }
     this.deps.observer?.exited?.(sessionId, exit, info);
+    // Closed or idle-stopped with no client: nothing is left to hold (a restart is not at rest).
+    queueMicrotask(() => this.release(session));
   }
 
   private refuseCapacity(conn: RelayConnection, msg: JsonRpcMessage): boolean {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
 
 const script = {
   replies: [
@@ -13,6 +13,7 @@ const script = {
     { when: 'slow', items: [{ text: 'working ' }, { delay_ms: 400 }, { text: 'done' }] },
     { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] },
     { when: 'say hi', items: [{ text: 'hi' }] },
+    { when: 'long', items: Array.from({ length: 3000 }, (_, i) => ({ text: `w${i} ` })) },
   ],
 };
 
@@ -77,12 +78,7 @@ test('health, sessions, session detail with machine states, and metrics', async 
 });
 
 test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad cursors are refused', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
   const all = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'turn_completed'));
   assert.deepEqual(all.map((e) => Number(e.id)), all.map((_, i) => i + 1), 'ids are the seqs 1, 2, 3 …');
@@ -96,6 +92,13 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
   assert.equal(Number(resumed[0]!.id), mid + 1, 'exactly the events after the cursor');
   assert.ok(resumed.every((e, i) => i === 0 || Number(e.id) === Number(resumed[i - 1]!.id) + 1), 'no hole, no duplicate');
   assert.ok(resumed.some((e) => e.data.type === 'agent_message_chunk' && e.data.text === 'done'), 'then live events');
+  // A log longer than a feed keeps in memory, replayed from the start: pages read from the file.
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] });
+  await waitFor('the feed closed', async () => !(await fetch(`${d.url}/metrics`, { headers: d.headers }).then((r) => r.text())).match(/^troupe_event_feeds_open [1-9]/m));
+  const whole = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.filter((x) => x.data.type === 'turn_completed').length >= 3);
+  assert.ok(whole.length > 3000);
+  assert.deepEqual(whole.map((e) => Number(e.id)), whole.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  assert.deepEqual(whole.filter((e) => e.data.type === 'agent_message_chunk' && /^w\d+ $/.test(e.data.text)).map((e) => e.data.text), Array.from({ length: 3000 }, (_, i) => `w${i} `));
   const beyond = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=999999`, { headers: d.headers });
   assert.equal(beyond.status, 400);
   assert.equal((await beyond.json()).error.code, 'invalid_cursor');
@@ -136,6 +139,76 @@ test('cancel, steer and delete through the management API', async (t) => {
   assert.equal(del.status, 200);
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).status, 404);
   await assert.rejects(c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.code === -32002);
+});
+
+/** One gauge of /metrics. */
+async function gauge(d: Daemon, name: string): Promise<number> {
+  const text = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  assert.ok(m, `${name} in /metrics`);
+  return Number(m[1]);
+}
+
+test('a session at rest is released: closed, or idle-stopped, with its clients gone, the daemon keeps nothing of it; the next message brings it back whole', async (t) => {
+  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
+  t.after(() => d.stop());
+  const cwd = tempDir();
+  const ping = (c: ReturnType<Daemon['connect']>, sessionId: string) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  // One session closed by its client, one left to its idle stop.
+  const a = d.connect('http');
+  await a.init();
+  const closed = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await ping(a, closed);
+  await a.agent.request('session/close', { sessionId: closed });
+  const b = d.connect('ws');
+  await b.init();
+  const idle = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await ping(b, idle);
+  assert.equal(await gauge(d, 'troupe_sessions_held'), 2, 'held while their clients are attached');
+  a.close();
+  b.close();
+  await waitFor('both sessions released', async () => (await gauge(d, 'troupe_sessions_held')) === 0);
+  assert.equal(await gauge(d, 'troupe_sessions_live'), 0);
+  for (const id of [closed, idle]) assert.equal((await d.api('GET', `/v1/sessions/${id}`)).json.child, null, `${id} has no child record left`);
+  assert.equal(d.childPids().length, 1, 'only the warm pool child runs');
+  // Back, from another client: one by session/load (its history replayed), one by a prompt after resume.
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  await c.agent.request('session/load', { sessionId: closed, cwd, mcpServers: [] });
+  assert.deepEqual(c.updatesFor(closed, 'agent_message_chunk').map((u) => u.content.text), ['pong'], 'the history is replayed');
+  await c.agent.request('session/resume', { sessionId: idle, cwd, mcpServers: [] });
+  assert.equal((await ping(c, idle)).stopReason, 'end_turn');
+  assert.equal((await ping(c, closed)).stopReason, 'end_turn');
+  assert.equal(await gauge(d, 'troupe_sessions_held'), 2);
+  const detail = (await d.api('GET', `/v1/sessions/${idle}`)).json;
+  assert.ok(detail.child && detail.child.pid, 'a child serves it again');
+  assert.deepEqual(c.updatesFor(idle, 'agent_message_chunk').map((u) => u.content.text), ['pong'], 'resumed without replay, its new turn streamed to the client that revived it');
+});
+
+test('a session\'s event feed goes with its last watcher and ends when the session is deleted; nothing is lost for a watcher coming back', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  const first = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'turn_completed'));
+  await waitFor('the feed dropped with its watcher', async () => (await gauge(d, 'troupe_event_feeds_open')) === 0);
+  // A turn while nobody watches, then the watcher comes back from where it was.
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'say hi' }] });
+  const last = Number(first[first.length - 1]!.id);
+  const back = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events`, { headers: { ...d.headers, 'Last-Event-ID': String(last) } }), (e) => e.some((x) => x.data.type === 'turn_completed'));
+  assert.equal(Number(back[0]!.id), last + 1, 'exactly the events after the cursor');
+  assert.ok(back.every((e, i) => i === 0 || Number(e.id) === Number(back[i - 1]!.id) + 1), 'no hole, no duplicate');
+  assert.ok(back.some((e) => e.data.type === 'agent_message_chunk' && e.data.text === 'hi'));
+  assert.equal((await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=999999`, { headers: d.headers })).status, 400);
+  assert.equal(await gauge(d, 'troupe_event_feeds_open'), 0, 'a refused cursor leaves no feed open');
+  // A live watcher of a session being deleted sees its stream end, and the feed goes.
+  const watching = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers });
+  await waitFor('the feed open', async () => (await gauge(d, 'troupe_event_feeds_open')) === 1);
+  assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
+  const text = watching.text();
+  const outcome = await Promise.race([text.then(() => 'ended'), new Promise((r) => setTimeout(() => r('still open'), 15_000))]);
+  assert.equal(outcome, 'ended', 'the stream ends with the session');
+  assert.match(await text, /"type":"turn_completed"/, 'what was published before the delete was delivered');
+  assert.equal(await gauge(d, 'troupe_event_feeds_open'), 0);
 });
 
 /** Announces a 17 MiB body (over the 16 MiB limit) and reads the answer before sending it all. */

@@ -32,3 +32,14 @@ test('every transition is numbered daemon-wide, in the order recorded, across se
   assert.deepEqual(heard, [1, 2, 3]);
   assert.equal(hub.lastN, 3);
 });
+
+test('a deleted session is forgotten: its states and history go, the others stay', () => {
+  const hub = new MachineHub();
+  hub.record('ses_a', t('ready', 1));
+  hub.record('ses_b', t('busy', 2));
+  hub.forget('ses_a');
+  assert.deepEqual(hub.states('ses_a'), {});
+  assert.deepEqual(hub.transitions('ses_a'), []);
+  assert.deepEqual(hub.states('ses_b'), { child: 'busy' });
+  assert.equal(hub.transitions('ses_b').length, 1);
+});
