@@ -13,7 +13,7 @@ export function initializeResult(images: boolean) {
       loadSession: true,
       promptCapabilities: { image: images, audio: false, embeddedContext: true },
       // stdio MCP servers need no capability: every agent takes them (spec/tools.md §7).
-      mcpCapabilities: { http: true, sse: false },
+      mcpCapabilities: { http: true, sse: true },
       sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {} },
       _meta: {
         troupe: {

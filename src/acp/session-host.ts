@@ -281,7 +281,7 @@ export class SessionHost {
   /**
    * The MCP servers a client named for a session (`mcpServers` of session/new, load or resume, read
    * by `mcpServersOf`): they replace the ones it had, and are started before this resolves (one
-   * that fails to start is left out, and logged). Stdio and HTTP servers only (spec/tools.md §7).
+   * that fails to start is left out, and logged). Stdio, HTTP and SSE servers only (spec/tools.md §7).
    */
   async useMcpServers(sessionId: string, cwd: string, servers: ReturnType<typeof mcpServersOf>): Promise<void> {
     for (const s of servers.skipped) this.opts.logger.warn('an MCP server is left out', { sessionId, server: s.name, reason: s.reason });

@@ -1,8 +1,8 @@
 /**
  * `--mcp-config FILE` of `troupe run` and `troupe chat`: MCP servers for the session, in the
  * `{"mcpServers": {"<name>": {...}}}` file that MCP hosts commonly read, turned into ACP's
- * `mcpServers` list (stdio `{command, args?, env?}`, or `{type: "http", url, headers?}`). The agent
- * checks them further and starts them (spec/tools.md §7).
+ * `mcpServers` list (stdio `{command, args?, env?}`, or `{type?: "http" | "sse", url, headers?}`, http
+ * unless it says sse). The agent checks them further and starts them (spec/tools.md §7).
  */
 import { readFileSync } from 'node:fs';
 import { CliError } from './cli-io.js';

@@ -1,13 +1,14 @@
 // The MCP server of the tests of troupe's MCP tools, built with the MCP SDK: its tools show what
 // troupe gave it (cwd, env, headers), what troupe does with results (text, errors), cancel (a call
 // that waits for it) and its process (pid); its prompts become slash commands, its resources are read
-// through troupe's resource tools. Served over stdio by mcp-test-server.ts, or over
-// Streamable HTTP on 127.0.0.1 by `startHttpMcp`.
+// through troupe's resource tools. Served over stdio by mcp-test-server.ts, or on 127.0.0.1 over
+// Streamable HTTP by `startHttpMcp` and over the legacy HTTP+SSE transport by `startSseMcp`.
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import * as z from 'zod';
 
@@ -65,10 +66,25 @@ async function bodyOf(req: IncomingMessage): Promise<unknown> {
   return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
 }
 
+/** An HTTP server on 127.0.0.1 (an ephemeral port) serving `path`; `close()` ends its open streams too. */
+async function listen(path: string, handle: RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+  const http = createServer(handle);
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}${path}`,
+    close: () =>
+      new Promise((resolve) => {
+        http.close(() => resolve());
+        // A client's open GET stream would hold the close forever.
+        http.closeAllConnections();
+      }),
+  };
+}
+
 /** The test server over stateless Streamable HTTP on 127.0.0.1; `authorizations`: each request's Authorization header. */
 export async function startHttpMcp(): Promise<{ url: string; authorizations: string[]; close(): Promise<void> }> {
   const authorizations: string[] = [];
-  const http = createServer((req, res) => {
+  const listening = await listen('/mcp', (req, res) => {
     authorizations.push(req.headers.authorization ?? '');
     void (async () => {
       // Stateless: a server and a transport per request, as the SDK's examples do.
@@ -79,15 +95,36 @@ export async function startHttpMcp(): Promise<{ url: string; authorizations: str
       await transport.handleRequest(req, res, req.method === 'POST' ? await bodyOf(req) : undefined);
     })().catch(() => res.writeHead(500).end());
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    authorizations,
-    close: () =>
-      new Promise((resolve) => {
-        http.close(() => resolve());
-        // A client's open GET stream would hold the close forever.
-        http.closeAllConnections();
-      }),
-  };
+  return { ...listening, authorizations };
+}
+
+/**
+ * The test server over MCP's legacy HTTP+SSE transport on 127.0.0.1, as the SDK's examples serve it:
+ * `GET /sse` opens a client's event stream (a server of its own) and names its `POST /messages?sessionId=…`
+ * endpoint. `requests`: each request's method and Authorization header; `streams()`: the event streams open.
+ */
+export async function startSseMcp(): Promise<{ url: string; requests: { method: string; authorization: string }[]; streams(): number; close(): Promise<void> }> {
+  const requests: { method: string; authorization: string }[] = [];
+  const streams = new Map<string, SSEServerTransport>();
+  const listening = await listen('/sse', (req, res) => {
+    requests.push({ method: req.method ?? '', authorization: req.headers.authorization ?? '' });
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    void (async () => {
+      if (req.method === 'GET' && url.pathname === '/sse') {
+        const transport = new SSEServerTransport('/messages', res);
+        const server = testMcpServer();
+        streams.set(transport.sessionId, transport);
+        res.on('close', () => {
+          streams.delete(transport.sessionId);
+          void server.close();
+        });
+        await server.connect(transport);
+      } else if (req.method === 'POST' && url.pathname === '/messages') {
+        const transport = streams.get(url.searchParams.get('sessionId') ?? '');
+        if (transport) await transport.handlePostMessage(req, res);
+        else res.writeHead(404).end('no such session');
+      } else res.writeHead(404).end();
+    })().catch(() => res.headersSent || res.writeHead(500).end());
+  });
+  return { ...listening, requests, streams: () => streams.size };
 }

@@ -1,14 +1,15 @@
 /**
  * The MCP servers an ACP client names in `session/new`, `session/load` and `session/resume`: stdio
  * servers (which ACP requires every agent to support), which troupe starts, and Streamable HTTP
- * servers (`mcpCapabilities.http`), which it connects to. SSE servers (MCP's deprecated transport,
- * not advertised) are left out with a reason.
+ * servers (`mcpCapabilities.http`) and HTTP+SSE ones (`mcpCapabilities.sse`, MCP's deprecated
+ * transport, which many servers still speak), which it connects to. Other types are left out with a
+ * reason.
  */
 import { TroupeError } from '../../core/errors.js';
 
 export type McpServerConfig =
   | { transport: 'stdio'; name: string; command: string; args: string[]; env: Record<string, string> }
-  | { transport: 'http'; name: string; url: string; headers: Record<string, string> };
+  | { transport: 'http' | 'sse'; name: string; url: string; headers: Record<string, string> };
 
 /** ACP's `{name, value}[]` as a record (the later of two equal names wins). */
 function pairs(list: unknown): Record<string, string> {
@@ -40,12 +41,12 @@ export function mcpServersOf(mcpServers: readonly unknown[] | undefined): { serv
     if (s.type === undefined || s.type === 'stdio') {
       if (typeof s.command !== 'string' || !s.command.trim()) throw new TroupeError('invalid_params', `the MCP server "${name}" needs a command`);
       servers.push({ transport: 'stdio', name, command: s.command, args: Array.isArray(s.args) ? s.args.map(String) : [], env: pairs(s.env) });
-    } else if (s.type === 'http') {
+    } else if (s.type === 'http' || s.type === 'sse') {
       const url = typeof s.url === 'string' ? parseUrl(s.url) : undefined;
       if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new TroupeError('invalid_params', `the MCP server "${name}" needs an http(s) url`);
-      servers.push({ transport: 'http', name, url: url.href, headers: pairs(s.headers) });
+      servers.push({ transport: s.type, name, url: url.href, headers: pairs(s.headers) });
     } else {
-      skipped.push({ name, reason: `troupe does not connect to ${String(s.type)} MCP servers (stdio and http only)` });
+      skipped.push({ name, reason: `troupe does not connect to ${String(s.type)} MCP servers (stdio, http and sse only)` });
     }
   }
   return { servers, skipped };

@@ -1,14 +1,17 @@
 /**
  * The tools of a session's MCP servers (spec/tools.md §7): each server the ACP client named in
  * `mcpServers` is started over stdio (the transport every ACP agent must support) or reached over
- * Streamable HTTP, its tools listed, and offered to the model as `mcp__<server>__<tool>`. A call goes to the server through the MCP SDK.
+ * Streamable HTTP or HTTP+SSE, its tools listed, and offered to the model as `mcp__<server>__<tool>`.
+ * A call goes to the server through the MCP SDK; only the transport differs between servers.
  * Its prompts become the session's slash commands (mcp-prompts.ts), and its resources are read
  * through two tools of their own (mcp-resources.ts).
  * Only this folder imports the SDK, and only when a session has servers (session-mcp.ts loads it).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ListRootsRequestSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -228,12 +231,7 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
   // themselves to.
   const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: { roots: { listChanged: false } } });
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: (opts.roots ?? [opts.cwd]).map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir })) }));
-  // stdio: the server's stderr is its log and joins troupe's own (stdout carries the protocol only).
-  // The SDK gives it a safe subset of troupe's environment (never its model credentials) plus `env`.
-  const transport =
-    server.transport === 'stdio'
-      ? new StdioClientTransport({ command: server.command, args: server.args, env: server.env, cwd: opts.cwd, stderr: 'inherit' })
-      : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+  const transport = transportOf(server, opts.cwd);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -249,6 +247,22 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
     clearTimeout(timer);
   }
   return { name: server.name, client };
+}
+
+/** How a server's messages travel: the one thing that differs between servers. */
+function transportOf(server: McpServerConfig, cwd: string): Transport {
+  switch (server.transport) {
+    case 'stdio':
+      // The server's stderr is its log and joins troupe's own (stdout carries the protocol only).
+      // The SDK gives it a safe subset of troupe's environment (never its model credentials) plus `env`.
+      return new StdioClientTransport({ command: server.command, args: server.args, env: server.env, cwd, stderr: 'inherit' });
+    case 'http':
+      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+    case 'sse':
+      // The SDK sends requestInit's headers with the event stream's GET as well as with every POST
+      // (its EventSource fetches through them), so eventSourceInit needs none of its own.
+      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+  }
 }
 
 /** Every page of a server's tool list (none if it has no tools). */

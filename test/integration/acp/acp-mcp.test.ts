@@ -1,6 +1,7 @@
-// The MCP servers an ACP client names (stdio, which every ACP agent must support): troupe acp starts
-// them for the session, the model's calls reach them as tool calls the editor shows, permission is
-// asked for what the server does not mark read-only, and the servers stop with their session.
+// The MCP servers an ACP client names (stdio, which every ACP agent must support, Streamable HTTP and
+// HTTP+SSE): troupe acp starts or reaches them for the session, the model's calls reach them as tool
+// calls the editor shows, permission is asked for what the server does not mark read-only, and the
+// servers stop with their session.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as acp from '@agentclientprotocol/sdk';
@@ -10,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AcpChild } from '../../support/acp-child.js';
 import { processAlive, waitFor } from '../../support/daemon.js';
-import { startHttpMcp } from '../../support/mcp-test-tools.js';
+import { startHttpMcp, startSseMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 const mcpServer = (env: { name: string; value: string }[] = []) => ({ name: 'test', command: process.execPath, args: [SERVER], env });
@@ -51,15 +52,17 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
   });
   t.after(() => c.close());
   const init = await c.initialize();
-  assert.deepEqual(init.agentCapabilities?.mcpCapabilities, { http: true, sse: false });
+  assert.deepEqual(init.agentCapabilities?.mcpCapabilities, { http: true, sse: true });
   const servers = [
     mcpServer([{ name: 'MCP_TEST_VAR', value: 'from-client' }]),
-    { type: 'http', name: 'web', url: web.url, headers: [{ name: 'Authorization', value: 'Bearer from-the-editor' }] },
-    { type: 'sse', name: 'old', url: 'http://127.0.0.1:9/sse', headers: [] },
+    { type: 'http' as const, name: 'web', url: web.url, headers: [{ name: 'Authorization', value: 'Bearer from-the-editor' }] },
   ];
-  // Typed loosely here: an sse entry is what a client may send even though troupe does not advertise it.
+  // A type ACP does not define is refused as the bad params it is (typed loosely: a client may send it
+  // all the same), and the agent serves on.
+  const unknownType = { type: 'websocket', name: 'other', url: 'ws://127.0.0.1:9/mcp', headers: [] };
+  await assert.rejects(c.agent.request('session/new', { cwd, mcpServers: [unknownType] as never }), (e: any) => e.code === -32602 && e.data?.mcpServers?.[0]?.type !== undefined);
   const extra = workspace();
-  const sessionId = ((await c.agent.request('session/new', { cwd, additionalDirectories: [extra], mcpServers: servers as never })) as { sessionId: string }).sessionId;
+  const sessionId = ((await c.agent.request('session/new', { cwd, additionalDirectories: [extra], mcpServers: servers })) as { sessionId: string }).sessionId;
 
   // A read-only tool: shown as a read, run without asking.
   const { started, done: echoed } = await toolTurn(c, sessionId, 'one');
@@ -83,8 +86,6 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
   assert.equal((await c.prompt(sessionId, 'four')).stopReason, 'end_turn');
   assert.equal(c.updatesFor(sessionId, 'tool_call_update').at(-1).rawOutput.output, 'echo: over http');
   assert.ok(web.authorizations.includes('Bearer from-the-editor'));
-  // The sse server is left out (not advertised), and said so on stderr.
-  assert.match(c.stderr, /an MCP server is left out.*old/);
   // The session's state tells what its servers came to.
   const state = (await c.agent.request('_troupe/session_state' as never, { sessionId } as never)) as { mcpServers: unknown[] };
   assert.deepEqual(state.mcpServers, [
@@ -94,6 +95,67 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
 
   await c.agent.request('session/close', { sessionId });
   await gone(env.pid); // session/close stopped the server
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('an SSE server (the legacy HTTP+SSE transport) serves its tools, resources and prompts with the client\'s headers; one that cannot be reached is left out, the others serve', async (t) => {
+  const legacy = await startSseMcp();
+  t.after(() => legacy.close());
+  const down = await startSseMcp();
+  await down.close(); // nothing listens on its port any more
+  const c = AcpChild.start({
+    script: {
+      replies: [
+        [call('mcp__legacy__echo', { text: 'over sse' })], [{ text: 'echoed' }],
+        [call('mcp__read_resource', { server: 'legacy', uri: 'test://notes' })], [{ text: 'noted' }],
+        [call('mcp__test__echo', { text: 'over stdio' })], [{ text: 'still' }],
+        { when: 'Please greet Ada.', items: [{ text: 'hello Ada' }] },
+      ],
+    },
+  });
+  t.after(() => c.close());
+  const init = await c.initialize();
+  assert.equal(init.agentCapabilities?.mcpCapabilities?.sse, true);
+  const mcpServers = [
+    { type: 'sse' as const, name: 'legacy', url: legacy.url, headers: [{ name: 'Authorization', value: 'Bearer from-the-editor' }] },
+    { type: 'sse' as const, name: 'down', url: down.url, headers: [] },
+    mcpServer(),
+  ];
+  const sessionId = ((await c.agent.request('session/new', { cwd: workspace(), mcpServers })) as { sessionId: string }).sessionId;
+
+  const { started, done } = await toolTurn(c, sessionId, 'echo');
+  assert.deepEqual([started.title, started.kind], ['echo (legacy)', 'read']);
+  assert.deepEqual([done.status, done.rawOutput.output], ['completed', 'echo: over sse']);
+  const read = await toolTurn(c, sessionId, 'read the notes');
+  assert.deepEqual([read.done.status, read.done.rawOutput.output], ['completed', 'remember the milk']);
+  // The client's header reached the server on its event stream (GET) and on the messages (POST).
+  const seen = (method: string) => legacy.requests.filter((r) => r.method === method).map((r) => r.authorization);
+  assert.deepEqual(seen('GET'), ['Bearer from-the-editor']);
+  assert.ok(seen('POST').length > 1 && seen('POST').every((a) => a === 'Bearer from-the-editor'), JSON.stringify(legacy.requests));
+  // Its prompts are slash commands.
+  await waitFor('the slash commands', () => c.updatesFor(sessionId, 'available_commands_update').length > 0, 5_000);
+  const commands = (c.updatesFor(sessionId, 'available_commands_update').at(-1).availableCommands as acp.AvailableCommand[]).map((x) => x.name);
+  assert.ok(commands.includes('mcp__legacy__greet'), commands.join());
+  assert.equal((await c.prompt(sessionId, '/mcp__legacy__greet Ada')).stopReason, 'end_turn');
+  assert.equal(c.updatesFor(sessionId, 'agent_message_chunk').at(-1).content.text, 'hello Ada');
+
+  // The unreachable one is left out, said why; the stdio server serves all the same.
+  assert.match(c.stderr, /an MCP server did not start.*down/);
+  const other = await toolTurn(c, sessionId, 'echo again');
+  assert.deepEqual([other.done.status, other.done.rawOutput.output], ['completed', 'echo: over stdio']);
+  const state = (await c.agent.request('_troupe/session_state' as never, { sessionId } as never)) as { mcpServers: { name: string; error?: string }[] };
+  const failed = state.mcpServers.find((s) => s.name === 'down');
+  assert.match(failed?.error ?? '', /ECONNREFUSED/);
+  assert.deepEqual({ ...failed, error: undefined }, { name: 'down', transport: 'sse', state: 'failed', tools: 0, error: undefined });
+  assert.deepEqual(state.mcpServers.filter((s) => s.name !== 'down'), [
+    { name: 'legacy', transport: 'sse', state: 'serving', tools: 6 },
+    { name: 'test', transport: 'stdio', state: 'serving', tools: 6 },
+  ]);
+
+  // session/close ends its event stream.
+  assert.equal(legacy.streams(), 1);
+  await c.agent.request('session/close', { sessionId });
+  await waitFor('the event stream to close', () => legacy.streams() === 0, 5_000);
   assert.deepEqual(c.schemaErrors, []);
 });
 

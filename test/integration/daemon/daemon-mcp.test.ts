@@ -1,18 +1,20 @@
-// A session's MCP servers under the daemon: its child starts them, and a child started again after
-// a crash resumes the session with them, so the model keeps its tools. The crashed child's server
-// does not outlive it.
+// A session's MCP servers under the daemon: its child starts them (or reaches them: an SSE server),
+// and a child started again after a crash resumes the session with them, so the model keeps its
+// tools. The crashed child's server does not outlive it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { startSseMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 const script = {
   replies: [
     { when: 'env', items: [{ tool_call: { name: 'mcp__test__env', input: {} } }] },
     { when: 'hello', items: [{ text: 'hi' }] },
+    { when: 'over sse', items: [{ tool_call: { name: 'mcp__legacy__echo', input: { text: 'through the daemon' } } }] },
     // Tool results are answered by the unkeyed replies, in order (each child process reads the script anew).
     [{ text: 'seen' }],
     [{ text: 'seen' }],
@@ -64,4 +66,22 @@ test('another client resuming the session without naming servers (the CLI) leave
   assert.match(cli.stdout, /hi/);
   assert.ok(processAlive(before), 'the server still runs');
   assert.equal(await serverPid(), before, 'and serves the session as before');
+});
+
+test('the daemon advertises SSE MCP servers as its children do, and a session reaches one through its child', async (t) => {
+  const legacy = await startSseMcp();
+  t.after(() => legacy.close());
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  // The daemon answers initialize itself, before any child exists.
+  const init = await c.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+  assert.deepEqual(init.agentCapabilities?.mcpCapabilities, { http: true, sse: true });
+  const mcpServers = [{ type: 'sse' as const, name: 'legacy', url: legacy.url, headers: [{ name: 'Authorization', value: 'Bearer via-daemon' }] }];
+  const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'over sse' }] })).stopReason, 'end_turn');
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.deepEqual([done.status, done.rawOutput.output], ['completed', 'echo: through the daemon']);
+  assert.ok(legacy.requests.length > 1 && legacy.requests.every((r) => r.authorization === 'Bearer via-daemon'), JSON.stringify(legacy.requests));
 });

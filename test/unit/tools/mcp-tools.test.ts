@@ -12,7 +12,7 @@ import { silentLogger } from '../../../src/core/ports.js';
 import { mcpServersOf } from '../../../src/tools/mcp/mcp-servers.js';
 import { connectMcpTools } from '../../../src/tools/mcp/mcp-tools.js';
 import { processAlive, waitFor } from '../../support/daemon.js';
-import { startHttpMcp } from '../../support/mcp-test-tools.js';
+import { startHttpMcp, startSseMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 const server = (name: string, env: Record<string, string> = {}) => ({ transport: 'stdio' as const, name, command: process.execPath, args: [SERVER], env });
@@ -108,20 +108,80 @@ test('an HTTP server is reached with the headers the client gave', async (t) => 
   assert.ok(web.authorizations.length > 0 && web.authorizations.every((a) => a === 'Bearer for-the-server'), 'every request carried the header');
 });
 
-test('the servers of a request: stdio and http ones are used, the others left out with a reason, bad ones refused', () => {
+test('an SSE server (the legacy HTTP+SSE transport) is reached with the headers the client gave, on its event stream and every message', async (t) => {
+  const legacy = await startSseMcp();
+  t.after(() => legacy.close());
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const tools = await connectMcpTools([{ transport: 'sse', name: 'legacy', url: legacy.url, headers: { Authorization: 'Bearer for-the-server' } }], options(cwd));
+  t.after(() => tools.close());
+  assert.deepEqual(tools.servers, [{ name: 'legacy', tools: 6 }]);
+  assert.deepEqual(await tools.run(call('mcp__legacy__echo', { text: 'over sse' }), ctx()), { output: 'echo: over sse', isError: false });
+  // What the server asks of troupe comes back over the event stream too: its roots.
+  const seen = JSON.parse((await tools.run(call('mcp__legacy__env'), ctx())).output) as { roots: unknown };
+  assert.deepEqual(seen.roots, [{ uri: pathToFileURL(cwd).href, name: basename(cwd) }]);
+  // And progress, which extends a call's time as over any transport.
+  const updates: unknown[] = [];
+  const counted = await tools.run(call('mcp__legacy__count', { n: 3 }), { signal: new AbortController().signal, update: (c: unknown) => void updates.push(c) });
+  assert.deepEqual([counted.output, updates.length > 0], ['counted 3', true]);
+  // Its prompts and resources, as for any server.
+  assert.deepEqual(await tools.expand('mcp__legacy__greet', 'Ada'), [{ type: 'text', text: 'Please greet Ada.' }]);
+  assert.deepEqual(await tools.run(call('mcp__read_resource', { server: 'legacy', uri: 'test://notes' }), ctx()), { output: 'remember the milk', isError: false });
+
+  const methods = (m: string) => legacy.requests.filter((r) => r.method === m);
+  assert.equal(methods('GET').length, 1, 'one event stream');
+  assert.ok(methods('POST').length > 1, 'the messages are POSTed');
+  assert.ok(legacy.requests.every((r) => r.authorization === 'Bearer for-the-server'), `every request carried the header: ${JSON.stringify(legacy.requests)}`);
+  // Closing ends its event stream.
+  assert.equal(legacy.streams(), 1);
+  await tools.close();
+  await waitFor('the event stream to close', () => legacy.streams() === 0, 5_000);
+});
+
+test('an SSE server that cannot be reached, or answers no event stream, is left out with why; the others serve', async (t) => {
+  const down = await startSseMcp();
+  await down.close(); // nothing listens on its port any more
+  const legacy = await startSseMcp();
+  t.after(() => legacy.close());
+  const web = await startHttpMcp();
+  t.after(() => web.close());
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const servers = [
+    { transport: 'sse' as const, name: 'down', url: down.url, headers: {} },
+    // A URL the server answers 404: no event stream there.
+    { transport: 'sse' as const, name: 'wrong', url: new URL('/nope', legacy.url).href, headers: {} },
+    { transport: 'http' as const, name: 'web', url: web.url, headers: {} },
+  ];
+  const tools = await connectMcpTools(servers, options(cwd));
+  t.after(() => tools.close());
+  assert.deepEqual(tools.servers.find((s) => s.name === 'web'), { name: 'web', tools: 6 });
+  for (const name of ['down', 'wrong']) {
+    const s = tools.servers.find((x) => x.name === name);
+    assert.equal(s?.tools, 0, name);
+    assert.match(s?.error ?? '', /SSE error/, name);
+  }
+  assert.deepEqual(await tools.run(call('mcp__web__echo', { text: 'still' }), ctx()), { output: 'echo: still', isError: false });
+  assert.ok(!tools.specs().some((s) => s.name.startsWith('mcp__down__') || s.name.startsWith('mcp__wrong__')));
+});
+
+test('the servers of a request: stdio, http and sse ones are used, the others left out with a reason, bad ones refused', () => {
   const { servers, skipped } = mcpServersOf([
     { name: 'a', command: 'node', args: ['s.js'], env: [{ name: 'K', value: 'v' }] },
     { type: 'http', name: 'h', url: 'http://127.0.0.1:1/mcp', headers: [{ name: 'Authorization', value: 'Bearer x' }] },
-    { type: 'sse', name: 's', url: 'http://127.0.0.1:1/sse', headers: [] },
+    { type: 'sse', name: 's', url: 'https://example.com/sse', headers: [{ name: 'Authorization', value: 'Bearer y' }] },
+    { type: 'websocket', name: 'w', url: 'ws://127.0.0.1:1/mcp' },
   ]);
   assert.deepEqual(servers, [
     { transport: 'stdio', name: 'a', command: 'node', args: ['s.js'], env: { K: 'v' } },
     { transport: 'http', name: 'h', url: 'http://127.0.0.1:1/mcp', headers: { Authorization: 'Bearer x' } },
+    { transport: 'sse', name: 's', url: 'https://example.com/sse', headers: { Authorization: 'Bearer y' } },
   ]);
-  assert.deepEqual(skipped, [{ name: 's', reason: 'troupe does not connect to sse MCP servers (stdio and http only)' }]);
+  assert.deepEqual(skipped, [{ name: 'w', reason: 'troupe does not connect to websocket MCP servers (stdio, http and sse only)' }]);
   assert.deepEqual(mcpServersOf(undefined), { servers: [], skipped: [] });
   assert.throws(() => mcpServersOf([{ name: 'a', command: '' }]), (e) => isTroupeError(e, 'invalid_params'));
-  assert.throws(() => mcpServersOf([{ type: 'http', name: 'h', url: 'file:///etc/passwd', headers: [] }]), (e) => isTroupeError(e, 'invalid_params') && /http\(s\) url/.test(e.message));
+  for (const type of ['http', 'sse']) {
+    assert.throws(() => mcpServersOf([{ type, name: 'h', url: 'file:///etc/passwd', headers: [] }]), (e) => isTroupeError(e, 'invalid_params') && /the MCP server "h" needs an http\(s\) url/.test(e.message), type);
+    assert.throws(() => mcpServersOf([{ type, name: 'h', headers: [] }]), (e) => isTroupeError(e, 'invalid_params') && /needs an http\(s\) url/.test(e.message), type);
+  }
   assert.throws(() => mcpServersOf([{ name: 'a', command: 'x' }, { name: 'a', command: 'y' }]), (e) => isTroupeError(e, 'invalid_params') && /two MCP servers/.test(e.message));
 });
 
