@@ -34,6 +34,11 @@ export interface SupervisedChildOptions {
   /** The process is gone. `crashed`: not asked to stop. `willRestart`: a new process is coming. */
   onExit(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
   onTransition?(state: string, event: string, at: number): void;
+  /**
+   * Whether nothing waits on the child beyond prompts and loads (which make it busy): any other
+   * request in flight, such as a session/new whose MCP servers are starting, postpones the idle stop.
+   */
+  quiet?(): boolean;
   logger: Logger;
 }
 
@@ -242,7 +247,9 @@ export class SupervisedChild {
   private touch(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      if (this.state === 'ready' && this.inFlight === 0) this.actor.send({ type: 'IDLE_TIMEOUT' });
+      if (this.state !== 'ready' || this.inFlight > 0) return;
+      if (this.opts.quiet && !this.opts.quiet()) return this.touch();
+      this.actor.send({ type: 'IDLE_TIMEOUT' });
     }, this.opts.idleMs);
     this.idleTimer.unref();
   }

@@ -50,7 +50,7 @@ export class RelaySession {
    * The MCP servers the session's client named last (session/new, load or resume): a child started
    * again (after a crash or an idle stop) resumes the session with them, so its tools stay.
    */
-  private mcpServers: unknown[] = [];
+  mcpServers: unknown[] = [];
   readonly child: SupervisedChild;
   /** The child's latest heartbeat: its memory and how many events it has appended. */
   health?: { rss: number; heapUsed: number; events: number; at: number };
@@ -59,9 +59,10 @@ export class RelaySession {
 
   constructor(
     private readonly ctx: RelayContext,
-    init: { cwd: string; sessionId?: string; caps: Record<string, unknown>; resumeOnStart?: boolean },
+    init: { cwd: string; sessionId?: string; caps: Record<string, unknown>; resumeOnStart?: boolean; mcpServers?: unknown[] },
   ) {
     this.resumeOnStart = init.resumeOnStart === true;
+    this.mcpServers = init.mcpServers ?? [];
     this.cwd = init.cwd;
     this.sessionId = init.sessionId;
     this.caps = init.caps;
@@ -76,6 +77,7 @@ export class RelaySession {
       onControl: (c) => this.control(c),
       onExit: (e, info) => this.childExited(e, info),
       onTransition: (state, event, at) => ctx.transition(this, 'child', state, event, at),
+      quiet: () => this.pending.size === 0 && this.internal.size === 0,
       logger: ctx.logger,
     });
   }

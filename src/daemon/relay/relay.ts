@@ -42,6 +42,11 @@ const REVIVING = new Set(['session/load', 'session/resume']);
 export class Relay implements AcpAgentSide, RelayContext {
   readonly sessions = new Map<string, RelaySession>();
   readonly connections = new Set<RelayConnection>();
+  /**
+   * The MCP servers of sessions released at rest (kept in memory only, like a live session's: their
+   * `env` and `headers` may hold secrets), until the session comes back or is deleted.
+   */
+  private readonly restingServers = new Map<string, unknown[]>();
   readonly options: RelayOptions;
   readonly pool: ChildPool;
   readonly logger: Logger;
@@ -85,7 +90,13 @@ export class Relay implements AcpAgentSide, RelayContext {
       }
       if (!request) return; // a notification (cancel) for a session with no child: nothing runs
       if (this.refuseCapacity(conn, msg)) return;
-      session = new RelaySession(this, { cwd: entry.cwd, sessionId, caps: conn.capabilities, resumeOnStart: !REVIVING.has(String(msg.method)) });
+      // A session released at rest had servers its client named: a request that names none (the CLI's
+      // resume) gets them back, as it would from a child that had stayed (spec/tools.md §7).
+      const servers = this.restingServers.get(sessionId);
+      const named = Array.isArray((msg.params as { mcpServers?: unknown } | undefined)?.mcpServers);
+      const resumeOnStart = !REVIVING.has(String(msg.method)) || (servers !== undefined && !named);
+      session = new RelaySession(this, { cwd: entry.cwd, sessionId, caps: conn.capabilities, resumeOnStart, ...(servers ? { mcpServers: servers } : {}) });
+      this.restingServers.delete(sessionId);
       this.sessions.set(sessionId, session);
     }
     if (session.child.failed) {
@@ -128,6 +139,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       if (this.sessions.get(sessionId) === session) this.sessions.delete(sessionId);
       session.child.dispose();
     }
+    this.restingServers.delete(sessionId);
     const entry = this.deps.index.get(sessionId);
     if (entry && entry.status !== 'deleted') await this.deps.index.tombstone(sessionId);
     this.deps.observer?.deleted?.(sessionId);
@@ -156,6 +168,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     const id = session.sessionId;
     if (!id || this.sessions.get(id) !== session || !session.resting) return;
     this.sessions.delete(id);
+    if (session.mcpServers.length) this.restingServers.set(id, session.mcpServers);
     session.child.dispose();
   }
 

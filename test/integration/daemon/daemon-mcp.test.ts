@@ -1,6 +1,6 @@
 // A session's MCP servers under the daemon: its child starts them (or reaches them: an SSE server),
-// and a child started again after a crash resumes the session with them, so the model keeps its
-// tools. The crashed child's server does not outlive it.
+// and a child started again after a crash, or for a session released at rest, resumes the session
+// with them, so the model keeps its tools. The crashed child's server does not outlive it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -66,6 +66,31 @@ test('another client resuming the session without naming servers (the CLI) leave
   assert.match(cli.stdout, /hi/);
   assert.ok(processAlive(before), 'the server still runs');
   assert.equal(await serverPid(), before, 'and serves the session as before');
+});
+
+test('a session released at rest keeps its MCP servers for a client that resumes it without naming them; servers slower to start than the idle stop hold it off', async (t) => {
+  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
+  t.after(() => d.stop());
+  const cwd = tempDir();
+  const first = d.connect('http');
+  await first.init();
+  // The server takes 700 ms to start, longer than the idle stop: the session/new (and the revival's
+  // resume) waiting on it must keep the child from being stopped as idle.
+  const env = [{ name: 'MCP_TEST_VAR', value: 'kept' }, { name: 'MCP_TEST_START_DELAY_MS', value: '700' }];
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env }];
+  const sessionId = ((await first.agent.request('session/new', { cwd, mcpServers })) as { sessionId: string }).sessionId;
+  first.close();
+  // Its client gone and its child stopped idle, the daemon holds nothing of the session.
+  const held = async () => Number(/^troupe_sessions_held (\d+)$/m.exec(await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text())?.[1]);
+  await waitFor('the session released', async () => (await held()) === 0);
+  const back = d.connect('ws');
+  t.after(() => back.close());
+  await back.init();
+  await back.agent.request('session/resume', { sessionId, cwd });
+  assert.equal((await back.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+  const done = back.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
+  assert.equal(JSON.parse(done.rawOutput.output).MCP_TEST_VAR, 'kept', 'the server the first client named serves the session again');
 });
 
 test('the daemon advertises SSE MCP servers as its children do, and a session reaches one through its child', async (t) => {
