@@ -151,8 +151,12 @@ export class SupervisedChild {
     clearTimeout(this.idleTimer);
     clearTimeout(this.watchdog);
     this.queue = [];
+    // Stopping the actor is bookkeeping, not a transition of the child: the inspector is not told.
+    this.disposed = true;
     this.actor.stop();
   }
+
+  private disposed = false;
 
   /** The machine's `spawn` action. */
   spawnAction(): void {
@@ -268,7 +272,7 @@ export class SupervisedChild {
   }
 
   private inspect(ev: InspectionEvent): void {
-    if (ev.type !== '@xstate.snapshot' || !this.opts.onTransition) return;
+    if (ev.type !== '@xstate.snapshot' || !this.opts.onTransition || this.disposed) return;
     const value = (ev.snapshot as { value?: unknown }).value;
     if (value !== undefined) this.opts.onTransition(statePath(value), ev.event.type, Date.now());
   }

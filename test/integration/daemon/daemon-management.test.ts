@@ -169,7 +169,13 @@ test('a session at rest is released: closed, or idle-stopped, with its clients g
   b.close();
   await waitFor('both sessions released', async () => (await gauge(d, 'troupe_sessions_held')) === 0);
   assert.equal(await gauge(d, 'troupe_sessions_live'), 0);
-  for (const id of [closed, idle]) assert.equal((await d.api('GET', `/v1/sessions/${id}`)).json.child, null, `${id} has no child record left`);
+  for (const id of [closed, idle]) {
+    const detail = (await d.api('GET', `/v1/sessions/${id}`)).json;
+    assert.equal(detail.child, null, `${id} has no child record left`);
+    // Its machines' last states are still known (the inspector draws them), and releasing it is no transition.
+    assert.equal(detail.machines.child, 'idleStopped');
+    assert.ok(!detail.transitions.some((x: any) => x.event === 'xstate.stop'), JSON.stringify(detail.transitions.slice(-3)));
+  }
   assert.equal(d.childPids().length, 1, 'only the warm pool child runs');
   // Back, from another client: one by session/load (its history replayed), one by a prompt after resume.
   const c = d.connect('ws');
