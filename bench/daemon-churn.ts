@@ -15,6 +15,8 @@
  * - `sessions` phase: each cycle a new client makes a session, prompts, and ends it: `session/close`
  *   (the session stays stored: its index entry is what it may keep) or DELETE /v1/sessions/:id (a
  *   tombstone), in turn.
+ * - `crashes` phase: each cycle a new session's child is killed (SIGKILL) mid-reply; the prompt gets
+ *   `agent_crashed`, the restarted child serves the next prompt, and the session is closed.
  *
  * Before each checkpoint the bench waits until /metrics shows the daemon back at rest (only the
  * watcher's connection, only the long session live, the pool full, no event feed open).
@@ -24,7 +26,7 @@
  *
  * Run: `npm run build && node dist/bench/daemon-churn.js` (~1 min). Writes
  * bench/results/daemon-churn.json. Counts: BENCH_CHURN_CONNECTIONS (2400), BENCH_CHURN_SESSIONS
- * (150), BENCH_CHURN_CHECKPOINTS (6 per phase, the first after the warm-up).
+ * (150), BENCH_CHURN_CRASHES (60), BENCH_CHURN_CHECKPOINTS (6 per phase, the first after the warm-up).
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -36,6 +38,7 @@ import { LeanHttpClient, LeanWsClient, type BenchClient } from './daemon-lean.js
 const int = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CONNECTION_CYCLES = int('BENCH_CHURN_CONNECTIONS', 2400);
 const SESSION_CYCLES = int('BENCH_CHURN_SESSIONS', 150);
+const CRASH_CYCLES = int('BENCH_CHURN_CRASHES', 60);
 const CHECKPOINTS = int('BENCH_CHURN_CHECKPOINTS', 6);
 const POOL = 2;
 const CONNECTION_IDLE_MS = 1000;
@@ -48,7 +51,14 @@ const words = Array.from({ length: BURST_ITEMS }, (_, i) => ({ text: `w${i} ` })
 const d = await startDaemon({
   home,
   args: ['--pool', String(POOL), '--connection-idle-ms', String(CONNECTION_IDLE_MS)],
-  env: scriptEnv(home, { replies: [{ when: 'burst', items: words }, { when: 'tiny', items: [{ text: 'ok' }] }] }),
+  env: scriptEnv(home, {
+    replies: [
+      { when: 'burst', items: words },
+      { when: 'tiny', items: [{ text: 'ok' }] },
+      // A turn that is surely still running when the crash phase kills its child.
+      { when: 'stall', items: [{ text: 'working ' }, { delay_ms: 10_000 }, { text: 'done' }] },
+    ],
+  }),
   nodeArgs: ['--inspect=127.0.0.1:0'],
 });
 const watchdog = setTimeout(() => {
@@ -256,12 +266,35 @@ try {
     c.close();
     if (i % everyS === 0) sessionPoints.push(await checkpoint(inspector, i));
   }
+
+  // Phase 3: crashes. The child dies mid-reply (kill -9), the prompt gets agent_crashed, the next
+  // one is served by the restarted child, and the session is closed.
+  const crashPoints: Checkpoint[] = [];
+  const everyC = everyCheckpoint(CRASH_CYCLES);
+  for (let i = 1; i <= CRASH_CYCLES; i++) {
+    const c = await (i % 2 ? LeanHttpClient.at(d.url, d.headers) : new LeanWsClient(d.url, d.headers)).init();
+    const sessionId = await c.newSession(home);
+    const pid = (await (await fetch(`${d.url}/v1/sessions/${sessionId}`, { headers: d.headers })).json()).child.pid as number;
+    const streaming = c.request('session/prompt', { sessionId, prompt: text('stall') }).then(
+      () => 'answered',
+      (err: Error) => err.message,
+    );
+    await c.chunksReach(sessionId, 1);
+    process.kill(pid, 'SIGKILL');
+    const outcome = await streaming;
+    if (!/process died/.test(outcome)) throw new Error(`crash cycle ${i}: the prompt got ${outcome}, not agent_crashed`);
+    await c.request('session/prompt', { sessionId, prompt: text('tiny') });
+    await c.request('session/close', { sessionId });
+    c.close();
+    if (i % everyC === 0) crashPoints.push(await checkpoint(inspector, i));
+  }
   watcher.close();
 
   result = {
     replay,
     connections: { cycles: CONNECTION_CYCLES, kinds: KINDS, cycleMsMedian: Math.round(cycleMs.sort((a, b) => a - b)[cycleMs.length >> 1]! * 100) / 100, growth: growth(connectionPoints), checkpoints: connectionPoints },
     sessions: { cycles: SESSION_CYCLES, ends: ['session/close', 'DELETE /v1/sessions/:id'], growth: growth(sessionPoints), checkpoints: sessionPoints },
+    crashes: { cycles: CRASH_CYCLES, growth: growth(crashPoints), checkpoints: crashPoints },
   };
 } finally {
   clearTimeout(watchdog);
@@ -285,4 +318,5 @@ const out = {
 };
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/daemon-churn.json', JSON.stringify(out, null, 2) + '\n');
-console.log(JSON.stringify({ connections: (result.connections as { growth: unknown }).growth, sessions: (result.sessions as { growth: unknown }).growth }, null, 1));
+const growthOf = (phase: string) => (result[phase] as { growth: unknown }).growth;
+console.log(JSON.stringify({ connections: growthOf('connections'), sessions: growthOf('sessions'), crashes: growthOf('crashes') }, null, 1));
