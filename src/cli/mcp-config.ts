@@ -25,6 +25,6 @@ export function readMcpConfig(path: string): AcpMcpServer[] {
   return Object.entries(servers as Record<string, Record<string, unknown>>).map(([name, s]) => {
     if (typeof s?.command === 'string') return { name, command: s.command, args: Array.isArray(s.args) ? s.args.map(String) : [], env: pairs(s.env) };
     if (typeof s?.url === 'string') return { type: s.type === 'sse' ? 'sse' : 'http', name, url: s.url, headers: pairs(s.headers) };
-    throw new CliError('usage', `${path}: the MCP server "${name}" needs a "command" (stdio) or a "url" (http)`);
+    throw new CliError('usage', `${path}: the MCP server "${name}" needs a "command" (stdio) or a "url" (http, or sse with "type": "sse")`);
   });
 }

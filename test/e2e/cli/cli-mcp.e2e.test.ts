@@ -43,6 +43,6 @@ describe('troupe run --mcp-config', { timeout: 60_000 }, () => {
     writeFileSync(bad, JSON.stringify({ mcpServers: { broken: { args: ['x'] } } }));
     const r = await h.run(['run', '--mcp-config', bad, 'go']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /the MCP server "broken" needs a "command" \(stdio\) or a "url" \(http\)/);
+    assert.match(r.stderr, /the MCP server "broken" needs a "command" \(stdio\) or a "url" \(http, or sse with "type": "sse"\)/);
   });
 });
