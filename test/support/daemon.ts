@@ -16,6 +16,8 @@ export interface DaemonOptions {
   env?: Record<string, string>;
   /** A scripted/replay script (TROUPE_MODEL=scripted/replay). */
   script?: unknown;
+  /** An existing `$TROUPE_HOME` (a daemon started again on another's home); a fresh one by default. */
+  home?: string;
 }
 
 export class Daemon {
@@ -28,7 +30,7 @@ export class Daemon {
   ) {}
 
   static async start(options: DaemonOptions = {}): Promise<Daemon> {
-    const home = mkdtempSync(join(tmpdir(), 'troupe-daemon-'));
+    const home = options.home ?? mkdtempSync(join(tmpdir(), 'troupe-daemon-'));
     const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', ...options.env };
     if (options.script) {
       writeFileSync(join(home, 'script.json'), JSON.stringify(options.script));

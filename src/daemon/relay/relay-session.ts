@@ -144,13 +144,12 @@ export class RelaySession {
   }
 
   /**
-   * Nothing of the session runs or waits in the daemon: no process (stopped idle or closed), no
-   * client attached, no request in flight. Its log and index entry are all it is then; a failed
-   * session is not at rest (it is kept to answer `session_failed`).
+   * Nothing of the session runs or waits in the daemon: no process (stopped idle or closed, or
+   * failed for good), no client attached, no request in flight. Its log and index entry are all it
+   * is then (a failed one's index status answers `session_failed` from then on).
    */
   get resting(): boolean {
-    const s = this.child.state;
-    return (s === 'idleStopped' || s === 'exited') && this.attached.size === 0 && this.pending.size === 0 && this.internal.size === 0;
+    return !this.live && this.attached.size === 0 && this.pending.size === 0 && this.internal.size === 0;
   }
 
   private async boot(proc: ChildProcessHandle, kind: BootKind): Promise<void> {

@@ -36,6 +36,9 @@ export interface RelayDeps {
   observer?: RelayObserver;
 }
 
+const failedResponse = (id: JsonRpcMessage['id'], sessionId: string): JsonRpcMessage =>
+  errorResponse(id, 'session_failed', `session ${sessionId} crashed too often and is no longer restarted`, { sessionId });
+
 /** Methods that may bring a stored session back into a child. */
 const REVIVING = new Set(['session/load', 'session/resume']);
 
@@ -89,6 +92,8 @@ export class Relay implements AcpAgentSide, RelayContext {
         return;
       }
       if (!request) return; // a notification (cancel) for a session with no child: nothing runs
+      // Failed for good, in this daemon run or an earlier one: never started again.
+      if (entry.status === 'failed') return void conn.send(failedResponse(msg.id, sessionId));
       if (this.refuseCapacity(conn, msg)) return;
       // A session released at rest had servers its client named: a request that names none (the CLI's
       // resume) gets them back, as it would from a child that had stayed (spec/tools.md §7).
@@ -100,7 +105,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       this.sessions.set(sessionId, session);
     }
     if (session.child.failed) {
-      if (request) void conn.send(errorResponse(msg.id, 'session_failed', `session ${sessionId} crashed too often and is no longer restarted`, { sessionId }));
+      if (request) void conn.send(failedResponse(msg.id, sessionId));
       return;
     }
     if (!session.live && request && this.refuseCapacity(conn, msg)) return;
@@ -222,7 +227,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       for (const conn of session.attached.keys()) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_failed', params: { sessionId, reason: 'restart intensity exceeded' } });
     }
     this.deps.observer?.exited?.(sessionId, exit, info);
-    // Closed or idle-stopped with no client: nothing is left to hold (a restart is not at rest).
+    // Closed, idle-stopped or failed, with no client: nothing is left to hold (a restart is not at rest).
     queueMicrotask(() => this.release(session));
   }
 

@@ -61,13 +61,14 @@ test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it come
   assert.equal(exits?.[1], '1');
 });
 
-test('exceeding the restart intensity marks the session failed and tells its clients', async (t) => {
+test('exceeding the restart intensity marks the session failed and tells its clients; it stays failed once released and after a daemon restart', async (t) => {
   const d = await Daemon.start({ script, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
   t.after(() => d.stop());
   const c = d.connect('http');
   t.after(() => c.close());
   await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const cwd = tempDir();
+  const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   const first = (await childOf(d, sessionId)).pid;
   process.kill(first, 'SIGKILL');
   const second = await waitFor('a restart', async () => {
@@ -81,7 +82,26 @@ test('exceeding the restart intensity marks the session failed and tells its cli
     return e.status === 'failed' && e;
   });
   assert.equal(entry.child.state, 'failed');
-  await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }), (e: any) => e.data?.code === 'session_failed');
+  const isFailed = (e: any) => e.data?.code === 'session_failed';
+  await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }), isFailed);
+  // Its client gone, the daemon lets go of it; its index status still answers, to anyone.
+  c.close();
+  const held = async (daemon: Daemon) => Number(/^troupe_sessions_held (\d+)$/m.exec(await (await fetch(`${daemon.url}/metrics`, { headers: daemon.headers })).text())?.[1]);
+  await waitFor('the failed session released', async () => (await held(d)) === 0);
+  const other = d.connect('ws');
+  t.after(() => other.close());
+  await other.init();
+  await assert.rejects(other.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), isFailed);
+  // And after a restart of the daemon on the same home.
+  await d.stop();
+  const again = await Daemon.start({ script, home: d.home });
+  t.after(() => again.stop());
+  const later = again.connect('http');
+  t.after(() => later.close());
+  await later.init();
+  await assert.rejects(later.agent.request('session/resume', { sessionId, cwd, mcpServers: [] }), isFailed);
+  assert.equal(await held(again), 0, 'no child was started for it');
+  assert.equal(again.childPids().length, 1, 'only the warm pool child runs');
 });
 
 test('a hung child (SIGSTOP) is found by its missing heartbeats, killed and restarted', async (t) => {
