@@ -71,6 +71,25 @@ const MAX_STEPS_PER_EVENT = 10_000;
  * Throws `invalid_params` if the events are not one session's log in order.
  */
 export function replaySession(events: readonly AgentEvent[]): ReplayedTransition[] {
+  const replay = replayer(events);
+  for (let i = 0; i < events.length; i++) replay.step(i);
+  return replay.finish();
+}
+
+/**
+ * `replaySession`, awaiting `pause()` after every `slice` events: a daemon replaying a long log
+ * (tens of thousands of events, ~1 µs each) for the inspector keeps its event loop for its clients.
+ */
+export async function replaySessionInSlices(events: readonly AgentEvent[], pause: () => Promise<void>, slice = 4096): Promise<ReplayedTransition[]> {
+  const replay = replayer(events);
+  for (let i = 0; i < events.length; i++) {
+    if (i > 0 && i % slice === 0) await pause();
+    replay.step(i);
+  }
+  return replay.finish();
+}
+
+function replayer(events: readonly AgentEvent[]): { step(index: number): void; finish(): ReplayedTransition[] } {
   const out: ReplayedTransition[] = [];
   let cause: AgentEvent | undefined;
   let actor: ReturnType<typeof createActor<typeof replayMachine>> | undefined;
@@ -127,7 +146,8 @@ export function replaySession(events: readonly AgentEvent[]): ReplayedTransition
   };
 
   let lastSeq = 0;
-  for (const [index, e] of events.entries()) {
+  const step = (index: number): void => {
+    const e = events[index]!;
     if (e.seq <= lastSeq) throw new TroupeError('invalid_params', `events out of order: seq ${e.seq} after ${lastSeq}`);
     lastSeq = e.seq;
     cause = e;
@@ -182,9 +202,14 @@ export function replaySession(events: readonly AgentEvent[]): ReplayedTransition
           }
         }
     }
-  }
-  actor?.stop();
-  return out;
+  };
+  return {
+    step,
+    finish: () => {
+      actor?.stop();
+      return out;
+    },
+  };
 
   function cancel(e: AgentEvent) {
     if (!turnRef()) return;

@@ -99,6 +99,25 @@ export async function readLogFile(path: string): Promise<LogContents> {
   return decodeLogBuffer(buf, path);
 }
 
+/**
+ * `readLogFile`, decoded a page of `pageSize` events at a time from the scan's checkpoints, with
+ * `pause()` awaited between pages: a long log (tens of thousands of events, ~0.6 µs each) is read
+ * without holding the caller's event loop for the whole decode. The file may grow meanwhile; what
+ * the scan found is what is read.
+ */
+export async function readLogFilePaged(path: string, pause: () => Promise<void>, pageSize = 4096): Promise<LogContents> {
+  const scan = scanLogFile(path);
+  const events: AgentEvent[] = [];
+  for (let after = scan.firstSeq === undefined ? scan.lastSeq : scan.firstSeq - 1; after < scan.lastSeq; ) {
+    if (events.length > 0) await pause();
+    const page = readEventRange(path, scan.checkpoints, after, Math.min(pageSize, scan.lastSeq - after), scan.validBytes);
+    if (page.length === 0) break;
+    for (const e of page) events.push(e);
+    after = page[page.length - 1]!.seq;
+  }
+  return { scan, events };
+}
+
 /** `readLogFile` on bytes already in memory. */
 export function decodeLogBuffer(buf: Buffer, path = '<buffer>'): LogContents {
   const events: AgentEvent[] = [];

@@ -13,8 +13,8 @@ import { sessionMachine } from '../../machines/session.machine.js';
 import { turnMachine } from '../../machines/turn.machine.js';
 import { childMachine } from '../../machines/child.machine.js';
 import { toMermaid } from '../../machines/mermaid.js';
-import { replaySession, statesAt } from '../../machines/replay.js';
-import { readLogFile, sessionLogPath, sessionsDir, type SessionIndex } from '../../store/index.js';
+import { replaySessionInSlices, statesAt } from '../../machines/replay.js';
+import { readLogFilePaged, sessionLogPath, sessionsDir, type SessionIndex } from '../../store/index.js';
 import type { HttpServer } from '../http/http-server.js';
 import { staticFiles } from '../http/static-files.js';
 import type { MachineHub } from '../machine-hub.js';
@@ -47,6 +47,12 @@ const HTML_HEADERS = {
   'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
+/**
+ * The log of a long session is read and replayed a slice at a time, the loop free in between: an
+ * 80,000-event session held the daemon's loop for 80–150 ms per request in one piece.
+ */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export function registerInspector(server: HttpServer, deps: InspectorDeps): TransitionFeed {
   const { hub, index, relay } = deps;
   const keep = Number(deps.env?.TROUPE_INSPECTOR_KEEP);
@@ -61,7 +67,7 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): Tran
   };
   const readEvents = async (id: string): Promise<AgentEvent[]> => {
     try {
-      return (await readLogFile(sessionLogPath(sessionsDir(deps.home), id))).events;
+      return (await readLogFilePaged(sessionLogPath(sessionsDir(deps.home), id), yieldToLoop)).events;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `session ${id} has no log`, { sessionId: id });
       throw err;
@@ -76,14 +82,14 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): Tran
     const id = req.params.id!;
     entryOf(id);
     const events = await readEvents(id);
-    return { sessionId: id, lastSeq: events.at(-1)?.seq ?? 0, transitions: replaySession(events), live: hub.transitions(id) };
+    return { sessionId: id, lastSeq: events.at(-1)?.seq ?? 0, transitions: await replaySessionInSlices(events, yieldToLoop), live: hub.transitions(id) };
   });
 
   server.route('GET', '/v1/sessions/:id/inspect', async (req) => {
     const id = req.params.id!;
     const entry = entryOf(id);
     const last = Math.max(1, Math.min(500, Number(req.query.get('last') ?? '20') || 20));
-    const replayed = replaySession(await readEvents(id));
+    const replayed = await replaySessionInSlices(await readEvents(id), yieldToLoop);
     const live = hub.transitions(id);
     const child = relay.sessions.get(id)?.child;
     // Live states when this daemon has seen the machines; else the log's (a stored session).

@@ -4,7 +4,7 @@
 // real frame codec. The replay sees only the log.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { replaySession, statesAt } from '../../../src/machines/replay.js';
+import { replaySession, replaySessionInSlices, statesAt } from '../../../src/machines/replay.js';
 import { text } from '../../support/engine-harness.js';
 import { recorded, replayed, until } from './live-recorder.js';
 
@@ -100,6 +100,17 @@ test('statesAt gives the states at any seq, and each transition names its cause'
   assert.equal(toAsk.cause.type, 'permission_requested');
   assert.equal(toAsk.event, 'done: decideTool');
   assert.equal(toAsk.at, asked.ts);
+});
+
+test('replayed in slices, with pauses between them, a log gives the same transitions', async () => {
+  const r = await recorded([[write('a.txt')], [{ text: 'ok' }]], { mode: 'default' });
+  r.h.asker['answers'].push('allow_once');
+  await r.h.engine.prompt(text('go')).result;
+  await r.finish();
+  let pauses = 0;
+  const sliced = await replaySessionInSlices(r.h.events, async () => void pauses++, 3);
+  assert.deepEqual(sliced, replaySession(r.h.events));
+  assert.equal(pauses, Math.ceil(r.h.events.length / 3) - 1);
 });
 
 test('a turn the log ended as agent_crashed restarts the machines', () => {

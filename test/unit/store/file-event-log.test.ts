@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
-import { readLogFile, scanLogFile } from '../../../src/store/log-file.reader.js';
+import { readLogFile, readLogFilePaged, scanLogFile } from '../../../src/store/log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord } from '../../../src/store/log-record.codec.js';
 import { chunk, drain, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
 
@@ -34,6 +34,29 @@ test('events survive close and reopen with the same seq numbering and text live 
     assert.equal(again.lastSeq(), events.length);
     assert.equal(again.append(chunk(SID, 'more')).seq, events.length + 1);
     await again.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('a paged read gives exactly what a whole read gives, pausing between its pages', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true });
+    // Records of many sizes: a page ends inside a record as often as at its end.
+    for (let i = 0; i < 3000; i++) {
+      log.append(chunk(SID, `tok${i} `));
+      if (i % 37 === 0) await log.whenDurable(log.lastSeq());
+    }
+    await log.close();
+    const path = join(dir, `${SID}.log`);
+    const whole = await readLogFile(path);
+    let pauses = 0;
+    const paged = await readLogFilePaged(path, async () => void pauses++, 256);
+    assert.deepEqual(seqs(paged.events), seqs(whole.events));
+    assert.deepEqual(paged.events, whole.events);
+    assert.equal(pauses, Math.ceil(whole.events.length / 256) - 1, 'a pause between every two pages');
+    assert.equal(paged.scan.lastSeq, 3000);
   } finally {
     cleanup();
   }
