@@ -98,18 +98,7 @@ export class Daemon {
 
   /** Pids of this daemon's children (from the process table). */
   childPids(): number[] {
-    const out: number[] = [];
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        if (ppid === this.proc.pid) out.push(Number(name));
-      } catch {
-        // The process ended while we looked.
-      }
-    }
-    return out;
+    return childPidsOf(this.proc.pid!);
   }
 
   async stop(): Promise<number | null> {
@@ -190,6 +179,22 @@ export async function daemonWithSession(t: { after(f: () => unknown): void }, tr
   await c.init();
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
   return { d, c, sessionId };
+}
+
+/** Pids of a process's children, from the process table. */
+export function childPidsOf(parent: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent) out.push(Number(name));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
 }
 
 export function tempDir(): string {

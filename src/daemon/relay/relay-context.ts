@@ -21,6 +21,8 @@ export interface RelayContext {
   readonly version: string;
   /** session/new answered: the session has its id. */
   registered(session: RelaySession, sessionId: string, result: Record<string, unknown>): void;
+  /** session/fork answered: `sessionId` is a new session, made (and for now held open) by `source`'s child. */
+  forked(source: RelaySession, sessionId: string, mcpServers: unknown[]): void;
   /** session/new failed: the child serves nothing and is stopped. */
   unregistered(session: RelaySession): void;
   /** Durable events from the child. */

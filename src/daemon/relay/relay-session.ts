@@ -32,6 +32,8 @@ interface PendingRequest {
   conn: RelayConnection;
   clientId: unknown;
   method: string;
+  /** session/fork: the MCP servers the fork named (the new session's). */
+  forkServers?: unknown[];
 }
 
 export class RelaySession {
@@ -105,9 +107,9 @@ export class RelaySession {
   forward(conn: RelayConnection, msg: JsonRpcMessage): void {
     const id = this.nextId++;
     const method = String(msg.method);
-    this.pending.set(id, { conn, clientId: msg.id, method });
-    const mcpServers = OPENING.has(method) ? (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers : undefined;
-    if (Array.isArray(mcpServers)) this.mcpServers = mcpServers;
+    const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
+    this.pending.set(id, { conn, clientId: msg.id, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
+    if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
       if (method === 'session/prompt') this.prompting.push(conn);
@@ -195,6 +197,10 @@ export class RelaySession {
       } else this.ctx.unregistered(this);
     }
     if (p.method === 'session/close' && !msg.error) void this.child.stop('closed');
+    if (p.method === 'session/fork' && !msg.error) {
+      const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
+      if (typeof sid === 'string') this.ctx.forked(this, sid, p.forkServers ?? []);
+    }
     void p.conn.send({ ...msg, id: p.clientId });
   }
 

@@ -198,6 +198,16 @@ export class Relay implements AcpAgentSide, RelayContext {
     }
   }
 
+  /**
+   * A fork is a session of its own, with a child of its own from its next message (toSession), and
+   * the servers the fork named. The source's child made it and still holds it open: it unloads it
+   * there (a session/close unloads without writing), so that one process writes its log.
+   */
+  forked(source: RelaySession, sessionId: string, mcpServers: unknown[]): void {
+    if (mcpServers.length) this.restingServers.set(sessionId, mcpServers);
+    source.request('session/close', { sessionId }).catch((err) => this.logger.debug('unloading a fork from its source child', { sessionId, error: String(err) }));
+  }
+
   unregistered(session: RelaySession): void {
     void session.child.stop('deleted');
   }

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { childPidsOf, Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 import { startSseMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
@@ -91,6 +91,29 @@ test('a session released at rest keeps its MCP servers for a client that resumes
   const done = back.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
   assert.equal(JSON.parse(done.rawOutput.output).MCP_TEST_VAR, 'kept', 'the server the first client named serves the session again');
+});
+
+test('a fork made through the daemon gets a child of its own, with the servers it named; the source child lets go of its copy', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: [] })) as { sessionId: string }).sessionId;
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
+  const source = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid as number;
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'forked' }] }];
+  const forked = ((await c.agent.request('session/fork' as never, { sessionId, cwd, mcpServers } as never)) as { sessionId: string }).sessionId;
+  // The source child made the fork, with its server: it unloads it, and the server goes with it.
+  await waitFor('the source child to let go of the fork', () => childPidsOf(source).length === 0);
+  assert.equal((await c.agent.request('session/prompt', { sessionId: forked, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+  const done = c.updatesFor(forked, 'tool_call_update').at(-1);
+  assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
+  assert.equal(JSON.parse(done.rawOutput.output).MCP_TEST_VAR, 'forked', 'the fork\'s own child runs the server the fork named');
+  const own = (await d.api('GET', `/v1/sessions/${forked}`)).json.child.pid as number;
+  assert.notEqual(own, source);
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn', 'the source session goes on');
 });
 
 test('the daemon advertises SSE MCP servers as its children do, and a session reaches one through its child', async (t) => {
