@@ -85,8 +85,9 @@ export class RelayConnection implements AcpConnectionPeer {
 
   closed(reason: AcpCloseReason): void {
     this.isClosed = true;
-    for (const s of this.sessions) s.detach(this);
-    this.relay.connectionClosed(this, reason);
+    const sessions = [...this.sessions];
+    for (const s of sessions) s.detach(this);
+    this.relay.connectionClosed(this, reason, sessions);
   }
 
   private answerFromClient(msg: JsonRpcMessage): void {

@@ -99,6 +99,7 @@ export class RelaySession {
 
   detach(conn: RelayConnection): void {
     this.attached.delete(conn);
+    conn.sessions.delete(this);
     const i = this.prompting.indexOf(conn);
     if (i >= 0) this.prompting.splice(i, 1);
   }
@@ -196,7 +197,12 @@ export class RelaySession {
         this.attach(p.conn, true);
       } else this.ctx.unregistered(this);
     }
-    if (p.method === 'session/close' && !msg.error) void this.child.stop('closed');
+    if (p.method === 'session/close' && !msg.error) {
+      // The client is done with the session: it no longer holds it (an editor's one long-lived
+      // connection closes many sessions), and the session can rest once its child has stopped.
+      this.detach(p.conn);
+      void this.child.stop('closed');
+    }
     if (p.method === 'session/fork' && !msg.error) {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sid === 'string') this.ctx.forked(this, sid, p.forkServers ?? []);

@@ -150,9 +150,10 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.deps.observer?.deleted?.(sessionId);
   }
 
-  connectionClosed(conn: RelayConnection, reason: AcpCloseReason): void {
+  /** `sessions`: the ones the connection was attached to, now detached. */
+  connectionClosed(conn: RelayConnection, reason: AcpCloseReason, sessions: readonly RelaySession[]): void {
     this.connections.delete(conn);
-    for (const s of conn.sessions) this.release(s);
+    for (const s of sessions) this.release(s);
     this.logger.debug('client connection closed', { connectionId: conn.channel.id, reason });
   }
 

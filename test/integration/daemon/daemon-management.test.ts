@@ -164,7 +164,9 @@ test('a session at rest is released: closed, or idle-stopped, with its clients g
   await b.init();
   const idle = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   await ping(b, idle);
-  assert.equal(await gauge(d, 'troupe_sessions_held'), 2, 'held while their clients are attached');
+  // The closed one is let go although its client stays connected (an editor keeps one connection
+  // for all its sessions); the other is held while its client is attached and its child runs.
+  await waitFor('the closed session released, its client still connected', async () => (await gauge(d, 'troupe_sessions_held')) === 1);
   a.close();
   b.close();
   await waitFor('both sessions released', async () => (await gauge(d, 'troupe_sessions_held')) === 0);
