@@ -12,9 +12,10 @@
  *   HTTP that vanishes mid-reply (sockets destroyed, no DELETE: reaped after `--connection-idle-ms`)
  *   and lean WebSocket that vanishes mid-reply (no close frame); every sixth cycle a reader of the
  *   session's /v1 event feed also comes and leaves after its first chunk.
- * - `sessions` phase: each cycle a new client makes a session, prompts, and ends it: `session/close`
+ * - `sessions` phase: each cycle a client makes a session, prompts, and ends it: `session/close`
  *   (the session stays stored: its index entry is what it may keep) or DELETE /v1/sessions/:id (a
- *   tombstone), in turn.
+ *   tombstone), in turn. One cycle in four it is an editor's one connection, open throughout; the
+ *   others connect for the cycle.
  * - `crashes` phase: each cycle a new session's child is killed (SIGKILL) mid-reply; the prompt gets
  *   `agent_crashed`, the restarted child serves the next prompt, and the session is closed.
  *
@@ -92,12 +93,15 @@ interface Checkpoint {
   waitedMs: number;
 }
 
+/** Connections open at rest: the long session's watcher, and from phase 2 on the editor's. */
+let restingConnections = 1;
+
 /** Waits for the daemon to be at rest, then reads it. */
 async function checkpoint(inspector: DaemonInspector, cycles: number): Promise<Checkpoint> {
   const t0 = Date.now();
   let m = await metrics(d);
-  // At rest: the watcher's connection only, the long session's child only, the pool refilled.
-  while (m.troupe_acp_connections !== 1 || m.troupe_sessions_live !== 1 || m.troupe_event_feeds_open !== 0 || m.troupe_pool_warm !== POOL || childPids(d.proc.pid!).length !== 1 + POOL) {
+  // At rest: the watcher's connection (and the editor's) only, the long session's child only, the pool refilled.
+  while (m.troupe_acp_connections !== restingConnections || m.troupe_sessions_live !== 1 || m.troupe_event_feeds_open !== 0 || m.troupe_pool_warm !== POOL || childPids(d.proc.pid!).length !== 1 + POOL) {
     if (Date.now() - t0 > 30_000) throw new Error(`the daemon did not come to rest: ${JSON.stringify(m)}, children ${childPids(d.proc.pid!).length}`);
     await sleep(100);
     m = await metrics(d);
@@ -254,8 +258,11 @@ try {
   // Phase 2: session lifetimes.
   const sessionPoints: Checkpoint[] = [];
   const everyS = everyCheckpoint(SESSION_CYCLES);
+  // An editor's way: one connection for all its sessions, open throughout.
+  const editor = await new LeanWsClient(d.url, d.headers).init();
+  restingConnections = 2;
   for (let i = 1; i <= SESSION_CYCLES; i++) {
-    const c = await (i % 2 ? new LeanWsClient(d.url, d.headers) : LeanHttpClient.at(d.url, d.headers)).init();
+    const c = i % 4 === 1 ? editor : await (i % 2 ? new LeanWsClient(d.url, d.headers) : LeanHttpClient.at(d.url, d.headers)).init();
     const sessionId = await c.newSession(home);
     await c.request('session/prompt', { sessionId, prompt: text('tiny') });
     if (i % 2) await c.request('session/close', { sessionId });
@@ -263,7 +270,7 @@ try {
       const r = await fetch(`${d.url}/v1/sessions/${sessionId}`, { method: 'DELETE', headers: d.headers });
       if (!r.ok) throw new Error(`DELETE /v1/sessions/${sessionId}: HTTP ${r.status}`);
     }
-    c.close();
+    if (c !== editor) c.close();
     if (i % everyS === 0) sessionPoints.push(await checkpoint(inspector, i));
   }
 
@@ -288,6 +295,7 @@ try {
     c.close();
     if (i % everyC === 0) crashPoints.push(await checkpoint(inspector, i));
   }
+  editor.close();
   watcher.close();
 
   result = {
