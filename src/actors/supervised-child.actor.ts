@@ -123,6 +123,11 @@ export class SupervisedChild {
     return this.queue.splice(0);
   }
 
+  /** Ids of the requests waiting in the queue: no process has seen them, so none died with one. */
+  queuedRequestIds(): Set<unknown> {
+    return new Set(this.queue.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => m.id));
+  }
+
   /** Work is in flight (a prompt, a replay): the child is busy and must not be idle-stopped. */
   begin(): void {
     if (this.inFlight++ === 0) this.actor.send({ type: 'BUSY' });
@@ -223,6 +228,12 @@ export class SupervisedChild {
     // The dead process (its pipes, buffers and stderr tail) is not kept for as long as the session is.
     if (this.proc === proc) this.proc = undefined;
     this.report(exit, before);
+    // Work that came while the child was being stopped (a session closed, then opened again at
+    // once) goes to a new one.
+    if (this.state === 'idleStopped' && this.queue.length > 0) {
+      this.bootKind = 'wake';
+      this.actor.send({ type: 'WAKE' });
+    }
   }
 
   /**

@@ -42,6 +42,7 @@ export function daemonMetrics(m: Metrics) {
       m.gauge('troupe_sessions_stored', 'Sessions in the index (not deleted).', () => index.count());
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);
       m.gauge('troupe_acp_connections', 'Open ACP transport connections.', () => transport.connections().length);
+      m.gauge('troupe_acp_retained_bytes', 'Output already delivered on SSE streams, kept for Last-Event-ID resume.', () => transport.connections().reduce((n, c) => n + c.retainedBytes, 0));
       m.gauge('troupe_daemon_rss_bytes', 'Resident memory of the daemon process.', () => process.memoryUsage().rss);
       const live = () => [...relay.sessions.values()].filter((s) => s.live && s.health);
       m.gauge('troupe_children_rss_bytes', 'Resident memory of all live children, from their last heartbeats.', () => live().reduce((n, s) => n + s.health!.rss, 0));

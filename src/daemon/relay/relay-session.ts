@@ -208,6 +208,8 @@ export class RelaySession {
       if (typeof sid === 'string') this.ctx.forked(this, sid, p.forkServers ?? []);
     }
     void p.conn.send({ ...msg, id: p.clientId });
+    // After its answer is queued: the stream keeps nothing of a session its client is done with.
+    if (p.method === 'session/close' && !msg.error && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
   }
 
   private settled(p: PendingRequest): void {
@@ -290,9 +292,16 @@ export class RelaySession {
     const err = info.crashed
       ? rpcError('agent_crashed', `the session process died (${exit.reason}${exit.signal ? ` ${exit.signal}` : ''}); the session is ${info.willRestart ? 'being restarted from its log' : 'no longer restarted'}`, { sessionId: this.sessionId })
       : rpcError('agent_crashed', 'the session process stopped', { sessionId: this.sessionId });
-    for (const [, p] of this.pending) void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err });
-    this.pending.clear();
+    // What was sent to the process died with it; what still waits in the queue goes to the next one
+    // (a restart, or a wake), unless there is none (deleted, shut down).
+    const queued = this.child.state === 'exited' ? new Set() : this.child.queuedRequestIds();
+    for (const [id, p] of this.pending) {
+      if (queued.has(id)) continue;
+      this.pending.delete(id);
+      void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err });
+    }
     this.prompting.length = 0;
+    for (const p of this.pending.values()) if (p.method === 'session/prompt') this.prompting.push(p.conn);
     for (const [, w] of this.internal) w.reject(new Error('the child exited'));
     this.internal.clear();
     for (const conn of this.attached.keys()) conn.forgetForwarded(this);

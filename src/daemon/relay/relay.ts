@@ -131,6 +131,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     try {
       await this.deleteById(sessionId);
       void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} });
+      conn?.channel.releaseSession(sessionId);
     } catch (err) {
       void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }));
     }

@@ -194,6 +194,24 @@ test('a session at rest is released: closed, or idle-stopped, with its clients g
   assert.deepEqual(c.updatesFor(idle, 'agent_message_chunk').map((u) => u.content.text), ['pong'], 'resumed without replay, its new turn streamed to the client that revived it');
 });
 
+test('an HTTP connection keeps nothing for resume of a session its client closed; reopened at once, the session is served by a new child', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script });
+  const { cwd } = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+  const retained = () => gauge(d, 'troupe_acp_retained_bytes');
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] });
+  // 3,000 updates went out on the session's SSE stream and are kept for Last-Event-ID resume.
+  const before = await retained();
+  assert.ok(before > 300_000, `kept for resume: ${before} bytes`);
+  await c.agent.request('session/close', { sessionId });
+  // At once, while its child is still being stopped: the resume waits for it and wakes a new one.
+  const resumed = c.agent.request('session/resume', { sessionId, cwd, mcpServers: [] });
+  const after = await retained();
+  assert.ok(after < 20_000, `let go once the session is closed: ${after} bytes`);
+  await resumed;
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+  assert.ok(c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'pong'));
+});
+
 test('a session\'s event feed goes with its last watcher and ends when the session is deleted; nothing is lost for a watcher coming back', async (t) => {
   const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });

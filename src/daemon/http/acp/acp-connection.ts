@@ -105,6 +105,26 @@ export class AcpConnection implements AcpClientChannel {
     });
   }
 
+  /**
+   * {@link AcpClientChannel.releaseSession}: the session's stream keeps nothing for resume, and goes
+   * if no receiver holds it and nothing waits in it.
+   */
+  releaseSession(sessionId: string): void {
+    const stream = this.sessionStreams.get(sessionId);
+    if (!stream) return;
+    if (!stream.receiver && stream.pendingBytes === 0) {
+      this.sessionStreams.delete(sessionId);
+      stream.abort();
+    } else stream.release();
+  }
+
+  /** Bytes kept for `Last-Event-ID` resume on all this connection's streams. */
+  get retainedBytes(): number {
+    let n = this.mainStream.retained;
+    for (const s of this.sessionStreams.values()) n += s.retained;
+    return n;
+  }
+
   /** A session's stream, created on demand; undefined when the connection may hold no more. */
   sessionStream(sessionId: string): OutboundStream | undefined {
     const existing = this.sessionStreams.get(sessionId);

@@ -71,6 +71,11 @@ export interface AcpClientChannel {
   sendNotifications(sessionId: string, jsons: readonly string[]): boolean;
   /** Shuts the connection down as if the client had sent DELETE; the peer gets `closed('agent_closed')`. */
   close(): void;
+  /**
+   * The client closed (or deleted) the session: what its stream kept for `Last-Event-ID` resume is
+   * let go (a connection can outlive many sessions). Output that comes later is kept again.
+   */
+  releaseSession(sessionId: string): void;
 }
 
 /** What the agent side returns from {@link AcpAgentSide.open}. */

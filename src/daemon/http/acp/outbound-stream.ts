@@ -64,9 +64,25 @@ export class OutboundStream {
   private blocked = false;
   private aborted = false;
   private pumpScheduled = false;
+  /** The client is done with this stream's session: delivered events are not kept for resume. */
+  private released = false;
   lastWriteAt = 0;
 
   constructor(readonly sessionId: string | undefined, private readonly host: StreamHost, private readonly retention: RetentionLimits) {}
+
+  /** Bytes of delivered events kept for `Last-Event-ID` resume. */
+  get retained(): number {
+    return this.retainedBytes;
+  }
+
+  /**
+   * Drops what was delivered and kept only for resume, and keeps nothing more until new output
+   * comes (the session is in use again): its client closed the session.
+   */
+  release(): void {
+    this.released = true;
+    this.trim();
+  }
 
   get receiver(): StreamReceiver | undefined {
     return this.receiverRef;
@@ -86,6 +102,7 @@ export class OutboundStream {
   /** Queues one message (its JSON text) and delivers it if a receiver can take it. */
   push(json: string): void {
     if (this.aborted) return;
+    this.released = false;
     this.entries.push({ id: this.nextId++, json });
     this.host.pendingChanged(json.length);
     this.schedulePump();
@@ -94,6 +111,7 @@ export class OutboundStream {
   /** Queues several messages at once (`bytes`: the sum of their lengths). */
   pushMany(jsons: readonly string[], bytes: number): void {
     if (this.aborted) return;
+    this.released = false;
     for (const json of jsons) this.entries.push({ id: this.nextId++, json });
     this.host.pendingChanged(bytes);
     this.schedulePump();
@@ -222,7 +240,7 @@ export class OutboundStream {
     while (this.head < this.entries.length) {
       const entry = this.entries[this.head]!;
       const retainedCount = this.delivered - entry.id + 1;
-      if (entry.id > limit || (retainedCount <= this.retention.events && this.retainedBytes <= this.retention.bytes)) break;
+      if (entry.id > limit || (!this.released && retainedCount <= this.retention.events && this.retainedBytes <= this.retention.bytes)) break;
       this.retainedBytes -= entry.json.length;
       this.entries[this.head] = undefined as unknown as Entry;
       this.head++;

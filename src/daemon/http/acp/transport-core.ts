@@ -14,6 +14,8 @@ export interface AcpConnectionStats {
   pendingBytes: number;
   peakPendingBytes: number;
   sessionStreams: number;
+  /** Delivered output kept for `Last-Event-ID` resume. */
+  retainedBytes: number;
   closed: boolean;
 }
 
@@ -86,6 +88,7 @@ export class TransportCore implements ConnectionHost {
       pendingBytes: c.pendingBytes,
       peakPendingBytes: c.peakPendingBytes,
       sessionStreams: c.sessionStreams.size,
+      retainedBytes: c.retainedBytes,
       closed: c.isClosed,
     }));
   }
