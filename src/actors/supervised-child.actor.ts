@@ -123,6 +123,11 @@ export class SupervisedChild {
     return this.queue.splice(0);
   }
 
+  /** Prompts and loads waiting in the queue: work the next process will have in flight. */
+  private queuedWork(): number {
+    return this.queue.filter((m) => m.id !== undefined && (m.method === 'session/prompt' || m.method === 'session/load')).length;
+  }
+
   /** Ids of the requests waiting in the queue: no process has seen them, so none died with one. */
   queuedRequestIds(): Set<unknown> {
     return new Set(this.queue.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => m.id));
@@ -221,8 +226,8 @@ export class SupervisedChild {
     if (this.proc !== proc || this.abandoned.has(proc)) return;
     clearTimeout(this.watchdog);
     clearTimeout(this.idleTimer);
-    // What was in flight died with the process (the relay fails it); later work counts afresh.
-    this.inFlight = 0;
+    // What was in flight died with the process (the relay fails it); what is still queued is not lost.
+    this.inFlight = this.queuedWork();
     const before = this.state;
     this.actor.send({ type: 'EXITED', code: exit.code, signal: exit.signal, reason: exit.reason, at: Date.now() });
     // The dead process (its pipes, buffers and stderr tail) is not kept for as long as the session is.
@@ -243,7 +248,7 @@ export class SupervisedChild {
   private abandon(event: { type: 'HUNG' } | { type: 'BOOT_FAILED'; reason: string }, proc: ChildProcessHandle): void {
     this.abandoned.add(proc);
     clearTimeout(this.watchdog);
-    this.inFlight = 0;
+    this.inFlight = this.queuedWork();
     const before = this.state;
     this.actor.send(event);
     this.report({ code: null, signal: 'SIGKILL', reason: event.type === 'HUNG' ? 'hung' : 'boot_failed', stderrTail: '' }, before);
