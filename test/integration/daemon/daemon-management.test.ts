@@ -212,6 +212,20 @@ test('an HTTP connection keeps nothing for resume of a session its client closed
   assert.ok(c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'pong'));
 });
 
+test('a prompt sent while its session\'s child is being stopped runs in a new child, busy with it', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
+  const first = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid as number;
+  await c.agent.request('session/close', { sessionId });
+  // At once: the prompt waits for the closing child to go, then wakes a new one.
+  const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'hanging'), 'the prompt running');
+  const child = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  assert.notEqual(child.pid, first);
+  assert.equal(child.state, 'busy', 'the new child is busy with the prompt that woke it');
+  assert.deepEqual((await d.api('POST', `/v1/sessions/${sessionId}/cancel`)).json, { sessionId, cancelled: true });
+  assert.equal((await hanging).stopReason, 'cancelled');
+});
+
 test('a session\'s event feed goes with its last watcher and ends when the session is deleted; nothing is lost for a watcher coming back', async (t) => {
   const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
