@@ -12,9 +12,9 @@
  * text items at once. Writes bench/results/aggregate-rounds.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childPids, gitDescribe, scriptEnv, sleep, startDaemon, summarize } from './daemon-support.js';
+import { childPids, loadAverages, resultHeader, scriptEnv, sleep, startDaemon, summarize } from './daemon-support.js';
 import { LeanHttpClient, LeanWsClient } from './daemon-lean.js';
 import { aggregate, type AggregateResult } from './daemon-aggregate.js';
 
@@ -24,7 +24,7 @@ const ROUNDS = int('BENCH_ROUNDS', 6);
 const ITEMS = int('BENCH_ROUNDS_ITEMS', 4000);
 
 const started = Date.now();
-const loadAverageAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
+const loadAverageAtStart = loadAverages();
 const home = mkdtempSync(join(tmpdir(), 'troupe-agg-rounds-'));
 const words = Array.from({ length: ITEMS }, (_, i) => ({ text: `w${i} ` }));
 const d = await startDaemon({ home, env: scriptEnv(home, { replies: [{ when: 'long', items: words }, { when: 'tiny', items: [{ text: 'ok' }] }] }) });
@@ -60,13 +60,7 @@ try {
 }
 const perSecond = rounds.map((r) => r.eventsPerSecond);
 const result = {
-  bench: 'aggregate-rounds',
-  date: new Date().toISOString(),
-  srcCommit: gitDescribe(),
-  node: process.version,
-  cpus: cpus().length,
-  loadAverageAtStart,
-  command: 'npm run build && node dist/bench/aggregate-rounds.js',
+  ...resultHeader('aggregate-rounds', loadAverageAtStart),
   sessions: SESSIONS,
   clients: { sse: SESSIONS, ws: SESSIONS },
   itemsPerReply: ITEMS,

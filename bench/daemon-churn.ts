@@ -30,9 +30,9 @@
  * (150), BENCH_CHURN_CRASHES (60), BENCH_CHURN_CHECKPOINTS (6 per phase, the first after the warm-up).
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childPids, cpuTicks, CountingClient, gitDescribe, scriptEnv, sleep, startDaemon, type Served } from './daemon-support.js';
+import { childPids, cpuTicks, CountingClient, loadAverages, resultHeader, scriptEnv, sleep, startDaemon, type Served } from './daemon-support.js';
 import { DaemonInspector } from './daemon-heap.js';
 import { LeanHttpClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 
@@ -46,7 +46,7 @@ const CONNECTION_IDLE_MS = 1000;
 const BURST_ITEMS = 200;
 
 const started = Date.now();
-const loadAverageAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
+const loadAverageAtStart = loadAverages();
 const home = mkdtempSync(join(tmpdir(), 'troupe-churn-'));
 const words = Array.from({ length: BURST_ITEMS }, (_, i) => ({ text: `w${i} ` }));
 const d = await startDaemon({
@@ -312,13 +312,7 @@ try {
 }
 
 const out = {
-  bench: 'daemon-churn',
-  date: new Date().toISOString(),
-  srcCommit: gitDescribe(),
-  node: process.version,
-  cpus: cpus().length,
-  loadAverageAtStart,
-  command: 'npm run build && node dist/bench/daemon-churn.js',
+  ...resultHeader('daemon-churn', loadAverageAtStart),
   what: 'the daemon after many client and session lifetimes: live heap after a full GC, fds and children at rest, at checkpoints; growth per cycle after the first checkpoint (the baseline, after the warm-up cycles)',
   daemonArgs: { pool: POOL, connectionIdleMs: CONNECTION_IDLE_MS },
   ...result,

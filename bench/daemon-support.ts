@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Readable, Writable } from 'node:stream';
@@ -157,6 +157,22 @@ export function gitDescribe(): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** The load averages (1, 5, 15 min), to two decimals. */
+export const loadAverages = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
+
+/** What a bench's result opens with: which bench, when, on which code and machine, run how. */
+export function resultHeader(bench: string, loadAverageAtStart: number[]) {
+  return {
+    bench,
+    date: new Date().toISOString(),
+    srcCommit: gitDescribe(),
+    node: process.version,
+    cpus: cpus().length,
+    loadAverageAtStart,
+    command: `npm run build && node dist/bench/${bench}.js`,
+  };
 }
 
 /** The relay floor (bench/relay-floor.ts) in its own process; resolves with its URL once it listens. */

@@ -6,6 +6,7 @@
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
+import { nextTurn } from '../core/next-turn.js';
 import type { Clock, Logger } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
@@ -358,7 +359,7 @@ export class SessionIndex {
       let json = this.serialized.get(e);
       if (json === undefined) {
         this.serialized.set(e, (json = Buffer.from('  ' + JSON.stringify(e, null, 1).replace(/\n/g, '\n  '))));
-        if (++fresh % SERIALIZE_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (++fresh % SERIALIZE_BATCH === 0) await nextTurn();
       }
       parts[2 * i + 1] = json;
       parts[2 * i + 2] = i < sessions.length - 1 ? ENTRY_SEPARATOR : LAST_ENTRY_END;

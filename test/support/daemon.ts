@@ -62,6 +62,14 @@ export class Daemon {
     return { Authorization: `Bearer ${this.token}` };
   }
 
+  /** One gauge or counter of /metrics (without labels). */
+  async metric(name: string): Promise<number> {
+    const text = await (await fetch(`${this.url}/metrics`, { headers: this.headers })).text();
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    if (!m) throw new Error(`${name} is not in /metrics`);
+    return Number(m[1]);
+  }
+
   /** A management API call; returns status and parsed JSON. */
   async api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
     const res = await fetch(this.url + path, {
@@ -170,15 +178,16 @@ export class AcpClient {
   }
 }
 
-/** A daemon, one initialized client on `transport`, and a new session of it; all stopped after the test. */
+/** A daemon, one initialized client on `transport`, and a new session of it in `cwd`; all stopped after the test. */
 export async function daemonWithSession(t: { after(f: () => unknown): void }, transport: 'http' | 'ws', options: DaemonOptions = {}) {
   const d = await Daemon.start(options);
   t.after(() => d.stop());
   const c = d.connect(transport);
   t.after(() => c.close());
   await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
-  return { d, c, sessionId };
+  const cwd = tempDir();
+  const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  return { d, c, sessionId, cwd };
 }
 
 /** Pids of a process's children, from the process table. */

@@ -5,6 +5,7 @@
  */
 import { TroupeError, isTroupeError } from '../../core/errors.js';
 import type { ContentBlock } from '../../core/events.js';
+import { nextTurn } from '../../core/next-turn.js';
 import { describeMachine } from '../../machines/serialize.js';
 import { sessionMachine } from '../../machines/session.machine.js';
 import { turnMachine } from '../../machines/turn.machine.js';
@@ -85,7 +86,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     const list = [...fresh, ...entries];
     const parts: string[] = [];
     for (let i = 0; i < list.length; i += LIST_SLICE) {
-      if (i > 0) await new Promise((r) => setImmediate(r));
+      if (i > 0) await nextTurn();
       parts.push(list.slice(i, i + LIST_SLICE).map((e) => JSON.stringify(summary(e))).join(','));
     }
     res.send(200, { 'Content-Type': 'application/json' }, `{"sessions":[${parts.join(',')}]}`);

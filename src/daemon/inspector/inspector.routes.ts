@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TroupeError } from '../../core/errors.js';
+import { nextTurn } from '../../core/next-turn.js';
 import type { AgentEvent } from '../../core/events.js';
 import { describeMachine } from '../../machines/serialize.js';
 import { sessionMachine } from '../../machines/session.machine.js';
@@ -47,12 +48,6 @@ const HTML_HEADERS = {
   'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
-/**
- * The log of a long session is read and replayed a slice at a time, the loop free in between: an
- * 80,000-event session held the daemon's loop for 80–150 ms per request in one piece.
- */
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 export function registerInspector(server: HttpServer, deps: InspectorDeps): TransitionFeed {
   const { hub, index, relay } = deps;
   const keep = Number(deps.env?.TROUPE_INSPECTOR_KEEP);
@@ -65,9 +60,11 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): Tran
     if (!e || e.status === 'deleted') throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
     return e;
   };
+  // A long session's log is read (and below, replayed) a slice at a time, the loop free in between:
+  // in one piece, an 80,000-event session held the daemon's loop for 80–150 ms per request.
   const readEvents = async (id: string): Promise<AgentEvent[]> => {
     try {
-      return (await readLogFilePaged(sessionLogPath(sessionsDir(deps.home), id), yieldToLoop)).events;
+      return (await readLogFilePaged(sessionLogPath(sessionsDir(deps.home), id), nextTurn)).events;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `session ${id} has no log`, { sessionId: id });
       throw err;
@@ -82,14 +79,14 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): Tran
     const id = req.params.id!;
     entryOf(id);
     const events = await readEvents(id);
-    return { sessionId: id, lastSeq: events.at(-1)?.seq ?? 0, transitions: await replaySessionInSlices(events, yieldToLoop), live: hub.transitions(id) };
+    return { sessionId: id, lastSeq: events.at(-1)?.seq ?? 0, transitions: await replaySessionInSlices(events, nextTurn), live: hub.transitions(id) };
   });
 
   server.route('GET', '/v1/sessions/:id/inspect', async (req) => {
     const id = req.params.id!;
     const entry = entryOf(id);
     const last = Math.max(1, Math.min(500, Number(req.query.get('last') ?? '20') || 20));
-    const replayed = await replaySessionInSlices(await readEvents(id), yieldToLoop);
+    const replayed = await replaySessionInSlices(await readEvents(id), nextTurn);
     const live = hub.transitions(id);
     const child = relay.sessions.get(id)?.child;
     // Live states when this daemon has seen the machines; else the log's (a stored session).

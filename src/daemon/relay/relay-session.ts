@@ -197,7 +197,8 @@ export class RelaySession {
         this.attach(p.conn, true);
       } else this.ctx.unregistered(this);
     }
-    if (p.method === 'session/close' && !msg.error) {
+    const closed = p.method === 'session/close' && !msg.error;
+    if (closed) {
       // The client is done with the session: it no longer holds it (an editor's one long-lived
       // connection closes many sessions), and the session can rest once its child has stopped.
       this.detach(p.conn);
@@ -209,7 +210,7 @@ export class RelaySession {
     }
     void p.conn.send({ ...msg, id: p.clientId });
     // After its answer is queued: the stream keeps nothing of a session its client is done with.
-    if (p.method === 'session/close' && !msg.error && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
+    if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
   }
 
   private settled(p: PendingRequest): void {

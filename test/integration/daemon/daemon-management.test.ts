@@ -141,14 +141,6 @@ test('cancel, steer and delete through the management API', async (t) => {
   await assert.rejects(c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.code === -32002);
 });
 
-/** One gauge of /metrics. */
-async function gauge(d: Daemon, name: string): Promise<number> {
-  const text = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  assert.ok(m, `${name} in /metrics`);
-  return Number(m[1]);
-}
-
 test('a session at rest is released: closed, or idle-stopped, with its clients gone, the daemon keeps nothing of it; the next message brings it back whole', async (t) => {
   const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
   t.after(() => d.stop());
@@ -166,11 +158,11 @@ test('a session at rest is released: closed, or idle-stopped, with its clients g
   await ping(b, idle);
   // The closed one is let go although its client stays connected (an editor keeps one connection
   // for all its sessions); the other is held while its client is attached and its child runs.
-  await waitFor('the closed session released, its client still connected', async () => (await gauge(d, 'troupe_sessions_held')) === 1);
+  await waitFor('the closed session released, its client still connected', async () => (await d.metric('troupe_sessions_held')) === 1);
   a.close();
   b.close();
-  await waitFor('both sessions released', async () => (await gauge(d, 'troupe_sessions_held')) === 0);
-  assert.equal(await gauge(d, 'troupe_sessions_live'), 0);
+  await waitFor('both sessions released', async () => (await d.metric('troupe_sessions_held')) === 0);
+  assert.equal(await d.metric('troupe_sessions_live'), 0);
   for (const id of [closed, idle]) {
     const detail = (await d.api('GET', `/v1/sessions/${id}`)).json;
     assert.equal(detail.child, null, `${id} has no child record left`);
@@ -188,16 +180,15 @@ test('a session at rest is released: closed, or idle-stopped, with its clients g
   await c.agent.request('session/resume', { sessionId: idle, cwd, mcpServers: [] });
   assert.equal((await ping(c, idle)).stopReason, 'end_turn');
   assert.equal((await ping(c, closed)).stopReason, 'end_turn');
-  assert.equal(await gauge(d, 'troupe_sessions_held'), 2);
+  assert.equal(await d.metric('troupe_sessions_held'), 2);
   const detail = (await d.api('GET', `/v1/sessions/${idle}`)).json;
   assert.ok(detail.child && detail.child.pid, 'a child serves it again');
   assert.deepEqual(c.updatesFor(idle, 'agent_message_chunk').map((u) => u.content.text), ['pong'], 'resumed without replay, its new turn streamed to the client that revived it');
 });
 
 test('an HTTP connection keeps nothing for resume of a session its client closed; reopened at once, the session is served by a new child', async (t) => {
-  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script });
-  const { cwd } = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
-  const retained = () => gauge(d, 'troupe_acp_retained_bytes');
+  const { d, c, sessionId, cwd } = await daemonWithSession(t, 'http', { script });
+  const retained = () => d.metric('troupe_acp_retained_bytes');
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] });
   // 3,000 updates went out on the session's SSE stream and are kept for Last-Event-ID resume.
   const before = await retained();
@@ -230,7 +221,7 @@ test('a session\'s event feed goes with its last watcher and ends when the sessi
   const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
   const first = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'turn_completed'));
-  await waitFor('the feed dropped with its watcher', async () => (await gauge(d, 'troupe_event_feeds_open')) === 0);
+  await waitFor('the feed dropped with its watcher', async () => (await d.metric('troupe_event_feeds_open')) === 0);
   // A turn while nobody watches, then the watcher comes back from where it was.
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'say hi' }] });
   const last = Number(first[first.length - 1]!.id);
@@ -239,16 +230,16 @@ test('a session\'s event feed goes with its last watcher and ends when the sessi
   assert.ok(back.every((e, i) => i === 0 || Number(e.id) === Number(back[i - 1]!.id) + 1), 'no hole, no duplicate');
   assert.ok(back.some((e) => e.data.type === 'agent_message_chunk' && e.data.text === 'hi'));
   assert.equal((await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=999999`, { headers: d.headers })).status, 400);
-  assert.equal(await gauge(d, 'troupe_event_feeds_open'), 0, 'a refused cursor leaves no feed open');
+  assert.equal(await d.metric('troupe_event_feeds_open'), 0, 'a refused cursor leaves no feed open');
   // A live watcher of a session being deleted sees its stream end, and the feed goes.
   const watching = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers });
-  await waitFor('the feed open', async () => (await gauge(d, 'troupe_event_feeds_open')) === 1);
+  await waitFor('the feed open', async () => (await d.metric('troupe_event_feeds_open')) === 1);
   assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
   const text = watching.text();
   const outcome = await Promise.race([text.then(() => 'ended'), new Promise((r) => setTimeout(() => r('still open'), 15_000))]);
   assert.equal(outcome, 'ended', 'the stream ends with the session');
   assert.match(await text, /"type":"turn_completed"/, 'what was published before the delete was delivered');
-  assert.equal(await gauge(d, 'troupe_event_feeds_open'), 0);
+  assert.equal(await d.metric('troupe_event_feeds_open'), 0);
 });
 
 /** Announces a 17 MiB body (over the 16 MiB limit) and reads the answer before sending it all. */
@@ -305,7 +296,7 @@ test('--connection-idle-ms reaps a connection whose client vanished', async (t) 
   assert.equal((await list()).status, 202, 'alive while used');
   // The client goes away without DELETE: no stream, no request. Watch the connection count only
   // (any request on the connection would count as activity).
-  const connections = async () => Number(/^troupe_acp_connections (\d+)$/m.exec(await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text())?.[1]);
+  const connections = () => d.metric('troupe_acp_connections');
   assert.equal(await connections(), 1);
   const deadline = Date.now() + 10_000;
   while ((await connections()) !== 0) {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { childPidsOf, Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { childPidsOf, Daemon, daemonWithSession, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 import { startSseMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
@@ -81,8 +81,7 @@ test('a session released at rest keeps its MCP servers for a client that resumes
   const sessionId = ((await first.agent.request('session/new', { cwd, mcpServers })) as { sessionId: string }).sessionId;
   first.close();
   // Its client gone and its child stopped idle, the daemon holds nothing of the session.
-  const held = async () => Number(/^troupe_sessions_held (\d+)$/m.exec(await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text())?.[1]);
-  await waitFor('the session released', async () => (await held()) === 0);
+  await waitFor('the session released', async () => (await d.metric('troupe_sessions_held')) === 0);
   const back = d.connect('ws');
   t.after(() => back.close());
   await back.init();
@@ -94,13 +93,7 @@ test('a session released at rest keeps its MCP servers for a client that resumes
 });
 
 test('a fork made through the daemon gets a child of its own, with the servers it named; the source child lets go of its copy', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
-  const cwd = tempDir();
-  const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: [] })) as { sessionId: string }).sessionId;
+  const { d, c, sessionId, cwd } = await daemonWithSession(t, 'ws', { script });
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
   const source = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid as number;
   const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'forked' }] }];

@@ -86,8 +86,7 @@ test('exceeding the restart intensity marks the session failed and tells its cli
   await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }), isFailed);
   // Its client gone, the daemon lets go of it; its index status still answers, to anyone.
   c.close();
-  const held = async (daemon: Daemon) => Number(/^troupe_sessions_held (\d+)$/m.exec(await (await fetch(`${daemon.url}/metrics`, { headers: daemon.headers })).text())?.[1]);
-  await waitFor('the failed session released', async () => (await held(d)) === 0);
+  await waitFor('the failed session released', async () => (await d.metric('troupe_sessions_held')) === 0);
   const other = d.connect('ws');
   t.after(() => other.close());
   await other.init();
@@ -100,7 +99,7 @@ test('exceeding the restart intensity marks the session failed and tells its cli
   t.after(() => later.close());
   await later.init();
   await assert.rejects(later.agent.request('session/resume', { sessionId, cwd, mcpServers: [] }), isFailed);
-  assert.equal(await held(again), 0, 'no child was started for it');
+  assert.equal(await again.metric('troupe_sessions_held'), 0, 'no child was started for it');
   assert.equal(again.childPids().length, 1, 'only the warm pool child runs');
 });
 

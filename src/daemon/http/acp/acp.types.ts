@@ -73,7 +73,7 @@ export interface AcpClientChannel {
   close(): void;
   /**
    * The client closed (or deleted) the session: what its stream kept for `Last-Event-ID` resume is
-   * let go (a connection can outlive many sessions). Output that comes later is kept again.
+   * let go (a connection can outlive many sessions). Output delivered later is kept again.
    */
   releaseSession(sessionId: string): void;
 }

@@ -64,8 +64,6 @@ export class OutboundStream {
   private blocked = false;
   private aborted = false;
   private pumpScheduled = false;
-  /** The client is done with this stream's session: delivered events are not kept for resume. */
-  private released = false;
   lastWriteAt = 0;
 
   constructor(readonly sessionId: string | undefined, private readonly host: StreamHost, private readonly retention: RetentionLimits) {}
@@ -76,12 +74,11 @@ export class OutboundStream {
   }
 
   /**
-   * Drops what was delivered and kept only for resume, and keeps nothing more until new output
-   * comes (the session is in use again): its client closed the session.
+   * Drops what was delivered and kept only for resume (its client closed the session). What is
+   * delivered from now on is kept again, within the limits.
    */
   release(): void {
-    this.released = true;
-    this.trim();
+    this.trim({ events: 0, bytes: 0 });
   }
 
   get receiver(): StreamReceiver | undefined {
@@ -102,7 +99,6 @@ export class OutboundStream {
   /** Queues one message (its JSON text) and delivers it if a receiver can take it. */
   push(json: string): void {
     if (this.aborted) return;
-    this.released = false;
     this.entries.push({ id: this.nextId++, json });
     this.host.pendingChanged(json.length);
     this.schedulePump();
@@ -111,7 +107,6 @@ export class OutboundStream {
   /** Queues several messages at once (`bytes`: the sum of their lengths). */
   pushMany(jsons: readonly string[], bytes: number): void {
     if (this.aborted) return;
-    this.released = false;
     for (const json of jsons) this.entries.push({ id: this.nextId++, json });
     this.host.pendingChanged(bytes);
     this.schedulePump();
@@ -235,12 +230,12 @@ export class OutboundStream {
   }
 
   /** Drops delivered entries beyond the retention limits, never one the receiver still needs. */
-  private trim(): void {
+  private trim(retention: RetentionLimits = this.retention): void {
     const limit = this.receiverRef ? Math.min(this.cursor, this.delivered) : this.delivered;
     while (this.head < this.entries.length) {
       const entry = this.entries[this.head]!;
       const retainedCount = this.delivered - entry.id + 1;
-      if (entry.id > limit || (!this.released && retainedCount <= this.retention.events && this.retainedBytes <= this.retention.bytes)) break;
+      if (entry.id > limit || (retainedCount <= retention.events && this.retainedBytes <= retention.bytes)) break;
       this.retainedBytes -= entry.json.length;
       this.entries[this.head] = undefined as unknown as Entry;
       this.head++;
