@@ -50,6 +50,12 @@ export class Relay implements AcpAgentSide, RelayContext {
    * `env` and `headers` may hold secrets), until the session comes back or is deleted.
    */
   private readonly restingServers = new Map<string, unknown[]>();
+  /**
+   * Sessions whose `session/new` is in flight: each holds a child but is not in `sessions` until the
+   * child names it. They count against `--max-sessions`, or a burst of concurrent `session/new`s
+   * would all pass the check and start a child each.
+   */
+  private readonly opening = new Set<RelaySession>();
   readonly options: RelayOptions;
   readonly pool: ChildPool;
   readonly logger: Logger;
@@ -78,6 +84,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     if (this.refuseCapacity(conn, msg)) return;
     const cwd = String((msg.params as { cwd?: unknown })?.cwd ?? '');
     const session = new RelaySession(this, { cwd, caps: conn.capabilities });
+    this.opening.add(session);
     session.forward(conn, msg);
   }
 
@@ -162,7 +169,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     for (const [sessionId, s] of this.sessions) if (s.live) s.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
-    await Promise.all([...this.sessions.values()].map((s) => s.child.stop('shutdown')));
+    await Promise.all([...this.sessions.values(), ...this.opening].map((s) => s.child.stop('shutdown')));
     await this.pool.close(this.options.childSpec.shutdownMs);
   }
 
@@ -188,6 +195,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   // ── RelayContext ───────────────────────────────────────────────────────────────────────────────
 
   registered(session: RelaySession, sessionId: string, result: Record<string, unknown>): void {
+    this.opening.delete(session);
     session.sessionId = sessionId;
     this.sessions.set(sessionId, session);
     // The child reports session_created once durable; a child killed before that must not leave the
@@ -211,6 +219,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   unregistered(session: RelaySession): void {
+    this.opening.delete(session);
     void session.child.stop('deleted');
   }
 
@@ -239,6 +248,9 @@ export class Relay implements AcpAgentSide, RelayContext {
       for (const conn of session.attached.keys()) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_failed', params: { sessionId, reason: 'restart intensity exceeded' } });
     }
     this.deps.observer?.exited?.(sessionId, exit, info);
+    // A child that died in its session/new (answered agent_crashed) serves no session anyone knows:
+    // it is not restarted to wait for nothing (a session it made is in the index and revives).
+    if (!sessionId && this.opening.delete(session)) queueMicrotask(() => void session.child.stop('deleted'));
     // Closed, idle-stopped or failed, with no client: nothing is left to hold (a restart is not at rest).
     queueMicrotask(() => this.release(session));
   }
@@ -248,7 +260,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       void conn.send(errorResponse(msg.id, 'capacity_exceeded', 'the daemon is shutting down'));
       return true;
     }
-    if (this.liveCount() < this.options.maxLiveSessions) return false;
+    if (this.liveCount() + this.opening.size < this.options.maxLiveSessions) return false;
     void conn.send(errorResponse(msg.id, 'capacity_exceeded', `the daemon already runs ${this.options.maxLiveSessions} live sessions (--max-sessions)`, { limit: this.options.maxLiveSessions }));
     return true;
   }

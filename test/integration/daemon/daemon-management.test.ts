@@ -285,6 +285,19 @@ test('live sessions are capped: one more is capacity_exceeded', async (t) => {
   await assert.rejects(c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }), (e: any) => e.code === -32052 && e.data?.code === 'capacity_exceeded');
 });
 
+test('the live-session cap holds for session/new requests sent at once', async (t) => {
+  const d = await Daemon.start({ script, args: ['--max-sessions', '1'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  // None of them is answered before the others arrive: each must count against the cap.
+  const results = await Promise.allSettled([1, 2, 3].map(() => c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })));
+  assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one session made');
+  for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as any).data?.code, 'capacity_exceeded');
+  assert.equal((await d.api('GET', '/v1/health')).json.sessions.live, 1);
+});
+
 test('--connection-idle-ms reaps a connection whose client vanished', async (t) => {
   const d = await Daemon.start({ script, args: ['--connection-idle-ms', '300'] });
   t.after(() => d.stop());
