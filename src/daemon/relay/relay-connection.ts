@@ -7,7 +7,7 @@
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext } from '../http/acp/acp.types.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
-import { errorResponse, isRequest, sessionIdOf, type JsonRpcMessage } from './rpc.js';
+import { errorResponse, isRequest, isValidClientMessage, sessionIdOf, type JsonRpcMessage } from './rpc.js';
 
 export class RelayConnection implements AcpConnectionPeer {
   readonly sessions = new Set<RelaySession>();
@@ -33,6 +33,8 @@ export class RelayConnection implements AcpConnectionPeer {
   }
 
   receive(msg: JsonRpcMessage, context: AcpInboundContext): void {
+    // Silence would leave the client waiting for an answer that never comes.
+    if (!isValidClientMessage(msg)) return void this.send(errorResponse(null, 'invalid_request', 'Invalid Request: not a JSON-RPC 2.0 request, notification or response'));
     if (typeof msg.method !== 'string') return this.answerFromClient(msg);
     const request = isRequest(msg);
     switch (msg.method) {

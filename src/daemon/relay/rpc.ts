@@ -12,8 +12,22 @@ export function errorResponse(id: unknown, code: ErrorCode, message: string, dat
   return { jsonrpc: '2.0', id, error: rpcError(code, message, data) };
 }
 
+/** A request: a method and an id, `null` included (JSON-RPC 2.0 allows it, and the ACP SDK answers it). */
 export function isRequest(msg: JsonRpcMessage): boolean {
-  return typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null;
+  return typeof msg.method === 'string' && msg.id !== undefined;
+}
+
+/**
+ * What an ACP agent takes from a client, as the SDK's connection checks it (core/jsonrpc.js
+ * `receiveUnvalidatedMessage`): a request or notification (`jsonrpc: "2.0"`, a string method, an id,
+ * if any, that is a string, a finite number or null), or anything response-shaped (no method; an
+ * unknown answer is dropped). Anything else gets -32600 with id null, as `troupe acp` on stdio answers.
+ */
+export function isValidClientMessage(msg: JsonRpcMessage): boolean {
+  if (!('method' in msg)) return 'id' in msg || 'result' in msg || 'error' in msg;
+  if (msg.jsonrpc !== '2.0' || typeof msg.method !== 'string') return false;
+  const id = msg.id;
+  return !('id' in msg) || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 }
 
 export function sessionIdOf(msg: JsonRpcMessage): string | undefined {

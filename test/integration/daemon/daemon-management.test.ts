@@ -275,6 +275,32 @@ test('bad input gets typed errors and the daemon keeps serving', async (t) => {
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn', 'still serving');
 });
 
+test('a message that is no JSON-RPC request, notification or response is answered -32600 (id null); a request with id null is answered', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const headers = { ...d.headers, 'content-type': 'application/json' };
+  const init = await fetch(`${d.url}/acp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }) });
+  const connectionId = init.headers.get('acp-connection-id')!;
+  const stream = await fetch(`${d.url}/acp`, { headers: { ...d.headers, Accept: 'text/event-stream', 'Acp-Connection-Id': connectionId } });
+  const bad = [
+    { jsonrpc: '2.0', id: {}, method: 'session/list' },
+    { jsonrpc: '2.0', id: [7], method: 'session/list' },
+    { jsonrpc: '2.0', id: 8, method: 5 },
+    { jsonrpc: '1.0', id: 9, method: 'session/list' },
+    {},
+  ];
+  for (const msg of [...bad, { jsonrpc: '2.0', id: null, method: 'session/list', params: {} }, { jsonrpc: '2.0', id: 10, method: 'session/list', params: {} }]) {
+    const res = await fetch(`${d.url}/acp`, { method: 'POST', headers: { ...headers, 'Acp-Connection-Id': connectionId }, body: JSON.stringify(msg) });
+    assert.equal(res.status, 202);
+  }
+  const events = await readSse(stream, (e) => e.some((x) => x.data.id === 10));
+  const answers = events.map((e) => e.data);
+  assert.equal(answers.length, bad.length + 2, JSON.stringify(answers));
+  for (const a of answers.slice(0, bad.length)) assert.deepEqual([a.id, a.error?.code, a.error?.data?.code], [null, -32600, 'invalid_request']);
+  assert.deepEqual([answers[bad.length].id, Array.isArray(answers[bad.length].result?.sessions)], [null, true], 'id null is a request');
+  assert.equal(answers[bad.length + 1].id, 10);
+});
+
 test('live sessions are capped: one more is capacity_exceeded', async (t) => {
   const d = await Daemon.start({ script, args: ['--max-sessions', '1'] });
   t.after(() => d.stop());
