@@ -3,7 +3,7 @@
  * every machine, its event log as SSE with cursors, cancel, steer, delete, machine definitions and
  * Prometheus metrics. spec/daemon.md §Management API.
  */
-import { TroupeError, isTroupeError } from '../../core/errors.js';
+import { ERROR_CODES, TroupeError, isTroupeError, type ErrorCode } from '../../core/errors.js';
 import type { ContentBlock } from '../../core/events.js';
 import { nextTurn } from '../../core/next-turn.js';
 import { describeMachine } from '../../machines/serialize.js';
@@ -129,9 +129,11 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     try {
       return await live.request('_troupe/steer', { sessionId: id, expectedTurnId: body.expectedTurnId, prompt });
     } catch (err) {
-      const rpc = (err as { rpc?: { data?: { code?: string }; message?: string } }).rpc;
+      // The child's typed refusal (turn_mismatch, no_active_turn, invalid_params for a bad prompt, …)
+      // keeps its code and status; only what has none is an internal error.
+      const rpc = (err as { rpc?: { data?: { code?: unknown }; message?: string } }).rpc;
       const code = rpc?.data?.code;
-      if (code === 'turn_mismatch' || code === 'no_active_turn' || code === 'session_closed') throw new TroupeError(code, rpc?.message ?? code, { sessionId: id });
+      if (typeof code === 'string' && Object.hasOwn(ERROR_CODES, code)) throw new TroupeError(code as ErrorCode, rpc?.message ?? code, { sessionId: id });
       throw err;
     }
   });

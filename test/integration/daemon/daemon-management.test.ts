@@ -131,6 +131,8 @@ test('cancel, steer and delete through the management API', async (t) => {
   const named = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.turnId;
   for (let i = 0; i < 200 && !(await named()); i++) await new Promise((r) => setTimeout(r, 10));
   assert.match(await named(), /^turn_/, 'the running turn is named');
+  const badPrompt = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: await named(), prompt: [{ type: 'bogus' }] });
+  assert.deepEqual([badPrompt.status, badPrompt.json.error.code], [400, 'invalid_params'], 'the child\'s typed refusal, not a 500');
   const cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
   assert.deepEqual(cancel.json, { sessionId, cancelled: true });
   assert.equal((await hanging).stopReason, 'cancelled');
