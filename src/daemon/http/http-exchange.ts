@@ -97,14 +97,22 @@ export class HttpExchange {
     });
   }
 
-  /** Sends a complete response. A no-op after abort or a previous end. */
+  /**
+   * Sends a complete response. A no-op after abort or a previous end. A HEAD request (served by GET
+   * routes) gets the headers and the length of the body but never the body: bytes after the headers
+   * would be read as the start of the next response on a kept-alive connection.
+   */
   send(status: number, headers: Record<string, string>, body: string | Buffer = '', closeConnection = false): void {
     if (this.ended) return;
     this.finished = true;
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      this.res.end(body, closeConnection);
+      // This uWS build mishandles endWithoutBody's arguments (a length aborts the process, an
+      // undefined one is sent as 2^63), so the length goes as a header. A HEAD has no body to refuse:
+      // closeConnection (after an oversized body) never applies to one.
+      if (this.method === 'HEAD') this.res.writeHeader('Content-Length', String(Buffer.byteLength(body))).endWithoutBody();
+      else this.res.end(body, closeConnection);
     });
   }
 
@@ -133,6 +141,11 @@ export class HttpExchange {
    */
   startEventStream(status: number, headers: Record<string, string>, first: string): boolean {
     if (this.ended) return false;
+    // HEAD: the headers only, and the response is complete (the stream's owner sees `ended`).
+    if (this.method === 'HEAD') {
+      this.send(status, headers);
+      return false;
+    }
     this.streaming = true;
     let ok = true;
     this.res.cork(() => {

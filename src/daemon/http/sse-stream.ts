@@ -53,6 +53,8 @@ export class SseStream {
     this.blocked = !exchange.startEventStream(200, { ...SSE_HEADERS, ...headers }, ':\n\n');
     this.timer = setInterval(() => this.keepAlive(), Math.max(10, Math.floor(options.keepAliveMs / 2)));
     this.timer.unref();
+    // Answered already (a HEAD request): nothing will be sent, so the stream's producer must stop.
+    if (exchange.ended) this.finish();
   }
 
   get closed(): boolean {

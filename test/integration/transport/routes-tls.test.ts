@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -97,6 +98,25 @@ describe('management routes', { timeout: 20_000 }, () => {
     // An encoded slash survives URL normalisation and decodes to ../../etc/passwd inside the router.
     assert.equal((await h.fetch('/inspect/..%2f..%2fetc%2fpasswd')).status, 404);
     assert.equal((await h.fetch('/inspect/nope.js')).status, 404);
+  });
+
+  test('HEAD gets the headers of GET and no body, so the next response on the connection stays intact', async () => {
+    const socket = net.connect(Number(new URL(h.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk));
+    // Pipelined on one kept-alive connection: a JSON route, an SSE route, then a GET whose answer must parse.
+    socket.write(`HEAD /v1/sessions/a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
+    socket.write(`HEAD /v1/quiet HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
+    socket.write(`GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const deadline = Date.now() + 5_000;
+    while (!text.includes('{"status":"ok"}') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    socket.destroy();
+    const responses = text.split(/(?=HTTP\/1\.1 )/);
+    assert.equal(responses.length, 3, text);
+    assert.match(responses[0]!, /content-length: 25\r\n[\s\S]*\r\n\r\n$/i, 'the length of the GET body, no body');
+    assert.match(responses[1]!, /^HTTP\/1\.1 200 OK\r\n[\s\S]*text\/event-stream[\s\S]*\r\n\r\n$/i, 'SSE headers, no stream');
+    assert.match(responses[2]!, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{"status":"ok"\}$/);
   });
 
   test('/acp cannot be taken by a route', () => {
