@@ -89,6 +89,8 @@ export class RelaySession {
    * otherwise only updates newer than what the session has already sent anyone.
    */
   attach(conn: RelayConnection, replay = false): void {
+    // A connection gone before its session/new was answered: attached, it would hold the session forever.
+    if (conn.isClosed) return;
     if (replay) this.attached.set(conn, 0);
     else if (!this.attached.has(conn)) this.attached.set(conn, this.lastSeq);
     conn.sessions.add(this);

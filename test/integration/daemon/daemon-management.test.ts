@@ -188,6 +188,22 @@ test('a session at rest is released: closed, or idle-stopped, with its clients g
   assert.deepEqual(c.updatesFor(idle, 'agent_message_chunk').map((u) => u.content.text), ['pong'], 'resumed without replay, its new turn streamed to the client that revived it');
 });
 
+test('a session whose client left before its session/new was answered is not held for that client: it comes to rest', async (t) => {
+  // No warm pool: the child starts cold, so the client's DELETE arrives before the answer.
+  const d = await Daemon.start({ script, args: ['--pool', '0', '--idle-ms', '300'] });
+  t.after(() => d.stop());
+  const headers = { ...d.headers, 'content-type': 'application/json' };
+  const init = await fetch(`${d.url}/acp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }) });
+  const connectionId = init.headers.get('acp-connection-id')!;
+  const made = await fetch(`${d.url}/acp`, { method: 'POST', headers: { ...headers, 'Acp-Connection-Id': connectionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } }) });
+  assert.equal(made.status, 202);
+  assert.equal((await fetch(`${d.url}/acp`, { method: 'DELETE', headers: { ...d.headers, 'Acp-Connection-Id': connectionId } })).status, 202);
+  const listed = await waitFor('the session made', async () => (await d.api('GET', '/v1/sessions')).json.sessions[0]);
+  assert.equal(listed.connections, 0, 'the client that left is not attached');
+  await waitFor('the session at rest, released', async () => (await d.metric('troupe_sessions_held')) === 0, 5_000);
+  assert.equal(await d.metric('troupe_acp_connections'), 0);
+});
+
 test('an HTTP connection keeps nothing for resume of a session its client closed; reopened at once, the session is served by a new child', async (t) => {
   const { d, c, sessionId, cwd } = await daemonWithSession(t, 'http', { script });
   const retained = () => d.metric('troupe_acp_retained_bytes');
