@@ -7,7 +7,7 @@
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext } from '../http/acp/acp.types.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
-import { errorResponse, isRequest, isValidClientMessage, sessionIdOf, type JsonRpcMessage } from './rpc.js';
+import { errorResponse, isRequest, isValidClientMessage, rpcError, sessionIdOf, type JsonRpcMessage } from './rpc.js';
 
 export class RelayConnection implements AcpConnectionPeer {
   readonly sessions = new Set<RelaySession>();
@@ -87,6 +87,13 @@ export class RelayConnection implements AcpConnectionPeer {
 
   closed(reason: AcpCloseReason): void {
     this.isClosed = true;
+    // What a child asked this client (a permission, a file) is answered now, as when no client is
+    // attached: the child would otherwise wait for a client that is gone (a permission up to its
+    // timeout, 5 minutes, with the turn stuck).
+    for (const f of this.forwarded.values()) {
+      f.session.deliver({ jsonrpc: '2.0', id: f.childId, error: rpcError('internal_error', 'the client asked went away') });
+    }
+    this.forwarded.clear();
     const sessions = [...this.sessions];
     for (const s of sessions) s.detach(this);
     this.relay.connectionClosed(this, reason, sessions);

@@ -2,7 +2,28 @@
 // separate connections, permissions, cancel, queue and steer, and session/load after a reconnect.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Daemon, daemonWithSession, tempDir } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
+
+/** The session's events from its log (the management SSE), up to the first of type `until`. */
+async function readEvents(d: Daemon, sessionId: string, until: string): Promise<any[]> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), 10_000);
+  const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers, signal: abort.signal });
+  const events: any[] = [];
+  let buf = '';
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buf += Buffer.from(chunk).toString('utf8');
+      for (const line of buf.split('\n').slice(0, -1)) if (line.startsWith('data: ')) events.push(JSON.parse(line.slice(6)));
+      buf = buf.slice(buf.lastIndexOf('\n') + 1);
+      if (events.some((e) => e.type === until)) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+  return events;
+}
 
 const script = {
   replies: [
@@ -46,6 +67,27 @@ for (const transport of ['http', 'ws'] as const) {
     // Three sessions, three children.
     const sessions = (await d.api('GET', '/v1/sessions')).json.sessions;
     assert.equal(new Set(sessions.map((s: any) => s.child?.pid)).size, 3);
+  });
+
+  test(`${transport}: a client that leaves while the child asks it for permission does not leave the turn waiting for it`, async (t) => {
+    const d = await Daemon.start({ script });
+    t.after(() => d.stop());
+    // This client is asked and never answers: it goes away instead.
+    const a = d.connect(transport, { permission: () => new Promise(() => undefined) });
+    await a.init();
+    const sessionId = (await a.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    void a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'please write' }] }).catch(() => undefined);
+    await a.until(() => a.permissions.length === 1, 'the permission request');
+    a.close();
+    // The child's request is answered for the client that is gone (denied), and the turn goes on to its end
+    // instead of waiting out the permission timeout (5 minutes).
+    const detail = await waitFor('the turn ended', async () => {
+      const json = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+      return json.machines?.session === 'idle' && !json.turnId ? json : undefined;
+    }, 10_000);
+    assert.equal(detail.turnId, undefined);
+    const events = await readEvents(d, sessionId, 'turn_completed');
+    assert.ok(events.some((e) => e.type === 'tool_call_updated' && e.status === 'failed'), 'the tool call was not run');
   });
 
   test(`${transport}: cancel, queue and steer`, async (t) => {
