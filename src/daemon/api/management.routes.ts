@@ -153,8 +153,10 @@ async function streamEvents(req: RouteRequest, res: RouteResponse, feeds: Sessio
   const id = req.params.id!;
   const header = req.headers['last-event-id'];
   const raw = (typeof header === 'string' && header) || req.query.get('after') || '0';
+  // A seq in decimal digits; Number() would also take '0x1', '1e0' or ' 1' for 1.
+  if (!/^\d+$/.test(raw)) throw new TroupeError('invalid_cursor', `not a cursor: ${raw}`, { cursor: raw });
   const after = Number(raw);
-  // Throws session_not_found and invalid_cursor (malformed, or beyond the latest seq) before the stream starts.
+  // Throws session_not_found and invalid_cursor (beyond the latest seq, unsafe) before the stream starts.
   const watcher = feeds.subscribe(id, after);
   const sse = res.sse();
   sse.onClose(() => watcher.close());

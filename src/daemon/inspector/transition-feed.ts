@@ -43,8 +43,9 @@ export class TransitionFeed {
   async stream(req: RouteRequest, res: RouteResponse): Promise<void> {
     const header = req.headers['last-event-id'];
     const raw = (typeof header === 'string' && header) || req.query.get('after') || '0';
-    const after = Number(raw);
-    if (!Number.isInteger(after) || after < 0) throw new TroupeError('invalid_cursor', `not a cursor: ${raw}`, { cursor: raw });
+    // Decimal digits only: Number() would also take '0x1', '1e0' or ' 1'.
+    const after = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(after)) throw new TroupeError('invalid_cursor', `not a cursor: ${raw}`, { cursor: raw });
     const only = req.query.get('session') ?? undefined;
     const sse = res.sse();
     const queue: NumberedTransition[] = [];

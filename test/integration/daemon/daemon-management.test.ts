@@ -103,6 +103,16 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
   assert.equal(beyond.status, 400);
   assert.equal((await beyond.json()).error.code, 'invalid_cursor');
   assert.equal((await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=-3`, { headers: d.headers })).status, 400);
+  // Number() reads these as 1; a seq is written in decimal digits and nothing else.
+  for (const malformed of ['0x1', '1e0', '%201', '1.0']) {
+    // Bounded: taken for a cursor, it opens a stream that never ends.
+    const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=${malformed}`, { headers: d.headers, signal: AbortSignal.timeout(5_000) });
+    assert.equal(res.status, 400, malformed);
+    assert.equal((await res.json()).error.code, 'invalid_cursor', malformed);
+  }
+  const inspect = await fetch(`${d.url}/v1/inspect/transitions?after=0x1`, { headers: d.headers, signal: AbortSignal.timeout(5_000) });
+  assert.equal(inspect.status, 400, 'the transition feed too');
+  assert.equal((await inspect.json()).error.code, 'invalid_cursor');
   assert.equal((await fetch(`${d.url}/v1/sessions/ses_nope/events`, { headers: d.headers })).status, 404);
 });
 
