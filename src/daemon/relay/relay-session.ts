@@ -43,6 +43,13 @@ export class RelaySession {
   readonly attached = new Map<RelayConnection, number>();
   /** Connections with a prompt running, latest last: child → client requests go to the latest. */
   private readonly prompting: RelayConnection[] = [];
+  /**
+   * Connections with a session/load in flight (how many). Such a connection is sent every update
+   * line, unfiltered, until its load is answered: the child's replay (seq from 1, page by page) and
+   * the live updates of a turn running meanwhile reach the daemon mixed, and a live seq must not
+   * make the filter drop the rest of the replay. It sees what `troupe acp` on stdio would send it.
+   */
+  private readonly loading = new Map<RelayConnection, number>();
   private readonly pending = new Map<number, PendingRequest>();
   private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
   private nextId = 1;
@@ -101,6 +108,7 @@ export class RelaySession {
 
   detach(conn: RelayConnection): void {
     this.attached.delete(conn);
+    this.loading.delete(conn);
     conn.sessions.delete(this);
     const i = this.prompting.indexOf(conn);
     if (i >= 0) this.prompting.splice(i, 1);
@@ -116,6 +124,7 @@ export class RelaySession {
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
       if (method === 'session/prompt') this.prompting.push(conn);
+      else this.loading.set(conn, (this.loading.get(conn) ?? 0) + 1);
     }
     this.child.send({ ...msg, id });
   }
@@ -221,6 +230,11 @@ export class RelaySession {
       const i = this.prompting.indexOf(p.conn);
       if (i >= 0) this.prompting.splice(i, 1);
     }
+    if (p.method === 'session/load') {
+      const n = (this.loading.get(p.conn) ?? 1) - 1;
+      if (n > 0) this.loading.set(p.conn, n);
+      else this.loading.delete(p.conn);
+    }
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
@@ -241,8 +255,8 @@ export class RelaySession {
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
       if (seq !== undefined) {
-        if (seq <= mark) continue;
-        this.attached.set(conn, seq);
+        if (seq <= mark && !this.loading.has(conn)) continue;
+        if (seq > mark) this.attached.set(conn, seq);
       }
       if (seq !== undefined && seq > this.lastSeq) this.lastSeq = seq;
       void conn.send(msg);
@@ -262,18 +276,19 @@ export class RelaySession {
     let all: string[] | undefined;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      if (ordered && batch[0]!.seq > mark) {
-        // The common case: all new to this connection, one session, in order.
+      const loading = this.loading.has(conn);
+      if (ordered && (loading || batch[0]!.seq > mark)) {
+        // The common case: all new to this connection (or it takes everything), one session, in order.
         const top = batch[batch.length - 1]!.seq;
-        this.attached.set(conn, top);
+        if (top > mark) this.attached.set(conn, top);
         if (top > this.lastSeq) this.lastSeq = top;
         conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
         continue;
       }
       let seen = mark;
       for (const u of batch) {
-        if (u.seq <= seen) continue;
-        seen = u.seq;
+        if (u.seq <= seen && !loading) continue;
+        if (u.seq > seen) seen = u.seq;
         if (seen > this.lastSeq) this.lastSeq = seen;
         conn.sendNotifications(u.sessionId, [u.json]);
       }
@@ -304,7 +319,11 @@ export class RelaySession {
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err });
     }
     this.prompting.length = 0;
-    for (const p of this.pending.values()) if (p.method === 'session/prompt') this.prompting.push(p.conn);
+    this.loading.clear();
+    for (const p of this.pending.values()) {
+      if (p.method === 'session/prompt') this.prompting.push(p.conn);
+      if (p.method === 'session/load') this.loading.set(p.conn, (this.loading.get(p.conn) ?? 0) + 1);
+    }
     for (const [, w] of this.internal) w.reject(new Error('the child exited'));
     this.internal.clear();
     for (const conn of this.attached.keys()) conn.forgetForwarded(this);
@@ -320,5 +339,6 @@ export class RelaySession {
       if (p) void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }) });
     }
     this.pending.clear();
+    this.loading.clear();
   }
 }

@@ -142,6 +142,39 @@ for (const transport of ['http', 'ws'] as const) {
   });
 }
 
+test('session/load while another client\'s turn streams replays the whole history to the loading client', async (t) => {
+  const d = await Daemon.start({
+    script: {
+      replies: [
+        { when: 'first', items: Array.from({ length: 1500 }, (_, i) => ({ text: `a${i} ` })) },
+        { when: 'more', items: Array.from({ length: 1500 }, (_, i) => ({ text: `b${i} ` })) },
+      ],
+    },
+  });
+  t.after(() => d.stop());
+  const a = d.connect('ws');
+  t.after(() => a.close());
+  await a.init();
+  const cwd = tempDir();
+  const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'first' }] });
+  const history = Array.from({ length: 1500 }, (_, i) => `a${i} `);
+  // The replay (more than one page of the log) and the live turn's updates reach the daemon mixed;
+  // a few rounds, since how they mix depends on timing.
+  for (const transport of ['ws', 'http', 'ws', 'http'] as const) {
+    const b = d.connect(transport);
+    await b.init();
+    const before = a.updatesFor(sessionId, 'agent_message_chunk').length;
+    const more = a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'more' }] });
+    await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length > before + 20, 'the live turn streaming');
+    await b.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+    const replayed = b.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).filter((x: string) => x.startsWith('a'));
+    assert.deepEqual(replayed, history, `${transport}: the first turn, whole and once, before the load's answer`);
+    assert.equal((await more).stopReason, 'end_turn');
+    b.close();
+  }
+});
+
 test('a second connection attached to a live session sees its updates but not a replay', async (t) => {
   const d = await Daemon.start({ script });
   t.after(() => d.stop());
