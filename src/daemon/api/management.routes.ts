@@ -105,7 +105,11 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
 
   server.route('GET', '/v1/machines', () => MACHINES);
 
-  server.route('GET', '/v1/sessions/:id/events', (req, res) => streamEvents(req, res, feeds));
+  server.route('GET', '/v1/sessions/:id/events', (req, res) => {
+    // A deleted session's log stays on disk (tombstone); its feed does not come back with it.
+    entryOf(req.params.id!);
+    return streamEvents(req, res, feeds);
+  });
 
   server.route('POST', '/v1/sessions/:id/cancel', (req) => {
     const id = req.params.id!;

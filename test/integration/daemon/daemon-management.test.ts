@@ -150,6 +150,10 @@ test('cancel, steer and delete through the management API', async (t) => {
   const del = await d.api('DELETE', `/v1/sessions/${sessionId}`);
   assert.equal(del.status, 200);
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).status, 404);
+  // Its log stays on disk, but its event feed is gone like the rest of it (bounded: an answer here opens a stream).
+  const events = await fetch(`${d.url}/v1/sessions/${sessionId}/events`, { headers: d.headers, signal: AbortSignal.timeout(5_000) });
+  assert.equal(events.status, 404, 'no event feed for a deleted session');
+  assert.equal((await events.json()).error.code, 'session_not_found');
   await assert.rejects(c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.code === -32002);
 });
 
