@@ -10,6 +10,7 @@ import { handleAcpHttp } from './acp/acp-http.handler.js';
 import type { AcpAgentSide, AcpTransportOptions } from './acp/acp.types.js';
 import { TransportCore, type AcpConnectionStats } from './acp/transport-core.js';
 import { HttpExchange } from './http-exchange.js';
+import { MAX_JSON_DEPTH, nestedTooDeep } from './json-depth.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
 import { Router } from './router.js';
 import { SESSION_COOKIE, Security, isLoopbackHost } from './security.js';
@@ -198,6 +199,7 @@ export class HttpServer {
         } catch {
           return ex.error(400, 'parse_error', 'The request body is not valid JSON');
         }
+        if (nestedTooDeep(body)) return ex.error(400, 'invalid_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
       }
       const request: RouteRequest = { method: ex.method, path: ex.path, params, query: new URLSearchParams(ex.rawQuery), headers: ex.headers, body, rawBody, signal: ex.signal };
       const result = await handler(request, this.responseFor(ex));

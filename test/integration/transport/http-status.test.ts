@@ -145,6 +145,22 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
     assert.equal(after.status, 202, 'the next request is served');
   });
 
+  test('400 invalid_request for JSON nested deeper than 256 levels; 200 levels pass', async () => {
+    // Parsed without complaint, it would break the agent side, which serializes the message again
+    // (JSON.stringify recurses): the request was acknowledged and never answered.
+    const connectionId = await rawInitialize(h);
+    const post = (levels: number) =>
+      h.fetch('/acp', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Acp-Connection-Id': connectionId, 'Acp-Session-Id': 's1' },
+        body: `{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s1","x":${'['.repeat(levels)}${']'.repeat(levels)}}}`,
+      });
+    const deep = await post(1000);
+    assert.equal(deep.status, 400);
+    assert.equal(await errorCode(deep), 'invalid_request');
+    assert.equal((await post(200)).status, 202);
+  });
+
   test('400 for ids over maxIdLength', async () => {
     const id = await rawInitialize(h);
     const longSession = 's'.repeat(65);

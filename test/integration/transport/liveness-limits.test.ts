@@ -176,6 +176,9 @@ describe('WebSocket protocol rules', { timeout: 20_000 }, () => {
     const again = await next(ws);
     assert.equal(again['id'], 1);
     assert.equal((again['error'] as { code: number }).code, -32600);
+    ws.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"x":${'['.repeat(1000)}${']'.repeat(1000)}}}`);
+    const deep = await next(ws);
+    assert.deepEqual([deep['id'], (deep['error'] as { code: number }).code], [null, -32600], 'nested deeper than 256 levels');
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'x'.repeat(33), method: 'session/new', params: {} }));
     const [code] = await once(ws, 'close');
     assert.equal(code, 1008);

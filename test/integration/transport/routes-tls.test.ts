@@ -64,6 +64,9 @@ describe('management routes', { timeout: 20_000 }, () => {
     assert.equal(big.status, 413);
     assert.equal(((await big.json()) as { error: { code: string } }).error.code, 'payload_too_large');
     assert.equal((await h.fetch('/v1/sessions/ok', { method: 'DELETE' })).status, 204);
+    const deep = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: `{"x":${'['.repeat(400)}${']'.repeat(400)}}` });
+    assert.equal(deep.status, 400, 'JSON nested deeper than 256 levels');
+    assert.equal(((await deep.json()) as { error: { code: string } }).error.code, 'invalid_request');
   });
 
   test('SSE routes send id and event fields and honour Last-Event-ID', async () => {

@@ -6,6 +6,7 @@
  */
 import type { HttpExchange } from '../http-exchange.js';
 import { isTroupeError } from '../../../core/errors.js';
+import { MAX_JSON_DEPTH, nestedTooDeep } from '../json-depth.js';
 import { SSE_HEADERS } from '../sse-stream.js';
 import type { AcpConnection, Route } from './acp-connection.js';
 import {
@@ -63,6 +64,7 @@ async function handlePost(ex: HttpExchange, core: TransportCore): Promise<void> 
   }
   if (Array.isArray(value)) return ex.json(400, rpcError(null, -32600, 'JSON-RPC batches are not supported', 'invalid_request'));
   if (!isRecord(value)) return ex.error(400, 'invalid_request', 'Invalid JSON-RPC message');
+  if (nestedTooDeep(value)) return ex.error(400, 'invalid_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   const connectionId = ex.header(HEADER_CONNECTION_ID);
   if (isInitializeRequest(value)) {
     if (connectionId) return ex.error(400, 'invalid_request', 'Initialize not allowed on existing connection');

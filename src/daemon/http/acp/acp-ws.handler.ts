@@ -5,6 +5,7 @@
  * spec/transport.md §6–7.
  */
 import type { HeaderMap } from '../http-exchange.js';
+import { MAX_JSON_DEPTH, nestedTooDeep } from '../json-depth.js';
 import type { AuthOutcome } from '../security.js';
 import { statusLine, type HttpRequest, type HttpResponse, type WebSocket, type WebSocketBehavior } from '../uws.js';
 import type { AcpConnection } from './acp-connection.js';
@@ -178,6 +179,7 @@ async function handleFrame(core: TransportCore, state: WsState, text: string): P
   }
   if (Array.isArray(value)) return reply(state, rpcError(null, -32600, 'JSON-RPC batches are not supported', 'invalid_request'));
   if (!isRecord(value)) return reply(state, rpcError(null, -32600, 'Invalid Request', 'invalid_request'));
+  if (nestedTooDeep(value)) return reply(state, rpcError(null, -32600, `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, 'invalid_request'));
   const msg = value;
   if (!state.initialized) return initialize(core, state, msg);
   if (isInitializeRequest(msg)) return reply(state, rpcError(msg['id'], -32600, 'Initialize not allowed on existing connection', 'invalid_request'));
