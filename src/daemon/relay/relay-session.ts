@@ -44,12 +44,14 @@ export class RelaySession {
   /** Connections with a prompt running, latest last: child → client requests go to the latest. */
   private readonly prompting: RelayConnection[] = [];
   /**
-   * Connections with a session/load in flight (how many). Such a connection is sent every update
-   * line, unfiltered, until its load is answered: the child's replay (seq from 1, page by page) and
-   * the live updates of a turn running meanwhile reach the daemon mixed, and a live seq must not
-   * make the filter drop the rest of the replay. It sees what `troupe acp` on stdio would send it.
+   * Connections with a session/load in flight: how many, and the highest replayed seq sent to each.
+   * The child's replay (seq from 1, page by page) and the live updates of a turn running meanwhile
+   * reach the daemon mixed, so one mark per connection would let a live seq drop the rest of the
+   * replay. Until its load is answered, a connection is sent a line new to the session (live, or
+   * replayed lines this session had not sent before) above its mark, and a line the session sent
+   * before (a replay) above its replay mark: each replayed seq once, even with two loads at once.
    */
-  private readonly loading = new Map<RelayConnection, number>();
+  private readonly loading = new Map<RelayConnection, { count: number; replayed: number }>();
   private readonly pending = new Map<number, PendingRequest>();
   private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
   private nextId = 1;
@@ -124,7 +126,7 @@ export class RelaySession {
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
       if (method === 'session/prompt') this.prompting.push(conn);
-      else this.loading.set(conn, (this.loading.get(conn) ?? 0) + 1);
+      else this.loadStarted(conn);
     }
     this.child.send({ ...msg, id });
   }
@@ -231,10 +233,35 @@ export class RelaySession {
       if (i >= 0) this.prompting.splice(i, 1);
     }
     if (p.method === 'session/load') {
-      const n = (this.loading.get(p.conn) ?? 1) - 1;
-      if (n > 0) this.loading.set(p.conn, n);
-      else this.loading.delete(p.conn);
+      const load = this.loading.get(p.conn);
+      if (load && --load.count === 0) {
+        this.loading.delete(p.conn);
+        const mark = this.attached.get(p.conn);
+        if (mark !== undefined && load.replayed > mark) this.attached.set(p.conn, load.replayed);
+      }
     }
+  }
+
+  private loadStarted(conn: RelayConnection): void {
+    const load = this.loading.get(conn);
+    if (load) load.count++;
+    else this.loading.set(conn, { count: 1, replayed: 0 });
+  }
+
+  /**
+   * Whether `conn` (last sent `mark`) is to be sent an update of `seq`, which is `fresh` when the
+   * session had sent no update as high before; advances the marks it uses.
+   */
+  private takes(conn: RelayConnection, mark: number, seq: number, fresh: boolean): boolean {
+    const load = this.loading.get(conn);
+    if (load && !fresh) {
+      if (seq <= load.replayed) return false;
+      load.replayed = seq;
+      return true;
+    }
+    if (seq <= mark) return false;
+    this.attached.set(conn, seq);
+    return true;
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
@@ -252,15 +279,13 @@ export class RelaySession {
       return;
     }
     const seq = ((msg.params as any)?.update?._meta?.troupe?.seq as number | undefined) ?? undefined;
+    const fresh = seq !== undefined && seq > this.lastSeq;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      if (seq !== undefined) {
-        if (seq <= mark && !this.loading.has(conn)) continue;
-        if (seq > mark) this.attached.set(conn, seq);
-      }
-      if (seq !== undefined && seq > this.lastSeq) this.lastSeq = seq;
+      if (seq !== undefined && !this.takes(conn, mark, seq, fresh)) continue;
       void conn.send(msg);
     }
+    if (fresh) this.lastSeq = seq;
   }
 
   /**
@@ -273,27 +298,25 @@ export class RelaySession {
     for (let i = 1; i < batch.length; i++) {
       if (batch[i]!.seq <= batch[i - 1]!.seq || batch[i]!.sessionId !== sessionId) ordered = false;
     }
+    // Lines above this are new to the session; a replay repeats lines below it.
+    const before = this.lastSeq;
     let all: string[] | undefined;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      const loading = this.loading.has(conn);
-      if (ordered && (loading || batch[0]!.seq > mark)) {
-        // The common case: all new to this connection (or it takes everything), one session, in order.
-        const top = batch[batch.length - 1]!.seq;
-        if (top > mark) this.attached.set(conn, top);
-        if (top > this.lastSeq) this.lastSeq = top;
+      if (ordered && batch[0]!.seq > mark && (batch[0]!.seq > before || !this.loading.has(conn))) {
+        // The common case: all new to this connection, one session, in order.
+        this.attached.set(conn, batch[batch.length - 1]!.seq);
         conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
         continue;
       }
-      let seen = mark;
+      let top = before;
       for (const u of batch) {
-        if (u.seq <= seen && !loading) continue;
-        if (u.seq > seen) seen = u.seq;
-        if (seen > this.lastSeq) this.lastSeq = seen;
-        conn.sendNotifications(u.sessionId, [u.json]);
+        const fresh = u.seq > top;
+        if (fresh) top = u.seq;
+        if (this.takes(conn, this.attached.get(conn)!, u.seq, fresh)) conn.sendNotifications(u.sessionId, [u.json]);
       }
-      this.attached.set(conn, seen);
     }
+    for (const u of batch) if (u.seq > this.lastSeq) this.lastSeq = u.seq;
   }
 
   private control(c: ControlMessage): void {
@@ -322,7 +345,7 @@ export class RelaySession {
     this.loading.clear();
     for (const p of this.pending.values()) {
       if (p.method === 'session/prompt') this.prompting.push(p.conn);
-      if (p.method === 'session/load') this.loading.set(p.conn, (this.loading.get(p.conn) ?? 0) + 1);
+      if (p.method === 'session/load') this.loadStarted(p.conn);
     }
     for (const [, w] of this.internal) w.reject(new Error('the child exited'));
     this.internal.clear();

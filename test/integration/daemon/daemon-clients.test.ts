@@ -173,6 +173,14 @@ test('session/load while another client\'s turn streams replays the whole histor
     assert.equal((await more).stopReason, 'end_turn');
     b.close();
   }
+  // Two clients loading at once: each gets the history once, not its own replay and the other's.
+  const [e, f] = [d.connect('ws'), d.connect('http')];
+  t.after(() => (e.close(), f.close()));
+  await Promise.all([e.init(), f.init()]);
+  await Promise.all([e, f].map((x) => x.agent.request('session/load', { sessionId, cwd, mcpServers: [] })));
+  for (const x of [e, f]) {
+    assert.deepEqual(x.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).filter((s: string) => s.startsWith('a')), history);
+  }
 });
 
 test('a second connection attached to a live session sees its updates but not a replay', async (t) => {
