@@ -92,6 +92,13 @@ export class SseStream {
     this.finish();
   }
 
+  /** Closes the socket at once, dropping what waits: for a client that stopped reading. */
+  abort(): void {
+    if (this.closedFlag) return;
+    this.exchange.destroy();
+    this.finish();
+  }
+
   private pump(): void {
     if (this.blocked || this.closedFlag || this.queue.length === 0) return;
     this.exchange.cork(() => {

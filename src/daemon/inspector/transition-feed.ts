@@ -51,6 +51,9 @@ export class TransitionFeed {
     const queue: NumberedTransition[] = [];
     let wake: (() => void) | undefined;
     const listener = (t: NumberedTransition) => {
+      // A reader more than `keep` behind could not resume where it is anyway (it would get a
+      // replay_gap): its stream is cut off rather than queued for without bound. It reconnects.
+      if (queue.length >= this.keep) return sse.abort();
       queue.push(t);
       wake?.();
     };

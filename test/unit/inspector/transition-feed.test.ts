@@ -3,9 +3,11 @@
 // comes from another daemon run, the session filter, and bad cursors refused.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
 import { MachineHub } from '../../../src/daemon/machine-hub.js';
 import { TransitionFeed } from '../../../src/daemon/inspector/transition-feed.js';
-import { startHarness, type Harness } from '../../support/transport/harness.js';
+import { startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
 
 interface Frame {
   id?: string;
@@ -103,4 +105,31 @@ test('?session= filters; a malformed cursor is refused before the stream starts'
   assert.equal(bad.status, 400);
   assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'invalid_cursor');
   assert.equal((await fetch(`${h.url}/v1/inspect/transitions`)).status, 401, 'no token, no feed');
+});
+
+test('a reader that falls more than `keep` transitions behind is cut off, not queued for without bound', async (t) => {
+  // Small buffers, and a client that never reads: the stream blocks once the socket is full.
+  const slow = await startHarness({ server: { sseMaxBufferedBytes: 1024 } });
+  t.after(() => slow.close());
+  const hub2 = new MachineHub();
+  const feed2 = new TransitionFeed(hub2, 50);
+  t.after(() => feed2.close());
+  slow.server.route('GET', '/v1/inspect/transitions', (req, res) => feed2.stream(req, res));
+  const socket = net.connect(slow.port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.pause();
+  socket.write(`GET /v1/inspect/transitions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\n\r\n`);
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  await new Promise((r) => setTimeout(r, 50));
+  // 400 transitions of 64 KB: far more than the socket's buffers and the 50 the feed keeps.
+  const big = 'x'.repeat(64 * 1024);
+  for (let i = 0; i < 400; i++) {
+    hub2.record('s9', { machine: 'session', state: big, event: `e${i}`, at: Date.now() });
+    if (i % 20 === 19) await new Promise((r) => setImmediate(r));
+  }
+  // Now read what reached the socket: a stream cut off ends there; one still open never does.
+  socket.resume();
+  const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 5_000))]);
+  socket.destroy();
+  assert.equal(outcome, 'closed', 'the server closed the stream of the reader that fell behind');
 });
