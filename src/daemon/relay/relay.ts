@@ -116,7 +116,9 @@ export class Relay implements AcpAgentSide, RelayContext {
       return;
     }
     if (!session.live && request && this.refuseCapacity(conn, msg)) return;
-    if (!request) return session.deliver(msg);
+    // A notification (cancel) for a session whose child was stopped: nothing runs there to act on,
+    // and waking a child for it would also pass --max-sessions, which only requests are checked against.
+    if (!request) return void (session.live && session.deliver(msg));
     session.attach(conn, msg.method === 'session/load');
     session.forward(conn, msg);
   }

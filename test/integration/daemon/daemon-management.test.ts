@@ -333,6 +333,28 @@ test('a message that is no JSON-RPC request, notification or response is answere
   assert.equal(answers[bad.length + 1].id, 10);
 });
 
+test('session/cancel for a session whose child was stopped idle does not start a child (nothing runs to cancel)', async (t) => {
+  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const state = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child?.state;
+  await waitFor('the idle stop', async () => (await state()) === 'idleStopped');
+  // From another connection, raw: the 202 comes once the relay has taken the notification.
+  const headers = { ...d.headers, 'content-type': 'application/json' };
+  const init = await fetch(`${d.url}/acp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }) });
+  const cancel = await fetch(`${d.url}/acp`, {
+    method: 'POST',
+    headers: { ...headers, 'Acp-Connection-Id': init.headers.get('acp-connection-id')!, 'Acp-Session-Id': sessionId },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } }),
+  });
+  assert.equal(cancel.status, 202);
+  assert.equal(await state(), 'idleStopped', 'no child started for a cancel');
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn', 'a prompt still wakes it');
+});
+
 test('live sessions are capped: one more is capacity_exceeded', async (t) => {
   const d = await Daemon.start({ script, args: ['--max-sessions', '1'] });
   t.after(() => d.stop());
