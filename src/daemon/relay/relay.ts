@@ -124,9 +124,13 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   listSessions(msg: JsonRpcMessage): JsonRpcMessage {
-    const p = (msg.params ?? {}) as { cwd?: string; cursor?: string };
+    const p = (msg.params ?? {}) as { cwd?: unknown; cursor?: unknown };
+    // Checked as a child's SDK checks the requests it answers: a wrong type is the client's error, not ours.
+    if (typeof p !== 'object' || Array.isArray(p) || (p.cwd !== undefined && p.cwd !== null && typeof p.cwd !== 'string')) {
+      return errorResponse(msg.id, 'invalid_params', 'session/list takes {cwd?: string, cursor?: string}');
+    }
     try {
-      const page = this.deps.index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
+      const page = this.deps.index.list({ ...(p.cwd ? { cwd: p.cwd as string } : {}), ...(p.cursor ? { cursor: p.cursor as string } : {}), limit: 50 });
       const sessions = page.sessions.map((s) => ({ sessionId: s.id, cwd: s.cwd, ...(s.title ? { title: s.title } : {}), updatedAt: new Date(s.updatedAt).toISOString() }));
       return { jsonrpc: '2.0', id: msg.id, result: { sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
     } catch (err) {
