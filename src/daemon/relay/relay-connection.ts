@@ -56,7 +56,8 @@ export class RelayConnection implements AcpConnectionPeer {
         return;
     }
     const sessionId = sessionIdOf(msg) ?? context.sessionId;
-    if (!sessionId) {
+    // An empty id names no session (session_not_found below); only an absent one routes nowhere.
+    if (sessionId === undefined) {
       if (request) void this.send(errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`));
       return;
     }

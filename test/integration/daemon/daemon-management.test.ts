@@ -304,6 +304,11 @@ test('bad input gets typed errors and the daemon keeps serving', async (t) => {
   assert.equal(await declaredTooLarge(d), 413, 'oversized body');
   await assert.rejects(c.agent.request('session/prompt', { sessionId: 'ses_unknown', prompt: [{ type: 'text', text: 'x' }] }), (e: any) => e.code === -32002 && e.data?.sessionId === 'ses_unknown');
   await assert.rejects(c.agent.request('session/new', { cwd: 'relative', mcpServers: [] }), (e: any) => e.code === -32602);
+  // Over WebSocket nothing checks the id first: an empty one is a session that does not exist, not a missing method.
+  const ws = d.connect('ws');
+  t.after(() => ws.close());
+  await ws.init();
+  await assert.rejects(ws.agent.request('session/prompt', { sessionId: '', prompt: [{ type: 'text', text: 'x' }] }), (e: any) => e.code === -32002 && e.data?.sessionId === '');
   // session/list is answered by the daemon itself: its params are checked as a child checks its own.
   for (const cwd of [5, ['a'], {}]) {
     await assert.rejects(c.agent.request('session/list', { cwd } as any), (e: any) => e.code === -32602 && e.data?.code === 'invalid_params', JSON.stringify(cwd));
