@@ -193,7 +193,11 @@ export class HttpServer {
     try {
       const rawBody = bodyRead ? await bodyRead : undefined;
       let body: unknown;
-      if (rawBody && rawBody.length > 0 && (ex.header('content-type') ?? '').toLowerCase().startsWith('application/json')) {
+      const json = (ex.header('content-type') ?? '').toLowerCase().startsWith('application/json');
+      // The API speaks JSON: another body (curl -d sends a form type) is refused as /acp refuses it,
+      // rather than reach the handler as no body at all.
+      if (rawBody && rawBody.length > 0 && !json) return ex.error(415, 'invalid_request', 'Unsupported Media Type: use application/json');
+      if (rawBody && rawBody.length > 0 && json) {
         try {
           body = JSON.parse(rawBody.toString('utf8'));
         } catch {

@@ -14,7 +14,7 @@ export interface RouteRequest {
   readonly query: URLSearchParams;
   /** Header names are lower case. */
   readonly headers: HeaderMap;
-  /** The parsed JSON body (undefined when there is none or it is not JSON). */
+  /** The parsed JSON body (undefined when there is none; a body of another Content-Type is refused with 415 first). */
   readonly body: unknown;
   /** The raw body bytes, when one was sent. */
   readonly rawBody: Buffer | undefined;

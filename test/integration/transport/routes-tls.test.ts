@@ -58,6 +58,10 @@ describe('management routes', { timeout: 20_000 }, () => {
     assert.equal(boom.status, 500);
     const text = await boom.text();
     assert.equal(text.includes('secret detail'), false);
+    // curl -d sends application/x-www-form-urlencoded: the body is refused plainly, not read as absent.
+    const form = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: '{"text":"x"}' });
+    assert.equal(form.status, 415);
+    assert.equal(((await form.json()) as { error: { code: string } }).error.code, 'invalid_request');
     const bad = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' });
     assert.equal(bad.status, 400);
     const big = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(2000) }) });
