@@ -34,7 +34,7 @@ export function staticFiles(dir: string): RouteHandler {
     try {
       if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
       const body = await readFile(file);
-      res.send(200, { 'Content-Type': TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }, req.method === 'HEAD' ? '' : body);
+      res.send(200, { 'Content-Type': TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }, body);
     } catch {
       res.error(404, 'method_not_found', 'No such file');
     }

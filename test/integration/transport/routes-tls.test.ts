@@ -105,6 +105,8 @@ describe('management routes', { timeout: 20_000 }, () => {
     // An encoded slash survives URL normalisation and decodes to ../../etc/passwd inside the router.
     assert.equal((await h.fetch('/inspect/..%2f..%2fetc%2fpasswd')).status, 404);
     assert.equal((await h.fetch('/inspect/nope.js')).status, 404);
+    const head = await h.fetch('/inspect/app.js', { method: 'HEAD' });
+    assert.equal(head.headers.get('content-length'), String('console.log(1)'.length), 'HEAD: the length of the file, no body');
   });
 
   test('HEAD gets the headers of GET and no body, so the next response on the connection stays intact', async () => {
