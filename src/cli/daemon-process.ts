@@ -51,8 +51,14 @@ export async function waitForDaemon(home: string, exited: () => boolean, timeout
 
 /** Starts a detached daemon for `home` and waits for it. */
 export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<DaemonTarget> {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  const log = openSync(daemonLogPath(home), 'a', 0o600);
+  let log: number;
+  try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    log = openSync(daemonLogPath(home), 'a', 0o600);
+  } catch (err) {
+    // The daemon could not write its token, lock and logs there either.
+    throw new CliError('daemon_start_failed', `cannot use the state directory ${home} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set TROUPE_HOME to a directory you can write`);
+  }
   let exitCode: number | null | undefined;
   try {
     const child = spawn(process.execPath, [TROUPE_BIN, 'serve', '--port', '0'], {

@@ -2,7 +2,9 @@
 // Each must give exactly one clear line on stderr (no stack trace) and the documented exit code.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/cli-io.js';
 import { makeHome, type CliResult, type Home } from '../../support/cli/cli-harness.js';
 
@@ -60,6 +62,17 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       const r = await h.run(args, { env });
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, /refused the token.*\(forbidden\)$/);
+    }
+  });
+
+  test('a TROUPE_HOME that cannot be written: one line, daemon_start_failed', async () => {
+    // A file where the directory should be: unwritable as a directory, even for root.
+    const home = join(h.work, 'not-a-directory');
+    writeFileSync(home, '');
+    for (const [name, args] of [['run', ['run', 'hello']], ['chat', ['chat']], ['daemon start', ['daemon', 'start']]] as const) {
+      const r = await h.run([...args], { env: { TROUPE_HOME: home } });
+      assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe ${name}: cannot use the state directory ${home} \\(EEXIST\\).*\\(daemon_start_failed\\)$`));
     }
   });
 
