@@ -76,6 +76,21 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
     }
   });
 
+  test('a mistyped --model or --mode: the error, and no empty session left behind', async () => {
+    const ids = async () => (JSON.parse((await h.run(['sessions', '--json'])).stdout) as { id: string }[]).map((x) => x.id).sort();
+    const before = await ids();
+    for (const [args, pattern] of [
+      [['run', '--model', 'nope/x', 'hello'], /^troupe run: no provider serves 'nope\/x'.*\(model_not_found\)$/],
+      [['run', '--mode', 'bogus', 'hello'], /^troupe run: unknown mode 'bogus'.*\(invalid_params\)$/],
+      [['chat', '--mode', 'bogus'], /^troupe chat: unknown mode 'bogus'.*\(invalid_params\)$/],
+    ] as const) {
+      const r = await h.run([...args]);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, pattern);
+    }
+    assert.deepEqual(await ids(), before);
+  });
+
   test('usage mistakes exit 2', async () => {
     for (const [args, pattern] of [
       [['run'], /missing the prompt/],
