@@ -6,7 +6,7 @@
 import { resolveTroupeHome } from '../store/paths.js';
 import { parseCommandArgs, requirePositional } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
-import { EXIT, reportError, type CliIo } from './cli-io.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
@@ -42,6 +42,7 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: true, spinner: false });
     conn = await connectDaemon(io, { autoStart: false });
     let repl: Repl | undefined;
+    let lost = false;
     link = await openLink(conn.target, {
       update: (n) => {
         if (n.sessionId !== id) return;
@@ -63,13 +64,16 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     if (values.interactive) {
       repl = new Repl({ link, target: conn.target, sessionId: id, renderer, style, stdin, stdout: io.stdout, historyPath: chatHistoryPath(resolveTroupeHome(io.env)), prompt: style.bold('› ') });
       await repl.run();
+      lost = repl.lost;
     } else {
       process.on('SIGINT', onSigint);
       const closed = link.closed.then(() => 'closed' as const);
       const aborted = new Promise<'detached'>((r) => stop.signal.addEventListener('abort', () => r('detached'), { once: true }));
-      if ((await Promise.race([closed, aborted])) === 'closed') io.stderr.write('troupe attach: the daemon closed the connection\n');
+      lost = (await Promise.race([closed, aborted])) === 'closed';
     }
     renderer.done();
+    // Only Ctrl-C (or /quit) detaches: a connection the daemon ended is an error a script can see.
+    if (lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'attach', err);

@@ -5,7 +5,7 @@
 import { resolveTroupeHome } from '../store/paths.js';
 import { parseCommandArgs } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
-import { EXIT, reportError, type CliIo } from './cli-io.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
@@ -79,6 +79,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     });
     await repl.run();
     renderer.done();
+    if (repl.lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'chat', err);

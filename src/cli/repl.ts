@@ -75,6 +75,8 @@ export class Repl {
   private readonly tty: boolean;
   /** The readline prompt is on screen with nothing printed after it. */
   private promptVisible = false;
+  /** Set when the connection to the daemon ended under the loop (the daemon stopped or went away). */
+  lost = false;
 
   constructor(private readonly s: ReplSettings) {
     this.tty = Boolean((s.stdin as { isTTY?: boolean }).isTTY);
@@ -89,7 +91,10 @@ export class Repl {
       this.promptVisible = true;
     });
 
-  /** Runs until /quit, Ctrl-D or the end of piped input (after its turns finished). */
+  /**
+   * Runs until /quit, Ctrl-D or the end of piped input (after its turns finished), or until the
+   * connection to the daemon ends (then `lost` is set): every line after that could only fail.
+   */
   run(): Promise<void> {
     // Output that arrives while the prompt is shown (another client's turn) replaces the prompt line.
     this.s.renderer.beforeOutput = () => {
@@ -120,9 +125,16 @@ export class Repl {
         else this.chain = this.chain.then(() => this.handle(line, true));
       });
       this.rl.on('SIGINT', () => this.interrupt());
+      let closed = false;
       this.rl.on('close', () => {
+        closed = true;
         this.pendingAnswer?.(undefined);
         void this.chain.then(() => this.idle()).then(() => resolve());
+      });
+      void this.s.link.closed.then(() => {
+        if (closed) return;
+        this.lost = true;
+        this.rl.close();
       });
       this.showPrompt();
     });
@@ -169,6 +181,7 @@ export class Repl {
 
   private async handle(line: string, wait = false): Promise<void> {
     const text = line.trim();
+    if (this.lost) return;
     if (!text) return this.showPrompt();
     const [cmd, ...rest] = text.split(/\s+/);
     const arg = rest.join(' ');

@@ -179,4 +179,27 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       rmSync(tmp, { recursive: true, force: true });
     }
   });
+
+  test('chat and attach end with an error when the daemon goes away, instead of waiting on a dead connection', async () => {
+    const d = makeHome({ replies: REPLIES });
+    try {
+      // Its stdin stays open, as a program feeding it would keep it.
+      const chat = d.start(['chat']);
+      chat.child.stdin!.write('please hang\n');
+      await until(() => chat.stdout().includes('Working on it.'), 'the chat turn to run');
+      const sessionId = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
+      const attach = d.start(['attach', sessionId, '--json']);
+      await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      const stop = await d.run(['daemon', 'stop']);
+      assert.equal(stop.code, 0, stop.stderr);
+      for (const [name, b] of [['chat', chat], ['attach', attach]] as const) {
+        await until(() => b.child.exitCode !== null, `${name} to exit once the daemon is gone`);
+        const r = await b.done;
+        assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: lost the connection to the daemon at http://127\\.0\\.0\\.1:\\d+ \\(daemon_unreachable\\)\\n$`));
+      }
+    } finally {
+      await d.close();
+    }
+  });
 });
