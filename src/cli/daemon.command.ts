@@ -5,7 +5,7 @@
 import { createReadStream, existsSync, readFileSync, statSync, watch } from 'node:fs';
 import { resolveTroupeHome } from '../store/paths.js';
 import { VERSION } from '../core/version.js';
-import { parseCommandArgs } from './args.js';
+import { intOption, parseCommandArgs } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, type DaemonTarget } from './daemon.client.js';
 import { daemonLogPath, readDaemonState, readToken } from './daemon-home.js';
@@ -55,7 +55,7 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
       case 'status':
         return await status(io, home, values.json ?? false);
       case 'logs':
-        return await logs(io, home, values.follow ?? false, Number(values.lines ?? 50));
+        return await logs(io, home, values.follow ?? false, intOption('daemon logs', 'lines', values.lines, 50));
       case 'token': {
         const token = remoteTarget(io.env)?.token ?? readToken(home);
         if (!token) throw new CliError('daemon_unreachable', `no token in ${home} yet (start the daemon once with 'troupe daemon start')`);
@@ -144,7 +144,7 @@ async function logs(io: CliIo, home: string, follow: boolean, lines: number): Pr
   const all = readFileSync(path, 'utf8');
   const tail = all.split('\n');
   if (tail.at(-1) === '') tail.pop();
-  io.stdout.write(tail.slice(Number.isInteger(lines) && lines > 0 ? -lines : 0).map((l) => `${l}\n`).join(''));
+  io.stdout.write(tail.slice(tail.length - Math.min(lines, tail.length)).map((l) => `${l}\n`).join(''));
   if (!follow) return EXIT.ok;
   let offset = Buffer.byteLength(all);
   await new Promise<void>((resolve) => {

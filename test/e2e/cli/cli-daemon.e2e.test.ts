@@ -67,6 +67,11 @@ describe('troupe daemon and versions', { timeout: 60_000 }, () => {
     const logs = await h.run(['daemon', 'logs']);
     assert.equal(logs.code, 0, logs.stderr);
     assert.match(logs.stdout, new RegExp(`daemon listening on ${state.url.replace(/\./g, '\\.')}`));
+    const last = await h.run(['daemon', 'logs', '-n', '1']);
+    assert.equal(last.stdout, `${logs.stdout.trimEnd().split('\n').at(-1)}\n`);
+    const none = await h.run(['daemon', 'logs', '-n', '0']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, '', '-n 0 prints no line, as tail -n 0');
   });
 });
 

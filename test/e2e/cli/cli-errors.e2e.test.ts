@@ -99,6 +99,7 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       [['daemon', 'restart'], /unknown subcommand 'restart'/],
       [['watch', 'ses_0abc', '--after', 'soon'], /--after must be a non-negative integer/],
       [['steer', 'ses_0abc'], /missing the text/],
+      [['daemon', 'logs', '-n', 'ten'], /^troupe daemon logs: --lines must be a non-negative integer, got 'ten'/],
     ] as const) {
       const r = await h.run([...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
