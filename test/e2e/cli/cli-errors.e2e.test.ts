@@ -3,6 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/cli-io.js';
@@ -53,6 +54,24 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       assert.equal(other.daemonState(), undefined, 'TROUPE_URL disables auto-start');
     } finally {
       await other.close();
+    }
+  });
+
+  test('TROUPE_URL naming a server that is not a troupe daemon: daemon_unreachable, not internal_error', async () => {
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(404, { 'Content-Type': 'text/html' });
+      res.end('<!DOCTYPE html><title>Not Found</title>');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      for (const args of [['run', 'hello'], ['sessions'], ['daemon', 'status']]) {
+        const r = await h.run(args, { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+        oneLine(r, new RegExp(`: the server at ${url} is not a troupe daemon: it answered HTTP 404 to /v1/health \\(daemon_unreachable\\)$`));
+      }
+    } finally {
+      await new Promise((r) => server.close(r));
     }
   });
 
