@@ -40,6 +40,8 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);
     const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: true, spinner: false });
+    // With --json, stdout holds only the updates: notes go to stderr.
+    const note = (line: string) => (values.json ? io.stderr.write(`${line}\n`) : renderer.note(line));
     conn = await connectDaemon(io, { autoStart: false });
     let repl: Repl | undefined;
     let lost = false;
@@ -52,11 +54,11 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       permission: (req) => {
         renderer.done();
         if (!values.interactive) {
-          renderer.note(style.yellow(`[attach is read-only: rejected ${req.toolCall.title ?? 'a tool call'}; use --interactive to answer]`));
+          note(style.yellow(`[attach is read-only: rejected ${req.toolCall.title ?? 'a tool call'}; use --interactive to answer]`));
           const reject = req.options.find((o) => o.kind === 'reject_once');
           return Promise.resolve(reject ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } });
         }
-        return decidePermission(req, { yes: false, ask: repl?.ask, style, note: (l) => renderer.note(l) });
+        return decidePermission(req, { yes: false, ask: repl?.ask, style, note });
       },
     });
     const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: id });

@@ -7,6 +7,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
+import { AcpClient } from '../../support/daemon.js';
 import { eventSchemaError } from '../../support/event-schema.js';
 import { jsonLines, makeHome, pidAlive, until, type Home } from '../../support/cli/cli-harness.js';
 
@@ -198,6 +200,39 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
         assert.equal(r.code, 1, `${name}: ${r.stderr}`);
         assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: lost the connection to the daemon at http://127\\.0\\.0\\.1:\\d+ \\(daemon_unreachable\\)\\n$`));
       }
+    } finally {
+      await d.close();
+    }
+  });
+
+  test('attach --json: a permission request it rejects is noted on stderr, and stdout stays JSON lines', async () => {
+    const d = makeHome({
+      replies: [
+        [{ text: 'Soon.' }, { delay_ms: 3000 }, { tool_call: { name: 'run_command', input: { command: 'echo hi' } } }],
+        [{ text: 'Done.' }],
+      ],
+    });
+    try {
+      assert.equal((await d.run(['daemon', 'start'])).code, 0);
+      const state = d.daemonState()!;
+      // A client prompts, then goes away before the tool call: its permission request then reaches
+      // the attached client (spec/daemon.md, Relay).
+      const a = new AcpClient(createHttpStream(`${state.url}/acp`, { headers: { Authorization: `Bearer ${d.token()}` } }), {});
+      await a.init();
+      const { sessionId } = await a.agent.request('session/new', { cwd: d.work, mcpServers: [] });
+      const attach = d.start(['attach', sessionId, '--json']);
+      await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      void a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] }).catch(() => undefined);
+      await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'the turn to start');
+      a.close();
+      await until(() => attach.stdout().includes('Done.'), 'the turn to go on without the tool call');
+      attach.child.kill('SIGINT');
+      const r = await attach.done;
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(a.permissions.length, 0, 'the permission request did not reach the client that left');
+      const lines = jsonLines(r.stdout);
+      assert.ok(lines.some((l) => l.update?.sessionUpdate === 'tool_call_update' && l.update.status === 'failed'), 'the tool call was rejected');
+      assert.match(r.stderr, /\[attach is read-only: rejected Run `echo hi`; use --interactive to answer\]/);
     } finally {
       await d.close();
     }
