@@ -33,16 +33,29 @@ Examples:
   TROUPE_TOKEN=$(troupe daemon token) troupe sessions
 `;
 
+/**
+ * Each subcommand's own options: one meant for another (`stop --force`, which would not kill
+ * anything harder) is a usage error, not silently ignored.
+ */
+const OPTIONS = {
+  start: { force: { type: 'boolean' } },
+  stop: {},
+  status: { json: { type: 'boolean' } },
+  logs: { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } },
+  token: {},
+} as const;
+
 export async function daemonCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   try {
-    const { values } = parseCommandArgs(`daemon ${sub ?? ''}`.trim(), rest, {
-      force: { type: 'boolean' },
-      json: { type: 'boolean' },
-      follow: { type: 'boolean', short: 'f' },
-      lines: { type: 'string', short: 'n' },
-    });
-    if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help' || values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') return void io.stdout.write(USAGE), EXIT.ok;
+    if (!Object.hasOwn(OPTIONS, sub)) throw new CliError('usage', `unknown subcommand '${sub}' (try 'troupe daemon --help')`);
+    const { values, positionals } = parseCommandArgs(`daemon ${sub}`, rest, { force: { type: 'boolean' }, json: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    const own: Record<string, unknown> = OPTIONS[sub as keyof typeof OPTIONS];
+    const stray = Object.keys(values).find((k) => k !== 'help' && k !== 'no-color' && !(k in own));
+    if (stray) throw new CliError('usage', `unknown option '--${stray}' for 'daemon ${sub}' (try 'troupe daemon --help')`);
+    if (positionals.length) throw new CliError('usage', `unexpected argument '${positionals[0]}' (try 'troupe daemon --help')`);
     const home = resolveTroupeHome(io.env);
     switch (sub) {
       case 'start':

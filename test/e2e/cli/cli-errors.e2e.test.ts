@@ -119,6 +119,9 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       [['watch', 'ses_0abc', '--after', 'soon'], /--after must be a non-negative integer/],
       [['steer', 'ses_0abc'], /missing the text/],
       [['daemon', 'logs', '-n', 'ten'], /^troupe daemon logs: --lines must be a non-negative integer, got 'ten'/],
+      [['daemon', 'stop', '--force'], /^troupe daemon stop: unknown option '--force' for 'daemon stop' \(try 'troupe daemon --help'\)$/],
+      [['daemon', 'token', '--json'], /^troupe daemon token: unknown option '--json' for 'daemon token'/],
+      [['daemon', 'stop', 'now'], /^troupe daemon stop: unexpected argument 'now'/],
     ] as const) {
       const r = await h.run([...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
