@@ -4,7 +4,7 @@
  * unless --interactive, which adds the chat loop (prompts, steering, permissions).
  */
 import { resolveTroupeHome } from '../store/paths.js';
-import { parseCommandArgs, requirePositional } from './args.js';
+import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
@@ -37,6 +37,7 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     const { values, positionals } = parseCommandArgs('attach', args, { interactive: { type: 'boolean', short: 'i' }, json: { type: 'boolean' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const id = requirePositional('attach', positionals, 0, 'the session id');
+    noExtraPositionals('attach', positionals, 1);
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);
     const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: true, spinner: false });

@@ -38,7 +38,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
   let conn: Connection | undefined;
   let link: AcpLink | undefined;
   try {
-    const { values } = parseCommandArgs('chat', args, {
+    const { values, positionals } = parseCommandArgs('chat', args, {
       cwd: { type: 'string' },
       session: { type: 'string' },
       model: { type: 'string' },
@@ -47,6 +47,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       yes: { type: 'boolean', short: 'y' },
     });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    if (positionals.length) throw new CliError('usage', `takes no prompt argument, got '${positionals[0]}': type it at the chat's prompt, or run one turn with 'troupe run "…"'`);
     const mcpServers = values['mcp-config'] ? readMcpConfig(values['mcp-config']) : undefined;
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);

@@ -3,7 +3,7 @@
  * management API (`/v1/sessions/:id/events?after=N`), replaying what came after N and then following
  * live. A replay gap (the events after the cursor are gone) ends the command with a clear error.
  */
-import { intOption, parseCommandArgs, requirePositional } from './args.js';
+import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
@@ -80,6 +80,7 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs('watch', args, { after: { type: 'string' }, json: { type: 'boolean' }, 'no-follow': { type: 'boolean' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const id = requirePositional('watch', positionals, 0, 'the session id');
+    noExtraPositionals('watch', positionals, 1);
     const after = intOption('watch', 'after', values.after, 0);
     const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
     const until = values['no-follow'] ? (await client.session(id)).lastSeq : Infinity;

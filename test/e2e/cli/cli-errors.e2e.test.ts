@@ -122,6 +122,11 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       [['daemon', 'stop', '--force'], /^troupe daemon stop: unknown option '--force' for 'daemon stop' \(try 'troupe daemon --help'\)$/],
       [['daemon', 'token', '--json'], /^troupe daemon token: unknown option '--json' for 'daemon token'/],
       [['daemon', 'stop', 'now'], /^troupe daemon stop: unexpected argument 'now'/],
+      [['cancel', 'ses_0abc', 'ses_0def'], /^troupe cancel: unexpected argument 'ses_0def' \(try 'troupe cancel --help'\)$/],
+      [['watch', 'ses_0abc', '120'], /^troupe watch: unexpected argument '120'/],
+      [['attach', 'ses_0abc', 'x'], /^troupe attach: unexpected argument 'x'/],
+      [['sessions', 'show', 'ses_0abc', 'x'], /^troupe sessions show: unexpected argument 'x'/],
+      [['chat', 'fix the bug'], /^troupe chat: takes no prompt argument, got 'fix the bug'.*troupe run/],
     ] as const) {
       const r = await h.run([...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
