@@ -42,7 +42,7 @@ const COMMANDS: Record<string, Command> = {
     const { logDumpCommand } = await import('./log-dump.command.js');
     if (args[0] === '--help' || args[0] === '-h') return logDumpCommand(['--help'], io);
     if (args[0] !== 'dump') {
-      io.stderr.write(`troupe log: unknown subcommand '${args[0] ?? ''}' (try 'troupe log dump --help')\n`);
+      io.stderr.write(`troupe log: ${args[0] === undefined ? 'missing the subcommand (dump)' : `unknown subcommand '${args[0]}'`} (try 'troupe log dump --help')\n`);
       return 2;
     }
     return logDumpCommand(args.slice(1), io);

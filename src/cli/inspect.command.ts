@@ -54,7 +54,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
       },
     });
   } catch (err) {
-    io.stderr.write(`troupe inspect: ${(err as Error).message}\n${USAGE}`);
+    io.stderr.write(`troupe inspect: ${(err as Error).message.replace(/\.$/, '')} (try 'troupe inspect --help')\n`);
     return 2;
   }
   const { values: o, positionals } = parsed;
@@ -70,7 +70,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
     positionals.length === 0 && (o.mermaid || o.json) ? '--mermaid and --json need a session id' :
     positionals.length === 1 && (o.url || o.open) ? '--url and --open do not take a session id' : undefined;
   if (problem) {
-    io.stderr.write(`troupe inspect: ${problem}\n${USAGE}`);
+    io.stderr.write(`troupe inspect: ${problem} (try 'troupe inspect --help')\n`);
     return 2;
   }
   try {

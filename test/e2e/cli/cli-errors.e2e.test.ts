@@ -2,7 +2,7 @@
 // Each must give exactly one clear line on stderr (no stack trace) and the documented exit code.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -110,6 +110,18 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
     assert.deepEqual(await ids(), before);
   });
 
+  test('the commands that need no daemon report errors the same way: one line with the code', async () => {
+    const missing = await h.run(['log', 'dump', 'ses_0doesnotexist']);
+    assert.equal(missing.code, 1);
+    oneLine(missing, /^troupe log dump: no log at .*ses_0doesnotexist\.log \(session_not_found\)$/);
+    const config = join(h.work, 'config');
+    mkdirSync(join(config, 'troupe'), { recursive: true });
+    writeFileSync(join(config, 'troupe', 'config.json'), '{not json');
+    const models = await h.run(['models'], { env: { XDG_CONFIG_HOME: config } });
+    assert.equal(models.code, 1);
+    oneLine(models, /^troupe models: the troupe config .* is not valid JSON: .* \(invalid_params\)$/);
+  });
+
   test('usage mistakes exit 2', async () => {
     for (const [args, pattern] of [
       [['run'], /missing the prompt/],
@@ -127,6 +139,12 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       [['attach', 'ses_0abc', 'x'], /^troupe attach: unexpected argument 'x'/],
       [['sessions', 'show', 'ses_0abc', 'x'], /^troupe sessions show: unexpected argument 'x'/],
       [['chat', 'fix the bug'], /^troupe chat: takes no prompt argument, got 'fix the bug'.*troupe run/],
+      [['models', '--bogus'], /^troupe models: unknown argument '--bogus' \(try 'troupe models --help'\)$/],
+      [['log'], /^troupe log: missing the subcommand/],
+      [['log', 'dump'], /^troupe log dump: missing the session id or log file \(try 'troupe log dump --help'\)$/],
+      [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: unknown option '--bogus'/],
+      [['inspect', '--bogus'], /^troupe inspect: Unknown option '--bogus'.*\(try 'troupe inspect --help'\)$/],
+      [['inspect', 'ses_0abc', '--last', '0'], /^troupe inspect: --last must be a positive integer/],
     ] as const) {
       const r = await h.run([...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
