@@ -24,6 +24,11 @@ Options for a session:
   --mermaid         print only the Mermaid stateDiagram-v2 of each machine (Markdown fenced blocks)
   --machine M       with --mermaid: only machine M (session, turn or child), unfenced, for mermaid-cli
   --json            print the whole picture as one JSON document
+
+Examples:
+  troupe inspect --open
+  troupe inspect ses_0abc… --last 50
+  troupe inspect ses_0abc… --mermaid --machine turn > turn.mmd
 `;
 
 const MACHINES = ['session', 'turn', 'child'] as const;

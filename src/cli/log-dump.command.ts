@@ -20,6 +20,11 @@ const USAGE = `Usage: troupe log dump <session-id | file> [--json]
 
 Prints a session log: one line per event, or with --json one JSON event per line.
 A session id is looked up under the state directory ($TROUPE_HOME/sessions/<id>.log).
+No daemon is needed, and the file is only read (safe on the log of a running session).
+
+Examples:
+  troupe log dump ses_0abc…
+  troupe log dump ses_0abc… --json | jq -c 'select(.type == "tool_call_started")'
 `;
 
 const SUMMARY_WIDTH = 160;

@@ -11,6 +11,10 @@ const USAGE = `Usage: troupe models [--json]
 
 Lists every provider, whether it is usable with the credentials present, and its models.
   --json   print one JSON document instead of the table
+
+Examples:
+  troupe models
+  troupe models --json | jq -r '.providers[] | select(.usable) | .models[].id'
 `;
 
 const HINTS: Record<string, string> = {

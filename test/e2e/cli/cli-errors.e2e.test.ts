@@ -163,6 +163,9 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       ['cancel', (await import('../../../src/cli/control.command.js')).cancelCommand],
       ['steer', (await import('../../../src/cli/control.command.js')).steerCommand],
       ['daemon', (await import('../../../src/cli/daemon.command.js')).daemonCommand],
+      ['models', (await import('../../../src/cli/models.command.js')).modelsCommand],
+      ['log dump', (await import('../../../src/cli/log-dump.command.js')).logDumpCommand],
+      ['inspect', (await import('../../../src/cli/inspect.command.js')).inspectCommand],
     ];
     for (const [name, command] of commands) {
       const stdout = new PassThrough();
@@ -170,7 +173,7 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       stdout.on('data', (d) => (out += d));
       const code = await command(['--help'], { stdout, stderr: new PassThrough(), env: h.env });
       assert.equal(code, 0, name);
-      assert.match(out, new RegExp(`^Usage: troupe ${name}`), name);
+      assert.match(out, new RegExp(`^Usage:( |\\n {2})troupe ${name}`), name);
       assert.match(out, /Examples:\n {2}troupe /, name);
     }
     const top = await h.run(['--help']);
