@@ -157,6 +157,7 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       b.child.kill('SIGTERM');
       const done = await b.done;
       assert.equal(done.code, null, 'it died of the signal');
+      assert.doesNotMatch(done.stderr, /troupe run:/, 'no error is reported: nothing failed, it was told to stop');
       await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
