@@ -3,6 +3,7 @@
  * management API (`/v1/sessions/:id/events?after=N`), replaying what came after N and then following
  * live. A replay gap (the events after the cursor are gone) ends the command with a clear error.
  */
+import { isTroupeError } from '../core/errors.js';
 import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
@@ -73,6 +74,23 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
   };
 }
 
+/**
+ * The event stream ended by itself, before Ctrl-C or the end of --no-follow: fine when the session
+ * was deleted or closed (the daemon ends its feed), an error when the daemon went away, so that a
+ * script can tell the two apart.
+ */
+async function streamEnded(client: DaemonClient, id: string, io: CliIo): Promise<void> {
+  let status: string;
+  try {
+    status = (await client.session(id)).status;
+  } catch (err) {
+    if (!isTroupeError(err) || err.code !== 'session_not_found') throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${client.target.url}`);
+    status = 'deleted';
+  }
+  if (status !== 'deleted' && status !== 'closed') throw new CliError('daemon_unreachable', `the daemon at ${client.target.url} ended the event stream`);
+  io.stderr.write(`troupe watch: session ${id} was ${status}\n`);
+}
+
 export async function watchCommand(args: string[], io: CliIo): Promise<number> {
   const abort = new AbortController();
   const onSigint = () => abort.abort();
@@ -87,6 +105,7 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     const fmt = formatter(io.stdout, makeStyle(io.stdout, io.env, values['no-color']));
     process.on('SIGINT', onSigint);
     if (after >= until) return EXIT.ok;
+    let last = after;
     for await (const m of client.events(id, after, abort.signal)) {
       if (m.event === 'replay_gap') {
         fmt.end();
@@ -102,9 +121,11 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
       const e = JSON.parse(m.data) as Ev;
       if (values.json) io.stdout.write(`${m.data}\n`);
       else fmt.event(e);
+      last = e.seq;
       if (e.seq >= until) break;
     }
     fmt.end();
+    if (!abort.signal.aborted && last < until) await streamEnded(client, id, io);
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'watch', err);

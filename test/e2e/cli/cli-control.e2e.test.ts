@@ -183,9 +183,18 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     }
   });
 
-  test('chat and attach end with an error when the daemon goes away, instead of waiting on a dead connection', async () => {
+  test('chat, attach and watch end with an error when the daemon goes away, instead of waiting on a dead connection', async () => {
     const d = makeHome({ replies: REPLIES });
     try {
+      // A session deleted while watched ends its watch normally.
+      const other = jsonLines((await d.run(['run', '--json', 'hello'])).stdout).at(-1)!.sessionId as string;
+      const watchDeleted = d.start(['watch', other]);
+      await until(() => watchDeleted.stdout().includes('turn_completed'), 'watch to catch up');
+      assert.equal((await d.run(['sessions', 'delete', other])).code, 0);
+      const deleted = await watchDeleted.done;
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.equal(deleted.stderr, `troupe watch: session ${other} was deleted\n`);
+
       // Its stdin stays open, as a program feeding it would keep it.
       const chat = d.start(['chat']);
       chat.child.stdin!.write('please hang\n');
@@ -193,6 +202,8 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       const sessionId = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
       const attach = d.start(['attach', sessionId, '--json']);
       await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      const watch = d.start(['watch', sessionId]);
+      await until(() => watch.stdout().includes('Working on it.'), 'watch to catch up');
       const stop = await d.run(['daemon', 'stop']);
       assert.equal(stop.code, 0, stop.stderr);
       for (const [name, b] of [['chat', chat], ['attach', attach]] as const) {
@@ -201,6 +212,11 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
         assert.equal(r.code, 1, `${name}: ${r.stderr}`);
         assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: lost the connection to the daemon at http://127\\.0\\.0\\.1:\\d+ \\(daemon_unreachable\\)\\n$`));
       }
+      await until(() => watch.child.exitCode !== null, 'watch to exit once the daemon is gone');
+      const w = await watch.done;
+      assert.equal(w.code, 1, w.stderr);
+      // Depending on when it looks, the daemon is stopping (and still answers) or gone.
+      assert.match(w.stderr, /^troupe watch: (lost the connection to the daemon at \S+|the daemon at \S+ ended the event stream) \(daemon_unreachable\)\n$/);
     } finally {
       await d.close();
     }
