@@ -125,9 +125,14 @@ export class Repl {
         else this.chain = this.chain.then(() => this.handle(line, true));
       });
       this.rl.on('SIGINT', () => this.interrupt());
+      // On a terminal readline reads Ctrl-C as a key (above); with piped input it is a signal, which
+      // would otherwise kill the process and leave the turn running on the daemon.
+      const onSignal = () => this.interrupt();
+      process.on('SIGINT', onSignal);
       let closed = false;
       this.rl.on('close', () => {
         closed = true;
+        process.removeListener('SIGINT', onSignal);
         this.pendingAnswer?.(undefined);
         void this.chain.then(() => this.idle()).then(() => resolve());
       });

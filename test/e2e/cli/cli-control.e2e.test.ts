@@ -105,6 +105,21 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal((await attach.done).code, 0, 'Ctrl-C detaches cleanly');
   });
 
+  test('chat with piped input: Ctrl-C (a signal, not a key) cancels the running turn, and leaves when none runs', async () => {
+    const chat = h.start(['chat']);
+    chat.child.stdin!.write('please hang\n');
+    await until(() => chat.stdout().includes('Working on it.'), 'the chat turn to run');
+    const sessionId = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
+    chat.child.kill('SIGINT');
+    await until(() => chat.stdout().includes('[cancelled]'), 'the turn to be cancelled');
+    const show = JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout);
+    assert.equal(show.machines.session, 'idle', 'the turn no longer runs on the daemon');
+    assert.equal(chat.child.exitCode, null, 'the chat goes on');
+    chat.child.kill('SIGINT');
+    const r = await chat.done;
+    assert.equal(r.code, 0, r.stderr);
+  });
+
   test('a failed turn: one error line with its code, exit 1, and an error line in --json', async () => {
     const r = await h.run(['run', '--json', 'fail please']);
     assert.equal(r.code, 1);
