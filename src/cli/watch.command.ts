@@ -101,7 +101,10 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     noExtraPositionals('watch', positionals, 1);
     const after = intOption('watch', 'after', values.after, 0);
     const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
-    const until = values['no-follow'] ? (await client.session(id)).lastSeq : Infinity;
+    // Asked first, so that a deleted session is `session_not_found` (its log, a tombstone, would
+    // answer with a replay gap), as for every other command.
+    const entry = await client.session(id);
+    const until = values['no-follow'] ? entry.lastSeq : Infinity;
     const fmt = formatter(io.stdout, makeStyle(io.stdout, io.env, values['no-color']));
     process.on('SIGINT', onSigint);
     if (after >= until) return EXIT.ok;
@@ -110,7 +113,7 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
       if (m.event === 'replay_gap') {
         fmt.end();
         const body = JSON.parse(m.data) as { message?: string };
-        throw new CliError('replay_gap', `the events after seq ${after} are no longer available${body.message ? `: ${body.message}` : ''}; watch from a later cursor or reload the session`);
+        throw new CliError('replay_gap', `${body.message ?? `the events after seq ${after} are no longer available`}; watch from a later cursor or reload the session`);
       }
       if (m.event === 'error') {
         fmt.end();

@@ -42,6 +42,38 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
     }
   });
 
+  test('a deleted session is unknown to watch too (its log holds only a tombstone)', async () => {
+    const run = await h.run(['run', '--json', 'hello']);
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as { sessionId: string }).sessionId;
+    assert.equal((await h.run(['sessions', 'delete', id])).code, 0);
+    for (const args of [['watch', id], ['watch', id, '--no-follow']]) {
+      const r = await h.run(args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe watch: no session ${id} \\(session_not_found\\)$`));
+    }
+  });
+
+  test('a replay gap: the daemon\'s reason once, what to do, the code', async () => {
+    // A stand-in daemon whose event stream of ses_0gap starts with a gap.
+    const server = createHttpServer((req, res) => {
+      const json = (v: unknown) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(v)));
+      if (req.url === '/v1/health') return json({ version: 'x', uptimeMs: 1, sessions: { live: 1, total: 1 } });
+      if (req.url === '/v1/sessions/ses_0gap') return json({ id: 'ses_0gap', cwd: '/', status: 'active', lastSeq: 50, machines: {}, transitions: [] });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(`event: replay_gap\ndata: ${JSON.stringify({ code: 'replay_gap', message: 'events after seq 3 are no longer available (retained from 9)', after: 3 })}\n\n`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const r = await h.run(['watch', 'ses_0gap', '--after', '3'], { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+      assert.equal(r.code, 1, r.stderr);
+      oneLine(r, /^troupe watch: events after seq 3 are no longer available \(retained from 9\); watch from a later cursor or reload the session \(replay_gap\)$/);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   test('an unreachable daemon (TROUPE_URL to a closed port), with no auto-start', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const other = makeHome({ env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
