@@ -65,7 +65,7 @@ async function httpError(res: Response, url: string): Promise<Error> {
     const path = res.url ? new URL(res.url).pathname : 'the request';
     return new CliError('daemon_unreachable', `the server at ${url} is not a troupe daemon: it answered HTTP ${res.status} to ${path}`);
   }
-  if (code && code in ERROR_CODES) return new TroupeError(code as ErrorCode, message, data);
+  if (code in ERROR_CODES) return new TroupeError(code as ErrorCode, message, data);
   return new TroupeError('internal_error', `the daemon answered HTTP ${res.status}: ${message}`);
 }
 
