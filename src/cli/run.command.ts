@@ -5,7 +5,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { parseCommandArgs } from './args.js';
 import { openLink, rpcToError, type AcpLink } from './acp-link.js';
-import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { beforeHastyExit, CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
@@ -92,6 +92,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
   const turn = new AbortController();
   let interrupts = 0;
   let link: AcpLink | undefined;
+  let cancelOnExit: (() => Promise<void>) | undefined;
 
   const onInterrupt = () => {
     interrupts++;
@@ -126,6 +127,9 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     });
     const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers });
     sessionId = opened.sessionId;
+    const id = sessionId;
+    cancelOnExit = () => link!.agent.notify('session/cancel', { sessionId: id });
+    beforeHastyExit.add(cancelOnExit);
     if (!o.json) renderer.waiting();
     let result: acp.PromptResponse;
     try {
@@ -141,6 +145,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     else io.stderr.write(style.dim(`[${result.stopReason} · session ${sessionId}]\n`));
     return result.stopReason === 'cancelled' ? EXIT.cancelled : EXIT.ok;
   } finally {
+    if (cancelOnExit) beforeHastyExit.delete(cancelOnExit);
     renderer.done();
     process.removeListener('SIGINT', onInterrupt);
     link?.close();

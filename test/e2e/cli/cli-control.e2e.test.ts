@@ -16,6 +16,7 @@ const REPLIES = [
   { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
   { when: 'hello', items: [{ text: 'Hello there.' }] },
   { when: 'fail please', items: [{ error: { kind: 'auth', message: 'the key was refused' } }] },
+  { when: 'in two parts', items: [{ text: 'Part one.' }, { delay_ms: 1500 }, { text: 'Part two.' }, { hang: true }] },
 ];
 
 /** No process with the standalone daemon's home, nothing listening on its port, its directory gone. */
@@ -118,6 +119,20 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     chat.child.kill('SIGINT');
     const r = await chat.done;
     assert.equal(r.code, 0, r.stderr);
+  });
+
+  test('run whose stdout closes early (| head) cancels its turn on the daemon before it leaves', async () => {
+    const b = h.start(['run', '--json', 'answer in two parts']);
+    await until(() => b.stdout().includes('Part one.'), 'the turn to start');
+    const sessionId = jsonLines(b.stdout())[0]!.sessionId as string;
+    b.child.stdout!.destroy();
+    const done = await b.done;
+    assert.equal(done.code, 0, done.stderr);
+    assert.doesNotMatch(done.stderr, /troupe run:|EPIPE/, 'no error is reported');
+    // Nobody reads the rest: the turn does not go on without its reader.
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', 'the turn to be cancelled');
+    const last = (await h.run(['watch', sessionId, '--no-follow', '--json'])).stdout.trimEnd().split('\n').at(-1)!;
+    assert.equal(JSON.parse(last).stopReason, 'cancelled');
   });
 
   test('a failed turn: one error line with its code, exit 1, and an error line in --json', async () => {
