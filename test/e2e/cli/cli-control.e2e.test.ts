@@ -135,6 +135,18 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal(JSON.parse(last).stopReason, 'cancelled');
   });
 
+  test('run terminated by SIGTERM or SIGHUP (timeout, a closed terminal) cancels its turn, then dies of the signal', async () => {
+    for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+      const b = h.start(['run', '--json', 'please hang']);
+      await until(() => b.stdout().includes('Working on it.'), 'the turn to start');
+      const sessionId = jsonLines(b.stdout())[0]!.sessionId as string;
+      b.child.kill(signal);
+      const done = await new Promise<string | null>((r) => b.child.once('exit', (_code, sig) => r(sig)));
+      assert.equal(done, signal, 'it died of the signal');
+      await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', `the turn to be cancelled (${signal})`);
+    }
+  });
+
   test('a failed turn: one error line with its code, exit 1, and an error line in --json', async () => {
     const r = await h.run(['run', '--json', 'fail please']);
     assert.equal(r.code, 1);
