@@ -58,6 +58,8 @@ export interface ReplSettings {
 
 const HISTORY_MAX = 1000;
 
+const TERMINATING: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
+
 function loadHistory(path: string): string[] {
   try {
     return readFileSync(path, 'utf8').split('\n').filter(Boolean).slice(-HISTORY_MAX).reverse();
@@ -129,10 +131,19 @@ export class Repl {
       // would otherwise kill the process and leave the turn running on the daemon.
       const onSignal = () => this.interrupt();
       process.on('SIGINT', onSignal);
+      // Terminated (a closed terminal, SIGTERM), it cancels the turn it runs before it dies of the
+      // signal, as on Ctrl-C: the agent must not go on alone.
+      const onTerminate = (signal: NodeJS.Signals) => {
+        for (const s of TERMINATING) process.removeListener(s, onTerminate);
+        const cancelled = this.running > 0 ? this.cancel() : undefined;
+        void Promise.race([cancelled, new Promise((r) => setTimeout(r, 2_000).unref())]).finally(() => process.kill(process.pid, signal));
+      };
+      for (const s of TERMINATING) process.once(s, onTerminate);
       let closed = false;
       this.rl.on('close', () => {
         closed = true;
         process.removeListener('SIGINT', onSignal);
+        for (const s of TERMINATING) process.removeListener(s, onTerminate);
         this.pendingAnswer?.(undefined);
         void this.chain.then(() => this.idle()).then(() => resolve());
       });

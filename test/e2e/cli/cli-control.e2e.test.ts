@@ -135,7 +135,7 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal(JSON.parse(last).stopReason, 'cancelled');
   });
 
-  test('run terminated by SIGTERM or SIGHUP (timeout, a closed terminal) cancels its turn, then dies of the signal', async () => {
+  test('run and chat terminated by SIGTERM or SIGHUP (timeout, a closed terminal) cancel their turn, then die of the signal', async () => {
     for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
       const b = h.start(['run', '--json', 'please hang']);
       await until(() => b.stdout().includes('Working on it.'), 'the turn to start');
@@ -145,6 +145,14 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       assert.equal(done, signal, 'it died of the signal');
       await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', `the turn to be cancelled (${signal})`);
     }
+    // The same for chat.
+    const chat = h.start(['chat']);
+    chat.child.stdin!.write('please hang\n');
+    await until(() => chat.stdout().includes('Working on it.'), 'the chat turn to run');
+    const chatSession = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
+    chat.child.kill('SIGHUP');
+    assert.equal(await new Promise<string | null>((r) => chat.child.once('exit', (_code, sig) => r(sig))), 'SIGHUP');
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', chatSession, '--json'])).stdout).machines.session === 'idle', 'the chat turn to be cancelled');
   });
 
   test('a failed turn: one error line with its code, exit 1, and an error line in --json', async () => {
