@@ -13,6 +13,7 @@ export function acpCheck(env: NodeJS.ProcessEnv, out: (line: string) => void): n
     config = loadConfig(env);
   } catch (err) {
     out(`config   ${configPath(env)}: BROKEN: ${(err as Error).message}`);
+    out('not ready: fix the lines marked above');
     return 1;
   }
   out(`config   ${config.source ?? `${configPath(env)} (absent: defaults)`}`);

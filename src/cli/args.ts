@@ -29,6 +29,12 @@ export function requirePositional(command: string, positionals: string[], index:
   return value;
 }
 
+/** A usage error when more than `max` positionals were given (an extra word is a mistake, not ignored). */
+export function noExtraPositionals(command: string, positionals: string[], max: number): void {
+  const extra = positionals[max];
+  if (extra !== undefined) throw new CliError('usage', `unexpected argument '${extra}' (try 'troupe ${command} --help')`);
+}
+
 /** A non-negative integer option, or a usage error. */
 export function intOption(command: string, name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;

@@ -4,9 +4,9 @@
  * unless --interactive, which adds the chat loop (prompts, steering, permissions).
  */
 import { resolveTroupeHome } from '../store/paths.js';
-import { parseCommandArgs, requirePositional } from './args.js';
+import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
-import { EXIT, reportError, type CliIo } from './cli-io.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
@@ -37,11 +37,15 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     const { values, positionals } = parseCommandArgs('attach', args, { interactive: { type: 'boolean', short: 'i' }, json: { type: 'boolean' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const id = requirePositional('attach', positionals, 0, 'the session id');
+    noExtraPositionals('attach', positionals, 1);
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);
     const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: true, spinner: false });
+    // With --json, stdout holds only the updates: notes go to stderr.
+    const note = (line: string) => (values.json ? io.stderr.write(`${line}\n`) : renderer.note(line));
     conn = await connectDaemon(io, { autoStart: false });
     let repl: Repl | undefined;
+    let lost = false;
     link = await openLink(conn.target, {
       update: (n) => {
         if (n.sessionId !== id) return;
@@ -51,11 +55,11 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       permission: (req) => {
         renderer.done();
         if (!values.interactive) {
-          renderer.note(style.yellow(`[attach is read-only: rejected ${req.toolCall.title ?? 'a tool call'}; use --interactive to answer]`));
+          note(style.yellow(`[attach is read-only: rejected ${req.toolCall.title ?? 'a tool call'}; use --interactive to answer]`));
           const reject = req.options.find((o) => o.kind === 'reject_once');
           return Promise.resolve(reject ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } });
         }
-        return decidePermission(req, { yes: false, ask: repl?.ask, style, note: (l) => renderer.note(l) });
+        return decidePermission(req, { yes: false, ask: repl?.ask, style, note });
       },
     });
     const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: id });
@@ -63,13 +67,16 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     if (values.interactive) {
       repl = new Repl({ link, target: conn.target, sessionId: id, renderer, style, stdin, stdout: io.stdout, historyPath: chatHistoryPath(resolveTroupeHome(io.env)), prompt: style.bold('› ') });
       await repl.run();
+      lost = repl.lost;
     } else {
       process.on('SIGINT', onSigint);
       const closed = link.closed.then(() => 'closed' as const);
       const aborted = new Promise<'detached'>((r) => stop.signal.addEventListener('abort', () => r('detached'), { once: true }));
-      if ((await Promise.race([closed, aborted])) === 'closed') io.stderr.write('troupe attach: the daemon closed the connection\n');
+      lost = (await Promise.race([closed, aborted])) === 'closed';
     }
     renderer.done();
+    // Only Ctrl-C (or /quit) detaches: a connection the daemon ended is an error a script can see.
+    if (lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'attach', err);

@@ -5,7 +5,7 @@
 import { resolveTroupeHome } from '../store/paths.js';
 import { parseCommandArgs } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
-import { EXIT, reportError, type CliIo } from './cli-io.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
@@ -38,7 +38,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
   let conn: Connection | undefined;
   let link: AcpLink | undefined;
   try {
-    const { values } = parseCommandArgs('chat', args, {
+    const { values, positionals } = parseCommandArgs('chat', args, {
       cwd: { type: 'string' },
       session: { type: 'string' },
       model: { type: 'string' },
@@ -47,6 +47,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       yes: { type: 'boolean', short: 'y' },
     });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    if (positionals.length) throw new CliError('usage', `takes no prompt argument, got '${positionals[0]}': type it at the chat's prompt, or run one turn with 'troupe run "…"'`);
     const mcpServers = values['mcp-config'] ? readMcpConfig(values['mcp-config']) : undefined;
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);
@@ -79,6 +80,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     });
     await repl.run();
     renderer.done();
+    if (repl.lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'chat', err);

@@ -38,6 +38,12 @@ export class CliError extends Error {
 /** Set once stdout is gone (a closed pipe): the command winds down without saying anything. */
 export const shuttingDown = { value: false };
 
+/**
+ * What must still happen when stdout closes (`troupe run … | head`) and the process leaves at once:
+ * `run` cancels its turn there, which no one would see the end of.
+ */
+export const beforeHastyExit = new Set<() => Promise<unknown>>();
+
 /** Writes one line for `err` (a stack only with TROUPE_LOG=debug) and returns the exit code. */
 export function reportError(io: CliIo, command: string, err: unknown): number {
   if (shuttingDown.value) return EXIT.ok;

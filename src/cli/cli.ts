@@ -1,6 +1,6 @@
 /** The CLI dispatcher: one function per command, each returning its exit code (docs/cli.md). */
 import { VERSION } from '../core/version.js';
-import { shuttingDown, type CliIo } from './cli-io.js';
+import { beforeHastyExit, shuttingDown, type CliIo } from './cli-io.js';
 
 const HELP = `troupe ${VERSION}: a runtime for coding-agent sessions
 
@@ -42,7 +42,7 @@ const COMMANDS: Record<string, Command> = {
     const { logDumpCommand } = await import('./log-dump.command.js');
     if (args[0] === '--help' || args[0] === '-h') return logDumpCommand(['--help'], io);
     if (args[0] !== 'dump') {
-      io.stderr.write(`troupe log: unknown subcommand '${args[0] ?? ''}' (try 'troupe log dump --help')\n`);
+      io.stderr.write(`troupe log: ${args[0] === undefined ? 'missing the subcommand (dump)' : `unknown subcommand '${args[0]}'`} (try 'troupe log dump --help')\n`);
       return 2;
     }
     return logDumpCommand(args.slice(1), io);
@@ -60,14 +60,16 @@ const COMMANDS: Record<string, Command> = {
 
 export async function runCli(command: string | undefined, args: string[]): Promise<number> {
   const io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
-  // `troupe run … | head` closes the pipe early: stop quietly, as Unix tools do, after stopping a
-  // standalone daemon.
+  // `troupe run … | head` closes the pipe early: stop quietly, as Unix tools do, after cancelling the
+  // turn (bounded: the daemon may be gone) and stopping a standalone daemon.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE') throw err;
       if (shuttingDown.value) return;
       shuttingDown.value = true;
-      void import('./standalone-daemon.js')
+      const pending = Promise.all([...beforeHastyExit].map((f) => f().catch(() => undefined)));
+      void Promise.race([pending, new Promise((r) => setTimeout(r, 2_000).unref())])
+        .then(() => import('./standalone-daemon.js'))
         .then((m) => m.stopStandaloneDaemons())
         .finally(() => process.exit(0));
     });

@@ -3,7 +3,7 @@
  * process, through the management API.
  */
 import { TroupeError } from '../core/errors.js';
-import { parseCommandArgs, requirePositional } from './args.js';
+import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
@@ -33,6 +33,7 @@ export async function cancelCommand(args: string[], io: CliIo): Promise<number> 
     const { values, positionals } = parseCommandArgs('cancel', args, { json: { type: 'boolean' } });
     if (values.help) return void io.stdout.write(CANCEL_USAGE), EXIT.ok;
     const id = requirePositional('cancel', positionals, 0, 'the session id');
+    noExtraPositionals('cancel', positionals, 1);
     const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
     // The daemon answers cancelled: true whenever the session's process is live, so whether a turn
     // was running is read from its session machine first.

@@ -51,8 +51,14 @@ export async function waitForDaemon(home: string, exited: () => boolean, timeout
 
 /** Starts a detached daemon for `home` and waits for it. */
 export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<DaemonTarget> {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  const log = openSync(daemonLogPath(home), 'a', 0o600);
+  let log: number;
+  try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    log = openSync(daemonLogPath(home), 'a', 0o600);
+  } catch (err) {
+    // The daemon could not write its token, lock and logs there either.
+    throw new CliError('daemon_start_failed', `cannot use the state directory ${home} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set TROUPE_HOME to a directory you can write`);
+  }
   let exitCode: number | null | undefined;
   try {
     const child = spawn(process.execPath, [TROUPE_BIN, 'serve', '--port', '0'], {
@@ -69,10 +75,20 @@ export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise
   return waitForDaemon(home, () => exitCode !== undefined, 15_000, () => `it exited with code ${exitCode}; see ${daemonLogPath(home)}`);
 }
 
-/** SIGTERM to the daemon of `home`; resolves once it exited and removed its state file. */
+/**
+ * SIGTERM to the daemon of `home`; resolves once it exited and removed its state file, or undefined
+ * when none runs.
+ */
 export async function stopDaemon(home: string, timeoutMs = 35_000): Promise<DaemonStateFile | undefined> {
   const state = readDaemonState(home);
   if (!state || !pidAlive(state.pid)) return undefined;
+  // A state file outlives a daemon killed hard (or a reboot), and its pid may since have been given to
+  // another process: only a pid whose daemon answers at the file's URL is signalled.
+  try {
+    await new DaemonClient({ url: state.url, token: '', remote: false }).health(5_000);
+  } catch {
+    throw new CliError('daemon_unreachable', `pid ${state.pid} of ${statePath(home)} does not answer at ${state.url}: left alone, as it may be another process by now (a stale file); if it is a hung troupe daemon, kill ${state.pid}`);
+  }
   process.kill(state.pid, 'SIGTERM');
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {

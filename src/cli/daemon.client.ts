@@ -59,7 +59,13 @@ async function httpError(res: Response, url: string): Promise<Error> {
     const c: ErrorCode = res.status === 401 ? 'unauthorized' : 'forbidden';
     return new TroupeError(c, `the daemon at ${url} refused the token: ${message} (check TROUPE_TOKEN or $TROUPE_HOME/token)`);
   }
-  if (code && code in ERROR_CODES) return new TroupeError(code as ErrorCode, message, data);
+  // Every error of a troupe daemon is a JSON body with a code (spec/errors.md): anything else is
+  // another server at that URL (a wrong port in TROUPE_URL, a proxy), not a failure inside troupe.
+  if (!code) {
+    const path = res.url ? new URL(res.url).pathname : 'the request';
+    return new CliError('daemon_unreachable', `the server at ${url} is not a troupe daemon: it answered HTTP ${res.status} to ${path}`);
+  }
+  if (code in ERROR_CODES) return new TroupeError(code as ErrorCode, message, data);
   return new TroupeError('internal_error', `the daemon answered HTTP ${res.status}: ${message}`);
 }
 

@@ -5,7 +5,7 @@
 import { createReadStream, existsSync, readFileSync, statSync, watch } from 'node:fs';
 import { resolveTroupeHome } from '../store/paths.js';
 import { VERSION } from '../core/version.js';
-import { parseCommandArgs } from './args.js';
+import { intOption, parseCommandArgs } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, type DaemonTarget } from './daemon.client.js';
 import { daemonLogPath, readDaemonState, readToken } from './daemon-home.js';
@@ -33,16 +33,29 @@ Examples:
   TROUPE_TOKEN=$(troupe daemon token) troupe sessions
 `;
 
+/**
+ * Each subcommand's own options: one meant for another (`stop --force`, which would not kill
+ * anything harder) is a usage error, not silently ignored.
+ */
+const OPTIONS = {
+  start: { force: { type: 'boolean' } },
+  stop: {},
+  status: { json: { type: 'boolean' } },
+  logs: { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } },
+  token: {},
+} as const;
+
 export async function daemonCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   try {
-    const { values } = parseCommandArgs(`daemon ${sub ?? ''}`.trim(), rest, {
-      force: { type: 'boolean' },
-      json: { type: 'boolean' },
-      follow: { type: 'boolean', short: 'f' },
-      lines: { type: 'string', short: 'n' },
-    });
-    if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help' || values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') return void io.stdout.write(USAGE), EXIT.ok;
+    if (!Object.hasOwn(OPTIONS, sub)) throw new CliError('usage', `unknown subcommand '${sub}' (try 'troupe daemon --help')`);
+    const { values, positionals } = parseCommandArgs(`daemon ${sub}`, rest, { force: { type: 'boolean' }, json: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    const own: Record<string, unknown> = OPTIONS[sub as keyof typeof OPTIONS];
+    const stray = Object.keys(values).find((k) => k !== 'help' && k !== 'no-color' && !(k in own));
+    if (stray) throw new CliError('usage', `unknown option '--${stray}' for 'daemon ${sub}' (try 'troupe daemon --help')`);
+    if (positionals.length) throw new CliError('usage', `unexpected argument '${positionals[0]}' (try 'troupe daemon --help')`);
     const home = resolveTroupeHome(io.env);
     switch (sub) {
       case 'start':
@@ -55,7 +68,7 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
       case 'status':
         return await status(io, home, values.json ?? false);
       case 'logs':
-        return await logs(io, home, values.follow ?? false, Number(values.lines ?? 50));
+        return await logs(io, home, values.follow ?? false, intOption('daemon logs', 'lines', values.lines, 50));
       case 'token': {
         const token = remoteTarget(io.env)?.token ?? readToken(home);
         if (!token) throw new CliError('daemon_unreachable', `no token in ${home} yet (start the daemon once with 'troupe daemon start')`);
@@ -144,7 +157,7 @@ async function logs(io: CliIo, home: string, follow: boolean, lines: number): Pr
   const all = readFileSync(path, 'utf8');
   const tail = all.split('\n');
   if (tail.at(-1) === '') tail.pop();
-  io.stdout.write(tail.slice(Number.isInteger(lines) && lines > 0 ? -lines : 0).map((l) => `${l}\n`).join(''));
+  io.stdout.write(tail.slice(tail.length - Math.min(lines, tail.length)).map((l) => `${l}\n`).join(''));
   if (!follow) return EXIT.ok;
   let offset = Buffer.byteLength(all);
   await new Promise<void>((resolve) => {

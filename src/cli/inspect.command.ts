@@ -24,6 +24,11 @@ Options for a session:
   --mermaid         print only the Mermaid stateDiagram-v2 of each machine (Markdown fenced blocks)
   --machine M       with --mermaid: only machine M (session, turn or child), unfenced, for mermaid-cli
   --json            print the whole picture as one JSON document
+
+Examples:
+  troupe inspect --open
+  troupe inspect ses_0abc… --last 50
+  troupe inspect ses_0abc… --mermaid --machine turn > turn.mmd
 `;
 
 const MACHINES = ['session', 'turn', 'child'] as const;
@@ -54,7 +59,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
       },
     });
   } catch (err) {
-    io.stderr.write(`troupe inspect: ${(err as Error).message}\n${USAGE}`);
+    io.stderr.write(`troupe inspect: ${(err as Error).message.replace(/\.$/, '')} (try 'troupe inspect --help')\n`);
     return 2;
   }
   const { values: o, positionals } = parsed;
@@ -70,7 +75,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
     positionals.length === 0 && (o.mermaid || o.json) ? '--mermaid and --json need a session id' :
     positionals.length === 1 && (o.url || o.open) ? '--url and --open do not take a session id' : undefined;
   if (problem) {
-    io.stderr.write(`troupe inspect: ${problem}\n${USAGE}`);
+    io.stderr.write(`troupe inspect: ${problem} (try 'troupe inspect --help')\n`);
     return 2;
   }
   try {

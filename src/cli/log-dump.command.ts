@@ -20,6 +20,11 @@ const USAGE = `Usage: troupe log dump <session-id | file> [--json]
 
 Prints a session log: one line per event, or with --json one JSON event per line.
 A session id is looked up under the state directory ($TROUPE_HOME/sessions/<id>.log).
+No daemon is needed, and the file is only read (safe on the log of a running session).
+
+Examples:
+  troupe log dump ses_0abc…
+  troupe log dump ses_0abc… --json | jq -c 'select(.type == "tool_call_started")'
 `;
 
 const SUMMARY_WIDTH = 160;
@@ -63,18 +68,21 @@ export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<num
   const unknown = rest.filter((a) => a.startsWith('-') && a !== '--json');
   const positional = rest.filter((a) => !a.startsWith('-'));
   if (unknown.length > 0 || positional.length !== 1) {
-    io.stderr.write(unknown.length > 0 ? `troupe log dump: unknown option ${unknown[0]}\n${USAGE}` : USAGE);
+    const problem = unknown.length > 0 ? `unknown option '${unknown[0]}'` : positional.length === 0 ? 'missing the session id or log file' : `unexpected argument '${positional[1]}'`;
+    io.stderr.write(`troupe log dump: ${problem} (try 'troupe log dump --help')\n`);
     return 2;
   }
   const path = resolveTarget(positional[0]!, io.env);
+  // A session id (not a file name) that has no log is an unknown session.
+  const bySessionId = path !== positional[0];
   let contents;
   try {
     contents = await readLogFile(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') io.stderr.write(`troupe log dump: no log at ${path}\n`);
+    if (code === 'ENOENT') io.stderr.write(`troupe log dump: no log at ${path}${bySessionId ? ' (session_not_found)' : ''}\n`);
     else if (code === 'EISDIR') io.stderr.write(`troupe log dump: ${path} is a directory\n`);
-    else io.stderr.write(`troupe log dump: ${isTroupeError(err) ? `${err.code}: ` : ''}${(err as Error).message}\n`);
+    else io.stderr.write(`troupe log dump: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
     return 1;
   }
   const { scan, events } = contents;

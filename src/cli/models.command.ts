@@ -11,6 +11,10 @@ const USAGE = `Usage: troupe models [--json]
 
 Lists every provider, whether it is usable with the credentials present, and its models.
   --json   print one JSON document instead of the table
+
+Examples:
+  troupe models
+  troupe models --json | jq -r '.providers[] | select(.usable) | .models[].id'
 `;
 
 const HINTS: Record<string, string> = {
@@ -38,7 +42,7 @@ export async function modelsCommand(
       io.stdout.write(USAGE);
       return 0;
     } else {
-      io.stderr.write(`troupe models: unknown argument '${arg}'\n${USAGE}`);
+      io.stderr.write(`troupe models: unknown argument '${arg}' (try 'troupe models --help')\n`);
       return 2;
     }
   }
@@ -47,7 +51,7 @@ export async function modelsCommand(
     config = loadConfig(io.env);
   } catch (err) {
     if (!isTroupeError(err)) throw err;
-    io.stderr.write(`troupe models: ${err.message}\n`);
+    io.stderr.write(`troupe models: ${err.message} (${err.code})\n`);
     return 1;
   }
   const providers = providerStatus(io.env, config);

@@ -58,6 +58,8 @@ export interface ReplSettings {
 
 const HISTORY_MAX = 1000;
 
+const TERMINATING: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
+
 function loadHistory(path: string): string[] {
   try {
     return readFileSync(path, 'utf8').split('\n').filter(Boolean).slice(-HISTORY_MAX).reverse();
@@ -75,6 +77,8 @@ export class Repl {
   private readonly tty: boolean;
   /** The readline prompt is on screen with nothing printed after it. */
   private promptVisible = false;
+  /** Set when the connection to the daemon ended under the loop (the daemon stopped or went away). */
+  lost = false;
 
   constructor(private readonly s: ReplSettings) {
     this.tty = Boolean((s.stdin as { isTTY?: boolean }).isTTY);
@@ -89,7 +93,10 @@ export class Repl {
       this.promptVisible = true;
     });
 
-  /** Runs until /quit, Ctrl-D or the end of piped input (after its turns finished). */
+  /**
+   * Runs until /quit, Ctrl-D or the end of piped input (after its turns finished), or until the
+   * connection to the daemon ends (then `lost` is set): every line after that could only fail.
+   */
   run(): Promise<void> {
     // Output that arrives while the prompt is shown (another client's turn) replaces the prompt line.
     this.s.renderer.beforeOutput = () => {
@@ -120,9 +127,30 @@ export class Repl {
         else this.chain = this.chain.then(() => this.handle(line, true));
       });
       this.rl.on('SIGINT', () => this.interrupt());
+      // On a terminal readline reads Ctrl-C as a key (above); with piped input it is a signal, which
+      // would otherwise kill the process and leave the turn running on the daemon.
+      const onSignal = () => this.interrupt();
+      process.on('SIGINT', onSignal);
+      // Terminated (a closed terminal, SIGTERM), it cancels the turn it runs before it dies of the
+      // signal, as on Ctrl-C: the agent must not go on alone.
+      const onTerminate = (signal: NodeJS.Signals) => {
+        for (const s of TERMINATING) process.removeListener(s, onTerminate);
+        const cancelled = this.running > 0 ? this.cancel() : undefined;
+        void Promise.race([cancelled, new Promise((r) => setTimeout(r, 2_000).unref())]).finally(() => process.kill(process.pid, signal));
+      };
+      for (const s of TERMINATING) process.once(s, onTerminate);
+      let closed = false;
       this.rl.on('close', () => {
+        closed = true;
+        process.removeListener('SIGINT', onSignal);
+        for (const s of TERMINATING) process.removeListener(s, onTerminate);
         this.pendingAnswer?.(undefined);
         void this.chain.then(() => this.idle()).then(() => resolve());
+      });
+      void this.s.link.closed.then(() => {
+        if (closed) return;
+        this.lost = true;
+        this.rl.close();
       });
       this.showPrompt();
     });
@@ -169,6 +197,7 @@ export class Repl {
 
   private async handle(line: string, wait = false): Promise<void> {
     const text = line.trim();
+    if (this.lost) return;
     if (!text) return this.showPrompt();
     const [cmd, ...rest] = text.split(/\s+/);
     const arg = rest.join(' ');

@@ -46,7 +46,14 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
     const res = await call(link.agent.request('session/new', { cwd, mcpServers: (opts.mcpServers ?? []) as never }));
     opened = { sessionId: res.sessionId, cwd, resumed: false };
   }
-  if (opts.mode) await call(link.agent.request('session/set_mode', { sessionId: opened.sessionId, modeId: opts.mode }));
-  if (opts.model) await call(link.agent.request('session/set_config_option', { sessionId: opened.sessionId, configId: 'model', value: opts.model }));
+  try {
+    if (opts.mode) await call(link.agent.request('session/set_mode', { sessionId: opened.sessionId, modeId: opts.mode }));
+    if (opts.model) await call(link.agent.request('session/set_config_option', { sessionId: opened.sessionId, configId: 'model', value: opts.model }));
+  } catch (err) {
+    // A new session that cannot be set up as asked (a mistyped --model or --mode) holds nothing:
+    // delete it rather than leave an empty session, and its process, behind the error.
+    if (!opened.resumed) await client.remove(opened.sessionId).catch(() => undefined);
+    throw err;
+  }
   return opened;
 }

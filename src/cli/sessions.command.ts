@@ -2,7 +2,7 @@
  * `troupe sessions [--all] [--json]`, `sessions show ID`, `sessions delete ID`: the daemon's
  * sessions through the management API.
  */
-import { parseCommandArgs, requirePositional } from './args.js';
+import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, type SessionSummary } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
@@ -55,6 +55,7 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
     const { values, positionals } = parseCommandArgs(name, sub ? args.slice(1) : args, { all: { type: 'boolean' }, json: { type: 'boolean' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     if (!sub && positionals.length) throw new CliError('usage', `unknown subcommand '${positionals[0]}' (try 'troupe sessions --help')`);
+    noExtraPositionals(name, positionals, sub === 'show' || sub === 'delete' ? 1 : 0);
     const style = makeStyle(io.stdout, io.env, values['no-color']);
     const conn = await connectDaemon(io, { autoStart: false });
     const client = new DaemonClient(conn.target);

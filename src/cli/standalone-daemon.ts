@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { shuttingDown } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
 import { daemonLogPath } from './daemon-home.js';
 import { TROUPE_BIN, waitForDaemon } from './daemon-process.js';
@@ -59,8 +60,10 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
     spawn(process.execPath, ['-e', REAPER, String(child.pid), home], { detached: true, stdio: 'ignore' }).unref();
   };
   process.once('exit', onExit);
-  // Killed by a signal, the process would skip 'exit': stop the daemon, then die the same way.
+  // Killed by a signal, the process would skip 'exit': stop the daemon, then die the same way. The
+  // command, which sees its daemon go, says nothing: it was told to stop, nothing failed.
   const onSignal = (signal: NodeJS.Signals) => {
+    shuttingDown.value = true;
     void stop().finally(() => process.kill(process.pid, signal));
   };
   const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];

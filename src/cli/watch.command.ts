@@ -3,7 +3,8 @@
  * management API (`/v1/sessions/:id/events?after=N`), replaying what came after N and then following
  * live. A replay gap (the events after the cursor are gone) ends the command with a clear error.
  */
-import { intOption, parseCommandArgs, requirePositional } from './args.js';
+import { isTroupeError } from '../core/errors.js';
+import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
@@ -73,6 +74,23 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
   };
 }
 
+/**
+ * The event stream ended by itself, before Ctrl-C or the end of --no-follow: fine when the session
+ * was deleted or closed (the daemon ends its feed), an error when the daemon went away, so that a
+ * script can tell the two apart.
+ */
+async function streamEnded(client: DaemonClient, id: string, io: CliIo): Promise<void> {
+  let status: string;
+  try {
+    status = (await client.session(id)).status;
+  } catch (err) {
+    if (!isTroupeError(err) || err.code !== 'session_not_found') throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${client.target.url}`);
+    status = 'deleted';
+  }
+  if (status !== 'deleted' && status !== 'closed') throw new CliError('daemon_unreachable', `the daemon at ${client.target.url} ended the event stream`);
+  io.stderr.write(`troupe watch: session ${id} was ${status}\n`);
+}
+
 export async function watchCommand(args: string[], io: CliIo): Promise<number> {
   const abort = new AbortController();
   const onSigint = () => abort.abort();
@@ -80,17 +98,22 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs('watch', args, { after: { type: 'string' }, json: { type: 'boolean' }, 'no-follow': { type: 'boolean' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const id = requirePositional('watch', positionals, 0, 'the session id');
+    noExtraPositionals('watch', positionals, 1);
     const after = intOption('watch', 'after', values.after, 0);
     const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
-    const until = values['no-follow'] ? (await client.session(id)).lastSeq : Infinity;
+    // Asked first, so that a deleted session is `session_not_found` (its log, a tombstone, would
+    // answer with a replay gap), as for every other command.
+    const entry = await client.session(id);
+    const until = values['no-follow'] ? entry.lastSeq : Infinity;
     const fmt = formatter(io.stdout, makeStyle(io.stdout, io.env, values['no-color']));
     process.on('SIGINT', onSigint);
     if (after >= until) return EXIT.ok;
+    let last = after;
     for await (const m of client.events(id, after, abort.signal)) {
       if (m.event === 'replay_gap') {
         fmt.end();
         const body = JSON.parse(m.data) as { message?: string };
-        throw new CliError('replay_gap', `the events after seq ${after} are no longer available${body.message ? `: ${body.message}` : ''}; watch from a later cursor or reload the session`);
+        throw new CliError('replay_gap', `${body.message ?? `the events after seq ${after} are no longer available`}; watch from a later cursor or reload the session`);
       }
       if (m.event === 'error') {
         fmt.end();
@@ -101,9 +124,11 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
       const e = JSON.parse(m.data) as Ev;
       if (values.json) io.stdout.write(`${m.data}\n`);
       else fmt.event(e);
+      last = e.seq;
       if (e.seq >= until) break;
     }
     fmt.end();
+    if (!abort.signal.aborted && last < until) await streamEnded(client, id, io);
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'watch', err);

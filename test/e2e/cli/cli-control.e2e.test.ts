@@ -7,6 +7,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
+import { AcpClient } from '../../support/daemon.js';
 import { eventSchemaError } from '../../support/event-schema.js';
 import { jsonLines, makeHome, pidAlive, until, type Home } from '../../support/cli/cli-harness.js';
 
@@ -14,6 +16,7 @@ const REPLIES = [
   { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
   { when: 'hello', items: [{ text: 'Hello there.' }] },
   { when: 'fail please', items: [{ error: { kind: 'auth', message: 'the key was refused' } }] },
+  { when: 'in two parts', items: [{ text: 'Part one.' }, { delay_ms: 1500 }, { text: 'Part two.' }, { hang: true }] },
 ];
 
 /** No process with the standalone daemon's home, nothing listening on its port, its directory gone. */
@@ -103,6 +106,55 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal((await attach.done).code, 0, 'Ctrl-C detaches cleanly');
   });
 
+  test('chat with piped input: Ctrl-C (a signal, not a key) cancels the running turn, and leaves when none runs', async () => {
+    const chat = h.start(['chat']);
+    chat.child.stdin!.write('please hang\n');
+    await until(() => chat.stdout().includes('Working on it.'), 'the chat turn to run');
+    const sessionId = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
+    chat.child.kill('SIGINT');
+    await until(() => chat.stdout().includes('[cancelled]'), 'the turn to be cancelled');
+    const show = JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout);
+    assert.equal(show.machines.session, 'idle', 'the turn no longer runs on the daemon');
+    assert.equal(chat.child.exitCode, null, 'the chat goes on');
+    chat.child.kill('SIGINT');
+    const r = await chat.done;
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  test('run whose stdout closes early (| head) cancels its turn on the daemon before it leaves', async () => {
+    const b = h.start(['run', '--json', 'answer in two parts']);
+    await until(() => b.stdout().includes('Part one.'), 'the turn to start');
+    const sessionId = jsonLines(b.stdout())[0]!.sessionId as string;
+    b.child.stdout!.destroy();
+    const done = await b.done;
+    assert.equal(done.code, 0, done.stderr);
+    assert.doesNotMatch(done.stderr, /troupe run:|EPIPE/, 'no error is reported');
+    // Nobody reads the rest: the turn does not go on without its reader.
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', 'the turn to be cancelled');
+    const last = (await h.run(['watch', sessionId, '--no-follow', '--json'])).stdout.trimEnd().split('\n').at(-1)!;
+    assert.equal(JSON.parse(last).stopReason, 'cancelled');
+  });
+
+  test('run and chat terminated by SIGTERM or SIGHUP (timeout, a closed terminal) cancel their turn, then die of the signal', async () => {
+    for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+      const b = h.start(['run', '--json', 'please hang']);
+      await until(() => b.stdout().includes('Working on it.'), 'the turn to start');
+      const sessionId = jsonLines(b.stdout())[0]!.sessionId as string;
+      b.child.kill(signal);
+      const done = await new Promise<string | null>((r) => b.child.once('exit', (_code, sig) => r(sig)));
+      assert.equal(done, signal, 'it died of the signal');
+      await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', `the turn to be cancelled (${signal})`);
+    }
+    // The same for chat.
+    const chat = h.start(['chat']);
+    chat.child.stdin!.write('please hang\n');
+    await until(() => chat.stdout().includes('Working on it.'), 'the chat turn to run');
+    const chatSession = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
+    chat.child.kill('SIGHUP');
+    assert.equal(await new Promise<string | null>((r) => chat.child.once('exit', (_code, sig) => r(sig))), 'SIGHUP');
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', chatSession, '--json'])).stdout).machines.session === 'idle', 'the chat turn to be cancelled');
+  });
+
   test('a failed turn: one error line with its code, exit 1, and an error line in --json', async () => {
     const r = await h.run(['run', '--json', 'fail please']);
     assert.equal(r.code, 1);
@@ -155,6 +207,7 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       b.child.kill('SIGTERM');
       const done = await b.done;
       assert.equal(done.code, null, 'it died of the signal');
+      assert.doesNotMatch(done.stderr, /troupe run:/, 'no error is reported: nothing failed, it was told to stop');
       await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
@@ -177,6 +230,78 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  test('chat, attach and watch end with an error when the daemon goes away, instead of waiting on a dead connection', async () => {
+    const d = makeHome({ replies: REPLIES });
+    try {
+      // A session deleted while watched ends its watch normally.
+      const other = jsonLines((await d.run(['run', '--json', 'hello'])).stdout).at(-1)!.sessionId as string;
+      const watchDeleted = d.start(['watch', other]);
+      await until(() => watchDeleted.stdout().includes('turn_completed'), 'watch to catch up');
+      assert.equal((await d.run(['sessions', 'delete', other])).code, 0);
+      const deleted = await watchDeleted.done;
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.equal(deleted.stderr, `troupe watch: session ${other} was deleted\n`);
+
+      // Its stdin stays open, as a program feeding it would keep it.
+      const chat = d.start(['chat']);
+      chat.child.stdin!.write('please hang\n');
+      await until(() => chat.stdout().includes('Working on it.'), 'the chat turn to run');
+      const sessionId = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
+      const attach = d.start(['attach', sessionId, '--json']);
+      await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      const watch = d.start(['watch', sessionId]);
+      await until(() => watch.stdout().includes('Working on it.'), 'watch to catch up');
+      const stop = await d.run(['daemon', 'stop']);
+      assert.equal(stop.code, 0, stop.stderr);
+      for (const [name, b] of [['chat', chat], ['attach', attach]] as const) {
+        await until(() => b.child.exitCode !== null, `${name} to exit once the daemon is gone`);
+        const r = await b.done;
+        assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: lost the connection to the daemon at http://127\\.0\\.0\\.1:\\d+ \\(daemon_unreachable\\)\\n$`));
+      }
+      await until(() => watch.child.exitCode !== null, 'watch to exit once the daemon is gone');
+      const w = await watch.done;
+      assert.equal(w.code, 1, w.stderr);
+      // Depending on when it looks, the daemon is stopping (and still answers) or gone.
+      assert.match(w.stderr, /^troupe watch: (lost the connection to the daemon at \S+|the daemon at \S+ ended the event stream) \(daemon_unreachable\)\n$/);
+    } finally {
+      await d.close();
+    }
+  });
+
+  test('attach --json: a permission request it rejects is noted on stderr, and stdout stays JSON lines', async () => {
+    const d = makeHome({
+      replies: [
+        [{ text: 'Soon.' }, { delay_ms: 3000 }, { tool_call: { name: 'run_command', input: { command: 'echo hi' } } }],
+        [{ text: 'Done.' }],
+      ],
+    });
+    try {
+      assert.equal((await d.run(['daemon', 'start'])).code, 0);
+      const state = d.daemonState()!;
+      // A client prompts, then goes away before the tool call: its permission request then reaches
+      // the attached client (spec/daemon.md, Relay).
+      const a = new AcpClient(createHttpStream(`${state.url}/acp`, { headers: { Authorization: `Bearer ${d.token()}` } }), {});
+      await a.init();
+      const { sessionId } = await a.agent.request('session/new', { cwd: d.work, mcpServers: [] });
+      const attach = d.start(['attach', sessionId, '--json']);
+      await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      void a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] }).catch(() => undefined);
+      await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'the turn to start');
+      a.close();
+      await until(() => attach.stdout().includes('Done.'), 'the turn to go on without the tool call');
+      attach.child.kill('SIGINT');
+      const r = await attach.done;
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(a.permissions.length, 0, 'the permission request did not reach the client that left');
+      const lines = jsonLines(r.stdout);
+      assert.ok(lines.some((l) => l.update?.sessionUpdate === 'tool_call_update' && l.update.status === 'failed'), 'the tool call was rejected');
+      assert.match(r.stderr, /\[attach is read-only: rejected Run `echo hi`; use --interactive to answer\]/);
+    } finally {
+      await d.close();
     }
   });
 });

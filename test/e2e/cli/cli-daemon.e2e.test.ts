@@ -4,6 +4,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { makeHome, pidAlive, until, type Home } from '../../support/cli/cli-harness.js';
 
 const OLD_DAEMON = `
@@ -65,5 +67,32 @@ describe('troupe daemon and versions', { timeout: 60_000 }, () => {
     const logs = await h.run(['daemon', 'logs']);
     assert.equal(logs.code, 0, logs.stderr);
     assert.match(logs.stdout, new RegExp(`daemon listening on ${state.url.replace(/\./g, '\\.')}`));
+    const last = await h.run(['daemon', 'logs', '-n', '1']);
+    assert.equal(last.stdout, `${logs.stdout.trimEnd().split('\n').at(-1)}\n`);
+    const none = await h.run(['daemon', 'logs', '-n', '0']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, '', '-n 0 prints no line, as tail -n 0');
+  });
+});
+
+describe('troupe daemon stop and a stale state file', { timeout: 60_000 }, () => {
+  test('a state file left by a daemon killed hard, whose pid is now another process: that process is left alone', async () => {
+    const h = makeHome();
+    // Stands for whatever process got the dead daemon's pid (after a reboot, say): not a daemon.
+    const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+      const url = 'http://127.0.0.1:9'; // nothing answers there
+      writeFileSync(join(h.dir, 'daemon.json'), JSON.stringify({ pid: other.pid, url, version: '0.0.1', startedAt: Date.now() }));
+      const stop = await h.run(['daemon', 'stop']);
+      assert.equal(stop.code, 1, stop.stdout + stop.stderr);
+      assert.equal(stop.stdout, '');
+      assert.match(stop.stderr, new RegExp(`^troupe daemon stop: pid ${other.pid} .* does not answer at ${url.replace(/\./g, '\\.')}: left alone.*\\(daemon_unreachable\\)\\n$`));
+      assert.ok(pidAlive(other.pid!), 'the other process was not signalled');
+      assert.equal(other.exitCode, null);
+    } finally {
+      other.kill('SIGKILL');
+      rmSync(join(h.dir, 'daemon.json'), { force: true });
+      await h.close();
+    }
   });
 });

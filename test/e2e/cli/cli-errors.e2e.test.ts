@@ -2,7 +2,10 @@
 // Each must give exactly one clear line on stderr (no stack trace) and the documented exit code.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/cli-io.js';
 import { makeHome, type CliResult, type Home } from '../../support/cli/cli-harness.js';
 
@@ -39,6 +42,38 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
     }
   });
 
+  test('a deleted session is unknown to watch too (its log holds only a tombstone)', async () => {
+    const run = await h.run(['run', '--json', 'hello']);
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as { sessionId: string }).sessionId;
+    assert.equal((await h.run(['sessions', 'delete', id])).code, 0);
+    for (const args of [['watch', id], ['watch', id, '--no-follow']]) {
+      const r = await h.run(args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe watch: no session ${id} \\(session_not_found\\)$`));
+    }
+  });
+
+  test('a replay gap: the daemon\'s reason once, what to do, the code', async () => {
+    // A stand-in daemon whose event stream of ses_0gap starts with a gap.
+    const server = createHttpServer((req, res) => {
+      const json = (v: unknown) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(v)));
+      if (req.url === '/v1/health') return json({ version: 'x', uptimeMs: 1, sessions: { live: 1, total: 1 } });
+      if (req.url === '/v1/sessions/ses_0gap') return json({ id: 'ses_0gap', cwd: '/', status: 'active', lastSeq: 50, machines: {}, transitions: [] });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(`event: replay_gap\ndata: ${JSON.stringify({ code: 'replay_gap', message: 'events after seq 3 are no longer available (retained from 9)', after: 3 })}\n\n`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const r = await h.run(['watch', 'ses_0gap', '--after', '3'], { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+      assert.equal(r.code, 1, r.stderr);
+      oneLine(r, /^troupe watch: events after seq 3 are no longer available \(retained from 9\); watch from a later cursor or reload the session \(replay_gap\)$/);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   test('an unreachable daemon (TROUPE_URL to a closed port), with no auto-start', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const other = makeHome({ env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
@@ -54,6 +89,24 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
     }
   });
 
+  test('TROUPE_URL naming a server that is not a troupe daemon: daemon_unreachable, not internal_error', async () => {
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(404, { 'Content-Type': 'text/html' });
+      res.end('<!DOCTYPE html><title>Not Found</title>');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      for (const args of [['run', 'hello'], ['sessions'], ['daemon', 'status']]) {
+        const r = await h.run(args, { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+        oneLine(r, new RegExp(`: the server at ${url} is not a troupe daemon: it answered HTTP 404 to /v1/health \\(daemon_unreachable\\)$`));
+      }
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   test('a wrong token', async () => {
     const env = { TROUPE_URL: h.daemonState()!.url, TROUPE_TOKEN: 'not-the-token' };
     for (const args of [['run', 'hello'], ['sessions'], ['chat']]) {
@@ -61,6 +114,44 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, /refused the token.*\(forbidden\)$/);
     }
+  });
+
+  test('a TROUPE_HOME that cannot be written: one line, daemon_start_failed', async () => {
+    // A file where the directory should be: unwritable as a directory, even for root.
+    const home = join(h.work, 'not-a-directory');
+    writeFileSync(home, '');
+    for (const [name, args] of [['run', ['run', 'hello']], ['chat', ['chat']], ['daemon start', ['daemon', 'start']]] as const) {
+      const r = await h.run([...args], { env: { TROUPE_HOME: home } });
+      assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe ${name}: cannot use the state directory ${home} \\(EEXIST\\).*\\(daemon_start_failed\\)$`));
+    }
+  });
+
+  test('a mistyped --model or --mode: the error, and no empty session left behind', async () => {
+    const ids = async () => (JSON.parse((await h.run(['sessions', '--json'])).stdout) as { id: string }[]).map((x) => x.id).sort();
+    const before = await ids();
+    for (const [args, pattern] of [
+      [['run', '--model', 'nope/x', 'hello'], /^troupe run: no provider serves 'nope\/x'.*\(model_not_found\)$/],
+      [['run', '--mode', 'bogus', 'hello'], /^troupe run: unknown mode 'bogus'.*\(invalid_params\)$/],
+      [['chat', '--mode', 'bogus'], /^troupe chat: unknown mode 'bogus'.*\(invalid_params\)$/],
+    ] as const) {
+      const r = await h.run([...args]);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, pattern);
+    }
+    assert.deepEqual(await ids(), before);
+  });
+
+  test('the commands that need no daemon report errors the same way: one line with the code', async () => {
+    const missing = await h.run(['log', 'dump', 'ses_0doesnotexist']);
+    assert.equal(missing.code, 1);
+    oneLine(missing, /^troupe log dump: no log at .*ses_0doesnotexist\.log \(session_not_found\)$/);
+    const config = join(h.work, 'config');
+    mkdirSync(join(config, 'troupe'), { recursive: true });
+    writeFileSync(join(config, 'troupe', 'config.json'), '{not json');
+    const models = await h.run(['models'], { env: { XDG_CONFIG_HOME: config } });
+    assert.equal(models.code, 1);
+    oneLine(models, /^troupe models: the troupe config .* is not valid JSON: .* \(invalid_params\)$/);
   });
 
   test('usage mistakes exit 2', async () => {
@@ -71,6 +162,21 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       [['daemon', 'restart'], /unknown subcommand 'restart'/],
       [['watch', 'ses_0abc', '--after', 'soon'], /--after must be a non-negative integer/],
       [['steer', 'ses_0abc'], /missing the text/],
+      [['daemon', 'logs', '-n', 'ten'], /^troupe daemon logs: --lines must be a non-negative integer, got 'ten'/],
+      [['daemon', 'stop', '--force'], /^troupe daemon stop: unknown option '--force' for 'daemon stop' \(try 'troupe daemon --help'\)$/],
+      [['daemon', 'token', '--json'], /^troupe daemon token: unknown option '--json' for 'daemon token'/],
+      [['daemon', 'stop', 'now'], /^troupe daemon stop: unexpected argument 'now'/],
+      [['cancel', 'ses_0abc', 'ses_0def'], /^troupe cancel: unexpected argument 'ses_0def' \(try 'troupe cancel --help'\)$/],
+      [['watch', 'ses_0abc', '120'], /^troupe watch: unexpected argument '120'/],
+      [['attach', 'ses_0abc', 'x'], /^troupe attach: unexpected argument 'x'/],
+      [['sessions', 'show', 'ses_0abc', 'x'], /^troupe sessions show: unexpected argument 'x'/],
+      [['chat', 'fix the bug'], /^troupe chat: takes no prompt argument, got 'fix the bug'.*troupe run/],
+      [['models', '--bogus'], /^troupe models: unknown argument '--bogus' \(try 'troupe models --help'\)$/],
+      [['log'], /^troupe log: missing the subcommand/],
+      [['log', 'dump'], /^troupe log dump: missing the session id or log file \(try 'troupe log dump --help'\)$/],
+      [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: unknown option '--bogus'/],
+      [['inspect', '--bogus'], /^troupe inspect: Unknown option '--bogus'.*\(try 'troupe inspect --help'\)$/],
+      [['inspect', 'ses_0abc', '--last', '0'], /^troupe inspect: --last must be a positive integer/],
     ] as const) {
       const r = await h.run([...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -89,6 +195,9 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       ['cancel', (await import('../../../src/cli/control.command.js')).cancelCommand],
       ['steer', (await import('../../../src/cli/control.command.js')).steerCommand],
       ['daemon', (await import('../../../src/cli/daemon.command.js')).daemonCommand],
+      ['models', (await import('../../../src/cli/models.command.js')).modelsCommand],
+      ['log dump', (await import('../../../src/cli/log-dump.command.js')).logDumpCommand],
+      ['inspect', (await import('../../../src/cli/inspect.command.js')).inspectCommand],
     ];
     for (const [name, command] of commands) {
       const stdout = new PassThrough();
@@ -96,7 +205,7 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       stdout.on('data', (d) => (out += d));
       const code = await command(['--help'], { stdout, stderr: new PassThrough(), env: h.env });
       assert.equal(code, 0, name);
-      assert.match(out, new RegExp(`^Usage: troupe ${name}`), name);
+      assert.match(out, new RegExp(`^Usage:( |\\n {2})troupe ${name}`), name);
       assert.match(out, /Examples:\n {2}troupe /, name);
     }
     const top = await h.run(['--help']);

@@ -86,6 +86,7 @@ test('troupe acp --check reports providers and exits 1 on a broken configuration
   const badConfig = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env });
   assert.equal(badConfig.status, 1);
   assert.match(badConfig.stdout, /config.*BROKEN/);
+  assert.match(badConfig.stdout, /\nnot ready: fix the lines marked above\n$/, 'the verdict line, as with any other problem');
   const noScript = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, XDG_CONFIG_HOME: join(home, 'none'), TROUPE_MODEL: 'scripted/replay' } });
   assert.equal(noScript.status, 1);
 });
