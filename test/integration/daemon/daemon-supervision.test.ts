@@ -181,6 +181,24 @@ test('a port in use: troupe serve exits 1 with listen_failed and the reason, and
   assert.ok(!existsSync(`${home}/daemon.lock`) && !existsSync(`${home}/daemon.json`));
 });
 
+test('a config file the agent cannot use: session/new is refused with the problem, not a crash loop (session_failed)', async (t) => {
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const cfg = tempDir();
+  mkdirSync(`${cfg}/troupe`);
+  writeFileSync(`${cfg}/troupe/config.json`, '{ not json');
+  const d = await Daemon.start({ env: { XDG_CONFIG_HOME: cfg } });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  for (let i = 0; i < 2; i++) {
+    const err: any = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).catch((e) => e);
+    assert.equal(err?.data?.code, 'invalid_params', JSON.stringify(err));
+    assert.match(String(err?.message), /the troupe config .* is not valid JSON/);
+  }
+  assert.equal(await d.metric('troupe_child_restarts_total'), 0, 'no child crashed');
+});
+
 test('a child over its memory budget dies, is reported as out_of_memory, and is restarted', async (t) => {
   const d = await Daemon.start({
     script: { replies: [{ when: 'hog', items: [{ hold_mb: 400 }, { text: 'never' }] }, { when: 'ping', items: [{ text: 'pong' }] }] },
