@@ -8,7 +8,7 @@ import { format } from 'node:util';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from '../core/ports.js';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
-import { loadConfig } from '../providers/config.js';
+import { loadConfig, type TroupeConfig } from '../providers/config.js';
 import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
 import { createAgentApp } from './agent.app.js';
 import type { SessionHost } from './session-host.js';
@@ -31,12 +31,16 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   const logger = createStderrLogger('troupe acp', logLevelFrom(env));
   if (startup) logger.debug('started', startup);
 
-  let config;
+  // A config the agent cannot use still lets it speak the protocol: every request that needs the
+  // config (a session's) is answered with its problem, which an editor shows, where an agent that
+  // exited at once would only be "the agent stopped" (and, under a daemon, a crash loop).
+  let config: TroupeConfig = {};
+  let configProblem: unknown;
   try {
     config = loadConfig(env);
   } catch (err) {
+    configProblem = err;
     logger.error((err as Error).message);
-    return 1;
   }
   // Under a daemon, fd 3 carries heartbeats, durable events and machine transitions to it.
   const channel = args.includes('--supervised') ? (await import('./control-channel.js')).ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
@@ -47,7 +51,7 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   const home = resolveTroupeHome(env);
   let host: Promise<SessionHost> | undefined;
   const openHost = () =>
-    (host ??= import('./session-host.js').then(({ SessionHost }) =>
+    (host ??= (configProblem ? Promise.reject(configProblem) : import('./session-host.js')).then(({ SessionHost }) =>
       // A daemon stops a whole child once its session is idle; an editor's agent unloads sessions.
       SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : { idleUnloadMs: sessionIdleMs(env, logger) }) }),
     ));
@@ -76,7 +80,7 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
         h.prepareSpareLog();
         await (await import('./warm-up.js')).warmUp({ env, config, asked: asked.signal, logger });
       })
-      .catch((err) => logger.error('cannot open the session store or warm up', { error: String(err) }))
+      .catch((err) => err !== configProblem && logger.error('cannot open the session store or warm up', { error: String(err) }))
       .finally(() => process.stdin.off('data', onRequestData));
   }
   const connection = app.connect({ readable: stdio.readable, writable: out.writable });
@@ -85,7 +89,7 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   const stop = () =>
     (stopping ??= (host ?? Promise.resolve(undefined))
       .then((opened) => opened?.shutdown())
-      .catch((err) => logger.error('shutdown failed', { error: String(err) }))
+      .catch((err) => err !== configProblem && logger.error('shutdown failed', { error: String(err) }))
       .then(() => out.flush())
       .finally(() => channel?.close()));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -50,6 +50,7 @@ export const ERROR_CODES = {
   connection_not_found: { rpc: -32056, http: 404, summary: 'No live transport connection has this Acp-Connection-Id.' },
   stream_conflict: { rpc: -32057, http: 409, summary: 'This SSE stream already has an active receiver.' },
   daemon_running: { rpc: -32058, http: 409, summary: 'Another daemon already serves this TROUPE_HOME (data.pid names it).' },
+  listen_failed: { rpc: -32059, http: 500, summary: 'The daemon cannot listen on its host and port (data.reason: EADDRINUSE, EACCES, EADDRNOTAVAIL…).' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
-import { isProcessAlive } from '../store/index.js';
+import { isSameProcessAlive, processStartTicks } from '../store/index.js';
 
 export interface DaemonState {
   pid: number;
@@ -33,19 +33,27 @@ export function ensureToken(home: string): string {
   return token;
 }
 
-/** Takes the home's lock, or throws `daemon_running`. A lock left by a dead process is taken over. */
+/**
+ * Takes the home's lock, or throws `daemon_running`. The lock names the daemon by its pid and, where
+ * /proc tells it, the time its process started: a lock left by a dead process is taken over, and so
+ * is one whose pid another process has since (a daemon killed hard, then a reboot or a restarted
+ * container, where pids come round again).
+ */
 export function acquireLock(home: string): () => void {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(lockPath(home), 'wx', 0o600);
-      writeSync(fd, String(process.pid));
+      const start = processStartTicks(process.pid);
+      writeSync(fd, start === undefined ? String(process.pid) : `${process.pid} ${start}`);
       closeSync(fd);
       return () => rmSync(lockPath(home), { force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(lockPath(home), 'utf8').trim());
-      if (pid && pid !== process.pid && isProcessAlive(pid)) {
+      // "pid start", or "pid" alone (written where there is no /proc, or by an older troupe).
+      const [pidText, start] = readFileSync(lockPath(home), 'utf8').trim().split(' ');
+      const pid = Number(pidText);
+      if (pid && pid !== process.pid && isSameProcessAlive(pid, start)) {
         throw new TroupeError('daemon_running', `a daemon (pid ${pid}) already serves ${home}`, { pid });
       }
       rmSync(lockPath(home), { force: true });

@@ -74,7 +74,7 @@ export async function runServe(args: string[]): Promise<number> {
   try {
     release = acquireLock(home);
   } catch (err) {
-    process.stderr.write(`troupe serve: ${(err as Error).message}\n`);
+    process.stderr.write(`troupe serve: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
     return 1;
   }
   try {
@@ -98,7 +98,7 @@ export async function runServe(args: string[]): Promise<number> {
     return await serve({ home, env, logger, release, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
   } catch (err) {
     release();
-    process.stderr.write(`troupe serve: ${isTroupeError(err) ? err.message : (err as Error).message}\n`);
+    process.stderr.write(`troupe serve: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
     if (env.TROUPE_LOG === 'debug') process.stderr.write(`${(err as Error).stack}\n`);
     return 1;
   }

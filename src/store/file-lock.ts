@@ -3,6 +3,7 @@
  * session index, which several troupe processes update. A lock left by a dead process (its pid is
  * gone) or older than `staleMs` is broken, so a SIGKILLed holder never blocks the others for long.
  */
+import { readFileSync } from 'node:fs';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 
@@ -14,6 +15,30 @@ export function isProcessAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * When the process with this pid started, in clock ticks since boot (Linux: field 22 of
+ * /proc/<pid>/stat), or undefined where there is no /proc or no such process. A pid alone does not
+ * name a process for long: after a hard kill or a reboot another process may have it, and a lock
+ * naming the pid would then be held for good.
+ */
+export function processStartTicks(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 2, the command name, is in parentheses and may itself hold spaces and parentheses.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the process that wrote `pid` (and `startTicks`, if it could) still runs. */
+export function isSameProcessAlive(pid: number, startTicks: string | undefined): boolean {
+  if (!isProcessAlive(pid)) return false;
+  if (startTicks === undefined) return true;
+  const now = processStartTicks(pid);
+  return now === undefined || now === startTicks;
 }
 
 async function isStale(path: string, staleMs: number): Promise<boolean> {

@@ -11,6 +11,7 @@ import type { AcpAgentSide, AcpTransportOptions } from './acp/acp.types.js';
 import { TransportCore, type AcpConnectionStats } from './acp/transport-core.js';
 import { HttpExchange } from './http-exchange.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from './json-depth.js';
+import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
 import { Router } from './router.js';
 import { SESSION_COOKIE, Security, isLoopbackHost } from './security.js';
@@ -136,7 +137,7 @@ export class HttpServer {
     this.app.any('/*', (res, req) => this.dispatch(res, req));
     return new Promise((resolve, reject) => {
       this.app.listen(host.replace(/^\[|\]$/g, ''), port, (socket) => {
-        if (!socket) return reject(new TroupeError('internal_error', `Cannot listen on ${host}:${port}`, { host, port }));
+        if (!socket) return void listenFailed(host, port).then(reject);
         this.listenSocket = socket;
         const actual = uws.us_socket_local_port(socket as never);
         this.security.setOwnAddress(host, actual);

@@ -90,3 +90,21 @@ test('troupe acp --check reports providers and exits 1 on a broken configuration
   const noScript = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, XDG_CONFIG_HOME: join(home, 'none'), TROUPE_MODEL: 'scripted/replay' } });
   assert.equal(noScript.status, 1);
 });
+
+test('a config file it cannot use: the agent still serves, and refuses each session request with the problem (invalid_params)', async (t) => {
+  const { AcpChild } = await import('../../support/acp-child.js');
+  const cfg = mkdtempSync(join(tmpdir(), 'troupe-cfg-'));
+  mkdirSync(join(cfg, 'troupe'));
+  writeFileSync(join(cfg, 'troupe', 'config.json'), '{ "providers": { broken');
+  const c = AcpChild.start({ env: { XDG_CONFIG_HOME: cfg } });
+  t.after(() => c.close());
+  assert.equal((await c.initialize()).protocolVersion, 1);
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  for (let i = 0; i < 2; i++) {
+    const err: any = await c.agent.request('session/new', { cwd, mcpServers: [] }).catch((e) => e);
+    assert.equal(err?.data?.code, 'invalid_params', JSON.stringify(err));
+    assert.match(String(err?.message), new RegExp(`the troupe config ${join(cfg, 'troupe', 'config.json')} is not valid JSON`));
+  }
+  assert.equal(c.proc.exitCode, null, 'the agent still runs');
+  assert.deepEqual(c.schemaErrors, []);
+});

@@ -163,7 +163,40 @@ test('one daemon per TROUPE_HOME: a second one exits 1 with daemon_running', asy
   const { spawnSync } = await import('node:child_process');
   const second = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', '0'], { env: { PATH: process.env.PATH, TROUPE_HOME: d.home }, encoding: 'utf8', timeout: 15_000 });
   assert.equal(second.status, 1);
-  assert.match(second.stderr, /already serves/);
+  assert.match(second.stderr, /already serves .*\(daemon_running\)/);
+});
+
+test('a port in use: troupe serve exits 1 with listen_failed and the reason, and leaves the home unlocked', async (t) => {
+  const { createServer } = await import('node:net');
+  const { spawnSync } = await import('node:child_process');
+  const { existsSync } = await import('node:fs');
+  const holder = createServer();
+  await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+  t.after(() => holder.close());
+  const port = (holder.address() as { port: number }).port;
+  const home = tempDir();
+  const served = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', String(port)], { env: { PATH: process.env.PATH, TROUPE_HOME: home }, encoding: 'utf8', timeout: 15_000 });
+  assert.equal(served.status, 1);
+  assert.match(served.stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use .*\\(listen_failed\\)`));
+  assert.ok(!existsSync(`${home}/daemon.lock`) && !existsSync(`${home}/daemon.json`));
+});
+
+test('a config file the agent cannot use: session/new is refused with the problem, not a crash loop (session_failed)', async (t) => {
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const cfg = tempDir();
+  mkdirSync(`${cfg}/troupe`);
+  writeFileSync(`${cfg}/troupe/config.json`, '{ not json');
+  const d = await Daemon.start({ env: { XDG_CONFIG_HOME: cfg } });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  for (let i = 0; i < 2; i++) {
+    const err: any = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).catch((e) => e);
+    assert.equal(err?.data?.code, 'invalid_params', JSON.stringify(err));
+    assert.match(String(err?.message), /the troupe config .* is not valid JSON/);
+  }
+  assert.equal(await d.metric('troupe_child_restarts_total'), 0, 'no child crashed');
 });
 
 test('a child over its memory budget dies, is reported as out_of_memory, and is restarted', async (t) => {
