@@ -28,6 +28,8 @@ export class HttpExchange {
   private drainHandler: (() => void) | undefined;
   /** Made on first use of `signal`: most requests never ask for it, and it is not free. */
   private controller: AbortController | undefined;
+  /** The CORS headers of a request from an origin allowed with --allow-origin, sent on every response to it. */
+  private crossOrigin: Record<string, string> | undefined;
 
   constructor(readonly res: HttpResponse, req: HttpRequest) {
     this.method = req.getMethod().toUpperCase();
@@ -44,6 +46,14 @@ export class HttpExchange {
       this.controller?.abort();
       for (const fn of this.abortHandlers.splice(0)) fn();
     });
+  }
+
+  /**
+   * Lets the page of `origin` read this response (CORS): the browser checks these headers, on
+   * errors too, and lets a script see only the response headers named as exposed (the ACP ids).
+   */
+  allowCrossOrigin(origin: string): void {
+    this.crossOrigin = { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'Acp-Connection-Id, Acp-Session-Id', Vary: 'Origin' };
   }
 
   /** True once the response is complete or the client went away: nothing more may be written. */
@@ -106,8 +116,7 @@ export class HttpExchange {
     if (this.ended) return;
     this.finished = true;
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+      this.writeHead(status, headers);
       // This uWS build mishandles endWithoutBody's arguments (a length aborts the process, an
       // undefined one is sent as 2^63), so the length goes as a header. A HEAD has no body to refuse:
       // closeConnection (after an oversized body) never applies to one.
@@ -149,8 +158,7 @@ export class HttpExchange {
     this.streaming = true;
     let ok = true;
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+      this.writeHead(status, headers);
       ok = this.res.write(first);
     });
     // With an onWritable handler installed uWS does not drain its buffer by itself; the handler must
@@ -161,6 +169,13 @@ export class HttpExchange {
       return true;
     });
     return ok;
+  }
+
+  /** Status and headers (inside a cork). */
+  private writeHead(status: number, headers: Record<string, string>): void {
+    this.res.writeStatus(statusLine(status));
+    for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+    if (this.crossOrigin) for (const [k, v] of Object.entries(this.crossOrigin)) this.res.writeHeader(k, v);
   }
 
   /** Writes a chunk of a streamed response; false means it was buffered (wait for drain). */

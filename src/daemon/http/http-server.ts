@@ -169,6 +169,12 @@ export class HttpServer {
   private dispatch(res: HttpResponse, req: HttpRequest): void {
     const ex = new HttpExchange(res, req);
     try {
+      const crossOrigin = this.security.crossOrigin(ex.header('origin'));
+      if (crossOrigin) {
+        ex.allowCrossOrigin(crossOrigin);
+        // The browser's preflight carries no credentials: it asks whether the real request may come.
+        if (ex.method === 'OPTIONS' && ex.header('access-control-request-method')) return preflight(ex);
+      }
       if (ex.path === '/acp') {
         const auth = this.security.check(ex.headers, true);
         if (!auth.ok) return ex.error(auth.status, auth.code, auth.message);
@@ -247,6 +253,19 @@ export class HttpServer {
     const secure = this.options.tls ? '; Secure' : '';
     res.send(303, { Location: '/inspect/', 'Set-Cookie': `${SESSION_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/${secure}`, 'Cache-Control': 'no-store' });
   }
+}
+
+/**
+ * The answer to a CORS preflight from an allowed origin: the methods the routes take, and the
+ * headers the page asked to send (an allowed origin is trusted with the token; which headers it may
+ * send is no security boundary). Cached by the browser for 10 minutes.
+ */
+function preflight(ex: HttpExchange): void {
+  ex.send(204, {
+    'Access-Control-Allow-Methods': 'GET, HEAD, POST, DELETE',
+    'Access-Control-Allow-Headers': ex.header('access-control-request-headers') ?? '',
+    'Access-Control-Max-Age': '600',
+  });
 }
 
 /** The HTTP status of a stable error code (re-exported for route authors). */

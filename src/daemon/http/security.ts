@@ -112,6 +112,14 @@ export class Security {
     return value;
   }
 
+  /**
+   * The origin of a request from a page allowed with `allowOrigins`, which the browser lets read the
+   * response only under CORS headers (the server's own pages need none). Undefined otherwise.
+   */
+  crossOrigin(origin: string | undefined): string | undefined {
+    return origin !== undefined && this.allowOrigins.has(normalizeOrigin(origin)) ? origin : undefined;
+  }
+
   /** True for the server's own origin (http or https, loopback names equivalent) and allowed ones. */
   originAllowed(origin: string): boolean {
     const normalized = normalizeOrigin(origin);

@@ -75,6 +75,24 @@ describe('security', { timeout: 20_000 }, () => {
     assert.equal((await fetch(`${h.url}/v1/health`, { headers: { Origin: 'https://evil.example' } })).status, 403);
   });
 
+  test('CORS for --allow-origin origins only: a preflight is answered without credentials, and every response names the origin', async () => {
+    const allowed = 'https://app.example.com';
+    const pre = await fetch(`${h.url}/acp`, { method: 'OPTIONS', headers: { Origin: allowed, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type, acp-connection-id' } });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get('access-control-allow-origin'), allowed);
+    assert.equal(pre.headers.get('access-control-allow-headers'), 'authorization, content-type, acp-connection-id');
+    assert.match(pre.headers.get('access-control-allow-methods') ?? '', /POST/);
+    for (const res of [await h.fetch('/v1/secret', { headers: { Origin: allowed } }), await fetch(`${h.url}/v1/secret`, { headers: { Origin: allowed } })]) {
+      assert.equal(res.headers.get('access-control-allow-origin'), allowed, `on a ${res.status}`);
+      assert.match(res.headers.get('access-control-expose-headers') ?? '', /Acp-Connection-Id/);
+    }
+    const foreign = await fetch(`${h.url}/acp`, { method: 'OPTIONS', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' } });
+    assert.equal(foreign.status, 403);
+    assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+    const own = await h.fetch('/v1/secret', { headers: { Origin: `http://127.0.0.1:${h.port}` } });
+    assert.equal(own.headers.get('access-control-allow-origin'), null, 'pages of the server itself need no CORS');
+  });
+
   test('login: a one-time code sets an HttpOnly SameSite=Strict cookie, works once, and the cookie authenticates', async () => {
     const { code, url } = h.server.mintLoginCode();
     assert.equal(url, `${h.url}/v1/login?code=${code}`);
