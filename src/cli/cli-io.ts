@@ -44,6 +44,26 @@ export const shuttingDown = { value: false };
  */
 export const beforeHastyExit = new Set<() => Promise<unknown>>();
 
+/**
+ * Until the returned function is called: terminated (SIGTERM, as from `timeout 600 troupe run …`, or
+ * SIGHUP from a closed terminal), the command first runs `cancel` (for at most 2 s), then dies of the
+ * signal as it would have. As on Ctrl-C: the agent must not go on alone with a turn no one follows.
+ */
+export function cancelOnTermination(cancel: () => Promise<unknown> | undefined): () => void {
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
+  const remove = () => {
+    for (const s of signals) process.removeListener(s, onTerminate);
+  };
+  const onTerminate = (signal: NodeJS.Signals) => {
+    remove();
+    shuttingDown.value = true;
+    const cancelled = Promise.resolve(cancel()).catch(() => undefined);
+    void Promise.race([cancelled, new Promise((r) => setTimeout(r, 2_000).unref())]).finally(() => process.kill(process.pid, signal));
+  };
+  for (const s of signals) process.once(s, onTerminate);
+  return remove;
+}
+
 /** Writes one line for `err` (a stack only with TROUPE_LOG=debug) and returns the exit code. */
 export function reportError(io: CliIo, command: string, err: unknown): number {
   if (shuttingDown.value) return EXIT.ok;

@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import type * as acp from '@agentclientprotocol/sdk';
 import { rpcToError, type AcpLink } from './acp-link.js';
+import { cancelOnTermination } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
 import type { Style } from './style.js';
 import type { UpdateRenderer } from './update.renderer.js';
@@ -57,8 +58,6 @@ export interface ReplSettings {
 }
 
 const HISTORY_MAX = 1000;
-
-const TERMINATING: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
 
 function loadHistory(path: string): string[] {
   try {
@@ -131,19 +130,12 @@ export class Repl {
       // would otherwise kill the process and leave the turn running on the daemon.
       const onSignal = () => this.interrupt();
       process.on('SIGINT', onSignal);
-      // Terminated (a closed terminal, SIGTERM), it cancels the turn it runs before it dies of the
-      // signal, as on Ctrl-C: the agent must not go on alone.
-      const onTerminate = (signal: NodeJS.Signals) => {
-        for (const s of TERMINATING) process.removeListener(s, onTerminate);
-        const cancelled = this.running > 0 ? this.cancel() : undefined;
-        void Promise.race([cancelled, new Promise((r) => setTimeout(r, 2_000).unref())]).finally(() => process.kill(process.pid, signal));
-      };
-      for (const s of TERMINATING) process.once(s, onTerminate);
+      const stopCancellingOnTermination = cancelOnTermination(() => (this.running > 0 ? this.cancel() : undefined));
       let closed = false;
       this.rl.on('close', () => {
         closed = true;
         process.removeListener('SIGINT', onSignal);
-        for (const s of TERMINATING) process.removeListener(s, onTerminate);
+        stopCancellingOnTermination();
         this.pendingAnswer?.(undefined);
         void this.chain.then(() => this.idle()).then(() => resolve());
       });

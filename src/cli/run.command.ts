@@ -5,7 +5,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { parseCommandArgs } from './args.js';
 import { openLink, rpcToError, type AcpLink } from './acp-link.js';
-import { beforeHastyExit, CliError, EXIT, reportError, shuttingDown, type CliIo } from './cli-io.js';
+import { beforeHastyExit, cancelOnTermination, CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
@@ -83,8 +83,6 @@ interface RunOptions {
   standalone?: boolean;
 }
 
-const TERMINATING: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
-
 async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions): Promise<number> {
   const stdin = io.stdin ?? process.stdin;
   const style = makeStyle(io.stdout, io.env, o['no-color']);
@@ -96,6 +94,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
   let interrupts = 0;
   let link: AcpLink | undefined;
   let cancelOnExit: (() => Promise<void>) | undefined;
+  let stopCancellingOnTermination: (() => void) | undefined;
 
   const onInterrupt = () => {
     interrupts++;
@@ -110,13 +109,6 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     void conn.release().finally(() => process.exit(EXIT.cancelled));
   };
   const ask = canAsk(stdin, io.stderr) ? terminalAsk(stdin, io.stderr, onInterrupt, turn.signal) : undefined;
-
-  const onTerminate = (signal: NodeJS.Signals) => {
-    shuttingDown.value = true;
-    for (const s of TERMINATING) process.removeListener(s, onTerminate);
-    const cancelled = cancelOnExit?.().catch(() => undefined);
-    void Promise.race([cancelled, new Promise((r) => setTimeout(r, 2_000).unref())]).finally(() => process.kill(process.pid, signal));
-  };
 
   process.on('SIGINT', onInterrupt);
   try {
@@ -140,10 +132,8 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     const id = sessionId;
     cancelOnExit = () => link!.agent.notify('session/cancel', { sessionId: id });
     beforeHastyExit.add(cancelOnExit);
-    // Terminated (`timeout 600 troupe run …`, a closed terminal), run cancels its turn before it
-    // dies of the signal, as on Ctrl-C: the agent must not go on alone. A --standalone daemon is
-    // stopped whole on these signals (standalone-daemon.ts).
-    if (!o.standalone) for (const s of TERMINATING) process.once(s, onTerminate);
+    // A --standalone daemon is stopped whole on these signals (standalone-daemon.ts).
+    if (!o.standalone) stopCancellingOnTermination = cancelOnTermination(cancelOnExit);
     if (!o.json) renderer.waiting();
     let result: acp.PromptResponse;
     try {
@@ -159,7 +149,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     else io.stderr.write(style.dim(`[${result.stopReason} · session ${sessionId}]\n`));
     return result.stopReason === 'cancelled' ? EXIT.cancelled : EXIT.ok;
   } finally {
-    for (const s of TERMINATING) process.removeListener(s, onTerminate);
+    stopCancellingOnTermination?.();
     if (cancelOnExit) beforeHastyExit.delete(cancelOnExit);
     renderer.done();
     process.removeListener('SIGINT', onInterrupt);
