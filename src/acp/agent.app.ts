@@ -14,7 +14,7 @@ import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
-import { commandsUpdate, configOptions, cwdMismatch, modeState, SLASH_COMMANDS } from './session-options.js';
+import { commandsUpdate, configOptions, cwdMismatch, modeState, sameCwd, SLASH_COMMANDS } from './session-options.js';
 import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
 import { mcpCommand, slashCommand, toContent } from './prompt-content.js';
@@ -177,8 +177,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     await loading.get(sessionId);
     return h.get(sessionId);
   };
-  const sameCwd = (live: LiveSession, cwd: string) => {
-    if (live.engine.conversation.cwd !== cwd) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
+  const assertCwd = (live: LiveSession, cwd: string) => {
+    if (!sameCwd(live.engine.conversation.cwd, cwd)) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
   };
   const configure = async (client: acp.AgentContext, h: SessionHost, live: LiveSession, change: { mode?: string; model?: string }) => {
     if (change.mode !== undefined && !isSessionModeId(change.mode)) throw new TroupeError('invalid_params', `unknown mode '${change.mode}' (default, accept-edits, plan, bypass)`);
@@ -233,7 +233,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         }
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
-        sameCwd(live, p.cwd);
+        assertCwd(live, p.cwd);
         const { UpdateReplay } = await replayModule();
         await h.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
         await h.useMcpServers(p.sessionId, p.cwd, mcp);
@@ -248,7 +248,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const mcp = p.mcpServers === undefined ? undefined : mcpServersOf(p.mcpServers);
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
-        sameCwd(live, p.cwd);
+        assertCwd(live, p.cwd);
         // Without `mcpServers` the session keeps the servers it has.
         if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp);
         announceCommands(client, p.sessionId, h);
