@@ -177,6 +177,23 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     await loading.get(sessionId);
     return h.get(sessionId);
   };
+  /**
+   * Prompts received and not yet handed to their session's engine (waiting for the session to open,
+   * its MCP servers to start, or an MCP command to expand), by session. A `session/cancel` ends them
+   * `cancelled` without running, as it does the ones the engine has: they were sent before it.
+   */
+  const waitingPrompts = new Map<string, Set<{ cancelled: boolean }>>();
+  const waitingPrompt = (sessionId: string) => {
+    const waiting = { cancelled: false };
+    let set = waitingPrompts.get(sessionId);
+    if (!set) waitingPrompts.set(sessionId, (set = new Set()));
+    set.add(waiting);
+    const done = () => {
+      set.delete(waiting);
+      if (set.size === 0 && waitingPrompts.get(sessionId) === set) waitingPrompts.delete(sessionId);
+    };
+    return { waiting, done };
+  };
   const assertCwd = (live: LiveSession, cwd: string) => {
     if (!sameCwd(live.engine.conversation.cwd, cwd)) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
   };
@@ -325,22 +342,31 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/prompt',
       guarded('session/prompt', async (p: acp.PromptRequest, { client, signal }) => {
-        const h = await host();
-        const live = await sessionOf(h, p.sessionId);
-        const command = slashCommand(p.prompt);
-        if (command?.name === 'compact') {
-          await live.engine.compactNow();
-          return { stopReason: 'end_turn' };
+        const { waiting, done } = waitingPrompt(p.sessionId);
+        let live: LiveSession;
+        let handle: ReturnType<LiveSession['engine']['prompt']>;
+        try {
+          const h = await host();
+          live = await sessionOf(h, p.sessionId);
+          const command = slashCommand(p.prompt);
+          if (command?.name === 'compact') {
+            await live.engine.compactNow();
+            return { stopReason: 'end_turn' };
+          }
+          if (command) {
+            await configure(client, h, live, { [command.name]: command.arg });
+            return { stopReason: 'end_turn' };
+          }
+          const model = resolveModel(live.engine.conversation.model, env, config);
+          // An MCP server's prompt: the server makes the turn's content from the command's input.
+          const mcp = mcpCommand(p.prompt);
+          const blocks = mcp ? [...((await h.expandMcpCommand(p.sessionId, mcp.name, mcp.input, signal)) as acp.ContentBlock[]), ...mcp.rest] : p.prompt;
+          const content = toContent(blocks, { images: model.capabilities.images, model: model.id });
+          if (waiting.cancelled) return { stopReason: 'cancelled' };
+          handle = live.engine.prompt(content);
+        } finally {
+          done();
         }
-        if (command) {
-          await configure(client, h, live, { [command.name]: command.arg });
-          return { stopReason: 'end_turn' };
-        }
-        const model = resolveModel(live.engine.conversation.model, env, config);
-        // An MCP server's prompt: the server makes the turn's content from the command's input.
-        const mcp = mcpCommand(p.prompt);
-        const blocks = mcp ? [...((await h.expandMcpCommand(p.sessionId, mcp.name, mcp.input, signal)) as acp.ContentBlock[]), ...mcp.rest] : p.prompt;
-        const handle = live.engine.prompt(toContent(blocks, { images: model.capabilities.images, model: model.id }));
         // `$/cancel_request` for this request: this prompt ends cancelled (and is answered so), the
         // session's other prompts go on, as session/cancel would not have them.
         // (It may have come already, while the session was being found.)
@@ -354,9 +380,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         throw new TroupeError(code, r.message ?? `the turn failed: ${code}`, { sessionId: p.sessionId, turnId: r.turnId });
       }),
     )
-    .onNotification('session/cancel', async ({ params }) => {
-      const h = await host();
-      if (h.isLive(params.sessionId)) (await sessionOf(h, params.sessionId)).engine.cancel();
+    .onNotification('session/cancel', ({ params }) => {
+      // At once, not after the session has finished opening: what is sent after this cancel is not cancelled.
+      for (const waiting of waitingPrompts.get(params.sessionId) ?? []) waiting.cancelled = true;
+      // What the engine has (no session is open before the host is).
+      ready?.cancel(params.sessionId);
     })
     .onRequest(
       '_troupe/steer',

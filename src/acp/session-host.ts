@@ -228,8 +228,9 @@ export class SessionHost {
     return pending;
   }
 
-  isLive(sessionId: string): boolean {
-    return this.live.has(sessionId);
+  /** Cancels the running turn and the queued prompts of a session open in this process (ACP session/cancel). */
+  cancel(sessionId: string): void {
+    this.live.get(sessionId)?.engine.cancel();
   }
 
   /** Whether `sessionId` is open in this process or being opened: its replay goes through its log here. */
