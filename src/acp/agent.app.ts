@@ -194,6 +194,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     };
     return { waiting, done };
   };
+  const cancelWaiting = (sessionId: string) => {
+    for (const waiting of waitingPrompts.get(sessionId) ?? []) waiting.cancelled = true;
+  };
   const assertCwd = (live: LiveSession, cwd: string) => {
     if (!sameCwd(live.engine.conversation.cwd, cwd)) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
   };
@@ -290,6 +293,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/close',
       guarded('session/close', async (p: acp.CloseSessionRequest) => {
+        // Closing cancels the session's work, as session/cancel does.
+        cancelWaiting(p.sessionId);
         const h = await host();
         await loading.get(p.sessionId);
         if (!h.isOpen(p.sessionId) && !h.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
@@ -300,6 +305,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/delete',
       guarded('session/delete', async (p: acp.DeleteSessionRequest) => {
+        cancelWaiting(p.sessionId);
         const h = await host();
         await loading.get(p.sessionId);
         await h.delete(p.sessionId);
@@ -364,6 +370,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           const content = toContent(blocks, { images: model.capabilities.images, model: model.id });
           if (waiting.cancelled) return { stopReason: 'cancelled' };
           handle = live.engine.prompt(content);
+        } catch (err) {
+          // Cancelled (or its session closed) while it waited: that is its answer, whatever came of the wait.
+          if (waiting.cancelled) return { stopReason: 'cancelled' };
+          throw err;
         } finally {
           done();
         }
@@ -382,7 +392,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onNotification('session/cancel', ({ params }) => {
       // At once, not after the session has finished opening: what is sent after this cancel is not cancelled.
-      for (const waiting of waitingPrompts.get(params.sessionId) ?? []) waiting.cancelled = true;
+      cancelWaiting(params.sessionId);
       // What the engine has (no session is open before the host is).
       ready?.cancel(params.sessionId);
     })
