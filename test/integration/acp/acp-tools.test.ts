@@ -64,6 +64,27 @@ test('with client terminals, commands run in a terminal that is embedded and the
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a command cancelled in a client terminal: killed, released, and still embedded in its failed tool call, with the reason after it', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'echo started; sleep 30' })], [{ text: 'unreached' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ terminal: true });
+  const sessionId = await c.newSession(workspace());
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  const running = c.prompt(sessionId, 'run it');
+  await c.until(() => c.updatesFor(sessionId, 'tool_call_update').some((u) => u.content?.some((x: any) => x.type === 'terminal')), 'the terminal embedded');
+  await c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await running).stopReason, 'cancelled');
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(done.status, 'failed');
+  assert.deepEqual(done.content.map((x: any) => x.type), ['terminal', 'content'], 'content replaces: the terminal is kept');
+  assert.equal(done.content[0].terminalId, 'term_1');
+  assert.match(done.content[1].content.text, /Cancelled/);
+  // Released as the tool call ends, which may be just after the prompt's answer.
+  await c.until(() => c.terminalCalls.includes('release term_1'), 'the terminal released');
+  assert.deepEqual(c.terminalCalls, ['create term_1', 'kill term_1', 'release term_1']);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('commands run on this machine do not inherit the agent\'s model credentials', async (t) => {
   const command = 'echo "anthropic=${ANTHROPIC_API_KEY-withheld} openai=${OPENAI_API_KEY-withheld} gemini=${GEMINI_API_KEY-withheld} other=${TROUPE_TEST_VISIBLE-missing}"';
   const c = AcpChild.start({
