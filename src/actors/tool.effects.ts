@@ -98,10 +98,14 @@ export async function askPermission(core: EngineCore, turnId: string, call: Tool
     ...(always ? { remember: call.name } : {}),
   });
   if (outcome === 'allow_once' || outcome === 'allow_always') return 'allow';
+  // `cancelled` without a cancel of the turn: the client withdrew the prompt, or could not show it
+  // (its request failed); nobody rejected the call, and the model and the person are told so.
   const [code, why] =
     outcome === 'timeout'
       ? ['tool_timeout', `Nobody answered the permission request within ${core.deps.limits.permissionTimeoutMs} ms, so the call was denied.`]
-      : ['permission_denied', 'The user rejected this tool call.'];
+      : outcome === 'cancelled'
+        ? ['permission_denied', 'The permission request ended without an answer (the client cancelled it or could not ask), so the call did not run.']
+        : ['permission_denied', 'The user rejected this tool call.'];
   failTool(core, turnId, call, code, why);
   return 'deny';
 }
