@@ -96,8 +96,14 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
     process.once(signal, () => void stop().then(() => process.exit(0)));
   }
   await connection.closed.catch(() => undefined);
+  // stdin's end closes the connection with the SDK's own reason; anything else broke it (e.g. a line
+  // over the SDK's 32 MiB message limit errors the stream): say so, since the editor only sees the
+  // agent go away.
+  const reason = connection.signal.reason as unknown;
+  const failed = reason !== undefined && !(reason instanceof Error && reason.message === 'ACP connection closed');
+  if (failed) logger.error('the ACP connection failed; the agent stops', { error: reason instanceof Error ? reason.message : String(reason) });
   await stop();
-  return 0;
+  return failed ? 1 : 0;
 }
 
 /** Whether a read from stdin is nothing but the pool's `initialize` (POOL_INITIALIZE_ID). */

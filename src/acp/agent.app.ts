@@ -14,7 +14,7 @@ import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
-import { commandsUpdate, configOptions, cwdMismatch, modeState, SLASH_COMMANDS } from './session-options.js';
+import { commandsUpdate, configOptions, cwdMismatch, modeState, sameCwd, SLASH_COMMANDS } from './session-options.js';
 import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
 import { mcpCommand, slashCommand, toContent } from './prompt-content.js';
@@ -177,8 +177,28 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     await loading.get(sessionId);
     return h.get(sessionId);
   };
-  const sameCwd = (live: LiveSession, cwd: string) => {
-    if (live.engine.conversation.cwd !== cwd) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
+  /**
+   * Prompts received and not yet handed to their session's engine (waiting for the session to open,
+   * its MCP servers to start, or an MCP command to expand), by session. A `session/cancel` ends them
+   * `cancelled` without running, as it does the ones the engine has: they were sent before it.
+   */
+  const waitingPrompts = new Map<string, Set<{ cancelled: boolean }>>();
+  const waitingPrompt = (sessionId: string) => {
+    const waiting = { cancelled: false };
+    let set = waitingPrompts.get(sessionId);
+    if (!set) waitingPrompts.set(sessionId, (set = new Set()));
+    set.add(waiting);
+    const done = () => {
+      set.delete(waiting);
+      if (set.size === 0 && waitingPrompts.get(sessionId) === set) waitingPrompts.delete(sessionId);
+    };
+    return { waiting, done };
+  };
+  const cancelWaiting = (sessionId: string) => {
+    for (const waiting of waitingPrompts.get(sessionId) ?? []) waiting.cancelled = true;
+  };
+  const assertCwd = (live: LiveSession, cwd: string) => {
+    if (!sameCwd(live.engine.conversation.cwd, cwd)) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
   };
   const configure = async (client: acp.AgentContext, h: SessionHost, live: LiveSession, change: { mode?: string; model?: string }) => {
     if (change.mode !== undefined && !isSessionModeId(change.mode)) throw new TroupeError('invalid_params', `unknown mode '${change.mode}' (default, accept-edits, plan, bypass)`);
@@ -233,7 +253,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         }
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
-        sameCwd(live, p.cwd);
+        assertCwd(live, p.cwd);
         const { UpdateReplay } = await replayModule();
         await h.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
         await h.useMcpServers(p.sessionId, p.cwd, mcp);
@@ -248,7 +268,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const mcp = p.mcpServers === undefined ? undefined : mcpServersOf(p.mcpServers);
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
-        sameCwd(live, p.cwd);
+        assertCwd(live, p.cwd);
         // Without `mcpServers` the session keeps the servers it has.
         if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp);
         announceCommands(client, p.sessionId, h);
@@ -273,6 +293,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/close',
       guarded('session/close', async (p: acp.CloseSessionRequest) => {
+        // Closing cancels the session's work, as session/cancel does.
+        cancelWaiting(p.sessionId);
         const h = await host();
         await loading.get(p.sessionId);
         if (!h.isOpen(p.sessionId) && !h.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
@@ -283,6 +305,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/delete',
       guarded('session/delete', async (p: acp.DeleteSessionRequest) => {
+        cancelWaiting(p.sessionId);
         const h = await host();
         await loading.get(p.sessionId);
         await h.delete(p.sessionId);
@@ -325,22 +348,35 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/prompt',
       guarded('session/prompt', async (p: acp.PromptRequest, { client, signal }) => {
-        const h = await host();
-        const live = await sessionOf(h, p.sessionId);
-        const command = slashCommand(p.prompt);
-        if (command?.name === 'compact') {
-          await live.engine.compactNow();
-          return { stopReason: 'end_turn' };
+        const { waiting, done } = waitingPrompt(p.sessionId);
+        let live: LiveSession;
+        let handle: ReturnType<LiveSession['engine']['prompt']>;
+        try {
+          const h = await host();
+          live = await sessionOf(h, p.sessionId);
+          const command = slashCommand(p.prompt);
+          if (command?.name === 'compact') {
+            await live.engine.compactNow();
+            return { stopReason: 'end_turn' };
+          }
+          if (command) {
+            await configure(client, h, live, { [command.name]: command.arg });
+            return { stopReason: 'end_turn' };
+          }
+          const model = resolveModel(live.engine.conversation.model, env, config);
+          // An MCP server's prompt: the server makes the turn's content from the command's input.
+          const mcp = mcpCommand(p.prompt);
+          const blocks = mcp ? [...((await h.expandMcpCommand(p.sessionId, mcp.name, mcp.input, signal)) as acp.ContentBlock[]), ...mcp.rest] : p.prompt;
+          const content = toContent(blocks, { images: model.capabilities.images, model: model.id });
+          if (waiting.cancelled) return { stopReason: 'cancelled' };
+          handle = live.engine.prompt(content);
+        } catch (err) {
+          // Cancelled (or its session closed) while it waited: that is its answer, whatever came of the wait.
+          if (waiting.cancelled) return { stopReason: 'cancelled' };
+          throw err;
+        } finally {
+          done();
         }
-        if (command) {
-          await configure(client, h, live, { [command.name]: command.arg });
-          return { stopReason: 'end_turn' };
-        }
-        const model = resolveModel(live.engine.conversation.model, env, config);
-        // An MCP server's prompt: the server makes the turn's content from the command's input.
-        const mcp = mcpCommand(p.prompt);
-        const blocks = mcp ? [...((await h.expandMcpCommand(p.sessionId, mcp.name, mcp.input, signal)) as acp.ContentBlock[]), ...mcp.rest] : p.prompt;
-        const handle = live.engine.prompt(toContent(blocks, { images: model.capabilities.images, model: model.id }));
         // `$/cancel_request` for this request: this prompt ends cancelled (and is answered so), the
         // session's other prompts go on, as session/cancel would not have them.
         // (It may have come already, while the session was being found.)
@@ -354,9 +390,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         throw new TroupeError(code, r.message ?? `the turn failed: ${code}`, { sessionId: p.sessionId, turnId: r.turnId });
       }),
     )
-    .onNotification('session/cancel', async ({ params }) => {
-      const h = await host();
-      if (h.isLive(params.sessionId)) (await sessionOf(h, params.sessionId)).engine.cancel();
+    .onNotification('session/cancel', ({ params }) => {
+      // At once, not after the session has finished opening: what is sent after this cancel is not cancelled.
+      cancelWaiting(params.sessionId);
+      // What the engine has (no session is open before the host is).
+      ready?.cancel(params.sessionId);
     })
     .onRequest(
       '_troupe/steer',

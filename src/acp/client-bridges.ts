@@ -10,20 +10,38 @@ import type { CommandBackend, CommandOutcome, CommandRequest, FileBackend } from
 
 type Client = acp.AgentContext;
 
+/**
+ * A JSON-RPC error the client answered with, carrying the reason it gave: the SDK answers a handler's
+ * thrown error as -32603 "Internal error" with the error's message in `data.details`, which the
+ * model and the person should see rather than "Internal error".
+ */
+function withClientReason(err: unknown): unknown {
+  if (!(err instanceof Error) || typeof (err as { code?: unknown }).code !== 'number') return err;
+  const data = (err as { data?: { details?: unknown; message?: unknown } | null }).data;
+  const why = typeof data?.details === 'string' ? data.details : typeof data?.message === 'string' ? data.message : undefined;
+  return why && !err.message.includes(why) ? new Error(`${err.message}: ${why}`) : err;
+}
+
 export function clientFileBackend(client: Client, sessionId: string, local: FileBackend, caps: { read: boolean; write: boolean }): FileBackend {
   return {
     async readText(path, window, signal) {
       if (!caps.read) return local.readText(path, window, signal);
-      const res = await client.request(
-        'fs/read_text_file',
-        { sessionId, path, ...(window.line ? { line: window.line } : {}), ...(window.limit ? { limit: window.limit } : {}) },
-        { cancellationSignal: signal, stopWaitingOnCancel: true },
-      );
+      const res = await client
+        .request(
+          'fs/read_text_file',
+          { sessionId, path, ...(window.line ? { line: window.line } : {}), ...(window.limit ? { limit: window.limit } : {}) },
+          { cancellationSignal: signal, stopWaitingOnCancel: true },
+        )
+        .catch((err: unknown) => {
+          throw withClientReason(err);
+        });
       return res.content;
     },
     async writeText(path, content, signal) {
       if (!caps.write) return local.writeText(path, content, signal);
-      await client.request('fs/write_text_file', { sessionId, path, content }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+      await client.request('fs/write_text_file', { sessionId, path, content }, { cancellationSignal: signal, stopWaitingOnCancel: true }).catch((err: unknown) => {
+        throw withClientReason(err);
+      });
     },
   };
 }
@@ -35,14 +53,18 @@ export function clientFileBackend(client: Client, sessionId: string, local: File
 export function clientTerminalBackend(client: Client, sessionId: string): CommandBackend {
   return {
     async run(req: CommandRequest, ctx: ToolRunContext): Promise<CommandOutcome> {
-      const terminal = await client.createTerminal({
-        sessionId,
-        command: '/bin/sh',
-        args: ['-c', req.command],
-        cwd: req.cwd,
-        env: Object.entries(req.env ?? {}).map(([name, value]) => ({ name, value })),
-        outputByteLimit: req.outputByteLimit,
-      });
+      const terminal = await client
+        .createTerminal({
+          sessionId,
+          command: '/bin/sh',
+          args: ['-c', req.command],
+          cwd: req.cwd,
+          env: Object.entries(req.env ?? {}).map(([name, value]) => ({ name, value })),
+          outputByteLimit: req.outputByteLimit,
+        })
+        .catch((err: unknown) => {
+          throw withClientReason(err);
+        });
       ctx.update([{ type: 'terminal', terminalId: terminal.id }]);
       let timedOut = false;
       let timer: NodeJS.Timeout | undefined;

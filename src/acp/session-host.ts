@@ -87,6 +87,13 @@ export class SessionHost {
   private readonly lastUsed = new Map<string, number>();
   private readonly idleSweep?: NodeJS.Timeout;
   private readonly mcp: SessionMcp;
+  /**
+   * Events of sessions being replayed (session/load of a live session), held back from the client
+   * until the replay has gone out: an update the session makes meanwhile (a turn streaming) must
+   * follow the history, not land in the middle of it (a daemon drops replayed updates older than the
+   * last seq it relayed to that connection).
+   */
+  private readonly held = new Map<string, { events: AgentEvent[]; replays: number }>();
 
   private constructor(
     private readonly opts: HostOptions,
@@ -221,8 +228,9 @@ export class SessionHost {
     return pending;
   }
 
-  isLive(sessionId: string): boolean {
-    return this.live.has(sessionId);
+  /** Cancels the running turn and the queued prompts of a session open in this process (ACP session/cancel). */
+  cancel(sessionId: string): void {
+    this.live.get(sessionId)?.engine.cancel();
   }
 
   /** Whether `sessionId` is open in this process or being opened: its replay goes through its log here. */
@@ -230,17 +238,33 @@ export class SessionHost {
     return this.live.has(sessionId) || this.opening.has(sessionId);
   }
 
-  /** Replays the history through `through` page by page (each page sent and awaited: backpressure). */
-  async replay(session: LiveSession, replay: UpdateReplay, through = session.log.lastSeq()): Promise<void> {
-    let cursor = 0;
-    while (cursor < through) {
-      const page = await session.log.readAfter(cursor, { limit: 1024 });
-      for (const event of page.events) if (event.seq <= through) replay.add(event);
-      await replay.flush();
-      const last = page.events.at(-1);
-      if (!last || last.seq >= through) return;
-      cursor = page.cursor;
-      if (!page.hasMore) break;
+  /**
+   * Replays the history page by page (each page sent and awaited: backpressure), through the last
+   * event appended so far; what the session emits meanwhile is sent after it (events are observed
+   * as they are appended, so those are exactly the ones after `through`).
+   */
+  async replay(session: LiveSession, replay: UpdateReplay): Promise<void> {
+    const sessionId = session.engine.sessionId;
+    const hold = this.held.get(sessionId) ?? { events: [], replays: 0 };
+    hold.replays++;
+    this.held.set(sessionId, hold);
+    try {
+      const through = session.log.lastSeq();
+      let cursor = 0;
+      while (cursor < through) {
+        const page = await session.log.readAfter(cursor, { limit: 1024 });
+        for (const event of page.events) if (event.seq <= through) replay.add(event);
+        await replay.flush();
+        const last = page.events.at(-1);
+        if (!last || last.seq >= through) return;
+        cursor = page.cursor;
+        if (!page.hasMore) break;
+      }
+    } finally {
+      if (--hold.replays === 0) {
+        this.held.delete(sessionId);
+        for (const event of hold.events) this.project(event);
+      }
     }
   }
 
@@ -360,21 +384,28 @@ export class SessionHost {
       for (const e of (await log.readAfter(reportFrom, { limit: 100_000 })).events) this.opts.reporter.event(log, e);
     }
     const reporter = this.opts.reporter;
-    const updateLines = this.opts.updateLines;
     const stopInspecting = reporter ? engine.inspect((ev) => reporter.transition(sessionId, ev)) : () => undefined;
     const stop = engine.observe((event) => {
       // Idle from the end of its last turn (not per event: this is the streaming path).
       if (event.type === 'turn_completed') this.touch(sessionId);
       reporter?.event(log, event);
-      const client = this.client;
-      if (client && updateLines) updateLines(projectEventLines(event, this.projectionCaps));
-      else if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
+      const held = this.held.get(sessionId);
+      if (held) held.events.push(event);
+      else this.project(event);
       if (INDEXED_EVENT_TYPES.has(event.type)) void this.index.applyEvents([event]).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
     });
     const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };
     this.live.set(sessionId, live);
     this.touch(sessionId);
     return live;
+  }
+
+  /** One event's `session/update`s to the client, live. */
+  private project(event: AgentEvent): void {
+    const client = this.client;
+    const updateLines = this.opts.updateLines;
+    if (client && updateLines) updateLines(projectEventLines(event, this.projectionCaps));
+    else if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
   }
 
   private deps(sessionId: string, log: FileEventLog, cwd: string, dirs: string[]): EngineDeps {

@@ -11,7 +11,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentEvent } from '../core/events.js';
 import { visitLogBuffer } from '../store/log-file.reader.js';
 import { notificationLine, projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
-import { cwdMismatch } from './session-options.js';
+import { cwdMismatch, sameCwd } from './session-options.js';
 
 /** Queues ready-made NDJSON lines behind everything sent so far (the batched stdout writer). */
 export type LineWriter = (text: string) => Promise<void>;
@@ -136,7 +136,7 @@ export async function replayLogFile(path: string, sessionId: string, cwd: string
   const h = scan.header;
   if (scan.warnings.length > 0 || !h || h.tombstone || h.sessionId !== sessionId || h.baseSeq !== 0 || scan.firstSeq !== 1 || firstType !== 'session_created') return undefined;
   if (s.interrupted || s.closed) return undefined;
-  if (s.cwd !== cwd) throw cwdMismatch(sessionId, s.cwd);
+  if (!sameCwd(s.cwd, cwd)) throw cwdMismatch(sessionId, s.cwd);
   await replay.flush();
   return s;
 }

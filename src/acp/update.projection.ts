@@ -91,7 +91,8 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
             sessionUpdate: 'compaction_update',
             compactionId: e.compactionId,
             status: e.status,
-            ...(e.summary ? { summary: e.summary } : {}),
+            // ACP's summary is content blocks (a complete replacement), not a string.
+            ...(e.summary ? { summary: [text(e.summary)] } : {}),
             ...(e.errorCode ? { error: e.errorCode } : {}),
           } as Update,
         ];

@@ -49,6 +49,8 @@ export class Conversation {
   measured?: { tokens: number; charsSince: number };
   private toolOutputLimit?: { limit: number; atSeq: number };
   private entries: Entry[] = [];
+  /** The latest turn's prompt (its `user_message`): where a refusal cuts the history. */
+  private turnStart?: { turnId: string; seq: number };
   private readonly steerContent = new Map<string, ContentBlock[]>();
   private readonly finishedTools = new Set<string>();
 
@@ -70,6 +72,7 @@ export class Conversation {
         if (event.title !== undefined) this.title = event.title;
         break;
       case 'user_message':
+        this.turnStart = { turnId: event.turnId, seq: event.seq };
         this.entries.push({ seq: event.seq, message: { role: 'user', content: event.content } });
         this.added(JSON.stringify(event.content).length);
         break;
@@ -136,6 +139,13 @@ export class Conversation {
       case 'turn_completed':
         this.turnEnds.push(event.seq);
         this.openTurn = undefined;
+        // ACP's `refusal`: the prompt and everything after it is left out of the next prompt (the
+        // client shows it so), and a vendor that refused would only refuse again with it there.
+        if (event.stopReason === 'refusal' && this.turnStart?.turnId === event.turnId) {
+          const from = this.turnStart.seq;
+          this.entries = this.entries.filter((e) => e.seq < from);
+          this.measured = undefined;
+        }
         break;
       case 'session_closed':
         this.closed = true;

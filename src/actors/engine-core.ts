@@ -2,7 +2,7 @@
  * What the turn effects share: the session's dependencies, its conversation, and the one place
  * where events are emitted (append to the log, then fold into the conversation).
  */
-import type { AgentEvent, AgentEventInput } from '../core/events.js';
+import type { AgentEvent, AgentEventInput, ToolContent } from '../core/events.js';
 import type { Clock, EventLog, Logger, PermissionAsker, PermissionPolicy, ToolDescription, ToolHost } from '../core/ports.js';
 import type { ModelCapabilities, ModelProvider, ModelRequest } from '../core/provider.js';
 import { Conversation } from './conversation.js';
@@ -53,6 +53,11 @@ export class EngineCore {
   /** Descriptions of the tool calls of the latest step, by call id (absent: the call is invalid). */
   readonly descriptions = new Map<string, ToolDescription | Error>();
   openPermission?: { requestId: string; toolCallId: string };
+  /**
+   * Terminals running tool calls have shown (by call id), until the call's result: a failure
+   * (a cancel, say) keeps them in its content, which replaces what the call showed before.
+   */
+  readonly shownTerminals = new Map<string, ToolContent[]>();
   openCompactionId?: string;
   /** Listeners for every emitted event, in order (the engine's own observers; clients use the log). */
   readonly observers = new Set<(event: AgentEvent) => void>();

@@ -11,13 +11,16 @@ import type { EngineCore } from './engine-core.js';
 
 /** Record a call's final result (failed), as the model will read it. */
 export function failTool(core: EngineCore, turnId: string, call: ToolCallRequest, errorCode: string, output: string): void {
+  // The output a terminal showed stays visible: content replaces the call's earlier content.
+  const terminals = core.shownTerminals.get(call.id) ?? [];
+  core.shownTerminals.delete(call.id);
   core.emit({
     type: 'tool_call_updated',
     sessionId: core.sessionId,
     turnId,
     toolCallId: call.id,
     status: 'failed',
-    content: [{ type: 'text', text: output }],
+    content: [...terminals, { type: 'text', text: output }],
     output,
     errorCode,
   });
@@ -95,10 +98,14 @@ export async function askPermission(core: EngineCore, turnId: string, call: Tool
     ...(always ? { remember: call.name } : {}),
   });
   if (outcome === 'allow_once' || outcome === 'allow_always') return 'allow';
+  // `cancelled` without a cancel of the turn: the client withdrew the prompt, or could not show it
+  // (its request failed); nobody rejected the call, and the model and the person are told so.
   const [code, why] =
     outcome === 'timeout'
       ? ['tool_timeout', `Nobody answered the permission request within ${core.deps.limits.permissionTimeoutMs} ms, so the call was denied.`]
-      : ['permission_denied', 'The user rejected this tool call.'];
+      : outcome === 'cancelled'
+        ? ['permission_denied', 'The permission request ended without an answer (the client cancelled it or could not ask), so the call did not run.']
+        : ['permission_denied', 'The user rejected this tool call.'];
   failTool(core, turnId, call, code, why);
   return 'deny';
 }
@@ -118,7 +125,15 @@ export async function runTool(core: EngineCore, turnId: string, call: ToolCallRe
   core.emit({ ...base, status: 'in_progress' });
   let result;
   try {
-    result = await core.deps.tools.run(call, { signal, update: (content) => !signal.aborted && core.emit({ ...base, content }) });
+    result = await core.deps.tools.run(call, {
+      signal,
+      update: (content) => {
+        if (signal.aborted) return;
+        const terminals = content.filter((c) => c.type === 'terminal');
+        if (terminals.length) core.shownTerminals.set(call.id, terminals);
+        core.emit({ ...base, content });
+      },
+    });
   } catch (err) {
     if (signal.aborted) return;
     const code = isTroupeError(err) ? err.code : 'tool_failed';
@@ -127,6 +142,7 @@ export async function runTool(core: EngineCore, turnId: string, call: ToolCallRe
   }
   // On cancel the machine's cancelTool action records the outcome.
   if (signal.aborted) return;
+  core.shownTerminals.delete(call.id);
   if (result.plan) core.emit({ type: 'plan_updated', sessionId: core.sessionId, turnId, entries: result.plan });
   core.emit({
     ...base,

@@ -31,6 +31,8 @@ export class AcpChild {
   readonly terminalCalls: string[] = [];
   /** Editor buffers: reads see these before the disk. */
   readonly buffers = new Map<string, string>();
+  /** Paths whose fs requests the editor fails, with the error its handler throws. */
+  readonly fsFailures = new Map<string, string>();
   stderr = '';
   /** A held permission prompt, answered by the test. */
   held?: (answer: acp.RequestPermissionResponse) => void;
@@ -122,6 +124,7 @@ export class AcpChild {
       })
       .onRequest('fs/read_text_file', ({ params }) => {
         this.fsCalls.push({ method: 'read', path: params.path });
+        if (this.fsFailures.has(params.path)) throw new Error(this.fsFailures.get(params.path));
         const text = this.buffers.get(params.path) ?? readFileSync(params.path, 'utf8');
         const lines = text.split('\n');
         const start = (params.line ?? 1) - 1;
@@ -129,6 +132,7 @@ export class AcpChild {
       })
       .onRequest('fs/write_text_file', ({ params }) => {
         this.fsCalls.push({ method: 'write', path: params.path });
+        if (this.fsFailures.has(params.path)) throw new Error(this.fsFailures.get(params.path));
         this.buffers.set(params.path, params.content);
         return {};
       })

@@ -106,6 +106,27 @@ test('session/resume does not replay; a different cwd is refused', async (t) => 
   assert.ok(state.lastSeq > 5, 'the resumed session has its history');
 });
 
+test('a session created with its cwd spelled otherwise (a trailing slash) is loaded and resumed with the cwd session/list gives', async (t) => {
+  const cwd = workspace();
+  const first = AcpChild.start({ script });
+  t.after(() => first.close());
+  await first.initialize();
+  const sessionId = await first.newSession(`${cwd}/`);
+  await first.prompt(sessionId, 'x');
+  const listed = (await first.agent.request('session/list', {})).sessions.find((s) => s.sessionId === sessionId)!;
+  assert.equal(listed.cwd, cwd);
+  await first.agent.request('session/resume', { sessionId, cwd: listed.cwd });
+  await first.agent.request('session/load', { sessionId, cwd: listed.cwd, mcpServers: [] });
+  await first.close();
+  // A new process replays the log file itself.
+  const second = AcpChild.start({ script, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  await second.agent.request('session/load', { sessionId, cwd: listed.cwd, mcpServers: [] });
+  await assert.rejects(second.agent.request('session/resume', { sessionId, cwd: workspace() }), (e: any) => e.code === -32602 && /never changes/.test(e.message));
+  assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});
+
 test('session/fork copies the history into a new, independent session', async (t) => {
   const c = AcpChild.start({ script: { replies: [...script.replies, [{ text: 'fork answer' }]] } });
   t.after(() => c.close());

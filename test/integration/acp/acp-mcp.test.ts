@@ -195,6 +195,39 @@ test('session/load starts the servers it names for the session; another agent pr
   assert.deepEqual(second.schemaErrors, []);
 });
 
+/**
+ * A prompt sent to a session loaded from its log while its MCP server is still starting (gated by a
+ * file the test creates), then `end` (a session/cancel or a session/close) before the server starts.
+ */
+async function promptWaitingForItsSession(t: { after(fn: () => unknown): void }, end: (c: AcpChild, sessionId: string) => Promise<unknown>) {
+  const cwd = workspace();
+  const { home, sessionId } = await madeByAnotherAgent(t, cwd);
+  const go = join(cwd, 'GO');
+  const gated = { name: 'test', command: '/bin/sh', args: ['-c', `while [ ! -e '${go}' ]; do sleep 0.02; done; exec '${process.execPath}' '${SERVER}'`], env: [] };
+  const c = AcpChild.start({ home, script: { replies: [{ when: 'never', items: [{ text: 'ran anyway' }] }, { when: 'after', items: [{ text: 'after' }] }] } });
+  t.after(() => c.close());
+  await c.initialize();
+  await c.agent.request('session/load', { sessionId, cwd, mcpServers: [gated] });
+  const prompt = c.prompt(sessionId, 'never');
+  await c.agent.request('session/list', {}); // the prompt has reached the agent
+  const ended = end(c, sessionId);
+  await c.agent.request('session/list', {}); // and so has the cancel or close
+  writeFileSync(go, '');
+  assert.equal((await prompt).stopReason, 'cancelled');
+  await ended;
+  assert.equal((await c.prompt(sessionId, 'after')).stopReason, 'end_turn', 'the session goes on');
+  const texts = c.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text);
+  assert.ok(!texts.includes('ran anyway'), 'the cancelled prompt never ran');
+  assert.ok(texts.includes('after'));
+  assert.deepEqual(c.schemaErrors, []);
+}
+
+test('session/cancel of a prompt still waiting for its session to open (its MCP servers starting) answers it cancelled, and it never runs', (t) =>
+  promptWaitingForItsSession(t, (c, sessionId) => c.agent.notify('session/cancel', { sessionId })));
+
+test('session/close cancels a prompt still waiting for its session to open, as session/cancel does', (t) =>
+  promptWaitingForItsSession(t, (c, sessionId) => c.agent.request('session/close', { sessionId })));
+
 test('a session unloaded while idle stops its servers, and starts them again when it is next used', async (t) => {
   const c = AcpChild.start({
     env: { TROUPE_SESSION_IDLE_MS: '300' },

@@ -62,6 +62,24 @@ test('requests before initialize are refused; a second initialize over stdio is 
   assert.equal(out.find((m) => m.id === 3)?.result.protocolVersion, 1);
 });
 
+test('a line over the SDK\'s 32 MiB message limit stops the agent with the reason on stderr and exit status 1, not silently', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-home-'));
+  const proc = spawn(process.execPath, [BIN, 'acp'], { env: { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home } });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d) => (stdout += d));
+  proc.stderr.on('data', (d) => (stderr += d));
+  proc.stdin.on('error', () => undefined); // the agent may stop reading before the line ends
+  const exited = new Promise<number | null>((resolve) => proc.on('close', resolve));
+  proc.stdin.write(init + '\n');
+  while (!stdout.includes('"id":1')) await new Promise((r) => setTimeout(r, 5));
+  const big = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: { cursor: 'x'.repeat(33 * 1024 * 1024) } });
+  proc.stdin.write(big + '\n');
+  assert.equal(await exited, 1);
+  assert.match(stderr, /the ACP connection failed.*exceeds the configured 33554432 byte limit/);
+  assert.ok(stdout.split('\n').filter(Boolean).every((l) => JSON.parse(l).jsonrpc === '2.0'), 'stdout stays JSON-RPC only');
+});
+
 test('troupe acp --version prints the version', () => {
   const r = spawnSync(process.execPath, [BIN, 'acp', '--version'], { encoding: 'utf8' });
   assert.equal(r.status, 0);

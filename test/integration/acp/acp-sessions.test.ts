@@ -138,6 +138,24 @@ test('slash commands: /mode and /model switch, /compact compacts; an unknown one
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a client with session.compaction gets compaction_update upserts, the summary as content blocks', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ session: { compaction: {} } } as any);
+  const sessionId = await c.newSession(workspace());
+  // The last two turns are kept as they are: the first is summarized.
+  for (const p of ['one', 'two', 'three']) await c.prompt(sessionId, p);
+  await c.prompt(sessionId, '/compact');
+  await c.until(() => c.updatesFor(sessionId, 'compaction_update').some((u) => u.status === 'completed'), 'compaction completed');
+  const [started, completed] = c.updatesFor(sessionId, 'compaction_update');
+  assert.equal(started.status, 'in_progress');
+  assert.equal(completed.compactionId, started.compactionId);
+  assert.deepEqual(completed.summary.map((b: any) => b.type), ['text']);
+  assert.match(completed.summary[0].text, /Summary of the earlier conversation/);
+  assert.deepEqual(c.updatesFor(sessionId, 'agent_thought_chunk'), [], 'no degraded copy for a client that takes compactions');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('prompts take text, resource links, embedded resources and images', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ text: 'seen' }]] } });
   t.after(() => c.close());

@@ -32,6 +32,24 @@ test('with client fs, reads see the editor buffer and writes land in it, not on 
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('an editor that fails a read or a write: the tool call fails with the reason the editor gave', async (t) => {
+  const cwd = workspace();
+  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
+  const c = AcpChild.start({ script: { replies: [[call('read_file', { path: 'a.txt' }), call('write_file', { path: 'b.txt', content: 'x' })], [{ text: 'done' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true, writeTextFile: true } });
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  c.fsFailures.set(join(cwd, 'a.txt'), 'buffer is being reloaded');
+  c.fsFailures.set(join(cwd, 'b.txt'), 'disk full');
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  const [read, write] = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.rawOutput);
+  assert.deepEqual([read.status, write.status], ['failed', 'failed']);
+  assert.match(read.rawOutput.output, /buffer is being reloaded/);
+  assert.match(write.rawOutput.output, /disk full/);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('edits show as diffs in the tool call', async (t) => {
   const cwd = workspace();
   writeFileSync(join(cwd, 'a.txt'), 'hello world\n');
@@ -61,6 +79,29 @@ test('with client terminals, commands run in a terminal that is embedded and the
   const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.equal(done.status, 'completed');
   assert.match(done.rawOutput.output, /from-terminal/);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a command cancelled in a client terminal: killed, released, and still embedded in its failed tool call, with the reason after it', async (t) => {
+  // exec: once killed, nothing holds the output pipe open (the test client answers terminal/output of
+  // a killed command once its pipes have closed).
+  const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'echo started; exec sleep 30' })], [{ text: 'unreached' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ terminal: true });
+  const sessionId = await c.newSession(workspace());
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  const running = c.prompt(sessionId, 'run it');
+  await c.until(() => c.updatesFor(sessionId, 'tool_call_update').some((u) => u.content?.some((x: any) => x.type === 'terminal')), 'the terminal embedded');
+  await c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await running).stopReason, 'cancelled');
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(done.status, 'failed');
+  assert.deepEqual(done.content.map((x: any) => x.type), ['terminal', 'content'], 'content replaces: the terminal is kept');
+  assert.equal(done.content[0].terminalId, 'term_1');
+  assert.match(done.content[1].content.text, /Cancelled/);
+  // Released as the tool call ends, which may be just after the prompt's answer.
+  await c.until(() => c.terminalCalls.includes('release term_1'), 'the terminal released');
+  assert.deepEqual(c.terminalCalls, ['create term_1', 'kill term_1', 'release term_1']);
   assert.deepEqual(c.schemaErrors, []);
 });
 

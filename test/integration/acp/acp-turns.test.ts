@@ -150,6 +150,21 @@ test('a rejected or unanswered permission is a tool failure the model sees; plan
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a permission prompt the client answers cancelled without a session/cancel: the call is refused and says why, never that the user rejected it', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok' }]] }, answers: ['cancelled', 'reject_once'] });
+  t.after(() => c.close());
+  const { cwd, sessionId, running } = await started(c);
+  assert.equal((await running).stopReason, 'end_turn', 'the turn goes on: only the call was refused');
+  assert.equal((await c.prompt(sessionId, 'again')).stopReason, 'end_turn');
+  const [withdrawn, rejected] = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.status === 'failed');
+  assert.equal(withdrawn.rawOutput.errorCode, 'permission_denied');
+  assert.doesNotMatch(withdrawn.rawOutput.output, /user rejected/);
+  assert.match(withdrawn.rawOutput.output, /without an answer/);
+  assert.match(rejected.rawOutput.output, /The user rejected this tool call/);
+  for (const f of ['a.txt', 'b.txt']) assert.ok(!existsSync(join(cwd, f)));
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('a failed turn is a JSON-RPC error with its code; the session goes on', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ context_overflow: 'too long' }], [{ context_overflow: 'still too long' }], [{ text: 'fine' }]] } });
   t.after(() => c.close());

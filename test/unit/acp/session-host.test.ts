@@ -1,6 +1,7 @@
 // The session host's create: a new session is reported only once its session_created is durable
 // (a barrier, spec/event-log.md §3), and a log made ahead (a spare) is used and not made twice.
-// Hosts of one process can share one session index.
+// Hosts of one process can share one session index. A replay of a live session is never interleaved
+// with what the session emits meanwhile.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
@@ -62,4 +63,43 @@ test('hosts given one index share it: what one creates, the other lists at once'
   // The index is updated in the background (after session_created is durable).
   for (let i = 0; i < 200 && !b.index.get(live.engine.sessionId); i++) await new Promise((r) => setTimeout(r, 5));
   assert.equal(b.index.get(live.engine.sessionId)?.cwd, home, 'the other host sees the session without reading the file again');
+});
+
+test('a replay of a live session is whole and in order: what the session emits meanwhile follows it', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
+  const env = { HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/demo' };
+  // What reaches the client, in order: live updates (the host's line writer), the replay's first
+  // update (through the SDK: held here until the session has emitted one more event) and the
+  // replay's other lines.
+  const seqs: number[] = [];
+  const seqOf = (line: string) => JSON.parse(line).params.update._meta.troupe.seq as number;
+  let holdSdk: Promise<void> | undefined;
+  const client = {
+    notify: async (_method: string, n: acp.SessionNotification) => {
+      seqs.push((n.update._meta as any).troupe.seq);
+      await holdSdk;
+    },
+  } as unknown as acp.AgentContext;
+  const updateLines = (text: string) => void text.split('\n').filter(Boolean).forEach((l) => seqs.push(seqOf(l)));
+  const writeLines = async (text: string) => updateLines(text);
+  const h = await SessionHost.open({ home, env, config: loadConfig(env), logger: silentLogger, updateLines });
+  t.after(() => h.shutdown());
+  h.attach(client, {});
+  const live = await h.create({ cwd: home, additionalDirectories: [] });
+  live.engine.configure({ mode: 'plan' });
+  live.engine.configure({ mode: 'accept-edits' });
+  const history = [...seqs];
+  assert.deepEqual(history, [2, 3]);
+  seqs.length = 0;
+  let release!: () => void;
+  holdSdk = new Promise((resolve) => (release = resolve));
+  const { UpdateReplay } = await import('../../../src/acp/session-replay.js');
+  const replaying = h.replay(live, new UpdateReplay(client, h.projectionCaps, writeLines));
+  // The replay has sent its first update; the session goes on meanwhile (a turn streaming, say).
+  for (let i = 0; i < 100 && seqs.length === 0; i++) await new Promise((r) => setImmediate(r));
+  live.engine.configure({ mode: 'bypass' });
+  release();
+  await replaying;
+  for (let i = 0; i < 100 && seqs.length < 3; i++) await new Promise((r) => setImmediate(r));
+  assert.deepEqual(seqs, [2, 3, 4], 'the history whole and in order, then what came during the replay');
 });

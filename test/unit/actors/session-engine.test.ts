@@ -6,6 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
+import { Conversation } from '../../../src/actors/conversation.js';
+import type { ModelProvider, ModelRequest } from '../../../src/core/provider.js';
 import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
 
@@ -201,6 +203,30 @@ test('the step limit gives max_turn_requests', async () => {
   const r = await h.engine.prompt(text('go')).result;
   assert.deepEqual([r.stopReason, r.steps], ['max_turn_requests', 2]);
   assert.ok(!existsSync(join(h.dir, 'c.txt')), 'no third step ran');
+});
+
+test('a refused turn is left out of later model calls: its prompt and everything after it (ACP refusal)', async () => {
+  const requests: ModelRequest[] = [];
+  const h = makeHarness([[{ text: 'Sure.' }], [{ text: 'I will not' }, { stop: 'refusal' }], [{ text: 'Fine.' }]], {
+    wrapProvider: (inner): ModelProvider => ({
+      id: inner.id,
+      capabilities: (m) => inner.capabilities(m),
+      stream: (request, signal) => (requests.push(structuredClone(request)), inner.stream(request, signal)),
+    }),
+  });
+  await h.engine.prompt(text('first')).result;
+  assert.equal((await h.engine.prompt(text('something refused')).result).stopReason, 'refusal');
+  await h.engine.prompt(text('third')).result;
+  const seen = JSON.stringify(requests[2]!.messages);
+  assert.match(seen, /first/);
+  assert.match(seen, /Sure\./);
+  assert.doesNotMatch(seen, /something refused/, 'the refused prompt is gone');
+  assert.doesNotMatch(seen, /I will not/, 'and what followed it');
+  // Derived from the log alone: a session reopened from it sends the model the same.
+  const again = new Conversation();
+  for (const e of h.events) again.apply(e);
+  assert.deepEqual(again.messages(), h.engine.conversation.messages());
+  assertWellFormed(h);
 });
 
 test('an unknown tool is a failed call the model reads', async () => {
