@@ -15,6 +15,7 @@ import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
 import { commandsUpdate, configOptions, cwdMismatch, modeState, sameCwd, SLASH_COMMANDS } from './session-options.js';
+import { logLockHolder } from '../store/log-lock.js';
 import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
 import { mcpCommand, slashCommand, toContent } from './prompt-content.js';
@@ -126,7 +127,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     const id = p.sessionId;
     if (!sessionsDir || !isValidSessionId(id)) return undefined;
     await loading.get(id);
-    if (ready?.isOpen(id)) return undefined;
+    // Open here, or written by another process: the engine's open answers (that one, session_locked).
+    if (ready?.isOpen(id) || logLockHolder(sessionLogPath(sessionsDir, id)) !== undefined) return undefined;
     clearTimeout(machineryTimer); // opened below, after the response
     // Registered before the first await: a request for this session from now on waits for the
     // replay, then for the engine.

@@ -53,7 +53,7 @@ export interface HostOptions {
 }
 
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
-export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'applyEvents' | 'tombstone' | 'flush'>;
+export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'refresh' | 'applyEvents' | 'tombstone' | 'flush'>;
 
 /**
  * The catalog of a supervised child: empty. Its daemon owns the index (it answers session/list and
@@ -64,6 +64,7 @@ const daemonOwnedCatalog: SessionCatalog = {
   isUsed: () => false,
   get: () => undefined,
   list: () => ({ sessions: [] }),
+  refresh: async () => undefined,
   applyEvents: async () => undefined,
   tombstone: async () => undefined,
   flush: async () => undefined,
@@ -338,6 +339,8 @@ export class SessionHost {
 
   /** Deletes a session: ends it, tombstones its log, keeps its id used forever. Unknown ids succeed. */
   async delete(sessionId: string): Promise<void> {
+    // Made by another process on this home, perhaps since the index was read.
+    if (!this.index.get(sessionId) && isValidSessionId(sessionId)) await this.index.refresh();
     if (!this.index.get(sessionId) || this.index.get(sessionId)?.status === 'deleted') return;
     await this.unload(sessionId);
     await this.index.tombstone(sessionId);
@@ -360,6 +363,7 @@ export class SessionHost {
     try {
       log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { logger: this.opts.logger });
     } catch (err) {
+      if (isTroupeError(err, 'session_locked')) throw err;
       throw new TroupeError('session_not_found', `session ${sessionId} cannot be opened: ${(err as Error).message}`, { sessionId });
     }
     for (const w of log.warnings) this.opts.logger.warn('session log repaired on open', { sessionId, ...w });

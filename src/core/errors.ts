@@ -51,6 +51,7 @@ export const ERROR_CODES = {
   stream_conflict: { rpc: -32057, http: 409, summary: 'This SSE stream already has an active receiver.' },
   daemon_running: { rpc: -32058, http: 409, summary: 'Another daemon already serves this TROUPE_HOME (data.pid names it).' },
   listen_failed: { rpc: -32059, http: 500, summary: 'The daemon cannot listen on its host and port (data.reason: EADDRINUSE, EACCES, EADDRNOTAVAIL…).' },
+  session_locked: { rpc: -32060, http: 409, summary: 'The session is open for writing in another troupe process (data.pid names it).' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

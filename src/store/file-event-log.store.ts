@@ -5,7 +5,7 @@
  */
 import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
 import type { Clock, EventLog, EventPage, EventWatcher, Logger, ReadOptions } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
@@ -16,7 +16,8 @@ import { prepareEvent, stampEvent } from './event-stamp.js';
 import { readEventRange, scanFd, type LogScan, type LogWarning } from './log-file.reader.js';
 import { encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LogWriter } from './log-writer.js';
-import { sessionLogPath } from './paths.js';
+import { lockLogForWriting } from './log-lock.js';
+import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
 import { resolveMaxEventBytes } from './strict-json.codec.js';
 
 export interface FileEventLogOptions {
@@ -59,6 +60,8 @@ export class FileEventLog implements EventLog {
   private readonly writer: LogWriter | undefined;
   private readonly scan: LogScan;
   private closing: Promise<void> | undefined;
+  /** Releases the writer's lock (spec/event-log.md §2); nothing to release for a read-only log. */
+  private unlock: () => void = () => undefined;
 
   private constructor(path: string, scan: LogScan, sessionId: string, options: FileEventLogOptions, writer: (log: FileEventLog) => LogWriter | undefined) {
     this.path = path;
@@ -89,9 +92,11 @@ export class FileEventLog implements EventLog {
     const clock = options.clock ?? systemClock;
     let fh: FileHandle;
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const unlock = lockLogForWriting(path, options.sessionId);
     try {
       fh = await open(path, 'wx+', 0o600);
     } catch (err) {
+      unlock();
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new TroupeError('invalid_params', `a log already exists at ${path}`, { path, exists: true });
       throw err;
     }
@@ -102,21 +107,25 @@ export class FileEventLog implements EventLog {
       fsyncDir(dirname(path));
     } catch (err) {
       await fh.close();
+      unlock();
       throw err;
     }
-    return FileEventLog.fromHandle(path, fh, options);
+    return FileEventLog.fromHandle(path, fh, options, unlock);
   }
 
   /** Opens an existing log file: writable (repairing a torn tail) unless `readOnly`. Throws `session_not_found` if there is none. */
   static async open(path: string, options: FileEventLogOptions = {}): Promise<FileEventLog> {
+    // Locked before the file is even read: opening for writing may repair (truncate) its tail.
+    const unlock = options.readOnly ? undefined : lockLogForWriting(path, options.sessionId ?? basename(path, LOG_FILE_EXT));
     let fh: FileHandle;
     try {
       fh = await open(path, options.readOnly ? 'r' : 'r+');
     } catch (err) {
+      unlock?.();
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `no log at ${path}`, { path, sessionId: options.sessionId, missing: true });
       throw err;
     }
-    return FileEventLog.fromHandle(path, fh, options);
+    return FileEventLog.fromHandle(path, fh, options, unlock);
   }
 
   /** Opens the log of `sessionId` under a sessions directory, creating it if `create` is set and it does not exist. */
@@ -130,7 +139,7 @@ export class FileEventLog implements EventLog {
     }
   }
 
-  private static async fromHandle(path: string, fh: FileHandle, options: FileEventLogOptions): Promise<FileEventLog> {
+  private static async fromHandle(path: string, fh: FileHandle, options: FileEventLogOptions, unlock?: () => void): Promise<FileEventLog> {
     const logger = options.logger ?? silentLogger;
     try {
       let scan = scanFd(fh.fd, path);
@@ -164,11 +173,14 @@ export class FileEventLog implements EventLog {
       const policy = resolveDurability(options.durability);
       const checkpoints = scan.checkpoints;
       const repaired = scan;
-      return new FileEventLog(path, { ...repaired, warnings }, sessionId, options, () =>
+      const log = new FileEventLog(path, { ...repaired, warnings }, sessionId, options, () =>
         new LogWriter(fh, repaired.validBytes, repaired.lastSeq, policy, options.clock ?? systemClock, logger, (seq, off) => checkpoints.add(seq, off)),
       );
+      if (unlock) log.unlock = unlock;
+      return log;
     } catch (err) {
       await fh.close().catch(() => undefined);
+      unlock?.();
       throw err;
     }
   }
@@ -245,7 +257,11 @@ export class FileEventLog implements EventLog {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.broker.close();
-      await this.writer?.close();
+      try {
+        await this.writer?.close();
+      } finally {
+        this.unlock();
+      }
     })();
     return this.closing;
   }

@@ -13,6 +13,7 @@ import { TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { isProcessAlive, withFileLock } from './file-lock.js';
+import { logLockHolder, logLockPath } from './log-lock.js';
 import { readLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, sessionIndexPath, sessionLogPath } from './paths.js';
@@ -145,7 +146,7 @@ export class SessionIndex {
     const spare = scan.header?.spare;
     if (spare && events.length === 0 && !scan.header?.tombstone) {
       // A log made ahead and never used is no session; once its maker is gone, nobody will use it.
-      if (!isProcessAlive(spare.pid)) await rm(path, { force: true });
+      if (!isProcessAlive(spare.pid)) await Promise.all([rm(path, { force: true }), rm(logLockPath(path), { force: true })]);
       return undefined;
     }
     const tomb = scan.header?.tombstone;
@@ -279,6 +280,9 @@ export class SessionIndex {
     if (e.status === 'deleted') return;
     const now = this.clock.now();
     const path = sessionLogPath(this.dir, id);
+    // A log open in another process would go on being written, to a file no longer there.
+    const holder = logLockHolder(path);
+    if (holder !== undefined) throw new TroupeError('session_locked', `session ${id} is open for writing in another troupe process${holder > 0 ? ` (pid ${holder})` : ''}: close it there first`, { sessionId: id, ...(holder > 0 ? { pid: holder } : {}) });
     let lastSeq = e.lastSeq;
     try {
       await stat(path);

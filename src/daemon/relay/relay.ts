@@ -6,7 +6,7 @@
  */
 import type { AgentEvent } from '../../core/events.js';
 import type { Logger } from '../../core/ports.js';
-import { TroupeError } from '../../core/errors.js';
+import { isTroupeError, TroupeError } from '../../core/errors.js';
 import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
 import { INDEXED_EVENT_TYPES, type SessionIndex } from '../../store/index.js';
@@ -146,7 +146,9 @@ export class Relay implements AcpAgentSide, RelayContext {
       void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} });
       conn?.channel.releaseSession(sessionId);
     } catch (err) {
-      void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }));
+      // A typed refusal (the session open in an editor's process: session_locked) keeps its code.
+      if (isTroupeError(err)) void conn?.send({ jsonrpc: '2.0', id: msg.id, error: err.toRpc() });
+      else void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }));
     }
   }
 

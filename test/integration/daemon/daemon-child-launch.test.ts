@@ -236,7 +236,8 @@ test("a pooled child's warm-up streams turns on the offline model and leaves no 
   const { sessionId, chunks } = await child.firstSession();
   assert.deepEqual(chunks, ['first']);
   assert.deepEqual([...child.reportedSessions()], [sessionId]);
-  assert.deepEqual(readdirSync(sessions), [`${sessionId}.log`]);
+  // The session's log, and its writer's lock (spec/event-log.md §2), held by this child.
+  assert.deepEqual(readdirSync(sessions).sort(), [`${sessionId}.log`, `${sessionId}.log.lock`]);
   assert.equal(spare!.name, `${sessionId}.log`, 'the first session took the spare');
 });
 
@@ -267,5 +268,5 @@ test('a request that arrives during the warm-up turn is answered as usual, and t
   // The real session goes on normally after the warm-up ended.
   const res = await child.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'again' }] });
   assert.equal(res.stopReason, 'end_turn');
-  assert.deepEqual(readdirSync(join(child.home, 'sessions')), [`${sessionId}.log`]);
+  assert.deepEqual(readdirSync(join(child.home, 'sessions')).sort(), [`${sessionId}.log`, `${sessionId}.log.lock`]);
 });
