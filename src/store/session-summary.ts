@@ -24,7 +24,12 @@ export interface SessionEntry {
 /** The events that change an index entry beyond its last seq: writers fold these, not every chunk. */
 export const INDEXED_EVENT_TYPES: ReadonlySet<AgentEvent['type']> = new Set<AgentEvent['type']>(['session_created', 'session_configured', 'turn_started', 'turn_completed', 'session_closed']);
 
-/** Applies one event to an entry (creating it on `session_created`); returns the entry, or `undefined` if there is none yet. */
+/**
+ * Applies one event to an entry (creating it on `session_created`); returns the entry, or `undefined`
+ * if there is none yet. A status the log does not hold is kept: `deleted`, and `failed` (the daemon
+ * marks it when a session's children crash too often; a dying child's last events, reported after
+ * that, must not make it `active` again, or a daemon restart would start it).
+ */
 export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): SessionEntry | undefined {
   if (e.type === 'session_created') {
     entry = {
@@ -34,7 +39,7 @@ export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): Sessi
       mode: e.mode,
       createdAt: e.ts,
       updatedAt: e.ts,
-      status: entry?.status === 'deleted' ? 'deleted' : 'active',
+      status: entry?.status === 'deleted' || entry?.status === 'failed' ? entry.status : 'active',
       lastSeq: e.seq,
       ...(entry?.title !== undefined ? { title: entry.title } : {}),
     };
@@ -48,7 +53,7 @@ export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): Sessi
     if (e.model !== undefined) entry.model = e.model;
     if (e.mode !== undefined) entry.mode = e.mode;
   } else if (e.type === 'session_closed') {
-    entry.status = e.reason === 'deleted' ? 'deleted' : entry.status === 'deleted' ? 'deleted' : 'closed';
+    entry.status = e.reason === 'deleted' ? 'deleted' : entry.status === 'deleted' || entry.status === 'failed' ? entry.status : 'closed';
   }
   return entry;
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
+import type { AgentEvent } from '../../../src/core/events.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { readLogFile } from '../../../src/store/log-file.reader.js';
 import { encodeHeaderRecord, LOG_FORMAT_VERSION } from '../../../src/store/log-record.codec.js';
@@ -259,6 +260,23 @@ test('adopt adds an entry for a new session once; the real session_created then 
   assert.deepEqual([index.get('ses_adopted')?.model, index.get('ses_adopted')?.lastSeq], ['scripted/demo', 0]);
   await index.setStatus('ses_adopted', 'failed');
   assert.equal((await SessionIndex.open(dir)).get('ses_adopted')?.status, 'failed', 'written to disk');
+});
+
+test("a failed session stays failed: its child's events, reported after the daemon marked it (session_created, session_closed), do not make it active or closed", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const index = await SessionIndex.open(dir);
+    await index.adopt({ id: 'ses_failing', cwd: dir, model: 'scripted/demo', mode: 'default', createdAt: 5 });
+    await index.setStatus('ses_failing', 'failed');
+    const created = { type: 'session_created', sessionId: 'ses_failing', seq: 1, ts: 10, cwd: dir, model: 'scripted/demo', mode: 'default', additionalDirectories: [] } as unknown as AgentEvent;
+    const closed = { type: 'session_closed', sessionId: 'ses_failing', seq: 2, ts: 11, reason: 'closed' } as unknown as AgentEvent;
+    await index.applyEvents([created, closed]);
+    assert.deepEqual([index.get('ses_failing')?.status, index.get('ses_failing')?.lastSeq], ['failed', 2]);
+    await index.flush();
+    assert.equal((await SessionIndex.open(dir)).get('ses_failing')?.status, 'failed');
+  } finally {
+    cleanup();
+  }
 });
 
 test('the file is the plain JSON layout, and every change reaches it (entries serialized once are re-serialized when they change)', async () => {
