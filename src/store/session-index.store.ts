@@ -300,11 +300,16 @@ export class SessionIndex {
 
   /** Waits until every change so far is on disk. */
   flush(): Promise<void> {
-    if (this.delayed) {
-      clearTimeout(this.delayed.timer);
-      this.delayed.start();
-    }
-    return this.chain;
+    const delayed = this.delayed;
+    if (!delayed) return this.chain;
+    clearTimeout(delayed.timer);
+    delayed.start();
+    // The write starts on a later turn of the loop: `chain` does not hold it yet. (A write that
+    // fails is logged by `chain`; flushing does not fail for it.)
+    return delayed.done.then(
+      () => this.chain,
+      () => this.chain,
+    );
   }
 
   /** A write waiting for `writeDelayMs` to pass. */

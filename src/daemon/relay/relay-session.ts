@@ -49,9 +49,18 @@ export class RelaySession {
    * reach the daemon mixed, so one mark per connection would let a live seq drop the rest of the
    * replay. Until its load is answered, a connection is sent a line new to the session (live, or
    * replayed lines this session had not sent before) above its mark, and a line the session sent
-   * before (a replay) above its replay mark: each replayed seq once, even with two loads at once.
+   * before (a replay) above its replay mark: each replayed seq once (one load at a time: below).
    */
   private readonly loading = new Map<RelayConnection, { count: number; replayed: number }>();
+  /**
+   * Loads go to the child one at a time (child-side ids). The child's replays are not told apart on
+   * the wire: a connection whose load started during another's replay would take that replay's tail
+   * as its own and then skip its own replay's head. So a load sent while another is in flight waits
+   * here (still pending: answered like any other if the session fails), and its connection is sent
+   * nothing until it goes.
+   */
+  private readonly loadsSent = new Set<number>();
+  private readonly loadsWaiting = new Map<number, { conn: RelayConnection; msg: JsonRpcMessage }>();
   private readonly pending = new Map<number, PendingRequest>();
   private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
   private nextId = 1;
@@ -123,12 +132,38 @@ export class RelaySession {
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
     this.pending.set(id, { conn, clientId: msg.id, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
+    if (method === 'session/load' && this.loadsSent.size > 0) {
+      this.loadsWaiting.set(id, { conn, msg: { ...msg, id } });
+      this.attached.set(conn, Number.POSITIVE_INFINITY);
+      return;
+    }
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
       if (method === 'session/prompt') this.prompting.push(conn);
-      else this.loadStarted(conn);
+      else {
+        this.loadsSent.add(id);
+        this.loadStarted(conn);
+      }
     }
     this.child.send({ ...msg, id });
+  }
+
+  /** Sends the next waiting load, once none is in flight (its connection gone: answered by no one, dropped). */
+  private sendWaitingLoad(): void {
+    for (const [id, { conn, msg }] of this.loadsWaiting) {
+      if (this.loadsSent.size > 0) return;
+      this.loadsWaiting.delete(id);
+      if (conn.isClosed || !this.pending.has(id)) {
+        this.pending.delete(id);
+        continue;
+      }
+      // Its replay starts now: live updates from here on, and the replay from its start.
+      this.attached.set(conn, this.lastSeq);
+      this.child.begin();
+      this.loadsSent.add(id);
+      this.loadStarted(conn);
+      this.child.send(msg);
+    }
   }
 
   /** `$/cancel_request` of a client: to the child, for the request of that client with that id, if it is still pending. */
@@ -202,7 +237,7 @@ export class RelaySession {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
-    this.settled(p);
+    this.settled(p, id);
     if (p.method === 'session/new') {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sid === 'string') {
@@ -226,8 +261,10 @@ export class RelaySession {
     if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
   }
 
-  private settled(p: PendingRequest): void {
+  private settled(p: PendingRequest, id: number): void {
     if (p.method === 'session/prompt' || p.method === 'session/load') this.child.end();
+    // The next waiting load goes once this answer has gone to its client.
+    if (this.loadsSent.delete(id) && this.loadsWaiting.size) queueMicrotask(() => this.sendWaitingLoad());
     if (p.method === 'session/prompt') {
       const i = this.prompting.indexOf(p.conn);
       if (i >= 0) this.prompting.splice(i, 1);
@@ -337,16 +374,19 @@ export class RelaySession {
     // (a restart, or a wake), unless there is none (deleted, shut down).
     const queued = this.child.state === 'exited' ? new Set() : this.child.queuedRequestIds();
     for (const [id, p] of this.pending) {
-      if (queued.has(id)) continue;
+      // Loads still waiting here never reached the process.
+      if (queued.has(id) || this.loadsWaiting.has(id)) continue;
       this.pending.delete(id);
+      this.loadsSent.delete(id);
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err });
     }
     this.prompting.length = 0;
     this.loading.clear();
-    for (const p of this.pending.values()) {
+    for (const [id, p] of this.pending) {
       if (p.method === 'session/prompt') this.prompting.push(p.conn);
-      if (p.method === 'session/load') this.loadStarted(p.conn);
+      if (p.method === 'session/load' && this.loadsSent.has(id)) this.loadStarted(p.conn);
     }
+    if (!info.failed) this.sendWaitingLoad();
     for (const [, w] of this.internal) w.reject(new Error('the child exited'));
     this.internal.clear();
     for (const conn of this.attached.keys()) conn.forgetForwarded(this);
@@ -356,12 +396,19 @@ export class RelaySession {
 
   /** The session failed for good: whatever waits for it gets `session_failed`. */
   failQueued(): void {
+    const failed = (p: PendingRequest) => void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }) });
     for (const msg of this.child.drainQueue()) {
       if (msg.id === undefined || msg.method === undefined) continue;
       const p = this.pending.get(Number(msg.id));
-      if (p) void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }) });
+      if (p) failed(p);
+    }
+    for (const id of this.loadsWaiting.keys()) {
+      const p = this.pending.get(id);
+      if (p) failed(p);
     }
     this.pending.clear();
     this.loading.clear();
+    this.loadsSent.clear();
+    this.loadsWaiting.clear();
   }
 }

@@ -279,6 +279,21 @@ test("a failed session stays failed: its child's events, reported after the daem
   }
 });
 
+test('flush waits for a delayed write: what changed before it is on disk when it resolves (a daemon exits right after)', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const index = await SessionIndex.open(dir, { writeDelayMs: 250 });
+    // Neither awaited, as a daemon's relay makes them: each starts or joins the delayed write.
+    void index.adopt({ id: 'ses_flushed', cwd: '/p', model: 'm', mode: 'default', createdAt: 1 });
+    void index.setStatus('ses_flushed', 'failed');
+    await index.flush();
+    const onDisk = existsSync(index.path) ? JSON.parse(readFileSync(index.path, 'utf8')).sessions : [];
+    assert.deepEqual(onDisk.map((e: { id: string; status: string }) => [e.id, e.status]), [['ses_flushed', 'failed']]);
+  } finally {
+    cleanup();
+  }
+});
+
 test('the file is the plain JSON layout, and every change reaches it (entries serialized once are re-serialized when they change)', async () => {
   const { dir, cleanup } = tempDir();
   try {
