@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import type { ToolLocation } from '../core/events.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
-import { clip, defineTool, fileError, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
+import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 import { IGNORED_DIRS, walkFiles, type WalkedFile, type WalkStats } from './workspace-walk.js';
 
 interface GrepInput {
@@ -74,6 +74,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       const baseInfo = await stat(base.path).catch((err: unknown) => {
         throw fileError(err, shownBase);
       });
+      if (!baseInfo.isDirectory() && !baseInfo.isFile()) throw notRegularFile(shownBase);
       const files: AsyncIterable<WalkedFile> | WalkedFile[] = baseInfo.isDirectory()
         ? walkFiles(base.path, { guard: env.guard, skipDirs: input.include_ignored ? new Set() : IGNORED_DIRS, maxEntries: env.limits.searchMaxEntries, signal: ctx.signal }, stats)
         : [{ path: base.path, rel: base.path.slice(base.path.lastIndexOf('/') + 1) }];
@@ -87,7 +88,9 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
         if (filter && !filter.matches(file.rel)) continue;
         let text: string;
         try {
-          if ((await stat(file.path)).size > env.limits.grepMaxFileBytes) {
+          const info = await stat(file.path);
+          if (!info.isFile()) continue; // replaced by a FIFO or device since the walk saw it: opening could block
+          if (info.size > env.limits.grepMaxFileBytes) {
             skippedLarge++;
             continue;
           }

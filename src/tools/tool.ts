@@ -96,13 +96,21 @@ export function fileError(err: unknown, shown: string): TroupeError {
   return new TroupeError('tool_failed', message, { path: shown, ...(code ? { errno: code } : {}) });
 }
 
-/** The size of the file at a guarded path, refused with a model-readable error if it is missing or a directory. */
+/** The error for a FIFO, socket or device file, which the file tools never open. */
+export function notRegularFile(shown: string): TroupeError {
+  return new TroupeError('tool_failed', `${shown} is not a regular file (a FIFO, socket or device); the file tools only read and write regular files.`, { path: shown });
+}
+
+/** The size of the file at a guarded path, refused with a model-readable error if it is missing, a directory or not a regular file. */
 export async function fileSize(target: GuardedPath, shown: string): Promise<number> {
   if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
   const info = await stat(target.path).catch((err: unknown) => {
     throw fileError(err, shown);
   });
   if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
+  // Opening a FIFO blocks until a peer opens the other end (forever, and uncancellably: the open
+  // holds a libuv thread), and a device can be endless: only regular files are read or written.
+  if (!info.isFile()) throw notRegularFile(shown);
   return info.size;
 }
 

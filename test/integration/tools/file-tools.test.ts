@@ -1,7 +1,8 @@
 // read_file, write_file, edit_file and list_dir against real files in a temp workspace.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createWorkspaceTools } from '../../../src/tools/index.js';
 import type { ToolHost } from '../../../src/core/ports.js';
@@ -164,5 +165,33 @@ describe('list_dir', () => {
     const missing = await run(host, 'list_dir', { path: 'absent' });
     assert.equal(missing.isError, true);
     assert.match(missing.output, /Directory not found: absent/);
+  });
+});
+
+describe('FIFOs and other special files', () => {
+  const fifos: string[] = [];
+  // Without the guard against special files, each call below blocks in open(2) until a peer opens
+  // the other end. Opening read-write never blocks on Linux and releases them, so that a regression
+  // fails (by the test timeout) instead of keeping the test process alive.
+  after(() => {
+    for (const f of fifos) closeSync(openSync(f, constants.O_RDWR | constants.O_NONBLOCK));
+  });
+
+  test('read_file, edit_file, write_file and grep refuse a FIFO instead of blocking on it', { timeout: 20_000 }, async () => {
+    const fifo = join(ws.cwd, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    fifos.push(fifo);
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['read_file', { path: 'pipe' }],
+      ['edit_file', { path: 'pipe', old_string: 'a', new_string: 'b' }],
+      ['write_file', { path: 'pipe', content: 'x' }],
+      ['grep', { pattern: 'x', path: 'pipe' }],
+    ];
+    for (const [name, input] of calls) {
+      const r = await run(host, name, input);
+      assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], `${name}: ${r.output}`);
+      assert.match(r.output, /pipe is not a regular file/, name);
+    }
+    assert.equal(lstatSync(fifo).isFIFO(), true, 'the FIFO is left as it was');
   });
 });
