@@ -1,7 +1,7 @@
 // read_file, write_file, edit_file and list_dir against real files in a temp workspace.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createWorkspaceTools } from '../../../src/tools/index.js';
@@ -193,5 +193,30 @@ describe('FIFOs and other special files', () => {
       assert.match(r.output, /pipe is not a regular file/, name);
     }
     assert.equal(lstatSync(fifo).isFIFO(), true, 'the FIFO is left as it was');
+  });
+});
+
+describe('edit_file on files that are not UTF-8 text', () => {
+  test('a Latin-1 file and a binary file are refused and left byte for byte as they were', async () => {
+    const latin1 = Buffer.from('caf\xe9\nna\xefve\n', 'latin1');
+    writeFileSync(join(ws.cwd, 'latin1.txt'), latin1);
+    const r = await run(host, 'edit_file', { path: 'latin1.txt', old_string: 'caf', new_string: 'CAF' });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], r.output);
+    assert.match(r.output, /latin1\.txt is not valid UTF-8/);
+    assert.deepEqual(readFileSync(join(ws.cwd, 'latin1.txt')), latin1);
+
+    const blob = Buffer.from([0x61, 0x00, 0x62, 0xff, 0xfe, 0x0a]);
+    writeFileSync(join(ws.cwd, 'blob2.bin'), blob);
+    const b = await run(host, 'edit_file', { path: 'blob2.bin', old_string: 'a', new_string: 'c' });
+    assert.deepEqual([b.isError, b.errorCode], [true, 'tool_failed'], b.output);
+    assert.match(b.output, /binary/);
+    assert.deepEqual(readFileSync(join(ws.cwd, 'blob2.bin')), blob);
+  });
+
+  test('a valid UTF-8 file that contains U+FFFD itself is still edited', async () => {
+    const abs = ws.write('fffd.txt', 'bad \uFFFD char\nkeep ü\n');
+    const r = await run(host, 'edit_file', { path: 'fffd.txt', old_string: 'bad', new_string: 'odd' });
+    assert.equal(r.isError, false, r.output);
+    assert.equal(ws.read(abs), 'odd \uFFFD char\nkeep ü\n');
   });
 });
