@@ -27,6 +27,8 @@ export interface ToolLimits {
   grepMaxFileBytes: number;
   /** grep: matched lines are cut to this many characters. */
   grepMaxLineChars: number;
+  /** grep: the whole search stops with `tool_timeout` after this long (a regex can backtrack for ever). */
+  grepTimeoutMs: number;
   /** run_command: default and maximum `timeout_ms`. */
   commandTimeoutMs: number;
   commandMaxTimeoutMs: number;
@@ -44,6 +46,7 @@ export const DEFAULT_LIMITS: ToolLimits = {
   searchMaxEntries: 100_000,
   grepMaxFileBytes: 1024 * 1024,
   grepMaxLineChars: 400,
+  grepTimeoutMs: 60_000,
   commandTimeoutMs: 120_000,
   commandMaxTimeoutMs: 600_000,
   commandOutputBytes: 64 * 1024,
