@@ -49,7 +49,10 @@ export function createLocalFileBackend(): FileBackend {
       return readWindow(absPath, window, signal);
     },
     async writeText(absPath, content, signal) {
-      await writeFile(absPath, content, { encoding: 'utf8', signal });
+      // A cancel before the write starts leaves the file alone; once started, the write completes:
+      // writeFile truncates on open, so aborting it midway would leave the file empty or cut.
+      signal.throwIfAborted();
+      await writeFile(absPath, content, { encoding: 'utf8' });
     },
   };
 }

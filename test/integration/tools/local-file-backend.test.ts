@@ -1,7 +1,7 @@
 // The local FileBackend's line window: the same text as slicing the whole file, without reading it all.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, openSync, ftruncateSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, ftruncateSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { createLocalFileBackend, sliceLines } from '../../../src/tools/local-file.backend.js';
@@ -44,4 +44,17 @@ test('read_file reads a window at the start of a file too large to hold as one s
   const r = await run(host, 'read_file', { path: 'huge.log', offset: 2, limit: 3 });
   assert.equal(r.isError, false, r.output);
   assert.equal(r.output, 'line 2\nline 3\nline 4\n\n[showing lines 2-4; the file continues: read again with offset 5]');
+});
+
+test('a write cancelled while it runs leaves the old or the new content, never a cut file', async () => {
+  const file = ws.write('cancelled-write.txt', 'o'.repeat(4 * 1024 * 1024));
+  const controller = new AbortController();
+  const writing = backend.writeText(file, 'n'.repeat(4 * 1024 * 1024), controller.signal).catch(() => undefined);
+  // The write has begun (its open is under way) when the cancel arrives.
+  setImmediate(() => controller.abort());
+  await writing;
+  const text = readFileSync(file, 'utf8');
+  assert.ok(text === 'o'.repeat(4 * 1024 * 1024) || text === 'n'.repeat(4 * 1024 * 1024), `the file holds ${text.length} bytes of mixed or cut content`);
+  await assert.rejects(backend.writeText(file, 'late', controller.signal), { name: 'AbortError' });
+  assert.equal(readFileSync(file, 'utf8').length, 4 * 1024 * 1024, 'an already cancelled write does not start');
 });
