@@ -36,7 +36,7 @@ export class LineMatcher {
   /** `regex` has already compiled on this thread (so the worker's compile cannot fail). */
   constructor(regex: RegExp, private readonly signal: AbortSignal, timeoutMs: number) {
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { source: regex.source, flags: regex.flags } });
-    this.worker.unref();
+    // Not unref'd: a search awaiting the worker must keep the process alive; close() always ends it.
     this.worker.on('message', (hits: LineHit[]) => {
       const p = this.pending;
       this.pending = undefined;
