@@ -50,6 +50,25 @@ describe('read_file', () => {
     assert.equal(r.output, '0123456789\n\n[output cut at 20 bytes after line 1; read again with offset 2]');
   });
 
+  test('a line longer than readMaxBytes is cut and the next read moves past it', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { readMaxBytes: 20 } });
+    ws.write('longline.txt', `${'x'.repeat(50)}\nsecond\n`);
+    const r = await run(small, 'read_file', { path: 'longline.txt' });
+    assert.equal(r.output, `${'x'.repeat(20)}\n[line 1 is longer than 20 bytes and was cut here; read_file cannot show the rest of it (use grep or run_command); the file continues: read again with offset 2]`);
+    assert.equal((await run(small, 'read_file', { path: 'longline.txt', offset: 2 })).output, 'second\n');
+    ws.write('lastline.txt', `a\n${'y'.repeat(50)}`);
+    const last = await run(small, 'read_file', { path: 'lastline.txt', offset: 2 });
+    assert.equal(last.output, `${'y'.repeat(20)}\n[line 2 is longer than 20 bytes and was cut here; read_file cannot show the rest of it (use grep or run_command)]`);
+  });
+
+  test('the byte cut never splits a multi-byte character', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { readMaxBytes: 20 } });
+    ws.write('euro.txt', `${'€'.repeat(4)}\n${'€'.repeat(10)}\n`);
+    const r = await run(small, 'read_file', { path: 'euro.txt', offset: 2 });
+    assert.ok(r.output.startsWith(`${'€'.repeat(6)}\n[line 2 is longer`), r.output);
+    assert.doesNotMatch(r.output, /\uFFFD/);
+  });
+
   test('missing file, directory and binary file are errors the model sees', async () => {
     const missing = await run(host, 'read_file', { path: 'nope.txt' });
     assert.deepEqual([missing.isError, missing.errorCode], [true, 'tool_failed']);
