@@ -42,6 +42,19 @@ async function refuseUnsafeText(text: string, path: string, shown: string): Prom
   }
 }
 
+/**
+ * Models tend to drop the `\r` of CRLF line endings, so a multi-line old_string then never matches,
+ * and "read the file again" does not help. The match stays exact (as specified); the message says
+ * what would match.
+ */
+function crlfHint(text: string, oldString: string): string {
+  if (!oldString.includes('\n') || !text.includes('\r\n')) return '';
+  const crlf = oldString.replace(/\r?\n/g, '\r\n');
+  const count = crlf === oldString ? 0 : occurrences(text, crlf).length;
+  if (count === 0) return '';
+  return ` The file has CRLF (\\r\\n) line endings and old_string has bare \\n line breaks: with \\r\\n instead, it would match ${count === 1 ? 'once' : `${count} times`}. Write each line break in old_string and new_string as \\r\\n.`;
+}
+
 /** Built from the limits, which its description and schema state. */
 export function editFileTool(limits: ToolLimits): ToolDefinition {
   return defineTool<EditFileInput>({
@@ -91,7 +104,7 @@ export function editFileTool(limits: ToolLimits): ToolDefinition {
       if (found.length === 0) {
         throw new TroupeError(
           'tool_failed',
-          `old_string was not found in ${shown}. It must match the file exactly, including whitespace and indentation; read the file again to see its current content.`,
+          `old_string was not found in ${shown}. It must match the file exactly, including whitespace and indentation; read the file again to see its current content.${crlfHint(oldText, input.old_string)}`,
           { path: shown },
         );
       }

@@ -138,6 +138,17 @@ describe('edit_file', () => {
     assert.equal(ws.read(abs), 'alpha\n');
   });
 
+  test('a multi-line old_string with bare LF line breaks in a CRLF file is refused, saying what would match', async () => {
+    const abs = ws.write('edit/crlf.txt', 'one\r\ntwo\r\nthree\r\n');
+    const r = await run(host, 'edit_file', { path: 'edit/crlf.txt', old_string: 'one\ntwo', new_string: 'uno\ndos' });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed']);
+    assert.match(r.output, /CRLF \(\\r\\n\) line endings and old_string has bare \\n line breaks: with \\r\\n instead, it would match once/);
+    assert.equal(ws.read(abs), 'one\r\ntwo\r\nthree\r\n', 'the match stays exact: nothing changed');
+    const exact = await run(host, 'edit_file', { path: 'edit/crlf.txt', old_string: 'one\r\ntwo', new_string: 'uno\r\ndos' });
+    assert.equal(exact.isError, false, exact.output);
+    assert.equal(ws.read(abs), 'uno\r\ndos\r\nthree\r\n');
+  });
+
   test('an ambiguous old_string is refused unless replace_all', async () => {
     const abs = ws.write('edit/three.ts', 'x = 1;\nx = 1;\nx = 1;\n');
     const r = await run(host, 'edit_file', { path: 'edit/three.ts', old_string: 'x = 1;', new_string: 'x = 2;' });
