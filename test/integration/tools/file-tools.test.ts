@@ -109,6 +109,17 @@ describe('write_file', () => {
     assert.deepEqual(r.content, [{ type: 'diff', path: abs, oldText: 'old\n', newText: 'new\n' }]);
   });
 
+  test('a path ending in "/", "." or ".." is refused instead of creating a file named like a directory', async () => {
+    for (const path of ['made-dir/', 'made-dir/.', 'made-dir/sub/..']) {
+      const r = await run(host, 'write_file', { path, content: 'x' });
+      assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], `${path}: ${r.output}`);
+      assert.match(r.output, /names a directory/);
+      assert.equal(existsSync(join(ws.cwd, 'made-dir')), false, path);
+    }
+    const dots = await run(host, 'write_file', { path: 'odd/...', content: 'x' });
+    assert.equal(dots.isError, false, '"..." is an ordinary file name');
+  });
+
   test('writing onto a directory fails without touching it', async () => {
     mkdirSync(join(ws.cwd, 'adir2'));
     const r = await run(host, 'write_file', { path: 'adir2', content: 'x' });
