@@ -71,7 +71,9 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
       try {
         const stop = new Promise<'stopped'>((resolve) => {
           timer = setTimeout(() => ((timedOut = true), resolve('stopped')), req.timeoutMs);
-          ctx.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+          // A cancel may have come while terminal/create was in flight: no abort event follows it.
+          if (ctx.signal.aborted) resolve('stopped');
+          else ctx.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
         });
         const exited = await Promise.race([terminal.waitForExit(), stop]);
         if (exited === 'stopped') await terminal.kill().catch(() => undefined);

@@ -1,4 +1,6 @@
 /** edit_file: replace an exact string in a file, yielding a diff of the whole file. */
+import { isUtf8 } from 'node:buffer';
+import { readFile } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolLimits } from './tool.js';
 
@@ -9,11 +11,48 @@ interface EditFileInput {
   replace_all?: boolean;
 }
 
+/** How far into a text we look for NUL bytes to call it binary (as read_file does). */
+const BINARY_PROBE_CHARS = 8192;
+
 /** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
 export function occurrences(haystack: string, needle: string): number[] {
   const found: number[] = [];
   for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) found.push(at);
   return found;
+}
+
+/**
+ * The text was decoded as UTF-8, and writing it back re-encodes the whole file: a binary file, or
+ * one in another encoding (Latin-1, …), would have every invalid byte, far from the edit, replaced
+ * by U+FFFD. Such files are refused. Invalid bytes decode to U+FFFD, so the bytes on disk are
+ * checked only when the text has one (it may also be a genuine U+FFFD of a valid file).
+ */
+async function refuseUnsafeText(text: string, path: string, shown: string): Promise<void> {
+  if (text.slice(0, BINARY_PROBE_CHARS).includes('\0')) {
+    throw new TroupeError('tool_failed', `${shown} looks like a binary file (it contains NUL bytes); edit_file only edits text.`, { path: shown });
+  }
+  if (!text.includes('\uFFFD')) return;
+  const bytes = await readFile(path).catch(() => undefined);
+  if (bytes !== undefined && !isUtf8(bytes)) {
+    throw new TroupeError(
+      'tool_failed',
+      `${shown} is not valid UTF-8 text (another encoding, or binary); edit_file would replace every invalid byte, so it refuses. Use run_command (e.g. iconv, sed) or rewrite it with write_file.`,
+      { path: shown },
+    );
+  }
+}
+
+/**
+ * Models tend to drop the `\r` of CRLF line endings, so a multi-line old_string then never matches,
+ * and "read the file again" does not help. The match stays exact (as specified); the message says
+ * what would match.
+ */
+function crlfHint(text: string, oldString: string): string {
+  if (!oldString.includes('\n') || !text.includes('\r\n')) return '';
+  const crlf = oldString.replace(/\r?\n/g, '\r\n');
+  const count = crlf === oldString ? 0 : occurrences(text, crlf).length;
+  if (count === 0) return '';
+  return ` The file has CRLF (\\r\\n) line endings and old_string has bare \\n line breaks: with \\r\\n instead, it would match ${count === 1 ? 'once' : `${count} times`}. Write each line break in old_string and new_string as \\r\\n.`;
 }
 
 /** Built from the limits, which its description and schema state. */
@@ -60,11 +99,12 @@ export function editFileTool(limits: ToolLimits): ToolDefinition {
       const oldText = await env.files.readText(target.path, {}, ctx.signal).catch((err: unknown) => {
         throw fileError(err, shown);
       });
+      await refuseUnsafeText(oldText, target.path, shown);
       const found = occurrences(oldText, input.old_string);
       if (found.length === 0) {
         throw new TroupeError(
           'tool_failed',
-          `old_string was not found in ${shown}. It must match the file exactly, including whitespace and indentation; read the file again to see its current content.`,
+          `old_string was not found in ${shown}. It must match the file exactly, including whitespace and indentation; read the file again to see its current content.${crlfHint(oldText, input.old_string)}`,
           { path: shown },
         );
       }

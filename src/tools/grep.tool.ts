@@ -3,7 +3,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import type { ToolLocation } from '../core/events.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
-import { clip, defineTool, fileError, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
+import { LineMatcher } from './line-matcher.js';
+import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 import { IGNORED_DIRS, walkFiles, type WalkedFile, type WalkStats } from './workspace-walk.js';
 
 interface GrepInput {
@@ -17,6 +18,10 @@ interface GrepInput {
 
 /** Matches after which no more locations are attached (the output still lists them). */
 const MAX_LOCATIONS = 50;
+
+/** A batch of file texts is sent to the matcher when it reaches either bound. */
+const MATCH_BATCH_CHARS = 256 * 1024;
+const MATCH_BATCH_FILES = 256;
 
 function compileRegex(input: GrepInput): RegExp {
   try {
@@ -74,6 +79,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       const baseInfo = await stat(base.path).catch((err: unknown) => {
         throw fileError(err, shownBase);
       });
+      if (!baseInfo.isDirectory() && !baseInfo.isFile()) throw notRegularFile(shownBase);
       const files: AsyncIterable<WalkedFile> | WalkedFile[] = baseInfo.isDirectory()
         ? walkFiles(base.path, { guard: env.guard, skipDirs: input.include_ignored ? new Set() : IGNORED_DIRS, maxEntries: env.limits.searchMaxEntries, signal: ctx.signal }, stats)
         : [{ path: base.path, rel: base.path.slice(base.path.lastIndexOf('/') + 1) }];
@@ -82,31 +88,51 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       const locations: ToolLocation[] = [];
       let more = false;
       let skippedLarge = 0;
-      search: for await (const file of files) {
-        if (ctx.signal.aborted) break;
-        if (filter && !filter.matches(file.rel)) continue;
-        let text: string;
-        try {
-          if ((await stat(file.path)).size > env.limits.grepMaxFileBytes) {
-            skippedLarge++;
-            continue;
-          }
-          text = await readFile(file.path, 'utf8');
-        } catch {
-          continue; // vanished or unreadable since the walk saw it
+      // Texts go to the matcher in batches: one round trip per batch, not per file.
+      const matcher = new LineMatcher(regex, ctx.signal, env.limits.grepTimeoutMs);
+      let batch: Array<{ path: string; text: string }> = [];
+      let batchBytes = 0;
+      /** Matches the batch; false once `max` lines are taken and one more matched. */
+      const flush = async (): Promise<boolean> => {
+        if (batch.length === 0) return true;
+        const texts = batch;
+        batch = [];
+        batchBytes = 0;
+        for (const [t, line, content] of await matcher.match(texts.map((b) => b.text), max - lines.length + 1, env.limits.grepMaxLineChars)) {
+          if (lines.length === max) return false;
+          const file = texts[t]!;
+          lines.push(`${env.guard.display(file.path)}:${line}: ${clip(content.replace(/\r$/, ''), env.limits.grepMaxLineChars)}`);
+          if (locations.length < MAX_LOCATIONS) locations.push({ path: file.path, line });
         }
-        if (text.slice(0, 8192).includes('\0')) continue;
-        const shown = env.guard.display(file.path);
-        const fileLines = text.split('\n');
-        for (let i = 0; i < fileLines.length; i++) {
-          if (!regex.test(fileLines[i]!)) continue;
-          if (lines.length === max) {
+        return true;
+      };
+      try {
+        for await (const file of files) {
+          if (ctx.signal.aborted) break;
+          if (filter && !filter.matches(file.rel)) continue;
+          let text: string;
+          try {
+            const info = await stat(file.path);
+            if (!info.isFile()) continue; // replaced by a FIFO or device since the walk saw it: opening could block
+            if (info.size > env.limits.grepMaxFileBytes) {
+              skippedLarge++;
+              continue;
+            }
+            text = await readFile(file.path, 'utf8');
+          } catch {
+            continue; // vanished or unreadable since the walk saw it
+          }
+          if (text.slice(0, 8192).includes('\0')) continue;
+          batch.push({ path: file.path, text });
+          batchBytes += text.length;
+          if ((batchBytes >= MATCH_BATCH_CHARS || batch.length >= MATCH_BATCH_FILES) && !(await flush())) {
             more = true;
-            break search;
+            break;
           }
-          lines.push(`${shown}:${i + 1}: ${clip(fileLines[i]!.replace(/\r$/, ''), env.limits.grepMaxLineChars)}`);
-          if (locations.length < MAX_LOCATIONS) locations.push({ path: file.path, line: i + 1 });
         }
+        if (!more && !(await flush())) more = true;
+      } finally {
+        matcher.close();
       }
       const notes: string[] = [];
       if (more) notes.push(`[results limited to ${max} matching lines; narrow the pattern, path or glob]`);

@@ -1,4 +1,5 @@
 /** FileBackend on the local disk, for clients that do not advertise `fs.*` capabilities. */
+import { createReadStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { FileBackend, ReadWindow } from './backends.js';
 
@@ -11,15 +12,47 @@ export function sliceLines(text: string, window: ReadWindow): string {
   return lines.slice(start, end).join('\n');
 }
 
+/**
+ * `sliceLines(content, window)` without holding the whole file: the file is streamed and the read
+ * stops after the window's last line. read_file always asks for a window, and suggests one for files
+ * too large to read whole; reading those whole first cost memory of their size and failed outright
+ * past V8's maximum string length (512 MiB) or 2 GiB.
+ */
+async function readWindow(absPath: string, window: ReadWindow, signal: AbortSignal): Promise<string> {
+  const start = Math.max(0, (window.line ?? 1) - 1);
+  const end = window.limit === undefined ? Infinity : start + window.limit;
+  const parts: string[] = [];
+  let line = 0;
+  const stream = createReadStream(absPath, { encoding: 'utf8', signal });
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      for (let pos = 0; ; ) {
+        const nl = chunk.indexOf('\n', pos);
+        const stop = nl === -1 ? chunk.length : nl;
+        if (line >= start && line < end) parts.push(chunk.slice(pos, stop), nl !== -1 && line + 1 < end ? '\n' : '');
+        if (nl === -1) break;
+        pos = nl + 1;
+        if (++line >= end) return parts.join('');
+      }
+    }
+    return parts.join('');
+  } finally {
+    stream.destroy();
+  }
+}
+
 /** Reads and writes with node:fs. Paths arrive already checked by the path guard. */
 export function createLocalFileBackend(): FileBackend {
   return {
     async readText(absPath, window, signal) {
-      const text = await readFile(absPath, { encoding: 'utf8', signal });
-      return sliceLines(text, window);
+      if (window.line === undefined && window.limit === undefined) return readFile(absPath, { encoding: 'utf8', signal });
+      return readWindow(absPath, window, signal);
     },
     async writeText(absPath, content, signal) {
-      await writeFile(absPath, content, { encoding: 'utf8', signal });
+      // A cancel before the write starts leaves the file alone; once started, the write completes:
+      // writeFile truncates on open, so aborting it midway would leave the file empty or cut.
+      signal.throwIfAborted();
+      await writeFile(absPath, content, { encoding: 'utf8' });
     },
   };
 }

@@ -61,11 +61,27 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
       let body = continues ? `${lines.slice(0, wanted).join('\n')}\n` : text;
       let note = '';
       if (Buffer.byteLength(body) > env.limits.readMaxBytes) {
-        const cut = Buffer.from(body).subarray(0, env.limits.readMaxBytes).toString('utf8');
-        const kept = cut.lastIndexOf('\n') > 0 ? cut.slice(0, cut.lastIndexOf('\n') + 1) : cut;
-        const shownLines = kept.split('\n').length - 1;
-        body = kept;
-        note = `\n[output cut at ${env.limits.readMaxBytes} bytes after line ${offset + shownLines - 1}; read again with offset ${offset + shownLines}]`;
+        const max = env.limits.readMaxBytes;
+        const bytes = Buffer.from(body);
+        // Cut before a character, not inside its UTF-8 sequence (which would show as U+FFFD).
+        let end = max;
+        while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+        const cut = bytes.subarray(0, end).toString('utf8');
+        const lastNewline = cut.lastIndexOf('\n');
+        if (lastNewline >= 0) {
+          body = cut.slice(0, lastNewline + 1);
+          const shownLines = body.split('\n').length - 1;
+          note = `\n[output cut at ${max} bytes after line ${offset + shownLines - 1}; read again with offset ${offset + shownLines}]`;
+        } else {
+          // The window's first line alone is over the budget. "Read again with offset <the same>"
+          // would show the same cut line for ever: say so, and point past it.
+          body = cut;
+          const firstNewline = text.indexOf('\n');
+          const more = continues || (firstNewline !== -1 && firstNewline < text.length - 1);
+          note =
+            `\n[line ${offset} is longer than ${max} bytes and was cut here; read_file cannot show the rest of it (use grep or run_command)` +
+            (more ? `; the file continues: read again with offset ${offset + 1}]` : ']');
+        }
       } else if (continues) {
         note = `\n[showing lines ${offset}-${offset + wanted - 1}; the file continues: read again with offset ${offset + wanted}]`;
       }

@@ -27,6 +27,8 @@ export interface ToolLimits {
   grepMaxFileBytes: number;
   /** grep: matched lines are cut to this many characters. */
   grepMaxLineChars: number;
+  /** grep: the whole search stops with `tool_timeout` after this long (a regex can backtrack for ever). */
+  grepTimeoutMs: number;
   /** run_command: default and maximum `timeout_ms`. */
   commandTimeoutMs: number;
   commandMaxTimeoutMs: number;
@@ -44,6 +46,7 @@ export const DEFAULT_LIMITS: ToolLimits = {
   searchMaxEntries: 100_000,
   grepMaxFileBytes: 1024 * 1024,
   grepMaxLineChars: 400,
+  grepTimeoutMs: 60_000,
   commandTimeoutMs: 120_000,
   commandMaxTimeoutMs: 600_000,
   commandOutputBytes: 64 * 1024,
@@ -96,13 +99,21 @@ export function fileError(err: unknown, shown: string): TroupeError {
   return new TroupeError('tool_failed', message, { path: shown, ...(code ? { errno: code } : {}) });
 }
 
-/** The size of the file at a guarded path, refused with a model-readable error if it is missing or a directory. */
+/** The error for a FIFO, socket or device file, which the file tools never open. */
+export function notRegularFile(shown: string): TroupeError {
+  return new TroupeError('tool_failed', `${shown} is not a regular file (a FIFO, socket or device); the file tools only read and write regular files.`, { path: shown });
+}
+
+/** The size of the file at a guarded path, refused with a model-readable error if it is missing, a directory or not a regular file. */
 export async function fileSize(target: GuardedPath, shown: string): Promise<number> {
   if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
   const info = await stat(target.path).catch((err: unknown) => {
     throw fileError(err, shown);
   });
   if (info.isDirectory()) throw fileError(Object.assign(new Error('dir'), { code: 'EISDIR' }), shown);
+  // Opening a FIFO blocks until a peer opens the other end (forever, and uncancellably: the open
+  // holds a libuv thread), and a device can be endless: only regular files are read or written.
+  if (!info.isFile()) throw notRegularFile(shown);
   return info.size;
 }
 

@@ -1,7 +1,8 @@
 // read_file, write_file, edit_file and list_dir against real files in a temp workspace.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createWorkspaceTools } from '../../../src/tools/index.js';
 import type { ToolHost } from '../../../src/core/ports.js';
@@ -49,6 +50,25 @@ describe('read_file', () => {
     assert.equal(r.output, '0123456789\n\n[output cut at 20 bytes after line 1; read again with offset 2]');
   });
 
+  test('a line longer than readMaxBytes is cut and the next read moves past it', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { readMaxBytes: 20 } });
+    ws.write('longline.txt', `${'x'.repeat(50)}\nsecond\n`);
+    const r = await run(small, 'read_file', { path: 'longline.txt' });
+    assert.equal(r.output, `${'x'.repeat(20)}\n[line 1 is longer than 20 bytes and was cut here; read_file cannot show the rest of it (use grep or run_command); the file continues: read again with offset 2]`);
+    assert.equal((await run(small, 'read_file', { path: 'longline.txt', offset: 2 })).output, 'second\n');
+    ws.write('lastline.txt', `a\n${'y'.repeat(50)}`);
+    const last = await run(small, 'read_file', { path: 'lastline.txt', offset: 2 });
+    assert.equal(last.output, `${'y'.repeat(20)}\n[line 2 is longer than 20 bytes and was cut here; read_file cannot show the rest of it (use grep or run_command)]`);
+  });
+
+  test('the byte cut never splits a multi-byte character', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { readMaxBytes: 20 } });
+    ws.write('euro.txt', `${'€'.repeat(4)}\n${'€'.repeat(10)}\n`);
+    const r = await run(small, 'read_file', { path: 'euro.txt', offset: 2 });
+    assert.ok(r.output.startsWith(`${'€'.repeat(6)}\n[line 2 is longer`), r.output);
+    assert.doesNotMatch(r.output, /\uFFFD/);
+  });
+
   test('missing file, directory and binary file are errors the model sees', async () => {
     const missing = await run(host, 'read_file', { path: 'nope.txt' });
     assert.deepEqual([missing.isError, missing.errorCode], [true, 'tool_failed']);
@@ -89,6 +109,17 @@ describe('write_file', () => {
     assert.deepEqual(r.content, [{ type: 'diff', path: abs, oldText: 'old\n', newText: 'new\n' }]);
   });
 
+  test('a path ending in "/", "." or ".." is refused instead of creating a file named like a directory', async () => {
+    for (const path of ['made-dir/', 'made-dir/.', 'made-dir/sub/..']) {
+      const r = await run(host, 'write_file', { path, content: 'x' });
+      assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], `${path}: ${r.output}`);
+      assert.match(r.output, /names a directory/);
+      assert.equal(existsSync(join(ws.cwd, 'made-dir')), false, path);
+    }
+    const dots = await run(host, 'write_file', { path: 'odd/...', content: 'x' });
+    assert.equal(dots.isError, false, '"..." is an ordinary file name');
+  });
+
   test('writing onto a directory fails without touching it', async () => {
     mkdirSync(join(ws.cwd, 'adir2'));
     const r = await run(host, 'write_file', { path: 'adir2', content: 'x' });
@@ -116,6 +147,17 @@ describe('edit_file', () => {
     assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed']);
     assert.match(r.output, /old_string was not found in edit\/two\.ts/);
     assert.equal(ws.read(abs), 'alpha\n');
+  });
+
+  test('a multi-line old_string with bare LF line breaks in a CRLF file is refused, saying what would match', async () => {
+    const abs = ws.write('edit/crlf.txt', 'one\r\ntwo\r\nthree\r\n');
+    const r = await run(host, 'edit_file', { path: 'edit/crlf.txt', old_string: 'one\ntwo', new_string: 'uno\ndos' });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed']);
+    assert.match(r.output, /CRLF \(\\r\\n\) line endings and old_string has bare \\n line breaks: with \\r\\n instead, it would match once/);
+    assert.equal(ws.read(abs), 'one\r\ntwo\r\nthree\r\n', 'the match stays exact: nothing changed');
+    const exact = await run(host, 'edit_file', { path: 'edit/crlf.txt', old_string: 'one\r\ntwo', new_string: 'uno\r\ndos' });
+    assert.equal(exact.isError, false, exact.output);
+    assert.equal(ws.read(abs), 'uno\r\ndos\r\nthree\r\n');
   });
 
   test('an ambiguous old_string is refused unless replace_all', async () => {
@@ -164,5 +206,58 @@ describe('list_dir', () => {
     const missing = await run(host, 'list_dir', { path: 'absent' });
     assert.equal(missing.isError, true);
     assert.match(missing.output, /Directory not found: absent/);
+  });
+});
+
+describe('FIFOs and other special files', () => {
+  const fifos: string[] = [];
+  // Without the guard against special files, each call below blocks in open(2) until a peer opens
+  // the other end. Opening read-write never blocks on Linux and releases them, so that a regression
+  // fails (by the test timeout) instead of keeping the test process alive.
+  after(() => {
+    for (const f of fifos) closeSync(openSync(f, constants.O_RDWR | constants.O_NONBLOCK));
+  });
+
+  test('read_file, edit_file, write_file and grep refuse a FIFO instead of blocking on it', { timeout: 20_000 }, async () => {
+    const fifo = join(ws.cwd, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    fifos.push(fifo);
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['read_file', { path: 'pipe' }],
+      ['edit_file', { path: 'pipe', old_string: 'a', new_string: 'b' }],
+      ['write_file', { path: 'pipe', content: 'x' }],
+      ['grep', { pattern: 'x', path: 'pipe' }],
+    ];
+    for (const [name, input] of calls) {
+      const r = await run(host, name, input);
+      assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], `${name}: ${r.output}`);
+      assert.match(r.output, /pipe is not a regular file/, name);
+    }
+    assert.equal(lstatSync(fifo).isFIFO(), true, 'the FIFO is left as it was');
+  });
+});
+
+describe('edit_file on files that are not UTF-8 text', () => {
+  test('a Latin-1 file and a binary file are refused and left byte for byte as they were', async () => {
+    const latin1 = Buffer.from('caf\xe9\nna\xefve\n', 'latin1');
+    writeFileSync(join(ws.cwd, 'latin1.txt'), latin1);
+    const r = await run(host, 'edit_file', { path: 'latin1.txt', old_string: 'caf', new_string: 'CAF' });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], r.output);
+    assert.match(r.output, /latin1\.txt is not valid UTF-8/);
+    assert.deepEqual(readFileSync(join(ws.cwd, 'latin1.txt')), latin1);
+
+    const blob = Buffer.from([0x61, 0x00, 0x62, 0xff, 0xfe, 0x0a]);
+    writeFileSync(join(ws.cwd, 'blob2.bin'), blob);
+    const b = await run(host, 'edit_file', { path: 'blob2.bin', old_string: 'a', new_string: 'c' });
+    assert.deepEqual([b.isError, b.errorCode], [true, 'tool_failed'], b.output);
+    assert.match(b.output, /binary/);
+    assert.deepEqual(readFileSync(join(ws.cwd, 'blob2.bin')), blob);
+  });
+
+  test('a valid UTF-8 file that contains U+FFFD itself is still edited', async () => {
+    const abs = ws.write('fffd.txt', 'bad \uFFFD char\nkeep ü\n');
+    const r = await run(host, 'edit_file', { path: 'fffd.txt', old_string: 'bad', new_string: 'odd' });
+    assert.equal(r.isError, false, r.output);
+    assert.equal(ws.read(abs), 'odd \uFFFD char\nkeep ü\n');
   });
 });

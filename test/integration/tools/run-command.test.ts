@@ -105,6 +105,18 @@ describe('run_command', () => {
     assert.ok(await eventually(() => !isAlive(bg)), `background job ${bg} survived`);
   });
 
+  test('a process that leaves the process group (setsid, daemonizing fork) does not outlive the command', async () => {
+    const r = await run(host, 'run_command', {
+      command: `setsid sleep 1000 >/dev/null 2>&1 & echo $! > setsid.pid; (setsid sh -c 'echo $$ > daemon.pid; exec sleep 1001' >/dev/null 2>&1 &); sleep 0.2; echo started`,
+    });
+    assert.equal(r.output, 'started\n[exit code: 0]');
+    for (const file of ['setsid.pid', 'daemon.pid']) {
+      assert.ok(await eventually(() => existsSync(join(ws.cwd, file)) && readFileSync(join(ws.cwd, file), 'utf8').endsWith('\n')), file);
+      const pid = pidFrom(file);
+      assert.ok(await eventually(() => !isAlive(pid)), `${file}: process ${pid} survived`);
+    }
+  });
+
   test('abort via the signal stops the command and its children promptly', async () => {
     const controller = new AbortController();
     const pending = run(host, 'run_command', { command: `sh -c 'sleep 1000 & echo $! > abort.pid; wait'` }, controller.signal);

@@ -118,6 +118,18 @@ describe('grep', () => {
     assert.ok(big);
   });
 
+  test('a catastrophically backtracking regex ends in tool_timeout without freezing the agent', async () => {
+    // (a+)+$ against 30 "a"s and a "!" takes about 2^30 backtracking steps: many seconds on this
+    // thread (where nothing else can run meanwhile, not even a cancel), far more than the limit.
+    ws.write('redos/line.txt', `${'a'.repeat(30)}!\n`);
+    const slow = createWorkspaceTools({ cwd: ws.cwd, limits: { grepTimeoutMs: 500 } });
+    const r = await run(slow, 'grep', { pattern: '(a+)+$', path: 'redos' });
+    assert.deepEqual([r.isError, r.errorCode], [true, 'tool_timeout'], r.output);
+    assert.match(r.output, /grep stopped after 500 ms: the pattern is too slow/);
+    const after = await run(slow, 'grep', { pattern: 'a!$', path: 'redos' });
+    assert.equal(after.output, `redos/line.txt:1: ${'a'.repeat(30)}!`, 'the next search works');
+  });
+
   test('an invalid regex is invalid input', async () => {
     assert.throws(() => host.describe({ id: 'x', name: 'grep', input: { pattern: '(' } }), { code: 'invalid_params' });
     const r = await run(host, 'grep', { pattern: '[' });

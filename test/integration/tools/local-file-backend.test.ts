@@ -1,0 +1,60 @@
+// The local FileBackend's line window: the same text as slicing the whole file, without reading it all.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSync, openSync, ftruncateSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { createLocalFileBackend, sliceLines } from '../../../src/tools/local-file.backend.js';
+import { createWorkspaceTools } from '../../../src/tools/index.js';
+import { makeWorkspace, run, type Workspace } from './workspace.fixture.js';
+
+const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 2 ** 31);
+console.log('fast-check seed', seed);
+
+let ws: Workspace;
+before(() => (ws = makeWorkspace()));
+after(() => ws.dispose());
+
+const backend = createLocalFileBackend();
+const signal = new AbortController().signal;
+
+test('a window read equals slicing the whole text (lines of any length, multi-byte characters)', async () => {
+  const file = join(ws.cwd, 'window.txt');
+  // Long lines so that texts cross the stream's 64 KiB chunks, in and between lines and characters.
+  const line = fc.oneof(fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', '\r') }), fc.constantFrom('', 'x'.repeat(70_000), '€'.repeat(30_000)));
+  await fc.assert(
+    fc.asyncProperty(fc.array(line, { maxLength: 12 }), fc.option(fc.integer({ min: 1, max: 15 }), { nil: undefined }), fc.option(fc.integer({ min: 1, max: 15 }), { nil: undefined }), async (lines, from, limit) => {
+      const text = lines.join('\n');
+      writeFileSync(file, text);
+      const window = { ...(from !== undefined ? { line: from } : {}), ...(limit !== undefined ? { limit } : {}) };
+      assert.equal(await backend.readText(file, window, signal), sliceLines(text, window));
+    }),
+    { seed, numRuns: 150 },
+  );
+});
+
+test('read_file reads a window at the start of a file too large to hold as one string', async () => {
+  // Ten lines, then a sparse run of NUL bytes to 600 MiB (beyond V8's 512 MiB string limit); no
+  // disk space is used and only the first chunk is read.
+  const file = ws.write('huge.log', Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
+  const fd = openSync(file, 'r+');
+  ftruncateSync(fd, 600 * 1024 * 1024);
+  closeSync(fd);
+  const host = createWorkspaceTools({ cwd: ws.cwd });
+  const r = await run(host, 'read_file', { path: 'huge.log', offset: 2, limit: 3 });
+  assert.equal(r.isError, false, r.output);
+  assert.equal(r.output, 'line 2\nline 3\nline 4\n\n[showing lines 2-4; the file continues: read again with offset 5]');
+});
+
+test('a write cancelled while it runs leaves the old or the new content, never a cut file', async () => {
+  const file = ws.write('cancelled-write.txt', 'o'.repeat(4 * 1024 * 1024));
+  const controller = new AbortController();
+  const writing = backend.writeText(file, 'n'.repeat(4 * 1024 * 1024), controller.signal).catch(() => undefined);
+  // The write has begun (its open is under way) when the cancel arrives.
+  setImmediate(() => controller.abort());
+  await writing;
+  const text = readFileSync(file, 'utf8');
+  assert.ok(text === 'o'.repeat(4 * 1024 * 1024) || text === 'n'.repeat(4 * 1024 * 1024), `the file holds ${text.length} bytes of mixed or cut content`);
+  await assert.rejects(backend.writeText(file, 'late', controller.signal), { name: 'AbortError' });
+  assert.equal(readFileSync(file, 'utf8').length, 4 * 1024 * 1024, 'an already cancelled write does not start');
+});
