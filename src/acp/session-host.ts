@@ -80,6 +80,8 @@ export interface LiveSession {
 export class SessionHost {
   private readonly live = new Map<string, LiveSession>();
   private readonly opening = new Map<string, Promise<LiveSession>>();
+  /** Sessions being unloaded: their log is still open (and locked) until its close completes. */
+  private readonly unloading = new Map<string, Promise<void>>();
   private client?: acp.AgentContext;
   private caps: acp.ClientCapabilities = {};
   /** A log made ahead for the next new session (prepareSpareLog); undefined once taken. */
@@ -221,7 +223,9 @@ export class SessionHost {
       // MCP servers stopped by an idle unload start again with their session. Used as of when it is
       // handed over: restarting them may take longer than the idle time, and the sweep must not
       // unload the session before the request that opened it has used it.
-      pending = this.reopen(sessionId)
+      // One being unloaded (the idle sweep, a close) is opened again once its log is closed.
+      pending = (this.unloading.get(sessionId) ?? Promise.resolve())
+        .then(() => this.reopen(sessionId))
         .then(async (opened) => (await this.mcp.restart(sessionId), this.touch(sessionId), opened))
         .finally(() => this.opening.delete(sessionId));
       this.opening.set(sessionId, pending);
@@ -236,7 +240,7 @@ export class SessionHost {
 
   /** Whether `sessionId` is open in this process or being opened: its replay goes through its log here. */
   isOpen(sessionId: string): boolean {
-    return this.live.has(sessionId) || this.opening.has(sessionId);
+    return this.live.has(sessionId) || this.opening.has(sessionId) || this.unloading.has(sessionId);
   }
 
   /**
@@ -295,10 +299,18 @@ export class SessionHost {
     if (live) {
       this.live.delete(sessionId);
       this.lastUsed.delete(sessionId);
-      // First the engine: a running MCP call is cancelled as such, then its server stops.
-      await live.engine.dispose();
-      live.detach();
-      await live.log.close();
+      const closed = (async () => {
+        // First the engine: a running MCP call is cancelled as such, then its server stops.
+        await live.engine.dispose();
+        live.detach();
+        await live.log.close();
+      })();
+      this.unloading.set(sessionId, closed.catch(() => undefined));
+      try {
+        await closed;
+      } finally {
+        this.unloading.delete(sessionId);
+      }
     }
     await this.mcp.stop(sessionId, { forget: !keepMcp });
   }

@@ -103,3 +103,17 @@ test('a replay of a live session is whole and in order: what the session emits m
   for (let i = 0; i < 100 && seqs.length < 3; i++) await new Promise((r) => setImmediate(r));
   assert.deepEqual(seqs, [2, 3, 4], 'the history whole and in order, then what came during the replay');
 });
+
+test('a session asked for while it is being unloaded opens again once its log is closed, not refused as locked', async (t) => {
+  const { h, home } = await host();
+  t.after(() => h.shutdown());
+  const live = await h.create({ cwd: home, additionalDirectories: [] });
+  const id = live.engine.sessionId;
+  // The idle sweep unloads it as a request for it arrives.
+  const unloaded = h.unload(id);
+  const again = await h.get(id);
+  await unloaded;
+  assert.notEqual(again, live, 'opened again from its log');
+  assert.equal(again.log.lastSeq(), live.log.lastSeq());
+  assert.ok(h.isOpen(id));
+});
