@@ -117,7 +117,15 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
     return EXIT.error;
   }
   const client = new DaemonClient(target);
-  const health = await client.health();
+  let health: Awaited<ReturnType<DaemonClient['health']>>;
+  try {
+    health = await client.health();
+  } catch (err) {
+    // Not running, as far as this command can tell: --json says so on stdout, as above.
+    if (!json || !(err instanceof CliError) || err.code !== 'daemon_unreachable') throw err;
+    io.stdout.write(`${JSON.stringify({ running: false, url: target.url, error: { code: err.code, message: err.message } })}\n`);
+    return EXIT.error;
+  }
   const live = (await client.sessions(false)).filter((x) => x.child !== null);
   const info = {
     running: true,

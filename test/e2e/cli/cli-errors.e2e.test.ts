@@ -83,6 +83,10 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
         assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
         oneLine(r, new RegExp(`cannot reach the troupe daemon at ${url} \\(ECONNREFUSED\\) \\(daemon_unreachable\\)$`));
       }
+      // status --json says so on stdout, as it does when no local daemon runs (a script reads it).
+      const status = await other.run(['daemon', 'status', '--json']);
+      assert.equal(status.code, 1);
+      assert.deepEqual(JSON.parse(status.stdout), { running: false, url, error: { code: 'daemon_unreachable', message: `cannot reach the troupe daemon at ${url} (ECONNREFUSED)` } });
       assert.equal(other.daemonState(), undefined, 'TROUPE_URL disables auto-start');
     } finally {
       await other.close();
