@@ -366,8 +366,13 @@ export class RelaySession {
     }
   }
 
+  /** Set when the session is deleted (its child is stopped for it): what it still had is told so. */
+  deleting = false;
+
   private childExited(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
-    const err = info.crashed
+    const err = this.deleting
+      ? rpcError('session_not_found', `session ${this.sessionId} was deleted while this request ran`, { sessionId: this.sessionId, deleted: true })
+      : info.crashed
       ? rpcError('agent_crashed', `the session process died (${exit.reason}${exit.signal ? ` ${exit.signal}` : ''}); the session is ${info.willRestart ? 'being restarted from its log' : 'no longer restarted'}`, { sessionId: this.sessionId })
       : rpcError('agent_crashed', 'the session process stopped', { sessionId: this.sessionId });
     // What was sent to the process died with it; what still waits in the queue goes to the next one

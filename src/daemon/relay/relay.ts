@@ -156,6 +156,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   async deleteById(sessionId: string): Promise<void> {
     const session = this.sessions.get(sessionId);
     if (session) {
+      session.deleting = true;
       await session.child.stop('deleted');
       if (this.sessions.get(sessionId) === session) this.sessions.delete(sessionId);
       session.child.dispose();

@@ -157,6 +157,21 @@ test('cancel, steer and delete through the management API', async (t) => {
   await assert.rejects(c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.code === -32002);
 });
 
+test('a session deleted while its prompt runs: the prompt is answered session_not_found (deleted), not agent_crashed', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] }).catch((e) => e);
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'hanging'), 'hanging turn');
+  assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
+  const err: any = await hanging;
+  assert.equal(err?.data?.code, 'session_not_found', JSON.stringify(err));
+  assert.match(String(err.message), /was deleted while this request ran/);
+});
+
 test('a session at rest is released: closed, or idle-stopped, with its clients gone, the daemon keeps nothing of it; the next message brings it back whole', async (t) => {
   const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
   t.after(() => d.stop());
