@@ -11,6 +11,7 @@
  * by); the check itself is done on its real path. Both name the same file at check time.
  */
 import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
@@ -110,8 +111,13 @@ export class PathGuard {
     });
   }
 
-  /** The lexical absolute path of `input` (relative to the cwd), with no file-system access. */
+  /**
+   * The lexical absolute path of `input` (relative to the cwd), with no file-system access. `~` and
+   * `~/…` are the home directory, as in a shell: models write them so, and taken literally they
+   * would make a directory named `~` in the workspace.
+   */
   lexical(input: string): string {
+    if (input === '~' || input.startsWith('~/')) return resolve(homedir(), input.slice(2));
     return resolve(this.cwd, input);
   }
 

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createLocalFileBackend, createWorkspaceTools } from '../../../src/tools/index.js';
 import type { FileBackend } from '../../../src/tools/index.js';
 import type { ToolHost, ToolResult } from '../../../src/core/ports.js';
@@ -146,5 +146,21 @@ describe('what stays inside is allowed', () => {
   test('without the additional directory, the same path is refused', async () => {
     const narrow = createWorkspaceTools({ cwd: ws.cwd });
     assertRefused(await run(narrow, 'read_file', { path: join(ws.extra, 'notes/n.txt') }), 'extra without grant');
+  });
+});
+
+describe('~ is the home directory, as in a shell', () => {
+  test('~/… inside the workspace is that file; outside, refused; never a directory named ~', async (t) => {
+    const home = process.env.HOME;
+    // A home that holds the workspace (and, beside it, the outside directory).
+    process.env.HOME = dirname(ws.cwd);
+    t.after(() => (home === undefined ? delete process.env.HOME : (process.env.HOME = home)));
+    const w = await run(host, 'write_file', { path: `~/${basename(ws.cwd)}/tilde.txt`, content: 'home-relative\n' });
+    assert.equal(w.isError, false, w.output);
+    assert.equal(readFileSync(join(ws.cwd, 'tilde.txt'), 'utf8'), 'home-relative\n');
+    assertRefused(await run(host, 'write_file', { path: `~/${basename(ws.outside)}/tilde.txt`, content: 'pwned' }), 'write ~/outside');
+    assertRefused(await run(host, 'read_file', { path: '~' }), 'read ~');
+    assert.ok(!existsSync(join(ws.cwd, '~')), 'no directory named ~ in the workspace');
+    assertNothingOutsideTouched();
   });
 });
