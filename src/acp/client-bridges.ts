@@ -7,6 +7,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import type { PermissionOutcome } from '../core/events.js';
 import type { PermissionAsker, ToolRunContext } from '../core/ports.js';
 import type { CommandBackend, CommandOutcome, CommandRequest, FileBackend } from '../tools/index.js';
+import { toolContent } from './update.projection.js';
 
 type Client = acp.AgentContext;
 
@@ -112,7 +113,15 @@ export function clientPermissionAsker(client: Client, sessionId: string): Permis
           'session/request_permission',
           {
             sessionId,
-            toolCall: { toolCallId: request.toolCallId, title: request.title, kind: request.kind, status: 'pending', rawInput: request.input },
+            toolCall: {
+              toolCallId: request.toolCallId,
+              title: request.title,
+              kind: request.kind,
+              status: 'pending',
+              rawInput: request.input,
+              // An edit's diff, so that the editor shows what it would change before the answer.
+              ...(request.content ? { content: request.content.map(toolContent) } : {}),
+            },
             options: request.options
               .filter((o) => o in OPTION_NAMES)
               .map((o) => ({ optionId: o, name: OPTION_NAMES[o]!(tool), kind: o as acp.PermissionOptionKind })),

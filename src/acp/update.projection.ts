@@ -15,7 +15,8 @@ export interface ProjectionCaps {
 
 type Update = acp.SessionUpdate;
 
-function toolContent(c: ToolContent): acp.ToolCallContent {
+/** A tool call's content as ACP shows it (in updates, and in a permission request's tool call). */
+export function toolContent(c: ToolContent): acp.ToolCallContent {
   switch (c.type) {
     case 'text':
       return { type: 'content', content: { type: 'text', text: c.text } };

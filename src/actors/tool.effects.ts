@@ -56,6 +56,9 @@ const OPTIONS: PermissionOutcome[] = ['allow_once', 'allow_always', 'reject_once
 
 export async function askPermission(core: EngineCore, turnId: string, call: ToolCallRequest, signal: AbortSignal): Promise<'allow' | 'deny'> {
   const description = core.descriptions.get(call.id) as Exclude<ReturnType<typeof core.descriptions.get>, Error | undefined>;
+  // What allowing it would do (an edit's diff), for the person to see before answering.
+  const content = await core.deps.tools.preview?.(call, signal).catch(() => undefined);
+  if (signal.aborted) return 'deny';
   const requestId = newLocalId('perm');
   core.openPermission = { requestId, toolCallId: call.id };
   core.emit({ type: 'permission_requested', sessionId: core.sessionId, turnId, toolCallId: call.id, requestId, options: OPTIONS });
@@ -72,7 +75,7 @@ export async function askPermission(core: EngineCore, turnId: string, call: Tool
   let outcome: PermissionOutcome;
   try {
     outcome = await core.deps.asker.ask(
-      { requestId, toolCallId: call.id, toolName: call.name, title: description.title, kind: description.kind, input: call.input, options: OPTIONS },
+      { requestId, toolCallId: call.id, toolName: call.name, title: description.title, kind: description.kind, input: call.input, options: OPTIONS, ...(content?.length ? { content } : {}) },
       ask.signal,
     );
   } catch (err) {

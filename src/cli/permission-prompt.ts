@@ -3,6 +3,7 @@
  * always, reject, reject always), and with no TTY the call is rejected with a note saying why.
  */
 import type * as acp from '@agentclientprotocol/sdk';
+import { diffLines } from './line-diff.js';
 import type { Style } from './style.js';
 
 /** Asks one question; resolves undefined when the question was abandoned (Ctrl-C, cancel). */
@@ -52,6 +53,8 @@ export async function decidePermission(req: acp.RequestPermissionRequest, s: Per
     return pick(req, 'reject_once') ?? { outcome: { outcome: 'cancelled' } };
   }
   s.note(`${s.style.yellow('?')} ${s.style.bold(`Allow ${what}?`)} ${s.style.dim(`(${req.toolCall.kind ?? 'tool'})`)}`);
+  // An edit's diff, when the agent sent it: what the answer allows.
+  for (const c of req.toolCall.content ?? []) if (c.type === 'diff') for (const line of diffLines(c.path, c.oldText, c.newText, s.style)) s.note(line);
   for (;;) {
     const answer = await s.ask(`  [y] allow once  [a] allow always  [n] reject  [never] always reject › `);
     if (answer === undefined) return { outcome: { outcome: 'cancelled' } };

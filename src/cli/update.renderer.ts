@@ -4,14 +4,13 @@
  * plans as lists. A spinner shows on stderr while the agent is quiet.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import { lineDiff } from './line-diff.js';
+import { diffLines } from './line-diff.js';
 import { Spinner } from './spinner.js';
 import type { Style } from './style.js';
 
 type Stream = 'text' | 'thought' | 'user' | undefined;
 
 const MAX_OUTPUT_LINES = 20;
-const MAX_DIFF_LINES = 40;
 
 export interface RendererOptions {
   /** Show user messages (attach and watch do; run already knows what it sent). */
@@ -153,13 +152,7 @@ export class UpdateRenderer {
     const t = this.tools.get(id)!;
     for (const c of content ?? []) {
       if (c.type === 'diff') {
-        const lines = lineDiff(c.oldText, c.newText);
-        this.write(this.style.dim(`  ${c.path}\n`));
-        for (const l of lines.slice(0, MAX_DIFF_LINES)) {
-          const line = `  ${l.op} ${l.text}`;
-          this.write(`${l.op === '+' ? this.style.green(line) : l.op === '-' ? this.style.red(line) : this.style.dim(line)}\n`);
-        }
-        if (lines.length > MAX_DIFF_LINES) this.write(this.style.dim(`  … ${lines.length - MAX_DIFF_LINES} more lines\n`));
+        for (const line of diffLines(c.path, c.oldText, c.newText, this.style)) this.write(`${line}\n`);
       } else if (c.type === 'content' && c.content.type === 'text' && (t.kind === 'execute' || t.status === 'failed')) {
         this.output(c.content.text, t.status === 'failed');
       }

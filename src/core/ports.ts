@@ -69,6 +69,11 @@ export interface ToolHost {
   describe(call: ToolCallRequest): ToolDescription;
   /** Runs the call. Failures the model should see are returned with `isError`, not thrown. */
   run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult>;
+  /**
+   * What the call would change, shown to a person asked to allow it (an edit's diff), without
+   * changing anything; undefined when the tool shows nothing ahead, or the call would fail.
+   */
+  preview?(call: ToolCallRequest, signal: AbortSignal): Promise<ToolContent[] | undefined>;
 }
 
 // ── Permissions ──────────────────────────────────────────────────────────────────────────────────
@@ -92,6 +97,8 @@ export interface PermissionRequest {
   kind: ToolKind;
   input: Record<string, unknown>;
   options: PermissionOutcome[];
+  /** What allowing it would do (an edit's diff), when the tool can tell ahead. */
+  content?: ToolContent[];
 }
 
 /** Asks a person. Resolves `cancelled` if `signal` aborts first. */

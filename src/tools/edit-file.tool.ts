@@ -2,7 +2,7 @@
 import { isUtf8 } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
-import { defineTool, fileError, fileSize, type ToolDefinition, type ToolLimits } from './tool.js';
+import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits } from './tool.js';
 
 interface EditFileInput {
   path: string;
@@ -55,6 +55,41 @@ function crlfHint(text: string, oldString: string): string {
   return ` The file has CRLF (\\r\\n) line endings and old_string has bare \\n line breaks: with \\r\\n instead, it would match ${count === 1 ? 'once' : `${count} times`}. Write each line break in old_string and new_string as \\r\\n.`;
 }
 
+/** The edit `input` makes, computed without writing: what run writes and preview shows. */
+async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal) {
+  const target = await env.guard.check(input.path);
+  const shown = env.guard.display(target.path);
+  const size = await fileSize(target, shown);
+  if (size > env.limits.maxFileBytes) {
+    throw new TroupeError('tool_failed', `${shown} is ${size} bytes, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
+  }
+  const oldText = await env.files.readText(target.path, {}, signal).catch((err: unknown) => {
+    throw fileError(err, shown);
+  });
+  await refuseUnsafeText(oldText, target.path, shown);
+  const found = occurrences(oldText, input.old_string);
+  if (found.length === 0) {
+    throw new TroupeError(
+      'tool_failed',
+      `old_string was not found in ${shown}. It must match the file exactly, including whitespace and indentation; read the file again to see its current content.${crlfHint(oldText, input.old_string)}`,
+      { path: shown },
+    );
+  }
+  if (found.length > 1 && input.replace_all !== true) {
+    throw new TroupeError(
+      'tool_failed',
+      `old_string occurs ${found.length} times in ${shown}; include more surrounding context to make it unique, or set replace_all to true.`,
+      { path: shown, occurrences: found.length },
+    );
+  }
+  // split/join rather than String.replace, whose replacement string interprets `$&` and friends.
+  const first = found[0]!;
+  const newText = input.replace_all
+    ? oldText.split(input.old_string).join(input.new_string)
+    : oldText.slice(0, first) + input.new_string + oldText.slice(first + input.old_string.length);
+  return { target, shown, oldText, newText, found, first };
+}
+
 /** Built from the limits, which its description and schema state. */
 export function editFileTool(limits: ToolLimits): ToolDefinition {
   return defineTool<EditFileInput>({
@@ -89,37 +124,13 @@ export function editFileTool(limits: ToolLimits): ToolDefinition {
       return { title: `Edit ${env.guard.display(path)}`, locations: [{ path }] };
     },
 
+    async preview(input, env, signal) {
+      const { target, oldText, newText } = await planEdit(input, env, signal);
+      return [{ type: 'diff', path: target.path, oldText, newText }];
+    },
+
     async run(input, env, ctx) {
-      const target = await env.guard.check(input.path);
-      const shown = env.guard.display(target.path);
-      const size = await fileSize(target, shown);
-      if (size > env.limits.maxFileBytes) {
-        throw new TroupeError('tool_failed', `${shown} is ${size} bytes, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
-      }
-      const oldText = await env.files.readText(target.path, {}, ctx.signal).catch((err: unknown) => {
-        throw fileError(err, shown);
-      });
-      await refuseUnsafeText(oldText, target.path, shown);
-      const found = occurrences(oldText, input.old_string);
-      if (found.length === 0) {
-        throw new TroupeError(
-          'tool_failed',
-          `old_string was not found in ${shown}. It must match the file exactly, including whitespace and indentation; read the file again to see its current content.${crlfHint(oldText, input.old_string)}`,
-          { path: shown },
-        );
-      }
-      if (found.length > 1 && input.replace_all !== true) {
-        throw new TroupeError(
-          'tool_failed',
-          `old_string occurs ${found.length} times in ${shown}; include more surrounding context to make it unique, or set replace_all to true.`,
-          { path: shown, occurrences: found.length },
-        );
-      }
-      // split/join rather than String.replace, whose replacement string interprets `$&` and friends.
-      const first = found[0]!;
-      const newText = input.replace_all
-        ? oldText.split(input.old_string).join(input.new_string)
-        : oldText.slice(0, first) + input.new_string + oldText.slice(first + input.old_string.length);
+      const { target, shown, oldText, newText, found, first } = await planEdit(input, env, ctx.signal);
       await env.files.writeText(target.path, newText, ctx.signal).catch((err: unknown) => {
         throw fileError(err, shown);
       });

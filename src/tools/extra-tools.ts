@@ -23,6 +23,11 @@ export function withExtraTools(base: ToolHost, extra: () => ExtraTools | undefin
       if (more && !served(call.name)) throw unknown(call.name);
       return base.describe(call);
     },
+    async preview(call, signal) {
+      const more = extra();
+      if (more?.has(call.name)) return more.preview?.(call, signal);
+      return served(call.name) ? base.preview?.(call, signal) : undefined;
+    },
     async run(call, ctx) {
       const more = extra();
       if (more?.has(call.name)) return more.run(call, ctx);

@@ -1,5 +1,5 @@
 /** The shape every built-in tool has, and the environment the workspace host gives it. */
-import type { ToolKind, ToolLocation } from '../core/events.js';
+import type { ToolContent, ToolKind, ToolLocation } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 import type { ToolDescription, ToolResult, ToolRunContext } from '../core/ports.js';
 import type { ToolSpec } from '../core/provider.js';
@@ -72,6 +72,8 @@ export interface ToolDefinition<Input = Record<string, unknown>> {
   describe(input: Input, env: ToolEnv): { title: string; locations: ToolLocation[] };
   /** Runs; throws TroupeError (or a Node errno error) for failures the host reports to the model. */
   run(input: Input, env: ToolEnv, ctx: ToolRunContext): Promise<ToolResult>;
+  /** What `run` would change (a diff), computed without changing anything; throws as `run` would. */
+  preview?(input: Input, env: ToolEnv, signal: AbortSignal): Promise<ToolContent[]>;
 }
 
 /** Erases the input type so that tools with different inputs fit in one table. */

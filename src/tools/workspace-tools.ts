@@ -5,6 +5,7 @@
  */
 import { TroupeError } from '../core/errors.js';
 import type { ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../core/ports.js';
+import type { ToolContent } from '../core/events.js';
 import type { ToolSpec } from '../core/provider.js';
 import type { CommandBackend, FileBackend } from './backends.js';
 import { editFileTool } from './edit-file.tool.js';
@@ -71,6 +72,16 @@ export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHost {
       const tool = admit(call);
       const { title, locations } = tool.describe(call.input, env);
       return { kind: tool.kind, title, locations, access: tool.access };
+    },
+
+    async preview(call: ToolCallRequest, signal: AbortSignal): Promise<ToolContent[] | undefined> {
+      try {
+        const tool = admit(call);
+        return await tool.preview?.(call.input, env, signal);
+      } catch {
+        // A call that would fail shows nothing ahead: its run reports why.
+        return undefined;
+      }
     },
 
     async run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult> {

@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TroupeError } from '../core/errors.js';
-import { defineTool, fileError, fileSize, type ToolDefinition, type ToolLimits } from './tool.js';
+import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits } from './tool.js';
 
 /** A last path segment that is empty, `.` or `..`. */
 const NAMES_A_DIRECTORY = /(?:^|\/)\.{0,2}$/;
@@ -10,6 +10,24 @@ const NAMES_A_DIRECTORY = /(?:^|\/)\.{0,2}$/;
 interface WriteFileInput {
   path: string;
   content: string;
+}
+
+/** Where `input` writes and what it replaces (null: nothing, or too large to show), written nowhere yet. */
+async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSignal) {
+  const target = await env.guard.check(input.path);
+  const shown = env.guard.display(target.path);
+  // `dir/`, `dir/.` and `a/b/..` name a directory, but normalise to a file path: writing would
+  // create a *file* named like the directory the model meant.
+  if (NAMES_A_DIRECTORY.test(input.path)) {
+    throw new TroupeError('tool_failed', `${input.path} names a directory (it ends with "/", "." or ".."); write_file needs a file path.`, { path: shown });
+  }
+  let oldText: string | null = null;
+  if (target.exists) {
+    const size = await fileSize(target, shown);
+    // The diff shows what was replaced; a file too large to diff is shown as newly written.
+    if (size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, {}, signal).catch(() => null);
+  }
+  return { target, shown, oldText };
 }
 
 /** A factory like the other tools; write_file states no limit. */
@@ -37,20 +55,13 @@ export function writeFileTool(_limits: ToolLimits): ToolDefinition {
       return { title: `Write ${env.guard.display(path)}`, locations: [{ path }] };
     },
 
+    async preview(input, env, signal) {
+      const { target, oldText } = await planWrite(input, env, signal);
+      return [{ type: 'diff', path: target.path, oldText, newText: input.content }];
+    },
+
     async run(input, env, ctx) {
-      const target = await env.guard.check(input.path);
-      const shown = env.guard.display(target.path);
-      // `dir/`, `dir/.` and `a/b/..` name a directory, but normalise to a file path: writing would
-      // create a *file* named like the directory the model meant.
-      if (NAMES_A_DIRECTORY.test(input.path)) {
-        throw new TroupeError('tool_failed', `${input.path} names a directory (it ends with "/", "." or ".."); write_file needs a file path.`, { path: shown });
-      }
-      let oldText: string | null = null;
-      if (target.exists) {
-        const size = await fileSize(target, shown);
-        // The diff shows what was replaced; a file too large to diff is shown as newly written.
-        if (size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, {}, ctx.signal).catch(() => null);
-      }
+      const { target, shown, oldText } = await planWrite(input, env, ctx.signal);
       try {
         // Every existing ancestor resolved inside the workspace (the guard checked), so the new
         // directories are created inside it too.

@@ -25,7 +25,8 @@ describe('troupe on a terminal', { timeout: 60_000 }, () => {
 
   test('run asks before writing and before running a command: allow once, then reject', async () => {
     const t = tmux.start(demo.dir, demo.work, demo.env, ['run', 'run `touch ran.txt` and create a file a.txt with one']);
-    await tmux.waitFor(t, /Allow Write a\.txt\?[\s\S]*\[y\] allow once {2}\[a\] allow always {2}\[n\] reject/);
+    // The diff of the write comes with the question, before any answer.
+    await tmux.waitFor(t, /Allow Write a\.txt\?[\s\S]*a\.txt\n\s+\+ one\n[\s\S]*\[y\] allow once {2}\[a\] allow always {2}\[n\] reject/);
     tmux.keys(t, 'y', 'Enter');
     await tmux.waitFor(t, /Allow Run `touch ran\.txt`\?/);
     tmux.keys(t, 'n', 'Enter');

@@ -2,7 +2,7 @@
 // their own responses, steer is fenced by turn id, and permissions are asked, remembered and timed out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
@@ -171,5 +171,22 @@ test('a failed turn is a JSON-RPC error with its code; the session goes on', asy
   const { sessionId, running } = await started(c);
   await assert.rejects(running, (e: any) => e.code === -32040 && e.data?.code === 'context_overflow' && /turn_/.test(e.data?.turnId));
   assert.equal((await c.prompt(sessionId, 'next')).stopReason, 'end_turn');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a permission prompt for an edit carries its diff, so the editor shows the change before the answer; nothing is written before it', async (t) => {
+  const edit = { tool_call: { name: 'edit_file', input: { path: 'notes.txt', old_string: 'old line', new_string: 'new line' } } };
+  const c = AcpChild.start({ script: { replies: [[write('fresh.txt')], [{ text: 'ok' }], [edit], [{ text: 'done' }]] }, answers: ['allow_once', 'reject_once'] });
+  t.after(() => c.close());
+  await c.initialize();
+  const cwd = workspace();
+  writeFileSync(join(cwd, 'notes.txt'), 'first\nold line\nlast\n');
+  const sessionId = await c.newSession(cwd);
+  assert.equal((await c.prompt(sessionId, 'write')).stopReason, 'end_turn');
+  assert.equal((await c.prompt(sessionId, 'edit')).stopReason, 'end_turn');
+  const [created, edited] = c.permissions.map((p) => p.toolCall.content);
+  assert.deepEqual(created, [{ type: 'diff', path: join(cwd, 'fresh.txt'), oldText: null, newText: 'x\n' }]);
+  assert.deepEqual(edited, [{ type: 'diff', path: join(cwd, 'notes.txt'), oldText: 'first\nold line\nlast\n', newText: 'first\nnew line\nlast\n' }]);
+  assert.equal(readFileSync(join(cwd, 'notes.txt'), 'utf8'), 'first\nold line\nlast\n', 'rejected: the file is as it was');
   assert.deepEqual(c.schemaErrors, []);
 });
