@@ -7,7 +7,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import * as z from 'zod';
 import { ERROR_CODES, isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { defaultModel, resolveModel, usableModels } from '../providers/registry.js';
+import { defaultModel, missingCredential, resolveModel, usableModels } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
@@ -204,6 +204,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   };
   const configure = async (client: acp.AgentContext, h: SessionHost, live: LiveSession, change: { mode?: string; model?: string }) => {
     if (change.mode !== undefined && !isSessionModeId(change.mode)) throw new TroupeError('invalid_params', `unknown mode '${change.mode}' (default, accept-edits, plan, bypass)`);
+    // Refused now rather than at the next prompt: a provider with no credential stays so here.
+    const missing = change.model !== undefined ? missingCredential(change.model, env, config) : undefined;
+    if (missing) throw new TroupeError('provider_auth', `cannot switch to ${change.model}: ${missing}`, { model: change.model });
     live.engine.configure(change);
     const options = sessionState(live).configOptions;
     await client.notify('session/update', { sessionId: live.engine.sessionId, update: { sessionUpdate: 'config_option_update', configOptions: options } });

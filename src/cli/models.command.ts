@@ -5,7 +5,7 @@
 import { isTroupeError } from '../core/errors.js';
 import type { ModelCapabilities } from '../core/provider.js';
 import { loadConfig, type CredentialSource } from '../providers/config.js';
-import { chooseDefaultModel, providerStatus, type DefaultModelSource, type ProviderStatus } from '../providers/registry.js';
+import { chooseDefaultModel, CREDENTIAL_HINTS, providerStatus, type DefaultModelSource, type ProviderStatus } from '../providers/registry.js';
 
 const USAGE = `Usage: troupe models [--json]
 
@@ -17,12 +17,6 @@ Examples:
   troupe models --json | jq -r '.providers[] | select(.usable) | .models[].id'
 `;
 
-const HINTS: Record<string, string> = {
-  anthropic: 'set ANTHROPIC_API_KEY',
-  openai: 'set OPENAI_API_KEY',
-  google: 'set GEMINI_API_KEY',
-  'openai-compatible': 'set OPENAI_BASE_URL or providers["openai-compatible"].baseUrl',
-};
 
 const SOURCES: Record<DefaultModelSource, string> = {
   TROUPE_MODEL: 'from TROUPE_MODEL',
@@ -66,7 +60,7 @@ export async function modelsCommand(
 }
 
 function section(p: ProviderStatus): string {
-  const state = p.usable ? `usable${credentialNote(p.credential)}` : `not configured: ${HINTS[p.id] ?? 'no credential'}`;
+  const state = p.usable ? `usable${credentialNote(p.credential)}` : `not configured: ${CREDENTIAL_HINTS[p.id] ?? 'no credential'}`;
   const lines = [`${p.id}  ${p.label}  [${state}]${p.baseURL ? `  ${p.baseURL}` : ''}`];
   if (p.models.length === 0) {
     lines.push('  (no models listed: name them under providers["openai-compatible"].models, or use any name the server has)');

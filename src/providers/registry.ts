@@ -193,6 +193,25 @@ export function providerStatus(env: NodeJS.ProcessEnv, config: TroupeConfig): Pr
   });
 }
 
+/** How to give a provider its credential, for people. */
+export const CREDENTIAL_HINTS: Readonly<Record<string, string>> = {
+  anthropic: 'set ANTHROPIC_API_KEY',
+  openai: 'set OPENAI_API_KEY',
+  google: 'set GEMINI_API_KEY',
+  'openai-compatible': 'set OPENAI_BASE_URL or providers["openai-compatible"].baseUrl',
+};
+
+/**
+ * Why a model cannot be used at all in this process (its provider has no credential: the env and
+ * the config file are read once), or undefined. Unknown models are resolveModel's to refuse.
+ */
+export function missingCredential(modelId: string, env: NodeJS.ProcessEnv, config: TroupeConfig): string | undefined {
+  const provider = parseModelId(modelId)?.provider;
+  if (!provider || !isProviderId(provider) || ENTRIES[provider].keyless === true) return undefined;
+  if (settingsFor(provider, env, config).credential.kind !== 'none') return undefined;
+  return `${provider} has no credential here: ${CREDENTIAL_HINTS[provider] ?? 'configure it'} where the agent starts (or in the config file), then start the agent again`;
+}
+
 /**
  * Model ids a client may pick: every usable provider's catalogue. The ids of providerStatus(), without
  * making each provider and asking it every model's capabilities (a `session/new` answer lists these).
