@@ -65,3 +65,11 @@ test('google: with retries, an error before any event is retried, one after an e
   await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'network'));
   assert.equal(server.requests.length - mid, 1, 'text already reached the caller: no retry');
 });
+
+test('anthropic: "input length and `max_tokens` exceed context limit" is a context overflow', async () => {
+  // Anthropic's wording when the prompt fits but the prompt plus max_tokens does not.
+  const message = 'input length and `max_tokens` exceed context limit: 197682 + 32000 > 200000, decrease input length or `max_tokens` and try again';
+  server.enqueue({ status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message } } });
+  const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('claude-opus-4-1')), (err) => isProviderError(err, 'context_overflow') && err.vendorMessage === message);
+});
