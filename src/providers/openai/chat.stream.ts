@@ -17,6 +17,8 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   const calls = new Map<number, OpenCall>();
   let finish: ProviderStopReason | undefined;
   let usage: ProviderEvent | undefined;
+  // OpenAI finishes a refusal with finish_reason "stop"; the refusal deltas are what say it refused.
+  let refused = false;
   for await (const chunk of chunks) {
     if (chunk.usage) {
       const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
@@ -29,7 +31,10 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
     const thought = delta.reasoning_content ?? delta.reasoning;
     if (thought) yield { type: 'thinking_delta', text: thought };
     if (delta.content) yield { type: 'text_delta', text: delta.content };
-    if (delta.refusal) yield { type: 'text_delta', text: delta.refusal };
+    if (delta.refusal) {
+      refused = true;
+      yield { type: 'text_delta', text: delta.refusal };
+    }
     for (const tc of delta.tool_calls ?? []) {
       let call = calls.get(tc.index);
       if (!call) {
@@ -55,6 +60,7 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
         if (call.started) yield { type: 'tool_call_end', id: call.id, ...parseArgs(call.args) };
       }
       if (calls.size > 0 && finish === 'end_turn') finish = 'tool_use';
+      else if (refused && finish === 'end_turn') finish = 'refusal';
       calls.clear();
     }
   }

@@ -5,6 +5,7 @@ import { isProviderError } from '../../../src/core/provider.js';
 import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
 import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
+import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { fixture, sseEvents, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -72,4 +73,16 @@ test('anthropic: "input length and `max_tokens` exceed context limit" is a conte
   server.enqueue({ status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message } } });
   const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
   await assert.rejects(collect(provider, request('claude-opus-4-1')), (err) => isProviderError(err, 'context_overflow') && err.vendorMessage === message);
+});
+
+test('openai-compatible: a refusal streamed as refusal deltas ends with the refusal stop reason', async () => {
+  const chunk = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  // OpenAI streams a refusal in `delta.refusal` and finishes it with finish_reason "stop".
+  const sse = chunk({ role: 'assistant', content: null, refusal: '' }, null) + chunk({ refusal: "I'm sorry, " }, null) + chunk({ refusal: "I can't help with that." }, null) + chunk({}, 'stop') + 'data: [DONE]\n\n';
+  server.enqueue({ sse });
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+  const events = await collect(provider, request('gpt-4o'));
+  assert.equal(events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join(''), "I'm sorry, I can't help with that.");
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'refusal' });
 });
