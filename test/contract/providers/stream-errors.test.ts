@@ -86,3 +86,10 @@ test('openai-compatible: a refusal streamed as refusal deltas ends with the refu
   assert.equal(events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join(''), "I'm sorry, I can't help with that.");
   assert.deepEqual(events.at(-1), { type: 'stop', reason: 'refusal' });
 });
+
+test('google: MALFORMED_FUNCTION_CALL is a failure the person can read, not a silent empty end_turn', async () => {
+  const chunk = { candidates: [{ content: { parts: [], role: 'model' }, finishReason: 'MALFORMED_FUNCTION_CALL', finishMessage: 'Malformed function call: print(default_api.read_file(path=))', index: 0 }], usageMetadata: { promptTokenCount: 1200, totalTokenCount: 1200 }, modelVersion: 'gemini-2.5-pro' };
+  server.enqueue({ sse: `data: ${JSON.stringify(chunk)}\r\n\r\n` });
+  const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'invalid_request') && err.vendorMessage === 'the model generated a function call that could not be parsed (finishReason MALFORMED_FUNCTION_CALL)');
+});
