@@ -93,3 +93,12 @@ test('google: MALFORMED_FUNCTION_CALL is a failure the person can read, not a si
   const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
   await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'invalid_request') && err.vendorMessage === 'the model generated a function call that could not be parsed (finishReason MALFORMED_FUNCTION_CALL)');
 });
+
+test('google: a stream that outlives timeoutMs is a network failure, retried, not a cancel', { timeout: 10_000 }, async () => {
+  // The SDK enforces httpOptions.timeout by aborting its own fetch; the caller's signal stays live.
+  const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 1, timeoutMs: 200 });
+  const before = server.requests.length;
+  server.enqueue({ sse: fixture('google-text.sse'), holdAfterEvents: 0 }, { sse: fixture('google-text.sse'), holdAfterEvents: 0 });
+  await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'network') && /timed out/.test(err.vendorMessage));
+  assert.equal(server.requests.length - before, 2, 'nothing had reached the caller: the timeout is retried once');
+});
