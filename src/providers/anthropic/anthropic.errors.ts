@@ -6,7 +6,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describeError, ProviderError, retryAfterMs, type ProviderErrorKind } from '../../core/provider.js';
 
-const CONTEXT_OVERFLOW = /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (maximum )?context/i;
+// "exceed context limit": the prompt fits but prompt + max_tokens does not; compacting the prompt is the cure too.
+const CONTEXT_OVERFLOW = /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (maximum )?context|exceeds? context limit/i;
 
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
 export function toAnthropicProviderError(err: unknown, signal: AbortSignal): ProviderError {

@@ -17,7 +17,9 @@ const CONTEXT_OVERFLOW = /input token count.*exceeds|exceeds the maximum number 
 
 export function toGoogleProviderError(err: unknown, signal: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (signal.aborted || (err instanceof Error && err.name === 'AbortError')) return new ProviderError('aborted', 'the request was cancelled');
+  if (signal.aborted) return new ProviderError('aborted', 'the request was cancelled');
+  // The SDK enforces httpOptions.timeout by aborting its own fetch: the caller did not cancel.
+  if (err instanceof Error && err.name === 'AbortError') return new ProviderError('network', 'the request timed out (providers.google.timeoutMs)');
   if (err instanceof ApiError) {
     const body = parseBody(err.message);
     const message = body?.message ?? err.message;

@@ -20,6 +20,17 @@ const FINISH: Record<string, ProviderStopReason> = {
   IMAGE_SAFETY: 'refusal',
 };
 
+/**
+ * Finishes where the model's output cannot be used (a function call Gemini could not parse, a call
+ * to a tool it was not given…): no stop reason says that, and an empty `end_turn` would hide it.
+ */
+const UNUSABLE: Record<string, string> = {
+  MALFORMED_FUNCTION_CALL: 'the model generated a function call that could not be parsed',
+  UNEXPECTED_TOOL_CALL: 'the model called a tool it was not given',
+  TOO_MANY_TOOL_CALLS: 'the model made too many tool calls in a row',
+  MALFORMED_RESPONSE: 'the model generated a response that could not be parsed',
+};
+
 export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResponse>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   let finish: ProviderStopReason | undefined;
   let usage: ProviderEvent | undefined;
@@ -54,6 +65,9 @@ export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResp
         yield { type: 'reasoning_part', part: { provider: 'google', kind: 'text_signature', data: part.thoughtSignature } };
       }
     }
+    const unusable = candidate?.finishReason ? UNUSABLE[candidate.finishReason] : undefined;
+    // (The SDK drops the candidate's finishMessage, so the reason is all there is to say.)
+    if (unusable) throw new ProviderError('invalid_request', `${unusable} (finishReason ${candidate?.finishReason})`);
     if (candidate?.finishReason) finish = FINISH[candidate.finishReason] ?? 'end_turn';
   }
   if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');

@@ -8,15 +8,20 @@ import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../.
 import { parseArgs } from './openai.errors.js';
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
-type OpenCall = { id: string; name: string; args: string; started: boolean };
+/** `named`: the id is the server's (false when the server sent none and troupe made one up). */
+type OpenCall = { id: string; named: boolean; name: string; args: string; started: boolean; index: number; seq: number };
 
 const FINISH: Record<string, ProviderStopReason> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
 
 /** Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason. */
 export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  // The open call at each index, and every call of the message in the order it began.
   const calls = new Map<number, OpenCall>();
+  const opened: OpenCall[] = [];
   let finish: ProviderStopReason | undefined;
   let usage: ProviderEvent | undefined;
+  // OpenAI finishes a refusal with finish_reason "stop"; the refusal deltas are what say it refused.
+  let refused = false;
   for await (const chunk of chunks) {
     if (chunk.usage) {
       const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
@@ -29,12 +34,18 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
     const thought = delta.reasoning_content ?? delta.reasoning;
     if (thought) yield { type: 'thinking_delta', text: thought };
     if (delta.content) yield { type: 'text_delta', text: delta.content };
-    if (delta.refusal) yield { type: 'text_delta', text: delta.refusal };
+    if (delta.refusal) {
+      refused = true;
+      yield { type: 'text_delta', text: delta.refusal };
+    }
     for (const tc of delta.tool_calls ?? []) {
       let call = calls.get(tc.index);
-      if (!call) {
-        call = { id: tc.id || `call_${tc.index}_${calls.size}`, name: '', args: '', started: false };
+      // Some servers (Ollama, SGLang, some gateways) give every call of a parallel batch index 0;
+      // a different id at an index already taken is a new call, not more of the old one.
+      if (!call || (tc.id && call.named && call.id !== tc.id)) {
+        call = { id: tc.id || `call_${tc.index}_${opened.length}`, named: Boolean(tc.id), name: '', args: '', started: false, index: tc.index, seq: opened.length };
         calls.set(tc.index, call);
+        opened.push(call);
       }
       if (tc.function?.name) call.name += tc.function.name;
       if (!call.started && call.name) {
@@ -51,11 +62,13 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
     }
     if (choice.finish_reason) {
       finish = FINISH[choice.finish_reason] ?? 'end_turn';
-      for (const call of [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c)) {
+      for (const call of opened.sort((a, b) => a.index - b.index || a.seq - b.seq)) {
         if (call.started) yield { type: 'tool_call_end', id: call.id, ...parseArgs(call.args) };
       }
-      if (calls.size > 0 && finish === 'end_turn') finish = 'tool_use';
+      if (opened.length > 0 && finish === 'end_turn') finish = 'tool_use';
+      else if (refused && finish === 'end_turn') finish = 'refusal';
       calls.clear();
+      opened.length = 0;
     }
   }
   if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');

@@ -1,7 +1,10 @@
 // The adapter for `openai-compatible/<model>` (Chat Completions, as Ollama/vLLM/llama.cpp serve it)
 // through the openai SDK against the replay server.
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
-import { providerContract } from './provider-contract.js';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startReplayServer } from '../../support/replay-server.js';
+import { collect, providerContract, request } from './provider-contract.js';
 
 const error = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
 
@@ -32,4 +35,31 @@ providerContract({
     },
     auth: { status: 401, json: error('Invalid API key', 'authentication_error', 'invalid_api_key') },
   },
+});
+
+test('openai-chat: parallel calls that all say index 0 (Ollama) stay separate calls, told apart by id', async () => {
+  const server = await startReplayServer();
+  try {
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-719', object: 'chat.completion.chunk', created: 1775700000, model: 'qwen3-coder', system_fingerprint: 'fp_ollama', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const call = (id: string, path: string) => ({ id, index: 0, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path }) } });
+    // https://github.com/ollama/ollama/issues/15457: every call of a parallel batch arrives whole, with index 0.
+    server.enqueue({
+      sse: chunk({ role: 'assistant', content: '', tool_calls: [call('call_a1', 'a.ts')] }) + chunk({ role: 'assistant', content: '', tool_calls: [call('call_b2', 'b.ts')] }) + chunk({ role: 'assistant', content: '' }, 'tool_calls') + 'data: [DONE]\n\n',
+    });
+    const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const events = await collect(provider, request('qwen3-coder'));
+    assert.deepEqual(
+      events.filter((e) => e.type === 'tool_call_start' || e.type === 'tool_call_end'),
+      [
+        { type: 'tool_call_start', id: 'call_a1', name: 'read_file' },
+        { type: 'tool_call_start', id: 'call_b2', name: 'read_file' },
+        { type: 'tool_call_end', id: 'call_a1', input: { path: 'a.ts' } },
+        { type: 'tool_call_end', id: 'call_b2', input: { path: 'b.ts' } },
+      ],
+    );
+    assert.deepEqual(events.at(-1), { type: 'stop', reason: 'tool_use' });
+  } finally {
+    await server.close();
+  }
 });

@@ -5,6 +5,7 @@ import { isProviderError } from '../../../src/core/provider.js';
 import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
 import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
+import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { fixture, sseEvents, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -64,4 +65,40 @@ test('google: with retries, an error before any event is retried, one after an e
   const mid = server.requests.length;
   await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'network'));
   assert.equal(server.requests.length - mid, 1, 'text already reached the caller: no retry');
+});
+
+test('anthropic: "input length and `max_tokens` exceed context limit" is a context overflow', async () => {
+  // Anthropic's wording when the prompt fits but the prompt plus max_tokens does not.
+  const message = 'input length and `max_tokens` exceed context limit: 197682 + 32000 > 200000, decrease input length or `max_tokens` and try again';
+  server.enqueue({ status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message } } });
+  const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('claude-opus-4-1')), (err) => isProviderError(err, 'context_overflow') && err.vendorMessage === message);
+});
+
+test('openai-compatible: a refusal streamed as refusal deltas ends with the refusal stop reason', async () => {
+  const chunk = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  // OpenAI streams a refusal in `delta.refusal` and finishes it with finish_reason "stop".
+  const sse = chunk({ role: 'assistant', content: null, refusal: '' }, null) + chunk({ refusal: "I'm sorry, " }, null) + chunk({ refusal: "I can't help with that." }, null) + chunk({}, 'stop') + 'data: [DONE]\n\n';
+  server.enqueue({ sse });
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+  const events = await collect(provider, request('gpt-4o'));
+  assert.equal(events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join(''), "I'm sorry, I can't help with that.");
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'refusal' });
+});
+
+test('google: MALFORMED_FUNCTION_CALL is a failure the person can read, not a silent empty end_turn', async () => {
+  const chunk = { candidates: [{ content: { parts: [], role: 'model' }, finishReason: 'MALFORMED_FUNCTION_CALL', finishMessage: 'Malformed function call: print(default_api.read_file(path=))', index: 0 }], usageMetadata: { promptTokenCount: 1200, totalTokenCount: 1200 }, modelVersion: 'gemini-2.5-pro' };
+  server.enqueue({ sse: `data: ${JSON.stringify(chunk)}\r\n\r\n` });
+  const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'invalid_request') && err.vendorMessage === 'the model generated a function call that could not be parsed (finishReason MALFORMED_FUNCTION_CALL)');
+});
+
+test('google: a stream that outlives timeoutMs is a network failure, retried, not a cancel', { timeout: 10_000 }, async () => {
+  // The SDK enforces httpOptions.timeout by aborting its own fetch; the caller's signal stays live.
+  const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 1, timeoutMs: 200 });
+  const before = server.requests.length;
+  server.enqueue({ sse: fixture('google-text.sse'), holdAfterEvents: 0 }, { sse: fixture('google-text.sse'), holdAfterEvents: 0 });
+  await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'network') && /timed out/.test(err.vendorMessage));
+  assert.equal(server.requests.length - before, 2, 'nothing had reached the caller: the timeout is retried once');
 });
