@@ -27,7 +27,8 @@ async function readEvents(d: Daemon, sessionId: string, until: string): Promise<
 
 const script = {
   replies: [
-    { when: 'slow', items: [{ text: 'slow start ' }, { delay_ms: 300 }, { tool_call: { name: 'list_dir', input: {} } }] },
+    // Long enough that a loaded machine has read the turn's id and steered it before the step ends.
+    { when: 'slow', items: [{ text: 'slow start ' }, { delay_ms: 2000 }, { tool_call: { name: 'list_dir', input: {} } }] },
     { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] },
     { when: 'write', items: [{ tool_call: { name: 'write_file', input: { path: 'w.txt', content: 'x' } } }] },
     { when: 'hello', items: [{ text: 'hello back' }] },
