@@ -33,11 +33,23 @@ const app = {
   log: undefined as Feed | undefined,
 };
 
-function debounce(fn: () => void, ms: number): () => void {
+/**
+ * Runs `fn` once calls have paused for `ms`, but no later than `maxMs` after the first call not yet
+ * served: a session whose log never pauses that long (a reply streaming a chunk every 10 ms, many
+ * busy sessions moving their machines) must still be redrawn while it runs, not only once it rests.
+ */
+function debounce(fn: () => void, ms: number, maxMs: number): () => void {
   let t: number | undefined;
+  let first: number | undefined;
+  const run = () => {
+    first = undefined;
+    fn();
+  };
   return () => {
     window.clearTimeout(t);
-    t = window.setTimeout(fn, ms);
+    const now = Date.now();
+    first ??= now;
+    t = window.setTimeout(run, Math.max(0, Math.min(ms, first + maxMs - now)));
   };
 }
 
@@ -96,7 +108,7 @@ const renderTimeline = () => {
   renderList($('#timeline'), app.rows, app.travel, select);
   renderStrip($('#strip'), app.rows, app.travel, select);
 };
-const scheduleTimeline = debounce(renderTimeline, 60);
+const scheduleTimeline = debounce(renderTimeline, 60, 250);
 
 function select(index: number) {
   const row = app.rows[index];
@@ -137,17 +149,31 @@ const refreshSessions = debounce(async () => {
   } catch (err) {
     status(`cannot list sessions: ${String(err)}`, 'down');
   }
-}, 150);
+}, 150, 1000);
 
+/** One replay request at a time: the daemon rebuilds the whole log for each (long sessions: many ms). */
+const replay = { busy: false, again: false };
 const refreshReplay = debounce(async () => {
   const id = app.selected;
   if (!id) return;
-  const r = await getJson<{ transitions: ReplayedTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
-  if (id !== app.selected) return;
-  app.replayed = r.transitions;
-  renderTimeline();
-  if (app.travel === undefined) show(liveStates());
-}, 200);
+  if (replay.busy) return void (replay.again = true);
+  replay.busy = true;
+  try {
+    const r = await getJson<{ transitions: ReplayedTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+    if (id !== app.selected) return;
+    app.replayed = r.transitions;
+    renderTimeline();
+    if (app.travel === undefined) show(liveStates());
+  } catch (err) {
+    console.warn(err);
+  } finally {
+    replay.busy = false;
+    if (replay.again) {
+      replay.again = false;
+      refreshReplay();
+    }
+  }
+}, 200, 1000);
 
 function onTransition(t: LiveTransition) {
   (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.push(t.n);

@@ -235,3 +235,45 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   await shot(page, 'gap');
   assert.deepEqual(errors, [], 'no script errors in the page');
 });
+
+/** Logs a fresh page in through a one-time code and opens `sessionId` in it. */
+async function openInspector(browser: Browser, d: Daemon, sessionId: string): Promise<{ page: Page; errors: string[] }> {
+  const login = (await d.api('POST', '/v1/login-codes')).json as { url: string };
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(login.url);
+  await page.waitForSelector(`#sessions tr[data-session="${sessionId}"]`, { timeout: 15_000 });
+  await page.click(`#sessions tr[data-session="${sessionId}"]`);
+  await until(page, 'the charts', () => document.querySelectorAll('.chart svg .node').length > 20);
+  return { page, errors };
+}
+
+test('inspector: the timeline keeps up while a reply streams without a pause', { timeout: 120_000 }, async (t) => {
+  // 1500 words, one chunk every 10 ms: the log never rests for long while the reply streams.
+  const words = Array.from({ length: 1500 }, (_, i) => `w${i}`).join(' ');
+  const d = await Daemon.start({ script: { chunkDelayMs: 10, replies: [{ when: 'stream', items: [{ text: words }] }, [{ text: 'Done.' }]] } });
+  t.after(() => d.stop());
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  const { page, errors } = await openInspector(browser, d, sessionId);
+
+  let finished = false;
+  const streaming = (c.agent.request('session/prompt', { sessionId, prompt: prompt('stream it') }) as Promise<{ stopReason: string }>).finally(() => (finished = true));
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'the first chunk');
+  // The reply's row (and the turn's own rows, rebuilt from the log) show up while it streams, not
+  // only once the log goes quiet.
+  // (its chunk count growing: a first render of the row can come in the pause before the stream)
+  await until(page, 'the streaming reply in the timeline', () => Number(/\((\d+) chunks\)/.exec(document.querySelector('#timeline li[data-type=agent_message_chunk]')?.textContent ?? '')?.[1] ?? 0) >= 100, 60_000);
+  const seenWhileStreaming = !finished;
+  await until(page, 'the turn in modelStep in the timeline', () => document.querySelector('#timeline li[data-state="turn:modelStep"]'), 60_000);
+  const turnRowWhileStreaming = !finished;
+  assert.equal((await streaming).stopReason, 'end_turn');
+  assert.ok(seenWhileStreaming, 'the reply was in the timeline before the turn ended');
+  assert.ok(turnRowWhileStreaming, 'the turn rebuilt from the log was in the timeline before the turn ended');
+  assert.deepEqual(errors, []);
+});
