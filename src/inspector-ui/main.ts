@@ -3,7 +3,7 @@
  * drawn from their definitions with the active states lit live, and the timeline of its log and
  * transitions where selecting a row replays the machines to that moment.
  */
-import { Feed, getJson } from './api.js';
+import { Feed, HttpError, getJson } from './api.js';
 import { layoutMachine } from './layout.js';
 import { renderSessions } from './sessions.js';
 import { Statechart } from './statechart.js';
@@ -204,7 +204,15 @@ async function selectSession(id: string) {
   $<HTMLElement>('#travel').hidden = true;
   $('#cause').textContent = 'Select a row of the timeline.';
   renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (s) => void selectSession(s));
-  const r = await getJson<{ transitions: ReplayedTransition[]; live: LiveTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+  let r: { transitions: ReplayedTransition[]; live: LiveTransition[] };
+  try {
+    r = await getJson<{ transitions: ReplayedTransition[]; live: LiveTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+  } catch (err) {
+    if (id !== app.selected) return;
+    // A deleted or unknown session (an old link): say so, and read no feed for it.
+    noteGap(err instanceof HttpError && err.status === 404 ? `no session ${id} (deleted, or never in this daemon's home)` : `cannot read session ${id}: ${String(err)}`);
+    return;
+  }
   if (id !== app.selected) return;
   app.replayed = r.transitions;
   // What the feed brought while the replay was on its way: the newer ones go after the daemon's list.
@@ -241,7 +249,10 @@ async function selectSession(id: string) {
           scheduleTimeline();
           refreshReplay();
         },
-        status: () => undefined,
+        // The session was deleted (404) while shown, or the login is gone: what was read stays.
+        status: (s, code) => {
+          if (s === 'ended' && id === app.selected) noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`);
+        },
       },
       after,
     );
@@ -269,12 +280,20 @@ async function start() {
           noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`);
         } else onTransition(data as LiveTransition);
       },
-      status: (s) => status(s === 'live' ? 'live' : 'reconnecting…', s),
+      status: (s, code) =>
+        s === 'ended'
+          ? status(code === 401 || code === 403 ? 'logged out (the daemon restarted?): run troupe inspect --url again' : `the daemon refused the feed (${String(code)})`, 'down')
+          : status(s === 'live' ? 'live' : 'reconnecting…', s),
     },
   );
   refreshSessions();
   window.setInterval(refreshSessions, 3000);
-  const fromHash = decodeURIComponent(location.hash.slice(1));
+  let fromHash = location.hash.slice(1);
+  try {
+    fromHash = decodeURIComponent(fromHash);
+  } catch {
+    // not percent-encoding: taken as it is (and not found)
+  }
   if (fromHash) await selectSession(fromHash);
   document.body.dataset.ready = 'true';
 }

@@ -239,7 +239,7 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
 /** Logs a fresh page in through a one-time code and opens `sessionId` in it. */
 async function openInspector(browser: Browser, d: Daemon, sessionId: string): Promise<{ page: Page; errors: string[] }> {
   const login = (await d.api('POST', '/v1/login-codes')).json as { url: string };
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+  const page = await (await browser.newContext({ viewport: { width: 1600, height: 1200 } })).newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(login.url);
@@ -275,5 +275,43 @@ test('inspector: the timeline keeps up while a reply streams without a pause', {
   assert.equal((await streaming).stopReason, 'end_turn');
   assert.ok(seenWhileStreaming, 'the reply was in the timeline before the turn ended');
   assert.ok(turnRowWhileStreaming, 'the turn rebuilt from the log was in the timeline before the turn ended');
+  assert.deepEqual(errors, []);
+});
+
+test('inspector: a session deleted while shown, a link to a deleted one, and a login that is gone', { timeout: 120_000 }, async (t) => {
+  const d = await Daemon.start({ script: { replies: [[{ text: 'Hi.' }]] } });
+  t.after(() => d.stop());
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello') })) as { stopReason: string }).stopReason, 'end_turn');
+  const { page, errors } = await openInspector(browser, d, sessionId);
+  await until(page, 'the reply in the timeline', () => document.querySelector('#timeline li[data-type=turn_completed]'));
+  const feedEnded = () => page.evaluate(() => (window as unknown as { troupeInspector: { app: { log?: { ended: boolean } } } }).troupeInspector.app.log?.ended);
+  assert.equal(await feedEnded(), false);
+
+  // Deleted while shown: the page says so and stops asking for its log (a 404 is never retried).
+  assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
+  await until(page, 'the deletion noticed', () => /was deleted/.test(document.querySelector('#gaps')?.textContent ?? ''));
+  assert.equal(await feedEnded(), true, 'the log feed of a deleted session is not retried');
+  assert.ok((await page.$$('#timeline li[data-type=turn_completed]')).length > 0, 'what was read before stays shown');
+
+  // A link to a deleted session: the page starts, and says there is no such session.
+  const linked = await page.context().newPage();
+  linked.on('pageerror', (e) => errors.push(String(e)));
+  await linked.goto(`${d.url}/inspect/#${sessionId}`);
+  await until(linked, 'the page started', () => document.body.dataset.ready === 'true');
+  assert.match((await linked.textContent('[data-testid=gaps]')) ?? '', /no session/);
+  await until(linked, 'the live feed', () => document.querySelector('#feed-status')?.textContent === 'live');
+
+  // The login goes (as when the daemon restarts: the cookie was bound to the old process) and the
+  // feed reconnects: the page says it must log in again instead of reconnecting forever.
+  await linked.context().clearCookies();
+  await linked.evaluate(() => (window as unknown as { troupeInspector: { reconnect(): void } }).troupeInspector.reconnect());
+  await until(linked, 'the logged-out notice', () => /logged out/.test(document.querySelector('#feed-status')?.textContent ?? ''));
+  assert.equal(await linked.evaluate(() => (window as unknown as { troupeInspector: { app: { transitions?: { ended: boolean } } } }).troupeInspector.app.transitions?.ended), true);
   assert.deepEqual(errors, []);
 });
