@@ -315,3 +315,33 @@ test('inspector: a session deleted while shown, a link to a deleted one, and a l
   assert.equal(await linked.evaluate(() => (window as unknown as { troupeInspector: { app: { transitions?: { ended: boolean } } } }).troupeInspector.app.transitions?.ended), true);
   assert.deepEqual(errors, []);
 });
+
+test('inspector: a long session lists a window of its rows; the strip reaches the rest', { timeout: 120_000 }, async (t) => {
+  // Thoughts and texts in turn: each chunk is a row of its own (2,400 rows and more).
+  const items = Array.from({ length: 2400 }, (_, i) => (i % 2 ? { text: `t${i} ` } : { thought: `h${i} ` }));
+  const d = await Daemon.start({ script: { chunkDelayMs: 0, replies: [{ when: 'long', items }, [{ text: 'Done.' }]] } });
+  t.after(() => d.stop());
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('a long one') })) as { stopReason: string }).stopReason, 'end_turn');
+  const { page, errors } = await openInspector(browser, d, sessionId);
+  await until(page, 'the whole log read', () => document.querySelector('#timeline li[data-type=turn_completed]'), 60_000);
+  await until(page, 'the rows rebuilt from the log', () => document.querySelector('#timeline li[data-state="session:idle"]'), 60_000);
+  const rows = await page.evaluate(() => (window as unknown as { troupeInspector: { app: { rows: unknown[] } } }).troupeInspector.app.rows.length);
+  assert.ok(rows > 2400, `the session has ${rows} rows`);
+  const listed = await page.$$eval('#timeline li[data-lane]', (lis) => lis.length);
+  assert.ok(listed <= 1000, `the list holds a window of the rows, not all of them (${listed} of ${rows})`);
+  assert.match((await page.textContent('[data-testid=more-earlier]')) ?? '', /^\d+ earlier row/);
+  // The prompt's mark on the strip travels there, and the list shows that row.
+  await page.locator('#strip circle.mark', { has: page.locator('title', { hasText: 'prompt "a long one"' }) }).dispatchEvent('click');
+  assert.equal(await page.$eval('#timeline li.selected', (li) => (li as HTMLElement).dataset.type), 'user_message');
+  assert.equal(await page.textContent('[data-testid=state-session]'), 'idle');
+  assert.ok(await page.$('[data-testid=more-later]'));
+  await page.click('[data-testid=back-live]');
+  await until(page, 'the present listed again', () => document.querySelector('#timeline li[data-type=turn_completed]'));
+  assert.deepEqual(errors, []);
+});
