@@ -140,6 +140,8 @@ function backToLive() {
   show(liveStates());
 }
 
+// The whole list (up to 10,000 sessions) from the daemon: while sessions keep moving, no more often
+// than the 3 s poll below.
 const refreshSessions = debounce(async () => {
   try {
     const { sessions } = await getJson<{ sessions: SessionRow[] }>('/v1/sessions?all=1');
@@ -149,7 +151,7 @@ const refreshSessions = debounce(async () => {
   } catch (err) {
     status(`cannot list sessions: ${String(err)}`, 'down');
   }
-}, 150, 1000);
+}, 150, 3000);
 
 /** One replay request at a time: the daemon rebuilds the whole log for each (long sessions: many ms). */
 const replay = { busy: false, again: false };
