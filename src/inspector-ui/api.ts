@@ -66,6 +66,7 @@ export class Feed {
 
   /** Drops the connection and resumes from the last id seen (the way a network blip would). */
   restart(): void {
+    if (this.closed) return;
     this.source?.close();
     this.handlers.status('down');
     this.open();
@@ -73,6 +74,7 @@ export class Feed {
 
   /** Disconnects, keeping the cursor; `resume()` reconnects from it (Last-Event-ID semantics). */
   pause(): void {
+    if (this.closed) return;
     this.source?.close();
     this.source = undefined;
     this.handlers.status('down');

@@ -31,6 +31,7 @@ const app = {
   lastEvent: {} as Partial<Record<MachineName, string>>,
   transitions: undefined as Feed | undefined,
   log: undefined as Feed | undefined,
+  poll: undefined as number | undefined,
 };
 
 /**
@@ -57,6 +58,14 @@ function status(text: string, cls: 'live' | 'down' | '') {
   const s = $<HTMLElement>('#feed-status');
   s.textContent = text;
   s.className = `status ${cls}`;
+}
+
+/** The login is gone (the daemon restarted, or the cookie expired): say so once, and stop asking. */
+function loggedOut() {
+  window.clearInterval(app.poll);
+  app.transitions?.close();
+  app.log?.close();
+  status('logged out (the daemon restarted?): run troupe inspect --url again', 'down');
 }
 
 function noteGap(text: string) {
@@ -149,7 +158,8 @@ const refreshSessions = debounce(async () => {
     renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (id) => void selectSession(id));
     if (app.selected && app.travel === undefined) show(liveStates());
   } catch (err) {
-    status(`cannot list sessions: ${String(err)}`, 'down');
+    if (err instanceof HttpError && (err.status === 401 || err.status === 403)) loggedOut();
+    else status(`cannot list sessions: ${String(err)}`, 'down');
   }
 }, 150, 3000);
 
@@ -253,7 +263,9 @@ async function selectSession(id: string) {
         },
         // The session was deleted (404) while shown, or the login is gone: what was read stays.
         status: (s, code) => {
-          if (s === 'ended' && id === app.selected) noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`);
+          if (s !== 'ended' || id !== app.selected) return;
+          if (code === 401 || code === 403) loggedOut();
+          else noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`);
         },
       },
       after,
@@ -284,12 +296,14 @@ async function start() {
       },
       status: (s, code) =>
         s === 'ended'
-          ? status(code === 401 || code === 403 ? 'logged out (the daemon restarted?): run troupe inspect --url again' : `the daemon refused the feed (${String(code)})`, 'down')
+          ? code === 401 || code === 403
+            ? loggedOut()
+            : status(`the daemon refused the feed (${String(code)})`, 'down')
           : status(s === 'live' ? 'live' : 'reconnecting…', s),
     },
   );
   refreshSessions();
-  window.setInterval(refreshSessions, 3000);
+  app.poll = window.setInterval(refreshSessions, 3000);
   let fromHash = location.hash.slice(1);
   try {
     fromHash = decodeURIComponent(fromHash);

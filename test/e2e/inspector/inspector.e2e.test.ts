@@ -311,8 +311,13 @@ test('inspector: a session deleted while shown, a link to a deleted one, and a l
   // feed reconnects: the page says it must log in again instead of reconnecting forever.
   await linked.context().clearCookies();
   await linked.evaluate(() => (window as unknown as { troupeInspector: { reconnect(): void } }).troupeInspector.reconnect());
-  await until(linked, 'the logged-out notice', () => /logged out/.test(document.querySelector('#feed-status')?.textContent ?? ''));
+  await until(linked, 'the logged-out notice', () => /logged out/.test(document.querySelector('#feed-status')?.textContent ?? '')).catch(async (err) => {
+    throw new Error(`${(err as Error).message}; the header says ${JSON.stringify(await linked.textContent('#feed-status'))}`);
+  });
   assert.equal(await linked.evaluate(() => (window as unknown as { troupeInspector: { app: { transitions?: { ended: boolean } } } }).troupeInspector.app.transitions?.ended), true);
+  // The session list's 3 s poll, refused too, neither hides the notice nor goes on asking.
+  await new Promise((r) => setTimeout(r, 3500));
+  assert.match((await linked.textContent('#feed-status')) ?? '', /logged out/);
   assert.deepEqual(errors, []);
 });
 
