@@ -115,13 +115,19 @@ async function login(client: DaemonClient, io: CliIo, open: boolean): Promise<nu
 
 const time = (at: number) => new Date(at).toISOString().replace('T', ' ').replace('Z', '');
 
+/**
+ * Text from a session (its title is its first prompt's words, its cwd a client's choice) shown
+ * with its control characters spelled out: raw, an ESC could retitle, clear or drive the terminal.
+ */
+const printable = (s: string) => s.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
 function summary(p: Picture): string {
   const s = p.session;
   const lines = [
-    `session  ${s.id}${s.title ? `  "${s.title}"` : ''}`,
+    `session  ${printable(s.id)}${s.title ? `  "${printable(s.title)}"` : ''}`,
     `status   ${s.status}${s.child ? `, child pid ${s.child.pid ?? '-'} (${s.child.state}), ${s.child.restarts} restart(s)` : ', no live child'}`,
-    `model    ${s.model}  mode ${s.mode}`,
-    `cwd      ${s.cwd}`,
+    `model    ${printable(s.model)}  mode ${printable(s.mode)}`,
+    `cwd      ${printable(s.cwd)}`,
     `activity ${time(s.updatedAt)}`,
     '',
     `states (${p.source === 'live' ? 'live' : 'rebuilt from the log'}):`,

@@ -3,17 +3,35 @@
  * HttpOnly login cookie, sent by the browser on every same-origin request.
  */
 
+/** A refused request: its HTTP status and the error code of the daemon's body, if any. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    path: string,
+  ) {
+    super(`${path}: ${status}${code ? ` ${code}` : ''}`);
+  }
+}
+
 export async function getJson<T>(path: string): Promise<T> {
   const res = await fetch(path, { credentials: 'same-origin', headers: { accept: 'application/json' } });
-  if (!res.ok) throw new Error(`${path}: ${res.status}`);
+  if (!res.ok) {
+    const body = (await res.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
+    throw new HttpError(res.status, body?.error?.code, path);
+  }
   return (await res.json()) as T;
 }
 
 export interface FeedHandlers {
   /** A named SSE event with its parsed data and `id:` (if any). */
   message(event: string, data: unknown, id: string): void;
-  /** The connection state changed: `live` once open, `down` while the browser reconnects. */
-  status(state: 'live' | 'down'): void;
+  /**
+   * The connection state changed: `live` once open, `down` while the browser reconnects, `ended`
+   * when the daemon refused the stream (`status`: 401/403 the login is gone, e.g. the daemon
+   * restarted; 404 the session was deleted): retrying could never succeed, so the feed stops.
+   */
+  status(state: 'live' | 'down' | 'ended', status?: number): void;
 }
 
 /**
@@ -41,8 +59,14 @@ export class Feed {
     return this.lastId;
   }
 
+  /** Closed, by the page or because the daemon refused the stream for good. */
+  get ended(): boolean {
+    return this.closed;
+  }
+
   /** Drops the connection and resumes from the last id seen (the way a network blip would). */
   restart(): void {
+    if (this.closed) return;
     this.source?.close();
     this.handlers.status('down');
     this.open();
@@ -50,6 +74,7 @@ export class Feed {
 
   /** Disconnects, keeping the cursor; `resume()` reconnects from it (Last-Event-ID semantics). */
   pause(): void {
+    if (this.closed) return;
     this.source?.close();
     this.source = undefined;
     this.handlers.status('down');
@@ -65,6 +90,20 @@ export class Feed {
     this.source?.close();
   }
 
+  private async reopenUnlessRefused(source: EventSource): Promise<void> {
+    const status = await fetch(this.url(this.lastId), { method: 'HEAD', credentials: 'same-origin' }).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (this.closed || this.source !== source) return;
+    if (status >= 400 && status < 500) {
+      this.close();
+      this.handlers.status('ended', status);
+      return;
+    }
+    this.retry = window.setTimeout(() => this.open(), 1000);
+  }
+
   private open(): void {
     if (this.closed) return;
     const source = new EventSource(this.url(this.lastId), { withCredentials: true });
@@ -72,8 +111,10 @@ export class Feed {
     source.onopen = () => this.handlers.status('live');
     source.onerror = () => {
       this.handlers.status('down');
-      // CLOSED means the browser gave up (e.g. the stream ended with an error status): reopen ourselves.
-      if (source.readyState === EventSource.CLOSED && !this.closed) this.retry = window.setTimeout(() => this.open(), 1000);
+      // CLOSED means the browser gave up (e.g. the stream ended with an error status): reopen
+      // ourselves, unless the daemon refuses it for good. EventSource does not say which status it
+      // got, so ask (HEAD answers an SSE route's status without a stream, spec/daemon.md).
+      if (source.readyState === EventSource.CLOSED && !this.closed) void this.reopenUnlessRefused(source);
     };
     for (const name of this.events) {
       source.addEventListener(name, (ev) => {

@@ -3,7 +3,7 @@
  * drawn from their definitions with the active states lit live, and the timeline of its log and
  * transitions where selecting a row replays the machines to that moment.
  */
-import { Feed, getJson } from './api.js';
+import { Feed, HttpError, getJson } from './api.js';
 import { layoutMachine } from './layout.js';
 import { renderSessions } from './sessions.js';
 import { Statechart } from './statechart.js';
@@ -31,13 +31,26 @@ const app = {
   lastEvent: {} as Partial<Record<MachineName, string>>,
   transitions: undefined as Feed | undefined,
   log: undefined as Feed | undefined,
+  poll: undefined as number | undefined,
 };
 
-function debounce(fn: () => void, ms: number): () => void {
+/**
+ * Runs `fn` once calls have paused for `ms`, but no later than `maxMs` after the first call not yet
+ * served: a session whose log never pauses that long (a reply streaming a chunk every 10 ms, many
+ * busy sessions moving their machines) must still be redrawn while it runs, not only once it rests.
+ */
+function debounce(fn: () => void, ms: number, maxMs: number): () => void {
   let t: number | undefined;
+  let first: number | undefined;
+  const run = () => {
+    first = undefined;
+    fn();
+  };
   return () => {
     window.clearTimeout(t);
-    t = window.setTimeout(fn, ms);
+    const now = Date.now();
+    first ??= now;
+    t = window.setTimeout(run, Math.max(0, Math.min(ms, first + maxMs - now)));
   };
 }
 
@@ -45,6 +58,14 @@ function status(text: string, cls: 'live' | 'down' | '') {
   const s = $<HTMLElement>('#feed-status');
   s.textContent = text;
   s.className = `status ${cls}`;
+}
+
+/** The login is gone (the daemon restarted, or the cookie expired): say so once, and stop asking. */
+function loggedOut() {
+  window.clearInterval(app.poll);
+  app.transitions?.close();
+  app.log?.close();
+  status('logged out (the daemon restarted?): run troupe inspect --url again', 'down');
 }
 
 function noteGap(text: string) {
@@ -96,7 +117,7 @@ const renderTimeline = () => {
   renderList($('#timeline'), app.rows, app.travel, select);
   renderStrip($('#strip'), app.rows, app.travel, select);
 };
-const scheduleTimeline = debounce(renderTimeline, 60);
+const scheduleTimeline = debounce(renderTimeline, 60, 250);
 
 function select(index: number) {
   const row = app.rows[index];
@@ -128,6 +149,8 @@ function backToLive() {
   show(liveStates());
 }
 
+// The whole list (up to 10,000 sessions) from the daemon: while sessions keep moving, no more often
+// than the 3 s poll below.
 const refreshSessions = debounce(async () => {
   try {
     const { sessions } = await getJson<{ sessions: SessionRow[] }>('/v1/sessions?all=1');
@@ -135,19 +158,34 @@ const refreshSessions = debounce(async () => {
     renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (id) => void selectSession(id));
     if (app.selected && app.travel === undefined) show(liveStates());
   } catch (err) {
-    status(`cannot list sessions: ${String(err)}`, 'down');
+    if (err instanceof HttpError && (err.status === 401 || err.status === 403)) loggedOut();
+    else status(`cannot list sessions: ${String(err)}`, 'down');
   }
-}, 150);
+}, 150, 3000);
 
+/** One replay request at a time: the daemon rebuilds the whole log for each (long sessions: many ms). */
+const replay = { busy: false, again: false };
 const refreshReplay = debounce(async () => {
   const id = app.selected;
   if (!id) return;
-  const r = await getJson<{ transitions: ReplayedTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
-  if (id !== app.selected) return;
-  app.replayed = r.transitions;
-  renderTimeline();
-  if (app.travel === undefined) show(liveStates());
-}, 200);
+  if (replay.busy) return void (replay.again = true);
+  replay.busy = true;
+  try {
+    const r = await getJson<{ transitions: ReplayedTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+    if (id !== app.selected) return;
+    app.replayed = r.transitions;
+    renderTimeline();
+    if (app.travel === undefined) show(liveStates());
+  } catch (err) {
+    console.warn(err);
+  } finally {
+    replay.busy = false;
+    if (replay.again) {
+      replay.again = false;
+      refreshReplay();
+    }
+  }
+}, 200, 1000);
 
 function onTransition(t: LiveTransition) {
   (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.push(t.n);
@@ -178,7 +216,15 @@ async function selectSession(id: string) {
   $<HTMLElement>('#travel').hidden = true;
   $('#cause').textContent = 'Select a row of the timeline.';
   renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (s) => void selectSession(s));
-  const r = await getJson<{ transitions: ReplayedTransition[]; live: LiveTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+  let r: { transitions: ReplayedTransition[]; live: LiveTransition[] };
+  try {
+    r = await getJson<{ transitions: ReplayedTransition[]; live: LiveTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+  } catch (err) {
+    if (id !== app.selected) return;
+    // A deleted or unknown session (an old link): say so, and read no feed for it.
+    noteGap(err instanceof HttpError && err.status === 404 ? `no session ${id} (deleted, or never in this daemon's home)` : `cannot read session ${id}: ${String(err)}`);
+    return;
+  }
   if (id !== app.selected) return;
   app.replayed = r.transitions;
   // What the feed brought while the replay was on its way: the newer ones go after the daemon's list.
@@ -215,7 +261,12 @@ async function selectSession(id: string) {
           scheduleTimeline();
           refreshReplay();
         },
-        status: () => undefined,
+        // The session was deleted (404) while shown, or the login is gone: what was read stays.
+        status: (s, code) => {
+          if (s !== 'ended' || id !== app.selected) return;
+          if (code === 401 || code === 403) loggedOut();
+          else noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`);
+        },
       },
       after,
     );
@@ -243,12 +294,22 @@ async function start() {
           noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`);
         } else onTransition(data as LiveTransition);
       },
-      status: (s) => status(s === 'live' ? 'live' : 'reconnecting…', s),
+      status: (s, code) =>
+        s === 'ended'
+          ? code === 401 || code === 403
+            ? loggedOut()
+            : status(`the daemon refused the feed (${String(code)})`, 'down')
+          : status(s === 'live' ? 'live' : 'reconnecting…', s),
     },
   );
   refreshSessions();
-  window.setInterval(refreshSessions, 3000);
-  const fromHash = decodeURIComponent(location.hash.slice(1));
+  app.poll = window.setInterval(refreshSessions, 3000);
+  let fromHash = location.hash.slice(1);
+  try {
+    fromHash = decodeURIComponent(fromHash);
+  } catch {
+    // not percent-encoding: taken as it is (and not found)
+  }
   if (fromHash) await selectSession(fromHash);
   document.body.dataset.ready = 'true';
 }

@@ -126,12 +126,31 @@ const time = (at: number) => {
   return `${d.toTimeString().slice(0, 8)}.${String(d.getMilliseconds()).padStart(3, '0')}`;
 };
 
+/**
+ * Rows in the list at once. The list is rebuilt on every redraw: a long session's tens of thousands
+ * of rows took seconds each time, freezing the page while the session ran. The window follows the
+ * present, or the selected row; the strip above still spans the whole session, and selecting a
+ * mark there brings its rows into the list.
+ */
+export const LIST_WINDOW = 1000;
+
 /** Renders the list; `selected` rows after it are dimmed (they have not happened yet). */
 export function renderList(list: HTMLOListElement, rows: Row[], selected: number | undefined, onSelect: (i: number) => void): void {
   const keepScroll = list.scrollTop;
   const atBottom = list.scrollHeight - list.clientHeight - list.scrollTop < 30;
   list.textContent = '';
-  rows.forEach((r, i) => {
+  const from = selected === undefined ? Math.max(0, rows.length - LIST_WINDOW) : Math.max(0, Math.min(selected - LIST_WINDOW / 2, rows.length - LIST_WINDOW));
+  const to = Math.min(rows.length, from + LIST_WINDOW);
+  const more = (n: number, where: string) => {
+    const li = document.createElement('li');
+    li.className = 'more';
+    li.dataset.testid = `more-${where}`;
+    li.textContent = `${n} ${where} row(s) not listed: select a mark on the strip to go there`;
+    list.appendChild(li);
+  };
+  if (from > 0) more(from, 'earlier');
+  rows.slice(from, to).forEach((r, k) => {
+    const i = from + k;
     const li = document.createElement('li');
     li.dataset.kind = r.kind;
     li.dataset.type = r.type;
@@ -148,8 +167,10 @@ export function renderList(list: HTMLOListElement, rows: Row[], selected: number
     li.addEventListener('click', () => onSelect(i));
     list.appendChild(li);
   });
+  if (to < rows.length) more(rows.length - to, 'later');
   if (selected === undefined && atBottom) list.scrollTop = list.scrollHeight;
   else list.scrollTop = keepScroll;
+  if (selected !== undefined) list.querySelector('li.selected')?.scrollIntoView({ block: 'nearest' });
 }
 
 const LANES: Row['lane'][] = ['log', 'session', 'turn', 'child'];

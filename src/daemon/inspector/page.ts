@@ -114,6 +114,7 @@ tbody tr.selected { background:#e3ecff; }
 #timeline .t { color:var(--muted); font-variant-numeric:tabular-nums; }
 #timeline .lane { font-size:11px; color:var(--muted); }
 #timeline li.gap { background:#ffebee; color:var(--crash); font-weight:600; }
+#timeline li.more { display:block; color:var(--muted); font-style:italic; cursor:default; }
 #timeline li[data-kind=turn] .what { color:var(--turn); }
 #timeline li[data-kind=tool] .what { color:var(--tool); }
 #timeline li[data-kind=permission] .what { color:var(--perm); }

@@ -88,3 +88,19 @@ test('troupe inspect: login URL, then a live session and the same session stored
   const bad = await troupe(d.home, ['inspect', sessionId, '--machine', 'turn']);
   assert.equal(bad.code, 2);
 });
+
+test('troupe inspect: a title with terminal control sequences is printed spelled out, not executed', { timeout: 60_000 }, async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  // The session's title is its first prompt: an OSC that retitles the window, a clear-screen.
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '\x1b]0;owned\x07\x1b[2Jhello' }] });
+  assert.match((await d.api('GET', `/v1/sessions/${sessionId}`)).json.title, /\x1b/);
+  const text = await troupe(d.home, ['inspect', sessionId]);
+  assert.equal(text.code, 0, text.stderr);
+  assert.ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f]/.test(text.stdout), 'no control character but newlines reaches the terminal');
+  assert.ok(text.stdout.includes('"\\x1b]0;owned\\x07\\x1b[2Jhello"'), 'the title is shown, its control characters spelled out');
+});

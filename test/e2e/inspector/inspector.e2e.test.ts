@@ -235,3 +235,118 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   await shot(page, 'gap');
   assert.deepEqual(errors, [], 'no script errors in the page');
 });
+
+/** Logs a fresh page in through a one-time code and opens `sessionId` in it. */
+async function openInspector(browser: Browser, d: Daemon, sessionId: string): Promise<{ page: Page; errors: string[] }> {
+  const login = (await d.api('POST', '/v1/login-codes')).json as { url: string };
+  const page = await (await browser.newContext({ viewport: { width: 1600, height: 1200 } })).newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(login.url);
+  await page.waitForSelector(`#sessions tr[data-session="${sessionId}"]`, { timeout: 15_000 });
+  await page.click(`#sessions tr[data-session="${sessionId}"]`);
+  await until(page, 'the charts', () => document.querySelectorAll('.chart svg .node').length > 20);
+  return { page, errors };
+}
+
+test('inspector: the timeline keeps up while a reply streams without a pause', { timeout: 120_000 }, async (t) => {
+  // 1500 words, one chunk every 10 ms: the log never rests for long while the reply streams.
+  const words = Array.from({ length: 1500 }, (_, i) => `w${i}`).join(' ');
+  const d = await Daemon.start({ script: { chunkDelayMs: 10, replies: [{ when: 'stream', items: [{ text: words }] }, [{ text: 'Done.' }]] } });
+  t.after(() => d.stop());
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  const { page, errors } = await openInspector(browser, d, sessionId);
+
+  let finished = false;
+  const streaming = (c.agent.request('session/prompt', { sessionId, prompt: prompt('stream it') }) as Promise<{ stopReason: string }>).finally(() => (finished = true));
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'the first chunk');
+  // The reply's row (and the turn's own rows, rebuilt from the log) show up while it streams, not
+  // only once the log goes quiet.
+  // (its chunk count growing: a first render of the row can come in the pause before the stream)
+  await until(page, 'the streaming reply in the timeline', () => Number(/\((\d+) chunks\)/.exec(document.querySelector('#timeline li[data-type=agent_message_chunk]')?.textContent ?? '')?.[1] ?? 0) >= 100, 60_000);
+  const seenWhileStreaming = !finished;
+  await until(page, 'the turn in modelStep in the timeline', () => document.querySelector('#timeline li[data-state="turn:modelStep"]'), 60_000);
+  const turnRowWhileStreaming = !finished;
+  assert.equal((await streaming).stopReason, 'end_turn');
+  assert.ok(seenWhileStreaming, 'the reply was in the timeline before the turn ended');
+  assert.ok(turnRowWhileStreaming, 'the turn rebuilt from the log was in the timeline before the turn ended');
+  assert.deepEqual(errors, []);
+});
+
+test('inspector: a session deleted while shown, a link to a deleted one, and a login that is gone', { timeout: 120_000 }, async (t) => {
+  const d = await Daemon.start({ script: { replies: [[{ text: 'Hi.' }]] } });
+  t.after(() => d.stop());
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello') })) as { stopReason: string }).stopReason, 'end_turn');
+  const { page, errors } = await openInspector(browser, d, sessionId);
+  await until(page, 'the reply in the timeline', () => document.querySelector('#timeline li[data-type=turn_completed]'));
+  const feedEnded = () => page.evaluate(() => (window as unknown as { troupeInspector: { app: { log?: { ended: boolean } } } }).troupeInspector.app.log?.ended);
+  assert.equal(await feedEnded(), false);
+
+  // Deleted while shown: the page says so and stops asking for its log (a 404 is never retried).
+  assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
+  await until(page, 'the deletion noticed', () => /was deleted/.test(document.querySelector('#gaps')?.textContent ?? ''));
+  assert.equal(await feedEnded(), true, 'the log feed of a deleted session is not retried');
+  assert.ok((await page.$$('#timeline li[data-type=turn_completed]')).length > 0, 'what was read before stays shown');
+
+  // A link to a deleted session: the page starts, and says there is no such session.
+  const linked = await page.context().newPage();
+  linked.on('pageerror', (e) => errors.push(String(e)));
+  await linked.goto(`${d.url}/inspect/#${sessionId}`);
+  await until(linked, 'the page started', () => document.body.dataset.ready === 'true');
+  assert.match((await linked.textContent('[data-testid=gaps]')) ?? '', /no session/);
+  await until(linked, 'the live feed', () => document.querySelector('#feed-status')?.textContent === 'live');
+
+  // The login goes (as when the daemon restarts: the cookie was bound to the old process) and the
+  // feed reconnects: the page says it must log in again instead of reconnecting forever.
+  await linked.context().clearCookies();
+  await linked.evaluate(() => (window as unknown as { troupeInspector: { reconnect(): void } }).troupeInspector.reconnect());
+  await until(linked, 'the logged-out notice', () => /logged out/.test(document.querySelector('#feed-status')?.textContent ?? '')).catch(async (err) => {
+    throw new Error(`${(err as Error).message}; the header says ${JSON.stringify(await linked.textContent('#feed-status'))}`);
+  });
+  assert.equal(await linked.evaluate(() => (window as unknown as { troupeInspector: { app: { transitions?: { ended: boolean } } } }).troupeInspector.app.transitions?.ended), true);
+  // The session list's 3 s poll, refused too, neither hides the notice nor goes on asking.
+  await new Promise((r) => setTimeout(r, 3500));
+  assert.match((await linked.textContent('#feed-status')) ?? '', /logged out/);
+  assert.deepEqual(errors, []);
+});
+
+test('inspector: a long session lists a window of its rows; the strip reaches the rest', { timeout: 120_000 }, async (t) => {
+  // Thoughts and texts in turn: each chunk is a row of its own (2,400 rows and more).
+  const items = Array.from({ length: 2400 }, (_, i) => (i % 2 ? { text: `t${i} ` } : { thought: `h${i} ` }));
+  const d = await Daemon.start({ script: { chunkDelayMs: 0, replies: [{ when: 'long', items }, [{ text: 'Done.' }]] } });
+  t.after(() => d.stop());
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('a long one') })) as { stopReason: string }).stopReason, 'end_turn');
+  const { page, errors } = await openInspector(browser, d, sessionId);
+  await until(page, 'the whole log read', () => document.querySelector('#timeline li[data-type=turn_completed]'), 60_000);
+  await until(page, 'the rows rebuilt from the log', () => document.querySelector('#timeline li[data-state="session:idle"]'), 60_000);
+  const rows = await page.evaluate(() => (window as unknown as { troupeInspector: { app: { rows: unknown[] } } }).troupeInspector.app.rows.length);
+  assert.ok(rows > 2400, `the session has ${rows} rows`);
+  const listed = await page.$$eval('#timeline li[data-lane]', (lis) => lis.length);
+  assert.ok(listed <= 1000, `the list holds a window of the rows, not all of them (${listed} of ${rows})`);
+  assert.match((await page.textContent('[data-testid=more-earlier]')) ?? '', /^\d+ earlier row/);
+  // The prompt's mark on the strip travels there, and the list shows that row.
+  await page.locator('#strip circle.mark', { has: page.locator('title', { hasText: 'prompt "a long one"' }) }).dispatchEvent('click');
+  assert.equal(await page.$eval('#timeline li.selected', (li) => (li as HTMLElement).dataset.type), 'user_message');
+  assert.equal(await page.textContent('[data-testid=state-session]'), 'idle');
+  assert.ok(await page.$('[data-testid=more-later]'));
+  await page.click('[data-testid=back-live]');
+  await until(page, 'the present listed again', () => document.querySelector('#timeline li[data-type=turn_completed]'));
+  assert.deepEqual(errors, []);
+});
