@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
+import { printable } from './terminal-text.js';
 
 const USAGE = `Usage:
   troupe inspect [--url | --open]     print (or open in a browser) a one-time login URL for the web inspector
@@ -115,11 +116,6 @@ async function login(client: DaemonClient, io: CliIo, open: boolean): Promise<nu
 
 const time = (at: number) => new Date(at).toISOString().replace('T', ' ').replace('Z', '');
 
-/**
- * Text from a session (its title is its first prompt's words, its cwd a client's choice) shown
- * with its control characters spelled out: raw, an ESC could retitle, clear or drive the terminal.
- */
-const printable = (s: string) => s.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 function summary(p: Picture): string {
   const s = p.session;

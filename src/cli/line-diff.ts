@@ -3,6 +3,7 @@
  * `-`/`+`/` ` lines with a little context. Big inputs fall back to "all old out, all new in".
  */
 import type { Style } from './style.js';
+import { printable } from './terminal-text.js';
 
 export type DiffLine = { op: ' ' | '-' | '+'; text: string };
 
@@ -12,9 +13,9 @@ const MAX_SHOWN = 40;
 /** A file's diff as terminal lines: its path, then the changed lines (coloured), at most 40. */
 export function diffLines(path: string, oldText: string | null | undefined, newText: string, style: Style): string[] {
   const lines = lineDiff(oldText, newText);
-  const out = [style.dim(`  ${path}`)];
+  const out = [style.dim(`  ${printable(path)}`)];
   for (const l of lines.slice(0, MAX_SHOWN)) {
-    const line = `  ${l.op} ${l.text}`;
+    const line = `  ${l.op} ${printable(l.text)}`;
     out.push(l.op === '+' ? style.green(line) : l.op === '-' ? style.red(line) : style.dim(line));
   }
   if (lines.length > MAX_SHOWN) out.push(style.dim(`  … ${lines.length - MAX_SHOWN} more lines`));

@@ -7,6 +7,7 @@ import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, type SessionSummary } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { makeStyle, type Style } from './style.js';
+import { printable } from './terminal-text.js';
 
 const USAGE = `Usage: troupe sessions [--all] [--json]
        troupe sessions show ID [--json]
@@ -42,7 +43,7 @@ function table(rows: string[][]): string {
 function listText(sessions: SessionSummary[], style: Style): string {
   if (!sessions.length) return 'no sessions\n';
   const rows = [['ID', 'STATUS', 'PROCESS', 'UPDATED', 'TITLE', 'CWD']];
-  for (const s of sessions) rows.push([s.id, s.status, s.child ? s.child.state : '-', ago(s.updatedAt), (s.title ?? '').slice(0, 40), s.cwd]);
+  for (const s of sessions) rows.push([s.id, s.status, s.child ? s.child.state : '-', ago(s.updatedAt), printable((s.title ?? '').slice(0, 40)), printable(s.cwd)]);
   const text = table(rows);
   const [head, ...rest] = text.split('\n');
   return [style.bold(head!), ...rest].join('\n');
@@ -64,9 +65,9 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
       const d = await client.session(id);
       if (values.json) return void io.stdout.write(`${JSON.stringify(d)}\n`), EXIT.ok;
       const lines = [
-        `${style.bold(d.id)}  ${d.title ?? ''}`,
+        `${style.bold(d.id)}  ${printable(d.title ?? '')}`,
         `  status       ${d.status}`,
-        `  cwd          ${d.cwd}`,
+        `  cwd          ${printable(d.cwd)}`,
         `  model        ${d.model}`,
         `  mode         ${d.mode}`,
         `  created      ${new Date(d.createdAt).toISOString()} (${ago(d.createdAt)})`,

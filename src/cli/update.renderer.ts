@@ -5,6 +5,7 @@
  */
 import type * as acp from '@agentclientprotocol/sdk';
 import { diffLines } from './line-diff.js';
+import { printable } from './terminal-text.js';
 import { Spinner } from './spinner.js';
 import type { Style } from './style.js';
 
@@ -84,7 +85,8 @@ export class UpdateRenderer {
     }
     this.stream = kind;
     this.messageId = messageId;
-    const styled = kind === 'thought' ? this.style.dim(text) : kind === 'user' ? this.style.bold(text) : text;
+    const safe = printable(text, { lines: true });
+    const styled = kind === 'thought' ? this.style.dim(safe) : kind === 'user' ? this.style.bold(safe) : safe;
     this.write(styled);
   }
 
@@ -124,7 +126,7 @@ export class UpdateRenderer {
       }
       case 'plan':
         this.note(this.style.bold('Plan:'));
-        for (const e of u.entries) this.write(`  ${e.status === 'completed' ? '☑' : e.status === 'in_progress' ? '▸' : '☐'} ${e.content}\n`);
+        for (const e of u.entries) this.write(`  ${e.status === 'completed' ? '☑' : e.status === 'in_progress' ? '▸' : '☐'} ${printable(e.content)}\n`);
         return;
       case 'current_mode_update':
         this.note(this.style.dim(`[mode: ${u.currentModeId}]`));
@@ -144,7 +146,7 @@ export class UpdateRenderer {
     const mark =
       t.status === 'completed' ? this.style.green('✓') : t.status === 'failed' ? this.style.red('✗') : t.status === 'in_progress' ? this.style.yellow('…') : this.style.cyan('●');
     this.newline();
-    this.write(`${mark} ${this.style.bold(t.title)} ${this.style.dim(`(${t.kind}, ${t.status})`)}\n`);
+    this.write(`${mark} ${this.style.bold(printable(t.title))} ${this.style.dim(`(${t.kind}, ${t.status})`)}\n`);
     this.stream = undefined;
   }
 
@@ -164,7 +166,7 @@ export class UpdateRenderer {
   }
 
   private output(text: string, failed: boolean): void {
-    const lines = text.replace(/\n$/, '').split('\n');
+    const lines = printable(text, { lines: true }).replace(/\n$/, '').split('\n');
     for (const l of lines.slice(0, MAX_OUTPUT_LINES)) this.write(`${failed ? this.style.red(`  │ ${l}`) : this.style.dim(`  │ ${l}`)}\n`);
     if (lines.length > MAX_OUTPUT_LINES) this.write(this.style.dim(`  │ … ${lines.length - MAX_OUTPUT_LINES} more lines\n`));
   }

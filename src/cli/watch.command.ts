@@ -9,6 +9,7 @@ import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { makeStyle, type Style } from './style.js';
+import { printable } from './terminal-text.js';
 
 const USAGE = `Usage: troupe watch ID [--after N] [--json] [--no-follow]
 
@@ -57,18 +58,21 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
           out.write(`${seq} ${style.cyan(e.type === 'agent_message_chunk' ? 'agent' : 'thought')}  `);
           open = key;
         }
-        out.write(e.type === 'agent_thought_chunk' ? style.dim(e.text ?? '') : (e.text ?? ''));
+        const chunk = printable(e.text ?? '', { lines: true });
+        out.write(e.type === 'agent_thought_chunk' ? style.dim(chunk) : chunk);
         return;
       }
       end();
-      const text = (blocks?: { type: string; text?: string }[]) => (blocks ?? []).map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(' ');
+      // The session's own text (a prompt, a title, a path) is spelled out before it is styled.
+      const p = (s: unknown) => printable(String(s ?? ''));
+      const text = (blocks?: { type: string; text?: string }[]) => p((blocks ?? []).map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(' '));
       let detail = '';
       if (e.type === 'user_message' || e.type === 'steer_received') detail = style.bold(text(e.content));
-      else if (e.type === 'tool_call_started') detail = `${style.bold(e.title ?? '')} (${e.kind}, ${e.status})`;
-      else if (e.type === 'tool_call_updated') detail = `${e.title ?? ''}${e.status ? ` ${e.status}` : ''}`.trim();
+      else if (e.type === 'tool_call_started') detail = `${style.bold(p(e.title))} (${e.kind}, ${e.status})`;
+      else if (e.type === 'tool_call_updated') detail = `${p(e.title)}${e.status ? ` ${e.status}` : ''}`.trim();
       else if (e.type === 'turn_completed') detail = String(e.stopReason ?? '');
-      else if (e.type === 'session_created') detail = `${e.cwd} ${e.model} ${e.mode}`;
-      else if (e.type === 'session_configured') detail = [e.mode && `mode ${e.mode}`, e.model && `model ${e.model}`, e.title && `title "${e.title}"`].filter(Boolean).join(', ');
+      else if (e.type === 'session_created') detail = `${p(e.cwd)} ${p(e.model)} ${p(e.mode)}`;
+      else if (e.type === 'session_configured') detail = [e.mode && `mode ${p(e.mode)}`, e.model && `model ${p(e.model)}`, e.title && `title "${p(e.title)}"`].filter(Boolean).join(', ');
       out.write(`${seq} ${style.cyan(e.type)}${detail ? `  ${detail}` : ''}\n`);
     },
   };

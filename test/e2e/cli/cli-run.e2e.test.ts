@@ -125,3 +125,27 @@ describe('troupe run', { timeout: 60_000 }, () => {
     assert.match(none.stderr, /no daemon is running/);
   });
 });
+
+describe('troupe run with untrusted text', { timeout: 60_000 }, () => {
+  test('model output and session titles are shown with their control characters spelled out, line breaks kept', async () => {
+    const s = makeHome({ replies: [{ when: 'hello', items: [{ text: 'before\x1b[2Jafter\r\nnext line\n' }] }] });
+    try {
+      const r = await s.run(['run', '\x1b]0;owned\x07 hello']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(!r.stdout.includes('\x1b'), `no raw ESC on stdout: ${JSON.stringify(r.stdout)}`);
+      assert.match(r.stdout, /before\\x1b\[2Jafter\nnext line/);
+      const list = await s.run(['sessions']);
+      assert.equal(list.code, 0, list.stderr);
+      assert.ok(!list.stdout.includes('\x1b'), `no raw ESC in the list: ${JSON.stringify(list.stdout)}`);
+      assert.match(list.stdout, /\\x1b\]0;owned\\x07/);
+      const id = /session (ses_\w+)/.exec(r.stderr)![1]!;
+      const watched = await s.run(['watch', id, '--no-follow']);
+      assert.equal(watched.code, 0, watched.stderr);
+      assert.ok(!watched.stdout.includes('\x1b'), `no raw ESC from watch: ${JSON.stringify(watched.stdout)}`);
+      assert.match(watched.stdout, /\\x1b\]0;owned\\x07 hello/);
+      assert.match(watched.stdout, /before\\x1b\[2Jafter\nnext line/);
+    } finally {
+      await s.close();
+    }
+  });
+});
