@@ -44,22 +44,20 @@ export class RelaySession {
   /** Connections with a prompt running, latest last: child → client requests go to the latest. */
   private readonly prompting: RelayConnection[] = [];
   /**
-   * Connections with a session/load in flight: how many, and the highest replayed seq sent to each.
-   * The child's replay (seq from 1, page by page) and the live updates of a turn running meanwhile
-   * reach the daemon mixed, so one mark per connection would let a live seq drop the rest of the
-   * replay. Until its load is answered, a connection is sent a line new to the session (live, or
-   * replayed lines this session had not sent before) above its mark, and a line the session sent
-   * before (a replay) above its replay mark: each replayed seq once (one load at a time: below).
+   * The session/load in flight (child-side id), its connection, and the highest replayed seq sent to
+   * it. The child's replay (seq from 1, page by page) and the live updates of a turn running
+   * meanwhile reach the daemon mixed, so one mark per connection would let a live seq drop the rest
+   * of the replay. Until its load is answered, the connection is sent a line new to the session
+   * (live, or replayed lines this session had not sent before) above its mark, and a line the
+   * session sent before (a replay) above its replay mark: each replayed seq once.
+   *
+   * Loads go to the child one at a time. The child's replays are not told apart on the wire: a
+   * connection whose load started during another's replay would take that replay's tail as its own
+   * and then skip its own replay's head. So a load sent while another is in flight waits in
+   * `loadsWaiting` (still pending: answered like any other if the session fails), and its
+   * connection is sent nothing until it goes.
    */
-  private readonly loading = new Map<RelayConnection, { count: number; replayed: number }>();
-  /**
-   * Loads go to the child one at a time (child-side ids). The child's replays are not told apart on
-   * the wire: a connection whose load started during another's replay would take that replay's tail
-   * as its own and then skip its own replay's head. So a load sent while another is in flight waits
-   * here (still pending: answered like any other if the session fails), and its connection is sent
-   * nothing until it goes.
-   */
-  private readonly loadsSent = new Set<number>();
+  private load: { id: number; conn: RelayConnection; replayed: number } | undefined;
   private readonly loadsWaiting = new Map<number, { conn: RelayConnection; msg: JsonRpcMessage }>();
   private readonly pending = new Map<number, PendingRequest>();
   private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
@@ -119,7 +117,6 @@ export class RelaySession {
 
   detach(conn: RelayConnection): void {
     this.attached.delete(conn);
-    this.loading.delete(conn);
     conn.sessions.delete(this);
     const i = this.prompting.indexOf(conn);
     if (i >= 0) this.prompting.splice(i, 1);
@@ -132,7 +129,7 @@ export class RelaySession {
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
     this.pending.set(id, { conn, clientId: msg.id, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
-    if (method === 'session/load' && this.loadsSent.size > 0) {
+    if (method === 'session/load' && this.load) {
       this.loadsWaiting.set(id, { conn, msg: { ...msg, id } });
       this.attached.set(conn, Number.POSITIVE_INFINITY);
       return;
@@ -140,10 +137,7 @@ export class RelaySession {
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
       if (method === 'session/prompt') this.prompting.push(conn);
-      else {
-        this.loadsSent.add(id);
-        this.loadStarted(conn);
-      }
+      else this.load = { id, conn, replayed: 0 };
     }
     this.child.send({ ...msg, id });
   }
@@ -151,7 +145,7 @@ export class RelaySession {
   /** Sends the next waiting load, once none is in flight (its connection gone: answered by no one, dropped). */
   private sendWaitingLoad(): void {
     for (const [id, { conn, msg }] of this.loadsWaiting) {
-      if (this.loadsSent.size > 0) return;
+      if (this.load) return;
       this.loadsWaiting.delete(id);
       if (conn.isClosed || !this.pending.has(id)) {
         this.pending.delete(id);
@@ -160,8 +154,7 @@ export class RelaySession {
       // Its replay starts now: live updates from here on, and the replay from its start.
       this.attached.set(conn, this.lastSeq);
       this.child.begin();
-      this.loadsSent.add(id);
-      this.loadStarted(conn);
+      this.load = { id, conn, replayed: 0 };
       this.child.send(msg);
     }
   }
@@ -263,26 +256,18 @@ export class RelaySession {
 
   private settled(p: PendingRequest, id: number): void {
     if (p.method === 'session/prompt' || p.method === 'session/load') this.child.end();
-    // The next waiting load goes once this answer has gone to its client.
-    if (this.loadsSent.delete(id) && this.loadsWaiting.size) queueMicrotask(() => this.sendWaitingLoad());
     if (p.method === 'session/prompt') {
       const i = this.prompting.indexOf(p.conn);
       if (i >= 0) this.prompting.splice(i, 1);
     }
-    if (p.method === 'session/load') {
-      const load = this.loading.get(p.conn);
-      if (load && --load.count === 0) {
-        this.loading.delete(p.conn);
-        const mark = this.attached.get(p.conn);
-        if (mark !== undefined && load.replayed > mark) this.attached.set(p.conn, load.replayed);
-      }
+    const load = this.load;
+    if (load?.id === id) {
+      this.load = undefined;
+      const mark = this.attached.get(load.conn);
+      if (mark !== undefined && load.replayed > mark) this.attached.set(load.conn, load.replayed);
+      // The next waiting load goes once this answer has gone to its client.
+      if (this.loadsWaiting.size) queueMicrotask(() => this.sendWaitingLoad());
     }
-  }
-
-  private loadStarted(conn: RelayConnection): void {
-    const load = this.loading.get(conn);
-    if (load) load.count++;
-    else this.loading.set(conn, { count: 1, replayed: 0 });
   }
 
   /**
@@ -290,7 +275,7 @@ export class RelaySession {
    * session had sent no update as high before; advances the marks it uses.
    */
   private takes(conn: RelayConnection, mark: number, seq: number, fresh: boolean): boolean {
-    const load = this.loading.get(conn);
+    const load = this.load?.conn === conn ? this.load : undefined;
     if (load && !fresh) {
       if (seq <= load.replayed) return false;
       load.replayed = seq;
@@ -340,7 +325,7 @@ export class RelaySession {
     let all: string[] | undefined;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      if (ordered && batch[0]!.seq > mark && (batch[0]!.seq > before || !this.loading.has(conn))) {
+      if (ordered && batch[0]!.seq > mark && (batch[0]!.seq > before || this.load?.conn !== conn)) {
         // The common case: all new to this connection, one session, in order.
         this.attached.set(conn, batch[batch.length - 1]!.seq);
         conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
@@ -382,15 +367,13 @@ export class RelaySession {
       // Loads still waiting here never reached the process.
       if (queued.has(id) || this.loadsWaiting.has(id)) continue;
       this.pending.delete(id);
-      this.loadsSent.delete(id);
+      if (this.load?.id === id) this.load = undefined;
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err });
     }
     this.prompting.length = 0;
-    this.loading.clear();
-    for (const [id, p] of this.pending) {
-      if (p.method === 'session/prompt') this.prompting.push(p.conn);
-      if (p.method === 'session/load' && this.loadsSent.has(id)) this.loadStarted(p.conn);
-    }
+    for (const p of this.pending.values()) if (p.method === 'session/prompt') this.prompting.push(p.conn);
+    // A load still queued goes to the next process, whose replay starts over.
+    if (this.load) this.load.replayed = 0;
     if (!info.failed) this.sendWaitingLoad();
     for (const [, w] of this.internal) w.reject(new Error('the child exited'));
     this.internal.clear();
@@ -412,8 +395,7 @@ export class RelaySession {
       if (p) failed(p);
     }
     this.pending.clear();
-    this.loading.clear();
-    this.loadsSent.clear();
+    this.load = undefined;
     this.loadsWaiting.clear();
   }
 }
