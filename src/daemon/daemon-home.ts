@@ -3,10 +3,10 @@
  * keeps one daemon per home, and the state file (pid, url, version) that clients use to find it.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
-import { isSameProcessAlive, processStartTicks } from '../store/index.js';
+import { takeProcessLock } from '../store/index.js';
 
 export interface DaemonState {
   pid: number;
@@ -41,25 +41,12 @@ export function ensureToken(home: string): string {
  */
 export function acquireLock(home: string): () => void {
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(lockPath(home), 'wx', 0o600);
-      const start = processStartTicks(process.pid);
-      writeSync(fd, start === undefined ? String(process.pid) : `${process.pid} ${start}`);
-      closeSync(fd);
-      return () => rmSync(lockPath(home), { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      // "pid start", or "pid" alone (written where there is no /proc, or by an older troupe).
-      const [pidText, start] = readFileSync(lockPath(home), 'utf8').trim().split(' ');
-      const pid = Number(pidText);
-      if (pid && pid !== process.pid && isSameProcessAlive(pid, start)) {
-        throw new TroupeError('daemon_running', `a daemon (pid ${pid}) already serves ${home}`, { pid });
-      }
-      rmSync(lockPath(home), { force: true });
-    }
-  }
-  throw new TroupeError('daemon_running', `could not take the lock in ${home}`);
+  // The daemon takes its lock once: one naming its own pid is an earlier life's.
+  return takeProcessLock(
+    lockPath(home),
+    (pid) => (pid === undefined ? new TroupeError('daemon_running', `could not take the lock in ${home}`) : new TroupeError('daemon_running', `a daemon (pid ${pid}) already serves ${home}`, { pid })),
+    { ownIsStale: true },
+  );
 }
 
 /** Written to a temporary file and renamed, so a reader never sees half of it. */

@@ -15,3 +15,4 @@ export { SessionIndex, type SessionIndexOptions, type SessionListOptions, type S
 export { type SessionEntry, type SessionStatus, SESSION_STATUSES, INDEXED_EVENT_TYPES } from './session-summary.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { isProcessAlive, isSameProcessAlive, processStartTicks } from './file-lock.js';
+export { takeProcessLock } from './process-lock.js';
