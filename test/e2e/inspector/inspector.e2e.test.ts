@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, tempDir } from '../../support/daemon.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -249,17 +249,18 @@ async function openInspector(browser: Browser, d: Daemon, sessionId: string): Pr
   return { page, errors };
 }
 
+/** A headless Chromium, closed after the test. */
+async function headlessChromium(t: { after(fn: () => unknown): void }): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+  return browser;
+}
+
 test('inspector: the timeline keeps up while a reply streams without a pause', { timeout: 120_000 }, async (t) => {
   // 1500 words, one chunk every 10 ms: the log never rests for long while the reply streams.
   const words = Array.from({ length: 1500 }, (_, i) => `w${i}`).join(' ');
-  const d = await Daemon.start({ script: { chunkDelayMs: 10, replies: [{ when: 'stream', items: [{ text: words }] }, [{ text: 'Done.' }]] } });
-  t.after(() => d.stop());
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-  t.after(() => browser.close());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { chunkDelayMs: 10, replies: [{ when: 'stream', items: [{ text: words }] }, [{ text: 'Done.' }]] } });
+  const browser = await headlessChromium(t);
   const { page, errors } = await openInspector(browser, d, sessionId);
 
   let finished = false;
@@ -279,14 +280,8 @@ test('inspector: the timeline keeps up while a reply streams without a pause', {
 });
 
 test('inspector: a session deleted while shown, a link to a deleted one, and a login that is gone', { timeout: 120_000 }, async (t) => {
-  const d = await Daemon.start({ script: { replies: [[{ text: 'Hi.' }]] } });
-  t.after(() => d.stop());
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-  t.after(() => browser.close());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [[{ text: 'Hi.' }]] } });
+  const browser = await headlessChromium(t);
   assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello') })) as { stopReason: string }).stopReason, 'end_turn');
   const { page, errors } = await openInspector(browser, d, sessionId);
   await until(page, 'the reply in the timeline', () => document.querySelector('#timeline li[data-type=turn_completed]'));
@@ -324,14 +319,8 @@ test('inspector: a session deleted while shown, a link to a deleted one, and a l
 test('inspector: a long session lists a window of its rows; the strip reaches the rest', { timeout: 120_000 }, async (t) => {
   // Thoughts and texts in turn: each chunk is a row of its own (2,400 rows and more).
   const items = Array.from({ length: 2400 }, (_, i) => (i % 2 ? { text: `t${i} ` } : { thought: `h${i} ` }));
-  const d = await Daemon.start({ script: { chunkDelayMs: 0, replies: [{ when: 'long', items }, [{ text: 'Done.' }]] } });
-  t.after(() => d.stop());
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-  t.after(() => browser.close());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { chunkDelayMs: 0, replies: [{ when: 'long', items }, [{ text: 'Done.' }]] } });
+  const browser = await headlessChromium(t);
   assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('a long one') })) as { stopReason: string }).stopReason, 'end_turn');
   const { page, errors } = await openInspector(browser, d, sessionId);
   await until(page, 'the whole log read', () => document.querySelector('#timeline li[data-type=turn_completed]'), 60_000);
