@@ -158,12 +158,7 @@ test('cancel, steer and delete through the management API', async (t) => {
 });
 
 test('a session deleted while its prompt runs: the prompt is answered session_not_found (deleted), not agent_crashed', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
   const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] }).catch((e) => e);
   await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'hanging'), 'hanging turn');
   assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
@@ -358,12 +353,7 @@ test('a message that is no JSON-RPC request, notification or response is answere
 });
 
 test('session/cancel for a session whose child was stopped idle does not start a child (nothing runs to cancel)', async (t) => {
-  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script, args: ['--idle-ms', '300'] });
   const state = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child?.state;
   await waitFor('the idle stop', async () => (await state()) === 'idleStopped');
   // From another connection, raw: the 202 comes once the relay has taken the notification.
