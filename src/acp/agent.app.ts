@@ -11,6 +11,7 @@ import { defaultModel, missingCredential, resolveModel, usableModels } from '../
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
+import { keepsDirectories, requestedDirectories } from './session-directories.js';
 import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -122,7 +123,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
    * session machinery, which then opens the engine after the response has gone. `undefined` when
    * the log needs the engine first (crash repair, a torn tail) or is not a loadable session.
    */
-  const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest, mcp: ReturnType<typeof mcpServersOf>) => {
+  const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest, mcp: ReturnType<typeof mcpServersOf>, dirs: string[] | undefined) => {
     const sessionsDir = opts.sessionsDir;
     const id = p.sessionId;
     if (!sessionsDir || !isValidSessionId(id)) return undefined;
@@ -154,7 +155,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     setImmediate(() =>
       void host()
         .then(async (h) => {
-          await h.get(id);
+          const live = await h.get(id);
+          if (dirs) h.useDirectories(live, dirs);
           await h.useMcpServers(id, p.cwd, mcp);
           if (h.commands(id).length > SLASH_COMMANDS.length) h.announceCommands(id);
         })
@@ -199,6 +201,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const cancelWaiting = (sessionId: string) => {
     for (const waiting of waitingPrompts.get(sessionId) ?? []) waiting.cancelled = true;
   };
+  /** The additional directories a session/load or resume asks for (checked), or `undefined`: keep them (the daemon's own resume). */
+  const directoriesOf = (p: { cwd: string; additionalDirectories?: unknown; _meta?: unknown }) =>
+    keepsDirectories(p) ? undefined : requestedDirectories(p.cwd, p.additionalDirectories);
   const assertCwd = (live: LiveSession, cwd: string) => {
     if (!sameCwd(live.engine.conversation.cwd, cwd)) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
   };
@@ -240,7 +245,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         takeClientCaps(p);
         const mcp = mcpServersOf(p.mcpServers);
         const h = await host();
-        const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] });
+        const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] }); // checked there
         await h.useMcpServers(live.engine.sessionId, p.cwd, mcp);
         announceCommands(client, live.engine.sessionId, h);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
@@ -251,7 +256,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       guarded('session/load', async (p: acp.LoadSessionRequest, { client }) => {
         takeClientCaps(p);
         const mcp = mcpServersOf(p.mcpServers);
-        const fromLog = await loadFromLog(client, p, mcp);
+        const dirs = directoriesOf(p);
+        const fromLog = await loadFromLog(client, p, mcp, dirs);
         if (fromLog) {
           announceCommands(client, p.sessionId);
           return fromLog;
@@ -259,6 +265,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
         assertCwd(live, p.cwd);
+        if (dirs) h.useDirectories(live, dirs);
         const { UpdateReplay } = await replayModule();
         await h.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
         await h.useMcpServers(p.sessionId, p.cwd, mcp);
@@ -271,9 +278,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       guarded('session/resume', async (p: acp.ResumeSessionRequest, { client }) => {
         takeClientCaps(p);
         const mcp = p.mcpServers === undefined ? undefined : mcpServersOf(p.mcpServers);
+        const dirs = directoriesOf(p);
         const h = await host();
         const live = await sessionOf(h, p.sessionId);
         assertCwd(live, p.cwd);
+        if (dirs) h.useDirectories(live, dirs);
         // Without `mcpServers` the session keeps the servers it has.
         if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp);
         announceCommands(client, p.sessionId, h);
@@ -288,6 +297,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           sessions: page.sessions.map((s) => ({
             sessionId: s.id,
             cwd: s.cwd,
+            ...(s.additionalDirectories?.length ? { additionalDirectories: s.additionalDirectories } : {}),
             ...(s.title ? { title: s.title } : {}),
             updatedAt: new Date(s.updatedAt).toISOString(),
           })),

@@ -14,7 +14,7 @@ export function initializeResult(images: boolean) {
       promptCapabilities: { image: images, audio: false, embeddedContext: true },
       // stdio MCP servers need no capability: every agent takes them (spec/tools.md §7).
       mcpCapabilities: { http: true, sse: true },
-      sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {} },
+      sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {}, additionalDirectories: {} },
       _meta: {
         troupe: {
           version: VERSION,

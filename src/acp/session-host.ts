@@ -3,9 +3,7 @@
  * the ACP client's capabilities (fs, terminal, permission prompts), with its events projected to
  * `session/update` as they happen and folded into the session index.
  */
-import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { AgentEvent, ContentBlock } from '../core/events.js';
@@ -21,6 +19,7 @@ import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from 
 import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import type { UpdateReplay } from './session-replay.js';
 import { systemPrompt } from './system-prompt.js';
+import { assertDirectory, requestedDirectories } from './session-directories.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
 import { commandsUpdate, SLASH_COMMANDS } from './session-options.js';
@@ -152,13 +151,14 @@ export class SessionHost {
     history: readonly AgentEvent[] = [],
   ): Promise<LiveSession> {
     assertDirectory(init.cwd, 'cwd');
-    for (const dir of init.additionalDirectories) assertDirectory(dir, 'additionalDirectories');
+    const additionalDirectories = requestedDirectories(init.cwd, init.additionalDirectories);
     const model = init.model ?? this.defaultModel();
     resolveModel(model, this.opts.env, this.opts.config);
     const mode = init.mode ?? DEFAULT_MODE_ID;
     const { sessionId, log } = (await this.takeSpare()) ?? (await this.newLog());
-    const deps = this.deps(sessionId, log, init.cwd, init.additionalDirectories);
-    const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories: init.additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
+    const { deps, bind } = this.deps(sessionId, log, init.cwd, additionalDirectories);
+    const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
+    bind(engine);
     // session_created is a barrier (spec/event-log.md §3): the session is reported once it is durable,
     // as a turn's result is, so that no crash after the answer can lose a session a client was given.
     // Synced on this thread: the request has nothing else to wait for, and a small write and an
@@ -325,6 +325,19 @@ export class SessionHost {
     await this.mcp.use(sessionId, cwd, servers.servers, this.live.get(sessionId)?.engine.conversation.additionalDirectories);
   }
 
+  /**
+   * Makes `dirs` (checked by `requestedDirectories`) the session's additional directories, as a
+   * client's session/load or resume asks: recorded in its log when they change, and used by its
+   * tools and told to its MCP servers from then on.
+   */
+  useDirectories(live: LiveSession, dirs: string[]): void {
+    const conv = live.engine.conversation;
+    if (dirs.length === conv.additionalDirectories.length && dirs.every((d, i) => d === conv.additionalDirectories[i])) return;
+    live.engine.configure({ additionalDirectories: dirs });
+    this.mcp.setRoots(live.engine.sessionId, conv.cwd, dirs);
+    this.opts.logger.info('session directories changed', { sessionId: live.engine.sessionId, additionalDirectories: dirs });
+  }
+
   /** The slash commands of a session: troupe's own, then its MCP servers' prompts. */
   commands(sessionId: string): acp.AvailableCommand[] {
     return [...SLASH_COMMANDS, ...this.mcp.commands(sessionId)];
@@ -379,7 +392,7 @@ export class SessionHost {
       throw new TroupeError('session_not_found', `session ${sessionId} cannot be opened: ${(err as Error).message}`, { sessionId });
     }
     for (const w of log.warnings) this.opts.logger.warn('session log repaired on open', { sessionId, ...w });
-    // The workspace is fixed at creation: read it from the first event.
+    // The cwd is fixed at creation: read it from the first event (the engine folds the directories).
     const first = (await log.readAfter(0, { limit: 1 })).events[0];
     const dirs = first?.type === 'session_created' ? first.additionalDirectories : [];
     if (first?.type !== 'session_created') {
@@ -387,7 +400,9 @@ export class SessionHost {
       throw new TroupeError('session_not_found', `session ${sessionId} has no history`, { sessionId });
     }
     const before = log.lastSeq();
-    const engine = await SessionEngine.open(this.deps(sessionId, log, first.cwd, dirs), sessionId);
+    const { deps, bind } = this.deps(sessionId, log, first.cwd, dirs);
+    const engine = await SessionEngine.open(deps, sessionId);
+    bind(engine);
     await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events);
     this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
     return this.track(engine, log, before);
@@ -424,9 +439,16 @@ export class SessionHost {
     else if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
   }
 
-  private deps(sessionId: string, log: FileEventLog, cwd: string, dirs: string[]): EngineDeps {
+  /**
+   * The engine's dependencies. Its tools follow the additional directories its conversation holds
+   * (a client's session/load or resume may change them): `bind` the engine once it exists; before,
+   * they are `initial` (those of the session's first event).
+   */
+  private deps(sessionId: string, log: FileEventLog, cwd: string, initial: readonly string[]): { deps: EngineDeps; bind(engine: SessionEngine): void } {
     const { env, config, logger } = this.opts;
-    return {
+    let bound: SessionEngine | undefined;
+    const dirs = () => bound?.conversation.additionalDirectories ?? initial;
+    const deps: EngineDeps = {
       log,
       resolveModel: (id) => resolveModel(id, env, config),
       tools: this.tools(sessionId, cwd, dirs),
@@ -435,11 +457,12 @@ export class SessionHost {
       clock: systemClock,
       logger,
       limits: { ...DEFAULT_LIMITS, ...limitsFromEnv(env), ...this.opts.limits },
-      systemPrompt: systemPrompt(cwd, dirs),
+      systemPrompt,
     };
+    return { deps, bind: (engine) => void (bound = engine) };
   }
 
-  private tools(sessionId: string, cwd: string, dirs: string[]) {
+  private tools(sessionId: string, cwd: string, dirs: () => readonly string[]) {
     const client = this.requireClient();
     const fs = this.caps.fs ?? {};
     const files = clientFileBackend(client, sessionId, createLocalFileBackend(), { read: Boolean(fs.readTextFile), write: Boolean(fs.writeTextFile) });
@@ -451,18 +474,6 @@ export class SessionHost {
     if (!this.client) throw new TroupeError('internal_error', 'no ACP client is attached yet');
     return this.client;
   }
-}
-
-/** Synchronous: one stat, and `session/new` waits for it (a thread-pool round trip costs more). */
-function assertDirectory(path: string, field: string): void {
-  if (typeof path !== 'string' || !isAbsolute(path)) throw new TroupeError('invalid_params', `${field} must be an absolute path, got ${JSON.stringify(path)}`);
-  let info;
-  try {
-    info = statSync(path);
-  } catch {
-    throw new TroupeError('invalid_params', `${field} ${path} does not exist`);
-  }
-  if (!info.isDirectory()) throw new TroupeError('invalid_params', `${field} ${path} is not a directory`);
 }
 
 /** Engine limits an operator may set: TROUPE_MAX_STEPS, TROUPE_PERMISSION_TIMEOUT_MS, TROUPE_COMPACT_THRESHOLD. */

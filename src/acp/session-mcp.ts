@@ -98,6 +98,18 @@ export class SessionMcp {
     return this.start(next);
   }
 
+  /**
+   * The session's directories changed (a client loaded it with other additional directories): its
+   * servers are told, and are given the new roots when they ask.
+   */
+  setRoots(sessionId: string, cwd: string, additionalDirectories: readonly string[]): void {
+    const slot = this.slots.get(sessionId);
+    if (!slot) return;
+    slot.roots = [cwd, ...additionalDirectories];
+    slot.key = JSON.stringify([slot.roots, slot.servers]);
+    slot.current?.rootsChanged();
+  }
+
   /** Starts again the servers of a session stopped by an idle unload (`stop` without forgetting). */
   async restart(sessionId: string): Promise<void> {
     const slot = this.slots.get(sessionId);
@@ -125,7 +137,7 @@ export class SessionMcp {
         .then(({ connectMcpTools }) =>
           connectMcpTools(slot.servers, {
             cwd: slot.cwd,
-            roots: slot.roots,
+            roots: () => slot.roots,
             logger: this.logger,
             connectTimeoutMs: this.startTimeoutMs,
             callTimeoutMs: DEFAULT_LIMITS.commandMaxTimeoutMs,

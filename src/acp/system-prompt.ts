@@ -1,5 +1,7 @@
+import type { Workspace } from '../actors/engine-core.js';
+
 /** The system prompt of a session: who the agent is, where it works, and how its tools behave. */
-export function systemPrompt(cwd: string, additionalDirectories: readonly string[]): string {
+export function systemPrompt({ cwd, additionalDirectories }: Workspace): string {
   const dirs = additionalDirectories.length ? `\nYou may also use these directories: ${additionalDirectories.join(', ')}.` : '';
   return [
     'You are troupe, a coding agent working in a software project with a person.',

@@ -70,6 +70,7 @@ export class Conversation {
           this.measured = undefined;
         }
         if (event.title !== undefined) this.title = event.title;
+        if (event.additionalDirectories !== undefined) this.additionalDirectories = event.additionalDirectories;
         break;
       case 'user_message':
         this.turnStart = { turnId: event.turnId, seq: event.seq };

@@ -45,7 +45,14 @@ export interface EngineDeps {
   clock: Clock;
   logger: Logger;
   limits: EngineLimits;
-  systemPrompt: string;
+  /** The system prompt for the session's workspace as it is now (a client's load may change its directories). */
+  systemPrompt(workspace: Workspace): string;
+}
+
+/** Where a session works: its cwd and additional directories, as its conversation holds them now. */
+export interface Workspace {
+  readonly cwd: string;
+  readonly additionalDirectories: readonly string[];
 }
 
 export class EngineCore {
@@ -81,7 +88,7 @@ export class EngineCore {
   request(resolved: ResolvedModel, purpose: ModelRequest['purpose'] = 'turn'): ModelRequest {
     return {
       model: resolved.model,
-      system: this.deps.systemPrompt,
+      system: this.deps.systemPrompt(this.conversation),
       messages: this.conversation.messages(),
       tools: resolved.capabilities.tools ? this.deps.tools.specs() : [],
       maxOutputTokens: resolved.capabilities.maxOutputTokens,

@@ -87,6 +87,12 @@ export class SessionEngine {
     for (const event of history) {
       if (event.type === 'session_created' || event.type === 'session_closed') continue;
       const { seq: _seq, ts: _ts, ...rest } = event;
+      if (rest.type === 'session_configured' && rest.additionalDirectories !== undefined) {
+        // A fork's directories are the ones it was made with: the source's are not inherited (ACP).
+        const { additionalDirectories: _dirs, ...kept } = rest;
+        if (kept.mode !== undefined || kept.model !== undefined || kept.title !== undefined) engine.core.emit({ ...kept, sessionId: init.sessionId });
+        continue;
+      }
       engine.core.emit({ ...rest, sessionId: init.sessionId } as AgentEventInput);
     }
     engine.actor.start();
@@ -165,8 +171,8 @@ export class SessionEngine {
     return { steerId, turnId: expectedTurnId };
   }
 
-  /** Changes the mode and/or model for the next model step. */
-  configure(change: { mode?: string; model?: string; title?: string }): void {
+  /** Changes the mode, model or additional directories for the next model step. */
+  configure(change: { mode?: string; model?: string; title?: string; additionalDirectories?: string[] }): void {
     this.assertOpen();
     if (change.model !== undefined) this.core.deps.resolveModel(change.model); // throws model_not_found
     this.core.emit({ type: 'session_configured', sessionId: this.sessionId, ...change });

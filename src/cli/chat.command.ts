@@ -16,7 +16,7 @@ import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
 import { UpdateRenderer } from './update.renderer.js';
 
-const USAGE = `Usage: troupe chat [--cwd DIR] [--session ID] [--model M] [--mode M] [--mcp-config FILE] [--yes]
+const USAGE = `Usage: troupe chat [--cwd DIR] [--session ID] [--model M] [--mode M] [--mcp-config FILE] [--add-dir DIR]… [--yes]
 
 An interactive conversation with the agent on one session (a new one, or ID resumed).
 While a turn runs, what you type steers it (the agent reads it at its next step); '/queue TEXT'
@@ -26,6 +26,7 @@ Commands: /cancel  /mode M  /model M  /queue TEXT  /help  /quit (or Ctrl-D)
 Ctrl-C cancels the running turn; when nothing runs it leaves. History: $TROUPE_HOME/chat_history.
 Permission requests are asked inline (y, a, n, never); --yes allows them all.
 --mcp-config FILE starts the MCP servers of FILE for the session ({"mcpServers": {...}}, docs/cli.md).
+--add-dir DIR (repeatable) lets the session use DIR too; with --session it replaces the ones it had.
 Piped input (no terminal) is played one prompt per line, each after the previous turn ended.
 
 Examples:
@@ -44,6 +45,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       model: { type: 'string' },
       mode: { type: 'string' },
       'mcp-config': { type: 'string' },
+      'add-dir': { type: 'string', multiple: true },
       yes: { type: 'boolean', short: 'y' },
     });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
@@ -64,7 +66,14 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
         return decidePermission(req, { yes: values.yes ?? false, ask: tty ? repl?.ask : undefined, style, note: (l) => renderer.note(l) });
       },
     });
-    const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: values.session, cwd: values.cwd, mode: values.mode, model: values.model, mcpServers });
+    const opened = await openSession(link, new DaemonClient(conn.target), {
+      sessionId: values.session,
+      cwd: values.cwd,
+      mode: values.mode,
+      model: values.model,
+      mcpServers,
+      additionalDirectories: values['add-dir'],
+    });
     sessionId = opened.sessionId;
     renderer.note(style.dim(`[${opened.resumed ? 'resumed' : 'new'} session ${sessionId} in ${opened.cwd} · /help for commands]`));
     repl = new Repl({

@@ -26,6 +26,7 @@ Options:
   --model M        use model M (e.g. scripted/demo, anthropic/claude-sonnet-4-5)
   --mode M         default | accept-edits | plan | bypass
   --mcp-config F   start the MCP servers of file F for the session ({"mcpServers": {...}}, docs/cli.md)
+  --add-dir DIR    let the session use DIR too (repeatable; with --session: replaces the ones it had)
   --yes, -y        allow every permission request without asking
   --json           print the session's updates as JSON lines, then {"sessionId","stopReason"}
   --standalone     use a private daemon for this command only (gone when it exits)
@@ -53,6 +54,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       model: { type: 'string' },
       mode: { type: 'string' },
       'mcp-config': { type: 'string' },
+      'add-dir': { type: 'string', multiple: true },
       yes: { type: 'boolean', short: 'y' },
       json: { type: 'boolean' },
       standalone: { type: 'boolean' },
@@ -77,6 +79,8 @@ interface RunOptions {
   mode?: string;
   /** From `--mcp-config`, read before anything starts. */
   mcpServers?: unknown[];
+  /** `--add-dir`, repeatable. */
+  'add-dir'?: string[];
   yes?: boolean;
   json?: boolean;
   'no-color'?: boolean;
@@ -127,7 +131,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
         if (method === '_troupe/session_failed') note(style.red(`[session failed: ${(params as { reason?: string }).reason ?? 'unknown'}]`));
       },
     });
-    const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers });
+    const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers, additionalDirectories: o['add-dir'] });
     sessionId = opened.sessionId;
     const id = sessionId;
     cancelOnExit = () => link!.agent.notify('session/cancel', { sessionId: id });

@@ -16,6 +16,11 @@ export interface OpenOptions {
   model?: string;
   /** ACP `mcpServers` (`--mcp-config`); without, a resumed session keeps those it has. */
   mcpServers?: unknown[];
+  /**
+   * ACP `additionalDirectories` (`--add-dir`, relative to the current directory); without, a
+   * resumed session keeps those it has (ACP takes the whole list again on every resume).
+   */
+  additionalDirectories?: string[];
 }
 
 export interface OpenedSession {
@@ -38,12 +43,21 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
     // Asking the management API first gives a clear `session_not_found` and the session's cwd.
     const entry = await client.session(opts.sessionId);
     const cwd = opts.cwd ? resolve(opts.cwd) : entry.cwd;
+    const dirs = opts.additionalDirectories ? absolute(opts.additionalDirectories) : (entry.additionalDirectories ?? []);
     // Without `mcpServers` the session keeps the MCP servers its own client gave it (an empty list would stop them).
-    await call(link.agent.request('session/resume', { sessionId: opts.sessionId, cwd, ...(opts.mcpServers ? { mcpServers: opts.mcpServers as never } : {}) }));
+    await call(
+      link.agent.request('session/resume', {
+        sessionId: opts.sessionId,
+        cwd,
+        ...(dirs.length ? { additionalDirectories: dirs } : {}),
+        ...(opts.mcpServers ? { mcpServers: opts.mcpServers as never } : {}),
+      }),
+    );
     opened = { sessionId: opts.sessionId, cwd, resumed: true };
   } else {
     const cwd = resolve(opts.cwd ?? process.cwd());
-    const res = await call(link.agent.request('session/new', { cwd, mcpServers: (opts.mcpServers ?? []) as never }));
+    const dirs = absolute(opts.additionalDirectories ?? []);
+    const res = await call(link.agent.request('session/new', { cwd, ...(dirs.length ? { additionalDirectories: dirs } : {}), mcpServers: (opts.mcpServers ?? []) as never }));
     opened = { sessionId: res.sessionId, cwd, resumed: false };
   }
   try {
@@ -57,3 +71,5 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
   }
   return opened;
 }
+
+const absolute = (dirs: string[]) => dirs.map((d) => resolve(d));

@@ -72,7 +72,11 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
       else if (e.type === 'tool_call_updated') detail = `${p(e.title)}${e.status ? ` ${e.status}` : ''}`.trim();
       else if (e.type === 'turn_completed') detail = String(e.stopReason ?? '');
       else if (e.type === 'session_created') detail = `${p(e.cwd)} ${p(e.model)} ${p(e.mode)}`;
-      else if (e.type === 'session_configured') detail = [e.mode && `mode ${p(e.mode)}`, e.model && `model ${p(e.model)}`, e.title && `title "${p(e.title)}"`].filter(Boolean).join(', ');
+      else if (e.type === 'session_configured') {
+        const listed = e.additionalDirectories as string[] | undefined;
+        const dirs = listed && `directories ${listed.length ? listed.map(p).join(' ') : '(none)'}`;
+        detail = [e.mode && `mode ${p(e.mode)}`, e.model && `model ${p(e.model)}`, e.title && `title "${p(e.title)}"`, dirs].filter(Boolean).join(', ');
+      }
       out.write(`${seq} ${style.cyan(e.type)}${detail ? `  ${detail}` : ''}\n`);
     },
   };

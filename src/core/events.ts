@@ -78,7 +78,15 @@ export const AgentEvent = z.discriminatedUnion('type', [
     /** Set when the session was forked: the source session and the seq it was copied through. */
     forkedFrom: z.object({ sessionId: id, throughSeq: nonNegInt }).optional(),
   }),
-  z.object({ ...base, type: z.literal('session_configured'), mode: z.string().optional(), model: z.string().optional(), title: z.string().optional() }),
+  z.object({
+    ...base,
+    type: z.literal('session_configured'),
+    mode: z.string().optional(),
+    model: z.string().optional(),
+    title: z.string().optional(),
+    /** The whole list of additional directories from now on (a client's session/load or resume set it). */
+    additionalDirectories: z.array(z.string()).optional(),
+  }),
   z.object({ ...inTurn, type: z.literal('user_message'), messageId: id, content: z.array(ContentBlock) }),
   z.object({ ...inTurn, type: z.literal('turn_started'), maxSteps: z.number().int().positive() }),
   z.object({ ...inTurn, type: z.literal('agent_message_chunk'), messageId: id, text: z.string() }),

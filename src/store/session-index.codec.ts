@@ -17,6 +17,7 @@ export function validEntry(v: unknown): v is SessionEntry {
     typeof e.model === 'string' &&
     typeof e.mode === 'string' &&
     (e.title === undefined || typeof e.title === 'string') &&
+    (e.additionalDirectories === undefined || (Array.isArray(e.additionalDirectories) && e.additionalDirectories.every((d) => typeof d === 'string'))) &&
     Number.isSafeInteger(e.createdAt) &&
     Number.isSafeInteger(e.updatedAt) &&
     Number.isSafeInteger(e.lastSeq) &&

@@ -12,6 +12,8 @@ export const SESSION_STATUSES: readonly SessionStatus[] = ['active', 'closed', '
 export interface SessionEntry {
   id: string;
   cwd: string;
+  /** Its additional directories as last set; absent when none. */
+  additionalDirectories?: string[];
   title?: string;
   model: string;
   mode: string;
@@ -41,6 +43,7 @@ export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): Sessi
       updatedAt: e.ts,
       status: entry?.status === 'deleted' || entry?.status === 'failed' ? entry.status : 'active',
       lastSeq: e.seq,
+      ...(e.additionalDirectories.length ? { additionalDirectories: e.additionalDirectories } : {}),
       ...(entry?.title !== undefined ? { title: entry.title } : {}),
     };
     return entry;
@@ -52,6 +55,8 @@ export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): Sessi
     if (e.title !== undefined) entry.title = e.title;
     if (e.model !== undefined) entry.model = e.model;
     if (e.mode !== undefined) entry.mode = e.mode;
+    if (e.additionalDirectories?.length) entry.additionalDirectories = e.additionalDirectories;
+    else if (e.additionalDirectories) delete entry.additionalDirectories;
   } else if (e.type === 'session_closed') {
     entry.status = e.reason === 'deleted' ? 'deleted' : entry.status === 'deleted' || entry.status === 'failed' ? entry.status : 'closed';
   }

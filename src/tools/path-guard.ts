@@ -89,19 +89,37 @@ async function resolveReal(abs: string, input: string): Promise<{ real: string; 
   return { real: current, exists: true };
 }
 
-export class PathGuard {
-  /** Lexical roots (as given, made absolute), cwd first. */
-  readonly roots: readonly string[];
-  /** Real paths of the roots, resolved once: the workspace does not move during a session. */
-  private readonly realRoots: readonly string[];
+function assertAbsoluteDirectories(dirs: readonly string[]): void {
+  for (const dir of dirs) {
+    if (!isAbsolute(dir)) throw new TroupeError('invalid_params', `Additional directories must be absolute paths, got ${JSON.stringify(dir)}.`);
+  }
+}
 
-  constructor(readonly cwd: string, additionalDirectories: readonly string[] = []) {
+export class PathGuard {
+  private readonly directories: () => readonly string[];
+  /** The roots for one list of additional directories (a session/load may give a new list). */
+  private resolved?: { of: readonly string[]; roots: readonly string[]; realRoots: readonly string[] };
+
+  /**
+   * `additionalDirectories`: a list, or a function that gives the session's list as it is now (the
+   * roots are resolved again only when it gives another list).
+   */
+  constructor(
+    readonly cwd: string,
+    additionalDirectories: readonly string[] | (() => readonly string[]) = [],
+  ) {
     if (!isAbsolute(cwd)) throw new TroupeError('invalid_params', `The session cwd must be an absolute path, got ${JSON.stringify(cwd)}.`);
-    for (const dir of additionalDirectories) {
-      if (!isAbsolute(dir)) throw new TroupeError('invalid_params', `Additional directories must be absolute paths, got ${JSON.stringify(dir)}.`);
-    }
-    this.roots = [resolve(cwd), ...additionalDirectories.map((d) => resolve(d))];
-    this.realRoots = this.roots.map((root) => {
+    if (typeof additionalDirectories !== 'function') assertAbsoluteDirectories(additionalDirectories);
+    this.directories = typeof additionalDirectories === 'function' ? additionalDirectories : () => additionalDirectories;
+  }
+
+  private current(): { of: readonly string[]; roots: readonly string[]; realRoots: readonly string[] } {
+    const dirs = this.directories();
+    if (this.resolved?.of === dirs) return this.resolved;
+    assertAbsoluteDirectories(dirs);
+    const roots = [resolve(this.cwd), ...dirs.map((d) => resolve(d))];
+    // Real paths resolved once per list: the workspace does not move while it is in use.
+    const realRoots = roots.map((root) => {
       try {
         // A root that is itself a symlink counts by its target.
         return realpathSync(root);
@@ -109,6 +127,12 @@ export class PathGuard {
         return root;
       }
     });
+    return (this.resolved = { of: dirs, roots, realRoots });
+  }
+
+  /** Lexical roots (as given, made absolute), cwd first. */
+  get roots(): readonly string[] {
+    return this.current().roots;
   }
 
   /**
@@ -123,13 +147,14 @@ export class PathGuard {
 
   /** A path for people and models: relative to the cwd when inside it, else absolute. */
   display(abs: string): string {
-    if (!isWithin(this.roots[0]!, abs)) return abs;
-    return relative(this.roots[0]!, abs) || '.';
+    const cwd = resolve(this.cwd);
+    if (!isWithin(cwd, abs)) return abs;
+    return relative(cwd, abs) || '.';
   }
 
   /** Whether a real path lies inside a real root. */
   containsReal(real: string): boolean {
-    return this.realRoots.some((root) => isWithin(root, real));
+    return this.current().realRoots.some((root) => isWithin(root, real));
   }
 
   /**

@@ -25,8 +25,8 @@ import { writeFileTool } from './write-file.tool.js';
 export interface WorkspaceToolsOptions {
   /** The session cwd (absolute). Relative tool paths resolve against it. */
   cwd: string;
-  /** Further absolute directories the tools may use. */
-  additionalDirectories?: readonly string[];
+  /** Further absolute directories the tools may use: a list, or the session's list as it is now. */
+  additionalDirectories?: readonly string[] | (() => readonly string[]);
   /** Where file reads and writes go; default: the local disk. */
   files?: FileBackend;
   /** Where commands run; default: local `sh -c` in a process group. */

@@ -66,7 +66,7 @@ export function makeHarness(replies: ScriptItem[][] | ReplayScript, options: Har
     clock: systemClock,
     logger: silentLogger,
     limits: { ...DEFAULT_LIMITS, ...options.limits },
-    systemPrompt: 'You are a test model.',
+    systemPrompt: () => 'You are a test model.',
   };
   const events: AgentEvent[] = [];
   const schemaErrors: string[] = [];

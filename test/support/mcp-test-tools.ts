@@ -10,12 +10,16 @@ import { join } from 'node:path';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 
 export function testMcpServer(): McpServer {
   const server = new McpServer({ name: 'troupe-test', version: '1.0.0' });
+  // How many times the client said its roots changed (MCP notifications/roots/list_changed).
+  let rootsChanged = 0;
+  server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => void rootsChanged++);
   server.registerTool('echo', { description: 'Says the text back.', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } }, async ({ text: t }) => text(`echo: ${t}`));
   server.registerTool('touch', { title: 'Create a file', description: 'Creates an empty file in the working directory.', inputSchema: { name: z.string() } }, async ({ name }) => {
     writeFileSync(join(process.cwd(), name), '');
@@ -23,7 +27,7 @@ export function testMcpServer(): McpServer {
   });
   server.registerTool('env', { description: 'Which variables (and roots) the server sees.', annotations: { readOnlyHint: true } }, async () => {
     const roots = await server.server.listRoots().then((r) => r.roots, () => null);
-    return text(JSON.stringify({ MCP_TEST_VAR: process.env.MCP_TEST_VAR ?? null, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY ?? null, pid: process.pid, roots }));
+    return text(JSON.stringify({ MCP_TEST_VAR: process.env.MCP_TEST_VAR ?? null, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY ?? null, pid: process.pid, roots, rootsChanged }));
   });
   server.registerTool('fail', { description: 'Always fails.', annotations: { readOnlyHint: true } }, async () => ({ ...text('it failed on purpose'), isError: true }));
   server.registerTool('hang', { description: 'Waits until cancelled.', annotations: { readOnlyHint: true } }, (extra) =>

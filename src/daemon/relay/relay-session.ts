@@ -11,6 +11,7 @@ import type { UpdateLine } from '../../wire/update-line.js';
 import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
+import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
 export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
@@ -204,9 +205,10 @@ export class RelaySession {
       const init = await this.request('initialize', childInitializeParams(this.caps, this.ctx.version), proc);
       if (init?.protocolVersion !== 1) throw new Error('the child did not answer initialize with protocol 1');
     }
-    // A fresh child for a session that exists resumes it from its log, without replay.
+    // A fresh child for a session that exists resumes it from its log, without replay, with the
+    // additional directories its log holds (no client asked to change them: src/acp/session-directories.ts).
     if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) {
-      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers };
+      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true } } };
       await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc);
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
   }

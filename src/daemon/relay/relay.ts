@@ -131,7 +131,13 @@ export class Relay implements AcpAgentSide, RelayContext {
     }
     try {
       const page = this.deps.index.list({ ...(p.cwd ? { cwd: p.cwd as string } : {}), ...(p.cursor ? { cursor: p.cursor as string } : {}), limit: 50 });
-      const sessions = page.sessions.map((s) => ({ sessionId: s.id, cwd: s.cwd, ...(s.title ? { title: s.title } : {}), updatedAt: new Date(s.updatedAt).toISOString() }));
+      const sessions = page.sessions.map((s) => ({
+        sessionId: s.id,
+        cwd: s.cwd,
+        ...(s.additionalDirectories?.length ? { additionalDirectories: s.additionalDirectories } : {}),
+        ...(s.title ? { title: s.title } : {}),
+        updatedAt: new Date(s.updatedAt).toISOString(),
+      }));
       return { jsonrpc: '2.0', id: msg.id, result: { sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
     } catch (err) {
       const e = err instanceof TroupeError ? err : new TroupeError('internal_error', String(err));

@@ -38,8 +38,11 @@ export interface McpToolsOptions {
   version: string;
   /** Called when a server's prompts (the session's slash commands) change while it runs. */
   onCommandsChanged?: () => void;
-  /** The session's directories (its cwd first), told to servers that ask for the client's roots. */
-  roots?: readonly string[];
+  /**
+   * The session's directories (its cwd first) as they are now, told to servers that ask for the
+   * client's roots; `rootsChanged()` tells them the list changed.
+   */
+  roots?: () => readonly string[];
 }
 
 /** A session's MCP tools; `close()` stops every server. */
@@ -57,6 +60,8 @@ export interface McpTools extends ToolHost {
    * messages. Rejects with `invalid_params` for an unknown command or a missing argument.
    */
   expand(command: string, input: string, signal?: AbortSignal): Promise<ContentBlock[]>;
+  /** Tells every server that the session's roots changed (MCP `notifications/roots/list_changed`). */
+  rootsChanged(): void;
   close(): Promise<void>;
 }
 
@@ -219,6 +224,9 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
       }
       return promptContent(command, result);
     },
+    rootsChanged() {
+      for (const s of connected) if (!s.gone) void s.client.sendRootsListChanged().catch(() => undefined);
+    },
     async close() {
       closing = true;
       await Promise.all(connected.map((s) => s.client.close().catch(() => undefined)));
@@ -229,8 +237,9 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
 async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<Connected> {
   // Roots: the directories the session works in, which servers such as a filesystem one confine
   // themselves to.
-  const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: { roots: { listChanged: false } } });
-  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: (opts.roots ?? [opts.cwd]).map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir })) }));
+  // They change when a client loads the session with other additional directories.
+  const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: { roots: { listChanged: true } } });
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: (opts.roots?.() ?? [opts.cwd]).map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir })) }));
   const transport = transportOf(server, opts.cwd);
   let timer: NodeJS.Timeout | undefined;
   try {

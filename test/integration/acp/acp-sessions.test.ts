@@ -17,7 +17,7 @@ test('initialize advertises protocol 1, loadSession, session capabilities and th
   assert.equal(init.protocolVersion, 1);
   assert.equal(init.agentInfo?.name, 'troupe');
   assert.equal(init.agentCapabilities?.loadSession, true);
-  assert.deepEqual(init.agentCapabilities?.sessionCapabilities, { list: {}, delete: {}, resume: {}, close: {} });
+  assert.deepEqual(init.agentCapabilities?.sessionCapabilities, { list: {}, delete: {}, resume: {}, close: {}, additionalDirectories: {} });
   assert.equal(init.agentCapabilities?.promptCapabilities?.embeddedContext, true);
   const meta = (init.agentCapabilities as any)._meta.troupe;
   assert.equal(meta.steer.method, '_troupe/steer');

@@ -1,0 +1,49 @@
+/**
+ * A session's additional directories: ACP's `additionalDirectories` ("Additional Workspace Roots"),
+ * further roots beside the cwd that its tools may use, the cwd staying the base of relative paths.
+ * `session/new`, `session/load` and `session/resume` each give the whole list; omitted or empty is
+ * none (stored directories are never brought back implicitly). The daemon's own resume of a session
+ * (a child started again after a crash or an idle stop) keeps the list its log holds instead:
+ * no client asked for a change.
+ */
+import { statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { TroupeError } from '../core/errors.js';
+
+/** A `_meta.troupe` flag on a daemon's own `session/resume`: keep the session's directories. */
+export const KEEP_DIRECTORIES = 'keepDirectories';
+
+/** Whether a lifecycle request is the daemon's own resume, which keeps the directories. */
+export function keepsDirectories(params: { _meta?: unknown }): boolean {
+  const troupe = (params._meta as { troupe?: Record<string, unknown> } | null | undefined)?.troupe;
+  return troupe?.[KEEP_DIRECTORIES] === true;
+}
+
+/**
+ * The additional directories a lifecycle request asks for, checked: each an absolute path to an
+ * existing directory (`invalid_params` otherwise, naming it: a root is never dropped silently).
+ * Exact repeats, and the cwd itself, are left out, the first of each kept in its place.
+ */
+export function requestedDirectories(cwd: string, value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new TroupeError('invalid_params', `additionalDirectories must be an array of absolute paths, got ${JSON.stringify(value)}`);
+  const out: string[] = [];
+  for (const dir of value) {
+    if (typeof dir !== 'string' || dir === '') throw new TroupeError('invalid_params', `additionalDirectories holds ${JSON.stringify(dir)}, not an absolute path`);
+    assertDirectory(dir, 'additionalDirectories');
+    if (dir !== cwd && !out.includes(dir)) out.push(dir);
+  }
+  return out;
+}
+
+/** Synchronous: one stat, and `session/new` waits for it (a thread-pool round trip costs more). */
+export function assertDirectory(path: string, field: string): void {
+  if (typeof path !== 'string' || !isAbsolute(path)) throw new TroupeError('invalid_params', `${field} must be an absolute path, got ${JSON.stringify(path)}`);
+  let info;
+  try {
+    info = statSync(path);
+  } catch {
+    throw new TroupeError('invalid_params', `${field} ${path} does not exist`);
+  }
+  if (!info.isDirectory()) throw new TroupeError('invalid_params', `${field} ${path} is not a directory`);
+}
