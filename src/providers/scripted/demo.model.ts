@@ -70,8 +70,12 @@ function report(results: Extract<ModelMessage, { role: 'tool' }>['results']): st
     if (r.isError) return `\`${r.name}\` failed: ${firstLines(r.output, 3)}`;
     switch (r.name) {
       case 'list_dir': {
-        const entries = r.output.split('\n').filter(Boolean);
-        return `The directory has ${plural(entries.length, 'entry', 'entries')}:\n${firstLines(entries.join('\n'), 20)}`;
+        // The tool's notes (src/tools/list-dir.tool.ts) are not entries: an empty directory, or a cut list.
+        if (/^\[.* is empty\]$/.test(r.output)) return 'The directory is empty.';
+        const lines = r.output.split('\n').filter(Boolean);
+        const more = Number(/^\[\.\.\. (\d+) more entries not shown\]$/.exec(lines.at(-1) ?? '')?.[1] ?? 0);
+        const count = lines.length - (more ? 1 : 0) + more;
+        return `The directory has ${plural(count, 'entry', 'entries')}:\n${firstLines(lines.join('\n'), 20)}`;
       }
       case 'read_file': {
         const lines = linesOf(r.output).length;

@@ -66,6 +66,9 @@ test('demo: counts lines and entries as a person does', async () => {
   assert.match(ten, /line 8\n… \(2 more lines\)/);
   assert.match(await reply('read_file', ''), /The file has 0 lines/);
   assert.match(await reply('list_dir', 'a.txt\n'), /The directory has 1 entry:/);
+  // The tool's notes are not entries: an empty directory, and a list cut at its limit.
+  assert.equal(await reply('list_dir', '[src is empty]'), 'The directory is empty.\n\nThat is everything the tools returned.');
+  assert.match(await reply('list_dir', 'a.txt\nb.txt\n[... 3 more entries not shown]'), /The directory has 5 entries:/);
 });
 
 test('replay: replies are consumed in order; keyed replies answer matching prompts; compaction costs no reply', async () => {
