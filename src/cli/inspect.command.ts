@@ -36,7 +36,7 @@ const MACHINES = ['session', 'turn', 'child'] as const;
 type Machine = (typeof MACHINES)[number];
 
 interface Picture {
-  session: { id: string; title?: string; status: string; model: string; mode: string; cwd: string; updatedAt: number; child: { state: string; pid: number | null; restarts: number } | null };
+  session: { id: string; title?: string; status: string; model: string; mode: string; cwd: string; additionalDirectories?: string[]; updatedAt: number; child: { state: string; pid: number | null; restarts: number } | null };
   source: 'live' | 'log';
   states: Partial<Record<Machine, string>>;
   transitions: { machine: Machine; state: string; event: string; at: number; seq?: number; cause?: string }[];
@@ -124,6 +124,7 @@ function summary(p: Picture): string {
     `status   ${s.status}${s.child ? `, child pid ${s.child.pid ?? '-'} (${s.child.state}), ${s.child.restarts} restart(s)` : ', no live child'}`,
     `model    ${printable(s.model)}  mode ${printable(s.mode)}`,
     `cwd      ${printable(s.cwd)}`,
+    ...(s.additionalDirectories?.length ? [`also     ${s.additionalDirectories.map((d) => printable(d)).join('  ')}`] : []),
     `activity ${time(s.updatedAt)}`,
     '',
     `states (${p.source === 'live' ? 'live' : 'rebuilt from the log'}):`,

@@ -68,6 +68,7 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
         `${style.bold(d.id)}  ${printable(d.title ?? '')}`,
         `  status       ${d.status}`,
         `  cwd          ${printable(d.cwd)}`,
+        ...(d.additionalDirectories?.length ? [`  also         ${d.additionalDirectories.map((x) => printable(x)).join('  ')}`] : []),
         `  model        ${d.model}`,
         `  mode         ${d.mode}`,
         `  created      ${new Date(d.createdAt).toISOString()} (${ago(d.createdAt)})`,

@@ -38,6 +38,8 @@ describe('troupe run --add-dir', { timeout: 60_000 }, () => {
     assert.equal(first.code, 0, first.stderr);
     assert.equal(readStatus(first.stdout), 'completed');
     const sessionId = (jsonLines(first.stdout).at(-1) as { sessionId: string }).sessionId;
+    const shown = await h.run(['sessions', 'show', sessionId]);
+    assert.match(shown.stdout, new RegExp(`\\n  also +${shared}\\n`));
 
     const resumed = await h.run(['run', '--json', '--yes', '--session', sessionId, 'read the lib']);
     assert.equal(resumed.code, 0, resumed.stderr);
