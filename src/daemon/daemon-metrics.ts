@@ -34,7 +34,7 @@ export function daemonMetrics(m: Metrics) {
       if (info.willRestart) restarts();
       if (info.failed) failed();
     },
-    gauges: (relay: Relay, index: SessionIndex, pool: ChildPool, transport: AcpTransportHandle, feeds: SessionFeeds) => {
+    gauges: (relay: Relay, index: SessionIndex, pool: ChildPool, transport: AcpTransportHandle, feeds: SessionFeeds, sse: () => { streams: number; queuedBytes: number }) => {
       m.gauge('troupe_sessions_live', 'Sessions with a running child.', () => relay.liveCount());
       // What the daemon keeps per session beyond the index: both go back down as sessions come to rest.
       m.gauge('troupe_sessions_held', 'Sessions the relay holds in memory: a child, a client attached or a request in flight (or failed).', () => relay.sessions.size);
@@ -43,6 +43,8 @@ export function daemonMetrics(m: Metrics) {
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);
       m.gauge('troupe_acp_connections', 'Open ACP transport connections.', () => transport.connections().length);
       m.gauge('troupe_acp_retained_bytes', 'Output already delivered on SSE streams, kept for Last-Event-ID resume.', () => transport.connections().reduce((n, c) => n + c.retainedBytes, 0));
+      m.gauge('troupe_sse_streams', 'Open /v1 and inspector SSE streams.', () => sse().streams);
+      m.gauge('troupe_sse_queued_bytes', 'Output of /v1 and inspector SSE streams waiting for their sockets to take it.', () => sse().queuedBytes);
       m.gauge('troupe_daemon_rss_bytes', 'Resident memory of the daemon process.', () => process.memoryUsage().rss);
       const live = () => [...relay.sessions.values()].filter((s) => s.live && s.health);
       m.gauge('troupe_children_rss_bytes', 'Resident memory of all live children, from their last heartbeats.', () => live().reduce((n, s) => n + s.health!.rss, 0));

@@ -205,7 +205,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
     ...(opts.tlsCert && opts.tlsKey ? { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey } } : {}),
   });
   const transport = server.mountAcp(relay, { idleTimeoutMs: opts.connectionIdleMs, maxConnections: opts.maxConnections });
-  counters.gauges(relay, index, pool, transport, feeds);
+  counters.gauges(relay, index, pool, transport, feeds, () => server.sseStats());
   registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt, turns: { running: (id) => running.get(id) } });
   (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env });
   const listening = await server.listen();

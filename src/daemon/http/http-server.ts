@@ -122,6 +122,13 @@ export class HttpServer {
     };
   }
 
+  /** Open management SSE streams and the bytes they hold waiting for their sockets (for /metrics). */
+  sseStats(): { streams: number; queuedBytes: number } {
+    let queuedBytes = 0;
+    for (const s of this.sseStreams) queuedBytes += s.queued;
+    return { streams: this.sseStreams.size, queuedBytes };
+  }
+
   /** Mints a one-time login code and the URL that spends it (sets the cookie, redirects to /inspect/). */
   mintLoginCode(): { code: string; url: string } {
     const code = this.security.mintLoginCode();

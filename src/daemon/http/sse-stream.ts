@@ -57,6 +57,11 @@ export class SseStream {
     if (exchange.ended) this.finish();
   }
 
+  /** Bytes of events waiting in this process for the socket to take them (for /metrics). */
+  get queued(): number {
+    return this.queuedBytes;
+  }
+
   get closed(): boolean {
     return this.closedFlag;
   }

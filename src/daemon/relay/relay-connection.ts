@@ -23,8 +23,12 @@ export class RelayConnection implements AcpConnectionPeer {
     readonly capabilities: Record<string, unknown>,
   ) {}
 
-  send(msg: JsonRpcMessage): Promise<void> {
-    return this.isClosed ? Promise.resolve() : this.channel.send(msg);
+  /**
+   * `answering`, for a response: the session of the request it answers (none for a connection-level
+   * one). Client ids are the client's: `id: 1` may be in flight on two sessions at once.
+   */
+  send(msg: JsonRpcMessage, answering?: string): Promise<void> {
+    return this.isClosed ? Promise.resolve() : this.channel.send(msg, answering === undefined ? {} : { sessionId: answering });
   }
 
   /** Notifications already in JSON text (a child's session/update lines). */
@@ -50,10 +54,13 @@ export class RelayConnection implements AcpConnectionPeer {
       case 'session/delete':
         if (request) void this.relay.deleteSession(this, msg);
         return;
-      case '$/cancel_request':
+      case '$/cancel_request': {
         // The client withdrew one of its requests: the child that has it is told, under its own id.
-        for (const s of this.sessions) s.withdraw(this, (msg.params as { requestId?: unknown } | undefined)?.requestId);
+        // Named with a session (header or params), only that session's request: ids may repeat across sessions.
+        const scope = sessionIdOf(msg) ?? context.sessionId;
+        for (const s of this.sessions) if (scope === undefined || s.sessionId === scope) s.withdraw(this, (msg.params as { requestId?: unknown } | undefined)?.requestId);
         return;
+      }
     }
     const sessionId = sessionIdOf(msg) ?? context.sessionId;
     // An empty id names no session (session_not_found below); only an absent one routes nowhere.

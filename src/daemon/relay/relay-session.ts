@@ -32,6 +32,8 @@ function withClientCaps(params: unknown, caps: Record<string, unknown>): Record<
 interface PendingRequest {
   conn: RelayConnection;
   clientId: unknown;
+  /** The session the client sent it on (none for session/new): its answer goes to that session's stream. */
+  answering: string | undefined;
   method: string;
   /** session/fork: the MCP servers the fork named (the new session's). */
   forkServers?: unknown[];
@@ -128,7 +130,7 @@ export class RelaySession {
     const id = this.nextId++;
     const method = String(msg.method);
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
-    this.pending.set(id, { conn, clientId: msg.id, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
+    this.pending.set(id, { conn, clientId: msg.id, answering: this.sessionId, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
     if (method === 'session/load' && this.load) {
       this.loadsWaiting.set(id, { conn, msg: { ...msg, id } });
@@ -251,7 +253,7 @@ export class RelaySession {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sid === 'string') this.ctx.forked(this, sid, p.forkServers ?? []);
     }
-    void p.conn.send({ ...msg, id: p.clientId });
+    void p.conn.send({ ...msg, id: p.clientId }, p.answering);
     // After its answer is queued: the stream keeps nothing of a session its client is done with.
     if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
   }
@@ -370,7 +372,7 @@ export class RelaySession {
       if (queued.has(id) || this.loadsWaiting.has(id)) continue;
       this.pending.delete(id);
       if (this.load?.id === id) this.load = undefined;
-      void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err });
+      void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
     }
     this.prompting.length = 0;
     for (const p of this.pending.values()) if (p.method === 'session/prompt') this.prompting.push(p.conn);
@@ -386,7 +388,7 @@ export class RelaySession {
 
   /** The session failed for good: whatever waits for it gets `session_failed`. */
   failQueued(): void {
-    const failed = (p: PendingRequest) => void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }) });
+    const failed = (p: PendingRequest) => void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }) }, p.answering);
     for (const msg of this.child.drainQueue()) {
       if (msg.id === undefined || msg.method === undefined) continue;
       const p = this.pending.get(Number(msg.id));

@@ -95,13 +95,13 @@ export class Relay implements AcpAgentSide, RelayContext {
     if (!session) {
       const entry = this.deps.index.get(sessionId);
       if (!entry || entry.status === 'deleted') {
-        if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `no session ${sessionId}`, { sessionId }));
+        if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `no session ${sessionId}`, { sessionId }), sessionId);
         return;
       }
       if (!request) return; // a notification (cancel) for a session with no child: nothing runs
       // Failed for good, in this daemon run or an earlier one: never started again.
-      if (entry.status === 'failed') return void conn.send(failedResponse(msg.id, sessionId));
-      if (this.refuseCapacity(conn, msg)) return;
+      if (entry.status === 'failed') return void conn.send(failedResponse(msg.id, sessionId), sessionId);
+      if (this.refuseCapacity(conn, msg, sessionId)) return;
       // A session released at rest had servers its client named: a request that names none (the CLI's
       // resume) gets them back, as it would from a child that had stayed (spec/tools.md §7).
       const servers = this.restingServers.get(sessionId);
@@ -112,10 +112,10 @@ export class Relay implements AcpAgentSide, RelayContext {
       this.sessions.set(sessionId, session);
     }
     if (session.child.failed) {
-      if (request) void conn.send(failedResponse(msg.id, sessionId));
+      if (request) void conn.send(failedResponse(msg.id, sessionId), sessionId);
       return;
     }
-    if (!session.live && request && this.refuseCapacity(conn, msg)) return;
+    if (!session.live && request && this.refuseCapacity(conn, msg, sessionId)) return;
     // A notification (cancel) for a session whose child was stopped: nothing runs there to act on,
     // and waking a child for it would also pass --max-sessions, which only requests are checked against.
     if (!request) return void (session.live && session.deliver(msg));
@@ -149,12 +149,12 @@ export class Relay implements AcpAgentSide, RelayContext {
     const sessionId = String((msg.params as { sessionId?: unknown })?.sessionId ?? '');
     try {
       await this.deleteById(sessionId);
-      void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} });
+      void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} }, sessionId);
       conn?.channel.releaseSession(sessionId);
     } catch (err) {
       // A typed refusal (the session open in an editor's process: session_locked) keeps its code.
-      if (isTroupeError(err)) void conn?.send({ jsonrpc: '2.0', id: msg.id, error: err.toRpc() });
-      else void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }));
+      if (isTroupeError(err)) void conn?.send({ jsonrpc: '2.0', id: msg.id, error: err.toRpc() }, sessionId);
+      else void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }), sessionId);
     }
   }
 
@@ -270,13 +270,14 @@ export class Relay implements AcpAgentSide, RelayContext {
     queueMicrotask(() => this.release(session));
   }
 
-  private refuseCapacity(conn: RelayConnection, msg: JsonRpcMessage): boolean {
+  /** `sessionId`: the session the request was sent on (none for session/new), where the refusal goes. */
+  private refuseCapacity(conn: RelayConnection, msg: JsonRpcMessage, sessionId?: string): boolean {
     if (this.shuttingDown) {
-      void conn.send(errorResponse(msg.id, 'capacity_exceeded', 'the daemon is shutting down'));
+      void conn.send(errorResponse(msg.id, 'capacity_exceeded', 'the daemon is shutting down'), sessionId);
       return true;
     }
     if (this.liveCount() + this.opening.size < this.options.maxLiveSessions) return false;
-    void conn.send(errorResponse(msg.id, 'capacity_exceeded', `the daemon already runs ${this.options.maxLiveSessions} live sessions (--max-sessions)`, { limit: this.options.maxLiveSessions }));
+    void conn.send(errorResponse(msg.id, 'capacity_exceeded', `the daemon already runs ${this.options.maxLiveSessions} live sessions (--max-sessions)`, { limit: this.options.maxLiveSessions }), sessionId);
     return true;
   }
 }

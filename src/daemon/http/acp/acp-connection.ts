@@ -20,6 +20,10 @@ export interface ConnectionHost {
   forget(conn: AcpConnection): void;
 }
 
+function sameRoute(a: Route, b: Route): boolean {
+  return a === 'connection' || b === 'connection' ? a === b : a.session === b.session;
+}
+
 /** Raised when a message is handed to a connection that has shut down. */
 export class ConnectionClosedError extends Error {
   constructor() {
@@ -34,8 +38,11 @@ export class AcpConnection implements AcpClientChannel {
   /** HTTP: the connection stream. WS: the one stream of the socket. */
   readonly mainStream: OutboundStream;
   readonly sessionStreams = new Map<string, OutboundStream>();
-  /** Client request id → the stream its response goes to. */
-  readonly pendingRoutes = new Map<string, Route>();
+  /**
+   * Client requests in flight: id → the stream each one's response goes to. Ids are the client's, so
+   * one id may be in flight on several streams at once (two sessions), never twice on one stream.
+   */
+  private readonly pendingRoutes = new Map<string, Route[]>();
   /** Agent request id → the session its client response must name. */
   readonly clientResponseRoutes = new Map<string, Route>();
   /** Output no receiver has taken yet (UTF-16 length of the JSON, as the SDK counts). */
@@ -143,14 +150,47 @@ export class AcpConnection implements AcpClientChannel {
     return typeof id === 'string' && id.length > this.host.options.maxIdLength;
   }
 
+  /**
+   * Records a client request in flight, with where its response goes. False when a request with the
+   * same id is already in flight on that stream: its response could not be told from this one's.
+   */
+  addPendingRequest(key: string, route: Route): boolean {
+    const routes = this.pendingRoutes.get(key);
+    if (!routes) return void this.pendingRoutes.set(key, [route]), true;
+    if (routes.some((r) => sameRoute(r, route))) return false;
+    routes.push(route);
+    return true;
+  }
+
+  /** Forgets a request that never reached the agent side (its POST failed). */
+  dropPendingRequest(key: string, route: Route): void {
+    this.takeRoute(key, route, false);
+  }
+
+  /**
+   * Where the response with id `key` goes, answering a request received on `route`: that request's
+   * stream. An agent side that names no route, or a route with no such request in flight, gets the
+   * oldest request in flight under that id (the only one unless the client reuses ids across
+   * sessions); none at all: the connection stream.
+   */
+  private takeRoute(key: string, route: Route, fallback = true): Route {
+    const routes = this.pendingRoutes.get(key);
+    if (!routes) return 'connection';
+    let i = routes.findIndex((r) => sameRoute(r, route));
+    if (i < 0 && !fallback) return 'connection';
+    if (i < 0) i = 0;
+    const [taken] = routes.splice(i, 1);
+    if (routes.length === 0) this.pendingRoutes.delete(key);
+    return taken!;
+  }
+
   /** {@link AcpClientChannel.send}: route one agent → client message. */
-  send(message: JsonRpcMessage): Promise<void> {
+  send(message: JsonRpcMessage, answering: AcpInboundContext = {}): Promise<void> {
     if (this.closedFlag || !isRecord(message)) return Promise.resolve();
     let route: Route;
     if (isResponse(message)) {
       const key = idKey(message['id']);
-      route = (key && this.pendingRoutes.get(key)) || 'connection';
-      if (key) this.pendingRoutes.delete(key);
+      route = key ? this.takeRoute(key, answering.sessionId === undefined ? 'connection' : { session: answering.sessionId }) : 'connection';
       if (this.idTooLong(sessionIdOfResult(message))) return this.closeFor('limit_exceeded', 'agent issued an over-long session id');
     } else {
       const sid = sessionIdOfParams(message);

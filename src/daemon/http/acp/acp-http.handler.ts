@@ -74,13 +74,23 @@ async function handlePost(ex: HttpExchange, core: TransportCore): Promise<void> 
   const conn = core.httpConnection(connectionId);
   if (!conn) return ex.error(404, 'connection_not_found', `Unknown ${HEADER_CONNECTION_ID}`);
   const release = conn.hold();
+  let admitted: Admitted | undefined;
   try {
     const refusal = isResponse(value) ? checkClientResponse(ex, conn, value) : await admitMethodMessage(ex, conn, value);
-    if (refusal) return ex.error(400, 'invalid_request', refusal);
-    if (ex.aborted) return;
+    if (typeof refusal === 'string') return ex.error(400, 'invalid_request', refusal);
+    if (refusal?.duplicate) {
+      // The POST is refused, not answered on the stream: there the client would take the error for
+      // the answer to its request in flight under the same id. The SDK client turns a refused POST
+      // into a JSON-RPC error for that request.
+      const where = refusal.route === 'connection' ? 'on this connection' : `on session ${refusal.route.session}`;
+      return ex.json(400, rpcError(value['id'], -32600, `Invalid Request: a request with id ${JSON.stringify(value['id'])} is already in flight ${where}`, 'invalid_request'));
+    }
+    admitted = refusal;
+    if (ex.aborted) return admitted && conn.dropPendingRequest(admitted.key, admitted.route);
     await conn.deliver(value, contextOf(ex, value));
     ex.send(202, {});
   } catch (err) {
+    if (admitted) conn.dropPendingRequest(admitted.key, admitted.route);
     if (conn.isClosed || ex.aborted) return ex.error(404, 'connection_not_found', `Unknown ${HEADER_CONNECTION_ID}`);
     core.logger.error('ACP agent side failed to take a message', { connectionId: conn.id, error: String(err) });
     ex.error(500, 'internal_error', 'The agent side failed to take the message');
@@ -111,7 +121,14 @@ function checkClientResponse(ex: HttpExchange, conn: AcpConnection, msg: JsonRpc
  * Session scoping, id limits, and room: a request (which will produce output) waits while the
  * client is behind on its output, so a client that does not read cannot make the agent produce more.
  */
-async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: JsonRpcMessage): Promise<string | undefined> {
+/** A request admitted and recorded in flight (its id and the stream its response goes to). */
+interface Admitted {
+  key: string;
+  route: Route;
+  duplicate?: boolean;
+}
+
+async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: JsonRpcMessage): Promise<string | Admitted | undefined> {
   const method = typeof msg['method'] === 'string' ? msg['method'] : '';
   const header = ex.header('acp-session-id');
   const fromParams = sessionIdOfParams(msg);
@@ -123,8 +140,11 @@ async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: Js
   if (conn.idTooLong(msg['id'])) return `Request id exceeds maxIdLength (${conn.idMaxLength})`;
   if (!conn.hasRoom()) await conn.waitForRoom(ex.signal);
   const key = isRequest(msg) ? idKey(msg['id']) : undefined;
-  if (key) conn.pendingRoutes.set(key, responseRoute(session));
-  return undefined;
+  // Ids are the client's: equal ids on two sessions are fine (each response goes to the stream of
+  // its request), but twice on one stream the client could not tell the answers apart.
+  if (!key) return undefined;
+  const route = responseRoute(session);
+  return { key, route, ...(conn.addPendingRequest(key, route) ? {} : { duplicate: true }) };
 }
 
 /**

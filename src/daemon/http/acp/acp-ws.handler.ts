@@ -28,6 +28,19 @@ interface WsState {
   pingSentAt?: number;
   /** Close code to use instead of the reason's default (1011 for internal failures). */
   closeCode?: number;
+  /** Close reason text to send instead of the AcpCloseReason. */
+  closeText?: string;
+}
+
+/**
+ * uWS's own limit on a received message, twice troupe's. uWS refuses a message over its limit by
+ * dropping the TCP connection without a close frame (the client sees 1006, no reason), as soon as
+ * a frame header announces it, before buffering it. With room above troupe's limit, a message
+ * somewhat too big reaches the handler, which closes with 1009 and a reason; only one over twice the
+ * limit gets uWS's abrupt close. A socket's receive buffer is bounded by this (spec/transport.md §7).
+ */
+export function uwsMaxPayloadLength(maxBodyBytes: number): number {
+  return Math.min(2 * maxBodyBytes, 0x7fffffff);
 }
 
 const CLOSE_CODES: Record<AcpCloseReason, number> = {
@@ -47,7 +60,7 @@ export type WsAuthorizer = (headers: HeaderMap, subprotocols: string[]) => AuthO
 export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorizer): WebSocketBehavior<WsState> {
   const o = core.options;
   return {
-    maxPayloadLength: o.maxBodyBytes,
+    maxPayloadLength: uwsMaxPayloadLength(o.maxBodyBytes),
     // uWS's own idle timer is a backstop only (it has 4 s granularity); troupe's pinger is finer.
     idleTimeout: Math.max(16, Math.ceil((o.wsPingIntervalMs + o.wsPongTimeoutMs) / 1000) * 2),
     sendPingsAutomatically: true,
@@ -63,7 +76,7 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
       state.conn.onClose = (reason) => {
         if (!state.open || reason === 'socket_closed') return;
         state.open = false;
-        ws.end(state.closeCode ?? CLOSE_CODES[reason], reason);
+        ws.end(state.closeCode ?? CLOSE_CODES[reason], state.closeText ?? reason);
       };
       core.extraSweeps.set(state.conn, (now) => pingSweep(core, state, now));
     },
@@ -71,6 +84,11 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
       const state = ws.getUserData();
       state.lastInboundAt = core.now();
       state.pingSentAt = undefined;
+      if (message.byteLength > o.maxBodyBytes) {
+        // 1009 (message too big) with a reason, rather than uWS's abrupt close; nothing of it is read.
+        closeFor(core, state, 'limit_exceeded', `message of ${message.byteLength} bytes exceeds maxBodyBytes`, 1009, `message too big (limit ${o.maxBodyBytes} bytes)`);
+        return;
+      }
       if (isBinary) {
         core.logger.warn('Ignoring binary ACP WebSocket frame', { connectionId: state.conn.id });
         return;
@@ -161,9 +179,10 @@ function reply(state: WsState, msg: JsonRpcMessage): Promise<void> {
 }
 
 /** Shuts the connection down; its close hook ends the socket with the reason's code (or `code`). */
-function closeFor(core: TransportCore, state: WsState, reason: AcpCloseReason, why: string, code?: number): void {
+function closeFor(core: TransportCore, state: WsState, reason: AcpCloseReason, why: string, code?: number, text?: string): void {
   core.logger.warn(`Closing ACP WebSocket: ${why}`, { connectionId: state.conn.id, reason });
   state.closeCode = code;
+  state.closeText = text;
   state.conn.shutdown(reason);
 }
 

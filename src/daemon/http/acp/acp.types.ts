@@ -59,8 +59,13 @@ export interface AcpClientChannel {
    * the rest by `params.sessionId`. Resolves at once while the connection's buffered output is under
    * its limit, otherwise once the client has read enough (backpressure) or the connection closed.
    * Never rejects. Agent → client request ids must be unique per connection (the relay rewrites).
+   *
+   * Client request ids are the client's, and one id may be in flight on two sessions at once: a
+   * response names the request it answers by its id and `answering`, the context `receive` was given
+   * with that request (`{}` for one that came without a session). Without a match the oldest
+   * request in flight under that id is taken.
    */
-  send(message: JsonRpcMessage): Promise<void>;
+  send(message: JsonRpcMessage, answering?: AcpInboundContext): Promise<void>;
   /**
    * Queues notifications for one session that are already JSON text (the relay passes a child's
    * `session/update` lines through unparsed). Each must be a JSON-RPC notification whose
