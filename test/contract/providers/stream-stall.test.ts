@@ -84,6 +84,16 @@ function stretched(sse: string, index: number, copies: number): string {
   return [...events.slice(0, index + 1), ...extra, ...events.slice(index + 1)].join('');
 }
 
+/**
+ * Waits until the server has seen `count` requests since `before`. The watchdog also covers the wait
+ * for the response, so on a loaded machine a retry can give up before the server has read its
+ * request; the count is settled once the server has.
+ */
+async function requestsSince(server: ReplayServer, before: number, count: number): Promise<number> {
+  while (server.requests.length - before < count) await new Promise((r) => setTimeout(r, 10));
+  return server.requests.length - before;
+}
+
 /** Consumes a stream into `seen` and returns what it threw. */
 async function failure(provider: ModelProvider, model: string, seen: ProviderEvent[] = [], signal = new AbortController().signal): Promise<unknown> {
   try {
@@ -105,7 +115,7 @@ describe('the stream idle watchdog', { concurrency: true }, () => {
       after(() => server.close());
 
       test('that stalls before anything reached the caller is retried, then fails as a network stall naming the setting', async () => {
-        const provider = c.make(server.url, { maxRetries: 2, streamIdleTimeoutMs: 200 });
+        const provider = c.make(server.url, { maxRetries: 2, streamIdleTimeoutMs: 1_000 });
         const before = server.requests.length;
         const held = { sse: c.sse, holdAfterEvents: c.silentHead };
         server.enqueue(held, held, held);
@@ -115,14 +125,15 @@ describe('the stream idle watchdog', { concurrency: true }, () => {
         assert.match(err.vendorMessage, /stream stalled/);
         assert.ok(err.vendorMessage.includes(c.setting), err.vendorMessage);
         assert.deepEqual(seen, [], 'nothing reached the caller');
+        // 1 s, not less: the wait for the response counts too, and a loaded machine is slow to answer.
+        assert.equal(await requestsSince(server, before, 3), 3, 'the first call and two retries');
         const requests = server.requests.slice(before);
-        assert.equal(requests.length, 3, 'the first call and two retries');
         // Every stalled request was aborted: the server saw each connection close.
         await Promise.all(requests.map((r) => r.socketClosed));
       });
 
       test('that stalls after text reached the caller is not retried', async () => {
-        const provider = c.make(server.url, { maxRetries: 2, streamIdleTimeoutMs: 200 });
+        const provider = c.make(server.url, { maxRetries: 2, streamIdleTimeoutMs: 1_000 });
         const before = server.requests.length;
         server.enqueue({ sse: c.sse, holdAfterEvents: c.silentHead + 1 });
         const seen: ProviderEvent[] = [];
