@@ -38,7 +38,7 @@ export const ERROR_CODES = {
   provider_rate_limited: { rpc: -32042, http: 429, summary: 'The model provider is rate limiting; data.retryAfterMs says when to retry.' },
   provider_overloaded: { rpc: -32043, http: 503, summary: 'The model provider is overloaded.' },
   provider_invalid_request: { rpc: -32044, http: 400, summary: 'The model provider rejected the request.' },
-  provider_network: { rpc: -32045, http: 502, summary: 'The model provider could not be reached or its stream broke.' },
+  provider_network: { rpc: -32045, http: 502, summary: 'The model provider could not be reached, or its stream broke or stalled.' },
   model_not_found: { rpc: -32046, http: 400, summary: 'No provider serves this model id.' },
   // Daemon and supervision.
   agent_crashed: { rpc: -32050, http: 502, summary: 'The session process died during the request.' },

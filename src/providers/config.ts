@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { TroupeError } from '../core/errors.js';
+import { MAX_TIMER_MS } from '../core/model-stream.js';
 
 const Capabilities = z
   .object({
@@ -28,6 +29,8 @@ const ProviderSettings = z
     /** Retries of the one retrying layer (see each adapter). */
     maxRetries: z.number().int().min(0).max(10).optional(),
     timeoutMs: z.number().int().positive().optional(),
+    /** How long a model stream may send nothing before it counts as stalled (default 300000); 0 disables. */
+    streamIdleTimeoutMs: z.number().int().min(0).max(MAX_TIMER_MS).optional(),
     /** Per-model capabilities: for OpenAI-compatible servers, or to correct the catalogue. */
     models: z.record(z.string(), Capabilities).optional(),
   })
@@ -92,6 +95,7 @@ export interface ResolvedSettings {
   baseURL?: string;
   maxRetries?: number;
   timeoutMs?: number;
+  streamIdleTimeoutMs?: number;
   models?: ProviderSettings['models'];
   credential: CredentialSource;
 }
@@ -105,7 +109,7 @@ export const CREDENTIAL_ENV_VARS: readonly string[] = ['ANTHROPIC_API_KEY', 'ANT
 /** Settings for one provider id, environment first, then the config file. */
 export function settingsFor(provider: string, env: NodeJS.ProcessEnv, config: TroupeConfig): ResolvedSettings {
   const file: ProviderSettings = (config.providers as Record<string, ProviderSettings | undefined> | undefined)?.[provider] ?? {};
-  const common = { maxRetries: file.maxRetries, timeoutMs: file.timeoutMs, models: file.models };
+  const common = { maxRetries: file.maxRetries, timeoutMs: file.timeoutMs, streamIdleTimeoutMs: file.streamIdleTimeoutMs, models: file.models };
   const fromEnv = (...names: string[]) => {
     for (const name of names) {
       const value = nonEmpty(env[name]);

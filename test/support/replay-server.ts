@@ -19,6 +19,8 @@ export interface ReplayStep {
   cutAfterEvents?: number;
   /** Write only this many SSE events, then keep the response open until the client goes away. */
   holdAfterEvents?: number;
+  /** Wait this long before each SSE event after the first: a slow but steady stream. */
+  intervalMs?: number;
 }
 
 export interface RecordedRequest {
@@ -107,7 +109,8 @@ async function play(step: ReplayStep, res: ServerResponse): Promise<void> {
   res.writeHead(status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...step.headers });
   const events = sseEvents(step.sse);
   const limit = step.cutAfterEvents ?? step.holdAfterEvents ?? events.length;
-  for (const event of events.slice(0, limit)) {
+  for (const [i, event] of events.slice(0, limit).entries()) {
+    if (i > 0 && step.intervalMs) await new Promise((r) => setTimeout(r, step.intervalMs));
     if (res.destroyed) return;
     res.write(event);
     // Yield to the event loop so each event leaves as its own chunk.

@@ -1,11 +1,14 @@
 /**
  * The Anthropic adapter: Messages API streaming through `@anthropic-ai/sdk`.
  *
- * Retries: the SDK is the only layer that retries (429, 408, 409, 5xx, 529 and connection errors,
- * honouring `retry-after-ms` / `retry-after`), up to `maxRetries` times. Nothing above it retries the
- * same call again; an error that reaches troupe is final for that call.
+ * Retries: until the response starts, the SDK retries (429, 408, 409, 5xx, 529 and connection
+ * errors, honouring `retry-after-ms` / `retry-after`), up to `maxRetries` times. Once it has started
+ * the SDK retries nothing, and streamWithWatchdog (src/core/model-stream.ts) retries a stream that
+ * stalls or fails before any event reached the caller, up to `maxRetries` times. Nothing above
+ * retries; an error that reaches troupe is final for that call.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { toAnthropicProviderError } from './anthropic.errors.js';
 import { toAnthropicBody } from './anthropic.request.js';
@@ -21,8 +24,10 @@ export interface AnthropicProviderOptions {
   baseURL?: string;
   /** Retries the SDK makes on retryable failures. Default 2; tests use 0 to observe errors. */
   maxRetries?: number;
-  /** Per-request timeout in milliseconds (the SDK default is 10 minutes). */
+  /** Timeout until the response starts, per attempt, in milliseconds (the SDK default is 10 minutes). */
   timeoutMs?: number;
+  /** How long the stream may stay silent before it counts as stalled; 0 disables. Default 5 minutes. */
+  streamIdleTimeoutMs?: number;
   /** Capability overrides per model name (from the config), applied over the catalogue. */
   models?: Record<string, Partial<ModelCapabilities>>;
 }
@@ -31,16 +36,20 @@ export class AnthropicProvider implements ModelProvider {
   readonly id = 'anthropic';
   readonly #client: Anthropic | undefined;
   readonly #models: Record<string, Partial<ModelCapabilities>>;
+  readonly #maxRetries: number;
+  readonly #idleMs: number;
 
   constructor(options: AnthropicProviderOptions) {
     this.#models = options.models ?? {};
+    this.#maxRetries = options.maxRetries ?? 2;
+    this.#idleMs = options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
     const credential = options.apiKey ? { apiKey: options.apiKey } : options.authToken ? { authToken: options.authToken } : undefined;
     // Without a credential the SDK would search profile files on disk; troupe reports a missing key instead.
     this.#client = credential
       ? new Anthropic({
           ...credential,
           baseURL: options.baseURL ?? null,
-          maxRetries: options.maxRetries ?? 2,
+          maxRetries: this.#maxRetries,
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
         })
       : undefined;
@@ -53,12 +62,15 @@ export class AnthropicProvider implements ModelProvider {
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     const client = this.#requireClient(signal);
     const body = this.#body(request);
-    try {
-      const events = await client.messages.create({ ...body, stream: true }, { signal });
-      yield* mapAnthropicStream(events, signal);
-    } catch (err) {
-      throw toAnthropicProviderError(err, signal);
-    }
+    yield* streamWithWatchdog(
+      {
+        open: (vendorSignal) => client.messages.create({ ...body, stream: true }, { signal: vendorSignal }),
+        map: mapAnthropicStream,
+        classify: toAnthropicProviderError,
+      },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: false },
+      signal,
+    );
   }
 
   /** Anthropic's own count (`POST /v1/messages/count_tokens`), with the same body a turn would send. */

@@ -2,11 +2,13 @@
  * The Gemini adapter: `generateContentStream` through `@google/genai` (Gemini Developer API).
  *
  * Retries: this adapter is the only layer that retries. The SDK's own retry (p-retry) ignores the
- * RetryInfo delay Gemini sends with a 429, so it stays off (no `retryOptions`), and the adapter
- * retries rate limits, overloads and network failures itself, up to `maxRetries` times, waiting as
- * long as Gemini asks, and only while no event has reached the caller.
+ * RetryInfo delay Gemini sends with a 429, so it stays off (no `retryOptions`), and
+ * streamWithWatchdog (src/core/model-stream.ts) retries rate limits, overloads, network failures and
+ * stalls, up to `maxRetries` times, waiting as long as Gemini asks, and only while no event has
+ * reached the caller.
  */
 import { GoogleGenAI } from '@google/genai';
+import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { toGoogleProviderError } from './google.errors.js';
 import { toGoogleParams } from './google.request.js';
@@ -20,22 +22,25 @@ export interface GoogleProviderOptions {
   baseURL?: string;
   /** Retries on 429, 5xx and network failures. Default 2; tests use 0 to observe errors. */
   maxRetries?: number;
+  /** Bounds the whole request, the streamed reply included (the SDK's `httpOptions.timeout`). */
   timeoutMs?: number;
+  /** How long the stream may stay silent before it counts as stalled; 0 disables. Default 5 minutes. */
+  streamIdleTimeoutMs?: number;
   /** Capability overrides per model name (from the config), applied over the catalogue. */
   models?: Record<string, Partial<ModelCapabilities>>;
 }
-
-const RETRYABLE = new Set(['rate_limited', 'overloaded', 'network']);
 
 export class GoogleProvider implements ModelProvider {
   readonly id = 'google';
   readonly #client: GoogleGenAI | undefined;
   readonly #models: Record<string, Partial<ModelCapabilities>>;
   readonly #maxRetries: number;
+  readonly #idleMs: number;
 
   constructor(options: GoogleProviderOptions) {
     this.#models = options.models ?? {};
     this.#maxRetries = options.maxRetries ?? 2;
+    this.#idleMs = options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
     this.#client = options.apiKey
       ? new GoogleGenAI({
           apiKey: options.apiKey,
@@ -53,21 +58,15 @@ export class GoogleProvider implements ModelProvider {
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     const client = this.#requireClient(signal);
     const params = toGoogleParams(request, this.capabilities(request.model));
-    for (let attempt = 0; ; attempt++) {
-      let delivered = false;
-      try {
-        const chunks = await client.models.generateContentStream({ ...params, config: { ...params.config, abortSignal: signal } });
-        for await (const event of mapGoogleStream(chunks, signal)) {
-          delivered = true;
-          yield event;
-        }
-        return;
-      } catch (err) {
-        const failure = toGoogleProviderError(err, signal);
-        if (delivered || attempt >= this.#maxRetries || !RETRYABLE.has(failure.kind)) throw failure;
-        await pause(failure.retryAfterMs ?? backoffMs(attempt), signal);
-      }
-    }
+    yield* streamWithWatchdog(
+      {
+        open: (vendorSignal) => client.models.generateContentStream({ ...params, config: { ...params.config, abortSignal: vendorSignal } }),
+        map: mapGoogleStream,
+        classify: toGoogleProviderError,
+      },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: true },
+      signal,
+    );
   }
 
   /**
@@ -94,23 +93,4 @@ export class GoogleProvider implements ModelProvider {
     if (!this.#client) throw new ProviderError('auth', 'no Gemini credential: set GEMINI_API_KEY or providers.google.apiKey in the troupe config');
     return this.#client;
   }
-}
-
-/** Exponential backoff with jitter: ~0.5 s, 1 s, 2 s … capped at 8 s. */
-function backoffMs(attempt: number): number {
-  return Math.min(8_000, 500 * 2 ** attempt) * (0.75 + Math.random() * 0.25);
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new ProviderError('aborted', 'the request was cancelled'));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -50,15 +50,19 @@ function toParts(message: ModelMessage): Part[] {
         functionResponse: { ...vendorId(r.toolCallId), name: r.name, response: r.isError ? { error: r.output } : { output: r.output } },
       }));
     case 'assistant': {
-      // Thought signatures must return on the part they came with (Gemini 3 rejects calls without them).
+      // Thought signatures must return on the part they came with (Gemini 3 rejects calls without
+      // them; for thoughts and text Gemini recommends it). Signed thoughts go first, in the order
+      // they came, as Gemini sends them before the text and calls; unsigned thought text is not sent
+      // back (Gemini reads nothing from it).
       const signatures = new Map<string, string>();
       let textSignature: string | undefined;
+      const parts: Part[] = [];
       for (const part of message.reasoning ?? []) {
         if (part.provider !== 'google' || !part.data) continue;
         if (part.kind === 'thought_signature' && part.id) signatures.set(part.id, part.data);
         if (part.kind === 'text_signature') textSignature = part.data;
+        if (part.kind === 'thought') parts.push({ thought: true, text: part.text ?? '', thoughtSignature: part.data });
       }
-      const parts: Part[] = [];
       if (message.text) parts.push({ text: message.text, ...(textSignature ? { thoughtSignature: textSignature } : {}) });
       for (const call of message.toolCalls) {
         const signature = signatures.get(call.id);

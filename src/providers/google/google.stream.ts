@@ -35,6 +35,9 @@ export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResp
   let finish: ProviderStopReason | undefined;
   let usage: ProviderEvent | undefined;
   let sawCall = false;
+  // Thought text since the last signed thought part: a signature signs the run of thought it closes
+  // (on the thought's own part, or on an empty thought part after it).
+  let thoughtRun = '';
   for await (const chunk of chunks) {
     if (chunk.usageMetadata) {
       const u = chunk.usageMetadata;
@@ -61,7 +64,13 @@ export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResp
         continue;
       }
       if (part.text) yield part.thought ? { type: 'thinking_delta', text: part.text } : { type: 'text_delta', text: part.text };
-      if (part.thoughtSignature && !part.thought) {
+      if (part.thought) {
+        thoughtRun += part.text ?? '';
+        if (part.thoughtSignature) {
+          yield { type: 'reasoning_part', part: { provider: 'google', kind: 'thought', text: thoughtRun, data: part.thoughtSignature } };
+          thoughtRun = '';
+        }
+      } else if (part.thoughtSignature) {
         yield { type: 'reasoning_part', part: { provider: 'google', kind: 'text_signature', data: part.thoughtSignature } };
       }
     }

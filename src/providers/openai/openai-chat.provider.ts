@@ -3,10 +3,13 @@
  * against the configured base URL (a local Ollama, vLLM, llama.cpp or LM Studio server, or any
  * OpenAI-compatible gateway). Model capabilities come from the troupe config, else a conservative default.
  *
- * Retries: the SDK is the only layer that retries (429, 408, 409, 5xx, connection errors, honouring
- * `retry-after`), up to `maxRetries` times. Nothing above it retries.
+ * Retries: until the response starts, the SDK retries (429, 408, 409, 5xx, connection errors,
+ * honouring `retry-after`), up to `maxRetries` times; after that, streamWithWatchdog
+ * (src/core/model-stream.ts) retries a stream that stalls or fails before any event reached the
+ * caller. Nothing above retries.
  */
 import OpenAI from 'openai';
+import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { toChatBody } from './chat.request.js';
 import { mapChatStream } from './chat.stream.js';
@@ -19,7 +22,10 @@ export interface OpenAIChatProviderOptions {
   /** Most local servers ignore the key; the SDK still needs one, so a placeholder is sent. */
   apiKey?: string;
   maxRetries?: number;
+  /** Timeout until the response starts, per attempt, in milliseconds (the SDK default is 10 minutes). */
   timeoutMs?: number;
+  /** How long the stream may stay silent before it counts as stalled; 0 disables. Default 5 minutes. */
+  streamIdleTimeoutMs?: number;
   /** Capabilities per model name, from the config; unknown names get COMPATIBLE_FALLBACK. */
   models?: Record<string, Partial<ModelCapabilities>>;
   /** The provider id (model id prefix). Default `openai-compatible`. */
@@ -30,15 +36,19 @@ export class OpenAIChatProvider implements ModelProvider {
   readonly id: string;
   readonly #client: OpenAI | undefined;
   readonly #models: Record<string, Partial<ModelCapabilities>>;
+  readonly #maxRetries: number;
+  readonly #idleMs: number;
 
   constructor(options: OpenAIChatProviderOptions) {
     this.id = options.id ?? 'openai-compatible';
     this.#models = options.models ?? {};
+    this.#maxRetries = options.maxRetries ?? 2;
+    this.#idleMs = options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
     this.#client = options.baseURL
       ? new OpenAI({
           apiKey: options.apiKey || 'not-needed',
           baseURL: options.baseURL,
-          maxRetries: options.maxRetries ?? 2,
+          maxRetries: this.#maxRetries,
           organization: null,
           project: null,
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
@@ -55,12 +65,16 @@ export class OpenAIChatProvider implements ModelProvider {
     if (!this.#client) {
       throw new ProviderError('invalid_request', 'no OpenAI-compatible server configured: set OPENAI_BASE_URL or providers["openai-compatible"].baseUrl in the troupe config');
     }
+    const client = this.#client;
     const body = toChatBody(request, this.capabilities(request.model));
-    try {
-      const chunks = await this.#client.chat.completions.create(body, { signal });
-      yield* mapChatStream(chunks, signal);
-    } catch (err) {
-      throw toOpenAIProviderError(err, signal);
-    }
+    yield* streamWithWatchdog(
+      {
+        open: (vendorSignal) => client.chat.completions.create(body, { signal: vendorSignal }),
+        map: mapChatStream,
+        classify: toOpenAIProviderError,
+      },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: false },
+      signal,
+    );
   }
 }

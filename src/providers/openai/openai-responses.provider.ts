@@ -1,10 +1,13 @@
 /**
  * The OpenAI adapter for `openai/<model>`: the Responses API, streamed, through the `openai` SDK.
  *
- * Retries: the SDK is the only layer that retries (429, 408, 409, 5xx and connection errors,
- * honouring `retry-after-ms` / `retry-after`), up to `maxRetries` times. Nothing above it retries.
+ * Retries: until the response starts, the SDK retries (429, 408, 409, 5xx and connection errors,
+ * honouring `retry-after-ms` / `retry-after`), up to `maxRetries` times; after that,
+ * streamWithWatchdog (src/core/model-stream.ts) retries a stream that stalls or fails before any
+ * event reached the caller. Nothing above retries.
  */
 import OpenAI from 'openai';
+import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { openaiCapabilities } from './models.js';
 import { toOpenAIProviderError } from './openai.errors.js';
@@ -18,8 +21,10 @@ export interface OpenAIProviderOptions {
   baseURL?: string;
   /** Retries the SDK makes on retryable failures. Default 2; tests use 0 to observe errors. */
   maxRetries?: number;
-  /** Per-request timeout in milliseconds (the SDK default is 10 minutes). */
+  /** Timeout until the response starts, per attempt, in milliseconds (the SDK default is 10 minutes). */
   timeoutMs?: number;
+  /** How long the stream may stay silent before it counts as stalled; 0 disables. Default 5 minutes. */
+  streamIdleTimeoutMs?: number;
   /** Capability overrides per model name (from the config), applied over the catalogue. */
   models?: Record<string, Partial<ModelCapabilities>>;
 }
@@ -28,14 +33,18 @@ export class OpenAIResponsesProvider implements ModelProvider {
   readonly id = 'openai';
   readonly #client: OpenAI | undefined;
   readonly #models: Record<string, Partial<ModelCapabilities>>;
+  readonly #maxRetries: number;
+  readonly #idleMs: number;
 
   constructor(options: OpenAIProviderOptions) {
     this.#models = options.models ?? {};
+    this.#maxRetries = options.maxRetries ?? 2;
+    this.#idleMs = options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
     this.#client = options.apiKey
       ? new OpenAI({
           apiKey: options.apiKey,
           baseURL: options.baseURL ?? null,
-          maxRetries: options.maxRetries ?? 2,
+          maxRetries: this.#maxRetries,
           organization: null,
           project: null,
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
@@ -50,12 +59,15 @@ export class OpenAIResponsesProvider implements ModelProvider {
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     const client = this.#requireClient(signal);
     const body = toResponsesBody(request, this.capabilities(request.model));
-    try {
-      const events = await client.responses.create({ ...body, stream: true }, { signal });
-      yield* mapResponsesStream(events, signal);
-    } catch (err) {
-      throw toOpenAIProviderError(err, signal);
-    }
+    yield* streamWithWatchdog(
+      {
+        open: (vendorSignal) => client.responses.create({ ...body, stream: true }, { signal: vendorSignal }),
+        map: mapResponsesStream,
+        classify: toOpenAIProviderError,
+      },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: false },
+      signal,
+    );
   }
 
   /** OpenAI's input-token count for a Responses request (`POST /v1/responses/input_tokens`). */

@@ -66,6 +66,47 @@ describe('google adapter: the request it sends', { timeout: 20_000 }, () => {
     ]);
   });
 
+  test('thought signatures go back on the thought they came on, and the text signature on the text', async () => {
+    const chunk = (parts: object[], extra: object = {}) =>
+      `data: ${JSON.stringify({ candidates: [{ content: { parts, role: 'model' }, index: 0, ...extra }], usageMetadata: { promptTokenCount: 40, totalTokenCount: 40 }, modelVersion: 'gemini-2.5-pro' })}\r\n\r\n`;
+    // Two thought runs: one signed on its own part, one closed by an empty thought part that carries
+    // only the signature; then the answer, signed on its last part.
+    server.enqueue({
+      sse:
+        chunk([{ text: 'The user greets me. ', thought: true, thoughtSignature: 'SIG-THOUGHT-A' }]) +
+        chunk([{ text: 'I should greet back.', thought: true }]) +
+        chunk([{ text: '', thought: true, thoughtSignature: 'SIG-THOUGHT-B' }]) +
+        chunk([{ text: 'Hi ' }]) +
+        chunk([{ text: 'there!', thoughtSignature: 'SIG-TEXT' }], { finishReason: 'STOP' }),
+    });
+    const first = request('gemini-2.5-pro', { thinkingBudget: 1024 });
+    const events = await collect(provider, first);
+    const said = (type: 'text_delta' | 'thinking_delta') => events.flatMap((e) => (e.type === type ? [e.text] : [])).join('');
+    assert.equal(said('thinking_delta'), 'The user greets me. I should greet back.');
+    // The next turn, with the assistant message as the engine keeps it.
+    server.enqueue({ sse: fixture('google-text.sse') });
+    await collect(
+      provider,
+      request('gemini-2.5-pro', {
+        thinkingBudget: 1024,
+        messages: [
+          ...first.messages,
+          { role: 'assistant', text: said('text_delta'), thinking: said('thinking_delta'), toolCalls: [], reasoning: reasoningOf(events) },
+          { role: 'user', content: [{ type: 'text', text: 'And now?' }] },
+        ],
+      }),
+    );
+    const [, model] = server.requests.at(-1)!.body.contents;
+    assert.deepEqual(model, {
+      role: 'model',
+      parts: [
+        { thought: true, text: 'The user greets me. ', thoughtSignature: 'SIG-THOUGHT-A' },
+        { thought: true, text: 'I should greet back.', thoughtSignature: 'SIG-THOUGHT-B' },
+        { text: 'Hi there!', thoughtSignature: 'SIG-TEXT' },
+      ],
+    });
+  });
+
   test('countTokens counts system prompt and tools as a leading turn', async () => {
     server.enqueue({ json: { totalTokens: 777 } });
     assert.equal(await provider.countTokens(request('gemini-2.5-pro', { messages: conversation([]) }), new AbortController().signal), 777);

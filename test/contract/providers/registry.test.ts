@@ -197,6 +197,19 @@ describe('loadConfig', () => {
     const typo = envWithConfig(JSON.stringify({ providers: { antropic: { apiKey: 'k' } } }));
     assert.throws(() => loadConfig(typo), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('antropic'));
   });
+
+  test('streamIdleTimeoutMs is read per provider (0 allowed), and a value no timer can hold is refused', () => {
+    const env = envWithConfig(JSON.stringify({ providers: { anthropic: { streamIdleTimeoutMs: 0 }, 'openai-compatible': { baseUrl: 'http://127.0.0.1:11434/v1', streamIdleTimeoutMs: 900000 } } }));
+    const config = loadConfig(env);
+    assert.equal(settingsFor('anthropic', {}, config).streamIdleTimeoutMs, 0);
+    assert.equal(settingsFor('openai-compatible', {}, config).streamIdleTimeoutMs, 900_000);
+    assert.equal(settingsFor('google', {}, config).streamIdleTimeoutMs, undefined, 'unset: the adapter default applies');
+    // setTimeout fires at once for a delay over 2^31-1 ms, which would turn every call into a stall.
+    for (const bad of [-1, 2 ** 31, 1.5]) {
+      const wrong = envWithConfig(JSON.stringify({ providers: { google: { streamIdleTimeoutMs: bad } } }));
+      assert.throws(() => loadConfig(wrong), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('providers.google.streamIdleTimeoutMs'), String(bad));
+    }
+  });
 });
 
 class Capture extends Writable {

@@ -67,6 +67,23 @@ test('google: with retries, an error before any event is retried, one after an e
   assert.equal(server.requests.length - mid, 1, 'text already reached the caller: no retry');
 });
 
+test('anthropic and openai: a stream cut before any event reached the caller is retried (the SDK retries nothing once the response started)', async () => {
+  const cases: [string, () => AnthropicProvider | OpenAIResponsesProvider, string, string, number][] = [
+    // message_start, content_block_start (empty text), ping; then the socket is destroyed.
+    ['anthropic', () => new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 1 }), 'claude-opus-4-1', 'anthropic-text.sse', 3],
+    // response.created, response.in_progress; then the socket is destroyed.
+    ['openai', () => new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 1 }), 'gpt-5', 'openai-responses-text.sse', 2],
+  ];
+  for (const [name, make, model, sse, head] of cases) {
+    const before = server.requests.length;
+    server.enqueue({ sse: fixture(sse), cutAfterEvents: head }, { sse: fixture(sse) });
+    const events = await collect(make(), request(model));
+    assert.equal(events.at(-1)?.type, 'stop', name);
+    assert.equal(events.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text).join(''), 'Hello! How can I help you today?', name);
+    assert.equal(server.requests.length - before, 2, `${name}: one retry`);
+  }
+});
+
 test('anthropic: "input length and `max_tokens` exceed context limit" is a context overflow', async () => {
   // Anthropic's wording when the prompt fits but the prompt plus max_tokens does not.
   const message = 'input length and `max_tokens` exceed context limit: 197682 + 32000 > 200000, decrease input length or `max_tokens` and try again';

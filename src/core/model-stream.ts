@@ -1,0 +1,171 @@
+/**
+ * How every vendor adapter runs one streamed model call: an idle watchdog over the vendor stream,
+ * and retries of failures that happen before anything has reached the caller.
+ *
+ * Why a watchdog: the SDKs' own timeouts do not cover a stream that goes silent. The Anthropic and
+ * OpenAI SDKs' `timeout` ends when the response headers arrive; Gemini's `httpOptions.timeout` bounds
+ * the whole request, so it cuts a long healthy reply too. Without this a silent stream (connection
+ * open, no bytes) holds a turn until the person cancels it.
+ */
+import { ProviderError, type ProviderErrorKind, type ProviderEvent } from './provider.js';
+
+/**
+ * Default `streamIdleTimeoutMs`: five minutes, the value Codex uses (`stream_idle_timeout_ms`) for
+ * the same purpose. The wait for the first chunk counts, and a model may think (or a local server
+ * read a long prompt) for minutes before it sends one, so the limit is generous.
+ */
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 300_000;
+
+/** The largest delay setTimeout honours (a larger one fires at once). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** One vendor call, as the adapter knows how to make, read and classify it. */
+export interface VendorStreamCall<Chunk> {
+  /** Sends the request with `signal` (the watchdog's, linked to the caller's) and resolves to its stream. */
+  open(signal: AbortSignal): Promise<AsyncIterable<Chunk>>;
+  /** The vendor chunks → ProviderEvents. `signal` is the caller's. */
+  map(chunks: AsyncIterable<Chunk>, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  /** Anything `open`, the stream or `map` threw → a ProviderError (ProviderErrors pass through). */
+  classify(err: unknown, signal: AbortSignal): ProviderError;
+}
+
+export interface StreamPolicy {
+  /** How long the vendor may send nothing (waiting for the response, then between chunks); 0 disables. */
+  idleMs: number;
+  /** The config key of `idleMs`, named in the stall error. */
+  setting: string;
+  /** How many times this layer retries a call. */
+  maxRetries: number;
+  /**
+   * Whether this layer also retries failures of `open` (the request until its stream starts). False
+   * where the SDK already retried them; a stall is retried either way, since the watchdog cut the
+   * SDK's own attempt short.
+   */
+  retryOpenFailures: boolean;
+}
+
+const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'overloaded', 'network']);
+
+/**
+ * Runs `call` under `policy`. A stall aborts the vendor request and is a `network` ProviderError
+ * naming the setting. A failure is retried, with backoff (or the delay the vendor asked for), only
+ * while no event has reached the caller: events already streamed cannot be taken back. The caller's
+ * abort is always `aborted`, never a stall.
+ */
+export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, policy: StreamPolicy, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  for (let attempt = 0; ; attempt++) {
+    if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');
+    const vendor = new AbortController();
+    const onAbort = () => vendor.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const watch = { stalled: false };
+    let opened = false;
+    let delivered = false;
+    try {
+      const wait = <T>(work: Promise<T>) => waitIdle(work, policy, vendor, signal, watch);
+      const chunks = await wait(call.open(vendor.signal));
+      opened = true;
+      for await (const event of call.map(watched(chunks, wait), signal)) {
+        delivered = true;
+        yield event;
+      }
+      return;
+    } catch (err) {
+      const failure = call.classify(err, signal);
+      const ours = opened || watch.stalled || policy.retryOpenFailures;
+      if (delivered || attempt >= policy.maxRetries || !RETRYABLE.has(failure.kind) || !ours) throw failure;
+      await pause(failure.retryAfterMs ?? backoffMs(attempt), signal);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      // Closes the HTTP request on every path: a stall, an error, a consumer that stopped early.
+      vendor.abort();
+    }
+  }
+}
+
+/** The vendor's chunks, each read under the watchdog (`wait`). */
+async function* watched<T>(chunks: AsyncIterable<T>, wait: <R>(work: Promise<R>) => Promise<R>): AsyncGenerator<T> {
+  const it = chunks[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    for (;;) {
+      const next = await wait(it.next());
+      if (next.done) {
+        finished = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    // Releases the SDK's stream when reading stopped early. Not awaited: after a stall or a cancel a
+    // read is still pending, and it settles only once the aborted request gives up.
+    if (!finished) void Promise.resolve(it.return?.()).catch(() => undefined);
+  }
+}
+
+/**
+ * `work`, unless the vendor stays silent for `idleMs` (then the request is aborted and this rejects
+ * with the stall error) or the caller cancels (then it rejects `aborted` at once).
+ */
+function waitIdle<T>(work: Promise<T>, policy: StreamPolicy, vendor: AbortController, signal: AbortSignal, watch: { stalled: boolean }): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const done = () => {
+      if (timer) clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      done();
+      reject(new ProviderError('aborted', 'the request was cancelled'));
+    };
+    const timer =
+      policy.idleMs > 0
+        ? setTimeout(() => {
+            done();
+            watch.stalled = true;
+            vendor.abort();
+            reject(new ProviderError('network', `the model stream stalled: nothing arrived for ${duration(policy.idleMs)} (${policy.setting}; 0 turns the limit off)`));
+          }, Math.min(policy.idleMs, MAX_TIMER_MS))
+        : undefined;
+    // Handled first, so that `work` never rejects unobserved, even when the caller has already cancelled.
+    work.then(
+      (value) => {
+        done();
+        resolve(value);
+      },
+      (err: unknown) => {
+        done();
+        reject(err);
+      },
+    );
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function duration(ms: number): string {
+  return ms >= 1000 ? `${Number((ms / 1000).toFixed(3))} s` : `${ms} ms`;
+}
+
+/** Exponential backoff with jitter: ~0.5 s, 1 s, 2 s … capped at 8 s. */
+function backoffMs(attempt: number): number {
+  return Math.min(8_000, 500 * 2 ** attempt) * (0.75 + Math.random() * 0.25);
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new ProviderError('aborted', 'the request was cancelled'));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, Math.min(ms, MAX_TIMER_MS));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The config key of a provider's idle limit, as a person writes it in config.json. */
+export function idleSetting(providerId: string): string {
+  return /^[a-z]+$/.test(providerId) ? `providers.${providerId}.streamIdleTimeoutMs` : `providers["${providerId}"].streamIdleTimeoutMs`;
+}
