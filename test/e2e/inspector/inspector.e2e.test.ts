@@ -398,3 +398,51 @@ test('inspector: while a long session streams, each replay ask reads only what t
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}/replay`)).status, 404);
   assert.deepEqual(errors, []);
 });
+
+test('inspector: the strip of a 30,000-row session draws a bounded number of marks, keeps its crash visible, and a click selects the row under it', { timeout: 120_000 }, async (t) => {
+  const { d, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [[{ text: 'Hi.' }]] } });
+  const browser = await headlessChromium(t);
+  const { page, errors } = await openInspector(browser, d, sessionId);
+  // The page's own strip module, on 30,000 rows a millisecond apart: tool calls, transitions and
+  // turns, with one crash among them.
+  const result = await page.evaluate(async () => {
+    const { renderStrip, STRIP_BIN_PX } = (await import('/inspect/ui/timeline.js' as string)) as typeof import('../../../src/inspector-ui/timeline.js');
+    const lanes = ['log', 'session', 'turn', 'child'] as const;
+    const kinds = ['tool', 'transition', 'turn', 'permission'];
+    const rows = Array.from({ length: 30_000 }, (_, i) => ({ key: `k${i}`, at: 1_000_000 + i, seq: i + 1, lane: lanes[i % 4]!, kind: kinds[i % 4]!, type: 't', text: `row ${i}` }));
+    const crash = 17_001; // lane session
+    rows[crash] = { ...rows[crash]!, kind: 'crash', text: 'the crash' };
+    const svg = document.querySelector('#strip') as SVGSVGElement;
+    let picked: number | undefined;
+    renderStrip(svg, rows, undefined, (i) => void (picked = i));
+    const marks = svg.querySelectorAll('circle.mark').length;
+    const crashMark = svg.querySelector('circle.mark[data-kind=crash]') as SVGCircleElement | null;
+    const click = (el: Element, cx: number, cy: number) => {
+      const box = svg.getBoundingClientRect();
+      el.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: box.left + cx, clientY: box.top + cy }));
+    };
+    // The crash's mark, clicked where it is drawn.
+    const cx = Number(crashMark?.getAttribute('cx'));
+    const cy = Number(crashMark?.getAttribute('cy'));
+    if (crashMark) crashMark.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    const crashPicked = picked;
+    // A click on the strip's background, in the turn lane, at 40 % of the time axis.
+    picked = undefined;
+    const width = svg.clientWidth;
+    const px = 56 + 0.4 * (width - 66);
+    click(svg, px, 8 + 2 * 14);
+    const bg = picked === undefined ? undefined : { lane: rows[picked]!.lane, x: 56 + ((rows[picked]!.at - rows[0]!.at) / (rows.at(-1)!.at - rows[0]!.at)) * (width - 66) };
+    // Clicking the crash mark's place on the background selects the crash too.
+    picked = undefined;
+    click(svg, cx, cy);
+    return { marks, width, bin: STRIP_BIN_PX, crash: crashMark !== null, crashPicked, crashIndex: crash, bg, byPlace: picked, px };
+  });
+  assert.ok(result.crash, 'the crash has its mark among 30,000 rows');
+  const bound = Math.ceil(result.width / result.bin + 1) * 4;
+  assert.ok(result.marks <= bound, `${result.marks} marks for 30,000 rows (at most ${bound}: 4 lanes of ${result.width} px in ${result.bin} px bins)`);
+  assert.equal(result.crashPicked, result.crashIndex, 'clicking the crash mark selects the crash row');
+  assert.equal(result.byPlace, result.crashIndex, 'clicking where the crash is drawn selects it');
+  assert.equal(result.bg?.lane, 'turn', 'a click in the turn lane selects a turn row');
+  assert.ok(Math.abs(result.bg!.x - result.px) <= result.bin, `the row selected is drawn under the click (${result.bg!.x} vs ${result.px})`);
+  assert.deepEqual(errors, []);
+});
