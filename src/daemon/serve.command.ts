@@ -166,6 +166,8 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const hub = new MachineHub();
   const running = new Map<string, string>();
   const feeds = new SessionFeeds(home);
+  // The inspector's replay of a deleted session goes with it (set once the inspector is registered).
+  let forgetReplay = (_sessionId: string) => {};
   const relay = new Relay({
     options: {
       childSpec: { ...DEFAULT_CHILD_SPEC, intensity: opts.intensity, periodMs: opts.periodMs },
@@ -192,6 +194,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       deleted: (sessionId) => {
         feeds.forget(sessionId);
         hub.forget(sessionId);
+        forgetReplay(sessionId);
         running.delete(sessionId);
       },
     },
@@ -207,7 +210,8 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const transport = server.mountAcp(relay, { idleTimeoutMs: opts.connectionIdleMs, maxConnections: opts.maxConnections });
   counters.gauges(relay, index, pool, transport, feeds, () => server.sseStats());
   registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt, turns: { running: (id) => running.get(id) } });
-  (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env });
+  const inspector = (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env, metrics });
+  forgetReplay = (sessionId) => inspector.replays.forget(sessionId);
   const listening = await server.listen();
   writeState(home, { pid: process.pid, url: listening.url, version: VERSION, startedAt });
   // The daemon's one line for a person, with its logs on stderr (daemon.log when started by the CLI).
@@ -234,6 +238,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
         await relay.shutdown();
         await index.flush();
         feeds.close();
+        inspector.replays.close();
       } catch (err) {
         logger.error('shutdown problem', { error: String(err) });
       } finally {

@@ -21,6 +21,8 @@ const app = {
   selected: undefined as string | undefined,
   events: [] as LogEvent[],
   replayed: [] as ReplayedTransition[],
+  /** The daemon's replay `replayed` comes from, and the log seq it reaches: the next ask gets what follows. */
+  replayFrom: undefined as { replayId: string; lastSeq: number } | undefined,
   live: [] as LiveTransition[],
   /** The highest transition number in `live`: the feed delivers in that order, so anything at or below it is there already. */
   liveN: 0,
@@ -163,7 +165,31 @@ const refreshSessions = debounce(async () => {
   }
 }, 150, 3000);
 
-/** One replay request at a time: the daemon rebuilds the whole log for each (long sessions: many ms). */
+/** An answer of GET /v1/sessions/:id/replay (docs/inspector.md). */
+interface ReplayAnswer {
+  replayId: string;
+  after: number;
+  lastSeq: number;
+  transitions: ReplayedTransition[];
+  live: LiveTransition[];
+}
+
+/**
+ * Asks for the replay of session `id`: only what follows the replay the page has (the daemon keeps
+ * its fold and reads only what the log gained), or all of it when the page has none or the daemon's
+ * is another (restarted, rebuilt): then the answer replaces what the page had.
+ */
+async function fetchReplay(id: string): Promise<ReplayAnswer> {
+  const from = app.replayFrom;
+  const query = from ? `?since=${encodeURIComponent(from.replayId)}&after=${from.lastSeq}` : '';
+  const r = await getJson<ReplayAnswer>(`/v1/sessions/${encodeURIComponent(id)}/replay${query}`);
+  if (id !== app.selected || app.replayFrom !== from) return r;
+  app.replayed = r.after === 0 ? r.transitions : app.replayed.concat(r.transitions);
+  app.replayFrom = { replayId: r.replayId, lastSeq: r.lastSeq };
+  return r;
+}
+
+/** One replay request at a time (each follows on from the one before). */
 const replay = { busy: false, again: false };
 const refreshReplay = debounce(async () => {
   const id = app.selected;
@@ -171,9 +197,8 @@ const refreshReplay = debounce(async () => {
   if (replay.busy) return void (replay.again = true);
   replay.busy = true;
   try {
-    const r = await getJson<{ transitions: ReplayedTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+    await fetchReplay(id);
     if (id !== app.selected) return;
-    app.replayed = r.transitions;
     renderTimeline();
     if (app.travel === undefined) show(liveStates());
   } catch (err) {
@@ -210,15 +235,15 @@ function onTransition(t: LiveTransition) {
 
 async function selectSession(id: string) {
   app.log?.close();
-  Object.assign(app, { selected: id, events: [], replayed: [], live: [], liveN: 0, travel: undefined, lastEvent: {}, gaps: [] });
+  Object.assign(app, { selected: id, events: [], replayed: [], replayFrom: undefined, live: [], liveN: 0, travel: undefined, lastEvent: {}, gaps: [] });
   history.replaceState(null, '', `#${id}`);
   $<HTMLElement>('#detail-pane').hidden = false;
   $<HTMLElement>('#travel').hidden = true;
   $('#cause').textContent = 'Select a row of the timeline.';
   renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (s) => void selectSession(s));
-  let r: { transitions: ReplayedTransition[]; live: LiveTransition[] };
+  let r: ReplayAnswer;
   try {
-    r = await getJson<{ transitions: ReplayedTransition[]; live: LiveTransition[] }>(`/v1/sessions/${encodeURIComponent(id)}/replay`);
+    r = await fetchReplay(id);
   } catch (err) {
     if (id !== app.selected) return;
     // A deleted or unknown session (an old link): say so, and read no feed for it.
@@ -226,7 +251,6 @@ async function selectSession(id: string) {
     return;
   }
   if (id !== app.selected) return;
-  app.replayed = r.transitions;
   // What the feed brought while the replay was on its way: the newer ones go after the daemon's list.
   const arrived = app.live;
   app.live = [...r.live, ...arrived.filter((t) => t.n > (r.live.at(-1)?.n ?? 0))];

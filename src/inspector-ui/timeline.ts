@@ -176,38 +176,84 @@ export function renderList(list: HTMLOListElement, rows: Row[], selected: number
 const LANES: Row['lane'][] = ['log', 'session', 'turn', 'child'];
 const COLORS: Record<string, string> = { turn: '#1565c0', tool: '#2e7d32', permission: '#6a1b9a', steer: '#00838f', compaction: '#8d6e63', crash: '#c62828', restart: '#ef6c00', cancel: '#757575', transition: '#455a64', other: '#b0b0b8', gap: '#c62828' };
 
-/** The same rows as marks on a horizontal time axis, one lane per source. */
+/** Which mark a bin shows when several rows fall in it: failures first, routine transitions last. */
+const PRIORITY = ['crash', 'gap', 'restart', 'cancel', 'permission', 'steer', 'compaction', 'tool', 'turn', 'transition'];
+const rank = (kind: string) => {
+  const i = PRIORITY.indexOf(kind);
+  return i < 0 ? PRIORITY.length : i;
+};
+
+/** Width in pixels of one bin of the strip: a mark is 7 px wide, so finer bins would only overlap. */
+export const STRIP_BIN_PX = 3;
+
+/**
+ * The same rows as marks on a horizontal time axis, one lane per source, binned to the strip's
+ * pixels: a long session (30,000 rows) drew a mark per row, tens of thousands of SVG nodes redrawn
+ * as it grew. Each lane has at most one mark per STRIP_BIN_PX columns, showing the bin's most
+ * telling row (a crash, a gap or a cancel before tool calls and transitions; the earliest of equals)
+ * and saying how many more it holds. A click anywhere in a lane selects the row of the mark under
+ * it, or of the nearest mark in that lane.
+ */
 export function renderStrip(svg: SVGSVGElement, rows: Row[], selected: number | undefined, onSelect: (i: number) => void): void {
   const NS = 'http://www.w3.org/2000/svg';
   svg.textContent = '';
+  svg.onclick = null;
   const width = svg.clientWidth || 800;
   if (rows.length === 0) return;
   const t0 = rows[0]!.at;
   const t1 = Math.max(rows.at(-1)!.at, t0 + 1);
   const x = (at: number) => 56 + ((at - t0) / (t1 - t0)) * (width - 66);
-  const laneY = (lane: Row['lane']) => 8 + Math.max(0, LANES.indexOf(lane === 'gap' ? 'log' : lane)) * 14;
-  for (const lane of LANES) {
+  const laneOf = (lane: Row['lane']) => Math.max(0, LANES.indexOf(lane === 'gap' ? 'log' : lane));
+  const laneY = (lane: number) => 8 + lane * 14;
+  for (const [i, lane] of LANES.entries()) {
     const t = document.createElementNS(NS, 'text');
     t.setAttribute('class', 'lane-label');
     t.setAttribute('x', '4');
-    t.setAttribute('y', String(laneY(lane) + 4));
+    t.setAttribute('y', String(laneY(i) + 4));
     t.textContent = lane;
     svg.appendChild(t);
   }
+  // Per lane, bin number → the row it shows and how many rows it holds.
+  const bins = LANES.map(() => new Map<number, { row: number; n: number }>());
   rows.forEach((r, i) => {
     if (r.kind === 'other') return;
-    const c = document.createElementNS(NS, 'circle');
-    c.setAttribute('class', 'mark');
-    c.setAttribute('cx', String(x(r.at)));
-    c.setAttribute('cy', String(laneY(r.lane)));
-    c.setAttribute('r', r.kind === 'crash' || r.kind === 'restart' ? '5' : '3.5');
-    c.setAttribute('fill', COLORS[r.kind] ?? '#888');
-    const title = document.createElementNS(NS, 'title');
-    title.textContent = r.text;
-    c.appendChild(title);
-    c.addEventListener('click', () => onSelect(i));
-    svg.appendChild(c);
+    const lane = bins[laneOf(r.lane)]!;
+    const b = Math.floor(x(r.at) / STRIP_BIN_PX);
+    const bin = lane.get(b);
+    if (!bin) lane.set(b, { row: i, n: 1 });
+    else {
+      bin.n++;
+      if (rank(r.kind) < rank(rows[bin.row]!.kind)) bin.row = i;
+    }
   });
+  for (const [l, lane] of bins.entries()) {
+    for (const { row, n } of lane.values()) {
+      const r = rows[row]!;
+      const c = document.createElementNS(NS, 'circle');
+      c.setAttribute('class', 'mark');
+      c.dataset.row = String(row);
+      c.dataset.kind = r.kind;
+      c.setAttribute('cx', String(x(r.at)));
+      c.setAttribute('cy', String(laneY(l)));
+      c.setAttribute('r', r.kind === 'crash' || r.kind === 'restart' ? '5' : '3.5');
+      c.setAttribute('fill', COLORS[r.kind] ?? '#888');
+      const title = document.createElementNS(NS, 'title');
+      title.textContent = n > 1 ? `${r.text} (and ${n - 1} more here)` : r.text;
+      c.appendChild(title);
+      svg.appendChild(c);
+    }
+  }
+  svg.onclick = (ev) => {
+    const mark = (ev.target as Element | null)?.closest?.('circle.mark') as SVGCircleElement | null;
+    if (mark?.dataset.row) return onSelect(Number(mark.dataset.row));
+    const box = svg.getBoundingClientRect();
+    const px = ev.clientX - box.left;
+    const lane = bins[Math.max(0, Math.min(LANES.length - 1, Math.round((ev.clientY - box.top - 8) / 14)))]!;
+    const at = Math.floor(px / STRIP_BIN_PX);
+    let best: { row: number } | undefined = lane.get(at);
+    for (let d = 1; !best && d <= width; d++) best = lane.get(at - d) ?? lane.get(at + d);
+    if (best) onSelect(best.row);
+  };
   if (selected !== undefined && rows[selected]) {
     const l = document.createElementNS(NS, 'line');
     l.setAttribute('class', 'cursor');

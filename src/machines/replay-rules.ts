@@ -11,7 +11,7 @@ import type { StepOutcome } from './turn.machine.js';
 export const EFFECTS = ['preflight', 'compact', 'modelStep', 'decideTool', 'askPermission', 'runTool'] as const;
 export type Effect = (typeof EFFECTS)[number];
 
-/** One invocation of an effect during the replay, and the log events it has emitted so far. */
+/** One invocation of an effect during the replay, and the log events it has emitted so far (of a model step, its tool calls only: nothing else decides what it returned). */
 export interface EffectRun {
   effect: Effect;
   input: { turnId: string; call?: ToolCallRequest };

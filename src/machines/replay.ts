@@ -71,9 +71,10 @@ const MAX_STEPS_PER_EVENT = 10_000;
  * Throws `invalid_params` if the events are not one session's log in order.
  */
 export function replaySession(events: readonly AgentEvent[]): ReplayedTransition[] {
-  const replay = replayer(events);
-  for (let i = 0; i < events.length; i++) replay.step(i);
-  return replay.finish();
+  const fold = new ReplayFold();
+  const out = fold.append(events);
+  fold.stop();
+  return out;
 }
 
 /**
@@ -81,99 +82,183 @@ export function replaySession(events: readonly AgentEvent[]): ReplayedTransition
  * (tens of thousands of events, ~1 µs each) for the inspector keeps its event loop for its clients.
  */
 export async function replaySessionInSlices(events: readonly AgentEvent[], pause: () => Promise<void>, slice = 4096): Promise<ReplayedTransition[]> {
-  const replay = replayer(events);
-  for (let i = 0; i < events.length; i++) {
-    if (i > 0 && i % slice === 0) await pause();
-    replay.step(i);
-  }
-  return replay.finish();
+  const fold = new ReplayFold();
+  const out = await fold.appendInSlices(events, pause, slice);
+  fold.stop();
+  return out;
 }
 
-function replayer(events: readonly AgentEvent[]): { step(index: number): void; finish(): ReplayedTransition[] } {
-  const out: ReplayedTransition[] = [];
-  let cause: AgentEvent | undefined;
-  let actor: ReturnType<typeof createActor<typeof replayMachine>> | undefined;
-  const record = transitionRecorder((t) => cause && out.push({ ...t, at: cause.ts, seq: cause.seq, cause }));
-  const start = (from: number) => {
-    actor?.stop();
-    // The machines stop a turn at its step limit: use the one the log's next turn ran with.
-    const next = events.slice(from).find((x) => x.type === 'turn_started');
-    const maxSteps = next?.type === 'turn_started' ? next.maxSteps : Number.MAX_SAFE_INTEGER;
-    actor = createActor(replayMachine, { input: { maxSteps }, inspect: record });
-    actor.start();
-  };
-  /**
-   * Turns whose cancel came from CLOSE: session_closed follows their turn_completed at once. The
-   * log says no more than that, so a cancel followed by a close within CLOSE_GAP_MS reads the same.
-   */
-  const closedWhileRunning = new Set<string>();
-  for (let i = 0; i + 1 < events.length; i++) {
-    const e = events[i]!;
-    const next = events[i + 1]!;
-    if (e.type === 'turn_completed' && e.stopReason === 'cancelled' && next.type === 'session_closed' && next.ts - e.ts <= CLOSE_GAP_MS) closedWhileRunning.add(e.turnId);
+/** Cancelled turns whose end the fold may wait to learn about (one or two in any real log). */
+const MAX_UNKNOWN_ENDS = 16;
+
+type ReplayActor = ReturnType<typeof createActor<typeof replayMachine>>;
+
+/**
+ * The replay as a fold over the log, resumable: `append` the events that follow the ones already
+ * folded, and get the transitions they cause. Folding a log in any number of appends gives what
+ * `replaySession` gives for the whole of it, with one exception the fold reports instead of hiding.
+ *
+ * Two of the replay's rules read the log AFTER the event they decide on: machines that start use
+ * the step limit of the next `turn_started`, and a cancel followed by a close within CLOSE_GAP_MS
+ * is replayed as a close. When an append ends before the log says, the fold decides as if the log
+ * ended there (no limit; a cancel), as a replay of the log so far does. If a later append shows it
+ * otherwise (a `turn_started` after machines started without one; a close right after a cancelled
+ * turn the fold replayed as cancelled), the fold's transitions are no longer the log's: it sets
+ * `stale`, folds nothing more, and its owner replays the log again from the start. Both happen at
+ * most once per start of the machines or per closed session, so nearly every append extends.
+ */
+export class ReplayFold {
+  /** Set when a later event contradicts what the fold decided without it: replay from the start. */
+  stale = false;
+  /** Seq of the last event folded (0 before the first). */
+  lastSeq = 0;
+  private actor: ReplayActor | undefined;
+  private cause: AgentEvent | undefined;
+  private out: ReplayedTransition[] = [];
+  /** Machines running with no `turn_started` seen after their start (so started without a step limit). */
+  private startedWithoutLimit = false;
+  /** Turns whose cancel came from CLOSE: session_closed follows their turn_completed at once. */
+  private readonly closedWhileRunning = new Set<string>();
+  /** Turns cancelled (not closed) before the log said whether a close followed their end. */
+  private readonly cancelledBeforeKnown = new Set<string>();
+  /** Turns whose end and the event after it are in the log up to the current append (so known). */
+  private readonly endKnown = new Set<string>();
+  /** The last event folded: its pair with the next append's first event is still to be seen. */
+  private last: AgentEvent | undefined;
+  private readonly runs = new WeakMap<AnyActorRef, EffectRun>();
+  private readonly record = transitionRecorder((t) => this.cause && this.out.push({ ...t, at: this.cause.ts, seq: this.cause.seq, cause: this.cause }));
+
+  /** Folds `events` (the ones after `lastSeq`, in order); returns the transitions they caused. */
+  append(events: readonly AgentEvent[]): ReplayedTransition[] {
+    if (!this.begin(events)) return [];
+    for (let i = 0; i < events.length; i++) this.step(events, i);
+    return this.take();
   }
-  const turnRef = (): AnyActorRef | undefined => {
-    const ref = actor?.getSnapshot().children.turn as AnyActorRef | undefined;
+
+  /** `append`, awaiting `pause()` after every `slice` events. */
+  async appendInSlices(events: readonly AgentEvent[], pause: () => Promise<void>, slice = 4096): Promise<ReplayedTransition[]> {
+    if (!this.begin(events)) return [];
+    for (let i = 0; i < events.length; i++) {
+      if (i > 0 && i % slice === 0) await pause();
+      this.step(events, i);
+    }
+    return this.take();
+  }
+
+  /** Stops the machines (a fold no longer needed). */
+  stop(): void {
+    this.actor?.stop();
+    this.actor = undefined;
+  }
+
+  private take(): ReplayedTransition[] {
+    const out = this.out;
+    this.out = [];
+    this.endKnown.clear();
+    return out;
+  }
+
+  /** Reads what `events` say about the decisions already taken; false if one was wrong (`stale`). */
+  private begin(events: readonly AgentEvent[]): boolean {
+    if (this.stale) return false;
+    if (this.startedWithoutLimit && events.some((e) => e.type === 'turn_started')) this.stale = true;
+    for (let i = 0; i < events.length; i++) {
+      const e = i === 0 ? this.last : events[i - 1]!;
+      const next = events[i]!;
+      if (e?.type !== 'turn_completed') continue;
+      this.endKnown.add(e.turnId);
+      if (e.stopReason === 'cancelled' && next.type === 'session_closed' && next.ts - e.ts <= CLOSE_GAP_MS) {
+        this.closedWhileRunning.add(e.turnId);
+        if (this.cancelledBeforeKnown.has(e.turnId)) this.stale = true;
+      }
+      this.cancelledBeforeKnown.delete(e.turnId);
+    }
+    if (this.stale) this.stop();
+    if (events.length > 0) this.last = events.at(-1);
+    return !this.stale;
+  }
+
+  private start(events: readonly AgentEvent[], from: number): void {
+    this.actor?.stop();
+    // The machines stop a turn at its step limit: use the one the log's next turn ran with.
+    let maxSteps = Number.MAX_SAFE_INTEGER;
+    this.startedWithoutLimit = true;
+    for (let i = from; i < events.length; i++) {
+      const e = events[i]!;
+      if (e.type === 'turn_started') {
+        maxSteps = e.maxSteps;
+        this.startedWithoutLimit = false;
+        break;
+      }
+    }
+    this.actor = createActor(replayMachine, { input: { maxSteps }, inspect: this.record });
+    this.actor.start();
+  }
+
+  private turnRef(): AnyActorRef | undefined {
+    const ref = this.actor?.getSnapshot().children.turn as AnyActorRef | undefined;
     return ref && ref.getSnapshot().status === 'active' ? ref : undefined;
-  };
-  const pending = (): { ref: AnyActorRef; run: EffectRun } | undefined => {
-    const turn = turnRef();
+  }
+
+  private pending(): { ref: AnyActorRef; run: EffectRun } | undefined {
+    const turn = this.turnRef();
     if (!turn) return undefined;
     for (const ref of Object.values(turn.getSnapshot().children as Record<string, AnyActorRef>)) {
       const snap = ref.getSnapshot() as StandInSnapshot;
-      if (snap.status === 'active' && snap.effect) return { ref, run: runs.get(ref) ?? fresh(ref, snap) };
+      if (snap.status === 'active' && snap.effect) return { ref, run: this.runs.get(ref) ?? this.fresh(ref, snap) };
     }
     return undefined;
-  };
-  const runs = new WeakMap<AnyActorRef, EffectRun>();
-  const fresh = (ref: AnyActorRef, snap: StandInSnapshot): EffectRun => {
+  }
+
+  private fresh(ref: AnyActorRef, snap: StandInSnapshot): EffectRun {
     const run: EffectRun = { effect: snap.effect, input: snap.input as EffectRun['input'], emitted: [] };
-    runs.set(ref, run);
+    this.runs.set(ref, run);
     return run;
-  };
-  const complete = (p: { ref: AnyActorRef; run: EffectRun }, next: AgentEvent | undefined) => {
+  }
+
+  private complete(p: { ref: AnyActorRef; run: EffectRun }, next: AgentEvent | undefined): void {
     const o = outputFor(p.run, next);
     p.ref.send(o.ok ? { type: 'replay.resolve', output: o.output } : { type: 'replay.reject', error: o.error });
-  };
+  }
+
   /** Completes effects until `until()` holds or the turn has ended. */
-  const advance = (until: () => boolean, next: AgentEvent) => {
+  private advance(until: () => boolean, next: AgentEvent): void {
     for (let n = 0; !until(); n++) {
-      const p = pending();
+      const p = this.pending();
       if (!p) return;
       if (n > MAX_STEPS_PER_EVENT) throw new TroupeError('internal_error', `replay made no progress at seq ${next.seq}`);
-      complete(p, next);
+      this.complete(p, next);
     }
-  };
+  }
 
-  let lastSeq = 0;
-  const step = (index: number): void => {
+  private step(events: readonly AgentEvent[], index: number): void {
     const e = events[index]!;
-    if (e.seq <= lastSeq) throw new TroupeError('invalid_params', `events out of order: seq ${e.seq} after ${lastSeq}`);
-    lastSeq = e.seq;
-    cause = e;
+    if (e.seq <= this.lastSeq) throw new TroupeError('invalid_params', `events out of order: seq ${e.seq} after ${this.lastSeq}`);
+    this.lastSeq = e.seq;
+    this.cause = e;
     switch (e.type) {
       case 'session_created':
-        start(index);
+        this.start(events, index);
         break;
       case 'user_message':
         // A turn still open here means its process died before the log could say so.
-        if (!actor || turnRef()) start(index);
-        actor!.send({ type: 'PROMPT', promptId: `replay-${e.seq}`, turnId: e.turnId, content: e.content });
+        if (!this.actor || this.turnRef()) this.start(events, index);
+        this.actor!.send({ type: 'PROMPT', promptId: `replay-${e.seq}`, turnId: e.turnId, content: e.content });
         break;
       case 'turn_completed':
         if (e.errorCode === 'agent_crashed') {
           // Written by the next process when it reopened the session: the machines restarted.
-          start(index);
+          this.start(events, index);
           break;
         }
-        if (isCancelMark(e)) cancel(e);
-        advance(() => !turnRef(), e);
+        if (isCancelMark(e)) this.cancel(e);
+        this.advance(() => !this.turnRef(), e);
         break;
       case 'steer_received':
-        turnRef() && actor!.send({ type: 'STEER', steerId: e.steerId, expectedTurnId: e.turnId, content: e.content });
+        this.turnRef() && this.actor!.send({ type: 'STEER', steerId: e.steerId, expectedTurnId: e.turnId, content: e.content });
         break;
       case 'steer_applied':
-        advance(() => !(turnRef()?.getSnapshot().context.pendingSteers as { steerId: string }[] | undefined)?.some((s) => s.steerId === e.steerId), e);
+        this.advance(() => !(this.turnRef()?.getSnapshot().context.pendingSteers as { steerId: string }[] | undefined)?.some((s) => s.steerId === e.steerId), e);
         break;
       case 'turn_started':
       case 'session_configured':
@@ -181,45 +266,46 @@ function replayer(events: readonly AgentEvent[]): { step(index: number): void; f
         // Emitted by the machines' own actions, not by an effect: nothing has to finish first.
         break;
       case 'session_closed':
-        if (actor?.getSnapshot().status === 'active') actor.send({ type: 'CLOSE' });
+        if (this.actor?.getSnapshot().status === 'active') this.actor.send({ type: 'CLOSE' });
         break;
-      default:
+      default: {
         if (isCancelMark(e)) {
-          cancel(e);
+          this.cancel(e);
           break;
         }
-        if (!turnRef()) break;
-        advance(() => {
-          const p = pending();
+        if (!this.turnRef()) break;
+        this.advance(() => {
+          const p = this.pending();
           return !p || owns(p.run, e);
         }, e);
-        {
-          const p = pending();
-          if (p && owns(p.run, e)) {
-            p.run.emitted.push(e);
-            // An effect whose last event is in the log ends now, not at the next event.
-            if (finished(p.run)) complete(p, undefined);
-          }
+        const p = this.pending();
+        if (p && owns(p.run, e)) {
+          // A model step's chunks say nothing about what it returned (its tool calls do): a long
+          // reply's thousands of chunks are not held by a fold that is kept between appends.
+          if (p.run.effect !== 'modelStep' || e.type === 'tool_call_started') p.run.emitted.push(e);
+          // An effect whose last event is in the log ends now, not at the next event.
+          if (finished(p.run)) this.complete(p, undefined);
         }
+      }
     }
-  };
-  return {
-    step,
-    finish: () => {
-      actor?.stop();
-      return out;
-    },
-  };
+  }
 
-  function cancel(e: AgentEvent) {
-    if (!turnRef()) return;
+  private cancel(e: AgentEvent): void {
+    if (!this.turnRef()) return;
     // Effects already finished in the log ended before the cancel did.
-    advance(() => {
-      const p = pending();
+    this.advance(() => {
+      const p = this.pending();
       return !p || !finished(p.run);
     }, e);
     const turnId = 'turnId' in e ? e.turnId : undefined;
-    actor!.send({ type: turnId && closedWhileRunning.has(turnId) ? 'CLOSE' : 'CANCEL' });
+    const closed = turnId !== undefined && this.closedWhileRunning.has(turnId);
+    // Not known yet whether a close follows this turn's end: `begin` checks once the log says. (A
+    // cancel mark of a turn ended in an earlier append stays noted; a few are kept, then replay anew.)
+    if (turnId !== undefined && !closed && !this.endKnown.has(turnId)) {
+      this.cancelledBeforeKnown.add(turnId);
+      if (this.cancelledBeforeKnown.size > MAX_UNKNOWN_ENDS) this.stale = true;
+    }
+    this.actor!.send({ type: closed ? 'CLOSE' : 'CANCEL' });
   }
 }
 

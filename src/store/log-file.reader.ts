@@ -196,3 +196,64 @@ export function readEventRange(path: string, checkpoints: LogCheckpoints, afterS
   }
   return out;
 }
+
+/** Where a read of a log file ended: a later read goes on from there if the file is still that one. */
+export interface LogPosition {
+  dev: number;
+  ino: number;
+  /** Byte offset just after the last record read. */
+  offset: number;
+  /** Seq of the last event read (the header's `baseSeq` if none). */
+  lastSeq: number;
+}
+
+export interface LogGrowth {
+  events: AgentEvent[];
+  position: LogPosition;
+  /** Bytes of the file this read went through. */
+  bytes: number;
+}
+
+/**
+ * The events a log file gained since `from` (every event, without it) and where this read ended,
+ * decoded `pageSize` events at a time with `pause()` awaited between pages. Only the bytes after
+ * `from.offset` are read, so a reader following a growing log reads each record once. It stops at
+ * a damaged or unfinished tail as `scanLogFile` does (a record being written is read next time).
+ * `undefined` when the file is no longer the one `from` was read from (replaced, e.g. by a deleted
+ * session's tombstone, or shorter than what was read): read it again from the start.
+ */
+export async function readLogFrom(path: string, from: LogPosition | undefined, pause: () => Promise<void>, pageSize = 4096): Promise<LogGrowth | undefined> {
+  const fd = openSync(path, 'r');
+  try {
+    const st = fstatSync(fd);
+    if (from && (st.dev !== from.dev || st.ino !== from.ino || st.size < from.offset)) return undefined;
+    const start = from?.offset ?? 0;
+    const events: AgentEvent[] = [];
+    let lastSeq = from?.lastSeq ?? 0;
+    let header = from !== undefined;
+    let pos = start;
+    for (let page = pageSize; pos < st.size; page = events.length + pageSize) {
+      if (events.length > 0) await pause();
+      const walk = walkFrames(fd, pos, st.size, (payload, offset) => {
+        if (!header) {
+          const h = offset === 0 ? decodeHeaderRecord(payload) : undefined;
+          if (!h) return { offset, reason: 'bad_record', detail: 'the first record is not a troupe log header' };
+          header = true;
+          lastSeq = h.baseSeq;
+          return;
+        }
+        const peek = peekEventRecord(payload);
+        if (!peek || peek.firstSeq !== lastSeq + 1) return { offset, reason: 'bad_record', detail: 'not the next event record' };
+        for (const e of decodeEventRecord(payload, offset)) events.push(e);
+        lastSeq = peek.firstSeq + peek.count - 1;
+        if (events.length >= page) return false;
+      });
+      pos = walk.validEnd;
+      // Fewer than a page: the walk reached the end, or a tail that is not (yet) a valid record.
+      if (walk.problem || events.length < page) break;
+    }
+    return { events, position: { dev: st.dev, ino: st.ino, offset: pos, lastSeq }, bytes: pos - start };
+  } finally {
+    closeSync(fd);
+  }
+}

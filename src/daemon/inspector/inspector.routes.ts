@@ -19,8 +19,10 @@ import { readLogFilePaged, sessionLogPath, sessionsDir, type SessionIndex } from
 import type { HttpServer } from '../http/http-server.js';
 import { staticFiles } from '../http/static-files.js';
 import type { MachineHub } from '../machine-hub.js';
+import type { Metrics } from '../metrics.js';
 import type { Relay } from '../relay/relay.js';
 import { TransitionFeed } from './transition-feed.js';
+import { SessionReplays } from './session-replays.js';
 import { INSPECTOR_CSS, INSPECTOR_HTML, INSPECTOR_ICON } from './page.js';
 
 export interface InspectorDeps {
@@ -31,6 +33,8 @@ export interface InspectorDeps {
   home: string;
   /** Read for TROUPE_INSPECTOR_KEEP: transitions kept for resuming the live feed (default 5000). */
   env?: NodeJS.ProcessEnv;
+  /** Where the replays count the log they read (troupe_inspector_replay_*). */
+  metrics?: Metrics;
 }
 
 const DEFINITIONS = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine), child: describeMachine(childMachine) };
@@ -48,17 +52,32 @@ const HTML_HEADERS = {
   'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
-export function registerInspector(server: HttpServer, deps: InspectorDeps): TransitionFeed {
+export function registerInspector(server: HttpServer, deps: InspectorDeps): { feed: TransitionFeed; replays: SessionReplays } {
   const { hub, index, relay } = deps;
   const keep = Number(deps.env?.TROUPE_INSPECTOR_KEEP);
   const feed = new TransitionFeed(hub, Number.isInteger(keep) && keep > 0 ? keep : undefined);
+  const bytesRead = deps.metrics?.counter('troupe_inspector_replay_log_bytes_total', 'Session log bytes read to replay machines for the inspector.');
+  const eventsRead = deps.metrics?.counter('troupe_inspector_replay_events_total', 'Session log events replayed for the inspector.');
+  const replays = new SessionReplays({
+    logPath: (id) => sessionLogPath(sessionsDir(deps.home), id),
+    pause: nextTurn,
+    onRead: (bytes, events) => (bytesRead?.({}, bytes), eventsRead?.({}, events)),
+  });
+  deps.metrics?.gauge('troupe_inspector_replays_held', 'Sessions whose replay the daemon keeps for the inspector pages asking about them.', () => replays.size);
   const ui = staticFiles(UI_DIR);
   const elk = staticFiles(ELK_DIR);
 
   const entryOf = (id: string) => {
     const e = index.get(id);
-    if (!e || e.status === 'deleted') throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+    if (!e || e.status === 'deleted') {
+      replays.forget(id);
+      throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+    }
     return e;
+  };
+  const noLog = (id: string, err: unknown): never => {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `session ${id} has no log`, { sessionId: id });
+    throw err;
   };
   // A long session's log is read (and below, replayed) a slice at a time, the loop free in between:
   // in one piece, an 80,000-event session held the daemon's loop for 80–150 ms per request.
@@ -66,8 +85,7 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): Tran
     try {
       return (await readLogFilePaged(sessionLogPath(sessionsDir(deps.home), id), nextTurn)).events;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `session ${id} has no log`, { sessionId: id });
-      throw err;
+      return noLog(id, err);
     }
   };
 
@@ -75,11 +93,15 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): Tran
 
   server.route('GET', '/v1/inspect/transitions', (req, res) => feed.stream(req, res));
 
+  // `?since=<replayId>&after=<seq>`: the page has that replay up to that seq, and gets what follows.
   server.route('GET', '/v1/sessions/:id/replay', async (req) => {
     const id = req.params.id!;
     entryOf(id);
-    const events = await readEvents(id);
-    return { sessionId: id, lastSeq: events.at(-1)?.seq ?? 0, transitions: await replaySessionInSlices(events, nextTurn), live: hub.transitions(id) };
+    const replayId = req.query.get('since');
+    const after = req.query.get('after');
+    if (after !== null && !/^\d{1,15}$/.test(after)) throw new TroupeError('invalid_cursor', `after must be a seq (decimal digits), not ${JSON.stringify(after.slice(0, 40))}`);
+    const answer = await replays.replay(id, replayId !== null && after !== null ? { replayId, after: Number(after) } : undefined).catch((err: unknown) => noLog(id, err));
+    return { sessionId: id, ...answer, live: hub.transitions(id) };
   });
 
   server.route('GET', '/v1/sessions/:id/inspect', async (req) => {
@@ -118,5 +140,5 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): Tran
     if (rest.startsWith('ui/') && rest.endsWith('.js')) return ui({ ...req, params: { '*': rest.slice(3) } }, res);
     return res.error(404, 'method_not_found', 'No such file');
   });
-  return feed;
+  return { feed, replays };
 }

@@ -339,3 +339,110 @@ test('inspector: a long session lists a window of its rows; the strip reaches th
   await until(page, 'the present listed again', () => document.querySelector('#timeline li[data-type=turn_completed]'));
   assert.deepEqual(errors, []);
 });
+
+test('inspector: while a long session streams, each replay ask reads only what the log gained, and the page ends equal to a whole replay', { timeout: 180_000 }, async (t) => {
+  // A long first turn (3,000 chunks, each a row), then a reply streamed one word every 10 ms.
+  const long = Array.from({ length: 3000 }, (_, i) => (i % 2 ? { text: `t${i} ` } : { thought: `h${i} ` }));
+  const stream = Array.from({ length: 300 }, (_, i) => [{ text: `w${i} ` }, { delay_ms: 10 }]).flat();
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { chunkDelayMs: 0, replies: [{ when: 'long', items: long }, { when: 'stream', items: stream }, [{ text: 'Done.' }]] } });
+  const browser = await headlessChromium(t);
+  const ask = (text: string) => (c.agent.request('session/prompt', { sessionId, prompt: prompt(text) }) as Promise<{ stopReason: string }>).then((r) => r.stopReason);
+  const lastSeq = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.lastSeq as number;
+  assert.equal(await ask('a long one'), 'end_turn');
+  await d.untilDurable(sessionId, await lastSeq());
+  const { page, errors } = await openInspector(browser, d, sessionId);
+  type Inspector = { troupeInspector: { app: { replayFrom?: { lastSeq: number }; replayed: unknown[] } } };
+  const pageSeq = () => page.evaluate(() => (window as unknown as Inspector).troupeInspector.app.replayFrom?.lastSeq ?? 0);
+  await page.waitForFunction((n) => ((window as unknown as Inspector).troupeInspector.app.replayFrom?.lastSeq ?? 0) >= n, await lastSeq(), { timeout: 60_000 });
+
+  // The page's asks while the reply streams, and the log events the daemon replays for them.
+  let asks = 0;
+  page.on('request', (r) => void (r.url().includes('/replay?since=') && asks++));
+  const before = { seq: await pageSeq(), read: await d.metric('troupe_inspector_replay_events_total') };
+  assert.ok(before.seq > 3000, `the log is long (${before.seq} events)`);
+  assert.equal(await ask('stream it'), 'end_turn');
+  const end = await lastSeq();
+  await d.untilDurable(sessionId, end);
+  await page.waitForFunction((n) => ((window as unknown as Inspector).troupeInspector.app.replayFrom?.lastSeq ?? 0) >= n, end, { timeout: 60_000 });
+  const read = (await d.metric('troupe_inspector_replay_events_total')) - before.read;
+  assert.ok(asks >= 3, `the page asked while the reply streamed (${asks} asks)`);
+  // Each ask read and replayed only the events after the previous one: together, what the log gained.
+  assert.equal(read, end - before.seq, `${asks} asks replayed ${read} events; the log gained ${end - before.seq}`);
+
+  // What the page holds, and the states it shows at a moment of the stream, equal a whole replay.
+  const whole = (await d.api('GET', `/v1/sessions/${sessionId}/replay`)).json;
+  assert.equal(whole.after, 0);
+  assert.equal(whole.lastSeq, end);
+  assert.deepEqual(await page.evaluate(() => (window as unknown as Inspector).troupeInspector.app.replayed), whole.transitions);
+  await page.locator('#timeline li[data-type=user_message]').last().click();
+  const promptSeq = Number(await page.$eval('#timeline li.selected', (li) => (li as HTMLElement).dataset.seq));
+  // (a prompt's row comes before the transitions it causes)
+  const at = whole.transitions.filter((x: { seq: number }) => x.seq < promptSeq);
+  const states: Record<string, string> = {};
+  for (const x of at) (x.event === 'init' && x.machine === 'session' && delete states.turn, (states[x.machine] = x.state));
+  assert.equal(await page.textContent('[data-testid=state-session]'), states.session);
+  assert.equal(await page.textContent('[data-testid=state-turn]'), states.turn ?? '—');
+
+  // A replay id the daemon does not have (another run, a rebuilt replay) gets the whole replay; a
+  // malformed seq is refused; a deleted session's replay is not kept.
+  const other = (await d.api('GET', `/v1/sessions/${sessionId}/replay?since=0000.1&after=${end}`)).json;
+  assert.equal(other.after, 0);
+  assert.deepEqual(other.transitions, whole.transitions);
+  const same = (await d.api('GET', `/v1/sessions/${sessionId}/replay?since=${whole.replayId}&after=${end}`)).json;
+  assert.deepEqual([same.after, same.transitions], [end, []]);
+  const bad = await d.api('GET', `/v1/sessions/${sessionId}/replay?since=${whole.replayId}&after=1e3`);
+  assert.deepEqual([bad.status, bad.json.error.code], [400, 'invalid_cursor']);
+  assert.equal(await d.metric('troupe_inspector_replays_held'), 1);
+  assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
+  assert.equal(await d.metric('troupe_inspector_replays_held'), 0);
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}/replay`)).status, 404);
+  assert.deepEqual(errors, []);
+});
+
+test('inspector: the strip of a 30,000-row session draws a bounded number of marks, keeps its crash visible, and a click selects the row under it', { timeout: 120_000 }, async (t) => {
+  const { d, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [[{ text: 'Hi.' }]] } });
+  const browser = await headlessChromium(t);
+  const { page, errors } = await openInspector(browser, d, sessionId);
+  // The page's own strip module, on 30,000 rows a millisecond apart: tool calls, transitions and
+  // turns, with one crash among them.
+  const result = await page.evaluate(async () => {
+    const { renderStrip, STRIP_BIN_PX } = (await import('/inspect/ui/timeline.js' as string)) as typeof import('../../../src/inspector-ui/timeline.js');
+    const lanes = ['log', 'session', 'turn', 'child'] as const;
+    const kinds = ['tool', 'transition', 'turn', 'permission'];
+    const rows = Array.from({ length: 30_000 }, (_, i) => ({ key: `k${i}`, at: 1_000_000 + i, seq: i + 1, lane: lanes[i % 4]!, kind: kinds[i % 4]!, type: 't', text: `row ${i}` }));
+    const crash = 17_001; // lane session
+    rows[crash] = { ...rows[crash]!, kind: 'crash', text: 'the crash' };
+    const svg = document.querySelector('#strip') as SVGSVGElement;
+    let picked: number | undefined;
+    renderStrip(svg, rows, undefined, (i) => void (picked = i));
+    const marks = svg.querySelectorAll('circle.mark').length;
+    const crashMark = svg.querySelector('circle.mark[data-kind=crash]') as SVGCircleElement | null;
+    const click = (el: Element, cx: number, cy: number) => {
+      const box = svg.getBoundingClientRect();
+      el.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: box.left + cx, clientY: box.top + cy }));
+    };
+    // The crash's mark, clicked where it is drawn.
+    const cx = Number(crashMark?.getAttribute('cx'));
+    const cy = Number(crashMark?.getAttribute('cy'));
+    if (crashMark) crashMark.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    const crashPicked = picked;
+    // A click on the strip's background, in the turn lane, at 40 % of the time axis.
+    picked = undefined;
+    const width = svg.clientWidth;
+    const px = 56 + 0.4 * (width - 66);
+    click(svg, px, 8 + 2 * 14);
+    const bg = picked === undefined ? undefined : { lane: rows[picked]!.lane, x: 56 + ((rows[picked]!.at - rows[0]!.at) / (rows.at(-1)!.at - rows[0]!.at)) * (width - 66) };
+    // Clicking the crash mark's place on the background selects the crash too.
+    picked = undefined;
+    click(svg, cx, cy);
+    return { marks, width, bin: STRIP_BIN_PX, crash: crashMark !== null, crashPicked, crashIndex: crash, bg, byPlace: picked, px };
+  });
+  assert.ok(result.crash, 'the crash has its mark among 30,000 rows');
+  const bound = Math.ceil(result.width / result.bin + 1) * 4;
+  assert.ok(result.marks <= bound, `${result.marks} marks for 30,000 rows (at most ${bound}: 4 lanes of ${result.width} px in ${result.bin} px bins)`);
+  assert.equal(result.crashPicked, result.crashIndex, 'clicking the crash mark selects the crash row');
+  assert.equal(result.byPlace, result.crashIndex, 'clicking where the crash is drawn selects it');
+  assert.equal(result.bg?.lane, 'turn', 'a click in the turn lane selects a turn row');
+  assert.ok(Math.abs(result.bg!.x - result.px) <= result.bin, `the row selected is drawn under the click (${result.bg!.x} vs ${result.px})`);
+  assert.deepEqual(errors, []);
+});

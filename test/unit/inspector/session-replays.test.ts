@@ -1,0 +1,101 @@
+// The daemon's kept replays (SessionReplays) over real log files written by FileEventLog: an ask
+// with the answer's replayId reads only what the log gained, a replaced log file or another
+// replayId gets the whole replay again, and the kept folds are bounded in number and dropped once
+// nobody asks (a clock the test moves, not a timer it waits for).
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileEventLog } from '../../../src/store/index.js';
+import { replaySession } from '../../../src/machines/replay.js';
+import { readLogFile } from '../../../src/store/index.js';
+import { SessionReplays } from '../../../src/daemon/inspector/session-replays.js';
+import type { AgentEventInput } from '../../../src/core/events.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'troupe-replays-'));
+const path = (id: string) => join(dir, `${id}.log`);
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+async function session(id: string): Promise<FileEventLog> {
+  const log = await FileEventLog.create(path(id), { sessionId: id, durability: { sync: 'always' } });
+  log.append({ type: 'session_created', sessionId: id, cwd: '/', additionalDirectories: [], model: 'm', mode: 'default' } as AgentEventInput);
+  return log;
+}
+const turn = (log: FileEventLog, id: string, n: number, chunks: number) => {
+  const turnId = `t${n}`;
+  log.append({ type: 'user_message', sessionId: id, turnId, messageId: `u${n}`, content: [{ type: 'text', text: 'go' }] } as AgentEventInput);
+  log.append({ type: 'turn_started', sessionId: id, turnId, maxSteps: 10 } as AgentEventInput);
+  for (let i = 0; i < chunks; i++) log.append({ type: 'agent_message_chunk', sessionId: id, turnId, messageId: `a${n}`, text: `w${i} ` } as AgentEventInput);
+};
+const end = (log: FileEventLog, id: string, n: number) => log.append({ type: 'turn_completed', sessionId: id, turnId: `t${n}`, stopReason: 'end_turn', steps: 1 } as AgentEventInput);
+const whole = async (id: string) => replaySession((await readLogFile(path(id))).events);
+
+test('asks with the last answer read only what the log gained, and add up to the whole replay', async (t) => {
+  let read = 0;
+  let clock = 0;
+  const replays = new SessionReplays({ logPath: path, pause: async () => {}, onRead: (_b, events) => void (read += events), now: () => clock });
+  t.after(() => replays.close());
+  const log = await session('s1');
+  turn(log, 's1', 1, 2000);
+  await log.whenDurable(log.lastSeq());
+  const first = await replays.replay('s1');
+  assert.equal(first.after, 0);
+  assert.equal(read, log.lastSeq());
+  let held = first.transitions;
+  let since = { replayId: first.replayId, after: first.lastSeq };
+  for (let k = 0; k < 5; k++) {
+    read = 0;
+    const before = log.lastSeq();
+    if (k === 2) end(log, 's1', 1);
+    else if (k === 3) turn(log, 's1', 2, 10);
+    else log.append({ type: 'agent_message_chunk', sessionId: 's1', turnId: k < 3 ? 't1' : 't2', messageId: 'x', text: 'more' } as AgentEventInput);
+    await log.whenDurable(log.lastSeq());
+    const r = await replays.replay('s1', since);
+    assert.equal(r.after, since.after, 'only what follows');
+    assert.equal(read, log.lastSeq() - before, 'only the events the log gained were read');
+    held = held.concat(r.transitions);
+    since = { replayId: r.replayId, after: r.lastSeq };
+    assert.deepEqual(held, await whole('s1'));
+  }
+  // Another replayId (another daemon, a replay rebuilt since): the whole replay, of the same fold.
+  const other = await replays.replay('s1', { replayId: 'elsewhere.1', after: since.after });
+  assert.deepEqual([other.after, other.replayId], [0, since.replayId]);
+  assert.deepEqual(other.transitions, await whole('s1'));
+  await log.close();
+});
+
+test('a replaced log file, too many sessions, and sessions nobody asks about drop their folds', async (t) => {
+  let clock = 0;
+  const replays = new SessionReplays({ logPath: path, pause: async () => {}, now: () => clock, maxHeld: 2, idleMs: 1000 });
+  t.after(() => replays.close());
+  const logs = await Promise.all(['a', 'b', 'c'].map((id) => session(id)));
+  for (const [i, log] of logs.entries()) {
+    turn(log, ['a', 'b', 'c'][i]!, 1, 3);
+    await log.whenDurable(log.lastSeq());
+  }
+  const a = await replays.replay('a');
+  await replays.replay('b');
+  assert.equal(replays.size, 2);
+  await replays.replay('c');
+  assert.equal(replays.size, 2, 'at most maxHeld folds');
+  // `a` was dropped: its old replayId gets the whole replay under a new one.
+  const again = await replays.replay('a', { replayId: a.replayId, after: a.lastSeq });
+  assert.equal(again.after, 0);
+  assert.notEqual(again.replayId, a.replayId);
+  // The file replaced under the same name (as a deletion's tombstone does): a new fold, all of it.
+  await logs[0]!.close();
+  rmSync(path('a'));
+  const fresh = await session('a');
+  await fresh.whenDurable(fresh.lastSeq());
+  const replaced = await replays.replay('a', { replayId: again.replayId, after: again.lastSeq });
+  assert.equal(replaced.after, 0);
+  assert.notEqual(replaced.replayId, again.replayId);
+  assert.deepEqual(replaced.transitions, await whole('a'));
+  // Nobody asks for idleMs: nothing is kept.
+  clock += 1000;
+  replays.sweep();
+  assert.equal(replays.size, 0);
+  await fresh.close();
+  for (const log of logs.slice(1)) await log.close();
+});
