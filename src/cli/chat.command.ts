@@ -14,6 +14,7 @@ import { Repl } from './repl.js';
 import { openSession } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
+import { printable } from './terminal-text.js';
 import { UpdateRenderer } from './update.renderer.js';
 
 const USAGE = `Usage: troupe chat [--cwd DIR] [--session ID] [--model M] [--mode M] [--mcp-config FILE] [--add-dir DIR]… [--yes]
@@ -75,7 +76,8 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       additionalDirectories: values['add-dir'],
     });
     sessionId = opened.sessionId;
-    renderer.note(style.dim(`[${opened.resumed ? 'resumed' : 'new'} session ${sessionId} in ${opened.cwd} · /help for commands]`));
+    const also = opened.additionalDirectories.length ? ` (also ${opened.additionalDirectories.map((d) => printable(d)).join(', ')})` : '';
+    renderer.note(style.dim(`[${opened.resumed ? 'resumed' : 'new'} session ${sessionId} in ${printable(opened.cwd)}${also} · /help for commands]`));
     repl = new Repl({
       link,
       target: conn.target,

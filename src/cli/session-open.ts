@@ -26,6 +26,8 @@ export interface OpenOptions {
 export interface OpenedSession {
   sessionId: string;
   cwd: string;
+  /** The additional directories the session was opened with. */
+  additionalDirectories: string[];
   resumed: boolean;
 }
 
@@ -53,12 +55,12 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
         ...(opts.mcpServers ? { mcpServers: opts.mcpServers as never } : {}),
       }),
     );
-    opened = { sessionId: opts.sessionId, cwd, resumed: true };
+    opened = { sessionId: opts.sessionId, cwd, additionalDirectories: dirs, resumed: true };
   } else {
     const cwd = resolve(opts.cwd ?? process.cwd());
     const dirs = absolute(opts.additionalDirectories ?? []);
     const res = await call(link.agent.request('session/new', { cwd, ...(dirs.length ? { additionalDirectories: dirs } : {}), mcpServers: (opts.mcpServers ?? []) as never }));
-    opened = { sessionId: res.sessionId, cwd, resumed: false };
+    opened = { sessionId: res.sessionId, cwd, additionalDirectories: dirs, resumed: false };
   }
   try {
     if (opts.mode) await call(link.agent.request('session/set_mode', { sessionId: opened.sessionId, modeId: opts.mode }));

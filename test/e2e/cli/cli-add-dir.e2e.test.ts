@@ -50,6 +50,12 @@ describe('troupe run --add-dir', { timeout: 60_000 }, () => {
     assert.equal(readStatus(replaced.stdout), 'path_outside_workspace');
   });
 
+  test('chat names the directories of its session', async () => {
+    const r = await h.run(['chat', '--add-dir', shared, '--add-dir', other], { input: '' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`\\[new session ses_\\w+ in .+ \\(also ${shared}, ${other}\\) · /help for commands\\]`));
+  });
+
   test('a directory that does not exist is refused before any turn', async () => {
     const r = await h.run(['run', '--add-dir', join(libs, 'nope'), 'read the lib']);
     assert.equal(r.code, 1);
