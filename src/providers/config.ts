@@ -28,7 +28,8 @@ const ProviderSettings = z
     baseUrl: z.string().url().optional(),
     /** Retries of the one retrying layer (see each adapter). */
     maxRetries: z.number().int().min(0).max(10).optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    /** Handed to the SDKs, whose timers (setTimeout) fire at once past 2^31-1 ms. */
+    timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     /** How long a model stream may send nothing before it counts as stalled (default 300000); 0 disables. */
     streamIdleTimeoutMs: z.number().int().min(0).max(MAX_TIMER_MS).optional(),
     /** Per-model capabilities: for OpenAI-compatible servers, or to correct the catalogue. */

@@ -209,6 +209,10 @@ describe('loadConfig', () => {
       const wrong = envWithConfig(JSON.stringify({ providers: { google: { streamIdleTimeoutMs: bad } } }));
       assert.throws(() => loadConfig(wrong), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('providers.google.streamIdleTimeoutMs'), String(bad));
     }
+    // The same holds for the SDKs' own timeout.
+    const tooLong = envWithConfig(JSON.stringify({ providers: { anthropic: { timeoutMs: 2 ** 31 } } }));
+    assert.throws(() => loadConfig(tooLong), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('providers.anthropic.timeoutMs'));
+    assert.equal(settingsFor('anthropic', {}, loadConfig(envWithConfig(JSON.stringify({ providers: { anthropic: { timeoutMs: 2 ** 31 - 1 } } })))).timeoutMs, 2 ** 31 - 1);
   });
 });
 
