@@ -19,6 +19,7 @@ import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from 
 import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import type { UpdateReplay } from './session-replay.js';
 import { systemPrompt } from './system-prompt.js';
+import { projectInstructions } from './project-instructions.js';
 import { assertDirectory, requestedDirectories } from './session-directories.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
@@ -448,6 +449,7 @@ export class SessionHost {
     const { env, config, logger } = this.opts;
     let bound: SessionEngine | undefined;
     const dirs = () => bound?.conversation.additionalDirectories ?? initial;
+    let prompt: { of: readonly string[]; text: string } | undefined;
     const deps: EngineDeps = {
       log,
       resolveModel: (id) => resolveModel(id, env, config),
@@ -457,7 +459,11 @@ export class SessionHost {
       clock: systemClock,
       logger,
       limits: { ...DEFAULT_LIMITS, ...limitsFromEnv(env), ...this.opts.limits },
-      systemPrompt,
+      // The project's AGENTS.md files, read again only when the directories change (project-instructions.ts).
+      systemPrompt: (ws) => {
+        if (prompt?.of !== ws.additionalDirectories) prompt = { of: ws.additionalDirectories, text: systemPrompt(ws, projectInstructions(ws)) };
+        return prompt.text;
+      },
     };
     return { deps, bind: (engine) => void (bound = engine) };
   }
