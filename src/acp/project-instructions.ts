@@ -17,12 +17,14 @@ import type { Workspace } from '../actors/engine-core.js';
 export const INSTRUCTIONS_FILE = 'AGENTS.md';
 /** At most this much of each file is given to the model (Codex's `project_doc_max_bytes` default). */
 export const MAX_INSTRUCTIONS_BYTES = 32 * 1024;
+/** At most this much of all of them: a deep chain of long files must not fill a small context window. */
+export const MAX_TOTAL_INSTRUCTIONS_BYTES = 64 * 1024;
 
 export interface ProjectInstructions {
   /** The file, absolute. */
   path: string;
   text: string;
-  /** The file was longer than MAX_INSTRUCTIONS_BYTES: `text` is its beginning. */
+  /** The file was longer than what was left for it (MAX_INSTRUCTIONS_BYTES, or the total): `text` is its beginning. */
   truncated: boolean;
 }
 
@@ -36,19 +38,19 @@ function repositoryChain(dir: string): string[] {
   }
 }
 
-/** The file's text (its first MAX_INSTRUCTIONS_BYTES), if it is a readable regular file. */
-function readInstructions(path: string): ProjectInstructions | undefined {
+/** The file's text (at most its first `limit` bytes), if it is a readable regular file. */
+function readInstructions(path: string, limit: number): ProjectInstructions | undefined {
   let fd: number | undefined;
   try {
     // Non-blocking: opening a FIFO for reading would wait for a writer. Then only a regular file is read.
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const stat = fstatSync(fd);
     if (!stat.isFile()) return undefined;
-    const buf = Buffer.alloc(Math.min(stat.size, MAX_INSTRUCTIONS_BYTES));
+    const buf = Buffer.alloc(Math.min(stat.size, limit));
     const n = readSync(fd, buf, 0, buf.length, 0);
     // Cut on a character boundary: a split UTF-8 sequence would decode to a replacement mark.
     const text = new TextDecoder().decode(buf.subarray(0, n), { stream: true }).trim();
-    return text ? { path, text, truncated: stat.size > MAX_INSTRUCTIONS_BYTES } : undefined;
+    return text ? { path, text, truncated: stat.size > limit } : undefined;
   } catch {
     return undefined; // absent or unreadable: nothing to follow
   } finally {
@@ -56,10 +58,15 @@ function readInstructions(path: string): ProjectInstructions | undefined {
   }
 }
 
-/** The session's project instructions, in the order above; each file once (by its real path). */
-export function projectInstructions({ cwd, additionalDirectories }: Workspace): ProjectInstructions[] {
+/**
+ * The session's project instructions, in the order above; each file once (by its real path), each
+ * cut at MAX_INSTRUCTIONS_BYTES, and all of them at MAX_TOTAL_INSTRUCTIONS_BYTES (files past it are
+ * left out, counted in `omitted`).
+ */
+export function projectInstructions({ cwd, additionalDirectories }: Workspace): ProjectInstructions[] & { omitted?: number } {
   const seen = new Set<string>();
-  const out: ProjectInstructions[] = [];
+  const out: ProjectInstructions[] & { omitted?: number } = [];
+  let left = MAX_TOTAL_INSTRUCTIONS_BYTES;
   for (const dir of [...repositoryChain(cwd), ...additionalDirectories]) {
     const path = join(dir, INSTRUCTIONS_FILE);
     let real: string;
@@ -70,8 +77,14 @@ export function projectInstructions({ cwd, additionalDirectories }: Workspace): 
     }
     if (seen.has(real)) continue;
     seen.add(real);
-    const found = readInstructions(path);
-    if (found) out.push(found);
+    if (left <= 0) {
+      if (existsSync(path)) out.omitted = (out.omitted ?? 0) + 1;
+      continue;
+    }
+    const found = readInstructions(path, Math.min(MAX_INSTRUCTIONS_BYTES, left));
+    if (!found) continue;
+    out.push(found);
+    left -= Buffer.byteLength(found.text);
   }
   return out;
 }

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_INSTRUCTIONS_BYTES, projectInstructions } from '../../../src/acp/project-instructions.js';
+import { MAX_INSTRUCTIONS_BYTES, MAX_TOTAL_INSTRUCTIONS_BYTES, projectInstructions } from '../../../src/acp/project-instructions.js';
 import { systemPrompt } from '../../../src/acp/system-prompt.js';
 
 const dir = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -56,7 +56,7 @@ test('a long file is cut on a character boundary and says so; a FIFO or an unrea
   assert.equal(long!.truncated, true);
   assert.equal(long!.text, 'a' + 'é'.repeat(Math.floor((MAX_INSTRUCTIONS_BYTES - 1) / 2)));
   assert.ok(!long!.text.includes('\uFFFD'));
-  assert.match(systemPrompt({ cwd, additionalDirectories: [] }, [long!]), /\[… cut: only the first 32768 bytes of this file are given\]\n<\/instructions>$/);
+  assert.match(systemPrompt({ cwd, additionalDirectories: [] }, [long!]), /\[… cut: only the beginning of this file is given\]\n<\/instructions>$/);
 
   const fifo = dir('troupe-agents-fifo-');
   execFileSync('mkfifo', [join(fifo, 'AGENTS.md')]);
@@ -68,3 +68,21 @@ test('a long file is cut on a character boundary and says so; a FIFO or an unrea
   // root reads anything: then the file is simply given.
   assert.deepEqual(unreadable.map((f) => f.text), process.getuid?.() === 0 ? ['secret'] : []);
 });
+
+test('all the files together are given at most MAX_TOTAL_INSTRUCTIONS_BYTES: the one that crosses it is cut, the rest left out and counted', () => {
+  const kib = (n: number, c: string) => c.repeat(n * 1024);
+  const repo = dir('troupe-agents-total-');
+  mkdirSync(join(repo, '.git'));
+  const cwd = join(repo, 'app');
+  mkdirSync(cwd);
+  writeFileSync(join(repo, 'AGENTS.md'), kib(30, 'r'));
+  writeFileSync(join(cwd, 'AGENTS.md'), kib(30, 'c'));
+  const [x, y] = [dir('troupe-agents-total-x-'), dir('troupe-agents-total-y-')];
+  writeFileSync(join(x, 'AGENTS.md'), kib(30, 'x'));
+  writeFileSync(join(y, 'AGENTS.md'), 'never read');
+  const found = projectInstructions({ cwd, additionalDirectories: [x, y] });
+  assert.deepEqual(found.map((f) => [f.text.length, f.truncated]), [[30 * 1024, false], [30 * 1024, false], [MAX_TOTAL_INSTRUCTIONS_BYTES - 60 * 1024, true]]);
+  assert.equal(found.omitted, 1);
+  assert.match(systemPrompt({ cwd, additionalDirectories: [x, y] }, found), /\[1 more AGENTS\.md file\(s\) left out: the instructions are given at most 65536 bytes\]$/);
+});
+
