@@ -43,6 +43,43 @@ function warningOf(p: { offset: number; reason: LogWarning['reason']; detail: st
   };
 }
 
+/**
+ * The order every reader holds a log's records to (spec/event-log.md §1): the first is the header,
+ * each next one an event record starting at the seq after the one before ended. `next` says what a
+ * record is: its seqs (an event record), `undefined` (the header), or why it breaks the order.
+ * `resumeAfter`: go on after records already checked, up to that seq (the header behind).
+ */
+function recordOrder(resumeAfter?: number) {
+  let header: LogHeader | undefined;
+  let started = resumeAfter !== undefined;
+  let lastSeq = resumeAfter ?? 0;
+  return {
+    get header() {
+      return header;
+    },
+    /** Seq of the last event record accepted (the header's `baseSeq` before any). */
+    get lastSeq() {
+      return lastSeq;
+    },
+    next(payload: Buffer, offset: number): { firstSeq: number; count: number } | FrameProblem | undefined {
+      if (!started) {
+        header = offset === 0 ? decodeHeaderRecord(payload) : undefined;
+        if (!header) return { offset, reason: 'bad_record', detail: 'the first record is not a troupe log header' };
+        started = true;
+        lastSeq = header.baseSeq;
+        return undefined;
+      }
+      const peek = peekEventRecord(payload);
+      if (!peek) return { offset, reason: 'bad_record', detail: 'record is not an event record' };
+      if (peek.firstSeq !== lastSeq + 1) return { offset, reason: 'bad_record', detail: `seq discontinuity (record starts at ${peek.firstSeq}, expected ${lastSeq + 1})` };
+      lastSeq = peek.firstSeq + peek.count - 1;
+      return peek;
+    },
+  };
+}
+
+const isProblem = (r: object): r is FrameProblem => 'reason' in r;
+
 /** Validates a log file (lengths, CRCs, header, seq continuity) without decoding events. */
 export function scanLogFile(path: string): LogScan {
   const fd = openSync(path, 'r');
@@ -57,32 +94,23 @@ export function scanLogFile(path: string): LogScan {
 export function scanFd(fd: number, path: string): LogScan {
   const fileBytes = fstatSync(fd).size;
   const checkpoints = new LogCheckpoints();
-  let header: LogHeader | undefined;
+  const order = recordOrder();
   let firstSeq: number | undefined;
-  let lastSeq = 0;
   let records = 0;
   const walk = walkFrames(fd, 0, fileBytes, (payload, offset) => {
-    if (!header) {
-      header = offset === 0 ? decodeHeaderRecord(payload) : undefined;
-      if (!header) return { offset, reason: 'bad_record', detail: 'the first record is not a troupe log header' };
-      lastSeq = header.baseSeq;
-      records++;
-      return;
+    const record = order.next(payload, offset);
+    if (record && isProblem(record)) return record;
+    if (record) {
+      checkpoints.add(record.firstSeq, offset);
+      firstSeq ??= record.firstSeq;
     }
-    const peek = peekEventRecord(payload);
-    if (!peek) return { offset, reason: 'bad_record', detail: 'record is not an event record' };
-    if (peek.firstSeq !== lastSeq + 1) {
-      return { offset, reason: 'bad_record', detail: `seq discontinuity (record starts at ${peek.firstSeq}, expected ${lastSeq + 1})` };
-    }
-    checkpoints.add(peek.firstSeq, offset);
-    firstSeq ??= peek.firstSeq;
-    lastSeq = peek.firstSeq + peek.count - 1;
     records++;
   });
+  const header = order.header;
   const warnings: LogWarning[] = [];
   if (walk.problem) warnings.push(warningOf(walk.problem, fileBytes, path));
   else if (!header && fileBytes > 0) warnings.push(warningOf({ offset: 0, reason: 'missing_header', detail: 'no header record' }, fileBytes, path));
-  return { path, header, firstSeq, lastSeq, validBytes: header ? walk.validEnd : 0, fileBytes, records, warnings, checkpoints };
+  return { path, header, firstSeq, lastSeq: order.lastSeq, validBytes: header ? walk.validEnd : 0, fileBytes, records, warnings, checkpoints };
 }
 
 export interface LogContents {
@@ -132,27 +160,22 @@ export function decodeLogBuffer(buf: Buffer, path = '<buffer>'): LogContents {
  */
 export function visitLogBuffer(buf: Buffer, visit: (event: AgentEvent) => void, path = '<buffer>'): LogScan {
   const checkpoints = new LogCheckpoints();
-  let header: LogHeader | undefined;
+  const order = recordOrder();
   let firstSeq: number | undefined;
-  let lastSeq = 0;
   let records = 0;
   const walk = walkBuffer(buf, (payload, offset) => {
-    if (!header) {
-      header = offset === 0 ? decodeHeaderRecord(payload) : undefined;
-      if (!header) return { offset, reason: 'bad_record', detail: 'the first record is not a troupe log header' };
-      lastSeq = header.baseSeq;
-      records++;
-      return;
+    const record = order.next(payload, offset);
+    if (record && isProblem(record)) return record;
+    if (record) {
+      checkpoints.add(record.firstSeq, offset);
+      const batch = decodeEventRecord(payload, offset);
+      firstSeq ??= record.firstSeq;
+      for (let i = 0; i < batch.length; i++) visit(batch[i]!);
     }
-    const peek = peekEventRecord(payload);
-    if (!peek || peek.firstSeq !== lastSeq + 1) return { offset, reason: 'bad_record', detail: peek ? `seq discontinuity (record starts at ${peek.firstSeq}, expected ${lastSeq + 1})` : 'record is not an event record' };
-    checkpoints.add(peek.firstSeq, offset);
-    const batch = decodeEventRecord(payload, offset);
-    firstSeq ??= peek.firstSeq;
-    for (let i = 0; i < batch.length; i++) visit(batch[i]!);
-    lastSeq = peek.firstSeq + peek.count - 1;
     records++;
   });
+  const header = order.header;
+  const lastSeq = order.lastSeq;
   const warnings: LogWarning[] = [];
   if (walk.problem) warnings.push(warningOf(walk.problem, buf.length, path));
   else if (!header && buf.length > 0) warnings.push(warningOf({ offset: 0, reason: 'missing_header', detail: 'no header record' }, buf.length, path));
@@ -229,29 +252,22 @@ export async function readLogFrom(path: string, from: LogPosition | undefined, p
     if (from && (st.dev !== from.dev || st.ino !== from.ino || st.size < from.offset)) return undefined;
     const start = from?.offset ?? 0;
     const events: AgentEvent[] = [];
-    let lastSeq = from?.lastSeq ?? 0;
-    let header = from !== undefined;
+    const order = recordOrder(from?.lastSeq);
     let pos = start;
     for (let page = pageSize; pos < st.size; page = events.length + pageSize) {
       if (events.length > 0) await pause();
       const walk = walkFrames(fd, pos, st.size, (payload, offset) => {
-        if (!header) {
-          const h = offset === 0 ? decodeHeaderRecord(payload) : undefined;
-          if (!h) return { offset, reason: 'bad_record', detail: 'the first record is not a troupe log header' };
-          header = true;
-          lastSeq = h.baseSeq;
-          return;
-        }
-        const peek = peekEventRecord(payload);
-        if (!peek || peek.firstSeq !== lastSeq + 1) return { offset, reason: 'bad_record', detail: 'not the next event record' };
+        const record = order.next(payload, offset);
+        if (record && isProblem(record)) return record;
+        if (!record) return;
         for (const e of decodeEventRecord(payload, offset)) events.push(e);
-        lastSeq = peek.firstSeq + peek.count - 1;
         if (events.length >= page) return false;
       });
       pos = walk.validEnd;
       // Fewer than a page: the walk reached the end, or a tail that is not (yet) a valid record.
       if (walk.problem || events.length < page) break;
     }
+    const lastSeq = order.lastSeq;
     return { events, position: { dev: st.dev, ino: st.ino, offset: pos, lastSeq }, bytes: pos - start };
   } finally {
     closeSync(fd);
