@@ -25,9 +25,10 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
     return 2;
   }
 
-  // Anything printed by a library would corrupt the protocol: send console output to stderr.
+  // Anything a library prints with console.log, info or debug would corrupt the protocol: those go
+  // to stderr too, as console.warn and console.error do. (stdout's one writer is `out`, below.)
   const toStderr = (...a: unknown[]) => void process.stderr.write(format(...a) + '\n');
-  console.log = console.info = console.debug = toStderr;
+  Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr });
   const logger = createStderrLogger('troupe acp', logLevelFrom(env));
   if (startup) logger.debug('started', startup);
 
