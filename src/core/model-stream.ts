@@ -74,7 +74,7 @@ export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, 
       const failure = call.classify(err, signal);
       const ours = opened || watch.stalled || policy.retryOpenFailures;
       if (delivered || attempt >= policy.maxRetries || !RETRYABLE.has(failure.kind) || !ours) throw failure;
-      await pause(failure.retryAfterMs ?? backoffMs(attempt), signal);
+      await abortableDelay(failure.retryAfterMs ?? backoffMs(attempt), signal);
     } finally {
       signal.removeEventListener('abort', onAbort);
       // Closes the HTTP request on every path: a stall, an error, a consumer that stopped early.
@@ -151,11 +151,14 @@ function backoffMs(attempt: number): number {
   return Math.min(8_000, 500 * 2 ** attempt) * (0.75 + Math.random() * 0.25);
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms`; a cancel (`signal`), before or during the wait, ends it with an `aborted` ProviderError. */
+export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    const cancelled = () => new ProviderError('aborted', 'the request was cancelled');
+    if (signal.aborted) return reject(cancelled());
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new ProviderError('aborted', 'the request was cancelled'));
+      reject(cancelled());
     };
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ProviderError, type ProviderErrorKind, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { abortableDelay } from '../../core/model-stream.js';
 
 export type ScriptItem =
   | { text: string }
@@ -19,22 +20,6 @@ export type ScriptItem =
   | { context_overflow: string }
   | { error: { kind: ProviderErrorKind; message: string; retry_after_ms?: number } }
   | { stop: 'end_turn' | 'max_tokens' | 'refusal' };
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new ProviderError('aborted', 'the request was aborted'));
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }
-    function onAbort() {
-      clearTimeout(timer);
-      reject(new ProviderError('aborted', 'the request was aborted'));
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 // Memory a script asked to hold: never released, so that a heap budget is really exceeded.
 const held: number[][] = [];
@@ -76,7 +61,7 @@ async function* play(
       const text = 'text' in item ? item.text : item.thought;
       const pieces = opts.chunkDelayMs ? chunkWords(text) : [text];
       for (const piece of pieces) {
-        if (opts.chunkDelayMs) await sleep(opts.chunkDelayMs, signal);
+        if (opts.chunkDelayMs) await abortableDelay(opts.chunkDelayMs, signal);
         yield 'text' in item ? { type: 'text_delta', text: piece } : { type: 'thinking_delta', text: piece };
       }
     } else if ('tool_call' in item) {
@@ -99,12 +84,12 @@ async function* play(
         cacheWriteTokens: item.usage.cache_write,
       };
     } else if ('delay_ms' in item) {
-      await sleep(item.delay_ms, signal);
+      await abortableDelay(item.delay_ms, signal);
     } else if ('hold_mb' in item) {
       // Arrays of numbers live on the V8 heap (a repeated string would be a cheap rope): ~1 MiB each.
       for (let i = 0; i < item.hold_mb; i++) held.push(new Array(128 * 1024).fill(i));
     } else if ('hang' in item) {
-      await sleep(2 ** 31 - 1, signal);
+      await abortableDelay(2 ** 31 - 1, signal);
     } else if ('context_overflow' in item) {
       throw new ProviderError('context_overflow', item.context_overflow, { status: 400 });
     } else if ('error' in item) {
