@@ -40,6 +40,8 @@ Options:
   --restart-period-ms N    the period (default 60000)
   --connection-idle-ms N   reap an ACP connection whose client vanished after N ms (default 300000)
   --max-connections N      open ACP connections at once; one more is capacity_exceeded (default 256)
+  --max-streams N          open management event streams (session events, inspector) at once;
+                           one more is capacity_exceeded (default 256)
 Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
 `;
 

@@ -16,7 +16,7 @@ import { resolveTroupeHome, SessionIndex, sessionsDir } from '../store/index.js'
 import { loadConfig } from '../providers/config.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import { initializeResult } from '../acp/capabilities.js';
-import { HttpServer } from './http/http-server.js';
+import { DEFAULT_MAX_SSE_STREAMS, HttpServer } from './http/http-server.js';
 import { Relay } from './relay/relay.js';
 import { childInitializeParams } from './relay/relay-session.js';
 import { acquireLock, ensureToken, removeState, writeState } from './daemon-home.js';
@@ -49,6 +49,7 @@ export async function runServe(args: string[]): Promise<number> {
         'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
         'connection-idle-ms': { type: 'string', default: '300000' },
         'max-connections': { type: 'string', default: '256' },
+        'max-streams': { type: 'string', default: String(DEFAULT_MAX_SSE_STREAMS) },
         snapshot: { type: 'boolean', default: false },
       },
       strict: true,
@@ -91,6 +92,7 @@ export async function runServe(args: string[]): Promise<number> {
       periodMs: num('restart-period-ms', 1),
       connectionIdleMs: num('connection-idle-ms', 1),
       maxConnections: num('max-connections', 1),
+      maxStreams: num('max-streams', 1),
     };
     if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
       throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
@@ -126,6 +128,7 @@ interface ServeSettings {
     periodMs: number;
     connectionIdleMs: number;
     maxConnections: number;
+    maxStreams: number;
     snapshot: boolean;
   };
 }
@@ -204,6 +207,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
     host: opts.host,
     port: opts.port,
     allowOrigins: opts.allowOrigins,
+    maxSseStreams: opts.maxStreams,
     logger,
     ...(opts.tlsCert && opts.tlsKey ? { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey } } : {}),
   });

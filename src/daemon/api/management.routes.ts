@@ -13,6 +13,7 @@ import { childMachine } from '../../machines/child.machine.js';
 import type { SessionIndex, SessionEntry } from '../../store/index.js';
 import type { HttpServer } from '../http/http-server.js';
 import type { RouteRequest, RouteResponse } from '../http/route.types.js';
+import type { SseStream } from '../http/sse-stream.js';
 import type { Relay } from '../relay/relay.js';
 import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
@@ -162,7 +163,13 @@ async function streamEvents(req: RouteRequest, res: RouteResponse, feeds: Sessio
   const after = Number(raw);
   // Throws session_not_found and invalid_cursor (beyond the latest seq, unsafe) before the stream starts.
   const watcher = feeds.subscribe(id, after);
-  const sse = res.sse();
+  let sse: SseStream;
+  try {
+    sse = res.sse();
+  } catch (err) {
+    watcher.close();
+    throw err;
+  }
   sse.onClose(() => watcher.close());
   req.signal.addEventListener('abort', () => watcher.close(), { once: true });
   try {

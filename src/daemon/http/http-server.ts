@@ -35,6 +35,11 @@ export interface HttpServerOptions {
   /** Management SSE: keep-alive after this much silence (default 15 s), and the buffer before `send` waits (default 1 MiB). */
   sseKeepAliveMs?: number;
   sseMaxBufferedBytes?: number;
+  /**
+   * Management SSE streams open at once (default 256): each holds a socket, a feed subscription and
+   * up to `sseMaxBufferedBytes`, so one more is refused with 503 `capacity_exceeded`.
+   */
+  maxSseStreams?: number;
   /** Lifetime of a one-time login code. Default 60 s. */
   loginCodeTtlMs?: number;
   logger?: Logger;
@@ -55,6 +60,8 @@ export interface AcpTransportHandle {
   closeConnection(id: string): boolean;
   readonly options: TransportCore['options'];
 }
+
+export const DEFAULT_MAX_SSE_STREAMS = 256;
 
 const OPEN_ROUTES = new Set(['GET /v1/health', 'HEAD /v1/health', 'GET /v1/login']);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -244,6 +251,8 @@ export class HttpServer {
       send: (status, headers, body) => ex.send(status, headers, body),
       redirect: (location, status = 303) => ex.send(status, { Location: location }),
       sse: (headers) => {
+        const max = this.options.maxSseStreams ?? DEFAULT_MAX_SSE_STREAMS;
+        if (this.sseStreams.size >= max) throw new TroupeError('capacity_exceeded', `The daemon holds its maximum of ${max} event streams (--max-streams)`, { limit: max });
         const stream = new SseStream(ex, { keepAliveMs: this.options.sseKeepAliveMs ?? 15_000, maxBufferedBytes: this.options.sseMaxBufferedBytes ?? 1024 * 1024 }, headers);
         this.sseStreams.add(stream);
         stream.onClose(() => this.sseStreams.delete(stream));

@@ -30,7 +30,10 @@ export interface RouteResponse {
   error(status: number, code: ErrorCode, message: string, data?: Record<string, unknown>): void;
   send(status: number, headers: Record<string, string>, body?: string | Buffer): void;
   redirect(location: string, status?: 302 | 303): void;
-  /** Starts an SSE stream (200, text/event-stream) with keep-alives and backpressure. */
+  /**
+   * Starts an SSE stream (200, text/event-stream) with keep-alives and backpressure. Throws
+   * `capacity_exceeded` (503, nothing sent) when the server already holds its maximum of them.
+   */
   sse(headers?: Record<string, string>): SseStream;
 }
 
