@@ -5,6 +5,7 @@
  * connection so answers find their way back.
  */
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext } from '../http/acp/acp.types.js';
+import { methodRequiresSessionHeader } from '../http/acp/acp-protocol.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
 import { errorResponse, isRequest, isValidClientMessage, rpcError, sessionIdOf, type JsonRpcMessage } from './rpc.js';
@@ -55,6 +56,8 @@ export class RelayConnection implements AcpConnectionPeer {
         if (request) void this.relay.deleteSession(this, msg);
         return;
       case '$/cancel_request': {
+        // A protocol notification: sent as a request it is an unknown method, as the SDK answers it.
+        if (request) return void this.send(errorResponse(msg.id, 'method_not_found', 'method not found: $/cancel_request (a notification, sent with an id)'));
         // The client withdrew one of its requests: the child that has it is told, under its own id.
         // Named with a session (header or params), only that session's request: ids may repeat across sessions.
         const scope = sessionIdOf(msg) ?? context.sessionId;
@@ -65,7 +68,9 @@ export class RelayConnection implements AcpConnectionPeer {
     const sessionId = sessionIdOf(msg) ?? context.sessionId;
     // An empty id names no session (session_not_found below); only an absent one routes nowhere.
     if (sessionId === undefined) {
-      if (request) void this.send(errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`));
+      // A session method (over WebSocket no header stands in for params.sessionId) is known: its params are wrong.
+      if (request && methodRequiresSessionHeader(msg.method)) void this.send(errorResponse(msg.id, 'invalid_params', `${msg.method} needs params.sessionId (a string)`));
+      else if (request) void this.send(errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`));
       return;
     }
     this.relay.toSession(this, sessionId, msg);
@@ -108,9 +113,10 @@ export class RelayConnection implements AcpConnectionPeer {
   }
 
   private answerFromClient(msg: JsonRpcMessage): void {
-    const f = this.forwarded.get(Number(msg.id));
+    // Our ids are numbers: an answer must carry the id asked, not "1" or [1] for 1 (JSON-RPC, and the SDK's own match).
+    const f = typeof msg.id === 'number' ? this.forwarded.get(msg.id) : undefined;
     if (!f) return; // an answer to a request of a child that has since died, or a stray id
-    this.forwarded.delete(Number(msg.id));
+    this.forwarded.delete(msg.id as number);
     f.session.deliver({ ...msg, id: f.childId });
   }
 }

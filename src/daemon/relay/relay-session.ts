@@ -44,8 +44,12 @@ export class RelaySession {
   cwd: string;
   /** Connection → highest update seq it has been sent (replays below it are not sent again). */
   readonly attached = new Map<RelayConnection, number>();
-  /** Connections with a prompt running, latest last: child → client requests go to the latest. */
-  private readonly prompting: RelayConnection[] = [];
+  /**
+   * Prompts in the child (child-side id → the connection that sent them), in the order sent. The
+   * child runs them one at a time in that order (queued FIFO), so the first is the running turn's:
+   * its connection is asked what the child asks (a permission), not one whose prompt waits behind.
+   */
+  private readonly prompting = new Map<number, RelayConnection>();
   /**
    * The session/load in flight (child-side id), its connection, and the highest replayed seq sent to
    * it. The child's replay (seq from 1, page by page) and the live updates of a turn running
@@ -121,8 +125,7 @@ export class RelaySession {
   detach(conn: RelayConnection): void {
     this.attached.delete(conn);
     conn.sessions.delete(this);
-    const i = this.prompting.indexOf(conn);
-    if (i >= 0) this.prompting.splice(i, 1);
+    for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
   }
 
   /** Forwards a client request to the child under a child-side id. */
@@ -139,7 +142,7 @@ export class RelaySession {
     }
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
-      if (method === 'session/prompt') this.prompting.push(conn);
+      if (method === 'session/prompt') this.prompting.set(id, conn);
       else this.load = { id, conn, replayed: 0 };
     }
     this.child.send({ ...msg, id });
@@ -260,10 +263,7 @@ export class RelaySession {
 
   private settled(p: PendingRequest, id: number): void {
     if (p.method === 'session/prompt' || p.method === 'session/load') this.child.end();
-    if (p.method === 'session/prompt') {
-      const i = this.prompting.indexOf(p.conn);
-      if (i >= 0) this.prompting.splice(i, 1);
-    }
+    if (p.method === 'session/prompt') this.prompting.delete(id);
     const load = this.load;
     if (load?.id === id) {
       this.load = undefined;
@@ -291,7 +291,7 @@ export class RelaySession {
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
-    const conn = this.prompting.findLast((c) => !c.isClosed) ?? [...this.attached.keys()].findLast((c) => !c.isClosed);
+    const conn = [...this.prompting.values()].find((c) => !c.isClosed) ?? [...this.attached.keys()].findLast((c) => !c.isClosed);
     if (!conn) {
       void this.child.proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', 'no client is attached to this session') });
       return;
@@ -374,8 +374,8 @@ export class RelaySession {
       if (this.load?.id === id) this.load = undefined;
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
     }
-    this.prompting.length = 0;
-    for (const p of this.pending.values()) if (p.method === 'session/prompt') this.prompting.push(p.conn);
+    this.prompting.clear();
+    for (const [id, p] of this.pending) if (p.method === 'session/prompt') this.prompting.set(id, p.conn);
     // A load still queued goes to the next process, whose replay starts over.
     if (this.load) this.load.replayed = 0;
     if (!info.failed) this.sendWaitingLoad();

@@ -146,7 +146,10 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   async deleteSession(conn: RelayConnection | undefined, msg: JsonRpcMessage): Promise<void> {
-    const sessionId = String((msg.params as { sessionId?: unknown })?.sessionId ?? '');
+    const named = (msg.params as { sessionId?: unknown } | undefined)?.sessionId;
+    // Unknown ids succeed (ACP), so a delete that names none must not: its client would think it deleted one.
+    if (typeof named !== 'string') return void conn?.send(errorResponse(msg.id, 'invalid_params', 'session/delete needs params.sessionId (a string)'));
+    const sessionId = named;
     try {
       await this.deleteById(sessionId);
       void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} }, sessionId);

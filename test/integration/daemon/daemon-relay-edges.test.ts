@@ -1,0 +1,118 @@
+// Relay edge cases found by an audit: who a child's request goes to while prompts of two
+// connections are queued, client answers whose id is not the id asked, and session methods whose
+// params name no session.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { Daemon, tempDir, waitFor } from '../../support/daemon.js';
+
+const script = {
+  replies: [
+    { when: 'write twice', items: [{ tool_call: { name: 'write_file', input: { path: 'one.txt', content: '1' } } }] },
+    { when: 'hello', items: [{ text: 'hello back' }] },
+    // After write twice's first tool result: a second write, which asks again.
+    [{ tool_call: { name: 'write_file', input: { path: 'two.txt', content: '2' } } }],
+    [{ text: 'both written' }],
+  ],
+};
+/** One write and its report. */
+const writeOnce = {
+  replies: [
+    { when: 'write once', items: [{ tool_call: { name: 'write_file', input: { path: 'w.txt', content: 'x' } } }] },
+    { when: 'hello', items: [{ text: 'hello back' }] },
+    [{ text: 'done' }],
+  ],
+};
+
+/** A raw WebSocket client of /acp: every message it receives, parsed. */
+async function rawWs(d: Daemon): Promise<{ ws: WebSocket; got: any[]; until(f: (m: any) => boolean, what: string): Promise<any> }> {
+  const ws = new WebSocket(d.url.replace(/^http/, 'ws') + '/acp', ['acp'], { headers: d.headers });
+  const got: any[] = [];
+  ws.on('message', (data) => got.push(JSON.parse(String(data))));
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  const until = (f: (m: any) => boolean, what: string) => waitFor(what, () => got.find(f));
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+  await until((m) => m.id === 0, 'initialize');
+  return { ws, got, until };
+}
+
+test('a permission asked in the running turn goes to the connection that prompted it, not to one whose prompt is queued behind it', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const b = d.connect('http');
+  let queuedB: Promise<unknown> | undefined;
+  const sessionBox: { id?: string } = {};
+  // A holds its first permission answer until B's prompt waits in the session's queue.
+  const a = d.connect('http', {
+    permission: async () => {
+      if (!queuedB) {
+        queuedB = b.agent.request('session/prompt', { sessionId: sessionBox.id!, prompt: [{ type: 'text', text: 'hello' }] });
+        await waitFor('B queued', async () => ((await a.agent.request('_troupe/session_state', { sessionId: sessionBox.id! })) as any).queue?.length === 1);
+      }
+      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+    },
+  });
+  t.after(() => (a.close(), b.close()));
+  await a.init();
+  await b.init();
+  const cwd = tempDir();
+  const sessionId = (sessionBox.id = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId);
+  // B attaches (it sees the session's updates from here on).
+  await b.agent.request('_troupe/session_state', { sessionId });
+  const r = await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'write twice' }] });
+  assert.equal(r.stopReason, 'end_turn');
+  assert.equal(((await queuedB) as any).stopReason, 'end_turn');
+  assert.equal(a.permissions.length, 2, 'both permissions of A turn went to A');
+  assert.equal(b.permissions.length, 0, 'B, whose prompt waited behind, was asked nothing');
+});
+
+test('ws: a client answer whose id is the asked id of another type (a string for a number) is not taken as the answer', async (t) => {
+  const d = await Daemon.start({ script: writeOnce });
+  t.after(() => d.stop());
+  const c = await rawWs(d);
+  t.after(() => c.ws.close());
+  const cwd = tempDir();
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd, mcpServers: [] } }));
+  const sessionId = (await c.until((m) => m.id === 1, 'session/new')).result.sessionId;
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'write once' }] } }));
+  const ask = await c.until((m) => m.method === 'session/request_permission', 'the permission request');
+  assert.equal(typeof ask.id, 'number');
+  // "Allow" under the id as a string, then "reject" under the id itself: only the second answers.
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: String(ask.id), result: { outcome: { outcome: 'selected', optionId: 'allow_once' } } }));
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: ask.id, result: { outcome: { outcome: 'selected', optionId: 'reject_once' } } }));
+  assert.equal((await c.until((m) => m.id === 2 && !m.method, 'the prompt answer')).result.stopReason, 'end_turn');
+  const calls = c.got.filter((m) => m.params?.update?.sessionUpdate === 'tool_call_update' && m.params.update.status);
+  assert.equal(calls.at(-1).params.update.status, 'failed', 'the write was rejected, as the answer under the asked id said');
+});
+
+test('ws: a session method whose params name no session is invalid_params (-32602), not method_not_found; session/delete without one deletes nothing', async (t) => {
+  const d = await Daemon.start({ script: writeOnce });
+  t.after(() => d.stop());
+  const c = await rawWs(d);
+  t.after(() => c.ws.close());
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } }));
+  const sessionId = (await c.until((m) => m.id === 1, 'session/new')).result.sessionId;
+  const cases: [string, unknown][] = [
+    ['session/prompt', { prompt: [{ type: 'text', text: 'hello' }] }],
+    ['session/prompt', 'not an object'],
+    ['session/load', { sessionId: 5, cwd: '/', mcpServers: [] }],
+    ['session/cancel', undefined],
+    ['session/set_mode', { modeId: 'x' }],
+    ['session/delete', {}],
+    ['session/delete', { sessionId: 7 }],
+  ];
+  let id = 10;
+  for (const [method, params] of cases) {
+    const mine = id++;
+    c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: mine, method, ...(params === undefined ? {} : { params }) }));
+    const answer = await c.until((m) => m.id === mine, method);
+    assert.deepEqual([answer.error?.code, answer.error?.data?.code], [-32602, 'invalid_params'], `${method} ${JSON.stringify(params)}: ${JSON.stringify(answer)}`);
+  }
+  // An unknown method with no session is still method_not_found; so is $/cancel_request sent as a request (the SDK answers it so).
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'nope/nothing', params: {} }));
+  assert.equal((await c.until((m) => m.id === 99, 'unknown method')).error?.code, -32601);
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 98, method: '$/cancel_request', params: { requestId: 1 } }));
+  assert.equal((await c.until((m) => m.id === 98, '$/cancel_request with an id')).error?.code, -32601);
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } }));
+  assert.equal((await c.until((m) => m.id === 100, 'a prompt')).result?.stopReason, 'end_turn', 'the session still serves');
+});
