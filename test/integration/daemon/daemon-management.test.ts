@@ -143,6 +143,16 @@ test('cancel, steer and delete through the management API', async (t) => {
   assert.match(await named(), /^turn_/, 'the running turn is named');
   const badPrompt = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: await named(), prompt: [{ type: 'bogus' }] });
   assert.deepEqual([badPrompt.status, badPrompt.json.error.code], [400, 'invalid_params'], 'the child\'s typed refusal, not a 500');
+  // Blocks of a known type but not well formed (or no block at all) are refused too: taken, they
+  // were logged as steer_received events that break the event schema, and sent on to clients.
+  const hangingTurn = await named();
+  for (const prompt of [[null], [{ type: 'text' }], [{ type: 'image', data: 'xx' }], [{ type: 'resource', resource: null }], [{ type: 'resource_link', uri: 'file:///x' }]]) {
+    const refused = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: hangingTurn, prompt });
+    assert.deepEqual([refused.status, refused.json.error?.code], [400, 'invalid_params'], JSON.stringify(prompt));
+  }
+  assert.equal((await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: hangingTurn, text: 'the one steer' })).status, 200);
+  const logged = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'steer_received' && x.data.turnId === hangingTurn));
+  assert.deepEqual(logged.filter((x) => x.data.type === 'steer_received' && x.data.turnId === hangingTurn).map((x) => x.data.content), [[{ type: 'text', text: 'the one steer' }]], 'only the well-formed steer reached the log');
   const cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
   assert.deepEqual(cancel.json, { sessionId, cancelled: true });
   assert.equal((await hanging).stopReason, 'cancelled');
