@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
+import { parsePrometheusText } from '../../support/prometheus-text.js';
 
 const script = {
   replies: [
@@ -68,6 +69,9 @@ test('health, sessions, session detail with machine states, and metrics', async 
   const defs = (await d.api('GET', '/v1/machines')).json;
   assert.deepEqual(Object.keys(defs).sort(), ['child', 'session', 'turn']);
   const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
+  // Valid exposition, read strictly: one HELP and TYPE per family, samples together, no duplicate series.
+  const families = parsePrometheusText(metrics);
+  assert.ok([...families.values()].every((f) => f.help !== '' && f.type !== 'untyped'), 'every family has its HELP and TYPE');
   assert.match(metrics, /^troupe_sessions_live 1$/m);
   assert.match(metrics, /^troupe_events_total \d+$/m);
   assert.match(metrics, /^troupe_event_loop_delay_max_seconds [\d.e-]+$/m);
