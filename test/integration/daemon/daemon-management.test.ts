@@ -87,9 +87,10 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
   const all = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'turn_completed'));
   assert.deepEqual(all.map((e) => Number(e.id)), all.map((_, i) => i + 1), 'ids are the seqs 1, 2, 3 …');
   assert.equal(all[0]!.data.type, 'session_created');
-  // Resume from the middle with Last-Event-ID, and watch a live turn arrive.
+  // Resume from the middle with Last-Event-ID, and watch a live turn arrive. The header wins over
+  // the URL's cursor: a reconnecting EventSource sends it with the URL it first opened.
   const mid = Math.floor(all.length / 2);
-  const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events`, { headers: { ...d.headers, 'Last-Event-ID': String(mid) } });
+  const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=${all.length}`, { headers: { ...d.headers, 'Last-Event-ID': String(mid) } });
   const live = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'slow' }] });
   const resumed = await readSse(res, (e) => e.filter((x) => x.data.type === 'turn_completed').length >= 2);
   await live;
