@@ -87,7 +87,7 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
     }
     if (sub === 'delete') {
       const id = requirePositional(name, positionals, 0, 'the session id');
-      await client.session(id); // a clear session_not_found for a typo (DELETE itself succeeds on unknown ids)
+      await client.session(id); // an already deleted session is unknown to the CLI too (DELETE would succeed again)
       const removed = await client.remove(id);
       io.stdout.write(values.json ? `${JSON.stringify(removed)}\n` : `deleted ${id}\n`);
       return EXIT.ok;

@@ -165,6 +165,9 @@ test('cancel, steer and delete through the management API', async (t) => {
   const del = await d.api('DELETE', `/v1/sessions/${sessionId}`);
   assert.equal(del.status, 200);
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).status, 404);
+  assert.deepEqual((await d.api('DELETE', `/v1/sessions/${sessionId}`)).json, { sessionId, deleted: true }, 'a second DELETE succeeds');
+  const never = await d.api('DELETE', '/v1/sessions/ses_0nosuchsession');
+  assert.deepEqual([never.status, never.json.error?.code], [404, 'session_not_found'], 'a mistyped id is not deleted: true');
   // Its log stays on disk, but its event feed is gone like the rest of it (bounded: an answer here opens a stream).
   const events = await fetch(`${d.url}/v1/sessions/${sessionId}/events`, { headers: d.headers, signal: AbortSignal.timeout(5_000) });
   assert.equal(events.status, 404, 'no event feed for a deleted session');
