@@ -172,6 +172,10 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       [['frobnicate'], /unknown command 'frobnicate'/],
       [['daemon', 'restart'], /unknown subcommand 'restart'/],
       [['watch', 'ses_0abc', '--after', 'soon'], /--after must be a non-negative integer/],
+      // What Number() reads as a number is not a seq either.
+      [['watch', 'ses_0abc', '--after', '0x10'], /--after must be a non-negative integer, got '0x10'/],
+      [['watch', 'ses_0abc', '--after', '1e21'], /--after must be a non-negative integer, got '1e21'/],
+      [['watch', 'ses_0abc', '--after='], /--after must be a non-negative integer, got ''/],
       [['steer', 'ses_0abc'], /missing the text/],
       [['daemon', 'logs', '-n', 'ten'], /^troupe daemon logs: --lines must be a non-negative integer, got 'ten'/],
       [['daemon', 'stop', '--force'], /^troupe daemon stop: unknown option '--force' for 'daemon stop' \(try 'troupe daemon --help'\)$/],
