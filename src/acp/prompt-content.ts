@@ -1,40 +1,51 @@
 /**
  * ACP prompt blocks → troupe content blocks, and the slash commands a prompt may be. Blocks the
  * agent did not advertise (audio; images for a text-only model) are refused with a clear error
- * rather than silently dropped.
+ * rather than silently dropped. What comes out is checked against the event schema: `_troupe/steer`
+ * takes its blocks unchecked by the SDK, and a malformed one would otherwise be logged as is.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import type { ContentBlock } from '../core/events.js';
+import { ContentBlock } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 
 export function toContent(blocks: acp.ContentBlock[], opts: { images: boolean; model: string }): ContentBlock[] {
   if (blocks.length === 0) throw new TroupeError('invalid_params', 'the prompt is empty');
-  return blocks.map((b): ContentBlock => {
-    switch (b.type) {
-      case 'text':
-        return { type: 'text', text: b.text };
-      case 'image':
-        if (!opts.images) throw new TroupeError('invalid_params', `the model ${opts.model} does not accept images`);
-        return { type: 'image', data: b.data, mimeType: b.mimeType, ...(b.uri ? { uri: b.uri } : {}) };
-      case 'resource_link':
-        return {
-          type: 'resource_link',
-          uri: b.uri,
-          name: b.name,
-          ...(b.title ? { title: b.title } : {}),
-          ...(b.description ? { description: b.description } : {}),
-          ...(b.mimeType ? { mimeType: b.mimeType } : {}),
-          ...(typeof b.size === 'number' ? { size: b.size } : {}),
-        };
-      case 'resource': {
-        const r = b.resource;
-        const mime = r.mimeType ? { mimeType: r.mimeType } : {};
-        return 'text' in r ? { type: 'resource', resource: { uri: r.uri, text: r.text, ...mime } } : { type: 'resource', resource: { uri: r.uri, blob: r.blob, ...mime } };
-      }
-      default:
-        throw new TroupeError('invalid_params', `troupe does not accept ${(b as { type: string }).type} content in prompts`);
-    }
+  return blocks.map((b, i) => {
+    const block = toBlock(b, opts);
+    // A text block without its text, an image without its mime type: refused here, not stored in
+    // the log (every event there matches spec/events.schema.json) nor sent on to clients.
+    if (!ContentBlock.safeParse(block).success) throw new TroupeError('invalid_params', `prompt block ${i} is not a well-formed ${block.type} block (spec/events.md ContentBlock)`);
+    return block;
   });
+}
+
+function toBlock(b: acp.ContentBlock, opts: { images: boolean; model: string }): ContentBlock {
+  if (typeof b !== 'object' || b === null || typeof b.type !== 'string') throw new TroupeError('invalid_params', 'a prompt block must be an object with a type');
+  switch (b.type) {
+    case 'text':
+      return { type: 'text', text: b.text };
+    case 'image':
+      if (!opts.images) throw new TroupeError('invalid_params', `the model ${opts.model} does not accept images`);
+      return { type: 'image', data: b.data, mimeType: b.mimeType, ...(b.uri ? { uri: b.uri } : {}) };
+    case 'resource_link':
+      return {
+        type: 'resource_link',
+        uri: b.uri,
+        name: b.name,
+        ...(b.title ? { title: b.title } : {}),
+        ...(b.description ? { description: b.description } : {}),
+        ...(b.mimeType ? { mimeType: b.mimeType } : {}),
+        ...(typeof b.size === 'number' ? { size: b.size } : {}),
+      };
+    case 'resource': {
+      const r = b.resource as acp.EmbeddedResource['resource'] | null | undefined;
+      if (typeof r !== 'object' || r === null) throw new TroupeError('invalid_params', 'a resource block needs its resource');
+      const mime = r.mimeType ? { mimeType: r.mimeType } : {};
+      return 'text' in r ? { type: 'resource', resource: { uri: r.uri, text: r.text, ...mime } } : { type: 'resource', resource: { uri: r.uri, blob: r.blob, ...mime } };
+    }
+    default:
+      throw new TroupeError('invalid_params', `troupe does not accept ${(b as { type: string }).type} content in prompts`);
+  }
 }
 
 export type SlashCommand = { name: 'compact' } | { name: 'mode'; arg: string } | { name: 'model'; arg: string };

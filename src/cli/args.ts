@@ -38,7 +38,9 @@ export function noExtraPositionals(command: string, positionals: string[], max: 
 /** A non-negative integer option, or a usage error. */
 export function intOption(command: string, name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new CliError('usage', `--${name} must be a non-negative integer, got '${raw}' (try 'troupe ${command} --help')`);
+  // Decimal digits, as the daemon reads a cursor: Number() would also take '', '0x10', '1e3' or
+  // '1e21' (sent on as 'after=1e+21', which the daemon refuses).
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n)) throw new CliError('usage', `--${name} must be a non-negative integer, got '${raw}' (try 'troupe ${command} --help')`);
   return n;
 }

@@ -3,6 +3,7 @@
  * resumes the session (`session/resume`, no replay) and from then on receives its updates. Read-only
  * unless --interactive, which adds the chat loop (prompts, steering, permissions).
  */
+import { TroupeError } from '../core/errors.js';
 import { resolveTroupeHome } from '../store/paths.js';
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
@@ -46,6 +47,10 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     conn = await connectDaemon(io, { autoStart: false });
     let repl: Repl | undefined;
     let lost = false;
+    // The session ended for good under this client: deleted (the daemon says so, and attach ends as
+    // watch does) or failed (an error). Either way no update will come again.
+    let ended: ((how: 'deleted' | 'failed') => void) | undefined;
+    const sessionEnded = new Promise<'deleted' | 'failed'>((r) => (ended = r));
     link = await openLink(conn.target, {
       update: (n) => {
         if (n.sessionId !== id) return;
@@ -61,9 +66,15 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
         }
         return decidePermission(req, { yes: false, ask: repl?.ask, style, note });
       },
+      notification: (method, params) => {
+        if ((params as { sessionId?: unknown } | undefined)?.sessionId !== id) return;
+        if (method === '_troupe/session_deleted') ended?.('deleted');
+        if (method === '_troupe/session_failed') ended?.('failed');
+      },
     });
     const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: id });
     io.stderr.write(style.dim(`[attached to ${id} in ${opened.cwd}; Ctrl-C detaches]\n`));
+    let end: 'deleted' | 'failed' | undefined;
     if (values.interactive) {
       repl = new Repl({ link, target: conn.target, sessionId: id, renderer, style, stdin, stdout: io.stdout, historyPath: chatHistoryPath(resolveTroupeHome(io.env)), prompt: style.bold('› ') });
       await repl.run();
@@ -72,9 +83,16 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       process.on('SIGINT', onSigint);
       const closed = link.closed.then(() => 'closed' as const);
       const aborted = new Promise<'detached'>((r) => stop.signal.addEventListener('abort', () => r('detached'), { once: true }));
-      lost = (await Promise.race([closed, aborted])) === 'closed';
+      const how = await Promise.race([closed, aborted, sessionEnded]);
+      lost = how === 'closed';
+      if (how === 'deleted' || how === 'failed') end = how;
     }
     renderer.done();
+    if (end === 'failed') throw new TroupeError('session_failed', `session ${id} crashed too often and is no longer restarted`, { sessionId: id });
+    if (end === 'deleted') {
+      io.stderr.write(`troupe attach: session ${id} was deleted\n`);
+      return EXIT.ok;
+    }
     // Only Ctrl-C (or /quit) detaches: a connection the daemon ended is an error a script can see.
     if (lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
     return EXIT.ok;

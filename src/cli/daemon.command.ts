@@ -4,10 +4,11 @@
  */
 import { createReadStream, existsSync, readFileSync, statSync, watch } from 'node:fs';
 import { resolveTroupeHome } from '../store/paths.js';
+import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { intOption, parseCommandArgs } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
-import { DaemonClient, type DaemonTarget } from './daemon.client.js';
+import { DaemonClient, type DaemonTarget, type SessionSummary } from './daemon.client.js';
 import { daemonLogPath, readDaemonState, readToken } from './daemon-home.js';
 import { runningDaemon, startDaemon, stopDaemon } from './daemon-process.js';
 import { remoteTarget } from './daemon-target.js';
@@ -126,8 +127,7 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
     io.stdout.write(`${JSON.stringify({ running: false, url: target.url, error: { code: err.code, message: err.message } })}\n`);
     return EXIT.error;
   }
-  const live = (await client.sessions(false)).filter((x) => x.child !== null);
-  const info = {
+  const known = {
     running: true,
     url: target.url,
     version: health.version,
@@ -136,6 +136,19 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
     pid: local?.state.pid ?? null,
     uptimeMs: health.uptimeMs,
     sessions: health.sessions,
+  };
+  let live: SessionSummary[];
+  try {
+    live = (await client.sessions(false)).filter((x) => x.child !== null);
+  } catch (err) {
+    // /v1/health needs no token, the session list does: a daemon that refuses the token runs, and
+    // --json still says so on stdout, with the refusal, for the script that reads it.
+    if (!json || !(err instanceof CliError || isTroupeError(err))) throw err;
+    io.stdout.write(`${JSON.stringify({ ...known, home: remote ? null : home, error: { code: err.code, message: err.message } })}\n`);
+    return EXIT.error;
+  }
+  const info = {
+    ...known,
     liveSessions: live.map((x) => ({ id: x.id, process: x.child!.state, connections: x.connections, title: x.title ?? null, cwd: x.cwd })),
     home: remote ? null : home,
   };

@@ -11,11 +11,11 @@ import { printable } from './terminal-text.js';
 
 const USAGE = `Usage: troupe sessions [--all] [--json]
        troupe sessions show ID [--json]
-       troupe sessions delete ID
+       troupe sessions delete ID [--json]
 
 Lists the daemon's sessions, newest first: id, status, what its process is doing, age, title, cwd.
   --all     include closed and deleted sessions
-  --json    print JSON (an array for the list, an object for show)
+  --json    print JSON (an array for the list, an object for show and delete)
 
 'show' prints one session with the state of its machines and its latest transitions. 'delete'
 stops its process and tombstones it (the log stays on disk).
@@ -87,9 +87,9 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
     }
     if (sub === 'delete') {
       const id = requirePositional(name, positionals, 0, 'the session id');
-      await client.session(id); // a clear session_not_found for a typo (DELETE itself succeeds on unknown ids)
-      await client.remove(id);
-      io.stdout.write(`deleted ${id}\n`);
+      await client.session(id); // an already deleted session is unknown to the CLI too (DELETE would succeed again)
+      const removed = await client.remove(id);
+      io.stdout.write(values.json ? `${JSON.stringify(removed)}\n` : `deleted ${id}\n`);
       return EXIT.ok;
     }
     const sessions = await client.sessions(values.all ?? false);

@@ -4,7 +4,16 @@
  */
 type Labels = Record<string, string>;
 
-const key = (labels: Labels) => Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '_')}"`).join(',');
+/** A label value as the format spells it: backslash, quote and line feed escaped, nothing lost. */
+const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+/** HELP text escapes only backslash and line feed. */
+const escapeHelp = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+/** One series' label set; sorted by name, so that the same labels given in another order are the same series. */
+const key = (labels: Labels) =>
+  Object.entries(labels)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+    .join(',');
 
 export class Metrics {
   private readonly counters = new Map<string, { help: string; values: Map<string, number> }>();
@@ -17,17 +26,33 @@ export class Metrics {
     this.scraped.push(f);
   }
 
+  /**
+   * A family is registered once: a second registration of its name (of any kind) would be a second
+   * family of that name in the exposition, which scrapers reject, or would strand the first one's updates.
+   */
+  private claim(name: string): void {
+    if (this.counters.has(name) || this.gauges.has(name) || this.histograms.has(name)) throw new Error(`metric ${name} is already registered`);
+  }
+
   counter(name: string, help: string): (labels?: Labels, by?: number) => void {
+    this.claim(name);
     const c = { help, values: new Map<string, number>() };
     this.counters.set(name, c);
-    return (labels = {}, by = 1) => c.values.set(key(labels), (c.values.get(key(labels)) ?? 0) + by);
+    return (labels = {}, by = 1) => {
+      const k = key(labels);
+      c.values.set(k, (c.values.get(k) ?? 0) + by);
+    };
   }
 
   gauge(name: string, help: string, read: () => number): void {
+    this.claim(name);
     this.gauges.set(name, { help, read });
   }
 
-  histogram(name: string, help: string, buckets: number[]): (value: number, labels?: Labels) => void {
+  /** `bounds`: bucket upper bounds in any order; rendered ascending (cumulative counts need it), `+Inf` added. */
+  histogram(name: string, help: string, bounds: number[]): (value: number, labels?: Labels) => void {
+    this.claim(name);
+    const buckets = [...new Set(bounds.filter((b) => Number.isFinite(b)))].sort((a, b) => a - b);
     const h = { help, buckets, series: new Map<string, { counts: number[]; sum: number; count: number }>() };
     this.histograms.set(name, h);
     return (value, labels = {}) => {
@@ -44,13 +69,13 @@ export class Metrics {
     const out: string[] = [];
     const braces = (k: string) => (k ? `{${k}}` : '');
     for (const [name, c] of this.counters) {
-      out.push(`# HELP ${name} ${c.help}`, `# TYPE ${name} counter`);
+      out.push(`# HELP ${name} ${escapeHelp(c.help)}`, `# TYPE ${name} counter`);
       if (c.values.size === 0) out.push(`${name} 0`);
       for (const [k, v] of c.values) out.push(`${name}${braces(k)} ${v}`);
     }
-    for (const [name, g] of this.gauges) out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} gauge`, `${name} ${g.read()}`);
+    for (const [name, g] of this.gauges) out.push(`# HELP ${name} ${escapeHelp(g.help)}`, `# TYPE ${name} gauge`, `${name} ${g.read()}`);
     for (const [name, h] of this.histograms) {
-      out.push(`# HELP ${name} ${h.help}`, `# TYPE ${name} histogram`);
+      out.push(`# HELP ${name} ${escapeHelp(h.help)}`, `# TYPE ${name} histogram`);
       for (const [k, s] of h.series) {
         const sep = k ? `${k},` : '';
         h.buckets.forEach((b, i) => out.push(`${name}_bucket{${sep}le="${b}"} ${s.counts[i]}`));

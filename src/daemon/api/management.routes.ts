@@ -144,8 +144,13 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
   });
 
   server.route('DELETE', '/v1/sessions/:id', async (req) => {
-    await relay.deleteById(req.params.id!);
-    return { sessionId: req.params.id, deleted: true };
+    const id = req.params.id!;
+    // ACP's session/delete takes ids it never knew; here a mistyped id is told so, as on every other
+    // route, rather than answered `deleted: true`. One already deleted (a tombstone) is deleted:
+    // DELETE again succeeds.
+    if (!index.get(id) && !relay.sessions.has(id)) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+    await relay.deleteById(id);
+    return { sessionId: id, deleted: true };
   });
 
   server.route('GET', '/metrics', (_req, res) => {

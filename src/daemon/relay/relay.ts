@@ -161,9 +161,14 @@ export class Relay implements AcpAgentSide, RelayContext {
     }
   }
 
-  /** Stops the session's child and tombstones it. Unknown ids succeed (ACP session/delete). */
+  /**
+   * Stops the session's child and tombstones it. Unknown ids succeed (ACP session/delete). The
+   * clients attached to it are told (`_troupe/session_deleted`): a client that only follows it
+   * (troupe attach) would otherwise wait for updates that never come.
+   */
   async deleteById(sessionId: string): Promise<void> {
     const session = this.sessions.get(sessionId);
+    const attached = session ? [...session.attached.keys()] : [];
     if (session) {
       session.deleting = true;
       await session.child.stop('deleted');
@@ -173,6 +178,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.restingServers.delete(sessionId);
     const entry = this.deps.index.get(sessionId);
     if (entry && entry.status !== 'deleted') await this.deps.index.tombstone(sessionId);
+    for (const conn of attached) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_deleted', params: { sessionId } });
     this.deps.observer?.deleted?.(sessionId);
   }
 

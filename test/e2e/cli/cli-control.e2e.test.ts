@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
-import { AcpClient } from '../../support/daemon.js';
+import { AcpClient, Daemon, tempDir } from '../../support/daemon.js';
 import { eventSchemaError } from '../../support/event-schema.js';
 import { jsonLines, makeHome, pidAlive, until, type Home } from '../../support/cli/cli-harness.js';
 
@@ -236,14 +236,21 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
   test('chat, attach and watch end with an error when the daemon goes away, instead of waiting on a dead connection', async () => {
     const d = makeHome({ replies: REPLIES });
     try {
-      // A session deleted while watched ends its watch normally.
+      // A session deleted while watched or attached ends the watch and the attach normally (attach
+      // waited for updates forever: it is told by _troupe/session_deleted).
       const other = jsonLines((await d.run(['run', '--json', 'hello'])).stdout).at(-1)!.sessionId as string;
       const watchDeleted = d.start(['watch', other]);
+      const attachDeleted = d.start(['attach', other]);
       await until(() => watchDeleted.stdout().includes('turn_completed'), 'watch to catch up');
+      await until(() => attachDeleted.stderr().includes('attached to'), 'attach to resume the session');
       assert.equal((await d.run(['sessions', 'delete', other])).code, 0);
       const deleted = await watchDeleted.done;
       assert.equal(deleted.code, 0, deleted.stderr);
       assert.equal(deleted.stderr, `troupe watch: session ${other} was deleted\n`);
+      await until(() => attachDeleted.child.exitCode !== null, 'attach to end with the session');
+      const detached = await attachDeleted.done;
+      assert.equal(detached.code, 0, detached.stderr);
+      assert.match(detached.stderr, new RegExp(`\\ntroupe attach: session ${other} was deleted\\n$`));
 
       // Its stdin stays open, as a program feeding it would keep it.
       const chat = d.start(['chat']);
@@ -269,6 +276,32 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       assert.match(w.stderr, /^troupe watch: (lost the connection to the daemon at \S+|the daemon at \S+ ended the event stream) \(daemon_unreachable\)\n$/);
     } finally {
       await d.close();
+    }
+  });
+
+  test('attach to a session that fails (its child crashes past the restart intensity) ends with session_failed, exit 1', async () => {
+    const d = await Daemon.start({ script: { replies: REPLIES }, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
+    const c = d.connect('http');
+    try {
+      await c.init();
+      const { sessionId } = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
+      const attach = h.start(['attach', sessionId], { env: { TROUPE_URL: d.url, TROUPE_TOKEN: d.token } });
+      await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      const child = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child as { pid: number; state: string };
+      const first = (await child()).pid;
+      process.kill(first, 'SIGKILL');
+      const second = await until(async () => {
+        const ch = await child();
+        return ch.pid !== first && ch.state === 'ready' && ch.pid;
+      }, 'a restart');
+      process.kill(second, 'SIGKILL');
+      await until(() => attach.child.exitCode !== null, 'attach to end with the failed session');
+      const r = await attach.done;
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`\\ntroupe attach: session ${sessionId} crashed too often and is no longer restarted \\(session_failed\\)\\n$`));
+    } finally {
+      c.close();
+      await d.stop();
     }
   });
 

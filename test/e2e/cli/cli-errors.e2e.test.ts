@@ -113,11 +113,18 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
 
   test('a wrong token', async () => {
     const env = { TROUPE_URL: h.daemonState()!.url, TROUPE_TOKEN: 'not-the-token' };
-    for (const args of [['run', 'hello'], ['sessions'], ['chat']]) {
+    for (const args of [['run', 'hello'], ['sessions'], ['chat'], ['daemon', 'status'], ['sessions', 'show', 'ses_0abc'], ['watch', 'ses_0abc'], ['steer', 'ses_0abc', 'x'], ['cancel', 'ses_0abc']]) {
       const r = await h.run(args, { env });
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, /refused the token.*\(forbidden\)$/);
     }
+    // status --json: the daemon runs (its health needs no token) and refuses the token; a script
+    // reading stdout gets that as JSON, not nothing.
+    const status = await h.run(['daemon', 'status', '--json'], { env });
+    assert.equal(status.code, 1, status.stderr);
+    const json = JSON.parse(status.stdout);
+    assert.deepEqual([json.running, json.url, json.error.code], [true, env.TROUPE_URL, 'forbidden']);
+    assert.match(json.error.message, /refused the token/);
   });
 
   test('a TROUPE_HOME that cannot be written: one line, daemon_start_failed', async () => {
@@ -165,6 +172,10 @@ describe('troupe CLI errors', { timeout: 60_000 }, () => {
       [['frobnicate'], /unknown command 'frobnicate'/],
       [['daemon', 'restart'], /unknown subcommand 'restart'/],
       [['watch', 'ses_0abc', '--after', 'soon'], /--after must be a non-negative integer/],
+      // What Number() reads as a number is not a seq either.
+      [['watch', 'ses_0abc', '--after', '0x10'], /--after must be a non-negative integer, got '0x10'/],
+      [['watch', 'ses_0abc', '--after', '1e21'], /--after must be a non-negative integer, got '1e21'/],
+      [['watch', 'ses_0abc', '--after='], /--after must be a non-negative integer, got ''/],
       [['steer', 'ses_0abc'], /missing the text/],
       [['daemon', 'logs', '-n', 'ten'], /^troupe daemon logs: --lines must be a non-negative integer, got 'ten'/],
       [['daemon', 'stop', '--force'], /^troupe daemon stop: unknown option '--force' for 'daemon stop' \(try 'troupe daemon --help'\)$/],

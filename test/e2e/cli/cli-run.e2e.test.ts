@@ -98,8 +98,9 @@ describe('troupe run', { timeout: 60_000 }, () => {
     assert.match(text.stdout, new RegExp(`${id}\\s+active`));
     const show = await h.run(['sessions', 'show', id, '--json']);
     assert.equal(JSON.parse(show.stdout).id, id);
-    const del = await h.run(['sessions', 'delete', id]);
+    const del = await h.run(['sessions', 'delete', id, '--json']);
     assert.equal(del.code, 0, del.stderr);
+    assert.deepEqual(JSON.parse(del.stdout), { sessionId: id, deleted: true }, '--json is JSON here too');
     const after = JSON.parse((await h.run(['sessions', '--json'])).stdout) as { id: string }[];
     assert.equal(after.some((s) => s.id === id), false);
     const gone = await h.run(['sessions', 'show', id]);

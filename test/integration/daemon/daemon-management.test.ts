@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
+import { parsePrometheusText } from '../../support/prometheus-text.js';
 
 const script = {
   replies: [
@@ -68,6 +69,9 @@ test('health, sessions, session detail with machine states, and metrics', async 
   const defs = (await d.api('GET', '/v1/machines')).json;
   assert.deepEqual(Object.keys(defs).sort(), ['child', 'session', 'turn']);
   const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
+  // Valid exposition, read strictly: one HELP and TYPE per family, samples together, no duplicate series.
+  const families = parsePrometheusText(metrics);
+  assert.ok([...families.values()].every((f) => f.help !== '' && f.type !== 'untyped'), 'every family has its HELP and TYPE');
   assert.match(metrics, /^troupe_sessions_live 1$/m);
   assert.match(metrics, /^troupe_events_total \d+$/m);
   assert.match(metrics, /^troupe_event_loop_delay_max_seconds [\d.e-]+$/m);
@@ -83,9 +87,10 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
   const all = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'turn_completed'));
   assert.deepEqual(all.map((e) => Number(e.id)), all.map((_, i) => i + 1), 'ids are the seqs 1, 2, 3 …');
   assert.equal(all[0]!.data.type, 'session_created');
-  // Resume from the middle with Last-Event-ID, and watch a live turn arrive.
+  // Resume from the middle with Last-Event-ID, and watch a live turn arrive. The header wins over
+  // the URL's cursor: a reconnecting EventSource sends it with the URL it first opened.
   const mid = Math.floor(all.length / 2);
-  const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events`, { headers: { ...d.headers, 'Last-Event-ID': String(mid) } });
+  const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=${all.length}`, { headers: { ...d.headers, 'Last-Event-ID': String(mid) } });
   const live = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'slow' }] });
   const resumed = await readSse(res, (e) => e.filter((x) => x.data.type === 'turn_completed').length >= 2);
   await live;
@@ -143,6 +148,16 @@ test('cancel, steer and delete through the management API', async (t) => {
   assert.match(await named(), /^turn_/, 'the running turn is named');
   const badPrompt = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: await named(), prompt: [{ type: 'bogus' }] });
   assert.deepEqual([badPrompt.status, badPrompt.json.error.code], [400, 'invalid_params'], 'the child\'s typed refusal, not a 500');
+  // Blocks of a known type but not well formed (or no block at all) are refused too: taken, they
+  // were logged as steer_received events that break the event schema, and sent on to clients.
+  const hangingTurn = await named();
+  for (const prompt of [[null], [{ type: 'text' }], [{ type: 'image', data: 'xx' }], [{ type: 'resource', resource: null }], [{ type: 'resource_link', uri: 'file:///x' }]]) {
+    const refused = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: hangingTurn, prompt });
+    assert.deepEqual([refused.status, refused.json.error?.code], [400, 'invalid_params'], JSON.stringify(prompt));
+  }
+  assert.equal((await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: hangingTurn, text: 'the one steer' })).status, 200);
+  const logged = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'steer_received' && x.data.turnId === hangingTurn));
+  assert.deepEqual(logged.filter((x) => x.data.type === 'steer_received' && x.data.turnId === hangingTurn).map((x) => x.data.content), [[{ type: 'text', text: 'the one steer' }]], 'only the well-formed steer reached the log');
   const cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
   assert.deepEqual(cancel.json, { sessionId, cancelled: true });
   assert.equal((await hanging).stopReason, 'cancelled');
@@ -150,6 +165,9 @@ test('cancel, steer and delete through the management API', async (t) => {
   const del = await d.api('DELETE', `/v1/sessions/${sessionId}`);
   assert.equal(del.status, 200);
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).status, 404);
+  assert.deepEqual((await d.api('DELETE', `/v1/sessions/${sessionId}`)).json, { sessionId, deleted: true }, 'a second DELETE succeeds');
+  const never = await d.api('DELETE', '/v1/sessions/ses_0nosuchsession');
+  assert.deepEqual([never.status, never.json.error?.code], [404, 'session_not_found'], 'a mistyped id is not deleted: true');
   // Its log stays on disk, but its event feed is gone like the rest of it (bounded: an answer here opens a stream).
   const events = await fetch(`${d.url}/v1/sessions/${sessionId}/events`, { headers: d.headers, signal: AbortSignal.timeout(5_000) });
   assert.equal(events.status, 404, 'no event feed for a deleted session');

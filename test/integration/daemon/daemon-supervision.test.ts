@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { parsePrometheusText } from '../../support/prometheus-text.js';
 
 const streaming = (label: string, n: number, ms: number) => Array.from({ length: n }, (_, i) => [{ delay_ms: ms }, { text: `${label}${i} ` }]).flat();
 const script = {
@@ -214,6 +215,8 @@ test('a child over its memory budget dies, is reported as out_of_memory, and is 
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
   assert.notEqual((await childOf(d, sessionId)).pid, before);
   const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
-  assert.match(metrics, /troupe_child_exits_total\{reason="out_of_memory",crashed="true"\} 1/);
+  // Read as a scraper does: labels by name, whatever their order on the line.
+  const exits = parsePrometheusText(metrics).get('troupe_child_exits_total')!.samples;
+  assert.equal(exits.find((x) => x.labels.reason === 'out_of_memory' && x.labels.crashed === 'true')?.value, 1);
   assert.match(d.stderr, /exceeded its memory budget/);
 });
