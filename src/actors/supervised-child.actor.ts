@@ -69,6 +69,8 @@ export class SupervisedChild {
   private readonly stopWaiters: (() => void)[] = [];
   pid?: number;
   readonly spawnedAt: number[] = [];
+  private restartCount = 0;
+  private wakeCount = 0;
 
   constructor(private readonly opts: SupervisedChildOptions) {
     this.actor = createActor(supervisedMachine, { input: { spec: opts.spec }, inspect: (ev) => this.inspect(ev) });
@@ -84,8 +86,14 @@ export class SupervisedChild {
     return statePath(this.actor.getSnapshot().value);
   }
 
+  /** Processes started after a crash, a hang or a failed boot (what the restart intensity counts). */
   get restarts(): number {
-    return this.spawnedAt.length - 1;
+    return this.restartCount;
+  }
+
+  /** Processes started for an idle-stopped (or closed) session's next message: planned, not failures. */
+  get wakes(): number {
+    return this.wakeCount;
   }
 
   get failed(): boolean {
@@ -190,6 +198,8 @@ export class SupervisedChild {
     this.proc = proc;
     this.pid = proc.pid;
     this.spawnedAt.push(Date.now());
+    if (kind === 'restart') this.restartCount++;
+    else if (kind === 'wake') this.wakeCount++;
     proc.attach({
       message: (m) => {
         this.touch();

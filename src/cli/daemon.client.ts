@@ -24,7 +24,8 @@ export interface Health {
 
 /** A session as GET /v1/sessions lists it. */
 export interface SessionSummary extends SessionEntry {
-  child: { state: string; pid: number | null; restarts: number } | null;
+  /** `restarts`: processes started after a crash or hang; `wakes`: after an idle stop (planned). */
+  child: { state: string; pid: number | null; restarts: number; wakes: number } | null;
   connections: number;
 }
 

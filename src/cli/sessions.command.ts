@@ -74,7 +74,7 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
         `  created      ${new Date(d.createdAt).toISOString()} (${ago(d.createdAt)})`,
         `  updated      ${new Date(d.updatedAt).toISOString()} (${ago(d.updatedAt)})`,
         `  events       ${d.lastSeq}`,
-        `  process      ${d.child ? `${d.child.state}${d.child.pid ? ` (pid ${d.child.pid})` : ''}, ${d.child.restarts} restarts` : 'not running'}`,
+        `  process      ${d.child ? `${d.child.state}${d.child.pid ? ` (pid ${d.child.pid})` : ''}, ${d.child.restarts} restarts, ${d.child.wakes} wakes` : 'not running'}`,
         `  connections  ${d.connections}`,
         `  machines     ${Object.entries(d.machines).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ') || '-'}`,
       ];

@@ -54,7 +54,8 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
         ? {
             state: live.child.state,
             pid: live.child.pid ?? null,
-            restarts: Math.max(0, live.child.restarts),
+            restarts: live.child.restarts,
+            wakes: live.child.wakes,
             ...(live.health ? { rss: live.health.rss, heapUsed: live.health.heapUsed, heartbeatAt: live.health.at } : {}),
           }
         : null,

@@ -117,7 +117,7 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
     const states = { session: liveStates.session ?? fromLog.session, turn: liveStates.turn ?? fromLog.turn, child: liveStates.child ?? child?.state };
     const transitions = live.length > 0 ? live : replayed.map(({ machine, state, event, at, seq, cause }) => ({ machine, state, event, at, seq, cause: cause.type }));
     return {
-      session: { ...entry, child: child ? { state: child.state, pid: child.pid ?? null, restarts: Math.max(0, child.restarts) } : null },
+      session: { ...entry, child: child ? { state: child.state, pid: child.pid ?? null, restarts: child.restarts, wakes: child.wakes } : null },
       source: live.length > 0 ? 'live' : 'log',
       states,
       transitions: transitions.slice(-last),
