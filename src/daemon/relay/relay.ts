@@ -264,8 +264,10 @@ export class Relay implements AcpAgentSide, RelayContext {
     }
     this.deps.observer?.exited?.(sessionId, exit, info);
     // A child that died in its session/new (answered agent_crashed) serves no session anyone knows:
-    // it is not restarted to wait for nothing (a session it made is in the index and revives).
-    if (!sessionId && this.opening.delete(session)) queueMicrotask(() => void session.child.stop('deleted'));
+    // it is not restarted to wait for nothing (a session it made is in the index and revives). One
+    // that died before the session/new reached it (while it booted) is restarted for it, as for any
+    // queued request; stopped, it would leave that request unanswered for good.
+    if (!sessionId && (info.failed || !session.awaitsAnswers) && this.opening.delete(session)) queueMicrotask(() => void session.child.stop('deleted'));
     // Closed, idle-stopped or failed, with no client: nothing is left to hold (a restart is not at rest).
     queueMicrotask(() => this.release(session));
   }

@@ -217,3 +217,29 @@ test('a child over its memory budget dies, is reported as out_of_memory, and is 
   assert.match(metrics, /troupe_child_exits_total\{reason="out_of_memory",crashed="true"\} 1/);
   assert.match(d.stderr, /exceeded its memory budget/);
 });
+
+test('a child killed while it boots for a session/new (before the request reached it) is restarted and answers it', async (t) => {
+  // No pool: session/new spawns a cold child, and waits in the daemon until that child has loaded
+  // its code and answered initialize. Killed as soon as it exists, it cannot have seen the request.
+  const d = await Daemon.start({ script, args: ['--pool', '0'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  let answer: { sessionId?: string; error?: any } | undefined;
+  void c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).then(
+    (r) => (answer = { sessionId: r.sessionId }),
+    (error) => (answer = { error }),
+  );
+  let first: number | undefined;
+  while (!(first = d.childPids()[0])) await new Promise((r) => setImmediate(r));
+  process.kill(first, 'SIGKILL');
+  await c.until(() => answer !== undefined, 'the session/new answered');
+  assert.equal(answer!.error, undefined, 'served by the restarted child');
+  const sessionId = answer!.sessionId!;
+  const child = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  assert.notEqual(child.pid, first);
+  assert.equal(child.restarts, 1);
+  const done = await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  assert.equal(done.stopReason, 'end_turn');
+});
