@@ -240,7 +240,7 @@ test('a child killed while it boots for a session/new (before the request reache
   const child = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
   assert.notEqual(child.pid, first);
   assert.equal(child.restarts, 1);
-  const done = await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  const done = await c.agent.request('session/prompt', { sessionId: sessionId!, prompt: [{ type: 'text', text: 'ping' }] });
   assert.equal(done.stopReason, 'end_turn');
 });
 
@@ -263,4 +263,28 @@ test('a prompt too large for the session log is refused event_too_large, and its
   const child = await childOf(d, sessionId);
   assert.equal(child.pid, pid, 'the same process');
   assert.equal(child.restarts, 0);
+});
+
+test('a child that writes no protocol on stdout (a non-JSON line, a line that never ends) and floods stderr is killed for it and replaced; the daemon serves on', async (t) => {
+  const home = tempDir();
+  // No pool: the first child is spawned for the session/new, and misbehaves as soon as it starts.
+  const d = await Daemon.start({
+    script,
+    home,
+    args: ['--pool', '0'],
+    env: { NODE_OPTIONS: `--import=${new URL('../../support/misbehaving-child.js', import.meta.url).href}`, TROUPE_MISBEHAVE: `${home}/misbehaved` },
+  });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  let sessionId: string | undefined;
+  void c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).then((r) => (sessionId = r.sessionId));
+  await c.until(() => sessionId !== undefined, 'the session/new answered');
+  assert.equal((await childOf(d, sessionId!)).restarts, 1, 'served by the child that replaced it');
+  const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
+  assert.match(metrics, /troupe_child_exits_total\{reason="oversized_line",crashed="true"\} 1\n/);
+  assert.match(d.stderr, /child wrote a non-JSON line on stdout/);
+  const done = await c.agent.request('session/prompt', { sessionId: sessionId!, prompt: [{ type: 'text', text: 'ping' }] });
+  assert.equal(done.stopReason, 'end_turn');
 });
