@@ -184,8 +184,11 @@ export class Relay implements AcpAgentSide, RelayContext {
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     for (const [sessionId, s] of this.sessions) if (s.live) s.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+    // The pool closes first: while the children stop, each one's exit frees a spawn slot, and an
+    // open pool would spawn a child for a session/new already given up, which nothing then waits for.
+    const pool = this.pool.close(this.options.childSpec.shutdownMs);
     await Promise.all([...this.sessions.values(), ...this.opening].map((s) => s.child.stop('shutdown')));
-    await this.pool.close(this.options.childSpec.shutdownMs);
+    await pool;
   }
 
   /**

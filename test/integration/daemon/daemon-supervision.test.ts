@@ -3,6 +3,7 @@
 // idle child stops and is respawned on demand; shutdown leaves no process behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 
 const streaming = (label: string, n: number, ms: number) => Array.from({ length: n }, (_, i) => [{ delay_ms: ms }, { text: `${label}${i} ` }]).flat();
@@ -155,6 +156,35 @@ test('SIGTERM: running turns cancelled, children stopped, state removed, exit 0,
   assert.ok(r?.stopReason === 'cancelled' || r?.data?.code === 'agent_crashed' || /closed/i.test(String(r?.message)), 'the turn ended');
   const { existsSync } = await import('node:fs');
   assert.ok(!existsSync(`${d.home}/daemon.json`) && !existsSync(`${d.home}/daemon.lock`));
+});
+
+/** Live processes whose environment names this TROUPE_HOME (a daemon's children, wherever reparented). */
+function processesOfHome(home: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`TROUPE_HOME=${home}`) && processAlive(Number(name))) pids.push(Number(name));
+    } catch {
+      // Gone while we looked, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+test('SIGTERM during a burst of session/new: exit 0 and no child outlives the daemon, also one spawned for a request it stopped', async (t) => {
+  // No pool: each session/new waits for a child spawned for it; stopped while it waits, the child
+  // that comes for it anyway must be stopped and waited for too.
+  const d = await Daemon.start({ script, args: ['--pool', '0'] });
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const burst = Array.from({ length: 10 }, () => c.agent.request('session/new', { cwd, mcpServers: [] }).catch(() => undefined));
+  await waitFor('a child spawned for the burst', () => d.childPids().length > 0);
+  assert.equal(await d.stop(), 0);
+  assert.deepEqual(processesOfHome(d.home), [], 'no process of this home is left');
+  void burst;
 });
 
 test('one daemon per TROUPE_HOME: a second one exits 1 with daemon_running', async (t) => {
