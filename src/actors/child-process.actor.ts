@@ -41,6 +41,13 @@ export interface ChildHandlers {
 
 const STDERR_TAIL = 8 * 1024;
 
+/**
+ * The longest stdout line taken from a child, in characters: far above any line a child writes (its
+ * events are at most 1 MiB), and far below V8's longest string, which would throw in the daemon. A
+ * child over it writes no protocol any more: it is killed, and restarted like any crash.
+ */
+export const MAX_CHILD_LINE_CHARS = 64 * 1024 * 1024;
+
 export class ChildProcessHandle {
   readonly proc: ChildProcess;
   private stderrTail = '';
@@ -74,7 +81,7 @@ export class ChildProcessHandle {
     });
     this.proc.on('error', (err) => this.logger.error('child process error', { error: String(err) }));
     this.proc.on('close', (code, signal) => {
-      const reason = /heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit';
+      const reason = this.killedFor ?? (/heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit');
       this.exited = { code, signal, reason, stderrTail: this.stderrTail };
       this.markStarted();
       this.dispatch(() => this.handlers?.exit(this.exited!));
@@ -149,17 +156,33 @@ export class ChildProcessHandle {
     else this.early.push(f);
   }
 
+  /** Why the daemon killed the child, when it did so for what it wrote (its exit reason). */
+  private killedFor?: string;
+
   private readLines(stream: Readable): void {
     // A decoder, not chunk.toString(): a multi-byte character may straddle two reads.
     stream.setEncoding('utf8');
-    let rest = '';
+    // The start of a line not ended yet, as the reads that brought it: each read is searched for a
+    // newline once, and joined when it comes (rest + chunk and a search from 0 at every read would
+    // copy and scan a long line once per 64 KiB read: seconds of the daemon's loop for a few MiB).
+    let rest: string[] = [];
+    let restChars = 0;
     stream.on('data', (chunk: string) => {
-      const text = rest.length > 0 ? rest + chunk : chunk;
+      if (this.killedFor) return;
+      const first = chunk.indexOf('\n');
+      if (first < 0) {
+        restChars += chunk.length;
+        if (restChars > MAX_CHILD_LINE_CHARS) return void ((rest = []), this.killFor('oversized_line', restChars));
+        rest.push(chunk);
+        return;
+      }
+      const text = rest.length > 0 ? rest.join('') + chunk : chunk;
+      let nl = restChars + first;
+      rest = [];
       const updates = this.handlers?.updates ? this.handlers : undefined;
       let batch: UpdateLine[] | undefined;
       let start = 0;
-      let nl: number;
-      while ((nl = text.indexOf('\n', start)) >= 0) {
+      for (; nl >= 0; nl = text.indexOf('\n', start)) {
         const line = text.slice(start, nl);
         start = nl + 1;
         if (updates) {
@@ -173,9 +196,17 @@ export class ChildProcessHandle {
         }
         this.parseLine(line);
       }
-      rest = start === 0 ? text : text.slice(start);
+      if (start < text.length) rest.push(text.slice(start));
+      restChars = text.length - start;
       if (batch) updates!.updates!(batch);
     });
+  }
+
+  /** The child broke the protocol beyond use: killed, its exit reported with `reason`. */
+  private killFor(reason: string, chars: number): void {
+    this.killedFor = reason;
+    this.logger.error('child wrote a stdout line over the limit; killing it', { pid: this.proc.pid, chars, limit: MAX_CHILD_LINE_CHARS });
+    this.kill();
   }
 
   private parseLine(line: string): void {

@@ -136,6 +136,9 @@ export class SessionEngine {
   prompt(content: ContentBlock[]): PromptHandle {
     this.assertOpen();
     const item: QueuedPrompt = { promptId: newLocalId('prompt'), turnId: newTurnId(this.core.deps.clock.now()), content };
+    // A prompt its log cannot hold (event_too_large) is refused here: appended by the turn's start
+    // action, it would throw inside the session machine and take the process down.
+    this.core.deps.log.check({ type: 'user_message', sessionId: this.sessionId, turnId: item.turnId, messageId: newLocalId('msg'), content });
     let resolve!: (r: PromptResult) => void;
     const result = new Promise<PromptResult>((r) => (resolve = r));
     this.waiting.set(item.promptId, { promise: result, resolve });
@@ -164,6 +167,7 @@ export class SessionEngine {
   steer(expectedTurnId: string, content: ContentBlock[]): { steerId: string; turnId: string } {
     this.assertOpen();
     const steerId = newLocalId('steer');
+    this.core.deps.log.check({ type: 'steer_received', sessionId: this.sessionId, turnId: expectedTurnId, steerId, content });
     this.actor.send({ type: 'STEER', steerId, expectedTurnId, content });
     const outcome = this.steerOutcomes.get(steerId);
     this.steerOutcomes.delete(steerId);

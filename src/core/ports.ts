@@ -136,6 +136,12 @@ export interface EventLog {
   readonly sessionId: string;
   lastSeq(): number;
   append(input: AgentEventInput): AgentEvent;
+  /**
+   * Throws what `append` would throw for this input's content (`invalid_event_payload`,
+   * `event_too_large`), appending nothing: a request whose event cannot be stored is refused before
+   * it starts anything, instead of failing inside a machine's action.
+   */
+  check(input: AgentEventInput): void;
   /** Resolves once every event through `seq` is durable. */
   whenDurable(seq: number): Promise<void>;
   /** Every event after `cursor`, a page at a time. Throws `invalid_cursor` beyond the end, `replay_gap` if unservable. */

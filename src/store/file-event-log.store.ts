@@ -204,6 +204,10 @@ export class FileEventLog implements EventLog {
     return this.writer?.stats() ?? { writes: 0, syncs: 0, writtenBytes: this.scan.validBytes, writtenSeq: this.scan.lastSeq, durableSeq: this.scan.lastSeq };
   }
 
+  check(input: AgentEventInput): void {
+    prepareEvent(input, this.sessionId, this.maxEventBytes);
+  }
+
   append(input: AgentEventInput): AgentEvent {
     if (!this.writer) throw new TroupeError('internal_error', `${this.path} is open read-only`, { path: this.path });
     if (this.closing || this.broker.isClosed()) throw new TroupeError('session_closed', 'the event log is closed', { sessionId: this.sessionId });

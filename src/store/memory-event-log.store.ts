@@ -44,6 +44,10 @@ export class MemoryEventLog implements EventLog {
     return this.broker.droppedThrough();
   }
 
+  check(input: AgentEventInput): void {
+    prepareEvent(input, this.sessionId, this.maxEventBytes);
+  }
+
   append(input: AgentEventInput): AgentEvent {
     if (this.broker.isClosed()) throw new TroupeError('session_closed', 'the event log is closed', { sessionId: this.sessionId });
     const prepared = prepareEvent(input, this.sessionId, this.maxEventBytes);

@@ -188,6 +188,11 @@ export class RelaySession {
     });
   }
 
+  /** A client request of this session is still unanswered (one queued for the next process included). */
+  get awaitsAnswers(): boolean {
+    return this.pending.size > 0;
+  }
+
   get live(): boolean {
     const s = this.child.state;
     return s !== 'idleStopped' && s !== 'exited' && s !== 'failed';

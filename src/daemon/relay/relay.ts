@@ -193,8 +193,11 @@ export class Relay implements AcpAgentSide, RelayContext {
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     for (const [sessionId, s] of this.sessions) if (s.live) s.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+    // The pool closes first: while the children stop, each one's exit frees a spawn slot, and an
+    // open pool would spawn a child for a session/new already given up, which nothing then waits for.
+    const pool = this.pool.close(this.options.childSpec.shutdownMs);
     await Promise.all([...this.sessions.values(), ...this.opening].map((s) => s.child.stop('shutdown')));
-    await this.pool.close(this.options.childSpec.shutdownMs);
+    await pool;
   }
 
   /**
@@ -273,8 +276,10 @@ export class Relay implements AcpAgentSide, RelayContext {
     }
     this.deps.observer?.exited?.(sessionId, exit, info);
     // A child that died in its session/new (answered agent_crashed) serves no session anyone knows:
-    // it is not restarted to wait for nothing (a session it made is in the index and revives).
-    if (!sessionId && this.opening.delete(session)) queueMicrotask(() => void session.child.stop('deleted'));
+    // it is not restarted to wait for nothing (a session it made is in the index and revives). One
+    // that died before the session/new reached it (while it booted) is restarted for it, as for any
+    // queued request; stopped, it would leave that request unanswered for good.
+    if (!sessionId && (info.failed || !session.awaitsAnswers) && this.opening.delete(session)) queueMicrotask(() => void session.child.stop('deleted'));
     // Closed, idle-stopped or failed, with no client: nothing is left to hold (a restart is not at rest).
     queueMicrotask(() => this.release(session));
   }

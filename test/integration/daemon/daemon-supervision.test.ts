@@ -3,6 +3,7 @@
 // idle child stops and is respawned on demand; shutdown leaves no process behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 
@@ -159,6 +160,35 @@ test('SIGTERM: running turns cancelled, children stopped, state removed, exit 0,
   assert.ok(!existsSync(`${d.home}/daemon.json`) && !existsSync(`${d.home}/daemon.lock`));
 });
 
+/** Live processes whose environment names this TROUPE_HOME (a daemon's children, wherever reparented). */
+function processesOfHome(home: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`TROUPE_HOME=${home}`) && processAlive(Number(name))) pids.push(Number(name));
+    } catch {
+      // Gone while we looked, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+test('SIGTERM during a burst of session/new: exit 0 and no child outlives the daemon, also one spawned for a request it stopped', async (t) => {
+  // No pool: each session/new waits for a child spawned for it; stopped while it waits, the child
+  // that comes for it anyway must be stopped and waited for too.
+  const d = await Daemon.start({ script, args: ['--pool', '0'] });
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const burst = Array.from({ length: 10 }, () => c.agent.request('session/new', { cwd, mcpServers: [] }).catch(() => undefined));
+  await waitFor('a child spawned for the burst', () => d.childPids().length > 0);
+  assert.equal(await d.stop(), 0);
+  assert.deepEqual(processesOfHome(d.home), [], 'no process of this home is left');
+  void burst;
+});
+
 test('one daemon per TROUPE_HOME: a second one exits 1 with daemon_running', async (t) => {
   const d = await Daemon.start();
   t.after(() => d.stop());
@@ -220,4 +250,75 @@ test('a child over its memory budget dies, is reported as out_of_memory, and is 
   const exits = parsePrometheusText(metrics).get('troupe_child_exits_total')!.samples;
   assert.equal(exits.find((x) => x.labels.reason === 'out_of_memory' && x.labels.crashed === 'true')?.value, 1);
   assert.match(d.stderr, /exceeded its memory budget/);
+});
+
+test('a child killed while it boots for a session/new (before the request reached it) is restarted and answers it', async (t) => {
+  // No pool: session/new spawns a cold child, and waits in the daemon until that child has loaded
+  // its code and answered initialize. Killed as soon as it exists, it cannot have seen the request.
+  const d = await Daemon.start({ script, args: ['--pool', '0'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  let answer: { sessionId?: string; error?: any } | undefined;
+  void c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).then(
+    (r) => (answer = { sessionId: r.sessionId }),
+    (error) => (answer = { error }),
+  );
+  let first: number | undefined;
+  while (!(first = d.childPids()[0])) await new Promise((r) => setImmediate(r));
+  process.kill(first, 'SIGKILL');
+  await c.until(() => answer !== undefined, 'the session/new answered');
+  assert.equal(answer!.error, undefined, 'served by the restarted child');
+  const sessionId = answer!.sessionId!;
+  const child = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  assert.notEqual(child.pid, first);
+  assert.equal(child.restarts, 1);
+  const done = await c.agent.request('session/prompt', { sessionId: sessionId!, prompt: [{ type: 'text', text: 'ping' }] });
+  assert.equal(done.stopReason, 'end_turn');
+});
+
+test('a prompt too large for the session log is refused event_too_large, and its child keeps serving', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const { pid } = await childOf(d, sessionId);
+  // Over the 1 MiB event limit (spec/event-log.md), under the 16 MiB message limit of the transport.
+  const text = `ping ${'x'.repeat(2 * 1024 * 1024)}`;
+  await assert.rejects(
+    c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }),
+    (e: any) => e.code === -32023 && e.data?.code === 'event_too_large',
+  );
+  const done = await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  assert.equal(done.stopReason, 'end_turn');
+  const child = await childOf(d, sessionId);
+  assert.equal(child.pid, pid, 'the same process');
+  assert.equal(child.restarts, 0);
+});
+
+test('a child that writes no protocol on stdout (a non-JSON line, a line that never ends) and floods stderr is killed for it and replaced; the daemon serves on', async (t) => {
+  const home = tempDir();
+  // No pool: the first child is spawned for the session/new, and misbehaves as soon as it starts.
+  const d = await Daemon.start({
+    script,
+    home,
+    args: ['--pool', '0'],
+    env: { NODE_OPTIONS: `--import=${new URL('../../support/misbehaving-child.js', import.meta.url).href}`, TROUPE_MISBEHAVE: `${home}/misbehaved` },
+  });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  let sessionId: string | undefined;
+  void c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).then((r) => (sessionId = r.sessionId));
+  await c.until(() => sessionId !== undefined, 'the session/new answered');
+  assert.equal((await childOf(d, sessionId!)).restarts, 1, 'served by the child that replaced it');
+  const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
+  assert.match(metrics, /troupe_child_exits_total\{reason="oversized_line",crashed="true"\} 1\n/);
+  assert.match(d.stderr, /child wrote a non-JSON line on stdout/);
+  const done = await c.agent.request('session/prompt', { sessionId: sessionId!, prompt: [{ type: 'text', text: 'ping' }] });
+  assert.equal(done.stopReason, 'end_turn');
 });

@@ -162,6 +162,19 @@ test('steer with a wrong turn id or no turn: typed errors, recorded as rejected'
   assert.deepEqual(h.ofType('steer_rejected').map((e) => e.code), ['no_active_turn', 'turn_mismatch']);
 });
 
+test('a prompt or steer too large for the log is refused event_too_large before it starts anything; the engine keeps serving', async () => {
+  const h = makeHarness([[{ delay_ms: 20 }, { text: 'x' }], [{ text: 'y' }]]);
+  const huge = text('z'.repeat(2 * 1024 * 1024));
+  assert.throws(() => h.engine.prompt(huge), (e) => isTroupeError(e, 'event_too_large'));
+  const { turnId, result } = h.engine.prompt(text('go'));
+  assert.throws(() => h.engine.steer(turnId, huge), (e) => isTroupeError(e, 'event_too_large'));
+  assert.equal((await result).stopReason, 'end_turn');
+  assert.equal((await h.engine.prompt(text('again')).result).stopReason, 'end_turn');
+  assert.deepEqual(h.ofType('user_message').length, 2, 'nothing of the refused prompt was recorded');
+  assert.deepEqual(h.ofType('steer_received'), []);
+  assertWellFormed(h);
+});
+
 test('preflight over the threshold compacts before the first step', async () => {
   const h = makeHarness(
     [[{ text: 'a'.repeat(400) }], [{ text: 'b'.repeat(400) }], [{ text: 'c'.repeat(400) }], [{ text: 'd' }]],
