@@ -317,7 +317,7 @@ test('a child that writes no protocol on stdout (a non-JSON line, a line that ne
   await c.until(() => sessionId !== undefined, 'the session/new answered');
   assert.equal((await childOf(d, sessionId!)).restarts, 1, 'served by the child that replaced it');
   const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
-  assert.match(metrics, /troupe_child_exits_total\{reason="oversized_line",crashed="true"\} 1\n/);
+  assert.match(metrics, /troupe_child_exits_total\{crashed="true",reason="oversized_line"\} 1\n/);
   assert.match(d.stderr, /child wrote a non-JSON line on stdout/);
   const done = await c.agent.request('session/prompt', { sessionId: sessionId!, prompt: [{ type: 'text', text: 'ping' }] });
   assert.equal(done.stopReason, 'end_turn');
