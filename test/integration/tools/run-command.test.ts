@@ -2,7 +2,7 @@
 // that take the whole process group down.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLocalCommandBackend, createWorkspaceTools } from '../../../src/tools/index.js';
@@ -41,6 +41,21 @@ async function eventually(cond: () => boolean, tries = 200): Promise<boolean> {
 
 function pidFrom(file: string): number {
   return Number(readFileSync(join(ws.cwd, file), 'utf8').trim());
+}
+
+const pidWritten = (file: string) => existsSync(join(ws.cwd, file)) && readFileSync(join(ws.cwd, file), 'utf8').endsWith('\n');
+
+/**
+ * Runs `command`, which starts a grandchild and writes its pid to `file`, under a timeout of 300 ms,
+ * doubled until the grandchild had started before the timeout: on a loaded machine the shell may not
+ * get that far in 300 ms, and then there is no grandchild to check.
+ */
+async function timedOutAfterGrandchild(command: string, file: string): Promise<{ r: Awaited<ReturnType<typeof run>>; timeoutMs: number }> {
+  for (let timeoutMs = 300; ; timeoutMs *= 2) {
+    rmSync(join(ws.cwd, file), { force: true });
+    const r = await run(host, 'run_command', { command, timeout_ms: timeoutMs });
+    if (pidWritten(file) || timeoutMs >= 9600) return { r, timeoutMs };
+  }
 }
 
 describe('run_command', () => {
@@ -84,15 +99,15 @@ describe('run_command', () => {
   });
 
   test('timeout kills the whole process group, grandchildren included', async () => {
-    const r = await run(host, 'run_command', { command: `sh -c 'sleep 1000 & echo $! > gc.pid; wait'`, timeout_ms: 300 });
+    const { r, timeoutMs } = await timedOutAfterGrandchild(`sh -c 'sleep 1000 & echo $! > gc.pid; wait'`, 'gc.pid');
     assert.deepEqual([r.isError, r.errorCode], [true, 'tool_timeout']);
-    assert.match(r.output, /\[timed out after 300 ms; the command and its child processes were killed\]$/);
+    assert.ok(r.output.endsWith(`[timed out after ${timeoutMs} ms; the command and its child processes were killed]`), r.output);
     const gc = pidFrom('gc.pid');
     assert.ok(await eventually(() => !isAlive(gc)), `grandchild ${gc} survived`);
   });
 
   test('a grandchild that ignores SIGTERM is killed with SIGKILL', async () => {
-    const r = await run(host, 'run_command', { command: `sh -c 'trap "" TERM; sleep 1000 & echo $! > stubborn.pid; wait'`, timeout_ms: 300 });
+    const { r } = await timedOutAfterGrandchild(`sh -c 'trap "" TERM; sleep 1000 & echo $! > stubborn.pid; wait'`, 'stubborn.pid');
     assert.equal(r.errorCode, 'tool_timeout');
     const gc = pidFrom('stubborn.pid');
     assert.ok(await eventually(() => !isAlive(gc)), `grandchild ${gc} survived`);
@@ -111,7 +126,7 @@ describe('run_command', () => {
     });
     assert.equal(r.output, 'started\n[exit code: 0]');
     for (const file of ['setsid.pid', 'daemon.pid']) {
-      assert.ok(await eventually(() => existsSync(join(ws.cwd, file)) && readFileSync(join(ws.cwd, file), 'utf8').endsWith('\n')), file);
+      assert.ok(await eventually(() => pidWritten(file)), file);
       const pid = pidFrom(file);
       assert.ok(await eventually(() => !isAlive(pid)), `${file}: process ${pid} survived`);
     }
@@ -120,7 +135,7 @@ describe('run_command', () => {
   test('abort via the signal stops the command and its children promptly', async () => {
     const controller = new AbortController();
     const pending = run(host, 'run_command', { command: `sh -c 'sleep 1000 & echo $! > abort.pid; wait'` }, controller.signal);
-    assert.ok(await eventually(() => existsSync(join(ws.cwd, 'abort.pid')) && readFileSync(join(ws.cwd, 'abort.pid'), 'utf8').endsWith('\n')));
+    assert.ok(await eventually(() => pidWritten('abort.pid')));
     controller.abort();
     const r = await pending;
     assert.deepEqual([r.isError, r.errorCode], [true, 'request_cancelled']);
