@@ -209,3 +209,8 @@ export class HttpExchange {
     this.res.close();
   }
 }
+
+/** Whether a Content-Type names JSON: its media type exactly, parameters (charset) aside. */
+export function isJsonContentType(value: string | undefined): boolean {
+  return value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
+}

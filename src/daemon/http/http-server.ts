@@ -9,7 +9,7 @@ import { acpWebSocketBehavior } from './acp/acp-ws.handler.js';
 import { handleAcpHttp } from './acp/acp-http.handler.js';
 import type { AcpAgentSide, AcpTransportOptions } from './acp/acp.types.js';
 import { TransportCore, type AcpConnectionStats } from './acp/transport-core.js';
-import { HttpExchange } from './http-exchange.js';
+import { HttpExchange, isJsonContentType } from './http-exchange.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from './json-depth.js';
 import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
@@ -214,7 +214,7 @@ export class HttpServer {
     try {
       const rawBody = bodyRead ? await bodyRead : undefined;
       let body: unknown;
-      const json = (ex.header('content-type') ?? '').toLowerCase().startsWith('application/json');
+      const json = isJsonContentType(ex.header('content-type'));
       // The API speaks JSON: another body (curl -d sends a form type) is refused as /acp refuses it,
       // rather than reach the handler as no body at all.
       if (rawBody && rawBody.length > 0 && !json) return ex.error(415, 'invalid_request', 'Unsupported Media Type: use application/json');

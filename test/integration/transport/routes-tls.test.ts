@@ -62,6 +62,9 @@ describe('management routes', { timeout: 20_000 }, () => {
     const form = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: '{"text":"x"}' });
     assert.equal(form.status, 415);
     assert.equal(((await form.json()) as { error: { code: string } }).error.code, 'invalid_request');
+    // The media type exactly: another type that merely starts like JSON's is not JSON.
+    const lookalike = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/jsonx' }, body: '{"text":"x"}' });
+    assert.equal(lookalike.status, 415);
     const bad = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' });
     assert.equal(bad.status, 400);
     const big = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(2000) }) });

@@ -4,7 +4,7 @@
  * Statuses follow SDK 2.4.0's AcpServer; spec/transport.md §3 (statuses) and §5 (load ordering)
  * list where troupe differs.
  */
-import type { HttpExchange } from '../http-exchange.js';
+import { isJsonContentType, type HttpExchange } from '../http-exchange.js';
 import { isTroupeError } from '../../../core/errors.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from '../json-depth.js';
 import { SSE_HEADERS } from '../sse-stream.js';
@@ -39,10 +39,6 @@ export function handleAcpHttp(ex: HttpExchange, core: TransportCore): void {
     default:
       ex.error(405, 'invalid_request', 'Method Not Allowed', undefined, { Allow: 'GET, POST, DELETE' });
   }
-}
-
-function isJsonContentType(value: string | undefined): boolean {
-  return value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }
 
 async function handlePost(ex: HttpExchange, core: TransportCore): Promise<void> {
