@@ -39,7 +39,8 @@ export class Router<H> {
       if (!params) continue;
       if (entry.method === '*' || entry.method === method) return { kind: 'found', handler: entry.handler, params };
       allow.add(entry.method);
-      // HEAD is served by any GET route.
+      // HEAD is served by any GET route (and so named in a 405's Allow with it).
+      if (entry.method === 'GET') allow.add('HEAD');
       if (method === 'HEAD' && entry.method === 'GET') return { kind: 'found', handler: entry.handler, params };
     }
     return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow] } : { kind: 'not_found' };
