@@ -10,8 +10,12 @@ import type { ContentBlock } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 
 export function toContent(blocks: acp.ContentBlock[], opts: { images: boolean; model: string }): ContentBlock[] {
-  if (blocks.length === 0) throw new TroupeError('invalid_params', 'the prompt is empty');
-  return blocks.map((b, i) => {
+  // Text of nothing but whitespace says nothing, and vendors refuse it (Anthropic: "text content
+  // blocks must contain non-whitespace text"): left out, so that a prompt of nothing else is refused
+  // here, plainly, rather than by the model's API after the turn started.
+  const said = blocks.filter((b) => !(typeof b === 'object' && b !== null && b.type === 'text' && typeof b.text === 'string' && b.text.trim() === ''));
+  if (said.length === 0) throw new TroupeError('invalid_params', 'the prompt is empty');
+  return said.map((b, i) => {
     const block = toBlock(b, opts);
     // A text block without its text, an image without its mime type: refused here, not stored in
     // the log (every event there matches spec/events.schema.json) nor sent on to clients.
