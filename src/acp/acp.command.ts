@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import { format } from 'node:util';
 import * as acp from '@agentclientprotocol/sdk';
+import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
 import { loadConfig, type TroupeConfig } from '../providers/config.js';
@@ -54,7 +55,9 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   const openHost = () =>
     (host ??= (configProblem ? Promise.reject(configProblem) : import('./session-host.js')).then(({ SessionHost }) =>
       // A daemon stops a whole child once its session is idle; an editor's agent unloads sessions.
-      SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : { idleUnloadMs: sessionIdleMs(env, logger) }) }),
+      SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : { idleUnloadMs: sessionIdleMs(env, logger) }) }).catch((err: unknown) => {
+        throw unusableHome(err, home);
+      }),
     ));
   const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel) });
   // The SDK parses stdin; what it answers itself (a line that is not JSON-RPC) goes out through `out`.
@@ -88,8 +91,9 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
+    // A store that never opened has nothing to shut down (its failure was logged when it happened).
     (stopping ??= (host ?? Promise.resolve(undefined))
-      .then((opened) => opened?.shutdown())
+      .then((opened) => opened?.shutdown(), () => undefined)
       .catch((err) => err !== configProblem && logger.error('shutdown failed', { error: String(err) }))
       .then(() => out.flush())
       .finally(() => channel?.close()));
@@ -105,6 +109,17 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   if (failed) logger.error('the ACP connection failed; the agent stops', { error: reason instanceof Error ? reason.message : String(reason) });
   await stop();
   return failed ? 1 : 0;
+}
+
+/**
+ * A TROUPE_HOME the agent cannot use (not a directory, not writable, on a full disk) is the
+ * environment's problem, not a bug: every session request is refused with it, as with an unusable
+ * config file (invalid_params, naming the directory), not as an internal error.
+ */
+function unusableHome(err: unknown, home: string): unknown {
+  const errno = err as NodeJS.ErrnoException;
+  if (isTroupeError(err) || typeof errno?.code !== 'string' || typeof errno.syscall !== 'string') return err;
+  return new TroupeError('invalid_params', `cannot use the session store ${home} (TROUPE_HOME): ${errno.message}`, { path: home, errno: errno.code });
 }
 
 /** Whether a read from stdin is nothing but the pool's `initialize` (POOL_INITIALIZE_ID). */

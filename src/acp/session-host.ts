@@ -387,9 +387,10 @@ export class SessionHost {
     if (!isValidSessionId(sessionId)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     let log: FileEventLog;
     try {
-      log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { logger: this.opts.logger });
+      // A log whose every event is damaged is refused as it is, never repaired into an empty one.
+      log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { logger: this.opts.logger, refuseRepairToNothing: true });
     } catch (err) {
-      if (isTroupeError(err, 'session_locked')) throw err;
+      if (isTroupeError(err, 'session_locked') || isTroupeError(err, 'log_corrupt')) throw err;
       throw new TroupeError('session_not_found', `session ${sessionId} cannot be opened: ${(err as Error).message}`, { sessionId });
     }
     for (const w of log.warnings) this.opts.logger.warn('session log repaired on open', { sessionId, ...w });

@@ -34,6 +34,12 @@ export interface FileEventLogOptions {
   maxEventBytes?: number;
   /** Default queue bound of a live watcher. */
   queueLimit?: number;
+  /**
+   * Writable open of a damaged log none of whose events survives the damage (a bad header or first
+   * record): refuse it with `log_corrupt` and leave the file as it is, instead of repairing it to an
+   * empty log. A crash tears a tail, not a whole history: what is left may still be read by hand.
+   */
+  refuseRepairToNothing?: boolean;
 }
 
 const DEFAULT_RETENTION: RetentionOptions = { maxEvents: 10_000, maxBytes: 8 * 1024 * 1024 };
@@ -152,6 +158,10 @@ export class FileEventLog implements EventLog {
       }
       if (scan.header?.tombstone && !options.readOnly) {
         throw new TroupeError('session_not_found', `session ${sessionId} was deleted; its log is a tombstone`, { path, sessionId, deleted: true });
+      }
+      if (!options.readOnly && options.refuseRepairToNothing && scan.warnings.length > 0 && scan.firstSeq === undefined) {
+        const w = scan.warnings[0]!;
+        throw new TroupeError('log_corrupt', `${path} is damaged from byte ${w.offset} (${w.reason}) and no event of it is readable; it is left as it is`, { path, sessionId, offset: w.offset, reason: w.reason });
       }
       if (options.readOnly) {
         await fh.close();

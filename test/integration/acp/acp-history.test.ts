@@ -2,7 +2,7 @@
 // does not replay, fork copies, delete leaves a tombstone, and kill -9 mid-turn is repaired.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
@@ -197,4 +197,24 @@ test('kill -9 during a turn: a new process replays everything durable and shows 
   assert.ok(ended, 'the interrupted turn is shown as ended agent_crashed');
   assert.equal((await second.prompt(sessionId, 'are you there')).stopReason, 'end_turn');
   assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});
+
+test('session/load of a log damaged from its first record is refused log_corrupt, and the file is left as it was', async (t) => {
+  const { cwd, sessionId, home } = await storedSession(['one']);
+  const path = join(home, 'sessions', `${sessionId}.log`);
+  const damaged = readFileSync(path);
+  damaged[4] ^= 0xff; // the header record's checksum: no event after it can be trusted
+  writeFileSync(path, damaged);
+  const c = AcpChild.start({ script, home });
+  t.after(() => c.close());
+  await c.initialize();
+  for (const request of [
+    () => c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }),
+    () => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'two' }] }),
+  ]) {
+    await assert.rejects(request(), (err: any) => err.code === -32025 && err.data.code === 'log_corrupt' && err.data.sessionId === sessionId && err.data.path === path);
+  }
+  assert.ok(readFileSync(path).equals(damaged), 'not repaired into an empty log: every byte is still there to salvage');
+  assert.deepEqual(c.updatesFor(sessionId), []);
+  assert.deepEqual(c.schemaErrors, []);
 });

@@ -80,6 +80,26 @@ test('a line over the SDK\'s 32 MiB message limit stops the agent with the reaso
   assert.ok(stdout.split('\n').filter(Boolean).every((l) => JSON.parse(l).jsonrpc === '2.0'), 'stdout stays JSON-RPC only');
 });
 
+test('a TROUPE_HOME it cannot use: the agent still serves, and refuses each session request with the problem (invalid_params), not as a bug', async (t) => {
+  const { AcpChild } = await import('../../support/acp-child.js');
+  const home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file');
+  writeFileSync(home, 'not a directory\n');
+  const c = AcpChild.start({ env: { TROUPE_HOME: home } });
+  t.after(() => c.close());
+  assert.equal((await c.initialize()).protocolVersion, 1);
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  for (const ask of [() => c.agent.request('session/new', { cwd, mcpServers: [] }), () => c.agent.request('session/list', {})]) {
+    const err: any = await ask().then(() => undefined, (e) => e);
+    assert.equal(err?.code, -32602, JSON.stringify(err));
+    assert.equal(err.data.code, 'invalid_params');
+    assert.equal(err.data.path, home);
+    assert.match(err.message, /TROUPE_HOME.*ENOTDIR/);
+  }
+  assert.equal(await c.close(), 0);
+  assert.doesNotMatch(c.stderr, /shutdown failed/, 'a store that never opened is not reported again at exit');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('troupe acp --version prints the version', () => {
   const r = spawnSync(process.execPath, [BIN, 'acp', '--version'], { encoding: 'utf8' });
   assert.equal(r.status, 0);
