@@ -15,7 +15,8 @@ test('a loop held busy shows as a stall and a delay; a new window starts empty',
     const w = watch.read();
     assert.ok(w.delayMaxMs >= 100, `delay max ${w.delayMaxMs}`);
     assert.ok(Math.max(w.blockedMaxMs, w.starvedMaxMs) >= 100, 'the stall is recorded');
-    assert.equal(watch.stallsOver50.blocked + watch.stallsOver50.starved, 1);
+    // At least this one: on a loaded machine other processes may starve the loop past 50 ms too.
+    assert.ok(watch.stallsOver50.blocked + watch.stallsOver50.starved >= 1, JSON.stringify(watch.stallsOver50));
     watch.reset();
     const fresh = watch.read();
     assert.equal(fresh.blockedMaxMs, 0);
