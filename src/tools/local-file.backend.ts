@@ -5,23 +5,27 @@ import type { FileBackend, ReadWindow } from './backends.js';
 
 /** Applies an ACP-style line window (1-based `line`, `limit` lines) to a text. */
 export function sliceLines(text: string, window: ReadWindow): string {
-  if (window.line === undefined && window.limit === undefined) return text;
+  const cut = (s: string) => (window.maxChars === undefined ? s : s.slice(0, window.maxChars));
+  if (window.line === undefined && window.limit === undefined) return cut(text);
   const lines = text.split('\n');
   const start = Math.max(0, (window.line ?? 1) - 1);
   const end = window.limit === undefined ? lines.length : start + window.limit;
-  return lines.slice(start, end).join('\n');
+  return cut(lines.slice(start, end).join('\n'));
 }
 
 /**
  * `sliceLines(content, window)` without holding the whole file: the file is streamed and the read
- * stops after the window's last line. read_file always asks for a window, and suggests one for files
- * too large to read whole; reading those whole first cost memory of their size and failed outright
- * past V8's maximum string length (512 MiB) or 2 GiB.
+ * stops after the window's last line or its `maxChars`th character. read_file always asks for a
+ * window, and suggests one for files too large to read whole; reading those whole first cost memory
+ * of their size and failed outright past V8's maximum string length (512 MiB) or 2 GiB. A window
+ * without `maxChars` is only bounded by its lines, which may be as long as the file.
  */
 async function readWindow(absPath: string, window: ReadWindow, signal: AbortSignal): Promise<string> {
   const start = Math.max(0, (window.line ?? 1) - 1);
   const end = window.limit === undefined ? Infinity : start + window.limit;
+  const maxChars = window.maxChars ?? Infinity;
   const parts: string[] = [];
+  let kept = 0;
   let line = 0;
   const stream = createReadStream(absPath, { encoding: 'utf8', signal });
   try {
@@ -29,7 +33,12 @@ async function readWindow(absPath: string, window: ReadWindow, signal: AbortSign
       for (let pos = 0; ; ) {
         const nl = chunk.indexOf('\n', pos);
         const stop = nl === -1 ? chunk.length : nl;
-        if (line >= start && line < end) parts.push(chunk.slice(pos, stop), nl !== -1 && line + 1 < end ? '\n' : '');
+        if (line >= start && line < end) {
+          const piece = chunk.slice(pos, stop) + (nl !== -1 && line + 1 < end ? '\n' : '');
+          parts.push(piece);
+          kept += piece.length;
+          if (kept >= maxChars) return parts.join('').slice(0, maxChars);
+        }
         if (nl === -1) break;
         pos = nl + 1;
         if (++line >= end) return parts.join('');
@@ -45,7 +54,7 @@ async function readWindow(absPath: string, window: ReadWindow, signal: AbortSign
 export function createLocalFileBackend(): FileBackend {
   return {
     async readText(absPath, window, signal) {
-      if (window.line === undefined && window.limit === undefined) return readFile(absPath, { encoding: 'utf8', signal });
+      if (window.line === undefined && window.limit === undefined && window.maxChars === undefined) return readFile(absPath, { encoding: 'utf8', signal });
       return readWindow(absPath, window, signal);
     },
     async writeText(absPath, content, signal) {
