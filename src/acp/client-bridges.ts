@@ -36,7 +36,8 @@ export function clientFileBackend(client: Client, sessionId: string, local: File
         .catch((err: unknown) => {
           throw withClientReason(err);
         });
-      return res.content;
+      // The window's maxChars is troupe's, not ACP's: cut what the client sent whole.
+      return window.maxChars === undefined ? res.content : res.content.slice(0, window.maxChars);
     },
     async writeText(path, content, signal) {
       if (!caps.write) return local.writeText(path, content, signal);

@@ -15,6 +15,13 @@ export interface ReadWindow {
   line?: number;
   /** At most this many lines. */
   limit?: number;
+  /**
+   * At most this many characters (UTF-16 units) of the window: a longer window is cut there. A
+   * local read stops once it has them, so that a window of a huge file without line breaks (a
+   * database, a minified bundle) is not read into memory whole. ACP has no such field: the client
+   * bridge cuts what the client sent.
+   */
+  maxChars?: number;
 }
 
 /**

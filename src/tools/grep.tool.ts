@@ -1,7 +1,8 @@
 /** grep: search file contents with a regular expression. */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import type { ToolLocation } from '../core/events.js';
+import { openForRead } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
 import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
@@ -118,7 +119,13 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
               skippedLarge++;
               continue;
             }
-            text = await readFile(file.path, 'utf8');
+            // Checked again on the open file: a symlink swapped in since the walk must not lead out.
+            const handle = await openForRead(file.path, (real) => env.guard.containsReal(real));
+            try {
+              text = await handle.readFile('utf8');
+            } finally {
+              await handle.close();
+            }
           } catch {
             continue; // vanished or unreadable since the walk saw it
           }

@@ -49,10 +49,15 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
       }
       const offset = input.offset ?? 1;
       const wanted = input.limit ?? env.limits.readDefaultLines;
-      // Two extra lines tell "the file continues" apart from "the file ends with a newline".
-      const text = await env.files.readText(target.path, { line: offset, limit: wanted + 2 }, ctx.signal).catch((err: unknown) => {
+      // Two extra lines tell "the file continues" apart from "the file ends with a newline". One
+      // character more than the byte budget (a character is at least a byte) shows that the window
+      // is over it, without holding a window whose lines are as long as a huge file.
+      const maxChars = env.limits.readMaxBytes + 1;
+      const text = await env.files.readText(target.path, { line: offset, limit: wanted + 2, maxChars }, ctx.signal).catch((err: unknown) => {
         throw fileError(err, shown);
       });
+      // Cut at maxChars: what follows the cut was not read.
+      const unread = text.length >= maxChars;
       if (text.slice(0, BINARY_PROBE_CHARS).includes('\0')) {
         throw new TroupeError('tool_failed', `${shown} looks like a binary file (it contains NUL bytes); read_file only reads text.`, { path: shown });
       }
@@ -77,7 +82,12 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
           // would show the same cut line for ever: say so, and point past it.
           body = cut;
           const firstNewline = text.indexOf('\n');
-          const more = continues || (firstNewline !== -1 && firstNewline < text.length - 1);
+          const more =
+            continues ||
+            (firstNewline !== -1 && firstNewline < text.length - 1) ||
+            // The read stopped inside the line: whether anything follows it is asked apart, holding
+            // one character (the rest of the line is streamed past, not kept).
+            (unread && (await env.files.readText(target.path, { line: offset + 1, limit: 2, maxChars: 1 }, ctx.signal).catch(() => '')) !== '');
           note =
             `\n[line ${offset} is longer than ${max} bytes and was cut here; read_file cannot show the rest of it (use grep or run_command)` +
             (more ? `; the file continues: read again with offset ${offset + 1}]` : ']');

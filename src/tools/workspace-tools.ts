@@ -45,9 +45,10 @@ const cancelled = (): ToolResult => ({ output: 'Cancelled before it finished.', 
 /** Creates the tool host for one session. Throws `invalid_params` for a relative cwd or directory. */
 export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHost {
   const limits: ToolLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const guard = new PathGuard(options.cwd, options.additionalDirectories ?? []);
   const env: ToolEnv = {
-    guard: new PathGuard(options.cwd, options.additionalDirectories ?? []),
-    files: options.files ?? createLocalFileBackend(),
+    guard,
+    files: options.files ?? createLocalFileBackend({ confine: (real) => guard.containsReal(real) }),
     commands: options.commands ?? createLocalCommandBackend(),
     limits,
   };

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createWorkspaceTools } from '../../../src/tools/index.js';
+import { createWorkspaceTools, DEFAULT_LIMITS } from '../../../src/tools/index.js';
 import type { CommandBackend, CommandRequest, FileBackend, ReadWindow } from '../../../src/tools/index.js';
 import type { ToolHost } from '../../../src/core/ports.js';
 import { call, makeWorkspace, run, runContext, type Workspace } from './workspace.fixture.js';
@@ -50,7 +50,7 @@ test('read_file reads the editor buffer, not the disk', async () => {
   const r = await run(host, 'read_file', { path: 'a.ts', offset: 2, limit: 1 });
   assert.equal(r.isError, false, r.output);
   assert.equal(r.output, 'line 2\n');
-  assert.deepEqual(fileCalls.at(-1), { op: 'read', path: abs, window: { line: 2, limit: 3 } });
+  assert.deepEqual(fileCalls.at(-1), { op: 'read', path: abs, window: { line: 2, limit: 3, maxChars: DEFAULT_LIMITS.readMaxBytes + 1 } });
 });
 
 test('edit_file reads and writes through the backend; the disk is untouched', async () => {

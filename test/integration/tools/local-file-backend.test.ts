@@ -23,12 +23,18 @@ test('a window read equals slicing the whole text (lines of any length, multi-by
   // Long lines so that texts cross the stream's 64 KiB chunks, in and between lines and characters.
   const line = fc.oneof(fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', '\r') }), fc.constantFrom('', 'x'.repeat(70_000), '€'.repeat(30_000)));
   await fc.assert(
-    fc.asyncProperty(fc.array(line, { maxLength: 12 }), fc.option(fc.integer({ min: 1, max: 15 }), { nil: undefined }), fc.option(fc.integer({ min: 1, max: 15 }), { nil: undefined }), async (lines, from, limit) => {
-      const text = lines.join('\n');
-      writeFileSync(file, text);
-      const window = { ...(from !== undefined ? { line: from } : {}), ...(limit !== undefined ? { limit } : {}) };
-      assert.equal(await backend.readText(file, window, signal), sliceLines(text, window));
-    }),
+    fc.asyncProperty(
+      fc.array(line, { maxLength: 12 }),
+      fc.option(fc.integer({ min: 1, max: 15 }), { nil: undefined }),
+      fc.option(fc.integer({ min: 1, max: 15 }), { nil: undefined }),
+      fc.option(fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 60_000, max: 150_000 })), { nil: undefined }),
+      async (lines, from, limit, maxChars) => {
+        const text = lines.join('\n');
+        writeFileSync(file, text);
+        const window = { ...(from !== undefined ? { line: from } : {}), ...(limit !== undefined ? { limit } : {}), ...(maxChars !== undefined ? { maxChars } : {}) };
+        assert.equal(await backend.readText(file, window, signal), sliceLines(text, window));
+      },
+    ),
     { seed, numRuns: 150 },
   );
 });
@@ -44,6 +50,33 @@ test('read_file reads a window at the start of a file too large to hold as one s
   const r = await run(host, 'read_file', { path: 'huge.log', offset: 2, limit: 3 });
   assert.equal(r.isError, false, r.output);
   assert.equal(r.output, 'line 2\nline 3\nline 4\n\n[showing lines 2-4; the file continues: read again with offset 5]');
+});
+
+test('read_file with a window on a huge file without line breaks reads only what it can show', async () => {
+  // 600 MiB of sparse NUL bytes, no line break: the first line is the whole file. Read whole, the
+  // window cost memory of the file's size and failed past V8's string limit ("Invalid string
+  // length"); read up to the output budget, it is seen to be binary.
+  const file = join(ws.cwd, 'huge.bin');
+  const fd = openSync(file, 'w');
+  ftruncateSync(fd, 600 * 1024 * 1024);
+  closeSync(fd);
+  const host = createWorkspaceTools({ cwd: ws.cwd });
+  const r = await run(host, 'read_file', { path: 'huge.bin', offset: 1 });
+  assert.equal(r.errorCode, 'tool_failed');
+  assert.equal(r.output, 'huge.bin looks like a binary file (it contains NUL bytes); read_file only reads text.');
+});
+
+test('a line longer than the budget is read only up to it, and what follows it is still told', async () => {
+  const host = createWorkspaceTools({ cwd: ws.cwd, limits: { readMaxBytes: 1000 } });
+  const cut = (more: string) => `${'x'.repeat(1000)}\n[line 1 is longer than 1000 bytes and was cut here; read_file cannot show the rest of it (use grep or run_command)${more}]`;
+  ws.write('one-long-line.txt', 'x'.repeat(200_000));
+  assert.equal((await run(host, 'read_file', { path: 'one-long-line.txt', limit: 3 })).output, cut(''));
+  ws.write('long-line-newline.txt', `${'x'.repeat(200_000)}\n`);
+  assert.equal((await run(host, 'read_file', { path: 'long-line-newline.txt' })).output, cut(''));
+  ws.write('long-line-then-empty.txt', `${'x'.repeat(200_000)}\n\n`);
+  assert.equal((await run(host, 'read_file', { path: 'long-line-then-empty.txt' })).output, cut('; the file continues: read again with offset 2'));
+  ws.write('long-line-then-short.txt', `${'x'.repeat(200_000)}\nshort`);
+  assert.equal((await run(host, 'read_file', { path: 'long-line-then-short.txt' })).output, cut('; the file continues: read again with offset 2'));
 });
 
 test('a write cancelled while it runs leaves the old or the new content, never a cut file', async () => {

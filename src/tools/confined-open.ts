@@ -1,0 +1,81 @@
+/**
+ * Opening a file that the path guard has approved, checked again on the file actually opened.
+ *
+ * The guard resolves a path and the backend opens it a moment later; a symlink swapped in between
+ * (by another process) would lead the open outside the workspace. Node has no openat2
+ * (RESOLVE_BENEATH), so the descriptor is checked after the open: on Linux /proc/self/fd names the
+ * file it really refers to. Elsewhere (no /proc) the check is skipped and the race stays open.
+ *
+ * Opens use O_NONBLOCK and the descriptor must be a regular file: a FIFO swapped in after the
+ * tool's stat would otherwise block the open until a peer appears.
+ */
+import { constants } from 'node:fs';
+import { open, readlink, unlink, type FileHandle } from 'node:fs/promises';
+import { TroupeError } from '../core/errors.js';
+import { notRegularFile } from './tool.js';
+
+/** Whether a real path may be opened (the guard's `containsReal`). */
+export type Confine = (realPath: string) => boolean;
+
+const READ = constants.O_RDONLY | constants.O_NONBLOCK;
+const WRITE = constants.O_WRONLY | constants.O_NONBLOCK;
+
+/** The path the open descriptor refers to, or undefined where the system does not say. */
+async function openedPath(handle: FileHandle): Promise<string | undefined> {
+  const path = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+  // An unlinked file reads "<path> (deleted)"; where it was is what counts.
+  return path?.replace(/ \(deleted\)$/, '');
+}
+
+function errnoOf(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}
+
+/**
+ * Checks an open handle; closes it (and removes the file when this open created it) and throws
+ * `path_outside_workspace` or a not-regular-file error when it must not be used.
+ */
+async function admit(handle: FileHandle, absPath: string, confine: Confine | undefined, created: boolean): Promise<FileHandle> {
+  try {
+    const real = confine ? await openedPath(handle) : undefined;
+    if (real !== undefined && !confine!(real)) {
+      if (created) await unlink(real).catch(() => undefined);
+      throw new TroupeError(
+        'path_outside_workspace',
+        `Refused: ${absPath} led to ${real} when it was opened, outside the workspace (a symlink on the way changed after the path was checked).`,
+        { path: absPath },
+      );
+    }
+    if (!(await handle.stat()).isFile()) throw notRegularFile(absPath);
+    return handle;
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+export async function openForRead(absPath: string, confine: Confine | undefined): Promise<FileHandle> {
+  return admit(await open(absPath, READ), absPath, confine, false);
+}
+
+/**
+ * Opens for writing without truncating (the caller truncates once the handle is admitted), creating
+ * the file if missing. A missing file is created with O_EXCL, which does not follow a final
+ * symlink; only a dangling symlink (whose target writing creates, as the guard allows) is then
+ * opened following it.
+ */
+export async function openForWrite(absPath: string, confine: Confine | undefined): Promise<FileHandle> {
+  try {
+    return await admit(await open(absPath, WRITE), absPath, confine, false);
+  } catch (err) {
+    if (errnoOf(err) !== 'ENOENT') throw err;
+  }
+  let handle: FileHandle;
+  try {
+    handle = await open(absPath, WRITE | constants.O_CREAT | constants.O_EXCL, 0o666);
+  } catch (err) {
+    if (errnoOf(err) !== 'EEXIST') throw err;
+    handle = await open(absPath, WRITE | constants.O_CREAT, 0o666);
+  }
+  return admit(handle, absPath, confine, true);
+}
