@@ -70,12 +70,12 @@ export async function openForWrite(absPath: string, confine: Confine | undefined
   } catch (err) {
     if (errnoOf(err) !== 'ENOENT') throw err;
   }
-  let handle: FileHandle;
   try {
-    handle = await open(absPath, WRITE | constants.O_CREAT | constants.O_EXCL, 0o666);
+    return await admit(await open(absPath, WRITE | constants.O_CREAT | constants.O_EXCL, 0o666), absPath, confine, true);
   } catch (err) {
     if (errnoOf(err) !== 'EEXIST') throw err;
-    handle = await open(absPath, WRITE | constants.O_CREAT, 0o666);
   }
-  return admit(handle, absPath, confine, true);
+  // Not known to be created by this open (the link may lead to a file that exists by now): a refused
+  // one is left where it is, never removed. At worst an empty file stays outside; nothing is lost.
+  return admit(await open(absPath, WRITE | constants.O_CREAT, 0o666), absPath, confine, false);
 }
