@@ -35,9 +35,14 @@ async function readWindow(handle: FileHandle, window: ReadWindow, signal: AbortS
   const parts: string[] = [];
   let kept = 0;
   let line = 0;
-  const stream = handle.createReadStream({ encoding: 'utf8', signal, autoClose: false });
+  // The signal is checked here, not given to the stream: a FileHandle stream given one that aborts
+  // errors twice, to this reader and then as an unhandled 'error' event that ends the process
+  // (Node 20). A cancel takes effect at the next chunk (64 KiB).
+  signal.throwIfAborted();
+  const stream = handle.createReadStream({ encoding: 'utf8', autoClose: false });
   try {
     for await (const chunk of stream as AsyncIterable<string>) {
+      signal.throwIfAborted();
       for (let pos = 0; ; ) {
         const nl = chunk.indexOf('\n', pos);
         const stop = nl === -1 ? chunk.length : nl;

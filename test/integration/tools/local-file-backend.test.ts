@@ -91,3 +91,23 @@ test('a write cancelled while it runs leaves the old or the new content, never a
   await assert.rejects(backend.writeText(file, 'late', controller.signal), { name: 'AbortError' });
   assert.equal(readFileSync(file, 'utf8').length, 4 * 1024 * 1024, 'an already cancelled write does not start');
 });
+
+test('a window read cancelled before it starts rejects with the abort, and no stray stream error crashes the process', async () => {
+  const path = join(ws.cwd, 'cancelled.txt');
+  writeFileSync(path, 'one\ntwo\nthree\n');
+  const cancel = new AbortController();
+  cancel.abort();
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown) => uncaught.push(err);
+  process.on('uncaughtException', onUncaught);
+  try {
+    await assert.rejects(backend.readText(path, { line: 2, limit: 1 }, cancel.signal), (e: Error) => e.name === 'AbortError');
+    // A stream that errors twice (once to the reader, once more after it) does so within a tick or two.
+    await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    process.off('uncaughtException', onUncaught);
+  }
+  assert.deepEqual(uncaught, []);
+  // And a read with a live signal still works on the same backend.
+  assert.equal(await backend.readText(path, { line: 2, limit: 1 }, signal), 'two');
+});
