@@ -26,8 +26,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
     return 2;
   }
 
-  // Anything a library prints with console.log, info or debug would corrupt the protocol: those go
-  // to stderr too, as console.warn and console.error do. (stdout's one writer is `out`, below.)
+  // Anything a library prints through the console's log, info or debug methods would corrupt the
+  // protocol: those go to stderr too, as warn and error do. (The protocol's one writer is `out`.)
   const toStderr = (...a: unknown[]) => void process.stderr.write(format(...a) + '\n');
   Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr });
   const logger = createStderrLogger('troupe acp', logLevelFrom(env));

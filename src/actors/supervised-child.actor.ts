@@ -68,9 +68,8 @@ export class SupervisedChild {
   private bootKind: BootKind = 'start';
   private readonly stopWaiters: (() => void)[] = [];
   pid?: number;
-  readonly spawnedAt: number[] = [];
-  private restartCount = 0;
-  private wakeCount = 0;
+  /** Processes started, by why: the first, after a failure, for an idle-stopped session's next message. */
+  private readonly started: Record<BootKind, number> = { start: 0, restart: 0, wake: 0 };
 
   constructor(private readonly opts: SupervisedChildOptions) {
     this.actor = createActor(supervisedMachine, { input: { spec: opts.spec }, inspect: (ev) => this.inspect(ev) });
@@ -88,12 +87,12 @@ export class SupervisedChild {
 
   /** Processes started after a crash, a hang or a failed boot (what the restart intensity counts). */
   get restarts(): number {
-    return this.restartCount;
+    return this.started.restart;
   }
 
   /** Processes started for an idle-stopped (or closed) session's next message: planned, not failures. */
   get wakes(): number {
-    return this.wakeCount;
+    return this.started.wake;
   }
 
   get failed(): boolean {
@@ -189,7 +188,7 @@ export class SupervisedChild {
   }
 
   private async spawn(): Promise<void> {
-    const kind: BootKind = this.spawnedAt.length === 0 ? 'start' : this.bootKind === 'wake' ? 'wake' : 'restart';
+    const kind: BootKind = this.started.start === 0 ? 'start' : this.bootKind === 'wake' ? 'wake' : 'restart';
     this.bootKind = 'restart';
     const proc = await this.opts.acquire();
     // Stopped while waiting for a process (shutdown, delete): it is not needed any more.
@@ -197,9 +196,7 @@ export class SupervisedChild {
     if (s !== 'spawning' && s !== 'restarting') return void proc.stop(this.opts.spec.shutdownMs);
     this.proc = proc;
     this.pid = proc.pid;
-    this.spawnedAt.push(Date.now());
-    if (kind === 'restart') this.restartCount++;
-    else if (kind === 'wake') this.wakeCount++;
+    this.started[kind]++;
     proc.attach({
       message: (m) => {
         this.touch();
