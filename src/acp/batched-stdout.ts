@@ -83,8 +83,8 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
         return drained;
       },
     }),
-    writable: new WritableStream<acp.AnyMessage>({
-      async write(message) {
+    writable: messageSink({
+      write(message) {
         // Queued at once, so that it keeps its place among direct lines; the SDK's next message
         // waits for the pipe to drain (backpressure).
         // JSON.stringify never emits a raw newline, so each message stays on its own line.
@@ -92,9 +92,9 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
         // A response is what a client is waiting for, and it ends a burst rather than starting one:
         // it leaves now with whatever is queued before it, not after the rest of this loop turn.
         if (!('method' in message)) write();
-        await drained;
+        return drained;
       },
-      close: () => flush(),
+      close: async () => flush(),
     }),
     lines(text) {
       if (text.length > 0) queue(text);
@@ -108,4 +108,23 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
       await drained;
     },
   };
+}
+
+/**
+ * The SDK writes each message through a writer it takes and releases (`getWriter()`, `write()`,
+ * `releaseLock()`; `close()` and `abort()` at the end, `locked` checked first). On a WritableStream
+ * every release makes a TypeError to reject the released writer's promises with, and every write
+ * goes through the stream's queue and promise chain: several µs per message, for a sink that takes
+ * each message synchronously anyway. This is the same surface, with one writer that is never
+ * locked. (The SDK's own code, 2.4.0: core/jsonrpc.js `sendMessage`, protocol-router.js.)
+ */
+function messageSink(sink: { write(message: acp.AnyMessage): Promise<void>; close(): Promise<void> }): WritableStream<acp.AnyMessage> {
+  let closed = false;
+  const writer = {
+    write: (message: acp.AnyMessage) => (closed ? Promise.reject(new TypeError('the agent output is closed')) : sink.write(message)),
+    close: () => ((closed = true), sink.close()),
+    abort: async () => void (closed = true),
+    releaseLock: () => undefined,
+  };
+  return { locked: false, getWriter: () => writer } as unknown as WritableStream<acp.AnyMessage>;
 }

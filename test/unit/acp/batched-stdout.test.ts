@@ -95,3 +95,20 @@ test('NDJSON bytes (the SDK\'s own answers) leave at once, in order with everyth
   assert.equal(writes.length, 1, 'written before the loop turn ended');
   assert.deepEqual(writes[0]!.trimEnd().split('\n').map((l) => JSON.parse(l).method ?? JSON.parse(l).error.code), ['session/update', -32700]);
 });
+
+test('the SDK takes and releases a writer per message: the output is never locked, and holds back after close', async () => {
+  const { out, writes } = sink();
+  const w = batchedStdout(out);
+  // As the SDK's sendMessage does, twice, the second writer taken before the first is released.
+  const first = w.writable.getWriter();
+  const second = w.writable.getWriter();
+  assert.equal(w.writable.locked, false);
+  await first.write({ jsonrpc: '2.0', method: 'a', params: {} });
+  await second.write({ jsonrpc: '2.0', id: 7, result: {} });
+  first.releaseLock();
+  second.releaseLock();
+  assert.deepEqual(writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l).method ?? `response ${JSON.parse(l).id}`), ['a', 'response 7']);
+  await w.writable.getWriter().close();
+  await assert.rejects(w.writable.getWriter().write({ jsonrpc: '2.0', method: 'late', params: {} }), TypeError);
+  assert.equal(writes.join('').includes('late'), false);
+});
