@@ -28,6 +28,8 @@ export const COUNTS = {
   rtt: int('BENCH_RTT', 500),
   prompts: int('BENCH_PROMPTS', 100),
   warmup: int('BENCH_WARMUP', 50),
+  steadyWarmup: int('BENCH_STEADY_WARMUP', 16_000),
+  steadyRtt: int('BENCH_STEADY_RTT', 3000),
   streamItems: int('BENCH_STREAM_ITEMS', 4000),
   streamRuns: int('BENCH_STREAM_RUNS', 3),
   sessions: int('BENCH_SESSIONS', 100),
@@ -138,6 +140,10 @@ async function main(): Promise<void> {
   const leanDaemonWs = await rttSeries(leanWs, await leanWs.newSession(cwd), rttCounts);
   const leanRelayOnlyUs = await roundTrips(leanHttp, '_troupe/session_state', { sessionId: 'ses_not_a_session' }, COUNTS.rtt, COUNTS.warmup);
   const leanRelayOnlyWsUs = await roundTrips(leanWs, '_troupe/session_state', { sessionId: 'ses_not_a_session' }, COUNTS.rtt, COUNTS.warmup);
+  // In service: the same request on one session until V8 has optimized its path in the client, the
+  // daemon and the session's child (bench/README.md, "Fresh and in service"), for the daemon, the
+  // floor and stdio alike.
+  const steadyDaemonHttp = await roundTrips(leanHttp, '_troupe/session_state', { sessionId: await leanHttp.newSession(cwd) }, COUNTS.steadyRtt, COUNTS.steadyWarmup);
   leanHttp.close();
   leanWs.close();
   await warm.stop();
@@ -146,7 +152,9 @@ async function main(): Promise<void> {
   const relayFloor = await startRelayFloor();
   track(relayFloor.proc);
   const leanFloor = await LeanHttpClient.at(relayFloor.url).init();
-  const leanRelayFloorUs = await roundTrips(leanFloor, '_troupe/session_state', { sessionId: await leanFloor.newSession(cwd) }, COUNTS.rtt, COUNTS.warmup);
+  const floorSession = await leanFloor.newSession(cwd);
+  const leanRelayFloorUs = await roundTrips(leanFloor, '_troupe/session_state', { sessionId: floorSession }, COUNTS.rtt, COUNTS.warmup);
+  const steadyFloor = await roundTrips(leanFloor, '_troupe/session_state', { sessionId: floorSession }, COUNTS.steadyRtt, COUNTS.steadyWarmup);
   leanFloor.close();
   await stopProcess(relayFloor.proc);
 
@@ -188,6 +196,7 @@ async function main(): Promise<void> {
   track(leanChild);
   const leanStdio = await new LeanStdioClient(leanChild).init();
   const leanStdioRtt = await rttSeries(leanStdio, await leanStdio.newSession(cwd), rttCounts);
+  const steadyStdio = await roundTrips(leanStdio, '_troupe/session_state', { sessionId: await leanStdio.newSession(cwd) }, COUNTS.steadyRtt, COUNTS.steadyWarmup);
   const leanStreamStdio = await streamRuns(fresh(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
   const warmChildStdio = await streamRuns(sticky(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
   leanStdio.close();
@@ -259,6 +268,12 @@ async function main(): Promise<void> {
         relayFloorUs: leanRelayFloorUs,
         stdioDirect: leanStdioRtt,
         referenceHttp: leanRefHttp,
+        steady: {
+          note: `in service: \`_troupe/session_state\` on one session, ${COUNTS.steadyRtt} timed after ${COUNTS.steadyWarmup} untimed (V8 has optimized the path in the client, the server and the child by then; the series above have ${COUNTS.warmup} untimed on a fresh session). Daemon HTTP (a new session on the warm daemon), the relay floor (its session of relayFloorUs, continued), stdio (a new session on the lean stdio child)`,
+          daemonHttpUs: steadyDaemonHttp,
+          relayFloorUs: steadyFloor,
+          stdioDirectUs: steadyStdio,
+        },
       },
     },
     streaming: {
