@@ -196,9 +196,10 @@ async function main(): Promise<void> {
   track(leanChild);
   const leanStdio = await new LeanStdioClient(leanChild).init();
   const leanStdioRtt = await rttSeries(leanStdio, await leanStdio.newSession(cwd), rttCounts);
-  const steadyStdio = await roundTrips(leanStdio, '_troupe/session_state', { sessionId: await leanStdio.newSession(cwd) }, COUNTS.steadyRtt, COUNTS.steadyWarmup);
   const leanStreamStdio = await streamRuns(fresh(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
   const warmChildStdio = await streamRuns(sticky(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
+  // After the streaming runs, which it would otherwise warm up.
+  const steadyStdio = await roundTrips(leanStdio, '_troupe/session_state', { sessionId: await leanStdio.newSession(cwd) }, COUNTS.steadyRtt, COUNTS.steadyWarmup);
   leanStdio.close();
   await stopProcess(leanChild);
   const stdioFirstNew = await stdioFirstSessionNew(COUNTS.stdioFirstNews, { TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.tiny) }, cwd, (c) => track(c.proc));
