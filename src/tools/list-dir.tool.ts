@@ -1,6 +1,7 @@
 /** list_dir: the entries of one directory. */
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { shownName } from './path-guard.js';
 import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 
 interface ListDirInput {
@@ -9,9 +10,10 @@ interface ListDirInput {
 
 /** `ls -F`-style marker: directories end in `/`, symlinks in `@` (never followed here). */
 function render(entry: Dirent): string {
-  if (entry.isDirectory()) return `${entry.name}/`;
-  if (entry.isSymbolicLink()) return `${entry.name}@`;
-  return entry.name;
+  const name = shownName(entry.name);
+  if (entry.isDirectory()) return `${name}/`;
+  if (entry.isSymbolicLink()) return `${name}@`;
+  return name;
 }
 
 /** Built from the limits, which its description and schema state. */

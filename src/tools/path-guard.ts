@@ -16,6 +16,20 @@ import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 
+/** Characters that would break a line of tool output, or hide in it: C0 and C1 controls, DEL, U+2028/2029. */
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * A file name (or path) as tool output shows it: as it is, unless it holds a character above. A
+ * newline in a name would fake a line of a listing (a file `a\nb` shown as `a` and `b`); such a name
+ * is shown as a JSON string literal (`"a\nb"`), which a model can copy into a tool call's arguments
+ * to name the file. A name that starts with `"` is quoted too, so that a quoted name always means one.
+ */
+export function shownName(name: string): string {
+  if (!UNPRINTABLE.test(name) && !name.startsWith('"')) return name;
+  return JSON.stringify(name).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Same bound as Linux's ELOOP limit. */
 export const MAX_SYMLINK_HOPS = 40;
 
@@ -145,11 +159,11 @@ export class PathGuard {
     return resolve(this.cwd, input);
   }
 
-  /** A path for people and models: relative to the cwd when inside it, else absolute. */
+  /** A path for people and models: relative to the cwd when inside it, else absolute ({@link shownName}). */
   display(abs: string): string {
     const cwd = resolve(this.cwd);
-    if (!isWithin(cwd, abs)) return abs;
-    return relative(cwd, abs) || '.';
+    if (!isWithin(cwd, abs)) return shownName(abs);
+    return shownName(relative(cwd, abs) || '.');
   }
 
   /** Whether a real path lies inside a real root. */

@@ -1,0 +1,44 @@
+// A file name holding a newline (or another control character) cannot fake lines in list_dir, glob
+// or grep output: it is shown as a JSON string literal, and that literal, as a tool argument, names
+// the file.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createWorkspaceTools } from '../../../src/tools/index.js';
+import type { ToolHost } from '../../../src/core/ports.js';
+import { makeWorkspace, run, type Workspace } from './workspace.fixture.js';
+
+let ws: Workspace;
+let host: ToolHost;
+const EVIL = 'notes.txt\nsecret.env';
+
+before(() => {
+  ws = makeWorkspace();
+  host = createWorkspaceTools({ cwd: ws.cwd });
+  mkdirSync(join(ws.cwd, 'd'));
+  writeFileSync(join(ws.cwd, 'd', EVIL), 'needle\n');
+  writeFileSync(join(ws.cwd, 'd', 'plain.txt'), 'needle\n');
+  writeFileSync(join(ws.cwd, 'd', '"quoted".txt'), 'needle\n');
+});
+after(() => ws.dispose());
+
+test('list_dir shows such a name as one quoted entry', async () => {
+  const r = await run(host, 'list_dir', { path: 'd' });
+  assert.deepEqual(r.output.split('\n'), ['"\\"quoted\\".txt"', '"notes.txt\\nsecret.env"', 'plain.txt']);
+});
+
+test('glob and grep show it quoted, on one line', async () => {
+  const g = await run(host, 'glob', { pattern: '*', path: 'd' });
+  // A path is quoted when it holds a control character or starts with a quote (d/"quoted".txt does not).
+  assert.deepEqual(g.output.split('\n').sort(), ['"d/notes.txt\\nsecret.env"', 'd/"quoted".txt', 'd/plain.txt']);
+  const m = await run(host, 'grep', { pattern: 'needle', path: 'd' });
+  assert.deepEqual(m.output.split('\n').sort(), ['"d/notes.txt\\nsecret.env":1: needle', 'd/"quoted".txt:1: needle', 'd/plain.txt:1: needle']);
+});
+
+test('the quoted literal, parsed as JSON (as a tool call\'s arguments are), names the file', async () => {
+  const shown = (await run(host, 'list_dir', { path: 'd' })).output.split('\n')[1]!;
+  const r = await run(host, 'read_file', { path: `d/${JSON.parse(shown)}` });
+  assert.equal(r.isError, false);
+  assert.equal(r.output, 'needle\n');
+});
