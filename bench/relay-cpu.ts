@@ -56,8 +56,9 @@ interface Series {
 /** Timed round trips on one session, with the CPU every process spent on them. */
 async function series(url: string, headers: Record<string, string>, server: ChildProcess, pinned: boolean): Promise<Series> {
   const client = await LeanHttpClient.at(url, headers).init();
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-relay-cpu-cwd-'));
   try {
-    const sessionId = await client.newSession(mkdtempSync(join(tmpdir(), 'troupe-relay-cpu-cwd-')));
+    const sessionId = await client.newSession(cwd);
     // The session's child: the floor has one child; the daemon's pool (size 1) refills after the
     // session takes its child, so the session's is the oldest (lowest pid: pids grow here).
     const child = Math.min(...childPids(server.pid!));
@@ -89,6 +90,7 @@ async function series(url: string, headers: Record<string, string>, server: Chil
     };
   } finally {
     client.close();
+    rmSync(cwd, { recursive: true, force: true });
     if (pinned) pin(process.pid, ALL_CPUS);
   }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the compiled test files with node:test. Arguments filter by path substring:
 //   node scripts/test.js store property    → only files whose path contains "store" or "property".
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -22,5 +23,16 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+// Every test process, and the daemons, agents and browsers it starts, makes its temporary directories
+// in one directory of this run (TMPDIR), removed at the end: a run makes about a thousand of them
+// (some 40 MiB), which /tmp would otherwise keep run after run. A failed run keeps them, and says where.
+const runTmp = mkdtempSync(join(tmpdir(), 'troupe-test-'));
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp } });
+if (result.status === 0) {
+  try {
+    rmSync(runTmp, { recursive: true, force: true });
+  } catch (err) {
+    console.error(`could not remove the run's temporary files in ${runTmp}: ${err.message}`);
+  }
+} else console.error(`the run's temporary files are kept in ${runTmp}`);
 process.exit(result.status ?? 1);
