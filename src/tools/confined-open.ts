@@ -12,6 +12,7 @@
 import { constants } from 'node:fs';
 import { open, readlink, unlink, type FileHandle } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
+import { shownName } from './path-guard.js';
 import { notRegularFile } from './tool.js';
 
 /** Whether a real path may be opened (the guard's `containsReal`). */
@@ -42,7 +43,7 @@ async function admit(handle: FileHandle, absPath: string, confine: Confine | und
       if (created) await unlink(real).catch(() => undefined);
       throw new TroupeError(
         'path_outside_workspace',
-        `Refused: ${absPath} led to ${real} when it was opened, outside the workspace (a symlink on the way changed after the path was checked).`,
+        `Refused: ${shownName(absPath)} led to ${shownName(real)} when it was opened, outside the workspace (a symlink on the way changed after the path was checked).`,
         { path: absPath },
       );
     }

@@ -47,7 +47,7 @@ function errnoOf(err: unknown): string | undefined {
 }
 
 function loopError(input: string): TroupeError {
-  return new TroupeError('tool_failed', `Cannot resolve ${input}: too many levels of symbolic links (a symlink loop).`, { path: input });
+  return new TroupeError('tool_failed', `Cannot resolve ${shownName(input)}: too many levels of symbolic links (a symlink loop).`, { path: input });
 }
 
 /** Whether `child` is `parent` or inside it (both absolute and normalised). */
@@ -183,7 +183,7 @@ export class PathGuard {
     if (!this.containsReal(real)) {
       throw new TroupeError(
         'path_outside_workspace',
-        `Refused: ${input} resolves to ${real}, outside the workspace (${this.roots.join(', ')}).`,
+        `Refused: ${shownName(input)} resolves to ${shownName(real)}, outside the workspace (${this.roots.map(shownName).join(', ')}).`,
         { path: input },
       );
     }

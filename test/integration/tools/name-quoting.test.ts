@@ -42,3 +42,11 @@ test('the quoted literal, parsed as JSON (as a tool call\'s arguments are), name
   assert.equal(r.isError, false);
   assert.equal(r.output, 'needle\n');
 });
+
+test('a refusal names the path it refused on one line too', async () => {
+  const r = await run(host, 'read_file', { path: '../elsewhere\nnotes.txt' });
+  assert.equal(r.isError, true);
+  assert.equal(r.errorCode, 'path_outside_workspace');
+  assert.equal(r.output.includes('\n'), false, r.output);
+  assert.match(r.output, /^Refused: "\.\.\/elsewhere\\nnotes\.txt" resolves to "[^"]*\\nnotes\.txt", outside the workspace/);
+});
