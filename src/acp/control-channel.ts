@@ -64,8 +64,6 @@ export class ControlChannel implements SessionReporter {
   private readonly outboxes = new WeakMap<EventLog, SessionOutbox>();
   /** Per session: its machines' last reported states (transitionRecorder drops repeats). */
   private readonly recorders = new Map<string, (ev: InspectionEvent) => void>();
-  /** Encoded frames not written yet (send()). */
-  private readonly queued: Buffer[] = [];
 
   constructor(
     private readonly socket: Socket,
@@ -75,9 +73,6 @@ export class ControlChannel implements SessionReporter {
     this.timer = setInterval(() => this.heartbeat(), heartbeatMs);
     this.timer.unref();
     this.heartbeat();
-    // At once: the daemon counts a child as started (its spawn slot free) from its hello, and the
-    // rest of start-up runs before the loop's next turn.
-    this.flushQueued();
   }
 
   /** fd 3 as a socket; undefined when the process was not given one. */
@@ -91,25 +86,9 @@ export class ControlChannel implements SessionReporter {
     }
   }
 
-  /**
-   * Queues a frame; the queue leaves in one write at the end of this turn of the loop (or sooner:
-   * durable events, the hello, close). A prompt moves two machines through five states, and each
-   * write on its own would wake the daemon: on this VM a wake-up across cores costs the writer tens
-   * of µs, and the daemon a read and a loop turn.
-   */
   send(message: ControlWireMessage): void {
-    if (this.socket.destroyed) return;
-    this.queued.push(encodeControlFrame(message));
-    if (this.queued.length === 1) setImmediate(this.flushQueued);
+    if (!this.socket.destroyed) this.socket.write(encodeControlFrame(message));
   }
-
-  /** Sends the queued frames (at the end of the loop turn that queued the first, or at close). */
-  private readonly flushQueued = (): void => {
-    if (this.queued.length === 0) return;
-    const frames = this.queued.length === 1 ? this.queued[0]! : Buffer.concat(this.queued);
-    this.queued.length = 0;
-    if (!this.socket.destroyed) this.socket.write(frames);
-  };
 
   /**
    * Reports an event appended to `log`. A streamed reply is thousands of events: rather than
@@ -162,7 +141,6 @@ export class ControlChannel implements SessionReporter {
 
   close(): void {
     clearInterval(this.timer);
-    this.flushQueued();
     this.socket.end();
   }
 
@@ -173,15 +151,10 @@ export class ControlChannel implements SessionReporter {
     if (n > 0) this.send({ t: 'events', sessionId, events: box.loose.splice(0, n) });
     let r = 0;
     while (r < box.records.length && box.records[r]!.lastSeq <= durableSeq) r++;
-    if (r > 0) {
-      const runs = box.records.splice(0, r);
-      const bytes = runs.length === 1 ? runs[0]!.bytes : Buffer.concat(runs.map((x) => x.bytes));
-      for (const part of recordParts(bytes, MAX_RECORDS_FRAME_BYTES)) this.send({ t: 'records', sessionId, records: part });
-    }
-    // Durable events leave now, behind what is queued, not at the end of the loop turn: the answer
-    // to a prompt is written as soon as its turn is durable, and the daemon should know the turn's
-    // events before the client that got the answer asks it (GET /v1/sessions/:id, its last seq).
-    this.flushQueued();
+    if (r === 0) return;
+    const runs = box.records.splice(0, r);
+    const bytes = runs.length === 1 ? runs[0]!.bytes : Buffer.concat(runs.map((x) => x.bytes));
+    for (const part of recordParts(bytes, MAX_RECORDS_FRAME_BYTES)) this.send({ t: 'records', sessionId, records: part });
   }
 
   private heartbeat(): void {
