@@ -62,15 +62,24 @@ export function cpuTicks(pid: number): number {
  * time in ns, far finer than the 10 ms ticks of /proc/<pid>/stat (and it includes libuv's threads).
  */
 export function threadCpuUs(pid: number): number {
-  let ns = 0;
+  const { main, other } = threadCpuSplitUs(pid);
+  return main + other;
+}
+
+/** CPU µs of a process so far: its main thread, and its other threads (GC, compiler, libuv pool) together. */
+export function threadCpuSplitUs(pid: number): { main: number; other: number } {
+  let main = 0;
+  let other = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const us = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+      if (tid === String(pid)) main = us;
+      else other += us;
     } catch {
       // the thread ended between the listing and the read
     }
   }
-  return ns / 1000;
+  return { main, other };
 }
 
 /** Live (non-zombie) children of a process. */

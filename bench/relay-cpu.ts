@@ -17,33 +17,17 @@
  * Writes bench/results/relay-cpu.json (BENCH_RELAY_OUT).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LeanHttpClient } from './daemon-lean.js';
-import { childPids, loadAverages, resultHeader, startDaemon, startRelayFloor, stopProcess, summarize, type Summary } from './daemon-support.js';
+import { childPids, loadAverages, resultHeader, startDaemon, startRelayFloor, stopProcess, summarize, threadCpuSplitUs, type Summary } from './daemon-support.js';
 
 const N = Number(process.env.BENCH_RELAY_RTT ?? 3000);
 const WARMUP = Number(process.env.BENCH_RELAY_WARMUP ?? 16_000);
 const ROUNDS = Number(process.env.BENCH_RELAY_ROUNDS ?? 3);
 const OUT = process.env.BENCH_RELAY_OUT ?? 'bench/results/relay-cpu.json';
 const ALL_CPUS = `0-${cpus().length - 1}`;
-
-/** CPU µs of a process so far: its main thread, and its other threads together. */
-function threadsUs(pid: number): { main: number; other: number } {
-  let main = 0;
-  let other = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const us = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
-      if (tid === String(pid)) main = us;
-      else other += us;
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return { main, other };
-}
 
 const pin = (pid: number, cpu: string) => execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
 
@@ -65,8 +49,8 @@ async function series(url: string, headers: Record<string, string>, server: Chil
     if (pinned) for (const pid of [process.pid, server.pid!, ...childPids(server.pid!)]) pin(pid, '0');
     const params = { sessionId };
     for (let i = 0; i < WARMUP; i++) await client.request('_troupe/session_state', params);
-    const s0 = threadsUs(server.pid!);
-    const c0 = threadsUs(child);
+    const s0 = threadCpuSplitUs(server.pid!);
+    const c0 = threadCpuSplitUs(child);
     const u0 = process.cpuUsage();
     const us: number[] = [];
     for (let i = 0; i < N; i++) {
@@ -75,8 +59,8 @@ async function series(url: string, headers: Record<string, string>, server: Chil
       us.push((performance.now() - t0) * 1000);
     }
     const u = process.cpuUsage(u0);
-    const s1 = threadsUs(server.pid!);
-    const c1 = threadsUs(child);
+    const s1 = threadCpuSplitUs(server.pid!);
+    const c1 = threadCpuSplitUs(child);
     const per = (x: number) => Math.round((x / N) * 10) / 10;
     return {
       latencyUs: summarize(us, 1),

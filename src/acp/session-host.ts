@@ -12,7 +12,7 @@ import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
 import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessionsDir } from '../store/index.js';
-import { createLocalCommandBackend, createLocalFileBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, mcpServersOf, PathGuard, withExtraTools } from '../tools/index.js';
+import { createLocalCommandBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, mcpServersOf, withExtraTools, type FileBackend } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
@@ -472,9 +472,8 @@ export class SessionHost {
   private tools(sessionId: string, cwd: string, dirs: () => readonly string[]) {
     const client = this.requireClient();
     const fs = this.caps.fs ?? {};
-    // The local reads and writes check the file they open against the session's workspace again.
-    const guard = new PathGuard(cwd, dirs);
-    const files = clientFileBackend(client, sessionId, createLocalFileBackend({ confine: (real) => guard.containsReal(real) }), { read: Boolean(fs.readTextFile), write: Boolean(fs.writeTextFile) });
+    // The client's editor buffers, over the host's local backend (each open checked against the workspace).
+    const files = (local: FileBackend) => clientFileBackend(client, sessionId, local, { read: Boolean(fs.readTextFile), write: Boolean(fs.writeTextFile) });
     const commands = this.caps.terminal ? clientTerminalBackend(client, sessionId) : createLocalCommandBackend({ withheldEnv: CREDENTIAL_ENV_VARS });
     return withExtraTools(createWorkspaceTools({ cwd, additionalDirectories: dirs, files, commands }), () => this.mcp.tools(sessionId));
   }

@@ -18,6 +18,9 @@ import { compact } from './compaction.effect.js';
 import { bindEngine, engineMachine } from './engine-machines.js';
 import { repairInterruptedTurn } from './crash-repair.js';
 
+/** The stand-in message id of a prompt's size check (never stored): made once. */
+let checkedMessageId: string | undefined;
+
 export interface PromptResult extends TurnResult {
   turnId: string;
 }
@@ -137,8 +140,9 @@ export class SessionEngine {
     this.assertOpen();
     const item: QueuedPrompt = { promptId: newLocalId('prompt'), turnId: newTurnId(this.core.deps.clock.now()), content };
     // A prompt its log cannot hold (event_too_large) is refused here: appended by the turn's start
-    // action, it would throw inside the session machine and take the process down.
-    this.core.deps.log.check({ type: 'user_message', sessionId: this.sessionId, turnId: item.turnId, messageId: newLocalId('msg'), content });
+    // action, it would throw inside the session machine and take the process down. (The message id
+    // is made by that action; a stand-in of its length sizes the event the same.)
+    this.core.deps.log.check({ type: 'user_message', sessionId: this.sessionId, turnId: item.turnId, messageId: (checkedMessageId ??= newLocalId('msg')), content });
     let resolve!: (r: PromptResult) => void;
     const result = new Promise<PromptResult>((r) => (resolve = r));
     this.waiting.set(item.promptId, { promise: result, resolve });

@@ -13,7 +13,7 @@ import { constants } from 'node:fs';
 import { open, readlink, unlink, type FileHandle } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import { shownName } from './path-guard.js';
-import { notRegularFile } from './tool.js';
+import { errnoOf, notRegularFile } from './tool.js';
 
 /** Whether a real path may be opened (the guard's `containsReal`). */
 export type Confine = (realPath: string) => boolean;
@@ -26,10 +26,6 @@ async function openedPath(handle: FileHandle): Promise<string | undefined> {
   const path = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
   // An unlinked file reads "<path> (deleted)"; where it was is what counts.
   return path?.replace(/ \(deleted\)$/, '');
-}
-
-function errnoOf(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
 }
 
 /**

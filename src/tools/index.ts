@@ -4,7 +4,7 @@
  */
 export type { CommandBackend, CommandOutcome, CommandRequest, FileBackend, ReadWindow } from './backends.js';
 export { createLocalCommandBackend, type LocalCommandOptions } from './local-command.backend.js';
-export { createLocalFileBackend, type LocalFileOptions } from './local-file.backend.js';
+export { createLocalFileBackend } from './local-file.backend.js';
 export { DEFAULT_MODE_ID, isSessionModeId, SESSION_MODES, type SessionMode, type SessionModeId } from './modes.js';
 export { PathGuard, type GuardedPath } from './path-guard.js';
 export { createPermissionPolicy, modePermissionPolicy } from './permission.policy.js';

@@ -15,6 +15,7 @@ import { homedir } from 'node:os';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
+import { errnoOf } from './tool.js';
 
 /** Characters that would break a line of tool output, or hide in it: C0 and C1 controls, DEL, U+2028/2029. */
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
@@ -40,10 +41,6 @@ export interface GuardedPath {
   real: string;
   /** Whether something exists at the path. */
   exists: boolean;
-}
-
-function errnoOf(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
 }
 
 function loopError(input: string): TroupeError {

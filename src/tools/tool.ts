@@ -85,10 +85,15 @@ export function specOf(tool: ToolDefinition): ToolSpec {
   return { name: tool.name, description: tool.description, inputSchema: tool.schema as unknown as Record<string, unknown> };
 }
 
+/** The `code` of a node:fs error (`ENOENT`, …), if it has one. */
+export function errnoOf(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+}
+
 /** `code`-carrying errors from node:fs, made into messages a model can act on. */
 export function fileError(err: unknown, shown: string): TroupeError {
   if (err instanceof TroupeError) return err;
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+  const code = errnoOf(err);
   const reasons: Record<string, string> = {
     ENOENT: `File not found: ${shown}`,
     EISDIR: `${shown} is a directory, not a file (use list_dir).`,

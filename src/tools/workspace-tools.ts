@@ -27,8 +27,12 @@ export interface WorkspaceToolsOptions {
   cwd: string;
   /** Further absolute directories the tools may use: a list, or the session's list as it is now. */
   additionalDirectories?: readonly string[] | (() => readonly string[]);
-  /** Where file reads and writes go; default: the local disk. */
-  files?: FileBackend;
+  /**
+   * Where file reads and writes go; default: the local disk, each open checked against this host's
+   * path guard. A function gets that local backend to build on (a client's editor buffers falling
+   * back to it).
+   */
+  files?: FileBackend | ((local: FileBackend) => FileBackend);
   /** Where commands run; default: local `sh -c` in a process group. */
   commands?: CommandBackend;
   limits?: Partial<ToolLimits>;
@@ -46,9 +50,10 @@ const cancelled = (): ToolResult => ({ output: 'Cancelled before it finished.', 
 export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHost {
   const limits: ToolLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const guard = new PathGuard(options.cwd, options.additionalDirectories ?? []);
+  const local = () => createLocalFileBackend({ confine: (real) => guard.containsReal(real) });
   const env: ToolEnv = {
     guard,
-    files: options.files ?? createLocalFileBackend({ confine: (real) => guard.containsReal(real) }),
+    files: options.files === undefined ? local() : typeof options.files === 'function' ? options.files(local()) : options.files,
     commands: options.commands ?? createLocalCommandBackend(),
     limits,
   };
