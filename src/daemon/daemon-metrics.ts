@@ -9,7 +9,7 @@ import { LoopWatch } from './loop-watch.js';
 
 export function daemonMetrics(m: Metrics) {
   const spawned = m.counter('troupe_children_spawned_total', 'Child processes started (pool and direct).');
-  const exits = m.counter('troupe_child_exits_total', 'Child processes that ended, by reason and whether it was a crash.');
+  const exits = m.counter('troupe_child_exits_total', 'Child processes that ended, by reason and whether it was a crash.', { labelled: true });
   const restarts = m.counter('troupe_child_restarts_total', 'Crashed children restarted from their session log.');
   const failed = m.counter('troupe_sessions_failed_total', 'Sessions that exceeded their restart intensity.');
   const events = m.counter('troupe_events_total', 'Durable session events reported by children.');

@@ -16,7 +16,7 @@ const key = (labels: Labels) =>
     .join(',');
 
 export class Metrics {
-  private readonly counters = new Map<string, { help: string; values: Map<string, number> }>();
+  private readonly counters = new Map<string, { help: string; labelled: boolean; values: Map<string, number> }>();
   private readonly gauges = new Map<string, { help: string; read: () => number }>();
   private readonly histograms = new Map<string, { help: string; buckets: number[]; series: Map<string, { counts: number[]; sum: number; count: number }> }>();
   private readonly scraped: (() => void)[] = [];
@@ -34,9 +34,13 @@ export class Metrics {
     if (this.counters.has(name) || this.gauges.has(name) || this.histograms.has(name)) throw new Error(`metric ${name} is already registered`);
   }
 
-  counter(name: string, help: string): (labels?: Labels, by?: number) => void {
+  /**
+   * `labelled`: every sample carries labels. Such a family shows no sample until its first label set
+   * is counted; an unlabelled `name 0` would be a series of its own that stops being reported then.
+   */
+  counter(name: string, help: string, { labelled = false } = {}): (labels?: Labels, by?: number) => void {
     this.claim(name);
-    const c = { help, values: new Map<string, number>() };
+    const c = { help, labelled, values: new Map<string, number>() };
     this.counters.set(name, c);
     return (labels = {}, by = 1) => {
       const k = key(labels);
@@ -70,7 +74,7 @@ export class Metrics {
     const braces = (k: string) => (k ? `{${k}}` : '');
     for (const [name, c] of this.counters) {
       out.push(`# HELP ${name} ${escapeHelp(c.help)}`, `# TYPE ${name} counter`);
-      if (c.values.size === 0) out.push(`${name} 0`);
+      if (c.values.size === 0 && !c.labelled) out.push(`${name} 0`);
       for (const [k, v] of c.values) out.push(`${name}${braces(k)} ${v}`);
     }
     for (const [name, g] of this.gauges) out.push(`# HELP ${name} ${escapeHelp(g.help)}`, `# TYPE ${name} gauge`, `${name} ${g.read()}`);

@@ -51,3 +51,16 @@ test('the strict reader refuses what a scraper would misread', () => {
   for (const text of bad) assert.throws(() => parsePrometheusText(text), Error, JSON.stringify(text));
   assert.equal(parsePrometheusText('# HELP a b\n# TYPE a gauge\na{l="x\\"y"} 1.5e3\n').get('a')!.samples[0]!.value, 1500);
 });
+
+test('a counter without labels starts at 0; a labelled one shows no sample until its first label set is counted', () => {
+  const m = new Metrics();
+  m.counter('plain_total', 'no labels');
+  const inc = m.counter('by_reason_total', 'labelled', { labelled: true });
+  let families = parsePrometheusText(m.render());
+  assert.deepEqual(families.get('plain_total')!.samples, [{ name: 'plain_total', labels: {}, value: 0 }]);
+  assert.equal(families.get('by_reason_total')!.type, 'counter');
+  assert.deepEqual(families.get('by_reason_total')!.samples, []);
+  inc({ reason: 'idle' });
+  families = parsePrometheusText(m.render());
+  assert.deepEqual(families.get('by_reason_total')!.samples, [{ name: 'by_reason_total', labels: { reason: 'idle' }, value: 1 }]);
+});
