@@ -2,6 +2,7 @@
 import { isUtf8 } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
+import { refuseDirectoryName } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits } from './tool.js';
 
 interface EditFileInput {
@@ -59,6 +60,7 @@ function crlfHint(text: string, oldString: string): string {
 async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal) {
   const target = await env.guard.check(input.path);
   const shown = env.guard.display(target.path);
+  refuseDirectoryName(input.path, shown, 'edit_file');
   const size = await fileSize(target, shown);
   if (size > env.limits.maxFileBytes) {
     throw new TroupeError('tool_failed', `${shown} is ${size} bytes, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });

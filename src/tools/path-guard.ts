@@ -100,6 +100,19 @@ async function resolveReal(abs: string, input: string): Promise<{ real: string; 
   return { real: current, exists: true };
 }
 
+/** A last path segment that is empty, `.` or `..`. */
+const NAMES_A_DIRECTORY = /(?:^|\/)\.{0,2}$/;
+
+/**
+ * Refuses a path that names a directory by its form: `dir/`, `dir/.` and `a/b/..` normalise to a
+ * plain path, so without this `a.txt/` would read the file a.txt (the kernel says ENOTDIR) and
+ * `new/` would be written as a file named `new`. `input` is the path as the model gave it.
+ */
+export function refuseDirectoryName(input: string, shown: string, tool: string): void {
+  if (!NAMES_A_DIRECTORY.test(input)) return;
+  throw new TroupeError('tool_failed', `${shownName(input)} names a directory (it ends with "/", "." or ".."); ${tool} needs a file path.`, { path: shown });
+}
+
 function assertAbsoluteDirectories(dirs: readonly string[]): void {
   for (const dir of dirs) {
     if (!isAbsolute(dir)) throw new TroupeError('invalid_params', `Additional directories must be absolute paths, got ${JSON.stringify(dir)}.`);

@@ -1,5 +1,6 @@
 /** read_file: a text file, or a window of its lines. */
 import { TroupeError } from '../core/errors.js';
+import { refuseDirectoryName } from './path-guard.js';
 import { defineTool, fileError, fileSize, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 
 interface ReadFileInput {
@@ -43,6 +44,7 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
     async run(input, env, ctx) {
       const target = await env.guard.check(input.path);
       const shown = env.guard.display(target.path);
+      refuseDirectoryName(input.path, shown, 'read_file');
       const size = await fileSize(target, shown);
       if (size > env.limits.maxFileBytes && input.offset === undefined && input.limit === undefined) {
         throw new TroupeError('tool_failed', `${shown} is ${size} bytes, over the ${env.limits.maxFileBytes}-byte limit; read a window with offset and limit, or use grep.`, { path: shown });

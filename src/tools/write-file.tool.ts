@@ -1,11 +1,8 @@
 /** write_file: create or replace a whole file; parent directories are created as needed. */
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { TroupeError } from '../core/errors.js';
+import { refuseDirectoryName } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits } from './tool.js';
-
-/** A last path segment that is empty, `.` or `..`. */
-const NAMES_A_DIRECTORY = /(?:^|\/)\.{0,2}$/;
 
 interface WriteFileInput {
   path: string;
@@ -16,11 +13,8 @@ interface WriteFileInput {
 async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSignal) {
   const target = await env.guard.check(input.path);
   const shown = env.guard.display(target.path);
-  // `dir/`, `dir/.` and `a/b/..` name a directory, but normalise to a file path: writing would
-  // create a *file* named like the directory the model meant.
-  if (NAMES_A_DIRECTORY.test(input.path)) {
-    throw new TroupeError('tool_failed', `${input.path} names a directory (it ends with "/", "." or ".."); write_file needs a file path.`, { path: shown });
-  }
+  // Writing would create a *file* named like the directory the model meant.
+  refuseDirectoryName(input.path, shown, 'write_file');
   let oldText: string | null = null;
   if (target.exists) {
     const size = await fileSize(target, shown);

@@ -91,6 +91,22 @@ describe('read_file', () => {
   });
 });
 
+describe('a path that names a directory by its form', () => {
+  test('read_file and edit_file refuse "a.txt/", "a.txt/." and "a.txt/x/.." as the kernel would, and leave the file as it was', async () => {
+    const abs = ws.write('formed/a.txt', 'keep\n');
+    for (const path of ['formed/a.txt/', 'formed/a.txt/.', 'formed/a.txt/x/..']) {
+      const read = await run(host, 'read_file', { path });
+      assert.deepEqual([read.isError, read.errorCode], [true, 'tool_failed'], `${path}: ${read.output}`);
+      assert.match(read.output, /names a directory.*read_file needs a file path/);
+      const edit = await run(host, 'edit_file', { path, old_string: 'keep', new_string: 'lost' });
+      assert.deepEqual([edit.isError, edit.errorCode], [true, 'tool_failed'], `${path}: ${edit.output}`);
+      assert.match(edit.output, /names a directory.*edit_file needs a file path/);
+    }
+    assert.equal(ws.read(abs), 'keep\n');
+    assert.equal((await run(host, 'read_file', { path: 'formed/a.txt' })).output, 'keep\n');
+  });
+});
+
 describe('write_file', () => {
   test('creates parent directories inside the workspace and reports a diff with null oldText', async () => {
     const r = await run(host, 'write_file', { path: 'new/deep/dir/file.txt', content: 'hello\n' });
