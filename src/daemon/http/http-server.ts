@@ -65,6 +65,12 @@ export const DEFAULT_MAX_SSE_STREAMS = 256;
 
 const OPEN_ROUTES = new Set(['GET /v1/health', 'HEAD /v1/health', 'GET /v1/login']);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/**
+ * The longest request target (path and query) a route is given. No route takes anything near this
+ * (session ids are at most 1024 characters, as on the ACP transport), and errors name what they
+ * refused: a longer target would only be echoed back in them.
+ */
+export const MAX_TARGET_CHARS = 8192;
 
 export class HttpServer {
   private readonly app: TemplatedApp;
@@ -197,6 +203,8 @@ export class HttpServer {
       }
       const auth = this.security.check(ex.headers, !OPEN_ROUTES.has(`${ex.method} ${ex.path}`));
       if (!auth.ok) return ex.error(auth.status, auth.code, auth.message);
+      const target = ex.path.length + ex.rawQuery.length;
+      if (target > MAX_TARGET_CHARS) return ex.error(414, 'invalid_request', `URI Too Long: the request target is ${target} characters, over ${MAX_TARGET_CHARS}`);
       const match = this.router.match(ex.method, ex.path);
       if (match.kind === 'not_found') return ex.error(404, 'method_not_found', `No route for ${ex.method} ${ex.path}`);
       if (match.kind === 'method_not_allowed') return ex.error(405, 'invalid_request', 'Method Not Allowed', undefined, { Allow: match.allow.join(', ') });

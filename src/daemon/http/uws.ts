@@ -37,6 +37,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   410: 'Gone',
   413: 'Payload Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   426: 'Upgrade Required',
   429: 'Too Many Requests',

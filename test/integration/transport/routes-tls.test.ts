@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { TroupeError } from '../../../src/core/errors.js';
-import { HttpServer } from '../../../src/daemon/http/http-server.js';
+import { HttpServer, MAX_TARGET_CHARS } from '../../../src/daemon/http/http-server.js';
 import { TestAgent } from '../../support/transport/test-agent.js';
 import { authHeaders, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
 
@@ -48,6 +48,21 @@ describe('management routes', { timeout: 20_000 }, () => {
     assert.deepEqual(await (await h.fetch('/v1/sessions/ses%201?verbose=yes')).json(), { id: 'ses 1', verbose: 'yes' });
     const post = await h.fetch('/v1/sessions/a/steer', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ text: 'go left', extra: [1] }) });
     assert.deepEqual(await post.json(), { got: { text: 'go left', extra: [1] } });
+  });
+
+  test('a request target over MAX_TARGET_CHARS is 414 and not echoed; one at the limit reaches its route', async () => {
+    const at = 'x'.repeat(MAX_TARGET_CHARS - '/v1/sessions/'.length);
+    const ok = await h.fetch(`/v1/sessions/${at}`);
+    assert.equal(ok.status, 200);
+    assert.equal(((await ok.json()) as { id: string }).id, at);
+    for (const path of [`/v1/sessions/${at}y`, `/v1/no-such-route/${'z'.repeat(60_000)}`, `/v1/sessions/a?q=${'q'.repeat(MAX_TARGET_CHARS)}`]) {
+      const res = await h.fetch(path);
+      assert.equal(res.status, 414, path.slice(0, 40));
+      const text = await res.text();
+      assert.ok(text.length < 300, `the refusal is short (${text.length} characters)`);
+      assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, 'invalid_request');
+    }
+    assert.equal((await h.fetch('/v1/sessions/after')).status, 200, 'the server goes on serving');
   });
 
   test('errors: TroupeError → its status and code, other throws → 500 without detail, bad JSON 400, big body 413, undefined → 204', async () => {
