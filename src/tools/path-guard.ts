@@ -108,9 +108,11 @@ const NAMES_A_DIRECTORY = /(?:^|\/)\.{0,2}$/;
  * plain path, so without this `a.txt/` would read the file a.txt (the kernel says ENOTDIR) and
  * `new/` would be written as a file named `new`. `input` is the path as the model gave it.
  */
-export function refuseDirectoryName(input: string, shown: string, tool: string): void {
+export function refuseDirectoryName(input: string, shown: string, tool: 'read_file' | 'edit_file' | 'write_file'): void {
   if (!NAMES_A_DIRECTORY.test(input)) return;
-  throw new TroupeError('tool_failed', `${shownName(input)} names a directory (it ends with "/", "." or ".."); ${tool} needs a file path.`, { path: shown });
+  // A model that meant the directory is told what reads one; one that meant to write has a name to fix.
+  const hint = tool === 'write_file' ? '' : ' (list_dir lists a directory)';
+  throw new TroupeError('tool_failed', `${shownName(input)} names a directory (it ends with "/", "." or ".."); ${tool} needs a file path${hint}.`, { path: shown });
 }
 
 function assertAbsoluteDirectories(dirs: readonly string[]): void {

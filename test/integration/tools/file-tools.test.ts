@@ -97,7 +97,7 @@ describe('a path that names a directory by its form', () => {
     for (const path of ['formed/a.txt/', 'formed/a.txt/.', 'formed/a.txt/x/..']) {
       const read = await run(host, 'read_file', { path });
       assert.deepEqual([read.isError, read.errorCode], [true, 'tool_failed'], `${path}: ${read.output}`);
-      assert.match(read.output, /names a directory.*read_file needs a file path/);
+      assert.match(read.output, /names a directory.*read_file needs a file path \(list_dir lists a directory\)/);
       const edit = await run(host, 'edit_file', { path, old_string: 'keep', new_string: 'lost' });
       assert.deepEqual([edit.isError, edit.errorCode], [true, 'tool_failed'], `${path}: ${edit.output}`);
       assert.match(edit.output, /names a directory.*edit_file needs a file path/);
