@@ -10,6 +10,7 @@ import { isTroupeError, TroupeError } from '../../core/errors.js';
 import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
 import { INDEXED_EVENT_TYPES, type SessionIndex } from '../../store/index.js';
+import { AGENT_REQUEST_METHODS } from '../../acp/agent-methods.js';
 import type { AcpAgentSide, AcpClientChannel, AcpCloseReason, JsonRpcRequest } from '../http/acp/acp.types.js';
 import type { RelayContext, RelayOptions } from './relay-context.js';
 import { RelayConnection } from './relay-connection.js';
@@ -99,6 +100,7 @@ export class Relay implements AcpAgentSide, RelayContext {
         return;
       }
       if (!request) return; // a notification (cancel) for a session with no child: nothing runs
+      if (this.refuseUnknownMethod(conn, sessionId, msg)) return;
       // Failed for good, in this daemon run or an earlier one: never started again.
       if (entry.status === 'failed') return void conn.send(failedResponse(msg.id, sessionId), sessionId);
       if (this.refuseCapacity(conn, msg, sessionId)) return;
@@ -115,12 +117,22 @@ export class Relay implements AcpAgentSide, RelayContext {
       if (request) void conn.send(failedResponse(msg.id, sessionId), sessionId);
       return;
     }
-    if (!session.live && request && this.refuseCapacity(conn, msg, sessionId)) return;
+    if (!session.live && request && (this.refuseUnknownMethod(conn, sessionId, msg) || this.refuseCapacity(conn, msg, sessionId))) return;
     // A notification (cancel) for a session whose child was stopped: nothing runs there to act on,
     // and waking a child for it would also pass --max-sessions, which only requests are checked against.
     if (!request) return void (session.live && session.deliver(msg));
     session.attach(conn, msg.method === 'session/load');
     session.forward(conn, msg);
+  }
+
+  /**
+   * A request no child answers but with -32601 is answered so here when the session has no child:
+   * starting one (a process, its memory, a slot under --max-sessions) would be for nothing.
+   */
+  private refuseUnknownMethod(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): boolean {
+    if (AGENT_REQUEST_METHODS.has(String(msg.method))) return false;
+    void conn.send(errorResponse(msg.id, 'method_not_found', `method not found: ${String(msg.method)}`, { method: msg.method }), sessionId);
+    return true;
   }
 
   listSessions(msg: JsonRpcMessage): JsonRpcMessage {

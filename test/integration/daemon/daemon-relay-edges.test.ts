@@ -116,3 +116,27 @@ test('ws: a session method whose params name no session is invalid_params (-3260
   c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } }));
   assert.equal((await c.until((m) => m.id === 100, 'a prompt')).result?.stopReason, 'end_turn', 'the session still serves');
 });
+
+test('an unknown method for a session with no child is -32601 from the relay, and wakes no child; a known one wakes it', async (t) => {
+  const d = await Daemon.start({ script: writeOnce, args: ['--pool', '0'] });
+  t.after(() => d.stop());
+  const c = await rawWs(d);
+  t.after(() => c.ws.close());
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } }));
+  const sessionId = (await c.until((m) => m.id === 1, 'session/new')).result.sessionId;
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/close', params: { sessionId } }));
+  assert.deepEqual((await c.until((m) => m.id === 2, 'session/close')).result, {});
+  await waitFor('the closed session\'s child to exit', () => d.childPids().length === 0);
+  for (const [id, method] of [[3, '_troupe/no_such_method'], [4, 'session/no_such_method'], [5, 'fs/read_text_file']] as const) {
+    c.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params: { sessionId } }));
+    const answer = await c.until((m) => m.id === id, method);
+    assert.deepEqual([answer.error?.code, answer.error?.data?.method], [-32601, method], JSON.stringify(answer));
+    assert.deepEqual(d.childPids(), [], `${method} started no child`);
+  }
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: '_troupe/session_state', params: { sessionId } }));
+  assert.equal((await c.until((m) => m.id === 6, 'session_state')).result?.sessionId, sessionId, 'a method the agent answers wakes the session');
+  assert.equal(d.childPids().length, 1);
+  // With its child up, an unknown method goes to the child, which answers as the relay did.
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 7, method: '_troupe/no_such_method', params: { sessionId } }));
+  assert.equal((await c.until((m) => m.id === 7, 'unknown, live')).error?.code, -32601);
+});
