@@ -21,7 +21,10 @@ const server = http.createServer((req, res) => {
 });
 server.listen(0, '127.0.0.1', () => {
   fs.writeFileSync(home + '/token', 'old-token\\n');
-  fs.writeFileSync(home + '/daemon.json', JSON.stringify({ pid: process.pid, url: 'http://127.0.0.1:' + server.address().port, version: '0.0.1-old', startedAt: Date.now() }));
+  // Written and renamed, as troupe writes it: the test reads the file as soon as it appears.
+  const tmp = home + '/daemon.json.' + process.pid + '.tmp';
+  fs.writeFileSync(tmp, JSON.stringify({ pid: process.pid, url: 'http://127.0.0.1:' + server.address().port, version: '0.0.1-old', startedAt: Date.now() }));
+  fs.renameSync(tmp, home + '/daemon.json');
 });
 process.on('SIGTERM', () => { fs.rmSync(home + '/daemon.json', { force: true }); process.exit(0); });
 `;
