@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs before `npm test`: the browser tests drive Debian's chromium and the terminal tests drive
-// tmux. On a Debian machine where we are root (CI, a fresh container) missing ones are installed
+// Runs before `npm test`: the browser tests drive Debian's chromium, the terminal tests drive
+// tmux, and the full-disk tests set a file-size limit on an agent with util-linux's prlimit. On a Debian machine where we are root (CI, a fresh container) missing ones are installed
 // with apt; anywhere else this says exactly what to install and stops.
 import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -9,6 +9,7 @@ const onPath = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'i
 const missing = [];
 if (!existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) missing.push('chromium');
 if (!onPath('tmux')) missing.push('tmux');
+if (!onPath('prlimit')) missing.push('util-linux');
 if (missing.length === 0) process.exit(0);
 
 const canApt = process.getuid?.() === 0 && onPath('apt-get');

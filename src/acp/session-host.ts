@@ -170,6 +170,8 @@ export class SessionHost {
     } catch (err) {
       await engine.dispose().catch(() => undefined);
       await log.close().catch(() => undefined);
+      // No client was given this session (a full disk, say): its log is not left behind.
+      await rm(log.path, { force: true }).catch(() => undefined);
       throw err;
     }
     // The log is the truth and the index can be rebuilt from it: session/new does not wait for it.
@@ -301,10 +303,17 @@ export class SessionHost {
       this.live.delete(sessionId);
       this.lastUsed.delete(sessionId);
       const closed = (async () => {
-        // First the engine: a running MCP call is cancelled as such, then its server stops.
-        await live.engine.dispose();
-        live.detach();
-        await live.log.close();
+        try {
+          // First the engine: a running MCP call is cancelled as such, then its server stops.
+          await live.engine.dispose();
+        } finally {
+          live.detach();
+          // The file is closed and its lock released in any case; a log that failed earlier says so
+          // again here, which is old news to whoever unloads it (the session was answered with it).
+          await live.log.close().catch((err) => {
+            if (err !== live.log.failure()) throw err;
+          });
+        }
       })();
       this.unloading.set(sessionId, closed.catch(() => undefined));
       try {
@@ -403,7 +412,15 @@ export class SessionHost {
     }
     const before = log.lastSeq();
     const { deps, bind } = this.deps(sessionId, log, first.cwd, dirs);
-    const engine = await SessionEngine.open(deps, sessionId);
+    let engine: SessionEngine;
+    try {
+      engine = await SessionEngine.open(deps, sessionId);
+    } catch (err) {
+      // Its repair could not be written, say (log_write_failed): the file and its lock are let go,
+      // so that the next request tries again.
+      await log.close().catch(() => undefined);
+      throw err;
+    }
     bind(engine);
     await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events);
     this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
@@ -430,6 +447,13 @@ export class SessionHost {
     const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };
     this.live.set(sessionId, live);
     this.touch(sessionId);
+    // A session whose log failed has stopped (SessionEngine): it is unloaded at once, and the next
+    // request for it opens it again from its log, which works once the disk takes writes again.
+    log.onFailure(() => {
+      if (this.live.get(sessionId) !== live) return;
+      this.opts.logger.warn('unloading a session whose log failed; a request opens it again from its log', { sessionId });
+      void this.unload(sessionId, { keepMcp: true }).catch((err) => this.opts.logger.error('unload failed', { sessionId, error: String(err) }));
+    });
     return live;
   }
 

@@ -115,7 +115,8 @@ export const engineMachine = sessionMachine.provide({
         () => hooks.resolvePrompt(p.prompt.promptId, result),
         (err) => {
           core.deps.logger.error('log failed to make a turn durable', { error: String(err) });
-          hooks.resolvePrompt(p.prompt.promptId, { ...result, stopReason: 'error', errorCode: 'internal_error', message: String(err) });
+          const errorCode = err instanceof TroupeError ? err.code : 'internal_error';
+          hooks.resolvePrompt(p.prompt.promptId, { ...result, stopReason: 'error', errorCode, message: (err as Error).message });
         },
       );
     },

@@ -54,8 +54,10 @@ export interface EngineState {
 export class SessionEngine {
   private readonly core: EngineCore;
   private readonly actor: Actor<typeof sessionMachine>;
-  /** Prompts not yet settled: their result promise and its resolver. */
-  private readonly waiting = new Map<string, { promise: Promise<PromptResult>; resolve: (r: PromptResult) => void }>();
+  /** Prompts not yet settled: their turn, their result promise and its resolver. */
+  private readonly waiting = new Map<string, { turnId: string; promise: Promise<PromptResult>; resolve: (r: PromptResult) => void }>();
+  /** The error that ended the session's log, once one has (see stopOnLogFailure). */
+  private logFailure: TroupeError | undefined;
   private readonly steerOutcomes = new Map<string, TroupeError>();
   private readonly inspectors = new Set<(event: InspectionEvent) => void>();
 
@@ -70,6 +72,7 @@ export class SessionEngine {
       steerRefused: (id, e) => void this.steerOutcomes.set(id, e),
       closeReason: () => this.closeReason,
     });
+    deps.log.onFailure((err) => this.stopOnLogFailure(err));
   }
 
   /**
@@ -145,7 +148,7 @@ export class SessionEngine {
     this.core.deps.log.check({ type: 'user_message', sessionId: this.sessionId, turnId: item.turnId, messageId: (checkedMessageId ??= newLocalId('msg')), content });
     let resolve!: (r: PromptResult) => void;
     const result = new Promise<PromptResult>((r) => (resolve = r));
-    this.waiting.set(item.promptId, { promise: result, resolve });
+    this.waiting.set(item.promptId, { turnId: item.turnId, promise: result, resolve });
     this.actor.send({ type: 'PROMPT', ...item });
     return { promptId: item.promptId, turnId: item.turnId, result };
   }
@@ -209,7 +212,8 @@ export class SessionEngine {
     this.cancel();
     await Promise.all([...this.waiting.values()].map((w) => w.promise));
     this.actor.stop();
-    await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
+    // A failed log has nothing more to make durable.
+    if (!this.logFailure) await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
   }
 
   subscribe(afterSeq: number, options?: { queueLimit?: number }): EventWatcher {
@@ -244,6 +248,7 @@ export class SessionEngine {
   private closeReason: 'closed' | 'deleted' = 'closed';
 
   private assertOpen(): void {
+    if (this.logFailure) throw this.logFailure;
     if (this.actor.getSnapshot().status !== 'active' || this.core.conversation.closed) {
       throw new TroupeError('session_closed', `session ${this.sessionId} is closed`, { sessionId: this.sessionId });
     }
@@ -254,6 +259,23 @@ export class SessionEngine {
       if (this.actor.getSnapshot().status !== 'active') return resolve();
       const sub = this.actor.subscribe({ complete: () => (sub.unsubscribe(), resolve()) });
     });
+  }
+
+  /**
+   * The log failed (a full or failing disk): nothing more the session does can be recorded, so it
+   * stops where its log stopped, as if its process had died there. Its machines stop at once: a
+   * running model stream or tool call is aborted, and none of their actions runs again to append to
+   * the failed log (an action that threw would stop the session actor with an unhandled error, and
+   * that would take the whole process down). Every prompt waiting is answered with the failure.
+   */
+  private stopOnLogFailure(err: TroupeError): void {
+    this.logFailure = err;
+    this.actor.stop();
+    const open = this.core.conversation.openTurn;
+    for (const [promptId, w] of this.waiting) {
+      const steps = open?.turnId === w.turnId ? open.steps : 0;
+      this.resolvePrompt(promptId, { turnId: w.turnId, stopReason: 'error', errorCode: err.code, message: err.message, steps });
+    }
   }
 
   private resolvePrompt(promptId: string, result: PromptResult): void {

@@ -4,6 +4,7 @@
  */
 import type { AgentEvent, AgentEventInput, PermissionOutcome, PlanEntry, ToolContent, ToolKind, ToolLocation } from './events.js';
 import type { ToolSpec } from './provider.js';
+import type { TroupeError } from './errors.js';
 
 /** Wall-clock time and timers, injected so that tests can run on simulated time. */
 export interface Clock {
@@ -142,6 +143,13 @@ export interface EventLog {
    * it starts anything, instead of failing inside a machine's action.
    */
   check(input: AgentEventInput): void;
+  /**
+   * The write or sync error that ended the log (`log_write_failed`), if one did: the log then takes
+   * no more events (spec/event-log.md §3).
+   */
+  failure(): TroupeError | undefined;
+  /** Calls `listener` once, when a write or sync fails (listeners in the order they were added). */
+  onFailure(listener: (err: TroupeError) => void): void;
   /** Resolves once every event through `seq` is durable. */
   whenDurable(seq: number): Promise<void>;
   /** Every event after `cursor`, a page at a time. Throws `invalid_cursor` beyond the end, `replay_gap` if unservable. */

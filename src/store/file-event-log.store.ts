@@ -3,7 +3,7 @@
  * in front of it for live watchers and recent events, and the file itself as the cold source for
  * older cursors. A writable open repairs a torn tail; a read-only open never modifies the file.
  */
-import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
@@ -15,7 +15,7 @@ import { EventBroker, type ColdSource, type RetentionOptions } from './event-bro
 import { prepareEvent, stampEvent } from './event-stamp.js';
 import { readEventRange, scanFd, type LogScan, type LogWarning } from './log-file.reader.js';
 import { encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
-import { LogWriter } from './log-writer.js';
+import { LogWriter, logWriteFailed } from './log-writer.js';
 import { lockLogForWriting } from './log-lock.js';
 import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
 import { resolveMaxEventBytes } from './strict-json.codec.js';
@@ -97,24 +97,32 @@ export class FileEventLog implements EventLog {
   static async create(path: string, options: FileEventLogOptions & { sessionId: string; spare?: boolean }): Promise<FileEventLog> {
     const clock = options.clock ?? systemClock;
     let fh: FileHandle;
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const unlock = lockLogForWriting(path, options.sessionId);
+    let unlock: () => void;
+    try {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      unlock = lockLogForWriting(path, options.sessionId);
+    } catch (err) {
+      throw err instanceof TroupeError ? err : logWriteFailed(err);
+    }
     try {
       fh = await open(path, 'wx+', 0o600);
     } catch (err) {
       unlock();
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new TroupeError('invalid_params', `a log already exists at ${path}`, { path, exists: true });
-      throw err;
+      throw logWriteFailed(err);
     }
     try {
       const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: options.sessionId, createdAt: clock.now(), baseSeq: 0, ...(options.spare ? { spare: { pid: process.pid } } : {}) });
-      writeSync(fh.fd, header, 0, header.length, 0);
+      // A write may take only part of the buffer (a file-size limit, say): the next call says why.
+      for (let done = 0; done < header.length; ) done += writeSync(fh.fd, header, done, header.length - done, done);
       fdatasyncSync(fh.fd);
       fsyncDir(dirname(path));
     } catch (err) {
+      // No session was made: its empty or half-written file is not left behind (a full disk, say).
       await fh.close();
+      rmSync(path, { force: true });
       unlock();
-      throw err;
+      throw logWriteFailed(err);
     }
     return FileEventLog.fromHandle(path, fh, options, unlock);
   }
@@ -216,6 +224,17 @@ export class FileEventLog implements EventLog {
 
   check(input: AgentEventInput): void {
     prepareEvent(input, this.sessionId, this.maxEventBytes);
+  }
+
+  failure(): TroupeError | undefined {
+    return this.writer?.error();
+  }
+
+  onFailure(listener: (err: TroupeError) => void): void {
+    const writer = this.writer;
+    if (!writer) return;
+    const earlier = writer.onFailure;
+    writer.onFailure = earlier ? (err) => (earlier(err), listener(err)) : listener;
   }
 
   append(input: AgentEventInput): AgentEvent {

@@ -34,6 +34,12 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
+/** A system error writing a log (ENOSPC, EDQUOT, EIO, EFBIG, EACCES…) as `log_write_failed`, its errno in `data.cause`. */
+export function logWriteFailed(err: unknown): TroupeError {
+  const cause = (err as NodeJS.ErrnoException).code;
+  return new TroupeError('log_write_failed', `the session's event log cannot be written: ${(err as Error).message}`, cause ? { cause } : {});
+}
+
 export class LogWriter {
   private pending: AgentEvent[] = [];
   private pendingSizes: number[] = [];
@@ -54,6 +60,8 @@ export class LogWriter {
   private syncs = 0;
   /** Called after each batch is written with its bytes (whole records) and the seqs they hold. */
   onWritten: ((records: Buffer, firstSeq: number, lastSeq: number) => void) | undefined;
+  /** Called once, when a write or sync fails: the writer accepts nothing more from then on. */
+  onFailure: ((err: TroupeError) => void) | undefined;
 
   constructor(
     private readonly fh: FileHandle,
@@ -278,10 +286,11 @@ export class LogWriter {
   }
 
   private fail(err: unknown): void {
-    const e = new TroupeError('internal_error', `log write failed: ${(err as Error).message}`, { cause: (err as NodeJS.ErrnoException).code });
+    const e = logWriteFailed(err);
     this.failure = e;
     this.logger.error('event log write failed; the log accepts no more events', { error: e.message });
     for (const w of this.waiters) w.reject(e);
     this.waiters = [];
+    this.onFailure?.(e);
   }
 }

@@ -48,6 +48,13 @@ export class MemoryEventLog implements EventLog {
     prepareEvent(input, this.sessionId, this.maxEventBytes);
   }
 
+  /** Memory takes every event: never fails. */
+  failure(): undefined {
+    return undefined;
+  }
+
+  onFailure(): void {}
+
   append(input: AgentEventInput): AgentEvent {
     if (this.broker.isClosed()) throw new TroupeError('session_closed', 'the event log is closed', { sessionId: this.sessionId });
     const prepared = prepareEvent(input, this.sessionId, this.maxEventBytes);

@@ -53,9 +53,13 @@ export function takeProcessLock(path: string, refused: (holder: number | undefin
       const fd = openSync(path, 'wx', 0o600);
       try {
         writeSync(fd, line);
-      } finally {
+      } catch (err) {
+        // A full disk, say: an empty lock would read as one being made, and hold others off for a while.
         closeSync(fd);
+        rmSync(path, { force: true });
+        throw err;
       }
+      closeSync(fd);
       return () => {
         // Only our own: after a takeover (we were taken for dead) the lock is another's.
         try {

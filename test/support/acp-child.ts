@@ -21,6 +21,8 @@ export interface AcpChildOptions {
   capabilities?: acp.ClientCapabilities;
   /** How the "person" answers permission prompts, in order (default: allow_once). */
   answers?: PermissionAnswer[];
+  /** A command that runs the agent (exec'ing it, so the pid is the agent's), e.g. `['prlimit', '--fsize=65536']`. */
+  under?: string[];
 }
 
 export class AcpChild {
@@ -55,7 +57,8 @@ export class AcpChild {
       env.TROUPE_SCRIPT = path;
       env.TROUPE_MODEL ??= 'scripted/replay';
     }
-    const proc = spawn(process.execPath, [BIN, 'acp'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const [command, ...args] = [...(options.under ?? []), process.execPath, BIN, 'acp'];
+    const proc = spawn(command!, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const child = new AcpChild(proc, home, [...(options.answers ?? [])]);
     proc.stderr!.on('data', (d) => (child.stderr += d));
     child.connect();
