@@ -56,6 +56,9 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
     (host ??= (configProblem ? Promise.reject(configProblem) : import('./session-host.js')).then(({ SessionHost }) =>
       // A daemon stops a whole child once its session is idle; an editor's agent unloads sessions.
       SessionHost.open({ home, env, config, logger, updateLines: out.lines, ...(channel ? { reporter: channel } : { idleUnloadMs: sessionIdleMs(env, logger) }) }).catch((err: unknown) => {
+        // Not kept: the next request tries again, so that a home fixed meanwhile (a full disk
+        // freed, a directory made writable) is used without restarting the editor's agent.
+        host = undefined;
         throw unusableHome(err, home);
       }),
     ));

@@ -88,10 +88,16 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   let opened: Promise<SessionHost> | undefined;
   let ready: SessionHost | undefined;
   const host = (): Promise<SessionHost> =>
-    (opened ??= opts.openHost().then((h) => {
-      if (peer) h.attach(peer.client, peer.caps);
-      return (ready = h);
-    }));
+    (opened ??= opts.openHost().then(
+      (h) => {
+        if (peer) h.attach(peer.client, peer.caps);
+        return (ready = h);
+      },
+      (err: unknown) => {
+        opened = undefined; // tried again by the next request (openHost keeps no failure either)
+        throw err;
+      },
+    ));
   let machineryTimer: NodeJS.Timeout | undefined;
   /** Loads from log files in progress, by session: settled once the replay failed or the engine opened. */
   const loading = new Map<string, Promise<void>>();

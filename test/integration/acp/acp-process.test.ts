@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -97,6 +97,24 @@ test('a TROUPE_HOME it cannot use: the agent still serves, and refuses each sess
   }
   assert.equal(await c.close(), 0);
   assert.doesNotMatch(c.stderr, /shutdown failed/, 'a store that never opened is not reported again at exit');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a TROUPE_HOME fixed while the agent runs (a full disk freed, say) is used by the next request, without a restart', async (t) => {
+  const { AcpChild } = await import('../../support/acp-child.js');
+  const home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file');
+  writeFileSync(home, 'not a directory\n');
+  const c = AcpChild.start({ env: { TROUPE_HOME: home } });
+  t.after(() => c.close());
+  await c.initialize();
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const err: any = await c.agent.request('session/new', { cwd, mcpServers: [] }).catch((e) => e);
+  assert.equal(err?.data?.code, 'invalid_params', JSON.stringify(err));
+  rmSync(home);
+  const { sessionId } = await c.agent.request('session/new', { cwd, mcpServers: [] });
+  assert.ok(existsSync(join(home, 'sessions', `${sessionId}.log`)));
+  assert.equal((await c.agent.request('session/list', {})).sessions.length, 1);
+  assert.equal(await c.close(), 0);
   assert.deepEqual(c.schemaErrors, []);
 });
 
