@@ -447,12 +447,13 @@ export class SessionHost {
     const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };
     this.live.set(sessionId, live);
     this.touch(sessionId);
-    // A session whose log failed has stopped (SessionEngine): it is unloaded at once, and the next
-    // request for it opens it again from its log, which works once the disk takes writes again.
-    log.onFailure(() => {
+    // A session that stopped by itself (its log failed, or one of its machines did) is unloaded at
+    // once; the next request for it opens it again from its log (after a full disk, once it takes
+    // writes again).
+    engine.onStop((err) => {
       if (this.live.get(sessionId) !== live) return;
-      this.opts.logger.warn('unloading a session whose log failed; a request opens it again from its log', { sessionId });
-      void this.unload(sessionId, { keepMcp: true }).catch((err) => this.opts.logger.error('unload failed', { sessionId, error: String(err) }));
+      this.opts.logger.warn('unloading a session that stopped; a request opens it again from its log', { sessionId, code: err.code });
+      void this.unload(sessionId, { keepMcp: true }).catch((e) => this.opts.logger.error('unload failed', { sessionId, error: String(e) }));
     });
     return live;
   }

@@ -1,14 +1,24 @@
 /**
- * Repairs a log whose last turn started and never completed: the process that ran it died
- * (kill -9, OOM, power). The turn is ended `error` / `agent_crashed`, and whatever it had open (tool
- * calls, a permission prompt, undelivered steers) is closed, so no client ever waits on it.
+ * Ends a turn left open: the process that ran it died (kill -9, OOM, power; found when its log is
+ * next opened), or its session stopped on an error. The turn is ended `error` with the reason's
+ * code, and whatever it had open (tool calls, a permission prompt, undelivered steers) is closed, so
+ * no client ever waits on it.
  */
 import type { EngineCore } from './engine-core.js';
 
 export const CRASH_MESSAGE = 'The session process stopped during this turn; its last durable events are kept.';
 
-/** Returns true if it appended repair events. */
-export function repairInterruptedTurn(core: EngineCore): boolean {
+/** Why a turn was left open: the code and message its end carries. */
+export interface Interruption {
+  code: string;
+  message: string;
+}
+
+/** A turn found open in a log: its process died. */
+export const CRASHED: Interruption = { code: 'agent_crashed', message: CRASH_MESSAGE };
+
+/** Returns true if it appended events. */
+export function endInterruptedTurn(core: EngineCore, why: Interruption): boolean {
   const open = core.conversation.openTurn;
   if (!open) return false;
   const base = { sessionId: core.sessionId, turnId: open.turnId };
@@ -17,12 +27,12 @@ export function repairInterruptedTurn(core: EngineCore): boolean {
   }
   for (const [toolCallId, status] of open.tools) {
     if (status === 'completed' || status === 'failed') continue;
-    const output = 'The session process stopped before this tool call finished.';
-    core.emit({ ...base, type: 'tool_call_updated', toolCallId, status: 'failed', content: [{ type: 'text', text: output }], output, errorCode: 'agent_crashed' });
+    const output = why === CRASHED ? 'The session process stopped before this tool call finished.' : `The session stopped before this tool call finished: ${why.message}`;
+    core.emit({ ...base, type: 'tool_call_updated', toolCallId, status: 'failed', content: [{ type: 'text', text: output }], output, errorCode: why.code });
   }
   for (const steerId of open.steers) {
     core.emit({ ...base, type: 'steer_rejected', steerId, expectedTurnId: open.turnId, code: 'turn_ended' });
   }
-  core.emit({ ...base, type: 'turn_completed', stopReason: 'error', errorCode: 'agent_crashed', message: CRASH_MESSAGE, steps: open.steps });
+  core.emit({ ...base, type: 'turn_completed', stopReason: 'error', errorCode: why.code, message: why.message, steps: open.steps });
   return true;
 }

@@ -16,7 +16,7 @@ import type { TurnResult } from '../machines/turn.machine.js';
 import { EngineCore, type EngineDeps } from './engine-core.js';
 import { compact } from './compaction.effect.js';
 import { bindEngine, engineMachine } from './engine-machines.js';
-import { repairInterruptedTurn } from './crash-repair.js';
+import { CRASHED, endInterruptedTurn } from './crash-repair.js';
 
 /** The stand-in message id of a prompt's size check (never stored): made once. */
 let checkedMessageId: string | undefined;
@@ -51,13 +51,20 @@ export interface EngineState {
 }
 
 
+/** A machine's failure (an action threw: a bug) as the session's error, logged with its stack. */
+function machineFailure(err: unknown, deps: EngineDeps): TroupeError {
+  deps.logger.error('a session machine failed; the session stops, the process goes on', { error: String(err), stack: (err as Error)?.stack });
+  return new TroupeError('internal_error', `the session stopped on an internal error: ${err instanceof Error ? err.message : String(err)}`);
+}
+
 export class SessionEngine {
   private readonly core: EngineCore;
   private readonly actor: Actor<typeof sessionMachine>;
   /** Prompts not yet settled: their turn, their result promise and its resolver. */
   private readonly waiting = new Map<string, { turnId: string; promise: Promise<PromptResult>; resolve: (r: PromptResult) => void }>();
-  /** The error that ended the session's log, once one has (see stopOnLogFailure). */
-  private logFailure: TroupeError | undefined;
+  /** Why the session stopped by itself, once it has (see stopWith): it then refuses every request with it. */
+  private failure: TroupeError | undefined;
+  private readonly stopListeners = new Set<(err: TroupeError) => void>();
   private readonly steerOutcomes = new Map<string, TroupeError>();
   private readonly inspectors = new Set<(event: InspectionEvent) => void>();
 
@@ -72,7 +79,10 @@ export class SessionEngine {
       steerRefused: (id, e) => void this.steerOutcomes.set(id, e),
       closeReason: () => this.closeReason,
     });
-    deps.log.onFailure((err) => this.stopOnLogFailure(err));
+    deps.log.onFailure((err) => this.stopWith(err));
+    // With an error listener, an action that throws (a bug) stops this session's machines and is
+    // reported here, instead of being thrown on its own and ending the process with every session.
+    this.actor.subscribe({ error: (err) => this.stopWith(machineFailure(err, deps)) });
   }
 
   /**
@@ -119,7 +129,7 @@ export class SessionEngine {
       if (!page.hasMore) break;
     }
     if (engine.core.conversation.lastSeq === 0) throw new TroupeError('session_not_found', `session ${sessionId} has no events`, { sessionId });
-    if (repairInterruptedTurn(engine.core)) await deps.log.whenDurable(deps.log.lastSeq());
+    if (endInterruptedTurn(engine.core, CRASHED)) await deps.log.whenDurable(deps.log.lastSeq());
     engine.actor.start();
     return engine;
   }
@@ -213,7 +223,7 @@ export class SessionEngine {
     await Promise.all([...this.waiting.values()].map((w) => w.promise));
     this.actor.stop();
     // A failed log has nothing more to make durable.
-    if (!this.logFailure) await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
+    if (!this.core.deps.log.failure()) await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
   }
 
   subscribe(afterSeq: number, options?: { queueLimit?: number }): EventWatcher {
@@ -248,7 +258,7 @@ export class SessionEngine {
   private closeReason: 'closed' | 'deleted' = 'closed';
 
   private assertOpen(): void {
-    if (this.logFailure) throw this.logFailure;
+    if (this.failure) throw this.failure;
     if (this.actor.getSnapshot().status !== 'active' || this.core.conversation.closed) {
       throw new TroupeError('session_closed', `session ${this.sessionId} is closed`, { sessionId: this.sessionId });
     }
@@ -257,25 +267,48 @@ export class SessionEngine {
   private settled(): Promise<void> {
     return new Promise((resolve) => {
       if (this.actor.getSnapshot().status !== 'active') return resolve();
-      const sub = this.actor.subscribe({ complete: () => (sub.unsubscribe(), resolve()) });
+      // An error ends it too (and an observer without an error listener would make xstate throw it).
+      const done = () => (sub.unsubscribe(), resolve());
+      const sub = this.actor.subscribe({ complete: done, error: done });
     });
   }
 
+  /** Called once if the session stops by itself (its log failed, or one of its machines did); its host then unloads it. */
+  onStop(listener: (err: TroupeError) => void): void {
+    this.stopListeners.add(listener);
+  }
+
   /**
-   * The log failed (a full or failing disk): nothing more the session does can be recorded, so it
-   * stops where its log stopped, as if its process had died there. Its machines stop at once: a
-   * running model stream or tool call is aborted, and none of their actions runs again to append to
-   * the failed log (an action that threw would stop the session actor with an unhandled error, and
-   * that would take the whole process down). Every prompt waiting is answered with the failure.
+   * The session cannot go on: its log failed (a full or failing disk: nothing more it does can be
+   * recorded), or one of its machines failed (an action threw). It stops where it is, as if its
+   * process had died there, and only it: its machines stop at once (a running model stream or tool
+   * call is aborted, and no action of theirs runs again); a turn left open is ended in the log with
+   * the error when the log still takes it (else it is when the session is next opened, as after a
+   * crash); every prompt waiting is answered with the error; later requests are refused with it.
    */
-  private stopOnLogFailure(err: TroupeError): void {
-    this.logFailure = err;
+  private stopWith(err: TroupeError): void {
+    if (this.failure) return;
+    this.failure = err;
     this.actor.stop();
     const open = this.core.conversation.openTurn;
-    for (const [promptId, w] of this.waiting) {
-      const steps = open?.turnId === w.turnId ? open.steps : 0;
-      this.resolvePrompt(promptId, { turnId: w.turnId, stopReason: 'error', errorCode: err.code, message: err.message, steps });
+    const steps = open?.steps ?? 0;
+    let ended = false;
+    if (open && !this.core.deps.log.failure()) {
+      try {
+        ended = endInterruptedTurn(this.core, { code: err.code, message: err.message });
+      } catch (e) {
+        this.core.deps.logger.error('could not end the interrupted turn; it is ended when the session is next opened', { error: String(e) });
+      }
     }
+    const answer = () => {
+      for (const [promptId, w] of this.waiting) {
+        this.resolvePrompt(promptId, { turnId: w.turnId, stopReason: 'error', errorCode: err.code, message: err.message, steps: open?.turnId === w.turnId ? steps : 0 });
+      }
+    };
+    // As for any turn, its result goes out once its end is durable.
+    if (ended) void this.core.deps.log.whenDurable(this.core.deps.log.lastSeq()).then(answer, answer);
+    else answer();
+    for (const listener of this.stopListeners) listener(err);
   }
 
   private resolvePrompt(promptId: string, result: PromptResult): void {

@@ -61,12 +61,27 @@ const notProvided = (name: string) => () => {
   throw new Error(`turn machine: effect '${name}' was not provided`);
 };
 
+/**
+ * The longest failure message a turn keeps. It is for a person, and the turn's last event carries
+ * it: a vendor or a proxy in between may answer with megabytes (an HTML error page), which would
+ * not fit the log's largest event.
+ */
+export const MAX_FAILURE_MESSAGE_CHARS = 8192;
+
+function bounded(message: string): string {
+  if (message.length <= MAX_FAILURE_MESSAGE_CHARS) return message;
+  // Not between the two halves of a surrogate pair: a lone one is not valid text for the log.
+  const high = message.charCodeAt(MAX_FAILURE_MESSAGE_CHARS - 1);
+  const cut = high >= 0xd800 && high <= 0xdbff ? MAX_FAILURE_MESSAGE_CHARS - 1 : MAX_FAILURE_MESSAGE_CHARS;
+  return `${message.slice(0, cut)}… [${message.length - cut} more characters]`;
+}
+
 /** A failure thrown by an effect, in the engine's classified form (or internal_error). */
 function failureOf(error: unknown): StepFailure {
   if (error && typeof error === 'object' && 'code' in error && typeof (error as StepFailure).code === 'string') {
-    return { code: (error as StepFailure).code, message: String((error as { message?: unknown }).message ?? error) };
+    return { code: (error as StepFailure).code, message: bounded(String((error as { message?: unknown }).message ?? error)) };
   }
-  return { code: 'internal_error', message: error instanceof Error ? error.message : String(error) };
+  return { code: 'internal_error', message: bounded(error instanceof Error ? error.message : String(error)) };
 }
 
 const STOP_OF: Record<ProviderStopReason, StopReason> = {

@@ -10,6 +10,7 @@ import { Conversation } from '../../../src/actors/conversation.js';
 import type { ModelProvider, ModelRequest } from '../../../src/core/provider.js';
 import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
+import { MAX_FAILURE_MESSAGE_CHARS } from '../../../src/machines/turn.machine.js';
 
 const write = (path: string, content = 'hello\n') => ({ tool_call: { name: 'write_file', input: { path, content } } });
 
@@ -209,6 +210,42 @@ test('provider errors end the turn with a typed code, never a raw error', async 
   const h = makeHarness([[{ error: { kind: 'rate_limited', message: 'slow down', retry_after_ms: 1000 } }]]);
   const r = await h.engine.prompt(text('go')).result;
   assert.deepEqual([r.stopReason, r.errorCode, r.message], ['error', 'provider_rate_limited', 'slow down']);
+});
+
+test('a provider error message of megabytes (a proxy error page) is kept to its first 8192 characters: the turn ends with it, and the session goes on', async () => {
+  const huge = 'E'.repeat(2 * 1024 * 1024);
+  const h = makeHarness([[{ text: 'partial' }, { error: { kind: 'invalid_request', message: huge } }], [{ text: 'fine' }]]);
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.errorCode], ['error', 'provider_invalid_request']);
+  assert.equal(r.message, `${'E'.repeat(MAX_FAILURE_MESSAGE_CHARS)}… [${huge.length - MAX_FAILURE_MESSAGE_CHARS} more characters]`);
+  assert.equal(h.ofType('turn_completed')[0]?.message, r.message, 'in the log too');
+  assert.equal((await h.engine.prompt(text('again')).result).stopReason, 'end_turn');
+  assertWellFormed(h);
+});
+
+test('an action that throws (a bug) stops only its session: its prompt is answered internal_error, its turn is ended in the log, and later requests are refused with it', async () => {
+  const h = makeHarness([[{ text: 'hello' }]]);
+  // The turn's last append throws once, as a bug in the action that makes it would.
+  const append = h.log.append.bind(h.log);
+  let thrown = false;
+  h.log.append = (input) => {
+    if (input.type === 'turn_completed' && !thrown) {
+      thrown = true;
+      throw new Error('a bug in an action');
+    }
+    return append(input);
+  };
+  const stopped: string[] = [];
+  h.engine.onStop((err) => stopped.push(err.code));
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.errorCode], ['error', 'internal_error']);
+  assert.match(r.message ?? '', /internal error: a bug in an action/);
+  assert.deepEqual(stopped, ['internal_error']);
+  const ended = h.ofType('turn_completed');
+  assert.equal(ended.length, 1);
+  assert.deepEqual([ended[0]!.stopReason, ended[0]!.errorCode], ['error', 'internal_error']);
+  assert.throws(() => h.engine.prompt(text('again')), (e: unknown) => isTroupeError(e, 'internal_error'));
+  assertWellFormed(h);
 });
 
 test('the step limit gives max_turn_requests', async () => {
