@@ -3,8 +3,17 @@
  * target, fsync the directory. A crash leaves either the old file or the new one, never a mix.
  */
 import { randomBytes } from 'node:crypto';
+import { writeSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+
+/**
+ * Writes all of `data` at `position`: a write may take only part of it (a nearly full disk, a
+ * file-size limit), and the next call then says why.
+ */
+export function writeAllSync(fd: number, data: Uint8Array, position: number): void {
+  for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done, position + done);
+}
 
 export async function fsyncDirectory(dir: string): Promise<void> {
   const fh = await open(dir, 'r');

@@ -3,13 +3,14 @@
  * in front of it for live watchers and recent events, and the file itself as the cold source for
  * older cursors. A writable open repairs a torn tail; a read-only open never modifies the file.
  */
-import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
 import type { Clock, EventLog, EventPage, EventWatcher, Logger, ReadOptions } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
+import { writeAllSync } from './atomic-write.js';
 import { resolveDurability, type DurabilityOptions } from './durability.js';
 import { EventBroker, type ColdSource, type RetentionOptions } from './event-broker.js';
 import { prepareEvent, stampEvent } from './event-stamp.js';
@@ -113,8 +114,7 @@ export class FileEventLog implements EventLog {
     }
     try {
       const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: options.sessionId, createdAt: clock.now(), baseSeq: 0, ...(options.spare ? { spare: { pid: process.pid } } : {}) });
-      // A write may take only part of the buffer (a file-size limit, say): the next call says why.
-      for (let done = 0; done < header.length; ) done += writeSync(fh.fd, header, done, header.length - done, done);
+      writeAllSync(fh.fd, header, 0);
       fdatasyncSync(fh.fd);
       fsyncDir(dirname(path));
     } catch (err) {

@@ -63,9 +63,13 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: 
       const fh = await open(path, 'wx', 0o600);
       try {
         await fh.writeFile(String(process.pid));
-      } finally {
+      } catch (err) {
+        // A full disk, say: an empty lock would hold every writer off until it is stale.
         await fh.close();
+        await unlink(path).catch(() => undefined);
+        throw err;
       }
+      await fh.close();
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -3,7 +3,8 @@
  * written in one `write` per batch at the end of the file; fdatasync follows the durability policy.
  * One batch is in flight at a time, so batches grow while the disk is busy (group commit).
  */
-import { fdatasyncSync, writeSync } from 'node:fs';
+import { fdatasyncSync } from 'node:fs';
+import { writeAllSync } from './atomic-write.js';
 import type { FileHandle } from 'node:fs/promises';
 import type { AgentEvent } from '../core/events.js';
 import type { Clock, Logger } from '../core/ports.js';
@@ -211,7 +212,7 @@ export class LogWriter {
     try {
       if (this.pending.length > 0) {
         const batch = this.takeBatch();
-        for (let done = 0; done < batch.buf.length; ) done += writeSync(this.fh.fd, batch.buf, done, batch.buf.length - done, this.end + done);
+        writeAllSync(this.fh.fd, batch.buf, this.end);
         this.commitBatch(batch);
       }
       fdatasyncSync(this.fh.fd);

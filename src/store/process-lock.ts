@@ -5,7 +5,8 @@
  * another process has since, is taken over; there is no time limit, a holder may run for days. The
  * daemon's lock (one daemon per home) and a session log's writer lock are such locks.
  */
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { writeAllSync } from './atomic-write.js';
 import { isSameProcessAlive, processStartTicks } from './file-lock.js';
 
 /** This process's line in a lock it takes: "pid start" (the pid alone where there is no /proc). */
@@ -52,7 +53,7 @@ export function takeProcessLock(path: string, refused: (holder: number | undefin
     try {
       const fd = openSync(path, 'wx', 0o600);
       try {
-        writeSync(fd, line);
+        writeAllSync(fd, Buffer.from(line), 0);
       } catch (err) {
         // A full disk, say: an empty lock would read as one being made, and hold others off for a while.
         closeSync(fd);

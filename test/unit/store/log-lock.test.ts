@@ -68,3 +68,26 @@ test('a lock left by a process that is gone, or whose pid another process has si
     await log.close();
   }
 });
+
+test('a lock that cannot be written whole (a nearly full disk; here a 3-byte file-size limit) is not left behind, half-written or empty', async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  // In a process of its own under the limit (prlimit, util-linux): the writes fail there for real.
+  const script = `
+    const { takeProcessLock } = await import(${JSON.stringify(new URL('../../../src/store/process-lock.js', import.meta.url).href)});
+    const { withFileLock } = await import(${JSON.stringify(new URL('../../../src/store/file-lock.js', import.meta.url).href)});
+    const out = {};
+    try { takeProcessLock(${JSON.stringify(join(dir, 'a.lock'))}, () => new Error('refused')); out.process = 'taken'; } catch (e) { out.process = e.code; }
+    try { await withFileLock(${JSON.stringify(join(dir, 'b.lock'))}, async () => undefined); out.file = 'taken'; } catch (e) { out.file = e.code; }
+    console.log(JSON.stringify(out));`;
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn('prlimit', ['--fsize=3:unlimited', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    p.stdout!.on('data', (d) => (text += d));
+    p.once('error', reject);
+    p.once('exit', () => resolve(text));
+  });
+  assert.deepEqual(JSON.parse(out), { process: 'EFBIG', file: 'EFBIG' });
+  assert.equal(existsSync(join(dir, 'a.lock')), false);
+  assert.equal(existsSync(join(dir, 'b.lock')), false);
+});
