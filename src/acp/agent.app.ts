@@ -228,7 +228,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .agent({ name: 'troupe' })
     .onRequest('initialize', ({ params, client }) => {
       peer = { client, caps: params.clientCapabilities ?? {} };
-      if (opened) void opened.then((h) => peer && h.attach(peer.client, peer.caps));
+      // (A store that fails to open answers the requests that wait for it; nothing to do here then.)
+      if (opened) void opened.then((h) => peer && h.attach(peer.client, peer.caps), () => undefined);
       // After this answer: the small replay module at once (a `session/load` is the likely next
       // request), the session machinery once no request has needed it for a moment. A request that
       // needs the machinery loads it at once; a `session/load` replays without it (loading it in

@@ -118,6 +118,26 @@ test('a TROUPE_HOME fixed while the agent runs (a full disk freed, say) is used 
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('an initialize that arrives while a TROUPE_HOME it cannot use is being opened does not take the agent down', async (t) => {
+  const { AcpChild } = await import('../../support/acp-child.js');
+  const home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file');
+  writeFileSync(home, 'not a directory\n');
+  const c = AcpChild.start({ env: { TROUPE_HOME: home } });
+  t.after(() => c.close());
+  await c.initialize();
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  // session/new starts opening the store; the second initialize comes while it opens, and fails.
+  const [created, again] = await Promise.all([
+    c.agent.request('session/new', { cwd, mcpServers: [] }).catch((e) => e),
+    c.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} }),
+  ]);
+  assert.equal((created as any)?.data?.code, 'invalid_params', JSON.stringify(created));
+  assert.equal(again.protocolVersion, 1);
+  const listed: any = await c.agent.request('session/list', {}).catch((e) => e);
+  assert.equal(listed?.data?.code, 'invalid_params', 'still serving, and still saying why');
+  assert.equal(await c.close(), 0);
+});
+
 test('troupe acp --version prints the version', () => {
   const r = spawnSync(process.execPath, [BIN, 'acp', '--version'], { encoding: 'utf8' });
   assert.equal(r.status, 0);
