@@ -2,7 +2,7 @@
 // policy, the in-memory log. Every event is checked against spec/events.schema.json.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
@@ -245,6 +245,43 @@ test('an action that throws (a bug) stops only its session: its prompt is answer
   assert.equal(ended.length, 1);
   assert.deepEqual([ended[0]!.stopReason, ended[0]!.errorCode], ['error', 'internal_error']);
   assert.throws(() => h.engine.prompt(text('again')), (e: unknown) => isTroupeError(e, 'internal_error'));
+  assertWellFormed(h);
+});
+
+test('an edit of a file too large for its diff to fit the log is recorded: the diff shows the lines that changed, and the model reads the result', async () => {
+  const edit = { tool_call: { name: 'edit_file', input: { path: 'big.txt', old_string: 'NEEDLE', new_string: 'FOUND' } } };
+  const h = makeHarness([[edit], [{ text: 'edited' }]]);
+  const lines = Array.from({ length: 25_000 }, (_, i) => `line ${i} of a file of some 650 KB`);
+  lines.splice(12_000, 0, 'NEEDLE');
+  const before = lines.join('\n') + '\n';
+  writeFileSync(join(h.dir, 'big.txt'), before);
+  const r = await h.engine.prompt(text('go')).result;
+  assert.equal(r.stopReason, 'end_turn');
+  assert.equal(readFileSync(join(h.dir, 'big.txt'), 'utf8'), before.replace('NEEDLE', 'FOUND'));
+  const done = h.ofType('tool_call_updated').find((e) => e.status === 'completed');
+  assert.ok(done, 'the call is recorded as completed');
+  assert.match(done.output ?? '', /^Edited big\.txt: replaced 1 occurrence/);
+  const diff = done.content?.find((c) => c.type === 'diff');
+  assert.deepEqual(diff, {
+    type: 'diff',
+    path: join(h.dir, 'big.txt'),
+    oldText: lines.slice(11_997, 12_004).join('\n') + '\n',
+    newText: lines.slice(11_997, 12_004).join('\n').replace('NEEDLE', 'FOUND') + '\n',
+  });
+  assert.deepEqual(h.ofType('agent_message_chunk').map((e) => e.text), ['edited'], 'the model went on after reading the result');
+  assertWellFormed(h);
+});
+
+test('a rewrite too large to show even narrowed is recorded with its output and a note instead of the diff', async () => {
+  const next = 'b'.repeat(600_000);
+  const h = makeHarness([[{ tool_call: { name: 'write_file', input: { path: 'big.txt', content: next } } }], [{ text: 'written' }]]);
+  writeFileSync(join(h.dir, 'big.txt'), 'a'.repeat(600_000));
+  const r = await h.engine.prompt(text('go')).result;
+  assert.equal(r.stopReason, 'end_turn');
+  assert.equal(readFileSync(join(h.dir, 'big.txt'), 'utf8'), next);
+  const done = h.ofType('tool_call_updated').find((e) => e.status === 'completed');
+  assert.match(done?.output ?? '', /^Wrote big\.txt/);
+  assert.deepEqual(done?.content, [{ type: 'text', text: `${done?.output}\n[This result is too large for the session log to show; the model read its output.]` }]);
   assertWellFormed(h);
 });
 

@@ -1,0 +1,62 @@
+/**
+ * A tool call's result, made to fit the session's log. Its content is for the client to show, and a
+ * diff carries the whole file before and after: an edit of a 600 KB file made an event over the log's
+ * 1 MiB limit, whose append then failed the turn with the edit done on disk, unrecorded, and the
+ * call left `in_progress` for ever. A result too large for the log keeps what the model reads (the
+ * output) and shows less: each diff narrowed to the lines that changed (as agents that send an edit's
+ * old and new string as its diff do), and if even that does not fit, a note instead of the content.
+ */
+import { isTroupeError } from '../core/errors.js';
+import type { AgentEventInput, ToolContent } from '../core/events.js';
+import type { EventLog } from '../core/ports.js';
+
+/** Unchanged lines kept on each side of a narrowed diff's change. */
+const CONTEXT_LINES = 3;
+/** The longest output kept when even the narrowed event does not fit (what read_file shows at most). */
+const MAX_OUTPUT_CHARS = 256 * 1024;
+
+type ToolCallUpdated = Extract<AgentEventInput, { type: 'tool_call_updated' }>;
+
+/** `event` itself when the log takes it, else a smaller one (see the module comment). */
+export function fitToolResult(log: EventLog, event: ToolCallUpdated): ToolCallUpdated {
+  if (fits(log, event)) return event;
+  const narrowed: ToolCallUpdated = { ...event, ...(event.content ? { content: event.content.map(narrowDiff) } : {}) };
+  if (fits(log, narrowed)) return narrowed;
+  const output = event.output !== undefined && event.output.length > MAX_OUTPUT_CHARS ? `${event.output.slice(0, MAX_OUTPUT_CHARS)}… [cut]` : event.output;
+  const note = '[This result is too large for the session log to show; the model read its output.]';
+  return { ...event, ...(output !== undefined ? { output } : {}), content: [{ type: 'text', text: output ? `${output}\n${note}` : note }] };
+}
+
+function fits(log: EventLog, event: ToolCallUpdated): boolean {
+  try {
+    log.check(event);
+    return true;
+  } catch (err) {
+    if (isTroupeError(err, 'event_too_large')) return false;
+    throw err;
+  }
+}
+
+function narrowDiff(c: ToolContent): ToolContent {
+  if (c.type !== 'diff' || c.oldText === null) return c;
+  return { ...c, ...changedRegion(c.oldText, c.newText) };
+}
+
+/** The lines of `before` and `after` that differ, with up to CONTEXT_LINES unchanged lines around them. */
+export function changedRegion(before: string, after: string): { oldText: string; newText: string } {
+  const shorter = Math.min(before.length, after.length);
+  let prefix = 0;
+  while (prefix < shorter && before.charCodeAt(prefix) === after.charCodeAt(prefix)) prefix++;
+  let suffix = 0;
+  while (suffix < shorter - prefix && before.charCodeAt(before.length - 1 - suffix) === after.charCodeAt(after.length - 1 - suffix)) suffix++;
+  // Both texts share the prefix and the suffix, so line boundaries found in one hold for the other.
+  let from = before.lastIndexOf('\n', prefix - 1) + 1;
+  for (let n = 0; n < CONTEXT_LINES && from > 0; n++) from = before.lastIndexOf('\n', from - 2) + 1;
+  let to = before.length - suffix;
+  for (let n = 0; n <= CONTEXT_LINES && to < before.length; n++) {
+    const nl = before.indexOf('\n', to);
+    to = nl < 0 ? before.length : nl + 1;
+  }
+  const tail = before.length - Math.max(to, from);
+  return { oldText: before.slice(from, before.length - tail), newText: after.slice(from, after.length - tail) };
+}
