@@ -4,11 +4,11 @@
  * One batch is in flight at a time, so batches grow while the disk is busy (group commit).
  */
 import { fdatasyncSync } from 'node:fs';
-import { writeAllSync } from './atomic-write.js';
 import type { FileHandle } from 'node:fs/promises';
 import type { AgentEvent } from '../core/events.js';
 import type { Clock, Logger } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
+import { writeAllSync } from './atomic-write.js';
 import type { ResolvedDurability } from './durability.js';
 import { encodeEventRecord } from './log-record.codec.js';
 
