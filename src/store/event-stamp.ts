@@ -4,7 +4,7 @@
  */
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
-import { jsonStringBytes, projectStrictJson } from './strict-json.codec.js';
+import { isWellFormed, jsonStringBytes, projectStrictJson } from './strict-json.codec.js';
 
 /** A projected event without its stamp, and its size in bytes of compact JSON. */
 export interface PreparedEvent {
@@ -59,6 +59,8 @@ function textChunk(raw: Record<string, unknown>, limit: number): PreparedEvent |
   if (i !== CHUNK_KEYS.length) return undefined;
   const { type, sessionId, turnId, messageId, text } = raw;
   if (typeof sessionId !== 'string' || typeof turnId !== 'string' || typeof messageId !== 'string' || typeof text !== 'string') return undefined;
+  // Text with a lone surrogate takes the general path, which replaces it as the file would.
+  if (!isWellFormed(text)) return undefined;
   const bytes = CHUNK_FIXED_BYTES + type.length + 2 + jsonStringBytes(sessionId) + jsonStringBytes(turnId) + jsonStringBytes(messageId) + jsonStringBytes(text);
   // Over the limit: the general path throws the error with its details.
   if (bytes > limit) return undefined;

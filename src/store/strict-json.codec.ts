@@ -39,6 +39,18 @@ export function jsonStringBytes(s: string): number {
   return PLAIN.test(s) ? s.length + 2 : Buffer.byteLength(JSON.stringify(s));
 }
 
+/** ES2024's String methods (Node 20 has them; the project's lib is ES2023). */
+type WellFormable = string & { isWellFormed(): boolean; toWellFormed(): string };
+
+/**
+ * Whether the log keeps `s` as it is. A lone surrogate (half of a UTF-16 pair) cannot be stored as
+ * UTF-8: the file would hold U+FFFD in its place, so the projection puts it there already, and live
+ * readers see the same text as a replay.
+ */
+export function isWellFormed(s: string): boolean {
+  return (s as WellFormable).isWellFormed();
+}
+
 function invalid(path: (string | number)[], why: string): TroupeError {
   const where = '$' + path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
   return new TroupeError('invalid_event_payload', `event payload is not strict JSON at ${where}: ${why}`, { path: where, reason: why });
@@ -72,11 +84,21 @@ class Projector {
     }
   }
 
+  /** Counts a string's JSON bytes; returns it as the log keeps it (see isWellFormed). */
+  private text(s: string): string {
+    if (PLAIN.test(s)) {
+      this.add(s.length + 2);
+      return s;
+    }
+    const text = isWellFormed(s) ? s : (s as WellFormable).toWellFormed();
+    this.add(Buffer.byteLength(JSON.stringify(text)));
+    return text;
+  }
+
   value(v: unknown): unknown {
     switch (typeof v) {
       case 'string':
-        this.add(jsonStringBytes(v));
-        return v;
+        return this.text(v);
       case 'number':
         if (!Number.isFinite(v)) throw invalid(this.path, `${v} is not a JSON number`);
         // JSON has no negative zero: keep what a JSON round trip would give.
@@ -110,6 +132,7 @@ class Projector {
       this.ancestors.push(v);
       const out: Record<string, unknown> = {};
       let n = 0;
+      let renamed = false;
       for (const key in v) {
         if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
         const item = (v as Record<string, unknown>)[key];
@@ -117,8 +140,12 @@ class Projector {
         if (item === undefined || (this.omitAtRoot !== undefined && this.ancestors.length === 1 && this.omitAtRoot.has(key))) continue;
         path.push(key);
         if (key === '__proto__') throw invalid(path, 'the key __proto__ is refused');
-        this.add(jsonStringBytes(key) + 1);
-        out[key] = this.value(item);
+        const name = this.text(key);
+        // Two keys that are one text once their lone surrogates are replaced: one would be lost.
+        if ((renamed || name !== key) && Object.hasOwn(out, name)) throw invalid(path, 'two keys are the same text once their lone surrogates are replaced');
+        renamed ||= name !== key;
+        this.add(1);
+        out[name] = this.value(item);
         path.pop();
         n++;
       }

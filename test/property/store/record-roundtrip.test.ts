@@ -45,3 +45,27 @@ test('records round-trip any strict-JSON events, and the projected size is the J
     { seed, numRuns: 300 },
   );
 });
+
+test('text with lone surrogates (UTF-16 halves UTF-8 cannot hold) is projected as the record keeps it, so live readers and replays see the same', () => {
+  // Any UTF-16 code units, lone surrogates included.
+  const text = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+  const wellFormed = (s: string) => (s as string & { toWellFormed(): string }).toWellFormed();
+  fc.assert(
+    fc.property(fc.dictionary(text.filter((k) => k !== '__proto__' && k !== 'seq' && k !== 'ts'), text, { maxKeys: 4 }), text, (fields, chunk) => {
+      const input = { ...fields, text: chunk };
+      const names = Object.keys(input).map(wellFormed);
+      if (new Set(names).size < names.length) {
+        // Two keys that would be one: refused rather than one of them lost.
+        assert.throws(() => projectStrictJson(input), (e: unknown) => isTroupeError(e, 'invalid_event_payload'));
+        return;
+      }
+      const { value, bytes } = projectStrictJson(input, 8 * 1024 * 1024);
+      const expected = Object.fromEntries(Object.entries(input).map(([k, v]) => [wellFormed(k), wellFormed(v)]));
+      assert.deepEqual(value, expected);
+      assert.equal(bytes, Buffer.byteLength(JSON.stringify(value)));
+      const event = { ...(value as object), type: 'x', sessionId: 's', seq: 1, ts: 1_764_000_000_000 } as unknown as AgentEvent;
+      assert.deepEqual(decodeEventRecord(encodeEventRecord([event]).subarray(FRAME_HEADER_BYTES), 0), [event]);
+    }),
+    { seed, numRuns: 300 },
+  );
+});

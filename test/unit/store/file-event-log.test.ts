@@ -39,6 +39,25 @@ test('events survive close and reopen with the same seq numbering and text live 
   }
 });
 
+test('a lone surrogate (half an emoji) is kept as U+FFFD, in the live event as in the file, on the text-chunk path and the general one', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true });
+    const live = [
+      log.append(chunk(SID, 'half \ud83d of an emoji')),
+      log.append({ type: 'tool_call_updated', sessionId: SID, turnId: 'turn_1', toolCallId: 'call_1', status: 'completed', output: 'out \udc00 put' }),
+    ];
+    assert.equal((live[0] as { text: string }).text, 'half \ufffd of an emoji');
+    assert.equal((live[1] as { output: string }).output, 'out \ufffd put');
+    await log.close();
+    const reopened = await FileEventLog.forSession(dir, SID);
+    assert.deepEqual((await reopened.readAfter(0)).events, live);
+    await reopened.close();
+  } finally {
+    cleanup();
+  }
+});
+
 test('a paged read gives exactly what a whole read gives, pausing between its pages', async () => {
   const { dir, cleanup } = tempDir();
   try {

@@ -60,14 +60,17 @@ test('the projection is a deep copy: mutating the input after append does not ch
   assert.deepEqual((page.events[0] as { input: unknown }).input, { nested: { list: [1, 2] } });
 });
 
-test('the computed size equals the length of the compact JSON text', () => {
+test('the computed size equals the length of the compact JSON text of what the log keeps', () => {
   const samples: unknown[] = [
     { a: 'plain', b: 12.5, c: [true, false, null], d: {} , e: [] },
     { quote: 'he said "hi"\n\ttab \\ back', unicode: 'héllo 🎭 日本', ctl: '\u0001' },
     { n: [0, -1, 1e21, 1.5e-7, 123456789012345] },
-    { lone: '\ud800x' },
   ];
   for (const s of samples) assert.equal(projectStrictJson(s).bytes, Buffer.byteLength(JSON.stringify(s)), JSON.stringify(s));
+  // A lone surrogate is kept as U+FFFD (UTF-8 cannot hold it), and sized as such.
+  const lone = projectStrictJson({ lone: '\ud800x' });
+  assert.deepEqual(lone.value, { lone: '\ufffdx' });
+  assert.equal(lone.bytes, Buffer.byteLength(JSON.stringify({ lone: '\ufffdx' })));
 });
 
 test('event_too_large at the default 1 MiB limit, with no seq consumed', () => {
