@@ -10,12 +10,33 @@
  * A pooled child is also made ready ahead (`prepare`: the daemon sends it `initialize`) once its code
  * has loaded, so that the session taking it has one round trip less to wait for.
  */
+import { constants } from 'node:os';
+import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import type { ChildProcessHandle } from './child-process.actor.js';
+import type { ChildExit, ChildProcessHandle } from './child-process.actor.js';
+
+/** After a spawn that failed, the pool refills no sooner than this (the limit is likely still there). */
+const SPAWN_RETRY_MS = 1000;
+
+/**
+ * Why no process could be started, for the request that waited for one: the daemon's own limits
+ * (open files, processes), a capacity problem rather than a crash of the session. A failed spawn
+ * closes with the negative errno as its code.
+ */
+export function spawnFailure(exit: ChildExit): TroupeError {
+  const errno = Object.entries(constants.errno).find(([, n]) => n === -(exit.code ?? 0))?.[0] ?? `code ${exit.code}`;
+  const why =
+    errno === 'EMFILE' || errno === 'ENFILE'
+      ? 'the daemon has too many open files: raise its open-files limit (ulimit -n) or lower --max-sessions'
+      : errno === 'EAGAIN'
+        ? 'the system refused another process (ulimit -u, or memory)'
+        : 'see the daemon log';
+  return new TroupeError('capacity_exceeded', `cannot start a process for the session (spawn ${errno}): ${why}`, { reason: errno });
+}
 
 export class ChildPool {
   private readonly warm: ChildProcessHandle[] = [];
-  private readonly waiting: ((child: ChildProcessHandle) => void)[] = [];
+  private readonly waiting: { resolve: (child: ChildProcessHandle) => void; reject: (err: TroupeError) => void }[] = [];
   private starting = 0;
   private scheduled = false;
   private closed = false;
@@ -34,7 +55,10 @@ export class ChildPool {
     this.pump();
   }
 
-  /** A warm child if one is ready, else the next one spawned. The pool refills behind it. */
+  /**
+   * A warm child if one is ready, else the next one spawned. The pool refills behind it. Rejects
+   * (`capacity_exceeded`, see spawnFailure) when no process could be started.
+   */
   take(): Promise<ChildProcessHandle> {
     let child: ChildProcessHandle | undefined;
     this.quietUntil = Date.now() + this.refillDelayMs;
@@ -43,8 +67,8 @@ export class ChildPool {
       this.pump();
       return Promise.resolve(child);
     }
-    return new Promise((resolve) => {
-      this.waiting.push(resolve);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
       this.pump();
     });
   }
@@ -84,12 +108,24 @@ export class ChildPool {
       const waiter = this.waiting.shift();
       if (!waiter && this.warm.length + this.starting >= this.size) return;
       const child = this.launch();
+      if (!child.spawned) {
+        // No process (EMFILE, EAGAIN…): the request that waited is told why once Node has said it,
+        // and refilling waits a while rather than spin on a limit that is likely still there.
+        this.quietUntil = Math.max(this.quietUntil, Date.now() + SPAWN_RETRY_MS);
+        void child.whenExited().then((exit) => {
+          const err = spawnFailure(exit);
+          if (waiter) waiter.reject(err);
+          else this.logger.warn('cannot start a child for the warm pool; trying again in a while', { error: err.message });
+        });
+        this.pump();
+        return;
+      }
       this.starting++;
       void child.started.then(() => {
         this.starting--;
         this.pump();
       });
-      if (waiter) waiter(child);
+      if (waiter) waiter.resolve(child);
       else {
         this.warm.push(child);
         // Only while it waits here: a child taken before it loaded is initialized by its session.

@@ -71,17 +71,24 @@ export class ChildProcessHandle {
     const execArgs = launch.maxOldSpaceMb ? [`--max-old-space-size=${launch.maxOldSpaceMb}`] : [];
     // Node options (the heap budget) go before the entry.
     this.proc = spawn(launch.command, [...execArgs, ...launch.args], { env: launch.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
-    this.proc.stdin!.on('error', () => undefined); // EPIPE after death: the exit handler reports it
-    this.readLines(this.proc.stdout!);
-    this.readControl(this.proc.stdio[3] as Readable);
-    this.proc.stderr!.on('data', (d: Buffer) => {
-      const text = d.toString();
-      this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
-      for (const line of text.split('\n')) if (line.trim()) this.logger.debug('child stderr', { pid: this.proc.pid, line: line.slice(0, 500) });
-    });
+    // A spawn that failed (EMFILE, ENFILE, EAGAIN, ENOENT…) has no pid: Node reports the error and
+    // then 'close' (code: the negative errno) on a later tick, and with EMFILE/ENFILE gives no pipes.
+    if (this.proc.stdout) {
+      this.proc.stdin!.on('error', () => undefined); // EPIPE after death: the exit handler reports it
+      this.readLines(this.proc.stdout);
+      this.readControl(this.proc.stdio[3] as Readable);
+      this.proc.stderr!.on('data', (d: Buffer) => {
+        const text = d.toString();
+        this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
+        for (const line of text.split('\n')) if (line.trim()) this.logger.debug('child stderr', { pid: this.proc.pid, line: line.slice(0, 500) });
+      });
+    }
     this.proc.on('error', (err) => this.logger.error('child process error', { error: String(err) }));
     this.proc.on('close', (code, signal) => {
-      const reason = this.killedFor ?? (/heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit');
+      const reason =
+        this.proc.pid === undefined
+          ? 'spawn_failed'
+          : (this.killedFor ?? (/heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit'));
       this.exited = { code, signal, reason, stderrTail: this.stderrTail };
       this.markStarted();
       this.dispatch(() => this.handlers?.exit(this.exited!));
@@ -91,6 +98,11 @@ export class ChildProcessHandle {
 
   get pid(): number {
     return this.proc.pid ?? -1;
+  }
+
+  /** Whether a process was started at all (see the constructor: a failed spawn has no pid). */
+  get spawned(): boolean {
+    return this.proc.pid !== undefined;
   }
 
   get alive(): boolean {
@@ -107,8 +119,8 @@ export class ChildProcessHandle {
 
   /** Writes one JSON-RPC message; resolves when the pipe has taken it (backpressure). */
   send(message: Record<string, unknown>): Promise<void> {
-    if (!this.alive) return Promise.resolve();
-    const stdin = this.proc.stdin as Writable;
+    const stdin = this.proc.stdin as Writable | null;
+    if (!this.alive || !stdin) return Promise.resolve();
     return new Promise((resolve) => {
       if (stdin.write(JSON.stringify(message) + '\n')) resolve();
       else stdin.once('drain', resolve);
@@ -137,7 +149,7 @@ export class ChildProcessHandle {
   /** End stdin; SIGTERM after `graceMs`; SIGKILL after another `graceMs`. Resolves on exit. */
   async stop(graceMs: number): Promise<ChildExit> {
     if (!this.alive) return this.exited!;
-    this.proc.stdin!.end();
+    this.proc.stdin?.end();
     const exit = this.whenExited();
     const term = setTimeout(() => this.alive && this.proc.kill('SIGTERM'), graceMs);
     const kill = setTimeout(() => this.alive && this.proc.kill('SIGKILL'), graceMs * 2);

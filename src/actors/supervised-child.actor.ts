@@ -5,6 +5,7 @@
  * restarts crashed ones within the restart intensity.
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { childMachine } from '../machines/child.machine.js';
 import type { ChildSpec } from '../machines/restart-window.js';
@@ -24,7 +25,14 @@ export interface SupervisedChildOptions {
   idleMs: number;
   /** Kill the child when no control message arrived for this long. */
   heartbeatTimeoutMs: number;
+  /** A process for the session; rejects (`capacity_exceeded`) when none could be started. */
   acquire(): Promise<ChildProcessHandle>;
+  /**
+   * No process could be started (the daemon's limits: open files, processes). Not a crash of the
+   * session: nothing counts against the restart intensity; the owner answers what waits, and stops
+   * the child (it rests, and its next message tries again).
+   */
+  onSpawnFailed(err: TroupeError): void;
   /** Brings a fresh process to serving the session (initialize, resume); rejects if it cannot. */
   boot(proc: ChildProcessHandle, kind: BootKind): Promise<void>;
   onMessage(msg: Record<string, unknown>): void;
@@ -190,7 +198,16 @@ export class SupervisedChild {
   private async spawn(): Promise<void> {
     const kind: BootKind = this.started.start === 0 ? 'start' : this.bootKind === 'wake' ? 'wake' : 'restart';
     this.bootKind = 'restart';
-    const proc = await this.opts.acquire();
+    let proc: ChildProcessHandle;
+    try {
+      proc = await this.opts.acquire();
+    } catch (err) {
+      const s = this.state;
+      if (s === 'spawning' || s === 'restarting') this.opts.onSpawnFailed(isTroupeError(err) ? err : new TroupeError('capacity_exceeded', `cannot start a process for the session: ${String(err)}`));
+      // The owner answered what was queued: nothing is in flight for the next process.
+      this.inFlight = this.queuedWork();
+      return;
+    }
     // Stopped while waiting for a process (shutdown, delete): it is not needed any more.
     const s = this.state;
     if (s !== 'spawning' && s !== 'restarting') return void proc.stop(this.opts.spec.shutdownMs);

@@ -4,6 +4,7 @@
  * side ids (so two clients' `id: 1` never collide); requests from the child get connection-unique
  * ids; updates go to every attached connection that has not already seen their seq.
  */
+import type { TroupeError } from '../../core/errors.js';
 import type { ControlMessage } from '../../wire/control-messages.js';
 import type { ChildExit, ChildProcessHandle } from '../../actors/child-process.actor.js';
 import { SupervisedChild, type BootKind } from '../../actors/supervised-child.actor.js';
@@ -101,6 +102,7 @@ export class RelaySession {
       onUpdates: (batch) => this.updatesToClients(batch),
       onControl: (c) => this.control(c),
       onExit: (e, info) => this.childExited(e, info),
+      onSpawnFailed: (err) => this.spawnFailed(err),
       onTransition: (state, event, at) => ctx.transition(this, 'child', state, event, at),
       quiet: () => this.pending.size === 0 && this.internal.size === 0,
       logger: ctx.logger,
@@ -393,7 +395,28 @@ export class RelaySession {
 
   /** The session failed for good: whatever waits for it gets `session_failed`. */
   failQueued(): void {
-    const failed = (p: PendingRequest) => void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }) }, p.answering);
+    this.refuseQueued(rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }));
+  }
+
+  /**
+   * No process could be started for the session (the daemon is out of file descriptors or processes:
+   * capacity, not a crash): what waits for one is refused with why, nothing counts against the
+   * restart intensity, and the child stops. A session/new's session never came to be; an existing
+   * session rests, and its next message tries again.
+   */
+  private spawnFailed(err: TroupeError): void {
+    this.ctx.logger.error('no process could be started for a session', { sessionId: this.sessionId, error: err.message });
+    this.refuseQueued(rpcError(err.code, err.message, { ...err.data, ...(this.sessionId ? { sessionId: this.sessionId } : {}) }));
+    for (const [, w] of this.internal) w.reject(new Error(err.message));
+    this.internal.clear();
+    this.prompting.clear();
+    if (this.sessionId) void this.child.stop('idle');
+    else this.ctx.unregistered(this);
+  }
+
+  /** Answers `error` to every request waiting for a process (queued, or a load held back). */
+  private refuseQueued(error: ReturnType<typeof rpcError>): void {
+    const failed = (p: PendingRequest) => void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
     for (const msg of this.child.drainQueue()) {
       if (msg.id === undefined || msg.method === undefined) continue;
       const p = this.pending.get(Number(msg.id));

@@ -47,6 +47,7 @@ test('a prompt that wakes an idle-stopped child keeps it busy once it is ready (
     onMessage: () => undefined,
     onControl: () => undefined,
     onExit: () => undefined,
+    onSpawnFailed: () => undefined,
     logger: silentLogger,
   });
   try {
