@@ -103,7 +103,15 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => void stop().then(() => process.exit(0)));
   }
-  await connection.closed.catch(() => undefined);
+  // A client that closed its end of stdout is gone too (an editor that crashed, or quit without
+  // ending stdin): the agent stops as at stdin's end, saving what its sessions have, rather than
+  // die of the pipe's error.
+  const outputGone = out.broken.then((err) => {
+    logger.info('stdout is closed; the client is gone, and the agent stops', { error: err.message });
+    // Nothing more is read either: an open stdin would keep the process alive.
+    process.stdin.destroy();
+  });
+  await Promise.race([connection.closed.catch(() => undefined), outputGone]);
   // stdin's end closes the connection with the SDK's own reason; anything else broke it (e.g. a line
   // over the SDK's 32 MiB message limit errors the stream): say so, since the editor only sees the
   // agent go away.

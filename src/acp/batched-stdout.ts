@@ -31,6 +31,11 @@ export interface BatchedWriter {
    * writer and keeps the order messages were made in.
    */
   bytes: WritableStream<Uint8Array>;
+  /**
+   * Resolves when the pipe fails (EPIPE: the client closed its end, or exited). From then on
+   * output is dropped and nothing waits for a 'drain' that will not come.
+   */
+  broken: Promise<Error>;
 }
 
 /**
@@ -49,18 +54,34 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
   // One 'drain' wait at a time: a fast reply keeps writing slices into a full pipe, and a listener
   // per write would pile up (Node warns past ten) while they all wait for the same event.
   let waitingForDrain = false;
+  let drainedNow: (() => void) | undefined;
+  let failure: Error | undefined;
+  const broken = new Promise<Error>((resolve) =>
+    // Every error, not once: writes after the first one fail too, and an 'error' nobody listens to
+    // ends the process.
+    out.on('error', (err: Error) => {
+      if (failure) return;
+      failure = err;
+      pending = '';
+      drainedNow?.();
+      resolve(err);
+    }),
+  );
   const write = () => {
     if (pending.length === 0) return;
     const text = pending;
     pending = '';
+    if (failure) return;
     if (out.write(text) || waitingForDrain) return;
     waitingForDrain = true;
-    drained = new Promise((resolve) =>
-      out.once('drain', () => {
+    drained = new Promise((resolve) => {
+      drainedNow = () => {
         waitingForDrain = false;
+        drainedNow = undefined;
         resolve();
-      }),
-    );
+      };
+      out.once('drain', drainedNow);
+    });
   };
   const flush = () => {
     scheduled = false;
@@ -107,6 +128,7 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
       flush();
       await drained;
     },
+    broken,
   };
 }
 

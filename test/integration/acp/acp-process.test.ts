@@ -138,6 +138,43 @@ test('an initialize that arrives while a TROUPE_HOME it cannot use is being open
   assert.equal(await c.close(), 0);
 });
 
+test('a client that closes its end of stdout mid-turn: the agent stops as at stdin end, exit 0, the turn ended in the log (no EPIPE crash)', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-home-'));
+  const script = join(home, 'script.json');
+  writeFileSync(script, JSON.stringify({ replies: [{ when: 'long', items: Array.from({ length: 300 }, (_, i) => [{ delay_ms: 10 }, { text: `c${i} ` }]).flat() }] }));
+  const agent = spawn(process.execPath, [BIN, 'acp'], { env: { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/replay', TROUPE_SCRIPT: script }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  agent.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((r) => agent.once('exit', (code) => r(code)));
+  const send = (msg: object) => agent.stdin!.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
+  let sessionId = '';
+  let buf = '';
+  await new Promise<void>((resolve) => {
+    agent.stdout!.on('data', (d) => {
+      buf += d;
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const m = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        if (m.id === 1) send({ id: 2, method: 'session/new', params: { cwd: home, mcpServers: [] } });
+        if (m.id === 2) {
+          sessionId = m.result.sessionId;
+          send({ id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'long' }] } });
+        }
+        // The turn streams: the client goes away without ending stdin.
+        if (m.method === 'session/update' && m.params.update.sessionUpdate === 'agent_message_chunk') return void (agent.stdout!.destroy(), resolve());
+      }
+    });
+    send({ id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } });
+  });
+  assert.equal(await exited, 0, stderr);
+  assert.doesNotMatch(stderr, /EPIPE.*\n.*at /s, 'no crash on the pipe error');
+  const dump = spawnSync(process.execPath, [BIN, 'log', 'dump', sessionId, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home } });
+  const events = dump.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const ended = events.filter((e) => e.type === 'turn_completed');
+  assert.equal(ended.length, 1, dump.stdout.slice(-500));
+  assert.equal(ended[0].stopReason, 'cancelled', 'ended by the stop, not left open');
+});
+
 test('troupe acp --version prints the version', () => {
   const r = spawnSync(process.execPath, [BIN, 'acp', '--version'], { encoding: 'utf8' });
   assert.equal(r.status, 0);
