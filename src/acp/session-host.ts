@@ -80,6 +80,8 @@ export interface LiveSession {
 export class SessionHost {
   private readonly live = new Map<string, LiveSession>();
   private readonly opening = new Map<string, Promise<LiveSession>>();
+  /** Deletes in progress, by session (see delete). */
+  private readonly deleting = new Map<string, Promise<void>>();
   /** Sessions being unloaded: their log is still open (and locked) until its close completes. */
   private readonly unloading = new Map<string, Promise<void>>();
   private client?: acp.AgentContext;
@@ -216,6 +218,10 @@ export class SessionHost {
 
   /** The live session, opening it from its log if needed. Unknown or deleted: `session_not_found`. */
   async get(sessionId: string): Promise<LiveSession> {
+    // Waited for before anything else: registered as opening meanwhile, this request would hold up
+    // the delete's unload, which would wait for it.
+    const deleting = this.deleting.get(sessionId);
+    if (deleting) await deleting.catch(() => undefined);
     const live = this.live.get(sessionId);
     if (live) {
       this.touch(sessionId);
@@ -321,6 +327,9 @@ export class SessionHost {
       } finally {
         this.unloading.delete(sessionId);
       }
+    } else {
+      // Already being unloaded (a close, the idle sweep): done once its log is closed, not before.
+      await this.unloading.get(sessionId);
     }
     await this.mcp.stop(sessionId, { forget: !keepMcp });
   }
@@ -372,8 +381,21 @@ export class SessionHost {
     return this.mcp.status(sessionId);
   }
 
-  /** Deletes a session: ends it, tombstones its log, keeps its id used forever. Unknown ids succeed. */
-  async delete(sessionId: string): Promise<void> {
+  /**
+   * Deletes a session: ends it, tombstones its log, keeps its id used forever. Unknown ids succeed.
+   * A request for the session that comes meanwhile waits for the delete (then finds it deleted):
+   * opened again between the unload and the tombstone, it would make the delete fail.
+   */
+  delete(sessionId: string): Promise<void> {
+    let running = this.deleting.get(sessionId);
+    if (!running) {
+      running = this.deleteNow(sessionId).finally(() => this.deleting.delete(sessionId));
+      this.deleting.set(sessionId, running);
+    }
+    return running;
+  }
+
+  private async deleteNow(sessionId: string): Promise<void> {
     // Made by another process on this home, perhaps since the index was read.
     if (!this.index.get(sessionId) && isValidSessionId(sessionId)) await this.index.refresh();
     if (!this.index.get(sessionId) || this.index.get(sessionId)?.status === 'deleted') return;
@@ -403,28 +425,27 @@ export class SessionHost {
       throw new TroupeError('session_not_found', `session ${sessionId} cannot be opened: ${(err as Error).message}`, { sessionId });
     }
     for (const w of log.warnings) this.opts.logger.warn('session log repaired on open', { sessionId, ...w });
-    // The cwd is fixed at creation: read it from the first event (the engine folds the directories).
-    const first = (await log.readAfter(0, { limit: 1 })).events[0];
-    const dirs = first?.type === 'session_created' ? first.additionalDirectories : [];
-    if (first?.type !== 'session_created') {
-      await log.close();
-      throw new TroupeError('session_not_found', `session ${sessionId} has no history`, { sessionId });
-    }
-    const before = log.lastSeq();
-    const { deps, bind } = this.deps(sessionId, log, first.cwd, dirs);
-    let engine: SessionEngine;
+    // Whatever fails from here on (a read, the repair that cannot be written, log_write_failed),
+    // the file and its lock are let go, so that the next request can try again. A log left open
+    // here kept its session locked for the life of the process.
+    let engine: SessionEngine | undefined;
     try {
+      // The cwd is fixed at creation: read it from the first event (the engine folds the directories).
+      const first = (await log.readAfter(0, { limit: 1 })).events[0];
+      if (first?.type !== 'session_created') throw new TroupeError('session_not_found', `session ${sessionId} has no history`, { sessionId });
+      const before = log.lastSeq();
+      const { deps, bind } = this.deps(sessionId, log, first.cwd, first.additionalDirectories);
       engine = await SessionEngine.open(deps, sessionId);
+      bind(engine);
+      // The index can be rebuilt from the logs: a failure to update it does not fail the open.
+      await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
+      this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
+      return await this.track(engine, log, before);
     } catch (err) {
-      // Its repair could not be written, say (log_write_failed): the file and its lock are let go,
-      // so that the next request tries again.
+      await engine?.dispose().catch(() => undefined);
       await log.close().catch(() => undefined);
       throw err;
     }
-    bind(engine);
-    await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events);
-    this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
-    return this.track(engine, log, before);
   }
 
   /** Projects and reports every event from now on; `reportFrom`: events already appended the reporter has not seen. */

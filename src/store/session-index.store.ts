@@ -13,7 +13,7 @@ import { TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { isProcessAlive, withFileLock } from './file-lock.js';
-import { logLockHolder, logLockPath } from './log-lock.js';
+import { lockLogForWriting, logLockPath } from './log-lock.js';
 import { readLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, sessionIndexPath, sessionLogPath } from './paths.js';
@@ -280,21 +280,27 @@ export class SessionIndex {
     if (e.status === 'deleted') return;
     const now = this.clock.now();
     const path = sessionLogPath(this.dir, id);
-    // A log open in another process would go on being written, to a file no longer there.
-    const holder = logLockHolder(path);
-    if (holder !== undefined) throw new TroupeError('session_locked', `session ${id} is open for writing in another troupe process${holder > 0 ? ` (pid ${holder})` : ''}: close it there first`, { sessionId: id, ...(holder > 0 ? { pid: holder } : {}) });
-    let lastSeq = e.lastSeq;
+    // The log's writer lock, held while the file is replaced: a process (this one too) that had it
+    // open for writing would go on writing to a file no longer there, and one that opened it while
+    // it is replaced would read the new file at the old one's offsets. After the lock, an open
+    // finds the tombstone. A holder makes this throw session_locked, naming it.
+    const unlock = lockLogForWriting(path, id);
     try {
-      await stat(path);
-      lastSeq = Math.max(lastSeq, (await readLogFile(path)).scan.lastSeq);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      let lastSeq = e.lastSeq;
+      try {
+        await stat(path);
+        lastSeq = Math.max(lastSeq, (await readLogFile(path)).scan.lastSeq);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      const tombstone = { cwd: e.cwd, model: e.model, mode: e.mode, createdAt: e.createdAt, deletedAt: now, ...(e.title !== undefined ? { title: e.title } : {}) };
+      const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: e.createdAt, baseSeq: lastSeq, tombstone });
+      const closed = { type: 'session_closed', sessionId: id, reason: 'deleted', seq: lastSeq + 1, ts: now } as AgentEvent;
+      await writeFileAtomic(path, Buffer.concat([header, encodeEventRecord([closed])]));
+      this.entries.set(id, { ...this.entries.get(id)!, status: 'deleted', lastSeq: lastSeq + 1, updatedAt: now });
+    } finally {
+      unlock();
     }
-    const tombstone = { cwd: e.cwd, model: e.model, mode: e.mode, createdAt: e.createdAt, deletedAt: now, ...(e.title !== undefined ? { title: e.title } : {}) };
-    const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: e.createdAt, baseSeq: lastSeq, tombstone });
-    const closed = { type: 'session_closed', sessionId: id, reason: 'deleted', seq: lastSeq + 1, ts: now } as AgentEvent;
-    await writeFileAtomic(path, Buffer.concat([header, encodeEventRecord([closed])]));
-    this.entries.set(id, { ...this.entries.get(id)!, status: 'deleted', lastSeq: lastSeq + 1, updatedAt: now });
     await this.persist();
   }
 
