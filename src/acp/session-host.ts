@@ -8,6 +8,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { AgentEvent, ContentBlock } from '../core/events.js';
 import { isValidSessionId, newSessionId } from '../core/ids.js';
+import { oncePerKey } from '../core/once-per-key.js';
 import { systemClock, type Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
@@ -387,12 +388,7 @@ export class SessionHost {
    * opened again between the unload and the tombstone, it would make the delete fail.
    */
   delete(sessionId: string): Promise<void> {
-    let running = this.deleting.get(sessionId);
-    if (!running) {
-      running = this.deleteNow(sessionId).finally(() => this.deleting.delete(sessionId));
-      this.deleting.set(sessionId, running);
-    }
-    return running;
+    return oncePerKey(this.deleting, sessionId, () => this.deleteNow(sessionId));
   }
 
   private async deleteNow(sessionId: string): Promise<void> {

@@ -193,6 +193,18 @@ export async function daemonWithSession(t: { after(f: () => unknown): void }, tr
   return { d, c, sessionId, cwd };
 }
 
+/** A daemon and two initialized clients of it, `a` over HTTP and `b` over WebSocket; all stopped after the test. */
+export async function daemonWithClients(t: { after(f: () => unknown): void }, options: DaemonOptions = {}) {
+  const d = await Daemon.start(options);
+  t.after(() => d.stop());
+  const a = d.connect('http');
+  const b = d.connect('ws');
+  t.after(() => (a.close(), b.close()));
+  await a.init();
+  await b.init();
+  return { d, a, b };
+}
+
 /** Pids of a process's children, from the process table. */
 export function childPidsOf(parent: number): number[] {
   const out: number[] = [];

@@ -395,7 +395,7 @@ export class RelaySession {
 
   /** The session failed for good: whatever waits for it gets `session_failed`. */
   failQueued(): void {
-    this.refuseQueued(rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }));
+    this.refuseWaiting(rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }));
   }
 
   /**
@@ -406,7 +406,7 @@ export class RelaySession {
    */
   private spawnFailed(err: TroupeError): void {
     this.ctx.logger.error('no process could be started for a session', { sessionId: this.sessionId, error: err.message });
-    this.refuseQueued(rpcError(err.code, err.message, { ...err.data, ...(this.sessionId ? { sessionId: this.sessionId } : {}) }));
+    this.refuseWaiting(rpcError(err.code, err.message, { ...err.data, ...(this.sessionId ? { sessionId: this.sessionId } : {}) }));
     for (const [, w] of this.internal) w.reject(new Error(err.message));
     this.internal.clear();
     this.prompting.clear();
@@ -415,7 +415,7 @@ export class RelaySession {
   }
 
   /** Answers `error` to every request waiting for a process (queued, or a load held back). */
-  private refuseQueued(error: ReturnType<typeof rpcError>): void {
+  refuseWaiting(error: ReturnType<typeof rpcError>): void {
     const failed = (p: PendingRequest) => void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
     for (const msg of this.child.drainQueue()) {
       if (msg.id === undefined || msg.method === undefined) continue;

@@ -15,7 +15,8 @@ import type { AcpAgentSide, AcpClientChannel, AcpCloseReason, JsonRpcRequest } f
 import type { RelayContext, RelayOptions } from './relay-context.js';
 import { RelayConnection } from './relay-connection.js';
 import { RelaySession } from './relay-session.js';
-import { errorResponse, isRequest, type JsonRpcMessage } from './rpc.js';
+import { errorResponse, isRequest, rpcError, type JsonRpcMessage } from './rpc.js';
+import { oncePerKey } from '../../core/once-per-key.js';
 
 export interface RelayObserver {
   events?(sessionId: string, events: AgentEvent[]): void;
@@ -57,6 +58,12 @@ export class Relay implements AcpAgentSide, RelayContext {
    * would all pass the check and start a child each.
    */
   private readonly opening = new Set<RelaySession>();
+  /**
+   * Sessions being deleted: a request for one is answered session_not_found at once. Forwarded, it
+   * would wait in a child that is stopping for good, or start a new one that takes the log from
+   * under the tombstone.
+   */
+  private readonly deleting = new Map<string, Promise<void>>();
   readonly options: RelayOptions;
   readonly pool: ChildPool;
   readonly logger: Logger;
@@ -92,6 +99,10 @@ export class Relay implements AcpAgentSide, RelayContext {
   /** Any message naming a session: to its child, reviving the session from its log if needed. */
   toSession(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): void {
     const request = isRequest(msg);
+    if (this.deleting.has(sessionId)) {
+      if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true }), sessionId);
+      return;
+    }
     let session = this.sessions.get(sessionId);
     if (!session) {
       const entry = this.deps.index.get(sessionId);
@@ -178,13 +189,20 @@ export class Relay implements AcpAgentSide, RelayContext {
    * clients attached to it are told (`_troupe/session_deleted`): a client that only follows it
    * (troupe attach) would otherwise wait for updates that never come.
    */
-  async deleteById(sessionId: string): Promise<void> {
+  deleteById(sessionId: string): Promise<void> {
+    // A second delete of the same session (two clients, or a retry) is the first one's.
+    return oncePerKey(this.deleting, sessionId, () => this.deleteNow(sessionId));
+  }
+
+  private async deleteNow(sessionId: string): Promise<void> {
     const session = this.sessions.get(sessionId);
     const attached = session ? [...session.attached.keys()] : [];
     if (session) {
       session.deleting = true;
       await session.child.stop('deleted');
       if (this.sessions.get(sessionId) === session) this.sessions.delete(sessionId);
+      // What waited for the stopping child (sent before the delete began) goes nowhere now.
+      session.refuseWaiting(rpcError('session_not_found', `session ${sessionId} was deleted`, { sessionId, deleted: true }));
       session.child.dispose();
     }
     this.restingServers.delete(sessionId);

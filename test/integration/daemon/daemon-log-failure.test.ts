@@ -5,19 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { daemonWithClients, tempDir } from '../../support/daemon.js';
 
 const longReply = Array.from({ length: 2000 }, (_, i) => ({ text: `chunk ${i} of a reply longer than the file size limit. ` }));
 const script = { replies: [{ when: 'long', items: longReply }, { when: 'short', items: [{ text: 'a short answer' }] }] };
 
 test('a session whose log cannot be written fails its prompt with log_write_failed; its child is not restarted and the other session is untouched', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const a = d.connect('http');
-  const b = d.connect('ws');
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const { d, a, b } = await daemonWithClients(t, { script });
   const cwd = tempDir();
   const sa = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   const sb = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;

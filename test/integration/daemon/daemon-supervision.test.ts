@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { Daemon, daemonWithClients, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 
 const streaming = (label: string, n: number, ms: number) => Array.from({ length: n }, (_, i) => [{ delay_ms: ms }, { text: `${label}${i} ` }]).flat();
@@ -21,13 +21,7 @@ async function childOf(d: Daemon, sessionId: string): Promise<{ pid: number; sta
 }
 
 test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it comes back with its history', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const a = d.connect('http');
-  const b = d.connect('ws');
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const { d, a, b } = await daemonWithClients(t, { script });
   const cwd = tempDir();
   const sa = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   const sb = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
