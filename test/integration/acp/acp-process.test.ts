@@ -80,14 +80,20 @@ test('a line over the SDK\'s 32 MiB message limit stops the agent with the reaso
   assert.ok(stdout.split('\n').filter(Boolean).every((l) => JSON.parse(l).jsonrpc === '2.0'), 'stdout stays JSON-RPC only');
 });
 
-test('a TROUPE_HOME it cannot use: the agent still serves, and refuses each session request with the problem (invalid_params), not as a bug', async (t) => {
+/** A `troupe acp` whose TROUPE_HOME is a file (a home it cannot use), initialized, and a workspace. */
+async function agentOnUnusableHome(t: { after(f: () => unknown): void }) {
   const { AcpChild } = await import('../../support/acp-child.js');
   const home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file');
   writeFileSync(home, 'not a directory\n');
   const c = AcpChild.start({ env: { TROUPE_HOME: home } });
   t.after(() => c.close());
-  assert.equal((await c.initialize()).protocolVersion, 1);
-  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const initialized = await c.initialize();
+  return { c, home, cwd: mkdtempSync(join(tmpdir(), 'troupe-ws-')), initialized };
+}
+
+test('a TROUPE_HOME it cannot use: the agent still serves, and refuses each session request with the problem (invalid_params), not as a bug', async (t) => {
+  const { c, home, cwd, initialized } = await agentOnUnusableHome(t);
+  assert.equal(initialized.protocolVersion, 1);
   for (const ask of [() => c.agent.request('session/new', { cwd, mcpServers: [] }), () => c.agent.request('session/list', {})]) {
     const err: any = await ask().then(() => undefined, (e) => e);
     assert.equal(err?.code, -32602, JSON.stringify(err));
@@ -101,13 +107,7 @@ test('a TROUPE_HOME it cannot use: the agent still serves, and refuses each sess
 });
 
 test('a TROUPE_HOME fixed while the agent runs (a full disk freed, say) is used by the next request, without a restart', async (t) => {
-  const { AcpChild } = await import('../../support/acp-child.js');
-  const home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file');
-  writeFileSync(home, 'not a directory\n');
-  const c = AcpChild.start({ env: { TROUPE_HOME: home } });
-  t.after(() => c.close());
-  await c.initialize();
-  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const { c, home, cwd } = await agentOnUnusableHome(t);
   const err: any = await c.agent.request('session/new', { cwd, mcpServers: [] }).catch((e) => e);
   assert.equal(err?.data?.code, 'invalid_params', JSON.stringify(err));
   rmSync(home);
@@ -119,13 +119,7 @@ test('a TROUPE_HOME fixed while the agent runs (a full disk freed, say) is used 
 });
 
 test('an initialize that arrives while a TROUPE_HOME it cannot use is being opened does not take the agent down', async (t) => {
-  const { AcpChild } = await import('../../support/acp-child.js');
-  const home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file');
-  writeFileSync(home, 'not a directory\n');
-  const c = AcpChild.start({ env: { TROUPE_HOME: home } });
-  t.after(() => c.close());
-  await c.initialize();
-  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const { c, cwd } = await agentOnUnusableHome(t);
   // session/new starts opening the store; the second initialize comes while it opens, and fails.
   const [created, again] = await Promise.all([
     c.agent.request('session/new', { cwd, mcpServers: [] }).catch((e) => e),
