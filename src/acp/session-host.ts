@@ -9,18 +9,17 @@ import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { AgentEvent, ContentBlock } from '../core/events.js';
 import { isValidSessionId, newSessionId } from '../core/ids.js';
 import { oncePerKey } from '../core/once-per-key.js';
-import { systemClock, type Logger } from '../core/ports.js';
+import type { Logger } from '../core/ports.js';
 import { SessionEngine } from '../actors/session-engine.js';
-import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
+import type { EngineLimits } from '../actors/engine-core.js';
 import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessionsDir } from '../store/index.js';
-import { createLocalCommandBackend, createPermissionPolicy, createWorkspaceTools, DEFAULT_MODE_ID, mcpServersOf, withExtraTools, type FileBackend } from '../tools/index.js';
+import { DEFAULT_MODE_ID, mcpServersOf } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
-import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
-import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
+import type { TroupeConfig } from '../providers/config.js';
 import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import type { UpdateReplay } from './session-replay.js';
-import { systemPrompt } from './system-prompt.js';
-import { projectInstructions } from './project-instructions.js';
+import { engineDeps } from './session-engine-deps.js';
+import { daemonOwnedCatalog, type SessionCatalog } from './session-catalog.js';
 import { assertDirectory, requestedDirectories } from './session-directories.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
@@ -52,24 +51,6 @@ export interface HostOptions {
    */
   index?: SessionCatalog;
 }
-
-/** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
-export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'refresh' | 'applyEvents' | 'tombstone' | 'flush'>;
-
-/**
- * The catalog of a supervised child: empty. Its daemon owns the index (it answers session/list and
- * deletes), the log file is the truth when a session is opened, and new ids carry 80 random bits, so
- * a child never reads or writes the index (with 10,000 sessions that would be megabytes per spawn).
- */
-const daemonOwnedCatalog: SessionCatalog = {
-  isUsed: () => false,
-  get: () => undefined,
-  list: () => ({ sessions: [] }),
-  refresh: async () => undefined,
-  applyEvents: async () => undefined,
-  tombstone: async () => undefined,
-  flush: async () => undefined,
-};
 
 export interface LiveSession {
   engine: SessionEngine;
@@ -483,58 +464,14 @@ export class SessionHost {
     else if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
   }
 
-  /**
-   * The engine's dependencies. Its tools follow the additional directories its conversation holds
-   * (a client's session/load or resume may change them): `bind` the engine once it exists; before,
-   * they are `initial` (those of the session's first event).
-   */
-  private deps(sessionId: string, log: FileEventLog, cwd: string, initial: readonly string[]): { deps: EngineDeps; bind(engine: SessionEngine): void } {
-    const { env, config, logger } = this.opts;
-    let bound: SessionEngine | undefined;
-    const dirs = () => bound?.conversation.additionalDirectories ?? initial;
-    let prompt: { of: readonly string[]; text: string } | undefined;
-    const deps: EngineDeps = {
-      log,
-      resolveModel: (id) => resolveModel(id, env, config),
-      tools: this.tools(sessionId, cwd, dirs),
-      policy: createPermissionPolicy(),
-      asker: clientPermissionAsker(this.requireClient(), sessionId),
-      clock: systemClock,
-      logger,
-      limits: { ...DEFAULT_LIMITS, ...limitsFromEnv(env), ...this.opts.limits },
-      // The project's AGENTS.md files, read again only when the directories change (project-instructions.ts).
-      systemPrompt: (ws) => {
-        if (prompt?.of !== ws.additionalDirectories) prompt = { of: ws.additionalDirectories, text: systemPrompt(ws, projectInstructions(ws)) };
-        return prompt.text;
-      },
-    };
-    return { deps, bind: (engine) => void (bound = engine) };
-  }
-
-  private tools(sessionId: string, cwd: string, dirs: () => readonly string[]) {
-    const client = this.requireClient();
-    const fs = this.caps.fs ?? {};
-    // The client's editor buffers, over the host's local backend (each open checked against the workspace).
-    const files = (local: FileBackend) => clientFileBackend(client, sessionId, local, { read: Boolean(fs.readTextFile), write: Boolean(fs.writeTextFile) });
-    const commands = this.caps.terminal ? clientTerminalBackend(client, sessionId) : createLocalCommandBackend({ withheldEnv: CREDENTIAL_ENV_VARS });
-    return withExtraTools(createWorkspaceTools({ cwd, additionalDirectories: dirs, files, commands }), () => this.mcp.tools(sessionId));
+  /** The engine's dependencies (session-engine-deps.ts), on this host's client and MCP tools. */
+  private deps(sessionId: string, log: FileEventLog, cwd: string, initialDirectories: readonly string[]) {
+    const { env, config, logger, limits } = this.opts;
+    return engineDeps({ sessionId, log, cwd, initialDirectories, env, config, logger, limits, client: this.requireClient(), caps: this.caps, mcpTools: () => this.mcp.tools(sessionId) });
   }
 
   private requireClient(): acp.AgentContext {
     if (!this.client) throw new TroupeError('internal_error', 'no ACP client is attached yet');
     return this.client;
   }
-}
-
-/** Engine limits an operator may set: TROUPE_MAX_STEPS, TROUPE_PERMISSION_TIMEOUT_MS, TROUPE_COMPACT_THRESHOLD. */
-function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<EngineLimits> {
-  const out: Partial<EngineLimits> = {};
-  const int = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined);
-  const steps = int(env.TROUPE_MAX_STEPS);
-  if (steps) out.maxSteps = steps;
-  const timeout = int(env.TROUPE_PERMISSION_TIMEOUT_MS);
-  if (timeout) out.permissionTimeoutMs = timeout;
-  const threshold = Number(env.TROUPE_COMPACT_THRESHOLD);
-  if (threshold > 0 && threshold <= 1) out.compactThreshold = threshold;
-  return out;
 }
