@@ -23,7 +23,7 @@ const SPAWN_RETRY_MS = 1000;
  * (open files, processes), a capacity problem rather than a crash of the session. A failed spawn
  * closes with the negative errno as its code.
  */
-export function spawnFailure(exit: ChildExit): TroupeError {
+function spawnFailure(exit: ChildExit): TroupeError {
   const errno = Object.entries(constants.errno).find(([, n]) => n === -(exit.code ?? 0))?.[0] ?? `code ${exit.code}`;
   const why =
     errno === 'EMFILE' || errno === 'ENFILE'

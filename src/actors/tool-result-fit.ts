@@ -8,7 +8,7 @@
  */
 import { isTroupeError } from '../core/errors.js';
 import type { AgentEventInput, ToolContent } from '../core/events.js';
-import type { EventLog } from '../core/ports.js';
+import type { EngineCore } from './engine-core.js';
 
 /** Unchanged lines kept on each side of a narrowed diff's change. */
 const CONTEXT_LINES = 3;
@@ -17,19 +17,24 @@ const MAX_OUTPUT_CHARS = 256 * 1024;
 
 type ToolCallUpdated = Extract<AgentEventInput, { type: 'tool_call_updated' }>;
 
-/** `event` itself when the log takes it, else a smaller one (see the module comment). */
-export function fitToolResult(log: EventLog, event: ToolCallUpdated): ToolCallUpdated {
-  if (fits(log, event)) return event;
+/**
+ * Emits a tool call's result, smaller when the log refuses it as too large (see the module comment).
+ * A refused append takes no seq and changes nothing, so the usual result is appended once, with no
+ * size check of its own before.
+ */
+export function emitToolResult(core: EngineCore, event: ToolCallUpdated): void {
+  if (emitted(core, event)) return;
   const narrowed: ToolCallUpdated = { ...event, ...(event.content ? { content: event.content.map(narrowDiff) } : {}) };
-  if (fits(log, narrowed)) return narrowed;
+  if (emitted(core, narrowed)) return;
   const output = event.output !== undefined && event.output.length > MAX_OUTPUT_CHARS ? `${event.output.slice(0, MAX_OUTPUT_CHARS)}… [cut]` : event.output;
   const note = '[This result is too large for the session log to show; the model read its output.]';
-  return { ...event, ...(output !== undefined ? { output } : {}), content: [{ type: 'text', text: output ? `${output}\n${note}` : note }] };
+  core.emit({ ...event, ...(output !== undefined ? { output } : {}), content: [{ type: 'text', text: output ? `${output}\n${note}` : note }] });
 }
 
-function fits(log: EventLog, event: ToolCallUpdated): boolean {
+/** Whether the log took the event (false: too large for it). */
+function emitted(core: EngineCore, event: ToolCallUpdated): boolean {
   try {
-    log.check(event);
+    core.emit(event);
     return true;
   } catch (err) {
     if (isTroupeError(err, 'event_too_large')) return false;

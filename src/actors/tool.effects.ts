@@ -8,25 +8,23 @@ import { newLocalId } from '../core/ids.js';
 import type { PermissionOutcome } from '../core/events.js';
 import type { ToolCallRequest } from '../core/ports.js';
 import type { EngineCore } from './engine-core.js';
-import { fitToolResult } from './tool-result-fit.js';
+import { emitToolResult } from './tool-result-fit.js';
 
 /** Record a call's final result (failed), as the model will read it. */
 export function failTool(core: EngineCore, turnId: string, call: ToolCallRequest, errorCode: string, output: string): void {
   // The output a terminal showed stays visible: content replaces the call's earlier content.
   const terminals = core.shownTerminals.get(call.id) ?? [];
   core.shownTerminals.delete(call.id);
-  core.emit(
-    fitToolResult(core.deps.log, {
-      type: 'tool_call_updated',
-      sessionId: core.sessionId,
-      turnId,
-      toolCallId: call.id,
-      status: 'failed',
-      content: [...terminals, { type: 'text', text: output }],
-      output,
-      errorCode,
-    }),
-  );
+  emitToolResult(core, {
+    type: 'tool_call_updated',
+    sessionId: core.sessionId,
+    turnId,
+    toolCallId: call.id,
+    status: 'failed',
+    content: [...terminals, { type: 'text', text: output }],
+    output,
+    errorCode,
+  });
 }
 
 export function decideTool(core: EngineCore, turnId: string, call: ToolCallRequest): 'allow' | 'ask' | 'deny' {
@@ -150,14 +148,12 @@ export async function runTool(core: EngineCore, turnId: string, call: ToolCallRe
   if (signal.aborted) return;
   core.shownTerminals.delete(call.id);
   if (result.plan) core.emit({ type: 'plan_updated', sessionId: core.sessionId, turnId, entries: result.plan });
-  core.emit(
-    fitToolResult(core.deps.log, {
-      ...base,
-      status: result.isError ? 'failed' : 'completed',
-      content: result.content ?? [{ type: 'text', text: result.output }],
-      output: result.output,
-      ...(result.locations ? { locations: result.locations } : {}),
-      ...(result.errorCode ? { errorCode: result.errorCode } : {}),
-    }),
-  );
+  emitToolResult(core, {
+    ...base,
+    status: result.isError ? 'failed' : 'completed',
+    content: result.content ?? [{ type: 'text', text: result.output }],
+    output: result.output,
+    ...(result.locations ? { locations: result.locations } : {}),
+    ...(result.errorCode ? { errorCode: result.errorCode } : {}),
+  });
 }
