@@ -69,10 +69,12 @@ test('a lock left by a process that is gone, or whose pid another process has si
   }
 });
 
-test('a lock that cannot be written whole (a nearly full disk; here a 3-byte file-size limit) is not left behind, half-written or empty', async (t) => {
+test('a lock that cannot be written whole (a nearly full disk; here a 1-byte file-size limit) is not left behind, half-written or empty', async (t) => {
   const { dir, cleanup } = tempDir();
   t.after(cleanup);
   // In a process of its own under the limit (prlimit, util-linux): the writes fail there for real.
+  // One byte, because both locks must be longer than the limit: the file lock holds only the pid,
+  // and in a container pids are small (a 3-byte limit let a 3-digit pid through in CI).
   const script = `
     const { takeProcessLock } = await import(${JSON.stringify(new URL('../../../src/store/process-lock.js', import.meta.url).href)});
     const { withFileLock } = await import(${JSON.stringify(new URL('../../../src/store/file-lock.js', import.meta.url).href)});
@@ -81,7 +83,7 @@ test('a lock that cannot be written whole (a nearly full disk; here a 3-byte fil
     try { await withFileLock(${JSON.stringify(join(dir, 'b.lock'))}, async () => undefined); out.file = 'taken'; } catch (e) { out.file = e.code; }
     console.log(JSON.stringify(out));`;
   const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn('prlimit', ['--fsize=3:unlimited', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn('prlimit', ['--fsize=1:unlimited', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let text = '';
     p.stdout!.on('data', (d) => (text += d));
     p.once('error', reject);
