@@ -20,18 +20,21 @@ const SPAWN_RETRY_MS = 1000;
 
 /**
  * Why no process could be started, for the request that waited for one: the daemon's own limits
- * (open files, processes), a capacity problem rather than a crash of the session. A failed spawn
- * closes with the negative errno as its code.
+ * (open files, processes, memory), a capacity problem rather than a crash of the session.
  */
-function spawnFailure(exit: ChildExit): TroupeError {
-  const errno = Object.entries(constants.errno).find(([, n]) => n === -(exit.code ?? 0))?.[0] ?? `code ${exit.code}`;
+function spawnFailure(errno: string): TroupeError {
   const why =
     errno === 'EMFILE' || errno === 'ENFILE'
       ? 'the daemon has too many open files: raise its open-files limit (ulimit -n) or lower --max-sessions'
-      : errno === 'EAGAIN'
+      : errno === 'EAGAIN' || errno === 'ENOMEM'
         ? 'the system refused another process (ulimit -u, or memory)'
         : 'see the daemon log';
   return new TroupeError('capacity_exceeded', `cannot start a process for the session (spawn ${errno}): ${why}`, { reason: errno });
+}
+
+/** The errno name of a failed spawn's exit: it closes with the negative errno as its code. */
+function exitErrno(exit: ChildExit): string {
+  return Object.entries(constants.errno).find(([, n]) => n === -(exit.code ?? 0))?.[0] ?? `code ${exit.code}`;
 }
 
 export class ChildPool {
@@ -107,17 +110,17 @@ export class ChildPool {
       if (this.closed || this.starting >= this.concurrency) return;
       const waiter = this.waiting.shift();
       if (!waiter && this.warm.length + this.starting >= this.size) return;
-      const child = this.launch();
+      let child: ChildProcessHandle;
+      try {
+        child = this.launch();
+      } catch (err) {
+        // Node throws at once for some failures of the fork or exec (ENOMEM, E2BIG…).
+        this.spawnFailed(waiter, Promise.resolve(spawnFailure((err as NodeJS.ErrnoException).code ?? String(err))));
+        return;
+      }
       if (!child.spawned) {
-        // No process (EMFILE, EAGAIN…): the request that waited is told why once Node has said it,
-        // and refilling waits a while rather than spin on a limit that is likely still there.
-        this.quietUntil = Math.max(this.quietUntil, Date.now() + SPAWN_RETRY_MS);
-        void child.whenExited().then((exit) => {
-          const err = spawnFailure(exit);
-          if (waiter) waiter.reject(err);
-          else this.logger.warn('cannot start a child for the warm pool; trying again in a while', { error: err.message });
-        });
-        this.pump();
+        // No process (EMFILE, EAGAIN…): Node says why on a later tick.
+        this.spawnFailed(waiter, child.whenExited().then((exit) => spawnFailure(exitErrno(exit))));
         return;
       }
       this.starting++;
@@ -137,5 +140,18 @@ export class ChildPool {
       }
       this.pump();
     });
+  }
+
+  /**
+   * No process could be started: the request that waited is told why, and refilling waits a while
+   * rather than spin on a limit that is likely still there.
+   */
+  private spawnFailed(waiter: { reject: (err: TroupeError) => void } | undefined, failure: Promise<TroupeError>): void {
+    this.quietUntil = Math.max(this.quietUntil, Date.now() + SPAWN_RETRY_MS);
+    void failure.then((err) => {
+      if (waiter) waiter.reject(err);
+      else this.logger.warn('cannot start a child for the warm pool; trying again in a while', { error: err.message });
+    });
+    this.pump();
   }
 }
