@@ -130,9 +130,28 @@ export class RelaySession {
     for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
   }
 
+  /** The child-side id of the latest client request forwarded (see stopIfClosed). */
+  private lastForwarded = 0;
+  /** The child-side id of the last session/close the child answered with success. */
+  private closedBy?: number;
+
+  /**
+   * A closed session's child stops (it rests, and its next message wakes it), but only once the
+   * close is the last request sent and every other has been answered: a request sent after it (a
+   * load, a prompt, another client's) opened the session again in the child, which then serves it
+   * until idle; one sent before it is the child's to answer (a prompt the close ended). Stopping at
+   * the close's answer failed those requests as if the process had crashed.
+   */
+  private stopIfClosed(): void {
+    if (this.closedBy === undefined || this.closedBy !== this.lastForwarded || this.pending.size > 0) return;
+    this.closedBy = undefined;
+    void this.child.stop('closed');
+  }
+
   /** Forwards a client request to the child under a child-side id. */
   forward(conn: RelayConnection, msg: JsonRpcMessage): void {
     const id = this.nextId++;
+    this.lastForwarded = id;
     const method = String(msg.method);
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
     this.pending.set(id, { conn, clientId: msg.id, answering: this.sessionId, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
@@ -257,7 +276,7 @@ export class RelaySession {
       // The client is done with the session: it no longer holds it (an editor's one long-lived
       // connection closes many sessions), and the session can rest once its child has stopped.
       this.detach(p.conn);
-      void this.child.stop('closed');
+      this.closedBy = id;
     }
     if (p.method === 'session/fork' && !msg.error) {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
@@ -266,6 +285,7 @@ export class RelaySession {
     void p.conn.send({ ...msg, id: p.clientId }, p.answering);
     // After its answer is queued: the stream keeps nothing of a session its client is done with.
     if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
+    this.stopIfClosed();
   }
 
   private settled(p: PendingRequest, id: number): void {
@@ -366,6 +386,7 @@ export class RelaySession {
   deleting = false;
 
   private childExited(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
+    this.closedBy = undefined; // its process is gone
     const err = this.deleting
       ? rpcError('session_not_found', `session ${this.sessionId} was deleted while this request ran`, { sessionId: this.sessionId, deleted: true })
       : info.crashed
