@@ -175,6 +175,18 @@ export class SessionIndex {
     if (added) await this.persist();
   }
 
+  /**
+   * Adds the entry of a session another process just made (a fork, made by a daemon's child), read
+   * from its log, unless the index already has one.
+   */
+  async adoptLog(id: string): Promise<void> {
+    if (this.entries.has(id)) return;
+    const entry = await this.summarize(id);
+    if (!entry || this.entries.has(id)) return;
+    this.entries.set(id, entry);
+    await this.persist();
+  }
+
   /** Rebuilds the whole index from the logs and writes it. Tombstones survive (they are logs too). */
   async rebuild(): Promise<void> {
     const next = new Map<string, SessionEntry>();

@@ -64,6 +64,11 @@ export class Relay implements AcpAgentSide, RelayContext {
    * under the tombstone.
    */
   private readonly deleting = new Map<string, Promise<void>>();
+  /**
+   * Forks just made, until their source's child has unloaded them and the index has their entry
+   * (see forked): a message for one waits for that, a delete too.
+   */
+  private readonly forking = new Map<string, Promise<void>>();
   readonly options: RelayOptions;
   readonly pool: ChildPool;
   readonly logger: Logger;
@@ -98,6 +103,9 @@ export class Relay implements AcpAgentSide, RelayContext {
 
   /** Any message naming a session: to its child, reviving the session from its log if needed. */
   toSession(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): void {
+    // In order: the messages that waited for a fork go on in the order they came.
+    const fork = this.forking.get(sessionId);
+    if (fork) return void fork.then(() => this.toSession(conn, sessionId, msg));
     const request = isRequest(msg);
     if (this.deleting.has(sessionId)) {
       if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true }), sessionId);
@@ -195,6 +203,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   private async deleteNow(sessionId: string): Promise<void> {
+    await this.forking.get(sessionId);
     const session = this.sessions.get(sessionId);
     const attached = session ? [...session.attached.keys()] : [];
     if (session) {
@@ -268,11 +277,22 @@ export class Relay implements AcpAgentSide, RelayContext {
   /**
    * A fork is a session of its own, with a child of its own from its next message (toSession), and
    * the servers the fork named. The source's child made it and still holds it open: it unloads it
-   * there (a session/close unloads without writing), so that one process writes its log.
+   * there (a session/close unloads without writing), so that one process writes its log. Until then
+   * the fork's messages wait (called before the fork's answer goes, so none comes earlier): a child
+   * of its own could not take its log (session_locked), nor could a delete, and the index learns of
+   * the fork from the source's control channel, which may lag its answer: a prompt sent at once was
+   * answered session_not_found, and a delete succeeded without deleting it. Once unloaded, the fork's
+   * entry is read from its log if the index has none yet.
    */
   forked(source: RelaySession, sessionId: string, mcpServers: unknown[]): void {
     if (mcpServers.length) this.restingServers.set(sessionId, mcpServers);
-    source.request('session/close', { sessionId }).catch((err) => this.logger.debug('unloading a fork from its source child', { sessionId, error: String(err) }));
+    const settled = source
+      .request('session/close', { sessionId })
+      .catch((err) => this.logger.debug('unloading a fork from its source child', { sessionId, error: String(err) }))
+      .then(() => this.deps.index.adoptLog(sessionId))
+      .catch((err) => this.logger.warn('reading a fork into the session index', { sessionId, error: String(err) }))
+      .finally(() => this.forking.delete(sessionId));
+    this.forking.set(sessionId, settled);
   }
 
   unregistered(session: RelaySession): void {
