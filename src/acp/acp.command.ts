@@ -8,7 +8,7 @@ import { format } from 'node:util';
 import * as acp from '@agentclientprotocol/sdk';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
+import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom } from '../core/stderr-logger.js';
 import { loadConfig, type TroupeConfig } from '../providers/config.js';
 import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
 import { createAgentApp } from './agent.app.js';
@@ -32,6 +32,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr });
   const logger = createStderrLogger('troupe acp', logLevelFrom(env));
   if (startup) logger.debug('started', startup);
+  // Every session of the editor lives in this process.
+  keepServingThroughStrayErrors(logger);
 
   // A config the agent cannot use still lets it speak the protocol: every request that needs the
   // config (a session's) is answered with its problem, which an editor shows, where an agent that

@@ -28,3 +28,15 @@ export function createStderrLogger(name: string, level: LogLevel, write: (line: 
   };
   return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
 }
+
+/**
+ * The last resort of a process that serves many sessions (the daemon, `troupe acp` with an editor's
+ * sessions): an error nothing caught (a bug: a promise's failure nobody observed, a throw in a
+ * callback) is logged, and the process goes on serving the others, where Node's default would end
+ * them all. What the error interrupted is answered by its own path (timeouts, the session's error
+ * listener); this only keeps the rest alive.
+ */
+export function keepServingThroughStrayErrors(logger: Logger): void {
+  process.on('unhandledRejection', (err) => logger.error('unhandled rejection (still serving)', { error: String(err), ...(err instanceof Error ? { stack: err.stack } : {}) }));
+  process.on('uncaughtException', (err) => logger.error('uncaught exception (still serving)', { error: String(err), stack: err.stack }));
+}

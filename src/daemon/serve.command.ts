@@ -5,7 +5,7 @@
  */
 import { setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
-import { createStderrLogger, logLevelFrom } from '../core/stderr-logger.js';
+import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
@@ -221,8 +221,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   // The daemon's one line for a person, with its logs on stderr (daemon.log when started by the CLI).
   process.stderr.write(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
 
-  process.on('unhandledRejection', (err) => logger.error('unhandled rejection (still serving)', { error: String(err) }));
-  process.on('uncaughtException', (err) => logger.error('uncaught exception (still serving)', { error: String(err), stack: err.stack }));
+  keepServingThroughStrayErrors(logger);
 
   return new Promise<number>((resolve) => {
     let stopping = false;

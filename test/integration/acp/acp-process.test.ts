@@ -215,3 +215,18 @@ test('a config file it cannot use: the agent still serves, and refuses each sess
   assert.equal(c.proc.exitCode, null, 'the agent still runs');
   assert.deepEqual(c.schemaErrors, []);
 });
+
+test('an error nothing caught (a stray rejection, a throw in a callback) is logged, and the agent goes on serving its sessions', async (t) => {
+  // A bug stands in here: a module preloaded into the agent rejects a promise nobody observes and
+  // throws from a signal handler when the test asks, once the agent serves.
+  const { AcpChild } = await import('../../support/acp-child.js');
+  const bug = `process.on('SIGUSR2', () => { Promise.reject(new Error('stray rejection')); throw new Error('stray throw'); });`;
+  const agent = AcpChild.start({ script: { replies: [{ when: 'hi', items: [{ text: 'hello' }] }] }, env: { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(bug)}` } });
+  t.after(() => agent.close());
+  await agent.initialize();
+  const sessionId = await agent.newSession(mkdtempSync(join(tmpdir(), 'troupe-ws-')));
+  agent.proc.kill('SIGUSR2');
+  await agent.until(() => /uncaught exception \(still serving\).*stray throw/.test(agent.stderr) && /unhandled rejection \(still serving\).*stray rejection/.test(agent.stderr), 'both logged');
+  assert.equal((await agent.prompt(sessionId, 'hi')).stopReason, 'end_turn');
+  assert.equal(agent.proc.exitCode, null);
+});
