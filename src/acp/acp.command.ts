@@ -11,6 +11,7 @@ import type { Logger } from '../core/ports.js';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom } from '../core/stderr-logger.js';
 import { loadConfig, type TroupeConfig } from '../providers/config.js';
 import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
+import { writePendingLogs } from '../store/unwritten-logs.js';
 import { createAgentApp } from './agent.app.js';
 import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
@@ -49,8 +50,9 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   // Under a daemon, fd 3 carries heartbeats, durable events and machine transitions to it.
   const channel = args.includes('--supervised') ? (await import('./control-channel.js')).ControlChannel.open(Number(env.TROUPE_HEARTBEAT_MS) || 1000) : undefined;
   // `out` is the protocol's only writer, one write per loop turn: live session/updates and
-  // session/load replays reach it directly as text, every other message through the SDK.
-  const out = batchedStdout();
+  // session/load replays reach it directly as text, every other message through the SDK. Before
+  // each write it writes the logs' pending events: nothing is sent that is not in a log's file.
+  const out = batchedStdout(process.stdout, writePendingLogs);
   // The session machinery is a separate chunk of the bundle, loaded after `initialize` is answered.
   const home = resolveTroupeHome(env);
   let host: Promise<SessionHost> | undefined;

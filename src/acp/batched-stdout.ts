@@ -47,7 +47,11 @@ export interface BatchedWriter {
  */
 export const FLUSH_AT_CHARS = 32 * 1024;
 
-export function batchedStdout(out: NodeJS.WritableStream = process.stdout): BatchedWriter {
+/**
+ * `beforeWrite` runs before each write: the agent writes its logs' pending events there, so that no
+ * event reaches a client before it is in its log's file (src/store/unwritten-logs.ts).
+ */
+export function batchedStdout(out: NodeJS.WritableStream = process.stdout, beforeWrite: () => void = () => undefined): BatchedWriter {
   let pending = '';
   let scheduled = false;
   let drained: Promise<void> = Promise.resolve();
@@ -68,6 +72,9 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout): Batc
     }),
   );
   const write = () => {
+    if (pending.length === 0) return;
+    beforeWrite();
+    // (A log that failed there may have queued and written answers already.)
     if (pending.length === 0) return;
     const text = pending;
     pending = '';

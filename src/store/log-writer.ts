@@ -1,7 +1,14 @@
 /**
  * The writing side of a log file: events queue up, are packed into records (many per record) and
  * written in one `write` per batch at the end of the file; fdatasync follows the durability policy.
- * One batch is in flight at a time, so batches grow while the disk is busy (group commit).
+ * Writes are synchronous (a write to the page cache takes microseconds); only fdatasync runs on the
+ * thread pool, one at a time, so batches grow while the disk is busy (group commit).
+ *
+ * An event may be published (sent live to a client) before it is durable, but never before it is
+ * in the file: a process that writes what it publishes calls `writePendingLogs()` first
+ * (unwritten-logs.ts; the agent's stdout does). A process killed at any point (a crash, SIGKILL, out of memory) then leaves a log
+ * holding every event any client saw, so a seq a client saw is never given to another event after
+ * the restart. Only the machine's crash loses what was written and not synced.
  */
 import { fdatasyncSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -11,6 +18,7 @@ import { TroupeError } from '../core/errors.js';
 import { writeAllSync } from './atomic-write.js';
 import type { ResolvedDurability } from './durability.js';
 import { encodeEventRecord } from './log-record.codec.js';
+import { markUnwritten, markWritten } from './unwritten-logs.js';
 
 /** A record holds at most this many events, or about this many bytes (one larger event gets a record of its own). */
 const RECORD_MAX_EVENTS = 1024;
@@ -99,6 +107,7 @@ export class LogWriter {
 
   enqueue(event: AgentEvent, bytes: number): void {
     if (this.failure) throw this.failure;
+    if (this.pending.length === 0) markUnwritten(this);
     this.pending.push(event);
     this.pendingSizes.push(bytes);
     this.pendingBytes += bytes;
@@ -190,12 +199,24 @@ export class LogWriter {
       while (!this.failure && (this.pending.length > 0 || (this.syncDue && this.durable < this.written))) {
         const sync = this.syncDue;
         this.syncDue = false;
-        if (this.pending.length > 0) await this.writeBatch();
+        if (this.pending.length > 0) this.writeBatch();
         if (sync) {
+          // What is written while the sync runs (writePendingSync) is not covered by it.
+          const through = this.written;
           await this.fh.datasync();
-          this.synced();
+          this.synced(through);
         }
       }
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** Writes the enqueued events to the file now (not synced); a failure fails the log. */
+  writePendingSync(): void {
+    if (this.failure || this.pending.length === 0) return;
+    try {
+      this.writeBatch();
     } catch (err) {
       this.fail(err);
     }
@@ -210,23 +231,19 @@ export class LogWriter {
   syncNow(): void {
     if (this.running || this.failure || this.closed || (this.pending.length === 0 && this.durable === this.written)) return;
     try {
-      if (this.pending.length > 0) {
-        const batch = this.takeBatch();
-        writeAllSync(this.fh.fd, batch.buf, this.end);
-        this.commitBatch(batch);
-      }
+      if (this.pending.length > 0) this.writeBatch();
       fdatasyncSync(this.fh.fd);
       this.syncDue = false;
-      this.synced();
+      this.synced(this.written);
     } catch (err) {
       this.fail(err);
     }
   }
 
-  /** Everything written is on disk: its waiters go on, and no group-commit timer is needed while nothing is pending. */
-  private synced(): void {
+  /** Everything written through `seq` is on disk: its waiters go on, and no group-commit timer is needed while nothing is pending. */
+  private synced(seq: number): void {
     this.syncs++;
-    this.durable = this.written;
+    this.durable = seq;
     this.settle();
     if (this.pending.length === 0 && this.timer !== undefined) {
       this.clock.clearTimeout(this.timer);
@@ -234,12 +251,10 @@ export class LogWriter {
     }
   }
 
-  private async writeBatch(): Promise<void> {
+  /** Writes everything enqueued at the end of the file, on this thread; throws the system's error. */
+  private writeBatch(): void {
     const batch = this.takeBatch();
-    for (let done = 0; done < batch.buf.length; ) {
-      const { bytesWritten } = await this.fh.write(batch.buf, done, batch.buf.length - done, this.end + done);
-      done += bytesWritten;
-    }
+    writeAllSync(this.fh.fd, batch.buf, this.end);
     this.commitBatch(batch);
   }
 
@@ -247,6 +262,7 @@ export class LogWriter {
   private takeBatch(): Batch {
     const events = this.pending;
     const sizes = this.pendingSizes;
+    markWritten(this);
     this.pending = [];
     this.pendingSizes = [];
     this.pendingBytes = 0;
@@ -289,6 +305,7 @@ export class LogWriter {
   private fail(err: unknown): void {
     const e = logWriteFailed(err);
     this.failure = e;
+    markWritten(this); // nothing more is written
     this.logger.error('event log write failed; the log accepts no more events', { error: e.message });
     for (const w of this.waiters) w.reject(e);
     this.waiters = [];

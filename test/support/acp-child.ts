@@ -72,6 +72,8 @@ export class AcpChild {
   private connect(): void {
     // Client → agent: remember request methods so responses can be checked against their schema.
     const toChild = new PassThrough();
+    // EPIPE once the agent is dead (after crash(), the SDK may still write a cancel): not the test's error.
+    this.proc.stdin!.on('error', () => undefined);
     let outBuf = '';
     toChild.on('data', (chunk: Buffer) => {
       outBuf += chunk.toString();

@@ -199,6 +199,33 @@ test('kill -9 during a turn: a new process replays everything durable and shows 
   assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
 });
 
+test('kill -9 at any moment of a stream: every update a client was sent is in the log, under the same seq', async (t) => {
+  // An event may reach a client before it is durable, never before it is in the file: the process's
+  // death then cannot lose it, and its seq is never given to another event (which a daemon relaying
+  // the session, or any client keeping seqs, would take for the one it saw). Before, streamed events
+  // waited up to the group commit (5 ms) for their write while already sent.
+  const items = Array.from({ length: 3000 }, (_, i) => (i % 25 === 24 ? { delay_ms: 1 } : { text: `w${i} ` }));
+  for (let round = 0; round < 6; round++) {
+    const cwd = workspace();
+    const first = AcpChild.start({ script: { replies: [items] } });
+    await first.initialize();
+    const sessionId = await first.newSession(cwd);
+    void first.prompt(sessionId, 'stream').catch(() => undefined);
+    await first.until(() => first.updatesFor(sessionId, 'agent_message_chunk').length >= 40 + 97 * round, 'the stream under way', 30_000);
+    await first.crash();
+    const sent = strip(first.updatesFor(sessionId)).filter((u) => u.seq !== undefined);
+
+    const second = AcpChild.start({ script: { replies: [] }, home: first.home });
+    t.after(() => second.close());
+    await second.initialize();
+    await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+    const logged = new Map(strip(second.updatesFor(sessionId)).map((u) => [u.seq, u]));
+    const lost = sent.filter((u) => JSON.stringify(logged.get(u.seq)) !== JSON.stringify(u));
+    assert.deepEqual(lost.slice(0, 3), [], `round ${round}: ${lost.length} of the ${sent.length} updates sent are not in the log as sent`);
+    await second.close();
+  }
+});
+
 test('session/load of a log damaged from its first record is refused log_corrupt, and the file is left as it was', async (t) => {
   const { cwd, sessionId, home } = await storedSession(['one']);
   const path = join(home, 'sessions', `${sessionId}.log`);

@@ -57,6 +57,26 @@ test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it come
   assert.equal(exits?.[1], '1');
 });
 
+test('kill -9 of a child at any moment of a stream: its client gets the next turn\'s updates, each seq once and in order', async (t) => {
+  // What a child sent is in its log's file before it leaves the child (spec/event-log.md §3), so its
+  // replacement never gives a seq the client saw to another event. Before, the last few milliseconds
+  // of a stream could be lost with the child, the next events took their seqs, and the relay, which
+  // sends each connection a seq once, dropped them as already sent: the next turn went unseen.
+  const fast = Array.from({ length: 3000 }, (_, i) => (i % 25 === 24 ? { delay_ms: 1 } : { text: `w${i} ` }));
+  const { d, a } = await daemonWithClients(t, { script: { replies: [{ when: 'fast', items: fast }, { when: 'ping', items: [{ text: 'pong' }] }] } });
+  for (let round = 0; round < 4; round++) {
+    const sessionId = (await a.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    const victim = a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'fast' }] }).catch((e: any) => e?.data?.code);
+    await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length >= 40 + 97 * round, 'the stream under way', 30_000);
+    process.kill((await childOf(d, sessionId)).pid, 'SIGKILL');
+    assert.equal(await victim, 'agent_crashed');
+    assert.equal((await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+    await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'pong'), `round ${round}: the next turn's reply, live`, 5_000);
+    const seqs = a.seqs(sessionId);
+    assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]!), `round ${round}: each seq once, in order`);
+  }
+});
+
 test('exceeding the restart intensity marks the session failed and tells its clients; it stays failed once released and after a daemon restart', async (t) => {
   const d = await Daemon.start({ script, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
   t.after(() => d.stop());
