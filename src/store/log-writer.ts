@@ -223,7 +223,7 @@ export class LogWriter {
   }
 
   /**
-   * Writes and syncs everything enqueued, on this thread, unless a batch is already in flight (then
+   * Writes and syncs everything enqueued, on this thread, unless a sync is already in flight (then
    * nothing happens: `whenDurable` waits as usual). For a barrier a request waits on with nothing
    * else to do, such as a new session's first event: two thread-pool round trips fewer, for a main
    * thread blocked as long as the fdatasync takes.

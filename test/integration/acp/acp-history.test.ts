@@ -204,7 +204,7 @@ test('kill -9 at any moment of a stream: every update a client was sent is in th
   // death then cannot lose it, and its seq is never given to another event (which a daemon relaying
   // the session, or any client keeping seqs, would take for the one it saw). Before, streamed events
   // waited up to the group commit (5 ms) for their write while already sent.
-  const items = Array.from({ length: 3000 }, (_, i) => (i % 25 === 24 ? { delay_ms: 1 } : { text: `w${i} ` }));
+  const items = Array.from({ length: 6000 }, (_, i) => (i % 20 === 19 ? { delay_ms: 2 } : { text: `w${i} ` }));
   for (let round = 0; round < 6; round++) {
     const cwd = workspace();
     const first = AcpChild.start({ script: { replies: [items] } });

@@ -62,7 +62,7 @@ test('kill -9 of a child at any moment of a stream: its client gets the next tur
   // replacement never gives a seq the client saw to another event. Before, the last few milliseconds
   // of a stream could be lost with the child, the next events took their seqs, and the relay, which
   // sends each connection a seq once, dropped them as already sent: the next turn went unseen.
-  const fast = Array.from({ length: 3000 }, (_, i) => (i % 25 === 24 ? { delay_ms: 1 } : { text: `w${i} ` }));
+  const fast = Array.from({ length: 6000 }, (_, i) => (i % 20 === 19 ? { delay_ms: 2 } : { text: `w${i} ` }));
   const { d, a } = await daemonWithClients(t, { script: { replies: [{ when: 'fast', items: fast }, { when: 'ping', items: [{ text: 'pong' }] }] } });
   for (let round = 0; round < 4; round++) {
     const sessionId = (await a.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
