@@ -332,6 +332,7 @@ export class RelaySession {
       return;
     }
     const seq = ((msg.params as any)?.update?._meta?.troupe?.seq as number | undefined) ?? undefined;
+    if (seq !== undefined && seq <= this.lastSeq && !this.load && (msg.params as { sessionId?: unknown }).sessionId === this.sessionId) this.seqsWentBack(seq);
     const fresh = seq !== undefined && seq > this.lastSeq;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
@@ -350,6 +351,10 @@ export class RelaySession {
     let ordered = true;
     for (let i = 1; i < batch.length; i++) {
       if (batch[i]!.seq <= batch[i - 1]!.seq || batch[i]!.sessionId !== sessionId) ordered = false;
+    }
+    if (!this.load && sessionId === this.sessionId) {
+      const low = ordered ? batch[0]!.seq : Math.min(...batch.filter((u) => u.sessionId === sessionId).map((u) => u.seq));
+      if (low <= this.lastSeq) this.seqsWentBack(low);
     }
     // Lines above this are new to the session; a replay repeats lines below it.
     const before = this.lastSeq;
@@ -370,6 +375,26 @@ export class RelaySession {
       }
     }
     for (const u of batch) if (u.seq > this.lastSeq) this.lastSeq = u.seq;
+  }
+
+  /**
+   * The child's seqs went back: outside a load's replay, an update at or below the highest seq the
+   * session had sent. Its log lost events that had been sent (a write that failed: the session was
+   * then opened again from what its file holds), and new events take their seqs. The marks go back
+   * to before it, so that the new events reach every client, and each client that was sent the lost
+   * ones is told (`_troupe/updates_lost`): what it saw after `keptSeq` is not in the history, which a
+   * `session/load` shows as it is. Without this the relay dropped the new events as already sent.
+   */
+  private seqsWentBack(seq: number): void {
+    const kept = seq - 1;
+    const sent = this.lastSeq;
+    this.lastSeq = kept;
+    for (const [conn, mark] of this.attached) {
+      if (mark <= kept || mark === Number.POSITIVE_INFINITY) continue; // saw none of it, or waits for its own load
+      this.attached.set(conn, kept);
+      void conn.send({ jsonrpc: '2.0', method: '_troupe/updates_lost', params: { sessionId: this.sessionId, keptSeq: kept, sentSeq: Math.min(mark, sent) } });
+    }
+    this.ctx.logger.warn('a session log lost events its clients were sent; they are told', { sessionId: this.sessionId, keptSeq: kept, sentSeq: sent });
   }
 
   private control(c: ControlMessage): void {

@@ -36,4 +36,20 @@ test('a session whose log cannot be written fails its prompt with log_write_fail
   const next = await a.agent.request('session/prompt', { sessionId: sa, prompt: [{ type: 'text', text: 'short' }] });
   assert.equal(next.stopReason, 'end_turn');
   assert.equal((await child(sa)).pid, pid);
+  // The events the failed writes lost had been sent: the next ones take their seqs. The client is
+  // told, and is sent them (the relay used to drop them as already sent: the next turn went unseen).
+  await a.until(() => a.updatesFor(sa, 'agent_message_chunk').some((u) => u.content.text === 'a short answer'), 'the next turn, live');
+  const lost = a.notifications.filter((n) => n.method === '_troupe/updates_lost');
+  assert.equal(lost.length, 1, JSON.stringify(lost));
+  const { keptSeq, sentSeq } = lost[0]!.params as { keptSeq: number; sentSeq: number };
+  assert.ok(keptSeq < sentSeq);
+  const reader = d.connect('http');
+  t.after(() => reader.close());
+  await reader.init();
+  await reader.agent.request('session/load', { sessionId: sa, cwd, mcpServers: [] });
+  // From there on the client was sent the history as it is (besides what was lost).
+  const seen = new Set(a.updatesFor(sa).map((u) => JSON.stringify(u)));
+  const replayedSince = reader.updatesFor(sa).filter((u: any) => u._meta?.troupe?.seq > keptSeq);
+  assert.ok(replayedSince.length > 0);
+  assert.deepEqual(replayedSince.filter((u: any) => !seen.has(JSON.stringify(u))), []);
 });
