@@ -347,7 +347,9 @@ test('inspector: while a long session streams, each replay ask reads only what t
   const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { chunkDelayMs: 0, replies: [{ when: 'long', items: long }, { when: 'stream', items: stream }, [{ text: 'Done.' }]] } });
   const browser = await headlessChromium(t);
   const ask = (text: string) => (c.agent.request('session/prompt', { sessionId, prompt: prompt(text) }) as Promise<{ stopReason: string }>).then((r) => r.stopReason);
-  const lastSeq = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.lastSeq as number;
+  // From the session's own process: the daemon's view (GET /v1/sessions/:id) follows the durable
+  // events its child reports on another pipe, and can be behind the prompt's answer by the last of them.
+  const lastSeq = async () => ((await c.agent.request('_troupe/session_state', { sessionId })) as { lastSeq: number }).lastSeq;
   assert.equal(await ask('a long one'), 'end_turn');
   await d.untilDurable(sessionId, await lastSeq());
   const { page, errors } = await openInspector(browser, d, sessionId);
