@@ -245,7 +245,8 @@ export class LogWriter {
     this.syncs++;
     this.durable = seq;
     this.settle();
-    if (this.pending.length === 0 && this.timer !== undefined) {
+    // (Not while events written during the sync, by writePendingSync, still wait for theirs.)
+    if (this.pending.length === 0 && this.durable === this.written && this.timer !== undefined) {
       this.clock.clearTimeout(this.timer);
       this.timer = undefined;
     }

@@ -7,6 +7,7 @@ import type { AgentEvent } from '../../../src/core/events.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { readLogFile, readLogFilePaged, scanLogFile } from '../../../src/store/log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord } from '../../../src/store/log-record.codec.js';
+import { writePendingLogs } from '../../../src/store/unwritten-logs.js';
 import { chunk, drain, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
 
 const SID = 'ses_file';
@@ -126,6 +127,33 @@ test('syncNow makes what is appended durable before it returns, on this thread; 
     const { events, scan } = await readLogFile(log.path);
     assert.deepEqual(seqs(events), [1, 2, 3, 4]);
     assert.equal(scan.warnings.length, 0);
+    await log.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('writePendingLogs puts what was appended in the file at once, not synced; what it writes during a sync still gets its group commit', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, SID, { create: true, durability: { sync: 'group', groupCommitMs: 20 } });
+    const a = log.append(chunk(SID, 'a'));
+    writePendingLogs();
+    // No await in between: another reader of the file sees it; it is not durable yet.
+    assert.equal(scanLogFile(log.path).lastSeq, a.seq);
+    assert.ok(log.durableSeq() < a.seq);
+    // A barrier's sync in flight (started on the next turn of the loop), and a chunk written while it runs.
+    const t = log.append(turnCompleted(SID));
+    await new Promise((r) => setImmediate(r));
+    const b = log.append(chunk(SID, 'b'));
+    writePendingLogs();
+    assert.equal(scanLogFile(log.path).lastSeq, b.seq);
+    await log.whenDurable(t.seq);
+    // The chunk was written after that sync began: its own group commit makes it durable (it was
+    // left to no one when the sync's end cleared the timer).
+    const synced = await Promise.race([log.whenDurable(b.seq).then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
+    assert.equal(synced, true);
+    assert.equal(log.durableSeq(), b.seq);
     await log.close();
   } finally {
     cleanup();
