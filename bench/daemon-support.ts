@@ -159,6 +159,8 @@ export async function startReferenceServer(home: string, env: Record<string, str
 
 /** The measured commit, and whether src/ differs from it. */
 export function gitDescribe(): string {
+  // An export built elsewhere has no git: BENCH_COMMIT names the code (bench/README.md).
+  if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { encoding: 'utf8' }).trim();
