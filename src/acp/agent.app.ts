@@ -12,6 +12,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { keepsDirectories, requestedDirectories } from './session-directories.js';
+import { sentSeqOf } from './sent-seq.js';
 import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -162,6 +163,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       void host()
         .then(async (h) => {
           const live = await h.get(id);
+          live.repaired = undefined; // the replay showed the log's open turn as ended
           if (dirs) h.useDirectories(live, dirs);
           await h.useMcpServers(id, p.cwd, mcp);
           if (h.commands(id).length > SLASH_COMMANDS.length) h.announceCommands(id);
@@ -183,9 +185,13 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
    * A session for a request, once a load of it from its log file has replayed it and opened its
    * engine: what the engine emits from then on comes after the history.
    */
-  const sessionOf = async (h: SessionHost, sessionId: string): Promise<LiveSession> => {
+  const sessionOf = async (h: SessionHost, sessionId: string, opts: { replaying?: boolean; sentSeq?: number } = {}): Promise<LiveSession> => {
     await loading.get(sessionId);
-    return h.get(sessionId);
+    const live = await h.get(sessionId);
+    // What the open appended (a crashed turn's end) goes to the client first, unless its replay shows it.
+    if (opts.replaying) live.repaired = undefined;
+    else await h.sendRepairs(live, opts.sentSeq);
+    return live;
   };
   /**
    * Prompts received and not yet handed to their session's engine (waiting for the session to open,
@@ -270,7 +276,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           return fromLog;
         }
         const h = await host();
-        const live = await sessionOf(h, p.sessionId);
+        const live = await sessionOf(h, p.sessionId, { replaying: true });
         assertCwd(live, p.cwd);
         if (dirs) h.useDirectories(live, dirs);
         const { UpdateReplay } = await replayModule();
@@ -287,7 +293,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const mcp = p.mcpServers === undefined ? undefined : mcpServersOf(p.mcpServers);
         const dirs = directoriesOf(p);
         const h = await host();
-        const live = await sessionOf(h, p.sessionId);
+        const sentSeq = sentSeqOf(p);
+        const live = await sessionOf(h, p.sessionId, sentSeq === undefined ? {} : { sentSeq });
         assertCwd(live, p.cwd);
         if (dirs) h.useDirectories(live, dirs);
         // Without `mcpServers` the session keeps the servers it has.

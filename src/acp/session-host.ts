@@ -56,6 +56,11 @@ export interface LiveSession {
   engine: SessionEngine;
   log: FileEventLog;
   detach: () => void;
+  /**
+   * Seqs the open itself appended (`after` < seq <= `through`: the end of a turn its crashed process
+   * left open), not sent to the client yet: `sendRepairs` sends them, or a load's replay shows them.
+   */
+  repaired?: { after: number; through: number };
 }
 
 
@@ -417,7 +422,9 @@ export class SessionHost {
       // The index can be rebuilt from the logs: a failure to update it does not fail the open.
       await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
       this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
-      return await this.track(engine, log, before);
+      const live = await this.track(engine, log, before);
+      if (log.lastSeq() > before) live.repaired = { after: before, through: log.lastSeq() };
+      return live;
     } catch (err) {
       await engine?.dispose().catch(() => undefined);
       await log.close().catch(() => undefined);
@@ -454,6 +461,20 @@ export class SessionHost {
       void this.unload(sessionId, { keepMcp: true }).catch((e) => this.opts.logger.error('unload failed', { sessionId, error: String(e) }));
     });
     return live;
+  }
+
+  /**
+   * Sends the client what opening the session appended (see LiveSession.repaired), once: a request
+   * that does not replay the history (a resume, a prompt) would otherwise never show the client the
+   * end of the turn the crash interrupted. `sentSeq`: the daemon's resume says what its clients saw.
+   */
+  async sendRepairs(live: LiveSession, sentSeq?: number): Promise<void> {
+    const repaired = live.repaired;
+    if (!repaired) return;
+    live.repaired = undefined;
+    // With the seq its clients were last sent (sent-seq.ts), also what the old process logged and never sent.
+    const after = Math.max(0, Math.min(repaired.after, sentSeq ?? repaired.after));
+    for (const e of (await live.log.readAfter(after, { limit: repaired.through - after })).events) if (e.seq <= repaired.through) this.project(e);
   }
 
   /** One event's `session/update`s to the client, live. */

@@ -13,6 +13,7 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
+import { SENT_SEQ } from '../../acp/sent-seq.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
 export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
@@ -239,7 +240,11 @@ export class RelaySession {
     // A fresh child for a session that exists resumes it from its log, without replay, with the
     // additional directories its log holds (no client asked to change them: src/acp/session-directories.ts).
     if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) {
-      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true } } };
+      // After a crash, with the highest seq its clients were sent: the new process sends what its log
+      // holds beyond it (sent-seq.ts). Not otherwise: a clean stop sent everything, and a session this
+      // relay has sent nothing of (a daemon restarted) must not be sent its history.
+      const sent = kind === 'restart' && this.lastSeq > 0 ? { [SENT_SEQ]: this.lastSeq } : {};
+      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, ...sent } } };
       await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc);
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
   }

@@ -226,6 +226,30 @@ test('kill -9 at any moment of a stream: every update a client was sent is in th
   }
 });
 
+test('kill -9 during a turn, then session/resume in a new process: the end the open gives the turn is sent live, its seq next to the last one sent', async (t) => {
+  const cwd = workspace();
+  const crashScript = { replies: [[{ text: 'streaming before the crash' }, { hang: true }]] };
+  const first = AcpChild.start({ script: crashScript });
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  void first.prompt(sessionId, 'start').catch(() => undefined);
+  await first.until(() => first.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk before crash');
+  await first.crash();
+  const lastSent = Math.max(...strip(first.updatesFor(sessionId)).map((u) => u.seq ?? 0));
+
+  const second = AcpChild.start({ script: crashScript, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  await second.agent.request('session/resume', { sessionId, cwd, mcpServers: [] });
+  const sent = strip(second.updatesFor(sessionId)).filter((u) => u.seq !== undefined);
+  assert.ok(sent.some((u) => u.sessionUpdate === 'agent_thought_chunk' && /agent_crashed/.test(u.content.text)), JSON.stringify(sent));
+  assert.equal(sent[0]?.seq, lastSent + 1);
+  // Sent once: a request after the resume does not send it again.
+  await second.agent.request('session/set_mode', { sessionId, modeId: 'default' });
+  assert.equal(strip(second.updatesFor(sessionId)).filter((u) => u.sessionUpdate === 'agent_thought_chunk').length, sent.filter((u) => u.sessionUpdate === 'agent_thought_chunk').length);
+  assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});
+
 test('session/load of a log damaged from its first record is refused log_corrupt, and the file is left as it was', async (t) => {
   const { cwd, sessionId, home } = await storedSession(['one']);
   const path = join(home, 'sessions', `${sessionId}.log`);

@@ -57,7 +57,7 @@ test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it come
   assert.equal(exits?.[1], '1');
 });
 
-test('kill -9 of a child at any moment of a stream: its client gets the next turn\'s updates, each seq once and in order', async (t) => {
+test('kill -9 of a child at any moment of a stream: its client is sent the whole history, the crashed turn\'s end and the next turn included, each seq once and in order', async (t) => {
   // What a child sent is in its log's file before it leaves the child (spec/event-log.md §3), so its
   // replacement never gives a seq the client saw to another event. Before, the last few milliseconds
   // of a stream could be lost with the child, the next events took their seqs, and the relay, which
@@ -65,15 +65,26 @@ test('kill -9 of a child at any moment of a stream: its client gets the next tur
   const fast = Array.from({ length: 6000 }, (_, i) => (i % 20 === 19 ? { delay_ms: 2 } : { text: `w${i} ` }));
   const { d, a } = await daemonWithClients(t, { script: { replies: [{ when: 'fast', items: fast }, { when: 'ping', items: [{ text: 'pong' }] }] } });
   for (let round = 0; round < 4; round++) {
-    const sessionId = (await a.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    const cwd = tempDir();
+    const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
     const victim = a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'fast' }] }).catch((e: any) => e?.data?.code);
     await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length >= 40 + 97 * round, 'the stream under way', 30_000);
     process.kill((await childOf(d, sessionId)).pid, 'SIGKILL');
-    assert.equal(await victim, 'agent_crashed');
+    assert.equal(await victim, 'agent_crashed', `round ${round}`);
     assert.equal((await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
     await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'pong'), `round ${round}: the next turn's reply, live`, 5_000);
     const seqs = a.seqs(sessionId);
     assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]!), `round ${round}: each seq once, in order`);
+    // The client was sent the whole history, the end of the interrupted turn too (the new child's
+    // open appended it), each update as a load replays it.
+    const reader = d.connect('http');
+    await reader.init();
+    await reader.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+    const live = new Set(a.updatesFor(sessionId).map((u) => JSON.stringify(u)));
+    const unseen = reader.updatesFor(sessionId).filter((u: any) => u._meta?.troupe?.seq !== undefined && !live.has(JSON.stringify(u)));
+    reader.close();
+    assert.deepEqual(unseen, [], `round ${round}: replayed, never sent live (live seqs ${JSON.stringify(seqs.slice(-6))})`);
+    assert.ok(a.updatesFor(sessionId, 'agent_thought_chunk').some((u) => /agent_crashed/.test(u.content.text)), `round ${round}: the crashed turn's end, live`);
   }
 });
 
