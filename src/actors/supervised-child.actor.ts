@@ -240,7 +240,10 @@ export class SupervisedChild {
         this.touch();
       },
       (err) => {
-        this.opts.logger.warn('child failed to boot', { pid: proc.pid, error: String(err) });
+        // A process that died meanwhile (stopped for a close or a delete, or crashed: its exit is
+        // reported as such) is not news here.
+        if (proc.alive) this.opts.logger.warn('child failed to boot', { pid: proc.pid, error: String(err) });
+        else this.opts.logger.debug('child exited while it booted', { pid: proc.pid, error: String(err) });
         if (this.proc === proc && proc.alive && !this.abandoned.has(proc)) this.abandon({ type: 'BOOT_FAILED', reason: String(err) }, proc);
       },
     );
