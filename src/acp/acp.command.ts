@@ -8,7 +8,7 @@ import { format } from 'node:util';
 import * as acp from '@agentclientprotocol/sdk';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom } from '../core/stderr-logger.js';
+import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { loadConfig, type TroupeConfig } from '../providers/config.js';
 import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
 import { writePendingLogs } from '../store/unwritten-logs.js';
@@ -29,7 +29,7 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
 
   // Anything a library prints through the console's log, info or debug methods would corrupt the
   // protocol: those go to stderr too, as warn and error do. (The protocol's one writer is `out`.)
-  const toStderr = (...a: unknown[]) => void process.stderr.write(format(...a) + '\n');
+  const toStderr = (...a: unknown[]) => writeStderr(format(...a) + '\n');
   Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr });
   const logger = createStderrLogger('troupe acp', logLevelFrom(env));
   if (startup) logger.debug('started', startup);

@@ -21,7 +21,29 @@ function render(fields: LogFields | undefined): string {
   }
 }
 
-export function createStderrLogger(name: string, level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+/** Set once stderr failed (EPIPE: whoever read it, a terminal or a pipe, is gone): logs are dropped from then on. */
+let stderrGone = false;
+let watching = false;
+
+/**
+ * Listens for stderr's failure (once per process). Its 'error' unheard is an uncaught exception,
+ * which the last resort (below) logs to the same stderr, failing again: a daemon whose terminal had
+ * closed spun at 100% CPU on that loop for good, and no longer stopped on SIGTERM.
+ */
+function watchStderr(): void {
+  if (watching) return;
+  watching = true;
+  process.stderr.on('error', () => (stderrGone = true));
+}
+
+/** Writes to stderr, or drops the text once stderr has failed. */
+export function writeStderr(text: string): void {
+  watchStderr();
+  if (!stderrGone) process.stderr.write(text);
+}
+
+export function createStderrLogger(name: string, level: LogLevel, write: (line: string) => void = writeStderr): Logger {
+  if (write === writeStderr) watchStderr();
   const max = LEVELS.indexOf(level);
   const at = (lvl: LogLevel) => (msg: string, fields?: LogFields) => {
     if (LEVELS.indexOf(lvl) <= max) write(`${new Date().toISOString()} ${lvl.padEnd(5)} ${name}: ${msg}${render(fields)}\n`);

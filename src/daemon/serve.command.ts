@@ -5,7 +5,7 @@
  */
 import { setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
-import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom } from '../core/stderr-logger.js';
+import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
@@ -219,7 +219,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const listening = await server.listen();
   writeState(home, { pid: process.pid, url: listening.url, version: VERSION, startedAt });
   // The daemon's one line for a person, with its logs on stderr (daemon.log when started by the CLI).
-  process.stderr.write(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
+  writeStderr(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
 
   keepServingThroughStrayErrors(logger);
 

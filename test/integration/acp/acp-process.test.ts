@@ -230,3 +230,18 @@ test('an error nothing caught (a stray rejection, a throw in a callback) is logg
   assert.equal((await agent.prompt(sessionId, 'hi')).stopReason, 'end_turn');
   assert.equal(agent.proc.exitCode, null);
 });
+
+// The timeout is a hang detector: before, the agent spun on the EPIPE and answered nothing more.
+test('a client that closes the agent\'s stderr: the agent drops its logs and serves on, then stops at stdin\'s end (no EPIPE loop)', { timeout: 60_000 }, async (t) => {
+  const { AcpChild } = await import('../../support/acp-child.js');
+  // Debug logs: every request writes to the closed stderr.
+  const agent = AcpChild.start({ script: { replies: [{ when: 'hi', items: [{ text: 'hello' }] }] }, env: { TROUPE_LOG: 'debug' } });
+  t.after(() => agent.close());
+  agent.proc.stderr!.destroy();
+  await agent.initialize();
+  const sessionId = await agent.newSession(mkdtempSync(join(tmpdir(), 'troupe-ws-')));
+  assert.equal((await agent.prompt(sessionId, 'hi')).stopReason, 'end_turn');
+  // Before, the EPIPE was an uncaught exception, whose log failed again: the agent spun on it and
+  // never got to its end (the helper kills it after 10 s: exit code null).
+  assert.equal(await agent.close(), 0);
+});

@@ -199,6 +199,24 @@ function processesOfHome(home: string): number[] {
   return pids;
 }
 
+// The timeout is a hang detector: before, the daemon spun on the EPIPE and answered nothing more.
+test('a daemon whose stderr reader is gone (its terminal closed) drops its logs, serves on and stops on SIGTERM (no EPIPE loop)', { timeout: 60_000 }, async (t) => {
+  // Debug logs: every request writes to the closed stderr.
+  const d = await Daemon.start({ script, env: { TROUPE_LOG: 'debug' } });
+  t.after(() => d.stop());
+  d.proc.stderr!.destroy();
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+  assert.equal((await d.api('GET', '/v1/health')).status, 200);
+  c.close();
+  // Before, the EPIPE was an uncaught exception, which the last resort logged to the same stderr:
+  // the daemon spun at 100% CPU and never finished its shutdown (the helper SIGKILLs it after 20 s).
+  assert.equal(await d.stop(), 0);
+});
+
 test('SIGTERM during a burst of session/new: exit 0 and no child outlives the daemon, also one spawned for a request it stopped', async (t) => {
   // No pool: each session/new waits for a child spawned for it; stopped while it waits, the child
   // that comes for it anyway must be stopped and waited for too.
