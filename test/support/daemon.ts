@@ -18,8 +18,6 @@ export interface DaemonOptions {
   script?: unknown;
   /** An existing `$TROUPE_HOME` (a daemon started again on another's home); a fresh one by default. */
   home?: string;
-  /** A command that runs the daemon (exec'ing it, so the pid is the daemon's), e.g. `['prlimit', '--nofile=90:90']`. */
-  under?: string[];
 }
 
 export class Daemon {
@@ -39,8 +37,7 @@ export class Daemon {
       env.TROUPE_SCRIPT = join(home, 'script.json');
       env.TROUPE_MODEL ??= 'scripted/replay';
     }
-    const [command, ...args] = [...(options.under ?? []), process.execPath, BIN, 'serve', '--port', '0', '--pool', '1', ...(options.args ?? [])];
-    const proc = spawn(command!, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--pool', '1', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const d = new Daemon(proc, home);
     proc.stderr!.on('data', (x) => (d.stderr += x));
     const deadline = Date.now() + 20_000;
