@@ -6,9 +6,10 @@
  *
  * An event may be published (sent live to a client) before it is durable, but never before it is
  * in the file: a process that writes what it publishes calls `writePendingLogs()` first
- * (unwritten-logs.ts; the agent's stdout does). A process killed at any point (a crash, SIGKILL, out of memory) then leaves a log
- * holding every event any client saw, so a seq a client saw is never given to another event after
- * the restart. Only the machine's crash loses what was written and not synced.
+ * (unwritten-logs.ts; the agent's stdout does). A process killed at any point (a crash, SIGKILL,
+ * out of memory) then leaves a log holding every event any client saw, so a seq a client saw is
+ * never given to another event after the restart. Only the machine's crash loses what was written
+ * and not synced.
  */
 import { fdatasyncSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -53,7 +54,6 @@ export class LogWriter {
   private pending: AgentEvent[] = [];
   private pendingSizes: number[] = [];
   private pendingBytes = 0;
-  private enqueuedSeq: number;
   private written: number;
   private durable: number;
   private end: number;
@@ -82,7 +82,7 @@ export class LogWriter {
     private readonly onRecord: (firstSeq: number, offset: number) => void,
   ) {
     this.end = endOffset;
-    this.enqueuedSeq = this.written = this.durable = lastSeq;
+    this.written = this.durable = lastSeq;
   }
 
   writtenSeq(): number {
@@ -111,7 +111,6 @@ export class LogWriter {
     this.pending.push(event);
     this.pendingSizes.push(bytes);
     this.pendingBytes += bytes;
-    this.enqueuedSeq = event.seq;
     const p = this.policy;
     if (p.sync === 'always' || (p.sync === 'group' && p.isBarrier(event))) {
       this.syncDue = true;
@@ -144,14 +143,13 @@ export class LogWriter {
     return new Promise<void>((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
   }
 
-  /** Writes out (without syncing) everything enqueued so far, so that readers of the file see it. */
+  /**
+   * Writes out (without syncing) everything enqueued so far, so that readers of the file see it. A
+   * write is synchronous: this waits for no sync in flight.
+   */
   async flushWrites(): Promise<void> {
-    const target = this.enqueuedSeq;
-    while (this.written < target) {
-      if (this.failure) throw this.failure;
-      this.kick();
-      await this.running;
-    }
+    this.writePendingSync();
+    if (this.failure) throw this.failure;
   }
 
   /** Writes and syncs everything, then closes the file. */

@@ -22,5 +22,6 @@ export function markWritten(log: Unwritten): void {
 /** Writes every log's enqueued events to its file now, synchronously. */
 export function writePendingLogs(): void {
   if (unwritten.size === 0) return;
-  for (const log of [...unwritten]) log.writePendingSync();
+  // Each write takes its log out of the set: deleting the visited entry is safe while iterating.
+  for (const log of unwritten) log.writePendingSync();
 }
