@@ -12,7 +12,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { keepsDirectories, requestedDirectories } from './session-directories.js';
-import { sentSeqOf } from './sent-seq.js';
+import { sentSeqOf, troupeMeta } from './troupe-meta.js';
 import { isValidSessionId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -114,7 +114,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   };
 
   const takeClientCaps = (p: { _meta?: unknown }) => {
-    const caps = (p._meta as { troupe?: { clientCapabilities?: unknown } } | null | undefined)?.troupe?.clientCapabilities;
+    const caps = troupeMeta(p)?.clientCapabilities;
     if (!opts.supervised || !peer || !caps || typeof caps !== 'object' || Array.isArray(caps)) return;
     peer = { client: peer.client, caps: caps as acp.ClientCapabilities };
     // Not open yet: the host takes `peer` as it is when it opens.

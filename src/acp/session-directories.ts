@@ -9,14 +9,14 @@
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { TroupeError } from '../core/errors.js';
+import { troupeMeta } from './troupe-meta.js';
 
 /** A `_meta.troupe` flag on a daemon's own `session/resume`: keep the session's directories. */
 export const KEEP_DIRECTORIES = 'keepDirectories';
 
 /** Whether a lifecycle request is the daemon's own resume, which keeps the directories. */
 export function keepsDirectories(params: { _meta?: unknown }): boolean {
-  const troupe = (params._meta as { troupe?: Record<string, unknown> } | null | undefined)?.troupe;
-  return troupe?.[KEEP_DIRECTORIES] === true;
+  return troupeMeta(params)?.[KEEP_DIRECTORIES] === true;
 }
 
 /**

@@ -472,7 +472,7 @@ export class SessionHost {
     const repaired = live.repaired;
     if (!repaired) return;
     live.repaired = undefined;
-    // With the seq its clients were last sent (sent-seq.ts), also what the old process logged and never sent.
+    // With the seq its clients were last sent (troupe-meta.ts), also what the old process logged and never sent.
     const after = Math.max(0, Math.min(repaired.after, sentSeq ?? repaired.after));
     for (const e of (await live.log.readAfter(after, { limit: repaired.through - after })).events) if (e.seq <= repaired.through) this.project(e);
   }

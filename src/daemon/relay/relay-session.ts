@@ -13,7 +13,7 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { SENT_SEQ } from '../../acp/sent-seq.js';
+import { SENT_SEQ } from '../../acp/troupe-meta.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
 export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
@@ -241,7 +241,7 @@ export class RelaySession {
     // additional directories its log holds (no client asked to change them: src/acp/session-directories.ts).
     if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) {
       // After a crash, with the highest seq its clients were sent: the new process sends what its log
-      // holds beyond it (sent-seq.ts). Not otherwise: a clean stop sent everything, and a session this
+      // holds beyond it (acp/troupe-meta.ts). Not otherwise: a clean stop sent everything, and a session this
       // relay has sent nothing of (a daemon restarted) must not be sent its history.
       const sent = kind === 'restart' && this.lastSeq > 0 ? { [SENT_SEQ]: this.lastSeq } : {};
       const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, ...sent } } };
@@ -337,7 +337,7 @@ export class RelaySession {
       return;
     }
     const seq = ((msg.params as any)?.update?._meta?.troupe?.seq as number | undefined) ?? undefined;
-    if (seq !== undefined && seq <= this.lastSeq && !this.load && (msg.params as { sessionId?: unknown }).sessionId === this.sessionId) this.seqsWentBack(seq);
+    if (seq !== undefined) this.seqsWentBack((msg.params as { sessionId?: unknown }).sessionId, seq);
     const fresh = seq !== undefined && seq > this.lastSeq;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
@@ -357,10 +357,7 @@ export class RelaySession {
     for (let i = 1; i < batch.length; i++) {
       if (batch[i]!.seq <= batch[i - 1]!.seq || batch[i]!.sessionId !== sessionId) ordered = false;
     }
-    if (!this.load && sessionId === this.sessionId) {
-      const low = ordered ? batch[0]!.seq : Math.min(...batch.filter((u) => u.sessionId === sessionId).map((u) => u.seq));
-      if (low <= this.lastSeq) this.seqsWentBack(low);
-    }
+    this.seqsWentBack(sessionId, ordered ? batch[0]!.seq : Math.min(...batch.filter((u) => u.sessionId === sessionId).map((u) => u.seq)));
     // Lines above this are new to the session; a replay repeats lines below it.
     const before = this.lastSeq;
     let all: string[] | undefined;
@@ -383,14 +380,16 @@ export class RelaySession {
   }
 
   /**
-   * The child's seqs went back: outside a load's replay, an update at or below the highest seq the
-   * session had sent. Its log lost events that had been sent (a write that failed: the session was
-   * then opened again from what its file holds), and new events take their seqs. The marks go back
-   * to before it, so that the new events reach every client, and each client that was sent the lost
-   * ones is told (`_troupe/updates_lost`): what it saw after `keptSeq` is not in the history, which a
+   * At an update of `seq` (the lowest of a batch): whether the child's seqs went back, i.e. outside a
+   * load's replay an update of this session at or below the highest seq it had sent. Its log lost
+   * events that had been sent (a write that failed: the session was then opened again from what its
+   * file holds), and new events take their seqs. The marks go back to before it, so that the new
+   * events reach every client, and each client that was sent the lost ones is told
+   * (`_troupe/updates_lost`): what it saw after `keptSeq` is not in the history, which a
    * `session/load` shows as it is. Without this the relay dropped the new events as already sent.
    */
-  private seqsWentBack(seq: number): void {
+  private seqsWentBack(sessionId: unknown, seq: number): void {
+    if (this.load || sessionId !== this.sessionId || seq > this.lastSeq) return;
     const kept = seq - 1;
     const sent = this.lastSeq;
     this.lastSeq = kept;
