@@ -190,7 +190,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     const live = await h.get(sessionId);
     // What the open appended (a crashed turn's end) goes to the client first, unless its replay shows it.
     if (opts.replaying) live.repaired = undefined;
-    else await h.sendRepairs(live, opts.sentSeq);
+    else if (live.repaired) await h.sendRepairs(live, opts.sentSeq); // (no await on every request for nothing)
     return live;
   };
   /**
