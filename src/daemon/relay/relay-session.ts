@@ -23,6 +23,13 @@ export function childInitializeParams(caps: Record<string, unknown>, version: st
 /** The requests that open a session in a child; the first one a pooled child gets carries the client's capabilities. */
 const OPENING = new Set(['session/new', 'session/load', 'session/resume']);
 
+/**
+ * More updates than the relay tells apart within one seq (`RelaySession.place`). The event with the
+ * most is a prompt, one update per block, and a request of 16 MiB (the transport's limit) holds
+ * fewer than 650,000 blocks. Places stay exact doubles for seqs below 2^33.
+ */
+const UPDATES_PER_SEQ = 2 ** 20;
+
 /** `params` with `_meta.troupe.clientCapabilities` set (spec/daemon.md §Warm pool). */
 function withClientCaps(params: unknown, caps: Record<string, unknown>): Record<string, unknown> {
   const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
@@ -53,8 +60,8 @@ export class RelaySession {
    */
   private readonly prompting = new Map<number, RelayConnection>();
   /**
-   * The session/load in flight (child-side id), its connection, and the highest replayed seq sent to
-   * it. The child's replay (seq from 1, page by page) and the live updates of a turn running
+   * The session/load in flight (child-side id), its connection, and the highest replayed update
+   * (its place, see `place`) sent to it. The child's replay (seq from 1, page by page) and the live updates of a turn running
    * meanwhile reach the daemon mixed, so one mark per connection would let a live seq drop the rest
    * of the replay. Until its load is answered, the connection is sent a line new to the session
    * (live, or replayed lines this session had not sent before) above its mark, and a line the
@@ -122,8 +129,26 @@ export class RelaySession {
     conn.sessions.add(this);
   }
 
-  /** Highest update seq the child has sent. */
+  /** Highest update place (see `place`) the child has sent. */
   private lastSeq = 0;
+  /** The seq of the child's latest update line of this session, and how many came before it with that seq. */
+  private lineSeq = -1;
+  private lineIndex = 0;
+
+  /**
+   * Where an update of `seq` stands among the session's updates: its seq, plus its index among the
+   * consecutive updates of that seq as a fraction. One event can make several updates (a prompt of
+   * several blocks, a title and a mode set together), all with its seq, always together and in the
+   * same order, live and replayed; the marks below compare places, so that each update of an event
+   * is sent once. Compared by seq alone, every update of an event after its first was dropped.
+   * Called once per line, in the order the child wrote them.
+   */
+  private place(sessionId: string, seq: number): number {
+    if (sessionId !== this.sessionId) return seq;
+    if (seq === this.lineSeq) this.lineIndex++;
+    else [this.lineSeq, this.lineIndex] = [seq, 0];
+    return seq + this.lineIndex / UPDATES_PER_SEQ;
+  }
 
   detach(conn: RelayConnection): void {
     this.attached.delete(conn);
@@ -243,7 +268,7 @@ export class RelaySession {
       // After a crash, with the highest seq its clients were sent: the new process sends what its log
       // holds beyond it (acp/troupe-meta.ts). Not otherwise: a clean stop sent everything, and a session this
       // relay has sent nothing of (a daemon restarted) must not be sent its history.
-      const sent = kind === 'restart' && this.lastSeq > 0 ? { [SENT_SEQ]: this.lastSeq } : {};
+      const sent = kind === 'restart' && this.lastSeq > 0 ? { [SENT_SEQ]: Math.floor(this.lastSeq) } : {};
       const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, ...sent } } };
       await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc);
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
@@ -307,18 +332,18 @@ export class RelaySession {
   }
 
   /**
-   * Whether `conn` (last sent `mark`) is to be sent an update of `seq`, which is `fresh` when the
-   * session had sent no update as high before; advances the marks it uses.
+   * Whether `conn` (last sent `mark`) is to be sent an update at `place` (see `place`), which is
+   * `fresh` when the session had sent no update as far before; advances the marks it uses.
    */
-  private takes(conn: RelayConnection, mark: number, seq: number, fresh: boolean): boolean {
+  private takes(conn: RelayConnection, mark: number, place: number, fresh: boolean): boolean {
     const load = this.load?.conn === conn ? this.load : undefined;
     if (load && !fresh) {
-      if (seq <= load.replayed) return false;
-      load.replayed = seq;
+      if (place <= load.replayed) return false;
+      load.replayed = place;
       return true;
     }
-    if (seq <= mark) return false;
-    this.attached.set(conn, seq);
+    if (place <= mark) return false;
+    this.attached.set(conn, place);
     return true;
   }
 
@@ -336,8 +361,10 @@ export class RelaySession {
       for (const conn of this.attached.keys()) conn.cancelForwarded(this, (msg.params as { requestId?: unknown })?.requestId);
       return;
     }
-    const seq = ((msg.params as any)?.update?._meta?.troupe?.seq as number | undefined) ?? undefined;
-    if (seq !== undefined) this.seqsWentBack((msg.params as { sessionId?: unknown }).sessionId, seq);
+    const sessionId = (msg.params as { sessionId?: unknown })?.sessionId;
+    const loggedSeq = (msg.params as any)?.update?._meta?.troupe?.seq;
+    const seq = typeof loggedSeq === 'number' ? this.place(String(sessionId), loggedSeq) : undefined;
+    if (seq !== undefined) this.seqsWentBack(sessionId, seq);
     const fresh = seq !== undefined && seq > this.lastSeq;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
@@ -353,30 +380,31 @@ export class RelaySession {
    */
   private updatesToClients(batch: UpdateLine[]): void {
     const sessionId = batch[0]!.sessionId;
+    const places = batch.map((u) => this.place(u.sessionId, u.seq));
     let ordered = true;
     for (let i = 1; i < batch.length; i++) {
-      if (batch[i]!.seq <= batch[i - 1]!.seq || batch[i]!.sessionId !== sessionId) ordered = false;
+      if (places[i]! <= places[i - 1]! || batch[i]!.sessionId !== sessionId) ordered = false;
     }
-    this.seqsWentBack(sessionId, ordered ? batch[0]!.seq : Math.min(...batch.filter((u) => u.sessionId === sessionId).map((u) => u.seq)));
+    this.seqsWentBack(sessionId, ordered ? places[0]! : Math.min(...places.filter((_, i) => batch[i]!.sessionId === sessionId)));
     // Lines above this are new to the session; a replay repeats lines below it.
     const before = this.lastSeq;
     let all: string[] | undefined;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      if (ordered && batch[0]!.seq > mark && (batch[0]!.seq > before || this.load?.conn !== conn)) {
+      if (ordered && places[0]! > mark && (places[0]! > before || this.load?.conn !== conn)) {
         // The common case: all new to this connection, one session, in order.
-        this.attached.set(conn, batch[batch.length - 1]!.seq);
+        this.attached.set(conn, places[places.length - 1]!);
         conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
         continue;
       }
       let top = before;
-      for (const u of batch) {
-        const fresh = u.seq > top;
-        if (fresh) top = u.seq;
-        if (this.takes(conn, this.attached.get(conn)!, u.seq, fresh)) conn.sendNotifications(u.sessionId, [u.json]);
+      for (const [i, u] of batch.entries()) {
+        const fresh = places[i]! > top;
+        if (fresh) top = places[i]!;
+        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh)) conn.sendNotifications(u.sessionId, [u.json]);
       }
     }
-    for (const u of batch) if (u.seq > this.lastSeq) this.lastSeq = u.seq;
+    for (const place of places) if (place > this.lastSeq) this.lastSeq = place;
   }
 
   /**
@@ -390,13 +418,13 @@ export class RelaySession {
    */
   private seqsWentBack(sessionId: unknown, seq: number): void {
     if (this.load || sessionId !== this.sessionId || seq > this.lastSeq) return;
-    const kept = seq - 1;
-    const sent = this.lastSeq;
+    const kept = Math.floor(seq) - 1;
+    const sent = Math.floor(this.lastSeq);
     this.lastSeq = kept;
     for (const [conn, mark] of this.attached) {
       if (mark <= kept || mark === Number.POSITIVE_INFINITY) continue; // saw none of it, or waits for its own load
       this.attached.set(conn, kept);
-      void conn.send({ jsonrpc: '2.0', method: '_troupe/updates_lost', params: { sessionId: this.sessionId, keptSeq: kept, sentSeq: Math.min(mark, sent) } });
+      void conn.send({ jsonrpc: '2.0', method: '_troupe/updates_lost', params: { sessionId: this.sessionId, keptSeq: kept, sentSeq: Math.min(Math.floor(mark), sent) } });
     }
     this.ctx.logger.warn('a session log lost events its clients were sent; they are told', { sessionId: this.sessionId, keptSeq: kept, sentSeq: sent });
   }
@@ -435,6 +463,7 @@ export class RelaySession {
     for (const [id, p] of this.pending) if (p.method === 'session/prompt') this.prompting.set(id, p.conn);
     // A load still queued goes to the next process, whose replay starts over.
     if (this.load) this.load.replayed = 0;
+    this.lineSeq = -1; // the next process's lines start afresh
     if (!info.failed) this.sendWaitingLoad();
     for (const [, w] of this.internal) w.reject(new Error('the child exited'));
     this.internal.clear();
