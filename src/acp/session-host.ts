@@ -5,6 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import type * as acp from '@agentclientprotocol/sdk';
+import { ContentJoiner } from '../core/content-parts.js';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { AgentEvent, ContentBlock } from '../core/events.js';
 import { isValidSessionId, newSessionId } from '../core/ids.js';
@@ -474,7 +475,11 @@ export class SessionHost {
     live.repaired = undefined;
     // With the seq its clients were last sent (troupe-meta.ts), also what the old process logged and never sent.
     const after = Math.max(0, Math.min(repaired.after, sentSeq ?? repaired.after));
-    for (const e of (await live.log.readAfter(after, { limit: repaired.through - after })).events) if (e.seq <= repaired.through) this.project(e);
+    const parts = new ContentJoiner();
+    for (const e of (await live.log.readAfter(after, { limit: repaired.through - after })).events) {
+      const shown = e.seq <= repaired.through ? parts.take(e) : undefined;
+      if (shown) this.project(shown);
+    }
   }
 
   /** One event's `session/update`s to the client, live. */

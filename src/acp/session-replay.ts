@@ -8,6 +8,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import type * as acp from '@agentclientprotocol/sdk';
+import { ContentJoiner } from '../core/content-parts.js';
 import type { AgentEvent } from '../core/events.js';
 import { visitLogBuffer } from '../store/log-file.reader.js';
 import { notificationLine, projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
@@ -33,6 +34,8 @@ export class UpdateReplay {
    */
   private texts: string[] = [];
   private ordered = false;
+  /** A message logged in parts is shown whole (src/core/content-parts.ts). */
+  private readonly parts = new ContentJoiner();
 
   constructor(
     private readonly client: acp.AgentContext,
@@ -40,7 +43,9 @@ export class UpdateReplay {
     private readonly writeLines?: LineWriter,
   ) {}
 
-  add(event: AgentEvent): void {
+  add(logged: AgentEvent): void {
+    const event = this.parts.take(logged);
+    if (!event) return;
     if (this.ordered && this.writeLines) return void this.push(projectEventLines(event, this.caps));
     for (const n of projectEvent(event, this.caps)) {
       if (!this.writeLines || !this.ordered) {

@@ -43,7 +43,8 @@ const STDERR_TAIL = 8 * 1024;
 
 /**
  * The longest stdout line taken from a child, in characters: far above any line a child writes (its
- * events are at most 1 MiB), and far below V8's longest string, which would throw in the daemon. A
+ * events are at most 1 MiB; a prompt's content, shown whole, at most what a 16 MiB request carried),
+ * and far below V8's longest string, which would throw in the daemon. A
  * child over it writes no protocol any more: it is killed, and restarted like any crash.
  */
 export const MAX_CHILD_LINE_CHARS = 64 * 1024 * 1024;

@@ -3,8 +3,9 @@
  * from events, a session reopened from its log (after a restart or a crash) sends the model exactly
  * what it would have sent before.
  */
+import { ContentJoiner } from '../core/content-parts.js';
 import type { AgentEvent, ContentBlock, EventOf, ToolStatus } from '../core/events.js';
-import type { ModelMessage } from '../core/provider.js';
+import { contentChars, type ModelMessage } from '../core/provider.js';
 
 interface Entry {
   seq: number;
@@ -53,6 +54,7 @@ export class Conversation {
   private turnStart?: { turnId: string; seq: number };
   private readonly steerContent = new Map<string, ContentBlock[]>();
   private readonly finishedTools = new Set<string>();
+  private readonly parts = new ContentJoiner();
 
   apply(event: AgentEvent): void {
     this.lastSeq = event.seq;
@@ -72,11 +74,16 @@ export class Conversation {
         if (event.title !== undefined) this.title = event.title;
         if (event.additionalDirectories !== undefined) this.additionalDirectories = event.additionalDirectories;
         break;
-      case 'user_message':
-        this.turnStart = { turnId: event.turnId, seq: event.seq };
-        this.entries.push({ seq: event.seq, message: { role: 'user', content: event.content } });
-        this.added(JSON.stringify(event.content).length);
+      case 'content_part':
+        this.parts.add(event);
         break;
+      case 'user_message': {
+        const content = this.parts.contentOf(event);
+        this.turnStart = { turnId: event.turnId, seq: event.seq };
+        this.entries.push({ seq: event.seq, message: { role: 'user', content } });
+        this.added(contentChars(content));
+        break;
+      }
       case 'turn_started':
         this.openTurn = { turnId: event.turnId, tools: new Map(), permissions: new Map(), steers: new Set(), steps: 0 };
         break;
@@ -111,14 +118,14 @@ export class Conversation {
         if (event.remember) this.remembered.set(event.remember, event.outcome === 'allow_always' ? 'allow' : 'reject');
         break;
       case 'steer_received':
-        this.steerContent.set(event.steerId, event.content);
+        this.steerContent.set(event.steerId, this.parts.contentOf(event));
         this.openTurn?.steers.add(event.steerId);
         break;
       case 'steer_applied': {
         const content = this.steerContent.get(event.steerId) ?? [];
         this.openTurn?.steers.delete(event.steerId);
         this.entries.push({ seq: event.seq, message: { role: 'user', content: [{ type: 'text', text: GUIDANCE_PREFIX }, ...content] } });
-        this.added(GUIDANCE_PREFIX.length + JSON.stringify(content).length);
+        this.added(GUIDANCE_PREFIX.length + contentChars(content));
         break;
       }
       case 'steer_rejected':

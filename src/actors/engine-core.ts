@@ -2,7 +2,9 @@
  * What the turn effects share: the session's dependencies, its conversation, and the one place
  * where events are emitted (append to the log, then fold into the conversation).
  */
-import type { AgentEvent, AgentEventInput, ToolContent } from '../core/events.js';
+import { partsId, sliceText } from '../core/content-parts.js';
+import { isTroupeError } from '../core/errors.js';
+import type { AgentEvent, AgentEventInput, EventOf, ToolContent } from '../core/events.js';
 import type { Clock, EventLog, Logger, PermissionAsker, PermissionPolicy, ToolDescription, ToolHost } from '../core/ports.js';
 import type { ModelCapabilities, ModelProvider, ModelRequest } from '../core/provider.js';
 import { Conversation } from './conversation.js';
@@ -55,6 +57,16 @@ export interface Workspace {
   readonly additionalDirectories: readonly string[];
 }
 
+export type MessageInput = Extract<AgentEventInput, { type: 'user_message' | 'steer_received' }>;
+
+/**
+ * The most a part's `data` may take, as a JSON string in bytes: the log's limit less the part's
+ * other fields, its stamp (seq, ts) and room to spare.
+ */
+function partBudget(maxEventBytes: number, part: Record<string, unknown>): number {
+  return maxEventBytes - Buffer.byteLength(JSON.stringify({ ...part, index: Number.MAX_SAFE_INTEGER, data: '' })) - 128;
+}
+
 export class EngineCore {
   readonly conversation = new Conversation();
   /** Descriptions of the tool calls of the latest step, by call id (absent: the call is invalid). */
@@ -79,6 +91,38 @@ export class EngineCore {
     this.conversation.apply(event);
     for (const observe of this.observers) observe(event);
     return event;
+  }
+
+  /**
+   * Emits a prompt's or a steer's message. Content too large for one event goes first, in
+   * `content_part` events (src/core/content-parts.ts); the conversation and the observers get the
+   * message with its content whole either way.
+   */
+  emitMessage(input: MessageInput): AgentEvent {
+    try {
+      return this.emit(input);
+    } catch (err) {
+      if (!isTroupeError(err, 'event_too_large')) throw err;
+    }
+    const { sessionId, turnId } = input;
+    const partOf = partsId(input);
+    const slices = sliceText(JSON.stringify(input.content), partBudget(this.deps.log.maxEventBytes, { type: 'content_part', sessionId, turnId, partOf }));
+    slices.forEach((data, index) => this.emit({ type: 'content_part', sessionId, turnId, partOf, index, data }));
+    const { parts: _parts, ...logged } = this.deps.log.append({ ...input, content: [], parts: slices.length }) as EventOf<'user_message' | 'steer_received'>;
+    const event = { ...logged, content: input.content } as AgentEvent;
+    this.conversation.apply(event);
+    for (const observe of this.observers) observe(event);
+    return event;
+  }
+
+  /** Throws what {@link emitMessage} would for `input`'s fields (content of any size is taken, in parts). */
+  checkMessage(input: MessageInput): void {
+    try {
+      this.deps.log.check(input);
+    } catch (err) {
+      if (!isTroupeError(err, 'event_too_large')) throw err;
+      this.deps.log.check({ ...input, content: [], parts: 1 });
+    }
   }
 
   model(): ResolvedModel {

@@ -60,7 +60,7 @@ const turn = turnMachine.provide({
   actions: {
     steerReceived: ({ system }, p) => {
       const core = coreOf(system);
-      core.emit({ type: 'steer_received', sessionId: core.sessionId, turnId: p.turnId, steerId: p.steer.steerId, content: p.steer.content });
+      core.emitMessage({ type: 'steer_received', sessionId: core.sessionId, turnId: p.turnId, steerId: p.steer.steerId, content: p.steer.content });
     },
     deliverSteers: ({ system }, p) => {
       const core = coreOf(system);
@@ -100,7 +100,7 @@ export const engineMachine = sessionMachine.provide({
       const core = coreOf(system);
       const sessionId = core.sessionId;
       const conv = core.conversation;
-      core.emit({ type: 'user_message', sessionId, turnId: p.prompt.turnId, messageId: newLocalId('msg'), content: p.prompt.content });
+      core.emitMessage({ type: 'user_message', sessionId, turnId: p.prompt.turnId, messageId: newLocalId('msg'), content: p.prompt.content });
       if (conv.title === undefined) {
         const text = p.prompt.content.map((b) => (b.type === 'text' ? b.text : '')).join(' ').replace(/\s+/g, ' ').trim();
         if (text) core.emit({ type: 'session_configured', sessionId, title: text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text });

@@ -152,10 +152,10 @@ export class SessionEngine {
   prompt(content: ContentBlock[]): PromptHandle {
     this.assertOpen();
     const item: QueuedPrompt = { promptId: newLocalId('prompt'), turnId: newTurnId(this.core.deps.clock.now()), content };
-    // A prompt its log cannot hold (event_too_large) is refused here: appended by the turn's start
-    // action, it would throw inside the session machine and take the process down. (The message id
-    // is made by that action; a stand-in of its length sizes the event the same.)
-    this.core.deps.log.check({ type: 'user_message', sessionId: this.sessionId, turnId: item.turnId, messageId: (checkedMessageId ??= newLocalId('msg')), content });
+    // A prompt its log cannot hold is refused here: appended by the turn's start action, it would
+    // throw inside the session machine and take the process down. (The message id is made by that
+    // action; a stand-in of its length sizes the event the same.) Content of any size is held, in parts.
+    this.core.checkMessage({ type: 'user_message', sessionId: this.sessionId, turnId: item.turnId, messageId: (checkedMessageId ??= newLocalId('msg')), content });
     let resolve!: (r: PromptResult) => void;
     const result = new Promise<PromptResult>((r) => (resolve = r));
     this.waiting.set(item.promptId, { turnId: item.turnId, promise: result, resolve });
@@ -184,7 +184,7 @@ export class SessionEngine {
   steer(expectedTurnId: string, content: ContentBlock[]): { steerId: string; turnId: string } {
     this.assertOpen();
     const steerId = newLocalId('steer');
-    this.core.deps.log.check({ type: 'steer_received', sessionId: this.sessionId, turnId: expectedTurnId, steerId, content });
+    this.core.checkMessage({ type: 'steer_received', sessionId: this.sessionId, turnId: expectedTurnId, steerId, content });
     this.actor.send({ type: 'STEER', steerId, expectedTurnId, content });
     const outcome = this.steerOutcomes.get(steerId);
     this.steerOutcomes.delete(steerId);

@@ -3,7 +3,9 @@
  * management API (`/v1/sessions/:id/events?after=N`), replaying what came after N and then following
  * live. A replay gap (the events after the cursor are gone) ends the command with a clear error.
  */
+import { ContentJoiner, type PartedMessage } from '../core/content-parts.js';
 import { isTroupeError } from '../core/errors.js';
+import type { EventOf } from '../core/events.js';
 import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
@@ -43,6 +45,8 @@ interface Ev {
 /** Text chunks stream on one line per message; other events get a line each. */
 function formatter(out: NodeJS.WritableStream, style: Style) {
   let open: string | undefined;
+  // A prompt logged in parts (a large image) shows as its message, with its content joined.
+  const parts = new ContentJoiner();
   const end = () => {
     if (open) out.write('\n');
     open = undefined;
@@ -50,6 +54,7 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
   return {
     end,
     event(e: Ev) {
+      if (e.type === 'content_part') return void parts.add(e as unknown as EventOf<'content_part'>);
       const seq = style.dim(String(e.seq).padStart(5));
       if (e.type === 'agent_message_chunk' || e.type === 'agent_thought_chunk') {
         const key = `${e.type}:${e.messageId}`;
@@ -67,7 +72,7 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
       const p = (s: unknown) => printable(String(s ?? ''));
       const text = (blocks?: { type: string; text?: string }[]) => p((blocks ?? []).map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(' '));
       let detail = '';
-      if (e.type === 'user_message' || e.type === 'steer_received') detail = style.bold(text(e.content));
+      if (e.type === 'user_message' || e.type === 'steer_received') detail = style.bold(text(parts.contentOf(e as unknown as PartedMessage)));
       else if (e.type === 'tool_call_started') detail = `${style.bold(p(e.title))} (${e.kind}, ${e.status})`;
       else if (e.type === 'tool_call_updated') detail = `${p(e.title)}${e.status ? ` ${e.status}` : ''}`.trim();
       else if (e.type === 'turn_completed') detail = String(e.stopReason ?? '');

@@ -87,7 +87,13 @@ export const AgentEvent = z.discriminatedUnion('type', [
     /** The whole list of additional directories from now on (a client's session/load or resume set it). */
     additionalDirectories: z.array(z.string()).optional(),
   }),
-  z.object({ ...inTurn, type: z.literal('user_message'), messageId: id, content: z.array(ContentBlock) }),
+  /**
+   * A slice of the JSON text of a message's content too large for one event, logged right before
+   * the message (spec/event-log.md §5.1). `partOf` is the message's `messageId` or `steerId`.
+   */
+  z.object({ ...inTurn, type: z.literal('content_part'), partOf: id, index: nonNegInt, data: z.string() }),
+  /** `parts`: the content is in that many `content_part` events before this one, and `content` is empty. */
+  z.object({ ...inTurn, type: z.literal('user_message'), messageId: id, content: z.array(ContentBlock), parts: z.number().int().positive().optional() }),
   z.object({ ...inTurn, type: z.literal('turn_started'), maxSteps: z.number().int().positive() }),
   z.object({ ...inTurn, type: z.literal('agent_message_chunk'), messageId: id, text: z.string() }),
   z.object({ ...inTurn, type: z.literal('agent_thought_chunk'), messageId: id, text: z.string() }),
@@ -145,7 +151,7 @@ export const AgentEvent = z.discriminatedUnion('type', [
     cacheWriteTokens: nonNegInt.optional(),
     cost: z.object({ amount: z.number().nonnegative(), currency: z.string().length(3) }).optional(),
   }),
-  z.object({ ...inTurn, type: z.literal('steer_received'), steerId: id, content: z.array(ContentBlock) }),
+  z.object({ ...inTurn, type: z.literal('steer_received'), steerId: id, content: z.array(ContentBlock), parts: z.number().int().positive().optional() }),
   z.object({ ...inTurn, type: z.literal('steer_applied'), steerId: id, step: z.number().int().positive() }),
   z.object({
     ...base,

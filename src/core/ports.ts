@@ -135,6 +135,8 @@ export interface EventWatcher extends AsyncIterable<AgentEvent> {
  */
 export interface EventLog {
   readonly sessionId: string;
+  /** The largest event it takes, in bytes of compact JSON (spec/event-log.md §5). */
+  readonly maxEventBytes: number;
   lastSeq(): number;
   append(input: AgentEventInput): AgentEvent;
   /**

@@ -125,13 +125,40 @@ export interface ModelProvider {
 /** Characters per token of the offline estimate. */
 export const CHARS_PER_TOKEN = 4;
 
+/** `{"role":"user","content":` and `}`: a user message as JSON, less its content. */
+const USER_MESSAGE_CHARS = 27;
+
 /**
  * The offline token estimate of a request, about four characters per token of it as JSON: what the
  * engine sizes a request by where the vendor has no count endpoint, and the usage the offline model
- * reports (so that, like a vendor's, it covers the system prompt and the tools too).
+ * reports (so that, like a vendor's, it covers the system prompt and the tools too). Images count as
+ * {@link IMAGE_TOKENS} each, not by their data.
  */
 export function estimateTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
-  return Math.ceil((request.system.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length) / CHARS_PER_TOKEN);
+  const { messages } = request;
+  // The messages as one JSON array: brackets and commas, then each message.
+  let chars = request.system.length + JSON.stringify(request.tools).length + 2 + Math.max(0, messages.length - 1);
+  for (const m of messages) chars += m.role === 'user' ? contentChars(m.content) + USER_MESSAGE_CHARS : JSON.stringify(m).length;
+  return Math.ceil(chars / CHARS_PER_TOKEN);
+}
+
+/**
+ * What an image counts for in the offline estimate, in tokens. Vendors bill an image by its pixels,
+ * not its bytes: Anthropic about 1,600 tokens at most, once it has scaled the image down, OpenAI
+ * and Gemini less. Counted by its base64 text instead, a pasted screenshot (megabytes) would look
+ * like hundreds of thousands of tokens and be "compacted" out of a context it fits in. Embedded
+ * binary resources count the same (those a vendor cannot take are sent as a one-line placeholder).
+ */
+export const IMAGE_TOKENS = 1_600;
+
+/** Characters of `blocks` as JSON for the offline estimate, each image or binary resource as {@link IMAGE_TOKENS}. */
+export function contentChars(blocks: readonly ContentBlock[]): number {
+  let chars = JSON.stringify(blocks).length;
+  for (const b of blocks) {
+    const data = b.type === 'image' ? b.data : b.type === 'resource' && 'blob' in b.resource ? b.resource.blob : undefined;
+    if (data !== undefined) chars += IMAGE_TOKENS * CHARS_PER_TOKEN - data.length;
+  }
+  return chars;
 }
 
 /** The cost of one call in USD, from the model's per-million-token prices; undefined when unpriced. */

@@ -37,7 +37,7 @@ function kindOf(e: LogEvent): string {
 function describe(e: LogEvent): string {
   switch (e.type) {
     case 'user_message':
-      return `prompt "${clip(textOf(e.content))}"`;
+      return `prompt "${clip(textOf(e.content))}"${e.parts ? ` (content in ${String(e.parts)} parts)` : ''}`;
     case 'turn_started':
       return `turn started ${e.turnId}`;
     case 'turn_completed':
@@ -51,7 +51,7 @@ function describe(e: LogEvent): string {
     case 'permission_resolved':
       return `permission ${String(e.outcome)} by ${String(e.decidedBy)}`;
     case 'steer_received':
-      return `steer received "${clip(textOf(e.content))}"`;
+      return `steer received "${clip(textOf(e.content))}"${e.parts ? ` (content in ${String(e.parts)} parts)` : ''}`;
     case 'steer_applied':
       return `steer applied at step ${String(e.step)}`;
     case 'steer_rejected':

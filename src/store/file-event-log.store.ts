@@ -63,7 +63,7 @@ export class FileEventLog implements EventLog {
   /** The broker, exposed for tests and metrics. */
   readonly broker: EventBroker;
   private readonly clock: Clock;
-  private readonly maxEventBytes: number;
+  readonly maxEventBytes: number;
   private readonly writer: LogWriter | undefined;
   private readonly scan: LogScan;
   private closing: Promise<void> | undefined;

@@ -24,7 +24,7 @@ export interface MemoryEventLogOptions {
 export class MemoryEventLog implements EventLog {
   readonly sessionId: string;
   private readonly clock: Clock;
-  private readonly maxEventBytes: number;
+  readonly maxEventBytes: number;
   /** The broker, exposed for tests and metrics (retention, live watchers). */
   readonly broker: EventBroker;
 

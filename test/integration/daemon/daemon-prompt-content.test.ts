@@ -1,9 +1,54 @@
 // A prompt's content through troupe serve, as the clients attached to its session see it.
 // - A prompt of several blocks makes several updates with one seq: the relay sent only the first of
 //   them, live and in a load's replay, until it told them apart (RelaySession.place).
+// - A pasted screenshot: a prompt of 3 MiB, over the log's 1 MiB event limit, sent by an SDK client
+//   over WebSocket. Its session's child logs it in parts (spec/event-log.md §5.1) and shows it whole:
+//   to a second client attached over HTTP, live, and to a third client's session/load, before its
+//   response. The daemon relays those multi-megabyte lines like any other.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { daemonWithClients, tempDir, waitFor } from '../../support/daemon.js';
+
+test('a 3 MiB image prompt through the daemon is answered, shown live to every attached client, and replayed whole', { timeout: 60_000 }, async (t) => {
+  const { d, a: http, b: ws } = await daemonWithClients(t, { script: { replies: [{ when: 'screenshot', items: [{ text: 'I see it.' }] }] } });
+  const cwd = tempDir();
+  const data = randomBytes(2_400_000).toString('base64');
+  const sessionId = (await ws.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await http.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const child = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child as { pid: number; restarts: number };
+  const before = await child();
+
+  const prompt = [
+    { type: 'text', text: 'what is in this screenshot?' },
+    { type: 'image', mimeType: 'image/png', data },
+  ];
+  const res: any = await ws.agent.request('session/prompt', { sessionId, prompt } as never);
+  assert.equal(res.stopReason, 'end_turn');
+  const after = await child();
+  assert.deepEqual([after.pid, after.restarts], [before.pid, 0], 'served by the same child, never restarted');
+
+  const shown = (updates: any[]) =>
+    updates.filter((u) => u.sessionUpdate === 'user_message_chunk').map((u) => (u.content.type === 'image' ? [u.content.mimeType, u.content.data.length, u.content.data === data] : u.content.text));
+  const whole = ['what is in this screenshot?', ['image/png', data.length, true]];
+  // The attached client sees the prompt as the live update of its turn, before the answer's text
+  // (on its own stream, which the answer on the prompting client's connection may overtake).
+  const attached = await waitFor('the attached client to see the turn', () => {
+    const seen = http.updatesFor(sessionId);
+    return seen.some((u) => u.sessionUpdate === 'agent_message_chunk') && seen;
+  });
+  assert.deepEqual(shown(attached), whole);
+  const imageAt = attached.findIndex((u) => u.content?.type === 'image');
+  assert.ok(imageAt < attached.findIndex((u) => u.sessionUpdate === 'agent_message_chunk'));
+
+  // A third client loads the session: the replay shows the prompt whole, before the load's response.
+  const late = d.connect('http');
+  t.after(() => late.close());
+  await late.init();
+  await late.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.deepEqual(shown(late.updatesFor(sessionId)), whole);
+  assert.equal(late.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join(''), 'I see it.');
+});
 
 test('a prompt of several blocks is shown whole to every client: live, in a load on a new connection, and in a load on a connection that saw it live', async (t) => {
   const { d, a: http, b: ws } = await daemonWithClients(t, { script: { replies: [{ when: 'look', items: [{ text: 'Looked.' }] }] } });

@@ -91,3 +91,20 @@ test('without a vendor count, the offline estimate still decides when the measur
   await s.engine.prompt(text('d'.repeat(36_000))).result;
   assert.deepEqual(s.ofType('compaction_started').map((e) => e.reason), ['preflight']);
 });
+
+test('an image counts as 1,600 tokens, not as its base64 text: a screenshot does not compact a window it fits in', async () => {
+  // No count endpoint: the offline estimate sizes the prompt, and the offline model reports it as usage.
+  const run = async (withImage: boolean) => {
+    const h = makeHarness([[{ text: 'a cat' }], [{ text: 'still a cat' }]], { capabilities: { contextWindow: WINDOW, images: true } });
+    const data = Buffer.alloc(300_000, 7).toString('base64'); // 400,000 characters: 100,000 tokens as text
+    const prompt = [{ type: 'text' as const, text: 'what is this?' }, ...(withImage ? [{ type: 'image' as const, mimeType: 'image/png', data }] : [])];
+    assert.equal((await h.engine.prompt(prompt).result).stopReason, 'end_turn');
+    assert.equal((await h.engine.prompt(text('and now?')).result).stopReason, 'end_turn');
+    assert.deepEqual(h.ofType('compaction_started'), []);
+    return h.ofType('usage').map((u) => u.inputTokens);
+  };
+  const [withImage, without] = [await run(true), await run(false)];
+  // The image's share of each estimate: 1,600 tokens, and its block's few other characters.
+  const share = withImage.map((n, i) => n - without[i]!);
+  assert.ok(share.every((n) => n >= 1_600 && n < 1_630), `the image counted ${share} tokens`);
+});

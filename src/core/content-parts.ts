@@ -1,0 +1,84 @@
+/**
+ * A message whose content is larger than one event (a pasted screenshot: the log's events are at
+ * most 1 MiB by default) is logged in parts (spec/event-log.md §5.1): the JSON text of its content
+ * is cut into slices, each logged as a `content_part` event right before the message, and the
+ * message itself has `content: []` and `parts` (how many). Readers of the log that need the content
+ * (the conversation, a `session/load` replay) join the parts back with a {@link ContentJoiner}.
+ */
+import type { AgentEvent, ContentBlock, EventOf } from './events.js';
+
+/** A message that may have been logged in parts. */
+export type PartedMessage = EventOf<'user_message'> | EventOf<'steer_received'>;
+
+/** The id the parts of `m` name it by (`partOf`): a prompt's message id, a steer's id. */
+export const partsId = (m: Pick<PartedMessage, 'type'> & { messageId?: string; steerId?: string }): string =>
+  (m.type === 'user_message' ? m.messageId : m.steerId)!;
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/** Bytes of `s` as a JSON string in UTF-8, quotes included. */
+const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
+
+/**
+ * Cuts `text` into slices whose JSON string form is at most `budget` bytes each (16 or more). A
+ * slice never ends between the two halves of a surrogate pair: each half alone would be stored as
+ * U+FFFD.
+ */
+export function sliceText(text: string, budget: number): string[] {
+  if (budget < 16) throw new RangeError(`a part budget of ${budget} bytes is too small`);
+  const out: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    // Optimistic for ASCII (one byte a character); a slice that escapes or encodes wider shrinks
+    // in proportion, which takes one or two tries.
+    let n = Math.min(budget - 2, text.length - at);
+    for (;;) {
+      // A pair is kept whole (a slice of one character that starts a pair takes both: 6 bytes).
+      if (at + n < text.length && isHighSurrogate(text.charCodeAt(at + n - 1)) && isLowSurrogate(text.charCodeAt(at + n))) n = n > 1 ? n - 1 : 2;
+      const bytes = jsonBytes(text.slice(at, at + n));
+      if (bytes <= budget) break;
+      n = Math.max(1, Math.floor((n * (budget - 2)) / bytes) - 1);
+    }
+    out.push(text.slice(at, at + n));
+    at += n;
+  }
+  return out;
+}
+
+/** Joins parts back into the content of the messages that follow them, in log order. */
+export class ContentJoiner {
+  /** Parts seen since the last message: only one message's are ever pending (they precede it). */
+  private pending?: { id: string; slices: string[] };
+
+  /** Takes a `content_part`. */
+  add(part: EventOf<'content_part'>): void {
+    if (this.pending?.id !== part.partOf) this.pending = { id: part.partOf, slices: [] };
+    this.pending.slices[part.index] = part.data;
+  }
+
+  /**
+   * The content of `m`: its own, or its parts joined. Parts that were never logged (a log read from
+   * a cursor between them and their message) give a text block that says so.
+   */
+  contentOf(m: PartedMessage): ContentBlock[] {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (m.parts === undefined) return m.content;
+    const slices = pending?.id === partsId(m) ? pending.slices : [];
+    let whole = slices.length === m.parts;
+    for (let i = 0; whole && i < m.parts; i++) whole = typeof slices[i] === 'string';
+    if (!whole) return [{ type: 'text', text: `[content of ${m.parts} parts not available: seqs ${m.seq - m.parts} to ${m.seq - 1} were not read]` }];
+    return JSON.parse(slices.join('')) as ContentBlock[];
+  }
+
+  /** `e` with its content joined if it is a parted message; a `content_part` is taken and gives undefined. */
+  take(e: AgentEvent): AgentEvent | undefined {
+    if (e.type === 'content_part') return void this.add(e);
+    if ((e.type === 'user_message' || e.type === 'steer_received') && e.parts !== undefined) {
+      const { parts: _parts, ...rest } = e;
+      return { ...rest, content: this.contentOf(e) } as AgentEvent;
+    }
+    if (e.type === 'user_message' || e.type === 'steer_received') this.pending = undefined;
+    return e;
+  }
+}
