@@ -20,6 +20,8 @@ export function toContent(blocks: acp.ContentBlock[], opts: { images: boolean; m
     // A text block without its text, an image without its mime type: refused here, not stored in
     // the log (every event there matches spec/events.schema.json) nor sent on to clients.
     if (!wellFormedBlock(block)) throw new TroupeError('invalid_params', `prompt block ${i} is not a well-formed ${block.type} block (spec/events.md ContentBlock)`);
+    const problem = binaryProblem(block);
+    if (problem) throw new TroupeError('invalid_params', `prompt block ${i}: ${problem}`);
     return block;
   });
 }
@@ -54,6 +56,30 @@ export function wellFormedBlock(b: ContentBlock): boolean {
     default:
       return false;
   }
+}
+
+/** Standard base64 (RFC 4648 §4), padded or not: what every vendor's API takes. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function base64Problem(data: string, what: string): string | undefined {
+  if (data.length === 0) return `${what} is empty`;
+  if (data.startsWith('data:')) return `${what} must be the base64 data alone, without a data: URL prefix`;
+  const padded = data.endsWith('=');
+  if (!BASE64.test(data) || (padded ? data.length % 4 !== 0 : data.length % 4 === 1)) return `${what} is not standard base64 (A-Z, a-z, 0-9, + and /, no line breaks)`;
+  return undefined;
+}
+
+/**
+ * Why an image or a binary resource cannot go to a model, if it cannot: checked here, so that the
+ * prompt is refused at once rather than by the vendor's API once its turn has started.
+ */
+function binaryProblem(b: ContentBlock): string | undefined {
+  if (b.type === 'image') {
+    if (!/^image\/[\w.+-]+$/.test(b.mimeType)) return `an image's mimeType must be an image type such as image/png, not ${JSON.stringify(b.mimeType.slice(0, 100))}`;
+    return base64Problem(b.data, "the image's data");
+  }
+  if (b.type === 'resource' && 'blob' in b.resource) return base64Problem(b.resource.blob, "the resource's blob");
+  return undefined;
 }
 
 function toBlock(b: acp.ContentBlock, opts: { images: boolean; model: string }): ContentBlock {

@@ -25,3 +25,25 @@ test('malformed blocks are refused, not left out', () => {
   refused([{ type: 'image', data: 'aGk=' }]);
   refused([{ type: 'resource', resource: null }]);
 });
+
+test('an image or a binary resource a vendor could not take is refused at once, with the reason', () => {
+  const reason = (blocks: unknown[]) => {
+    try {
+      toContent(blocks as acp.ContentBlock[], opts);
+    } catch (e) {
+      assert.equal((e as { code?: string }).code, 'invalid_params');
+      return (e as Error).message;
+    }
+    assert.fail('accepted');
+  };
+  const image = (data: string, mimeType = 'image/png') => [{ type: 'text', text: 'see' }, { type: 'image', data, mimeType }];
+  assert.match(reason(image('')), /^prompt block 1: the image's data is empty/);
+  assert.match(reason(image('data:image/png;base64,aGk=')), /without a data: URL prefix/);
+  for (const data of ['aG k=', 'aGk=\n', 'aGk-', 'aGk_', 'a', 'aGk==', 'aG=k', '€€€€']) assert.match(reason(image(data)), /is not standard base64/, data);
+  assert.match(reason(image('aGk=', 'text/plain')), /mimeType must be an image type such as image\/png, not "text\/plain"/);
+  assert.match(reason([{ type: 'resource', resource: { uri: 'file:///a.pdf', blob: 'not base64!', mimeType: 'application/pdf' } }]), /^prompt block 0: the resource's blob is not standard base64/);
+  // Padded, unpadded, and the other image types are taken as sent.
+  for (const [data, mimeType] of [['aGk=', 'image/png'], ['aGk', 'image/jpeg'], ['aGVsbG8', 'image/webp'], ['AAAA', 'image/svg+xml'], ['aA==', 'image/vnd.microsoft.icon']]) {
+    assert.deepEqual(toContent(image(data!, mimeType) as acp.ContentBlock[], opts)[1], { type: 'image', data, mimeType });
+  }
+});
