@@ -9,7 +9,15 @@ import type * as acp from '@agentclientprotocol/sdk';
 import type { ContentBlock } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 
+/**
+ * The most blocks a prompt may have. Each block is an update to every client attached to the session
+ * and in every replay: 300,000 one-word blocks (a few MiB of request) made 91 MB of updates and 4 s
+ * of work. An editor attaching files sends a few dozen.
+ */
+export const MAX_PROMPT_BLOCKS = 10_000;
+
 export function toContent(blocks: acp.ContentBlock[], opts: { images: boolean; model: string }): ContentBlock[] {
+  if (blocks.length > MAX_PROMPT_BLOCKS) throw new TroupeError('invalid_params', `a prompt may have at most ${MAX_PROMPT_BLOCKS} blocks, not ${blocks.length}`, { limit: MAX_PROMPT_BLOCKS });
   // Text of nothing but whitespace says nothing, and vendors refuse it (Anthropic: "text content
   // blocks must contain non-whitespace text"): left out, so that a prompt of nothing else is refused
   // here, plainly, rather than by the model's API after the turn started.

@@ -25,8 +25,8 @@ const OPENING = new Set(['session/new', 'session/load', 'session/resume']);
 
 /**
  * More updates than the relay tells apart within one seq (`RelaySession.place`). The event with the
- * most is a prompt, one update per block, and a request of 16 MiB (the transport's limit) holds
- * fewer than 650,000 blocks. Places stay exact doubles for seqs below 2^33.
+ * most is a prompt, one update per block, and a prompt has at most 10,000 blocks
+ * (src/acp/prompt-content.ts). Places stay exact doubles for seqs below 2^33.
  */
 const UPDATES_PER_SEQ = 2 ** 20;
 

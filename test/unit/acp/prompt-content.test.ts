@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as acp from '@agentclientprotocol/sdk';
-import { toContent } from '../../../src/acp/prompt-content.js';
+import { MAX_PROMPT_BLOCKS, toContent } from '../../../src/acp/prompt-content.js';
 
 const opts = { images: true, model: 'scripted/demo' };
 const refused = (blocks: unknown[]) => assert.throws(() => toContent(blocks as acp.ContentBlock[], opts), (e: { code?: string }) => e.code === 'invalid_params');
@@ -46,4 +46,15 @@ test('an image or a binary resource a vendor could not take is refused at once, 
   for (const [data, mimeType] of [['aGk=', 'image/png'], ['aGk', 'image/jpeg'], ['aGVsbG8', 'image/webp'], ['AAAA', 'image/svg+xml'], ['aA==', 'image/vnd.microsoft.icon']]) {
     assert.deepEqual(toContent(image(data!, mimeType) as acp.ContentBlock[], opts)[1], { type: 'image', data, mimeType });
   }
+});
+
+test('a prompt of more blocks than the limit is refused; one of exactly the limit is taken', () => {
+  const blocks = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'text', text: `b${i}` })) as acp.ContentBlock[];
+  assert.equal(toContent(blocks(MAX_PROMPT_BLOCKS), opts).length, MAX_PROMPT_BLOCKS);
+  assert.throws(() => toContent(blocks(MAX_PROMPT_BLOCKS + 1), opts), (e: { code?: string; message?: string; data?: unknown }) => {
+    assert.equal(e.code, 'invalid_params');
+    assert.equal(e.message, `a prompt may have at most ${MAX_PROMPT_BLOCKS} blocks, not ${MAX_PROMPT_BLOCKS + 1}`);
+    assert.deepEqual(e.data, { limit: MAX_PROMPT_BLOCKS });
+    return true;
+  });
 });
