@@ -30,6 +30,13 @@ const OPENING = new Set(['session/new', 'session/load', 'session/resume']);
  */
 const UPDATES_PER_SEQ = 2 ** 20;
 
+/**
+ * The mark of a connection that joins at `place`: past every update of that seq, so that it is sent
+ * the next event's updates, not the rest of an event whose first ones it never had (it joined
+ * between two updates of a prompt: it would show the prompt's later blocks alone).
+ */
+const lastPlaceOf = (place: number): number => Math.floor(place) + 1 - 1 / UPDATES_PER_SEQ;
+
 /** `params` with `_meta.troupe.clientCapabilities` set (spec/daemon.md §Warm pool). */
 function withClientCaps(params: unknown, caps: Record<string, unknown>): Record<string, unknown> {
   const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
@@ -125,7 +132,7 @@ export class RelaySession {
     // A connection gone before its session/new was answered: attached, it would hold the session forever.
     if (conn.isClosed) return;
     if (replay) this.attached.set(conn, 0);
-    else if (!this.attached.has(conn)) this.attached.set(conn, this.lastSeq);
+    else if (!this.attached.has(conn)) this.attached.set(conn, lastPlaceOf(this.lastSeq));
     conn.sessions.add(this);
   }
 
@@ -205,7 +212,7 @@ export class RelaySession {
         continue;
       }
       // Its replay starts now: live updates from here on, and the replay from its start.
-      this.attached.set(conn, this.lastSeq);
+      this.attached.set(conn, lastPlaceOf(this.lastSeq));
       this.child.begin();
       this.load = { id, conn, replayed: 0 };
       this.child.send(msg);

@@ -1,6 +1,7 @@
 // A prompt's content through troupe serve, as the clients attached to its session see it.
 // - A prompt of several blocks makes several updates with one seq: the relay sent only the first of
-//   them, live and in a load's replay, until it told them apart (RelaySession.place).
+//   them, live and in a load's replay, until it told them apart (RelaySession.place). A client
+//   that joins between two of them is sent none of the rest.
 // - A pasted screenshot: a prompt of 3 MiB, over the log's 1 MiB event limit, sent by an SDK client
 //   over WebSocket. Its session's child logs it in parts (spec/event-log.md §5.1) and shows it whole:
 //   to a second client attached over HTTP, live, and to a third client's session/load, before its
@@ -85,4 +86,27 @@ test('a prompt of several blocks is shown whole to every client: live, in a load
   const before = http.updatesFor(sessionId, 'user_message_chunk').length;
   await http.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
   assert.deepEqual(blocks(http).slice(before), whole, 'the replay on a connection that saw it live');
+});
+
+test('a client that joins a session between two updates of one event is sent the next event, not the rest of that one', { timeout: 60_000 }, async (t) => {
+  const { a: http, b: ws } = await daemonWithClients(t, { script: { replies: [{ when: 'screenshot', items: [{ text: 'I see it.' }] }] } });
+  const cwd = tempDir();
+  const sessionId = (await ws.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  // The image's line (12 MB) takes the daemon many reads: the prompt's first block is relayed to the
+  // prompting client well before it. The other client joins (its first message for the session) as
+  // soon as that first block is seen.
+  const data = randomBytes(9_000_000).toString('base64');
+  const prompt = [
+    { type: 'text', text: 'a screenshot' },
+    { type: 'image', mimeType: 'image/png', data },
+  ];
+  const answered = ws.agent.request('session/prompt', { sessionId, prompt } as never);
+  await waitFor('the first block', () => ws.updatesFor(sessionId, 'user_message_chunk').length > 0, 30_000);
+  await http.agent.request('_troupe/session_state' as never, { sessionId } as never);
+  assert.equal(((await answered) as any).stopReason, 'end_turn');
+  await waitFor('the answer on the joined client', () => http.updatesFor(sessionId, 'agent_message_chunk').length > 0);
+  // The joined client has the prompt whole or not at all: never the image alone.
+  const blocks = http.updatesFor(sessionId, 'user_message_chunk').map((u) => u.content.type);
+  assert.ok(blocks.length === 0 || blocks.join() === 'text,image', `the joined client got ${blocks.join() || 'nothing'} of the prompt`);
+  assert.equal(http.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join(''), 'I see it.');
 });
