@@ -68,8 +68,8 @@ export class RelaySession {
   private readonly prompting = new Map<number, RelayConnection>();
   /**
    * The session/load in flight (child-side id), its connection, and the highest replayed update
-   * (its place, see `place`) sent to it. The child's replay (seq from 1, page by page) and the live updates of a turn running
-   * meanwhile reach the daemon mixed, so one mark per connection would let a live seq drop the rest
+   * (its place, see `place`) sent to it. The child's replay (seq from 1, page by page) and the live
+   * updates of a turn running meanwhile reach the daemon mixed, so one mark per connection would let a live seq drop the rest
    * of the replay. Until its load is answered, the connection is sent a line new to the session
    * (live, or replayed lines this session had not sent before) above its mark, and a line the
    * session sent before (a replay) above its replay mark: each replayed seq once.
@@ -132,12 +132,12 @@ export class RelaySession {
     // A connection gone before its session/new was answered: attached, it would hold the session forever.
     if (conn.isClosed) return;
     if (replay) this.attached.set(conn, 0);
-    else if (!this.attached.has(conn)) this.attached.set(conn, lastPlaceOf(this.lastSeq));
+    else if (!this.attached.has(conn)) this.attached.set(conn, lastPlaceOf(this.lastPlace));
     conn.sessions.add(this);
   }
 
   /** Highest update place (see `place`) the child has sent. */
-  private lastSeq = 0;
+  private lastPlace = 0;
   /** The seq of the child's latest update line of this session, and how many came before it with that seq. */
   private lineSeq = -1;
   private lineIndex = 0;
@@ -212,7 +212,7 @@ export class RelaySession {
         continue;
       }
       // Its replay starts now: live updates from here on, and the replay from its start.
-      this.attached.set(conn, lastPlaceOf(this.lastSeq));
+      this.attached.set(conn, lastPlaceOf(this.lastPlace));
       this.child.begin();
       this.load = { id, conn, replayed: 0 };
       this.child.send(msg);
@@ -275,7 +275,7 @@ export class RelaySession {
       // After a crash, with the highest seq its clients were sent: the new process sends what its log
       // holds beyond it (acp/troupe-meta.ts). Not otherwise: a clean stop sent everything, and a session this
       // relay has sent nothing of (a daemon restarted) must not be sent its history.
-      const sent = kind === 'restart' && this.lastSeq > 0 ? { [SENT_SEQ]: Math.floor(this.lastSeq) } : {};
+      const sent = kind === 'restart' && this.lastPlace > 0 ? { [SENT_SEQ]: Math.floor(this.lastPlace) } : {};
       const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, ...sent } } };
       await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc);
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
@@ -369,16 +369,16 @@ export class RelaySession {
       return;
     }
     const sessionId = (msg.params as { sessionId?: unknown })?.sessionId;
-    const loggedSeq = (msg.params as any)?.update?._meta?.troupe?.seq;
-    const seq = typeof loggedSeq === 'number' ? this.place(String(sessionId), loggedSeq) : undefined;
-    if (seq !== undefined) this.seqsWentBack(sessionId, seq);
-    const fresh = seq !== undefined && seq > this.lastSeq;
+    const seq = (msg.params as any)?.update?._meta?.troupe?.seq;
+    const place = typeof seq === 'number' ? this.place(String(sessionId), seq) : undefined;
+    if (place !== undefined) this.seqsWentBack(sessionId, place);
+    const fresh = place !== undefined && place > this.lastPlace;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      if (seq !== undefined && !this.takes(conn, mark, seq, fresh)) continue;
+      if (place !== undefined && !this.takes(conn, mark, place, fresh)) continue;
       void conn.send(msg);
     }
-    if (fresh) this.lastSeq = seq;
+    if (fresh) this.lastPlace = place;
   }
 
   /**
@@ -394,7 +394,7 @@ export class RelaySession {
     }
     this.seqsWentBack(sessionId, ordered ? places[0]! : Math.min(...places.filter((_, i) => batch[i]!.sessionId === sessionId)));
     // Lines above this are new to the session; a replay repeats lines below it.
-    const before = this.lastSeq;
+    const before = this.lastPlace;
     let all: string[] | undefined;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
@@ -411,23 +411,23 @@ export class RelaySession {
         if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh)) conn.sendNotifications(u.sessionId, [u.json]);
       }
     }
-    for (const place of places) if (place > this.lastSeq) this.lastSeq = place;
+    for (const place of places) if (place > this.lastPlace) this.lastPlace = place;
   }
 
   /**
-   * At an update of `seq` (the lowest of a batch): whether the child's seqs went back, i.e. outside a
-   * load's replay an update of this session at or below the highest seq it had sent. Its log lost
+   * At an update at `place` (the lowest of a batch): whether the child's seqs went back, i.e. outside
+   * a load's replay an update of this session at or before the furthest place it had sent. Its log lost
    * events that had been sent (a write that failed: the session was then opened again from what its
    * file holds), and new events take their seqs. The marks go back to before it, so that the new
    * events reach every client, and each client that was sent the lost ones is told
    * (`_troupe/updates_lost`): what it saw after `keptSeq` is not in the history, which a
    * `session/load` shows as it is. Without this the relay dropped the new events as already sent.
    */
-  private seqsWentBack(sessionId: unknown, seq: number): void {
-    if (this.load || sessionId !== this.sessionId || seq > this.lastSeq) return;
-    const kept = Math.floor(seq) - 1;
-    const sent = Math.floor(this.lastSeq);
-    this.lastSeq = kept;
+  private seqsWentBack(sessionId: unknown, place: number): void {
+    if (this.load || sessionId !== this.sessionId || place > this.lastPlace) return;
+    const kept = Math.floor(place) - 1;
+    const sent = Math.floor(this.lastPlace);
+    this.lastPlace = kept;
     for (const [conn, mark] of this.attached) {
       if (mark <= kept || mark === Number.POSITIVE_INFINITY) continue; // saw none of it, or waits for its own load
       this.attached.set(conn, kept);
