@@ -87,6 +87,8 @@ export class SessionHost {
    * last seq it relayed to that connection).
    */
   private readonly held = new Map<string, { events: AgentEvent[]; replays: number }>();
+  /** Why sessions that stopped by themselves (SessionEngine.onStop) did, until they are opened again. */
+  private readonly stoppedWith = new Map<string, TroupeError>();
 
   private constructor(
     private readonly opts: HostOptions,
@@ -384,6 +386,7 @@ export class SessionHost {
     if (!this.index.get(sessionId) || this.index.get(sessionId)?.status === 'deleted') return;
     await this.unload(sessionId);
     await this.index.tombstone(sessionId);
+    this.stoppedWith.delete(sessionId);
     this.opts.logger.info('session deleted', { sessionId });
   }
 
@@ -418,7 +421,10 @@ export class SessionHost {
       if (first?.type !== 'session_created') throw new TroupeError('session_not_found', `session ${sessionId} has no history`, { sessionId });
       const before = log.lastSeq();
       const { deps, bind } = this.deps(sessionId, log, first.cwd, first.additionalDirectories);
-      engine = await SessionEngine.open(deps, sessionId);
+      // A turn that a stop left open (its log failed) ends with the stop's error, not as a crash.
+      const stopped = this.stoppedWith.get(sessionId);
+      engine = await SessionEngine.open(deps, sessionId, stopped && { code: stopped.code, message: stopped.message });
+      this.stoppedWith.delete(sessionId);
       bind(engine);
       // The index can be rebuilt from the logs: a failure to update it does not fail the open.
       await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
@@ -458,6 +464,7 @@ export class SessionHost {
     // writes again).
     engine.onStop((err) => {
       if (this.live.get(sessionId) !== live) return;
+      this.stoppedWith.set(sessionId, err);
       this.opts.logger.warn('unloading a session that stopped; a request opens it again from its log', { sessionId, code: err.code });
       void this.unload(sessionId, { keepMcp: true }).catch((e) => this.opts.logger.error('unload failed', { sessionId, error: String(e) }));
     });

@@ -16,7 +16,7 @@ import type { TurnResult } from '../machines/turn.machine.js';
 import { EngineCore, type EngineDeps } from './engine-core.js';
 import { compact } from './compaction.effect.js';
 import { bindEngine, engineMachine } from './engine-machines.js';
-import { CRASHED, endInterruptedTurn } from './crash-repair.js';
+import { CRASHED, endInterruptedTurn, type Interruption } from './crash-repair.js';
 
 /** The stand-in message id of a prompt's size check (never stored): made once. */
 let checkedMessageId: string | undefined;
@@ -117,9 +117,10 @@ export class SessionEngine {
 
   /**
    * Reopens a session from its log. A turn the log shows as started and never completed (the
-   * process died) is ended as `error` / `agent_crashed`, so it is never silently missing.
+   * process died) is ended as `error` / `agent_crashed`, so it is never silently missing; with
+   * `interrupted`, with that error instead (the session stopped on it in this process: its log failed).
    */
-  static async open(deps: EngineDeps, sessionId: string): Promise<SessionEngine> {
+  static async open(deps: EngineDeps, sessionId: string, interrupted: Interruption = CRASHED): Promise<SessionEngine> {
     const engine = new SessionEngine(sessionId, deps);
     let cursor = 0;
     for (;;) {
@@ -129,7 +130,7 @@ export class SessionEngine {
       if (!page.hasMore) break;
     }
     if (engine.core.conversation.lastSeq === 0) throw new TroupeError('session_not_found', `session ${sessionId} has no events`, { sessionId });
-    if (endInterruptedTurn(engine.core, CRASHED)) await deps.log.whenDurable(deps.log.lastSeq());
+    if (endInterruptedTurn(engine.core, interrupted)) await deps.log.whenDurable(deps.log.lastSeq());
     engine.actor.start();
     return engine;
   }
