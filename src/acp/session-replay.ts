@@ -87,7 +87,7 @@ export interface LogSummary {
   cwd: string;
   mode: string;
   model: string;
-  /** A turn started and never completed: crash repair must end it (it appends events). */
+  /** A turn (or a prompt) started and never completed: crash repair must end it (it appends events). */
   interrupted: boolean;
   closed: boolean;
 }
@@ -118,6 +118,7 @@ export async function replayLogFile(path: string, sessionId: string, cwd: string
         if (e.mode !== undefined) s.mode = e.mode;
         if (e.model !== undefined) s.model = e.model;
         break;
+      case 'user_message': // its turn_started follows, unless the process died between the two
       case 'turn_started':
         s.interrupted = true;
         break;

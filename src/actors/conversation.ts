@@ -35,6 +35,11 @@ export class Conversation {
   closed = false;
   lastSeq = 0;
   openTurn?: OpenTurn;
+  /**
+   * The turn of the latest `user_message` while its `turn_started` has not followed: only a process
+   * killed between the two writes of a large prompt leaves one (spec/event-log.md §3).
+   */
+  unstartedTurnId?: string;
   /** Tool name → remembered "always" answer. */
   readonly remembered = new Map<string, 'allow' | 'reject'>();
   /** Seqs of every turn_completed, in order: compaction cuts the history at one of them. */
@@ -80,12 +85,14 @@ export class Conversation {
       case 'user_message': {
         const content = this.parts.contentOf(event);
         this.turnStart = { turnId: event.turnId, seq: event.seq };
+        this.unstartedTurnId = event.turnId;
         this.entries.push({ seq: event.seq, message: { role: 'user', content } });
         this.added(contentChars(content));
         break;
       }
       case 'turn_started':
         this.openTurn = { turnId: event.turnId, tools: new Map(), permissions: new Map(), steers: new Set(), steps: 0 };
+        this.unstartedTurnId = undefined;
         break;
       case 'agent_message_chunk':
       case 'agent_thought_chunk': {

@@ -17,8 +17,16 @@ export interface Interruption {
 /** A turn found open in a log: its process died. */
 export const CRASHED: Interruption = { code: 'agent_crashed', message: CRASH_MESSAGE };
 
-/** Returns true if it appended events. */
+/**
+ * Returns true if it appended events. A prompt logged without its turn's start (killed between the
+ * two writes of a large prompt) is ended the same way, as a turn of no step, so that every prompt
+ * in the history has its turn and its end.
+ */
 export function endInterruptedTurn(core: EngineCore, why: Interruption): boolean {
+  const unstarted = core.conversation.unstartedTurnId;
+  if (!core.conversation.openTurn && unstarted !== undefined) {
+    core.emit({ sessionId: core.sessionId, turnId: unstarted, type: 'turn_started', maxSteps: core.deps.limits.maxSteps });
+  }
   const open = core.conversation.openTurn;
   if (!open) return false;
   const base = { sessionId: core.sessionId, turnId: open.turnId };

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
+import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
 const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 const strip = (updates: any[]) => updates.map(({ _meta, ...u }) => ({ ...u, seq: _meta?.troupe?.seq }));
@@ -268,4 +269,38 @@ test('session/load of a log damaged from its first record is refused log_corrupt
   assert.ok(readFileSync(path).equals(damaged), 'not repaired into an empty log: every byte is still there to salvage');
   assert.deepEqual(c.updatesFor(sessionId), []);
   assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a prompt logged without its turn (killed between the two writes of a large prompt) is ended as an interrupted turn when the session opens', async (t) => {
+  const { cwd, sessionId, home } = await storedSession(['list things']);
+  // What a process killed between the writes leaves: the prompt (large: its projection went out in a
+  // write of its own, with the events before it), and not the turn_started that followed it.
+  const path = sessionLogPath(sessionsDir(home), sessionId);
+  const log = await FileEventLog.open(path);
+  const lost = log.append({ type: 'user_message', sessionId, turnId: 'turn_lost', messageId: 'msg_lost', content: [{ type: 'text', text: 'a large prompt' }] });
+  await log.close();
+
+  const second = AcpChild.start({ script, home });
+  t.after(() => second.close());
+  await second.initialize();
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const replayed = history(second, sessionId);
+  const prompt = replayed.findIndex((u) => u.sessionUpdate === 'user_message_chunk' && u.content.text === 'a large prompt');
+  assert.equal(replayed[prompt]?.seq, lost.seq);
+  assert.ok(replayed.slice(prompt).some((u) => u.sessionUpdate === 'agent_thought_chunk' && /agent_crashed/.test(u.content.text)), 'its turn is shown ended agent_crashed');
+  // The session goes on; in its log the prompt has its turn and the turn its end.
+  assert.equal((await second.prompt(sessionId, 'again please')).stopReason, 'end_turn');
+  await second.agent.request('session/close', { sessionId });
+  const check = await FileEventLog.open(path, { readOnly: true });
+  t.after(() => check.close());
+  const events = (await check.readAfter(lost.seq - 1, { limit: 1000 })).events;
+  assert.deepEqual(
+    events.slice(0, 3).map((e) => [e.type, (e as { turnId?: string }).turnId, (e as { errorCode?: string }).errorCode, (e as { steps?: number }).steps]),
+    [
+      ['user_message', 'turn_lost', undefined, undefined],
+      ['turn_started', 'turn_lost', undefined, undefined],
+      ['turn_completed', 'turn_lost', 'agent_crashed', 0],
+    ],
+  );
+  assert.deepEqual(second.schemaErrors, []);
 });
