@@ -44,8 +44,10 @@ export class Daemon {
     try {
       for (;;) {
         if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`daemon did not start: ${d.stderr}`);
-        if (existsSync(join(home, 'daemon.json'))) {
-          d.url = JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')).url;
+        // Its own state file: a daemon killed on this home before left one with its pid and URL.
+        const state = existsSync(join(home, 'daemon.json')) ? JSON.parse(readFileSync(join(home, 'daemon.json'), 'utf8')) : undefined;
+        if (state?.pid === proc.pid) {
+          d.url = state.url;
           d.token = readFileSync(join(home, 'token'), 'utf8').trim();
           return d;
         }
