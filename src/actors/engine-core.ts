@@ -87,7 +87,11 @@ export class EngineCore {
   ) {}
 
   emit(input: AgentEventInput): AgentEvent {
-    const event = this.deps.log.append(input);
+    return this.publish(this.deps.log.append(input));
+  }
+
+  /** An appended event to the conversation and the observers. */
+  private publish(event: AgentEvent): AgentEvent {
     this.conversation.apply(event);
     for (const observe of this.observers) observe(event);
     return event;
@@ -109,10 +113,7 @@ export class EngineCore {
     const slices = sliceText(JSON.stringify(input.content), partBudget(this.deps.log.maxEventBytes, { type: 'content_part', sessionId, turnId, partOf }));
     slices.forEach((data, index) => this.emit({ type: 'content_part', sessionId, turnId, partOf, index, data }));
     const { parts: _parts, ...logged } = this.deps.log.append({ ...input, content: [], parts: slices.length }) as EventOf<'user_message' | 'steer_received'>;
-    const event = { ...logged, content: input.content } as AgentEvent;
-    this.conversation.apply(event);
-    for (const observe of this.observers) observe(event);
-    return event;
+    return this.publish({ ...logged, content: input.content } as AgentEvent);
   }
 
   /** Throws what {@link emitMessage} would for `input`'s fields (content of any size is taken, in parts). */

@@ -74,11 +74,10 @@ export class ContentJoiner {
   /** `e` with its content joined if it is a parted message; a `content_part` is taken and gives undefined. */
   take(e: AgentEvent): AgentEvent | undefined {
     if (e.type === 'content_part') return void this.add(e);
-    if ((e.type === 'user_message' || e.type === 'steer_received') && e.parts !== undefined) {
-      const { parts: _parts, ...rest } = e;
-      return { ...rest, content: this.contentOf(e) } as AgentEvent;
-    }
-    if (e.type === 'user_message' || e.type === 'steer_received') this.pending = undefined;
-    return e;
+    if (e.type !== 'user_message' && e.type !== 'steer_received') return e;
+    const content = this.contentOf(e);
+    if (e.parts === undefined) return e;
+    const { parts: _parts, ...rest } = e;
+    return { ...rest, content } as AgentEvent;
   }
 }

@@ -128,6 +128,9 @@ export const CHARS_PER_TOKEN = 4;
 /** `{"role":"user","content":` and `}`: a user message as JSON, less its content. */
 const USER_MESSAGE_CHARS = 27;
 
+/** The brackets and commas of a JSON array of `n` items. */
+const arrayChars = (n: number) => 2 + Math.max(0, n - 1);
+
 /**
  * The offline token estimate of a request, about four characters per token of it as JSON: what the
  * engine sizes a request by where the vendor has no count endpoint, and the usage the offline model
@@ -136,8 +139,7 @@ const USER_MESSAGE_CHARS = 27;
  */
 export function estimateTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
   const { messages } = request;
-  // The messages as one JSON array: brackets and commas, then each message.
-  let chars = request.system.length + JSON.stringify(request.tools).length + 2 + Math.max(0, messages.length - 1);
+  let chars = request.system.length + JSON.stringify(request.tools).length + arrayChars(messages.length);
   for (const m of messages) chars += m.role === 'user' ? contentChars(m.content) + USER_MESSAGE_CHARS : JSON.stringify(m).length;
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
@@ -151,12 +153,16 @@ export function estimateTokens(request: Pick<ModelRequest, 'system' | 'messages'
  */
 export const IMAGE_TOKENS = 1_600;
 
-/** Characters of `blocks` as JSON for the offline estimate, each image or binary resource as {@link IMAGE_TOKENS}. */
+/**
+ * Characters of `blocks` as JSON for the offline estimate, each image or binary resource as
+ * {@link IMAGE_TOKENS}: its data is not serialized at all (megabytes, on every estimate).
+ */
 export function contentChars(blocks: readonly ContentBlock[]): number {
-  let chars = JSON.stringify(blocks).length;
+  let chars = arrayChars(blocks.length);
   for (const b of blocks) {
-    const data = b.type === 'image' ? b.data : b.type === 'resource' && 'blob' in b.resource ? b.resource.blob : undefined;
-    if (data !== undefined) chars += IMAGE_TOKENS * CHARS_PER_TOKEN - data.length;
+    if (b.type === 'image') chars += JSON.stringify({ ...b, data: '' }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
+    else if (b.type === 'resource' && 'blob' in b.resource) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
+    else chars += JSON.stringify(b).length;
   }
   return chars;
 }
