@@ -2,18 +2,18 @@
  * One session as the relay sees it: its supervised child, the connections attached to it, and the
  * id maps that make one child look like one agent to many clients. Requests from clients get child-
  * side ids (so two clients' `id: 1` never collide); requests from the child get connection-unique
- * ids; updates go to every attached connection that has not already seen their seq.
+ * ids; updates go to every attached connection that has not had them yet (update-fan-out.ts).
  */
 import type { TroupeError } from '../../core/errors.js';
 import type { ControlMessage } from '../../wire/control-messages.js';
 import type { ChildExit, ChildProcessHandle } from '../../actors/child-process.actor.js';
 import { SupervisedChild, type BootKind } from '../../actors/supervised-child.actor.js';
-import type { UpdateLine } from '../../wire/update-line.js';
 import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
 import { SENT_SEQ } from '../../acp/troupe-meta.js';
+import { UpdateFanOut } from './update-fan-out.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
 export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
@@ -22,20 +22,6 @@ export function childInitializeParams(caps: Record<string, unknown>, version: st
 
 /** The requests that open a session in a child; the first one a pooled child gets carries the client's capabilities. */
 const OPENING = new Set(['session/new', 'session/load', 'session/resume']);
-
-/**
- * More updates than the relay tells apart within one seq (`RelaySession.place`). The event with the
- * most is a prompt, one update per block, and a prompt has at most 10,000 blocks
- * (src/acp/prompt-content.ts). Places stay exact doubles for seqs below 2^33.
- */
-const UPDATES_PER_SEQ = 2 ** 20;
-
-/**
- * The mark of a connection that joins at `place`: past every update of that seq, so that it is sent
- * the next event's updates, not the rest of an event whose first ones it never had (it joined
- * between two updates of a prompt: it would show the prompt's later blocks alone).
- */
-const lastPlaceOf = (place: number): number => Math.floor(place) + 1 - 1 / UPDATES_PER_SEQ;
 
 /** `params` with `_meta.troupe.clientCapabilities` set (spec/daemon.md §Warm pool). */
 function withClientCaps(params: unknown, caps: Record<string, unknown>): Record<string, unknown> {
@@ -58,8 +44,8 @@ interface PendingRequest {
 export class RelaySession {
   sessionId?: string;
   cwd: string;
-  /** Connection → highest update seq it has been sent (replays below it are not sent again). */
-  readonly attached = new Map<RelayConnection, number>();
+  /** Who is sent which update: the attached connections and their marks. */
+  private readonly fanOut: UpdateFanOut;
   /**
    * Prompts in the child (child-side id → the connection that sent them), in the order sent. The
    * child runs them one at a time in that order (queued FIFO), so the first is the running turn's:
@@ -67,20 +53,13 @@ export class RelaySession {
    */
   private readonly prompting = new Map<number, RelayConnection>();
   /**
-   * The session/load in flight (child-side id), its connection, and the highest replayed update
-   * (its place, see `place`) sent to it. The child's replay (seq from 1, page by page) and the live
-   * updates of a turn running meanwhile reach the daemon mixed, so one mark per connection would let a live seq drop the rest
-   * of the replay. Until its load is answered, the connection is sent a line new to the session
-   * (live, or replayed lines this session had not sent before) above its mark, and a line the
-   * session sent before (a replay) above its replay mark: each replayed seq once.
-   *
-   * Loads go to the child one at a time. The child's replays are not told apart on the wire: a
-   * connection whose load started during another's replay would take that replay's tail as its own
-   * and then skip its own replay's head. So a load sent while another is in flight waits in
-   * `loadsWaiting` (still pending: answered like any other if the session fails), and its
-   * connection is sent nothing until it goes.
+   * The child-side id of the session/load in flight. Loads go to the child one at a time: the child's
+   * replays are not told apart on the wire, and a connection whose load started during another's
+   * replay would take that replay's tail as its own and then skip its own replay's head. So a load
+   * sent while another is in flight waits in `loadsWaiting` (still pending: answered like any other
+   * if the session fails), and its connection is sent nothing until it goes.
    */
-  private load: { id: number; conn: RelayConnection; replayed: number } | undefined;
+  private loadId?: number;
   private readonly loadsWaiting = new Map<number, { conn: RelayConnection; msg: JsonRpcMessage }>();
   private readonly pending = new Map<number, PendingRequest>();
   private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
@@ -107,6 +86,7 @@ export class RelaySession {
     this.cwd = init.cwd;
     this.sessionId = init.sessionId;
     this.caps = init.caps;
+    this.fanOut = new UpdateFanOut(() => this.sessionId, ctx.logger);
     this.child = new SupervisedChild({
       spec: ctx.options.childSpec,
       idleMs: ctx.options.idleMs,
@@ -114,7 +94,7 @@ export class RelaySession {
       acquire: () => ctx.pool.take(),
       boot: (proc, kind) => this.boot(proc, kind),
       onMessage: (m) => this.fromChild(m),
-      onUpdates: (batch) => this.updatesToClients(batch),
+      onUpdates: (batch) => this.fanOut.updates(batch),
       onControl: (c) => this.control(c),
       onExit: (e, info) => this.childExited(e, info),
       onSpawnFailed: (err) => this.spawnFailed(err),
@@ -131,34 +111,17 @@ export class RelaySession {
   attach(conn: RelayConnection, replay = false): void {
     // A connection gone before its session/new was answered: attached, it would hold the session forever.
     if (conn.isClosed) return;
-    if (replay) this.attached.set(conn, 0);
-    else if (!this.attached.has(conn)) this.attached.set(conn, lastPlaceOf(this.lastPlace));
+    this.fanOut.attach(conn, replay);
     conn.sessions.add(this);
   }
 
-  /** Highest update place (see `place`) the child has sent. */
-  private lastPlace = 0;
-  /** The seq of the child's latest update line of this session, and how many came before it with that seq. */
-  private lineSeq = -1;
-  private lineIndex = 0;
-
-  /**
-   * Where an update of `seq` stands among the session's updates: its seq, plus its index among the
-   * consecutive updates of that seq as a fraction. One event can make several updates (a prompt of
-   * several blocks, a title and a mode set together), all with its seq, always together and in the
-   * same order, live and replayed; the marks below compare places, so that each update of an event
-   * is sent once. Compared by seq alone, every update of an event after its first was dropped.
-   * Called once per line, in the order the child wrote them.
-   */
-  private place(sessionId: string, seq: number): number {
-    if (sessionId !== this.sessionId) return seq;
-    if (seq === this.lineSeq) this.lineIndex++;
-    else [this.lineSeq, this.lineIndex] = [seq, 0];
-    return seq + this.lineIndex / UPDATES_PER_SEQ;
+  /** The connections attached, with the furthest update each has been sent. */
+  get attached(): ReadonlyMap<RelayConnection, number> {
+    return this.fanOut.attached;
   }
 
   detach(conn: RelayConnection): void {
-    this.attached.delete(conn);
+    this.fanOut.attached.delete(conn);
     conn.sessions.delete(this);
     for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
   }
@@ -189,15 +152,15 @@ export class RelaySession {
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
     this.pending.set(id, { conn, clientId: msg.id, answering: this.sessionId, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
-    if (method === 'session/load' && this.load) {
+    if (method === 'session/load' && this.loadId !== undefined) {
       this.loadsWaiting.set(id, { conn, msg: { ...msg, id } });
-      this.attached.set(conn, Number.POSITIVE_INFINITY);
+      this.fanOut.hold(conn);
       return;
     }
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
       if (method === 'session/prompt') this.prompting.set(id, conn);
-      else this.load = { id, conn, replayed: 0 };
+      else this.startLoad(id, conn, false);
     }
     this.child.send({ ...msg, id });
   }
@@ -205,18 +168,22 @@ export class RelaySession {
   /** Sends the next waiting load, once none is in flight (its connection gone: answered by no one, dropped). */
   private sendWaitingLoad(): void {
     for (const [id, { conn, msg }] of this.loadsWaiting) {
-      if (this.load) return;
+      if (this.loadId !== undefined) return;
       this.loadsWaiting.delete(id);
       if (conn.isClosed || !this.pending.has(id)) {
         this.pending.delete(id);
         continue;
       }
       // Its replay starts now: live updates from here on, and the replay from its start.
-      this.attached.set(conn, lastPlaceOf(this.lastPlace));
       this.child.begin();
-      this.load = { id, conn, replayed: 0 };
+      this.startLoad(id, conn, true);
       this.child.send(msg);
     }
+  }
+
+  private startLoad(id: number, conn: RelayConnection, held: boolean): void {
+    this.loadId = id;
+    this.fanOut.startReplay(conn, held);
   }
 
   /** `$/cancel_request` of a client: to the child, for the request of that client with that id, if it is still pending. */
@@ -275,7 +242,8 @@ export class RelaySession {
       // After a crash, with the highest seq its clients were sent: the new process sends what its log
       // holds beyond it (acp/troupe-meta.ts). Not otherwise: a clean stop sent everything, and a session this
       // relay has sent nothing of (a daemon restarted) must not be sent its history.
-      const sent = kind === 'restart' && this.lastPlace > 0 ? { [SENT_SEQ]: Math.floor(this.lastPlace) } : {};
+      const sentSeq = this.fanOut.sentSeq;
+      const sent = kind === 'restart' && sentSeq > 0 ? { [SENT_SEQ]: sentSeq } : {};
       const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, ...sent } } };
       await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc);
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
@@ -328,30 +296,12 @@ export class RelaySession {
   private settled(p: PendingRequest, id: number): void {
     if (p.method === 'session/prompt' || p.method === 'session/load') this.child.end();
     if (p.method === 'session/prompt') this.prompting.delete(id);
-    const load = this.load;
-    if (load?.id === id) {
-      this.load = undefined;
-      const mark = this.attached.get(load.conn);
-      if (mark !== undefined && load.replayed > mark) this.attached.set(load.conn, load.replayed);
+    if (this.loadId === id) {
+      this.loadId = undefined;
+      this.fanOut.endReplay();
       // The next waiting load goes once this answer has gone to its client.
       if (this.loadsWaiting.size) queueMicrotask(() => this.sendWaitingLoad());
     }
-  }
-
-  /**
-   * Whether `conn` (last sent `mark`) is to be sent an update at `place` (see `place`), which is
-   * `fresh` when the session had sent no update as far before; advances the marks it uses.
-   */
-  private takes(conn: RelayConnection, mark: number, place: number, fresh: boolean): boolean {
-    const load = this.load?.conn === conn ? this.load : undefined;
-    if (load && !fresh) {
-      if (place <= load.replayed) return false;
-      load.replayed = place;
-      return true;
-    }
-    if (place <= mark) return false;
-    this.attached.set(conn, place);
-    return true;
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
@@ -368,72 +318,7 @@ export class RelaySession {
       for (const conn of this.attached.keys()) conn.cancelForwarded(this, (msg.params as { requestId?: unknown })?.requestId);
       return;
     }
-    const sessionId = (msg.params as { sessionId?: unknown })?.sessionId;
-    const seq = (msg.params as any)?.update?._meta?.troupe?.seq;
-    const place = typeof seq === 'number' ? this.place(String(sessionId), seq) : undefined;
-    if (place !== undefined) this.seqsWentBack(sessionId, place);
-    const fresh = place !== undefined && place > this.lastPlace;
-    for (const [conn, mark] of this.attached) {
-      if (conn.isClosed) continue;
-      if (place !== undefined && !this.takes(conn, mark, place, fresh)) continue;
-      void conn.send(msg);
-    }
-    if (fresh) this.lastPlace = place;
-  }
-
-  /**
-   * The hot path: `session/update` lines relayed as the child wrote them (never parsed), with the
-   * same per-connection seq filter as notificationToClients, one hand-over per connection per batch.
-   */
-  private updatesToClients(batch: UpdateLine[]): void {
-    const sessionId = batch[0]!.sessionId;
-    const places = batch.map((u) => this.place(u.sessionId, u.seq));
-    let ordered = true;
-    for (let i = 1; i < batch.length; i++) {
-      if (places[i]! <= places[i - 1]! || batch[i]!.sessionId !== sessionId) ordered = false;
-    }
-    this.seqsWentBack(sessionId, ordered ? places[0]! : Math.min(...places.filter((_, i) => batch[i]!.sessionId === sessionId)));
-    // Lines above this are new to the session; a replay repeats lines below it.
-    const before = this.lastPlace;
-    let all: string[] | undefined;
-    for (const [conn, mark] of this.attached) {
-      if (conn.isClosed) continue;
-      if (ordered && places[0]! > mark && (places[0]! > before || this.load?.conn !== conn)) {
-        // The common case: all new to this connection, one session, in order.
-        this.attached.set(conn, places[places.length - 1]!);
-        conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
-        continue;
-      }
-      let top = before;
-      for (const [i, u] of batch.entries()) {
-        const fresh = places[i]! > top;
-        if (fresh) top = places[i]!;
-        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh)) conn.sendNotifications(u.sessionId, [u.json]);
-      }
-    }
-    for (const place of places) if (place > this.lastPlace) this.lastPlace = place;
-  }
-
-  /**
-   * At an update at `place` (the lowest of a batch): whether the child's seqs went back, i.e. outside
-   * a load's replay an update of this session at or before the furthest place it had sent. Its log lost
-   * events that had been sent (a write that failed: the session was then opened again from what its
-   * file holds), and new events take their seqs. The marks go back to before it, so that the new
-   * events reach every client, and each client that was sent the lost ones is told
-   * (`_troupe/updates_lost`): what it saw after `keptSeq` is not in the history, which a
-   * `session/load` shows as it is. Without this the relay dropped the new events as already sent.
-   */
-  private seqsWentBack(sessionId: unknown, place: number): void {
-    if (this.load || sessionId !== this.sessionId || place > this.lastPlace) return;
-    const kept = Math.floor(place) - 1;
-    const sent = Math.floor(this.lastPlace);
-    this.lastPlace = kept;
-    for (const [conn, mark] of this.attached) {
-      if (mark <= kept || mark === Number.POSITIVE_INFINITY) continue; // saw none of it, or waits for its own load
-      this.attached.set(conn, kept);
-      void conn.send({ jsonrpc: '2.0', method: '_troupe/updates_lost', params: { sessionId: this.sessionId, keptSeq: kept, sentSeq: Math.min(Math.floor(mark), sent) } });
-    }
-    this.ctx.logger.warn('a session log lost events its clients were sent; they are told', { sessionId: this.sessionId, keptSeq: kept, sentSeq: sent });
+    this.fanOut.notification(msg);
   }
 
   private control(c: ControlMessage): void {
@@ -463,14 +348,16 @@ export class RelaySession {
       // Loads still waiting here never reached the process.
       if (queued.has(id) || this.loadsWaiting.has(id)) continue;
       this.pending.delete(id);
-      if (this.load?.id === id) this.load = undefined;
+      if (this.loadId === id) {
+        this.loadId = undefined;
+        this.fanOut.dropReplay();
+      }
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
     }
     this.prompting.clear();
     for (const [id, p] of this.pending) if (p.method === 'session/prompt') this.prompting.set(id, p.conn);
     // A load still queued goes to the next process, whose replay starts over.
-    if (this.load) this.load.replayed = 0;
-    this.lineSeq = -1; // the next process's lines start afresh
+    this.fanOut.newProcess();
     if (!info.failed) this.sendWaitingLoad();
     for (const [, w] of this.internal) w.reject(new Error('the child exited'));
     this.internal.clear();
@@ -513,7 +400,8 @@ export class RelaySession {
       if (p) failed(p);
     }
     this.pending.clear();
-    this.load = undefined;
+    this.loadId = undefined;
+    this.fanOut.dropReplay();
     this.loadsWaiting.clear();
   }
 }

@@ -1,6 +1,6 @@
 // A prompt's content through troupe serve, as the clients attached to its session see it.
 // - A prompt of several blocks makes several updates with one seq: the relay sent only the first of
-//   them, live and in a load's replay, until it told them apart (RelaySession.place). A client
+//   them, live and in a load's replay, until it told them apart (UpdateFanOut). A client
 //   that joins between two of them is sent none of the rest.
 // - A pasted screenshot: a prompt of 3 MiB, over the log's 1 MiB event limit, sent by an SDK client
 //   over WebSocket. Its session's child logs it in parts (spec/event-log.md §5.1) and shows it whole:

@@ -1,0 +1,191 @@
+/**
+ * Which of a session's attached connections is sent which `session/update` of its child
+ * (spec/daemon.md §Relay: "Each update once", "Several updates of one seq", "Several connections per
+ * session"). Every connection has a mark, the furthest update it has been sent, and is sent only
+ * updates past it; a connection loading the session has a second mark for its replay.
+ *
+ * Updates are compared by *place*: the seq, plus the update's index among the consecutive updates of
+ * that seq as a fraction. One event can make several updates (a prompt of several blocks, a title
+ * and a mode set together), all with its seq, always together and in the same order, live and
+ * replayed. Compared by seq alone, every update of an event after its first was dropped.
+ */
+import type { Logger } from '../../core/ports.js';
+import type { UpdateLine } from '../../wire/update-line.js';
+import type { RelayConnection } from './relay-connection.js';
+import type { JsonRpcMessage } from './rpc.js';
+
+/**
+ * More updates than a place tells apart within one seq. The event with the most is a prompt, one
+ * update per block, and a prompt has at most 10,000 blocks (src/acp/prompt-content.ts). Places stay
+ * exact doubles for seqs below 2^33.
+ */
+const UPDATES_PER_SEQ = 2 ** 20;
+
+/**
+ * The mark of a connection that joins at `place`: past every update of that seq, so that it is sent
+ * the next event's updates, not the rest of an event whose first ones it never had (it joined
+ * between two updates of a prompt: it would show the prompt's later blocks alone).
+ */
+const lastPlaceOf = (place: number): number => Math.floor(place) + 1 - 1 / UPDATES_PER_SEQ;
+
+export class UpdateFanOut {
+  /** Connection → the furthest update (its place) it has been sent. */
+  readonly attached = new Map<RelayConnection, number>();
+  /**
+   * The connection whose session/load is in flight, and the furthest replayed update sent to it. The
+   * child's replay (seq from 1, page by page) and the live updates of a turn running meanwhile reach
+   * the daemon mixed, so one mark per connection would let a live update drop the rest of the replay.
+   * Until its load is answered, the connection is sent a line new to the session (live, or replayed
+   * lines this session had not sent before) past its mark, and a line the session sent before (a
+   * replay) past its replay mark: each replayed update once. Loads go to the child one at a time
+   * (RelaySession): the child's replays are not told apart on the wire.
+   */
+  private replay?: { conn: RelayConnection; replayed: number };
+  /** The furthest update the child has sent. */
+  private lastPlace = 0;
+  /** The seq of the child's latest update line of this session, and how many came before it with that seq. */
+  private lineSeq = -1;
+  private lineIndex = 0;
+
+  constructor(
+    private readonly sessionId: () => string | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  /** With `replay` (session/load) `conn` is sent every update again; otherwise only those to come. */
+  attach(conn: RelayConnection, replay: boolean): void {
+    if (replay) this.attached.set(conn, 0);
+    else if (!this.attached.has(conn)) this.attached.set(conn, lastPlaceOf(this.lastPlace));
+  }
+
+  /** `conn` waits for a load of its own to be sent: it is sent nothing of the session until then. */
+  hold(conn: RelayConnection): void {
+    this.attached.set(conn, Number.POSITIVE_INFINITY);
+  }
+
+  /** `conn`'s load is sent to the child; `held`: it waited for another load, and takes live updates from here on. */
+  startReplay(conn: RelayConnection, held: boolean): void {
+    if (held) this.attached.set(conn, lastPlaceOf(this.lastPlace));
+    this.replay = { conn, replayed: 0 };
+  }
+
+  /** The load was answered: its connection's mark takes in what the replay sent. */
+  endReplay(): void {
+    const replay = this.replay;
+    this.replay = undefined;
+    if (!replay) return;
+    const mark = this.attached.get(replay.conn);
+    if (mark !== undefined && replay.replayed > mark) this.attached.set(replay.conn, replay.replayed);
+  }
+
+  /** The load failed with its process: nothing of its replay counts. */
+  dropReplay(): void {
+    this.replay = undefined;
+  }
+
+  /** A new process: its lines start afresh, and a load still queued for it replays from the start. */
+  newProcess(): void {
+    if (this.replay) this.replay.replayed = 0;
+    this.lineSeq = -1;
+  }
+
+  /** The highest seq whose updates have been sent (0: none): what a restarted child sends after. */
+  get sentSeq(): number {
+    return Math.floor(this.lastPlace);
+  }
+
+  /** A parsed notification from the child: to every attached connection that has not had it. */
+  notification(msg: JsonRpcMessage): void {
+    const sessionId = (msg.params as { sessionId?: unknown })?.sessionId;
+    const seq = (msg.params as any)?.update?._meta?.troupe?.seq;
+    const place = typeof seq === 'number' ? this.place(String(sessionId), seq) : undefined;
+    if (place !== undefined) this.seqsWentBack(sessionId, place);
+    const fresh = place !== undefined && place > this.lastPlace;
+    for (const [conn, mark] of this.attached) {
+      if (conn.isClosed) continue;
+      if (place !== undefined && !this.takes(conn, mark, place, fresh)) continue;
+      void conn.send(msg);
+    }
+    if (fresh) this.lastPlace = place;
+  }
+
+  /**
+   * The hot path: `session/update` lines relayed as the child wrote them (never parsed), with the
+   * same per-connection filter as `notification`, one hand-over per connection per batch.
+   */
+  updates(batch: UpdateLine[]): void {
+    const sessionId = batch[0]!.sessionId;
+    const places = batch.map((u) => this.place(u.sessionId, u.seq));
+    let ordered = true;
+    for (let i = 1; i < batch.length; i++) {
+      if (places[i]! <= places[i - 1]! || batch[i]!.sessionId !== sessionId) ordered = false;
+    }
+    this.seqsWentBack(sessionId, ordered ? places[0]! : Math.min(...places.filter((_, i) => batch[i]!.sessionId === sessionId)));
+    // Lines past this are new to the session; a replay repeats lines before it.
+    const before = this.lastPlace;
+    let all: string[] | undefined;
+    for (const [conn, mark] of this.attached) {
+      if (conn.isClosed) continue;
+      if (ordered && places[0]! > mark && (places[0]! > before || this.replay?.conn !== conn)) {
+        // The common case: all new to this connection, one session, in order.
+        this.attached.set(conn, places[places.length - 1]!);
+        conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
+        continue;
+      }
+      let top = before;
+      for (const [i, u] of batch.entries()) {
+        const fresh = places[i]! > top;
+        if (fresh) top = places[i]!;
+        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh)) conn.sendNotifications(u.sessionId, [u.json]);
+      }
+    }
+    for (const place of places) if (place > this.lastPlace) this.lastPlace = place;
+  }
+
+  /** Where an update of `seq` stands (see the module comment). Called once per line, in the order the child wrote them. */
+  private place(sessionId: string, seq: number): number {
+    if (sessionId !== this.sessionId()) return seq;
+    if (seq === this.lineSeq) this.lineIndex++;
+    else [this.lineSeq, this.lineIndex] = [seq, 0];
+    return seq + this.lineIndex / UPDATES_PER_SEQ;
+  }
+
+  /**
+   * Whether `conn` (last sent `mark`) is to be sent an update at `place`, which is `fresh` when the
+   * session had sent no update as far before; advances the marks it uses.
+   */
+  private takes(conn: RelayConnection, mark: number, place: number, fresh: boolean): boolean {
+    const replay = this.replay?.conn === conn ? this.replay : undefined;
+    if (replay && !fresh) {
+      if (place <= replay.replayed) return false;
+      replay.replayed = place;
+      return true;
+    }
+    if (place <= mark) return false;
+    this.attached.set(conn, place);
+    return true;
+  }
+
+  /**
+   * At an update at `place` (the lowest of a batch): whether the child's seqs went back, i.e. outside
+   * a load's replay an update of this session at or before the furthest place it had sent. Its log
+   * lost events that had been sent (a write that failed: the session was then opened again from what
+   * its file holds), and new events take their seqs. The marks go back to before it, so that the new
+   * events reach every client, and each client that was sent the lost ones is told
+   * (`_troupe/updates_lost`): what it saw after `keptSeq` is not in the history, which a
+   * `session/load` shows as it is. Without this the relay dropped the new events as already sent.
+   */
+  private seqsWentBack(sessionId: unknown, place: number): void {
+    const own = this.sessionId();
+    if (this.replay || sessionId !== own || place > this.lastPlace) return;
+    const kept = Math.floor(place) - 1;
+    const sent = Math.floor(this.lastPlace);
+    this.lastPlace = kept;
+    for (const [conn, mark] of this.attached) {
+      if (mark <= kept || mark === Number.POSITIVE_INFINITY) continue; // saw none of it, or waits for its own load
+      this.attached.set(conn, kept);
+      void conn.send({ jsonrpc: '2.0', method: '_troupe/updates_lost', params: { sessionId: own, keptSeq: kept, sentSeq: Math.min(Math.floor(mark), sent) } });
+    }
+    this.logger.warn('a session log lost events its clients were sent; they are told', { sessionId: own, keptSeq: kept, sentSeq: sent });
+  }
+}
