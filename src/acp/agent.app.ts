@@ -190,7 +190,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     const live = await h.get(sessionId);
     // What the open appended (a crashed turn's end) goes to the client first, unless its replay shows it.
     if (opts.replaying) live.repaired = undefined;
-    else if (live.repaired) await h.sendRepairs(live, opts.sentSeq); // (no await on every request for nothing)
+    else if (live.repaired) await h.updates.sendRepairs(live, opts.sentSeq); // (no await on every request for nothing)
     return live;
   };
   /**
@@ -280,7 +280,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         assertCwd(live, p.cwd);
         if (dirs) h.useDirectories(live, dirs);
         const { UpdateReplay } = await replayModule();
-        await h.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
+        await h.updates.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
         await h.useMcpServers(p.sessionId, p.cwd, mcp);
         announceCommands(client, p.sessionId, h);
         return sessionState(live);

@@ -5,7 +5,6 @@
  */
 import { rm } from 'node:fs/promises';
 import type * as acp from '@agentclientprotocol/sdk';
-import { ContentJoiner } from '../core/content-parts.js';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { AgentEvent, ContentBlock } from '../core/events.js';
 import { isValidSessionId, newSessionId } from '../core/ids.js';
@@ -17,8 +16,8 @@ import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessio
 import { DEFAULT_MODE_ID, mcpServersOf } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
-import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
-import type { UpdateReplay } from './session-replay.js';
+import type { ProjectionCaps } from './update.projection.js';
+import { SessionUpdates } from './session-updates.js';
 import { engineDeps } from './session-engine-deps.js';
 import { daemonOwnedCatalog, type SessionCatalog } from './session-catalog.js';
 import { assertDirectory, requestedDirectories } from './session-directories.js';
@@ -59,7 +58,8 @@ export interface LiveSession {
   detach: () => void;
   /**
    * Seqs the open itself appended (`after` < seq <= `through`: the end of a turn its crashed process
-   * left open), not sent to the client yet: `sendRepairs` sends them, or a load's replay shows them.
+   * left open), not sent to the client yet: `SessionUpdates.sendRepairs` sends them, or a load's
+   * replay shows them.
    */
   repaired?: { after: number; through: number };
 }
@@ -80,13 +80,8 @@ export class SessionHost {
   private readonly lastUsed = new Map<string, number>();
   private readonly idleSweep?: NodeJS.Timeout;
   private readonly mcp: SessionMcp;
-  /**
-   * Events of sessions being replayed (session/load of a live session), held back from the client
-   * until the replay has gone out: an update the session makes meanwhile (a turn streaming) must
-   * follow the history, not land in the middle of it (a daemon drops replayed updates older than the
-   * last seq it relayed to that connection).
-   */
-  private readonly held = new Map<string, { events: AgentEvent[]; replays: number }>();
+  /** What the client is sent of the sessions: live updates, replays, what an open appended. */
+  readonly updates: SessionUpdates;
   /** Why sessions that stopped by themselves (SessionEngine.onStop) did, until they are opened again. */
   private readonly stoppedWith = new Map<string, TroupeError>();
 
@@ -95,6 +90,7 @@ export class SessionHost {
     readonly index: SessionCatalog,
   ) {
     this.mcp = new SessionMcp(opts.logger, opts.env, (sessionId) => this.announceCommands(sessionId));
+    this.updates = new SessionUpdates({ client: () => this.client, caps: () => this.projectionCaps, ...(opts.updateLines ? { lines: opts.updateLines } : {}) });
     const idleMs = opts.idleUnloadMs ?? 0;
     if (idleMs > 0) {
       // A sweep a few times per idle period: a session goes at most a quarter of it late.
@@ -240,36 +236,6 @@ export class SessionHost {
   /** Whether `sessionId` is open in this process or being opened: its replay goes through its log here. */
   isOpen(sessionId: string): boolean {
     return this.live.has(sessionId) || this.opening.has(sessionId) || this.unloading.has(sessionId);
-  }
-
-  /**
-   * Replays the history page by page (each page sent and awaited: backpressure), through the last
-   * event appended so far; what the session emits meanwhile is sent after it (events are observed
-   * as they are appended, so those are exactly the ones after `through`).
-   */
-  async replay(session: LiveSession, replay: UpdateReplay): Promise<void> {
-    const sessionId = session.engine.sessionId;
-    const hold = this.held.get(sessionId) ?? { events: [], replays: 0 };
-    hold.replays++;
-    this.held.set(sessionId, hold);
-    try {
-      const through = session.log.lastSeq();
-      let cursor = 0;
-      while (cursor < through) {
-        const page = await session.log.readAfter(cursor, { limit: 1024 });
-        for (const event of page.events) if (event.seq <= through) replay.add(event);
-        await replay.flush();
-        const last = page.events.at(-1);
-        if (!last || last.seq >= through) return;
-        cursor = page.cursor;
-        if (!page.hasMore) break;
-      }
-    } finally {
-      if (--hold.replays === 0) {
-        this.held.delete(sessionId);
-        for (const event of hold.events) this.project(event);
-      }
-    }
   }
 
   /** A new session holding a copy of `sourceId`'s completed turns (ACP session/fork). */
@@ -451,9 +417,7 @@ export class SessionHost {
       // Idle from the end of its last turn (not per event: this is the streaming path).
       if (event.type === 'turn_completed') this.touch(sessionId);
       reporter?.event(log, event);
-      const held = this.held.get(sessionId);
-      if (held) held.events.push(event);
-      else this.project(event);
+      this.updates.emitted(sessionId, event);
       if (INDEXED_EVENT_TYPES.has(event.type)) void this.index.applyEvents([event]).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
     });
     const live: LiveSession = { engine, log, detach: () => (stop(), stopInspecting()) };
@@ -469,32 +433,6 @@ export class SessionHost {
       void this.unload(sessionId, { keepMcp: true }).catch((e) => this.opts.logger.error('unload failed', { sessionId, error: String(e) }));
     });
     return live;
-  }
-
-  /**
-   * Sends the client what opening the session appended (see LiveSession.repaired), once: a request
-   * that does not replay the history (a resume, a prompt) would otherwise never show the client the
-   * end of the turn the crash interrupted. `sentSeq`: the daemon's resume says what its clients saw.
-   */
-  async sendRepairs(live: LiveSession, sentSeq?: number): Promise<void> {
-    const repaired = live.repaired;
-    if (!repaired) return;
-    live.repaired = undefined;
-    // With the seq its clients were last sent (troupe-meta.ts), also what the old process logged and never sent.
-    const after = Math.max(0, Math.min(repaired.after, sentSeq ?? repaired.after));
-    const parts = new ContentJoiner();
-    for (const e of (await live.log.readAfter(after, { limit: repaired.through - after })).events) {
-      const shown = e.seq <= repaired.through ? parts.take(e) : undefined;
-      if (shown) this.project(shown);
-    }
-  }
-
-  /** One event's `session/update`s to the client, live. */
-  private project(event: AgentEvent): void {
-    const client = this.client;
-    const updateLines = this.opts.updateLines;
-    if (client && updateLines) updateLines(projectEventLines(event, this.projectionCaps));
-    else if (client) for (const n of projectEvent(event, this.projectionCaps)) void client.notify('session/update', n).catch(() => undefined);
   }
 
   /** The engine's dependencies (session-engine-deps.ts), on this host's client and MCP tools. */

@@ -94,7 +94,7 @@ test('a replay of a live session is whole and in order: what the session emits m
   let release!: () => void;
   holdSdk = new Promise((resolve) => (release = resolve));
   const { UpdateReplay } = await import('../../../src/acp/session-replay.js');
-  const replaying = h.replay(live, new UpdateReplay(client, h.projectionCaps, writeLines));
+  const replaying = h.updates.replay(live, new UpdateReplay(client, h.projectionCaps, writeLines));
   // The replay has sent its first update; the session goes on meanwhile (a turn streaming, say).
   for (let i = 0; i < 100 && seqs.length === 0; i++) await new Promise((r) => setImmediate(r));
   live.engine.configure({ mode: 'bypass' });

@@ -1,0 +1,95 @@
+/**
+ * A host's sessions as its client sees them: what a session emits, projected to `session/update`s
+ * live; held back while a replay of that session goes out; and what opening a session appended,
+ * sent once.
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+import { ContentJoiner } from '../core/content-parts.js';
+import type { AgentEvent } from '../core/events.js';
+import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
+import type { UpdateReplay } from './session-replay.js';
+import type { LiveSession } from './session-host.js';
+
+/** The client to send to (none before `initialize`), and what it advertised. */
+export interface UpdateTarget {
+  client(): acp.AgentContext | undefined;
+  caps(): ProjectionCaps;
+  /** Where live updates go as NDJSON text (HostOptions.updateLines), else one SDK `notify` each. */
+  lines?: (text: string) => void;
+}
+
+export class SessionUpdates {
+  /**
+   * Events of sessions being replayed (session/load of a live session), held back from the client
+   * until the replay has gone out: an update the session makes meanwhile (a turn streaming) must
+   * follow the history, not land in the middle of it (a daemon drops replayed updates older than the
+   * last seq it relayed to that connection).
+   */
+  private readonly held = new Map<string, { events: AgentEvent[]; replays: number }>();
+
+  constructor(private readonly target: UpdateTarget) {}
+
+  /** An event the session `sessionId` just emitted: to the client, or behind the replay going out. */
+  emitted(sessionId: string, event: AgentEvent): void {
+    const held = this.held.get(sessionId);
+    if (held) held.events.push(event);
+    else this.project(event);
+  }
+
+  /**
+   * Replays the history page by page (each page sent and awaited: backpressure), through the last
+   * event appended so far; what the session emits meanwhile is sent after it (events are observed
+   * as they are appended, so those are exactly the ones after `through`).
+   */
+  async replay(session: LiveSession, replay: UpdateReplay): Promise<void> {
+    const sessionId = session.engine.sessionId;
+    const hold = this.held.get(sessionId) ?? { events: [], replays: 0 };
+    hold.replays++;
+    this.held.set(sessionId, hold);
+    try {
+      const through = session.log.lastSeq();
+      let cursor = 0;
+      while (cursor < through) {
+        const page = await session.log.readAfter(cursor, { limit: 1024 });
+        for (const event of page.events) if (event.seq <= through) replay.add(event);
+        await replay.flush();
+        const last = page.events.at(-1);
+        if (!last || last.seq >= through) return;
+        cursor = page.cursor;
+        if (!page.hasMore) break;
+      }
+    } finally {
+      if (--hold.replays === 0) {
+        this.held.delete(sessionId);
+        for (const event of hold.events) this.project(event);
+      }
+    }
+  }
+
+  /**
+   * Sends the client what opening the session appended (see LiveSession.repaired), once: a request
+   * that does not replay the history (a resume, a prompt) would otherwise never show the client the
+   * end of the turn the crash interrupted. `sentSeq`: the daemon's resume says what its clients saw.
+   */
+  async sendRepairs(live: LiveSession, sentSeq?: number): Promise<void> {
+    const repaired = live.repaired;
+    if (!repaired) return;
+    live.repaired = undefined;
+    // With the seq its clients were last sent (troupe-meta.ts), also what the old process logged and never sent.
+    const after = Math.max(0, Math.min(repaired.after, sentSeq ?? repaired.after));
+    const parts = new ContentJoiner();
+    for (const e of (await live.log.readAfter(after, { limit: repaired.through - after })).events) {
+      const shown = e.seq <= repaired.through ? parts.take(e) : undefined;
+      if (shown) this.project(shown);
+    }
+  }
+
+  /** One event's `session/update`s to the client, live. */
+  private project(event: AgentEvent): void {
+    const client = this.target.client();
+    if (!client) return;
+    const lines = this.target.lines;
+    if (lines) lines(projectEventLines(event, this.target.caps()));
+    else for (const n of projectEvent(event, this.target.caps())) void client.notify('session/update', n).catch(() => undefined);
+  }
+}
