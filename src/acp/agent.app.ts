@@ -12,8 +12,8 @@ import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { keepsDirectories, requestedDirectories } from './session-directories.js';
-import { sentSeqOf, troupeMeta } from './troupe-meta.js';
-import { isValidSessionId } from '../core/ids.js';
+import { prompterOf, sentSeqOf, troupeMeta } from './troupe-meta.js';
+import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
 import { commandsUpdate, configOptions, cwdMismatch, modeState, sameCwd, SLASH_COMMANDS } from './session-options.js';
@@ -378,10 +378,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/prompt',
       guarded('session/prompt', async (p: acp.PromptRequest, { client, signal }) => {
         const { waiting, done } = waitingPrompt(p.sessionId);
+        let h: SessionHost;
         let live: LiveSession;
         let handle: ReturnType<LiveSession['engine']['prompt']>;
         try {
-          const h = await host();
+          h = await host();
           live = await sessionOf(h, p.sessionId);
           const command = slashCommand(p.prompt);
           if (command?.name === 'compact') {
@@ -398,7 +399,16 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           const blocks = mcp ? [...((await h.expandMcpCommand(p.sessionId, mcp.name, mcp.input, signal)) as acp.ContentBlock[]), ...mcp.rest] : p.prompt;
           const content = toContent(blocks, { images: model.capabilities.images, model: model.id });
           if (waiting.cancelled) return { stopReason: 'cancelled' };
-          handle = live.engine.prompt(content);
+          // The client is not sent its own prompt back (SessionUpdates.prompted). The turn is named
+          // here because a prompt to an idle session starts its turn within engine.prompt.
+          const turnId = newTurnId();
+          h.updates.promptedBy(turnId, prompterOf(p));
+          try {
+            handle = live.engine.prompt(content, turnId);
+          } catch (err) {
+            h.updates.promptAnswered(turnId);
+            throw err;
+          }
         } catch (err) {
           // Cancelled (or its session closed) while it waited: that is its answer, whatever came of the wait.
           if (waiting.cancelled) return { stopReason: 'cancelled' };
@@ -412,7 +422,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const withdraw = () => live.engine.withdraw(handle.promptId);
         if (signal.aborted) withdraw();
         else signal.addEventListener('abort', withdraw, { once: true });
-        const r = await handle.result.finally(() => signal.removeEventListener('abort', withdraw));
+        const r = await handle.result.finally(() => {
+          signal.removeEventListener('abort', withdraw);
+          h.updates.promptAnswered(handle.turnId);
+        });
         const meta = { _meta: { troupe: { turnId: r.turnId, steps: r.steps } } };
         if (r.stopReason !== 'error') return { stopReason: r.stopReason, ...meta };
         const code = (r.errorCode && r.errorCode in ERROR_CODES ? r.errorCode : 'internal_error') as keyof typeof ERROR_CODES;

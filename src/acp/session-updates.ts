@@ -6,7 +6,8 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { ContentJoiner } from '../core/content-parts.js';
 import type { AgentEvent } from '../core/events.js';
-import { projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
+import { notificationLine, projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
+import { PROMPTER } from './troupe-meta.js';
 import type { UpdateReplay } from './session-replay.js';
 import type { LiveSession } from './session-host.js';
 
@@ -18,6 +19,9 @@ export interface UpdateTarget {
   lines?: (text: string) => void;
 }
 
+/** Who sent a prompt: the daemon's prompter, null for the client itself, undefined when not the client. */
+type Prompter = number | null | undefined;
+
 export class SessionUpdates {
   /**
    * Events of sessions being replayed (session/load of a live session), held back from the client
@@ -25,15 +29,38 @@ export class SessionUpdates {
    * follow the history, not land in the middle of it (a daemon drops replayed updates older than the
    * last seq it relayed to that connection).
    */
-  private readonly held = new Map<string, { events: AgentEvent[]; replays: number }>();
+  private readonly held = new Map<string, { events: { event: AgentEvent; prompter: Prompter }[]; replays: number }>();
+
+  /**
+   * Prompts of the client whose turns have not started yet: turn id → the prompter the daemon named
+   * (troupe-meta.ts), or null when the client is the one that sent it. A client is not sent its own
+   * prompt back: it shows what it typed already, and editors that also show the echo (Zed, unless the
+   * blocks come back exactly as sent) show the prompt twice. The history (a load) has it for everyone.
+   */
+  private readonly prompted = new Map<string, Exclude<Prompter, undefined>>();
 
   constructor(private readonly target: UpdateTarget) {}
 
+  /** The prompt of turn `turnId` came from the client (for the daemon: from its `prompter`); call before the prompt is queued. */
+  promptedBy(turnId: string, prompter: number | undefined): void {
+    this.prompted.set(turnId, prompter ?? null);
+  }
+
+  /** The prompt has its answer (its turn never started, if it was withdrawn or cancelled while queued). */
+  promptAnswered(turnId: string): void {
+    this.prompted.delete(turnId);
+  }
+
   /** An event the session `sessionId` just emitted: to the client, or behind the replay going out. */
   emitted(sessionId: string, event: AgentEvent): void {
+    let prompter: Prompter;
+    if (event.type === 'user_message' && this.prompted.has(event.turnId)) {
+      prompter = this.prompted.get(event.turnId)!;
+      this.prompted.delete(event.turnId);
+    }
     const held = this.held.get(sessionId);
-    if (held) held.events.push(event);
-    else this.project(event);
+    if (held) held.events.push({ event, prompter });
+    else this.project(event, prompter);
   }
 
   /**
@@ -61,7 +88,7 @@ export class SessionUpdates {
     } finally {
       if (--hold.replays === 0) {
         this.held.delete(sessionId);
-        for (const event of hold.events) this.project(event);
+        for (const { event, prompter } of hold.events) this.project(event, prompter);
       }
     }
   }
@@ -84,12 +111,21 @@ export class SessionUpdates {
     }
   }
 
-  /** One event's `session/update`s to the client, live. */
-  private project(event: AgentEvent): void {
+  /** One event's `session/update`s to the client, live; a prompt's with who sent it (see `prompted`). */
+  private project(event: AgentEvent, prompter?: Prompter): void {
     const client = this.target.client();
-    if (!client) return;
+    if (!client || prompter === null) return;
+    const caps = this.target.caps();
     const lines = this.target.lines;
-    if (lines) lines(projectEventLines(event, this.target.caps()));
-    else for (const n of projectEvent(event, this.target.caps())) void client.notify('session/update', n).catch(() => undefined);
+    if (prompter === undefined && lines) return lines(projectEventLines(event, caps));
+    const updates = projectEvent(event, caps).map((n) => (prompter === undefined ? n : withPrompter(n, prompter)));
+    if (lines) lines(updates.map((n) => `${notificationLine(n)}\n`).join(''));
+    else for (const n of updates) void client.notify('session/update', n).catch(() => undefined);
   }
+}
+
+/** An echo of a prompt the daemon forwarded: `_meta.troupe` names its prompter (the daemon takes it out). */
+function withPrompter(n: acp.SessionNotification, prompter: number): acp.SessionNotification {
+  const troupe = (n.update._meta as { troupe?: object } | undefined)?.troupe;
+  return { ...n, update: { ...n.update, _meta: { troupe: { ...troupe, [PROMPTER]: prompter } } } };
 }

@@ -1,7 +1,7 @@
 /**
  * troupe's own fields of a request's `_meta` (`_meta.troupe`): what the daemon adds to the requests
  * it sends its children (the client's capabilities, the directories to keep, the seq its clients
- * were sent), read here in one way.
+ * were sent, who sent a prompt), read here in one way.
  */
 
 /** `params._meta.troupe`, if it is an object. */
@@ -20,8 +20,23 @@ export function troupeMeta(params: { _meta?: unknown }): Record<string, unknown>
  */
 export const SENT_SEQ = 'sentSeq';
 
-/** The sent seq a resume carries, if it is one (a non-negative integer). */
-export function sentSeqOf(params: { _meta?: unknown }): number | undefined {
-  const value = troupeMeta(params)?.[SENT_SEQ];
+/** `params._meta.troupe[key]` if it is a non-negative integer. */
+function wholeNumberOf(params: { _meta?: unknown }, key: string): number | undefined {
+  const value = troupeMeta(params)?.[key];
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
+
+/** The sent seq a resume carries, if it does. */
+export const sentSeqOf = (params: { _meta?: unknown }): number | undefined => wholeNumberOf(params, SENT_SEQ);
+
+/**
+ * A field of a `session/prompt` the daemon forwards, and of the live echo of that prompt's content
+ * (its `user_message_chunk`s): a number the daemon chose for the request. A client is not sent its
+ * own prompt back (it shows what it sent already; editors that also show an echo show the prompt
+ * twice), but the other clients of the session are: the daemon uses this field to tell them apart,
+ * and takes it out before it sends the echo on (spec/daemon.md §Relay).
+ */
+export const PROMPTER = 'prompter';
+
+/** The prompter a prompt carries, if it does. */
+export const prompterOf = (params: { _meta?: unknown }): number | undefined => wholeNumberOf(params, PROMPTER);

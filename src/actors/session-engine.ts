@@ -149,10 +149,14 @@ export class SessionEngine {
     return snap.status === 'active' && snap.value === 'idle' && snap.context.queue.length === 0 && this.waiting.size === 0;
   }
 
-  /** Queues a prompt; it runs when every earlier prompt has finished. */
-  prompt(content: ContentBlock[]): PromptHandle {
+  /**
+   * Queues a prompt; it runs when every earlier prompt has finished. `turnId` names its turn when the
+   * caller must know it first: a prompt to an idle session starts its turn (and emits its
+   * `user_message`) within this call.
+   */
+  prompt(content: ContentBlock[], turnId = newTurnId(this.core.deps.clock.now())): PromptHandle {
     this.assertOpen();
-    const item: QueuedPrompt = { promptId: newLocalId('prompt'), turnId: newTurnId(this.core.deps.clock.now()), content };
+    const item: QueuedPrompt = { promptId: newLocalId('prompt'), turnId, content };
     // A prompt its log cannot hold is refused here: appended by the turn's start action, it would
     // throw inside the session machine and take the process down. (The message id is made by that
     // action; a stand-in of its length sizes the event the same.) Content of any size is held, in parts.

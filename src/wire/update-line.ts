@@ -8,9 +8,12 @@
  * (src/acp/update.projection.ts). A line is taken as an update only when
  *   - it starts with `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"<id>","update":{`
  *     (so the top level has exactly jsonrpc, method, params, in that order: no `id`, no other method),
- *   - and it ends with `"_meta":{"troupe":{"seq":<digits>}}}}}` or the same with `,"turnId":"<id>"`
- *     before the first `}`: five closing braces end `seq`'s object, `_meta`'s, `update`'s, `params`'s
- *     and the message, so this `_meta` is the last key of an object three levels deep.
+ *   - and it ends with `"_meta":{"troupe":{"seq":<digits>}}}}}`, with `,"turnId":"<id>"` and then
+ *     `,"prompter":<digits>` optionally before the first `}`: five closing braces end `seq`'s object,
+ *     `_meta`'s, `update`'s, `params`'s and the message, so this `_meta` is the last key of an object
+ *     three levels deep.
+ * `prompter` marks the echo of a prompt the daemon forwarded (src/acp/troupe-meta.ts): it is returned
+ * apart, and cut out of `json`, which is what the other clients are sent.
  * A quote inside a JSON string is always escaped (`\"`), so `"_meta":{"troupe":{"seq":` (bare quotes
  * after letters) never occurs inside text: a text containing `"id":` or `"_meta"` cannot fool it.
  * Anything else (responses, requests, other notifications, updates without a seq) returns undefined
@@ -22,12 +25,29 @@ const AFTER_ID = '","update":{';
 const META = '"_meta":{"troupe":{"seq":';
 const CLOSE = '}}}}}';
 const TURN = ',"turnId":"';
+const PROMPTER = ',"prompter":';
 
 export interface UpdateLine {
   sessionId: string;
   seq: number;
-  /** The line itself (no newline): the JSON text of the whole notification. */
+  /** The line itself (no newline): the JSON text of the whole notification, without `prompter`. */
   json: string;
+  /** The prompter of the prompt this line echoes, if it is such an echo. */
+  prompter?: number;
+}
+
+/** The digits of a JSON integer at `from` (at most 15, no leading zero): its value and where it ends, or undefined. */
+function integerAt(line: string, from: number): { value: number; end: number } | undefined {
+  let i = from;
+  let value = 0;
+  for (; i < line.length; i++) {
+    const c = line.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) break;
+    value = value * 10 + c;
+  }
+  const digits = i - from;
+  if (digits === 0 || digits > 15 || (digits > 1 && line.charCodeAt(from) === 48)) return undefined;
+  return { value, end: i };
 }
 
 export function classifyUpdateLine(line: string): UpdateLine | undefined {
@@ -38,21 +58,17 @@ export function classifyUpdateLine(line: string): UpdateLine | undefined {
   if (sessionId.length === 0 || sessionId.includes('\\')) return undefined;
   const meta = line.lastIndexOf(META);
   if (meta < idEnd) return undefined;
-  let i = meta + META.length;
-  const digitsFrom = i;
-  let seq = 0;
-  for (; i < line.length; i++) {
-    const c = line.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) break;
-    seq = seq * 10 + c;
-  }
-  const digits = i - digitsFrom;
-  if (digits === 0 || digits > 15 || (digits > 1 && line.charCodeAt(digitsFrom) === 48)) return undefined;
+  const seq = integerAt(line, meta + META.length);
+  if (!seq) return undefined;
+  let i = seq.end;
   if (line.startsWith(TURN, i)) {
     const end = line.indexOf('"', i + TURN.length);
     if (end < 0 || line.lastIndexOf('\\', end) > i) return undefined;
     i = end + 1;
   }
-  if (line.length !== i + CLOSE.length || !line.endsWith(CLOSE)) return undefined;
-  return { sessionId, seq, json: line };
+  const prompter = line.startsWith(PROMPTER, i) ? integerAt(line, i + PROMPTER.length) : undefined;
+  const tagEnd = prompter ? prompter.end : i;
+  if (line.length !== tagEnd + CLOSE.length || !line.endsWith(CLOSE)) return undefined;
+  if (!prompter) return { sessionId, seq: seq.value, json: line };
+  return { sessionId, seq: seq.value, json: line.slice(0, i) + CLOSE, prompter: prompter.value };
 }

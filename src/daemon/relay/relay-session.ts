@@ -12,7 +12,7 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { SENT_SEQ } from '../../acp/troupe-meta.js';
+import { PROMPTER, prompterOf, SENT_SEQ, troupeMeta } from '../../acp/troupe-meta.js';
 import { UpdateFanOut } from './update-fan-out.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
@@ -23,13 +23,16 @@ export function childInitializeParams(caps: Record<string, unknown>, version: st
 /** The requests that open a session in a child; the first one a pooled child gets carries the client's capabilities. */
 const OPENING = new Set(['session/new', 'session/load', 'session/resume']);
 
-/** `params` with `_meta.troupe.clientCapabilities` set (spec/daemon.md §Warm pool). */
-function withClientCaps(params: unknown, caps: Record<string, unknown>): Record<string, unknown> {
+/** `params` with `fields` set in `_meta.troupe` (src/acp/troupe-meta.ts). */
+function withTroupeMeta(params: unknown, fields: Record<string, unknown>): Record<string, unknown> {
   const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
   const meta = (p._meta && typeof p._meta === 'object' ? p._meta : {}) as Record<string, unknown>;
   const troupe = (meta.troupe && typeof meta.troupe === 'object' ? meta.troupe : {}) as Record<string, unknown>;
-  return { ...p, _meta: { ...meta, troupe: { ...troupe, clientCapabilities: caps } } };
+  return { ...p, _meta: { ...meta, troupe: { ...troupe, ...fields } } };
 }
+
+/** `params` with `_meta.troupe.clientCapabilities` set (spec/daemon.md §Warm pool). */
+const withClientCaps = (params: unknown, caps: Record<string, unknown>) => withTroupeMeta(params, { clientCapabilities: caps });
 
 interface PendingRequest {
   conn: RelayConnection;
@@ -94,7 +97,7 @@ export class RelaySession {
       acquire: () => ctx.pool.take(),
       boot: (proc, kind) => this.boot(proc, kind),
       onMessage: (m) => this.fromChild(m),
-      onUpdates: (batch) => this.fanOut.updates(batch),
+      onUpdates: (batch) => this.fanOut.updates(batch, (prompter) => this.pending.get(prompter)?.conn),
       onControl: (c) => this.control(c),
       onExit: (e, info) => this.childExited(e, info),
       onSpawnFailed: (err) => this.spawnFailed(err),
@@ -162,7 +165,8 @@ export class RelaySession {
       if (method === 'session/prompt') this.prompting.set(id, conn);
       else this.startLoad(id, conn, false);
     }
-    this.child.send({ ...msg, id });
+    // A prompt names its sender, so that the echo of its content goes to the session's other clients only (UpdateFanOut.updates).
+    this.child.send(method === 'session/prompt' ? { ...msg, id, params: withTroupeMeta(msg.params, { [PROMPTER]: id }) } : { ...msg, id });
   }
 
   /** Sends the next waiting load, once none is in flight (its connection gone: answered by no one, dropped). */
@@ -318,7 +322,25 @@ export class RelaySession {
       for (const conn of this.attached.keys()) conn.cancelForwarded(this, (msg.params as { requestId?: unknown })?.requestId);
       return;
     }
-    this.fanOut.notification(msg);
+    const echo = this.echoOf(msg);
+    if (echo) this.fanOut.notification(echo.msg, echo.sender);
+    else this.fanOut.notification(msg);
+  }
+
+  /**
+   * The echo of a prompt's content (a `user_message_chunk` whose `_meta.troupe` names the prompt's
+   * `prompter`, src/acp/troupe-meta.ts): without that field, and the connection that sent the prompt,
+   * which is not sent it (it shows what it sent already). The child's echo lines are relayed unparsed
+   * (update-line.ts cuts the field out, UpdateFanOut.updates passes the sender over); this is for
+   * one that reaches the parser.
+   */
+  private echoOf(msg: JsonRpcMessage): { msg: JsonRpcMessage; sender: RelayConnection | undefined } | undefined {
+    const params = msg.params as { update?: { _meta?: unknown } } | undefined;
+    const update = params?.update;
+    const prompter = update ? prompterOf(update) : undefined;
+    if (!update || prompter === undefined) return undefined;
+    const { [PROMPTER]: _, ...troupe } = troupeMeta(update)!;
+    return { msg: { ...msg, params: { ...params, update: { ...update, _meta: { ...(update._meta as object), troupe } } } }, sender: this.pending.get(prompter)?.conn };
   }
 
   private control(c: ControlMessage): void {

@@ -94,8 +94,11 @@ export class UpdateFanOut {
     return Math.floor(this.lastPlace);
   }
 
-  /** A parsed notification from the child: to every attached connection that has not had it. */
-  notification(msg: JsonRpcMessage): void {
+  /**
+   * A parsed notification from the child: to every attached connection that has not had it, but
+   * `passOver` (the sender of the prompt this echoes), which counts it as had without being sent it.
+   */
+  notification(msg: JsonRpcMessage, passOver?: RelayConnection): void {
     const sessionId = (msg.params as { sessionId?: unknown })?.sessionId;
     const seq = (msg.params as any)?.update?._meta?.troupe?.seq;
     const place = typeof seq === 'number' ? this.place(String(sessionId), seq) : undefined;
@@ -104,16 +107,17 @@ export class UpdateFanOut {
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
       if (place !== undefined && !this.takes(conn, mark, place, fresh)) continue;
-      void conn.send(msg);
+      if (conn !== passOver) void conn.send(msg);
     }
     if (fresh) this.lastPlace = place;
   }
 
   /**
    * The hot path: `session/update` lines relayed as the child wrote them (never parsed), with the
-   * same per-connection filter as `notification`, one hand-over per connection per batch.
+   * same per-connection filter as `notification`, one hand-over per connection per batch. A line that
+   * echoes a prompt is not sent to the prompt's sender (`senderOf` its prompter), which counts it as had.
    */
-  updates(batch: UpdateLine[]): void {
+  updates(batch: UpdateLine[], senderOf: (prompter: number) => RelayConnection | undefined = () => undefined): void {
     const sessionId = batch[0]!.sessionId;
     const places = batch.map((u) => this.place(u.sessionId, u.seq));
     let ordered = true;
@@ -124,9 +128,12 @@ export class UpdateFanOut {
     // Lines past this are new to the session; a replay repeats lines before it.
     const before = this.lastPlace;
     let all: string[] | undefined;
+    // Rare (a prompt's blocks): who sent the prompt each line echoes.
+    let passOver: (RelayConnection | undefined)[] | undefined;
+    for (const [i, u] of batch.entries()) if (u.prompter !== undefined) (passOver ??= [])[i] = senderOf(u.prompter);
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      if (ordered && places[0]! > mark && (places[0]! > before || this.replay?.conn !== conn)) {
+      if (ordered && places[0]! > mark && (places[0]! > before || this.replay?.conn !== conn) && !passOver?.includes(conn)) {
         // The common case: all new to this connection, one session, in order.
         this.attached.set(conn, places[places.length - 1]!);
         conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
@@ -136,7 +143,7 @@ export class UpdateFanOut {
       for (const [i, u] of batch.entries()) {
         const fresh = places[i]! > top;
         if (fresh) top = places[i]!;
-        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh)) conn.sendNotifications(u.sessionId, [u.json]);
+        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh) && passOver?.[i] !== conn) conn.sendNotifications(u.sessionId, [u.json]);
       }
     }
     for (const place of places) if (place > this.lastPlace) this.lastPlace = place;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { Daemon, daemonWithSession, tempDir } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -130,8 +130,11 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   assert.equal((await writing).stopReason, 'end_turn');
   // 3. A steer while the model works.
   const slow = run('slow one');
-  await c.until(() => c.updatesFor(sessionId).some((u) => u._meta?.troupe?.turnId && u.sessionUpdate === 'user_message_chunk' && u.content?.text === 'slow one'), 'the slow turn');
-  const turnId = c.updatesFor(sessionId).find((u) => u.sessionUpdate === 'user_message_chunk' && u.content?.text === 'slow one')._meta.troupe.turnId as string;
+  // (The client is not sent its own prompt back: the running turn is asked for.)
+  const turnId = await waitFor('the slow turn', async () => {
+    const state: any = await c.agent.request('_troupe/session_state' as never, { sessionId } as never);
+    return state.session === 'running' && (state.turnId as string);
+  });
   await c.agent.request('_troupe/steer', { sessionId, expectedTurnId: turnId, prompt: prompt('tabs please') });
   assert.equal((await slow).stopReason, 'end_turn');
   // 4. A cancel.

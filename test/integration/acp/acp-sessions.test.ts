@@ -51,7 +51,8 @@ test('session/new returns modes and config options; a turn streams updates with 
   assert.equal(r.stopReason, 'end_turn');
   const updates = c.updatesFor(res.sessionId);
   const kinds = updates.map((u) => u.sessionUpdate);
-  for (const k of ['user_message_chunk', 'session_info_update', 'agent_thought_chunk', 'agent_message_chunk', 'usage_update']) assert.ok(kinds.includes(k), k);
+  for (const k of ['session_info_update', 'agent_thought_chunk', 'agent_message_chunk', 'usage_update']) assert.ok(kinds.includes(k), k);
+  assert.ok(!kinds.includes('user_message_chunk'), 'the client is not sent its own prompt back');
   assert.equal(c.updatesFor(res.sessionId, 'session_info_update')[0].title, 'Say hi to the team');
   const turnId = (r as any)._meta.troupe.turnId;
   const metas = updates.filter((u) => u.sessionUpdate !== 'available_commands_update').map((u) => u._meta?.troupe);
@@ -175,7 +176,8 @@ test('prompts take text, resource links, embedded resources and images', async (
   t.after(() => c.close());
   const init = await c.initialize();
   assert.equal(init.agentCapabilities?.promptCapabilities?.image, true);
-  const sessionId = await c.newSession(workspace());
+  const cwd = workspace();
+  const sessionId = await c.newSession(cwd);
   const prompt: any[] = [
     { type: 'text', text: 'look' },
     { type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt' },
@@ -184,8 +186,12 @@ test('prompts take text, resource links, embedded resources and images', async (
   ];
   const res: any = await c.agent.request('session/prompt', { sessionId, prompt });
   assert.equal(res.stopReason, 'end_turn');
-  const echoed = c.updatesFor(sessionId, 'user_message_chunk').map((u) => u.content.type);
-  assert.deepEqual(echoed, ['text', 'resource_link', 'resource', 'image']);
+  assert.deepEqual(c.updatesFor(sessionId, 'user_message_chunk'), [], 'the client is not sent its own prompt back');
+  // The history has it, block by block.
+  await c.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const shown = c.updatesFor(sessionId, 'user_message_chunk');
+  assert.deepEqual(shown.map((u) => u.content.type), ['text', 'resource_link', 'resource', 'image']);
+  assert.deepEqual(shown.map(({ _meta, messageId, ...u }) => u.content), prompt);
   await assert.rejects(c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'audio', data: 'AA==', mimeType: 'audio/wav' }] as any }), rpcError(-32602));
   assert.deepEqual(c.schemaErrors, []);
 });

@@ -89,7 +89,8 @@ test('_troupe/steer reaches the running turn; wrong or absent turns are typed JS
     (e: any) => e.code === -32011 && e.data?.code === 'no_active_turn',
   );
   const running = c.prompt(sessionId, 'go');
-  await c.until(() => c.updatesFor(sessionId, 'user_message_chunk').length > 0, 'turn start');
+  // The title the first prompt gives the session comes as its turn starts (the prompt itself is not sent back).
+  await c.until(() => c.updatesFor(sessionId, 'session_info_update').length > 0, 'turn start');
   const state: any = await c.agent.request('_troupe/session_state', { sessionId });
   assert.equal(state.session, 'running');
   assert.match(state.turnId, /^turn_/);

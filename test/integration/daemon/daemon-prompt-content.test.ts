@@ -39,6 +39,7 @@ test('a 3 MiB image prompt through the daemon is answered, shown live to every a
     return seen.some((u) => u.sessionUpdate === 'agent_message_chunk') && seen;
   });
   assert.deepEqual(shown(attached), whole);
+  assert.deepEqual(shown(ws.updatesFor(sessionId)), [], 'the prompting client is not sent its prompt back');
   const imageAt = attached.findIndex((u) => u.content?.type === 'image');
   assert.ok(imageAt < attached.findIndex((u) => u.sessionUpdate === 'agent_message_chunk'));
 
@@ -65,16 +66,16 @@ test('a prompt of several blocks is shown whole to every client: live, in a load
   assert.equal(((await http.agent.request('session/prompt', { sessionId, prompt } as never)) as any).stopReason, 'end_turn');
   const blocks = (c: typeof http) =>
     c.updatesFor(sessionId, 'user_message_chunk').map((u) => [u.content.type, u.content.text ?? u.content.uri ?? u.content.resource?.text, u._meta.troupe.seq]);
-  const seq = blocks(http)[0]?.[2];
+  await waitFor('the attached client to see the answer', () => ws.updatesFor(sessionId, 'agent_message_chunk').length > 0);
+  const seq = blocks(ws)[0]?.[2];
   const whole = [
     ['text', 'look at these', seq],
     ['resource_link', 'file:///a.txt', seq],
     ['resource', 'embedded', seq],
     ['text', 'and tell me', seq],
   ];
-  assert.deepEqual(blocks(http), whole, 'the prompting client');
-  await waitFor('the attached client to see the answer', () => ws.updatesFor(sessionId, 'agent_message_chunk').length > 0);
   assert.deepEqual(blocks(ws), whole, 'the attached client');
+  assert.deepEqual(blocks(http), [], 'the prompting client is not sent its prompt back');
 
   const late = d.connect('ws');
   t.after(() => late.close());
@@ -82,26 +83,34 @@ test('a prompt of several blocks is shown whole to every client: live, in a load
   await late.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
   assert.deepEqual(blocks(late), whole, 'a new connection loading it');
 
-  // The prompting client loads again: its replay repeats the history, the prompt's blocks once each.
-  const before = http.updatesFor(sessionId, 'user_message_chunk').length;
+  // The attached client loads again: its replay repeats the history, the prompt's blocks once each;
+  // the prompting client's shows them too.
+  const before = ws.updatesFor(sessionId, 'user_message_chunk').length;
+  await ws.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.deepEqual(blocks(ws).slice(before), whole, 'the replay on a connection that saw it live');
   await http.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
-  assert.deepEqual(blocks(http).slice(before), whole, 'the replay on a connection that saw it live');
+  assert.deepEqual(blocks(http), whole, 'the replay on the connection that sent it');
 });
 
 test('a client that joins a session between two updates of one event is sent the next event, not the rest of that one', { timeout: 60_000 }, async (t) => {
-  const { a: http, b: ws } = await daemonWithClients(t, { script: { replies: [{ when: 'screenshot', items: [{ text: 'I see it.' }] }] } });
+  const { d, a: http, b: ws } = await daemonWithClients(t, { script: { replies: [{ when: 'screenshot', items: [{ text: 'I see it.' }] }] } });
   const cwd = tempDir();
   const sessionId = (await ws.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  // A third client watches the session (the prompting one is not sent its prompt).
+  const watcher = d.connect('ws');
+  t.after(() => watcher.close());
+  await watcher.init();
+  await watcher.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
   // The image's line (12 MB) takes the daemon many reads: the prompt's first block is relayed to the
-  // prompting client well before it. The other client joins (its first message for the session) as
-  // soon as that first block is seen.
+  // watcher well before it. The other client joins (its first message for the session) as soon as
+  // that first block is seen.
   const data = randomBytes(9_000_000).toString('base64');
   const prompt = [
     { type: 'text', text: 'a screenshot' },
     { type: 'image', mimeType: 'image/png', data },
   ];
   const answered = ws.agent.request('session/prompt', { sessionId, prompt } as never);
-  await waitFor('the first block', () => ws.updatesFor(sessionId, 'user_message_chunk').length > 0, 30_000);
+  await waitFor('the first block', () => watcher.updatesFor(sessionId, 'user_message_chunk').length > 0, 30_000);
   await http.agent.request('_troupe/session_state' as never, { sessionId } as never);
   assert.equal(((await answered) as any).stopReason, 'end_turn');
   await waitFor('the answer on the joined client', () => http.updatesFor(sessionId, 'agent_message_chunk').length > 0);
@@ -109,4 +118,43 @@ test('a client that joins a session between two updates of one event is sent the
   const blocks = http.updatesFor(sessionId, 'user_message_chunk').map((u) => u.content.type);
   assert.ok(blocks.length === 0 || blocks.join() === 'text,image', `the joined client got ${blocks.join() || 'nothing'} of the prompt`);
   assert.equal(http.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join(''), 'I see it.');
+});
+
+test('each client is sent the prompts of the others, not its own, also when a prompt is queued behind another client’s turn', async (t) => {
+  const { d, a: http, b: ws } = await daemonWithClients(t, { script: { replies: [[{ delay_ms: 300 }, { text: 'one' }], [{ text: 'two' }]] } });
+  const cwd = tempDir();
+  const sessionId = (await http.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await ws.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const watcher = d.connect('http');
+  t.after(() => watcher.close());
+  await watcher.init();
+  await watcher.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+
+  const first = http.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'first, over HTTP' }] } as never);
+  await waitFor('the first turn to start', () => ws.updatesFor(sessionId, 'user_message_chunk').length > 0);
+  const second = ws.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'second, over WebSocket' }] } as never);
+  assert.deepEqual([((await first) as any).stopReason, ((await second) as any).stopReason], ['end_turn', 'end_turn']);
+  await waitFor('every client to see the second answer', () =>
+    [http, ws, watcher].every((c) => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'two')),
+  );
+
+  const prompts = (c: typeof http) => c.updatesFor(sessionId, 'user_message_chunk').map((u) => u.content.text);
+  assert.deepEqual(prompts(http), ['second, over WebSocket']);
+  assert.deepEqual(prompts(ws), ['first, over HTTP']);
+  assert.deepEqual(prompts(watcher), ['first, over HTTP', 'second, over WebSocket']);
+  // The daemon's own mark of who prompted never reaches a client.
+  for (const c of [http, ws, watcher]) {
+    for (const u of c.updatesFor(sessionId)) assert.deepEqual(Object.keys(u._meta?.troupe ?? {}).filter((k) => k !== 'seq' && k !== 'turnId'), []);
+    const seqs = c.seqs(sessionId);
+    assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y), 'in order');
+  }
+  // Each prompt's echo has the seq of its user_message, as a load shows it.
+  const late = d.connect('ws');
+  t.after(() => late.close());
+  await late.init();
+  await late.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const seqOf = (c: typeof http, text: string) => c.updatesFor(sessionId, 'user_message_chunk').find((u) => u.content.text === text)?._meta.troupe.seq;
+  assert.equal(seqOf(watcher, 'first, over HTTP'), seqOf(late, 'first, over HTTP'));
+  assert.equal(seqOf(http, 'second, over WebSocket'), seqOf(late, 'second, over WebSocket'));
+  assert.ok(seqOf(late, 'second, over WebSocket')! > 0);
 });

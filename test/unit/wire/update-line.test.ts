@@ -17,6 +17,21 @@ test('an update as the child writes it is recognised with its session and seq', 
   assert.equal(classifyUpdateLine(noTurn)?.seq, 7);
 });
 
+test('the echo of a prompt the daemon forwarded is recognised with its prompter, which is cut out of the line', () => {
+  const block = { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: '"prompter":1}}}}}' }, messageId: 'm1' };
+  const echo = update('ses_a', { ...block, _meta: { troupe: { seq: 9, turnId: 'turn_1', prompter: 12 } } });
+  const plain = update('ses_a', { ...block, _meta: { troupe: { seq: 9, turnId: 'turn_1' } } });
+  assert.deepEqual(classifyUpdateLine(echo), { sessionId: 'ses_a', seq: 9, json: plain, prompter: 12 });
+  assert.deepEqual(JSON.parse(classifyUpdateLine(echo)!.json), JSON.parse(plain));
+  const noTurn = update('ses_a', { ...block, _meta: { troupe: { seq: 9, prompter: 0 } } });
+  assert.equal(classifyUpdateLine(noTurn)?.prompter, 0);
+  for (const prompter of [-1, 1.5, '3', 1e16, null]) {
+    assert.equal(classifyUpdateLine(update('ses_a', { ...block, _meta: { troupe: { seq: 9, turnId: 't', prompter } } })), undefined, String(prompter));
+  }
+  // Only where the daemon's field goes: last in `_meta.troupe`.
+  assert.equal(classifyUpdateLine(update('ses_a', { ...block, _meta: { troupe: { seq: 9, prompter: 1, turnId: 't' } } })), undefined);
+});
+
 test('text that looks like JSON-RPC structure inside an update does not fool it', () => {
   const tricky = '"id": 5, "method":"x"} {"jsonrpc":"2.0","id":1,"result":{}} "_meta":{"troupe":{"seq":999}}}}}}\n\\"';
   const line = update('ses_a', { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: tricky }, _meta: { troupe: { seq: 3, turnId: 't' } } });
