@@ -102,13 +102,24 @@ export class SessionUpdates {
     const repaired = live.repaired;
     if (!repaired) return;
     live.repaired = undefined;
-    // With the seq its clients were last sent (troupe-meta.ts), also what the old process logged and never sent.
-    const after = Math.max(0, Math.min(repaired.after, sentSeq ?? repaired.after));
+    const after = sentSeq === undefined ? repaired.after : await this.resendFrom(live, Math.min(repaired.after + 1, sentSeq));
     const parts = new ContentJoiner();
     for (const e of (await live.log.readAfter(after, { limit: repaired.through - after })).events) {
       const shown = e.seq <= repaired.through ? parts.take(e) : undefined;
       if (shown) this.project(shown);
     }
+  }
+
+  /**
+   * Where the catch-up after the daemon's `sentSeq` starts (troupe-meta.ts): before that seq's event,
+   * which its clients may have had in part, and before its content parts if it is a parted message.
+   * After it come what the old process logged and never sent, and what the open appended.
+   */
+  private async resendFrom(live: LiveSession, seq: number): Promise<number> {
+    if (seq <= 1) return 0;
+    const [e] = (await live.log.readAfter(seq - 1, { limit: 1 })).events;
+    const parts = e && (e.type === 'user_message' || e.type === 'steer_received') ? (e.parts ?? 0) : 0;
+    return Math.max(0, seq - 1 - parts);
   }
 
   /** One event's `session/update`s to the client, live; a prompt's with who sent it (see `prompted`). */

@@ -12,11 +12,12 @@ export function troupeMeta(params: { _meta?: unknown }): Record<string, unknown>
 
 /**
  * A field of the daemon's own `session/resume` of a session whose child it started again: the
- * highest update seq its clients were sent. A process killed at any moment has put in its log every
- * event it sent, but may not have sent every event it put there (a stdout write still buffered when
- * it died). The new process sends those after this seq, with the events its open appended (the end
- * of the turn the crash interrupted), so that the clients miss none of the history (spec/daemon.md
- * §Relay).
+ * highest seq of an update its clients were sent. A process killed at any moment has put in its log
+ * every event it sent, but may not have sent every event it put there (a stdout write still buffered
+ * when it died), nor every update of the last one (a prompt of several blocks makes an update each).
+ * The new process sends its log from this seq on, with the events its open appended (the end of the
+ * turn the crash interrupted); the daemon sends each client only the updates it lacks, so that the
+ * clients miss none of the history (spec/daemon.md §Relay).
  */
 export const SENT_SEQ = 'sentSeq';
 

@@ -124,7 +124,7 @@ export class RelaySession {
   }
 
   detach(conn: RelayConnection): void {
-    this.fanOut.attached.delete(conn);
+    this.fanOut.detach(conn);
     conn.sessions.delete(this);
     for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
   }

@@ -41,8 +41,20 @@ export class UpdateFanOut {
    * (RelaySession): the child's replays are not told apart on the wire.
    */
   private replay?: { conn: RelayConnection; replayed: number };
+  /**
+   * Connection → the seq of the latest echo of a prompt it sent: none of that event's updates is sent
+   * to it live (after a crash the rest of an echo may come again, untagged: see `resent`); a load of
+   * its own ends this.
+   */
+  private readonly ownEcho = new Map<RelayConnection, number>();
   /** The furthest update the child has sent. */
   private lastPlace = 0;
+  /**
+   * After a restart, the seq the new child sends again: its event may have reached the clients in
+   * part (a crash between two of its updates), so the child's catch-up starts with it whole, and
+   * each connection is sent only the updates of it that it lacks. Not a sign that seqs went back.
+   */
+  private resent?: number;
   /** The seq of the child's latest update line of this session, and how many came before it with that seq. */
   private lineSeq = -1;
   private lineIndex = 0;
@@ -58,6 +70,11 @@ export class UpdateFanOut {
     else if (!this.attached.has(conn)) this.attached.set(conn, lastPlaceOf(this.lastPlace));
   }
 
+  detach(conn: RelayConnection): void {
+    this.attached.delete(conn);
+    this.ownEcho.delete(conn);
+  }
+
   /** `conn` waits for a load of its own to be sent: it is sent nothing of the session until then. */
   hold(conn: RelayConnection): void {
     this.attached.set(conn, Number.POSITIVE_INFINITY);
@@ -67,6 +84,8 @@ export class UpdateFanOut {
   startReplay(conn: RelayConnection, held: boolean): void {
     if (held) this.attached.set(conn, lastPlaceOf(this.lastPlace));
     this.replay = { conn, replayed: 0 };
+    // Its replay shows it every prompt, its own too.
+    this.ownEcho.delete(conn);
   }
 
   /** The load was answered: its connection's mark takes in what the replay sent. */
@@ -87,9 +106,13 @@ export class UpdateFanOut {
   newProcess(): void {
     if (this.replay) this.replay.replayed = 0;
     this.lineSeq = -1;
+    this.resent = this.lastPlace > 0 ? Math.floor(this.lastPlace) : undefined;
   }
 
-  /** The highest seq whose updates have been sent (0: none): what a restarted child sends after. */
+  /**
+   * The highest seq some update of which has been sent (0: none): a restarted child sends its log
+   * from there on (src/acp/troupe-meta.ts).
+   */
   get sentSeq(): number {
     return Math.floor(this.lastPlace);
   }
@@ -103,11 +126,12 @@ export class UpdateFanOut {
     const seq = (msg.params as any)?.update?._meta?.troupe?.seq;
     const place = typeof seq === 'number' ? this.place(String(sessionId), seq) : undefined;
     if (place !== undefined) this.seqsWentBack(sessionId, place);
+    if (passOver && typeof seq === 'number') this.ownEcho.set(passOver, seq);
     const fresh = place !== undefined && place > this.lastPlace;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
       if (place !== undefined && !this.takes(conn, mark, place, fresh)) continue;
-      if (conn !== passOver) void conn.send(msg);
+      if (place === undefined || this.ownEcho.get(conn) !== seq) void conn.send(msg);
     }
     if (fresh) this.lastPlace = place;
   }
@@ -128,12 +152,16 @@ export class UpdateFanOut {
     // Lines past this are new to the session; a replay repeats lines before it.
     const before = this.lastPlace;
     let all: string[] | undefined;
-    // Rare (a prompt's blocks): who sent the prompt each line echoes.
-    let passOver: (RelayConnection | undefined)[] | undefined;
-    for (const [i, u] of batch.entries()) if (u.prompter !== undefined) (passOver ??= [])[i] = senderOf(u.prompter);
+    // Rare (a prompt's blocks): who sent the prompt a line echoes.
+    for (const u of batch) {
+      const sender = u.prompter === undefined ? undefined : senderOf(u.prompter);
+      if (sender) this.ownEcho.set(sender, u.seq);
+    }
+    const [first, last] = [batch[0]!.seq, batch[batch.length - 1]!.seq];
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      if (ordered && places[0]! > mark && (places[0]! > before || this.replay?.conn !== conn) && !passOver?.includes(conn)) {
+      const own = this.ownEcho.get(conn);
+      if (ordered && places[0]! > mark && (places[0]! > before || this.replay?.conn !== conn) && !(own !== undefined && own >= first && own <= last)) {
         // The common case: all new to this connection, one session, in order.
         this.attached.set(conn, places[places.length - 1]!);
         conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
@@ -143,7 +171,7 @@ export class UpdateFanOut {
       for (const [i, u] of batch.entries()) {
         const fresh = places[i]! > top;
         if (fresh) top = places[i]!;
-        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh) && passOver?.[i] !== conn) conn.sendNotifications(u.sessionId, [u.json]);
+        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh) && own !== u.seq) conn.sendNotifications(u.sessionId, [u.json]);
       }
     }
     for (const place of places) if (place > this.lastPlace) this.lastPlace = place;
@@ -162,7 +190,9 @@ export class UpdateFanOut {
    * session had sent no update as far before; advances the marks it uses.
    */
   private takes(conn: RelayConnection, mark: number, place: number, fresh: boolean): boolean {
-    const replay = this.replay?.conn === conn ? this.replay : undefined;
+    // What a restarted child sends again is not a replay (a load that waited for the new process
+    // would take it for its replay's head, and skip the history before it).
+    const replay = this.replay?.conn === conn && Math.floor(place) !== this.resent ? this.replay : undefined;
     if (replay && !fresh) {
       if (place <= replay.replayed) return false;
       replay.replayed = place;
@@ -184,10 +214,14 @@ export class UpdateFanOut {
    */
   private seqsWentBack(sessionId: unknown, place: number): void {
     const own = this.sessionId();
-    if (this.replay || sessionId !== own || place > this.lastPlace) return;
+    if (sessionId !== own) return;
+    if (this.resent !== undefined && Math.floor(place) !== this.resent) this.resent = undefined;
+    if (this.replay || place > this.lastPlace || Math.floor(place) === this.resent) return;
     const kept = Math.floor(place) - 1;
     const sent = Math.floor(this.lastPlace);
     this.lastPlace = kept;
+    // The seqs after `kept` are other events' from here on.
+    for (const [conn, seq] of this.ownEcho) if (seq > kept) this.ownEcho.delete(conn);
     for (const [conn, mark] of this.attached) {
       if (mark <= kept || mark === Number.POSITIVE_INFINITY) continue; // saw none of it, or waits for its own load
       this.attached.set(conn, kept);

@@ -262,6 +262,40 @@ test('kill -9 during a turn, then session/resume in a new process: the end the o
   assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
 });
 
+test('kill -9 during a turn, then the daemon\'s resume with the seq its clients were sent: the new process sends that event again whole, then the rest', async (t) => {
+  // The clients may have had that event in part: a prompt of several blocks is an update each, and
+  // a crash can come between two (a screenshot's block still buffered in the dead process).
+  const cwd = workspace();
+  const crashScript = { replies: [[{ text: 'streaming before the crash' }, { hang: true }]] };
+  const first = AcpChild.start({ script: crashScript });
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  // The second block is over the log's 1 MiB event limit: the prompt is logged in parts, before it.
+  const big = `and another ${'x'.repeat(1_200_000)}`;
+  void first.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'one block' }, { type: 'text', text: big }] }).catch(() => undefined);
+  await first.until(() => first.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk before crash');
+  await first.crash();
+  const log = await FileEventLog.open(sessionLogPath(sessionsDir(first.home), sessionId), { readOnly: true });
+  const events = (await log.readAfter(0)).events;
+  await log.close();
+  const prompt = events.find((e) => e.type === 'user_message')!;
+  assert.ok((prompt as { parts?: number }).parts! > 1, 'logged in parts');
+  const promptSeq = prompt.seq;
+
+  const second = AcpChild.start({ script: crashScript, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  await second.agent.request('session/resume', { sessionId, cwd, mcpServers: [], _meta: { troupe: { sentSeq: promptSeq } } } as never);
+  const sent = strip(second.updatesFor(sessionId)).filter((u) => u.seq !== undefined);
+  assert.deepEqual(sent.slice(0, 2).map((u) => [u.seq, u.sessionUpdate, u.content?.text]), [
+    [promptSeq, 'user_message_chunk', 'one block'],
+    [promptSeq, 'user_message_chunk', big],
+  ]);
+  assert.ok(sent.some((u) => u.sessionUpdate === 'agent_message_chunk' && u.content.text === 'streaming before the crash'), 'then what followed');
+  assert.ok(sent.some((u) => u.sessionUpdate === 'agent_thought_chunk' && /agent_crashed/.test(u.content.text)), 'and the turn\'s end');
+  assert.deepEqual(sent.map((u) => u.seq), [...sent.map((u) => u.seq)].sort((x, y) => x - y), 'in order');
+});
+
 test('session/load of a log damaged from its first record is refused log_corrupt, and the file is left as it was', async (t) => {
   const { cwd, sessionId, home } = await storedSession(['one']);
   const path = join(home, 'sessions', `${sessionId}.log`);

@@ -347,3 +347,24 @@ test('a child that writes no protocol on stdout (a non-JSON line, a line that ne
   const done = await c.agent.request('session/prompt', { sessionId: sessionId!, prompt: [{ type: 'text', text: 'ping' }] });
   assert.equal(done.stopReason, 'end_turn');
 });
+
+test('kill -9 of a child between two updates of one event (a screenshot prompt): after the restart every other client has the prompt whole, its sender none of it', { timeout: 90_000 }, async (t) => {
+  const { d, a: watcher, b: sender } = await daemonWithClients(t, { script: { replies: [{ when: 'screenshot', items: [{ hang: true }] }] } });
+  const cwd = tempDir();
+  const sessionId = (await sender.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await watcher.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const { pid } = await childOf(d, sessionId);
+  // The image's line (12 MB) leaves the child over many pipe writes after the text block's line: a
+  // kill as the watcher sees the text block lands before the image has left the child.
+  const data = Buffer.alloc(9_000_000, 7).toString('base64');
+  const prompt = sender.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a screenshot' }, { type: 'image', mimeType: 'image/png', data }] } as never).catch((e: any) => e?.data?.code);
+  await waitFor('the first block', () => watcher.updatesFor(sessionId, 'user_message_chunk').length > 0, 30_000);
+  process.kill(pid, 'SIGKILL');
+  assert.equal(await prompt, 'agent_crashed');
+  await waitFor('the crashed turn’s end', () => watcher.updatesFor(sessionId, 'agent_thought_chunk').some((u) => /agent_crashed/.test(u.content.text)), 30_000);
+  const blocks = (c: typeof watcher) => c.updatesFor(sessionId, 'user_message_chunk').map((u) => (u.content.type === 'image' ? u.content.data === data : u.content.text));
+  assert.deepEqual(blocks(watcher), ['a screenshot', true]);
+  assert.deepEqual(blocks(sender), []);
+  assert.ok(sender.updatesFor(sessionId, 'agent_thought_chunk').some((u) => /agent_crashed/.test(u.content.text)), 'the sender is sent the turn’s end');
+  assert.equal((await childOf(d, sessionId)).restarts, 1);
+});

@@ -1,0 +1,124 @@
+/**
+ * UpdateFanOut across a child's restart: the event a crash cut between two of its updates (a prompt
+ * of several blocks) is sent again whole by the new child, and each connection is sent only what it
+ * lacks of it: the rest, never its own prompt's blocks, and no `_troupe/updates_lost`, which is for
+ * seqs that really went back. The connections are recording stand-ins for RelayConnection.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { silentLogger } from '../../../src/core/ports.js';
+import { UpdateFanOut } from '../../../src/daemon/relay/update-fan-out.js';
+import type { RelayConnection } from '../../../src/daemon/relay/relay-connection.js';
+import type { UpdateLine } from '../../../src/wire/update-line.js';
+
+function connection(name: string) {
+  const got: string[] = [];
+  const told: unknown[] = [];
+  const conn = { isClosed: false, sendNotifications: (_: string, lines: string[]) => void got.push(...lines), send: async (m: unknown) => void told.push(m) };
+  return { conn: conn as unknown as RelayConnection, got, told, name };
+}
+
+/** A line of session S; `json` names it, for reading what each connection got. */
+const line = (seq: number, name: string, prompter?: number): UpdateLine => ({ sessionId: 'S', seq, json: name, ...(prompter === undefined ? {} : { prompter }) });
+
+test('after a restart, the rest of an event the crash cut reaches each connection once, and a prompt’s sender never gets its blocks', () => {
+  const fan = new UpdateFanOut(() => 'S', silentLogger);
+  const watcher = connection('watcher');
+  const sender = connection('sender');
+  fan.attach(watcher.conn, false);
+  fan.attach(sender.conn, false);
+  const senderOf = (p: number) => (p === 7 ? sender.conn : undefined);
+
+  // Seq 2 is a prompt of two blocks, sent by `sender`; the child died after the first.
+  fan.updates([line(1, 'created'), line(2, 'block 0', 7)], senderOf);
+  assert.equal(fan.sentSeq, 2);
+  fan.newProcess();
+  const joiner = connection('joiner');
+  fan.attach(joiner.conn, false);
+  // The new child's catch-up starts with seq 2 again, whole and untagged (src/acp/session-updates.ts).
+  fan.updates([line(2, 'block 0'), line(2, 'block 1'), line(3, 'crash end')], senderOf);
+  fan.updates([line(4, 'next turn')], senderOf);
+
+  assert.deepEqual(watcher.got, ['created', 'block 0', 'block 1', 'crash end', 'next turn']);
+  assert.deepEqual(sender.got, ['created', 'crash end', 'next turn']);
+  assert.deepEqual(joiner.got, ['crash end', 'next turn'], 'a connection that joined between is sent none of the cut event');
+  for (const c of [watcher, sender, joiner]) assert.deepEqual(c.told, [], `${c.name} is told nothing was lost`);
+
+  // Seqs that go back later are still the sign of a lost write.
+  fan.updates([line(3, 'a seq reused')], senderOf);
+  assert.deepEqual(
+    watcher.told.map((m: any) => [m.method, m.params.keptSeq]),
+    [['_troupe/updates_lost', 2]],
+  );
+  assert.equal(watcher.got.at(-1), 'a seq reused');
+});
+
+test('a parsed echo is passed over for its sender the same way, the rest of its event too', () => {
+  const fan = new UpdateFanOut(() => 'S', silentLogger);
+  const watcher = connection('watcher');
+  const sender = connection('sender');
+  fan.attach(watcher.conn, false);
+  fan.attach(sender.conn, false);
+  const echo = (text: string) => ({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 'S', update: { sessionUpdate: 'user_message_chunk', content: { type: 'text', text }, _meta: { troupe: { seq: 5 } } } } });
+  const sent: string[] = [];
+  (watcher.conn as any).send = async (m: any) => void sent.push(`watcher ${m.params.update.content.text}`);
+  (sender.conn as any).send = async (m: any) => void sent.push(`sender ${m.params.update.content.text}`);
+  fan.notification(echo('first') as never, sender.conn);
+  fan.newProcess();
+  fan.notification(echo('first') as never);
+  fan.notification(echo('second') as never);
+  assert.deepEqual(sent, ['watcher first', 'watcher second']);
+});
+
+test('a load of its own shows a prompt’s sender its prompt; seqs that went back are other events’, sent to it', () => {
+  const fan = new UpdateFanOut(() => 'S', silentLogger);
+  const sender = connection('sender');
+  fan.attach(sender.conn, false);
+  const senderOf = () => sender.conn;
+  fan.updates([line(1, 'created'), line(2, 'block 0', 7), line(2, 'block 1', 7), line(3, 'answer')], senderOf);
+  assert.deepEqual(sender.got, ['created', 'answer']);
+  // Its session/load: the child replays from seq 1.
+  fan.attach(sender.conn, true);
+  fan.startReplay(sender.conn, false);
+  fan.updates([line(1, 'created'), line(2, 'block 0'), line(2, 'block 1'), line(3, 'answer')], senderOf);
+  fan.endReplay();
+  assert.deepEqual(sender.got.slice(2), ['created', 'block 0', 'block 1', 'answer']);
+
+  // A second prompt's echo, then a log that lost seqs 4 and 5: the events that take them are sent.
+  const other = connection('other');
+  fan.attach(other.conn, false);
+  fan.updates([line(4, 'second prompt', 8), line(5, 'second answer')], senderOf);
+  fan.updates([line(4, 'after the loss'), line(5, 'and more')], senderOf);
+  assert.deepEqual(sender.got.slice(6), ['second answer', 'after the loss', 'and more']);
+  assert.deepEqual(other.got, ['second prompt', 'second answer', 'after the loss', 'and more']);
+});
+
+test('a load that waited for the restarted child takes its catch-up as live, and still gets the whole history', () => {
+  const fan = new UpdateFanOut(() => 'S', silentLogger);
+  const watcher = connection('watcher');
+  const loader = connection('loader');
+  fan.attach(watcher.conn, false);
+  fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0')], () => undefined);
+  // The loader's session/load waits behind another; the child dies; the load goes to the new child.
+  fan.hold(loader.conn);
+  fan.newProcess();
+  fan.startReplay(loader.conn, true);
+  fan.updates([line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined); // the catch-up
+  fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined); // its replay
+  fan.endReplay();
+  fan.updates([line(5, '5')], () => undefined);
+  assert.deepEqual(watcher.got, ['1', '2', '3 block 0', '3 block 1', '4', '5']);
+  // The loader has every update of the history, in its replay (what was new in the catch-up came live, just before).
+  assert.deepEqual(loader.got, ['4', '1', '2', '3 block 0', '3 block 1', '4', '5']);
+});
+
+test('notifications without a seq reach every connection, a prompt’s sender too', () => {
+  const fan = new UpdateFanOut(() => 'S', silentLogger);
+  const sender = connection('sender');
+  const other = connection('other');
+  fan.attach(sender.conn, false);
+  fan.attach(other.conn, false);
+  fan.updates([line(1, 'echo', 7)], () => sender.conn);
+  fan.notification({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 'S', update: { sessionUpdate: 'available_commands_update', availableCommands: [] } } } as never);
+  assert.deepEqual([sender.told.length, other.told.length], [1, 1]);
+});
