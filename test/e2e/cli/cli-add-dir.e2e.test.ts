@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jsonLines, makeHome, type Home } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
-describe('troupe run --add-dir', { timeout: 60_000 }, () => {
+describe('troupe run --add-dir', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   let shared: string;
   let other: string;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { AcpClient, Daemon, tempDir } from '../../support/daemon.js';
 import { eventSchemaError } from '../../support/event-schema.js';
-import { jsonLines, makeHome, pidAlive, until, type Home } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, pidAlive, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 const REPLIES = [
   { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
@@ -43,7 +43,7 @@ async function assertNothingLeft(pid: number, port: number, home: string): Promi
   assert.deepEqual(leftovers, []);
 }
 
-describe('troupe steer, watch, attach, cancel from another process', { timeout: 60_000 }, () => {
+describe('troupe steer, watch, attach, cancel from another process', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   before(() => {
     h = makeHome({ replies: REPLIES });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeHome, pidAlive, until, type Home } from '../../support/cli/cli-harness.js';
+import { makeHome, pidAlive, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 const OLD_DAEMON = `
 const http = require('node:http');
@@ -29,7 +29,7 @@ server.listen(0, '127.0.0.1', () => {
 process.on('SIGTERM', () => { fs.rmSync(home + '/daemon.json', { force: true }); process.exit(0); });
 `;
 
-describe('troupe daemon and versions', { timeout: 60_000 }, () => {
+describe('troupe daemon and versions', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   let old: ChildProcess;
   before(async () => {
@@ -78,7 +78,7 @@ describe('troupe daemon and versions', { timeout: 60_000 }, () => {
   });
 });
 
-describe('troupe daemon stop and a stale state file', { timeout: 60_000 }, () => {
+describe('troupe daemon stop and a stale state file', { timeout: SUITE_TIMEOUT_MS }, () => {
   test('a state file left by a daemon killed hard, whose pid is now another process: that process is left alone', async () => {
     const h = makeHome();
     // Stands for whatever process got the dead daemon's pid (after a reboot, say): not a daemon.

@@ -7,7 +7,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/cli-io.js';
-import { makeHome, type CliResult, type Home } from '../../support/cli/cli-harness.js';
+import { makeHome, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 function oneLine(r: CliResult, pattern: RegExp): void {
   const lines = r.stderr.split('\n').filter(Boolean);
@@ -24,7 +24,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('troupe CLI errors', { timeout: 60_000 }, () => {
+describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   before(async () => {
     h = makeHome();

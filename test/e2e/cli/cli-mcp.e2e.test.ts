@@ -5,11 +5,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { jsonLines, makeHome, type Home } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 
-describe('troupe run --mcp-config', { timeout: 60_000 }, () => {
+describe('troupe run --mcp-config', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   before(() => {
     h = makeHome({ replies: [[{ tool_call: { name: 'mcp__test__echo', input: { text: 'from the cli' } } }], [{ text: 'done' }], { when: 'Please greet Ada.', items: [{ text: 'hello Ada' }] }] });

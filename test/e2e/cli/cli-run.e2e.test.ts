@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acpOutgoingError } from '../../support/acp-schema.js';
-import { jsonLines, makeHome, pidAlive, type Home } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, pidAlive, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
-describe('troupe run', { timeout: 60_000 }, () => {
+describe('troupe run', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   before(() => {
     h = makeHome();
@@ -127,7 +127,7 @@ describe('troupe run', { timeout: 60_000 }, () => {
   });
 });
 
-describe('troupe run with untrusted text', { timeout: 60_000 }, () => {
+describe('troupe run with untrusted text', { timeout: SUITE_TIMEOUT_MS }, () => {
   test('model output and session titles are shown with their control characters spelled out, line breaks kept', async () => {
     const s = makeHome({ replies: [{ when: 'hello', items: [{ text: 'before\x1b[2Jafter\r\nnext line\n' }] }] });
     try {

@@ -4,13 +4,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jsonLines, makeHome, until, type Home } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 import { haveTmux, Tmux } from '../../support/cli/tmux.js';
 
 // tmux is installed by .ci/run; without it this suite cannot drive a terminal at all.
 assert.ok(haveTmux(), 'tmux is required for the terminal tests (apt-get install -y tmux)');
 
-describe('troupe on a terminal', { timeout: 60_000 }, () => {
+describe('troupe on a terminal', { timeout: SUITE_TIMEOUT_MS }, () => {
   let demo: Home;
   let scripted: Home;
   const tmux = new Tmux();

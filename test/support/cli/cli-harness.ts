@@ -47,6 +47,13 @@ export function pidAlive(pid: number): boolean {
 }
 
 /** `waitFor` with the check first, as the CLI tests call it. */
+/**
+ * The budget of one CLI suite, a guard against a hang: the whole suite, not each test (node:test's
+ * describe timeout). The longest suites take 25–45 s alone and up to 65 s beside the rest of the
+ * run on this 2-core machine; a 60 s budget cancelled passing tests there.
+ */
+export const SUITE_TIMEOUT_MS = 180_000;
+
 export const until = <T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> => waitFor(what, check, timeoutMs);
 
 /**
