@@ -216,10 +216,10 @@ export class SupervisedChild {
     this.started[kind]++;
     proc.attach({
       message: (m) => {
-        this.touch();
+        this.alive();
         this.opts.onMessage(m);
       },
-      ...(this.opts.onUpdates ? { updates: (b: UpdateLine[]) => (this.touch(), this.opts.onUpdates!(b)) } : {}),
+      ...(this.opts.onUpdates ? { updates: (b: UpdateLine[]) => (this.alive(), this.opts.onUpdates!(b)) } : {}),
       control: (c) => {
         this.feedWatchdog();
         this.opts.onControl(c);
@@ -288,6 +288,16 @@ export class SupervisedChild {
     const crashed = before !== 'stopping' && (after === 'backoff' || after === 'failed');
     if (exit.reason === 'out_of_memory') this.opts.logger.warn('child exceeded its memory budget and is restarted', { pid: this.pid });
     this.opts.onExit(exit, { crashed, willRestart: after === 'backoff', failed: after === 'failed' });
+  }
+
+  /**
+   * A line on stdout: the child works (postponing its idle stop), and it is not hung, whatever became
+   * of its heartbeats: those travel on fd 3 behind its records, which a saturated daemon can read
+   * late. A child whose loop is stuck writes nothing anywhere, and is still found.
+   */
+  private alive(): void {
+    this.touch();
+    if (this.state !== 'spawning' && this.state !== 'initializing') this.feedWatchdog();
   }
 
   /** Any sign of life or work postpones the idle stop. */

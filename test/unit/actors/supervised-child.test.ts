@@ -65,3 +65,45 @@ test('a prompt that wakes an idle-stopped child keeps it busy once it is ready (
     await child.stop('shutdown');
   }
 });
+
+test('a child that writes on stdout is not taken for hung while its heartbeats lag; one silent on both is', async () => {
+  // Under load a daemon can read a child's control channel behind its stdout: a child streaming a
+  // reply was killed as hung. Only a child silent everywhere for the timeout is.
+  const procs: (FakeProcess & { line(): void })[] = [];
+  const exits: string[] = [];
+  const child = new SupervisedChild({
+    spec: DEFAULT_CHILD_SPEC,
+    idleMs: 60_000,
+    heartbeatTimeoutMs: 1_000,
+    acquire: async () => {
+      const p = Object.assign(new FakeProcess(procs.length + 1), {
+        line(this: FakeProcess) {
+          (this as unknown as { handlers: ChildHandlers }).handlers.message({ jsonrpc: '2.0', method: 'session/update', params: {} });
+        },
+      });
+      procs.push(p);
+      return p as unknown as ChildProcessHandle;
+    },
+    boot: async () => undefined,
+    onMessage: () => undefined,
+    onControl: () => undefined,
+    onExit: (e) => void exits.push(e.reason),
+    onSpawnFailed: () => undefined,
+    logger: silentLogger,
+  });
+  try {
+    await until(() => child.state === 'ready');
+    // 2.5 s of output, a line every 50 ms, and no heartbeat.
+    for (let i = 0; i < 50; i++) {
+      procs[0]!.line();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual([procs.length, exits], [1, []], 'the writing child was left alone');
+    // Silent on both: killed as hung, and started again.
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.deepEqual(exits, ['hung']);
+    await until(() => procs.length === 2);
+  } finally {
+    await child.stop('closed').catch(() => undefined);
+  }
+});
