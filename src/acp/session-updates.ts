@@ -53,11 +53,9 @@ export class SessionUpdates {
 
   /** An event the session `sessionId` just emitted: to the client, or behind the replay going out. */
   emitted(sessionId: string, event: AgentEvent): void {
-    let prompter: Prompter;
-    if (event.type === 'user_message' && this.prompted.has(event.turnId)) {
-      prompter = this.prompted.get(event.turnId)!;
-      this.prompted.delete(event.turnId);
-    }
+    const turnId = event.type === 'user_message' ? event.turnId : '';
+    const prompter = this.prompted.get(turnId);
+    if (prompter !== undefined) this.prompted.delete(turnId);
     const held = this.held.get(sessionId);
     if (held) held.events.push({ event, prompter });
     else this.project(event, prompter);

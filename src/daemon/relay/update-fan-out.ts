@@ -126,12 +126,12 @@ export class UpdateFanOut {
     const seq = (msg.params as any)?.update?._meta?.troupe?.seq;
     const place = typeof seq === 'number' ? this.place(String(sessionId), seq) : undefined;
     if (place !== undefined) this.seqsWentBack(sessionId, place);
-    if (passOver && typeof seq === 'number' && sessionId === this.sessionId()) this.ownEcho.set(passOver, seq);
+    if (passOver) this.echoed(passOver, sessionId, seq);
     const fresh = place !== undefined && place > this.lastPlace;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
       if (place !== undefined && !this.takes(conn, mark, place, fresh)) continue;
-      if (place === undefined || sessionId !== this.sessionId() || this.ownEcho.get(conn) !== seq) void conn.send(msg);
+      if (!this.isOwnEcho(conn, sessionId, seq)) void conn.send(msg);
     }
     if (fresh) this.lastPlace = place;
   }
@@ -154,8 +154,8 @@ export class UpdateFanOut {
     let all: string[] | undefined;
     // Rare (a prompt's blocks): who sent the prompt a line echoes.
     for (const u of batch) {
-      const sender = u.prompter === undefined || u.sessionId !== this.sessionId() ? undefined : senderOf(u.prompter);
-      if (sender) this.ownEcho.set(sender, u.seq);
+      const sender = u.prompter === undefined ? undefined : senderOf(u.prompter);
+      if (sender) this.echoed(sender, u.sessionId, u.seq);
     }
     const first = batch[0]!.seq;
     const last = batch[batch.length - 1]!.seq;
@@ -172,10 +172,20 @@ export class UpdateFanOut {
       for (const [i, u] of batch.entries()) {
         const fresh = places[i]! > top;
         if (fresh) top = places[i]!;
-        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh) && (own !== u.seq || u.sessionId !== this.sessionId())) conn.sendNotifications(u.sessionId, [u.json]);
+        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh) && !this.isOwnEcho(conn, u.sessionId, u.seq)) conn.sendNotifications(u.sessionId, [u.json]);
       }
     }
     for (const place of places) if (place > this.lastPlace) this.lastPlace = place;
+  }
+
+  /** `sender` sent the prompt whose echo has `seq`: none of that event's updates goes to it live. */
+  private echoed(sender: RelayConnection, sessionId: unknown, seq: unknown): void {
+    if (typeof seq === 'number' && sessionId === this.sessionId()) this.ownEcho.set(sender, seq);
+  }
+
+  /** Whether an update of `seq` echoes a prompt `conn` sent (see `ownEcho`). */
+  private isOwnEcho(conn: RelayConnection, sessionId: unknown, seq: unknown): boolean {
+    return seq !== undefined && this.ownEcho.get(conn) === seq && sessionId === this.sessionId();
   }
 
   /** Where an update of `seq` stands (see the module comment). Called once per line, in the order the child wrote them. */
