@@ -238,18 +238,25 @@ test('kill -9 at any moment of a stream: every update a client was sent is in th
   }
 });
 
-test('kill -9 during a turn, then session/resume in a new process: the end the open gives the turn is sent live, its seq next to the last one sent', async (t) => {
+const hangAfterAChunk = { replies: [[{ text: 'streaming before the crash' }, { hang: true }]] };
+
+/** A session whose process is killed (kill -9) once `prompt` has streamed its first chunk. */
+async function crashedMidTurn(prompt: unknown[]) {
   const cwd = workspace();
-  const crashScript = { replies: [[{ text: 'streaming before the crash' }, { hang: true }]] };
-  const first = AcpChild.start({ script: crashScript });
+  const first = AcpChild.start({ script: hangAfterAChunk });
   await first.initialize();
   const sessionId = await first.newSession(cwd);
-  void first.prompt(sessionId, 'start').catch(() => undefined);
+  void first.agent.request('session/prompt', { sessionId, prompt } as never).catch(() => undefined);
   await first.until(() => first.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk before crash');
   await first.crash();
+  return { cwd, first, sessionId };
+}
+
+test('kill -9 during a turn, then session/resume in a new process: the end the open gives the turn is sent live, its seq next to the last one sent', async (t) => {
+  const { cwd, first, sessionId } = await crashedMidTurn([{ type: 'text', text: 'start' }]);
   const lastSent = Math.max(...strip(first.updatesFor(sessionId)).map((u) => u.seq ?? 0));
 
-  const second = AcpChild.start({ script: crashScript, home: first.home });
+  const second = AcpChild.start({ script: hangAfterAChunk, home: first.home });
   t.after(() => second.close());
   await second.initialize();
   await second.agent.request('session/resume', { sessionId, cwd, mcpServers: [] });
@@ -265,16 +272,9 @@ test('kill -9 during a turn, then session/resume in a new process: the end the o
 test('kill -9 during a turn, then the daemon\'s resume with the seq its clients were sent: the new process sends that event again whole, then the rest', async (t) => {
   // The clients may have had that event in part: a prompt of several blocks is an update each, and
   // a crash can come between two (a screenshot's block still buffered in the dead process).
-  const cwd = workspace();
-  const crashScript = { replies: [[{ text: 'streaming before the crash' }, { hang: true }]] };
-  const first = AcpChild.start({ script: crashScript });
-  await first.initialize();
-  const sessionId = await first.newSession(cwd);
   // The second block is over the log's 1 MiB event limit: the prompt is logged in parts, before it.
   const big = `and another ${'x'.repeat(1_200_000)}`;
-  void first.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'one block' }, { type: 'text', text: big }] }).catch(() => undefined);
-  await first.until(() => first.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk before crash');
-  await first.crash();
+  const { cwd, first, sessionId } = await crashedMidTurn([{ type: 'text', text: 'one block' }, { type: 'text', text: big }]);
   const log = await FileEventLog.open(sessionLogPath(sessionsDir(first.home), sessionId), { readOnly: true });
   const events = (await log.readAfter(0)).events;
   await log.close();
@@ -282,7 +282,7 @@ test('kill -9 during a turn, then the daemon\'s resume with the seq its clients 
   assert.ok((prompt as { parts?: number }).parts! > 1, 'logged in parts');
   const promptSeq = prompt.seq;
 
-  const second = AcpChild.start({ script: crashScript, home: first.home });
+  const second = AcpChild.start({ script: hangAfterAChunk, home: first.home });
   t.after(() => second.close());
   await second.initialize();
   await second.agent.request('session/resume', { sessionId, cwd, mcpServers: [], _meta: { troupe: { sentSeq: promptSeq } } } as never);

@@ -26,18 +26,20 @@ class FakeProcess {
   kill(): void {
     void this.stop();
   }
+  /** The child writes a line on stdout. */
+  writeLine(): void {
+    this.handlers?.message({ jsonrpc: '2.0', method: 'session/update', params: {} });
+  }
 }
 
-const until = async (f: () => boolean) => {
-  while (!f()) await new Promise((r) => setImmediate(r));
-};
-
-test('a prompt that wakes an idle-stopped child keeps it busy once it is ready (no idle stop mid-prompt)', async () => {
+/** A SupervisedChild over FakeProcesses (each new process is pushed on `procs`), with its exit reasons. */
+function supervise(heartbeatTimeoutMs: number) {
   const procs: FakeProcess[] = [];
+  const exits: string[] = [];
   const child = new SupervisedChild({
     spec: DEFAULT_CHILD_SPEC,
     idleMs: 60_000,
-    heartbeatTimeoutMs: 60_000,
+    heartbeatTimeoutMs,
     acquire: async () => {
       const p = new FakeProcess(procs.length + 1);
       procs.push(p);
@@ -46,10 +48,19 @@ test('a prompt that wakes an idle-stopped child keeps it busy once it is ready (
     boot: async () => undefined,
     onMessage: () => undefined,
     onControl: () => undefined,
-    onExit: () => undefined,
+    onExit: (e) => void exits.push(e.reason),
     onSpawnFailed: () => undefined,
     logger: silentLogger,
   });
+  return { child, procs, exits };
+}
+
+const until = async (f: () => boolean) => {
+  while (!f()) await new Promise((r) => setImmediate(r));
+};
+
+test('a prompt that wakes an idle-stopped child keeps it busy once it is ready (no idle stop mid-prompt)', async () => {
+  const { child, procs } = supervise(60_000);
   try {
     await until(() => child.state === 'ready');
     await child.stop('idle');
@@ -69,33 +80,12 @@ test('a prompt that wakes an idle-stopped child keeps it busy once it is ready (
 test('a child that writes on stdout is not taken for hung while its heartbeats lag; one silent on both is', async () => {
   // Under load a daemon can read a child's control channel behind its stdout: a child streaming a
   // reply was killed as hung. Only a child silent everywhere for the timeout is.
-  const procs: (FakeProcess & { line(): void })[] = [];
-  const exits: string[] = [];
-  const child = new SupervisedChild({
-    spec: DEFAULT_CHILD_SPEC,
-    idleMs: 60_000,
-    heartbeatTimeoutMs: 1_000,
-    acquire: async () => {
-      const p = Object.assign(new FakeProcess(procs.length + 1), {
-        line(this: FakeProcess) {
-          (this as unknown as { handlers: ChildHandlers }).handlers.message({ jsonrpc: '2.0', method: 'session/update', params: {} });
-        },
-      });
-      procs.push(p);
-      return p as unknown as ChildProcessHandle;
-    },
-    boot: async () => undefined,
-    onMessage: () => undefined,
-    onControl: () => undefined,
-    onExit: (e) => void exits.push(e.reason),
-    onSpawnFailed: () => undefined,
-    logger: silentLogger,
-  });
+  const { child, procs, exits } = supervise(1_000);
   try {
     await until(() => child.state === 'ready');
     // 2.5 s of output, a line every 50 ms, and no heartbeat.
     for (let i = 0; i < 50; i++) {
-      procs[0]!.line();
+      procs[0]!.writeLine();
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.deepEqual([procs.length, exits], [1, []], 'the writing child was left alone');

@@ -18,15 +18,19 @@ function connection(name: string) {
   return { conn: conn as unknown as RelayConnection, got, told, name };
 }
 
+/** A fan-out of session S with a connection of each name attached (no replay). */
+function fanOutTo(...names: string[]) {
+  const fan = new UpdateFanOut(() => 'S', silentLogger);
+  const conns = names.map(connection);
+  for (const c of conns) fan.attach(c.conn, false);
+  return { fan, conns };
+}
+
 /** A line of session S; `json` names it, for reading what each connection got. */
 const line = (seq: number, name: string, prompter?: number): UpdateLine => ({ sessionId: 'S', seq, json: name, ...(prompter === undefined ? {} : { prompter }) });
 
 test('after a restart, the rest of an event the crash cut reaches each connection once, and a prompt’s sender never gets its blocks', () => {
-  const fan = new UpdateFanOut(() => 'S', silentLogger);
-  const watcher = connection('watcher');
-  const sender = connection('sender');
-  fan.attach(watcher.conn, false);
-  fan.attach(sender.conn, false);
+  const { fan, conns: [watcher, sender] } = fanOutTo('watcher', 'sender');
   const senderOf = (p: number) => (p === 7 ? sender.conn : undefined);
 
   // Seq 2 is a prompt of two blocks, sent by `sender`; the child died after the first.
@@ -54,11 +58,7 @@ test('after a restart, the rest of an event the crash cut reaches each connectio
 });
 
 test('a parsed echo is passed over for its sender the same way, the rest of its event too', () => {
-  const fan = new UpdateFanOut(() => 'S', silentLogger);
-  const watcher = connection('watcher');
-  const sender = connection('sender');
-  fan.attach(watcher.conn, false);
-  fan.attach(sender.conn, false);
+  const { fan, conns: [watcher, sender] } = fanOutTo('watcher', 'sender');
   const echo = (text: string) => ({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 'S', update: { sessionUpdate: 'user_message_chunk', content: { type: 'text', text }, _meta: { troupe: { seq: 5 } } } } });
   const sent: string[] = [];
   (watcher.conn as any).send = async (m: any) => void sent.push(`watcher ${m.params.update.content.text}`);
@@ -71,9 +71,7 @@ test('a parsed echo is passed over for its sender the same way, the rest of its 
 });
 
 test('a load of its own shows a prompt’s sender its prompt; seqs that went back are other events’, sent to it', () => {
-  const fan = new UpdateFanOut(() => 'S', silentLogger);
-  const sender = connection('sender');
-  fan.attach(sender.conn, false);
+  const { fan, conns: [sender] } = fanOutTo('sender');
   const senderOf = () => sender.conn;
   fan.updates([line(1, 'created'), line(2, 'block 0', 7), line(2, 'block 1', 7), line(3, 'answer')], senderOf);
   assert.deepEqual(sender.got, ['created', 'answer']);
@@ -94,10 +92,8 @@ test('a load of its own shows a prompt’s sender its prompt; seqs that went bac
 });
 
 test('a load that waited for the restarted child takes its catch-up as live, and still gets the whole history', () => {
-  const fan = new UpdateFanOut(() => 'S', silentLogger);
-  const watcher = connection('watcher');
+  const { fan, conns: [watcher] } = fanOutTo('watcher');
   const loader = connection('loader');
-  fan.attach(watcher.conn, false);
   fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0')], () => undefined);
   // The loader's session/load waits behind another; the child dies; the load goes to the new child.
   fan.hold(loader.conn);
@@ -113,11 +109,7 @@ test('a load that waited for the restarted child takes its catch-up as live, and
 });
 
 test('notifications without a seq reach every connection, a prompt’s sender too', () => {
-  const fan = new UpdateFanOut(() => 'S', silentLogger);
-  const sender = connection('sender');
-  const other = connection('other');
-  fan.attach(sender.conn, false);
-  fan.attach(other.conn, false);
+  const { fan, conns: [sender, other] } = fanOutTo('sender', 'other');
   fan.updates([line(1, 'echo', 7)], () => sender.conn);
   fan.notification({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 'S', update: { sessionUpdate: 'available_commands_update', availableCommands: [] } } } as never);
   assert.deepEqual([sender.told.length, other.told.length], [1, 1]);
