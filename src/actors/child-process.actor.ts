@@ -9,6 +9,7 @@ import type { Logger } from '../core/ports.js';
 import { ControlFrameDecoder } from '../wire/control-frame.codec.js';
 import { POOL_INITIALIZE_ID, type ControlMessage } from '../wire/control-messages.js';
 import { classifyUpdateLine, type UpdateLine } from '../wire/update-line.js';
+import { sampleProcess, type ProcessSample } from './process-sample.js';
 
 export interface ChildLaunch {
   /** `node`, and its arguments from the troupe entry on (a script, or `--snapshot-blob <blob>`). */
@@ -36,6 +37,12 @@ export interface ChildHandlers {
    */
   updates?(batch: UpdateLine[]): void;
   control(msg: ControlMessage): void;
+  /**
+   * Bytes came on stdout or the control channel: part of a line or a frame is enough. The child's
+   * loop turned to write them, which is what its watchdog wants to know (a line of several MiB, or a
+   * frame behind one, arrives over many reads).
+   */
+  heard?(from: 'stdout' | 'control'): void;
   exit(info: ChildExit): void;
 }
 
@@ -58,6 +65,7 @@ export class ChildProcessHandle {
   /** Resolves when the child has said hello on its control channel (its code is loaded), or exited. */
   readonly started: Promise<void>;
   private markStarted!: () => void;
+  private helloHeard = false;
   /** Lines and frames that arrived before handlers were attached (a pooled child warming up). */
   private early: (() => void)[] = [];
   /**
@@ -99,6 +107,11 @@ export class ChildProcessHandle {
 
   get pid(): number {
     return this.proc.pid ?? -1;
+  }
+
+  /** Whether its control channel has spoken (its first message is its hello): its code is loaded. */
+  get saidHello(): boolean {
+    return this.helloHeard;
   }
 
   /** Whether a process was started at all (see the constructor: a failed spawn has no pid). */
@@ -164,6 +177,11 @@ export class ChildProcessHandle {
     if (this.alive) this.proc.kill('SIGKILL');
   }
 
+  /** Its scheduler state and CPU time now, where the system tells (process-sample.ts). */
+  sample(): ProcessSample | undefined {
+    return this.alive ? sampleProcess(this.pid) : undefined;
+  }
+
   private dispatch(f: () => void): void {
     if (this.handlers) f();
     else this.early.push(f);
@@ -182,6 +200,7 @@ export class ChildProcessHandle {
     let restChars = 0;
     stream.on('data', (chunk: string) => {
       if (this.killedFor) return;
+      this.handlers?.heard?.('stdout');
       const first = chunk.indexOf('\n');
       if (first < 0) {
         restChars += chunk.length;
@@ -248,6 +267,7 @@ export class ChildProcessHandle {
     const decoder = new ControlFrameDecoder();
     stream.on('error', () => undefined);
     stream.on('data', (chunk: Buffer) => {
+      this.handlers?.heard?.('control');
       let messages: ControlMessage[];
       try {
         messages = decoder.push(chunk);
@@ -256,7 +276,7 @@ export class ChildProcessHandle {
         stream.removeAllListeners('data');
         return;
       }
-      if (messages.length) this.markStarted();
+      if (messages.length && !this.helloHeard) (this.helloHeard = true), this.markStarted();
       for (const m of messages) this.dispatch(() => this.handlers?.control(m));
     });
   }

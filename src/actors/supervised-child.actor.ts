@@ -174,7 +174,7 @@ export class SupervisedChild {
    */
   dispose(): void {
     clearTimeout(this.idleTimer);
-    clearTimeout(this.watchdog);
+    this.stopWatchdog();
     this.queue = [];
     // Stopping the actor is bookkeeping, not a transition of the child: the inspector is not told.
     this.disposed = true;
@@ -214,21 +214,18 @@ export class SupervisedChild {
     this.proc = proc;
     this.pid = proc.pid;
     this.started[kind]++;
+    this.cpuMark = undefined;
     proc.attach({
-      message: (m) => {
-        this.alive();
-        this.opts.onMessage(m);
-      },
-      ...(this.opts.onUpdates ? { updates: (b: UpdateLine[]) => (this.alive(), this.opts.onUpdates!(b)) } : {}),
-      control: (c) => {
-        this.feedWatchdog();
-        this.opts.onControl(c);
-      },
+      message: (m) => this.opts.onMessage(m),
+      ...(this.opts.onUpdates ? { updates: (b: UpdateLine[]) => this.opts.onUpdates!(b) } : {}),
+      control: (c) => this.opts.onControl(c),
+      heard: (from) => (from === 'stdout' ? this.alive() : this.feedWatchdog()),
       exit: (e) => this.exited(proc, e),
     });
     this.actor.send({ type: 'SPAWNED', pid: proc.pid });
-    // Loading code takes a while on a busy machine: heartbeats are due only once the child said hello.
-    this.feedWatchdog(STARTUP_TIMEOUT_MS);
+    // Loading code takes a while on a busy machine: heartbeats are due only once the child said hello
+    // (a pooled child said it while it waited).
+    this.feedWatchdog(proc.saidHello ? undefined : STARTUP_TIMEOUT_MS);
     this.opts.boot(proc, kind).then(
       () => {
         if (this.proc !== proc || !proc.alive) return;
@@ -251,7 +248,7 @@ export class SupervisedChild {
 
   private exited(proc: ChildProcessHandle, exit: ChildExit): void {
     if (this.proc !== proc || this.abandoned.has(proc)) return;
-    clearTimeout(this.watchdog);
+    this.stopWatchdog();
     clearTimeout(this.idleTimer);
     // What was in flight died with the process (the relay fails it); what is still queued is not lost.
     this.inFlight = this.queuedWork();
@@ -274,7 +271,7 @@ export class SupervisedChild {
    */
   private abandon(event: { type: 'HUNG' } | { type: 'BOOT_FAILED'; reason: string }, proc: ChildProcessHandle): void {
     this.abandoned.add(proc);
-    clearTimeout(this.watchdog);
+    this.stopWatchdog();
     this.inFlight = this.queuedWork();
     const before = this.state;
     this.actor.send(event);
@@ -291,7 +288,7 @@ export class SupervisedChild {
   }
 
   /**
-   * A line on stdout: the child works (postponing its idle stop), and it is not hung, whatever became
+   * Output on stdout: the child works (postponing its idle stop), and it is not hung, whatever became
    * of its heartbeats: those travel on fd 3 behind its records, which a saturated daemon can read
    * late. A child whose loop is stuck writes nothing anywhere, and is still found.
    */
@@ -311,17 +308,63 @@ export class SupervisedChild {
     this.idleTimer.unref();
   }
 
+  /** The watchdog's current timeout (the startup one until the child said hello). */
+  private watchMs = 0;
+  /** The child's CPU time when last read: read again on a sign of life at most every half timeout. */
+  private cpuMark?: { at: number; cpuMs: number };
+  /** Whether this silence was already found to be the machine's, not the child's (said once). */
+  private starvedNoted = false;
+
   private feedWatchdog(timeoutMs = this.opts.heartbeatTimeoutMs): void {
+    this.stopWatchdog();
+    this.watchMs = timeoutMs;
+    this.starvedNoted = false;
+    const now = Date.now();
+    if (!this.cpuMark || now - this.cpuMark.at >= timeoutMs / 2) {
+      const sample = this.proc?.sample();
+      this.cpuMark = sample && { at: now, cpuMs: sample.cpuMs };
+    }
+    this.armWatchdog();
+  }
+
+  /** Also a verdict already due (armWatchdog) finds that it is not the watchdog's any more. */
+  private stopWatchdog(): void {
     clearTimeout(this.watchdog);
-    this.watchdog = setTimeout(() => {
-      const s = this.state;
-      const proc = this.proc;
-      if (proc?.alive && !this.abandoned.has(proc) && s !== 'stopping' && s !== 'idleStopped') {
-        this.opts.logger.warn('child missed its heartbeats; killing it', { pid: proc.pid, state: s });
-        this.abandon({ type: 'HUNG' }, proc);
+    this.watchdog = undefined;
+  }
+
+  private armWatchdog(): void {
+    const armed = setTimeout(() => {
+      // Timers run before this turn of the loop reads the pipes: a daemon that was itself short of
+      // CPU would judge the child by bytes it has not read yet. The verdict waits for the reads.
+      setImmediate(() => this.watchdog === armed && this.judgeSilence());
+    }, this.watchMs);
+    armed.unref();
+    this.watchdog = armed;
+  }
+
+  /**
+   * Nothing came from the child for the timeout. It is hung if it had the CPU to run and its loop
+   * did not turn: stopped (SIGSTOP) or asleep without its heartbeats, or running for half the
+   * timeout of CPU time since its last sign. A child waiting for a CPU (or the disk) that the
+   * machine gives to others has used little: it is slow, not hung, and is given another timeout
+   * (its CPU time counts on from the same mark, so a stuck loop is still found).
+   */
+  private judgeSilence(): void {
+    const s = this.state;
+    const proc = this.proc;
+    if (!proc?.alive || this.abandoned.has(proc) || s === 'stopping' || s === 'idleStopped') return;
+    const now = proc.sample();
+    const cpuMs = now && this.cpuMark ? now.cpuMs - this.cpuMark.cpuMs : undefined;
+    if (now && cpuMs !== undefined && (now.state === 'R' || now.state === 'D') && cpuMs < this.watchMs / 2) {
+      if (!this.starvedNoted) {
+        this.starvedNoted = true;
+        this.opts.logger.warn('child silent but short of CPU (the machine is busy); waiting for it', { pid: proc.pid, state: s, process: now.state, cpuMs });
       }
-    }, timeoutMs);
-    this.watchdog.unref();
+      return this.armWatchdog();
+    }
+    this.opts.logger.warn('child missed its heartbeats; killing it', { pid: proc.pid, state: s, process: now?.state, cpuMs });
+    this.abandon({ type: 'HUNG' }, proc);
   }
 
   private inspect(ev: InspectionEvent): void {

@@ -26,8 +26,13 @@ class FakeProcess {
   kill(): void {
     void this.stop();
   }
+  /** No system to ask: the watchdog decides by silence alone (real processes: child-watchdog.test.ts). */
+  sample(): undefined {
+    return undefined;
+  }
   /** The child writes a line on stdout. */
   writeLine(): void {
+    this.handlers?.heard?.('stdout');
     this.handlers?.message({ jsonrpc: '2.0', method: 'session/update', params: {} });
   }
 }

@@ -1,0 +1,88 @@
+// The heartbeat watchdog with real processes and the kernel's own view of them (spec/daemon.md
+// §Supervision, Heartbeats): a child that is silent because the machine gives the CPU to others is
+// waited for; one whose loop is stuck is killed, as one stopped with SIGSTOP is
+// (daemon-supervision.test.ts). Under 100 streaming sessions on 2 cores, children starved like the
+// first were killed as hung (bench/aggregate-rounds.ts, 2026-12-02).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
+import { SupervisedChild } from '../../../src/actors/supervised-child.actor.js';
+import { ChildProcessHandle } from '../../../src/actors/child-process.actor.js';
+import { DEFAULT_CHILD_SPEC } from '../../../src/machines/restart-window.js';
+import { silentLogger, type LogFields, type Logger } from '../../../src/core/ports.js';
+import { processAlive, waitFor } from '../../support/daemon.js';
+
+const FIXTURE = new URL('../../support/watched-child.js', import.meta.url).pathname;
+const TIMEOUT_MS = 1_000;
+
+/** A SupervisedChild over real watched-child processes, with what it reported and logged. */
+function supervise() {
+  const procs: ChildProcessHandle[] = [];
+  const exits: string[] = [];
+  const messages: Record<string, unknown>[] = [];
+  const warnings: { msg: string; meta?: LogFields }[] = [];
+  const logger: Logger = { ...silentLogger, warn: (msg: string, meta?: LogFields) => void warnings.push({ msg, meta }) };
+  const child = new SupervisedChild({
+    spec: DEFAULT_CHILD_SPEC,
+    idleMs: 60_000,
+    heartbeatTimeoutMs: TIMEOUT_MS,
+    acquire: async () => {
+      const p = new ChildProcessHandle({ command: process.execPath, args: [FIXTURE], env: { ...process.env, WATCHED_HEARTBEAT_MS: '100' } }, silentLogger);
+      procs.push(p);
+      await p.started;
+      return p;
+    },
+    boot: async () => undefined,
+    onMessage: (m) => void messages.push(m),
+    onControl: () => undefined,
+    onExit: (e) => void exits.push(e.reason),
+    onSpawnFailed: () => undefined,
+    logger,
+  });
+  return { child, procs, exits, messages, warnings };
+}
+
+test('a child silent because the machine gives the CPU to others is waited for, not killed as hung', { skip: process.platform !== 'linux' && 'procfs' }, async (t) => {
+  const { child, procs, exits, messages, warnings } = supervise();
+  t.after(() => child.stop('shutdown'));
+  await waitFor('the child ready', () => child.state === 'ready');
+  const pid = procs[0]!.pid;
+  // The child and a CPU hog share one core, the child at the lowest priority: it gets about 1.5%
+  // of that core (CFS weights 15 and 1024).
+  const hog = spawn('taskset', ['-c', '0', process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
+  t.after(() => void hog.kill('SIGKILL'));
+  execFileSync('taskset', ['-pc', '0', String(pid)], { stdio: 'ignore' });
+  setPriority(pid, 19);
+  // 80 ms of CPU without yielding: several seconds on the clock, far past the timeout, with no
+  // heartbeat and no output. The watchdog's budget is half the timeout of CPU time.
+  child.send({ jsonrpc: '2.0', method: 'work', params: { cpuMs: 80 } });
+  await waitFor('the work done, or the child killed', () => exits.length > 0 || messages.some((m) => m.method === 'worked'), 60_000);
+  hog.kill('SIGKILL');
+  assert.deepEqual(exits, [], 'not killed');
+  const { wallMs } = messages.find((m) => m.method === 'worked')!.params as { wallMs: number };
+  assert.ok(wallMs > 2 * TIMEOUT_MS, `the child was starved past the timeout (its 80 ms of CPU took ${wallMs} ms)`);
+  assert.equal(procs.length, 1);
+  assert.ok(processAlive(pid));
+  // Said once for the silence, with what the kernel said of the child.
+  const waits = warnings.filter((w) => w.msg === 'child silent but short of CPU (the machine is busy); waiting for it');
+  assert.equal(waits.length, 1, JSON.stringify(warnings));
+  assert.equal(waits[0]!.meta?.process, 'R');
+  assert.ok((waits[0]!.meta?.cpuMs as number) < TIMEOUT_MS / 2);
+  assert.equal(child.state, 'ready');
+});
+
+test('a child whose loop is stuck is killed as hung once it has had half the timeout of CPU time', { skip: process.platform !== 'linux' && 'procfs' }, async (t) => {
+  const { child, procs, exits, warnings } = supervise();
+  t.after(() => child.stop('shutdown'));
+  await waitFor('the child ready', () => child.state === 'ready');
+  const pid = procs[0]!.pid;
+  child.send({ jsonrpc: '2.0', method: 'spin' });
+  await waitFor('the stuck child killed', () => exits.length > 0, 60_000);
+  assert.deepEqual(exits, ['hung']);
+  const kill = warnings.find((w) => w.msg === 'child missed its heartbeats; killing it');
+  assert.equal(kill?.meta?.process, 'R', JSON.stringify(warnings));
+  assert.ok((kill!.meta!.cpuMs as number) >= TIMEOUT_MS / 2, `killed after ${String(kill!.meta!.cpuMs)} ms of CPU`);
+  await waitFor('the killed process gone', () => !processAlive(pid));
+  await waitFor('a new process', () => procs.length === 2 && child.state === 'ready');
+});

@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { sampleProcess } from '../../../src/actors/process-sample.js';
+
+const linux = { skip: process.platform !== 'linux' && 'procfs' };
+
+test('this process, while it runs, is R and its CPU time grows by what it used', linux, () => {
+  const before = sampleProcess(process.pid)!;
+  const start = process.cpuUsage();
+  while (process.cpuUsage(start).user < 100_000);
+  const after = sampleProcess(process.pid)!;
+  assert.equal(after.state, 'R');
+  // 100 ms used, read at 10 ms resolution (and GC threads may add to it).
+  assert.ok(after.cpuMs - before.cpuMs >= 80, `${after.cpuMs - before.cpuMs} ms`);
+});
+
+test('a process named with spaces and parentheses is read right; stopped it is T; gone, there is no answer', linux, async () => {
+  const p = spawn(process.execPath, ['-e', "process.title = 'a ) b ( c'; setInterval(() => {}, 1000); console.log('named')"], { stdio: ['ignore', 'pipe', 'ignore'] });
+  await once(p.stdout!, 'data');
+  assert.match(readFileSync(`/proc/${p.pid}/stat`, 'latin1'), /^\d+ \(a \) b \( c\) S /);
+  const asleep = sampleProcess(p.pid!)!;
+  assert.equal(asleep.state, 'S');
+  assert.ok(asleep.cpuMs >= 0 && asleep.cpuMs < 60_000);
+  p.kill('SIGSTOP');
+  for (let i = 0; i < 100 && sampleProcess(p.pid!)?.state !== 'T'; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(sampleProcess(p.pid!)?.state, 'T');
+  p.kill('SIGKILL');
+  await once(p, 'exit');
+  assert.equal(sampleProcess(p.pid!), undefined);
+  assert.equal(sampleProcess(-1), undefined);
+  assert.equal(sampleProcess(0), undefined);
+});
