@@ -17,15 +17,21 @@ test('this process, while it runs, is R and its CPU time grows by what it used',
   assert.ok(after.cpuMs - before.cpuMs >= 80, `${after.cpuMs - before.cpuMs} ms`);
 });
 
-test('a process named with spaces and parentheses is read right; stopped it is T; gone, there is no answer', linux, async () => {
+test('a process named with spaces and parentheses is read right; stopped it is T; gone, there is no answer', linux, async (t) => {
   const p = spawn(process.execPath, ['-e', "process.title = 'a ) b ( c'; setInterval(() => {}, 1000); console.log('named')"], { stdio: ['ignore', 'pipe', 'ignore'] });
+  t.after(() => void p.kill('SIGKILL'));
   await once(p.stdout!, 'data');
+  // (It goes to sleep in its loop once it has written.)
+  const stateIs = async (s: string) => {
+    for (let i = 0; i < 500 && sampleProcess(p.pid!)?.state !== s; i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  await stateIs('S');
   assert.match(readFileSync(`/proc/${p.pid}/stat`, 'latin1'), /^\d+ \(a \) b \( c\) S /);
   const asleep = sampleProcess(p.pid!)!;
   assert.equal(asleep.state, 'S');
   assert.ok(asleep.cpuMs >= 0 && asleep.cpuMs < 60_000);
   p.kill('SIGSTOP');
-  for (let i = 0; i < 100 && sampleProcess(p.pid!)?.state !== 'T'; i++) await new Promise((r) => setTimeout(r, 10));
+  await stateIs('T');
   assert.equal(sampleProcess(p.pid!)?.state, 'T');
   p.kill('SIGKILL');
   await once(p, 'exit');
