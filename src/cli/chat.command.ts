@@ -54,8 +54,10 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     const mcpServers = values['mcp-config'] ? readMcpConfig(values['mcp-config']) : undefined;
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);
-    // No spinner: it would draw over what the person is typing at the readline prompt.
-    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: false, spinner: false });
+    // No spinner: it would draw over what the person is typing at the readline prompt. Prompts shown:
+    // the daemon sends a client no echo of its own, so these are what others (an editor attached to
+    // the same session) asked.
+    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: true, spinner: false });
     conn = await connectDaemon(io, { autoStart: true });
     let sessionId: string | undefined;
     let repl: Repl | undefined;

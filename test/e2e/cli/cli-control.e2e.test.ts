@@ -106,6 +106,22 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal((await attach.done).code, 0, 'Ctrl-C detaches cleanly');
   });
 
+  test("chat shows what another client asks in its session, and not its own prompts again", async () => {
+    const chat = h.start(['chat']);
+    chat.child.stdin!.write('hello from the chat\n');
+    await until(() => chat.stdout().includes('Hello there.'), 'the chat turn');
+    const sessionId = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
+    const other = await h.run(['run', '--session', sessionId, 'hello from elsewhere']);
+    assert.equal(other.code, 0, other.stderr);
+    await until(() => chat.stdout().split('Hello there.').length === 3, "the other client's turn in the chat");
+    assert.match(chat.stdout(), /› hello from elsewhere\n/);
+    // Piped input is not echoed by the chat, and the daemon sends a client none of its own prompts.
+    assert.doesNotMatch(chat.stdout(), /hello from the chat/);
+    chat.child.stdin!.end();
+    const r = await chat.done;
+    assert.equal(r.code, 0, r.stderr);
+  });
+
   test('chat with piped input: Ctrl-C (a signal, not a key) cancels the running turn, and leaves when none runs', async () => {
     const chat = h.start(['chat']);
     chat.child.stdin!.write('please hang\n');
