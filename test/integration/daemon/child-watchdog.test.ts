@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { SupervisedChild } from '../../../src/actors/supervised-child.actor.js';
 import { ChildProcessHandle } from '../../../src/actors/child-process.actor.js';
@@ -48,11 +49,12 @@ test('a child silent because the machine gives the CPU to others is waited for, 
   t.after(() => child.stop('shutdown'));
   await waitFor('the child ready', () => child.state === 'ready');
   const pid = procs[0]!.pid;
-  // The child and a CPU hog share one core, the child at the lowest priority: it gets about 1.5%
-  // of that core (CFS weights 15 and 1024).
-  const hog = spawn('taskset', ['-c', '0', process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
+  // The child and a CPU hog share one core (the first this process may use), the child at the
+  // lowest priority: it gets about 1.5% of that core (CFS weights 15 and 1024).
+  const core = /^Cpus_allowed_list:\s*(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!;
+  const hog = spawn('taskset', ['-c', core, process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
   t.after(() => void hog.kill('SIGKILL'));
-  execFileSync('taskset', ['-pc', '0', String(pid)], { stdio: 'ignore' });
+  execFileSync('taskset', ['-pc', core, String(pid)], { stdio: 'ignore' });
   setPriority(pid, 19);
   // 80 ms of CPU without yielding: several seconds on the clock, far past the timeout, with no
   // heartbeat and no output. The watchdog's budget is half the timeout of CPU time.
