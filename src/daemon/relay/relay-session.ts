@@ -233,6 +233,15 @@ export class RelaySession {
   }
 
   private async boot(proc: ChildProcessHandle, kind: BootKind): Promise<void> {
+    this.fanOut.bootStarted();
+    try {
+      await this.bootProcess(proc, kind);
+    } finally {
+      this.fanOut.bootEnded();
+    }
+  }
+
+  private async bootProcess(proc: ChildProcessHandle, kind: BootKind): Promise<void> {
     // A pooled child was initialized while it waited, before any client was known: the first request
     // that opens the session in it carries the client's capabilities instead.
     const ahead = (await proc.initializedAhead) === true;

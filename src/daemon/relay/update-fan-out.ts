@@ -40,7 +40,13 @@ export class UpdateFanOut {
    * replay) past its replay mark: each replayed update once. Loads go to the child one at a time
    * (RelaySession): the child's replays are not told apart on the wire.
    */
-  private replay?: { conn: RelayConnection; replayed: number };
+  private replay?: { conn: RelayConnection; replayed: number; heldForBoot?: boolean };
+  /**
+   * A process is being brought to serve the session (initialize, resume). What it sends meanwhile (a
+   * restarted child's catch-up, the end of a turn its log repaired) is in the log, so a load waiting
+   * for that process is sent none of it live: its replay brings it, and it came twice.
+   */
+  private booting = false;
   /**
    * Connection → the seq of the latest echo of a prompt it sent: none of that event's updates is sent
    * to it live (after a crash the rest of an echo may come again, untagged: see `resent`); a load of
@@ -84,8 +90,35 @@ export class UpdateFanOut {
   startReplay(conn: RelayConnection, held: boolean): void {
     if (held) this.attached.set(conn, lastPlaceOf(this.lastPlace));
     this.replay = { conn, replayed: 0 };
+    if (this.booting) this.holdForBoot();
     // Its replay shows it every prompt, its own too.
     this.ownEcho.delete(conn);
+  }
+
+  /** A process starts its boot: a load waiting for it takes nothing live until `bootEnded`. */
+  bootStarted(): void {
+    this.booting = true;
+    if (this.replay) this.holdForBoot();
+  }
+
+  /** The process serves (or its boot failed): a load waiting for it takes live updates from here on. */
+  bootEnded(): void {
+    this.booting = false;
+    this.releaseBootHold();
+  }
+
+  private holdForBoot(): void {
+    const replay = this.replay!;
+    replay.heldForBoot = true;
+    replay.replayed = 0;
+    if (this.attached.has(replay.conn)) this.attached.set(replay.conn, Number.POSITIVE_INFINITY);
+  }
+
+  private releaseBootHold(): void {
+    const replay = this.replay;
+    if (!replay?.heldForBoot) return;
+    replay.heldForBoot = false;
+    if (this.attached.has(replay.conn)) this.attached.set(replay.conn, lastPlaceOf(this.lastPlace));
   }
 
   /** The load was answered: its connection's mark takes in what the replay sent. */
@@ -99,6 +132,7 @@ export class UpdateFanOut {
 
   /** The load failed with its process: nothing of its replay counts. */
   dropReplay(): void {
+    this.releaseBootHold();
     this.replay = undefined;
   }
 

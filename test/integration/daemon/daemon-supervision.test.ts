@@ -57,6 +57,30 @@ test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it come
   assert.equal(exits?.[1], '1');
 });
 
+test('a session/load sent while the crashed child restarts gets the history once: the new child\'s catch-up is not also sent to it live', async (t) => {
+  const { d, a } = await daemonWithClients(t, { script });
+  const cwd = tempDir();
+  const sa = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  const victim = a.agent.request('session/prompt', { sessionId: sa, prompt: [{ type: 'text', text: 'long' }] });
+  await a.until(() => a.updatesFor(sa, 'agent_message_chunk').length >= 3, 'streaming');
+  process.kill((await childOf(d, sa)).pid, 'SIGKILL');
+  await assert.rejects(victim, (e: any) => e.data?.code === 'agent_crashed');
+  // At once, in the restart's backoff: the load waits for the new process, whose resume sends the
+  // clients what the log holds beyond what they saw (the crashed turn's end among it).
+  const from = a.updatesFor(sa).length;
+  await a.agent.request('session/load', { sessionId: sa, cwd, mcpServers: [] });
+  const got = a.updatesFor(sa).slice(from);
+  const ends = got.filter((u) => u.sessionUpdate === 'agent_thought_chunk' && /agent_crashed/.test(u.content.text));
+  assert.equal(ends.length, 1, "the crashed turn's end, once");
+  // What it was sent from its load on is exactly the replay another client's load gets.
+  const reader = d.connect('http');
+  t.after(() => reader.close());
+  await reader.init();
+  await reader.agent.request('session/load', { sessionId: sa, cwd, mcpServers: [] });
+  const shown = (updates: any[]) => updates.filter((u) => u._meta?.troupe?.seq !== undefined).map((u) => [u.sessionUpdate, u._meta.troupe.seq]);
+  assert.deepEqual(shown(got), shown(reader.updatesFor(sa)));
+});
+
 test('kill -9 of a child at any moment of a stream: its client is sent the whole history, the crashed turn\'s end and the next turn included, each seq once and in order', async (t) => {
   // What a child sent is in its log's file before it leaves the child (spec/event-log.md §3), so its
   // replacement never gives a seq the client saw to another event. Before, the last few milliseconds

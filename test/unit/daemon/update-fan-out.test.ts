@@ -91,21 +91,54 @@ test('a load of its own shows a prompt’s sender its prompt; seqs that went bac
   assert.deepEqual(other.got, ['second prompt', 'second answer', 'after the loss', 'and more']);
 });
 
-test('a load that waited for the restarted child takes its catch-up as live, and still gets the whole history', () => {
+test('a load that waited for the restarted child is sent none of its catch-up live: its replay brings the whole history once', () => {
   const { fan, conns: [watcher] } = fanOutTo('watcher');
   const loader = connection('loader');
   fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0')], () => undefined);
-  // The loader's session/load waits behind another; the child dies; the load goes to the new child.
+  // The loader's session/load waits behind another; the child dies; the load goes to the new child,
+  // which boots (its resume sends the catch-up) before it is sent the load.
   fan.hold(loader.conn);
   fan.newProcess();
   fan.startReplay(loader.conn, true);
+  fan.bootStarted();
   fan.updates([line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined); // the catch-up
+  fan.bootEnded();
   fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined); // its replay
   fan.endReplay();
   fan.updates([line(5, '5')], () => undefined);
   assert.deepEqual(watcher.got, ['1', '2', '3 block 0', '3 block 1', '4', '5']);
-  // The loader has every update of the history, in its replay (what was new in the catch-up came live, just before).
-  assert.deepEqual(loader.got, ['4', '1', '2', '3 block 0', '3 block 1', '4', '5']);
+  assert.deepEqual(loader.got, ['1', '2', '3 block 0', '3 block 1', '4', '5']);
+});
+
+test('a load sent while the child was down is sent its replay once, and then what is new', () => {
+  const { fan, conns: [watcher, client] } = fanOutTo('watcher', 'client');
+  fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0')], () => undefined);
+  // The child dies; `client` reconnects and loads the session during the backoff (the load is queued).
+  fan.newProcess();
+  fan.attach(client.conn, true);
+  fan.startReplay(client.conn, false);
+  fan.bootStarted();
+  fan.updates([line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined);
+  fan.bootEnded();
+  fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined);
+  fan.endReplay();
+  fan.updates([line(5, '5')], () => undefined);
+  assert.deepEqual(watcher.got, ['1', '2', '3 block 0', '3 block 1', '4', '5']);
+  assert.deepEqual(client.got, ['1', '2', '3 block 0', ...['1', '2', '3 block 0', '3 block 1', '4'], '5']);
+});
+
+test('a load held for a boot that is refused leaves its connection taking live updates', () => {
+  const { fan, conns: [client] } = fanOutTo('client');
+  fan.updates([line(1, '1')], () => undefined);
+  fan.newProcess();
+  fan.bootStarted();
+  fan.attach(client.conn, true);
+  fan.startReplay(client.conn, false);
+  fan.updates([line(2, '2')], () => undefined); // sent while the process boots: not live to the loader
+  fan.dropReplay(); // its load was refused (the session failed, no process could start)
+  fan.bootEnded();
+  fan.updates([line(3, '3')], () => undefined);
+  assert.deepEqual(client.got, ['1', '3']);
 });
 
 test('notifications without a seq reach every connection, a prompt’s sender too', () => {
