@@ -42,6 +42,8 @@ export interface SupervisedChildOptions {
   /** The process is gone. `crashed`: not asked to stop. `willRestart`: a new process is coming. */
   onExit(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
   onTransition?(state: string, event: string, at: number): void;
+  /** Its watchdog found the child silent but short of CPU, and waits for it (once per silence). */
+  onSlow?(): void;
   /**
    * Whether nothing waits on the child beyond prompts and loads (which make it busy): any other
    * request in flight, such as a session/new whose MCP servers are starting, postpones the idle stop.
@@ -360,6 +362,7 @@ export class SupervisedChild {
       if (!this.starvedNoted) {
         this.starvedNoted = true;
         this.opts.logger.warn('child silent but short of CPU (the machine is busy); waiting for it', { pid: proc.pid, state: s, process: now.state, cpuMs });
+        this.opts.onSlow?.();
       }
       return this.armWatchdog();
     }

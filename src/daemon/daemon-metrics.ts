@@ -12,6 +12,7 @@ export function daemonMetrics(m: Metrics) {
   const exits = m.counter('troupe_child_exits_total', 'Child processes that ended, by reason and whether it was a crash.', { labelled: true });
   const restarts = m.counter('troupe_child_restarts_total', 'Crashed children restarted from their session log.');
   const failed = m.counter('troupe_sessions_failed_total', 'Sessions that exceeded their restart intensity.');
+  const slow = m.counter('troupe_child_slow_waits_total', 'Times a silent child was found short of CPU (the machine busy) and waited for, not killed as hung.');
   const events = m.counter('troupe_events_total', 'Durable session events reported by children.');
   const loop = new LoopWatch();
   // Read once per scrape (the gauges below share it), then a new window starts.
@@ -28,6 +29,7 @@ export function daemonMetrics(m: Metrics) {
   m.afterScrape(() => loop.reset());
   return {
     spawned: () => spawned(),
+    slowChild: () => slow(),
     events: (n: number) => events({}, n),
     exited: (reason: string, info: { crashed: boolean; willRestart: boolean; failed: boolean }) => {
       exits({ reason, crashed: String(info.crashed) });

@@ -194,6 +194,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       },
       transition: (sessionId, machine, state, event, at) => sessionId && hub.record(sessionId, { machine, state, event, at }),
       exited: (_sessionId, exit, info) => counters.exited(exit.reason, info),
+      slowChild: () => counters.slowChild(),
       deleted: (sessionId) => {
         feeds.forget(sessionId);
         hub.forget(sessionId);

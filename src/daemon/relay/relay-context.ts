@@ -29,5 +29,7 @@ export interface RelayContext {
   events(session: RelaySession, sessionId: string, events: AgentEvent[]): void;
   transition(session: RelaySession, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void;
   heartbeat(session: RelaySession, hb: { rss: number; heapUsed: number; events: number }): void;
+  /** The session's child was silent but short of CPU, and is waited for (SupervisedChild). */
+  slowChild(session: RelaySession): void;
   exited(session: RelaySession, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
 }

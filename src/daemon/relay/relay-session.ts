@@ -102,6 +102,7 @@ export class RelaySession {
       onExit: (e, info) => this.childExited(e, info),
       onSpawnFailed: (err) => this.spawnFailed(err),
       onTransition: (state, event, at) => ctx.transition(this, 'child', state, event, at),
+      onSlow: () => ctx.slowChild(this),
       quiet: () => this.pending.size === 0 && this.internal.size === 0,
       logger: ctx.logger,
     });

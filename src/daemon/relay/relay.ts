@@ -23,6 +23,7 @@ export interface RelayObserver {
   transition?(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void;
   heartbeat?(sessionId: string | undefined, hb: { rss: number; heapUsed: number; events: number }): void;
   exited?(sessionId: string | undefined, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
+  slowChild?(sessionId: string | undefined): void;
   /** The session was deleted: whatever else the daemon keeps of it can go. */
   deleted?(sessionId: string): void;
 }
@@ -314,6 +315,10 @@ export class Relay implements AcpAgentSide, RelayContext {
 
   heartbeat(session: RelaySession, hb: { rss: number; heapUsed: number; events: number }): void {
     this.deps.observer?.heartbeat?.(session.sessionId, hb);
+  }
+
+  slowChild(session: RelaySession): void {
+    this.deps.observer?.slowChild?.(session.sessionId);
   }
 
   exited(session: RelaySession, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {

@@ -23,6 +23,7 @@ function supervise() {
   const exits: string[] = [];
   const messages: Record<string, unknown>[] = [];
   const warnings: { msg: string; meta?: LogFields }[] = [];
+  let slow = 0;
   const logger: Logger = { ...silentLogger, warn: (msg: string, meta?: LogFields) => void warnings.push({ msg, meta }) };
   const child = new SupervisedChild({
     spec: DEFAULT_CHILD_SPEC,
@@ -39,13 +40,14 @@ function supervise() {
     onControl: () => undefined,
     onExit: (e) => void exits.push(e.reason),
     onSpawnFailed: () => undefined,
+    onSlow: () => void slow++,
     logger,
   });
-  return { child, procs, exits, messages, warnings };
+  return { child, procs, exits, messages, warnings, slow: () => slow };
 }
 
 test('a child silent because the machine gives the CPU to others is waited for, not killed as hung', { skip: process.platform !== 'linux' && 'procfs' }, async (t) => {
-  const { child, procs, exits, messages, warnings } = supervise();
+  const { child, procs, exits, messages, warnings, slow } = supervise();
   t.after(() => child.stop('shutdown'));
   await waitFor('the child ready', () => child.state === 'ready');
   const pid = procs[0]!.pid;
@@ -71,6 +73,7 @@ test('a child silent because the machine gives the CPU to others is waited for, 
   assert.equal(waits.length, 1, JSON.stringify(warnings));
   assert.equal(waits[0]!.meta?.process, 'R');
   assert.ok((waits[0]!.meta?.cpuMs as number) < TIMEOUT_MS / 2);
+  assert.equal(slow(), 1, 'counted once (troupe_child_slow_waits_total)');
   assert.equal(child.state, 'ready');
 });
 

@@ -171,6 +171,7 @@ test('a hung child (SIGSTOP) is found by its missing heartbeats, killed and rest
     return ch.pid !== hung && ch.state === 'ready' && ch.pid;
   });
   assert.ok(!processAlive(hung), 'the hung process was killed');
+  assert.equal(await d.metric('troupe_child_slow_waits_total'), 0, 'a stopped child is not taken for one short of CPU');
   assert.notEqual(fresh, hung);
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
 });
