@@ -9,7 +9,9 @@
  * client (bench/daemon-lean.ts), each with a second lean client of the other kind attached (as
  * daemon-bench's `sseAndWsPerSession`), each session first served one `tiny` prompt; then
  * `BENCH_ROUNDS` (6) rounds in which every session streams a reply of `BENCH_ROUNDS_ITEMS` (4000)
- * text items at once. Writes bench/results/aggregate-rounds.json.
+ * text items at once. Also reports the daemon's own loop figures over the run and how its watchdog
+ * judged silent children (killed as hung, or waited for as short of CPU), from /metrics. Writes
+ * bench/results/aggregate-rounds.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,14 @@ import { join } from 'node:path';
 import { childPids, loadAverages, resultHeader, scriptEnv, sleep, startDaemon, summarize } from './daemon-support.js';
 import { LeanHttpClient, LeanWsClient } from './daemon-lean.js';
 import { aggregate, type AggregateResult } from './daemon-aggregate.js';
+import { loopMetrics } from './daemon-scale.js';
+
+/** How the supervisor judged silent children over the run (spec/daemon.md §Supervision, Heartbeats). */
+async function watchdogVerdicts(d: { url: string; headers: Record<string, string> }): Promise<{ killedAsHung: number; waitedForAsSlow: number }> {
+  const text = await (await fetch(d.url + '/metrics', { headers: d.headers })).text();
+  const sum = (re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+  return { killedAsHung: sum(/^troupe_child_exits_total\{[^}]*reason="hung"[^}]*\} (\d+)$/gm), waitedForAsSlow: sum(/^troupe_child_slow_waits_total (\d+)$/gm) };
+}
 
 const int = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SESSIONS = int('BENCH_ROUNDS_SESSIONS', 100);
@@ -27,12 +37,16 @@ const started = Date.now();
 const loadAverageAtStart = loadAverages();
 const home = mkdtempSync(join(tmpdir(), 'troupe-agg-rounds-'));
 const words = Array.from({ length: ITEMS }, (_, i) => ({ text: `w${i} ` }));
-const d = await startDaemon({ home, env: scriptEnv(home, { replies: [{ when: 'long', items: words }, { when: 'tiny', items: [{ text: 'ok' }] }] }) });
+// BENCH_CHILD_NICE=N: the children at niceness N (--child-nice), to see what the daemon's priority changes.
+const childNice = process.env.BENCH_CHILD_NICE;
+const d = await startDaemon({ home, args: childNice ? ['--child-nice', childNice] : [], env: scriptEnv(home, { replies: [{ when: 'long', items: words }, { when: 'tiny', items: [{ text: 'ok' }] }] }) });
 const watchdog = setTimeout(() => {
   d.proc.kill('SIGKILL');
   process.exit(1);
 }, 300_000);
 const rounds: AggregateResult[] = [];
+let daemonLoop: Record<string, number> | undefined;
+let verdicts: { killedAsHung: number; waitedForAsSlow: number } | undefined;
 try {
   type Kind = 'sse' | 'ws';
   const open = (kind: Kind) => (kind === 'sse' ? LeanHttpClient.at(d.url, d.headers) : new LeanWsClient(d.url, d.headers)).init();
@@ -53,6 +67,9 @@ try {
     console.error(`round ${r}: ${result.eventsPerSecond} events/s, CPU µs per event ${JSON.stringify(result.cpuUsPerEvent)}`);
   }
   for (const c of [...clients, ...watchers]) c.close();
+  // The first scrape of the run: the loop figures cover all of it.
+  daemonLoop = await loopMetrics(d);
+  verdicts = await watchdogVerdicts(d);
 } finally {
   clearTimeout(watchdog);
   await d.stop();
@@ -62,14 +79,17 @@ const perSecond = rounds.map((r) => r.eventsPerSecond);
 const result = {
   ...resultHeader('aggregate-rounds', loadAverageAtStart),
   sessions: SESSIONS,
+  childNice: childNice ?? 'default',
   clients: { sse: SESSIONS, ws: SESSIONS },
   itemsPerReply: ITEMS,
   eventsPerSecondByRound: perSecond,
   bestRound: Math.max(...perSecond),
   medianOfLaterRounds: perSecond.length > 1 ? summarize(perSecond.slice(1), 0).p50 : undefined,
+  daemonLoop,
+  watchdog: verdicts,
   rounds,
   wallSeconds: Math.round((Date.now() - started) / 1000),
 };
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/aggregate-rounds.json', JSON.stringify(result, null, 2) + '\n');
-console.log(JSON.stringify({ eventsPerSecondByRound: perSecond, medianOfLaterRounds: result.medianOfLaterRounds }));
+console.log(JSON.stringify({ eventsPerSecondByRound: perSecond, medianOfLaterRounds: result.medianOfLaterRounds, daemonLoop, watchdog: verdicts }));

@@ -188,7 +188,9 @@ const requestText = (method: string, path: string, host: string, headers: Record
 /**
  * One keep-alive socket for POSTs, one request at a time (FIFO). As any HTTP/1.1 client must, it
  * opens a new socket when the server has closed the idle one (uWS closes a keep-alive socket after
- * about 10 s without a request).
+ * about 10 s without a request), and sends a request again on a new socket when the server closed
+ * the old one before answering any of it: the close crossed the request, which the server never
+ * read (seen with 100 sessions on a slow day, where a round lasts more than 10 s).
  */
 class PostSocket {
   private buf: Buffer = Buffer.alloc(0);
@@ -206,24 +208,27 @@ class PostSocket {
     this.closed = false;
     this.buf = Buffer.alloc(0);
     socket.setNoDelay(true);
-    socket.on('data', (d: Buffer) => this.data(d));
-    socket.on('error', (e) => this.queue.splice(0).forEach((q) => q.reject(e)));
-    socket.on('close', () => {
-      if (socket === this.socket) this.closed = true;
-      this.queue.splice(0).forEach((q) => q.reject(new Error('socket closed')));
-    });
+    socket.on('data', (d: Buffer) => socket === this.socket && this.data(d));
+    // The server's FIN: no request goes on this socket any more.
+    socket.on('end', () => socket === this.socket && (this.closed = true));
+    const fail = (e: Error) => {
+      if (socket !== this.socket) return;
+      this.closed = true;
+      this.queue.splice(0).forEach((q) => q.reject(Object.assign(e, { unanswered: this.buf.length === 0 })));
+    };
+    socket.on('error', fail);
+    socket.on('close', () => fail(new Error('socket closed')));
     return socket;
   }
 
   send(text: string): Promise<Head & { body: string }> {
-    const run = this.chain.then(
-      () =>
-        new Promise<Head & { body: string }>((resolve, reject) => {
-          if (this.closed || this.socket.destroyed) this.socket = this.connect();
-          this.queue.push({ resolve, reject });
-          this.socket.write(text);
-        }),
-    );
+    const attempt = () =>
+      new Promise<Head & { body: string }>((resolve, reject) => {
+        if (this.closed || this.socket.destroyed) this.socket = this.connect();
+        this.queue.push({ resolve, reject });
+        this.socket.write(text);
+      });
+    const run = this.chain.then(() => attempt().catch((e: Error & { unanswered?: boolean }) => (e.unanswered ? attempt() : Promise.reject(e))));
     this.chain = run.catch(() => undefined);
     return run;
   }
