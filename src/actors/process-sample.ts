@@ -4,7 +4,7 @@
  * one the machine has not given the CPU to run (spec/daemon.md §Supervision). Linux only (procfs);
  * elsewhere there is no answer and silence alone decides, as it did before.
  */
-import { readFileSync } from 'node:fs';
+import { procStatFields } from '../core/proc-stat.js';
 
 export interface ProcessSample {
   /**
@@ -20,16 +20,9 @@ export interface ProcessSample {
 const MS_PER_CLOCK_TICK = 10;
 
 export function sampleProcess(pid: number): ProcessSample | undefined {
-  if (process.platform !== 'linux' || !(pid > 0)) return undefined;
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined; // gone (or no procfs)
-  }
-  // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so the fields are counted
-  // from the last ')'. After it: state is the 3rd field of the line, utime the 14th, stime the 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = process.platform === 'linux' ? procStatFields(pid) : undefined;
+  if (!fields) return undefined; // gone (or no procfs)
+  // Fields 3 (state), 14 (utime) and 15 (stime).
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   if (!fields[0] || !Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;

@@ -3,9 +3,9 @@
  * session index, which several troupe processes update. A lock left by a dead process (its pid is
  * gone) or older than `staleMs` is broken, so a SIGKILLed holder never blocks the others for long.
  */
-import { readFileSync } from 'node:fs';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
+import { procStatFields } from '../core/proc-stat.js';
 
 /** Whether a process with this pid exists (EPERM: it exists but is not ours). */
 export function isProcessAlive(pid: number): boolean {
@@ -24,13 +24,7 @@ export function isProcessAlive(pid: number): boolean {
  * naming the pid would then be held for good.
  */
 export function processStartTicks(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 2, the command name, is in parentheses and may itself hold spaces and parentheses.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
+  return procStatFields(pid)?.[19];
 }
 
 /** Whether the process that wrote `pid` (and `startTicks`, if it could) still runs. */

@@ -8,6 +8,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import WebSocket from 'ws';
+import { procStatFields } from '../../src/core/proc-stat.js';
 
 const BIN = resolve('bin/troupe.js');
 
@@ -209,13 +210,8 @@ export function childPidsOf(parent: number): number[] {
   const out: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === parent) out.push(Number(name));
-    } catch {
-      // The process ended while we looked.
-    }
+    // (A process that ended while we looked has no fields.)
+    if (Number(procStatFields(Number(name))?.[1]) === parent) out.push(Number(name));
   }
   return out;
 }
@@ -237,10 +233,6 @@ export async function waitFor<T>(what: string, f: () => Promise<T | undefined | 
 
 /** Whether a process exists (and is not a zombie). */
 export function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
+  const state = procStatFields(pid)?.[0];
+  return state !== undefined && state !== 'Z';
 }

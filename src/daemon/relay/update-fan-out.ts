@@ -40,11 +40,12 @@ export class UpdateFanOut {
    * replay) past its replay mark: each replayed update once. Loads go to the child one at a time
    * (RelaySession): the child's replays are not told apart on the wire.
    */
-  private replay?: { conn: RelayConnection; replayed: number; heldForBoot?: boolean };
+  private replay?: { conn: RelayConnection; replayed: number };
   /**
    * A process is being brought to serve the session (initialize, resume). What it sends meanwhile (a
    * restarted child's catch-up, the end of a turn its log repaired) is in the log, so a load waiting
-   * for that process is sent none of it live: its replay brings it, and it came twice.
+   * for that process is sent none of it live: its replay brings it, and it came twice. While it is
+   * true, the pending replay's connection is held.
    */
   private booting = false;
   /**
@@ -73,7 +74,12 @@ export class UpdateFanOut {
   /** With `replay` (session/load) `conn` is sent every update again; otherwise only those to come. */
   attach(conn: RelayConnection, replay: boolean): void {
     if (replay) this.attached.set(conn, 0);
-    else if (!this.attached.has(conn)) this.attached.set(conn, lastPlaceOf(this.lastPlace));
+    else if (!this.attached.has(conn)) this.liveFromNow(conn);
+  }
+
+  /** `conn` is sent the updates that follow the session's latest, not the rest of its event. */
+  private liveFromNow(conn: RelayConnection): void {
+    this.attached.set(conn, lastPlaceOf(this.lastPlace));
   }
 
   detach(conn: RelayConnection): void {
@@ -88,7 +94,7 @@ export class UpdateFanOut {
 
   /** `conn`'s load is sent to the child; `held`: it waited for another load, and takes live updates from here on. */
   startReplay(conn: RelayConnection, held: boolean): void {
-    if (held) this.attached.set(conn, lastPlaceOf(this.lastPlace));
+    if (held) this.liveFromNow(conn);
     this.replay = { conn, replayed: 0 };
     if (this.booting) this.holdForBoot();
     // Its replay shows it every prompt, its own too.
@@ -109,16 +115,13 @@ export class UpdateFanOut {
 
   private holdForBoot(): void {
     const replay = this.replay!;
-    replay.heldForBoot = true;
     replay.replayed = 0;
-    if (this.attached.has(replay.conn)) this.attached.set(replay.conn, Number.POSITIVE_INFINITY);
+    if (this.attached.has(replay.conn)) this.hold(replay.conn);
   }
 
   private releaseBootHold(): void {
-    const replay = this.replay;
-    if (!replay?.heldForBoot) return;
-    replay.heldForBoot = false;
-    if (this.attached.has(replay.conn)) this.attached.set(replay.conn, lastPlaceOf(this.lastPlace));
+    const conn = this.replay?.conn;
+    if (conn && this.attached.has(conn)) this.liveFromNow(conn);
   }
 
   /** The load was answered: its connection's mark takes in what the replay sent. */
@@ -132,7 +135,7 @@ export class UpdateFanOut {
 
   /** The load failed with its process: nothing of its replay counts. */
   dropReplay(): void {
-    this.releaseBootHold();
+    if (this.booting) this.releaseBootHold();
     this.replay = undefined;
   }
 
