@@ -12,7 +12,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { keepsDirectories, requestedDirectories } from './session-directories.js';
-import { prompterOf, sentSeqOf, troupeMeta } from './troupe-meta.js';
+import { marksReplayOf, prompterOf, sentSeqOf, troupeMeta } from './troupe-meta.js';
 import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -147,7 +147,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     let summary;
     try {
       const { replayLogFile, UpdateReplay } = await replayModule();
-      summary = await replayLogFile(sessionLogPath(sessionsDir, id), id, p.cwd, new UpdateReplay(client, projectionCaps(), opts.writeLines));
+      summary = await replayLogFile(sessionLogPath(sessionsDir, id), id, p.cwd, new UpdateReplay(client, projectionCaps(), opts.writeLines, marksReplayOf(p)));
     } catch (err) {
       settled();
       throw err;
@@ -280,7 +280,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         assertCwd(live, p.cwd);
         if (dirs) h.useDirectories(live, dirs);
         const { UpdateReplay } = await replayModule();
-        await h.updates.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines));
+        await h.updates.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines, marksReplayOf(p)));
         await h.useMcpServers(p.sessionId, p.cwd, mcp);
         announceCommands(client, p.sessionId, h);
         return sessionState(live);

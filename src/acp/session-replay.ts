@@ -13,6 +13,7 @@ import type { AgentEvent } from '../core/events.js';
 import { visitLogBuffer } from '../store/log-file.reader.js';
 import { notificationLine, projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import { cwdMismatch, sameCwd } from './session-options.js';
+import { REPLAY_STARTED } from './troupe-meta.js';
 
 /** Queues ready-made NDJSON lines behind everything sent so far (the batched stdout writer). */
 export type LineWriter = (text: string) => Promise<void>;
@@ -37,11 +38,25 @@ export class UpdateReplay {
   /** A message logged in parts is shown whole (src/core/content-parts.ts). */
   private readonly parts = new ContentJoiner();
 
+  /** `announce`: the load asked for its replay's start to be marked (troupe-meta.ts MARKS_REPLAY). */
   constructor(
     private readonly client: acp.AgentContext,
     private readonly caps: ProjectionCaps,
     private readonly writeLines?: LineWriter,
+    private readonly announce = false,
   ) {}
+
+  /**
+   * The replay of `sessionId` through seq `through` starts here: if asked, says so now, behind
+   * everything sent so far and before the replay's first update (queued at once, not at the flush: a
+   * live update sent after this call would otherwise come before the mark).
+   */
+  begin(sessionId: string, through: number): void {
+    if (!this.announce) return;
+    const params = { sessionId, through };
+    if (this.writeLines) void this.writeLines(`${JSON.stringify({ jsonrpc: '2.0', method: REPLAY_STARTED, params })}\n`);
+    else void this.client.notify(REPLAY_STARTED, params).catch(() => undefined);
+  }
 
   add(logged: AgentEvent): void {
     const event = this.parts.take(logged);
@@ -108,8 +123,10 @@ export async function replayLogFile(path: string, sessionId: string, cwd: string
   // The fold follows Conversation.apply (src/actors/conversation.ts) for the fields it needs.
   const s: LogSummary = { cwd: '', mode: '', model: '', interrupted: false, closed: false };
   let firstType: string | undefined;
+  let lastSeq = 0;
   const fold = (e: AgentEvent) => {
     firstType ??= e.type;
+    lastSeq = e.seq;
     switch (e.type) {
       case 'session_created':
         [s.cwd, s.mode, s.model] = [e.cwd, e.mode, e.model];
@@ -143,6 +160,7 @@ export async function replayLogFile(path: string, sessionId: string, cwd: string
   if (scan.warnings.length > 0 || !h || h.tombstone || h.sessionId !== sessionId || h.baseSeq !== 0 || scan.firstSeq !== 1 || firstType !== 'session_created') return undefined;
   if (s.interrupted || s.closed) return undefined;
   if (!sameCwd(s.cwd, cwd)) throw cwdMismatch(sessionId, s.cwd);
+  replay.begin(sessionId, lastSeq);
   await replay.flush();
   return s;
 }

@@ -73,6 +73,8 @@ export class SessionUpdates {
     this.held.set(sessionId, hold);
     try {
       const through = session.log.lastSeq();
+      // Now, before any await: what the session emits from here on is held, what it emitted before has gone ahead.
+      replay.begin(sessionId, through);
       let cursor = 0;
       while (cursor < through) {
         const page = await session.log.readAfter(cursor, { limit: 1024 });

@@ -41,3 +41,19 @@ export const PROMPTER = 'prompter';
 
 /** The prompter a prompt carries, if it does. */
 export const prompterOf = (params: { _meta?: unknown }): number | undefined => wholeNumberOf(params, PROMPTER);
+
+/**
+ * A field of a `session/load` the daemon forwards: the child says where the replay starts, with a
+ * `_troupe/replay_started {sessionId, through}` notification on stdout just before the replay's first
+ * update (`through`: the last seq the replay covers). The daemon sends the loading client nothing of
+ * the session before it (the replay brings all of that), then the replay, then what the session made
+ * meanwhile; and it sends no other client the replay. Replayed and live updates are otherwise alike
+ * on the wire (spec/daemon.md §Relay).
+ */
+export const MARKS_REPLAY = 'marksReplay';
+
+/** The notification that marks a replay's start (see MARKS_REPLAY); the daemon keeps it. */
+export const REPLAY_STARTED = '_troupe/replay_started';
+
+/** Whether a load asks for the replay's start to be marked. */
+export const marksReplayOf = (params: { _meta?: unknown }): boolean => troupeMeta(params)?.[MARKS_REPLAY] === true;

@@ -12,7 +12,7 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { PROMPTER, prompterOf, SENT_SEQ, troupeMeta } from '../../acp/troupe-meta.js';
+import { MARKS_REPLAY, PROMPTER, prompterOf, REPLAY_STARTED, SENT_SEQ, troupeMeta } from '../../acp/troupe-meta.js';
 import { UpdateFanOut } from './update-fan-out.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
@@ -29,6 +29,17 @@ function withTroupeMeta(params: unknown, fields: Record<string, unknown>): Recor
   const meta = (p._meta && typeof p._meta === 'object' ? p._meta : {}) as Record<string, unknown>;
   const troupe = (meta.troupe && typeof meta.troupe === 'object' ? meta.troupe : {}) as Record<string, unknown>;
   return { ...p, _meta: { ...meta, troupe: { ...troupe, ...fields } } };
+}
+
+/**
+ * What the relay adds to a client request for the child: a prompt names its sender, so that the
+ * echo of its content goes to the session's other clients only; a load asks the child to mark where
+ * its replay starts, so that the loading client is sent each update once and in order (UpdateFanOut).
+ */
+function tagged(method: string, params: unknown, id: number): { params?: Record<string, unknown> } {
+  if (method === 'session/prompt') return { params: withTroupeMeta(params, { [PROMPTER]: id }) };
+  if (method === 'session/load') return { params: withTroupeMeta(params, { [MARKS_REPLAY]: true }) };
+  return {};
 }
 
 /** `params` with `_meta.troupe.clientCapabilities` set (spec/daemon.md §Warm pool). */
@@ -156,18 +167,18 @@ export class RelaySession {
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
     this.pending.set(id, { conn, clientId: msg.id, answering: this.sessionId, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
+    const forChild = { ...msg, id, ...tagged(method, msg.params, id) };
     if (method === 'session/load' && this.loadId !== undefined) {
-      this.loadsWaiting.set(id, { conn, msg: { ...msg, id } });
+      this.loadsWaiting.set(id, { conn, msg: forChild });
       this.fanOut.hold(conn);
       return;
     }
     if (method === 'session/prompt' || method === 'session/load') {
       this.child.begin();
       if (method === 'session/prompt') this.prompting.set(id, conn);
-      else this.startLoad(id, conn, false);
+      else this.startLoad(id, conn);
     }
-    // A prompt names its sender, so that the echo of its content goes to the session's other clients only (UpdateFanOut.updates).
-    this.child.send(method === 'session/prompt' ? { ...msg, id, params: withTroupeMeta(msg.params, { [PROMPTER]: id }) } : { ...msg, id });
+    this.child.send(forChild);
   }
 
   /** Sends the next waiting load, once none is in flight (its connection gone: answered by no one, dropped). */
@@ -181,14 +192,14 @@ export class RelaySession {
       }
       // Its replay starts now: live updates from here on, and the replay from its start.
       this.child.begin();
-      this.startLoad(id, conn, true);
+      this.startLoad(id, conn);
       this.child.send(msg);
     }
   }
 
-  private startLoad(id: number, conn: RelayConnection, held: boolean): void {
+  private startLoad(id: number, conn: RelayConnection): void {
     this.loadId = id;
-    this.fanOut.startReplay(conn, held);
+    this.fanOut.startReplay(conn);
   }
 
   /** `$/cancel_request` of a client: to the child, for the request of that client with that id, if it is still pending. */
@@ -234,15 +245,6 @@ export class RelaySession {
   }
 
   private async boot(proc: ChildProcessHandle, kind: BootKind): Promise<void> {
-    this.fanOut.bootStarted();
-    try {
-      await this.bootProcess(proc, kind);
-    } finally {
-      this.fanOut.bootEnded();
-    }
-  }
-
-  private async bootProcess(proc: ChildProcessHandle, kind: BootKind): Promise<void> {
     // A pooled child was initialized while it waited, before any client was known: the first request
     // that opens the session in it carries the client's capabilities instead.
     const ahead = (await proc.initializedAhead) === true;
@@ -330,6 +332,12 @@ export class RelaySession {
   private notificationToClients(msg: JsonRpcMessage): void {
     if (msg.method === '$/cancel_request') {
       for (const conn of this.attached.keys()) conn.cancelForwarded(this, (msg.params as { requestId?: unknown })?.requestId);
+      return;
+    }
+    // The daemon's own (it asked for it: `tagged`); no client is sent it.
+    if (msg.method === REPLAY_STARTED) {
+      const through = (msg.params as { through?: unknown } | undefined)?.through;
+      if (this.loadId !== undefined && typeof through === 'number') this.fanOut.replayStarted(through);
       return;
     }
     const echo = this.echoOf(msg);

@@ -32,22 +32,15 @@ export class UpdateFanOut {
   /** Connection → the furthest update (its place) it has been sent. */
   readonly attached = new Map<RelayConnection, number>();
   /**
-   * The connection whose session/load is in flight, and the furthest replayed update sent to it. The
-   * child's replay (seq from 1, page by page) and the live updates of a turn running meanwhile reach
-   * the daemon mixed, so one mark per connection would let a live update drop the rest of the replay.
-   * Until its load is answered, the connection is sent a line new to the session (live, or replayed
-   * lines this session had not sent before) past its mark, and a line the session sent before (a
-   * replay) past its replay mark: each replayed update once. Loads go to the child one at a time
-   * (RelaySession): the child's replays are not told apart on the wire.
+   * The connection whose session/load is in flight. Until the child says its replay starts
+   * (`replayStarted`, src/acp/troupe-meta.ts MARKS_REPLAY) it is sent nothing of the session: what
+   * the child sends before that (a turn streaming, a restarted child's catch-up) is in the log up to
+   * where the replay reads, so the replay brings it. Sent live as well, it came twice, and ahead of
+   * the history it belongs after. From then on it is sent the replay (seqs up to `through`, for it
+   * alone) and what the session made meanwhile (the child holds that behind the replay), each line
+   * past `replayed`. Loads go to the child one at a time (RelaySession).
    */
-  private replay?: { conn: RelayConnection; replayed: number };
-  /**
-   * A process is being brought to serve the session (initialize, resume). What it sends meanwhile (a
-   * restarted child's catch-up, the end of a turn its log repaired) is in the log, so a load waiting
-   * for that process is sent none of it live: its replay brings it, and it came twice. While it is
-   * true, the pending replay's connection is held.
-   */
-  private booting = false;
+  private replay?: { conn: RelayConnection; through?: number; replayed: number };
   /**
    * Connection → the seq of the latest echo of a prompt it sent: none of that event's updates is sent
    * to it live (after a crash the rest of an echo may come again, untagged: see `resent`); a load of
@@ -92,56 +85,37 @@ export class UpdateFanOut {
     this.attached.set(conn, Number.POSITIVE_INFINITY);
   }
 
-  /** `conn`'s load is sent to the child; `held`: it waited for another load, and takes live updates from here on. */
-  startReplay(conn: RelayConnection, held: boolean): void {
-    if (held) this.liveFromNow(conn);
+  /** `conn`'s load is sent to the child (or queued for its next process). */
+  startReplay(conn: RelayConnection): void {
     this.replay = { conn, replayed: 0 };
-    if (this.booting) this.holdForBoot();
     // Its replay shows it every prompt, its own too.
     this.ownEcho.delete(conn);
   }
 
-  /** A process starts its boot: a load waiting for it takes nothing live until `bootEnded`. */
-  bootStarted(): void {
-    this.booting = true;
-    if (this.replay) this.holdForBoot();
+  /** The child's replay for the load in flight starts with the next update; it covers seqs up to `through`. */
+  replayStarted(through: number): void {
+    if (this.replay) [this.replay.through, this.replay.replayed] = [through, 0];
   }
 
-  /** The process serves (or its boot failed): a load waiting for it takes live updates from here on. */
-  bootEnded(): void {
-    this.booting = false;
-    this.releaseBootHold();
-  }
-
-  private holdForBoot(): void {
-    const replay = this.replay!;
-    replay.replayed = 0;
-    if (this.attached.has(replay.conn)) this.hold(replay.conn);
-  }
-
-  private releaseBootHold(): void {
-    const conn = this.replay?.conn;
-    if (conn && this.attached.has(conn)) this.liveFromNow(conn);
-  }
-
-  /** The load was answered: its connection's mark takes in what the replay sent. */
+  /** The load was answered: its connection goes on from what its replay sent, or from now if it had none (an error). */
   endReplay(): void {
     const replay = this.replay;
     this.replay = undefined;
-    if (!replay) return;
-    const mark = this.attached.get(replay.conn);
-    if (mark !== undefined && replay.replayed > mark) this.attached.set(replay.conn, replay.replayed);
+    if (!replay || !this.attached.has(replay.conn)) return;
+    if (replay.through === undefined) this.liveFromNow(replay.conn);
+    else this.attached.set(replay.conn, replay.replayed);
   }
 
-  /** The load failed with its process: nothing of its replay counts. */
+  /** The load failed with its process (or was refused): its connection takes live updates from now. */
   dropReplay(): void {
-    if (this.booting) this.releaseBootHold();
+    const conn = this.replay?.conn;
     this.replay = undefined;
+    if (conn && this.attached.has(conn)) this.liveFromNow(conn);
   }
 
   /** A new process: its lines start afresh, and a load still queued for it replays from the start. */
   newProcess(): void {
-    if (this.replay) this.replay.replayed = 0;
+    if (this.replay) [this.replay.through, this.replay.replayed] = [undefined, 0];
     this.lineSeq = -1;
     this.resent = this.lastPlace > 0 ? Math.floor(this.lastPlace) : undefined;
   }
@@ -162,15 +136,15 @@ export class UpdateFanOut {
     const sessionId = (msg.params as { sessionId?: unknown })?.sessionId;
     const seq = (msg.params as any)?.update?._meta?.troupe?.seq;
     const place = typeof seq === 'number' ? this.place(String(sessionId), seq) : undefined;
-    if (place !== undefined) this.seqsWentBack(sessionId, place);
+    const replayed = place !== undefined && this.isReplayed(sessionId, seq);
+    if (place !== undefined && !replayed) this.seqsWentBack(sessionId, place);
     if (passOver) this.echoed(passOver, sessionId, seq);
-    const fresh = place !== undefined && place > this.lastPlace;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
-      if (place !== undefined && !this.takes(conn, mark, place, fresh)) continue;
+      if (place !== undefined && !this.takes(conn, mark, place, replayed)) continue;
       if (!this.isOwnEcho(conn, sessionId, seq)) void conn.send(msg);
     }
-    if (fresh) this.lastPlace = place;
+    if (place !== undefined && place > this.lastPlace) this.lastPlace = place;
   }
 
   /**
@@ -185,9 +159,12 @@ export class UpdateFanOut {
     for (let i = 1; i < batch.length; i++) {
       if (places[i]! <= places[i - 1]! || batch[i]!.sessionId !== sessionId) ordered = false;
     }
-    this.seqsWentBack(sessionId, ordered ? places[0]! : Math.min(...places.filter((_, i) => batch[i]!.sessionId === sessionId)));
-    // Lines past this are new to the session; a replay repeats lines before it.
-    const before = this.lastPlace;
+    // Lines of the replay in flight (none but while one runs): they are not seqs going back.
+    const replayed = this.replay?.through === undefined ? undefined : batch.map((u) => this.isReplayed(u.sessionId, u.seq));
+    const anyReplayed = replayed?.includes(true) ?? false;
+    let lowest = ordered && !anyReplayed ? places[0]! : Number.POSITIVE_INFINITY;
+    if (!ordered || anyReplayed) for (const [i, u] of batch.entries()) if (u.sessionId === sessionId && !replayed?.[i] && places[i]! < lowest) lowest = places[i]!;
+    if (lowest !== Number.POSITIVE_INFINITY) this.seqsWentBack(sessionId, lowest);
     let all: string[] | undefined;
     // Rare (a prompt's blocks): who sent the prompt a line echoes.
     for (const u of batch) {
@@ -198,18 +175,20 @@ export class UpdateFanOut {
     const last = batch[batch.length - 1]!.seq;
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
+      const replay = this.replay?.conn === conn ? this.replay : undefined;
+      // Waiting for its replay to start: all of this is in the log it reads.
+      if (replay && replay.through === undefined) continue;
       const own = this.ownEcho.get(conn);
-      if (ordered && places[0]! > mark && (places[0]! > before || this.replay?.conn !== conn) && !(own !== undefined && own >= first && own <= last)) {
+      const floor = replay ? replay.replayed : mark;
+      if (ordered && places[0]! > floor && (replay || !anyReplayed) && !(own !== undefined && own >= first && own <= last)) {
         // The common case: all new to this connection, one session, in order.
-        this.attached.set(conn, places[places.length - 1]!);
+        if (replay) replay.replayed = places[places.length - 1]!;
+        else this.attached.set(conn, places[places.length - 1]!);
         conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
         continue;
       }
-      let top = before;
       for (const [i, u] of batch.entries()) {
-        const fresh = places[i]! > top;
-        if (fresh) top = places[i]!;
-        if (this.takes(conn, this.attached.get(conn)!, places[i]!, fresh) && !this.isOwnEcho(conn, u.sessionId, u.seq)) conn.sendNotifications(u.sessionId, [u.json]);
+        if (this.takes(conn, this.attached.get(conn)!, places[i]!, replayed?.[i] ?? false) && !this.isOwnEcho(conn, u.sessionId, u.seq)) conn.sendNotifications(u.sessionId, [u.json]);
       }
     }
     for (const place of places) if (place > this.lastPlace) this.lastPlace = place;
@@ -233,27 +212,31 @@ export class UpdateFanOut {
     return seq + this.lineIndex / UPDATES_PER_SEQ;
   }
 
+  /** Whether an update of `seq` is one of the replay in flight (the child marked its start: `replayStarted`). */
+  private isReplayed(sessionId: unknown, seq: number): boolean {
+    const through = this.replay?.through;
+    return through !== undefined && seq <= through && sessionId === this.sessionId();
+  }
+
   /**
-   * Whether `conn` (last sent `mark`) is to be sent an update at `place`, which is `fresh` when the
-   * session had sent no update as far before; advances the marks it uses.
+   * Whether `conn` (last sent `mark`) is to be sent an update at `place`, which is `replayed` when it
+   * is one of the replay in flight (for its connection only); advances the marks it uses.
    */
-  private takes(conn: RelayConnection, mark: number, place: number, fresh: boolean): boolean {
-    // What a restarted child sends again is not a replay (a load that waited for the new process
-    // would take it for its replay's head, and skip the history before it).
-    const replay = this.replay?.conn === conn && Math.floor(place) !== this.resent ? this.replay : undefined;
-    if (replay && !fresh) {
-      if (place <= replay.replayed) return false;
+  private takes(conn: RelayConnection, mark: number, place: number, replayed: boolean): boolean {
+    const replay = this.replay?.conn === conn ? this.replay : undefined;
+    if (replay) {
+      if (replay.through === undefined || place <= replay.replayed) return false;
       replay.replayed = place;
       return true;
     }
-    if (place <= mark) return false;
+    if (replayed || place <= mark) return false;
     this.attached.set(conn, place);
     return true;
   }
 
   /**
-   * At an update at `place` (the lowest of a batch): whether the child's seqs went back, i.e. outside
-   * a load's replay an update of this session at or before the furthest place it had sent. Its log
+   * At an update at `place` (the lowest of a batch, a replay's aside): whether the child's seqs went
+   * back, i.e. an update of this session, not replayed, at or before the furthest place it had sent. Its log
    * lost events that had been sent (a write that failed: the session was then opened again from what
    * its file holds), and new events take their seqs. The marks go back to before it, so that the new
    * events reach every client, and each client that was sent the lost ones is told
@@ -264,7 +247,7 @@ export class UpdateFanOut {
     const own = this.sessionId();
     if (sessionId !== own) return;
     if (this.resent !== undefined && Math.floor(place) !== this.resent) this.resent = undefined;
-    if (this.replay || place > this.lastPlace || Math.floor(place) === this.resent) return;
+    if (place > this.lastPlace || Math.floor(place) === this.resent) return;
     const kept = Math.floor(place) - 1;
     const sent = Math.floor(this.lastPlace);
     this.lastPlace = kept;

@@ -146,7 +146,7 @@ for (const transport of ['http', 'ws'] as const) {
   });
 }
 
-test('session/load while another client\'s turn streams replays the whole history to the loading client', async (t) => {
+test('session/load while another client\'s turn streams replays the whole history to the loading client, then the rest of the turn, each update once', async (t) => {
   const d = await Daemon.start({
     script: {
       replies: [
@@ -175,7 +175,17 @@ test('session/load while another client\'s turn streams replays the whole histor
     const replayed = b.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).filter((x: string) => x.startsWith('a'));
     assert.deepEqual(replayed, history, `${transport}: the first turn, whole and once, before the load's answer`);
     assert.equal((await more).stopReason, 'end_turn');
+    // Then the rest of the running turn, live: all in all the history as a load after it shows it,
+    // each update once and in order (before 2026-12-02 the updates sent before the child began its
+    // replay came again in it, hundreds on a busy run, ahead of the history they follow).
+    const after = d.connect('ws');
+    await after.init();
+    await after.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+    const whole = after.updatesFor(sessionId).filter((u) => u._meta?.troupe?.seq !== undefined);
+    await b.until(() => b.seqs(sessionId).at(-1) === whole.at(-1)._meta.troupe.seq, 'the loading client has the end of the turn');
+    assert.deepEqual(b.updatesFor(sessionId).filter((u) => u._meta?.troupe?.seq !== undefined), whole, `${transport}: what the loading client was sent is the history, once and in order`);
     b.close();
+    after.close();
   }
   // Two clients loading at once: each gets the history once, not its own replay and the other's.
   const [e, f] = [d.connect('ws'), d.connect('http')];

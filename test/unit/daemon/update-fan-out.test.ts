@@ -2,7 +2,9 @@
  * UpdateFanOut across a child's restart: the event a crash cut between two of its updates (a prompt
  * of several blocks) is sent again whole by the new child, and each connection is sent only what it
  * lacks of it: the rest, never its own prompt's blocks, and no `_troupe/updates_lost`, which is for
- * seqs that really went back. The connections are recording stand-ins for RelayConnection.
+ * seqs that really went back. And across a load: its connection is sent nothing before the child
+ * marks its replay's start (`replayStarted`), then each update once, in order; no other connection
+ * is sent the replay. The connections are recording stand-ins for RelayConnection.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -77,7 +79,8 @@ test('a load of its own shows a prompt’s sender its prompt; seqs that went bac
   assert.deepEqual(sender.got, ['created', 'answer']);
   // Its session/load: the child replays from seq 1.
   fan.attach(sender.conn, true);
-  fan.startReplay(sender.conn, false);
+  fan.startReplay(sender.conn);
+  fan.replayStarted(3);
   fan.updates([line(1, 'created'), line(2, 'block 0'), line(2, 'block 1'), line(3, 'answer')], senderOf);
   fan.endReplay();
   assert.deepEqual(sender.got.slice(2), ['created', 'block 0', 'block 1', 'answer']);
@@ -99,10 +102,9 @@ test('a load that waited for the restarted child is sent none of its catch-up li
   // which boots (its resume sends the catch-up) before it is sent the load.
   fan.hold(loader.conn);
   fan.newProcess();
-  fan.startReplay(loader.conn, true);
-  fan.bootStarted();
+  fan.startReplay(loader.conn);
   fan.updates([line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined); // the catch-up
-  fan.bootEnded();
+  fan.replayStarted(4);
   fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined); // its replay
   fan.endReplay();
   fan.updates([line(5, '5')], () => undefined);
@@ -116,10 +118,9 @@ test('a load sent while the child was down is sent its replay once, and then wha
   // The child dies; `client` reconnects and loads the session during the backoff (the load is queued).
   fan.newProcess();
   fan.attach(client.conn, true);
-  fan.startReplay(client.conn, false);
-  fan.bootStarted();
+  fan.startReplay(client.conn);
   fan.updates([line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined);
-  fan.bootEnded();
+  fan.replayStarted(4);
   fan.updates([line(1, '1'), line(2, '2'), line(3, '3 block 0'), line(3, '3 block 1'), line(4, '4')], () => undefined);
   fan.endReplay();
   fan.updates([line(5, '5')], () => undefined);
@@ -127,18 +128,56 @@ test('a load sent while the child was down is sent its replay once, and then wha
   assert.deepEqual(client.got, ['1', '2', '3 block 0', ...['1', '2', '3 block 0', '3 block 1', '4'], '5']);
 });
 
-test('a load held for a boot that is refused leaves its connection taking live updates', () => {
+test('a load while a turn streams: its connection is sent nothing until the replay starts, then the history and what the child held back, each once and in order', () => {
+  const { fan, conns: [watcher] } = fanOutTo('watcher');
+  fan.updates([line(1, '1'), line(2, '2'), line(3, '3')], () => undefined);
+  const loader = connection('loader');
+  fan.attach(loader.conn, true);
+  fan.startReplay(loader.conn);
+  // The turn goes on before the child reads the load: all of it is in the log its replay reads.
+  fan.updates([line(4, '4')], () => undefined);
+  fan.notification({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 'S', update: { sessionUpdate: 'agent_message_chunk', _meta: { troupe: { seq: 5 } } } } } as never);
+  fan.replayStarted(5);
+  fan.updates([line(1, '1'), line(2, '2')], () => undefined); // the replay, in pages
+  fan.updates([line(3, '3'), line(4, '4'), line(5, '5'), line(6, '6')], () => undefined); // its last page, then what the child held back
+  fan.endReplay();
+  fan.updates([line(7, '7')], () => undefined);
+  assert.deepEqual(loader.got, ['1', '2', '3', '4', '5', '6', '7']);
+  assert.deepEqual(loader.told, [], 'not the live 5 ahead of its history');
+  assert.deepEqual(watcher.got, ['1', '2', '3', '4', '6', '7']);
+  assert.equal(watcher.told.length, 1, 'the parsed 5, once; not the replay, and no updates_lost');
+});
+
+test('a replay of history no connection was sent (a daemon started again) goes to its loader only', () => {
+  const { fan, conns: [watcher] } = fanOutTo('watcher'); // attached before the session sent anything
+  const loader = connection('loader');
+  fan.attach(loader.conn, true);
+  fan.startReplay(loader.conn);
+  fan.replayStarted(2);
+  fan.updates([line(1, '1'), line(2, '2'), line(3, 'live')], () => undefined);
+  fan.endReplay();
+  fan.updates([line(4, 'next')], () => undefined);
+  assert.deepEqual(loader.got, ['1', '2', 'live', 'next']);
+  assert.deepEqual(watcher.got, ['live', 'next']);
+  assert.equal(fan.sentSeq, 4, 'what the loader was sent counts for a restart’s catch-up');
+});
+
+test('a load answered without a replay (an error) leaves its connection taking live updates from then', () => {
   const { fan, conns: [client] } = fanOutTo('client');
   fan.updates([line(1, '1')], () => undefined);
-  fan.newProcess();
-  fan.bootStarted();
   fan.attach(client.conn, true);
-  fan.startReplay(client.conn, false);
-  fan.updates([line(2, '2')], () => undefined); // sent while the process boots: not live to the loader
-  fan.dropReplay(); // its load was refused (the session failed, no process could start)
-  fan.bootEnded();
+  fan.startReplay(client.conn);
+  fan.updates([line(2, '2')], () => undefined);
+  fan.endReplay();
   fan.updates([line(3, '3')], () => undefined);
-  assert.deepEqual(client.got, ['1', '3']);
+  const other = connection('other');
+  fan.attach(other.conn, true);
+  fan.startReplay(other.conn);
+  fan.updates([line(4, '4')], () => undefined);
+  fan.dropReplay(); // its process died, or the session failed
+  fan.updates([line(5, '5')], () => undefined);
+  assert.deepEqual(client.got, ['1', '3', '4', '5']);
+  assert.deepEqual(other.got, ['5']);
 });
 
 test('notifications without a seq reach every connection, a prompt’s sender too', () => {
