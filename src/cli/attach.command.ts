@@ -41,7 +41,7 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     noExtraPositionals('attach', positionals, 1);
     const stdin = io.stdin ?? process.stdin;
     const style = makeStyle(io.stdout, io.env, values['no-color']);
-    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: true, spinner: false });
+    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { spinner: false });
     // With --json, stdout holds only the updates: notes go to stderr.
     const note = (line: string) => (values.json ? io.stderr.write(`${line}\n`) : renderer.note(line));
     conn = await connectDaemon(io, { autoStart: false });

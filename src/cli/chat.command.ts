@@ -57,7 +57,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     // No spinner: it would draw over what the person is typing at the readline prompt. Prompts shown:
     // the daemon sends a client no echo of its own, so these are what others (an editor attached to
     // the same session) asked.
-    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: true, spinner: false });
+    const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { spinner: false });
     conn = await connectDaemon(io, { autoStart: true });
     let sessionId: string | undefined;
     let repl: Repl | undefined;

@@ -90,7 +90,7 @@ interface RunOptions {
 async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions): Promise<number> {
   const stdin = io.stdin ?? process.stdin;
   const style = makeStyle(io.stdout, io.env, o['no-color']);
-  const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { showUser: false, spinner: !o.json });
+  const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { spinner: !o.json });
   const note = (line: string) => (o.json ? io.stderr.write(`${line}\n`) : renderer.note(line));
   const client = new DaemonClient(conn.target);
   let sessionId: string | undefined;

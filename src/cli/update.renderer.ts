@@ -14,8 +14,6 @@ type Stream = 'text' | 'thought' | 'user' | undefined;
 const MAX_OUTPUT_LINES = 20;
 
 export interface RendererOptions {
-  /** Show user messages (attach and watch do; run already knows what it sent). */
-  showUser: boolean;
   /** Draw the waiting spinner (only takes effect on a TTY). */
   spinner: boolean;
 }
@@ -102,8 +100,7 @@ export class UpdateRenderer {
       case 'agent_message_chunk':
       case 'agent_thought_chunk':
       case 'user_message_chunk': {
-        // Steering typed by someone else still shows: it changes what the agent does next.
-        if (u.sessionUpdate === 'user_message_chunk' && !this.opts.showUser && !u.messageId?.startsWith('steer_')) return;
+        // A prompt or steer shows as `› TEXT`: the daemon sends a client only the ones other clients sent.
         const text = u.content.type === 'text' ? u.content.text : `[${u.content.type}]`;
         const kind = u.sessionUpdate === 'agent_message_chunk' ? 'text' : u.sessionUpdate === 'agent_thought_chunk' ? 'thought' : 'user';
         this.chunk(kind, text, u.messageId ?? undefined);

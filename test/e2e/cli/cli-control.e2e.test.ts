@@ -17,6 +17,9 @@ const REPLIES = [
   { when: 'hello', items: [{ text: 'Hello there.' }] },
   { when: 'fail please', items: [{ error: { kind: 'auth', message: 'the key was refused' } }] },
   { when: 'in two parts', items: [{ text: 'Part one.' }, { delay_ms: 1500 }, { text: 'Part two.' }, { hang: true }] },
+  { when: 'write it down', items: [{ tool_call: { name: 'write_file', input: { path: 'noted.txt', content: 'noted' } } }] },
+  // What follows the tool's result (plain replies answer those calls, in order).
+  [{ text: 'Noted.' }],
 ];
 
 /** No process with the standalone daemon's home, nothing listening on its port, its directory gone. */
@@ -120,6 +123,36 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     chat.child.stdin!.end();
     const r = await chat.done;
     assert.equal(r.code, 0, r.stderr);
+  });
+
+  test("run --session shows the prompt of another client's turn that runs before its own, and not its own prompt", async (t) => {
+    const first = await h.run(['run', '--json', 'hello']);
+    assert.equal(first.code, 0, first.stderr);
+    const sessionId = jsonLines(first.stdout).at(-1)!.sessionId as string;
+    // Another client holds the session's turn on a permission, with a prompt of its own queued behind it.
+    let allow!: () => void;
+    const allowed = new Promise<void>((resolve) => (allow = resolve));
+    const other = new AcpClient(createHttpStream(`${h.daemonState()!.url}/acp`, { headers: { Authorization: `Bearer ${h.token()}` } }), {
+      permission: () => allowed.then(() => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } })),
+    });
+    t.after(() => other.close());
+    await other.init();
+    await other.agent.request('session/resume', { sessionId, cwd: h.work, mcpServers: [] });
+    const held = other.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'write it down' }] });
+    await until(() => other.permissions.length === 1, 'the permission prompt');
+    const queued = async (n: number) => ((await other.agent.request('_troupe/session_state', { sessionId })) as { queue: unknown[] }).queue.length === n;
+    const elsewhere = other.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello from elsewhere' }] });
+    await until(() => queued(1), "the other client's prompt queued");
+    const runner = h.start(['run', '--session', sessionId, 'hello once more']);
+    await until(() => queued(2), "the run's prompt queued behind it");
+    allow();
+    assert.equal((await held).stopReason, 'end_turn');
+    assert.equal((await elsewhere).stopReason, 'end_turn');
+    const r = await runner.done;
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /› hello from elsewhere\n/);
+    assert.equal(r.stdout.split('Hello there.').length, 3, "the other client's answer, then its own");
+    assert.doesNotMatch(r.stdout, /hello once more/, 'its own prompt is not printed back');
   });
 
   test('chat with piped input: Ctrl-C (a signal, not a key) cancels the running turn, and leaves when none runs', async () => {
