@@ -109,7 +109,9 @@ async function* watched<T>(chunks: AsyncIterable<T>, wait: <R>(work: Promise<R>)
  */
 function waitIdle<T>(work: Promise<T>, policy: StreamPolicy, vendor: AbortController, signal: AbortSignal, watch: { stalled: boolean }): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    let settled = false;
     const done = () => {
+      settled = true;
       if (timer) clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
     };
@@ -120,10 +122,16 @@ function waitIdle<T>(work: Promise<T>, policy: StreamPolicy, vendor: AbortContro
     const timer =
       policy.idleMs > 0
         ? setTimeout(() => {
-            done();
-            watch.stalled = true;
-            vendor.abort();
-            reject(new ProviderError('network', `the model stream stalled: nothing arrived for ${duration(policy.idleMs)} (${policy.setting}; 0 turns the limit off)`));
+            // Timers run before the loop reads its sockets: in a turn that came late (the process
+            // was busy, or the machine), a chunk that arrived in time still waits in the socket. The
+            // verdict follows this turn's reads.
+            setImmediate(() => {
+              if (settled) return;
+              done();
+              watch.stalled = true;
+              vendor.abort();
+              reject(new ProviderError('network', `the model stream stalled: nothing arrived for ${duration(policy.idleMs)} (${policy.setting}; 0 turns the limit off)`));
+            });
           }, Math.min(policy.idleMs, MAX_TIMER_MS))
         : undefined;
     // Handled first, so that `work` never rejects unobserved, even when the caller has already cancelled.
