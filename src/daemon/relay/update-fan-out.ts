@@ -47,6 +47,12 @@ export class UpdateFanOut {
    * its own ends this.
    */
   private readonly ownEcho = new Map<RelayConnection, number>();
+  /**
+   * Connection → the mark `liveFromNow` gave it, and the furthest update it had been sent then: while
+   * its mark is still that one, it has been sent nothing since (for `_troupe/updates_lost`, which
+   * says what a client was sent; the mark says what it is not to be sent).
+   */
+  private readonly joined = new Map<RelayConnection, { mark: number; sent: number }>();
   /** The furthest update the child has sent. */
   private lastPlace = 0;
   /**
@@ -72,12 +78,26 @@ export class UpdateFanOut {
 
   /** `conn` is sent the updates that follow the session's latest, not the rest of its event. */
   private liveFromNow(conn: RelayConnection): void {
-    this.attached.set(conn, lastPlaceOf(this.lastPlace));
+    const mark = lastPlaceOf(this.lastPlace);
+    this.joined.set(conn, { mark, sent: this.sentTo(conn) });
+    this.attached.set(conn, mark);
+  }
+
+  /**
+   * The furthest update `conn` has been sent, or more (a held connection's is not known): a client
+   * is told of lost updates it may have seen, never not told of ones it saw.
+   */
+  private sentTo(conn: RelayConnection): number {
+    const mark = this.attached.get(conn);
+    if (mark === undefined) return 0;
+    const joined = this.joined.get(conn);
+    return joined?.mark === mark ? joined.sent : mark;
   }
 
   detach(conn: RelayConnection): void {
     this.attached.delete(conn);
     this.ownEcho.delete(conn);
+    this.joined.delete(conn);
   }
 
   /** `conn` waits for a load of its own to be sent: it is sent nothing of the session until then. */
@@ -254,9 +274,10 @@ export class UpdateFanOut {
     // The seqs after `kept` are other events' from here on.
     for (const [conn, seq] of this.ownEcho) if (seq > kept) this.ownEcho.delete(conn);
     for (const [conn, mark] of this.attached) {
-      if (mark <= kept || mark === Number.POSITIVE_INFINITY) continue; // saw none of it, or waits for its own load
+      if (mark <= kept || mark === Number.POSITIVE_INFINITY) continue; // is to be sent all of it, or waits for its own load
+      const top = this.sentTo(conn);
       this.attached.set(conn, kept);
-      void conn.send({ jsonrpc: '2.0', method: '_troupe/updates_lost', params: { sessionId: own, keptSeq: kept, sentSeq: Math.min(Math.floor(mark), sent) } });
+      if (top > kept) void conn.send({ jsonrpc: '2.0', method: '_troupe/updates_lost', params: { sessionId: own, keptSeq: kept, sentSeq: Math.min(Math.floor(top), sent) } });
     }
     this.logger.warn('a session log lost events its clients were sent; they are told', { sessionId: own, keptSeq: kept, sentSeq: sent });
   }

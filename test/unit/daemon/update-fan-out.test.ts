@@ -180,6 +180,22 @@ test('a load answered without a replay (an error) leaves its connection taking l
   assert.deepEqual(other.got, ['5']);
 });
 
+test('seqs that went back: a connection is told of the lost updates it was sent, one that joined after them is not told', () => {
+  const { fan, conns: [watcher] } = fanOutTo('watcher');
+  fan.updates([line(1, '1'), line(2, '2'), line(3, '3')], () => undefined);
+  const joiner = connection('joiner');
+  fan.attach(joiner.conn, false);
+  const late = connection('late'); // joins after 2 and 3, which the log then loses
+  fan.updates([line(4, '4')], () => undefined);
+  fan.attach(late.conn, false);
+  fan.updates([line(2, 'new 2'), line(3, 'new 3')], () => undefined);
+  const lost = (c: ReturnType<typeof connection>) => c.told.map((m: any) => [m.method, m.params.keptSeq, m.params.sentSeq]);
+  assert.deepEqual(lost(watcher), [['_troupe/updates_lost', 1, 4]]);
+  assert.deepEqual(lost(joiner), [['_troupe/updates_lost', 1, 4]], 'it was sent 4');
+  assert.deepEqual(lost(late), [], 'sent nothing before the loss, so it lost nothing');
+  for (const c of [watcher, joiner, late]) assert.deepEqual(c.got.slice(-2), ['new 2', 'new 3'], `${c.name} is sent the events that took the seqs`);
+});
+
 test('notifications without a seq reach every connection, a prompt’s sender too', () => {
   const { fan, conns: [sender, other] } = fanOutTo('sender', 'other');
   fan.updates([line(1, 'echo', 7)], () => sender.conn);
