@@ -190,7 +190,7 @@ export class RelaySession {
         this.pending.delete(id);
         continue;
       }
-      // Its replay starts now: live updates from here on, and the replay from its start.
+      // Its turn: its connection is sent the session again from where the child marks its replay's start.
       this.child.begin();
       this.startLoad(id, conn);
       this.child.send(msg);
