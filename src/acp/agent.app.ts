@@ -190,7 +190,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     const live = await h.get(sessionId);
     // What the open appended (a crashed turn's end) goes to the client first, unless its replay shows it.
     if (opts.replaying) live.repaired = undefined;
-    else if (live.repaired) await h.updates.sendRepairs(live, opts.sentSeq); // (no await on every request for nothing)
+    // (No await on every request for nothing: a repair, or a daemon's resume after a crash.)
+    else if (live.repaired || opts.sentSeq !== undefined) await h.updates.sendRepairs(live, opts.sentSeq);
     return live;
   };
   /**

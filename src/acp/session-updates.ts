@@ -96,16 +96,21 @@ export class SessionUpdates {
   /**
    * Sends the client what opening the session appended (see LiveSession.repaired), once: a request
    * that does not replay the history (a resume, a prompt) would otherwise never show the client the
-   * end of the turn the crash interrupted. `sentSeq`: the daemon's resume says what its clients saw.
+   * end of the turn the crash interrupted. `sentSeq`: the daemon's resume says what its clients saw,
+   * and everything the log holds after it is sent, the open's repair or not.
    */
   async sendRepairs(live: LiveSession, sentSeq?: number): Promise<void> {
     const repaired = live.repaired;
-    if (!repaired) return;
     live.repaired = undefined;
-    const after = sentSeq === undefined ? repaired.after : await this.resendFrom(live, Math.min(repaired.after + 1, sentSeq));
+    // After a crash the log may hold events the dead process never wrote out (its stdout buffer),
+    // whether or not the open appended anything: a turn that had ended in the log needs no repair.
+    if (!repaired && sentSeq === undefined) return;
+    const through = repaired?.through ?? live.log.lastSeq();
+    const after = sentSeq === undefined ? repaired!.after : await this.resendFrom(live, Math.min((repaired?.after ?? through) + 1, sentSeq));
+    if (through <= after) return;
     const parts = new ContentJoiner();
-    for (const e of (await live.log.readAfter(after, { limit: repaired.through - after })).events) {
-      const shown = e.seq <= repaired.through ? parts.take(e) : undefined;
+    for (const e of (await live.log.readAfter(after, { limit: through - after })).events) {
+      const shown = e.seq <= through ? parts.take(e) : undefined;
       if (shown) this.project(shown);
     }
   }

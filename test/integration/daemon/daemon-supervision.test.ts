@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Daemon, daemonWithClients, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
+import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
 const streaming = (label: string, n: number, ms: number) => Array.from({ length: n }, (_, i) => [{ delay_ms: ms }, { text: `${label}${i} ` }]).flat();
 const script = {
@@ -113,6 +114,39 @@ test('kill -9 of a child at any moment of a stream: its client is sent the whole
     assert.deepEqual(unseen.filter((u: any) => !prompts.includes(u)), [], `round ${round}: replayed, never sent live (live seqs ${JSON.stringify(seqs.slice(-6))})`);
     assert.ok(a.updatesFor(sessionId, 'agent_thought_chunk').some((u) => /agent_crashed/.test(u.content.text)), `round ${round}: the crashed turn's end, live`);
   }
+});
+
+test('kill -9 of a child whose turn had ended in its log, the rest of it still in its stdout buffer: its client is sent the rest after the restart', async (t) => {
+  // The daemon stops reading (SIGSTOP): the child's stdout pipe fills, and what the turn makes after
+  // that waits in the child's memory, each event in its log first. The turn ends there, so the new
+  // child's open has nothing to repair; before 2026-12-02 its catch-up came only with a repair, and
+  // the client never saw the end of the turn.
+  const items = [{ text: 'start ' }, { delay_ms: 1500 }, ...Array.from({ length: 3000 }, (_, i) => ({ text: `c${i} ` }))];
+  const { d, a } = await daemonWithClients(t, { script: { replies: [{ when: 'fill', items }] } });
+  const cwd = tempDir();
+  const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  const victim = a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'fill' }] }).catch((e: any) => e?.data?.code);
+  await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length >= 1, 'the first chunk');
+  const { pid } = await childOf(d, sessionId);
+  process.kill(d.proc.pid!, 'SIGSTOP');
+  try {
+    const logPath = sessionLogPath(sessionsDir(d.home), sessionId);
+    await waitFor('the turn ended in the log', async () => {
+      const log = await FileEventLog.open(logPath, { readOnly: true });
+      try {
+        return (await log.readAfter(Math.max(0, log.lastSeq() - 3))).events.some((e) => e.type === 'turn_completed');
+      } finally {
+        await log.close();
+      }
+    });
+    process.kill(pid, 'SIGKILL');
+  } finally {
+    process.kill(d.proc.pid!, 'SIGCONT');
+  }
+  assert.equal(await victim, 'agent_crashed', 'its answer died with the process');
+  const expected = ['start ', ...Array.from({ length: 3000 }, (_, i) => `c${i} `)];
+  await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length >= expected.length, 'the rest of the turn, after the restart', 30_000);
+  assert.deepEqual(a.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text), expected, 'every chunk once, in order');
 });
 
 test('exceeding the restart intensity marks the session failed and tells its clients; it stays failed once released and after a daemon restart', async (t) => {
