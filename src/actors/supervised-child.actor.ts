@@ -373,6 +373,14 @@ export class SupervisedChild {
   private inspect(ev: InspectionEvent): void {
     if (ev.type !== '@xstate.snapshot' || !this.opts.onTransition || this.disposed) return;
     const value = (ev.snapshot as { value?: unknown }).value;
-    if (value !== undefined) this.opts.onTransition(statePath(value), ev.event.type, Date.now());
+    if (value === undefined) return;
+    // What watches the machine (the inspector's feeds, /metrics) must not stop it: an exception
+    // thrown here reaches XState's event loop, which then takes no more events, and the session's
+    // process would never be supervised again.
+    try {
+      this.opts.onTransition(statePath(value), ev.event.type, Date.now());
+    } catch (err) {
+      this.opts.logger.error('a watcher of a child machine failed; the child goes on', { pid: this.pid, state: statePath(value), error: String(err) });
+    }
   }
 }

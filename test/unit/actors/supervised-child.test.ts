@@ -38,10 +38,11 @@ class FakeProcess {
 }
 
 /** A SupervisedChild over FakeProcesses (each new process is pushed on `procs`), with its exit reasons. */
-function supervise(heartbeatTimeoutMs: number) {
+function supervise(heartbeatTimeoutMs: number, onTransition?: (state: string) => void) {
   const procs: FakeProcess[] = [];
   const exits: string[] = [];
   const child = new SupervisedChild({
+    ...(onTransition ? { onTransition } : {}),
     spec: DEFAULT_CHILD_SPEC,
     idleMs: 60_000,
     heartbeatTimeoutMs,
@@ -100,5 +101,26 @@ test('a child that writes on stdout is not taken for hung while its heartbeats l
     await until(() => procs.length === 2);
   } finally {
     await child.stop('closed').catch(() => undefined);
+  }
+});
+
+test('a watcher of the machine that throws (the inspector feed) does not stop the supervision', async () => {
+  const seen: string[] = [];
+  const { child, procs } = supervise(60_000, (state) => {
+    seen.push(state);
+    throw new Error('a feed broke');
+  });
+  try {
+    await until(() => child.state === 'ready');
+    child.begin();
+    assert.equal(child.state, 'busy');
+    child.end();
+    await child.stop('idle');
+    assert.equal(child.state, 'idleStopped');
+    child.send({ jsonrpc: '2.0', id: 1, method: 'session/prompt' });
+    await until(() => procs.length === 2 && child.state === 'ready');
+    assert.ok(seen.includes('busy') && seen.includes('idleStopped'), `every transition was still told: ${seen.join(' ')}`);
+  } finally {
+    await child.stop('shutdown');
   }
 });
