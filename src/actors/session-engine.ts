@@ -72,7 +72,7 @@ export class SessionEngine {
     this.core = new EngineCore(sessionId, deps);
     this.actor = createActor(engineMachine, {
       input: { maxSteps: deps.limits.maxSteps },
-      inspect: (ev) => this.inspectors.forEach((f) => f(ev)),
+      inspect: (ev) => this.inspectors.forEach((f) => this.tell(f, ev)),
     });
     bindEngine(this.actor.system, this.core, {
       resolvePrompt: (id, r) => this.resolvePrompt(id, r),
@@ -239,6 +239,18 @@ export class SessionEngine {
   observe(listener: (event: AgentEvent) => void): () => void {
     this.core.observers.add(listener);
     return () => this.core.observers.delete(listener);
+  }
+
+  /**
+   * One inspector is told one event. What watches the machines must not stop them: an exception
+   * thrown into XState's event loop leaves it taking no more events (the session would hang).
+   */
+  private tell(listener: (event: InspectionEvent) => void, event: InspectionEvent): void {
+    try {
+      listener(event);
+    } catch (err) {
+      this.core.deps.logger.error('a watcher of the session machines failed; the session goes on', { error: String(err) });
+    }
   }
 
   /** XState inspection events of the session and turn machines (for the inspector). */

@@ -425,3 +425,16 @@ test('update_plan publishes the complete plan as plan_updated; a malformed plan 
   assert.match(failed.output ?? '', /priority/);
   assertWellFormed(h);
 });
+
+test('an inspector that throws (a broken feed) does not stop the session machines: the turns go on', async () => {
+  const h = makeHarness([[{ text: 'one' }], [{ text: 'two' }]]);
+  let told = 0;
+  h.engine.inspect(() => {
+    told++;
+    throw new Error('a feed broke');
+  });
+  assert.equal((await h.engine.prompt(text('first')).result).stopReason, 'end_turn');
+  assert.equal((await h.engine.prompt(text('second')).result).stopReason, 'end_turn');
+  assert.ok(told > 0, 'the inspector was told');
+  assert.equal(h.ofType('turn_completed').length, 2);
+});
