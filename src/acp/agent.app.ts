@@ -191,7 +191,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     // What the open appended (a crashed turn's end) goes to the client first, unless its replay shows it.
     if (opts.replaying) live.repaired = undefined;
     // (No await on every request for nothing: a repair, or a daemon's resume after a crash.)
-    else if (live.repaired || opts.sentSeq !== undefined) await h.updates.sendRepairs(live, opts.sentSeq);
+    else if (live.repaired || opts.sentSeq !== undefined) await h.updates.sendCatchUp(live, opts.sentSeq);
     return live;
   };
   /**

@@ -58,7 +58,7 @@ export interface LiveSession {
   detach: () => void;
   /**
    * Seqs the open itself appended (`after` < seq <= `through`: the end of a turn its crashed process
-   * left open), not sent to the client yet: `SessionUpdates.sendRepairs` sends them, or a load's
+   * left open), not sent to the client yet: `SessionUpdates.sendCatchUp` sends them, or a load's
    * replay shows them.
    */
   repaired?: { after: number; through: number };

@@ -99,7 +99,7 @@ export class SessionUpdates {
    * end of the turn the crash interrupted. `sentSeq`: the daemon's resume says what its clients saw,
    * and everything the log holds after it is sent, the open's repair or not.
    */
-  async sendRepairs(live: LiveSession, sentSeq?: number): Promise<void> {
+  async sendCatchUp(live: LiveSession, sentSeq?: number): Promise<void> {
     const repaired = live.repaired;
     live.repaired = undefined;
     // After a crash the log may hold events the dead process never wrote out (its stdout buffer),
