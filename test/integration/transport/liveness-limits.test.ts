@@ -4,6 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { WebSocket } from 'ws';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { delay, rawInitialize, rawPost, SseReader, stalledSseSocket, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
 
 const MAX_BUFFERED = 64 * 1024;
@@ -119,6 +121,64 @@ describe('reaping and pings', { timeout: 20_000 }, () => {
     assert.equal(h.agent.connections.at(-1)!.closedReason, 'idle');
     assert.equal(live.readyState, WebSocket.OPEN, 'the answering socket is still open');
     live.close();
+  });
+});
+
+describe('a pong that arrived while the server was kept from its loop', { timeout: 20_000 }, () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { wsPingIntervalMs: 100, wsPongTimeoutMs: 200 } });
+  });
+  after(() => h.close());
+
+  // The client runs in a worker thread: it answers the ping while this thread (the server's) is busy
+  // past the pong timeout. The pong is then in the socket, unread, when the server's timers run.
+  const CLIENT = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { WebSocket } = require(workerData.ws);
+const flags = new Int32Array(workerData.flags);
+const ws = new WebSocket(workerData.url, { headers: { Authorization: 'Bearer ' + workerData.token }, autoPong: false });
+ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } })));
+ws.once('message', () => parentPort.postMessage('ready'));
+ws.once('ping', () => {
+  Atomics.store(flags, 0, 1); // pinged
+  Atomics.wait(flags, 1, 0, 10000); // until the server thread is busy
+  ws.pong('', true, () => Atomics.store(flags, 2, 1)); // the pong is on its way
+  ws.on('ping', () => ws.pong());
+});
+ws.on('close', (code) => parentPort.postMessage('closed ' + code));
+`;
+
+  test('is read before the server judges the socket silent: the connection stays open', async (t) => {
+    const flags = new Int32Array(new SharedArrayBuffer(12));
+    const url = h.acpUrl.replace(/^http/, 'ws');
+    const worker = new Worker(CLIENT, { eval: true, workerData: { url, token: TOKEN, flags: flags.buffer, ws: createRequire(import.meta.url).resolve('ws') } });
+    t.after(() => worker.terminate());
+    const said: string[] = [];
+    worker.on('message', (m) => said.push(String(m)));
+    while (!said.includes('ready')) await delay(5);
+    // Between two loop turns (a check-phase callback), once the client was pinged: busy until its
+    // pong is written, then past the pong timeout.
+    await new Promise<void>((resolve) => {
+      const spin = () => {
+        if (Atomics.load(flags, 0) === 0) return void setImmediate(spin);
+        Atomics.store(flags, 1, 1);
+        Atomics.notify(flags, 1);
+        const from = Date.now();
+        while (Atomics.load(flags, 2) === 0 && Date.now() - from < 10_000) {
+          // the client's pong is being written
+        }
+        while (Date.now() - from < 2 * h.acp.options.wsPongTimeoutMs) {
+          // busy, as a daemon its children keep from a core
+        }
+        resolve();
+      };
+      setImmediate(spin);
+    });
+    assert.equal(Atomics.load(flags, 2), 1, 'the client answered the ping while the server was busy');
+    await delay(300);
+    assert.deepEqual(said.filter((m) => m.startsWith('closed')), [], 'the socket was not closed as silent');
+    assert.equal(h.agent.connections.at(-1)!.closedReason, undefined);
   });
 });
 

@@ -25,12 +25,16 @@ export class TransportCore implements ConnectionHost {
   /** Sweeps that belong to one transport side (the WebSocket pinger), keyed by connection. */
   readonly extraSweeps = new Map<AcpConnection, (now: number) => void>();
   private readonly timer: NodeJS.Timeout;
+  private stopped = false;
 
   constructor(private readonly agent: AcpAgentSide, options: AcpTransportOptions | undefined, readonly logger: Logger, private readonly clock: Clock) {
     this.options = resolveAcpOptions(options);
     const o = this.options;
     const finest = Math.min(o.keepAliveMs, o.idleTimeoutMs, o.maxOutputStallMs, o.wsPingIntervalMs, o.wsPongTimeoutMs);
-    this.timer = setInterval(() => this.sweep(), Math.min(1000, Math.max(5, Math.floor(finest / 4))));
+    // Timers run before the loop reads its sockets: in a turn that came late (the daemon was kept
+    // from its loop, by its own work or a busy machine), a pong, a request or a drain may wait
+    // unread, and a sweep run there closed a live connection as silent. It runs after the reads.
+    this.timer = setInterval(() => setImmediate(() => this.sweep()), Math.min(1000, Math.max(5, Math.floor(finest / 4))));
     this.timer.unref();
   }
 
@@ -102,6 +106,7 @@ export class TransportCore implements ConnectionHost {
   }
 
   private sweep(): void {
+    if (this.stopped) return;
     const now = this.clock.now();
     for (const conn of [...this.connections.values()]) {
       conn.sweep(now);
@@ -111,6 +116,7 @@ export class TransportCore implements ConnectionHost {
 
   /** Closes every connection (peers hear `server_shutdown`) and stops the sweep. */
   closeAll(): void {
+    this.stopped = true;
     clearInterval(this.timer);
     for (const conn of [...this.connections.values()]) conn.shutdown('server_shutdown');
   }
