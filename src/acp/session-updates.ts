@@ -106,7 +106,9 @@ export class SessionUpdates {
     // whether or not the open appended anything: a turn that had ended in the log needs no repair.
     if (!repaired && sentSeq === undefined) return;
     const through = repaired?.through ?? live.log.lastSeq();
-    const after = sentSeq === undefined ? repaired!.after : await this.resendFrom(live, Math.min((repaired?.after ?? through) + 1, sentSeq));
+    // Where the log stood before the open appended anything.
+    const opened = repaired?.after ?? through;
+    const after = sentSeq === undefined ? opened : await this.resendFrom(live, Math.min(opened + 1, sentSeq));
     if (through <= after) return;
     const parts = new ContentJoiner();
     for (const e of (await live.log.readAfter(after, { limit: through - after })).events) {

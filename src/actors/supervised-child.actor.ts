@@ -6,6 +6,7 @@
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { isTroupeError, TroupeError } from '../core/errors.js';
+import { timeoutAfterReads, type AfterReads } from '../core/after-reads.js';
 import type { Logger } from '../core/ports.js';
 import { childMachine } from '../machines/child.machine.js';
 import type { ChildSpec } from '../machines/restart-window.js';
@@ -73,7 +74,7 @@ export class SupervisedChild {
   proc?: ChildProcessHandle;
   private queue: Record<string, unknown>[] = [];
   private idleTimer?: NodeJS.Timeout;
-  private watchdog?: NodeJS.Timeout;
+  private watchdog?: AfterReads;
   private inFlight = 0;
   private bootKind: BootKind = 'start';
   private readonly stopWaiters: (() => void)[] = [];
@@ -329,20 +330,15 @@ export class SupervisedChild {
     this.armWatchdog();
   }
 
-  /** Also a verdict already due (armWatchdog) finds that it is not the watchdog's any more. */
+  /** Also withdraws a verdict already due that waits for the reads. */
   private stopWatchdog(): void {
-    clearTimeout(this.watchdog);
+    this.watchdog?.cancel();
     this.watchdog = undefined;
   }
 
+  /** After the loop turn's reads: a daemon that was itself short of CPU would judge the child by bytes it has not read yet. */
   private armWatchdog(): void {
-    const armed = setTimeout(() => {
-      // Timers run before this turn of the loop reads the pipes: a daemon that was itself short of
-      // CPU would judge the child by bytes it has not read yet. The verdict waits for the reads.
-      setImmediate(() => this.watchdog === armed && this.judgeSilence());
-    }, this.watchMs);
-    armed.unref();
-    this.watchdog = armed;
+    this.watchdog = timeoutAfterReads(this.watchMs, () => this.judgeSilence(), { unref: true });
   }
 
   /**

@@ -8,6 +8,7 @@
  * open, no bytes) holds a turn until the person cancels it.
  */
 import { ProviderError, type ProviderErrorKind, type ProviderEvent } from './provider.js';
+import { timeoutAfterReads } from './after-reads.js';
 
 /**
  * Default `streamIdleTimeoutMs`: five minutes, the value Codex uses (`stream_idle_timeout_ms`) for
@@ -109,30 +110,23 @@ async function* watched<T>(chunks: AsyncIterable<T>, wait: <R>(work: Promise<R>)
  */
 function waitIdle<T>(work: Promise<T>, policy: StreamPolicy, vendor: AbortController, signal: AbortSignal, watch: { stalled: boolean }): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    let settled = false;
     const done = () => {
-      settled = true;
-      if (timer) clearTimeout(timer);
+      deadline?.cancel();
       signal.removeEventListener('abort', onAbort);
     };
     const onAbort = () => {
       done();
       reject(new ProviderError('aborted', 'the request was cancelled'));
     };
-    const timer =
+    // Judged after the loop turn's reads: a chunk that arrived in time while the process was busy is not a stall.
+    const deadline =
       policy.idleMs > 0
-        ? setTimeout(() => {
-            // Timers run before the loop reads its sockets: in a turn that came late (the process
-            // was busy, or the machine), a chunk that arrived in time still waits in the socket. The
-            // verdict follows this turn's reads.
-            setImmediate(() => {
-              if (settled) return;
-              done();
-              watch.stalled = true;
-              vendor.abort();
-              reject(new ProviderError('network', `the model stream stalled: nothing arrived for ${duration(policy.idleMs)} (${policy.setting}; 0 turns the limit off)`));
-            });
-          }, Math.min(policy.idleMs, MAX_TIMER_MS))
+        ? timeoutAfterReads(Math.min(policy.idleMs, MAX_TIMER_MS), () => {
+            done();
+            watch.stalled = true;
+            vendor.abort();
+            reject(new ProviderError('network', `the model stream stalled: nothing arrived for ${duration(policy.idleMs)} (${policy.setting}; 0 turns the limit off)`));
+          })
         : undefined;
     // Handled first, so that `work` never rejects unobserved, even when the caller has already cancelled.
     work.then(

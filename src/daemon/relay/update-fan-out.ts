@@ -117,20 +117,21 @@ export class UpdateFanOut {
     if (this.replay) [this.replay.through, this.replay.replayed] = [through, 0];
   }
 
-  /** The load was answered: its connection goes on from what its replay sent, or from now if it had none (an error). */
-  endReplay(): void {
+  /**
+   * The load was answered: its connection goes on from what its replay sent, or from now if it had
+   * none (an error). `failed`: it died with its process (or was refused), and nothing of its replay counts.
+   */
+  endReplay(failed = false): void {
     const replay = this.replay;
     this.replay = undefined;
     if (!replay || !this.attached.has(replay.conn)) return;
-    if (replay.through === undefined) this.liveFromNow(replay.conn);
+    if (failed || replay.through === undefined) this.liveFromNow(replay.conn);
     else this.attached.set(replay.conn, replay.replayed);
   }
 
   /** The load failed with its process (or was refused): its connection takes live updates from now. */
   dropReplay(): void {
-    const conn = this.replay?.conn;
-    this.replay = undefined;
-    if (conn && this.attached.has(conn)) this.liveFromNow(conn);
+    this.endReplay(true);
   }
 
   /** A new process: its lines start afresh, and a load still queued for it replays from the start. */

@@ -15,6 +15,7 @@ import { silentLogger } from '../../../src/core/ports.js';
 import { UpdateFanOut } from '../../../src/daemon/relay/update-fan-out.js';
 import type { RelayConnection } from '../../../src/daemon/relay/relay-connection.js';
 import { fcRuns, fcSeed } from '../../support/fc-seed.js';
+import { recordingConnection } from '../../support/recording-connection.js';
 
 const seed = fcSeed('update-fan-out');
 
@@ -158,8 +159,7 @@ class Sim {
   }
 
   private client(): Client {
-    const c: Client = { conn: undefined as never, got: [], told: [], ref: { kind: 'live', from: 0, afterSeq: 0 } };
-    c.conn = { isClosed: false, sendNotifications: (_: string, lines: string[]) => void c.got.push(...lines), send: async (m: unknown) => void c.told.push(m) } as unknown as RelayConnection;
+    const c: Client = { ...recordingConnection(), ref: { kind: 'live', from: 0, afterSeq: 0 } };
     this.clients.push(c);
     return c;
   }

@@ -10,15 +10,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../../src/core/ports.js';
 import { UpdateFanOut } from '../../../src/daemon/relay/update-fan-out.js';
-import type { RelayConnection } from '../../../src/daemon/relay/relay-connection.js';
 import type { UpdateLine } from '../../../src/wire/update-line.js';
+import { recordingConnection } from '../../support/recording-connection.js';
 
-function connection(name: string) {
-  const got: string[] = [];
-  const told: unknown[] = [];
-  const conn = { isClosed: false, sendNotifications: (_: string, lines: string[]) => void got.push(...lines), send: async (m: unknown) => void told.push(m) };
-  return { conn: conn as unknown as RelayConnection, got, told, name };
-}
+const connection = recordingConnection;
 
 /** A fan-out of session S with a connection of each name attached (no replay). */
 function fanOutTo(...names: string[]) {

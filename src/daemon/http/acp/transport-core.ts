@@ -3,6 +3,7 @@
  * agent side, and one periodic sweep for keep-alives, pings, stalls and reaping.
  */
 import type { Clock, Logger } from '../../../core/ports.js';
+import { intervalAfterReads, type AfterReads } from '../../../core/after-reads.js';
 import { AcpConnection, type ConnectionHost } from './acp-connection.js';
 import { idKey, isRecord } from './acp-protocol.js';
 import { resolveAcpOptions, type AcpAgentSide, type AcpTransportOptions, type JsonRpcMessage, type JsonRpcRequest, type ResolvedAcpOptions } from './acp.types.js';
@@ -24,18 +25,15 @@ export class TransportCore implements ConnectionHost {
   private readonly connections = new Map<string, AcpConnection>();
   /** Sweeps that belong to one transport side (the WebSocket pinger), keyed by connection. */
   readonly extraSweeps = new Map<AcpConnection, (now: number) => void>();
-  private readonly timer: NodeJS.Timeout;
-  private stopped = false;
+  private readonly sweeper: AfterReads;
 
   constructor(private readonly agent: AcpAgentSide, options: AcpTransportOptions | undefined, readonly logger: Logger, private readonly clock: Clock) {
     this.options = resolveAcpOptions(options);
     const o = this.options;
     const finest = Math.min(o.keepAliveMs, o.idleTimeoutMs, o.maxOutputStallMs, o.wsPingIntervalMs, o.wsPongTimeoutMs);
-    // Timers run before the loop reads its sockets: in a turn that came late (the daemon was kept
-    // from its loop, by its own work or a busy machine), a pong, a request or a drain may wait
-    // unread, and a sweep run there closed a live connection as silent. It runs after the reads.
-    this.timer = setInterval(() => setImmediate(() => this.sweep()), Math.min(1000, Math.max(5, Math.floor(finest / 4))));
-    this.timer.unref();
+    // After the loop turn's reads: a pong, a request or a drain that came in time while the daemon was
+    // kept from its loop is seen before a connection is judged silent.
+    this.sweeper = intervalAfterReads(Math.min(1000, Math.max(5, Math.floor(finest / 4))), () => this.sweep(), { unref: true });
   }
 
   now(): number {
@@ -106,7 +104,6 @@ export class TransportCore implements ConnectionHost {
   }
 
   private sweep(): void {
-    if (this.stopped) return;
     const now = this.clock.now();
     for (const conn of [...this.connections.values()]) {
       conn.sweep(now);
@@ -116,8 +113,7 @@ export class TransportCore implements ConnectionHost {
 
   /** Closes every connection (peers hear `server_shutdown`) and stops the sweep. */
   closeAll(): void {
-    this.stopped = true;
-    clearInterval(this.timer);
+    this.sweeper.cancel();
     for (const conn of [...this.connections.values()]) conn.shutdown('server_shutdown');
   }
 }
