@@ -83,14 +83,30 @@ export function threadCpuSplitUs(pid: number): { main: number; other: number } {
 }
 
 /** Live (non-zombie) children of a process. */
+/**
+ * The session processes of a server: its children, where a daemon's spawner (its one child,
+ * src/actors/spawner.process.ts) stands for the children it started. The spawner itself is not
+ * among them: it is idle but for its forks.
+ */
 export function childPids(parent: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const f = stat(Number(name));
-    if (f && Number(f[1]) === parent && f[0] !== 'Z') out.push(Number(name));
+  const direct = (of: number) => {
+    const out: number[] = [];
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      const f = stat(Number(name));
+      if (f && Number(f[1]) === of && f[0] !== 'Z') out.push(Number(name));
+    }
+    return out;
+  };
+  return direct(parent).flatMap((pid) => (isSpawner(pid) ? direct(pid) : [pid]));
+}
+
+function isSpawner(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawner.process.js');
+  } catch {
+    return false;
   }
-  return out;
 }
 
 /** Waits until `pids` used no CPU for `quietMs` (a spawned child has finished loading its code). */

@@ -1,19 +1,18 @@
 /**
  * Where children come from: a warm pool of spawned `troupe acp` processes, and a spawn queue.
  * Spawning and loading code is most of a session's start-up cost (spec/daemon.md §Warm pool): a
- * pooled child has paid it and waits on stdin, so `session/new` only has to initialize it. Spawns
- * happen one per event-loop turn (a fork blocks the loop in proportion to the daemon's memory), and
- * at most `concurrency` children load their code at once, so a burst of sessions neither stalls the
- * daemon nor thrashes the cores; requests wait their turn in order. Refilling has the lowest priority:
- * it starts `refillDelayMs` after the last take, so that the fork (which blocks the daemon's loop) and
- * the new child's loading do not compete with the `session/new` that took a warm child.
+ * pooled child has paid it and waits on stdin, so `session/new` only has to initialize it. The
+ * processes are started by the spawner process (child-spawner.ts: a fork never holds the daemon's
+ * loop), and at most `concurrency` children are started or load their code at once, so a burst of
+ * sessions does not thrash the cores; requests wait their turn in order. Refilling has the lowest
+ * priority: it starts `refillDelayMs` after the last take, so that the new child's loading does not
+ * compete for the CPU with the `session/new` that took a warm child.
  * A pooled child is also made ready ahead (`prepare`: the daemon sends it `initialize`) once its code
  * has loaded, so that the session taking it has one round trip less to wait for.
  */
-import { constants } from 'node:os';
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import type { ChildExit, ChildProcessHandle } from './child-process.actor.js';
+import type { ChildProcessHandle } from './child-process.actor.js';
 
 /** After a spawn that failed, the pool refills no sooner than this (the limit is likely still there). */
 const SPAWN_RETRY_MS = 1000;
@@ -32,11 +31,6 @@ function spawnFailure(errno: string): TroupeError {
   return new TroupeError('capacity_exceeded', `cannot start a process for the session (spawn ${errno}): ${why}`, { reason: errno });
 }
 
-/** The errno name of a failed spawn's exit: it closes with the negative errno as its code. */
-function exitErrno(exit: ChildExit): string {
-  return Object.entries(constants.errno).find(([, n]) => n === -(exit.code ?? 0))?.[0] ?? `code ${exit.code}`;
-}
-
 export class ChildPool {
   private readonly warm: ChildProcessHandle[] = [];
   private readonly waiting: { resolve: (child: ChildProcessHandle) => void; reject: (err: TroupeError) => void }[] = [];
@@ -49,7 +43,7 @@ export class ChildPool {
 
   constructor(
     private readonly size: number,
-    private readonly launch: () => ChildProcessHandle,
+    private readonly launch: () => Promise<ChildProcessHandle>,
     private readonly logger: Logger,
     private readonly prepare: (child: ChildProcessHandle) => void = () => undefined,
     private readonly concurrency = 2,
@@ -110,48 +104,45 @@ export class ChildPool {
       if (this.closed || this.starting >= this.concurrency) return;
       const waiter = this.waiting.shift();
       if (!waiter && this.warm.length + this.starting >= this.size) return;
-      let child: ChildProcessHandle;
-      try {
-        child = this.launch();
-      } catch (err) {
-        // Node throws at once for some failures of the fork or exec (ENOMEM, E2BIG…).
-        this.spawnFailed(waiter, Promise.resolve(spawnFailure((err as NodeJS.ErrnoException).code ?? String(err))));
-        return;
-      }
-      if (!child.spawned) {
-        // No process (EMFILE, EAGAIN…): Node says why on a later tick.
-        this.spawnFailed(waiter, child.whenExited().then((exit) => spawnFailure(exitErrno(exit))));
-        return;
-      }
       this.starting++;
-      void child.started.then(() => {
-        this.starting--;
-        this.pump();
-      });
-      if (waiter) waiter.resolve(child);
-      else {
-        this.warm.push(child);
-        // Only while it waits here: a child taken before it loaded is initialized by its session.
-        void child.started.then(() => child.alive && this.warm.includes(child) && this.prepare(child));
-        void child.whenExited().then(() => {
-          const at = this.warm.indexOf(child);
-          if (at >= 0) this.warm.splice(at, 1), this.pump();
-        });
-      }
+      this.launch().then(
+        (child) => this.launched(child, waiter),
+        (err: unknown) => {
+          this.starting--;
+          this.spawnFailed(waiter, spawnFailure((err as { code?: string }).code ?? String(err)));
+        },
+      );
+    });
+  }
+
+  /** A process started: to the request that waited for it, else into the pool. */
+  private launched(child: ChildProcessHandle, waiter: { resolve: (child: ChildProcessHandle) => void } | undefined): void {
+    void child.started.then(() => {
+      this.starting--;
       this.pump();
     });
+    if (waiter) waiter.resolve(child);
+    else if (this.closed) void child.stop(0); // closed while it was being spawned
+    else {
+      this.warm.push(child);
+      // Only while it waits here: a child taken before it loaded is initialized by its session.
+      void child.started.then(() => child.alive && this.warm.includes(child) && this.prepare(child));
+      void child.whenExited().then(() => {
+        const at = this.warm.indexOf(child);
+        if (at >= 0) this.warm.splice(at, 1), this.pump();
+      });
+    }
+    this.pump();
   }
 
   /**
    * No process could be started: the request that waited is told why, and refilling waits a while
    * rather than spin on a limit that is likely still there.
    */
-  private spawnFailed(waiter: { reject: (err: TroupeError) => void } | undefined, failure: Promise<TroupeError>): void {
+  private spawnFailed(waiter: { reject: (err: TroupeError) => void } | undefined, err: TroupeError): void {
     this.quietUntil = Math.max(this.quietUntil, Date.now() + SPAWN_RETRY_MS);
-    void failure.then((err) => {
-      if (waiter) waiter.reject(err);
-      else this.logger.warn('cannot start a child for the warm pool; trying again in a while', { error: err.message });
-    });
+    if (waiter) waiter.reject(err);
+    else this.logger.warn('cannot start a child for the warm pool; trying again in a while', { error: err.message });
     this.pump();
   }
 }

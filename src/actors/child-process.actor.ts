@@ -3,13 +3,13 @@
  * stdin/stdout (kept raw), control frames on fd 3, stderr kept as a short tail for diagnosis, and a
  * stop sequence of end stdin → SIGTERM → SIGKILL (MCP SDK stdio client, OTP shutdown).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Logger } from '../core/ports.js';
 import { ControlFrameDecoder } from '../wire/control-frame.codec.js';
 import { POOL_INITIALIZE_ID, type ControlMessage } from '../wire/control-messages.js';
 import { classifyUpdateLine, type UpdateLine } from '../wire/update-line.js';
 import { sampleProcess, type ProcessSample } from './process-sample.js';
+import type { ChildSpawner, SpawnedChild } from './child-spawner.js';
 
 export interface ChildLaunch {
   /** `node`, and its arguments from the troupe entry on (a script, or `--snapshot-blob <blob>`). */
@@ -57,7 +57,13 @@ const STDERR_TAIL = 8 * 1024;
 export const MAX_CHILD_LINE_CHARS = 64 * 1024 * 1024;
 
 export class ChildProcessHandle {
-  readonly proc: ChildProcess;
+  /** Starts a child through the spawner; rejects with a SpawnError when no process started. */
+  static async start(spawner: ChildSpawner, launch: ChildLaunch, logger: Logger): Promise<ChildProcessHandle> {
+    // Node options (the heap budget) go before the entry.
+    const execArgs = launch.maxOldSpaceMb ? [`--max-old-space-size=${launch.maxOldSpaceMb}`] : [];
+    return new ChildProcessHandle(await spawner.spawn({ command: launch.command, args: [...execArgs, ...launch.args], env: launch.env }), logger);
+  }
+
   private stderrTail = '';
   private exited?: ChildExit;
   private readonly exitWaiters: ((e: ChildExit) => void)[] = [];
@@ -75,29 +81,21 @@ export class ChildProcessHandle {
   initializedAhead?: Promise<boolean>;
   private aheadAnswered?: (ok: boolean) => void;
 
-  constructor(launch: ChildLaunch, private readonly logger: Logger) {
+  constructor(
+    private readonly proc: SpawnedChild,
+    private readonly logger: Logger,
+  ) {
     this.started = new Promise((resolve) => (this.markStarted = resolve));
-    const execArgs = launch.maxOldSpaceMb ? [`--max-old-space-size=${launch.maxOldSpaceMb}`] : [];
-    // Node options (the heap budget) go before the entry.
-    this.proc = spawn(launch.command, [...execArgs, ...launch.args], { env: launch.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
-    // A spawn that failed (EMFILE, ENFILE, EAGAIN, ENOENT…) has no pid: Node reports the error and
-    // then 'close' (code: the negative errno) on a later tick, and with EMFILE/ENFILE gives no pipes.
-    if (this.proc.stdout) {
-      this.proc.stdin!.on('error', () => undefined); // EPIPE after death: the exit handler reports it
-      this.readLines(this.proc.stdout);
-      this.readControl(this.proc.stdio[3] as Readable);
-      this.proc.stderr!.on('data', (d: Buffer) => {
-        const text = d.toString();
-        this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
-        for (const line of text.split('\n')) if (line.trim()) this.logger.debug('child stderr', { pid: this.proc.pid, line: line.slice(0, 500) });
-      });
-    }
-    this.proc.on('error', (err) => this.logger.error('child process error', { error: String(err) }));
-    this.proc.on('close', (code, signal) => {
-      const reason =
-        this.proc.pid === undefined
-          ? 'spawn_failed'
-          : (this.killedFor ?? (/heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit'));
+    this.proc.stdin.on('error', () => undefined); // EPIPE after death: the exit handler reports it
+    this.readLines(this.proc.stdout);
+    this.readControl(this.proc.control);
+    this.proc.stderr.on('data', (d: Buffer) => {
+      const text = d.toString();
+      this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
+      for (const line of text.split('\n')) if (line.trim()) this.logger.debug('child stderr', { pid: this.proc.pid, line: line.slice(0, 500) });
+    });
+    this.proc.onClose((code, signal) => {
+      const reason = this.killedFor ?? (/heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit');
       this.exited = { code, signal, reason, stderrTail: this.stderrTail };
       this.markStarted();
       this.dispatch(() => this.handlers?.exit(this.exited!));
@@ -106,17 +104,12 @@ export class ChildProcessHandle {
   }
 
   get pid(): number {
-    return this.proc.pid ?? -1;
+    return this.proc.pid;
   }
 
   /** Whether its control channel has spoken (its first message is its hello): its code is loaded. */
   get saidHello(): boolean {
     return this.helloHeard;
-  }
-
-  /** Whether a process was started at all (see the constructor: a failed spawn has no pid). */
-  get spawned(): boolean {
-    return this.proc.pid !== undefined;
   }
 
   get alive(): boolean {
@@ -133,8 +126,8 @@ export class ChildProcessHandle {
 
   /** Writes one JSON-RPC message; resolves when the pipe has taken it (backpressure). */
   send(message: Record<string, unknown>): Promise<void> {
-    const stdin = this.proc.stdin as Writable | null;
-    if (!this.alive || !stdin) return Promise.resolve();
+    const stdin = this.proc.stdin;
+    if (!this.alive) return Promise.resolve();
     return new Promise((resolve) => {
       if (stdin.write(JSON.stringify(message) + '\n')) resolve();
       else stdin.once('drain', resolve);
@@ -163,7 +156,7 @@ export class ChildProcessHandle {
   /** End stdin; SIGTERM after `graceMs`; SIGKILL after another `graceMs`. Resolves on exit. */
   async stop(graceMs: number): Promise<ChildExit> {
     if (!this.alive) return this.exited!;
-    this.proc.stdin?.end();
+    this.proc.stdin.end();
     const exit = this.whenExited();
     const term = setTimeout(() => this.alive && this.proc.kill('SIGTERM'), graceMs);
     const kill = setTimeout(() => this.alive && this.proc.kill('SIGKILL'), graceMs * 2);
@@ -262,8 +255,7 @@ export class ChildProcessHandle {
     else this.early.push(() => this.handlers?.message(msg as Record<string, unknown>));
   }
 
-  private readControl(stream: Readable | undefined): void {
-    if (!stream) return;
+  private readControl(stream: Readable): void {
     const decoder = new ControlFrameDecoder();
     stream.on('error', () => undefined);
     stream.on('data', (chunk: Buffer) => {

@@ -13,6 +13,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/ports.js';
 import { ChildProcessHandle, type ChildLaunch } from '../actors/child-process.actor.js';
+import type { ChildSpawner } from '../actors/child-spawner.js';
 
 const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 
@@ -27,6 +28,7 @@ export class ChildLauncher {
   private snapshot: string | undefined;
 
   constructor(
+    private readonly spawner: ChildSpawner,
     private readonly env: NodeJS.ProcessEnv,
     private readonly memoryMb: number,
     private readonly logger: Logger,
@@ -41,11 +43,12 @@ export class ChildLauncher {
     return this.snapshot !== undefined;
   }
 
-  launch(): ChildProcessHandle {
+  /** Rejects with a SpawnError (child-spawner.ts) when no process started. */
+  async launch(): Promise<ChildProcessHandle> {
     const blob = this.snapshot;
     const entry = blob ? ['--snapshot-blob', blob, 'acp', '--supervised'] : [root('bin/troupe.js'), 'acp', '--supervised'];
     const spec: ChildLaunch = { command: process.execPath, args: entry, env: this.env, maxOldSpaceMb: this.memoryMb };
-    const child = new ChildProcessHandle(spec, this.logger);
+    const child = await ChildProcessHandle.start(this.spawner, spec, this.logger);
     if (blob) {
       void child.started.then(async () => {
         if (child.alive) return;

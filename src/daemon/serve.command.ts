@@ -12,6 +12,7 @@ import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
 import type { ChildProcessHandle } from '../actors/child-process.actor.js';
 import { ChildLauncher } from './child-launch.js';
+import { ChildSpawner } from '../actors/child-spawner.js';
 import { resolveTroupeHome, SessionIndex, sessionsDir } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
@@ -150,11 +151,12 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const childEnv = { ...env, TROUPE_HOME: home, TROUPE_HEARTBEAT_MS: String(opts.heartbeatMs) };
   const metrics = new Metrics();
   const counters = daemonMetrics(metrics);
-  const launcher = new ChildLauncher(childEnv, opts.memory, logger, opts.snapshot);
-  const launch = () => {
+  const spawner = new ChildSpawner(logger, childEnv);
+  const launcher = new ChildLauncher(spawner, childEnv, opts.memory, logger, opts.snapshot);
+  const launch = async () => {
     counters.spawned();
-    const child = launcher.launch();
-    if (opts.childNice > 0 && child.pid > 0) {
+    const child = await launcher.launch();
+    if (opts.childNice > 0) {
       try {
         setPriority(child.pid, Math.min(19, opts.childNice));
       } catch (err) {
@@ -243,6 +245,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
         await index.flush();
         feeds.close();
         inspector.replays.close();
+        await spawner.close();
       } catch (err) {
         logger.error('shutdown problem', { error: String(err) });
       } finally {

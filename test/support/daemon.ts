@@ -107,9 +107,21 @@ export class Daemon {
     return new AcpClient(stream, handlers);
   }
 
-  /** Pids of this daemon's children (from the process table). */
+  /** Pids of this daemon's session children (from the process table): its spawner's children. */
   childPids(): number[] {
-    return childPidsOf(this.proc.pid!);
+    const spawner = this.spawnerPid();
+    return spawner === undefined ? [] : childPidsOf(spawner);
+  }
+
+  /** The daemon's spawner process (src/actors/spawner.process.ts), once it runs. */
+  spawnerPid(): number | undefined {
+    return childPidsOf(this.proc.pid!).find((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawner.process.js');
+      } catch {
+        return false;
+      }
+    });
   }
 
   async stop(): Promise<number | null> {

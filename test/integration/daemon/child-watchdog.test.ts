@@ -10,12 +10,14 @@ import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { SupervisedChild } from '../../../src/actors/supervised-child.actor.js';
 import { ChildProcessHandle } from '../../../src/actors/child-process.actor.js';
+import { ChildSpawner } from '../../../src/actors/child-spawner.js';
 import { DEFAULT_CHILD_SPEC } from '../../../src/machines/restart-window.js';
 import { silentLogger, type LogFields, type Logger } from '../../../src/core/ports.js';
 import { processAlive, waitFor } from '../../support/daemon.js';
 
 const FIXTURE = new URL('../../support/watched-child.js', import.meta.url).pathname;
 const TIMEOUT_MS = 1_000;
+const spawner = new ChildSpawner(silentLogger);
 
 /** A SupervisedChild over real watched-child processes, with what it reported and logged. */
 function supervise() {
@@ -30,7 +32,7 @@ function supervise() {
     idleMs: 60_000,
     heartbeatTimeoutMs: TIMEOUT_MS,
     acquire: async () => {
-      const p = new ChildProcessHandle({ command: process.execPath, args: [FIXTURE], env: { ...process.env, WATCHED_HEARTBEAT_MS: '100' } }, silentLogger);
+      const p = await ChildProcessHandle.start(spawner, { command: process.execPath, args: [FIXTURE], env: { ...process.env, WATCHED_HEARTBEAT_MS: '100' } }, silentLogger);
       procs.push(p);
       await p.started;
       return p;

@@ -29,21 +29,6 @@ const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }] };
 
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
 
-/** Children of a process (the daemon's pool and session children). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
 /** CPU ticks of a process; a pooled child that stopped using CPU has finished its start-up. */
 function cpuTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -63,7 +48,7 @@ async function idle(pid: number): Promise<void> {
 
 async function pooled(d: Daemon): Promise<number> {
   for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 25))) {
-    const [pid] = childrenOf(d.proc.pid!);
+    const [pid] = d.childPids();
     if (pid && cmdline(pid).includes('acp')) return pid;
   }
   throw new Error('the daemon started no pooled child');

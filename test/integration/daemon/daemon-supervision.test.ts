@@ -188,6 +188,9 @@ test('exceeding the restart intensity marks the session failed and tells its cli
   await later.init();
   await assert.rejects(later.agent.request('session/resume', { sessionId, cwd, mcpServers: [] }), isFailed);
   assert.equal(await again.metric('troupe_sessions_held'), 0, 'no child was started for it');
+  // The pool's child is started by the spawner process, which the daemon starts first.
+  await waitFor('the warm pool child', async () => (await again.metric('troupe_pool_warm')) === 1);
+  assert.equal(await again.metric('troupe_children_spawned_total'), 1, 'only the warm pool child was started');
   assert.equal(again.childPids().length, 1, 'only the warm pool child runs');
 });
 

@@ -1,0 +1,131 @@
+/**
+ * The daemon's spawner: a small process that starts the session children, so that the daemon's own
+ * loop never does (spec/daemon.md §Spawner). libuv's spawn forks and then waits until the child has
+ * called execve, to report an exec failure at once; on a machine whose cores are busy (children
+ * booting) the forked child waits for a CPU, and the daemon's loop waited with it, 50–140 ms per spawn
+ * (bench/README.md). Here that wait holds only this process, which serves nothing else.
+ *
+ * It runs as `node spawner.process.js [orphanGraceMs]` with an IPC channel to the daemon (src/actors/child-spawner.ts)
+ * and imports only Node. Each child's four pipes (stdin, stdout, stderr, the fd 3 control channel) are
+ * handed to the daemon over that channel and closed here: the daemon alone reads and writes them.
+ * What the channel carries (JSON):
+ * - in: `{ op: 'spawn', id, command, args, env }`, `{ op: 'kill', id, signal }`;
+ * - out: `{ op: 'spawned', id, pid }`, then `{ op: 'stdio', id, fd }` for fd 0–3, each with its pipe,
+ *   then `{ op: 'handed', id }`; `{ op: 'failed', id, code, message }` when no process started;
+ *   `{ op: 'exit', id, code, signal }`.
+ *
+ * Without the daemon (its channel closed, even by a kill -9), the children see their stdin end and
+ * exit by themselves; any still alive after a grace gets SIGTERM, then SIGKILL, and then this process
+ * exits. No child outlives both.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+
+export type SpawnerRequest =
+  | { op: 'spawn'; id: number; command: string; args: string[]; env: NodeJS.ProcessEnv }
+  | { op: 'kill'; id: number; signal: NodeJS.Signals };
+
+export type SpawnerReport =
+  | { op: 'spawned'; id: number; pid: number }
+  | { op: 'stdio'; id: number; fd: 0 | 1 | 2 | 3 }
+  | { op: 'handed'; id: number }
+  | { op: 'failed'; id: number; code: string; message: string }
+  | { op: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+
+/** How long orphaned children get to exit on their own (stdin ended), and then after SIGTERM. */
+const ORPHAN_GRACE_MS = Number(process.argv[2]) || 5_000;
+
+const children = new Map<number, ChildProcess>();
+/** Children whose pipes were all sent (the daemon took them, or could not: see `handed`). */
+const handedOver = new Set<number>();
+
+function report(message: SpawnerReport, pipe?: Socket, sent?: () => void): void {
+  if (process.connected) process.send!(message, pipe, undefined, sent);
+}
+
+/**
+ * A pipe of a child is handed over unread. Node starts reading a new pipe at once; whatever this
+ * process read before the hand-over would be dropped with its copy (a child's first bytes, its
+ * hello, can come before the hand-over when this process is slow to run). Stopping the read in the
+ * same turn as the spawn leaves every byte in the kernel for the daemon: the poll phase, where reads
+ * happen, has not run yet. Node has no public call for it.
+ */
+function holdUnread(pipe: Socket): void {
+  const handle = (pipe as unknown as { _handle?: { reading: boolean; readStop(): number } })._handle;
+  if (handle) {
+    handle.reading = false;
+    handle.readStop();
+  }
+}
+
+function start(id: number, command: string, args: string[], env: NodeJS.ProcessEnv): void {
+  if (!process.connected) return; // asked just before the daemon let go: nobody would take its pipes
+  let child: ChildProcess;
+  try {
+    child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  } catch (err) {
+    // Node throws at once for some failures of the fork or exec (E2BIG, ENOMEM…).
+    const e = err as NodeJS.ErrnoException;
+    return report({ op: 'failed', id, code: e.code ?? 'UNKNOWN', message: e.message });
+  }
+  if (child.pid === undefined) {
+    // No process (EMFILE, EAGAIN, ENOENT…): Node says why on a later tick.
+    child.once('error', (e: NodeJS.ErrnoException) => report({ op: 'failed', id, code: e.code ?? 'UNKNOWN', message: e.message }));
+    return;
+  }
+  const pipes = [child.stdin, child.stdout, child.stderr, child.stdio[3]] as Socket[];
+  pipes.slice(1).forEach(holdUnread);
+  // And out of Node's hands here: at the child's exit Node destroys its stdin and resumes its other
+  // pipes (to drain them), which for a child that died before the hand-over would close a pipe still
+  // to be sent and read what the daemon must get (its last words on stderr).
+  const detached = child as { stdin: unknown; stdout: unknown; stderr: unknown; stdio: unknown[] };
+  detached.stdin = detached.stdout = detached.stderr = null;
+  detached.stdio.fill(null);
+  children.set(id, child);
+  child.on('error', () => undefined); // a kill of a process already gone
+  child.once('exit', (code, signal) => {
+    children.delete(id);
+    handedOver.delete(id);
+    report({ op: 'exit', id, code, signal });
+    if (lettingGo && children.size === 0) process.exit(0);
+  });
+  report({ op: 'spawned', id, pid: child.pid });
+  // Each pipe goes as its own message (one handle per message); Node keeps them in order, and sends
+  // any later message, this child's exit included, only after them. A pipe the daemon could not take
+  // (out of descriptors: Node retries it three times, then drops it with a warning) is simply not
+  // among what it got when `handed` comes.
+  // `handed` is written only once the last pipe was answered for, and those were closed here.
+  pipes.forEach((pipe, fd) => report({ op: 'stdio', id, fd: fd as 0 | 1 | 2 | 3 }, pipe));
+  report({ op: 'handed', id }, undefined, () => handedOver.add(id));
+}
+
+process.on('message', (m: SpawnerRequest) => {
+  if (m.op === 'spawn') start(m.id, m.command, m.args, m.env);
+  else if (m.op === 'kill') children.get(m.id)?.kill(m.signal);
+});
+
+// Node's own printing of warnings is off (--no-warnings): a pipe the daemon could not take (above) is
+// the daemon's to report, and it does; any other warning is printed as Node would.
+process.on('warning', (w) => w.name !== 'SentHandleNotReceivedWarning' && process.stderr.write(`${w.stack ?? w}\n`));
+
+/**
+ * The daemon is gone, or let go (its channel closed). A child whose pipes it never got is killed at
+ * once: nothing can talk to it, and its stdin, held here, would never end. The others are given
+ * the grace to exit as their stdin ends.
+ */
+let lettingGo = false;
+function letGo(): void {
+  if (lettingGo) return;
+  lettingGo = true;
+  for (const [id, child] of children) if (!handedOver.has(id)) child.kill('SIGKILL');
+  if (children.size === 0) process.exit(0);
+  const killAll = (signal: NodeJS.Signals) => () => children.forEach((c) => c.kill(signal));
+  setTimeout(killAll('SIGTERM'), ORPHAN_GRACE_MS).unref();
+  setTimeout(killAll('SIGKILL'), 2 * ORPHAN_GRACE_MS).unref();
+}
+
+process.on('disconnect', letGo);
+// Node may never say `disconnect` when the channel closes while a pipe is on its way (it waits for
+// that pipe's acknowledgement): a daemon that died has also made this process an orphan.
+const daemonPid = process.ppid;
+setInterval(() => process.ppid !== daemonPid && letGo(), 1_000).unref();
