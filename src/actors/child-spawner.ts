@@ -100,7 +100,6 @@ interface Pending {
   settled: Promise<unknown>;
   resolve: (child: SpawnedChild) => void;
   reject: (err: Error) => void;
-  request: SpawnRequest;
   pid?: number;
   pipes: Socket[];
 }
@@ -133,7 +132,7 @@ export class ChildSpawner {
     let resolve!: (child: SpawnedChild) => void;
     let reject!: (err: Error) => void;
     const spawned = new Promise<SpawnedChild>((res, rej) => ((resolve = res), (reject = rej)));
-    this.pending.set(id, { settled: spawned.catch(() => undefined), resolve, reject, request, pipes: [] });
+    this.pending.set(id, { settled: spawned.catch(() => undefined), resolve, reject, pipes: [] });
     this.holdLoop();
     this.send(proc, { op: 'spawn', id, ...request });
     return spawned;
