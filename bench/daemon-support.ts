@@ -14,6 +14,7 @@ import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-cli
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import WebSocket from 'ws';
 import { summarize as summarizeSamples } from './acp-stats.js';
+import { SPAWNER_SCRIPT } from '../src/actors/child-spawner.js';
 
 export const BIN = resolve('bin/troupe.js');
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -103,7 +104,7 @@ export function childPids(parent: number): number[] {
 
 function isSpawner(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawner.process.js');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(SPAWNER_SCRIPT);
   } catch {
     return false;
   }

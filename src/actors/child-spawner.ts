@@ -17,7 +17,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../core/ports.js';
 import type { SpawnerReport, SpawnerRequest } from './spawner.process.js';
 
-const SPAWNER_SCRIPT = fileURLToPath(new URL('./spawner.process.js', import.meta.url));
+/** The spawner's script; its command line names it (how tests and benches find the process). */
+export const SPAWNER_SCRIPT = fileURLToPath(new URL('./spawner.process.js', import.meta.url));
 
 export interface SpawnRequest {
   command: string;
@@ -66,38 +67,34 @@ export class SpawnedChild {
   onClose(listener: (code: number | null, signal: string | null) => void): void {
     // Already closed: a child dead before the hand-over can close with its exit report, which comes
     // in the same read as `handed`, before the spawn's promise has reached anyone.
-    if (this.closed) listener(this.exit?.code ?? null, this.exit?.signal ?? null);
+    if (this.closed) listener(this.exit!.code, this.exit!.signal);
     else this.closeWaiters.push(listener);
   }
 
+  /** Until it is closed: a spawner's child it has reaped ignores it; an orphan's pid is still its own while its pipes are open. */
   kill(signal: NodeJS.Signals = 'SIGKILL'): void {
-    if (!this.exit && !this.closed) this.signal(signal);
+    if (!this.closed) this.signal(signal);
   }
 
-  /** @internal The spawner's report of the exit. */
+  /**
+   * @internal The spawner's report of the exit; `null`, `null` when its spawner died and none will
+   * come (it then closes when its outputs end).
+   */
   exited(code: number | null, signal: string | null): void {
     this.exit ??= { code, signal };
     this.closeIfDone();
   }
 
-  /** @internal Its spawner died: no exit will be reported, so it closes when its outputs end. */
-  orphaned(): void {
-    this.exitUnknown = true;
-    this.closeIfDone();
-  }
-
-  private exitUnknown = false;
-
   private closeIfDone(): void {
-    if (this.closed || (!this.exit && !this.exitUnknown) || this.openOutputs > 0) return;
+    if (this.closed || !this.exit || this.openOutputs > 0) return;
     this.closed = true;
     (this.stdin as Socket).destroy();
-    for (const w of this.closeWaiters.splice(0)) w(this.exit?.code ?? null, this.exit?.signal ?? null);
+    for (const w of this.closeWaiters.splice(0)) w(this.exit.code, this.exit.signal);
   }
 }
 
 interface Pending {
-  settled: Promise<unknown>;
+  spawned: Promise<SpawnedChild>;
   resolve: (child: SpawnedChild) => void;
   reject: (err: Error) => void;
   pid?: number;
@@ -132,7 +129,7 @@ export class ChildSpawner {
     let resolve!: (child: SpawnedChild) => void;
     let reject!: (err: Error) => void;
     const spawned = new Promise<SpawnedChild>((res, rej) => ((resolve = res), (reject = rej)));
-    this.pending.set(id, { settled: spawned.catch(() => undefined), resolve, reject, pipes: [] });
+    this.pending.set(id, { spawned, resolve, reject, pipes: [] });
     this.holdLoop();
     this.send(proc, { op: 'spawn', id, ...request });
     return spawned;
@@ -156,9 +153,9 @@ export class ChildSpawner {
     this.closing = true;
     // A channel closed while a pipe is on its way can leave both sides waiting (Node waits for that
     // pipe's acknowledgement, which can no longer come): the spawns asked for are let finish first.
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending.values()].map((p) => p.settled));
-    const proc = this.proc;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending.values()].map((p) => p.spawned));
+    const proc = this.proc; // (set only while it runs)
+    if (!proc) return;
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
     proc.ref(); // waited for now
     if (proc.connected) proc.disconnect();
@@ -173,13 +170,17 @@ export class ChildSpawner {
     this.proc = proc;
     proc.on('message', (m: SpawnerReport, pipe?: Socket) => this.onReport(m, pipe));
     proc.on('error', (err) => this.logger.error('spawner process error', { error: String(err) }));
-    proc.once('exit', (code, signal) => this.spawnerExited(proc, code, signal));
+    proc.once('exit', (code, signal) => this.spawnerExited(code, signal));
     proc.unref();
-    this.holdLoop();
     return proc;
   }
 
   private onReport(m: SpawnerReport, pipe?: Socket): void {
+    this.take(m, pipe);
+    this.holdLoop();
+  }
+
+  private take(m: SpawnerReport, pipe?: Socket): void {
     if (m.op === 'exit') {
       this.live.get(m.id)?.exited(m.code, m.signal);
       return;
@@ -188,16 +189,15 @@ export class ChildSpawner {
     if (!p) return;
     if (m.op === 'failed') {
       this.pending.delete(m.id);
-      this.holdLoop();
       p.reject(new SpawnError(m.code, m.message));
     } else if (m.op === 'spawned') p.pid = m.pid;
     else if (m.op === 'stdio' && pipe) p.pipes[m.fd] = pipe;
     else if (m.op === 'handed') {
       this.pending.delete(m.id);
-      this.holdLoop();
       const proc = this.proc!;
       const kill = (signal: NodeJS.Signals) => {
-        if (proc.connected && this.proc === proc) this.send(proc, { op: 'kill', id: m.id, signal });
+        // Its spawner gone (or let go), the pid is still the child's while its pipes are open.
+        if (proc.connected) this.send(proc, { op: 'kill', id: m.id, signal });
         else killPid(p.pid!, signal);
       };
       const [stdin, stdout, stderr, control] = p.pipes;
@@ -213,13 +213,11 @@ export class ChildSpawner {
         this.live.delete(m.id);
         this.holdLoop();
       });
-      this.holdLoop();
       p.resolve(child);
     }
   }
 
-  private spawnerExited(proc: ChildProcess, code: number | null, signal: string | null): void {
-    if (this.proc !== proc) return;
+  private spawnerExited(code: number | null, signal: string | null): void {
     this.proc = undefined;
     const lost = [...this.pending.values()];
     this.pending.clear();
@@ -230,8 +228,7 @@ export class ChildSpawner {
       p.reject(new SpawnError('ESPAWNER', 'the spawner process exited during the spawn'));
     }
     // Their exits will not be reported: each closes when its pipes end (killed by pid if need be).
-    for (const child of this.live.values()) child.orphaned();
-    this.holdLoop();
+    for (const child of this.live.values()) child.exited(null, null);
   }
 
   private send(proc: ChildProcess, message: SpawnerRequest): void {

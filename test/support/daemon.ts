@@ -9,6 +9,7 @@ import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-cli
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import WebSocket from 'ws';
 import { procStatFields } from '../../src/core/proc-stat.js';
+import { SPAWNER_SCRIPT } from '../../src/actors/child-spawner.js';
 
 const BIN = resolve('bin/troupe.js');
 
@@ -117,7 +118,7 @@ export class Daemon {
   spawnerPid(): number | undefined {
     return childPidsOf(this.proc.pid!).find((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawner.process.js');
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(SPAWNER_SCRIPT);
       } catch {
         return false;
       }
