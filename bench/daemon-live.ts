@@ -202,6 +202,7 @@ async function main(): Promise<Record<string, unknown>> {
     const total = live + warmIds.length;
     const delta = (a: HeapUsage, b: HeapUsage) => ({
       heapUsedKiB: kib((b.heapUsed - a.heapUsed) / live),
+      heapTotalKiB: kib((b.heapTotal - a.heapTotal) / live),
       externalKiB: kib((b.external - a.external) / live),
       arrayBuffersKiB: kib((b.arrayBuffers - a.arrayBuffers) / live),
     });

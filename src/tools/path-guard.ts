@@ -183,6 +183,16 @@ export class PathGuard {
     return this.current().realRoots.some((root) => isWithin(root, real));
   }
 
+  /** The root (lexical, and its real path) a checked real path lies in, the innermost if several hold it. */
+  rootOf(real: string): { root: string; realRoot: string } | undefined {
+    const { roots, realRoots } = this.current();
+    let best: number | undefined;
+    realRoots.forEach((r, i) => {
+      if (isWithin(r, real) && (best === undefined || r.length > realRoots[best]!.length)) best = i;
+    });
+    return best === undefined ? undefined : { root: roots[best]!, realRoot: realRoots[best]! };
+  }
+
   /**
    * Resolves `input` and checks it. Throws TroupeError `path_outside_workspace` when it (or a
    * symlink on the way) leads outside every root, `invalid_params` for an empty or NUL-bearing

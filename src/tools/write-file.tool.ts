@@ -1,7 +1,8 @@
 /** write_file: create or replace a whole file; parent directories are created as needed. */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { refuseDirectoryName } from './path-guard.js';
+import { TroupeError } from '../core/errors.js';
+import { refuseDirectoryName, shownName, type GuardedPath } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits } from './tool.js';
 
 interface WriteFileInput {
@@ -15,6 +16,7 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
   const shown = env.guard.display(target.path);
   // Writing would create a *file* named like the directory the model meant.
   refuseDirectoryName(input.path, shown, 'write_file');
+  if (!target.exists) await refuseMissingRoot(target, shown, env);
   let oldText: string | null = null;
   if (target.exists) {
     const size = await fileSize(target, shown);
@@ -22,6 +24,19 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
     if (size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, {}, signal).catch(() => null);
   }
   return { target, shown, oldText };
+}
+
+/**
+ * A new file's missing parents are created, but never the workspace directory itself: a project
+ * deleted or moved away (or a drive unmounted) while its session lives would otherwise come back as
+ * a directory holding only what the model wrote next.
+ */
+async function refuseMissingRoot(target: GuardedPath, shown: string, env: ToolEnv): Promise<void> {
+  const within = env.guard.rootOf(target.real);
+  if (!within) return;
+  const isDir = await stat(within.realRoot).then((s) => s.isDirectory(), () => false);
+  if (isDir) return;
+  throw new TroupeError('tool_failed', `Cannot write ${shown}: the workspace directory ${shownName(within.root)} no longer exists (moved or deleted); nothing was created.`, { path: shown, root: within.root });
 }
 
 /** A factory like the other tools; write_file states no limit. */

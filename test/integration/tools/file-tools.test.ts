@@ -1,7 +1,7 @@
 // read_file, write_file, edit_file and list_dir against real files in a temp workspace.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createWorkspaceTools } from '../../../src/tools/index.js';
@@ -141,6 +141,25 @@ describe('write_file', () => {
     const r = await run(host, 'write_file', { path: 'adir2', content: 'x' });
     assert.equal(r.isError, true);
     assert.match(r.output, /is a directory/);
+  });
+
+  test('a workspace directory deleted while the session lives is not created again; the other roots are still written', async () => {
+    const gone = makeWorkspace();
+    try {
+      const tools = createWorkspaceTools({ cwd: gone.cwd, additionalDirectories: [gone.extra] });
+      rmSync(gone.cwd, { recursive: true });
+      for (const path of ['file.txt', 'sub/file.txt']) {
+        const r = await run(tools, 'write_file', { path, content: 'x' });
+        assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], `${path}: ${r.output}`);
+        assert.match(r.output, /workspace directory .* no longer exists/);
+      }
+      assert.equal(existsSync(gone.cwd), false, 'the deleted workspace stays deleted');
+      const other = await run(tools, 'write_file', { path: join(gone.extra, 'new/file.txt'), content: 'y' });
+      assert.equal(other.isError, false, other.output);
+      assert.equal(readFileSync(join(gone.extra, 'new/file.txt'), 'utf8'), 'y');
+    } finally {
+      gone.dispose();
+    }
   });
 });
 
