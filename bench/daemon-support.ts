@@ -135,9 +135,19 @@ export interface Served {
 }
 
 /** A real `troupe serve` in `home`, with node flags for the daemon process only. */
+/**
+ * `BENCH_DAEMON_ENV_<NAME>=v` in the bench's environment sets `<NAME>=v` for the daemon it starts
+ * (and so its children), e.g. `BENCH_DAEMON_ENV_LD_PRELOAD` or `BENCH_DAEMON_ENV_MALLOC_ARENA_MAX`
+ * to try another allocator: the daemon's environment is otherwise built from nothing.
+ */
+function daemonEnvFromBench(): Record<string, string> {
+  const prefix = 'BENCH_DAEMON_ENV_';
+  return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith(prefix) && v !== undefined).map(([k, v]) => [k.slice(prefix.length), v!]));
+}
+
 export async function startDaemon(opts: { home?: string; args?: string[]; env?: Record<string, string>; nodeArgs?: string[] }): Promise<Served> {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), 'troupe-dbench-'));
-  const env = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', ...opts.env };
+  const env = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', ...opts.env, ...daemonEnvFromBench() };
   const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), BIN, 'serve', '--port', '0', ...(opts.args ?? [])], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   proc.stderr!.on('data', (d) => (err = (err + d).slice(-20_000)));
