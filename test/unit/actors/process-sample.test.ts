@@ -39,3 +39,15 @@ test('a process named with spaces and parentheses is read right; stopped it is T
   assert.equal(sampleProcess(-1), undefined);
   assert.equal(sampleProcess(0), undefined);
 });
+
+test('reading a process allocates nothing outside the V8 heap (the watchdog reads every child on every heartbeat)', linux, () => {
+  // readFileSync of a procfs file allocated two 8 KiB ArrayBuffers a call, kept until a GC: with
+  // hundreds of children, freed malloc memory the daemon kept resident (src/core/proc-stat.ts).
+  const start = process.memoryUsage().arrayBuffers;
+  let most = 0;
+  for (let i = 0; i < 50; i++) {
+    assert.equal(sampleProcess(process.pid)?.state, 'R');
+    most = Math.max(most, process.memoryUsage().arrayBuffers - start);
+  }
+  assert.ok(most < 8192, `${most} bytes of ArrayBuffers grew`);
+});
