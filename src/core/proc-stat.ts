@@ -6,10 +6,10 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 
 /**
- * One buffer for every read. The watchdog reads each child's stat on every heartbeat, and
- * `readFileSync` of a procfs file (its size is 0) allocates two 8 KiB buffers outside the V8 heap
- * each time: with hundreds of children that churn kept 25–55 KiB of freed malloc memory resident
- * per idle session in the daemon (bench/README.md §Live sessions).
+ * One buffer for every read. The watchdog reads each child's stat at its start and then every few
+ * seconds of heartbeats, and `readFileSync` of a procfs file (its size is 0) allocates two 8 KiB
+ * buffers outside the V8 heap each time: with hundreds of children that churn kept 25–55 KiB of
+ * freed malloc memory resident per idle session in the daemon (bench/README.md §Live sessions).
  */
 const statBuffer = Buffer.allocUnsafeSlow(1024);
 

@@ -40,7 +40,7 @@ test('a process named with spaces and parentheses is read right; stopped it is T
   assert.equal(sampleProcess(0), undefined);
 });
 
-test('reading a process allocates nothing outside the V8 heap (the watchdog reads every child on every heartbeat)', linux, () => {
+test('reading a process allocates nothing outside the V8 heap (the watchdog reads every child, again and again)', linux, () => {
   // readFileSync of a procfs file allocated two 8 KiB ArrayBuffers a call, kept until a GC: with
   // hundreds of children, freed malloc memory the daemon kept resident (src/core/proc-stat.ts).
   const start = process.memoryUsage().arrayBuffers;
