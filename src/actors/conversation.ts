@@ -59,6 +59,8 @@ export class Conversation {
   private turnStart?: { turnId: string; seq: number };
   private readonly steerContent = new Map<string, ContentBlock[]>();
   private readonly finishedTools = new Set<string>();
+  /** Every tool call id the session has had (a summary that replaces the entries keeps them taken). */
+  private readonly toolCallIds = new Set<string>();
   private readonly parts = new ContentJoiner();
 
   apply(event: AgentEvent): void {
@@ -110,6 +112,7 @@ export class Conversation {
       }
       case 'tool_call_started':
         this.assistant(event.seq).toolCalls.push({ id: event.toolCallId, name: event.name, input: event.input });
+        this.toolCallIds.add(event.toolCallId);
         this.added(event.name.length + JSON.stringify(event.input).length);
         this.openTurn?.tools.set(event.toolCallId, event.status);
         break;
@@ -168,6 +171,11 @@ export class Conversation {
       default:
         break;
     }
+  }
+
+  /** Whether a tool call of this id was ever started in the session. */
+  hasToolCall(id: string): boolean {
+    return this.toolCallIds.has(id);
   }
 
   /**

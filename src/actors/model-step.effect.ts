@@ -69,6 +69,9 @@ async function readStream(core: EngineCore, turnId: string, stream: AsyncIterabl
   const thoughtId = newLocalId('thought');
   // Names arrive on tool_call_start and are needed at tool_call_end.
   const names = new Map<string, string>();
+  // A vendor's call id the session already has is made unique (some servers number the calls of
+  // each response from 0): ACP and the model's history need every call's id once.
+  const renamed = new Map<string, string>();
   for await (const ev of stream) {
     if (reading.aborted) break;
     switch (ev.type) {
@@ -78,13 +81,20 @@ async function readStream(core: EngineCore, turnId: string, stream: AsyncIterabl
       case 'thinking_delta':
         if (ev.text) core.emit({ type: 'agent_thought_chunk', sessionId, turnId, messageId: thoughtId, text: ev.text });
         break;
-      case 'tool_call_end':
-        reading.calls.push({ id: ev.id, name: names.get(ev.id) ?? 'unknown', input: ev.input });
-        if (ev.invalidArgs !== undefined) reading.invalid.set(ev.id, ev.invalidArgs);
+      case 'tool_call_end': {
+        const taken = core.conversation.hasToolCall(ev.id) || reading.calls.some((c) => c.id === ev.id);
+        const id = taken ? newLocalId(ev.id) : ev.id;
+        if (taken) renamed.set(ev.id, id);
+        reading.calls.push({ id, name: names.get(ev.id) ?? 'unknown', input: ev.input });
+        if (ev.invalidArgs !== undefined) reading.invalid.set(id, ev.invalidArgs);
         break;
-      case 'reasoning_part':
-        core.emit({ type: 'reasoning_part', sessionId, turnId, part: ev.part });
+      }
+      case 'reasoning_part': {
+        // A signature names the call it belongs to (Gemini), by the id the call has now.
+        const callId = ev.part.id === undefined ? undefined : renamed.get(ev.part.id);
+        core.emit({ type: 'reasoning_part', sessionId, turnId, part: callId ? { ...ev.part, id: callId } : ev.part });
         break;
+      }
       case 'tool_call_start':
         names.set(ev.id, ev.name);
         break;

@@ -4,6 +4,7 @@
  * https://platform.openai.com/docs/api-reference/chat-streaming
  */
 import type OpenAI from 'openai';
+import { newLocalId } from '../../core/ids.js';
 import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
 import { parseArgs } from './openai.errors.js';
 
@@ -43,7 +44,8 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
       // Some servers (Ollama, SGLang, some gateways) give every call of a parallel batch index 0;
       // a different id at an index already taken is a new call, not more of the old one.
       if (!call || (tc.id && call.named && call.id !== tc.id)) {
-        call = { id: tc.id || `call_${tc.index}_${opened.length}`, named: Boolean(tc.id), name: '', args: '', started: false, index: tc.index, seq: opened.length };
+        // A made-up id is random: one made of the index would repeat in the session's next response.
+        call = { id: tc.id || newLocalId('call'), named: Boolean(tc.id), name: '', args: '', started: false, index: tc.index, seq: opened.length };
         calls.set(tc.index, call);
         opened.push(call);
       }

@@ -350,6 +350,37 @@ test('an unknown tool is a failed call the model reads', async () => {
   assert.deepEqual([failed.status, failed.errorCode], ['failed', 'unknown_tool']);
 });
 
+test('a vendor call id the session already has (calls numbered per response) is made unique: every call is shown once and its result reaches the model', async () => {
+  const read = (path: string, id: string) => ({ tool_call: { name: 'read_file', input: { path }, id } });
+  const h = makeHarness(
+    [
+      [read('a.txt', 'call_0')],
+      [read('b.txt', 'call_0'), read('a.txt', 'call_1'), read('b.txt', 'call_1')],
+      [{ text: 'done' }],
+      [read('b.txt', 'call_0')],
+      [{ text: 'again' }],
+    ],
+    { mode: 'bypass' },
+  );
+  writeFileSync(join(h.dir, 'a.txt'), 'ay\n');
+  writeFileSync(join(h.dir, 'b.txt'), 'bee\n');
+  assert.equal((await h.engine.prompt(text('read both')).result).stopReason, 'end_turn');
+  assert.equal((await h.engine.prompt(text('read b')).result).stopReason, 'end_turn');
+  const ids = h.ofType('tool_call_started').map((e) => e.toolCallId);
+  assert.equal(ids.length, 5);
+  assert.equal(new Set(ids).size, 5, `every call has its own id: ${ids.join(', ')}`);
+  assert.equal(ids[0], 'call_0', 'an id not taken yet is the vendor\'s');
+  const done = h.ofType('tool_call_updated').filter((e) => e.status === 'completed');
+  assert.deepEqual(done.map((e) => e.toolCallId), ids, 'each call ran once');
+  const results = h.engine.conversation.messages().flatMap((m) => (m.role === 'tool' ? m.results : []));
+  assert.deepEqual(
+    results.map((r) => [r.toolCallId, r.output.includes('bee') ? 'b' : r.output.includes('ay') ? 'a' : r.output]),
+    ids.map((id, i) => [id, 'ababb'[i]]),
+    'the model reads each call\'s own result, none answered as not run',
+  );
+  assertWellFormed(h);
+});
+
 test('queued prompts run in order, each with its own result', async () => {
   const h = makeHarness([[{ delay_ms: 10 }, { text: 'one' }], [{ text: 'two' }], [{ text: 'three' }]]);
   const handles = [h.engine.prompt(text('1')), h.engine.prompt(text('2')), h.engine.prompt(text('3'))];
