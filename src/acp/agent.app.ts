@@ -430,7 +430,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const meta = { _meta: { troupe: { turnId: r.turnId, steps: r.steps } } };
         if (r.stopReason !== 'error') return { stopReason: r.stopReason, ...meta };
         const code = (r.errorCode && r.errorCode in ERROR_CODES ? r.errorCode : 'internal_error') as keyof typeof ERROR_CODES;
-        throw new TroupeError(code, r.message ?? `the turn failed: ${code}`, { sessionId: p.sessionId, turnId: r.turnId });
+        const retry = r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {};
+        throw new TroupeError(code, r.message ?? `the turn failed: ${code}`, { sessionId: p.sessionId, turnId: r.turnId, ...retry });
       }),
     )
     .onNotification('session/cancel', ({ params }) => {

@@ -87,6 +87,7 @@ const turn = turnMachine.provide({
         steps: r.steps,
         ...(r.errorCode ? { errorCode: r.errorCode } : {}),
         ...(r.message ? { message: r.message } : {}),
+        ...(r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {}),
       });
     },
   },

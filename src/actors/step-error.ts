@@ -9,6 +9,8 @@ export class StepError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** When the vendor said to try again (a rate limit's retry-after), for the client. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'StepError';
@@ -27,7 +29,7 @@ const PROVIDER_CODES: Record<ProviderErrorKind, string> = {
 
 export function classify(err: unknown): StepError {
   if (err instanceof StepError) return err;
-  if (isProviderError(err)) return new StepError(PROVIDER_CODES[err.kind], err.vendorMessage);
+  if (isProviderError(err)) return new StepError(PROVIDER_CODES[err.kind], err.vendorMessage, err.retryAfterMs);
   if (isTroupeError(err)) return new StepError(err.code, err.message);
   return new StepError('internal_error', err instanceof Error ? err.message : String(err));
 }

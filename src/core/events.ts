@@ -190,6 +190,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
     stopReason: StopReason,
     errorCode: z.string().optional(),
     message: z.string().optional(),
+    /** With `provider_rate_limited`: when the vendor said to try again (ms). */
+    retryAfterMs: nonNegInt.optional(),
     steps: nonNegInt,
   }),
   z.object({ ...base, type: z.literal('session_closed'), reason: z.enum(['closed', 'deleted']) }),

@@ -68,7 +68,7 @@ export function finished(run: EffectRun): boolean {
 
 const allows = (outcome: string) => outcome === 'allow_once' || outcome === 'allow_always';
 
-export type EffectOutput = { ok: true; output: unknown } | { ok: false; error: { code: string; message: string } };
+export type EffectOutput = { ok: true; output: unknown } | { ok: false; error: { code: string; message: string; retryAfterMs?: number } };
 
 /**
  * What the effect returned (or threw), judged from what it emitted and from `next`, the first log
@@ -79,7 +79,8 @@ export function outputFor(run: EffectRun, next: AgentEvent | undefined): EffectO
   // Preflight emits nothing: it is the one that threw only if the turn never reached a model step.
   const threw = run.effect !== 'preflight' || (next?.type === 'turn_completed' && next.steps === 0);
   if (next?.type === 'turn_completed' && next.stopReason === 'error' && !finished(run) && threw) {
-    return { ok: false, error: { code: next.errorCode ?? 'internal_error', message: next.message ?? 'failed' } };
+    const retry = next.retryAfterMs !== undefined ? { retryAfterMs: next.retryAfterMs } : {};
+    return { ok: false, error: { code: next.errorCode ?? 'internal_error', message: next.message ?? 'failed', ...retry } };
   }
   switch (run.effect) {
     case 'preflight':

@@ -22,6 +22,8 @@ export interface TurnResult {
   stopReason: StopReason;
   errorCode?: string;
   message?: string;
+  /** With `provider_rate_limited`: when the vendor said to try again. */
+  retryAfterMs?: number;
   steps: number;
 }
 
@@ -55,6 +57,7 @@ export interface StepOutcome {
 export interface StepFailure {
   code: string;
   message: string;
+  retryAfterMs?: number;
 }
 
 const notProvided = (name: string) => () => {
@@ -79,7 +82,11 @@ function bounded(message: string): string {
 /** A failure thrown by an effect, in the engine's classified form (or internal_error). */
 function failureOf(error: unknown): StepFailure {
   if (error && typeof error === 'object' && 'code' in error && typeof (error as StepFailure).code === 'string') {
-    return { code: (error as StepFailure).code, message: bounded(String((error as { message?: unknown }).message ?? error)) };
+    const { code } = error as StepFailure;
+    const message = bounded(String((error as { message?: unknown }).message ?? error));
+    // Whole milliseconds, as the log stores them (a vendor's retry-after-ms may have a fraction).
+    const retryAfterMs = Math.ceil(Number((error as StepFailure).retryAfterMs));
+    return Number.isSafeInteger(retryAfterMs) && retryAfterMs >= 0 ? { code, message, retryAfterMs } : { code, message };
   }
   return { code: 'internal_error', message: bounded(error instanceof Error ? error.message : String(error)) };
 }
@@ -120,7 +127,8 @@ const turnSetup = setup({
     failWithError: assign({
       result: ({ context, event }) => {
         const failure = failureOf((event as { error?: unknown }).error);
-        return { stopReason: 'error' as const, errorCode: failure.code, message: failure.message, steps: context.step };
+        const retry = failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {};
+        return { stopReason: 'error' as const, errorCode: failure.code, message: failure.message, ...retry, steps: context.step };
       },
     }),
   },

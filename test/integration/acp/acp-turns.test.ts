@@ -175,6 +175,14 @@ test('a failed turn is a JSON-RPC error with its code; the session goes on', asy
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a rate-limited turn\'s error says when to retry (data.retryAfterMs)', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ error: { kind: 'rate_limited', message: 'slow down', retry_after_ms: 1500 } }], [{ text: 'fine' }]] } });
+  t.after(() => c.close());
+  const { running } = await started(c);
+  await assert.rejects(running, (e: any) => e.code === -32042 && e.data?.code === 'provider_rate_limited' && e.data?.retryAfterMs === 1500);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('a permission prompt for an edit carries its diff, so the editor shows the change before the answer; nothing is written before it', async (t) => {
   const edit = { tool_call: { name: 'edit_file', input: { path: 'notes.txt', old_string: 'old line', new_string: 'new line' } } };
   const c = AcpChild.start({ script: { replies: [[write('fresh.txt')], [{ text: 'ok' }], [edit], [{ text: 'done' }]] }, answers: ['allow_once', 'reject_once'] });

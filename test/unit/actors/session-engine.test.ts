@@ -236,7 +236,9 @@ test('a second overflow ends the turn with error/context_overflow, and the sessi
 test('provider errors end the turn with a typed code, never a raw error', async () => {
   const h = makeHarness([[{ error: { kind: 'rate_limited', message: 'slow down', retry_after_ms: 1000 } }]]);
   const r = await h.engine.prompt(text('go')).result;
-  assert.deepEqual([r.stopReason, r.errorCode, r.message], ['error', 'provider_rate_limited', 'slow down']);
+  assert.deepEqual([r.stopReason, r.errorCode, r.message, r.retryAfterMs], ['error', 'provider_rate_limited', 'slow down', 1000]);
+  assert.equal(h.ofType('turn_completed')[0]!.retryAfterMs, 1000, 'the log keeps when to retry');
+  assertWellFormed(h);
 });
 
 test('a provider error message of megabytes (a proxy error page) is kept to its first 8192 characters: the turn ends with it, and the session goes on', async () => {

@@ -163,6 +163,10 @@ test('any other failure ends the turn with its classified code; an unclassified 
   await t.settle('preflight', { overBudget: false });
   await t.fail('modelStep', { code: 'provider_rate_limited', message: 'slow down' });
   assert.deepEqual(t.output(), { stopReason: 'error', errorCode: 'provider_rate_limited', message: 'slow down', steps: 1 });
+  const r = driveTurn();
+  await r.settle('preflight', { overBudget: false });
+  await r.fail('modelStep', { code: 'provider_rate_limited', message: 'slow down', retryAfterMs: 1500.2 });
+  assert.equal(r.output().retryAfterMs, 1501, 'when to retry, in whole milliseconds (rounded up)');
   const u = driveTurn();
   await u.fail('preflight', new TypeError('boom'));
   assert.equal(u.output().errorCode, 'internal_error');
