@@ -386,7 +386,7 @@ test('a child killed while it boots for a session/new (before the request reache
   assert.equal(done.stopReason, 'end_turn');
 });
 
-test('a child that writes no protocol on stdout (a non-JSON line, a line that never ends) and floods stderr is killed for it and replaced; the daemon serves on', async (t) => {
+test('a child that writes no protocol on stdout (a non-JSON line, a line that never ends) and floods stderr is killed for it and replaced; the daemon serves on', { timeout: 90_000 }, async (t) => {
   const home = tempDir();
   // No pool: the first child is spawned for the session/new, and misbehaves as soon as it starts.
   const d = await Daemon.start({
@@ -401,7 +401,9 @@ test('a child that writes no protocol on stdout (a non-JSON line, a line that ne
   await c.init();
   let sessionId: string | undefined;
   void c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).then((r) => (sessionId = r.sessionId));
-  await c.until(() => sessionId !== undefined, 'the session/new answered');
+  // The daemon reads ~100 MiB of the first child's pipes, kills it and waits out a backoff: on a
+  // loaded machine that takes longer than the helper's default wait.
+  await c.until(() => sessionId !== undefined, 'the session/new answered', 60_000);
   assert.equal((await childOf(d, sessionId!)).restarts, 1, 'served by the child that replaced it');
   const metrics = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
   assert.match(metrics, /troupe_child_exits_total\{crashed="true",reason="oversized_line"\} 1\n/);
