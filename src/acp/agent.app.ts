@@ -307,7 +307,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/list',
       guarded('session/list', async (p: acp.ListSessionsRequest) => {
-        const page = (await host()).index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
+        const { index } = await host();
+        // Another agent on this home (a second editor window) may have made sessions since.
+        await index.refreshIfChanged();
+        const page = index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
         return {
           sessions: page.sessions.map((s) => ({
             sessionId: s.id,

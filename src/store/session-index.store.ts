@@ -133,6 +133,21 @@ export class SessionIndex {
     if (disk) this.mergeFrom(disk);
   }
 
+  /**
+   * The same, for a list that must show what another process added (an editor's agent on this
+   * home): one stat when nobody else wrote the file since this process last wrote or read it.
+   */
+  async refreshIfChanged(): Promise<void> {
+    await this.chain;
+    const before = await statOrUndefined(this.path);
+    if (!before || sameFile(before, this.lastWritten)) return;
+    const disk = await this.readDisk();
+    if (!disk) return;
+    this.mergeFrom(disk);
+    // Unchanged while it was read: what it holds is in memory now, and the next write need not merge it.
+    if (sameFile(before, await statOrUndefined(this.path))) this.lastWritten = before;
+  }
+
   private async logIds(): Promise<string[]> {
     const names = await readdir(this.dir);
     return names.filter((n) => n.endsWith(LOG_FILE_EXT)).map((n) => n.slice(0, -LOG_FILE_EXT.length)).filter(isValidSessionId);

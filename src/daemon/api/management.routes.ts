@@ -79,6 +79,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
 
   server.route('GET', '/v1/sessions', async (req, res) => {
     const all = req.query.get('all') === '1' || req.query.get('all') === 'true';
+    await index.refreshIfChanged();
     const page = index.list({ limit: 10_000, includeDeleted: all, ...(req.query.get('cwd') ? { cwd: req.query.get('cwd')! } : {}) });
     const entries = page.sessions.filter((s) => all || s.status !== 'closed' || relay.sessions.has(s.id));
     const known = new Set(entries.map((s) => s.id));

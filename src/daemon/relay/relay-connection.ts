@@ -50,7 +50,7 @@ export class RelayConnection implements AcpConnectionPeer {
         if (request) this.relay.newSession(this, msg);
         return;
       case 'session/list':
-        if (request) void this.send(this.relay.listSessions(msg));
+        if (request) void this.relay.listSessions(msg).then((answer) => this.send(answer));
         return;
       case 'session/delete':
         if (request) void this.relay.deleteSession(this, msg);

@@ -155,13 +155,15 @@ export class Relay implements AcpAgentSide, RelayContext {
     return true;
   }
 
-  listSessions(msg: JsonRpcMessage): JsonRpcMessage {
+  async listSessions(msg: JsonRpcMessage): Promise<JsonRpcMessage> {
     const p = (msg.params ?? {}) as { cwd?: unknown; cursor?: unknown };
     // Checked as a child's SDK checks the requests it answers: a wrong type is the client's error, not ours.
     if (typeof p !== 'object' || Array.isArray(p) || (p.cwd !== undefined && p.cwd !== null && typeof p.cwd !== 'string')) {
       return errorResponse(msg.id, 'invalid_params', 'session/list takes {cwd?: string, cursor?: string}');
     }
     try {
+      // An editor's own agent on this home may have made sessions since (it writes the index file).
+      await this.deps.index.refreshIfChanged();
       const page = this.deps.index.list({ ...(p.cwd ? { cwd: p.cwd as string } : {}), ...(p.cursor ? { cursor: p.cursor as string } : {}), limit: 50 });
       const sessions = page.sessions.map((s) => ({
         sessionId: s.id,

@@ -44,3 +44,23 @@ test('a session open in one troupe acp is refused to another (session_locked, na
   const said = c.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join('|');
   assert.equal(said, 'first answer|second answer|third answer');
 });
+
+test('a session another troupe acp on the home makes afterwards is in this one\'s session/list, with its title', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-home-'));
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const a = AcpChild.start({ home, script });
+  const b = AcpChild.start({ home, script });
+  t.after(() => Promise.all([a.close(), b.close()]));
+  await Promise.all([a.initialize(), b.initialize()]);
+  const listed = async () => ((await b.agent.request('session/list', { cwd })) as { sessions: { sessionId: string; title?: string }[] }).sessions;
+  assert.deepEqual(await listed(), [], 'B has read the index before A made anything');
+  const sessionId = await a.newSession(cwd);
+  assert.equal((await a.prompt(sessionId, 'one')).stopReason, 'end_turn');
+  // A writes its index entry after the turn, not before the answer: wait for it (bounded).
+  let sessions = await listed();
+  for (let i = 0; i < 200 && !sessions.some((s) => s.sessionId === sessionId && s.title === 'one'); i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    sessions = await listed();
+  }
+  assert.deepEqual(sessions.map((s) => [s.sessionId, s.title]), [[sessionId, 'one']]);
+});

@@ -94,3 +94,28 @@ test('an editor sees the same session through the daemon (HTTP and WebSocket) as
     assert.deepEqual(relayed.permissions, direct.permissions, `${kind}: permission prompts`);
   }
 });
+
+test('a session an editor\'s own troupe acp makes on the daemon\'s home is in the daemon\'s session/list and /v1/sessions', async (t) => {
+  const d = await Daemon.start({ script: { replies: [[{ text: 'ok' }]] } });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  assert.deepEqual((await c.agent.request('session/list', { cwd })).sessions, [], 'the daemon read its index before the editor made anything');
+  const editor = AcpChild.start({ home: d.home, script: { replies: [[{ text: 'ok' }]] } });
+  t.after(() => editor.close());
+  await editor.initialize();
+  const sessionId = await editor.newSession(cwd);
+  assert.equal((await editor.prompt(sessionId, 'from the editor')).stopReason, 'end_turn');
+  const titled = (s: { sessionId?: string; id?: string; title?: string }) => (s.sessionId ?? s.id) === sessionId && s.title === 'from the editor';
+  // The editor's agent writes its index entry after the turn: wait for it (bounded).
+  let listed: any[] = [];
+  for (let i = 0; i < 200 && !listed.some(titled); i++) {
+    if (i) await new Promise((r) => setTimeout(r, 25));
+    listed = (await c.agent.request('session/list', { cwd })).sessions;
+  }
+  assert.deepEqual(listed.map((s) => s.sessionId), [sessionId]);
+  assert.ok(listed.some(titled), JSON.stringify(listed));
+  assert.ok((await d.api('GET', '/v1/sessions')).json.sessions.some(titled), 'and the management API');
+});

@@ -192,6 +192,24 @@ test('list pages with a cursor, newest first, and filters by cwd', async () => {
   }
 });
 
+test('refreshIfChanged picks up another process\'s entries, and leaves an index nobody else wrote as it is', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const a = await SessionIndex.open(dir);
+    const b = await SessionIndex.open(dir);
+    await b.create({ id: 'ses_b', cwd: '/p', model: 'm', mode: 'default', createdAt: 2 });
+    await b.flush();
+    await a.refreshIfChanged();
+    assert.deepEqual(a.list().sessions.map((s) => s.id), ['ses_b'], 'what b wrote after a opened');
+    await a.create({ id: 'ses_a', cwd: '/p', model: 'm', mode: 'default', createdAt: 3 });
+    await a.flush();
+    await a.refreshIfChanged();
+    assert.deepEqual(a.list().sessions.map((s) => s.id), ['ses_a', 'ses_b'], 'its own write is not lost to a re-read');
+  } finally {
+    cleanup();
+  }
+});
+
 test('several processes share the index: writes merge, and a deletion is never undone by a stale writer', async () => {
   const { dir, cleanup } = tempDir();
   try {
