@@ -82,7 +82,9 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
         const out = await terminal.currentOutput();
         const status = exited === 'stopped' ? out.exitStatus : exited;
         return {
-          output: out.output,
+          // A client terminal keeps the end of the output (ACP): the model must know the start is gone,
+          // as the local backend's marker tells it.
+          output: out.truncated ? `[... earlier output omitted: the client terminal kept the last ${req.outputByteLimit} bytes ...]\n${out.output}` : out.output,
           truncated: out.truncated,
           exitCode: status?.exitCode ?? null,
           signal: status?.signal ?? null,

@@ -39,7 +39,7 @@ export class AcpChild {
   /** A held permission prompt, answered by the test. */
   held?: (answer: acp.RequestPermissionResponse) => void;
   private readonly methods = new Map<unknown, string>();
-  private readonly terminals = new Map<string, { proc: ChildProcess; output: string; exit: Promise<{ exitCode: number | null; signal: string | null }> }>();
+  private readonly terminals = new Map<string, { proc: ChildProcess; output: string; limit?: number; exit: Promise<{ exitCode: number | null; signal: string | null }> }>();
   private connection!: acp.ClientConnection;
 
   private constructor(
@@ -145,7 +145,7 @@ export class AcpChild {
         const id = `term_${this.terminals.size + 1}`;
         this.terminalCalls.push(`create ${id}`);
         const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ['ignore', 'pipe', 'pipe'] });
-        const t = { proc, output: '', exit: new Promise<{ exitCode: number | null; signal: string | null }>((r) => proc.on('close', (exitCode, signal) => r({ exitCode, signal }))) };
+        const t = { proc, output: '', limit: params.outputByteLimit ?? undefined, exit: new Promise<{ exitCode: number | null; signal: string | null }>((r) => proc.on('close', (exitCode, signal) => r({ exitCode, signal }))) };
         proc.stdout!.on('data', (d) => (t.output += d));
         proc.stderr!.on('data', (d) => (t.output += d));
         this.terminals.set(id, t);
@@ -154,7 +154,11 @@ export class AcpChild {
       .onRequest('terminal/output', async ({ params }) => {
         const t = this.terminals.get(params.terminalId)!;
         const done = t.proc.exitCode !== null || t.proc.signalCode !== null ? await t.exit : undefined;
-        return { output: t.output, truncated: false, ...(done ? { exitStatus: done } : {}) };
+        // As ACP has a client do it: over outputByteLimit, the start is dropped and the end kept.
+        const bytes = Buffer.from(t.output);
+        const truncated = t.limit !== undefined && bytes.length > t.limit;
+        const output = truncated ? bytes.subarray(bytes.length - t.limit!).toString('utf8') : t.output;
+        return { output, truncated, ...(done ? { exitStatus: done } : {}) };
       })
       .onRequest('terminal/wait_for_exit', async ({ params }) => this.terminals.get(params.terminalId)!.exit)
       .onRequest('terminal/kill', ({ params }) => {

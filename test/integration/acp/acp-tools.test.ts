@@ -82,6 +82,20 @@ test('with client terminals, commands run in a terminal that is embedded and the
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('output a client terminal cut to its outputByteLimit reaches the model marked as cut', async (t) => {
+  const cwd = workspace();
+  const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'seq 1 100000' })], [{ text: 'ran' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ terminal: true });
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  await c.prompt(sessionId, 'run it');
+  const output: string = c.updatesFor(sessionId, 'tool_call_update').at(-1).rawOutput.output;
+  assert.match(output, /^\[\.\.\. earlier output omitted: the client terminal kept the last 65536 bytes \.\.\.\]\n/);
+  assert.match(output, /\n99999\n100000\n\[exit code: 0\]$/);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('a command cancelled in a client terminal: killed, released, and still embedded in its failed tool call, with the reason after it', async (t) => {
   // exec: once killed, nothing holds the output pipe open (the test client answers terminal/output of
   // a killed command once its pipes have closed).
