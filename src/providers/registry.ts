@@ -26,6 +26,8 @@ interface Entry {
   catalogue(env: NodeJS.ProcessEnv, config: TroupeConfig): readonly { id: string; default?: boolean }[];
   /** Usable without any credential (the scripted models). */
   keyless?: boolean;
+  /** Why one of its models cannot work in this environment although the provider can, or undefined. */
+  unusable?(model: string, env: NodeJS.ProcessEnv): string | undefined;
 }
 
 /** The catalogue's capabilities with the config's overrides, as each adapter computes them. */
@@ -75,6 +77,8 @@ const ENTRIES: Record<ProviderId, Entry> = {
     create: (env) => createScriptedProvider({ env }),
     catalogue: () => SCRIPTED_MODELS.map((id) => ({ id, default: id === 'demo' })),
     keyless: true,
+    // Without a script every turn would fail: not offered, and refused when asked for.
+    unusable: (model, env) => (model === 'replay' && !env.TROUPE_SCRIPT ? 'scripted/replay needs a script: set TROUPE_SCRIPT to a JSON script file' : undefined),
   },
 };
 
@@ -206,8 +210,12 @@ export const CREDENTIAL_HINTS: Readonly<Record<string, string>> = {
  * the config file are read once), or undefined. Unknown models are resolveModel's to refuse.
  */
 export function missingCredential(modelId: string, env: NodeJS.ProcessEnv, config: TroupeConfig): string | undefined {
-  const provider = parseModelId(modelId)?.provider;
-  if (!provider || !isProviderId(provider) || ENTRIES[provider].keyless === true) return undefined;
+  const parsed = parseModelId(modelId);
+  const provider = parsed?.provider;
+  if (!provider || !isProviderId(provider)) return undefined;
+  const unusable = ENTRIES[provider].unusable?.(parsed!.model, env);
+  if (unusable) return `${unusable}, then start the agent again`;
+  if (ENTRIES[provider].keyless === true) return undefined;
   if (settingsFor(provider, env, config).credential.kind !== 'none') return undefined;
   return `${provider} has no credential here: ${CREDENTIAL_HINTS[provider] ?? 'configure it'} where the agent starts (or in the config file), then start the agent again`;
 }
@@ -220,6 +228,6 @@ export function usableModels(env: NodeJS.ProcessEnv, config: TroupeConfig): { id
   return PROVIDER_IDS.flatMap((id) => {
     const entry = ENTRIES[id];
     const usable = entry.keyless === true || settingsFor(id, env, config).credential.kind !== 'none';
-    return usable ? entry.catalogue(env, config).map((row) => ({ id: `${id}/${row.id}` })) : [];
+    return usable ? entry.catalogue(env, config).flatMap((row) => (entry.unusable?.(row.id, env) ? [] : [{ id: `${id}/${row.id}` }])) : [];
   });
 }

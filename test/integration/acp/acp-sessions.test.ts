@@ -122,6 +122,13 @@ test('set_mode and set_config_option change mode and model, with updates; bad va
     c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'anthropic/claude-sonnet-4-5' }),
     (e: any) => rpcError(-32041, 'provider_auth')(e) && /anthropic has no credential here: set ANTHROPIC_API_KEY/.test(e.message),
   );
+  // scripted/replay without TROUPE_SCRIPT would fail every turn: not offered, and refused now.
+  const offered = (res.configOptions.find((o) => o.id === 'model') as any).options.map((o: any) => o.value);
+  assert.ok(offered.includes('scripted/demo') && !offered.includes('scripted/replay'), JSON.stringify(offered));
+  await assert.rejects(
+    c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'scripted/replay' }),
+    (e: any) => /scripted\/replay needs a script: set TROUPE_SCRIPT/.test(e.message),
+  );
   const state: any = await c.agent.request('_troupe/session_state', { sessionId });
   assert.deepEqual([state.mode, state.model], ['plan', 'scripted/demo']);
   assert.deepEqual(c.schemaErrors, []);
