@@ -11,7 +11,7 @@ import { defaultModel, missingCredential, resolveModel, usableModels } from '../
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
-import { keepsDirectories, requestedDirectories } from './session-directories.js';
+import { assertListCwd, keepsDirectories, requestedDirectories } from './session-directories.js';
 import { marksReplayOf, prompterOf, sentSeqOf, troupeMeta } from './troupe-meta.js';
 import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
@@ -307,6 +307,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/list',
       guarded('session/list', async (p: acp.ListSessionsRequest) => {
+        assertListCwd(p.cwd);
         const { index } = await host();
         // Another agent on this home (a second editor window) may have made sessions since.
         await index.refreshIfChanged();

@@ -36,6 +36,15 @@ export function requestedDirectories(cwd: string, value: unknown): string[] {
   return out;
 }
 
+/**
+ * session/list's `cwd` filter: absolute, as ACP has it (a relative one would be resolved against the
+ * agent's own directory, which the client does not know). Not checked on disk: a session listed by
+ * a directory since removed is still listed.
+ */
+export function assertListCwd(cwd: string | null | undefined): void {
+  if (cwd && !isAbsolute(cwd)) throw new TroupeError('invalid_params', `session/list's cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
+}
+
 /** Synchronous: one stat, and `session/new` waits for it (a thread-pool round trip costs more). */
 export function assertDirectory(path: string, field: string): void {
   if (typeof path !== 'string' || !isAbsolute(path)) throw new TroupeError('invalid_params', `${field} must be an absolute path, got ${JSON.stringify(path)}`);

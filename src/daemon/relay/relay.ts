@@ -11,6 +11,7 @@ import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
 import { INDEXED_EVENT_TYPES, type SessionIndex } from '../../store/index.js';
 import { AGENT_REQUEST_METHODS } from '../../acp/agent-methods.js';
+import { assertListCwd } from '../../acp/session-directories.js';
 import type { AcpAgentSide, AcpClientChannel, AcpCloseReason, JsonRpcRequest } from '../http/acp/acp.types.js';
 import type { RelayContext, RelayOptions } from './relay-context.js';
 import { RelayConnection } from './relay-connection.js';
@@ -162,6 +163,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       return errorResponse(msg.id, 'invalid_params', 'session/list takes {cwd?: string, cursor?: string}');
     }
     try {
+      assertListCwd(p.cwd as string | null | undefined);
       // An editor's own agent on this home may have made sessions since (it writes the index file).
       await this.deps.index.refreshIfChanged();
       const page = this.deps.index.list({ ...(p.cwd ? { cwd: p.cwd as string } : {}), ...(p.cursor ? { cursor: p.cursor as string } : {}), limit: 50 });

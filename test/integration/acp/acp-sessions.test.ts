@@ -100,6 +100,7 @@ test('session/list pages with a cursor and filters by cwd', async (t) => {
   assert.deepEqual(onlyA.sessions.map((s) => s.sessionId).sort(), [...inA].sort());
   assert.ok(onlyA.sessions.every((s) => s.cwd === a && typeof s.updatedAt === 'string'));
   await assert.rejects(c.agent.request('session/list', { cursor: 'garbage!' }), rpcError(-32021, 'invalid_cursor'));
+  await assert.rejects(c.agent.request('session/list', { cwd: 'relative/dir' }), (e: any) => rpcError(-32602, 'invalid_params')(e) && /absolute/.test(e.message), 'a cwd filter is absolute (ACP)');
   assert.deepEqual(c.schemaErrors, []);
 });
 

@@ -338,7 +338,7 @@ test('bad input gets typed errors and the daemon keeps serving', async (t) => {
   await ws.init();
   await assert.rejects(ws.agent.request('session/prompt', { sessionId: '', prompt: [{ type: 'text', text: 'x' }] }), (e: any) => e.code === -32002 && e.data?.sessionId === '');
   // session/list is answered by the daemon itself: its params are checked as a child checks its own.
-  for (const cwd of [5, ['a'], {}]) {
+  for (const cwd of [5, ['a'], {}, 'relative/dir']) {
     await assert.rejects(c.agent.request('session/list', { cwd } as any), (e: any) => e.code === -32602 && e.data?.code === 'invalid_params', JSON.stringify(cwd));
   }
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn', 'still serving');
