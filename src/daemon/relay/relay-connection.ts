@@ -35,7 +35,12 @@ export class RelayConnection implements AcpConnectionPeer {
     return this.channel.send(msg, answering === null ? null : answering === undefined ? {} : { sessionId: answering });
   }
 
-  /** Notifications already in JSON text (a child's session/update lines). */
+  /**
+   * Notifications already in JSON text (a child's session/update lines). The channel's `false` (over
+   * maxBufferedBytes) is not acted on: the child is not paused for one slow client of several, so a
+   * client that reads nothing is cut off at 2 × maxBufferedBytes (limit_exceeded) or by the stall
+   * timer, whichever comes first (spec/transport.md §7).
+   */
   sendNotifications(sessionId: string, jsons: readonly string[]): void {
     if (!this.isClosed) this.channel.sendNotifications(sessionId, jsons);
   }
