@@ -16,6 +16,7 @@
  * not outrun a pipe nobody drains.
  */
 import type * as acp from '@agentclientprotocol/sdk';
+import { lineWithWireCode, withWireCode } from './wire-error-code.js';
 
 export interface BatchedWriter {
   writable: WritableStream<acp.AnyMessage>;
@@ -106,7 +107,8 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout, befor
   return {
     bytes: new WritableStream<Uint8Array>({
       write(chunk) {
-        queue(decoder.decode(chunk, { stream: true }));
+        // One whole message per chunk (the SDK's ndJsonStream writes each line at once), all errors.
+        queue(lineWithWireCode(decoder.decode(chunk, { stream: true })));
         write();
         return drained;
       },
@@ -115,8 +117,9 @@ export function batchedStdout(out: NodeJS.WritableStream = process.stdout, befor
       write(message) {
         // Queued at once, so that it keeps its place among direct lines; the SDK's next message
         // waits for the pipe to drain (backpressure).
-        // JSON.stringify never emits a raw newline, so each message stays on its own line.
-        queue(JSON.stringify(message) + '\n');
+        // JSON.stringify never emits a raw newline, so each message stays on its own line. An error
+        // the SDK made itself gets its string code here (wire-error-code.ts).
+        queue(JSON.stringify('error' in message ? withWireCode(message) : message) + '\n');
         // A response is what a client is waiting for, and it ends a burst rather than starting one:
         // it leaves now with whatever is queued before it, not after the rest of this loop turn.
         if (!('method' in message)) write();

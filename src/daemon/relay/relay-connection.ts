@@ -5,10 +5,10 @@
  * connection so answers find their way back.
  */
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext } from '../http/acp/acp.types.js';
-import { methodRequiresSessionHeader } from '../http/acp/acp-protocol.js';
+import { isValidClientMessage, methodRequiresSessionHeader } from '../http/acp/acp-protocol.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
-import { errorResponse, isRequest, isValidClientMessage, rpcError, sessionIdOf, type JsonRpcMessage } from './rpc.js';
+import { errorResponse, isRequest, rpcError, sessionIdOf, type JsonRpcMessage } from './rpc.js';
 
 export class RelayConnection implements AcpConnectionPeer {
   readonly sessions = new Set<RelaySession>();
@@ -25,39 +25,51 @@ export class RelayConnection implements AcpConnectionPeer {
   ) {}
 
   /**
-   * `answering`, for a response: the session of the request it answers (none for a connection-level
-   * one). Client ids are the client's: `id: 1` may be in flight on two sessions at once.
+   * `answering`, for a response: the session of the request it answers, as the transport gave it
+   * (`context.sessionId`: none for a connection-level one); `null` for the answer to an invalid
+   * message, which is no request in flight. Client ids are the client's: `id: 1` may be in flight on
+   * two sessions at once, and the transport routes each answer by its id and this, exactly.
    */
-  send(msg: JsonRpcMessage, answering?: string): Promise<void> {
-    return this.isClosed ? Promise.resolve() : this.channel.send(msg, answering === undefined ? {} : { sessionId: answering });
+  send(msg: JsonRpcMessage, answering?: string | null): Promise<void> {
+    if (this.isClosed) return Promise.resolve();
+    return this.channel.send(msg, answering === null ? null : answering === undefined ? {} : { sessionId: answering });
   }
 
-  /** Notifications already in JSON text (a child's session/update lines). */
+  /**
+   * Notifications already in JSON text (a child's session/update lines). The channel's `false` (over
+   * maxBufferedBytes) is not acted on: the child is not paused for one slow client of several, so a
+   * client that reads nothing is cut off at 2 × maxBufferedBytes (limit_exceeded) or by the stall
+   * timer, whichever comes first (spec/transport.md §7).
+   */
   sendNotifications(sessionId: string, jsons: readonly string[]): void {
     if (!this.isClosed) this.channel.sendNotifications(sessionId, jsons);
   }
 
   receive(msg: JsonRpcMessage, context: AcpInboundContext): void {
-    // Silence would leave the client waiting for an answer that never comes.
-    if (!isValidClientMessage(msg)) return void this.send(errorResponse(null, 'invalid_request', 'Invalid Request: not a JSON-RPC 2.0 request, notification or response'));
+    // Silence would leave the client waiting for an answer that never comes. Not a request in flight
+    // (the transport applies the same rule), so its answer takes no request's route.
+    if (!isValidClientMessage(msg)) return void this.send(errorResponse(null, 'invalid_request', 'Invalid Request: not a JSON-RPC 2.0 request, notification or response'), null);
     if (typeof msg.method !== 'string') return this.answerFromClient(msg);
     const request = isRequest(msg);
+    // Every answer goes with the session its request came on (the HTTP header, or params.sessionId):
+    // the transport routes it to that stream, also when the same id is in flight on another session.
+    const on = context.sessionId;
     switch (msg.method) {
       case 'initialize':
-        if (request) void this.send(errorResponse(msg.id, 'invalid_request', 'Initialize not allowed on existing connection'));
+        if (request) void this.send(errorResponse(msg.id, 'invalid_request', 'Initialize not allowed on existing connection'), on);
         return;
       case 'session/new':
-        if (request) this.relay.newSession(this, msg);
+        if (request) this.relay.newSession(this, msg, on);
         return;
       case 'session/list':
-        if (request) void this.relay.listSessions(msg).then((answer) => this.send(answer));
+        if (request) void this.relay.listSessions(msg).then((answer) => this.send(answer, on));
         return;
       case 'session/delete':
-        if (request) void this.relay.deleteSession(this, msg);
+        if (request) void this.relay.deleteSession(this, msg, on);
         return;
       case '$/cancel_request': {
         // A protocol notification: sent as a request it is an unknown method, as the SDK answers it.
-        if (request) return void this.send(errorResponse(msg.id, 'method_not_found', 'method not found: $/cancel_request (a notification, sent with an id)'));
+        if (request) return void this.send(errorResponse(msg.id, 'method_not_found', 'method not found: $/cancel_request (a notification, sent with an id)'), on);
         // The client withdrew one of its requests: the child that has it is told, under its own id.
         // Named with a session (header or params), only that session's request: ids may repeat across sessions.
         const scope = sessionIdOf(msg) ?? context.sessionId;
@@ -69,8 +81,8 @@ export class RelayConnection implements AcpConnectionPeer {
     // An empty id names no session (session_not_found below); only an absent one routes nowhere.
     if (sessionId === undefined) {
       // A session method (over WebSocket no header stands in for params.sessionId) is known: its params are wrong.
-      if (request && methodRequiresSessionHeader(msg.method)) void this.send(errorResponse(msg.id, 'invalid_params', `${msg.method} needs params.sessionId (a string)`));
-      else if (request) void this.send(errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`));
+      if (request && methodRequiresSessionHeader(msg.method)) void this.send(errorResponse(msg.id, 'invalid_params', `${msg.method} needs params.sessionId (a string)`), on);
+      else if (request) void this.send(errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`), on);
       return;
     }
     this.relay.toSession(this, sessionId, msg);

@@ -159,13 +159,16 @@ export class RelaySession {
     void this.child.stop('closed');
   }
 
-  /** Forwards a client request to the child under a child-side id. */
-  forward(conn: RelayConnection, msg: JsonRpcMessage): void {
+  /**
+   * Forwards a client request to the child under a child-side id. `answering`: the session the
+   * client sent it on (none for a session/new without one), where its answer goes.
+   */
+  forward(conn: RelayConnection, msg: JsonRpcMessage, answering: string | undefined): void {
     const id = this.nextId++;
     this.lastForwarded = id;
     const method = String(msg.method);
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
-    this.pending.set(id, { conn, clientId: msg.id, answering: this.sessionId, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
+    this.pending.set(id, { conn, clientId: msg.id, answering, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
     const forChild = { ...msg, id, ...tagged(method, msg.params, id) };
     if (method === 'session/load' && this.loadId !== undefined) {

@@ -95,12 +95,13 @@ export class Relay implements AcpAgentSide, RelayContext {
     return conn;
   }
 
-  newSession(conn: RelayConnection, msg: JsonRpcMessage): void {
-    if (this.refuseCapacity(conn, msg)) return;
+  /** `on`: the session the request came on (an HTTP client may send session/new with a header), where its answer goes. */
+  newSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): void {
+    if (this.refuseCapacity(conn, msg, on)) return;
     const cwd = String((msg.params as { cwd?: unknown })?.cwd ?? '');
     const session = new RelaySession(this, { cwd, caps: conn.capabilities });
     this.opening.add(session);
-    session.forward(conn, msg);
+    session.forward(conn, msg, on);
   }
 
   /** Any message naming a session: to its child, reviving the session from its log if needed. */
@@ -143,7 +144,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     // and waking a child for it would also pass --max-sessions, which only requests are checked against.
     if (!request) return void (session.live && session.deliver(msg));
     session.attach(conn, msg.method === 'session/load');
-    session.forward(conn, msg);
+    session.forward(conn, msg, sessionId);
   }
 
   /**
@@ -181,19 +182,22 @@ export class Relay implements AcpAgentSide, RelayContext {
     }
   }
 
-  async deleteSession(conn: RelayConnection | undefined, msg: JsonRpcMessage): Promise<void> {
+  /** `on`: the session the request came on (over HTTP its header, which params.sessionId may lack), where its answer goes. */
+  async deleteSession(conn: RelayConnection | undefined, msg: JsonRpcMessage, on?: string): Promise<void> {
     const named = (msg.params as { sessionId?: unknown } | undefined)?.sessionId;
     // Unknown ids succeed (ACP), so a delete that names none must not: its client would think it deleted one.
-    if (typeof named !== 'string') return void conn?.send(errorResponse(msg.id, 'invalid_params', 'session/delete needs params.sessionId (a string)'));
+    if (typeof named !== 'string') return void conn?.send(errorResponse(msg.id, 'invalid_params', 'session/delete needs params.sessionId (a string)'), on);
     const sessionId = named;
+    // The transport refuses a header other than params.sessionId; without one, `on` is that too (params).
+    const answering = on ?? sessionId;
     try {
       await this.deleteById(sessionId);
-      void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} }, sessionId);
+      void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} }, answering);
       conn?.channel.releaseSession(sessionId);
     } catch (err) {
       // A typed refusal (the session open in an editor's process: session_locked) keeps its code.
-      if (isTroupeError(err)) void conn?.send({ jsonrpc: '2.0', id: msg.id, error: err.toRpc() }, sessionId);
-      else void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }), sessionId);
+      if (isTroupeError(err)) void conn?.send({ jsonrpc: '2.0', id: msg.id, error: err.toRpc() }, answering);
+      else void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }), answering);
     }
   }
 

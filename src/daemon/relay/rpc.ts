@@ -17,19 +17,6 @@ export function isRequest(msg: JsonRpcMessage): boolean {
   return typeof msg.method === 'string' && msg.id !== undefined;
 }
 
-/**
- * What an ACP agent takes from a client, as the SDK's connection checks it (core/jsonrpc.js
- * `receiveUnvalidatedMessage`): a request or notification (`jsonrpc: "2.0"`, a string method, an id,
- * if any, that is a string, a finite number or null), or anything response-shaped (no method; an
- * unknown answer is dropped). Anything else gets -32600 with id null, as `troupe acp` on stdio answers.
- */
-export function isValidClientMessage(msg: JsonRpcMessage): boolean {
-  if (!('method' in msg)) return 'id' in msg || 'result' in msg || 'error' in msg;
-  if (msg.jsonrpc !== '2.0' || typeof msg.method !== 'string') return false;
-  const id = msg.id;
-  return !('id' in msg) || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
-}
-
 export function sessionIdOf(msg: JsonRpcMessage): string | undefined {
   const sid = (msg.params as { sessionId?: unknown } | undefined)?.sessionId;
   return typeof sid === 'string' ? sid : undefined;

@@ -55,6 +55,30 @@ test('a malformed line is answered -32700 and the process keeps serving; stdout 
   assert.match(stderr, /debug/, 'logs go to stderr at the TROUPE_LOG level');
 });
 
+test('the errors the SDK makes itself carry the string code in data.code, and keep their detail (spec/errors.md)', async () => {
+  const { out } = await raw([
+    init,
+    '{this is not json',
+    '5',
+    JSON.stringify({ jsonrpc: '1.0', id: 7, method: 'session/list' }),
+    JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: 5 }),
+    JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: [1] }),
+    JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'no/such_method', params: {} }),
+  ]);
+  const nulls = out.filter((m) => m.id === null).map((m) => m.error);
+  assert.deepEqual(nulls.map((e) => [e.code, e.data?.code]), [[-32700, 'parse_error'], [-32600, 'invalid_request'], [-32600, 'invalid_request']]);
+  assert.equal(nulls[1].data.details, 5, 'the SDK\'s detail (the primitive it got) is kept under data.details');
+  // The SDK's zod check of params (before: data was the zod format alone, with no code).
+  for (const id of [2, 3]) {
+    const error = out.find((m) => m.id === id)?.error;
+    assert.equal(error?.code, -32602);
+    assert.equal(error.data.code, 'invalid_params', `id ${id}`);
+    assert.ok(Array.isArray(error.data._errors), `id ${id}: the validation detail stays`);
+  }
+  const unknown = out.find((m) => m.id === 4)?.error;
+  assert.deepEqual([unknown?.code, unknown?.data.code, unknown?.data.method], [-32601, 'method_not_found', 'no/such_method']);
+});
+
 test('requests before initialize are refused; a second initialize over stdio is allowed', async () => {
   const { out } = await raw([JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/list', params: {} }), init.replace('"id":1', '"id":2'), init.replace('"id":1', '"id":3')]);
   assert.equal(out.find((m) => m.id === 1)?.error.code, -32600);

@@ -117,6 +117,23 @@ test('ws: a session method whose params name no session is invalid_params (-3260
   assert.equal((await c.until((m) => m.id === 100, 'a prompt')).result?.stopReason, 'end_turn', 'the session still serves');
 });
 
+test("ws: a child's own check of a request's params (the SDK's) answers with data.code invalid_params, its detail kept", async (t) => {
+  const d = await Daemon.start({ script: writeOnce });
+  t.after(() => d.stop());
+  const c = await rawWs(d);
+  t.after(() => c.ws.close());
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/new', params: 5 }));
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } }));
+  const sessionId = (await c.until((m) => m.id === 2, 'session/new')).result.sessionId;
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: 'not an array' } }));
+  for (const id of [1, 3]) {
+    const error = (await c.until((m) => m.id === id, `answer ${id}`)).error;
+    assert.equal(error?.code, -32602, JSON.stringify(error));
+    assert.equal(error.data?.code, 'invalid_params', `id ${id}: ${JSON.stringify(error)}`);
+    assert.ok(Array.isArray(error.data._errors), `id ${id}: the validation detail stays`);
+  }
+});
+
 test('an unknown method for a session with no child is -32601 from the relay, and wakes no child; a known one wakes it', async (t) => {
   const d = await Daemon.start({ script: writeOnce, args: ['--pool', '0'] });
   t.after(() => d.stop());

@@ -3,6 +3,8 @@
 // session whose request it answers; the same id twice in flight on one session is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import WebSocket from 'ws';
 import { Daemon, tempDir } from '../../support/daemon.js';
 import { SseReader, until, type Harness } from '../../support/transport/harness.js';
 
@@ -90,4 +92,79 @@ test('http: the same request id twice in flight on one session is refused with a
   // Answered: the id is free again on that session.
   assert.equal((await prompt('p', a, 'hello')).status, 202);
   await until(() => streamA.events.filter((e) => e.json.id === 'p').length === 2, 'the answer to the reused id', 15_000);
+});
+
+const errorOn = (s: SseReader, id: unknown): any => s.events.find((e) => e.json.id === id && 'error' in e.json)?.json;
+
+test('http: a request that is not JSON-RPC 2.0 is answered with id null, and its id is not left in flight on the connection', async (t) => {
+  const { conn, post, main } = await twoSessions(t);
+  assert.equal((await post(conn, { jsonrpc: '1.0', id: 9, method: 'session/list', params: {} })).status, 202);
+  await until(() => errorOn(main, null) !== undefined, 'the -32600 on the connection stream', 15_000);
+  assert.deepEqual([errorOn(main, null)!.error.code, errorOn(main, null)!.error.data.code], [-32600, 'invalid_request']);
+  // Before 2026-12-03 the invalid request's id stayed "in flight" for the connection's life.
+  const valid = await post(conn, { jsonrpc: '2.0', id: 9, method: 'session/list', params: {} });
+  assert.equal(valid.status, 202, await valid.clone().text());
+  await until(() => answer(main, 9) !== undefined, 'the answer to the valid id 9', 15_000);
+  assert.ok(Array.isArray((answer(main, 9)!.result as { sessions: unknown[] }).sessions));
+});
+
+test("http: the id-null answer to an invalid message takes no valid id-null request's route", async (t) => {
+  const { conn, post, main, a, b, streamA, streamB, prompt, cancel } = await twoSessions(t);
+  // A valid request with id null, in flight on session A.
+  assert.equal((await prompt(null, a, 'hang')).status, 202);
+  await until(() => streamA.events.some((e) => e.json.method === 'session/update'), 'session A to start its turn', 15_000);
+  // An invalid message (sent with B's header), answered -32600 with id null.
+  assert.equal((await post(conn, { jsonrpc: '1.0', id: null, method: 'session/list', params: {} }, b)).status, 202);
+  await until(() => errorOn(main, null) !== undefined || errorOn(streamA, null) !== undefined, 'the -32600', 15_000);
+  assert.equal(errorOn(main, null)?.error.code, -32600, 'the -32600 is on the connection stream');
+  assert.equal(errorOn(streamA, null), undefined, "not on A's stream, as the answer to A's request");
+  assert.equal((await cancel(a)).status, 202);
+  await until(() => answer(streamA, null) !== undefined || answer(streamB, null) !== undefined, "the answer to A's prompt", 15_000);
+  assert.equal((answer(streamA, null)?.result as { stopReason?: string } | undefined)?.stopReason, 'cancelled', "A's answer is on A's stream");
+  assert.equal(answer(streamB, null), undefined);
+});
+
+test('http: what the relay answers itself (session/list, session/new, $/cancel_request with an id) goes to the stream it came on, with the same id in flight on another session', async (t) => {
+  const { conn, post, main, a, b, streamA, streamB, prompt, cancel } = await twoSessions(t);
+  assert.equal((await prompt(5, a, 'hang')).status, 202);
+  await until(() => streamA.events.some((e) => e.json.method === 'session/update'), 'session A to start its turn', 15_000);
+  const onB = (check: (m: Record<string, unknown>) => boolean) => streamB.events.filter((e) => e.json.id === 5 && !('method' in e.json) && check(e.json)).length;
+  const offB = () => [...streamA.events, ...main.events].filter((e) => e.json.id === 5 && !('method' in e.json));
+  const cases: [string, unknown, (m: Record<string, unknown>) => boolean][] = [
+    ['session/list', {}, (m) => Array.isArray((m.result as { sessions?: unknown } | undefined)?.sessions)],
+    ['$/cancel_request', { requestId: 99 }, (m) => (m.error as { code?: number } | undefined)?.code === -32601],
+    ['session/new', { cwd: tempDir(), mcpServers: [] }, (m) => typeof (m.result as { sessionId?: unknown } | undefined)?.sessionId === 'string'],
+  ];
+  for (const [method, params, check] of cases) {
+    assert.equal((await post(conn, { jsonrpc: '2.0', id: 5, method, params }, b)).status, 202, method);
+    await until(() => onB(check) === 1 || offB().length > 0, `the answer to ${method}`, 15_000);
+    assert.deepEqual(offB().map((e) => e.json), [], `${method}: no answer under id 5 on A's stream or the connection stream`);
+    assert.equal(onB(check), 1, `${method}: answered on B's stream`);
+  }
+  assert.equal((await cancel(a)).status, 202);
+  await until(() => offB().length > 0 || streamB.events.filter((e) => e.json.id === 5).length > cases.length, "the answer to A's prompt", 15_000);
+  assert.equal((answer(streamA, 5)?.result as { stopReason?: string } | undefined)?.stopReason, 'cancelled', "A's answer is on A's stream");
+  assert.equal(streamB.events.filter((e) => e.json.id === 5).length, cases.length, "B's stream has only its own answers");
+});
+
+test('initialize whose id is not a string or a finite number: HTTP 400 invalid_request and no connection; WebSocket close 1002', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const { h } = rawClient(d);
+  for (const id of ['{}', '[1]', 'true', '1e400']) {
+    const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: `{"jsonrpc":"2.0","id":${id},"method":"initialize","params":{"protocolVersion":1}}` });
+    assert.equal(res.status, 400, `id ${id}`);
+    assert.equal(res.headers.get('acp-connection-id'), null, `id ${id}: no connection`);
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'invalid_request', `id ${id}`);
+  }
+  for (const id of ['{}', 'true', '1e400']) {
+    const ws = new WebSocket(d.url.replace(/^http/, 'ws') + '/acp', ['acp'], { headers: d.headers });
+    const got: unknown[] = [];
+    ws.on('message', (m) => got.push(String(m)));
+    await once(ws, 'open');
+    ws.send(`{"jsonrpc":"2.0","id":${id},"method":"initialize","params":{"protocolVersion":1}}`);
+    const [code] = await once(ws, 'close');
+    assert.equal(code, 1002, `id ${id}`);
+    assert.deepEqual(got, [], `id ${id}: not answered`);
+  }
 });

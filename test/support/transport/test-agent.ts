@@ -48,8 +48,7 @@ export class TestAgent implements AcpAgentSide {
     const turns = new Map<string, Turn>();
     const waiting = new Map<string, (msg: JsonRpcMessage) => void>();
     let requestCounter = 0;
-    const send = (msg: JsonRpcMessage): Promise<void> => channel.send(msg);
-    const respond = (id: unknown, result: unknown): Promise<void> => send({ jsonrpc: '2.0', id, result });
+    const send = (msg: JsonRpcMessage, answering?: AcpInboundContext): Promise<void> => channel.send(msg, answering);
     const update = (sessionId: string, text: string): Promise<void> =>
       send({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } } });
     const ask = (sessionId: string, turn: Turn): Promise<JsonRpcMessage | undefined> => {
@@ -66,7 +65,9 @@ export class TestAgent implements AcpAgentSide {
       });
     };
 
-    const handle = async (msg: JsonRpcMessage): Promise<void> => {
+    const handle = async (msg: JsonRpcMessage, context: AcpInboundContext): Promise<void> => {
+      // Every answer names the context its request came with: the transport routes it by that, exactly.
+      const respond = (id: unknown, result: unknown): Promise<void> => send({ jsonrpc: '2.0', id, result }, context);
       const method = msg['method'];
       const params = (msg['params'] ?? {}) as Record<string, unknown>;
       const sessionId = typeof params['sessionId'] === 'string' ? params['sessionId'] : '';
@@ -120,7 +121,7 @@ export class TestAgent implements AcpAgentSide {
         case '_test/echo':
           return respond(msg['id'], { params, context: rec.received.at(-1)?.context ?? {} });
         default:
-          if ('id' in msg) return send({ jsonrpc: '2.0', id: msg['id'], error: { code: -32601, message: `Method not found: ${String(method)}` } });
+          if ('id' in msg) return send({ jsonrpc: '2.0', id: msg['id'], error: { code: -32601, message: `Method not found: ${String(method)}` } }, context);
       }
     };
 
@@ -133,7 +134,7 @@ export class TestAgent implements AcpAgentSide {
       receive: (message, context) => {
         rec.received.push({ message, context });
         // Like the SDK, dispatch without blocking the inbound queue.
-        void handle(message).catch((err) => console.error('test agent failed', err));
+        void handle(message, context).catch((err) => console.error('test agent failed', err));
       },
       closed: (reason) => {
         rec.closedReason = reason;

@@ -164,33 +164,48 @@ export class AcpConnection implements AcpClientChannel {
 
   /** Forgets a request that never reached the agent side (its POST failed). */
   dropPendingRequest(key: string, route: Route): void {
-    this.takeRoute(key, route, false);
+    this.takeRoute(key, route);
   }
 
   /**
-   * Where the response with id `key` goes, answering a request received on `route`: that request's
-   * stream. An agent side that names no route, or a route with no such request in flight, gets the
-   * oldest request in flight under that id (the only one unless the client reuses ids across
-   * sessions); none at all: the connection stream.
+   * Takes the request in flight with id `key` received on `route`, if there is one. Exact: with
+   * equal ids on two sessions, any other match would send one session's answer to the other's stream
+   * (and later the other's answer to the first's).
    */
-  private takeRoute(key: string, route: Route, fallback = true): Route {
+  private takeRoute(key: string, route: Route): boolean {
     const routes = this.pendingRoutes.get(key);
-    if (!routes) return 'connection';
-    let i = routes.findIndex((r) => sameRoute(r, route));
-    if (i < 0 && !fallback) return 'connection';
-    if (i < 0) i = 0;
-    const [taken] = routes.splice(i, 1);
-    if (routes.length === 0) this.pendingRoutes.delete(key);
-    return taken!;
+    const i = routes ? routes.findIndex((r) => sameRoute(r, route)) : -1;
+    if (i < 0) return false;
+    routes!.splice(i, 1);
+    if (routes!.length === 0) this.pendingRoutes.delete(key);
+    return true;
+  }
+
+  /**
+   * Where a response goes (spec/transport.md §3, §5): the stream of the request it answers, which
+   * `answering` names (the context `receive` was given with it). `null`: it answers no request in
+   * flight (the -32600, id null, to an invalid message): the connection stream, taking no route, not
+   * even a valid id-null request's. WebSocket: one stream, no routes.
+   */
+  private responseRoute(message: JsonRpcMessage, answering: AcpInboundContext | null): Route {
+    if (answering === null) return 'connection';
+    const route: Route = answering.sessionId === undefined ? 'connection' : { session: answering.sessionId };
+    if (this.transport === 'ws') return route;
+    const key = idKey(message['id']);
+    if (key === undefined || !this.takeRoute(key, route)) {
+      // An agent-side bug (an answer given twice, or a context that is not its request's): still sent
+      // where its context says, never on another request's route.
+      this.host.logger.warn('ACP response answers no request in flight on its stream', { connectionId: this.id, id: message['id'], sessionId: answering.sessionId });
+    }
+    return route;
   }
 
   /** {@link AcpClientChannel.send}: route one agent → client message. */
-  send(message: JsonRpcMessage, answering: AcpInboundContext = {}): Promise<void> {
+  send(message: JsonRpcMessage, answering: AcpInboundContext | null = {}): Promise<void> {
     if (this.closedFlag || !isRecord(message)) return Promise.resolve();
     let route: Route;
     if (isResponse(message)) {
-      const key = idKey(message['id']);
-      route = key ? this.takeRoute(key, answering.sessionId === undefined ? 'connection' : { session: answering.sessionId }) : 'connection';
+      route = this.responseRoute(message, answering);
       if (this.idTooLong(sessionIdOfResult(message))) return this.closeFor('limit_exceeded', 'agent issued an over-long session id');
     } else {
       const sid = sessionIdOfParams(message);

@@ -14,8 +14,9 @@ import {
   idKey,
   isInitializeRequest,
   isRecord,
-  isRequest,
+  isRequestId,
   isResponse,
+  isValidRequest,
   methodRequiresSessionHeader,
   rpcError,
   sessionIdOfParams,
@@ -135,7 +136,10 @@ async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: Js
   if (!('id' in msg)) return undefined;
   if (conn.idTooLong(msg['id'])) return `Request id exceeds maxIdLength (${conn.idMaxLength})`;
   if (!conn.hasRoom()) await conn.waitForRoom(ex.signal);
-  const key = isRequest(msg) ? idKey(msg['id']) : undefined;
+  // Only a request answered under its own id is in flight: an invalid one (`"jsonrpc": "1.0"`, an id
+  // that is an object) is answered with id null, and recorded it would hold its id for the
+  // connection's life, refusing a later valid request with it (and growing the map at will).
+  const key = isValidRequest(msg) ? idKey(msg['id']) : undefined;
   // Ids are the client's: equal ids on two sessions are fine (each response goes to the stream of
   // its request), but twice on one stream the client could not tell the answers apart.
   if (!key) return undefined;
@@ -153,7 +157,9 @@ function responseRoute(session: string | undefined): Route {
 }
 
 async function initialize(ex: HttpExchange, core: TransportCore, msg: JsonRpcMessage): Promise<void> {
-  if (msg['id'] === null || msg['id'] === undefined) return ex.error(400, 'invalid_request', 'Initialize request must include an ID');
+  // A string or a finite number (spec/daemon.md): `{}`, `[1]`, `true` or `1e400` (Infinity) would be
+  // answered under an id the client cannot have meant, or with id null.
+  if (msg['id'] === null || !isRequestId(msg['id'])) return ex.error(400, 'invalid_request', 'Initialize request must include an ID (a string or a finite number)');
   const conn = core.createConnection('http');
   if (!conn) {
     return ex.json(503, rpcError(msg['id'], -32052, `The daemon holds its maximum of ${core.options.maxConnections} connections`, 'capacity_exceeded'));

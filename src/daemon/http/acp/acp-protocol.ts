@@ -40,6 +40,30 @@ export function isRequest(msg: JsonRpcMessage): boolean {
   return hasMethod(msg) && 'id' in msg;
 }
 
+/** A JSON-RPC request id: a string, a finite number, or null (`1e400` parses to Infinity: not one). */
+export function isRequestId(id: unknown): boolean {
+  return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}
+
+/**
+ * What an ACP agent takes from a client, as the SDK's connection checks it (core/jsonrpc.js
+ * `receiveUnvalidatedMessage`): a request or notification (`jsonrpc: "2.0"`, a string method, an id,
+ * if any, that is a string, a finite number or null), or anything response-shaped (no method; an
+ * unknown answer is dropped). Anything else gets -32600 with id null (the relay answers it so, as
+ * `troupe acp` on stdio does), so it is never a request in flight under its own id. The one rule,
+ * for the relay's answer and the transport's routes alike (spec/daemon.md).
+ */
+export function isValidClientMessage(msg: JsonRpcMessage): boolean {
+  if (!('method' in msg)) return 'id' in msg || 'result' in msg || 'error' in msg;
+  if (msg['jsonrpc'] !== '2.0' || typeof msg['method'] !== 'string') return false;
+  return !('id' in msg) || isRequestId(msg['id']);
+}
+
+/** A request the agent side answers under its own id: valid (above), with a method and an id. */
+export function isValidRequest(msg: JsonRpcMessage): boolean {
+  return isRequest(msg) && isValidClientMessage(msg);
+}
+
 /** A response: an id, no method, and a result or an error. */
 export function isResponse(msg: JsonRpcMessage): boolean {
   return !('method' in msg) && 'id' in msg && ('result' in msg || 'error' in msg);

@@ -9,7 +9,7 @@ import { MAX_JSON_DEPTH, nestedTooDeep } from '../json-depth.js';
 import type { AuthOutcome } from '../security.js';
 import { statusLine, type HttpRequest, type HttpResponse, type WebSocket, type WebSocketBehavior } from '../uws.js';
 import type { AcpConnection } from './acp-connection.js';
-import { HEADER_CONNECTION_ID, idKey, isInitializeRequest, isRecord, isResponse, rpcError, sessionIdOfParams } from './acp-protocol.js';
+import { HEADER_CONNECTION_ID, idKey, isInitializeRequest, isRecord, isRequestId, isResponse, rpcError, sessionIdOfParams } from './acp-protocol.js';
 import type { AcpCloseReason, JsonRpcMessage, JsonRpcRequest } from './acp.types.js';
 import type { StreamReceiver } from './outbound-stream.js';
 import type { TransportCore } from './transport-core.js';
@@ -175,7 +175,8 @@ function reply(state: WsState, msg: JsonRpcMessage): Promise<void> {
     sendDirect(state, msg);
     return Promise.resolve();
   }
-  return state.conn.send(msg);
+  // Answers to frames that are no request in flight (WebSocket keeps no routes anyway).
+  return state.conn.send(msg, null);
 }
 
 /** Shuts the connection down; its close hook ends the socket with the reason's code (or `code`). */
@@ -201,7 +202,8 @@ async function handleFrame(core: TransportCore, state: WsState, text: string): P
   if (nestedTooDeep(value)) return reply(state, rpcError(null, -32600, `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, 'invalid_request'));
   const msg = value;
   if (!state.initialized) return initialize(core, state, msg);
-  if (isInitializeRequest(msg)) return reply(state, rpcError(msg['id'], -32600, 'Initialize not allowed on existing connection', 'invalid_request'));
+  // Under its own id only if that is an id (spec/daemon.md: else -32600 with id null).
+  if (isInitializeRequest(msg)) return reply(state, rpcError(isRequestId(msg['id']) ? msg['id'] : null, -32600, 'Initialize not allowed on existing connection', 'invalid_request'));
   let sessionId = sessionIdOfParams(msg);
   if (conn.idTooLong(sessionId) || conn.idTooLong(msg['id'])) return closeFor(core, state, 'limit_exceeded', `id exceeds maxIdLength (${conn.idMaxLength})`);
   if (isResponse(msg) || (!('method' in msg) && 'id' in msg)) {
@@ -220,7 +222,9 @@ async function handleFrame(core: TransportCore, state: WsState, text: string): P
 async function initialize(core: TransportCore, state: WsState, msg: JsonRpcMessage): Promise<void> {
   if (!('method' in msg) && ('id' in msg || 'result' in msg || 'error' in msg)) return; // stray response: ignored, as the SDK does
   if (!isInitializeRequest(msg)) return closeFor(core, state, 'protocol_error', 'First message must be initialize');
-  if (msg['id'] === null) return closeFor(core, state, 'protocol_error', 'Initialize request must include an ID');
+  // A string or a finite number: `{}`, `[1]`, `true`, `1e400` (Infinity) would be answered under an id
+  // the client cannot have meant (spec/transport.md §7: close 1002, as for a null id).
+  if (msg['id'] === null || !isRequestId(msg['id'])) return closeFor(core, state, 'protocol_error', 'Initialize request must include an ID (a string or a finite number)');
   try {
     const response = await core.openPeer(state.conn, msg as JsonRpcRequest);
     sendDirect(state, response);

@@ -62,10 +62,13 @@ export interface AcpClientChannel {
    *
    * Client request ids are the client's, and one id may be in flight on two sessions at once: a
    * response names the request it answers by its id and `answering`, the context `receive` was given
-   * with that request (`{}` for one that came without a session). Without a match the oldest
-   * request in flight under that id is taken.
+   * with that request (`{}` for one that came without a session); the match is exact. A response
+   * that matches no request in flight is logged and sent to the stream `answering` names. `null`: the
+   * response answers no request in flight (the -32600 with id null to a message that is not a valid
+   * JSON-RPC 2.0 request, which the transport does not record): the connection stream, taking no
+   * route, so that it never takes a valid id-null request's.
    */
-  send(message: JsonRpcMessage, answering?: AcpInboundContext): Promise<void>;
+  send(message: JsonRpcMessage, answering?: AcpInboundContext | null): Promise<void>;
   /**
    * Queues notifications for one session that are already JSON text (the relay passes a child's
    * `session/update` lines through unparsed). Each must be a JSON-RPC notification whose

@@ -67,7 +67,9 @@ export class TransportCore implements ConnectionHost {
   async openPeer(conn: AcpConnection, initialize: JsonRpcRequest): Promise<JsonRpcMessage> {
     const peer = await this.agent.open(conn, initialize);
     const response = peer.initializeResponse;
-    if (!isRecord(response) || 'method' in response || idKey(response['id']) !== idKey(initialize.id)) {
+    // idKey is undefined for a non-id (`{}`, `true`): two of those must not count as the same id.
+    const asked = idKey(initialize.id);
+    if (!isRecord(response) || 'method' in response || asked === undefined || idKey(response['id']) !== asked) {
       try {
         peer.closed('protocol_error');
       } catch {
