@@ -188,6 +188,11 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['chat', 'fix the bug'], /^troupe chat: takes no prompt argument, got 'fix the bug'.*troupe run/],
       [['models', '--bogus'], /^troupe models: unknown argument '--bogus' \(try 'troupe models --help'\)$/],
       [['log'], /^troupe log: missing the subcommand/],
+      // As for `log`: a missing subcommand is a usage mistake, not the help (exit 0, before 2026-12-02).
+      [['daemon'], /^troupe daemon: missing the subcommand \(start, stop, status, logs or token\) \(try 'troupe daemon --help'\)$/],
+      // A value that starts with a dash: what to write, not Node's first line ("argument is ambiguous").
+      [['watch', 'ses_0abc', '--after', '-1'], /^troupe watch: --after needs a value, and '-1' looks like an option \(a value that starts with '-' is written --after=-1\) \(try 'troupe watch --help'\)$/],
+      [['watch', 'ses_0abc', '--after=-1'], /^troupe watch: --after must be a non-negative integer, got '-1'/],
       [['log', 'dump'], /^troupe log dump: missing the session id or log file \(try 'troupe log dump --help'\)$/],
       [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: unknown option '--bogus'/],
       [['inspect', '--bogus'], /^troupe inspect: Unknown option '--bogus'.*\(try 'troupe inspect --help'\)$/],
@@ -196,6 +201,30 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       const r = await h.run([...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, pattern);
+    }
+  });
+
+  test('troupe serve: a number that is not decimal digits within its range is a usage mistake (exit 2), found before the lock', async () => {
+    // This home's daemon holds the lock: a serve that got as far as the lock would exit 1 with
+    // daemon_running (and on a free home, --port 70000 served on port 4464, 0x10 on 16).
+    for (const [args, pattern] of [
+      [['--port', '70000'], /--port must be an integer from 0 to 65535, got '70000'/],
+      [['--port', '65536'], /--port must be an integer from 0 to 65535, got '65536'/],
+      [['--port', '0x10'], /--port must be an integer from 0 to 65535, got '0x10'/],
+      [['--port', '1e3'], /--port must be an integer from 0 to 65535, got '1e3'/],
+      [['--port', ''], /--port must be an integer from 0 to 65535, got ''/],
+      [['--port', 'abc'], /--port must be an integer from 0 to 65535, got 'abc'/],
+      [['--child-nice', '20'], /--child-nice must be an integer from 0 to 19, got '20'/],
+      [['--idle-ms', '3000000000'], /--idle-ms must be an integer from 1 to 2147483647, got '3000000000'/],
+      [['--pool', '-1'], /--pool needs a value, and '-1' looks like an option \(a value that starts with '-' is written --pool=-1\)/],
+      [['--pool=-1'], /--pool must be an integer from 0 to 1000, got '-1'/],
+      [['--heartbeat-ms', '1000', '--heartbeat-timeout-ms', '2000'], /--heartbeat-timeout-ms \(2000\) must be at least three heartbeats/],
+      [['--tls-cert', 'x.pem'], /--tls-cert and --tls-key go together/],
+      [['--bogus'], /Unknown option '--bogus'/],
+    ] as const) {
+      const r = await h.run(['serve', ...args]);
+      assert.equal(r.code, 2, `serve ${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe serve: ${pattern.source}.* \\(try 'troupe serve --help'\\)$`));
     }
   });
 
