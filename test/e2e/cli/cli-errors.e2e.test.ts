@@ -228,6 +228,21 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     }
   });
 
+  test('watch --no-follow refuses a cursor beyond the latest seq, as following does (invalid_cursor)', async () => {
+    const run = await h.run(['run', '--json', 'hello']);
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as { sessionId: string }).sessionId;
+    const lastSeq = (JSON.parse((await h.run(['sessions', 'show', id, '--json'])).stdout) as { lastSeq: number }).lastSeq;
+    for (const args of [['watch', id, '--after', String(lastSeq + 1)], ['watch', id, '--after', String(lastSeq + 1), '--no-follow']]) {
+      const r = await h.run(args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe watch: cursor ${lastSeq + 1} is beyond the latest seq ${lastSeq} \\(invalid_cursor\\)$`));
+    }
+    // At the latest seq there is simply nothing after it.
+    const atEnd = await h.run(['watch', id, '--after', String(lastSeq), '--no-follow']);
+    assert.deepEqual([atEnd.code, atEnd.stdout, atEnd.stderr], [0, '', '']);
+  });
+
   test('every command has --help with examples (in process: the same functions the binary calls)', async () => {
     const { PassThrough } = await import('node:stream');
     const commands: [string, (args: string[], io: CliIo) => Promise<number>][] = [
