@@ -243,6 +243,13 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.deepEqual([atEnd.code, atEnd.stdout, atEnd.stderr], [0, '', '']);
   });
 
+  test('sessions --help says what delete leaves: a tombstone, not the log', async () => {
+    const help = await h.run(['sessions', '--help']);
+    assert.equal(help.code, 0);
+    assert.doesNotMatch(help.stdout, /log stays on disk/);
+    assert.match(help.stdout, /its log is replaced by a one-event tombstone/);
+  });
+
   test('every command has --help with examples (in process: the same functions the binary calls)', async () => {
     const { PassThrough } = await import('node:stream');
     const commands: [string, (args: string[], io: CliIo) => Promise<number>][] = [
