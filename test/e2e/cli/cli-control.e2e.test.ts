@@ -22,6 +22,17 @@ const REPLIES = [
   [{ text: 'Noted.' }],
 ];
 
+/** Pids of the processes (a daemon, its spawner, session children) whose TROUPE_HOME is `home`. */
+function processesOfHome(home: string): string[] {
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}\0`);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** No process with the standalone daemon's home, nothing listening on its port, its directory gone. */
 async function assertNothingLeft(pid: number, port: number, home: string): Promise<void> {
   assert.equal(pidAlive(pid), false, 'the daemon process is gone');
@@ -36,13 +47,7 @@ async function assertNothingLeft(pid: number, port: number, home: string): Promi
   const listening = readFileSync('/proc/net/tcp', 'utf8').split('\n').filter((l) => l.includes(hexPort) && / 0A /.test(l));
   assert.deepEqual(listening, [], 'no listening socket on that port');
   // No process (the daemon or a session child) still runs with that home.
-  const leftovers = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}\0`);
-    } catch {
-      return false;
-    }
-  });
+  const leftovers = processesOfHome(home);
   assert.deepEqual(leftovers, []);
 }
 
@@ -324,6 +329,30 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       // Depending on when it looks, the daemon is stopping (and still answers) or gone.
       assert.match(w.stderr, /^troupe watch: (lost the connection to the daemon at \S+|the daemon at \S+ ended the event stream) \(daemon_unreachable\)\n$/);
     } finally {
+      await d.close();
+    }
+  });
+
+  test('a daemon killed hard: run --session, watch and attach each say daemon_unreachable (exit 1), not a bare "terminated"', async () => {
+    const d = makeHome({ replies: REPLIES });
+    try {
+      const sessionId = jsonLines((await d.run(['run', '--json', 'hello'])).stdout).at(-1)!.sessionId as string;
+      const run = d.start(['run', '--session', sessionId, 'please hang']);
+      await until(() => run.stdout().includes('Working on it.'), 'the turn to run');
+      const watch = d.start(['watch', sessionId]);
+      const attach = d.start(['attach', sessionId]);
+      await until(() => watch.stdout().includes('Working on it.'), 'watch to catch up');
+      await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      process.kill(d.daemonState()!.pid, 'SIGKILL');
+      for (const [name, b] of [['run', run], ['watch', watch], ['attach', attach]] as const) {
+        await until(() => b.child.exitCode !== null, `${name} to exit once the daemon is gone`);
+        const r = await b.done;
+        assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: lost the connection to the daemon at http://127\\.0\\.0\\.1:\\d+( \\([^)]*\\))? \\(daemon_unreachable\\)\\n$`));
+      }
+    } finally {
+      // The dead daemon's children end by themselves (spec/daemon.md §Spawner, Deaths).
+      await until(() => processesOfHome(d.dir).length === 0, "the killed daemon's children to exit", 30_000).catch(() => undefined);
       await d.close();
     }
   });
