@@ -268,6 +268,47 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     }
   });
 
+  test('--standalone interrupted by Ctrl-C in a terminal (SIGINT to its whole process group) cancels the turn, exits 130 and leaves nothing behind', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
+    try {
+      const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' }, group: true });
+      await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
+      const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
+      assert.ok(m, b.stderr());
+      // The terminal signals the foreground group: before, the private daemon was in it, stopped at
+      // once, and the command failed with daemon_unreachable (exit 1).
+      process.kill(-b.child.pid!, 'SIGINT');
+      const done = await b.done;
+      assert.equal(done.code, 130, done.stderr);
+      assert.equal(jsonLines(done.stdout).at(-1)!.stopReason, 'cancelled');
+      assert.doesNotMatch(done.stderr, /daemon_unreachable/);
+      await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  test('--standalone killed with SIGKILL (the command alone, or its whole group): its daemon is stopped and its directory removed all the same', async () => {
+    for (const whole of [false, true]) {
+      const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
+      try {
+        const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' }, group: true });
+        await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
+        const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
+        assert.ok(m, b.stderr());
+        // Nothing runs in the command after a SIGKILL: before, its daemon ran on for ever (the
+        // command alone killed), or died with the group and left its directory.
+        process.kill(whole ? -b.child.pid! : b.child.pid!, 'SIGKILL');
+        assert.equal((await b.done).code, null);
+        const [pid, port, home] = [Number(m[1]), Number(m[2]), m[3]!];
+        await until(() => !pidAlive(pid) && !existsSync(home) && processesOfHome(home).length === 0, `the daemon stopped and its directory removed (${whole ? 'group' : 'command'} killed)`, 30_000);
+        await assertNothingLeft(pid, port, home);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    }
+  });
+
   test('--standalone whose stdout closes early (| head) stops quietly and leaves nothing behind', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
     try {
