@@ -2,12 +2,12 @@
 // Each must give exactly one clear line on stderr (no stack trace) and the documented exit code.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/cli-io.js';
-import { makeHome, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { makeHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 function oneLine(r: CliResult, pattern: RegExp): void {
   const lines = r.stderr.split('\n').filter(Boolean);
@@ -136,6 +136,33 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       assert.equal(r.code, 1, `${name}: ${r.stderr}`);
       oneLine(r, new RegExp(`^troupe ${name}: cannot use the state directory ${home} \\(EEXIST\\).*\\(daemon_start_failed\\)$`));
     }
+  });
+
+  test('a TROUPE_HOME under /proc (no directory can be made there): one line, daemon_start_failed, at once', { skip: !existsSync('/proc/self') }, async () => {
+    // Node's recursive mkdirSync never returned for such a path: run and daemon start hung at full CPU.
+    const home = '/proc/troupe-nope';
+    for (const [name, args] of [['daemon start', ['daemon', 'start']], ['run', ['run', 'hello']]] as const) {
+      const b = h.start([...args], { env: { TROUPE_HOME: home } });
+      b.child.stdin!.end();
+      try {
+        await until(() => b.child.exitCode !== null, `${name} to give up on ${home}`, 20_000);
+      } finally {
+        b.child.kill('SIGKILL');
+      }
+      const r = await b.done;
+      assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe ${name}: cannot use the state directory ${home} \\(ENOENT\\).*\\(daemon_start_failed\\)$`));
+    }
+    // The daemon itself gives up too (a one-line error, exit 1), before it serves anything.
+    const b = h.start(['serve', '--port', '0'], { env: { TROUPE_HOME: home } });
+    try {
+      await until(() => b.child.exitCode !== null, `serve to give up on ${home}`, 20_000);
+    } finally {
+      b.child.kill('SIGKILL');
+    }
+    const served = await b.done;
+    assert.equal(served.code, 1, served.stderr);
+    oneLine(served, /^troupe serve: ENOENT: no such file or directory, mkdir '\/proc\/troupe-nope'$/);
   });
 
   test('a mistyped --model or --mode: the error, and no empty session left behind', async () => {
