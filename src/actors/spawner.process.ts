@@ -125,6 +125,14 @@ function letGo(): void {
 }
 
 process.on('disconnect', letGo);
+
+// Ctrl-C on `troupe serve` in a terminal signals the whole foreground process group, this process
+// too, and so may a SIGTERM sent to the group (a service manager). The signal is the daemon's to act
+// on: it stops its children and then lets this process go (the channel closes, above). Dying of it
+// here first made the daemon log a lost spawner, as an error, during its clean shutdown. A handler
+// (unlike SIG_IGN) is not inherited through exec: the children keep the signals' default actions,
+// and a daemon killed hard still ends this process through its channel.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => undefined);
 // Node may never say `disconnect` when the channel closes while a pipe is on its way (it waits for
 // that pipe's acknowledgement): a daemon that died has also made this process an orphan.
 const daemonPid = process.ppid;

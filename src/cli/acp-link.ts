@@ -7,8 +7,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { ERROR_CODES, TroupeError, type ErrorCode } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
-import { CliError } from './cli-io.js';
-import type { DaemonTarget } from './daemon.client.js';
+import { transportFailure, type DaemonTarget } from './daemon.client.js';
 
 /** What the CLI does with what the agent sends. */
 export interface LinkHandlers {
@@ -35,6 +34,10 @@ export function rpcToError(err: unknown, target: DaemonTarget): Error {
     }
     const code = e.data?.code;
     if (code && code in ERROR_CODES) return new TroupeError(code as ErrorCode, e.message ?? code, e.data ?? {});
+    // Every error the daemon sends has data.code (spec/errors.md): one without is the SDK's transport
+    // failing a request it can no longer answer (-32603 "ACP session SSE stream closed", "terminated").
+    const lost = code === undefined ? transportFailure(new Error(e.message ?? ''), target.url) : undefined;
+    if (lost) return lost;
     const byRpc = (Object.keys(ERROR_CODES) as ErrorCode[]).find((k) => ERROR_CODES[k].rpc === e.code);
     return new TroupeError(byRpc ?? 'internal_error', e.message ?? 'the agent returned an error');
   }
@@ -42,9 +45,8 @@ export function rpcToError(err: unknown, target: DaemonTarget): Error {
   if (refused) {
     return new TroupeError(refused[1] === '401' ? 'unauthorized' : 'forbidden', `the daemon at ${target.url} refused the token (check TROUPE_TOKEN or $TROUPE_HOME/token)`);
   }
-  if (err instanceof Error && /fetch failed|ECONNREFUSED|closed/i.test(err.message)) {
-    return new CliError('daemon_unreachable', `lost the connection to the daemon at ${target.url} (${err.message})`);
-  }
+  const lost = transportFailure(err, target.url);
+  if (lost) return lost;
   return err instanceof Error ? err : new Error(String(err));
 }
 

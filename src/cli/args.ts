@@ -3,6 +3,7 @@
  * turned into a `usage` CliError (exit 2) that names the command's --help.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { decimalInteger, parseArgsProblem } from '../core/option-values.js';
 import { CliError } from './cli-io.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -18,7 +19,7 @@ export function parseCommandArgs<O extends Options>(command: string, args: strin
   try {
     return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new CliError('usage', `${(err as Error).message.replace(/\.$/, '')} (try 'troupe ${command} --help')`);
+    throw new CliError('usage', `${parseArgsProblem(err, args)} (try 'troupe ${command} --help')`);
   }
 }
 
@@ -40,7 +41,7 @@ export function intOption(command: string, name: string, raw: string | undefined
   if (raw === undefined) return fallback;
   // Decimal digits, as the daemon reads a cursor: Number() would also take '', '0x10', '1e3' or
   // '1e21' (sent on as 'after=1e+21', which the daemon refuses).
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n)) throw new CliError('usage', `--${name} must be a non-negative integer, got '${raw}' (try 'troupe ${command} --help')`);
+  const n = decimalInteger(raw);
+  if (n === undefined) throw new CliError('usage', `--${name} must be a non-negative integer, got '${raw}' (try 'troupe ${command} --help')`);
   return n;
 }

@@ -4,8 +4,9 @@
  * is SIGTERM, then waiting for the process to exit and the state file to go.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { makeDirs } from '../store/paths.js';
 import { CliError } from './cli-io.js';
 import { DaemonClient, type DaemonTarget } from './daemon.client.js';
 import { daemonLogPath, pidAlive, readDaemonState, readToken, statePath, type DaemonStateFile } from './daemon-home.js';
@@ -53,7 +54,7 @@ export async function waitForDaemon(home: string, exited: () => boolean, timeout
 export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<DaemonTarget> {
   let log: number;
   try {
-    mkdirSync(home, { recursive: true, mode: 0o700 });
+    makeDirs(home, 0o700); // (not mkdirSync recursive: it never returns for a path under /proc)
     log = openSync(daemonLogPath(home), 'a', 0o600);
   } catch (err) {
     // The daemon could not write its token, lock and logs there either.

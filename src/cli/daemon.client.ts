@@ -42,6 +42,36 @@ function unreachable(url: string, err: unknown): CliError {
   return new CliError('daemon_unreachable', `cannot reach the troupe daemon at ${url} (${why})`);
 }
 
+/** Errno and undici codes of a connection that could not be made, or broke. */
+const TRANSPORT_CODE = /^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|UND_ERR_\w+)$/;
+/**
+ * What fetch (undici) and the ACP SDK's HTTP transport say when the connection fails: `fetch failed`
+ * (nothing answered), `terminated` (a response body cut off: the daemon died mid-stream), and the
+ * SDK's own `… SSE stream closed` / `ACP HTTP stream is closed`.
+ */
+const TRANSPORT_MESSAGE = /^(fetch failed|terminated|other side closed)$|SSE stream closed|HTTP stream is closed|ECONNREFUSED|ECONNRESET/i;
+
+/**
+ * The one place that decides whether `err` is the transport to the daemon failing (refused, reset,
+ * cut off mid-stream) rather than an answer of the daemon: then a `daemon_unreachable` CliError,
+ * else undefined. An abort is never one: the caller's own (Ctrl-C, --no-follow done) is not a
+ * failure, and a request's time limit is the caller's to word.
+ */
+export function transportFailure(err: unknown, url: string): CliError | undefined {
+  if (err instanceof CliError) return err.code === 'daemon_unreachable' ? err : undefined;
+  let e: unknown = err;
+  for (let depth = 0; e instanceof Error && depth < 4; depth++, e = (e as { cause?: unknown }).cause) {
+    if (e.name === 'AbortError' || e.name === 'TimeoutError') return undefined;
+    const code = (e as { code?: unknown }).code;
+    if ((typeof code === 'string' && TRANSPORT_CODE.test(code)) || TRANSPORT_MESSAGE.test(e.message)) {
+      const cause = (err as { cause?: { code?: string } }).cause;
+      const why = cause?.code ? `${(err as Error).message}: ${cause.code}` : (err as Error).message;
+      return new CliError('daemon_unreachable', `lost the connection to the daemon at ${url} (${why})`);
+    }
+  }
+  return undefined;
+}
+
 /** Turns an error response body into a typed error with the daemon's own code and message. */
 async function httpError(res: Response, url: string): Promise<Error> {
   const text = await res.text().catch(() => '');
@@ -91,7 +121,11 @@ export class DaemonClient {
       throw unreachable(this.target.url, err);
     }
     if (!res.ok) throw await httpError(res, this.target.url);
-    return (await res.json()) as T;
+    try {
+      return (await res.json()) as T;
+    } catch (err) {
+      throw transportFailure(err, this.target.url) ?? err;
+    }
   }
 
   health(timeoutMs = 2_000): Promise<Health> {
@@ -135,7 +169,8 @@ export class DaemonClient {
       yield* readSse(res.body, signal);
     } catch (err) {
       if (signal.aborted) return;
-      throw err;
+      // The daemon died mid-stream (undici's `terminated`), not an error of the stream's content.
+      throw transportFailure(err, this.target.url) ?? err;
     }
   }
 }

@@ -49,7 +49,9 @@ const OPTIONS = {
 export async function daemonCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   try {
-    if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') return void io.stdout.write(USAGE), EXIT.ok;
+    if (sub === '--help' || sub === '-h' || sub === 'help') return void io.stdout.write(USAGE), EXIT.ok;
+    // A missing argument is a usage mistake (exit 2), as for `troupe log` and every other command.
+    if (sub === undefined) throw new CliError('usage', `missing the subcommand (start, stop, status, logs or token) (try 'troupe daemon --help')`);
     if (!Object.hasOwn(OPTIONS, sub)) throw new CliError('usage', `unknown subcommand '${sub}' (try 'troupe daemon --help')`);
     const { values, positionals } = parseCommandArgs(`daemon ${sub}`, rest, { force: { type: 'boolean' }, json: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;

@@ -41,7 +41,7 @@ Examples:
   troupe run "list the files here and read package.json"
   troupe run --cwd ~/src/app --mode accept-edits "create a file notes.txt with hello"
   troupe run --session ses_0abc… "and now read the README"
-  troupe run --json "list the files" | jq -c .update.sessionUpdate
+  troupe run --json "list the files" | jq -r 'select(.update) | .update.sessionUpdate'
   troupe run --standalone --yes 'run \`ls -la\`'
 `;
 

@@ -18,7 +18,8 @@ Lists the daemon's sessions, newest first: id, status, what its process is doing
   --json    print JSON (an array for the list, an object for show and delete)
 
 'show' prints one session with the state of its machines and its latest transitions. 'delete'
-stops its process and tombstones it (the log stays on disk).
+stops its process and tombstones it: its log is replaced by a one-event tombstone (the history is
+gone; 'troupe sessions --all' still lists it as deleted).
 
 Examples:
   troupe sessions

@@ -1,7 +1,7 @@
 /**
  * `--standalone`: a private daemon for one command. Its own child process, an ephemeral port on
  * 127.0.0.1, a fresh state directory (so a one-off token); stopped and removed when the command
- * ends, even on a hasty exit.
+ * ends, even on a hasty exit, and by a reaper process when the command is killed hard (kill -9).
  */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -19,17 +19,33 @@ export interface StandaloneDaemon {
   stop(): Promise<void>;
 }
 
-/** Waits for pid argv[1] to end (SIGKILL after 20 s), then removes directory argv[2]. */
+/**
+ * The last resort, started beside the daemon: it waits for the command's process to end, in any way
+ * (its stdin is a pipe from there, which the kernel closes even after a kill -9). Unless the command
+ * said it stopped the daemon itself (`stopped` on that pipe), it then sends daemon pid argv[1]
+ * SIGTERM (its clean stop takes its session processes with it), SIGKILL after 20 s, and removes
+ * directory argv[2].
+ */
 const REAPER = `
 const [pid, home] = [Number(process.argv[1]), process.argv[2]];
 const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
-const started = Date.now();
-const tick = () => {
-  if (alive() && Date.now() - started < 20000) return setTimeout(tick, 50);
-  if (alive()) process.kill(pid, 'SIGKILL');
-  setTimeout(() => require('node:fs').rmSync(home, { recursive: true, force: true }), 200);
+const rm = () => require('node:fs').rmSync(home, { recursive: true, force: true });
+let said = '';
+let done = false;
+const reap = () => {
+  if (done) return;
+  done = true;
+  if (said.includes('stopped')) return rm();
+  if (alive()) process.kill(pid, 'SIGTERM');
+  const started = Date.now();
+  const tick = () => {
+    if (alive() && Date.now() - started < 20000) return setTimeout(tick, 50);
+    if (alive()) process.kill(pid, 'SIGKILL');
+    setTimeout(rm, 200);
+  };
+  tick();
 };
-tick();
+process.stdin.setEncoding('utf8').on('data', (d) => (said += d)).once('end', reap).once('error', reap);
 `;
 
 const running = new Set<() => Promise<void>>();
@@ -43,21 +59,30 @@ export async function stopStandaloneDaemons(): Promise<void> {
 export async function startStandalone(env: NodeJS.ProcessEnv): Promise<StandaloneDaemon> {
   const home = mkdtempSync(join(tmpdir(), 'troupe-standalone-'));
   const log = openSync(daemonLogPath(home), 'a', 0o600);
+  // Detached: in a process group of its own, so that the terminal's Ctrl-C (sent to the whole
+  // foreground group) reaches only the command, which cancels the turn and then stops the daemon.
+  // In the command's group the daemon got it too, stopped at once, and the command lost it.
   const child = spawn(process.execPath, [TROUPE_BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--pool', '1'], {
+    detached: true,
     stdio: ['ignore', log, log],
     env: { ...env, TROUPE_HOME: home },
   });
   closeSync(log);
+  // Detached too, so that a kill of the command's whole group (kill -9 -PGID) does not take it along.
+  const reaper = spawn(process.execPath, ['-e', REAPER, String(child.pid), home], { detached: true, stdio: ['pipe', 'ignore', 'ignore'], cwd: tmpdir() });
+  reaper.once('error', () => undefined);
+  reaper.stdin!.on('error', () => undefined); // it died: nothing is left to tell
+  reaper.unref();
+  (reaper.stdin as unknown as { unref?(): void }).unref?.();
   let exited = false;
   const gone = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
   child.once('error', () => (exited = true));
-  // Last resort if the process leaves without stop() (an uncaught error, process.exit elsewhere):
-  // nothing can be awaited any more, so a detached reaper waits for the daemon to finish its own
-  // clean stop (its session processes with it) and then removes the directory.
+  // If the process leaves without stop() (an uncaught error, process.exit elsewhere), nothing can be
+  // awaited any more: the daemon is told to stop, and the reaper, whose pipe from here closes now,
+  // waits for that clean stop (its session processes with it) and then removes the directory.
   const onExit = () => {
     if (exited) return void rmSync(home, { recursive: true, force: true });
     child.kill('SIGTERM');
-    spawn(process.execPath, ['-e', REAPER, String(child.pid), home], { detached: true, stdio: 'ignore' }).unref();
   };
   process.once('exit', onExit);
   // Killed by a signal, the process would skip 'exit': stop the daemon, then die the same way. The
@@ -81,6 +106,8 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
       process.removeListener('exit', onExit);
       for (const s of signals) process.removeListener(s, onSignal);
       rmSync(home, { recursive: true, force: true });
+      // The daemon is gone and reaped: the reaper must not signal its pid, which is free for reuse.
+      reaper.stdin!.end('stopped\n');
     })());
 
   running.add(stop);

@@ -4,7 +4,7 @@
  * live. A replay gap (the events after the cursor are gone) ends the command with a clear error.
  */
 import { ContentJoiner, type PartedMessage } from '../core/content-parts.js';
-import { isTroupeError } from '../core/errors.js';
+import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { EventOf } from '../core/events.js';
 import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
@@ -120,6 +120,9 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     const until = values['no-follow'] ? entry.lastSeq : Infinity;
     const fmt = formatter(io.stdout, makeStyle(io.stdout, io.env, values['no-color']));
     process.on('SIGINT', onSigint);
+    // The daemon refuses a cursor beyond the latest seq; without following, the stream is not asked
+    // for, so the same cursor is refused here (it used to print nothing and exit 0).
+    if (values['no-follow'] && after > entry.lastSeq) throw new TroupeError('invalid_cursor', `cursor ${after} is beyond the latest seq ${entry.lastSeq}`, { cursor: after, lastSeq: entry.lastSeq });
     if (after >= until) return EXIT.ok;
     let last = after;
     for await (const m of client.events(id, after, abort.signal)) {

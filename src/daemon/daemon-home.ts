@@ -3,10 +3,10 @@
  * keeps one daemon per home, and the state file (pid, url, version) that clients use to find it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
-import { takeProcessLock } from '../store/index.js';
+import { makeDirs, takeProcessLock } from '../store/index.js';
 
 export interface DaemonState {
   pid: number;
@@ -21,7 +21,7 @@ const lockPath = (home: string) => join(home, 'daemon.lock');
 
 /** The token, created (0600) if there is none yet. */
 export function ensureToken(home: string): string {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  makeDirs(home, 0o700);
   try {
     const existing = readFileSync(tokenPath(home), 'utf8').trim();
     if (existing.length >= 32) return existing;
@@ -40,7 +40,7 @@ export function ensureToken(home: string): string {
  * container, where pids come round again).
  */
 export function acquireLock(home: string): () => void {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  makeDirs(home, 0o700);
   // The daemon takes its lock once: one naming its own pid is an earlier life's.
   return takeProcessLock(
     lockPath(home),

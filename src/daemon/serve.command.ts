@@ -7,6 +7,7 @@ import { setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
+import { decimalInteger, parseArgsProblem } from '../core/option-values.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
@@ -27,6 +28,16 @@ import { Metrics } from './metrics.js';
 import { SessionFeeds } from './session-feeds.js';
 import { daemonMetrics } from './daemon-metrics.js';
 
+/** setTimeout's longest delay: a longer one fires at once (Node warns TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2_147_483_647;
+/** Counts (sessions, connections, streams, restarts): beyond this they mean "no limit" anyway. */
+const MAX_COUNT = 1_000_000_000;
+
+/** A usage mistake: one line, exit 2, as the CLI's (docs/cli.md §Errors and exit codes). */
+function usage(problem: string): number {
+  process.stderr.write(`troupe serve: ${problem} (try 'troupe serve --help')\n`);
+  return 2;
+}
 
 export async function runServe(args: string[]): Promise<number> {
   let opts;
@@ -56,18 +67,40 @@ export async function runServe(args: string[]): Promise<number> {
       strict: true,
     }).values;
   } catch (err) {
-    process.stderr.write(`troupe serve: ${(err as Error).message} (try --help)\n`);
-    return 2;
+    return usage(parseArgsProblem(err, args));
   }
-  const num = (name: keyof typeof opts, min: number): number => {
-    const n = Number(opts[name]);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${String(opts[name])}`);
-    return n;
-  };
-  if (Boolean(opts['tls-cert']) !== Boolean(opts['tls-key'])) {
-    process.stderr.write('troupe serve: --tls-cert and --tls-key go together\n');
-    return 2;
+  // Every number is read and checked before the lock is taken: a mistake is a usage error (exit 2),
+  // never a daemon on another port than asked (uWS takes a port modulo 65536).
+  let numbers;
+  try {
+    const num = (name: keyof typeof opts, min: number, max: number): number => {
+      const raw = String(opts[name]);
+      const n = decimalInteger(raw);
+      if (n === undefined || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+      return n;
+    };
+    numbers = {
+      port: num('port', 0, 65_535),
+      pool: num('pool', 0, 1_000),
+      maxSessions: num('max-sessions', 1, MAX_COUNT),
+      idleMs: num('idle-ms', 1, MAX_TIMER_MS),
+      memory: num('child-memory-mb', 16, 1_048_576),
+      childNice: num('child-nice', 0, 19),
+      heartbeatMs: num('heartbeat-ms', 10, MAX_TIMER_MS),
+      heartbeatTimeoutMs: num('heartbeat-timeout-ms', 50, MAX_TIMER_MS),
+      intensity: num('restart-intensity', 0, MAX_COUNT),
+      periodMs: num('restart-period-ms', 1, MAX_TIMER_MS),
+      connectionIdleMs: num('connection-idle-ms', 1, MAX_TIMER_MS),
+      maxConnections: num('max-connections', 1, MAX_COUNT),
+      maxStreams: num('max-streams', 1, MAX_COUNT),
+    };
+    if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
+      throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
+    }
+  } catch (err) {
+    return usage((err as Error).message);
   }
+  if (Boolean(opts['tls-cert']) !== Boolean(opts['tls-key'])) return usage('--tls-cert and --tls-key go together');
 
   const env = process.env;
   const logger = createStderrLogger('troupe serve', logLevelFrom(env));
@@ -80,24 +113,6 @@ export async function runServe(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    const numbers = {
-      port: num('port', 0),
-      pool: num('pool', 0),
-      maxSessions: num('max-sessions', 1),
-      idleMs: num('idle-ms', 1),
-      memory: num('child-memory-mb', 16),
-      childNice: num('child-nice', 0),
-      heartbeatMs: num('heartbeat-ms', 10),
-      heartbeatTimeoutMs: num('heartbeat-timeout-ms', 50),
-      intensity: num('restart-intensity', 0),
-      periodMs: num('restart-period-ms', 1),
-      connectionIdleMs: num('connection-idle-ms', 1),
-      maxConnections: num('max-connections', 1),
-      maxStreams: num('max-streams', 1),
-    };
-    if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
-      throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
-    }
     return await serve({ home, env, logger, release, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
   } catch (err) {
     release();

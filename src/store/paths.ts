@@ -2,8 +2,9 @@
  * Where the store keeps its files (DESIGN.md §5): the state directory, the sessions directory with
  * one `<id>.log` per session, and the session index next to the logs.
  */
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 
@@ -24,6 +25,25 @@ export function resolveTroupeHome(env: NodeJS.ProcessEnv = process.env): string 
   if (xdg && isAbsolute(xdg)) return join(xdg, 'troupe');
   const home = env.HOME && env.HOME.length > 0 ? env.HOME : homedir();
   return join(home, '.local', 'state', 'troupe');
+}
+
+/**
+ * `mkdir -p` (each directory made with `mode`), one directory at a time: Node's recursive
+ * mkdirSync never returns for a path it cannot make under /proc (TROUPE_HOME=/proc/nope: each
+ * mkdir fails ENOENT, and it makes the parent, which exists, and tries again, at full CPU). A
+ * path that exists and is not a directory fails EEXIST, as mkdir does.
+ */
+export function makeDirs(path: string, mode = 0o700): void {
+  const target = resolve(path);
+  const chain: string[] = [];
+  for (let p = dirname(target); p !== dirname(p) && !existsSync(p); p = dirname(p)) chain.unshift(p);
+  for (const dir of [...chain, target]) {
+    try {
+      mkdirSync(dir, { mode });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(dir).isDirectory()) throw err;
+    }
+  }
 }
 
 /** `<home>/sessions`: the session logs and the index. */

@@ -109,7 +109,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
   server.route('GET', '/v1/machines', () => MACHINES);
 
   server.route('GET', '/v1/sessions/:id/events', (req, res) => {
-    // A deleted session's log stays on disk (tombstone); its feed does not come back with it.
+    // A deleted session's log is a tombstone (its history gone); its feed does not come back with it.
     entryOf(req.params.id!);
     return streamEvents(req, res, feeds);
   });

@@ -22,6 +22,17 @@ const REPLIES = [
   [{ text: 'Noted.' }],
 ];
 
+/** Pids of the processes (a daemon, its spawner, session children) whose TROUPE_HOME is `home`. */
+function processesOfHome(home: string): string[] {
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}\0`);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** No process with the standalone daemon's home, nothing listening on its port, its directory gone. */
 async function assertNothingLeft(pid: number, port: number, home: string): Promise<void> {
   assert.equal(pidAlive(pid), false, 'the daemon process is gone');
@@ -36,13 +47,7 @@ async function assertNothingLeft(pid: number, port: number, home: string): Promi
   const listening = readFileSync('/proc/net/tcp', 'utf8').split('\n').filter((l) => l.includes(hexPort) && / 0A /.test(l));
   assert.deepEqual(listening, [], 'no listening socket on that port');
   // No process (the daemon or a session child) still runs with that home.
-  const leftovers = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}\0`);
-    } catch {
-      return false;
-    }
-  });
+  const leftovers = processesOfHome(home);
   assert.deepEqual(leftovers, []);
 }
 
@@ -263,6 +268,47 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     }
   });
 
+  test('--standalone interrupted by Ctrl-C in a terminal (SIGINT to its whole process group) cancels the turn, exits 130 and leaves nothing behind', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
+    try {
+      const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' }, group: true });
+      await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
+      const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
+      assert.ok(m, b.stderr());
+      // The terminal signals the foreground group: before, the private daemon was in it, stopped at
+      // once, and the command failed with daemon_unreachable (exit 1).
+      process.kill(-b.child.pid!, 'SIGINT');
+      const done = await b.done;
+      assert.equal(done.code, 130, done.stderr);
+      assert.equal(jsonLines(done.stdout).at(-1)!.stopReason, 'cancelled');
+      assert.doesNotMatch(done.stderr, /daemon_unreachable/);
+      await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  test('--standalone killed with SIGKILL (the command alone, or its whole group): its daemon is stopped and its directory removed all the same', async () => {
+    for (const whole of [false, true]) {
+      const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
+      try {
+        const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' }, group: true });
+        await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
+        const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
+        assert.ok(m, b.stderr());
+        // Nothing runs in the command after a SIGKILL: before, its daemon ran on for ever (the
+        // command alone killed), or died with the group and left its directory.
+        process.kill(whole ? -b.child.pid! : b.child.pid!, 'SIGKILL');
+        assert.equal((await b.done).code, null);
+        const [pid, port, home] = [Number(m[1]), Number(m[2]), m[3]!];
+        await until(() => !pidAlive(pid) && !existsSync(home) && processesOfHome(home).length === 0, `the daemon stopped and its directory removed (${whole ? 'group' : 'command'} killed)`, 30_000);
+        await assertNothingLeft(pid, port, home);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    }
+  });
+
   test('--standalone whose stdout closes early (| head) stops quietly and leaves nothing behind', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
     try {
@@ -324,6 +370,30 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       // Depending on when it looks, the daemon is stopping (and still answers) or gone.
       assert.match(w.stderr, /^troupe watch: (lost the connection to the daemon at \S+|the daemon at \S+ ended the event stream) \(daemon_unreachable\)\n$/);
     } finally {
+      await d.close();
+    }
+  });
+
+  test('a daemon killed hard: run --session, watch and attach each say daemon_unreachable (exit 1), not a bare "terminated"', async () => {
+    const d = makeHome({ replies: REPLIES });
+    try {
+      const sessionId = jsonLines((await d.run(['run', '--json', 'hello'])).stdout).at(-1)!.sessionId as string;
+      const run = d.start(['run', '--session', sessionId, 'please hang']);
+      await until(() => run.stdout().includes('Working on it.'), 'the turn to run');
+      const watch = d.start(['watch', sessionId]);
+      const attach = d.start(['attach', sessionId]);
+      await until(() => watch.stdout().includes('Working on it.'), 'watch to catch up');
+      await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      process.kill(d.daemonState()!.pid, 'SIGKILL');
+      for (const [name, b] of [['run', run], ['watch', watch], ['attach', attach]] as const) {
+        await until(() => b.child.exitCode !== null, `${name} to exit once the daemon is gone`);
+        const r = await b.done;
+        assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: lost the connection to the daemon at http://127\\.0\\.0\\.1:\\d+( \\([^)]*\\))? \\(daemon_unreachable\\)\\n$`));
+      }
+    } finally {
+      // The dead daemon's children end by themselves (spec/daemon.md §Spawner, Deaths).
+      await until(() => processesOfHome(d.dir).length === 0, "the killed daemon's children to exit", 30_000).catch(() => undefined);
       await d.close();
     }
   });

@@ -2,12 +2,12 @@
 // Each must give exactly one clear line on stderr (no stack trace) and the documented exit code.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/cli-io.js';
-import { makeHome, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { makeHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 function oneLine(r: CliResult, pattern: RegExp): void {
   const lines = r.stderr.split('\n').filter(Boolean);
@@ -138,6 +138,33 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     }
   });
 
+  test('a TROUPE_HOME under /proc (no directory can be made there): one line, daemon_start_failed, at once', { skip: !existsSync('/proc/self') }, async () => {
+    // Node's recursive mkdirSync never returned for such a path: run and daemon start hung at full CPU.
+    const home = '/proc/troupe-nope';
+    for (const [name, args] of [['daemon start', ['daemon', 'start']], ['run', ['run', 'hello']]] as const) {
+      const b = h.start([...args], { env: { TROUPE_HOME: home } });
+      b.child.stdin!.end();
+      try {
+        await until(() => b.child.exitCode !== null, `${name} to give up on ${home}`, 20_000);
+      } finally {
+        b.child.kill('SIGKILL');
+      }
+      const r = await b.done;
+      assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe ${name}: cannot use the state directory ${home} \\(ENOENT\\).*\\(daemon_start_failed\\)$`));
+    }
+    // The daemon itself gives up too (a one-line error, exit 1), before it serves anything.
+    const b = h.start(['serve', '--port', '0'], { env: { TROUPE_HOME: home } });
+    try {
+      await until(() => b.child.exitCode !== null, `serve to give up on ${home}`, 20_000);
+    } finally {
+      b.child.kill('SIGKILL');
+    }
+    const served = await b.done;
+    assert.equal(served.code, 1, served.stderr);
+    oneLine(served, /^troupe serve: ENOENT: no such file or directory, mkdir '\/proc\/troupe-nope'$/);
+  });
+
   test('a mistyped --model or --mode: the error, and no empty session left behind', async () => {
     const ids = async () => (JSON.parse((await h.run(['sessions', '--json'])).stdout) as { id: string }[]).map((x) => x.id).sort();
     const before = await ids();
@@ -188,6 +215,11 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['chat', 'fix the bug'], /^troupe chat: takes no prompt argument, got 'fix the bug'.*troupe run/],
       [['models', '--bogus'], /^troupe models: unknown argument '--bogus' \(try 'troupe models --help'\)$/],
       [['log'], /^troupe log: missing the subcommand/],
+      // As for `log`: a missing subcommand is a usage mistake, not the help (exit 0, before 2026-12-02).
+      [['daemon'], /^troupe daemon: missing the subcommand \(start, stop, status, logs or token\) \(try 'troupe daemon --help'\)$/],
+      // A value that starts with a dash: what to write, not Node's first line ("argument is ambiguous").
+      [['watch', 'ses_0abc', '--after', '-1'], /^troupe watch: --after needs a value, and '-1' looks like an option \(a value that starts with '-' is written --after=-1\) \(try 'troupe watch --help'\)$/],
+      [['watch', 'ses_0abc', '--after=-1'], /^troupe watch: --after must be a non-negative integer, got '-1'/],
       [['log', 'dump'], /^troupe log dump: missing the session id or log file \(try 'troupe log dump --help'\)$/],
       [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: unknown option '--bogus'/],
       [['inspect', '--bogus'], /^troupe inspect: Unknown option '--bogus'.*\(try 'troupe inspect --help'\)$/],
@@ -197,6 +229,52 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, pattern);
     }
+  });
+
+  test('troupe serve: a number that is not decimal digits within its range is a usage mistake (exit 2), found before the lock', async () => {
+    // This home's daemon holds the lock: a serve that got as far as the lock would exit 1 with
+    // daemon_running (and on a free home, --port 70000 served on port 4464, 0x10 on 16).
+    for (const [args, pattern] of [
+      [['--port', '70000'], /--port must be an integer from 0 to 65535, got '70000'/],
+      [['--port', '65536'], /--port must be an integer from 0 to 65535, got '65536'/],
+      [['--port', '0x10'], /--port must be an integer from 0 to 65535, got '0x10'/],
+      [['--port', '1e3'], /--port must be an integer from 0 to 65535, got '1e3'/],
+      [['--port', ''], /--port must be an integer from 0 to 65535, got ''/],
+      [['--port', 'abc'], /--port must be an integer from 0 to 65535, got 'abc'/],
+      [['--child-nice', '20'], /--child-nice must be an integer from 0 to 19, got '20'/],
+      [['--idle-ms', '3000000000'], /--idle-ms must be an integer from 1 to 2147483647, got '3000000000'/],
+      [['--pool', '-1'], /--pool needs a value, and '-1' looks like an option \(a value that starts with '-' is written --pool=-1\)/],
+      [['--pool=-1'], /--pool must be an integer from 0 to 1000, got '-1'/],
+      [['--heartbeat-ms', '1000', '--heartbeat-timeout-ms', '2000'], /--heartbeat-timeout-ms \(2000\) must be at least three heartbeats/],
+      [['--tls-cert', 'x.pem'], /--tls-cert and --tls-key go together/],
+      [['--bogus'], /Unknown option '--bogus'/],
+    ] as const) {
+      const r = await h.run(['serve', ...args]);
+      assert.equal(r.code, 2, `serve ${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe serve: ${pattern.source}.* \\(try 'troupe serve --help'\\)$`));
+    }
+  });
+
+  test('watch --no-follow refuses a cursor beyond the latest seq, as following does (invalid_cursor)', async () => {
+    const run = await h.run(['run', '--json', 'hello']);
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as { sessionId: string }).sessionId;
+    const lastSeq = (JSON.parse((await h.run(['sessions', 'show', id, '--json'])).stdout) as { lastSeq: number }).lastSeq;
+    for (const args of [['watch', id, '--after', String(lastSeq + 1)], ['watch', id, '--after', String(lastSeq + 1), '--no-follow']]) {
+      const r = await h.run(args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe watch: cursor ${lastSeq + 1} is beyond the latest seq ${lastSeq} \\(invalid_cursor\\)$`));
+    }
+    // At the latest seq there is simply nothing after it.
+    const atEnd = await h.run(['watch', id, '--after', String(lastSeq), '--no-follow']);
+    assert.deepEqual([atEnd.code, atEnd.stdout, atEnd.stderr], [0, '', '']);
+  });
+
+  test('sessions --help says what delete leaves: a tombstone, not the log', async () => {
+    const help = await h.run(['sessions', '--help']);
+    assert.equal(help.code, 0);
+    assert.doesNotMatch(help.stdout, /log stays on disk/);
+    assert.match(help.stdout, /its log is replaced by a one-event tombstone/);
   });
 
   test('every command has --help with examples (in process: the same functions the binary calls)', async () => {

@@ -297,6 +297,24 @@ test('SIGTERM during a burst of session/new: exit 0 and no child outlives the da
   void burst;
 });
 
+test("Ctrl-C in a terminal (SIGINT to the daemon's whole process group) is a clean stop: the spawner waits to be let go, nothing is logged as lost", async () => {
+  const { spawn } = await import('node:child_process');
+  const { existsSync } = await import('node:fs');
+  const home = tempDir();
+  // Its own process group, as a shell gives a foreground job: the terminal signals the whole group.
+  const serve = spawn(process.execPath, ['bin/troupe.js', 'serve', '--port', '0', '--pool', '1'], { env: { PATH: process.env.PATH, TROUPE_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  serve.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((r) => serve.once('exit', (code) => r(code)));
+  // The spawner and the pooled child it started: the processes the group signal also reaches.
+  await waitFor('the daemon to serve, with a pooled child', () => existsSync(`${home}/daemon.json`) && processesOfHome(home).length >= 3, 20_000);
+  process.kill(-serve.pid!, 'SIGINT');
+  assert.equal(await exited, 0, stderr);
+  assert.doesNotMatch(stderr, /spawner process exited/, 'the spawner did not die of the signal before the daemon let it go');
+  assert.doesNotMatch(stderr, / error /);
+  await waitFor('no process of this home left', () => processesOfHome(home).length === 0, 15_000);
+});
+
 test('one daemon per TROUPE_HOME: a second one exits 1 with daemon_running', async (t) => {
   const d = await Daemon.start();
   t.after(() => d.stop());

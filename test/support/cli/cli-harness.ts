@@ -23,8 +23,12 @@ export interface Home {
   env: NodeJS.ProcessEnv;
   /** Runs `troupe ...args` to completion. */
   run(args: string[], opts?: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string }): Promise<CliResult>;
-  /** Starts `troupe ...args` in the background; `output()` is what it printed so far. */
-  start(args: string[], opts?: { env?: NodeJS.ProcessEnv; cwd?: string }): Background;
+  /**
+   * Starts `troupe ...args` in the background; `output()` is what it printed so far. `group`: in a
+   * process group of its own (pgid = its pid), as a shell runs a foreground job, so that
+   * `process.kill(-pid, signal)` signals it the way a terminal's Ctrl-C does.
+   */
+  start(args: string[], opts?: { env?: NodeJS.ProcessEnv; cwd?: string; group?: boolean }): Background;
   daemonState(): { pid: number; url: string; version: string } | undefined;
   token(): string;
   close(): Promise<void>;
@@ -74,8 +78,8 @@ export function makeHome(opts: { env?: NodeJS.ProcessEnv; replies?: unknown[] } 
   for (const k of ['TROUPE_URL', 'TROUPE_TOKEN', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'OPENAI_BASE_URL']) if (!(k in extraEnv)) delete base[k];
   const started: ChildProcess[] = [];
 
-  const start = (args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Background => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? work, env: { ...base, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const start = (args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; group?: boolean } = {}): Background => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? work, env: { ...base, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: opts.group ?? false });
     started.push(child);
     let out = '';
     let err = '';

@@ -1,0 +1,33 @@
+/**
+ * How a command line's values are read, the same for the CLI (src/cli/args.ts) and `troupe serve`
+ * (src/daemon/serve.command.ts), which may not import each other.
+ */
+
+/**
+ * `raw` as a non-negative integer when it is decimal digits only (and a safe integer), else
+ * undefined. Number() would also take '', ' 7', '0x10', '1e3', '1.0' or '1e21', and a port or a
+ * cursor given that way is a mistake, not a number.
+ */
+export function decimalInteger(raw: string): number | undefined {
+  if (!/^\d+$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/**
+ * One line for a node:util parseArgs error. Its "argument is ambiguous" message for a value that
+ * starts with a dash (`--after -1`) is three lines, of which the first says nothing useful: this
+ * one names the option and the value, and how to give such a value anyway.
+ */
+export function parseArgsProblem(err: unknown, args: readonly string[]): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const ambiguous = /^Option '(?:(-\w), )?(--[^']+)' argument is ambiguous/.exec(message);
+  if (ambiguous) {
+    const [, short, long] = ambiguous;
+    const at = args.findIndex((a) => a === long || (short !== undefined && a === short));
+    const value = at >= 0 ? args[at + 1] : undefined;
+    if (value !== undefined) return `${long} needs a value, and '${value}' looks like an option (a value that starts with '-' is written ${long}=${value})`;
+    return `${long} needs a value`;
+  }
+  return message.split('\n')[0]!.replace(/\.$/, '');
+}
