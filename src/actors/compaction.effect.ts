@@ -26,13 +26,18 @@ export function toolOutputLimitFor(limits: Pick<EngineLimits, 'toolOutputLimit'>
   return Math.min(limits.toolOutputLimit, share);
 }
 
-/** The vendor's count where it has one, else the offline estimate. */
-async function countTokens(resolved: ResolvedModel, request: ModelRequest, signal: AbortSignal): Promise<number> {
+/**
+ * The vendor's count where it has one, else the offline estimate. The adapters make a count once,
+ * within a short limit of their own (countTimeoutMs, src/core/model-stream.ts), so a count that never
+ * answers ends here as a failure too.
+ */
+async function countTokens(core: EngineCore, resolved: ResolvedModel, request: ModelRequest, signal: AbortSignal): Promise<number> {
   if (resolved.provider.countTokens) {
     try {
       return await resolved.provider.countTokens(request, signal);
-    } catch {
+    } catch (err) {
       // A failed count must not fail the turn: fall back to the estimate.
+      if (!signal.aborted) core.deps.logger.warn('the token count failed; sizing the request by the offline estimate', { provider: resolved.provider.id, error: String(err) });
     }
   }
   return estimateTokens(request);
@@ -55,7 +60,7 @@ export async function preflight(core: EngineCore, signal: AbortSignal): Promise<
   // in the vendor's overflow error, which compacts and retries.
   const measured = core.conversation.measured;
   if (measured && measured.tokens + measured.charsSince / ADDED_CHARS_PER_TOKEN <= budget) return { overBudget: false };
-  const tokens = await countTokens(resolved, core.request(resolved), signal);
+  const tokens = await countTokens(core, resolved, core.request(resolved), signal);
   return { overBudget: tokens > budget };
 }
 

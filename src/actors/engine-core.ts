@@ -14,6 +14,8 @@ export interface ResolvedModel {
   /** The id the provider knows, without the `provider/` prefix. */
   model: string;
   capabilities: ModelCapabilities;
+  /** Tokens of thinking a turn asks for (the provider's `thinkingBudget` setting); absent: none. */
+  thinkingBudget?: number;
 }
 
 export interface EngineLimits {
@@ -137,6 +139,8 @@ export class EngineCore {
       messages: this.conversation.messages(),
       tools: resolved.capabilities.tools ? this.deps.tools.specs() : [],
       maxOutputTokens: resolved.capabilities.maxOutputTokens,
+      // Each adapter maps the budget onto its vendor's setting, and only for models with the `thinking` capability.
+      ...(resolved.thinkingBudget ? { thinkingBudget: resolved.thinkingBudget } : {}),
       purpose,
     };
   }

@@ -170,6 +170,65 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * The longest a vendor's token count (`ModelProvider.countTokens`, made before a turn's first model
+ * call) may take. A count answers in well under a second; one that does not is not worth waiting
+ * for, since the engine then goes on with its offline estimate. The SDKs' own limits would hold the
+ * turn for ten minutes an attempt (Anthropic, OpenAI) or for ever (Gemini, which turns fetch's limits
+ * off), and only a cancel would end the wait.
+ */
+export const COUNT_TIMEOUT_MS = 10_000;
+
+/**
+ * The time limit of a count for a provider whose idle limit is `idleMs`: COUNT_TIMEOUT_MS, or the
+ * idle limit when that is shorter (a person who lowered it wants no longer a wait for a count than
+ * for a silent stream). The idle limit turned off (0) does not turn this one off.
+ */
+export function countTimeoutMs(idleMs: number): number {
+  return idleMs > 0 ? Math.min(idleMs, COUNT_TIMEOUT_MS) : COUNT_TIMEOUT_MS;
+}
+
+/**
+ * `work` (one vendor request, made with the signal it is given) within `ms`. When `ms` pass, the
+ * request is aborted, which closes its HTTP request, and this rejects with a `network` ProviderError
+ * saying that `what` did not answer. The caller's cancel aborts the request too and rejects `aborted`.
+ */
+export function withTimeLimit<T>(ms: number, signal: AbortSignal, what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(new ProviderError('aborted', 'the request was cancelled'));
+    const vendor = new AbortController();
+    const done = () => {
+      deadline.cancel();
+      signal.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      done();
+      vendor.abort();
+      reject(new ProviderError('aborted', 'the request was cancelled'));
+    };
+    // Judged after the loop turn's reads, as the stream's idle limit is: an answer that came in time counts.
+    const deadline = timeoutAfterReads(Math.min(ms, MAX_TIMER_MS), () => {
+      done();
+      vendor.abort();
+      reject(new ProviderError('network', `${what} did not answer within ${duration(ms)}`));
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
+    // A rejection after the deadline or a cancel (the aborted request giving up) is settled and ignored.
+    Promise.resolve()
+      .then(() => work(vendor.signal))
+      .then(
+        (value) => {
+          done();
+          resolve(value);
+        },
+        (err: unknown) => {
+          done();
+          reject(err);
+        },
+      );
+  });
+}
+
 /** The config key of a provider's idle limit, as a person writes it in config.json. */
 export function idleSetting(providerId: string): string {
   return /^[a-z]+$/.test(providerId) ? `providers.${providerId}.streamIdleTimeoutMs` : `providers["${providerId}"].streamIdleTimeoutMs`;

@@ -34,15 +34,23 @@ const ProviderSettings = z
     streamIdleTimeoutMs: z.number().int().min(0).max(MAX_TIMER_MS).optional(),
     /** Per-model capabilities: for OpenAI-compatible servers, or to correct the catalogue. */
     models: z.record(z.string(), Capabilities).optional(),
+    /**
+     * Tokens of thinking asked of the provider's thinking models on every turn (docs/providers.md,
+     * "Thinking"); 0 or absent asks for none.
+     */
+    thinkingBudget: z.number().int().min(0).optional(),
   })
   .strict();
+
+// Chat Completions has no thinking budget that the servers agree on; a key that would do nothing is refused.
+const CompatibleSettings = ProviderSettings.omit({ thinkingBudget: true }).strict();
 
 export const TroupeConfigSchema = z
   .object({
     /** The default model id, `provider/model`. */
     model: z.string().optional(),
     providers: z
-      .object({ anthropic: ProviderSettings, openai: ProviderSettings, 'openai-compatible': ProviderSettings, google: ProviderSettings })
+      .object({ anthropic: ProviderSettings, openai: ProviderSettings, 'openai-compatible': CompatibleSettings, google: ProviderSettings })
       .partial()
       .strict()
       .optional(),
@@ -98,6 +106,7 @@ export interface ResolvedSettings {
   timeoutMs?: number;
   streamIdleTimeoutMs?: number;
   models?: ProviderSettings['models'];
+  thinkingBudget?: number;
   credential: CredentialSource;
 }
 
@@ -110,7 +119,7 @@ export const CREDENTIAL_ENV_VARS: readonly string[] = ['ANTHROPIC_API_KEY', 'ANT
 /** Settings for one provider id, environment first, then the config file. */
 export function settingsFor(provider: string, env: NodeJS.ProcessEnv, config: TroupeConfig): ResolvedSettings {
   const file: ProviderSettings = (config.providers as Record<string, ProviderSettings | undefined> | undefined)?.[provider] ?? {};
-  const common = { maxRetries: file.maxRetries, timeoutMs: file.timeoutMs, streamIdleTimeoutMs: file.streamIdleTimeoutMs, models: file.models };
+  const common = { maxRetries: file.maxRetries, timeoutMs: file.timeoutMs, streamIdleTimeoutMs: file.streamIdleTimeoutMs, models: file.models, thinkingBudget: file.thinkingBudget };
   const fromEnv = (...names: string[]) => {
     for (const name of names) {
       const value = nonEmpty(env[name]);

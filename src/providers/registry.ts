@@ -106,6 +106,8 @@ export interface ResolvedModel {
   /** The model name the provider is asked for (no prefix). */
   model: string;
   capabilities: ModelCapabilities;
+  /** `providers.<id>.thinkingBudget` from the config, when set above 0: what a turn asks a thinking model for. */
+  thinkingBudget?: number;
 }
 
 /** Splits `provider/model`; the model part may itself contain slashes (`openai-compatible/org/model`). */
@@ -133,7 +135,14 @@ export function resolveModel(modelId: string, env: NodeJS.ProcessEnv, config: Tr
   const provider = providerFor(parsed.provider, env, config);
   // Config overrides (providers.<id>.models) are applied by the provider itself, so the engine and
   // the adapter always agree on a model's limits.
-  return { id: `${parsed.provider}/${parsed.model}`, provider, model: parsed.model, capabilities: provider.capabilities(parsed.model) };
+  const { thinkingBudget } = settingsFor(parsed.provider, env, config);
+  return {
+    id: `${parsed.provider}/${parsed.model}`,
+    provider,
+    model: parsed.model,
+    capabilities: provider.capabilities(parsed.model),
+    ...(thinkingBudget ? { thinkingBudget } : {}),
+  };
 }
 
 /** Why the default model is what it is, for messages such as "using scripted/demo (no API key found)". */

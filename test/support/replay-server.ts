@@ -21,6 +21,8 @@ export interface ReplayStep {
   holdAfterEvents?: number;
   /** Wait this long before each SSE event after the first: a slow but steady stream. */
   intervalMs?: number;
+  /** Never answer: no status, no headers, the request held open until the client goes away. */
+  hang?: boolean;
 }
 
 export interface RecordedRequest {
@@ -100,6 +102,7 @@ export async function startReplayServer(): Promise<ReplayServer> {
 }
 
 async function play(step: ReplayStep, res: ServerResponse): Promise<void> {
+  if (step.hang) return;
   const status = step.status ?? 200;
   if (step.sse === undefined) {
     const body = step.json === undefined ? '' : JSON.stringify(step.json);

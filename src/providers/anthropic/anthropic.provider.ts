@@ -8,7 +8,7 @@
  * retries; an error that reaches troupe is final for that call.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from '../../core/model-stream.js';
+import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { toAnthropicProviderError } from './anthropic.errors.js';
 import { toAnthropicBody } from './anthropic.request.js';
@@ -73,12 +73,18 @@ export class AnthropicProvider implements ModelProvider {
     );
   }
 
-  /** Anthropic's own count (`POST /v1/messages/count_tokens`), with the same body a turn would send. */
+  /**
+   * Anthropic's own count (`POST /v1/messages/count_tokens`), with the same body a turn would send.
+   * One attempt within countTimeoutMs: the engine falls back to its estimate when it fails, so SDK
+   * retries and the SDK's ten-minute timeout would only hold the turn.
+   */
   async countTokens(request: ModelRequest, signal: AbortSignal): Promise<number> {
     const client = this.#requireClient(signal);
     const { max_tokens: _max, ...body } = this.#body(request);
     try {
-      const result = await client.messages.countTokens(body, { signal });
+      const result = await withTimeLimit(countTimeoutMs(this.#idleMs), signal, 'the token count (messages/count_tokens)', (vendorSignal) =>
+        client.messages.countTokens(body, { signal: vendorSignal, maxRetries: 0 }),
+      );
       return result.input_tokens;
     } catch (err) {
       throw toAnthropicProviderError(err, signal);

@@ -8,7 +8,7 @@
  * reached the caller.
  */
 import { GoogleGenAI } from '@google/genai';
-import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from '../../core/model-stream.js';
+import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { toGoogleProviderError } from './google.errors.js';
 import { toGoogleParams } from './google.request.js';
@@ -71,7 +71,9 @@ export class GoogleProvider implements ModelProvider {
 
   /**
    * Gemini's count (`models.countTokens`). The Developer API counts contents only, so the system
-   * prompt and tool declarations are counted as a leading user turn: close, not exact.
+   * prompt and tool declarations are counted as a leading user turn: close, not exact. One attempt
+   * (the SDK's retry is off) within countTimeoutMs: the SDK turns fetch's own limits off, so without
+   * it a count that never answers would hold the turn until a cancel.
    */
   async countTokens(request: ModelRequest, signal: AbortSignal): Promise<number> {
     const client = this.#requireClient(signal);
@@ -81,7 +83,9 @@ export class GoogleProvider implements ModelProvider {
       .join('\n');
     const all = preamble ? [{ role: 'user', parts: [{ text: preamble }] }, ...contents] : contents;
     try {
-      const result = await client.models.countTokens({ model, contents: all, config: { abortSignal: signal } });
+      const result = await withTimeLimit(countTimeoutMs(this.#idleMs), signal, 'the token count (countTokens)', (vendorSignal) =>
+        client.models.countTokens({ model, contents: all, config: { abortSignal: vendorSignal } }),
+      );
       return result.totalTokens ?? 0;
     } catch (err) {
       throw toGoogleProviderError(err, signal);

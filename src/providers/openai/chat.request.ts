@@ -4,7 +4,7 @@
  */
 import type OpenAI from 'openai';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { toolOutput, userPieces } from './openai.content.js';
+import { toolOutput, userPieces, type UserPiece } from './openai.content.js';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -29,18 +29,25 @@ export function toChatBody(request: ModelRequest, caps: ModelCapabilities): Open
 
 export function toChatMessages(messages: ModelMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
+  // The pieces of the last message of `out` while it is a user message, to merge the next one into.
+  let lastUser: UserPiece[] | undefined;
   for (const message of messages) {
     if (message.role === 'user') {
-      const pieces = userPieces(message.content);
-      // Plain strings where possible: several local servers reject the array form for text.
-      if (pieces.every((p) => p.kind === 'text')) out.push({ role: 'user', content: pieces.map((p) => (p as { text: string }).text).join('\n\n') });
-      else {
-        out.push({
-          role: 'user',
-          content: pieces.map((p) => (p.kind === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.dataUrl } })),
-        });
-      }
-    } else if (message.role === 'tool') {
+      // Roles alternate where an empty reply was left out (below): some servers' chat templates reject two user turns in a row.
+      const pieces = [...(lastUser ?? []), ...userPieces(message.content)];
+      if (lastUser) out.pop();
+      out.push(userMessage(pieces));
+      lastUser = pieces;
+      continue;
+    }
+    if (message.role === 'assistant' && !message.text && message.toolCalls.length === 0) {
+      // A reply that held only reasoning (which Chat Completions does not take back) or nothing:
+      // `content` may be null only beside tool_calls, and an empty string is refused by some
+      // gateways, so it is left out, as the other adapters leave out a turn with nothing to send.
+      continue;
+    }
+    lastUser = undefined;
+    if (message.role === 'tool') {
       for (const r of message.results) out.push({ role: 'tool', tool_call_id: r.toolCallId, content: toolOutput(r) });
     } else {
       const calls = message.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } }));
@@ -48,4 +55,13 @@ export function toChatMessages(messages: ModelMessage[]): ChatMessage[] {
     }
   }
   return out;
+}
+
+/** Plain strings where possible: several local servers reject the array form for text. */
+function userMessage(pieces: UserPiece[]): ChatMessage {
+  if (pieces.every((p) => p.kind === 'text')) return { role: 'user', content: pieces.map((p) => (p as { text: string }).text).join('\n\n') };
+  return {
+    role: 'user',
+    content: pieces.map((p) => (p.kind === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.dataUrl } })),
+  };
 }

@@ -7,7 +7,7 @@
  * event reached the caller. Nothing above retries.
  */
 import OpenAI from 'openai';
-import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from '../../core/model-stream.js';
+import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { openaiCapabilities } from './models.js';
 import { toOpenAIProviderError } from './openai.errors.js';
@@ -70,12 +70,17 @@ export class OpenAIResponsesProvider implements ModelProvider {
     );
   }
 
-  /** OpenAI's input-token count for a Responses request (`POST /v1/responses/input_tokens`). */
+  /**
+   * OpenAI's input-token count for a Responses request (`POST /v1/responses/input_tokens`). One
+   * attempt within countTimeoutMs: the engine falls back to its estimate when it fails.
+   */
   async countTokens(request: ModelRequest, signal: AbortSignal): Promise<number> {
     const client = this.#requireClient(signal);
     const { model, instructions, input, tools, reasoning } = toResponsesBody(request, this.capabilities(request.model));
     try {
-      const result = await client.responses.inputTokens.count({ model, instructions, input, tools, reasoning }, { signal });
+      const result = await withTimeLimit(countTimeoutMs(this.#idleMs), signal, 'the token count (responses/input_tokens)', (vendorSignal) =>
+        client.responses.inputTokens.count({ model, instructions, input, tools, reasoning }, { signal: vendorSignal, maxRetries: 0 }),
+      );
       return result.input_tokens;
     } catch (err) {
       throw toOpenAIProviderError(err, signal);

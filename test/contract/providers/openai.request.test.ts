@@ -90,6 +90,23 @@ describe('openai adapters: the requests they send', { timeout: 20_000 }, () => {
     ]);
   });
 
+  test('Chat Completions: a reply that held only reasoning, or nothing, is left out; the user turns around it are one', async () => {
+    const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server.enqueue({ sse: fixture('openai-chat-text.sse') });
+    const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }] });
+    await collect(
+      provider,
+      request('qwen3-coder', {
+        messages: [user('one'), { role: 'assistant', text: '', thinking: 'hmm, thinking', toolCalls: [] }, user('two'), { role: 'assistant', text: '', toolCalls: [] }, user('three')],
+      }),
+    );
+    // Not {"role":"assistant","content":null}: content may be null only beside tool_calls.
+    assert.deepEqual(server.requests.at(-1)!.body.messages, [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'one\n\ntwo\n\nthree' },
+    ]);
+  });
+
   test('Chat Completions: a failed tool result says so, since the format has no error flag', async () => {
     const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
     server.enqueue({ sse: fixture('openai-chat-text.sse') });

@@ -216,6 +216,23 @@ describe('loadConfig', () => {
   });
 });
 
+describe('thinkingBudget', () => {
+  test('is read per provider, reaches the resolved model, and is refused where it would do nothing', () => {
+    const env = envWithConfig(JSON.stringify({ providers: { anthropic: { thinkingBudget: 8000 }, google: { thinkingBudget: 0 } } }));
+    const config = loadConfig(env);
+    assert.equal(resolveModel('anthropic/claude-sonnet-4-5', { ANTHROPIC_API_KEY: 'a' }, config).thinkingBudget, 8000);
+    assert.equal(resolveModel('google/gemini-2.5-pro', { GEMINI_API_KEY: 'g' }, config).thinkingBudget, undefined, '0 asks for none');
+    assert.equal(resolveModel('openai/gpt-5', { OPENAI_API_KEY: 'o' }, config).thinkingBudget, undefined, 'unset: none');
+    for (const bad of [-1, 1.5, '8000']) {
+      const wrong = envWithConfig(JSON.stringify({ providers: { openai: { thinkingBudget: bad } } }));
+      assert.throws(() => loadConfig(wrong), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('providers.openai.thinkingBudget'), String(bad));
+    }
+    // Chat Completions servers have no common thinking budget: the key would be silently ignored.
+    const compatible = envWithConfig(JSON.stringify({ providers: { 'openai-compatible': { baseUrl: 'http://127.0.0.1:11434/v1', thinkingBudget: 8000 } } }));
+    assert.throws(() => loadConfig(compatible), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('openai-compatible') && err.message.includes('thinkingBudget'));
+  });
+});
+
 class Capture extends Writable {
   text = '';
   override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
