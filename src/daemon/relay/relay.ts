@@ -309,8 +309,8 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.deps.observer?.events?.(sessionId, events);
   }
 
-  transition(session: RelaySession, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void {
-    this.deps.observer?.transition?.(session.sessionId, machine, state, event, at);
+  transition(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void {
+    this.deps.observer?.transition?.(sessionId, machine, state, event, at);
   }
 
   heartbeat(session: RelaySession, hb: { rss: number; heapUsed: number; events: number }): void {
