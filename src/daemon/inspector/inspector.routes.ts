@@ -119,7 +119,7 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
     const states = seenLive ? { ...liveStates, child: liveStates.child ?? child?.state } : { ...statesAt(replayed), child: child?.state };
     const transitions = live.length > 0 ? live : replayed.map(({ machine, state, event, at, seq, cause }) => ({ machine, state, event, at, seq, cause: cause.type }));
     return {
-      session: { ...entry, child: child ? { state: child.state, pid: child.pid ?? null, restarts: child.restarts, wakes: child.wakes } : null },
+      session: { ...entry, child: relay.childOf(id) ?? null },
       source: seenLive ? 'live' : 'log',
       states,
       transitions: transitions.slice(-last),
