@@ -5,6 +5,7 @@
  */
 import { Feed, HttpError, getJson } from './api.js';
 import { layoutMachine } from './layout.js';
+import { applyLive, foldedStates, type LiveFold } from './live-states.js';
 import { renderSessions } from './sessions.js';
 import { Statechart } from './statechart.js';
 import { buildRows, renderList, renderStrip, statesThrough, type Row } from './timeline.js';
@@ -16,8 +17,8 @@ const $ = <T extends Element>(sel: string) => document.querySelector(sel) as T;
 const app = {
   charts: new Map<MachineName, Statechart>(),
   sessions: [] as SessionRow[],
-  /** Latest session/turn state per session, from the live feed (for the list). */
-  machines: new Map<string, States>(),
+  /** Each session's machines as the live feed moved them (for the list; live-states.ts). */
+  machines: new Map<string, LiveFold>(),
   selected: undefined as string | undefined,
   events: [] as LogEvent[],
   replayed: [] as ReplayedTransition[],
@@ -79,14 +80,19 @@ function noteGap(text: string) {
   renderTimeline();
 }
 
-/** The states to show now: live ones, else what the log rebuilds (a stored session). */
+/**
+ * The states to show now: the live ones, by the hub's rules (live-states.ts: none for the session and
+ * turn machines while no process runs the session); for a machine the feed said nothing of, what the
+ * log rebuilds (a stored session).
+ */
 function liveStates(): States {
   const out: States = {};
   const fromLog = app.rows.length ? statesThrough(app.rows.filter((r) => r.lane !== 'child'), app.rows.length) : {};
+  const fold: LiveFold = {};
+  for (const t of app.live) applyLive(fold, t);
   for (const m of MACHINES) {
-    const last = [...app.live].reverse().find((t) => t.machine === m);
-    const v = last?.state ?? fromLog[m];
-    if (v !== undefined) out[m] = v;
+    const v = fold[m] === undefined ? fromLog[m] : fold[m];
+    if (typeof v === 'string') out[m] = v;
   }
   if (out.child === undefined) {
     const row = app.sessions.find((s) => s.id === app.selected);
@@ -157,13 +163,28 @@ const refreshSessions = debounce(async () => {
   try {
     const { sessions } = await getJson<{ sessions: SessionRow[] }>('/v1/sessions?all=1');
     app.sessions = sessions.filter((s) => s.status !== 'deleted');
-    renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (id) => void selectSession(id));
+    renderSessionList();
     if (app.selected && app.travel === undefined) show(liveStates());
   } catch (err) {
     if (err instanceof HttpError && (err.status === 401 || err.status === 403)) loggedOut();
     else status(`cannot list sessions: ${String(err)}`, 'down');
   }
 }, 150, 3000);
+
+/**
+ * The session list, with the states the daemon gave for each (`machines`) where the feed has not
+ * moved a machine since: the feed's are newer. (The list's states are the daemon's only: it rebuilds
+ * none from the log.)
+ */
+function renderSessionList() {
+  const states = new Map<string, States>();
+  for (const s of app.sessions) {
+    const fold: LiveFold = { ...s.machines };
+    for (const [m, v] of Object.entries(app.machines.get(s.id) ?? {})) fold[m as MachineName] = v;
+    states.set(s.id, foldedStates(fold));
+  }
+  renderSessions($('#sessions tbody'), app.sessions, states, app.selected, (id) => void selectSession(id));
+}
 
 /** An answer of GET /v1/sessions/:id/replay (docs/inspector.md). */
 interface ReplayAnswer {
@@ -215,10 +236,7 @@ const refreshReplay = debounce(async () => {
 function onTransition(t: LiveTransition) {
   (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.push(t.n);
   if (!t.sessionId) return;
-  const m = app.machines.get(t.sessionId) ?? {};
-  m[t.machine] = t.state;
-  if (t.machine === 'session' && t.event === 'init') delete m.turn;
-  app.machines.set(t.sessionId, m);
+  app.machines.set(t.sessionId, applyLive(app.machines.get(t.sessionId) ?? {}, t));
   refreshSessions();
   if (t.sessionId !== app.selected) return;
   if (t.n <= app.liveN) return;
@@ -240,7 +258,7 @@ async function selectSession(id: string) {
   $<HTMLElement>('#detail-pane').hidden = false;
   $<HTMLElement>('#travel').hidden = true;
   $('#cause').textContent = 'Select a row of the timeline.';
-  renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (s) => void selectSession(s));
+  renderSessionList();
   let r: ReplayAnswer;
   try {
     r = await fetchReplay(id);
@@ -316,6 +334,9 @@ async function start() {
         if (name === 'replay_gap') {
           const d = data as { after?: number; resumedFrom?: number };
           noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`);
+          // What the feed moved of the list's machines may be stale now: the daemon's states are taken again.
+          app.machines.clear();
+          refreshSessions();
         } else onTransition(data as LiveTransition);
       },
       status: (s, code) =>
