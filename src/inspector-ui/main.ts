@@ -19,6 +19,10 @@ const app = {
   sessions: [] as SessionRow[],
   /** Each session's machines as the live feed moved them (for the list; live-states.ts). */
   machines: new Map<string, LiveFold>(),
+  /** What the live feed's state says in the header: shown again once the list can be read again. */
+  feedSays: ['connecting…', ''] as [string, 'live' | 'down' | ''],
+  /** The session list could not be read the last time it was asked for. */
+  listFailed: false,
   selected: undefined as string | undefined,
   events: [] as LogEvent[],
   replayed: [] as ReplayedTransition[],
@@ -35,6 +39,7 @@ const app = {
   transitions: undefined as Feed | undefined,
   log: undefined as Feed | undefined,
   poll: undefined as number | undefined,
+  loggedOut: false,
 };
 
 /**
@@ -65,16 +70,23 @@ function status(text: string, cls: 'live' | 'down' | '') {
 
 /** The login is gone (the daemon restarted, or the cookie expired): say so once, and stop asking. */
 function loggedOut() {
+  app.loggedOut = true;
   window.clearInterval(app.poll);
   app.transitions?.close();
   app.log?.close();
   status('logged out (the daemon restarted?): run troupe inspect --url again', 'down');
 }
 
-function noteGap(text: string) {
+/**
+ * A red notice in the header, and a row in the timeline. `session`: about the session shown (it is
+ * gone, its log feed had a gap), removed when another is shown; `feed`: about the live feed of every
+ * session (transitions missed), kept.
+ */
+function noteGap(text: string, about: 'session' | 'feed') {
   app.gaps.push({ at: Date.now(), text });
   const span = document.createElement('span');
   span.className = 'gap';
+  span.dataset.about = about;
   span.textContent = text;
   $('#gaps').appendChild(span);
   renderTimeline();
@@ -165,11 +177,25 @@ const refreshSessions = debounce(async () => {
     app.sessions = sessions.filter((s) => s.status !== 'deleted');
     renderSessionList();
     if (app.selected && app.travel === undefined) show(liveStates());
+    if (app.listFailed) {
+      app.listFailed = false;
+      if (!app.loggedOut) status(...app.feedSays);
+    }
   } catch (err) {
+    if (app.loggedOut) return;
+    app.listFailed = true;
     if (err instanceof HttpError && (err.status === 401 || err.status === 403)) loggedOut();
+    // Not answered at all (fetch's TypeError): the daemon is away, as the feed finds too.
+    else if (!(err instanceof HttpError)) status('reconnecting…', 'down');
     else status(`cannot list sessions: ${String(err)}`, 'down');
   }
 }, 150, 3000);
+
+/** The live feed's state, in the header unless the list cannot be read or the login is gone. */
+function feedStatus(text: string, cls: 'live' | 'down') {
+  app.feedSays = [text, cls];
+  if (!app.loggedOut && !app.listFailed) status(text, cls);
+}
 
 /**
  * The session list, with the states the daemon gave for each (`machines`) where the feed has not
@@ -254,6 +280,8 @@ function onTransition(t: LiveTransition) {
 async function selectSession(id: string) {
   app.log?.close();
   Object.assign(app, { selected: id, events: [], replayed: [], replayFrom: undefined, live: [], liveN: 0, travel: undefined, lastEvent: {}, gaps: [] });
+  // What was said of the session shown before (deleted, not found) is not said of this one.
+  for (const notice of document.querySelectorAll('#gaps .gap[data-about=session]')) notice.remove();
   history.replaceState(null, '', `#${id}`);
   $<HTMLElement>('#detail-pane').hidden = false;
   $<HTMLElement>('#travel').hidden = true;
@@ -264,8 +292,9 @@ async function selectSession(id: string) {
     r = await fetchReplay(id);
   } catch (err) {
     if (id !== app.selected) return;
+    if (err instanceof HttpError && (err.status === 401 || err.status === 403)) return loggedOut();
     // A deleted or unknown session (an old link): say so, and read no feed for it.
-    noteGap(err instanceof HttpError && err.status === 404 ? `no session ${id} (deleted, or never in this daemon's home)` : `cannot read session ${id}: ${String(err)}`);
+    noteGap(err instanceof HttpError && err.status === 404 ? `no session ${id} (deleted, or never in this daemon's home)` : `cannot read session ${id}: ${String(err)}`, 'session');
     return;
   }
   if (id !== app.selected) return;
@@ -285,7 +314,7 @@ async function selectSession(id: string) {
           if (name === 'replay_gap') {
             // The daemon cannot serve that cursor any more: say so, and read the log again from
             // its start once (events already shown are skipped by seq).
-            noteGap(`log feed gap after seq ${String((data as { after?: unknown }).after)}${reloaded ? '' : ': reloading the log'}`);
+            noteGap(`log feed gap after seq ${String((data as { after?: unknown }).after)}${reloaded ? '' : ': reloading the log'}`, 'session');
             app.log?.close();
             if (!reloaded && id === app.selected) {
               reloaded = true;
@@ -307,7 +336,7 @@ async function selectSession(id: string) {
         status: (s, code) => {
           if (s !== 'ended' || id !== app.selected) return;
           if (code === 401 || code === 403) loggedOut();
-          else noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`);
+          else noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`, 'session');
         },
       },
       after,
@@ -333,7 +362,7 @@ async function start() {
       message: (name, data) => {
         if (name === 'replay_gap') {
           const d = data as { after?: number; resumedFrom?: number };
-          noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`);
+          noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`, 'feed');
           // What the feed moved of the list's machines may be stale now: the daemon's states are taken again.
           app.machines.clear();
           refreshSessions();
@@ -343,8 +372,8 @@ async function start() {
         s === 'ended'
           ? code === 401 || code === 403
             ? loggedOut()
-            : status(`the daemon refused the feed (${String(code)})`, 'down')
-          : status(s === 'live' ? 'live' : 'reconnecting…', s),
+            : feedStatus(`the daemon refused the feed (${String(code)})`, 'down')
+          : feedStatus(s === 'live' ? 'live' : 'reconnecting…', s),
     },
   );
   refreshSessions();
