@@ -2,9 +2,12 @@
 // `machines`, /inspect `states`) are those of machines that exist, with real children: a child
 // killed mid-turn leaves no `running` behind once its replacement has reopened the session, an idle
 // stop leaves no session or turn state, a new session and a fork are idle from the start (and a
-// fork's start is not its source's), and a session that failed keeps its child's restart count.
+// fork's start is not its source's), and a session that failed keeps its child's restart count
+// (and is no live session for `troupe daemon status`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
 
 const script = { replies: [{ when: 'hang', items: [{ text: 'partial' }, { hang: true }] }, [{ text: 'pong' }]] };
@@ -91,4 +94,7 @@ test('a failed session, released, still lists its restarts', async (t) => {
   assert.equal(entry.status, 'failed');
   assert.deepEqual([entry.child?.state, entry.child?.pid, entry.child?.restarts], ['failed', null, 1]);
   assert.deepEqual(entry.machines, { child: 'failed' });
+  // Its child's record is no process: `troupe daemon status` lists no live session.
+  const status = JSON.parse(execFileSync(process.execPath, [resolve('bin/troupe.js'), 'daemon', 'status', '--json'], { env: { PATH: process.env.PATH ?? '', HOME: d.home, TROUPE_HOME: d.home }, encoding: 'utf8' }));
+  assert.deepEqual(status.liveSessions, []);
 });
