@@ -10,7 +10,7 @@ import type { AgentEvent, ContentBlock } from '../core/events.js';
 import { isValidSessionId, newSessionId } from '../core/ids.js';
 import { oncePerKey } from '../core/once-per-key.js';
 import type { Logger } from '../core/ports.js';
-import { SessionEngine } from '../actors/session-engine.js';
+import { SessionEngine, type EngineOptions } from '../actors/session-engine.js';
 import type { EngineLimits } from '../actors/engine-core.js';
 import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessionsDir } from '../store/index.js';
 import { DEFAULT_MODE_ID, mcpServersOf } from '../tools/index.js';
@@ -146,7 +146,8 @@ export class SessionHost {
     const mode = init.mode ?? DEFAULT_MODE_ID;
     const { sessionId, log } = (await this.takeSpare()) ?? (await this.newLog());
     const { deps, bind } = this.deps(sessionId, log, init.cwd, additionalDirectories);
-    const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history);
+    const transitions = this.transitionReport(sessionId);
+    const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history, transitions);
     bind(engine);
     // session_created is a barrier (spec/event-log.md §3): the session is reported once it is durable,
     // as a turn's result is, so that no crash after the answer can lose a session a client was given.
@@ -166,7 +167,7 @@ export class SessionHost {
     const created = (await log.readAfter(0)).events;
     void this.index.applyEvents(created).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
     this.opts.logger.info('session created', { sessionId, cwd: init.cwd, model, mode });
-    return this.track(engine, log, 0);
+    return this.track(engine, log, 0, transitions.stop);
   }
 
   /**
@@ -381,6 +382,7 @@ export class SessionHost {
     // the file and its lock are let go, so that the next request can try again. A log left open
     // here kept its session locked for the life of the process.
     let engine: SessionEngine | undefined;
+    const transitions = this.transitionReport(sessionId);
     try {
       // The cwd is fixed at creation: read it from the first event (the engine folds the directories).
       const first = (await log.readAfter(0, { limit: 1 })).events[0];
@@ -389,13 +391,13 @@ export class SessionHost {
       const { deps, bind } = this.deps(sessionId, log, first.cwd, first.additionalDirectories);
       // A turn that a stop left open (its log failed) ends with the stop's error, not as a crash.
       const stopped = this.stoppedWith.get(sessionId);
-      engine = await SessionEngine.open(deps, sessionId, stopped && { code: stopped.code, message: stopped.message });
+      engine = await SessionEngine.open(deps, sessionId, stopped && { code: stopped.code, message: stopped.message }, transitions);
       this.stoppedWith.delete(sessionId);
       bind(engine);
       // The index can be rebuilt from the logs: a failure to update it does not fail the open.
       await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
       this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
-      const live = await this.track(engine, log, before);
+      const live = await this.track(engine, log, before, transitions.stop);
       if (log.lastSeq() > before) live.repaired = { after: before, through: log.lastSeq() };
       return live;
     } catch (err) {
@@ -405,14 +407,29 @@ export class SessionHost {
     }
   }
 
-  /** Projects and reports every event from now on; `reportFrom`: events already appended the reporter has not seen. */
-  private async track(engine: SessionEngine, log: FileEventLog, reportFrom: number): Promise<LiveSession> {
-    const sessionId = engine.sessionId;
-    if (this.opts.reporter && log.lastSeq() > reportFrom) {
-      for (const e of (await log.readAfter(reportFrom, { limit: 100_000 })).events) this.opts.reporter.event(log, e);
-    }
+  /**
+   * What reports a session's machine transitions to the daemon (supervised children only), handed to
+   * the engine as it is made: so the daemon is told the machines' first state too. Added once the
+   * engine had started, it missed the session machine's `init`, and a session reopened after its
+   * process crashed mid-turn still showed there as running that turn. `stop` ends the reports.
+   */
+  private transitionReport(sessionId: string): EngineOptions & { stop(): void } {
     const reporter = this.opts.reporter;
-    const stopInspecting = reporter ? engine.inspect((ev) => reporter.transition(sessionId, ev)) : () => undefined;
+    if (!reporter) return { stop: () => undefined };
+    let reporting = true;
+    return { inspect: (ev) => reporting && reporter.transition(sessionId, ev), stop: () => void (reporting = false) };
+  }
+
+  /**
+   * Projects and reports every event from now on; `reportFrom`: events already appended the reporter
+   * has not seen. `stopInspecting` ends the report of its transitions (transitionReport).
+   */
+  private async track(engine: SessionEngine, log: FileEventLog, reportFrom: number, stopInspecting: () => void): Promise<LiveSession> {
+    const sessionId = engine.sessionId;
+    const reporter = this.opts.reporter;
+    if (reporter && log.lastSeq() > reportFrom) {
+      for (const e of (await log.readAfter(reportFrom, { limit: 100_000 })).events) reporter.event(log, e);
+    }
     const stop = engine.observe((event) => {
       // Idle from the end of its last turn (not per event: this is the streaming path).
       if (event.type === 'turn_completed') this.touch(sessionId);

@@ -41,6 +41,16 @@ export interface NewSession {
   forkedFrom?: { sessionId: string; throughSeq: number };
 }
 
+/** What is wired to an engine before its machines start. */
+export interface EngineOptions {
+  /**
+   * An inspector of the session and turn machines from their very first state: one added with
+   * `inspect()` once the engine exists is not told the session machine's initial state, and a
+   * supervised child's daemon went on showing the states its crashed process last reported.
+   */
+  inspect?: (event: InspectionEvent) => void;
+}
+
 export interface EngineState {
   session: string;
   turn?: unknown;
@@ -68,8 +78,9 @@ export class SessionEngine {
   private readonly steerOutcomes = new Map<string, TroupeError>();
   private readonly inspectors = new Set<(event: InspectionEvent) => void>();
 
-  private constructor(sessionId: string, deps: EngineDeps) {
+  private constructor(sessionId: string, deps: EngineDeps, options: EngineOptions) {
     this.core = new EngineCore(sessionId, deps);
+    if (options.inspect) this.inspectors.add(options.inspect);
     this.actor = createActor(engineMachine, {
       input: { maxSteps: deps.limits.maxSteps },
       inspect: (ev) => this.inspectors.forEach((f) => this.tell(f, ev)),
@@ -89,8 +100,8 @@ export class SessionEngine {
    * Starts a new session: its first event is session_created. `history` (a fork's source events,
    * complete turns only) is copied after it under the new session id, renumbered.
    */
-  static create(deps: EngineDeps, init: NewSession, history: readonly AgentEvent[] = []): SessionEngine {
-    const engine = new SessionEngine(init.sessionId, deps);
+  static create(deps: EngineDeps, init: NewSession, history: readonly AgentEvent[] = [], options: EngineOptions = {}): SessionEngine {
+    const engine = new SessionEngine(init.sessionId, deps, options);
     engine.core.emit({
       type: 'session_created',
       sessionId: init.sessionId,
@@ -120,8 +131,8 @@ export class SessionEngine {
    * process died) is ended as `error` / `agent_crashed`, so it is never silently missing; with
    * `interrupted`, with that error instead (the session stopped on it in this process: its log failed).
    */
-  static async open(deps: EngineDeps, sessionId: string, interrupted: Interruption = CRASHED): Promise<SessionEngine> {
-    const engine = new SessionEngine(sessionId, deps);
+  static async open(deps: EngineDeps, sessionId: string, interrupted: Interruption = CRASHED, options: EngineOptions = {}): Promise<SessionEngine> {
+    const engine = new SessionEngine(sessionId, deps, options);
     let cursor = 0;
     for (;;) {
       const page = await deps.log.readAfter(cursor, { limit: 4096 });
@@ -253,7 +264,10 @@ export class SessionEngine {
     }
   }
 
-  /** XState inspection events of the session and turn machines (for the inspector). */
+  /**
+   * XState inspection events of the session and turn machines (for the inspector), from now on: the
+   * machines' states before are not told (EngineOptions.inspect is, from their start).
+   */
   inspect(listener: (event: InspectionEvent) => void): () => void {
     this.inspectors.add(listener);
     return () => this.inspectors.delete(listener);

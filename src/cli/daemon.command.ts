@@ -141,7 +141,8 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
   };
   let live: SessionSummary[];
   try {
-    live = (await client.sessions(false)).filter((x) => x.child !== null);
+    // (A failed session keeps its child's record, for its restarts, but no process runs it.)
+    live = (await client.sessions(false)).filter((x) => x.child !== null && x.child.state !== 'failed');
   } catch (err) {
     // /v1/health needs no token, the session list does: a daemon that refuses the token runs, and
     // --json still says so on stdout, with the refusal, for the script that reads it.

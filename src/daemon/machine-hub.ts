@@ -29,6 +29,12 @@ const KEEP = 500;
 const KEEP_SESSIONS = 2000;
 /** State and event names are few; each arrives as a fresh string from the control channel. */
 const MAX_NAMES = 10_000;
+/**
+ * Child machine states in which no process runs the session. Its session and turn machines live in
+ * that process and end with it: their last states are history then, not current states (kept as
+ * current, a child killed mid-turn left its session `running` after its restart).
+ */
+export const NO_PROCESS_STATES: ReadonlySet<string> = new Set(['spawning', 'restarting', 'backoff', 'failed', 'idleStopped', 'exited']);
 
 export class MachineHub {
   private readonly current = new Map<string, Partial<Record<Transition['machine'], string>>>();
@@ -44,6 +50,12 @@ export class MachineHub {
     const state = this.name(t.state);
     const cur = this.current.get(sessionId) ?? {};
     cur[t.machine] = state;
+    // A session machine starts (a process opened the session again): it has no turn until it starts one.
+    if (t.machine === 'session' && t.event === 'init') delete cur.turn;
+    if (t.machine === 'child' && NO_PROCESS_STATES.has(state)) {
+      delete cur.session;
+      delete cur.turn;
+    }
     this.current.set(sessionId, cur);
     const compact: RecordedTransition = { n: this.next++, machine: t.machine, state, event: this.name(t.event), at: t.at };
     const list = this.history.get(sessionId) ?? [];
@@ -61,6 +73,11 @@ export class MachineHub {
     this.current.delete(sessionId);
   }
 
+  /**
+   * The current state of each machine of the session that exists: no `session` and `turn` while no
+   * process runs the session (NO_PROCESS_STATES), and no `turn` after its session machine started
+   * until it starts a turn. Empty for a session this daemon has seen no transition of.
+   */
   states(sessionId: string): Partial<Record<Transition['machine'], string>> {
     return { ...(this.current.get(sessionId) ?? {}) };
   }

@@ -5,6 +5,7 @@
  */
 import { Feed, HttpError, getJson } from './api.js';
 import { layoutMachine } from './layout.js';
+import { applyLive, foldedStates, type LiveFold } from './live-states.js';
 import { renderSessions } from './sessions.js';
 import { Statechart } from './statechart.js';
 import { buildRows, renderList, renderStrip, statesThrough, type Row } from './timeline.js';
@@ -16,8 +17,12 @@ const $ = <T extends Element>(sel: string) => document.querySelector(sel) as T;
 const app = {
   charts: new Map<MachineName, Statechart>(),
   sessions: [] as SessionRow[],
-  /** Latest session/turn state per session, from the live feed (for the list). */
-  machines: new Map<string, States>(),
+  /** Each session's machines as the live feed moved them (for the list; live-states.ts). */
+  machines: new Map<string, LiveFold>(),
+  /** What the live feed's state says in the header: shown again once the list can be read again. */
+  feedSays: ['connecting…', ''] as [string, 'live' | 'down' | ''],
+  /** The session list could not be read the last time it was asked for. */
+  listFailed: false,
   selected: undefined as string | undefined,
   events: [] as LogEvent[],
   replayed: [] as ReplayedTransition[],
@@ -34,6 +39,7 @@ const app = {
   transitions: undefined as Feed | undefined,
   log: undefined as Feed | undefined,
   poll: undefined as number | undefined,
+  loggedOut: false,
 };
 
 /**
@@ -64,29 +70,41 @@ function status(text: string, cls: 'live' | 'down' | '') {
 
 /** The login is gone (the daemon restarted, or the cookie expired): say so once, and stop asking. */
 function loggedOut() {
+  app.loggedOut = true;
   window.clearInterval(app.poll);
   app.transitions?.close();
   app.log?.close();
   status('logged out (the daemon restarted?): run troupe inspect --url again', 'down');
 }
 
-function noteGap(text: string) {
+/**
+ * A red notice in the header, and a row in the timeline. `session`: about the session shown (it is
+ * gone, its log feed had a gap), removed when another is shown; `feed`: about the live feed of every
+ * session (transitions missed), kept.
+ */
+function noteGap(text: string, about: 'session' | 'feed') {
   app.gaps.push({ at: Date.now(), text });
   const span = document.createElement('span');
   span.className = 'gap';
+  span.dataset.about = about;
   span.textContent = text;
   $('#gaps').appendChild(span);
   renderTimeline();
 }
 
-/** The states to show now: live ones, else what the log rebuilds (a stored session). */
+/**
+ * The states to show now: the live ones, by the hub's rules (live-states.ts: none for the session and
+ * turn machines while no process runs the session); for a machine the feed said nothing of, what the
+ * log rebuilds (a stored session).
+ */
 function liveStates(): States {
   const out: States = {};
   const fromLog = app.rows.length ? statesThrough(app.rows.filter((r) => r.lane !== 'child'), app.rows.length) : {};
+  const fold: LiveFold = {};
+  for (const t of app.live) applyLive(fold, t);
   for (const m of MACHINES) {
-    const last = [...app.live].reverse().find((t) => t.machine === m);
-    const v = last?.state ?? fromLog[m];
-    if (v !== undefined) out[m] = v;
+    const v = fold[m] === undefined ? fromLog[m] : fold[m];
+    if (typeof v === 'string') out[m] = v;
   }
   if (out.child === undefined) {
     const row = app.sessions.find((s) => s.id === app.selected);
@@ -157,13 +175,42 @@ const refreshSessions = debounce(async () => {
   try {
     const { sessions } = await getJson<{ sessions: SessionRow[] }>('/v1/sessions?all=1');
     app.sessions = sessions.filter((s) => s.status !== 'deleted');
-    renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (id) => void selectSession(id));
+    renderSessionList();
     if (app.selected && app.travel === undefined) show(liveStates());
+    if (app.listFailed) {
+      app.listFailed = false;
+      if (!app.loggedOut) status(...app.feedSays);
+    }
   } catch (err) {
+    if (app.loggedOut) return;
+    app.listFailed = true;
     if (err instanceof HttpError && (err.status === 401 || err.status === 403)) loggedOut();
+    // Not answered at all (fetch's TypeError): the daemon is away, as the feed finds too.
+    else if (!(err instanceof HttpError)) status('reconnecting…', 'down');
     else status(`cannot list sessions: ${String(err)}`, 'down');
   }
 }, 150, 3000);
+
+/** The live feed's state, in the header unless the list cannot be read or the login is gone. */
+function feedStatus(text: string, cls: 'live' | 'down') {
+  app.feedSays = [text, cls];
+  if (!app.loggedOut && !app.listFailed) status(text, cls);
+}
+
+/**
+ * The session list, with the states the daemon gave for each (`machines`) where the feed has not
+ * moved a machine since: the feed's are newer. (The list's states are the daemon's only: it rebuilds
+ * none from the log.)
+ */
+function renderSessionList() {
+  const states = new Map<string, States>();
+  for (const s of app.sessions) {
+    const fold: LiveFold = { ...s.machines };
+    for (const [m, v] of Object.entries(app.machines.get(s.id) ?? {})) fold[m as MachineName] = v;
+    states.set(s.id, foldedStates(fold));
+  }
+  renderSessions($('#sessions tbody'), app.sessions, states, app.selected, (id) => void selectSession(id));
+}
 
 /** An answer of GET /v1/sessions/:id/replay (docs/inspector.md). */
 interface ReplayAnswer {
@@ -215,10 +262,7 @@ const refreshReplay = debounce(async () => {
 function onTransition(t: LiveTransition) {
   (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.push(t.n);
   if (!t.sessionId) return;
-  const m = app.machines.get(t.sessionId) ?? {};
-  m[t.machine] = t.state;
-  if (t.machine === 'session' && t.event === 'init') delete m.turn;
-  app.machines.set(t.sessionId, m);
+  app.machines.set(t.sessionId, applyLive(app.machines.get(t.sessionId) ?? {}, t));
   refreshSessions();
   if (t.sessionId !== app.selected) return;
   if (t.n <= app.liveN) return;
@@ -236,18 +280,21 @@ function onTransition(t: LiveTransition) {
 async function selectSession(id: string) {
   app.log?.close();
   Object.assign(app, { selected: id, events: [], replayed: [], replayFrom: undefined, live: [], liveN: 0, travel: undefined, lastEvent: {}, gaps: [] });
+  // What was said of the session shown before (deleted, not found) is not said of this one.
+  for (const notice of document.querySelectorAll('#gaps .gap[data-about=session]')) notice.remove();
   history.replaceState(null, '', `#${id}`);
   $<HTMLElement>('#detail-pane').hidden = false;
   $<HTMLElement>('#travel').hidden = true;
   $('#cause').textContent = 'Select a row of the timeline.';
-  renderSessions($('#sessions tbody'), app.sessions, app.machines, app.selected, (s) => void selectSession(s));
+  renderSessionList();
   let r: ReplayAnswer;
   try {
     r = await fetchReplay(id);
   } catch (err) {
     if (id !== app.selected) return;
+    if (err instanceof HttpError && (err.status === 401 || err.status === 403)) return loggedOut();
     // A deleted or unknown session (an old link): say so, and read no feed for it.
-    noteGap(err instanceof HttpError && err.status === 404 ? `no session ${id} (deleted, or never in this daemon's home)` : `cannot read session ${id}: ${String(err)}`);
+    noteGap(err instanceof HttpError && err.status === 404 ? `no session ${id} (deleted, or never in this daemon's home)` : `cannot read session ${id}: ${String(err)}`, 'session');
     return;
   }
   if (id !== app.selected) return;
@@ -267,7 +314,7 @@ async function selectSession(id: string) {
           if (name === 'replay_gap') {
             // The daemon cannot serve that cursor any more: say so, and read the log again from
             // its start once (events already shown are skipped by seq).
-            noteGap(`log feed gap after seq ${String((data as { after?: unknown }).after)}${reloaded ? '' : ': reloading the log'}`);
+            noteGap(`log feed gap after seq ${String((data as { after?: unknown }).after)}${reloaded ? '' : ': reloading the log'}`, 'session');
             app.log?.close();
             if (!reloaded && id === app.selected) {
               reloaded = true;
@@ -289,7 +336,7 @@ async function selectSession(id: string) {
         status: (s, code) => {
           if (s !== 'ended' || id !== app.selected) return;
           if (code === 401 || code === 403) loggedOut();
-          else noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`);
+          else noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`, 'session');
         },
       },
       after,
@@ -315,15 +362,18 @@ async function start() {
       message: (name, data) => {
         if (name === 'replay_gap') {
           const d = data as { after?: number; resumedFrom?: number };
-          noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`);
+          noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`, 'feed');
+          // What the feed moved of the list's machines may be stale now: the daemon's states are taken again.
+          app.machines.clear();
+          refreshSessions();
         } else onTransition(data as LiveTransition);
       },
       status: (s, code) =>
         s === 'ended'
           ? code === 401 || code === 403
             ? loggedOut()
-            : status(`the daemon refused the feed (${String(code)})`, 'down')
-          : status(s === 'live' ? 'live' : 'reconnecting…', s),
+            : feedStatus(`the daemon refused the feed (${String(code)})`, 'down')
+          : feedStatus(s === 'live' ? 'live' : 'reconnecting…', s),
     },
   );
   refreshSessions();

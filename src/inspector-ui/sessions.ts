@@ -1,4 +1,5 @@
 /** The session list: live and stored sessions with state, model, cwd, last activity, restarts, pid. */
+import { runsProcess } from './live-states.js';
 import type { SessionRow, States } from './types.js';
 
 const ago = (ms: number) => {
@@ -28,7 +29,8 @@ export function renderSessions(
     tr.dataset.session = s.id;
     if (s.id === selected) tr.classList.add('selected');
     cell(tr, s.title ? `${s.title} (${s.id.slice(0, 12)}…)` : s.id, '', s.id);
-    const status = s.child ? 'live' : s.status === 'active' ? 'stored' : s.status;
+    // Live while a process runs it; a session that failed keeps its child's record (its restarts).
+    const status = s.child && runsProcess(s.child.state) ? 'live' : s.status === 'active' ? 'stored' : s.status;
     cell(tr, status).innerHTML = `<span class="pill ${status}"></span>`;
     (tr.lastChild!.firstChild as HTMLElement).textContent = status;
     const m = machines.get(s.id) ?? {};
@@ -37,7 +39,8 @@ export function renderSessions(
     cell(tr, s.model);
     cell(tr, s.cwd, 'cwd', s.cwd);
     cell(tr, ago(s.updatedAt), '', new Date(s.updatedAt).toISOString());
-    cell(tr, String(s.child?.restarts ?? 0)).dataset.testid = 'session-restarts';
+    // Counted by this daemon's supervisor: unknown (—) for a session no child of it has held.
+    cell(tr, s.child ? String(s.child.restarts) : '—').dataset.testid = 'session-restarts';
     cell(tr, s.child?.pid ? String(s.child.pid) : '—').dataset.testid = 'session-pid';
     tr.addEventListener('click', () => onSelect(s.id));
     body.appendChild(tr);

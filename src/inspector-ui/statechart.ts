@@ -5,6 +5,8 @@
 import { ANY, type Placed, type PlacedEdge } from './layout.js';
 
 const NS = 'http://www.w3.org/2000/svg';
+/** The smallest scale a chart is drawn at in a narrow window: its 12-unit state names at 9 px. */
+const MIN_SCALE = 0.75;
 
 function el<K extends keyof SVGElementTagNameMap>(name: K, attrs: Record<string, string | number>, parent?: Element): SVGElementTagNameMap[K] {
   const e = document.createElementNS(NS, name);
@@ -32,8 +34,11 @@ export class Statechart {
 
   constructor(host: HTMLElement, private readonly placed: Placed, machine: string) {
     host.textContent = '';
-    // Scaled to the panel's width, so that the whole machine is always in view.
+    // Scaled to the panel's width, so that the whole machine is in view; in a narrow window, not
+    // below MIN_SCALE (the panel scrolls instead: page.ts). A CSSOM property, which the page's
+    // Content-Security-Policy allows (a style attribute it would not).
     this.svg = el('svg', { viewBox: `0 0 ${placed.width} ${placed.height}`, preserveAspectRatio: 'xMidYMin meet', 'data-machine': machine });
+    this.svg.style.setProperty('--min-width', `${Math.round(placed.width * MIN_SCALE)}px`);
     const defs = el('defs', {}, this.svg);
     const marker = el('marker', { id: `arrow`, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 8, markerHeight: 8, markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' }, defs);
     el('path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: '#9e9eaa' }, marker);

@@ -44,6 +44,8 @@ export interface ReplayedTransition {
 export interface SessionRow extends SessionEntry {
   child: { state: string; pid: number | null; restarts: number } | null;
   connections: number;
+  /** The daemon's current states of the session's machines (MachineHub.states), once it has seen them. */
+  machines?: Partial<Record<MachineName, string>>;
 }
 
 export type States = Partial<Record<MachineName, string>>;

@@ -47,19 +47,15 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     const live = relay.sessions.get(e.id);
     // The index is written at turn boundaries; the feed knows every durable event since.
     const lastSeq = Math.max(e.lastSeq, feeds.knownLastSeq(e.id) ?? 0);
+    const child = relay.childOf(e.id);
+    // The machines' current states, once this daemon has seen them (the inspector's list shows them).
+    const machines = hub.states(e.id);
     return {
       ...e,
       lastSeq,
-      child: live
-        ? {
-            state: live.child.state,
-            pid: live.child.pid ?? null,
-            restarts: live.child.restarts,
-            wakes: live.child.wakes,
-            ...(live.health ? { rss: live.health.rss, heapUsed: live.health.heapUsed, heartbeatAt: live.health.at } : {}),
-          }
-        : null,
+      child: child ? { ...child, ...(live?.health ? { rss: live.health.rss, heapUsed: live.health.heapUsed, heartbeatAt: live.health.at } : {}) } : null,
       connections: live ? live.attached.size : 0,
+      ...(Object.keys(machines).length > 0 ? { machines } : {}),
     };
   };
   /** The index entry; a session just created may not be in the index yet, but its child is known. */

@@ -111,14 +111,16 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
     const replayed = await replaySessionInSlices(await readEvents(id), nextTurn);
     const live = hub.transitions(id);
     const child = relay.sessions.get(id)?.child;
-    // Live states when this daemon has seen the machines; else the log's (a stored session).
-    const fromLog = statesAt(replayed);
+    // The daemon's states once it has seen the session's machines (no session or turn state while no
+    // process runs it: those machines ended with the last one); else the log's (a stored session).
+    // Never a mix: the log's turn next to a live session machine would be another process's.
     const liveStates = hub.states(id);
-    const states = { session: liveStates.session ?? fromLog.session, turn: liveStates.turn ?? fromLog.turn, child: liveStates.child ?? child?.state };
+    const seenLive = Object.keys(liveStates).length > 0;
+    const states = seenLive ? { ...liveStates, child: liveStates.child ?? child?.state } : { ...statesAt(replayed), child: child?.state };
     const transitions = live.length > 0 ? live : replayed.map(({ machine, state, event, at, seq, cause }) => ({ machine, state, event, at, seq, cause: cause.type }));
     return {
-      session: { ...entry, child: child ? { state: child.state, pid: child.pid ?? null, restarts: child.restarts, wakes: child.wakes } : null },
-      source: live.length > 0 ? 'live' : 'log',
+      session: { ...entry, child: relay.childOf(id) ?? null },
+      source: seenLive ? 'live' : 'log',
       states,
       transitions: transitions.slice(-last),
       mermaid: {

@@ -23,10 +23,12 @@ export const INSPECTOR_HTML = `<!doctype html>
 <main>
   <section id="sessions-pane">
     <h2>Sessions</h2>
+    <div class="table-scroll">
     <table id="sessions" data-testid="sessions">
       <thead><tr><th>session</th><th>status</th><th>state</th><th>model</th><th>cwd</th><th>last activity</th><th>restarts</th><th>pid</th></tr></thead>
       <tbody></tbody>
     </table>
+    </div>
   </section>
   <section id="detail-pane" hidden>
     <div id="travel" data-testid="travel" class="travel" hidden>
@@ -62,15 +64,17 @@ export const INSPECTOR_CSS = `
   --turn:#1565c0; --tool:#2e7d32; --perm:#6a1b9a; --steer:#00838f; --compact:#8d6e63; --crash:#c62828; --restart:#ef6c00; --cancel:#757575; }
 * { box-sizing: border-box; }
 body { margin:0; font:13px/1.4 system-ui, sans-serif; color:var(--fg); background:var(--bg); }
-header { display:flex; gap:16px; align-items:baseline; padding:8px 16px; border-bottom:1px solid var(--line); background:#fff; }
+header { display:flex; flex-wrap:wrap; gap:4px 16px; align-items:baseline; padding:8px 16px; border-bottom:1px solid var(--line); background:#fff; }
 h1 { font-size:16px; margin:0; }
 h2 { font-size:13px; margin:8px 0; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); }
 h2 small { text-transform:none; letter-spacing:0; }
 .status { color:var(--muted); }
 .status.live { color:#2e7d32; }
 .status.down { color:var(--crash); }
-#gaps .gap { color:#fff; background:var(--crash); border-radius:3px; padding:1px 6px; margin-left:6px; }
+#gaps .gap { color:#fff; background:var(--crash); border-radius:3px; padding:1px 6px; margin-left:6px; overflow-wrap:anywhere; }
 main { padding:8px 16px; }
+/* Rows do not wrap (one line per session): the table scrolls sideways in its pane, not the page. */
+.table-scroll { overflow-x:auto; }
 table { border-collapse:collapse; width:100%; background:#fff; }
 th, td { text-align:left; padding:3px 8px; border-bottom:1px solid #eee; white-space:nowrap; }
 td.cwd { max-width:260px; overflow:hidden; text-overflow:ellipsis; }
@@ -80,8 +84,10 @@ tbody tr.selected { background:#e3ecff; }
 .pill { border-radius:8px; padding:0 6px; background:#eee; }
 .pill.active, .pill.running, .pill.busy { background:#fff3c4; }
 .pill.failed, .pill.crashed { background:#ffcdd2; }
-#charts { display:grid; grid-template-columns: 1fr 2fr; grid-template-areas: 'turn turn' 'session child'; gap:8px; margin-top:8px; }
-.chart { margin:0; background:#fff; border:1px solid var(--line); border-radius:6px; padding:6px; min-height:120px; overflow:auto; }
+/* minmax(0, …) and min-width:0: a grid item is otherwise at least as wide as its content, and a
+   chart or a long row widened the page instead of scrolling in its pane. */
+#charts { display:grid; grid-template-columns: minmax(0,1fr) minmax(0,2fr); grid-template-areas: 'turn turn' 'session child'; gap:8px; margin-top:8px; }
+.chart { margin:0; background:#fff; border:1px solid var(--line); border-radius:6px; padding:6px; min-height:120px; min-width:0; overflow:auto; }
 .chart[data-machine=turn] { grid-area:turn; } .chart[data-machine=session] { grid-area:session; } .chart[data-machine=child] { grid-area:child; }
 .chart[data-machine=session] svg { max-height:300px; }
 .chart figcaption { font-weight:600; margin-bottom:4px; }
@@ -105,14 +111,16 @@ tbody tr.selected { background:#e3ecff; }
 @keyframes fire { from { stroke-width:6; } to { stroke-width:3; } }
 .toast { font-size:12px; font-weight:700; fill:var(--fire); animation:toast 1.8s ease-out forwards; pointer-events:none; }
 @keyframes toast { 0% { opacity:1; transform:translateY(0); } 100% { opacity:0; transform:translateY(-14px); } }
-#lower { display:grid; grid-template-columns: 2fr 1fr; gap:8px; margin-top:8px; }
+#lower { display:grid; grid-template-columns: minmax(0,2fr) minmax(0,1fr); gap:8px; margin-top:8px; }
+#lower > section { min-width:0; }
 #timeline { list-style:none; margin:0; padding:0; max-height:420px; overflow:auto; background:#fff; border:1px solid var(--line); border-radius:6px; }
-#timeline li { display:grid; grid-template-columns: 92px 64px 1fr; gap:8px; padding:2px 8px; border-bottom:1px solid #f2f2f2; cursor:pointer; }
+#timeline li { display:grid; grid-template-columns: 92px 64px minmax(0,1fr); gap:8px; padding:2px 8px; border-bottom:1px solid #f2f2f2; cursor:pointer; }
 #timeline li:hover { background:#f0f4ff; }
 #timeline li.selected { background:#e3ecff; outline:1px solid #90a4ff; }
 #timeline li.future { opacity:.45; }
 #timeline .t { color:var(--muted); font-variant-numeric:tabular-nums; }
 #timeline .lane { font-size:11px; color:var(--muted); }
+#timeline .what { overflow-wrap:anywhere; }
 #timeline li.gap { background:#ffebee; color:var(--crash); font-weight:600; }
 #timeline li.more { display:block; color:var(--muted); font-style:italic; cursor:default; }
 #timeline li[data-kind=turn] .what { color:var(--turn); }
@@ -130,4 +138,14 @@ tbody tr.selected { background:#e3ecff; }
 #strip .cursor { stroke:var(--fire); stroke-width:2; }
 #cause { background:#fff; border:1px solid var(--line); border-radius:6px; padding:8px; max-height:480px; overflow:auto; white-space:pre-wrap; word-break:break-word; margin:0; }
 .travel { background:#fff3e0; border:1px solid #ffb74d; border-radius:6px; padding:6px 10px; margin-top:8px; }
+/* A narrow window (a phone): the charts and the lower panes one under the other, each chart at
+   least its readable size (--min-width, set per chart by statechart.ts), scrolled in its pane
+   rather than shrunk (the turn machine fitted to 360 px had 3 px text). */
+@media (max-width: 800px) {
+  header, main { padding-left:8px; padding-right:8px; }
+  #charts { grid-template-columns: minmax(0,1fr); grid-template-areas: 'turn' 'session' 'child'; }
+  .chart svg { min-width:var(--min-width, 0); }
+  #lower { grid-template-columns: minmax(0,1fr); }
+  #timeline li { grid-template-columns: 90px 50px minmax(0,1fr); gap:4px; padding:2px 4px; }
+}
 `;

@@ -27,7 +27,11 @@ export interface RelayContext {
   unregistered(session: RelaySession): void;
   /** Durable events from the child. */
   events(session: RelaySession, sessionId: string, events: AgentEvent[]): void;
-  transition(session: RelaySession, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void;
+  /**
+   * A machine of `sessionId` changed state: the child machine of a relay session, or a session or
+   * turn machine its process reports (for the session that process names: see RelaySession.control).
+   */
+  transition(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void;
   heartbeat(session: RelaySession, hb: { rss: number; heapUsed: number; events: number }): void;
   /** The session's child was silent but short of CPU, and is waited for (SupervisedChild). */
   slowChild(session: RelaySession): void;

@@ -112,7 +112,7 @@ export class RelaySession {
       onControl: (c) => this.control(c),
       onExit: (e, info) => this.childExited(e, info),
       onSpawnFailed: (err) => this.spawnFailed(err),
-      onTransition: (state, event, at) => ctx.transition(this, 'child', state, event, at),
+      onTransition: (state, event, at) => ctx.transition(this.sessionId, 'child', state, event, at),
       onSlow: () => ctx.slowChild(this),
       quiet: () => this.pending.size === 0 && this.internal.size === 0,
       logger: ctx.logger,
@@ -366,9 +366,11 @@ export class RelaySession {
 
   private control(c: ControlMessage): void {
     if (c.t === 'events') this.ctx.events(this, c.sessionId, c.events);
-    else if (c.t === 'transition') {
-      this.ctx.transition(this, c.machine, c.state, c.event, c.at);
-    } else if (c.t === 'hb') {
+    // A transition is of the session the process names, as its events are: a new session's first
+    // state comes before its id is known here (its session/new answer follows it), and a fork is made
+    // in its source's process (taken for the source's, the fork's first state would reset the source's).
+    else if (c.t === 'transition') this.ctx.transition(c.sessionId, c.machine, c.state, c.event, c.at);
+    else if (c.t === 'hb') {
       this.health = { rss: c.rss, heapUsed: c.heapUsed, events: c.events, at: c.at };
       this.ctx.heartbeat(this, c);
     }

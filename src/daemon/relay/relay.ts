@@ -55,6 +55,12 @@ export class Relay implements AcpAgentSide, RelayContext {
    */
   private readonly restingServers = new Map<string, unknown[]>();
   /**
+   * What the children of sessions released after they failed for good had come to (in this daemon
+   * run), until the session is deleted: their listing still shows their restarts (a few numbers
+   * each; a failed session is never started again, so nothing else holds them).
+   */
+  private readonly failedChildren = new Map<string, { restarts: number; wakes: number }>();
+  /**
    * Sessions whose `session/new` is in flight: each holds a child but is not in `sessions` until the
    * child names it. They count against `--max-sessions`, or a burst of concurrent `session/new`s
    * would all pass the check and start a child each.
@@ -224,6 +230,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       session.child.dispose();
     }
     this.restingServers.delete(sessionId);
+    this.failedChildren.delete(sessionId);
     const entry = this.deps.index.get(sessionId);
     if (entry && entry.status !== 'deleted') await this.deps.index.tombstone(sessionId);
     for (const conn of attached) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_deleted', params: { sessionId } });
@@ -258,7 +265,19 @@ export class Relay implements AcpAgentSide, RelayContext {
     if (!id || this.sessions.get(id) !== session || !session.resting) return;
     this.sessions.delete(id);
     if (session.mcpServers.length) this.restingServers.set(id, session.mcpServers);
+    if (session.child.failed) this.failedChildren.set(id, { restarts: session.child.restarts, wakes: session.child.wakes });
     session.child.dispose();
+  }
+
+  /**
+   * A session's child as the management API lists it: the live one's, or what the child of a session
+   * released after it failed came to (its pid gone); undefined for a session no child holds.
+   */
+  childOf(sessionId: string): { state: string; pid: number | null; restarts: number; wakes: number } | undefined {
+    const child = this.sessions.get(sessionId)?.child;
+    if (child) return { state: child.state, pid: child.pid ?? null, restarts: child.restarts, wakes: child.wakes };
+    const failed = this.failedChildren.get(sessionId);
+    return failed && { state: 'failed', pid: null, ...failed };
   }
 
   liveCount(): number {
@@ -317,8 +336,8 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.deps.observer?.events?.(sessionId, events);
   }
 
-  transition(session: RelaySession, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void {
-    this.deps.observer?.transition?.(session.sessionId, machine, state, event, at);
+  transition(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void {
+    this.deps.observer?.transition?.(sessionId, machine, state, event, at);
   }
 
   heartbeat(session: RelaySession, hb: { rss: number; heapUsed: number; events: number }): void {

@@ -9,9 +9,8 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
+import { CHROMIUM, CHROMIUM_ARGS as ARGS, headlessChromium, openInspector, until } from '../../support/inspector-page.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const ARTIFACTS = resolve('test-artifacts/inspector');
 /** Transitions the daemon keeps for resuming the page's feed: small, so that a gap can be made. */
 const KEEP = 12;
@@ -29,15 +28,6 @@ const script = {
 };
 
 const prompt = (text: string) => [{ type: 'text' as const, text }];
-
-/** Waits until `f` holds in the page (polling, bounded). */
-async function until(page: Page, what: string, f: () => unknown, timeout = 15_000): Promise<void> {
-  try {
-    await page.waitForFunction(f, undefined, { timeout, polling: 50 });
-  } catch (err) {
-    throw new Error(`timed out waiting for ${what}: ${(err as Error).message.split('\n')[0]}`);
-  }
-}
 
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -238,26 +228,6 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   await shot(page, 'gap');
   assert.deepEqual(errors, [], 'no script errors in the page');
 });
-
-/** Logs a fresh page in through a one-time code and opens `sessionId` in it. */
-async function openInspector(browser: Browser, d: Daemon, sessionId: string): Promise<{ page: Page; errors: string[] }> {
-  const login = (await d.api('POST', '/v1/login-codes')).json as { url: string };
-  const page = await (await browser.newContext({ viewport: { width: 1600, height: 1200 } })).newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(login.url);
-  await page.waitForSelector(`#sessions tr[data-session="${sessionId}"]`, { timeout: 15_000 });
-  await page.click(`#sessions tr[data-session="${sessionId}"]`);
-  await until(page, 'the charts', () => document.querySelectorAll('.chart svg .node').length > 20);
-  return { page, errors };
-}
-
-/** A headless Chromium, closed after the test. */
-async function headlessChromium(t: { after(fn: () => unknown): void }): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-  t.after(() => browser.close());
-  return browser;
-}
 
 test('inspector: the timeline keeps up while a reply streams without a pause', { timeout: 120_000 }, async (t) => {
   // 1500 words, one chunk every 10 ms: the log never rests for long while the reply streams.

@@ -11,6 +11,7 @@ import type { ModelProvider, ModelRequest } from '../../../src/core/provider.js'
 import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
 import { MAX_FAILURE_MESSAGE_CHARS } from '../../../src/machines/turn.machine.js';
+import { transitionRecorder } from '../../../src/machines/transition-recorder.js';
 
 const write = (path: string, content = 'hello\n') => ({ tool_call: { name: 'write_file', input: { path, content } } });
 
@@ -436,6 +437,18 @@ test('reopening a log whose turn never completed ends that turn as agent_crashed
   assert.equal(reopened.state().session, 'idle');
   assertWellFormed(h);
   // The "dead" engine still holds its permission timer: release it so the test process can exit.
+  await h.engine.dispose();
+});
+
+test("an inspector given at open is told the machines' first state: a reopened session's idle, after its crashed turn", async () => {
+  const h = makeHarness([[write('a.txt')]], { mode: 'default' });
+  h.engine.prompt(text('go'));
+  await h.asker.whenAsked();
+  const told: string[] = [];
+  const record = transitionRecorder((t) => told.push(`${t.machine} ${t.state} on ${t.event}`));
+  const reopened = await SessionEngine.open({ ...(h.engine as any).core.deps, asker: new ControlledAsker() }, h.engine.sessionId, undefined, { inspect: record });
+  assert.deepEqual(told, ['session idle on init'], 'what the daemon is told the session is once its process is replaced');
+  await reopened.dispose();
   await h.engine.dispose();
 });
 

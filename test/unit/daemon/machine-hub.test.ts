@@ -43,3 +43,33 @@ test('a deleted session is forgotten: its states and history go, the others stay
   assert.deepEqual(hub.states('ses_b'), { child: 'busy' });
   assert.equal(hub.transitions('ses_b').length, 1);
 });
+
+test('current states are of machines that exist: a session machine that starts has no turn, and none runs while no process does', () => {
+  const hub = new MachineHub();
+  const at = (machine: Transition['machine'], state: string, event: string) => hub.record('ses_a', { machine, state, event, at: 1 });
+  at('session', 'idle', 'init');
+  at('child', 'busy', 'BUSY');
+  at('session', 'running', 'PROMPT');
+  at('turn', 'tools.running', 'done: decideTool');
+  assert.deepEqual(hub.states('ses_a'), { session: 'running', turn: 'tools.running', child: 'busy' });
+  // kill -9: the process and its machines are gone; a new one opens the session again.
+  at('child', 'backoff', 'EXITED');
+  assert.deepEqual(hub.states('ses_a'), { child: 'backoff' });
+  at('child', 'restarting', 'xstate.after.backoff.child.backoff');
+  at('child', 'initializing', 'SPAWNED');
+  at('session', 'idle', 'init');
+  at('child', 'ready', 'READY');
+  assert.deepEqual(hub.states('ses_a'), { session: 'idle', child: 'ready' });
+  // The history keeps what happened, the dead process's states among it.
+  assert.deepEqual(hub.transitions('ses_a').filter((x) => x.machine === 'turn').map((x) => x.state), ['tools.running']);
+  // A session machine started again in the same process (reopened there) has no turn either.
+  at('session', 'running', 'PROMPT');
+  at('turn', 'done', 'done: modelStep');
+  at('session', 'idle', 'init');
+  assert.deepEqual(hub.states('ses_a'), { session: 'idle', child: 'ready' });
+  for (const state of ['idleStopped', 'failed', 'exited']) {
+    at('session', 'idle', 'init');
+    at('child', state, 'EXITED');
+    assert.deepEqual(hub.states('ses_a'), { child: state }, state);
+  }
+});

@@ -1,0 +1,38 @@
+/**
+ * The machines' current states from the live feed, by the rules the daemon's MachineHub keeps them
+ * with (src/daemon/machine-hub.ts; the page cannot import it): a session machine that starts has no
+ * turn yet, and when no process runs the session any more, its session and turn machines are gone
+ * with the last one. Taken as the last transition of each machine, a child killed mid-turn left the
+ * page showing `running` / `tools.running` after its restart.
+ */
+import type { LiveTransition, MachineName, States } from './types.js';
+
+/** Child states in which no process runs the session (as the hub's NO_PROCESS_STATES). */
+const NO_PROCESS = new Set(['spawning', 'restarting', 'backoff', 'failed', 'idleStopped', 'exited']);
+
+/**
+ * Each machine's state after the live transitions seen: a state, `null` when the feed showed that the
+ * machine is gone (or has not started: a turn), absent when the feed said nothing of it.
+ */
+export type LiveFold = Partial<Record<MachineName, string | null>>;
+
+/** Whether a process runs the session while its child machine is in `childState`. */
+export const runsProcess = (childState: string): boolean => !NO_PROCESS.has(childState);
+
+/** Applies one live transition to `fold`, in place. */
+export function applyLive(fold: LiveFold, t: Pick<LiveTransition, 'machine' | 'state' | 'event'>): LiveFold {
+  fold[t.machine] = t.state;
+  if (t.machine === 'session' && t.event === 'init') fold.turn = null;
+  if (t.machine === 'child' && NO_PROCESS.has(t.state)) {
+    fold.session = null;
+    fold.turn = null;
+  }
+  return fold;
+}
+
+/** The states `fold` holds (those gone or unknown left out). */
+export function foldedStates(fold: LiveFold): States {
+  const out: States = {};
+  for (const [m, v] of Object.entries(fold) as [MachineName, string | null | undefined][]) if (typeof v === 'string') out[m] = v;
+  return out;
+}
