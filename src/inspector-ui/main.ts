@@ -6,7 +6,7 @@
 import { Feed, HttpError, getJson } from './api.js';
 import { layoutMachine } from './layout.js';
 import { applyLive, foldedStates, type LiveFold } from './live-states.js';
-import { renderSessions } from './sessions.js';
+import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
 import { buildRows, renderList, renderStrip, statesThrough, type Row } from './timeline.js';
 import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayedTransition, SessionRow, States } from './types.js';
@@ -19,6 +19,9 @@ const app = {
   sessions: [] as SessionRow[],
   /** Each session's machines as the live feed moved them (for the list; live-states.ts). */
   machines: new Map<string, LiveFold>(),
+  /** Sessions whose rows the feed moved since they were drawn. */
+  redraw: new Set<string>(),
+  redrawTimer: undefined as number | undefined,
   /** What the live feed's state says in the header: shown again once the list can be read again. */
   feedSays: ['connecting…', ''] as [string, 'live' | 'down' | ''],
   /** The session list could not be read the last time it was asked for. */
@@ -198,18 +201,39 @@ function feedStatus(text: string, cls: 'live' | 'down') {
 }
 
 /**
- * The session list, with the states the daemon gave for each (`machines`) where the feed has not
- * moved a machine since: the feed's are newer. (The list's states are the daemon's only: it rebuilds
- * none from the log.)
+ * A session's states for the list: those the daemon gave (`machines`) where the feed has not moved a
+ * machine since, the feed's are newer. (The list's states are the daemon's only: it rebuilds none
+ * from the log.)
  */
+function listStates(s: SessionRow): States {
+  const fold: LiveFold = { ...s.machines };
+  for (const [m, v] of Object.entries(app.machines.get(s.id) ?? {})) fold[m as MachineName] = v;
+  return foldedStates(fold);
+}
+
+const showRow = (id: string) => void selectSession(id);
+
 function renderSessionList() {
-  const states = new Map<string, States>();
-  for (const s of app.sessions) {
-    const fold: LiveFold = { ...s.machines };
-    for (const [m, v] of Object.entries(app.machines.get(s.id) ?? {})) fold[m as MachineName] = v;
-    states.set(s.id, foldedStates(fold));
-  }
-  renderSessions($('#sessions tbody'), app.sessions, states, app.selected, (id) => void selectSession(id));
+  app.redraw.clear();
+  renderSessions($('#sessions tbody'), app.sessions, listStates, app.selected, showRow);
+}
+
+/**
+ * Redraws the rows of the sessions the feed moved, 50 ms after the first such move: the list follows
+ * the feed at once, not only at its next read from the daemon (150 ms after the feed pauses, at most
+ * every 3 s while it does not), and a busy daemon does not have every row rebuilt for each transition.
+ */
+function redrawMoved(sessionId: string) {
+  app.redraw.add(sessionId);
+  app.redrawTimer ??= window.setTimeout(() => {
+    app.redrawTimer = undefined;
+    for (const id of app.redraw) {
+      const tr = document.querySelector(`#sessions tr[data-session="${CSS.escape(id)}"]`);
+      const s = app.sessions.find((x) => x.id === id);
+      if (tr && s) tr.replaceWith(sessionRow(s, listStates(s), id === app.selected, showRow));
+    }
+    app.redraw.clear();
+  }, 50);
 }
 
 /** An answer of GET /v1/sessions/:id/replay (docs/inspector.md). */
@@ -263,6 +287,7 @@ function onTransition(t: LiveTransition) {
   (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.push(t.n);
   if (!t.sessionId) return;
   app.machines.set(t.sessionId, applyLive(app.machines.get(t.sessionId) ?? {}, t));
+  redrawMoved(t.sessionId);
   refreshSessions();
   if (t.sessionId !== app.selected) return;
   if (t.n <= app.liveN) return;

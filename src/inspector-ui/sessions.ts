@@ -16,33 +16,43 @@ function cell(tr: HTMLTableRowElement, text: string, cls = '', title = ''): HTML
   return td;
 }
 
+/**
+ * One session's row. `states` are its machines' current states, the live feed's over the daemon's
+ * list: the child's state too, so the row follows a crash or a restart as the feed tells it, not only
+ * at the list's next read. Whether a child is shown at all, its restarts and its pid are the daemon's
+ * list's (a session the daemon holds no child for has none: `—`).
+ */
+export function sessionRow(s: SessionRow, states: States, selected: boolean, onSelect: (id: string) => void): HTMLTableRowElement {
+  const tr = document.createElement('tr');
+  tr.dataset.session = s.id;
+  if (selected) tr.classList.add('selected');
+  cell(tr, s.title ? `${s.title} (${s.id.slice(0, 12)}…)` : s.id, '', s.id);
+  const child = s.child ? (states.child ?? s.child.state) : undefined;
+  // Live while a process runs it; a session that failed keeps its child's record (its restarts).
+  const status = child && runsProcess(child) ? 'live' : child === 'failed' ? 'failed' : s.status === 'active' ? 'stored' : s.status;
+  const pill = document.createElement('span');
+  pill.className = `pill ${status}`;
+  pill.textContent = status;
+  cell(tr, '').appendChild(pill);
+  const state = [states.session, states.turn].filter(Boolean).join(' / ') || '—';
+  cell(tr, `${state}${child ? ` · child ${child}` : ''}`).dataset.testid = 'session-state';
+  cell(tr, s.model);
+  cell(tr, s.cwd, 'cwd', s.cwd);
+  cell(tr, ago(s.updatedAt), '', new Date(s.updatedAt).toISOString());
+  // Counted by this daemon's supervisor: unknown (—) for a session no child of it has held.
+  cell(tr, s.child ? String(s.child.restarts) : '—').dataset.testid = 'session-restarts';
+  cell(tr, s.child?.pid ? String(s.child.pid) : '—').dataset.testid = 'session-pid';
+  tr.addEventListener('click', () => onSelect(s.id));
+  return tr;
+}
+
+/** The whole list, rebuilt. */
 export function renderSessions(
   body: HTMLTableSectionElement,
   sessions: SessionRow[],
-  machines: Map<string, States>,
+  statesOf: (s: SessionRow) => States,
   selected: string | undefined,
   onSelect: (id: string) => void,
 ): void {
-  body.textContent = '';
-  for (const s of sessions) {
-    const tr = document.createElement('tr');
-    tr.dataset.session = s.id;
-    if (s.id === selected) tr.classList.add('selected');
-    cell(tr, s.title ? `${s.title} (${s.id.slice(0, 12)}…)` : s.id, '', s.id);
-    // Live while a process runs it; a session that failed keeps its child's record (its restarts).
-    const status = s.child && runsProcess(s.child.state) ? 'live' : s.status === 'active' ? 'stored' : s.status;
-    cell(tr, status).innerHTML = `<span class="pill ${status}"></span>`;
-    (tr.lastChild!.firstChild as HTMLElement).textContent = status;
-    const m = machines.get(s.id) ?? {};
-    const state = [m.session, m.turn].filter(Boolean).join(' / ') || '—';
-    cell(tr, `${state}${s.child ? ` · child ${s.child.state}` : ''}`).dataset.testid = 'session-state';
-    cell(tr, s.model);
-    cell(tr, s.cwd, 'cwd', s.cwd);
-    cell(tr, ago(s.updatedAt), '', new Date(s.updatedAt).toISOString());
-    // Counted by this daemon's supervisor: unknown (—) for a session no child of it has held.
-    cell(tr, s.child ? String(s.child.restarts) : '—').dataset.testid = 'session-restarts';
-    cell(tr, s.child?.pid ? String(s.child.pid) : '—').dataset.testid = 'session-pid';
-    tr.addEventListener('click', () => onSelect(s.id));
-    body.appendChild(tr);
-  }
+  body.replaceChildren(...sessions.map((s) => sessionRow(s, statesOf(s), s.id === selected, onSelect)));
 }

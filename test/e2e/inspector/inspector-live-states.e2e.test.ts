@@ -4,7 +4,7 @@
 // machine is lit (none runs). (The woken child's machines: test/integration/daemon/daemon-machine-states.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { daemonWithSession, waitFor, type Daemon } from '../../support/daemon.js';
 import { headlessChromium, openInspector, until } from '../../support/inspector-page.js';
 
@@ -19,6 +19,11 @@ const received = (page: Page, n: number) =>
   page.waitForFunction((k) => (window as unknown as { troupeInspector: { received: number[] } }).troupeInspector.received.includes(k), n, { timeout: 15_000 });
 
 const captions = (page: Page) => page.evaluate(() => ['session', 'turn', 'child'].map((m) => document.querySelector(`[data-testid=state-${m}]`)?.textContent));
+/** Waits until the list's state cell `sel` reads `want`, within a moment of the feed (the rows it moved are redrawn within 50 ms). */
+const stateCell = (page: Page, sel: string, want: RegExp) =>
+  page.waitForFunction(([s, w]) => new RegExp(w).test(document.querySelector(s)?.textContent ?? ''), [sel, want.source] as const, { timeout: 15_000 }).catch(async (err) => {
+    throw new Error(`${(err as Error).message.split('\n')[0]}; the list says ${JSON.stringify(await page.textContent(sel))}, not ${want}`);
+  });
 const lit = (page: Page) => page.$$eval('.chart .node.active:not(.compound)', (ns) => ns.map((n) => `${n.closest('svg')!.dataset.machine}:${(n as SVGElement).dataset.state}`).sort());
 
 test('inspector: after a kill -9 mid-turn and the restart, the session is shown idle with no turn; failed, with its restart', { timeout: 120_000 }, async (t) => {
@@ -29,6 +34,10 @@ test('inspector: after a kill -9 mid-turn and the restart, the session is shown 
   await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'the hanging turn');
   await d.untilDurable(sessionId, c.updatesFor(sessionId, 'agent_message_chunk').at(-1)._meta.troupe.seq);
   await until(page, 'the turn running', () => document.querySelector('[data-testid=state-session]')?.textContent === 'running');
+  const row = `#sessions tr[data-session="${sessionId}"] [data-testid=session-state]`;
+  // The list follows the feed: its row shows the running turn before the crash (so that what it
+  // shows after is the restart's, not what it said before the prompt).
+  await stateCell(page, row, /^running \/ \S+ · child busy$/);
   const pid = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid as number;
   process.kill(pid, 'SIGKILL');
   await assert.rejects(victim, (e: any) => e.data?.code === 'agent_crashed');
@@ -41,14 +50,10 @@ test('inspector: after a kill -9 mid-turn and the restart, the session is shown 
   await received(page, ready.n);
   assert.deepEqual(await captions(page), ['idle', '—', 'ready']);
   assert.deepEqual(await lit(page), ['child:ready', 'session:idle'], 'no state of the dead turn is lit');
-  const row = `#sessions tr[data-session="${sessionId}"] [data-testid=session-state]`;
-  await page.waitForFunction((sel) => /· child ready/.test(document.querySelector(sel)?.textContent ?? ''), row, { timeout: 15_000 });
-  // Its states follow the feed within a moment (the list is redrawn at most every 150 ms).
-  await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'idle · child ready', row, { timeout: 15_000 }).catch(async (err) => {
-    throw new Error(`${(err as Error).message.split('\n')[0]}; the list says ${JSON.stringify(await page.textContent(row))}`);
-  });
+  await stateCell(page, row, /^idle · child ready$/);
+  // The restart is counted by the daemon: the row has it from the list's next read.
+  await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === '1', `#sessions tr[data-session="${sessionId}"] [data-testid=session-restarts]`, { timeout: 15_000 });
   assert.equal(await page.textContent(row), 'idle · child ready');
-  assert.equal(await page.textContent(`#sessions tr[data-session="${sessionId}"] [data-testid=session-restarts]`), '1');
   // A page opened now has seen no transition: its list has the daemon's states from the start.
   const { page: fresh } = await openInspector(browser, d);
   await fresh.waitForSelector(row, { timeout: 15_000 });
@@ -78,9 +83,25 @@ test('inspector: an idle-stopped session lights no session or turn state', { tim
   await received(page, stopped.n);
   assert.deepEqual(await captions(page), ['—', '—', 'idleStopped'], "not the stopped process's idle and done");
   assert.deepEqual(await lit(page), ['child:idleStopped']);
+  await stateCell(page, `#sessions tr[data-session="${sessionId}"] [data-testid=session-state]`, /^— · child idleStopped$/);
+  assert.deepEqual(errors, []);
+});
+
+test('inspector: the list follows the live feed between its reads from the daemon', { timeout: 120_000 }, async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script });
+  const browser = await headlessChromium(t);
+  const { page, errors } = await openInspector(browser, d);
   const row = `#sessions tr[data-session="${sessionId}"] [data-testid=session-state]`;
-  await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === '— · child idleStopped', row, { timeout: 15_000 }).catch(async (err) => {
-    throw new Error(`${(err as Error).message.split('\n')[0]}; the list says ${JSON.stringify(await page.textContent(row))}`);
-  });
+  await stateCell(page, row, /^idle · child ready$/);
+  // From here the list's reads are held unanswered: only the feed can move the row.
+  const held: Route[] = [];
+  let hold = true;
+  await page.route((url) => url.pathname === '/v1/sessions', (route) => void (hold ? held.push(route) : route.continue()));
+  assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('ping') })) as { stopReason: string }).stopReason, 'end_turn');
+  const last = (await transitions(d, sessionId)).at(-1)!;
+  await received(page, last.n);
+  await stateCell(page, row, /^idle \/ done · child ready$/);
+  hold = false;
+  await Promise.all(held.map((r) => r.continue()));
   assert.deepEqual(errors, []);
 });
