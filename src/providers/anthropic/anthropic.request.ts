@@ -35,7 +35,9 @@ export function toAnthropicBody(
   let maxTokens = request.maxOutputTokens ?? caps.maxOutputTokens;
   let thinking: Anthropic.Messages.ThinkingConfigParam | undefined;
   const wantsThinking = caps.thinking && request.thinkingBudget !== undefined && request.thinkingBudget > 0;
-  if (wantsThinking && thinkingStyle === 'adaptive') thinking = { type: 'adaptive' };
+  // The adaptive models' default display is `omitted` (a signature, empty text): the client would be
+  // shown no thinking at all, billed all the same. Summaries are what a client can show.
+  if (wantsThinking && thinkingStyle === 'adaptive') thinking = { type: 'adaptive', display: 'summarized' };
   else if (wantsThinking && request.thinkingBudget) {
     // budget_tokens must be ≥ 1024 and below max_tokens; raise max_tokens (within the model's limit) before giving up.
     const budget = Math.max(MIN_THINKING_BUDGET, request.thinkingBudget);

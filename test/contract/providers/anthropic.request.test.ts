@@ -74,10 +74,10 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
     assert.deepEqual(assistant.content[0], { type: 'thinking', thinking: 'The user greets me. I should greet back.', signature: parts[0]!.data });
   });
 
-  test('adaptive-thinking models get {type:"adaptive"}; no budget means no thinking', async () => {
+  test('adaptive-thinking models get {type:"adaptive", display:"summarized"}; no budget means no thinking', async () => {
     server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('anthropic-text.sse') });
     await collect(provider, request('claude-sonnet-5-5', { thinkingBudget: 4096 }));
-    assert.deepEqual(server.requests.at(-1)!.body.thinking, { type: 'adaptive' });
+    assert.deepEqual(server.requests.at(-1)!.body.thinking, { type: 'adaptive', display: 'summarized' });
     await collect(provider, request('claude-sonnet-5-5'));
     assert.equal(server.requests.at(-1)!.body.thinking, undefined);
   });

@@ -45,7 +45,7 @@ const CASES: ThinkingCase[] = [
     countAnswer: { input_tokens: 1_250 },
     stream: 'anthropic-thinking.sse',
     asked: (body) => ({ thinking: body.thinking }),
-    expected: { thinking: { type: 'adaptive' } },
+    expected: { thinking: { type: 'adaptive', display: 'summarized' } },
   },
   {
     // 8,000 tokens is medium effort; the reasoning summaries are what streams as thinking.
