@@ -270,7 +270,10 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
         resolve(0);
       }
     };
-    process.once('SIGTERM', () => void stop('SIGTERM'));
+    // A SIGTERM repeated while the daemon stops (a service manager, the standalone reaper) must not
+    // end it half-way through its clean stop, as Node's default action would: the stop is bounded by
+    // its own 30 s. A second Ctrl-C does end it at once (its spawner then stops its children).
+    process.on('SIGTERM', () => void stop('SIGTERM'));
     process.once('SIGINT', () => void stop('SIGINT'));
   });
 }

@@ -3,7 +3,9 @@
 // idle child stops and is respawned on demand; shutdown leaves no process behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Daemon, daemonWithClients, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
@@ -248,6 +250,31 @@ test('SIGTERM: running turns cancelled, children stopped, state removed, exit 0,
   assert.ok(r?.stopReason === 'cancelled' || r?.data?.code === 'agent_crashed' || /closed/i.test(String(r?.message)), 'the turn ended');
   const { existsSync } = await import('node:fs');
   assert.ok(!existsSync(`${d.home}/daemon.json`) && !existsSync(`${d.home}/daemon.lock`));
+});
+
+test('a second SIGTERM while the daemon stops (a supervisor or a reaper repeating it) does not cut the clean stop: exit 0, nothing left behind', async (t) => {
+  // Each session child lingers 2 s after its stdin ends, so the stop is still under way when the
+  // second signal comes.
+  const linger = join(tempDir(), 'linger.mjs');
+  writeFileSync(linger, "if (process.argv.includes('acp')) process.stdin.once('end', () => setTimeout(() => {}, 2000));\n");
+  const d = await Daemon.start({ script, env: { TROUPE_LOG: 'info', NODE_OPTIONS: `--import=${pathToFileURL(linger).href}` } });
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const running = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] }).catch((e) => e);
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'a running turn');
+  const children = d.childPids();
+  const exited = new Promise<[number | null, string | null]>((r) => d.proc.once('exit', (code, signal) => r([code, signal])));
+  d.proc.kill('SIGTERM');
+  await waitFor('the stop begun', () => /stopping/.test(d.stderr));
+  assert.equal(d.proc.exitCode, null, 'still stopping when the second SIGTERM comes');
+  d.proc.kill('SIGTERM');
+  assert.deepEqual(await exited, [0, null], 'a clean stop, not killed by the second signal');
+  for (const pid of children) assert.ok(!processAlive(pid), `child ${pid} is gone`);
+  assert.deepEqual(processesOfHome(d.home), [], 'no process of this home is left');
+  assert.ok(!existsSync(`${d.home}/daemon.json`), 'its state file removed');
+  void running;
 });
 
 /** Live processes whose environment names this TROUPE_HOME (a daemon's children, wherever reparented). */
