@@ -27,6 +27,8 @@ export interface SessionSummary extends SessionEntry {
   /** `restarts`: processes started after a crash or hang; `wakes`: after an idle stop (planned). */
   child: { state: string; pid: number | null; restarts: number; wakes: number } | null;
   connections: number;
+  /** A process runs the session or is being started for it (what /v1/health counts as live). */
+  live: boolean;
 }
 
 export interface SessionDetail extends SessionSummary {

@@ -141,8 +141,9 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
   };
   let live: SessionSummary[];
   try {
-    // (A failed session keeps its child's record, for its restarts, but no process runs it.)
-    live = (await client.sessions(false)).filter((x) => x.child !== null && x.child.state !== 'failed');
+    // The daemon's own rule, as its live count: a failed session keeps its child's record (its
+    // restarts) and an idle-stopped one its child, but no process runs either.
+    live = (await client.sessions(false)).filter((x) => x.live && x.child !== null);
   } catch (err) {
     // /v1/health needs no token, the session list does: a daemon that refuses the token runs, and
     // --json still says so on stdout, with the refusal, for the script that reads it.

@@ -55,6 +55,8 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
       lastSeq,
       child: child ? { ...child, ...(live?.health ? { rss: live.health.rss, heapUsed: live.health.heapUsed, heartbeatAt: live.health.at } : {}) } : null,
       connections: live ? live.attached.size : 0,
+      // As /v1/health counts it: a process runs the session or is being started for it.
+      live: live?.live ?? false,
       ...(Object.keys(machines).length > 0 ? { machines } : {}),
     };
   };

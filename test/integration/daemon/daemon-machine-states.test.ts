@@ -3,7 +3,7 @@
 // killed mid-turn leaves no `running` behind once its replacement has reopened the session, an idle
 // stop leaves no session or turn state, a new session and a fork are idle from the start (and a
 // fork's start is not its source's), and a session that failed keeps its child's restart count
-// (and is no live session for `troupe daemon status`).
+// (and is no live session for `troupe daemon status`, nor is an idle-stopped one).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -15,6 +15,9 @@ const prompt = (text: string) => [{ type: 'text' as const, text }];
 
 type Transition = { n: number; machine: string; state: string; event: string };
 type Detail = { machines: Record<string, string>; child: { pid: number; state: string; restarts: number } | null; transitions: Transition[] };
+/** The ids `troupe daemon status --json` lists as live sessions. */
+const liveSessions = (d: Daemon): string[] =>
+  JSON.parse(execFileSync(process.execPath, [resolve('bin/troupe.js'), 'daemon', 'status', '--json'], { env: { PATH: process.env.PATH ?? '', HOME: d.home, TROUPE_HOME: d.home }, encoding: 'utf8' })).liveSessions.map((x: { id: string }) => x.id);
 const detail = async (d: Daemon, id: string): Promise<Detail> => (await d.api('GET', `/v1/sessions/${id}`)).json;
 
 test('a child killed mid-turn: once its replacement serves the session, the session is idle with no turn, everywhere the daemon says so', async (t) => {
@@ -40,6 +43,7 @@ test('a child killed mid-turn: once its replacement serves the session, the sess
   const picture = (await d.api('GET', `/v1/sessions/${sessionId}/inspect`)).json;
   assert.equal(picture.source, 'live');
   assert.deepEqual(picture.states, { session: 'idle', child: 'ready' });
+  assert.deepEqual(liveSessions(d), [sessionId], 'a live session for `troupe daemon status`');
   assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('ping') })) as { stopReason: string }).stopReason, 'end_turn');
   assert.deepEqual((await detail(d, sessionId)).machines, { session: 'idle', turn: 'done', child: 'ready' });
 });
@@ -52,6 +56,11 @@ test('an idle stop leaves no session or turn state; the woken child reports its 
     return x.machines.child === 'idleStopped' && x;
   });
   assert.deepEqual(stopped.machines, { child: 'idleStopped' }, 'no process runs the session: its machines are gone');
+  // Held by the daemon (its client is attached), but no live session, by the daemon's count and by
+  // `troupe daemon status`.
+  assert.equal((await d.api('GET', '/v1/health')).json.sessions.live, 0);
+  assert.equal((await d.api('GET', '/v1/sessions')).json.sessions.find((s: { id: string }) => s.id === sessionId).live, false);
+  assert.deepEqual(liveSessions(d), []);
   const picture = (await d.api('GET', `/v1/sessions/${sessionId}/inspect`)).json;
   assert.deepEqual([picture.source, picture.states], ['live', { child: 'idleStopped' }], "not the stopped process's states");
   const seen = stopped.transitions.at(-1)!.n;
@@ -95,6 +104,5 @@ test('a failed session, released, still lists its restarts', async (t) => {
   assert.deepEqual([entry.child?.state, entry.child?.pid, entry.child?.restarts], ['failed', null, 1]);
   assert.deepEqual(entry.machines, { child: 'failed' });
   // Its child's record is no process: `troupe daemon status` lists no live session.
-  const status = JSON.parse(execFileSync(process.execPath, [resolve('bin/troupe.js'), 'daemon', 'status', '--json'], { env: { PATH: process.env.PATH ?? '', HOME: d.home, TROUPE_HOME: d.home }, encoding: 'utf8' }));
-  assert.deepEqual(status.liveSessions, []);
+  assert.deepEqual(liveSessions(d), []);
 });
