@@ -16,18 +16,19 @@ export function decimalInteger(raw: string): number | undefined {
 
 /**
  * One line for a node:util parseArgs error. Its "argument is ambiguous" message for a value that
- * starts with a dash (`--after -1`) is three lines, of which the first says nothing useful: this
- * one names the option and the value, and how to give such a value anyway.
+ * starts with a dash (`--after -1`, `-n -5`) is three lines, of which the first says nothing useful:
+ * this one names the option as typed and the value, and how to give such a value anyway (the
+ * option's long name, which Node's last line gives for a short one).
  */
 export function parseArgsProblem(err: unknown, args: readonly string[]): string {
   const message = err instanceof Error ? err.message : String(err);
-  const ambiguous = /^Option '(?:(-\w), )?(--[^']+)' argument is ambiguous/.exec(message);
-  if (ambiguous) {
-    const [, short, long] = ambiguous;
-    const at = args.findIndex((a) => a === long || (short !== undefined && a === short));
+  const typed = /^Option '(-[^']+)' argument is ambiguous/.exec(message)?.[1];
+  if (typed) {
+    const long = /use '(--[^=']+)=-XYZ'/.exec(message)?.[1] ?? typed;
+    const at = args.indexOf(typed);
     const value = at >= 0 ? args[at + 1] : undefined;
-    if (value !== undefined) return `${long} needs a value, and '${value}' looks like an option (a value that starts with '-' is written ${long}=${value})`;
-    return `${long} needs a value`;
+    if (value !== undefined) return `${typed} needs a value, and '${value}' looks like an option (a value that starts with '-' is written ${long}=${value})`;
+    return `${typed} needs a value`;
   }
   return message.split('\n')[0]!.replace(/\.$/, '');
 }

@@ -219,6 +219,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['daemon'], /^troupe daemon: missing the subcommand \(start, stop, status, logs or token\) \(try 'troupe daemon --help'\)$/],
       // A value that starts with a dash: what to write, not Node's first line ("argument is ambiguous").
       [['watch', 'ses_0abc', '--after', '-1'], /^troupe watch: --after needs a value, and '-1' looks like an option \(a value that starts with '-' is written --after=-1\) \(try 'troupe watch --help'\)$/],
+      [['daemon', 'logs', '-n', '-5'], /^troupe daemon logs: -n needs a value, and '-5' looks like an option \(a value that starts with '-' is written --lines=-5\) \(try 'troupe daemon logs --help'\)$/],
       [['watch', 'ses_0abc', '--after=-1'], /^troupe watch: --after must be a non-negative integer, got '-1'/],
       [['log', 'dump'], /^troupe log dump: missing the session id or log file \(try 'troupe log dump --help'\)$/],
       [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: unknown option '--bogus'/],
