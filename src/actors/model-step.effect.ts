@@ -67,8 +67,10 @@ async function readStream(core: EngineCore, turnId: string, stream: AsyncIterabl
   const sessionId = core.sessionId;
   const messageId = newLocalId('msg');
   const thoughtId = newLocalId('thought');
-  // Names arrive on tool_call_start and are needed at tool_call_end.
-  const names = new Map<string, string>();
+  // Names arrive on tool_call_start and are needed at tool_call_end, first in first out per vendor
+  // id: a stream may start every call before it ends any (Chat Completions), and a server that
+  // repeats an id within one response must not have the first call run under the second's name.
+  const names = new Map<string, string[]>();
   // A vendor's call id the session already has is made unique (some servers number the calls of
   // each response from 0): ACP and the model's history need every call's id once.
   const renamed = new Map<string, string>();
@@ -85,7 +87,7 @@ async function readStream(core: EngineCore, turnId: string, stream: AsyncIterabl
         const taken = core.conversation.hasToolCall(ev.id) || reading.calls.some((c) => c.id === ev.id);
         const id = taken ? newLocalId(ev.id) : ev.id;
         if (taken) renamed.set(ev.id, id);
-        reading.calls.push({ id, name: names.get(ev.id) ?? 'unknown', input: ev.input });
+        reading.calls.push({ id, name: names.get(ev.id)?.shift() ?? 'unknown', input: ev.input });
         if (ev.invalidArgs !== undefined) reading.invalid.set(id, ev.invalidArgs);
         break;
       }
@@ -95,9 +97,12 @@ async function readStream(core: EngineCore, turnId: string, stream: AsyncIterabl
         core.emit({ type: 'reasoning_part', sessionId, turnId, part: callId ? { ...ev.part, id: callId } : ev.part });
         break;
       }
-      case 'tool_call_start':
-        names.set(ev.id, ev.name);
+      case 'tool_call_start': {
+        const queued = names.get(ev.id);
+        if (queued) queued.push(ev.name);
+        else names.set(ev.id, [ev.name]);
         break;
+      }
       case 'usage':
         reading.usage = ev;
         break;

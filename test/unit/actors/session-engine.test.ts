@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { Conversation } from '../../../src/actors/conversation.js';
-import type { ModelProvider, ModelRequest } from '../../../src/core/provider.js';
+import type { ModelProvider, ModelRequest, ProviderEvent } from '../../../src/core/provider.js';
 import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
 import { MAX_FAILURE_MESSAGE_CHARS } from '../../../src/machines/turn.machine.js';
@@ -381,6 +381,39 @@ test('a vendor call id the session already has (calls numbered per response) is 
     ids.map((id, i) => [id, 'ababb'[i]]),
     'the model reads each call\'s own result, none answered as not run',
   );
+  assertWellFormed(h);
+});
+
+test('one id for two calls of a reply that starts both before it ends either (Chat Completions): each runs under its own name, with its own input', async () => {
+  const h = makeHarness(
+    [[{ tool_call: { name: 'read_file', input: { path: 'a.txt' }, id: 'call_0' } }, { tool_call: { name: 'write_file', input: { path: 'b.txt', content: 'bee' }, id: 'call_0' } }], [{ text: 'done' }]],
+    {
+      mode: 'bypass',
+      // Every start of the reply first, then the ends, as an OpenAI-compatible stream maps them.
+      wrapProvider: (inner): ModelProvider => ({
+        id: inner.id,
+        capabilities: (m) => inner.capabilities(m),
+        async *stream(request, signal) {
+          const ends: ProviderEvent[] = [];
+          for await (const ev of inner.stream(request, signal)) {
+            if (ev.type === 'tool_call_end') {
+              ends.push(ev);
+              continue;
+            }
+            if (ev.type === 'stop' || ev.type === 'usage') yield* ends.splice(0);
+            yield ev;
+          }
+          yield* ends;
+        },
+      }),
+    },
+  );
+  writeFileSync(join(h.dir, 'a.txt'), 'ay\n');
+  assert.equal((await h.engine.prompt(text('read a, write b')).result).stopReason, 'end_turn');
+  const started = h.ofType('tool_call_started');
+  assert.deepEqual(started.map((e) => e.name), ['read_file', 'write_file']);
+  assert.deepEqual(started.map((e) => e.input), [{ path: 'a.txt' }, { path: 'b.txt', content: 'bee' }]);
+  assert.equal(readFileSync(join(h.dir, 'b.txt'), 'utf8'), 'bee');
   assertWellFormed(h);
 });
 
