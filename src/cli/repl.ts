@@ -5,7 +5,8 @@
  * `/model`, `/quit`; Ctrl-C cancels a running turn, and quits when idle. History persists in
  * $TROUPE_HOME/chat_history. Piped (non-TTY) input is played one turn after another.
  */
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { makeDirs } from '../store/paths.js';
 import { dirname } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import type * as acp from '@agentclientprotocol/sdk';
@@ -155,7 +156,7 @@ export class Repl {
 
   private remember(line: string): void {
     try {
-      mkdirSync(dirname(this.s.historyPath), { recursive: true });
+      makeDirs(dirname(this.s.historyPath), 0o700);
       appendFileSync(this.s.historyPath, `${line.replace(/\n/g, ' ')}\n`, { mode: 0o600 });
     } catch {
       // History is a convenience; never fail the chat over it.

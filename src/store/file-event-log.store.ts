@@ -3,7 +3,7 @@
  * in front of it for live watchers and recent events, and the file itself as the cold source for
  * older cursors. A writable open repairs a torn tail; a read-only open never modifies the file.
  */
-import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fsyncSync, openSync, rmSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
@@ -18,7 +18,7 @@ import { readEventRange, scanFd, type LogScan, type LogWarning } from './log-fil
 import { encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LogWriter, logWriteFailed } from './log-writer.js';
 import { lockLogForWriting } from './log-lock.js';
-import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
+import { LOG_FILE_EXT, makeDirs, sessionLogPath } from './paths.js';
 import { resolveMaxEventBytes } from './strict-json.codec.js';
 
 export interface FileEventLogOptions {
@@ -100,7 +100,7 @@ export class FileEventLog implements EventLog {
     let fh: FileHandle;
     let unlock: () => void;
     try {
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      makeDirs(dirname(path), 0o700);
       unlock = lockLogForWriting(path, options.sessionId);
     } catch (err) {
       throw err instanceof TroupeError ? err : logWriteFailed(err);

@@ -3,7 +3,7 @@
  * tombstones of deleted ones, so that an id is never reused. Writes are atomic; a missing or
  * damaged index is rebuilt from the logs, which stay the source of truth. Format: spec/event-log.md §6.
  */
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
 import { nextTurn } from '../core/next-turn.js';
@@ -16,7 +16,7 @@ import { isProcessAlive, withFileLock } from './file-lock.js';
 import { lockLogForWriting, logLockPath } from './log-lock.js';
 import { readLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
-import { LOG_FILE_EXT, sessionIndexPath, sessionLogPath } from './paths.js';
+import { LOG_FILE_EXT, makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, INDEX_FORMAT_VERSION, newer, parseIndex } from './session-index.codec.js';
 import { foldEvent, type SessionEntry, type SessionStatus } from './session-summary.js';
 
@@ -70,7 +70,7 @@ export class SessionIndex {
 
   /** Loads the index of a sessions directory (creating the directory), rebuilding it if it is missing or damaged, and adding any log it does not know. */
   static async open(dir: string, options: SessionIndexOptions = {}): Promise<SessionIndex> {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     const index = new SessionIndex(dir, options);
     await index.loadOrRebuild();
     index.writeDelayMs = options.writeDelayMs ?? 0;

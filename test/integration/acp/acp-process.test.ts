@@ -104,11 +104,10 @@ test('a line over the SDK\'s 32 MiB message limit stops the agent with the reaso
   assert.ok(stdout.split('\n').filter(Boolean).every((l) => JSON.parse(l).jsonrpc === '2.0'), 'stdout stays JSON-RPC only');
 });
 
-/** A `troupe acp` whose TROUPE_HOME is a file (a home it cannot use), initialized, and a workspace. */
-async function agentOnUnusableHome(t: { after(f: () => unknown): void }) {
+/** A `troupe acp` whose TROUPE_HOME it cannot use (by default a file), initialized, and a workspace. */
+async function agentOnUnusableHome(t: { after(f: () => unknown): void }, home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file')) {
   const { AcpChild } = await import('../../support/acp-child.js');
-  const home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file');
-  writeFileSync(home, 'not a directory\n');
+  if (!home.startsWith('/proc/')) writeFileSync(home, 'not a directory\n');
   const c = AcpChild.start({ env: { TROUPE_HOME: home } });
   t.after(() => c.close());
   const initialized = await c.initialize();
@@ -128,6 +127,16 @@ test('a TROUPE_HOME it cannot use: the agent still serves, and refuses each sess
   assert.equal(await c.close(), 0);
   assert.doesNotMatch(c.stderr, /shutdown failed/, 'a store that never opened is not reported again at exit');
   assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a TROUPE_HOME under /proc (no directory can be made there): each session request is refused at once, the agent serves on', { skip: !existsSync('/proc/self'), timeout: 60_000 }, async (t) => {
+  // Node's recursive mkdir never returns for such a path: the agent sat at full CPU and answered no session request.
+  const { c, home, cwd } = await agentOnUnusableHome(t, '/proc/troupe-nope');
+  for (const ask of [() => c.agent.request('session/list', {}), () => c.agent.request('session/new', { cwd, mcpServers: [] })]) {
+    const err: any = await ask().then(() => undefined, (e) => e);
+    assert.deepEqual([err?.data?.code, err?.data?.path, err?.data?.errno], ['invalid_params', home, 'ENOENT'], JSON.stringify(err));
+  }
+  assert.equal(await c.close(), 0);
 });
 
 test('a TROUPE_HOME fixed while the agent runs (a full disk freed, say) is used by the next request, without a restart', async (t) => {
