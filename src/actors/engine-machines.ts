@@ -117,7 +117,9 @@ export const engineMachine = sessionMachine.provide({
         (err) => {
           core.deps.logger.error('log failed to make a turn durable', { error: String(err) });
           const errorCode = err instanceof TroupeError ? err.code : 'internal_error';
-          hooks.resolvePrompt(p.prompt.promptId, { ...result, stopReason: 'error', errorCode, message: (err as Error).message });
+          // The log's failure replaces the turn's own outcome, a rate limit's retryAfterMs with it.
+          const { retryAfterMs: _retry, ...rest } = result;
+          hooks.resolvePrompt(p.prompt.promptId, { ...rest, stopReason: 'error', errorCode, message: (err as Error).message });
         },
       );
     },

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isTroupeError } from '../../../src/core/errors.js';
+import { isTroupeError, TroupeError } from '../../../src/core/errors.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { Conversation } from '../../../src/actors/conversation.js';
 import type { ModelProvider, ModelRequest, ProviderEvent } from '../../../src/core/provider.js';
@@ -240,6 +240,14 @@ test('provider errors end the turn with a typed code, never a raw error', async 
   assert.deepEqual([r.stopReason, r.errorCode, r.message, r.retryAfterMs], ['error', 'provider_rate_limited', 'slow down', 1000]);
   assert.equal(h.ofType('turn_completed')[0]!.retryAfterMs, 1000, 'the log keeps when to retry');
   assertWellFormed(h);
+});
+
+test('a rate-limited turn whose end the log then fails to make durable ends log_write_failed, with no retryAfterMs (the wait was for the rate limit)', async () => {
+  const h = makeHarness([[{ error: { kind: 'rate_limited', message: 'slow down', retry_after_ms: 1000 } }]]);
+  h.log.whenDurable = () => Promise.reject(new TroupeError('log_write_failed', 'the disk is full'));
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.errorCode, r.message], ['error', 'log_write_failed', 'the disk is full']);
+  assert.equal(r.retryAfterMs, undefined);
 });
 
 test('a provider error message of megabytes (a proxy error page) is kept to its first 8192 characters: the turn ends with it, and the session goes on', async () => {
