@@ -58,6 +58,12 @@ interface PendingRequest {
 export class RelaySession {
   sessionId?: string;
   cwd: string;
+  /**
+   * The child machine's latest transition while the session had no id yet (a session/new not yet
+   * answered: the child started and became ready for it): told once the id is known (`named`), so
+   * that the daemon has the child's state from the start, not from its next transition.
+   */
+  private unnamedChild?: { state: string; event: string; at: number };
   /** Who is sent which update: the attached connections and their marks. */
   private readonly fanOut: UpdateFanOut;
   /**
@@ -112,11 +118,22 @@ export class RelaySession {
       onControl: (c) => this.control(c),
       onExit: (e, info) => this.childExited(e, info),
       onSpawnFailed: (err) => this.spawnFailed(err),
-      onTransition: (state, event, at) => ctx.transition(this.sessionId, 'child', state, event, at),
+      onTransition: (state, event, at) => {
+        if (this.sessionId) ctx.transition(this.sessionId, 'child', state, event, at);
+        else this.unnamedChild = { state, event, at };
+      },
       onSlow: () => ctx.slowChild(this),
       quiet: () => this.pending.size === 0 && this.internal.size === 0,
       logger: ctx.logger,
     });
+  }
+
+  /** The session has its id (its session/new was answered). */
+  named(sessionId: string): void {
+    this.sessionId = sessionId;
+    const t = this.unnamedChild;
+    this.unnamedChild = undefined;
+    if (t) this.ctx.transition(sessionId, 'child', t.state, t.event, t.at);
   }
 
   /**

@@ -290,7 +290,7 @@ export class Relay implements AcpAgentSide, RelayContext {
 
   registered(session: RelaySession, sessionId: string, result: Record<string, unknown>): void {
     this.opening.delete(session);
-    session.sessionId = sessionId;
+    session.named(sessionId);
     this.sessions.set(sessionId, session);
     // The child reports session_created once durable; a child killed before that must not leave the
     // session unknown to the index (it would then never be listed, failed or deleted).

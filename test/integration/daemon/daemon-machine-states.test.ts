@@ -73,8 +73,11 @@ test('an idle stop leaves no session or turn state; the woken child reports its 
 
 test("a new session is idle once created; a fork's start is the fork's, not its source's", async (t) => {
   const { d, c, sessionId } = await daemonWithSession(t, 'http', { script });
-  // Reported by the child before its session/new answer (which daemonWithSession waited for).
-  assert.equal((await detail(d, sessionId)).machines.session, 'idle');
+  // Reported by the child before its session/new answer (which daemonWithSession waited for); its
+  // child's state from the start too (its child became ready before the session had an id).
+  assert.deepEqual((await detail(d, sessionId)).machines, { session: 'idle', child: 'ready' });
+  const listed = (await d.api('GET', '/v1/sessions')).json.sessions.find((s: { id: string }) => s.id === sessionId);
+  assert.deepEqual(listed.machines, { session: 'idle', child: 'ready' });
   assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('ping') })) as { stopReason: string }).stopReason, 'end_turn');
   assert.deepEqual((await detail(d, sessionId)).machines, { session: 'idle', turn: 'done', child: 'ready' });
   const fork = ((await c.agent.request('session/fork', { sessionId, cwd: tempDir(), mcpServers: [] })) as { sessionId: string }).sessionId;
