@@ -324,7 +324,7 @@ test('SIGTERM during a burst of session/new: exit 0 and no child outlives the da
   void burst;
 });
 
-test("Ctrl-C in a terminal (SIGINT to the daemon's whole process group) is a clean stop: the spawner waits to be let go, nothing is logged as lost", async () => {
+test("Ctrl-C in a terminal (SIGINT to the daemon's whole process group) is a clean stop: the spawner waits to be let go, nothing is logged as lost", async (t) => {
   const { spawn } = await import('node:child_process');
   const { existsSync } = await import('node:fs');
   const home = tempDir();
@@ -333,6 +333,16 @@ test("Ctrl-C in a terminal (SIGINT to the daemon's whole process group) is a cle
   let stderr = '';
   serve.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((r) => serve.once('exit', (code) => r(code)));
+  // Detached, the group outlives the test runner if the test fails half-way: whatever is left goes.
+  t.after(() => {
+    for (const pid of processesOfHome(home)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  });
   // The spawner and the pooled child it started: the processes the group signal also reaches.
   await waitFor('the daemon to serve, with a pooled child', () => existsSync(`${home}/daemon.json`) && processesOfHome(home).length >= 3, 20_000);
   process.kill(-serve.pid!, 'SIGINT');
