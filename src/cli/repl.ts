@@ -6,10 +6,10 @@
  * $TROUPE_HOME/chat_history. Piped (non-TTY) input is played one turn after another.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
-import { makeDirs } from '../store/paths.js';
 import { dirname } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import type * as acp from '@agentclientprotocol/sdk';
+import { makeDirs } from '../store/paths.js';
 import { rpcToError, type AcpLink } from './acp-link.js';
 import { cancelOnTermination } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
