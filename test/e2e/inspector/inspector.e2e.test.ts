@@ -84,7 +84,9 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   await until(page, 'the child pid in the list', () => document.querySelector('[data-testid=session-pid]')?.textContent !== '—');
   assert.equal(await page.textContent(`#sessions tr[data-session="${sessionId}"] [data-testid=session-pid]`), String(pid0));
 
-  // Record every state the page shows and every event name it animates.
+  // Record every state the page shows and every event name it animates, from now on: what the daemon
+  // recorded before (the session machine's start, the child's ready) is the page's first picture.
+  const watchedFrom = ((await d.api('GET', `/v1/sessions/${sessionId}/transitions`)).json.transitions as { n: number }[]).at(-1)?.n ?? 0;
   await page.evaluate(() => {
     const w = window as unknown as { shown: string[]; toasts: string[] };
     w.shown = [];
@@ -146,10 +148,11 @@ test('inspector: live states, timeline of every kind of event, time travel, resu
   await until(page, 'the restart count in the list', () => document.querySelector('[data-testid=session-restarts]')?.textContent === '1');
   assert.equal(await page.textContent(`#sessions tr[data-session="${sessionId}"] [data-testid=session-pid]`), String(after.child.pid));
 
-  // Every live transition the daemon recorded was shown, in order, for each machine.
-  const live = (await d.api('GET', `/v1/sessions/${sessionId}/transitions`)).json.transitions as { machine: string; state: string; event: string }[];
+  // Every live transition the daemon recorded since was shown, in order, for each machine.
+  const all = (await d.api('GET', `/v1/sessions/${sessionId}/transitions`)).json.transitions as { n: number; machine: string; state: string; event: string }[];
+  const live = all.filter((x) => x.n > watchedFrom);
   await until(page, 'the last state shown', () => (window as unknown as { shown: string[] }).shown.length > 0);
-  await page.waitForFunction((n) => (window as unknown as { troupeInspector: { app: { live: unknown[] } } }).troupeInspector.app.live.length >= n, live.length);
+  await page.waitForFunction((n) => (window as unknown as { troupeInspector: { app: { liveN: number } } }).troupeInspector.app.liveN >= n, all.at(-1)!.n);
   const shown = await page.evaluate(() => (window as unknown as { shown: string[] }).shown);
   for (const m of ['session', 'turn', 'child']) {
     const want = live.filter((x) => x.machine === m).map((x) => x.state).filter((s, i, a) => i === 0 || s !== a[i - 1]);
