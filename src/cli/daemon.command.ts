@@ -142,8 +142,8 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
   let live: SessionSummary[];
   try {
     // The daemon's own rule, as its live count: a failed session keeps its child's record (its
-    // restarts) and an idle-stopped one its child, but no process runs either.
-    live = (await client.sessions(false)).filter((x) => x.live && x.child !== null);
+    // restarts) and an idle-stopped one its child, but no process runs either. (A live one has a child.)
+    live = (await client.sessions(false)).filter((x) => x.live);
   } catch (err) {
     // /v1/health needs no token, the session list does: a daemon that refuses the token runs, and
     // --json still says so on stdout, with the refusal, for the script that reads it.

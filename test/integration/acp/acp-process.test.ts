@@ -104,10 +104,11 @@ test('a line over the SDK\'s 32 MiB message limit stops the agent with the reaso
   assert.ok(stdout.split('\n').filter(Boolean).every((l) => JSON.parse(l).jsonrpc === '2.0'), 'stdout stays JSON-RPC only');
 });
 
-/** A `troupe acp` whose TROUPE_HOME it cannot use (by default a file), initialized, and a workspace. */
-async function agentOnUnusableHome(t: { after(f: () => unknown): void }, home = join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file')) {
+/** A `troupe acp` whose TROUPE_HOME it cannot use (`given`, else a file), initialized, and a workspace. */
+async function agentOnUnusableHome(t: { after(f: () => unknown): void }, given?: string) {
   const { AcpChild } = await import('../../support/acp-child.js');
-  if (!home.startsWith('/proc/')) writeFileSync(home, 'not a directory\n');
+  const home = given ?? join(mkdtempSync(join(tmpdir(), 'troupe-home-')), 'a-file');
+  if (!given) writeFileSync(home, 'not a directory\n');
   const c = AcpChild.start({ env: { TROUPE_HOME: home } });
   t.after(() => c.close());
   const initialized = await c.initialize();

@@ -234,21 +234,25 @@ test('an idle child stops and is respawned transparently on the next prompt', as
   assert.equal(c.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'pong').length, 2);
 });
 
-test('SIGTERM: running turns cancelled, children stopped, state removed, exit 0, nothing left behind', async (t) => {
-  const d = await Daemon.start({ script });
-  const c = d.connect('ws');
+/** A daemon with one session whose turn is streaming, and the daemon's children at that moment. */
+async function daemonWithRunningTurn(t: { after(fn: () => unknown): void }, transport: 'ws' | 'http', options: Parameters<typeof Daemon.start>[0] = {}) {
+  const d = await Daemon.start({ script, ...options });
+  const c = d.connect(transport);
   t.after(() => c.close());
   await c.init();
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
   const running = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] }).catch((e) => e);
   await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'a running turn');
-  const children = d.childPids();
+  return { d, running, children: d.childPids() };
+}
+
+test('SIGTERM: running turns cancelled, children stopped, state removed, exit 0, nothing left behind', async (t) => {
+  const { d, running, children } = await daemonWithRunningTurn(t, 'ws');
   assert.ok(children.length >= 2, 'the session child and a warm one');
   assert.equal(await d.stop(), 0);
   for (const pid of children) assert.ok(!processAlive(pid), `child ${pid} is gone`);
   const r: any = await running;
   assert.ok(r?.stopReason === 'cancelled' || r?.data?.code === 'agent_crashed' || /closed/i.test(String(r?.message)), 'the turn ended');
-  const { existsSync } = await import('node:fs');
   assert.ok(!existsSync(`${d.home}/daemon.json`) && !existsSync(`${d.home}/daemon.lock`));
 });
 
@@ -257,14 +261,7 @@ test('a second SIGTERM while the daemon stops (a supervisor or a reaper repeatin
   // second signal comes.
   const linger = join(tempDir(), 'linger.mjs');
   writeFileSync(linger, "if (process.argv.includes('acp')) process.stdin.once('end', () => setTimeout(() => {}, 2000));\n");
-  const d = await Daemon.start({ script, env: { TROUPE_LOG: 'info', NODE_OPTIONS: `--import=${pathToFileURL(linger).href}` } });
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
-  const running = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] }).catch((e) => e);
-  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'a running turn');
-  const children = d.childPids();
+  const { d, children } = await daemonWithRunningTurn(t, 'http', { env: { TROUPE_LOG: 'info', NODE_OPTIONS: `--import=${pathToFileURL(linger).href}` } });
   const exited = new Promise<[number | null, string | null]>((r) => d.proc.once('exit', (code, signal) => r([code, signal])));
   d.proc.kill('SIGTERM');
   await waitFor('the stop begun', () => /stopping/.test(d.stderr));
@@ -274,7 +271,6 @@ test('a second SIGTERM while the daemon stops (a supervisor or a reaper repeatin
   for (const pid of children) assert.ok(!processAlive(pid), `child ${pid} is gone`);
   assert.deepEqual(processesOfHome(d.home), [], 'no process of this home is left');
   assert.ok(!existsSync(`${d.home}/daemon.json`), 'its state file removed');
-  void running;
 });
 
 /** Live processes whose environment names this TROUPE_HOME (a daemon's children, wherever reparented). */
