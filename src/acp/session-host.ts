@@ -402,6 +402,12 @@ export class SessionHost {
       return live;
     } catch (err) {
       await engine?.dispose().catch(() => undefined);
+      // The session leaves this process as an unloaded one does (its detach): the report of its
+      // machines ends here too, so that nothing its engine tells after this reaches the daemon as
+      // this process running the session. What the daemon was told stays (the session machine's
+      // `init`), as after an unload, which reports nothing when a session leaves (spec/daemon.md,
+      // current machine states).
+      transitions.stop();
       await log.close().catch(() => undefined);
       throw err;
     }

@@ -1,17 +1,24 @@
 // The session host's create: a new session is reported only once its session_created is durable
 // (a barrier, spec/event-log.md §3), and a log made ahead (a spare) is used and not made twice.
 // Hosts of one process can share one session index. A replay of a live session is never interleaved
-// with what the session emits meanwhile.
+// with what the session emits meanwhile. A reopen that fails once its engine has started leaves its
+// daemon what an unload does, and ends the report of its machines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
+import type { InspectionEvent } from 'xstate';
 import { silentLogger } from '../../../src/core/ports.js';
 import { SessionHost } from '../../../src/acp/session-host.js';
 import { loadConfig } from '../../../src/providers/config.js';
-import { SessionIndex, sessionsDir } from '../../../src/store/index.js';
+import { FileEventLog, SessionIndex, sessionsDir } from '../../../src/store/index.js';
+import type { AgentEventInput } from '../../../src/core/events.js';
+import type { SessionReporter } from '../../../src/acp/control-channel.js';
+import { SessionEngine } from '../../../src/actors/session-engine.js';
+import { transitionRecorder } from '../../../src/machines/transition-recorder.js';
+import { MachineHub } from '../../../src/daemon/machine-hub.js';
 
 async function host(): Promise<{ h: SessionHost; home: string }> {
   const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
@@ -116,4 +123,58 @@ test('a session asked for while it is being unloaded opens again once its log is
   assert.notEqual(again, live, 'opened again from its log');
   assert.equal(again.log.lastSeq(), live.log.lastSeq());
   assert.ok(h.isOpen(id));
+});
+
+test('a reopen that fails after its engine started leaves the daemon what an unload does, and reports nothing more', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
+  const env = { HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/demo' };
+  // The daemon's side: transitions as the control channel sends them (transitionRecorder), folded by
+  // the daemon's hub. Events reported fail once `failing` (the reopen then fails in its catch-up).
+  const hub = new MachineHub();
+  const recorders = new Map<string, (ev: InspectionEvent) => void>();
+  let init: InspectionEvent | undefined;
+  let failing = false;
+  const reporter: SessionReporter = {
+    event: () => {
+      if (failing) throw new Error('the control channel failed');
+    },
+    transition: (sessionId, ev) => {
+      if (ev.type === '@xstate.snapshot' && ev.event.type === 'xstate.init') init = ev;
+      let record = recorders.get(sessionId);
+      if (!record) recorders.set(sessionId, (record = transitionRecorder((tr) => hub.record(sessionId, tr))));
+      record(ev);
+    },
+  };
+  // What the host hands the engine to report its transitions (the real open is called).
+  const reports: ((ev: InspectionEvent) => void)[] = [];
+  const realOpen = SessionEngine.open;
+  SessionEngine.open = (deps, sessionId, interrupted, options) => {
+    if (options?.inspect) reports.push(options.inspect);
+    return realOpen.call(SessionEngine, deps, sessionId, interrupted, options);
+  };
+  t.after(() => void (SessionEngine.open = realOpen));
+  const h = await SessionHost.open({ home, env, config: loadConfig(env), logger: silentLogger, reporter });
+  t.after(() => h.shutdown());
+  h.attach({ notify: async () => undefined } as unknown as acp.AgentContext, {});
+  const id = (await h.create({ cwd: home, additionalDirectories: [] })).engine.sessionId;
+  await h.unload(id);
+  const unloaded = hub.states(id);
+  assert.deepEqual(unloaded, { session: 'idle' }, 'an unload reports nothing when the session leaves');
+  // A turn its process left open: the reopen ends it in the log, then reports the events it added.
+  const log = await FileEventLog.forSession(sessionsDir(home), id, { logger: silentLogger });
+  log.append({ type: 'user_message', sessionId: id, turnId: 't1', messageId: 'u1', content: [{ type: 'text', text: 'go' }] } as AgentEventInput);
+  log.append({ type: 'turn_started', sessionId: id, turnId: 't1', maxSteps: 10 } as AgentEventInput);
+  await log.whenDurable(log.lastSeq());
+  await log.close();
+  failing = true;
+  const seen = hub.lastN;
+  await assert.rejects(h.get(id), /the control channel failed/);
+  assert.ok(hub.lastN > seen, 'the engine had started: its init was reported');
+  assert.equal(h.isOpen(id), false);
+  assert.deepEqual(hub.states(id), unloaded, 'the picture an unload leaves');
+  // The session has left this process: a report of its machines from now on would reach the daemon
+  // as this process running it (here its session machine's first state, told again).
+  const after = hub.lastN;
+  reports.at(-1)!(init!);
+  assert.equal(hub.lastN, after, 'the report handed to the engine was ended');
 });
