@@ -9,7 +9,8 @@ import { readLogFile } from '../../../src/store/log-file.reader.js';
 import { encodeHeaderRecord, LOG_FORMAT_VERSION } from '../../../src/store/log-record.codec.js';
 import { sessionLogPath } from '../../../src/store/paths.js';
 import { SessionIndex } from '../../../src/store/session-index.store.js';
-import { writeFileAtomic } from '../../../src/store/atomic-write.js';
+import { writeAllParts, writeFileAtomic } from '../../../src/store/atomic-write.js';
+import type { FileHandle } from 'node:fs/promises';
 import { chunk, sessionCreated, steppingClock, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
 
 async function makeSession(dir: string, id: string, cwd: string, clock = steppingClock(), title?: string): Promise<FileEventLog> {
@@ -57,6 +58,31 @@ test('events update the index; it is persisted and reloaded as written', async (
     assert.equal(again.rebuiltBecause, undefined);
     assert.deepEqual(again.get('ses_a'), index.get('ses_a'));
     assert.equal(again.get('ses_a')!.status, 'failed');
+  } finally {
+    cleanup();
+  }
+});
+
+test('atomic write of parts: the file is the parts in order; a write that takes only some bytes is carried on from there', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const path = join(dir, 'p.json');
+    const parts = ['{"a":', '', '[1,2', ',3]', '}'].map((t) => Buffer.from(t));
+    await writeFileAtomic(path, parts);
+    assert.equal(readFileSync(path, 'utf8'), '{"a":[1,2,3]}');
+    assert.deepEqual(readdirSync(dir), ['p.json']);
+    // A disk nearly full, or a file-size limit: each writev takes at most 3 bytes.
+    let file = Buffer.alloc(0);
+    const short = {
+      async writev(buffers: Uint8Array[], position: number) {
+        const want = Buffer.concat(buffers).subarray(0, 3);
+        assert.equal(position, file.length, 'each write goes on where the last one stopped');
+        file = Buffer.concat([file, want]);
+        return { bytesWritten: want.length, buffers };
+      },
+    } as unknown as FileHandle;
+    await writeAllParts(short, parts);
+    assert.equal(file.toString(), '{"a":[1,2,3]}');
   } finally {
     cleanup();
   }
@@ -330,6 +356,27 @@ test('the file is the plain JSON layout, and every change reaches it (entries se
     assert.equal((onDisk.get('ses_b') as { status: string }).status, 'closed');
     assert.equal((onDisk.get('ses_c') as { status: string }).status, 'deleted');
     assert.equal((onDisk.get('ses_a') as { title: string }).title, 'named "x"\n');
+  } finally {
+    cleanup();
+  }
+});
+
+test('a change to any one entry reaches the file, the first and last of a cached block too', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const index = await SessionIndex.open(dir);
+    const ids = Array.from({ length: 700 }, (_, i) => `ses_${String(i).padStart(4, '0')}`);
+    await Promise.all(ids.map((id) => index.adopt({ id, cwd: '/p', model: 'm', mode: 'default', createdAt: 1 })));
+    // The writer joins its entries' bytes in blocks of 256 (in id order) and reuses a block whose
+    // entries did not change: these are the edges of its blocks, and some inside them.
+    for (const at of [0, 1, 128, 254, 255, 256, 257, 511, 512, 513, 698, 699]) {
+      await index.setStatus(ids[at]!, 'closed');
+      await index.flush();
+      const onDisk = (JSON.parse(readFileSync(index.path, 'utf8')) as { sessions: { id: string; status: string }[] }).sessions;
+      assert.equal(onDisk.length, 700);
+      assert.deepEqual(onDisk[at], index.get(ids[at]!), `the session at ${at} as changed`);
+      assert.equal(onDisk.filter((s) => s.status === 'closed').length, index.list({ limit: 1000 }).sessions.filter((s) => s.status === 'closed').length);
+    }
   } finally {
     cleanup();
   }
