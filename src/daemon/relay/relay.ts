@@ -18,6 +18,7 @@ import { RelayConnection } from './relay-connection.js';
 import { RelaySession } from './relay-session.js';
 import { errorResponse, isRequest, rpcError, type JsonRpcMessage } from './rpc.js';
 import { oncePerKey } from '../../core/once-per-key.js';
+import { OnePerTurn } from '../../core/next-turn.js';
 
 export interface RelayObserver {
   events?(sessionId: string, events: AgentEvent[]): void;
@@ -101,8 +102,28 @@ export class Relay implements AcpAgentSide, RelayContext {
     return conn;
   }
 
+  /**
+   * `session/new`s waiting to start, one per turn of the loop. A hundred clients that ask at once
+   * arrive in one turn, and starting them all in it (~0.3 ms each, several ms while the code is
+   * cold) held the daemon's loop 25 to 70 ms: health checks, streams and timers waited behind them.
+   */
+  private readonly newSessions = new OnePerTurn();
+
   /** `on`: the session the request came on (an HTTP client may send session/new with a header), where its answer goes. */
   newSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): void {
+    this.newSessions.push(() => {
+      // Its client went away while it waited: no child for a session nobody will hear of.
+      if (conn.isClosed) return;
+      try {
+        this.startSession(conn, msg, on);
+      } catch (err) {
+        this.logger.error('session/new failed', { error: String(err) });
+        void conn.send(errorResponse(msg.id, 'internal_error', `session/new failed: ${(err as Error).message}`), on);
+      }
+    });
+  }
+
+  private startSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): void {
     if (this.refuseCapacity(conn, msg, on)) return;
     const cwd = String((msg.params as { cwd?: unknown })?.cwd ?? '');
     const session = new RelaySession(this, { cwd, caps: conn.capabilities });
