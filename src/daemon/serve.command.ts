@@ -154,6 +154,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const token = ensureToken(home);
   // Sessions are created in bursts: gather a quarter second of index changes into one write.
   const index = await SessionIndex.open(sessionsDir(home), { logger, writeDelayMs: 250 });
+  await index.prepareWrites();
   const images = (() => {
     try {
       const config = loadConfig(env);
