@@ -1,4 +1,6 @@
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
+import fsPromises from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -218,20 +220,46 @@ test('list pages with a cursor, newest first, and filters by cwd', async () => {
   }
 });
 
-test('refreshIfChanged picks up another process\'s entries, and leaves an index nobody else wrote as it is', async () => {
+test('refreshIfChanged picks up another process\'s entries; an index nobody else wrote since is not read again, by it or by a write', async () => {
   const { dir, cleanup } = tempDir();
+  // Counts the reads of the index file (the store imports readFile from node:fs/promises; the
+  // live binding follows the CommonJS export once synced).
+  const reads: string[] = [];
+  const realReadFile = fsPromises.readFile as (...args: unknown[]) => Promise<unknown>;
+  const spy = mock.method(fsPromises, 'readFile', (...args: unknown[]) => {
+    reads.push(String(args[0]));
+    return realReadFile(...args);
+  });
+  syncBuiltinESMExports();
   try {
     const a = await SessionIndex.open(dir);
     const b = await SessionIndex.open(dir);
     await b.create({ id: 'ses_b', cwd: '/p', model: 'm', mode: 'default', createdAt: 2 });
     await b.flush();
+    const readsOfIndex = () => reads.filter((p) => p === a.path).length;
+    let before = readsOfIndex();
     await a.refreshIfChanged();
+    assert.equal(readsOfIndex() - before, 1, 'b wrote it: a reads it');
     assert.deepEqual(a.list().sessions.map((s) => s.id), ['ses_b'], 'what b wrote after a opened');
     await a.create({ id: 'ses_a', cwd: '/p', model: 'm', mode: 'default', createdAt: 3 });
     await a.flush();
+    before = readsOfIndex();
     await a.refreshIfChanged();
-    assert.deepEqual(a.list().sessions.map((s) => s.id), ['ses_a', 'ses_b'], 'its own write is not lost to a re-read');
+    await a.refreshIfChanged();
+    assert.equal(readsOfIndex() - before, 0, 'a wrote it last: a stat, no read');
+    assert.deepEqual(a.list().sessions.map((s) => s.id), ['ses_a', 'ses_b']);
+    await a.setStatus('ses_b', 'closed');
+    await a.flush();
+    assert.equal(readsOfIndex() - before, 0, 'nor does its next write merge it again');
+    await b.setStatus('ses_a', 'closed');
+    before = readsOfIndex();
+    await a.refreshIfChanged();
+    assert.equal(readsOfIndex() - before, 1, 'b wrote it again: a reads it again');
+    assert.equal(a.get('ses_a')?.status, 'closed');
+    assert.equal(a.get('ses_b')?.status, 'closed', 'a\'s own change kept');
   } finally {
+    spy.mock.restore();
+    syncBuiltinESMExports();
     cleanup();
   }
 });
