@@ -396,9 +396,10 @@ export class SessionIndex {
     const size = this.entries.size;
     if (cached && cached.of === this.entries && cached.size === size) return cached.ids;
     let ids: string[];
-    if (cached && cached.of === this.entries && cached.size < size) {
+    if (cached && cached.of === this.entries && cached.size < size && size - cached.size <= FEW_NEW_IDS) {
       // A Map iterates in insertion order and ids are only ever added to it: the new ones are its
       // last keys. Each goes in its place (near the end: ids are time-ordered), no sort of them all.
+      // (Many at once, say another process's thousands merged in, are sorted with the rest.)
       ids = cached.ids.slice();
       let seen = 0;
       for (const id of this.entries.keys()) if (seen++ >= cached.size) ids.splice(sortedPosition(ids, id), 0, id);
@@ -459,6 +460,8 @@ export class SessionIndex {
 }
 export { INDEX_FORMAT_VERSION } from './session-index.codec.js';
 
+/** New ids put in place one by one in the sorted ids; more are sorted with them all. */
+const FEW_NEW_IDS = 256;
 /** Entries per cached block of the file's bytes (~60 KB of them, ~1 ms to serialize). */
 const BLOCK_ENTRIES = 256;
 const LIST_END = Buffer.from('\n ]\n}\n');
