@@ -5,7 +5,8 @@
  *   Linux the main thread's schedstat (time on a CPU, time waiting in the run queue) says which kind:
  *   waiting for a core more than half the stall, the daemon was *starved* (children booting on a
  *   small machine took the cores); otherwise it was *blocked* by its own work (JavaScript, GC, a
- *   synchronous syscall such as fork). Elsewhere the process CPU time stands in (CPU for at least
+ *   synchronous syscall such as fork), or by a pause of the whole VM, which counts as neither
+ *   running nor waiting and so looks the same. Elsewhere the process CPU time stands in (CPU for at least
  *   half the stall: blocked). An outside probe sees both as latency; only this tells them apart.
  * Windows are "since the last scrape" (like prom-client's event-loop lag), counters are cumulative.
  */
