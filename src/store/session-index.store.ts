@@ -6,7 +6,6 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
-import { nextTurn } from '../core/next-turn.js';
 import type { Clock, Logger } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
@@ -17,8 +16,9 @@ import { lockLogForWriting, logLockPath } from './log-lock.js';
 import { readLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
-import { before, decodeCursor, encodeCursor, INDEX_FORMAT_VERSION, newer, parseIndex } from './session-index.codec.js';
+import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
 import { foldEvent, type SessionEntry, type SessionStatus } from './session-summary.js';
+import { IndexFileBytes } from './session-index.bytes.js';
 
 export interface SessionIndexOptions {
   clock?: Clock;
@@ -338,8 +338,13 @@ export class SessionIndex {
    * in a burst, measured) held its loop.
    */
   prepareWrites(): Promise<void> {
-    const p = this.chain.then(async () => void (await this.serialize()));
-    this.chain = p.catch((err) => this.logger.error('session index serialization failed', { error: (err as Error).message }));
+    return this.queued('session index serialization failed', async () => void (await this.bytes.of(this.entries)));
+  }
+
+  /** Runs `work` after every write so far; a failure is logged (and rejects the promise returned). */
+  private queued(failure: string, work: () => Promise<void>): Promise<void> {
+    const p = this.chain.then(work);
+    this.chain = p.catch((err) => this.logger.error(failure, { error: (err as Error).message }));
     return p;
   }
 
@@ -379,67 +384,11 @@ export class SessionIndex {
 
   /** The identity of the file as this process last wrote it, or read it whole. */
   private lastWritten?: FileIdentity;
-  /**
-   * The file's entries in blocks of BLOCK_ENTRIES consecutive ones (in id order), each serialized
-   * into one buffer, kept with the entry objects it holds (entries are never changed in place). A
-   * write serializes again only the blocks whose entries changed; ids are time-ordered, so new
-   * sessions land in the last block. With 10,000 sessions, serializing them all took ~45 ms, and
-   * joining 10,000 cached per-entry buffers (a way tried before) 4 to 40 ms of the daemon's loop per
-   * write, with as many buffers for the collector to keep track of.
-   */
-  private blocks: { entries: SessionEntry[]; bytes: Buffer }[] = [];
-  /** The ids sorted, for the map and size they were sorted for (ids are only ever added, or the map replaced). */
-  private sortedIds?: { of: Map<string, SessionEntry>; size: number; ids: string[] };
-
-  private idsInOrder(): string[] {
-    const cached = this.sortedIds;
-    const size = this.entries.size;
-    if (cached && cached.of === this.entries && cached.size === size) return cached.ids;
-    let ids: string[];
-    if (cached && cached.of === this.entries && cached.size < size && size - cached.size <= FEW_NEW_IDS) {
-      // A Map iterates in insertion order and ids are only ever added to it: the new ones are its
-      // last keys. Each goes in its place (near the end: ids are time-ordered), no sort of them all.
-      // (Many at once, say another process's thousands merged in, are sorted with the rest.)
-      ids = cached.ids.slice();
-      let seen = 0;
-      for (const id of this.entries.keys()) if (seen++ >= cached.size) ids.splice(sortedPosition(ids, id), 0, id);
-    } else {
-      ids = [...this.entries.keys()].sort(byId);
-    }
-    this.sortedIds = { of: this.entries, size, ids };
-    return ids;
-  }
-
-  /**
-   * The file's bytes, in parts: exactly `JSON.stringify({version, sessions}, null, 1)` with the
-   * sessions sorted by id, from the cached blocks whose entries did not change. Entries are never
-   * changed in place, so the entries taken at the start are a consistent snapshot, and a block is
-   * serialized per turn of the loop (~1 ms each): the first write after a start serializes them all.
-   */
-  private async serialize(): Promise<Buffer[]> {
-    const sessions = this.idsInOrder().map((id) => this.entries.get(id)!);
-    const parts: Buffer[] = [Buffer.from(`{\n "version": ${INDEX_FORMAT_VERSION},\n "sessions": [`)];
-    const blocks: typeof this.blocks = [];
-    let serialized = 0;
-    for (let from = 0; from < sessions.length; from += BLOCK_ENTRIES) {
-      const entries = sessions.slice(from, from + BLOCK_ENTRIES);
-      let block = this.blocks[blocks.length];
-      if (!block || !sameEntries(block.entries, entries)) {
-        if (serialized++ > 0) await nextTurn();
-        let text = '';
-        for (let i = 0; i < entries.length; i++) text += (from + i === 0 ? '\n  ' : ',\n  ') + JSON.stringify(entries[i], null, 1).replace(/\n/g, '\n  ');
-        block = { entries, bytes: Buffer.from(text) };
-      }
-      blocks.push(block);
-      parts.push(block.bytes);
-    }
-    this.blocks = blocks;
-    parts.push(sessions.length ? LIST_END : EMPTY_LIST_END);
-    return parts;
-  }
+  /** The file's bytes, kept between writes (one write at a time: `chain`). */
+  private readonly bytes = new IndexFileBytes();
 
   private write(): Promise<void> {
-    const p = this.chain.then(async () => {
+    return this.queued('session index write failed', async () => {
       if (!this.dirty) return;
       this.dirty = false;
       // Other processes write the index too: merge their version under a lock, then replace it.
@@ -450,42 +399,13 @@ export class SessionIndex {
           const disk = await this.readDisk();
           if (disk) this.mergeFrom(disk);
         }
-        await writeFileAtomic(this.path, await this.serialize());
+        await writeFileAtomic(this.path, await this.bytes.of(this.entries));
         this.lastWritten = await statOrUndefined(this.path);
       });
     });
-    this.chain = p.catch((err) => this.logger.error('session index write failed', { error: (err as Error).message }));
-    return p;
   }
 }
 export { INDEX_FORMAT_VERSION } from './session-index.codec.js';
-
-/** New ids put in place one by one in the sorted ids; more are sorted with them all. */
-const FEW_NEW_IDS = 256;
-/** Entries per cached block of the file's bytes (~60 KB of them, ~1 ms to serialize). */
-const BLOCK_ENTRIES = 256;
-const LIST_END = Buffer.from('\n ]\n}\n');
-const EMPTY_LIST_END = Buffer.from(']\n}\n');
-
-const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Where `id` goes in the sorted `ids` (binary search). */
-function sortedPosition(ids: readonly string[], id: string): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function sameEntries(a: readonly SessionEntry[], b: readonly SessionEntry[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 interface FileIdentity {
   ino: number;
