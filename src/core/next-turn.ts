@@ -7,21 +7,30 @@ export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmedia
 
 /**
  * Runs the jobs pushed to it in order, one per turn of the event loop, with I/O and timers in
- * between: for work that comes in bursts, small piece by small piece but long all together.
+ * between: for work that comes in bursts, small piece by small piece but long all together. `push`
+ * settles as its job does.
  */
 export class OnePerTurn {
   private readonly jobs: (() => void)[] = [];
   private scheduled = false;
 
-  push(job: () => void): void {
-    this.jobs.push(job);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.runOne);
-    }
+  push(job: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.jobs.push(() => {
+        try {
+          job();
+          resolve();
+        } catch (err) {
+          reject(err);
+        }
+      });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.runOne);
+      }
+    });
   }
 
-  /** Jobs handle their own errors: a throw here is uncaught, as from any setImmediate callback. */
   private readonly runOne = (): void => {
     const job = this.jobs.shift()!;
     // An immediate set while immediates run waits for the next turn of the loop.

@@ -45,7 +45,7 @@ export class RelayConnection implements AcpConnectionPeer {
     if (!this.isClosed) this.channel.sendNotifications(sessionId, jsons);
   }
 
-  receive(msg: JsonRpcMessage, context: AcpInboundContext): void {
+  receive(msg: JsonRpcMessage, context: AcpInboundContext): void | Promise<void> {
     // Silence would leave the client waiting for an answer that never comes. Not a request in flight
     // (the transport applies the same rule), so its answer takes no request's route.
     if (!isValidClientMessage(msg)) return void this.send(errorResponse(null, 'invalid_request', 'Invalid Request: not a JSON-RPC 2.0 request, notification or response'), null);
@@ -59,7 +59,7 @@ export class RelayConnection implements AcpConnectionPeer {
         if (request) void this.send(errorResponse(msg.id, 'invalid_request', 'Initialize not allowed on existing connection'), on);
         return;
       case 'session/new':
-        if (request) this.relay.newSession(this, msg, on);
+        if (request) return this.relay.newSession(this, msg, on);
         return;
       case 'session/list':
         if (request) void this.relay.listSessions(msg).then((answer) => this.send(answer, on));

@@ -109,17 +109,15 @@ export class Relay implements AcpAgentSide, RelayContext {
    */
   private readonly newSessions = new OnePerTurn();
 
-  /** `on`: the session the request came on (an HTTP client may send session/new with a header), where its answer goes. */
-  newSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): void {
-    this.newSessions.push(() => {
-      // Its client went away while it waited: no child for a session nobody will hear of.
-      if (conn.isClosed) return;
-      try {
-        this.startSession(conn, msg, on);
-      } catch (err) {
-        this.logger.error('session/new failed', { error: String(err) });
-        void conn.send(errorResponse(msg.id, 'internal_error', `session/new failed: ${(err as Error).message}`), on);
-      }
+  /**
+   * `on`: the session the request came on (an HTTP client may send session/new with a header), where
+   * its answer goes. Settles once it started: the connection's later messages wait for it, as they
+   * did when it started at once, and a failure reaches the transport as any message's does.
+   */
+  newSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): Promise<void> {
+    // Its client went away while it waited: no child for a session nobody will hear of.
+    return this.newSessions.push(() => {
+      if (!conn.isClosed) this.startSession(conn, msg, on);
     });
   }
 

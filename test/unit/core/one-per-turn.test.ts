@@ -29,4 +29,12 @@ test('OnePerTurn runs its jobs in order, later than pushed, one per turn of the 
   // A job pushed after the queue ran dry starts it again.
   await new Promise<void>((resolve) => queue.push(() => (seen.push('job 5'), resolve())));
   assert.equal(seen.at(-1), 'job 5');
+  // Each push settles as its job does: a job that throws rejects its own push only.
+  const failed = queue.push(() => {
+    throw new Error('job 6 failed');
+  });
+  const next = queue.push(() => void seen.push('job 7'));
+  await assert.rejects(failed, /job 6 failed/);
+  await next;
+  assert.equal(seen.at(-1), 'job 7');
 });
