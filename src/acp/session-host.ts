@@ -158,6 +158,8 @@ export class SessionHost {
       await log.whenDurable(log.lastSeq());
     } catch (err) {
       await engine.dispose().catch(() => undefined);
+      // Nothing its engine tells from now on reaches the daemon as a session of this process.
+      transitions.stop();
       await log.close().catch(() => undefined);
       // No client was given this session (a full disk, say): its log is not left behind.
       await rm(log.path, { force: true }).catch(() => undefined);

@@ -2,7 +2,8 @@
 // (a barrier, spec/event-log.md §3), and a log made ahead (a spare) is used and not made twice.
 // Hosts of one process can share one session index. A replay of a live session is never interleaved
 // with what the session emits meanwhile. A reopen that fails once its engine has started leaves its
-// daemon what an unload does, and ends the report of its machines.
+// daemon what an unload does, and ends the report of its machines; so does a create that fails at
+// its barrier, which also removes the log it made.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
@@ -177,4 +178,34 @@ test('a reopen that fails after its engine started leaves the daemon what an unl
   const after = hub.lastN;
   reports.at(-1)!(init!);
   assert.equal(hub.lastN, after, 'the report handed to the engine was ended');
+});
+
+test('a create whose session_created cannot be made durable removes its log and reports nothing more', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
+  const env = { HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/demo' };
+  const told: string[] = [];
+  const reporter: SessionReporter = { event: () => undefined, transition: (sessionId) => void told.push(sessionId) };
+  // What the host hands the engine to report its transitions (the real create is called).
+  const reports: ((ev: InspectionEvent) => void)[] = [];
+  const realCreate = SessionEngine.create;
+  SessionEngine.create = (deps, init, history, options) => {
+    if (options?.inspect) reports.push(options.inspect);
+    return realCreate.call(SessionEngine, deps, init, history, options);
+  };
+  t.after(() => void (SessionEngine.create = realCreate));
+  // The barrier fails as a full disk would fail it.
+  const realWhenDurable = FileEventLog.prototype.whenDurable;
+  FileEventLog.prototype.whenDurable = () => Promise.reject(new Error('ENOSPC: no space left on device'));
+  t.after(() => void (FileEventLog.prototype.whenDurable = realWhenDurable));
+  const h = await SessionHost.open({ home, env, config: loadConfig(env), logger: silentLogger, reporter });
+  t.after(() => h.shutdown());
+  h.attach({} as acp.AgentContext, {});
+  await assert.rejects(h.create({ cwd: home, additionalDirectories: [] }), /ENOSPC/);
+  assert.deepEqual(readdirSync(sessionsDir(home)).filter((f) => f.endsWith('.log')), [], 'no log left behind');
+  assert.equal(reports.length, 1);
+  const sessionId = told[0]!;
+  assert.ok(sessionId, 'the engine had started: its first state was reported');
+  const before = told.length;
+  reports[0]!({ type: '@xstate.event', actorRef: {} as never, rootId: 'x', sourceRef: undefined, event: { type: 'x' } } as InspectionEvent);
+  assert.equal(told.length, before, 'the report handed to the engine was ended');
 });
