@@ -85,7 +85,7 @@ export class RelayConnection implements AcpConnectionPeer {
       else if (request) void this.send(errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`), on);
       return;
     }
-    this.relay.toSession(this, sessionId, msg);
+    return this.relay.toSession(this, sessionId, msg);
   }
 
   /** A child's request, re-identified for this connection. */

@@ -103,11 +103,13 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   /**
-   * `session/new`s waiting to start, one per turn of the loop. A hundred clients that ask at once
-   * arrive in one turn, and starting them all in it (~0.3 ms each, several ms while the code is
-   * cold) held the daemon's loop 25 to 70 ms: health checks, streams and timers waited behind them.
+   * Sessions waiting to start (`session/new`, and a stored session's revival), one per turn of the
+   * loop. A hundred clients that ask at once arrive in one turn, and starting them all in it (~0.3 ms
+   * each, several ms while the code is cold) held the daemon's loop 25 to 70 ms: health checks,
+   * streams and timers waited behind them. Revivals come in such bursts too: every client of a
+   * restarted daemon loads its sessions again as it reconnects.
    */
-  private readonly newSessions = new OnePerTurn();
+  private readonly starts = new OnePerTurn();
 
   /**
    * `on`: the session the request came on (an HTTP client may send session/new with a header), where
@@ -116,7 +118,7 @@ export class Relay implements AcpAgentSide, RelayContext {
    */
   newSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): Promise<void> {
     // Its client went away while it waited: no child for a session nobody will hear of.
-    return this.newSessions.push(() => {
+    return this.starts.push(() => {
       if (!conn.isClosed) this.startSession(conn, msg, on);
     });
   }
@@ -129,8 +131,11 @@ export class Relay implements AcpAgentSide, RelayContext {
     session.forward(conn, msg, on);
   }
 
-  /** Any message naming a session: to its child, reviving the session from its log if needed. */
-  toSession(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): void {
+  /**
+   * Any message naming a session: to its child, reviving the session from its log if needed (then
+   * settles once the revival started: the connection's later messages wait for it, as for session/new).
+   */
+  toSession(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage, itsTurn = false): void | Promise<void> {
     // In order: the messages that waited for a fork go on in the order they came.
     const fork = this.forking.get(sessionId);
     if (fork) return void fork.then(() => this.toSession(conn, sessionId, msg));
@@ -151,6 +156,9 @@ export class Relay implements AcpAgentSide, RelayContext {
       // Failed for good, in this daemon run or an earlier one: never started again.
       if (entry.status === 'failed') return void conn.send(failedResponse(msg.id, sessionId), sessionId);
       if (this.refuseCapacity(conn, msg, sessionId)) return;
+      // Started in its turn, where all of this is checked again: a delete, a failure, the capacity
+      // or another request that revived the session (the turns keep the order they came in) may come first.
+      if (!itsTurn) return this.starts.push(() => void (conn.isClosed || this.toSession(conn, sessionId, msg, true)));
       // A session released at rest had servers its client named: a request that names none (the CLI's
       // resume) gets them back, as it would from a child that had stayed (spec/tools.md §7).
       const servers = this.restingServers.get(sessionId);

@@ -157,3 +157,46 @@ test('an unknown method for a session with no child is -32601 from the relay, an
   c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 7, method: '_troupe/no_such_method', params: { sessionId } }));
   assert.equal((await c.until((m) => m.id === 7, 'unknown, live')).error?.code, -32601);
 });
+
+test('ws: after a restart, two clients that load every stored session at once revive each once, in turn, with its whole history; a prompt sent right after a load follows it', async (t) => {
+  const first = await Daemon.start({ script: writeOnce, args: ['--pool', '0'] });
+  const c = await rawWs(first);
+  const ids: string[] = [];
+  const cwds = [0, 1, 2, 3].map(() => tempDir());
+  for (let i = 0; i < cwds.length; i++) {
+    c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1 + i, method: 'session/new', params: { cwd: cwds[i], mcpServers: [] } }));
+    ids.push((await c.until((m) => m.id === 1 + i, 'session/new')).result.sessionId);
+    c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 10 + i, method: 'session/prompt', params: { sessionId: ids[i], prompt: [{ type: 'text', text: 'hello' }] } }));
+    assert.equal((await c.until((m) => m.id === 10 + i, 'a prompt')).result?.stopReason, 'end_turn');
+  }
+  c.ws.close();
+  await first.stop();
+  // The relay starts each revival in a turn of its own (as it does session/new): the loads arrive
+  // in a burst, each session's from both clients, and a prompt behind each of A's.
+  const d = await Daemon.start({ script: writeOnce, home: first.home, args: ['--pool', '0'] });
+  t.after(() => d.stop());
+  const [a, b] = [await rawWs(d), await rawWs(d)];
+  t.after(() => (a.ws.close(), b.ws.close()));
+  const load = (id: number, i: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'session/load', params: { sessionId: ids[i], cwd: cwds[i], mcpServers: [] } });
+  ids.forEach((sessionId, i) => {
+    a.ws.send(load(100 + i, i));
+    a.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 200 + i, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } }));
+    b.ws.send(load(100 + i, i));
+  });
+  for (const [name, c] of [['A', a], ['B', b]] as const) {
+    for (const [i, sessionId] of ids.entries()) {
+      const answered = c.got.indexOf(await c.until((m) => m.id === 100 + i && !m.method, `${name}'s load of session ${i}`));
+      assert.equal(c.got[answered].result?.modes?.currentModeId, 'default', `${name}'s load of session ${i}: ${JSON.stringify(c.got[answered])}`);
+      // The replay, before the answer: the first turn's prompt and reply.
+      const replayed = c.got.slice(0, answered).filter((m) => m.params?.sessionId === sessionId && m.method === 'session/update');
+      const texts = replayed.map((m) => m.params.update.content?.text).filter(Boolean);
+      assert.ok(texts.includes('hello') && texts.includes('hello back'), `${name}, session ${i}: the history before the load's answer: ${JSON.stringify(texts)}`);
+    }
+  }
+  for (const [i] of ids.entries()) {
+    const prompt = await a.until((m) => m.id === 200 + i && !m.method, `A's prompt ${i}`);
+    assert.equal(prompt.result?.stopReason, 'end_turn');
+    assert.ok(a.got.indexOf(prompt) > a.got.findIndex((m) => m.id === 100 + i && !m.method), `A's prompt ${i} was answered after its load`);
+  }
+  assert.equal(d.childPids().length, ids.length, 'one child per session, however many loads named it');
+});
