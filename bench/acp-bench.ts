@@ -8,13 +8,13 @@
  * bench/results/acp-bench.json. Counts can be lowered with BENCH_* variables (see COUNTS).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readLogFile, sessionLogPath, sessionsDir } from '../src/store/index.js';
 import { writeBaselineAgent } from './acp-baseline.js';
 import { importCosts } from './acp-imports.js';
-import { RpcChild } from './acp-rpc.js';
+import { nodeSpawnToExitMs, RpcChild } from './acp-rpc.js';
 import { ratio, summarize, targetCheck, type Summary } from './acp-stats.js';
 
 const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -75,12 +75,6 @@ const init = (c: RpcChild) => c.request('initialize', { protocolVersion: 1, clie
 const newSession = (c: RpcChild) => c.request('session/new', { cwd: workspace, mcpServers: [] });
 const prompt = (c: RpcChild, sessionId: string, text: string) => c.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
 
-function nodeEmpty(): Promise<number> {
-  const t0 = performance.now();
-  const p = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
-  return new Promise((r, j) => p.once('exit', (code) => (code === 0 ? r(performance.now() - t0) : j(new Error(`node -e "" exited ${code}`)))));
-}
-
 /** The commit measured: BENCH_COMMIT (set it when running from an exported tree), else git's HEAD. */
 function commit(): string | null {
   if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
@@ -101,7 +95,7 @@ async function spawnPhase() {
   const s = { nodeEmpty: [] as number[], baselineInit: [] as number[], troupeInit: [] as number[], troupeFirstNew: [] as number[], troupeFirstPrompt: [] as number[], troupeExit: [] as number[] };
   const mem = { troupePss: [] as number[], troupeRss: [] as number[], troupeUss: [] as number[], baselinePss: [] as number[], baselineRss: [] as number[], baselineUss: [] as number[] };
   for (let i = 0; i < COUNTS.spawns; i++) {
-    s.nodeEmpty.push(await nodeEmpty());
+    s.nodeEmpty.push(await nodeSpawnToExitMs());
 
     const b = start('baseline', home);
     s.baselineInit.push((await init(b)).at - b.spawnedAt);

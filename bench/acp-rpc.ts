@@ -127,3 +127,15 @@ export function benchBudget(name: string, ms: number, live = new Set<RpcChild>()
   }, ms).unref();
   return live;
 }
+
+/**
+ * `node -e ""` spawn → exit, in ms: the process floor, in an environment built from nothing as the
+ * benches build their children's. Inherited, a variable such as NODE_EXTRA_CA_CERTS (set on this
+ * machine to the system's 144 roots: Node then builds its root store at start) added about 40 ms of
+ * Node's own start that no child measured against it paid.
+ */
+export function nodeSpawnToExitMs(): Promise<number> {
+  const t0 = performance.now();
+  const p = spawn(process.execPath, ['-e', ''], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '' } });
+  return new Promise((resolve, reject) => p.once('exit', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`node -e "" exited ${code}`)))));
+}

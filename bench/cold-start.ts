@@ -14,12 +14,11 @@
  * Run: `npm run build && BENCH_TROUPE_BIN_A=/path/to/base/bin/troupe.js node dist/bench/cold-start.js`.
  * Writes bench/results/cold-start.json (BENCH_COLD_OUT).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { benchBudget, RpcChild } from './acp-rpc.js';
+import { benchBudget, nodeSpawnToExitMs, RpcChild } from './acp-rpc.js';
 import { summarize } from './acp-stats.js';
 import { threadCpuUs } from './daemon-support.js';
 
@@ -51,12 +50,6 @@ async function coldChild(bin: string, env: NodeJS.ProcessEnv, cwd: string) {
   }
 }
 
-function nodeFloor(): Promise<number> {
-  const t0 = performance.now();
-  const p = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
-  return new Promise((r) => p.once('exit', () => r(performance.now() - t0)));
-}
-
 /** How a checkout's agent starts, from its debug log (`started {...}`). */
 async function startedFrom(bin: string, env: NodeJS.ProcessEnv): Promise<unknown> {
   const rpc = new RpcChild(['--max-old-space-size=512', bin, 'acp', '--supervised'], { ...env, TROUPE_LOG: 'debug' }, { controlPipe: true });
@@ -79,7 +72,7 @@ async function main(): Promise<void> {
     for (const [name, bin] of Object.entries(BINS)) started[name] = await startedFrom(bin, env);
     const names = Object.keys(BINS);
     for (let s = 0; s < SPAWNS; s++) {
-      floor.push(await nodeFloor());
+      floor.push(await nodeSpawnToExitMs());
       for (const name of s % 2 ? [...names].reverse() : names) (runs[name] ??= []).push(await coldChild(BINS[name]!, env, cwd));
     }
   } finally {

@@ -3,9 +3,9 @@
  * request round trips through the relay, each next to its baseline from the same run (the SDK's
  * `AcpServer` hosting the troupe agent in-process; a `troupe acp` child over stdio; a bare process).
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type * as acp from '@agentclientprotocol/sdk';
+import { nodeSpawnToExitMs } from './acp-rpc.js';
 import { childPids, CountingClient, sleep, StdioChild, summarize, waitIdle, type Served, type Summary } from './daemon-support.js';
 
 const now = () => performance.now();
@@ -168,9 +168,7 @@ export async function stdioFirstSessionNew(n: number, env: Record<string, string
 export async function nodeSpawnFloor(n: number): Promise<Summary> {
   const ms: number[] = [];
   for (let i = 0; i < n; i++) {
-    const t0 = now();
-    await new Promise<void>((r) => spawn(process.execPath, ['-e', ''], { stdio: 'ignore' }).once('exit', () => r()));
-    ms.push(now() - t0);
+    ms.push(await nodeSpawnToExitMs());
   }
   return summarize(ms);
 }
