@@ -6,9 +6,8 @@
 import { nextTurn } from '../core/next-turn.js';
 import { INDEX_FORMAT_VERSION } from './session-index.codec.js';
 import type { SessionEntry } from './session-summary.js';
+import { SortedKeys } from './sorted-keys.js';
 
-/** New ids put in place one by one in the sorted ids; more are sorted with them all. */
-const FEW_NEW_IDS = 256;
 /** Entries per cached block of the file's bytes (~60 KB of them, ~1 ms to serialize). */
 const BLOCK_ENTRIES = 256;
 const LIST_END = Buffer.from('\n ]\n}\n');
@@ -24,8 +23,8 @@ export class IndexFileBytes {
    * write, with as many buffers for the collector to keep track of.
    */
   private blocks: { entries: SessionEntry[]; bytes: Buffer }[] = [];
-  /** The ids sorted, for the map and size they were sorted for (ids are only ever added, or the map replaced). */
-  private sortedIds?: { of: Map<string, SessionEntry>; size: number; ids: string[] };
+  /** The ids sorted, kept as they are added: ids are time-ordered, so new ones go near the end. */
+  private readonly sortedIds = new SortedKeys<string, SessionEntry>(byId);
 
   /**
    * The file's bytes for `entries`, in parts (to be written as they are, never joined), from the
@@ -34,7 +33,7 @@ export class IndexFileBytes {
    * the first call serializes them all. Calls must not overlap (the index makes them one at a time).
    */
   async of(entries: Map<string, SessionEntry>): Promise<Buffer[]> {
-    const sessions = this.idsInOrder(entries).map((id) => entries.get(id)!);
+    const sessions = this.sortedIds.of(entries).map((id) => entries.get(id)!);
     const parts: Buffer[] = [Buffer.from(`{\n "version": ${INDEX_FORMAT_VERSION},\n "sessions": [`)];
     const blocks: typeof this.blocks = [];
     let serialized = 0;
@@ -54,37 +53,10 @@ export class IndexFileBytes {
     parts.push(sessions.length ? LIST_END : EMPTY_LIST_END);
     return parts;
   }
-
-  private idsInOrder(entries: Map<string, SessionEntry>): string[] {
-    const cached = this.sortedIds;
-    const size = entries.size;
-    if (cached && cached.of === entries && cached.size === size) return cached.ids;
-    let ids: string[];
-    if (cached && cached.of === entries && cached.size < size && size - cached.size <= FEW_NEW_IDS) {
-      // A Map iterates in insertion order and ids are only ever added to it: the new ones are its
-      // last keys. Each goes in its place (near the end: ids are time-ordered), no sort of them all.
-      // (Many at once, say another process's thousands merged in, are sorted with the rest.)
-      ids = cached.ids.slice();
-      let seen = 0;
-      for (const id of entries.keys()) if (seen++ >= cached.size) ids.splice(sortedPosition(ids, id), 0, id);
-    } else {
-      ids = [...entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    }
-    this.sortedIds = { of: entries, size, ids };
-    return ids;
-  }
 }
 
-/** Where `id` goes in the sorted `ids` (binary search). */
-function sortedPosition(ids: readonly string[], id: string): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+function byId(a: readonly [string, SessionEntry], b: readonly [string, SessionEntry]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
 }
 
 function sameEntries(a: readonly SessionEntry[], b: readonly SessionEntry[]): boolean {
