@@ -145,10 +145,11 @@ function daemonEnvFromBench(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith(prefix) && v !== undefined).map(([k, v]) => [k.slice(prefix.length), v!]));
 }
 
-export async function startDaemon(opts: { home?: string; args?: string[]; env?: Record<string, string>; nodeArgs?: string[] }): Promise<Served> {
+/** `bin`: another checkout's bin/troupe.js (an A/B run), this one's by default. */
+export async function startDaemon(opts: { home?: string; args?: string[]; env?: Record<string, string>; nodeArgs?: string[]; bin?: string }): Promise<Served> {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), 'troupe-dbench-'));
   const env = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', ...opts.env, ...daemonEnvFromBench() };
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), BIN, 'serve', '--port', '0', ...(opts.args ?? [])], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.bin ?? BIN, 'serve', '--port', '0', ...(opts.args ?? [])], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   proc.stderr!.on('data', (d) => (err = (err + d).slice(-20_000)));
   const deadline = Date.now() + 30_000;

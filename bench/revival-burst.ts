@@ -1,0 +1,135 @@
+/**
+ * revival-burst: a daemon started again while every client reconnects at once. N clients (half SSE,
+ * half WebSocket) each create a session in one burst (`session/new`: this run's baseline, as both
+ * bursts start N cold children, `--pool 0`); the daemon is stopped and started again on the same
+ * home, and N new clients each `session/load` one of those sessions, all at once. Both bursts run
+ * under the event-loop probe (GET /v1/health every 5 ms, from a process of its own) and are read
+ * with the daemon's own figures (/metrics: the longest stall, split into blocked and starved).
+ *
+ * BENCH_TROUPE_BIN_A: another checkout's bin/troupe.js (built), run alternately with this one as
+ * `before` / `after`. Counts: BENCH_REVIVALS (100), BENCH_ROUNDS (3). Writes
+ * bench/results/revival-burst.json (BENCH_REVIVAL_OUT).
+ *
+ *   npm run build && node dist/bench/revival-burst.js
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { CountingClient, loadAverages, resultHeader, scriptEnv, sleep, startDaemon, summarize, type Served } from './daemon-support.js';
+import { burst, loopFigures, loopMetrics, startProbe } from './daemon-scale.js';
+
+const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
+const N = int('BENCH_REVIVALS', 100);
+const ROUNDS = int('BENCH_ROUNDS', 3);
+const OUT = process.env.BENCH_REVIVAL_OUT ?? 'bench/results/revival-burst.json';
+const BINS: Record<string, string> = {};
+if (process.env.BENCH_TROUPE_BIN_A) BINS.before = resolve(process.env.BENCH_TROUPE_BIN_A);
+BINS.after = resolve('bin/troupe.js');
+
+const tracked = new Set<ChildProcess>();
+const track = (p: ChildProcess) => tracked.add(p);
+
+/** What one burst did to the daemon's loop, and how long it took. */
+interface Watched {
+  wallMs: number;
+  failed: number;
+  probeMaxMs: number;
+  probeP99Ms: number;
+  probeOver50: number;
+  probeLateMaxMs: number;
+  blockedMaxMs: number;
+  starvedMaxMs: number;
+}
+
+/** Runs `work` (which returns its window and failures) under the probe, after a second of quiet. */
+async function watched(d: Served, work: () => Promise<{ from: number; to: number; failed: number }>): Promise<Watched> {
+  const probe = startProbe(d.url + '/v1/health', track);
+  await sleep(1000);
+  await loopMetrics(d); // starts the daemon's window
+  const { from, to, failed } = await work();
+  const inDaemon = await loopMetrics(d);
+  await sleep(300);
+  const loop = loopFigures(await probe.stop(), from, to);
+  return { wallMs: to - from, failed, probeMaxMs: loop.latencyMs.max, probeP99Ms: loop.latencyMs.p99, probeOver50: loop.over50ms, probeLateMaxMs: loop.probeLateMaxMs, blockedMaxMs: inDaemon.blockedMaxMs!, starvedMaxMs: inDaemon.starvedMaxMs! };
+}
+
+/** `ids.length` clients connect, then each loads one session, all at once. */
+async function loadBurst(d: Served, ids: readonly string[], cwd: string) {
+  const clients = await Promise.all(ids.map((_, i) => (i % 2 ? CountingClient.ws(d.url, d.headers) : CountingClient.http(d.url, d.headers)).init()));
+  const from = Date.now();
+  const settled = await Promise.allSettled(clients.map((c, i) => c.request('session/load', { sessionId: ids[i], cwd, mcpServers: [] })));
+  const to = Date.now();
+  for (const c of clients) c.close();
+  return { from, to, failed: settled.filter((r) => r.status === 'rejected').length };
+}
+
+async function round(bin: string): Promise<{ newBurst: Watched; revivalBurst: Watched }> {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-revival-'));
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-revival-ws-'));
+  const env = scriptEnv(home, { replies: [{ when: 'tiny', items: [{ text: 'ok' }] }] });
+  const start = () => startDaemon({ home, env, args: ['--pool', '0'], bin });
+  try {
+    let d = await start();
+    let ids: string[] = [];
+    const newBurst = await watched(d, async () => {
+      const b = await burst(d.url, d.headers, N, cwd);
+      for (const c of b.clients) c.close();
+      ids = b.sessions.map((s) => s.sessionId);
+      return b;
+    });
+    await d.stop();
+    d = await start();
+    const revivalBurst = await watched(d, () => loadBurst(d, ids, cwd));
+    await d.stop();
+    return { newBurst, revivalBurst };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+const loadAverageAtStart = loadAverages();
+const runs: Record<string, Awaited<ReturnType<typeof round>>[]> = {};
+try {
+  const names = Object.keys(BINS);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const name of r % 2 ? [...names].reverse() : names) {
+      process.stderr.write(`round ${r + 1}: ${name}\n`);
+      (runs[name] ??= []).push(await round(BINS[name]!));
+    }
+  }
+} finally {
+  for (const p of tracked) p.kill('SIGKILL');
+}
+// Nearest-rank p50 (of an odd count of rounds, the middle one), and the worst round: a stall bound is about the worst.
+const keys = ['wallMs', 'probeMaxMs', 'probeP99Ms', 'blockedMaxMs', 'starvedMaxMs'] as const;
+type Figures = Record<(typeof keys)[number], number>;
+const over = (ws: Watched[], f: (xs: number[]) => number) => Object.fromEntries(keys.map((k) => [k, f(ws.map((w) => w[k]))])) as Figures;
+const median = (xs: number[]) => summarize(xs, 1).p50;
+const worst = (xs: number[]) => Math.max(...xs);
+// null where the baseline was 0 (no stall to compare with).
+const ratios = (a: Figures, b: Figures) => Object.fromEntries(keys.map((k) => [k, b[k] ? +(a[k] / b[k]).toFixed(3) : null]));
+const byCheckout = Object.fromEntries(
+  Object.entries(runs).map(([name, rs]) => {
+    const [nb, rb] = [rs.map((r) => r.newBurst), rs.map((r) => r.revivalBurst)];
+    const medians = { newBurst: over(nb, median), revivalBurst: over(rb, median) };
+    const worsts = { newBurst: over(nb, worst), revivalBurst: over(rb, worst) };
+    return [name, { bin: BINS[name], medians, worst: worsts, revivalOverNew: { medians: ratios(medians.revivalBurst, medians.newBurst), worst: ratios(worsts.revivalBurst, worsts.newBurst) }, rounds: rs }];
+  }),
+);
+const result = {
+  ...resultHeader('revival-burst', loadAverageAtStart),
+  note: 'N sessions created in one burst of session/new (the baseline), the daemon started again, then N session/loads at once, each from its own client (half SSE, half WebSocket), --pool 0; probe: GET /v1/health every 5 ms from its own process; blocked/starved: the daemon\'s /metrics over the burst (src/daemon/loop-watch.ts); medians over rounds',
+  counts: { sessions: N, rounds: ROUNDS },
+  ...byCheckout,
+  ...(runs.before && runs.after
+    ? { afterOverBefore: { revivalMedians: ratios(byCheckout.after!.medians.revivalBurst, byCheckout.before!.medians.revivalBurst), revivalWorst: ratios(byCheckout.after!.worst.revivalBurst, byCheckout.before!.worst.revivalBurst) } }
+    : {}),
+  loadAverageAtEnd: loadAverages(),
+};
+mkdirSync(dirname(OUT), { recursive: true });
+writeFileSync(OUT, JSON.stringify(result, null, 2) + '\n');
+// On the terminal, without the rounds (in the file).
+const brief = Object.fromEntries(Object.entries(result).map(([k, v]) => [k, k in byCheckout ? { ...(v as object), rounds: undefined } : v]));
+process.stdout.write(JSON.stringify(brief, null, 2) + '\n');
