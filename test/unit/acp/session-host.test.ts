@@ -4,7 +4,7 @@
 // with what the session emits meanwhile. A reopen that fails once its engine has started leaves its
 // daemon what an unload does, and ends the report of its machines; so does a create that fails at
 // its barrier, which also removes the log it made.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,9 +17,26 @@ import { loadConfig } from '../../../src/providers/config.js';
 import { FileEventLog, SessionIndex, sessionsDir } from '../../../src/store/index.js';
 import type { AgentEventInput } from '../../../src/core/events.js';
 import type { SessionReporter } from '../../../src/acp/control-channel.js';
-import { SessionEngine } from '../../../src/actors/session-engine.js';
+import { SessionEngine, type EngineOptions } from '../../../src/actors/session-engine.js';
 import { transitionRecorder } from '../../../src/machines/transition-recorder.js';
 import { MachineHub } from '../../../src/daemon/machine-hub.js';
+
+/**
+ * What the host hands the engine to report its transitions, caught as `SessionEngine[made]` is called
+ * (the real one runs; both take the engine's options fourth).
+ */
+function reportsHandedTo(t: TestContext, made: 'create' | 'open'): ((ev: InspectionEvent) => void)[] {
+  const reports: ((ev: InspectionEvent) => void)[] = [];
+  const engine = SessionEngine as unknown as Record<typeof made, (...args: unknown[]) => unknown>;
+  const real = engine[made];
+  engine[made] = (...args) => {
+    const inspect = (args[3] as EngineOptions | undefined)?.inspect;
+    if (inspect) reports.push(inspect);
+    return real.apply(SessionEngine, args);
+  };
+  t.after(() => void (engine[made] = real));
+  return reports;
+}
 
 async function host(): Promise<{ h: SessionHost; home: string }> {
   const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
@@ -146,14 +163,7 @@ test('a reopen that fails after its engine started leaves the daemon what an unl
       record(ev);
     },
   };
-  // What the host hands the engine to report its transitions (the real open is called).
-  const reports: ((ev: InspectionEvent) => void)[] = [];
-  const realOpen = SessionEngine.open;
-  SessionEngine.open = (deps, sessionId, interrupted, options) => {
-    if (options?.inspect) reports.push(options.inspect);
-    return realOpen.call(SessionEngine, deps, sessionId, interrupted, options);
-  };
-  t.after(() => void (SessionEngine.open = realOpen));
+  const reports = reportsHandedTo(t, 'open');
   const h = await SessionHost.open({ home, env, config: loadConfig(env), logger: silentLogger, reporter });
   t.after(() => h.shutdown());
   h.attach({ notify: async () => undefined } as unknown as acp.AgentContext, {});
@@ -185,14 +195,7 @@ test('a create whose session_created cannot be made durable removes its log and 
   const env = { HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/demo' };
   const told: string[] = [];
   const reporter: SessionReporter = { event: () => undefined, transition: (sessionId) => void told.push(sessionId) };
-  // What the host hands the engine to report its transitions (the real create is called).
-  const reports: ((ev: InspectionEvent) => void)[] = [];
-  const realCreate = SessionEngine.create;
-  SessionEngine.create = (deps, init, history, options) => {
-    if (options?.inspect) reports.push(options.inspect);
-    return realCreate.call(SessionEngine, deps, init, history, options);
-  };
-  t.after(() => void (SessionEngine.create = realCreate));
+  const reports = reportsHandedTo(t, 'create');
   // The barrier fails as a full disk would fail it.
   const realWhenDurable = FileEventLog.prototype.whenDurable;
   FileEventLog.prototype.whenDurable = () => Promise.reject(new Error('ENOSPC: no space left on device'));
