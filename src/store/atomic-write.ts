@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -26,8 +26,8 @@ export async function fsyncDirectory(dir: string): Promise<void> {
 
 /**
  * Replaces `path` with `data` atomically and durably (mode 0600 by default). `data` may be a list of
- * parts, written in order with one `writev`: a big file made of many small pieces (the session
- * index) is then copied by the kernel, not joined into one buffer on the caller's event loop.
+ * parts, written in order (Node writes each in turn, to the end): a big file made of many pieces
+ * (the session index) is then never joined into one buffer on the caller's event loop.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array | readonly Uint8Array[], mode = 0o600): Promise<void> {
   const dir = dirname(path);
@@ -35,8 +35,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array | 
   const fh = await open(tmp, 'wx', mode);
   try {
     try {
-      if (Array.isArray(data)) await writeAllParts(fh, data);
-      else await fh.writeFile(data as string | Uint8Array);
+      await writeFile(fh, data);
       await fh.sync();
     } finally {
       await fh.close();
@@ -49,19 +48,3 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array | 
   await fsyncDirectory(dir);
 }
 
-/** Writes every part, in order, from the start of a new file: a write may take only some of them. */
-export async function writeAllParts(fh: FileHandle, parts: readonly Uint8Array[]): Promise<void> {
-  let rest = parts.filter((p) => p.length > 0);
-  let position = 0;
-  while (rest.length > 0) {
-    const { bytesWritten } = await fh.writev(rest, position);
-    if (bytesWritten === 0) throw new Error(`writev wrote nothing at offset ${position}`);
-    position += bytesWritten;
-    // Drop what was written: whole parts, then the written head of the next one.
-    let n = bytesWritten;
-    let i = 0;
-    while (i < rest.length && n >= rest[i]!.length) n -= rest[i++]!.length;
-    rest = rest.slice(i);
-    if (n > 0) rest[0] = rest[0]!.subarray(n);
-  }
-}
