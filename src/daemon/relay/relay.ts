@@ -117,10 +117,12 @@ export class Relay implements AcpAgentSide, RelayContext {
    * did when it started at once, and a failure reaches the transport as any message's does.
    */
   newSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): Promise<void> {
-    // Its client went away while it waited: no child for a session nobody will hear of.
-    return this.starts.push(() => {
-      if (!conn.isClosed) this.startSession(conn, msg, on);
-    });
+    return this.inItsTurn(conn, () => this.startSession(conn, msg, on));
+  }
+
+  /** Runs `start` in its turn (`starts`), unless its client went away while it waited: no child for a session nobody will hear of. */
+  private inItsTurn(conn: RelayConnection, start: () => void): Promise<void> {
+    return this.starts.push(() => void (conn.isClosed || start()));
   }
 
   private startSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): void {
@@ -158,7 +160,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       if (this.refuseCapacity(conn, msg, sessionId)) return;
       // Started in its turn, where all of this is checked again: a delete, a failure, the capacity
       // or another request that revived the session (the turns keep the order they came in) may come first.
-      if (!itsTurn) return this.starts.push(() => void (conn.isClosed || this.toSession(conn, sessionId, msg, true)));
+      if (!itsTurn) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
       // A session released at rest had servers its client named: a request that names none (the CLI's
       // resume) gets them back, as it would from a child that had stayed (spec/tools.md §7).
       const servers = this.restingServers.get(sessionId);
