@@ -174,7 +174,13 @@ export class Relay implements AcpAgentSide, RelayContext {
       if (request) void conn.send(failedResponse(msg.id, sessionId), sessionId);
       return;
     }
-    if (!session.live && request && (this.refuseUnknownMethod(conn, sessionId, msg) || this.refuseCapacity(conn, msg, sessionId))) return;
+    if (!session.live && request) {
+      if (this.refuseUnknownMethod(conn, sessionId, msg) || this.refuseCapacity(conn, msg, sessionId)) return;
+      // A session held with no child (stopped idle or closed, a client still attached) wakes in its
+      // turn too, checked again there: clients that come back to many such sessions at once wake them
+      // in a burst, as a restarted daemon's clients revive theirs.
+      if (!itsTurn) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
+    }
     // A notification (cancel) for a session whose child was stopped: nothing runs there to act on,
     // and waking a child for it would also pass --max-sessions, which only requests are checked against.
     if (!request) return void (session.live && session.deliver(msg));

@@ -234,6 +234,35 @@ test('an idle child stops and is respawned transparently on the next prompt', as
   assert.equal(c.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'pong').length, 2);
 });
 
+test('clients that come back at once to their idle-stopped sessions wake them within --max-sessions: the rest get capacity_exceeded, the woken ones go on from their history', async (t) => {
+  const d = await Daemon.start({ script, args: ['--idle-ms', '300', '--pool', '0', '--max-sessions', '2'] });
+  t.after(() => d.stop());
+  const clients = [0, 1, 2].map(() => d.connect('ws'));
+  t.after(() => clients.forEach((c) => c.close()));
+  const ids: string[] = [];
+  // One at a time, each stopped idle before the next starts: only then are all three under the cap.
+  for (const c of clients) {
+    await c.init();
+    const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+    await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+    await waitFor('idle stop', async () => (await childOf(d, sessionId)).state === 'idleStopped');
+    ids.push(sessionId);
+  }
+  // Each client is still attached to its session: the relay holds it, and the prompt wakes it.
+  const answers = await Promise.allSettled(clients.map((c, i) => c.agent.request('session/prompt', { sessionId: ids[i], prompt: [{ type: 'text', text: 'ping' }] })));
+  const woken = ids.filter((_, i) => answers[i]!.status === 'fulfilled');
+  assert.equal(woken.length, 2, `two of three woken: ${JSON.stringify(answers.map((a) => (a.status === 'fulfilled' ? a.value : a.reason)))}`);
+  for (const a of answers) if (a.status === 'rejected') assert.equal((a.reason as any).data?.code, 'capacity_exceeded');
+  for (const [i, sessionId] of ids.entries()) {
+    const child = await childOf(d, sessionId);
+    assert.equal(child.wakes, woken.includes(sessionId) ? 1 : 0, `session ${i}: ${JSON.stringify(child)}`);
+    // The woken turn's reply followed the first one's in the same stream.
+    if (woken.includes(sessionId)) assert.equal(clients[i]!.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'pong').length, 2);
+  }
+  assert.equal(d.childPids().length, 2, 'one process per woken session, none for the refused one');
+  assert.equal((await d.api('GET', '/v1/health')).json.sessions.live, 2);
+});
+
 /** A daemon with one session whose turn is streaming, and the daemon's children at that moment. */
 async function daemonWithRunningTurn(t: { after(fn: () => unknown): void }, transport: 'ws' | 'http', options: Parameters<typeof Daemon.start>[0] = {}) {
   const d = await Daemon.start({ script, ...options });
