@@ -2,7 +2,10 @@
  * revival-burst: a daemon started again while every client reconnects at once. N clients (half SSE,
  * half WebSocket) each create a session in one burst (`session/new`: this run's baseline, as both
  * bursts start N cold children, `--pool 0`); the daemon is stopped and started again on the same
- * home, and N new clients each `session/load` one of those sessions, all at once. Both bursts run
+ * home, and N new clients each `session/load` one of those sessions, all at once. Between the two,
+ * a wake burst: the first burst's clients stay attached while their sessions' children stop idle
+ * (`--idle-ms`), then each sends its session a prompt, all at once (the relay still holds those
+ * sessions: they wake, rather than revive). Every burst runs
  * under the event-loop probe (GET /v1/health every 5 ms, from a process of its own) and are read
  * with the daemon's own figures (/metrics: the longest stall, split into blocked and starved).
  *
@@ -64,25 +67,41 @@ async function loadBurst(d: Served, ids: readonly string[], cwd: string) {
   return { from, to, failed: settled.filter((r) => r.status === 'rejected').length };
 }
 
-async function round(bin: string): Promise<{ newBurst: Watched; revivalBurst: Watched }> {
+/** Waits until no session has a child (each stopped idle), for at most a minute. */
+async function allStopped(d: Served): Promise<void> {
+  for (const end = Date.now() + 60_000; Date.now() < end; await sleep(200)) {
+    const health = await (await fetch(d.url + '/v1/health')).json();
+    if (health.sessions?.live === 0) return;
+  }
+  throw new Error('the sessions did not all stop idle within a minute');
+}
+
+/** Each session of `b` is sent a prompt by its client, all at once. */
+async function wakeBurst(sessions: { client: CountingClient; sessionId: string }[]) {
+  const from = Date.now();
+  const settled = await Promise.allSettled(sessions.map((s) => s.client.request('session/prompt', { sessionId: s.sessionId, prompt: [{ type: 'text', text: 'tiny' }] })));
+  return { from, to: Date.now(), failed: settled.filter((r) => r.status === 'rejected').length };
+}
+
+async function round(bin: string): Promise<{ newBurst: Watched; wakeBurst: Watched; revivalBurst: Watched }> {
   const home = mkdtempSync(join(tmpdir(), 'troupe-revival-'));
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-revival-ws-'));
   const env = scriptEnv(home, { replies: [{ when: 'tiny', items: [{ text: 'ok' }] }] });
-  const start = () => startDaemon({ home, env, args: ['--pool', '0'], bin });
+  // Idle children stop 2 s after their last message: the wake burst waits for all of them to.
+  const start = () => startDaemon({ home, env, args: ['--pool', '0', '--idle-ms', '2000'], bin });
   try {
     let d = await start();
-    let ids: string[] = [];
-    const newBurst = await watched(d, async () => {
-      const b = await burst(d.url, d.headers, N, cwd);
-      for (const c of b.clients) c.close();
-      ids = b.sessions.map((s) => s.sessionId);
-      return b;
-    });
+    let made: Awaited<ReturnType<typeof burst>> | undefined;
+    const newBurst = await watched(d, async () => (made = await burst(d.url, d.headers, N, cwd)));
+    const ids = made!.sessions.map((s) => s.sessionId);
+    await allStopped(d);
+    const woken = await watched(d, () => wakeBurst(made!.sessions));
+    for (const c of made!.clients) c.close();
     await d.stop();
     d = await start();
     const revivalBurst = await watched(d, () => loadBurst(d, ids, cwd));
     await d.stop();
-    return { newBurst, revivalBurst };
+    return { newBurst, wakeBurst: woken, revivalBurst };
   } finally {
     rmSync(home, { recursive: true, force: true });
     rmSync(cwd, { recursive: true, force: true });
@@ -112,19 +131,36 @@ const worst = (xs: number[]) => Math.max(...xs);
 const ratios = (a: Figures, b: Figures) => Object.fromEntries(keys.map((k) => [k, b[k] ? +(a[k] / b[k]).toFixed(3) : null]));
 const byCheckout = Object.fromEntries(
   Object.entries(runs).map(([name, rs]) => {
-    const [nb, rb] = [rs.map((r) => r.newBurst), rs.map((r) => r.revivalBurst)];
-    const medians = { newBurst: over(nb, median), revivalBurst: over(rb, median) };
-    const worsts = { newBurst: over(nb, worst), revivalBurst: over(rb, worst) };
-    return [name, { bin: BINS[name], medians, worst: worsts, revivalOverNew: { medians: ratios(medians.revivalBurst, medians.newBurst), worst: ratios(worsts.revivalBurst, worsts.newBurst) }, rounds: rs }];
+    const [nb, wb, rb] = [rs.map((r) => r.newBurst), rs.map((r) => r.wakeBurst), rs.map((r) => r.revivalBurst)];
+    const medians = { newBurst: over(nb, median), wakeBurst: over(wb, median), revivalBurst: over(rb, median) };
+    const worsts = { newBurst: over(nb, worst), wakeBurst: over(wb, worst), revivalBurst: over(rb, worst) };
+    return [
+      name,
+      {
+        bin: BINS[name],
+        medians,
+        worst: worsts,
+        wakeOverNew: { medians: ratios(medians.wakeBurst, medians.newBurst), worst: ratios(worsts.wakeBurst, worsts.newBurst) },
+        revivalOverNew: { medians: ratios(medians.revivalBurst, medians.newBurst), worst: ratios(worsts.revivalBurst, worsts.newBurst) },
+        rounds: rs,
+      },
+    ];
   }),
 );
 const result = {
   ...resultHeader('revival-burst', loadAverageAtStart),
-  note: 'N sessions created in one burst of session/new (the baseline), the daemon started again, then N session/loads at once, each from its own client (half SSE, half WebSocket), --pool 0; probe: GET /v1/health every 5 ms from its own process; blocked/starved: the daemon\'s /metrics over the burst (src/daemon/loop-watch.ts); medians over rounds',
+  note: 'N sessions created in one burst of session/new (the baseline); their clients, still attached, wait until every child stopped idle (--idle-ms 2000), then each prompts its session at once (wakeBurst); the daemon started again, then N session/loads at once, each from its own client (half SSE, half WebSocket), --pool 0; probe: GET /v1/health every 5 ms from its own process; blocked/starved: the daemon\'s /metrics over the burst (src/daemon/loop-watch.ts); medians over rounds',
   counts: { sessions: N, rounds: ROUNDS },
   ...byCheckout,
   ...(runs.before && runs.after
-    ? { afterOverBefore: { revivalMedians: ratios(byCheckout.after!.medians.revivalBurst, byCheckout.before!.medians.revivalBurst), revivalWorst: ratios(byCheckout.after!.worst.revivalBurst, byCheckout.before!.worst.revivalBurst) } }
+    ? {
+        afterOverBefore: {
+          wakeMedians: ratios(byCheckout.after!.medians.wakeBurst, byCheckout.before!.medians.wakeBurst),
+          wakeWorst: ratios(byCheckout.after!.worst.wakeBurst, byCheckout.before!.worst.wakeBurst),
+          revivalMedians: ratios(byCheckout.after!.medians.revivalBurst, byCheckout.before!.medians.revivalBurst),
+          revivalWorst: ratios(byCheckout.after!.worst.revivalBurst, byCheckout.before!.worst.revivalBurst),
+        },
+      }
     : {}),
   loadAverageAtEnd: loadAverages(),
 };
