@@ -3,9 +3,10 @@
  * session index, which several troupe processes update. A lock left by a dead process (its pid is
  * gone) or older than `staleMs` is broken, so a SIGKILLed holder never blocks the others for long.
  */
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { readFile, stat, unlink } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import { procStatFields } from '../core/proc-stat.js';
+import { createExclusive } from './exclusive-create.js';
 
 /** Whether a process with this pid exists (EPERM: it exists but is not ours). */
 export function isProcessAlive(pid: number): boolean {
@@ -42,7 +43,7 @@ async function isStale(path: string, staleMs: number): Promise<boolean> {
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid)) return true;
     return Date.now() - st.mtimeMs > staleMs;
   } catch {
-    // Gone already, or half-written by its creator: try again shortly.
+    // Gone already (or unreadable): try again shortly.
     return false;
   }
 }
@@ -54,16 +55,8 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: 
   const deadline = Date.now() + timeoutMs;
   for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
     try {
-      const fh = await open(path, 'wx', 0o600);
-      try {
-        await fh.writeFile(String(process.pid));
-      } catch (err) {
-        // A full disk, say: an empty lock would hold every writer off until it is stale.
-        await fh.close();
-        await unlink(path).catch(() => undefined);
-        throw err;
-      }
-      await fh.close();
+      // Never empty, even for a moment: an empty lock holds every writer off until it is stale.
+      await createExclusive(path, String(process.pid));
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

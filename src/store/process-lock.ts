@@ -5,8 +5,8 @@
  * another process has since, is taken over; there is no time limit, a holder may run for days. The
  * daemon's lock (one daemon per home) and a session log's writer lock are such locks.
  */
-import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { writeAllSync } from './atomic-write.js';
+import { readFileSync, rmSync, statSync } from 'node:fs';
+import { createExclusiveSync } from './exclusive-create.js';
 import { isSameProcessAlive, processStartTicks } from './file-lock.js';
 
 /** This process's line in a lock it takes: "pid start" (the pid alone where there is no /proc). */
@@ -34,7 +34,8 @@ export function processLockHolder(path: string): number | undefined {
   } catch {
     return undefined;
   }
-  // Empty: its maker is between its create and its write, or died there (then it is old).
+  // Empty: made by a troupe from before 2026-12-06 (an exclusive open, then a write), between the two
+  // or killed there (then it is old). Locks are now made with their content (exclusive-create.ts).
   if (!text.trim()) return Date.now() - mtimeOf(path) < 10_000 ? -1 : undefined;
   const [pidText, start] = text.trim().split(' ');
   const pid = Number(pidText);
@@ -51,16 +52,8 @@ export function takeProcessLock(path: string, refused: (holder: number | undefin
   const line = ownLine();
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(path, 'wx', 0o600);
-      try {
-        writeAllSync(fd, Buffer.from(line), 0);
-      } catch (err) {
-        // A full disk, say: an empty lock would read as one being made, and hold others off for a while.
-        closeSync(fd);
-        rmSync(path, { force: true });
-        throw err;
-      }
-      closeSync(fd);
+      // Never empty, even for a moment: an empty lock reads as one being made, and holds others off.
+      createExclusiveSync(path, line);
       return () => {
         // Only our own: after a takeover (we were taken for dead) the lock is another's.
         try {
