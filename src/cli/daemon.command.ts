@@ -69,7 +69,7 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
         return EXIT.ok;
       }
       case 'status':
-        return await status(io, home, values.json ?? false);
+        return await status(io, home, values.json ?? false, values['no-color'] ?? false);
       case 'logs':
         return await logs(io, home, values.follow ?? false, intOption('daemon logs', 'lines', values.lines, 50));
       case 'token': {
@@ -110,7 +110,7 @@ function uptime(ms: number): string {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
-async function status(io: CliIo, home: string, json: boolean): Promise<number> {
+async function status(io: CliIo, home: string, json: boolean, noColor: boolean): Promise<number> {
   const remote = remoteTarget(io.env);
   const local = remote ? undefined : await runningDaemon(home);
   const target: DaemonTarget | undefined = remote ?? local?.target;
@@ -160,7 +160,7 @@ async function status(io: CliIo, home: string, json: boolean): Promise<number> {
     io.stdout.write(`${JSON.stringify(info)}\n`);
     return EXIT.ok;
   }
-  const style = makeStyle(io.stdout, io.env);
+  const style = makeStyle(io.stdout, io.env, noColor);
   io.stdout.write(
     [
       `troupe daemon ${health.version}${info.versionMatches ? '' : style.yellow(` (this CLI is ${VERSION}: 'troupe daemon start --force' replaces it)`)}`,

@@ -62,6 +62,20 @@ describe('troupe on a terminal', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.doesNotMatch(tmux.screen(plainEnv, true), /\x1b\[2m/);
   });
 
+  test('daemon status: its live sessions dimmed on a terminal, no colour with --no-color', async () => {
+    // A live session for status to list (its child stays until --idle-ms).
+    assert.equal((await demo.run(['run', 'hello'])).code, 0);
+    const env = { ...demo.env };
+    delete env.NO_COLOR;
+    const coloured = tmux.start(demo.dir, demo.work, env, ['daemon', 'status']);
+    const plain = tmux.start(demo.dir, demo.work, env, ['daemon', 'status', '--no-color']);
+    for (const t of [coloured, plain]) await tmux.waitFor(t, /EXIT=0/);
+    assert.match(tmux.screen(coloured, true), /\x1b\[2m\s+ses_\w+/);
+    // Until 2026-12-06 the option was accepted and ignored.
+    assert.match(tmux.screen(plain, true), /^\s+ses_\w+/m);
+    assert.doesNotMatch(tmux.screen(plain, true), /\x1b\[2m/);
+  });
+
   test('chat: a prompt, a steer while the turn runs, /cancel, /quit, history', async () => {
     const t = tmux.start(scripted.dir, scripted.work, scripted.env, ['chat']);
     await tmux.waitFor(t, /new session ses_\w+/);
