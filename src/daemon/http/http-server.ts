@@ -89,8 +89,22 @@ export class HttpServer {
     this.clock = options.clock ?? systemClock;
     this.security = new Security({ token: options.token, allowOrigins: options.allowOrigins, loginCodeTtlMs: options.loginCodeTtlMs, clock: this.clock });
     if (options.tls) {
-      for (const f of [options.tls.certFile, options.tls.keyFile]) accessSync(f, constants.R_OK);
-      this.app = uws.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile, ...(options.tls.passphrase ? { passphrase: options.tls.passphrase } : {}) });
+      const { certFile, keyFile, passphrase } = options.tls;
+      // One line with a code, as for a port in use: uWS only says 'App construction failed'.
+      const tlsFailed = (why: string, reason: string) => new TroupeError('listen_failed', `cannot serve HTTPS with the certificate ${certFile} and the key ${keyFile}: ${why}`, { reason, certFile, keyFile });
+      for (const f of [certFile, keyFile]) {
+        try {
+          accessSync(f, constants.R_OK);
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code ?? 'EACCES';
+          throw tlsFailed(`cannot read ${f} (${code})`, code);
+        }
+      }
+      try {
+        this.app = uws.SSLApp({ cert_file_name: certFile, key_file_name: keyFile, ...(passphrase ? { passphrase } : {}) });
+      } catch {
+        throw tlsFailed('they are not a PEM certificate and its private key', 'tls');
+      }
     } else {
       this.app = uws.App();
     }

@@ -401,6 +401,27 @@ test('a port in use: troupe serve exits 1 with listen_failed and the reason, and
   assert.ok(!existsSync(`${home}/daemon.lock`) && !existsSync(`${home}/daemon.json`));
 });
 
+test('a TLS certificate or key it cannot use: troupe serve exits 1 with one line and listen_failed, and leaves the home unlocked', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { existsSync, writeFileSync } = await import('node:fs');
+  const files = tempDir();
+  writeFileSync(`${files}/cert.pem`, 'not a certificate\n');
+  writeFileSync(`${files}/key.pem`, 'not a key\n');
+  // Until 2026-12-06 these ended as 'troupe serve: App construction failed' and a bare ENOENT, with no code.
+  for (const [cert, key, why] of [
+    [`${files}/missing.pem`, `${files}/key.pem`, /cannot read .*missing\.pem \(ENOENT\)/],
+    [`${files}/cert.pem`, `${files}/key.pem`, /they are not a PEM certificate and its private key/],
+  ] as const) {
+    const home = tempDir();
+    const served = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', '0', '--pool', '0', '--tls-cert', cert, '--tls-key', key], { env: { PATH: process.env.PATH, TROUPE_HOME: home }, encoding: 'utf8', timeout: 15_000 });
+    assert.equal(served.status, 1, served.stderr);
+    assert.equal(served.stderr.trim().split('\n').length, 1, served.stderr);
+    assert.match(served.stderr, /^troupe serve: cannot serve HTTPS with the certificate .* \(listen_failed\)\n$/);
+    assert.match(served.stderr, why);
+    assert.ok(!existsSync(`${home}/daemon.lock`) && !existsSync(`${home}/daemon.json`));
+  }
+});
+
 test('a config file the agent cannot use: session/new is refused with the problem, not a crash loop (session_failed)', async (t) => {
   const { mkdirSync, writeFileSync } = await import('node:fs');
   const cfg = tempDir();
