@@ -17,7 +17,7 @@ import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
 import { UpdateRenderer } from './update.renderer.js';
 
-const USAGE = `Usage: troupe chat [--cwd DIR] [--session ID] [--model M] [--mode M] [--mcp-config FILE] [--add-dir DIR]… [--yes]
+const USAGE = `Usage: troupe chat [--cwd DIR] [--session ID] [--model M] [--mode M] [--mcp-config FILE] [--add-dir DIR]… [--yes] [--no-color]
 
 An interactive conversation with the agent on one session (a new one, or ID resumed).
 While a turn runs, what you type steers it (the agent reads it at its next step); '/queue TEXT'

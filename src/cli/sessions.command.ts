@@ -13,7 +13,7 @@ const USAGE = `Usage: troupe sessions [--all] [--json]
        troupe sessions show ID [--json]
        troupe sessions delete ID [--json]
 
-Lists the daemon's sessions, newest first: id, status, what its process is doing, age, title, cwd.
+Lists the daemon's sessions, newest first: id, status, what its process is doing, last update, title, cwd.
   --all     include closed and deleted sessions
   --json    print JSON (an array for the list, an object for show and delete)
 
