@@ -21,7 +21,8 @@ export interface AcpLink {
   agent: acp.ClientContext;
   initialize: acp.InitializeResponse;
   closed: Promise<void>;
-  close(): void;
+  /** Ends the connection; resolves once the daemon has answered its DELETE (or it failed). */
+  close(): Promise<void>;
 }
 
 /** JSON-RPC error (from the agent or the transport) → a TroupeError with the daemon's code. */
@@ -52,7 +53,16 @@ export function rpcToError(err: unknown, target: DaemonTarget): Error {
 
 /** Opens the connection and initializes it. */
 export async function openLink(target: DaemonTarget, handlers: LinkHandlers): Promise<AcpLink> {
-  const stream = createHttpStream(`${target.url}/acp`, { headers: { Authorization: `Bearer ${target.token}` } });
+  // The SDK sends the DELETE that ends the connection on the daemon without a promise to wait for: a
+  // command leaving at once (stdout closed) waits for it here, else the daemon keeps the connection
+  // until --connection-idle-ms.
+  let deleting: Promise<unknown> | undefined;
+  const fetchAndNote: typeof fetch = (input, init) => {
+    const sent = fetch(input, init);
+    if (init?.method === 'DELETE') deleting = sent.catch(() => undefined);
+    return sent;
+  };
+  const stream = createHttpStream(`${target.url}/acp`, { headers: { Authorization: `Bearer ${target.token}` }, fetch: fetchAndNote });
   const app = acp
     .client()
     .onNotification('session/update', ({ params }) => handlers.update(params))
@@ -65,7 +75,12 @@ export async function openLink(target: DaemonTarget, handlers: LinkHandlers): Pr
       clientCapabilities: {},
       clientInfo: { name: 'troupe-cli', version: VERSION },
     });
-    return { agent: conn.agent, initialize, closed: conn.closed, close: () => conn.close() };
+    const close = async () => {
+      conn.close();
+      await new Promise((r) => setImmediate(r)); // the SDK starts its DELETE on the stream's cancel
+      await deleting;
+    };
+    return { agent: conn.agent, initialize, closed: conn.closed, close };
   } catch (err) {
     conn.close();
     throw rpcToError(err, target);

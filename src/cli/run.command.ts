@@ -98,6 +98,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
   let interrupts = 0;
   let link: AcpLink | undefined;
   let cancelOnExit: (() => Promise<void>) | undefined;
+  let leaveInHaste: (() => Promise<void>) | undefined;
   let stopCancellingOnTermination: (() => void) | undefined;
 
   const onInterrupt = () => {
@@ -135,7 +136,9 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     sessionId = opened.sessionId;
     const id = sessionId;
     cancelOnExit = () => link!.agent.notify('session/cancel', { sessionId: id });
-    beforeHastyExit.add(cancelOnExit);
+    // Stdout closed: cancel, and end the connection, which the process leaving at once would not.
+    leaveInHaste = () => cancelOnExit!().finally(() => link!.close());
+    beforeHastyExit.add(leaveInHaste);
     // A --standalone daemon is stopped whole on these signals (standalone-daemon.ts).
     if (!o.standalone) stopCancellingOnTermination = cancelOnTermination(cancelOnExit);
     if (!o.json) renderer.waiting();
@@ -154,7 +157,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     return result.stopReason === 'cancelled' ? EXIT.cancelled : EXIT.ok;
   } finally {
     stopCancellingOnTermination?.();
-    if (cancelOnExit) beforeHastyExit.delete(cancelOnExit);
+    if (leaveInHaste) beforeHastyExit.delete(leaveInHaste);
     renderer.done();
     process.removeListener('SIGINT', onInterrupt);
     link?.close();

@@ -187,6 +187,9 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', 'the turn to be cancelled');
     const last = (await h.run(['watch', sessionId, '--no-follow', '--json'])).stdout.trimEnd().split('\n').at(-1)!;
     assert.equal(JSON.parse(last).stopReason, 'cancelled');
+    // Nor does its ACP connection stay on the daemon until --connection-idle-ms (5 min) reaps it:
+    // until 2026-12-06 each `troupe run … | head` held one of the daemon's --max-connections for that long.
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).connections === 0, 'its connection to be closed');
   });
 
   test('run and chat terminated by SIGTERM or SIGHUP (timeout, a closed terminal) cancel their turn, then die of the signal', async () => {
