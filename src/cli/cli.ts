@@ -90,6 +90,8 @@ export async function runCli(command: string | undefined, args: string[]): Promi
   const code = await run(args, io);
   // Open sockets of a finished command (keep-alive agents, closed SSE readers) must not keep the
   // process alive; long-running commands only return when they are done.
-  if (command !== 'models' && command !== 'log') setTimeout(() => process.exit(code), 200).unref();
+  // A command winding down in haste (stdout closed, or terminated) leaves by itself, by exit(0) or the
+  // signal, once its last requests are answered (at most 2 s): not with this code, and not sooner.
+  if (command !== 'models' && command !== 'log') setTimeout(() => shuttingDown.value || process.exit(code), 200).unref();
   return code;
 }

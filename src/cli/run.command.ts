@@ -136,11 +136,12 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     sessionId = opened.sessionId;
     const id = sessionId;
     cancelOnExit = () => link!.agent.notify('session/cancel', { sessionId: id });
-    // Stdout closed: cancel, and end the connection, which the process leaving at once would not.
+    // Stdout closed, or terminated: cancel, and end the connection, which the process leaving at once
+    // would not (the daemon would keep it until --connection-idle-ms).
     leaveInHaste = () => cancelOnExit!().finally(() => link!.close());
     beforeHastyExit.add(leaveInHaste);
     // A --standalone daemon is stopped whole on these signals (standalone-daemon.ts).
-    if (!o.standalone) stopCancellingOnTermination = cancelOnTermination(cancelOnExit);
+    if (!o.standalone) stopCancellingOnTermination = cancelOnTermination(leaveInHaste);
     if (!o.json) renderer.waiting();
     let result: acp.PromptResponse;
     try {

@@ -201,6 +201,8 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       const done = await new Promise<string | null>((r) => b.child.once('exit', (_code, sig) => r(sig)));
       assert.equal(done, signal, 'it died of the signal');
       await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', `the turn to be cancelled (${signal})`);
+      // Its connection is ended too, not left to --connection-idle-ms (until 2026-12-06).
+      await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).connections === 0, `its connection to be closed (${signal})`);
     }
     // The same for chat.
     const chat = h.start(['chat']);
