@@ -109,7 +109,10 @@ export async function runServe(args: string[]): Promise<number> {
   try {
     release = acquireLock(home);
   } catch (err) {
-    process.stderr.write(`troupe serve: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
+    // A home it cannot make or write is said as the CLI says it for `troupe daemon start`.
+    const errno = (err as NodeJS.ErrnoException).code;
+    const problem = isTroupeError(err) ? `${err.message} (${err.code})` : errno ? `cannot use the state directory ${home} (${errno}): set TROUPE_HOME to a directory you can write (daemon_start_failed)` : (err as Error).message;
+    process.stderr.write(`troupe serve: ${problem}\n`);
     return 1;
   }
   try {

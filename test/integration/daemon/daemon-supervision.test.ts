@@ -401,6 +401,17 @@ test('a port in use: troupe serve exits 1 with listen_failed and the reason, and
   assert.ok(!existsSync(`${home}/daemon.lock`) && !existsSync(`${home}/daemon.json`));
 });
 
+test('a TROUPE_HOME it cannot make: troupe serve exits 1 with one line that says so and daemon_start_failed', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { writeFileSync } = await import('node:fs');
+  const file = `${tempDir()}/a-file`;
+  writeFileSync(file, '');
+  const served = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', '0', '--pool', '0'], { env: { PATH: process.env.PATH, TROUPE_HOME: `${file}/home` }, encoding: 'utf8', timeout: 15_000 });
+  assert.equal(served.status, 1, served.stderr);
+  // Until 2026-12-06: "troupe serve: ENOTDIR: not a directory, mkdir '…'", with no code.
+  assert.match(served.stderr, /^troupe serve: cannot use the state directory .*a-file\/home \(ENOTDIR\): set TROUPE_HOME to a directory you can write \(daemon_start_failed\)\n$/);
+});
+
 test('a TLS certificate or key it cannot use: troupe serve exits 1 with one line and listen_failed, and leaves the home unlocked', async () => {
   const { spawnSync } = await import('node:child_process');
   const { existsSync, writeFileSync } = await import('node:fs');
