@@ -19,6 +19,7 @@ import { RelaySession } from './relay-session.js';
 import { errorResponse, isRequest, rpcError, type JsonRpcMessage } from './rpc.js';
 import { oncePerKey } from '../../core/once-per-key.js';
 import { OnePerTurn } from '../../core/next-turn.js';
+import { NO_PROCESS_STATES } from '../machine-hub.js';
 
 export interface RelayObserver {
   events?(sessionId: string, events: AgentEvent[]): void;
@@ -310,7 +311,9 @@ export class Relay implements AcpAgentSide, RelayContext {
    */
   childOf(sessionId: string): { state: string; pid: number | null; restarts: number; wakes: number } | undefined {
     const child = this.sessions.get(sessionId)?.child;
-    if (child) return { state: child.state, pid: child.pid ?? null, restarts: child.restarts, wakes: child.wakes };
+    // The pid only while a process runs the session: a dead child's may be another process's by now,
+    // and an operator reading it off `troupe sessions show` would signal that one.
+    if (child) return { state: child.state, pid: NO_PROCESS_STATES.has(child.state) ? null : (child.pid ?? null), restarts: child.restarts, wakes: child.wakes };
     const failed = this.failedChildren.get(sessionId);
     return failed && { state: 'failed', pid: null, ...failed };
   }
