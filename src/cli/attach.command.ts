@@ -7,7 +7,7 @@ import { TroupeError } from '../core/errors.js';
 import { resolveTroupeHome } from '../store/paths.js';
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
-import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { cancelOnTermination, CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
@@ -32,6 +32,7 @@ Examples:
 export async function attachCommand(args: string[], io: CliIo): Promise<number> {
   let conn: Connection | undefined;
   let link: AcpLink | undefined;
+  let stopClosingOnTermination: (() => void) | undefined;
   const stop = new AbortController();
   const onSigint = () => stop.abort();
   try {
@@ -81,6 +82,8 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       lost = repl.lost;
     } else {
       process.on('SIGINT', onSigint);
+      // Terminated: the connection is ended first, not left to the daemon's --connection-idle-ms.
+      stopClosingOnTermination = cancelOnTermination(() => link!.close());
       const closed = link.closed.then(() => 'closed' as const);
       const aborted = new Promise<'detached'>((r) => stop.signal.addEventListener('abort', () => r('detached'), { once: true }));
       const how = await Promise.race([closed, aborted, sessionEnded]);
@@ -100,6 +103,7 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     return reportError(io, 'attach', err);
   } finally {
     process.removeListener('SIGINT', onSigint);
+    stopClosingOnTermination?.();
     link?.close();
     await conn?.release();
   }

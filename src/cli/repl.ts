@@ -131,7 +131,9 @@ export class Repl {
       // would otherwise kill the process and leave the turn running on the daemon.
       const onSignal = () => this.interrupt();
       process.on('SIGINT', onSignal);
-      const stopCancellingOnTermination = cancelOnTermination(() => (this.running > 0 ? this.cancel() : undefined));
+      // Terminated: the running turn is cancelled, and the connection ended rather than left to the
+      // daemon's --connection-idle-ms (5 min), where it held one of --max-connections.
+      const stopCancellingOnTermination = cancelOnTermination(() => Promise.resolve(this.running > 0 ? this.cancel() : undefined).finally(() => this.s.link.close()));
       let closed = false;
       this.rl.on('close', () => {
         closed = true;

@@ -212,6 +212,13 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     chat.child.kill('SIGHUP');
     assert.equal(await new Promise<string | null>((r) => chat.child.once('exit', (_code, sig) => r(sig))), 'SIGHUP');
     await until(async () => JSON.parse((await h.run(['sessions', 'show', chatSession, '--json'])).stdout).machines.session === 'idle', 'the chat turn to be cancelled');
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', chatSession, '--json'])).stdout).connections === 0, 'the chat connection to be closed');
+    // And for attach, which only follows: its connection goes with it.
+    const attach = h.start(['attach', chatSession]);
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', chatSession, '--json'])).stdout).connections === 1, 'attach to be attached');
+    attach.child.kill('SIGTERM');
+    assert.equal(await new Promise<string | null>((r) => attach.child.once('exit', (_code, sig) => r(sig))), 'SIGTERM');
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', chatSession, '--json'])).stdout).connections === 0, 'the attach connection to be closed');
   });
 
   test('a failed turn: one error line with its code, exit 1, and an error line in --json', async () => {
