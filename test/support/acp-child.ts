@@ -1,5 +1,5 @@
 // A real `troupe acp` child process driven by the SDK's own client over ndJsonStream. Every line
-// the agent writes is checked against the ACP JSON Schemas on its way to the client. The client
+// the agent writes is checked against the ACP schema (./acp-schema.ts) on its way to the client. The client
 // side implements permission prompts, editor buffers (fs) and terminals with real processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
