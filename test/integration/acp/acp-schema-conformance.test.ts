@@ -1,84 +1,21 @@
-// Every answer `troupe acp` gives over stdio, checked against the ACP v1 schema as the SDK's own zod
-// schemas state it (dist/v1/schema/zod.gen.js of @agentclientprotocol/sdk 2.4.0, the validators its
-// app API runs on incoming params). A client of the SDK does not validate the responses it gets, so
-// nothing else would notice a result that breaks the protocol; test/support/acp-child.ts checks the
-// JSON Schema files, whose objects accept unknown fields.
-//
-// The zod schemas are made for a lenient reader: an invalid optional value is replaced by its default
-// (`.catch`), an invalid item of some lists is skipped, and unknown fields are stripped. A parse that
-// succeeds therefore proves little; `conformance` also requires that the parse lost nothing of what
-// the agent sent (every field and item the agent wrote comes out unchanged): a field the schema does
-// not know is a custom field at the root of an ACP type, which ACP forbids outside `_meta`.
+// Every answer, update and request `troupe acp` writes over stdio, driven through every kind of turn,
+// error and session method, and checked against the ACP v1 schema by test/support/acp-schema.ts (the
+// SDK's zod schemas, losslessly: no unknown field, no invalid value read as a default). A client of the
+// SDK does not validate the responses it gets, so nothing else would notice a result that breaks the
+// protocol. On top of it: errors carry spec/errors.md's data.code, and a turn's updates come before
+// its prompt is answered.
 //
 // The client here is raw NDJSON, so that results are seen exactly as written.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
 import { ERROR_CODES } from '../../../src/core/errors.js';
+import { acpOutgoingProblems } from '../../support/acp-schema.js';
 
 const BIN = resolve('bin/troupe.js');
-
-// The package exports no subpath for its zod schemas: they are found beside an exported file.
-const sdkRoot = resolve(dirname(createRequire(import.meta.url).resolve('@agentclientprotocol/sdk/schema/v1/schema.json')), '../..');
-const stable = await import(pathToFileURL(join(sdkRoot, 'dist/v1/schema/zod.gen.js')).href);
-const unstable = await import(pathToFileURL(join(sdkRoot, 'dist/v1/unstable/schema/zod.gen.js')).href);
-
-/** The schema of each request's result (`session/fork` is unstable in ACP v1). */
-const RESULTS: Record<string, any> = {
-  initialize: stable.zInitializeResponse,
-  'session/new': stable.zNewSessionResponse,
-  'session/load': stable.zLoadSessionResponse,
-  'session/resume': stable.zResumeSessionResponse,
-  'session/list': stable.zListSessionsResponse,
-  'session/close': stable.zCloseSessionResponse,
-  'session/delete': stable.zDeleteSessionResponse,
-  'session/set_mode': stable.zSetSessionModeResponse,
-  'session/set_config_option': stable.zSetSessionConfigOptionResponse,
-  'session/prompt': stable.zPromptResponse,
-  'session/fork': unstable.zForkSessionResponse,
-};
-
-/** The schema of the params of each agent → client message. */
-const OUTGOING: Record<string, any> = {
-  'session/update': stable.zSessionNotification,
-  'session/request_permission': stable.zRequestPermissionRequest,
-  'fs/read_text_file': stable.zReadTextFileRequest,
-  'fs/write_text_file': stable.zWriteTextFileRequest,
-  'terminal/create': stable.zCreateTerminalRequest,
-  'terminal/output': stable.zTerminalOutputRequest,
-  'terminal/wait_for_exit': stable.zWaitForTerminalExitRequest,
-  'terminal/kill': stable.zKillTerminalRequest,
-  'terminal/release': stable.zReleaseTerminalRequest,
-  '$/cancel_request': stable.zCancelRequestNotification,
-};
-
-/** Where `sent` differs from what the lenient parse made of it (`parsed`); defaults it added are fine. */
-function losses(sent: unknown, parsed: unknown, path = ''): string[] {
-  if (Array.isArray(sent)) {
-    if (!Array.isArray(parsed)) return [`${path || '.'}: became ${JSON.stringify(parsed)}`];
-    if (parsed.length !== sent.length) return [`${path || '.'}: ${sent.length - parsed.length} invalid item(s) skipped`];
-    return sent.flatMap((item, i) => losses(item, parsed[i], `${path}[${i}]`));
-  }
-  if (sent !== null && typeof sent === 'object') {
-    if (parsed === null || typeof parsed !== 'object') return [`${path || '.'}: became ${JSON.stringify(parsed)}`];
-    return Object.entries(sent).flatMap(([key, value]) =>
-      key in parsed ? losses(value, (parsed as Record<string, unknown>)[key], `${path}.${key}`) : [`${path}.${key}: not in the schema (custom fields belong in _meta)`],
-    );
-  }
-  return Object.is(sent, parsed) ? [] : [`${path || '.'}: ${JSON.stringify(sent)} is invalid (read as ${JSON.stringify(parsed)})`];
-}
-
-/** Why `value` does not conform to `schema`, or nothing. */
-function conformance(schema: any, value: unknown): string[] {
-  const r = schema.safeParse(value);
-  if (!r.success) return r.error.issues.map((i: any) => `${i.path.join('.') || '.'}: ${i.message}`);
-  return losses(value, r.data);
-}
 
 type Message = { jsonrpc: string; id?: number | string | null; method?: string; params?: any; result?: any; error?: any };
 
@@ -131,30 +68,23 @@ class RawClient {
       return;
     }
     this.received.push(m);
-    if (m.jsonrpc !== '2.0') this.violations.push(`not JSON-RPC 2.0: ${line.slice(0, 200)}`);
+    const pending = m.method === undefined && m.id !== undefined && m.id !== null ? this.pending.get(m.id) : undefined;
+    const what = m.method ?? (pending ? `${pending.method} ${'error' in m ? 'error' : 'result'}` : `response to ${JSON.stringify(m.id)}`);
+    this.violation(what, acpOutgoingProblems(m, pending?.method), m);
     if (m.method !== undefined) {
-      const schema = OUTGOING[m.method];
-      if (schema) this.violation(m.method, conformance(schema, m.params), m);
-      else if (!m.method.startsWith('_')) this.violations.push(`a method ACP does not have: ${m.method}`);
       // ACP (prompt-turn, cancellation): a turn's updates are all sent before its prompt is answered.
       const turnId = m.method === 'session/update' ? m.params?.update?._meta?.troupe?.turnId : undefined;
       if (turnId && this.answeredTurns.has(turnId) && this.replaying === 0) this.violations.push(`an update of ${turnId} after its prompt was answered: ${line.slice(0, 300)}`);
       if (m.id !== undefined) void this.answer(m);
       return;
     }
-    const pending = m.id !== undefined && m.id !== null ? this.pending.get(m.id) : undefined;
-    if (!pending) {
-      // Only an unparseable request is answered with id null; the tests below say which.
-      if (m.error) this.violation('error (id null)', errorProblems(m), m);
-      return;
-    }
+    // Only an unparseable request is answered with id null; the tests below say which.
+    if ('error' in m) this.violation(what, errorProblems(m), m);
+    if (!pending) return;
     this.pending.delete(m.id!);
     if (pending.method === 'session/load') this.replaying--;
     const turnId = m.result?._meta?.troupe?.turnId ?? m.error?.data?.turnId;
     if (pending.method === 'session/prompt' && turnId) this.answeredTurns.add(turnId);
-    if (('result' in m) === ('error' in m)) this.violations.push(`a response needs exactly one of result and error: ${line.slice(0, 200)}`);
-    if ('error' in m) this.violation(`${pending.method} error`, errorProblems(m), m);
-    else if (RESULTS[pending.method]) this.violation(`${pending.method} result`, conformance(RESULTS[pending.method], m.result), m);
     pending.resolve(m);
   }
 
@@ -217,12 +147,10 @@ class RawClient {
   }
 }
 
-/** A JSON-RPC error object as ACP and spec/errors.md have it: integer code, message, data.code matching the code. */
+/** What spec/errors.md adds to an ACP error (checked by acpOutgoingProblems): a data.code matching the code. */
 function errorProblems(m: Message): string[] {
-  const problems = conformance(stable.zError, m.error);
-  const { code, message, data } = m.error ?? {};
-  if (!Number.isInteger(code)) problems.push(`code ${JSON.stringify(code)} is not an integer`);
-  if (typeof message !== 'string') problems.push('message is not a string');
+  const problems: string[] = [];
+  const { code, data } = m.error ?? {};
   if (typeof data?.code !== 'string') problems.push('data.code is not a string');
   else if (!(data.code in ERROR_CODES)) problems.push(`data.code ${data.code} is not in spec/errors.md`);
   else if (ERROR_CODES[data.code as keyof typeof ERROR_CODES].rpc !== code) problems.push(`data.code ${data.code} goes with ${ERROR_CODES[data.code as keyof typeof ERROR_CODES].rpc}, not ${code}`);
