@@ -3,6 +3,7 @@
 // idle child stops and is respawned on demand; shutdown leaves no process behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -404,8 +405,6 @@ test('a port in use: troupe serve exits 1 with listen_failed and the reason, and
 });
 
 test('a TROUPE_HOME it cannot make: troupe serve exits 1 with one line that says so and daemon_start_failed', async () => {
-  const { spawnSync } = await import('node:child_process');
-  const { writeFileSync } = await import('node:fs');
   const file = `${tempDir()}/a-file`;
   writeFileSync(file, '');
   const served = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', '0', '--pool', '0'], { env: { PATH: process.env.PATH, TROUPE_HOME: `${file}/home` }, encoding: 'utf8', timeout: 15_000 });
@@ -415,8 +414,6 @@ test('a TROUPE_HOME it cannot make: troupe serve exits 1 with one line that says
 });
 
 test('a TLS certificate or key it cannot use: troupe serve exits 1 with one line and listen_failed, and leaves the home unlocked', async () => {
-  const { spawnSync } = await import('node:child_process');
-  const { existsSync, writeFileSync } = await import('node:fs');
   const files = tempDir();
   writeFileSync(`${files}/cert.pem`, 'not a certificate\n');
   writeFileSync(`${files}/key.pem`, 'not a key\n');
