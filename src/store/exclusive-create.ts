@@ -8,10 +8,11 @@
  * the name: `link` fails if the name exists, and the name never appears without its content. A
  * maker killed before the link leaves only its temp file, named by its pid.
  *
+ * Synchronous, for the process locks' callers: a few small calls without an fsync (tens of µs), where
+ * the index's lock, taken at most every 250 ms in a daemon, would gain nothing from the thread pool.
  * Where the file system has no hard links, the exclusive open and a write are used instead.
  */
 import { closeSync, linkSync, openSync, rmSync } from 'node:fs';
-import { link, open, unlink } from 'node:fs/promises';
 import { writeAllSync } from './atomic-write.js';
 
 /** Codes of a file system that cannot hard-link (not of a name that exists). */
@@ -23,23 +24,10 @@ const tempNameFor = (path: string): string => `${path}.${process.pid}-${made++}.
 
 /**
  * Writes `content` to `path` (mode `mode`), opened with `flags` (`wx`: a new file), removing it if
- * the write fails. A temp file is opened `w`: one left by a killed process whose pid this one now has
- * is only in the way.
+ * the write fails (a full disk, say: an empty file is what this module is here to never leave). A
+ * temp file is opened `w`: one left by a killed process whose pid this one now has is only in the way.
  */
-async function openAndWrite(path: string, content: string, mode: number, flags: 'w' | 'wx'): Promise<void> {
-  const fh = await open(path, flags, mode);
-  try {
-    await fh.writeFile(content);
-  } catch (err) {
-    // A full disk, say: an empty file is what this module is here to never leave.
-    await fh.close();
-    await unlink(path).catch(() => undefined);
-    throw err;
-  }
-  await fh.close();
-}
-
-function openAndWriteSync(path: string, content: string, mode: number, flags: 'w' | 'wx'): void {
+function openAndWrite(path: string, content: string, mode: number, flags: 'w' | 'wx'): void {
   const fd = openSync(path, flags, mode);
   try {
     writeAllSync(fd, Buffer.from(content), 0);
@@ -51,29 +39,15 @@ function openAndWriteSync(path: string, content: string, mode: number, flags: 'w
   closeSync(fd);
 }
 
-/** Makes `path` holding `content` (mode `mode`); rejects with EEXIST if it exists. */
-export async function createExclusive(path: string, content: string, mode = 0o600): Promise<void> {
+/** Makes `path` holding `content` (mode `mode`); throws EEXIST if it exists. */
+export function createExclusive(path: string, content: string, mode = 0o600): void {
   const temp = tempNameFor(path);
-  await openAndWrite(temp, content, mode, 'w');
-  try {
-    await link(temp, path);
-  } catch (err) {
-    if (!NO_LINKS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
-    await openAndWrite(path, content, mode, 'wx');
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
-}
-
-/** {@link createExclusive}, synchronous; throws EEXIST if `path` exists. */
-export function createExclusiveSync(path: string, content: string, mode = 0o600): void {
-  const temp = tempNameFor(path);
-  openAndWriteSync(temp, content, mode, 'w');
+  openAndWrite(temp, content, mode, 'w');
   try {
     linkSync(temp, path);
   } catch (err) {
     if (!NO_LINKS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
-    openAndWriteSync(path, content, mode, 'wx');
+    openAndWrite(path, content, mode, 'wx');
   } finally {
     rmSync(temp, { force: true });
   }

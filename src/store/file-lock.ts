@@ -56,7 +56,7 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: 
   for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
     try {
       // Never empty, even for a moment: an empty lock holds every writer off until it is stale.
-      await createExclusive(path, String(process.pid));
+      createExclusive(path, String(process.pid));
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -6,7 +6,7 @@
  * daemon's lock (one daemon per home) and a session log's writer lock are such locks.
  */
 import { readFileSync, rmSync, statSync } from 'node:fs';
-import { createExclusiveSync } from './exclusive-create.js';
+import { createExclusive } from './exclusive-create.js';
 import { isSameProcessAlive, processStartTicks } from './file-lock.js';
 
 /** This process's line in a lock it takes: "pid start" (the pid alone where there is no /proc). */
@@ -53,7 +53,7 @@ export function takeProcessLock(path: string, refused: (holder: number | undefin
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       // Never empty, even for a moment: an empty lock reads as one being made, and holds others off.
-      createExclusiveSync(path, line);
+      createExclusive(path, line);
       return () => {
         // Only our own: after a takeover (we were taken for dead) the lock is another's.
         try {

@@ -6,25 +6,20 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createExclusive, createExclusiveSync } from '../../../src/store/exclusive-create.js';
+import { createExclusive } from '../../../src/store/exclusive-create.js';
 import { tempDir } from '../../support/store/store-fixtures.js';
 
-for (const [name, create] of [
-  ['createExclusive', createExclusive],
-  ['createExclusiveSync', async (path: string, content: string) => createExclusiveSync(path, content)],
-] as const) {
-  test(`${name}: the file is made with its content and mode 0600; made again it is EEXIST and left as it was; no temp file stays`, async (t) => {
-    const { dir, cleanup } = tempDir();
-    t.after(cleanup);
-    const path = join(dir, 'x.lock');
-    await create(path, '123 456');
-    assert.equal(readFileSync(path, 'utf8'), '123 456');
-    assert.equal(statSync(path).mode & 0o777, 0o600);
-    await assert.rejects(async () => create(path, '789'), (e: NodeJS.ErrnoException) => e.code === 'EEXIST');
-    assert.equal(readFileSync(path, 'utf8'), '123 456');
-    assert.deepEqual(readdirSync(dir), ['x.lock']);
-  });
-}
+test('createExclusive: the file is made with its content and mode 0600; made again it is EEXIST and left as it was; no temp file stays', (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const path = join(dir, 'x.lock');
+  createExclusive(path, '123 456');
+  assert.equal(readFileSync(path, 'utf8'), '123 456');
+  assert.equal(statSync(path).mode & 0o777, 0o600);
+  assert.throws(() => createExclusive(path, '789'), (e: NodeJS.ErrnoException) => e.code === 'EEXIST');
+  assert.equal(readFileSync(path, 'utf8'), '123 456');
+  assert.deepEqual(readdirSync(dir), ['x.lock']);
+});
 
 test('a temp file left by a killed process whose pid this one now has does not stop a create', async (t) => {
   const { dir, cleanup } = tempDir();
@@ -32,7 +27,7 @@ test('a temp file left by a killed process whose pid this one now has does not s
   const path = join(dir, 'x.lock');
   // What this process would name its next temp files, had a process with its pid been killed there.
   for (let i = 0; i < 1000; i++) writeFileSync(`${path}.${process.pid}-${i}.tmp`, 'stale');
-  await createExclusive(path, 'mine');
+  createExclusive(path, 'mine');
   assert.equal(readFileSync(path, 'utf8'), 'mine');
 });
 
