@@ -148,8 +148,8 @@ export class Relay implements AcpAgentSide, RelayContext {
       return;
     }
     let session = this.sessions.get(sessionId);
+    const entry = session ? undefined : this.deps.index.get(sessionId);
     if (!session) {
-      const entry = this.deps.index.get(sessionId);
       if (!entry || entry.status === 'deleted') {
         if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `no session ${sessionId}`, { sessionId }), sessionId);
         return;
@@ -159,28 +159,25 @@ export class Relay implements AcpAgentSide, RelayContext {
       // Failed for good, in this daemon run or an earlier one: never started again.
       if (entry.status === 'failed') return void conn.send(failedResponse(msg.id, sessionId), sessionId);
       if (this.refuseCapacity(conn, msg, sessionId)) return;
-      // Started in its turn, where all of this is checked again: a delete, a failure, the capacity
-      // or another request that revived the session (the turns keep the order they came in) may come first.
-      if (!itsTurn) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
+    } else if (session.child.failed) {
+      if (request) void conn.send(failedResponse(msg.id, sessionId), sessionId);
+      return;
+    } else if (!session.live && request && (this.refuseUnknownMethod(conn, sessionId, msg) || this.refuseCapacity(conn, msg, sessionId))) return;
+    // A request that starts a process (a stored session's revival, or a wake of one held with no
+    // child: stopped idle or closed, a client still attached) does so in its turn, where all of this
+    // is checked again: a delete, a failure, the capacity or another request that started it (the
+    // turns keep the order they came in) may come first. Clients come back in bursts: every client of
+    // a restarted daemon reloads its sessions, and clients return to their idle ones at once.
+    if (request && !session?.live && !itsTurn) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
+    if (!session) {
       // A session released at rest had servers its client named: a request that names none (the CLI's
       // resume) gets them back, as it would from a child that had stayed (spec/tools.md §7).
       const servers = this.restingServers.get(sessionId);
       const named = Array.isArray((msg.params as { mcpServers?: unknown } | undefined)?.mcpServers);
       const resumeOnStart = !REVIVING.has(String(msg.method)) || (servers !== undefined && !named);
-      session = new RelaySession(this, { cwd: entry.cwd, sessionId, caps: conn.capabilities, resumeOnStart, ...(servers ? { mcpServers: servers } : {}) });
+      session = new RelaySession(this, { cwd: entry!.cwd, sessionId, caps: conn.capabilities, resumeOnStart, ...(servers ? { mcpServers: servers } : {}) });
       this.restingServers.delete(sessionId);
       this.sessions.set(sessionId, session);
-    }
-    if (session.child.failed) {
-      if (request) void conn.send(failedResponse(msg.id, sessionId), sessionId);
-      return;
-    }
-    if (!session.live && request) {
-      if (this.refuseUnknownMethod(conn, sessionId, msg) || this.refuseCapacity(conn, msg, sessionId)) return;
-      // A session held with no child (stopped idle or closed, a client still attached) wakes in its
-      // turn too, checked again there: clients that come back to many such sessions at once wake them
-      // in a burst, as a restarted daemon's clients revive theirs.
-      if (!itsTurn) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
     }
     // A notification (cancel) for a session whose child was stopped: nothing runs there to act on,
     // and waking a child for it would also pass --max-sessions, which only requests are checked against.
