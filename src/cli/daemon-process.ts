@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { makeDirs } from '../store/paths.js';
+import { makeDirs, unusableHomeMessage } from '../store/paths.js';
 import { CliError } from './cli-io.js';
 import { DaemonClient, type DaemonTarget } from './daemon.client.js';
 import { daemonLogPath, pidAlive, readDaemonState, readToken, statePath, type DaemonStateFile } from './daemon-home.js';
@@ -58,7 +58,7 @@ export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise
     log = openSync(daemonLogPath(home), 'a', 0o600);
   } catch (err) {
     // The daemon could not write its token, lock and logs there either.
-    throw new CliError('daemon_start_failed', `cannot use the state directory ${home} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set TROUPE_HOME to a directory you can write`);
+    throw new CliError('daemon_start_failed', unusableHomeMessage(home, err));
   }
   let exitCode: number | null | undefined;
   try {

@@ -14,7 +14,7 @@ import { ChildPool } from '../actors/child-pool.actor.js';
 import type { ChildProcessHandle } from '../actors/child-process.actor.js';
 import { ChildLauncher } from './child-launch.js';
 import { ChildSpawner } from '../actors/child-spawner.js';
-import { resolveTroupeHome, SessionIndex, sessionsDir } from '../store/index.js';
+import { resolveTroupeHome, SessionIndex, sessionsDir, unusableHomeMessage } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import { initializeResult } from '../acp/capabilities.js';
@@ -110,8 +110,7 @@ export async function runServe(args: string[]): Promise<number> {
     release = acquireLock(home);
   } catch (err) {
     // A home it cannot make or write is said as the CLI says it for `troupe daemon start`.
-    const errno = (err as NodeJS.ErrnoException).code;
-    const problem = isTroupeError(err) ? `${err.message} (${err.code})` : errno ? `cannot use the state directory ${home} (${errno}): set TROUPE_HOME to a directory you can write (daemon_start_failed)` : (err as Error).message;
+    const problem = isTroupeError(err) ? `${err.message} (${err.code})` : (err as NodeJS.ErrnoException).code ? `${unusableHomeMessage(home, err)} (daemon_start_failed)` : (err as Error).message;
     process.stderr.write(`troupe serve: ${problem}\n`);
     return 1;
   }

@@ -2,7 +2,7 @@
  * The store: durable per-session event logs, the session index and the cursor broker.
  * Curated exports (no wildcard re-exports); see spec/event-log.md.
  */
-export { makeDirs, resolveTroupeHome, sessionsDir, sessionLogPath, sessionIndexPath, SESSION_INDEX_FILE, LOG_FILE_EXT } from './paths.js';
+export { makeDirs, resolveTroupeHome, sessionsDir, unusableHomeMessage, sessionLogPath, sessionIndexPath, SESSION_INDEX_FILE, LOG_FILE_EXT } from './paths.js';
 export { MemoryEventLog, type MemoryEventLogOptions } from './memory-event-log.store.js';
 export { FileEventLog, type FileEventLogOptions } from './file-event-log.store.js';
 export { EventBroker, type ColdSource, type RetentionOptions, type BrokerOptions, DEFAULT_QUEUE_LIMIT } from './event-broker.js';

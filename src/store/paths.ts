@@ -28,6 +28,14 @@ export function resolveTroupeHome(env: NodeJS.ProcessEnv = process.env): string 
 }
 
 /**
+ * What to say when `home` cannot be made or written (`err`): the CLI's `daemon start` and `troupe
+ * serve` say it alike, with `daemon_start_failed`.
+ */
+export function unusableHomeMessage(home: string, err: unknown): string {
+  return `cannot use the state directory ${home} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set TROUPE_HOME to a directory you can write`;
+}
+
+/**
  * `mkdir -p` (each directory made with `mode`), one directory at a time: Node's recursive
  * mkdirSync never returns for a path it cannot make under /proc (TROUPE_HOME=/proc/nope: each
  * mkdir fails ENOENT, and it makes the parent, which exists, and tries again, at full CPU). A
