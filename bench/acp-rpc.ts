@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 export interface RpcReply {
   result: any;
@@ -138,4 +139,21 @@ export function nodeSpawnToExitMs(): Promise<number> {
   const t0 = performance.now();
   const p = spawn(process.execPath, ['-e', ''], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '' } });
   return new Promise((resolve, reject) => p.once('exit', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`node -e "" exited ${code}`)))));
+}
+
+/**
+ * The checkouts an A/B bench runs, by name: `before`, another checkout's built bin/troupe.js
+ * (BENCH_TROUPE_BIN_A), when set, and `after`, this one's.
+ */
+export function abCheckouts(): Record<string, string> {
+  const bins: Record<string, string> = {};
+  if (process.env.BENCH_TROUPE_BIN_A) bins.before = resolve(process.env.BENCH_TROUPE_BIN_A);
+  bins.after = resolve('bin/troupe.js');
+  return bins;
+}
+
+/** The checkouts' names in the order round `round` runs them: alternated, so that neither always goes first. */
+export function inRoundOrder(bins: Record<string, string>, round: number): string[] {
+  const names = Object.keys(bins);
+  return round % 2 ? names.reverse() : names;
 }

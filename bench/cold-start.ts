@@ -16,17 +16,15 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { benchBudget, nodeSpawnToExitMs, RpcChild } from './acp-rpc.js';
+import { abCheckouts, benchBudget, inRoundOrder, nodeSpawnToExitMs, RpcChild } from './acp-rpc.js';
 import { summarize } from './acp-stats.js';
 import { threadCpuUs } from './daemon-support.js';
 
 const SPAWNS = Number(process.env.BENCH_COLD_SPAWNS ?? 16);
 const OUT = process.env.BENCH_COLD_OUT ?? 'bench/results/cold-start.json';
-const BINS: Record<string, string> = {};
-if (process.env.BENCH_TROUPE_BIN_A) BINS.before = resolve(process.env.BENCH_TROUPE_BIN_A);
-BINS.after = resolve('bin/troupe.js');
+const BINS = abCheckouts();
 
 const live = benchBudget('cold-start', 240_000);
 
@@ -70,10 +68,9 @@ async function main(): Promise<void> {
   const started: Record<string, unknown> = {};
   try {
     for (const [name, bin] of Object.entries(BINS)) started[name] = await startedFrom(bin, env);
-    const names = Object.keys(BINS);
     for (let s = 0; s < SPAWNS; s++) {
       floor.push(await nodeSpawnToExitMs());
-      for (const name of s % 2 ? [...names].reverse() : names) (runs[name] ??= []).push(await coldChild(BINS[name]!, env, cwd));
+      for (const name of inRoundOrder(BINS, s)) (runs[name] ??= []).push(await coldChild(BINS[name]!, env, cwd));
     }
   } finally {
     for (const c of live) c.kill();

@@ -18,17 +18,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CountingClient, loadAverages, resultHeader, scriptEnv, sleep, startDaemon, summarize, type Served } from './daemon-support.js';
 import { burst, loopFigures, loopMetrics, startProbe } from './daemon-scale.js';
+import { abCheckouts, inRoundOrder } from './acp-rpc.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const N = int('BENCH_REVIVALS', 100);
 const ROUNDS = int('BENCH_ROUNDS', 3);
 const OUT = process.env.BENCH_REVIVAL_OUT ?? 'bench/results/revival-burst.json';
-const BINS: Record<string, string> = {};
-if (process.env.BENCH_TROUPE_BIN_A) BINS.before = resolve(process.env.BENCH_TROUPE_BIN_A);
-BINS.after = resolve('bin/troupe.js');
+const BINS = abCheckouts();
 
 const tracked = new Set<ChildProcess>();
 const track = (p: ChildProcess) => tracked.add(p);
@@ -111,9 +110,8 @@ async function round(bin: string): Promise<{ newBurst: Watched; wakeBurst: Watch
 const loadAverageAtStart = loadAverages();
 const runs: Record<string, Awaited<ReturnType<typeof round>>[]> = {};
 try {
-  const names = Object.keys(BINS);
   for (let r = 0; r < ROUNDS; r++) {
-    for (const name of r % 2 ? [...names].reverse() : names) {
+    for (const name of inRoundOrder(BINS, r)) {
       process.stderr.write(`round ${r + 1}: ${name}\n`);
       (runs[name] ??= []).push(await round(BINS[name]!));
     }
