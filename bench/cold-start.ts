@@ -4,7 +4,8 @@
  * written at once, `session/new` on its answer), then a one-line prompt. Times from just before
  * spawn(): the hello on fd 3, the `initialize` and `session/new` responses, and the prompt's own
  * round trip; and the child's CPU (main thread, and all threads: /proc/<pid>/task/*\/schedstat) when
- * the `session/new` response is in. No daemon in between: daemon-bench's `coldSessionNew` is the
+ * the `session/new` response is in, with its minor page faults by then (`faults`: fresh pages touched,
+ * each costing `machine.pageFaultUs`, bench/machine-probe.ts). No daemon in between: daemon-bench's `coldSessionNew` is the
  * same through `troupe serve`, about 5 ms more here (spawn, relay, HTTP).
  *
  * A/B: BENCH_TROUPE_BIN_A (another checkout's bin/troupe.js, built) and this checkout's, spawned
@@ -20,6 +21,7 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { abCheckouts, benchBudget, inRoundOrder, nodeSpawnToExitMs, RpcChild } from './acp-rpc.js';
 import { summarize } from './acp-stats.js';
+import { machineCosts } from './machine-probe.js';
 import { threadCpuUs } from './daemon-support.js';
 
 const SPAWNS = Number(process.env.BENCH_COLD_SPAWNS ?? 16);
@@ -29,6 +31,8 @@ const BINS = abCheckouts();
 const live = benchBudget('cold-start', 240_000);
 
 const mainThreadCpuUs = (pid: number) => Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+/** Minor page faults of the whole process so far (/proc/<pid>/stat field 10): each is a fresh page touched. */
+const minorFaults = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[7]);
 
 async function coldChild(bin: string, env: NodeJS.ProcessEnv, cwd: string) {
   const rpc = new RpcChild(['--max-old-space-size=512', bin, 'acp', '--supervised'], env, { controlPipe: true });
@@ -39,9 +43,10 @@ async function coldChild(bin: string, env: NodeJS.ProcessEnv, cwd: string) {
     const created = await rpc.request('session/new', { cwd, mcpServers: [] });
     const cpuMs = threadCpuUs(rpc.pid) / 1000;
     const mainCpuMs = mainThreadCpuUs(rpc.pid) / 1000;
+    const faults = minorFaults(rpc.pid);
     const prompt = await rpc.request('session/prompt', { sessionId: created.result.sessionId, prompt: [{ type: 'text', text: 'tiny' }] });
     const t0 = rpc.spawnedAt;
-    return { helloMs: (await hello) - t0, initializeMs: init.at - t0, sessionNewMs: created.at - t0, cpuMs, mainCpuMs, firstPromptMs: prompt.ms };
+    return { helloMs: (await hello) - t0, initializeMs: init.at - t0, sessionNewMs: created.at - t0, cpuMs, mainCpuMs, faults, firstPromptMs: prompt.ms };
   } finally {
     live.delete(rpc);
     await rpc.close();
@@ -78,7 +83,7 @@ async function main(): Promise<void> {
     rmSync(cwd, { recursive: true, force: true });
   }
   const figures = (rs: Awaited<ReturnType<typeof coldChild>>[]) =>
-    Object.fromEntries((['helloMs', 'initializeMs', 'sessionNewMs', 'mainCpuMs', 'cpuMs', 'firstPromptMs'] as const).map((k) => [k, summarize(rs.map((r) => r[k]), 1)]));
+    Object.fromEntries((['helloMs', 'initializeMs', 'sessionNewMs', 'mainCpuMs', 'cpuMs', 'faults', 'firstPromptMs'] as const).map((k) => [k, summarize(rs.map((r) => r[k]), 1)]));
   const byCheckout = Object.fromEntries(Object.entries(runs).map(([name, rs]) => [name, { bin: BINS[name], started: started[name], ...figures(rs) }]));
   const ratio = (key: 'sessionNewMs' | 'mainCpuMs') => +(figures(runs.after!)[key]!.p50 / figures(runs.before!)[key]!.p50).toFixed(3);
   const result = {
@@ -87,6 +92,7 @@ async function main(): Promise<void> {
     loadAverageAtEnd: loadavg(),
     spawnsPerCheckout: SPAWNS,
     nodeSpawnToExitMs: summarize(floor, 1),
+    machine: machineCosts(),
     ...byCheckout,
     ...(runs.before && runs.after
       ? { afterOverBefore: { sessionNewMsP50: ratio('sessionNewMs'), mainCpuMsP50: ratio('mainCpuMs') } }

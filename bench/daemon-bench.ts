@@ -17,6 +17,7 @@ import { streamRuns } from './daemon-stream.js';
 import { seedStored } from './daemon-scale.js';
 import { scaleSeries } from './daemon-scale-run.js';
 import { judge } from './daemon-targets.js';
+import { machineCosts } from './machine-probe.js';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 export const COUNTS = {
@@ -93,6 +94,8 @@ async function main(): Promise<void> {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model,
     memTotalMiB: Math.round(totalmem() / 2 ** 20),
+    // What a page fault and a syscall cost here: they explain most of the cold start (bench/README.md, "The machine").
+    machine: machineCosts(),
     loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
     command: 'npm run build && node dist/bench/daemon-bench.js',
     model: `${MODEL} (TROUPE_SCRIPT, chunkDelayMs 0): keyed replies 'stream-long' (${COUNTS.streamItems} text items), 'stream-agg' (${COUNTS.aggItems}), 'tiny' (1)`,

@@ -134,7 +134,6 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** A real `troupe serve` in `home`, with node flags for the daemon process only. */
 /**
  * `BENCH_DAEMON_ENV_<NAME>=v` in the bench's environment sets `<NAME>=v` for the daemon it starts
  * (and so its children), e.g. `BENCH_DAEMON_ENV_LD_PRELOAD` or `BENCH_DAEMON_ENV_MALLOC_ARENA_MAX`
@@ -145,7 +144,10 @@ function daemonEnvFromBench(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith(prefix) && v !== undefined).map(([k, v]) => [k.slice(prefix.length), v!]));
 }
 
-/** `bin`: another checkout's bin/troupe.js (an A/B run), this one's by default. */
+/**
+ * A real `troupe serve` in `home`, with node flags for the daemon process only. `bin`: another
+ * checkout's bin/troupe.js (an A/B run), this one's by default.
+ */
 export async function startDaemon(opts: { home?: string; args?: string[]; env?: Record<string, string>; nodeArgs?: string[]; bin?: string }): Promise<Served> {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), 'troupe-dbench-'));
   const env = { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home, TROUPE_DEMO_DELAY_MS: '0', ...opts.env, ...daemonEnvFromBench() };
