@@ -8,7 +8,7 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { makeDirs, unusableHomeMessage } from '../store/paths.js';
 import { CliError } from './cli-io.js';
-import { DaemonClient, type DaemonTarget } from './daemon.client.js';
+import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
 import { daemonLogPath, pidAlive, readDaemonState, readToken, statePath, type DaemonStateFile } from './daemon-home.js';
 
 /** bin/troupe.js, three levels above dist/src/cli. */
@@ -16,7 +16,10 @@ export const TROUPE_BIN = fileURLToPath(new URL('../../../bin/troupe.js', import
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The running daemon of `home` if its state file names a live process that answers health. */
+/**
+ * The running daemon of `home` if its state file names a live process that answers health. Throws
+ * UntrustedCertificateError when it answers with a certificate this process does not trust.
+ */
 export async function runningDaemon(home: string): Promise<{ state: DaemonStateFile; target: DaemonTarget; version: string } | undefined> {
   const state = readDaemonState(home);
   if (!state || !pidAlive(state.pid)) return undefined;
@@ -24,7 +27,8 @@ export async function runningDaemon(home: string): Promise<{ state: DaemonStateF
   try {
     const health = await new DaemonClient(target).health();
     return { state, target, version: health.version };
-  } catch {
+  } catch (err) {
+    if (err instanceof UntrustedCertificateError) throw err;
     return undefined;
   }
 }
@@ -87,7 +91,8 @@ export async function stopDaemon(home: string, timeoutMs = 35_000): Promise<Daem
   // another process: only a pid whose daemon answers at the file's URL is signalled.
   try {
     await new DaemonClient({ url: state.url, token: '', remote: false }).health(5_000);
-  } catch {
+  } catch (err) {
+    if (err instanceof UntrustedCertificateError) throw err;
     throw new CliError('daemon_unreachable', `pid ${state.pid} of ${statePath(home)} does not answer at ${state.url}: left alone, as it may be another process by now (a stale file); if it is a hung troupe daemon, kill ${state.pid}`);
   }
   process.kill(state.pid, 'SIGTERM');

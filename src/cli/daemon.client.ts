@@ -38,8 +38,23 @@ export interface SessionDetail extends SessionSummary {
   transitions: { machine: string; state: string; event: string; at: number }[];
 }
 
+/** OpenSSL's and Node's codes for a server certificate this process does not trust or that names another host. */
+const UNTRUSTED_CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_/;
+
+/**
+ * The daemon answers with TLS, but this process does not trust its certificate (a daemon started
+ * with a self-signed `--tls-cert`, say). Told apart from a daemon that is not there: saying "not
+ * running" would send the user to start a second one, which the first one's lock refuses.
+ */
+export class UntrustedCertificateError extends CliError {
+  constructor(url: string, certificateCode: string) {
+    super('daemon_unreachable', `the daemon at ${url} serves a TLS certificate this process does not trust (${certificateCode}): run the CLI with NODE_EXTRA_CA_CERTS set to the daemon's --tls-cert file, or to its CA`);
+  }
+}
+
 function unreachable(url: string, err: unknown): CliError {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  if (typeof cause?.code === 'string' && UNTRUSTED_CERTIFICATE.test(cause.code)) return new UntrustedCertificateError(url, cause.code);
   const why = cause?.code ?? cause?.message ?? (err as Error).message;
   return new CliError('daemon_unreachable', `cannot reach the troupe daemon at ${url} (${why})`);
 }

@@ -112,7 +112,15 @@ function uptime(ms: number): string {
 
 async function status(io: CliIo, home: string, json: boolean, noColor: boolean): Promise<number> {
   const remote = remoteTarget(io.env);
-  const local = remote ? undefined : await runningDaemon(home);
+  let local: Awaited<ReturnType<typeof runningDaemon>>;
+  try {
+    local = remote ? undefined : await runningDaemon(home);
+  } catch (err) {
+    // A daemon whose certificate this process does not trust: --json says so on stdout, as below.
+    if (!json || !(err instanceof CliError)) throw err;
+    io.stdout.write(`${JSON.stringify({ running: false, url: readDaemonState(home)?.url ?? null, error: { code: err.code, message: err.message } })}\n`);
+    return EXIT.error;
+  }
   const target: DaemonTarget | undefined = remote ?? local?.target;
   if (!target) {
     if (json) io.stdout.write(`${JSON.stringify({ running: false, home })}\n`);

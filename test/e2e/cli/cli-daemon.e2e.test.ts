@@ -3,7 +3,7 @@
 // replaced with it. Then `daemon logs` of the new one.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, pidAlive, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
@@ -95,6 +95,44 @@ describe('troupe daemon stop and a stale state file', { timeout: SUITE_TIMEOUT_M
     } finally {
       other.kill('SIGKILL');
       rmSync(join(h.dir, 'daemon.json'), { force: true });
+      await h.close();
+    }
+  });
+});
+
+describe('a local daemon serving HTTPS with its own certificate', { timeout: SUITE_TIMEOUT_MS }, () => {
+  test('a CLI that does not trust the certificate says so, not "no daemon is running"; trusting it, the CLI works and stops the daemon', async () => {
+    const h = makeHome();
+    const cert = join(h.dir, 'cert.pem');
+    const key = join(h.dir, 'key.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    // No extra CA (the test runner's own environment may carry one): the self-signed certificate is untrusted.
+    const untrusted = { NODE_EXTRA_CA_CERTS: '' };
+    try {
+      h.start(['serve', '--port', '0', '--tls-cert', cert, '--tls-key', key]);
+      const state = await until(() => h.daemonState(), 'the HTTPS daemon to record itself');
+      assert.match(state.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const clear = new RegExp(`^troupe (sessions|daemon stop|run): the daemon at ${state.url.replace(/\./g, '\\.')} serves a TLS certificate this process does not trust \\((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)\\): run the CLI with NODE_EXTRA_CA_CERTS .*\\(daemon_unreachable\\)\\n$`);
+      for (const args of [['sessions'], ['daemon', 'stop'], ['run', 'hello']]) {
+        const r = await h.run(args, { env: untrusted });
+        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, clear, args.join(' '));
+      }
+      const status = await h.run(['daemon', 'status', '--json'], { env: untrusted });
+      assert.equal(status.code, 1);
+      const reported = JSON.parse(status.stdout) as { running: boolean; url: string; error: { code: string; message: string } };
+      assert.deepEqual([reported.running, reported.url, reported.error.code], [false, state.url, 'daemon_unreachable']);
+      assert.match(reported.error.message, /does not trust/);
+      assert.ok(pidAlive(state.pid), 'the untrusting stop left the daemon alone');
+
+      const trusted = { NODE_EXTRA_CA_CERTS: cert };
+      const listed = await h.run(['sessions', '--json'], { env: trusted });
+      assert.equal(listed.code, 0, listed.stderr);
+      const stop = await h.run(['daemon', 'stop'], { env: trusted });
+      assert.equal(stop.code, 0, stop.stderr);
+      assert.equal(stop.stdout, `stopped the daemon (pid ${state.pid})\n`);
+      assert.ok(!pidAlive(state.pid));
+    } finally {
       await h.close();
     }
   });

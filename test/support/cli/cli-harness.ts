@@ -50,7 +50,6 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** `waitFor` with the check first, as the CLI tests call it. */
 /**
  * The budget of one CLI suite, a guard against a hang: the whole suite, not each test (node:test's
  * describe timeout). The longest suites take 25–45 s alone and up to 65 s beside the rest of the
@@ -58,6 +57,7 @@ export function pidAlive(pid: number): boolean {
  */
 export const SUITE_TIMEOUT_MS = 180_000;
 
+/** `waitFor` with the check first, as the CLI tests call it. */
 export const until = <T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> => waitFor(what, check, timeoutMs);
 
 /**
