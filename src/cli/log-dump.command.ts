@@ -9,6 +9,8 @@ import { isTroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { readLogFile } from '../store/log-file.reader.js';
 import { resolveTroupeHome, sessionLogPath, sessionsDir } from '../store/paths.js';
+import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
+import { EXIT, reportError } from './cli-io.js';
 
 export interface LogDumpIo {
   stdout: NodeJS.WritableStream;
@@ -16,7 +18,7 @@ export interface LogDumpIo {
   env: NodeJS.ProcessEnv;
 }
 
-const USAGE = `Usage: troupe log dump <session-id | file> [--json]
+const USAGE = `Usage: troupe log dump <session-id | file> [--json] [--no-color]
 
 Prints a session log: one line per event, or with --json one JSON event per line.
 A session id is looked up under the state directory ($TROUPE_HOME/sessions/<id>.log).
@@ -60,21 +62,20 @@ function resolveTarget(target: string, env: NodeJS.ProcessEnv): string {
 
 export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<number> {
   const rest = args[0] === 'dump' ? args.slice(1) : args;
-  if (rest.includes('--help') || rest.includes('-h')) {
-    io.stdout.write(USAGE);
-    return 0;
+  let json: boolean;
+  let target: string;
+  try {
+    const { values, positionals } = parseCommandArgs('log dump', rest, { json: { type: 'boolean' } });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    target = requirePositional('log dump', positionals, 0, 'the session id or log file');
+    noExtraPositionals('log dump', positionals, 1);
+    json = values.json ?? false;
+  } catch (err) {
+    return reportError(io, 'log dump', err);
   }
-  const json = rest.includes('--json');
-  const unknown = rest.filter((a) => a.startsWith('-') && a !== '--json');
-  const positional = rest.filter((a) => !a.startsWith('-'));
-  if (unknown.length > 0 || positional.length !== 1) {
-    const problem = unknown.length > 0 ? `unknown option '${unknown[0]}'` : positional.length === 0 ? 'missing the session id or log file' : `unexpected argument '${positional[1]}'`;
-    io.stderr.write(`troupe log dump: ${problem} (try 'troupe log dump --help')\n`);
-    return 2;
-  }
-  const path = resolveTarget(positional[0]!, io.env);
+  const path = resolveTarget(target, io.env);
   // A session id (not a file name) that has no log is an unknown session.
-  const bySessionId = path !== positional[0];
+  const bySessionId = path !== target;
   let contents;
   try {
     contents = await readLogFile(path);

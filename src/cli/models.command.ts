@@ -3,11 +3,13 @@
  * present, and the default model. Reads local config only; never prints a credential.
  */
 import { isTroupeError } from '../core/errors.js';
+import { noExtraPositionals, parseCommandArgs } from './args.js';
+import { CliError, EXIT, reportError } from './cli-io.js';
 import type { ModelCapabilities } from '../core/provider.js';
 import { loadConfig, type CredentialSource } from '../providers/config.js';
 import { chooseDefaultModel, CREDENTIAL_HINTS, providerStatus, type DefaultModelSource, type ProviderStatus } from '../providers/registry.js';
 
-const USAGE = `Usage: troupe models [--json]
+const USAGE = `Usage: troupe models [--json] [--no-color]
 
 Lists every provider, whether it is usable with the credentials present, and its models.
   --json   print one JSON document instead of the table
@@ -29,24 +31,17 @@ export async function modelsCommand(
   args: string[],
   io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv },
 ): Promise<number> {
-  let json = false;
-  for (const arg of args) {
-    if (arg === '--json') json = true;
-    else if (arg === '--help' || arg === '-h') {
-      io.stdout.write(USAGE);
-      return 0;
-    } else {
-      io.stderr.write(`troupe models: unknown argument '${arg}' (try 'troupe models --help')\n`);
-      return 2;
-    }
-  }
+  let json: boolean;
   let config;
   try {
+    const { values, positionals } = parseCommandArgs('models', args, { json: { type: 'boolean' } });
+    if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
+    noExtraPositionals('models', positionals, 0);
+    json = values.json ?? false;
     config = loadConfig(io.env);
   } catch (err) {
-    if (!isTroupeError(err)) throw err;
-    io.stderr.write(`troupe models: ${err.message} (${err.code})\n`);
-    return 1;
+    if (!(err instanceof CliError) && !isTroupeError(err)) throw err;
+    return reportError(io, 'models', err);
   }
   const providers = providerStatus(io.env, config);
   const chosen = chooseDefaultModel(io.env, config);

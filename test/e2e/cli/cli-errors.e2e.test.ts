@@ -192,6 +192,20 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     oneLine(models, /^troupe models: the troupe config .* is not valid JSON: .* \(invalid_params\)$/);
   });
 
+  test('models and log dump take the options every command takes: --no-color changes nothing in output that has no colour', async () => {
+    const run = await h.run(['run', '--json', 'hello']);
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as { sessionId: string }).sessionId;
+    for (const args of [['models'], ['models', '--json'], ['log', 'dump', id], ['log', 'dump', id, '--json']]) {
+      const plain = await h.run(args);
+      const noColor = await h.run([...args, '--no-color']);
+      assert.equal(plain.code, 0, `${args.join(' ')}: ${plain.stderr}`);
+      assert.equal(noColor.code, 0, `${args.join(' ')} --no-color: ${noColor.stderr}`);
+      assert.ok(plain.stdout.length > 0);
+      assert.equal(noColor.stdout, plain.stdout, args.join(' '));
+    }
+  });
+
   test('usage mistakes exit 2', async () => {
     for (const [args, pattern] of [
       [['run'], /missing the prompt/],
@@ -213,7 +227,8 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['attach', 'ses_0abc', 'x'], /^troupe attach: unexpected argument 'x'/],
       [['sessions', 'show', 'ses_0abc', 'x'], /^troupe sessions show: unexpected argument 'x'/],
       [['chat', 'fix the bug'], /^troupe chat: takes no prompt argument, got 'fix the bug'.*troupe run/],
-      [['models', '--bogus'], /^troupe models: unknown argument '--bogus' \(try 'troupe models --help'\)$/],
+      [['models', '--bogus'], /^troupe models: Unknown option '--bogus'.*\(try 'troupe models --help'\)$/],
+      [['models', 'anthropic'], /^troupe models: unexpected argument 'anthropic' \(try 'troupe models --help'\)$/],
       [['log'], /^troupe log: missing the subcommand/],
       // As for `log`: a missing subcommand is a usage mistake, not the help (exit 0, before 2026-12-02).
       [['daemon'], /^troupe daemon: missing the subcommand \(start, stop, status, logs or token\) \(try 'troupe daemon --help'\)$/],
@@ -222,7 +237,8 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['daemon', 'logs', '-n', '-5'], /^troupe daemon logs: -n needs a value, and '-5' looks like an option \(a value that starts with '-' is written --lines=-5\) \(try 'troupe daemon logs --help'\)$/],
       [['watch', 'ses_0abc', '--after=-1'], /^troupe watch: --after must be a non-negative integer, got '-1'/],
       [['log', 'dump'], /^troupe log dump: missing the session id or log file \(try 'troupe log dump --help'\)$/],
-      [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: unknown option '--bogus'/],
+      [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: Unknown option '--bogus'.*\(try 'troupe log dump --help'\)$/],
+      [['log', 'dump', 'ses_0abc', 'ses_0def'], /^troupe log dump: unexpected argument 'ses_0def' \(try 'troupe log dump --help'\)$/],
       [['inspect', '--bogus'], /^troupe inspect: Unknown option '--bogus'.*\(try 'troupe inspect --help'\)$/],
       [['inspect', 'ses_0abc', '--last', '0'], /^troupe inspect: --last must be a positive integer/],
     ] as const) {
