@@ -39,7 +39,7 @@ export interface SessionDetail extends SessionSummary {
 }
 
 /** OpenSSL's and Node's codes for a server certificate this process does not trust or that names another host. */
-const UNTRUSTED_CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_/;
+const UNTRUSTED_CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
 
 /**
  * The daemon answers with TLS, but this process does not trust its certificate (a daemon started

@@ -3,11 +3,11 @@
  * present, and the default model. Reads local config only; never prints a credential.
  */
 import { isTroupeError } from '../core/errors.js';
-import { noExtraPositionals, parseCommandArgs } from './args.js';
-import { CliError, EXIT, reportError } from './cli-io.js';
 import type { ModelCapabilities } from '../core/provider.js';
 import { loadConfig, type CredentialSource } from '../providers/config.js';
 import { chooseDefaultModel, CREDENTIAL_HINTS, providerStatus, type DefaultModelSource, type ProviderStatus } from '../providers/registry.js';
+import { noExtraPositionals, parseCommandArgs } from './args.js';
+import { CliError, EXIT, reportError } from './cli-io.js';
 
 const USAGE = `Usage: troupe models [--json] [--no-color]
 
