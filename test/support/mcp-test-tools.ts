@@ -29,7 +29,8 @@ export function testMcpServer(): McpServer {
     const roots = await server.server.listRoots().then((r) => r.roots, () => null);
     return text(JSON.stringify({ MCP_TEST_VAR: process.env.MCP_TEST_VAR ?? null, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY ?? null, pid: process.pid, roots, rootsChanged }));
   });
-  server.registerTool('fail', { description: 'Always fails.', annotations: { readOnlyHint: true } }, async () => ({ ...text('it failed on purpose'), isError: true }));
+  // MCP_TEST_FAIL_TEXT: what `fail` says (set empty: a server that fails without a word).
+  server.registerTool('fail', { description: 'Always fails.', annotations: { readOnlyHint: true } }, async () => ({ ...text(process.env.MCP_TEST_FAIL_TEXT ?? 'it failed on purpose'), isError: true }));
   server.registerTool('hang', { description: 'Waits until cancelled.', annotations: { readOnlyHint: true } }, (extra) =>
     new Promise<ReturnType<typeof text>>((resolve) => extra.signal.addEventListener('abort', () => resolve(text('cancelled')), { once: true })),
   );

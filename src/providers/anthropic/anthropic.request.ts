@@ -83,7 +83,7 @@ function toBlocks(message: ModelMessage): BlockParam[] {
     case 'user':
       return message.content.map(userBlock);
     case 'tool':
-      return message.results.map((r) => ({ type: 'tool_result', tool_use_id: r.toolCallId, content: r.output, is_error: r.isError }));
+      return message.results.map((r) => ({ type: 'tool_result', tool_use_id: r.toolCallId, content: toolResultContent(r), is_error: r.isError }));
     case 'assistant': {
       const blocks: BlockParam[] = [];
       // Thinking blocks go back first, unmodified and with their signature, as the API requires.
@@ -92,11 +92,26 @@ function toBlocks(message: ModelMessage): BlockParam[] {
         if (part.kind === 'thinking' && part.data) blocks.push({ type: 'thinking', thinking: part.text ?? '', signature: part.data });
         if (part.kind === 'redacted_thinking' && part.data) blocks.push({ type: 'redacted_thinking', data: part.data });
       }
-      if (message.text) blocks.push({ type: 'text', text: message.text });
+      // Anthropic refuses a text block of nothing but whitespace ("text content blocks must contain
+      // non-whitespace text"), and the reply stays in the history: the session could not go on. A
+      // model sometimes answers just "\n\n"; it says nothing, so it is left out.
+      if (message.text.trim()) blocks.push({ type: 'text', text: message.text });
       for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
       return blocks;
     }
   }
+}
+
+/** Said in place of a failed tool's empty output, which Anthropic refuses. */
+export const EMPTY_ERROR_OUTPUT = 'The tool call failed without saying why (it gave no output).';
+
+/**
+ * A tool result's content. Anthropic refuses an error result without content ("content cannot be
+ * empty if `is_error` is true"), and every later request carries it: a tool that fails silently (an
+ * MCP server's `isError` with no text) would end the session's every turn with that 400.
+ */
+function toolResultContent(result: { output: string; isError: boolean }): string {
+  return result.isError && result.output.trim() === '' ? EMPTY_ERROR_OUTPUT : result.output;
 }
 
 function userBlock(block: ContentBlock): BlockParam {

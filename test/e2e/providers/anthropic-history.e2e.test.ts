@@ -1,0 +1,86 @@
+// What troupe acp sends Anthropic on later requests must pass the Messages API's own checks on the
+// history, or the session is stuck: the offending message stays in the log and every later request
+// carries it again. Through the real Anthropic SDK against the replay server; `refusal` below states
+// the API's documented 400s ("text content blocks must contain non-whitespace text", "content cannot
+// be empty if `is_error` is true"), which the replay server does not enforce itself.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { AcpChild } from '../../support/acp-child.js';
+import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+
+const MCP_SERVER = resolve('dist/test/support/mcp-test-server.js');
+const answer = () => ({ sse: fixture('e2e-anthropic-answer.sse') });
+const modelCalls = (server: ReplayServer) => server.requests.filter((r) => /^\/v1\/messages(\?|$)/.test(r.url));
+
+/** The 400 Anthropic answers `body` with, for the history rules these tests are about; undefined if none. */
+function refusal(body: any): string | undefined {
+  for (const [i, m] of (body.messages ?? []).entries()) {
+    for (const b of Array.isArray(m.content) ? m.content : []) {
+      if (b.type === 'text' && b.text.trim() === '') return `messages.${i}: text content blocks must contain non-whitespace text`;
+      const empty = typeof b.content === 'string' ? b.content.trim() === '' : !b.content?.length;
+      if (b.type === 'tool_result' && b.is_error && empty) return `messages.${i}: tool_result: content cannot be empty if \`is_error\` is true`;
+    }
+  }
+  return undefined;
+}
+
+async function start(t: { after(fn: () => unknown): void }, server: ReplayServer): Promise<{ child: AcpChild; cwd: string }> {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
+  const configHome = join(home, 'config');
+  mkdirSync(join(configHome, 'troupe'), { recursive: true });
+  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { anthropic: { maxRetries: 0 } } }));
+  const child = AcpChild.start({
+    home,
+    env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'anthropic/claude-sonnet-5-5', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test' },
+  });
+  t.after(() => child.close());
+  await child.initialize();
+  return { child, cwd: mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')) };
+}
+
+test('anthropic: a reply of nothing but blank lines is not sent back as a text block, so the next prompt is not refused', async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const { child, cwd } = await start(t, server);
+  const sessionId = await child.newSession(cwd);
+  // The first prompt is counted, then answered "\n\n"; the second goes by that call's usage.
+  server.enqueue({ json: { input_tokens: 1_250 } }, { sse: fixture('e2e-anthropic-blank.sse') }, answer());
+
+  assert.equal((await child.prompt(sessionId, 'hello there')).stopReason, 'end_turn', child.stderr.slice(-2000));
+  assert.equal((await child.prompt(sessionId, 'are you there?')).stopReason, 'end_turn', child.stderr.slice(-2000));
+
+  const second = modelCalls(server)[1]!.body;
+  assert.equal(refusal(second), undefined, JSON.stringify(second.messages));
+  // Nothing of the blank reply is left, and the roles still alternate: both prompts go as one user turn.
+  assert.deepEqual(
+    second.messages.map((m: any) => [m.role, m.content.map((b: any) => b.text)]),
+    [['user', ['hello there', 'are you there?']]],
+  );
+  assert.deepEqual(child.schemaErrors, []);
+});
+
+test('anthropic: a tool that fails without output goes back as an error result that says so, and the turn goes on', async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const { child, cwd } = await start(t, server);
+  // An MCP server whose tool reports isError with an empty text.
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [MCP_SERVER], env: [{ name: 'MCP_TEST_FAIL_TEXT', value: '' }] }];
+  const sessionId = ((await child.agent.request('session/new', { cwd, mcpServers })) as { sessionId: string }).sessionId;
+  await child.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  server.enqueue({ json: { input_tokens: 1_250 } }, { sse: fixture('e2e-anthropic-mcp-fail.sse') }, answer());
+
+  const res = await child.prompt(sessionId, 'Run the fail tool.');
+  assert.equal(res.stopReason, 'end_turn', child.stderr.slice(-2000));
+  const failed = child.updatesFor(sessionId, 'tool_call_update').find((u) => u.status === 'failed');
+  assert.equal(failed?.rawOutput?.output, '', 'the tool did fail without a word');
+
+  const next = modelCalls(server)[1]!.body;
+  assert.equal(refusal(next), undefined, JSON.stringify(next.messages));
+  const result = next.messages.at(-1).content.find((b: any) => b.type === 'tool_result');
+  assert.deepEqual([result?.tool_use_id, result?.is_error], ['toolu_01E2eMcpFail3Jd8Rw5Tq2Xb', true]);
+  assert.match(result.content, /failed without saying why/);
+  assert.deepEqual(child.schemaErrors, []);
+});
