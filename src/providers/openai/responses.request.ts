@@ -60,7 +60,11 @@ export function toInput(messages: ModelMessage[]): InputItem[] {
     } else if (message.role === 'tool') {
       for (const r of message.results) items.push({ type: 'function_call_output', call_id: r.toolCallId, output: toolOutput(r) });
     } else {
-      for (const part of message.reasoning ?? []) {
+      // A reasoning item must be followed by what the model said after it: alone (a reply cut by
+      // its output limit, or cancelled, before it said anything) the API refuses it, "provided
+      // without its required following item", and every later request with it. Left out instead.
+      const said = Boolean(message.text) || message.toolCalls.length > 0;
+      for (const part of said ? (message.reasoning ?? []) : []) {
         if (part.provider !== 'openai' || part.kind !== 'reasoning' || !part.id || !part.data) continue;
         items.push({ type: 'reasoning', id: part.id, encrypted_content: part.data, summary: part.text ? [{ type: 'summary_text', text: part.text }] : [] });
       }
