@@ -14,6 +14,13 @@ type OpenCall = { id: string; named: boolean; name: string; args: string; starte
 
 const FINISH: Record<string, ProviderStopReason> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
 
+/** Announces a call whose name is whole, with the arguments that arrived before it, in order. */
+function* start(call: OpenCall): Generator<ProviderEvent> {
+  call.started = true;
+  yield { type: 'tool_call_start', id: call.id, name: call.name };
+  if (call.args) yield { type: 'tool_call_delta', id: call.id, argsDelta: call.args };
+}
+
 /** Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason. */
 export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   // The open call at each index, and every call of the message in the order it began.
@@ -49,15 +56,14 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
         calls.set(tc.index, call);
         opened.push(call);
       }
-      if (tc.function?.name) call.name += tc.function.name;
-      if (!call.started && call.name) {
-        call.started = true;
-        yield { type: 'tool_call_start', id: call.id, name: call.name };
-        // Arguments that arrived before the name are released now, in order.
-        if (call.args) yield { type: 'tool_call_delta', id: call.id, argsDelta: call.args };
-      }
+      // A name may arrive in pieces ("read_", "file"), and some servers (MiniMax on NVIDIA NIM)
+      // send the whole name again in every delta: a piece that repeats the name is not appended.
+      const name = tc.function?.name;
+      if (name && name !== call.name) call.name += name;
       const piece = tc.function?.arguments;
       if (piece) {
+        // The name is whole once the arguments begin: the call starts then (or at the finish).
+        if (!call.started && call.name) yield* start(call);
         call.args += piece;
         if (call.started) yield { type: 'tool_call_delta', id: call.id, argsDelta: piece };
       }
@@ -65,6 +71,7 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
     if (choice.finish_reason) {
       finish = FINISH[choice.finish_reason] ?? 'end_turn';
       for (const call of opened.sort((a, b) => a.index - b.index || a.seq - b.seq)) {
+        if (!call.started && call.name) yield* start(call);
         if (call.started) yield { type: 'tool_call_end', id: call.id, ...parseArgs(call.args) };
       }
       if (opened.length > 0 && finish === 'end_turn') finish = 'tool_use';
