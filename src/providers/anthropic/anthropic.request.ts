@@ -119,16 +119,31 @@ function userBlock(block: ContentBlock): BlockParam {
     case 'text':
       return { type: 'text', text: block.text };
     case 'image':
-      return { type: 'image', source: { type: 'base64', media_type: block.mimeType as 'image/png', data: block.data } };
+      return imageBlock(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image');
     case 'resource_link':
       return { type: 'text', text: `[resource ${block.name}: ${block.uri}]` };
     case 'resource': {
       const r = block.resource;
       if ('text' in r) return { type: 'text', text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
-      if (r.mimeType?.startsWith('image/')) return { type: 'image', source: { type: 'base64', media_type: r.mimeType as 'image/png', data: r.blob } };
+      if (r.mimeType?.startsWith('image/')) return imageBlock(r.mimeType, r.blob, `image ${r.uri}`);
       return { type: 'text', text: `[binary resource ${r.uri} (${r.mimeType ?? 'unknown type'}) omitted]` };
     }
   }
+}
+
+/** The image types the Messages API takes; another is a 400 for the whole request. */
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+
+/**
+ * An image block, or a line saying why there is none. Anthropic refuses any other media type
+ * ("Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"), and the prompt stays in
+ * the session: an iPhone's HEIC photo, or a JPEG labelled `image/jpg` as pasteboards often do, would
+ * make every later turn fail. The `image/jpg` label is the JPEG type by another name.
+ */
+function imageBlock(mimeType: string, data: string, what: string): BlockParam {
+  const type = mimeType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : mimeType.toLowerCase();
+  if (IMAGE_TYPES.has(type)) return { type: 'image', source: { type: 'base64', media_type: type as 'image/jpeg', data } };
+  return { type: 'text', text: `[${what} (${mimeType}) omitted: Anthropic takes JPEG, PNG, GIF and WebP images only]` };
 }
 
 function markConversationTail(messages: MessageParam[]): void {

@@ -1,8 +1,9 @@
 // What troupe acp sends Anthropic on later requests must pass the Messages API's own checks on the
 // history, or the session is stuck: the offending message stays in the log and every later request
 // carries it again. Through the real Anthropic SDK against the replay server; `refusal` below states
-// the API's documented 400s ("text content blocks must contain non-whitespace text", "content cannot
-// be empty if `is_error` is true"), which the replay server does not enforce itself.
+// the API's 400s ("text content blocks must contain non-whitespace text", "content cannot be empty if
+// `is_error` is true", an image media_type other than the four it takes), which the replay server
+// does not enforce itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,9 @@ function refusal(body: any): string | undefined {
       if (b.type === 'text' && b.text.trim() === '') return `messages.${i}: text content blocks must contain non-whitespace text`;
       const empty = typeof b.content === 'string' ? b.content.trim() === '' : !b.content?.length;
       if (b.type === 'tool_result' && b.is_error && empty) return `messages.${i}: tool_result: content cannot be empty if \`is_error\` is true`;
+      if (b.type === 'image' && !['image/jpeg', 'image/png', 'image/gif', 'image/webp'].includes(b.source?.media_type)) {
+        return `messages.${i}: image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+      }
     }
   }
   return undefined;
@@ -82,5 +86,34 @@ test('anthropic: a tool that fails without output goes back as an error result t
   const result = next.messages.at(-1).content.find((b: any) => b.type === 'tool_result');
   assert.deepEqual([result?.tool_use_id, result?.is_error], ['toolu_01E2eMcpFail3Jd8Rw5Tq2Xb', true]);
   assert.match(result.content, /failed without saying why/);
+  assert.deepEqual(child.schemaErrors, []);
+});
+
+test('anthropic: an image labelled image/jpg goes as image/jpeg, and a HEIC photo as a line saying it was left out', async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const { child, cwd } = await start(t, server);
+  const sessionId = await child.newSession(cwd);
+  server.enqueue({ json: { input_tokens: 3_400 } }, answer(), answer());
+  const prompt = [
+    { type: 'text', text: 'Compare these two photos.' },
+    { type: 'image', mimeType: 'image/jpg', data: '/9j/4AAQSkZJRgABAQ==' },
+    { type: 'image', mimeType: 'image/heic', data: 'AAAAGGZ0eXBoZWlj', uri: 'file:///photos/IMG_0001.HEIC' },
+  ];
+  const res: any = await child.agent.request('session/prompt', { sessionId, prompt });
+  assert.equal(res.stopReason, 'end_turn', child.stderr.slice(-2000));
+  // The next turn sends the same history again, from the log.
+  assert.equal((await child.prompt(sessionId, 'and now?')).stopReason, 'end_turn', child.stderr.slice(-2000));
+
+  const [count, first, second] = server.requests;
+  for (const r of [count!, first!, second!]) assert.equal(refusal(r.body), undefined, JSON.stringify(r.body.messages).slice(0, 2000));
+  assert.deepEqual(
+    first!.body.messages[0].content.map((b: any) => (b.type === 'image' ? [b.type, b.source.media_type, b.source.data] : [b.type, b.text])),
+    [
+      ['text', 'Compare these two photos.'],
+      ['image', 'image/jpeg', '/9j/4AAQSkZJRgABAQ=='],
+      ['text', '[image file:///photos/IMG_0001.HEIC (image/heic) omitted: Anthropic takes JPEG, PNG, GIF and WebP images only]'],
+    ],
+  );
   assert.deepEqual(child.schemaErrors, []);
 });
