@@ -82,14 +82,28 @@ function userPart(block: ContentBlock): Part {
     case 'text':
       return { text: block.text };
     case 'image':
-      return { inlineData: { mimeType: block.mimeType, data: block.data } };
+      return inlinePart(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image');
     case 'resource_link':
       return { text: `[resource ${block.name}: ${block.uri}]` };
     case 'resource': {
       const r = block.resource;
       if ('text' in r) return { text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
-      if (r.mimeType) return { inlineData: { mimeType: r.mimeType, data: r.blob } };
+      if (r.mimeType) return inlinePart(r.mimeType, r.blob, `binary resource ${r.uri}`);
       return { text: `[binary resource ${r.uri} omitted]` };
     }
   }
+}
+
+/**
+ * The types Gemini reads inline (ai.google.dev, "image understanding", "document understanding",
+ * audio and video): another, a GIF, a BMP, a zip or a Word file, is a 400 "Unsupported MIME type",
+ * for that turn and, the prompt staying in the session, for every later one.
+ */
+const INLINE_TYPES = /^(image\/(png|jpeg|webp|heic|heif)|application\/pdf|text\/plain|audio\/(wav|mp3|mpeg|aiff|aac|ogg|flac)|video\/(mp4|mpeg|mov|avi|x-flv|mpg|webm|wmv|3gpp))$/;
+
+/** Inline data Gemini takes, or a line saying what was left out (`image/jpg` is the JPEG type by another name). */
+function inlinePart(mimeType: string, data: string, what: string): Part {
+  const type = mimeType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : mimeType.toLowerCase();
+  if (INLINE_TYPES.test(type)) return { inlineData: { mimeType: type, data } };
+  return { text: `[${what} (${mimeType}) omitted: Gemini does not take this type]` };
 }

@@ -1,0 +1,64 @@
+// Attachments Gemini cannot read inline, through troupe acp, @google/genai and the replay server.
+// Gemini answers a part of another type with 400 INVALID_ARGUMENT "Unsupported MIME type: …", and
+// the prompt stays in the session: every later request would carry it again. `refusal` below states
+// that rule (the supported types of ai.google.dev), which the replay server does not enforce itself.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AcpChild } from '../../support/acp-child.js';
+import { fixture, startReplayServer } from '../../support/replay-server.js';
+
+const SUPPORTED = ['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif', 'application/pdf', 'text/plain'];
+
+function refusal(body: any): string | undefined {
+  for (const content of body.contents ?? []) {
+    for (const part of content.parts ?? []) {
+      const type = part.inlineData?.mimeType;
+      if (type !== undefined && !SUPPORTED.includes(type) && !/^(audio|video)\//.test(type)) return `Unsupported MIME type: ${type}`;
+    }
+  }
+  return undefined;
+}
+
+test('google: a BMP image and an attached zip go as lines saying they were left out; a PNG goes inline', async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
+  const configHome = join(home, 'config');
+  mkdirSync(join(configHome, 'troupe'), { recursive: true });
+  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { google: { maxRetries: 0 } } }));
+  const child = AcpChild.start({
+    home,
+    env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'google/gemini-2.5-pro', GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: 'AIza-e2e-test' },
+  });
+  t.after(() => child.close());
+  await child.initialize();
+  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  const answer = { sse: fixture('e2e-google-answer.sse') };
+  server.enqueue({ json: { totalTokens: 5_000 } }, answer, answer);
+  const prompt = [
+    { type: 'text', text: 'What is in these?' },
+    { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' },
+    { type: 'image', mimeType: 'image/bmp', data: 'Qk0eAAAAAAAAABoAAAA=' },
+    { type: 'resource', resource: { uri: 'file:///work/build.zip', mimeType: 'application/zip', blob: 'UEsDBAoAAAAAAA==' } },
+  ];
+  const res: any = await child.agent.request('session/prompt', { sessionId, prompt });
+  assert.equal(res.stopReason, 'end_turn', child.stderr.slice(-2000));
+  // The next turn sends the same history again, from the log.
+  assert.equal((await child.prompt(sessionId, 'and now?')).stopReason, 'end_turn', child.stderr.slice(-2000));
+
+  const [count, first, second] = server.requests;
+  for (const r of [count!, first!, second!]) assert.equal(refusal(r.body), undefined, JSON.stringify(r.body.contents).slice(0, 2000));
+  assert.deepEqual(
+    first!.body.contents[0].parts.map((p: any) => p.text ?? [p.inlineData.mimeType, p.inlineData.data]),
+    [
+      'What is in these?',
+      ['image/png', 'iVBORw0KGgo='],
+      '[image (image/bmp) omitted: Gemini does not take this type]',
+      '[binary resource file:///work/build.zip (application/zip) omitted: Gemini does not take this type]',
+    ],
+  );
+  assert.deepEqual(child.schemaErrors, []);
+});
