@@ -3,19 +3,35 @@ import type { ContentBlock } from '../../core/events.js';
 
 export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string };
 
-export function userPieces(blocks: ContentBlock[]): UserPiece[] {
+/**
+ * The image types OpenAI's API takes ("You uploaded an unsupported image… ['png', 'jpeg', 'gif',
+ * 'webp']", a 400 for the whole request). `image/jpg` is the JPEG type by another name.
+ */
+export const OPENAI_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/**
+ * The pieces of a user message. With `imageTypes`, an image of another type becomes a line saying it
+ * was left out: the vendor would refuse the request, and the prompt, staying in the session, every
+ * later one. Without it (OpenAI-compatible servers, which read what their model reads) images go as they are.
+ */
+export function userPieces(blocks: ContentBlock[], imageTypes?: ReadonlySet<string>): UserPiece[] {
+  const image = (mimeType: string, data: string, what: string): UserPiece => {
+    const type = mimeType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : mimeType;
+    if (!imageTypes || imageTypes.has(type.toLowerCase())) return { kind: 'image', dataUrl: `data:${type};base64,${data}` };
+    return { kind: 'text', text: `[${what} (${mimeType}) omitted: the model takes PNG, JPEG, GIF and WebP images only]` };
+  };
   return blocks.map((block): UserPiece => {
     switch (block.type) {
       case 'text':
         return { kind: 'text', text: block.text };
       case 'image':
-        return { kind: 'image', dataUrl: `data:${block.mimeType};base64,${block.data}` };
+        return image(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image');
       case 'resource_link':
         return { kind: 'text', text: `[resource ${block.name}: ${block.uri}]` };
       case 'resource': {
         const r = block.resource;
         if ('text' in r) return { kind: 'text', text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
-        if (r.mimeType?.startsWith('image/')) return { kind: 'image', dataUrl: `data:${r.mimeType};base64,${r.blob}` };
+        if (r.mimeType?.startsWith('image/')) return image(r.mimeType, r.blob, `image ${r.uri}`);
         return { kind: 'text', text: `[binary resource ${r.uri} (${r.mimeType ?? 'unknown type'}) omitted]` };
       }
     }

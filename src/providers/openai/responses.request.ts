@@ -5,7 +5,7 @@
  */
 import type OpenAI from 'openai';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { toolOutput, userPieces } from './openai.content.js';
+import { OPENAI_IMAGE_TYPES, toolOutput, userPieces } from './openai.content.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
 
@@ -53,7 +53,7 @@ export function toInput(messages: ModelMessage[]): InputItem[] {
   const items: InputItem[] = [];
   for (const message of messages) {
     if (message.role === 'user') {
-      const content = userPieces(message.content).map((p) =>
+      const content = userPieces(message.content, OPENAI_IMAGE_TYPES).map((p) =>
         p.kind === 'text' ? { type: 'input_text' as const, text: p.text } : { type: 'input_image' as const, image_url: p.dataUrl, detail: 'auto' as const },
       );
       items.push({ role: 'user', content });

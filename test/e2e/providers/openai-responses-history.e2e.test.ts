@@ -1,4 +1,4 @@
-// What troupe acp sends the Responses API on later requests must pass its checks on the history, or
+// What troupe acp sends the Responses API must pass its checks on the history (and on images), or
 // the session is stuck: the offending items stay in the log and every later request carries them
 // again. Through the real openai SDK against the replay server; `refusal` below states the API's
 // 400 "Item 'rs_…' of type 'reasoning' was provided without its required following item", which the
@@ -52,5 +52,40 @@ test('openai: a reply cut by its output limit while it reasoned (reasoning, no a
     ['user', 'user'],
     'both prompts, and nothing of the reply that had nothing to follow its reasoning',
   );
+  assert.deepEqual(child.schemaErrors, []);
+});
+
+test('openai: an image labelled image/jpg goes as image/jpeg, and a HEIC photo as a line saying it was left out', async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
+  const configHome = join(home, 'config');
+  mkdirSync(join(configHome, 'troupe'), { recursive: true });
+  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { openai: { maxRetries: 0 } } }));
+  const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
+  t.after(() => child.close());
+  await child.initialize();
+  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  server.enqueue({ json: { object: 'response.input_tokens', input_tokens: 3_400 } }, { sse: fixture('e2e-openai-responses-answer.sse') });
+  const prompt = [
+    { type: 'text', text: 'Compare these two photos.' },
+    { type: 'image', mimeType: 'image/jpg', data: '/9j/4AAQSkZJRgABAQ==' },
+    { type: 'image', mimeType: 'image/heic', data: 'AAAAGGZ0eXBoZWlj', uri: 'file:///photos/IMG_0001.HEIC' },
+  ];
+  const res: any = await child.agent.request('session/prompt', { sessionId, prompt });
+  assert.equal(res.stopReason, 'end_turn', child.stderr.slice(-2000));
+
+  // OpenAI takes PNG, JPEG, GIF and WebP ("You uploaded an unsupported image"), in the count as in the call.
+  for (const r of server.requests) {
+    assert.deepEqual(
+      r.body.input[0].content.map((c: any) => (c.type === 'input_image' ? [c.type, c.image_url] : [c.type, c.text])),
+      [
+        ['input_text', 'Compare these two photos.'],
+        ['input_image', 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ=='],
+        ['input_text', '[image file:///photos/IMG_0001.HEIC (image/heic) omitted: the model takes PNG, JPEG, GIF and WebP images only]'],
+      ],
+    );
+  }
+  assert.equal(server.requests.length, 2);
   assert.deepEqual(child.schemaErrors, []);
 });
