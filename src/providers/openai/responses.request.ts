@@ -25,7 +25,7 @@ export function toResponsesBody(request: ModelRequest, caps: ModelCapabilities):
 } {
   const body: ResponsesBody & { max_output_tokens: number; store: false; include?: OpenAI.Responses.ResponseIncludable[] } = {
     model: request.model,
-    input: toInput(request.messages),
+    input: toInput(request.messages, caps.thinking),
     max_output_tokens: request.maxOutputTokens ?? caps.maxOutputTokens,
     store: false,
   };
@@ -49,7 +49,11 @@ export function effortFor(budget: number): 'low' | 'medium' | 'high' {
   return 'high';
 }
 
-export function toInput(messages: ModelMessage[]): InputItem[] {
+/**
+ * The conversation as input items. `reasoning`: whether the model reasons; reasoning items go back
+ * only to one that does (after a switch from gpt-5 to gpt-4.1, say, the API would refuse them).
+ */
+export function toInput(messages: ModelMessage[], reasoning: boolean): InputItem[] {
   const items: InputItem[] = [];
   for (const message of messages) {
     if (message.role === 'user') {
@@ -63,8 +67,8 @@ export function toInput(messages: ModelMessage[]): InputItem[] {
       // A reasoning item must be followed by what the model said after it: alone (a reply cut by
       // its output limit, or cancelled, before it said anything) the API refuses it, "provided
       // without its required following item", and every later request with it. Left out instead.
-      const said = Boolean(message.text) || message.toolCalls.length > 0;
-      for (const part of said ? (message.reasoning ?? []) : []) {
+      const replay = reasoning && (Boolean(message.text) || message.toolCalls.length > 0);
+      for (const part of replay ? (message.reasoning ?? []) : []) {
         if (part.provider !== 'openai' || part.kind !== 'reasoning' || !part.id || !part.data) continue;
         items.push({ type: 'reasoning', id: part.id, encrypted_content: part.data, summary: part.text ? [{ type: 'summary_text', text: part.text }] : [] });
       }

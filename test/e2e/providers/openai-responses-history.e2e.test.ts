@@ -89,3 +89,34 @@ test('openai: an image labelled image/jpg goes as image/jpeg, and a HEIC photo a
   assert.equal(server.requests.length, 2);
   assert.deepEqual(child.schemaErrors, []);
 });
+
+test('openai: after a switch from gpt-5 to gpt-4.1, which does not reason, the reasoning of earlier replies is not sent to it', async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
+  const configHome = join(home, 'config');
+  mkdirSync(join(configHome, 'troupe'), { recursive: true });
+  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { openai: { maxRetries: 0 } } }));
+  const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
+  t.after(() => child.close());
+  await child.initialize();
+  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  const count = { json: { object: 'response.input_tokens', input_tokens: 1_250 } };
+  // gpt-5 reasons (encrypted reasoning kept for later requests) and answers; gpt-4.1 is counted anew, then answers.
+  server.enqueue(count, { sse: fixture('openai-responses-thinking.sse') }, count, { sse: fixture('e2e-openai-responses-answer.sse') });
+
+  assert.equal((await child.prompt(sessionId, 'hello there')).stopReason, 'end_turn', child.stderr.slice(-2000));
+  await child.prompt(sessionId, '/model openai/gpt-4.1');
+  assert.equal((await child.prompt(sessionId, 'are you there?')).stopReason, 'end_turn', child.stderr.slice(-2000));
+
+  const calls = server.requests.filter((r) => /^\/v1\/responses(\?|$)/.test(r.url)).map((r) => r.body);
+  assert.deepEqual(calls.map((b) => b.model), ['gpt-5', 'gpt-4.1']);
+  const last = server.requests.at(-1)!.body;
+  assert.deepEqual(
+    last.input.map((i: any) => i.type ?? i.role),
+    ['user', 'assistant', 'user'],
+    `no reasoning item goes to a model that does not reason: ${JSON.stringify(last.input)}`,
+  );
+  assert.equal(last.include, undefined);
+  assert.deepEqual(child.schemaErrors, []);
+});
