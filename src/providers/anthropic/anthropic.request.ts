@@ -2,6 +2,7 @@
  * ModelRequest → Anthropic Messages API parameters.
  * https://docs.claude.com/en/api/messages, prompt caching: https://docs.claude.com/en/docs/build-with-claude/prompt-caching
  */
+import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
@@ -83,7 +84,7 @@ function toBlocks(message: ModelMessage): BlockParam[] {
     case 'user':
       return message.content.map(userBlock);
     case 'tool':
-      return message.results.map((r) => ({ type: 'tool_result', tool_use_id: r.toolCallId, content: toolResultContent(r), is_error: r.isError }));
+      return message.results.map((r) => ({ type: 'tool_result', tool_use_id: toolUseId(r.toolCallId), content: toolResultContent(r), is_error: r.isError }));
     case 'assistant': {
       const blocks: BlockParam[] = [];
       // Thinking blocks go back first, unmodified and with their signature, as the API requires.
@@ -96,10 +97,21 @@ function toBlocks(message: ModelMessage): BlockParam[] {
       // non-whitespace text"), and the reply stays in the history: the session could not go on. A
       // model sometimes answers just "\n\n"; it says nothing, so it is left out.
       if (message.text.trim()) blocks.push({ type: 'text', text: message.text });
-      for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
+      for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: call.input });
       return blocks;
     }
   }
+}
+
+/**
+ * A call id as Anthropic takes it (`^[a-zA-Z0-9_-]+$`). Calls another vendor made earlier in the
+ * session may have others (Kimi's `functions.read_file:0`), and Anthropic refuses the whole request
+ * for one, on every turn after a switch to it. The same id always maps to the same one, so a call
+ * and its result stay paired; the hash keeps two ids that differ only in those characters apart.
+ */
+export function toolUseId(id: string): string {
+  if (/^[A-Za-z0-9_-]+$/.test(id)) return id;
+  return `${id.replace(/[^A-Za-z0-9_-]/g, '_')}_${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
 }
 
 /** Said in place of a failed tool's empty output, which Anthropic refuses. */

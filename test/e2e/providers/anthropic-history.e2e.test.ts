@@ -2,8 +2,8 @@
 // history, or the session is stuck: the offending message stays in the log and every later request
 // carries it again. Through the real Anthropic SDK against the replay server; `refusal` below states
 // the API's 400s ("text content blocks must contain non-whitespace text", "content cannot be empty if
-// `is_error` is true", an image media_type other than the four it takes), which the replay server
-// does not enforce itself.
+// `is_error` is true", an image media_type other than the four it takes, a tool_use id outside
+// `^[a-zA-Z0-9_-]+$`), which the replay server does not enforce itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -23,6 +23,8 @@ function refusal(body: any): string | undefined {
       if (b.type === 'text' && b.text.trim() === '') return `messages.${i}: text content blocks must contain non-whitespace text`;
       const empty = typeof b.content === 'string' ? b.content.trim() === '' : !b.content?.length;
       if (b.type === 'tool_result' && b.is_error && empty) return `messages.${i}: tool_result: content cannot be empty if \`is_error\` is true`;
+      const id = b.type === 'tool_use' ? b.id : b.type === 'tool_result' ? b.tool_use_id : undefined;
+      if (id !== undefined && !/^[a-zA-Z0-9_-]+$/.test(id)) return `messages.${i}: ${b.type}.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
       if (b.type === 'image' && !['image/jpeg', 'image/png', 'image/gif', 'image/webp'].includes(b.source?.media_type)) {
         return `messages.${i}: image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
       }
@@ -31,14 +33,15 @@ function refusal(body: any): string | undefined {
   return undefined;
 }
 
-async function start(t: { after(fn: () => unknown): void }, server: ReplayServer): Promise<{ child: AcpChild; cwd: string }> {
+async function start(t: { after(fn: () => unknown): void }, server: ReplayServer, model = 'anthropic/claude-sonnet-5-5'): Promise<{ child: AcpChild; cwd: string }> {
   const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
   const configHome = join(home, 'config');
   mkdirSync(join(configHome, 'troupe'), { recursive: true });
   writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { anthropic: { maxRetries: 0 } } }));
   const child = AcpChild.start({
     home,
-    env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'anthropic/claude-sonnet-5-5', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test' },
+    // An OpenAI-compatible server on the same replay server, for the switch from one.
+    env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: model, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test', OPENAI_BASE_URL: `${server.url}/v1` },
   });
   t.after(() => child.close());
   await child.initialize();
@@ -115,5 +118,32 @@ test('anthropic: an image labelled image/jpg goes as image/jpeg, and a HEIC phot
       ['text', '[image file:///photos/IMG_0001.HEIC (image/heic) omitted: Anthropic takes JPEG, PNG, GIF and WebP images only]'],
     ],
   );
+  assert.deepEqual(child.schemaErrors, []);
+});
+
+test('anthropic: after a switch from a server whose call ids Anthropic refuses (Kimi: functions.read_file:0), the calls go with ids it takes, each paired with its result', async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const { child, cwd } = await start(t, server, 'openai-compatible/kimi-k2');
+  writeFileSync(join(cwd, 'notes.txt'), 'launch code: 4242\n');
+  const sessionId = await child.newSession(cwd);
+  await child.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  const KIMI_ID = 'functions.read_file:0';
+  // The compatible server (no count endpoint) calls read_file under Kimi's id, then answers.
+  server.enqueue({ sse: fixture('e2e-openai-chat-tool.sse').replaceAll('call_e2eReadNotes42', KIMI_ID) }, { sse: fixture('e2e-openai-chat-answer.sse') });
+  assert.equal((await child.prompt(sessionId, 'What does notes.txt say?')).stopReason, 'end_turn', child.stderr.slice(-2000));
+
+  await child.prompt(sessionId, '/model anthropic/claude-sonnet-5-5');
+  server.enqueue({ json: { input_tokens: 1_250 } }, answer());
+  assert.equal((await child.prompt(sessionId, 'and the owner?')).stopReason, 'end_turn', child.stderr.slice(-2000));
+
+  const [count, call] = server.requests.slice(-2);
+  for (const r of [count!, call!]) assert.equal(refusal(r.body), undefined, JSON.stringify(r.body.messages).slice(0, 2000));
+  const blocks = call!.body.messages.flatMap((m: any) => m.content);
+  const use = blocks.find((b: any) => b.type === 'tool_use');
+  const result = blocks.find((b: any) => b.type === 'tool_result');
+  assert.equal(use?.name, 'read_file');
+  assert.equal(result?.tool_use_id, use?.id, 'the result names its call');
+  assert.match(use.id, /^functions_read_file_0_[0-9a-f]{8}$/);
   assert.deepEqual(child.schemaErrors, []);
 });
