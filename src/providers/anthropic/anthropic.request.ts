@@ -109,13 +109,13 @@ function toBlocks(message: ModelMessage): BlockParam[] {
  * for one, on every turn after a switch to it. The same id always maps to the same one, so a call
  * and its result stay paired; the hash keeps two ids that differ only in those characters apart.
  */
-export function toolUseId(id: string): string {
+function toolUseId(id: string): string {
   if (/^[A-Za-z0-9_-]+$/.test(id)) return id;
   return `${id.replace(/[^A-Za-z0-9_-]/g, '_')}_${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
 }
 
 /** Said in place of a failed tool's empty output, which Anthropic refuses. */
-export const EMPTY_ERROR_OUTPUT = 'The tool call failed without saying why (it gave no output).';
+const EMPTY_ERROR_OUTPUT = 'The tool call failed without saying why (it gave no output).';
 
 /**
  * A tool result's content. Anthropic refuses an error result without content ("content cannot be
