@@ -102,7 +102,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
         for (const [t, line, content] of await matcher.match(texts.map((b) => b.text), max - lines.length + 1, env.limits.grepMaxLineChars)) {
           if (lines.length === max) return false;
           const file = texts[t]!;
-          lines.push(`${env.guard.display(file.path)}:${line}: ${clip(content.replace(/\r$/, ''), env.limits.grepMaxLineChars)}`);
+          lines.push(`${env.guard.display(file.path)}:${line}: ${clip(content, env.limits.grepMaxLineChars)}`);
           if (locations.length < MAX_LOCATIONS) locations.push({ path: file.path, line });
         }
         return true;

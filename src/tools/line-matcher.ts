@@ -22,7 +22,9 @@ parentPort.on('message', ({ texts, maxHits, maxChars }) => {
   for (let t = 0; t < texts.length && hits.length < maxHits; t++) {
     const lines = texts[t].split('\\n');
     for (let i = 0; i < lines.length && hits.length < maxHits; i++) {
-      if (re.test(lines[i])) hits.push([t, i + 1, lines[i].slice(0, maxChars + 1)]);
+      // The \\r of a CRLF line ending is not part of the line (grep shows none), so that ;$ matches there.
+      const line = lines[i].endsWith('\\r') ? lines[i].slice(0, -1) : lines[i];
+      if (re.test(line)) hits.push([t, i + 1, line.slice(0, maxChars + 1)]);
     }
   }
   parentPort.postMessage(hits);

@@ -132,6 +132,14 @@ describe('grep', () => {
     assert.equal(after.output, `redos/line.txt:1: ${'a'.repeat(30)}!`, 'the next search works');
   });
 
+  test('in a CRLF file the \\r is not part of a line: $ matches at the line\'s end, as the line is shown', async () => {
+    ws.write('crlf/win.ts', 'const a = 1;\r\nif (a) {\r\n  run();\r\n}\r\n');
+    const ends = await run(host, 'grep', { pattern: '[;{]$', path: 'crlf' });
+    assert.equal(ends.output, 'crlf/win.ts:1: const a = 1;\ncrlf/win.ts:2: if (a) {\ncrlf/win.ts:3:   run();');
+    const whole = await run(host, 'grep', { pattern: '^}$', path: 'crlf/win.ts' });
+    assert.equal(whole.output, 'crlf/win.ts:4: }');
+  });
+
   test('an invalid regex is invalid input', async () => {
     assert.throws(() => host.describe({ id: 'x', name: 'grep', input: { pattern: '(' } }), { code: 'invalid_params' });
     const r = await run(host, 'grep', { pattern: '[' });
