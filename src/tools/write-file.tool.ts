@@ -1,5 +1,5 @@
 /** write_file: create or replace a whole file; parent directories are created as needed. */
-import { mkdir, stat } from 'node:fs/promises';
+import { lstat, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { refuseDirectoryName, shownName, type GuardedPath } from './path-guard.js';
@@ -39,6 +39,20 @@ async function refuseMissingRoot(target: GuardedPath, shown: string, env: ToolEn
   throw new TroupeError('tool_failed', `Cannot write ${shown}: the workspace directory ${shownName(within.root)} no longer exists (moved or deleted); nothing was created.`, { path: shown, root: within.root });
 }
 
+/**
+ * The existing ancestor of `dir` that is not a directory (a file, a dangling link), if one is what
+ * made creating `dir` fail: mkdir then says only EEXIST ("file already exists, mkdir …"), which
+ * does not tell a model which part of its path to change.
+ */
+async function ancestorInTheWay(dir: string): Promise<string | undefined> {
+  for (let at = dir; at !== dirname(at); at = dirname(at)) {
+    // ENOENT: missing, ENOTDIR: something above is the file; either way look higher.
+    if (!(await lstat(at).then(() => true, () => false))) continue;
+    return (await stat(at).then((s) => s.isDirectory(), () => false)) ? undefined : at;
+  }
+  return undefined;
+}
+
 /** A factory like the other tools; write_file states no limit. */
 export function writeFileTool(_limits: ToolLimits): ToolDefinition {
   return defineTool<WriteFileInput>({
@@ -74,7 +88,11 @@ export function writeFileTool(_limits: ToolLimits): ToolDefinition {
       try {
         // Every existing ancestor resolved inside the workspace (the guard checked), so the new
         // directories are created inside it too.
-        await mkdir(dirname(target.path), { recursive: true });
+        await mkdir(dirname(target.path), { recursive: true }).catch(async (err: unknown) => {
+          const inTheWay = await ancestorInTheWay(dirname(target.path));
+          if (inTheWay === undefined) throw err;
+          throw new TroupeError('tool_failed', `Cannot create ${shown}: ${env.guard.display(inTheWay)} is not a directory (a file is in the way); nothing was written.`, { path: shown, errno: 'ENOTDIR' });
+        });
         await env.files.writeText(target.path, input.content, ctx.signal);
       } catch (err) {
         throw fileError(err, shown);

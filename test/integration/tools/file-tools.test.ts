@@ -136,6 +136,16 @@ describe('write_file', () => {
     assert.equal(dots.isError, false, '"..." is an ordinary file name');
   });
 
+  test('a file where a parent directory should be is named, not reported as mkdir\'s EEXIST', async () => {
+    ws.write('plain.txt', 'keep\n');
+    for (const path of ['plain.txt/new.txt', 'plain.txt/sub/new.txt']) {
+      const r = await run(host, 'write_file', { path, content: 'x' });
+      assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], `${path}: ${r.output}`);
+      assert.equal(r.output, `Cannot create ${path}: plain.txt is not a directory (a file is in the way); nothing was written.`);
+    }
+    assert.equal(ws.read(join(ws.cwd, 'plain.txt')), 'keep\n');
+  });
+
   test('writing onto a directory fails without touching it', async () => {
     mkdirSync(join(ws.cwd, 'adir2'));
     const r = await run(host, 'write_file', { path: 'adir2', content: 'x' });
