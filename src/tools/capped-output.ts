@@ -3,6 +3,7 @@
  * command printing gigabytes costs bounded memory and the model still sees how it started and how
  * it ended (where the error usually is).
  */
+import { StringDecoder } from 'node:string_decoder';
 
 /** Part of the budget kept from the start; the rest goes to the tail. */
 const HEAD_SHARE = 0.25;
@@ -61,6 +62,7 @@ export class CappedOutput {
     // Start the tail on a character boundary rather than in the middle of a UTF-8 sequence.
     let start = 0;
     while (start < tail.length && (tail[start]! & 0xc0) === 0x80) start++;
-    return `${head.toString('utf8')}\n[... ${omitted} bytes of output omitted ...]\n${tail.subarray(start).toString('utf8')}`;
+    // And end the head before a character its cut split: StringDecoder keeps back an incomplete last sequence.
+    return `${new StringDecoder('utf8').write(head)}\n[... ${omitted} bytes of output omitted ...]\n${tail.subarray(start).toString('utf8')}`;
   }
 }

@@ -37,3 +37,9 @@ test('the tail starts on a UTF-8 character boundary', () => {
   assert.doesNotMatch(out.text(), /\uFFFD/);
   assert.throws(() => new CappedOutput(0), RangeError);
 });
+
+test('the head ends on a UTF-8 character boundary', () => {
+  const out = new CappedOutput(9); // head 2 bytes: 'a' and the first byte of 'é'
+  out.push(Buffer.from('aé' + 'x'.repeat(20)));
+  assert.equal(out.text(), `a\n[... 14 bytes of output omitted ...]\n${'x'.repeat(7)}`);
+});
