@@ -40,7 +40,9 @@ export function validateInput(tool: string, schema: ObjectSchema, input: unknown
   }
   for (const [key, value] of Object.entries(record)) {
     const name = `${at}${key}`;
-    const prop = schema.properties[key];
+    // Own properties only: `constructor`, `toString` or `__proto__` would otherwise find
+    // Object.prototype's members and pass a closed schema unchecked.
+    const prop = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
     if (!prop) fail(tool, `unknown property "${name}" (allowed: ${Object.keys(schema.properties).join(', ')}).`);
     if (value === undefined) continue;
     switch (prop.type) {

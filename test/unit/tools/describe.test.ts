@@ -64,6 +64,11 @@ describe('describe', () => {
     ['read_file', { path: 'a', limit: 1.5 }, /"limit" must be an integer/],
     ['read_file', { path: 'a', extra: true }, /unknown property "extra"/],
     ['read_file', null, /must be a JSON object/],
+    // Names of Object.prototype's members are unknown properties too, not members of the schema.
+    ['read_file', { path: 'a', constructor: 1 }, /unknown property "constructor"/],
+    ['run_command', { command: 'x', toString: 'y' }, /unknown property "toString"/],
+    ['read_file', JSON.parse('{"path":"a","__proto__":{"x":1}}'), /unknown property "__proto__"/],
+    ['update_plan', { entries: [{ content: 'a', priority: 'high', status: 'pending', hasOwnProperty: 1 }] }, /unknown property "entries\[0\]\.hasOwnProperty"/],
     ['edit_file', { path: 'a', old_string: 'x', new_string: 'y', replace_all: 'yes' }, /"replace_all" must be true or false/],
     ['edit_file', { path: 'a', old_string: '', new_string: 'y' }, /"old_string" must have at least 1/],
     ['write_file', { path: 'a' }, /"content" is required/],
