@@ -2,7 +2,7 @@
 import { TroupeError } from '../core/errors.js';
 import { compileGlob } from './glob-pattern.js';
 import { clip, defineTool, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
-import { IGNORED_DIRS, walkFiles, type WalkStats } from './workspace-walk.js';
+import { IGNORED_DIRS, ignoredNote, walkFiles, walkStats } from './workspace-walk.js';
 
 interface GlobInput {
   pattern: string;
@@ -20,14 +20,14 @@ export function globTool(limits: ToolLimits): ToolDefinition {
       'Syntax: * (within one path segment), ? , ** (any number of directories), [abc], {a,b}. A pattern without "/" ' +
       'matches file names at any depth ("*.ts"); a pattern with "/" matches the path relative to the search ' +
       'directory ("src/**/*.test.ts"). Returns matching file paths (relative to the working directory), sorted. ' +
-      'node_modules and .git are skipped unless include_ignored is true. Symbolic links to directories are not followed.',
+      'node_modules, .git and what .gitignore files ignore are skipped unless include_ignored is true. Symbolic links to directories are not followed.',
     schema: {
       type: 'object',
       properties: {
         pattern: { type: 'string', minLength: 1, maxLength: 1000, description: 'Glob pattern, e.g. "*.ts" or "src/**/*.json".' },
         path: { type: 'string', minLength: 1, description: 'Directory to search in. Default: the working directory.' },
         max_results: { type: 'integer', minimum: 1, maximum: limits.searchMaxResults, description: `Maximum number of paths to return. Default ${limits.searchDefaultResults}.` },
-        include_ignored: { type: 'boolean', description: 'Also search node_modules and .git. Default false.' },
+        include_ignored: { type: 'boolean', description: 'Also search node_modules, .git and what .gitignore files ignore. Default false.' },
       },
       required: ['pattern'],
       additionalProperties: false,
@@ -51,10 +51,11 @@ export function globTool(limits: ToolLimits): ToolDefinition {
       const shownBase = env.guard.display(base.path);
       if (!base.exists) throw new TroupeError('tool_failed', `Directory not found: ${shownBase}`, { path: shownBase });
       const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
-      const stats: WalkStats = { examined: 0, exhausted: false, skippedLinks: 0 };
+      const stats = walkStats();
       const options = {
         guard: env.guard,
         skipDirs: input.include_ignored ? new Set<string>() : IGNORED_DIRS,
+        gitignore: input.include_ignored !== true,
         maxEntries: env.limits.searchMaxEntries,
         signal: ctx.signal,
       };
@@ -72,6 +73,7 @@ export function globTool(limits: ToolLimits): ToolDefinition {
       const notes: string[] = [];
       if (more) notes.push(`[results limited to ${max}; narrow the pattern or the directory]`);
       if (stats.exhausted) notes.push(`[search stopped after examining ${stats.examined} entries; some files were not considered]`);
+      notes.push(...ignoredNote(stats, found.length));
       const body = found.length === 0 ? `No files match \`${input.pattern}\` in ${shownBase}.` : found.join('\n');
       return textResult([body, ...notes].join('\n'));
     },

@@ -6,7 +6,7 @@ import { openForRead } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
 import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
-import { IGNORED_DIRS, walkFiles, type WalkedFile, type WalkStats } from './workspace-walk.js';
+import { IGNORED_DIRS, ignoredNote, walkFiles, walkStats, type WalkedFile } from './workspace-walk.js';
 
 interface GrepInput {
   pattern: string;
@@ -39,8 +39,8 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
     description:
       'Search the contents of files for a regular expression (JavaScript syntax), line by line. `path` may be a ' +
       'file or a directory (default: the working directory); `glob` restricts which files are searched (same ' +
-      'syntax as the glob tool, e.g. "*.ts"). Returns "path:line: text" for each matching line. node_modules and ' +
-      `.git are skipped unless include_ignored is true; binary files and files over ${limits.grepMaxFileBytes} bytes are skipped. ` +
+      'syntax as the glob tool, e.g. "*.ts"). Returns "path:line: text" for each matching line. node_modules, ' +
+      `.git and what .gitignore files ignore are skipped unless include_ignored is true; binary files and files over ${limits.grepMaxFileBytes} bytes are skipped. ` +
       'Reads the files on disk (unsaved editor changes are not seen).',
     schema: {
       type: 'object',
@@ -50,7 +50,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
         glob: { type: 'string', minLength: 1, maxLength: 1000, description: 'Only search files matching this glob, e.g. "*.ts".' },
         case_insensitive: { type: 'boolean', description: 'Ignore case. Default false.' },
         max_results: { type: 'integer', minimum: 1, maximum: limits.searchMaxResults, description: `Maximum number of matching lines to return. Default ${limits.searchDefaultResults}.` },
-        include_ignored: { type: 'boolean', description: 'Also search node_modules and .git. Default false.' },
+        include_ignored: { type: 'boolean', description: 'Also search node_modules, .git and what .gitignore files ignore. Default false.' },
       },
       required: ['pattern'],
       additionalProperties: false,
@@ -76,13 +76,13 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       const shownBase = env.guard.display(base.path);
       if (!base.exists) throw new TroupeError('tool_failed', `Not found: ${shownBase}`, { path: shownBase });
       const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
-      const stats: WalkStats = { examined: 0, exhausted: false, skippedLinks: 0 };
+      const stats = walkStats();
       const baseInfo = await stat(base.path).catch((err: unknown) => {
         throw fileError(err, shownBase);
       });
       if (!baseInfo.isDirectory() && !baseInfo.isFile()) throw notRegularFile(shownBase);
       const files: AsyncIterable<WalkedFile> | WalkedFile[] = baseInfo.isDirectory()
-        ? walkFiles(base.path, { guard: env.guard, skipDirs: input.include_ignored ? new Set() : IGNORED_DIRS, maxEntries: env.limits.searchMaxEntries, signal: ctx.signal }, stats)
+        ? walkFiles(base.path, { guard: env.guard, skipDirs: input.include_ignored ? new Set() : IGNORED_DIRS, gitignore: input.include_ignored !== true, maxEntries: env.limits.searchMaxEntries, signal: ctx.signal }, stats)
         : [{ path: base.path, rel: base.path.slice(base.path.lastIndexOf('/') + 1) }];
 
       const lines: string[] = [];
@@ -145,6 +145,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       if (more) notes.push(`[results limited to ${max} matching lines; narrow the pattern, path or glob]`);
       if (skippedLarge > 0) notes.push(`[${skippedLarge} file(s) over ${env.limits.grepMaxFileBytes} bytes skipped]`);
       if (stats.exhausted) notes.push(`[search stopped after examining ${stats.examined} entries; some files were not searched]`);
+      notes.push(...ignoredNote(stats, lines.length));
       const body = lines.length === 0 ? `No matches for \`${input.pattern}\` in ${shownBase}.` : lines.join('\n');
       return textResult([body, ...notes].join('\n'), { locations });
     },

@@ -1,12 +1,14 @@
 /**
  * A bounded walk over the files below a directory, for glob and grep. It never leaves the
  * workspace: symlinked directories are not descended into (that is also what keeps loops out),
- * and a symlinked file is reported only when its real target lies inside the workspace.
+ * and a symlinked file is reported only when its real target lies inside the workspace. What
+ * .gitignore files ignore is passed over, unless the caller asks for it (gitignore.ts).
  */
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
-import type { PathGuard } from './path-guard.js';
+import { dirname, join, relative, sep } from 'node:path';
+import { isIgnored, readIgnoreLayer, type IgnoreLayer } from './gitignore.js';
+import { isWithin, type PathGuard } from './path-guard.js';
 
 /** Directories skipped unless the caller asks for them. */
 export const IGNORED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
@@ -15,6 +17,8 @@ export interface WalkOptions {
   guard: PathGuard;
   /** Skip directories with these names (not the start directory itself). */
   skipDirs: ReadonlySet<string>;
+  /** Pass over what .gitignore files (the start directory's, its parents' up to its root, and below) ignore. */
+  gitignore: boolean;
   /** Stop after examining this many directory entries. */
   maxEntries: number;
   signal: AbortSignal;
@@ -27,7 +31,37 @@ export interface WalkStats {
   exhausted: boolean;
   /** Symlinks skipped because they lead outside the workspace, loop, or dangle. */
   skippedLinks: number;
+  /** Entries (files, and directories not walked) passed over because a .gitignore ignores them. */
+  ignored: number;
 }
+
+/** A fresh count. */
+export function walkStats(): WalkStats {
+  return { examined: 0, exhausted: false, skippedLinks: 0, ignored: 0 };
+}
+
+/** A note for a search that found nothing while .gitignore passed entries over: where else to look. */
+export function ignoredNote(stats: WalkStats, found: number): string[] {
+  if (found > 0 || stats.ignored === 0) return [];
+  return [`[${stats.ignored} ${stats.ignored === 1 ? 'entry' : 'entries'} ignored by .gitignore not searched; include_ignored: true searches them]`];
+}
+
+/**
+ * The .gitignore layers that apply below `start`: those of the directories from its workspace root
+ * down to it (a root's `*.log` holds in any subdirectory searched). Never above the root.
+ */
+async function startLayers(start: string, guard: PathGuard): Promise<IgnoreLayer[]> {
+  const confine = (real: string) => guard.containsReal(real);
+  const root = guard.roots.filter((r) => isWithin(r, start)).sort((a, b) => b.length - a.length)[0] ?? start;
+  const dirs: string[] = [];
+  for (let dir = start; ; dir = dirname(dir)) {
+    dirs.unshift(dir);
+    if (dir === root || dir === dirname(dir)) break;
+  }
+  const layers = await Promise.all(dirs.map((dir) => readIgnoreLayer(dir, confine)));
+  return layers.filter((l): l is IgnoreLayer => l !== undefined);
+}
+
 
 export interface WalkedFile {
   /** Absolute path (lexical, below the start directory). */
@@ -37,10 +71,13 @@ export interface WalkedFile {
 }
 
 export async function* walkFiles(start: string, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkedFile> {
-  const pending = [start];
+  const confine = (real: string) => options.guard.containsReal(real);
+  const pending: Array<{ dir: string; layers: IgnoreLayer[] }> = [{ dir: start, layers: options.gitignore ? await startLayers(start, options.guard) : [] }];
   while (pending.length > 0) {
     if (options.signal.aborted) return;
-    const dir = pending.pop()!;
+    const { dir, layers: above } = pending.pop()!;
+    const own = options.gitignore && dir !== start ? await readIgnoreLayer(dir, confine) : undefined;
+    const layers = own ? [...above, own] : above;
     let entries: Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
@@ -57,6 +94,10 @@ export async function* walkFiles(start: string, options: WalkOptions, stats: Wal
       stats.examined++;
       const path = join(dir, entry.name);
       const rel = relative(start, path).split(sep).join('/');
+      if (layers.length > 0 && isIgnored(layers, path, entry.isDirectory())) {
+        stats.ignored++;
+        continue;
+      }
       if (entry.isDirectory()) {
         if (!options.skipDirs.has(entry.name)) subdirs.push(path);
       } else if (entry.isFile()) {
@@ -67,7 +108,7 @@ export async function* walkFiles(start: string, options: WalkOptions, stats: Wal
       }
     }
     // Reversed so that the first subdirectory (by name) is walked next.
-    for (let i = subdirs.length - 1; i >= 0; i--) pending.push(subdirs[i]!);
+    for (let i = subdirs.length - 1; i >= 0; i--) pending.push({ dir: subdirs[i]!, layers });
   }
 }
 

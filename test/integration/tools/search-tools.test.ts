@@ -146,3 +146,50 @@ describe('grep', () => {
     assert.deepEqual([r.isError, r.errorCode], [true, 'invalid_params']);
   });
 });
+
+describe('.gitignore', () => {
+  let gw: Workspace;
+  let tools: ToolHost;
+  before(() => {
+    gw = makeWorkspace();
+    tools = createWorkspaceTools({ cwd: gw.cwd, limits: { searchMaxEntries: 60 } });
+    gw.write('.gitignore', '# build output\n.venv/\ndist/\n*.log\n/build\n!keep.log\n');
+    // A virtualenv sorts before src: walked, its entries used up the whole budget before src was reached.
+    for (let i = 0; i < 80; i++) gw.write(`.venv/lib/mod${i}.py`, 'def handler(): pass\n');
+    gw.write('src/app.py', 'def handler(event):\n    return event\n');
+    gw.write('src/build/gen.py', 'def handler(): pass  # not the root build: /build is anchored\n');
+    gw.write('src/debug.log', 'handler called\n');
+    gw.write('src/.gitignore', 'generated.py\r\n');
+    gw.write('src/generated.py', 'def handler(): pass\n');
+    gw.write('dist/app.js', 'function handler() {}\n');
+    gw.write('build/out.py', 'def handler(): pass\n');
+    gw.write('keep.log', 'handler kept\n');
+    // A .gitignore that is a link out of the workspace is not read (it would ignore everything).
+    writeFileSync(join(gw.outside, 'ignore-all'), '*\n');
+    gw.write('lib/util.py', 'def handler(): pass\n');
+    symlinkSync(join(gw.outside, 'ignore-all'), join(gw.cwd, 'lib/.gitignore'));
+  });
+  after(() => gw.dispose());
+
+  test('grep passes over what .gitignore files ignore, so the entry budget reaches the project', async () => {
+    const r = await run(tools, 'grep', { pattern: 'handler' });
+    assert.equal(r.isError, false, r.output);
+    assert.deepEqual(r.output.split('\n'), ['keep.log:1: handler kept', 'lib/util.py:1: def handler(): pass', 'src/app.py:1: def handler(event):', 'src/build/gen.py:1: def handler(): pass  # not the root build: /build is anchored']);
+  });
+
+  test('a subdirectory searched is ruled by its parents\' .gitignore files too', async () => {
+    const r = await run(tools, 'grep', { pattern: 'handler', path: 'src' });
+    assert.deepEqual(r.output.split('\n'), ['src/app.py:1: def handler(event):', 'src/build/gen.py:1: def handler(): pass  # not the root build: /build is anchored']);
+    const none = await run(tools, 'grep', { pattern: 'handler', path: 'dist' });
+    assert.equal(none.output, 'dist/app.js:1: function handler() {}', 'a directory named explicitly is searched');
+  });
+
+  test('glob does the same; include_ignored finds everything, and a search that found nothing says what it passed over', async () => {
+    assert.deepEqual((await run(tools, 'glob', { pattern: '*.py' })).output.split('\n'), ['lib/util.py', 'src/app.py', 'src/build/gen.py']);
+    // (With the small entry budget, the virtualenv alone would use it up.)
+    const all = await run(createWorkspaceTools({ cwd: gw.cwd }), 'glob', { pattern: '*.{py,js,log}', include_ignored: true, max_results: 200 });
+    for (const path of ['.venv/lib/mod0.py', 'build/out.py', 'dist/app.js', 'src/debug.log', 'src/generated.py']) assert.ok(all.output.split('\n').includes(path), `${path} in ${all.output}`);
+    const missed = await run(tools, 'glob', { pattern: '*.js' });
+    assert.equal(missed.output, 'No files match `*.js` in ..\n[5 entries ignored by .gitignore not searched; include_ignored: true searches them]');
+  });
+});
