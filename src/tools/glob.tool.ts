@@ -1,4 +1,5 @@
 /** glob: find files by name pattern below a directory. */
+import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import { compileGlob } from './glob-pattern.js';
 import { clip, defineTool, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
@@ -50,6 +51,10 @@ export function globTool(limits: ToolLimits): ToolDefinition {
       const base = await env.guard.check(input.path ?? '.');
       const shownBase = env.guard.display(base.path);
       if (!base.exists) throw new TroupeError('tool_failed', `Directory not found: ${shownBase}`, { path: shownBase });
+      // A file walks as an empty directory: "No files match" would be the wrong answer.
+      if (!(await stat(base.path).then((s) => s.isDirectory(), () => true))) {
+        throw new TroupeError('tool_failed', `${shownBase} is a file, not a directory: glob searches a directory (read_file reads a file).`, { path: shownBase });
+      }
       const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
       const stats = walkStats();
       const options = {

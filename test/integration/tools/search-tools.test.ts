@@ -75,6 +75,8 @@ describe('glob', () => {
     assert.throws(() => host.describe({ id: 'x', name: 'glob', input: { pattern: '/etc/*' } }), { code: 'invalid_params' });
     const missing = await run(host, 'glob', { pattern: '*', path: 'nowhere' });
     assert.equal(missing.isError, true);
+    const file = await run(host, 'glob', { pattern: '*', path: 'README.md' });
+    assert.deepEqual([file.isError, file.errorCode, file.output], [true, 'tool_failed', 'README.md is a file, not a directory: glob searches a directory (read_file reads a file).']);
   });
 });
 
