@@ -48,11 +48,13 @@ export function ignoredNote(stats: WalkStats, found: number): string[] {
 
 /**
  * The .gitignore layers that apply below `start`: those of the directories from its workspace root
- * down to it (a root's `*.log` holds in any subdirectory searched). Never above the root.
+ * down to it (a root's `*.log` holds in any subdirectory searched). Never above the root: the
+ * tools read nothing outside the workspace, not even a repository's .gitignore above the cwd.
  */
 async function startLayers(start: string, guard: PathGuard): Promise<IgnoreLayer[]> {
   const confine = (real: string) => guard.containsReal(real);
-  const root = guard.roots.filter((r) => isWithin(r, start)).sort((a, b) => b.length - a.length)[0] ?? start;
+  // The outermost root holding it (an additional directory may lie inside the cwd).
+  const root = guard.roots.filter((r) => isWithin(r, start)).sort((a, b) => a.length - b.length)[0] ?? start;
   const dirs: string[] = [];
   for (let dir = start; ; dir = dirname(dir)) {
     dirs.unshift(dir);
@@ -61,7 +63,6 @@ async function startLayers(start: string, guard: PathGuard): Promise<IgnoreLayer
   const layers = await Promise.all(dirs.map((dir) => readIgnoreLayer(dir, confine)));
   return layers.filter((l): l is IgnoreLayer => l !== undefined);
 }
-
 
 export interface WalkedFile {
   /** Absolute path (lexical, below the start directory). */

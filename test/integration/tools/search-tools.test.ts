@@ -182,6 +182,9 @@ describe('.gitignore', () => {
   test('a subdirectory searched is ruled by its parents\' .gitignore files too', async () => {
     const r = await run(tools, 'grep', { pattern: 'handler', path: 'src' });
     assert.deepEqual(r.output.split('\n'), ['src/app.py:1: def handler(event):', 'src/build/gen.py:1: def handler(): pass  # not the root build: /build is anchored']);
+    // Also when that subdirectory is an additional directory of its own.
+    const nested = createWorkspaceTools({ cwd: gw.cwd, additionalDirectories: [join(gw.cwd, 'src')] });
+    assert.equal((await run(nested, 'grep', { pattern: 'handler', path: 'src' })).output, r.output);
     const none = await run(tools, 'grep', { pattern: 'handler', path: 'dist' });
     assert.equal(none.output, 'dist/app.js:1: function handler() {}', 'a directory named explicitly is searched');
   });
