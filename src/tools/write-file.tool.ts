@@ -44,11 +44,13 @@ async function refuseMissingRoot(target: GuardedPath, shown: string, env: ToolEn
  * made creating `dir` fail: mkdir then says only EEXIST ("file already exists, mkdir …"), which
  * does not tell a model which part of its path to change.
  */
-async function ancestorInTheWay(dir: string): Promise<string | undefined> {
+async function ancestorInTheWay(dir: string): Promise<{ path: string; what: string } | undefined> {
   for (let at = dir; at !== dirname(at); at = dirname(at)) {
     // ENOENT: missing, ENOTDIR: something above is the file; either way look higher.
-    if (!(await lstat(at).then(() => true, () => false))) continue;
-    return (await stat(at).then((s) => s.isDirectory(), () => false)) ? undefined : at;
+    const link = await lstat(at).then((s) => s.isSymbolicLink(), () => undefined);
+    if (link === undefined) continue;
+    if (await stat(at).then((s) => s.isDirectory(), () => false)) return undefined;
+    return { path: at, what: link ? 'a symbolic link that does not lead to a directory' : 'a file is in the way' };
   }
   return undefined;
 }
@@ -91,7 +93,7 @@ export function writeFileTool(_limits: ToolLimits): ToolDefinition {
         await mkdir(dirname(target.path), { recursive: true }).catch(async (err: unknown) => {
           const inTheWay = await ancestorInTheWay(dirname(target.path));
           if (inTheWay === undefined) throw err;
-          throw new TroupeError('tool_failed', `Cannot create ${shown}: ${env.guard.display(inTheWay)} is not a directory (a file is in the way); nothing was written.`, { path: shown, errno: 'ENOTDIR' });
+          throw new TroupeError('tool_failed', `Cannot create ${shown}: ${env.guard.display(inTheWay.path)} is not a directory (${inTheWay.what}); nothing was written.`, { path: shown, errno: 'ENOTDIR' });
         });
         await env.files.writeText(target.path, input.content, ctx.signal);
       } catch (err) {

@@ -144,6 +144,9 @@ describe('write_file', () => {
       assert.equal(r.output, `Cannot create ${path}: plain.txt is not a directory (a file is in the way); nothing was written.`);
     }
     assert.equal(ws.read(join(ws.cwd, 'plain.txt')), 'keep\n');
+    symlinkSync(join(ws.cwd, 'no-such-dir'), join(ws.cwd, 'dangling-dir'));
+    const r = await run(host, 'write_file', { path: 'dangling-dir/new.txt', content: 'x' });
+    assert.equal(r.output, 'Cannot create dangling-dir/new.txt: dangling-dir is not a directory (a symbolic link that does not lead to a directory); nothing was written.');
   });
 
   test('writing onto a directory fails without touching it', async () => {
