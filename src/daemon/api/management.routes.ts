@@ -3,7 +3,7 @@
  * every machine, its event log as SSE with cursors, cancel, steer, delete, machine definitions and
  * Prometheus metrics. spec/daemon.md §Management API.
  */
-import { ERROR_CODES, TroupeError, isTroupeError, type ErrorCode } from '../../core/errors.js';
+import { ERROR_CODES, TroupeError, type ErrorCode } from '../../core/errors.js';
 import type { ContentBlock } from '../../core/events.js';
 import { nextTurn } from '../../core/next-turn.js';
 import { describeMachine } from '../../machines/serialize.js';
@@ -12,12 +12,11 @@ import { turnMachine } from '../../machines/turn.machine.js';
 import { childMachine } from '../../machines/child.machine.js';
 import type { SessionIndex, SessionEntry } from '../../store/index.js';
 import type { HttpServer } from '../http/http-server.js';
-import type { RouteRequest, RouteResponse } from '../http/route.types.js';
-import type { SseStream } from '../http/sse-stream.js';
 import type { Relay } from '../relay/relay.js';
 import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { SessionFeeds } from '../session-feeds.js';
+import { streamSessionEvents } from './session-events.stream.js';
 
 /** The turn each session is running, from its durable turn_started / turn_completed events. */
 export interface RunningTurns {
@@ -109,7 +108,8 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
   server.route('GET', '/v1/sessions/:id/events', (req, res) => {
     // A deleted session's log is a tombstone (its history gone); its feed does not come back with it.
     entryOf(req.params.id!);
-    return streamEvents(req, res, feeds);
+    // Checked again when the feed is reopened after an overflow: a session deleted meanwhile ends it.
+    return streamSessionEvents(req, res, (cursor) => (entryOf(req.params.id!), feeds.subscribe(req.params.id!, cursor)));
   });
 
   server.route('POST', '/v1/sessions/:id/cancel', (req) => {
@@ -156,38 +156,4 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
   server.route('GET', '/metrics', (_req, res) => {
     res.send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, deps.metrics.render());
   });
-}
-
-/** SSE of a session's log: `id: seq`; replays from the cursor, then goes live; says `replay_gap` plainly. */
-async function streamEvents(req: RouteRequest, res: RouteResponse, feeds: SessionFeeds): Promise<void> {
-  const id = req.params.id!;
-  const header = req.headers['last-event-id'];
-  const raw = (typeof header === 'string' && header) || req.query.get('after') || '0';
-  // A seq in decimal digits; Number() would also take '0x1', '1e0' or ' 1' for 1.
-  if (!/^\d+$/.test(raw)) throw new TroupeError('invalid_cursor', `not a cursor: ${raw}`, { cursor: raw });
-  const after = Number(raw);
-  // Throws session_not_found and invalid_cursor (beyond the latest seq, unsafe) before the stream starts.
-  const watcher = feeds.subscribe(id, after);
-  let sse: SseStream;
-  try {
-    sse = res.sse();
-  } catch (err) {
-    watcher.close();
-    throw err;
-  }
-  sse.onClose(() => watcher.close());
-  req.signal.addEventListener('abort', () => watcher.close(), { once: true });
-  try {
-    for await (const event of watcher) {
-      if (sse.closed) break;
-      await sse.send(JSON.stringify(event), { id: event.seq, event: 'event' });
-    }
-  } catch (err) {
-    const code = isTroupeError(err) ? err.code : 'internal_error';
-    const message = err instanceof Error ? err.message : String(err);
-    if (!sse.closed) await sse.send(JSON.stringify({ code, message, after }), { event: code === 'replay_gap' ? 'replay_gap' : 'error' });
-  } finally {
-    watcher.close();
-    sse.close();
-  }
 }

@@ -1,0 +1,67 @@
+/**
+ * `GET /v1/sessions/:id/events`: a session's log as SSE, `id: seq`; replays from the cursor, then
+ * goes live; says `replay_gap` plainly. spec/daemon.md §Management API.
+ */
+import { TroupeError, isTroupeError } from '../../core/errors.js';
+import type { EventWatcher } from '../../core/ports.js';
+import type { RouteRequest, RouteResponse } from '../http/route.types.js';
+import type { SseStream } from '../http/sse-stream.js';
+
+/**
+ * Opens the session's feed after `cursor`. Throws `session_not_found` (unknown or deleted) and
+ * `invalid_cursor` (beyond the latest seq) before anything is sent.
+ */
+export type OpenFeed = (cursor: number) => EventWatcher;
+
+export async function streamSessionEvents(req: RouteRequest, res: RouteResponse, open: OpenFeed): Promise<void> {
+  const header = req.headers['last-event-id'];
+  const raw = (typeof header === 'string' && header) || req.query.get('after') || '0';
+  // A seq in decimal digits; Number() would also take '0x1', '1e0' or ' 1' for 1.
+  if (!/^\d+$/.test(raw)) throw new TroupeError('invalid_cursor', `not a cursor: ${raw}`, { cursor: raw });
+  const after = Number(raw);
+  let watcher = open(after);
+  let sse: SseStream;
+  try {
+    sse = res.sse();
+  } catch (err) {
+    watcher.close();
+    throw err;
+  }
+  const closeWatcher = () => watcher.close();
+  sse.onClose(closeWatcher);
+  req.signal.addEventListener('abort', closeWatcher, { once: true });
+  let sent = after;
+  try {
+    for (;;) {
+      try {
+        for await (const event of watcher) {
+          if (sse.closed) break;
+          await sse.send(JSON.stringify(event), { id: event.seq, event: 'event' });
+          sent = event.seq;
+        }
+        return;
+      } catch (err) {
+        // The feed's queue for this stream overflowed: events came faster than the socket took them
+        // (a burst of thousands reported at once, or a slow reader). The log has every one of them,
+        // so the stream goes on from the last event sent, its replay paced by the reader, rather than
+        // end in an error that a reader which keeps reading did nothing to deserve.
+        if (!isTroupeError(err) || err.code !== 'event_overflow' || sse.closed) throw err;
+        watcher.close();
+        try {
+          watcher = open(sent);
+        } catch (reopen) {
+          // Deleted meanwhile: its stream ends, as a deleted session's live stream does.
+          if (isTroupeError(reopen) && reopen.code === 'session_not_found') return;
+          throw reopen;
+        }
+      }
+    }
+  } catch (err) {
+    const code = isTroupeError(err) ? err.code : 'internal_error';
+    const message = err instanceof Error ? err.message : String(err);
+    if (!sse.closed) await sse.send(JSON.stringify({ code, message, after }), { event: code === 'replay_gap' ? 'replay_gap' : 'error' });
+  } finally {
+    watcher.close();
+    sse.close();
+  }
+}

@@ -1,0 +1,39 @@
+// A session's event feed (`GET /v1/sessions/:id/events`) against a real daemon, under load: bursts
+// of events larger than a watcher's queue, and readers that fall behind.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { daemonWithSession } from '../../support/daemon.js';
+import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
+
+/** One turn that streams `n` chunks as fast as the scripted model can. */
+const burst = (n: number) => ({ replies: [{ when: 'burst', items: Array.from({ length: n }, (_, i) => ({ text: `w${i} ` })) }] });
+
+/** Reads the stream until a turn_completed event or its end. */
+async function untilTurnCompleted(res: Response): Promise<SseMessage[]> {
+  const out: SseMessage[] = [];
+  const signal = AbortSignal.timeout(60_000);
+  for await (const m of readSse(res.body!, signal)) {
+    out.push(m);
+    if (m.event !== 'event' || JSON.parse(m.data).type === 'turn_completed') break;
+  }
+  return out;
+}
+
+test('a live watcher of a turn that reports thousands of events at once gets every one, in order, with no error', async (t) => {
+  // The child reports its events once durable, all of a group commit in one message: here bursts of
+  // thousands, more than a watcher's queue (4096) holds. Until 2026-12-06 the watcher overflowed and
+  // its stream ended in `event: error` (event_overflow) after the first two events, though its
+  // reader was reading; `troupe watch` then failed with "the event stream failed".
+  const n = 10_000;
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script: burst(n) });
+  const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers });
+  assert.equal(res.status, 200);
+  const read = untilTurnCompleted(res);
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'burst' }] });
+  const got = await read;
+  assert.deepEqual(got.filter((m) => m.event !== 'event').map((m) => m.data), [], 'no error event');
+  assert.deepEqual(got.map((m) => Number(m.id)), got.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  const chunks = got.map((m) => JSON.parse(m.data)).filter((e) => e.type === 'agent_message_chunk');
+  assert.equal(chunks.length, n);
+  assert.equal(chunks.at(-1).text, `w${n - 1} `);
+});
