@@ -213,7 +213,12 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
         }
       },
       transition: (sessionId, machine, state, event, at) => sessionId && hub.record(sessionId, { machine, state, event, at }),
-      exited: (_sessionId, exit, info) => counters.exited(exit.reason, info),
+      exited: (sessionId, exit, info) => {
+        counters.exited(exit.reason, info);
+        // The turn a process ran ended with it (its next process, if any, logs it as agent_crashed):
+        // a failed session, which has none, would name it as running for the daemon's lifetime.
+        if (sessionId) running.delete(sessionId);
+      },
       slowChild: () => counters.slowChild(),
       deleted: (sessionId) => {
         feeds.forget(sessionId);

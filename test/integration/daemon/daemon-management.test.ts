@@ -176,6 +176,32 @@ test('cancel, steer and delete through the management API', async (t) => {
   await assert.rejects(c.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.code === -32002);
 });
 
+test('a session whose process died mid-turn and is not restarted (failed) names no running turn', async (t) => {
+  const d = await Daemon.start({ script, args: ['--restart-intensity', '0'] });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
+  const running = await waitFor('the running turn named', async () => {
+    const e = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+    return e.turnId && e;
+  });
+  const turnId = running.turnId;
+  process.kill(running.child.pid, 'SIGKILL');
+  await assert.rejects(hanging, (e: any) => e.data?.code === 'agent_crashed');
+  const failed = await waitFor('the session failed', async () => {
+    const e = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+    return e.child?.state === 'failed' && e;
+  });
+  // The turn ended with its process (a next process would log it agent_crashed); until 2026-12-06
+  // the detail kept naming it as running, for as long as the daemon ran.
+  assert.equal(failed.turnId, undefined, `no running turn (it named ${turnId})`);
+  const steer = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: turnId, text: 'x' });
+  assert.deepEqual([steer.status, steer.json.error?.code], [409, 'no_active_turn']);
+});
+
 test('a session deleted while its prompt runs: the prompt is answered session_not_found (deleted), not agent_crashed', async (t) => {
   const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
   const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] }).catch((e) => e);
