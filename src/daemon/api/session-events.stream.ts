@@ -46,13 +46,17 @@ export async function streamSessionEvents(req: RouteRequest, res: RouteResponse,
         // so the stream goes on from the last event sent, its replay paced by the reader, rather than
         // end in an error that a reader which keeps reading did nothing to deserve.
         if (!isTroupeError(err) || err.code !== 'event_overflow' || sse.closed) throw err;
-        watcher.close();
+        const overflowed = watcher;
         try {
           watcher = open(sent);
         } catch (reopen) {
           // Deleted meanwhile: its stream ends, as a deleted session's live stream does.
           if (isTroupeError(reopen) && reopen.code === 'session_not_found') return;
           throw reopen;
+        } finally {
+          // Closed after the new one is open: the last watcher's close would drop the session's feed,
+          // and reopening it would scan its log file again.
+          overflowed.close();
         }
       }
     }
