@@ -38,6 +38,8 @@ export class SseStream {
   private queuedBytes = 0;
   private blocked = false;
   private closedFlag = false;
+  /** close() was called: nothing more is taken, and the response ends once the queue is written. */
+  private closing = false;
   private lastWriteAt = Date.now();
   private readonly waiters: Array<() => void> = [];
   private readonly closeHandlers: Array<() => void> = [];
@@ -73,7 +75,7 @@ export class SseStream {
 
   /** Sends one event. Objects are JSON-encoded. Resolves when there is room again (or the stream closed). */
   send(data: unknown, options: SseEventOptions = {}): Promise<void> {
-    if (this.closedFlag) return Promise.resolve();
+    if (this.closedFlag || this.closing) return Promise.resolve();
     const frame = sseFrame(typeof data === 'string' ? data : JSON.stringify(data), options);
     this.queue.push(frame);
     this.queuedBytes += frame.length;
@@ -84,17 +86,22 @@ export class SseStream {
 
   /** Sends a comment line (ignored by clients). */
   comment(text = ''): void {
-    if (this.closedFlag) return;
+    if (this.closedFlag || this.closing) return;
     this.queue.push(`:${text.replace(/[\r\n]/g, ' ')}\n\n`);
     this.queuedBytes += text.length + 3;
     this.pump();
   }
 
-  /** Ends the response cleanly after what was already written. */
+  /**
+   * Ends the response cleanly after what was already sent: events still waiting for the socket go
+   * first (the last of a feed, its replay_gap), then the response ends. Until 2026-12-06 they were
+   * dropped, up to `maxBufferedBytes` of them, from a reader that was behind. A reader that takes
+   * nothing more is closed by the server's HTTP timeout, which ends the wait.
+   */
   close(): void {
-    if (this.closedFlag) return;
-    this.exchange.endStream();
-    this.finish();
+    if (this.closedFlag || this.closing) return;
+    this.closing = true;
+    this.endIfDrained();
   }
 
   /** Closes the socket at once, dropping what waits: for a client that stopped reading. */
@@ -115,6 +122,13 @@ export class SseStream {
     });
     this.lastWriteAt = Date.now();
     if (this.queuedBytes < this.options.maxBufferedBytes) for (const w of this.waiters.splice(0)) w();
+    this.endIfDrained();
+  }
+
+  private endIfDrained(): void {
+    if (!this.closing || this.closedFlag || this.queue.length > 0) return;
+    this.exchange.endStream();
+    this.finish();
   }
 
   private keepAlive(): void {

@@ -2,11 +2,14 @@
 // of events larger than a watcher's queue, and readers that fall behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { daemonWithSession } from '../../support/daemon.js';
+import { request, type IncomingMessage } from 'node:http';
+import { daemonWithSession, waitFor } from '../../support/daemon.js';
 import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
 
 /** One turn that streams `n` chunks as fast as the scripted model can. */
 const burst = (n: number) => ({ replies: [{ when: 'burst', items: Array.from({ length: n }, (_, i) => ({ text: `w${i} ` })) }] });
+/** One turn of `n` chunks of 32 KiB: more than the socket's buffers hold, in a few events. */
+const bulky = (n: number) => ({ replies: [{ when: 'bulky', items: Array.from({ length: n }, (_, i) => ({ text: `${i} `.padEnd(32 * 1024, 'x') })) }] });
 
 /** Reads the stream until a turn_completed event or its end. */
 async function untilTurnCompleted(res: Response): Promise<SseMessage[]> {
@@ -36,4 +39,26 @@ test('a live watcher of a turn that reports thousands of events at once gets eve
   const chunks = got.map((m) => JSON.parse(m.data)).filter((e) => e.type === 'agent_message_chunk');
   assert.equal(chunks.length, n);
   assert.equal(chunks.at(-1).text, `w${n - 1} `);
+});
+
+test('a session deleted while its watcher is behind: the stream ends after every event it was going to send, none dropped', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script: bulky(400) });
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'bulky' }] });
+  // The turn's end is durable (a client hears of it before the log has it).
+  const whole = await untilTurnCompleted(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }));
+  const lastSeq = Number(whole.at(-1)!.id);
+  // A reader that does not read for now: the socket fills and the daemon holds the rest.
+  const res = await new Promise<IncomingMessage>((resolve, reject) => request(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }, resolve).on('error', reject).end());
+  res.pause();
+  await waitFor('the daemon holding output for the socket', async () => (await d.metric('troupe_sse_queued_bytes')) > 0);
+  assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
+  // Until 2026-12-06 the end of the stream dropped what still waited for the socket (up to 1 MiB).
+  res.setEncoding('utf8');
+  let text = '';
+  res.on('data', (x: string) => (text += x));
+  res.resume();
+  await new Promise((resolve) => res.on('end', resolve));
+  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  assert.equal(ids.length, lastSeq, 'every event of the session');
+  assert.deepEqual(ids, ids.map((_, i) => i + 1), 'in order, once');
 });
