@@ -14,6 +14,12 @@ export function daemonMetrics(m: Metrics) {
   const failed = m.counter('troupe_sessions_failed_total', 'Sessions that exceeded their restart intensity.');
   const slow = m.counter('troupe_child_slow_waits_total', 'Times a silent child was found short of CPU (the machine busy) and waited for, not killed as hung.');
   const events = m.counter('troupe_events_total', 'Durable session events reported by children.');
+  // From a millisecond (a warm session/new, a mode switch) to minutes (a prompt is a whole turn).
+  const requests = m.histogram(
+    'troupe_acp_request_duration_seconds',
+    'ACP requests a session process answered, by method and outcome (ok, error): from when the relay forwarded the request to its answer. A session/new includes the start of a process when no warm one waits; a session/prompt is the whole turn.',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  );
   const loop = new LoopWatch();
   // Read once per scrape (the gauges below share it), then a new window starts.
   let window = loop.read();
@@ -30,6 +36,7 @@ export function daemonMetrics(m: Metrics) {
   return {
     spawned: () => spawned(),
     slowChild: () => slow(),
+    answered: (method: string, seconds: number, ok: boolean) => requests(seconds, { method, outcome: ok ? 'ok' : 'error' }),
     events: (n: number) => events({}, n),
     exited: (reason: string, info: { crashed: boolean; willRestart: boolean; failed: boolean }) => {
       exits({ reason, crashed: String(info.crashed) });

@@ -220,6 +220,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
         if (sessionId) running.delete(sessionId);
       },
       slowChild: () => counters.slowChild(),
+      answered: (method, seconds, ok) => counters.answered(method, seconds, ok),
       deleted: (sessionId) => {
         feeds.forget(sessionId);
         hub.forget(sessionId);

@@ -36,4 +36,6 @@ export interface RelayContext {
   /** The session's child was silent but short of CPU, and is waited for (SupervisedChild). */
   slowChild(session: RelaySession): void;
   exited(session: RelaySession, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
+  /** A request forwarded to a session's process was answered (`ok`: with a result), `seconds` after it was forwarded. */
+  answered(method: string, seconds: number, ok: boolean): void;
 }

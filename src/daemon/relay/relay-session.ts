@@ -51,6 +51,8 @@ interface PendingRequest {
   /** The session the client sent it on (none for session/new): its answer goes to that session's stream. */
   answering: string | undefined;
   method: string;
+  /** When it was forwarded (performance.now()), for the request latency histogram. */
+  at: number;
   /** session/fork: the MCP servers the fork named (the new session's). */
   forkServers?: unknown[];
 }
@@ -185,7 +187,7 @@ export class RelaySession {
     this.lastForwarded = id;
     const method = String(msg.method);
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
-    this.pending.set(id, { conn, clientId: msg.id, answering, method, ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
+    this.pending.set(id, { conn, clientId: msg.id, answering, method, at: performance.now(), ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
     const forChild = { ...msg, id, ...tagged(method, msg.params, id) };
     if (method === 'session/load' && this.loadId !== undefined) {
@@ -304,6 +306,7 @@ export class RelaySession {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
+    this.answered(p, msg.error === undefined);
     this.settled(p, id);
     if (p.method === 'session/new') {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
@@ -414,6 +417,7 @@ export class RelaySession {
         this.loadId = undefined;
         this.fanOut.dropReplay();
       }
+      this.answered(p, false);
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
     }
     this.prompting.clear();
@@ -449,9 +453,14 @@ export class RelaySession {
     else this.ctx.unregistered(this);
   }
 
+  /** A request forwarded to the process is answered now (`ok`: with a result): how long it took. */
+  private answered(p: PendingRequest, ok: boolean): void {
+    this.ctx.answered(p.method, (performance.now() - p.at) / 1000, ok);
+  }
+
   /** Answers `error` to every request waiting for a process (queued, or a load held back). */
   refuseWaiting(error: ReturnType<typeof rpcError>): void {
-    const failed = (p: PendingRequest) => void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
+    const failed = (p: PendingRequest) => (this.answered(p, false), void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering));
     for (const msg of this.child.drainQueue()) {
       if (msg.id === undefined || msg.method === undefined) continue;
       const p = this.pending.get(Number(msg.id));

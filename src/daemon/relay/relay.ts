@@ -27,6 +27,8 @@ export interface RelayObserver {
   heartbeat?(sessionId: string | undefined, hb: { rss: number; heapUsed: number; events: number }): void;
   exited?(sessionId: string | undefined, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
   slowChild?(sessionId: string | undefined): void;
+  /** A request a session's process had was answered; `method` is one the agent answers, or `other`. */
+  answered?(method: string, seconds: number, ok: boolean): void;
   /** The session was deleted: whatever else the daemon keeps of it can go. */
   deleted?(sessionId: string): void;
 }
@@ -381,6 +383,11 @@ export class Relay implements AcpAgentSide, RelayContext {
 
   slowChild(session: RelaySession): void {
     this.deps.observer?.slowChild?.(session.sessionId);
+  }
+
+  answered(method: string, seconds: number, ok: boolean): void {
+    // A bounded label set: any other method a client sends is one series.
+    this.deps.observer?.answered?.(AGENT_REQUEST_METHODS.has(method) ? method : 'other', seconds, ok);
   }
 
   exited(session: RelaySession, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {

@@ -59,6 +59,8 @@ test('health, sessions, session detail with machine states, and metrics', async 
   await c.init();
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+  // Answered by the process with an error: the mode does not exist.
+  await assert.rejects(c.agent.request('session/set_mode', { sessionId, modeId: 'no-such-mode' }));
   const list = (await d.api('GET', '/v1/sessions')).json.sessions;
   assert.equal(list.length, 1);
   assert.equal(list[0].id, sessionId);
@@ -78,6 +80,15 @@ test('health, sessions, session detail with machine states, and metrics', async 
   assert.match(metrics, /^troupe_event_loop_delay_max_seconds [\d.e-]+$/m);
   assert.match(metrics, /^troupe_event_loop_blocked_max_seconds [\d.e-]+$/m);
   assert.ok(Number(/^troupe_children_rss_bytes (\d+)$/m.exec(metrics)?.[1]) > 10_000_000, 'children report their memory');
+  // Request latency: one series per method and outcome, each request counted once, buckets cumulative.
+  const latency = families.get('troupe_acp_request_duration_seconds');
+  assert.equal(latency?.type, 'histogram');
+  const count = (method: string, outcome: string) => latency!.samples.find((x) => x.name.endsWith('_count') && x.labels.method === method && x.labels.outcome === outcome)?.value;
+  assert.deepEqual([count('session/new', 'ok'), count('session/prompt', 'ok'), count('session/set_mode', 'error'), count('session/prompt', 'error')], [1, 1, 1, undefined]);
+  const prompt = latency!.samples.filter((x) => x.labels.method === 'session/prompt');
+  const buckets = prompt.filter((x) => x.name.endsWith('_bucket')).map((x) => x.value);
+  assert.ok(buckets.every((v, i) => i === 0 || v >= buckets[i - 1]!) && buckets.at(-1) === 1, `cumulative up to +Inf: ${buckets}`);
+  assert.ok(prompt.find((x) => x.name.endsWith('_sum'))!.value > 0);
   assert.ok(detail.child.rss > 0 && detail.child.heartbeatAt > 0);
   assert.equal((await d.api('GET', '/v1/sessions/ses_nope')).status, 404);
 });
