@@ -3,13 +3,28 @@
 // again. Through the real openai SDK against the replay server; `refusal` below states the API's
 // 400 "Item 'rs_…' of type 'reasoning' was provided without its required following item", which the
 // replay server does not enforce itself.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
+
+/** A replay server and a `troupe acp` on openai/gpt-5 against it (no retries), with a new session. */
+async function start(t: TestContext) {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
+  const configHome = join(home, 'config');
+  mkdirSync(join(configHome, 'troupe'), { recursive: true });
+  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { openai: { maxRetries: 0 } } }));
+  const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
+  t.after(() => child.close());
+  await child.initialize();
+  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  return { server, child, sessionId };
+}
 
 /** The 400 OpenAI answers `body` with for a reasoning item that nothing the model said follows; undefined if none. */
 function refusal(body: any): string | undefined {
@@ -24,16 +39,7 @@ function refusal(body: any): string | undefined {
 }
 
 test('openai: a reply cut by its output limit while it reasoned (reasoning, no answer) leaves no reasoning item without its following item', async (t) => {
-  const server = await startReplayServer();
-  t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { openai: { maxRetries: 0 } } }));
-  const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
-  t.after(() => child.close());
-  await child.initialize();
-  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  const { server, child, sessionId } = await start(t);
   // The first prompt is counted, then spends its whole output on reasoning; the second goes by that call's usage.
   server.enqueue(
     { json: { object: 'response.input_tokens', input_tokens: 1_250 } },
@@ -56,16 +62,7 @@ test('openai: a reply cut by its output limit while it reasoned (reasoning, no a
 });
 
 test('openai: an image labelled image/jpg goes as image/jpeg, and a HEIC photo as a line saying it was left out', async (t) => {
-  const server = await startReplayServer();
-  t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { openai: { maxRetries: 0 } } }));
-  const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
-  t.after(() => child.close());
-  await child.initialize();
-  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  const { server, child, sessionId } = await start(t);
   server.enqueue({ json: { object: 'response.input_tokens', input_tokens: 3_400 } }, { sse: fixture('e2e-openai-responses-answer.sse') });
   const prompt = [
     { type: 'text', text: 'Compare these two photos.' },
@@ -91,16 +88,7 @@ test('openai: an image labelled image/jpg goes as image/jpeg, and a HEIC photo a
 });
 
 test('openai: after a switch from gpt-5 to gpt-4.1, which does not reason, the reasoning of earlier replies is not sent to it', async (t) => {
-  const server = await startReplayServer();
-  t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { openai: { maxRetries: 0 } } }));
-  const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
-  t.after(() => child.close());
-  await child.initialize();
-  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  const { server, child, sessionId } = await start(t);
   const count = { json: { object: 'response.input_tokens', input_tokens: 1_250 } };
   // gpt-5 reasons (encrypted reasoning kept for later requests) and answers; gpt-4.1 is counted anew, then answers.
   server.enqueue(count, { sse: fixture('openai-responses-thinking.sse') }, count, { sse: fixture('e2e-openai-responses-answer.sse') });
