@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
+import { canonicalMediaType } from '../../core/media-type.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type BlockParam = Anthropic.Messages.ContentBlockParam;
@@ -153,7 +154,7 @@ const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp
  * make every later turn fail. The `image/jpg` label is the JPEG type by another name.
  */
 function imageBlock(mimeType: string, data: string, what: string): BlockParam {
-  const type = mimeType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : mimeType.toLowerCase();
+  const type = canonicalMediaType(mimeType);
   if (IMAGE_TYPES.has(type)) return { type: 'image', source: { type: 'base64', media_type: type as 'image/jpeg', data } };
   return { type: 'text', text: `[${what} (${mimeType}) omitted: Anthropic takes JPEG, PNG, GIF and WebP images only]` };
 }

@@ -5,6 +5,7 @@
 import type { Content, GenerateContentConfig, Part } from '@google/genai';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
+import { canonicalMediaType } from '../../core/media-type.js';
 
 /** Prefix of the ids troupe invents for calls Gemini sent without one; they are never sent back. */
 export const SYNTHETIC_ID = 'gemini-call-';
@@ -103,7 +104,7 @@ const INLINE_TYPES = /^(image\/(png|jpeg|webp|heic|heif)|application\/pdf|text\/
 
 /** Inline data Gemini takes, or a line saying what was left out (`image/jpg` is the JPEG type by another name). */
 function inlinePart(mimeType: string, data: string, what: string): Part {
-  const type = mimeType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : mimeType.toLowerCase();
+  const type = canonicalMediaType(mimeType);
   if (INLINE_TYPES.test(type)) return { inlineData: { mimeType: type, data } };
   return { text: `[${what} (${mimeType}) omitted: Gemini does not take this type]` };
 }

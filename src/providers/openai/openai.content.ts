@@ -1,5 +1,6 @@
 /** User content blocks (ACP) → the pieces both OpenAI wire formats are built from. */
 import type { ContentBlock } from '../../core/events.js';
+import { canonicalMediaType } from '../../core/media-type.js';
 
 export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string };
 
@@ -16,8 +17,8 @@ export const OPENAI_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'im
  */
 export function userPieces(blocks: ContentBlock[], imageTypes?: ReadonlySet<string>): UserPiece[] {
   const image = (mimeType: string, data: string, what: string): UserPiece => {
-    const type = mimeType.toLowerCase() === 'image/jpg' ? 'image/jpeg' : mimeType;
-    if (!imageTypes || imageTypes.has(type.toLowerCase())) return { kind: 'image', dataUrl: `data:${type};base64,${data}` };
+    const type = canonicalMediaType(mimeType);
+    if (!imageTypes || imageTypes.has(type)) return { kind: 'image', dataUrl: `data:${type};base64,${data}` };
     return { kind: 'text', text: `[${what} (${mimeType}) omitted: the model takes PNG, JPEG, GIF and WebP images only]` };
   };
   return blocks.map((block): UserPiece => {
