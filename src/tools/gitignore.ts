@@ -4,62 +4,36 @@
  * Walking such a directory first cost the search its entry budget (a `.venv` sorts before `src`),
  * so the files that mattered were never reached, and filled the results with generated copies.
  *
- * The subset of gitignore(5) that matters here: `#` comments, `!` negation (the last matching line
- * wins; nothing inside an ignored directory is re-included, since it is never walked), a trailing
- * `/` for directories only, a `/` at the start or in the middle anchoring the pattern to the
- * file's directory (otherwise it matches a name at any depth), `*`, `?`, `[…]` and `**`. Only
- * `.gitignore` files are read, not `.git/info/exclude` nor a global excludes file.
+ * The lines are read and matched by node-ignore (the `ignore` package), which implements the whole
+ * of gitignore(5); this file only reads the files and layers them, outermost first, the last
+ * matching line winning. Only `.gitignore` files are read, not `.git/info/exclude` nor a global
+ * excludes file.
  */
-import { basename, relative, sep } from 'node:path';
+import { relative, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
 import { openForRead, type Confine } from './confined-open.js';
-import { compilePlainPattern } from './glob-pattern.js';
 
-interface IgnoreRule {
-  negate: boolean;
-  dirOnly: boolean;
-  /** Matched against the entry's name (no `/` in the pattern) or its path from the file's directory. */
-  byName: boolean;
-  matches(subject: string): boolean;
-}
-
-/** The rules of one .gitignore file, which apply below the directory that holds it. */
+/** The lines of one .gitignore file, which apply below the directory that holds it. */
 export interface IgnoreLayer {
   dir: string;
-  rules: IgnoreRule[];
+  matcher: Ignore;
+  /**
+   * The matcher with directories that this file alone ignores made exempt, keyed by those
+   * directories (see `ownVerdictMatcher`); filled only when a walk reaches such a directory.
+   */
+  exempted: Map<string, Ignore>;
 }
 
 /** A .gitignore larger than this is not read (no real one comes near). */
 const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
 
-/** The common shapes, matched without the general matcher: `name` and `*.ext`. */
-function matcherOf(pattern: string): (subject: string) => boolean {
-  if (!/[*?[]/.test(pattern)) return (subject) => subject === pattern;
-  const suffix = /^\*([^*?[/]+)$/.exec(pattern)?.[1];
-  if (suffix !== undefined) return (subject) => subject.endsWith(suffix) && !subject.slice(0, -suffix.length).includes('/');
-  return compilePlainPattern(pattern);
-}
+/** Case-sensitive, as git is by default (core.ignoreCase) on a case-sensitive file system. */
+const newMatcher = (): Ignore => ignore({ ignorecase: false });
 
-export function parseGitignore(text: string): IgnoreRule[] {
-  const rules: IgnoreRule[] = [];
-  for (const raw of text.split('\n')) {
-    // Trailing blanks (and a CRLF file's \r) do not count, unless a backslash keeps the last one.
-    let line = raw.replace(/(?<!\\)[ \t\r]+$/, '').replace(/\\ $/, ' ');
-    if (line === '' || line.startsWith('#')) continue;
-    const negate = line.startsWith('!');
-    if (negate) line = line.slice(1);
-    if (line.startsWith('\\#') || line.startsWith('\\!')) line = line.slice(1);
-    const dirOnly = line.endsWith('/');
-    if (dirOnly) line = line.replace(/\/+$/, '');
-    const byName = !line.includes('/');
-    line = line.replace(/^\//, '');
-    if (line === '') continue;
-    try {
-      rules.push({ negate, dirOnly, byName, matches: matcherOf(line) });
-    } catch {
-      // A class that does not compile ignores nothing (git too leaves such a line without effect).
-    }
-  }
-  return rules;
+/** The layer of a .gitignore's text, or undefined when it has no line that could match. */
+export function parseGitignore(dir: string, text: string): IgnoreLayer | undefined {
+  if (!/^[ \t]*[^#\s]/m.test(text)) return undefined; // only blanks and comments: nothing to test
+  return { dir, matcher: newMatcher().add(text), exempted: new Map() };
 }
 
 /** The layer of `dir`'s .gitignore, if it has one that is a regular file inside the workspace. */
@@ -77,25 +51,54 @@ export async function readIgnoreLayer(dir: string, confine: Confine): Promise<Ig
   } catch {
     return undefined; // none, or not one we may read
   }
-  const rules = parseGitignore(text);
-  return rules.length > 0 ? { dir, rules } : undefined;
+  return parseGitignore(dir, text);
+}
+
+/** A gitignore line matching exactly the directory `rel` (relative, `/`-separated), not below it. */
+const exactDirLine = (rel: string): string => `/${rel.replace(/[\\*?[\]!# ]/g, '\\$&')}/`;
+
+/**
+ * The layer's matcher for entries of the directory `parent` (relative to the layer), such that its
+ * verdict is the entry's own. node-ignore reports whatever lies in a directory that the file
+ * ignores as ignored, but the walk reaches a directory only when it is not ignored, all layers
+ * taken together, or when a search names it: so a directory this file alone ignores was
+ * re-included by a deeper .gitignore, or was named, and its entries are judged by their own
+ * matches, as git judges them. Such a directory gets a `!/dir/` line added, which re-includes
+ * that directory and nothing else.
+ */
+function ownVerdictMatcher(layer: IgnoreLayer, parent: string): Ignore {
+  let matcher = layer.matcher;
+  if (!matcher.test(`${parent}/`).ignored) return matcher; // the common case: nothing to exempt
+  const exempt: string[] = [];
+  let end = -1;
+  do {
+    end = parent.indexOf('/', end + 1);
+    const ancestor = end === -1 ? parent : parent.slice(0, end);
+    if (!matcher.test(`${ancestor}/`).ignored) continue;
+    exempt.push(ancestor);
+    const key = exempt.join('\n');
+    let next = layer.exempted.get(key);
+    if (!next) layer.exempted.set(key, (next = newMatcher().add(matcher).add(`!${exactDirLine(ancestor)}`)));
+    matcher = next;
+  } while (end !== -1);
+  return matcher;
 }
 
 /**
  * Whether the layers of `path`'s ancestor directories (outermost first) ignore it; the last
- * matching rule decides.
+ * matching line decides, a deeper file's after an outer one's. Only the path's own matches count:
+ * the caller asks about entries of directories it walks, which are not ignored (or were named).
  */
 export function isIgnored(layers: readonly IgnoreLayer[], path: string, isDir: boolean): boolean {
   let ignored = false;
-  const name = basename(path);
   for (const layer of layers) {
-    let rel: string | undefined;
-    for (const rule of layer.rules) {
-      if (rule.dirOnly && !isDir) continue;
-      if (rule.negate !== ignored) continue; // cannot change the verdict
-      const subject = rule.byName ? name : (rel ??= relative(layer.dir, path).split(sep).join('/'));
-      if (rule.matches(subject)) ignored = !rule.negate;
-    }
+    const rel = relative(layer.dir, path).split(sep).join('/');
+    if (rel === '' || rel === '..' || rel.startsWith('../')) continue; // not below this file
+    const slash = rel.lastIndexOf('/');
+    const matcher = slash === -1 ? layer.matcher : ownVerdictMatcher(layer, rel.slice(0, slash));
+    const verdict = matcher.test(isDir ? `${rel}/` : rel);
+    if (verdict.ignored) ignored = true;
+    else if (verdict.unignored) ignored = false;
   }
   return ignored;
 }

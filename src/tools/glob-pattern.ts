@@ -168,13 +168,3 @@ export function compileGlob(pattern: string): CompiledGlob {
     },
   };
 }
-
-/**
- * One pattern matched against a whole subject, without brace expansion: a .gitignore line, in which
- * `{` is an ordinary character. Same matcher as globs (no exponential backtracking, whatever a
- * repository's ignore files hold). Throws `invalid_params` for a class that does not compile.
- */
-export function compilePlainPattern(pattern: string): (subject: string) => boolean {
-  const tokens = tokenize(pattern, pattern);
-  return (subject) => matchTokens(tokens, subject);
-}
