@@ -47,6 +47,9 @@ export interface StreamPolicy {
 
 const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'overloaded', 'network']);
 
+/** The longest delay a vendor may ask for that a retry waits out (the Anthropic and OpenAI SDKs stop at 60 s too). */
+export const MAX_RETRY_WAIT_MS = 60_000;
+
 /**
  * Runs `call` under `policy`. A stall aborts the vendor request and is a `network` ProviderError
  * naming the setting. A failure is retried, with backoff (or the delay the vendor asked for), only
@@ -75,6 +78,9 @@ export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, 
       const failure = call.classify(err, signal);
       const ours = opened || watch.stalled || policy.retryOpenFailures;
       if (delivered || attempt >= policy.maxRetries || !RETRYABLE.has(failure.kind) || !ours) throw failure;
+      // A vendor that asks for more than a minute (a quota spent for the hour or the day) is not
+      // waited for in silence: the turn ends rate_limited with the delay, for the user to decide.
+      if ((failure.retryAfterMs ?? 0) > MAX_RETRY_WAIT_MS) throw failure;
       await abortableDelay(failure.retryAfterMs ?? backoffMs(attempt), signal);
     } finally {
       signal.removeEventListener('abort', onAbort);

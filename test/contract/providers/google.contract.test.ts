@@ -1,6 +1,10 @@
 // The Gemini adapter through @google/genai (streamGenerateContent?alt=sse) against the replay server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isProviderError } from '../../../src/core/provider.js';
 import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
-import { providerContract } from './provider-contract.js';
+import { fixture, startReplayServer } from '../../support/replay-server.js';
+import { collect, providerContract, request } from './provider-contract.js';
 
 const quota = (retryDelay: string) => ({
   error: {
@@ -49,4 +53,15 @@ providerContract({
       },
     },
   },
+});
+
+test('google: a 429 whose RetryInfo asks for more than a minute (a spent daily quota) ends the request at once, rate_limited with that delay; it is not waited out', async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const provider = new GoogleProvider({ apiKey: 'AIza-test', baseURL: server.url, maxRetries: 2 });
+  server.enqueue({ status: 429, json: quota('3600s') }, { sse: fixture('google-text.sse') });
+  const err = await collect(provider, request('gemini-2.5-pro')).then(() => undefined, (e: unknown) => e);
+  assert.ok(isProviderError(err, 'rate_limited'), String(err));
+  assert.equal(err.retryAfterMs, 3_600_000);
+  assert.equal(server.requests.length, 1, 'no retry was sent (waited out, the test would not end)');
 });
