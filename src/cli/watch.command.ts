@@ -4,7 +4,7 @@
  * live. A replay gap (the events after the cursor are gone) ends the command with a clear error.
  */
 import { ContentJoiner, type PartedMessage } from '../core/content-parts.js';
-import { isTroupeError, TroupeError } from '../core/errors.js';
+import { ERROR_CODES, isTroupeError, TroupeError, type ErrorCode } from '../core/errors.js';
 import type { EventOf } from '../core/events.js';
 import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
@@ -134,7 +134,10 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
       if (m.event === 'error') {
         fmt.end();
         const body = JSON.parse(m.data) as { code?: string; message?: string };
-        throw new CliError('daemon_unreachable', `the event stream failed: ${body.message ?? body.code ?? 'unknown error'}`);
+        const why = `the event stream failed: ${body.message ?? body.code ?? 'unknown error'}`;
+        // The daemon's own code (a damaged log is log_corrupt), as every other error of the daemon is shown.
+        if (body.code && body.code in ERROR_CODES) throw new TroupeError(body.code as ErrorCode, why);
+        throw new CliError('daemon_unreachable', why);
       }
       if (m.event !== 'event') continue;
       const e = JSON.parse(m.data) as Ev;

@@ -74,6 +74,25 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     }
   });
 
+  test('an event stream that fails with a code of the daemon (a damaged log): watch shows that code, not daemon_unreachable', async () => {
+    const server = createHttpServer((req, res) => {
+      const json = (v: unknown) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(v)));
+      if (req.url === '/v1/health') return json({ version: 'x', uptimeMs: 1, sessions: { live: 1, total: 1 } });
+      if (req.url === '/v1/sessions/ses_0bad') return json({ id: 'ses_0bad', cwd: '/', status: 'active', lastSeq: 50, machines: {}, transitions: [] });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(`event: error\ndata: ${JSON.stringify({ code: 'log_corrupt', message: 'ses_0bad.log is damaged after seq 12', after: 0 })}\n\n`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const r = await h.run(['watch', 'ses_0bad'], { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+      assert.equal(r.code, 1, r.stderr);
+      oneLine(r, /^troupe watch: the event stream failed: ses_0bad\.log is damaged after seq 12 \(log_corrupt\)$/);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   test('an unreachable daemon (TROUPE_URL to a closed port), with no auto-start', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const other = makeHome({ env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
