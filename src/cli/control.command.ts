@@ -35,12 +35,9 @@ export async function cancelCommand(args: string[], io: CliIo): Promise<number> 
     const id = requirePositional('cancel', positionals, 0, 'the session id');
     noExtraPositionals('cancel', positionals, 1);
     const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
-    // The daemon answers cancelled: true whenever the session's process is live, so whether a turn
-    // was running is read from its session machine first.
-    const before = await client.session(id);
-    const running = String(before.machines.session ?? '').includes('running');
-    const r = await client.cancel(id);
-    const cancelled = r.cancelled && running;
+    // The daemon says whether a turn was running when the cancel reached it (its session machine):
+    // asking first, then cancelling, would misreport a turn that started in between.
+    const { cancelled } = await client.cancel(id);
     io.stdout.write(values.json ? `${JSON.stringify({ sessionId: id, cancelled })}\n` : cancelled ? `cancelled the running turn of ${id}\n` : `${id} has no running turn\n`);
     return EXIT.ok;
   } catch (err) {
