@@ -52,10 +52,12 @@ export function commandOf(name: string, server: string, prompt: Prompt): McpComm
  */
 export function promptArguments(command: string, declared: readonly PromptArgument[], input: string): Record<string, string> {
   const text = input.trim();
-  const out: Record<string, string> = {};
+  // No prototype while filling: an argument may be named `constructor` or `__proto__`, and must be
+  // an own value (the spread at the end copies it as one, `__proto__` too).
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   if (declared.length === 0) {
     if (text) throw new TroupeError('invalid_params', `/${command} takes no input`);
-    return out;
+    return {};
   }
   if (declared.length === 1) {
     if (text) out[declared[0]!.name] = text;
@@ -72,12 +74,12 @@ export function promptArguments(command: string, declared: readonly PromptArgume
       });
     }
   }
-  const missing = declared.filter((a) => a.required && !(a.name in out)).map((a) => a.name);
+  const missing = declared.filter((a) => a.required && !Object.hasOwn(out, a.name)).map((a) => a.name);
   if (missing.length) {
     const hint = declared.map((a) => (a.required ? a.name : `[${a.name}]`)).join(' ');
     throw new TroupeError('invalid_params', `/${command} needs ${missing.join(', ')}: /${command} ${hint}`);
   }
-  return out;
+  return { ...out };
 }
 
 interface Word {

@@ -25,6 +25,14 @@ test('several: the words in order, the last takes the rest of the line; or name=
   refused(() => promptArguments('c', two, 'style=warm'), /\/c needs name: \/c name \[style\]/);
 });
 
+test('arguments named like members of Object.prototype are arguments like any other', () => {
+  const odd = [{ name: 'constructor', required: true }, { name: '__proto__', required: true }];
+  refused(() => promptArguments('c', odd, ''), /\/c needs constructor, __proto__: /);
+  const filled = promptArguments('c', odd, 'A B');
+  assert.deepEqual([Object.keys(filled), filled.constructor, filled['__proto__']], [['constructor', '__proto__'], 'A', 'B']);
+  assert.equal(JSON.stringify(filled), '{"constructor":"A","__proto__":"B"}', 'sent as own values');
+});
+
 test('a prompt without arguments takes no input', () => {
   assert.deepEqual(promptArguments('c', [], ''), {});
   refused(() => promptArguments('c', [], 'x'), /\/c takes no input/);
