@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import { compileGlob } from './glob-pattern.js';
 import { clip, defineTool, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
-import { IGNORED_DIRS, ignoredNote, walkFiles, walkStats } from './workspace-walk.js';
+import { ignoredNote, walkFiles, walkStats } from './workspace-walk.js';
 
 interface GlobInput {
   pattern: string;
@@ -59,8 +59,7 @@ export function globTool(limits: ToolLimits): ToolDefinition {
       const stats = walkStats();
       const options = {
         guard: env.guard,
-        skipDirs: input.include_ignored ? new Set<string>() : IGNORED_DIRS,
-        gitignore: input.include_ignored !== true,
+        includeIgnored: input.include_ignored === true,
         maxEntries: env.limits.searchMaxEntries,
         signal: ctx.signal,
       };

@@ -6,7 +6,7 @@ import { openForRead } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
 import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
-import { IGNORED_DIRS, ignoredNote, walkFiles, walkStats, type WalkedFile } from './workspace-walk.js';
+import { ignoredNote, walkFiles, walkStats, type WalkedFile } from './workspace-walk.js';
 
 interface GrepInput {
   pattern: string;
@@ -82,7 +82,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       });
       if (!baseInfo.isDirectory() && !baseInfo.isFile()) throw notRegularFile(shownBase);
       const files: AsyncIterable<WalkedFile> | WalkedFile[] = baseInfo.isDirectory()
-        ? walkFiles(base.path, { guard: env.guard, skipDirs: input.include_ignored ? new Set() : IGNORED_DIRS, gitignore: input.include_ignored !== true, maxEntries: env.limits.searchMaxEntries, signal: ctx.signal }, stats)
+        ? walkFiles(base.path, { guard: env.guard, includeIgnored: input.include_ignored === true, maxEntries: env.limits.searchMaxEntries, signal: ctx.signal }, stats)
         : [{ path: base.path, rel: base.path.slice(base.path.lastIndexOf('/') + 1) }];
 
       const lines: string[] = [];

@@ -10,15 +10,17 @@ import { dirname, join, relative, sep } from 'node:path';
 import { isIgnored, readIgnoreLayer, type IgnoreLayer } from './gitignore.js';
 import { isWithin, type PathGuard } from './path-guard.js';
 
-/** Directories skipped unless the caller asks for them. */
-export const IGNORED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
+/** Directories skipped unless the caller asks for what is ignored. */
+const IGNORED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 
 export interface WalkOptions {
   guard: PathGuard;
-  /** Skip directories with these names (not the start directory itself). */
-  skipDirs: ReadonlySet<string>;
-  /** Pass over what .gitignore files (the start directory's, its parents' up to its root, and below) ignore. */
-  gitignore: boolean;
+  /**
+   * Also walk what is ignored: otherwise `.git` and `node_modules` directories (not the start
+   * directory itself) and what .gitignore files (the start directory's, its parents' up to its
+   * root, and below) ignore are passed over.
+   */
+  includeIgnored: boolean;
   /** Stop after examining this many directory entries. */
   maxEntries: number;
   signal: AbortSignal;
@@ -73,11 +75,12 @@ export interface WalkedFile {
 
 export async function* walkFiles(start: string, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkedFile> {
   const confine = (real: string) => options.guard.containsReal(real);
-  const pending: Array<{ dir: string; layers: IgnoreLayer[] }> = [{ dir: start, layers: options.gitignore ? await startLayers(start, options.guard) : [] }];
+  const gitignore = !options.includeIgnored;
+  const pending: Array<{ dir: string; layers: IgnoreLayer[] }> = [{ dir: start, layers: gitignore ? await startLayers(start, options.guard) : [] }];
   while (pending.length > 0) {
     if (options.signal.aborted) return;
     const { dir, layers: above } = pending.pop()!;
-    const own = options.gitignore && dir !== start ? await readIgnoreLayer(dir, confine) : undefined;
+    const own = gitignore && dir !== start ? await readIgnoreLayer(dir, confine) : undefined;
     const layers = own ? [...above, own] : above;
     let entries: Dirent[];
     try {
@@ -100,7 +103,7 @@ export async function* walkFiles(start: string, options: WalkOptions, stats: Wal
         continue;
       }
       if (entry.isDirectory()) {
-        if (!options.skipDirs.has(entry.name)) subdirs.push(path);
+        if (options.includeIgnored || !IGNORED_DIRS.has(entry.name)) subdirs.push(path);
       } else if (entry.isFile()) {
         yield { path, rel };
       } else if (entry.isSymbolicLink()) {
