@@ -7,3 +7,11 @@ export function canonicalMediaType(mimeType: string): string {
   const type = mimeType.toLowerCase();
   return type === 'image/jpg' ? 'image/jpeg' : type;
 }
+
+/**
+ * The line a prompt carries instead of an attachment the vendor would refuse (a 400 for that turn,
+ * and, the prompt staying in the session, for every later one): what it was, its type, and why.
+ */
+export function omittedMedia(what: string, mimeType: string, reason: string): string {
+  return `[${what} (${mimeType}) omitted: ${reason}]`;
+}

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { canonicalMediaType } from '../../core/media-type.js';
+import { canonicalMediaType, omittedMedia } from '../../core/media-type.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type BlockParam = Anthropic.Messages.ContentBlockParam;
@@ -156,7 +156,7 @@ const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp
 function imageBlock(mimeType: string, data: string, what: string): BlockParam {
   const type = canonicalMediaType(mimeType);
   if (IMAGE_TYPES.has(type)) return { type: 'image', source: { type: 'base64', media_type: type as 'image/jpeg', data } };
-  return { type: 'text', text: `[${what} (${mimeType}) omitted: Anthropic takes JPEG, PNG, GIF and WebP images only]` };
+  return { type: 'text', text: omittedMedia(what, mimeType, 'Anthropic takes JPEG, PNG, GIF and WebP images only') };
 }
 
 function markConversationTail(messages: MessageParam[]): void {

@@ -5,7 +5,7 @@
 import type { Content, GenerateContentConfig, Part } from '@google/genai';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { canonicalMediaType } from '../../core/media-type.js';
+import { canonicalMediaType, omittedMedia } from '../../core/media-type.js';
 
 /** Prefix of the ids troupe invents for calls Gemini sent without one; they are never sent back. */
 export const SYNTHETIC_ID = 'gemini-call-';
@@ -106,5 +106,5 @@ const INLINE_TYPES = /^(image\/(png|jpeg|webp|heic|heif)|application\/pdf|text\/
 function inlinePart(mimeType: string, data: string, what: string): Part {
   const type = canonicalMediaType(mimeType);
   if (INLINE_TYPES.test(type)) return { inlineData: { mimeType: type, data } };
-  return { text: `[${what} (${mimeType}) omitted: Gemini does not take this type]` };
+  return { text: omittedMedia(what, mimeType, 'Gemini does not take this type') };
 }

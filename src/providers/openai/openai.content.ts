@@ -1,6 +1,6 @@
 /** User content blocks (ACP) → the pieces both OpenAI wire formats are built from. */
 import type { ContentBlock } from '../../core/events.js';
-import { canonicalMediaType } from '../../core/media-type.js';
+import { canonicalMediaType, omittedMedia } from '../../core/media-type.js';
 
 export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string };
 
@@ -19,7 +19,7 @@ export function userPieces(blocks: ContentBlock[], imageTypes?: ReadonlySet<stri
   const image = (mimeType: string, data: string, what: string): UserPiece => {
     const type = canonicalMediaType(mimeType);
     if (!imageTypes || imageTypes.has(type)) return { kind: 'image', dataUrl: `data:${type};base64,${data}` };
-    return { kind: 'text', text: `[${what} (${mimeType}) omitted: the model takes PNG, JPEG, GIF and WebP images only]` };
+    return { kind: 'text', text: omittedMedia(what, mimeType, 'the model takes PNG, JPEG, GIF and WebP images only') };
   };
   return blocks.map((block): UserPiece => {
     switch (block.type) {
