@@ -47,7 +47,10 @@ const UNTRUSTED_CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_I
  * running" would send the user to start a second one, which the first one's lock refuses.
  */
 export class UntrustedCertificateError extends CliError {
-  constructor(url: string, certificateCode: string) {
+  constructor(
+    readonly url: string,
+    certificateCode: string,
+  ) {
     super('daemon_unreachable', `the daemon at ${url} serves a TLS certificate this process does not trust (${certificateCode}): run the CLI with NODE_EXTRA_CA_CERTS set to the daemon's --tls-cert file, or to its CA`);
   }
 }

@@ -8,7 +8,7 @@ import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { intOption, parseCommandArgs } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
-import { DaemonClient, type DaemonTarget, type SessionSummary } from './daemon.client.js';
+import { DaemonClient, UntrustedCertificateError, type DaemonTarget, type SessionSummary } from './daemon.client.js';
 import { daemonLogPath, readDaemonState, readToken } from './daemon-home.js';
 import { runningDaemon, startDaemon, stopDaemon } from './daemon-process.js';
 import { remoteTarget } from './daemon-target.js';
@@ -117,8 +117,8 @@ async function status(io: CliIo, home: string, json: boolean, noColor: boolean):
     local = remote ? undefined : await runningDaemon(home);
   } catch (err) {
     // A daemon whose certificate this process does not trust: --json says so on stdout, as below.
-    if (!json || !(err instanceof CliError)) throw err;
-    io.stdout.write(`${JSON.stringify({ running: false, url: readDaemonState(home)?.url ?? null, error: { code: err.code, message: err.message } })}\n`);
+    if (!json || !(err instanceof UntrustedCertificateError)) throw err;
+    io.stdout.write(`${JSON.stringify({ running: false, url: err.url, error: { code: err.code, message: err.message } })}\n`);
     return EXIT.error;
   }
   const target: DaemonTarget | undefined = remote ?? local?.target;

@@ -48,7 +48,7 @@ export interface StreamPolicy {
 const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'overloaded', 'network']);
 
 /** The longest delay a vendor may ask for that a retry waits out (the Anthropic and OpenAI SDKs stop at 60 s too). */
-export const MAX_RETRY_WAIT_MS = 60_000;
+const MAX_RETRY_WAIT_MS = 60_000;
 
 /**
  * Runs `call` under `policy`. A stall aborts the vendor request and is a `network` ProviderError
