@@ -22,6 +22,7 @@ import type { Readable } from 'node:stream';
 import { abCheckouts, benchBudget, inRoundOrder, nodeSpawnToExitMs, RpcChild } from './acp-rpc.js';
 import { summarize } from './acp-stats.js';
 import { machineCosts } from './machine-probe.js';
+import { procStatFields } from '../src/core/proc-stat.js';
 import { threadCpuUs } from './daemon-support.js';
 
 const SPAWNS = Number(process.env.BENCH_COLD_SPAWNS ?? 16);
@@ -31,8 +32,8 @@ const BINS = abCheckouts();
 const live = benchBudget('cold-start', 240_000);
 
 const mainThreadCpuUs = (pid: number) => Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
-/** Minor page faults of the whole process so far (/proc/<pid>/stat field 10): each is a fresh page touched. */
-const minorFaults = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[7]);
+/** Minor page faults of the whole process so far (proc(5) field 10, `minflt`): each is a fresh page touched. */
+const minorFaults = (pid: number) => Number(procStatFields(pid)?.[10 - 3]);
 
 async function coldChild(bin: string, env: NodeJS.ProcessEnv, cwd: string) {
   const rpc = new RpcChild(['--max-old-space-size=512', bin, 'acp', '--supervised'], env, { controlPipe: true });
