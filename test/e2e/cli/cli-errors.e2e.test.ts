@@ -33,6 +33,24 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
   after(() => h.close());
 
+  /** `troupe watch ID …args` against a stand-in daemon whose event stream of `id` is `stream` (SSE text). */
+  async function watchStandIn(id: string, stream: string, args: string[] = []): Promise<CliResult> {
+    const server = createHttpServer((req, res) => {
+      const json = (v: unknown) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(v)));
+      if (req.url === '/v1/health') return json({ version: 'x', uptimeMs: 1, sessions: { live: 1, total: 1 } });
+      if (req.url === `/v1/sessions/${id}`) return json({ id, cwd: '/', status: 'active', lastSeq: 50, machines: {}, transitions: [] });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(stream);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      return await h.run(['watch', id, ...args], { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  }
+
   test('an unknown session id', async () => {
     const id = 'ses_0doesnotexist';
     for (const args of [['run', '--session', id, 'hello'], ['sessions', 'show', id], ['watch', id], ['cancel', id], ['steer', id, 'x'], ['attach', id], ['sessions', 'delete', id]]) {
@@ -56,41 +74,17 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
 
   test('a replay gap: the daemon\'s reason once, what to do, the code', async () => {
     // A stand-in daemon whose event stream of ses_0gap starts with a gap.
-    const server = createHttpServer((req, res) => {
-      const json = (v: unknown) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(v)));
-      if (req.url === '/v1/health') return json({ version: 'x', uptimeMs: 1, sessions: { live: 1, total: 1 } });
-      if (req.url === '/v1/sessions/ses_0gap') return json({ id: 'ses_0gap', cwd: '/', status: 'active', lastSeq: 50, machines: {}, transitions: [] });
-      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      res.end(`event: replay_gap\ndata: ${JSON.stringify({ code: 'replay_gap', message: 'events after seq 3 are no longer available (retained from 9)', after: 3 })}\n\n`);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      const r = await h.run(['watch', 'ses_0gap', '--after', '3'], { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
-      assert.equal(r.code, 1, r.stderr);
-      oneLine(r, /^troupe watch: events after seq 3 are no longer available \(retained from 9\); watch from a later cursor or reload the session \(replay_gap\)$/);
-    } finally {
-      await new Promise((r) => server.close(r));
-    }
+    const gap = `event: replay_gap\ndata: ${JSON.stringify({ code: 'replay_gap', message: 'events after seq 3 are no longer available (retained from 9)', after: 3 })}\n\n`;
+    const r = await watchStandIn('ses_0gap', gap, ['--after', '3']);
+    assert.equal(r.code, 1, r.stderr);
+    oneLine(r, /^troupe watch: events after seq 3 are no longer available \(retained from 9\); watch from a later cursor or reload the session \(replay_gap\)$/);
   });
 
   test('an event stream that fails with a code of the daemon (a damaged log): watch shows that code, not daemon_unreachable', async () => {
-    const server = createHttpServer((req, res) => {
-      const json = (v: unknown) => (res.writeHead(200, { 'Content-Type': 'application/json' }), res.end(JSON.stringify(v)));
-      if (req.url === '/v1/health') return json({ version: 'x', uptimeMs: 1, sessions: { live: 1, total: 1 } });
-      if (req.url === '/v1/sessions/ses_0bad') return json({ id: 'ses_0bad', cwd: '/', status: 'active', lastSeq: 50, machines: {}, transitions: [] });
-      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      res.end(`event: error\ndata: ${JSON.stringify({ code: 'log_corrupt', message: 'ses_0bad.log is damaged after seq 12', after: 0 })}\n\n`);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      const r = await h.run(['watch', 'ses_0bad'], { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
-      assert.equal(r.code, 1, r.stderr);
-      oneLine(r, /^troupe watch: the event stream failed: ses_0bad\.log is damaged after seq 12 \(log_corrupt\)$/);
-    } finally {
-      await new Promise((r) => server.close(r));
-    }
+    const failed = `event: error\ndata: ${JSON.stringify({ code: 'log_corrupt', message: 'ses_0bad.log is damaged after seq 12', after: 0 })}\n\n`;
+    const r = await watchStandIn('ses_0bad', failed);
+    assert.equal(r.code, 1, r.stderr);
+    oneLine(r, /^troupe watch: the event stream failed: ses_0bad\.log is damaged after seq 12 \(log_corrupt\)$/);
   });
 
   test('an unreachable daemon (TROUPE_URL to a closed port), with no auto-start', async () => {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { TWO_PHOTOS_PROMPT } from './provider-e2e.js';
 
 const MCP_SERVER = resolve('dist/test/support/mcp-test-server.js');
 const answer = () => ({ sse: fixture('e2e-anthropic-answer.sse') });
@@ -98,12 +99,7 @@ test('anthropic: an image labelled image/jpg goes as image/jpeg, and a HEIC phot
   const { child, cwd } = await start(t, server);
   const sessionId = await child.newSession(cwd);
   server.enqueue({ json: { input_tokens: 3_400 } }, answer(), answer());
-  const prompt = [
-    { type: 'text', text: 'Compare these two photos.' },
-    { type: 'image', mimeType: 'image/jpg', data: '/9j/4AAQSkZJRgABAQ==' },
-    { type: 'image', mimeType: 'image/heic', data: 'AAAAGGZ0eXBoZWlj', uri: 'file:///photos/IMG_0001.HEIC' },
-  ];
-  const res: any = await child.agent.request('session/prompt', { sessionId, prompt });
+  const res: any = await child.agent.request('session/prompt', { sessionId, prompt: TWO_PHOTOS_PROMPT });
   assert.equal(res.stopReason, 'end_turn', child.stderr.slice(-2000));
   // The next turn sends the same history again, from the log.
   assert.equal((await child.prompt(sessionId, 'and now?')).stopReason, 'end_turn', child.stderr.slice(-2000));

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
+import { TWO_PHOTOS_PROMPT } from './provider-e2e.js';
 
 /** A replay server and a `troupe acp` on openai/gpt-5 against it (no retries), with a new session. */
 async function start(t: TestContext) {
@@ -64,12 +65,7 @@ test('openai: a reply cut by its output limit while it reasoned (reasoning, no a
 test('openai: an image labelled image/jpg goes as image/jpeg, and a HEIC photo as a line saying it was left out', async (t) => {
   const { server, child, sessionId } = await start(t);
   server.enqueue({ json: { object: 'response.input_tokens', input_tokens: 3_400 } }, { sse: fixture('e2e-openai-responses-answer.sse') });
-  const prompt = [
-    { type: 'text', text: 'Compare these two photos.' },
-    { type: 'image', mimeType: 'image/jpg', data: '/9j/4AAQSkZJRgABAQ==' },
-    { type: 'image', mimeType: 'image/heic', data: 'AAAAGGZ0eXBoZWlj', uri: 'file:///photos/IMG_0001.HEIC' },
-  ];
-  const res: any = await child.agent.request('session/prompt', { sessionId, prompt });
+  const res: any = await child.agent.request('session/prompt', { sessionId, prompt: TWO_PHOTOS_PROMPT });
   assert.equal(res.stopReason, 'end_turn', child.stderr.slice(-2000));
 
   // OpenAI takes PNG, JPEG, GIF and WebP ("You uploaded an unsupported image"), in the count as in the call.

@@ -10,6 +10,16 @@ import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer, type RecordedRequest, type ReplayServer, type ReplayStep } from '../../support/replay-server.js';
 
+/**
+ * A prompt with a JPEG labelled `image/jpg` (as pasteboards label them) and a HEIC photo, which
+ * no vendor's API takes: what each adapter sends for it is checked by its history test.
+ */
+export const TWO_PHOTOS_PROMPT = [
+  { type: 'text', text: 'Compare these two photos.' },
+  { type: 'image', mimeType: 'image/jpg', data: '/9j/4AAQSkZJRgABAQ==' },
+  { type: 'image', mimeType: 'image/heic', data: 'AAAAGGZ0eXBoZWlj', uri: 'file:///photos/IMG_0001.HEIC' },
+];
+
 export interface VendorE2E {
   /** Fixture prefix and test label, e.g. `anthropic` → test/fixtures/providers/e2e-anthropic-*. */
   name: string;
