@@ -2,9 +2,10 @@
  * `GET /v1/sessions/:id/events`: a session's log as SSE, `id: seq`; replays from the cursor, then
  * goes live; says `replay_gap` plainly. spec/daemon.md §Management API.
  */
-import { TroupeError, isTroupeError } from '../../core/errors.js';
+import { isTroupeError } from '../../core/errors.js';
 import type { EventWatcher } from '../../core/ports.js';
 import type { RouteRequest, RouteResponse } from '../http/route.types.js';
+import { feedCursor } from '../http/sse-cursor.js';
 import type { SseStream } from '../http/sse-stream.js';
 
 /**
@@ -14,11 +15,7 @@ import type { SseStream } from '../http/sse-stream.js';
 export type OpenFeed = (cursor: number) => EventWatcher;
 
 export async function streamSessionEvents(req: RouteRequest, res: RouteResponse, open: OpenFeed): Promise<void> {
-  const header = req.headers['last-event-id'];
-  const raw = (typeof header === 'string' && header) || req.query.get('after') || '0';
-  // A seq in decimal digits; Number() would also take '0x1', '1e0' or ' 1' for 1.
-  if (!/^\d+$/.test(raw)) throw new TroupeError('invalid_cursor', `not a cursor: ${raw}`, { cursor: raw });
-  const after = Number(raw);
+  const after = feedCursor(req);
   let watcher = open(after);
   let sse: SseStream;
   try {

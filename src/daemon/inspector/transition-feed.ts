@@ -7,6 +7,7 @@
  */
 import type { MachineHub, RecordedTransition } from '../machine-hub.js';
 import type { RouteRequest, RouteResponse } from '../http/route.types.js';
+import { feedCursor } from '../http/sse-cursor.js';
 import { TroupeError } from '../../core/errors.js';
 
 export interface NumberedTransition extends RecordedTransition {
@@ -41,11 +42,8 @@ export class TransitionFeed {
 
   /** SSE: `id: n`, `event: transition`; replays after the cursor, then live. `?session=ID` filters. */
   async stream(req: RouteRequest, res: RouteResponse): Promise<void> {
-    const header = req.headers['last-event-id'];
-    const raw = (typeof header === 'string' && header) || req.query.get('after') || '0';
-    // Decimal digits only: Number() would also take '0x1', '1e0' or ' 1'.
-    const after = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isSafeInteger(after)) throw new TroupeError('invalid_cursor', `not a cursor: ${raw}`, { cursor: raw });
+    const after = feedCursor(req);
+    if (!Number.isSafeInteger(after)) throw new TroupeError('invalid_cursor', `cursor ${after} is beyond any transition number`, { cursor: after });
     const only = req.query.get('session') ?? undefined;
     const sse = res.sse();
     const queue: NumberedTransition[] = [];

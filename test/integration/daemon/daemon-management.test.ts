@@ -130,6 +130,30 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
   const inspect = await fetch(`${d.url}/v1/inspect/transitions?after=0x1`, { headers: d.headers, signal: AbortSignal.timeout(5_000) });
   assert.equal(inspect.status, 400, 'the transition feed too');
   assert.equal((await inspect.json()).error.code, 'invalid_cursor');
+  // An empty, negative or fractional cursor, in the URL or in Last-Event-ID, is refused the same way:
+  // until 2026-12-06 an empty `after=` was read as 0 and replayed the whole log.
+  const refusals: [string, Record<string, string>][] = [
+    ['?after=', {}],
+    ['?after=-1', {}],
+    ['?after=1.5', {}],
+    ['?after=one', {}],
+    ['?after=', { 'Last-Event-ID': 'x' }],
+    ['?after=2', { 'Last-Event-ID': '-1' }],
+    ['', { 'Last-Event-ID': '2.5' }],
+    ['', { 'Last-Event-ID': 'garbage' }],
+  ];
+  for (const feed of [`/v1/sessions/${sessionId}/events`, '/v1/inspect/transitions']) {
+    for (const [query, headers] of refusals) {
+      const res = await fetch(`${d.url}${feed}${query}`, { headers: { ...d.headers, ...headers }, signal: AbortSignal.timeout(5_000) });
+      const what = `${feed}${query} ${JSON.stringify(headers)}`;
+      assert.equal(res.status, 400, what);
+      assert.equal((await res.json()).error.code, 'invalid_cursor', what);
+    }
+  }
+  // An empty Last-Event-ID is no cursor (EventSource sends none when the last id it saw was empty):
+  // the URL's cursor applies.
+  const emptyHeader = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=${mid}`, { headers: { ...d.headers, 'Last-Event-ID': '' } }), (e) => e.length > 0);
+  assert.equal(Number(emptyHeader[0]!.id), mid + 1, 'the events after the URL cursor');
   assert.equal((await fetch(`${d.url}/v1/sessions/ses_nope/events`, { headers: d.headers })).status, 404);
 });
 
