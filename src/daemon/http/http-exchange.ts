@@ -114,14 +114,28 @@ export class HttpExchange {
    */
   send(status: number, headers: Record<string, string>, body: string | Buffer = '', closeConnection = false): void {
     if (this.ended) return;
+    // A HEAD has no body to refuse: closeConnection (after an oversized body) never applies to one.
+    if (this.method === 'HEAD') return this.endHead(status, headers, Buffer.byteLength(body));
+    this.finished = true;
+    this.res.cork(() => {
+      this.writeHead(status, headers);
+      this.res.end(body, closeConnection);
+    });
+  }
+
+  /**
+   * Answers a HEAD: the headers GET would send, then nothing. `length` is the length of GET's body,
+   * when it has one; a stream's has none, and no Content-Length is sent for it (a length of 0 would
+   * say the GET's body is empty).
+   */
+  private endHead(status: number, headers: Record<string, string>, length: number | undefined): void {
     this.finished = true;
     this.res.cork(() => {
       this.writeHead(status, headers);
       // This uWS build mishandles endWithoutBody's arguments (a length aborts the process, an
-      // undefined one is sent as 2^63), so the length goes as a header. A HEAD has no body to refuse:
-      // closeConnection (after an oversized body) never applies to one.
-      if (this.method === 'HEAD') this.res.writeHeader('Content-Length', String(Buffer.byteLength(body))).endWithoutBody();
-      else this.res.end(body, closeConnection);
+      // undefined one is sent as 2^63), so a length goes as a header; with no argument it adds none.
+      if (length !== undefined) this.res.writeHeader('Content-Length', String(length));
+      this.res.endWithoutBody();
     });
   }
 
@@ -152,7 +166,7 @@ export class HttpExchange {
     if (this.ended) return false;
     // HEAD: the headers only, and the response is complete (the stream's owner sees `ended`).
     if (this.method === 'HEAD') {
-      this.send(status, headers);
+      this.endHead(status, headers, undefined);
       return false;
     }
     this.streaming = true;

@@ -143,6 +143,9 @@ describe('management routes', { timeout: 20_000 }, () => {
     assert.equal(responses.length, 3, text);
     assert.match(responses[0]!, /content-length: 25\r\n[\s\S]*\r\n\r\n$/i, 'the length of the GET body, no body');
     assert.match(responses[1]!, /^HTTP\/1\.1 200 OK\r\n[\s\S]*text\/event-stream[\s\S]*\r\n\r\n$/i, 'SSE headers, no stream');
+    // A GET's body would be an endless stream: its HEAD names no length (until 2026-12-06, Content-Length: 0).
+    assert.doesNotMatch(responses[1]!, /content-length/i, 'no length for an unbounded stream');
+    assert.match(responses[1]!, /\r\ncache-control: no-cache\r\n/i, "the GET's other headers");
     assert.match(responses[2]!, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{"status":"ok"\}$/);
   });
 
