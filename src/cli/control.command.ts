@@ -7,7 +7,6 @@ import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
-import { runningTurnId } from './running-turn.js';
 
 const CANCEL_USAGE = `Usage: troupe cancel ID [--json]
 
@@ -21,7 +20,7 @@ Examples:
 const STEER_USAGE = `Usage: troupe steer ID "<text>" [--turn TURN_ID] [--json]
 
 Sends guidance to the running turn of session ID: the agent reads it at its next step, without
-stopping the turn. The running turn is looked up in the session's event log unless --turn names it.
+stopping the turn. The daemon names the running turn unless --turn does.
 Fails with no_active_turn when nothing runs, turn_mismatch when the turn has just ended.
 
 Examples:
@@ -53,7 +52,9 @@ export async function steerCommand(args: string[], io: CliIo): Promise<number> {
     const text = positionals.slice(1).join(' ').trim();
     if (!text) throw new CliError('usage', `missing the text to steer with (try 'troupe steer --help')`);
     const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
-    const turnId = values.turn ?? (await runningTurnId(client, id));
+    // The daemon names the running turn in the session's detail, and none when the session is idle:
+    // it sees every turn start and end (spec/daemon.md §Management API), so the log is not read here.
+    const turnId = values.turn ?? (await client.session(id)).turnId;
     if (!turnId) {
       throw new TroupeError('no_active_turn', `session ${id} has no running turn to steer (use 'troupe run --session ${id} …' to start one)`, { sessionId: id });
     }

@@ -4,6 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +52,23 @@ async function assertNothingLeft(pid: number, port: number, home: string): Promi
   assert.deepEqual(leftovers, []);
 }
 
+/** A real HTTP proxy on 127.0.0.1 in front of `target` that notes each request it forwards (`METHOD /path?query`). */
+async function recordingProxy(target: string): Promise<{ url: string; requests: string[]; server: Server }> {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const out = request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode!, answer.headers);
+      answer.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, requests, server };
+}
+
 describe('troupe steer, watch, attach, cancel from another process', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   before(() => {
@@ -74,7 +92,7 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     const steer = await h.run(['steer', sessionId, 'go left', '--json']);
     assert.equal(steer.code, 0, steer.stderr);
     const steered = JSON.parse(steer.stdout);
-    assert.equal(steered.turnId, turnId, 'the running turn was found in the event log');
+    assert.equal(steered.turnId, turnId, 'the daemon named the running turn');
     assert.match(steered.steerId, /^steer_/);
 
     // The attached client sees the steer as it happens (it resumed after the turn had started).
@@ -112,6 +130,21 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.match(noTurn.stderr, /no_active_turn/);
     attach.child.kill('SIGINT');
     assert.equal((await attach.done).code, 0, 'Ctrl-C detaches cleanly');
+  });
+
+  test('steer on an idle session fails with no_active_turn from the daemon\'s answer, without reading the session\'s log', async (t) => {
+    const first = await h.run(['run', '--json', 'hello']);
+    assert.equal(first.code, 0, first.stderr);
+    const sessionId = jsonLines(first.stdout).at(-1)!.sessionId as string;
+    const proxy = await recordingProxy(h.daemonState()!.url);
+    t.after(() => proxy.server.close());
+    const r = await h.run(['steer', sessionId, 'too late'], { env: { TROUPE_URL: proxy.url, TROUPE_TOKEN: h.token() } });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stderr, `troupe steer: session ${sessionId} has no running turn to steer (use 'troupe run --session ${sessionId} …' to start one) (no_active_turn)\n`);
+    // The daemon's session detail names the running turn, or none: until 2026-12-06 an idle session's
+    // whole log was streamed from seq 0 to make sure, on every steer.
+    assert.deepEqual(proxy.requests.filter((x) => x.includes('/events')), [], proxy.requests.join(', '));
+    assert.ok(proxy.requests.includes(`GET /v1/sessions/${sessionId}`), proxy.requests.join(', '));
   });
 
   test("chat shows what another client asks in its session, and not its own prompts again", async () => {
