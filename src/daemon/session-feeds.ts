@@ -10,6 +10,12 @@ import { TroupeError } from '../core/errors.js';
 import { EventBroker, LogCheckpoints, readEventRange, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
 
 const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
+/**
+ * How far one watcher's live queue may fall behind its events: beyond, its stream goes on from the
+ * log file (src/daemon/api/session-events.stream.ts). Bytes as well as events: 4096 tool outputs of
+ * a megabyte would be 4 GiB for one slow reader. 8 MiB is what an ACP stream keeps for resume.
+ */
+export const FEED_QUEUE = { events: 4096, bytes: 8 * 1024 * 1024 };
 
 export class SessionFeeds {
   /** Brokers of sessions someone watches, with how many watchers each has. */
@@ -34,8 +40,8 @@ export class SessionFeeds {
     const broker = feed.broker;
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
-      if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, feed.checkpoints, broker.lastSeq(), e.seq - 1)) broker.publish(missed, 0);
-      broker.publish(e, approximateBytes(e));
+      if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, feed.checkpoints, broker.lastSeq(), e.seq - 1)) broker.publish(missed, eventBytes(missed));
+      broker.publish(e, eventBytes(e));
     }
   }
 
@@ -45,12 +51,12 @@ export class SessionFeeds {
    * the log file serves the next watcher's replay, so a feed opened once (the inspector looking at a
    * session) does not keep megabytes of events for the daemon's lifetime.
    */
-  subscribe(sessionId: string, cursor: number, queueLimit = 4096): EventWatcher {
+  subscribe(sessionId: string, cursor: number): EventWatcher {
     if (!existsSync(sessionLogPath(sessionsDir(this.home), sessionId))) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     const feed = this.feed(sessionId);
     let watcher: EventWatcher;
     try {
-      watcher = feed.broker.subscribe(cursor, { queueLimit });
+      watcher = feed.broker.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes });
     } catch (err) {
       // A refused cursor leaves no feed behind.
       if (feed.watchers === 0) this.drop(sessionId, feed.broker);
@@ -74,6 +80,13 @@ export class SessionFeeds {
   /** Sessions with a feed open (for /metrics). */
   get open(): number {
     return this.brokers.size;
+  }
+
+  /** Bytes of events waiting in watchers' live queues, of every feed (for /metrics). */
+  get queuedBytes(): number {
+    let n = 0;
+    for (const f of this.brokers.values()) n += f.broker.queuedBytes();
+    return n;
   }
 
   /** A deleted session: nothing of it is kept. */
@@ -135,11 +148,19 @@ interface Feed {
 }
 
 /**
- * An event's size for the feed's memory bound, without serializing it: the text it carries plus a
- * fixed overhead for the envelope. The bound needs an order of magnitude, not an exact count.
+ * An event's size for the feed's memory bounds, without serializing it: the characters of every
+ * string in it plus a fixed overhead for the envelope. The bounds need an order of magnitude, not an
+ * exact count; but every field counts, since any can be large (a prompt's image, a diff, a written
+ * file's content in a tool call's input). Until 2026-12-06 only `text` and `output` counted.
  */
-function approximateBytes(e: AgentEvent): number {
-  const text = 'text' in e && typeof e.text === 'string' ? e.text.length : 0;
-  const output = 'output' in e && typeof e.output === 'string' ? e.output.length : 0;
-  return 256 + text + output;
+export function eventBytes(e: AgentEvent): number {
+  return 256 + stringChars(e);
+}
+
+function stringChars(v: unknown): number {
+  if (typeof v === 'string') return v.length;
+  if (typeof v !== 'object' || v === null) return 0;
+  let n = 0;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) n += stringChars(x);
+  return n;
 }

@@ -6,7 +6,7 @@
 import type { AgentEvent } from '../core/events.js';
 import type { EventPage, EventWatcher, ReadOptions } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
-import { BrokerWatcher } from './event-watcher.js';
+import { BrokerWatcher, type QueueLimits } from './event-watcher.js';
 
 /** Durable history the broker falls back to for events it no longer retains. */
 export interface ColdSource {
@@ -28,8 +28,10 @@ export interface BrokerOptions {
   /** The highest seq that exists before the broker starts (a reopened log). */
   initialSeq?: number;
   cold?: ColdSource;
-  /** Default queue bound of a live watcher. */
+  /** Default queue bound of a live watcher: events. */
   queueLimit?: number;
+  /** Default queue bound of a live watcher: bytes, as `publish` is told them (default: unbounded). */
+  queueMaxBytes?: number;
 }
 
 export const DEFAULT_QUEUE_LIMIT = 10_000;
@@ -52,7 +54,7 @@ export class EventBroker {
   private retainedBytes = 0;
   private readonly maxEvents: number;
   private readonly maxBytes: number;
-  private readonly queueLimit: number;
+  private readonly queueLimits: QueueLimits;
   private readonly live = new Set<BrokerWatcher>();
   private ended = false;
   readonly cold: ColdSource | undefined;
@@ -60,7 +62,10 @@ export class EventBroker {
   constructor(options: BrokerOptions = {}) {
     this.maxEvents = positiveInt(options.retention?.maxEvents, Infinity, 'retention.maxEvents');
     this.maxBytes = positiveInt(options.retention?.maxBytes, Infinity, 'retention.maxBytes');
-    this.queueLimit = positiveInt(options.queueLimit, DEFAULT_QUEUE_LIMIT, 'queueLimit');
+    this.queueLimits = {
+      events: positiveInt(options.queueLimit, DEFAULT_QUEUE_LIMIT, 'queueLimit'),
+      bytes: positiveInt(options.queueMaxBytes, Infinity, 'queueMaxBytes'),
+    };
     this.last = options.initialSeq ?? 0;
     this.dropped = this.last;
     this.cold = options.cold;
@@ -88,7 +93,7 @@ export class EventBroker {
     this.sizes.push(bytes);
     this.retainedBytes += bytes;
     this.evict();
-    for (const w of this.live) w.offer(event);
+    for (const w of this.live) w.offer(event, bytes);
   }
 
   private evict(): void {
@@ -163,10 +168,11 @@ export class EventBroker {
   }
 
   /** Replay after `cursor`, then live events. Throws `invalid_cursor` at once; a gap surfaces from the iteration. */
-  subscribe(cursor: number, options: { queueLimit?: number } = {}): EventWatcher {
+  subscribe(cursor: number, options: { queueLimit?: number; queueMaxBytes?: number } = {}): EventWatcher {
     this.checkCursor(cursor);
-    const queueLimit = positiveInt(options.queueLimit, this.queueLimit, 'queueLimit');
-    return new BrokerWatcher(this, cursor, queueLimit);
+    const events = positiveInt(options.queueLimit, this.queueLimits.events, 'queueLimit');
+    const bytes = positiveInt(options.queueMaxBytes, this.queueLimits.bytes, 'queueMaxBytes');
+    return new BrokerWatcher(this, cursor, { events, bytes });
   }
 
   /** Called by a watcher that has been handed every event that exists: from now on it is pushed events. */
@@ -184,6 +190,13 @@ export class EventBroker {
     this.ended = true;
     for (const w of this.live) w.brokerClosed();
     this.live.clear();
+  }
+
+  /** Bytes of events pushed to live watchers and not yet taken by them (for metrics). */
+  queuedBytes(): number {
+    let n = 0;
+    for (const w of this.live) n += w.queuedBytes();
+    return n;
   }
 
   /** Number of watchers currently live (for tests and metrics). */

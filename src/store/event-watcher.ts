@@ -13,6 +13,12 @@ import type { EventBroker } from './event-broker.js';
 const DONE: IteratorResult<AgentEvent> = { value: undefined, done: true };
 const COLD_BATCH = 512;
 
+/** How far a live watcher may fall behind before it overflows: events, and their bytes. */
+export interface QueueLimits {
+  events: number;
+  bytes: number;
+}
+
 interface Waiter {
   resolve(r: IteratorResult<AgentEvent>): void;
   reject(err: unknown): void;
@@ -22,7 +28,10 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
   private pos: number;
   private live = false;
   private queue: AgentEvent[] = [];
+  private sizes: number[] = [];
   private qHead = 0;
+  /** Bytes (as the broker was told them) of the events waiting in `queue`. */
+  private qBytes = 0;
   private prefetched: AgentEvent[] = [];
   private pHead = 0;
   private failure: TroupeError | undefined;
@@ -33,10 +42,15 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
   constructor(
     private readonly broker: EventBroker,
     cursor: number,
-    private readonly queueLimit: number,
+    private readonly limits: QueueLimits,
   ) {
     this.pos = cursor;
     this.maybeGoLive();
+  }
+
+  /** Bytes of the events pushed to this watcher that it has not taken yet. */
+  queuedBytes(): number {
+    return this.qBytes;
   }
 
   /** The seq of the last event handed to the consumer. */
@@ -77,8 +91,7 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
   private finish(): void {
     this.finished = true;
     this.live = false;
-    this.queue = [];
-    this.qHead = 0;
+    this.dropQueue();
     this.prefetched = [];
     this.broker.leave(this);
   }
@@ -107,11 +120,9 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
       }
       if (this.live) {
         if (this.qHead < this.queue.length) {
-          const e = this.queue[this.qHead++]!;
-          if (this.qHead === this.queue.length) {
-            this.queue = [];
-            this.qHead = 0;
-          }
+          const e = this.queue[this.qHead]!;
+          this.qBytes -= this.sizes[this.qHead++]!;
+          if (this.qHead === this.queue.length) this.dropQueue();
           return this.deliver(e);
         }
         if (this.broker.isClosed()) {
@@ -146,18 +157,31 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
     }
   }
 
-  /** Called by the broker for each new event while live. */
-  offer(e: AgentEvent): void {
+  private dropQueue(): void {
+    this.queue = [];
+    this.sizes = [];
+    this.qHead = 0;
+    this.qBytes = 0;
+  }
+
+  /**
+   * Called by the broker for each new event while live, with its size. The queue holds at most
+   * `limits.events` events and `limits.bytes` bytes (one event larger than that alone still fits): a
+   * count alone let a slow reader of large events (tool outputs of a megabyte) hold gigabytes.
+   */
+  offer(e: AgentEvent, bytes: number): void {
     const w = this.waiter;
     if (w) {
       this.waiter = undefined;
       w.resolve(this.deliver(e));
       return;
     }
-    if (this.queue.length - this.qHead >= this.queueLimit) {
+    const waiting = this.queue.length - this.qHead;
+    if (waiting >= this.limits.events || (waiting > 0 && this.qBytes + bytes > this.limits.bytes)) {
       this.finish();
-      this.failure = new TroupeError('event_overflow', `watcher fell more than ${this.queueLimit} events behind; its stream was ended`, {
-        queueLimit: this.queueLimit,
+      this.failure = new TroupeError('event_overflow', `watcher fell more than ${this.limits.events} events or ${this.limits.bytes} bytes behind; its stream was ended`, {
+        queueLimit: this.limits.events,
+        queueMaxBytes: this.limits.bytes,
         position: this.pos,
       });
       // finish() marks the watcher finished; the error must still be delivered once.
@@ -165,6 +189,8 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
       return;
     }
     this.queue.push(e);
+    this.sizes.push(bytes);
+    this.qBytes += bytes;
   }
 
   /** Called by the broker when it closes: the queue drains, then the iteration ends. */

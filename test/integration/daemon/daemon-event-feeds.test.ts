@@ -11,6 +11,11 @@ const burst = (n: number) => ({ replies: [{ when: 'burst', items: Array.from({ l
 /** One turn of `n` chunks of 32 KiB: more than the socket's buffers hold, in a few events. */
 const bulky = (n: number) => ({ replies: [{ when: 'bulky', items: Array.from({ length: n }, (_, i) => ({ text: `${i} `.padEnd(32 * 1024, 'x') })) }] });
 
+/** A watcher's live queue bound in bytes (spec/daemon.md §Management API). */
+const FEED_QUEUE_BYTES = 8 * 1024 * 1024;
+/** One turn of `n` chunks of 1 MB (tool outputs come that large): far more than a watcher's byte bound in a few dozen events. */
+const large = (n: number) => ({ replies: [{ when: 'large', items: Array.from({ length: n }, (_, i) => ({ text: `${i} `.padEnd(1_000_000, 'x') })) }] });
+
 /** Reads the stream until a turn_completed event or its end. */
 async function untilTurnCompleted(res: Response): Promise<SseMessage[]> {
   const out: SseMessage[] = [];
@@ -61,4 +66,32 @@ test('a session deleted while its watcher is behind: the stream ends after every
   const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
   assert.equal(ids.length, lastSeq, 'every event of the session');
   assert.deepEqual(ids, ids.map((_, i) => i + 1), 'in order, once');
+});
+
+test('a slow reader of large events: its live queue holds at most the byte bound, and it still gets every event in order', async (t) => {
+  // Until 2026-12-06 the queue was bounded by count only (4096): these 32 events of 1 MB all waited
+  // in it for a reader that did not read, and 4096 of them would have been 4 GiB.
+  const n = 32;
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script: large(n) });
+  const res = await new Promise<IncomingMessage>((resolve, reject) => request(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }, resolve).on('error', reject).end());
+  t.after(() => res.destroy());
+  assert.equal(res.statusCode, 200);
+  // Not read from now on: the socket's buffers fill, then the stream's, then the watcher's queue.
+  res.pause();
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'large' }] })).stopReason, 'end_turn');
+  await d.untilDurable(sessionId, Math.max(...c.seqs(sessionId)));
+  const queued = await d.metric('troupe_event_feed_queued_bytes');
+  // Measured while the stream is open (a stream cut off would hold nothing and prove nothing).
+  assert.equal(await d.metric('troupe_sse_streams'), 1, 'the slow stream is still open');
+  assert.ok(queued <= FEED_QUEUE_BYTES, `the watcher's queue holds ${queued} bytes`);
+  // The overflow cost the reader nothing: read now, the stream carries on from the log.
+  res.setEncoding('utf8');
+  let text = '';
+  res.on('data', (x: string) => (text += x));
+  res.resume();
+  await waitFor('the turn_completed event', async () => text.includes('"type":"turn_completed"'), 60_000);
+  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  assert.deepEqual(ids, ids.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  assert.doesNotMatch(text, /^event: error$/m);
+  assert.equal([...text.matchAll(/"type":"agent_message_chunk"/g)].length, n);
 });

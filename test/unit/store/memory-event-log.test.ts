@@ -94,6 +94,22 @@ test('overflow is terminal: one event_overflow, then the end, no buffered tail',
   assert.equal(log.broker.liveWatchers(), 0);
 });
 
+test('a live queue is bounded by bytes too: one event over the bound waits alone, the next one overflows it', async () => {
+  const log = new MemoryEventLog({ sessionId: SID });
+  const w = log.broker.subscribe(0, { queueMaxBytes: 1000 });
+  const it = w[Symbol.asyncIterator]();
+  log.append(chunk(SID, 'x'.repeat(5000)));
+  assert.ok(log.broker.queuedBytes() > 5000, 'a large event alone is queued');
+  assert.equal((await it.next()).value?.seq, 1);
+  assert.equal(log.broker.queuedBytes(), 0, 'taken, it is no longer counted');
+  log.append(chunk(SID, 'y'.repeat(600)));
+  log.append(chunk(SID, 'z'.repeat(600)));
+  // Until 2026-12-06 only the count (10,000 by default) bounded it.
+  await assert.rejects(it.next(), (e: unknown) => isTroupeError(e, 'event_overflow'));
+  assert.equal(log.broker.queuedBytes(), 0, 'what it held is let go');
+  assert.equal((await it.next()).done, true);
+});
+
 test('closing a watcher ends it alone; closing the log delivers every accepted event, then the end', async () => {
   const log = new MemoryEventLog({ sessionId: SID });
   const a = log.subscribe(0);
