@@ -48,7 +48,8 @@ function positiveInt(v: number | undefined, fallback: number, name: string): num
 export class EventBroker {
   private last: number;
   private dropped: number;
-  private readonly ring: AgentEvent[] = [];
+  /** Retained events from `head` on; the slots before it were evicted and are let go (undefined). */
+  private readonly ring: (AgentEvent | undefined)[] = [];
   private readonly sizes: number[] = [];
   private head = 0;
   private retainedBytes = 0;
@@ -101,6 +102,9 @@ export class EventBroker {
     while (n > 0 && (n > this.maxEvents || this.retainedBytes > this.maxBytes)) {
       this.retainedBytes -= this.sizes[this.head]!;
       this.dropped = this.ring[this.head]!.seq;
+      // Let go now, not at the next compaction: up to a thousand evicted events (of a megabyte, a
+      // tool's output) stayed reachable from here beyond the retention bound.
+      this.ring[this.head] = undefined;
       this.head++;
       n--;
     }

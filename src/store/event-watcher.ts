@@ -27,7 +27,8 @@ interface Waiter {
 export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
   private pos: number;
   private live = false;
-  private queue: AgentEvent[] = [];
+  /** Events pushed while live; those before `qHead` were taken and are let go (undefined). */
+  private queue: (AgentEvent | undefined)[] = [];
   private sizes: number[] = [];
   private qHead = 0;
   /** Bytes (as the broker was told them) of the events waiting in `queue`. */
@@ -121,8 +122,16 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
       if (this.live) {
         if (this.qHead < this.queue.length) {
           const e = this.queue[this.qHead]!;
+          // Let go at once: a queue that never runs empty (a reader one event behind all along)
+          // would otherwise hold every event it ever passed on, beyond what qBytes counts.
+          this.queue[this.qHead] = undefined;
           this.qBytes -= this.sizes[this.qHead++]!;
           if (this.qHead === this.queue.length) this.dropQueue();
+          else if (this.qHead > 1024 && this.qHead * 2 > this.queue.length) {
+            this.queue.splice(0, this.qHead);
+            this.sizes.splice(0, this.qHead);
+            this.qHead = 0;
+          }
           return this.deliver(e);
         }
         if (this.broker.isClosed()) {

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { MemoryEventLog } from '../../../src/store/memory-event-log.store.js';
@@ -108,6 +110,42 @@ test('a live queue is bounded by bytes too: one event over the bound waits alone
   await assert.rejects(it.next(), (e: unknown) => isTroupeError(e, 'event_overflow'));
   assert.equal(log.broker.queuedBytes(), 0, 'what it held is let go');
   assert.equal((await it.next()).done, true);
+});
+
+/** A full garbage collection, for tests that check what is let go (WeakRef). */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+test('retention lets go of the events it evicts', async () => {
+  const log = new MemoryEventLog({ sessionId: SID, retention: { maxEvents: 2 } });
+  const refs = Array.from({ length: 20 }, () => new WeakRef(log.append(chunk(SID, 'x'.repeat(1000)))));
+  await new Promise((resolve) => setImmediate(resolve));
+  collectGarbage();
+  // Until 2026-12-06 evicted events stayed reachable until more than 1024 of them had gone.
+  assert.deepEqual(refs.map((r) => r.deref()?.seq).filter((seq) => seq !== undefined), [19, 20], 'only the retained');
+  assert.deepEqual(seqs((await log.readAfter(18)).events), [19, 20]);
+});
+
+test('a live queue that never runs empty lets go of each event its reader has taken', async () => {
+  const log = new MemoryEventLog({ sessionId: SID, retention: { maxEvents: 1 } });
+  const it = log.subscribe(0)[Symbol.asyncIterator]();
+  const refs: WeakRef<AgentEvent>[] = [];
+  const append = (): void => void refs.push(new WeakRef(log.append(chunk(SID, 'x'.repeat(1000)))));
+  append();
+  append();
+  // A reader one event behind all along: the queue is never empty.
+  for (let i = 0; i < 20; i++) {
+    assert.equal((await it.next()).value?.seq, i + 1);
+    append();
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  collectGarbage();
+  // Until 2026-12-06 the queue held every event taken since it was last empty (here all 20).
+  const held = refs.slice(0, 20).filter((r) => r.deref() !== undefined).length;
+  assert.equal(held, 0, 'taken events are not held by the queue');
+  assert.ok(log.broker.queuedBytes() > 2000 && log.broker.queuedBytes() < 3000, 'the two waiting are counted');
 });
 
 test('closing a watcher ends it alone; closing the log delivers every accepted event, then the end', async () => {
