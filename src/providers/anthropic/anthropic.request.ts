@@ -87,19 +87,24 @@ function toBlocks(message: ModelMessage): BlockParam[] {
     case 'tool':
       return message.results.map((r) => ({ type: 'tool_result', tool_use_id: toolUseId(r.toolCallId), content: toolResultContent(r), is_error: r.isError }));
     case 'assistant': {
-      const blocks: BlockParam[] = [];
-      // Thinking blocks go back first, unmodified and with their signature, as the API requires.
-      for (const part of message.reasoning ?? []) {
-        if (part.provider !== 'anthropic') continue;
-        if (part.kind === 'thinking' && part.data) blocks.push({ type: 'thinking', thinking: part.text ?? '', signature: part.data });
-        if (part.kind === 'redacted_thinking' && part.data) blocks.push({ type: 'redacted_thinking', data: part.data });
-      }
+      const said: BlockParam[] = [];
       // Anthropic refuses a text block of nothing but whitespace ("text content blocks must contain
       // non-whitespace text"), and the reply stays in the history: the session could not go on. A
       // model sometimes answers just "\n\n"; it says nothing, so it is left out.
-      if (message.text.trim()) blocks.push({ type: 'text', text: message.text });
-      for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: call.input });
-      return blocks;
+      if (message.text.trim()) said.push({ type: 'text', text: message.text });
+      for (const call of message.toolCalls) said.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input: call.input });
+      // A reply that is thinking alone (cut by max_tokens, or cancelled, before it said anything) is
+      // left out whole: Anthropic refuses an assistant message that ends in thinking ("The final block
+      // in an assistant message cannot be `thinking`"), on every later request that carries it.
+      if (said.length === 0) return [];
+      // Thinking blocks go back first, unmodified and with their signature, as the API requires.
+      const thinking: BlockParam[] = [];
+      for (const part of message.reasoning ?? []) {
+        if (part.provider !== 'anthropic') continue;
+        if (part.kind === 'thinking' && part.data) thinking.push({ type: 'thinking', thinking: part.text ?? '', signature: part.data });
+        if (part.kind === 'redacted_thinking' && part.data) thinking.push({ type: 'redacted_thinking', data: part.data });
+      }
+      return [...thinking, ...said];
     }
   }
 }

@@ -74,6 +74,31 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
     assert.deepEqual(assistant.content[0], { type: 'thinking', thinking: 'The user greets me. I should greet back.', signature: parts[0]!.data });
   });
 
+  test('a reply that held only thinking (cut by max_tokens, or cancelled) is left out; the user turns around it are one', async () => {
+    // Anthropic refuses an assistant message whose last block is thinking ("The final block in an
+    // assistant message cannot be `thinking`"), and the reply stays in the history.
+    server.enqueue({ sse: fixture('anthropic-text.sse') });
+    const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }] });
+    const thinking = { provider: 'anthropic', kind: 'thinking', text: 'Let me think.', data: 'sig-1' };
+    const redacted = { provider: 'anthropic', kind: 'redacted_thinking', data: 'opaque' };
+    await collect(
+      provider,
+      request('claude-opus-4-1', {
+        thinkingBudget: 2048,
+        messages: [
+          user('one'),
+          { role: 'assistant', text: '', toolCalls: [], reasoning: [thinking, redacted] },
+          user('two'),
+          { role: 'assistant', text: '\n\n', toolCalls: [], reasoning: [thinking] },
+          user('three'),
+        ],
+      }),
+    );
+    assert.deepEqual(server.requests.at(-1)!.body.messages, [
+      { role: 'user', content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }, { type: 'text', text: 'three', cache_control: EPHEMERAL }] },
+    ]);
+  });
+
   test('adaptive-thinking models get {type:"adaptive", display:"summarized"}; no budget means no thinking', async () => {
     server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('anthropic-text.sse') });
     await collect(provider, request('claude-sonnet-5-5', { thinkingBudget: 4096 }));
