@@ -164,11 +164,25 @@ function imageBlock(mimeType: string, data: string, what: string): BlockParam {
   return { type: 'text', text: omittedMedia(what, mimeType, 'Anthropic takes JPEG, PNG, GIF and WebP images only') };
 }
 
+/**
+ * Puts the conversation's breakpoint on its last block that can hold one. An empty tool result (a
+ * command that printed nothing) cannot: Anthropic refuses cache_control on empty content ("cache_control
+ * cannot be set for empty text blocks"), so the block before it is marked; the few tokens after it
+ * are simply not cached.
+ */
 function markConversationTail(messages: MessageParam[]): void {
-  const last = messages[messages.length - 1];
-  if (!last || !Array.isArray(last.content)) return;
-  const block = last.content[last.content.length - 1];
-  if (block && (block.type === 'text' || block.type === 'tool_result' || block.type === 'image' || block.type === 'tool_use')) {
-    block.cache_control = EPHEMERAL;
+  for (let m = messages.length - 1; m >= 0; m--) {
+    const content = messages[m]!.content;
+    if (!Array.isArray(content)) return;
+    for (let b = content.length - 1; b >= 0; b--) {
+      const block = content[b]!;
+      if (block.type === 'tool_result' && isEmptyResult(block.content)) continue;
+      if (block.type === 'text' || block.type === 'tool_result' || block.type === 'image' || block.type === 'tool_use') block.cache_control = EPHEMERAL;
+      return;
+    }
   }
+}
+
+function isEmptyResult(content: Anthropic.Messages.ToolResultBlockParam['content']): boolean {
+  return content === undefined || (typeof content === 'string' ? content === '' : content.length === 0);
 }

@@ -99,6 +99,17 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
     ]);
   });
 
+  test('an empty tool result at the end carries no cache_control: the breakpoint goes on the block before it', async () => {
+    // Anthropic refuses cache_control on an empty block ("cache_control cannot be set for empty text blocks").
+    server.enqueue({ sse: fixture('anthropic-text.sse') });
+    const messages = conversation([]).slice(0, 3);
+    messages[2] = { role: 'tool', results: [{ toolCallId: 'call_1', name: 'read_file', output: '', isError: false }] };
+    await collect(provider, request('claude-opus-4-1', { messages }));
+    const sent = server.requests.at(-1)!.body.messages;
+    assert.deepEqual(sent[2].content, [{ type: 'tool_result', tool_use_id: 'call_1', content: '', is_error: false }]);
+    assert.deepEqual(sent[1].content.at(-1).cache_control, EPHEMERAL, 'the tool call before it is the breakpoint');
+  });
+
   test('adaptive-thinking models get {type:"adaptive", display:"summarized"}; no budget means no thinking', async () => {
     server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('anthropic-text.sse') });
     await collect(provider, request('claude-sonnet-5-5', { thinkingBudget: 4096 }));
