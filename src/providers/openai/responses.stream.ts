@@ -12,6 +12,7 @@ type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
 export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   // Argument deltas name the output item; troupe names calls by call_id, which results refer to.
   const callIds = new Map<string, string>();
+  // Arguments so far of each call that has started and not yet ended, by call_id, in start order.
   const args = new Map<string, string>();
   let sawCall = false;
   let refused = false;
@@ -37,6 +38,7 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
         const item = event.item;
         if (item.type === 'function_call') {
           yield { type: 'tool_call_end', id: item.call_id, ...parseArgs(item.arguments || (args.get(item.call_id) ?? '')) };
+          args.delete(item.call_id);
         } else if (item.type === 'reasoning' && item.encrypted_content) {
           const text = item.summary.map((s) => s.text).join('\n\n');
           yield { type: 'reasoning_part', part: { provider: 'openai', kind: 'reasoning', id: item.id, data: item.encrypted_content, ...(text ? { text } : {}) } };
@@ -61,6 +63,11 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
       case 'response.completed':
       case 'response.incomplete': {
         const response = event.response;
+        // A call cut by max_output_tokens gets no output_item.done. It ends here with what arrived
+        // of its arguments, as the Anthropic and Chat Completions adapters end theirs, rather than
+        // vanishing: the caller sees the call and that its arguments were cut.
+        for (const [id, partial] of args) yield { type: 'tool_call_end', id, ...parseArgs(partial) };
+        args.clear();
         if (response.usage) yield usageOf(response.usage);
         let reason: ProviderStopReason = refused ? 'refusal' : sawCall ? 'tool_use' : 'end_turn';
         const why = response.incomplete_details?.reason;

@@ -35,6 +35,28 @@ test('openai: response.failed carries the vendor code and message', async () => 
   await assert.rejects(collect(provider, request('gpt-5')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === 'The model failed to generate a response.');
 });
 
+test('openai: a function call cut by max_output_tokens ends with its partial arguments and the max_tokens stop, as on the other vendors', async () => {
+  // The first call is whole; the second is cut after its first argument delta: no
+  // output_item.done for it, then response.incomplete (reason max_output_tokens).
+  const head = sseEvents(fixture('openai-responses-tools.sse')).slice(0, 10).join('');
+  const incomplete = {
+    type: 'response.incomplete',
+    sequence_number: 10,
+    response: { id: 'resp_1', object: 'response', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [], usage: { input_tokens: 10, output_tokens: 64, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 74 } },
+  };
+  server.enqueue({ sse: `${head}event: response.incomplete\ndata: ${JSON.stringify(incomplete)}\n\n` });
+  const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  const events = await collect(provider, request('gpt-5'));
+  assert.deepEqual(
+    events.filter((e) => e.type === 'tool_call_end'),
+    [
+      { type: 'tool_call_end', id: 'call_Q3bVc0z3mYl8kJ2dT7rW1xPa', input: { path: 'src/index.ts' } },
+      { type: 'tool_call_end', id: 'call_R4cWd1a4nZm9lK3eU8sX2yQb', input: {}, invalidArgs: '{"pattern":"TO' },
+    ],
+  );
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'max_tokens' });
+});
+
 test('openai: an error event mid-stream (rate_limit_exceeded) becomes rate_limited', async () => {
   const head = sseEvents(fixture('openai-responses-text.sse')).slice(0, 3).join('');
   const error = { type: 'error', sequence_number: 3, code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-5.', param: null };
