@@ -101,7 +101,14 @@ export const AgentEvent = z.discriminatedUnion('type', [
   z.object({
     ...inTurn,
     type: z.literal('reasoning_part'),
-    part: z.object({ provider: z.string(), kind: z.string(), text: z.string().optional(), data: z.string().optional(), id: z.string().optional() }),
+    part: z.object({
+      provider: z.string(),
+      kind: z.string(),
+      text: z.string().optional(),
+      data: z.string().optional(),
+      id: z.string().optional(),
+      at: z.object({ text: nonNegInt, toolCalls: nonNegInt }).optional(),
+    }),
   }),
   z.object({
     ...inTurn,

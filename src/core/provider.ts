@@ -40,6 +40,12 @@ export interface ReasoningPart {
   data?: string;
   /** Vendor item id, or the tool call id a signature belongs to. */
   id?: string;
+  /**
+   * Where in its reply the part came: after this many characters of the reply's text and this many
+   * of its tool calls. For a vendor that wants reasoning back between the items it preceded
+   * (OpenAI Responses); absent, the part came before everything.
+   */
+  at?: { text: number; toolCalls: number };
 }
 
 export type ModelMessage =

@@ -63,20 +63,42 @@ export function toInput(messages: ModelMessage[], reasoning: boolean): InputItem
       items.push({ role: 'user', content });
     } else if (message.role === 'tool') {
       for (const r of message.results) items.push({ type: 'function_call_output', call_id: r.toolCallId, output: toolOutput(r) });
-    } else {
-      // A reasoning item must be followed by what the model said after it: alone (a reply cut by
-      // its output limit, or cancelled, before it said anything) the API refuses it, "provided
-      // without its required following item", and every later request with it. Left out instead.
-      const replay = reasoning && (Boolean(message.text) || message.toolCalls.length > 0);
-      for (const part of replay ? (message.reasoning ?? []) : []) {
-        if (part.provider !== 'openai' || part.kind !== 'reasoning' || !part.id || !part.data) continue;
-        items.push({ type: 'reasoning', id: part.id, encrypted_content: part.data, summary: part.text ? [{ type: 'summary_text', text: part.text }] : [] });
-      }
-      if (message.text) items.push({ role: 'assistant', content: message.text });
-      for (const call of message.toolCalls) {
-        items.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: JSON.stringify(call.input) });
-      }
-    }
+    } else items.push(...assistantItems(message, reasoning));
   }
+  return items;
+}
+
+type AssistantMessage = Extract<ModelMessage, { role: 'assistant' }>;
+
+/**
+ * A reply as items, in the order the model gave them. The API wants each reasoning item followed by
+ * the item it preceded ("Item 'rs_…' of type 'reasoning' was provided without its required following
+ * item"), and every later request of the session carries the reply: a reply of reasoning, text,
+ * reasoning, a call goes back so, each reasoning item where `ReasoningPart.at` says it came (a part
+ * without it came first). One that nothing followed (the reply was cut by its output limit, or
+ * cancelled, after it) is left out. Between two reasoning items text goes before calls: with
+ * `store: false` the items carry no ids, so only what kind of item follows a reasoning item counts.
+ */
+function assistantItems(message: AssistantMessage, reasoning: boolean): InputItem[] {
+  const items: InputItem[] = [];
+  let said = 0;
+  let called = 0;
+  const sayUpTo = (text: number, toolCalls: number) => {
+    if (text > said) items.push({ role: 'assistant', content: message.text.slice(said, text) });
+    said = Math.max(said, text);
+    for (; called < toolCalls; called++) {
+      const call = message.toolCalls[called]!;
+      items.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: JSON.stringify(call.input) });
+    }
+  };
+  for (const part of reasoning ? (message.reasoning ?? []) : []) {
+    if (part.provider !== 'openai' || part.kind !== 'reasoning' || !part.id || !part.data) continue;
+    const text = Math.min(part.at?.text ?? 0, message.text.length);
+    const toolCalls = Math.min(part.at?.toolCalls ?? 0, message.toolCalls.length);
+    if (text >= message.text.length && toolCalls >= message.toolCalls.length) continue;
+    sayUpTo(text, toolCalls);
+    items.push({ type: 'reasoning', id: part.id, encrypted_content: part.data, summary: part.text ? [{ type: 'summary_text', text: part.text }] : [] });
+  }
+  sayUpTo(message.text.length, message.toolCalls.length);
   return items;
 }

@@ -15,6 +15,9 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
   // Arguments so far of each call that has started and not yet ended, by call_id, in start order.
   const args = new Map<string, string>();
   let sawCall = false;
+  // How much of the reply has been said so far: where a reasoning item goes back (ReasoningPart.at).
+  let textChars = 0;
+  let callsEnded = 0;
   let refused = false;
   for await (const event of events) {
     switch (event.type) {
@@ -39,9 +42,11 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
         if (item.type === 'function_call') {
           yield { type: 'tool_call_end', id: item.call_id, ...parseArgs(item.arguments || (args.get(item.call_id) ?? '')) };
           args.delete(item.call_id);
+          callsEnded++;
         } else if (item.type === 'reasoning' && item.encrypted_content) {
           const text = item.summary.map((s) => s.text).join('\n\n');
-          yield { type: 'reasoning_part', part: { provider: 'openai', kind: 'reasoning', id: item.id, data: item.encrypted_content, ...(text ? { text } : {}) } };
+          const at = { text: textChars, toolCalls: callsEnded };
+          yield { type: 'reasoning_part', part: { provider: 'openai', kind: 'reasoning', id: item.id, data: item.encrypted_content, ...(text ? { text } : {}), at } };
         }
         break;
       }
@@ -54,11 +59,12 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
         if (event.delta) yield { type: 'thinking_delta', text: event.delta };
         break;
       case 'response.output_text.delta':
-        if (event.delta) yield { type: 'text_delta', text: event.delta };
-        break;
       case 'response.refusal.delta':
-        refused = true;
-        if (event.delta) yield { type: 'text_delta', text: event.delta };
+        if (event.type === 'response.refusal.delta') refused = true;
+        if (event.delta) {
+          textChars += event.delta.length;
+          yield { type: 'text_delta', text: event.delta };
+        }
         break;
       case 'response.completed':
       case 'response.incomplete': {

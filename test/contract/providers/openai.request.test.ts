@@ -51,6 +51,47 @@ describe('openai adapters: the requests they send', { timeout: 20_000 }, () => {
     assert.equal(item.encrypted_content, 'gAAAAABor0A1ENCRYPTEDREASONINGFIXTURE0000000000==');
   });
 
+  test('Responses: a reply that mixed reasoning, text and calls goes back in the order it came', async () => {
+    // The API wants each reasoning item followed by the item it preceded ("Item 'rs_…' of type
+    // 'reasoning' was provided without its required following item").
+    const provider = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    let n = 0;
+    const ev = (type: string, fields: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n++, ...fields })}\n\n`;
+    const reasoning = (i: number, id: string) => ev('response.output_item.done', { output_index: i, item: { id, type: 'reasoning', summary: [], encrypted_content: `enc-${id}` } });
+    const text = (i: number, delta: string) => ev('response.output_text.delta', { item_id: `msg_${i}`, output_index: i, content_index: 0, delta, logprobs: [] });
+    const call = { id: 'fc_1', type: 'function_call', status: 'completed', arguments: '{"path":"a.ts"}', call_id: 'call_1', name: 'read_file' };
+    const done = { id: 'resp_1', object: 'response', status: 'completed', incomplete_details: null, output: [], usage: null };
+    server.enqueue({
+      sse:
+        reasoning(0, 'rs_1') +
+        text(1, "I'll read ") +
+        text(1, 'the file.') +
+        reasoning(2, 'rs_2') +
+        ev('response.output_item.added', { output_index: 3, item: { ...call, status: 'in_progress', arguments: '' } }) +
+        ev('response.output_item.done', { output_index: 3, item: call }) +
+        reasoning(4, 'rs_3') +
+        text(5, 'Reading.') +
+        reasoning(6, 'rs_4') +
+        ev('response.completed', { response: done }),
+    });
+    const events = await collect(provider, request('gpt-5', { thinkingBudget: 2048 }));
+    // The assistant message as the engine keeps it: the text joined, the calls, the parts in order.
+    const reply = {
+      role: 'assistant' as const,
+      text: events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join(''),
+      toolCalls: events.flatMap((e) => (e.type === 'tool_call_end' ? [{ id: e.id, name: 'read_file', input: e.input }] : [])),
+      reasoning: reasoningOf(events),
+    };
+    server.enqueue({ sse: fixture('openai-responses-text.sse') });
+    await collect(provider, request('gpt-5', { messages: [{ role: 'user', content: [{ type: 'text', text: 'Go' }] }, reply] }));
+    const input = server.requests.at(-1)!.body.input.slice(1);
+    assert.deepEqual(
+      input.map((item: { type?: string; id?: string; content?: string; call_id?: string }) => item.id ?? item.call_id ?? item.content),
+      ['rs_1', "I'll read the file.", 'rs_2', 'call_1', 'rs_3', 'Reading.'],
+      'rs_4, which nothing followed (a reply cut after it), is left out',
+    );
+  });
+
   test('Responses: non-reasoning models get no reasoning parameters', async () => {
     const provider = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
     server.enqueue({ sse: fixture('openai-responses-text.sse') });
