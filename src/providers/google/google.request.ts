@@ -6,6 +6,7 @@ import type { Content, GenerateContentConfig, Part } from '@google/genai';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
 import { canonicalMediaType, omittedMedia } from '../../core/media-type.js';
+import { fitThinkingBudget } from './models.js';
 
 /** Prefix of the ids troupe invents for calls Gemini sent without one; they are never sent back. */
 export const SYNTHETIC_ID = 'gemini-call-';
@@ -24,7 +25,7 @@ export function toGoogleParams(request: ModelRequest, caps: ModelCapabilities): 
   if (caps.thinking) {
     // Some Gemini models cannot stop thinking; without a budget troupe only stops asking for summaries.
     const budget = request.thinkingBudget ?? 0;
-    config.thinkingConfig = budget > 0 ? { includeThoughts: true, thinkingBudget: budget } : { includeThoughts: false };
+    config.thinkingConfig = budget > 0 ? { includeThoughts: true, thinkingBudget: fitThinkingBudget(request.model, budget) } : { includeThoughts: false };
   }
   return { model: request.model, contents: toContents(request.messages), config };
 }

@@ -10,6 +10,8 @@ export interface GoogleModel extends ModelCapabilities {
   id: string;
   /** The model troupe picks when only a Gemini key is present. */
   default?: boolean;
+  /** The `thinkingBudget` the model takes, from Gemini's thinking guide; another is a 400 on every turn. */
+  thinkingRange?: { min: number; max: number };
 }
 
 const gemini = (id: string, maxOutputTokens: number, thinking: boolean, [input, output, cacheRead]: [number, number, number], extra: Partial<GoogleModel> = {}): GoogleModel => ({
@@ -24,9 +26,9 @@ const gemini = (id: string, maxOutputTokens: number, thinking: boolean, [input, 
 });
 
 export const GOOGLE_MODELS: readonly GoogleModel[] = [
-  gemini('gemini-2.5-pro', 65_536, true, [1.25, 10, 0.125], { default: true }),
-  gemini('gemini-2.5-flash', 65_536, true, [0.3, 2.5, 0.03]),
-  gemini('gemini-2.5-flash-lite', 65_536, true, [0.1, 0.4, 0.01]),
+  gemini('gemini-2.5-pro', 65_536, true, [1.25, 10, 0.125], { default: true, thinkingRange: { min: 128, max: 32_768 } }),
+  gemini('gemini-2.5-flash', 65_536, true, [0.3, 2.5, 0.03], { thinkingRange: { min: 0, max: 24_576 } }),
+  gemini('gemini-2.5-flash-lite', 65_536, true, [0.1, 0.4, 0.01], { thinkingRange: { min: 512, max: 24_576 } }),
   gemini('gemini-2.0-flash', 8_192, false, [0.1, 0.4, 0.025]),
 ];
 
@@ -44,6 +46,16 @@ export function findGoogleModel(model: string): GoogleModel | undefined {
 export function googleCapabilities(model: string): ModelCapabilities {
   const found = findGoogleModel(model);
   if (!found) return { ...GOOGLE_FALLBACK };
-  const { id: _id, default: _d, ...caps } = found;
+  const { id: _id, default: _d, thinkingRange: _r, ...caps } = found;
   return caps;
+}
+
+/**
+ * The thinking budget asked of `model`: the config's one budget (`providers.google.thinkingBudget`,
+ * for every Gemini model) fitted to the model's range where the catalogue knows it, as the Anthropic
+ * adapter fits its budget to the API's rules. A model the catalogue does not know gets it as it is.
+ */
+export function fitThinkingBudget(model: string, budget: number): number {
+  const range = findGoogleModel(model)?.thinkingRange;
+  return range ? Math.min(range.max, Math.max(range.min, budget)) : budget;
 }

@@ -107,6 +107,22 @@ describe('google adapter: the request it sends', { timeout: 20_000 }, () => {
     });
   });
 
+  test('the one thinking budget of the config is fitted to each catalogue model\'s documented range', async () => {
+    // providers.google.thinkingBudget applies to every Gemini model, and their ranges differ
+    // (2.5 Pro 128 to 32768, 2.5 Flash 0 to 24576, 2.5 Flash-Lite 512 to 24576); Gemini refuses a
+    // budget outside them on every turn.
+    const sent = async (model: string, thinkingBudget: number) => {
+      server.enqueue({ sse: fixture('google-text.sse') });
+      await collect(provider, request(model, { thinkingBudget }));
+      return server.requests.at(-1)!.body.generationConfig.thinkingConfig;
+    };
+    assert.deepEqual(await sent('gemini-2.5-flash', 32_768), { includeThoughts: true, thinkingBudget: 24_576 });
+    assert.deepEqual(await sent('gemini-2.5-pro', 65_536), { includeThoughts: true, thinkingBudget: 32_768 });
+    assert.deepEqual(await sent('gemini-2.5-pro', 64), { includeThoughts: true, thinkingBudget: 128 });
+    assert.deepEqual(await sent('gemini-2.5-flash-lite-001', 100), { includeThoughts: true, thinkingBudget: 512 });
+    assert.deepEqual(await sent('gemini-2.5-flash', 8_192), { includeThoughts: true, thinkingBudget: 8_192 }, 'a budget in range goes as it is');
+  });
+
   test('countTokens counts system prompt and tools as a leading turn', async () => {
     server.enqueue({ json: { totalTokens: 777 } });
     assert.equal(await provider.countTokens(request('gemini-2.5-pro', { messages: conversation([]) }), new AbortController().signal), 777);
