@@ -23,6 +23,7 @@ const PROVIDER_CODES: Record<ProviderErrorKind, string> = {
   overloaded: 'provider_overloaded',
   context_overflow: 'context_overflow',
   invalid_request: 'provider_invalid_request',
+  model_not_found: 'model_not_found',
   network: 'provider_network',
   aborted: 'provider_network',
 };

@@ -96,7 +96,8 @@ export type ProviderEvent =
   | { type: 'reasoning_part'; part: ReasoningPart }
   | { type: 'stop'; reason: ProviderStopReason };
 
-export type ProviderErrorKind = 'auth' | 'rate_limited' | 'overloaded' | 'context_overflow' | 'invalid_request' | 'network' | 'aborted';
+/** `model_not_found`: the vendor answered that it has no such model (a 404 naming it). */
+export type ProviderErrorKind = 'auth' | 'rate_limited' | 'overloaded' | 'context_overflow' | 'invalid_request' | 'model_not_found' | 'network' | 'aborted';
 
 /** A failed model call, classified. `vendorMessage` keeps the vendor's own words for the human. */
 export class ProviderError extends Error {

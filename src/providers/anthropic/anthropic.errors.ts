@@ -33,6 +33,8 @@ function classify(status: number | undefined, type: string | null, message: stri
   if (status === 413 || type === 'request_too_large') return 'context_overflow';
   if ((status === 400 || type === 'invalid_request_error') && CONTEXT_OVERFLOW.test(message)) return 'context_overflow';
   if (type === 'api_error' || type === 'timeout_error' || (status !== undefined && status >= 500)) return 'overloaded';
+  // An unknown model id is a 404 not_found_error whose message is "model: <id>".
+  if ((status === 404 || type === 'not_found_error') && /^model:/i.test(message)) return 'model_not_found';
   if (status === undefined && type === null) return 'network';
   return 'invalid_request';
 }

@@ -39,6 +39,8 @@ function classify(status: number, body: GoogleErrorBody | undefined, message: st
   if (status === 400 && CONTEXT_OVERFLOW.test(message)) return 'context_overflow';
   if (status === 413) return 'context_overflow';
   if (status >= 500 || rpc === 'UNAVAILABLE' || rpc === 'INTERNAL' || rpc === 'DEADLINE_EXCEEDED') return 'overloaded';
+  // An unknown model is a 404 NOT_FOUND: "models/<id> is not found for API version …".
+  if ((status === 404 || rpc === 'NOT_FOUND') && /\bmodels\//.test(message)) return 'model_not_found';
   return 'invalid_request';
 }
 

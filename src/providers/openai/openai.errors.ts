@@ -7,6 +7,8 @@
 import OpenAI from 'openai';
 import { describeError, ProviderError, retryAfterMs, type ProviderErrorKind } from '../../core/provider.js';
 
+// How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
+const MODEL_MISSING = /\bmodel\b.*\b(not found|does not exist)/i;
 const CONTEXT_OVERFLOW = /context[_ ](length|window|size)|maximum context|exceeds? the (available )?context|too many tokens|prompt is too long/i;
 
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
@@ -32,6 +34,7 @@ export function classify(status: number | undefined, code: string | undefined, t
   if (status === 401 || status === 403 || code === 'invalid_api_key') return 'auth';
   if (status === 413 || ((status === 400 || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
   if ((status !== undefined && status >= 500) || code === 'server_error' || code === 'overloaded') return 'overloaded';
+  if (code === 'model_not_found' || (status === 404 && MODEL_MISSING.test(message))) return 'model_not_found';
   return 'invalid_request';
 }
 

@@ -242,6 +242,13 @@ test('provider errors end the turn with a typed code, never a raw error', async 
   assertWellFormed(h);
 });
 
+test('a vendor that has no such model ends the turn model_not_found, not provider_invalid_request', async () => {
+  const h = makeHarness([[{ error: { kind: 'model_not_found', message: 'model: claude-nope-9' } }]]);
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.errorCode, r.message], ['error', 'model_not_found', 'model: claude-nope-9']);
+  assertWellFormed(h);
+});
+
 test('a rate-limited turn whose end the log then fails to make durable ends log_write_failed, with no retryAfterMs (the wait was for the rate limit)', async () => {
   const h = makeHarness([[{ error: { kind: 'rate_limited', message: 'slow down', retry_after_ms: 1000 } }]]);
   h.log.whenDurable = () => Promise.reject(new TroupeError('log_write_failed', 'the disk is full'));
