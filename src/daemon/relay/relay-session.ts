@@ -66,6 +66,16 @@ export class RelaySession {
    * that the daemon has the child's state from the start, not from its next transition.
    */
   private unnamedChild?: { state: string; event: string; at: number };
+  /**
+   * The machine transitions its process reported while the session/new was unanswered (the new
+   * session's first states come before its answer): told once the session has its id (`named`),
+   * dropped if the session/new fails (`abandon`). A process whose session/new then failed (its log
+   * could not be made durable, the process died) had reported a session nobody was given, and the
+   * daemon kept its states for its lifetime, one more per failed request.
+   */
+  private unnamedReports: Extract<ControlMessage, { t: 'transition' }>[] = [];
+  /** The session/new failed: what its process reports from now on is of no session (see unnamedReports). */
+  private abandoned = false;
   /** Who is sent which update: the attached connections and their marks. */
   private readonly fanOut: UpdateFanOut;
   /**
@@ -136,6 +146,15 @@ export class RelaySession {
     const t = this.unnamedChild;
     this.unnamedChild = undefined;
     if (t) this.ctx.transition(sessionId, 'child', t.state, t.event, t.at);
+    const reports = this.unnamedReports;
+    this.unnamedReports = [];
+    for (const c of reports) this.ctx.transition(c.sessionId, c.machine, c.state, c.event, c.at);
+  }
+
+  /** The session/new failed: the session its process may have begun is told to no one (see unnamedReports). */
+  abandon(): void {
+    this.abandoned = true;
+    this.unnamedReports = [];
   }
 
   /**
@@ -387,9 +406,13 @@ export class RelaySession {
   private control(c: ControlMessage): void {
     if (c.t === 'events') this.ctx.events(this, c.sessionId, c.events);
     // A transition is of the session the process names, as its events are: a new session's first
-    // state comes before its id is known here (its session/new answer follows it), and a fork is made
-    // in its source's process (taken for the source's, the fork's first state would reset the source's).
-    else if (c.t === 'transition') this.ctx.transition(c.sessionId, c.machine, c.state, c.event, c.at);
+    // state comes before its id is known here (its session/new answer follows it: held until then,
+    // see unnamedReports), and a fork is made in its source's process (taken for the source's, the
+    // fork's first state would reset the source's).
+    else if (c.t === 'transition') {
+      if (this.sessionId) this.ctx.transition(c.sessionId, c.machine, c.state, c.event, c.at);
+      else if (!this.abandoned) this.unnamedReports.push(c);
+    }
     else if (c.t === 'hb') {
       this.health = { rss: c.rss, heapUsed: c.heapUsed, events: c.events, at: c.at };
       this.ctx.heartbeat(this, c);

@@ -362,6 +362,7 @@ export class Relay implements AcpAgentSide, RelayContext {
 
   unregistered(session: RelaySession): void {
     this.opening.delete(session);
+    session.abandon();
     void session.child.stop('deleted');
   }
 
@@ -403,7 +404,10 @@ export class Relay implements AcpAgentSide, RelayContext {
     // it is not restarted to wait for nothing (a session it made is in the index and revives). One
     // that died before the session/new reached it (while it booted) is restarted for it, as for any
     // queued request; stopped, it would leave that request unanswered for good.
-    if (!sessionId && (info.failed || !session.awaitsAnswers) && this.opening.delete(session)) queueMicrotask(() => void session.child.stop('deleted'));
+    if (!sessionId && (info.failed || !session.awaitsAnswers) && this.opening.delete(session)) {
+      session.abandon();
+      queueMicrotask(() => void session.child.stop('deleted'));
+    }
     // Closed, idle-stopped or failed, with no client: nothing is left to hold (a restart is not at rest).
     queueMicrotask(() => this.release(session));
   }

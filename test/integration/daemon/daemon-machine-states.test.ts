@@ -7,8 +7,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { resolve } from 'node:path';
-import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Daemon, daemonWithSession, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { sessionsDir } from '../../../src/store/index.js';
 
 const script = { replies: [{ when: 'hang', items: [{ text: 'partial' }, { hang: true }] }, [{ text: 'pong' }]] };
 const prompt = (text: string) => [{ type: 'text' as const, text }];
@@ -109,3 +111,56 @@ test('a failed session, released, still lists its restarts', async (t) => {
   // Its child's record is no process: `troupe daemon status` lists no live session.
   assert.deepEqual(liveSessions(d), []);
 });
+
+test('a session/new that fails after its process began the session leaves no state of that session in the daemon', async (t) => {
+  // The child's log cannot take session_created (a full disk; here the kernel's file-size limit, set
+  // with prlimit on the pooled child once it has made the next session's log file): its session
+  // engine had started and reported its session machine's first state, then the session/new failed
+  // and the log was removed. The daemon's hub kept that state, of a session nobody was given, for
+  // its lifetime: one more per failed request.
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const dir = sessionsDir(d.home);
+  const spare = await waitFor('the pooled child and its spare log', async () => {
+    const logs = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.log')) : [];
+    return (await d.metric('troupe_pool_warm')) === 1 && logs.length === 1 && d.childPids().length === 1 && { pid: d.childPids()[0]!, size: statSync(join(dir, logs[0]!)).size };
+  });
+  execFileSync('prlimit', ['--pid', String(spare.pid), `--fsize=${spare.size}:unlimited`]);
+  const failed = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).catch((e: any) => e);
+  assert.equal(failed?.data?.code, 'log_write_failed', JSON.stringify(failed));
+  await waitFor('the failed child gone', () => !processAlive(spare.pid));
+  // A session made after it, by another child: once its first states are in the daemon's feed, so
+  // would the failed one's be, reported long before by a process that has exited since.
+  const made = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })) as { sessionId: string }).sessionId;
+  const seen = await transitionsUntil(d, (x) => x.sessionId === made && x.machine === 'session');
+  assert.deepEqual([...new Set(seen.map((x) => x.sessionId))], [made], 'transitions of no other session');
+});
+
+/** The daemon's transition feed (/v1/inspect/transitions) from its start, until `done` holds for one. */
+async function transitionsUntil(d: Daemon, done: (t: Transition & { sessionId: string }) => boolean): Promise<(Transition & { sessionId: string })[]> {
+  const abort = new AbortController();
+  const res = await fetch(`${d.url}/v1/inspect/transitions?after=0`, { headers: { ...d.headers, Accept: 'text/event-stream' }, signal: abort.signal });
+  const got: (Transition & { sessionId: string })[] = [];
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for await (const chunk of res.body!) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      const frames = text.split('\n\n');
+      text = frames.pop()!;
+      for (const frame of frames) {
+        const data = frame.split('\n').find((l) => l.startsWith('data: '));
+        if (!frame.includes('event: transition') || !data) continue;
+        const x = JSON.parse(data.slice(6));
+        got.push(x);
+        if (done(x)) return got;
+      }
+    }
+    throw new Error('the feed ended');
+  } finally {
+    abort.abort();
+  }
+}
