@@ -12,7 +12,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { assertListCwd, keepsDirectories, requestedDirectories } from './session-directories.js';
-import { marksReplayOf, prompterOf, sentSeqOf, troupeMeta } from './troupe-meta.js';
+import { asksLogSeqOf, LOG_SEQ, marksReplayOf, prompterOf, sentSeqOf, troupeMeta } from './troupe-meta.js';
 import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -296,12 +296,14 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const h = await host();
         const sentSeq = sentSeqOf(p);
         const live = await sessionOf(h, p.sessionId, sentSeq === undefined ? {} : { sentSeq });
+        // Read at once: a prompt sent after this resume may append once this handler awaits again.
+        const logSeq = asksLogSeqOf(p) ? live.log.lastSeq() : undefined;
         assertCwd(live, p.cwd);
         if (dirs) h.useDirectories(live, dirs);
         // Without `mcpServers` the session keeps the servers it has.
         if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp);
         announceCommands(client, p.sessionId, h);
-        return sessionState(live);
+        return { ...sessionState(live), ...(logSeq === undefined ? {} : { _meta: { troupe: { [LOG_SEQ]: logSeq } } }) };
       }),
     )
     .onRequest(

@@ -31,6 +31,27 @@ function wholeNumberOf(params: { _meta?: unknown }, key: string): number | undef
 export const sentSeqOf = (params: { _meta?: unknown }): number | undefined => wholeNumberOf(params, SENT_SEQ);
 
 /**
+ * A field of a `session/resume` the daemon sends a child (its own, or a client's it forwards): the
+ * child answers with LOG_SEQ in the result's `_meta.troupe`, which the daemon takes out.
+ */
+export const ASKS_LOG_SEQ = 'asksLogSeq';
+
+/**
+ * The field of that answer: the seq the session's log held once this process had it open for the
+ * resume, before any later request appended to it. Until the daemon has sent a session's clients an
+ * update, it knows from this where the history they have ends: after a crash, the new process sends
+ * them what the log holds beyond it (SENT_SEQ), which the dead one may never have written out
+ * (spec/daemon.md §Relay).
+ */
+export const LOG_SEQ = 'logSeq';
+
+/** Whether a resume asks for LOG_SEQ. */
+export const asksLogSeqOf = (params: { _meta?: unknown }): boolean => troupeMeta(params)?.[ASKS_LOG_SEQ] === true;
+
+/** The LOG_SEQ an answer carries, if it does. */
+export const logSeqOf = (result: { _meta?: unknown }): number | undefined => wholeNumberOf(result, LOG_SEQ);
+
+/**
  * A field of a `session/prompt` the daemon forwards, and of the live echo of that prompt's content
  * (its `user_message_chunk`s): a number the daemon chose for the request. A client is not sent its
  * own prompt back (it shows what it sent already; editors that also show an echo show the prompt

@@ -1,8 +1,12 @@
 // The tests' MCP server (mcp-test-tools.ts) over stdio: `node dist/test/support/mcp-test-server.js`.
+import { existsSync } from 'node:fs';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { testMcpServer } from './mcp-test-tools.js';
 
 // MCP_TEST_START_DELAY_MS: a server slow to start (it answers nothing until then).
 const delay = Number(process.env.MCP_TEST_START_DELAY_MS);
 if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+// MCP_TEST_START_GATE: a file; the server answers nothing until it exists (a test opens the gate).
+const gate = process.env.MCP_TEST_START_GATE;
+while (gate && !existsSync(gate)) await new Promise((resolve) => setTimeout(resolve, 10));
 await testMcpServer().connect(new StdioServerTransport());

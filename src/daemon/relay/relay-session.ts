@@ -12,7 +12,7 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { MARKS_REPLAY, PROMPTER, prompterOf, REPLAY_STARTED, SENT_SEQ, troupeMeta } from '../../acp/troupe-meta.js';
+import { ASKS_LOG_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, prompterOf, REPLAY_STARTED, SENT_SEQ, troupeMeta } from '../../acp/troupe-meta.js';
 import { UpdateFanOut } from './update-fan-out.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
@@ -34,11 +34,13 @@ function withTroupeMeta(params: unknown, fields: Record<string, unknown>): Recor
 /**
  * What the relay adds to a client request for the child: a prompt names its sender, so that the
  * echo of its content goes to the session's other clients only; a load asks the child to mark where
- * its replay starts, so that the loading client is sent each update once and in order (UpdateFanOut).
+ * its replay starts, so that the loading client is sent each update once and in order (UpdateFanOut);
+ * a resume asks where the session's log stands (RelaySession.historyThrough).
  */
 function tagged(method: string, params: unknown, id: number): { params?: Record<string, unknown> } {
   if (method === 'session/prompt') return { params: withTroupeMeta(params, { [PROMPTER]: id }) };
   if (method === 'session/load') return { params: withTroupeMeta(params, { [MARKS_REPLAY]: true }) };
+  if (method === 'session/resume') return { params: withTroupeMeta(params, { [ASKS_LOG_SEQ]: true }) };
   return {};
 }
 
@@ -108,6 +110,13 @@ export class RelaySession {
   health?: { rss: number; heapUsed: number; events: number; at: number };
   /** Revived by a message other than load/resume: the first boot must resume the session too. */
   private readonly resumeOnStart: boolean;
+  /**
+   * The seq through which the session's history came before this relay session: 0 for a session
+   * its session/new made, the seq its log held when a process of it first opened it for a resume or
+   * a load (the child says: LOG_SEQ, REPLAY_STARTED). While the relay has sent no update of the
+   * session, a restarted child's catch-up starts after it (see boot).
+   */
+  private historyThrough?: number;
 
   constructor(
     private readonly ctx: RelayContext,
@@ -143,6 +152,7 @@ export class RelaySession {
   /** The session has its id (its session/new was answered). */
   named(sessionId: string): void {
     this.sessionId = sessionId;
+    this.historyThrough = 0;
     const t = this.unnamedChild;
     this.unnamedChild = undefined;
     if (t) this.ctx.transition(sessionId, 'child', t.state, t.event, t.at);
@@ -297,12 +307,16 @@ export class RelaySession {
     // additional directories its log holds (no client asked to change them: src/acp/session-directories.ts).
     if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) {
       // After a crash, with the highest seq its clients were sent: the new process sends what its log
-      // holds beyond it (acp/troupe-meta.ts). Not otherwise: a clean stop sent everything, and a session this
-      // relay has sent nothing of (a daemon restarted) must not be sent its history.
+      // holds beyond it (acp/troupe-meta.ts). Not otherwise: a clean stop sent everything. A session
+      // this relay has sent no update of yet is not sent the history it came with (a daemon
+      // restarted), but is sent what its log holds beyond that (historyThrough): the dead process may
+      // have put its first updates in its log and died with them in its stdout buffer. Until
+      // 2026-12-06 it was sent nothing then, and a turn that had ended in the log never reached them.
       const sentSeq = this.fanOut.sentSeq;
-      const sent = kind === 'restart' && sentSeq > 0 ? { [SENT_SEQ]: sentSeq } : {};
-      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, ...sent } } };
-      await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc);
+      const from = sentSeq > 0 ? sentSeq : this.historyThrough !== undefined ? this.historyThrough + 1 : undefined;
+      const sent = kind === 'restart' && from !== undefined ? { [SENT_SEQ]: from } : {};
+      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, [ASKS_LOG_SEQ]: true, ...sent } } };
+      this.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc));
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
   }
 
@@ -327,6 +341,7 @@ export class RelaySession {
     this.pending.delete(id);
     this.answered(p, msg.error === undefined);
     this.settled(p, id);
+    if (p.method === 'session/resume' && msg.result) msg = { ...msg, result: this.opened(msg.result) };
     if (p.method === 'session/new') {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sid === 'string') {
@@ -349,6 +364,22 @@ export class RelaySession {
     // After its answer is queued: the stream keeps nothing of a session its client is done with.
     if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
     this.stopIfClosed();
+  }
+
+  /**
+   * A resume's answer: where the session's log stood (LOG_SEQ), taken out (it is the daemon's).
+   * The earliest one counts: while no update has been sent, what any process appended since is unsent.
+   */
+  private opened(result: unknown): unknown {
+    const r = result as { _meta?: { troupe?: Record<string, unknown> } } | undefined;
+    const seq = r ? logSeqOf(r) : undefined;
+    if (seq === undefined) return result;
+    this.historyThrough = Math.min(this.historyThrough ?? seq, seq);
+    const { [LOG_SEQ]: _, ...troupe } = r!._meta!.troupe!;
+    const { troupe: __, ...meta } = r!._meta!;
+    const _meta = Object.keys(troupe).length ? { ...meta, troupe } : meta;
+    const { _meta: ___, ...rest } = r!;
+    return Object.keys(_meta).length ? { ...rest, _meta } : rest;
   }
 
   private settled(p: PendingRequest, id: number): void {
@@ -379,7 +410,10 @@ export class RelaySession {
     // The daemon's own (it asked for it: `tagged`); no client is sent it.
     if (msg.method === REPLAY_STARTED) {
       const through = (msg.params as { through?: unknown } | undefined)?.through;
-      if (this.loadId !== undefined && typeof through === 'number') this.fanOut.replayStarted(through);
+      if (this.loadId !== undefined && typeof through === 'number') {
+        this.fanOut.replayStarted(through);
+        this.historyThrough = Math.min(this.historyThrough ?? through, through);
+      }
       return;
     }
     const echo = this.echoOf(msg);

@@ -5,12 +5,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Daemon, daemonWithClients, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { childPidsOf, Daemon, daemonWithClients, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
+const MCP_SERVER = resolve('dist/test/support/mcp-test-server.js');
 const streaming = (label: string, n: number, ms: number) => Array.from({ length: n }, (_, i) => [{ delay_ms: ms }, { text: `${label}${i} ` }]).flat();
 const script = {
   replies: [
@@ -151,6 +152,74 @@ test('kill -9 of a child whose turn had ended in its log, the rest of it still i
   await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length >= expected.length, 'the rest of the turn, after the restart', 30_000);
   assert.deepEqual(a.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text), expected, 'every chunk once, in order');
 });
+
+for (const revived of [false, true]) {
+  test(`kill -9 of a child before the relay sent any update of its ${revived ? 'revived' : 'new'} session, its turn ended in the log and still in its stdout buffer: its client is sent the turn after the restart`, async (t) => {
+    // The relay had sent nothing of the session, so it asked the new child for no catch-up (a session
+    // it has sent nothing of is not sent its history), and the turn, in the log, never reached the
+    // client. To get there: the prompt is an MCP server's command, which waits for that server to
+    // start, behind resumes that wait for it too; the daemon stops reading (SIGSTOP), the server
+    // starts, and the resumes' answers fill the child's stdout pipe ahead of the turn's updates,
+    // which wait in the child's memory, each event in its log first.
+    const script = { replies: [{ when: 'greet', items: [{ text: 'one ' }, { text: 'two ' }, { text: 'three' }] }, { when: 'ping', items: [{ text: 'pong' }] }] };
+    const first = await Daemon.start({ script });
+    const cwd = tempDir();
+    let sessionId: string;
+    let d = first;
+    if (revived) {
+      // Made and used by an earlier daemon on this home: this one has sent none of its updates.
+      const c = first.connect('ws');
+      await c.init();
+      sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+      assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+      c.close();
+      await first.stop();
+      d = await Daemon.start({ script, home: first.home });
+    }
+    t.after(() => d.stop());
+    const b = d.connect('ws');
+    t.after(() => b.close());
+    await b.init();
+    if (revived) await b.agent.request('session/resume', { sessionId: sessionId!, cwd, mcpServers: [] });
+    else sessionId = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+    const gate = join(tempDir(), 'open');
+    const mcpServers = [{ name: 'test', command: process.execPath, args: [MCP_SERVER], env: [{ name: 'MCP_TEST_START_GATE', value: gate }] }];
+    const { pid } = await childOf(d, sessionId!);
+    // Over one WebSocket, in this order; about 740 bytes of answer each, 150 are twice the pipe.
+    const fillers = Array.from({ length: 150 }, () => b.agent.request('session/resume', { sessionId, cwd, mcpServers }).catch(() => undefined));
+    const victim = b.agent.request('session/prompt', { sessionId: sessionId!, prompt: [{ type: 'text', text: '/mcp__test__greet Ada' }] }).catch((e: any) => e?.data?.code);
+    await waitFor('the prompt in the child', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.machines.child === 'busy');
+    await waitFor('the MCP server started', () => childPidsOf(pid).length > 0);
+    const logPath = sessionLogPath(sessionsDir(d.home), sessionId!);
+    const lastSeq = async () => {
+      const log = await FileEventLog.open(logPath, { readOnly: true });
+      try {
+        return { seq: log.lastSeq(), last: (await log.readAfter(Math.max(0, log.lastSeq() - 1))).events.at(-1) };
+      } finally {
+        await log.close();
+      }
+    };
+    const before = (await lastSeq()).seq;
+    process.kill(d.proc.pid!, 'SIGSTOP');
+    try {
+      writeFileSync(gate, '');
+      await waitFor('the turn ended in the log', async () => {
+        const { seq, last } = await lastSeq();
+        return seq > before && last?.type === 'turn_completed';
+      });
+      process.kill(pid, 'SIGKILL');
+    } finally {
+      process.kill(d.proc.pid!, 'SIGCONT');
+    }
+    assert.equal(await victim, 'agent_crashed', 'its answer died with the process');
+    await Promise.all(fillers);
+    assert.deepEqual(b.seqs(sessionId!), [], 'the relay had sent no update of the session');
+    // The next turn's answer comes after what the restarted child's resume sent.
+    assert.equal((await b.agent.request('session/prompt', { sessionId: sessionId!, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+    await b.until(() => b.updatesFor(sessionId!, 'agent_message_chunk').some((u) => u.content.text === 'pong'), 'the next turn, live');
+    assert.deepEqual(b.updatesFor(sessionId!, 'agent_message_chunk').map((u) => u.content.text), ['one ', 'two ', 'three', 'pong'], 'the turn the crash cut off, then the next');
+  });
+}
 
 test('exceeding the restart intensity marks the session failed and tells its clients; it stays failed once released and after a daemon restart', async (t) => {
   const d = await Daemon.start({ script, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
