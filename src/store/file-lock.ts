@@ -1,50 +1,26 @@
 /**
  * A small advisory lock file (`O_EXCL` create) for read-modify-write of shared files such as the
  * session index, which several troupe processes update. A lock left by a dead process (its pid is
- * gone) or older than `staleMs` is broken, so a SIGKILLed holder never blocks the others for long.
+ * gone) or older than `staleMs` is broken, so a SIGKILLed holder never blocks the others for long;
+ * it is broken as the very file found stale, by one contender at a time (stale-lock.ts).
  */
-import { readFile, stat, unlink } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
-import { procStatFields } from '../core/proc-stat.js';
 import { createExclusive } from './exclusive-create.js';
+import { isProcessAlive } from './process-alive.js';
+import { type LockSeen, readLock, removeLockIfStill } from './stale-lock.js';
 
-/** Whether a process with this pid exists (EPERM: it exists but is not ours). */
-export function isProcessAlive(pid: number): boolean {
+function isStale(seen: LockSeen, staleMs: number): boolean {
+  const pid = Number.parseInt(seen.text, 10);
+  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid)) return true;
+  return Date.now() - seen.mtimeMs > staleMs;
+}
+
+/** The lock as it is now, or undefined if it is gone or cannot be read (then: look again shortly). */
+function readLockOrUndefined(path: string): LockSeen | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * When the process with this pid started, in clock ticks since boot (Linux: field 22 of
- * /proc/<pid>/stat), or undefined where there is no /proc or no such process. A pid alone does not
- * name a process for long: after a hard kill or a reboot another process may have it, and a lock
- * naming the pid would then be held for good.
- */
-export function processStartTicks(pid: number): string | undefined {
-  return procStatFields(pid)?.[19];
-}
-
-/** Whether the process that wrote `pid` (and `startTicks`, if it could) still runs. */
-export function isSameProcessAlive(pid: number, startTicks: string | undefined): boolean {
-  if (!isProcessAlive(pid)) return false;
-  if (startTicks === undefined) return true;
-  const now = processStartTicks(pid);
-  return now === undefined || now === startTicks;
-}
-
-async function isStale(path: string, staleMs: number): Promise<boolean> {
-  try {
-    const [text, st] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
-    const pid = Number.parseInt(text, 10);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid)) return true;
-    return Date.now() - st.mtimeMs > staleMs;
+    return readLock(path);
   } catch {
-    // Gone already (or unreadable): try again shortly.
-    return false;
+    return undefined;
   }
 }
 
@@ -53,17 +29,18 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: 
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const staleMs = opts.staleMs ?? 10_000;
   const deadline = Date.now() + timeoutMs;
+  let own: LockSeen | undefined;
   for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
     try {
       // Never empty, even for a moment: an empty lock holds every writer off until it is stale.
       createExclusive(path, String(process.pid));
+      own = readLockOrUndefined(path);
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (await isStale(path, staleMs)) {
-        await unlink(path).catch(() => undefined);
-        continue;
-      }
+      const seen = readLockOrUndefined(path);
+      // Removed by us (or gone): take it at once. Another contender removing it: wait as for a holder.
+      if (seen && isStale(seen, staleMs) && removeLockIfStill(path, seen)) continue;
       if (Date.now() > deadline) throw new TroupeError('internal_error', `timed out waiting for the lock ${path}`, { path });
       await new Promise((r) => setTimeout(r, wait));
     }
@@ -71,6 +48,7 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: 
   try {
     return await fn();
   } finally {
-    await unlink(path).catch(() => undefined);
+    // Only our own: held past `staleMs`, it may have been broken, and the lock there is another's now.
+    if (own) removeLockIfStill(path, own);
   }
 }

@@ -14,5 +14,5 @@ export { projectStrictJson, resolveMaxEventBytes, DEFAULT_MAX_EVENT_BYTES, MIN_M
 export { SessionIndex, type SessionIndexOptions, type SessionListOptions, type SessionListPage } from './session-index.store.js';
 export { type SessionEntry, type SessionStatus, SESSION_STATUSES, INDEXED_EVENT_TYPES } from './session-summary.js';
 export { writeFileAtomic } from './atomic-write.js';
-export { isProcessAlive, isSameProcessAlive, processStartTicks } from './file-lock.js';
+export { isProcessAlive, isSameProcessAlive, processStartTicks } from './process-alive.js';
 export { takeProcessLock } from './process-lock.js';
