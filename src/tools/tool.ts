@@ -129,8 +129,17 @@ export function textResult(output: string, extra: Partial<ToolResult> = {}): Too
   return { output, isError: false, ...extra };
 }
 
-/** A short single-line rendering of user text for titles. */
+/**
+ * A short single-line rendering of user text for titles (and of grep's lines): at most `max` UTF-16
+ * units, never half of a surrogate pair (an emoji cut in two was a lone surrogate, which turns
+ * into U+FFFD once encoded as UTF-8).
+ */
 export function clip(text: string, max = 60): string {
   const line = text.split('\n')[0]!;
-  return line.length > max || line !== text ? `${line.slice(0, max)}…` : line;
+  if (line.length <= max && line === text) return line;
+  const end = max < line.length && isLowSurrogate(line.charCodeAt(max)) && isHighSurrogate(line.charCodeAt(max - 1)) ? max - 1 : max;
+  return `${line.slice(0, end)}…`;
 }
+
+const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
+const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;

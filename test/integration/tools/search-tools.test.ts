@@ -120,6 +120,21 @@ describe('grep', () => {
     assert.ok(big);
   });
 
+  test('a line and a title cut where an emoji is are cut before it, not inside it (no lone surrogate, no U+FFFD)', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { grepMaxLineChars: 10 } });
+    mkdirSync(join(ws.cwd, 'emoji'));
+    // The 🔥 (two UTF-16 units) takes units 10 and 11 of the line: a cut after 10 would split it.
+    writeFileSync(join(ws.cwd, 'emoji/e.txt'), 'needle aa🔥 x\n');
+    const r = await run(small, 'grep', { pattern: 'needle', path: 'emoji' });
+    assert.equal(r.output, 'emoji/e.txt:1: needle aa…');
+    assert.equal(Buffer.from(r.output).toString(), r.output, 'well-formed: the same after a UTF-8 round trip');
+    const pattern = `${'p'.repeat(59)}🔥`;
+    const title = host.describe({ id: 'x', name: 'grep', input: { pattern } }).title;
+    assert.equal(title, `Search \`${'p'.repeat(59)}…\``);
+    const whole = host.describe({ id: 'y', name: 'grep', input: { pattern: `${'p'.repeat(58)}🔥` } }).title;
+    assert.equal(whole, `Search \`${'p'.repeat(58)}🔥\``, 'an emoji that fits is kept');
+  });
+
   test('a catastrophically backtracking regex ends in tool_timeout without freezing the agent', async () => {
     // (a+)+$ against 30 "a"s and a "!" takes about 2^30 backtracking steps: many seconds on this
     // thread (where nothing else can run meanwhile, not even a cancel), far more than the limit.
