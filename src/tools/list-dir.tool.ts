@@ -1,6 +1,7 @@
 /** list_dir: the entries of one directory. */
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { notUtf8NameError, notUtf8Note, isUtf8Name } from './non-utf8-names.js';
 import { shownName } from './path-guard.js';
 import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 
@@ -8,12 +9,11 @@ interface ListDirInput {
   path?: string;
 }
 
-/** `ls -F`-style marker: directories end in `/`, symlinks in `@` (never followed here). */
-function render(entry: Dirent): string {
-  const name = shownName(entry.name);
-  if (entry.isDirectory()) return `${name}/`;
-  if (entry.isSymbolicLink()) return `${name}@`;
-  return name;
+/** `ls -F`-style marker: directories end in `/`, symlinks in `@` (never followed here). A name that is not UTF-8 is marked so. */
+function render(entry: Dirent<Buffer>): string {
+  const name = shownName(entry.name.toString('utf8'));
+  const marker = entry.isDirectory() ? '/' : entry.isSymbolicLink() ? '@' : '';
+  return `${name}${marker}${isUtf8Name(entry.name) ? '' : notUtf8Note(entry.name)}`;
 }
 
 /** Built from the limits, which its description and schema state. */
@@ -42,17 +42,18 @@ export function listDirTool(limits: ToolLimits): ToolDefinition {
     async run(input, env) {
       const target = await env.guard.check(input.path ?? '.');
       const shown = env.guard.display(target.path);
-      let entries: Dirent[];
+      let entries: Dirent<Buffer>[];
       try {
-        if (!target.exists) throw Object.assign(new Error('missing'), { code: 'ENOENT' });
-        entries = await readdir(target.path, { withFileTypes: true });
+        if (!target.exists) throw notUtf8NameError(target.path, shown) ?? Object.assign(new Error('missing'), { code: 'ENOENT' });
+        // As bytes: a name that is not UTF-8 would otherwise read as another (U+FFFD for its bad bytes).
+        entries = await readdir(target.path, { withFileTypes: true, encoding: 'buffer' });
       } catch (err) {
         const e = fileError(err, shown);
-        if (e.data['errno'] === 'ENOENT') e.message = `Directory not found: ${shown}`;
+        if (e.data['errno'] === 'ENOENT' && !e.data['reason']) e.message = `Directory not found: ${shown}`;
         if (e.data['errno'] === 'ENOTDIR') e.message = `${shown} is a file, not a directory (use read_file).`;
         throw e;
       }
-      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      entries.sort((a, b) => Buffer.compare(a.name, b.name));
       const max = env.limits.listMaxEntries;
       const lines = entries.slice(0, max).map(render);
       if (entries.length > max) lines.push(`[... ${entries.length - max} more entries not shown]`);

@@ -6,6 +6,7 @@ import type { ToolSpec } from '../core/provider.js';
 import type { CommandBackend, FileBackend } from './backends.js';
 import type { ObjectSchema } from './input-schema.js';
 import { stat } from 'node:fs/promises';
+import { notUtf8NameError } from './non-utf8-names.js';
 import type { GuardedPath, PathGuard } from './path-guard.js';
 
 /** Every bound the tools enforce. All sizes in bytes, all times in milliseconds. */
@@ -113,7 +114,7 @@ export function notRegularFile(shown: string): TroupeError {
 
 /** The size of the file at a guarded path, refused with a model-readable error if it is missing, a directory or not a regular file. */
 export async function fileSize(target: GuardedPath, shown: string): Promise<number> {
-  if (!target.exists) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
+  if (!target.exists) throw notUtf8NameError(target.path, shown) ?? fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
   const info = await stat(target.path).catch((err: unknown) => {
     throw fileError(err, shown);
   });

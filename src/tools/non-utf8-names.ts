@@ -1,0 +1,49 @@
+/**
+ * File names that are not UTF-8 (Linux allows any bytes but "/" and NUL in a name). Read as UTF-8,
+ * each bad byte becomes U+FFFD, and that name opens nothing: list_dir marks such a name and says
+ * how a shell can name it, and a tool given the U+FFFD reading is told why it finds nothing, rather
+ * than a plain "not found" for a file list_dir has just shown.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { TroupeError } from '../core/errors.js';
+import { shownName } from './path-guard.js';
+
+export const isUtf8Name = (raw: Buffer): boolean => Buffer.from(raw.toString('utf8')).equals(raw);
+
+/** A POSIX sh word for these bytes (run_command is `sh -c`, which has no `$'…'`): printf and octal escapes. */
+export function shellWordFor(raw: Buffer): string {
+  let format = '';
+  for (const byte of raw) {
+    const c = String.fromCharCode(byte);
+    format += byte >= 0x20 && byte < 0x7f && !`'\\%`.includes(c) ? c : `\\${byte.toString(8).padStart(3, '0')}`;
+  }
+  return `"$(printf '${format}')"`;
+}
+
+/** list_dir's note after such a name. */
+export const notUtf8Note = (raw: Buffer): string => `  [name not UTF-8: the file tools cannot open it; in run_command it is ${shellWordFor(raw)}]`;
+
+/**
+ * The error for the missing path `abs` when one of its names that is missing is the U+FFFD reading
+ * of a name that is there but not UTF-8; undefined when none is (then it is plainly not found).
+ */
+export function notUtf8NameError(abs: string, shown: string): TroupeError | undefined {
+  // Only the missing part of the path: what exists was found by its name.
+  for (let path = abs; path !== dirname(path) && !existsSync(path); path = dirname(path)) {
+    const name = basename(path);
+    if (!name.includes('\uFFFD')) continue;
+    let entries: Buffer[];
+    try {
+      entries = readdirSync(dirname(path), { encoding: 'buffer' });
+    } catch {
+      continue;
+    }
+    const raw = entries.find((entry) => !isUtf8Name(entry) && entry.toString('utf8') === name);
+    if (raw) {
+      const message = `${shown} cannot be opened: the name ${shownName(name)} there is not UTF-8 (each U+FFFD stands for a byte that is not), and the file tools only take UTF-8 names. In run_command it is ${shellWordFor(raw)}.`;
+      return new TroupeError('tool_failed', message, { path: shown, errno: 'ENOENT', reason: 'name_not_utf8' });
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,56 @@
+// A file name that is not UTF-8 (Linux allows any bytes in a name): list_dir says so and gives a name
+// run_command can use; a file tool given the U+FFFD reading of that name is told why it finds nothing
+// (tool_failed), not merely "not found".
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createWorkspaceTools } from '../../../src/tools/index.js';
+import type { ToolHost } from '../../../src/core/ports.js';
+import { makeWorkspace, run, type Workspace } from './workspace.fixture.js';
+
+let ws: Workspace;
+let host: ToolHost;
+// "caf" + 0xE9 (é in Latin-1) + ".txt": not UTF-8. Read as UTF-8 it is "caf\uFFFD.txt".
+const LATIN1 = Buffer.concat([Buffer.from('caf'), Buffer.from([0xe9]), Buffer.from('.txt')]);
+const DIR = Buffer.concat([Buffer.from('d'), Buffer.from([0xff])]);
+
+before(() => {
+  ws = makeWorkspace();
+  host = createWorkspaceTools({ cwd: ws.cwd });
+  mkdirSync(join(ws.cwd, 'd'));
+  writeFileSync(Buffer.concat([Buffer.from(join(ws.cwd, 'd') + '/'), LATIN1]), 'latin-1\n');
+  writeFileSync(join(ws.cwd, 'd', 'plain.txt'), 'plain\n');
+  mkdirSync(Buffer.concat([Buffer.from(join(ws.cwd, 'd') + '/'), DIR]));
+  writeFileSync(Buffer.concat([Buffer.from(join(ws.cwd, 'd') + '/'), DIR, Buffer.from('/inner.txt')]), 'inner\n');
+});
+after(() => ws.dispose());
+
+test('list_dir marks a name that is not UTF-8, and the name it gives run_command names the file', async () => {
+  const r = await run(host, 'list_dir', { path: 'd' });
+  assert.equal(r.isError, false, r.output);
+  const lines = r.output.split('\n');
+  assert.deepEqual(lines.map((l) => l.split('  [')[0]), ['caf\uFFFD.txt', 'd\uFFFD/', 'plain.txt']);
+  assert.equal(lines[0], `caf\uFFFD.txt  [name not UTF-8: the file tools cannot open it; in run_command it is "$(printf 'caf\\351.txt')"]`);
+  assert.equal(lines[1], `d\uFFFD/  [name not UTF-8: the file tools cannot open it; in run_command it is "$(printf 'd\\377')"]`);
+  const word = lines[0]!.match(/it is (".*")\]$/)![1]!;
+  const cat = await run(host, 'run_command', { command: `cat d/${word}` });
+  assert.match(cat.output, /^latin-1\n/);
+});
+
+test('read_file, edit_file and list_dir given the U+FFFD reading of such a name: tool_failed saying the name is not UTF-8 and how run_command names it, not a bare "not found"', async () => {
+  for (const [tool, input] of [
+    ['read_file', { path: 'd/caf\uFFFD.txt' }],
+    ['edit_file', { path: 'd/caf\uFFFD.txt', old_string: 'latin', new_string: 'x' }],
+    ['read_file', { path: 'd/d\uFFFD/inner.txt' }],
+    ['list_dir', { path: 'd/d\uFFFD' }],
+  ] as const) {
+    const r = await run(host, tool, input);
+    assert.equal(r.isError, true, `${tool} ${input.path}`);
+    assert.equal(r.errorCode, 'tool_failed');
+    assert.match(r.output, /is not UTF-8 .*the file tools only take UTF-8 names\. In run_command it is "\$\(printf '(caf\\351\.txt|d\\377)'\)"\./, `${tool}: ${r.output}`);
+  }
+  // A missing name with U+FFFD in it that reads no name there is plainly not found.
+  const missing = await run(host, 'read_file', { path: 'd/caf\uFFFD\uFFFD.txt' });
+  assert.match(missing.output, /^File not found/);
+});
