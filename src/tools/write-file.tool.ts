@@ -2,6 +2,7 @@
 import { lstat, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TroupeError } from '../core/errors.js';
+import { notUtf8NameError } from './non-utf8-names.js';
 import { refuseDirectoryName, shownName, type GuardedPath } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits } from './tool.js';
 
@@ -16,7 +17,12 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
   const shown = env.guard.display(target.path);
   // Writing would create a *file* named like the directory the model meant.
   refuseDirectoryName(input.path, shown, 'write_file');
-  if (!target.exists) await refuseMissingRoot(target, shown, env);
+  if (!target.exists) {
+    // The U+FFFD reading of a name that is not UTF-8 would create a second file beside it.
+    const notUtf8 = notUtf8NameError(target.path, shown);
+    if (notUtf8) throw notUtf8;
+    await refuseMissingRoot(target, shown, env);
+  }
   let oldText: string | null = null;
   if (target.exists) {
     const size = await fileSize(target, shown);

@@ -3,7 +3,7 @@
 // (tool_failed), not merely "not found".
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createWorkspaceTools } from '../../../src/tools/index.js';
 import type { ToolHost } from '../../../src/core/ports.js';
@@ -53,4 +53,15 @@ test('read_file, edit_file and list_dir given the U+FFFD reading of such a name:
   // A missing name with U+FFFD in it that reads no name there is plainly not found.
   const missing = await run(host, 'read_file', { path: 'd/caf\uFFFD\uFFFD.txt' });
   assert.match(missing.output, /^File not found/);
+});
+
+test('write_file given the U+FFFD reading of such a name: tool_failed as read_file says, and no second file named with U+FFFD', async () => {
+  for (const path of ['d/caf\uFFFD.txt', 'd/d\uFFFD/inner.txt', 'd/d\uFFFD/new/new.txt']) {
+    const r = await run(host, 'write_file', { path, content: 'replaced\n' });
+    assert.equal(r.isError, true, `${path}: ${r.output}`);
+    assert.equal(r.errorCode, 'tool_failed');
+    assert.match(r.output, /is not UTF-8 .*the file tools only take UTF-8 names\. In run_command it is "\$\(printf '(caf\\351\.txt|d\\377)'\)"\./, r.output);
+  }
+  assert.deepEqual(readdirSync(join(ws.cwd, 'd'), { encoding: 'buffer' }).map((n) => n.toString('latin1')).sort(), ['caf\u00e9.txt', 'd\u00ff', 'plain.txt']);
+  assert.equal(readFileSync(Buffer.concat([Buffer.from(join(ws.cwd, 'd') + '/'), LATIN1]), 'utf8'), 'latin-1\n');
 });
