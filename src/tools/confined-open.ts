@@ -51,8 +51,9 @@ async function admit(handle: FileHandle, absPath: string, confine: Confine | und
   }
 }
 
-export async function openForRead(absPath: string, confine: Confine | undefined): Promise<FileHandle> {
-  return admit(await open(absPath, READ), absPath, confine, false);
+/** `absPath` may be bytes: a path with a name that is not UTF-8 opens only so. */
+export async function openForRead(absPath: string | Buffer, confine: Confine | undefined): Promise<FileHandle> {
+  return admit(await open(absPath, READ), absPath.toString(), confine, false);
 }
 
 /**

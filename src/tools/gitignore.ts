@@ -36,12 +36,15 @@ export function parseGitignore(dir: string, text: string): IgnoreLayer | undefin
   return { dir, matcher: newMatcher().add(text), exempted: new Map() };
 }
 
-/** The layer of `dir`'s .gitignore, if it has one that is a regular file inside the workspace. */
-export async function readIgnoreLayer(dir: string, confine: Confine): Promise<IgnoreLayer | undefined> {
+/**
+ * The layer of `dir`'s .gitignore, if it has one that is a regular file inside the workspace.
+ * `rawDir`: the directory's bytes, when a name in it is not UTF-8 (then `dir` opens nothing).
+ */
+export async function readIgnoreLayer(dir: string, confine: Confine, rawDir?: Buffer): Promise<IgnoreLayer | undefined> {
   let text: string;
   try {
     // Confined and non-blocking as every read: a .gitignore may be a link out, or a FIFO.
-    const handle = await openForRead(`${dir}${sep}.gitignore`, confine);
+    const handle = await openForRead(rawDir ? Buffer.concat([rawDir, Buffer.from(`${sep}.gitignore`)]) : `${dir}${sep}.gitignore`, confine);
     try {
       if ((await handle.stat()).size > MAX_IGNORE_FILE_BYTES) return undefined;
       text = await handle.readFile('utf8');

@@ -2,6 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import { compileGlob } from './glob-pattern.js';
+import { shownFoundPath } from './non-utf8-names.js';
 import { clip, defineTool, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 import { ignoredNote, walkFiles, walkStats } from './workspace-walk.js';
 
@@ -63,7 +64,7 @@ export function globTool(limits: ToolLimits): ToolDefinition {
         maxEntries: env.limits.searchMaxEntries,
         signal: ctx.signal,
       };
-      const found: string[] = [];
+      const found: Array<{ shown: string; line: string }> = [];
       let more = false;
       for await (const file of walkFiles(base.path, options, stats)) {
         if (!glob.matches(file.rel)) continue;
@@ -71,14 +72,15 @@ export function globTool(limits: ToolLimits): ToolDefinition {
           more = true;
           break;
         }
-        found.push(env.guard.display(file.path));
+        found.push({ shown: env.guard.display(file.path), line: shownFoundPath(env.guard, file) });
       }
-      found.sort();
+      // By path: a note after a name must not change where it sorts.
+      found.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
       const notes: string[] = [];
       if (more) notes.push(`[results limited to ${max}; narrow the pattern or the directory]`);
       if (stats.exhausted) notes.push(`[search stopped after examining ${stats.examined} entries; some files were not considered]`);
       notes.push(...ignoredNote(stats, found.length));
-      const body = found.length === 0 ? `No files match \`${input.pattern}\` in ${shownBase}.` : found.join('\n');
+      const body = found.length === 0 ? `No files match \`${input.pattern}\` in ${shownBase}.` : found.map((f) => f.line).join('\n');
       return textResult([body, ...notes].join('\n'));
     },
   });

@@ -5,9 +5,9 @@
  * than a plain "not found" for a file list_dir has just shown.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
-import { shownName } from './path-guard.js';
+import { shownName, type PathGuard } from './path-guard.js';
 
 export const isUtf8Name = (raw: Buffer): boolean => Buffer.from(raw.toString('utf8')).equals(raw);
 
@@ -21,8 +21,22 @@ export function shellWordFor(raw: Buffer): string {
   return `"$(printf '${format}')"`;
 }
 
-/** list_dir's note after such a name. */
+/** list_dir's note after such a name (glob's and grep's after such a path). */
 export const notUtf8Note = (raw: Buffer): string => `  [name not UTF-8: the file tools cannot open it; in run_command it is ${shellWordFor(raw)}]`;
+
+/**
+ * A path glob or grep found, as the guard shows it, followed by the note when a name in it is not
+ * UTF-8 (`raw`: its bytes, absolute): the word is relative to the cwd, as the shown path is, and
+ * run_command runs there by default.
+ */
+export function shownFoundPath(guard: PathGuard, file: { path: string; raw?: Buffer }): string {
+  const shown = guard.display(file.path);
+  if (!file.raw) return shown;
+  const cwd = resolve(guard.cwd);
+  const prefix = Buffer.from(cwd.endsWith(sep) ? cwd : cwd + sep);
+  const inCwd = file.raw.subarray(0, prefix.length).equals(prefix);
+  return shown + notUtf8Note(inCwd ? file.raw.subarray(prefix.length) : file.raw);
+}
 
 /**
  * The error for the missing path `abs` when one of its names that is missing is the U+FFFD reading

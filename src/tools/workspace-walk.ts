@@ -8,6 +8,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { isIgnored, readIgnoreLayer, type IgnoreLayer } from './gitignore.js';
+import { isUtf8Name } from './non-utf8-names.js';
 import { isWithin, type PathGuard } from './path-guard.js';
 
 /** Directories skipped unless the caller asks for what is ignored. */
@@ -71,55 +72,73 @@ export interface WalkedFile {
   path: string;
   /** Relative to the start directory, with `/` separators. */
   rel: string;
+  /**
+   * The path's bytes, only when a name in it is not UTF-8: `path` and `rel` then hold its U+FFFD
+   * reading, which opens nothing, and this is what opens the file.
+   */
+  raw?: Buffer;
+}
+
+/** `dir`/`name` as bytes, when `dir` is already bytes or `name` is not UTF-8; else undefined (the string opens it). */
+function rawJoin(dir: string, rawDir: Buffer | undefined, name: Buffer): Buffer | undefined {
+  if (!rawDir && isUtf8Name(name)) return undefined;
+  const parent = rawDir ?? Buffer.from(dir);
+  return Buffer.concat([parent, Buffer.from(parent[parent.length - 1] === sep.charCodeAt(0) ? '' : sep), name]);
 }
 
 export async function* walkFiles(start: string, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkedFile> {
   const confine = (real: string) => options.guard.containsReal(real);
   const gitignore = !options.includeIgnored;
-  const pending: Array<{ dir: string; layers: IgnoreLayer[] }> = [{ dir: start, layers: gitignore ? await startLayers(start, options.guard) : [] }];
+  type Dir = { dir: string; raw?: Buffer; layers: IgnoreLayer[] };
+  const pending: Dir[] = [{ dir: start, layers: gitignore ? await startLayers(start, options.guard) : [] }];
   while (pending.length > 0) {
     if (options.signal.aborted) return;
-    const { dir, layers: above } = pending.pop()!;
-    const own = gitignore && dir !== start ? await readIgnoreLayer(dir, confine) : undefined;
+    const { dir, raw: rawDir, layers: above } = pending.pop()!;
+    const own = gitignore && dir !== start ? await readIgnoreLayer(dir, confine, rawDir) : undefined;
     const layers = own ? [...above, own] : above;
-    let entries: Dirent[];
+    let entries: Dirent<Buffer>[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      // Names as bytes: one that is not UTF-8 opens only so (its UTF-8 reading has U+FFFD for each bad byte).
+      entries = await readdir(rawDir ?? dir, { withFileTypes: true, encoding: 'buffer' });
     } catch {
       continue; // unreadable directory: nothing to report from it
     }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const subdirs: string[] = [];
-    for (const entry of entries) {
+    const named = entries.map((entry) => ({ entry, name: entry.name.toString('utf8') }));
+    named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const subdirs: Dir[] = [];
+    for (const { entry, name } of named) {
       if (stats.examined >= options.maxEntries) {
         stats.exhausted = true;
         return;
       }
       stats.examined++;
-      const path = join(dir, entry.name);
+      const path = join(dir, name);
+      const raw = rawJoin(dir, rawDir, entry.name);
       const rel = relative(start, path).split(sep).join('/');
       if (layers.length > 0 && isIgnored(layers, path, entry.isDirectory())) {
         stats.ignored++;
         continue;
       }
+      const file = raw ? { path, rel, raw } : { path, rel };
       if (entry.isDirectory()) {
-        if (options.includeIgnored || !IGNORED_DIRS.has(entry.name)) subdirs.push(path);
+        if (options.includeIgnored || !IGNORED_DIRS.has(name)) subdirs.push(raw ? { dir: path, raw, layers } : { dir: path, layers });
       } else if (entry.isFile()) {
-        yield { path, rel };
+        yield file;
       } else if (entry.isSymbolicLink()) {
-        if (await isFileInside(path, options.guard)) yield { path, rel };
+        if (await isFileInside(raw ?? path, options.guard)) yield file;
         else stats.skippedLinks++;
       }
     }
     // Reversed so that the first subdirectory (by name) is walked next.
-    for (let i = subdirs.length - 1; i >= 0; i--) pending.push({ dir: subdirs[i]!, layers });
+    for (let i = subdirs.length - 1; i >= 0; i--) pending.push(subdirs[i]!);
   }
 }
 
-async function isFileInside(link: string, guard: PathGuard): Promise<boolean> {
+async function isFileInside(link: string | Buffer, guard: PathGuard): Promise<boolean> {
   try {
+    // (A real path that is not UTF-8 reads with U+FFFD, which changes no "/": where it lies still holds.)
     const real = await realpath(link);
-    return guard.containsReal(real) && (await stat(real)).isFile();
+    return guard.containsReal(real) && (await stat(link)).isFile();
   } catch {
     return false;
   }

@@ -3,7 +3,7 @@
 // (tool_failed), not merely "not found".
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createWorkspaceTools } from '../../../src/tools/index.js';
 import type { ToolHost } from '../../../src/core/ports.js';
@@ -64,4 +64,28 @@ test('write_file given the U+FFFD reading of such a name: tool_failed as read_fi
   }
   assert.deepEqual(readdirSync(join(ws.cwd, 'd'), { encoding: 'buffer' }).map((n) => n.toString('latin1')).sort(), ['caf\u00e9.txt', 'd\u00ff', 'plain.txt']);
   assert.equal(readFileSync(Buffer.concat([Buffer.from(join(ws.cwd, 'd') + '/'), LATIN1]), 'utf8'), 'latin-1\n');
+});
+
+const NOTE = (word: string) => `  [name not UTF-8: the file tools cannot open it; in run_command it is "$(printf '${word}')"]`;
+
+test('glob lists a path with a name that is not UTF-8 (also below such a directory) marked as list_dir marks it, with a word run_command opens', async () => {
+  const r = await run(host, 'glob', { pattern: '*.txt', path: 'd' });
+  assert.equal(r.isError, false, r.output);
+  const lines = r.output.split('\n');
+  assert.deepEqual(lines, [`d/caf\uFFFD.txt${NOTE('d/caf\\351.txt')}`, `d/d\uFFFD/inner.txt${NOTE('d/d\\377/inner.txt')}`, 'd/plain.txt']);
+  const word = lines[1]!.match(/it is (".*")\]$/)![1]!;
+  const cat = await run(host, 'run_command', { command: `cat ${word}` });
+  assert.match(cat.output, /^inner\n/);
+});
+
+test('glob below a directory whose name is not UTF-8 keeps to its .gitignore and lists a symlink there whose name is not UTF-8', async () => {
+  const e = Buffer.concat([Buffer.from(ws.cwd + '/e'), Buffer.from([0xff])]);
+  const at = (name: string | Buffer) => Buffer.concat([e, Buffer.from('/'), Buffer.from(name)]);
+  mkdirSync(e);
+  writeFileSync(at('.gitignore'), 'skip.txt\n');
+  writeFileSync(at('skip.txt'), 'ignored\n');
+  writeFileSync(at('keep.txt'), 'kept\n');
+  symlinkSync('keep.txt', at(Buffer.concat([Buffer.from('lnk'), Buffer.from([0xfe]), Buffer.from('.txt')])));
+  const r = await run(host, 'glob', { pattern: 'e*/*.txt' });
+  assert.deepEqual(r.output.split('\n'), [`e\uFFFD/keep.txt${NOTE('e\\377/keep.txt')}`, `e\uFFFD/lnk\uFFFD.txt${NOTE('e\\377/lnk\\376.txt')}`]);
 });
