@@ -5,6 +5,7 @@ import type { ToolLocation } from '../core/events.js';
 import { openForRead } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
+import { shownFoundPath } from './non-utf8-names.js';
 import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 import { ignoredNote, walkFiles, walkStats, type WalkedFile } from './workspace-walk.js';
 
@@ -89,9 +90,12 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       const locations: ToolLocation[] = [];
       let more = false;
       let skippedLarge = 0;
+      // Matched files with a name that is not UTF-8, each named once after the matches with the note
+      // list_dir and glob give (a note on every line would bury the lines).
+      const notUtf8 = new Map<string, string>();
       // Texts go to the matcher in batches: one round trip per batch, not per file.
       const matcher = new LineMatcher(regex, ctx.signal, env.limits.grepTimeoutMs);
-      let batch: Array<{ path: string; text: string }> = [];
+      let batch: Array<{ file: WalkedFile; text: string }> = [];
       let batchBytes = 0;
       /** Matches the batch; false once `max` lines are taken and one more matched. */
       const flush = async (): Promise<boolean> => {
@@ -101,9 +105,11 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
         batchBytes = 0;
         for (const [t, line, content] of await matcher.match(texts.map((b) => b.text), max - lines.length + 1, env.limits.grepMaxLineChars)) {
           if (lines.length === max) return false;
-          const file = texts[t]!;
+          const { file } = texts[t]!;
           lines.push(`${env.guard.display(file.path)}:${line}: ${clip(content, env.limits.grepMaxLineChars)}`);
-          if (locations.length < MAX_LOCATIONS) locations.push({ path: file.path, line });
+          if (file.raw) notUtf8.set(file.path, shownFoundPath(env.guard, file));
+          // No location for such a file: its path (the U+FFFD reading) would lead a client to no file, or another.
+          else if (locations.length < MAX_LOCATIONS) locations.push({ path: file.path, line });
         }
         return true;
       };
@@ -113,14 +119,14 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
           if (filter && !filter.matches(file.rel)) continue;
           let text: string;
           try {
-            const info = await stat(file.path);
+            const info = await stat(file.raw ?? file.path);
             if (!info.isFile()) continue; // replaced by a FIFO or device since the walk saw it: opening could block
             if (info.size > env.limits.grepMaxFileBytes) {
               skippedLarge++;
               continue;
             }
             // Checked again on the open file: a symlink swapped in since the walk must not lead out.
-            const handle = await openForRead(file.path, (real) => env.guard.containsReal(real));
+            const handle = await openForRead(file.raw ?? file.path, (real) => env.guard.containsReal(real));
             try {
               text = await handle.readFile('utf8');
             } finally {
@@ -130,7 +136,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
             continue; // vanished or unreadable since the walk saw it
           }
           if (text.slice(0, 8192).includes('\0')) continue;
-          batch.push({ path: file.path, text });
+          batch.push({ file, text });
           batchBytes += text.length;
           if ((batchBytes >= MATCH_BATCH_CHARS || batch.length >= MATCH_BATCH_FILES) && !(await flush())) {
             more = true;
@@ -141,7 +147,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       } finally {
         matcher.close();
       }
-      const notes: string[] = [];
+      const notes: string[] = [...notUtf8.values()];
       if (more) notes.push(`[results limited to ${max} matching lines; narrow the pattern, path or glob]`);
       if (skippedLarge > 0) notes.push(`[${skippedLarge} file(s) over ${env.limits.grepMaxFileBytes} bytes skipped]`);
       if (stats.exhausted) notes.push(`[search stopped after examining ${stats.examined} entries; some files were not searched]`);

@@ -89,3 +89,17 @@ test('glob below a directory whose name is not UTF-8 keeps to its .gitignore and
   const r = await run(host, 'glob', { pattern: 'e*/*.txt' });
   assert.deepEqual(r.output.split('\n'), [`e\uFFFD/keep.txt${NOTE('e\\377/keep.txt')}`, `e\uFFFD/lnk\uFFFD.txt${NOTE('e\\377/lnk\\376.txt')}`]);
 });
+
+test('grep searches files whose names are not UTF-8 (also below such a directory) and names them marked so, once each, after the matches', async () => {
+  const r = await run(host, 'grep', { pattern: 'latin|inner', path: 'd' });
+  assert.equal(r.isError, false, r.output);
+  assert.deepEqual(r.output.split('\n'), [
+    'd/caf\uFFFD.txt:1: latin-1',
+    'd/d\uFFFD/inner.txt:1: inner',
+    `d/caf\uFFFD.txt${NOTE('d/caf\\351.txt')}`,
+    `d/d\uFFFD/inner.txt${NOTE('d/d\\377/inner.txt')}`,
+  ]);
+  // A file searched but not matched is not named.
+  const plain = await run(host, 'grep', { pattern: 'plain', path: 'd' });
+  assert.equal(plain.output, 'd/plain.txt:1: plain');
+});
