@@ -20,7 +20,17 @@ export interface Row {
   cause?: unknown;
 }
 
-const clip = (s: string, n = 60) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+/**
+ * At most `n` UTF-16 units, the last an ellipsis when cut; never between the two halves of a
+ * surrogate pair (an emoji), which would leave a lone one, shown as U+FFFD. The same rule as
+ * clip() in src/tools/tool.ts, which the page may not import (it takes only types from troupe).
+ */
+const clip = (s: string, n = 60) => {
+  if (s.length <= n) return s;
+  const low = s.charCodeAt(n - 1) >= 0xdc00 && s.charCodeAt(n - 1) <= 0xdfff;
+  const high = s.charCodeAt(n - 2) >= 0xd800 && s.charCodeAt(n - 2) <= 0xdbff;
+  return `${s.slice(0, low && high ? n - 2 : n - 1)}…`;
+};
 const textOf = (content: unknown) =>
   Array.isArray(content) ? content.map((b) => (b && typeof b === 'object' && 'text' in b ? String((b as { text: unknown }).text) : '')).join(' ') : '';
 
