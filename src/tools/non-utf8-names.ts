@@ -4,12 +4,14 @@
  * how a shell can name it, and a tool given the U+FFFD reading is told why it finds nothing, rather
  * than a plain "not found" for a file list_dir has just shown.
  */
+import { isUtf8 } from 'node:buffer';
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { shownName, type PathGuard } from './path-guard.js';
 
-export const isUtf8Name = (raw: Buffer): boolean => Buffer.from(raw.toString('utf8')).equals(raw);
+/** The platform's validator: no decode and re-encode of every name a walk reads. */
+export const isUtf8Name = (raw: Buffer): boolean => isUtf8(raw);
 
 /** A POSIX sh word for these bytes (run_command is `sh -c`, which has no `$'…'`): printf and octal escapes. */
 export function shellWordFor(raw: Buffer): string {
