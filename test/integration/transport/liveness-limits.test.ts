@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { WebSocket } from 'ws';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { delay, rawInitialize, rawPost, SseReader, stalledSseSocket, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
+import { delay, rawInitialize, rawPost, SseReader, stalledSseSocket, startHarness, TOKEN, until, type Harness } from '../../support/transport/harness.js';
 
 const MAX_BUFFERED = 64 * 1024;
 const MESSAGE = 16 * 1024;
@@ -276,5 +276,36 @@ describe('WebSocket capacity', { timeout: 20_000 }, () => {
     for await (const chunk of res) body += chunk;
     assert.equal(JSON.parse(body).error.data.code, 'capacity_exceeded');
     first.close();
+  });
+});
+
+describe('a WebSocket client that floods pings and reads nothing', { timeout: 30_000 }, () => {
+  let h: Harness;
+  // The stall timer and the server's own pings are far off: only maxBufferedBytes can stop the flood.
+  before(async () => {
+    h = await startHarness({ acp: { maxBufferedBytes: MAX_BUFFERED, maxOutputStallMs: 600_000, wsPingIntervalMs: 200_000, wsPongTimeoutMs: 200_000 } });
+  });
+  after(() => h.close());
+
+  // uWS answers every ping with a pong, kept in the socket's send buffer while the client reads
+  // nothing; before the fix that buffer grew without bound (up to uWS's 1 GiB maxBackpressure).
+  test('is closed with limit_exceeded once the pongs it did not read pass maxBufferedBytes', async () => {
+    const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
+    await once(ws, 'open');
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+    await once(ws, 'message');
+    const record = h.agent.connections.at(-1)!;
+    ws.pause();
+    const payload = Buffer.alloc(125, 0x61);
+    // 64 MiB of pongs: far past the limit plus every kernel buffer between the two sockets.
+    const pings = (64 * 1024 * 1024) / 127;
+    for (let sent = 0; sent < pings && !record.closedReason; sent += 1000) {
+      for (let i = 0; i < 1000; i++) ws.ping(payload);
+      if (ws.bufferedAmount > 1024 * 1024) await delay(1);
+      else await delay(0);
+    }
+    await until(() => record.closedReason !== undefined, 'the server to close the flooding socket', 5000).catch(() => undefined);
+    assert.equal(record.closedReason, 'limit_exceeded');
+    ws.terminate();
   });
 });

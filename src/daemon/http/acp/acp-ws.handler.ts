@@ -114,6 +114,13 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
       state.conn.mainStream.resume();
       state.conn.progress();
     },
+    ping: (ws) => {
+      // uWS has already queued the pong. A client that pings and reads nothing grows the send buffer
+      // by one pong per ping, and nothing else of troupe's runs to notice before the stall timer: so
+      // the limit every other output obeys is checked here (spec/transport.md §7).
+      const state = ws.getUserData();
+      if (state.open && ws.getBufferedAmount() > o.maxBufferedBytes) closeFor(core, state, 'limit_exceeded', 'pongs unread past maxBufferedBytes');
+    },
     pong: (ws) => {
       const state = ws.getUserData();
       state.lastInboundAt = core.now();
