@@ -309,3 +309,35 @@ describe('a WebSocket client that floods pings and reads nothing', { timeout: 30
     ws.terminate();
   });
 });
+
+describe('a WebSocket client that sends frames that are not JSON before initialize and reads nothing', { timeout: 30_000 }, () => {
+  let h: Harness;
+  // The stall timer and the wait for initialize are far off: only maxBufferedBytes can stop the flood.
+  before(async () => {
+    h = await startHarness({ acp: { maxBufferedBytes: MAX_BUFFERED, maxOutputStallMs: 600_000, idleTimeoutMs: 600_000 } });
+  });
+  after(() => h.close());
+
+  // Each such frame is answered -32700 (about 100 bytes for a 1-byte frame). Before initialize those
+  // answers went straight to the socket, past every limit, until the stall timer.
+  test('is closed with limit_exceeded once its unread answers pass maxBufferedBytes', async () => {
+    const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
+    // 'open' follows 'upgrade' in the same turn: wait for both together.
+    const upgraded = once(ws, 'upgrade') as Promise<[{ headers: Record<string, string> }]>;
+    await once(ws, 'open');
+    const id = (await upgraded)[0].headers['acp-connection-id']!;
+    ws.pause();
+    const live = (): boolean => h.acp.connections().some((c) => c.id === id);
+    assert.ok(live());
+    // 32 MiB of answers: far past the limit plus every kernel buffer between the two sockets.
+    const frames = (32 * 1024 * 1024) / 100;
+    for (let sent = 0; sent < frames && live(); sent += 1000) {
+      for (let i = 0; i < 1000; i++) ws.send('x');
+      await delay(ws.bufferedAmount > 1024 * 1024 ? 1 : 0);
+    }
+    await until(() => !live(), 'the server to close the flooding socket', 5000).catch(() => undefined);
+    assert.equal(live(), false, 'the connection was closed');
+    assert.ok(h.logs.some((l) => l.msg.includes('maxBufferedBytes')), 'closed for the output limit');
+    ws.terminate();
+  });
+});

@@ -177,8 +177,14 @@ function sendDirect(state: WsState, msg: JsonRpcMessage): void {
   if (state.open) state.socket!.cork(() => state.socket!.send(JSON.stringify(msg), false));
 }
 
-function reply(state: WsState, msg: JsonRpcMessage): Promise<void> {
+function reply(core: TransportCore, state: WsState, msg: JsonRpcMessage): Promise<void> {
   if (!state.initialized) {
+    // No stream yet to hold these to maxBufferedBytes: a client that sends bad frames and reads
+    // none of the answers would grow the socket's send buffer until the stall timer.
+    if (state.open && state.socket!.getBufferedAmount() > core.options.maxBufferedBytes) {
+      closeFor(core, state, 'limit_exceeded', 'unread answers before initialize past maxBufferedBytes');
+      return Promise.resolve();
+    }
     sendDirect(state, msg);
     return Promise.resolve();
   }
@@ -201,16 +207,16 @@ async function handleFrame(core: TransportCore, state: WsState, text: string): P
   try {
     value = JSON.parse(text);
   } catch {
-    await reply(state, rpcError(null, -32700, 'Parse error', 'parse_error'));
+    await reply(core, state, rpcError(null, -32700, 'Parse error', 'parse_error'));
     return;
   }
-  if (Array.isArray(value)) return reply(state, rpcError(null, -32600, 'JSON-RPC batches are not supported', 'invalid_request'));
-  if (!isRecord(value)) return reply(state, rpcError(null, -32600, 'Invalid Request', 'invalid_request'));
-  if (nestedTooDeep(value)) return reply(state, rpcError(null, -32600, `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, 'invalid_request'));
+  if (Array.isArray(value)) return reply(core, state, rpcError(null, -32600, 'JSON-RPC batches are not supported', 'invalid_request'));
+  if (!isRecord(value)) return reply(core, state, rpcError(null, -32600, 'Invalid Request', 'invalid_request'));
+  if (nestedTooDeep(value)) return reply(core, state, rpcError(null, -32600, `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, 'invalid_request'));
   const msg = value;
   if (!state.initialized) return initialize(core, state, msg);
   // Under its own id only if that is an id (spec/daemon.md: else -32600 with id null).
-  if (isInitializeRequest(msg)) return reply(state, rpcError(isRequestId(msg['id']) ? msg['id'] : null, -32600, 'Initialize not allowed on existing connection', 'invalid_request'));
+  if (isInitializeRequest(msg)) return reply(core, state, rpcError(isRequestId(msg['id']) ? msg['id'] : null, -32600, 'Initialize not allowed on existing connection', 'invalid_request'));
   let sessionId = sessionIdOfParams(msg);
   if (conn.idTooLong(sessionId) || conn.idTooLong(msg['id'])) return closeFor(core, state, 'limit_exceeded', `id exceeds maxIdLength (${conn.idMaxLength})`);
   if (isResponse(msg) || (!('method' in msg) && 'id' in msg)) {
