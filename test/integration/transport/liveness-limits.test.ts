@@ -341,3 +341,21 @@ describe('a WebSocket client that sends frames that are not JSON before initiali
     ws.terminate();
   });
 });
+
+describe('a WebSocket ping interval longer than uWS allows its own idle timer', { timeout: 30_000 }, () => {
+  // uWS's backstop idle timer was set to twice interval + pong timeout: over 960 s, uWS aborted the
+  // whole process (SIGABRT, "idleTimeout must not be greater than 960 seconds!") as the route mounted.
+  test('still serves: the backstop is capped, and troupe\'s own pinger keeps the interval asked for', async () => {
+    const h = await startHarness({ acp: { wsPingIntervalMs: 600_000, wsPongTimeoutMs: 15_000 } });
+    try {
+      const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
+      await once(ws, 'open');
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+      const [data] = (await once(ws, 'message')) as [Buffer];
+      assert.equal((JSON.parse(data.toString()) as { result?: { protocolVersion?: number } }).result?.protocolVersion, 1);
+      ws.close();
+    } finally {
+      await h.close();
+    }
+  });
+});

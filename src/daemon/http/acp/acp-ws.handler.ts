@@ -56,13 +56,17 @@ const CLOSE_CODES: Record<AcpCloseReason, number> = {
 
 export type WsAuthorizer = (headers: HeaderMap, subprotocols: string[]) => AuthOutcome;
 
+/** The longest `idleTimeout` uWS takes; more aborts the process ("must not be greater than 960 seconds"). */
+const UWS_MAX_IDLE_TIMEOUT_S = 960;
+
 /** The uWS behavior for `app.ws('/acp', ...)`. */
 export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorizer): WebSocketBehavior<WsState> {
   const o = core.options;
   return {
     maxPayloadLength: uwsMaxPayloadLength(o.maxBodyBytes),
     // uWS's own idle timer is a backstop only (it has 4 s granularity); troupe's pinger is finer.
-    idleTimeout: Math.max(16, Math.ceil((o.wsPingIntervalMs + o.wsPongTimeoutMs) / 1000) * 2),
+    // uWS aborts the process for an idleTimeout over 960 s: a long ping interval gets the longest.
+    idleTimeout: Math.min(UWS_MAX_IDLE_TIMEOUT_S, Math.max(16, Math.ceil((o.wsPingIntervalMs + o.wsPongTimeoutMs) / 1000) * 2)),
     sendPingsAutomatically: true,
     // Never let uWS drop a message: troupe stops sending while the socket is backpressured.
     maxBackpressure: 1024 * 1024 * 1024,
