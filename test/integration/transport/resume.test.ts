@@ -64,6 +64,29 @@ describe('Last-Event-ID resume', { timeout: 20_000 }, () => {
     c.close();
   });
 
+  test('a session stream made again after its session was released numbers on: an id kept from the dropped stream is a gap, never a resume mid-stream', async () => {
+    const conn = await rawInitialize(h);
+    const a = await SseReader.open(h, conn, { sessionId: 'ses_again' });
+    await rawPost(h, conn, promptMsg(1, 'ses_again'), 'ses_again');
+    assert.deepEqual((await a.waitFor(6)).map((e) => e.id), ['1', '2', '3', '4', '5', '6']);
+    a.close();
+    // The session is closed (the relay releases its stream): with no receiver and nothing waiting,
+    // the stream goes.
+    assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: '_test/release', params: { release: 'ses_again' } })).status, 202);
+    await until(() => h.acp.connections().find((c) => c.id === conn)?.sessionStreams === 0, 'the dropped session stream');
+    // Loaded again: a new stream of the session, numbered after the dropped one.
+    const b = await SseReader.open(h, conn, { sessionId: 'ses_again' });
+    await rawPost(h, conn, promptMsg(3, 'ses_again'), 'ses_again');
+    assert.deepEqual((await b.waitFor(6)).map((e) => e.id), ['7', '8', '9', '10', '11', '12']);
+    b.close();
+    // A client that kept id 3 of the dropped stream (it had not processed 4..6) is told of the gap.
+    // Numbered from 1 again, the new stream took 3 for its own and sent 4..6 of the new turn as the rest.
+    const c = await SseReader.open(h, conn, { sessionId: 'ses_again', lastEventId: '3' });
+    const [gap] = await c.waitFor(1);
+    assert.deepEqual(gap!.json, { jsonrpc: '2.0', method: '_troupe/replay_gap', params: { sessionId: 'ses_again', lastEventId: 3, firstAvailableId: 7 } });
+    c.close();
+  });
+
   test('an idle stream gets keep-alive comments', async () => {
     const conn = await rawInitialize(h);
     const s = await SseReader.open(h, conn);

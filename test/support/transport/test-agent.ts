@@ -118,6 +118,10 @@ export class TestAgent implements AcpAgentSide {
           }
           return;
         }
+        case '_test/release':
+          // As the relay does once a session is closed or deleted: its stream keeps nothing for resume.
+          channel.releaseSession(String(params['release']));
+          return respond(msg['id'], {});
         case '_test/echo':
           return respond(msg['id'], { params, context: rec.received.at(-1)?.context ?? {} });
         default:

@@ -39,6 +39,12 @@ export class AcpConnection implements AcpClientChannel {
   readonly mainStream: OutboundStream;
   readonly sessionStreams = new Map<string, OutboundStream>();
   /**
+   * The highest event id of the session streams this connection dropped (releaseSession): a session
+   * stream is numbered on from it, so that no id is used twice on one connection's session streams,
+   * and a `Last-Event-ID` kept from a dropped stream is a replay gap, never a resume mid-stream.
+   */
+  private droppedThroughId = 0;
+  /**
    * Client requests in flight: id → the stream each one's response goes to. Ids are the client's, so
    * one id may be in flight on several streams at once (two sessions), never twice on one stream.
    */
@@ -120,6 +126,7 @@ export class AcpConnection implements AcpClientChannel {
     const stream = this.sessionStreams.get(sessionId);
     if (!stream) return;
     if (!stream.receiver && stream.pendingBytes === 0) {
+      this.droppedThroughId = Math.max(this.droppedThroughId, stream.lastId);
       this.sessionStreams.delete(sessionId);
       stream.abort();
     } else stream.release();
@@ -137,7 +144,8 @@ export class AcpConnection implements AcpClientChannel {
     const existing = this.sessionStreams.get(sessionId);
     if (existing) return existing;
     if (this.closedFlag || this.sessionStreams.size >= this.host.options.maxSessionStreams) return undefined;
-    const stream = new OutboundStream(sessionId, this.streamHost, { events: this.host.options.retainEvents, bytes: this.host.options.retainBytes });
+    const retain = { events: this.host.options.retainEvents, bytes: this.host.options.retainBytes };
+    const stream = new OutboundStream(sessionId, this.streamHost, retain, this.droppedThroughId + 1);
     this.sessionStreams.set(sessionId, stream);
     return stream;
   }

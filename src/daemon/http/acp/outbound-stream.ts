@@ -3,7 +3,7 @@
  * numbered events, a queue for output no receiver has taken yet, and a bounded window of delivered
  * events kept so that a client reconnecting with `Last-Event-ID` gets exactly what it missed.
  *
- * Event ids are contiguous per stream, from 1. Entries `firstId..nextId-1` are stored; those up to
+ * Event ids are contiguous per stream, from 1 (or on from a dropped stream's: see the constructor). Entries `firstId..nextId-1` are stored; those up to
  * `delivered` went out to some receiver (kept only for resume, trimmed to the retention limits),
  * the rest are pending and count toward the connection's buffered bytes. spec/transport.md §4.
  */
@@ -66,7 +66,20 @@ export class OutboundStream {
   private pumpScheduled = false;
   lastWriteAt = 0;
 
-  constructor(readonly sessionId: string | undefined, private readonly host: StreamHost, private readonly retention: RetentionLimits) {}
+  /**
+   * `firstId`: 1, or, for a session's stream made again on a connection that dropped one before,
+   * the id after the highest that connection used (AcpConnection.releaseSession): numbered from 1
+   * again, an id the client kept from the dropped stream would resume this one in its middle.
+   */
+  constructor(readonly sessionId: string | undefined, private readonly host: StreamHost, private readonly retention: RetentionLimits, firstId = 1) {
+    this.nextId = firstId;
+    this.delivered = firstId - 1;
+  }
+
+  /** The id of the newest event queued (firstId - 1 before any). */
+  get lastId(): number {
+    return this.nextId - 1;
+  }
 
   /** Bytes of delivered events kept for `Last-Event-ID` resume. */
   get retained(): number {
