@@ -5,7 +5,7 @@ import type { ToolLocation } from '../core/events.js';
 import { openForRead } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
-import { shownFoundPath } from './non-utf8-names.js';
+import { notUtf8NameError, shownFoundPath } from './non-utf8-names.js';
 import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 import { ignoredNote, walkFiles, walkStats, type WalkedFile } from './workspace-walk.js';
 
@@ -75,7 +75,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       const filter: CompiledGlob | undefined = input.glob === undefined ? undefined : compileGlob(input.glob);
       const base = await env.guard.check(input.path ?? '.');
       const shownBase = env.guard.display(base.path);
-      if (!base.exists) throw new TroupeError('tool_failed', `Not found: ${shownBase}`, { path: shownBase });
+      if (!base.exists) throw notUtf8NameError(base.path, shownBase) ?? new TroupeError('tool_failed', `Not found: ${shownBase}`, { path: shownBase });
       const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
       const stats = walkStats();
       const baseInfo = await stat(base.path).catch((err: unknown) => {

@@ -38,12 +38,14 @@ test('list_dir marks a name that is not UTF-8, and the name it gives run_command
   assert.match(cat.output, /^latin-1\n/);
 });
 
-test('read_file, edit_file and list_dir given the U+FFFD reading of such a name: tool_failed saying the name is not UTF-8 and how run_command names it, not a bare "not found"', async () => {
+test('read_file, edit_file, list_dir, glob and grep given the U+FFFD reading of such a name: tool_failed saying the name is not UTF-8 and how run_command names it, not a bare "not found"', async () => {
   for (const [tool, input] of [
     ['read_file', { path: 'd/caf\uFFFD.txt' }],
     ['edit_file', { path: 'd/caf\uFFFD.txt', old_string: 'latin', new_string: 'x' }],
     ['read_file', { path: 'd/d\uFFFD/inner.txt' }],
     ['list_dir', { path: 'd/d\uFFFD' }],
+    ['glob', { pattern: '*', path: 'd/d\uFFFD' }],
+    ['grep', { pattern: 'inner', path: 'd/d\uFFFD' }],
   ] as const) {
     const r = await run(host, tool, input);
     assert.equal(r.isError, true, `${tool} ${input.path}`);
