@@ -391,6 +391,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         try {
           h = await host();
           live = await sessionOf(h, p.sessionId);
+          // Cancelled while its session opened: a slash command does not run either (it would switch
+          // the mode or model, or compact, and answer end_turn to a prompt the client cancelled).
+          if (waiting.cancelled) return { stopReason: 'cancelled' };
           const command = slashCommand(p.prompt);
           if (command?.name === 'compact') {
             await live.engine.compactNow();

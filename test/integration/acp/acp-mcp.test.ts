@@ -196,10 +196,11 @@ test('session/load starts the servers it names for the session; another agent pr
 });
 
 /**
- * A prompt sent to a session loaded from its log while its MCP server is still starting (gated by a
- * file the test creates), then `end` (a session/cancel or a session/close) before the server starts.
+ * A prompt (`text`) sent to a session loaded from its log while its MCP server is still starting
+ * (gated by a file the test creates), then `end` (a session/cancel or a session/close) before the
+ * server starts. Returns the agent and the session, for what the test checks next.
  */
-async function promptWaitingForItsSession(t: { after(fn: () => unknown): void }, end: (c: AcpChild, sessionId: string) => Promise<unknown>) {
+async function promptWaitingForItsSession(t: { after(fn: () => unknown): void }, end: (c: AcpChild, sessionId: string) => Promise<unknown>, text = 'never') {
   const cwd = workspace();
   const { home, sessionId } = await madeByAnotherAgent(t, cwd);
   const go = join(cwd, 'GO');
@@ -208,7 +209,7 @@ async function promptWaitingForItsSession(t: { after(fn: () => unknown): void },
   t.after(() => c.close());
   await c.initialize();
   await c.agent.request('session/load', { sessionId, cwd, mcpServers: [gated] });
-  const prompt = c.prompt(sessionId, 'never');
+  const prompt = c.prompt(sessionId, text);
   await c.agent.request('session/list', {}); // the prompt has reached the agent
   const ended = end(c, sessionId);
   await c.agent.request('session/list', {}); // and so has the cancel or close
@@ -220,13 +221,23 @@ async function promptWaitingForItsSession(t: { after(fn: () => unknown): void },
   assert.ok(!texts.includes('ran anyway'), 'the cancelled prompt never ran');
   assert.ok(texts.includes('after'));
   assert.deepEqual(c.schemaErrors, []);
+  return { c, sessionId };
 }
 
-test('session/cancel of a prompt still waiting for its session to open (its MCP servers starting) answers it cancelled, and it never runs', (t) =>
-  promptWaitingForItsSession(t, (c, sessionId) => c.agent.notify('session/cancel', { sessionId })));
+test('session/cancel of a prompt still waiting for its session to open (its MCP servers starting) answers it cancelled, and it never runs', async (t) => {
+  await promptWaitingForItsSession(t, (c, sessionId) => c.agent.notify('session/cancel', { sessionId }));
+});
 
-test('session/close cancels a prompt still waiting for its session to open, as session/cancel does', (t) =>
-  promptWaitingForItsSession(t, (c, sessionId) => c.agent.request('session/close', { sessionId })));
+test('session/close cancels a prompt still waiting for its session to open, as session/cancel does', async (t) => {
+  await promptWaitingForItsSession(t, (c, sessionId) => c.agent.request('session/close', { sessionId }));
+});
+
+test('a slash command still waiting for its session to open, then session/cancel: answered cancelled, and it never takes effect', async (t) => {
+  const { c, sessionId } = await promptWaitingForItsSession(t, (c, sessionId) => c.agent.notify('session/cancel', { sessionId }), '/mode plan');
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.equal(state.mode, 'default', 'the cancelled /mode did not switch the mode');
+  assert.deepEqual(c.updatesFor(sessionId, 'current_mode_update'), []);
+});
 
 test('a session unloaded while idle stops its servers, and starts them again when it is next used', async (t) => {
   const c = AcpChild.start({
