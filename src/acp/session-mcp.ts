@@ -23,6 +23,8 @@ interface Slot {
   tools?: Promise<McpTools | undefined>;
   /** Started: what calls use. */
   current?: McpTools;
+  /** Stops the servers' start (stop): one still starting is not waited for. */
+  starting?: AbortController;
 }
 
 /** How long a server may take to start and list its tools (TROUPE_MCP_START_TIMEOUT_MS). */
@@ -124,6 +126,7 @@ export class SessionMcp {
     const tools = slot.tools;
     slot.tools = undefined;
     slot.current = undefined;
+    slot.starting?.abort();
     await (await tools)?.close();
   }
 
@@ -133,6 +136,7 @@ export class SessionMcp {
 
   private async start(slot: Slot): Promise<void> {
     if (!slot.tools) {
+      const starting = (slot.starting = new AbortController());
       const attempt: Promise<McpTools | undefined> = import('../tools/mcp/mcp-tools.js')
         .then(({ connectMcpTools }) =>
           connectMcpTools(slot.servers, {
@@ -144,6 +148,7 @@ export class SessionMcp {
             outputLimit: DEFAULT_LIMITS.readMaxBytes,
             version: VERSION,
             onCommandsChanged: () => slot.current && this.commandsChanged(slot.sessionId),
+            signal: starting.signal,
           }),
         )
         .then(

@@ -43,6 +43,12 @@ export interface McpToolsOptions {
    * client's roots; `rootsChanged()` tells them the list changed.
    */
   roots?: () => readonly string[];
+  /**
+   * Aborted when the session stops (closed, deleted, the agent exiting) while its servers start: a
+   * server still starting is left out at once, its process stopped, rather than waited for until
+   * `connectTimeoutMs`, which held up the agent's exit at stdin's end for as long.
+   */
+  signal?: AbortSignal;
 }
 
 /** A session's MCP tools; `close()` stops every server. */
@@ -242,11 +248,15 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: (opts.roots?.() ?? [opts.cwd]).map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir })) }));
   const transport = transportOf(server, opts.cwd);
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   try {
     await Promise.race([
       client.connect(transport, { timeout: opts.connectTimeoutMs }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`did not answer initialize within ${opts.connectTimeoutMs} ms`)), opts.connectTimeoutMs);
+        onAbort = () => reject(new Error('its session stopped while it started'));
+        if (opts.signal?.aborted) onAbort();
+        else opts.signal?.addEventListener('abort', onAbort, { once: true });
       }),
     ]);
   } catch (err) {
@@ -254,6 +264,7 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
     throw err;
   } finally {
     clearTimeout(timer);
+    if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
   }
   return { name: server.name, client };
 }

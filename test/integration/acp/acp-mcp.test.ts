@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as acp from '@agentclientprotocol/sdk';
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -230,6 +230,24 @@ test('session/cancel of a prompt still waiting for its session to open (its MCP 
 
 test('session/close cancels a prompt still waiting for its session to open, as session/cancel does', async (t) => {
   await promptWaitingForItsSession(t, (c, sessionId) => c.agent.request('session/close', { sessionId }));
+});
+
+test("stdin closes while a session's MCP server is still starting: the agent stops the server and exits 0, without waiting for its start", async (t) => {
+  const cwd = workspace();
+  const pidFile = join(cwd, 'server.pid');
+  // A server that never answers initialize, with a start timeout far longer than close() waits.
+  const silent = { name: 'silent', command: '/bin/sh', args: ['-c', `echo $$ > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'; while :; do sleep 0.05; done`], env: [] };
+  const c = AcpChild.start({ env: { TROUPE_MCP_START_TIMEOUT_MS: '600000' } });
+  t.after(() => c.close());
+  await c.initialize();
+  const created = c.agent.request('session/new', { cwd, mcpServers: [silent] }).catch(() => undefined);
+  await waitFor('the MCP server to run', () => existsSync(pidFile), 10_000);
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  // Should the agent leave it behind, the server must not outlive the test (it holds the agent's stderr).
+  t.after(() => processAlive(pid) && process.kill(pid));
+  assert.equal(await c.close(), 0, 'exited by itself at stdin end (close() kills it after 10 s)');
+  await created;
+  await gone(pid); // no orphan server
 });
 
 test('a slash command still waiting for its session to open, then session/cancel: answered cancelled, and it never takes effect', async (t) => {
