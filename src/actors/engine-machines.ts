@@ -9,6 +9,7 @@
 import { fromPromise, type ActorSystem } from 'xstate';
 import { TroupeError } from '../core/errors.js';
 import { newLocalId } from '../core/ids.js';
+import { pairSafeEnd } from '../core/text-cut.js';
 import { sessionMachine } from '../machines/session.machine.js';
 import { turnMachine, type TurnResult } from '../machines/turn.machine.js';
 import type { EngineCore } from './engine-core.js';
@@ -104,7 +105,8 @@ export const engineMachine = sessionMachine.provide({
       core.emitMessage({ type: 'user_message', sessionId, turnId: p.prompt.turnId, messageId: newLocalId('msg'), content: p.prompt.content });
       if (conv.title === undefined) {
         const text = p.prompt.content.map((b) => (b.type === 'text' ? b.text : '')).join(' ').replace(/\s+/g, ' ').trim();
-        if (text) core.emit({ type: 'session_configured', sessionId, title: text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text });
+        // Cut before an emoji the cut falls in: half of one is a lone surrogate, U+FFFD in the log and the client's title.
+        if (text) core.emit({ type: 'session_configured', sessionId, title: text.length > TITLE_LENGTH ? `${text.slice(0, pairSafeEnd(text, TITLE_LENGTH - 1))}…` : text });
       }
       core.emit({ type: 'turn_started', sessionId, turnId: p.prompt.turnId, maxSteps: p.maxSteps });
     },

@@ -6,6 +6,7 @@
  * (the conversation, a `session/load` replay) join the parts back with a {@link ContentJoiner}.
  */
 import type { AgentEvent, ContentBlock, EventOf } from './events.js';
+import { isHighSurrogate, isLowSurrogate } from './text-cut.js';
 
 /** A message that may have been logged in parts. */
 export type PartedMessage = EventOf<'user_message'> | EventOf<'steer_received'>;
@@ -14,8 +15,6 @@ export type PartedMessage = EventOf<'user_message'> | EventOf<'steer_received'>;
 export const partsId = (m: Pick<PartedMessage, 'type'> & { messageId?: string; steerId?: string }): string =>
   (m.type === 'user_message' ? m.messageId : m.steerId)!;
 
-const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
-const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /** Bytes of `s` as a JSON string in UTF-8, quotes included. */
 const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));

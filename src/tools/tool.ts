@@ -8,6 +8,7 @@ import type { ObjectSchema } from './input-schema.js';
 import { stat } from 'node:fs/promises';
 import { notUtf8NameError } from './non-utf8-names.js';
 import type { GuardedPath, PathGuard } from './path-guard.js';
+import { pairSafeEnd } from '../core/text-cut.js';
 
 /** Every bound the tools enforce. All sizes in bytes, all times in milliseconds. */
 export interface ToolLimits {
@@ -138,9 +139,5 @@ export function textResult(output: string, extra: Partial<ToolResult> = {}): Too
 export function clip(text: string, max = 60): string {
   const line = text.split('\n')[0]!;
   if (line.length <= max && line === text) return line;
-  const end = max < line.length && isLowSurrogate(line.charCodeAt(max)) && isHighSurrogate(line.charCodeAt(max - 1)) ? max - 1 : max;
-  return `${line.slice(0, end)}…`;
+  return `${line.slice(0, pairSafeEnd(line, max))}…`;
 }
-
-const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
-const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;

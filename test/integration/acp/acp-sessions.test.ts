@@ -86,6 +86,20 @@ test('unknown sessions are -32002 with data.sessionId for every session method',
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a session title cut from a long first prompt ends before an emoji at the cut, never in its middle (no U+FFFD)', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'ok' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  // 58 characters, then an emoji whose two UTF-16 halves are the title's 59th and 60th units.
+  const prompt = `${'a'.repeat(58)}\u{1F600} and much more after it`;
+  assert.equal((await c.prompt(sessionId, prompt)).stopReason, 'end_turn');
+  const title = c.updatesFor(sessionId, 'session_info_update')[0].title as string;
+  assert.equal(title, `${'a'.repeat(58)}…`);
+  const listed = (await c.agent.request('session/list', {})).sessions.find((s) => s.sessionId === sessionId);
+  assert.equal(listed?.title, title, 'session/list gives the same title');
+});
+
 test('session/list pages with a cursor and filters by cwd', async (t) => {
   const c = AcpChild.start();
   t.after(() => c.close());
