@@ -9,6 +9,21 @@ import { Worker } from 'node:worker_threads';
 import { delay, rawInitialize, rawPost, SseReader, stalledSseSocket, startHarness, TOKEN, until, type Harness } from '../../support/transport/harness.js';
 
 const MAX_BUFFERED = 64 * 1024;
+
+/** A WebSocket on the harness's /acp, authorized, opened. */
+async function openWs(h: Harness): Promise<WebSocket> {
+  const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
+  await once(ws, 'open');
+  return ws;
+}
+
+/** An opened WebSocket that has been answered its `initialize`, with the answer's text. */
+async function initializedWs(h: Harness): Promise<{ ws: WebSocket; answer: string }> {
+  const ws = await openWs(h);
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
+  const [data] = (await once(ws, 'message')) as [Buffer];
+  return { ws, answer: data.toString() };
+}
 const MESSAGE = 16 * 1024;
 
 describe('a client that never reads its stream', { timeout: 20_000 }, () => {
@@ -57,10 +72,7 @@ describe('a WebSocket client that stops reading', { timeout: 20_000 }, () => {
   after(() => h.close());
 
   test('its output stays bounded and the socket is closed after the stall timeout', async () => {
-    const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
-    await once(ws, 'open');
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
-    await once(ws, 'message');
+    const { ws } = await initializedWs(h);
     const record = h.agent.connections.at(-1)!;
     ws.pause();
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: MESSAGE } }));
@@ -208,22 +220,17 @@ describe('WebSocket protocol rules', { timeout: 20_000 }, () => {
   });
   after(() => h.close());
 
-  const open = async (): Promise<WebSocket> => {
-    const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
-    await once(ws, 'open');
-    return ws;
-  };
   const next = async (ws: WebSocket): Promise<Record<string, unknown>> => JSON.parse(String((await once(ws, 'message'))[0]));
 
   test('the first frame must be initialize (else 1002)', async () => {
-    const ws = await open();
+    const ws = await openWs(h);
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/new', params: {} }));
     const [code] = await once(ws, 'close');
     assert.equal(code, 1002);
   });
 
   test('bad frames get JSON-RPC errors; repeated initialize -32600; long ids close 1008', async () => {
-    const ws = await open();
+    const ws = await openWs(h);
     ws.send('{oops');
     assert.equal(((await next(ws))['error'] as { code: number }).code, -32700);
     ws.send('[1,2]');
@@ -245,7 +252,7 @@ describe('WebSocket protocol rules', { timeout: 20_000 }, () => {
   });
 
   test('session/load over WS keeps its replay before the response', async () => {
-    const ws = await open();
+    const ws = await openWs(h);
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
     await next(ws);
     const frames: Array<Record<string, unknown>> = [];
@@ -290,10 +297,7 @@ describe('a WebSocket client that floods pings and reads nothing', { timeout: 30
   // uWS answers every ping with a pong, kept in the socket's send buffer while the client reads
   // nothing; before the fix that buffer grew without bound (up to uWS's 1 GiB maxBackpressure).
   test('is closed with limit_exceeded once the pongs it did not read pass maxBufferedBytes', async () => {
-    const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
-    await once(ws, 'open');
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
-    await once(ws, 'message');
+    const { ws } = await initializedWs(h);
     const record = h.agent.connections.at(-1)!;
     ws.pause();
     const payload = Buffer.alloc(125, 0x61);
@@ -348,11 +352,8 @@ describe('a WebSocket ping interval longer than uWS allows its own idle timer', 
   test('still serves: the backstop is capped, and troupe\'s own pinger keeps the interval asked for', async () => {
     const h = await startHarness({ acp: { wsPingIntervalMs: 600_000, wsPongTimeoutMs: 15_000 } });
     try {
-      const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), { headers: { Authorization: `Bearer ${TOKEN}` } });
-      await once(ws, 'open');
-      ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } }));
-      const [data] = (await once(ws, 'message')) as [Buffer];
-      assert.equal((JSON.parse(data.toString()) as { result?: { protocolVersion?: number } }).result?.protocolVersion, 1);
+      const { ws, answer } = await initializedWs(h);
+      assert.equal((JSON.parse(answer) as { result?: { protocolVersion?: number } }).result?.protocolVersion, 1);
       ws.close();
     } finally {
       await h.close();
