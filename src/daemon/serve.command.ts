@@ -20,7 +20,7 @@ import { defaultModel, resolveModel } from '../providers/registry.js';
 import { initializeResult } from '../acp/capabilities.js';
 import { DEFAULT_MAX_SSE_STREAMS, HttpServer } from './http/http-server.js';
 import { Relay } from './relay/relay.js';
-import { childInitializeParams } from './relay/relay-session.js';
+import { childInitializeParams } from './relay/child-wire.js';
 import { acquireLock, ensureToken, removeState, writeState } from './daemon-home.js';
 import { registerManagementRoutes } from './api/management.routes.js';
 import { MachineHub } from './machine-hub.js';

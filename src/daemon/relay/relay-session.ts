@@ -12,40 +12,10 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { ASKS_LOG_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, prompterOf, REPLAY_STARTED, SENT_SEQ, troupeMeta } from '../../acp/troupe-meta.js';
+import { ASKS_LOG_SEQ, prompterOf, REPLAY_STARTED, SENT_SEQ } from '../../acp/troupe-meta.js';
+import { childInitializeParams, logSeqAnswer, OPENING, tagged, withClientCaps, withoutPrompter } from './child-wire.js';
+import { UnnamedTransitions } from './unnamed-transitions.js';
 import { UpdateFanOut } from './update-fan-out.js';
-
-/** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
-export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
-  return { protocolVersion: 1, clientCapabilities: caps, clientInfo: { name: 'troupe-daemon', version } };
-}
-
-/** The requests that open a session in a child; the first one a pooled child gets carries the client's capabilities. */
-const OPENING = new Set(['session/new', 'session/load', 'session/resume']);
-
-/** `params` with `fields` set in `_meta.troupe` (src/acp/troupe-meta.ts). */
-function withTroupeMeta(params: unknown, fields: Record<string, unknown>): Record<string, unknown> {
-  const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
-  const meta = (p._meta && typeof p._meta === 'object' ? p._meta : {}) as Record<string, unknown>;
-  const troupe = (meta.troupe && typeof meta.troupe === 'object' ? meta.troupe : {}) as Record<string, unknown>;
-  return { ...p, _meta: { ...meta, troupe: { ...troupe, ...fields } } };
-}
-
-/**
- * What the relay adds to a client request for the child: a prompt names its sender, so that the
- * echo of its content goes to the session's other clients only; a load asks the child to mark where
- * its replay starts, so that the loading client is sent each update once and in order (UpdateFanOut);
- * a resume asks where the session's log stands (RelaySession.historyThrough).
- */
-function tagged(method: string, params: unknown, id: number): { params?: Record<string, unknown> } {
-  if (method === 'session/prompt') return { params: withTroupeMeta(params, { [PROMPTER]: id }) };
-  if (method === 'session/load') return { params: withTroupeMeta(params, { [MARKS_REPLAY]: true }) };
-  if (method === 'session/resume') return { params: withTroupeMeta(params, { [ASKS_LOG_SEQ]: true }) };
-  return {};
-}
-
-/** `params` with `_meta.troupe.clientCapabilities` set (spec/daemon.md §Warm pool). */
-const withClientCaps = (params: unknown, caps: Record<string, unknown>) => withTroupeMeta(params, { clientCapabilities: caps });
 
 interface PendingRequest {
   conn: RelayConnection;
@@ -62,22 +32,8 @@ interface PendingRequest {
 export class RelaySession {
   sessionId?: string;
   cwd: string;
-  /**
-   * The child machine's latest transition while the session had no id yet (a session/new not yet
-   * answered: the child started and became ready for it): told once the id is known (`named`), so
-   * that the daemon has the child's state from the start, not from its next transition.
-   */
-  private unnamedChild?: { state: string; event: string; at: number };
-  /**
-   * The machine transitions its process reported while the session/new was unanswered (the new
-   * session's first states come before its answer): told once the session has its id (`named`),
-   * dropped if the session/new fails (`abandon`). A process whose session/new then failed (its log
-   * could not be made durable, the process died) had reported a session nobody was given, and the
-   * daemon kept its states for its lifetime, one more per failed request.
-   */
-  private unnamedReports: Extract<ControlMessage, { t: 'transition' }>[] = [];
-  /** The session/new failed: what its process reports from now on is of no session (see unnamedReports). */
-  private abandoned = false;
+  /** What its process reports before the session has its id (unnamed-transitions.ts). */
+  private readonly unnamed = new UnnamedTransitions();
   /** Who is sent which update: the attached connections and their marks. */
   private readonly fanOut: UpdateFanOut;
   /**
@@ -141,7 +97,7 @@ export class RelaySession {
       onSpawnFailed: (err) => this.spawnFailed(err),
       onTransition: (state, event, at) => {
         if (this.sessionId) ctx.transition(this.sessionId, 'child', state, event, at);
-        else this.unnamedChild = { state, event, at };
+        else this.unnamed.holdChild(state, event, at);
       },
       onSlow: () => ctx.slowChild(this),
       quiet: () => this.pending.size === 0 && this.internal.size === 0,
@@ -153,18 +109,12 @@ export class RelaySession {
   named(sessionId: string): void {
     this.sessionId = sessionId;
     this.historyThrough = 0;
-    const t = this.unnamedChild;
-    this.unnamedChild = undefined;
-    if (t) this.ctx.transition(sessionId, 'child', t.state, t.event, t.at);
-    const reports = this.unnamedReports;
-    this.unnamedReports = [];
-    for (const c of reports) this.ctx.transition(c.sessionId, c.machine, c.state, c.event, c.at);
+    this.unnamed.named(sessionId, (...t) => this.ctx.transition(...t));
   }
 
-  /** The session/new failed: the session its process may have begun is told to no one (see unnamedReports). */
+  /** The session/new failed: the session its process may have begun is told to no one. */
   abandon(): void {
-    this.abandoned = true;
-    this.unnamedReports = [];
+    this.unnamed.abandon();
   }
 
   /**
@@ -370,16 +320,10 @@ export class RelaySession {
    * A resume's answer: where the session's log stood (LOG_SEQ), taken out (it is the daemon's).
    * The earliest one counts: while no update has been sent, what any process appended since is unsent.
    */
-  private opened(result: unknown): unknown {
-    const r = result as { _meta?: { troupe?: Record<string, unknown> } } | undefined;
-    const seq = r ? logSeqOf(r) : undefined;
-    if (seq === undefined) return result;
-    this.historyThrough = Math.min(this.historyThrough ?? seq, seq);
-    const { [LOG_SEQ]: _, ...troupe } = r!._meta!.troupe!;
-    const { troupe: __, ...meta } = r!._meta!;
-    const _meta = Object.keys(troupe).length ? { ...meta, troupe } : meta;
-    const { _meta: ___, ...rest } = r!;
-    return Object.keys(_meta).length ? { ...rest, _meta } : rest;
+  private opened(answer: unknown): unknown {
+    const { logSeq, result } = logSeqAnswer(answer);
+    if (logSeq !== undefined) this.historyThrough = Math.min(this.historyThrough ?? logSeq, logSeq);
+    return result;
   }
 
   private settled(p: PendingRequest, id: number): void {
@@ -433,19 +377,18 @@ export class RelaySession {
     const update = params?.update;
     const prompter = update ? prompterOf(update) : undefined;
     if (!update || prompter === undefined) return undefined;
-    const { [PROMPTER]: _, ...troupe } = troupeMeta(update)!;
-    return { msg: { ...msg, params: { ...params, update: { ...update, _meta: { ...(update._meta as object), troupe } } } }, sender: this.pending.get(prompter)?.conn };
+    return { msg: { ...msg, params: { ...params, update: withoutPrompter(update) } }, sender: this.pending.get(prompter)?.conn };
   }
 
   private control(c: ControlMessage): void {
     if (c.t === 'events') this.ctx.events(this, c.sessionId, c.events);
     // A transition is of the session the process names, as its events are: a new session's first
     // state comes before its id is known here (its session/new answer follows it: held until then,
-    // see unnamedReports), and a fork is made in its source's process (taken for the source's, the
+    // see UnnamedTransitions), and a fork is made in its source's process (taken for the source's, the
     // fork's first state would reset the source's).
     else if (c.t === 'transition') {
       if (this.sessionId) this.ctx.transition(c.sessionId, c.machine, c.state, c.event, c.at);
-      else if (!this.abandoned) this.unnamedReports.push(c);
+      else this.unnamed.hold(c);
     }
     else if (c.t === 'hb') {
       this.health = { rss: c.rss, heapUsed: c.heapUsed, events: c.events, at: c.at };
