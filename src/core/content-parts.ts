@@ -15,7 +15,6 @@ export type PartedMessage = EventOf<'user_message'> | EventOf<'steer_received'>;
 export const partsId = (m: Pick<PartedMessage, 'type'> & { messageId?: string; steerId?: string }): string =>
   (m.type === 'user_message' ? m.messageId : m.steerId)!;
 
-
 /** Bytes of `s` as a JSON string in UTF-8, quotes included. */
 const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
 

@@ -1,7 +1,8 @@
 /** list_dir: the entries of one directory. */
+import { isUtf8 } from 'node:buffer';
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { notUtf8NameError, notUtf8Note, isUtf8Name } from './non-utf8-names.js';
+import { notUtf8NameError, notUtf8Note } from './non-utf8-names.js';
 import { shownName } from './path-guard.js';
 import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits } from './tool.js';
 
@@ -13,7 +14,7 @@ interface ListDirInput {
 function render(entry: Dirent<Buffer>): string {
   const name = shownName(entry.name.toString('utf8'));
   const marker = entry.isDirectory() ? '/' : entry.isSymbolicLink() ? '@' : '';
-  return `${name}${marker}${isUtf8Name(entry.name) ? '' : notUtf8Note(entry.name)}`;
+  return `${name}${marker}${isUtf8(entry.name) ? '' : notUtf8Note(entry.name)}`;
 }
 
 /** Built from the limits, which its description and schema state. */

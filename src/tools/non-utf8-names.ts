@@ -10,9 +10,6 @@ import { basename, dirname, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { shownName, type PathGuard } from './path-guard.js';
 
-/** The platform's validator: no decode and re-encode of every name a walk reads. */
-export const isUtf8Name = (raw: Buffer): boolean => isUtf8(raw);
-
 /** A POSIX sh word for these bytes (run_command is `sh -c`, which has no `$'…'`): printf and octal escapes. */
 export function shellWordFor(raw: Buffer): string {
   let format = '';
@@ -55,7 +52,7 @@ export function notUtf8NameError(abs: string, shown: string): TroupeError | unde
     } catch {
       continue;
     }
-    const raw = entries.find((entry) => !isUtf8Name(entry) && entry.toString('utf8') === name);
+    const raw = entries.find((entry) => !isUtf8(entry) && entry.toString('utf8') === name);
     if (raw) {
       const message = `${shown} cannot be opened: the name ${shownName(name)} there is not UTF-8 (each U+FFFD stands for a byte that is not), and the file tools only take UTF-8 names. In run_command it is ${shellWordFor(raw)}.`;
       return new TroupeError('tool_failed', message, { path: shown, errno: 'ENOENT', reason: 'name_not_utf8' });

@@ -4,11 +4,11 @@
  * and a symlinked file is reported only when its real target lies inside the workspace. What
  * .gitignore files ignore is passed over, unless the caller asks for it (gitignore.ts).
  */
+import { isUtf8 } from 'node:buffer';
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { isIgnored, readIgnoreLayer, type IgnoreLayer } from './gitignore.js';
-import { isUtf8Name } from './non-utf8-names.js';
 import { isWithin, type PathGuard } from './path-guard.js';
 
 /** Directories skipped unless the caller asks for what is ignored. */
@@ -81,7 +81,7 @@ export interface WalkedFile {
 
 /** `dir`/`name` as bytes, when `dir` is already bytes or `name` is not UTF-8; else undefined (the string opens it). */
 function rawJoin(dir: string, rawDir: Buffer | undefined, name: Buffer): Buffer | undefined {
-  if (!rawDir && isUtf8Name(name)) return undefined;
+  if (!rawDir && isUtf8(name)) return undefined;
   const parent = rawDir ?? Buffer.from(dir);
   return Buffer.concat([parent, Buffer.from(parent[parent.length - 1] === sep.charCodeAt(0) ? '' : sep), name]);
 }
