@@ -123,7 +123,7 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
       // by one pong per ping, and nothing else of troupe's runs to notice before the stall timer: so
       // the limit every other output obeys is checked here (spec/transport.md §7).
       const state = ws.getUserData();
-      if (state.open && ws.getBufferedAmount() > o.maxBufferedBytes) closeFor(core, state, 'limit_exceeded', 'pongs unread past maxBufferedBytes');
+      if (unreadPastLimit(core, state)) closeFor(core, state, 'limit_exceeded', 'pongs unread past maxBufferedBytes');
     },
     pong: (ws) => {
       const state = ws.getUserData();
@@ -177,6 +177,14 @@ function wsReceiver(state: WsState): StreamReceiver {
 }
 
 /** Sends outside the outbound stream: only before initialize succeeded. */
+/**
+ * What the client has not read, in the socket's send buffer, is past `maxBufferedBytes`: for output
+ * that no stream holds to that limit (uWS's own pongs, answers before initialize).
+ */
+function unreadPastLimit(core: TransportCore, state: WsState): boolean {
+  return state.open && state.socket!.getBufferedAmount() > core.options.maxBufferedBytes;
+}
+
 function sendDirect(state: WsState, msg: JsonRpcMessage): void {
   if (state.open) state.socket!.cork(() => state.socket!.send(JSON.stringify(msg), false));
 }
@@ -185,7 +193,7 @@ function reply(core: TransportCore, state: WsState, msg: JsonRpcMessage): Promis
   if (!state.initialized) {
     // No stream yet to hold these to maxBufferedBytes: a client that sends bad frames and reads
     // none of the answers would grow the socket's send buffer until the stall timer.
-    if (state.open && state.socket!.getBufferedAmount() > core.options.maxBufferedBytes) {
+    if (unreadPastLimit(core, state)) {
       closeFor(core, state, 'limit_exceeded', 'unread answers before initialize past maxBufferedBytes');
       return Promise.resolve();
     }
