@@ -23,7 +23,7 @@ interface Slot {
   tools?: Promise<McpTools | undefined>;
   /** Started: what calls use. */
   current?: McpTools;
-  /** Stops the servers' start (stop): one still starting is not waited for. */
+  /** Stops the servers' start (stop), tool and prompt lists included: one still starting is not waited for. */
   starting?: AbortController;
 }
 
@@ -163,7 +163,9 @@ export class SessionMcp {
             return tools;
           },
           (err) => {
-            this.logger.error('cannot start the MCP servers', { error: String(err) });
+            // Stopped while they listed their tools: what stop asked for, no failure.
+            if (starting.signal.aborted) this.logger.info('MCP servers stopped while starting', { error: String(err) });
+            else this.logger.error('cannot start the MCP servers', { error: String(err) });
             return undefined;
           },
         );

@@ -27,10 +27,10 @@ export interface PromptEntry {
 }
 
 /** Every page of a server's prompt list (none if it has no prompts). */
-export function listPrompts(client: Client, timeout: number): Promise<Prompt[]> {
+export function listPrompts(client: Client, timeout: number, signal?: AbortSignal): Promise<Prompt[]> {
   if (!client.getServerCapabilities()?.prompts) return Promise.resolve([]);
   return allPages(async (cursor) => {
-    const page = await client.listPrompts(cursor ? { cursor } : {}, { timeout });
+    const page = await client.listPrompts(cursor ? { cursor } : {}, { timeout, ...(signal ? { signal } : {}) });
     return { items: page.prompts, nextCursor: page.nextCursor };
   });
 }

@@ -84,6 +84,8 @@ interface Connected {
   gone?: string;
 }
 
+const STOPPED_WHILE_STARTING = 'its session stopped while it started';
+
 /** Model-facing tool names: vendors take [A-Za-z0-9_-], at most 64 characters. */
 const MAX_NAME = 64;
 const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -120,8 +122,11 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   };
   let entries = new Map<string, Entry>();
   let specs: ToolSpec[] = [];
-  const relist = async () => {
-    entries = await collect('tools', (c) => listTools(c, opts.connectTimeoutMs), (name, server, tool) => ({
+  // The lists at start are part of the start: a session stopping cuts them short as it does a
+  // connect (a server that answers initialize but never tools/list held up a stop until the timeout).
+  // Those a server asks for later (list_changed) are not: the start's signal means nothing then.
+  const relist = async (signal?: AbortSignal) => {
+    entries = await collect('tools', (c) => listTools(c, opts.connectTimeoutMs, signal), (name, server, tool) => ({
       server,
       tool,
       spec: { name, description: describeTool(server.name, tool), inputSchema: tool.inputSchema as Record<string, unknown> },
@@ -129,11 +134,16 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     specs = [...entries.values()].map((e) => e.spec);
   };
   let prompts = new Map<string, PromptEntry>();
-  const relistPrompts = async () => {
-    prompts = await collect('prompts', (c) => listPrompts(c, opts.connectTimeoutMs), (name, server, prompt) => ({ client: server.client, server: server.name, prompt, command: commandOf(name, server.name, prompt) }));
+  const relistPrompts = async (signal?: AbortSignal) => {
+    prompts = await collect('prompts', (c) => listPrompts(c, opts.connectTimeoutMs, signal), (name, server, prompt) => ({ client: server.client, server: server.name, prompt, command: commandOf(name, server.name, prompt) }));
   };
   let closing = false;
-  await Promise.all([relist(), relistPrompts()]);
+  await Promise.all([relist(opts.signal), relistPrompts(opts.signal)]);
+  if (opts.signal?.aborted) {
+    closing = true;
+    await Promise.all(connected.map((s) => s.client.close().catch(() => undefined)));
+    throw new Error(STOPPED_WHILE_STARTING);
+  }
   for (const server of connected) {
     report.push({ name: server.name, tools: [...entries.values()].filter((e) => e.server === server).length });
     // A server may change its tools while it runs: the next model call sees the new list.
@@ -254,7 +264,7 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
       client.connect(transport, { timeout: opts.connectTimeoutMs }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`did not answer initialize within ${opts.connectTimeoutMs} ms`)), opts.connectTimeoutMs);
-        onAbort = () => reject(new Error('its session stopped while it started'));
+        onAbort = () => reject(new Error(STOPPED_WHILE_STARTING));
         if (opts.signal?.aborted) onAbort();
         else opts.signal?.addEventListener('abort', onAbort, { once: true });
       }),
@@ -286,10 +296,10 @@ function transportOf(server: McpServerConfig, cwd: string): Transport {
 }
 
 /** Every page of a server's tool list (none if it has no tools). */
-function listTools(client: Client, timeout: number): Promise<Tool[]> {
+function listTools(client: Client, timeout: number, signal?: AbortSignal): Promise<Tool[]> {
   if (!client.getServerCapabilities()?.tools) return Promise.resolve([]);
   return allPages(async (cursor) => {
-    const page = await client.listTools(cursor ? { cursor } : {}, { timeout });
+    const page = await client.listTools(cursor ? { cursor } : {}, { timeout, ...(signal ? { signal } : {}) });
     return { items: page.tools, nextCursor: page.nextCursor };
   });
 }

@@ -232,15 +232,13 @@ test('session/close cancels a prompt still waiting for its session to open, as s
   await promptWaitingForItsSession(t, (c, sessionId) => c.agent.request('session/close', { sessionId }));
 });
 
-test("stdin closes while a session's MCP server is still starting: the agent stops the server and exits 0, without waiting for its start", async (t) => {
-  const cwd = workspace();
-  const pidFile = join(cwd, 'server.pid');
-  // A server that never answers initialize, with a start timeout far longer than close() waits.
-  const silent = { name: 'silent', command: '/bin/sh', args: ['-c', `echo $$ > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'; while :; do sleep 0.05; done`], env: [] };
+/** stdin ends while the session's one MCP server (`server`, which writes its pid to `pidFile`) starts. */
+async function stdinEndWhileServerStarts(t: { after(fn: () => unknown): void }, cwd: string, pidFile: string, server: acp.McpServerStdio): Promise<void> {
+  // A start timeout far longer than close() waits.
   const c = AcpChild.start({ env: { TROUPE_MCP_START_TIMEOUT_MS: '600000' } });
   t.after(() => c.close());
   await c.initialize();
-  const created = c.agent.request('session/new', { cwd, mcpServers: [silent] }).catch(() => undefined);
+  const created = c.agent.request('session/new', { cwd, mcpServers: [server] }).catch(() => undefined);
   await waitFor('the MCP server to run', () => existsSync(pidFile), 10_000);
   const pid = Number(readFileSync(pidFile, 'utf8'));
   // Should the agent leave it behind, the server must not outlive the test (it holds the agent's stderr).
@@ -248,6 +246,43 @@ test("stdin closes while a session's MCP server is still starting: the agent sto
   assert.equal(await c.close(), 0, 'exited by itself at stdin end (close() kills it after 10 s)');
   await created;
   await gone(pid); // no orphan server
+}
+
+test("stdin closes while a session's MCP server is still starting: the agent stops the server and exits 0, without waiting for its start", async (t) => {
+  const cwd = workspace();
+  const pidFile = join(cwd, 'server.pid');
+  // A server that never answers initialize.
+  const silent = { name: 'silent', command: '/bin/sh', args: ['-c', `echo $$ > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'; while :; do sleep 0.05; done`], env: [] };
+  await stdinEndWhileServerStarts(t, cwd, pidFile, silent);
+});
+
+test("stdin closes while a session's MCP server that has answered initialize is still listing its tools: the agent stops it and exits 0 at once", async (t) => {
+  const cwd = workspace();
+  const pidFile = join(cwd, 'server.pid');
+  // A server that answers initialize (it has tools and prompts) and nothing after: tools/list and
+  // prompts/list never come back. It writes its pid once asked for its tools, so stdin ends mid-list.
+  const script = join(cwd, 'lists-never.cjs');
+  writeFileSync(script, `
+    const { renameSync, writeFileSync } = require('node:fs');
+    let buffered = '';
+    process.stdin.on('data', (chunk) => {
+      buffered += chunk;
+      let nl;
+      while ((nl = buffered.indexOf('\\n')) >= 0) {
+        const msg = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        if (msg.method === 'tools/list') {
+          writeFileSync(${JSON.stringify(pidFile)} + '.tmp', String(process.pid));
+          renameSync(${JSON.stringify(pidFile)} + '.tmp', ${JSON.stringify(pidFile)});
+        }
+        if (msg.method !== 'initialize') continue;
+        const result = { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {}, prompts: {} }, serverInfo: { name: 'lists-never', version: '1' } };
+        process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }) + '\\n');
+      }
+    });
+    setInterval(() => undefined, 1000); // stays, as a hung server does, until stopped
+  `);
+  await stdinEndWhileServerStarts(t, cwd, pidFile, { name: 'lists-never', command: process.execPath, args: [script], env: [] });
 });
 
 test('a slash command still waiting for its session to open, then session/cancel: answered cancelled, and it never takes effect', async (t) => {
