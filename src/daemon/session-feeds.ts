@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
-import { EventBroker, LogCheckpoints, readEventRange, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
+import { checkFeedCursor, EventBroker, LogCheckpoints, readEventRange, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
 
 const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
 /**
@@ -70,6 +70,22 @@ export class SessionFeeds {
       if (--feed.watchers === 0 && this.brokers.get(sessionId) === feed) this.drop(sessionId, feed.broker);
     };
     return { [Symbol.asyncIterator]: () => watcher[Symbol.asyncIterator](), close: () => (watcher.close(), release()) };
+  }
+
+  /**
+   * Throws what `subscribe` would (`session_not_found`, `invalid_cursor`) without opening a feed: a
+   * HEAD of the feed's route. Opening one scans the session's log file, which a HEAD has no use for.
+   * Only a cursor past every seq the daemon knows of (`indexLastSeq`, the session index's; those
+   * reported since) needs the file's own last seq: a session written while no daemon watched may
+   * have more than the index says.
+   */
+  check(sessionId: string, cursor: number, indexLastSeq: number): void {
+    const path = sessionLogPath(sessionsDir(this.home), sessionId);
+    if (!existsSync(path)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    const open = this.brokers.get(sessionId)?.broker;
+    let last = open ? open.lastSeq() : Math.max(indexLastSeq, this.seen.get(sessionId) ?? 0);
+    if (!open && cursor > last && Number.isSafeInteger(cursor)) last = scanLogFile(path).lastSeq;
+    checkFeedCursor(cursor, last);
   }
 
   /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */

@@ -45,6 +45,12 @@ function positiveInt(v: number | undefined, fallback: number, name: string): num
   return v;
 }
 
+/** Throws `invalid_cursor` for a malformed cursor or one beyond `lastSeq` (a broker's, or a feed's not yet open). */
+export function checkFeedCursor(cursor: number, lastSeq: number): void {
+  if (!Number.isSafeInteger(cursor) || cursor < 0) throw new TroupeError('invalid_cursor', `cursor must be a non-negative integer, got ${cursor}`, { cursor });
+  if (cursor > lastSeq) throw new TroupeError('invalid_cursor', `cursor ${cursor} is beyond the latest seq ${lastSeq}`, { cursor, lastSeq });
+}
+
 export class EventBroker {
   private last: number;
   private dropped: number;
@@ -131,8 +137,7 @@ export class EventBroker {
 
   /** Throws `invalid_cursor` for a malformed cursor or one beyond the latest seq. */
   checkCursor(cursor: number): void {
-    if (!Number.isSafeInteger(cursor) || cursor < 0) throw new TroupeError('invalid_cursor', `cursor must be a non-negative integer, got ${cursor}`, { cursor });
-    if (cursor > this.last) throw new TroupeError('invalid_cursor', `cursor ${cursor} is beyond the latest seq ${this.last}`, { cursor, lastSeq: this.last });
+    checkFeedCursor(cursor, this.last);
   }
 
   gapError(cursor: number): TroupeError {

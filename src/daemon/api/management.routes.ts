@@ -107,9 +107,10 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
 
   server.route('GET', '/v1/sessions/:id/events', (req, res) => {
     // A deleted session's log is a tombstone (its history gone); its feed does not come back with it.
-    entryOf(req.params.id!);
+    const e = entryOf(req.params.id!);
     // Checked again when the feed is reopened after an overflow: a session deleted meanwhile ends it.
-    return streamSessionEvents(req, res, (cursor) => (entryOf(req.params.id!), feeds.subscribe(req.params.id!, cursor)));
+    const open = (cursor: number) => (entryOf(req.params.id!), feeds.subscribe(req.params.id!, cursor));
+    return streamSessionEvents(req, res, open, (cursor) => feeds.check(e.id, cursor, e.lastSeq));
   });
 
   server.route('POST', '/v1/sessions/:id/cancel', (req) => {

@@ -1,6 +1,7 @@
 /**
  * `GET /v1/sessions/:id/events`: a session's log as SSE, `id: seq`; replays from the cursor, then
- * goes live; says `replay_gap` plainly. spec/daemon.md §Management API.
+ * goes live; says `replay_gap` plainly. A HEAD gets GET's status and headers, and no feed is opened
+ * for it. spec/daemon.md §Management API.
  */
 import { isTroupeError } from '../../core/errors.js';
 import type { EventWatcher } from '../../core/ports.js';
@@ -14,8 +15,17 @@ import type { SseStream } from '../http/sse-stream.js';
  */
 export type OpenFeed = (cursor: number) => EventWatcher;
 
-export async function streamSessionEvents(req: RouteRequest, res: RouteResponse, open: OpenFeed): Promise<void> {
+/** Throws what `OpenFeed` would, without opening the feed (which reads the session's log). */
+export type CheckFeed = (cursor: number) => void;
+
+export async function streamSessionEvents(req: RouteRequest, res: RouteResponse, open: OpenFeed, check: CheckFeed): Promise<void> {
   const after = feedCursor(req);
+  if (req.method === 'HEAD') {
+    // Until 2026-12-06 a HEAD opened the feed as GET does, scanning the whole log for nothing.
+    check(after);
+    res.sse(); // the headers, and the response ends (503 at --max-streams, as GET)
+    return;
+  }
   let watcher = open(after);
   let sse: SseStream;
   try {

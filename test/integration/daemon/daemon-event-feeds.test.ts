@@ -2,9 +2,11 @@
 // of events larger than a watcher's queue, and readers that fall behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
 import { request, type IncomingMessage } from 'node:http';
 import { daemonWithSession, waitFor } from '../../support/daemon.js';
 import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
+import { sessionLogPath, sessionsDir } from '../../../src/store/paths.js';
 
 /** One turn that streams `n` chunks as fast as the scripted model can. */
 const burst = (n: number) => ({ replies: [{ when: 'burst', items: Array.from({ length: n }, (_, i) => ({ text: `w${i} ` })) }] });
@@ -94,4 +96,52 @@ test('a slow reader of large events: its live queue holds at most the byte bound
   assert.deepEqual(ids, ids.map((_, i) => i + 1), 'every seq from 1, once, in order');
   assert.doesNotMatch(text, /^event: error$/m);
   assert.equal([...text.matchAll(/"type":"agent_message_chunk"/g)].length, n);
+});
+
+test("HEAD of a session's events answers as its GET does (200, 404, 400 invalid_cursor) without reading the session's log", async (t) => {
+  // A log of 16 MB: reading it (the scan that opens a feed) shows in the bytes the daemon reads.
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script: large(16) });
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'large' }] })).stopReason, 'end_turn');
+  await d.untilDurable(sessionId, Math.max(...c.seqs(sessionId)));
+  const lastSeq: number = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.lastSeq;
+  const logBytes = statSync(sessionLogPath(sessionsDir(d.home), sessionId)).size;
+  assert.ok(logBytes > 16_000_000);
+  // Bytes the daemon process has read through read(2) and the like, files and sockets alike (proc(5)).
+  const bytesRead = () => Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${d.proc.pid}/io`, 'utf8'))![1]);
+  const ask = (method: 'GET' | 'HEAD', query = '', headers: Record<string, string> = {}, id = sessionId) =>
+    fetch(`${d.url}/v1/sessions/${id}/events${query}`, { method, headers: { ...d.headers, ...headers } });
+
+  const before = bytesRead();
+  const heads = [await ask('HEAD'), await ask('HEAD', `?after=${lastSeq}`), await ask('HEAD', '?after=1', { 'Last-Event-ID': String(lastSeq) })];
+  const readByHeads = bytesRead() - before;
+  for (const head of heads) {
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-type'), 'text/event-stream');
+    assert.equal(head.headers.get('content-length'), null, "an SSE route's HEAD names no length");
+    assert.equal(await head.text(), '');
+  }
+  // Until 2026-12-06 each HEAD opened the feed, scanning the whole log (48 MB read by these three).
+  assert.ok(readByHeads < logBytes / 4, `the HEADs read ${readByHeads} bytes (the log is ${logBytes})`);
+  assert.equal(await d.metric('troupe_event_feeds_open'), 0);
+
+  // The GET they stand for opens the feed, which reads the log: what the HEADs were spared.
+  const readBefore = bytesRead();
+  const get = await ask('GET', `?after=${lastSeq}`);
+  assert.equal(get.status, 200);
+  await get.body!.cancel();
+  assert.ok(bytesRead() - readBefore >= logBytes, 'the GET scanned the log');
+
+  // Refusals: the status a GET gets, and nothing streamed.
+  for (const [query, headers, id, status, code] of [
+    ['', {}, 'no-such-session', 404, 'session_not_found'],
+    ['?after=x', {}, sessionId, 400, 'invalid_cursor'],
+    ['', { 'Last-Event-ID': '-1' }, sessionId, 400, 'invalid_cursor'],
+    [`?after=${lastSeq + 1}`, {}, sessionId, 400, 'invalid_cursor'],
+  ] as const) {
+    const got = await ask('GET', query, headers, id);
+    assert.deepEqual([got.status, ((await got.json()) as any).error.code], [status, code], `GET ${query} ${JSON.stringify(headers)} ${id}`);
+    const head = await ask('HEAD', query, headers, id);
+    assert.equal(head.status, status, `HEAD ${query} ${JSON.stringify(headers)} ${id}`);
+    assert.equal(await head.text(), '');
+  }
 });
