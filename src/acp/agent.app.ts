@@ -12,7 +12,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { assertListCwd, keepsDirectories, requestedDirectories } from './session-directories.js';
-import { asksLogSeqOf, LOG_SEQ, marksReplayOf, prompterOf, sentSeqOf, troupeMeta } from './troupe-meta.js';
+import { asksLogSeqOf, LOG_SEQ, marksReplayOf, prompterOf, promptersOf, sentSeqOf, troupeMeta, turnIdOf } from './troupe-meta.js';
 import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -185,13 +185,13 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
    * A session for a request, once a load of it from its log file has replayed it and opened its
    * engine: what the engine emits from then on comes after the history.
    */
-  const sessionOf = async (h: SessionHost, sessionId: string, opts: { replaying?: boolean; sentSeq?: number } = {}): Promise<LiveSession> => {
+  const sessionOf = async (h: SessionHost, sessionId: string, opts: { replaying?: boolean; sentSeq?: number; prompters?: Map<string, number> } = {}): Promise<LiveSession> => {
     await loading.get(sessionId);
     const live = await h.get(sessionId);
     // What the open appended (a crashed turn's end) goes to the client first, unless its replay shows it.
     if (opts.replaying) live.repaired = undefined;
     // (No await on every request for nothing: a repair, or a daemon's resume after a crash.)
-    else if (live.repaired || opts.sentSeq !== undefined) await h.updates.sendCatchUp(live, opts.sentSeq);
+    else if (live.repaired || opts.sentSeq !== undefined) await h.updates.sendCatchUp(live, opts.sentSeq, opts.prompters);
     return live;
   };
   /**
@@ -295,7 +295,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const dirs = directoriesOf(p);
         const h = await host();
         const sentSeq = sentSeqOf(p);
-        const live = await sessionOf(h, p.sessionId, sentSeq === undefined ? {} : { sentSeq });
+        const prompters = promptersOf(p);
+        const live = await sessionOf(h, p.sessionId, sentSeq === undefined ? {} : { sentSeq, ...(prompters ? { prompters } : {}) });
         // Read at once: a prompt sent after this resume may append once this handler awaits again.
         const logSeq = asksLogSeqOf(p) ? live.log.lastSeq() : undefined;
         assertCwd(live, p.cwd);
@@ -410,8 +411,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           const content = toContent(blocks, { images: model.capabilities.images, model: model.id });
           if (waiting.cancelled) return { stopReason: 'cancelled' };
           // The client is not sent its own prompt back (SessionUpdates.prompted). The turn is named
-          // here because a prompt to an idle session starts its turn within engine.prompt.
-          const turnId = newTurnId();
+          // here because a prompt to an idle session starts its turn within engine.prompt; the daemon
+          // names it (troupe-meta.ts TURN_ID).
+          const turnId = turnIdOf(p) ?? newTurnId();
           h.updates.promptedBy(turnId, prompterOf(p));
           try {
             handle = live.engine.prompt(content, turnId);

@@ -97,9 +97,10 @@ export class SessionUpdates {
    * Sends the client what opening the session appended (see LiveSession.repaired), once: a request
    * that does not replay the history (a resume, a prompt) would otherwise never show the client the
    * end of the turn the crash interrupted. `sentSeq`: the daemon's resume says what its clients saw,
-   * and everything the log holds after it is sent, the open's repair or not.
+   * and everything the log holds after it is sent, the open's repair or not. `prompters`: the daemon's
+   * prompts the dead process had, by turn id, whose echoes are sent as the live ones would have been.
    */
-  async sendCatchUp(live: LiveSession, sentSeq?: number): Promise<void> {
+  async sendCatchUp(live: LiveSession, sentSeq?: number, prompters?: ReadonlyMap<string, number>): Promise<void> {
     const repaired = live.repaired;
     live.repaired = undefined;
     // After a crash the log may hold events the dead process never wrote out (its stdout buffer),
@@ -113,7 +114,7 @@ export class SessionUpdates {
     const parts = new ContentJoiner();
     for (const e of (await live.log.readAfter(after, { limit: through - after })).events) {
       const shown = e.seq <= through ? parts.take(e) : undefined;
-      if (shown) this.project(shown);
+      if (shown) this.project(shown, shown.type === 'user_message' ? prompters?.get(shown.turnId) : undefined);
     }
   }
 

@@ -4,6 +4,8 @@
  * were sent, who sent a prompt), read here in one way.
  */
 
+import { isTurnId } from '../core/ids.js';
+
 /** `params._meta.troupe`, if it is an object. */
 export function troupeMeta(params: { _meta?: unknown }): Record<string, unknown> | undefined {
   const troupe = (params._meta as { troupe?: unknown } | null | undefined)?.troupe;
@@ -62,6 +64,40 @@ export const PROMPTER = 'prompter';
 
 /** The prompter a prompt carries, if it does. */
 export const prompterOf = (params: { _meta?: unknown }): number | undefined => wholeNumberOf(params, PROMPTER);
+
+/**
+ * A field of a `session/prompt` the daemon forwards, next to PROMPTER: the id the prompt's turn is
+ * to have (a turn id, src/core/ids.ts), so that the daemon knows the turn of each prompt it sent,
+ * and can name them to the process that replaces a crashed one (PROMPTERS).
+ */
+export const TURN_ID = 'turnId';
+
+/** The turn id a prompt carries, if it carries a well-formed one. */
+export function turnIdOf(params: { _meta?: unknown }): string | undefined {
+  const id = troupeMeta(params)?.[TURN_ID];
+  return isTurnId(id) ? id : undefined;
+}
+
+/**
+ * A field of the daemon's own `session/resume` of a session whose child it started again after a
+ * crash, with SENT_SEQ: the prompts the dead process had and never answered, as turn id → PROMPTER.
+ * The new process's catch-up (SENT_SEQ) echoes each of those prompts with its PROMPTER, as the live
+ * echo would have been, so that its sender is not sent it back (spec/daemon.md §Relay). Until
+ * 2026-12-06 the catch-up was untagged, and a prompt whose echo the dead process had not written out
+ * came back to its sender.
+ */
+export const PROMPTERS = 'prompters';
+
+/** The prompters a resume carries: turn id → PROMPTER (malformed entries left out). */
+export function promptersOf(params: { _meta?: unknown }): Map<string, number> | undefined {
+  const value = troupeMeta(params)?.[PROMPTERS];
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const out = new Map<string, number>();
+  for (const [turnId, prompter] of Object.entries(value)) {
+    if (isTurnId(turnId) && typeof prompter === 'number' && Number.isInteger(prompter) && prompter >= 0) out.set(turnId, prompter);
+  }
+  return out.size ? out : undefined;
+}
 
 /**
  * A field of a `session/load` the daemon forwards: the child says where the replay starts, with a

@@ -11,6 +11,11 @@ function timeSortable(prefix: string, now: number): string {
 export const newSessionId = (now = Date.now()): string => timeSortable('ses', now);
 export const newTurnId = (now = Date.now()): string => timeSortable('turn', now);
 
+/** Whether `id` is a turn id as `newTurnId` makes them (one a daemon chose for a prompt it forwards). */
+export function isTurnId(id: unknown): id is string {
+  return typeof id === 'string' && /^turn_[0-9a-z]{9}[0-9a-f]{20}$/.test(id);
+}
+
 /** Short ids for things that live inside one session (messages, tool calls, steers). */
 export function newLocalId(prefix: string): string {
   return `${prefix}_${randomBytes(8).toString('hex')}`;

@@ -3,7 +3,8 @@
  * answers, in `_meta.troupe` (src/acp/troupe-meta.ts): fields between the daemon and its children
  * that no client sends or is sent.
  */
-import { ASKS_LOG_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, troupeMeta } from '../../acp/troupe-meta.js';
+import { newTurnId } from '../../core/ids.js';
+import { ASKS_LOG_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, troupeMeta, TURN_ID } from '../../acp/troupe-meta.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
 export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
@@ -38,12 +39,16 @@ function withoutTroupeField<T extends { _meta?: unknown }>(value: T, key: string
 
 /**
  * What the relay adds to a client request for the child: a prompt names its sender, so that the
- * echo of its content goes to the session's other clients only; a load asks the child to mark where
+ * echo of its content goes to the session's other clients only, and its turn (`turnId`, returned
+ * too), so that a crash's catch-up can name the sender as well (RelaySession.lostPrompts); a load asks the child to mark where
  * its replay starts, so that the loading client is sent each update once and in order (UpdateFanOut);
  * a resume asks where the session's log stands (RelaySession.historyThrough).
  */
-export function tagged(method: string, params: unknown, id: number): { params?: Record<string, unknown> } {
-  if (method === 'session/prompt') return { params: withTroupeMeta(params, { [PROMPTER]: id }) };
+export function tagged(method: string, params: unknown, id: number): { params?: Record<string, unknown>; turnId?: string } {
+  if (method === 'session/prompt') {
+    const turnId = newTurnId();
+    return { params: withTroupeMeta(params, { [PROMPTER]: id, [TURN_ID]: turnId }), turnId };
+  }
   if (method === 'session/load') return { params: withTroupeMeta(params, { [MARKS_REPLAY]: true }) };
   if (method === 'session/resume') return { params: withTroupeMeta(params, { [ASKS_LOG_SEQ]: true }) };
   return {};

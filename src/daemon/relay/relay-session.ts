@@ -12,7 +12,7 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { ASKS_LOG_SEQ, prompterOf, REPLAY_STARTED, SENT_SEQ } from '../../acp/troupe-meta.js';
+import { ASKS_LOG_SEQ, prompterOf, PROMPTERS, REPLAY_STARTED, SENT_SEQ } from '../../acp/troupe-meta.js';
 import { childInitializeParams, logSeqAnswer, OPENING, tagged, withClientCaps, withoutPrompter } from './child-wire.js';
 import { UnnamedTransitions } from './unnamed-transitions.js';
 import { UpdateFanOut } from './update-fan-out.js';
@@ -27,6 +27,8 @@ interface PendingRequest {
   at: number;
   /** session/fork: the MCP servers the fork named (the new session's). */
   forkServers?: unknown[];
+  /** session/prompt: the id its turn is to have (child-wire.ts tagged). */
+  turnId?: string;
 }
 
 export class RelaySession {
@@ -52,6 +54,12 @@ export class RelaySession {
   private loadId?: number;
   private readonly loadsWaiting = new Map<number, { conn: RelayConnection; msg: JsonRpcMessage }>();
   private readonly pending = new Map<number, PendingRequest>();
+  /**
+   * Prompts a crashed process had and never answered (child-side id → sender, turn id), until the
+   * process that replaces it has caught up: its catch-up may echo them (their echoes may have died
+   * in the dead process's stdout buffer), named by their prompter as live echoes are (PROMPTERS).
+   */
+  private readonly lostPrompts = new Map<number, { conn: RelayConnection; turnId: string }>();
   private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
   private nextId = 1;
   /** The capabilities the child was initialized with (the creating or waking connection's). */
@@ -91,7 +99,7 @@ export class RelaySession {
       acquire: () => ctx.pool.take(),
       boot: (proc, kind) => this.boot(proc, kind),
       onMessage: (m) => this.fromChild(m),
-      onUpdates: (batch) => this.fanOut.updates(batch, (prompter) => this.pending.get(prompter)?.conn),
+      onUpdates: (batch) => this.fanOut.updates(batch, (prompter) => this.senderOf(prompter)),
       onControl: (c) => this.control(c),
       onExit: (e, info) => this.childExited(e, info),
       onSpawnFailed: (err) => this.spawnFailed(err),
@@ -168,7 +176,9 @@ export class RelaySession {
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
     this.pending.set(id, { conn, clientId: msg.id, answering, method, at: performance.now(), ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
-    const forChild = { ...msg, id, ...tagged(method, msg.params, id) };
+    const { turnId, ...tags } = tagged(method, msg.params, id);
+    if (turnId) this.pending.get(id)!.turnId = turnId;
+    const forChild = { ...msg, id, ...tags };
     if (method === 'session/load' && this.loadId !== undefined) {
       this.loadsWaiting.set(id, { conn, msg: forChild });
       this.fanOut.hold(conn);
@@ -264,10 +274,23 @@ export class RelaySession {
       // 2026-12-06 it was sent nothing then, and a turn that had ended in the log never reached them.
       const sentSeq = this.fanOut.sentSeq;
       const from = sentSeq > 0 ? sentSeq : this.historyThrough !== undefined ? this.historyThrough + 1 : undefined;
-      const sent = kind === 'restart' && from !== undefined ? { [SENT_SEQ]: from } : {};
+      const sent = kind === 'restart' && from !== undefined ? { [SENT_SEQ]: from, ...this.lostPromptsMeta() } : {};
       const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, [ASKS_LOG_SEQ]: true, ...sent } } };
       this.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc));
+      // Its catch-up came before its answer: the prompts it echoed are settled.
+      this.lostPrompts.clear();
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
+  }
+
+  /** PROMPTERS for the resume of the process replacing a crashed one, if it had prompts of clients. */
+  private lostPromptsMeta(): Record<string, unknown> {
+    if (this.lostPrompts.size === 0) return {};
+    return { [PROMPTERS]: Object.fromEntries([...this.lostPrompts].map(([id, { turnId }]) => [turnId, id])) };
+  }
+
+  /** The connection that sent the prompt of child-side id `prompter` (still unanswered, or lost in a crash). */
+  private senderOf(prompter: number): RelayConnection | undefined {
+    return this.pending.get(prompter)?.conn ?? this.lostPrompts.get(prompter)?.conn;
   }
 
   private fromChild(msg: JsonRpcMessage): void {
@@ -377,7 +400,7 @@ export class RelaySession {
     const update = params?.update;
     const prompter = update ? prompterOf(update) : undefined;
     if (!update || prompter === undefined) return undefined;
-    return { msg: { ...msg, params: { ...params, update: withoutPrompter(update) } }, sender: this.pending.get(prompter)?.conn };
+    return { msg: { ...msg, params: { ...params, update: withoutPrompter(update) } }, sender: this.senderOf(prompter) };
   }
 
   private control(c: ControlMessage): void {
@@ -419,6 +442,7 @@ export class RelaySession {
       }
       this.answered(p, false);
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
+      if (p.turnId && !this.deleting) this.lostPrompts.set(id, { conn: p.conn, turnId: p.turnId });
     }
     this.prompting.clear();
     for (const [id, p] of this.pending) if (p.method === 'session/prompt') this.prompting.set(id, p.conn);
@@ -434,6 +458,7 @@ export class RelaySession {
 
   /** The session failed for good: whatever waits for it gets `session_failed`. */
   failQueued(): void {
+    this.lostPrompts.clear();
     this.refuseWaiting(rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }));
   }
 

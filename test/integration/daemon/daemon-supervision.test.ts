@@ -221,6 +221,50 @@ for (const revived of [false, true]) {
   });
 }
 
+test("kill -9 of a child whose prompt's echo was still in its stdout buffer: the restarted child's catch-up shows the prompt to the session's other clients, not to its sender", async (t) => {
+  // As above: the prompt (an MCP command, waiting for its gated server) is in the log, its echo and
+  // its turn in the child's memory behind the resumes' answers, when the child dies. The catch-up
+  // brings them; until 2026-12-06 it was untagged, and the sender was sent its own prompt back, which
+  // the live relay never does (the daemon could not tell it was that client's).
+  const script = { replies: [{ when: 'greet', items: [{ text: 'one ' }, { text: 'two' }] }] };
+  const { d, a: watcher, b: sender } = await daemonWithClients(t, { script });
+  const cwd = tempDir();
+  const sessionId = (await sender.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await watcher.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const gate = join(tempDir(), 'open');
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [MCP_SERVER], env: [{ name: 'MCP_TEST_START_GATE', value: gate }] }];
+  const { pid } = await childOf(d, sessionId);
+  // Over the sender's WebSocket, in this order: answers that fill the child's stdout pipe.
+  const fillers = Array.from({ length: 150 }, () => sender.agent.request('session/resume', { sessionId, cwd, mcpServers }).catch(() => undefined));
+  const victim = sender.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/mcp__test__greet Ada' }] }).catch((e: any) => e?.data?.code);
+  await waitFor('the prompt in the child', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.machines.child === 'busy');
+  await waitFor('the MCP server started', () => childPidsOf(pid).length > 0);
+  const logPath = sessionLogPath(sessionsDir(d.home), sessionId);
+  const turnEnded = async () => {
+    const log = await FileEventLog.open(logPath, { readOnly: true });
+    try {
+      return (await log.readAfter(Math.max(0, log.lastSeq() - 1))).events.at(-1)?.type === 'turn_completed';
+    } finally {
+      await log.close();
+    }
+  };
+  process.kill(d.proc.pid!, 'SIGSTOP');
+  try {
+    writeFileSync(gate, '');
+    await waitFor('the turn ended in the log', turnEnded);
+    process.kill(pid, 'SIGKILL');
+  } finally {
+    process.kill(d.proc.pid!, 'SIGCONT');
+  }
+  assert.equal(await victim, 'agent_crashed', 'its answer died with the process');
+  await Promise.all(fillers);
+  for (const c of [watcher, sender]) await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length >= 2, 'the turn, after the restart', 30_000);
+  const prompts = (c: typeof watcher) => c.updatesFor(sessionId, 'user_message_chunk').map((u) => u.content.text);
+  assert.deepEqual(prompts(watcher), ['Please greet Ada.'], 'the other client is sent the prompt');
+  assert.deepEqual(prompts(sender), [], 'its sender is not sent it back');
+  for (const c of [watcher, sender]) assert.deepEqual(c.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text), ['one ', 'two']);
+});
+
 test('exceeding the restart intensity marks the session failed and tells its clients; it stays failed once released and after a daemon restart', async (t) => {
   const d = await Daemon.start({ script, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
   t.after(() => d.stop());
