@@ -413,7 +413,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           // The client is not sent its own prompt back (SessionUpdates.prompted). The turn is named
           // here because a prompt to an idle session starts its turn within engine.prompt; the daemon
           // names it (troupe-meta.ts TURN_ID).
-          const turnId = turnIdOf(p) ?? newTurnId();
+          // One the session already had would make two turns of one id; such a prompt gets its own.
+          const named = turnIdOf(p);
+          const turnId = named !== undefined && named > live.engine.conversation.latestTurnId ? named : newTurnId();
           h.updates.promptedBy(turnId, prompterOf(p));
           try {
             handle = live.engine.prompt(content, turnId);

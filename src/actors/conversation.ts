@@ -61,6 +61,11 @@ export class Conversation {
   private readonly finishedTools = new Set<string>();
   /** Every tool call id the session has had (a summary that replaces the entries keeps them taken). */
   private readonly toolCallIds = new Set<string>();
+  /**
+   * The greatest turn id the session has had. Turn ids sort by their time (src/core/ids.ts), so one
+   * beyond it is one the session never had: the test a turn id a prompt names must pass.
+   */
+  latestTurnId = '';
   private readonly parts = new ContentJoiner();
 
   apply(event: AgentEvent): void {
@@ -88,6 +93,7 @@ export class Conversation {
         const content = this.parts.contentOf(event);
         this.turnStart = { turnId: event.turnId, seq: event.seq };
         this.unstartedTurnId = event.turnId;
+        if (event.turnId > this.latestTurnId) this.latestTurnId = event.turnId;
         this.entries.push({ seq: event.seq, message: { role: 'user', content } });
         this.added(contentChars(content));
         break;

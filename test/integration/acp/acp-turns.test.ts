@@ -6,6 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
+import { newTurnId } from '../../../src/core/ids.js';
+import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
 const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 const write = (path: string) => ({ tool_call: { name: 'write_file', input: { path, content: 'x\n' } } });
@@ -198,4 +200,21 @@ test('a permission prompt for an edit carries its diff, so the editor shows the 
   assert.deepEqual(edited, [{ type: 'diff', path: join(cwd, 'notes.txt'), oldText: 'first\nold line\nlast\n', newText: 'first\nnew line\nlast\n' }]);
   assert.equal(readFileSync(join(cwd, 'notes.txt'), 'utf8'), 'first\nold line\nlast\n', 'rejected: the file is as it was');
   assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a prompt that names its turn (_meta.troupe.turnId, as the daemon does) gets that id once: naming it again, or an older one, gets a fresh id', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'one' }], [{ text: 'two' }], [{ text: 'three' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  const [older, named] = [newTurnId(Date.now() - 60_000), newTurnId()];
+  const ask = (text: string, turnId: string) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }], _meta: { troupe: { turnId } } } as never);
+  for (const [text, turnId] of [['one', named], ['two', named], ['three', older]] as const) assert.equal(((await ask(text, turnId)) as { stopReason: string }).stopReason, 'end_turn');
+  const log = await FileEventLog.open(sessionLogPath(sessionsDir(c.home), sessionId), { readOnly: true });
+  const turns = (await log.readAfter(0)).events.filter((e) => e.type === 'turn_started').map((e) => e.turnId);
+  await log.close();
+  assert.equal(turns.length, 3);
+  assert.equal(turns[0], named, 'the named id, the first time');
+  assert.equal(new Set(turns).size, 3, `three turns, three ids: ${turns.join(' ')}`);
+  assert.ok(!turns.includes(older), 'an id older than the session\'s turns is not taken');
 });
