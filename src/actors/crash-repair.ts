@@ -5,6 +5,7 @@
  * no client ever waits on it.
  */
 import type { EngineCore } from './engine-core.js';
+import { failUnfinishedTools } from './tool.effects.js';
 
 export const CRASH_MESSAGE = 'The session process stopped during this turn; its last durable events are kept.';
 
@@ -33,11 +34,8 @@ export function endInterruptedTurn(core: EngineCore, why: Interruption): boolean
   for (const [requestId, toolCallId] of open.permissions) {
     core.emit({ ...base, type: 'permission_resolved', toolCallId, requestId, outcome: 'cancelled', decidedBy: 'policy' });
   }
-  for (const [toolCallId, status] of open.tools) {
-    if (status === 'completed' || status === 'failed') continue;
-    const output = why === CRASHED ? 'The session process stopped before this tool call finished.' : `The session stopped before this tool call finished: ${why.message}`;
-    core.emit({ ...base, type: 'tool_call_updated', toolCallId, status: 'failed', content: [{ type: 'text', text: output }], output, errorCode: why.code });
-  }
+  const output = why === CRASHED ? 'The session process stopped before this tool call finished.' : `The session stopped before this tool call finished: ${why.message}`;
+  failUnfinishedTools(core, open.turnId, why.code, output);
   for (const steerId of open.steers) {
     core.emit({ ...base, type: 'steer_rejected', steerId, expectedTurnId: open.turnId, code: 'turn_ended' });
   }

@@ -14,7 +14,7 @@ import { sessionMachine } from '../machines/session.machine.js';
 import { turnMachine, type TurnResult } from '../machines/turn.machine.js';
 import type { EngineCore } from './engine-core.js';
 import { modelStep } from './model-step.effect.js';
-import { askPermission, cancelPermission, decideTool, failTool, runTool } from './tool.effects.js';
+import { askPermission, cancelPermission, decideTool, failTool, failUnfinishedTools, runTool } from './tool.effects.js';
 import { compact, preflight } from './compaction.effect.js';
 
 const TITLE_LENGTH = 60;
@@ -76,10 +76,13 @@ const turn = turnMachine.provide({
         core.emit({ type: 'compaction_completed', sessionId, turnId: p.turnId, compactionId: core.openCompactionId, status: 'failed', errorCode: 'request_cancelled' });
         core.openCompactionId = undefined;
       }
+      const r = p.result;
+      const code = r.stopReason === 'cancelled' ? 'request_cancelled' : (r.errorCode ?? 'internal_error');
+      const why = r.stopReason === 'cancelled' ? 'The turn was cancelled before this tool call ran.' : `The turn ended (${code}) before this tool call ran.`;
+      failUnfinishedTools(core, p.turnId, code, why);
       for (const s of p.undelivered) {
         core.emit({ type: 'steer_rejected', sessionId, turnId: p.turnId, steerId: s.steerId, expectedTurnId: p.turnId, code: 'turn_ended' });
       }
-      const r = p.result;
       core.emit({
         type: 'turn_completed',
         sessionId,

@@ -11,7 +11,7 @@ import type { EngineCore } from './engine-core.js';
 import { emitToolResult } from './tool-result-fit.js';
 
 /** Record a call's final result (failed), as the model will read it. */
-export function failTool(core: EngineCore, turnId: string, call: ToolCallRequest, errorCode: string, output: string): void {
+export function failTool(core: EngineCore, turnId: string, call: Pick<ToolCallRequest, 'id'>, errorCode: string, output: string): void {
   // The output a terminal showed stays visible: content replaces the call's earlier content.
   const terminals = core.shownTerminals.get(call.id) ?? [];
   core.shownTerminals.delete(call.id);
@@ -25,6 +25,19 @@ export function failTool(core: EngineCore, turnId: string, call: ToolCallRequest
     output,
     errorCode,
   });
+}
+
+/**
+ * Fails every call of the open turn that has no final status yet, as the turn ends: a call announced
+ * and never run (the later calls of a step a cancel cut short) would otherwise be shown pending for
+ * ever, live and in every replay of the log.
+ */
+export function failUnfinishedTools(core: EngineCore, turnId: string, errorCode: string, output: string): void {
+  const open = core.conversation.openTurn;
+  if (open?.turnId !== turnId) return;
+  for (const [id, status] of open.tools) {
+    if (status !== 'completed' && status !== 'failed') failTool(core, turnId, { id }, errorCode, output);
+  }
 }
 
 export function decideTool(core: EngineCore, turnId: string, call: ToolCallRequest): 'allow' | 'ask' | 'deny' {

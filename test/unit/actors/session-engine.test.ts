@@ -140,6 +140,41 @@ test('cancel while a command runs kills it and marks the call failed', async () 
   assert.ok(!existsSync(join(h.dir, marker)));
 });
 
+/** Each tool call's last status in the log. */
+function lastStatuses(h: Harness): string[] {
+  const statuses = new Map<string, string>();
+  for (const e of h.events) {
+    if (e.type === 'tool_call_started') statuses.set(e.toolCallId, e.status);
+    if (e.type === 'tool_call_updated' && e.status) statuses.set(e.toolCallId, e.status);
+  }
+  return [...statuses.values()];
+}
+
+test('a cancel ends every call of the step: the calls not yet run are failed, never left pending, and the next prompt works', async () => {
+  const run = (command: string) => ({ tool_call: { name: 'run_command', input: { command } } });
+  const h = makeHarness([[run('sleep 30'), run('echo later')], [{ text: 'next' }]]);
+  const { result } = h.engine.prompt(text('go'));
+  while (!h.ofType('tool_call_updated').some((e) => e.status === 'in_progress')) await new Promise((r) => setTimeout(r, 2));
+  h.engine.cancel();
+  assert.equal((await result).stopReason, 'cancelled');
+  assert.deepEqual(lastStatuses(h), ['failed', 'failed']);
+  const second = h.ofType('tool_call_updated').at(-1)!;
+  assert.deepEqual([second.errorCode, second.output], ['request_cancelled', 'The turn was cancelled before this tool call ran.']);
+  assert.ok(second.seq < h.ofType('turn_completed')[0]!.seq, 'before the turn ends');
+  assert.equal((await h.engine.prompt(text('again')).result).stopReason, 'end_turn');
+  assertWellFormed(h);
+});
+
+test('a cancel at the permission prompt of the first of two calls fails both', async () => {
+  const h = makeHarness([[write('a.txt'), write('b.txt')]], { mode: 'default' });
+  const { result } = h.engine.prompt(text('go'));
+  await h.asker.whenAsked();
+  h.engine.cancel();
+  assert.equal((await result).stopReason, 'cancelled');
+  assert.deepEqual(lastStatuses(h), ['failed', 'failed']);
+  assertWellFormed(h);
+});
+
 test('steer: guidance is applied at the next boundary and reaches the model', async () => {
   const h = makeHarness([[{ delay_ms: 30 }, write('a.txt')], [{ text: 'adjusted' }]]);
   const { turnId, result } = h.engine.prompt(text('go'));
