@@ -49,6 +49,8 @@ export const ReplayScript = z.object({
     .optional(),
   /** Text chunks stream word by word with this pause (0: one chunk per text item). */
   chunkDelayMs: z.number().min(0).optional(),
+  /** Played before the summary of every compaction request: a pause, a hang or an error, to test compaction's failures. */
+  compaction: z.array(Item).optional(),
   replies: z.array(Reply),
 });
 export type ReplayScript = z.infer<typeof ReplayScript>;

@@ -64,7 +64,10 @@ export function createScriptedProvider(options: ScriptedOptions = {}): ModelProv
     stream(request, signal): AsyncGenerator<ProviderEvent> {
       try {
         const estimate = () => ({ input: estimateTokens(request), output: 50 });
-        if (request.purpose === 'compaction') return playItems([{ text: summaryOf(request) }], signal, { estimate });
+        if (request.purpose === 'compaction') {
+          const before = request.model === 'replay' && (script || options.scriptPath || env.TROUPE_SCRIPT) ? (replay().compaction ?? []) : [];
+          return playItems([...before, { text: summaryOf(request) }], signal, { estimate });
+        }
         if (request.model === 'demo') return playItems(demoReply(request), signal, { chunkDelayMs: demoDelay, estimate });
         if (request.model !== 'replay') throw new ProviderError('invalid_request', `unknown scripted model '${request.model}' (use demo or replay)`);
         const s = replay();
