@@ -397,8 +397,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           if (waiting.cancelled) return { stopReason: 'cancelled' };
           const command = slashCommand(p.prompt);
           if (command?.name === 'compact') {
-            await live.engine.compactNow();
-            return { stopReason: 'end_turn' };
+            // session/cancel stops the compaction; the prompt is answered cancelled then (ACP).
+            const outcome = await live.engine.compactNow();
+            return { stopReason: outcome === 'cancelled' || waiting.cancelled ? 'cancelled' : 'end_turn' };
           }
           if (command) {
             await configure(client, h, live, { [command.name]: command.arg });

@@ -77,6 +77,8 @@ export class SessionEngine {
   private readonly stopListeners = new Set<(err: TroupeError) => void>();
   private readonly steerOutcomes = new Map<string, TroupeError>();
   private readonly inspectors = new Set<(event: InspectionEvent) => void>();
+  /** The compaction `/compact` runs (outside any turn): what stops it, and its end. */
+  private manualCompaction?: { stop: AbortController; done: Promise<void> };
 
   private constructor(sessionId: string, deps: EngineDeps, options: EngineOptions) {
     this.core = new EngineCore(sessionId, deps);
@@ -157,7 +159,7 @@ export class SessionEngine {
   /** Nothing runs or waits: no turn, no queued prompt, no prompt waiting for its result. */
   get idle(): boolean {
     const snap = this.actor.getSnapshot();
-    return snap.status === 'active' && snap.value === 'idle' && snap.context.queue.length === 0 && this.waiting.size === 0;
+    return snap.status === 'active' && snap.value === 'idle' && snap.context.queue.length === 0 && this.waiting.size === 0 && !this.manualCompaction;
   }
 
   /**
@@ -179,8 +181,9 @@ export class SessionEngine {
     return { promptId: item.promptId, turnId: item.turnId, result };
   }
 
-  /** Cancels the running turn and every queued prompt. A no-op when idle. */
+  /** Cancels the running turn (or `/compact`'s compaction) and every queued prompt. A no-op when idle. */
   cancel(): void {
+    this.manualCompaction?.stop.abort();
     if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'CANCEL' });
   }
 
@@ -215,19 +218,29 @@ export class SessionEngine {
     this.core.emit({ type: 'session_configured', sessionId: this.sessionId, ...change });
   }
 
-  /** Compacts the conversation now (the `/compact` command). Refused while a turn runs. */
-  async compactNow(): Promise<void> {
+  /**
+   * Compacts the conversation now (the `/compact` command). Refused while a turn or another
+   * compaction runs. Prompts sent meanwhile wait for it; `cancel` stops it (then: `cancelled`).
+   */
+  async compactNow(): Promise<'completed' | 'cancelled'> {
     this.assertOpen();
-    if (this.core.conversation.openTurn || this.actor.getSnapshot().value !== 'idle') {
+    if (this.core.conversation.openTurn || this.actor.getSnapshot().value !== 'idle' || this.manualCompaction) {
       throw new TroupeError('session_busy', 'cannot compact while a turn runs; cancel it or wait');
     }
-    await compact(this.core, undefined, 'manual', new AbortController().signal);
+    const stop = new AbortController();
+    let ended!: () => void;
+    this.manualCompaction = { stop, done: new Promise<void>((resolve) => (ended = resolve)) };
+    const outcome = await this.compactAlone(stop.signal).finally(() => ended());
     await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
+    return outcome;
   }
 
   /** Ends the session for good: cancels everything, then session_closed. Idempotent. */
   async close(reason: 'closed' | 'deleted' = 'closed'): Promise<void> {
     this.closeReason = reason;
+    // session_closed is the last event: a compaction is stopped, and has ended, before it. (Only
+    // then is CLOSE sent later than now: a close takes effect within this call otherwise.)
+    if (this.manualCompaction) await this.stopManualCompaction();
     if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'CLOSE' });
     await this.settled();
     await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
@@ -236,6 +249,7 @@ export class SessionEngine {
   /** Unloads the session without ending it (it can be reopened): cancels work, stops the machines. */
   async dispose(): Promise<void> {
     this.cancel();
+    if (this.manualCompaction) await this.stopManualCompaction();
     await Promise.all([...this.waiting.values()].map((w) => w.promise));
     this.actor.stop();
     // A failed log has nothing more to make durable.
@@ -288,6 +302,32 @@ export class SessionEngine {
 
   private closeReason: 'closed' | 'deleted' = 'closed';
 
+  /** `/compact`'s compaction, the session machine told, so that prompts wait for it. */
+  private async compactAlone(signal: AbortSignal): Promise<'completed' | 'cancelled'> {
+    this.actor.send({ type: 'COMPACTION', running: true });
+    try {
+      await compact(this.core, undefined, 'manual', signal);
+      return 'completed';
+    } catch (err) {
+      if (!signal.aborted) throw err;
+      // A cancelled compaction is left open by compact() (a turn's end closes a turn's): close it here.
+      const compactionId = this.core.openCompactionId;
+      this.core.openCompactionId = undefined;
+      if (compactionId && !this.failure) this.core.emit({ type: 'compaction_completed', sessionId: this.sessionId, compactionId, status: 'failed', errorCode: 'request_cancelled' });
+      return 'cancelled';
+    } finally {
+      this.manualCompaction = undefined;
+      // The prompts that waited for it start now.
+      if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'COMPACTION', running: false });
+    }
+  }
+
+  private async stopManualCompaction(): Promise<void> {
+    const running = this.manualCompaction;
+    running?.stop.abort();
+    await running?.done;
+  }
+
   private assertOpen(): void {
     if (this.failure) throw this.failure;
     if (this.actor.getSnapshot().status !== 'active' || this.core.conversation.closed) {
@@ -321,6 +361,7 @@ export class SessionEngine {
     if (this.failure) return;
     this.failure = err;
     this.actor.stop();
+    this.manualCompaction?.stop.abort();
     const open = this.core.conversation.openTurn;
     const steps = open?.steps ?? 0;
     let ended = false;

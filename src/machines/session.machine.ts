@@ -25,6 +25,11 @@ export interface SessionContext extends SessionInput {
   current?: QueuedPrompt;
   /** Set by CLOSE while a turn runs: the session ends when that turn does. */
   closing: boolean;
+  /**
+   * A compaction asked for outside any turn (`/compact`) is running: prompts wait in the queue until
+   * it ends, since a turn alongside it would read and change the conversation it is replacing.
+   */
+  compacting: boolean;
 }
 
 export type SessionEvent =
@@ -33,7 +38,9 @@ export type SessionEvent =
   /** The client withdrew one prompt (`$/cancel_request`): that prompt ends cancelled, the others go on. */
   | { type: 'WITHDRAW'; promptId: string }
   | { type: 'STEER'; steerId: string; expectedTurnId: string; content: ContentBlock[] }
-  | { type: 'CLOSE' };
+  | { type: 'CLOSE' }
+  /** A compaction outside any turn started (`running: true`) or ended; its owner runs and stops it. */
+  | { type: 'COMPACTION'; running: boolean };
 
 export const sessionMachine = setup({
   types: {
@@ -54,6 +61,7 @@ export const sessionMachine = setup({
   },
   guards: {
     hasQueued: ({ context }) => context.queue.length > 0,
+    canStartTurn: ({ context }) => context.queue.length > 0 && !context.compacting,
     isQueued: ({ context, event }) => event.type === 'WITHDRAW' && context.queue.some((q) => q.promptId === event.promptId),
     isCurrent: ({ context, event }) => event.type === 'WITHDRAW' && context.current?.promptId === event.promptId,
     steerMatchesTurn: ({ context, event }) => event.type === 'STEER' && event.expectedTurnId === context.current?.turnId,
@@ -62,9 +70,10 @@ export const sessionMachine = setup({
   },
 }).createMachine({
   id: 'session',
-  context: ({ input }) => ({ ...input, queue: [], closing: false }),
+  context: ({ input }) => ({ ...input, queue: [], closing: false, compacting: false }),
   initial: 'idle',
   on: {
+    COMPACTION: { actions: assign({ compacting: ({ event }) => event.running }) },
     PROMPT: {
       guard: 'acceptsPrompts',
       actions: assign({ queue: ({ context, event }) => [...context.queue, { promptId: event.promptId, turnId: event.turnId, content: event.content }] }),
@@ -81,7 +90,7 @@ export const sessionMachine = setup({
   states: {
     idle: {
       always: {
-        guard: 'hasQueued',
+        guard: 'canStartTurn',
         target: 'running',
         actions: assign({ current: ({ context }) => context.queue[0], queue: ({ context }) => context.queue.slice(1) }),
       },
@@ -92,7 +101,15 @@ export const sessionMachine = setup({
             params: ({ event }) => ({ steerId: event.steerId, expectedTurnId: event.expectedTurnId, code: 'no_active_turn' as const }),
           },
         },
-        CLOSE: 'closed',
+        // Prompts wait here only behind a compaction (its owner stops that compaction itself).
+        CANCEL: {
+          guard: 'hasQueued',
+          actions: [{ type: 'cancelQueued', params: ({ context }) => ({ prompts: context.queue }) }, assign({ queue: [] })],
+        },
+        CLOSE: {
+          target: 'closed',
+          actions: [{ type: 'cancelQueued', params: ({ context }) => ({ prompts: context.queue }) }, assign({ queue: [] })],
+        },
       },
     },
     running: {

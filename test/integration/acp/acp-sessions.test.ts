@@ -193,6 +193,25 @@ test('a client with session.compaction gets compaction_update upserts, the summa
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('session/cancel stops a /compact: it is answered cancelled, a prompt sent behind it too, and the session goes on', async (t) => {
+  const c = AcpChild.start({ script: { compaction: [{ hang: true }], replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }], [{ text: 'after' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ session: { compaction: {} } } as any);
+  const sessionId = await c.newSession(workspace());
+  for (const p of ['one', 'two', 'three']) await c.prompt(sessionId, p);
+  const compacting = c.prompt(sessionId, '/compact');
+  await c.until(() => c.updatesFor(sessionId, 'compaction_update').length === 1, 'compaction started');
+  const behind = c.prompt(sessionId, 'sent while it compacts');
+  await c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await compacting).stopReason, 'cancelled');
+  assert.equal((await behind).stopReason, 'cancelled');
+  const [, ended] = c.updatesFor(sessionId, 'compaction_update');
+  assert.deepEqual([ended.status, ended.error], ['failed', 'request_cancelled']);
+  assert.equal((await c.prompt(sessionId, 'next')).stopReason, 'end_turn');
+  assert.ok(c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'after'), 'the queued prompt never reached the model');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('prompts take text, resource links, embedded resources and images', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ text: 'seen' }]] } });
   t.after(() => c.close());

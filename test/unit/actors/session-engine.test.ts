@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { isTroupeError, TroupeError } from '../../../src/core/errors.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { Conversation } from '../../../src/actors/conversation.js';
-import type { ModelProvider, ModelRequest, ProviderEvent } from '../../../src/core/provider.js';
+import { ProviderError, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../../src/core/provider.js';
 import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
 import { MAX_FAILURE_MESSAGE_CHARS } from '../../../src/machines/turn.machine.js';
@@ -501,6 +501,74 @@ test('close cancels the running turn and the queue, then session_closed is the l
   assert.equal((await b.result).stopReason, 'cancelled');
   assert.equal(types(h).at(-1), 'session_closed');
   assert.throws(() => h.engine.prompt(text('3')), (e) => isTroupeError(e, 'session_closed'));
+  assertWellFormed(h);
+});
+
+/** The scripted model, with its summaries (compaction requests) held until `summaries.release()` or the request's abort. */
+function heldSummaries() {
+  const held = { started: false, release: () => {} };
+  const wrapProvider = (inner: ModelProvider): ModelProvider => ({
+    ...inner,
+    capabilities: inner.capabilities.bind(inner),
+    async *stream(request: ModelRequest, signal: AbortSignal) {
+      if (request.purpose === 'compaction') {
+        held.started = true;
+        await new Promise<void>((resolve, reject) => {
+          held.release = resolve;
+          signal.addEventListener('abort', () => reject(new ProviderError('aborted', 'the request was aborted')), { once: true });
+        });
+      }
+      yield* inner.stream(request, signal);
+    },
+  });
+  return { held, wrapProvider };
+}
+
+test('a prompt sent while /compact runs waits for it: its turn starts after the compaction ends, which ends once', async () => {
+  const { held, wrapProvider } = heldSummaries();
+  const h = makeHarness([[{ text: 'one' }], [{ text: 'two' }]], { limits: { keepTurns: 0 }, wrapProvider });
+  await h.engine.prompt(text('first')).result;
+  const compacted = h.engine.compactNow();
+  while (!held.started) await new Promise((r) => setTimeout(r, 1));
+  const second = h.engine.prompt(text('second'));
+  assert.equal(types(h).at(-1), 'compaction_started', 'the prompt has not started its turn');
+  assert.equal(h.engine.state().queue.length, 1, 'it is queued');
+  held.release();
+  assert.equal(await compacted, 'completed');
+  assert.equal((await second.result).stopReason, 'end_turn');
+  const done = h.ofType('compaction_completed');
+  assert.deepEqual(done.map((e) => e.status), ['completed'], 'one end, not a second one from the turn');
+  assert.ok(done[0]!.seq < h.ofType('user_message')[1]!.seq, 'the turn starts after it');
+  assertWellFormed(h);
+});
+
+test('cancel stops /compact: it answers cancelled, the compaction ends failed, the prompts waiting behind it are cancelled, and the session goes on', async () => {
+  const { held, wrapProvider } = heldSummaries();
+  const h = makeHarness([[{ text: 'one' }], [{ text: 'two' }]], { limits: { keepTurns: 0 }, wrapProvider });
+  await h.engine.prompt(text('first')).result;
+  const compacted = h.engine.compactNow();
+  while (!held.started) await new Promise((r) => setTimeout(r, 1));
+  const waiting = h.engine.prompt(text('behind it'));
+  h.engine.cancel();
+  assert.equal(await compacted, 'cancelled');
+  assert.equal((await waiting.result).stopReason, 'cancelled');
+  const [done] = h.ofType('compaction_completed');
+  assert.deepEqual([done?.status, done?.errorCode], ['failed', 'request_cancelled']);
+  assert.equal(h.ofType('user_message').length, 1, 'the cancelled prompt never ran');
+  held.started = false;
+  assert.equal((await h.engine.prompt(text('again')).result).stopReason, 'end_turn');
+  assertWellFormed(h);
+});
+
+test('closing the session while /compact runs stops it first: session_closed is still the last event', async () => {
+  const { held, wrapProvider } = heldSummaries();
+  const h = makeHarness([[{ text: 'one' }]], { limits: { keepTurns: 0 }, wrapProvider });
+  await h.engine.prompt(text('first')).result;
+  const compacted = h.engine.compactNow();
+  while (!held.started) await new Promise((r) => setTimeout(r, 1));
+  await h.engine.close();
+  assert.equal(await compacted, 'cancelled');
+  assert.deepEqual(types(h).slice(-2), ['compaction_completed', 'session_closed']);
   assertWellFormed(h);
 });
 
