@@ -50,6 +50,10 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
     case 'steer_received':
       // Guidance shows where the person typed it; whether it was applied is in the log.
       return e.content.map((content) => ({ sessionUpdate: 'user_message_chunk', content: content as acp.ContentBlock, messageId: e.steerId }));
+    case 'steer_rejected':
+      // Guidance shown as accepted whose turn ended before delivering it: without a word the person
+      // would believe the model read it. (A steer refused at once is the request's error instead.)
+      return e.code === 'turn_ended' ? [note(caps, 'warning', 'Guidance not delivered', 'the turn ended before its next step, so the model did not read it')] : [];
     case 'agent_message_chunk':
       return [{ sessionUpdate: 'agent_message_chunk', content: text(e.text), messageId: e.messageId }];
     case 'agent_thought_chunk':
@@ -103,7 +107,7 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
       // The prompt response carries the outcome live; this keeps failed turns visible in replays.
       return e.stopReason === 'error' ? [note(caps, 'error', `Turn ended: ${e.errorCode ?? 'error'}`, e.message)] : [];
     default:
-      // session_created, turn_started, reasoning_part, permission_*, steer_applied/rejected,
+      // session_created, turn_started, reasoning_part, permission_*, steer_applied,
       // session_closed: internal, or carried by a JSON-RPC request/response instead.
       return [];
   }

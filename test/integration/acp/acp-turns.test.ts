@@ -111,6 +111,26 @@ test('_troupe/steer reaches the running turn; wrong or absent turns are typed JS
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('guidance its turn ends before delivering is not dropped silently: the client is told it was not delivered, live and on session/load', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'partial' }, { hang: true }]] } });
+  t.after(() => c.close());
+  await c.initialize({ session: { notices: {} } } as any);
+  const cwd = workspace();
+  const sessionId = await c.newSession(cwd);
+  const running = c.prompt(sessionId, 'go');
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk');
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  await c.agent.request('_troupe/steer', { sessionId, expectedTurnId: state.turnId, prompt: [{ type: 'text', text: 'use tabs' }] });
+  await c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await running).stopReason, 'cancelled');
+  const told = (updates: any[]) => updates.filter((u) => u.sessionUpdate === 'notice' && u.title === 'Guidance not delivered');
+  assert.equal(told(c.updatesFor(sessionId)).length, 1);
+  const live = c.updates.length;
+  await c.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal(told(c.updatesFor(sessionId).slice(live)).length, 1, 'the replay says so too');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('permission prompts offer the four options; allow_always is remembered across a restart', async (t) => {
   const replies = { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok again' }]] };
   const first = AcpChild.start({ script: replies, answers: ['allow_always'] });
