@@ -11,7 +11,7 @@ import { cancelOnTermination, CliError, EXIT, reportError, type CliIo } from './
 import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
-import { decidePermission } from './permission-prompt.js';
+import { decidePermission, toolCallSummary } from './permission-prompt.js';
 import { Repl } from './repl.js';
 import { openSession } from './session-open.js';
 import { makeStyle } from './style.js';
@@ -61,7 +61,7 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       permission: (req) => {
         renderer.done();
         if (!values.interactive) {
-          note(style.yellow(`[attach is read-only: rejected ${req.toolCall.title ?? 'a tool call'}; use --interactive to answer]`));
+          note(style.yellow(`[attach is read-only: rejected ${toolCallSummary(req)}; use --interactive to answer]`));
           const reject = req.options.find((o) => o.kind === 'reject_once');
           return Promise.resolve(reject ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } });
         }

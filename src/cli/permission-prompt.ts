@@ -5,6 +5,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { diffLines } from './line-diff.js';
 import type { Style } from './style.js';
+import { printable } from './terminal-text.js';
 
 /** Asks one question; resolves undefined when the question was abandoned (Ctrl-C, cancel). */
 export type Ask = (question: string) => Promise<string | undefined>;
@@ -25,12 +26,13 @@ function pick(req: acp.RequestPermissionRequest, kind: acp.PermissionOptionKind)
   return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : undefined;
 }
 
-function describe(req: acp.RequestPermissionRequest): string {
+/** The tool call asked about, in one line: its title and command or path are the model's text, spelled out. */
+export function toolCallSummary(req: acp.RequestPermissionRequest): string {
   const t = req.toolCall;
   const input = t.rawInput && typeof t.rawInput === 'object' ? (t.rawInput as Record<string, unknown>) : {};
   const detail = typeof input.command === 'string' ? input.command : typeof input.path === 'string' ? input.path : '';
   const title = t.title ?? 'a tool call';
-  return detail && !title.includes(detail) ? `${title} (${detail})` : title;
+  return printable(detail && !title.includes(detail) ? `${title} (${detail})` : title);
 }
 
 export interface PermissionSettings {
@@ -43,7 +45,7 @@ export interface PermissionSettings {
 
 /** The answer to one permission request. */
 export async function decidePermission(req: acp.RequestPermissionRequest, s: PermissionSettings): Promise<acp.RequestPermissionResponse> {
-  const what = describe(req);
+  const what = toolCallSummary(req);
   if (s.yes) {
     s.note(s.style.dim(`[allowed ${what} (--yes)]`));
     return pick(req, 'allow_once') ?? pick(req, 'allow_always') ?? { outcome: { outcome: 'cancelled' } };

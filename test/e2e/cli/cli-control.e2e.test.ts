@@ -472,7 +472,8 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
   test('attach --json: a permission request it rejects is noted on stderr, and stdout stays JSON lines', async () => {
     const d = makeHome({
       replies: [
-        [{ text: 'Soon.' }, { delay_ms: 3000 }, { tool_call: { name: 'run_command', input: { command: 'echo hi' } } }],
+        // The command is the model's text: the note spells out its escape sequence.
+        [{ text: 'Soon.' }, { delay_ms: 3000 }, { tool_call: { name: 'run_command', input: { command: 'echo \x1b[2Jhi' } } }],
         [{ text: 'Done.' }],
       ],
     });
@@ -496,7 +497,8 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
       assert.equal(a.permissions.length, 0, 'the permission request did not reach the client that left');
       const lines = jsonLines(r.stdout);
       assert.ok(lines.some((l) => l.update?.sessionUpdate === 'tool_call_update' && l.update.status === 'failed'), 'the tool call was rejected');
-      assert.match(r.stderr, /\[attach is read-only: rejected Run `echo hi`; use --interactive to answer\]/);
+      assert.match(r.stderr, /\[attach is read-only: rejected Run `echo \\x1b\[2Jhi`; use --interactive to answer\]/);
+      assert.ok(!r.stderr.includes('\x1b'), `no raw ESC in the note: ${JSON.stringify(r.stderr)}`);
     } finally {
       await d.close();
     }

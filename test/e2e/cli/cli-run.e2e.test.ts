@@ -149,4 +149,23 @@ describe('troupe run with untrusted text', { timeout: SUITE_TIMEOUT_MS }, () => 
       await s.close();
     }
   });
+
+  test('a permission note names the command the model chose with its control characters spelled out', async () => {
+    // The command (and the title made of it) is the model's text: a note saying it was denied or
+    // allowed must not pass its escape sequences to the terminal.
+    const command = 'echo \x1b]0;owned\x07hi';
+    const s = makeHome({ replies: [{ when: 'go', items: [{ tool_call: { name: 'run_command', input: { command } } }] }, [{ text: 'done' }], [{ text: 'done' }]] });
+    try {
+      const denied = await s.run(['run', 'go']);
+      assert.equal(denied.code, 0, denied.stderr);
+      assert.match(denied.stdout, /\[denied .*echo \\x1b\]0;owned\\x07hi/);
+      assert.ok(!denied.stdout.includes('\x1b'), `no raw ESC in the denial: ${JSON.stringify(denied.stdout)}`);
+      const allowed = await s.run(['run', '--yes', 'go']);
+      assert.equal(allowed.code, 0, allowed.stderr);
+      assert.match(allowed.stdout, /\[allowed .*echo \\x1b\]0;owned\\x07hi/);
+      assert.ok(!allowed.stdout.includes('\x1b'), `no raw ESC in the allowance: ${JSON.stringify(allowed.stdout)}`);
+    } finally {
+      await s.close();
+    }
+  });
 });
