@@ -14,6 +14,7 @@ import { rpcToError, type AcpLink } from './acp-link.js';
 import { cancelOnTermination } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
 import type { Style } from './style.js';
+import { printable } from './terminal-text.js';
 import type { UpdateRenderer } from './update.renderer.js';
 
 const HELP = `/cancel        cancel the running turn (also: Ctrl-C)
@@ -33,7 +34,8 @@ export function helpText(agentCommands: readonly acp.AvailableCommand[]): string
   if (others.length === 0) return HELP;
   const lines = others.map((c) => {
     const usage = `/${c.name}${c.input && 'hint' in c.input ? ` ${c.input.hint}` : ''}`;
-    return `${usage.padEnd(14)} ${c.description}`;
+    // Names, hints and descriptions are the agent's and its MCP servers' text.
+    return printable(`${usage.padEnd(14)} ${c.description}`);
   });
   return `${HELP}\nThe agent's commands (sent as the prompt):\n${lines.join('\n')}`;
 }

@@ -43,7 +43,8 @@ export function testMcpServer(): McpServer {
     return text(token === undefined ? `counted ${n}, asked for no progress` : `counted ${n}`);
   });
   // Prompts: the session's slash commands.
-  server.registerPrompt('greet', { description: 'Asks for a greeting.', argsSchema: { name: z.string(), style: z.string().optional() } }, ({ name, style }) => ({
+  // MCP_TEST_GREET_DESCRIPTION: another description (a server's text shown by its clients).
+  server.registerPrompt('greet', { description: process.env.MCP_TEST_GREET_DESCRIPTION ?? 'Asks for a greeting.', argsSchema: { name: z.string(), style: z.string().optional() } }, ({ name, style }) => ({
     messages: [{ role: 'user', content: { type: 'text', text: `Please greet ${name}${style ? ` in a ${style} way` : ''}.` } }],
   }));
   server.registerPrompt('recap', { title: 'Recap', description: 'A conversation to continue.' }, () => ({

@@ -35,6 +35,16 @@ describe('troupe run --mcp-config', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.match(r.stdout, /The agent's commands \(sent as the prompt\):\n\/compact .*\n\/mcp__test__greet name \[style\] Asks for a greeting/);
   });
 
+  test("/help spells out the control characters of a server's prompt description", async () => {
+    const config = join(h.dir, 'mcp-help.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: { test: { command: process.execPath, args: [SERVER], env: { MCP_TEST_GREET_DESCRIPTION: 'Greets\x1b]0;owned\x07 you.' } } } }));
+    // A turn first, so that the commands announced after the session was made are in.
+    const r = await h.run(['chat', '--mcp-config', config], { input: '/mcp__test__greet Ada\n/help\n' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /\/mcp__test__greet name \[style\] Greets\\x1b\]0;owned\\x07 you\./);
+    assert.ok(!r.stdout.includes('\x1b'), `no raw ESC in /help: ${JSON.stringify(r.stdout)}`);
+  });
+
   test('a file that cannot be used is a usage error', async () => {
     const missing = await h.run(['run', '--mcp-config', join(h.dir, 'nope.json'), 'go']);
     assert.equal(missing.code, 2);
