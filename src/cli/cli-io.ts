@@ -3,6 +3,7 @@
  * documented exit codes, and the one-line error report (docs/cli.md §Exit codes).
  */
 import { isTroupeError } from '../core/errors.js';
+import { printable } from './terminal-text.js';
 
 /** Streams and environment of one CLI invocation. */
 export interface CliIo {
@@ -76,7 +77,8 @@ export function reportError(io: CliIo, command: string, err: unknown): number {
   } else if (isTroupeError(err)) {
     code = err.code;
   }
-  const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  // A message can quote untrusted text (a vendor's error body, a path): spelled out, as on stdout.
+  const message = printable((err instanceof Error ? err.message : String(err)).split('\n')[0]!);
   io.stderr.write(`troupe ${command}: ${message}${code && code !== 'usage' ? ` (${code})` : ''}\n`);
   if (debug && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
   return exit;

@@ -219,7 +219,7 @@ export class Repl {
       if (await this.steer(text)) return;
       await this.promptTurn(text, wait);
     } catch (err) {
-      this.s.renderer.note(this.s.style.red(`error: ${rpcToError(err, this.s.target).message}`));
+      this.s.renderer.note(this.s.style.red(`error: ${printable(rpcToError(err, this.s.target).message)}`));
     } finally {
       this.showPrompt();
     }
@@ -254,7 +254,7 @@ export class Repl {
       })
       .catch((err: unknown) => {
         this.s.renderer.done();
-        this.s.renderer.note(this.s.style.red(`error: ${rpcToError(err, this.s.target).message}`));
+        this.s.renderer.note(this.s.style.red(`error: ${printable(rpcToError(err, this.s.target).message)}`));
       })
       .finally(() => {
         this.running--;

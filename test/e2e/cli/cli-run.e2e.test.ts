@@ -150,6 +150,22 @@ describe('troupe run with untrusted text', { timeout: SUITE_TIMEOUT_MS }, () => 
     }
   });
 
+  test("a turn's error (a vendor's message) is shown with its control characters spelled out, by run and by chat", async () => {
+    const s = makeHome({ replies: [{ when: 'go', items: [{ error: { kind: 'invalid_request', message: 'bad \x1b]0;owned\x07 request' } }] }] });
+    try {
+      const r = await s.run(['run', 'go']);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /troupe run: bad \\x1b\]0;owned\\x07 request \(provider_invalid_request\)/);
+      assert.ok(!r.stderr.includes('\x1b'), `no raw ESC in the error line: ${JSON.stringify(r.stderr)}`);
+      const chat = await s.run(['chat'], { input: 'go\n' });
+      assert.equal(chat.code, 0, chat.stderr);
+      assert.match(chat.stdout, /error: bad \\x1b\]0;owned\\x07 request/);
+      assert.ok(!chat.stdout.includes('\x1b'), `no raw ESC in the chat's error note: ${JSON.stringify(chat.stdout)}`);
+    } finally {
+      await s.close();
+    }
+  });
+
   test('a permission note names the command the model chose with its control characters spelled out', async () => {
     // The command (and the title made of it) is the model's text: a note saying it was denied or
     // allowed must not pass its escape sequences to the terminal.
