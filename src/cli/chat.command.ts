@@ -61,12 +61,11 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     conn = await connectDaemon(io, { autoStart: true });
     let sessionId: string | undefined;
     let repl: Repl | undefined;
-    const tty = Boolean((stdin as { isTTY?: boolean }).isTTY);
     link = await openLink(conn.target, {
       update: (n) => n.sessionId === sessionId && renderer.update(n),
       permission: (req) => {
         renderer.done();
-        return decidePermission(req, { yes: values.yes ?? false, ask: tty ? repl?.ask : undefined, style, note: (l) => renderer.note(l) });
+        return decidePermission(req, { yes: values.yes ?? false, ask: repl?.ask, style, note: (l) => renderer.note(l) });
       },
     });
     const opened = await openSession(link, new DaemonClient(conn.target), {

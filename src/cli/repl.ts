@@ -13,6 +13,7 @@ import { makeDirs } from '../store/paths.js';
 import { rpcToError, type AcpLink } from './acp-link.js';
 import { cancelOnTermination } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
+import type { Ask } from './permission-prompt.js';
 import type { Style } from './style.js';
 import { printable } from './terminal-text.js';
 import type { UpdateRenderer } from './update.renderer.js';
@@ -86,9 +87,21 @@ export class Repl {
     this.tty = Boolean((s.stdin as { isTTY?: boolean }).isTTY);
   }
 
-  /** Asks a question on the loop's own line reader (for permissions). */
-  ask = (question: string): Promise<string | undefined> =>
+  /** The line reader has closed (Ctrl-D, /quit, the end of piped input): it reads no answer any more. */
+  private closed = false;
+
+  /**
+   * Where a permission question is answered: the loop's own line reader on a terminal; none with
+   * piped input (its lines are prompts, all read before a turn asks), so the request is rejected.
+   */
+  get ask(): Ask | undefined {
+    return this.tty ? this.askLine : undefined;
+  }
+
+  /** Asks a question on the loop's line reader; abandoned (undefined) once the reader has closed. */
+  private askLine = (question: string): Promise<string | undefined> =>
     new Promise((resolve) => {
+      if (this.closed) return resolve(undefined);
       this.pendingAnswer = resolve;
       this.rl.setPrompt(question);
       this.rl.prompt();
@@ -136,16 +149,15 @@ export class Repl {
       // Terminated: the running turn is cancelled, and the connection ended rather than left to the
       // daemon's --connection-idle-ms (5 min), where it held one of --max-connections.
       const stopCancellingOnTermination = cancelOnTermination(() => Promise.resolve(this.running > 0 ? this.cancel() : undefined).finally(() => this.s.link.close()));
-      let closed = false;
       this.rl.on('close', () => {
-        closed = true;
+        this.closed = true;
         process.removeListener('SIGINT', onSignal);
         stopCancellingOnTermination();
         this.pendingAnswer?.(undefined);
         void this.chain.then(() => this.idle()).then(() => resolve());
       });
       void this.s.link.closed.then(() => {
-        if (closed) return;
+        if (this.closed) return;
         this.lost = true;
         this.rl.close();
       });

@@ -504,3 +504,24 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     }
   });
 });
+
+// A suite of its own: the one above is near its time budget on a loaded machine.
+describe('troupe attach --interactive with piped input', { timeout: SUITE_TIMEOUT_MS }, () => {
+  let d: Home;
+  before(() => {
+    d = makeHome({ replies: REPLIES });
+  });
+  after(() => d.close());
+
+  test('attach --interactive with piped input rejects a permission request, as chat does, instead of waiting for an answer no one can give', async () => {
+    const first = await d.run(['run', '--json', 'hello']);
+    assert.equal(first.code, 0, first.stderr);
+    const sessionId = jsonLines(first.stdout).at(-1)!.sessionId as string;
+    // Its input is read to the end before the turn asks: the question has no line left to take.
+    const r = await d.run(['attach', sessionId, '--interactive'], { input: 'write it down\n' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /\[denied Write noted\.txt: no terminal to ask/);
+    assert.match(r.stdout, /Noted\./, 'the turn went on without the write');
+    assert.equal(existsSync(join(d.work, 'noted.txt')), false);
+  });
+});

@@ -16,7 +16,15 @@ describe('troupe on a terminal', { timeout: SUITE_TIMEOUT_MS }, () => {
   const tmux = new Tmux();
   before(() => {
     demo = makeHome();
-    scripted = makeHome({ replies: [{ when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] }, { when: 'hello', items: [{ text: 'Hello there.' }] }] });
+    scripted = makeHome({
+      replies: [
+        { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
+        { when: 'hello', items: [{ text: 'Hello there.' }] },
+        { when: 'write later', items: [{ text: 'Soon.' }, { delay_ms: 1500 }, { tool_call: { name: 'write_file', input: { path: 'later.txt', content: 'later' } } }] },
+        // What follows the tool's result.
+        [{ text: 'Left alone.' }],
+      ],
+    });
   });
   after(async () => {
     tmux.close();
@@ -92,6 +100,18 @@ describe('troupe on a terminal', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.match(screen, /EXIT=0/);
     const history = readFileSync(join(scripted.dir, 'chat_history'), 'utf8');
     assert.deepEqual(history.trim().split('\n'), ['hello', 'please hang', 'go left', '/cancel', '/quit']);
+  });
+
+  test('chat left with Ctrl-D while its turn runs: a permission request the turn makes then is withdrawn, not asked where no answer is read', async () => {
+    const t = tmux.start(scripted.dir, scripted.work, scripted.env, ['chat']);
+    await tmux.waitFor(t, /new session ses_\w+/);
+    tmux.keys(t, 'write later', 'Enter');
+    await tmux.waitFor(t, /Soon\./);
+    tmux.keys(t, 'C-d');
+    const screen = await tmux.waitFor(t, /EXIT=\d+/);
+    assert.match(screen, /Left alone\./, 'the turn went on without the write');
+    assert.match(screen, /EXIT=0/);
+    assert.equal(existsSync(join(scripted.work, 'later.txt')), false);
   });
 
   test('attach --interactive steers and cancels a turn that another process drives', async () => {
