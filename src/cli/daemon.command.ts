@@ -13,6 +13,7 @@ import { daemonLogPath, readDaemonState, readToken } from './daemon-home.js';
 import { runningDaemon, startDaemon, stopDaemon } from './daemon-process.js';
 import { remoteTarget } from './daemon-target.js';
 import { makeStyle } from './style.js';
+import { printableStart } from './terminal-text.js';
 
 const USAGE = `Usage: troupe daemon <start|stop|status|logs|token> [options]
 
@@ -176,7 +177,7 @@ async function status(io: CliIo, home: string, json: boolean, noColor: boolean):
       ...(info.pid ? [`  pid       ${info.pid}`] : []),
       `  uptime    ${uptime(health.uptimeMs)}`,
       `  sessions  ${health.sessions.live} live, ${health.sessions.total} stored`,
-      ...info.liveSessions.map((x) => style.dim(`    ${x.id}  ${x.process.padEnd(8)}  ${x.connections} conn  ${(x.title ?? '').slice(0, 40)}`)),
+      ...info.liveSessions.map((x) => style.dim(`    ${x.id}  ${x.process.padEnd(8)}  ${x.connections} conn  ${printableStart(x.title ?? '', 40)}`)),
       ...(info.home ? [`  home      ${info.home}`] : []),
       '',
     ].join('\n'),

@@ -7,7 +7,7 @@ import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, type SessionSummary } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { makeStyle, type Style } from './style.js';
-import { printable } from './terminal-text.js';
+import { printable, printableStart } from './terminal-text.js';
 
 const USAGE = `Usage: troupe sessions [--all] [--json]
        troupe sessions show ID [--json]
@@ -44,7 +44,7 @@ function table(rows: string[][]): string {
 function listText(sessions: SessionSummary[], style: Style): string {
   if (!sessions.length) return 'no sessions\n';
   const rows = [['ID', 'STATUS', 'PROCESS', 'UPDATED', 'TITLE', 'CWD']];
-  for (const s of sessions) rows.push([s.id, s.status, s.child ? s.child.state : '-', ago(s.updatedAt), printable((s.title ?? '').slice(0, 40)), printable(s.cwd)]);
+  for (const s of sessions) rows.push([s.id, s.status, s.child ? s.child.state : '-', ago(s.updatedAt), printableStart(s.title ?? '', 40), printable(s.cwd)]);
   const text = table(rows);
   const [head, ...rest] = text.split('\n');
   return [style.bold(head!), ...rest].join('\n');

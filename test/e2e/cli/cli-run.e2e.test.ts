@@ -150,6 +150,28 @@ describe('troupe run with untrusted text', { timeout: SUITE_TIMEOUT_MS }, () => 
     }
   });
 
+  test('sessions and daemon status cut a long title before an emoji, not in it, and spell out its control characters', async () => {
+    const s = makeHome({ replies: [{ when: 'hello', items: [{ text: 'hi' }] }] });
+    try {
+      // Both lists cut a title at 40 UTF-16 units: here the 40th is the second half of the emoji.
+      const prompt = `\x1b]0;owned\x07 ${'a'.repeat(28)}😀 hello`;
+      const r = await s.run(['run', prompt]);
+      assert.equal(r.code, 0, r.stderr);
+      const shown = `\\x1b]0;owned\\x07 ${'a'.repeat(28)}`;
+      const list = await s.run(['sessions']);
+      assert.equal(list.code, 0, list.stderr);
+      assert.ok(!list.stdout.includes('\uFFFD'), `no half emoji in the list: ${JSON.stringify(list.stdout)}`);
+      assert.ok(list.stdout.includes(`${shown} `), `the title cut before the emoji: ${JSON.stringify(list.stdout)}`);
+      const status = await s.run(['daemon', 'status']);
+      assert.equal(status.code, 0, status.stderr);
+      assert.ok(!status.stdout.includes('\x1b'), `no raw ESC in the status: ${JSON.stringify(status.stdout)}`);
+      assert.ok(!status.stdout.includes('\uFFFD'), `no half emoji in the status: ${JSON.stringify(status.stdout)}`);
+      assert.ok(status.stdout.includes(` conn  ${shown}\n`), `the title cut before the emoji: ${JSON.stringify(status.stdout)}`);
+    } finally {
+      await s.close();
+    }
+  });
+
   test("a turn's error (a vendor's message) is shown with its control characters spelled out, by run and by chat", async () => {
     const s = makeHome({ replies: [{ when: 'go', items: [{ error: { kind: 'invalid_request', message: 'bad \x1b]0;owned\x07 request' } }] }] });
     try {
