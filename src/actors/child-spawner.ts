@@ -185,6 +185,10 @@ export class ChildSpawner {
       this.live.get(m.id)?.exited(m.code, m.signal);
       return;
     }
+    if (m.op === 'swept') {
+      this.logger.warn('a session process died with commands still running; stopping them', { pid: m.pid, processes: m.processes });
+      return;
+    }
     const p = this.pending.get(m.id);
     if (!p) return;
     if (m.op === 'failed') {

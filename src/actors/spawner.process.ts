@@ -6,20 +6,28 @@
  * (bench/README.md). Here that wait holds only this process, which serves nothing else.
  *
  * It runs as `node spawner.process.js [orphanGraceMs]` with an IPC channel to the daemon (src/actors/child-spawner.ts)
- * and imports only Node. Each child's four pipes (stdin, stdout, stderr, the fd 3 control channel) are
+ * and imports only Node (and src/core/marked-processes.ts, which imports only Node). Each child's four pipes (stdin, stdout, stderr, the fd 3 control channel) are
  * handed to the daemon over that channel and closed here: the daemon alone reads and writes them.
  * What the channel carries (JSON):
  * - in: `{ op: 'spawn', id, command, args, env }`, `{ op: 'kill', id, signal }`;
  * - out: `{ op: 'spawned', id, pid }`, then `{ op: 'stdio', id, fd }` for fd 0–3, each with its pipe,
  *   then `{ op: 'handed', id }`; `{ op: 'failed', id, code, message }` when no process started;
- *   `{ op: 'exit', id, code, signal }`.
+ *   `{ op: 'exit', id, code, signal }`; `{ op: 'swept', id, pid, processes }` (below).
  *
  * Without the daemon (its channel closed, even by a kill -9), the children see their stdin end and
  * exit by themselves; any still alive after a grace gets SIGTERM, then SIGKILL, and then this process
  * exits. No child outlives both.
+ *
+ * Nor does what a child started: each child carries its own marker in its environment
+ * (AGENT_MARKER_ENV), which everything it starts inherits (its commands run in process groups of their
+ * own, which its death does not reach). A child that dies other than by a clean exit (killed, hung,
+ * out of memory, crashed) has had no chance to stop its running commands: they are found by the
+ * marker and sent SIGTERM, then SIGKILL after SWEEP_GRACE_MS (`swept` tells the daemon how many).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { signalMarked } from '../core/marked-processes.js';
 
 export type SpawnerRequest =
   | { op: 'spawn'; id: number; command: string; args: string[]; env: NodeJS.ProcessEnv }
@@ -30,10 +38,40 @@ export type SpawnerReport =
   | { op: 'stdio'; id: number; fd: 0 | 1 | 2 | 3 }
   | { op: 'handed'; id: number }
   | { op: 'failed'; id: number; code: string; message: string }
-  | { op: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+  | { op: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
+  | { op: 'swept'; id: number; pid: number; processes: number };
+
+/** The variable whose value marks a child and everything it starts (a command's processes). */
+export const AGENT_MARKER_ENV = 'TROUPE_AGENT_MARK';
 
 /** How long orphaned children get to exit on their own (stdin ended), and then after SIGTERM. */
 const ORPHAN_GRACE_MS = Number(process.argv[2]) || 5_000;
+/** Between the SIGTERM and the SIGKILL of what a dead child left running (as a command's own kill). */
+const SWEEP_GRACE_MS = 2_000;
+/** Sweeps under way: this process does not exit before they are done. */
+const sweeps = new Set<Promise<void>>();
+
+/** Stops whatever still carries the dead child's marker: SIGTERM, then SIGKILL after the grace. */
+function sweep(id: number, pid: number, marker: string): void {
+  const done = signalMarked(AGENT_MARKER_ENV, marker, 'SIGTERM')
+    .then(async (processes) => {
+      if (processes === 0) return;
+      report({ op: 'swept', id, pid, processes });
+      await new Promise((r) => setTimeout(r, SWEEP_GRACE_MS));
+      await signalMarked(AGENT_MARKER_ENV, marker, 'SIGKILL');
+    })
+    .catch(() => undefined)
+    .finally(() => {
+      sweeps.delete(done);
+      exitIfDone();
+    });
+  sweeps.add(done);
+}
+
+/** Once let go, this process ends when its last child has and nothing it left is being stopped. */
+function exitIfDone(): void {
+  if (lettingGo && children.size === 0 && sweeps.size === 0) process.exit(0);
+}
 
 const children = new Map<number, ChildProcess>();
 /** Children whose pipes were all sent (the daemon took them, or could not: see `handed`). */
@@ -61,8 +99,9 @@ function holdUnread(pipe: Socket): void {
 function start(id: number, command: string, args: string[], env: NodeJS.ProcessEnv): void {
   if (!process.connected) return; // asked just before the daemon let go: nobody would take its pipes
   let child: ChildProcess;
+  const marker = randomUUID();
   try {
-    child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    child = spawn(command, args, { env: { ...env, [AGENT_MARKER_ENV]: marker }, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
   } catch (err) {
     // Node throws at once for some failures of the fork or exec (E2BIG, ENOMEM…).
     const e = err as NodeJS.ErrnoException;
@@ -83,11 +122,15 @@ function start(id: number, command: string, args: string[], env: NodeJS.ProcessE
   detached.stdio.fill(null);
   children.set(id, child);
   child.on('error', () => undefined); // a kill of a process already gone
+  const pid = child.pid;
   child.once('exit', (code, signal) => {
     children.delete(id);
     handedOver.delete(id);
     report({ op: 'exit', id, code, signal });
-    if (lettingGo && children.size === 0) process.exit(0);
+    // A clean exit stopped its commands itself; reading every process's environment for each of a
+    // burst of idle stops would be for nothing.
+    if (code !== 0 || signal !== null) sweep(id, pid, marker);
+    exitIfDone();
   });
   report({ op: 'spawned', id, pid: child.pid });
   // Each pipe goes as its own message (one handle per message); Node keeps them in order, and sends
@@ -118,7 +161,7 @@ function letGo(): void {
   if (lettingGo) return;
   lettingGo = true;
   for (const [id, child] of children) if (!handedOver.has(id)) child.kill('SIGKILL');
-  if (children.size === 0) process.exit(0);
+  exitIfDone();
   const killAll = (signal: NodeJS.Signals) => () => children.forEach((c) => c.kill(signal));
   setTimeout(killAll('SIGTERM'), ORPHAN_GRACE_MS).unref();
   setTimeout(killAll('SIGKILL'), 2 * ORPHAN_GRACE_MS).unref();

@@ -5,9 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
 import type { CommandBackend, CommandOutcome } from './backends.js';
 import { CappedOutput } from './capped-output.js';
+import { signalMarked } from '../core/marked-processes.js';
 
 export interface LocalCommandOptions {
   /** Shell used for `-c`; default `/bin/sh`. */
@@ -35,36 +35,14 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
 /**
  * The variable that marks every process a command starts. `setsid` (or a daemonizing double fork)
  * leaves the process group, so the group kill misses it; the environment is inherited across
- * both, so on Linux the processes still carrying the marker are found in /proc and stopped too.
- * (One that clears its environment, `env -i`, still escapes; so does everything where there is no
- * /proc.)
+ * both, so on Linux the processes still carrying the marker are found in /proc and stopped too
+ * (src/core/marked-processes.ts).
  */
 export const COMMAND_MARKER_ENV = 'TROUPE_COMMAND_ID';
 
-/** Pids of the live processes whose environment holds `NAME=marker`, the agent itself excluded. */
-async function markedProcesses(marker: string): Promise<number[]> {
-  const needle = Buffer.from(`\0${COMMAND_MARKER_ENV}=${marker}\0`);
-  const names = await readdir('/proc').catch(() => [] as string[]);
-  const pids = names.map(Number).filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid);
-  const marked = await Promise.all(
-    pids.map(async (pid) => {
-      // Another user's process, or one gone meanwhile, is simply not ours.
-      const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
-      return environ && Buffer.concat([Buffer.from([0]), environ]).includes(needle) ? pid : undefined;
-    }),
-  );
-  return marked.filter((pid): pid is number => pid !== undefined);
-}
-
-/** Signals every process still carrying the marker. */
-async function signalMarked(marker: string, signal: NodeJS.Signals): Promise<void> {
-  for (const pid of await markedProcesses(marker)) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
+/** Signals every process still carrying the command's marker. */
+async function signalCommand(marker: string, signal: NodeJS.Signals): Promise<void> {
+  await signalMarked(COMMAND_MARKER_ENV, marker, signal);
 }
 
 /** The agent's environment without the withheld variables. */
@@ -103,10 +81,10 @@ export function createLocalCommandBackend(options: LocalCommandOptions = {}): Co
         const terminate = (): void => {
           if (pgid === undefined || killTimer) return;
           signalGroup(pgid, 'SIGTERM');
-          void signalMarked(marker, 'SIGTERM');
+          void signalCommand(marker, 'SIGTERM');
           killTimer = setTimeout(() => {
             if (signalGroup(pgid, 0)) signalGroup(pgid, 'SIGKILL');
-            void signalMarked(marker, 'SIGKILL');
+            void signalCommand(marker, 'SIGKILL');
           }, killGraceMs);
           killTimer.unref();
         };

@@ -62,6 +62,32 @@ test('kill -9 of one child mid-turn: agent_crashed for that prompt only; it come
   assert.equal(exits?.[1], '1');
 });
 
+test('kill -9 of a child while its command runs: the command\'s processes (its group, and one that left it) are stopped too, not left running beside the restarted session', async (t) => {
+  // A command runs in a process group of its own, which its agent's death does not reach: the
+  // daemon's spawner finds what the dead child started by the marker in their environment.
+  const command = `sleep 1000 & echo $! > group.pid; setsid sleep 1001 >/dev/null 2>&1 & echo $! > setsid.pid; wait`;
+  const d = await Daemon.start({ script: { replies: [{ when: 'run', items: [{ tool_call: { name: 'run_command', input: { command } } }] }, ...script.replies] } });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  const running = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run' }] }).catch((e: any) => e?.data?.code);
+  const pids = await waitFor('the command\'s processes', () => {
+    const read = (name: string) => (existsSync(join(cwd, name)) ? Number(readFileSync(join(cwd, name), 'utf8').trim()) : 0);
+    const both = [read('group.pid'), read('setsid.pid')];
+    return both.every((pid) => pid > 0 && processAlive(pid)) && both;
+  });
+  t.after(() => pids.forEach((pid) => processAlive(pid) && process.kill(pid, 'SIGKILL')));
+  process.kill((await childOf(d, sessionId)).pid, 'SIGKILL');
+  assert.equal(await running, 'agent_crashed');
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn', 'the session goes on in a new process');
+  await waitFor('the dead child\'s command stopped', () => pids.every((pid) => !processAlive(pid)));
+  assert.match(d.stderr, /a session process died with commands still running; stopping them .*"processes":[2-9]/);
+});
+
 test('a session/load sent while the crashed child restarts gets the history once: the new child\'s catch-up is not also sent to it live', async (t) => {
   const { d, a } = await daemonWithClients(t, { script });
   const cwd = tempDir();

@@ -1,0 +1,39 @@
+/**
+ * Processes found by a marker in their environment (Linux: /proc/<pid>/environ). A process group
+ * misses what left it (`setsid`, a daemonizing double fork), and a parent's death leaves its
+ * descendants to init; the environment is inherited across all of these, so the processes still
+ * carrying `NAME=marker` are the ones a process started, wherever they went. One that clears its
+ * environment (`env -i`) escapes; where there is no /proc nothing is found.
+ *
+ * Used by a command's kill (src/tools/local-command.backend.ts) and by the daemon's spawner for what
+ * a session process that died had left running (src/actors/spawner.process.ts). Imports only Node.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+
+/** Pids of the live processes whose environment holds `name=marker`, the caller excluded. */
+export async function markedProcesses(name: string, marker: string): Promise<number[]> {
+  const needle = Buffer.from(`\0${name}=${marker}\0`);
+  const names = await readdir('/proc').catch(() => [] as string[]);
+  const pids = names.map(Number).filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid);
+  const marked = await Promise.all(
+    pids.map(async (pid) => {
+      // Another user's process, or one gone meanwhile, is simply not ours.
+      const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+      return environ && Buffer.concat([Buffer.from([0]), environ]).includes(needle) ? pid : undefined;
+    }),
+  );
+  return marked.filter((pid): pid is number => pid !== undefined);
+}
+
+/** Signals every process still carrying the marker; resolves with how many there were. */
+export async function signalMarked(name: string, marker: string, signal: NodeJS.Signals): Promise<number> {
+  const pids = await markedProcesses(name, marker);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+  return pids.length;
+}
