@@ -16,6 +16,12 @@ import type { ChildProcessHandle } from './child-process.actor.js';
 
 /** After a spawn that failed, the pool refills no sooner than this (the limit is likely still there). */
 const SPAWN_RETRY_MS = 1000;
+/**
+ * Pooled children that may die while they wait, one after the other with none taken alive between,
+ * before the pool stops refilling: their start fails (a broken NODE_OPTIONS, a heap budget too small
+ * to load, a home they cannot use), and each replacement would die the same way.
+ */
+const DEATHS_BEFORE_REST = 3;
 
 /**
  * Why no process could be started, for the request that waited for one: the daemon's own limits
@@ -40,6 +46,14 @@ export class ChildPool {
   private refillTimer?: NodeJS.Timeout;
   /** No refill spawn before this time (ms since epoch): a `session/new` is using the taken child. */
   private quietUntil = 0;
+  /** Pooled children that died while they waited since one was last taken alive. */
+  private diedWaiting = 0;
+  /**
+   * Refilling stopped (DEATHS_BEFORE_REST): until the next take, which spawns for its request as
+   * always and lets one refill try again. Respawning at once spun for good, unlogged, while every
+   * child died at its start: a process start every few hundred milliseconds, for nothing.
+   */
+  private resting = false;
 
   constructor(
     private readonly size: number,
@@ -60,7 +74,10 @@ export class ChildPool {
     let child: ChildProcessHandle | undefined;
     this.quietUntil = Date.now() + this.refillDelayMs;
     while ((child = this.warm.shift()) && !child.alive) this.logger.warn('a pooled child died while waiting; discarding it', { pid: child.pid });
+    // Demand: one refill tries again (a pool that rests starts no more children by itself).
+    this.resting = false;
     if (child) {
+      this.diedWaiting = 0;
       this.pump();
       return Promise.resolve(child);
     }
@@ -85,7 +102,7 @@ export class ChildPool {
   private pump(): void {
     if (this.scheduled || this.closed || this.starting >= this.concurrency) return;
     if (this.waiting.length === 0) {
-      if (this.warm.length + this.starting >= this.size || this.refillTimer) return;
+      if (this.resting || this.warm.length + this.starting >= this.size || this.refillTimer) return;
       const wait = this.quietUntil - Date.now();
       if (wait > 0) {
         this.refillTimer = setTimeout(() => {
@@ -103,7 +120,7 @@ export class ChildPool {
       this.scheduled = false;
       if (this.closed || this.starting >= this.concurrency) return;
       const waiter = this.waiting.shift();
-      if (!waiter && this.warm.length + this.starting >= this.size) return;
+      if (!waiter && (this.resting || this.warm.length + this.starting >= this.size)) return;
       this.starting++;
       this.launch().then(
         (child) => this.launched(child, waiter),
@@ -127,9 +144,19 @@ export class ChildPool {
       this.warm.push(child);
       // Only while it waits here: a child taken before it loaded is initialized by its session.
       void child.started.then(() => child.alive && this.warm.includes(child) && this.prepare(child));
-      void child.whenExited().then(() => {
+      void child.whenExited().then((exit) => {
         const at = this.warm.indexOf(child);
-        if (at >= 0) this.warm.splice(at, 1), this.pump();
+        if (at < 0) return; // taken, or the pool closed
+        this.warm.splice(at, 1);
+        this.diedWaiting++;
+        // Its last words say why (a child that cannot start says so on stderr).
+        const why = { pid: child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, stderr: exit.stderrTail.slice(-500) };
+        if (this.diedWaiting < DEATHS_BEFORE_REST) this.logger.warn('a pooled child died while waiting; replacing it', why);
+        else if (!this.resting) {
+          this.resting = true;
+          this.logger.error(`${this.diedWaiting} pooled children in a row died while waiting; the warm pool stops refilling until a session needs a child`, why);
+        }
+        this.pump();
       });
     }
     this.pump();

@@ -4,10 +4,11 @@
 // (spec/daemon.md §Warm pool).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { readLogFile, sessionsDir } from '../../../src/store/index.js';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { Daemon, tempDir, waitFor } from '../../support/daemon.js';
 
 /** The logs in a daemon's home: id, the pid of a spare's maker, and how many events each holds. */
 async function logs(home: string): Promise<{ id: string; sparePid?: number; events: number }[]> {
@@ -63,4 +64,30 @@ test('a pooled child initialized ahead serves the capabilities of the client who
   const left = await logs(d.home);
   assert.deepEqual(left.map((l) => l.id), [sessionId], 'the refilled pool child removed its unused spare when it stopped');
   assert.ok(left[0]!.events > 0);
+});
+
+test('pooled children that die at every start: the pool stops refilling after three, says why, and fills again once a child can start', async (t) => {
+  // Every `troupe acp` dies as it starts while the file `broken` exists (a cause that can go away).
+  const dir = tempDir();
+  const broken = join(dir, 'broken');
+  writeFileSync(broken, '');
+  const preload = join(dir, 'die-at-start.mjs');
+  writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) { process.stderr.write('cannot start: broken on purpose\\n'); process.exit(3); }\n`);
+  const d = await Daemon.start({ env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
+  t.after(() => d.stop());
+  await waitFor('the pool to give up', () => /3 pooled children in a row died while waiting; the warm pool stops refilling/.test(d.stderr), 60_000);
+  assert.match(d.stderr, /a pooled child died while waiting; replacing it .*"code":3.*cannot start: broken on purpose/, 'each death logged with its exit and its last words');
+  const spawned = await d.metric('troupe_children_spawned_total');
+  assert.equal(spawned, 3);
+  // Respawned at once, each death was followed by another start, for as long as the daemon ran.
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal(await d.metric('troupe_children_spawned_total'), spawned, 'no child started while nothing needs one');
+  // The cause gone, the next session gets a child, and the pool fills again behind it.
+  rmSync(broken);
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const { sessionId } = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
+  assert.ok(sessionId);
+  await waitFor('the pool refilled', async () => (await d.metric('troupe_pool_warm')) === 1, 30_000);
 });
