@@ -393,7 +393,8 @@ export class Relay implements AcpAgentSide, RelayContext {
 
   exited(session: RelaySession, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
     const sessionId = session.sessionId;
-    if (info.crashed) this.logger.warn('session child crashed', { sessionId, pid: session.child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, willRestart: info.willRestart });
+    // With its last words: a child that cannot start (or fails an assertion) says why on stderr only.
+    if (info.crashed) this.logger.warn('session child crashed', { sessionId, pid: session.child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, willRestart: info.willRestart, ...(exit.stderrTail ? { stderr: exit.stderrTail.slice(-500) } : {}) });
     if (info.failed && sessionId) {
       this.logger.error('session failed: restart intensity exceeded', { sessionId });
       void this.deps.index.setStatus(sessionId, 'failed').catch(() => undefined);

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { childPidsOf, Daemon, daemonWithClients, processAlive, tempDir, waitFor } from '../../support/daemon.js';
@@ -587,6 +587,28 @@ test('a config file the agent cannot use: session/new is refused with the proble
     assert.match(String(err?.message), /the troupe config .* is not valid JSON/);
   }
   assert.equal(await d.metric('troupe_child_restarts_total'), 0, 'no child crashed');
+});
+
+test('a session process that dies at every start: session/new is answered session_failed once the restart intensity is spent, the log says why, and a session/new after the cause is gone works', async (t) => {
+  const dir = tempDir();
+  const broken = join(dir, 'broken');
+  writeFileSync(broken, '');
+  const preload = join(dir, 'die-at-start.mjs');
+  writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) { process.stderr.write('cannot start: broken on purpose\\n'); process.exit(3); }\n`);
+  // No pool: each child is spawned for the session that needs it.
+  const d = await Daemon.start({ script, args: ['--pool', '0'], env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const err: any = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).catch((e) => e);
+  assert.equal(err?.data?.code, 'session_failed', JSON.stringify(err));
+  // The first start and three restarts (the default intensity), and no more.
+  assert.equal(await d.metric('troupe_children_spawned_total'), 4);
+  assert.match(d.stderr, /session child crashed .*"code":3.*"stderr":"cannot start: broken on purpose/, 'the log says why it died');
+  rmSync(broken);
+  const { sessionId } = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
 });
 
 test('a child over its memory budget dies, is reported as out_of_memory, and is restarted', async (t) => {
