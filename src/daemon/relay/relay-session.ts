@@ -70,7 +70,7 @@ export class RelaySession {
    */
   mcpServers: unknown[] = [];
   readonly child: SupervisedChild;
-  /** The child's latest heartbeat: its memory and how many events it has appended. */
+  /** The latest heartbeat of the process running the session (none while none does). */
   health?: { rss: number; heapUsed: number; events: number; at: number };
   /** Revived by a message other than load/resume: the first boot must resume the session too. */
   private readonly resumeOnStart: boolean;
@@ -424,6 +424,9 @@ export class RelaySession {
 
   private childExited(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
     this.closedBy = undefined; // its process is gone
+    // And its memory with it: shown as the session's (its detail, troupe_children_rss_bytes while a
+    // restart is under way), a dead process's last heartbeat read as a process that still runs.
+    this.health = undefined;
     const err = this.deleting
       ? rpcError('session_not_found', `session ${this.sessionId} was deleted while this request ran`, { sessionId: this.sessionId, deleted: true })
       : info.crashed

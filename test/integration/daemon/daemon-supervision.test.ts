@@ -376,6 +376,31 @@ test('an idle child stops and is respawned transparently on the next prompt', as
   assert.equal(c.updatesFor(sessionId, 'agent_message_chunk').filter((u) => u.content.text === 'pong').length, 2);
 });
 
+test('a session whose process is gone (stopped idle, or killed and failed) shows no memory or heartbeat of that process', async (t) => {
+  const d = await Daemon.start({ script: { replies: [{ when: 'hang', items: [{ hang: true }] }, ...script.replies] }, args: ['--idle-ms', '1500', '--heartbeat-ms', '100', '--restart-intensity', '0'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const [idle, killed] = [await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }), await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })].map((r) => r.sessionId as string);
+  // Busy, the one to kill cannot stop idle first; the other sends heartbeats for the 1.5 s it waits.
+  const hanging = c.agent.request('session/prompt', { sessionId: killed, prompt: [{ type: 'text', text: 'hang' }] }).catch((e: any) => e?.data?.code);
+  const victim = await waitFor('a heartbeat of the busy one', async () => {
+    const ch: any = await childOf(d, killed);
+    return ch.state === 'busy' && ch.rss > 0 && ch.pid;
+  });
+  process.kill(victim, 'SIGKILL');
+  assert.equal(await hanging, 'agent_crashed');
+  await waitFor('the killed one failed', async () => (await childOf(d, killed)).state === 'failed');
+  await waitFor('the other stopped idle', async () => (await childOf(d, idle)).state === 'idleStopped');
+  for (const id of [idle, killed]) {
+    const child: any = await childOf(d, id);
+    assert.equal(child.pid, null);
+    assert.deepEqual([child.rss, child.heapUsed, child.heartbeatAt], [undefined, undefined, undefined], `${child.state}: ${JSON.stringify(child)}`);
+  }
+  assert.equal(await d.metric('troupe_children_rss_bytes'), 0, 'no live child');
+});
+
 test('clients that come back at once to their idle-stopped sessions wake them within --max-sessions: the rest get capacity_exceeded, the woken ones go on from their history', async (t) => {
   const d = await Daemon.start({ script, args: ['--idle-ms', '300', '--pool', '0', '--max-sessions', '2'] });
   t.after(() => d.stop());
