@@ -75,6 +75,12 @@ export class ChildProcessHandle {
   /** Lines and frames that arrived before handlers were attached (a pooled child warming up). */
   private early: (() => void)[] = [];
   /**
+   * The latest heartbeat that came before handlers were attached, the others dropped: a pooled child
+   * beats every second while it waits, for hours on a quiet daemon, and each one held here until a
+   * session took it grew the daemon for as long (and was replayed to that session, all at once).
+   */
+  private earlyBeat?: ControlMessage;
+  /**
    * Set once `initializeAhead` was called: whether the child answered that `initialize` with
    * protocol 1 (false if it failed or the child died first).
    */
@@ -122,6 +128,9 @@ export class ChildProcessHandle {
     const early = this.early;
     this.early = [];
     early.forEach((f) => f());
+    const beat = this.earlyBeat;
+    this.earlyBeat = undefined;
+    if (beat) handlers.control(beat);
   }
 
   /** Writes one JSON-RPC message; resolves when the pipe has taken it (backpressure). */
@@ -269,7 +278,10 @@ export class ChildProcessHandle {
         return;
       }
       if (messages.length && !this.helloHeard) (this.helloHeard = true), this.markStarted();
-      for (const m of messages) this.dispatch(() => this.handlers?.control(m));
+      for (const m of messages) {
+        if (m.t === 'hb' && !this.handlers) this.earlyBeat = m;
+        else this.dispatch(() => this.handlers?.control(m));
+      }
     });
   }
 }
