@@ -402,7 +402,9 @@ test('a session whose process is gone (stopped idle, or killed and failed) shows
 });
 
 test('clients that come back at once to their idle-stopped sessions wake them within --max-sessions: the rest get capacity_exceeded, the woken ones go on from their history', async (t) => {
-  const d = await Daemon.start({ script, args: ['--idle-ms', '300', '--pool', '0', '--max-sessions', '2'] });
+  // Long enough that the woken children are still running when they are counted below, on a
+  // loaded machine too (300 ms was not, at a load of 20 on 2 cores).
+  const d = await Daemon.start({ script, args: ['--idle-ms', '1500', '--pool', '0', '--max-sessions', '2'] });
   t.after(() => d.stop());
   const clients = [0, 1, 2].map(() => d.connect('ws'));
   t.after(() => clients.forEach((c) => c.close()));
