@@ -58,7 +58,7 @@ export async function modelStep(core: EngineCore, turnId: string, signal: AbortS
       ...(cost ? { cost } : {}),
     });
   }
-  announceToolCalls(core, turnId, calls, invalid);
+  announceToolCalls(core, turnId, calls, invalid, cutCallOf(stop, calls, invalid));
   return { stop, toolCalls: calls };
 }
 
@@ -115,13 +115,29 @@ async function readStream(core: EngineCore, turnId: string, stream: AsyncIterabl
   }
 }
 
+/**
+ * The call a reply cut at the output token limit (`max_tokens`) was writing: its last, when its
+ * arguments are not whole (a JSON text cut short, or none yet, which parses as `{}`). Run, it would
+ * fail the tool's schema with a message that hides why, or act on a part of what the model meant;
+ * it fails saying why instead, so that the model can send it again in smaller pieces.
+ */
+function cutCallOf(stop: ProviderStopReason, calls: ToolCallRequest[], invalid: Map<string, string>): string | undefined {
+  const last = calls.at(-1);
+  if (stop !== 'max_tokens' || !last) return undefined;
+  return invalid.has(last.id) || Object.keys(last.input).length === 0 ? last.id : undefined;
+}
+
 /** Every call the model asked for is shown at once (pending), before any of them runs. */
-function announceToolCalls(core: EngineCore, turnId: string, calls: ToolCallRequest[], invalid: Map<string, string>): void {
+function announceToolCalls(core: EngineCore, turnId: string, calls: ToolCallRequest[], invalid: Map<string, string>, cutId: string | undefined): void {
   core.descriptions.clear();
   for (const call of calls) {
     let description;
     try {
       const raw = invalid.get(call.id);
+      if (call.id === cutId) {
+        const got = raw === undefined ? 'no arguments had arrived' : `what had arrived: ${raw.slice(0, 200)}`;
+        throw new TroupeError('invalid_params', `not run: the reply reached the output token limit (max_tokens) while this call was being written, so its arguments are incomplete (${got}). Send it again smaller: split large content across several calls.`);
+      }
       if (raw !== undefined) throw new TroupeError('invalid_params', `the arguments are not a JSON object: ${raw.slice(0, 500)}`);
       description = core.deps.tools.describe(call);
       core.descriptions.set(call.id, description);

@@ -635,3 +635,50 @@ test('an inspector that throws (a broken feed) does not stop the session machine
   assert.ok(told > 0, 'the inspector was told');
   assert.equal(h.ofType('turn_completed').length, 2);
 });
+
+/** The scripted model, with the arguments of the call `id` replaced by `args` (what a vendor's stream cut short gives: its raw text, or none). */
+function cutArgs(id: string, args: { raw?: string }) {
+  return (inner: ModelProvider): ModelProvider => ({
+    ...inner,
+    capabilities: inner.capabilities.bind(inner),
+    async *stream(request: ModelRequest, signal: AbortSignal) {
+      for await (const ev of inner.stream(request, signal)) {
+        if (ev.type === 'tool_call_end' && ev.id === id) yield { ...ev, input: {}, ...(args.raw === undefined ? {} : { invalidArgs: args.raw }) } as ProviderEvent;
+        else yield ev;
+      }
+    },
+  });
+}
+
+for (const [what, raw] of [['cut short', '{"path": "a.txt", "content": "hel'], ['before any argument', undefined]] as const) {
+  test(`a call the output token limit cut ${what} (max_tokens) is not run: the model is told why, and goes on`, async () => {
+    const call = { tool_call: { name: 'write_file', input: { path: 'a.txt', content: 'hello' }, id: 'call_cut' } };
+    let told = '';
+    const h = makeHarness([[write('b.txt'), call, { stop: 'max_tokens' }], [{ text: 'I will send it smaller.' }]], {
+      wrapProvider: (inner) => {
+        const cut = cutArgs('call_cut', raw === undefined ? {} : { raw })(inner);
+        return {
+          ...cut,
+          stream(request, signal) {
+            told = JSON.stringify(request.messages.at(-1));
+            return cut.stream(request, signal);
+          },
+        };
+      },
+    });
+    const r = await h.engine.prompt(text('write both')).result;
+    assert.equal(r.stopReason, 'end_turn');
+    assert.ok(existsSync(join(h.dir, 'b.txt')), 'the whole call before it ran');
+    assert.ok(!existsSync(join(h.dir, 'a.txt')), 'the cut call did not run');
+    const failed = h.ofType('tool_call_updated').find((e) => e.toolCallId === 'call_cut' && e.status === 'failed');
+    assert.match(failed?.output ?? '', /output token limit \(max_tokens\).*incomplete/);
+    assert.match(told, /output token limit/, 'the model reads why');
+    assertWellFormed(h);
+  });
+}
+
+test('a whole last call of a reply that then reached max_tokens runs', async () => {
+  const h = makeHarness([[write('a.txt'), { stop: 'max_tokens' }], [{ text: 'done' }]]);
+  assert.equal((await h.engine.prompt(text('write')).result).stopReason, 'end_turn');
+  assert.equal(readFileSync(join(h.dir, 'a.txt'), 'utf8'), 'hello\n');
+});
