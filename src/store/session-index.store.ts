@@ -14,7 +14,7 @@ import { writeFileAtomic } from './atomic-write.js';
 import { withFileLock } from './file-lock.js';
 import { isProcessAlive } from './process-alive.js';
 import { lockLogForWriting, logLockPath } from './log-lock.js';
-import { readLogFile } from './log-file.reader.js';
+import { readLogFile, type LogContents } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
@@ -164,7 +164,17 @@ export class SessionIndex {
   /** Reads one log into an entry (tombstone headers included); `undefined` if the log holds no session. */
   private async summarize(id: string): Promise<SessionEntry | undefined> {
     const path = sessionLogPath(this.dir, id);
-    const { scan, events } = await readLogFile(path);
+    let contents: LogContents;
+    try {
+      contents = await readLogFile(path);
+    } catch (err) {
+      // Listed, then gone before it was read: a spare log its maker removed as it stopped, or one
+      // that another opening index removed (its maker is gone). Such a log was no session; until
+      // 2026-12-06 it failed the whole open (an agent starting next to another did not start).
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    const { scan, events } = contents;
     for (const w of scan.warnings) this.logger.warn(w.message, { offset: w.offset });
     const spare = scan.header?.spare;
     if (spare && events.length === 0 && !scan.header?.tombstone) {

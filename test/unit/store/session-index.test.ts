@@ -2,7 +2,7 @@ import { mock, test } from 'node:test';
 import fsPromises from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { AgentEvent } from '../../../src/core/events.js';
@@ -392,6 +392,26 @@ test('a change to any one entry reaches the file, the first and last of a cached
       assert.deepEqual(onDisk[at], index.get(ids[at]!), `the session at ${at} as changed`);
       assert.equal(onDisk.filter((s) => s.status === 'closed').length, index.list({ limit: 1000 }).sessions.filter((s) => s.status === 'closed').length);
     }
+  } finally {
+    cleanup();
+  }
+});
+
+test('a log listed but gone before it is read (a spare its maker, or another opening index, removed meanwhile) is no session, and the index opens', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    await (await makeSession(dir, 'ses_kept', '/p')).close();
+    // An index that opens lists the logs, then reads them one by one. A spare log may go in between:
+    // its maker removes it when it stops, and another opening index removes the spares of a process
+    // that is gone (two editors starting their agents at once). A dangling link is that moment held
+    // still: listed, and nothing to read.
+    symlinkSync(join(dir, 'ses_gone.removed'), sessionLogPath(dir, 'ses_gone'));
+    const rebuilt = await SessionIndex.open(dir);
+    assert.deepEqual(rebuilt.list().sessions.map((s) => s.id), ['ses_kept']);
+    // With an index: the same, adopting the logs it does not know.
+    const reopened = await SessionIndex.open(dir);
+    assert.deepEqual(reopened.list().sessions.map((s) => s.id), ['ses_kept']);
+    assert.equal(reopened.rebuiltBecause, undefined);
   } finally {
     cleanup();
   }
