@@ -389,7 +389,11 @@ export class SessionIndex {
   /** Waits until every change so far is on disk. */
   flush(): Promise<void> {
     const delayed = this.delayed;
-    if (!delayed) return this.chain;
+    if (!delayed) {
+      // A change whose write failed (a full disk) is still to be written: try again now.
+      if (this.dirty) void this.write().catch(() => undefined);
+      return this.chain;
+    }
     clearTimeout(delayed.timer);
     delayed.start();
     // The write starts on a later turn of the loop: `chain` does not hold it yet. (A write that
@@ -429,17 +433,26 @@ export class SessionIndex {
     return this.queued('session index write failed', async () => {
       if (!this.dirty) return;
       this.dirty = false;
-      // Other processes write the index too: merge their version under a lock, then replace it.
-      await withFileLock(this.path + '.lock', async () => {
-        // Reading and parsing a big index is most of a write's CPU (~20 ms for 10,000 sessions, on
-        // the daemon's loop): skip it when the file is still the one this process wrote last.
-        if (!sameFile(await statOrUndefined(this.path), this.lastWritten)) {
-          const disk = await this.readDisk();
-          if (disk) this.mergeFrom(disk);
-        }
-        await writeFileAtomic(this.path, await this.bytes.of(this.entries));
-        this.lastWritten = await statOrUndefined(this.path);
-      });
+      try {
+        // Other processes write the index too: merge their version under a lock, then replace it.
+        await withFileLock(this.path + '.lock', async () => {
+          // Reading and parsing a big index is most of a write's CPU (~20 ms for 10,000 sessions, on
+          // the daemon's loop): skip it when the file is still the one this process wrote last.
+          if (!sameFile(await statOrUndefined(this.path), this.lastWritten)) {
+            const disk = await this.readDisk();
+            if (disk) this.mergeFrom(disk);
+          }
+          await writeFileAtomic(this.path, await this.bytes.of(this.entries));
+          this.lastWritten = await statOrUndefined(this.path);
+        });
+      } catch (err) {
+        // Not written (a full disk): the changes are still only in memory. The next write, or a
+        // flush, writes them. Until 2026-12-06 they were forgotten: a daemon that marked a session
+        // `failed` (which no rebuild recovers) while its disk was full, and exited once it was not,
+        // left the index without it.
+        this.dirty = true;
+        throw err;
+      }
     });
   }
 }

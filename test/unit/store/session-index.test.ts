@@ -2,6 +2,7 @@ import { mock, test } from 'node:test';
 import fsPromises from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
@@ -415,4 +416,36 @@ test('a log listed but gone before it is read (a spare its maker, or another ope
   } finally {
     cleanup();
   }
+});
+
+test('a change whose write failed (a full disk; here a file-size limit) is written by the next flush, not forgotten', async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  // In a process of its own, whose file-size limit it lowers and raises (prlimit, util-linux): the
+  // write fails there for real, and the test's own process is left alone.
+  const script = `
+    const { execFileSync } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const { SessionIndex } = await import(${JSON.stringify(new URL('../../../src/store/session-index.store.js', import.meta.url).href)});
+    const limit = (fsize) => execFileSync('prlimit', ['--pid', String(process.pid), '--fsize=' + fsize + ':unlimited']);
+    const index = await SessionIndex.open(${JSON.stringify(dir)});
+    await index.create({ id: 'ses_marked', cwd: '/p', model: 'm', mode: 'default', createdAt: 1 });
+    const out = {};
+    limit(readFileSync(index.path).length - 1);
+    try { await index.setStatus('ses_marked', 'failed'); out.write = 'written'; } catch (e) { out.write = e.code; }
+    limit('unlimited');
+    await index.flush();
+    console.log(JSON.stringify(out));`;
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    p.stdout!.on('data', (d) => (text += d));
+    p.once('error', reject);
+    p.once('exit', () => resolve(text));
+  });
+  assert.deepEqual(JSON.parse(out), { write: 'EFBIG' }, 'the write failed');
+  // `failed` is the one status no rebuild recovers from the logs: only the file keeps it.
+  const onDisk = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')).sessions;
+  assert.deepEqual(onDisk.map((e: { id: string; status: string }) => [e.id, e.status]), [['ses_marked', 'failed']]);
+  assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.tmp')), [], 'no temp file left behind');
 });
