@@ -376,7 +376,8 @@ export class SessionHost {
       // A log whose every event is damaged is refused as it is, never repaired into an empty one.
       log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { logger: this.opts.logger, refuseRepairToNothing: true });
     } catch (err) {
-      if (isTroupeError(err, 'session_locked') || isTroupeError(err, 'log_corrupt')) throw err;
+      // A log that cannot be written (its lock, or its repair, on a full disk) is not a missing session.
+      if (isTroupeError(err, 'session_locked') || isTroupeError(err, 'log_corrupt') || isTroupeError(err, 'log_write_failed')) throw err;
       throw new TroupeError('session_not_found', `session ${sessionId} cannot be opened: ${(err as Error).message}`, { sessionId });
     }
     for (const w of log.warnings) this.opts.logger.warn('session log repaired on open', { sessionId, ...w });

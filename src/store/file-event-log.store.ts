@@ -130,7 +130,13 @@ export class FileEventLog implements EventLog {
   /** Opens an existing log file: writable (repairing a torn tail) unless `readOnly`. Throws `session_not_found` if there is none. */
   static async open(path: string, options: FileEventLogOptions = {}): Promise<FileEventLog> {
     // Locked before the file is even read: opening for writing may repair (truncate) its tail.
-    const unlock = options.readOnly ? undefined : lockLogForWriting(path, options.sessionId ?? basename(path, LOG_FILE_EXT));
+    let unlock: (() => void) | undefined;
+    try {
+      unlock = options.readOnly ? undefined : lockLogForWriting(path, options.sessionId ?? basename(path, LOG_FILE_EXT));
+    } catch (err) {
+      // A lock that cannot be written (a full disk) is the log that cannot be written, as in create.
+      throw err instanceof TroupeError ? err : logWriteFailed(err);
+    }
     let fh: FileHandle;
     try {
       fh = await open(path, options.readOnly ? 'r' : 'r+');
@@ -176,17 +182,24 @@ export class FileEventLog implements EventLog {
         return new FileEventLog(path, scan, sessionId, options, () => undefined);
       }
       if (scan.validBytes < scan.fileBytes || !scan.header) {
-        if (scan.validBytes < scan.fileBytes) {
-          await fh.truncate(scan.validBytes);
-          logger.warn(`truncated ${path} to ${scan.validBytes} bytes`, { path });
+        try {
+          if (scan.validBytes < scan.fileBytes) {
+            await fh.truncate(scan.validBytes);
+            logger.warn(`truncated ${path} to ${scan.validBytes} bytes`, { path });
+          }
+          if (!scan.header) {
+            // Not even the header survived (a crash during creation): start the file again.
+            const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId, createdAt: (options.clock ?? systemClock).now(), baseSeq: 0 });
+            // Whole, or the error: a write that took part of it (a full disk) went unnoticed, and the
+            // log took events after a torn header, which no reader could then read.
+            writeAllSync(fh.fd, header, 0);
+          }
+          await fh.datasync();
+        } catch (err) {
+          // The repair is the log's first write: its failure is the log's (a full or failing disk).
+          throw logWriteFailed(err);
         }
-        if (!scan.header) {
-          // Not even the header survived (a crash during creation): start the file again.
-          const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId, createdAt: (options.clock ?? systemClock).now(), baseSeq: 0 });
-          await fh.write(header, 0, header.length, 0);
-          scan = scanFd(fh.fd, path);
-        }
-        await fh.datasync();
+        if (!scan.header) scan = scanFd(fh.fd, path);
       }
       const policy = resolveDurability(options.durability);
       const checkpoints = scan.checkpoints;

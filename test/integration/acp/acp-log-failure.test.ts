@@ -47,6 +47,12 @@ test('a session whose log cannot be written fails with log_write_failed, the pro
   const again: any = await agent.prompt(full, 'long').catch((e) => e);
   assert.equal(again?.data?.code, 'log_write_failed', JSON.stringify(again));
 
+  // Nor can its writer's lock be made (a full disk takes not even a small file): still that error,
+  // not session_not_found (a client would give the session up for gone).
+  execFileSync('prlimit', ['--pid', String(agent.proc.pid), '--fsize=1:unlimited']);
+  const locked: any = await agent.prompt(full, 'short').catch((e) => e);
+  assert.equal(locked?.data?.code, 'log_write_failed', JSON.stringify(locked));
+
   // The disk takes writes again: the session opens from its log and goes on.
   execFileSync('prlimit', ['--pid', String(agent.proc.pid), '--fsize=unlimited:unlimited']);
   assert.equal((await agent.prompt(full, 'short')).stopReason, 'end_turn');

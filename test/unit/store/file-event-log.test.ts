@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
@@ -310,5 +311,49 @@ test('a slow watcher catching up while appends evict its position reads the rest
     assert.equal((await readLogFile(log.path)).events.length, last);
   } finally {
     cleanup();
+  }
+});
+
+test('a writable open on a disk that takes no writes (here file-size limits) fails log_write_failed, at its lock or at its repair, and the log opens once writes work', async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const torn = join(dir, 'ses_torn.log');
+  const log = await FileEventLog.create(torn, { sessionId: 'ses_torn' });
+  log.append(chunk('ses_torn', 'kept'));
+  await log.close();
+  writeFileSync(torn, Buffer.concat([readFileSync(torn), Buffer.from([9, 0, 0, 0, 1, 2])]));
+  const before = readFileSync(torn);
+  // A crash while the file was being created: nothing in it, its header to be written on open.
+  const empty = join(dir, 'ses_empty.log');
+  writeFileSync(empty, '');
+  // In a process of its own under the limit (prlimit, util-linux), as a full disk fails writes there.
+  // One byte: the lock cannot be made. Then (set by the process on itself) as many bytes as its own
+  // lock line, which a header (some 70 bytes) does not fit in: the lock is made, the repair fails.
+  const script = `
+    const { execFileSync } = await import('node:child_process');
+    const { FileEventLog } = await import(${JSON.stringify(new URL('../../../src/store/file-event-log.store.js', import.meta.url).href)});
+    const { ownLockLine } = await import(${JSON.stringify(new URL('../../../src/store/stale-lock.js', import.meta.url).href)});
+    const codeOf = (p) => p.then((l) => l.close().then(() => 'opened'), (e) => [e.code, e.data?.cause ?? e.constructor.name].join(' '));
+    const out = { atLock: await codeOf(FileEventLog.open(${JSON.stringify(torn)})) };
+    execFileSync('prlimit', ['--pid', String(process.pid), '--fsize=' + ownLockLine().length + ':unlimited']);
+    out.atRepair = await codeOf(FileEventLog.open(${JSON.stringify(empty)}, { sessionId: "ses_empty" }));
+    console.log(JSON.stringify(out));`;
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn('prlimit', ['--fsize=1:unlimited', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    p.stdout!.on('data', (d) => (text += d));
+    p.once('error', reject);
+    p.once('exit', () => resolve(text));
+  });
+  assert.deepEqual(JSON.parse(out), { atLock: 'log_write_failed EFBIG', atRepair: 'log_write_failed EFBIG' });
+  assert.deepEqual(readFileSync(torn), before, 'not repaired without its lock');
+  // Writes work again: both open, repaired, and take events.
+  for (const [path, sessionId, kept] of [[torn, 'ses_torn', 1], [empty, 'ses_empty', 0]] as const) {
+    const reopened = await FileEventLog.open(path, { sessionId });
+    assert.equal(reopened.lastSeq(), kept);
+    reopened.append(chunk(sessionId, 'after'));
+    await reopened.close();
+    const { scan, events } = await readLogFile(path);
+    assert.deepEqual([scan.warnings, events.length], [[], kept + 1]);
   }
 });
