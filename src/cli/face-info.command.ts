@@ -42,6 +42,8 @@ Options:
   --max-connections N      open ACP connections at once; one more is capacity_exceeded (default 256)
   --max-streams N          open management event streams (session events, inspector) at once;
                            one more is capacity_exceeded (default 256)
+  --feed-queue-mb N        events all event streams' slow readers may have waiting in memory
+                           together (default 64); beyond, the furthest behind reads on from the log
 Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
 `;
 

@@ -48,7 +48,7 @@ export function daemonMetrics(m: Metrics) {
       // What the daemon keeps per session beyond the index: both go back down as sessions come to rest.
       m.gauge('troupe_sessions_held', 'Sessions the relay holds in memory: a child, a client attached or a request in flight (or failed).', () => relay.sessions.size);
       m.gauge('troupe_event_feeds_open', 'Sessions whose /v1 event feed has a watcher.', () => feeds.open);
-      m.gauge('troupe_event_feed_queued_bytes', 'Events pushed to /v1 event-stream watchers and not yet taken by their streams (bounded per watcher).', () => feeds.queuedBytes);
+      m.gauge('troupe_event_feed_queued_bytes', 'Events pushed to /v1 event-stream watchers and not yet taken by their streams (bounded per watcher, and in all by --feed-queue-mb).', () => feeds.queuedBytes);
       m.gauge('troupe_sessions_stored', 'Sessions in the index (not deleted).', () => index.count());
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);
       m.gauge('troupe_acp_connections', 'Open ACP transport connections.', () => transport.connections().length);

@@ -25,13 +25,16 @@ import { acquireLock, ensureToken, removeState, writeState } from './daemon-home
 import { registerManagementRoutes } from './api/management.routes.js';
 import { MachineHub } from './machine-hub.js';
 import { Metrics } from './metrics.js';
-import { SessionFeeds } from './session-feeds.js';
+import { DEFAULT_FEED_BUDGET_BYTES, SessionFeeds } from './session-feeds.js';
 import { daemonMetrics } from './daemon-metrics.js';
 
 /** setTimeout's longest delay: a longer one fires at once (Node warns TimeoutOverflowWarning). */
 const MAX_TIMER_MS = 2_147_483_647;
 /** Counts (sessions, connections, streams, restarts): beyond this they mean "no limit" anyway. */
 const MAX_COUNT = 1_000_000_000;
+const MiB = 1024 * 1024;
+/** Memory budgets in MiB: up to 1 TiB, so that their bytes stay exact integers. */
+const MAX_MIB = 1_048_576;
 
 /** A usage mistake: one line, exit 2, as the CLI's (docs/cli.md §Errors and exit codes). */
 function usage(problem: string): number {
@@ -62,6 +65,7 @@ export async function runServe(args: string[]): Promise<number> {
         'connection-idle-ms': { type: 'string', default: '300000' },
         'max-connections': { type: 'string', default: '256' },
         'max-streams': { type: 'string', default: String(DEFAULT_MAX_SSE_STREAMS) },
+        'feed-queue-mb': { type: 'string', default: String(DEFAULT_FEED_BUDGET_BYTES / MiB) },
         snapshot: { type: 'boolean', default: false },
       },
       strict: true,
@@ -93,6 +97,7 @@ export async function runServe(args: string[]): Promise<number> {
       connectionIdleMs: num('connection-idle-ms', 1, MAX_TIMER_MS),
       maxConnections: num('max-connections', 1, MAX_COUNT),
       maxStreams: num('max-streams', 1, MAX_COUNT),
+      feedQueueMb: num('feed-queue-mb', 1, MAX_MIB),
     };
     if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
       throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
@@ -147,6 +152,7 @@ interface ServeSettings {
     connectionIdleMs: number;
     maxConnections: number;
     maxStreams: number;
+    feedQueueMb: number;
     snapshot: boolean;
   };
 }
@@ -188,7 +194,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const pool = new ChildPool(opts.pool, launch, logger, initializeAhead);
   const hub = new MachineHub();
   const running = new Map<string, string>();
-  const feeds = new SessionFeeds(home);
+  const feeds = new SessionFeeds(home, opts.feedQueueMb * MiB);
   // The inspector's replay of a deleted session goes with it (set once the inspector is registered).
   let forgetReplay = (_sessionId: string) => {};
   const relay = new Relay({

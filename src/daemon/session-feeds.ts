@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
-import { checkFeedCursor, EventBroker, LogCheckpoints, readEventRange, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
+import { checkFeedCursor, EventBroker, LogCheckpoints, QueueBudget, readEventRange, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
 
 const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
 /**
@@ -16,6 +16,12 @@ const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
  * a megabyte would be 4 GiB for one slow reader. 8 MiB is what an ACP stream keeps for resume.
  */
 export const FEED_QUEUE = { events: 4096, bytes: 8 * 1024 * 1024 };
+/**
+ * What the live queues of all watchers may hold together (`troupe serve --feed-queue-mb`): 8 MiB
+ * each for up to `--max-streams` (256) streams was 2 GiB. At it, the queue holding most overflows as
+ * one over FEED_QUEUE does, and its stream goes on from the log.
+ */
+export const DEFAULT_FEED_BUDGET_BYTES = 64 * 1024 * 1024;
 
 export class SessionFeeds {
   /** Brokers of sessions someone watches, with how many watchers each has. */
@@ -23,7 +29,14 @@ export class SessionFeeds {
   /** Latest seq seen of sessions nobody has opened a feed for (they get no broker: see publish). */
   private readonly seen = new Map<string, number>();
 
-  constructor(private readonly home: string) {}
+  private readonly budget: QueueBudget;
+
+  constructor(
+    private readonly home: string,
+    budgetBytes = DEFAULT_FEED_BUDGET_BYTES,
+  ) {
+    this.budget = new QueueBudget(budgetBytes);
+  }
 
   /**
    * Events of a session. Until someone opens a feed on it, only its latest seq is kept: the log file
@@ -56,7 +69,7 @@ export class SessionFeeds {
     const feed = this.feed(sessionId);
     let watcher: EventWatcher;
     try {
-      watcher = feed.broker.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes });
+      watcher = feed.broker.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
     } catch (err) {
       // A refused cursor leaves no feed behind.
       if (feed.watchers === 0) this.drop(sessionId, feed.broker);
@@ -100,9 +113,7 @@ export class SessionFeeds {
 
   /** Bytes of events waiting in watchers' live queues, of every feed (for /metrics). */
   get queuedBytes(): number {
-    let n = 0;
-    for (const f of this.brokers.values()) n += f.broker.queuedBytes();
-    return n;
+    return this.budget.queuedBytes;
   }
 
   /** A deleted session: nothing of it is kept. */

@@ -7,6 +7,7 @@ import type { AgentEvent } from '../core/events.js';
 import type { EventPage, EventWatcher, ReadOptions } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
 import { BrokerWatcher, type QueueLimits } from './event-watcher.js';
+import type { QueueBudget } from './queue-budget.js';
 
 /** Durable history the broker falls back to for events it no longer retains. */
 export interface ColdSource {
@@ -177,11 +178,11 @@ export class EventBroker {
   }
 
   /** Replay after `cursor`, then live events. Throws `invalid_cursor` at once; a gap surfaces from the iteration. */
-  subscribe(cursor: number, options: { queueLimit?: number; queueMaxBytes?: number } = {}): EventWatcher {
+  subscribe(cursor: number, options: { queueLimit?: number; queueMaxBytes?: number; queueBudget?: QueueBudget } = {}): EventWatcher {
     this.checkCursor(cursor);
     const events = positiveInt(options.queueLimit, this.queueLimits.events, 'queueLimit');
     const bytes = positiveInt(options.queueMaxBytes, this.queueLimits.bytes, 'queueMaxBytes');
-    return new BrokerWatcher(this, cursor, { events, bytes });
+    return new BrokerWatcher(this, cursor, { events, bytes, ...(options.queueBudget ? { budget: options.queueBudget } : {}) });
   }
 
   /** Called by a watcher that has been handed every event that exists: from now on it is pushed events. */

@@ -9,6 +9,7 @@ import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
 import type { EventBroker } from './event-broker.js';
+import type { BudgetedQueue, QueueBudget } from './queue-budget.js';
 
 const DONE: IteratorResult<AgentEvent> = { value: undefined, done: true };
 const COLD_BATCH = 512;
@@ -17,6 +18,8 @@ const COLD_BATCH = 512;
 export interface QueueLimits {
   events: number;
   bytes: number;
+  /** A byte budget this queue shares with others (every /v1 event stream of the daemon). */
+  budget?: QueueBudget;
 }
 
 interface Waiter {
@@ -24,7 +27,7 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
+export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent>, BudgetedQueue {
   private pos: number;
   private live = false;
   /** Events pushed while live; those before `qHead` were taken and are let go (undefined). */
@@ -125,7 +128,7 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
           // Let go at once: a queue that never runs empty (a reader one event behind all along)
           // would otherwise hold every event it ever passed on, beyond what qBytes counts.
           this.queue[this.qHead] = undefined;
-          this.qBytes -= this.sizes[this.qHead++]!;
+          this.addQueued(-this.sizes[this.qHead++]!);
           if (this.qHead === this.queue.length) this.dropQueue();
           else if (this.qHead > 1024 && this.qHead * 2 > this.queue.length) {
             this.queue.splice(0, this.qHead);
@@ -170,7 +173,29 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
     this.queue = [];
     this.sizes = [];
     this.qHead = 0;
-    this.qBytes = 0;
+    this.addQueued(-this.qBytes);
+  }
+
+  private addQueued(delta: number): void {
+    if (delta === 0) return;
+    this.qBytes += delta;
+    this.limits.budget?.changed(this, delta);
+  }
+
+  /**
+   * Ends the live feed: the queue goes, and the consumer's next pull throws `event_overflow` once
+   * (its stream then goes on from the log). finish() marks the watcher finished; the error must
+   * still be delivered, so it is marked open again.
+   */
+  private overflow(message: string, data: Record<string, unknown>): void {
+    this.finish();
+    this.failure = new TroupeError('event_overflow', message, { ...data, position: this.pos });
+    this.finished = false;
+  }
+
+  /** {@link BudgetedQueue}: the shared budget is full and this queue holds the most. */
+  overflowBudget(budgetBytes: number): void {
+    this.overflow(`the live queues of all watchers reached their shared budget of ${budgetBytes} bytes and this one held the most; its stream was ended`, { budgetBytes });
   }
 
   /**
@@ -185,21 +210,20 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
       w.resolve(this.deliver(e));
       return;
     }
+    // The shared budget first: it may overflow this very queue (the one holding most).
+    this.limits.budget?.makeRoom(bytes);
+    if (this.failure) return;
     const waiting = this.queue.length - this.qHead;
     if (waiting >= this.limits.events || (waiting > 0 && this.qBytes + bytes > this.limits.bytes)) {
-      this.finish();
-      this.failure = new TroupeError('event_overflow', `watcher fell more than ${this.limits.events} events or ${this.limits.bytes} bytes behind; its stream was ended`, {
+      this.overflow(`watcher fell more than ${this.limits.events} events or ${this.limits.bytes} bytes behind; its stream was ended`, {
         queueLimit: this.limits.events,
         queueMaxBytes: this.limits.bytes,
-        position: this.pos,
       });
-      // finish() marks the watcher finished; the error must still be delivered once.
-      this.finished = false;
       return;
     }
     this.queue.push(e);
     this.sizes.push(bytes);
-    this.qBytes += bytes;
+    this.addQueued(bytes);
   }
 
   /** Called by the broker when it closes: the queue drains, then the iteration ends. */

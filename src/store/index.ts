@@ -6,6 +6,7 @@ export { makeDirs, resolveTroupeHome, sessionsDir, unusableHomeMessage, sessionL
 export { MemoryEventLog, type MemoryEventLogOptions } from './memory-event-log.store.js';
 export { FileEventLog, type FileEventLogOptions } from './file-event-log.store.js';
 export { EventBroker, checkFeedCursor, type ColdSource, type RetentionOptions, type BrokerOptions, DEFAULT_QUEUE_LIMIT } from './event-broker.js';
+export { QueueBudget } from './queue-budget.js';
 export { BARRIER_EVENT_TYPES, isBarrierEvent, type DurabilityOptions, type SyncPolicy } from './durability.js';
 export { readLogFile, readLogFilePaged, readLogFrom, scanLogFile, decodeLogBuffer, readEventRange, type LogScan, type LogWarning, type LogContents, type LogPosition, type LogGrowth } from './log-file.reader.js';
 export { LogCheckpoints } from './log-checkpoints.js';

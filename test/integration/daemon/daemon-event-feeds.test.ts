@@ -18,6 +18,9 @@ const FEED_QUEUE_BYTES = 8 * 1024 * 1024;
 /** One turn of `n` chunks of 1 MB (tool outputs come that large): far more than a watcher's byte bound in a few dozen events. */
 const large = (n: number) => ({ replies: [{ when: 'large', items: Array.from({ length: n }, (_, i) => ({ text: `${i} `.padEnd(1_000_000, 'x') })) }] });
 
+/** One turn of `n` chunks of 256 KB. */
+const quarterMegs = (n: number) => ({ replies: [{ when: 'large', items: Array.from({ length: n }, (_, i) => ({ text: `${i} `.padEnd(256 * 1024, 'x') })) }] });
+
 /** Reads the stream until a turn_completed event or its end. */
 async function untilTurnCompleted(res: Response): Promise<SseMessage[]> {
   const out: SseMessage[] = [];
@@ -143,5 +146,53 @@ test("HEAD of a session's events answers as its GET does (200, 404, 400 invalid_
     const head = await ask('HEAD', query, headers, id);
     assert.equal(head.status, status, `HEAD ${query} ${JSON.stringify(headers)} ${id}`);
     assert.equal(await head.text(), '');
+  }
+});
+
+test('slow readers of many streams: their queues together hold at most --feed-queue-mb, a reader keeping up is served, and none loses an event', async (t) => {
+  // Each watcher's queue is bounded (8 MiB), but until 2026-12-06 nothing bounded them together:
+  // 256 streams (--max-streams) of slow readers could make the daemon hold 2 GiB. Here two slow
+  // readers of 32 events of 256 KB queued about 5.5 MB together (8 MB each, less what the sockets'
+  // buffers and the SSE stream take: about 5 MB) without the shared budget of 2 MiB. More events
+  // would overflow their own bounds (8 MiB), which drops their queues, and prove nothing.
+  const budget = 2 * 1024 * 1024;
+  const n = 32;
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script: quarterMegs(n), args: ['--feed-queue-mb', '2'] });
+  const slow = await Promise.all(
+    [0, 1].map(() => new Promise<IncomingMessage>((resolve, reject) => request(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }, resolve).on('error', reject).end())),
+  );
+  for (const res of slow) t.after(() => res.destroy()), res.pause();
+  // A reader that keeps up, on the same session's feed.
+  const done = new AbortController();
+  const keepingUp = untilTurnCompleted(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers, signal: done.signal }));
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'large' }] })).stopReason, 'end_turn');
+  const got = await keepingUp;
+  assert.deepEqual(got.map((m) => Number(m.id)), got.map((_, i) => i + 1), 'the reader keeping up got every seq from 1, in order');
+  assert.equal(got.filter((m) => m.event === 'event' && JSON.parse(m.data).type === 'agent_message_chunk').length, n);
+  done.abort();
+  await d.untilDurable(sessionId, Math.max(...c.seqs(sessionId)));
+  await waitFor('the daemon to close the stream read to its end', async () => (await d.metric('troupe_sse_streams')) === 2);
+  const queued = await d.metric('troupe_event_feed_queued_bytes');
+  assert.ok(queued <= budget, `the watchers' queues hold ${queued} bytes in all`);
+  // The budget cost the slow readers nothing: read now, their streams carry on from the log.
+  for (const res of slow) {
+    res.setEncoding('utf8');
+    let text = '';
+    res.on('data', (x: string) => (text += x));
+    res.resume();
+    await waitFor('the turn_completed event', async () => text.includes('"type":"turn_completed"'), 60_000);
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    assert.deepEqual(ids, ids.map((_, i) => i + 1), 'every seq from 1, once, in order');
+    assert.doesNotMatch(text, /^event: error$/m);
+    assert.equal([...text.matchAll(/"type":"agent_message_chunk"/g)].length, n);
+  }
+});
+
+test('--feed-queue-mb must be a whole number of MiB from 1', async () => {
+  const { spawnSync } = await import('node:child_process');
+  for (const bad of ['0', '1.5', 'x']) {
+    const r = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', '0', '--feed-queue-mb', bad], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', TROUPE_HOME: '/nonexistent/never-made' } });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /--feed-queue-mb must be an integer from 1 to/);
   }
 });
