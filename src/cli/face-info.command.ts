@@ -44,6 +44,9 @@ Options:
                            one more is capacity_exceeded (default 256)
   --feed-queue-mb N        events all event streams' slow readers may have waiting in memory
                            together (default 64); beyond, the furthest behind reads on from the log
+  --acp-retain-mb N        output one ACP HTTP connection keeps for Last-Event-ID resume, over all
+                           its streams (default 64)
+  --acp-retain-total-mb N  the same, over all connections (default 256)
 Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
 `;
 

@@ -66,6 +66,8 @@ export async function runServe(args: string[]): Promise<number> {
         'max-connections': { type: 'string', default: '256' },
         'max-streams': { type: 'string', default: String(DEFAULT_MAX_SSE_STREAMS) },
         'feed-queue-mb': { type: 'string', default: String(DEFAULT_FEED_BUDGET_BYTES / MiB) },
+        'acp-retain-mb': { type: 'string', default: '64' },
+        'acp-retain-total-mb': { type: 'string', default: '256' },
         snapshot: { type: 'boolean', default: false },
       },
       strict: true,
@@ -98,6 +100,8 @@ export async function runServe(args: string[]): Promise<number> {
       maxConnections: num('max-connections', 1, MAX_COUNT),
       maxStreams: num('max-streams', 1, MAX_COUNT),
       feedQueueMb: num('feed-queue-mb', 1, MAX_MIB),
+      acpRetainMb: num('acp-retain-mb', 0, MAX_MIB),
+      acpRetainTotalMb: num('acp-retain-total-mb', 0, MAX_MIB),
     };
     if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
       throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
@@ -153,6 +157,8 @@ interface ServeSettings {
     maxConnections: number;
     maxStreams: number;
     feedQueueMb: number;
+    acpRetainMb: number;
+    acpRetainTotalMb: number;
     snapshot: boolean;
   };
 }
@@ -244,7 +250,12 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
     logger,
     ...(opts.tlsCert && opts.tlsKey ? { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey } } : {}),
   });
-  const transport = server.mountAcp(relay, { idleTimeoutMs: opts.connectionIdleMs, maxConnections: opts.maxConnections });
+  const transport = server.mountAcp(relay, {
+    idleTimeoutMs: opts.connectionIdleMs,
+    maxConnections: opts.maxConnections,
+    retainConnectionBytes: opts.acpRetainMb * MiB,
+    retainTotalBytes: opts.acpRetainTotalMb * MiB,
+  });
   counters.gauges(relay, index, pool, transport, feeds, () => server.sseStats());
   registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt, turns: { running: (id) => running.get(id) } });
   const inspector = (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env, metrics });

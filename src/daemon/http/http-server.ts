@@ -58,6 +58,8 @@ export interface AcpTransportHandle {
   connections(): AcpConnectionStats[];
   /** Shuts one connection down as if DELETEd (the peer hears `deleted`); false if unknown. */
   closeConnection(id: string): boolean;
+  /** Bytes all connections keep for `Last-Event-ID` resume (within `retainTotalBytes`). */
+  retainedBytes(): number;
   readonly options: TransportCore['options'];
 }
 
@@ -145,6 +147,7 @@ export class HttpServer {
         conn?.shutdown('deleted');
         return conn !== undefined;
       },
+      retainedBytes: () => core.retained,
       options: core.options,
     };
   }

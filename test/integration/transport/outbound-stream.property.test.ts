@@ -54,7 +54,8 @@ test('outbound stream: resume, retention and pending accounting', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 30 }), async (ops) => {
       let pending = 0;
-      const host: StreamHost = { progress: () => undefined, pendingChanged: (b) => (pending += b), now: () => 0 };
+      let retained = 0;
+      const host: StreamHost = { progress: () => undefined, pendingChanged: (b) => (pending += b), retainedChanged: (b) => (retained += b), now: () => 0 };
       const stream = new OutboundStream('ses', host, { events: RETAIN, bytes: 1e9 });
       const sizes: number[] = [0];
       let pushed = 0;
@@ -114,6 +115,7 @@ test('outbound stream: resume, retention and pending accounting', async () => {
         let undelivered = 0;
         for (let id = delivered + 1; id <= pushed; id++) undelivered += sizes[id]!;
         assert.equal(pending, undelivered, 'pending bytes = what no receiver has taken');
+        assert.equal(retained, stream.retained, 'the host is told every change of the bytes kept for resume');
       }
     }),
     { seed, numRuns: 150 },

@@ -8,6 +8,7 @@ import type { Logger } from '../../../core/ports.js';
 import { idKey, isRecord, isRequest, isResponse, sessionIdOfParams, sessionIdOfResult } from './acp-protocol.js';
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext, JsonRpcMessage, ResolvedAcpOptions } from './acp.types.js';
 import { OutboundStream, type StreamHost } from './outbound-stream.js';
+import { keepWithin, shedLargestFirst, type RetentionHolder } from './retention-budget.js';
 
 /** Where a message goes: the connection stream or one session's stream. */
 export type Route = 'connection' | { session: string };
@@ -18,6 +19,8 @@ export interface ConnectionHost {
   now(): number;
   /** Removes the connection from the registry. */
   forget(conn: AcpConnection): void;
+  /** What the connection's streams keep for resume changed by `bytes`; over `retainTotalBytes`, the daemon-wide budget is applied. */
+  retainedChanged(bytes: number): void;
 }
 
 function sameRoute(a: Route, b: Route): boolean {
@@ -31,7 +34,7 @@ export class ConnectionClosedError extends Error {
   }
 }
 
-export class AcpConnection implements AcpClientChannel {
+export class AcpConnection implements AcpClientChannel, RetentionHolder {
   readonly id = randomUUID();
   peer: AcpConnectionPeer | undefined;
   closeReason: AcpCloseReason | undefined;
@@ -53,6 +56,7 @@ export class AcpConnection implements AcpClientChannel {
   readonly clientResponseRoutes = new Map<string, Route>();
   /** Output no receiver has taken yet (UTF-16 length of the JSON, as the SDK counts). */
   pendingBytes = 0;
+  private retainedBytes = 0;
   /** Highest `pendingBytes` ever seen; exposed for tests and metrics. */
   peakPendingBytes = 0;
   /** Extra bytes held outside the streams (a WebSocket's send buffer). */
@@ -81,6 +85,12 @@ export class AcpConnection implements AcpClientChannel {
         if (this.pendingBytes > this.peakPendingBytes) this.peakPendingBytes = this.pendingBytes;
       },
       progress: () => this.progress(),
+      retainedChanged: (bytes) => {
+        this.retainedBytes += bytes;
+        // The connection's budget first, then the daemon's: the host's may take from another connection.
+        if (bytes > 0) keepWithin(this.streams(), this.retainedBytes, host.options.retainConnectionBytes);
+        host.retainedChanged(bytes);
+      },
     };
     const retain = transport === 'http' ? { events: host.options.retainEvents, bytes: host.options.retainBytes } : { events: 0, bytes: 0 };
     this.mainStream = new OutboundStream(undefined, this.streamHost, retain);
@@ -133,10 +143,18 @@ export class AcpConnection implements AcpClientChannel {
   }
 
   /** Bytes kept for `Last-Event-ID` resume on all this connection's streams. */
-  get retainedBytes(): number {
-    let n = this.mainStream.retained;
-    for (const s of this.sessionStreams.values()) n += s.retained;
-    return n;
+  get retained(): number {
+    return this.retainedBytes;
+  }
+
+  /** {@link RetentionHolder.shed}: from the streams keeping most (the daemon-wide budget). */
+  shed(bytes: number): number {
+    return shedLargestFirst(this.streams(), bytes);
+  }
+
+  private *streams(): Iterable<OutboundStream> {
+    yield this.mainStream;
+    yield* this.sessionStreams.values();
   }
 
   /** A session's stream, created on demand; undefined when the connection may hold no more. */

@@ -119,6 +119,10 @@ export interface AcpTransportOptions {
   /** Delivered events kept per SSE stream for Last-Event-ID resume: count and bytes. Defaults 4096, 8 MiB. */
   retainEvents?: number;
   retainBytes?: number;
+  /** What all streams of one connection keep for resume together. Default 64 MiB. */
+  retainConnectionBytes?: number;
+  /** What all connections' streams keep for resume together. Default 256 MiB. */
+  retainTotalBytes?: number;
   /** SSE keep-alive comment after this much silence. Default 15 s. */
   keepAliveMs?: number;
   /** Reap an HTTP connection with no open stream and no request for this long. Default 5 min. */
@@ -140,6 +144,8 @@ export function resolveAcpOptions(options: AcpTransportOptions = {}): ResolvedAc
     maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
     retainEvents: options.retainEvents ?? 4096,
     retainBytes: options.retainBytes ?? 8 * 1024 * 1024,
+    retainConnectionBytes: options.retainConnectionBytes ?? 64 * 1024 * 1024,
+    retainTotalBytes: options.retainTotalBytes ?? 256 * 1024 * 1024,
     keepAliveMs: options.keepAliveMs ?? 15_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 300_000,
     wsPingIntervalMs: options.wsPingIntervalMs ?? 15_000,

@@ -35,6 +35,8 @@ export interface StreamHost {
   progress(bytes: number): void;
   /** Pending output grew by `bytes` (negative when discarded). */
   pendingChanged(bytes: number): void;
+  /** Output kept for resume grew by `bytes` (negative when let go); the host may ask it back ({@link OutboundStream.shed}). */
+  retainedChanged(bytes: number): void;
   now(): number;
 }
 
@@ -58,6 +60,8 @@ export class OutboundStream {
   /** Highest id ever written to a receiver. */
   private delivered = 0;
   private retainedBytes = 0;
+  /** `retainedBytes` as last told to the host. */
+  private reportedRetained = 0;
   private receiverRef: StreamReceiver | undefined;
   /** Last id written to the current receiver. */
   private cursor = 0;
@@ -92,6 +96,17 @@ export class OutboundStream {
    */
   release(): void {
     this.trim({ events: 0, bytes: 0 });
+  }
+
+  /**
+   * Lets go of the oldest delivered events, about `bytes` of them (never one the receiver still
+   * needs), for the connection's or the daemon's retention budget (retention-budget.ts). Returns the
+   * bytes let go.
+   */
+  shed(bytes: number): number {
+    const before = this.retainedBytes;
+    this.trim({ events: this.retention.events, bytes: Math.max(0, before - bytes) });
+    return before - this.retainedBytes;
   }
 
   get receiver(): StreamReceiver | undefined {
@@ -199,6 +214,8 @@ export class OutboundStream {
     this.host.pendingChanged(-this.pendingBytes);
     this.entries = [];
     this.head = 0;
+    this.retainedBytes = 0;
+    this.reportRetained();
     r?.end(!this.blocked);
   }
 
@@ -257,5 +274,17 @@ export class OutboundStream {
       this.entries = this.entries.slice(this.head);
       this.head = 0;
     }
+    this.reportRetained();
+  }
+
+  /**
+   * Tells the host what changed since it was last told. Last in trim(): the host may call shed() on
+   * this very stream from here, which must find the entries settled.
+   */
+  private reportRetained(): void {
+    const delta = this.retainedBytes - this.reportedRetained;
+    if (delta === 0) return;
+    this.reportedRetained = this.retainedBytes;
+    this.host.retainedChanged(delta);
   }
 }

@@ -6,6 +6,7 @@ import type { Clock, Logger } from '../../../core/ports.js';
 import { intervalAfterReads, type AfterReads } from '../../../core/after-reads.js';
 import { AcpConnection, type ConnectionHost } from './acp-connection.js';
 import { idKey, isRecord } from './acp-protocol.js';
+import { keepWithin } from './retention-budget.js';
 import { resolveAcpOptions, type AcpAgentSide, type AcpTransportOptions, type JsonRpcMessage, type JsonRpcRequest, type ResolvedAcpOptions } from './acp.types.js';
 
 /** What tests and metrics can see of one connection. */
@@ -26,6 +27,8 @@ export class TransportCore implements ConnectionHost {
   /** Sweeps that belong to one transport side (the WebSocket pinger), keyed by connection. */
   readonly extraSweeps = new Map<AcpConnection, (now: number) => void>();
   private readonly sweeper: AfterReads;
+  /** What all connections' streams keep for resume (`troupe_acp_retained_bytes`). */
+  private retainedBytes = 0;
 
   constructor(private readonly agent: AcpAgentSide, options: AcpTransportOptions | undefined, readonly logger: Logger, private readonly clock: Clock) {
     this.options = resolveAcpOptions(options);
@@ -52,6 +55,17 @@ export class TransportCore implements ConnectionHost {
   httpConnection(id: string): AcpConnection | undefined {
     const conn = this.connections.get(id);
     return conn && conn.transport === 'http' && conn.peer && !conn.isClosed ? conn : undefined;
+  }
+
+  /** {@link ConnectionHost.retainedChanged}: over `retainTotalBytes`, the connections keeping most give up their oldest. */
+  retainedChanged(bytes: number): void {
+    this.retainedBytes += bytes;
+    if (bytes > 0) keepWithin(this.connections.values(), this.retainedBytes, this.options.retainTotalBytes);
+  }
+
+  /** Bytes all connections' streams keep for `Last-Event-ID` resume. */
+  get retained(): number {
+    return this.retainedBytes;
   }
 
   forget(conn: AcpConnection): void {
@@ -92,7 +106,7 @@ export class TransportCore implements ConnectionHost {
       pendingBytes: c.pendingBytes,
       peakPendingBytes: c.peakPendingBytes,
       sessionStreams: c.sessionStreams.size,
-      retainedBytes: c.retainedBytes,
+      retainedBytes: c.retained,
       closed: c.isClosed,
     }));
   }

@@ -1,0 +1,94 @@
+// What the ACP transport keeps for `Last-Event-ID` resume, against a real daemon, with budgets small
+// enough for a test: per connection (--acp-retain-mb) and over all connections
+// (--acp-retain-total-mb). Each stream keeps up to 8 MiB, but one connection may have 1024 session
+// streams: until 2026-12-06 nothing bounded them together, 8 GiB per connection. Raw HTTP clients
+// (the SDK's client has no resume), as in test/integration/transport/resume.test.ts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Daemon, tempDir } from '../../support/daemon.js';
+import { rawInitialize, rawPost, SseReader, type Harness } from '../../support/transport/harness.js';
+
+const MiB = 1024 * 1024;
+/** A turn of 6 chunks of 100 KB: about 600 KB delivered, and kept, on its session's stream. */
+const CHUNKS = 6;
+const script = { replies: [{ when: 'bulky', items: Array.from({ length: CHUNKS }, (_, i) => ({ text: `${i} `.padEnd(100 * 1024, 'x') })) }, { when: 'hello', items: [{ text: 'ok' }] }] };
+
+/** The raw transport helpers, pointed at the daemon. */
+function rawClient(d: Daemon): Harness {
+  return { fetch: (path: string, init: RequestInit = {}) => fetch(d.url + path, { ...init, headers: { ...d.headers, ...(init.headers as Record<string, string>) } }) } as unknown as Harness;
+}
+
+async function start(t: { after(f: () => unknown): void }, args: string[]): Promise<Daemon> {
+  const d = await Daemon.start({ script, args });
+  t.after(() => d.stop());
+  return d;
+}
+
+/** One HTTP connection with `sessions` sessions, each of which ran one bulky turn, read to its end. */
+async function connectionWithTurns(t: { after(f: () => unknown): void }, h: Harness, sessions: number): Promise<{ conn: string; sessionIds: string[] }> {
+  const conn = await rawInitialize(h);
+  const main = await SseReader.open(h, conn);
+  t.after(() => main.close());
+  const sessionIds: string[] = [];
+  for (let i = 0; i < sessions; i++) {
+    const id = 100 + i;
+    assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } })).status, 202);
+    await main.waitUntil(() => main.events.some((e) => e.json['id'] === id));
+    sessionIds.push((main.events.find((e) => e.json['id'] === id)!.json['result'] as { sessionId: string }).sessionId);
+  }
+  for (const [i, sessionId] of sessionIds.entries()) {
+    const s = await SseReader.open(h, conn, { sessionId });
+    assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: i, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'bulky' }] } }, sessionId)).status, 202);
+    // Served whole while the budget trims what earlier streams kept: every chunk, then the answer.
+    await s.waitUntil(() => s.events.some((e) => e.json['id'] === i));
+    assert.equal(s.events.filter((e) => (e.json['params'] as { update?: { sessionUpdate?: string } })?.update?.sessionUpdate === 'agent_message_chunk').length, CHUNKS);
+    s.close();
+  }
+  return { conn, sessionIds };
+}
+
+test('the session streams of one connection keep at most --acp-retain-mb for resume; one resumed from before gets a replay_gap, and the connection and others are served', async (t) => {
+  const d = await start(t, ['--acp-retain-mb', '1']);
+  const h = rawClient(d);
+  // Three turns of about 600 KB: 1.8 MB kept without the connection's budget.
+  const { conn, sessionIds } = await connectionWithTurns(t, h, 3);
+  const kept = await d.metric('troupe_acp_retained_bytes');
+  assert.ok(kept > 0 && kept <= MiB, `the connection keeps ${kept} bytes`);
+  // The first session's stream gave up its oldest events: a resume from its start says so.
+  const resumed = await SseReader.open(h, conn, { sessionId: sessionIds[0]!, lastEventId: '0' });
+  const [gap] = await resumed.waitFor(1);
+  assert.equal(gap!.json['method'], '_troupe/replay_gap');
+  assert.equal(gap!.id, undefined);
+  const { firstAvailableId } = gap!.json['params'] as { firstAvailableId: number };
+  assert.ok(firstAvailableId > 1, `events from ${firstAvailableId} on are kept`);
+  // The stream goes on: a new turn on it is delivered after what it kept.
+  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 50, method: 'session/prompt', params: { sessionId: sessionIds[0], prompt: [{ type: 'text', text: 'hello' }] } }, sessionIds[0])).status, 202);
+  await resumed.waitUntil(() => resumed.events.some((e) => e.json['id'] === 50));
+  resumed.close();
+  // Another client, over WebSocket, is served as ever.
+  const other = d.connect('ws');
+  t.after(() => other.close());
+  await other.init();
+  const sessionId = (await other.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  assert.equal((await other.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'bulky' }] })).stopReason, 'end_turn');
+  assert.equal(other.updatesFor(sessionId, 'agent_message_chunk').length, CHUNKS);
+});
+
+test('all connections together keep at most --acp-retain-total-mb for resume, each still served', async (t) => {
+  // Each connection's own budget (2 MiB) holds its two turns (about 1.2 MB); together they do not fit 2 MiB.
+  const d = await start(t, ['--acp-retain-mb', '2', '--acp-retain-total-mb', '2']);
+  const h = rawClient(d);
+  await connectionWithTurns(t, h, 2);
+  await connectionWithTurns(t, h, 2);
+  const kept = await d.metric('troupe_acp_retained_bytes');
+  assert.ok(kept > 0 && kept <= 2 * MiB, `the connections keep ${kept} bytes`);
+});
+
+test('--acp-retain-mb and --acp-retain-total-mb take whole MiB from 0', async () => {
+  const { spawnSync } = await import('node:child_process');
+  for (const [flag, bad] of [['--acp-retain-mb', '-1'], ['--acp-retain-total-mb', '1.5'], ['--acp-retain-mb', 'x']] as const) {
+    const r = spawnSync(process.execPath, ['bin/troupe.js', 'serve', '--port', '0', `${flag}=${bad}`], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', TROUPE_HOME: '/nonexistent/never-made' } });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`${flag} must be an integer from 0 to`));
+  }
+});
