@@ -9,10 +9,13 @@
  * compete for the CPU with the `session/new` that took a warm child.
  * A pooled child is also made ready ahead (`prepare`: the daemon sends it `initialize`) once its code
  * has loaded, so that the session taking it has one round trip less to wait for.
+ * While it waits, a pooled child is watched as a session's is (child-watchdog.ts): one that hangs,
+ * before its hello or after, is killed and replaced, never handed to a session.
  */
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import type { ChildProcessHandle } from './child-process.actor.js';
+import { ChildWatchdog, STARTUP_TIMEOUT_MS } from './child-watchdog.js';
 
 /** After a spawn that failed, the pool refills no sooner than this (the limit is likely still there). */
 const SPAWN_RETRY_MS = 1000;
@@ -22,6 +25,17 @@ const SPAWN_RETRY_MS = 1000;
  * to load, a home they cannot use), and each replacement would die the same way.
  */
 const DEATHS_BEFORE_REST = 3;
+
+export interface ChildPoolOptions {
+  /** Called once a pooled child has loaded, while it waits (the daemon initializes it ahead). */
+  prepare?: (child: ChildProcessHandle) => void;
+  /** A pooled child that has said hello and is then silent this long, its loop stuck, is killed (--heartbeat-timeout-ms). */
+  heartbeatTimeoutMs?: number;
+  /** Children started or loading their code at once. */
+  concurrency?: number;
+  /** A refill starts no sooner than this after the last take. */
+  refillDelayMs?: number;
+}
 
 /**
  * Why no process could be started, for the request that waited for one: the daemon's own limits
@@ -54,15 +68,23 @@ export class ChildPool {
    * child died at its start: a process start every few hundred milliseconds, for nothing.
    */
   private resting = false;
+  /** The watchdog of each child in `warm` (see watch). */
+  private readonly watchdogs = new Map<ChildProcessHandle, ChildWatchdog>();
+  private readonly prepare: (child: ChildProcessHandle) => void;
+  private readonly heartbeatTimeoutMs: number;
+  private readonly concurrency: number;
+  private readonly refillDelayMs: number;
 
   constructor(
     private readonly size: number,
     private readonly launch: () => Promise<ChildProcessHandle>,
     private readonly logger: Logger,
-    private readonly prepare: (child: ChildProcessHandle) => void = () => undefined,
-    private readonly concurrency = 2,
-    private readonly refillDelayMs = 50,
+    options: ChildPoolOptions = {},
   ) {
+    this.prepare = options.prepare ?? (() => undefined);
+    this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 10_000;
+    this.concurrency = options.concurrency ?? 2;
+    this.refillDelayMs = options.refillDelayMs ?? 50;
     this.pump();
   }
 
@@ -73,7 +95,11 @@ export class ChildPool {
   take(): Promise<ChildProcessHandle> {
     let child: ChildProcessHandle | undefined;
     this.quietUntil = Date.now() + this.refillDelayMs;
-    while ((child = this.warm.shift()) && !child.alive) this.logger.warn('a pooled child died while waiting; discarding it', { pid: child.pid });
+    while ((child = this.warm.shift())) {
+      this.unwatch(child); // its session watches it from now on
+      if (child.alive) break;
+      this.logger.warn('a pooled child died while waiting; discarding it', { pid: child.pid });
+    }
     // Demand: one refill tries again (a pool that rests starts no more children by itself).
     this.resting = false;
     if (child) {
@@ -95,7 +121,9 @@ export class ChildPool {
   async close(graceMs: number): Promise<void> {
     this.closed = true;
     clearTimeout(this.refillTimer);
-    await Promise.all(this.warm.splice(0).map((c) => c.stop(graceMs)));
+    const warm = this.warm.splice(0);
+    warm.forEach((c) => this.unwatch(c));
+    await Promise.all(warm.map((c) => c.stop(graceMs)));
   }
 
   /** Spawns the next child when a loading slot is free: for a waiting request first, else to refill. */
@@ -142,22 +170,66 @@ export class ChildPool {
     else if (this.closed) void child.stop(0); // closed while it was being spawned
     else {
       this.warm.push(child);
+      this.watch(child);
       // Only while it waits here: a child taken before it loaded is initialized by its session.
       void child.started.then(() => child.alive && this.warm.includes(child) && this.prepare(child));
       void child.whenExited().then((exit) => {
-        const at = this.warm.indexOf(child);
-        if (at < 0) return; // taken, or the pool closed
-        this.warm.splice(at, 1);
-        this.diedWaiting++;
         // Its last words say why (a child that cannot start says so on stderr).
-        const why = { pid: child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, stderr: exit.stderrTail.slice(-500) };
-        if (this.diedWaiting < DEATHS_BEFORE_REST) this.logger.warn('a pooled child died while waiting; replacing it', why);
-        else if (!this.resting) {
-          this.resting = true;
-          this.logger.error(`${this.diedWaiting} pooled children in a row died while waiting; the warm pool stops refilling until a session needs a child`, why);
-        }
-        this.pump();
+        if (this.leave(child)) this.lostWhileWaiting({ pid: child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, stderr: exit.stderrTail.slice(-500) });
       });
+    }
+    this.pump();
+  }
+
+  /**
+   * Watches a child while it waits here, as a session's is watched (child-watchdog.ts): the same
+   * STARTUP_TIMEOUT_MS to say hello from its spawn, then its heartbeats. Unwatched, a child that hung
+   * as it started sat in the pool for good, counted as warm and holding a start slot, and the session
+   * that took it found out only through its own start-up check (30 s, then restarts).
+   */
+  private watch(child: ChildProcessHandle): void {
+    const watchdog = new ChildWatchdog({
+      sample: () => child.sample(),
+      watched: () => child.alive && this.watchdogs.get(child) === watchdog,
+      slow: (now, cpuMs) => this.logger.warn('a pooled child is silent but short of CPU (the machine is busy); waiting for it', { pid: child.pid, process: now.state, cpuMs }),
+      hung: (now, cpuMs) => {
+        if (!this.leave(child)) return;
+        this.logger.warn(child.saidHello ? 'a pooled child missed its heartbeats; killing it' : `a pooled child did not start within ${STARTUP_TIMEOUT_MS} ms; killing it`, { pid: child.pid, process: now?.state, cpuMs });
+        child.kill();
+        // Counted now: its exit, which frees its start slot, comes after it left the pool.
+        this.lostWhileWaiting({ pid: child.pid, reason: 'hung', saidHello: child.saidHello });
+      },
+    });
+    this.watchdogs.set(child, watchdog);
+    watchdog.feed(child.saidHello ? this.heartbeatTimeoutMs : STARTUP_TIMEOUT_MS);
+    // As for a session's child: bytes on its control channel are its hello or heartbeats; on stdout
+    // (its answer to the initialize sent ahead) they count once it has said hello.
+    child.watchWhileWaiting((from) => (from === 'control' || child.saidHello) && watchdog.feed(this.heartbeatTimeoutMs));
+  }
+
+  /** The child leaves the pool (taken, or closed): its session or nobody watches it from now on. */
+  private unwatch(child: ChildProcessHandle): void {
+    this.watchdogs.get(child)?.stop();
+    this.watchdogs.delete(child);
+    child.watchWhileWaiting(undefined);
+  }
+
+  /** Takes a child that died or hung out of the pool; false if it had left already (taken, the pool closed). */
+  private leave(child: ChildProcessHandle): boolean {
+    const at = this.warm.indexOf(child);
+    if (at < 0) return false;
+    this.warm.splice(at, 1);
+    this.unwatch(child);
+    return true;
+  }
+
+  /** A pooled child died (or hung) while it waited: replaced, unless too many did in a row (DEATHS_BEFORE_REST). */
+  private lostWhileWaiting(why: Record<string, unknown>): void {
+    this.diedWaiting++;
+    if (this.diedWaiting < DEATHS_BEFORE_REST) this.logger.warn('a pooled child died while waiting; replacing it', why);
+    else if (!this.resting) {
+      this.resting = true;
+      this.logger.error(`${this.diedWaiting} pooled children in a row died while waiting; the warm pool stops refilling until a session needs a child`, why);
     }
     this.pump();
   }

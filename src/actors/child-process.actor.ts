@@ -86,6 +86,11 @@ export class ChildProcessHandle {
    */
   initializedAhead?: Promise<boolean>;
   private aheadAnswered?: (ok: boolean) => void;
+  /**
+   * Told of each sign of life while no session has attached: the pool's watchdog over a child that
+   * waits in it (child-pool.actor.ts).
+   */
+  private heardWhileWaiting?: (from: 'stdout' | 'control') => void;
 
   constructor(
     private readonly proc: SpawnedChild,
@@ -125,12 +130,23 @@ export class ChildProcessHandle {
   /** Receives everything from now on (and what arrived before, in order). */
   attach(handlers: ChildHandlers): void {
     this.handlers = handlers;
+    this.heardWhileWaiting = undefined;
     const early = this.early;
     this.early = [];
     early.forEach((f) => f());
     const beat = this.earlyBeat;
     this.earlyBeat = undefined;
     if (beat) handlers.control(beat);
+  }
+
+  /** Until a session attaches: `listener` hears of the child's signs of life (see ChildHandlers.heard). */
+  watchWhileWaiting(listener: ((from: 'stdout' | 'control') => void) | undefined): void {
+    if (!this.handlers) this.heardWhileWaiting = listener;
+  }
+
+  private heard(from: 'stdout' | 'control'): void {
+    if (this.handlers) this.handlers.heard?.(from);
+    else this.heardWhileWaiting?.(from);
   }
 
   /** Writes one JSON-RPC message; resolves when the pipe has taken it (backpressure). */
@@ -202,7 +218,7 @@ export class ChildProcessHandle {
     let restChars = 0;
     stream.on('data', (chunk: string) => {
       if (this.killedFor) return;
-      this.handlers?.heard?.('stdout');
+      this.heard('stdout');
       const first = chunk.indexOf('\n');
       if (first < 0) {
         restChars += chunk.length;
@@ -268,7 +284,7 @@ export class ChildProcessHandle {
     const decoder = new ControlFrameDecoder();
     stream.on('error', () => undefined);
     stream.on('data', (chunk: Buffer) => {
-      this.handlers?.heard?.('control');
+      this.heard('control');
       let messages: ControlMessage[];
       try {
         messages = decoder.push(chunk);

@@ -6,7 +6,6 @@
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { isTroupeError, TroupeError } from '../core/errors.js';
-import { timeoutAfterReads, type AfterReads } from '../core/after-reads.js';
 import type { Logger } from '../core/ports.js';
 import { childMachine } from '../machines/child.machine.js';
 import type { ChildSpec } from '../machines/restart-window.js';
@@ -14,11 +13,9 @@ import { statePath } from '../machines/serialize.js';
 import type { ControlMessage } from '../wire/control-messages.js';
 import type { UpdateLine } from '../wire/update-line.js';
 import type { ChildExit, ChildProcessHandle } from './child-process.actor.js';
+import { ChildWatchdog, STARTUP_TIMEOUT_MS } from './child-watchdog.js';
 
 export type BootKind = 'start' | 'restart' | 'wake';
-
-/** A child that has not said hello within this time after its spawn is taken for hung. */
-const STARTUP_TIMEOUT_MS = 30_000;
 
 export interface SupervisedChildOptions {
   spec: ChildSpec;
@@ -74,7 +71,21 @@ export class SupervisedChild {
   proc?: ChildProcessHandle;
   private queue: Record<string, unknown>[] = [];
   private idleTimer?: NodeJS.Timeout;
-  private watchdog?: AfterReads;
+  private readonly watchdog = new ChildWatchdog({
+    sample: () => this.proc?.sample(),
+    watched: () => {
+      const s = this.state;
+      return this.proc?.alive === true && !this.abandoned.has(this.proc) && s !== 'stopping' && s !== 'idleStopped';
+    },
+    slow: (now, cpuMs) => {
+      this.opts.logger.warn('child silent but short of CPU (the machine is busy); waiting for it', { pid: this.proc?.pid, state: this.state, process: now.state, cpuMs });
+      this.opts.onSlow?.();
+    },
+    hung: (now, cpuMs) => {
+      this.opts.logger.warn('child missed its heartbeats; killing it', { pid: this.proc?.pid, state: this.state, process: now?.state, cpuMs });
+      this.abandon({ type: 'HUNG' }, this.proc!);
+    },
+  });
   private inFlight = 0;
   private bootKind: BootKind = 'start';
   private readonly stopWaiters: (() => void)[] = [];
@@ -217,7 +228,7 @@ export class SupervisedChild {
     this.proc = proc;
     this.pid = proc.pid;
     this.started[kind]++;
-    this.cpuMark = undefined;
+    this.watchdog.forgetCpu();
     proc.attach({
       message: (m) => this.opts.onMessage(m),
       ...(this.opts.onUpdates ? { updates: (b: UpdateLine[]) => this.opts.onUpdates!(b) } : {}),
@@ -311,59 +322,12 @@ export class SupervisedChild {
     this.idleTimer.unref();
   }
 
-  /** The watchdog's current timeout (the startup one until the child said hello). */
-  private watchMs = 0;
-  /** The child's CPU time when last read: read again on a sign of life at most every half timeout. */
-  private cpuMark?: { at: number; cpuMs: number };
-  /** Whether this silence was already found to be the machine's, not the child's (said once). */
-  private starvedNoted = false;
-
   private feedWatchdog(timeoutMs = this.opts.heartbeatTimeoutMs): void {
-    this.stopWatchdog();
-    this.watchMs = timeoutMs;
-    this.starvedNoted = false;
-    const now = Date.now();
-    if (!this.cpuMark || now - this.cpuMark.at >= timeoutMs / 2) {
-      const sample = this.proc?.sample();
-      this.cpuMark = sample && { at: now, cpuMs: sample.cpuMs };
-    }
-    this.armWatchdog();
+    this.watchdog.feed(timeoutMs);
   }
 
-  /** Also withdraws a verdict already due that waits for the reads. */
   private stopWatchdog(): void {
-    this.watchdog?.cancel();
-    this.watchdog = undefined;
-  }
-
-  /** After the loop turn's reads: a daemon that was itself short of CPU would judge the child by bytes it has not read yet. */
-  private armWatchdog(): void {
-    this.watchdog = timeoutAfterReads(this.watchMs, () => this.judgeSilence(), { unref: true });
-  }
-
-  /**
-   * Nothing came from the child for the timeout. It is hung if it had the CPU to run and its loop
-   * did not turn: stopped (SIGSTOP) or asleep without its heartbeats, or running for half the
-   * timeout of CPU time since its last sign. A child waiting for a CPU (or the disk) that the
-   * machine gives to others has used little: it is slow, not hung, and is given another timeout
-   * (its CPU time counts on from the same mark, so a stuck loop is still found).
-   */
-  private judgeSilence(): void {
-    const s = this.state;
-    const proc = this.proc;
-    if (!proc?.alive || this.abandoned.has(proc) || s === 'stopping' || s === 'idleStopped') return;
-    const now = proc.sample();
-    const cpuMs = now && this.cpuMark ? now.cpuMs - this.cpuMark.cpuMs : undefined;
-    if (now && cpuMs !== undefined && (now.state === 'R' || now.state === 'D') && cpuMs < this.watchMs / 2) {
-      if (!this.starvedNoted) {
-        this.starvedNoted = true;
-        this.opts.logger.warn('child silent but short of CPU (the machine is busy); waiting for it', { pid: proc.pid, state: s, process: now.state, cpuMs });
-        this.opts.onSlow?.();
-      }
-      return this.armWatchdog();
-    }
-    this.opts.logger.warn('child missed its heartbeats; killing it', { pid: proc.pid, state: s, process: now?.state, cpuMs });
-    this.abandon({ type: 'HUNG' }, proc);
+    this.watchdog.stop();
   }
 
   private inspect(ev: InspectionEvent): void {

@@ -197,7 +197,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   };
   const initializeAhead = (child: ChildProcessHandle) =>
     void child.initializeAhead(childInitializeParams({}, VERSION)).then((ok) => logger.debug(ok ? 'pooled child initialized ahead' : 'pooled child not initialized ahead', { pid: child.pid }));
-  const pool = new ChildPool(opts.pool, launch, logger, initializeAhead);
+  const pool = new ChildPool(opts.pool, launch, logger, { prepare: initializeAhead, heartbeatTimeoutMs: opts.heartbeatTimeoutMs });
   const hub = new MachineHub();
   const running = new Map<string, string>();
   const feeds = new SessionFeeds(home, opts.feedQueueMb * MiB);

@@ -8,7 +8,7 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { readLogFile, sessionsDir } from '../../../src/store/index.js';
-import { Daemon, tempDir, waitFor } from '../../support/daemon.js';
+import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 
 /** The logs in a daemon's home: id, the pid of a spare's maker, and how many events each holds. */
 async function logs(home: string): Promise<{ id: string; sparePid?: number; events: number }[]> {
@@ -89,5 +89,63 @@ test('pooled children that die at every start: the pool stops refilling after th
   await c.init();
   const { sessionId } = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
   assert.ok(sessionId);
+  await waitFor('the pool refilled', async () => (await d.metric('troupe_pool_warm')) === 1, 30_000);
+});
+
+/** Pids of the pooled children said to be initialized ahead (they said hello), in the order logged. */
+const initializedAhead = (stderr: string) => [...stderr.matchAll(/pooled child initialized ahead \{"pid":(\d+)\}/g)].map((m) => Number(m[1]));
+
+test('a pooled child that hangs before it has started is killed at the start-up deadline and replaced, never handed to a session', { timeout: 120_000 }, async (t) => {
+  // Every `troupe acp` started while the file `hang` exists sleeps for good before its code loads
+  // (after saying so in a file of its own): the daemon's first pooled child, and no later child.
+  const dir = tempDir();
+  const hang = join(dir, 'hang');
+  writeFileSync(hang, '');
+  const preload = join(dir, 'hang-at-start.mjs');
+  writeFileSync(
+    preload,
+    `import { existsSync, writeFileSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(hang)})) { writeFileSync(${JSON.stringify(dir)} + '/hung-' + process.pid, ''); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); }\n`,
+  );
+  const d = await Daemon.start({ script: { replies: [[{ text: 'pong' }]] }, env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`, TROUPE_LOG: 'debug' } });
+  t.after(() => d.stop());
+  const hungPids = () => readdirSync(dir).filter((n) => n.startsWith('hung-')).map((n) => Number(n.slice(5)));
+  const [hung] = await waitFor('the pooled child to hang', () => hungPids().length > 0 && hungPids(), 30_000);
+  rmSync(hang);
+  // At the start-up deadline, 30 s from its spawn.
+  await waitFor('the hung pooled child killed', () => !processAlive(hung!), 90_000);
+  assert.equal((d.stderr.match(/a pooled child did not start within 30000 ms; killing it/g) ?? []).length, 1, d.stderr.slice(-3000));
+  assert.match(d.stderr, /a pooled child died while waiting; replacing it \{"pid":\d+,"reason":"hung","saidHello":false\}/);
+  await waitFor('the pool refilled with a child that started', () => initializedAhead(d.stderr).length === 1, 30_000);
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const { sessionId } = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
+  const pid = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid;
+  assert.deepEqual(initializedAhead(d.stderr), [pid], 'the session runs in the pooled child that started');
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+  assert.equal(await d.metric('troupe_child_restarts_total'), 0, 'no session child was restarted');
+});
+
+test('a pooled child that stops beating while it waits (SIGSTOP) is killed and replaced, never handed to a session; three in a row and the pool rests', { timeout: 90_000 }, async (t) => {
+  const d = await Daemon.start({ script: { replies: [[{ text: 'pong' }]] }, args: ['--pool', '1', '--heartbeat-ms', '100', '--heartbeat-timeout-ms', '700'], env: { TROUPE_LOG: 'debug' } });
+  t.after(() => d.stop());
+  const stopped: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const pid = await waitFor(`pooled child ${i + 1} ready`, () => initializedAhead(d.stderr)[i], 30_000);
+    process.kill(pid, 'SIGSTOP');
+    stopped.push(pid);
+    await waitFor(`pooled child ${i + 1} killed`, () => !processAlive(pid), 30_000);
+  }
+  assert.equal((d.stderr.match(/a pooled child missed its heartbeats; killing it/g) ?? []).length, 3, d.stderr.slice(-3000));
+  assert.match(d.stderr, /3 pooled children in a row died while waiting; the warm pool stops refilling until a session needs a child \{"pid":\d+,"reason":"hung","saidHello":true\}/);
+  assert.equal(await d.metric('troupe_pool_warm'), 0);
+  // A session gets a child spawned for it, not one of the stopped ones, and the pool fills again.
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const { sessionId } = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
+  assert.ok(!stopped.includes((await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid));
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+  assert.equal(await d.metric('troupe_child_restarts_total'), 0, 'no session child was restarted');
   await waitFor('the pool refilled', async () => (await d.metric('troupe_pool_warm')) === 1, 30_000);
 });
