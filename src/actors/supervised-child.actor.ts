@@ -121,6 +121,19 @@ export class SupervisedChild {
     return this.state === 'failed';
   }
 
+  /**
+   * An operator's revive of a child that failed for good (spec/daemon.md §Supervision): it rests as
+   * an idle-stopped one does, its restart window cleared, and its next message wakes it. False if it
+   * had not failed.
+   */
+  revive(): boolean {
+    if (!this.failed) return false;
+    // What was queued was answered session_failed when it failed: nothing waits for the next process.
+    this.inFlight = this.queuedWork();
+    this.actor.send({ type: 'REVIVE' });
+    return true;
+  }
+
   /** Delivers a message now if the child serves, else when it does (waking an idle-stopped child). */
   send(msg: Record<string, unknown>): void {
     this.touch();

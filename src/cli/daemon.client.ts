@@ -168,6 +168,10 @@ export class DaemonClient {
     return this.request('POST', `/v1/sessions/${encodeURIComponent(id)}/steer`, { expectedTurnId, text });
   }
 
+  revive(id: string): Promise<{ sessionId: string; revived: boolean }> {
+    return this.request('POST', `/v1/sessions/${encodeURIComponent(id)}/revive`, {});
+  }
+
   remove(id: string): Promise<{ sessionId: string; deleted: boolean }> {
     return this.request('DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
   }

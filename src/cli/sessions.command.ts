@@ -1,5 +1,5 @@
 /**
- * `troupe sessions [--all] [--json]`, `sessions show ID`, `sessions delete ID`: the daemon's
+ * `troupe sessions [--all] [--json]`, `sessions show ID`, `sessions revive ID`, `sessions delete ID`: the daemon's
  * sessions through the management API.
  */
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
@@ -11,13 +11,16 @@ import { printable, printableStart } from './terminal-text.js';
 
 const USAGE = `Usage: troupe sessions [--all] [--json]
        troupe sessions show ID [--json]
+       troupe sessions revive ID [--json]
        troupe sessions delete ID [--json]
 
 Lists the daemon's sessions, newest first: id, status, what its process is doing, last update, title, cwd.
   --all     include closed and deleted sessions
   --json    print JSON (an array for the list, an object for show and delete)
 
-'show' prints one session with the state of its machines and its latest transitions. 'delete'
+'show' prints one session with the state of its machines and its latest transitions. 'revive'
+clears the failed status of a session whose process crashed too often (once you fixed the cause):
+its next message starts it again from its history. 'delete'
 stops its process and tombstones it: its log is replaced by a one-event tombstone (the history is
 gone; 'troupe sessions --all' still lists it as deleted).
 
@@ -25,6 +28,7 @@ Examples:
   troupe sessions
   troupe sessions --all --json | jq -r '.[].id'
   troupe sessions show ses_0abc…
+  troupe sessions revive ses_0abc…
   troupe sessions delete ses_0abc…
 `;
 
@@ -51,13 +55,13 @@ function listText(sessions: SessionSummary[], style: Style): string {
 }
 
 export async function sessionsCommand(args: string[], io: CliIo): Promise<number> {
-  const sub = args[0] === 'show' || args[0] === 'delete' || args[0] === 'list' ? args[0] : undefined;
+  const sub = args[0] === 'show' || args[0] === 'revive' || args[0] === 'delete' || args[0] === 'list' ? args[0] : undefined;
   const name = `sessions${sub ? ` ${sub}` : ''}`;
   try {
     const { values, positionals } = parseCommandArgs(name, sub ? args.slice(1) : args, { all: { type: 'boolean' }, json: { type: 'boolean' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     if (!sub && positionals.length) throw new CliError('usage', `unknown subcommand '${positionals[0]}' (try 'troupe sessions --help')`);
-    noExtraPositionals(name, positionals, sub === 'show' || sub === 'delete' ? 1 : 0);
+    noExtraPositionals(name, positionals, sub === 'show' || sub === 'revive' || sub === 'delete' ? 1 : 0);
     const style = makeStyle(io.stdout, io.env, values['no-color']);
     const conn = await connectDaemon(io, { autoStart: false });
     const client = new DaemonClient(conn.target);
@@ -84,6 +88,12 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
         for (const t of d.transitions.slice(-10)) lines.push(style.dim(`    ${new Date(t.at).toISOString().slice(11, 23)}  ${t.machine} → ${t.state}  (${t.event})`));
       }
       io.stdout.write(lines.join('\n') + '\n');
+      return EXIT.ok;
+    }
+    if (sub === 'revive') {
+      const id = requirePositional(name, positionals, 0, 'the session id');
+      const revived = await client.revive(id);
+      io.stdout.write(values.json ? `${JSON.stringify(revived)}\n` : `revived ${id}: its next message starts it from its history\n`);
       return EXIT.ok;
     }
     if (sub === 'delete') {

@@ -53,6 +53,7 @@ export const ERROR_CODES = {
   daemon_running: { rpc: -32058, http: 409, summary: 'Another daemon already serves this TROUPE_HOME (data.pid names it).' },
   listen_failed: { rpc: -32059, http: 500, summary: 'The daemon cannot listen on its host and port (data.reason: EADDRINUSE, EACCES, EADDRNOTAVAIL…).' },
   session_locked: { rpc: -32060, http: 409, summary: 'The session is open for writing in another troupe process (data.pid names it).' },
+  session_not_failed: { rpc: -32061, http: 409, summary: 'The session has not failed; there is nothing to revive.' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

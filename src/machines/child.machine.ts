@@ -5,7 +5,8 @@
  *
  *   spawning → initializing → ready ⇄ busy → stopping → idleStopped ⇄ (WAKE) spawning
  *                                             └──────→ exited (final)
- *   (unexpected exit, hang) crashed → backoff → restarting → initializing … | failed (final)
+ *   (unexpected exit, hang) crashed → backoff → restarting → initializing … | failed
+ *   failed → (REVIVE: an operator's action) idleStopped, its restart window cleared
  */
 import { assign, setup } from 'xstate';
 import { allowsRestart, backoffDelay, type ChildSpec } from './restart-window.js';
@@ -29,7 +30,8 @@ export type ChildEvent =
   | { type: 'HUNG' }
   | { type: 'STOP'; reason: 'idle' | 'closed' | 'shutdown' | 'deleted' }
   | { type: 'EXITED'; code: number | null; signal: string | null; reason: string; at: number }
-  | { type: 'WAKE' };
+  | { type: 'WAKE' }
+  | { type: 'REVIVE' };
 
 
 export const childMachine = setup({
@@ -128,7 +130,16 @@ export const childMachine = setup({
       after: { backoff: 'restarting' },
       on: { STOP: { target: 'exited', actions: assign({ stopReason: ({ event }) => event.reason }) } },
     },
-    failed: { type: 'final', entry: 'markFailed' },
+    // Failed for good, as far as restarts go: only an operator brings it back (revive, spec/daemon.md
+    // §Supervision), once the cause is fixed. It then rests as an idle-stopped child does, and its
+    // next message wakes it with a fresh restart window.
+    failed: {
+      entry: 'markFailed',
+      on: {
+        REVIVE: { target: 'idleStopped', actions: assign({ restarts: () => [], stopReason: 'idle' as const }) },
+        STOP: { target: 'exited', actions: assign({ stopReason: ({ event }) => event.reason }) },
+      },
+    },
     exited: { type: 'final' },
   },
 });

@@ -332,6 +332,23 @@ export class SessionIndex {
   }
 
   /**
+   * Clears a session's `failed` status (an operator revived it): it gets back the status its log
+   * says, as a rebuild from the logs would give it (`active`, or `closed` if a client closed it last).
+   * Nothing changes for a session that is not failed.
+   */
+  async clearFailed(id: string): Promise<void> {
+    if (this.entries.get(id)?.status !== 'failed') return;
+    const fromLog = await this.summarize(id).catch((err: unknown) => {
+      this.logger.warn("reading a revived session's log for its status", { sessionId: id, error: String(err) });
+      return undefined;
+    });
+    const e = this.entries.get(id);
+    if (e?.status !== 'failed') return;
+    this.put({ ...e, status: fromLog?.status === 'closed' ? 'closed' : 'active', updatedAt: Math.max(e.updatedAt, this.clock.now()) });
+    await this.persist();
+  }
+
+  /**
    * Deletes a session: its log is replaced (atomically) by a tombstone log that keeps only the id,
    * the index metadata and the seq it ended at, and the index marks it `deleted`. The session's log
    * must not be open for writing. The id stays used forever.

@@ -1,6 +1,6 @@
 /**
  * The management API (JSON, bearer auth): health, sessions, a session's detail with the state of
- * every machine, its event log as SSE with cursors, cancel, steer, delete, machine definitions and
+ * every machine, its event log as SSE with cursors, cancel, steer, revive, delete, machine definitions and
  * Prometheus metrics. spec/daemon.md §Management API.
  */
 import { ERROR_CODES, TroupeError, type ErrorCode } from '../../core/errors.js';
@@ -142,6 +142,12 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
       if (typeof code === 'string' && Object.hasOwn(ERROR_CODES, code)) throw new TroupeError(code as ErrorCode, rpc?.message ?? code, { sessionId: id });
       throw err;
     }
+  });
+
+  server.route('POST', '/v1/sessions/:id/revive', async (req) => {
+    const id = req.params.id!;
+    await relay.revive(id);
+    return { sessionId: id, revived: true };
   });
 
   server.route('DELETE', '/v1/sessions/:id', async (req) => {

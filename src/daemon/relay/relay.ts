@@ -60,8 +60,9 @@ export class Relay implements AcpAgentSide, RelayContext {
   private readonly restingServers = new Map<string, unknown[]>();
   /**
    * What the children of sessions released after they failed for good had come to (in this daemon
-   * run), until the session is deleted: their listing still shows their restarts (a few numbers
-   * each; a failed session is never started again, so nothing else holds them).
+   * run), until the session is deleted or revived: their listing still shows their restarts (a few
+   * numbers each; a failed session is not started again until an operator revives it, so nothing
+   * else holds them).
    */
   private readonly failedChildren = new Map<string, { restarts: number; wakes: number }>();
   /**
@@ -158,7 +159,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       }
       if (!request) return; // a notification (cancel) for a session with no child: nothing runs
       if (this.refuseUnknownMethod(conn, sessionId, msg)) return;
-      // Failed for good, in this daemon run or an earlier one: never started again.
+      // Failed for good, in this daemon run or an earlier one: never started again (until revived).
       if (entry.status === 'failed') return void conn.send(failedResponse(msg.id, sessionId), sessionId);
       if (this.refuseCapacity(conn, msg, sessionId)) return;
     } else if (session.child.failed) {
@@ -270,6 +271,28 @@ export class Relay implements AcpAgentSide, RelayContext {
     if (entry && entry.status !== 'deleted') await this.deps.index.tombstone(sessionId);
     for (const conn of attached) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_deleted', params: { sessionId } });
     this.deps.observer?.deleted?.(sessionId);
+  }
+
+  /**
+   * An operator's revive of a session that failed for good (management API, spec/daemon.md
+   * §Supervision): its failed status is cleared, in the index and in its child if the daemon holds
+   * it, with its restart window. Nothing starts now: its next message starts it from its log, as
+   * after an idle stop. Throws session_not_found, or session_not_failed for one that has not failed.
+   */
+  async revive(sessionId: string): Promise<void> {
+    if (this.deleting.has(sessionId)) throw new TroupeError('session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true });
+    // An editor's own agent on this home may have written the index since.
+    await this.deps.index.refreshIfChanged();
+    const entry = this.deps.index.get(sessionId);
+    const session = this.sessions.get(sessionId);
+    if (!session && (!entry || entry.status === 'deleted')) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    const failed = session ? session.child.failed : entry!.status === 'failed';
+    if (!failed) throw new TroupeError('session_not_failed', `session ${sessionId} has not failed (its process is ${session?.child.state ?? 'not running'})`, { sessionId });
+    await this.deps.index.clearFailed(sessionId);
+    // Checked again: a delete may have come while the index was written.
+    if (this.sessions.get(sessionId) === session) session?.child.revive();
+    this.failedChildren.delete(sessionId);
+    this.logger.info('session revived by an operator', { sessionId });
   }
 
   /** `sessions`: the ones the connection was attached to, now detached. */

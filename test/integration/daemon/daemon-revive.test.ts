@@ -1,0 +1,112 @@
+// Reviving a session that failed for good (spec/daemon.md §Supervision, §Management API): an
+// operator who fixed the cause clears its failed status (POST /v1/sessions/:id/revive, `troupe
+// sessions revive`), and its next message starts it from its log, its history intact. Until
+// 2026-12-06 such a session answered session_failed for good, in every later daemon run too, and
+// only deleting it (its history with it) made it go away.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Daemon, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
+
+const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }, { when: 'again', items: [{ text: 'back again' }] }] };
+const prompt = (c: AcpClient, sessionId: string, text: string) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+const isFailed = (e: any) => e?.data?.code === 'session_failed';
+
+/** Every `troupe acp` dies as it starts while the file `broken` exists (a cause an operator can fix). */
+function breakableStart(): { env: Record<string, string>; broken: string } {
+  const dir = tempDir();
+  const broken = join(dir, 'broken');
+  const preload = join(dir, 'die-at-start.mjs');
+  writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) { process.stderr.write('cannot start: broken on purpose\\n'); process.exit(3); }\n`);
+  return { env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` }, broken };
+}
+
+/** Breaks the session's starts and kills its process: one restart (the intensity) dies too, and it fails. */
+async function failIt(d: Daemon, sessionId: string, broken: string): Promise<void> {
+  writeFileSync(broken, '');
+  process.kill((await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid, 'SIGKILL');
+  await waitFor('the session failed', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.status === 'failed');
+}
+
+const revive = (d: Daemon, id: string) => d.api('POST', `/v1/sessions/${id}/revive`, {});
+
+test('a failed session is revived by an operator: it fails again while the cause persists, and once it is gone its next prompt works, its history intact; unknown and healthy sessions are refused', { timeout: 120_000 }, async (t) => {
+  const { env, broken } = breakableStart();
+  // No pool (each process is started for the session, and meets the cause), one restart allowed.
+  const d = await Daemon.start({ script, args: ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '60000'], env });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
+
+  const unknown = await revive(d, 'ses_00000000000000000000000000');
+  assert.equal(unknown.status, 404);
+  assert.equal(unknown.json.error.code, 'session_not_found');
+  const healthy = await revive(d, sessionId);
+  assert.equal(healthy.status, 409);
+  assert.equal(healthy.json.error.code, 'session_not_failed');
+
+  await failIt(d, sessionId, broken);
+  await assert.rejects(prompt(c, sessionId, 'ping'), isFailed);
+  // Revived with the cause still there: it is tried again, and fails again.
+  const first = await revive(d, sessionId);
+  assert.equal(first.status, 200, JSON.stringify(first.json));
+  assert.deepEqual(first.json, { sessionId, revived: true });
+  const after = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+  assert.equal(after.status, 'active');
+  assert.equal(after.child.state, 'idleStopped');
+  await assert.rejects(prompt(c, sessionId, 'ping'), isFailed);
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.status, 'failed');
+
+  // The cause gone, revived again: its next prompt starts it from its log.
+  rmSync(broken);
+  assert.equal((await revive(d, sessionId)).status, 200);
+  assert.equal((await prompt(c, sessionId, 'again')).stopReason, 'end_turn');
+  const other = d.connect('ws');
+  t.after(() => other.close());
+  await other.init();
+  await other.agent.request('session/load', { sessionId, cwd: after.cwd, mcpServers: [] });
+  const said = other.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join('|');
+  assert.equal(said, 'pong|back again', 'its history is intact');
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.status, 'active');
+});
+
+test('a session failed in an earlier daemon run is revived with `troupe sessions revive` and works from its history', { timeout: 120_000 }, async (t) => {
+  const { env, broken } = breakableStart();
+  const args = ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '60000'];
+  const d = await Daemon.start({ script, args, env });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
+  await failIt(d, sessionId, broken);
+  c.close();
+  await d.stop();
+
+  rmSync(broken);
+  const again = await Daemon.start({ script, args, env, home: d.home });
+  t.after(() => again.stop());
+  const later = again.connect('http');
+  t.after(() => later.close());
+  await later.init();
+  await assert.rejects(later.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), isFailed, 'still failed in the next daemon run');
+  const cli = (...args: string[]) => spawnSync(process.execPath, [resolve('bin/troupe.js'), 'sessions', ...args], { env: { PATH: process.env.PATH ?? '', HOME: again.home, TROUPE_HOME: again.home }, encoding: 'utf8' });
+  const revived = cli('revive', sessionId);
+  assert.equal(revived.status, 0, revived.stderr);
+  assert.match(revived.stdout, new RegExp(`revived ${sessionId}`));
+  const refused = cli('revive', sessionId, '--json');
+  assert.notEqual(refused.status, 0);
+  assert.match(refused.stderr, /session_not_failed/);
+  await later.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal((await prompt(later, sessionId, 'again')).stopReason, 'end_turn');
+  const said = later.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join('|');
+  assert.equal(said, 'pong|back again', 'its history is intact');
+});
