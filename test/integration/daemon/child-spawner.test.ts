@@ -88,7 +88,7 @@ test('a daemon killed with SIGKILL leaves nothing: its children see their stdin 
   host.kill('SIGKILL');
   await waitFor('the child that heeds its stdin to exit', () => !processAlive(children[0]!), 5_000);
   assert.ok(processAlive(children[1]!), 'the child deaf to its stdin and SIGTERM outlives the grace');
-  await waitFor('the deaf child to be killed and the spawner to exit', () => !processAlive(children[1]!) && !processAlive(spawner), 5_000);
+  await waitFor('the deaf child to be killed and the spawner to exit', () => !processAlive(children[1]!) && !processAlive(spawner), 10_000);
 });
 
 test('a spawner killed with SIGKILL leaves its children running and closable, and the next spawn starts another', async (t) => {
