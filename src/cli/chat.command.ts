@@ -24,11 +24,13 @@ While a turn runs, what you type steers it (the agent reads it at its next step)
 sends TEXT as the next prompt instead.
 
 Commands: /cancel  /mode M  /model M  /queue TEXT  /help  /quit (or Ctrl-D)
-Ctrl-C cancels the running turn; when nothing runs it leaves. History: $TROUPE_HOME/chat_history.
+Ctrl-C cancels the running turn (a second one leaves at once, exit 130); when nothing runs it
+leaves. History: $TROUPE_HOME/chat_history.
 Permission requests are asked inline (y, a, n, never); --yes allows them all.
 --mcp-config FILE starts the MCP servers of FILE for the session ({"mcpServers": {...}}, docs/cli.md).
 --add-dir DIR (repeatable) lets the session use DIR too; with --session it replaces the ones it had.
-Piped input (no terminal) is played one prompt per line, each after the previous turn ended.
+Piped input (no terminal) is played one prompt per line, each after the previous turn ended; the
+chat then exits 1 if one of its turns failed.
 
 Examples:
   troupe chat
@@ -93,6 +95,19 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     await repl.run();
     renderer.done();
     if (repl.lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
+    if (repl.interrupted) {
+      io.stderr.write('troupe chat: interrupted\n');
+      return EXIT.cancelled;
+    }
+    // Piped input is a script: as `troupe run`, it fails when a turn of it failed (until 2026-12-06
+    // it exited 0 whatever its turns did). A person at a terminal saw each error and left by choice.
+    const failed = repl.failedTurns;
+    if (!(stdin as { isTTY?: boolean }).isTTY && failed.length > 0) {
+      const first = failed[0]!;
+      const code = (first as { code?: string }).code;
+      io.stderr.write(`troupe chat: ${failed.length === 1 ? 'a turn' : `${failed.length} turns`} failed, the first: ${printable(first.message.split('\n')[0]!)}${code ? ` (${code})` : ''}\n`);
+      return EXIT.error;
+    }
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'chat', err);

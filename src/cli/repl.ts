@@ -2,7 +2,7 @@
  * The interactive loop of `troupe chat` and `troupe attach --interactive`: node:readline on one
  * session. A line typed while a turn runs steers it (`_troupe/steer` with the running turnId from
  * `_troupe/session_state`), or is queued as the next prompt with `/queue`. `/cancel`, `/mode`,
- * `/model`, `/quit`; Ctrl-C cancels a running turn, and quits when idle. History persists in
+ * `/model`, `/quit`; Ctrl-C cancels a running turn (a second one quits at once), and quits when idle. History persists in
  * $TROUPE_HOME/chat_history. Piped (non-TTY) input is played one turn after another.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
@@ -82,6 +82,13 @@ export class Repl {
   private promptVisible = false;
   /** Set when the connection to the daemon ended under the loop (the daemon stopped or went away). */
   lost = false;
+  /**
+   * Set when a second Ctrl-C during a turn left the loop at once, without waiting for the turn
+   * (cancelled by the first) to end: as `troupe run`, the command then exits 130.
+   */
+  interrupted = false;
+  /** The turns of this loop that ended in an error (their `error:` notes were printed), in order. */
+  readonly failedTurns: Error[] = [];
 
   constructor(private readonly s: ReplSettings) {
     this.tty = Boolean((s.stdin as { isTTY?: boolean }).isTTY);
@@ -154,6 +161,9 @@ export class Repl {
         process.removeListener('SIGINT', onSignal);
         stopCancellingOnTermination();
         this.pendingAnswer?.(undefined);
+        // Left by a second Ctrl-C: at once, not once the turn the first one cancelled has ended
+        // (its cancel may take long: a command that ignores SIGTERM, a daemon slow to answer).
+        if (this.interrupted) return resolve();
         void this.chain.then(() => this.idle()).then(() => resolve());
       });
       void this.s.link.closed.then(() => {
@@ -195,7 +205,10 @@ export class Repl {
     }
     if (this.running === 0) return void this.rl.close();
     this.interrupts++;
-    if (this.interrupts > 1) return void this.rl.close();
+    if (this.interrupts > 1) {
+      this.interrupted = true;
+      return void this.rl.close();
+    }
     this.s.renderer.note(this.s.style.yellow('[cancelling… Ctrl-C again to leave]'));
     void this.cancel();
   }
@@ -265,8 +278,12 @@ export class Repl {
         if (r.stopReason !== 'end_turn') this.s.renderer.note(this.s.style.dim(`[${r.stopReason}]`));
       })
       .catch((err: unknown) => {
+        // Left in haste: the turn ends under a closed connection, which is no failure to report.
+        if (this.interrupted) return;
         this.s.renderer.done();
-        this.s.renderer.note(this.s.style.red(`error: ${printable(rpcToError(err, this.s.target).message)}`));
+        const e = rpcToError(err, this.s.target);
+        this.failedTurns.push(e);
+        this.s.renderer.note(this.s.style.red(`error: ${printable(e.message)}`));
       })
       .finally(() => {
         this.running--;

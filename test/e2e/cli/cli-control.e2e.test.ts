@@ -69,6 +69,35 @@ async function recordingProxy(target: string): Promise<{ url: string; requests: 
   return { url: `http://127.0.0.1:${port}`, requests, server };
 }
 
+/**
+ * A real HTTP proxy on 127.0.0.1 in front of `target` that loses every ACP `session/cancel` on the
+ * way (answers it 202 and forwards nothing): a turn the client cancels goes on, for as long as the
+ * test wants, as a turn whose cancel is slow to take effect would.
+ */
+async function cancelLosingProxy(target: string): Promise<{ url: string; lost: () => number; server: Server }> {
+  let lost = 0;
+  const server = createServer((req, res) => {
+    const body: Buffer[] = [];
+    req.on('data', (c: Buffer) => body.push(c));
+    req.on('end', () => {
+      const sent = Buffer.concat(body);
+      if (req.method === 'POST' && sent.toString('utf8').includes('"session/cancel"')) {
+        lost++;
+        return void res.writeHead(202).end();
+      }
+      const out = request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      out.on('error', () => res.destroy());
+      out.end(sent);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, lost: () => lost, server };
+}
+
 describe('troupe steer, watch, attach, cancel from another process', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   before(() => {
@@ -206,6 +235,38 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     chat.child.kill('SIGINT');
     const r = await chat.done;
     assert.equal(r.code, 0, r.stderr);
+  });
+
+  test('chat: a second Ctrl-C while the cancelled turn still runs leaves at once with exit 130, as run does', async (t) => {
+    assert.equal((await h.run(['run', 'hello'])).code, 0, 'the daemon runs');
+    // The chat's cancel is lost on its way to the daemon: its turn runs on after the first Ctrl-C.
+    const proxy = await cancelLosingProxy(h.daemonState()!.url);
+    t.after(() => (proxy.server.closeAllConnections(), proxy.server.close()));
+    const chat = h.start(['chat'], { env: { TROUPE_URL: proxy.url, TROUPE_TOKEN: h.token() } });
+    chat.child.stdin!.write('please hang\n');
+    await until(() => chat.stdout().includes('Working on it.'), 'the chat turn to run');
+    const sessionId = /session (ses_\w+) in/.exec(chat.stdout())![1]!;
+    t.after(() => h.run(['cancel', sessionId]));
+    chat.child.kill('SIGINT');
+    await until(() => chat.stdout().includes('Ctrl-C again to leave') && proxy.lost() === 1, 'the cancel sent');
+    chat.child.kill('SIGINT');
+    // Until 2026-12-06 the chat waited for the turn to end (here: never), then exited 0.
+    await until(() => chat.child.exitCode !== null, 'the chat to leave while its turn still runs');
+    const r = await chat.done;
+    assert.equal(r.code, 130, r.stderr);
+    assert.equal(r.stderr, 'troupe chat: interrupted\n');
+    assert.doesNotMatch(r.stdout, /error:/, 'the turn left behind is no error to report');
+  });
+
+  test('chat with piped input plays every line, then exits 1 when one of its turns failed, as run does for its turn', async () => {
+    const r = await h.run(['chat'], { input: 'fail please\nhello\n' });
+    assert.match(r.stdout, /error: .*the key was refused/);
+    assert.match(r.stdout, /Hello there\./, 'the lines after the failed turn are played');
+    // Until 2026-12-06: exit 0, and a script piping prompts into chat could not tell.
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^troupe chat: a turn failed, the first: .*the key was refused.* \(provider_auth\)\n$/);
+    const fine = await h.run(['chat'], { input: 'hello\n' });
+    assert.equal(fine.code, 0, fine.stderr);
   });
 
   test('run whose stdout closes early (| head) cancels its turn on the daemon before it leaves', async () => {

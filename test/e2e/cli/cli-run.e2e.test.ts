@@ -180,7 +180,8 @@ describe('troupe run with untrusted text', { timeout: SUITE_TIMEOUT_MS }, () => 
       assert.match(r.stderr, /troupe run: bad \\x1b\]0;owned\\x07 request \(provider_invalid_request\)/);
       assert.ok(!r.stderr.includes('\x1b'), `no raw ESC in the error line: ${JSON.stringify(r.stderr)}`);
       const chat = await s.run(['chat'], { input: 'go\n' });
-      assert.equal(chat.code, 0, chat.stderr);
+      assert.equal(chat.code, 1, chat.stderr);
+      assert.ok(!chat.stderr.includes('\x1b'), `no raw ESC in the chat's error line: ${JSON.stringify(chat.stderr)}`);
       assert.match(chat.stdout, /error: bad \\x1b\]0;owned\\x07 request/);
       assert.ok(!chat.stdout.includes('\x1b'), `no raw ESC in the chat's error note: ${JSON.stringify(chat.stdout)}`);
     } finally {
