@@ -32,12 +32,18 @@ export interface FeedHandlers {
    * restarted; 404 the session was deleted): retrying could never succeed, so the feed stops.
    */
   status(state: 'live' | 'down' | 'ended', status?: number): void;
+  /**
+   * The daemon ended the stream with `event: error` `{code, message}` (a session's log damaged
+   * mid-read: `log_corrupt`): a reconnect would meet the same error, so the feed has stopped.
+   */
+  failed(error: { code: string; message: string }): void;
 }
 
 /**
  * An SSE subscription that survives reconnects. The browser's EventSource resends the last `id:`
  * as `Last-Event-ID` when it reconnects on its own; when the server ends a stream (or `restart()`
  * is called) a new EventSource starts with `?after=<last id>`, so nothing is read twice or missed.
+ * A stream the daemon ends with `event: error` is not reconnected (`failed`).
  */
 export class Feed {
   private source: EventSource | undefined;
@@ -109,13 +115,30 @@ export class Feed {
     const source = new EventSource(this.url(this.lastId), { withCredentials: true });
     this.source = source;
     source.onopen = () => this.handlers.status('live');
-    source.onerror = () => {
+    source.onerror = (ev) => {
+      // The daemon's own `event: error` is dispatched under the same name: it is handled below.
+      if (ev instanceof MessageEvent) return;
       this.handlers.status('down');
       // CLOSED means the browser gave up (e.g. the stream ended with an error status): reopen
       // ourselves, unless the daemon refuses it for good. EventSource does not say which status it
       // got, so ask (HEAD answers an SSE route's status without a stream, spec/daemon.md).
       if (source.readyState === EventSource.CLOSED && !this.closed) void this.reopenUnlessRefused(source);
     };
+    // Until 2026-12-06 nothing listened for it: the browser reconnected when the stream ended, met
+    // the same error, and so on for as long as the page was open, with nothing said. Only the
+    // server's event carries data; the connection's own errors are plain Events (onerror's).
+    source.addEventListener('error', (ev) => {
+      if (!(ev instanceof MessageEvent) || this.closed || this.source !== source) return;
+      let data: { code?: unknown; message?: unknown } = {};
+      try {
+        data = JSON.parse(String(ev.data)) as typeof data;
+      } catch {
+        // not JSON: said as it is
+        data = { message: String(ev.data) };
+      }
+      this.close();
+      this.handlers.failed({ code: typeof data.code === 'string' ? data.code : 'internal_error', message: typeof data.message === 'string' ? data.message : '' });
+    });
     for (const name of this.events) {
       source.addEventListener(name, (ev) => {
         const m = ev as MessageEvent<string>;

@@ -357,6 +357,10 @@ async function selectSession(id: string) {
           scheduleTimeline();
           refreshReplay();
         },
+        // The log cannot be read on (a damaged record): said with the daemon's words; what was read stays.
+        failed: ({ code, message }) => {
+          if (id === app.selected) noteGap(`the log feed failed: ${message} (${code})`, 'session');
+        },
         // The session was deleted (404) while shown, or the login is gone: what was read stays.
         status: (s, code) => {
           if (s !== 'ended' || id !== app.selected) return;
@@ -392,6 +396,11 @@ async function start() {
           app.machines.clear();
           refreshSessions();
         } else onTransition(data as LiveTransition);
+      },
+      // (The daemon's transition feed sends no `event: error` today: it reads no file.)
+      failed: ({ code, message }) => {
+        noteGap(`the live feed failed: ${message} (${code})`, 'feed');
+        feedStatus('the live feed failed', 'down');
       },
       status: (s, code) =>
         s === 'ended'
