@@ -336,6 +336,20 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal(show.model, 'scripted/demo');
   });
 
+});
+
+// Split from the suite above, each with its own home and daemon: together they outgrew one suite's
+// budget (SUITE_TIMEOUT_MS) at a load of 15 on 2 cores.
+describe('troupe run --standalone, and clients whose daemon goes away', { timeout: SUITE_TIMEOUT_MS }, () => {
+  let h: Home;
+  // The home's own daemon runs, as the suite above leaves its own: --standalone must not use it.
+  before(async () => {
+    h = makeHome({ replies: REPLIES });
+    const started = await h.run(['daemon', 'start']);
+    assert.equal(started.code, 0, started.stderr);
+  });
+  after(() => h.close());
+
   test('--standalone runs on a private daemon and leaves nothing behind', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
     try {
