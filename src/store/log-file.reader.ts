@@ -206,7 +206,7 @@ export function readEventRange(path: string, checkpoints: LogCheckpoints, afterS
       const peek = peekEventRecord(payload);
       if (!peek) return offset === 0 ? undefined : { offset, reason: 'bad_record', detail: 'record is not an event record' };
       if (peek.firstSeq + peek.count - 1 <= afterSeq) return;
-      const batch = decodeEventRecord(payload, offset);
+      const batch = decodeNamingFile(path, payload, offset);
       for (const e of batch) {
         if (e.seq <= afterSeq) continue;
         out.push(e);
@@ -218,6 +218,16 @@ export function readEventRange(path: string, checkpoints: LogCheckpoints, afterS
     closeSync(fd);
   }
   return out;
+}
+
+/** `decodeEventRecord`, its `log_corrupt` naming the file (`data.path`), as every other `log_corrupt` does. */
+function decodeNamingFile(path: string, payload: Buffer, offset: number): AgentEvent[] {
+  try {
+    return decodeEventRecord(payload, offset);
+  } catch (err) {
+    if (err instanceof TroupeError && err.code === 'log_corrupt') throw new TroupeError('log_corrupt', `${path}: ${err.message}`, { ...err.data, path });
+    throw err;
+  }
 }
 
 /** Where a read of a log file ended: a later read goes on from there if the file is still that one. */

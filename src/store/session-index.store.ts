@@ -8,13 +8,13 @@ import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
 import type { Clock, Logger } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
-import { TroupeError } from '../core/errors.js';
+import { isTroupeError, TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { withFileLock } from './file-lock.js';
 import { isProcessAlive } from './process-alive.js';
 import { lockLogForWriting, logLockPath } from './log-lock.js';
-import { readLogFile, type LogContents } from './log-file.reader.js';
+import { readEventRange, readLogFile, scanLogFile, type LogContents } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
@@ -172,7 +172,8 @@ export class SessionIndex {
       // that another opening index removed (its maker is gone). Such a log was no session; until
       // 2026-12-06 it failed the whole open (an agent starting next to another did not start).
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
+      if (!isTroupeError(err, 'log_corrupt')) throw err;
+      contents = this.readDecodablePrefix(path, err);
     }
     const { scan, events } = contents;
     for (const w of scan.warnings) this.logger.warn(w.message, { offset: w.offset });
@@ -193,6 +194,26 @@ export class SessionIndex {
       entry = { id, cwd: '', model: '', mode: '', createdAt: t, updatedAt: t, status: 'closed', lastSeq: scan.lastSeq };
     }
     return entry;
+  }
+
+  /**
+   * A log whose frames all check but one of whose records does not decode (spec/event-log.md §2):
+   * the events before that record. The session is indexed from them, and the index opens; opening
+   * the session itself fails `log_corrupt`, and the file is left as it is. Until 2026-12-06 such a
+   * log failed the whole open: one bad file kept `troupe serve` and `troupe acp` from starting.
+   */
+  private readDecodablePrefix(path: string, err: TroupeError): LogContents {
+    const scan = scanLogFile(path);
+    const offset = Number(err.data.offset);
+    const end = Number.isSafeInteger(offset) && offset < scan.validBytes ? offset : scan.validBytes;
+    const after = scan.header?.baseSeq ?? 0;
+    const events = scan.lastSeq > after ? readEventRange(path, scan.checkpoints, after, scan.lastSeq - after, end) : [];
+    this.logger.warn(`session log ${path} does not decode from byte ${end}: indexed from the events before it; opening the session fails log_corrupt`, {
+      path,
+      offset: end,
+      error: err.message,
+    });
+    return { scan, events };
   }
 
   private async adoptUnknownLogs(): Promise<void> {
@@ -369,7 +390,8 @@ export class SessionIndex {
       let lastSeq = e.lastSeq;
       try {
         await stat(path);
-        lastSeq = Math.max(lastSeq, (await readLogFile(path)).scan.lastSeq);
+        // Frames only, nothing decoded: a log one of whose records does not decode can still be deleted.
+        lastSeq = Math.max(lastSeq, scanLogFile(path).lastSeq);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
