@@ -13,6 +13,7 @@ import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { withFileLock } from './file-lock.js';
 import { isProcessAlive } from './process-alive.js';
+import { removeDeadWritersTemps } from './stale-temps.js';
 import { lockLogForWriting, logLockPath } from './log-lock.js';
 import { readEventRange, readLogFile, scanLogFile, type LogContents } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
@@ -80,6 +81,8 @@ export class SessionIndex {
   static async open(dir: string, options: SessionIndexOptions = {}): Promise<SessionIndex> {
     makeDirs(dir, 0o700);
     const index = new SessionIndex(dir, options);
+    // One listing more (a few ms for 10,000 sessions): until 2026-12-06 these stayed for good.
+    await removeDeadWritersTemps(dir, index.logger);
     await index.loadOrRebuild();
     index.writeDelayMs = options.writeDelayMs ?? 0;
     return index;
