@@ -146,7 +146,7 @@ export class SessionFeeds {
       retention: RETENTION,
       initialSeq: initial,
       // Never past what the daemon was told is durable: the file may end in a record being written.
-      cold: { firstSeq: () => first, read: async (after, max) => this.fromFile(sessionId, checkpoints, after, Math.min(after + max, broker.lastSeq())) },
+      cold: { firstSeq: () => first, read: async (after, max, maxBytes) => this.fromFile(sessionId, checkpoints, after, Math.min(after + max, broker.lastSeq()), maxBytes) },
     });
     const feed = { broker, watchers: 0, checkpoints };
     this.brokers.set(sessionId, feed);
@@ -160,10 +160,10 @@ export class SessionFeeds {
    * page. The file is the child's and may end in a record being written: `through` is durable, so
    * the read stops before that.
    */
-  private fromFile(sessionId: string, checkpoints: LogCheckpoints, after: number, through: number): AgentEvent[] {
+  private fromFile(sessionId: string, checkpoints: LogCheckpoints, after: number, through: number, maxBytes?: number): AgentEvent[] {
     if (through <= after) return [];
     const path = sessionLogPath(sessionsDir(this.home), sessionId);
-    return readEventRange(path, checkpoints, after, through - after, statSync(path).size);
+    return readEventRange(path, checkpoints, after, through - after, statSync(path).size, maxBytes);
   }
 }
 

@@ -13,8 +13,11 @@ import type { QueueBudget } from './queue-budget.js';
 export interface ColdSource {
   /** The lowest seq the source can serve, or `undefined` if it serves none. It serves every seq from there up to the broker's `droppedThrough`. */
   firstSeq(): number | undefined;
-  /** Up to `max` consecutive events starting at `afterSeq + 1`. */
-  read(afterSeq: number, max: number): Promise<AgentEvent[]>;
+  /**
+   * Up to `max` consecutive events starting at `afterSeq + 1`, and, when `maxBytes` is given, no
+   * more than about that many bytes of them (at least one event).
+   */
+  read(afterSeq: number, max: number, maxBytes?: number): Promise<AgentEvent[]>;
 }
 
 export interface RetentionOptions {

@@ -13,6 +13,11 @@ import type { BudgetedQueue, QueueBudget } from './queue-budget.js';
 
 const DONE: IteratorResult<AgentEvent> = { value: undefined, done: true };
 const COLD_BATCH = 512;
+/**
+ * And bytes: a batch is held until the consumer takes its last event, and 512 events of a megabyte
+ * (tool outputs) were half a gigabyte for one stream that had overflowed and went on from the log.
+ */
+export const COLD_BATCH_BYTES = 4 * 1024 * 1024;
 
 /** How far a live watcher may fall behind before it overflows: events, and their bytes. */
 export interface QueueLimits {
@@ -55,6 +60,11 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent>, B
   /** Bytes of the events pushed to this watcher that it has not taken yet. */
   queuedBytes(): number {
     return this.qBytes;
+  }
+
+  /** Events read ahead from the cold source and not yet handed to the consumer (what a catch-up holds). */
+  readAhead(): number {
+    return this.prefetched.length - this.pHead;
   }
 
   /** The seq of the last event handed to the consumer. */
@@ -158,7 +168,7 @@ export class BrokerWatcher implements EventWatcher, AsyncIterator<AgentEvent>, B
         continue;
       }
       const from = this.pos;
-      const batch = await this.broker.cold!.read(from, COLD_BATCH);
+      const batch = await this.broker.cold!.read(from, COLD_BATCH, COLD_BATCH_BYTES);
       if (this.finished) return DONE;
       if (batch.length === 0 || batch[0]!.seq !== from + 1) {
         this.failure = this.broker.gapError(from);

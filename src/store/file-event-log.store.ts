@@ -81,7 +81,7 @@ export class FileEventLog implements EventLog {
     const baseSeq = scan.header?.baseSeq ?? 0;
     const cold: ColdSource = {
       firstSeq: () => baseSeq + 1,
-      read: (afterSeq, max) => this.readCold(afterSeq, max),
+      read: (afterSeq, max, maxBytes) => this.readCold(afterSeq, max, maxBytes),
     };
     this.broker = new EventBroker({ retention: options.retention ?? DEFAULT_RETENTION, initialSeq: scan.lastSeq, cold, queueLimit: options.queueLimit });
     this.writer = writer(this);
@@ -312,9 +312,9 @@ export class FileEventLog implements EventLog {
     return this.closing;
   }
 
-  private async readCold(afterSeq: number, max: number): Promise<AgentEvent[]> {
+  private async readCold(afterSeq: number, max: number, maxBytes?: number): Promise<AgentEvent[]> {
     if (this.writer && afterSeq + 1 > this.writer.writtenSeq()) await this.writer.flushWrites();
     const end = this.writer ? this.writer.writtenBytes() : this.scan.validBytes;
-    return readEventRange(this.path, this.scan.checkpoints, afterSeq, max, end);
+    return readEventRange(this.path, this.scan.checkpoints, afterSeq, max, end, maxBytes);
   }
 }

@@ -194,11 +194,13 @@ export function visitLogBuffer(buf: Buffer, visit: (event: AgentEvent) => void, 
 
 /**
  * Up to `max` consecutive events after `afterSeq`, read from the file's valid prefix `[0, end)`,
- * starting at the checkpoint nearest before them. Throws `log_corrupt` if a checksummed record
- * does not decode.
+ * starting at the checkpoint nearest before them, and no more than about `maxBytes` of them (each
+ * event counted as its share of its record's payload; at least one event, however large). Throws
+ * `log_corrupt` if a checksummed record does not decode.
  */
-export function readEventRange(path: string, checkpoints: LogCheckpoints, afterSeq: number, max: number, end: number): AgentEvent[] {
+export function readEventRange(path: string, checkpoints: LogCheckpoints, afterSeq: number, max: number, end: number, maxBytes = Infinity): AgentEvent[] {
   const out: AgentEvent[] = [];
+  let bytes = 0;
   const fd = openSync(path, 'r');
   try {
     const start = checkpoints.offsetFor(afterSeq + 1);
@@ -207,9 +209,12 @@ export function readEventRange(path: string, checkpoints: LogCheckpoints, afterS
       if (!peek) return offset === 0 ? undefined : { offset, reason: 'bad_record', detail: 'record is not an event record' };
       if (peek.firstSeq + peek.count - 1 <= afterSeq) return;
       const batch = decodeNamingFile(path, payload, offset);
+      const each = payload.length / batch.length;
       for (const e of batch) {
         if (e.seq <= afterSeq) continue;
+        if (out.length > 0 && bytes + each > maxBytes) return false;
         out.push(e);
+        bytes += each;
         if (out.length >= max) return false;
       }
     });

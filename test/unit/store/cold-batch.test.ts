@@ -1,0 +1,76 @@
+// A watcher that catches up from the log (a /v1 stream that overflowed goes on so) reads it in
+// batches bounded by bytes as well as by count: 512 events of a megabyte were half a gigabyte held
+// for one stream. Observed through what the watcher holds read ahead, on a real log file, for the
+// store's own logs and for the daemon's feeds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { makeDirs, sessionsDir } from '../../../src/store/paths.js';
+import { COLD_BATCH_BYTES, type BrokerWatcher } from '../../../src/store/event-watcher.js';
+import { SessionFeeds } from '../../../src/daemon/session-feeds.js';
+import { chunk, tempDir } from '../../support/store/store-fixtures.js';
+
+const SID = 'ses_big';
+const BIG = 900_000;
+/** Ten events of 900 kB, one of 6 MB (more than a batch's bytes alone), ten more of 900 kB. */
+const SIZES = [...Array(10).fill(BIG), 6_000_000, ...Array(10).fill(BIG)] as number[];
+
+async function bigLog(home: string): Promise<void> {
+  makeDirs(sessionsDir(home), 0o700);
+  const log = await FileEventLog.forSession(sessionsDir(home), SID, { create: true, maxEventBytes: 8 * 1024 * 1024 });
+  SIZES.forEach((n, i) => log.append(chunk(SID, String(i % 10).repeat(n))));
+  await log.close();
+}
+
+/** Takes every event, in order, and the size (in events) of each batch the watcher read from the log. */
+async function catchUp(w: BrokerWatcher, count: number): Promise<{ seqs: number[]; batches: number[] }> {
+  const seqs: number[] = [];
+  const batches: number[] = [];
+  while (seqs.length < count) {
+    const fresh = w.readAhead() === 0;
+    const r = await w.next();
+    assert.equal(r.done, false);
+    seqs.push(r.value.seq);
+    if (fresh) batches.push(w.readAhead() + 1);
+  }
+  return { seqs, batches };
+}
+
+function checkBatches(batches: number[]): void {
+  let at = 0;
+  for (const n of batches) {
+    const bytes = SIZES.slice(at, at + n).reduce((a, b) => a + b, 0);
+    assert.ok(n === 1 || bytes <= COLD_BATCH_BYTES, `a batch of ${n} events (${bytes} bytes) from seq ${at + 1}`);
+    at += n;
+  }
+  assert.equal(at, SIZES.length);
+  assert.ok(batches.includes(1), 'the 6 MB event came alone');
+}
+
+test('a catch-up from the log reads at most 4 MiB at a time (one larger event alone), every event in order', async (t) => {
+  const { dir: home, cleanup } = tempDir();
+  t.after(cleanup);
+  await bigLog(home);
+  // Reopened, the log retains nothing in memory: every event comes from the file.
+  const log = await FileEventLog.forSession(sessionsDir(home), SID, { readOnly: true });
+  t.after(() => log.close());
+  const w = log.subscribe(0) as BrokerWatcher;
+  const { seqs, batches } = await catchUp(w, SIZES.length);
+  w.close();
+  assert.deepEqual(seqs, SIZES.map((_, i) => i + 1));
+  checkBatches(batches);
+});
+
+test("the daemon's feed: a stream's catch-up from the log is bounded by bytes the same way", async (t) => {
+  const { dir: home, cleanup } = tempDir();
+  t.after(cleanup);
+  await bigLog(home);
+  const feeds = new SessionFeeds(home);
+  t.after(() => feeds.close());
+  const stream = feeds.subscribe(SID, 0);
+  const w = stream[Symbol.asyncIterator]() as BrokerWatcher;
+  const { seqs, batches } = await catchUp(w, SIZES.length);
+  stream.close();
+  assert.deepEqual(seqs, SIZES.map((_, i) => i + 1));
+  checkBatches(batches);
+});
