@@ -5,7 +5,7 @@
 import type { SessionIndex } from '../store/index.js';
 
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
-export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'refresh' | 'refreshIfChanged' | 'applyEvents' | 'tombstone' | 'flush'>;
+export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'refresh' | 'refreshIfChanged' | 'applyEvents' | 'catchUp' | 'tombstone' | 'flush'>;
 
 /**
  * The catalog of a supervised child: empty. Its daemon owns the index (it answers session/list and
@@ -19,6 +19,7 @@ export const daemonOwnedCatalog: SessionCatalog = {
   refresh: async () => undefined,
   refreshIfChanged: async () => undefined,
   applyEvents: async () => undefined,
+  catchUp: async () => undefined,
   tombstone: async () => undefined,
   flush: async () => undefined,
 };

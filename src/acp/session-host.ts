@@ -397,8 +397,9 @@ export class SessionHost {
       engine = await SessionEngine.open(deps, sessionId, stopped && { code: stopped.code, message: stopped.message }, transitions);
       this.stoppedWith.delete(sessionId);
       bind(engine);
+      // The entry catches up with the log (a crash may have kept the index from a title, a close).
       // The index can be rebuilt from the logs: a failure to update it does not fail the open.
-      await this.index.applyEvents((await log.readAfter(Math.max(0, log.lastSeq() - 8))).events).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
+      await this.index.catchUp(sessionId, log).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
       this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
       const live = await this.track(engine, log, before, transitions.stop);
       if (log.lastSeq() > before) live.repaired = { after: before, through: log.lastSeq() };

@@ -6,7 +6,7 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
-import type { Clock, Logger } from '../core/ports.js';
+import type { Clock, EventLog, Logger } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
@@ -19,7 +19,8 @@ import { readEventRange, readLogFile, scanLogFile, type LogContents } from './lo
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LOG_FILE_EXT, makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
-import { foldEvent, type SessionEntry, type SessionStatus } from './session-summary.js';
+import { foldEvent, INDEXED_EVENT_TYPES, type SessionEntry, type SessionStatus } from './session-summary.js';
+import { FileEventLog } from './file-event-log.store.js';
 import { IndexFileBytes } from './session-index.bytes.js';
 import { firstIndex, SortedKeys } from './sorted-keys.js';
 
@@ -242,6 +243,45 @@ export class SessionIndex {
     if (!entry || this.entries.has(id)) return;
     this.put(entry);
     await this.persist();
+  }
+
+  /**
+   * Brings a session's entry up to date with its log, the truth: folds the indexed events the log
+   * holds after the entry's `lastSeq`. Every indexed event advances it, so what comes after is the
+   * rest of an unfinished turn and what a crash kept from the index: a process killed between
+   * appending `session_configured` (a title) or `session_closed` and writing the index (up to
+   * `writeDelayMs`: 250 ms in the daemon) left the entry without them, and until 2026-12-06 an open
+   * folded only the log's last 8 events, so an older title was never picked up. Done when a session
+   * is opened, not when the index is: a read of one log's tail per open, not of every log (10,000 of
+   * them) at every start. `log`: the session's log if it is open; else its file is read (read-only).
+   */
+  async catchUp(id: string, log?: Pick<EventLog, 'readAfter' | 'lastSeq'>): Promise<void> {
+    const entry = this.entries.get(id);
+    if (!entry || entry.status === 'deleted') return;
+    let own: FileEventLog | undefined;
+    if (!log) {
+      try {
+        own = await FileEventLog.open(sessionLogPath(this.dir, id), { readOnly: true, sessionId: id });
+      } catch (err) {
+        if (isTroupeError(err, 'session_not_found')) return;
+        throw err;
+      }
+      log = own;
+    }
+    try {
+      const indexed: AgentEvent[] = [];
+      for (let cursor = Math.min(entry.lastSeq, log.lastSeq()); cursor < log.lastSeq(); ) {
+        const page = await log.readAfter(cursor, { limit: 1000, filter: (e) => INDEXED_EVENT_TYPES.has(e.type) });
+        for (const e of page.events) indexed.push(e);
+        cursor = page.cursor;
+      }
+      if (indexed.length) await this.applyEvents(indexed);
+    } catch (err) {
+      // A log whose prefix is lost holds nothing to fold after the entry's seq.
+      if (!isTroupeError(err, 'replay_gap')) throw err;
+    } finally {
+      await own?.close();
+    }
   }
 
   /** Rebuilds the whole index from the logs and writes it. Tombstones survive (they are logs too). */

@@ -179,6 +179,10 @@ export class Relay implements AcpAgentSide, RelayContext {
       const named = Array.isArray((msg.params as { mcpServers?: unknown } | undefined)?.mcpServers);
       const resumeOnStart = !REVIVING.has(String(msg.method)) || (servers !== undefined && !named);
       session = new RelaySession(this, { cwd: entry!.cwd, sessionId, caps: conn.capabilities, resumeOnStart, ...(servers ? { mcpServers: servers } : {}) });
+      // A stored session revives: its entry catches up with its log, which may hold what a daemon
+      // killed before its delayed index write never wrote (a title, a close). Its child reports
+      // only what it appends from now on.
+      void this.deps.index.catchUp(sessionId).catch((err) => this.logger.warn('session index entry catching up with its log', { sessionId, error: String(err) }));
       this.restingServers.delete(sessionId);
       this.sessions.set(sessionId, session);
     }

@@ -1,0 +1,78 @@
+// A process killed (kill -9) after its sessions' logs took a title and a close, and before its
+// delayed index write: the index still says `active` and no title. Opening the session brings its
+// entry up to date with the log: in the store (catchUp), and in a real `troupe acp` (session/load).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SessionIndex } from '../../../src/store/session-index.store.js';
+import { makeDirs, sessionIndexPath, sessionsDir } from '../../../src/store/paths.js';
+import { AcpChild } from '../../support/acp-child.js';
+import { Daemon, waitFor } from '../../support/daemon.js';
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'index-window-child.js');
+const TITLED = 'ses_titled';
+const CLOSED = 'ses_closed';
+
+/** A home whose index a kill -9 left behind its logs. */
+async function crashedInTheWindow(): Promise<{ home: string; dir: string; cwd: string }> {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-home-'));
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const dir = sessionsDir(home);
+  makeDirs(dir, 0o700);
+  const child = spawn(process.execPath, [CHILD, dir, cwd, TITLED, CLOSED], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`child exited with ${code} before it was ready`)));
+  });
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+  const onDisk = JSON.parse(readFileSync(sessionIndexPath(dir), 'utf8')).sessions as any[];
+  const byId = new Map(onDisk.map((e) => [e.id, e]));
+  assert.deepEqual([byId.get(TITLED).title, byId.get(TITLED).status, byId.get(CLOSED).status], [undefined, 'active', 'active'], 'the crash was in the window');
+  return { home, dir, cwd };
+}
+
+test('the store: catching up with the log gives an entry its title, mode, turns and close', async () => {
+  const { dir } = await crashedInTheWindow();
+  const index = await SessionIndex.open(dir);
+  assert.equal(index.get(TITLED)!.title, undefined, 'opening the index reads no log');
+  await index.catchUp(TITLED);
+  await index.catchUp(CLOSED);
+  const titled = index.get(TITLED)!;
+  assert.deepEqual([titled.title, titled.mode, titled.status, titled.lastSeq], ['Renamed after a while', 'plan', 'active', 17]);
+  assert.equal(index.get(CLOSED)!.status, 'closed');
+  const again = await SessionIndex.open(dir);
+  assert.equal(again.get(TITLED)!.title, 'Renamed after a while', 'and it is written');
+  assert.equal(again.get(CLOSED)!.status, 'closed');
+});
+
+test('troupe acp: session/load of such a session lists it with its title from then on', async (t) => {
+  const { home, cwd } = await crashedInTheWindow();
+  const agent = AcpChild.start({ home });
+  t.after(() => agent.close());
+  await agent.initialize();
+  const titleOf = async () => (await agent.agent.request('session/list', { cwd })).sessions.find((s: any) => s.sessionId === TITLED)?.title ?? null;
+  assert.equal(await titleOf(), null);
+  await agent.agent.request('session/load', { sessionId: TITLED, cwd, mcpServers: [] });
+  assert.equal(await titleOf(), 'Renamed after a while');
+  assert.deepEqual(agent.schemaErrors, []);
+});
+
+test('troupe serve: a client reviving such a session brings its entry up to date (the daemon writes the index for its children)', async (t) => {
+  const { home, cwd } = await crashedInTheWindow();
+  const d = await Daemon.start({ home });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const entry = async (id: string) => (await d.api('GET', `/v1/sessions/${id}`)).json;
+  assert.equal((await entry(TITLED)).title, undefined);
+  await c.agent.request('session/load', { sessionId: TITLED, cwd, mcpServers: [] });
+  await waitFor('the title in the daemon\'s index', async () => (await entry(TITLED)).title === 'Renamed after a while');
+  assert.equal((await entry(TITLED)).mode, 'plan');
+});
