@@ -3,11 +3,11 @@
  * child reports, backed by the session's log file for older cursors. Gaps (a feed created while
  * events were already flowing) are filled from the file, which holds every durable event.
  */
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
-import { checkFeedCursor, EventBroker, LogCheckpoints, QueueBudget, readEventRange, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
+import { checkFeedCursor, EventBroker, LogCheckpoints, QueueBudget, readEventRange, readEventRangeFd, scanFd, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
 
 const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
 /**
@@ -53,7 +53,7 @@ export class SessionFeeds {
     const broker = feed.broker;
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
-      if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, feed.checkpoints, broker.lastSeq(), e.seq - 1)) broker.publish(missed, eventBytes(missed));
+      if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, feed, broker.lastSeq(), e.seq - 1)) broker.publish(missed, eventBytes(missed));
       broker.publish(e, eventBytes(e));
     }
   }
@@ -72,7 +72,7 @@ export class SessionFeeds {
       watcher = feed.broker.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
     } catch (err) {
       // A refused cursor leaves no feed behind.
-      if (feed.watchers === 0) this.drop(sessionId, feed.broker);
+      if (feed.watchers === 0) this.drop(sessionId, feed);
       throw err;
     }
     feed.watchers++;
@@ -80,7 +80,9 @@ export class SessionFeeds {
     const release = () => {
       if (!open) return;
       open = false;
-      if (--feed.watchers === 0 && this.brokers.get(sessionId) === feed) this.drop(sessionId, feed.broker);
+      if (--feed.watchers > 0) return;
+      if (this.brokers.get(sessionId) === feed) this.drop(sessionId, feed);
+      else closeLog(feed); // forgotten (deleted) while watched: its last watcher has read what it was to send
     };
     return { [Symbol.asyncIterator]: () => watcher[Symbol.asyncIterator](), close: () => (watcher.close(), release()) };
   }
@@ -119,26 +121,39 @@ export class SessionFeeds {
   /** A deleted session: nothing of it is kept. */
   forget(sessionId: string): void {
     const feed = this.brokers.get(sessionId);
-    if (feed) this.brokers.delete(sessionId), feed.broker.close();
+    if (feed) {
+      this.brokers.delete(sessionId);
+      feed.broker.close();
+      // Its watchers still catching up read the rest from the log they opened, now a tombstone's name.
+      if (feed.watchers === 0) closeLog(feed);
+    }
     this.seen.delete(sessionId);
   }
 
   close(): void {
-    for (const f of this.brokers.values()) f.broker.close();
+    for (const f of this.brokers.values()) {
+      f.broker.close();
+      if (f.watchers === 0) closeLog(f);
+    }
   }
 
   /** Keeps only the latest seq of a session whose feed closed (as for one never opened). */
-  private drop(sessionId: string, broker: EventBroker): void {
+  private drop(sessionId: string, feed: Feed): void {
     this.brokers.delete(sessionId);
-    this.seen.set(sessionId, broker.lastSeq());
+    this.seen.set(sessionId, feed.broker.lastSeq());
+    closeLog(feed);
   }
 
   private feed(sessionId: string): Feed {
     const open = this.brokers.get(sessionId);
     if (open) return open;
     const path = sessionLogPath(sessionsDir(this.home), sessionId);
+    // Kept open while the feed is: a session deleted while a watcher catches up (now in batches of a
+    // few MiB, not all it had to send) has its log replaced by a tombstone, and the rest is read
+    // from the file the feed opened.
+    const fd = openIfExists(path);
     // Frames and checksums only, no event decoded: a feed opens in a few ms even on a long session.
-    const scan = existsSync(path) ? scanLogFile(path) : undefined;
+    const scan = fd === undefined ? undefined : scanFd(fd, path);
     const initial = scan?.lastSeq ?? 0;
     const first = scan?.firstSeq ?? initial + 1;
     const checkpoints = scan?.checkpoints ?? new LogCheckpoints();
@@ -146,9 +161,9 @@ export class SessionFeeds {
       retention: RETENTION,
       initialSeq: initial,
       // Never past what the daemon was told is durable: the file may end in a record being written.
-      cold: { firstSeq: () => first, read: async (after, max, maxBytes) => this.fromFile(sessionId, checkpoints, after, Math.min(after + max, broker.lastSeq()), maxBytes) },
+      cold: { firstSeq: () => first, read: async (after, max, maxBytes) => this.fromFile(sessionId, feed, after, Math.min(after + max, broker.lastSeq()), maxBytes) },
     });
-    const feed = { broker, watchers: 0, checkpoints };
+    const feed: Feed = { broker, watchers: 0, checkpoints, fd };
     this.brokers.set(sessionId, feed);
     this.seen.delete(sessionId);
     return feed;
@@ -160,10 +175,11 @@ export class SessionFeeds {
    * page. The file is the child's and may end in a record being written: `through` is durable, so
    * the read stops before that.
    */
-  private fromFile(sessionId: string, checkpoints: LogCheckpoints, after: number, through: number, maxBytes?: number): AgentEvent[] {
+  private fromFile(sessionId: string, feed: Feed, after: number, through: number, maxBytes?: number): AgentEvent[] {
     if (through <= after) return [];
     const path = sessionLogPath(sessionsDir(this.home), sessionId);
-    return readEventRange(path, checkpoints, after, through - after, statSync(path).size, maxBytes);
+    if (feed.fd !== undefined) return readEventRangeFd(feed.fd, path, feed.checkpoints, after, through - after, fstatSync(feed.fd).size, maxBytes);
+    return readEventRange(path, feed.checkpoints, after, through - after, statSync(path).size, maxBytes);
   }
 }
 
@@ -172,6 +188,23 @@ interface Feed {
   watchers: number;
   /** Where the session's records start in its log file (from the scan that opened the feed). */
   checkpoints: LogCheckpoints;
+  /** The log file, open while the feed is (undefined if it was not there yet, or once closed). */
+  fd: number | undefined;
+}
+
+function openIfExists(path: string): number | undefined {
+  try {
+    return openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function closeLog(feed: Feed): void {
+  if (feed.fd === undefined) return;
+  closeSync(feed.fd);
+  feed.fd = undefined;
 }
 
 /**

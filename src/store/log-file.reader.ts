@@ -199,29 +199,37 @@ export function visitLogBuffer(buf: Buffer, visit: (event: AgentEvent) => void, 
  * `log_corrupt` if a checksummed record does not decode.
  */
 export function readEventRange(path: string, checkpoints: LogCheckpoints, afterSeq: number, max: number, end: number, maxBytes = Infinity): AgentEvent[] {
-  const out: AgentEvent[] = [];
-  let bytes = 0;
   const fd = openSync(path, 'r');
   try {
-    const start = checkpoints.offsetFor(afterSeq + 1);
-    const walk = walkFrames(fd, start, end, (payload, offset) => {
-      const peek = peekEventRecord(payload);
-      if (!peek) return offset === 0 ? undefined : { offset, reason: 'bad_record', detail: 'record is not an event record' };
-      if (peek.firstSeq + peek.count - 1 <= afterSeq) return;
-      const batch = decodeNamingFile(path, payload, offset);
-      const each = payload.length / batch.length;
-      for (const e of batch) {
-        if (e.seq <= afterSeq) continue;
-        if (out.length > 0 && bytes + each > maxBytes) return false;
-        out.push(e);
-        bytes += each;
-        if (out.length >= max) return false;
-      }
-    });
-    if (walk.problem) throw new TroupeError('log_corrupt', `${path}: ${walk.problem.detail} at byte ${walk.problem.offset}`, { offset: walk.problem.offset });
+    return readEventRangeFd(fd, path, checkpoints, afterSeq, max, end, maxBytes);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * `readEventRange` through a descriptor the caller keeps open: the file it was opened on, even once
+ * its name is another file's (a deleted session's log replaced by its tombstone).
+ */
+export function readEventRangeFd(fd: number, path: string, checkpoints: LogCheckpoints, afterSeq: number, max: number, end: number, maxBytes = Infinity): AgentEvent[] {
+  const out: AgentEvent[] = [];
+  let bytes = 0;
+  const start = checkpoints.offsetFor(afterSeq + 1);
+  const walk = walkFrames(fd, start, end, (payload, offset) => {
+    const peek = peekEventRecord(payload);
+    if (!peek) return offset === 0 ? undefined : { offset, reason: 'bad_record', detail: 'record is not an event record' };
+    if (peek.firstSeq + peek.count - 1 <= afterSeq) return;
+    const batch = decodeNamingFile(path, payload, offset);
+    const each = payload.length / batch.length;
+    for (const e of batch) {
+      if (e.seq <= afterSeq) continue;
+      if (out.length > 0 && bytes + each > maxBytes) return false;
+      out.push(e);
+      bytes += each;
+      if (out.length >= max) return false;
+    }
+  });
+  if (walk.problem) throw new TroupeError('log_corrupt', `${path}: ${walk.problem.detail} at byte ${walk.problem.offset}`, { offset: walk.problem.offset });
   return out;
 }
 

@@ -275,7 +275,11 @@ export class SessionIndex {
         for (const e of page.events) indexed.push(e);
         cursor = page.cursor;
       }
-      if (indexed.length) await this.applyEvents(indexed);
+      // Never backwards: events folded meanwhile (a reopened session's child reports what it
+      // appends) are newer than those read here, whose older title or mode must not undo them.
+      const now = this.entries.get(id)?.lastSeq ?? 0;
+      const unseen = indexed.filter((e) => e.seq > now);
+      if (unseen.length) await this.applyEvents(unseen);
     } catch (err) {
       // A log whose prefix is lost holds nothing to fold after the entry's seq.
       if (!isTroupeError(err, 'replay_gap')) throw err;
