@@ -40,9 +40,9 @@ function withoutTroupeField<T extends { _meta?: unknown }>(value: T, key: string
 /**
  * What the relay adds to a client request for the child: a prompt names its sender, so that the
  * echo of its content goes to the session's other clients only, and its turn (`turnId`, returned
- * too), so that a crash's catch-up can name the sender as well (RelaySession.lostPrompts); a load asks the child to mark where
+ * too), so that a crash's catch-up can name the sender as well (crash-catch-up.ts); a load asks the child to mark where
  * its replay starts, so that the loading client is sent each update once and in order (UpdateFanOut);
- * a resume asks where the session's log stands (RelaySession.historyThrough).
+ * a resume asks where the session's log stands (crash-catch-up.ts).
  */
 export function tagged(method: string, params: unknown, id: number): { params?: Record<string, unknown>; turnId?: string } {
   if (method === 'session/prompt') {

@@ -12,8 +12,9 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { ASKS_LOG_SEQ, prompterOf, PROMPTERS, REPLAY_STARTED, SENT_SEQ } from '../../acp/troupe-meta.js';
-import { childInitializeParams, logSeqAnswer, OPENING, tagged, withClientCaps, withoutPrompter } from './child-wire.js';
+import { ASKS_LOG_SEQ, prompterOf, REPLAY_STARTED } from '../../acp/troupe-meta.js';
+import { childInitializeParams, OPENING, tagged, withClientCaps, withoutPrompter } from './child-wire.js';
+import { CrashCatchUp } from './crash-catch-up.js';
 import { UnnamedTransitions } from './unnamed-transitions.js';
 import { UpdateFanOut } from './update-fan-out.js';
 
@@ -54,12 +55,8 @@ export class RelaySession {
   private loadId?: number;
   private readonly loadsWaiting = new Map<number, { conn: RelayConnection; msg: JsonRpcMessage }>();
   private readonly pending = new Map<number, PendingRequest>();
-  /**
-   * Prompts a crashed process had and never answered (child-side id → sender, turn id), until the
-   * process that replaces it has caught up: its catch-up may echo them (their echoes may have died
-   * in the dead process's stdout buffer), named by their prompter as live echoes are (PROMPTERS).
-   */
-  private readonly lostPrompts = new Map<number, { conn: RelayConnection; turnId: string }>();
+  /** What a process replacing a crashed one is told (crash-catch-up.ts). */
+  private readonly catchUp = new CrashCatchUp();
   private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
   private nextId = 1;
   /** The capabilities the child was initialized with (the creating or waking connection's). */
@@ -74,13 +71,6 @@ export class RelaySession {
   health?: { rss: number; heapUsed: number; events: number; at: number };
   /** Revived by a message other than load/resume: the first boot must resume the session too. */
   private readonly resumeOnStart: boolean;
-  /**
-   * The seq through which the session's history came before this relay session: 0 for a session
-   * its session/new made, the seq its log held when a process of it first opened it for a resume or
-   * a load (the child says: LOG_SEQ, REPLAY_STARTED). While the relay has sent no update of the
-   * session, a restarted child's catch-up starts after it (see boot).
-   */
-  private historyThrough?: number;
 
   constructor(
     private readonly ctx: RelayContext,
@@ -116,7 +106,7 @@ export class RelaySession {
   /** The session has its id (its session/new was answered). */
   named(sessionId: string): void {
     this.sessionId = sessionId;
-    this.historyThrough = 0;
+    this.catchUp.historySent(0);
     this.unnamed.named(sessionId, (...t) => this.ctx.transition(...t));
   }
 
@@ -266,31 +256,18 @@ export class RelaySession {
     // A fresh child for a session that exists resumes it from its log, without replay, with the
     // additional directories its log holds (no client asked to change them: src/acp/session-directories.ts).
     if ((kind !== 'start' || this.resumeOnStart) && this.sessionId) {
-      // After a crash, with the highest seq its clients were sent: the new process sends what its log
-      // holds beyond it (acp/troupe-meta.ts). Not otherwise: a clean stop sent everything. A session
-      // this relay has sent no update of yet is not sent the history it came with (a daemon
-      // restarted), but is sent what its log holds beyond that (historyThrough): the dead process may
-      // have put its first updates in its log and died with them in its stdout buffer. Until
-      // 2026-12-06 it was sent nothing then, and a turn that had ended in the log never reached them.
-      const sentSeq = this.fanOut.sentSeq;
-      const from = sentSeq > 0 ? sentSeq : this.historyThrough !== undefined ? this.historyThrough + 1 : undefined;
-      const sent = kind === 'restart' && from !== undefined ? { [SENT_SEQ]: from, ...this.lostPromptsMeta() } : {};
+      // After a crash, with where its clients stand: the new process sends what its log holds beyond
+      // (crash-catch-up.ts). Not otherwise: a clean stop sent everything.
+      const sent = kind === 'restart' ? this.catchUp.resumeFields(this.fanOut.sentSeq) : {};
       const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, [ASKS_LOG_SEQ]: true, ...sent } } };
-      this.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc));
-      // Its catch-up came before its answer: the prompts it echoed are settled.
-      this.lostPrompts.clear();
+      this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc));
+      this.catchUp.caughtUp();
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
-  }
-
-  /** PROMPTERS for the resume of the process replacing a crashed one, if it had prompts of clients. */
-  private lostPromptsMeta(): Record<string, unknown> {
-    if (this.lostPrompts.size === 0) return {};
-    return { [PROMPTERS]: Object.fromEntries([...this.lostPrompts].map(([id, { turnId }]) => [turnId, id])) };
   }
 
   /** The connection that sent the prompt of child-side id `prompter` (still unanswered, or lost in a crash). */
   private senderOf(prompter: number): RelayConnection | undefined {
-    return this.pending.get(prompter)?.conn ?? this.lostPrompts.get(prompter)?.conn;
+    return this.pending.get(prompter)?.conn ?? this.catchUp.senderOf(prompter);
   }
 
   private fromChild(msg: JsonRpcMessage): void {
@@ -314,7 +291,7 @@ export class RelaySession {
     this.pending.delete(id);
     this.answered(p, msg.error === undefined);
     this.settled(p, id);
-    if (p.method === 'session/resume' && msg.result) msg = { ...msg, result: this.opened(msg.result) };
+    if (p.method === 'session/resume' && msg.result) msg = { ...msg, result: this.catchUp.opened(msg.result) };
     if (p.method === 'session/new') {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sid === 'string') {
@@ -337,16 +314,6 @@ export class RelaySession {
     // After its answer is queued: the stream keeps nothing of a session its client is done with.
     if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
     this.stopIfClosed();
-  }
-
-  /**
-   * A resume's answer: where the session's log stood (LOG_SEQ), taken out (it is the daemon's).
-   * The earliest one counts: while no update has been sent, what any process appended since is unsent.
-   */
-  private opened(answer: unknown): unknown {
-    const { logSeq, result } = logSeqAnswer(answer);
-    if (logSeq !== undefined) this.historyThrough = Math.min(this.historyThrough ?? logSeq, logSeq);
-    return result;
   }
 
   private settled(p: PendingRequest, id: number): void {
@@ -379,7 +346,7 @@ export class RelaySession {
       const through = (msg.params as { through?: unknown } | undefined)?.through;
       if (this.loadId !== undefined && typeof through === 'number') {
         this.fanOut.replayStarted(through);
-        this.historyThrough = Math.min(this.historyThrough ?? through, through);
+        this.catchUp.historySent(through);
       }
       return;
     }
@@ -445,7 +412,7 @@ export class RelaySession {
       }
       this.answered(p, false);
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
-      if (p.turnId && !this.deleting) this.lostPrompts.set(id, { conn: p.conn, turnId: p.turnId });
+      if (p.turnId && !this.deleting) this.catchUp.lost(id, p.conn, p.turnId);
     }
     this.prompting.clear();
     for (const [id, p] of this.pending) if (p.method === 'session/prompt') this.prompting.set(id, p.conn);
@@ -461,7 +428,7 @@ export class RelaySession {
 
   /** The session failed for good: whatever waits for it gets `session_failed`. */
   failQueued(): void {
-    this.lostPrompts.clear();
+    this.catchUp.caughtUp();
     this.refuseWaiting(rpcError('session_failed', 'the session crashed too often and is no longer restarted', { sessionId: this.sessionId }));
   }
 
