@@ -3,7 +3,7 @@
  * tombstones of deleted ones, so that an id is never reused. Writes are atomic; a missing or
  * damaged index is rebuilt from the logs, which stay the source of truth. Format: spec/event-log.md §6.
  */
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
 import type { Clock, EventLog, Logger } from '../core/ports.js';
@@ -12,14 +12,14 @@ import { isTroupeError, TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { withFileLock } from './file-lock.js';
-import { isProcessAlive } from './process-alive.js';
 import { removeDeadWritersTemps } from './stale-temps.js';
-import { lockLogForWriting, logLockPath } from './log-lock.js';
-import { readEventRange, readLogFile, scanLogFile, type LogContents } from './log-file.reader.js';
+import { lockLogForWriting } from './log-lock.js';
+import { scanLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
-import { LOG_FILE_EXT, makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
+import { makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
-import { foldEvent, INDEXED_EVENT_TYPES, type SessionEntry, type SessionStatus } from './session-summary.js';
+import { foldEvent, type SessionEntry, type SessionStatus } from './session-summary.js';
+import { entryFromLog, indexedEventsAfter, sessionLogIds } from './session-log-entry.js';
 import { FileEventLog } from './file-event-log.store.js';
 import { IndexFileBytes } from './session-index.bytes.js';
 import { firstIndex, SortedKeys } from './sorted-keys.js';
@@ -160,71 +160,11 @@ export class SessionIndex {
     if (sameFile(before, await statOrUndefined(this.path))) this.lastWritten = before;
   }
 
-  private async logIds(): Promise<string[]> {
-    const names = await readdir(this.dir);
-    return names.filter((n) => n.endsWith(LOG_FILE_EXT)).map((n) => n.slice(0, -LOG_FILE_EXT.length)).filter(isValidSessionId);
-  }
-
-  /** Reads one log into an entry (tombstone headers included); `undefined` if the log holds no session. */
-  private async summarize(id: string): Promise<SessionEntry | undefined> {
-    const path = sessionLogPath(this.dir, id);
-    let contents: LogContents;
-    try {
-      contents = await readLogFile(path);
-    } catch (err) {
-      // Listed, then gone before it was read: a spare log its maker removed as it stopped, or one
-      // that another opening index removed (its maker is gone). Such a log was no session; until
-      // 2026-12-06 it failed the whole open (an agent starting next to another did not start).
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      if (!isTroupeError(err, 'log_corrupt')) throw err;
-      contents = this.readDecodablePrefix(path, err);
-    }
-    const { scan, events } = contents;
-    for (const w of scan.warnings) this.logger.warn(w.message, { offset: w.offset });
-    const spare = scan.header?.spare;
-    if (spare && events.length === 0 && !scan.header?.tombstone) {
-      // A log made ahead and never used is no session; once its maker is gone, nobody will use it.
-      if (!isProcessAlive(spare.pid)) await Promise.all([rm(path, { force: true }), rm(logLockPath(path), { force: true })]);
-      return undefined;
-    }
-    const tomb = scan.header?.tombstone;
-    let entry: SessionEntry | undefined = tomb
-      ? { id, cwd: tomb.cwd, model: tomb.model, mode: tomb.mode, createdAt: tomb.createdAt, updatedAt: tomb.deletedAt, status: 'deleted', lastSeq: scan.lastSeq, ...(tomb.title !== undefined ? { title: tomb.title } : {}) }
-      : undefined;
-    for (const e of events) entry = foldEvent(entry, e);
-    if (!entry && scan.header) {
-      // A log whose session_created was lost still holds the id: keep it, so the id is never reused.
-      const t = scan.header.createdAt;
-      entry = { id, cwd: '', model: '', mode: '', createdAt: t, updatedAt: t, status: 'closed', lastSeq: scan.lastSeq };
-    }
-    return entry;
-  }
-
-  /**
-   * A log whose frames all check but one of whose records does not decode (spec/event-log.md §2):
-   * the events before that record. The session is indexed from them, and the index opens; opening
-   * the session itself fails `log_corrupt`, and the file is left as it is. Until 2026-12-06 such a
-   * log failed the whole open: one bad file kept `troupe serve` and `troupe acp` from starting.
-   */
-  private readDecodablePrefix(path: string, err: TroupeError): LogContents {
-    const scan = scanLogFile(path);
-    const offset = Number(err.data.offset);
-    const end = Number.isSafeInteger(offset) && offset < scan.validBytes ? offset : scan.validBytes;
-    const after = scan.header?.baseSeq ?? 0;
-    const events = scan.lastSeq > after ? readEventRange(path, scan.checkpoints, after, scan.lastSeq - after, end) : [];
-    this.logger.warn(`session log ${path} does not decode from byte ${end}: indexed from the events before it; opening the session fails log_corrupt`, {
-      path,
-      offset: end,
-      error: err.message,
-    });
-    return { scan, events };
-  }
-
   private async adoptUnknownLogs(): Promise<void> {
     let added = false;
-    for (const id of await this.logIds()) {
+    for (const id of await sessionLogIds(this.dir)) {
       if (this.entries.has(id)) continue;
-      const entry = await this.summarize(id);
+      const entry = await entryFromLog(this.dir, id, this.logger);
       if (entry) {
         this.put(entry);
         added = true;
@@ -239,7 +179,7 @@ export class SessionIndex {
    */
   async adoptLog(id: string): Promise<void> {
     if (this.entries.has(id)) return;
-    const entry = await this.summarize(id);
+    const entry = await entryFromLog(this.dir, id, this.logger);
     if (!entry || this.entries.has(id)) return;
     this.put(entry);
     await this.persist();
@@ -269,12 +209,7 @@ export class SessionIndex {
       log = own;
     }
     try {
-      const indexed: AgentEvent[] = [];
-      for (let cursor = Math.min(entry.lastSeq, log.lastSeq()); cursor < log.lastSeq(); ) {
-        const page = await log.readAfter(cursor, { limit: 1000, filter: (e) => INDEXED_EVENT_TYPES.has(e.type) });
-        for (const e of page.events) indexed.push(e);
-        cursor = page.cursor;
-      }
+      const indexed = await indexedEventsAfter(log, entry.lastSeq);
       // Never backwards: events folded meanwhile (a reopened session's child reports what it
       // appends) are newer than those read here, whose older title or mode must not undo them.
       const now = this.entries.get(id)?.lastSeq ?? 0;
@@ -291,8 +226,8 @@ export class SessionIndex {
   /** Rebuilds the whole index from the logs and writes it. Tombstones survive (they are logs too). */
   async rebuild(): Promise<void> {
     const next = new Map<string, SessionEntry>();
-    for (const id of await this.logIds()) {
-      const entry = await this.summarize(id);
+    for (const id of await sessionLogIds(this.dir)) {
+      const entry = await entryFromLog(this.dir, id, this.logger);
       if (entry) next.set(id, entry);
     }
     this.entries = next;
@@ -406,7 +341,7 @@ export class SessionIndex {
    */
   async clearFailed(id: string): Promise<void> {
     if (this.entries.get(id)?.status !== 'failed') return;
-    const fromLog = await this.summarize(id).catch((err: unknown) => {
+    const fromLog = await entryFromLog(this.dir, id, this.logger).catch((err: unknown) => {
       this.logger.warn("reading a revived session's log for its status", { sessionId: id, error: String(err) });
       return undefined;
     });

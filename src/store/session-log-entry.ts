@@ -1,0 +1,89 @@
+/**
+ * An index entry read from its session's log, the source of truth: when the index is rebuilt, adopts
+ * a log it does not know, or catches an entry up with what a crash kept from it (spec/event-log.md §6).
+ */
+import { readdir, rm } from 'node:fs/promises';
+import type { AgentEvent } from '../core/events.js';
+import type { EventLog, Logger } from '../core/ports.js';
+import { isTroupeError, type TroupeError } from '../core/errors.js';
+import { isValidSessionId } from '../core/ids.js';
+import { isProcessAlive } from './process-alive.js';
+import { logLockPath } from './log-lock.js';
+import { readEventRange, readLogFile, scanLogFile, type LogContents } from './log-file.reader.js';
+import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
+import { foldEvent, INDEXED_EVENT_TYPES, type SessionEntry } from './session-summary.js';
+
+/** The ids of the session logs in `dir`. */
+export async function sessionLogIds(dir: string): Promise<string[]> {
+  const names = await readdir(dir);
+  return names.filter((n) => n.endsWith(LOG_FILE_EXT)).map((n) => n.slice(0, -LOG_FILE_EXT.length)).filter(isValidSessionId);
+}
+
+/**
+ * Reads one log into its index entry (tombstone headers included); `undefined` if the log holds no
+ * session. A spare log whose maker is gone is removed.
+ */
+export async function entryFromLog(dir: string, id: string, logger: Logger): Promise<SessionEntry | undefined> {
+  const path = sessionLogPath(dir, id);
+  let contents: LogContents;
+  try {
+    contents = await readLogFile(path);
+  } catch (err) {
+    // Listed, then gone before it was read: a spare log its maker removed as it stopped, or one
+    // that another opening index removed (its maker is gone). Such a log was no session; until
+    // 2026-12-06 it failed the whole open (an agent starting next to another did not start).
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (!isTroupeError(err, 'log_corrupt')) throw err;
+    contents = readDecodablePrefix(path, err, logger);
+  }
+  const { scan, events } = contents;
+  for (const w of scan.warnings) logger.warn(w.message, { offset: w.offset });
+  const spare = scan.header?.spare;
+  if (spare && events.length === 0 && !scan.header?.tombstone) {
+    // A log made ahead and never used is no session; once its maker is gone, nobody will use it.
+    if (!isProcessAlive(spare.pid)) await Promise.all([rm(path, { force: true }), rm(logLockPath(path), { force: true })]);
+    return undefined;
+  }
+  const tomb = scan.header?.tombstone;
+  let entry: SessionEntry | undefined = tomb
+    ? { id, cwd: tomb.cwd, model: tomb.model, mode: tomb.mode, createdAt: tomb.createdAt, updatedAt: tomb.deletedAt, status: 'deleted', lastSeq: scan.lastSeq, ...(tomb.title !== undefined ? { title: tomb.title } : {}) }
+    : undefined;
+  for (const e of events) entry = foldEvent(entry, e);
+  if (!entry && scan.header) {
+    // A log whose session_created was lost still holds the id: keep it, so the id is never reused.
+    const t = scan.header.createdAt;
+    entry = { id, cwd: '', model: '', mode: '', createdAt: t, updatedAt: t, status: 'closed', lastSeq: scan.lastSeq };
+  }
+  return entry;
+}
+
+/**
+ * A log whose frames all check but one of whose records does not decode (spec/event-log.md §2):
+ * the events before that record. The session is indexed from them, and the index opens; opening
+ * the session itself fails `log_corrupt`, and the file is left as it is. Until 2026-12-06 such a
+ * log failed the whole open: one bad file kept `troupe serve` and `troupe acp` from starting.
+ */
+function readDecodablePrefix(path: string, err: TroupeError, logger: Logger): LogContents {
+  const scan = scanLogFile(path);
+  const offset = Number(err.data.offset);
+  const end = Number.isSafeInteger(offset) && offset < scan.validBytes ? offset : scan.validBytes;
+  const after = scan.header?.baseSeq ?? 0;
+  const events = scan.lastSeq > after ? readEventRange(path, scan.checkpoints, after, scan.lastSeq - after, end) : [];
+  logger.warn(`session log ${path} does not decode from byte ${end}: indexed from the events before it; opening the session fails log_corrupt`, {
+    path,
+    offset: end,
+    error: err.message,
+  });
+  return { scan, events };
+}
+
+/** The events of `log` after `seq` that change an index entry (INDEXED_EVENT_TYPES), in order. */
+export async function indexedEventsAfter(log: Pick<EventLog, 'readAfter' | 'lastSeq'>, seq: number): Promise<AgentEvent[]> {
+  const indexed: AgentEvent[] = [];
+  for (let cursor = Math.min(seq, log.lastSeq()); cursor < log.lastSeq(); ) {
+    const page = await log.readAfter(cursor, { limit: 1000, filter: (e) => INDEXED_EVENT_TYPES.has(e.type) });
+    for (const e of page.events) indexed.push(e);
+    cursor = page.cursor;
+  }
+  return indexed;
+}
