@@ -90,15 +90,7 @@ test('a slow reader of large events: its live queue holds at most the byte bound
   assert.equal(await d.metric('troupe_sse_streams'), 1, 'the slow stream is still open');
   assert.ok(queued <= FEED_QUEUE_BYTES, `the watcher's queue holds ${queued} bytes`);
   // The overflow cost the reader nothing: read now, the stream carries on from the log.
-  res.setEncoding('utf8');
-  let text = '';
-  res.on('data', (x: string) => (text += x));
-  res.resume();
-  await waitFor('the turn_completed event', async () => text.includes('"type":"turn_completed"'), 60_000);
-  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-  assert.deepEqual(ids, ids.map((_, i) => i + 1), 'every seq from 1, once, in order');
-  assert.doesNotMatch(text, /^event: error$/m);
-  assert.equal([...text.matchAll(/"type":"agent_message_chunk"/g)].length, n);
+  await readsEveryEvent(res, n);
 });
 
 test("HEAD of a session's events answers as its GET does (200, 404, 400 invalid_cursor) without reading the session's log", async (t) => {
@@ -175,17 +167,7 @@ test('slow readers of many streams: their queues together hold at most --feed-qu
   const queued = await d.metric('troupe_event_feed_queued_bytes');
   assert.ok(queued <= budget, `the watchers' queues hold ${queued} bytes in all`);
   // The budget cost the slow readers nothing: read now, their streams carry on from the log.
-  for (const res of slow) {
-    res.setEncoding('utf8');
-    let text = '';
-    res.on('data', (x: string) => (text += x));
-    res.resume();
-    await waitFor('the turn_completed event', async () => text.includes('"type":"turn_completed"'), 60_000);
-    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-    assert.deepEqual(ids, ids.map((_, i) => i + 1), 'every seq from 1, once, in order');
-    assert.doesNotMatch(text, /^event: error$/m);
-    assert.equal([...text.matchAll(/"type":"agent_message_chunk"/g)].length, n);
-  }
+  for (const res of slow) await readsEveryEvent(res, n);
 });
 
 test('--feed-queue-mb must be a whole number of MiB from 1', async () => {
@@ -196,3 +178,20 @@ test('--feed-queue-mb must be a whole number of MiB from 1', async () => {
     assert.match(r.stderr, /--feed-queue-mb must be an integer from 1 to/);
   }
 });
+
+/**
+ * Reads a paused SSE response of a turn of `n` chunks to its end: every seq from 1, once, in order,
+ * no `event: error`, and all `n` chunks (a stream that lost its place in the live queue carries on
+ * from the log).
+ */
+async function readsEveryEvent(res: IncomingMessage, n: number): Promise<void> {
+  res.setEncoding('utf8');
+  let text = '';
+  res.on('data', (x: string) => (text += x));
+  res.resume();
+  await waitFor('the turn_completed event', async () => text.includes('"type":"turn_completed"'), 60_000);
+  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  assert.deepEqual(ids, ids.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  assert.doesNotMatch(text, /^event: error$/m);
+  assert.equal([...text.matchAll(/"type":"agent_message_chunk"/g)].length, n);
+}
