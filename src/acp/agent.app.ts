@@ -12,7 +12,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { assertListCwd, keepsDirectories, requestedDirectories } from './session-directories.js';
-import { asksLogSeqOf, LOG_SEQ, marksReplayOf, prompterOf, promptersOf, sentSeqOf, troupeMeta, turnIdOf } from './troupe-meta.js';
+import { asksLogSeqOf, indexedSeqOf, LOG_SEQ, marksReplayOf, prompterOf, promptersOf, sentSeqOf, troupeMeta, turnIdOf } from './troupe-meta.js';
 import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -162,7 +162,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     setImmediate(() =>
       void host()
         .then(async (h) => {
-          const live = await h.get(id);
+          const live = await h.get(id, indexedSeqOf(p));
           live.repaired = undefined; // the replay showed the log's open turn as ended
           if (dirs) h.useDirectories(live, dirs);
           await h.useMcpServers(id, p.cwd, mcp);
@@ -185,9 +185,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
    * A session for a request, once a load of it from its log file has replayed it and opened its
    * engine: what the engine emits from then on comes after the history.
    */
-  const sessionOf = async (h: SessionHost, sessionId: string, opts: { replaying?: boolean; sentSeq?: number; prompters?: Map<string, number> } = {}): Promise<LiveSession> => {
+  const sessionOf = async (h: SessionHost, sessionId: string, opts: { replaying?: boolean; sentSeq?: number; prompters?: Map<string, number>; indexedSeq?: number } = {}): Promise<LiveSession> => {
     await loading.get(sessionId);
-    const live = await h.get(sessionId);
+    const live = await h.get(sessionId, opts.indexedSeq);
     // What the open appended (a crashed turn's end) goes to the client first, unless its replay shows it.
     if (opts.replaying) live.repaired = undefined;
     // (No await on every request for nothing: a repair, or a daemon's resume after a crash.)
@@ -277,7 +277,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           return fromLog;
         }
         const h = await host();
-        const live = await sessionOf(h, p.sessionId, { replaying: true });
+        const live = await sessionOf(h, p.sessionId, { replaying: true, indexedSeq: indexedSeqOf(p) });
         assertCwd(live, p.cwd);
         if (dirs) h.useDirectories(live, dirs);
         const { UpdateReplay } = await replayModule();
@@ -296,7 +296,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const h = await host();
         const sentSeq = sentSeqOf(p);
         const prompters = promptersOf(p);
-        const live = await sessionOf(h, p.sessionId, sentSeq === undefined ? {} : { sentSeq, ...(prompters ? { prompters } : {}) });
+        const live = await sessionOf(h, p.sessionId, { indexedSeq: indexedSeqOf(p), ...(sentSeq === undefined ? {} : { sentSeq, ...(prompters ? { prompters } : {}) }) });
         // Read at once: a prompt sent after this resume may append once this handler awaits again.
         const logSeq = asksLogSeqOf(p) ? live.log.lastSeq() : undefined;
         assertCwd(live, p.cwd);

@@ -1,6 +1,7 @@
 /**
  * The supervised child's side of the control channel (fd 3): a hello, heartbeats, each session's
- * events once durable, and machine transitions. Only `troupe acp --supervised` opens it; its daemon
+ * events once durable, what an opened session's log held that its daemon's index missed, and
+ * machine transitions. Only `troupe acp --supervised` opens it; its daemon
  * reads it (spec/daemon.md §Control channel).
  */
 import { Socket } from 'node:net';
@@ -15,8 +16,13 @@ import type { ControlWireMessage } from '../wire/control-messages.js';
 export interface SessionReporter {
   /** Called for every event as it is appended; forwards it once durable. */
   event(log: EventLog, event: AgentEvent): void;
+  /** Indexed events an opened session's log held that its daemon's index had not folded (INDEXED_SEQ). */
+  indexed(sessionId: string, events: AgentEvent[]): void;
   transition(sessionId: string, ev: InspectionEvent): void;
 }
+
+/** Indexed events per `indexed` message. */
+const INDEXED_SLICE = 1000;
 
 /** A burst bigger than this goes in several frames (the daemon refuses frames over 16 MiB). */
 const MAX_RECORDS_FRAME_BYTES = 4 * 1024 * 1024;
@@ -131,6 +137,13 @@ export class ControlChannel implements SessionReporter {
       },
       () => void (box.waiting = false),
     );
+  }
+
+  indexed(sessionId: string, events: AgentEvent[]): void {
+    // Read from a durable log: sent at once, ahead of anything the open appended (reported once
+    // durable), so that the daemon folds them in seq order. In slices, each well under a frame's
+    // limit (these events are small; an index far behind its log can have thousands).
+    for (let i = 0; i < events.length; i += INDEXED_SLICE) this.send({ t: 'indexed', sessionId, events: events.slice(i, i + INDEXED_SLICE) });
   }
 
   transition(sessionId: string, ev: InspectionEvent): void {

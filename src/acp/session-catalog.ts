@@ -1,25 +1,42 @@
 /**
- * The session index as a session host sees it: the home's index for an editor's agent, or nothing
- * for a daemon's child, whose daemon owns the index.
+ * The session index as a session host sees it: the home's index for an editor's agent, or the
+ * daemon's for a daemon's child, which reads nothing of it and reports to it.
  */
+import type { EventLog } from '../core/ports.js';
 import type { SessionIndex } from '../store/index.js';
+import { indexedEventsAfter } from '../store/session-log-entry.js';
+import type { SessionReporter } from './control-channel.js';
 
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
-export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'refresh' | 'refreshIfChanged' | 'applyEvents' | 'catchUp' | 'tombstone' | 'flush'>;
+export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'refresh' | 'refreshIfChanged' | 'applyEvents' | 'tombstone' | 'flush'> & {
+  /**
+   * Brings the session's entry up to date with its open `log` (SessionIndex.catchUp). `indexedSeq`:
+   * where the entry stands, when another process owns the index (INDEXED_SEQ, src/acp/troupe-meta.ts).
+   */
+  catchUp(id: string, log: Pick<EventLog, 'readAfter' | 'lastSeq'>, indexedSeq?: number): Promise<void>;
+};
 
 /**
  * The catalog of a supervised child: empty. Its daemon owns the index (it answers session/list and
  * deletes), the log file is the truth when a session is opened, and new ids carry 80 random bits, so
  * a child never reads or writes the index (with 10,000 sessions that would be megabytes per spawn).
+ * What it does: when it opens a session whose opening request said where the daemon's entry stands,
+ * it reports the indexed events its log holds beyond that, so that the daemon reads no log itself.
  */
-export const daemonOwnedCatalog: SessionCatalog = {
-  isUsed: () => false,
-  get: () => undefined,
-  list: () => ({ sessions: [] }),
-  refresh: async () => undefined,
-  refreshIfChanged: async () => undefined,
-  applyEvents: async () => undefined,
-  catchUp: async () => undefined,
-  tombstone: async () => undefined,
-  flush: async () => undefined,
-};
+export function daemonOwnedCatalog(reporter: SessionReporter): SessionCatalog {
+  return {
+    isUsed: () => false,
+    get: () => undefined,
+    list: () => ({ sessions: [] }),
+    refresh: async () => undefined,
+    refreshIfChanged: async () => undefined,
+    applyEvents: async () => undefined,
+    catchUp: async (id, log, indexedSeq) => {
+      if (indexedSeq === undefined) return;
+      const events = await indexedEventsAfter(log, indexedSeq);
+      if (events.length) reporter.indexed(id, events);
+    },
+    tombstone: async () => undefined,
+    flush: async () => undefined,
+  };
+}

@@ -116,7 +116,7 @@ export class SessionHost {
   }
 
   static async open(opts: HostOptions): Promise<SessionHost> {
-    if (opts.reporter) return new SessionHost(opts, daemonOwnedCatalog);
+    if (opts.reporter) return new SessionHost(opts, daemonOwnedCatalog(opts.reporter));
     return new SessionHost(opts, opts.index ?? (await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger })));
   }
 
@@ -205,8 +205,11 @@ export class SessionHost {
     }
   }
 
-  /** The live session, opening it from its log if needed. Unknown or deleted: `session_not_found`. */
-  async get(sessionId: string): Promise<LiveSession> {
+  /**
+   * The live session, opening it from its log if needed. Unknown or deleted: `session_not_found`.
+   * `indexedSeq`: where the daemon's index entry stands (INDEXED_SEQ), for an open to report beyond.
+   */
+  async get(sessionId: string, indexedSeq?: number): Promise<LiveSession> {
     // Waited for before anything else: registered as opening meanwhile, this request would hold up
     // the delete's unload, which would wait for it.
     const deleting = this.deleting.get(sessionId);
@@ -223,7 +226,7 @@ export class SessionHost {
       // unload the session before the request that opened it has used it.
       // One being unloaded (the idle sweep, a close) is opened again once its log is closed.
       pending = (this.unloading.get(sessionId) ?? Promise.resolve())
-        .then(() => this.reopen(sessionId))
+        .then(() => this.reopen(sessionId, indexedSeq))
         .then(async (opened) => (await this.mcp.restart(sessionId), this.touch(sessionId), opened))
         .finally(() => this.opening.delete(sessionId));
       this.opening.set(sessionId, pending);
@@ -369,7 +372,7 @@ export class SessionHost {
   }
 
   /** Opens a session from its log file, the truth (the index may lag behind a daemon's writes). */
-  private async reopen(sessionId: string): Promise<LiveSession> {
+  private async reopen(sessionId: string, indexedSeq: number | undefined): Promise<LiveSession> {
     if (!isValidSessionId(sessionId)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     let log: FileEventLog;
     try {
@@ -399,7 +402,7 @@ export class SessionHost {
       bind(engine);
       // The entry catches up with the log (a crash may have kept the index from a title, a close).
       // The index can be rebuilt from the logs: a failure to update it does not fail the open.
-      await this.index.catchUp(sessionId, log).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
+      await this.index.catchUp(sessionId, log, indexedSeq).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
       this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
       const live = await this.track(engine, log, before, transitions.stop);
       if (log.lastSeq() > before) live.repaired = { after: before, through: log.lastSeq() };

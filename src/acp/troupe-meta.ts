@@ -114,3 +114,16 @@ export const REPLAY_STARTED = '_troupe/replay_started';
 
 /** Whether a load asks for the replay's start to be marked. */
 export const marksReplayOf = (params: { _meta?: unknown }): boolean => troupeMeta(params)?.[MARKS_REPLAY] === true;
+
+/**
+ * A field of every `session/load` and `session/resume` the daemon sends a child: the seq through
+ * which the daemon's index entry of the session has folded its log. The daemon owns the index, and
+ * its entry may lag the log: a daemon killed before its delayed index write, or a child killed
+ * between appending a title and reporting it. The child, which reads the log anyway to open the
+ * session, reports the indexed events after this seq (an `indexed` control message), so that the
+ * daemon never reads a log itself to catch its entry up (spec/daemon.md §Control channel).
+ */
+export const INDEXED_SEQ = 'indexedSeq';
+
+/** The indexed seq an opening request carries, if it does. */
+export const indexedSeqOf = (params: { _meta?: unknown }): number | undefined => wholeNumberOf(params, INDEXED_SEQ);

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
 import type { Clock, EventLog, Logger } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
-import { isTroupeError, TroupeError } from '../core/errors.js';
+import { TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { withFileLock } from './file-lock.js';
@@ -20,7 +20,6 @@ import { makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
 import { foldEvent, type SessionEntry, type SessionStatus } from './session-summary.js';
 import { entryFromLog, indexedEventsAfter, sessionLogIds } from './session-log-entry.js';
-import { FileEventLog } from './file-event-log.store.js';
 import { IndexFileBytes } from './session-index.bytes.js';
 import { firstIndex, SortedKeys } from './sorted-keys.js';
 
@@ -186,41 +185,32 @@ export class SessionIndex {
   }
 
   /**
-   * Brings a session's entry up to date with its log, the truth: folds the indexed events the log
-   * holds after the entry's `lastSeq`. Every indexed event advances it, so what comes after is the
+   * Brings a session's entry up to date with its open log, the truth: folds the indexed events the
+   * log holds after the entry's `lastSeq`. Every indexed event advances it, so what comes after is the
    * rest of an unfinished turn and what a crash kept from the index: a process killed between
    * appending `session_configured` (a title) or `session_closed` and writing the index (up to
    * `writeDelayMs`: 250 ms in the daemon) left the entry without them, and until 2026-12-06 an open
    * folded only the log's last 8 events, so an older title was never picked up. Done when a session
    * is opened, not when the index is: a read of one log's tail per open, not of every log (10,000 of
-   * them) at every start. `log`: the session's log if it is open; else its file is read (read-only).
+   * them) at every start. A daemon's index is caught up by the child that opens the log (`foldUnseen`).
    */
-  async catchUp(id: string, log?: Pick<EventLog, 'readAfter' | 'lastSeq'>): Promise<void> {
+  async catchUp(id: string, log: Pick<EventLog, 'readAfter' | 'lastSeq'>): Promise<void> {
     const entry = this.entries.get(id);
     if (!entry || entry.status === 'deleted') return;
-    let own: FileEventLog | undefined;
-    if (!log) {
-      try {
-        own = await FileEventLog.open(sessionLogPath(this.dir, id), { readOnly: true, sessionId: id });
-      } catch (err) {
-        if (isTroupeError(err, 'session_not_found')) return;
-        throw err;
-      }
-      log = own;
-    }
-    try {
-      const indexed = await indexedEventsAfter(log, entry.lastSeq);
-      // Never backwards: events folded meanwhile (a reopened session's child reports what it
-      // appends) are newer than those read here, whose older title or mode must not undo them.
-      const now = this.entries.get(id)?.lastSeq ?? 0;
-      const unseen = indexed.filter((e) => e.seq > now);
-      if (unseen.length) await this.applyEvents(unseen);
-    } catch (err) {
-      // A log whose prefix is lost holds nothing to fold after the entry's seq.
-      if (!isTroupeError(err, 'replay_gap')) throw err;
-    } finally {
-      await own?.close();
-    }
+    await this.foldUnseen(id, await indexedEventsAfter(log, entry.lastSeq));
+  }
+
+  /**
+   * Folds a session's indexed events read from its log (catchUp, or a daemon's child: INDEXED_SEQ)
+   * that are newer than its entry. Never backwards: events folded meanwhile (a reopened session's
+   * process reports what it appends) are newer than those read, whose older title or mode must not
+   * undo them.
+   */
+  async foldUnseen(id: string, indexed: readonly AgentEvent[]): Promise<void> {
+    const entry = this.entries.get(id);
+    if (!entry || entry.status === 'deleted') return;
+    const unseen = indexed.filter((e) => e.sessionId === id && e.seq > entry.lastSeq);
+    if (unseen.length) await this.applyEvents(unseen);
   }
 
   /** Rebuilds the whole index from the logs and writes it. Tombstones survive (they are logs too). */

@@ -77,13 +77,21 @@ function readDecodablePrefix(path: string, err: TroupeError, logger: Logger): Lo
   return { scan, events };
 }
 
-/** The events of `log` after `seq` that change an index entry (INDEXED_EVENT_TYPES), in order. */
+/**
+ * The events of `log` after `seq` that change an index entry (INDEXED_EVENT_TYPES), in order. None
+ * from a log whose prefix through `seq` is lost (`replay_gap`): it holds nothing to fold after it.
+ */
 export async function indexedEventsAfter(log: Pick<EventLog, 'readAfter' | 'lastSeq'>, seq: number): Promise<AgentEvent[]> {
   const indexed: AgentEvent[] = [];
-  for (let cursor = Math.min(seq, log.lastSeq()); cursor < log.lastSeq(); ) {
-    const page = await log.readAfter(cursor, { limit: 1000, filter: (e) => INDEXED_EVENT_TYPES.has(e.type) });
-    for (const e of page.events) indexed.push(e);
-    cursor = page.cursor;
+  try {
+    for (let cursor = Math.min(seq, log.lastSeq()); cursor < log.lastSeq(); ) {
+      const page = await log.readAfter(cursor, { limit: 1000, filter: (e) => INDEXED_EVENT_TYPES.has(e.type) });
+      for (const e of page.events) indexed.push(e);
+      cursor = page.cursor;
+    }
+  } catch (err) {
+    if (isTroupeError(err, 'replay_gap')) return [];
+    throw err;
   }
   return indexed;
 }

@@ -30,6 +30,12 @@ export type ControlMessage =
   | { t: 'hb'; at: number; rss: number; heapUsed: number; events: number }
   /** Session events once durable, in seq order (the daemon folds them into its index and serves them). */
   | { t: 'events'; sessionId: string; events: AgentEvent[] }
+  /**
+   * Once, as a session opens: the indexed events (INDEXED_EVENT_TYPES) its log holds after the seq
+   * the daemon's index entry had folded (INDEXED_SEQ in the opening request), which the daemon's
+   * index missed. For the index only: they are history, not news for the session's feeds.
+   */
+  | { t: 'indexed'; sessionId: string; events: AgentEvent[] }
   | ({ t: 'transition' } & MachineTransition);
 
 /**

@@ -4,7 +4,7 @@
  * that no client sends or is sent.
  */
 import { newTurnId } from '../../core/ids.js';
-import { ASKS_LOG_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, troupeMeta, TURN_ID } from '../../acp/troupe-meta.js';
+import { ASKS_LOG_SEQ, INDEXED_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, troupeMeta, TURN_ID } from '../../acp/troupe-meta.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
 export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
@@ -42,15 +42,17 @@ function withoutTroupeField<T extends { _meta?: unknown }>(value: T, key: string
  * echo of its content goes to the session's other clients only, and its turn (`turnId`, returned
  * too), so that a crash's catch-up can name the sender as well (crash-catch-up.ts); a load asks the child to mark where
  * its replay starts, so that the loading client is sent each update once and in order (UpdateFanOut);
- * a resume asks where the session's log stands (crash-catch-up.ts).
+ * a resume asks where the session's log stands (crash-catch-up.ts); both say where the session's
+ * index entry stands (`indexedSeq`), for the child to report what its log holds beyond.
  */
-export function tagged(method: string, params: unknown, id: number): { params?: Record<string, unknown>; turnId?: string } {
+export function tagged(method: string, params: unknown, id: number, indexedSeq?: number): { params?: Record<string, unknown>; turnId?: string } {
   if (method === 'session/prompt') {
     const turnId = newTurnId();
     return { params: withTroupeMeta(params, { [PROMPTER]: id, [TURN_ID]: turnId }), turnId };
   }
-  if (method === 'session/load') return { params: withTroupeMeta(params, { [MARKS_REPLAY]: true }) };
-  if (method === 'session/resume') return { params: withTroupeMeta(params, { [ASKS_LOG_SEQ]: true }) };
+  const indexed = indexedSeq === undefined ? {} : { [INDEXED_SEQ]: indexedSeq };
+  if (method === 'session/load') return { params: withTroupeMeta(params, { [MARKS_REPLAY]: true, ...indexed }) };
+  if (method === 'session/resume') return { params: withTroupeMeta(params, { [ASKS_LOG_SEQ]: true, ...indexed }) };
   return {};
 }
 

@@ -12,7 +12,7 @@ import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { ASKS_LOG_SEQ, prompterOf, REPLAY_STARTED } from '../../acp/troupe-meta.js';
+import { ASKS_LOG_SEQ, INDEXED_SEQ, prompterOf, REPLAY_STARTED } from '../../acp/troupe-meta.js';
 import { childInitializeParams, OPENING, tagged, withClientCaps, withoutPrompter } from './child-wire.js';
 import { CrashCatchUp } from './crash-catch-up.js';
 import { UnnamedTransitions } from './unnamed-transitions.js';
@@ -166,7 +166,7 @@ export class RelaySession {
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
     this.pending.set(id, { conn, clientId: msg.id, answering, method, at: performance.now(), ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
     if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
-    const { turnId, ...tags } = tagged(method, msg.params, id);
+    const { turnId, ...tags } = tagged(method, msg.params, id, answering === undefined ? undefined : this.ctx.indexedSeq(answering));
     if (turnId) this.pending.get(id)!.turnId = turnId;
     const forChild = { ...msg, id, ...tags };
     if (method === 'session/load' && this.loadId !== undefined) {
@@ -259,7 +259,8 @@ export class RelaySession {
       // After a crash, with where its clients stand: the new process sends what its log holds beyond
       // (crash-catch-up.ts). Not otherwise: a clean stop sent everything.
       const sent = kind === 'restart' ? this.catchUp.resumeFields(this.fanOut.sentSeq) : {};
-      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, [ASKS_LOG_SEQ]: true, ...sent } } };
+      const indexed = this.ctx.indexedSeq(this.sessionId);
+      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, [ASKS_LOG_SEQ]: true, ...(indexed === undefined ? {} : { [INDEXED_SEQ]: indexed }), ...sent } } };
       this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc));
       this.catchUp.caughtUp();
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
@@ -372,6 +373,7 @@ export class RelaySession {
 
   private control(c: ControlMessage): void {
     if (c.t === 'events') this.ctx.events(this, c.sessionId, c.events);
+    else if (c.t === 'indexed') this.ctx.indexed(c.sessionId, c.events);
     // A transition is of the session the process names, as its events are: a new session's first
     // state comes before its id is known here (its session/new answer follows it: held until then,
     // see UnnamedTransitions), and a fork is made in its source's process (taken for the source's, the

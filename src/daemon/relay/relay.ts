@@ -179,10 +179,6 @@ export class Relay implements AcpAgentSide, RelayContext {
       const named = Array.isArray((msg.params as { mcpServers?: unknown } | undefined)?.mcpServers);
       const resumeOnStart = !REVIVING.has(String(msg.method)) || (servers !== undefined && !named);
       session = new RelaySession(this, { cwd: entry!.cwd, sessionId, caps: conn.capabilities, resumeOnStart, ...(servers ? { mcpServers: servers } : {}) });
-      // A stored session revives: its entry catches up with its log, which may hold what a daemon
-      // killed before its delayed index write never wrote (a title, a close). Its child reports
-      // only what it appends from now on.
-      void this.deps.index.catchUp(sessionId).catch((err) => this.logger.warn('session index entry catching up with its log', { sessionId, error: String(err) }));
       this.restingServers.delete(sessionId);
       this.sessions.set(sessionId, session);
     }
@@ -399,6 +395,16 @@ export class Relay implements AcpAgentSide, RelayContext {
     const indexed = events.filter((e) => INDEXED_EVENT_TYPES.has(e.type));
     if (indexed.length) void this.deps.index.applyEvents(indexed).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
     this.deps.observer?.events?.(sessionId, events);
+  }
+
+  indexedSeq(sessionId: string): number | undefined {
+    return this.deps.index.get(sessionId)?.lastSeq;
+  }
+
+  indexed(sessionId: string, events: AgentEvent[]): void {
+    // A stored session's log may hold what a daemon killed before its delayed index write never
+    // wrote (a title, a close), or what a killed child appended and never reported.
+    void this.deps.index.foldUnseen(sessionId, events).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
   }
 
   transition(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void {

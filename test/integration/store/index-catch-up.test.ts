@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SessionIndex } from '../../../src/store/session-index.store.js';
-import { makeDirs, sessionIndexPath, sessionsDir } from '../../../src/store/paths.js';
+import { makeDirs, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/paths.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { AcpChild } from '../../support/acp-child.js';
 import { Daemon, waitFor } from '../../support/daemon.js';
 
@@ -41,8 +42,11 @@ test('the store: catching up with the log gives an entry its title, mode, turns 
   const { dir } = await crashedInTheWindow();
   const index = await SessionIndex.open(dir);
   assert.equal(index.get(TITLED)!.title, undefined, 'opening the index reads no log');
-  await index.catchUp(TITLED);
-  await index.catchUp(CLOSED);
+  for (const id of [TITLED, CLOSED]) {
+    const log = await FileEventLog.open(sessionLogPath(dir, id), { readOnly: true, sessionId: id });
+    await index.catchUp(id, log);
+    await log.close();
+  }
   const titled = index.get(TITLED)!;
   assert.deepEqual([titled.title, titled.mode, titled.status, titled.lastSeq], ['Renamed after a while', 'plan', 'active', 17]);
   assert.equal(index.get(CLOSED)!.status, 'closed');
@@ -75,4 +79,19 @@ test('troupe serve: a client reviving such a session brings its entry up to date
   await c.agent.request('session/load', { sessionId: TITLED, cwd, mcpServers: [] });
   await waitFor('the title in the daemon\'s index', async () => (await entry(TITLED)).title === 'Renamed after a while');
   assert.equal((await entry(TITLED)).mode, 'plan');
+});
+
+test('troupe serve: a session revived by another request (the daemon resumes it in its child) is caught up too, and what comes after wins', async (t) => {
+  const { home, cwd } = await crashedInTheWindow();
+  const d = await Daemon.start({ home });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const entry = async (id: string) => (await d.api('GET', `/v1/sessions/${id}`)).json;
+  // Its first message is no load: the daemon's own session/resume opens it in the child.
+  await c.agent.request('session/set_mode', { sessionId: TITLED, modeId: 'default' });
+  await waitFor('the title in the daemon\'s index', async () => (await entry(TITLED)).title === 'Renamed after a while');
+  await waitFor('the mode set after the open', async () => (await entry(TITLED)).mode === 'default');
+  assert.equal((await entry(TITLED)).mode, 'default', 'the log\'s older mode (plan) did not come back');
 });

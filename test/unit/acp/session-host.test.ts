@@ -156,6 +156,7 @@ test('a reopen that fails after its engine started leaves the daemon what an unl
     event: () => {
       if (failing) throw new Error('the control channel failed');
     },
+    indexed: () => undefined,
     transition: (sessionId, ev) => {
       if (ev.type === '@xstate.snapshot' && ev.event.type === 'xstate.init') init = ev;
       let record = recorders.get(sessionId);
@@ -194,7 +195,7 @@ test('a create whose session_created cannot be made durable removes its log and 
   const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
   const env = { HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/demo' };
   const told: string[] = [];
-  const reporter: SessionReporter = { event: () => undefined, transition: (sessionId) => void told.push(sessionId) };
+  const reporter: SessionReporter = { event: () => undefined, indexed: () => undefined, transition: (sessionId) => void told.push(sessionId) };
   const reports = reportsHandedTo(t, 'create');
   // The barrier fails as a full disk would fail it.
   const realWhenDurable = FileEventLog.prototype.whenDurable;
