@@ -15,7 +15,7 @@
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import type { ChildProcessHandle } from './child-process.actor.js';
-import { ChildWatchdog, STARTUP_TIMEOUT_MS } from './child-watchdog.js';
+import { ChildWatchdog, DEFAULT_STARTUP_TIMEOUT_MS } from './child-watchdog.js';
 
 /** After a spawn that failed, the pool refills no sooner than this (the limit is likely still there). */
 const SPAWN_RETRY_MS = 1000;
@@ -31,6 +31,8 @@ export interface ChildPoolOptions {
   prepare?: (child: ChildProcessHandle) => void;
   /** A pooled child that has said hello and is then silent this long, its loop stuck, is killed (--heartbeat-timeout-ms). */
   heartbeatTimeoutMs?: number;
+  /** A pooled child that has not said hello this long after its spawn, its start stuck, is killed (--startup-timeout-ms). */
+  startupTimeoutMs?: number;
   /** Children started or loading their code at once. */
   concurrency?: number;
   /** A refill starts no sooner than this after the last take. */
@@ -72,6 +74,7 @@ export class ChildPool {
   private readonly watchdogs = new Map<ChildProcessHandle, ChildWatchdog>();
   private readonly prepare: (child: ChildProcessHandle) => void;
   private readonly heartbeatTimeoutMs: number;
+  private readonly startupTimeoutMs: number;
   private readonly concurrency: number;
   private readonly refillDelayMs: number;
 
@@ -83,6 +86,7 @@ export class ChildPool {
   ) {
     this.prepare = options.prepare ?? (() => undefined);
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 10_000;
+    this.startupTimeoutMs = options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     this.concurrency = options.concurrency ?? 2;
     this.refillDelayMs = options.refillDelayMs ?? 50;
     this.pump();
@@ -183,7 +187,7 @@ export class ChildPool {
 
   /**
    * Watches a child while it waits here, as a session's is watched (child-watchdog.ts): the same
-   * STARTUP_TIMEOUT_MS to say hello from its spawn, then its heartbeats. Unwatched, a child that hung
+   * start-up time to say hello from its spawn, then its heartbeats. Unwatched, a child that hung
    * as it started sat in the pool for good, counted as warm and holding a start slot, and the session
    * that took it found out only through its own start-up check (30 s, then restarts).
    */
@@ -194,14 +198,14 @@ export class ChildPool {
       slow: (now, cpuMs) => this.logger.warn('a pooled child is silent but short of CPU (the machine is busy); waiting for it', { pid: child.pid, process: now.state, cpuMs }),
       hung: (now, cpuMs) => {
         if (!this.leave(child)) return;
-        this.logger.warn(child.saidHello ? 'a pooled child missed its heartbeats; killing it' : `a pooled child did not start within ${STARTUP_TIMEOUT_MS} ms; killing it`, { pid: child.pid, process: now?.state, cpuMs });
+        this.logger.warn(child.saidHello ? 'a pooled child missed its heartbeats; killing it' : `a pooled child did not start within ${this.startupTimeoutMs} ms; killing it`, { pid: child.pid, process: now?.state, cpuMs });
         child.kill();
         // Counted now: its exit, which frees its start slot, comes after it left the pool.
         this.lostWhileWaiting({ pid: child.pid, reason: 'hung', saidHello: child.saidHello });
       },
     });
     this.watchdogs.set(child, watchdog);
-    watchdog.feed(child.saidHello ? this.heartbeatTimeoutMs : STARTUP_TIMEOUT_MS);
+    watchdog.feed(child.saidHello ? this.heartbeatTimeoutMs : this.startupTimeoutMs);
     // As for a session's child: bytes on its control channel are its hello or heartbeats; on stdout
     // (its answer to the initialize sent ahead) they count once it has said hello.
     child.watchWhileWaiting((from) => (from === 'control' || child.saidHello) && watchdog.feed(this.heartbeatTimeoutMs));

@@ -92,6 +92,9 @@ export class ChildProcessHandle {
    */
   private heardWhileWaiting?: (from: 'stdout' | 'control') => void;
 
+  /** When the process was spawned (ms since epoch): its start-up time counts from here. */
+  readonly spawnedAt = Date.now();
+
   constructor(
     private readonly proc: SpawnedChild,
     private readonly logger: Logger,

@@ -13,10 +13,21 @@ import { timeoutAfterReads, type AfterReads } from '../core/after-reads.js';
 import type { ProcessSample } from './process-sample.js';
 
 /**
- * A child that has not said hello within this time after its spawn (or after a session took it from
- * the pool before it did) is judged: loading its code takes a while on a busy machine.
+ * By default, a child that has not said hello within this time after its spawn is judged: loading its
+ * code takes a while on a busy machine (`--startup-timeout-ms`).
  */
-export const STARTUP_TIMEOUT_MS = 30_000;
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+
+/**
+ * What is left of a child's start-up time, `startupMs` from its spawn, for a watch that begins now (a
+ * session taking a pooled child that has not said hello yet). Until 2026-12-06 that watch began a
+ * whole new timeout: a child hung as it started could hold its session up to twice the start-up
+ * time. At least a quarter of it, so that a child the pool found slow (short of CPU) is judged on
+ * enough of its CPU time, never killed at once.
+ */
+export function startupLeftMs(spawnedAt: number, startupMs: number, now = Date.now()): number {
+  return Math.max(startupMs - (now - spawnedAt), Math.ceil(startupMs / 4));
+}
 
 export interface WatchdogOptions {
   /** The child's scheduler state and CPU time now (undefined when it is gone, or without procfs). */

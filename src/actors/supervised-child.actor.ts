@@ -13,7 +13,7 @@ import { statePath } from '../machines/serialize.js';
 import type { ControlMessage } from '../wire/control-messages.js';
 import type { UpdateLine } from '../wire/update-line.js';
 import type { ChildExit, ChildProcessHandle } from './child-process.actor.js';
-import { ChildWatchdog, STARTUP_TIMEOUT_MS } from './child-watchdog.js';
+import { ChildWatchdog, startupLeftMs } from './child-watchdog.js';
 
 export type BootKind = 'start' | 'restart' | 'wake';
 
@@ -23,6 +23,8 @@ export interface SupervisedChildOptions {
   idleMs: number;
   /** Kill the child when no control message arrived for this long. */
   heartbeatTimeoutMs: number;
+  /** Kill a child that has not said hello this long after its spawn (--startup-timeout-ms). */
+  startupTimeoutMs: number;
   /** A process for the session; rejects (`capacity_exceeded`) when none could be started. */
   acquire(): Promise<ChildProcessHandle>;
   /**
@@ -251,8 +253,8 @@ export class SupervisedChild {
     });
     this.actor.send({ type: 'SPAWNED', pid: proc.pid });
     // Loading code takes a while on a busy machine: heartbeats are due only once the child said hello
-    // (a pooled child said it while it waited).
-    this.feedWatchdog(proc.saidHello ? undefined : STARTUP_TIMEOUT_MS);
+    // (a pooled child said it while it waited; one that has not yet has what is left of its start-up time).
+    this.feedWatchdog(proc.saidHello ? undefined : startupLeftMs(proc.spawnedAt, this.opts.startupTimeoutMs));
     this.opts.boot(proc, kind).then(
       () => {
         if (this.proc !== proc || !proc.alive) return;

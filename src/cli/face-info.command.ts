@@ -36,6 +36,7 @@ Options:
                            more memory per child; see docs/daemon.md)
   --heartbeat-ms N         how often a child reports it is alive (default 1000)
   --heartbeat-timeout-ms N kill a child silent for N ms (default 10000; at least 3 heartbeats)
+  --startup-timeout-ms N   kill a child that has not started N ms after its spawn (default 30000)
   --restart-intensity N    restarts allowed per period before a session fails (default 3)
   --restart-period-ms N    the period (default 60000)
   --connection-idle-ms N   reap an ACP connection whose client vanished after N ms (default 300000)

@@ -14,6 +14,7 @@ import { ChildPool } from '../actors/child-pool.actor.js';
 import type { ChildProcessHandle } from '../actors/child-process.actor.js';
 import { ChildLauncher } from './child-launch.js';
 import { ChildSpawner } from '../actors/child-spawner.js';
+import { DEFAULT_STARTUP_TIMEOUT_MS } from '../actors/child-watchdog.js';
 import { resolveTroupeHome, SessionIndex, sessionsDir, unusableHomeMessage } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
@@ -60,6 +61,7 @@ export async function runServe(args: string[]): Promise<number> {
         'child-nice': { type: 'string', default: '0' },
         'heartbeat-ms': { type: 'string', default: '1000' },
         'heartbeat-timeout-ms': { type: 'string', default: '10000' },
+        'startup-timeout-ms': { type: 'string', default: String(DEFAULT_STARTUP_TIMEOUT_MS) },
         'restart-intensity': { type: 'string', default: String(DEFAULT_CHILD_SPEC.intensity) },
         'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
         'connection-idle-ms': { type: 'string', default: '300000' },
@@ -94,6 +96,7 @@ export async function runServe(args: string[]): Promise<number> {
       childNice: num('child-nice', 0, 19),
       heartbeatMs: num('heartbeat-ms', 10, MAX_TIMER_MS),
       heartbeatTimeoutMs: num('heartbeat-timeout-ms', 50, MAX_TIMER_MS),
+      startupTimeoutMs: num('startup-timeout-ms', 100, MAX_TIMER_MS),
       intensity: num('restart-intensity', 0, MAX_COUNT),
       periodMs: num('restart-period-ms', 1, MAX_TIMER_MS),
       connectionIdleMs: num('connection-idle-ms', 1, MAX_TIMER_MS),
@@ -151,6 +154,7 @@ interface ServeSettings {
     childNice: number;
     heartbeatMs: number;
     heartbeatTimeoutMs: number;
+    startupTimeoutMs: number;
     intensity: number;
     periodMs: number;
     connectionIdleMs: number;
@@ -197,7 +201,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   };
   const initializeAhead = (child: ChildProcessHandle) =>
     void child.initializeAhead(childInitializeParams({}, VERSION)).then((ok) => logger.debug(ok ? 'pooled child initialized ahead' : 'pooled child not initialized ahead', { pid: child.pid }));
-  const pool = new ChildPool(opts.pool, launch, logger, { prepare: initializeAhead, heartbeatTimeoutMs: opts.heartbeatTimeoutMs });
+  const pool = new ChildPool(opts.pool, launch, logger, { prepare: initializeAhead, heartbeatTimeoutMs: opts.heartbeatTimeoutMs, startupTimeoutMs: opts.startupTimeoutMs });
   const hub = new MachineHub();
   const running = new Map<string, string>();
   const feeds = new SessionFeeds(home, opts.feedQueueMb * MiB);
@@ -208,6 +212,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       childSpec: { ...DEFAULT_CHILD_SPEC, intensity: opts.intensity, periodMs: opts.periodMs },
       idleMs: opts.idleMs,
       heartbeatTimeoutMs: opts.heartbeatTimeoutMs,
+      startupTimeoutMs: opts.startupTimeoutMs,
       maxLiveSessions: opts.maxSessions,
     },
     pool,

@@ -10,6 +10,8 @@ export interface RelayOptions {
   childSpec: ChildSpec;
   idleMs: number;
   heartbeatTimeoutMs: number;
+  /** A child that has not said hello this long after its spawn is judged (--startup-timeout-ms). */
+  startupTimeoutMs: number;
   /** Sessions with a running child at once; one more is `capacity_exceeded`. */
   maxLiveSessions: number;
 }

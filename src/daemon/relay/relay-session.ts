@@ -86,6 +86,7 @@ export class RelaySession {
       spec: ctx.options.childSpec,
       idleMs: ctx.options.idleMs,
       heartbeatTimeoutMs: ctx.options.heartbeatTimeoutMs,
+      startupTimeoutMs: ctx.options.startupTimeoutMs,
       acquire: () => ctx.pool.take(),
       boot: (proc, kind) => this.boot(proc, kind),
       onMessage: (m) => this.fromChild(m),

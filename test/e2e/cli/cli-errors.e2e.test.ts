@@ -276,6 +276,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['--pool', '-1'], /--pool needs a value, and '-1' looks like an option \(a value that starts with '-' is written --pool=-1\)/],
       [['--pool=-1'], /--pool must be an integer from 0 to 1000, got '-1'/],
       [['--heartbeat-ms', '1000', '--heartbeat-timeout-ms', '2000'], /--heartbeat-timeout-ms \(2000\) must be at least three heartbeats/],
+      [['--startup-timeout-ms', '50'], /--startup-timeout-ms must be an integer from 100 to 2147483647, got '50'/],
       [['--tls-cert', 'x.pem'], /--tls-cert and --tls-key go together/],
       [['--bogus'], /Unknown option '--bogus'/],
     ] as const) {

@@ -11,6 +11,7 @@ import { setPriority } from 'node:os';
 import { SupervisedChild } from '../../../src/actors/supervised-child.actor.js';
 import { ChildProcessHandle } from '../../../src/actors/child-process.actor.js';
 import { ChildSpawner } from '../../../src/actors/child-spawner.js';
+import { DEFAULT_STARTUP_TIMEOUT_MS } from '../../../src/actors/child-watchdog.js';
 import { DEFAULT_CHILD_SPEC } from '../../../src/machines/restart-window.js';
 import { silentLogger, type LogFields, type Logger } from '../../../src/core/ports.js';
 import { processAlive, waitFor } from '../../support/daemon.js';
@@ -31,6 +32,7 @@ function supervise() {
     spec: DEFAULT_CHILD_SPEC,
     idleMs: 60_000,
     heartbeatTimeoutMs: TIMEOUT_MS,
+    startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
     acquire: async () => {
       const p = await ChildProcessHandle.start(spawner, { command: process.execPath, args: [FIXTURE], env: { ...process.env, WATCHED_HEARTBEAT_MS: '100' } }, silentLogger);
       procs.push(p);

@@ -106,14 +106,15 @@ test('a pooled child that hangs before it has started is killed at the start-up 
     preload,
     `import { existsSync, writeFileSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(hang)})) { writeFileSync(${JSON.stringify(dir)} + '/hung-' + process.pid, ''); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); }\n`,
   );
-  const d = await Daemon.start({ script: { replies: [[{ text: 'pong' }]] }, env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`, TROUPE_LOG: 'debug' } });
+  // A start-up time of 5 s (--startup-timeout-ms; 30 s by default): ample for a child that starts.
+  const d = await Daemon.start({ script: { replies: [[{ text: 'pong' }]] }, args: ['--startup-timeout-ms', '5000'], env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`, TROUPE_LOG: 'debug' } });
   t.after(() => d.stop());
   const hungPids = () => readdirSync(dir).filter((n) => n.startsWith('hung-')).map((n) => Number(n.slice(5)));
   const [hung] = await waitFor('the pooled child to hang', () => hungPids().length > 0 && hungPids(), 30_000);
   rmSync(hang);
-  // At the start-up deadline, 30 s from its spawn.
-  await waitFor('the hung pooled child killed', () => !processAlive(hung!), 90_000);
-  assert.equal((d.stderr.match(/a pooled child did not start within 30000 ms; killing it/g) ?? []).length, 1, d.stderr.slice(-3000));
+  // At the start-up deadline, 5 s from its spawn.
+  await waitFor('the hung pooled child killed', () => !processAlive(hung!), 60_000);
+  assert.equal((d.stderr.match(/a pooled child did not start within 5000 ms; killing it/g) ?? []).length, 1, d.stderr.slice(-3000));
   assert.match(d.stderr, /a pooled child died while waiting; replacing it \{"pid":\d+,"reason":"hung","saidHello":false\}/);
   await waitFor('the pool refilled with a child that started', () => initializedAhead(d.stderr).length === 1, 30_000);
   const c = d.connect('http');

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SupervisedChild } from '../../../src/actors/supervised-child.actor.js';
 import type { ChildExit, ChildHandlers, ChildProcessHandle } from '../../../src/actors/child-process.actor.js';
+import { DEFAULT_STARTUP_TIMEOUT_MS, startupLeftMs } from '../../../src/actors/child-watchdog.js';
+import { waitFor } from '../../support/daemon.js';
 import { DEFAULT_CHILD_SPEC } from '../../../src/machines/restart-window.js';
 import { silentLogger } from '../../../src/core/ports.js';
 
@@ -10,7 +12,10 @@ class FakeProcess {
   alive = true;
   sent: Record<string, unknown>[] = [];
   private handlers?: ChildHandlers;
-  constructor(readonly pid: number) {}
+  constructor(
+    readonly pid: number,
+    readonly spawnedAt = Date.now(),
+  ) {}
   attach(h: ChildHandlers): void {
     this.handlers = h;
   }
@@ -37,8 +42,12 @@ class FakeProcess {
   }
 }
 
-/** A SupervisedChild over FakeProcesses (each new process is pushed on `procs`), with its exit reasons. */
-function supervise(heartbeatTimeoutMs: number, onTransition?: (state: string) => void) {
+/**
+ * A SupervisedChild over FakeProcesses (each new process is pushed on `procs`), with its exit reasons.
+ * `startup`: its start-up timeout, and how long before it is handed over each process was spawned
+ * (a pooled child that has not said hello yet).
+ */
+function supervise(heartbeatTimeoutMs: number, onTransition?: (state: string) => void, startup = { timeoutMs: DEFAULT_STARTUP_TIMEOUT_MS, spawnedAgoMs: 0 }) {
   const procs: FakeProcess[] = [];
   const exits: string[] = [];
   const child = new SupervisedChild({
@@ -46,8 +55,9 @@ function supervise(heartbeatTimeoutMs: number, onTransition?: (state: string) =>
     spec: DEFAULT_CHILD_SPEC,
     idleMs: 60_000,
     heartbeatTimeoutMs,
+    startupTimeoutMs: startup.timeoutMs,
     acquire: async () => {
-      const p = new FakeProcess(procs.length + 1);
+      const p = new FakeProcess(procs.length + 1, Date.now() - startup.spawnedAgoMs);
       procs.push(p);
       return p as unknown as ChildProcessHandle;
     },
@@ -102,6 +112,27 @@ test('a child that writes on stdout is not taken for hung while its heartbeats l
   } finally {
     await child.stop('closed').catch(() => undefined);
   }
+});
+
+test('a pooled child taken before its hello has what is left of its start-up time from its spawn, not a new one', async () => {
+  // Spawned 9 s before a session took it, with a 10 s start-up time, silent: judged 2.5 s after the
+  // take (a quarter of the start-up time, the least it is given), not 10 s after as until 2026-12-06.
+  const { child, exits } = supervise(60_000, undefined, { timeoutMs: 10_000, spawnedAgoMs: 9_000 });
+  try {
+    const took = Date.now();
+    await waitFor('the silent child killed as hung', () => exits.length > 0, 6_000);
+    assert.deepEqual(exits, ['hung']);
+    assert.ok(Date.now() - took >= 2_000, 'not before what was left of its start-up time');
+  } finally {
+    await child.stop('closed').catch(() => undefined);
+  }
+});
+
+test('what is left of a start-up time: from the spawn, never under a quarter of it', () => {
+  assert.equal(startupLeftMs(1_000, 30_000, 1_000), 30_000);
+  assert.equal(startupLeftMs(1_000, 30_000, 11_000), 20_000);
+  assert.equal(startupLeftMs(1_000, 30_000, 31_000), 7_500);
+  assert.equal(startupLeftMs(1_000, 30_000, 90_000), 7_500);
 });
 
 test('a watcher of the machine that throws (the inspector feed) does not stop the supervision', async () => {
