@@ -48,6 +48,8 @@ Options:
   --acp-retain-mb N        output one ACP HTTP connection keeps for Last-Event-ID resume, over all
                            its streams (default 64)
   --acp-retain-total-mb N  the same, over all connections (default 256)
+  --acp-unsent-total-mb N  ACP output no client has read yet, over all connections (default 1024);
+                           beyond, the connection holding most is closed (limit_exceeded)
 Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
 `;
 

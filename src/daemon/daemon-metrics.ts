@@ -53,6 +53,7 @@ export function daemonMetrics(m: Metrics) {
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);
       m.gauge('troupe_acp_connections', 'Open ACP transport connections.', () => transport.connections().length);
       m.gauge('troupe_acp_retained_bytes', 'Output already delivered on SSE streams, kept for Last-Event-ID resume (within --acp-retain-mb per connection and --acp-retain-total-mb in all).', () => transport.retainedBytes());
+      m.gauge('troupe_acp_unsent_bytes', 'ACP output no client has taken yet, over all connections (within --acp-unsent-total-mb: over it the connections holding most are closed).', () => transport.unsentBytes());
       m.gauge('troupe_sse_streams', 'Open /v1 and inspector SSE streams.', () => sse().streams);
       m.gauge('troupe_sse_queued_bytes', 'Output of /v1 and inspector SSE streams waiting for their sockets to take it.', () => sse().queuedBytes);
       m.gauge('troupe_daemon_rss_bytes', 'Resident memory of the daemon process.', () => process.memoryUsage().rss);

@@ -70,6 +70,7 @@ export async function runServe(args: string[]): Promise<number> {
         'feed-queue-mb': { type: 'string', default: String(DEFAULT_FEED_BUDGET_BYTES / MiB) },
         'acp-retain-mb': { type: 'string', default: '64' },
         'acp-retain-total-mb': { type: 'string', default: '256' },
+        'acp-unsent-total-mb': { type: 'string', default: '1024' },
         snapshot: { type: 'boolean', default: false },
       },
       strict: true,
@@ -105,6 +106,7 @@ export async function runServe(args: string[]): Promise<number> {
       feedQueueMb: num('feed-queue-mb', 1, MAX_MIB),
       acpRetainMb: num('acp-retain-mb', 0, MAX_MIB),
       acpRetainTotalMb: num('acp-retain-total-mb', 0, MAX_MIB),
+      acpUnsentTotalMb: num('acp-unsent-total-mb', 1, MAX_MIB),
     };
     if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
       throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
@@ -163,6 +165,7 @@ interface ServeSettings {
     feedQueueMb: number;
     acpRetainMb: number;
     acpRetainTotalMb: number;
+    acpUnsentTotalMb: number;
     snapshot: boolean;
   };
 }
@@ -260,6 +263,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
     maxConnections: opts.maxConnections,
     retainConnectionBytes: opts.acpRetainMb * MiB,
     retainTotalBytes: opts.acpRetainTotalMb * MiB,
+    maxBufferedTotalBytes: opts.acpUnsentTotalMb * MiB,
   });
   counters.gauges(relay, index, pool, transport, feeds, () => server.sseStats());
   registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt, turns: { running: (id) => running.get(id) } });

@@ -60,6 +60,8 @@ export interface AcpTransportHandle {
   closeConnection(id: string): boolean;
   /** Bytes all connections keep for `Last-Event-ID` resume (within `retainTotalBytes`). */
   retainedBytes(): number;
+  /** Bytes of output no client has taken yet, over all connections (within `maxBufferedTotalBytes`). */
+  unsentBytes(): number;
   readonly options: TransportCore['options'];
 }
 
@@ -148,6 +150,7 @@ export class HttpServer {
         return conn !== undefined;
       },
       retainedBytes: () => core.retained,
+      unsentBytes: () => core.unsent,
       options: core.options,
     };
   }

@@ -21,6 +21,11 @@ export interface ConnectionHost {
   forget(conn: AcpConnection): void;
   /** What the connection's streams keep for resume changed by `bytes`; over `retainTotalBytes`, the daemon-wide budget is applied. */
   retainedChanged(bytes: number): void;
+  /**
+   * The connection's output no receiver has taken yet changed by `bytes`; over
+   * `maxBufferedTotalBytes`, the host closes the connections holding most (this one, perhaps).
+   */
+  pendingChanged(bytes: number): void;
 }
 
 function sameRoute(a: Route, b: Route): boolean {
@@ -83,6 +88,8 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
       pendingChanged: (bytes) => {
         this.pendingBytes += bytes;
         if (this.pendingBytes > this.peakPendingBytes) this.peakPendingBytes = this.pendingBytes;
+        // Last: the host may shut this very connection down (its streams then report their output gone).
+        host.pendingChanged(bytes);
       },
       progress: () => this.progress(),
       retainedChanged: (bytes) => {
@@ -303,6 +310,8 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
     this.sessionStreams.clear();
     this.pendingRoutes.clear();
     this.clientResponseRoutes.clear();
+    // The aborted streams reported their output gone; anything left would stay in the daemon's total.
+    if (this.pendingBytes !== 0) this.host.pendingChanged(-this.pendingBytes);
     this.pendingBytes = 0;
     for (const wake of this.roomWaiters.splice(0)) wake();
     this.host.forget(this);
@@ -321,7 +330,8 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
     }
   }
 
-  private closeFor(reason: AcpCloseReason, why: string): Promise<void> {
+  /** Shuts down for `reason`, logging `why` (a broken limit). */
+  closeFor(reason: AcpCloseReason, why: string): Promise<void> {
     this.host.logger.warn(`Closing ACP connection: ${why}`, { connectionId: this.id, reason });
     this.shutdown(reason);
     return Promise.resolve();

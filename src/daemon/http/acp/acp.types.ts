@@ -21,7 +21,7 @@ export type AcpCloseReason =
   | 'idle'
   /** The client read none of its output for `maxOutputStallMs` while the buffer was full. */
   | 'stalled'
-  /** A limit was broken (id length, session streams, runaway output). */
+  /** A limit was broken (id length, session streams, runaway output, the daemon's budget of unsent output). */
   | 'limit_exceeded'
   /** The agent side called {@link AcpClientChannel.close}. */
   | 'agent_closed'
@@ -106,6 +106,11 @@ export interface AcpConnectionPeer {
 export interface AcpTransportOptions {
   /** Output waiting for a client, per connection, before agent sends wait. Default 64 MiB. */
   maxBufferedBytes?: number;
+  /**
+   * Output waiting for clients, all connections together; over it the connections holding most are
+   * closed (`limit_exceeded`). Default 1 GiB.
+   */
+  maxBufferedTotalBytes?: number;
   /** Close a connection whose client read nothing for this long while over the limit. Default 60 s. */
   maxOutputStallMs?: number;
   /** Longest session id or string request id. Default 1024. */
@@ -137,6 +142,7 @@ export type ResolvedAcpOptions = Required<AcpTransportOptions>;
 export function resolveAcpOptions(options: AcpTransportOptions = {}): ResolvedAcpOptions {
   const resolved: ResolvedAcpOptions = {
     maxBufferedBytes: options.maxBufferedBytes ?? 64 * 1024 * 1024,
+    maxBufferedTotalBytes: options.maxBufferedTotalBytes ?? 1024 * 1024 * 1024,
     maxOutputStallMs: options.maxOutputStallMs ?? 60_000,
     maxIdLength: options.maxIdLength ?? 1024,
     maxSessionStreams: options.maxSessionStreams ?? 1024,

@@ -128,6 +128,7 @@ export class OutboundStream {
   push(json: string): void {
     if (this.aborted) return;
     this.entries.push({ id: this.nextId++, json });
+    // The host may abort this stream here (its connection over the daemon's budget): then nothing to pump.
     this.host.pendingChanged(json.length);
     this.schedulePump();
   }

@@ -29,6 +29,8 @@ export class TransportCore implements ConnectionHost {
   private readonly sweeper: AfterReads;
   /** What all connections' streams keep for resume (`troupe_acp_retained_bytes`). */
   private retainedBytes = 0;
+  /** Output no receiver has taken yet, of all connections (`troupe_acp_unsent_bytes`). */
+  private pendingBytes = 0;
 
   constructor(private readonly agent: AcpAgentSide, options: AcpTransportOptions | undefined, readonly logger: Logger, private readonly clock: Clock) {
     this.options = resolveAcpOptions(options);
@@ -61,6 +63,30 @@ export class TransportCore implements ConnectionHost {
   retainedChanged(bytes: number): void {
     this.retainedBytes += bytes;
     if (bytes > 0) keepWithin(this.connections.values(), this.retainedBytes, this.options.retainTotalBytes);
+  }
+
+  /**
+   * {@link ConnectionHost.pendingChanged}: over `maxBufferedTotalBytes`, the connections holding most
+   * unsent output are closed (`limit_exceeded`), from the largest, until the rest fit. Each connection
+   * holds up to 2 × `maxBufferedBytes` (128 MiB) before its own limit closes it, and 256 of them
+   * could hold 32 GiB: until 2026-12-06 nothing bounded them together. The largest holder is the
+   * client furthest behind (or one that never opened its stream); the others are not touched.
+   */
+  pendingChanged(bytes: number): void {
+    this.pendingBytes += bytes;
+    const budget = this.options.maxBufferedTotalBytes;
+    while (bytes > 0 && this.pendingBytes > budget) {
+      let largest: AcpConnection | undefined;
+      for (const c of this.connections.values()) if (!c.isClosed && c.pendingBytes > 0 && (!largest || c.pendingBytes > largest.pendingBytes)) largest = c;
+      if (!largest) break;
+      // Its streams report their output gone as they abort: the total goes down by what it held.
+      void largest.closeFor('limit_exceeded', `the daemon's unsent output (${this.pendingBytes} bytes) is over maxBufferedTotalBytes (${budget}) and this connection held the most (${largest.pendingBytes})`);
+    }
+  }
+
+  /** Bytes of output no receiver has taken yet, over all connections. */
+  get unsent(): number {
+    return this.pendingBytes;
   }
 
   /** Bytes all connections' streams keep for `Last-Event-ID` resume. */
