@@ -7,7 +7,7 @@ import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
-import { checkFeedCursor, EventBroker, LogCheckpoints, QueueBudget, readEventRange, readEventRangeFd, scanFd, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
+import { checkFeedCursor, COLD_BATCH, COLD_BATCH_BYTES, EventBroker, LogCheckpoints, QueueBudget, readEventRange, readEventRangeFd, scanFd, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
 
 const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
 /**
@@ -30,6 +30,8 @@ export class SessionFeeds {
   private readonly seen = new Map<string, number>();
 
   private readonly budget: QueueBudget;
+  /** What gap fills read from the log: events, batches, and the most bytes of one batch (for tests). */
+  readonly gapFills = { events: 0, batches: 0, largestBatchBytes: 0 };
 
   constructor(
     private readonly home: string,
@@ -53,8 +55,34 @@ export class SessionFeeds {
     const broker = feed.broker;
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
-      if (e.seq > broker.lastSeq() + 1) for (const missed of this.fromFile(sessionId, feed, broker.lastSeq(), e.seq - 1)) broker.publish(missed, eventBytes(missed));
+      if (e.seq > broker.lastSeq() + 1) this.fillGap(sessionId, feed, e.seq - 1);
       broker.publish(e, eventBytes(e));
+    }
+  }
+
+  /**
+   * Publishes the durable events the feed was not told of, through `through`, from the log file: in
+   * batches of a catch-up's size (512 events, about 4 MiB; one larger event alone), each published,
+   * and so let go but for what the broker retains and its watchers' bounded queues take, before the
+   * next is read. Until 2026-12-06 the whole gap was read at once: a child whose reports were lost
+   * after it wrote a few hundred tool outputs of a megabyte had the daemon hold them all together.
+   */
+  private fillGap(sessionId: string, feed: Feed, through: number): void {
+    const broker = feed.broker;
+    while (broker.lastSeq() < through) {
+      const after = broker.lastSeq();
+      const batch = this.fromFile(sessionId, feed, after, Math.min(through, after + COLD_BATCH), COLD_BATCH_BYTES);
+      // The log lacks them: the publish after this says so (an event out of sequence).
+      if (batch.length === 0) return;
+      let bytes = 0;
+      for (const missed of batch) {
+        const size = eventBytes(missed);
+        bytes += size;
+        broker.publish(missed, size);
+      }
+      this.gapFills.events += batch.length;
+      this.gapFills.batches++;
+      this.gapFills.largestBatchBytes = Math.max(this.gapFills.largestBatchBytes, bytes);
     }
   }
 

@@ -12,7 +12,8 @@ import type { EventBroker } from './event-broker.js';
 import type { BudgetedQueue, QueueBudget } from './queue-budget.js';
 
 const DONE: IteratorResult<AgentEvent> = { value: undefined, done: true };
-const COLD_BATCH = 512;
+/** Most events a catch-up reads from the cold source at once. */
+export const COLD_BATCH = 512;
 /**
  * And bytes: a batch is held until the consumer takes its last event, and 512 events of a megabyte
  * (tool outputs) were half a gigabyte for one stream that had overflowed and went on from the log.

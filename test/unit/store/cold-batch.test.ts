@@ -74,3 +74,29 @@ test("the daemon's feed: a stream's catch-up from the log is bounded by bytes th
   assert.deepEqual(seqs, SIZES.map((_, i) => i + 1));
   checkBatches(batches);
 });
+
+test("the daemon's feed: events it was not told of are filled in from the log in batches of at most 4 MiB, every event in order", async (t) => {
+  const { dir: home, cleanup } = tempDir();
+  t.after(cleanup);
+  makeDirs(sessionsDir(home), 0o700);
+  const first = await FileEventLog.forSession(sessionsDir(home), SID, { create: true, maxEventBytes: 8 * 1024 * 1024 });
+  first.append(chunk(SID, 'hello'));
+  await first.close();
+  const feeds = new SessionFeeds(home);
+  t.after(() => feeds.close());
+  // A watcher from the start: its feed knows of seq 1, the last in the log when it opened.
+  const stream = feeds.subscribe(SID, 0);
+  // The log grows while the daemon hears nothing of it (a child's reports lost), then one event is reported.
+  const gap = Array(20).fill(BIG) as number[];
+  const log = await FileEventLog.forSession(sessionsDir(home), SID, { maxEventBytes: 8 * 1024 * 1024 });
+  gap.forEach((n, i) => log.append(chunk(SID, String(i % 10).repeat(n))));
+  const reported = log.append(chunk(SID, 'reported'));
+  await log.close();
+  feeds.publish(SID, [reported]);
+  assert.equal(feeds.gapFills.events, gap.length);
+  assert.ok(feeds.gapFills.largestBatchBytes <= COLD_BATCH_BYTES, `a batch of ${feeds.gapFills.largestBatchBytes} bytes`);
+  assert.ok(feeds.gapFills.batches >= Math.ceil((gap.length * BIG) / COLD_BATCH_BYTES), `${feeds.gapFills.batches} batches`);
+  const { seqs } = await catchUp(stream[Symbol.asyncIterator]() as BrokerWatcher, gap.length + 2);
+  stream.close();
+  assert.deepEqual(seqs, Array.from({ length: gap.length + 2 }, (_, i) => i + 1));
+});
