@@ -14,6 +14,9 @@ const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
  * How far one watcher's live queue may fall behind its events: beyond, its stream goes on from the
  * log file (src/daemon/api/session-events.stream.ts). Bytes as well as events: 4096 tool outputs of
  * a megabyte would be 4 GiB for one slow reader. 8 MiB is what an ACP stream keeps for resume.
+ * Not an option (docs/daemon.md): memory is `--feed-queue-mb`'s, which caps any one queue too, and
+ * a queue over this loses its reader nothing (an event larger than it waits alone; the stream goes
+ * on from the log).
  */
 export const FEED_QUEUE = { events: 4096, bytes: 8 * 1024 * 1024 };
 /**
