@@ -445,7 +445,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         if (r.stopReason !== 'error') return { stopReason: r.stopReason, ...meta };
         const code = (r.errorCode && r.errorCode in ERROR_CODES ? r.errorCode : 'internal_error') as keyof typeof ERROR_CODES;
         const retry = r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {};
-        throw new TroupeError(code, r.message ?? `the turn failed: ${code}`, { sessionId: p.sessionId, turnId: r.turnId, ...retry });
+        const vendor = r.vendorMessage !== undefined ? { vendorMessage: r.vendorMessage } : {};
+        throw new TroupeError(code, r.message ?? `the turn failed: ${code}`, { sessionId: p.sessionId, turnId: r.turnId, ...retry, ...vendor });
       }),
     )
     .onNotification('session/cancel', ({ params }) => {

@@ -92,6 +92,7 @@ const turn = turnMachine.provide({
         ...(r.errorCode ? { errorCode: r.errorCode } : {}),
         ...(r.message ? { message: r.message } : {}),
         ...(r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {}),
+        ...(r.vendorMessage !== undefined ? { vendorMessage: r.vendorMessage } : {}),
       });
     },
   },
@@ -122,8 +123,8 @@ export const engineMachine = sessionMachine.provide({
         (err) => {
           core.deps.logger.error('log failed to make a turn durable', { error: String(err) });
           const errorCode = err instanceof TroupeError ? err.code : 'internal_error';
-          // The log's failure replaces the turn's own outcome, a rate limit's retryAfterMs with it.
-          const { retryAfterMs: _retry, ...rest } = result;
+          // The log's failure replaces the turn's own outcome, a rate limit's retryAfterMs and a vendor's words with it.
+          const { retryAfterMs: _retry, vendorMessage: _vendor, ...rest } = result;
           hooks.resolvePrompt(p.prompt.promptId, { ...rest, stopReason: 'error', errorCode, message: (err as Error).message });
         },
       );

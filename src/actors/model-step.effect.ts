@@ -3,13 +3,13 @@
  * announce the tool calls the model asked for. Nothing is emitted once `signal` has aborted, so a
  * cancelled turn keeps exactly the events emitted before the cancel.
  */
-import { costOf, type ProviderEvent, type ProviderStopReason } from '../core/provider.js';
+import { costOf, estimateTokens, type ProviderEvent, type ProviderStopReason } from '../core/provider.js';
 import { newLocalId } from '../core/ids.js';
 import { TroupeError } from '../core/errors.js';
 import type { ToolCallRequest } from '../core/ports.js';
 import type { StepOutcome } from '../machines/turn.machine.js';
 import type { EngineCore } from './engine-core.js';
-import { classify, StepError } from './step-error.js';
+import { classify, contextOverflowError, StepError } from './step-error.js';
 
 /** What one model call produced, filled in as its stream is read. */
 interface StepReading {
@@ -35,7 +35,14 @@ export async function modelStep(core: EngineCore, turnId: string, signal: AbortS
     await readStream(core, turnId, resolved.provider.stream(request, signal), reading);
   } catch (err) {
     if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
-    throw classify(err);
+    const failure = classify(err);
+    if (failure.code !== 'context_overflow') throw failure;
+    const { conversation } = core;
+    throw contextOverflowError(failure.vendorMessage ?? failure.message, {
+      model: conversation.model,
+      contextWindow: resolved.capabilities.contextWindow,
+      requestTokens: estimateTokens(request),
+    });
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

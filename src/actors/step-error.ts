@@ -11,6 +11,8 @@ export class StepError extends Error {
     message: string,
     /** When the vendor said to try again (a rate limit's retry-after), for the client. */
     readonly retryAfterMs?: number,
+    /** The vendor's own words, where `message` is troupe's account of the failure (for diagnosis). */
+    readonly vendorMessage?: string,
   ) {
     super(message);
     this.name = 'StepError';
@@ -33,4 +35,35 @@ export function classify(err: unknown): StepError {
   if (isProviderError(err)) return new StepError(PROVIDER_CODES[err.kind], err.vendorMessage, err.retryAfterMs);
   if (isTroupeError(err)) return new StepError(err.code, err.message);
   return new StepError('internal_error', err instanceof Error ? err.message : String(err));
+}
+
+/** What troupe knows of a request the vendor found too long. */
+export interface OverflowFigures {
+  /** The full model id, as the session names it. */
+  model: string;
+  contextWindow: number;
+  /** The request's size by the offline estimate. */
+  requestTokens: number;
+}
+
+const count = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/**
+ * A model call the vendor refused as too long, in troupe's words: what happened, the figures troupe
+ * is sure of, and what the person can do; the vendor's text is kept as `vendorMessage`. Until
+ * 2026-12-06 the turn ended with the vendor's text alone ("prompt is too long: 212345 tokens >
+ * 200000 maximum"), which says neither that troupe had already compacted nor what to do next.
+ */
+export function contextOverflowError(vendorMessage: string, figures: OverflowFigures): StepError {
+  const window = `the context window of ${figures.model} (${count(figures.contextWindow)} tokens)`;
+  // The estimate is only a figure worth giving when it agrees with the vendor: it can count less
+  // than the vendor's tokenizer, and "about 180,000 tokens" would contradict "too long for 200,000".
+  const size = figures.requestTokens > figures.contextWindow ? ` (about ${count(figures.requestTokens)} tokens, by troupe's estimate)` : '';
+  return new StepError(
+    'context_overflow',
+    `The conversation does not fit ${window}: the model refused the request as too long${size}, and compacting the conversation could not make it fit. ` +
+      'Send a smaller prompt (attach less, or split the work), run /compact to summarize the conversation, or start a new session.',
+    undefined,
+    vendorMessage,
+  );
 }

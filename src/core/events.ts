@@ -199,6 +199,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
     message: z.string().optional(),
     /** With `provider_rate_limited`: when the vendor said to try again (ms). */
     retryAfterMs: nonNegInt.optional(),
+    /** With `context_overflow`: the vendor's own words; `message` is troupe's account of the failure. */
+    vendorMessage: z.string().optional(),
     steps: nonNegInt,
   }),
   z.object({ ...base, type: z.literal('session_closed'), reason: z.enum(['closed', 'deleted']) }),

@@ -68,7 +68,7 @@ export function finished(run: EffectRun): boolean {
 
 const allows = (outcome: string) => outcome === 'allow_once' || outcome === 'allow_always';
 
-export type EffectOutput = { ok: true; output: unknown } | { ok: false; error: { code: string; message: string; retryAfterMs?: number } };
+export type EffectOutput = { ok: true; output: unknown } | { ok: false; error: { code: string; message: string; retryAfterMs?: number; vendorMessage?: string } };
 
 /**
  * What the effect returned (or threw), judged from what it emitted and from `next`, the first log
@@ -80,7 +80,8 @@ export function outputFor(run: EffectRun, next: AgentEvent | undefined): EffectO
   const threw = run.effect !== 'preflight' || (next?.type === 'turn_completed' && next.steps === 0);
   if (next?.type === 'turn_completed' && next.stopReason === 'error' && !finished(run) && threw) {
     const retry = next.retryAfterMs !== undefined ? { retryAfterMs: next.retryAfterMs } : {};
-    return { ok: false, error: { code: next.errorCode ?? 'internal_error', message: next.message ?? 'failed', ...retry } };
+    const vendor = next.vendorMessage !== undefined ? { vendorMessage: next.vendorMessage } : {};
+    return { ok: false, error: { code: next.errorCode ?? 'internal_error', message: next.message ?? 'failed', ...retry, ...vendor } };
   }
   switch (run.effect) {
     case 'preflight':

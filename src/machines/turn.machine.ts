@@ -24,6 +24,8 @@ export interface TurnResult {
   message?: string;
   /** With `provider_rate_limited`: when the vendor said to try again. */
   retryAfterMs?: number;
+  /** The vendor's own words, where `message` is troupe's account (`context_overflow`). */
+  vendorMessage?: string;
   steps: number;
 }
 
@@ -58,6 +60,7 @@ export interface StepFailure {
   code: string;
   message: string;
   retryAfterMs?: number;
+  vendorMessage?: string;
 }
 
 const notProvided = (name: string) => () => {
@@ -82,11 +85,12 @@ function bounded(message: string): string {
 /** A failure thrown by an effect, in the engine's classified form (or internal_error). */
 function failureOf(error: unknown): StepFailure {
   if (error && typeof error === 'object' && 'code' in error && typeof (error as StepFailure).code === 'string') {
-    const { code } = error as StepFailure;
+    const { code, vendorMessage } = error as StepFailure;
     const message = bounded(String((error as { message?: unknown }).message ?? error));
+    const vendor = typeof vendorMessage === 'string' ? { vendorMessage: bounded(vendorMessage) } : {};
     // Whole milliseconds, as the log stores them (a vendor's retry-after-ms may have a fraction).
     const retryAfterMs = Math.ceil(Number((error as StepFailure).retryAfterMs));
-    return Number.isSafeInteger(retryAfterMs) && retryAfterMs >= 0 ? { code, message, retryAfterMs } : { code, message };
+    return Number.isSafeInteger(retryAfterMs) && retryAfterMs >= 0 ? { code, message, retryAfterMs, ...vendor } : { code, message, ...vendor };
   }
   return { code: 'internal_error', message: bounded(error instanceof Error ? error.message : String(error)) };
 }
@@ -128,7 +132,8 @@ const turnSetup = setup({
       result: ({ context, event }) => {
         const failure = failureOf((event as { error?: unknown }).error);
         const retry = failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {};
-        return { stopReason: 'error' as const, errorCode: failure.code, message: failure.message, ...retry, steps: context.step };
+        const vendor = failure.vendorMessage !== undefined ? { vendorMessage: failure.vendorMessage } : {};
+        return { stopReason: 'error' as const, errorCode: failure.code, message: failure.message, ...retry, ...vendor, steps: context.step };
       },
     }),
   },

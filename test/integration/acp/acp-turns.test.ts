@@ -189,11 +189,38 @@ test('a permission prompt the client answers cancelled without a session/cancel:
 });
 
 test('a failed turn is a JSON-RPC error with its code; the session goes on', async (t) => {
-  const c = AcpChild.start({ script: { replies: [[{ context_overflow: 'too long' }], [{ context_overflow: 'still too long' }], [{ text: 'fine' }]] } });
+  const c = AcpChild.start({ script: { replies: [[{ error: { kind: 'overloaded', message: 'busy' } }], [{ text: 'fine' }]] } });
   t.after(() => c.close());
   const { sessionId, running } = await started(c);
-  await assert.rejects(running, (e: any) => e.code === -32040 && e.data?.code === 'context_overflow' && /turn_/.test(e.data?.turnId));
+  await assert.rejects(running, (e: any) => e.code === -32043 && e.data?.code === 'provider_overloaded' && /turn_/.test(e.data?.turnId));
   assert.equal((await c.prompt(sessionId, 'next')).stopReason, 'end_turn');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a context overflow compaction cannot fix ends in troupe\'s own message (the window, what to do); the vendor\'s text is in data.vendorMessage', async (t) => {
+  const vendor = 'prompt is too long: 212345 tokens > 200000 maximum';
+  // Three short turns, then a prompt the vendor refuses before and after the overflow compaction.
+  const c = AcpChild.start({ script: { replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }], [{ context_overflow: vendor }], [{ context_overflow: vendor }], [{ text: 'fine' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const cwd = workspace();
+  const sessionId = await c.newSession(cwd);
+  for (const p of ['one', 'two', 'three']) assert.equal((await c.prompt(sessionId, p)).stopReason, 'end_turn');
+  const failed: any = await c.prompt(sessionId, 'the big one').then(() => assert.fail('the turn should fail'), (e) => e);
+  assert.deepEqual([failed.code, failed.data?.code, failed.data?.vendorMessage], [-32040, 'context_overflow', vendor]);
+  assert.match(failed.data?.turnId, /^turn_/);
+  assert.notEqual(failed.message, vendor);
+  assert.match(failed.message, /does not fit the context window of scripted\/replay \([\d,]+ tokens\)/);
+  assert.match(failed.message, /compacting the conversation could not make it fit/);
+  assert.match(failed.message, /smaller prompt/);
+  assert.match(failed.message, /\/compact/);
+  assert.match(failed.message, /new session/);
+  // The log keeps both: the replay shows troupe's message, the vendor's words stay for diagnosis.
+  const log = await FileEventLog.open(sessionLogPath(sessionsDir(c.home), sessionId), { readOnly: true });
+  const ended = (await log.readAfter(0)).events.filter((e) => e.type === 'turn_completed').at(-1) as any;
+  await log.close();
+  assert.deepEqual([ended.errorCode, ended.message, ended.vendorMessage], ['context_overflow', failed.message, vendor]);
+  assert.equal((await c.prompt(sessionId, 'next')).stopReason, 'end_turn', 'the session goes on');
   assert.deepEqual(c.schemaErrors, []);
 });
 
