@@ -61,7 +61,30 @@ export async function preflight(core: EngineCore, signal: AbortSignal): Promise<
   const measured = core.conversation.measured;
   if (measured && measured.tokens + measured.charsSince / ADDED_CHARS_PER_TOKEN <= budget) return { overBudget: false };
   const tokens = await countTokens(core, resolved, core.request(resolved), signal);
-  return { overBudget: tokens > budget };
+  // Over the budget, but with nothing a compaction could make smaller, the turn goes on: until
+  // 2026-12-06 it compacted anyway, summarizing nothing and cutting nothing (the turns it would
+  // summarize were the ones it keeps: after a prompt that was itself too large, every next prompt
+  // did so), and told the client it had compacted. A request that does not fit ends in the vendor's
+  // overflow, whose compaction summarizes every completed turn, the too-large one included.
+  return { overBudget: tokens > budget && compactionCanReduce(core, resolved, 'preflight') };
+}
+
+/**
+ * The seq through which a compaction for `reason` would summarize, when that takes in turns the
+ * current summary does not cover: it keeps the last `keepTurns` completed turns, or none after a
+ * provider overflow (keeping them evidently did not fit).
+ */
+function summaryCut(core: EngineCore, reason: 'preflight' | 'overflow' | 'manual'): number | undefined {
+  const conv = core.conversation;
+  const ends = conv.turnEnds;
+  const keep = reason === 'overflow' ? 0 : core.deps.limits.keepTurns;
+  const cut = ends.length > keep ? ends[ends.length - keep - 1]! : undefined;
+  return cut !== undefined && cut > (conv.summary?.throughSeq ?? 0) ? cut : undefined;
+}
+
+/** Whether a compaction for `reason` would make the request smaller: turns to summarize, or tool outputs to cut. */
+export function compactionCanReduce(core: EngineCore, resolved: ResolvedModel, reason: 'preflight' | 'overflow' | 'manual'): boolean {
+  return summaryCut(core, reason) !== undefined || core.conversation.hasToolOutputOver(toolOutputLimitFor(core.deps.limits, resolved.capabilities));
 }
 
 /** The last user message of every summarization request. */
@@ -78,15 +101,11 @@ export async function compact(core: EngineCore, turnId: string | undefined, reas
   core.openCompactionId = compactionId;
   core.emit({ type: 'compaction_started', ...base, reason, tokensBefore: estimateTokens(core.request(resolved)) });
 
-  // Keep the last `keepTurns` completed turns verbatim and summarize everything before them; after a
-  // provider overflow, keeping them evidently did not fit, so every completed turn is summarized.
-  const ends = conv.turnEnds;
-  const keep = reason === 'overflow' ? 0 : core.deps.limits.keepTurns;
-  const cut = ends.length > keep ? ends[ends.length - keep - 1]! : undefined;
+  const cut = summaryCut(core, reason);
   const toolOutputLimit = toolOutputLimitFor(core.deps.limits, resolved.capabilities);
   let summary: string | undefined;
   try {
-    if (cut !== undefined && cut > (conv.summary?.throughSeq ?? 0)) summary = await summarize(core, resolved, cut, toolOutputLimit, signal);
+    if (cut !== undefined) summary = await summarize(core, resolved, cut, toolOutputLimit, signal);
   } catch (err) {
     if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
     const failure = classify(err);

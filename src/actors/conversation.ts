@@ -205,6 +205,14 @@ export class Conversation {
     return answerDanglingToolCalls(out);
   }
 
+  /** Whether a tool output the next model call sends is longer than `limit` (a compaction cutting to it would shorten it). */
+  hasToolOutputOver(limit: number): boolean {
+    const t = this.toolOutputLimit;
+    return this.entries.some(
+      (e) => e.message.role === 'tool' && e.message.results.some((r) => r.output.length > limit && (!t || e.seq > t.atSeq || t.limit > limit)),
+    );
+  }
+
   private truncated(entry: Entry): ModelMessage {
     const t = this.toolOutputLimit;
     if (!t || entry.message.role !== 'tool' || entry.seq > t.atSeq) return entry.message;

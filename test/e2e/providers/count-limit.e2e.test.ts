@@ -43,7 +43,7 @@ for (const v of VENDORS) {
     mkdirSync(join(configHome, 'troupe'), { recursive: true });
     // 2 s, not less: the limit runs from the call, and the process's first request may be slow to
     // set up on a loaded machine. A 1,000-token window: the estimate of the system prompt and the tools alone is over its
-    // budget, so the compaction it starts shows that the estimate, not the count, sized the request.
+    // budget, so the request is sized (by the estimate, once the count is given up) on this first prompt.
     const settings = { maxRetries: 0, streamIdleTimeoutMs: 2_000, models: { [v.model]: { contextWindow: 1_000 } } };
     writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { [v.section]: settings } }));
     const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: `${v.section}/${v.model}`, ...v.env(server.url) } });
@@ -59,8 +59,8 @@ for (const v of VENDORS) {
       ['count', 'model'],
     );
     await server.requests[0]!.socketClosed;
-    const notes = child.updatesFor(sessionId, 'agent_thought_chunk').map((u) => u.content.text);
-    assert.ok(notes.some((n) => /Compacting the conversation: preflight, about \d+ tokens/.test(n)), JSON.stringify(notes));
+    // (Until 2026-12-06 a compaction showed it, made though a first prompt has nothing to compact.)
+    assert.match(child.stderr, /the token count failed; sizing the request by the offline estimate/);
     assert.deepEqual(child.schemaErrors, []);
   });
 }

@@ -146,6 +146,29 @@ test('a turn whose one tool output is larger than the window: overflow, compacti
   assert.ok(output(turnRequests[2]!).length < done!.toolOutputLimit! + 100);
 });
 
+test('after a prompt too large for the window even compacted, the next prompt runs no compaction that has nothing to compact', async () => {
+  // Turn 1 reads a file (its output is cut by the overflow compaction), turns 2 and 3 are short;
+  // then a 40,000-character prompt on a 6,000-token window: refused before and after its compaction.
+  const s = setup([readFile('f1.txt'), [{ text: 'read 1' }], [{ text: 'two' }], [{ text: 'three' }], [{ text: 'after' }]], { windows: { small: 6_000 }, model: 'small' });
+  writeFileSync(join(s.dir, 'f1.txt'), lines(80, 'file1'));
+  for (const p of ['read f1.txt', 'two', 'three']) assert.equal((await s.engine.prompt(text(p)).result).stopReason, 'end_turn');
+  const failed = await s.engine.prompt(text('x'.repeat(40_000))).result;
+  assert.deepEqual([failed.stopReason, failed.errorCode], ['error', 'context_overflow']);
+  assert.deepEqual(s.ofType('compaction_started').map((e) => e.reason), ['preflight', 'overflow'], 'the failed turn compacted what it could');
+  const [seen, requests] = [s.events.length, s.requests.length];
+
+  // Every completed turn is summarized already, and the two the preflight compaction keeps are the
+  // ones the summary covers: a preflight compaction would summarize nothing and cut nothing.
+  const next = await s.engine.prompt(text('small')).result;
+  assert.equal(next.stopReason, 'end_turn', `turn failed: ${next.errorCode} ${next.message}`);
+  const started = s.events.slice(seen).filter((e) => e.type === 'compaction_started');
+  assert.deepEqual(started.map((e) => e.reason), ['overflow'], 'no preflight compaction; the overflow one summarizes the too-large prompt');
+  const done = s.events.slice(seen).filter((e) => e.type === 'compaction_completed');
+  assert.ok(done.every((e) => e.status === 'completed' && e.summary !== undefined), 'every compaction summarized something');
+  assert.deepEqual(s.requests.slice(requests).map((q) => [q.request.purpose, q.refused]), [['turn', true], ['compaction', false], ['turn', false]]);
+  assert.deepEqual(s.schemaErrors, []);
+});
+
 test('fitForSummary: any history fits any budget, starts with the user, keeps the previous summary and the newest message', () => {
   const seed = fcSeed('fitForSummary');
   const big = fc.string({ maxLength: 3_000 });

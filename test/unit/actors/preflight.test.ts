@@ -3,17 +3,21 @@
 // trip before every turn's first token otherwise.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ModelProvider } from '../../../src/core/provider.js';
 import type { ScriptItem } from '../../../src/providers/scripted/script-items.js';
+import type { EngineLimits } from '../../../src/actors/engine-core.js';
 import { makeHarness, text } from '../../support/engine-harness.js';
 
 const WINDOW = 10_000; // budget: 0.8 × 10,000 = 8,000 tokens (the default compactThreshold)
 
-function setup(replies: ScriptItem[][]) {
+function setup(replies: ScriptItem[][], limits: Partial<EngineLimits> = {}) {
   const counted: number[] = [];
   let vendorCount = 500;
   const h = makeHarness(replies, {
     capabilities: { contextWindow: WINDOW },
+    limits,
     wrapProvider: (inner): ModelProvider => ({
       ...inner,
       stream: (request, signal) => inner.stream(request, signal),
@@ -37,7 +41,9 @@ test('the vendor counts the first prompt, not the next ones far inside the budge
 });
 
 test('near the budget the vendor counts, and its count decides the compaction', async () => {
-  const s = setup([reply(7_900), reply(2_000), reply(2_000)]);
+  // One turn kept: by the third prompt there is a turn to summarize (a compaction with nothing to
+  // make smaller is not made, over the budget or not).
+  const s = setup([reply(7_900), reply(2_000), reply(2_000)], { keepTurns: 1 });
   await s.engine.prompt(text('first')).result;
   assert.equal(s.counted.length, 1);
   // 7,910 measured + 200 characters at 2 per token > 8,000: counted. The vendor says it fits.
@@ -81,7 +87,7 @@ test('without a vendor count, the model measure decides too: the offline estimat
 });
 
 test('without a vendor count, the offline estimate still decides when the measure comes near the budget', async () => {
-  const s = makeHarness([reply(7_500), reply(1_000), reply(1_000)], { capabilities: { contextWindow: WINDOW } });
+  const s = makeHarness([reply(7_500), reply(1_000), reply(1_000)], { capabilities: { contextWindow: WINDOW }, limits: { keepTurns: 1 } });
   await s.engine.prompt(text('first')).result;
   // 7,510 measured + 2,000 characters at 2 a token > 8,000: estimated, and the short conversation
   // (about 500 tokens, plus the system prompt and tools) fits.
@@ -107,4 +113,26 @@ test('an image counts as 1,600 tokens, not as its base64 text: a screenshot does
   // The image's share of each estimate: 1,600 tokens, and its block's few other characters.
   const share = withImage.map((n, i) => n - without[i]!);
   assert.ok(share.every((n) => n >= 1_600 && n < 1_630), `the image counted ${share} tokens`);
+});
+
+test('over the budget, preflight compacts only what a compaction can make smaller: a long tool output not yet cut, never nothing', async () => {
+  const s = setup([
+    [{ tool_call: { name: 'read_file', input: { path: 'big.txt' } } }],
+    [{ text: 'read it' }, { usage: { input: 7_900, output: 10 } }],
+    reply(7_900),
+    reply(7_900),
+  ]);
+  writeFileSync(join(s.dir, 'big.txt'), `${'z'.repeat(99)}\n`.repeat(100)); // 10,000 characters
+  s.setVendorCount(9_000); // always over the budget of 8,000
+  const compactions = () => s.ofType('compaction_completed');
+  assert.equal((await s.engine.prompt(text(`read big.txt ${'x'.repeat(400)}`)).result).stopReason, 'end_turn');
+  assert.deepEqual(compactions(), [], 'over the budget, but no earlier turn and no tool output: nothing to compact');
+  assert.equal((await s.engine.prompt(text('y'.repeat(400))).result).stopReason, 'end_turn');
+  assert.deepEqual(s.ofType('compaction_started').map((e) => e.reason), ['preflight'], 'the long tool output can be cut');
+  const [cut] = compactions();
+  assert.deepEqual([cut!.status, cut!.summary, cut!.toolOutputLimit], ['completed', undefined, 4_000]);
+  assert.equal((await s.engine.prompt(text('w'.repeat(400))).result).stopReason, 'end_turn');
+  assert.equal(compactions().length, 1, 'the output is cut already, and the two turns are the ones kept: nothing more to compact');
+  assert.equal(s.counted.length, 3, 'every prompt was sized');
+  assert.deepEqual(s.schemaErrors, []);
 });
