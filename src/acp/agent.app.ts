@@ -386,6 +386,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/prompt',
       guarded('session/prompt', async (p: acp.PromptRequest, { client, signal }) => {
         const { waiting, done } = waitingPrompt(p.sessionId);
+        // Cancelled by session/cancel, or this request withdrawn by `$/cancel_request`, before its
+        // prompt reached the engine (until 2026-12-06 the second was not checked: a slash command
+        // withdrawn while its session opened still switched the mode or model, or compacted).
+        const cancelled = () => waiting.cancelled || signal.aborted;
         let h: SessionHost;
         let live: LiveSession;
         let handle: ReturnType<LiveSession['engine']['prompt']>;
@@ -394,12 +398,13 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           live = await sessionOf(h, p.sessionId);
           // Cancelled while its session opened: a slash command does not run either (it would switch
           // the mode or model, or compact, and answer end_turn to a prompt the client cancelled).
-          if (waiting.cancelled) return { stopReason: 'cancelled' };
+          if (cancelled()) return { stopReason: 'cancelled' };
           const command = slashCommand(p.prompt);
           if (command?.name === 'compact') {
-            // session/cancel stops the compaction; the prompt is answered cancelled then (ACP).
-            const outcome = await live.engine.compactNow();
-            return { stopReason: outcome === 'cancelled' || waiting.cancelled ? 'cancelled' : 'end_turn' };
+            // session/cancel stops the compaction, and so does `$/cancel_request` of this request
+            // (then only it: prompts sent behind it go on); the prompt is answered cancelled then (ACP).
+            const outcome = await live.engine.compactNow(signal);
+            return { stopReason: outcome === 'cancelled' || cancelled() ? 'cancelled' : 'end_turn' };
           }
           if (command) {
             await configure(client, h, live, { [command.name]: command.arg });
@@ -410,7 +415,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           const mcp = mcpCommand(p.prompt);
           const blocks = mcp ? [...((await h.expandMcpCommand(p.sessionId, mcp.name, mcp.input, signal)) as acp.ContentBlock[]), ...mcp.rest] : p.prompt;
           const content = toContent(blocks, { images: model.capabilities.images, model: model.id });
-          if (waiting.cancelled) return { stopReason: 'cancelled' };
+          if (cancelled()) return { stopReason: 'cancelled' };
           // The client is not sent its own prompt back (SessionUpdates.prompted). The turn is named
           // here because a prompt to an idle session starts its turn within engine.prompt; the daemon
           // names it (troupe-meta.ts TURN_ID).
@@ -426,7 +431,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           }
         } catch (err) {
           // Cancelled (or its session closed) while it waited: that is its answer, whatever came of the wait.
-          if (waiting.cancelled) return { stopReason: 'cancelled' };
+          if (cancelled()) return { stopReason: 'cancelled' };
           throw err;
         } finally {
           done();

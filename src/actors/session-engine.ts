@@ -220,17 +220,26 @@ export class SessionEngine {
 
   /**
    * Compacts the conversation now (the `/compact` command). Refused while a turn or another
-   * compaction runs. Prompts sent meanwhile wait for it; `cancel` stops it (then: `cancelled`).
+   * compaction runs. Prompts sent meanwhile wait for it; `cancel` stops it, and so does `signal`
+   * (its request withdrawn), which leaves those prompts to run (then: `cancelled`).
    */
-  async compactNow(): Promise<'completed' | 'cancelled'> {
+  async compactNow(signal?: AbortSignal): Promise<'completed' | 'cancelled'> {
     this.assertOpen();
     if (this.core.conversation.openTurn || this.actor.getSnapshot().value !== 'idle' || this.manualCompaction) {
       throw new TroupeError('session_busy', 'cannot compact while a turn runs; cancel it or wait');
     }
+    if (signal?.aborted) return 'cancelled';
     const stop = new AbortController();
+    // Until 2026-12-06 only `cancel` stopped it: a `/compact` whose request the client withdrew
+    // ($/cancel_request) ran to its end, or never answered while the summary call hung.
+    const withdraw = () => stop.abort();
+    signal?.addEventListener('abort', withdraw, { once: true });
     let ended!: () => void;
     this.manualCompaction = { stop, done: new Promise<void>((resolve) => (ended = resolve)) };
-    const outcome = await this.compactAlone(stop.signal).finally(() => ended());
+    const outcome = await this.compactAlone(stop.signal).finally(() => {
+      signal?.removeEventListener('abort', withdraw);
+      ended();
+    });
     await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
     return outcome;
   }

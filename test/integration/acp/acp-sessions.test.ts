@@ -212,6 +212,49 @@ test('session/cancel stops a /compact: it is answered cancelled, a prompt sent b
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('$/cancel_request of a running /compact stops it as session/cancel does: answered cancelled; a prompt sent behind it goes on', async (t) => {
+  const c = AcpChild.start({ script: { compaction: [{ hang: true }], replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }], [{ text: 'behind' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ session: { compaction: {} } } as any);
+  const sessionId = await c.newSession(workspace());
+  for (const p of ['one', 'two', 'three']) await c.prompt(sessionId, p);
+  // The SDK client sends $/cancel_request for a request whose cancellationSignal aborts.
+  const withdraw = new AbortController();
+  const compacting = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '/compact' }] }, { cancellationSignal: withdraw.signal });
+  await c.until(() => c.updatesFor(sessionId, 'compaction_update').length === 1, 'compaction started');
+  const behind = c.prompt(sessionId, 'sent while it compacts');
+  withdraw.abort();
+  let answer: string | undefined;
+  void compacting.then((r) => (answer = r.stopReason));
+  // (Until 2026-12-06 the withdrawn /compact was never answered while its summary call hung.)
+  await c.until(() => answer !== undefined, 'the withdrawn /compact answered');
+  assert.equal(answer, 'cancelled');
+  const [, ended] = c.updatesFor(sessionId, 'compaction_update');
+  assert.deepEqual([ended.status, ended.error], ['failed', 'request_cancelled']);
+  assert.equal((await behind).stopReason, 'end_turn', 'only the withdrawn request was cancelled');
+  assert.ok(c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'behind'));
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.deepEqual([state.session, state.queue], ['idle', []]);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('/compact while a turn runs never waits in the queue: it is refused session_busy at once, and the running turn goes on', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'partial' }, { hang: true }]] } });
+  t.after(() => c.close());
+  await c.initialize({ session: { compaction: {} } } as any);
+  const sessionId = await c.newSession(workspace());
+  const running = c.prompt(sessionId, 'go');
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'chunk');
+  const before: any = await c.agent.request('_troupe/session_state', { sessionId });
+  await assert.rejects(c.prompt(sessionId, '/compact'), rpcError(-32014, 'session_busy'));
+  const after: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.deepEqual([after.session, after.turnId, after.queue], ['running', before.turnId, []], 'the same turn runs, nothing queued behind it');
+  await c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await running).stopReason, 'cancelled');
+  assert.deepEqual(c.updatesFor(sessionId, 'compaction_update'), []);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('prompts take text, resource links, embedded resources and images', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ text: 'seen' }]] } });
   t.after(() => c.close());

@@ -560,6 +560,25 @@ test('cancel stops /compact: it answers cancelled, the compaction ends failed, t
   assertWellFormed(h);
 });
 
+test('/compact\'s own signal (its request withdrawn) stops it: cancelled, the compaction ends failed, the prompts waiting behind it run; one withdrawn before it starts never compacts', async () => {
+  const { held, wrapProvider } = heldSummaries();
+  const h = makeHarness([[{ text: 'one' }], [{ text: 'two' }]], { limits: { keepTurns: 0 }, wrapProvider });
+  await h.engine.prompt(text('first')).result;
+  const withdraw = new AbortController();
+  const compacted = h.engine.compactNow(withdraw.signal);
+  while (!held.started) await new Promise((r) => setTimeout(r, 1));
+  const waiting = h.engine.prompt(text('behind it'));
+  withdraw.abort();
+  assert.equal(await compacted, 'cancelled');
+  assert.equal((await waiting.result).stopReason, 'end_turn', 'only the withdrawn command was stopped');
+  const [done] = h.ofType('compaction_completed');
+  assert.deepEqual([done?.status, done?.errorCode], ['failed', 'request_cancelled']);
+  assert.equal(await h.engine.compactNow(withdraw.signal), 'cancelled');
+  assert.equal(h.ofType('compaction_started').length, 1, 'an already withdrawn /compact does not start');
+  assert.ok(h.engine.idle);
+  assertWellFormed(h);
+});
+
 test('closing the session while /compact runs stops it first: session_closed is still the last event', async () => {
   const { held, wrapProvider } = heldSummaries();
   const h = makeHarness([[{ text: 'one' }]], { limits: { keepTurns: 0 }, wrapProvider });
