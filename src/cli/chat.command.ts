@@ -10,7 +10,7 @@ import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
-import { Repl } from './repl.js';
+import { failureSummary, Repl } from './repl.js';
 import { openSession } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
@@ -30,7 +30,7 @@ Permission requests are asked inline (y, a, n, never); --yes allows them all.
 --mcp-config FILE starts the MCP servers of FILE for the session ({"mcpServers": {...}}, docs/cli.md).
 --add-dir DIR (repeatable) lets the session use DIR too; with --session it replaces the ones it had.
 Piped input (no terminal) is played one prompt per line, each after the previous turn ended; the
-chat then exits 1 if one of its turns failed.
+chat then exits 1 if one of its turns or commands failed.
 
 Examples:
   troupe chat
@@ -99,13 +99,12 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       io.stderr.write('troupe chat: interrupted\n');
       return EXIT.cancelled;
     }
-    // Piped input is a script: as `troupe run`, it fails when a turn of it failed (until 2026-12-06
-    // it exited 0 whatever its turns did). A person at a terminal saw each error and left by choice.
-    const failed = repl.failedTurns;
-    if (!(stdin as { isTTY?: boolean }).isTTY && failed.length > 0) {
-      const first = failed[0]!;
-      const code = (first as { code?: string }).code;
-      io.stderr.write(`troupe chat: ${failed.length === 1 ? 'a turn' : `${failed.length} turns`} failed, the first: ${printable(first.message.split('\n')[0]!)}${code ? ` (${code})` : ''}\n`);
+    // Piped input is a script: as `troupe run`, it fails when a line of it failed, a turn or a slash
+    // command (until 2026-12-06 it exited 0 after either). A person at a terminal saw each error and
+    // left by choice.
+    const failed = failureSummary(repl.failures);
+    if (!(stdin as { isTTY?: boolean }).isTTY && failed) {
+      io.stderr.write(`troupe chat: ${failed}\n`);
       return EXIT.error;
     }
     return EXIT.ok;

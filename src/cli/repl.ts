@@ -11,7 +11,7 @@ import { createInterface, type Interface } from 'node:readline';
 import type * as acp from '@agentclientprotocol/sdk';
 import { makeDirs } from '../store/paths.js';
 import { rpcToError, type AcpLink } from './acp-link.js';
-import { cancelOnTermination } from './cli-io.js';
+import { cancelOnTermination, CliError } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
 import type { Ask } from './permission-prompt.js';
 import type { Style } from './style.js';
@@ -46,6 +46,31 @@ export function completeCommand(line: string, agentCommands: readonly acp.Availa
   if (!/^\/\S*$/.test(line)) return [[], line];
   const names = [...new Set([...OWN_COMMANDS, ...agentCommands.map((c) => c.name)])].map((n) => `/${n}`);
   return [names.filter((n) => n.startsWith(line)).sort(), line];
+}
+
+/** A line of the loop that failed: a prompt's turn, or a slash command (the chat's or the agent's). */
+export interface FailedLine {
+  what: 'turn' | 'command';
+  error: Error;
+}
+
+/** A line that is a slash command: `/name` first, with no other slash in it (`/etc/hosts …` is a prompt). */
+const isCommandLine = (text: string) => /^\/[^\s/]+(\s|$)/.test(text);
+
+/**
+ * What failed, for the chat's last line on stderr: `a turn failed, the first: …`, `2 turns and a
+ * command failed, …`. Undefined when nothing failed.
+ */
+export function failureSummary(failures: readonly FailedLine[]): string | undefined {
+  const first = failures[0];
+  if (!first) return undefined;
+  const count = (what: FailedLine['what']) => {
+    const n = failures.filter((f) => f.what === what).length;
+    return n === 0 ? undefined : n === 1 ? `a ${what}` : `${n} ${what}s`;
+  };
+  const code = (first.error as { code?: string }).code;
+  const counted = [count('turn'), count('command')].filter(Boolean).join(' and ');
+  return `${counted} failed, the first: ${printable(first.error.message.split('\n')[0]!)}${code ? ` (${code})` : ''}`;
 }
 
 export interface ReplSettings {
@@ -87,8 +112,11 @@ export class Repl {
    * (cancelled by the first) to end: as `troupe run`, the command then exits 130.
    */
   interrupted = false;
-  /** The turns of this loop that ended in an error (their `error:` notes were printed), in order. */
-  readonly failedTurns: Error[] = [];
+  /**
+   * The lines of this loop that failed (their `error:` notes were printed), in order: a turn, or a
+   * command (`/mode nonsense`, a `/model` no provider serves, `/mode` without its argument).
+   */
+  readonly failures: FailedLine[] = [];
 
   constructor(private readonly s: ReplSettings) {
     this.tty = Boolean((s.stdin as { isTTY?: boolean }).isTTY);
@@ -232,22 +260,33 @@ export class Repl {
         return void (await this.cancel());
       }
       if (cmd === '/mode' || cmd === '/model') {
-        if (!arg) return this.s.renderer.note(this.s.style.dim(`usage: ${cmd} ${cmd === '/mode' ? 'default|accept-edits|plan|bypass' : 'provider/model'}`));
+        // A failure like the others (until 2026-12-06 a note that a script piping it could not tell from success).
+        if (!arg) throw new CliError('usage', `usage: ${cmd} ${cmd === '/mode' ? 'default|accept-edits|plan|bypass' : 'provider/model'}`);
         if (cmd === '/mode') await this.s.link.agent.request('session/set_mode', { sessionId: this.s.sessionId, modeId: arg });
         else await this.s.link.agent.request('session/set_config_option', { sessionId: this.s.sessionId, configId: 'model', value: arg });
         // A mode change comes back as a current_mode_update, which the renderer shows.
         if (cmd === '/model') this.s.renderer.note(this.s.style.dim(`[model: ${arg}]`));
         return;
       }
-      if (cmd === '/queue') return await this.promptTurn(arg, wait);
+      if (cmd === '/queue') {
+        if (!arg) throw new CliError('usage', 'usage: /queue TEXT');
+        return await this.promptTurn(arg, wait);
+      }
       // Steer whenever the session runs a turn, ours or another client's (attach --interactive).
       if (await this.steer(text)) return;
       await this.promptTurn(text, wait);
     } catch (err) {
-      this.s.renderer.note(this.s.style.red(`error: ${printable(rpcToError(err, this.s.target).message)}`));
+      // Until 2026-12-06 a failed command (`/mode nonsense`) was only this note: piped chat exited 0.
+      this.fail(isCommandLine(text) ? 'command' : 'turn', rpcToError(err, this.s.target));
     } finally {
       this.showPrompt();
     }
+  }
+
+  /** Notes a failed line, on the terminal and in `failures`. */
+  private fail(what: FailedLine['what'], error: Error): void {
+    this.failures.push({ what, error });
+    this.s.renderer.note(this.s.style.red(`error: ${printable(error.message)}`));
   }
 
   /** Steers the running turn; false when there is none any more (the text then becomes a prompt). */
@@ -281,9 +320,8 @@ export class Repl {
         // Left in haste: the turn ends under a closed connection, which is no failure to report.
         if (this.interrupted) return;
         this.s.renderer.done();
-        const e = rpcToError(err, this.s.target);
-        this.failedTurns.push(e);
-        this.s.renderer.note(this.s.style.red(`error: ${printable(e.message)}`));
+        // An agent's command (`/compact`, `/mcp__server__prompt`) is answered as a prompt.
+        this.fail(isCommandLine(text) ? 'command' : 'turn', rpcToError(err, this.s.target));
       })
       .finally(() => {
         this.running--;

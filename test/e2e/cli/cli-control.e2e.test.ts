@@ -269,6 +269,17 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal(fine.code, 0, fine.stderr);
   });
 
+  test('chat with piped input exits 1 when one of its slash commands failed, as for a failed turn', async () => {
+    const r = await h.run(['chat'], { input: '/mode nonsense\nhello\n' });
+    assert.match(r.stdout, /error: unknown mode 'nonsense'/);
+    assert.match(r.stdout, /Hello there\./, 'the lines after the failed command are played');
+    // Until 2026-12-06: exit 0, the failed command only a note on stdout.
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^troupe chat: a command failed, the first: unknown mode 'nonsense'.* \(invalid_params\)\n$/);
+    const fine = await h.run(['chat'], { input: '/mode plan\n' });
+    assert.equal(fine.code, 0, fine.stderr);
+  });
+
   test('run whose stdout closes early (| head) cancels its turn on the daemon before it leaves', async () => {
     const b = h.start(['run', '--json', 'answer in two parts']);
     await until(() => b.stdout().includes('Part one.'), 'the turn to start');
