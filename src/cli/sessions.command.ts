@@ -7,6 +7,7 @@ import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, type SessionSummary } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { makeStyle, type Style } from './style.js';
+import { displayWidth, padEndColumns } from './display-width.js';
 import { printable, printableStart } from './terminal-text.js';
 
 const USAGE = `Usage: troupe sessions [--all] [--json]
@@ -40,9 +41,10 @@ export function ago(ms: number, now = Date.now()): string {
   return `${Math.floor(s / 86_400)}d ago`;
 }
 
+/** Columns lined up by display width (until 2026-12-06 by `.length`: a CJK or emoji title pushed its row's cwd right). */
 function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ').trimEnd() + '\n').join('');
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => displayWidth(r[c]!))));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : padEndColumns(cell, widths[c]!))).join('  ').trimEnd() + '\n').join('');
 }
 
 function listText(sessions: SessionSummary[], style: Style): string {

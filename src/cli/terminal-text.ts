@@ -4,7 +4,7 @@
  * terminal; its control characters are spelled out (`\x1b`) instead. Line breaks and tabs stay where
  * the text is shown as lines (`CRLF` becomes a line break); a one-line field keeps none.
  */
-import { pairSafeEnd } from '../core/text-cut.js';
+import { columnsOf, displayWidth } from './display-width.js';
 
 const CONTROL_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
@@ -15,9 +15,20 @@ export function printable(s: string, { lines = false } = {}): string {
 }
 
 /**
- * The first `max` UTF-16 units of a one-line field (a title in a list), spelled out as above; cut
- * before an emoji the cut falls in, whose lone half would print as U+FFFD.
+ * The start of a one-line field (a title in a list) that fits in `columns` terminal columns, spelled
+ * out as above: whole characters only (an emoji, a letter with its accents), measured as printed
+ * (`\x1b` takes four). Until 2026-12-06 the cut was at `columns` UTF-16 units, which a CJK title
+ * filled twice over, and the lists padded by `.length`, so wide characters misaligned them.
  */
-export function printableStart(s: string, max: number): string {
-  return printable(s.slice(0, pairSafeEnd(s, max)));
+export function printableStart(s: string, columns: number): string {
+  let out = '';
+  let width = 0;
+  for (const { cluster } of columnsOf(s)) {
+    const shown = printable(cluster);
+    const w = displayWidth(shown);
+    if (width + w > columns) break;
+    out += shown;
+    width += w;
+  }
+  return out;
 }

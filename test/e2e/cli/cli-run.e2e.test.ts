@@ -153,11 +153,12 @@ describe('troupe run with untrusted text', { timeout: SUITE_TIMEOUT_MS }, () => 
   test('sessions and daemon status cut a long title before an emoji, not in it, and spell out its control characters', async () => {
     const s = makeHome({ replies: [{ when: 'hello', items: [{ text: 'hi' }] }] });
     try {
-      // Both lists cut a title at 40 UTF-16 units: here the 40th is the second half of the emoji.
-      const prompt = `\x1b]0;owned\x07 ${'a'.repeat(28)}😀 hello`;
+      // Both lists cut a title at 40 columns of what they print (`\x1b` takes 4): here the emoji takes
+      // the 40th and the 41st (until 2026-12-06 the cut was at 40 UTF-16 units of the raw title).
+      const prompt = `\x1b]0;owned\x07 ${'a'.repeat(22)}😀 hello`;
       const r = await s.run(['run', prompt]);
       assert.equal(r.code, 0, r.stderr);
-      const shown = `\\x1b]0;owned\\x07 ${'a'.repeat(28)}`;
+      const shown = `\\x1b]0;owned\\x07 ${'a'.repeat(22)}`;
       const list = await s.run(['sessions']);
       assert.equal(list.code, 0, list.stderr);
       assert.ok(!list.stdout.includes('\uFFFD'), `no half emoji in the list: ${JSON.stringify(list.stdout)}`);
