@@ -41,10 +41,15 @@ export function helpText(agentCommands: readonly acp.AvailableCommand[]): string
   return `${HELP}\nThe agent's commands (sent as the prompt):\n${lines.join('\n')}`;
 }
 
-/** Tab completion of a line that is a command being typed: the chat's and the agent's (e.g. MCP prompts). */
+/**
+ * Tab completion of a line that is a command being typed: the chat's and the agent's (e.g. MCP
+ * prompts). readline prints the candidates, or writes the one that matches into the line: the
+ * agent's names are its (and its MCP servers') text, spelled out as /help shows them (until
+ * 2026-12-06 they reached the terminal raw).
+ */
 export function completeCommand(line: string, agentCommands: readonly acp.AvailableCommand[]): [string[], string] {
   if (!/^\/\S*$/.test(line)) return [[], line];
-  const names = [...new Set([...OWN_COMMANDS, ...agentCommands.map((c) => c.name)])].map((n) => `/${n}`);
+  const names = [...new Set([...OWN_COMMANDS, ...agentCommands.map((c) => printable(c.name))])].map((n) => `/${n}`);
   return [names.filter((n) => n.startsWith(line)).sort(), line];
 }
 

@@ -126,7 +126,8 @@ export class UpdateRenderer {
         for (const e of u.entries) this.write(`  ${e.status === 'completed' ? '☑' : e.status === 'in_progress' ? '▸' : '☐'} ${printable(e.content)}\n`);
         return;
       case 'current_mode_update':
-        this.note(this.style.dim(`[mode: ${u.currentModeId}]`));
+        // The agent's id, spelled out (until 2026-12-06 printed raw).
+        this.note(this.style.dim(`[mode: ${printable(u.currentModeId)}]`));
         return;
       case 'available_commands_update':
         // Not shown as it comes: `/help` lists them.

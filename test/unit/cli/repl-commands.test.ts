@@ -27,3 +27,13 @@ test('Tab completes a command being typed, and nothing else', () => {
   assert.deepEqual(completeCommand('/mcp__docs__review src', agent), [[], '/mcp__docs__review src']);
   assert.deepEqual(completeCommand('hello /mo', agent), [[], 'hello /mo']);
 });
+
+test("Tab completion spells out the control characters of the agent's command names, as /help does", () => {
+  const hostile = [{ name: 'evil\x1b]0;owned\x07', description: 'x' }, { name: 'mcp__s__p\x9b2J', description: 'y' }];
+  const [candidates] = completeCommand('/', hostile);
+  // Until 2026-12-06 readline printed these raw (or wrote the one match into the line).
+  assert.ok(candidates.includes('/evil\\x1b]0;owned\\x07'), JSON.stringify(candidates));
+  assert.ok(candidates.includes('/mcp__s__p\\x9b2J'), JSON.stringify(candidates));
+  assert.ok(candidates.every((c) => !/[\x00-\x1f\x7f-\x9f]/.test(c)), JSON.stringify(candidates));
+  assert.deepEqual(completeCommand('/ev', hostile), [['/evil\\x1b]0;owned\\x07'], '/ev']);
+});

@@ -1,0 +1,27 @@
+// What the agent sends is the agent's text, and the agent may be untrusted (a remote daemon, a
+// misbehaving model or MCP server): the renderer spells out the control characters of every field it
+// prints, not only of message text and tool titles.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import type * as acp from '@agentclientprotocol/sdk';
+import { makeStyle } from '../../../src/cli/style.js';
+import { UpdateRenderer } from '../../../src/cli/update.renderer.js';
+
+const RAW_CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
+
+function render(updates: unknown[]): string {
+  const out = new PassThrough();
+  let printed = '';
+  out.on('data', (c: Buffer) => (printed += c.toString()));
+  const renderer = new UpdateRenderer(out, new PassThrough(), makeStyle(out, { NO_COLOR: '1' }), { spinner: false });
+  for (const update of updates) renderer.update({ sessionId: 'ses_0test', update } as acp.SessionNotification);
+  renderer.done();
+  return printed;
+}
+
+test("a mode id the agent announces is shown spelled out", () => {
+  const printed = render([{ sessionUpdate: 'current_mode_update', currentModeId: 'plan\x1b]0;owned\x07' }]);
+  // Until 2026-12-06: `[mode: plan<ESC>]0;owned<BEL>]`, which retitled the terminal.
+  assert.equal(printed, '[mode: plan\\x1b]0;owned\\x07]\n');
+});
