@@ -15,6 +15,7 @@ import { decidePermission, toolCallSummary } from './permission-prompt.js';
 import { Repl } from './repl.js';
 import { openSession } from './session-open.js';
 import { makeStyle } from './style.js';
+import { printable } from './terminal-text.js';
 import { UpdateRenderer } from './update.renderer.js';
 
 const USAGE = `Usage: troupe attach ID [--interactive] [--json]
@@ -74,7 +75,9 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       },
     });
     const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: id });
-    io.stderr.write(style.dim(`[attached to ${id} in ${opened.cwd}; Ctrl-C detaches]\n`));
+    // The cwd is the daemon's record of the session (a directory's name may hold any character but `/`):
+    // spelled out, as chat shows it (until 2026-12-06 attach printed it raw).
+    io.stderr.write(style.dim(`[attached to ${id} in ${printable(opened.cwd)}; Ctrl-C detaches]\n`));
     let end: 'deleted' | 'failed' | undefined;
     if (values.interactive) {
       repl = new Repl({ link, target: conn.target, sessionId: id, renderer, style, stdin, stdout: io.stdout, historyPath: chatHistoryPath(resolveTroupeHome(io.env)), prompt: style.bold('› ') });

@@ -11,7 +11,7 @@ import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
 import { failureSummary, Repl } from './repl.js';
-import { openSession } from './session-open.js';
+import { openSession, type OpenedSession } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
@@ -37,6 +37,15 @@ Examples:
   troupe chat --session ses_0abc…
   printf 'list the files\\nread package.json\\n' | troupe chat --yes
 `;
+
+/**
+ * The chat's first line: the session it works on. Its id and directories are the daemon's words,
+ * spelled out (until 2026-12-06 the id was printed raw).
+ */
+export function openedNote(opened: OpenedSession): string {
+  const also = opened.additionalDirectories.length ? ` (also ${opened.additionalDirectories.map((d) => printable(d)).join(', ')})` : '';
+  return `[${opened.resumed ? 'resumed' : 'new'} session ${printable(opened.sessionId)} in ${printable(opened.cwd)}${also} · /help for commands]`;
+}
 
 export async function chatCommand(args: string[], io: CliIo): Promise<number> {
   let conn: Connection | undefined;
@@ -79,8 +88,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       additionalDirectories: values['add-dir'],
     });
     sessionId = opened.sessionId;
-    const also = opened.additionalDirectories.length ? ` (also ${opened.additionalDirectories.map((d) => printable(d)).join(', ')})` : '';
-    renderer.note(style.dim(`[${opened.resumed ? 'resumed' : 'new'} session ${sessionId} in ${printable(opened.cwd)}${also} · /help for commands]`));
+    renderer.note(style.dim(openedNote(opened)));
     repl = new Repl({
       link,
       target: conn.target,

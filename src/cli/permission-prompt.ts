@@ -54,7 +54,7 @@ export async function decidePermission(req: acp.RequestPermissionRequest, s: Per
     s.note(s.style.yellow(`[denied ${what}: no terminal to ask; pass --yes to allow]`));
     return pick(req, 'reject_once') ?? { outcome: { outcome: 'cancelled' } };
   }
-  s.note(`${s.style.yellow('?')} ${s.style.bold(`Allow ${what}?`)} ${s.style.dim(`(${req.toolCall.kind ?? 'tool'})`)}`);
+  s.note(`${s.style.yellow('?')} ${s.style.bold(`Allow ${what}?`)} ${s.style.dim(`(${printable(req.toolCall.kind ?? 'tool')})`)}`);
   // An edit's diff, when the agent sent it: what the answer allows.
   for (const c of req.toolCall.content ?? []) if (c.type === 'diff') for (const line of diffLines(c.path, c.oldText, c.newText, s.style)) s.note(line);
   for (;;) {

@@ -319,7 +319,7 @@ export class Repl {
       .request('session/prompt', { sessionId: this.s.sessionId, prompt: [{ type: 'text', text }] })
       .then((r: acp.PromptResponse) => {
         this.s.renderer.done();
-        if (r.stopReason !== 'end_turn') this.s.renderer.note(this.s.style.dim(`[${r.stopReason}]`));
+        if (r.stopReason !== 'end_turn') this.s.renderer.note(this.s.style.dim(`[${printable(r.stopReason)}]`));
       })
       .catch((err: unknown) => {
         // Left in haste: the turn ends under a closed connection, which is no failure to report.

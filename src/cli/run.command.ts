@@ -12,6 +12,7 @@ import { decidePermission } from './permission-prompt.js';
 import { openSession } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
+import { printable } from './terminal-text.js';
 import { canAsk, terminalAsk } from './tty-ask.js';
 import { UpdateRenderer } from './update.renderer.js';
 
@@ -72,6 +73,13 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
   }
 }
 
+/**
+ * The notes of the agent's and the daemon's words: a stop reason, a session id, why a session failed
+ * are their text, spelled out (until 2026-12-06 printed raw).
+ */
+export const turnEndNote = (stopReason: string, sessionId: string) => `[${printable(stopReason)} · session ${printable(sessionId)}]`;
+export const sessionFailedNote = (params: unknown) => `[session failed: ${printable(String((params as { reason?: unknown } | undefined)?.reason ?? 'unknown'))}]`;
+
 interface RunOptions {
   cwd?: string;
   session?: string;
@@ -129,7 +137,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
         return decidePermission(req, { yes: o.yes ?? false, ask, style, note }).finally(() => renderer.waiting());
       },
       notification: (method, params) => {
-        if (method === '_troupe/session_failed') note(style.red(`[session failed: ${(params as { reason?: string }).reason ?? 'unknown'}]`));
+        if (method === '_troupe/session_failed') note(style.red(sessionFailedNote(params)));
       },
     });
     const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers, additionalDirectories: o['add-dir'] });
@@ -154,7 +162,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     renderer.done();
     const turnId = (result._meta as { troupe?: { turnId?: string } } | undefined)?.troupe?.turnId;
     if (o.json) io.stdout.write(`${JSON.stringify({ sessionId, stopReason: result.stopReason, ...(turnId ? { turnId } : {}) })}\n`);
-    else io.stderr.write(style.dim(`[${result.stopReason} · session ${sessionId}]\n`));
+    else io.stderr.write(style.dim(`${turnEndNote(result.stopReason, sessionId)}\n`));
     return result.stopReason === 'cancelled' ? EXIT.cancelled : EXIT.ok;
   } finally {
     stopCancellingOnTermination?.();

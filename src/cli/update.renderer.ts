@@ -101,7 +101,7 @@ export class UpdateRenderer {
       case 'agent_thought_chunk':
       case 'user_message_chunk': {
         // A prompt or steer shows as `› TEXT`: the daemon sends a client only the ones other clients sent.
-        const text = u.content.type === 'text' ? u.content.text : `[${u.content.type}]`;
+        const text = u.content.type === 'text' ? u.content.text : `[${printable(u.content.type)}]`;
         const kind = u.sessionUpdate === 'agent_message_chunk' ? 'text' : u.sessionUpdate === 'agent_thought_chunk' ? 'thought' : 'user';
         this.chunk(kind, text, u.messageId ?? undefined);
         return;
@@ -144,7 +144,8 @@ export class UpdateRenderer {
     const mark =
       t.status === 'completed' ? this.style.green('✓') : t.status === 'failed' ? this.style.red('✗') : t.status === 'in_progress' ? this.style.yellow('…') : this.style.cyan('●');
     this.newline();
-    this.write(`${mark} ${this.style.bold(printable(t.title))} ${this.style.dim(`(${t.kind}, ${t.status})`)}\n`);
+    // Title, kind and status are all the agent's (until 2026-12-06 kind and status were printed raw).
+    this.write(`${mark} ${this.style.bold(printable(t.title))} ${this.style.dim(printable(`(${t.kind}, ${t.status})`))}\n`);
     this.stream = undefined;
   }
 

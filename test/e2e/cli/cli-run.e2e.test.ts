@@ -2,10 +2,10 @@
 // talks to it over HTTP; output checked as text and as JSON lines (validated against the ACP schema).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acpOutgoingError } from '../../support/acp-schema.js';
-import { jsonLines, makeHome, pidAlive, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, pidAlive, type Home, SUITE_TIMEOUT_MS, until } from '../../support/cli/cli-harness.js';
 
 describe('troupe run', { timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
@@ -204,6 +204,28 @@ describe('troupe run with untrusted text', { timeout: SUITE_TIMEOUT_MS }, () => 
       assert.equal(allowed.code, 0, allowed.stderr);
       assert.match(allowed.stdout, /\[allowed .*echo \\x1b\]0;owned\\x07hi/);
       assert.ok(!allowed.stdout.includes('\x1b'), `no raw ESC in the allowance: ${JSON.stringify(allowed.stdout)}`);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("attach names its session's directory with its control characters spelled out, as chat does", async () => {
+    // A directory's name may hold any character but `/`: the session's cwd is shown from the daemon's record.
+    const s = makeHome({ replies: [{ when: 'hello', items: [{ text: 'hi' }] }] });
+    try {
+      const dir = join(s.work, 'in\x1b]0;owned\x07here');
+      mkdirSync(dir);
+      const r = await s.run(['run', '--cwd', dir, 'hello']);
+      assert.equal(r.code, 0, r.stderr);
+      const id = /session (ses_\w+)/.exec(r.stderr)![1]!;
+      const attach = s.start(['attach', id]);
+      await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+      attach.child.kill('SIGINT');
+      const done = await attach.done;
+      assert.equal(done.code, 0, done.stderr);
+      // Until 2026-12-06 attach wrote the cwd raw: the ESC retitled the terminal.
+      assert.ok(!done.stderr.includes('\x1b'), `no raw ESC from attach: ${JSON.stringify(done.stderr)}`);
+      assert.match(done.stderr, /in \S*in\\x1b\]0;owned\\x07here; Ctrl-C detaches/);
     } finally {
       await s.close();
     }

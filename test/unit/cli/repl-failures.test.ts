@@ -3,51 +3,8 @@
 // refuses what a real one refuses (an unknown mode, a model no provider serves).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
-import type { AcpLink } from '../../../src/cli/acp-link.js';
-import { failureSummary, Repl, type FailedLine } from '../../../src/cli/repl.js';
-import { makeStyle } from '../../../src/cli/style.js';
-import { UpdateRenderer } from '../../../src/cli/update.renderer.js';
-
-const rpcError = (message: string, code: string) => Object.assign(new Error(message), { code: -32602, data: { code } });
-
-/** Plays `lines` as piped input; the agent answers each request with `answer` (a rejection fails it). */
-async function play(lines: string[], answer: (method: string, params: Record<string, unknown>) => unknown) {
-  const requests: string[] = [];
-  const link = {
-    agent: {
-      request: async (method: string, params: Record<string, unknown>) => {
-        requests.push(method);
-        const a = answer(method, params);
-        if (a instanceof Error) throw a;
-        return a;
-      },
-      notify: async () => undefined,
-    },
-    closed: new Promise<void>(() => undefined),
-    close: async () => undefined,
-  } as unknown as AcpLink;
-  const out = new PassThrough();
-  let printed = '';
-  out.on('data', (c: Buffer) => (printed += c.toString()));
-  const style = makeStyle(out, { NO_COLOR: '1' });
-  const stdin = new PassThrough();
-  const repl = new Repl({
-    link,
-    target: { url: 'http://127.0.0.1:1', token: 't', remote: true },
-    sessionId: 'ses_0test',
-    renderer: new UpdateRenderer(out, new PassThrough(), style, { spinner: false }),
-    style,
-    stdin,
-    stdout: out,
-    historyPath: '/nonexistent/chat_history',
-    prompt: '› ',
-  });
-  const ran = repl.run();
-  stdin.end(lines.map((l) => `${l}\n`).join(''));
-  await ran;
-  return { failures: repl.failures, printed, requests };
-}
+import { failureSummary, type FailedLine } from '../../../src/cli/repl.js';
+import { play, rpcError } from '../../support/cli/piped-repl.js';
 
 const agentAnswers = (method: string, params: Record<string, unknown>) => {
   if (method === '_troupe/session_state') return {};

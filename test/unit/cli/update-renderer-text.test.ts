@@ -25,3 +25,16 @@ test("a mode id the agent announces is shown spelled out", () => {
   // Until 2026-12-06: `[mode: plan<ESC>]0;owned<BEL>]`, which retitled the terminal.
   assert.equal(printed, '[mode: plan\\x1b]0;owned\\x07]\n');
 });
+
+test("a tool call's kind and status, and a content block's type, are shown spelled out", () => {
+  const printed = render([
+    { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Read x', kind: 'read\x1b[2J', status: 'pending\x07' },
+    { sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'done\x9b31m' },
+    { sessionUpdate: 'agent_message_chunk', content: { type: 'image\x1b]0;owned\x07', data: '', mimeType: 'image/png' } },
+  ]);
+  // Until 2026-12-06 kind, status and type were printed raw.
+  assert.ok(!RAW_CONTROL.test(printed), JSON.stringify(printed));
+  assert.match(printed, /Read x \(read\\x1b\[2J, pending\\x07\)/);
+  assert.match(printed, /Read x \(read\\x1b\[2J, done\\x9b31m\)/);
+  assert.match(printed, /\[image\\x1b\]0;owned\\x07\]/);
+});
