@@ -75,6 +75,13 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       },
     });
     const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: id });
+    // Listening before saying "Ctrl-C detaches": until 2026-12-06 the listener came after the line,
+    // and a Ctrl-C right after it killed the process (no exit 0, the connection left to the daemon).
+    if (!values.interactive) {
+      process.on('SIGINT', onSigint);
+      // Terminated: the connection is ended first, not left to the daemon's --connection-idle-ms.
+      stopClosingOnTermination = cancelOnTermination(() => link!.close());
+    }
     // The cwd is the daemon's record of the session (a directory's name may hold any character but `/`):
     // spelled out, as chat shows it (until 2026-12-06 attach printed it raw).
     io.stderr.write(style.dim(`[attached to ${id} in ${printable(opened.cwd)}; Ctrl-C detaches]\n`));
@@ -84,9 +91,6 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       await repl.run();
       lost = repl.lost;
     } else {
-      process.on('SIGINT', onSigint);
-      // Terminated: the connection is ended first, not left to the daemon's --connection-idle-ms.
-      stopClosingOnTermination = cancelOnTermination(() => link!.close());
       const closed = link.closed.then(() => 'closed' as const);
       const aborted = new Promise<'detached'>((r) => stop.signal.addEventListener('abort', () => r('detached'), { once: true }));
       const how = await Promise.race([closed, aborted, sessionEnded]);
