@@ -7,6 +7,7 @@ import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
+import { printable } from './terminal-text.js';
 
 const CANCEL_USAGE = `Usage: troupe cancel ID [--json]
 
@@ -59,7 +60,8 @@ export async function steerCommand(args: string[], io: CliIo): Promise<number> {
       throw new TroupeError('no_active_turn', `session ${id} has no running turn to steer (use 'troupe run --session ${id} …' to start one)`, { sessionId: id });
     }
     const r = await client.steer(id, turnId, text);
-    io.stdout.write(values.json ? `${JSON.stringify(r)}\n` : `steered turn ${r.turnId} of ${id} (${r.steerId})\n`);
+    // The ids are the daemon's (until 2026-12-06 printed raw).
+    io.stdout.write(values.json ? `${JSON.stringify(r)}\n` : `steered turn ${printable(String(r.turnId))} of ${id} (${printable(String(r.steerId))})\n`);
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'steer', err);

@@ -9,6 +9,7 @@ import { DaemonClient, type DaemonTarget } from './daemon.client.js';
 import { readToken } from './daemon-home.js';
 import { runningDaemon, startDaemon } from './daemon-process.js';
 import { startStandalone } from './standalone-daemon.js';
+import { printable } from './terminal-text.js';
 
 /** A target plus what to do when the command is over (stop a standalone daemon). */
 export interface Connection {
@@ -48,7 +49,7 @@ export async function connectDaemon(io: CliIo, opts: { autoStart: boolean; stand
   const running = await runningDaemon(home);
   if (running) {
     if (running.version !== VERSION) {
-      io.stderr.write(`troupe: the daemon runs version ${running.version}, this CLI is ${VERSION} ('troupe daemon start --force' replaces it)\n`);
+      io.stderr.write(`troupe: the daemon runs version ${printable(String(running.version))}, this CLI is ${VERSION} ('troupe daemon start --force' replaces it)\n`);
     }
     return { target: running.target, release: nothing };
   }

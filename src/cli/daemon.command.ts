@@ -13,7 +13,7 @@ import { daemonLogPath, readDaemonState, readToken } from './daemon-home.js';
 import { runningDaemon, startDaemon, stopDaemon } from './daemon-process.js';
 import { remoteTarget } from './daemon-target.js';
 import { makeStyle } from './style.js';
-import { printableStart } from './terminal-text.js';
+import { printable, printableStart } from './terminal-text.js';
 
 const USAGE = `Usage: troupe daemon <start|stop|status|logs|token> [options]
 
@@ -96,7 +96,7 @@ async function start(io: CliIo, home: string, force: boolean): Promise<number> {
   if (running) {
     if (!force) throw new CliError('daemon_version_mismatch', `a daemon of version ${running.version} runs at ${running.target.url} (this CLI is ${VERSION}); 'troupe daemon start --force' replaces it`);
     await stopDaemon(home);
-    io.stderr.write(`stopped the daemon of version ${running.version} (pid ${running.state.pid})\n`);
+    io.stderr.write(`stopped the daemon of version ${printable(String(running.version))} (pid ${running.state.pid})\n`);
   }
   const target = await startDaemon(home, io.env);
   const state = readDaemonState(home);
@@ -172,12 +172,13 @@ async function status(io: CliIo, home: string, json: boolean, noColor: boolean):
   const style = makeStyle(io.stdout, io.env, noColor);
   io.stdout.write(
     [
-      `troupe daemon ${health.version}${info.versionMatches ? '' : style.yellow(` (this CLI is ${VERSION}: 'troupe daemon start --force' replaces it)`)}`,
+      `troupe daemon ${printable(String(health.version))}${info.versionMatches ? '' : style.yellow(` (this CLI is ${VERSION}: 'troupe daemon start --force' replaces it)`)}`,
       `  url       ${target.url}`,
       ...(info.pid ? [`  pid       ${info.pid}`] : []),
       `  uptime    ${uptime(health.uptimeMs)}`,
       `  sessions  ${health.sessions.live} live, ${health.sessions.total} stored`,
-      ...info.liveSessions.map((x) => style.dim(`    ${x.id}  ${x.process.padEnd(8)}  ${x.connections} conn  ${printableStart(x.title ?? '', 40)}`)),
+      // The daemon's words (until 2026-12-06 the version, ids and process states were printed raw).
+      ...info.liveSessions.map((x) => style.dim(`    ${printable(x.id)}  ${printable(String(x.process)).padEnd(8)}  ${printable(String(x.connections))} conn  ${printableStart(x.title ?? '', 40)}`)),
       ...(info.home ? [`  home      ${info.home}`] : []),
       '',
     ].join('\n'),

@@ -86,7 +86,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
       if (positionals.length === 0) return await login(client, io, Boolean(o.open));
       const picture = await client.request<Picture>('GET', `/v1/sessions/${encodeURIComponent(positionals[0]!)}/inspect?last=${last}`);
       if (o.json) io.stdout.write(`${JSON.stringify(picture, null, 2)}\n`);
-      else if (machine) io.stdout.write(picture.mermaid[machine]);
+      else if (machine) io.stdout.write(printable(picture.mermaid[machine] ?? '', { lines: true }));
       else if (o.mermaid) io.stdout.write(fenced(picture));
       else io.stdout.write(`${summary(picture)}\n${fenced(picture)}`);
       return 0;
@@ -100,7 +100,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
 
 async function login(client: DaemonClient, io: CliIo, open: boolean): Promise<number> {
   const { url } = await client.request<{ code: string; url: string }>('POST', '/v1/login-codes');
-  io.stdout.write(`${url}\n`);
+  io.stdout.write(`${printable(String(url))}\n`);
   if (!open) {
     io.stderr.write('troupe inspect: open this URL in a browser within 60 s; it works once (then a cookie keeps you in)\n');
     return 0;
@@ -117,27 +117,30 @@ async function login(client: DaemonClient, io: CliIo, open: boolean): Promise<nu
 const time = (at: number) => new Date(at).toISOString().replace('T', ' ').replace('Z', '');
 
 
+/** The daemon's words in one line, spelled out (until 2026-12-06 states, transitions and statuses were printed raw). */
+const one = (v: unknown) => printable(String(v ?? ''));
+
 function summary(p: Picture): string {
   const s = p.session;
   const lines = [
     `session  ${printable(s.id)}${s.title ? `  "${printable(s.title)}"` : ''}`,
-    `status   ${s.status}${s.child ? `, child pid ${s.child.pid ?? '-'} (${s.child.state}), ${s.child.restarts} restart(s)` : ', no live child'}`,
+    `status   ${one(s.status)}${s.child ? one(`, child pid ${s.child.pid ?? '-'} (${s.child.state}), ${s.child.restarts} restart(s)`) : ', no live child'}`,
     `model    ${printable(s.model)}  mode ${printable(s.mode)}`,
     `cwd      ${printable(s.cwd)}`,
     ...(s.additionalDirectories?.length ? [`also     ${s.additionalDirectories.map((d) => printable(d)).join('  ')}`] : []),
     `activity ${time(s.updatedAt)}`,
     '',
     `states (${p.source === 'live' ? 'live' : 'rebuilt from the log'}):`,
-    ...MACHINES.map((m) => `  ${m.padEnd(8)}${p.states[m] ?? '-'}`),
+    ...MACHINES.map((m) => `  ${m.padEnd(8)}${one(p.states[m] ?? '-')}`),
     '',
     `last ${p.transitions.length} transition(s):`,
   ];
   for (const t of p.transitions) {
-    lines.push(`  ${time(t.at)}  ${t.machine.padEnd(7)} → ${t.state.padEnd(26)} on ${t.event}${t.cause ? `  (log #${t.seq} ${t.cause})` : ''}`);
+    lines.push(`  ${time(t.at)}  ${one(t.machine).padEnd(7)} → ${one(t.state).padEnd(26)} on ${one(t.event)}${t.cause ? one(`  (log #${t.seq} ${t.cause})`) : ''}`);
   }
   return `${lines.join('\n')}\n`;
 }
 
 function fenced(p: Picture): string {
-  return MACHINES.map((m) => `${m} machine${p.states[m] ? ` (active: ${p.states[m]})` : ''}:\n\`\`\`mermaid\n${p.mermaid[m]}\`\`\`\n`).join('\n');
+  return MACHINES.map((m) => `${m} machine${p.states[m] ? ` (active: ${one(p.states[m])})` : ''}:\n\`\`\`mermaid\n${printable(p.mermaid[m] ?? '', { lines: true })}\`\`\`\n`).join('\n');
 }

@@ -11,6 +11,7 @@ import { readLogFile } from '../store/log-file.reader.js';
 import { resolveTroupeHome, sessionLogPath, sessionsDir } from '../store/paths.js';
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { EXIT, reportError } from './cli-io.js';
+import { printable } from './terminal-text.js';
 
 export interface LogDumpIo {
   stdout: NodeJS.WritableStream;
@@ -38,8 +39,13 @@ function summary(e: AgentEvent): string {
   return text.length > SUMMARY_WIDTH ? text.slice(0, SUMMARY_WIDTH - 1) + '…' : text;
 }
 
+/**
+ * One event as a line. Its fields are the session's text (a model's output, a path): JSON escapes C0
+ * control characters but not DEL or C1 (U+009B is a CSI to some terminals), so the line is spelled
+ * out as the other commands' output is (until 2026-12-06 it was not).
+ */
 function humanLine(e: AgentEvent): string {
-  return `${String(e.seq).padStart(8)}  ${new Date(e.ts).toISOString()}  ${e.type.padEnd(22)} ${summary(e)}\n`;
+  return `${printable(`${String(e.seq).padStart(8)}  ${new Date(e.ts).toISOString()}  ${String(e.type).padEnd(22)} ${summary(e)}`)}\n`;
 }
 
 /** Writes `chunks` honouring backpressure, so that dumping a large log to a pipe does not buffer it all. */
@@ -83,11 +89,11 @@ export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<num
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') io.stderr.write(`troupe log dump: no log at ${path}${bySessionId ? ' (session_not_found)' : ''}\n`);
     else if (code === 'EISDIR') io.stderr.write(`troupe log dump: ${path} is a directory\n`);
-    else io.stderr.write(`troupe log dump: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
+    else io.stderr.write(`troupe log dump: ${printable((err as Error).message)}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
     return 1;
   }
   const { scan, events } = contents;
-  for (const w of scan.warnings) io.stderr.write(`warning: ${w.message}\n`);
+  for (const w of scan.warnings) io.stderr.write(`warning: ${printable(w.message)}\n`);
   if (!scan.header) {
     io.stderr.write(`troupe log dump: ${path} is not a troupe log\n`);
     return 1;
@@ -100,8 +106,8 @@ export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<num
   }
   const h = scan.header;
   const range = events.length > 0 ? `seq ${events[0]!.seq}–${events[events.length - 1]!.seq}` : 'no events';
-  const lines = [`# session ${h.sessionId}, log created ${new Date(h.createdAt).toISOString()}, ${events.length} events (${range})\n`];
-  if (h.tombstone) lines.push(`# deleted ${new Date(h.tombstone.deletedAt).toISOString()} (cwd ${h.tombstone.cwd}); only the tombstone remains\n`);
+  const lines = [`# session ${printable(h.sessionId)}, log created ${new Date(h.createdAt).toISOString()}, ${events.length} events (${range})\n`];
+  if (h.tombstone) lines.push(`# deleted ${new Date(h.tombstone.deletedAt).toISOString()} (cwd ${printable(h.tombstone.cwd)}); only the tombstone remains\n`);
   else if (h.baseSeq > 0) lines.push(`# this file starts after seq ${h.baseSeq}\n`);
   await writeAll(io.stdout, lines);
   await writeAll(io.stdout, (function* () {

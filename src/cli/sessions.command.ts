@@ -50,7 +50,8 @@ function table(rows: string[][]): string {
 function listText(sessions: SessionSummary[], style: Style): string {
   if (!sessions.length) return 'no sessions\n';
   const rows = [['ID', 'STATUS', 'PROCESS', 'UPDATED', 'TITLE', 'CWD']];
-  for (const s of sessions) rows.push([s.id, s.status, s.child ? s.child.state : '-', ago(s.updatedAt), printableStart(s.title ?? '', 40), printable(s.cwd)]);
+  // Every field is the daemon's word (until 2026-12-06 id, status and process state were printed raw).
+  for (const s of sessions) rows.push([printable(s.id), printable(s.status), s.child ? printable(s.child.state) : '-', ago(s.updatedAt), printableStart(s.title ?? '', 40), printable(s.cwd)]);
   const text = table(rows);
   const [head, ...rest] = text.split('\n');
   return [style.bold(head!), ...rest].join('\n');
@@ -71,23 +72,25 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
       const id = requirePositional(name, positionals, 0, 'the session id');
       const d = await client.session(id);
       if (values.json) return void io.stdout.write(`${JSON.stringify(d)}\n`), EXIT.ok;
+      // The daemon's words, all spelled out (until 2026-12-06 only the title and the directories were).
+      const p = (v: unknown) => printable(String(v));
       const lines = [
-        `${style.bold(d.id)}  ${printable(d.title ?? '')}`,
-        `  status       ${d.status}`,
+        `${style.bold(p(d.id))}  ${printable(d.title ?? '')}`,
+        `  status       ${p(d.status)}`,
         `  cwd          ${printable(d.cwd)}`,
         ...(d.additionalDirectories?.length ? [`  also         ${d.additionalDirectories.map((x) => printable(x)).join('  ')}`] : []),
-        `  model        ${d.model}`,
-        `  mode         ${d.mode}`,
+        `  model        ${p(d.model)}`,
+        `  mode         ${p(d.mode)}`,
         `  created      ${new Date(d.createdAt).toISOString()} (${ago(d.createdAt)})`,
         `  updated      ${new Date(d.updatedAt).toISOString()} (${ago(d.updatedAt)})`,
-        `  events       ${d.lastSeq}`,
-        `  process      ${d.child ? `${d.child.state}${d.child.pid ? ` (pid ${d.child.pid})` : ''}, ${d.child.restarts} restarts, ${d.child.wakes} wakes` : 'not running'}`,
-        `  connections  ${d.connections}`,
-        `  machines     ${Object.entries(d.machines).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ') || '-'}`,
+        `  events       ${p(d.lastSeq)}`,
+        `  process      ${d.child ? p(`${d.child.state}${d.child.pid ? ` (pid ${d.child.pid})` : ''}, ${d.child.restarts} restarts, ${d.child.wakes} wakes`) : 'not running'}`,
+        `  connections  ${p(d.connections)}`,
+        `  machines     ${p(Object.entries(d.machines).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ')) || '-'}`,
       ];
       if (d.transitions.length) {
         lines.push('  transitions (latest last):');
-        for (const t of d.transitions.slice(-10)) lines.push(style.dim(`    ${new Date(t.at).toISOString().slice(11, 23)}  ${t.machine} → ${t.state}  (${t.event})`));
+        for (const t of d.transitions.slice(-10)) lines.push(style.dim(`    ${new Date(t.at).toISOString().slice(11, 23)}  ${p(`${t.machine} → ${t.state}  (${t.event})`)}`));
       }
       io.stdout.write(lines.join('\n') + '\n');
       return EXIT.ok;

@@ -55,7 +55,10 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
     end,
     event(e: Ev) {
       if (e.type === 'content_part') return void parts.add(e as unknown as EventOf<'content_part'>);
-      const seq = style.dim(String(e.seq).padStart(5));
+      // Every field is the daemon's word, spelled out (until 2026-12-06 the type, a tool call's kind and
+      // status and a stop reason were printed raw).
+      const p = (s: unknown) => printable(String(s ?? ''));
+      const seq = style.dim(p(e.seq).padStart(5));
       if (e.type === 'agent_message_chunk' || e.type === 'agent_thought_chunk') {
         const key = `${e.type}:${e.messageId}`;
         if (open !== key) {
@@ -69,20 +72,19 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
       }
       end();
       // The session's own text (a prompt, a title, a path) is spelled out before it is styled.
-      const p = (s: unknown) => printable(String(s ?? ''));
       const text = (blocks?: { type: string; text?: string }[]) => p((blocks ?? []).map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(' '));
       let detail = '';
       if (e.type === 'user_message' || e.type === 'steer_received') detail = style.bold(text(parts.contentOf(e as unknown as PartedMessage)));
-      else if (e.type === 'tool_call_started') detail = `${style.bold(p(e.title))} (${e.kind}, ${e.status})`;
-      else if (e.type === 'tool_call_updated') detail = `${p(e.title)}${e.status ? ` ${e.status}` : ''}`.trim();
-      else if (e.type === 'turn_completed') detail = String(e.stopReason ?? '');
+      else if (e.type === 'tool_call_started') detail = `${style.bold(p(e.title))} (${p(e.kind)}, ${p(e.status)})`;
+      else if (e.type === 'tool_call_updated') detail = `${p(e.title)}${e.status ? ` ${p(e.status)}` : ''}`.trim();
+      else if (e.type === 'turn_completed') detail = p(e.stopReason);
       else if (e.type === 'session_created') detail = `${p(e.cwd)} ${p(e.model)} ${p(e.mode)}`;
       else if (e.type === 'session_configured') {
         const listed = e.additionalDirectories as string[] | undefined;
         const dirs = listed && `directories ${listed.length ? listed.map(p).join(' ') : '(none)'}`;
         detail = [e.mode && `mode ${p(e.mode)}`, e.model && `model ${p(e.model)}`, e.title && `title "${p(e.title)}"`, dirs].filter(Boolean).join(', ');
       }
-      out.write(`${seq} ${style.cyan(e.type)}${detail ? `  ${detail}` : ''}\n`);
+      out.write(`${seq} ${style.cyan(p(e.type))}${detail ? `  ${detail}` : ''}\n`);
     },
   };
 }

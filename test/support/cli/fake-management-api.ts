@@ -11,8 +11,11 @@ export type Routes = Record<string, unknown | ((req: IncomingMessage, res: Serve
 
 export interface FakeApi {
   url: string;
-  /** Runs `command` with its io pointed at this API; what it wrote and its exit code. */
-  run(command: (args: string[], io: CliIo) => Promise<number>, args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /**
+   * Runs `command` with its io pointed at this API (TROUPE_URL, unless `env` says otherwise); what
+   * it wrote and its exit code.
+   */
+  run(command: (args: string[], io: CliIo) => Promise<number>, args: string[], env?: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
 
@@ -32,7 +35,7 @@ export async function fakeManagementApi(routes: Routes): Promise<FakeApi> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
-    async run(command, args) {
+    async run(command, args, env = { TROUPE_URL: url, TROUPE_TOKEN: 'test-token' }) {
       const collect = () => {
         const s = new PassThrough();
         let text = '';
@@ -41,7 +44,7 @@ export async function fakeManagementApi(routes: Routes): Promise<FakeApi> {
       };
       const out = collect();
       const err = collect();
-      const code = await command(args, { stdout: out.s, stderr: err.s, env: { TROUPE_URL: url, TROUPE_TOKEN: 'test-token', NO_COLOR: '1' } });
+      const code = await command(args, { stdout: out.s, stderr: err.s, env: { NO_COLOR: '1', ...env } });
       return { code, stdout: out.text(), stderr: err.text() };
     },
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),

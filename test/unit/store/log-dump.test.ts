@@ -83,3 +83,21 @@ test('log dump usage errors and missing logs give non-zero exit codes and nothin
     cleanup();
   }
 });
+
+test('log dump for people spells out the control characters JSON leaves raw (DEL, C1), as the other commands do', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, 'ses_c1', { create: true });
+    log.append(sessionCreated('ses_c1', '/w/\x9b2J'));
+    log.append(chunk('ses_c1', 'csi \x9b31m del \x7f esc \x1b'));
+    await log.close();
+    const r = await run([log.path], {});
+    assert.equal(r.code, 0, r.err);
+    // Until 2026-12-06 U+009B (a CSI to some terminals) and DEL reached the terminal raw.
+    assert.ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f]/.test(r.out), JSON.stringify(r.out));
+    assert.match(r.out, /csi \\x9b31m del \\x7f esc \\u001b/);
+    assert.match(r.out, /\/w\/\\x9b2J/);
+  } finally {
+    cleanup();
+  }
+});
