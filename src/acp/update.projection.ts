@@ -31,10 +31,15 @@ function text(t: string): acp.ContentBlock {
   return { type: 'text', text: t };
 }
 
-/** A note for clients without notice support: shown as a thought, which every client renders. */
-function note(caps: ProjectionCaps, severity: 'info' | 'warning' | 'error', title: string, description?: string): Update {
+/**
+ * A note about event `e`; for clients without notice support, a thought, which every client renders,
+ * as a message of its own (`messageId`: the event's): without one, two notes in a row (a compaction's
+ * start and end) were one thought to a client that joins chunks, `[Compacting …][Compaction
+ * completed]` on one line (until 2026-12-06), and a note after the model's thinking ran on from it.
+ */
+function note(e: AgentEvent, caps: ProjectionCaps, severity: 'info' | 'warning' | 'error', title: string, description?: string): Update {
   if (caps.notices) return { sessionUpdate: 'notice', severity, title, ...(description ? { description } : {}) } as Update;
-  return { sessionUpdate: 'agent_thought_chunk', content: text(`[${title}${description ? `: ${description}` : ''}]`) };
+  return { sessionUpdate: 'agent_thought_chunk', content: text(`[${title}${description ? `: ${description}` : ''}]`), messageId: `note_${e.seq}` };
 }
 
 function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
@@ -53,7 +58,7 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
     case 'steer_rejected':
       // Guidance shown as accepted whose turn ended before delivering it: without a word the person
       // would believe the model read it. (A steer refused at once is the request's error instead.)
-      return e.code === 'turn_ended' ? [note(caps, 'warning', 'Guidance not delivered', 'the turn ended before its next step, so the model did not read it')] : [];
+      return e.code === 'turn_ended' ? [note(e, caps, 'warning', 'Guidance not delivered', 'the turn ended before its next step, so the model did not read it')] : [];
     case 'agent_message_chunk':
       return [{ sessionUpdate: 'agent_message_chunk', content: text(e.text), messageId: e.messageId }];
     case 'agent_thought_chunk':
@@ -88,7 +93,7 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
       return [{ sessionUpdate: 'usage_update', used: e.used, size: e.size, ...(e.cost ? { cost: e.cost } : {}) }];
     case 'compaction_started':
       if (caps.compaction) return [{ sessionUpdate: 'compaction_update', compactionId: e.compactionId, status: 'in_progress' } as Update];
-      return [note(caps, 'info', 'Compacting the conversation', `${e.reason}, about ${e.tokensBefore} tokens`)];
+      return [note(e, caps, 'info', 'Compacting the conversation', `${e.reason}, about ${e.tokensBefore} tokens`)];
     case 'compaction_completed':
       if (caps.compaction) {
         return [
@@ -102,10 +107,10 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
           } as Update,
         ];
       }
-      return [note(caps, e.status === 'completed' ? 'info' : 'warning', `Compaction ${e.status}`, e.errorCode)];
+      return [note(e, caps, e.status === 'completed' ? 'info' : 'warning', `Compaction ${e.status}`, e.errorCode)];
     case 'turn_completed':
       // The prompt response carries the outcome live; this keeps failed turns visible in replays.
-      return e.stopReason === 'error' ? [note(caps, 'error', `Turn ended: ${e.errorCode ?? 'error'}`, e.message)] : [];
+      return e.stopReason === 'error' ? [note(e, caps, 'error', `Turn ended: ${e.errorCode ?? 'error'}`, e.message)] : [];
     default:
       // session_created, turn_started, reasoning_part, permission_*, steer_applied,
       // session_closed: internal, or carried by a JSON-RPC request/response instead.

@@ -280,6 +280,13 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal(fine.code, 0, fine.stderr);
   });
 
+  test('chat shows each note on a line of its own: a compaction\'s start and end are two lines', async () => {
+    const r = await h.run(['chat'], { input: 'hello\n/compact\n' });
+    assert.equal(r.code, 0, r.stderr);
+    // Until 2026-12-06 both came as one thought: `[Compacting the conversation: …][Compaction completed]`.
+    assert.match(r.stdout, /^\[Compacting the conversation: manual, about \d+ tokens\]\n\[Compaction completed\]\n/m, r.stdout);
+  });
+
   test('run whose stdout closes early (| head) cancels its turn on the daemon before it leaves', async () => {
     const b = h.start(['run', '--json', 'answer in two parts']);
     await until(() => b.stdout().includes('Part one.'), 'the turn to start');
