@@ -38,6 +38,9 @@ function damageLastEventRecord(path: string): void {
   writeFileSync(path, buf);
 }
 
+/** The reconnection time the feed's answer gives the browser (an SSE `retry:` field). */
+const RECONNECT_MS = 100;
+
 test('inspector: a log feed the daemon ends with event: error (log_corrupt) is said in the notices and not asked for again', { timeout: 120_000 }, async (t) => {
   const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [[{ text: 'pong' }]] } });
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
@@ -52,6 +55,13 @@ test('inspector: a log feed the daemon ends with event: error (log_corrupt) is s
     if (replays++ === 0) damageLastEventRecord(join(d.home, 'sessions', `${sessionId}.log`));
     await route.fulfill({ response });
   });
+  // The feed's answer (the daemon ends it after its `event: error`) reaches the page with a `retry:`
+  // field first: a page that did not stop would reconnect 100 ms after it ends, not after Chromium's
+  // default 3 s, so a short wait sees many chances to ask again (until 2026-12-06 it waited 7 s).
+  await page.route(`**/v1/sessions/${sessionId}/events*`, async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({ response, body: `retry: ${RECONNECT_MS}\n\n${await response.text()}` });
+  });
   const feedRequests: string[] = [];
   page.on('request', (r) => {
     if (new URL(r.url()).pathname === `/v1/sessions/${sessionId}/events`) feedRequests.push(`${r.method()} ${r.url()}`);
@@ -64,9 +74,8 @@ test('inspector: a log feed the daemon ends with event: error (log_corrupt) is s
   assert.match(notices[0]![0]!, /^the log feed failed: .*does not decode.* \(log_corrupt\)$/);
   assert.equal(notices[0]![1], 'session', 'about the session shown');
 
-  // The browser reconnects a stream that ended after 3 s (Chromium's EventSource default): over two
-  // of those, a page that did not stop would have asked again at least once.
-  await page.waitForTimeout(7_000);
+  // Over twenty reconnection times, a page that did not stop would have asked again.
+  await page.waitForTimeout(20 * RECONNECT_MS);
   assert.deepEqual(feedRequests, [`GET ${d.url}/v1/sessions/${sessionId}/events?after=0`], 'the feed asked for once');
   assert.equal((await page.$$('#gaps .gap')).length, 1, 'said once');
   assert.deepEqual(errors, []);
