@@ -1,7 +1,7 @@
 // The idle watchdog (src/core/model-stream.ts) in every adapter: the real vendor SDKs against a
 // replay server that sends headers and a few real events, then keeps the connection open and silent.
 // Outcomes only; the test timeouts bound how long a broken watchdog would hang.
-import { after, before, describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { isProviderError, type ModelProvider, type ProviderEvent } from '../../../src/core/provider.js';
 import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
@@ -104,17 +104,20 @@ async function failure(provider: ModelProvider, model: string, seen: ProviderEve
   assert.fail('the stream was expected to fail');
 }
 
-// The vendors run side by side (each has its own server); their tests run in order.
+/** A replay server of the test's own, closed after it. */
+async function serverOf(t: TestContext): Promise<ReplayServer> {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  return server;
+}
+
+// Every test runs beside the others, each with a server of its own: the tests mostly wait on the
+// watchdog's timers. Until 2026-12-06 a vendor's tests shared a server and ran in order (9 s a vendor).
 describe('the stream idle watchdog', { concurrency: true }, () => {
   for (const c of CASES) {
-    describe(`${c.name}: a stalled stream`, { timeout: 30_000, concurrency: 1 }, () => {
-      let server: ReplayServer;
-      before(async () => {
-        server = await startReplayServer();
-      });
-      after(() => server.close());
-
-      test('that stalls before anything reached the caller is retried, then fails as a network stall naming the setting', async () => {
+    describe(`${c.name}: a stalled stream`, { timeout: 30_000, concurrency: true }, () => {
+      test('that stalls before anything reached the caller is retried, then fails as a network stall naming the setting', async (t) => {
+        const server = await serverOf(t);
         const provider = c.make(server.url, { maxRetries: 2, streamIdleTimeoutMs: 1_000 });
         const before = server.requests.length;
         const held = { sse: c.sse, holdAfterEvents: c.silentHead };
@@ -132,7 +135,8 @@ describe('the stream idle watchdog', { concurrency: true }, () => {
         await Promise.all(requests.map((r) => r.socketClosed));
       });
 
-      test('that stalls after text reached the caller is not retried', async () => {
+      test('that stalls after text reached the caller is not retried', async (t) => {
+        const server = await serverOf(t);
         const provider = c.make(server.url, { maxRetries: 2, streamIdleTimeoutMs: 1_000 });
         const before = server.requests.length;
         server.enqueue({ sse: c.sse, holdAfterEvents: c.silentHead + 1 });
@@ -144,7 +148,8 @@ describe('the stream idle watchdog', { concurrency: true }, () => {
         await server.requests.at(-1)!.socketClosed;
       });
 
-      test('that is slow but steady completes', async () => {
+      test('that is slow but steady completes', async (t) => {
+        const server = await serverOf(t);
         // An event every 150 ms, 12 more text events than the recording: the whole reply takes far
         // longer than the 1 s limit, no gap does.
         const provider = c.make(server.url, { maxRetries: 0, streamIdleTimeoutMs: 1_000 });
@@ -156,7 +161,8 @@ describe('the stream idle watchdog', { concurrency: true }, () => {
         assert.equal(server.requests.length - before, 1);
       });
 
-      test('cancelled by the caller while it stalls is aborted, not a network error', async () => {
+      test('cancelled by the caller while it stalls is aborted, not a network error', async (t) => {
+        const server = await serverOf(t);
         const provider = c.make(server.url, { maxRetries: 2, streamIdleTimeoutMs: 60_000 });
         const before = server.requests.length;
         server.enqueue({ sse: c.sse, holdAfterEvents: c.silentHead + 1 });
@@ -172,7 +178,8 @@ describe('the stream idle watchdog', { concurrency: true }, () => {
         await server.requests.at(-1)!.socketClosed;
       });
 
-      test('with streamIdleTimeoutMs 0 there is no watchdog: only the cancel ends it', async () => {
+      test('with streamIdleTimeoutMs 0 there is no watchdog: only the cancel ends it', async (t) => {
+        const server = await serverOf(t);
         const provider = c.make(server.url, { maxRetries: 0, streamIdleTimeoutMs: 0 });
         server.enqueue({ sse: c.sse, holdAfterEvents: c.silentHead + 1 });
         const controller = new AbortController();
