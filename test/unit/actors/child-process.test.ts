@@ -10,10 +10,15 @@ const FIXTURE = new URL('../../support/watched-child.js', import.meta.url).pathn
 
 test('a child that beats while nobody is attached (a pooled child waiting for a session) is not held with every heartbeat: the session gets its hello and the latest one', async (t) => {
   const spawner = new ChildSpawner(silentLogger);
-  t.after(() => spawner.close());
+  let proc: ChildProcessHandle | undefined;
+  // The child first: node:test runs after hooks in the order they were added, and a spawner closed
+  // while its child runs waits out its orphan grace (5 s) for it (until 2026-12-06 this test did).
+  t.after(async () => {
+    await proc?.stop(1000);
+    await spawner.close();
+  });
   // A beat every millisecond: what a pooled child sends in minutes at the default second, at once.
-  const proc = await ChildProcessHandle.start(spawner, { command: process.execPath, args: [FIXTURE], env: { ...process.env, WATCHED_HEARTBEAT_MS: '1' } }, silentLogger);
-  t.after(() => proc.stop(1000));
+  proc = await ChildProcessHandle.start(spawner, { command: process.execPath, args: [FIXTURE], env: { ...process.env, WATCHED_HEARTBEAT_MS: '1' } }, silentLogger);
   await proc.started;
   await new Promise((r) => setTimeout(r, 500));
   const got: ControlMessage[] = [];
