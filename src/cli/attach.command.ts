@@ -12,7 +12,7 @@ import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission, toolCallSummary } from './permission-prompt.js';
-import { Repl } from './repl.js';
+import { Repl, scriptFailure } from './repl.js';
 import { openSession } from './session-open.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
@@ -86,10 +86,13 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     // spelled out, as chat shows it (until 2026-12-06 attach printed it raw).
     io.stderr.write(style.dim(`[attached to ${id} in ${printable(opened.cwd)}; Ctrl-C detaches]\n`));
     let end: 'deleted' | 'failed' | undefined;
+    let scriptFailed: string | undefined;
     if (values.interactive) {
       repl = new Repl({ link, target: conn.target, sessionId: id, renderer, style, stdin, stdout: io.stdout, historyPath: chatHistoryPath(resolveTroupeHome(io.env)), prompt: style.bold('› ') });
       await repl.run();
       lost = repl.lost;
+      // Piped input is a script, as for chat (until 2026-12-06 attach -i exited 0 after a failed line).
+      scriptFailed = lost ? undefined : scriptFailure(stdin as { isTTY?: boolean }, repl.failures);
     } else {
       const closed = link.closed.then(() => 'closed' as const);
       const aborted = new Promise<'detached'>((r) => stop.signal.addEventListener('abort', () => r('detached'), { once: true }));
@@ -105,6 +108,10 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
     }
     // Only Ctrl-C (or /quit) detaches: a connection the daemon ended is an error a script can see.
     if (lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
+    if (scriptFailed) {
+      io.stderr.write(`troupe attach: ${scriptFailed}\n`);
+      return EXIT.error;
+    }
     return EXIT.ok;
   } catch (err) {
     return reportError(io, 'attach', err);

@@ -10,7 +10,7 @@ import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
-import { failureSummary, Repl } from './repl.js';
+import { Repl, scriptFailure } from './repl.js';
 import { openSession, type OpenedSession } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
@@ -108,10 +108,9 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       return EXIT.cancelled;
     }
     // Piped input is a script: as `troupe run`, it fails when a line of it failed, a turn or a slash
-    // command (until 2026-12-06 it exited 0 after either). A person at a terminal saw each error and
-    // left by choice.
-    const failed = failureSummary(repl.failures);
-    if (!(stdin as { isTTY?: boolean }).isTTY && failed) {
+    // command (until 2026-12-06 it exited 0 after either).
+    const failed = scriptFailure(stdin as { isTTY?: boolean }, repl.failures);
+    if (failed) {
       io.stderr.write(`troupe chat: ${failed}\n`);
       return EXIT.error;
     }

@@ -16,6 +16,7 @@ import type { DaemonTarget } from './daemon.client.js';
 import type { Ask } from './permission-prompt.js';
 import type { Style } from './style.js';
 import { printable } from './terminal-text.js';
+import { padEndColumns } from './display-width.js';
 import type { UpdateRenderer } from './update.renderer.js';
 
 const HELP = `/cancel        cancel the running turn (also: Ctrl-C)
@@ -36,7 +37,7 @@ export function helpText(agentCommands: readonly acp.AvailableCommand[]): string
   const lines = others.map((c) => {
     const usage = `/${c.name}${c.input && 'hint' in c.input ? ` ${c.input.hint}` : ''}`;
     // Names, hints and descriptions are the agent's and its MCP servers' text.
-    return printable(`${usage.padEnd(14)} ${c.description}`);
+    return printable(`${padEndColumns(usage, 14)} ${c.description}`);
   });
   return `${HELP}\nThe agent's commands (sent as the prompt):\n${lines.join('\n')}`;
 }
@@ -76,6 +77,14 @@ export function failureSummary(failures: readonly FailedLine[]): string | undefi
   const code = (first.error as { code?: string }).code;
   const counted = [count('turn'), count('command')].filter(Boolean).join(' and ');
   return `${counted} failed, the first: ${printable(first.error.message.split('\n')[0]!)}${code ? ` (${code})` : ''}`;
+}
+
+/**
+ * Why a chat loop fed by piped input (a script) failed, if a line of it did; nothing for a person at a
+ * terminal, who saw each error and left by choice. `troupe chat` and `troupe attach -i` exit 1 on it.
+ */
+export function scriptFailure(stdin: { isTTY?: boolean }, failures: readonly FailedLine[]): string | undefined {
+  return stdin.isTTY ? undefined : failureSummary(failures);
 }
 
 export interface ReplSettings {

@@ -19,11 +19,11 @@ Lists the daemon's sessions, newest first: id, status, what its process is doing
   --all     include closed and deleted sessions
   --json    print JSON (an array for the list, an object for show and delete)
 
-'show' prints one session with the state of its machines and its latest transitions. 'revive'
-clears the failed status of a session whose process crashed too often (once you fixed the cause):
-its next message starts it again from its history. 'delete'
-stops its process and tombstones it: its log is replaced by a one-event tombstone (the history is
-gone; 'troupe sessions --all' still lists it as deleted).
+'show' prints one session with the state of its machines and its latest transitions.
+'revive' clears the failed status of a session whose process crashed too often (once you fixed
+the cause): its next message starts it again from its history.
+'delete' stops its process and tombstones it: its log is replaced by a one-event tombstone (the
+history is gone; 'troupe sessions --all' still lists it as deleted).
 
 Examples:
   troupe sessions

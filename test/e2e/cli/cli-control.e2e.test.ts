@@ -617,4 +617,15 @@ describe('troupe attach --interactive with piped input', { timeout: SUITE_TIMEOU
     assert.match(r.stdout, /Noted\./, 'the turn went on without the write');
     assert.equal(existsSync(join(d.work, 'noted.txt')), false);
   });
+
+  test('attach --interactive with piped input exits 1 when one of its lines failed, as chat does', async () => {
+    const first = await d.run(['run', '--json', 'hello']);
+    assert.equal(first.code, 0, first.stderr);
+    const sessionId = jsonLines(first.stdout).at(-1)!.sessionId as string;
+    const r = await d.run(['attach', sessionId, '--interactive'], { input: 'fail please\nhello\n' });
+    assert.match(r.stdout, /Hello there\./, 'the lines after the failed turn are played');
+    // Until 2026-12-06: exit 0, and a script could not tell.
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /troupe attach: a turn failed, the first: .*the key was refused.* \(provider_auth\)\n$/);
+  });
 });
