@@ -2,6 +2,7 @@
 import type { SessionIndex } from '../store/index.js';
 import type { ChildPool } from '../actors/child-pool.actor.js';
 import type { AcpTransportHandle } from './http/http-server.js';
+import type { ByteMeter } from './http/http-exchange.js';
 import type { Metrics } from './metrics.js';
 import type { Relay } from './relay/relay.js';
 import type { SessionFeeds } from './session-feeds.js';
@@ -43,7 +44,21 @@ export function daemonMetrics(m: Metrics) {
       if (info.willRestart) restarts();
       if (info.failed) failed();
     },
-    gauges: (relay: Relay, index: SessionIndex, pool: ChildPool, transport: AcpTransportHandle, feeds: SessionFeeds, sse: () => { streams: number; queuedBytes: number }) => {
+    gauges: (relay: Relay, index: SessionIndex, pool: ChildPool, transport: AcpTransportHandle, feeds: SessionFeeds, sse: () => { streams: number; queuedBytes: number }, managementBytes: ByteMeter) => {
+      // Body bytes only (headers aside): SSE streams as written, with their framing and keep-alives.
+      m.counterFrom('troupe_acp_bytes_total', 'Bytes of ACP messages on /acp, by transport (http: POST bodies received, response bodies and SSE streams sent; ws: text frames) and direction.', () => {
+        const { http, ws } = transport.traffic();
+        return [
+          [{ transport: 'http', direction: 'received' }, http.received],
+          [{ transport: 'http', direction: 'sent' }, http.sent],
+          [{ transport: 'ws', direction: 'received' }, ws.received],
+          [{ transport: 'ws', direction: 'sent' }, ws.sent],
+        ];
+      });
+      m.counterFrom('troupe_management_bytes_total', 'Body bytes of every other route (the management API and its event streams, /metrics, the inspector), by direction.', () => [
+        [{ direction: 'received' }, managementBytes.received],
+        [{ direction: 'sent' }, managementBytes.sent],
+      ]);
       m.gauge('troupe_sessions_live', 'Sessions with a running child.', () => relay.liveCount());
       // What the daemon keeps per session beyond the index: both go back down as sessions come to rest.
       m.gauge('troupe_sessions_held', 'Sessions the relay holds in memory: a child, a client attached or a request in flight (or failed).', () => relay.sessions.size);

@@ -18,6 +18,8 @@ const key = (labels: Labels) =>
 export class Metrics {
   private readonly counters = new Map<string, { help: string; labelled: boolean; values: Map<string, number> }>();
   private readonly gauges = new Map<string, { help: string; read: () => number }>();
+  /** Counters kept by their owners (plain numbers on a hot path), read at scrape time. */
+  private readonly readCounters = new Map<string, { help: string; read: () => [Labels, number][] }>();
   private readonly histograms = new Map<string, { help: string; buckets: number[]; series: Map<string, { counts: number[]; sum: number; count: number }> }>();
   private readonly scraped: (() => void)[] = [];
 
@@ -31,7 +33,7 @@ export class Metrics {
    * family of that name in the exposition, which scrapers reject, or would strand the first one's updates.
    */
   private claim(name: string): void {
-    if (this.counters.has(name) || this.gauges.has(name) || this.histograms.has(name)) throw new Error(`metric ${name} is already registered`);
+    if (this.counters.has(name) || this.readCounters.has(name) || this.gauges.has(name) || this.histograms.has(name)) throw new Error(`metric ${name} is already registered`);
   }
 
   /**
@@ -46,6 +48,15 @@ export class Metrics {
       const k = key(labels);
       c.values.set(k, (c.values.get(k) ?? 0) + by);
     };
+  }
+
+  /**
+   * A counter its owner keeps (a number it only ever adds to), read at scrape time: for counts on a
+   * hot path, where `counter`'s per-call label key would cost more than the count.
+   */
+  counterFrom(name: string, help: string, read: () => [Labels, number][]): void {
+    this.claim(name);
+    this.readCounters.set(name, { help, read });
   }
 
   gauge(name: string, help: string, read: () => number): void {
@@ -76,6 +87,10 @@ export class Metrics {
       out.push(`# HELP ${name} ${escapeHelp(c.help)}`, `# TYPE ${name} counter`);
       if (c.values.size === 0 && !c.labelled) out.push(`${name} 0`);
       for (const [k, v] of c.values) out.push(`${name}${braces(k)} ${v}`);
+    }
+    for (const [name, c] of this.readCounters) {
+      out.push(`# HELP ${name} ${escapeHelp(c.help)}`, `# TYPE ${name} counter`);
+      for (const [labels, v] of c.read()) out.push(`${name}${braces(key(labels))} ${v}`);
     }
     for (const [name, g] of this.gauges) out.push(`# HELP ${name} ${escapeHelp(g.help)}`, `# TYPE ${name} gauge`, `${name} ${g.read()}`);
     for (const [name, h] of this.histograms) {

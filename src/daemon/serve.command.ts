@@ -265,7 +265,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
     retainTotalBytes: opts.acpRetainTotalMb * MiB,
     maxBufferedTotalBytes: opts.acpUnsentTotalMb * MiB,
   });
-  counters.gauges(relay, index, pool, transport, feeds, () => server.sseStats());
+  counters.gauges(relay, index, pool, transport, feeds, () => server.sseStats(), server.managementBytes);
   registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt, turns: { running: (id) => running.get(id) } });
   const inspector = (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env, metrics });
   forgetReplay = (sessionId) => inspector.replays.forget(sessionId);

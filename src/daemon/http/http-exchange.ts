@@ -13,6 +13,15 @@ export function payloadTooLarge(limit: number): TroupeError {
   return new TroupeError('payload_too_large', `Request body exceeds ${limit} bytes`, { limit });
 }
 
+/** Body bytes of HTTP exchanges, received and sent (for /metrics): one per family of routes. */
+export interface ByteMeter {
+  received: number;
+  sent: number;
+}
+
+/** What an exchange no dispatcher metered counts into: read by nobody. */
+const UNMETERED: ByteMeter = { received: 0, sent: 0 };
+
 export class HttpExchange {
   readonly method: string;
   readonly path: string;
@@ -30,6 +39,12 @@ export class HttpExchange {
   private controller: AbortController | undefined;
   /** The CORS headers of a request from an origin allowed with --allow-origin, sent on every response to it. */
   private crossOrigin: Record<string, string> | undefined;
+
+  /**
+   * Where this exchange counts its body bytes, as read and as written (response bodies, stream
+   * chunks, the comments that drain a stream); headers are not counted. Set by the dispatcher.
+   */
+  meter: ByteMeter = UNMETERED;
 
   constructor(readonly res: HttpResponse, req: HttpRequest) {
     this.method = req.getMethod().toUpperCase();
@@ -95,6 +110,7 @@ export class HttpExchange {
       this.res.onData((chunk, isLast) => {
         if (failed) return;
         size += chunk.byteLength;
+        this.meter.received += chunk.byteLength;
         if (size > limit) {
           failed = true;
           reject(payloadTooLarge(limit));
@@ -117,6 +133,7 @@ export class HttpExchange {
     // A HEAD has no body to refuse: closeConnection (after an oversized body) never applies to one.
     if (this.method === 'HEAD') return this.endHead(status, headers, Buffer.byteLength(body));
     this.finished = true;
+    this.meter.sent += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     this.res.cork(() => {
       this.writeHead(status, headers);
       this.res.end(body, closeConnection);
@@ -170,6 +187,7 @@ export class HttpExchange {
       return false;
     }
     this.streaming = true;
+    this.meter.sent += Buffer.byteLength(first);
     let ok = true;
     this.res.cork(() => {
       this.writeHead(status, headers);
@@ -178,6 +196,7 @@ export class HttpExchange {
     // With an onWritable handler installed uWS does not drain its buffer by itself; the handler must
     // write. Writing an SSE comment drains it when the stream has nothing else to say.
     this.res.onWritable(() => {
+      this.meter.sent += 2;
       if (!this.res.write(':\n')) return false;
       this.drainHandler?.();
       return true;
@@ -195,6 +214,7 @@ export class HttpExchange {
   /** Writes a chunk of a streamed response; false means it was buffered (wait for drain). */
   write(chunk: string): boolean {
     if (this.ended) return false;
+    this.meter.sent += Buffer.byteLength(chunk);
     return this.res.write(chunk);
   }
 

@@ -9,7 +9,7 @@ import { acpWebSocketBehavior } from './acp/acp-ws.handler.js';
 import { handleAcpHttp } from './acp/acp-http.handler.js';
 import type { AcpAgentSide, AcpTransportOptions } from './acp/acp.types.js';
 import { TransportCore, type AcpConnectionStats } from './acp/transport-core.js';
-import { HttpExchange, isJsonContentType } from './http-exchange.js';
+import { HttpExchange, isJsonContentType, type ByteMeter } from './http-exchange.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from './json-depth.js';
 import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
@@ -62,6 +62,8 @@ export interface AcpTransportHandle {
   retainedBytes(): number;
   /** Bytes of output no client has taken yet, over all connections (within `maxBufferedTotalBytes`). */
   unsentBytes(): number;
+  /** Body bytes received and sent on /acp, by transport (HTTP bodies and SSE streams; WebSocket frames). */
+  traffic(): { http: ByteMeter; ws: ByteMeter };
   readonly options: TransportCore['options'];
 }
 
@@ -84,6 +86,8 @@ export class HttpServer {
   private readonly clock: Clock;
   private readonly sseStreams = new Set<SseStream>();
   private acpCore: TransportCore | undefined;
+  /** Body bytes of every route but /acp: the management API, /metrics, the inspector (`troupe_http_bytes_total`). */
+  readonly managementBytes: ByteMeter = { received: 0, sent: 0 };
   private listenSocket: us_listen_socket | undefined;
   private info: ListenInfo | undefined;
   private listening = false;
@@ -150,6 +154,7 @@ export class HttpServer {
         return conn !== undefined;
       },
       retainedBytes: () => core.retained,
+      traffic: () => core.traffic,
       unsentBytes: () => core.unsent,
       options: core.options,
     };
@@ -208,6 +213,7 @@ export class HttpServer {
 
   private dispatch(res: HttpResponse, req: HttpRequest): void {
     const ex = new HttpExchange(res, req);
+    ex.meter = ex.path === '/acp' && this.acpCore ? this.acpCore.traffic.http : this.managementBytes;
     try {
       const crossOrigin = this.security.crossOrigin(ex.header('origin'));
       if (crossOrigin) {

@@ -86,6 +86,7 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
     },
     message: (ws, message, isBinary) => {
       const state = ws.getUserData();
+      core.traffic.ws.received += message.byteLength;
       state.lastInboundAt = core.now();
       state.pingSentAt = undefined;
       if (message.byteLength > o.maxBodyBytes) {
@@ -163,8 +164,12 @@ function upgrade(core: TransportCore, authorize: WsAuthorizer, res: HttpResponse
   res.upgrade(state, key, chosen, extensions, context as never);
 }
 
-function wsReceiver(state: WsState): StreamReceiver {
-  const send = (json: string): boolean => state.open && state.socket!.send(json, false) === 1;
+function wsReceiver(core: TransportCore, state: WsState): StreamReceiver {
+  const send = (json: string): boolean => {
+    if (!state.open) return false;
+    core.traffic.ws.sent += Buffer.byteLength(json);
+    return state.socket!.send(json, false) === 1;
+  };
   return {
     write: (_id, json) => send(json),
     writeUnnumbered: send,
@@ -185,8 +190,11 @@ function unreadPastLimit(core: TransportCore, state: WsState): boolean {
   return state.open && state.socket!.getBufferedAmount() > core.options.maxBufferedBytes;
 }
 
-function sendDirect(state: WsState, msg: JsonRpcMessage): void {
-  if (state.open) state.socket!.cork(() => state.socket!.send(JSON.stringify(msg), false));
+function sendDirect(core: TransportCore, state: WsState, msg: JsonRpcMessage): void {
+  if (!state.open) return;
+  const json = JSON.stringify(msg);
+  core.traffic.ws.sent += Buffer.byteLength(json);
+  state.socket!.cork(() => state.socket!.send(json, false));
 }
 
 function reply(core: TransportCore, state: WsState, msg: JsonRpcMessage): Promise<void> {
@@ -197,7 +205,7 @@ function reply(core: TransportCore, state: WsState, msg: JsonRpcMessage): Promis
       closeFor(core, state, 'limit_exceeded', 'unread answers before initialize past maxBufferedBytes');
       return Promise.resolve();
     }
-    sendDirect(state, msg);
+    sendDirect(core, state, msg);
     return Promise.resolve();
   }
   // Answers to frames that are no request in flight (WebSocket keeps no routes anyway).
@@ -252,12 +260,12 @@ async function initialize(core: TransportCore, state: WsState, msg: JsonRpcMessa
   if (msg['id'] === null || !isRequestId(msg['id'])) return closeFor(core, state, 'protocol_error', 'Initialize request must include an ID (a string or a finite number)');
   try {
     const response = await core.openPeer(state.conn, msg as JsonRpcRequest);
-    sendDirect(state, response);
+    sendDirect(core, state, response);
     state.initialized = true;
-    state.conn.mainStream.attach(wsReceiver(state), undefined);
+    state.conn.mainStream.attach(wsReceiver(core, state), undefined);
   } catch (err) {
     if (state.conn.isClosed) return;
-    sendDirect(state, rpcError(msg['id'], -32603, 'Initialize failed', 'internal_error', { details: err instanceof Error ? err.message : String(err) }));
+    sendDirect(core, state, rpcError(msg['id'], -32603, 'Initialize failed', 'internal_error', { details: err instanceof Error ? err.message : String(err) }));
     closeFor(core, state, 'protocol_error', 'Initialize failed', 1011);
   }
 }

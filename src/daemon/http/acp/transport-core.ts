@@ -7,6 +7,7 @@ import { intervalAfterReads, type AfterReads } from '../../../core/after-reads.j
 import { AcpConnection, type ConnectionHost } from './acp-connection.js';
 import { idKey, isRecord } from './acp-protocol.js';
 import { keepWithin } from './retention-budget.js';
+import type { ByteMeter } from '../http-exchange.js';
 import { resolveAcpOptions, type AcpAgentSide, type AcpTransportOptions, type JsonRpcMessage, type JsonRpcRequest, type ResolvedAcpOptions } from './acp.types.js';
 
 /** What tests and metrics can see of one connection. */
@@ -31,6 +32,8 @@ export class TransportCore implements ConnectionHost {
   private retainedBytes = 0;
   /** Output no receiver has taken yet, of all connections (`troupe_acp_unsent_bytes`). */
   private pendingBytes = 0;
+  /** Body bytes of /acp over HTTP (POSTs read, responses and SSE streams written) and WebSocket frames (`troupe_acp_bytes_total`). */
+  readonly traffic: { http: ByteMeter; ws: ByteMeter } = { http: { received: 0, sent: 0 }, ws: { received: 0, sent: 0 } };
 
   constructor(private readonly agent: AcpAgentSide, options: AcpTransportOptions | undefined, readonly logger: Logger, private readonly clock: Clock) {
     this.options = resolveAcpOptions(options);
