@@ -47,11 +47,16 @@ function loopError(input: string): TroupeError {
   return new TroupeError('tool_failed', `Cannot resolve ${shownName(input)}: too many levels of symbolic links (a symlink loop).`, { path: input });
 }
 
-/** Whether `child` is `parent` or inside it (both absolute and normalised). */
+/**
+ * Whether `child` is `parent` or inside it (both absolute and normalised). Only a `..` *segment*
+ * leads out: until 2026-12-06 any relative path starting with the two characters did, so a file or
+ * directory named `..data` (Kubernetes volume mounts have one), `...` or `..env` in the workspace was
+ * refused as outside it.
+ */
 export function isWithin(parent: string, child: string): boolean {
   if (child === parent) return true;
   const rel = relative(parent, child);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 /**

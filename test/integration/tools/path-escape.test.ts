@@ -143,6 +143,25 @@ describe('what stays inside is allowed', () => {
     assertNothingOutsideTouched();
   });
 
+  test('names that start with ".." (..data, ..., ..env) are inside, not a way up', async () => {
+    // Kubernetes volume mounts hold a `..data` directory; only a `..` segment climbs.
+    mkdirSync(join(ws.cwd, '..data'));
+    writeFileSync(join(ws.cwd, '..data/cfg'), 'config\n');
+    assert.equal((await run(host, 'read_file', { path: '..data/cfg' })).output, 'config\n');
+    assert.equal((await run(host, 'list_dir', { path: '..data' })).output, 'cfg');
+    const w = await run(host, 'write_file', { path: '...', content: 'dots\n' });
+    assert.equal(w.output, 'Created ... (5 bytes).');
+    const e = await run(host, 'edit_file', { path: '...', old_string: 'dots', new_string: 'dotted' });
+    assert.equal(e.isError, false, e.output);
+    assert.equal(readFileSync(join(ws.cwd, '...'), 'utf8'), 'dotted\n');
+    const g = await run(host, 'grep', { pattern: '^config$', path: '..data' });
+    assert.equal(g.output, '..data/cfg:1: config');
+    assert.match((await run(host, 'glob', { pattern: '**/cfg' })).output, /^\.\.data\/cfg$/m);
+    const r = await run(host, 'run_command', { command: 'pwd', cwd: '..data' });
+    assert.equal(r.isError, false, r.output);
+    assertNothingOutsideTouched();
+  });
+
   test('without the additional directory, the same path is refused', async () => {
     const narrow = createWorkspaceTools({ cwd: ws.cwd });
     assertRefused(await run(narrow, 'read_file', { path: join(ws.extra, 'notes/n.txt') }), 'extra without grant');
