@@ -56,24 +56,44 @@ export async function openForRead(absPath: string | Buffer, confine: Confine | u
   return admit(await open(absPath, READ), absPath.toString(), confine, false);
 }
 
+/** A file opened for writing: whether this open created it, and where it really is (undefined without /proc). */
+export interface OpenedForWrite {
+  handle: FileHandle;
+  created: boolean;
+  real: string | undefined;
+}
+
+async function admitWrite(absPath: string, flags: number, confine: Confine | undefined, created: boolean): Promise<OpenedForWrite> {
+  const handle = await admit(await open(absPath, flags, 0o666), absPath, confine, created);
+  return { handle, created, real: await openedPath(handle) };
+}
+
 /**
  * Opens for writing without truncating (the caller truncates once the handle is admitted), creating
  * the file if missing. A missing file is created with O_EXCL, which does not follow a final
  * symlink; only a dangling symlink (whose target writing creates, as the guard allows) is then
  * opened following it.
  */
-export async function openForWrite(absPath: string, confine: Confine | undefined): Promise<FileHandle> {
+export async function openForWrite(absPath: string, confine: Confine | undefined): Promise<OpenedForWrite> {
   try {
-    return await admit(await open(absPath, WRITE), absPath, confine, false);
+    return await admitWrite(absPath, WRITE, confine, false);
   } catch (err) {
     if (errnoOf(err) !== 'ENOENT') throw err;
   }
   try {
-    return await admit(await open(absPath, WRITE | constants.O_CREAT | constants.O_EXCL, 0o666), absPath, confine, true);
+    return await admitWrite(absPath, WRITE | constants.O_CREAT | constants.O_EXCL, confine, true);
   } catch (err) {
     if (errnoOf(err) !== 'EEXIST') throw err;
   }
   // Not known to be created by this open (the link may lead to a file that exists by now): a refused
   // one is left where it is, never removed. At worst an empty file stays outside; nothing is lost.
-  return admit(await open(absPath, WRITE | constants.O_CREAT, 0o666), absPath, confine, false);
+  return admitWrite(absPath, WRITE | constants.O_CREAT, confine, false);
+}
+
+/**
+ * Creates a new file at `absPath` (O_EXCL: never an existing file, never through a final symlink),
+ * checked like every open; a refused one is removed.
+ */
+export async function createExclusive(absPath: string, mode: number, confine: Confine | undefined): Promise<FileHandle> {
+  return admit(await open(absPath, WRITE | constants.O_CREAT | constants.O_EXCL, mode), absPath, confine, true);
 }

@@ -1,7 +1,8 @@
 /** FileBackend on the local disk, for clients that do not advertise `fs.*` capabilities. */
 import type { FileHandle } from 'node:fs/promises';
 import type { FileBackend, ReadWindow } from './backends.js';
-import { openForRead, openForWrite, type Confine } from './confined-open.js';
+import { openForRead, type Confine } from './confined-open.js';
+import { replaceContent } from './replace-content.js';
 
 export interface LocalFileOptions {
   /**
@@ -77,17 +78,10 @@ export function createLocalFileBackend(options: LocalFileOptions = {}): FileBack
     },
     async writeText(absPath, content, signal) {
       // A cancel before the write starts leaves the file alone; once started, the write completes:
-      // aborting it midway would leave the file empty or cut.
+      // aborting it midway would leave the file empty or cut. A write that fails leaves the old
+      // content (replace-content.ts).
       signal.throwIfAborted();
-      const handle = await openForWrite(absPath, options.confine);
-      try {
-        // Truncated only now: a refused open leaves the file as it was. Written in place, so the
-        // file keeps its mode, owner and hard links.
-        await handle.truncate(0);
-        await handle.writeFile(content, { encoding: 'utf8' });
-      } finally {
-        await handle.close();
-      }
+      await replaceContent(absPath, content, options.confine);
     },
   };
 }

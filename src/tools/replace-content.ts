@@ -1,0 +1,124 @@
+/**
+ * Writing a file's new content so that a write that fails leaves the old content, never a cut file.
+ *
+ * Until 2026-12-06 the local backend truncated the file and then wrote: a write that failed midway
+ * (disk full, quota, a file-size limit: ENOSPC, EDQUOT, EFBIG) left the file empty or holding the
+ * start of the new text, and everything after the edit was gone. Now:
+ *
+ * - A file with one link is replaced whole: the new content goes to a temporary file beside it
+ *   (created O_EXCL and checked like every open, given the old file's owner, group and mode, and
+ *   synced), which is then renamed over it. The file is the old one or the new one at every moment,
+ *   even if the agent is killed. What a rename does not keep: the inode (and with it extended
+ *   attributes and ACLs).
+ * - A file with hard links, one whose owner or group the temporary file cannot be given, or one in a
+ *   directory where no temporary file can be made, is written in place, as before, so that every link
+ *   sees the edit and the owner stays: the part beyond the old length is written first (the only part
+ *   that needs new disk space; if it fails, the file is cut back to its old length, unchanged), then
+ *   the old length is overwritten and the file cut to the new one.
+ * - A file this write creates is removed if its write fails.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import { realpath, rename, unlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { TroupeError } from '../core/errors.js';
+import { createExclusive, openForWrite, type Confine } from './confined-open.js';
+
+/** Writes all of `data` at `position` (a write may take less than it is given). */
+async function writeAll(handle: FileHandle, data: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < data.length; ) {
+    const { bytesWritten } = await handle.write(data, done, data.length - done, position + done);
+    done += bytesWritten;
+  }
+}
+
+/** In place, the growth first: a failure there leaves the old content (see above). */
+async function overwriteInPlace(handle: FileHandle, data: Buffer, oldSize: number): Promise<void> {
+  if (data.length > oldSize) {
+    try {
+      await writeAll(handle, data.subarray(oldSize), oldSize);
+    } catch (err) {
+      await handle.truncate(oldSize).catch(() => undefined);
+      throw err;
+    }
+  }
+  await writeAll(handle, data.subarray(0, Math.min(oldSize, data.length)), 0);
+  if (data.length < oldSize) await handle.truncate(data.length);
+}
+
+/**
+ * Replaces the file at `real` (its real path, checked) by a new one holding `data`, with the old
+ * one's owner, group and mode. False, with nothing changed, when no such temporary file can be made.
+ */
+async function replaceByRename(real: string, data: Buffer, old: Stats, confine: Confine | undefined): Promise<boolean> {
+  const temp = join(dirname(real), `.${basename(real)}.troupe-${randomBytes(6).toString('hex')}.tmp`);
+  let handle: FileHandle;
+  try {
+    handle = await createExclusive(temp, 0o600, confine);
+  } catch (err) {
+    if (err instanceof TroupeError) throw err;
+    return false; // a directory we may not write in: the file itself may still be writable in place
+  }
+  let renamed = false;
+  try {
+    const made = await handle.stat();
+    if (made.uid !== old.uid || made.gid !== old.gid) {
+      const kept = await handle.chown(old.uid, old.gid).then(() => true, () => false);
+      if (!kept) return false;
+    }
+    // After chown, which clears set-user-ID and set-group-ID bits.
+    await handle.chmod(old.mode & 0o7777);
+    await writeAll(handle, data, 0);
+    await handle.sync();
+    // Renamed over the real path: a symlink on the way stays a symlink.
+    await rename(temp, real);
+    renamed = true;
+    return true;
+  } finally {
+    await handle.close().catch(() => undefined);
+    if (!renamed) await unlink(temp).catch(() => undefined);
+  }
+}
+
+/** Creates or replaces the file at `absPath` (already checked by the guard) with `content`. */
+export async function replaceContent(absPath: string, content: string, confine: Confine | undefined): Promise<void> {
+  const data = Buffer.from(content, 'utf8');
+  const { handle, created, real } = await openForWrite(absPath, confine);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await handle.close();
+  };
+  try {
+    if (created) {
+      try {
+        await writeAll(handle, data, 0);
+      } catch (err) {
+        await unlink(real ?? absPath).catch(() => undefined);
+        throw err;
+      }
+      return;
+    }
+    const old = await handle.stat();
+    if (old.nlink === 1) {
+      // Without /proc the real path is asked after the open (the check on the open was skipped too).
+      const at = real ?? (await realpath(absPath));
+      await close();
+      if (await replaceByRename(at, data, old, confine)) return;
+      // The file may have changed since: the in-place write opens it again, checked again.
+      const again = await openForWrite(absPath, confine);
+      try {
+        await overwriteInPlace(again.handle, data, (await again.handle.stat()).size);
+      } finally {
+        await again.handle.close();
+      }
+      return;
+    }
+    await overwriteInPlace(handle, data, old.size);
+  } finally {
+    await close();
+  }
+}
+
