@@ -56,6 +56,16 @@ export async function openForRead(absPath: string | Buffer, confine: Confine | u
   return admit(await open(absPath, READ), absPath.toString(), confine, false);
 }
 
+/** The bytes of a file, opened as {@link openForRead} opens it. */
+export async function readConfined(absPath: string, confine: Confine | undefined): Promise<Buffer> {
+  const handle = await openForRead(absPath, confine);
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
 /** A file opened for writing: whether this open created it, and where it really is (undefined without /proc). */
 export interface OpenedForWrite {
   handle: FileHandle;

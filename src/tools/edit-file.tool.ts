@@ -1,7 +1,7 @@
 /** edit_file: replace an exact string in a file, yielding a diff of the whole file. */
 import { isUtf8 } from 'node:buffer';
-import { readFile } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
+import { readConfined } from './confined-open.js';
 import { refuseDirectoryName } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits } from './tool.js';
 
@@ -28,12 +28,14 @@ export function occurrences(haystack: string, needle: string): number[] {
  * by U+FFFD. Such files are refused. Invalid bytes decode to U+FFFD, so the bytes on disk are
  * checked only when the text has one (it may also be a genuine U+FFFD of a valid file).
  */
-async function refuseUnsafeText(text: string, path: string, shown: string): Promise<void> {
+async function refuseUnsafeText(text: string, path: string, shown: string, env: ToolEnv): Promise<void> {
   if (text.slice(0, BINARY_PROBE_CHARS).includes('\0')) {
     throw new TroupeError('tool_failed', `${shown} looks like a binary file (it contains NUL bytes); edit_file only edits text.`, { path: shown });
   }
   if (!text.includes('\uFFFD')) return;
-  const bytes = await readFile(path).catch(() => undefined);
+  // Opened as the backend opens (confined, non-blocking, regular files only): until 2026-12-06 a
+  // plain readFile here hung for ever on a FIFO, or read a file outside, swapped in since the read.
+  const bytes = await readConfined(path, (real) => env.guard.containsReal(real)).catch(() => undefined);
   if (bytes !== undefined && !isUtf8(bytes)) {
     throw new TroupeError(
       'tool_failed',
@@ -68,7 +70,7 @@ async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal)
   const oldText = await env.files.readText(target.path, {}, signal).catch((err: unknown) => {
     throw fileError(err, shown);
   });
-  await refuseUnsafeText(oldText, target.path, shown);
+  await refuseUnsafeText(oldText, target.path, shown, env);
   const found = occurrences(oldText, input.old_string);
   if (found.length === 0) {
     throw new TroupeError(

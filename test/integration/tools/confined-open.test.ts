@@ -5,11 +5,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLocalFileBackend } from '../../../src/tools/local-file.backend.js';
 import { isWithin } from '../../../src/tools/path-guard.js';
-import { makeWorkspace, SECRET, type Workspace } from './workspace.fixture.js';
+import { createWorkspaceTools } from '../../../src/tools/index.js';
+import { makeWorkspace, run, SECRET, type Workspace } from './workspace.fixture.js';
 
 let ws: Workspace;
 before(() => (ws = makeWorkspace()));
@@ -64,4 +65,27 @@ test('a FIFO swapped in after the tool looked is refused, not waited on', { time
   execFileSync('mkfifo', [fifo]);
   await assert.rejects(backend().readText(fifo, {}, signal), { code: 'tool_failed', message: /not a regular file/ });
   await assert.rejects(backend().writeText(fifo, 'x', signal), (err: NodeJS.ErrnoException) => err.code === 'ENXIO' || err.code === 'tool_failed');
+});
+
+test('edit_file checks the bytes of the file it opens: a FIFO swapped in after its read is not waited on', { timeout: 20_000 }, async () => {
+  // Not UTF-8 (Latin-1 é): edit_file looks at the bytes on disk before writing the text back.
+  const file = join(ws.cwd, 'latin1.txt');
+  writeFileSync(file, Buffer.from('caf\xe9 old\n', 'latin1'));
+  const local = backend();
+  const host = createWorkspaceTools({
+    cwd: ws.cwd,
+    files: {
+      // The swap lands between edit_file's read and its look at the bytes.
+      readText: async (p, w, s) => {
+        const text = await local.readText(p, w, s);
+        unlinkSync(file);
+        execFileSync('mkfifo', [file]);
+        return text;
+      },
+      writeText: (p, c, s) => local.writeText(p, c, s),
+    },
+  });
+  const r = await run(host, 'edit_file', { path: 'latin1.txt', old_string: 'old', new_string: 'new' });
+  assert.equal(r.isError, true, r.output);
+  assert.equal(r.errorCode, 'tool_failed', r.output);
 });
