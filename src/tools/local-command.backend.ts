@@ -45,10 +45,18 @@ async function signalCommand(marker: string, signal: NodeJS.Signals): Promise<vo
   await signalMarked(COMMAND_MARKER_ENV, marker, signal);
 }
 
+/**
+ * troupe's own credential, withheld from every command whatever the options say: TROUPE_TOKEN is the
+ * bearer token of a daemon (with TROUPE_URL, possibly one on another machine, whose token file is not
+ * here to read), which lets its holder drive every session on it. Until 2026-12-06 an agent started
+ * from a shell that had it set handed it to whatever the model ran (`echo $TROUPE_TOKEN`).
+ */
+export const TROUPE_CREDENTIAL_ENV: readonly string[] = ['TROUPE_TOKEN'];
+
 /** The agent's environment without the withheld variables. */
 function inheritedEnv(withheld: readonly string[]): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of withheld) delete env[name];
+  for (const name of [...TROUPE_CREDENTIAL_ENV, ...withheld]) delete env[name];
   return env;
 }
 

@@ -119,11 +119,11 @@ test('a command cancelled in a client terminal: killed, released, and still embe
   assert.deepEqual(c.schemaErrors, []);
 });
 
-test('commands run on this machine do not inherit the agent\'s model credentials', async (t) => {
-  const command = 'echo "anthropic=${ANTHROPIC_API_KEY-withheld} openai=${OPENAI_API_KEY-withheld} gemini=${GEMINI_API_KEY-withheld} other=${TROUPE_TEST_VISIBLE-missing}"';
+test('commands run on this machine do not inherit the agent\'s model credentials, nor the daemon token', async (t) => {
+  const command = 'echo "anthropic=${ANTHROPIC_API_KEY-withheld} openai=${OPENAI_API_KEY-withheld} gemini=${GEMINI_API_KEY-withheld} troupe=${TROUPE_TOKEN-withheld} other=${TROUPE_TEST_VISIBLE-missing}"';
   const c = AcpChild.start({
     script: { replies: [[call('run_command', { command })], [{ text: 'ran' }]] },
-    env: { ANTHROPIC_API_KEY: 'sk-ant-not-for-commands', OPENAI_API_KEY: 'sk-not-for-commands', GEMINI_API_KEY: 'g-not-for-commands', TROUPE_TEST_VISIBLE: 'inherited' },
+    env: { ANTHROPIC_API_KEY: 'sk-ant-not-for-commands', OPENAI_API_KEY: 'sk-not-for-commands', GEMINI_API_KEY: 'g-not-for-commands', TROUPE_TOKEN: 'daemon-token-not-for-commands', TROUPE_TEST_VISIBLE: 'inherited' },
   });
   t.after(() => c.close());
   await c.initialize();
@@ -132,7 +132,7 @@ test('commands run on this machine do not inherit the agent\'s model credentials
   await c.prompt(sessionId, 'run it');
   const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.equal(done.status, 'completed');
-  assert.match(done.rawOutput.output, /^anthropic=withheld openai=withheld gemini=withheld other=inherited$/m);
+  assert.match(done.rawOutput.output, /^anthropic=withheld openai=withheld gemini=withheld troupe=withheld other=inherited$/m);
 });
 
 test('paths outside the workspace are refused: .., absolute, symlink out, symlink loop', async (t) => {

@@ -152,6 +152,20 @@ describe('run_command', () => {
     assert.equal(existsSync(join(ws.cwd, 'ran.txt')), false);
   });
 
+  test('the daemon token (TROUPE_TOKEN) is never inherited; the withheld list and the rest of the environment as asked', async (t) => {
+    process.env['TROUPE_TOKEN'] = 'daemon-token-not-for-commands';
+    process.env['TROUPE_TEST_WITHHELD'] = 'withheld-by-option';
+    process.env['TROUPE_TEST_VISIBLE'] = 'inherited';
+    t.after(() => {
+      for (const name of ['TROUPE_TOKEN', 'TROUPE_TEST_WITHHELD', 'TROUPE_TEST_VISIBLE']) delete process.env[name];
+    });
+    const withholding = createWorkspaceTools({ cwd: ws.cwd, commands: createLocalCommandBackend({ withheldEnv: ['TROUPE_TEST_WITHHELD'] }) });
+    const command = 'echo "token=${TROUPE_TOKEN-withheld} option=${TROUPE_TEST_WITHHELD-withheld} other=${TROUPE_TEST_VISIBLE-missing}"';
+    assert.equal((await run(withholding, 'run_command', { command })).output, 'token=withheld option=withheld other=inherited\n[exit code: 0]');
+    // With no list of its own, the token is still withheld.
+    assert.equal((await run(host, 'run_command', { command })).output, 'token=withheld option=withheld-by-option other=inherited\n[exit code: 0]');
+  });
+
   test('timeout_ms is bounded by the configured maximum', () => {
     const capped = createWorkspaceTools({ cwd: ws.cwd, limits: { commandMaxTimeoutMs: 5000 } });
     assert.throws(() => capped.describe({ id: 'c', name: 'run_command', input: { command: 'true', timeout_ms: 5001 } }), { code: 'invalid_params' });
