@@ -86,11 +86,21 @@ async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal)
       { path: shown, occurrences: found.length },
     );
   }
+  // The result is bounded as the file read is. Until 2026-12-06 it was not: replace_all of one
+  // character in a 10 MiB file made a string of hundreds of MiB (the agent's memory, then a file that
+  // size on disk) or failed with "Invalid string length". Its length in UTF-16 units, a lower bound of
+  // its UTF-8 bytes, is known before it is built.
+  const units = oldText.length + (input.replace_all ? found.length : 1) * (input.new_string.length - input.old_string.length);
+  const tooLarge = (size: string) =>
+    new TroupeError('tool_failed', `The edit would make ${shown} ${size}, over the ${env.limits.maxFileBytes}-byte limit for edit_file; nothing was changed.`, { path: shown });
+  if (units > env.limits.maxFileBytes) throw tooLarge(`at least ${units} bytes`);
   // split/join rather than String.replace, whose replacement string interprets `$&` and friends.
   const first = found[0]!;
   const newText = input.replace_all
     ? oldText.split(input.old_string).join(input.new_string)
     : oldText.slice(0, first) + input.new_string + oldText.slice(first + input.old_string.length);
+  const bytes = Buffer.byteLength(newText);
+  if (bytes > env.limits.maxFileBytes) throw tooLarge(`${bytes} bytes`);
   return { target, shown, oldText, newText, found, first };
 }
 

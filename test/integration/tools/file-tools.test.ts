@@ -189,6 +189,23 @@ describe('edit_file', () => {
     assert.match(r.output, /replaced 1 occurrence of old_string \(first at line 2\)/);
   });
 
+  test('an edit whose result would be over maxFileBytes is refused before it is built, the file unchanged', async () => {
+    const small = createWorkspaceTools({ cwd: ws.cwd, limits: { maxFileBytes: 1000 } });
+    const abs = ws.write('edit/grow.txt', 'a'.repeat(500));
+    // replace_all multiplies: 500 × 10 characters. Refused from the count, nothing built.
+    const all = await run(small, 'edit_file', { path: 'edit/grow.txt', old_string: 'a', new_string: 'b'.repeat(10), replace_all: true });
+    assert.deepEqual([all.isError, all.errorCode], [true, 'tool_failed']);
+    assert.equal(all.output, 'The edit would make edit/grow.txt at least 5000 bytes, over the 1000-byte limit for edit_file; nothing was changed.');
+    // 1000 characters (within the limit), but 2000 bytes once é is encoded: counted in bytes too.
+    const wide = await run(small, 'edit_file', { path: 'edit/grow.txt', old_string: 'a', new_string: 'éé', replace_all: true });
+    assert.equal(wide.output, 'The edit would make edit/grow.txt 2000 bytes, over the 1000-byte limit for edit_file; nothing was changed.');
+    assert.equal(ws.read(abs), 'a'.repeat(500));
+    // Up to the limit is fine.
+    const fits = await run(small, 'edit_file', { path: 'edit/grow.txt', old_string: 'a', new_string: 'bb', replace_all: true });
+    assert.equal(fits.isError, false, fits.output);
+    assert.equal(ws.read(abs), 'b'.repeat(1000));
+  });
+
   test('old_string not found leaves the file unchanged', async () => {
     const abs = ws.write('edit/two.ts', 'alpha\n');
     const r = await run(host, 'edit_file', { path: 'edit/two.ts', old_string: 'beta', new_string: 'gamma' });
