@@ -34,7 +34,11 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
   for await (const event of events) {
     switch (event.type) {
       case 'message_start': {
-        const u = event.message.usage;
+        // Until 2026-12-06 usage was read as Anthropic always sends it, and a stream from an
+        // Anthropic-compatible server (ANTHROPIC_BASE_URL: MiniMax, GLM and Kimi gateways) that
+        // leaves it out of message_start or message_delta ended the turn `provider_network` with a
+        // TypeError after its text had streamed. Missing counts are 0 (message_start) or unchanged.
+        const u: Partial<Anthropic.Messages.Usage> = event.message?.usage ?? {};
         usage.inputTokens = u.input_tokens ?? 0;
         usage.outputTokens = u.output_tokens ?? 0;
         usage.cacheReadTokens = u.cache_read_input_tokens ?? 0;
@@ -88,13 +92,13 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
         break;
       }
       case 'message_delta': {
-        const u = event.usage;
+        const u: Partial<Anthropic.Messages.MessageDeltaUsage> = event.usage ?? {};
         usage.outputTokens = u.output_tokens ?? usage.outputTokens;
         // The delta's counts are cumulative and, when present, more accurate than message_start's.
         if (u.input_tokens != null) usage.inputTokens = u.input_tokens;
         if (u.cache_read_input_tokens != null) usage.cacheReadTokens = u.cache_read_input_tokens;
         if (u.cache_creation_input_tokens != null) usage.cacheWriteTokens = u.cache_creation_input_tokens;
-        if (event.delta.stop_reason) stop = STOP_REASONS[event.delta.stop_reason] ?? 'end_turn';
+        if (event.delta?.stop_reason) stop = STOP_REASONS[event.delta.stop_reason] ?? 'end_turn';
         break;
       }
       case 'message_stop':

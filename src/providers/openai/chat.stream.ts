@@ -35,9 +35,13 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
       const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
       usage = { type: 'usage', inputTokens: Math.max(0, chunk.usage.prompt_tokens - cached), outputTokens: chunk.usage.completion_tokens, cacheReadTokens: cached };
     }
-    const choice = chunk.choices[0];
+    // Until 2026-12-06 a chunk was read as OpenAI documents it, and a server that bends the shape
+    // threw a TypeError, the turn ending `provider_network` after its text had streamed: Groq and
+    // Fireworks send usage-only chunks without `choices`, MiniMax `choices: null`, Azure
+    // content-filter chunks and some servers' finish chunks a choice without `delta`.
+    const choice = chunk.choices?.[0];
     if (!choice) continue;
-    const delta = choice.delta as Chunk['choices'][number]['delta'] & { reasoning_content?: string | null; reasoning?: string | null };
+    const delta = (choice.delta ?? {}) as Chunk['choices'][number]['delta'] & { reasoning_content?: string | null; reasoning?: string | null };
     // Reasoning servers (vLLM, llama.cpp, Ollama, LM Studio, DeepSeek) stream thoughts in one of these non-standard fields.
     const thought = delta.reasoning_content ?? delta.reasoning;
     if (thought) yield { type: 'thinking_delta', text: thought };

@@ -1,0 +1,62 @@
+// Streams from servers that speak a vendor's format loosely (gateways, OpenAI- and
+// Anthropic-compatible endpoints), through the real SDKs: what they leave out must not end the turn.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
+import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
+import { startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { collect, request } from './provider-contract.js';
+
+let server: ReplayServer;
+before(async () => {
+  server = await startReplayServer();
+});
+after(() => server.close());
+
+const sse = (events: [string, object][]) => events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
+
+test('anthropic-compatible: a message_start and a message_delta without usage (MiniMax, GLM gateways) still end the turn, counting what was said', async () => {
+  // https://github.com/earendil-works/pi/issues/6567: MiniMax's /anthropic endpoint sends message_delta without usage.
+  server.enqueue({
+    sse: sse([
+      ['message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: 'MiniMax-M3', stop_reason: null, stop_sequence: null } }],
+      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello!' } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null } }],
+      ['message_stop', { type: 'message_stop' }],
+    ]),
+  });
+  const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  const events = await collect(provider, request('MiniMax-M3'));
+  assert.deepEqual(events, [
+    { type: 'text_delta', text: 'Hello!' },
+    { type: 'usage', inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    { type: 'stop', reason: 'end_turn' },
+  ]);
+});
+
+test('openai-compatible: chunks without choices (Groq usage frames), with choices null (MiniMax) and choices without delta (Azure content filter) are read past', async () => {
+  const chunk = (rest: object) => `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1775700000, model: 'm', ...rest })}\n\n`;
+  server.enqueue({
+    sse:
+      chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] }) +
+      // Azure: a content-filter result for the text so far, a choice with no delta.
+      chunk({ choices: [{ index: 0, finish_reason: null, content_filter_offsets: { check_offset: 0, start_offset: 0, end_offset: 5 }, content_filter_results: { hate: { filtered: false, severity: 'safe' } } }] }) +
+      chunk({ choices: null }) +
+      chunk({ choices: [{ index: 0, delta: { content: ' there' }, finish_reason: null }] }) +
+      // A finish chunk without delta.
+      chunk({ choices: [{ index: 0, finish_reason: 'stop' }] }) +
+      // Groq: the usage frame has no choices at all.
+      chunk({ x_groq: { id: 'req_1' }, usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 } }) +
+      'data: [DONE]\n\n',
+  });
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+  const events = await collect(provider, request('m'));
+  assert.deepEqual(events, [
+    { type: 'text_delta', text: 'Hello' },
+    { type: 'text_delta', text: ' there' },
+    { type: 'usage', inputTokens: 30, outputTokens: 2, cacheReadTokens: 0 },
+    { type: 'stop', reason: 'end_turn' },
+  ]);
+});
