@@ -11,7 +11,7 @@ type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export function toChatBody(request: ModelRequest, caps: ModelCapabilities): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
   const messages: ChatMessage[] = [];
   if (request.system) messages.push({ role: 'system', content: request.system });
-  messages.push(...toChatMessages(request.messages));
+  messages.push(...toChatMessages(request.messages, caps.images));
   const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming = {
     model: request.model,
     messages,
@@ -27,14 +27,15 @@ export function toChatBody(request: ModelRequest, caps: ModelCapabilities): Open
   return body;
 }
 
-export function toChatMessages(messages: ModelMessage[]): ChatMessage[] {
+/** `images`: whether the model reads images (see userPieces). */
+export function toChatMessages(messages: ModelMessage[], images = true): ChatMessage[] {
   const out: ChatMessage[] = [];
   // The pieces of the last message of `out` while it is a user message, to merge the next one into.
   let lastUser: UserPiece[] | undefined;
   for (const message of messages) {
     if (message.role === 'user') {
       // Roles alternate where an empty reply was left out (below): some servers' chat templates reject two user turns in a row.
-      const pieces = [...(lastUser ?? []), ...userPieces(message.content)];
+      const pieces = [...(lastUser ?? []), ...userPieces(message.content, undefined, images)];
       if (lastUser) out.pop();
       out.push(userMessage(pieces));
       lastUser = pieces;

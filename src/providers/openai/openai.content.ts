@@ -14,10 +14,17 @@ export const OPENAI_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'im
  * The pieces of a user message. With `imageTypes`, an image of another type becomes a line saying it
  * was left out: the vendor would refuse the request, and the prompt, staying in the session, every
  * later one. Without it (OpenAI-compatible servers, which read what their model reads) images go as they are.
+ *
+ * `images`: the model's `images` capability. Until 2026-12-06 images went to a model without it as
+ * well: a prompt cannot give it one (the agent refuses it), but a session that switched to it from a
+ * model that reads images carries them in its history, and a text-only server refuses every request
+ * with one (vLLM "not a multimodal model", llama.cpp "image input is not supported"): after
+ * `/model openai-compatible/…` no turn of the session could run. Now each goes as a line saying so.
  */
-export function userPieces(blocks: ContentBlock[], imageTypes?: ReadonlySet<string>): UserPiece[] {
+export function userPieces(blocks: ContentBlock[], imageTypes?: ReadonlySet<string>, images = true): UserPiece[] {
   const image = (mimeType: string, data: string, what: string): UserPiece => {
     const type = canonicalMediaType(mimeType);
+    if (!images) return { kind: 'text', text: omittedMedia(what, mimeType, 'the model does not take images') };
     if (!imageTypes || imageTypes.has(type)) return { kind: 'image', dataUrl: `data:${type};base64,${data}` };
     return { kind: 'text', text: omittedMedia(what, mimeType, 'the model takes PNG, JPEG, GIF and WebP images only') };
   };

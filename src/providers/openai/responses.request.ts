@@ -25,7 +25,7 @@ export function toResponsesBody(request: ModelRequest, caps: ModelCapabilities):
 } {
   const body: ResponsesBody & { max_output_tokens: number; store: false; include?: OpenAI.Responses.ResponseIncludable[] } = {
     model: request.model,
-    input: toInput(request.messages, caps.thinking),
+    input: toInput(request.messages, caps.thinking, caps.images),
     max_output_tokens: request.maxOutputTokens ?? caps.maxOutputTokens,
     store: false,
   };
@@ -52,12 +52,13 @@ export function effortFor(budget: number): 'low' | 'medium' | 'high' {
 /**
  * The conversation as input items. `reasoning`: whether the model reasons; reasoning items go back
  * only to one that does (after a switch from gpt-5 to gpt-4.1, say, the API would refuse them).
+ * `images`: whether it reads images (see userPieces).
  */
-export function toInput(messages: ModelMessage[], reasoning: boolean): InputItem[] {
+export function toInput(messages: ModelMessage[], reasoning: boolean, images = true): InputItem[] {
   const items: InputItem[] = [];
   for (const message of messages) {
     if (message.role === 'user') {
-      const content = userPieces(message.content, OPENAI_IMAGE_TYPES).map((p) =>
+      const content = userPieces(message.content, OPENAI_IMAGE_TYPES, images).map((p) =>
         p.kind === 'text' ? { type: 'input_text' as const, text: p.text } : { type: 'input_image' as const, image_url: p.dataUrl, detail: 'auto' as const },
       );
       items.push({ role: 'user', content });

@@ -113,7 +113,8 @@ describe('openai adapters: the requests they send', { timeout: 20_000 }, () => {
   });
 
   test('Chat Completions: system message, assistant tool_calls, tool messages, usage requested', async () => {
-    const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+    // A vision model (the config says it reads images): the image goes as an image_url part.
+    const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0, models: { 'qwen3-coder': { images: true } } });
     server.enqueue({ sse: fixture('openai-chat-text.sse') });
     await collect(provider, request('qwen3-coder', { messages: conversation(MIXED_REASONING) }));
     const sent = server.requests.at(-1)!;
@@ -129,6 +130,20 @@ describe('openai adapters: the requests they send', { timeout: 20_000 }, () => {
       { role: 'tool', tool_call_id: 'call_1', content: 'export {}' },
       { role: 'user', content: 'Now summarise.' },
     ]);
+  });
+
+  test('a model without images (a session switched to it) gets a line for each image of its history, not the image', async () => {
+    // Text-only servers refuse a request with an image (vLLM "not a multimodal model", llama.cpp
+    // "image input is not supported"), and the history carries it to every later request.
+    const line = '[image (image/png) omitted: the model does not take images]';
+    const chat = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+    server.enqueue({ sse: fixture('openai-chat-text.sse') });
+    await collect(chat, request('qwen3-coder', { messages: conversation([]) }));
+    assert.deepEqual(server.requests.at(-1)!.body.messages[1], { role: 'user', content: `Read src/index.ts\n\n${line}` });
+    const responses = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0, models: { 'gpt-4.1': { images: false } } });
+    server.enqueue({ sse: fixture('openai-responses-text.sse') });
+    await collect(responses, request('gpt-4.1', { messages: conversation([]) }));
+    assert.deepEqual(server.requests.at(-1)!.body.input[0], { role: 'user', content: [{ type: 'input_text', text: 'Read src/index.ts' }, { type: 'input_text', text: line }] });
   });
 
   test('Chat Completions: a reply that held only reasoning, or nothing, is left out; the user turns around it are one', async () => {
