@@ -49,8 +49,10 @@ export const ANTHROPIC_MODELS: readonly AnthropicModel[] = [
   claude('claude-opus-5-5', 128_000, 4, 20, ADAPTIVE_1M),
   claude('claude-sonnet-5', 128_000, 2, 10, ADAPTIVE_1M),
   claude('claude-opus-5', 128_000, 5, 25, ADAPTIVE_1M),
-  claude('claude-opus-4-6', 128_000, 5, 25, { contextWindow: 1_000_000 }),
-  claude('claude-sonnet-4-6', 128_000, 3, 15, { contextWindow: 1_000_000 }),
+  // Until 2026-12-06 the 4.6 models were asked for `budget_tokens`, which Anthropic deprecated on
+  // them ("Use thinking.type: adaptive"; the SDK warns on stderr at every such request to Opus 4.6).
+  claude('claude-opus-4-6', 128_000, 5, 25, ADAPTIVE_1M),
+  claude('claude-sonnet-4-6', 128_000, 3, 15, ADAPTIVE_1M),
   claude('claude-sonnet-4-5', 64_000, 3, 15),
   claude('claude-opus-4-5', 64_000, 5, 25),
   claude('claude-haiku-4-5', 64_000, 1, 5),

@@ -118,6 +118,14 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
     assert.equal(server.requests.at(-1)!.body.thinking, undefined);
   });
 
+  test('the 4.6 models, on which Anthropic deprecated budget_tokens, get adaptive thinking too', async () => {
+    for (const model of ['claude-opus-4-6', 'claude-sonnet-4-6']) {
+      server.enqueue({ sse: fixture('anthropic-text.sse') });
+      await collect(provider, request(model, { thinkingBudget: 8000 }));
+      assert.deepEqual(server.requests.at(-1)!.body.thinking, { type: 'adaptive', display: 'summarized' }, model);
+    }
+  });
+
   test('thinking budgets are fitted to the API rules: at least 1024, below max_tokens', async () => {
     server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('anthropic-text.sse') });
     await collect(provider, request('claude-opus-4-1', { thinkingBudget: 4096, maxOutputTokens: 2000 }));
