@@ -69,7 +69,9 @@ export function createScriptedProvider(options: ScriptedOptions = {}): ModelProv
           return playItems([...before, { text: summaryOf(request) }], signal, { estimate });
         }
         if (request.model === 'demo') return playItems(demoReply(request), signal, { chunkDelayMs: demoDelay, estimate });
-        if (request.model !== 'replay') throw new ProviderError('invalid_request', `unknown scripted model '${request.model}' (use demo or replay)`);
+        // Until 2026-12-06 this was `invalid_request`; a model the provider does not have is
+        // `model_not_found`, as a vendor's 404 naming the model is (spec/errors.md).
+        if (request.model !== 'replay') throw new ProviderError('model_not_found', `unknown scripted model '${request.model}' (use demo or replay)`);
         const s = replay();
         cursor ??= new ReplyCursor(s);
         // Keyed replies answer a user's message, not the tool results that follow their own tool calls.

@@ -110,3 +110,8 @@ test('replay: TROUPE_SCRIPT is read from disk; a bad script is a clear invalid_p
   const bad = createScriptedProvider({ env: { TROUPE_SCRIPT: join(dir, 'bad.json') } });
   await assert.rejects(collect(bad.stream(ask('replay', [user('a')]), new AbortController().signal)), (e) => isTroupeError(e, 'invalid_params') && /replies\.0/.test(e.message) && /txet/.test(e.message));
 });
+
+test('a scripted model that does not exist ends the turn model_not_found, as a vendor 404 naming the model does', async () => {
+  const provider = createScriptedProvider({ env: {} });
+  await assert.rejects(collect(provider.stream(ask('demo2', [user('hi')]), new AbortController().signal)), (err) => isProviderError(err, 'model_not_found') && /demo2/.test(err.vendorMessage));
+});
