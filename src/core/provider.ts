@@ -206,3 +206,24 @@ export function describeError(err: unknown): string {
   const cause = (err as { cause?: unknown }).cause;
   return cause instanceof Error && cause.message && cause.message !== err.message ? `${err.message} (${cause.message})` : err.message;
 }
+
+/** The most of a vendor's error text a ProviderError keeps when the text is not the API's own message. */
+const VENDOR_TEXT_MAX = 2_000;
+
+/**
+ * A failed response's body, as text for people. Until 2026-12-06 a body that was not the API's JSON
+ * was kept whole: a proxy's or a gateway's HTML error page (an nginx 502, a Cloudflare 524, a
+ * corporate proxy's block page, kilobytes of markup and CSS) became the turn's error message in the
+ * client and the log. An HTML page is now its title (or first heading) and a hint; other text is
+ * cut to VENDOR_TEXT_MAX characters.
+ */
+export function vendorText(text: string): string {
+  const body = text.trim();
+  if (/<html[\s>]|<!doctype html|<\/(html|head|body)>/i.test(body)) {
+    const heading = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(body)?.[1] ?? /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(body)?.[1] ?? '';
+    const said = heading.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200);
+    const status = /^(\d{3})\s/.exec(body)?.[1];
+    return `${status ? `HTTP ${status}: ` : ''}an HTML page${said ? ` ("${said}")` : ''}, not the API's answer: a proxy or gateway answered, or the base URL is wrong`;
+  }
+  return body.length > VENDOR_TEXT_MAX ? `${body.slice(0, VENDOR_TEXT_MAX)}…` : body;
+}

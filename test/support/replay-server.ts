@@ -13,6 +13,9 @@ export interface ReplayStep {
   headers?: Record<string, string>;
   /** A JSON body (sent with content-type application/json). */
   json?: unknown;
+  /** A raw body that is not JSON (a proxy's HTML page), sent with `contentType`. */
+  text?: string;
+  contentType?: string;
   /** A raw SSE body (sent as text/event-stream), written event by event. */
   sse?: string;
   /** Write only this many SSE events, then destroy the socket: a stream cut mid-way. */
@@ -104,6 +107,10 @@ export async function startReplayServer(): Promise<ReplayServer> {
 async function play(step: ReplayStep, res: ServerResponse): Promise<void> {
   if (step.hang) return;
   const status = step.status ?? 200;
+  if (step.text !== undefined) {
+    res.writeHead(status, { 'content-type': step.contentType ?? 'text/plain', ...step.headers }).end(step.text);
+    return;
+  }
   if (step.sse === undefined) {
     const body = step.json === undefined ? '' : JSON.stringify(step.json);
     res.writeHead(status, { 'content-type': 'application/json', ...step.headers }).end(body);

@@ -4,7 +4,7 @@
  * as an SSE `error` event, which the SDK throws as an APIError without a status).
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { describeError, ProviderError, retryAfterMs, type ProviderErrorKind } from '../../core/provider.js';
+import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // "exceed context limit": the prompt fits but prompt + max_tokens does not; compacting the prompt is the cure too.
 const CONTEXT_OVERFLOW = /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (maximum )?context|exceeds? context limit/i;
@@ -18,7 +18,8 @@ export function toAnthropicProviderError(err: unknown, signal: AbortSignal): Pro
   if (err instanceof Anthropic.APIConnectionError) return new ProviderError('network', describeError(err));
   if (err instanceof Anthropic.APIError) {
     const status = err.status;
-    const message = err.apiMessage ?? err.message;
+    // A body that is not Anthropic's JSON (a proxy's HTML page) has no apiMessage: see vendorText.
+    const message = err.apiMessage ?? vendorText(err.message);
     const kind = classify(status, err.type, message);
     return new ProviderError(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? retryAfterMs(err.headers) : undefined });
   }

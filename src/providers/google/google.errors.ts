@@ -4,7 +4,7 @@
  * prefixed with `got status: …. ` when the error arrived inside a stream.
  */
 import { ApiError } from '@google/genai';
-import { ProviderError, type ProviderErrorKind } from '../../core/provider.js';
+import { ProviderError, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 interface GoogleErrorBody {
   code?: number;
@@ -22,7 +22,8 @@ export function toGoogleProviderError(err: unknown, signal: AbortSignal): Provid
   if (err instanceof Error && err.name === 'AbortError') return new ProviderError('network', 'the request timed out (providers.google.timeoutMs)');
   if (err instanceof ApiError) {
     const body = parseBody(err.message);
-    const message = body?.message ?? err.message;
+    // The SDK wraps a body that is not JSON (a proxy's HTML page) as the message: see vendorText.
+    const message = vendorText(body?.message ?? err.message);
     const kind = classify(err.status, body, message);
     return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? retryDelayMs(body) : undefined });
   }

@@ -5,7 +5,7 @@
  * Ollama and LM Studio use.
  */
 import OpenAI from 'openai';
-import { describeError, ProviderError, retryAfterMs, type ProviderErrorKind } from '../../core/provider.js';
+import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
 const MODEL_MISSING = /\bmodel\b.*\b(not found|does not exist)/i;
@@ -18,7 +18,8 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
   if (err instanceof OpenAI.APIConnectionError) return new ProviderError('network', describeError(err));
   if (err instanceof OpenAI.APIError) {
     const body = (err.error ?? {}) as { message?: unknown; type?: unknown };
-    const message = typeof body.message === 'string' ? body.message : err.message;
+    // A body that is not JSON (a proxy's HTML page) has no message: see vendorText.
+    const message = typeof body.message === 'string' ? body.message : vendorText(err.message);
     const kind = classify(err.status, err.code ?? undefined, typeof body.type === 'string' ? body.type : undefined, message);
     return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? retryAfterMs(err.headers) : undefined });
   }
