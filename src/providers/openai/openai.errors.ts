@@ -21,9 +21,26 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
     // A body that is not JSON (a proxy's HTML page) has no message: see vendorText.
     const message = typeof body.message === 'string' ? body.message : vendorText(err.message);
     const kind = classify(err.status, err.code ?? undefined, typeof body.type === 'string' ? body.type : undefined, message);
-    return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? retryAfterMs(err.headers) : undefined });
+    return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined });
   }
   return new ProviderError('network', describeError(err));
+}
+
+/**
+ * The wait a 429's message names, for a server that sends no retry-after header. Until 2026-12-06
+ * only the headers were read, and a rate limit that said when to come back only in its words
+ * (OpenAI "Please try again in 20s", "in 1m30s", "in 345ms"; Groq "in 7m54.336s"; Azure "Please
+ * retry after 20 seconds") ended the turn without `retryAfterMs` for the client.
+ */
+export function delayInMessage(message: string): number | undefined {
+  const words = /\bretry after (\d+(?:\.\d+)?) seconds?\b/i.exec(message);
+  if (words) return Number.parseFloat(words[1]!) * 1000;
+  const spelled = /\btry again in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)/i.exec(message)?.[1];
+  if (!spelled) return undefined;
+  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+  let ms = 0;
+  for (const [, n, u] of spelled.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/gi)) ms += Number.parseFloat(n!) * unit[u!.toLowerCase()]!;
+  return Math.round(ms);
 }
 
 /** Classifies a failure by HTTP status (absent for in-stream errors), error code, type and message. */

@@ -1,0 +1,46 @@
+// A 429 that names its wait only in its message (no retry-after header), through the openai SDK.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isProviderError } from '../../../src/core/provider.js';
+import { delayInMessage } from '../../../src/providers/openai/openai.errors.js';
+import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
+import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
+import { startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { collect, request } from './provider-contract.js';
+
+let server: ReplayServer;
+before(async () => {
+  server = await startReplayServer();
+});
+after(() => server.close());
+
+const tpm =
+  'Rate limit reached for gpt-5 in organization org-abc on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 2.5s. Visit https://platform.openai.com/account/rate-limits to learn more.';
+
+test('openai: a 429 whose message says "Please try again in 2.5s" carries retryAfterMs 2500', async () => {
+  server.enqueue({ status: 429, json: { error: { message: tpm, type: 'tokens', param: null, code: 'rate_limit_exceeded' } } });
+  const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('gpt-5')), (err) => isProviderError(err, 'rate_limited') && err.retryAfterMs === 2500);
+});
+
+test('openai-compatible: Groq words it "Please try again in 7m54.336s"', async () => {
+  const groq = 'Rate limit reached for model `llama-3.3-70b-versatile` on tokens per day (TPD): Limit 100000, Used 99500. Please try again in 7m54.336s.';
+  server.enqueue({ status: 429, json: { error: { message: groq, type: 'tokens', code: 'rate_limit_exceeded' } } });
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/openai/v1`, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('llama-3.3-70b-versatile')), (err) => isProviderError(err, 'rate_limited') && err.retryAfterMs === 474_336);
+});
+
+test('a retry-after header wins over the message', async () => {
+  server.enqueue({ status: 429, headers: { 'retry-after': '9' }, json: { error: { message: tpm, type: 'tokens', code: 'rate_limit_exceeded' } } });
+  const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('gpt-5')), (err) => isProviderError(err, 'rate_limited') && err.retryAfterMs === 9000);
+});
+
+test('the wordings a rate limit uses', () => {
+  assert.equal(delayInMessage('Please try again in 345ms.'), 345);
+  assert.equal(delayInMessage('Please try again in 1m30s.'), 90_000);
+  assert.equal(delayInMessage('Please try again in 6m0s.'), 360_000);
+  assert.equal(delayInMessage('Please try again in 1h2m3s.'), 3_723_000);
+  assert.equal(delayInMessage('Requests to the ChatCompletions_Create Operation have exceeded the rate limit. Please retry after 20 seconds.'), 20_000);
+  assert.equal(delayInMessage('You exceeded your current quota, please check your plan and billing details.'), undefined);
+});
