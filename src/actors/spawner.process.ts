@@ -27,7 +27,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { signalMarked } from '../core/marked-processes.js';
+import { AGENT_MARKER_ENV, signalMarked } from '../core/marked-processes.js';
 
 export type SpawnerRequest =
   | { op: 'spawn'; id: number; command: string; args: string[]; env: NodeJS.ProcessEnv }
@@ -41,8 +41,8 @@ export type SpawnerReport =
   | { op: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { op: 'swept'; id: number; pid: number; processes: number };
 
-/** The variable whose value marks a child and everything it starts (a command's processes). */
-export const AGENT_MARKER_ENV = 'TROUPE_AGENT_MARK';
+/** The variable whose value marks a child and everything it starts (a command's processes, its MCP servers). */
+export { AGENT_MARKER_ENV };
 
 /** How long orphaned children get to exit on their own (stdin ended), and then after SIGTERM. */
 const ORPHAN_GRACE_MS = Number(process.argv[2]) || 5_000;

@@ -10,6 +10,14 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 
+/**
+ * The variable that marks a session process of the daemon and everything it starts (set by the
+ * daemon's spawner, src/actors/spawner.process.ts): what a session process that died left running is
+ * found by it. Whatever a session process starts with an environment of its own (an MCP server) must
+ * be given it too.
+ */
+export const AGENT_MARKER_ENV = 'TROUPE_AGENT_MARK';
+
 /** Pids of the live processes whose environment holds `name=marker`, the caller excluded. */
 export async function markedProcesses(name: string, marker: string): Promise<number[]> {
   const needle = Buffer.from(`\0${name}=${marker}\0`);

@@ -9,4 +9,9 @@ if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
 // MCP_TEST_START_GATE: a file; the server answers nothing until it exists (a test opens the gate).
 const gate = process.env.MCP_TEST_START_GATE;
 while (gate && !existsSync(gate)) await new Promise((resolve) => setTimeout(resolve, 10));
+// MCP_TEST_STUBBORN: a server that outlives its stdin's end and ignores SIGTERM (only SIGKILL stops it).
+if (process.env.MCP_TEST_STUBBORN) {
+  process.on('SIGTERM', () => undefined);
+  setInterval(() => undefined, 60_000);
+}
 await testMcpServer().connect(new StdioServerTransport());

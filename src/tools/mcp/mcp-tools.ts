@@ -12,11 +12,13 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ListRootsRequestSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
+import { AGENT_MARKER_ENV, signalMarked } from '../../core/marked-processes.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
@@ -80,11 +82,22 @@ interface Entry {
 interface Connected {
   name: string;
   client: Client;
+  /** A stdio server's marker (MCP_SERVER_MARKER_ENV): what it started is found by it. */
+  marker?: string;
   /** Why the server cannot serve calls any more (it exited), once it cannot. */
   gone?: string;
 }
 
 const STOPPED_WHILE_STARTING = 'its session stopped while it started';
+
+/**
+ * The variable that marks a stdio server's process and everything it starts (src/core/marked-processes.ts).
+ * The SDK stops the process it spawned, and only that one: a server started through a wrapper
+ * (`npx`, `uvx`, `sh -c`, a script) may be that process's child, which does not die with it.
+ */
+export const MCP_SERVER_MARKER_ENV = 'TROUPE_MCP_SERVER_ID';
+/** How long what a stopped server left running has between SIGTERM and SIGKILL. */
+const STRAGGLER_GRACE_MS = 1000;
 
 /** Model-facing tool names: vendors take [A-Za-z0-9_-], at most 64 characters. */
 const MAX_NAME = 64;
@@ -141,7 +154,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   await Promise.all([relist(opts.signal), relistPrompts(opts.signal)]);
   if (opts.signal?.aborted) {
     closing = true;
-    await Promise.all(connected.map((s) => s.client.close().catch(() => undefined)));
+    await Promise.all(connected.map(stopServer));
     throw new Error(STOPPED_WHILE_STARTING);
   }
   for (const server of connected) {
@@ -245,7 +258,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     },
     async close() {
       closing = true;
-      await Promise.all(connected.map((s) => s.client.close().catch(() => undefined)));
+      await Promise.all(connected.map(stopServer));
     },
   };
 }
@@ -256,7 +269,8 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
   // They change when a client loads the session with other additional directories.
   const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: { roots: { listChanged: true } } });
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: (opts.roots?.() ?? [opts.cwd]).map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir })) }));
-  const transport = transportOf(server, opts.cwd);
+  const marker = server.transport === 'stdio' ? randomUUID() : undefined;
+  const transport = transportOf(server, opts.cwd, marker);
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   try {
@@ -270,22 +284,42 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
       }),
     ]);
   } catch (err) {
-    await client.close().catch(() => undefined);
+    await stopServer({ client, marker });
     throw err;
   } finally {
     clearTimeout(timer);
     if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
   }
-  return { name: server.name, client };
+  return { name: server.name, client, ...(marker ? { marker } : {}) };
+}
+
+/**
+ * Stops a server: the SDK ends its process's stdin, then sends SIGTERM, then SIGKILL; then whatever
+ * still carries its marker (what that process started) gets SIGTERM, and SIGKILL a second later.
+ * Until 2026-12-06 a process a wrapper had started, if it did not exit at its stdin's end, outlived
+ * its session for good.
+ */
+async function stopServer({ client, marker }: { client: Client; marker?: string | undefined }): Promise<void> {
+  await client.close().catch(() => undefined);
+  if (!marker || (await signalMarked(MCP_SERVER_MARKER_ENV, marker, 'SIGTERM')) === 0) return;
+  await new Promise((resolve) => setTimeout(resolve, STRAGGLER_GRACE_MS));
+  await signalMarked(MCP_SERVER_MARKER_ENV, marker, 'SIGKILL');
 }
 
 /** How a server's messages travel: the one thing that differs between servers. */
-function transportOf(server: McpServerConfig, cwd: string): Transport {
+function transportOf(server: McpServerConfig, cwd: string, marker: string | undefined): Transport {
   switch (server.transport) {
-    case 'stdio':
+    case 'stdio': {
       // The server's stderr is its log and joins troupe's own (stdout carries the protocol only).
-      // The SDK gives it a safe subset of troupe's environment (never its model credentials) plus `env`.
-      return new StdioClientTransport({ command: server.command, args: server.args, env: server.env, cwd, stderr: 'inherit' });
+      // The SDK gives it a safe subset of troupe's environment (never its model credentials) plus `env`,
+      // and troupe its markers, which `env` cannot override: its own (stopServer), and the daemon's
+      // mark of this session process, by which the daemon stops what a session process that died
+      // left running. (Until 2026-12-06 a server was not given the latter: one that did not exit at
+      // its stdin's end outlived a session process that was killed or crashed, for good.)
+      const agentMark = process.env[AGENT_MARKER_ENV];
+      const env = { ...server.env, ...(agentMark ? { [AGENT_MARKER_ENV]: agentMark } : {}), ...(marker ? { [MCP_SERVER_MARKER_ENV]: marker } : {}) };
+      return new StdioClientTransport({ command: server.command, args: server.args, env, cwd, stderr: 'inherit' });
+    }
     case 'http':
       return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
     case 'sse':

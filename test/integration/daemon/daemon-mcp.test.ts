@@ -55,6 +55,15 @@ test('a child started again after a crash resumes its session with the same MCP 
   assert.notEqual(second, first, 'the new child started the server again');
 });
 
+test('the MCP server of a child that was killed is stopped by the daemon, even one that outlives its stdin and ignores SIGTERM', async (t) => {
+  const { d, sessionId, serverEnv } = await mcpSession(t, 'http', [{ name: 'MCP_TEST_STUBBORN', value: '1' }]);
+  const { pid } = await serverEnv();
+  t.after(() => processAlive(pid) && process.kill(pid, 'SIGKILL'));
+  const child = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid as number;
+  process.kill(child, 'SIGKILL');
+  await waitFor('the dead child’s MCP server to be stopped', () => !processAlive(pid));
+});
+
 test('another client resuming the session without naming servers (the CLI) leaves them running', async (t) => {
   const { d, sessionId, serverEnv } = await mcpSession(t, 'ws', []);
   const serverPid = async () => (await serverEnv()).pid;

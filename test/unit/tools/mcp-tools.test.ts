@@ -89,6 +89,16 @@ test('a server that does not start is left out, the others serve; a server that 
   assert.ok(!tools.specs().some((s) => s.name === 'mcp__list_resources' || s.name === 'mcp__read_resource'));
 });
 
+test('closing stops what a server started too: a wrapper\'s child that outlives its stdin and ignores SIGTERM', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  // `sh -c '…; true'` forks the server (no exec): the SDK stops the shell, never the server itself.
+  const wrapped = { transport: 'stdio' as const, name: 'wrapped', command: '/bin/sh', args: ['-c', '"$0" "$1"; true', process.execPath, SERVER], env: { MCP_TEST_STUBBORN: '1' } };
+  const tools = await connectMcpTools([wrapped], options(cwd));
+  const { pid } = JSON.parse((await tools.run(call('mcp__wrapped__env'), ctx())).output) as { pid: number };
+  await tools.close();
+  await waitFor('the wrapped server to be stopped', () => !processAlive(pid), 10_000).finally(() => processAlive(pid) && process.kill(pid, 'SIGKILL'));
+});
+
 test('server names become safe, distinct tool names', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   const tools = await connectMcpTools([server('my server!'), server('my server?')], options(cwd));
