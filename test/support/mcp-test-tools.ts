@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsRequestSchema, RootsListChangedNotificationSchema, type ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
@@ -42,6 +42,21 @@ export function testMcpServer(): McpServer {
     }
     return text(token === undefined ? `counted ${n}, asked for no progress` : `counted ${n}`);
   });
+  // MCP_TEST_BROKEN_TOOLS: the list also has tools a broken server lists: one whose input schema is
+  // not an object's, one without a name, and one whose output schema no validator compiles.
+  if (process.env.MCP_TEST_BROKEN_TOOLS) {
+    const handlers = (server.server as unknown as { _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<ListToolsResult>> })._requestHandlers;
+    const list = handlers.get('tools/list')!;
+    server.server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+      const { tools } = await list(request, extra);
+      const broken = [
+        { name: 'no_object', inputSchema: { properties: {} } },
+        { description: 'No name.', inputSchema: { type: 'object' } },
+        { name: 'odd_output', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { x: { type: 'nonsense' } } } },
+      ];
+      return { tools: [...tools, ...(broken as ListToolsResult['tools'])] };
+    });
+  }
   // Prompts: the session's slash commands.
   // MCP_TEST_GREET_DESCRIPTION: another description (a server's text shown by its clients).
   server.registerPrompt('greet', { description: process.env.MCP_TEST_GREET_DESCRIPTION ?? 'Asks for a greeting.', argsSchema: { name: z.string(), style: z.string().optional() } }, ({ name, style }) => ({

@@ -15,7 +15,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ListRootsRequestSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ListRootsRequestSchema, ListToolsResultSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
 import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
 import { AGENT_MARKER_ENV, signalMarked } from '../../core/marked-processes.js';
@@ -118,12 +119,12 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   });
 
   /** What the serving servers list (tools, prompts), each under a unique `mcp__<server>__<name>`. */
-  const collect = async <T extends { name: string }, E>(what: string, list: (client: Client) => Promise<T[]>, make: (name: string, server: Connected, item: T) => E) => {
+  const collect = async <T extends { name: string }, E>(what: string, list: (server: Connected) => Promise<T[]>, make: (name: string, server: Connected, item: T) => E) => {
     const next = new Map<string, E>();
     for (const server of connected) {
       if (server.gone) continue;
       try {
-        for (const item of await list(server.client)) {
+        for (const item of await list(server)) {
           const name = uniqueName(`mcp__${safe(server.name)}__${safe(item.name)}`, next);
           next.set(name, make(name, server, item));
         }
@@ -139,7 +140,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   // connect (a server that answers initialize but never tools/list held up a stop until the timeout).
   // Those a server asks for later (list_changed) are not: the start's signal means nothing then.
   const relist = async (signal?: AbortSignal) => {
-    entries = await collect('tools', (c) => listTools(c, opts.connectTimeoutMs, signal), (name, server, tool) => ({
+    entries = await collect('tools', (s) => listTools(s, opts.connectTimeoutMs, opts.logger, signal), (name, server, tool) => ({
       server,
       tool,
       spec: { name, description: describeTool(server.name, tool), inputSchema: tool.inputSchema as Record<string, unknown> },
@@ -148,7 +149,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   };
   let prompts = new Map<string, PromptEntry>();
   const relistPrompts = async (signal?: AbortSignal) => {
-    prompts = await collect('prompts', (c) => listPrompts(c, opts.connectTimeoutMs, signal), (name, server, prompt) => ({ client: server.client, server: server.name, prompt, command: commandOf(name, server.name, prompt) }));
+    prompts = await collect('prompts', (s) => listPrompts(s.client, opts.connectTimeoutMs, signal), (name, server, prompt) => ({ client: server.client, server: server.name, prompt, command: commandOf(name, server.name, prompt) }));
   };
   let closing = false;
   await Promise.all([relist(opts.signal), relistPrompts(opts.signal)]);
@@ -329,12 +330,32 @@ function transportOf(server: McpServerConfig, cwd: string, marker: string | unde
   }
 }
 
-/** Every page of a server's tool list (none if it has no tools). */
-function listTools(client: Client, timeout: number, signal?: AbortSignal): Promise<Tool[]> {
+/** A page of `tools/list` whose tools are checked one by one (listTools). */
+const ToolListPage = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) });
+
+/**
+ * Every page of a server's tool list (none if it has no tools). A tool MCP's schema refuses (no
+ * name, an input schema that is not an object's) is left out, logged, and the others are kept.
+ * Until 2026-12-06 the list was read with the SDK's `listTools`, which refuses a whole page for one
+ * such tool, and also for a tool whose `outputSchema` its validator cannot compile (or two that
+ * share an `$id`): a server lost all its tools to one, and its status said it served, with none.
+ * (troupe does not check results against an `outputSchema`: the model reads their content.)
+ */
+function listTools({ name: server, client }: Connected, timeout: number, logger: Logger, signal?: AbortSignal): Promise<Tool[]> {
   if (!client.getServerCapabilities()?.tools) return Promise.resolve([]);
   return allPages(async (cursor) => {
-    const page = await client.listTools(cursor ? { cursor } : {}, { timeout, ...(signal ? { signal } : {}) });
-    return { items: page.tools, nextCursor: page.nextCursor };
+    const page = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ToolListPage, { timeout, ...(signal ? { signal } : {}) });
+    const tools: Tool[] = [];
+    for (const raw of page.tools) {
+      const tool = ToolSchema.safeParse(raw);
+      if (tool.success) tools.push(tool.data);
+      else {
+        const name = (raw as { name?: unknown } | null)?.name;
+        const issue = tool.error.issues[0];
+        logger.warn('an MCP server listed a tool MCP does not allow; it is left out', { server, tool: typeof name === 'string' ? name : null, error: issue ? `${issue.path.join('.') || 'tool'}: ${issue.message}` : String(tool.error) });
+      }
+    }
+    return { items: tools, nextCursor: page.nextCursor };
   });
 }
 

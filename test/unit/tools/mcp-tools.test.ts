@@ -99,6 +99,22 @@ test('closing stops what a server started too: a wrapper\'s child that outlives 
   await waitFor('the wrapped server to be stopped', () => !processAlive(pid), 10_000).finally(() => processAlive(pid) && process.kill(pid, 'SIGKILL'));
 });
 
+test('a tool MCP does not allow is left out of its server\'s list, and the server\'s other tools serve', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const warnings: unknown[] = [];
+  const logger = { ...silentLogger, warn: (message: string, fields?: unknown) => void warnings.push({ message, fields }) };
+  const tools = await connectMcpTools([server('odd', { MCP_TEST_BROKEN_TOOLS: '1' })], { ...options(cwd), logger });
+  t.after(() => tools.close());
+  // Its six tools, and the one whose output schema is odd (troupe does not check results against it).
+  assert.deepEqual(tools.servers, [{ name: 'odd', tools: 7 }]);
+  assert.ok(tools.has('mcp__odd__odd_output') && !tools.has('mcp__odd__no_object'));
+  assert.deepEqual(await tools.run(call('mcp__odd__echo', { text: 'still' }), ctx()), { output: 'echo: still', isError: false });
+  assert.deepEqual(warnings, [
+    { message: 'an MCP server listed a tool MCP does not allow; it is left out', fields: { server: 'odd', tool: 'no_object', error: 'inputSchema.type: Invalid input: expected "object"' } },
+    { message: 'an MCP server listed a tool MCP does not allow; it is left out', fields: { server: 'odd', tool: null, error: 'name: Invalid input: expected string, received undefined' } },
+  ]);
+});
+
 test('server names become safe, distinct tool names', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   const tools = await connectMcpTools([server('my server!'), server('my server?')], options(cwd));
