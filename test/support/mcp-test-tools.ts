@@ -57,6 +57,8 @@ export function testMcpServer(): McpServer {
       return { tools: [...tools, ...(broken as ListToolsResult['tools'])] };
     });
   }
+  // MCP_TEST_SILENT_TOOLS: a server that answers initialize, and never tools/list.
+  if (process.env.MCP_TEST_SILENT_TOOLS) server.server.setRequestHandler(ListToolsRequestSchema, () => new Promise<never>(() => undefined));
   // Prompts: the session's slash commands.
   // MCP_TEST_GREET_DESCRIPTION: another description (a server's text shown by its clients).
   server.registerPrompt('greet', { description: process.env.MCP_TEST_GREET_DESCRIPTION ?? 'Asks for a greeting.', argsSchema: { name: z.string(), style: z.string().optional() } }, ({ name, style }) => ({

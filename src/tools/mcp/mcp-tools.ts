@@ -119,7 +119,8 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   });
 
   /** What the serving servers list (tools, prompts), each under a unique `mcp__<server>__<name>`. */
-  const collect = async <T extends { name: string }, E>(what: string, list: (server: Connected) => Promise<T[]>, make: (name: string, server: Connected, item: T) => E) => {
+  /** `failed`: where to note each server whose list failed, and why. */
+  const collect = async <T extends { name: string }, E>(what: string, list: (server: Connected) => Promise<T[]>, make: (name: string, server: Connected, item: T) => E, failed?: Map<Connected, string>) => {
     const next = new Map<string, E>();
     for (const server of connected) {
       if (server.gone) continue;
@@ -129,6 +130,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
           next.set(name, make(name, server, item));
         }
       } catch (err) {
+        failed?.set(server, err instanceof Error ? err.message : String(err));
         opts.logger.warn(`cannot list the ${what} of an MCP server`, { server: server.name, error: String(err) });
       }
     }
@@ -139,12 +141,12 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   // The lists at start are part of the start: a session stopping cuts them short as it does a
   // connect (a server that answers initialize but never tools/list held up a stop until the timeout).
   // Those a server asks for later (list_changed) are not: the start's signal means nothing then.
-  const relist = async (signal?: AbortSignal) => {
+  const relist = async (signal?: AbortSignal, failed?: Map<Connected, string>) => {
     entries = await collect('tools', (s) => listTools(s, opts.connectTimeoutMs, opts.logger, signal), (name, server, tool) => ({
       server,
       tool,
       spec: { name, description: describeTool(server.name, tool), inputSchema: tool.inputSchema as Record<string, unknown> },
-    }));
+    }), failed);
     specs = [...entries.values()].map((e) => e.spec);
   };
   let prompts = new Map<string, PromptEntry>();
@@ -152,13 +154,24 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     prompts = await collect('prompts', (s) => listPrompts(s.client, opts.connectTimeoutMs, signal), (name, server, prompt) => ({ client: server.client, server: server.name, prompt, command: commandOf(name, server.name, prompt) }));
   };
   let closing = false;
-  await Promise.all([relist(opts.signal), relistPrompts(opts.signal)]);
+  // A server that started but did not list its tools (in time, or at all) is left out as one that
+  // did not start: stopped, its status failed with why (so that the same list given again starts
+  // it again). Until 2026-12-06 it ran on, its status serving with 0 tools and no error.
+  const unlisted = new Map<Connected, string>();
+  await Promise.all([relist(opts.signal, unlisted), relistPrompts(opts.signal)]);
   if (opts.signal?.aborted) {
     closing = true;
     await Promise.all(connected.map(stopServer));
     throw new Error(STOPPED_WHILE_STARTING);
   }
+  for (const [server, error] of unlisted) {
+    server.gone = `the MCP server ${server.name} did not list its tools: ${error}`;
+    report.push({ name: server.name, tools: 0, error: `did not list its tools: ${error}` });
+    prompts = new Map([...prompts].filter(([, p]) => p.client !== server.client));
+  }
+  await Promise.all([...unlisted.keys()].map(stopServer));
   for (const server of connected) {
+    if (unlisted.has(server)) continue;
     report.push({ name: server.name, tools: [...entries.values()].filter((e) => e.server === server).length });
     // A server may change its tools while it runs: the next model call sees the new list.
     server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void relist());

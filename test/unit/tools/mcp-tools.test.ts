@@ -3,7 +3,7 @@
 // cancel, the environment and cwd the server gets, and that closing stops the process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -113,6 +113,24 @@ test('a tool MCP does not allow is left out of its server\'s list, and the serve
     { message: 'an MCP server listed a tool MCP does not allow; it is left out', fields: { server: 'odd', tool: 'no_object', error: 'inputSchema.type: Invalid input: expected "object"' } },
     { message: 'an MCP server listed a tool MCP does not allow; it is left out', fields: { server: 'odd', tool: null, error: 'name: Invalid input: expected string, received undefined' } },
   ]);
+});
+
+test('a server that starts but never lists its tools is left out and stopped, its status failed with why; the others serve', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const pidFile = join(cwd, 'silent.pid');
+  const tools = await connectMcpTools([server('silent', { MCP_TEST_SILENT_TOOLS: '1', MCP_TEST_PID_FILE: pidFile }), server('ok')], { ...options(cwd), connectTimeoutMs: 1000 });
+  t.after(() => tools.close());
+  assert.deepEqual(tools.servers.find((s) => s.name === 'ok'), { name: 'ok', tools: 6 });
+  const silent = tools.servers.find((s) => s.name === 'silent');
+  assert.equal(silent?.tools, 0);
+  assert.match(silent?.error ?? '', /^did not list its tools: .*timed out/i);
+  assert.match(tools.exited('silent') ?? '', /the MCP server silent did not list its tools/);
+  // Nothing of it is offered, its prompts neither; its process is stopped.
+  assert.ok(!tools.specs().some((s) => s.name.startsWith('mcp__silent__')));
+  assert.deepEqual(tools.commands().map((c) => c.name), ['mcp__ok__greet', 'mcp__ok__recap']);
+  assert.deepEqual(await tools.run(call('mcp__ok__echo', { text: 'x' }), ctx()), { output: 'echo: x', isError: false });
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  await waitFor('the silent server to be stopped', () => !processAlive(pid), 10_000);
 });
 
 test('server names become safe, distinct tool names', async (t) => {
