@@ -23,6 +23,7 @@ import { AGENT_MARKER_ENV, signalMarked } from '../../core/marked-processes.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
+import { reasonOf } from './mcp-errors.js';
 import { allPages } from './mcp-pages.js';
 import { commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
 import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceSpecs, resourceText, serverOf } from './mcp-resources.js';
@@ -112,7 +113,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     const name = servers[i]!.name;
     if (r.status === 'fulfilled') connected.push(r.value);
     else {
-      const error = r.reason instanceof Error ? r.reason.message : String(r.reason);
+      const error = reasonOf(r.reason);
       report.push({ name, tools: 0, error });
       opts.logger.warn('an MCP server did not start; its tools are left out', { server: name, error });
     }
@@ -130,8 +131,8 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
           next.set(name, make(name, server, item));
         }
       } catch (err) {
-        failed?.set(server, err instanceof Error ? err.message : String(err));
-        opts.logger.warn(`cannot list the ${what} of an MCP server`, { server: server.name, error: String(err) });
+        failed?.set(server, reasonOf(err));
+        opts.logger.warn(`cannot list the ${what} of an MCP server`, { server: server.name, error: reasonOf(err) });
       }
     }
     return next;
@@ -200,7 +201,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     } catch (err) {
       if (err instanceof TroupeError) throw err;
       if (ctx.signal.aborted) return { output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' };
-      return { output: `The MCP server failed the request: ${err instanceof Error ? err.message : String(err)}`, isError: true, errorCode: 'tool_failed' };
+      return { output: `The MCP server failed the request: ${reasonOf(err)}`, isError: true, errorCode: 'tool_failed' };
     }
   };
 
@@ -247,7 +248,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
         return result.isError ? { output, isError: true, errorCode: 'tool_failed' } : { output, isError: false };
       } catch (err) {
         if (ctx.signal.aborted) return { output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' };
-        return { output: `The MCP server ${server.name} failed the call: ${err instanceof Error ? err.message : String(err)}`, isError: true, errorCode: 'tool_failed' };
+        return { output: `The MCP server ${server.name} failed the call: ${reasonOf(err)}`, isError: true, errorCode: 'tool_failed' };
       }
     },
     commands: () => [...prompts.values()].map((p) => p.command),
@@ -263,7 +264,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
         result = await entry.client.getPrompt({ name: entry.prompt.name, arguments: args }, { timeout: opts.callTimeoutMs, ...(signal ? { signal } : {}) });
       } catch (err) {
         if (signal?.aborted) throw new TroupeError('request_cancelled', `/${command} was cancelled`);
-        throw new TroupeError('tool_failed', `The MCP server ${entry.server} could not make the prompt /${command}: ${err instanceof Error ? err.message : String(err)}`);
+        throw new TroupeError('tool_failed', `The MCP server ${entry.server} could not make the prompt /${command}: ${reasonOf(err)}`);
       }
       return promptContent(command, result);
     },

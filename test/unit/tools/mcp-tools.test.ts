@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isTroupeError } from '../../../src/core/errors.js';
@@ -205,6 +207,26 @@ test('an SSE server that cannot be reached, or answers no event stream, is left 
   }
   assert.deepEqual(await tools.run(call('mcp__web__echo', { text: 'still' }), ctx()), { output: 'echo: still', isError: false });
   assert.ok(!tools.specs().some((s) => s.name.startsWith('mcp__down__') || s.name.startsWith('mcp__wrong__')));
+});
+
+test('an HTTP server that refuses troupe is left out with its status in one line, not its page', async (t) => {
+  // A gateway's login page, answered to every request with 401.
+  const page = `<!DOCTYPE html><html><head><title>Sign in</title><style>${'body{margin:0}'.repeat(500)}</style></head><body><h1>Sign in</h1></body></html>`;
+  const http = createServer((_req, res) => void res.writeHead(401, { 'content-type': 'text/html' }).end(page));
+  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
+  t.after(() => http.close());
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  const servers = [
+    { transport: 'http' as const, name: 'web', url, headers: { Authorization: 'Bearer wrong' } },
+    { transport: 'sse' as const, name: 'legacy', url, headers: { Authorization: 'Bearer wrong' } },
+  ];
+  const tools = await connectMcpTools(servers, options(mkdtempSync(join(tmpdir(), 'troupe-mcp-'))));
+  t.after(() => tools.close());
+  const hint = 'HTTP 401 (it refused the credentials: see the headers given for it): ';
+  assert.deepEqual(tools.servers, [
+    { name: 'web', tools: 0, error: `${hint}an HTML page ("Sign in"), not the API's answer: a proxy or gateway answered, or the base URL is wrong` },
+    { name: 'legacy', tools: 0, error: `${hint}SSE error: Non-200 status code (401)` },
+  ]);
 });
 
 test('the servers of a request: stdio, http and sse ones are used, the others left out with a reason, bad ones refused', () => {

@@ -1,0 +1,18 @@
+/** Why an MCP server failed, as people (a session's status, the log) and the model read it. */
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { vendorText } from '../../core/provider.js';
+
+/**
+ * One line: an HTTP server's refusal starts with its status (with a hint for 401 and 403), and
+ * whatever it sent is cut (an HTML page is its title). Until 2026-12-06 it was the SDK's message
+ * whole, which for Streamable HTTP is the response's body without its status: a 401 did not say
+ * 401, and a login page's kilobytes of HTML were the server's status and log line.
+ */
+export function reasonOf(err: unknown): string {
+  const text = vendorText(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ');
+  const code = err instanceof StreamableHTTPError || err instanceof SseError ? err.code : undefined;
+  if (typeof code !== 'number' || code < 100 || code > 599) return text;
+  const hint = code === 401 || code === 403 ? ' (it refused the credentials: see the headers given for it)' : '';
+  return `HTTP ${code}${hint}: ${text}`;
+}
