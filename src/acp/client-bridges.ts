@@ -6,7 +6,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import type { PermissionOutcome } from '../core/events.js';
 import type { PermissionAsker, ToolRunContext } from '../core/ports.js';
-import type { CommandBackend, CommandOutcome, CommandRequest, FileBackend } from '../tools/index.js';
+import { FileTooLargeError, type CommandBackend, type CommandOutcome, type CommandRequest, type FileBackend } from '../tools/index.js';
 import { toolContent } from './update.projection.js';
 
 type Client = acp.AgentContext;
@@ -36,7 +36,8 @@ export function clientFileBackend(client: Client, sessionId: string, local: File
         .catch((err: unknown) => {
           throw withClientReason(err);
         });
-      // The window's maxChars is troupe's, not ACP's: cut what the client sent whole.
+      // The window's maxBytes and maxChars are troupe's, not ACP's: applied to what the client sent.
+      if (window.maxBytes !== undefined && Buffer.byteLength(res.content) > window.maxBytes) throw new FileTooLargeError(window.maxBytes);
       return window.maxChars === undefined ? res.content : res.content.slice(0, window.maxChars);
     },
     async writeText(path, content, signal) {

@@ -22,6 +22,22 @@ export interface ReadWindow {
    * bridge cuts what the client sent.
    */
   maxChars?: number;
+  /**
+   * Refuse, with {@link FileTooLargeError}, a file of more bytes than this. A local read reads at
+   * most this many bytes and one more from the file it opened, whatever a size check before the open
+   * said: until 2026-12-06 edit_file and write_file checked the size on the path, then read the whole
+   * file, so a file that grew (or was swapped for a bigger one) in between was read in full. A
+   * client's read checks the text the client sent.
+   */
+  maxBytes?: number;
+}
+
+/** A read with {@link ReadWindow.maxBytes} found the file larger than that. */
+export class FileTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The file has more than ${maxBytes} bytes.`);
+    this.name = 'FileTooLargeError';
+  }
 }
 
 /**

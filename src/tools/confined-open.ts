@@ -66,6 +66,31 @@ export async function readConfined(absPath: string, confine: Confine | undefined
   }
 }
 
+/**
+ * The bytes of an open file, or undefined when it has more than `maxBytes`: at most `maxBytes` + 1
+ * bytes are read, so the bound holds for the file actually opened, however large the path looked
+ * when it was checked, and also when the file grows while it is read.
+ */
+export async function readAtMost(handle: FileHandle, maxBytes: number, signal?: AbortSignal): Promise<Buffer | undefined> {
+  const size = (await handle.stat()).size;
+  if (size > maxBytes) return undefined;
+  // The size is where to start, not a bound: the file may grow while it is read.
+  let buf = Buffer.allocUnsafe(size + 1);
+  let filled = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    if (filled === buf.length) {
+      if (filled > maxBytes) return undefined;
+      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, maxBytes + 1));
+      buf.copy(bigger, 0, 0, filled);
+      buf = bigger;
+    }
+    const { bytesRead } = await handle.read(buf, filled, buf.length - filled, filled);
+    if (bytesRead === 0) return buf.subarray(0, filled);
+    filled += bytesRead;
+  }
+}
+
 /** A file opened for writing: whether this open created it, and where it really is (undefined without /proc). */
 export interface OpenedForWrite {
   handle: FileHandle;

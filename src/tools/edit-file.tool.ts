@@ -1,6 +1,7 @@
 /** edit_file: replace an exact string in a file, yielding a diff of the whole file. */
 import { isUtf8 } from 'node:buffer';
 import { TroupeError } from '../core/errors.js';
+import { FileTooLargeError } from './backends.js';
 import { readConfined } from './confined-open.js';
 import { refuseDirectoryName } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits } from './tool.js';
@@ -63,12 +64,12 @@ async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal)
   const target = await env.guard.check(input.path);
   const shown = env.guard.display(target.path);
   refuseDirectoryName(input.path, shown, 'edit_file');
+  const overLimit = (size: string) => new TroupeError('tool_failed', `${shown} is ${size}, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
   const size = await fileSize(target, shown);
-  if (size > env.limits.maxFileBytes) {
-    throw new TroupeError('tool_failed', `${shown} is ${size} bytes, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
-  }
-  const oldText = await env.files.readText(target.path, {}, signal).catch((err: unknown) => {
-    throw fileError(err, shown);
+  if (size > env.limits.maxFileBytes) throw overLimit(`${size} bytes`);
+  // Bounded again on the file the read opens: it may have grown, or been swapped, since the size above.
+  const oldText = await env.files.readText(target.path, { maxBytes: env.limits.maxFileBytes }, signal).catch((err: unknown) => {
+    throw err instanceof FileTooLargeError ? overLimit(`more than ${err.maxBytes} bytes`) : fileError(err, shown);
   });
   await refuseUnsafeText(oldText, target.path, shown, env);
   const found = occurrences(oldText, input.old_string);

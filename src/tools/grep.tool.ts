@@ -2,7 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import type { ToolLocation } from '../core/events.js';
-import { openForRead } from './confined-open.js';
+import { openForRead, readAtMost } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
 import { notUtf8NameError, shownFoundPath } from './non-utf8-names.js';
@@ -117,24 +117,26 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
         for await (const file of files) {
           if (ctx.signal.aborted) break;
           if (filter && !filter.matches(file.rel)) continue;
-          let text: string;
+          let bytes: Buffer | undefined;
           try {
-            const info = await stat(file.raw ?? file.path);
-            if (!info.isFile()) continue; // replaced by a FIFO or device since the walk saw it: opening could block
-            if (info.size > env.limits.grepMaxFileBytes) {
-              skippedLarge++;
-              continue;
-            }
-            // Checked again on the open file: a symlink swapped in since the walk must not lead out.
+            // Checked on the open file: a symlink swapped in since the walk must not lead out, and a
+            // FIFO or device is refused without blocking. The size too is the open file's: until
+            // 2026-12-06 it was checked on the path before the open, so a bigger file swapped in
+            // between was read whole.
             const handle = await openForRead(file.raw ?? file.path, (real) => env.guard.containsReal(real));
             try {
-              text = await handle.readFile('utf8');
+              bytes = await readAtMost(handle, env.limits.grepMaxFileBytes, ctx.signal);
             } finally {
               await handle.close();
             }
           } catch {
-            continue; // vanished or unreadable since the walk saw it
+            continue; // vanished, unreadable or no longer a regular file since the walk saw it
           }
+          if (bytes === undefined) {
+            skippedLarge++;
+            continue;
+          }
+          const text = bytes.toString('utf8');
           if (text.slice(0, 8192).includes('\0')) continue;
           batch.push({ file, text });
           batchBytes += text.length;

@@ -3,6 +3,7 @@
  * permission policy and the session modes.
  */
 export type { CommandBackend, CommandOutcome, CommandRequest, FileBackend, ReadWindow } from './backends.js';
+export { FileTooLargeError } from './backends.js';
 export { createLocalCommandBackend, type LocalCommandOptions } from './local-command.backend.js';
 export { createLocalFileBackend } from './local-file.backend.js';
 export { DEFAULT_MODE_ID, isSessionModeId, SESSION_MODES, type SessionMode, type SessionModeId } from './modes.js';

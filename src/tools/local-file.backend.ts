@@ -1,7 +1,7 @@
 /** FileBackend on the local disk, for clients that do not advertise `fs.*` capabilities. */
 import type { FileHandle } from 'node:fs/promises';
-import type { FileBackend, ReadWindow } from './backends.js';
-import { openForRead, type Confine } from './confined-open.js';
+import { FileTooLargeError, type FileBackend, type ReadWindow } from './backends.js';
+import { openForRead, readAtMost, type Confine } from './confined-open.js';
 import { replaceContent } from './replace-content.js';
 
 export interface LocalFileOptions {
@@ -70,6 +70,11 @@ export function createLocalFileBackend(options: LocalFileOptions = {}): FileBack
     async readText(absPath, window, signal) {
       const handle = await openForRead(absPath, options.confine);
       try {
+        if (window.maxBytes !== undefined) {
+          const bytes = await readAtMost(handle, window.maxBytes, signal);
+          if (bytes === undefined) throw new FileTooLargeError(window.maxBytes);
+          return sliceLines(bytes.toString('utf8'), window);
+        }
         if (window.line === undefined && window.limit === undefined && window.maxChars === undefined) return await handle.readFile({ encoding: 'utf8', signal });
         return await readWindow(handle, window, signal);
       } finally {

@@ -26,8 +26,10 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
   let oldText: string | null = null;
   if (target.exists) {
     const size = await fileSize(target, shown);
-    // The diff shows what was replaced; a file too large to diff is shown as newly written.
-    if (size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, {}, signal).catch(() => null);
+    // The diff shows what was replaced; a file too large to diff is shown as newly written. The read
+    // is bounded too: the file may have grown, or been swapped, since the size above.
+    const window = { maxBytes: env.limits.maxFileBytes };
+    if (size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, window, signal).catch(() => null);
   }
   return { target, shown, oldText };
 }

@@ -59,7 +59,7 @@ test('edit_file reads and writes through the backend; the disk is untouched', as
   const r = await run(host, 'edit_file', { path: 'a.ts', old_string: 'buffer', new_string: 'edited' });
   assert.equal(r.isError, false, r.output);
   assert.deepEqual(fileCalls, [
-    { op: 'read', path: abs, window: {} },
+    { op: 'read', path: abs, window: { maxBytes: DEFAULT_LIMITS.maxFileBytes } },
     { op: 'write', path: abs, content: 'edited content\nline 2\n' },
   ]);
   assert.equal(ws.read(abs), 'disk content\n');

@@ -1,7 +1,8 @@
 // The client terminal CommandBackend against a fake ACP client: cancellation and release.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clientTerminalBackend } from '../../../src/acp/client-bridges.js';
+import { clientFileBackend, clientTerminalBackend } from '../../../src/acp/client-bridges.js';
+import { FileTooLargeError } from '../../../src/tools/index.js';
 import type { ToolContent } from '../../../src/core/events.js';
 
 type Exit = { exitCode: number | null; signal: string | null };
@@ -44,4 +45,14 @@ test('a cancel that arrives while the terminal is being created kills it at once
   assert.equal(outcome.timedOut, false);
   assert.equal(outcome.signal, 'SIGTERM');
   assert.deepEqual(log, ['kill', 'release']);
+});
+
+test("a client's text over the read's maxBytes is refused; at maxBytes it is returned", async () => {
+  const content = 'é'.repeat(50); // 100 bytes in UTF-8, 50 characters
+  const client = { request: async () => ({ content }) };
+  const local = { readText: async () => assert.fail('the client reads'), writeText: async () => assert.fail('not written') };
+  const backend = clientFileBackend(client as never, 'sess-1', local, { read: true, write: true });
+  const signal = new AbortController().signal;
+  assert.equal(await backend.readText('/w/a.txt', { maxBytes: 100 }, signal), content);
+  await assert.rejects(backend.readText('/w/a.txt', { maxBytes: 99 }, signal), (err: unknown) => err instanceof FileTooLargeError && err.maxBytes === 99);
 });

@@ -1,0 +1,112 @@
+// The size limits of grep, edit_file and write_file hold for the file actually read: a file that
+// grows, or is swapped for a bigger one, after the tool checked the size on its path is not read
+// whole. Each test makes the change land right after the check, where another process's would.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import fsPromises, { open, type FileHandle } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
+import { join } from 'node:path';
+import { readAtMost } from '../../../src/tools/confined-open.js';
+import { createLocalFileBackend } from '../../../src/tools/local-file.backend.js';
+import { createWorkspaceTools, FileTooLargeError, type FileBackend } from '../../../src/tools/index.js';
+import { makeWorkspace, run, type Workspace } from './workspace.fixture.js';
+
+let ws: Workspace;
+before(() => (ws = makeWorkspace()));
+after(() => ws.dispose());
+
+const signal = new AbortController().signal;
+const LIMIT = 1000;
+
+/** The local backend, the file at `path` growing past the limit just before each read opens it; records what each read returned. */
+function growingBackend(path: string): { files: FileBackend; returned: number[] } {
+  const local = createLocalFileBackend();
+  const returned: number[] = [];
+  const files: FileBackend = {
+    async readText(p, w, s) {
+      if (p === path) appendFileSync(path, 'z'.repeat(5 * LIMIT));
+      const text = await local.readText(p, w, s);
+      returned.push(text.length);
+      return text;
+    },
+    writeText: (p, c, s) => local.writeText(p, c, s),
+  };
+  return { files, returned };
+}
+
+test('grep skips a file swapped for a bigger one between its size check and its open, unread', async () => {
+  const small = ws.write('swap/a.txt', 'small\n');
+  const big = join(ws.root, 'big.txt');
+  writeFileSync(big, 'x'.repeat(5 * LIMIT) + '\nneedle\n');
+  const host = createWorkspaceTools({ cwd: ws.cwd, limits: { grepMaxFileBytes: LIMIT } });
+  // The swap lands just before grep opens the file, after anything it looked at on the path.
+  const realOpen = fsPromises.open;
+  fsPromises.open = (async (path: Parameters<typeof open>[0], ...rest: unknown[]) => {
+    if (String(path) === small) renameSync(big, small);
+    return (realOpen as (...a: unknown[]) => Promise<FileHandle>)(path, ...rest);
+  }) as typeof open;
+  syncBuiltinESMExports();
+  try {
+    const r = await run(host, 'grep', { pattern: 'needle', path: 'swap' });
+    assert.equal(r.isError, false, r.output);
+    assert.equal(r.output, `No matches for \`needle\` in swap.\n[1 file(s) over ${LIMIT} bytes skipped]`);
+    assert.match(readFileSync(small, 'utf8'), /needle/, 'the swap happened');
+  } finally {
+    fsPromises.open = realOpen;
+    syncBuiltinESMExports();
+  }
+});
+
+test('edit_file refuses a file that grew past the limit after its size check, and never holds it whole', async () => {
+  const path = ws.write('grow/edit.txt', 'old\n');
+  const { files, returned } = growingBackend(path);
+  const host = createWorkspaceTools({ cwd: ws.cwd, files, limits: { maxFileBytes: LIMIT } });
+  const r = await run(host, 'edit_file', { path: 'grow/edit.txt', old_string: 'old', new_string: 'new' });
+  assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], r.output);
+  assert.equal(r.output, `grow/edit.txt is more than ${LIMIT} bytes, over the ${LIMIT}-byte limit for edit_file.`);
+  assert.deepEqual(returned, [], 'no read returned the grown file');
+  assert.equal(readFileSync(path, 'utf8'), `old\n${'z'.repeat(5 * LIMIT)}`, 'unchanged');
+});
+
+test('write_file shows a file that grew past the limit after its size check as newly written, not read whole', async () => {
+  const path = ws.write('grow/write.txt', 'old\n');
+  const { files, returned } = growingBackend(path);
+  const host = createWorkspaceTools({ cwd: ws.cwd, files, limits: { maxFileBytes: LIMIT } });
+  const r = await run(host, 'write_file', { path: 'grow/write.txt', content: 'new\n' });
+  assert.equal(r.isError, false, r.output);
+  assert.deepEqual(r.content, [{ type: 'diff', path, oldText: null, newText: 'new\n' }]);
+  assert.deepEqual(returned, [], 'no read returned the grown file');
+  assert.equal(readFileSync(path, 'utf8'), 'new\n');
+});
+
+test('a local read with maxBytes returns a file of that many bytes and refuses one more', async () => {
+  const at = ws.write('bound/at.txt', 'é'.repeat(LIMIT / 2));
+  const over = ws.write('bound/over.txt', `${'é'.repeat(LIMIT / 2)}!`);
+  const local = createLocalFileBackend();
+  assert.equal(await local.readText(at, { maxBytes: LIMIT }, signal), 'é'.repeat(LIMIT / 2));
+  assert.equal(await local.readText(at, { maxBytes: LIMIT, line: 1, limit: 1, maxChars: 3 }, signal), 'ééé', 'the window still applies');
+  await assert.rejects(local.readText(over, { maxBytes: LIMIT }, signal), (err: unknown) => err instanceof FileTooLargeError && err.maxBytes === LIMIT);
+});
+
+test('readAtMost stops at the bound when the file grows after the open handle was measured', async () => {
+  const path = ws.write('bound/grows.txt', 'start\n');
+  const handle = await open(path, 'r');
+  try {
+    // The growth lands between the handle's size and the reads that follow.
+    const growing = {
+      stat: async () => {
+        const info = await handle.stat();
+        appendFileSync(path, 'y'.repeat(3 * LIMIT));
+        return info;
+      },
+      read: handle.read.bind(handle),
+    } as unknown as FileHandle;
+    assert.equal(await readAtMost(growing, LIMIT), undefined);
+    // Within the bound, what is there is read, growth included.
+    writeFileSync(path, 'short');
+    assert.equal((await readAtMost(growing, 10 * LIMIT))?.toString(), `short${'y'.repeat(3 * LIMIT)}`);
+  } finally {
+    await handle.close();
+  }
+});
