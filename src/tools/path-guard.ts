@@ -15,7 +15,7 @@ import { homedir } from 'node:os';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
-import { errnoOf } from './tool.js';
+import { abbreviatedPath, errnoOf, pathTooLongError } from './tool.js';
 
 /** Characters that would break a line of tool output, or hide in it: C0 and C1 controls, DEL, U+2028/2029. */
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
@@ -29,6 +29,24 @@ const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 export function shownName(name: string): string {
   if (!UNPRINTABLE.test(name) && !name.startsWith('"')) return name;
   return JSON.stringify(name).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Linux's bounds: a name (one segment) of at most 255 bytes (NAME_MAX), a path of at most 4095 (PATH_MAX, 4096 with its NUL). */
+const NAME_MAX_BYTES = 255;
+const PATH_MAX_BYTES = 4095;
+
+/**
+ * Refuses a path no system call can take, saying which part is too long without repeating it all.
+ * Other systems' lower bounds (macOS PATH_MAX is 1024) and a real path made too long by a symlink
+ * give ENAMETOOLONG later, which is reported the same way.
+ */
+function refuseTooLong(path: string, input: string): void {
+  const bytes = Buffer.byteLength(path);
+  if (bytes > PATH_MAX_BYTES) throw pathTooLongError(shownName(input), `the path is ${bytes} bytes long, over the ${PATH_MAX_BYTES}-byte limit for a path`);
+  const name = path.split(sep).find((n) => Buffer.byteLength(n) > NAME_MAX_BYTES);
+  if (name === undefined) return;
+  const why = `its name ${abbreviatedPath(shownName(name))} is ${Buffer.byteLength(name)} bytes long, over the ${NAME_MAX_BYTES}-byte limit for one name`;
+  throw pathTooLongError(shownName(input), why);
 }
 
 /** Same bound as Linux's ELOOP limit. */
@@ -201,12 +219,15 @@ export class PathGuard {
   /**
    * Resolves `input` and checks it. Throws TroupeError `path_outside_workspace` when it (or a
    * symlink on the way) leads outside every root, `invalid_params` for an empty or NUL-bearing
-   * path, and `tool_failed` for a symlink loop.
+   * path, and `tool_failed` for a symlink loop or a path too long for the system.
    */
   async check(input: string): Promise<GuardedPath> {
     if (input.length === 0 || input.includes('\0')) throw new TroupeError('invalid_params', `Invalid path ${JSON.stringify(input)}.`);
     const path = this.lexical(input);
-    const { real, exists } = await resolveReal(path, input);
+    refuseTooLong(path, input);
+    const { real, exists } = await resolveReal(path, input).catch((err: unknown) => {
+      throw errnoOf(err) === 'ENAMETOOLONG' ? pathTooLongError(shownName(input)) : err;
+    });
     if (!this.containsReal(real)) {
       throw new TroupeError(
         'path_outside_workspace',

@@ -96,6 +96,7 @@ export function errnoOf(err: unknown): string | undefined {
 export function fileError(err: unknown, shown: string): TroupeError {
   if (err instanceof TroupeError) return err;
   const code = errnoOf(err);
+  if (code === 'ENAMETOOLONG') return pathTooLongError(shown);
   const reasons: Record<string, string> = {
     ENOENT: `File not found: ${shown}`,
     EISDIR: `${shown} is a directory, not a file (use list_dir).`,
@@ -106,6 +107,22 @@ export function fileError(err: unknown, shown: string): TroupeError {
   };
   const message = (code && reasons[code]) ?? `${shown}: ${err instanceof Error ? err.message : String(err)}`;
   return new TroupeError('tool_failed', message, { path: shown, ...(code ? { errno: code } : {}) });
+}
+
+/** A path in a message about its length: the start of a long one, not its thousands of characters. */
+export function abbreviatedPath(shown: string): string {
+  if (shown.length <= 80) return shown;
+  return `${shown.slice(0, pairSafeEnd(shown, 60))}… (${shown.length} characters)`;
+}
+
+/**
+ * The error for a path the file system refuses as too long (ENAMETOOLONG); `why` says which part,
+ * when known. Until 2026-12-06 the system's own message came through ("ENAMETOOLONG: name too long,
+ * realpath '…'"), repeating a path of thousands of characters.
+ */
+export function pathTooLongError(shown: string, why = 'the path (its symbolic links followed), or one of its names, is longer than the file system allows'): TroupeError {
+  const short = abbreviatedPath(shown);
+  return new TroupeError('tool_failed', `Cannot use ${short}: ${why} (ENAMETOOLONG). Use a shorter path.`, { path: short, errno: 'ENAMETOOLONG' });
 }
 
 /** The error for a FIFO, socket or device file, which the file tools never open. */
