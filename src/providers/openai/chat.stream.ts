@@ -32,8 +32,11 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   let refused = false;
   for await (const chunk of chunks) {
     if (chunk.usage) {
-      const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
-      usage = { type: 'usage', inputTokens: Math.max(0, chunk.usage.prompt_tokens - cached), outputTokens: chunk.usage.completion_tokens, cacheReadTokens: cached };
+      // Missing counts are 0, as for a missing usage: until 2026-12-06 a usage without
+      // `prompt_tokens` (a server that sends only some counts) made the input count NaN.
+      const u: Partial<OpenAI.CompletionUsage> = chunk.usage;
+      const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
+      usage = { type: 'usage', inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached), outputTokens: u.completion_tokens ?? 0, cacheReadTokens: cached };
     }
     // Until 2026-12-06 a chunk was read as OpenAI documents it, and a server that bends the shape
     // threw a TypeError, the turn ending `provider_network` after its text had streamed: Groq and

@@ -96,14 +96,15 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
   throw new ProviderError('network', 'the response stream ended before response.completed');
 }
 
-function usageOf(usage: OpenAI.Responses.ResponseUsage): ProviderEvent {
+/** Missing counts (a Responses-compatible server that sends only some) are 0, not NaN as until 2026-12-06. */
+function usageOf(usage: Partial<OpenAI.Responses.ResponseUsage>): ProviderEvent {
   // OpenAI counts cached tokens inside input_tokens; troupe reports them apart.
   const cached = usage.input_tokens_details?.cached_tokens ?? 0;
   const written = usage.input_tokens_details?.cache_write_tokens ?? 0;
   return {
     type: 'usage',
-    inputTokens: Math.max(0, usage.input_tokens - cached - written),
-    outputTokens: usage.output_tokens,
+    inputTokens: Math.max(0, (usage.input_tokens ?? 0) - cached - written),
+    outputTokens: usage.output_tokens ?? 0,
     cacheReadTokens: cached,
     ...(written > 0 ? { cacheWriteTokens: written } : {}),
   };

@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
+import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
 import { startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -59,4 +60,36 @@ test('openai-compatible: chunks without choices (Groq usage frames), with choice
     { type: 'usage', inputTokens: 30, outputTokens: 2, cacheReadTokens: 0 },
     { type: 'stop', reason: 'end_turn' },
   ]);
+});
+
+test('openai-compatible: a usage with only some counts gives 0 for the missing ones, not NaN', async () => {
+  const chunk = (rest: object) => `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1775700000, model: 'm', ...rest })}\n\n`;
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+  for (const [sent, expected] of [
+    [{ completion_tokens: 2 }, { inputTokens: 0, outputTokens: 2 }],
+    [{ prompt_tokens: 30 }, { inputTokens: 30, outputTokens: 0 }],
+    [{ total_tokens: 32 }, { inputTokens: 0, outputTokens: 0 }],
+  ] as const) {
+    server.enqueue({ sse: chunk({ choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: 'stop' }], usage: sent }) + 'data: [DONE]\n\n' });
+    const events = await collect(provider, request('m'));
+    assert.deepEqual(events, [{ type: 'text_delta', text: 'Hi' }, { type: 'usage', ...expected, cacheReadTokens: 0 }, { type: 'stop', reason: 'end_turn' }], JSON.stringify(sent));
+  }
+});
+
+test('openai-responses-compatible: a usage with only some counts gives 0 for the missing ones, not NaN', async () => {
+  const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  const response = { id: 'resp_1', object: 'response', created_at: 1775700000, status: 'completed', error: null, incomplete_details: null, model: 'm', output: [] };
+  for (const [usage, expected] of [
+    [{ output_tokens: 3 }, { inputTokens: 0, outputTokens: 3 }],
+    [{ input_tokens: 12 }, { inputTokens: 12, outputTokens: 0 }],
+  ] as const) {
+    server.enqueue({
+      sse: sse([
+        ['response.output_text.delta', { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Hi', sequence_number: 1 }],
+        ['response.completed', { type: 'response.completed', response: { ...response, usage }, sequence_number: 2 }],
+      ]),
+    });
+    const events = await collect(provider, request('m'));
+    assert.deepEqual(events, [{ type: 'text_delta', text: 'Hi' }, { type: 'usage', ...expected, cacheReadTokens: 0 }, { type: 'stop', reason: 'end_turn' }], JSON.stringify(usage));
+  }
 });
