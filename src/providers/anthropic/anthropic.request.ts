@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { canonicalMediaType, omittedMedia } from '../../core/media-type.js';
+import { mediaPlan } from '../../core/media-type.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type BlockParam = Anthropic.Messages.ContentBlockParam;
@@ -50,7 +50,7 @@ export function toAnthropicBody(
   const body: AnthropicBody & { max_tokens: number } = {
     model: request.model,
     max_tokens: maxTokens,
-    messages: toMessages(request.messages),
+    messages: toMessages(request.messages, caps.images),
   };
   if (request.system) body.system = [{ type: 'text', text: request.system, cache_control: EPHEMERAL }];
   if (request.tools.length > 0) {
@@ -66,12 +66,15 @@ export function toAnthropicBody(
   return body;
 }
 
-/** Converts the conversation, merging consecutive same-role turns (tool results then a steer). */
-export function toMessages(messages: ModelMessage[]): MessageParam[] {
+/**
+ * Converts the conversation, merging consecutive same-role turns (tool results then a steer).
+ * `images`: the model's `images` capability (see mediaPlan).
+ */
+export function toMessages(messages: ModelMessage[], images: boolean): MessageParam[] {
   const out: MessageParam[] = [];
   for (const message of messages) {
     const role = message.role === 'assistant' ? 'assistant' : 'user';
-    const blocks = toBlocks(message);
+    const blocks = toBlocks(message, images);
     if (blocks.length === 0) continue;
     const last = out[out.length - 1];
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
@@ -80,10 +83,10 @@ export function toMessages(messages: ModelMessage[]): MessageParam[] {
   return out;
 }
 
-function toBlocks(message: ModelMessage): BlockParam[] {
+function toBlocks(message: ModelMessage, images: boolean): BlockParam[] {
   switch (message.role) {
     case 'user':
-      return message.content.map(userBlock);
+      return message.content.map((block) => userBlock(block, images));
     case 'tool':
       return message.results.map((r) => ({ type: 'tool_result', tool_use_id: toolUseId(r.toolCallId), content: toolResultContent(r), is_error: r.isError }));
     case 'assistant': {
@@ -132,18 +135,18 @@ function toolResultContent(result: { output: string; isError: boolean }): string
   return result.isError && result.output.trim() === '' ? EMPTY_ERROR_OUTPUT : result.output;
 }
 
-function userBlock(block: ContentBlock): BlockParam {
+function userBlock(block: ContentBlock, images: boolean): BlockParam {
   switch (block.type) {
     case 'text':
       return { type: 'text', text: block.text };
     case 'image':
-      return imageBlock(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image');
+      return imageBlock(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image', images);
     case 'resource_link':
       return { type: 'text', text: `[resource ${block.name}: ${block.uri}]` };
     case 'resource': {
       const r = block.resource;
       if ('text' in r) return { type: 'text', text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
-      if (r.mimeType?.startsWith('image/')) return imageBlock(r.mimeType, r.blob, `image ${r.uri}`);
+      if (r.mimeType?.startsWith('image/')) return imageBlock(r.mimeType, r.blob, `image ${r.uri}`, images);
       return { type: 'text', text: `[binary resource ${r.uri} (${r.mimeType ?? 'unknown type'}) omitted]` };
     }
   }
@@ -156,12 +159,13 @@ const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp
  * An image block, or a line saying why there is none. Anthropic refuses any other media type
  * ("Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"), and the prompt stays in
  * the session: an iPhone's HEIC photo, or a JPEG labelled `image/jpg` as pasteboards often do, would
- * make every later turn fail. The `image/jpg` label is the JPEG type by another name.
+ * make every later turn fail. The `image/jpg` label is the JPEG type by another name. A model
+ * without `images` gets the line for every image (see mediaPlan).
  */
-function imageBlock(mimeType: string, data: string, what: string): BlockParam {
-  const type = canonicalMediaType(mimeType);
-  if (IMAGE_TYPES.has(type)) return { type: 'image', source: { type: 'base64', media_type: type as 'image/jpeg', data } };
-  return { type: 'text', text: omittedMedia(what, mimeType, 'Anthropic takes JPEG, PNG, GIF and WebP images only') };
+function imageBlock(mimeType: string, data: string, what: string, images: boolean): BlockParam {
+  const plan = mediaPlan(mimeType, what, { images, takes: (type) => IMAGE_TYPES.has(type), refused: 'Anthropic takes JPEG, PNG, GIF and WebP images only' });
+  if ('line' in plan) return { type: 'text', text: plan.line };
+  return { type: 'image', source: { type: 'base64', media_type: plan.type as 'image/jpeg', data } };
 }
 
 /**

@@ -5,7 +5,7 @@
 import type { Content, GenerateContentConfig, Part } from '@google/genai';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { canonicalMediaType, omittedMedia } from '../../core/media-type.js';
+import { mediaPlan } from '../../core/media-type.js';
 import { fitThinkingBudget } from './models.js';
 
 /** Prefix of the ids troupe invents for calls Gemini sent without one; they are never sent back. */
@@ -27,14 +27,15 @@ export function toGoogleParams(request: ModelRequest, caps: ModelCapabilities): 
     const budget = request.thinkingBudget ?? 0;
     config.thinkingConfig = budget > 0 ? { includeThoughts: true, thinkingBudget: fitThinkingBudget(request.model, budget) } : { includeThoughts: false };
   }
-  return { model: request.model, contents: toContents(request.messages), config };
+  return { model: request.model, contents: toContents(request.messages, caps.images), config };
 }
 
-export function toContents(messages: ModelMessage[]): Content[] {
+/** `images`: the model's `images` capability (see mediaPlan). */
+export function toContents(messages: ModelMessage[], images: boolean): Content[] {
   const out: Content[] = [];
   for (const message of messages) {
     const role = message.role === 'assistant' ? 'model' : 'user';
-    const parts = toParts(message);
+    const parts = toParts(message, images);
     if (parts.length === 0) continue;
     const last = out[out.length - 1];
     if (last && last.role === role) last.parts!.push(...parts);
@@ -43,10 +44,10 @@ export function toContents(messages: ModelMessage[]): Content[] {
   return out;
 }
 
-function toParts(message: ModelMessage): Part[] {
+function toParts(message: ModelMessage, images: boolean): Part[] {
   switch (message.role) {
     case 'user':
-      return message.content.map(userPart);
+      return message.content.map((block) => userPart(block, images));
     case 'tool':
       return message.results.map((r) => ({
         functionResponse: { ...vendorId(r.toolCallId), name: r.name, response: r.isError ? { error: r.output } : { output: r.output } },
@@ -79,18 +80,18 @@ function vendorId(id: string): { id?: string } {
   return id.startsWith(SYNTHETIC_ID) ? {} : { id };
 }
 
-function userPart(block: ContentBlock): Part {
+function userPart(block: ContentBlock, images: boolean): Part {
   switch (block.type) {
     case 'text':
       return { text: block.text };
     case 'image':
-      return inlinePart(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image');
+      return inlinePart(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image', images);
     case 'resource_link':
       return { text: `[resource ${block.name}: ${block.uri}]` };
     case 'resource': {
       const r = block.resource;
       if ('text' in r) return { text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
-      if (r.mimeType) return inlinePart(r.mimeType, r.blob, `binary resource ${r.uri}`);
+      if (r.mimeType) return inlinePart(r.mimeType, r.blob, `binary resource ${r.uri}`, images);
       return { text: `[binary resource ${r.uri} omitted]` };
     }
   }
@@ -103,9 +104,11 @@ function userPart(block: ContentBlock): Part {
  */
 const INLINE_TYPES = /^(image\/(png|jpeg|webp|heic|heif)|application\/pdf|text\/plain|audio\/(wav|mp3|mpeg|aiff|aac|ogg|flac)|video\/(mp4|mpeg|mov|avi|x-flv|mpg|webm|wmv|3gpp))$/;
 
-/** Inline data Gemini takes, or a line saying what was left out (`image/jpg` is the JPEG type by another name). */
-function inlinePart(mimeType: string, data: string, what: string): Part {
-  const type = canonicalMediaType(mimeType);
-  if (INLINE_TYPES.test(type)) return { inlineData: { mimeType: type, data } };
-  return { text: omittedMedia(what, mimeType, 'Gemini does not take this type') };
+/**
+ * Inline data Gemini takes, or a line saying what was left out (`image/jpg` is the JPEG type by
+ * another name). A model without `images` gets the line for every image (see mediaPlan).
+ */
+function inlinePart(mimeType: string, data: string, what: string, images: boolean): Part {
+  const plan = mediaPlan(mimeType, what, { images, takes: (type) => INLINE_TYPES.test(type), refused: 'Gemini does not take this type' });
+  return 'line' in plan ? { text: plan.line } : { inlineData: { mimeType: plan.type, data } };
 }

@@ -28,7 +28,7 @@ export function toChatBody(request: ModelRequest, caps: ModelCapabilities): Open
 }
 
 /** `images`: whether the model reads images (see userPieces). */
-export function toChatMessages(messages: ModelMessage[], images = true): ChatMessage[] {
+export function toChatMessages(messages: ModelMessage[], images: boolean): ChatMessage[] {
   const out: ChatMessage[] = [];
   // The pieces of the last message of `out` while it is a user message, to merge the next one into.
   let lastUser: UserPiece[] | undefined;

@@ -1,6 +1,6 @@
 /** User content blocks (ACP) → the pieces both OpenAI wire formats are built from. */
 import type { ContentBlock } from '../../core/events.js';
-import { canonicalMediaType, omittedMedia } from '../../core/media-type.js';
+import { mediaPlan } from '../../core/media-type.js';
 
 export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string };
 
@@ -15,18 +15,17 @@ export const OPENAI_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'im
  * was left out: the vendor would refuse the request, and the prompt, staying in the session, every
  * later one. Without it (OpenAI-compatible servers, which read what their model reads) images go as they are.
  *
- * `images`: the model's `images` capability. Until 2026-12-06 images went to a model without it as
- * well: a prompt cannot give it one (the agent refuses it), but a session that switched to it from a
- * model that reads images carries them in its history, and a text-only server refuses every request
- * with one (vLLM "not a multimodal model", llama.cpp "image input is not supported"): after
- * `/model openai-compatible/…` no turn of the session could run. Now each goes as a line saying so.
+ * `images`: the model's `images` capability (see mediaPlan). Until 2026-12-06 images went to a model
+ * without it as well: a session that switched to it from a model that reads images carries them in
+ * its history, and a text-only server refuses every request with one (vLLM "not a multimodal model",
+ * llama.cpp "image input is not supported"): after `/model openai-compatible/…` no turn of the
+ * session could run. Now each goes as a line saying so.
  */
-export function userPieces(blocks: ContentBlock[], imageTypes?: ReadonlySet<string>, images = true): UserPiece[] {
+export function userPieces(blocks: ContentBlock[], imageTypes: ReadonlySet<string> | undefined, images: boolean): UserPiece[] {
+  const model = { images, takes: (type: string) => !imageTypes || imageTypes.has(type), refused: 'the model takes PNG, JPEG, GIF and WebP images only' };
   const image = (mimeType: string, data: string, what: string): UserPiece => {
-    const type = canonicalMediaType(mimeType);
-    if (!images) return { kind: 'text', text: omittedMedia(what, mimeType, 'the model does not take images') };
-    if (!imageTypes || imageTypes.has(type)) return { kind: 'image', dataUrl: `data:${type};base64,${data}` };
-    return { kind: 'text', text: omittedMedia(what, mimeType, 'the model takes PNG, JPEG, GIF and WebP images only') };
+    const plan = mediaPlan(mimeType, what, model);
+    return 'line' in plan ? { kind: 'text', text: plan.line } : { kind: 'image', dataUrl: `data:${plan.type};base64,${data}` };
   };
   return blocks.map((block): UserPiece => {
     switch (block.type) {

@@ -54,7 +54,7 @@ export function effortFor(budget: number): 'low' | 'medium' | 'high' {
  * only to one that does (after a switch from gpt-5 to gpt-4.1, say, the API would refuse them).
  * `images`: whether it reads images (see userPieces).
  */
-export function toInput(messages: ModelMessage[], reasoning: boolean, images = true): InputItem[] {
+export function toInput(messages: ModelMessage[], reasoning: boolean, images: boolean): InputItem[] {
   const items: InputItem[] = [];
   for (const message of messages) {
     if (message.role === 'user') {
