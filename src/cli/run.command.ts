@@ -24,7 +24,7 @@ with their status, diffs and command output. Starts the daemon if none is runnin
 Options:
   --cwd DIR        directory of a new session (default: the current directory)
   --session ID     continue this session (session/resume) instead of starting one
-  --model M        use model M (e.g. scripted/demo, anthropic/claude-sonnet-4-5)
+  --model M        use model M (e.g. scripted/demo, anthropic/claude-sonnet-5-5)
   --mode M         default | accept-edits | plan | bypass
   --mcp-config F   start the MCP servers of file F for the session ({"mcpServers": {...}}, docs/cli.md)
   --add-dir DIR    let the session use DIR too (repeatable; with --session: replaces the ones it had)

@@ -1,7 +1,11 @@
 /**
  * Anthropic model catalogue. Prices are USD per million tokens from Anthropic's model pages
  * (platform.claude.com/docs/en/models/*): input, output, 5-minute cache write (1.25× input) and cache
- * read (0.1× input), checked November 2026. Models Anthropic has retired are left out.
+ * read (0.1× input), checked November 2026. Models Anthropic has retired are left out: an id that is
+ * not here gets the fallback below, and Anthropic's 404 ("model: <id>") ends its turn model_not_found.
+ * Until 2026-12-06 the catalogue still listed claude-sonnet-4-5 (end of life 2026-11-30 in the SDK's
+ * deprecation data), claude-opus-4-1, claude-opus-4 and claude-sonnet-4 (removed from the SDK's
+ * model list as retired), so `troupe models` offered models no request could use.
  */
 import type { ModelCapabilities } from '../../core/provider.js';
 
@@ -53,12 +57,9 @@ export const ANTHROPIC_MODELS: readonly AnthropicModel[] = [
   // them ("Use thinking.type: adaptive"; the SDK warns on stderr at every such request to Opus 4.6).
   claude('claude-opus-4-6', 128_000, 5, 25, ADAPTIVE_1M),
   claude('claude-sonnet-4-6', 128_000, 3, 15, ADAPTIVE_1M),
-  claude('claude-sonnet-4-5', 64_000, 3, 15),
+  // Deprecated: end of life 2027-01-22 (the SDK warns on stderr at each request).
   claude('claude-opus-4-5', 64_000, 5, 25),
   claude('claude-haiku-4-5', 64_000, 1, 5),
-  claude('claude-opus-4-1', 32_000, 15, 75),
-  claude('claude-opus-4', 32_000, 15, 75),
-  claude('claude-sonnet-4', 64_000, 3, 15),
 ];
 
 /** Capabilities assumed for an Anthropic model the catalogue does not know: every current Claude has 200k context. */
@@ -71,7 +72,7 @@ export const ANTHROPIC_FALLBACK: ModelCapabilities = {
 };
 
 /**
- * Capabilities of `model`. Dated snapshots (`claude-sonnet-4-5-20250929`) and `-latest` aliases
+ * Capabilities of `model`. Dated snapshots (`claude-haiku-4-5-20251001`) and `-latest` aliases
  * resolve to their row; any other id gets the conservative fallback.
  */
 export function anthropicCapabilities(model: string): ModelCapabilities {

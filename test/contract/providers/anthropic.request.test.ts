@@ -19,14 +19,14 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
 
   test('system and tools carry cache_control; the conversation is converted in order', async () => {
     server.enqueue({ sse: fixture('anthropic-text.sse') });
-    await collect(provider, request('claude-opus-4-1', { messages: conversation(MIXED_REASONING), thinkingBudget: 2048 }));
+    await collect(provider, request('claude-haiku-4-5', { messages: conversation(MIXED_REASONING), thinkingBudget: 2048 }));
     const sent = server.requests.at(-1)!;
     assert.equal(sent.url, '/v1/messages');
     // SDK 1.x sends the API key as a bearer token; older ones used x-api-key.
     assert.ok([sent.headers['x-api-key'], sent.headers.authorization].some((v) => String(v).includes('sk-ant-test')));
     const body = sent.body;
     assert.equal(body.stream, true);
-    assert.equal(body.model, 'claude-opus-4-1');
+    assert.equal(body.model, 'claude-haiku-4-5');
     assert.deepEqual(body.system, [{ type: 'text', text: SYSTEM, cache_control: EPHEMERAL }]);
     assert.equal(body.tools.length, 2);
     assert.equal(body.tools[0].cache_control, undefined);
@@ -56,12 +56,12 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
 
   test('a streamed thinking block goes back with its signature on the next request', async () => {
     server.enqueue({ sse: fixture('anthropic-thinking.sse') });
-    const events = await collect(provider, request('claude-opus-4-1', { thinkingBudget: 2048 }));
+    const events = await collect(provider, request('claude-haiku-4-5', { thinkingBudget: 2048 }));
     const parts = reasoningOf(events);
     assert.equal(parts.length, 1);
     assert.match(parts[0]!.data!, /^EqQBCgIYAhIM/);
     server.enqueue({ sse: fixture('anthropic-text.sse') });
-    const next = request('claude-opus-4-1', {
+    const next = request('claude-haiku-4-5', {
       thinkingBudget: 2048,
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'Hello' }] },
@@ -83,7 +83,7 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
     const redacted = { provider: 'anthropic', kind: 'redacted_thinking', data: 'opaque' };
     await collect(
       provider,
-      request('claude-opus-4-1', {
+      request('claude-haiku-4-5', {
         thinkingBudget: 2048,
         messages: [
           user('one'),
@@ -104,7 +104,7 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
     server.enqueue({ sse: fixture('anthropic-text.sse') });
     const messages = conversation([]).slice(0, 3);
     messages[2] = { role: 'tool', results: [{ toolCallId: 'call_1', name: 'read_file', output: '', isError: false }] };
-    await collect(provider, request('claude-opus-4-1', { messages }));
+    await collect(provider, request('claude-haiku-4-5', { messages }));
     const sent = server.requests.at(-1)!.body.messages;
     assert.deepEqual(sent[2].content, [{ type: 'tool_result', tool_use_id: 'call_1', content: '', is_error: false }]);
     assert.deepEqual(sent[1].content.at(-1).cache_control, EPHEMERAL, 'the tool call before it is the breakpoint');
@@ -128,19 +128,19 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
 
   test('thinking budgets are fitted to the API rules: at least 1024, below max_tokens', async () => {
     server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('anthropic-text.sse') });
-    await collect(provider, request('claude-opus-4-1', { thinkingBudget: 4096, maxOutputTokens: 2000 }));
+    await collect(provider, request('claude-haiku-4-5', { thinkingBudget: 4096, maxOutputTokens: 2000 }));
     let body = server.requests.at(-1)!.body;
     assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 4096 });
     assert.equal(body.max_tokens, 5120, 'max_tokens is raised above the budget, within the model limit');
-    await collect(provider, request('claude-opus-4-1', { thinkingBudget: 300 }));
+    await collect(provider, request('claude-haiku-4-5', { thinkingBudget: 300 }));
     body = server.requests.at(-1)!.body;
     assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 1024 });
-    assert.equal(body.max_tokens, 32_000);
+    assert.equal(body.max_tokens, 64_000);
   });
 
   test('countTokens uses the count_tokens endpoint with the same body', async () => {
     server.enqueue({ json: { input_tokens: 1234 } });
-    const n = await provider.countTokens(request('claude-opus-4-1', { messages: conversation([]) }), new AbortController().signal);
+    const n = await provider.countTokens(request('claude-haiku-4-5', { messages: conversation([]) }), new AbortController().signal);
     assert.equal(n, 1234);
     const sent = server.requests.at(-1)!;
     assert.equal(sent.url, '/v1/messages/count_tokens');
@@ -152,7 +152,7 @@ describe('anthropic adapter: the request it sends', { timeout: 20_000 }, () => {
   test('without a credential the adapter reports auth and sends nothing', async () => {
     const before = server.requests.length;
     const keyless = new AnthropicProvider({ baseURL: server.url });
-    await assert.rejects(collect(keyless, request('claude-opus-4-1')), (err: Error & { kind?: string }) => err.kind === 'auth');
+    await assert.rejects(collect(keyless, request('claude-haiku-4-5')), (err: Error & { kind?: string }) => err.kind === 'auth');
     assert.equal(server.requests.length, before);
   });
 });

@@ -31,7 +31,7 @@ interface CountCase {
 const CASES: CountCase[] = [
   {
     name: 'anthropic',
-    model: 'claude-opus-4-1',
+    model: 'claude-haiku-4-5',
     make: (url, s) => new AnthropicProvider({ apiKey: 'k', baseURL: url, ...s }),
     sdkRetries: true,
     serverError: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } },

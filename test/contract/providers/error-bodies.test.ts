@@ -19,7 +19,7 @@ after(() => server.close());
 const PAGE = `<html>\r\n<head><title>502 Bad Gateway</title><style>${'body{font-family:sans-serif}'.repeat(200)}</style></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
 
 const adapters: [string, string, (url: string) => ModelProvider][] = [
-  ['anthropic', 'claude-opus-4-1', (url) => new AnthropicProvider({ apiKey: 'k', baseURL: url, maxRetries: 0 })],
+  ['anthropic', 'claude-haiku-4-5', (url) => new AnthropicProvider({ apiKey: 'k', baseURL: url, maxRetries: 0 })],
   ['openai', 'gpt-5', (url) => new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${url}/v1`, maxRetries: 0 })],
   ['openai-compatible', 'm', (url) => new OpenAIChatProvider({ baseURL: `${url}/v1`, maxRetries: 0 })],
   ['google', 'gemini-2.5-pro', (url) => new GoogleProvider({ apiKey: 'k', baseURL: url, maxRetries: 0 })],

@@ -8,6 +8,7 @@ import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.pr
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
+import { resolveModel } from '../../../src/providers/registry.js';
 import { startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -32,7 +33,14 @@ test('anthropic: 404 not_found_error "model: …" is model_not_found', async () 
   server.enqueue({ status: 404, json: { type: 'error', error: { type: 'not_found_error', message: 'model: claude-nope-9' }, request_id: 'req_1' } });
   assert.deepEqual(await kindOf(provider, 'claude-nope-9'), ['model_not_found', 'model: claude-nope-9']);
   server.enqueue({ status: 404, json: { type: 'error', error: { type: 'not_found_error', message: 'Not Found' } } });
-  assert.deepEqual(await kindOf(provider, 'claude-opus-4-1'), ['invalid_request', 'Not Found']);
+  assert.deepEqual(await kindOf(provider, 'claude-haiku-4-5'), ['invalid_request', 'Not Found']);
+});
+
+test('anthropic: a turn on a model Anthropic retired (in the catalogue until 2026-12-06) ends model_not_found naming it', async () => {
+  const resolved = resolveModel('anthropic/claude-sonnet-4-5', { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url }, {});
+  server.enqueue({ status: 404, json: { type: 'error', error: { type: 'not_found_error', message: 'model: claude-sonnet-4-5' }, request_id: 'req_2' } });
+  assert.deepEqual(await kindOf(resolved.provider as OpenAIChatProvider, resolved.model), ['model_not_found', 'model: claude-sonnet-4-5']);
+  assert.equal(server.requests.at(-1)!.body.model, 'claude-sonnet-4-5');
 });
 
 test('openai: 404 code model_not_found is model_not_found', async () => {

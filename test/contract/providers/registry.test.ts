@@ -71,13 +71,16 @@ describe('default model', () => {
   });
 });
 
+/** Models Anthropic has retired, which the catalogue listed until 2026-12-06. */
+const RETIRED = ['anthropic/claude-sonnet-4-5', 'anthropic/claude-opus-4-1', 'anthropic/claude-opus-4', 'anthropic/claude-sonnet-4'];
+
 describe('resolveModel', () => {
   test('a catalogue model resolves to its provider and capabilities', () => {
-    const r = resolveModel('anthropic/claude-opus-4-1', { ANTHROPIC_API_KEY: 'a' }, {});
+    const r = resolveModel('anthropic/claude-haiku-4-5', { ANTHROPIC_API_KEY: 'a' }, {});
     assert.equal(r.provider.id, 'anthropic');
-    assert.equal(r.model, 'claude-opus-4-1');
-    assert.equal(r.capabilities.maxOutputTokens, 32_000);
-    assert.deepEqual(r.capabilities.pricing, { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 });
+    assert.equal(r.model, 'claude-haiku-4-5');
+    assert.equal(r.capabilities.maxOutputTokens, 64_000);
+    assert.deepEqual(r.capabilities.pricing, { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 });
   });
 
   test('dated snapshots use their row; unknown models of a known provider get conservative defaults', () => {
@@ -86,6 +89,13 @@ describe('resolveModel', () => {
     assert.equal(unknown.capabilities.contextWindow, 128_000);
     assert.equal(unknown.capabilities.pricing, undefined, 'no invented price');
     assert.equal(resolveModel('openai/gpt-5-pro', {}, {}).capabilities.pricing, undefined, 'gpt-5-pro is not priced as gpt-5');
+  });
+
+  test('a model Anthropic retired is no catalogue model: it gets the unknown-model defaults (its turn ends model_not_found, model-not-found.test.ts)', () => {
+    for (const id of [...RETIRED, 'anthropic/claude-sonnet-4-5-20250929']) {
+      const r = resolveModel(id, { ANTHROPIC_API_KEY: 'a' }, {});
+      assert.deepEqual(r.capabilities, { contextWindow: 200_000, maxOutputTokens: 8_192, tools: true, thinking: false, images: true }, id);
+    }
   });
 
   test('unknown providers and malformed ids are model_not_found', () => {
@@ -104,10 +114,10 @@ describe('resolveModel', () => {
   });
 
   test('config overrides reach the adapter itself, so the request uses them too', () => {
-    const config: TroupeConfig = { providers: { anthropic: { models: { 'claude-opus-4-1': { maxOutputTokens: 1000 } } } } };
-    const r = resolveModel('anthropic/claude-opus-4-1', { ANTHROPIC_API_KEY: 'a' }, config);
+    const config: TroupeConfig = { providers: { anthropic: { models: { 'claude-haiku-4-5': { maxOutputTokens: 1000 } } } } };
+    const r = resolveModel('anthropic/claude-haiku-4-5', { ANTHROPIC_API_KEY: 'a' }, config);
     assert.equal(r.capabilities.maxOutputTokens, 1000);
-    assert.equal(r.provider.capabilities('claude-opus-4-1').maxOutputTokens, 1000);
+    assert.equal(r.provider.capabilities('claude-haiku-4-5').maxOutputTokens, 1000);
     assert.equal(r.capabilities.contextWindow, 200_000, 'fields not overridden keep the catalogue value');
   });
 
@@ -149,7 +159,7 @@ describe('keys and base URLs reach the vendor', { timeout: 20_000 }, () => {
   test('ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL are honoured', async () => {
     server.enqueue({ sse: fixture('anthropic-text.sse') }, { sse: fixture('google-text.sse') });
     const env = { ANTHROPIC_API_KEY: 'ak', ANTHROPIC_BASE_URL: server.url, GEMINI_API_KEY: 'gk', GOOGLE_GEMINI_BASE_URL: server.url };
-    const a = resolveModel('anthropic/claude-opus-4-1', env, {});
+    const a = resolveModel('anthropic/claude-haiku-4-5', env, {});
     await collect(a.provider, request(a.model));
     assert.equal(server.requests.at(-1)!.url, '/v1/messages');
     const g = resolveModel('google/gemini-2.5-flash', env, {});
@@ -220,7 +230,7 @@ describe('thinkingBudget', () => {
   test('is read per provider, reaches the resolved model, and is refused where it would do nothing', () => {
     const env = envWithConfig(JSON.stringify({ providers: { anthropic: { thinkingBudget: 8000 }, google: { thinkingBudget: 0 } } }));
     const config = loadConfig(env);
-    assert.equal(resolveModel('anthropic/claude-sonnet-4-5', { ANTHROPIC_API_KEY: 'a' }, config).thinkingBudget, 8000);
+    assert.equal(resolveModel('anthropic/claude-sonnet-4-6', { ANTHROPIC_API_KEY: 'a' }, config).thinkingBudget, 8000);
     assert.equal(resolveModel('google/gemini-2.5-pro', { GEMINI_API_KEY: 'g' }, config).thinkingBudget, undefined, '0 asks for none');
     assert.equal(resolveModel('openai/gpt-5', { OPENAI_API_KEY: 'o' }, config).thinkingBudget, undefined, 'unset: none');
     for (const bad of [-1, 1.5, '8000']) {
@@ -267,8 +277,13 @@ describe('troupe models', () => {
     assert.ok(byId.scripted.models.some((m: { id: string; default: boolean }) => m.id === 'scripted/demo' && m.default));
     const sonnet = byId.anthropic.models.find((m: { id: string }) => m.id === 'anthropic/claude-sonnet-5-5');
     assert.deepEqual(sonnet.capabilities.pricing, { input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5 });
-    for (const id of ['anthropic/claude-sonnet-4-5', 'anthropic/claude-opus-4-1', 'anthropic/claude-haiku-4-5', 'openai/gpt-5', 'openai/gpt-5-mini', 'openai/gpt-4.1', 'openai/o4-mini', 'google/gemini-2.5-pro', 'google/gemini-2.5-flash']) {
+    for (const id of ['anthropic/claude-sonnet-4-6', 'anthropic/claude-opus-4-6', 'anthropic/claude-haiku-4-5', 'openai/gpt-5', 'openai/gpt-5-mini', 'openai/gpt-4.1', 'openai/o4-mini', 'google/gemini-2.5-pro', 'google/gemini-2.5-flash']) {
       assert.ok(doc.providers.some((p: { models: { id: string }[] }) => p.models.some((m) => m.id === id)), `${id} is in the catalogue`);
+    }
+    // Retired by Anthropic (the SDK's deprecation data: claude-sonnet-4-5 end of life 2026-11-30; the
+    // others removed from its model list as retired): not offered.
+    for (const id of RETIRED) {
+      assert.ok(!doc.providers.some((p: { models: { id: string }[] }) => p.models.some((m) => m.id === id)), `${id} is not in the catalogue`);
     }
   });
 

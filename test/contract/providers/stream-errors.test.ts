@@ -20,7 +20,7 @@ test('anthropic: an SSE error event (overloaded_error) mid-stream becomes overlo
   const error = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}\n\n';
   server.enqueue({ sse: head + error });
   const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
-  await assert.rejects(collect(provider, request('claude-opus-4-1')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === 'Overloaded');
+  await assert.rejects(collect(provider, request('claude-haiku-4-5')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === 'Overloaded');
 });
 
 test('openai: response.failed carries the vendor code and message', async () => {
@@ -92,7 +92,7 @@ test('google: with retries, an error before any event is retried, one after an e
 test('anthropic and openai: a stream cut before any event reached the caller is retried (the SDK retries nothing once the response started)', async () => {
   const cases: [string, () => AnthropicProvider | OpenAIResponsesProvider, string, string, number][] = [
     // message_start, content_block_start (empty text), ping; then the socket is destroyed.
-    ['anthropic', () => new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 1 }), 'claude-opus-4-1', 'anthropic-text.sse', 3],
+    ['anthropic', () => new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 1 }), 'claude-haiku-4-5', 'anthropic-text.sse', 3],
     // response.created, response.in_progress; then the socket is destroyed.
     ['openai', () => new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 1 }), 'gpt-5', 'openai-responses-text.sse', 2],
   ];
@@ -111,7 +111,7 @@ test('anthropic: "input length and `max_tokens` exceed context limit" is a conte
   const message = 'input length and `max_tokens` exceed context limit: 197682 + 32000 > 200000, decrease input length or `max_tokens` and try again';
   server.enqueue({ status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message } } });
   const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
-  await assert.rejects(collect(provider, request('claude-opus-4-1')), (err) => isProviderError(err, 'context_overflow') && err.vendorMessage === message);
+  await assert.rejects(collect(provider, request('claude-haiku-4-5')), (err) => isProviderError(err, 'context_overflow') && err.vendorMessage === message);
 });
 
 test('openai-compatible: a refusal streamed as refusal deltas ends with the refusal stop reason', async () => {

@@ -38,7 +38,7 @@ const GEMINI_EMPTY_CHUNK =
 const CASES: StallCase[] = [
   {
     name: 'anthropic',
-    model: 'claude-opus-4-1',
+    model: 'claude-haiku-4-5',
     setting: 'providers.anthropic.streamIdleTimeoutMs',
     make: (url, s) => new AnthropicProvider({ apiKey: 'k', baseURL: url, ...s }),
     sse: fixture('anthropic-text.sse'),

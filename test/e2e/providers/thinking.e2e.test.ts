@@ -27,7 +27,7 @@ interface ThinkingCase {
 const CASES: ThinkingCase[] = [
   {
     // A model that takes a budget: budget_tokens, below max_tokens.
-    modelId: 'anthropic/claude-sonnet-4-5',
+    modelId: 'anthropic/claude-haiku-4-5',
     section: 'anthropic',
     env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test' }),
     modelCall: /^\/v1\/messages(\?|$)/,

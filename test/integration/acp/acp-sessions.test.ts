@@ -134,7 +134,7 @@ test('set_mode and set_config_option change mode and model, with updates; bad va
   await assert.rejects(c.agent.request('session/set_config_option', { sessionId, configId: 'colour', value: 'red' }), rpcError(-32602));
   // A provider with no credential in this process: refused now, not at the next prompt.
   await assert.rejects(
-    c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'anthropic/claude-sonnet-4-5' }),
+    c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'anthropic/claude-sonnet-4-6' }),
     (e: any) => rpcError(-32041, 'provider_auth')(e) && /anthropic has no credential here: set ANTHROPIC_API_KEY/.test(e.message),
   );
   // scripted/replay without TROUPE_SCRIPT would fail every turn: not offered, and refused now.
@@ -154,8 +154,8 @@ test('a model whose provider has a credential is taken as before', async (t) => 
   t.after(() => c.close());
   await c.initialize();
   const sessionId = await c.newSession(workspace());
-  const res = await c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'anthropic/claude-sonnet-4-5' });
-  assert.equal((res.configOptions.find((o) => o.id === 'model') as any).currentValue, 'anthropic/claude-sonnet-4-5');
+  const res = await c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'anthropic/claude-sonnet-4-6' });
+  assert.equal((res.configOptions.find((o) => o.id === 'model') as any).currentValue, 'anthropic/claude-sonnet-4-6');
 });
 
 test('slash commands: /mode and /model switch, /compact compacts; an unknown one is a plain prompt', async (t) => {
