@@ -51,9 +51,28 @@ export function findOpenAIModel(model: string): OpenAIModel | undefined {
   return OPENAI_MODELS.find((r) => model === r.id || (model.startsWith(r.id) && SNAPSHOT.test(model.slice(r.id.length))));
 }
 
+/** An id of the GPT-5 or GPT-6 generation (`gpt-5.2`, `gpt-5.4-mini`, `gpt-5.1-codex`, `gpt-6-…`), the generations the SDK names. */
+const GPT_5_OR_6 = /^gpt-[56](\.\d+)?(-|$)/;
+
+/**
+ * Capabilities of an id the catalogue does not name but whose family is known; undefined otherwise.
+ * Every model of these generations reads images and calls tools. Until 2026-12-06 such an id (a
+ * model newer than the catalogue, `gpt-5.2`) got the fallback: its image prompts were refused and it
+ * was never asked to reason, until the config said otherwise. Each guess errs where an error costs
+ * least: a `-chat` model (`gpt-5-chat-latest`, ChatGPT's) does not reason and writes at most 16,384
+ * tokens; a `-pro` one reasons at the one effort it allows, so troupe asks for none (a `low` effort
+ * would be refused). No price is guessed: such a model's cost is not shown.
+ */
+function familyCapabilities(model: string): ModelCapabilities | undefined {
+  if (!GPT_5_OR_6.test(model)) return undefined;
+  if (/-chat(-|$)/.test(model)) return { contextWindow: 128_000, maxOutputTokens: 16_384, tools: true, thinking: false, images: true };
+  return { contextWindow: 400_000, maxOutputTokens: 128_000, tools: true, thinking: !/-pro(-|$)/.test(model), images: true };
+}
+
+/** The catalogue row's capabilities, else the family's (familyCapabilities), else the conservative fallback. */
 export function openaiCapabilities(model: string): ModelCapabilities {
   const found = findOpenAIModel(model);
-  if (!found) return { ...OPENAI_FALLBACK };
+  if (!found) return familyCapabilities(model) ?? { ...OPENAI_FALLBACK };
   const { id: _id, default: _d, ...caps } = found;
   return caps;
 }

@@ -102,6 +102,27 @@ describe('openai adapters: the requests they send', { timeout: 20_000 }, () => {
     assert.equal(body.max_output_tokens, 32_768);
   });
 
+  test('Responses: a GPT-5 or GPT-6 id newer than the catalogue is sent images and asked to reason, within its family\'s limits', async () => {
+    const provider = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const sent = async (model: string) => {
+      server.enqueue({ sse: fixture('openai-responses-text.sse') });
+      await collect(provider, request(model, { messages: conversation([]), thinkingBudget: 8000 }));
+      const body = server.requests.at(-1)!.body;
+      return { reasoning: body.reasoning, max: body.max_output_tokens, image: body.input[0].content[1].type };
+    };
+    const image = 'input_image';
+    for (const model of ['gpt-5.2', 'gpt-5.4-mini', 'gpt-5.1-codex', 'gpt-6-astra']) {
+      assert.deepEqual(await sent(model), { reasoning: { effort: 'medium', summary: 'auto' }, max: 128_000, image }, model);
+    }
+    // ChatGPT's chat models take no reasoning parameter and write at most 16,384 tokens; a pro model
+    // reasons at the one effort it allows (a requested one would be refused).
+    assert.deepEqual(await sent('gpt-5.2-chat-latest'), { reasoning: undefined, max: 16_384, image });
+    assert.deepEqual(await sent('gpt-5-pro'), { reasoning: undefined, max: 128_000, image });
+    // Outside those families nothing is guessed: the conservative fallback (no images, no reasoning).
+    assert.deepEqual(await sent('o3-mini'), { reasoning: undefined, max: 16_384, image: 'input_text' });
+    assert.equal(provider.capabilities('gpt-5.2').pricing, undefined, 'no invented price');
+  });
+
   test('Responses: countTokens uses /responses/input_tokens', async () => {
     const provider = new OpenAIResponsesProvider({ apiKey: 'sk-test', baseURL: `${server.url}/v1`, maxRetries: 0 });
     server.enqueue({ json: { object: 'response.input_tokens', input_tokens: 321 } });
