@@ -96,7 +96,8 @@ function toBlock(b: acp.ContentBlock, opts: { images: boolean; model: string }):
     case 'text':
       return { type: 'text', text: b.text };
     case 'image':
-      if (!opts.images) throw new TroupeError('invalid_params', `the model ${opts.model} does not accept images`);
+      // The capability may be the catalogue's guess for a model it does not know: say how to correct it.
+      if (!opts.images) throw new TroupeError('invalid_params', `the model ${opts.model} does not accept images (if it does, set "images": true for it under its provider's "models" in the config: docs/providers.md)`);
       return { type: 'image', data: b.data, mimeType: b.mimeType, ...(b.uri ? { uri: b.uri } : {}) };
     case 'resource_link':
       return {

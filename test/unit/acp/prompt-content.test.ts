@@ -19,6 +19,13 @@ test('whitespace-only text beside other content is left out; other text is kept 
   assert.deepEqual(toContent([{ type: 'text', text: ' hi ' }, { type: 'text', text: '\n' }] as acp.ContentBlock[], opts), [{ type: 'text', text: ' hi ' }]);
 });
 
+test('an image for a model without images is refused, saying how to tell troupe the model takes them', () => {
+  assert.throws(
+    () => toContent([{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] as acp.ContentBlock[], { images: false, model: 'openai-compatible/llava' }),
+    (e: { code?: string; message?: string }) => e.code === 'invalid_params' && /the model openai-compatible\/llava does not accept images \(if it does, set "images": true .*docs\/providers\.md\)/.test(e.message ?? ''),
+  );
+});
+
 test('malformed blocks are refused, not left out', () => {
   refused([{ type: 'text' }]);
   refused([{ type: 'text', text: 'ok' }, null]);
