@@ -21,8 +21,14 @@ export function validEntry(v: unknown): v is SessionEntry {
     Number.isSafeInteger(e.createdAt) &&
     Number.isSafeInteger(e.updatedAt) &&
     Number.isSafeInteger(e.lastSeq) &&
+    (e.damaged === undefined || validDamage(e.damaged)) &&
     SESSION_STATUSES.includes(e.status as SessionStatus)
   );
+}
+
+function validDamage(v: unknown): boolean {
+  const d = v as Record<string, unknown> | null;
+  return !!d && typeof d === 'object' && d.code === 'log_corrupt' && Number.isSafeInteger(d.offset) && (d.offset as number) >= 0;
 }
 
 /**

@@ -371,7 +371,9 @@ export class SessionIndex {
       const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: e.createdAt, baseSeq: lastSeq, tombstone });
       const closed = { type: 'session_closed', sessionId: id, reason: 'deleted', seq: lastSeq + 1, ts: now } as AgentEvent;
       await writeFileAtomic(path, Buffer.concat([header, encodeEventRecord([closed])]));
-      this.put({ ...this.entries.get(id)!, status: 'deleted', lastSeq: lastSeq + 1, updatedAt: now });
+      // Its damaged content is gone with the rest: the tombstone log opens (as the deleted session it is).
+      const { damaged: _gone, ...kept } = this.entries.get(id)!;
+      this.put({ ...kept, status: 'deleted', lastSeq: lastSeq + 1, updatedAt: now });
     } finally {
       unlock();
     }

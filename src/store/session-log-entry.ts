@@ -9,7 +9,7 @@ import { isTroupeError, type TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { isProcessAlive } from './process-alive.js';
 import { logLockPath } from './log-lock.js';
-import { readEventRange, readLogFile, scanLogFile, type LogContents } from './log-file.reader.js';
+import { readEventRange, readLogFile, scanLogFile, type LogContents, type LogScan } from './log-file.reader.js';
 import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
 import { foldEvent, INDEXED_EVENT_TYPES, type SessionEntry } from './session-summary.js';
 
@@ -26,6 +26,7 @@ export async function sessionLogIds(dir: string): Promise<string[]> {
 export async function entryFromLog(dir: string, id: string, logger: Logger): Promise<SessionEntry | undefined> {
   const path = sessionLogPath(dir, id);
   let contents: LogContents;
+  let undecodableFrom: number | undefined;
   try {
     contents = await readLogFile(path);
   } catch (err) {
@@ -34,7 +35,7 @@ export async function entryFromLog(dir: string, id: string, logger: Logger): Pro
     // 2026-12-06 it failed the whole open (an agent starting next to another did not start).
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     if (!isTroupeError(err, 'log_corrupt')) throw err;
-    contents = readDecodablePrefix(path, err, logger);
+    ({ contents, offset: undecodableFrom } = readDecodablePrefix(path, err, logger));
   }
   const { scan, events } = contents;
   for (const w of scan.warnings) logger.warn(w.message, { offset: w.offset });
@@ -54,7 +55,20 @@ export async function entryFromLog(dir: string, id: string, logger: Logger): Pro
     const t = scan.header.createdAt;
     entry = { id, cwd: '', model: '', mode: '', createdAt: t, updatedAt: t, status: 'closed', lastSeq: scan.lastSeq };
   }
+  // What keeps the session from opening (its open fails log_corrupt), said in its entry: until
+  // 2026-12-06 such a session was listed `active` like any other, and only a request for it told.
+  const damage = tomb ? undefined : (undecodableFrom ?? unopenableFrom(scan));
+  if (entry && damage !== undefined) entry.damaged = { code: 'log_corrupt', offset: damage };
   return entry;
+}
+
+/**
+ * Where a log's damage starts when none of its events survives it (its first event record fails its
+ * check): a session's open refuses such a log rather than repair it into an empty one (`refuseRepairToNothing`,
+ * spec/event-log.md §2). `undefined` for a log that opens.
+ */
+function unopenableFrom(scan: LogScan): number | undefined {
+  return scan.firstSeq === undefined && scan.warnings.length > 0 ? scan.warnings[0]!.offset : undefined;
 }
 
 /**
@@ -63,7 +77,7 @@ export async function entryFromLog(dir: string, id: string, logger: Logger): Pro
  * the session itself fails `log_corrupt`, and the file is left as it is. Until 2026-12-06 such a
  * log failed the whole open: one bad file kept `troupe serve` and `troupe acp` from starting.
  */
-function readDecodablePrefix(path: string, err: TroupeError, logger: Logger): LogContents {
+function readDecodablePrefix(path: string, err: TroupeError, logger: Logger): { contents: LogContents; offset: number } {
   const scan = scanLogFile(path);
   const offset = Number(err.data.offset);
   const end = Number.isSafeInteger(offset) && offset < scan.validBytes ? offset : scan.validBytes;
@@ -74,7 +88,7 @@ function readDecodablePrefix(path: string, err: TroupeError, logger: Logger): Lo
     offset: end,
     error: err.message,
   });
-  return { scan, events };
+  return { contents: { scan, events }, offset: end };
 }
 
 /**

@@ -21,6 +21,21 @@ export interface SessionEntry {
   updatedAt: number;
   status: SessionStatus;
   lastSeq: number;
+  /**
+   * Set when the index last read the session's log and found it damaged so that opening the session
+   * fails `log_corrupt` (a record that does not decode, or no event surviving its damaged tail:
+   * spec/event-log.md §2, §6): `offset` is the byte where the damage starts. `status` keeps its
+   * meaning (what the log and the supervisor say of the session); this says that it cannot be opened.
+   * Absent otherwise, and cleared by the next event folded (only a process that opened the log
+   * appends one).
+   */
+  damaged?: LogDamage;
+}
+
+/** What keeps a session's log from opening (SessionEntry.damaged). */
+export interface LogDamage {
+  code: 'log_corrupt';
+  offset: number;
 }
 
 /** The events that change an index entry beyond its last seq: writers fold these, not every chunk. */
@@ -49,6 +64,8 @@ export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): Sessi
     return entry;
   }
   if (!entry) return undefined;
+  // An event folded comes from a process that opened the log: it is not (or no longer) damaged.
+  delete entry.damaged;
   if (e.seq > entry.lastSeq) entry.lastSeq = e.seq;
   if (e.ts > entry.updatedAt) entry.updatedAt = e.ts;
   if (e.type === 'session_configured') {

@@ -3,7 +3,8 @@ import fsPromises from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { Packr } from 'msgpackr';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { AgentEvent } from '../../../src/core/events.js';
@@ -11,6 +12,7 @@ import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { readLogFile } from '../../../src/store/log-file.reader.js';
 import { encodeHeaderRecord, LOG_FORMAT_VERSION } from '../../../src/store/log-record.codec.js';
 import { sessionLogPath } from '../../../src/store/paths.js';
+import { frameRecord } from '../../../src/store/record-frame.codec.js';
 import { SessionIndex } from '../../../src/store/session-index.store.js';
 import { writeFileAtomic } from '../../../src/store/atomic-write.js';
 import { chunk, sessionCreated, steppingClock, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
@@ -448,4 +450,47 @@ test('a change whose write failed (a full disk; here a file-size limit) is writt
   const onDisk = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')).sessions;
   assert.deepEqual(onDisk.map((e: { id: string; status: string }) => [e.id, e.status]), [['ses_marked', 'failed']]);
   assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.tmp')), [], 'no temp file left behind');
+});
+
+test("a log that does not open (a record that does not decode; no event surviving its damage) is listed with `damaged` and its status kept; the next event folded, or its delete, clears it", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const undecodable = await makeSession(dir, 'ses_undecodable', '/p');
+    const lastSeq = undecodable.lastSeq();
+    await undecodable.close();
+    const path = sessionLogPath(dir, 'ses_undecodable');
+    const offset = statSync(path).size;
+    // The next record in seq order, CRC-valid, whose events are not a list: the scan accepts it.
+    appendFileSync(path, frameRecord(new Packr().pack([lastSeq + 1, 1, 'not a list of events'])));
+    // A log whose first event record fails its check: an open refuses to repair it into an empty session.
+    const unopenable = await makeSession(dir, 'ses_unopenable', '/p');
+    await unopenable.close();
+    const bytes = readFileSync(sessionLogPath(dir, 'ses_unopenable'));
+    const firstEvent = readLogFile(sessionLogPath(dir, 'ses_unopenable')).then((c) => c.scan.checkpoints.offsetFor(1));
+    const at = (await firstEvent) + 12;
+    bytes[at] = bytes[at]! ^ 0xff;
+    writeFileSync(sessionLogPath(dir, 'ses_unopenable'), bytes);
+    await (await makeSession(dir, 'ses_fine', '/p')).close();
+
+    const index = await SessionIndex.open(dir);
+    const damage = (id: string) => index.get(id)?.damaged;
+    // Until 2026-12-06 both were listed `active` (or `closed`) and nothing said they would not open.
+    assert.deepEqual(damage('ses_undecodable'), { code: 'log_corrupt', offset });
+    assert.equal(index.get('ses_undecodable')!.status, 'active', 'its status is what its log says');
+    assert.deepEqual(damage('ses_unopenable'), { code: 'log_corrupt', offset: await firstEvent });
+    assert.equal(damage('ses_fine'), undefined);
+    // Kept in the file, read back as written.
+    const reopened = await SessionIndex.open(dir);
+    assert.equal(reopened.rebuiltBecause, undefined);
+    assert.deepEqual(reopened.get('ses_undecodable')!.damaged, { code: 'log_corrupt', offset });
+    // A process that opened the log (repaired by hand) folds its events: the damage is gone.
+    await index.applyEvents([{ ...turnCompleted('ses_undecodable'), seq: lastSeq + 5, ts: Date.now() } as AgentEvent]);
+    assert.equal(damage('ses_undecodable'), undefined);
+    await index.tombstone('ses_unopenable');
+    assert.equal(damage('ses_unopenable'), undefined, "a tombstone's log opens");
+    await index.rebuild();
+    assert.equal(damage('ses_unopenable'), undefined, 'and a rebuild agrees');
+  } finally {
+    cleanup();
+  }
 });
