@@ -120,17 +120,22 @@ export class SessionFeeds {
 
   /**
    * Throws what `subscribe` would (`session_not_found`, `invalid_cursor`) without opening a feed: a
-   * HEAD of the feed's route. Opening one scans the session's log file, which a HEAD has no use for.
-   * Only a cursor past every seq the daemon knows of (`indexLastSeq`, the session index's; those
-   * reported since) needs the file's own last seq: a session written while no daemon watched may
-   * have more than the index says.
+   * HEAD of the feed's route. Opening one scans the session's log file, which a HEAD has no use for
+   * while this daemon has seen the log hold the cursor: the events its children reported durable, or
+   * a scan of the file. Only a cursor past those needs the file's own last seq, which is kept, so the
+   * session's next HEADs read nothing. The session index's `lastSeq` is no such witness: a log
+   * damaged after the index was written holds less than it says, and a GET (which scans) refuses a
+   * cursor there. Until 2026-12-06 a HEAD trusted it, and answered 200 where its GET was 400.
    */
-  check(sessionId: string, cursor: number, indexLastSeq: number): void {
+  check(sessionId: string, cursor: number): void {
     const path = sessionLogPath(sessionsDir(this.home), sessionId);
     if (!existsSync(path)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     const open = this.brokers.get(sessionId)?.broker;
-    let last = open ? open.lastSeq() : Math.max(indexLastSeq, this.seen.get(sessionId) ?? 0);
-    if (!open && cursor > last && Number.isSafeInteger(cursor)) last = scanLogFile(path).lastSeq;
+    let last = open ? open.lastSeq() : (this.seen.get(sessionId) ?? 0);
+    if (!open && cursor > last && Number.isSafeInteger(cursor)) {
+      last = scanLogFile(path).lastSeq;
+      this.seen.set(sessionId, last);
+    }
     checkFeedCursor(cursor, last);
   }
 

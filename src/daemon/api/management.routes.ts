@@ -110,7 +110,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     const e = entryOf(req.params.id!);
     // Checked again when the feed is reopened after an overflow: a session deleted meanwhile ends it.
     const open = (cursor: number) => (entryOf(req.params.id!), feeds.subscribe(req.params.id!, cursor));
-    return streamSessionEvents(req, res, open, (cursor) => feeds.check(e.id, cursor, e.lastSeq));
+    return streamSessionEvents(req, res, open, (cursor) => feeds.check(e.id, cursor));
   });
 
   server.route('POST', '/v1/sessions/:id/cancel', (req) => {

@@ -1,0 +1,101 @@
+// A session whose log is damaged, seen through the management API (spec/daemon.md §Management API,
+// spec/event-log.md §2, §6): a HEAD of its events answers as its GET does, and the listing says that
+// it cannot be opened.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Packr } from 'msgpackr';
+import { Daemon, tempDir, type AcpClient } from '../../support/daemon.js';
+import { readSse } from '../../../src/cli/sse.reader.js';
+import { scanLogFile, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
+import { frameRecord } from '../../../src/store/record-frame.codec.js';
+
+const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }] };
+const prompt = (c: AcpClient, sessionId: string) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
+
+/** A daemon with two sessions that each ran a turn, stopped: their logs are left to be damaged. */
+async function stoppedWithSessions(t: { after(f: () => unknown): void }): Promise<{ home: string; ids: string[] }> {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const ids: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const { sessionId } = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
+    assert.equal((await prompt(c, sessionId)).stopReason, 'end_turn');
+    ids.push(sessionId);
+  }
+  c.close();
+  await d.stop();
+  return { home: d.home, ids };
+}
+
+async function restarted(t: { after(f: () => unknown): void }, home: string): Promise<{ d: Daemon; ask: (method: 'GET' | 'HEAD', id: string, after: number) => Promise<Response> }> {
+  const d = await Daemon.start({ script, home });
+  t.after(() => d.stop());
+  const ask = (method: 'GET' | 'HEAD', id: string, after: number) => fetch(`${d.url}/v1/sessions/${id}/events?after=${after}`, { method, headers: d.headers });
+  return { d, ask };
+}
+
+test('a log damaged after the index was written holds fewer events than the index says: HEAD of its events refuses the cursors its GET refuses, with the same status', { timeout: 120_000 }, async (t) => {
+  const { home, ids } = await stoppedWithSessions(t);
+  const id = ids[0]!;
+  const indexed: number = JSON.parse(readFileSync(sessionIndexPath(sessionsDir(home)), 'utf8')).sessions.find((s: { id: string }) => s.id === id).lastSeq;
+  // A flipped byte in the last record: it fails its CRC, and the log ends before it.
+  const path = sessionLogPath(sessionsDir(home), id);
+  const bytes = readFileSync(path);
+  bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+  writeFileSync(path, bytes);
+  const held = scanLogFile(path).lastSeq;
+  assert.ok(held < indexed, `the log holds ${held}, the index says ${indexed}`);
+
+  const { ask } = await restarted(t, home);
+  // HEADs first: a GET opens the feed, after which the daemon knows what the log holds anyway.
+  // Until 2026-12-06 the HEAD took the index's word: 200 where the GET was 400 invalid_cursor.
+  const heads = [await ask('HEAD', id, indexed), await ask('HEAD', id, held)];
+  const gets = [await ask('GET', id, indexed), await ask('GET', id, held)];
+  assert.deepEqual(
+    heads.map((r) => r.status),
+    gets.map((r) => r.status),
+  );
+  assert.deepEqual(
+    gets.map((r) => r.status),
+    [400, 200],
+  );
+  assert.equal(((await gets[0]!.json()) as { error: { code: string } }).error.code, 'invalid_cursor');
+  await gets[1]!.body!.cancel();
+  // The other session's log is whole: its cursors are served.
+  assert.equal((await ask('HEAD', ids[1]!, indexed)).status, 200);
+});
+
+test('a log with a record that does not decode: listed with `damaged` (status kept), its HEAD and GET both 200, the GET ending in event: error log_corrupt', { timeout: 120_000 }, async (t) => {
+  const { home, ids } = await stoppedWithSessions(t);
+  const [bad, good] = ids as [string, string];
+  const path = sessionLogPath(sessionsDir(home), bad);
+  const lastSeq = scanLogFile(path).lastSeq;
+  const offset = readFileSync(path).length;
+  appendFileSync(path, frameRecord(new Packr().pack([lastSeq + 1, 1, 'not a list of events'])));
+  // The index is rebuilt from the logs: that is where it reads them.
+  rmSync(sessionIndexPath(sessionsDir(home)));
+
+  const { d, ask } = await restarted(t, home);
+  const listed = (await d.api('GET', '/v1/sessions')).json.sessions as { id: string; status: string; damaged?: unknown }[];
+  const of = (id: string) => listed.find((s) => s.id === id)!;
+  // Until 2026-12-06 it was listed `active` like the other, and nothing said it would not open.
+  assert.deepEqual([of(bad).status, of(bad).damaged], ['active', { code: 'log_corrupt', offset }]);
+  assert.deepEqual([of(good).status, of(good).damaged], ['active', undefined]);
+  assert.deepEqual((await d.api('GET', `/v1/sessions/${bad}`)).json.damaged, { code: 'log_corrupt', offset });
+
+  // Its feed serves what decodes, then says why it stops: the GET is 200, and so is its HEAD.
+  assert.equal((await ask('HEAD', bad, 0)).status, 200);
+  const get = await ask('GET', bad, 0);
+  assert.equal(get.status, 200);
+  const messages = [];
+  for await (const m of readSse(get.body!, AbortSignal.timeout(30_000))) {
+    messages.push(m);
+    if (m.event !== 'event') break;
+  }
+  assert.equal(messages.at(-1)!.event, 'error');
+  assert.equal(JSON.parse(messages.at(-1)!.data).code, 'log_corrupt');
+});
