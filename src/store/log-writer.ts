@@ -18,6 +18,7 @@ import type { Clock, Logger } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
 import { writeAllSync } from './atomic-write.js';
 import type { ResolvedDurability } from './durability.js';
+import { writeFailed } from './write-failed.js';
 import { encodeEventRecord } from './log-record.codec.js';
 import { markUnwritten, markWritten } from './unwritten-logs.js';
 
@@ -46,8 +47,7 @@ interface Waiter {
 
 /** A system error writing a log (ENOSPC, EDQUOT, EIO, EFBIG, EACCES…) as `log_write_failed`, its errno in `data.cause`. */
 export function logWriteFailed(err: unknown): TroupeError {
-  const cause = (err as NodeJS.ErrnoException).code;
-  return new TroupeError('log_write_failed', `the session's event log cannot be written: ${(err as Error).message}`, cause ? { cause } : {});
+  return writeFailed('log_write_failed', "the session's event log", err);
 }
 
 export class LogWriter {

@@ -8,12 +8,14 @@ import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
 import type { Clock, EventLog, Logger } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
-import { TroupeError } from '../core/errors.js';
+import { isTroupeError, TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
+import { writeFailed } from './write-failed.js';
 import { withFileLock } from './file-lock.js';
 import { removeDeadWritersTemps } from './stale-temps.js';
 import { lockLogForWriting } from './log-lock.js';
+import { logWriteFailed } from './log-writer.js';
 import { scanLogFile } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
@@ -169,7 +171,7 @@ export class SessionIndex {
         added = true;
       }
     }
-    if (added) await this.persist();
+    if (added) await this.persistOrLeave();
   }
 
   /**
@@ -221,7 +223,7 @@ export class SessionIndex {
       if (entry) next.set(id, entry);
     }
     this.entries = next;
-    await this.persist();
+    await this.persistOrLeave();
   }
 
   /**
@@ -337,8 +339,17 @@ export class SessionIndex {
     });
     const e = this.entries.get(id);
     if (e?.status !== 'failed') return;
-    this.put({ ...e, status: fromLog?.status === 'closed' ? 'closed' : 'active', updatedAt: Math.max(e.updatedAt, this.clock.now()) });
-    await this.persist();
+    const revived: SessionEntry = { ...e, status: fromLog?.status === 'closed' ? 'closed' : 'active', updatedAt: Math.max(e.updatedAt, this.clock.now()) };
+    this.put(revived);
+    try {
+      await this.persist();
+    } catch (err) {
+      // Not written (a full disk): the session stays failed, in memory as on disk, and the operator
+      // who is told so revives it again later. Kept in memory alone, it would start on its next
+      // message, and fail again after a restart of the daemon, which reads the file.
+      if (this.entries.get(id) === revived) this.put(e);
+      throw err;
+    }
   }
 
   /**
@@ -357,7 +368,7 @@ export class SessionIndex {
     // open for writing would go on writing to a file no longer there, and one that opened it while
     // it is replaced would read the new file at the old one's offsets. After the lock, an open
     // finds the tombstone. A holder makes this throw session_locked, naming it.
-    const unlock = lockLogForWriting(path, id);
+    const unlock = lockTombstonedLog(path, id);
     try {
       let lastSeq = e.lastSeq;
       try {
@@ -370,14 +381,17 @@ export class SessionIndex {
       const tombstone = { cwd: e.cwd, model: e.model, mode: e.mode, createdAt: e.createdAt, deletedAt: now, ...(e.title !== undefined ? { title: e.title } : {}) };
       const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: e.createdAt, baseSeq: lastSeq, tombstone });
       const closed = { type: 'session_closed', sessionId: id, reason: 'deleted', seq: lastSeq + 1, ts: now } as AgentEvent;
-      await writeFileAtomic(path, Buffer.concat([header, encodeEventRecord([closed])]));
+      await writeFileAtomic(path, Buffer.concat([header, encodeEventRecord([closed])])).catch((err: unknown) => {
+        throw logWriteFailed(err);
+      });
       // Its damaged content is gone with the rest: the tombstone log opens (as the deleted session it is).
       const { damaged: _gone, ...kept } = this.entries.get(id)!;
       this.put({ ...kept, status: 'deleted', lastSeq: lastSeq + 1, updatedAt: now });
     } finally {
       unlock();
     }
-    await this.persist();
+    // The session is deleted once its tombstone is in place (a rebuild finds it there).
+    await this.persistOrLeave();
   }
 
   /**
@@ -464,8 +478,21 @@ export class SessionIndex {
         // `failed` (which no rebuild recovers) while its disk was full, and exited once it was not,
         // left the index without it.
         this.dirty = true;
-        throw err;
+        // Typed, as the log's own write failures are: until 2026-12-06 the errno error itself
+        // (ENOSPC, EFBIG) reached a revive or a delete, answered 500 internal_error.
+        throw err instanceof TroupeError ? err : writeFailed('index_write_failed', 'the session index', err);
       }
+    });
+  }
+
+  /**
+   * `persist`, for changes that are what the logs say (a rebuild, an adopted log, a deletion whose
+   * tombstone is in place): a write that fails (logged) leaves them in memory for the next write,
+   * and the caller goes on. A full disk does not keep an index from opening, or a delete done.
+   */
+  private async persistOrLeave(): Promise<void> {
+    await this.persist().catch((err: unknown) => {
+      if (!isTroupeError(err, 'index_write_failed')) throw err;
     });
   }
 }
@@ -485,6 +512,15 @@ async function statOrUndefined(path: string): Promise<FileIdentity | undefined> 
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
+  }
+}
+
+/** The log's writer lock, for its tombstone: a lock that cannot be written (a full disk) is `log_write_failed`, as for a writer. */
+function lockTombstonedLog(path: string, id: string): () => void {
+  try {
+    return lockLogForWriting(path, id);
+  } catch (err) {
+    throw err instanceof TroupeError ? err : logWriteFailed(err);
   }
 }
 

@@ -434,7 +434,7 @@ test('a change whose write failed (a full disk; here a file-size limit) is writt
     await index.create({ id: 'ses_marked', cwd: '/p', model: 'm', mode: 'default', createdAt: 1 });
     const out = {};
     limit(readFileSync(index.path).length - 1);
-    try { await index.setStatus('ses_marked', 'failed'); out.write = 'written'; } catch (e) { out.write = e.code; }
+    try { await index.setStatus('ses_marked', 'failed'); out.write = 'written'; } catch (e) { out.write = e.code + ' ' + e.data.cause; }
     limit('unlimited');
     await index.flush();
     console.log(JSON.stringify(out));`;
@@ -445,7 +445,7 @@ test('a change whose write failed (a full disk; here a file-size limit) is writt
     p.once('error', reject);
     p.once('exit', () => resolve(text));
   });
-  assert.deepEqual(JSON.parse(out), { write: 'EFBIG' }, 'the write failed');
+  assert.deepEqual(JSON.parse(out), { write: 'index_write_failed EFBIG' }, 'the write failed');
   // `failed` is the one status no rebuild recovers from the logs: only the file keeps it.
   const onDisk = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')).sessions;
   assert.deepEqual(onDisk.map((e: { id: string; status: string }) => [e.id, e.status]), [['ses_marked', 'failed']]);
@@ -493,4 +493,60 @@ test("a log that does not open (a record that does not decode; no event survivin
   } finally {
     cleanup();
   }
+});
+
+test('index writes on a full disk (here a file-size limit) fail typed, index_write_failed with the errno; a revive is undone, a delete and an open from the logs go on', async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  for (const id of ['ses_a', 'ses_b', 'ses_c']) await (await makeSession(dir, id, '/p')).close();
+  // In a process of its own, whose file-size limit it lowers and raises (prlimit, util-linux).
+  const script = `
+    const { execFileSync } = await import('node:child_process');
+    const { readFileSync, rmSync } = await import('node:fs');
+    const { SessionIndex } = await import(${JSON.stringify(new URL('../../../src/store/session-index.store.js', import.meta.url).href)});
+    const limit = (fsize) => execFileSync('prlimit', ['--pid', String(process.pid), '--fsize=' + fsize + ':unlimited']);
+    const failure = async (f) => { try { await f(); return 'done'; } catch (e) { return [e.code, e.data?.cause ?? null].join(' '); } };
+    const out = {};
+    let index = await SessionIndex.open(${JSON.stringify(dir)});
+    await index.setStatus('ses_a', 'failed');
+    limit(readFileSync(index.path).length - 1);
+    out.setStatus = await failure(() => index.setStatus('ses_b', 'closed'));
+    out.create = await failure(() => index.create({ id: 'ses_new', cwd: '/p', model: 'm', mode: 'default', createdAt: 1 }));
+    out.revive = await failure(() => index.clearFailed('ses_a'));
+    out.revivedStatus = index.get('ses_a').status;
+    // The tombstone log is smaller than the limit: it is written, the index is not.
+    out.tombstone = await failure(() => index.tombstone('ses_c'));
+    out.deletedStatus = index.get('ses_c').status;
+    limit(1);
+    out.tombstoneLog = await failure(() => index.tombstone('ses_b'));
+    // Opening on a full disk, the file gone: rebuilt from the logs in memory, not written.
+    rmSync(index.path);
+    out.open = await failure(async () => (index = await SessionIndex.open(${JSON.stringify(dir)})));
+    out.listed = index.list({ includeDeleted: true }).sessions.map((s) => s.id + ' ' + s.status).sort();
+    limit('unlimited');
+    await index.flush();
+    console.log(JSON.stringify(out));`;
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    p.stdout!.on('data', (d) => (text += d));
+    p.once('error', reject);
+    p.once('exit', () => resolve(text));
+  });
+  // Until 2026-12-06 each of these was the errno error itself (EFBIG here, ENOSPC on a full disk),
+  // and an index could not open at all on a full disk.
+  assert.deepEqual(JSON.parse(out), {
+    setStatus: 'index_write_failed EFBIG',
+    create: 'index_write_failed EFBIG',
+    revive: 'index_write_failed EFBIG',
+    revivedStatus: 'failed',
+    tombstone: 'done',
+    deletedStatus: 'deleted',
+    tombstoneLog: 'log_write_failed EFBIG',
+    open: 'done',
+    // What the logs say: `failed` and `closed` were never written, nor the session the logs do not have.
+    listed: ['ses_a active', 'ses_b active', 'ses_c deleted'],
+  });
+  const onDisk = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')).sessions;
+  assert.deepEqual(onDisk.map((e: { id: string; status: string }) => `${e.id} ${e.status}`), ['ses_a active', 'ses_b active', 'ses_c deleted'], 'written once the disk takes it');
 });
