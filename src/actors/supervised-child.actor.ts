@@ -132,6 +132,10 @@ export class SupervisedChild {
     if (!this.failed) return false;
     // What was queued was answered session_failed when it failed: nothing waits for the next process.
     this.inFlight = this.queuedWork();
+    // Its restarts count again from 0, as the window the intensity judges them in starts afresh (the
+    // machine's REVIVE), and as for a failed session no child holds (its next child is a new one).
+    // Until 2026-12-06 a revived child a client held went on showing the restarts it failed with.
+    this.started.restart = 0;
     this.actor.send({ type: 'REVIVE' });
     return true;
   }

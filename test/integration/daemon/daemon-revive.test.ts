@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Daemon, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
@@ -109,4 +109,44 @@ test('a session failed in an earlier daemon run is revived with `troupe sessions
   assert.equal((await prompt(later, sessionId, 'again')).stopReason, 'end_turn');
   const said = later.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join('|');
   assert.equal(said, 'pong|back again', 'its history is intact');
+});
+
+test('a revive the index cannot write (a full disk) is refused index_write_failed and leaves the session failed, the daemon serving; once written, the revived session restarts afresh: its window and its restarts count from 0', { timeout: 120_000 }, async (t) => {
+  const { env, broken } = breakableStart();
+  const d = await Daemon.start({ script, args: ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '60000'], env });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
+  await failIt(d, sessionId, broken);
+  const show = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+  assert.equal((await show()).child.restarts, 1, 'the restart it failed after');
+  rmSync(broken);
+
+  // The daemon's own writes fail from now on (the index is rewritten whole: one byte short of it).
+  const limit = (fsize: string) => spawnSync('prlimit', ['--pid', String(d.proc.pid), `--fsize=${fsize}:unlimited`]);
+  assert.equal(limit(String(readFileSync(join(d.home, 'sessions', 'index.json')).length - 1)).status, 0);
+  const refused = await revive(d, sessionId);
+  // Until 2026-12-06 the errno error itself: 500 internal_error "EFBIG: file too large".
+  assert.equal(refused.status, 507, JSON.stringify(refused.json));
+  assert.equal(refused.json.error.code, 'index_write_failed');
+  assert.deepEqual([(await show()).status, (await show()).child.state], ['failed', 'failed'], 'not revived: as it is on disk');
+  await assert.rejects(prompt(c, sessionId, 'ping'), isFailed);
+  assert.equal((await d.api('GET', '/v1/health')).status, 200, 'the daemon serves');
+  assert.equal(limit('unlimited').status, 0);
+
+  assert.equal((await revive(d, sessionId)).status, 200);
+  // Until 2026-12-06 a revived session a client held went on showing the restart it failed with.
+  assert.deepEqual([(await show()).child.state, (await show()).child.restarts], ['idleStopped', 0]);
+  assert.equal((await prompt(c, sessionId, 'again')).stopReason, 'end_turn');
+  // A crash now is its first restart in a fresh window (one is allowed): restarted, not failed.
+  process.kill((await show()).child.pid, 'SIGKILL');
+  await waitFor('the session restarted', async () => {
+    const s = await show();
+    return s.child.restarts === 1 && s.child.state === 'ready' && s;
+  });
+  assert.equal((await show()).status, 'active');
+  assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
 });
