@@ -22,8 +22,8 @@ const USAGE = `Usage: troupe attach ID [--interactive] [--json]
 
 Follows session ID live, as another client drives it: messages, thoughts, tool calls. Read-only:
 permission requests that reach this client are rejected. Ctrl-C detaches (the session goes on).
-  --interactive   also type prompts (or steer the running turn) and answer permissions, as in chat
-  --json          print the updates as JSON lines (session/update params) instead
+  -i, --interactive  also type prompts (or steer the running turn) and answer permissions, as in chat
+  --json             print the updates as JSON lines (session/update params) instead
 
 Examples:
   troupe attach ses_0abc…

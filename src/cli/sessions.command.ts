@@ -17,7 +17,7 @@ const USAGE = `Usage: troupe sessions [--all] [--json]
 
 Lists the daemon's sessions, newest first: id, status, what its process is doing, last update, title, cwd.
   --all     include closed and deleted sessions
-  --json    print JSON (an array for the list, an object for show and delete)
+  --json    print JSON (an array for the list, an object for show, revive and delete)
 
 'show' prints one session with the state of its machines and its latest transitions.
 'revive' clears the failed status of a session whose process crashed too often (once you fixed

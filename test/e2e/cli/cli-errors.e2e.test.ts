@@ -308,6 +308,14 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.match(help.stdout, /its log is replaced by a one-event tombstone/);
   });
 
+  test('--help names the short options and what --json prints (docs/cli.md says the same)', async () => {
+    // Until 2026-12-06 attach's -i was in no help, and sessions' --json left out revive's object.
+    const attach = await h.run(['attach', '--help']);
+    assert.match(attach.stdout, /^ {2}-i, --interactive /m);
+    const sessions = await h.run(['sessions', '--help']);
+    assert.match(sessions.stdout, /an object for show, revive and delete\)/);
+  });
+
   test('every command has --help with examples (in process: the same functions the binary calls)', async () => {
     const { PassThrough } = await import('node:stream');
     const commands: [string, (args: string[], io: CliIo) => Promise<number>][] = [
