@@ -86,7 +86,7 @@ export class HttpServer {
   private readonly clock: Clock;
   private readonly sseStreams = new Set<SseStream>();
   private acpCore: TransportCore | undefined;
-  /** Body bytes of every route but /acp: the management API, /metrics, the inspector (`troupe_http_bytes_total`). */
+  /** Body bytes of every route but /acp: the management API, /metrics, the inspector (`troupe_management_bytes_total`). */
   readonly managementBytes: ByteMeter = { received: 0, sent: 0 };
   private listenSocket: us_listen_socket | undefined;
   private info: ListenInfo | undefined;
