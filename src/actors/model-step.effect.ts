@@ -10,6 +10,7 @@ import type { ToolCallRequest } from '../core/ports.js';
 import type { StepOutcome } from '../machines/turn.machine.js';
 import type { EngineCore } from './engine-core.js';
 import { classify, contextOverflowError, StepError } from './step-error.js';
+import { compactionCanReduce } from './compaction.effect.js';
 
 /** What one model call produced, filled in as its stream is read. */
 interface StepReading {
@@ -38,11 +39,16 @@ export async function modelStep(core: EngineCore, turnId: string, signal: AbortS
     const failure = classify(err);
     if (failure.code !== 'context_overflow') throw failure;
     const { conversation } = core;
-    throw contextOverflowError(failure.vendorMessage ?? failure.message, {
-      model: conversation.model,
-      contextWindow: resolved.capabilities.contextWindow,
-      requestTokens: estimateTokens(request),
-    });
+    // The same test as preflight's: until 2026-12-06 an overflow that no compaction could help (a
+    // session's first prompt too large by itself, or every older turn summarized already and no long
+    // tool output left to cut) compacted nothing and sent the identical request again, a second
+    // refused vendor round trip before the same error.
+    const compactable = compactionCanReduce(core, resolved, 'overflow');
+    throw contextOverflowError(
+      failure.vendorMessage ?? failure.message,
+      { model: conversation.model, contextWindow: resolved.capabilities.contextWindow, requestTokens: estimateTokens(request) },
+      compactable,
+    );
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

@@ -13,6 +13,8 @@ export class StepError extends Error {
     readonly retryAfterMs?: number,
     /** The vendor's own words, where `message` is troupe's account of the failure (for diagnosis). */
     readonly vendorMessage?: string,
+    /** With `context_overflow` from a model step: whether a compaction could make the request smaller. */
+    readonly compactable?: boolean,
   ) {
     super(message);
     this.name = 'StepError';
@@ -53,8 +55,10 @@ const count = (n: number) => Math.round(n).toLocaleString('en-US');
  * is sure of, and what the person can do; the vendor's text is kept as `vendorMessage`. Until
  * 2026-12-06 the turn ended with the vendor's text alone ("prompt is too long: 212345 tokens >
  * 200000 maximum"), which says neither that troupe had already compacted nor what to do next.
+ * `compactable` says whether a compaction could still make the request smaller: the turn machine
+ * compacts and retries only then, and otherwise ends the turn with this message at once.
  */
-export function contextOverflowError(vendorMessage: string, figures: OverflowFigures): StepError {
+export function contextOverflowError(vendorMessage: string, figures: OverflowFigures, compactable: boolean): StepError {
   const window = `the context window of ${figures.model} (${count(figures.contextWindow)} tokens)`;
   // The estimate is only a figure worth giving when it agrees with the vendor: it can count less
   // than the vendor's tokenizer, and "about 180,000 tokens" would contradict "too long for 200,000".
@@ -65,5 +69,6 @@ export function contextOverflowError(vendorMessage: string, figures: OverflowFig
       'Send a smaller prompt (attach less, or split the work), run /compact to summarize the conversation, or start a new session.',
     undefined,
     vendorMessage,
+    compactable,
   );
 }

@@ -68,7 +68,9 @@ export function finished(run: EffectRun): boolean {
 
 const allows = (outcome: string) => outcome === 'allow_once' || outcome === 'allow_always';
 
-export type EffectOutput = { ok: true; output: unknown } | { ok: false; error: { code: string; message: string; retryAfterMs?: number; vendorMessage?: string } };
+export type EffectOutput =
+  | { ok: true; output: unknown }
+  | { ok: false; error: { code: string; message: string; retryAfterMs?: number; vendorMessage?: string; compactable?: boolean } };
 
 /**
  * What the effect returned (or threw), judged from what it emitted and from `next`, the first log
@@ -92,7 +94,9 @@ export function outputFor(run: EffectRun, next: AgentEvent | undefined): EffectO
       return { ok: true, output: undefined };
     }
     case 'modelStep': {
-      if (next?.type === 'compaction_started' && next.reason === 'overflow') return { ok: false, error: { code: 'context_overflow', message: 'context overflow' } };
+      // The overflow compaction that follows shows the overflow was one a compaction could help (the
+      // turn machine compacts only then); one that ended the turn at once is the error branch above.
+      if (next?.type === 'compaction_started' && next.reason === 'overflow') return { ok: false, error: { code: 'context_overflow', message: 'context overflow', compactable: true } };
       const toolCalls: ToolCallRequest[] = run.emitted.flatMap((e) => (e.type === 'tool_call_started' ? [{ id: e.toolCallId, name: e.name, input: e.input }] : []));
       const stop: StepOutcome['stop'] =
         toolCalls.length > 0 ? 'tool_use' : next?.type === 'turn_completed' && (next.stopReason === 'max_tokens' || next.stopReason === 'refusal') ? next.stopReason : 'end_turn';

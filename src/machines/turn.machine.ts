@@ -61,6 +61,8 @@ export interface StepFailure {
   message: string;
   retryAfterMs?: number;
   vendorMessage?: string;
+  /** With `context_overflow`: whether a compaction could make the request smaller (else retrying is futile). */
+  compactable?: boolean;
 }
 
 const notProvided = (name: string) => () => {
@@ -141,9 +143,13 @@ const turnSetup = setup({
     hasToolCalls: (_, params: { output: StepOutcome }) => params.output.toolCalls.length > 0,
     hasPendingSteers: ({ context }) => context.pendingSteers.length > 0,
     stepLimitReached: ({ context }) => context.step >= context.maxSteps,
-    /** A provider overflow, and the turn has not yet compacted because of one. */
+    /**
+     * A provider overflow a compaction can help, and the turn has not yet compacted because of one.
+     * Until 2026-12-06 it did not ask whether a compaction could make anything smaller, and sent the
+     * same refused request again after a compaction that did nothing.
+     */
     canCompactOverflow: ({ context }, params: { error: unknown }) =>
-      failureOf(params.error).code === 'context_overflow' && context.overflowCompactions === 0,
+      failureOf(params.error).code === 'context_overflow' && (params.error as StepFailure).compactable === true && context.overflowCompactions === 0,
     moreTools: ({ context }) => context.toolIndex + 1 < context.toolCalls.length,
   },
 });
@@ -241,7 +247,7 @@ export const turnMachine = turnSetup.createMachine({
         ],
         onError: [
           {
-            // Only once per turn; a second overflow falls through to the terminal branch below.
+            // Only once per turn, and only when compacting can help; otherwise the terminal branch below.
             guard: { type: 'canCompactOverflow', params: ({ event }) => ({ error: event.error }) },
             target: 'compacting',
             actions: assign({ overflowCompactions: ({ context }) => context.overflowCompactions + 1, compactionReason: 'overflow' }),

@@ -127,6 +127,14 @@ async function checkInvariants(r: Real) {
   }
   const refusedLogged = rejected.filter((e) => e.code !== 'turn_ended').map((e) => e.code);
   assert.deepEqual(refusedLogged, r.refused, 'every refused steer is logged with its typed code');
+
+  // Every tool output here is short, so a compaction can only summarize earlier turns: an overflow
+  // compacts only when there is one (never on the session's first prompt), and no compaction that
+  // completes summarized nothing. Until 2026-12-06 a first prompt's overflow did, then sent the
+  // refused request again.
+  const firstTurn = started[0];
+  for (const e of h.ofType('compaction_started')) assert.notEqual(e.turnId, firstTurn, 'the first turn has nothing to compact');
+  for (const e of h.ofType('compaction_completed')) if (e.status === 'completed') assert.ok(e.summary !== undefined, `compaction ${e.compactionId} made nothing smaller`);
 }
 
 test('session engine: lifecycle invariants hold for random command sequences', async () => {

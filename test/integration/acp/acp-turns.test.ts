@@ -224,6 +224,34 @@ test('a context overflow compaction cannot fix ends in troupe\'s own message (th
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a session\'s first prompt the vendor refuses as too long ends context_overflow after one model request: nothing to compact, nothing sent again', async (t) => {
+  const vendor = 'prompt is too long: 212345 tokens > 200000 maximum';
+  // Plain replies are used up one per model request (spec/scripted-model.md): the next prompt's
+  // answer shows how many the first turn took. Until 2026-12-06 it took two: a compaction that
+  // compacted nothing, then the same request again, which here would have been answered.
+  const c = AcpChild.start({ script: { replies: [[{ context_overflow: vendor }], [{ text: 'the second reply' }], [{ text: 'the third reply' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  const failed: any = await c.prompt(sessionId, 'a prompt too large by itself').then(() => assert.fail('the turn should fail'), (e) => e);
+  assert.deepEqual([failed.code, failed.data?.code, failed.data?.vendorMessage], [-32040, 'context_overflow', vendor]);
+  assert.match(failed.message, /does not fit the context window of scripted\/replay \([\d,]+ tokens\)/);
+  const notes = c.updatesFor(sessionId, 'agent_thought_chunk').map((u) => u.content.text);
+  assert.deepEqual(notes, [`[Turn ended: context_overflow: ${failed.message}]`], 'the client was told of no compaction, only of the end');
+
+  assert.equal((await c.prompt(sessionId, 'smaller')).stopReason, 'end_turn');
+  const said = c.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join('');
+  assert.equal(said, 'the second reply', 'the first turn made exactly one model request');
+
+  const log = await FileEventLog.open(sessionLogPath(sessionsDir(c.home), sessionId), { readOnly: true });
+  const events = (await log.readAfter(0)).events as any[];
+  await log.close();
+  assert.deepEqual(events.filter((e) => e.type.startsWith('compaction_')), [], 'no compaction events in the log');
+  const ended = events.filter((e) => e.type === 'turn_completed');
+  assert.deepEqual(ended.map((e) => [e.stopReason, e.errorCode, e.steps]), [['error', 'context_overflow', 1], ['end_turn', undefined, 1]]);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('a rate-limited turn\'s error says when to retry (data.retryAfterMs)', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ error: { kind: 'rate_limited', message: 'slow down', retry_after_ms: 1500 } }], [{ text: 'fine' }]] } });
   t.after(() => c.close());

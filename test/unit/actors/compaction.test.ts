@@ -169,6 +169,24 @@ test('after a prompt too large for the window even compacted, the next prompt ru
   assert.deepEqual(s.schemaErrors, []);
 });
 
+test('a session\'s first prompt too large by itself: one refused request, no compaction, context_overflow; the next prompt compacts it and goes on', async () => {
+  const s = setup([[{ text: 'after' }]], { windows: { small: 6_000 }, model: 'small' });
+  const failed = await s.engine.prompt(text('x'.repeat(40_000))).result;
+  assert.deepEqual([failed.stopReason, failed.errorCode, failed.steps], ['error', 'context_overflow', 1]);
+  assert.match(failed.vendorMessage!, /prompt is too long/);
+  // Nothing to summarize (no completed turn) and no tool output to cut: until 2026-12-06 a
+  // compaction that did nothing was made, and the identical request sent again, refused again.
+  assert.deepEqual(s.requests.map((q) => [q.request.purpose, q.refused]), [['turn', true]], 'one request, not sent again');
+  assert.deepEqual([s.ofType('compaction_started'), s.ofType('compaction_completed')], [[], []]);
+
+  // The failed turn is an earlier turn now: the next prompt's overflow summarizes it, and fits.
+  const next = await s.engine.prompt(text('small')).result;
+  assert.equal(next.stopReason, 'end_turn', `turn failed: ${next.errorCode} ${next.message}`);
+  assert.deepEqual(s.ofType('compaction_started').map((e) => e.reason), ['overflow']);
+  assert.deepEqual(s.requests.slice(1).map((q) => [q.request.purpose, q.refused]), [['turn', true], ['compaction', false], ['turn', false]]);
+  assert.deepEqual(s.schemaErrors, []);
+});
+
 test('fitForSummary: any history fits any budget, starts with the user, keeps the previous summary and the newest message', () => {
   const seed = fcSeed('fitForSummary');
   const big = fc.string({ maxLength: 3_000 });

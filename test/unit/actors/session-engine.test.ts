@@ -255,18 +255,46 @@ test('preflight over the threshold compacts before the first step', async () => 
   assert.match(h.engine.conversation.messages()[0]!.role === 'user' ? JSON.stringify(h.engine.conversation.messages()[0]) : '', /Summary/);
 });
 
+// The overflow tests start with an earlier turn: a compaction needs something to make smaller (a
+// session's first prompt has nothing to compact, and its overflow ends the turn at once, below).
 test('a provider overflow mid-turn compacts once and retries the same step', async () => {
-  const h = makeHarness([[{ context_overflow: 'prompt is too long' }], [{ text: 'fits now' }]]);
+  const h = makeHarness([[{ text: 'earlier' }], [{ context_overflow: 'prompt is too long' }], [{ text: 'fits now' }]]);
+  assert.equal((await h.engine.prompt(text('first')).result).stopReason, 'end_turn');
   const r = await h.engine.prompt(text('go')).result;
   assert.deepEqual([r.stopReason, r.steps], ['end_turn', 1]);
   assert.deepEqual(h.ofType('compaction_started').map((e) => e.reason), ['overflow']);
+  const [done] = h.ofType('compaction_completed');
+  assert.equal(done!.status, 'completed');
+  assert.ok(done!.summary, 'the earlier turn was summarized');
+  assert.deepEqual(h.ofType('agent_message_chunk').map((e) => e.text), ['earlier', 'fits now'], 'the retried step answered');
+  assertWellFormed(h);
 });
 
 test('a second overflow ends the turn with error/context_overflow, and the session goes on', async () => {
-  const h = makeHarness([[{ context_overflow: 'too long' }], [{ context_overflow: 'still too long' }], [{ text: 'recovered' }]]);
+  const h = makeHarness([[{ text: 'earlier' }], [{ context_overflow: 'too long' }], [{ context_overflow: 'still too long' }], [{ text: 'recovered' }]]);
+  assert.equal((await h.engine.prompt(text('first')).result).stopReason, 'end_turn');
   const r = await h.engine.prompt(text('go')).result;
-  assert.deepEqual([r.stopReason, r.errorCode], ['error', 'context_overflow']);
+  assert.deepEqual([r.stopReason, r.errorCode, r.vendorMessage], ['error', 'context_overflow', 'still too long']);
+  assert.deepEqual(h.ofType('compaction_started').map((e) => e.reason), ['overflow'], 'compacted once, then the second overflow ended the turn');
   assert.equal((await h.engine.prompt(text('again')).result).stopReason, 'end_turn');
+  assertWellFormed(h);
+});
+
+test('an overflow on a session\'s first prompt ends the turn at once: nothing to compact, no second model call', async () => {
+  const requests: string[] = [];
+  const h = makeHarness([[{ context_overflow: 'prompt is too long' }], [{ text: 'next answer' }]], {
+    wrapProvider: (inner): ModelProvider => ({ ...inner, stream: (request, signal) => (requests.push(request.purpose), inner.stream(request, signal)) }),
+  });
+  const r = await h.engine.prompt(text('go')).result;
+  assert.deepEqual([r.stopReason, r.errorCode, r.steps, r.vendorMessage], ['error', 'context_overflow', 1, 'prompt is too long']);
+  assert.match(r.message!, /does not fit the context window of scripted\/replay/);
+  assert.deepEqual(requests, ['turn'], 'one model call: the refused request was not sent again');
+  assert.deepEqual(h.ofType('compaction_started'), [], 'no compaction that could compact nothing');
+  assert.deepEqual(h.ofType('compaction_completed'), []);
+  // The session goes on; the next prompt gets the next reply.
+  assert.equal((await h.engine.prompt(text('again')).result).stopReason, 'end_turn');
+  assert.deepEqual(h.ofType('agent_message_chunk').map((e) => e.text), ['next answer']);
+  assertWellFormed(h);
 });
 
 test('provider errors end the turn with a typed code, never a raw error', async () => {

@@ -95,9 +95,16 @@ test('a close right after a cancelled turn, learnt only after the cancel was fol
   assert.ok(checkAllCuts(events) >= 2);
 });
 
-test('an overflow that compacts, an error, and a crash the next process logged', async () => {
-  const r = await recorded([[{ context_overflow: 'too long' }], [{ text: 'after compaction' }], [{ error: { kind: 'invalid_request', message: 'bad' } }]]);
-  await r.h.engine.prompt(text('big')).result;
+test('an overflow with nothing to compact, one that compacts, an error, and a crash the next process logged', async () => {
+  const r = await recorded([
+    [{ context_overflow: 'too long' }],
+    [{ context_overflow: 'too long' }],
+    [{ text: 'after compaction' }],
+    [{ error: { kind: 'invalid_request', message: 'bad' } }],
+  ]);
+  // The first prompt's overflow ends its turn at once (nothing to compact); the second's compacts.
+  assert.equal((await r.h.engine.prompt(text('big')).result).errorCode, 'context_overflow');
+  assert.equal((await r.h.engine.prompt(text('again')).result).stopReason, 'end_turn');
   await r.h.engine.prompt(text('bad')).result;
   await r.finish();
   const events = r.h.events;
@@ -112,7 +119,8 @@ test('an overflow that compacts, an error, and a crash the next process logged',
     { ...base, seq: last.seq + 5, type: 'user_message', turnId: 't10', messageId: 'm10', content: text('again') },
     { ...base, seq: last.seq + 6, type: 'turn_started', turnId: 't10', maxSteps: 2 },
   ] as AgentEvent[];
-  assert.ok(events.some((e) => e.type === 'compaction_completed'));
+  const second = events.filter((e) => e.type === 'turn_started')[1]!.turnId;
+  assert.deepEqual(events.flatMap((e) => (e.type === 'compaction_completed' ? [e.turnId] : [])), [second], 'only the second turn compacted');
   // The machines restarted by the crash learn their step limit from the next turn_started.
   assert.equal(checkAllCuts(crashed), 2);
 });

@@ -75,13 +75,23 @@ test('close while a turn runs goes straight to closed, as live', async () => {
   assert.deepEqual(replayed(r.h), live);
 });
 
-test('errors and a provider overflow that compacts and retries', async () => {
-  const r = await recorded([[{ context_overflow: 'too long' }], [{ text: 'after compaction' }], [{ error: { kind: 'invalid_request', message: 'bad' } }]]);
-  const a = await r.h.engine.prompt(text('big')).result;
-  const b = await r.h.engine.prompt(text('again')).result;
+test('errors, an overflow with nothing to compact, and a provider overflow that compacts and retries', async () => {
+  const r = await recorded([
+    [{ context_overflow: 'too long' }],
+    [{ context_overflow: 'too long' }],
+    [{ text: 'after compaction' }],
+    [{ error: { kind: 'invalid_request', message: 'bad' } }],
+  ]);
+  // The session's first prompt: nothing to compact, so the overflow ends the turn at once. Then
+  // there is an earlier turn to summarize: the overflow compacts, and the retried step answers.
+  const first = await r.h.engine.prompt(text('big')).result;
+  const a = await r.h.engine.prompt(text('again')).result;
+  const b = await r.h.engine.prompt(text('bad')).result;
   const live = await r.finish();
+  assert.deepEqual([first.stopReason, first.errorCode], ['error', 'context_overflow']);
   assert.equal(a.stopReason, 'end_turn');
   assert.equal(b.stopReason, 'error');
+  assert.deepEqual(r.h.ofType('compaction_started').map((e) => [e.reason, e.turnId]), [['overflow', r.h.ofType('turn_started')[1]!.turnId]]);
   assert.ok(live.some((t) => t.state === 'compacting'), 'the live run compacted');
   assert.deepEqual(replayed(r.h), live);
 });

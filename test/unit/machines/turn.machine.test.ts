@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { driveTurn, tick } from '../../support/deferred-actors.js';
 
 const call = (id: string) => ({ id, name: 'write_file', input: { path: `${id}.txt`, content: 'x' } });
-const overflow = { code: 'context_overflow', message: 'prompt is too long' };
+// As modelStep throws it: `compactable` says whether a compaction could make the request smaller.
+const overflow = { code: 'context_overflow', message: 'prompt is too long', compactable: true };
 
 test('a plain turn: preflight, one model step, end_turn', async () => {
   const t = driveTurn();
@@ -156,6 +157,14 @@ test('a second overflow in the same turn ends it with error/context_overflow', a
   assert.equal(t.output().stopReason, 'error');
   assert.equal(t.output().errorCode, 'context_overflow');
   assert.equal(t.pending.filter((p) => p.name === 'compact').length, 1);
+});
+
+test('an overflow no compaction can help ends the turn at once: no compaction, no second model call', async () => {
+  const t = driveTurn();
+  await t.settle('preflight', { overBudget: false });
+  await t.fail('modelStep', { ...overflow, compactable: false, vendorMessage: 'prompt is too long' });
+  assert.deepEqual(t.output(), { stopReason: 'error', errorCode: 'context_overflow', message: 'prompt is too long', vendorMessage: 'prompt is too long', steps: 1 });
+  assert.deepEqual(t.pending.filter((p) => p.name === 'compact' || p.name === 'modelStep').map((p) => p.name), ['modelStep'], 'one model call, no compaction');
 });
 
 test('any other failure ends the turn with its classified code; an unclassified one is internal_error', async () => {
