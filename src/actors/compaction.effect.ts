@@ -99,6 +99,7 @@ export async function compact(core: EngineCore, turnId: string | undefined, reas
   const compactionId = newLocalId('cmp');
   const base = { sessionId: core.sessionId, compactionId, ...(turnId ? { turnId } : {}) };
   core.openCompactionId = compactionId;
+  if (reason === 'overflow' && turnId) core.overflowCompactedTurn = turnId;
   core.emit({ type: 'compaction_started', ...base, reason, tokensBefore: estimateTokens(core.request(resolved)) });
 
   const cut = summaryCut(core, reason);

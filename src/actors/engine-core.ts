@@ -80,6 +80,8 @@ export class EngineCore {
    */
   readonly shownTerminals = new Map<string, ToolContent[]>();
   openCompactionId?: string;
+  /** The turn whose overflow compaction ran last: its overflow after that says compaction was tried. */
+  overflowCompactedTurn?: string;
   /** Listeners for every emitted event, in order (the engine's own observers; clients use the log). */
   readonly observers = new Set<(event: AgentEvent) => void>();
 

@@ -48,6 +48,7 @@ export async function modelStep(core: EngineCore, turnId: string, signal: AbortS
       failure.vendorMessage ?? failure.message,
       { model: conversation.model, contextWindow: resolved.capabilities.contextWindow, requestTokens: estimateTokens(request) },
       compactable,
+      core.overflowCompactedTurn === turnId,
     );
   } finally {
     signal.removeEventListener('abort', onAbort);

@@ -58,15 +58,22 @@ const count = (n: number) => Math.round(n).toLocaleString('en-US');
  * `compactable` says whether a compaction could still make the request smaller: the turn machine
  * compacts and retries only then, and otherwise ends the turn with this message at once.
  */
-export function contextOverflowError(vendorMessage: string, figures: OverflowFigures, compactable: boolean): StepError {
+export function contextOverflowError(vendorMessage: string, figures: OverflowFigures, compactable: boolean, compacted = false): StepError {
   const window = `the context window of ${figures.model} (${count(figures.contextWindow)} tokens)`;
   // The estimate is only a figure worth giving when it agrees with the vendor: it can count less
   // than the vendor's tokenizer, and "about 180,000 tokens" would contradict "too long for 200,000".
   const size = figures.requestTokens > figures.contextWindow ? ` (about ${count(figures.requestTokens)} tokens, by troupe's estimate)` : '';
+  // Said as it is: `compacted`, the turn compacted for its overflow already. With nothing a
+  // compaction could make smaller (the session's first prompt), none was tried, and /compact would
+  // not help either.
+  const message = compactable || compacted
+    ? `The conversation does not fit ${window}: the model refused the request as too long${size}, and compacting the conversation could not make it fit. ` +
+      'Send a smaller prompt (attach less, or split the work), run /compact to summarize the conversation, or start a new session.'
+    : `The request does not fit ${window}: the model refused it as too long${size}, and nothing earlier in the session could be compacted to make room. ` +
+      'Send a smaller prompt (attach less, or split the work).';
   return new StepError(
     'context_overflow',
-    `The conversation does not fit ${window}: the model refused the request as too long${size}, and compacting the conversation could not make it fit. ` +
-      'Send a smaller prompt (attach less, or split the work), run /compact to summarize the conversation, or start a new session.',
+    message,
     undefined,
     vendorMessage,
     compactable,

@@ -236,6 +236,10 @@ test('a session\'s first prompt the vendor refuses as too long ends context_over
   const failed: any = await c.prompt(sessionId, 'a prompt too large by itself').then(() => assert.fail('the turn should fail'), (e) => e);
   assert.deepEqual([failed.code, failed.data?.code, failed.data?.vendorMessage], [-32040, 'context_overflow', vendor]);
   assert.match(failed.message, /does not fit the context window of scripted\/replay \([\d,]+ tokens\)/);
+  // No compaction was tried, and none would help: the message says so, and offers no /compact.
+  assert.match(failed.message, /nothing earlier in the session could be compacted/);
+  assert.doesNotMatch(failed.message, /\/compact|compacting the conversation could not/);
+  assert.match(failed.message, /smaller prompt/);
   const notes = c.updatesFor(sessionId, 'agent_thought_chunk').map((u) => u.content.text);
   assert.deepEqual(notes, [`[Turn ended: context_overflow: ${failed.message}]`], 'the client was told of no compaction, only of the end');
 
