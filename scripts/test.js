@@ -27,7 +27,11 @@ if (files.length === 0) {
 // in one directory of this run (TMPDIR), removed at the end: a run makes about a thousand of them
 // (some 40 MiB), which /tmp would otherwise keep run after run. A failed run keeps them, and says where.
 const runTmp = mkdtempSync(join(tmpdir(), 'troupe-test-'));
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp } });
+// No test file may hang the run: on Node 20 --test-timeout bounds each file's process, and one stuck
+// waiting for something that never comes fails after 10 minutes, naming itself, instead of holding CI
+// until its own limit (a daemon-event-feeds case was once seen stuck under load, 2026-12-06, and not
+// reproduced since). The slowest file takes well under a minute.
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...files], { stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp } });
 if (result.status === 0) {
   try {
     rmSync(runTmp, { recursive: true, force: true });
