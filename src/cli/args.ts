@@ -36,12 +36,12 @@ export function noExtraPositionals(command: string, positionals: string[], max: 
   if (extra !== undefined) throw new CliError('usage', `unexpected argument '${extra}' (try 'troupe ${command} --help')`);
 }
 
-/** A non-negative integer option, or a usage error. */
-export function intOption(command: string, name: string, raw: string | undefined, fallback: number): number {
+/** An integer option of at least `min` (0: non-negative, 1: positive), or a usage error. */
+export function intOption(command: string, name: string, raw: string | undefined, fallback: number, min: 0 | 1 = 0): number {
   if (raw === undefined) return fallback;
   // Decimal digits, as the daemon reads a cursor: Number() would also take '', '0x10', '1e3' or
   // '1e21' (sent on as 'after=1e+21', which the daemon refuses).
   const n = decimalInteger(raw);
-  if (n === undefined) throw new CliError('usage', `--${name} must be a non-negative integer, got '${raw}' (try 'troupe ${command} --help')`);
+  if (n === undefined || n < min) throw new CliError('usage', `--${name} must be a ${min === 1 ? 'positive' : 'non-negative'} integer, got '${raw}' (try 'troupe ${command} --help')`);
   return n;
 }

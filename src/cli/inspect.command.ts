@@ -10,8 +10,8 @@
  * by the daemon from the same definitions the web page draws.
  */
 import { spawn } from 'node:child_process';
-import { parseArgs } from 'node:util';
-import { reportError, type CliIo } from './cli-io.js';
+import { intOption, noExtraPositionals, parseCommandArgs } from './args.js';
+import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { printable } from './terminal-text.js';
@@ -44,42 +44,29 @@ interface Picture {
 }
 
 export async function inspectCommand(args: string[], io: CliIo): Promise<number> {
-  let parsed;
   try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        url: { type: 'boolean' },
-        open: { type: 'boolean' },
-        mermaid: { type: 'boolean' },
-        machine: { type: 'string' },
-        json: { type: 'boolean' },
-        last: { type: 'string', default: '20' },
-        help: { type: 'boolean', short: 'h' },
-      },
+    // Until 2026-12-06 inspect read its options with its own parseArgs: `--no-color`, which every
+    // other command takes, was a usage error, its mistakes were Node's words, and `--last` took
+    // what Number() reads ('1e3', '0x10'). Now it reads them as the other commands do.
+    const { values: o, positionals } = parseCommandArgs('inspect', args, {
+      url: { type: 'boolean' },
+      open: { type: 'boolean' },
+      mermaid: { type: 'boolean' },
+      machine: { type: 'string' },
+      json: { type: 'boolean' },
+      last: { type: 'string' },
     });
-  } catch (err) {
-    io.stderr.write(`troupe inspect: ${(err as Error).message.replace(/\.$/, '')} (try 'troupe inspect --help')\n`);
-    return 2;
-  }
-  const { values: o, positionals } = parsed;
-  if (o.help) return void io.stdout.write(USAGE), 0;
-  const last = Number(o.last);
-  const machine = o.machine as Machine | undefined;
-  const problem =
-    positionals.length > 1 ? `one session id at most, got ${positionals.length}` :
-    !Number.isInteger(last) || last < 1 ? `--last must be a positive integer, got '${o.last}'` :
-    machine !== undefined && !MACHINES.includes(machine) ? `--machine must be session, turn or child, got '${machine}'` :
-    machine !== undefined && !o.mermaid ? '--machine goes with --mermaid' :
-    o.mermaid && o.json ? '--mermaid and --json do not go together' :
-    positionals.length === 0 && (o.mermaid || o.json) ? '--mermaid and --json need a session id' :
-    positionals.length === 1 && (o.url || o.open) ? '--url and --open do not take a session id' : undefined;
-  if (problem) {
-    io.stderr.write(`troupe inspect: ${problem} (try 'troupe inspect --help')\n`);
-    return 2;
-  }
-  try {
+    if (o.help) return void io.stdout.write(USAGE), EXIT.ok;
+    noExtraPositionals('inspect', positionals, 1);
+    const last = intOption('inspect', 'last', o.last, 20, 1);
+    const machine = o.machine as Machine | undefined;
+    const problem =
+      machine !== undefined && !MACHINES.includes(machine) ? `--machine must be session, turn or child, got '${machine}'` :
+      machine !== undefined && !o.mermaid ? '--machine goes with --mermaid' :
+      o.mermaid && o.json ? '--mermaid and --json do not go together' :
+      positionals.length === 0 && (o.mermaid || o.json) ? '--mermaid and --json need a session id' :
+      positionals.length === 1 && (o.url || o.open) ? '--url and --open do not take a session id' : undefined;
+    if (problem) throw new CliError('usage', `${problem} (try 'troupe inspect --help')`);
     const conn = await connectDaemon(io, { autoStart: true });
     try {
       const client = new DaemonClient(conn.target);
@@ -89,7 +76,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
       else if (machine) io.stdout.write(printable(picture.mermaid[machine] ?? '', { lines: true }));
       else if (o.mermaid) io.stdout.write(fenced(picture));
       else io.stdout.write(`${summary(picture)}\n${fenced(picture)}`);
-      return 0;
+      return EXIT.ok;
     } finally {
       await conn.release();
     }
