@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
-import { isTroupeError } from '../core/errors.js';
+import { TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { readLogFile } from '../store/log-file.reader.js';
 import { resolveTroupeHome, sessionLogPath, sessionsDir } from '../store/paths.js';
@@ -66,6 +66,20 @@ function resolveTarget(target: string, env: NodeJS.ProcessEnv): string {
   return sessionLogPath(sessionsDir(resolveTroupeHome(env)), target);
 }
 
+/**
+ * Why `path` could not be read, with its code: every error line ends with one (docs/cli.md); until
+ * 2026-12-06 "no log at" a file, "is a directory" and "is not a troupe log" had none.
+ * `sessionId`: the session id the path was made from (an unknown session, as for every command).
+ */
+function unreadable(err: unknown, path: string, sessionId: string | undefined): unknown {
+  const errno = (err as NodeJS.ErrnoException).code;
+  if (errno === 'ENOENT' || errno === 'ENOTDIR') {
+    return sessionId !== undefined ? new TroupeError('session_not_found', `no log at ${path}`, { sessionId }) : new TroupeError('invalid_params', `no log at ${path}`, { path });
+  }
+  if (errno === 'EISDIR') return new TroupeError('invalid_params', `${path} is a directory`, { path });
+  return err;
+}
+
 export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<number> {
   const rest = args[0] === 'dump' ? args.slice(1) : args;
   let json: boolean;
@@ -86,18 +100,12 @@ export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<num
   try {
     contents = await readLogFile(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') io.stderr.write(`troupe log dump: no log at ${path}${bySessionId ? ' (session_not_found)' : ''}\n`);
-    else if (code === 'EISDIR') io.stderr.write(`troupe log dump: ${path} is a directory\n`);
-    else io.stderr.write(`troupe log dump: ${printable((err as Error).message)}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
-    return 1;
+    return reportError(io, 'log dump', unreadable(err, path, bySessionId ? target : undefined));
   }
   const { scan, events } = contents;
   for (const w of scan.warnings) io.stderr.write(`warning: ${printable(w.message)}\n`);
-  if (!scan.header) {
-    io.stderr.write(`troupe log dump: ${path} is not a troupe log\n`);
-    return 1;
-  }
+  // No header: what the daemon would refuse to open as log_corrupt (or a file that is no log at all).
+  if (!scan.header) return reportError(io, 'log dump', new TroupeError('log_corrupt', `${path} is not a troupe log`, { path }));
   if (json) {
     await writeAll(io.stdout, (function* () {
       for (const e of events) yield JSON.stringify(e) + '\n';

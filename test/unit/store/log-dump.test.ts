@@ -101,3 +101,28 @@ test('log dump for people spells out the control characters JSON leaves raw (DEL
     cleanup();
   }
 });
+
+test('log dump: every error about the file itself ends with its code, as every error line does', async () => {
+  // Until 2026-12-06 "no log at" a file, "is a directory" and "is not a troupe log" had no code.
+  const { dir, cleanup } = tempDir();
+  try {
+    const env = { TROUPE_HOME: dir };
+    const notLog = `${dir}/not.log`;
+    appendFileSync(notLog, 'hello, not a log');
+    mkdirSync(`${dir}/a-dir.log`);
+    for (const [args, line] of [
+      [['ses_missing'], `troupe log dump: no log at ${sessionsDir(dir)}/ses_missing.log (session_not_found)`],
+      [[`${dir}/missing.log`], `troupe log dump: no log at ${dir}/missing.log (invalid_params)`],
+      [[`${notLog}/below`], `troupe log dump: no log at ${notLog}/below (invalid_params)`],
+      [[`${dir}/a-dir.log`], `troupe log dump: ${dir}/a-dir.log is a directory (invalid_params)`],
+      [[notLog, '--json'], `troupe log dump: ${notLog} is not a troupe log (log_corrupt)`],
+    ] as const) {
+      const r = await run([...args], env);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.out, '', args.join(' '));
+      assert.equal(r.err.trimEnd().split('\n').at(-1), line, args.join(' '));
+    }
+  } finally {
+    cleanup();
+  }
+});
