@@ -9,7 +9,7 @@ Usage:
   troupe chat                     an interactive conversation on one session
   troupe attach ID                follow a live session driven by another client
   troupe watch ID [--after N]     tail a session's event log by cursor
-  troupe sessions [show|revive|delete]
+  troupe sessions [list|show|revive|delete]
                                   list, show, revive or delete sessions
   troupe cancel ID                cancel a session's running turn
   troupe steer ID "<text>"        guide a session's running turn

@@ -1,6 +1,7 @@
 /**
- * `troupe sessions [--all] [--json]`, `sessions show ID`, `sessions revive ID`, `sessions delete ID`: the daemon's
- * sessions through the management API.
+ * `troupe sessions [list] [--all] [--json]`, `sessions show ID`, `sessions revive ID`, `sessions delete ID`: the daemon's
+ * sessions through the management API. `list` is the listing named as the other subcommands are
+ * (there since the first CLI; until 2026-12-06 in no help).
  */
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
@@ -10,12 +11,13 @@ import { makeStyle, type Style } from './style.js';
 import { displayWidth, padEndColumns } from './display-width.js';
 import { printable, printableStart } from './terminal-text.js';
 
-const USAGE = `Usage: troupe sessions [--all] [--json]
+const USAGE = `Usage: troupe sessions [list] [--all] [--json]
        troupe sessions show ID [--json]
        troupe sessions revive ID [--json]
        troupe sessions delete ID [--json]
 
-Lists the daemon's sessions, newest first: id, status, what its process is doing, last update, title, cwd.
+Lists the daemon's sessions, newest first: id, status, what its process is doing, last update, title, cwd
+('troupe sessions list' is the same).
   --all     include closed and deleted sessions
   --json    print JSON (an array for the list, an object for show, revive and delete)
 
