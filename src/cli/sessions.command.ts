@@ -17,7 +17,7 @@ const USAGE = `Usage: troupe sessions [list] [--all] [--json]
        troupe sessions delete ID [--json]
 
 Lists the daemon's sessions, newest first: id, status, what its process is doing, last update, title, cwd
-('troupe sessions list' is the same).
+('troupe sessions list' is the same). A session whose log does not open is marked: 'active (damaged)'.
   --all     include closed and deleted sessions
   --json    print JSON (an array for the list, an object for show, revive and delete)
 
@@ -49,11 +49,25 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : padEndColumns(cell, widths[c]!))).join('  ').trimEnd() + '\n').join('');
 }
 
+/**
+ * A session's status as listed: `active (damaged)` for one whose log does not open (the daemon's
+ * `damaged`, spec/event-log.md §6), which keeps its status. Until 2026-12-06 it looked like any other.
+ */
+function statusText(s: SessionSummary): string {
+  return `${printable(String(s.status))}${s.damaged ? ' (damaged)' : ''}`;
+}
+
+/** `show`'s line for a damaged log: the daemon's code and the byte where the damage starts, spelled out. */
+function damageText(s: SessionSummary): string {
+  const d = s.damaged!;
+  return `${printable(String(d.code))} at byte ${printable(String(d.offset))}: its log does not open (troupe log dump ${printable(s.id)} shows what is readable)`;
+}
+
 function listText(sessions: SessionSummary[], style: Style): string {
   if (!sessions.length) return 'no sessions\n';
   const rows = [['ID', 'STATUS', 'PROCESS', 'UPDATED', 'TITLE', 'CWD']];
   // Every field is the daemon's word (until 2026-12-06 id, status and process state were printed raw).
-  for (const s of sessions) rows.push([printable(s.id), printable(s.status), s.child ? printable(s.child.state) : '-', ago(s.updatedAt), printableStart(s.title ?? '', 40), printable(s.cwd)]);
+  for (const s of sessions) rows.push([printable(s.id), statusText(s), s.child ? printable(s.child.state) : '-', ago(s.updatedAt), printableStart(s.title ?? '', 40), printable(s.cwd)]);
   const text = table(rows);
   const [head, ...rest] = text.split('\n');
   return [style.bold(head!), ...rest].join('\n');
@@ -78,7 +92,8 @@ export async function sessionsCommand(args: string[], io: CliIo): Promise<number
       const p = (v: unknown) => printable(String(v));
       const lines = [
         `${style.bold(p(d.id))}  ${printable(d.title ?? '')}`,
-        `  status       ${p(d.status)}`,
+        `  status       ${statusText(d)}`,
+        ...(d.damaged ? [style.red(`  damaged      ${damageText(d)}`)] : []),
         `  cwd          ${printable(d.cwd)}`,
         ...(d.additionalDirectories?.length ? [`  also         ${d.additionalDirectories.map((x) => printable(x)).join('  ')}`] : []),
         `  model        ${p(d.model)}`,
