@@ -29,10 +29,17 @@ interface Slot {
 
 /** How long a server may take to start and list its tools (TROUPE_MCP_START_TIMEOUT_MS). */
 const DEFAULT_START_TIMEOUT_MS = 20_000;
+/**
+ * How long one tool call may take in all, progress or not (TROUPE_MCP_CALL_MAX_MS): generous, an
+ * hour, for work that reports progress as it goes, yet a bound for a server that reports progress
+ * for ever (a person can cancel such a call; `troupe run` and a daemon's unattended session cannot).
+ */
+const DEFAULT_CALL_MAX_TOTAL_MS = 3_600_000;
 
 export class SessionMcp {
   private readonly slots = new Map<string, Slot>();
   private readonly startTimeoutMs: number;
+  private readonly callMaxTotalMs: number;
 
   /**
    * `commandsChanged`: one of a session's servers changed its prompts (its slash commands) while it
@@ -43,8 +50,12 @@ export class SessionMcp {
     env: NodeJS.ProcessEnv,
     private readonly commandsChanged: (sessionId: string) => void = () => undefined,
   ) {
-    const ms = Number(env.TROUPE_MCP_START_TIMEOUT_MS);
-    this.startTimeoutMs = Number.isInteger(ms) && ms > 0 ? ms : DEFAULT_START_TIMEOUT_MS;
+    const ms = (name: string, otherwise: number) => {
+      const n = Number(env[name]);
+      return Number.isInteger(n) && n > 0 ? n : otherwise;
+    };
+    this.startTimeoutMs = ms('TROUPE_MCP_START_TIMEOUT_MS', DEFAULT_START_TIMEOUT_MS);
+    this.callMaxTotalMs = ms('TROUPE_MCP_CALL_MAX_MS', DEFAULT_CALL_MAX_TOTAL_MS);
   }
 
   /**
@@ -145,6 +156,7 @@ export class SessionMcp {
             logger: this.logger,
             connectTimeoutMs: this.startTimeoutMs,
             callTimeoutMs: DEFAULT_LIMITS.commandMaxTimeoutMs,
+            callMaxTotalMs: this.callMaxTotalMs,
             outputLimit: DEFAULT_LIMITS.readMaxBytes,
             version: VERSION,
             onCommandsChanged: () => slot.current && this.commandsChanged(slot.sessionId),

@@ -3,7 +3,7 @@
 // that waits for it) and its process (pid); its prompts become slash commands, its resources are read
 // through troupe's resource tools. Served over stdio by mcp-test-server.ts, or on 127.0.0.1 over
 // Streamable HTTP by `startHttpMcp` and over the legacy HTTP+SSE transport by `startSseMcp`.
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -42,21 +42,34 @@ export function testMcpServer(): McpServer {
     }
     return text(token === undefined ? `counted ${n}, asked for no progress` : `counted ${n}`);
   });
-  // MCP_TEST_BROKEN_TOOLS: the list also has tools a broken server lists: one whose input schema is
-  // not an object's, one without a name, and one whose output schema no validator compiles.
-  if (process.env.MCP_TEST_BROKEN_TOOLS) {
-    const handlers = (server.server as unknown as { _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<ListToolsResult>> })._requestHandlers;
-    const list = handlers.get('tools/list')!;
-    server.server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
-      const { tools } = await list(request, extra);
-      const broken = [
+  // MCP_TEST_FLOOD: `flood` answers with more than the 10 MB a client's stdio transport reads.
+  if (process.env.MCP_TEST_FLOOD) server.registerTool('flood', { description: 'Answers with 11 MB of text.' }, async () => text('x'.repeat(11 * 1024 * 1024)));
+  // MCP_TEST_LISTED: the list also has `listed_<n>`, n counting the listings (which listing a client
+  // has), and `tools_changed` tells the client the list changed. MCP_TEST_LIST_GATE: a file; the
+  // second listing answers only once it exists (after a later one has). MCP_TEST_LIST_FAIL: every
+  // listing after the first fails.
+  if (process.env.MCP_TEST_LISTED) server.registerTool('tools_changed', { description: 'Says the tool list changed.' }, async () => (server.sendToolListChanged(), text('told')));
+  const gate = process.env.MCP_TEST_LIST_GATE;
+  let listings = 0;
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<ListToolsResult>> })._requestHandlers;
+  const list = handlers.get('tools/list')!;
+  server.server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+    const { tools } = await list(request, extra);
+    const n = ++listings;
+    if (process.env.MCP_TEST_LIST_FAIL && n > 1) throw new Error(`listing ${n} fails on purpose`);
+    while (gate && n === 2 && !existsSync(gate)) await new Promise((resolve) => setTimeout(resolve, 10));
+    const extraTools: unknown[] = process.env.MCP_TEST_LISTED ? [{ name: `listed_${n}`, inputSchema: { type: 'object' } }] : [];
+    // MCP_TEST_BROKEN_TOOLS: the list also has tools a broken server lists: one whose input schema is
+    // not an object's, one without a name, and one whose output schema no validator compiles.
+    if (process.env.MCP_TEST_BROKEN_TOOLS) {
+      extraTools.push(
         { name: 'no_object', inputSchema: { properties: {} } },
         { description: 'No name.', inputSchema: { type: 'object' } },
         { name: 'odd_output', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { x: { type: 'nonsense' } } } },
-      ];
-      return { tools: [...tools, ...(broken as ListToolsResult['tools'])] };
-    });
-  }
+      );
+    }
+    return { tools: [...tools, ...(extraTools as ListToolsResult['tools'])] };
+  });
   // MCP_TEST_SILENT_TOOLS: a server that answers initialize, and never tools/list.
   if (process.env.MCP_TEST_SILENT_TOOLS) server.server.setRequestHandler(ListToolsRequestSchema, () => new Promise<never>(() => undefined));
   // Prompts: the session's slash commands.

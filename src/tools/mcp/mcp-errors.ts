@@ -1,6 +1,7 @@
 /** Why an MCP server failed, as people (a session's status, the log) and the model read it. */
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { vendorText } from '../../core/provider.js';
 
 /**
@@ -15,4 +16,17 @@ export function reasonOf(err: unknown): string {
   if (typeof code !== 'number' || code < 100 || code > 599) return text;
   const hint = code === 401 || code === 403 ? ' (it refused the credentials: see the headers given for it)' : '';
   return `HTTP ${code}${hint}: ${text}`;
+}
+
+/**
+ * The longest stdio message the SDK reads (its ReadBuffer's limit): a longer one makes it stop the
+ * server. troupe gives the transport this limit itself, so that the error it then reports is known.
+ */
+export const STDIO_MAX_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
+/** Why a server the SDK stopped for a message over the limit no longer serves. */
+export const OVERLONG = `it sent a message over ${STDIO_MAX_MESSAGE_BYTES / (1024 * 1024)} MB, more than troupe reads from a server, so troupe stopped it`;
+
+/** Whether an error is the SDK's stdio transport refusing a message over STDIO_MAX_MESSAGE_BYTES (it then stops the server). */
+export function isOverlongMessage(err: unknown): boolean {
+  return err instanceof Error && err.message === `ReadBuffer exceeded maximum size of ${STDIO_MAX_MESSAGE_BYTES} bytes`;
 }

@@ -15,7 +15,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ListRootsRequestSchema, ListToolsResultSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListRootsRequestSchema, McpError, ListToolsResultSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Prompt, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
@@ -23,7 +23,8 @@ import { AGENT_MARKER_ENV, signalMarked } from '../../core/marked-processes.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
-import { reasonOf } from './mcp-errors.js';
+import { isOverlongMessage, OVERLONG, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
+import { ServerList } from './mcp-lists.js';
 import { allPages } from './mcp-pages.js';
 import { commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
 import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceSpecs, resourceText, serverOf } from './mcp-resources.js';
@@ -36,6 +37,8 @@ export interface McpToolsOptions {
   connectTimeoutMs: number;
   /** How long one call may take without a progress notification. */
   callTimeoutMs: number;
+  /** How long one call may take in all, however much progress the server reports. */
+  callMaxTotalMs: number;
   /** The most characters of a call's output the model is given (longer output is cut, with a note). */
   outputLimit: number;
   /** troupe's version, told to the servers. */
@@ -88,6 +91,10 @@ interface Connected {
   marker?: string;
   /** Why the server cannot serve calls any more (it exited), once it cannot. */
   gone?: string;
+  /** Why the SDK stopped the server, when it did so for a message too long to read (OVERLONG). */
+  overlong?: string;
+  tools: ServerList<Tool>;
+  prompts: ServerList<Prompt>;
 }
 
 const STOPPED_WHILE_STARTING = 'its session stopped while it started';
@@ -119,65 +126,82 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     }
   });
 
-  /** What the serving servers list (tools, prompts), each under a unique `mcp__<server>__<name>`. */
-  /** `failed`: where to note each server whose list failed, and why. */
-  const collect = async <T extends { name: string }, E>(what: string, list: (server: Connected) => Promise<T[]>, make: (name: string, server: Connected, item: T) => E, failed?: Map<Connected, string>) => {
+  // A server's tools and prompts are kept per server (mcp-lists.ts); what the model and the client
+  // see is made from them, each under a unique `mcp__<server>__<name>` (in the servers' order, so
+  // that names stay put when one server's list changes).
+  // A server that started but did not list its tools (in time, or at all) is left out as one that
+  // did not start: stopped, its status failed with why (so that the same list given again starts
+  // it again). Until 2026-12-06 it ran on, its status serving with 0 tools and no error.
+  const unlisted = new Map<Connected, string>();
+  const named = <T extends { name: string }, E>(items: (server: Connected) => readonly T[], make: (name: string, server: Connected, item: T) => E) => {
     const next = new Map<string, E>();
     for (const server of connected) {
-      if (server.gone) continue;
-      try {
-        for (const item of await list(server)) {
-          const name = uniqueName(`mcp__${safe(server.name)}__${safe(item.name)}`, next);
-          next.set(name, make(name, server, item));
-        }
-      } catch (err) {
-        failed?.set(server, reasonOf(err));
-        opts.logger.warn(`cannot list the ${what} of an MCP server`, { server: server.name, error: reasonOf(err) });
+      if (unlisted.has(server)) continue;
+      for (const item of items(server)) {
+        const name = uniqueName(`mcp__${safe(server.name)}__${safe(item.name)}`, next);
+        next.set(name, make(name, server, item));
       }
     }
     return next;
   };
   let entries = new Map<string, Entry>();
   let specs: ToolSpec[] = [];
-  // The lists at start are part of the start: a session stopping cuts them short as it does a
-  // connect (a server that answers initialize but never tools/list held up a stop until the timeout).
-  // Those a server asks for later (list_changed) are not: the start's signal means nothing then.
-  const relist = async (signal?: AbortSignal, failed?: Map<Connected, string>) => {
-    entries = await collect('tools', (s) => listTools(s, opts.connectTimeoutMs, opts.logger, signal), (name, server, tool) => ({
-      server,
-      tool,
-      spec: { name, description: describeTool(server.name, tool), inputSchema: tool.inputSchema as Record<string, unknown> },
-    }), failed);
+  const showTools = () => {
+    entries = named((s) => s.tools.items, (name, server, tool) => ({ server, tool, spec: { name, description: describeTool(server.name, tool), inputSchema: tool.inputSchema as Record<string, unknown> } }));
     specs = [...entries.values()].map((e) => e.spec);
   };
   let prompts = new Map<string, PromptEntry>();
-  const relistPrompts = async (signal?: AbortSignal) => {
-    prompts = await collect('prompts', (s) => listPrompts(s.client, opts.connectTimeoutMs, signal), (name, server, prompt) => ({ client: server.client, server: server.name, prompt, command: commandOf(name, server.name, prompt) }));
+  const showPrompts = () => {
+    prompts = named((s) => s.prompts.items, (name, server, prompt) => ({ client: server.client, server: server.name, prompt, command: commandOf(name, server.name, prompt) }));
   };
+  // The lists at start are part of the start: a session stopping cuts them short as it does a
+  // connect (a server that answers initialize but never tools/list held up a stop until the timeout).
+  // Those a server asks for later (list_changed) are not: the start's signal means nothing then.
+  const listToolsOf = (server: Connected, signal?: AbortSignal) => server.tools.refresh(() => listTools(server, opts.connectTimeoutMs, opts.logger, signal));
+  const listPromptsOf = (server: Connected, signal?: AbortSignal) => server.prompts.refresh(() => listPrompts(server.client, opts.connectTimeoutMs, signal));
+  const cannotList = (what: string, server: Connected, err: unknown) => opts.logger.warn(`cannot list the ${what} of an MCP server`, { server: server.name, error: failureOf(server, err) });
+  await Promise.all(
+    connected.flatMap((server) => [
+      listToolsOf(server, opts.signal).catch((err) => void unlisted.set(server, failureOf(server, err))),
+      listPromptsOf(server, opts.signal).catch((err) => cannotList('prompts', server, err)),
+    ]),
+  );
   let closing = false;
-  // A server that started but did not list its tools (in time, or at all) is left out as one that
-  // did not start: stopped, its status failed with why (so that the same list given again starts
-  // it again). Until 2026-12-06 it ran on, its status serving with 0 tools and no error.
-  const unlisted = new Map<Connected, string>();
-  await Promise.all([relist(opts.signal, unlisted), relistPrompts(opts.signal)]);
   if (opts.signal?.aborted) {
     closing = true;
     await Promise.all(connected.map(stopServer));
     throw new Error(STOPPED_WHILE_STARTING);
   }
   for (const [server, error] of unlisted) {
+    opts.logger.warn('cannot list the tools of an MCP server', { server: server.name, error });
     server.gone = `the MCP server ${server.name} did not list its tools: ${error}`;
     report.push({ name: server.name, tools: 0, error: `did not list its tools: ${error}` });
-    prompts = new Map([...prompts].filter(([, p]) => p.client !== server.client));
   }
   await Promise.all([...unlisted.keys()].map(stopServer));
+  showTools();
+  showPrompts();
+  // A server listed again after it changed: stale answers are dropped (they change nothing), a
+  // failed listing keeps what it had (and says so).
+  const relisted = (what: string, server: Connected, show: () => void) => (taken: boolean) => {
+    if (taken) show();
+    else opts.logger.debug(`an older ${what} list of an MCP server answered after a newer one; it is dropped`, { server: server.name });
+    return taken;
+  };
+  const keptAfter = (what: string, server: Connected) => (err: unknown) => {
+    opts.logger.warn(`cannot list the ${what} of an MCP server again; its previous ${what} are kept`, { server: server.name, error: failureOf(server, err) });
+    return false;
+  };
   for (const server of connected) {
     if (unlisted.has(server)) continue;
-    report.push({ name: server.name, tools: [...entries.values()].filter((e) => e.server === server).length });
-    // A server may change its tools while it runs: the next model call sees the new list.
-    server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void relist());
+    report.push({ name: server.name, tools: server.tools.items.length });
+    // A server may change its tools while it runs: the next model call sees its new list.
+    server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listToolsOf(server).then(relisted('tool', server, showTools), keptAfter('tools', server)));
     // And its prompts: the client is told the new commands.
-    server.client.setNotificationHandler(PromptListChangedNotificationSchema, () => void relistPrompts().then(() => opts.onCommandsChanged?.()));
+    server.client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+      void listPromptsOf(server)
+        .then(relisted('prompt', server, showPrompts), keptAfter('prompts', server))
+        .then((taken) => taken && opts.onCommandsChanged?.()),
+    );
     server.client.onclose = () => {
       server.gone ??= `the MCP server ${server.name} has exited`;
       if (!closing) opts.logger.warn('an MCP server exited; its tools fail until the session is loaded again', { server: server.name });
@@ -235,9 +259,15 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
       if (isResourceTool(call.name)) return runResourceTool(call, ctx);
       const { server, tool } = entryOf(call);
       if (server.gone) return { output: `${server.gone}; ${call.name} cannot run.`, isError: true, errorCode: 'tool_failed' };
+      // Progress extends the wait for each next word from the server, never the call's whole time:
+      // past callMaxTotalMs the call is cancelled (the server is told) and ends `tool_timeout`.
+      // Until 2026-12-06 there was no such bound, and a server that kept reporting progress held
+      // a call (and its turn) open until someone cancelled it, which in `troupe run` nobody does.
+      const overall = new AbortController();
+      const timer = setTimeout(() => overall.abort(new Error('the call took too long in all')), opts.callMaxTotalMs);
       try {
         const result = (await server.client.callTool({ name: tool.name, arguments: call.input }, undefined, {
-          signal: ctx.signal,
+          signal: AbortSignal.any([ctx.signal, overall.signal]),
           timeout: opts.callTimeoutMs,
           // The SDK asks the server for progress only with a callback, and only then can progress
           // extend the timeout.
@@ -248,7 +278,12 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
         return result.isError ? { output, isError: true, errorCode: 'tool_failed' } : { output, isError: false };
       } catch (err) {
         if (ctx.signal.aborted) return { output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' };
-        return { output: `The MCP server ${server.name} failed the call: ${reasonOf(err)}`, isError: true, errorCode: 'tool_failed' };
+        if (overall.signal.aborted) return { output: `The MCP server ${server.name} did not finish the call within ${opts.callMaxTotalMs} ms in all (its progress extends each wait for its next word, never the whole call), so troupe cancelled it.`, isError: true, errorCode: 'tool_timeout' };
+        // A wait without progress that ran out is a timeout too, as run_command's is.
+        const timedOut = err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number);
+        return { output: `The MCP server ${server.name} failed the call: ${failureOf(server, err)}`, isError: true, errorCode: timedOut ? 'tool_timeout' : 'tool_failed' };
+      } finally {
+        clearTimeout(timer);
       }
     },
     commands: () => [...prompts.values()].map((p) => p.command),
@@ -286,6 +321,16 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: (opts.roots?.() ?? [opts.cwd]).map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir })) }));
   const marker = server.transport === 'stdio' ? randomUUID() : undefined;
   const transport = transportOf(server, opts.cwd, marker);
+  const connected: Connected = { name: server.name, client, ...(marker ? { marker } : {}), tools: new ServerList(), prompts: new ServerList() };
+  // A stdio message longer than the SDK reads (10 MB) makes it stop the server, and what waited for
+  // an answer then fails "Connection closed": the reason is kept to be told instead. (Until
+  // 2026-12-06 the model read "Connection closed" and the status "has exited", the cause hidden.)
+  client.onerror = (err) => {
+    if (!isOverlongMessage(err) || connected.overlong) return;
+    connected.overlong = OVERLONG;
+    connected.gone ??= `the MCP server ${server.name} was stopped: ${OVERLONG}`;
+    opts.logger.warn('an MCP server sent a message longer than troupe reads; it is stopped', { server: server.name, limitBytes: STDIO_MAX_MESSAGE_BYTES });
+  };
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   try {
@@ -300,12 +345,17 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
     ]);
   } catch (err) {
     await stopServer({ client, marker });
-    throw err;
+    throw connected.overlong ? new Error(connected.overlong) : err;
   } finally {
     clearTimeout(timer);
     if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
   }
-  return { name: server.name, client, ...(marker ? { marker } : {}) };
+  return connected;
+}
+
+/** Why a request to a server failed: the SDK's error, or why the SDK stopped the server. */
+function failureOf(server: Connected, err: unknown): string {
+  return server.overlong ?? reasonOf(err);
 }
 
 /**
@@ -333,7 +383,8 @@ function transportOf(server: McpServerConfig, cwd: string, marker: string | unde
       // its stdin's end outlived a session process that was killed or crashed, for good.)
       const agentMark = process.env[AGENT_MARKER_ENV];
       const env = { ...server.env, ...(agentMark ? { [AGENT_MARKER_ENV]: agentMark } : {}), ...(marker ? { [MCP_SERVER_MARKER_ENV]: marker } : {}) };
-      return new StdioClientTransport({ command: server.command, args: server.args, env, cwd, stderr: 'inherit' });
+      // The SDK's own limit, given explicitly so that its error is known for what it is (isOverlongMessage).
+      return new StdioClientTransport({ command: server.command, args: server.args, env, cwd, stderr: 'inherit', maxBufferSize: STDIO_MAX_MESSAGE_BYTES });
     }
     case 'http':
       return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });

@@ -3,7 +3,7 @@
 // cancel, the environment and cwd the server gets, and that closing stops the process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +20,7 @@ const SERVER = resolve('dist/test/support/mcp-test-server.js');
 const server = (name: string, env: Record<string, string> = {}) => ({ transport: 'stdio' as const, name, command: process.execPath, args: [SERVER], env });
 const call = (name: string, input: Record<string, unknown> = {}) => ({ id: 'c1', name, input });
 const ctx = (signal = new AbortController().signal) => ({ signal, update: () => undefined });
-const options = (cwd: string) => ({ cwd, logger: silentLogger, connectTimeoutMs: 20_000, callTimeoutMs: 30_000, outputLimit: 1000, version: 'test' });
+const options = (cwd: string) => ({ cwd, logger: silentLogger, connectTimeoutMs: 20_000, callTimeoutMs: 30_000, callMaxTotalMs: 600_000, outputLimit: 1000, version: 'test' });
 
 test('the tools of a server are offered as mcp__<server>__<tool>, and called on it', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
@@ -308,4 +308,76 @@ test("a call's progress is shown as it comes (now and then), and each progress n
   const slow = await tools.run(call('mcp__test__hang'), ctx());
   assert.equal(slow.isError, true);
   assert.match(slow.output, /timed out|Request timed out/i);
+  assert.equal(slow.errorCode, 'tool_timeout');
+});
+
+test('a call has an overall limit: a server that keeps reporting progress is cancelled past it, tool_timeout', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  // Progress every 20 ms for 20 s; each wait is 30 s, the whole call 1 s.
+  const tools = await connectMcpTools([server('test')], { ...options(cwd), callMaxTotalMs: 1000 });
+  t.after(() => tools.close());
+  const shown: unknown[] = [];
+  const result = await tools.run(call('mcp__test__count', { n: 1000, delayMs: 20 }), { signal: new AbortController().signal, update: (c) => void shown.push(c) });
+  assert.deepEqual(result, {
+    output: 'The MCP server test did not finish the call within 1000 ms in all (its progress extends each wait for its next word, never the whole call), so troupe cancelled it.',
+    isError: true,
+    errorCode: 'tool_timeout',
+  });
+  assert.ok(shown.length > 0, 'it did report progress');
+  // The server serves on.
+  assert.deepEqual(await tools.run(call('mcp__test__echo', { text: 'after' }), ctx()), { output: 'echo: after', isError: false });
+});
+
+/** A logger that keeps what it is told (message and fields), and `waitFor` one message. */
+function keptLogger() {
+  const told: { level: string; message: string; fields?: unknown }[] = [];
+  const keep = (level: string) => (message: string, fields?: unknown) => void told.push({ level, message, fields });
+  return { logger: { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') }, told, saw: (message: string) => told.some((m) => m.message === message) };
+}
+
+test("a server's tools/list_changed lists that server again, only; a listing that fails keeps its tools", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const { logger, told, saw } = keptLogger();
+  // `b` answers its first listing only.
+  const tools = await connectMcpTools([server('a', { MCP_TEST_LISTED: '1' }), server('b', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_FAIL: '1' })], { ...options(cwd), logger });
+  t.after(() => tools.close());
+  assert.ok(tools.has('mcp__a__listed_1') && tools.has('mcp__b__listed_1'));
+
+  await tools.run(call('mcp__a__tools_changed'), ctx());
+  await waitFor('a to be listed again', () => tools.has('mcp__a__listed_2'), 5_000);
+  // b was not asked: it keeps its first list (asked, it would have failed).
+  assert.ok(tools.has('mcp__b__listed_1') && tools.has('mcp__b__echo'));
+  assert.ok(!saw('cannot list the tools of an MCP server again; its previous tools are kept'), JSON.stringify(told));
+
+  await tools.run(call('mcp__b__tools_changed'), ctx());
+  await waitFor('b to fail its listing', () => saw('cannot list the tools of an MCP server again; its previous tools are kept'), 5_000);
+  const warned = told.find((m) => m.message === 'cannot list the tools of an MCP server again; its previous tools are kept');
+  assert.deepEqual(warned?.fields, { server: 'b', error: 'MCP error -32603: listing 2 fails on purpose' });
+  assert.ok(tools.has('mcp__b__listed_1') && tools.has('mcp__a__listed_2'));
+  assert.deepEqual(await tools.run(call('mcp__b__echo', { text: 'kept' }), ctx()), { output: 'echo: kept', isError: false });
+});
+
+test('two listings of a server that answer out of order: the later one asked wins', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const gate = join(cwd, 'gate');
+  const { logger, saw } = keptLogger();
+  const tools = await connectMcpTools([server('s', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_GATE: gate })], { ...options(cwd), logger });
+  t.after(() => tools.close());
+  // Listing 2 waits for the gate; listing 3, asked after it, answers first.
+  await tools.run(call('mcp__s__tools_changed'), ctx());
+  await tools.run(call('mcp__s__tools_changed'), ctx());
+  await waitFor('listing 3 to be taken', () => tools.has('mcp__s__listed_3'), 5_000);
+  writeFileSync(gate, '');
+  await waitFor('listing 2 to answer', () => tools.has('mcp__s__listed_2') || saw('an older tool list of an MCP server answered after a newer one; it is dropped'), 5_000);
+  assert.ok(tools.has('mcp__s__listed_3') && !tools.has('mcp__s__listed_2'), tools.specs().map((s) => s.name).join(' '));
+});
+
+test('a stdio server that sends a message over 10 MB is stopped, and its calls and status say why', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const tools = await connectMcpTools([server('big', { MCP_TEST_FLOOD: '1' })], options(cwd));
+  t.after(() => tools.close());
+  const why = 'it sent a message over 10 MB, more than troupe reads from a server, so troupe stopped it';
+  assert.deepEqual(await tools.run(call('mcp__big__flood'), ctx()), { output: `The MCP server big failed the call: ${why}`, isError: true, errorCode: 'tool_failed' });
+  assert.equal(tools.exited('big'), `the MCP server big was stopped: ${why}`);
+  assert.deepEqual(await tools.run(call('mcp__big__echo', { text: 'x' }), ctx()), { output: `the MCP server big was stopped: ${why}; mcp__big__echo cannot run.`, isError: true, errorCode: 'tool_failed' });
 });
