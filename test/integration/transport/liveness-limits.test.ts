@@ -89,6 +89,37 @@ describe('a WebSocket client that stops reading', { timeout: 20_000 }, () => {
   });
 });
 
+describe('a client that stops reading with less than maxBufferedBytes waiting', { timeout: 20_000 }, () => {
+  // Until 2026-12-06 a connection was stalled only once over maxBufferedBytes: one that stopped
+  // reading with less waiting (here 25.6 MB under a 64 MiB limit, more than the sockets' kernel
+  // buffers hold) kept its connection, and every answer queued behind that output, for ever.
+  const COUNT = 400;
+  const BIG = 64 * 1024;
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ acp: { maxBufferedBytes: 64 * 1024 * 1024, maxOutputStallMs: 300 } });
+  });
+  after(() => h.close());
+
+  test('WebSocket: the socket that took nothing for the stall timeout is closed, stalled', async () => {
+    const { ws } = await initializedWs(h);
+    const record = h.agent.connections.at(-1)!;
+    ws.pause();
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: BIG, count: COUNT } }));
+    assert.equal(await record.closed, 'stalled');
+    assert.ok(record.floodSent <= COUNT);
+    ws.terminate();
+  });
+
+  test('SSE: the stream whose socket took nothing for the stall timeout closes its connection, stalled', async () => {
+    const conn = await rawInitialize(h);
+    const socket = await stalledSseSocket(h, conn, 'flood');
+    assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: BIG, count: COUNT } }, 'flood')).status, 202);
+    assert.equal(await h.agent.connection(conn).closed, 'stalled');
+    socket.destroy();
+  });
+});
+
 describe('reaping and pings', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {

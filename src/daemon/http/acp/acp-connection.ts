@@ -340,7 +340,11 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
   /** Housekeeping from the transport's sweep: keep-alives, stall and idle checks. */
   sweep(now: number): void {
     const o = this.host.options;
-    if (!this.hasRoom() && now - this.lastProgressAt >= o.maxOutputStallMs) {
+    // Stalled: over the limit with nothing taken, or a receiver whose socket has taken nothing of
+    // what it was given. Until 2026-12-06 only the first: a client that stopped reading with less
+    // than maxBufferedBytes waiting (a WebSocket with 16 MB unsent, seen once under load in a test)
+    // held its connection, and its answers, for ever.
+    if ((!this.hasRoom() && now - this.lastProgressAt >= o.maxOutputStallMs) || this.longestBlocked(now) >= o.maxOutputStallMs) {
       this.closeFor('stalled', `client read no output for ${o.maxOutputStallMs} ms`);
       return;
     }
@@ -354,6 +358,12 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
     if (this.activeHolds === 0 && now - this.lastActivityAt >= o.idleTimeoutMs) {
       this.closeFor('idle', `no stream and no request for ${o.idleTimeoutMs} ms`);
     }
+  }
+
+  private longestBlocked(now: number): number {
+    let longest = 0;
+    for (const stream of this.streams()) longest = Math.max(longest, stream.blockedFor(now));
+    return longest;
   }
 
   /** Marks the start of something that keeps an HTTP connection alive; call the result at its end. */

@@ -66,6 +66,8 @@ export class OutboundStream {
   /** Last id written to the current receiver. */
   private cursor = 0;
   private blocked = false;
+  /** When `blocked` last became true. */
+  private blockedAt = 0;
   private aborted = false;
   private pumpScheduled = false;
   lastWriteAt = 0;
@@ -161,7 +163,7 @@ export class OutboundStream {
    */
   attach(receiver: StreamReceiver, lastEventId: string | undefined): void {
     this.receiverRef = receiver;
-    this.blocked = false;
+    this.setBlocked(false);
     this.lastWriteAt = this.host.now();
     if (lastEventId === undefined) {
       this.cursor = this.delivered;
@@ -176,7 +178,7 @@ export class OutboundStream {
         if (this.sessionId !== undefined) params['sessionId'] = this.sessionId;
         params['lastEventId'] = asked ?? lastEventId;
         params['firstAvailableId'] = first;
-        this.blocked = !receiver.writeUnnumbered(JSON.stringify({ jsonrpc: '2.0', method: REPLAY_GAP_METHOD, params }));
+        this.setBlocked(!receiver.writeUnnumbered(JSON.stringify({ jsonrpc: '2.0', method: REPLAY_GAP_METHOD, params })));
         this.cursor = first - 1;
       }
     }
@@ -187,14 +189,27 @@ export class OutboundStream {
   detach(receiver: StreamReceiver): boolean {
     if (this.receiverRef !== receiver) return false;
     this.receiverRef = undefined;
-    this.blocked = false;
+    this.setBlocked(false);
     this.trim();
     return true;
   }
 
+  private setBlocked(blocked: boolean): void {
+    if (blocked && !this.blocked) this.blockedAt = this.host.now();
+    this.blocked = blocked;
+  }
+
+  /**
+   * How long a receiver has been waiting for its socket to take output it was given (0 when none
+   * waits): one that takes nothing for `maxOutputStallMs` is stalled, whatever the buffered total.
+   */
+  blockedFor(now: number): number {
+    return this.receiverRef && this.blocked ? now - this.blockedAt : 0;
+  }
+
   /** The receiver's socket drained: continue. */
   resume(): void {
-    this.blocked = false;
+    this.setBlocked(false);
     this.pump();
   }
 
@@ -202,7 +217,7 @@ export class OutboundStream {
   keepAlive(now: number, idleMs: number): void {
     const r = this.receiverRef;
     if (!r || this.blocked || now - this.lastWriteAt < idleMs) return;
-    this.blocked = !r.keepAlive();
+    this.setBlocked(!r.keepAlive());
     this.lastWriteAt = now;
   }
 
@@ -235,12 +250,12 @@ export class OutboundStream {
             text += r.frame(entry.id, entry.json);
             taken += this.markDelivered(entry);
           } while (this.cursor < this.nextId - 1 && text.length < BATCH_CHARS);
-          this.blocked = !r.writeFrames(text);
+          this.setBlocked(!r.writeFrames(text));
           continue;
         }
         const entry = this.entries[this.head + (this.cursor + 1 - this.firstId)]!;
         this.cursor = entry.id;
-        this.blocked = !r.write(entry.id, entry.json);
+        this.setBlocked(!r.write(entry.id, entry.json));
         taken += this.markDelivered(entry);
       }
     });
