@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Daemon, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }, { when: 'again', items: [{ text: 'back again' }] }] };
 const prompt = (c: AcpClient, sessionId: string, text: string) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
@@ -33,16 +33,19 @@ async function failIt(d: Daemon, sessionId: string, broken: string): Promise<voi
 
 const revive = (d: Daemon, id: string) => d.api('POST', `/v1/sessions/${id}/revive`, {});
 
-test('a failed session is revived by an operator: it fails again while the cause persists, and once it is gone its next prompt works, its history intact; unknown and healthy sessions are refused', { timeout: 120_000 }, async (t) => {
+/** No pool (each process is started for the session, and meets the cause), one restart allowed. */
+const ONE_RESTART = ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '60000'];
+
+/** A daemon whose children can be broken (breakableStart), and a session of it that has answered once. */
+async function answeredSession(t: { after(f: () => unknown): void }) {
   const { env, broken } = breakableStart();
-  // No pool (each process is started for the session, and meets the cause), one restart allowed.
-  const d = await Daemon.start({ script, args: ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '60000'], env });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
-  assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
+  const started = await daemonWithSession(t, 'http', { script, args: ONE_RESTART, env });
+  assert.equal((await prompt(started.c, started.sessionId, 'ping')).stopReason, 'end_turn');
+  return { ...started, env, broken };
+}
+
+test('a failed session is revived by an operator: it fails again while the cause persists, and once it is gone its next prompt works, its history intact; unknown and healthy sessions are refused', { timeout: 120_000 }, async (t) => {
+  const { d, c, sessionId, broken } = await answeredSession(t);
 
   const unknown = await revive(d, 'ses_00000000000000000000000000');
   assert.equal(unknown.status, 404);
@@ -77,22 +80,13 @@ test('a failed session is revived by an operator: it fails again while the cause
 });
 
 test('a session failed in an earlier daemon run is revived with `troupe sessions revive` and works from its history', { timeout: 120_000 }, async (t) => {
-  const { env, broken } = breakableStart();
-  const args = ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '60000'];
-  const d = await Daemon.start({ script, args, env });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
-  const cwd = tempDir();
-  const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
-  assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
+  const { d, c, sessionId, cwd, env, broken } = await answeredSession(t);
   await failIt(d, sessionId, broken);
   c.close();
   await d.stop();
 
   rmSync(broken);
-  const again = await Daemon.start({ script, args, env, home: d.home });
+  const again = await Daemon.start({ script, args: ONE_RESTART, env, home: d.home });
   t.after(() => again.stop());
   const later = again.connect('http');
   t.after(() => later.close());
@@ -112,14 +106,7 @@ test('a session failed in an earlier daemon run is revived with `troupe sessions
 });
 
 test('a revive the index cannot write (a full disk) is refused index_write_failed and leaves the session failed, the daemon serving; once written, the revived session restarts afresh: its window and its restarts count from 0', { timeout: 120_000 }, async (t) => {
-  const { env, broken } = breakableStart();
-  const d = await Daemon.start({ script, args: ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '60000'], env });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
-  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
-  assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
+  const { d, c, sessionId, broken } = await answeredSession(t);
   await failIt(d, sessionId, broken);
   const show = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
   assert.equal((await show()).child.restarts, 1, 'the restart it failed after');

@@ -1,6 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTroupeError } from '../../../src/core/errors.js';
@@ -10,6 +9,7 @@ import { readLogFile, readLogFilePaged, scanLogFile } from '../../../src/store/l
 import { encodeEventRecord, encodeHeaderRecord } from '../../../src/store/log-record.codec.js';
 import { writePendingLogs } from '../../../src/store/unwritten-logs.js';
 import { chunk, drain, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+import { printedByModule } from '../../support/printed-by.js';
 
 const SID = 'ses_file';
 const seqs = (events: AgentEvent[]): number[] => events.map((e) => e.seq);
@@ -338,13 +338,7 @@ test('a writable open on a disk that takes no writes (here file-size limits) fai
     execFileSync('prlimit', ['--pid', String(process.pid), '--fsize=' + ownLockLine().length + ':unlimited']);
     out.atRepair = await codeOf(FileEventLog.open(${JSON.stringify(empty)}, { sessionId: "ses_empty" }));
     console.log(JSON.stringify(out));`;
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn('prlimit', ['--fsize=1:unlimited', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    p.stdout!.on('data', (d) => (text += d));
-    p.once('error', reject);
-    p.once('exit', () => resolve(text));
-  });
+  const out = await printedByModule(script, ['prlimit', '--fsize=1:unlimited']);
   assert.deepEqual(JSON.parse(out), { atLock: 'log_write_failed EFBIG', atRepair: 'log_write_failed EFBIG' });
   assert.deepEqual(readFileSync(torn), before, 'not repaired without its lock');
   // Writes work again: both open, repaired, and take events.

@@ -10,6 +10,7 @@ import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { logLockPath } from '../../../src/store/log-lock.js';
 import { processStartTicks } from '../../../src/store/index.js';
 import { chunk, tempDir } from '../../support/store/store-fixtures.js';
+import { printedByModule } from '../../support/printed-by.js';
 
 const SID = 'ses_locked';
 
@@ -82,13 +83,7 @@ test('a lock that cannot be written whole (a nearly full disk; here a 1-byte fil
     try { takeProcessLock(${JSON.stringify(join(dir, 'a.lock'))}, () => new Error('refused')); out.process = 'taken'; } catch (e) { out.process = e.code; }
     try { await withFileLock(${JSON.stringify(join(dir, 'b.lock'))}, async () => undefined); out.file = 'taken'; } catch (e) { out.file = e.code; }
     console.log(JSON.stringify(out));`;
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn('prlimit', ['--fsize=1:unlimited', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    p.stdout!.on('data', (d) => (text += d));
-    p.once('error', reject);
-    p.once('exit', () => resolve(text));
-  });
+  const out = await printedByModule(script, ['prlimit', '--fsize=1:unlimited']);
   assert.deepEqual(JSON.parse(out), { process: 'EFBIG', file: 'EFBIG' });
   assert.equal(existsSync(join(dir, 'a.lock')), false);
   assert.equal(existsSync(join(dir, 'b.lock')), false);

@@ -2,7 +2,6 @@ import { mock, test } from 'node:test';
 import fsPromises from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { frameRecord } from '../../../src/store/record-frame.codec.js';
 import { SessionIndex } from '../../../src/store/session-index.store.js';
 import { writeFileAtomic } from '../../../src/store/atomic-write.js';
 import { chunk, sessionCreated, steppingClock, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+import { printedByModule } from '../../support/printed-by.js';
 
 async function makeSession(dir: string, id: string, cwd: string, clock = steppingClock(), title?: string): Promise<FileEventLog> {
   const log = await FileEventLog.forSession(dir, id, { create: true, clock });
@@ -438,13 +438,7 @@ test('a change whose write failed (a full disk; here a file-size limit) is writt
     limit('unlimited');
     await index.flush();
     console.log(JSON.stringify(out));`;
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    p.stdout!.on('data', (d) => (text += d));
-    p.once('error', reject);
-    p.once('exit', () => resolve(text));
-  });
+  const out = await printedByModule(script);
   assert.deepEqual(JSON.parse(out), { write: 'index_write_failed EFBIG' }, 'the write failed');
   // `failed` is the one status no rebuild recovers from the logs: only the file keeps it.
   const onDisk = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')).sessions;
@@ -526,13 +520,7 @@ test('index writes on a full disk (here a file-size limit) fail typed, index_wri
     limit('unlimited');
     await index.flush();
     console.log(JSON.stringify(out));`;
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    p.stdout!.on('data', (d) => (text += d));
-    p.once('error', reject);
-    p.once('exit', () => resolve(text));
-  });
+  const out = await printedByModule(script);
   // Until 2026-12-06 each of these was the errno error itself (EFBIG here, ENOSPC on a full disk),
   // and an index could not open at all on a full disk.
   assert.deepEqual(JSON.parse(out), {
