@@ -3,7 +3,7 @@
  * tombstones of deleted ones, so that an id is never reused. Writes are atomic; a missing or
  * damaged index is rebuilt from the logs, which stay the source of truth. Format: spec/event-log.md §6.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AgentEvent } from '../core/events.js';
 import type { Clock, EventLog, Logger } from '../core/ports.js';
@@ -13,15 +13,13 @@ import { isValidSessionId } from '../core/ids.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { writeFailed } from './write-failed.js';
 import { withFileLock } from './file-lock.js';
+import { fileIdentity, sameFile, type FileIdentity } from './file-identity.js';
 import { removeDeadWritersTemps } from './stale-temps.js';
-import { lockLogForWriting } from './log-lock.js';
-import { logWriteFailed } from './log-writer.js';
-import { scanLogFile } from './log-file.reader.js';
-import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
-import { makeDirs, sessionIndexPath, sessionLogPath } from './paths.js';
+import { makeDirs, sessionIndexPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
 import { foldEvent, type SessionEntry, type SessionStatus } from './session-summary.js';
 import { entryFromLog, indexedEventsAfter, sessionLogIds } from './session-log-entry.js';
+import { writeTombstoneLog } from './session-tombstone.js';
 import { IndexFileBytes } from './session-index.bytes.js';
 import { firstIndex, SortedKeys } from './sorted-keys.js';
 
@@ -95,7 +93,7 @@ export class SessionIndex {
     let text: string | undefined;
     let identity: FileIdentity | undefined;
     try {
-      identity = await statOrUndefined(this.path);
+      identity = await fileIdentity(this.path);
       text = await readFile(this.path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
@@ -111,7 +109,7 @@ export class SessionIndex {
     }
     // Unchanged while it was read: the next write need not read and merge it again (every write
     // replaces the file, so another process's write would show as another identity).
-    if (sameFile(identity, await statOrUndefined(this.path))) this.lastWritten = identity;
+    if (sameFile(identity, await fileIdentity(this.path))) this.lastWritten = identity;
     await this.adoptUnknownLogs();
   }
 
@@ -152,13 +150,13 @@ export class SessionIndex {
    */
   async refreshIfChanged(): Promise<void> {
     await this.chain;
-    const before = await statOrUndefined(this.path);
+    const before = await fileIdentity(this.path);
     if (!before || sameFile(before, this.lastWritten)) return;
     const disk = await this.readDisk();
     if (!disk) return;
     this.mergeFrom(disk);
     // Unchanged while it was read: what it holds is in memory now, and the next write need not merge it.
-    if (sameFile(before, await statOrUndefined(this.path))) this.lastWritten = before;
+    if (sameFile(before, await fileIdentity(this.path))) this.lastWritten = before;
   }
 
   private async adoptUnknownLogs(): Promise<void> {
@@ -353,9 +351,8 @@ export class SessionIndex {
   }
 
   /**
-   * Deletes a session: its log is replaced (atomically) by a tombstone log that keeps only the id,
-   * the index metadata and the seq it ended at, and the index marks it `deleted`. The session's log
-   * must not be open for writing. The id stays used forever.
+   * Deletes a session: its log is replaced by a tombstone log (session-tombstone.ts), and the index
+   * marks it `deleted`. The session's log must not be open for writing. The id stays used forever.
    */
   async tombstone(id: string): Promise<void> {
     if (!this.entries.has(id)) await this.refresh();
@@ -363,33 +360,10 @@ export class SessionIndex {
     if (!e) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
     if (e.status === 'deleted') return;
     const now = this.clock.now();
-    const path = sessionLogPath(this.dir, id);
-    // The log's writer lock, held while the file is replaced: a process (this one too) that had it
-    // open for writing would go on writing to a file no longer there, and one that opened it while
-    // it is replaced would read the new file at the old one's offsets. After the lock, an open
-    // finds the tombstone. A holder makes this throw session_locked, naming it.
-    const unlock = lockTombstonedLog(path, id);
-    try {
-      let lastSeq = e.lastSeq;
-      try {
-        await stat(path);
-        // Frames only, nothing decoded: a log one of whose records does not decode can still be deleted.
-        lastSeq = Math.max(lastSeq, scanLogFile(path).lastSeq);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
-      const tombstone = { cwd: e.cwd, model: e.model, mode: e.mode, createdAt: e.createdAt, deletedAt: now, ...(e.title !== undefined ? { title: e.title } : {}) };
-      const header = encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: e.createdAt, baseSeq: lastSeq, tombstone });
-      const closed = { type: 'session_closed', sessionId: id, reason: 'deleted', seq: lastSeq + 1, ts: now } as AgentEvent;
-      await writeFileAtomic(path, Buffer.concat([header, encodeEventRecord([closed])])).catch((err: unknown) => {
-        throw logWriteFailed(err);
-      });
-      // Its damaged content is gone with the rest: the tombstone log opens (as the deleted session it is).
-      const { damaged: _gone, ...kept } = this.entries.get(id)!;
-      this.put({ ...kept, status: 'deleted', lastSeq: lastSeq + 1, updatedAt: now });
-    } finally {
-      unlock();
-    }
+    const lastSeq = await writeTombstoneLog(this.dir, e, now);
+    // Its damaged content is gone with the rest: the tombstone log opens (as the deleted session it is).
+    const { damaged: _gone, ...kept } = this.entries.get(id)!;
+    this.put({ ...kept, status: 'deleted', lastSeq, updatedAt: now });
     // The session is deleted once its tombstone is in place (a rebuild finds it there).
     await this.persistOrLeave();
   }
@@ -465,12 +439,12 @@ export class SessionIndex {
         await withFileLock(this.path + '.lock', async () => {
           // Reading and parsing a big index is most of a write's CPU (~20 ms for 10,000 sessions, on
           // the daemon's loop): skip it when the file is still the one this process wrote last.
-          if (!sameFile(await statOrUndefined(this.path), this.lastWritten)) {
+          if (!sameFile(await fileIdentity(this.path), this.lastWritten)) {
             const disk = await this.readDisk();
             if (disk) this.mergeFrom(disk);
           }
           await writeFileAtomic(this.path, await this.bytes.of(this.entries));
-          this.lastWritten = await statOrUndefined(this.path);
+          this.lastWritten = await fileIdentity(this.path);
         });
       } catch (err) {
         // Not written (a full disk): the changes are still only in memory. The next write, or a
@@ -498,37 +472,6 @@ export class SessionIndex {
 }
 export { INDEX_FORMAT_VERSION } from './session-index.codec.js';
 
-interface FileIdentity {
-  ino: number;
-  size: number;
-  mtimeNs: bigint;
-  ctimeNs: bigint;
-}
-
-async function statOrUndefined(path: string): Promise<FileIdentity | undefined> {
-  try {
-    const s = await stat(path, { bigint: true });
-    return { ino: Number(s.ino), size: Number(s.size), mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-/** The log's writer lock, for its tombstone: a lock that cannot be written (a full disk) is `log_write_failed`, as for a writer. */
-function lockTombstonedLog(path: string, id: string): () => void {
-  try {
-    return lockLogForWriting(path, id);
-  } catch (err) {
-    throw err instanceof TroupeError ? err : logWriteFailed(err);
-  }
-}
-
 function inListOrder(a: readonly [string, SessionEntry], b: readonly [string, SessionEntry]): number {
   return before(a[1], b[1]);
-}
-
-/** Every write replaces the file (a new inode, new times): the same identity means nobody wrote since. */
-function sameFile(a: FileIdentity | undefined, b: FileIdentity | undefined): boolean {
-  return !!a && !!b && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
