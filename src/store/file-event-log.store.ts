@@ -14,7 +14,7 @@ import { writeAllSync } from './atomic-write.js';
 import { resolveDurability, type DurabilityOptions } from './durability.js';
 import { EventBroker, type ColdSource, type RetentionOptions } from './event-broker.js';
 import { prepareEvent, stampEvent } from './event-stamp.js';
-import { readEventRange, scanFd, type LogScan, type LogWarning } from './log-file.reader.js';
+import { damageLeavingNothing, readEventRange, scanFd, type LogScan, type LogWarning } from './log-file.reader.js';
 import { encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { LogWriter, logWriteFailed } from './log-writer.js';
 import { lockLogForWriting } from './log-lock.js';
@@ -173,8 +173,8 @@ export class FileEventLog implements EventLog {
       if (scan.header?.tombstone && !options.readOnly) {
         throw new TroupeError('session_not_found', `session ${sessionId} was deleted; its log is a tombstone`, { path, sessionId, deleted: true });
       }
-      if (!options.readOnly && options.refuseRepairToNothing && scan.warnings.length > 0 && scan.firstSeq === undefined) {
-        const w = scan.warnings[0]!;
+      const w = options.refuseRepairToNothing && !options.readOnly ? damageLeavingNothing(scan) : undefined;
+      if (w) {
         throw new TroupeError('log_corrupt', `${path} is damaged from byte ${w.offset} (${w.reason}) and no event of it is readable; it is left as it is`, { path, sessionId, offset: w.offset, reason: w.reason });
       }
       if (options.readOnly) {

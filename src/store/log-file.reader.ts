@@ -33,6 +33,15 @@ export interface LogScan {
   checkpoints: LogCheckpoints;
 }
 
+/**
+ * The damage of a log none of whose events survives it (its first event record fails its check),
+ * or `undefined`: a writable open refuses to repair such a log into an empty one
+ * (`refuseRepairToNothing`), and the index marks its session `damaged` (spec/event-log.md §2, §6).
+ */
+export function damageLeavingNothing(scan: LogScan): LogWarning | undefined {
+  return scan.firstSeq === undefined ? scan.warnings[0] : undefined;
+}
+
 function warningOf(p: { offset: number; reason: LogWarning['reason']; detail: string }, fileBytes: number, path: string): LogWarning {
   const dropped = fileBytes - p.offset;
   return {

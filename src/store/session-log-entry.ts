@@ -9,7 +9,7 @@ import { isTroupeError, type TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { isProcessAlive } from './process-alive.js';
 import { logLockPath } from './log-lock.js';
-import { readEventRange, readLogFile, scanLogFile, type LogContents, type LogScan } from './log-file.reader.js';
+import { damageLeavingNothing, readEventRange, readLogFile, scanLogFile, type LogContents } from './log-file.reader.js';
 import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
 import { foldEvent, INDEXED_EVENT_TYPES, type SessionEntry } from './session-summary.js';
 
@@ -57,18 +57,9 @@ export async function entryFromLog(dir: string, id: string, logger: Logger): Pro
   }
   // What keeps the session from opening (its open fails log_corrupt), said in its entry: until
   // 2026-12-06 such a session was listed `active` like any other, and only a request for it told.
-  const damage = tomb ? undefined : (undecodableFrom ?? unopenableFrom(scan));
+  const damage = tomb ? undefined : (undecodableFrom ?? damageLeavingNothing(scan)?.offset);
   if (entry && damage !== undefined) entry.damaged = { code: 'log_corrupt', offset: damage };
   return entry;
-}
-
-/**
- * Where a log's damage starts when none of its events survives it (its first event record fails its
- * check): a session's open refuses such a log rather than repair it into an empty one (`refuseRepairToNothing`,
- * spec/event-log.md §2). `undefined` for a log that opens.
- */
-function unopenableFrom(scan: LogScan): number | undefined {
-  return scan.firstSeq === undefined && scan.warnings.length > 0 ? scan.warnings[0]!.offset : undefined;
 }
 
 /**
