@@ -94,7 +94,8 @@ async function main(): Promise<void> {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model,
     memTotalMiB: Math.round(totalmem() / 2 ** 20),
-    // What a page fault and a syscall cost here: they explain most of the cold start (bench/README.md, "The machine").
+    // What a page fault, a syscall and an fdatasync cost here: they explain most of the cold start and
+    // of a warm session/new (bench/README.md, "The machine").
     machine: machineCosts(),
     loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
     command: 'npm run build && node dist/bench/daemon-bench.js',
