@@ -20,6 +20,7 @@ import { commandsUpdate, configOptions, cwdMismatch, modeState, sameCwd, SLASH_C
 import { logLockHolder } from '../store/log-lock.js';
 import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
+import { sessionInfo } from './session-info.js';
 import { mcpCommand, slashCommand, toContent } from './prompt-content.js';
 
 export interface AgentOptions {
@@ -316,13 +317,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         await index.refreshIfChanged();
         const page = index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
         return {
-          sessions: page.sessions.map((s) => ({
-            sessionId: s.id,
-            cwd: s.cwd,
-            ...(s.additionalDirectories?.length ? { additionalDirectories: s.additionalDirectories } : {}),
-            ...(s.title ? { title: s.title } : {}),
-            updatedAt: new Date(s.updatedAt).toISOString(),
-          })),
+          sessions: page.sessions.map(sessionInfo),
           ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
         };
       }),

@@ -12,6 +12,7 @@ import type { ChildPool } from '../../actors/child-pool.actor.js';
 import { INDEXED_EVENT_TYPES, type SessionIndex } from '../../store/index.js';
 import { AGENT_REQUEST_METHODS } from '../../acp/agent-methods.js';
 import { assertListCwd } from '../../acp/session-directories.js';
+import { sessionInfo } from '../../acp/session-info.js';
 import type { AcpAgentSide, AcpClientChannel, AcpCloseReason, JsonRpcRequest } from '../http/acp/acp.types.js';
 import type { RelayContext, RelayOptions } from './relay-context.js';
 import { RelayConnection } from './relay-connection.js';
@@ -210,13 +211,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       // An editor's own agent on this home may have made sessions since (it writes the index file).
       await this.deps.index.refreshIfChanged();
       const page = this.deps.index.list({ ...(p.cwd ? { cwd: p.cwd as string } : {}), ...(p.cursor ? { cursor: p.cursor as string } : {}), limit: 50 });
-      const sessions = page.sessions.map((s) => ({
-        sessionId: s.id,
-        cwd: s.cwd,
-        ...(s.additionalDirectories?.length ? { additionalDirectories: s.additionalDirectories } : {}),
-        ...(s.title ? { title: s.title } : {}),
-        updatedAt: new Date(s.updatedAt).toISOString(),
-      }));
+      const sessions = page.sessions.map(sessionInfo);
       return { jsonrpc: '2.0', id: msg.id, result: { sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
     } catch (err) {
       const e = err instanceof TroupeError ? err : new TroupeError('internal_error', String(err));

@@ -26,7 +26,8 @@ test('a log with a checksummed record that does not decode: the agent starts, li
   const path = sessionLogPath(sessionsDir(home), bad);
   // The next record in seq order, CRC-valid, whose events are not a list: the scan accepts it.
   const lastSeq = scanLogFile(path).lastSeq;
-  appendFileSync(path, frameRecord(new Packr().pack([lastSeq + 1, 1, 'not a list of events'])));
+  const damage = frameRecord(new Packr().pack([lastSeq + 1, 1, 'not a list of events']));
+  appendFileSync(path, damage);
   assert.equal(scanLogFile(path).warnings.length, 0, 'the scan finds nothing wrong');
   const bytes = readFileSync(path);
   // The index is rebuilt from the logs (a missing index; a damaged one is rebuilt the same way).
@@ -35,8 +36,11 @@ test('a log with a checksummed record that does not decode: the agent starts, li
   const second = AcpChild.start({ script, home });
   t.after(() => second.close());
   await second.initialize();
-  const listed = (await second.agent.request('session/list', { cwd })).sessions.map((s: any) => s.sessionId).sort();
-  assert.deepEqual(listed, [good, bad].sort(), 'both are listed');
+  const sessions = (await second.agent.request('session/list', { cwd })).sessions;
+  assert.deepEqual(sessions.map((s: any) => s.sessionId).sort(), [good, bad].sort(), 'both are listed');
+  // And the list says which one does not open, where (until 2026-12-07 only GET /v1/sessions did).
+  const troupeOf = (id: string) => sessions.find((s: any) => s.sessionId === id)?._meta?.troupe;
+  assert.deepEqual([troupeOf(good), troupeOf(bad)], [{ status: 'active' }, { status: 'active', damaged: { code: 'log_corrupt', offset: bytes.length - damage.length } }]);
   await assert.rejects(second.agent.request('session/load', { sessionId: bad, cwd, mcpServers: [] }), (err: any) => err.data?.code === 'log_corrupt' && err.data.path === path);
   await assert.rejects(second.agent.request('session/prompt', { sessionId: bad, prompt: [{ type: 'text', text: 'again' }] }), (err: any) => err.data?.code === 'log_corrupt');
   assert.ok(readFileSync(path).equals(bytes), 'the file is left as it is');

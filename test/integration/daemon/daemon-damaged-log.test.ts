@@ -1,6 +1,6 @@
 // A session whose log is damaged, seen through the management API (spec/daemon.md §Management API,
 // spec/event-log.md §2, §6): a HEAD of its events answers as its GET does, and the listing says that
-// it cannot be opened.
+// it cannot be opened; so does an ACP session/list (`_meta.troupe`), with a failed session's status.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -98,4 +98,32 @@ test('a log with a record that does not decode: listed with `damaged` (status ke
   }
   assert.equal(messages.at(-1)!.event, 'error');
   assert.equal(JSON.parse(messages.at(-1)!.data).code, 'log_corrupt');
+});
+
+test('session/list over ACP says what GET /v1/sessions says: a damaged log (`_meta.troupe.damaged`) and a failed session (`_meta.troupe.status`)', { timeout: 120_000 }, async (t) => {
+  const { home, ids } = await stoppedWithSessions(t);
+  const [bad, failed] = ids as [string, string];
+  const path = sessionLogPath(sessionsDir(home), bad);
+  const offset = readFileSync(path).length;
+  appendFileSync(path, frameRecord(new Packr().pack([scanLogFile(path).lastSeq + 1, 1, 'not a list of events'])));
+  const indexPath = sessionIndexPath(sessionsDir(home));
+  const index = JSON.parse(readFileSync(indexPath, 'utf8'));
+  // The other crashed past the restart intensity before the daemon stopped: its entry says so.
+  index.sessions.find((s: { id: string }) => s.id === failed).status = 'failed';
+  // The damaged one is read from its log, as a log the index does not know.
+  index.sessions = index.sessions.filter((s: { id: string }) => s.id !== bad);
+  writeFileSync(indexPath, JSON.stringify(index));
+
+  const { d } = await restarted(t, home);
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  // Through the SDK client, which parses the answer with its zod schema: `_meta` survives it.
+  const listed = (await c.agent.request('session/list', {})).sessions;
+  const troupeOf = (id: string) => listed.find((s) => s.sessionId === id)?._meta?.troupe;
+  const api = (await d.api('GET', '/v1/sessions')).json.sessions as { id: string; status: string; damaged?: unknown }[];
+  const apiOf = (id: string) => api.find((s) => s.id === id)!;
+  // Until 2026-12-07 both were listed over ACP as any session that opens.
+  assert.deepEqual([troupeOf(failed), apiOf(failed).status], [{ status: 'failed' }, 'failed']);
+  assert.deepEqual([troupeOf(bad), apiOf(bad).damaged], [{ status: 'active', damaged: { code: 'log_corrupt', offset } }, { code: 'log_corrupt', offset }]);
 });
