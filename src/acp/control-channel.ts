@@ -16,8 +16,11 @@ import type { ControlWireMessage } from '../wire/control-messages.js';
 export interface SessionReporter {
   /** Called for every event as it is appended; forwards it once durable. */
   event(log: EventLog, event: AgentEvent): void;
-  /** Indexed events an opened session's log held that its daemon's index had not folded (INDEXED_SEQ). */
-  indexed(sessionId: string, events: AgentEvent[]): void;
+  /**
+   * Indexed events an opened session's log held that its daemon's index had not folded (INDEXED_SEQ);
+   * with `rewound`, the log's last seq once opened, below INDEXED_SEQ: all of the log's indexed events.
+   */
+  indexed(sessionId: string, events: AgentEvent[], rewound?: number): void;
   transition(sessionId: string, ev: InspectionEvent): void;
 }
 
@@ -139,11 +142,13 @@ export class ControlChannel implements SessionReporter {
     );
   }
 
-  indexed(sessionId: string, events: AgentEvent[]): void {
+  indexed(sessionId: string, events: AgentEvent[], rewound?: number): void {
     // Read from a durable log: sent at once, ahead of anything the open appended (reported once
     // durable), so that the daemon folds them in seq order. In slices, each well under a frame's
-    // limit (these events are small; an index far behind its log can have thousands).
-    for (let i = 0; i < events.length; i += INDEXED_SLICE) this.send({ t: 'indexed', sessionId, events: events.slice(i, i + INDEXED_SLICE) });
+    // limit (these events are small; an index far behind its log can have thousands). A rewind is
+    // the first slice's (sent even with no event: a log whose prefix is lost); the others fold after it.
+    if (rewound !== undefined) this.send({ t: 'indexed', sessionId, events: events.slice(0, INDEXED_SLICE), rewound });
+    for (let i = rewound === undefined ? 0 : INDEXED_SLICE; i < events.length; i += INDEXED_SLICE) this.send({ t: 'indexed', sessionId, events: events.slice(i, i + INDEXED_SLICE) });
   }
 
   transition(sessionId: string, ev: InspectionEvent): void {

@@ -10,10 +10,11 @@ import type { SessionReporter } from './control-channel.js';
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
 export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'refresh' | 'refreshIfChanged' | 'applyEvents' | 'tombstone' | 'flush'> & {
   /**
-   * Brings the session's entry up to date with its open `log` (SessionIndex.catchUp). `indexedSeq`:
-   * where the entry stands, when another process owns the index (INDEXED_SEQ, src/acp/troupe-meta.ts).
+   * Brings the session's entry up to date with its open `log` (SessionIndex.catchUp). `heldSeq`: the
+   * log's last seq once opened (repaired), before the session appended anything. `indexedSeq`: where
+   * the entry stands, when another process owns the index (INDEXED_SEQ, src/acp/troupe-meta.ts).
    */
-  catchUp(id: string, log: Pick<EventLog, 'readAfter' | 'lastSeq'>, indexedSeq?: number): Promise<void>;
+  catchUp(id: string, log: Pick<EventLog, 'readAfter' | 'lastSeq'>, at: { heldSeq: number; indexedSeq?: number }): Promise<void>;
 };
 
 /**
@@ -21,7 +22,8 @@ export type SessionCatalog = Pick<SessionIndex, 'isUsed' | 'get' | 'list' | 'ref
  * deletes), the log file is the truth when a session is opened, and new ids carry 80 random bits, so
  * a child never reads or writes the index (with 10,000 sessions that would be megabytes per spawn).
  * What it does: when it opens a session whose opening request said where the daemon's entry stands,
- * it reports the indexed events its log holds beyond that, so that the daemon reads no log itself.
+ * it reports the indexed events its log holds beyond that, so that the daemon reads no log itself
+ * (or all of them, when its log holds less than that).
  */
 export function daemonOwnedCatalog(reporter: SessionReporter): SessionCatalog {
   return {
@@ -31,8 +33,11 @@ export function daemonOwnedCatalog(reporter: SessionReporter): SessionCatalog {
     refresh: async () => undefined,
     refreshIfChanged: async () => undefined,
     applyEvents: async () => undefined,
-    catchUp: async (id, log, indexedSeq) => {
+    catchUp: async (id, log, { heldSeq, indexedSeq }) => {
       if (indexedSeq === undefined) return;
+      // The log lost events the entry folded (a machine crash, a damaged tail cut): the entry is
+      // made again from all of the log's indexed events (SessionIndex.rewind).
+      if (heldSeq < indexedSeq) return reporter.indexed(id, await indexedEventsAfter(log, 0), heldSeq);
       const events = await indexedEventsAfter(log, indexedSeq);
       if (events.length) reporter.indexed(id, events);
     },

@@ -402,7 +402,7 @@ export class SessionHost {
       bind(engine);
       // The entry catches up with the log (a crash may have kept the index from a title, a close).
       // The index can be rebuilt from the logs: a failure to update it does not fail the open.
-      await this.index.catchUp(sessionId, log, indexedSeq).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
+      await this.index.catchUp(sessionId, log, { heldSeq: before, ...(indexedSeq === undefined ? {} : { indexedSeq }) }).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
       this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
       const live = await this.track(engine, log, before, transitions.stop);
       if (log.lastSeq() > before) live.repaired = { after: before, through: log.lastSeq() };

@@ -17,7 +17,7 @@ import { fileIdentity, sameFile, type FileIdentity } from './file-identity.js';
 import { removeDeadWritersTemps } from './stale-temps.js';
 import { makeDirs, sessionIndexPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
-import { foldEvent, type SessionEntry, type SessionStatus } from './session-summary.js';
+import { foldEvent, rewoundEntry, type SessionEntry, type SessionStatus } from './session-summary.js';
 import { entryFromLog, indexedEventsAfter, sessionLogIds } from './session-log-entry.js';
 import { writeTombstoneLog } from './session-tombstone.js';
 import { IndexFileBytes } from './session-index.bytes.js';
@@ -193,11 +193,28 @@ export class SessionIndex {
    * folded only the log's last 8 events, so an older title was never picked up. Done when a session
    * is opened, not when the index is: a read of one log's tail per open, not of every log (10,000 of
    * them) at every start. A daemon's index is caught up by the child that opens the log (`foldUnseen`).
+   * `heldSeq`: the log's last seq once opened, before the session appended to it (a crash's repair
+   * events); below the entry's `lastSeq`, the log lost events the entry folded (`rewind`).
    */
-  async catchUp(id: string, log: Pick<EventLog, 'readAfter' | 'lastSeq'>): Promise<void> {
+  async catchUp(id: string, log: Pick<EventLog, 'readAfter' | 'lastSeq'>, { heldSeq = log.lastSeq() }: { heldSeq?: number } = {}): Promise<void> {
     const entry = this.entries.get(id);
     if (!entry || entry.status === 'deleted') return;
+    if (heldSeq < entry.lastSeq) return this.rewind(id, await indexedEventsAfter(log, 0), heldSeq);
     await this.foldUnseen(id, await indexedEventsAfter(log, entry.lastSeq));
+  }
+
+  /**
+   * Makes a session's entry follow its log when the log holds less than the entry says: `heldSeq`
+   * (the log's last seq once opened and repaired) is below its `lastSeq` (rewoundEntry). `indexed`:
+   * every indexed event the log holds, from its start.
+   */
+  async rewind(id: string, indexed: readonly AgentEvent[], heldSeq: number): Promise<void> {
+    const entry = this.entries.get(id);
+    if (!entry || entry.status === 'deleted' || heldSeq >= entry.lastSeq) return;
+    const next = rewoundEntry(entry, indexed, heldSeq, this.clock.now());
+    if (next.cwd) next.cwd = resolve(next.cwd);
+    this.put(next);
+    await this.persist();
   }
 
   /**

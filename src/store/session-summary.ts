@@ -79,3 +79,24 @@ export function foldEvent(entry: SessionEntry | undefined, e: AgentEvent): Sessi
   }
   return entry;
 }
+
+/**
+ * A session's entry made again from its log, which holds less than the entry says: `heldSeq`, the
+ * log's last seq once opened (and repaired), is below the entry's `lastSeq`. A machine crash kept
+ * only what was synced, or a damaged tail was cut (spec/event-log.md §2, §3): the events the entry
+ * folded beyond it are gone, and their seqs will be given to other events. `indexed`: every indexed
+ * event the log holds, from its start (none when its prefix is lost: then only `lastSeq` comes
+ * down). The entry is what a rebuild from the log gives, but for `failed`, which no log records, and
+ * `updatedAt`, which does not go back (to `now` at least): merged with another process's copy of the
+ * entry, the newer one wins. Until 2026-12-07 `lastSeq` never went down: the entry kept the title
+ * and the seq of the lost events, and the events after the repair were folded only past that seq.
+ */
+export function rewoundEntry(entry: SessionEntry, indexed: readonly AgentEvent[], heldSeq: number, now: number): SessionEntry {
+  let fromLog: SessionEntry | undefined;
+  for (const e of indexed) if (e.sessionId === entry.id) fromLog = foldEvent(fromLog, e);
+  const { damaged: _opened, ...kept } = entry;
+  const next: SessionEntry = fromLog ?? { ...kept, lastSeq: heldSeq };
+  if (entry.status === 'failed') next.status = 'failed';
+  next.updatedAt = Math.max(entry.updatedAt, now);
+  return next;
+}

@@ -34,8 +34,11 @@ export type ControlMessage =
    * Once, as a session opens: the indexed events (INDEXED_EVENT_TYPES) its log holds after the seq
    * the daemon's index entry had folded (INDEXED_SEQ in the opening request), which the daemon's
    * index missed. For the index only: they are history, not news for the session's feeds.
+   * `rewound`: the log's last seq once opened, when it is below INDEXED_SEQ (the log lost events
+   * the entry folded: a machine crash, a damaged tail cut); `events` are then the log's indexed
+   * events from its start, the first slice of them, and the entry is made again from them.
    */
-  | { t: 'indexed'; sessionId: string; events: AgentEvent[] }
+  | { t: 'indexed'; sessionId: string; events: AgentEvent[]; rewound?: number }
   | ({ t: 'transition' } & MachineTransition);
 
 /**

@@ -32,7 +32,7 @@ export interface RelayContext {
   /** Where the index entry of `sessionId` stands (INDEXED_SEQ): told to the child that opens it. */
   indexedSeq(sessionId: string): number | undefined;
   /** What the log of a session the child opened held beyond that (the `indexed` control message). */
-  indexed(sessionId: string, events: AgentEvent[]): void;
+  indexed(sessionId: string, events: AgentEvent[], rewound?: number): void;
   /**
    * A machine of `sessionId` changed state: the child machine of a relay session, or a session or
    * turn machine its process reports (for the session that process names: see RelaySession.control).

@@ -374,7 +374,7 @@ export class RelaySession {
 
   private control(c: ControlMessage): void {
     if (c.t === 'events') this.ctx.events(this, c.sessionId, c.events);
-    else if (c.t === 'indexed') this.ctx.indexed(c.sessionId, c.events);
+    else if (c.t === 'indexed') this.ctx.indexed(c.sessionId, c.events, c.rewound);
     // A transition is of the session the process names, as its events are: a new session's first
     // state comes before its id is known here (its session/new answer follows it: held until then,
     // see UnnamedTransitions), and a fork is made in its source's process (taken for the source's, the

@@ -396,10 +396,12 @@ export class Relay implements AcpAgentSide, RelayContext {
     return this.deps.index.get(sessionId)?.lastSeq;
   }
 
-  indexed(sessionId: string, events: AgentEvent[]): void {
+  indexed(sessionId: string, events: AgentEvent[], rewound?: number): void {
     // A stored session's log may hold what a daemon killed before its delayed index write never
-    // wrote (a title, a close), or what a killed child appended and never reported.
-    void this.deps.index.foldUnseen(sessionId, events).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
+    // wrote (a title, a close), or what a killed child appended and never reported; or less than
+    // the entry says (`rewound`: a machine crash, a damaged tail cut), and the entry follows it.
+    const index = this.deps.index;
+    void (rewound === undefined ? index.foldUnseen(sessionId, events) : index.rewind(sessionId, events, rewound)).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
   }
 
   transition(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void {

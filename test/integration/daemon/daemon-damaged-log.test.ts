@@ -9,6 +9,9 @@ import { Daemon, tempDir, type AcpClient } from '../../support/daemon.js';
 import { readSse } from '../../../src/cli/sse.reader.js';
 import { scanLogFile, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
+import { entryFromLog } from '../../../src/store/session-log-entry.js';
+import { silentLogger } from '../../../src/core/ports.js';
+import { cutAfterCreation } from '../../support/store/store-fixtures.js';
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }] };
 const prompt = (c: AcpClient, sessionId: string) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
@@ -126,4 +129,35 @@ test('session/list over ACP says what GET /v1/sessions says: a damaged log (`_me
   // Until 2026-12-07 both were listed over ACP as any session that opens.
   assert.deepEqual([troupeOf(failed), apiOf(failed).status], [{ status: 'failed' }, 'failed']);
   assert.deepEqual([troupeOf(bad), apiOf(bad).damaged], [{ status: 'active', damaged: { code: 'log_corrupt', offset } }, { code: 'log_corrupt', offset }]);
+});
+
+test('a log cut short while the daemon was down (a machine crash tore its tail): once opened, its index entry follows the log, lastSeq and title, not the events it lost', { timeout: 120_000 }, async (t) => {
+  const { home, ids } = await stoppedWithSessions(t);
+  const id = ids[0]!;
+  const dir = sessionsDir(home);
+  const before = JSON.parse(readFileSync(sessionIndexPath(dir), 'utf8')).sessions.find((s: { id: string }) => s.id === id);
+  assert.equal(before.title, 'ping', 'the turn titled the session');
+  // What a machine crash leaves: a prefix of what was written, here the header, session_created and
+  // half of the next record (the turn, its title included, is lost).
+  const path = sessionLogPath(dir, id);
+  cutAfterCreation(path);
+  assert.equal(scanLogFile(path).lastSeq, 1);
+
+  const { d } = await restarted(t, home);
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  await c.agent.request('session/resume', { sessionId: id, cwd: before.cwd, mcpServers: [] });
+  // The entry a rebuild from the repaired log gives: the truth the index must follow.
+  const truth = (await entryFromLog(dir, id, silentLogger))!;
+  assert.equal(truth.title, undefined);
+  const shown = async () => {
+    const s = (await d.api('GET', `/v1/sessions/${id}`)).json as { lastSeq: number; title?: string };
+    return { lastSeq: s.lastSeq, title: s.title };
+  };
+  // The daemon hears of it from the child (the control channel): wait for it, bounded.
+  for (let i = 0; i < 200 && (await shown()).lastSeq !== truth.lastSeq; i++) await new Promise((r) => setTimeout(r, 25));
+  // Until 2026-12-07 the entry kept the lastSeq and the title of the events the log lost.
+  assert.deepEqual(await shown(), { lastSeq: truth.lastSeq, title: undefined });
+  assert.deepEqual((await c.agent.request('session/list', {})).sessions.find((s) => s.sessionId === id)?.title, undefined);
 });

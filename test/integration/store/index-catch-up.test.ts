@@ -1,6 +1,7 @@
 // A process killed (kill -9) after its sessions' logs took a title and a close, and before its
 // delayed index write: the index still says `active` and no title. Opening the session brings its
 // entry up to date with the log: in the store (catchUp), and in a real `troupe acp` (session/load).
+// And the other way: a log that lost events its entry folded (a machine crash) makes the entry follow it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -12,6 +13,8 @@ import { SessionIndex } from '../../../src/store/session-index.store.js';
 import { makeDirs, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/paths.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { AcpChild } from '../../support/acp-child.js';
+import { cutAfterCreation } from '../../support/store/store-fixtures.js';
+import { scanLogFile } from '../../../src/store/log-file.reader.js';
 import { Daemon, waitFor } from '../../support/daemon.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'index-window-child.js');
@@ -94,4 +97,31 @@ test('troupe serve: a session revived by another request (the daemon resumes it 
   await waitFor('the title in the daemon\'s index', async () => (await entry(TITLED)).title === 'Renamed after a while');
   await waitFor('the mode set after the open', async () => (await entry(TITLED)).mode === 'default');
   assert.equal((await entry(TITLED)).mode, 'default', 'the log\'s older mode (plan) did not come back');
+});
+
+test('troupe acp: a log cut short by a machine crash, once loaded, gives its entry back its lastSeq and title', async (t) => {
+  const first = AcpChild.start({ script: { replies: [[{ text: 'hello' }]] } });
+  await first.initialize();
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const id = await first.newSession(cwd);
+  await first.prompt(id, 'hi');
+  assert.equal(await first.close(), 0);
+  const dir = sessionsDir(first.home);
+  const before = JSON.parse(readFileSync(sessionIndexPath(dir), 'utf8')).sessions.find((s: any) => s.id === id);
+  assert.equal(before.title, 'hi', 'the turn titled the session');
+  cutAfterCreation(sessionLogPath(dir, id));
+
+  const second = AcpChild.start({ home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  const listed = async () => (await second.agent.request('session/list', { cwd })).sessions.find((s: any) => s.sessionId === id);
+  assert.equal((await listed())?.title, 'hi', 'the index has not read the log yet');
+  await second.agent.request('session/load', { sessionId: id, cwd, mcpServers: [] });
+  // Until 2026-12-07 the entry kept the title and lastSeq of the lost turn.
+  assert.equal((await listed())?.title, undefined);
+  await second.close();
+  const after = JSON.parse(readFileSync(sessionIndexPath(dir), 'utf8')).sessions.find((s: any) => s.id === id);
+  assert.deepEqual([after.lastSeq, after.title, after.status], [scanLogFile(sessionLogPath(dir, id)).lastSeq, undefined, 'active']);
+  assert.ok(after.lastSeq < before.lastSeq, `${after.lastSeq} < ${before.lastSeq}`);
+  assert.deepEqual(second.schemaErrors, []);
 });

@@ -1,5 +1,5 @@
 /** Helpers for store tests: temp directories and event inputs. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEventInput } from '../../../src/core/events.js';
@@ -48,4 +48,23 @@ export async function drain<T>(it: AsyncIterable<T>, max = Infinity): Promise<{ 
     return { items, error };
   }
   return { items };
+}
+
+/** The offset where each record of a log's bytes ends (spec/event-log.md §1: u32 length, u32 crc, payload). */
+export function recordEnds(bytes: Buffer): number[] {
+  const ends: number[] = [];
+  for (let at = 0; at + 8 <= bytes.length; ) ends.push((at += 8 + bytes.readUInt32LE(at)));
+  return ends;
+}
+
+/**
+ * Cuts a log file as a machine crash may leave it: its header, its first event record
+ * (session_created) and half of the next, the rest lost. Returns the bytes it held before.
+ */
+export function cutAfterCreation(path: string): Buffer {
+  const bytes = readFileSync(path);
+  const [, created, next] = recordEnds(bytes);
+  if (created === undefined || next === undefined) throw new Error(`${path} has no record after its session_created`);
+  writeFileSync(path, bytes.subarray(0, created + Math.floor((next - created) / 2)));
+  return bytes;
 }
