@@ -17,7 +17,7 @@ import { fileIdentity, sameFile, type FileIdentity } from './file-identity.js';
 import { removeDeadWritersTemps } from './stale-temps.js';
 import { makeDirs, sessionIndexPath } from './paths.js';
 import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
-import { foldEvent, rewoundEntry, type SessionEntry, type SessionStatus } from './session-summary.js';
+import { entryAsLogSays, foldEvent, rewoundEntry, type SessionEntry, type SessionStatus } from './session-summary.js';
 import { entryFromLog, indexedEventsAfter, sessionLogIds } from './session-log-entry.js';
 import { writeTombstoneLog } from './session-tombstone.js';
 import { IndexFileBytes } from './session-index.bytes.js';
@@ -67,6 +67,8 @@ export class SessionIndex {
   private writeDelayMs = 0;
   /** Why the index was rebuilt from the logs when it was opened, if it was. */
   rebuiltBecause: 'missing' | 'damaged' | undefined;
+  /** The file the index was loaded from (not rebuilt) at its open: logs changed since may say more (session-log-recheck.ts). */
+  loadedFrom: FileIdentity | undefined;
 
   private constructor(
     readonly dir: string,
@@ -107,6 +109,7 @@ export class SessionIndex {
       this.rebuiltBecause = 'damaged';
       return this.rebuild();
     }
+    this.loadedFrom = identity;
     // Unchanged while it was read: the next write need not read and merge it again (every write
     // replaces the file, so another process's write would show as another identity).
     if (sameFile(identity, await fileIdentity(this.path))) this.lastWritten = identity;
@@ -185,16 +188,11 @@ export class SessionIndex {
   }
 
   /**
-   * Brings a session's entry up to date with its open log, the truth: folds the indexed events the
-   * log holds after the entry's `lastSeq`. Every indexed event advances it, so what comes after is the
-   * rest of an unfinished turn and what a crash kept from the index: a process killed between
-   * appending `session_configured` (a title) or `session_closed` and writing the index (up to
-   * `writeDelayMs`: 250 ms in the daemon) left the entry without them, and until 2026-12-06 an open
-   * folded only the log's last 8 events, so an older title was never picked up. Done when a session
-   * is opened, not when the index is: a read of one log's tail per open, not of every log (10,000 of
-   * them) at every start. A daemon's index is caught up by the child that opens the log (`foldUnseen`).
-   * `heldSeq`: the log's last seq once opened, before the session appended to it (a crash's repair
-   * events); below the entry's `lastSeq`, the log lost events the entry folded (`rewind`).
+   * Brings a session's entry up to date with its open log, the truth (spec/event-log.md §6): folds
+   * the indexed events the log holds after the entry's `lastSeq`, which a process killed before its
+   * index write kept from it (a title, a close). Done when a session is opened, not at every start
+   * for 10,000 logs; a daemon's child does it for its daemon (`foldUnseen`). `heldSeq`: the log's last
+   * seq once opened, before the session appended to it; below `lastSeq`, the log lost events (`rewind`).
    */
   async catchUp(id: string, log: Pick<EventLog, 'readAfter' | 'lastSeq'>, { heldSeq = log.lastSeq() }: { heldSeq?: number } = {}): Promise<void> {
     const entry = this.entries.get(id);
@@ -209,12 +207,27 @@ export class SessionIndex {
    * every indexed event the log holds, from its start.
    */
   async rewind(id: string, indexed: readonly AgentEvent[], heldSeq: number): Promise<void> {
+    await this.replaceByLog(id, (entry) => (heldSeq < entry.lastSeq ? rewoundEntry(entry, indexed, heldSeq, this.clock.now()) : undefined));
+  }
+
+  /**
+   * Makes an entry what its log says (`fromLog`, entryFromLog), read again because the log changed
+   * while no process here had it open (session-log-recheck.ts), unless the entry changed since `seen`
+   * (a copy from `get`) was taken: then a process that opened the log told it more. Whether it changed.
+   */
+  followLog(id: string, seen: SessionEntry, fromLog: SessionEntry): Promise<boolean> {
+    return this.replaceByLog(id, (entry) => (JSON.stringify(entry) === JSON.stringify(seen) ? entryAsLogSays(entry, fromLog, this.clock.now()) : undefined));
+  }
+
+  /** Replaces a (not deleted) entry with what `next` makes of it, unless that is `undefined` or the same. */
+  private async replaceByLog(id: string, next: (entry: SessionEntry) => SessionEntry | undefined): Promise<boolean> {
     const entry = this.entries.get(id);
-    if (!entry || entry.status === 'deleted' || heldSeq >= entry.lastSeq) return;
-    const next = rewoundEntry(entry, indexed, heldSeq, this.clock.now());
-    if (next.cwd) next.cwd = resolve(next.cwd);
-    this.put(next);
+    const made = entry && entry.status !== 'deleted' ? next(entry) : undefined;
+    if (!made || JSON.stringify(made) === JSON.stringify(entry)) return false;
+    if (made.cwd) made.cwd = resolve(made.cwd);
+    this.put(made);
     await this.persist();
+    return true;
   }
 
   /**

@@ -9,7 +9,7 @@ import { isTroupeError, type TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { isProcessAlive } from './process-alive.js';
 import { logLockPath } from './log-lock.js';
-import { damageLeavingNothing, readEventRange, readLogFile, scanLogFile, type LogContents } from './log-file.reader.js';
+import { damageLeavingNothing, readEventRange, readLogFile, readLogFilePaged, scanLogFile, type LogContents } from './log-file.reader.js';
 import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
 import { foldEvent, INDEXED_EVENT_TYPES, type SessionEntry } from './session-summary.js';
 
@@ -21,14 +21,16 @@ export async function sessionLogIds(dir: string): Promise<string[]> {
 
 /**
  * Reads one log into its index entry (tombstone headers included); `undefined` if the log holds no
- * session. A spare log whose maker is gone is removed.
+ * session. A spare log whose maker is gone is removed. (A log with a lost `session_created` gives
+ * an entry with an empty `cwd`, which keeps its id used.)
  */
-export async function entryFromLog(dir: string, id: string, logger: Logger): Promise<SessionEntry | undefined> {
+export async function entryFromLog(dir: string, id: string, logger: Logger, pause?: () => Promise<void>): Promise<SessionEntry | undefined> {
   const path = sessionLogPath(dir, id);
   let contents: LogContents;
   let undecodableFrom: number | undefined;
   try {
-    contents = await readLogFile(path);
+    // With `pause`, decoded a page of events at a time (a read in the background of a serving daemon).
+    contents = pause ? await readLogFilePaged(path, pause) : await readLogFile(path);
   } catch (err) {
     // Listed, then gone before it was read: a spare log its maker removed as it stopped, or one
     // that another opening index removed (its maker is gone). Such a log was no session; until

@@ -100,3 +100,20 @@ export function rewoundEntry(entry: SessionEntry, indexed: readonly AgentEvent[]
   next.updatedAt = Math.max(entry.updatedAt, now);
   return next;
 }
+
+/**
+ * A session's entry as its log says, read again because the log changed while no process of this
+ * index had it open (session-log-recheck.ts): what a rebuild gives (`lastSeq`, title, `damaged`…),
+ * but for `failed`, which no log records, and `updatedAt`, which does not go back (to `now` at least
+ * when the log holds less than the entry said, as `rewoundEntry`). A log whose `session_created` did
+ * not survive keeps the entry's own description, with the log's `lastSeq` if lower and its damage.
+ */
+export function entryAsLogSays(entry: SessionEntry, fromLog: SessionEntry, now: number): SessionEntry {
+  const { damaged: _was, ...kept } = entry;
+  const next: SessionEntry = fromLog.cwd === '' ? { ...kept, lastSeq: Math.min(entry.lastSeq, fromLog.lastSeq) } : { ...fromLog };
+  if (fromLog.damaged) next.damaged = fromLog.damaged;
+  else delete next.damaged;
+  if (entry.status === 'failed' && next.status !== 'deleted') next.status = 'failed';
+  next.updatedAt = Math.max(entry.updatedAt, next.lastSeq < entry.lastSeq ? now : next.updatedAt);
+  return next;
+}

@@ -5,13 +5,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
-import { Daemon, tempDir, type AcpClient } from '../../support/daemon.js';
+import { Daemon, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
 import { readSse } from '../../../src/cli/sse.reader.js';
 import { scanLogFile, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
 import { entryFromLog } from '../../../src/store/session-log-entry.js';
 import { silentLogger } from '../../../src/core/ports.js';
-import { cutAfterCreation } from '../../support/store/store-fixtures.js';
+import { cutAfterCreation, indexWrittenAfterLogs } from '../../support/store/store-fixtures.js';
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }] };
 const prompt = (c: AcpClient, sessionId: string) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
@@ -142,6 +142,8 @@ test('a log cut short while the daemon was down (a machine crash tore its tail):
   const path = sessionLogPath(dir, id);
   cutAfterCreation(path);
   assert.equal(scanLogFile(path).lastSeq, 1);
+  // Not read again at the daemon's start (the next test): the opening of the session is tested here.
+  indexWrittenAfterLogs(dir);
 
   const { d } = await restarted(t, home);
   const c = d.connect('http');
@@ -155,9 +157,38 @@ test('a log cut short while the daemon was down (a machine crash tore its tail):
     const s = (await d.api('GET', `/v1/sessions/${id}`)).json as { lastSeq: number; title?: string };
     return { lastSeq: s.lastSeq, title: s.title };
   };
-  // The daemon hears of it from the child (the control channel): wait for it, bounded.
-  for (let i = 0; i < 200 && (await shown()).lastSeq !== truth.lastSeq; i++) await new Promise((r) => setTimeout(r, 25));
-  // Until 2026-12-07 the entry kept the lastSeq and the title of the events the log lost.
+  // The daemon hears of it from the child (the control channel): wait for it, bounded. Until
+  // 2026-12-07 the entry kept the lastSeq and the title of the events the log lost.
+  await waitFor('the entry to follow the log', async () => (await shown()).lastSeq === truth.lastSeq).catch(async () => assert.fail(JSON.stringify(await shown())));
   assert.deepEqual(await shown(), { lastSeq: truth.lastSeq, title: undefined });
   assert.deepEqual((await c.agent.request('session/list', {})).sessions.find((s) => s.sessionId === id)?.title, undefined);
+});
+
+test('logs damaged or cut short while the daemon was down are read again once it serves: listed damaged, and with what they hold, before anything opens them', { timeout: 120_000 }, async (t) => {
+  const { home, ids } = await stoppedWithSessions(t);
+  const [bad, cut] = ids as [string, string];
+  const dir = sessionsDir(home);
+  const badPath = sessionLogPath(dir, bad);
+  const offset = readFileSync(badPath).length;
+  appendFileSync(badPath, frameRecord(new Packr().pack([scanLogFile(badPath).lastSeq + 1, 1, 'not a list of events'])));
+  cutAfterCreation(sessionLogPath(dir, cut));
+  const indexBytes = readFileSync(sessionIndexPath(dir));
+
+  const { d } = await restarted(t, home);
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const listed = async () => (await d.api('GET', '/v1/sessions')).json.sessions as { id: string; status: string; lastSeq: number; title?: string; damaged?: unknown }[];
+  // Read in the background once the daemon serves: wait for it, bounded. Until 2026-12-07 both were
+  // listed as the index had them until a request opened them.
+  await waitFor('the changed logs to be read again', async () => (await listed()).find((s) => s.id === bad)?.damaged).catch(async () => assert.fail(JSON.stringify(await listed())));
+  const of = async (id: string) => (await listed()).find((s) => s.id === id)!;
+  assert.deepEqual((await of(bad)).damaged, { code: 'log_corrupt', offset });
+  assert.deepEqual((await c.agent.request('session/list', {})).sessions.find((s) => s.sessionId === bad)?._meta?.troupe, { status: 'active', damaged: { code: 'log_corrupt', offset } });
+  const truth = (await entryFromLog(dir, cut, silentLogger))!;
+  await waitFor('the cut log to be read again', async () => (await of(cut)).lastSeq === truth.lastSeq).catch(async () => assert.fail(JSON.stringify(await of(cut))));
+  assert.deepEqual([(await of(cut)).lastSeq, (await of(cut)).title, (await of(cut)).status], [1, undefined, 'active']);
+  // Neither log was opened for it: both are as they were left.
+  assert.equal(scanLogFile(sessionLogPath(dir, cut)).warnings.length, 1, 'the torn tail is still there');
+  assert.ok(!readFileSync(sessionIndexPath(dir)).equals(indexBytes), 'and the index file says it');
 });

@@ -13,7 +13,7 @@ import { SessionIndex } from '../../../src/store/session-index.store.js';
 import { makeDirs, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/paths.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { AcpChild } from '../../support/acp-child.js';
-import { cutAfterCreation } from '../../support/store/store-fixtures.js';
+import { cutAfterCreation, indexWrittenAfterLogs } from '../../support/store/store-fixtures.js';
 import { scanLogFile } from '../../../src/store/log-file.reader.js';
 import { Daemon, waitFor } from '../../support/daemon.js';
 
@@ -71,7 +71,8 @@ test('troupe acp: session/load of such a session lists it with its title from th
 });
 
 test('troupe serve: a client reviving such a session brings its entry up to date (the daemon writes the index for its children)', async (t) => {
-  const { home, cwd } = await crashedInTheWindow();
+  const { home, dir, cwd } = await crashedInTheWindow();
+  indexWrittenAfterLogs(dir);
   const d = await Daemon.start({ home });
   t.after(() => d.stop());
   const c = d.connect('http');
@@ -85,7 +86,8 @@ test('troupe serve: a client reviving such a session brings its entry up to date
 });
 
 test('troupe serve: a session revived by another request (the daemon resumes it in its child) is caught up too, and what comes after wins', async (t) => {
-  const { home, cwd } = await crashedInTheWindow();
+  const { home, dir, cwd } = await crashedInTheWindow();
+  indexWrittenAfterLogs(dir);
   const d = await Daemon.start({ home });
   t.after(() => d.stop());
   const c = d.connect('ws');

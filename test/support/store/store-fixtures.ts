@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEventInput } from '../../../src/core/events.js';
 import type { Clock } from '../../../src/core/ports.js';
+import { sessionIndexPath } from '../../../src/store/paths.js';
 
 /** A fresh temp directory; `cleanup()` removes it. */
 export function tempDir(prefix = 'troupe-store-'): { dir: string; cleanup(): void } {
@@ -67,4 +68,14 @@ export function cutAfterCreation(path: string): Buffer {
   if (created === undefined || next === undefined) throw new Error(`${path} has no record after its session_created`);
   writeFileSync(path, bytes.subarray(0, created + Math.floor((next - created) / 2)));
   return bytes;
+}
+
+/**
+ * Writes the session index file of `dir` again, as it is: as if a process wrote it after the logs
+ * last changed, so that a daemon starting on it does not read them again (session-log-recheck.ts),
+ * and what is tested is what the opening of a session does.
+ */
+export function indexWrittenAfterLogs(dir: string): void {
+  const path = sessionIndexPath(dir);
+  writeFileSync(path, readFileSync(path));
 }

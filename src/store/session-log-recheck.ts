@@ -1,0 +1,85 @@
+/**
+ * The logs that changed while the index was not looking, read again in the background. The index
+ * learns what a log holds from the processes that write it; a log changed by anything else (damaged
+ * while the daemon was down, cut short by a machine crash, written by a process killed before its
+ * index write) kept an entry that says what the log no longer does, until something opened it: a
+ * damaged session was listed as one that opens. Which logs: those whose change time is not before
+ * the index file the index was loaded from (one `stat` each, in slices; nothing is read of the
+ * others), and that nobody has open for writing. spec/event-log.md §6, Recheck.
+ */
+import type { Logger } from '../core/ports.js';
+import { fileIdentity, sameFile } from './file-identity.js';
+import { logLockHolder } from './log-lock.js';
+import { sessionLogPath } from './paths.js';
+import { entryFromLog } from './session-log-entry.js';
+import type { SessionIndex } from './session-index.store.js';
+
+export interface LogRecheckOptions {
+  /** Whether a process of this index has the session open (its writer told the index all): left alone. */
+  isOpen(id: string): boolean;
+  /** Awaited between slices of stats and between pages of a log's events: the caller's loop stays free. */
+  pause(): Promise<void>;
+  logger: Logger;
+  /** Stops the recheck between two steps (a daemon stopping). */
+  signal?: AbortSignal;
+}
+
+export interface LogRecheckCounts {
+  /** Logs whose identity was looked at. */
+  looked: number;
+  /** Logs changed since the index was written, read again. */
+  read: number;
+  /** Entries that changed for it. */
+  changed: number;
+}
+
+/** Logs stat'ed at once, per step. */
+const STAT_SLICE = 64;
+
+/**
+ * Reads again the logs changed since the index file was written (`index.loadedFrom`), and makes
+ * their entries what they say (SessionIndex.followLog). Nothing when the index was rebuilt at its
+ * open: it read every log then.
+ */
+export async function recheckChangedLogs(index: SessionIndex, opts: LogRecheckOptions): Promise<LogRecheckCounts> {
+  const counts: LogRecheckCounts = { looked: 0, read: 0, changed: 0 };
+  const since = index.loadedFrom?.mtimeNs;
+  if (since === undefined) return counts;
+  // A page of the list per step (copying all 10,000 entries at once held the loop for milliseconds).
+  for (let page = index.list({ limit: STAT_SLICE }); ; page = index.list({ limit: STAT_SLICE, cursor: page.nextCursor })) {
+    if (opts.signal?.aborted) return counts;
+    const slice = page.sessions.map((s) => s.id);
+    const identities = await Promise.all(slice.map((id) => fileIdentity(sessionLogPath(index.dir, id)).catch(() => undefined)));
+    counts.looked += slice.length;
+    for (let j = 0; j < slice.length; j++) {
+      // The change time moves with every write, and with a `touch` of the modification time too.
+      const identity = identities[j];
+      if (identity && identity.ctimeNs >= since && (await recheck(index, slice[j]!, opts, counts))) counts.changed++;
+      if (opts.signal?.aborted) return counts;
+    }
+    if (!page.nextCursor) break;
+    await opts.pause();
+  }
+  if (counts.read > 0) opts.logger.info('session logs changed since the index was written, read again', { ...counts });
+  return counts;
+}
+
+async function recheck(index: SessionIndex, id: string, opts: LogRecheckOptions, counts: LogRecheckCounts): Promise<boolean> {
+  const path = sessionLogPath(index.dir, id);
+  // A log open for writing is its writer's to repair and report; a read of it may end in the record
+  // it is writing, which is no damage.
+  if (opts.isOpen(id) || logLockHolder(path) !== undefined) return false;
+  const seen = index.get(id);
+  if (!seen || seen.status === 'deleted') return false;
+  // Its reads are synchronous (a scan, a page of events): one log per turn of the caller's loop.
+  await opts.pause();
+  const before = await fileIdentity(path);
+  counts.read++;
+  const fromLog = await entryFromLog(index.dir, id, opts.logger, opts.pause).catch((err: unknown) => {
+    opts.logger.warn('reading a changed session log again', { sessionId: id, error: String(err) });
+    return undefined;
+  });
+  // Written meanwhile (a process opened it): what was read may be a record short, and its writer tells.
+  if (!fromLog || opts.isOpen(id) || !sameFile(before, await fileIdentity(path))) return false;
+  return index.followLog(id, seen, fromLog);
+}

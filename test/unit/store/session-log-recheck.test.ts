@@ -1,0 +1,74 @@
+// The logs changed since the index was written, read again (src/store/session-log-recheck.ts,
+// spec/event-log.md §6 Recheck): real logs and index files in a temp directory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { Packr } from 'msgpackr';
+import { silentLogger } from '../../../src/core/ports.js';
+import { nextTurn } from '../../../src/core/next-turn.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { scanLogFile } from '../../../src/store/log-file.reader.js';
+import { sessionLogPath } from '../../../src/store/paths.js';
+import { frameRecord } from '../../../src/store/record-frame.codec.js';
+import { SessionIndex } from '../../../src/store/session-index.store.js';
+import { recheckChangedLogs } from '../../../src/store/session-log-recheck.js';
+import { cutAfterCreation, indexWrittenAfterLogs, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+
+/** A session of one titled turn, each event in a record of its own. */
+async function titledSession(dir: string, id: string): Promise<void> {
+  const log = await FileEventLog.forSession(dir, id, { create: true });
+  for (const input of [sessionCreated(id, dir), { type: 'session_configured', sessionId: id, title: `title of ${id}` } as const, turnCompleted(id)]) {
+    await log.whenDurable(log.append(input).seq);
+  }
+  await log.close();
+}
+
+const recheck = (index: SessionIndex, open: string[] = []) => recheckChangedLogs(index, { isOpen: (id) => open.includes(id), pause: nextTurn, logger: silentLogger });
+
+test('logs changed after the index was written are read again: damage marked, a cut log followed, failed kept; unchanged and open logs are not read', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const ids = ['ses_whole', 'ses_bad', 'ses_cut', 'ses_failed', 'ses_open', 'ses_locked'];
+    for (const id of ids) await titledSession(dir, id);
+    const first = await SessionIndex.open(dir);
+    await first.setStatus('ses_failed', 'failed');
+    await first.flush();
+    indexWrittenAfterLogs(dir);
+    // Changed while no process had them open: a record that does not decode, a tail lost, a touch.
+    const bad = sessionLogPath(dir, 'ses_bad');
+    const offset = readFileSync(bad).length;
+    appendFileSync(bad, frameRecord(new Packr().pack([scanLogFile(bad).lastSeq + 1, 1, 'not a list of events'])));
+    for (const id of ['ses_cut', 'ses_failed', 'ses_open', 'ses_locked']) cutAfterCreation(sessionLogPath(dir, id));
+    // Open for writing in a process (here this one): its writer repaired it, and will report.
+    const writer = await FileEventLog.forSession(dir, 'ses_locked', {});
+
+    const index = await SessionIndex.open(dir);
+    const counts = await recheck(index, ['ses_open']);
+    await writer.close();
+    assert.deepEqual(counts, { looked: 6, read: 3, changed: 3 }, 'the whole log is not read; the open and the locked ones are their writers\'');
+    const of = (id: string) => index.get(id)!;
+    assert.deepEqual([of('ses_bad').damaged, of('ses_bad').title], [{ code: 'log_corrupt', offset }, 'title of ses_bad']);
+    assert.deepEqual([of('ses_cut').lastSeq, of('ses_cut').title, of('ses_cut').status], [1, undefined, 'active']);
+    assert.deepEqual([of('ses_failed').lastSeq, of('ses_failed').status], [1, 'failed']);
+    assert.deepEqual([of('ses_open').lastSeq, of('ses_open').title], [3, 'title of ses_open']);
+    assert.deepEqual([of('ses_locked').lastSeq, of('ses_locked').title], [3, 'title of ses_locked']);
+    assert.deepEqual([of('ses_whole').lastSeq, of('ses_whole').title, of('ses_whole').damaged], [3, 'title of ses_whole', undefined]);
+    await index.flush();
+    assert.deepEqual((await SessionIndex.open(dir)).get('ses_bad')!.damaged, { code: 'log_corrupt', offset }, 'and written');
+
+  } finally {
+    cleanup();
+  }
+});
+
+test('an index rebuilt at its open read every log then: nothing to read again', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    await titledSession(dir, 'ses_one');
+    const index = await SessionIndex.open(dir);
+    assert.equal(index.rebuiltBecause, 'missing');
+    assert.deepEqual(await recheck(index), { looked: 0, read: 0, changed: 0 });
+  } finally {
+    cleanup();
+  }
+});
