@@ -1,5 +1,5 @@
 /** Helpers for store tests: temp directories and event inputs. */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEventInput } from '../../../src/core/events.js';
@@ -77,5 +77,13 @@ export function cutAfterCreation(path: string): Buffer {
  */
 export function indexWrittenAfterLogs(dir: string): void {
   const path = sessionIndexPath(dir);
-  writeFileSync(path, readFileSync(path));
+  const bytes = readFileSync(path);
+  const changed = (name: string) => statSync(join(dir, name), { bigint: true }).ctimeNs;
+  const last = readdirSync(dir)
+    .filter((n) => n.endsWith('.log'))
+    .reduce((max, n) => (changed(n) > max ? changed(n) : max), 0n);
+  // File times come from a coarse clock (a few ms): a log written in the same tick as the index
+  // counts as changed since. Written again until its time is past every log's.
+  do writeFileSync(path, bytes);
+  while (statSync(path, { bigint: true }).mtimeNs <= last);
 }
