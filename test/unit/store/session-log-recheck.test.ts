@@ -12,6 +12,7 @@ import { sessionLogPath } from '../../../src/store/paths.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
 import { SessionIndex } from '../../../src/store/session-index.store.js';
 import { recheckChangedLogs } from '../../../src/store/session-log-recheck.js';
+import { writeTombstoneLog } from '../../../src/store/session-tombstone.js';
 import { cutAfterCreation, indexWrittenAfterLogs, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
 
 /** A session of one titled turn, each event in a record of its own. */
@@ -68,6 +69,27 @@ test('an index rebuilt at its open read every log then: nothing to read again', 
     const index = await SessionIndex.open(dir);
     assert.equal(index.rebuiltBecause, 'missing');
     assert.deepEqual(await recheck(index), { looked: 0, read: 0, changed: 0 });
+  } finally {
+    cleanup();
+  }
+});
+
+test('a session deleted while its index write failed (its tombstone log in place, the index not written) is listed deleted once read again', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    await titledSession(dir, 'ses_gone');
+    await titledSession(dir, 'ses_kept');
+    const first = await SessionIndex.open(dir);
+    await first.flush();
+    indexWrittenAfterLogs(dir);
+    // What SessionIndex.tombstone does first; its index write is what a full disk refused.
+    await writeTombstoneLog(dir, first.get('ses_gone')!, Date.now());
+
+    const index = await SessionIndex.open(dir);
+    assert.equal(index.get('ses_gone')!.status, 'active', 'the index file says so');
+    assert.deepEqual(await recheck(index), { looked: 2, read: 1, changed: 1 });
+    assert.equal(index.get('ses_gone')!.status, 'deleted');
+    assert.deepEqual(index.list().sessions.map((s) => s.id), ['ses_kept']);
   } finally {
     cleanup();
   }
