@@ -15,6 +15,7 @@ import { writePendingLogs } from '../store/unwritten-logs.js';
 import { createAgentApp } from './agent.app.js';
 import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
+import { initializeFirst } from './initialize-first.js';
 import { POOL_INITIALIZE_ID } from '../wire/control-messages.js';
 
 /** `startup`: how the process was started (bin/troupe.js, src/acp/agent-script.ts), logged at debug. */
@@ -94,7 +95,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
       .catch((err) => err !== configProblem && logger.error('cannot open the session store or warm up', { error: String(err) }))
       .finally(() => process.stdin.off('data', onRequestData));
   }
-  const connection = app.connect({ readable: stdio.readable, writable: out.writable });
+  // A request written right behind `initialize`, before its answer, is served after it (initialize-first.ts).
+  const connection = app.connect(initializeFirst({ readable: stdio.readable, writable: out.writable }));
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

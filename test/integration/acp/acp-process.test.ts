@@ -24,7 +24,7 @@ function raw(lines: string[], env: Record<string, string> = {}): Promise<{ out: 
         await new Promise((r) => setTimeout(r, 30));
       }
       // End stdin (the editor going away) only once every request has its answer.
-      const ids = lines.map((l) => /"id":(\d+)/.exec(l)?.[1]).filter(Boolean).map(Number);
+      const ids = lines.flatMap((l) => [...l.matchAll(/"id":(\d+)/g)].map((m) => Number(m[1])));
       const deadline = Date.now() + 10_000;
       while (Date.now() < deadline && !ids.every((id) => stdout.includes(`"id":${id}`))) await new Promise((r) => setTimeout(r, 10));
       proc.stdin.end();
@@ -84,6 +84,24 @@ test('requests before initialize are refused; a second initialize over stdio is 
   assert.equal(out.find((m) => m.id === 1)?.error.code, -32600);
   assert.equal(out.find((m) => m.id === 2)?.result.protocolVersion, 1);
   assert.equal(out.find((m) => m.id === 3)?.result.protocolVersion, 1);
+});
+
+test('requests written right behind initialize, before its answer, are served after it; behind a failed initialize they are refused -32600', async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const request = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+  // One write: an editor that does not wait for the initialize answer before its first session/new.
+  const { out } = await raw([[init, request(2, 'session/new', { cwd, mcpServers: [] }), request(3, 'session/list', {})].join('\n')]);
+  const answers = out.filter((m) => m.id !== undefined);
+  assert.equal(answers[0]?.id, 1, 'the initialize answer goes first');
+  assert.equal(answers[0].result.protocolVersion, 1);
+  assert.match(answers.find((m) => m.id === 2)?.result?.sessionId, /^ses_/, JSON.stringify(answers.find((m) => m.id === 2)));
+  assert.ok(Array.isArray(answers.find((m) => m.id === 3)?.result?.sessions));
+
+  // An initialize the SDK refuses (no protocolVersion) initializes nothing: what follows it is refused,
+  // in order, until an initialize succeeds.
+  const failed = await raw([[request(1, 'initialize', {}), request(2, 'session/list', {}), init.replace('"id":1', '"id":3'), request(4, 'session/list', {})].join('\n')]);
+  const codes = failed.out.filter((m) => m.id !== undefined).map((m) => [m.id, m.error?.code ?? 'ok']);
+  assert.deepEqual(codes, [[1, -32602], [2, -32600], [3, 'ok'], [4, 'ok']]);
 });
 
 test('a line over the SDK\'s 32 MiB message limit stops the agent with the reason on stderr and exit status 1, not silently', async () => {
