@@ -120,13 +120,13 @@ export class SessionUpdates {
 
   /**
    * Where the catch-up after the daemon's `sentSeq` starts (troupe-meta.ts): before that seq's event,
-   * which its clients may have had in part, and before its content parts if it is a parted message.
+   * which its clients may have had in part, and before its content parts if it is a parted message (or tool call).
    * After it come what the old process logged and never sent, and what the open appended.
    */
   private async resendFrom(live: LiveSession, seq: number): Promise<number> {
     if (seq <= 1) return 0;
     const [e] = (await live.log.readAfter(seq - 1, { limit: 1 })).events;
-    const parts = e && (e.type === 'user_message' || e.type === 'steer_received') ? (e.parts ?? 0) : 0;
+    const parts = e && (e.type === 'user_message' || e.type === 'steer_received' || e.type === 'tool_call_started') ? (e.parts ?? 0) : 0;
     return Math.max(0, seq - 1 - parts);
   }
 

@@ -116,12 +116,14 @@ export class Conversation {
         this.added(JSON.stringify(event.part).length);
         break;
       }
-      case 'tool_call_started':
-        this.assistant(event.seq).toolCalls.push({ id: event.toolCallId, name: event.name, input: event.input });
+      case 'tool_call_started': {
+        const input = this.parts.inputOf(event);
+        this.assistant(event.seq).toolCalls.push({ id: event.toolCallId, name: event.name, input });
         this.toolCallIds.add(event.toolCallId);
-        this.added(event.name.length + JSON.stringify(event.input).length);
+        this.added(event.name.length + JSON.stringify(input).length);
         this.openTurn?.tools.set(event.toolCallId, event.status);
         break;
+      }
       case 'tool_call_updated':
         if (event.status) this.openTurn?.tools.set(event.toolCallId, event.status);
         if (event.output !== undefined && !this.finishedTools.has(event.toolCallId)) this.toolResult(event);

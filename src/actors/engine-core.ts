@@ -60,6 +60,7 @@ export interface Workspace {
 }
 
 export type MessageInput = Extract<AgentEventInput, { type: 'user_message' | 'steer_received' }>;
+export type ToolCallInput = Extract<AgentEventInput, { type: 'tool_call_started' }>;
 
 /**
  * The most a part's `data` may take, as a JSON string in bytes: the log's limit less the part's
@@ -107,6 +108,20 @@ export class EngineCore {
    * message with its content whole either way.
    */
   emitMessage(input: MessageInput): AgentEvent {
+    return this.emitParted(input, 'content', []);
+  }
+
+  /**
+   * Emits a tool call the model asked for. An input too large for one event (a model writing a
+   * large file) goes first in `content_part` events, as a large prompt's content does: before, the
+   * append failed the whole turn with `event_too_large`, the call neither run nor answered.
+   */
+  emitToolCall(input: ToolCallInput): AgentEvent {
+    return this.emitParted(input, 'input', {});
+  }
+
+  /** `input`, or its `field` in parts and the event with `empty` and `parts` in its place (spec/event-log.md §5.1). */
+  private emitParted<E extends MessageInput | ToolCallInput>(input: E, field: 'content' | 'input', empty: unknown): AgentEvent {
     try {
       return this.emit(input);
     } catch (err) {
@@ -114,10 +129,10 @@ export class EngineCore {
     }
     const { sessionId, turnId } = input;
     const partOf = partsId(input);
-    const slices = sliceText(JSON.stringify(input.content), partBudget(this.deps.log.maxEventBytes, { type: 'content_part', sessionId, turnId, partOf }));
+    const slices = sliceText(JSON.stringify((input as Record<string, unknown>)[field]), partBudget(this.deps.log.maxEventBytes, { type: 'content_part', sessionId, turnId, partOf }));
     slices.forEach((data, index) => this.emit({ type: 'content_part', sessionId, turnId, partOf, index, data }));
-    const { parts: _parts, ...logged } = this.deps.log.append({ ...input, content: [], parts: slices.length }) as EventOf<'user_message' | 'steer_received'>;
-    return this.publish({ ...logged, content: input.content } as AgentEvent);
+    const { parts: _parts, ...logged } = this.deps.log.append({ ...input, [field]: empty, parts: slices.length } as AgentEventInput) as EventOf<'user_message' | 'steer_received' | 'tool_call_started'>;
+    return this.publish({ ...logged, [field]: (input as Record<string, unknown>)[field] } as AgentEvent);
   }
 
   /** Throws what {@link emitMessage} would for `input`'s fields (content of any size is taken, in parts). */

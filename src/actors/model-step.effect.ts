@@ -158,7 +158,7 @@ function announceToolCalls(core: EngineCore, turnId: string, calls: ToolCallRequ
     } catch (err) {
       core.descriptions.set(call.id, err instanceof Error ? err : new Error(String(err)));
     }
-    core.emit({
+    core.emitToolCall({
       type: 'tool_call_started',
       sessionId: core.sessionId,
       turnId,

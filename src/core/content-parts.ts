@@ -1,19 +1,22 @@
 /**
  * A message whose content is larger than one event (a pasted screenshot: the log's events are at
- * most 1 MiB by default) is logged in parts (spec/event-log.md §5.1): the JSON text of its content
- * is cut into slices, each logged as a `content_part` event right before the message, and the
- * message itself has `content: []` and `parts` (how many). Readers of the log that need the content
- * (the conversation, a `session/load` replay) join the parts back with a {@link ContentJoiner}.
+ * most 1 MiB by default), or a tool call whose input is (a model writing a large file), is logged
+ * in parts (spec/event-log.md §5.1): the JSON text of its content (its input) is cut into slices,
+ * each logged as a `content_part` event right before it, and the event itself has `content: []`
+ * (`input: {}`) and `parts` (how many). Readers of the log that need the content (the conversation,
+ * a `session/load` replay) join the parts back with a {@link ContentJoiner}.
  */
 import type { AgentEvent, ContentBlock, EventOf } from './events.js';
 import { isHighSurrogate, isLowSurrogate } from './text-cut.js';
 
 /** A message that may have been logged in parts. */
 export type PartedMessage = EventOf<'user_message'> | EventOf<'steer_received'>;
+/** An event that may have been logged in parts: a message, or a tool call (its input). */
+export type PartedEvent = PartedMessage | EventOf<'tool_call_started'>;
 
-/** The id the parts of `m` name it by (`partOf`): a prompt's message id, a steer's id. */
-export const partsId = (m: Pick<PartedMessage, 'type'> & { messageId?: string; steerId?: string }): string =>
-  (m.type === 'user_message' ? m.messageId : m.steerId)!;
+/** The id the parts of `m` name it by (`partOf`): a prompt's message id, a steer's id, a tool call's id. */
+export const partsId = (m: Pick<PartedEvent, 'type'> & { messageId?: string; steerId?: string; toolCallId?: string }): string =>
+  (m.type === 'user_message' ? m.messageId : m.type === 'steer_received' ? m.steerId : m.toolCallId)!;
 
 /** Bytes of `s` as a JSON string in UTF-8, quotes included. */
 const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
@@ -59,19 +62,38 @@ export class ContentJoiner {
    * a cursor between them and their message) give a text block that says so.
    */
   contentOf(m: PartedMessage): ContentBlock[] {
-    const pending = this.pending;
-    this.pending = undefined;
+    const joined = this.joined(m);
     if (m.parts === undefined) return m.content;
-    const slices = pending?.id === partsId(m) ? pending.slices : [];
-    let whole = slices.length === m.parts;
-    for (let i = 0; whole && i < m.parts; i++) whole = typeof slices[i] === 'string';
-    if (!whole) return [{ type: 'text', text: `[content of ${m.parts} parts not available: seqs ${m.seq - m.parts} to ${m.seq - 1} were not read]` }];
-    return JSON.parse(slices.join('')) as ContentBlock[];
+    return (joined as ContentBlock[] | undefined) ?? [{ type: 'text', text: missing(m, m.parts) }];
   }
 
-  /** `e` with its content joined if it is a parted message; a `content_part` is taken and gives undefined. */
+  /** The input of tool call `e`: its own, or its parts joined (or, parts not read, an object that says so). */
+  inputOf(e: EventOf<'tool_call_started'>): Record<string, unknown> {
+    const joined = this.joined(e);
+    if (e.parts === undefined) return e.input;
+    return (joined as Record<string, unknown> | undefined) ?? { unavailable: missing(e, e.parts) };
+  }
+
+  /** The parsed JSON of `e`'s parts, if it has parts and they were all read; the pending parts are taken either way. */
+  private joined(e: PartedEvent): unknown {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (e.parts === undefined) return undefined;
+    const slices = pending?.id === partsId(e) ? pending.slices : [];
+    let whole = slices.length === e.parts;
+    for (let i = 0; whole && i < e.parts; i++) whole = typeof slices[i] === 'string';
+    return whole ? JSON.parse(slices.join('')) : undefined;
+  }
+
+  /** `e` with its content (input) joined if it is a parted event; a `content_part` is taken and gives undefined. */
   take(e: AgentEvent): AgentEvent | undefined {
     if (e.type === 'content_part') return void this.add(e);
+    if (e.type === 'tool_call_started') {
+      const input = this.inputOf(e);
+      if (e.parts === undefined) return e;
+      const { parts: _parts, ...rest } = e;
+      return { ...rest, input };
+    }
     if (e.type !== 'user_message' && e.type !== 'steer_received') return e;
     const content = this.contentOf(e);
     if (e.parts === undefined) return e;
@@ -79,3 +101,7 @@ export class ContentJoiner {
     return { ...rest, content } as AgentEvent;
   }
 }
+
+/** What stands for content whose parts were not all read. */
+const missing = (e: PartedEvent, parts: number) =>
+  `[${e.type === 'tool_call_started' ? 'input' : 'content'} of ${parts} parts not available: seqs ${e.seq - parts} to ${e.seq - 1} were not read]`;

@@ -88,8 +88,9 @@ export const AgentEvent = z.discriminatedUnion('type', [
     additionalDirectories: z.array(z.string()).optional(),
   }),
   /**
-   * A slice of the JSON text of a message's content too large for one event, logged right before
-   * the message (spec/event-log.md §5.1). `partOf` is the message's `messageId` or `steerId`.
+   * A slice of the JSON text of a message's content (or of a tool call's input) too large for one
+   * event, logged right before the message (spec/event-log.md §5.1). `partOf` is the message's
+   * `messageId` or `steerId`, or the call's `toolCallId`.
    */
   z.object({ ...inTurn, type: z.literal('content_part'), partOf: id, index: nonNegInt, data: z.string() }),
   /** `parts`: the content is in that many `content_part` events before this one, and `content` is empty. */
@@ -120,6 +121,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
     status: ToolStatus,
     input: z.record(z.string(), z.unknown()),
     locations: z.array(ToolLocation),
+    /** `parts`: the input is in that many `content_part` events before this one, and `input` is `{}`. */
+    parts: z.number().int().positive().optional(),
   }),
   z.object({
     ...inTurn,

@@ -265,6 +265,10 @@ export class ReplayFold {
       case 'steer_rejected':
         // Emitted by the machines' own actions, not by an effect: nothing has to finish first.
         break;
+      case 'content_part':
+        // A slice of the event that follows (a large prompt, steer or tool call input): that event
+        // says what finished. (Taken as an effect's, a steer's parts during a tool's run ended the run.)
+        break;
       case 'session_closed':
         if (this.actor?.getSnapshot().status === 'active') this.actor.send({ type: 'CLOSE' });
         break;

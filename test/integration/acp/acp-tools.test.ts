@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
+import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
 const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 const call = (name: string, input: Record<string, unknown>) => ({ tool_call: { name, input } });
@@ -177,4 +178,47 @@ test('update_plan reaches the client as a plan update', async (t) => {
   assert.deepEqual(c.updatesFor(sessionId, 'plan').map((u) => u.entries), [entries]);
   assert.equal(c.updatesFor(sessionId, 'tool_call')[0].kind, 'think');
   assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a tool call whose input is over the log\'s 1 MiB event limit (a large write_file) runs, is logged in parts, and is whole on session/load and to the model', async (t) => {
+  const cwd = workspace();
+  // About 1.6 MB of JSON, with characters of two, three and four bytes (a pair) across the cuts.
+  const big = 'é€😀 a line of the generated file\n'.repeat(40_000);
+  const script = {
+    capabilities: { contextWindow: 4_000_000 },
+    replies: [{ when: 'write the data', items: [{ text: 'Writing.' }, call('write_file', { path: 'data.txt', content: big })] }, { when: 'how big', items: [{ text: 'Large.' }] }, [{ text: 'Written.' }]],
+  };
+  const c = AcpChild.start({ script });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(cwd);
+  // Before: the tool call's append failed the turn (event_too_large), the call neither run nor answered.
+  assert.equal((await c.prompt(sessionId, 'write the data')).stopReason, 'end_turn');
+  assert.equal(readFileSync(join(cwd, 'data.txt'), 'utf8'), big, 'written whole');
+  const live = c.updatesFor(sessionId, 'tool_call');
+  assert.equal(live[0]?.rawInput.content, big, 'the client is shown the input whole');
+  assert.equal((c.permissions[0]?.toolCall.content?.[0] as { newText?: string } | undefined)?.newText, big, 'and asked with the whole diff');
+  assert.equal(c.updatesFor(sessionId, 'tool_call_update').at(-1)?.status, 'completed');
+  assert.equal((await c.prompt(sessionId, 'how big')).stopReason, 'end_turn', 'the session goes on');
+  assert.equal(await c.close(), 0);
+
+  const logged = await FileEventLog.open(sessionLogPath(sessionsDir(c.home), sessionId), { readOnly: true });
+  t.after(() => logged.close());
+  const events = (await logged.readAfter(0, { limit: 1000 })).events;
+  const started = events.find((e) => e.type === 'tool_call_started') as { seq: number; input: object; parts?: number };
+  assert.ok(started.parts! > 1, 'logged in parts');
+  assert.deepEqual(started.input, {});
+  assert.deepEqual(events.slice(started.seq - 1 - started.parts!, started.seq - 1).map((e) => e.type), Array(started.parts).fill('content_part'));
+
+  // Another process: the replay shows the call whole, and the model is sent it whole (the scripted
+  // model's usage estimate is the request's characters / 4).
+  const second = AcpChild.start({ script, home: c.home });
+  t.after(() => second.close());
+  await second.initialize();
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal(second.updatesFor(sessionId, 'tool_call')[0]?.rawInput.content, big);
+  assert.equal((await second.prompt(sessionId, 'how big')).stopReason, 'end_turn');
+  const used = second.updatesFor(sessionId, 'usage_update').at(-1)?.used;
+  assert.ok(used > big.length / 4, `the model was sent the call's input (${used} tokens used)`);
+  assert.deepEqual([...c.schemaErrors, ...second.schemaErrors], []);
 });

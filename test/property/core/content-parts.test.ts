@@ -76,6 +76,42 @@ test('a message of any size is logged within the event limit and read back exact
   assert.ok(parted > runs / 3 && parted < runs, `${parted} of ${runs} runs logged their message in parts`);
 });
 
+test('tool calls with inputs of any size, several in a step, are logged within the event limit and read back exactly', async () => {
+  let parted = 0;
+  let runs = 0;
+  const input = fc.dictionary(fc.constantFrom('path', 'content', 'old_string', 'new_string'), fc.oneof(text, fc.integer(), fc.array(text, { maxLength: 3 })), { minKeys: 1, noNullPrototype: true });
+  await fc.assert(
+    fc.asyncProperty(fc.array(input, { minLength: 1, maxLength: 3 }), fc.integer({ min: 1024, max: 8192 }), async (inputs, maxEventBytes) => {
+      const sessionId = 'ses_parts';
+      const log = new MemoryEventLog({ sessionId, maxEventBytes });
+      const core = new EngineCore(sessionId, { log } as unknown as EngineDeps);
+      core.emit({ type: 'session_created', sessionId, cwd: '/w', additionalDirectories: [], model: 'scripted/replay', mode: 'default' });
+      core.emitMessage({ type: 'user_message', sessionId, turnId: 'turn_1', messageId: 'msg_1', content: [{ type: 'text', text: 'go' }] });
+      const calls = inputs.map((input, i) => ({ type: 'tool_call_started' as const, sessionId, turnId: 'turn_1', toolCallId: `call_${i}`, name: 'write_file', kind: 'edit' as const, title: 'w', status: 'pending' as const, input, locations: [] }));
+      const emitted = calls.map((call) => core.emitToolCall(call));
+      const events = (await log.readAfter(0, { limit: 100_000 })).events;
+      for (const e of events) assert.ok(Buffer.byteLength(JSON.stringify(e)) <= maxEventBytes, `event ${e.seq} fits`);
+      assert.deepEqual(emitted.map((e) => (e as { input: object }).input), inputs, 'the live side gets each input whole');
+      assert.ok(emitted.every((e) => !('parts' in e)));
+      const logged = events.filter((e) => e.type === 'tool_call_started') as (AgentEvent & { parts?: number; input: object })[];
+      runs++;
+      if (logged.some((e) => e.parts !== undefined)) parted++;
+      for (const e of logged) if (e.parts !== undefined) assert.deepEqual(e.input, {});
+      const joiner = new ContentJoiner();
+      const joined = events.map((e) => joiner.take(e)).filter((e) => e?.type === 'tool_call_started');
+      assert.deepEqual(joined.map((e) => (e as { input: object }).input), inputs);
+      assert.ok(joined.every((e) => !('parts' in e!)));
+      const folded = new Conversation();
+      for (const e of events) folded.apply(e);
+      // (Followed by the calls' results, which the conversation makes up for calls that never ran.)
+      const assistant = folded.messages().find((m) => m.role === 'assistant') as { toolCalls: { input: object }[] };
+      assert.deepEqual(assistant.toolCalls.map((c) => c.input), inputs);
+    }),
+    { seed, numRuns: fcRuns(100) },
+  );
+  assert.ok(parted > runs / 4 && parted < runs, `${parted} of ${runs} runs logged a tool call in parts`);
+});
+
 test('slices stay within their budget, never cut a surrogate pair, and join back to the text', () => {
   // Lone surrogates too: the slicer must take any string.
   const anyText = fc.string({ unit: fc.oneof(fc.constantFrom('a', '"', '\u0000', '😀', '\ud800', '\udc00', 'ü'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 3000, size: 'xlarge' });

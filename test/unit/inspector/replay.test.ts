@@ -38,6 +38,16 @@ test('a denied permission, two tools in one step, and a steer applied at the bou
   assert.deepEqual(replayed(r.h), live);
 });
 
+test('a tool call whose input is logged in parts (over the 1 MiB event limit), asked and granted: replay equals live', async () => {
+  const big = { tool_call: { name: 'write_file', input: { path: 'big.txt', content: 'x'.repeat(1_200_000) } } };
+  const r = await recorded([[{ text: 'Writing.' }, big], [{ text: 'Done.' }]], { mode: 'default' });
+  r.h.asker['answers'].push('allow_once');
+  assert.equal((await r.h.engine.prompt(text('write it')).result).stopReason, 'end_turn');
+  const live = await r.finish();
+  assert.ok(r.h.ofType('content_part').length > 1, 'the input was logged in parts');
+  assert.deepEqual(replayed(r.h), live);
+});
+
 test('cancels: while streaming, while a permission is open, while a tool runs', async () => {
   const r = await recorded(
     [
