@@ -16,6 +16,7 @@ import { createAgentApp } from './agent.app.js';
 import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
 import { initializeFirst } from './initialize-first.js';
+import { boundedLines, MAX_LINE_BYTES } from './oversized-lines.js';
 import { POOL_INITIALIZE_ID } from '../wire/control-messages.js';
 
 /** `startup`: how the process was started (bin/troupe.js, src/acp/agent-script.ts), logged at debug. */
@@ -69,7 +70,10 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
     ));
   const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel) });
   // The SDK parses stdin; what it answers itself (a line that is not JSON-RPC) goes out through `out`.
-  const stdio = acp.ndJsonStream(out.bytes, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  // A line over the message limit never reaches it (it would end the connection): it is answered
+  // and the agent reads on (oversized-lines.ts). The SDK's own limit is a byte above, for a CRLF.
+  const input = boundedLines(Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>, { answer: out.lines, warn: (message, fields) => logger.warn(message, fields) });
+  const stdio = acp.ndJsonStream(out.bytes, input, { maxMessageBytes: MAX_LINE_BYTES + 1 });
   if (channel) {
     // A daemon's child waits in the warm pool before anyone asks it anything: load everything now,
     // then, if still nobody has asked anything, run the session/new and prompt path on a throwaway
@@ -118,9 +122,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
     process.stdin.destroy();
   });
   await Promise.race([connection.closed.catch(() => undefined), outputGone]);
-  // stdin's end closes the connection with the SDK's own reason; anything else broke it (e.g. a line
-  // over the SDK's 32 MiB message limit errors the stream): say so, since the editor only sees the
-  // agent go away.
+  // stdin's end closes the connection with the SDK's own reason; anything else broke it (a read error
+  // of stdin): say so, since the editor only sees the agent go away.
   const reason = connection.signal.reason as unknown;
   const failed = reason !== undefined && !(reason instanceof Error && reason.message === 'ACP connection closed');
   if (failed) logger.error('the ACP connection failed; the agent stops', { error: reason instanceof Error ? reason.message : String(reason) });

@@ -104,22 +104,35 @@ test('requests written right behind initialize, before its answer, are served af
   assert.deepEqual(codes, [[1, -32602], [2, -32600], [3, 'ok'], [4, 'ok']]);
 });
 
-test('a line over the SDK\'s 32 MiB message limit stops the agent with the reason on stderr and exit status 1, not silently', async () => {
+test('a line over the 32 MiB message limit is answered payload_too_large with its id, and the agent reads on', async () => {
   const home = mkdtempSync(join(tmpdir(), 'troupe-home-'));
   const proc = spawn(process.execPath, [BIN, 'acp'], { env: { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home } });
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (d) => (stdout += d));
   proc.stderr.on('data', (d) => (stderr += d));
-  proc.stdin.on('error', () => undefined); // the agent may stop reading before the line ends
-  const exited = new Promise<number | null>((resolve) => proc.on('close', resolve));
+  let closed = false;
+  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => ((closed = true), resolve(code))));
+  proc.stdin.on('error', () => undefined); // (an agent that stops reading mid-line: not this test's error)
   proc.stdin.write(init + '\n');
-  while (!stdout.includes('"id":1')) await new Promise((r) => setTimeout(r, 5));
-  const big = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: { cursor: 'x'.repeat(33 * 1024 * 1024) } });
-  proc.stdin.write(big + '\n');
-  assert.equal(await exited, 1);
-  assert.match(stderr, /the ACP connection failed.*exceeds the configured 33554432 byte limit/);
-  assert.ok(stdout.split('\n').filter(Boolean).every((l) => JSON.parse(l).jsonrpc === '2.0'), 'stdout stays JSON-RPC only');
+  // Before: the SDK errored the connection on such a line, and the agent stopped (exit 1) with every
+  // session of the editor. A request's start names it; a notification's is answered with id null.
+  const huge = 'x'.repeat(33 * 1024 * 1024);
+  proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: { cursor: huge } }) + '\n');
+  proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: huge } }) + '\n');
+  proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/list', params: {} }) + '\n');
+  while (!stdout.includes('"id":3') && !closed) await new Promise((r) => setTimeout(r, 5));
+  proc.stdin.end();
+  assert.equal(await exited, 0, stderr);
+  const out = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.deepEqual(out.map((m) => [m.id, m.error?.code ?? 'ok', m.error?.data?.code]), [
+    [1, 'ok', undefined],
+    [2, -32055, 'payload_too_large'],
+    [null, -32055, 'payload_too_large'],
+    [3, 'ok', undefined],
+  ]);
+  assert.match(out[1].error.message, /session\/list request was \d+ bytes, over the limit of 33554432 bytes/);
+  assert.match(stderr, /a message over the size limit was not read/);
 });
 
 /** A `troupe acp` whose TROUPE_HOME it cannot use (`given`, else a file), initialized, and a workspace. */

@@ -222,3 +222,20 @@ test('a tool call whose input is over the log\'s 1 MiB event limit (a large writ
   assert.ok(used > big.length / 4, `the model was sent the call's input (${used} tokens used)`);
   assert.deepEqual([...c.schemaErrors, ...second.schemaErrors], []);
 });
+
+test('an editor that answers a file read with more than the 32 MiB message limit: the read fails with payload_too_large, the turn and the agent go on', async (t) => {
+  const cwd = workspace();
+  writeFileSync(join(cwd, 'huge.txt'), 'small on disk\n');
+  const c = AcpChild.start({ script: { replies: [[call('read_file', { path: 'huge.txt' })], [{ text: 'That file is too large.' }], [{ text: 'still here' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true, writeTextFile: true } });
+  const sessionId = await c.newSession(cwd);
+  c.buffers.set(join(cwd, 'huge.txt'), 'y'.repeat(33 * 1024 * 1024));
+  // Before: the answer's line ended the connection, and the agent stopped with every session.
+  assert.equal((await c.prompt(sessionId, 'read it')).stopReason, 'end_turn');
+  const failed = c.updatesFor(sessionId, 'tool_call_update').find((u) => u.status === 'failed');
+  assert.match(JSON.stringify(failed?.content), /over the limit of 33554432 bytes/, JSON.stringify(failed));
+  assert.equal((await c.prompt(sessionId, 'again')).stopReason, 'end_turn');
+  assert.match(c.stderr, /a message over the size limit was not read/);
+  assert.deepEqual(c.schemaErrors, []);
+});
