@@ -239,3 +239,24 @@ test('an editor that answers a file read with more than the 32 MiB message limit
   assert.match(c.stderr, /a message over the size limit was not read/);
   assert.deepEqual(c.schemaErrors, []);
 });
+
+test('a client that offers reads only, and no terminal: reads go through it, writes and commands stay on this machine', async (t) => {
+  const cwd = workspace();
+  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
+  const c = AcpChild.start({
+    script: { replies: [[call('read_file', { path: 'a.txt' }), call('write_file', { path: 'b.txt', content: 'new\n' }), call('run_command', { command: 'cat b.txt' })], [{ text: 'done' }]] },
+  });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true, writeTextFile: false }, terminal: false });
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  c.buffers.set(join(cwd, 'a.txt'), 'unsaved editor text\n');
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  assert.deepEqual(c.fsCalls.map((f) => f.method), ['read'], 'no fs/write_text_file: the client did not offer it');
+  assert.deepEqual(c.terminalCalls, [], 'no terminal/*: the client did not offer terminals');
+  assert.equal(readFileSync(join(cwd, 'b.txt'), 'utf8'), 'new\n');
+  const outputs = c.updatesFor(sessionId, 'tool_call_update').map((u) => u.rawOutput?.output ?? '').join('\n');
+  assert.match(outputs, /unsaved editor text/);
+  assert.match(outputs, /new/);
+  assert.deepEqual(c.schemaErrors, []);
+});
