@@ -143,6 +143,13 @@ export async function fileSize(target: GuardedPath, shown: string): Promise<numb
   return info.size;
 }
 
+/**
+ * The longest path a tool takes (Linux's PATH_MAX). Longer is never a real file, and a runaway one
+ * (a model repeating itself) was shown whole in the call's title and locations: past the log's
+ * 1 MiB event limit that failed the turn (event_too_large) instead of the call, which the model reads.
+ */
+export const MAX_PATH_LENGTH = 4096;
+
 /** A successful text result. No `content`: the client is shown the output (the port's default). */
 export function textResult(output: string, extra: Partial<ToolResult> = {}): ToolResult {
   return { output, isError: false, ...extra };

@@ -10,6 +10,8 @@ interface UpdatePlanInput {
 }
 
 const MAX_ENTRIES = 50;
+/** A step is a line or two: the whole plan (every entry) is one event of the log, at most 1 MiB. */
+const MAX_ENTRY_LENGTH = 2000;
 
 export function updatePlanTool(): ToolDefinition {
   return defineTool<UpdatePlanInput>({
@@ -27,7 +29,7 @@ export function updatePlanTool(): ToolDefinition {
           items: {
             type: 'object',
             properties: {
-              content: { type: 'string', minLength: 1, description: 'What this step does.' },
+              content: { type: 'string', minLength: 1, maxLength: MAX_ENTRY_LENGTH, description: 'What this step does.' },
               priority: { type: 'string', enum: ['high', 'medium', 'low'] },
               status: { type: 'string', enum: ['pending', 'in_progress', 'completed'] },
             },

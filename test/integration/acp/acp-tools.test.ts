@@ -260,3 +260,27 @@ test('a client that offers reads only, and no terminal: reads go through it, wri
   assert.match(outputs, /new/);
   assert.deepEqual(c.schemaErrors, []);
 });
+
+test('a runaway path or plan step (a model repeating itself past 1 MiB) fails its call with invalid_params, which the model reads; the turn goes on', async (t) => {
+  const cwd = workspace();
+  const runaway = 'a'.repeat(1_200_000);
+  const c = AcpChild.start({
+    script: {
+      replies: [
+        [call('write_file', { path: runaway, content: 'x' }), call('update_plan', { entries: [{ content: runaway, priority: 'high', status: 'pending' }] })],
+        [{ text: 'I will use shorter arguments.' }],
+      ],
+    },
+  });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  // Before: the call's title and locations held the path whole, the log refused its event, and the
+  // turn failed event_too_large without the model ever reading what was wrong.
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  const outputs = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.status === 'failed').map((u) => u.rawOutput?.output);
+  assert.deepEqual(outputs, ['Invalid input for write_file: "path" must have at most 4096 characters.', 'Invalid input for update_plan: "entries[0].content" must have at most 2000 characters.']);
+  assert.deepEqual(c.updatesFor(sessionId, 'plan'), []);
+  assert.deepEqual(c.schemaErrors, []);
+});
