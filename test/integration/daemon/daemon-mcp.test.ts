@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { childPidsOf, Daemon, daemonWithSession, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 import { startSseMcp } from '../../support/mcp-test-tools.js';
@@ -77,6 +78,30 @@ test('another client resuming the session without naming servers (the CLI) leave
   assert.equal(await serverPid(), before, 'and serves the session as before');
 });
 
+test('a child stopped idle while its client stays attached starts the session\'s MCP servers again for the next prompt', async (t) => {
+  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'woken' }] }];
+  const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
+  const serverEnv = async () => {
+    assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+    assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
+    return JSON.parse(done.rawOutput.output) as { MCP_TEST_VAR: string | null; pid: number };
+  };
+  const first = await serverEnv();
+  // The client stays attached: the daemon keeps the session and only its process stops.
+  await waitFor('the child stopped idle', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.state === 'idleStopped');
+  await waitFor('its MCP server stopped with it', () => !processAlive(first.pid));
+  const second = await serverEnv();
+  assert.equal(second.MCP_TEST_VAR, 'woken', 'the server the client named serves the session again');
+  assert.notEqual(second.pid, first.pid);
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.wakes, 1, 'woken, not restarted');
+});
+
 test('a session released at rest keeps its MCP servers for a client that resumes it without naming them; servers slower to start than the idle stop hold it off', async (t) => {
   const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
   t.after(() => d.stop());
@@ -99,6 +124,45 @@ test('a session released at rest keeps its MCP servers for a client that resumes
   const done = back.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
   assert.equal(JSON.parse(done.rawOutput.output).MCP_TEST_VAR, 'kept', 'the server the first client named serves the session again');
+});
+
+test('a restarted daemon has forgotten the servers (no file of its home holds their env) until a client\'s session/load names them again', async (t) => {
+  const secret = `secret-${process.pid}-${Date.now()}`;
+  const first = await Daemon.start({ script });
+  t.after(() => first.stop());
+  const c1 = first.connect('http');
+  await c1.init();
+  const cwd = tempDir();
+  const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'named' }, { name: 'MCP_TEST_TOKEN', value: secret }] }];
+  const sessionId = ((await c1.agent.request('session/new', { cwd, mcpServers })) as { sessionId: string }).sessionId;
+  assert.equal((await c1.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+  assert.equal(JSON.parse(c1.updatesFor(sessionId, 'tool_call_update').at(-1).rawOutput.output).MCP_TEST_VAR, 'named');
+  c1.close();
+  await first.stop();
+  // The servers' env (and an http server's headers) may be credentials: kept in memory only. (The
+  // env tool's output shows MCP_TEST_VAR, which the log keeps as the model saw it; never the token.)
+  const holding = readdirSync(first.home, { recursive: true, encoding: 'utf8' }).filter((f) => {
+    const path = join(first.home, f);
+    return statSync(path).isFile() && readFileSync(path).includes(secret);
+  });
+  assert.deepEqual(holding, [], 'no file of $TROUPE_HOME holds a server\'s env');
+  const d = await Daemon.start({ script, home: first.home });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const envCall = async () => {
+    assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+    return c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  };
+  await c.agent.request('session/resume', { sessionId, cwd });
+  const forgotten = await envCall();
+  assert.equal(forgotten.status, 'failed', 'resumed without naming them, the session has no server');
+  assert.match(JSON.stringify(forgotten.rawOutput), /unknown_tool|There is no tool named/);
+  await c.agent.request('session/load', { sessionId, cwd, mcpServers });
+  const named = await envCall();
+  assert.equal(named.status, 'completed', JSON.stringify(named.rawOutput));
+  assert.equal(JSON.parse(named.rawOutput.output).MCP_TEST_VAR, 'named', 'the servers a session/load names serve it');
 });
 
 test('a fork made through the daemon gets a child of its own, with the servers it named; the source child lets go of its copy', async (t) => {
