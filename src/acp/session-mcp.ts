@@ -10,6 +10,7 @@ import { VERSION } from '../core/version.js';
 import { DEFAULT_LIMITS, type ExtraTools, type McpServerConfig } from '../tools/index.js';
 import type { McpCommand } from '../tools/mcp/mcp-prompts.js';
 import type { McpTools } from '../tools/mcp/mcp-tools.js';
+import { mcpLimitsFromEnv } from './mcp-limits.js';
 
 interface Slot {
   sessionId: string;
@@ -27,15 +28,6 @@ interface Slot {
   starting?: AbortController;
 }
 
-/** How long a server may take to start and list its tools (TROUPE_MCP_START_TIMEOUT_MS). */
-const DEFAULT_START_TIMEOUT_MS = 20_000;
-/**
- * How long one tool call may take in all, progress or not (TROUPE_MCP_CALL_MAX_MS): generous, an
- * hour, for work that reports progress as it goes, yet a bound for a server that reports progress
- * for ever (a person can cancel such a call; `troupe run` and a daemon's unattended session cannot).
- */
-const DEFAULT_CALL_MAX_TOTAL_MS = 3_600_000;
-
 export class SessionMcp {
   private readonly slots = new Map<string, Slot>();
   private readonly startTimeoutMs: number;
@@ -50,12 +42,7 @@ export class SessionMcp {
     env: NodeJS.ProcessEnv,
     private readonly commandsChanged: (sessionId: string) => void = () => undefined,
   ) {
-    const ms = (name: string, otherwise: number) => {
-      const n = Number(env[name]);
-      return Number.isInteger(n) && n > 0 ? n : otherwise;
-    };
-    this.startTimeoutMs = ms('TROUPE_MCP_START_TIMEOUT_MS', DEFAULT_START_TIMEOUT_MS);
-    this.callMaxTotalMs = ms('TROUPE_MCP_CALL_MAX_MS', DEFAULT_CALL_MAX_TOTAL_MS);
+    ({ startTimeoutMs: this.startTimeoutMs, callMaxTotalMs: this.callMaxTotalMs } = mcpLimitsFromEnv(env, logger));
   }
 
   /**

@@ -232,6 +232,25 @@ test('session/close cancels a prompt still waiting for its session to open, as s
   await promptWaitingForItsSession(t, (c, sessionId) => c.agent.request('session/close', { sessionId }));
 });
 
+test('MCP times past what a timer can wait (9999999999 ms) are the longest wait, not 1 ms: servers start and calls finish; a bad value is the default, said on stderr', async (t) => {
+  const cases: [string, string, RegExp][] = [
+    ['TROUPE_MCP_START_TIMEOUT_MS', '9999999999', /TROUPE_MCP_START_TIMEOUT_MS is more than the longest time troupe waits; using that/],
+    ['TROUPE_MCP_CALL_MAX_MS', '9999999999', /TROUPE_MCP_CALL_MAX_MS is more than the longest time troupe waits; using that/],
+    ['TROUPE_MCP_CALL_MAX_MS', '-1', /TROUPE_MCP_CALL_MAX_MS is not a whole number of milliseconds of 1 or more; using the default/],
+  ];
+  for (const [name, value, said] of cases) {
+    const env = { [name]: value };
+    const c = AcpChild.start({ env, script: { replies: [[call('mcp__test__count', { n: 2, delayMs: 50 })], [{ text: 'counted' }]] } });
+    t.after(() => c.close());
+    await c.initialize();
+    const sessionId = ((await c.agent.request('session/new', { cwd: workspace(), mcpServers: [mcpServer()] })) as { sessionId: string }).sessionId;
+    const { done } = await toolTurn(c, sessionId, 'count');
+    assert.deepEqual([done.status, done.rawOutput?.output], ['completed', 'counted 2'], `${JSON.stringify(env)}: ${JSON.stringify(done.rawOutput)}`);
+    assert.match(c.stderr, said);
+    await c.close();
+  }
+});
+
 /** stdin ends while the session's one MCP server (`server`, which writes its pid to `pidFile`) starts. */
 async function stdinEndWhileServerStarts(t: { after(fn: () => unknown): void }, cwd: string, pidFile: string, server: acp.McpServerStdio): Promise<void> {
   // A start timeout far longer than close() waits.

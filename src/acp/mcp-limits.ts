@@ -1,0 +1,55 @@
+/**
+ * The times an operator may give a session's MCP servers through the environment (spec/tools.md §7):
+ * TROUPE_MCP_START_TIMEOUT_MS and TROUPE_MCP_CALL_MAX_MS. Both become timers, which is why a value
+ * is read strictly: Node runs a timer of more than 2^31-1 ms after 1 ms (TimeoutOverflowWarning),
+ * so until 2026-12-07 a "practically no bound" such as 9999999999 made every MCP call end
+ * `tool_timeout` at once (and every server start fail), and 0, a negative number or a typo fell
+ * back to the default without a word.
+ */
+import type { Logger } from '../core/ports.js';
+
+/** How long a server may take to start and list its tools (TROUPE_MCP_START_TIMEOUT_MS). */
+export const DEFAULT_START_TIMEOUT_MS = 20_000;
+/**
+ * How long one tool call may take in all, progress or not (TROUPE_MCP_CALL_MAX_MS): generous, an
+ * hour, for work that reports progress as it goes, yet a bound for a server that reports progress
+ * for ever (a person can cancel such a call; `troupe run` and a daemon's unattended session cannot).
+ */
+export const DEFAULT_CALL_MAX_TOTAL_MS = 3_600_000;
+/** The longest a Node timer waits (about 24.8 days): a larger value is taken as this. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+export interface McpLimits {
+  startTimeoutMs: number;
+  callMaxTotalMs: number;
+}
+
+/**
+ * One variable's milliseconds: unset or empty, the default; a whole number of 1 or more (spaces
+ * around it allowed), that number, at most MAX_TIMER_MS (a larger one is that, with a warning);
+ * anything else (0, negative, fractional, not a number) the default, with a warning naming the
+ * variable and what it held.
+ */
+export function msFromEnv(env: NodeJS.ProcessEnv, name: string, otherwise: number, logger: Logger): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return otherwise;
+  const text = raw.trim();
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1)) {
+    logger.warn(`${name} is not a whole number of milliseconds of 1 or more; using the default`, { value: raw, defaultMs: otherwise });
+    return otherwise;
+  }
+  if (n > MAX_TIMER_MS) {
+    logger.warn(`${name} is more than the longest time troupe waits; using that`, { value: raw, usedMs: MAX_TIMER_MS });
+    return MAX_TIMER_MS;
+  }
+  return n;
+}
+
+/** The MCP times of this process, from its environment (warnings to `logger`). */
+export function mcpLimitsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): McpLimits {
+  return {
+    startTimeoutMs: msFromEnv(env, 'TROUPE_MCP_START_TIMEOUT_MS', DEFAULT_START_TIMEOUT_MS, logger),
+    callMaxTotalMs: msFromEnv(env, 'TROUPE_MCP_CALL_MAX_MS', DEFAULT_CALL_MAX_TOTAL_MS, logger),
+  };
+}
