@@ -24,6 +24,7 @@ import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, To
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
 import { isOverlongMessage, OVERLONG, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
+import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
 import { allPages } from './mcp-pages.js';
 import { commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
@@ -234,6 +235,14 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     if (!entry) throw new TroupeError('unknown_tool', `There is no tool named "${call.name}".`, { tool: call.name });
     return entry;
   };
+  // The entry of a call whose input fits its tool's schema, as far as mcp-input-check.ts can tell:
+  // describe checks it before the call is shown or asked for, run again (the list may have changed).
+  const admit = (call: ToolCallRequest): Entry => {
+    const entry = entryOf(call);
+    const problem = inputProblem(entry.tool.inputSchema, call.input);
+    if (problem) throw new TroupeError('invalid_params', `Invalid input for ${call.name}: ${problem}`, { tool: call.name });
+    return entry;
+  };
 
   return {
     servers: report,
@@ -250,14 +259,14 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
         const title = call.name === LIST_RESOURCES ? `List MCP resources${from}` : `Read ${typeof uri === 'string' ? uri : 'a resource'}${from}`;
         return { kind: 'read', title, locations: [], access: 'read' };
       }
-      const { server, tool } = entryOf(call);
+      const { server, tool } = admit(call);
       // The server's own hint decides: it runs the user's code already, with the user's rights.
       const readOnly = tool.annotations?.readOnlyHint === true;
       return { kind: readOnly ? 'read' : 'other', title: `${tool.title ?? tool.annotations?.title ?? tool.name} (${server.name})`, locations: [], access: readOnly ? 'read' : 'execute' };
     },
     async run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult> {
       if (isResourceTool(call.name)) return runResourceTool(call, ctx);
-      const { server, tool } = entryOf(call);
+      const { server, tool } = admit(call);
       if (server.gone) return { output: `${server.gone}; ${call.name} cannot run.`, isError: true, errorCode: 'tool_failed' };
       // Progress extends the wait for each next word from the server, never the call's whole time:
       // past callMaxTotalMs the call is cancelled (the server is told) and ends `tool_timeout`.

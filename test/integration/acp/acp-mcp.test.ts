@@ -47,6 +47,7 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
         [call('mcp__test__touch', { name: 'f.txt' })], [{ text: 'made' }],
         [call('mcp__test__env')], [{ text: 'seen' }],
         [call('mcp__web__echo', { text: 'over http' })], [{ text: 'web' }],
+        [call('mcp__test__touch', { name: 7 })], [{ text: 'refused' }],
       ],
     },
   });
@@ -86,6 +87,11 @@ test("a session's MCP servers: calls become tool calls, permission where not rea
   assert.equal((await c.prompt(sessionId, 'four')).stopReason, 'end_turn');
   assert.equal(c.updatesFor(sessionId, 'tool_call_update').at(-1).rawOutput.output, 'echo: over http');
   assert.ok(web.authorizations.includes('Bearer from-the-editor'));
+  // Input that does not fit the tool's schema fails invalid_params, saying why, and no one is asked.
+  assert.equal((await c.prompt(sessionId, 'five')).stopReason, 'end_turn');
+  const refused = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.deepEqual([refused.status, refused.rawOutput], ['failed', { output: 'Invalid input for mcp__test__touch: "name" must be a string.', errorCode: 'invalid_params' }]);
+  assert.equal(c.permissions.length, 1, 'only the valid touch was asked for');
   // The session's state tells what its servers came to.
   const state = (await c.agent.request('_troupe/session_state' as never, { sessionId } as never)) as { mcpServers: unknown[] };
   assert.deepEqual(state.mcpServers, [

@@ -54,10 +54,12 @@ test('the tools of a server are offered as mcp__<server>__<tool>, and called on 
   assert.equal(seen.ANTHROPIC_API_KEY, null);
   // Asked for the client's roots, it is told the session's directory.
   assert.deepEqual(seen.roots, [{ uri: pathToFileURL(cwd).href, name: basename(cwd) }]);
-  // Arguments the server refuses come back as a failed call the model can read.
-  const bad = await tools.run(call('mcp__test__echo', { text: 42 }), ctx());
-  assert.equal(bad.isError, true);
-  assert.match(bad.output, /text/);
+  // Arguments that do not fit the tool's input schema fail invalid_params, saying why, before the
+  // call is shown, asked for or sent (the server would have answered with an error of its own).
+  const invalid = (e: unknown) => isTroupeError(e, 'invalid_params') && e.message === 'Invalid input for mcp__test__echo: "text" must be a string.';
+  assert.throws(() => tools.describe(call('mcp__test__echo', { text: 42 })), invalid);
+  await assert.rejects(tools.run(call('mcp__test__echo', { text: 42 }), ctx()), invalid);
+  assert.throws(() => tools.describe(call('mcp__test__count', {})), (e) => isTroupeError(e, 'invalid_params') && /"n" is required/.test(e.message));
 
   // Cancel ends a call the server would otherwise never finish.
   const abort = new AbortController();
