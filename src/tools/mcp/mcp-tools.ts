@@ -362,9 +362,15 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
   return connected;
 }
 
-/** Why a request to a server failed: the SDK's error, or why the SDK stopped the server. */
+/**
+ * Why a request to a server failed: the SDK's error, or why the SDK stopped the server, or that it
+ * exited while the request waited (the SDK fails such a request "Connection closed", after its
+ * onclose has marked the server gone; until 2026-12-07 the model read just that).
+ */
 function failureOf(server: Connected, err: unknown): string {
-  return server.overlong ?? reasonOf(err);
+  if (server.overlong) return server.overlong;
+  if (server.gone && err instanceof McpError && err.code === (ErrorCode.ConnectionClosed as number)) return `it exited before it answered (${reasonOf(err)})`;
+  return reasonOf(err);
 }
 
 /**

@@ -83,7 +83,13 @@ test('a server that does not start is left out, the others serve; a server that 
   assert.ok(tools.has('mcp__ok__echo') && !tools.specs().some((s) => s.name.startsWith('mcp__broken__')));
 
   const { pid } = JSON.parse((await tools.run(call('mcp__ok__env'), ctx())).output) as { pid: number };
+  // A call waiting for it when it dies says so (killed once the server has reported its first progress).
+  let progressed!: () => void;
+  const running = new Promise<void>((resolve) => (progressed = resolve));
+  const waiting = tools.run(call('mcp__ok__count', { n: 100_000, delayMs: 10 }), { signal: new AbortController().signal, update: () => progressed() });
+  await running;
   process.kill(pid, 'SIGKILL');
+  assert.deepEqual(await waiting, { output: 'The MCP server ok failed the call: it exited before it answered (MCP error -32000: Connection closed)', isError: true, errorCode: 'tool_failed' });
   await waitFor('the killed server to exit', () => !processAlive(pid), 5_000);
   const after = await tools.run(call('mcp__ok__echo', { text: 'x' }), ctx());
   assert.equal(after.isError, true);
