@@ -128,7 +128,8 @@ test('a session released at rest keeps its MCP servers for a client that resumes
 
 test('a restarted daemon has forgotten the servers (no file of its home holds their env) until a client\'s session/load names them again', async (t) => {
   const secret = `secret-${process.pid}-${Date.now()}`;
-  const first = await Daemon.start({ script });
+  // At debug level, the most the daemon and its children write to $TROUPE_HOME.
+  const first = await Daemon.start({ script, env: { TROUPE_LOG: 'debug' } });
   t.after(() => first.stop());
   const c1 = first.connect('http');
   await c1.init();
@@ -146,6 +147,7 @@ test('a restarted daemon has forgotten the servers (no file of its home holds th
     return statSync(path).isFile() && readFileSync(path).includes(secret);
   });
   assert.deepEqual(holding, [], 'no file of $TROUPE_HOME holds a server\'s env');
+  assert.ok(first.stderr.length > 0 && !first.stderr.includes(secret), 'nor the daemon\'s log');
   const d = await Daemon.start({ script, home: first.home });
   t.after(() => d.stop());
   const c = d.connect('ws');
