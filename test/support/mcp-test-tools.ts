@@ -38,7 +38,9 @@ export function testMcpServer(): McpServer {
     const token = extra._meta?.progressToken;
     for (let i = 1; i <= n; i++) {
       await new Promise((resolve) => setTimeout(resolve, delayMs ?? 10));
-      if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: n, message: `step ${i}` } });
+      // MCP_TEST_PROGRESS_PAD: each progress message is that many characters longer.
+      const message = `step ${i}${'.'.repeat(Number(process.env.MCP_TEST_PROGRESS_PAD ?? 0))}`;
+      if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: n, message } });
     }
     return text(token === undefined ? `counted ${n}, asked for no progress` : `counted ${n}`);
   });

@@ -474,6 +474,12 @@ function textOf(result: CallToolResult): string {
 
 /** How often at most a call's progress is shown: each showing is an event in the session's log. */
 const PROGRESS_EVERY_MS = 500;
+/**
+ * The most characters of a progress message shown (the rest cut, with a note): each showing is an
+ * event in the log, and until 2026-12-07 a server's message went there whole, twice a second,
+ * however long (a server could grow a session's log by megabytes a second).
+ */
+const PROGRESS_MESSAGE_MAX = 1000;
 
 /** A call's progress notifications as its shown content (`Progress 2/5: message`), now and then. */
 function progressShown(ctx: ToolRunContext): (p: { progress: number; total?: number; message?: string }) => void {
@@ -482,7 +488,7 @@ function progressShown(ctx: ToolRunContext): (p: { progress: number; total?: num
     const now = performance.now();
     if (now - shownAt < PROGRESS_EVERY_MS) return;
     shownAt = now;
-    ctx.update([{ type: 'text', text: `Progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? `: ${p.message}` : ''}` }]);
+    ctx.update([{ type: 'text', text: `Progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? `: ${cut(p.message, PROGRESS_MESSAGE_MAX)}` : ''}` }]);
   };
 }
 

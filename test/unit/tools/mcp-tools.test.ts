@@ -319,6 +319,19 @@ test("a call's progress is shown as it comes (now and then), and each progress n
   assert.equal(slow.errorCode, 'tool_timeout');
 });
 
+test('a progress message is shown cut to 1000 characters, with a note: a server cannot fill the log with it', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const tools = await connectMcpTools([server('test', { MCP_TEST_PROGRESS_PAD: '3000000' })], options(cwd));
+  t.after(() => tools.close());
+  const shown: string[] = [];
+  // Three steps: the SDK may drop a progress notification read together with the call's result
+  // (it handles notifications a tick later than results), so the first is the one to look at.
+  const result = await tools.run(call('mcp__test__count', { n: 3 }), { signal: new AbortController().signal, update: (content) => shown.push(content.map((c) => (c.type === 'text' ? c.text : c.type)).join('')) });
+  assert.deepEqual(result, { output: 'counted 3', isError: false });
+  assert.equal(shown[0], `Progress 1/3: step 1${'.'.repeat(994)}\n[… ${3_000_006 - 1000} more characters cut]`);
+  assert.ok(shown.every((s) => s.length < 1100), JSON.stringify(shown.map((s) => s.length)));
+});
+
 test('a call has an overall limit: a server that keeps reporting progress is cancelled past it, tool_timeout', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   // Progress every 20 ms for 20 s; each wait is 30 s, the whole call 1 s.
