@@ -26,6 +26,7 @@ import type { McpServerConfig } from './mcp-servers.js';
 import { isOverlongMessage, OVERLONG, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
 import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
+import { cut, progressShown, textOf } from './mcp-results.js';
 import { allPages } from './mcp-pages.js';
 import { commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
 import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceSpecs, resourceText, serverOf } from './mcp-resources.js';
@@ -452,46 +453,4 @@ function uniqueName(base: string, taken: ReadonlyMap<string, unknown>): string {
 function describeTool(server: string, tool: Tool): string {
   const what = tool.description?.trim() || tool.title || tool.name;
   return `${what}\n(Tool "${tool.name}" of the MCP server "${server}".)`;
-}
-
-/** What the model reads of a result: its text, and a line for each part that is not text. */
-function textOf(result: CallToolResult): string {
-  const parts = (result.content ?? []).map((c) => {
-    switch (c.type) {
-      case 'text':
-        return c.text;
-      case 'resource':
-        return 'text' in c.resource && typeof c.resource.text === 'string' ? c.resource.text : `[binary resource ${c.resource.uri}]`;
-      case 'resource_link':
-        return `[resource ${c.uri}${c.name ? ` (${c.name})` : ''}]`;
-      default:
-        return `[${c.type} content, ${'mimeType' in c ? String(c.mimeType) : 'binary'}]`;
-    }
-  });
-  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
-  return parts.join('\n');
-}
-
-/** How often at most a call's progress is shown: each showing is an event in the session's log. */
-const PROGRESS_EVERY_MS = 500;
-/**
- * The most characters of a progress message shown (the rest cut, with a note): each showing is an
- * event in the log, and until 2026-12-07 a server's message went there whole, twice a second,
- * however long (a server could grow a session's log by megabytes a second).
- */
-const PROGRESS_MESSAGE_MAX = 1000;
-
-/** A call's progress notifications as its shown content (`Progress 2/5: message`), now and then. */
-function progressShown(ctx: ToolRunContext): (p: { progress: number; total?: number; message?: string }) => void {
-  let shownAt = -Infinity;
-  return (p) => {
-    const now = performance.now();
-    if (now - shownAt < PROGRESS_EVERY_MS) return;
-    shownAt = now;
-    ctx.update([{ type: 'text', text: `Progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? `: ${cut(p.message, PROGRESS_MESSAGE_MAX)}` : ''}` }]);
-  };
-}
-
-function cut(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}\n[… ${text.length - limit} more characters cut]`;
 }
