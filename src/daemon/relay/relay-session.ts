@@ -28,6 +28,8 @@ interface PendingRequest {
   at: number;
   /** session/fork: the MCP servers the fork named (the new session's). */
   forkServers?: unknown[];
+  /** session/new, load or resume naming MCP servers: the session's from its successful answer on. */
+  opensWith?: unknown[];
   /** session/prompt: the id its turn is to have (child-wire.ts tagged). */
   turnId?: string;
 }
@@ -165,8 +167,15 @@ export class RelaySession {
     this.lastForwarded = id;
     const method = String(msg.method);
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
-    this.pending.set(id, { conn, clientId: msg.id, answering, method, at: performance.now(), ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}) });
-    if (OPENING.has(method) && Array.isArray(named)) this.mcpServers = named;
+    this.pending.set(id, {
+      conn,
+      clientId: msg.id,
+      answering,
+      method,
+      at: performance.now(),
+      ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}),
+      ...(OPENING.has(method) && Array.isArray(named) ? { opensWith: named } : {}),
+    });
     const { turnId, ...tags } = tagged(method, msg.params, id, answering === undefined ? undefined : this.ctx.indexedSeq(answering));
     if (turnId) this.pending.get(id)!.turnId = turnId;
     const forChild = { ...msg, id, ...tags };
@@ -294,6 +303,11 @@ export class RelaySession {
     this.answered(p, msg.error === undefined);
     this.settled(p, id);
     if (p.method === 'session/resume' && msg.result) msg = { ...msg, result: this.catchUp.opened(msg.result) };
+    // The servers a child took are the session's, to resume a later child with; those it refused
+    // (a bad list: the session keeps what it had) are not. Until 2026-12-07 they were taken as the
+    // request went, and the next child's resume with them was refused in turn: a boot failure each
+    // time, and the session failed for good at its next wake or restart.
+    if (p.opensWith && msg.error === undefined) this.mcpServers = p.opensWith;
     if (p.method === 'session/new') {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sid === 'string') {

@@ -102,6 +102,26 @@ test('a child stopped idle while its client stays attached starts the session\'s
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.wakes, 1, 'woken, not restarted');
 });
 
+test('a request whose servers the child refuses changes nothing: a child started again later keeps the servers the session has', async (t) => {
+  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
+  t.after(() => d.stop());
+  const c = d.connect('ws');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const good = { name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'kept' }] };
+  const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: [good] })) as { sessionId: string }).sessionId;
+  // Two servers of one name: the child refuses the request, and the session keeps its server.
+  await assert.rejects(c.agent.request('session/resume', { sessionId, cwd, mcpServers: [good, good] }), (e: any) => e.code === -32602 && /two MCP servers are named "test"/.test(e.message));
+  await waitFor('the child stopped idle', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.state === 'idleStopped');
+  // The next prompt wakes a child, which resumes the session with the servers it has.
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
+  assert.equal(JSON.parse(done.rawOutput.output).MCP_TEST_VAR, 'kept');
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.status === 'failed', false);
+});
+
 test('a session released at rest keeps its MCP servers for a client that resumes it without naming them; servers slower to start than the idle stop hold it off', async (t) => {
   const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
   t.after(() => d.stop());
