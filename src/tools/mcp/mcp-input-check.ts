@@ -83,7 +83,8 @@ function check(schema: unknown, v: unknown, at: string, depth: number): string |
   if (types?.length && types.every((t) => typeof t === 'string' && JSON_TYPES.has(t)) && !types.some((t) => isType(t as string, v))) {
     return `${named(at)} must be ${types.map((t) => TYPE_WORDS[t as string]).join(' or ')}.`;
   }
-  if (Array.isArray(s.enum) && !s.enum.some((e) => same(e, v))) {
+  // An empty enum (which JSON Schema advises against) admits nothing to a validator; here, no check.
+  if (Array.isArray(s.enum) && s.enum.length > 0 && !s.enum.some((e) => same(e, v))) {
     const shown = JSON.stringify(s.enum);
     return `${named(at)} must be one of ${shown.length > 300 ? `${shown.slice(0, 300)}…` : shown}.`;
   }

@@ -83,6 +83,7 @@ test('what the checker does not understand passes: references, combinations, unk
     // Draft 4's boolean exclusiveMinimum modifies minimum; OpenAPI's nullable admits null.
     [object({ a: { type: 'number', minimum: 0, exclusiveMinimum: true } }), { a: 0 }],
     [object({ a: { type: 'string', nullable: true } }), { a: null }],
+    [object({ a: { enum: [] } }), { a: 1 }],
     // Bounds that are not counts (a schema JSON Schema does not allow) check nothing.
     [object({ a: { type: 'string', maxLength: -1 } }), { a: 'x' }],
   ];
