@@ -128,7 +128,8 @@ test('a tool MCP does not allow is left out of its server\'s list, and the serve
 test('a server that starts but never lists its tools is left out and stopped, its status failed with why; the others serve', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   const pidFile = join(cwd, 'silent.pid');
-  const tools = await connectMcpTools([server('silent', { MCP_TEST_SILENT_TOOLS: '1', MCP_TEST_PID_FILE: pidFile }), server('ok')], { ...options(cwd), connectTimeoutMs: 1000 });
+  // Long enough for the 'ok' server to start and list under a loaded test run (1 s was not, at load 9).
+  const tools = await connectMcpTools([server('silent', { MCP_TEST_SILENT_TOOLS: '1', MCP_TEST_PID_FILE: pidFile }), server('ok')], { ...options(cwd), connectTimeoutMs: 4000 });
   t.after(() => tools.close());
   assert.deepEqual(tools.servers.find((s) => s.name === 'ok'), { name: 'ok', tools: 6 });
   const silent = tools.servers.find((s) => s.name === 'silent');
