@@ -1,4 +1,11 @@
 /**
+ * What a request carries for each block of a user's content, decided once for every adapter: the
+ * text lines troupe writes for links and embedded text, and, for an image or a binary resource
+ * (a PDF, audio, a zip…), either its data or a short line saying what was left out and why.
+ */
+import type { ContentBlock } from './events.js';
+
+/**
  * A content block's media type as the vendors' APIs spell it: lower case, and `image/jpg` (what
  * pasteboards and some clients label a JPEG with) as `image/jpeg`, the only JPEG type any of them
  * accepts. Each provider then checks the result against the types its API takes.
@@ -20,19 +27,89 @@ export function omittedMedia(what: string, mimeType: string, reason: string): st
 export type MediaPlan = { type: string } | { line: string };
 
 /**
- * What becomes of an attachment of `mimeType` (described as `what`) in a request to a model.
- * `images`: the model's resolved `images` capability (the catalogue's, or a config override's);
- * `takes`: whether the vendor's API takes the canonical type, and `refused` why not.
- *
- * Every adapter decides here, so that all follow `images: false` alike. A prompt cannot give such a
- * model an image (the agent refuses it), but a session that switched to it carries the images of
- * its history, and a text-only model refuses every request with one. Until 2026-12-06 only the
- * OpenAI adapters followed it: an Anthropic or Gemini model configured without images (a text-only
- * model behind ANTHROPIC_BASE_URL, say) was sent them.
+ * The model as the plan sees it. `images`: the model's resolved `images` capability (the
+ * catalogue's, or a config override's), which troupe reads as "takes more than text": without it no
+ * image, PDF, audio or video goes, whatever the vendor's API takes; `takes`: whether the vendor's API
+ * takes the canonical type for such a model, and `refused` why not.
  */
-export function mediaPlan(mimeType: string, what: string, model: { images: boolean; takes: (type: string) => boolean; refused: string }): MediaPlan {
+export interface MediaModel {
+  images: boolean;
+  takes: (type: string) => boolean;
+  refused: string;
+}
+
+/** Why a model without `images` gets no attachment of any type. */
+export const TEXT_ONLY = { image: 'the model does not take images', other: 'the model takes text only' } as const;
+
+/**
+ * What becomes of an attachment of `mimeType` (described as `what`) in a request to a model.
+ *
+ * Every adapter decides here, so that all follow `images: false` alike, for every kind of attachment.
+ * A prompt cannot give such a model an image (the agent refuses it), but a session that switched to it
+ * carries the images of its history, and a text-only model refuses every request with one; PDFs and
+ * audio reach it in prompts as embedded resources. Until 2026-12-06 only the OpenAI adapters followed
+ * the capability for images, and the Google adapter sent PDFs, audio and video to any Gemini model,
+ * one configured `images: false` included (a text-only model behind its base URL, which refuses them).
+ */
+export function mediaPlan(mimeType: string | undefined, what: string, model: MediaModel): MediaPlan {
+  // A blob without a type: no vendor takes data it cannot name, and a guess could be a 400.
+  if (!mimeType) return { line: omittedMedia(what, 'unknown type', 'its type is not given') };
   const type = canonicalMediaType(mimeType);
-  if (!model.images && type.startsWith('image/')) return { line: omittedMedia(what, mimeType, 'the model does not take images') };
+  if (!model.images) return { line: omittedMedia(what, mimeType, type.startsWith('image/') ? TEXT_ONLY.image : TEXT_ONLY.other) };
   if (model.takes(type)) return { type };
   return { line: omittedMedia(what, mimeType, model.refused) };
+}
+
+/** A user content block as a request carries it: text, or an attachment's data under its canonical type. */
+export type ContentPlan = { kind: 'text'; text: string } | { kind: 'media'; type: string; data: string; uri?: string };
+
+/**
+ * One user content block as every adapter sends it: text as it is, a resource link and an embedded
+ * text resource as lines, and an image or a binary resource through {@link mediaPlan}. Each adapter
+ * then only spells the result in its wire format, so the same prompt reads the same to every model.
+ */
+export function contentPlan(block: ContentBlock, model: MediaModel): ContentPlan {
+  switch (block.type) {
+    case 'text':
+      return { kind: 'text', text: block.text };
+    case 'resource_link':
+      return { kind: 'text', text: `[resource ${block.name}: ${block.uri}]` };
+    case 'image':
+      return media(mediaPlan(block.mimeType, block.uri ? `image ${block.uri}` : 'image', model), block.data, block.uri);
+    case 'resource': {
+      const r = block.resource;
+      if ('text' in r) return { kind: 'text', text: embeddedText(r.uri, r.text) };
+      const text = textOfBlob(r.mimeType, r.blob);
+      if (text !== undefined) return { kind: 'text', text: embeddedText(r.uri, text) };
+      return media(mediaPlan(r.mimeType, `binary resource ${r.uri}`, model), r.blob, r.uri);
+    }
+  }
+}
+
+const embeddedText = (uri: string, text: string) => `<resource uri="${uri}">\n${text}\n</resource>`;
+
+/** Types whose data is text: any model reads them, so they go as text rather than as a file. */
+const TEXT_TYPES = /^(text\/[\w.+-]+|application\/(json|xml|x-yaml|yaml|toml|javascript|x-sh)|[\w.-]+\/[\w.-]+\+(json|xml))$/;
+
+/** Whether a binary resource of `mimeType` holds text (`text/csv; charset=utf-8`, JSON…), sent as its text. */
+export function isTextType(mimeType: string | undefined): boolean {
+  return mimeType !== undefined && TEXT_TYPES.test(canonicalMediaType(mimeType).split(';')[0]!.trim());
+}
+
+/**
+ * A binary resource of a text type, as its text, when it is valid UTF-8. Clients send a file as a
+ * blob that could have sent it as text (a `.txt`, a `.csv`, JSON); as a file only Gemini would take
+ * some of them, and a text-only model none, when every model reads the text itself.
+ */
+function textOfBlob(mimeType: string | undefined, blob: string): string | undefined {
+  if (!isTextType(mimeType)) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(blob, 'base64'));
+  } catch {
+    return undefined;
+  }
+}
+
+function media(plan: MediaPlan, data: string, uri: string | undefined): ContentPlan {
+  return 'line' in plan ? { kind: 'text', text: plan.line } : { kind: 'media', type: plan.type, data, ...(uri ? { uri } : {}) };
 }

@@ -3,6 +3,7 @@
  * SDK's stream and errors onto these types and nothing else leaks out of them.
  */
 import type { ContentBlock } from './events.js';
+import { isTextType } from './media-type.js';
 
 /** What a model can do. Shared code branches on these, never on model names. */
 export interface ModelCapabilities {
@@ -168,6 +169,8 @@ export function contentChars(blocks: readonly ContentBlock[]): number {
   let chars = arrayChars(blocks.length);
   for (const b of blocks) {
     if (b.type === 'image') chars += JSON.stringify({ ...b, data: '' }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
+    // A text blob goes as its text (contentPlan): about three characters for every four of base64.
+    else if (b.type === 'resource' && 'blob' in b.resource && isTextType(b.resource.mimeType)) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + Math.ceil((b.resource.blob.length * 3) / 4);
     else if (b.type === 'resource' && 'blob' in b.resource) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
     else chars += JSON.stringify(b).length;
   }

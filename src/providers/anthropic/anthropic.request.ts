@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { mediaPlan } from '../../core/media-type.js';
+import { contentPlan } from '../../core/media-type.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type BlockParam = Anthropic.Messages.ContentBlockParam;
@@ -135,37 +135,19 @@ function toolResultContent(result: { output: string; isError: boolean }): string
   return result.isError && result.output.trim() === '' ? EMPTY_ERROR_OUTPUT : result.output;
 }
 
-function userBlock(block: ContentBlock, images: boolean): BlockParam {
-  switch (block.type) {
-    case 'text':
-      return { type: 'text', text: block.text };
-    case 'image':
-      return imageBlock(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image', images);
-    case 'resource_link':
-      return { type: 'text', text: `[resource ${block.name}: ${block.uri}]` };
-    case 'resource': {
-      const r = block.resource;
-      if ('text' in r) return { type: 'text', text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
-      if (r.mimeType?.startsWith('image/')) return imageBlock(r.mimeType, r.blob, `image ${r.uri}`, images);
-      return { type: 'text', text: `[binary resource ${r.uri} (${r.mimeType ?? 'unknown type'}) omitted]` };
-    }
-  }
-}
-
-/** The image types the Messages API takes; another is a 400 for the whole request. */
-const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
-
 /**
- * An image block, or a line saying why there is none. Anthropic refuses any other media type
- * ("Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"), and the prompt stays in
- * the session: an iPhone's HEIC photo, or a JPEG labelled `image/jpg` as pasteboards often do, would
- * make every later turn fail. The `image/jpg` label is the JPEG type by another name. A model
- * without `images` gets the line for every image (see mediaPlan).
+ * The media types the Messages API takes: images of these four types ("Input should be 'image/jpeg',
+ * 'image/png', 'image/gif' or 'image/webp'") and PDF documents. Another is a 400 for the whole request,
+ * and the prompt stays in the session: an iPhone's HEIC photo would make every later turn fail.
  */
-function imageBlock(mimeType: string, data: string, what: string, images: boolean): BlockParam {
-  const plan = mediaPlan(mimeType, what, { images, takes: (type) => IMAGE_TYPES.has(type), refused: 'Anthropic takes JPEG, PNG, GIF and WebP images only' });
-  if ('line' in plan) return { type: 'text', text: plan.line };
-  return { type: 'image', source: { type: 'base64', media_type: plan.type as 'image/jpeg', data } };
+const MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/pdf']);
+
+/** A user block as Anthropic takes it; what and why (see contentPlan). */
+function userBlock(block: ContentBlock, images: boolean): BlockParam {
+  const plan = contentPlan(block, { images, takes: (type) => MEDIA_TYPES.has(type), refused: 'Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only' });
+  if (plan.kind === 'text') return { type: 'text', text: plan.text };
+  if (plan.type === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: plan.data } };
+  return { type: 'image', source: { type: 'base64', media_type: plan.type as 'image/jpeg', data: plan.data } };
 }
 
 /**
@@ -181,7 +163,7 @@ function markConversationTail(messages: MessageParam[]): void {
     for (let b = content.length - 1; b >= 0; b--) {
       const block = content[b]!;
       if (block.type === 'tool_result' && isEmptyResult(block.content)) continue;
-      if (block.type === 'text' || block.type === 'tool_result' || block.type === 'image' || block.type === 'tool_use') block.cache_control = EPHEMERAL;
+      if (block.type === 'text' || block.type === 'tool_result' || block.type === 'image' || block.type === 'document' || block.type === 'tool_use') block.cache_control = EPHEMERAL;
       return;
     }
   }

@@ -5,7 +5,7 @@
 import type { Content, GenerateContentConfig, Part } from '@google/genai';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { mediaPlan } from '../../core/media-type.js';
+import { contentPlan } from '../../core/media-type.js';
 import { fitThinkingBudget } from './models.js';
 
 /** Prefix of the ids troupe invents for calls Gemini sent without one; they are never sent back. */
@@ -30,7 +30,7 @@ export function toGoogleParams(request: ModelRequest, caps: ModelCapabilities): 
   return { model: request.model, contents: toContents(request.messages, caps.images), config };
 }
 
-/** `images`: the model's `images` capability (see mediaPlan). */
+/** `images`: the model's `images` capability (see mediaPlan: without it, no attachment of any kind). */
 export function toContents(messages: ModelMessage[], images: boolean): Content[] {
   const out: Content[] = [];
   for (const message of messages) {
@@ -80,23 +80,6 @@ function vendorId(id: string): { id?: string } {
   return id.startsWith(SYNTHETIC_ID) ? {} : { id };
 }
 
-function userPart(block: ContentBlock, images: boolean): Part {
-  switch (block.type) {
-    case 'text':
-      return { text: block.text };
-    case 'image':
-      return inlinePart(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image', images);
-    case 'resource_link':
-      return { text: `[resource ${block.name}: ${block.uri}]` };
-    case 'resource': {
-      const r = block.resource;
-      if ('text' in r) return { text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
-      if (r.mimeType) return inlinePart(r.mimeType, r.blob, `binary resource ${r.uri}`, images);
-      return { text: `[binary resource ${r.uri} omitted]` };
-    }
-  }
-}
-
 /**
  * The types Gemini reads inline (ai.google.dev, "image understanding", "document understanding",
  * audio and video): another, a GIF, a BMP, a zip or a Word file, is a 400 "Unsupported MIME type",
@@ -105,10 +88,11 @@ function userPart(block: ContentBlock, images: boolean): Part {
 const INLINE_TYPES = /^(image\/(png|jpeg|webp|heic|heif)|application\/pdf|text\/plain|audio\/(wav|mp3|mpeg|aiff|aac|ogg|flac)|video\/(mp4|mpeg|mov|avi|x-flv|mpg|webm|wmv|3gpp))$/;
 
 /**
- * Inline data Gemini takes, or a line saying what was left out (`image/jpg` is the JPEG type by
- * another name). A model without `images` gets the line for every image (see mediaPlan).
+ * A user part: inline data Gemini takes, or a line saying what was left out (see contentPlan). A
+ * model without `images` gets the line for every attachment, PDFs and audio included: until
+ * 2026-12-06 those went inline to any Gemini model.
  */
-function inlinePart(mimeType: string, data: string, what: string, images: boolean): Part {
-  const plan = mediaPlan(mimeType, what, { images, takes: (type) => INLINE_TYPES.test(type), refused: 'Gemini does not take this type' });
-  return 'line' in plan ? { text: plan.line } : { inlineData: { mimeType: plan.type, data } };
+function userPart(block: ContentBlock, images: boolean): Part {
+  const plan = contentPlan(block, { images, takes: (type) => INLINE_TYPES.test(type), refused: 'Gemini does not take this type' });
+  return plan.kind === 'text' ? { text: plan.text } : { inlineData: { mimeType: plan.type, data: plan.data } };
 }

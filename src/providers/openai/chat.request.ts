@@ -4,7 +4,7 @@
  */
 import type OpenAI from 'openai';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { toolOutput, userPieces, type UserPiece } from './openai.content.js';
+import { COMPATIBLE_MEDIA, toolOutput, userPieces, type UserPiece } from './openai.content.js';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -35,7 +35,7 @@ export function toChatMessages(messages: ModelMessage[], images: boolean): ChatM
   for (const message of messages) {
     if (message.role === 'user') {
       // Roles alternate where an empty reply was left out (below): some servers' chat templates reject two user turns in a row.
-      const pieces = [...(lastUser ?? []), ...userPieces(message.content, undefined, images)];
+      const pieces = [...(lastUser ?? []), ...userPieces(message.content, COMPATIBLE_MEDIA, images)];
       if (lastUser) out.pop();
       out.push(userMessage(pieces));
       lastUser = pieces;
@@ -63,6 +63,7 @@ function userMessage(pieces: UserPiece[]): ChatMessage {
   if (pieces.every((p) => p.kind === 'text')) return { role: 'user', content: pieces.map((p) => (p as { text: string }).text).join('\n\n') };
   return {
     role: 'user',
+    // COMPATIBLE_MEDIA takes images only: no `file` piece reaches here.
     content: pieces.map((p) => (p.kind === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.dataUrl } })),
   };
 }

@@ -1,48 +1,65 @@
 /** User content blocks (ACP) → the pieces both OpenAI wire formats are built from. */
 import type { ContentBlock } from '../../core/events.js';
-import { mediaPlan } from '../../core/media-type.js';
+import { contentPlan } from '../../core/media-type.js';
 
-export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string };
+/** Text, or an attachment as a data URL (`filename` for a file: the Responses API wants one). */
+export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string } | { kind: 'file'; dataUrl: string; filename: string };
+
+/** Which attachments a wire format takes, and the reason a line gives for one it does not. */
+export interface OpenAIMedia {
+  takes: (type: string) => boolean;
+  refused: string;
+}
 
 /**
- * The image types OpenAI's API takes ("You uploaded an unsupported image… ['png', 'jpeg', 'gif',
- * 'webp']", a 400 for the whole request). `image/jpg` is the JPEG type by another name.
+ * The Responses API: images of the types OpenAI takes ("You uploaded an unsupported image… ['png',
+ * 'jpeg', 'gif', 'webp']", a 400 for the whole request) and PDFs (`input_file`, which vision models read).
  */
-export const OPENAI_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+export const RESPONSES_MEDIA: OpenAIMedia = {
+  takes: (type) => ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'].includes(type),
+  refused: 'the model takes PNG, JPEG, GIF and WebP images and PDF documents only',
+};
 
 /**
- * The pieces of a user message. With `imageTypes`, an image of another type becomes a line saying it
- * was left out: the vendor would refuse the request, and the prompt, staying in the session, every
- * later one. Without it (OpenAI-compatible servers, which read what their model reads) images go as they are.
- *
- * `images`: the model's `images` capability (see mediaPlan). Until 2026-12-06 images went to a model
- * without it as well: a session that switched to it from a model that reads images carries them in
- * its history, and a text-only server refuses every request with one (vLLM "not a multimodal model",
- * llama.cpp "image input is not supported"): after `/model openai-compatible/…` no turn of the
- * session could run. Now each goes as a line saying so.
+ * OpenAI-compatible servers (Chat Completions): images of any type, which such a server reads as its
+ * model does. Chat Completions has no file part the servers share (OpenAI's own `file` part is not
+ * Ollama's, vLLM's or llama.cpp's), so PDFs, audio and other files go as lines.
  */
-export function userPieces(blocks: ContentBlock[], imageTypes: ReadonlySet<string> | undefined, images: boolean): UserPiece[] {
-  const model = { images, takes: (type: string) => !imageTypes || imageTypes.has(type), refused: 'the model takes PNG, JPEG, GIF and WebP images only' };
-  const image = (mimeType: string, data: string, what: string): UserPiece => {
-    const plan = mediaPlan(mimeType, what, model);
-    return 'line' in plan ? { kind: 'text', text: plan.line } : { kind: 'image', dataUrl: `data:${plan.type};base64,${data}` };
-  };
+export const COMPATIBLE_MEDIA: OpenAIMedia = {
+  takes: (type) => type.startsWith('image/'),
+  refused: 'the server takes images only',
+};
+
+/**
+ * The pieces of a user message (see contentPlan): an attachment the format does not take, or any
+ * attachment for a model without `images`, becomes a line saying it was left out, since the vendor
+ * would refuse the request and, the prompt staying in the session, every later one. Until 2026-12-06
+ * images went to a model without `images` as well: a session that switched to it from a model that
+ * reads images carries them in its history, and a text-only server refuses every request with one
+ * (vLLM "not a multimodal model", llama.cpp "image input is not supported").
+ */
+export function userPieces(blocks: ContentBlock[], media: OpenAIMedia, images: boolean): UserPiece[] {
   return blocks.map((block): UserPiece => {
-    switch (block.type) {
-      case 'text':
-        return { kind: 'text', text: block.text };
-      case 'image':
-        return image(block.mimeType, block.data, block.uri ? `image ${block.uri}` : 'image');
-      case 'resource_link':
-        return { kind: 'text', text: `[resource ${block.name}: ${block.uri}]` };
-      case 'resource': {
-        const r = block.resource;
-        if ('text' in r) return { kind: 'text', text: `<resource uri="${r.uri}">\n${r.text}\n</resource>` };
-        if (r.mimeType?.startsWith('image/')) return image(r.mimeType, r.blob, `image ${r.uri}`);
-        return { kind: 'text', text: `[binary resource ${r.uri} (${r.mimeType ?? 'unknown type'}) omitted]` };
-      }
-    }
+    const plan = contentPlan(block, { images, ...media });
+    if (plan.kind === 'text') return { kind: 'text', text: plan.text };
+    const dataUrl = `data:${plan.type};base64,${plan.data}`;
+    if (plan.type.startsWith('image/')) return { kind: 'image', dataUrl };
+    return { kind: 'file', dataUrl, filename: fileName(plan.uri) };
   });
+}
+
+/** The last segment of an attachment's URI, which the Responses API shows the model as the file's name. */
+function fileName(uri: string | undefined): string {
+  const last = uri?.split(/[/\\]/).filter(Boolean).at(-1);
+  return last ? decodeURIComponentSafe(last) : 'attachment.pdf';
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
 /** What the model reads for a tool result; OpenAI formats have no error flag, so failures say so. */

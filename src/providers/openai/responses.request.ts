@@ -5,7 +5,7 @@
  */
 import type OpenAI from 'openai';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { OPENAI_IMAGE_TYPES, toolOutput, userPieces } from './openai.content.js';
+import { RESPONSES_MEDIA, toolOutput, userPieces, type UserPiece } from './openai.content.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
 
@@ -52,21 +52,24 @@ export function effortFor(budget: number): 'low' | 'medium' | 'high' {
 /**
  * The conversation as input items. `reasoning`: whether the model reasons; reasoning items go back
  * only to one that does (after a switch from gpt-5 to gpt-4.1, say, the API would refuse them).
- * `images`: whether it reads images (see userPieces).
+ * `images`: whether it reads images, and so PDFs (see userPieces).
  */
 export function toInput(messages: ModelMessage[], reasoning: boolean, images: boolean): InputItem[] {
   const items: InputItem[] = [];
   for (const message of messages) {
     if (message.role === 'user') {
-      const content = userPieces(message.content, OPENAI_IMAGE_TYPES, images).map((p) =>
-        p.kind === 'text' ? { type: 'input_text' as const, text: p.text } : { type: 'input_image' as const, image_url: p.dataUrl, detail: 'auto' as const },
-      );
-      items.push({ role: 'user', content });
+      items.push({ role: 'user', content: userPieces(message.content, RESPONSES_MEDIA, images).map(inputContent) });
     } else if (message.role === 'tool') {
       for (const r of message.results) items.push({ type: 'function_call_output', call_id: r.toolCallId, output: toolOutput(r) });
     } else items.push(...assistantItems(message, reasoning));
   }
   return items;
+}
+
+function inputContent(p: UserPiece): OpenAI.Responses.ResponseInputContent {
+  if (p.kind === 'text') return { type: 'input_text', text: p.text };
+  if (p.kind === 'image') return { type: 'input_image', image_url: p.dataUrl, detail: 'auto' };
+  return { type: 'input_file', file_data: p.dataUrl, filename: p.filename };
 }
 
 type AssistantMessage = Extract<ModelMessage, { role: 'assistant' }>;

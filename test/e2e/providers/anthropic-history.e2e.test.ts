@@ -111,7 +111,7 @@ test('anthropic: an image labelled image/jpg goes as image/jpeg, and a HEIC phot
     [
       ['text', 'Compare these two photos.'],
       ['image', 'image/jpeg', '/9j/4AAQSkZJRgABAQ=='],
-      ['text', '[image file:///photos/IMG_0001.HEIC (image/heic) omitted: Anthropic takes JPEG, PNG, GIF and WebP images only]'],
+      ['text', '[image file:///photos/IMG_0001.HEIC (image/heic) omitted: Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only]'],
     ],
   );
   assert.deepEqual(child.schemaErrors, []);

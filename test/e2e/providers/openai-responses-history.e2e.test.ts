@@ -75,7 +75,7 @@ test('openai: an image labelled image/jpg goes as image/jpeg, and a HEIC photo a
       [
         ['input_text', 'Compare these two photos.'],
         ['input_image', 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ=='],
-        ['input_text', '[image file:///photos/IMG_0001.HEIC (image/heic) omitted: the model takes PNG, JPEG, GIF and WebP images only]'],
+        ['input_text', '[image file:///photos/IMG_0001.HEIC (image/heic) omitted: the model takes PNG, JPEG, GIF and WebP images and PDF documents only]'],
       ],
     );
   }

@@ -1,0 +1,183 @@
+// Every adapter follows the model's resolved `images` capability, config overrides included: a model
+// configured with `images: false` (a text-only model behind a vendor's base URL) gets a line for each
+// image, PDF, audio clip or other file of its history, never its data, whichever adapter serves it; a
+// model that reads them gets those its API takes, and a line for the others, never a 400 from the
+// vendor nor an attachment left out without a word (src/core/media-type.ts contentPlan, docs/providers.md).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ModelMessage, ModelProvider } from '../../../src/core/provider.js';
+import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
+import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
+import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
+import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
+import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { collect, request } from './provider-contract.js';
+import { PNG } from './conversation.js';
+
+let server: ReplayServer;
+before(async () => {
+  server = await startReplayServer();
+});
+after(() => server.close());
+
+/** How each adapter's line ends (the start names the image its own way: `image`, `binary resource <uri>`). */
+const NO_IMAGES = '(image/png) omitted: the model does not take images]';
+
+/** A prompt with an image, and one with an image embedded as a resource (a session switched to this model after them). */
+const history: ModelMessage[] = [
+  { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image', data: PNG, mimeType: 'image/png' }] },
+  { role: 'assistant', text: 'I see it.', toolCalls: [] },
+  { role: 'user', content: [{ type: 'resource', resource: { uri: 'file:///shot.png', mimeType: 'image/png', blob: PNG } }] },
+];
+
+/** A user part as any adapter sends it: text, or data of a media type. */
+type Part = string | { type: string; data: string } | { unknown: string };
+const dataUrl = (url: string): Part => {
+  const m = /^data:([^;]+);base64,(.*)$/.exec(url)!;
+  return { type: m[1]!, data: m[2]! };
+};
+
+const off = (model: string) => ({ models: { [model]: { images: false } } });
+
+const adapters: Array<{ name: string; model: string; make: (images: boolean) => ModelProvider; sse: string; userParts: (body: any) => unknown[]; parts: (body: any) => Part[] }> = [
+  {
+    name: 'anthropic',
+    model: 'claude-sonnet-4-6',
+    make: (images) => new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0, ...(images ? {} : off('claude-sonnet-4-6')) }),
+    sse: 'anthropic-text.sse',
+    userParts: (body) => body.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content.map(({ cache_control: _c, ...b }: any) => b)),
+    parts: (body) =>
+      body.messages
+        .filter((m: any) => m.role === 'user')
+        .flatMap((m: any) => m.content)
+        .map((b: any): Part => (b.type === 'text' ? b.text : b.type === 'image' || b.type === 'document' ? { type: b.source.media_type, data: b.source.data } : { unknown: b.type })),
+  },
+  {
+    name: 'google',
+    model: 'gemini-2.5-pro',
+    make: (images) => new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0, ...(images ? {} : off('gemini-2.5-pro')) }),
+    sse: 'google-text.sse',
+    userParts: (body) => body.contents.filter((c: any) => c.role === 'user').map((c: any) => c.parts),
+    parts: (body) =>
+      body.contents
+        .filter((c: any) => c.role === 'user')
+        .flatMap((c: any) => c.parts)
+        .map((p: any): Part => (p.text !== undefined ? p.text : { type: p.inlineData.mimeType, data: p.inlineData.data })),
+  },
+  {
+    name: 'openai responses',
+    model: 'gpt-5',
+    make: (images) => new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0, ...(images ? {} : off('gpt-5')) }),
+    sse: 'openai-responses-text.sse',
+    userParts: (body) => body.input.filter((i: any) => i.role === 'user').map((i: any) => i.content),
+    parts: (body) =>
+      body.input
+        .filter((i: any) => i.role === 'user')
+        .flatMap((i: any) => i.content)
+        .map((c: any): Part => (c.type === 'input_text' ? c.text : dataUrl(c.type === 'input_image' ? c.image_url : c.file_data))),
+  },
+  {
+    name: 'openai-compatible chat',
+    model: 'qwen3-vl',
+    make: (images) => new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0, models: { 'qwen3-vl': { images } } }),
+    sse: 'openai-chat-text.sse',
+    userParts: (body) => body.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content),
+    parts: (body) =>
+      body.messages
+        .filter((m: any) => m.role === 'user')
+        .flatMap((m: any) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content))
+        .map((c: any): Part => (c.type === 'text' ? c.text : dataUrl(c.image_url.url))),
+  },
+];
+
+for (const adapter of adapters) {
+  test(`${adapter.name}: images: false in the config sends a line for each image of the history; the catalogue's images: true sends them`, async () => {
+    const sent = async (images: boolean) => {
+      const provider = adapter.make(images);
+      assert.equal(provider.capabilities(adapter.model).images, images);
+      server.enqueue({ sse: fixture(adapter.sse) });
+      await collect(provider, request(adapter.model, { messages: history }));
+      return JSON.stringify(adapter.userParts(server.requests.at(-1)!.body));
+    };
+    const without = await sent(false);
+    assert.equal(without.split(NO_IMAGES).length - 1, 2, `a line for the image and one for the resource: ${without}`);
+    assert.ok(!without.includes(PNG), `no image data is sent: ${without}`);
+    const withImages = await sent(true);
+    assert.ok(withImages.includes(PNG), withImages);
+    assert.ok(!withImages.includes('omitted'), withImages);
+  });
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const PDF = b64('%PDF-1.4 a one-page report');
+const WAV = b64('RIFF....WAVEfmt a short recording');
+const ZIP = b64('PK\x03\x04 an archive');
+const UNTYPED = b64('\x00\x01 some bytes');
+const CSV = 'name,count\nfoo,1\n';
+
+/** A prompt with every kind of attachment an ACP client can embed (audio arrives as a resource: troupe does not advertise `audio` blocks). */
+const attachments: ModelMessage[] = [
+  {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'What is in these?' },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+      { type: 'resource', resource: { uri: 'file:///docs/report.pdf', mimeType: 'application/pdf', blob: PDF } },
+      { type: 'resource', resource: { uri: 'file:///rec/memo.wav', mimeType: 'audio/wav', blob: WAV } },
+      { type: 'resource', resource: { uri: 'file:///build.zip', mimeType: 'application/zip', blob: ZIP } },
+      { type: 'resource', resource: { uri: 'file:///blob', blob: UNTYPED } },
+      { type: 'resource', resource: { uri: 'file:///data.csv', mimeType: 'text/csv', blob: b64(CSV) } },
+    ],
+  },
+];
+
+/** What each adapter's API takes, of the attachments above, for a model that reads more than text. */
+const takes: Record<string, string[]> = {
+  anthropic: ['image/png', 'application/pdf'],
+  google: ['image/png', 'application/pdf', 'audio/wav'],
+  'openai responses': ['image/png', 'application/pdf'],
+  'openai-compatible chat': ['image/png'],
+};
+
+const sentParts = async (adapter: (typeof adapters)[number], images: boolean) => {
+  const provider = adapter.make(images);
+  server.enqueue({ sse: fixture(adapter.sse) });
+  await collect(provider, request(adapter.model, { messages: attachments }));
+  return adapter.parts(server.requests.at(-1)!.body);
+};
+
+const csvText = `<resource uri="file:///data.csv">\n${CSV}\n</resource>`;
+const untyped = '[binary resource file:///blob (unknown type) omitted: its type is not given]';
+
+/** What every adapter sends a text-only model for `attachments`: the same lines, whichever vendor's API. */
+const textOnly = [
+  'What is in these?',
+  '[image (image/png) omitted: the model does not take images]',
+  '[binary resource file:///docs/report.pdf (application/pdf) omitted: the model takes text only]',
+  '[binary resource file:///rec/memo.wav (audio/wav) omitted: the model takes text only]',
+  '[binary resource file:///build.zip (application/zip) omitted: the model takes text only]',
+  untyped,
+  csvText,
+];
+
+for (const adapter of adapters) {
+  test(`${adapter.name}: a text-only model gets the same line as on every adapter for an image, a PDF, audio and other files, and no data`, async () => {
+    // Joined as Chat Completions joins a user message of text alone (one string: some local servers refuse the array form).
+    assert.equal((await sentParts(adapter, false)).join('\n\n'), textOnly.join('\n\n'));
+  });
+}
+
+for (const adapter of adapters) {
+  test(`${adapter.name}: a model that reads media gets each attachment its API takes, and a line naming each other one`, async () => {
+    const parts = await sentParts(adapter, true);
+    const data: Record<string, string> = { 'image/png': PNG, 'application/pdf': PDF, 'audio/wav': WAV, 'application/zip': ZIP };
+    const names: Record<string, string> = { 'application/pdf': 'file:///docs/report.pdf', 'audio/wav': 'file:///rec/memo.wav', 'application/zip': 'file:///build.zip' };
+    assert.equal(parts[0], 'What is in these?');
+    ['image/png', 'application/pdf', 'audio/wav', 'application/zip'].forEach((type, i) => {
+      const part = parts[i + 1];
+      if (takes[adapter.name]!.includes(type)) assert.deepEqual(part, { type, data: data[type] }, `${type}: ${JSON.stringify(part)}`);
+      else assert.match(String(part), new RegExp(`^\\[binary resource ${names[type]} \\(${type}\\) omitted: .+\\]$`), `${type} goes as a line: ${JSON.stringify(part)}`);
+    });
+    assert.deepEqual(parts.slice(5), [untyped, csvText]);
+  });
+}
