@@ -5,7 +5,7 @@ import { isProviderError } from '../../../src/core/provider.js';
 import { delayInMessage } from '../../../src/providers/openai/openai.errors.js';
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
-import { startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { fixture, sseEvents, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
 let server: ReplayServer;
@@ -28,6 +28,18 @@ test('openai-compatible: Groq words it "Please try again in 7m54.336s"', async (
   server.enqueue({ status: 429, json: { error: { message: groq, type: 'tokens', code: 'rate_limit_exceeded' } } });
   const provider = new OpenAIChatProvider({ baseURL: `${server.url}/openai/v1`, maxRetries: 0 });
   await assert.rejects(collect(provider, request('llama-3.3-70b-versatile')), (err) => isProviderError(err, 'rate_limited') && err.retryAfterMs === 474_336);
+});
+
+test('openai: a response that fails rate_limit_exceeded mid-stream (response.failed) carries the wait its message names', async () => {
+  const head = sseEvents(fixture('openai-responses-text.sse')).slice(0, 2).join('');
+  const failed = {
+    type: 'response.failed',
+    sequence_number: 2,
+    response: { id: 'resp_1', object: 'response', status: 'failed', error: { code: 'rate_limit_exceeded', message: tpm }, output: [], usage: null },
+  };
+  server.enqueue({ sse: `${head}event: response.failed\ndata: ${JSON.stringify(failed)}\n\n` });
+  const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  await assert.rejects(collect(provider, request('gpt-5')), (err) => isProviderError(err, 'rate_limited') && err.retryAfterMs === 2500);
 });
 
 test('a retry-after header wins over the message', async () => {
