@@ -12,7 +12,8 @@ type OpenBlock =
   | { kind: 'text' }
   | { kind: 'thinking'; text: string; signature: string }
   | { kind: 'redacted'; data: string }
-  | { kind: 'tool'; id: string; json: string }
+  /** `input`: the block's own, which Anthropic sends empty; a gateway may send it whole, with no deltas. */
+  | { kind: 'tool'; id: string; json: string; input: unknown }
   | { kind: 'other' };
 
 const STOP_REASONS: Record<string, ProviderStopReason> = {
@@ -57,7 +58,7 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
           blocks.set(event.index, { kind: 'redacted', data: block.data });
         } else if (block.type === 'tool_use') {
           sawToolUse = true;
-          blocks.set(event.index, { kind: 'tool', id: block.id, json: '' });
+          blocks.set(event.index, { kind: 'tool', id: block.id, json: '', input: block.input });
           yield { type: 'tool_call_start', id: block.id, name: block.name };
         } else {
           // Server tools (web search, code execution) run at Anthropic; troupe does not ask for them.
@@ -87,6 +88,12 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
         } else if (block?.kind === 'redacted') {
           yield { type: 'reasoning_part', part: { provider: 'anthropic', kind: 'redacted_thinking', data: block.data } };
         } else if (block?.kind === 'tool') {
+          // Arguments given whole in content_block_start, as the SDK's own MessageStream reads them
+          // too: until 2026-12-06 such a call ran with {}.
+          if (block.json === '' && isFilledObject(block.input)) {
+            block.json = JSON.stringify(block.input);
+            yield { type: 'tool_call_delta', id: block.id, argsDelta: block.json };
+          }
           yield { type: 'tool_call_end', id: block.id, ...parseArgs(block.json) };
         }
         break;
@@ -111,6 +118,8 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
   if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');
   throw new ProviderError('network', 'the response stream ended before message_stop');
 }
+
+const isFilledObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0;
 
 /** Parses streamed tool arguments; an empty string means no arguments. */
 export function parseArgs(json: string): { input: Record<string, unknown>; invalidArgs?: string } {

@@ -37,6 +37,29 @@ test('anthropic-compatible: a message_start and a message_delta without usage (M
   ]);
 });
 
+test('anthropic-compatible: a tool_use whose input comes whole in content_block_start, with no input_json_delta, runs with that input, not {}', async () => {
+  server.enqueue({
+    sse: sse([
+      ['message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: 'm', stop_reason: null, stop_sequence: null, usage: { input_tokens: 9, output_tokens: 1 } } }],
+      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'src/index.ts' } } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 12 } }],
+      ['message_stop', { type: 'message_stop' }],
+    ]),
+  });
+  const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  const events = await collect(provider, request('gateway-model'));
+  assert.deepEqual(
+    events.filter((e) => e.type.startsWith('tool_call')),
+    [
+      { type: 'tool_call_start', id: 'toolu_1', name: 'read_file' },
+      { type: 'tool_call_delta', id: 'toolu_1', argsDelta: '{"path":"src/index.ts"}' },
+      { type: 'tool_call_end', id: 'toolu_1', input: { path: 'src/index.ts' } },
+    ],
+  );
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'tool_use' });
+});
+
 test('openai-compatible: chunks without choices (Groq usage frames), with choices null (MiniMax) and choices without delta (Azure content filter) are read past', async () => {
   const chunk = (rest: object) => `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1775700000, model: 'm', ...rest })}\n\n`;
   server.enqueue({
