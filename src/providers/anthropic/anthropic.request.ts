@@ -142,9 +142,21 @@ function toolResultContent(result: { output: string; isError: boolean }): string
  */
 const MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/pdf']);
 
+/**
+ * The API's limit for one image, on its base64 text: "image exceeds 5 MB maximum: 6520000 bytes >
+ * 5242880 bytes". (A PDF is bounded by the request's 32 MB, which troupe leaves to the API.)
+ */
+const IMAGE_LIMIT = { base64: 5 * 1024 * 1024, reason: 'Anthropic takes images of at most 5 MB' };
+
+const ANTHROPIC_MEDIA = {
+  takes: (type: string) => MEDIA_TYPES.has(type),
+  refused: 'Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only',
+  largest: (type: string) => (type.startsWith('image/') ? IMAGE_LIMIT : undefined),
+};
+
 /** A user block as Anthropic takes it; what and why (see contentPlan). */
 function userBlock(block: ContentBlock, images: boolean): BlockParam {
-  const plan = contentPlan(block, { images, takes: (type) => MEDIA_TYPES.has(type), refused: 'Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only' });
+  const plan = contentPlan(block, { images, ...ANTHROPIC_MEDIA });
   if (plan.kind === 'text') return { type: 'text', text: plan.text };
   if (plan.type === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: plan.data } };
   return { type: 'image', source: { type: 'base64', media_type: plan.type as 'image/jpeg', data: plan.data } };

@@ -181,3 +181,22 @@ for (const adapter of adapters) {
     assert.deepEqual(parts.slice(5), [untyped, csvText]);
   });
 }
+
+test('anthropic: an image over the API\'s 5 MB (of base64) goes as a line with its size; one of 5 MB goes whole', async () => {
+  // The API refuses the larger one ("image exceeds 5 MB maximum: 5242884 bytes > 5242880 bytes"), and
+  // the prompt stays in the session: every later request would be refused with it.
+  const limit = 5 * 1024 * 1024;
+  const fits = 'A'.repeat(limit);
+  const over = 'B'.repeat(limit + 4);
+  const anthropic = adapters.find((a) => a.name === 'anthropic')!;
+  server.enqueue({ sse: fixture(anthropic.sse) });
+  const big: ModelMessage[] = [
+    { role: 'user', content: [{ type: 'text', text: 'Compare' }, { type: 'image', data: fits, mimeType: 'image/png' }, { type: 'image', data: over, mimeType: 'image/jpeg', uri: 'file:///photos/IMG_2.jpg' }] },
+  ];
+  await collect(anthropic.make(true), request(anthropic.model, { messages: big }));
+  assert.deepEqual(anthropic.parts(server.requests.at(-1)!.body), [
+    'Compare',
+    { type: 'image/png', data: fits },
+    '[image file:///photos/IMG_2.jpg (image/jpeg, 5.1 MB) omitted: Anthropic takes images of at most 5 MB]',
+  ]);
+});
