@@ -11,23 +11,25 @@ export interface OpenAIMedia {
   refused: string;
 }
 
-/**
- * The Responses API: images of the types OpenAI takes ("You uploaded an unsupported image… ['png',
- * 'jpeg', 'gif', 'webp']", a 400 for the whole request) and PDFs (`input_file`, which vision models read).
- */
+/** The image types OpenAI takes ("You uploaded an unsupported image… ['png', 'jpeg', 'gif', 'webp']", a 400 for the whole request). */
+const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/** The Responses API: those images, and PDFs (`input_file`, which vision models read). */
 export const RESPONSES_MEDIA: OpenAIMedia = {
-  takes: (type) => ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'].includes(type),
+  takes: (type) => IMAGE_TYPES.has(type) || type === 'application/pdf',
   refused: 'the model takes PNG, JPEG, GIF and WebP images and PDF documents only',
 };
 
 /**
- * OpenAI-compatible servers (Chat Completions): images of any type, which such a server reads as its
- * model does. Chat Completions has no file part the servers share (OpenAI's own `file` part is not
+ * OpenAI-compatible servers (Chat Completions): the image types of the format they imitate. Until
+ * 2026-12-06 an image of any type went, and a server refused another (llama.cpp, behind Open WebUI:
+ * 400 "Failed to load image or audio file" for an iPhone's HEIC photo), on every later request of the
+ * session too. Chat Completions has no file part the servers share (OpenAI's own `file` part is not
  * Ollama's, vLLM's or llama.cpp's), so PDFs, audio and other files go as lines.
  */
 export const COMPATIBLE_MEDIA: OpenAIMedia = {
-  takes: (type) => type.startsWith('image/'),
-  refused: 'the server takes images only',
+  takes: (type) => IMAGE_TYPES.has(type),
+  refused: 'the server takes PNG, JPEG, GIF and WebP images only',
 };
 
 /**

@@ -182,6 +182,19 @@ for (const adapter of adapters) {
   });
 }
 
+test('openai-compatible: a HEIC photo or an SVG goes as a line (llama.cpp: 400 "Failed to load image or audio file"); PNG, JPEG, GIF and WebP go', async () => {
+  const chat = adapters.find((a) => a.name === 'openai-compatible chat')!;
+  const types = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/heic', 'image/svg+xml'];
+  server.enqueue({ sse: fixture(chat.sse) });
+  const content = types.map((mimeType) => ({ type: 'image' as const, data: PNG, mimeType }));
+  await collect(chat.make(true), request(chat.model, { messages: [{ role: 'user', content }] }));
+  assert.deepEqual(chat.parts(server.requests.at(-1)!.body), [
+    ...types.slice(0, 4).map((type) => ({ type, data: PNG })),
+    '[image (image/heic) omitted: the server takes PNG, JPEG, GIF and WebP images only]',
+    '[image (image/svg+xml) omitted: the server takes PNG, JPEG, GIF and WebP images only]',
+  ]);
+});
+
 test('anthropic: an image over the API\'s 5 MB (of base64) goes as a line with its size; one of 5 MB goes whole', async () => {
   // The API refuses the larger one ("image exceeds 5 MB maximum: 5242884 bytes > 5242880 bytes"), and
   // the prompt stays in the session: every later request would be refused with it.
