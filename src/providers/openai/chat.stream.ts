@@ -21,6 +21,23 @@ function* start(call: OpenCall): Generator<ProviderEvent> {
   if (call.args) yield { type: 'tool_call_delta', id: call.id, argsDelta: call.args };
 }
 
+/**
+ * `content` as a list of typed parts, as Mistral streams its Magistral reasoning models:
+ * `[{type: "thinking", thinking: [{type: "text", text}]}]`, then `[{type: "text", text}]`. Until
+ * 2026-12-06 the list itself went on as the text of a delta, and the reply's text was not text.
+ */
+function* contentParts(parts: unknown[]): Generator<ProviderEvent> {
+  for (const part of parts) {
+    if (typeof part !== 'object' || part === null) continue;
+    const p = part as { type?: unknown; text?: unknown; thinking?: unknown };
+    if (p.type === 'text' && typeof p.text === 'string' && p.text) yield { type: 'text_delta', text: p.text };
+    else if (p.type === 'thinking') {
+      const inner = typeof p.thinking === 'string' ? [{ type: 'text', text: p.thinking }] : Array.isArray(p.thinking) ? p.thinking : [];
+      for (const t of inner as { type?: unknown; text?: unknown }[]) if (t?.type === 'text' && typeof t.text === 'string' && t.text) yield { type: 'thinking_delta', text: t.text };
+    }
+  }
+}
+
 /** Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason. */
 export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   // The open call at each index, and every call of the message in the order it began.
@@ -48,7 +65,8 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
     // Reasoning servers (vLLM, llama.cpp, Ollama, LM Studio, DeepSeek) stream thoughts in one of these non-standard fields.
     const thought = delta.reasoning_content ?? delta.reasoning;
     if (thought) yield { type: 'thinking_delta', text: thought };
-    if (delta.content) yield { type: 'text_delta', text: delta.content };
+    if (typeof delta.content === 'string' && delta.content) yield { type: 'text_delta', text: delta.content };
+    else if (Array.isArray(delta.content)) yield* contentParts(delta.content as unknown[]);
     if (delta.refusal) {
       refused = true;
       yield { type: 'text_delta', text: delta.refusal };

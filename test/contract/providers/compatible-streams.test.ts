@@ -85,6 +85,30 @@ test('openai-compatible: chunks without choices (Groq usage frames), with choice
   ]);
 });
 
+test('openai-compatible: content streamed as a list of typed parts (Mistral Magistral) is its thinking and its text, not a list', async () => {
+  // https://github.com/BerriAI/litellm/issues/16272: magistral-medium-2509 streams thoughts so.
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1762355135, model: 'magistral-medium-2509', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  server.enqueue({
+    sse:
+      chunk({ role: 'assistant', content: [{ type: 'thinking', thinking: [{ type: 'text', text: "It's a greeting" }] }] }) +
+      chunk({ content: [{ type: 'thinking', thinking: [{ type: 'text', text: ', I should return one.' }] }] }) +
+      chunk({ content: [{ type: 'text', text: 'Hello' }] }) +
+      chunk({ content: ' there!' }) +
+      chunk({}, 'stop') +
+      'data: [DONE]\n\n',
+  });
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+  const events = await collect(provider, request('magistral-medium-2509'));
+  assert.deepEqual(events, [
+    { type: 'thinking_delta', text: "It's a greeting" },
+    { type: 'thinking_delta', text: ', I should return one.' },
+    { type: 'text_delta', text: 'Hello' },
+    { type: 'text_delta', text: ' there!' },
+    { type: 'stop', reason: 'end_turn' },
+  ]);
+});
+
 test('openai-compatible: a usage with only some counts gives 0 for the missing ones, not NaN', async () => {
   const chunk = (rest: object) => `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1775700000, model: 'm', ...rest })}\n\n`;
   const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
