@@ -8,10 +8,11 @@ import { COMPATIBLE_MEDIA, toolOutput, userPieces, type UserPiece } from './open
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
-export function toChatBody(request: ModelRequest, caps: ModelCapabilities): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
+/** `provider`: the adapter's id; only its own `reasoning_content` parts go back (see toChatMessages). */
+export function toChatBody(request: ModelRequest, caps: ModelCapabilities, provider = 'openai-compatible'): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
   const messages: ChatMessage[] = [];
   if (request.system) messages.push({ role: 'system', content: request.system });
-  messages.push(...toChatMessages(request.messages, caps.images));
+  messages.push(...toChatMessages(request.messages, caps.images, provider));
   const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming = {
     model: request.model,
     messages,
@@ -27,8 +28,16 @@ export function toChatBody(request: ModelRequest, caps: ModelCapabilities): Open
   return body;
 }
 
-/** `images`: whether the model reads images (see userPieces). */
-export function toChatMessages(messages: ModelMessage[], images: boolean): ChatMessage[] {
+/**
+ * `images`: whether the model reads images (see userPieces). A reply whose thoughts the server sent
+ * as `reasoning_content` goes back with them in that field: DeepSeek's thinking mode refuses a
+ * request whose assistant message with tool calls lacks it (400 "The `reasoning_content` in the
+ * thinking mode must be passed back to the API", or "Missing `reasoning_content` field in the
+ * assistant message at message index 2"), so until 2026-12-06 every turn in which it called a tool
+ * failed at its second step. Only parts of this `provider` go back, and only to the field they came
+ * in: a server that streams `reasoning` (Groq, Ollama) is sent nothing it did not send.
+ */
+export function toChatMessages(messages: ModelMessage[], images: boolean, provider = 'openai-compatible'): ChatMessage[] {
   const out: ChatMessage[] = [];
   // The pieces of the last message of `out` while it is a user message, to merge the next one into.
   let lastUser: UserPiece[] | undefined;
@@ -52,7 +61,9 @@ export function toChatMessages(messages: ModelMessage[], images: boolean): ChatM
       for (const r of message.results) out.push({ role: 'tool', tool_call_id: r.toolCallId, content: toolOutput(r) });
     } else {
       const calls = message.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } }));
-      out.push({ role: 'assistant', content: message.text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
+      const reasoning = message.reasoning?.filter((p) => p.provider === provider && p.kind === 'reasoning_content');
+      const thoughts = reasoning?.length ? { reasoning_content: reasoning.map((p) => p.text ?? '').join('') } : {};
+      out.push({ role: 'assistant', content: message.text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}), ...thoughts });
     }
   }
   return out;

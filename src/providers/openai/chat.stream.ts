@@ -38,8 +38,11 @@ function* contentParts(parts: unknown[]): Generator<ProviderEvent> {
   }
 }
 
-/** Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason. */
-export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+/**
+ * Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason.
+ * `provider`: the adapter's id, which a `reasoning_content` part names (see chat.request.ts).
+ */
+export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal, provider = 'openai-compatible'): AsyncGenerator<ProviderEvent> {
   // The open call at each index, and every call of the message in the order it began.
   const calls = new Map<number, OpenCall>();
   const opened: OpenCall[] = [];
@@ -47,6 +50,9 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   let usage: ProviderEvent | undefined;
   // OpenAI finishes a refusal with finish_reason "stop"; the refusal deltas are what say it refused.
   let refused = false;
+  // The thoughts of a server that streams them as `reasoning_content` (DeepSeek, llama.cpp, vLLM),
+  // which it may want back; undefined when the field never came.
+  let reasoningContent: string | undefined;
   for await (const chunk of chunks) {
     if (chunk.usage) {
       // Missing counts are 0, as for a missing usage: until 2026-12-06 a usage without
@@ -65,6 +71,7 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
     // Reasoning servers (vLLM, llama.cpp, Ollama, LM Studio, DeepSeek) stream thoughts in one of these non-standard fields.
     const thought = delta.reasoning_content ?? delta.reasoning;
     if (thought) yield { type: 'thinking_delta', text: thought };
+    if (typeof delta.reasoning_content === 'string') reasoningContent = (reasoningContent ?? '') + delta.reasoning_content;
     if (typeof delta.content === 'string' && delta.content) yield { type: 'text_delta', text: delta.content };
     else if (Array.isArray(delta.content)) yield* contentParts(delta.content as unknown[]);
     if (delta.refusal) {
@@ -107,6 +114,7 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   }
   if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');
   if (finish === undefined) throw new ProviderError('network', 'the completion stream ended before a finish_reason');
+  if (reasoningContent !== undefined) yield { type: 'reasoning_part', part: { provider, kind: 'reasoning_content', text: reasoningContent } };
   if (usage) yield usage;
   yield { type: 'stop', reason: finish };
 }

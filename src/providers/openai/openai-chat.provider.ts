@@ -66,11 +66,11 @@ export class OpenAIChatProvider implements ModelProvider {
       throw new ProviderError('invalid_request', 'no OpenAI-compatible server configured: set OPENAI_BASE_URL or providers["openai-compatible"].baseUrl in the troupe config');
     }
     const client = this.#client;
-    const body = toChatBody(request, this.capabilities(request.model));
+    const body = toChatBody(request, this.capabilities(request.model), this.id);
     yield* streamWithWatchdog(
       {
         open: (vendorSignal) => client.chat.completions.create(body, { signal: vendorSignal }),
-        map: mapChatStream,
+        map: (chunks, streamSignal) => mapChatStream(chunks, streamSignal, this.id),
         classify: toOpenAIProviderError,
       },
       { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: false },

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
+import { toChatMessages } from '../../../src/providers/openai/chat.request.js';
 import { startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -107,6 +108,27 @@ test('openai-compatible: content streamed as a list of typed parts (Mistral Magi
     { type: 'text_delta', text: ' there!' },
     { type: 'stop', reason: 'end_turn' },
   ]);
+});
+
+test('openai-compatible: thoughts streamed as reasoning_content are kept to go back in that field; thoughts streamed as reasoning (Groq, Ollama) are not', async () => {
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+  server.enqueue({ sse: chunk({ reasoning_content: 'Think' }) + chunk({ reasoning_content: 'ing.' }) + chunk({ content: 'Hi' }) + chunk({}, 'stop') + 'data: [DONE]\n\n' });
+  const parts = (await collect(provider, request('deepseek-v4-flash'))).filter((e) => e.type === 'reasoning_part');
+  assert.deepEqual(parts, [{ type: 'reasoning_part', part: { provider: 'openai-compatible', kind: 'reasoning_content', text: 'Thinking.' } }]);
+  server.enqueue({ sse: chunk({ reasoning: 'Thinking.' }) + chunk({ content: 'Hi' }) + chunk({}, 'stop') + 'data: [DONE]\n\n' });
+  assert.deepEqual((await collect(provider, request('openai/gpt-oss-120b'))).filter((e) => e.type === 'reasoning_part'), []);
+
+  // Back: only this adapter's own parts (a model switch leaves another vendor's reasoning behind).
+  const reply = (provider: string) => ({
+    role: 'assistant' as const,
+    text: '',
+    toolCalls: [{ id: 'call_1', name: 'read_file', input: { path: 'a' } }],
+    reasoning: [{ provider, kind: 'reasoning_content', text: 'Thinking.' }],
+  });
+  assert.equal((toChatMessages([reply('openai-compatible')], false)[0] as any).reasoning_content, 'Thinking.');
+  assert.equal('reasoning_content' in toChatMessages([reply('anthropic')], false)[0]!, false);
 });
 
 test('openai-compatible: a usage with only some counts gives 0 for the missing ones, not NaN', async () => {
