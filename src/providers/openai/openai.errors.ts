@@ -20,10 +20,22 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
     const body = (err.error ?? {}) as { message?: unknown; type?: unknown };
     // A body that is not JSON (a proxy's HTML page) has no message: see vendorText.
     const message = typeof body.message === 'string' ? body.message : vendorText(err.message);
-    const kind = classify(err.status, err.code ?? undefined, typeof body.type === 'string' ? body.type : undefined, message);
-    return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined });
+    const status = err.status ?? bodyStatus(err.code);
+    const code = typeof err.code === 'string' ? err.code : undefined;
+    const kind = classify(status, code, typeof body.type === 'string' ? body.type : undefined, message);
+    return new ProviderError(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined });
   }
   return new ProviderError('network', describeError(err));
+}
+
+/**
+ * The HTTP status an error inside a stream gives as its `code`: vLLM's error chunk is
+ * `{"error": {"type": "InternalServerError", "code": 500, …}}` (a stream has no status of its own).
+ * Until 2026-12-06 such a 500 was `invalid_request`, told as a refused request and never retried.
+ */
+function bodyStatus(code: unknown): number | undefined {
+  const n = typeof code === 'number' ? code : typeof code === 'string' && /^\d{3}$/.test(code) ? Number(code) : Number.NaN;
+  return n >= 400 && n <= 599 ? n : undefined;
 }
 
 /**

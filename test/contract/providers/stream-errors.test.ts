@@ -141,3 +141,17 @@ test('google: a stream that outlives timeoutMs is a network failure, retried, no
   await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'network') && /timed out/.test(err.vendorMessage));
   assert.equal(server.requests.length - before, 2, 'nothing had reached the caller: the timeout is retried once');
 });
+
+test('openai-compatible: an error chunk that gives the HTTP status as its code (vLLM: 500) is overloaded, and retried before anything streamed', async () => {
+  const vllm = 'data: {"error":{"object":"error","message":"The engine died unexpectedly","type":"InternalServerError","param":null,"code":500}}\n\n';
+  server.enqueue({ sse: vllm });
+  await assert.rejects(
+    collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('qwen3-coder')),
+    (err) => isProviderError(err, 'overloaded') && err.status === 500 && err.vendorMessage === 'The engine died unexpectedly',
+  );
+  const before = server.requests.length;
+  server.enqueue({ sse: vllm }, { sse: fixture('openai-chat-text.sse') });
+  const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('qwen3-coder'));
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
+  assert.equal(server.requests.length - before, 2, 'one retry');
+});
