@@ -37,10 +37,11 @@ export interface MediaModel {
   takes: (type: string) => boolean;
   refused: string;
   /**
-   * The largest attachment of a type the vendor takes, as base64 characters, and the reason a line
-   * gives for a larger one; undefined where the vendor names no limit of its own for one attachment.
+   * Whether an attachment of a type the vendor takes is beyond what it takes of one (an image over
+   * Anthropic's 5 MB, a PDF over 100 pages): its `size` as the line says it (`6.3 MB`, `240 pages`)
+   * and the `reason`; undefined when it is within.
    */
-  largest?: (type: string) => { base64: number; reason: string } | undefined;
+  tooLarge?: (type: string, data: string) => { size: string; reason: string } | undefined;
 }
 
 /** Why a model without `images` gets no attachment of any type. */
@@ -56,21 +57,22 @@ export const TEXT_ONLY = { image: 'the model does not take images', other: 'the 
  * the capability for images, and the Google adapter sent PDFs, audio and video to any Gemini model,
  * one configured `images: false` included (a text-only model behind its base URL, which refuses them).
  */
-export function mediaPlan(mimeType: string | undefined, what: string, model: MediaModel, base64Length = 0): MediaPlan {
+export function mediaPlan(mimeType: string | undefined, what: string, model: MediaModel, data = ''): MediaPlan {
   // A blob without a type: no vendor takes data it cannot name, and a guess could be a 400.
   if (!mimeType) return { line: omittedMedia(what, 'unknown type', 'its type is not given') };
   const type = canonicalMediaType(mimeType);
   if (!model.images) return { line: omittedMedia(what, mimeType, type.startsWith('image/') ? TEXT_ONLY.image : TEXT_ONLY.other) };
   if (!model.takes(type)) return { line: omittedMedia(what, mimeType, model.refused) };
-  // Anthropic refuses an image of more than 5 MB ("image exceeds 5 MB maximum"), on every later
-  // request too, the prompt staying in the session: a phone photo or a retina screenshot is often larger.
-  const largest = model.largest?.(type);
-  if (largest && base64Length > largest.base64) return { line: omittedMedia(what, `${mimeType}, ${megabytes(base64Length)}`, largest.reason) };
+  // Beyond a vendor's limit for one attachment (Anthropic: an image of more than 5 MB, "image exceeds
+  // 5 MB maximum"), the vendor refuses the request, and every later one, the prompt staying in the
+  // session: a phone photo, a retina screenshot or a book as a PDF would end the session's use.
+  const over = model.tooLarge?.(type, data);
+  if (over) return { line: omittedMedia(what, `${mimeType}, ${over.size}`, over.reason) };
   return { type };
 }
 
 /** A base64 length in MB (what the vendors' limits count), rounded up: just over 5 MB reads 5.1, not 5.0. */
-const megabytes = (base64Length: number) => `${(Math.ceil((base64Length * 10) / (1024 * 1024)) / 10).toFixed(1)} MB`;
+export const megabytes = (base64Length: number) => `${(Math.ceil((base64Length * 10) / (1024 * 1024)) / 10).toFixed(1)} MB`;
 
 /** A user content block as a request carries it: text, or an attachment's data under its canonical type. */
 export type ContentPlan = { kind: 'text'; text: string } | { kind: 'media'; type: string; data: string; uri?: string };
@@ -87,13 +89,13 @@ export function contentPlan(block: ContentBlock, model: MediaModel): ContentPlan
     case 'resource_link':
       return { kind: 'text', text: `[resource ${block.name}: ${block.uri}]` };
     case 'image':
-      return media(mediaPlan(block.mimeType, block.uri ? `image ${block.uri}` : 'image', model, block.data.length), block.data, block.uri);
+      return media(mediaPlan(block.mimeType, block.uri ? `image ${block.uri}` : 'image', model, block.data), block.data, block.uri);
     case 'resource': {
       const r = block.resource;
       if ('text' in r) return { kind: 'text', text: embeddedText(r.uri, r.text) };
       const text = textOfBlob(r.mimeType, r.blob);
       if (text !== undefined) return { kind: 'text', text: embeddedText(r.uri, text) };
-      return media(mediaPlan(r.mimeType, `binary resource ${r.uri}`, model, r.blob.length), r.blob, r.uri);
+      return media(mediaPlan(r.mimeType, `binary resource ${r.uri}`, model, r.blob), r.blob, r.uri);
     }
   }
 }

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { contentPlan } from '../../core/media-type.js';
+import { contentPlan, megabytes } from '../../core/media-type.js';
+import { PDF_PAGE_LIMIT, pdfPageCount } from '../../core/pdf-pages.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type BlockParam = Anthropic.Messages.ContentBlockParam;
@@ -142,16 +143,20 @@ function toolResultContent(result: { output: string; isError: boolean }): string
  */
 const MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/pdf']);
 
-/**
- * The API's limit for one image, on its base64 text: "image exceeds 5 MB maximum: 6520000 bytes >
- * 5242880 bytes". (A PDF is bounded by the request's 32 MB, which troupe leaves to the API.)
- */
-const IMAGE_LIMIT = { base64: 5 * 1024 * 1024, reason: 'Anthropic takes images of at most 5 MB' };
+/** The API's limit for one image, on its base64 text: "image exceeds 5 MB maximum: 6520000 bytes > 5242880 bytes". */
+const IMAGE_BASE64_LIMIT = 5 * 1024 * 1024;
 
 const ANTHROPIC_MEDIA = {
   takes: (type: string) => MEDIA_TYPES.has(type),
   refused: 'Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only',
-  largest: (type: string) => (type.startsWith('image/') ? IMAGE_LIMIT : undefined),
+  tooLarge: (type: string, data: string) => {
+    if (type.startsWith('image/') && data.length > IMAGE_BASE64_LIMIT) return { size: megabytes(data.length), reason: 'Anthropic takes images of at most 5 MB' };
+    // "A maximum of 100 PDF pages may be provided." (The request's 32 MB, and 100 pages across all
+    // of its PDFs, are left to the API: troupe judges one attachment at a time.)
+    const pages = type === 'application/pdf' ? pdfPageCount(data) : undefined;
+    if (pages !== undefined && pages > PDF_PAGE_LIMIT) return { size: `${pages} pages`, reason: `Anthropic takes PDFs of at most ${PDF_PAGE_LIMIT} pages` };
+    return undefined;
+  },
 };
 
 /** A user block as Anthropic takes it; what and why (see contentPlan). */

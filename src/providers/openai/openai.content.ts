@@ -1,23 +1,29 @@
 /** User content blocks (ACP) → the pieces both OpenAI wire formats are built from. */
 import type { ContentBlock } from '../../core/events.js';
-import { contentPlan } from '../../core/media-type.js';
+import { contentPlan, type MediaModel } from '../../core/media-type.js';
+import { PDF_PAGE_LIMIT, pdfPageCount } from '../../core/pdf-pages.js';
 
 /** Text, or an attachment as a data URL (`filename` for a file: the Responses API wants one). */
 export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string } | { kind: 'file'; dataUrl: string; filename: string };
 
 /** Which attachments a wire format takes, and the reason a line gives for one it does not. */
-export interface OpenAIMedia {
-  takes: (type: string) => boolean;
-  refused: string;
-}
+export type OpenAIMedia = Omit<MediaModel, 'images'>;
 
 /** The image types OpenAI takes ("You uploaded an unsupported image… ['png', 'jpeg', 'gif', 'webp']", a 400 for the whole request). */
 const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
-/** The Responses API: those images, and PDFs (`input_file`, which vision models read). */
+/**
+ * The Responses API: those images, and PDFs (`input_file`, which vision models read) of at most 100
+ * pages, OpenAI's limit for a request (its 32 MB, and the pages across all of its PDFs, are left to
+ * the API: troupe judges one attachment at a time).
+ */
 export const RESPONSES_MEDIA: OpenAIMedia = {
   takes: (type) => IMAGE_TYPES.has(type) || type === 'application/pdf',
   refused: 'the model takes PNG, JPEG, GIF and WebP images and PDF documents only',
+  tooLarge: (type, data) => {
+    const pages = type === 'application/pdf' ? pdfPageCount(data) : undefined;
+    return pages !== undefined && pages > PDF_PAGE_LIMIT ? { size: `${pages} pages`, reason: `the model takes PDFs of at most ${PDF_PAGE_LIMIT} pages` } : undefined;
+  },
 };
 
 /**

@@ -13,6 +13,7 @@ import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-re
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 import { PNG } from './conversation.js';
+import { pdfFile } from '../../support/pdf-file.js';
 
 let server: ReplayServer;
 before(async () => {
@@ -212,4 +213,28 @@ test('anthropic: an image over the API\'s 5 MB (of base64) goes as a line with i
     { type: 'image/png', data: fits },
     '[image file:///photos/IMG_2.jpg (image/jpeg, 5.1 MB) omitted: Anthropic takes images of at most 5 MB]',
   ]);
+});
+
+test('anthropic and openai responses: a PDF over the APIs\' 100 pages goes as a line with its page count; one of 100 pages goes whole', async () => {
+  // Both refuse the larger one ("A maximum of 100 PDF pages may be provided"), on every later request too.
+  const book = pdfFile(240, 'packed');
+  const report = pdfFile(100);
+  const content: ModelMessage[] = [
+    {
+      role: 'user',
+      content: [
+        { type: 'resource', resource: { uri: 'file:///docs/report.pdf', mimeType: 'application/pdf', blob: report } },
+        { type: 'resource', resource: { uri: 'file:///docs/book.pdf', mimeType: 'application/pdf', blob: book } },
+      ],
+    },
+  ];
+  for (const [name, says] of [['anthropic', 'Anthropic takes'], ['openai responses', 'the model takes']] as const) {
+    const adapter = adapters.find((a) => a.name === name)!;
+    server.enqueue({ sse: fixture(adapter.sse) });
+    await collect(adapter.make(true), request(adapter.model, { messages: content }));
+    assert.deepEqual(adapter.parts(server.requests.at(-1)!.body), [
+      { type: 'application/pdf', data: report },
+      `[binary resource file:///docs/book.pdf (application/pdf, 240 pages) omitted: ${says} PDFs of at most 100 pages]`,
+    ], name);
+  }
 });

@@ -1,0 +1,46 @@
+/**
+ * How many pages a PDF has, read from its bytes without a PDF library: its page objects
+ * (`/Type /Page`), those written plainly and those packed in compressed object streams (`/Type
+ * /ObjStm`, which PDF 1.5 writers use). Page content streams, the bulk of a file, are not inflated.
+ * Vendors limit the pages of a request (Anthropic and OpenAI: 100), and refuse it whole beyond.
+ */
+import { inflateSync } from 'node:zlib';
+
+/** The most pages Anthropic and OpenAI take of the PDFs of one request ("A maximum of 100 PDF pages may be provided"). */
+export const PDF_PAGE_LIMIT = 100;
+
+const PAGE = /\/Type\s*\/Page(?![A-Za-z])/g;
+const OBJECT_STREAM = /\/Type\s*\/ObjStm(?![A-Za-z])/g;
+
+/** A few counts by data: a conversation sends the same attachments on every request. */
+const counted = new Map<string, number | undefined>();
+const REMEMBERED = 16;
+
+/** The pages of the PDF whose base64 is `data`, or undefined when none can be found (not a PDF, or an unusual one). */
+export function pdfPageCount(data: string): number | undefined {
+  if (counted.has(data)) return counted.get(data);
+  const pages = countPages(Buffer.from(data, 'base64'));
+  if (counted.size >= REMEMBERED) counted.delete(counted.keys().next().value!);
+  counted.set(data, pages);
+  return pages;
+}
+
+function countPages(bytes: Buffer): number | undefined {
+  const text = bytes.toString('latin1');
+  let pages = text.match(PAGE)?.length ?? 0;
+  for (const m of text.matchAll(OBJECT_STREAM)) {
+    const keyword = text.indexOf('stream', m.index);
+    const end = keyword < 0 ? -1 : text.indexOf('endstream', keyword);
+    if (end < 0) continue;
+    // The data starts after the keyword's end of line (CRLF or LF, PDF 32000-1 §7.3.8.1).
+    let start = keyword + 'stream'.length;
+    if (text[start] === '\r') start++;
+    if (text[start] === '\n') start++;
+    try {
+      pages += inflateSync(bytes.subarray(start, end)).toString('latin1').match(PAGE)?.length ?? 0;
+    } catch {
+      // Another filter, or damaged: its pages are not counted.
+    }
+  }
+  return pages > 0 ? pages : undefined;
+}
