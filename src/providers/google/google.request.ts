@@ -6,6 +6,7 @@ import type { Content, GenerateContentConfig, Part } from '@google/genai';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
 import { contentPlan } from '../../core/media-type.js';
+import { pdfPageCount } from '../../core/pdf-pages.js';
 import { fitThinkingBudget } from './models.js';
 
 /** Prefix of the ids troupe invents for calls Gemini sent without one; they are never sent back. */
@@ -87,12 +88,24 @@ function vendorId(id: string): { id?: string } {
  */
 const INLINE_TYPES = /^(image\/(png|jpeg|webp|heic|heif)|application\/pdf|text\/plain|audio\/(wav|mp3|mpeg|aiff|aac|ogg|flac)|video\/(mp4|mpeg|mov|avi|x-flv|mpg|webm|wmv|3gpp))$/;
 
+/** Gemini's limit for the pages of a document ("Gemini supports a maximum of 1,000 document pages"). */
+const GEMINI_PDF_PAGES = 1000;
+
+const GEMINI_MEDIA = {
+  takes: (type: string) => INLINE_TYPES.test(type),
+  refused: 'Gemini does not take this type',
+  tooLarge: (type: string, data: string) => {
+    const pages = type === 'application/pdf' ? pdfPageCount(data) : undefined;
+    return pages !== undefined && pages > GEMINI_PDF_PAGES ? { size: `${pages} pages`, reason: `Gemini takes PDFs of at most ${GEMINI_PDF_PAGES} pages` } : undefined;
+  },
+};
+
 /**
  * A user part: inline data Gemini takes, or a line saying what was left out (see contentPlan). A
  * model without `images` gets the line for every attachment, PDFs and audio included: until
  * 2026-12-06 those went inline to any Gemini model.
  */
 function userPart(block: ContentBlock, images: boolean): Part {
-  const plan = contentPlan(block, { images, takes: (type) => INLINE_TYPES.test(type), refused: 'Gemini does not take this type' });
+  const plan = contentPlan(block, { images, ...GEMINI_MEDIA });
   return plan.kind === 'text' ? { text: plan.text } : { inlineData: { mimeType: plan.type, data: plan.data } };
 }

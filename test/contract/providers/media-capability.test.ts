@@ -238,3 +238,24 @@ test('anthropic and openai responses: a PDF over the APIs\' 100 pages goes as a 
     ], name);
   }
 });
+
+test('google: a PDF over Gemini\'s 1,000 pages goes as a line with its page count; one of 240 goes inline', async () => {
+  const google = adapters.find((a) => a.name === 'google')!;
+  const book = pdfFile(240, 'packed');
+  const archive = pdfFile(1001, 'packed');
+  server.enqueue({ sse: fixture(google.sse) });
+  const content: ModelMessage[] = [
+    {
+      role: 'user',
+      content: [
+        { type: 'resource', resource: { uri: 'file:///docs/book.pdf', mimeType: 'application/pdf', blob: book } },
+        { type: 'resource', resource: { uri: 'file:///docs/archive.pdf', mimeType: 'application/pdf', blob: archive } },
+      ],
+    },
+  ];
+  await collect(google.make(true), request(google.model, { messages: content }));
+  assert.deepEqual(google.parts(server.requests.at(-1)!.body), [
+    { type: 'application/pdf', data: book },
+    '[binary resource file:///docs/archive.pdf (application/pdf, 1001 pages) omitted: Gemini takes PDFs of at most 1000 pages]',
+  ]);
+});
