@@ -41,7 +41,7 @@ export interface MediaModel {
    * Anthropic's 5 MB, a PDF over 100 pages): its `size` as the line says it (`6.3 MB`, `240 pages`)
    * and the `reason`; undefined when it is within.
    */
-  tooLarge?: (type: string, data: string) => { size: string; reason: string } | undefined;
+  tooLarge?: (type: string, data: string, block: ContentBlock) => { size: string; reason: string } | undefined;
 }
 
 /** Why a model without `images` gets no attachment of any type. */
@@ -57,7 +57,7 @@ export const TEXT_ONLY = { image: 'the model does not take images', other: 'the 
  * the capability for images, and the Google adapter sent PDFs, audio and video to any Gemini model,
  * one configured `images: false` included (a text-only model behind its base URL, which refuses them).
  */
-export function mediaPlan(mimeType: string | undefined, what: string, model: MediaModel, data = ''): MediaPlan {
+export function mediaPlan(mimeType: string | undefined, what: string, model: MediaModel, data = '', block?: ContentBlock): MediaPlan {
   // A blob without a type: no vendor takes data it cannot name, and a guess could be a 400.
   if (!mimeType) return { line: omittedMedia(what, 'unknown type', 'its type is not given') };
   const type = canonicalMediaType(mimeType);
@@ -66,7 +66,7 @@ export function mediaPlan(mimeType: string | undefined, what: string, model: Med
   // Beyond a vendor's limit for one attachment (Anthropic: an image of more than 5 MB, "image exceeds
   // 5 MB maximum"), the vendor refuses the request, and every later one, the prompt staying in the
   // session: a phone photo, a retina screenshot or a book as a PDF would end the session's use.
-  const over = model.tooLarge?.(type, data);
+  const over = block && model.tooLarge?.(type, data, block);
   if (over) return { line: omittedMedia(what, `${mimeType}, ${over.size}`, over.reason) };
   return { type };
 }
@@ -89,13 +89,13 @@ export function contentPlan(block: ContentBlock, model: MediaModel): ContentPlan
     case 'resource_link':
       return { kind: 'text', text: `[resource ${block.name}: ${block.uri}]` };
     case 'image':
-      return media(mediaPlan(block.mimeType, block.uri ? `image ${block.uri}` : 'image', model, block.data), block.data, block.uri);
+      return media(mediaPlan(block.mimeType, block.uri ? `image ${block.uri}` : 'image', model, block.data, block), block.data, block.uri);
     case 'resource': {
       const r = block.resource;
       if ('text' in r) return { kind: 'text', text: embeddedText(r.uri, r.text) };
       const text = textOfBlob(r.mimeType, r.blob);
       if (text !== undefined) return { kind: 'text', text: embeddedText(r.uri, text) };
-      return media(mediaPlan(r.mimeType, `binary resource ${r.uri}`, model, r.blob), r.blob, r.uri);
+      return media(mediaPlan(r.mimeType, `binary resource ${r.uri}`, model, r.blob, block), r.blob, r.uri);
     }
   }
 }

@@ -5,9 +5,37 @@
  * Vendors limit the pages of a request (Anthropic and OpenAI: 100), and refuse it whole beyond.
  */
 import { inflateSync } from 'node:zlib';
+import { canonicalMediaType } from './media-type.js';
+import type { ContentBlock } from './events.js';
+import type { ModelMessage } from './provider.js';
 
 /** The most pages Anthropic and OpenAI take of the PDFs of one request ("A maximum of 100 PDF pages may be provided"). */
 export const PDF_PAGE_LIMIT = 100;
+
+/**
+ * The PDF blocks of a conversation that a request cannot carry within `limit` pages in
+ * all, the newest kept first: the PDF the person just attached goes, older ones beyond the limit
+ * give way. A vendor counts the pages of every PDF of the request, so three 40-page papers attached
+ * in turn would make the third turn's request, and every later one, a 400. A PDF whose pages
+ * cannot be counted counts as one.
+ */
+export function pdfsOverLimit(messages: readonly ModelMessage[], limit: number): ReadonlySet<ContentBlock> {
+  // By block, not by data: the same file attached twice counts twice, as the vendor counts it.
+  const over = new Set<ContentBlock>();
+  let left = limit;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'user') continue;
+    for (let j = message.content.length - 1; j >= 0; j--) {
+      const block = message.content[j]!;
+      if (block.type !== 'resource' || !('blob' in block.resource) || canonicalMediaType(block.resource.mimeType ?? '') !== 'application/pdf') continue;
+      const pages = pdfPageCount(block.resource.blob) ?? 1;
+      if (pages <= left) left -= pages;
+      else over.add(block);
+    }
+  }
+  return over;
+}
 
 const PAGE = /\/Type\s*\/Page(?![A-Za-z])/g;
 const OBJECT_STREAM = /\/Type\s*\/ObjStm(?![A-Za-z])/g;
@@ -43,4 +71,10 @@ function countPages(bytes: Buffer): number | undefined {
     }
   }
   return pages > 0 ? pages : undefined;
+}
+
+/** How a line says a PDF was left out for the page limit: its pages, and the rule (`vendor`: "Anthropic takes"). */
+export function pdfOverLimit(data: string, vendor: string): { size: string; reason: string } {
+  const pages = pdfPageCount(data);
+  return { size: pages === undefined ? 'PDF' : `${pages} pages`, reason: `${vendor} at most ${PDF_PAGE_LIMIT} pages of PDF in a request, the newest PDFs first` };
 }

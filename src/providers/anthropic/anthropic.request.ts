@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { contentPlan, megabytes } from '../../core/media-type.js';
-import { PDF_PAGE_LIMIT, pdfPageCount } from '../../core/pdf-pages.js';
+import { contentPlan, megabytes, type MediaModel } from '../../core/media-type.js';
+import { PDF_PAGE_LIMIT, pdfOverLimit, pdfsOverLimit } from '../../core/pdf-pages.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type BlockParam = Anthropic.Messages.ContentBlockParam;
@@ -73,9 +73,10 @@ export function toAnthropicBody(
  */
 export function toMessages(messages: ModelMessage[], images: boolean): MessageParam[] {
   const out: MessageParam[] = [];
+  const media: MediaModel = { images, ...anthropicMedia(images ? pdfsOverLimit(messages, PDF_PAGE_LIMIT) : new Set()) };
   for (const message of messages) {
     const role = message.role === 'assistant' ? 'assistant' : 'user';
-    const blocks = toBlocks(message, images);
+    const blocks = toBlocks(message, media);
     if (blocks.length === 0) continue;
     const last = out[out.length - 1];
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
@@ -84,10 +85,10 @@ export function toMessages(messages: ModelMessage[], images: boolean): MessagePa
   return out;
 }
 
-function toBlocks(message: ModelMessage, images: boolean): BlockParam[] {
+function toBlocks(message: ModelMessage, media: MediaModel): BlockParam[] {
   switch (message.role) {
     case 'user':
-      return message.content.map((block) => userBlock(block, images));
+      return message.content.map((block) => userBlock(block, media));
     case 'tool':
       return message.results.map((r) => ({ type: 'tool_result', tool_use_id: toolUseId(r.toolCallId), content: toolResultContent(r), is_error: r.isError }));
     case 'assistant': {
@@ -146,22 +147,25 @@ const MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp
 /** The API's limit for one image, on its base64 text: "image exceeds 5 MB maximum: 6520000 bytes > 5242880 bytes". */
 const IMAGE_BASE64_LIMIT = 5 * 1024 * 1024;
 
-const ANTHROPIC_MEDIA = {
-  takes: (type: string) => MEDIA_TYPES.has(type),
-  refused: 'Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only',
-  tooLarge: (type: string, data: string) => {
-    if (type.startsWith('image/') && data.length > IMAGE_BASE64_LIMIT) return { size: megabytes(data.length), reason: 'Anthropic takes images of at most 5 MB' };
-    // "A maximum of 100 PDF pages may be provided." (The request's 32 MB, and 100 pages across all
-    // of its PDFs, are left to the API: troupe judges one attachment at a time.)
-    const pages = type === 'application/pdf' ? pdfPageCount(data) : undefined;
-    if (pages !== undefined && pages > PDF_PAGE_LIMIT) return { size: `${pages} pages`, reason: `Anthropic takes PDFs of at most ${PDF_PAGE_LIMIT} pages` };
-    return undefined;
-  },
-};
+/**
+ * What Anthropic takes, for a request whose PDFs beyond its 100 pages in all are `overPages`
+ * ("A maximum of 100 PDF pages may be provided": see pdfsOverLimit).
+ */
+function anthropicMedia(overPages: ReadonlySet<ContentBlock>): Omit<MediaModel, 'images'> {
+  return {
+    takes: (type) => MEDIA_TYPES.has(type),
+    refused: 'Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only',
+    tooLarge: (type, data, block) => {
+      if (type.startsWith('image/') && data.length > IMAGE_BASE64_LIMIT) return { size: megabytes(data.length), reason: 'Anthropic takes images of at most 5 MB' };
+      if (type === 'application/pdf' && overPages.has(block)) return pdfOverLimit(data, 'Anthropic takes');
+      return undefined;
+    },
+  };
+}
 
 /** A user block as Anthropic takes it; what and why (see contentPlan). */
-function userBlock(block: ContentBlock, images: boolean): BlockParam {
-  const plan = contentPlan(block, { images, ...ANTHROPIC_MEDIA });
+function userBlock(block: ContentBlock, model: MediaModel): BlockParam {
+  const plan = contentPlan(block, model);
   if (plan.kind === 'text') return { type: 'text', text: plan.text };
   if (plan.type === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: plan.data } };
   return { type: 'image', source: { type: 'base64', media_type: plan.type as 'image/jpeg', data: plan.data } };

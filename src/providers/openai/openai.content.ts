@@ -1,7 +1,7 @@
 /** User content blocks (ACP) → the pieces both OpenAI wire formats are built from. */
 import type { ContentBlock } from '../../core/events.js';
 import { contentPlan, type MediaModel } from '../../core/media-type.js';
-import { PDF_PAGE_LIMIT, pdfPageCount } from '../../core/pdf-pages.js';
+import { pdfOverLimit } from '../../core/pdf-pages.js';
 
 /** Text, or an attachment as a data URL (`filename` for a file: the Responses API wants one). */
 export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string } | { kind: 'file'; dataUrl: string; filename: string };
@@ -13,18 +13,16 @@ export type OpenAIMedia = Omit<MediaModel, 'images'>;
 const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 /**
- * The Responses API: those images, and PDFs (`input_file`, which vision models read) of at most 100
- * pages, OpenAI's limit for a request (its 32 MB, and the pages across all of its PDFs, are left to
- * the API: troupe judges one attachment at a time).
+ * The Responses API: those images, and PDFs (`input_file`, which vision models read) within OpenAI's
+ * 100 pages for a request: `overPages`, the PDFs beyond them (see pdfsOverLimit).
  */
-export const RESPONSES_MEDIA: OpenAIMedia = {
-  takes: (type) => IMAGE_TYPES.has(type) || type === 'application/pdf',
-  refused: 'the model takes PNG, JPEG, GIF and WebP images and PDF documents only',
-  tooLarge: (type, data) => {
-    const pages = type === 'application/pdf' ? pdfPageCount(data) : undefined;
-    return pages !== undefined && pages > PDF_PAGE_LIMIT ? { size: `${pages} pages`, reason: `the model takes PDFs of at most ${PDF_PAGE_LIMIT} pages` } : undefined;
-  },
-};
+export function responsesMedia(overPages: ReadonlySet<ContentBlock>): OpenAIMedia {
+  return {
+    takes: (type) => IMAGE_TYPES.has(type) || type === 'application/pdf',
+    refused: 'the model takes PNG, JPEG, GIF and WebP images and PDF documents only',
+    tooLarge: (type, data, block) => (type === 'application/pdf' && overPages.has(block) ? pdfOverLimit(data, 'the model takes') : undefined),
+  };
+}
 
 /**
  * OpenAI-compatible servers (Chat Completions): the image types of the format they imitate. Until

@@ -5,7 +5,8 @@
  */
 import type OpenAI from 'openai';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { RESPONSES_MEDIA, toolOutput, userPieces, type UserPiece } from './openai.content.js';
+import { PDF_PAGE_LIMIT, pdfsOverLimit } from '../../core/pdf-pages.js';
+import { responsesMedia, toolOutput, userPieces, type UserPiece } from './openai.content.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
 
@@ -56,9 +57,10 @@ export function effortFor(budget: number): 'low' | 'medium' | 'high' {
  */
 export function toInput(messages: ModelMessage[], reasoning: boolean, images: boolean): InputItem[] {
   const items: InputItem[] = [];
+  const media = responsesMedia(images ? pdfsOverLimit(messages, PDF_PAGE_LIMIT) : new Set());
   for (const message of messages) {
     if (message.role === 'user') {
-      items.push({ role: 'user', content: userPieces(message.content, RESPONSES_MEDIA, images).map(inputContent) });
+      items.push({ role: 'user', content: userPieces(message.content, media, images).map(inputContent) });
     } else if (message.role === 'tool') {
       for (const r of message.results) items.push({ type: 'function_call_output', call_id: r.toolCallId, output: toolOutput(r) });
     } else items.push(...assistantItems(message, reasoning));

@@ -234,7 +234,29 @@ test('anthropic and openai responses: a PDF over the APIs\' 100 pages goes as a 
     await collect(adapter.make(true), request(adapter.model, { messages: content }));
     assert.deepEqual(adapter.parts(server.requests.at(-1)!.body), [
       { type: 'application/pdf', data: report },
-      `[binary resource file:///docs/book.pdf (application/pdf, 240 pages) omitted: ${says} PDFs of at most 100 pages]`,
+      `[binary resource file:///docs/book.pdf (application/pdf, 240 pages) omitted: ${says} at most 100 pages of PDF in a request, the newest PDFs first]`,
+    ], name);
+  }
+});
+
+test('anthropic and openai responses: PDFs attached in turn that pass 100 pages together: the newest go, the oldest goes as a line', async () => {
+  // Three 40-page papers: the third turn's request would carry 120 pages, refused, and so would every later one.
+  const papers = [pdfFile(40), pdfFile(40, 'packed'), pdfFile(40)];
+  const conversation: ModelMessage[] = papers.flatMap((blob, i): ModelMessage[] => [
+    { role: 'user', content: [{ type: 'text', text: `Paper ${i + 1}` }, { type: 'resource', resource: { uri: `file:///papers/${i + 1}.pdf`, mimeType: 'application/pdf', blob } }] },
+    ...(i < 2 ? [{ role: 'assistant' as const, text: 'Read it.', toolCalls: [] }] : []),
+  ]);
+  for (const [name, says] of [['anthropic', 'Anthropic takes'], ['openai responses', 'the model takes']] as const) {
+    const adapter = adapters.find((a) => a.name === name)!;
+    server.enqueue({ sse: fixture(adapter.sse) });
+    await collect(adapter.make(true), request(adapter.model, { messages: conversation }));
+    assert.deepEqual(adapter.parts(server.requests.at(-1)!.body), [
+      'Paper 1',
+      `[binary resource file:///papers/1.pdf (application/pdf, 40 pages) omitted: ${says} at most 100 pages of PDF in a request, the newest PDFs first]`,
+      'Paper 2',
+      { type: 'application/pdf', data: papers[1] },
+      'Paper 3',
+      { type: 'application/pdf', data: papers[2] },
     ], name);
   }
 });
