@@ -3,7 +3,8 @@
  * SDK's stream and errors onto these types and nothing else leaks out of them.
  */
 import type { ContentBlock } from './events.js';
-import { isTextType } from './media-type.js';
+import { canonicalMediaType, isTextType } from './media-type.js';
+import { pdfPageCount } from './pdf-pages.js';
 
 /** What a model can do. Shared code branches on these, never on model names. */
 export interface ModelCapabilities {
@@ -171,6 +172,9 @@ export function contentChars(blocks: readonly ContentBlock[]): number {
     if (b.type === 'image') chars += JSON.stringify({ ...b, data: '' }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
     // A text blob goes as its text (contentPlan): about three characters for every four of base64.
     else if (b.type === 'resource' && 'blob' in b.resource && isTextType(b.resource.mimeType)) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + Math.ceil((b.resource.blob.length * 3) / 4);
+    // A PDF reaches the model page by page, each page an image and its text: a page counts as an image.
+    else if (b.type === 'resource' && 'blob' in b.resource && canonicalMediaType(b.resource.mimeType ?? '') === 'application/pdf')
+      chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + (pdfPageCount(b.resource.blob) ?? 1) * IMAGE_TOKENS * CHARS_PER_TOKEN;
     else if (b.type === 'resource' && 'blob' in b.resource) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
     else chars += JSON.stringify(b).length;
   }
