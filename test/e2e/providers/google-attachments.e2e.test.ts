@@ -62,3 +62,36 @@ test('google: a BMP image and an attached zip go as lines saying they were left 
   );
   assert.deepEqual(child.schemaErrors, []);
 });
+
+test('google: a model configured without images gets a line for an attached PDF and audio clip, never their data', async (t) => {
+  // A text-only model behind GOOGLE_GEMINI_BASE_URL refuses inline data. Until 2026-12-06 PDFs and
+  // audio went inline to any Gemini model, `"images": false` or not.
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
+  const configHome = join(home, 'config');
+  mkdirSync(join(configHome, 'troupe'), { recursive: true });
+  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { google: { maxRetries: 0, models: { 'gemini-2.5-pro': { images: false } } } } }));
+  const child = AcpChild.start({
+    home,
+    env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'google/gemini-2.5-pro', GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: 'AIza-e2e-test' },
+  });
+  t.after(() => child.close());
+  await child.initialize();
+  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  server.enqueue({ json: { totalTokens: 5_000 } }, { sse: fixture('e2e-google-answer.sse') });
+  const prompt = [
+    { type: 'text', text: 'Summarize these.' },
+    { type: 'resource', resource: { uri: 'file:///docs/spec.pdf', mimeType: 'application/pdf', blob: 'JVBERi0xLjQK' } },
+    { type: 'resource', resource: { uri: 'file:///rec/standup.wav', mimeType: 'audio/wav', blob: 'UklGRiQAAABXQVZF' } },
+  ];
+  const res: any = await child.agent.request('session/prompt', { sessionId, prompt });
+  assert.equal(res.stopReason, 'end_turn', child.stderr.slice(-2000));
+  for (const r of server.requests) assert.ok(!JSON.stringify(r.body).includes('inlineData'), JSON.stringify(r.body.contents));
+  assert.deepEqual(server.requests.at(-1)!.body.contents[0].parts.map((p: any) => p.text), [
+    'Summarize these.',
+    '[binary resource file:///docs/spec.pdf (application/pdf) omitted: the model takes text only]',
+    '[binary resource file:///rec/standup.wav (audio/wav) omitted: the model takes text only]',
+  ]);
+  assert.deepEqual(child.schemaErrors, []);
+});
