@@ -9,7 +9,7 @@ export { EventBroker, checkFeedCursor, type ColdSource, type RetentionOptions, t
 export { QueueBudget } from './queue-budget.js';
 export { COLD_BATCH, COLD_BATCH_BYTES } from './event-watcher.js';
 export { BARRIER_EVENT_TYPES, isBarrierEvent, type DurabilityOptions, type SyncPolicy } from './durability.js';
-export { readLogFile, readLogFilePaged, readLogFrom, scanLogFile, scanFd, decodeLogBuffer, readEventRange, readEventRangeFd, type LogScan, type LogWarning, type LogContents, type LogPosition, type LogGrowth } from './log-file.reader.js';
+export { readLogFile, readLogFilePaged, readLogFrom, scanLogFile, scanLogFilePaced, scanFd, scanFdPaced, SCAN_SLICE_BYTES, decodeLogBuffer, readEventRange, readEventRangeFd, type LogScan, type LogWarning, type LogContents, type LogPosition, type LogGrowth } from './log-file.reader.js';
 export { LogCheckpoints } from './log-checkpoints.js';
 export { type LogHeader, LOG_FORMAT_VERSION } from './log-record.codec.js';
 export { projectStrictJson, resolveMaxEventBytes, DEFAULT_MAX_EVENT_BYTES, MIN_MAX_EVENT_BYTES, MAX_MAX_EVENT_BYTES } from './strict-json.codec.js';
