@@ -7,7 +7,8 @@ import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
-import { checkFeedCursor, COLD_BATCH, COLD_BATCH_BYTES, EventBroker, LogCheckpoints, QueueBudget, readEventRange, readEventRangeFd, scanFd, scanLogFile, sessionLogPath, sessionsDir } from '../store/index.js';
+import { nextTurn } from '../core/next-turn.js';
+import { checkFeedCursor, COLD_BATCH, COLD_BATCH_BYTES, EventBroker, LogCheckpoints, QueueBudget, readEventRange, readEventRangeFd, scanFdPaced, scanLogFilePaced, sessionLogPath, sessionsDir } from '../store/index.js';
 
 const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
 /**
@@ -33,6 +34,8 @@ export class SessionFeeds {
   private readonly seen = new Map<string, number>();
 
   private readonly budget: QueueBudget;
+  /** close() was called: a feed whose scan ends after it is not opened. */
+  private closed = false;
   /** What gap fills read from the log: events, batches, and the most bytes of one batch (for tests). */
   readonly gapFills = { events: 0, batches: 0, largestBatchBytes: 0 };
 
@@ -50,12 +53,13 @@ export class SessionFeeds {
    */
   publish(sessionId: string, events: AgentEvent[]): void {
     const feed = this.brokers.get(sessionId);
-    if (!feed) {
+    const broker = feed?.broker;
+    // A feed still scanning its log has these in the file: its scan goes on to the file's end.
+    if (!feed || !broker) {
       const last = events[events.length - 1]?.seq;
       if (last !== undefined && last > (this.seen.get(sessionId) ?? 0)) this.seen.set(sessionId, last);
       return;
     }
-    const broker = feed.broker;
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
       if (e.seq > broker.lastSeq() + 1) this.fillGap(sessionId, feed, e.seq - 1);
@@ -71,7 +75,7 @@ export class SessionFeeds {
    * after it wrote a few hundred tool outputs of a megabyte had the daemon hold them all together.
    */
   private fillGap(sessionId: string, feed: Feed, through: number): void {
-    const broker = feed.broker;
+    const broker = feed.broker!;
     while (broker.lastSeq() < through) {
       const after = broker.lastSeq();
       const batch = this.fromFile(sessionId, feed, after, Math.min(through, after + COLD_BATCH), COLD_BATCH_BYTES);
@@ -90,22 +94,18 @@ export class SessionFeeds {
   }
 
   /**
-   * Replay after `cursor`, then live. Throws `session_not_found`, `invalid_cursor`; the iterator may
-   * throw `replay_gap`. When a session's last watcher closes, its broker goes with what it retained:
-   * the log file serves the next watcher's replay, so a feed opened once (the inspector looking at a
-   * session) does not keep megabytes of events for the daemon's lifetime.
+   * Replay after `cursor`, then live. Rejects with `session_not_found`, `invalid_cursor`; the
+   * iterator may throw `replay_gap`. The first watcher of a session waits for the scan of its log
+   * (paced: the daemon's loop serves others meanwhile), and so do those that come during it. When a
+   * session's last watcher closes, its broker goes with what it retained: the log file serves the
+   * next watcher's replay, so a feed opened once (the inspector looking at a session) does not keep
+   * megabytes of events for the daemon's lifetime.
    */
-  subscribe(sessionId: string, cursor: number): EventWatcher {
+  async subscribe(sessionId: string, cursor: number): Promise<EventWatcher> {
     if (!existsSync(sessionLogPath(sessionsDir(this.home), sessionId))) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     const feed = this.feed(sessionId);
-    let watcher: EventWatcher;
-    try {
-      watcher = feed.broker.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
-    } catch (err) {
-      // A refused cursor leaves no feed behind.
-      if (feed.watchers === 0) this.drop(sessionId, feed);
-      throw err;
-    }
+    // Counted from now, not once the scan is done: a watcher refused meanwhile (a cursor beyond the
+    // log) must not drop the feed that others are waiting for.
     feed.watchers++;
     let open = true;
     const release = () => {
@@ -115,6 +115,15 @@ export class SessionFeeds {
       if (this.brokers.get(sessionId) === feed) this.drop(sessionId, feed);
       else closeLog(feed); // forgotten (deleted) while watched: its last watcher has read what it was to send
     };
+    let watcher: EventWatcher;
+    try {
+      await feed.opened;
+      watcher = feed.broker!.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
+    } catch (err) {
+      // A refused cursor, or a feed that could not open, leaves no feed behind.
+      release();
+      throw err;
+    }
     return { [Symbol.asyncIterator]: () => watcher[Symbol.asyncIterator](), close: () => (watcher.close(), release()) };
   }
 
@@ -127,21 +136,22 @@ export class SessionFeeds {
    * damaged after the index was written holds less than it says, and a GET (which scans) refuses a
    * cursor there. Until 2026-12-06 a HEAD trusted it, and answered 200 where its GET was 400.
    */
-  check(sessionId: string, cursor: number): void {
+  async check(sessionId: string, cursor: number): Promise<void> {
     const path = sessionLogPath(sessionsDir(this.home), sessionId);
     if (!existsSync(path)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     const open = this.brokers.get(sessionId)?.broker;
     let last = open ? open.lastSeq() : (this.seen.get(sessionId) ?? 0);
     if (!open && cursor > last && Number.isSafeInteger(cursor)) {
-      last = scanLogFile(path).lastSeq;
-      this.seen.set(sessionId, last);
+      last = (await scanLogFilePaced(path, nextTurn)).lastSeq;
+      // Never below what was seen while it scanned (a feed opened meanwhile keeps it itself).
+      if (!this.brokers.has(sessionId)) this.seen.set(sessionId, Math.max(last, this.seen.get(sessionId) ?? 0));
     }
     checkFeedCursor(cursor, last);
   }
 
   /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */
   knownLastSeq(sessionId: string): number | undefined {
-    return this.brokers.get(sessionId)?.broker.lastSeq() ?? this.seen.get(sessionId);
+    return this.brokers.get(sessionId)?.broker?.lastSeq() ?? this.seen.get(sessionId);
   }
 
   /** Sessions with a feed open (for /metrics). */
@@ -159,7 +169,8 @@ export class SessionFeeds {
     const feed = this.brokers.get(sessionId);
     if (feed) {
       this.brokers.delete(sessionId);
-      feed.broker.close();
+      // One still scanning its log is refused when the scan ends (`openFeed`).
+      feed.broker?.close();
       // Its watchers still catching up read the rest from the log they opened, now a tombstone's name.
       if (feed.watchers === 0) closeLog(feed);
     }
@@ -167,8 +178,9 @@ export class SessionFeeds {
   }
 
   close(): void {
+    this.closed = true;
     for (const f of this.brokers.values()) {
-      f.broker.close();
+      f.broker?.close();
       if (f.watchers === 0) closeLog(f);
     }
   }
@@ -176,10 +188,11 @@ export class SessionFeeds {
   /** Keeps only the latest seq of a session whose feed closed (as for one never opened). */
   private drop(sessionId: string, feed: Feed): void {
     this.brokers.delete(sessionId);
-    this.seen.set(sessionId, feed.broker.lastSeq());
+    if (feed.broker) this.seen.set(sessionId, Math.max(feed.broker.lastSeq(), this.seen.get(sessionId) ?? 0));
     closeLog(feed);
   }
 
+  /** The session's feed: the open one, or one opened now, its log scanned in the background. */
   private feed(sessionId: string): Feed {
     const open = this.brokers.get(sessionId);
     if (open) return open;
@@ -187,22 +200,46 @@ export class SessionFeeds {
     // Kept open while the feed is: a session deleted while a watcher catches up (now in batches of a
     // few MiB, not all it had to send) has its log replaced by a tombstone, and the rest is read
     // from the file the feed opened.
-    const fd = openIfExists(path);
-    // Frames and checksums only, no event decoded: a feed opens in a few ms even on a long session.
-    const scan = fd === undefined ? undefined : scanFd(fd, path);
+    const feed: Feed = { broker: undefined, opened: Promise.resolve(), watchers: 0, checkpoints: new LogCheckpoints(), fd: openIfExists(path) };
+    this.brokers.set(sessionId, feed);
+    feed.opened = this.openFeed(sessionId, feed, path);
+    // Its watchers hear of a failure; nobody else awaits it.
+    feed.opened.catch(() => undefined);
+    return feed;
+  }
+
+  /**
+   * Scans the feed's log and starts its broker. Frames and checksums only, no event decoded, in
+   * slices with the loop's other work between them: until 2026-12-06 the scan ran in one go, and a
+   * gigabyte of log (~300 ms of CRC) held every other session's traffic for as long.
+   */
+  private async openFeed(sessionId: string, feed: Feed, path: string): Promise<void> {
+    let scan;
+    try {
+      scan = feed.fd === undefined ? undefined : await scanFdPaced(feed.fd, path, nextTurn);
+    } catch (err) {
+      if (this.brokers.get(sessionId) === feed) this.brokers.delete(sessionId);
+      closeLog(feed);
+      throw err;
+    }
+    // Deleted while it was scanned (or the daemon is closing): nothing of it is kept.
+    if (this.closed || this.brokers.get(sessionId) !== feed) {
+      closeLog(feed);
+      throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    }
     const initial = scan?.lastSeq ?? 0;
     const first = scan?.firstSeq ?? initial + 1;
-    const checkpoints = scan?.checkpoints ?? new LogCheckpoints();
+    if (scan) feed.checkpoints = scan.checkpoints;
     const broker = new EventBroker({
       retention: RETENTION,
       initialSeq: initial,
       // Never past what the daemon was told is durable: the file may end in a record being written.
       cold: { firstSeq: () => first, read: async (after, max, maxBytes) => this.fromFile(sessionId, feed, after, Math.min(after + max, broker.lastSeq()), maxBytes) },
     });
-    const feed: Feed = { broker, watchers: 0, checkpoints, fd };
-    this.brokers.set(sessionId, feed);
+    feed.broker = broker;
+    // Events reported while it scanned are in the file it scanned to its end; any beyond (a log
+    // damaged there) come as a gap the next publish fills from the file, as for any feed.
     this.seen.delete(sessionId);
-    return feed;
   }
 
   /**
@@ -220,7 +257,11 @@ export class SessionFeeds {
 }
 
 interface Feed {
-  broker: EventBroker;
+  /** Undefined while the log is scanned (`opened` pending), or if it could not be. */
+  broker: EventBroker | undefined;
+  /** Settles once the broker is there, or with why there will be none. */
+  opened: Promise<void>;
+  /** Watchers, and those waiting for the scan to become one. */
   watchers: number;
   /** Where the session's records start in its log file (from the scan that opened the feed). */
   checkpoints: LogCheckpoints;

@@ -10,23 +10,26 @@ import { feedCursor } from '../http/sse-cursor.js';
 import type { SseStream } from '../http/sse-stream.js';
 
 /**
- * Opens the session's feed after `cursor`. Throws `session_not_found` (unknown or deleted) and
+ * Opens the session's feed after `cursor` (the first of a session scans its log, the daemon's loop
+ * serving others meanwhile). Rejects with `session_not_found` (unknown or deleted) and
  * `invalid_cursor` (beyond the latest seq) before anything is sent.
  */
-export type OpenFeed = (cursor: number) => EventWatcher;
+export type OpenFeed = (cursor: number) => Promise<EventWatcher>;
 
-/** Throws what `OpenFeed` would, without opening the feed (which reads the session's log). */
-export type CheckFeed = (cursor: number) => void;
+/** Rejects as `OpenFeed` would, without opening the feed (which reads the session's log). */
+export type CheckFeed = (cursor: number) => Promise<void>;
 
 export async function streamSessionEvents(req: RouteRequest, res: RouteResponse, open: OpenFeed, check: CheckFeed): Promise<void> {
   const after = feedCursor(req);
   if (req.method === 'HEAD') {
     // Until 2026-12-06 a HEAD opened the feed as GET does, scanning the whole log for nothing.
-    check(after);
+    await check(after);
     res.sse(); // the headers, and the response ends (503 at --max-streams, as GET)
     return;
   }
-  let watcher = open(after);
+  let watcher = await open(after);
+  // A client gone while the feed opened: no stream for it, and its watcher goes now.
+  if (req.signal.aborted) return watcher.close();
   let sse: SseStream;
   try {
     sse = res.sse();
@@ -55,7 +58,7 @@ export async function streamSessionEvents(req: RouteRequest, res: RouteResponse,
         if (!isTroupeError(err) || err.code !== 'event_overflow' || sse.closed) throw err;
         const overflowed = watcher;
         try {
-          watcher = open(sent);
+          watcher = await open(sent);
         } catch (reopen) {
           // Deleted meanwhile: its stream ends, as a deleted session's live stream does.
           if (isTroupeError(reopen) && reopen.code === 'session_not_found') return;

@@ -93,6 +93,33 @@ test('a slow reader of large events: its live queue holds at most the byte bound
   await readsEveryEvent(res, n);
 });
 
+test('a feed opened on a long log while its session streams on: every event from the first, once, in order, through the end of the streaming turn', async (t) => {
+  // 40 MB of log: the scan that opens a feed goes in several slices (SCAN_SLICE_BYTES, 8 MiB), the
+  // daemon's loop serving others between them, and the child appends meanwhile. Until 2026-12-06 it
+  // went in one go; now the feed must still start exactly where the scan ended, live events after it.
+  const n = 2_000;
+  const script = { replies: [...large(40).replies, ...burst(n).replies] };
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'large' }] })).stopReason, 'end_turn');
+  await d.untilDurable(sessionId, Math.max(...c.seqs(sessionId)));
+  assert.ok(statSync(sessionLogPath(sessionsDir(d.home), sessionId)).size > 40_000_000);
+  const streaming = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'burst' }] });
+  const res = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers });
+  assert.equal(res.status, 200);
+  const got: SseMessage[] = [];
+  let turns = 0;
+  for await (const m of readSse(res.body!, AbortSignal.timeout(120_000))) {
+    got.push(m);
+    if (m.event !== 'event' || (JSON.parse(m.data).type === 'turn_completed' && ++turns === 2)) break;
+  }
+  assert.equal((await streaming).stopReason, 'end_turn');
+  assert.deepEqual(got.filter((m) => m.event !== 'event').map((m) => m.data), [], 'no error event');
+  assert.deepEqual(got.map((m) => Number(m.id)), got.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  const chunks = got.map((m) => JSON.parse(m.data)).filter((e) => e.type === 'agent_message_chunk');
+  assert.equal(chunks.length, 40 + n);
+  assert.equal(chunks.at(-1).text, `w${n - 1} `);
+});
+
 test("HEAD of a session's events answers as its GET does (200, 404, 400 invalid_cursor) without reading the session's log", async (t) => {
   // A log of 16 MB: reading it (the scan that opens a feed) shows in the bytes the daemon reads.
   const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script: large(16) });

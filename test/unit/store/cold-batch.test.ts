@@ -67,7 +67,7 @@ test("the daemon's feed: a stream's catch-up from the log is bounded by bytes th
   await bigLog(home);
   const feeds = new SessionFeeds(home);
   t.after(() => feeds.close());
-  const stream = feeds.subscribe(SID, 0);
+  const stream = await feeds.subscribe(SID, 0);
   const w = stream[Symbol.asyncIterator]() as BrokerWatcher;
   const { seqs, batches } = await catchUp(w, SIZES.length);
   stream.close();
@@ -85,7 +85,7 @@ test("the daemon's feed: events it was not told of are filled in from the log in
   const feeds = new SessionFeeds(home);
   t.after(() => feeds.close());
   // A watcher from the start: its feed knows of seq 1, the last in the log when it opened.
-  const stream = feeds.subscribe(SID, 0);
+  const stream = await feeds.subscribe(SID, 0);
   // The log grows while the daemon hears nothing of it (a child's reports lost), then one event is reported.
   const gap = Array(20).fill(BIG) as number[];
   const log = await FileEventLog.forSession(sessionsDir(home), SID, { maxEventBytes: 8 * 1024 * 1024 });

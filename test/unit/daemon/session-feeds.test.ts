@@ -1,0 +1,125 @@
+// Opening a session's feed in the daemon (src/daemon/session-feeds.ts) on a log of several scan
+// slices: the scan that opens it lets the loop's other work run between its slices, and the feed it
+// opens is the same as before: every event of the log, in order, the seam to live events exact, even
+// for events appended and reported while it scanned. On real log files.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync, statSync } from 'node:fs';
+import type { AgentEvent } from '../../../src/core/events.js';
+import { isTroupeError } from '../../../src/core/errors.js';
+import type { EventWatcher } from '../../../src/core/ports.js';
+import { SessionFeeds } from '../../../src/daemon/session-feeds.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { SCAN_SLICE_BYTES } from '../../../src/store/log-file.reader.js';
+import { encodeEventRecord } from '../../../src/store/log-record.codec.js';
+import { makeDirs, sessionLogPath, sessionsDir } from '../../../src/store/paths.js';
+import { chunk, drain, tempDir } from '../../support/store/store-fixtures.js';
+
+const SID = 'ses_long';
+/** Events of 1 MB: a log of three scan slices and a bit in 25 of them. */
+const BIG = 1_000_000;
+const N = Math.ceil((3 * SCAN_SLICE_BYTES) / BIG) + 1;
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+/** Bytes this process has read through read(2) and the like (proc(5)). */
+const bytesRead = () => Number(/^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+
+/** A home with one session whose log holds `N` events of a megabyte, each its seq repeated. */
+async function longLog(t: { after(f: () => unknown): void }): Promise<{ home: string; path: string; feeds: SessionFeeds }> {
+  const { dir: home, cleanup } = tempDir();
+  t.after(cleanup);
+  makeDirs(sessionsDir(home), 0o700);
+  const log = await FileEventLog.forSession(sessionsDir(home), SID, { create: true, maxEventBytes: 2 * BIG });
+  for (let i = 1; i <= N; i++) log.append(chunk(SID, String(i % 10).repeat(BIG)));
+  await log.close();
+  const path = sessionLogPath(sessionsDir(home), SID);
+  assert.ok(statSync(path).size > 3 * SCAN_SLICE_BYTES);
+  const feeds = new SessionFeeds(home);
+  t.after(() => feeds.close());
+  return { home, path, feeds };
+}
+
+/** The first `n` events a watcher yields (a live watcher does not end by itself). */
+async function take(w: EventWatcher, n: number): Promise<AgentEvent[]> {
+  const { items, error } = await drain(w, n);
+  assert.equal(error, undefined);
+  return items;
+}
+
+test("a feed of a long log opens with the loop's other work run between the slices of its scan, and replays every event", async (t) => {
+  const { feeds } = await longLog(t);
+  let opened = false;
+  const subscribing = feeds.subscribe(SID, 0).then((w) => ((opened = true), w));
+  // Other work of the loop (a request of another client): it runs before the scan is done. Until
+  // 2026-12-06 the scan ran in one go, and the feed was open before anything else could run.
+  await nextTurn();
+  assert.equal(opened, false, 'the feed opened before the loop had another turn');
+  const w = await subscribing;
+  const events = await take(w, N);
+  w.close();
+  assert.deepEqual(events.map((e) => e.seq), Array.from({ length: N }, (_, i) => i + 1));
+  assert.ok(events.every((e) => e.type === 'agent_message_chunk' && e.text === String(e.seq % 10).repeat(BIG)));
+  assert.equal(feeds.open, 0, 'the feed goes with its last watcher');
+});
+
+test('events appended and reported while the log is scanned are in the feed: a watcher at the last reported seq is taken, and the seam is exact', async (t) => {
+  const { path, feeds } = await longLog(t);
+  const fromStart = feeds.subscribe(SID, 0);
+  // Between two slices of the scan, the session's child appends two events and reports them.
+  const appended = [N + 1, N + 2].map((seq) => ({ ...chunk(SID, `late ${seq}`), seq, ts: seq }) as AgentEvent);
+  await nextTurn();
+  appendFileSync(path, encodeEventRecord(appended));
+  feeds.publish(SID, appended);
+  // A client that heard of the last one (from another feed, say) asks from there: not beyond the log.
+  const atLast = await feeds.subscribe(SID, N + 2);
+  const w = await fromStart;
+  const live = { ...chunk(SID, 'live'), seq: N + 3, ts: N + 3 } as AgentEvent;
+  appendFileSync(path, encodeEventRecord([live]));
+  feeds.publish(SID, [live]);
+  const events = await take(w, N + 3);
+  assert.deepEqual(events.map((e) => e.seq), Array.from({ length: N + 3 }, (_, i) => i + 1), 'every seq once, in order, across the seam');
+  assert.deepEqual((await take(atLast, 1)).map((e) => e.seq), [N + 3]);
+  w.close();
+  atLast.close();
+  assert.equal(feeds.open, 0);
+});
+
+test('watchers that come while the log is scanned share its scan; one refused (a cursor beyond the log) leaves the feed to the others', async (t) => {
+  const { path, feeds } = await longLog(t);
+  const before = bytesRead();
+  const [a, beyond, b] = await Promise.allSettled([feeds.subscribe(SID, 0), feeds.subscribe(SID, N + 1), feeds.subscribe(SID, N)]);
+  assert.ok(bytesRead() - before < 2 * statSync(path).size, 'the log was scanned once');
+  assert.equal(beyond.status, 'rejected');
+  assert.ok(isTroupeError((beyond as PromiseRejectedResult).reason, 'invalid_cursor'));
+  assert.equal(a.status, 'fulfilled');
+  assert.equal(b.status, 'fulfilled');
+  const [wa, wb] = [(a as PromiseFulfilledResult<EventWatcher>).value, (b as PromiseFulfilledResult<EventWatcher>).value];
+  assert.equal(feeds.open, 1);
+  const live = { ...chunk(SID, 'live'), seq: N + 1, ts: N + 1 } as AgentEvent;
+  feeds.publish(SID, [live]);
+  assert.deepEqual((await take(wb, 1)).map((e) => e.seq), [N + 1]);
+  assert.deepEqual((await take(wa, N + 1)).map((e) => e.seq), Array.from({ length: N + 1 }, (_, i) => i + 1));
+  wa.close();
+  wb.close();
+  assert.equal(feeds.open, 0);
+});
+
+test('a session deleted while its log is scanned: its watchers are refused with session_not_found, and no feed is kept', async (t) => {
+  const { feeds } = await longLog(t);
+  const subscribing = feeds.subscribe(SID, 0);
+  await nextTurn();
+  feeds.forget(SID);
+  await assert.rejects(subscribing, (err: unknown) => isTroupeError(err, 'session_not_found'));
+  assert.equal(feeds.open, 0);
+  assert.equal(feeds.knownLastSeq(SID), undefined, 'nothing of it is kept');
+});
+
+test('HEAD (check) of a cursor past what the daemon has seen scans the log with turns of the loop too, and answers as the feed would', async (t) => {
+  const { feeds } = await longLog(t);
+  let checked = false;
+  const checking = feeds.check(SID, N).then(() => (checked = true));
+  await nextTurn();
+  assert.equal(checked, false, 'checked before the loop had another turn');
+  await checking;
+  await assert.rejects(feeds.check(SID, N + 1), (err: unknown) => isTroupeError(err, 'invalid_cursor'));
+  assert.equal(feeds.open, 0, 'a check opens no feed');
+});
