@@ -194,9 +194,41 @@ export class AcpClient {
   }
 }
 
-/** A daemon, one initialized client on `transport`, and a new session of it in `cwd`; all stopped after the test. */
-export async function daemonWithSession(t: { after(f: () => unknown): void }, transport: 'http' | 'ws', options: DaemonOptions = {}) {
+/** What the helpers below need of a test's context (node:test's `TestContext`). */
+export interface TestHooks {
+  after(f: () => unknown): void;
+  /** False once the test failed, its timeout included (read in an after hook). */
+  readonly passed?: boolean;
+}
+
+/**
+ * After a test that failed (an assertion, or its --test-timeout: a hang), prints on the test's
+ * stderr what the daemon logged (its stderr) and its /metrics then (unsent and queued bytes, the
+ * loop's stalls): a failure seen once under load, and not reproduced, is then diagnosable from the
+ * run's output. Register it before the daemon's stop, so that it still answers /metrics.
+ */
+export function printDaemonIfFailed(t: TestHooks, d: Daemon): void {
+  t.after(async () => {
+    if (t.passed !== false) return;
+    let metrics: string;
+    try {
+      const text = await (await fetch(`${d.url}/metrics`, { headers: d.headers, signal: AbortSignal.timeout(5_000) })).text();
+      metrics = text.split('\n').filter((line) => line && !line.startsWith('#')).join('\n');
+    } catch (err) {
+      metrics = `(no answer: ${String(err)})`;
+    }
+    const log = d.stderr.length > 64 * 1024 ? `…${d.stderr.slice(-64 * 1024)}` : d.stderr;
+    process.stderr.write(`--- the test failed; its daemon (pid ${d.proc.pid}, home ${d.home}) logged:\n${log || '(nothing)'}\n--- and its /metrics:\n${metrics}\n---\n`);
+  });
+}
+
+/**
+ * A daemon, one initialized client on `transport`, and a new session of it in `cwd`; all stopped
+ * after the test, and the daemon's log printed if it failed.
+ */
+export async function daemonWithSession(t: TestHooks, transport: 'http' | 'ws', options: DaemonOptions = {}) {
   const d = await Daemon.start(options);
+  printDaemonIfFailed(t, d);
   t.after(() => d.stop());
   const c = d.connect(transport);
   t.after(() => c.close());
@@ -206,9 +238,13 @@ export async function daemonWithSession(t: { after(f: () => unknown): void }, tr
   return { d, c, sessionId, cwd };
 }
 
-/** A daemon and two initialized clients of it, `a` over HTTP and `b` over WebSocket; all stopped after the test. */
-export async function daemonWithClients(t: { after(f: () => unknown): void }, options: DaemonOptions = {}) {
+/**
+ * A daemon and two initialized clients of it, `a` over HTTP and `b` over WebSocket; all stopped after
+ * the test, and the daemon's log printed if it failed.
+ */
+export async function daemonWithClients(t: TestHooks, options: DaemonOptions = {}) {
   const d = await Daemon.start(options);
+  printDaemonIfFailed(t, d);
   t.after(() => d.stop());
   const a = d.connect('http');
   const b = d.connect('ws');
