@@ -116,8 +116,17 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
     },
     drain: (ws) => {
       const state = ws.getUserData();
-      state.conn.mainStream.resume();
-      state.conn.progress();
+      // On the loop's next turn, not in this callback: uSockets stops polling a socket for writable
+      // after its writable callback unless a write made in it failed through us_socket_write, and
+      // uWS sends a large message (16 KiB or more, nothing buffered) through us_socket_write2, whose
+      // partial write does not count. Written from here, the next message of a backlog went out in
+      // part, its rest waited in uWS with nothing polling, and no drain came again: the connection
+      // sat with its output unsent (and a prompt's answer behind it) until the stall timer closed it.
+      // Until 2026-12-06 (daemon-event-feeds, about one run in two under load).
+      setImmediate(() => {
+        state.conn.mainStream.resume();
+        state.conn.progress();
+      });
     },
     ping: (ws) => {
       // uWS has already queued the pong. A client that pings and reads nothing grows the send buffer
