@@ -34,6 +34,9 @@ function classify(status: number | undefined, type: string | null, message: stri
   if (status === 413 || type === 'request_too_large') return 'context_overflow';
   if ((status === 400 || type === 'invalid_request_error') && CONTEXT_OVERFLOW.test(message)) return 'context_overflow';
   if (type === 'api_error' || type === 'timeout_error' || (status !== undefined && status >= 500)) return 'overloaded';
+  // Retried as the SDK retried them (the request timed out; a conflict such as a lock timeout).
+  if (status === 408) return 'network';
+  if (status === 409) return 'overloaded';
   // An unknown model id is a 404 not_found_error whose message is "model: <id>".
   if ((status === 404 || type === 'not_found_error') && /^model:/i.test(message)) return 'model_not_found';
   if (status === undefined && type === null) return 'network';

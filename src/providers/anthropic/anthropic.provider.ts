@@ -1,11 +1,14 @@
 /**
  * The Anthropic adapter: Messages API streaming through `@anthropic-ai/sdk`.
  *
- * Retries: until the response starts, the SDK retries (429, 408, 409, 5xx, 529 and connection
- * errors, honouring `retry-after-ms` / `retry-after`), up to `maxRetries` times. Once it has started
- * the SDK retries nothing, and streamWithWatchdog (src/core/model-stream.ts) retries a stream that
- * stalls or fails before any event reached the caller, up to `maxRetries` times. Nothing above
- * retries; an error that reaches troupe is final for that call.
+ * Retries: streamWithWatchdog (src/core/model-stream.ts) and nothing else, up to `maxRetries`
+ * times: the request until its stream starts (429, 408, 409, 5xx, 529 and connection errors), then
+ * a stream that stalls or fails before any event reached the caller. The SDK's own retries are off:
+ * since 1.x it waits out whatever `retry-after` a 429 names (a quota spent for the day says hours),
+ * which held the turn in silence until the stall watchdog cut it (5 minutes, then again per retry)
+ * and ended it as a stalled stream; here a wait over a minute ends the turn `rate_limited` with
+ * the delay at once, as for the other vendors. Nothing above retries; an error that reaches troupe
+ * is final for that call.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';
@@ -22,7 +25,7 @@ export interface AnthropicProviderOptions {
   authToken?: string;
   /** ANTHROPIC_BASE_URL; the SDK default when absent. */
   baseURL?: string;
-  /** Retries the SDK makes on retryable failures. Default 2; tests use 0 to observe errors. */
+  /** Retries of a retryable failure (troupe's, not the SDK's). Default 2; tests use 0 to observe errors. */
   maxRetries?: number;
   /** Timeout until the response starts, per attempt, in milliseconds (the SDK default is 10 minutes). */
   timeoutMs?: number;
@@ -49,7 +52,8 @@ export class AnthropicProvider implements ModelProvider {
       ? new Anthropic({
           ...credential,
           baseURL: options.baseURL ?? null,
-          maxRetries: this.#maxRetries,
+          // One retry layer, troupe's (see the top of this file).
+          maxRetries: 0,
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
         })
       : undefined;
@@ -68,7 +72,7 @@ export class AnthropicProvider implements ModelProvider {
         map: mapAnthropicStream,
         classify: toAnthropicProviderError,
       },
-      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: false },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: true },
       signal,
     );
   }

@@ -5,6 +5,7 @@ import { isProviderError } from '../../../src/core/provider.js';
 import { delayInMessage } from '../../../src/providers/openai/openai.errors.js';
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
+import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
 import { fixture, sseEvents, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -46,6 +47,28 @@ test('a retry-after header wins over the message', async () => {
   server.enqueue({ status: 429, headers: { 'retry-after': '9' }, json: { error: { message: tpm, type: 'tokens', code: 'rate_limit_exceeded' } } });
   const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 0 });
   await assert.rejects(collect(provider, request('gpt-5')), (err) => isProviderError(err, 'rate_limited') && err.retryAfterMs === 9000);
+});
+
+test('anthropic: a 429 that asks for an hour ends the call rate_limited with that delay, after one request, with retries allowed', async () => {
+  // The SDK (1.x) waited out any retry-after: the turn sat silent until the stall watchdog cut it
+  // (here after 1 s, by default 5 minutes, once per retry) and ended as a stalled stream.
+  const quota = { type: 'error', error: { type: 'rate_limit_error', message: 'You have reached your daily token limit.' } };
+  const before = server.requests.length;
+  server.enqueue({ status: 429, headers: { 'retry-after': '3600' }, json: quota });
+  const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 2, streamIdleTimeoutMs: 1000 });
+  await assert.rejects(collect(provider, request('claude-sonnet-4-6')), (err) => isProviderError(err, 'rate_limited') && err.retryAfterMs === 3_600_000);
+  assert.equal(server.requests.length - before, 1);
+});
+
+test('anthropic: a 408 and a 409 are retried, as the SDK retried them, then the stream is read', async () => {
+  const before = server.requests.length;
+  const timedOut = { type: 'error', error: { type: 'request_timeout_error', message: 'Request timed out' } };
+  const conflict = { type: 'error', error: { type: 'conflict_error', message: 'lock timeout' } };
+  server.enqueue({ status: 408, json: timedOut }, { status: 409, json: conflict }, { sse: fixture('anthropic-text.sse') });
+  const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 2 });
+  const events = await collect(provider, request('claude-sonnet-4-6'));
+  assert.equal(events.at(-1)?.type, 'stop');
+  assert.equal(server.requests.length - before, 3);
 });
 
 test('the wordings a rate limit uses', () => {
