@@ -30,12 +30,14 @@ const callsWith = (path: string): Array<[string, Record<string, unknown>]> => [
 ];
 
 test('a path over 4095 bytes is refused by every tool with its length, not repeated whole', async () => {
-  const path = `${'a'.repeat(5000)}/b.txt`;
+  // Under the tools' 4096 characters (a longer path is refused by the input schema, before any
+  // file system call), over 4095 bytes: 21 names of 100 two-byte characters, each under 255 bytes.
+  const path = `${`${'é'.repeat(100)}/`.repeat(21)}b.txt`;
   const bytes = Buffer.byteLength(join(ws.cwd, path));
   for (const [name, input] of callsWith(path)) {
     const r = await run(host, name, input);
     assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], `${name}: ${r.output}`);
-    assert.equal(r.output, `Cannot use ${'a'.repeat(60)}… (5006 characters): the path is ${bytes} bytes long, over the 4095-byte limit for a path (ENAMETOOLONG). Use a shorter path.`, name);
+    assert.equal(r.output, `Cannot use ${'é'.repeat(60)}… (${path.length} characters): the path is ${bytes} bytes long, over the 4095-byte limit for a path (ENAMETOOLONG). Use a shorter path.`, name);
   }
   assert.deepEqual(readdirSync(ws.cwd), [], 'nothing was created');
 });
