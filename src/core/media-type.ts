@@ -4,6 +4,7 @@
  * (a PDF, audio, a zip…), either its data or a short line saying what was left out and why.
  */
 import type { ContentBlock } from './events.js';
+import type { ModelMessage } from './provider.js';
 
 /**
  * A content block's media type as the vendors' APIs spell it: lower case, and `image/jpg` (what
@@ -73,6 +74,31 @@ export function mediaPlan(mimeType: string | undefined, what: string, model: Med
 
 /** A base64 length in MB (what the vendors' limits count), rounded up: just over 5 MB reads 5.1, not 5.0. */
 export const megabytes = (base64Length: number) => `${(Math.ceil((base64Length * 10) / (1024 * 1024)) / 10).toFixed(1)} MB`;
+
+/**
+ * The attachments of a conversation that a request cannot carry within a vendor's `limit` for all of
+ * them together (Anthropic's and OpenAI's 100 pages of PDF, Gemini's 100 MB of inline data), the
+ * newest kept first: what the person just attached goes, older ones beyond the limit give way, each
+ * as a line. A vendor refuses the whole request beyond such a limit, and, the attachments staying in
+ * the session, every later one. `cost`: what a user block counts for, undefined for one that does not
+ * count. By block, not by data: the same file attached twice counts twice, as the vendor counts it.
+ */
+export function newestWithin(messages: readonly ModelMessage[], cost: (block: ContentBlock) => number | undefined, limit: number): ReadonlySet<ContentBlock> {
+  const over = new Set<ContentBlock>();
+  let left = limit;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'user') continue;
+    for (let j = message.content.length - 1; j >= 0; j--) {
+      const block = message.content[j]!;
+      const counts = cost(block);
+      if (counts === undefined) continue;
+      if (counts <= left) left -= counts;
+      else over.add(block);
+    }
+  }
+  return over;
+}
 
 /** A user content block as a request carries it: text, or an attachment's data under its canonical type. */
 export type ContentPlan = { kind: 'text'; text: string } | { kind: 'media'; type: string; data: string; uri?: string };

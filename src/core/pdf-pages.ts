@@ -5,7 +5,7 @@
  * Vendors limit the pages of a request (Anthropic and OpenAI: 100), and refuse it whole beyond.
  */
 import { inflateSync } from 'node:zlib';
-import { canonicalMediaType } from './media-type.js';
+import { canonicalMediaType, newestWithin } from './media-type.js';
 import type { ContentBlock } from './events.js';
 import type { ModelMessage } from './provider.js';
 
@@ -20,21 +20,11 @@ export const PDF_PAGE_LIMIT = 100;
  * cannot be counted counts as one.
  */
 export function pdfsOverLimit(messages: readonly ModelMessage[], limit: number): ReadonlySet<ContentBlock> {
-  // By block, not by data: the same file attached twice counts twice, as the vendor counts it.
-  const over = new Set<ContentBlock>();
-  let left = limit;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!;
-    if (message.role !== 'user') continue;
-    for (let j = message.content.length - 1; j >= 0; j--) {
-      const block = message.content[j]!;
-      if (block.type !== 'resource' || !('blob' in block.resource) || canonicalMediaType(block.resource.mimeType ?? '') !== 'application/pdf') continue;
-      const pages = pdfPageCount(block.resource.blob) ?? 1;
-      if (pages <= left) left -= pages;
-      else over.add(block);
-    }
-  }
-  return over;
+  return newestWithin(
+    messages,
+    (block) => (block.type === 'resource' && 'blob' in block.resource && canonicalMediaType(block.resource.mimeType ?? '') === 'application/pdf' ? (pdfPageCount(block.resource.blob) ?? 1) : undefined),
+    limit,
+  );
 }
 
 const PAGE = /\/Type\s*\/Page(?![A-Za-z])/g;

@@ -5,7 +5,7 @@
 import type { Content, GenerateContentConfig, Part } from '@google/genai';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { contentPlan } from '../../core/media-type.js';
+import { contentPlan, megabytes, newestWithin, type MediaModel } from '../../core/media-type.js';
 import { pdfPageCount } from '../../core/pdf-pages.js';
 import { fitThinkingBudget } from './models.js';
 
@@ -34,9 +34,10 @@ export function toGoogleParams(request: ModelRequest, caps: ModelCapabilities): 
 /** `images`: the model's `images` capability (see mediaPlan: without it, no attachment of any kind). */
 export function toContents(messages: ModelMessage[], images: boolean): Content[] {
   const out: Content[] = [];
+  const media = geminiMedia(messages, images);
   for (const message of messages) {
     const role = message.role === 'assistant' ? 'model' : 'user';
-    const parts = toParts(message, images);
+    const parts = toParts(message, media);
     if (parts.length === 0) continue;
     const last = out[out.length - 1];
     if (last && last.role === role) last.parts!.push(...parts);
@@ -45,10 +46,10 @@ export function toContents(messages: ModelMessage[], images: boolean): Content[]
   return out;
 }
 
-function toParts(message: ModelMessage, images: boolean): Part[] {
+function toParts(message: ModelMessage, media: MediaModel): Part[] {
   switch (message.role) {
     case 'user':
-      return message.content.map((block) => userPart(block, images));
+      return message.content.map((block) => userPart(block, media));
     case 'tool':
       return message.results.map((r) => ({
         functionResponse: { ...vendorId(r.toolCallId), name: r.name, response: r.isError ? { error: r.output } : { output: r.output } },
@@ -91,7 +92,15 @@ const INLINE_TYPES = /^(image\/(png|jpeg|webp|heic|heif)|application\/pdf|text\/
 /** Gemini's limit for the pages of a document ("Gemini supports a maximum of 1,000 document pages"). */
 const GEMINI_PDF_PAGES = 1000;
 
-const GEMINI_MEDIA = {
+/**
+ * Gemini's limit for the inline data of a request: "the maximum payload size for inline data" is
+ * 100 MB, of base64 (Google, "Increased file size limits and expanded inputs support in Gemini API",
+ * 2026-01; 20 MB before), counted here in characters of base64 as decimal MB, the smaller reading.
+ */
+export const GEMINI_INLINE_LIMIT = 100 * 1000 * 1000;
+
+const GEMINI_TYPES: MediaModel = {
+  images: true,
   takes: (type: string) => INLINE_TYPES.test(type),
   refused: 'Gemini does not take this type',
   tooLarge: (type: string, data: string) => {
@@ -101,11 +110,33 @@ const GEMINI_MEDIA = {
 };
 
 /**
+ * What Gemini takes for a request of `messages`: the types it reads inline, PDFs within its pages,
+ * and the attachments that fit its 100 MB of inline data in all, newest first (newestWithin). A
+ * session whose history held more (a few videos, a long recording and some scans) got a 400 on
+ * every turn until 2026-12-07: the session could not go on.
+ */
+function geminiMedia(messages: readonly ModelMessage[], images: boolean): MediaModel {
+  const model: MediaModel = { ...GEMINI_TYPES, images };
+  if (!images) return model;
+  const inline = (block: ContentBlock) => {
+    const plan = contentPlan(block, model);
+    return plan.kind === 'media' ? plan.data.length : undefined;
+  };
+  const over = newestWithin(messages, inline, GEMINI_INLINE_LIMIT);
+  return {
+    ...model,
+    tooLarge: (type, data, block) =>
+      GEMINI_TYPES.tooLarge!(type, data, block) ??
+      (over.has(block) ? { size: megabytes(data.length), reason: 'Gemini takes at most 100 MB of inline data in a request, the newest attachments first' } : undefined),
+  };
+}
+
+/**
  * A user part: inline data Gemini takes, or a line saying what was left out (see contentPlan). A
  * model without `images` gets the line for every attachment, PDFs and audio included: until
  * 2026-12-06 those went inline to any Gemini model.
  */
-function userPart(block: ContentBlock, images: boolean): Part {
-  const plan = contentPlan(block, { images, ...GEMINI_MEDIA });
+function userPart(block: ContentBlock, media: MediaModel): Part {
+  const plan = contentPlan(block, media);
   return plan.kind === 'text' ? { text: plan.text } : { inlineData: { mimeType: plan.type, data: plan.data } };
 }

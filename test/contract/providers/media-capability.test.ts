@@ -281,3 +281,26 @@ test('google: a PDF over Gemini\'s 1,000 pages goes as a line with its page coun
     '[binary resource file:///docs/archive.pdf (application/pdf, 1001 pages) omitted: Gemini takes PDFs of at most 1000 pages]',
   ]);
 });
+
+test('google: attachments of a conversation that pass Gemini\'s 100 MB of inline data together: the newest go, the oldest goes as a line with its size', async () => {
+  // A recording, a screenshot and a video attached in turn, 100,000,001 characters of base64 in all:
+  // Gemini refuses the request (400), and, the attachments staying in the session, every later one.
+  const google = adapters.find((a) => a.name === 'google')!;
+  const recording = 'A'.repeat(45_000_001);
+  const screenshot = 'B'.repeat(10_000_000);
+  const video = 'C'.repeat(45_000_000);
+  const conversation: ModelMessage[] = [
+    { role: 'user', content: [{ type: 'text', text: 'Transcribe' }, { type: 'resource', resource: { uri: 'file:///rec/meeting.wav', mimeType: 'audio/wav', blob: recording } }] },
+    { role: 'assistant', text: 'Done.', toolCalls: [] },
+    { role: 'user', content: [{ type: 'text', text: 'And this' }, { type: 'image', data: screenshot, mimeType: 'image/png' }] },
+    { role: 'assistant', text: 'Seen.', toolCalls: [] },
+    { role: 'user', content: [{ type: 'text', text: 'Now the demo' }, { type: 'resource', resource: { uri: 'file:///demo.mp4', mimeType: 'video/mp4', blob: video } }] },
+  ];
+  server.enqueue({ sse: fixture(google.sse) });
+  await collect(google.make(true), request(google.model, { messages: conversation }));
+  const parts = google.parts(server.requests.at(-1)!.body);
+  server.requests.length = 0; // 55 MB of request: not kept for the tests after this one
+  assert.equal(parts[1], '[binary resource file:///rec/meeting.wav (audio/wav, 43.0 MB) omitted: Gemini takes at most 100 MB of inline data in a request, the newest attachments first]');
+  assert.deepEqual(parts.filter((p) => typeof p !== 'string').map((p) => (p as { type: string; data: string }).data.length), [screenshot.length, video.length]);
+  assert.deepEqual(parts.filter((p) => typeof p === 'string' && !p.startsWith('[')), ['Transcribe', 'And this', 'Now the demo']);
+});
