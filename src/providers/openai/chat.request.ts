@@ -2,17 +2,22 @@
  * ModelRequest → Chat Completions parameters, the dialect OpenAI-compatible servers (Ollama, vLLM,
  * llama.cpp, LM Studio) speak. https://platform.openai.com/docs/api-reference/chat/create
  */
+import { createHash } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
 import { COMPATIBLE_MEDIA, toolOutput, userPieces, type UserPiece } from './openai.content.js';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
-/** `provider`: the adapter's id; only its own `reasoning_content` parts go back (see toChatMessages). */
-export function toChatBody(request: ModelRequest, caps: ModelCapabilities, provider = 'openai-compatible'): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
+/**
+ * `provider`: the adapter's id; only its own `reasoning_content` parts go back (see toChatMessages).
+ * `baseURL`: the server's, which with the model tells whether tool call ids must be Mistral's.
+ */
+export function toChatBody(request: ModelRequest, caps: ModelCapabilities, provider = 'openai-compatible', baseURL?: string): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
   const messages: ChatMessage[] = [];
   if (request.system) messages.push({ role: 'system', content: request.system });
-  messages.push(...toChatMessages(request.messages, caps.images, provider));
+  const ids = takesMistralIdsOnly(request.model, baseURL) ? mistralToolCallIds(request.messages) : undefined;
+  messages.push(...toChatMessages(request.messages, caps.images, provider, ids));
   const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming = {
     model: request.model,
     messages,
@@ -37,7 +42,7 @@ export function toChatBody(request: ModelRequest, caps: ModelCapabilities, provi
  * failed at its second step. Only parts of this `provider` go back, and only to the field they came
  * in: a server that streams `reasoning` (Groq, Ollama) is sent nothing it did not send.
  */
-export function toChatMessages(messages: ModelMessage[], images: boolean, provider = 'openai-compatible'): ChatMessage[] {
+export function toChatMessages(messages: ModelMessage[], images: boolean, provider = 'openai-compatible', toolCallId: (id: string) => string = (id) => id): ChatMessage[] {
   const out: ChatMessage[] = [];
   // The pieces of the last message of `out` while it is a user message, to merge the next one into.
   let lastUser: UserPiece[] | undefined;
@@ -58,9 +63,9 @@ export function toChatMessages(messages: ModelMessage[], images: boolean, provid
     }
     lastUser = undefined;
     if (message.role === 'tool') {
-      for (const r of message.results) out.push({ role: 'tool', tool_call_id: r.toolCallId, content: toolOutput(r) });
+      for (const r of message.results) out.push({ role: 'tool', tool_call_id: toolCallId(r.toolCallId), content: toolOutput(r) });
     } else {
-      const calls = message.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } }));
+      const calls = message.toolCalls.map((c) => ({ id: toolCallId(c.id), type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } }));
       const reasoning = message.reasoning?.filter((p) => p.provider === provider && p.kind === 'reasoning_content');
       const thoughts = reasoning?.length ? { reasoning_content: reasoning.map((p) => p.text ?? '').join('') } : {};
       out.push({ role: 'assistant', content: message.text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}), ...thoughts });
@@ -77,4 +82,56 @@ function userMessage(pieces: UserPiece[]): ChatMessage {
     // COMPATIBLE_MEDIA takes images only: no `file` piece reaches here.
     content: pieces.map((p) => (p.kind === 'text' ? { type: 'text' as const, text: p.text } : { type: 'image_url' as const, image_url: { url: p.dataUrl } })),
   };
+}
+
+/** Mistral's tool call ids: "Tool call id was toolu_01… but must be a-z, A-Z, 0-9, with a length of 9." */
+const MISTRAL_ID = /^[a-zA-Z0-9]{9}$/;
+
+/** Mistral's model families, as its API, OpenRouter (`mistralai/…`) and local servers (`devstral:24b`) name them. */
+const MISTRAL_FAMILY = /mistral|magistral|devstral|codestral|ministral|pixtral|mixtral|voxtral/i;
+
+/**
+ * Whether the server refuses tool call ids other than Mistral's: Mistral's API (api.mistral.ai),
+ * or a Mistral model wherever it is served (OpenRouter passes Mistral's refusal on; the chat
+ * templates of Mistral's open models, in llama.cpp or MLX, raise on such an id). Other servers take
+ * any id, and get the ids as they came.
+ */
+export function takesMistralIdsOnly(model: string, baseURL?: string): boolean {
+  if (MISTRAL_FAMILY.test(model)) return true;
+  try {
+    return baseURL !== undefined && /(^|\.)mistral\.ai$/.test(new URL(baseURL).hostname);
+  } catch {
+    return false;
+  }
+}
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * Tool call ids as Mistral takes them, for a request of `messages`: one of 9 letters and digits as
+ * it is, any other (Anthropic's `toolu_…`, OpenAI's `call_…`, Gemini's, troupe's own) as 9 drawn
+ * from its hash, so that a call and its result keep the same id, and each request the same ids as
+ * the one before (the server's prompt cache reads the history alike). Until 2026-12-07 a session
+ * switched to a Mistral model with tool calls in its history was refused (400) on every turn. A
+ * mapped id that would meet another id of the request draws again.
+ */
+export function mistralToolCallIds(messages: readonly ModelMessage[]): (id: string) => string {
+  const ids: string[] = [];
+  for (const m of messages) {
+    if (m.role === 'assistant') ids.push(...m.toolCalls.map((c) => c.id));
+    if (m.role === 'tool') ids.push(...m.results.map((r) => r.toolCallId));
+  }
+  const taken = new Set(ids.filter((id) => MISTRAL_ID.test(id)));
+  const mapped = new Map<string, string>();
+  for (const id of ids) {
+    if (taken.has(id) || mapped.has(id)) continue;
+    let next = '';
+    for (let attempt = 0; next === '' || taken.has(next); attempt++) {
+      const digest = createHash('sha256').update(attempt === 0 ? id : `${id}#${attempt}`).digest();
+      next = Array.from(digest.subarray(0, 9), (byte) => ALPHANUMERIC[byte % ALPHANUMERIC.length]).join('');
+    }
+    taken.add(next);
+    mapped.set(id, next);
+  }
+  return (id) => mapped.get(id) ?? id;
 }

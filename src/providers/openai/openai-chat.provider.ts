@@ -38,12 +38,14 @@ export class OpenAIChatProvider implements ModelProvider {
   readonly #models: Record<string, Partial<ModelCapabilities>>;
   readonly #maxRetries: number;
   readonly #idleMs: number;
+  readonly #baseURL: string | undefined;
 
   constructor(options: OpenAIChatProviderOptions) {
     this.id = options.id ?? 'openai-compatible';
     this.#models = options.models ?? {};
     this.#maxRetries = options.maxRetries ?? 2;
     this.#idleMs = options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
+    this.#baseURL = options.baseURL;
     this.#client = options.baseURL
       ? new OpenAI({
           apiKey: options.apiKey || 'not-needed',
@@ -66,7 +68,7 @@ export class OpenAIChatProvider implements ModelProvider {
       throw new ProviderError('invalid_request', 'no OpenAI-compatible server configured: set OPENAI_BASE_URL or providers["openai-compatible"].baseUrl in the troupe config');
     }
     const client = this.#client;
-    const body = toChatBody(request, this.capabilities(request.model), this.id);
+    const body = toChatBody(request, this.capabilities(request.model), this.id, this.#baseURL);
     yield* streamWithWatchdog(
       {
         open: (vendorSignal) => client.chat.completions.create(body, { signal: vendorSignal }),

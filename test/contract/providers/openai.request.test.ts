@@ -1,6 +1,8 @@
 // What the OpenAI adapters send: Responses input items and reasoning replay; Chat Completions messages.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ModelMessage } from '../../../src/core/provider.js';
+import { takesMistralIdsOnly } from '../../../src/providers/openai/chat.request.js';
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
@@ -191,5 +193,38 @@ describe('openai adapters: the requests they send', { timeout: 20_000 }, () => {
     messages[2] = { role: 'tool', results: [{ toolCallId: 'call_1', name: 'read_file', output: 'ENOENT', isError: true }] };
     await collect(provider, request('qwen3-coder', { messages }));
     assert.equal(server.requests.at(-1)!.body.messages[3].content, 'Error: ENOENT');
+  });
+  test('Chat Completions to a Mistral model: tool call ids of other vendors go as 9 letters and digits, the same for a call and its result, request after request', async () => {
+    // Mistral refuses any other id ("Tool call id was toolu_01… but must be a-z, A-Z, 0-9, with a
+    // length of 9."), so a session switched to it from Claude or GPT was refused on every turn.
+    const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const ids = ['toolu_01A09q90qw90lq917835lq9', 'call_Xk2', 'aB3xK9mP2', 'gemini-call-1'];
+    const messages: ModelMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'Look around' }] }];
+    for (const id of ids) {
+      messages.push({ role: 'assistant', text: '', toolCalls: [{ id, name: 'read_file', input: { path: id } }] });
+      messages.push({ role: 'tool', results: [{ toolCallId: id, name: 'read_file', output: 'ok', isError: false }] });
+    }
+    const sentIds = async (model: string) => {
+      server.enqueue({ sse: fixture('openai-chat-text.sse') });
+      await collect(provider, request(model, { messages }));
+      const sent = server.requests.at(-1)!.body.messages.slice(2);
+      return sent.map((m: any) => (m.role === 'tool' ? m.tool_call_id : m.tool_calls[0].id));
+    };
+    const mistral = await sentIds('mistral-small-latest');
+    assert.equal(mistral.length, 8);
+    for (const id of mistral) assert.match(id, /^[a-zA-Z0-9]{9}$/);
+    for (let i = 0; i < 8; i += 2) assert.equal(mistral[i], mistral[i + 1], 'a call and its result keep one id');
+    assert.equal(mistral[4], 'aB3xK9mP2', 'an id Mistral takes goes as it is');
+    assert.equal(new Set(mistral).size, 4, 'distinct calls keep distinct ids');
+    assert.deepEqual(await sentIds('mistralai/devstral-small-2507'), mistral, 'the same ids on the next request, and for the family on a gateway');
+    // Other servers take any id: theirs go as they came.
+    assert.deepEqual(await sentIds('qwen3-coder'), ids.flatMap((id) => [id, id]));
+  });
+
+  test('Mistral\'s API is known by its host, whatever the model is called; a local server by the model', () => {
+    assert.equal(takesMistralIdsOnly('my-finetune', 'https://api.mistral.ai/v1'), true);
+    assert.equal(takesMistralIdsOnly('my-finetune', 'http://127.0.0.1:11434/v1'), false);
+    assert.equal(takesMistralIdsOnly('devstral:24b', 'http://127.0.0.1:11434/v1'), true);
+    assert.equal(takesMistralIdsOnly('qwen3-coder', 'not a url'), false);
   });
 });
