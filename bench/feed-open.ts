@@ -10,7 +10,8 @@
  *   open alone), timed to its response headers, then closed (its last watcher gone, the next open
  *   scans again), and the probe's latencies and the daemon's own longest stall (/metrics,
  *   src/daemon/loop-watch.ts) over each open;
- * - `replay`: one feed from seq 0, read to its last event (every event of the log through SSE).
+ * - `replay`: one feed from seq 0, read to its last event (every event of the log through SSE);
+ * - `delete`: the session deleted (DELETE /v1/sessions/:id: its log scanned, then replaced by its tombstone).
  *
  * Baselines, in the same run: `scanMs`, the scan of the same file in this process
  * (`scanLogFile`, synchronous: the CPU floor of an open, the page cache warm as for the daemon);
@@ -136,6 +137,15 @@ try {
     replay.ms = Math.round(performance.now() - t);
     replay.to = Date.now();
     const replayDaemon = await loopMetrics(d);
+    // Deleting the session: its log is scanned for its last seq before its tombstone replaces it.
+    const del = { from: Date.now(), to: 0, ms: 0 };
+    const td = performance.now();
+    const gone = await fetch(`${d.url}/v1/sessions/${SID}`, { method: 'DELETE', headers: d.headers });
+    if (gone.status !== 200) throw new Error(`the delete answered ${gone.status}: ${await gone.text()}`);
+    await gone.body!.cancel();
+    del.ms = Math.round(performance.now() - td);
+    del.to = Date.now();
+    const deleteDaemon = await loopMetrics(d);
     const samples = await probe.stop();
 
     const scan = summarize(scanMs, 1);
@@ -145,6 +155,7 @@ try {
     const openMs = summarize(opens.map((o) => o.ms), 1);
     const blockedMax = Math.max(...opens.map((o) => o.daemon.blockedMaxMs!));
     const replayProbe = overlapping(samples, replay.from, replay.to);
+    const deleteProbe = overlapping(samples, del.from, del.to);
     const result = {
       ...resultHeader('feed-open', loadAverageAtStart),
       log: { mib: Math.round(log.bytes / 2 ** 20), events: log.lastSeq, writeMs: log.writeMs },
@@ -152,12 +163,15 @@ try {
       baseline: { scanMs: scan, idleProbe },
       open: { ms: openMs, probe: openWindows, probeMaxMs: probeMaxDuringOpens, daemon: opens.map((o) => o.daemon) },
       replay: { ms: replay.ms, events: replay.events, mibPerS: Math.round((log.bytes / 2 ** 20 / (replay.ms / 1000)) * 10) / 10, probe: replayProbe, daemon: replayDaemon },
+      delete: { ms: del.ms, probe: deleteProbe, daemon: deleteDaemon },
       ratios: {
         openProbeMaxOverScan: ratio(probeMaxDuringOpens, scan.p50),
         openDaemonBlockedMaxOverScan: ratio(blockedMax, scan.p50),
         openOverScan: ratio(openMs.p50, scan.p50),
         openProbeMaxOverIdleProbeMax: ratio(probeMaxDuringOpens, idleProbe.latencyMs.max),
         replayProbeMaxOverIdleProbeMax: ratio(replayProbe.latencyMs.max, idleProbe.latencyMs.max),
+        deleteProbeMaxOverScan: ratio(deleteProbe.latencyMs.max, scan.p50),
+        deleteDaemonBlockedMaxOverScan: ratio(deleteDaemon.blockedMaxMs!, scan.p50),
       },
       wallSeconds: Math.round(performance.now() / 1000),
     };
