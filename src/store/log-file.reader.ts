@@ -189,15 +189,24 @@ export async function readLogFile(path: string): Promise<LogContents> {
  */
 export async function readLogFilePaged(path: string, pause: () => Promise<void>, pageSize = 4096): Promise<LogContents> {
   const scan = await scanLogFilePaced(path, pause);
+  return { scan, events: await readScannedEventsPaged(path, scan, pause, scan.validBytes, pageSize) };
+}
+
+/**
+ * Every event `scan` found in its log that lies before byte `end` (at most its valid prefix), read
+ * `pageSize` at a time with `pause()` awaited between pages (readEventRange: throws `log_corrupt`
+ * at a record that does not decode).
+ */
+export async function readScannedEventsPaged(path: string, scan: LogScan, pause: () => Promise<void>, end: number, pageSize = 4096): Promise<AgentEvent[]> {
   const events: AgentEvent[] = [];
   for (let after = scan.firstSeq === undefined ? scan.lastSeq : scan.firstSeq - 1; after < scan.lastSeq; ) {
     if (events.length > 0) await pause();
-    const page = readEventRange(path, scan.checkpoints, after, Math.min(pageSize, scan.lastSeq - after), scan.validBytes);
+    const page = readEventRange(path, scan.checkpoints, after, Math.min(pageSize, scan.lastSeq - after), Math.min(end, scan.validBytes));
     if (page.length === 0) break;
     for (const e of page) events.push(e);
     after = page[page.length - 1]!.seq;
   }
-  return { scan, events };
+  return events;
 }
 
 /** `readLogFile` on bytes already in memory. */

@@ -10,6 +10,7 @@ import type { Clock, EventLog, Logger } from '../core/ports.js';
 import { silentLogger, systemClock } from '../core/ports.js';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
+import { nextTurn } from '../core/next-turn.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { writeFailed } from './write-failed.js';
 import { withFileLock } from './file-lock.js';
@@ -31,6 +32,8 @@ export interface SessionIndexOptions {
    * daemon creates sessions in bursts, and each write reads, merges and rewrites the whole file.
    */
   writeDelayMs?: number;
+  /** Awaited between slices of a log read while the process serves (a fork adopted, a revive, a delete): default the loop's next turn. */
+  pause?: () => Promise<void>;
 }
 
 export interface SessionListOptions {
@@ -63,6 +66,7 @@ export class SessionIndex {
   private chain: Promise<void> = Promise.resolve();
   private readonly clock: Clock;
   private readonly logger: Logger;
+  private readonly pause: () => Promise<void>;
   /** 0 while opening (a rebuild is written at once), then the configured delay. */
   private writeDelayMs = 0;
   /** Why the index was rebuilt from the logs when it was opened, if it was. */
@@ -77,6 +81,7 @@ export class SessionIndex {
     this.path = sessionIndexPath(dir);
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
+    this.pause = options.pause ?? nextTurn;
   }
 
   /** Loads the index of a sessions directory (creating the directory), rebuilding it if it is missing or damaged, and adding any log it does not know. */
@@ -181,7 +186,7 @@ export class SessionIndex {
    */
   async adoptLog(id: string): Promise<void> {
     if (this.entries.has(id)) return;
-    const entry = await entryFromLog(this.dir, id, this.logger);
+    const entry = await entryFromLog(this.dir, id, this.logger, this.pause);
     if (!entry || this.entries.has(id)) return;
     this.put(entry);
     await this.persist();
@@ -361,7 +366,7 @@ export class SessionIndex {
    */
   async clearFailed(id: string): Promise<void> {
     if (this.entries.get(id)?.status !== 'failed') return;
-    const fromLog = await entryFromLog(this.dir, id, this.logger).catch((err: unknown) => {
+    const fromLog = await entryFromLog(this.dir, id, this.logger, this.pause).catch((err: unknown) => {
       this.logger.warn("reading a revived session's log for its status", { sessionId: id, error: String(err) });
       return undefined;
     });
@@ -390,7 +395,7 @@ export class SessionIndex {
     if (!e) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
     if (e.status === 'deleted') return;
     const now = this.clock.now();
-    const lastSeq = await writeTombstoneLog(this.dir, e, now);
+    const lastSeq = await writeTombstoneLog(this.dir, e, now, this.pause);
     // Its damaged content is gone with the rest: the tombstone log opens (as the deleted session it is).
     const { damaged: _gone, ...kept } = this.entries.get(id)!;
     this.put({ ...kept, status: 'deleted', lastSeq, updatedAt: now });

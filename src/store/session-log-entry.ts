@@ -9,7 +9,7 @@ import { isTroupeError, type TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { isProcessAlive } from './process-alive.js';
 import { logLockPath } from './log-lock.js';
-import { damageLeavingNothing, readEventRange, readLogFile, readLogFilePaged, scanLogFile, type LogContents } from './log-file.reader.js';
+import { damageLeavingNothing, readLogFile, readLogFilePaged, readScannedEventsPaged, scanLogFilePaced, type LogContents } from './log-file.reader.js';
 import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
 import { foldEvent, INDEXED_EVENT_TYPES, type SessionEntry } from './session-summary.js';
 
@@ -29,7 +29,7 @@ export async function entryFromLog(dir: string, id: string, logger: Logger, paus
   let contents: LogContents;
   let undecodableFrom: number | undefined;
   try {
-    // With `pause`, decoded a page of events at a time (a read in the background of a serving daemon).
+    // With `pause`, scanned in slices and decoded a page of events at a time (a read while the process serves).
     contents = pause ? await readLogFilePaged(path, pause) : await readLogFile(path);
   } catch (err) {
     // Listed, then gone before it was read: a spare log its maker removed as it stopped, or one
@@ -37,7 +37,8 @@ export async function entryFromLog(dir: string, id: string, logger: Logger, paus
     // 2026-12-06 it failed the whole open (an agent starting next to another did not start).
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     if (!isTroupeError(err, 'log_corrupt')) throw err;
-    ({ contents, offset: undecodableFrom } = readDecodablePrefix(path, err, logger));
+    // Without `pause` (an index opening, before it serves), its pages hold the loop, as readLogFile does.
+    ({ contents, offset: undecodableFrom } = await readDecodablePrefix(path, err, logger, pause ?? holdLoop));
   }
   const { scan, events } = contents;
   for (const w of scan.warnings) logger.warn(w.message, { offset: w.offset });
@@ -64,18 +65,20 @@ export async function entryFromLog(dir: string, id: string, logger: Logger, paus
   return entry;
 }
 
+const holdLoop = async (): Promise<void> => {};
+
 /**
  * A log whose frames all check but one of whose records does not decode (spec/event-log.md §2):
  * the events before that record. The session is indexed from them, and the index opens; opening
  * the session itself fails `log_corrupt`, and the file is left as it is. Until 2026-12-06 such a
  * log failed the whole open: one bad file kept `troupe serve` and `troupe acp` from starting.
  */
-function readDecodablePrefix(path: string, err: TroupeError, logger: Logger): { contents: LogContents; offset: number } {
-  const scan = scanLogFile(path);
+async function readDecodablePrefix(path: string, err: TroupeError, logger: Logger, pause: () => Promise<void>): Promise<{ contents: LogContents; offset: number }> {
+  // Paced as the read that failed was: the daemon's recheck comes here for a log damaged while it was down.
+  const scan = await scanLogFilePaced(path, pause);
   const offset = Number(err.data.offset);
   const end = Number.isSafeInteger(offset) && offset < scan.validBytes ? offset : scan.validBytes;
-  const after = scan.header?.baseSeq ?? 0;
-  const events = scan.lastSeq > after ? readEventRange(path, scan.checkpoints, after, scan.lastSeq - after, end) : [];
+  const events = await readScannedEventsPaged(path, scan, pause, end);
   logger.warn(`session log ${path} does not decode from byte ${end}: indexed from the events before it; opening the session fails log_corrupt`, {
     path,
     offset: end,

@@ -8,7 +8,7 @@ import { TroupeError } from '../core/errors.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { lockLogForWriting } from './log-lock.js';
 import { logWriteFailed } from './log-writer.js';
-import { scanLogFile } from './log-file.reader.js';
+import { scanLogFilePaced } from './log-file.reader.js';
 import { encodeEventRecord, encodeHeaderRecord, LOG_FORMAT_VERSION } from './log-record.codec.js';
 import { sessionLogPath } from './paths.js';
 import type { SessionEntry } from './session-summary.js';
@@ -16,8 +16,11 @@ import type { SessionEntry } from './session-summary.js';
 /**
  * Replaces the log of session `entry` in `dir` by its tombstone, deleted at `now`; returns the seq of
  * the tombstone's `session_closed` (the session's last). The log must not be open for writing.
+ * `pause` is awaited between slices of the log's scan (scanFdPaced): a delete comes while the
+ * process serves others (the daemon's DELETE, an editor's session/delete), and a gigabyte of log
+ * is ~300 ms of CRC. Nobody appends meanwhile: the writer lock is held.
  */
-export async function writeTombstoneLog(dir: string, entry: SessionEntry, now: number): Promise<number> {
+export async function writeTombstoneLog(dir: string, entry: SessionEntry, now: number, pause: () => Promise<void>): Promise<number> {
   const id = entry.id;
   const path = sessionLogPath(dir, id);
   // The log's writer lock, held while the file is replaced: a process (this one too) that had it
@@ -30,7 +33,7 @@ export async function writeTombstoneLog(dir: string, entry: SessionEntry, now: n
     try {
       await stat(path);
       // Frames only, nothing decoded: a log one of whose records does not decode can still be deleted.
-      lastSeq = Math.max(lastSeq, scanLogFile(path).lastSeq);
+      lastSeq = Math.max(lastSeq, (await scanLogFilePaced(path, pause)).lastSeq);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }

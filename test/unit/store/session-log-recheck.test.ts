@@ -83,7 +83,7 @@ test('a session deleted while its index write failed (its tombstone log in place
     await first.flush();
     indexWrittenAfterLogs(dir);
     // What SessionIndex.tombstone does first; its index write is what a full disk refused.
-    await writeTombstoneLog(dir, first.get('ses_gone')!, Date.now());
+    await writeTombstoneLog(dir, first.get('ses_gone')!, Date.now(), nextTurn);
 
     const index = await SessionIndex.open(dir);
     assert.equal(index.get('ses_gone')!.status, 'active', 'the index file says so');
