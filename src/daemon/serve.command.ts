@@ -248,6 +248,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
         forgetReplay(sessionId);
         running.delete(sessionId);
       },
+      rewound: (sessionId, heldSeq) => feeds.rewound(sessionId, heldSeq),
     },
   });
   const server = new HttpServer({

@@ -167,14 +167,30 @@ export class SessionFeeds {
   /** A deleted session: nothing of it is kept. */
   forget(sessionId: string): void {
     const feed = this.brokers.get(sessionId);
-    if (feed) {
-      this.brokers.delete(sessionId);
-      // One still scanning its log is refused when the scan ends (`openFeed`).
-      feed.broker?.close();
-      // Its watchers still catching up read the rest from the log they opened, now a tombstone's name.
-      if (feed.watchers === 0) closeLog(feed);
-    }
+    // One still scanning its log is refused when the scan ends (`openFeed`).
+    if (feed) this.end(sessionId, feed);
     this.seen.delete(sessionId);
+  }
+
+  /**
+   * A session whose log holds only `heldSeq` now, less than this daemon heard of (cut while the
+   * session rested; the process that opened it again says so before anything it appends). Its
+   * known seq is the log's: until 2026-12-07 GET /v1/sessions kept showing the lost seq. An open
+   * feed past it ends (its streams end; a cursor beyond the log is then refused `invalid_cursor`):
+   * it would skip the session's next events as ones it had, and its checkpoints are the old file's.
+   */
+  rewound(sessionId: string, heldSeq: number): void {
+    const feed = this.brokers.get(sessionId);
+    if (feed?.broker && feed.broker.lastSeq() > heldSeq) this.end(sessionId, feed);
+    if (!this.brokers.has(sessionId)) this.seen.set(sessionId, heldSeq);
+  }
+
+  /** Ends a feed: its streams end once they have sent what they had; its log closes with the last. */
+  private end(sessionId: string, feed: Feed): void {
+    this.brokers.delete(sessionId);
+    feed.broker?.close();
+    // Its watchers still catching up read the rest from the log they opened (a deleted session's: now a tombstone's name).
+    if (feed.watchers === 0) closeLog(feed);
   }
 
   close(): void {

@@ -32,6 +32,11 @@ export interface RelayObserver {
   answered?(method: string, seconds: number, ok: boolean): void;
   /** The session was deleted: whatever else the daemon keeps of it can go. */
   deleted?(sessionId: string): void;
+  /**
+   * The session's log holds less than its index entry said (cut while the session rested, found by
+   * the process that opened it again): through `heldSeq`. What the daemon heard of beyond it is gone.
+   */
+  rewound?(sessionId: string, heldSeq: number): void;
 }
 
 export interface RelayDeps {
@@ -401,6 +406,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     // wrote (a title, a close), or what a killed child appended and never reported; or less than
     // the entry says (`rewound`: a machine crash, a damaged tail cut), and the entry follows it.
     const index = this.deps.index;
+    if (rewound !== undefined) this.deps.observer?.rewound?.(sessionId, rewound);
     void (rewound === undefined ? index.foldUnseen(sessionId, events) : index.rewind(sessionId, events, rewound)).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
   }
 

@@ -192,3 +192,54 @@ test('logs damaged or cut short while the daemon was down are read again once it
   assert.equal(scanLogFile(sessionLogPath(dir, cut)).warnings.length, 1, 'the torn tail is still there');
   assert.ok(!readFileSync(sessionIndexPath(dir)).equals(indexBytes), 'and the index file says it');
 });
+
+/**
+ * A daemon with a session that ran a turn and rests (closed), whose log is then cut while the daemon
+ * runs, and opened again: `feedOpen` holds a feed of it open across the cut. What the listing shows.
+ */
+async function cutWhileServing(t: { after(f: () => unknown): void }, feedOpen: boolean) {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const cwd = tempDir();
+  const { sessionId: id } = await c.agent.request('session/new', { cwd, mcpServers: [] });
+  assert.equal((await prompt(c, id)).stopReason, 'end_turn');
+  const path = sessionLogPath(sessionsDir(d.home), id);
+  const listed = async () => ((await d.api('GET', `/v1/sessions/${id}`)).json as { lastSeq: number }).lastSeq;
+  const before = scanLogFile(path).lastSeq;
+  await waitFor('the turn to be listed', async () => (await listed()) === before);
+  assert.ok(before > 1);
+  const stream = { ended: false };
+  if (feedOpen) {
+    const get = await fetch(`${d.url}/v1/sessions/${id}/events?after=${before}`, { headers: d.headers });
+    assert.equal(get.status, 200);
+    void (async () => {
+      for await (const _ of readSse(get.body!, AbortSignal.timeout(60_000)));
+      stream.ended = true;
+    })();
+  }
+  await c.agent.request('session/close', { sessionId: id });
+  // Damaged while no process has it open (a person, a tool, the disk): the turn is lost.
+  cutAfterCreation(path);
+  await c.agent.request('session/resume', { sessionId: id, cwd, mcpServers: [] });
+  const truth = (await entryFromLog(sessionsDir(d.home), id, silentLogger))!;
+  assert.equal(truth.lastSeq, 1);
+  // The index follows the log once the process that opened it says so (the control channel).
+  const indexed = () => JSON.parse(readFileSync(sessionIndexPath(sessionsDir(d.home)), 'utf8')).sessions.find((s: { id: string }) => s.id === id)?.lastSeq;
+  await waitFor('the index to follow the log', async () => indexed() === truth.lastSeq);
+  return { listed, truth, stream };
+}
+
+test('a log cut short while the daemon runs (its session at rest): once opened again, GET /v1/sessions shows the seq the log holds, not the one the daemon heard of before the cut', { timeout: 120_000 }, async (t) => {
+  const { listed, truth } = await cutWhileServing(t, false);
+  // Until 2026-12-07 it showed the seq the daemon had heard of (the max of the index and the feeds').
+  assert.equal(await listed(), truth.lastSeq);
+});
+
+test('a log cut short while the daemon runs, with a feed of it open: the feed ends, and the listing shows the seq the log holds', { timeout: 120_000 }, async (t) => {
+  const { listed, truth, stream } = await cutWhileServing(t, true);
+  await waitFor('the feed to end', async () => stream.ended);
+  assert.equal(await listed(), truth.lastSeq);
+});
