@@ -21,7 +21,7 @@ const USAGE = `Usage:
   troupe inspect ID [options]         print a session's machines: states, last transitions, Mermaid diagrams
 
 Options for a session:
-  --last N          how many transitions to print (default 20)
+  --last N          how many transitions to print (default 20, at most 500)
   --mermaid         print only the Mermaid stateDiagram-v2 of each machine (Markdown fenced blocks)
   --machine M       with --mermaid: only machine M (session, turn or child), unfenced, for mermaid-cli
   --json            print the whole picture as one JSON document

@@ -37,6 +37,23 @@ export interface InspectorDeps {
   metrics?: Metrics;
 }
 
+/**
+ * The most transitions one `/inspect` answer holds (`?last=`). A larger ask is refused, not cut:
+ * until 2026-12-06 `?last=2000` silently answered 500 (and `?last=abc` or `0` answered 20 or 1).
+ */
+const INSPECT_LAST_MAX = 500;
+
+/** `?last=N`: decimal digits from 1 to INSPECT_LAST_MAX (default 20), else `invalid_params`. */
+function lastParam(raw: string | null): number {
+  if (raw === null) return 20;
+  const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= INSPECT_LAST_MAX)) {
+    const asked = JSON.stringify(raw.slice(0, 40));
+    throw new TroupeError('invalid_params', `last must be a whole number from 1 to ${INSPECT_LAST_MAX} (the most transitions one answer holds), not ${asked}`, { max: INSPECT_LAST_MAX });
+  }
+  return n;
+}
+
 const DEFINITIONS = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine), child: describeMachine(childMachine) };
 
 /** The compiled page modules (dist/src/inspector-ui) and the installed elkjs bundle. */
@@ -106,8 +123,8 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
 
   server.route('GET', '/v1/sessions/:id/inspect', async (req) => {
     const id = req.params.id!;
+    const last = lastParam(req.query.get('last'));
     const entry = entryOf(id);
-    const last = Math.max(1, Math.min(500, Number(req.query.get('last') ?? '20') || 20));
     const replayed = await replaySessionInSlices(await readEvents(id), nextTurn);
     const live = hub.transitions(id);
     const child = relay.sessions.get(id)?.child;

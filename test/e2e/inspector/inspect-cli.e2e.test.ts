@@ -104,3 +104,27 @@ test('troupe inspect: a title with terminal control sequences is printed spelled
   assert.ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f]/.test(text.stdout), 'no control character but newlines reaches the terminal');
   assert.ok(text.stdout.includes('"\\x1b]0;owned\\x07\\x1b[2Jhello"'), 'the title is shown, its control characters spelled out');
 });
+
+test('inspect ?last= over 500 (or not a whole number from 1) is refused with invalid_params, not cut to 500', { timeout: 60_000 }, async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+  await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+
+  // Until 2026-12-06 `last=2000` answered 200 with at most 500, and `abc`, `0`, `1e3` were read as 20, 1, 500.
+  for (const raw of ['2000', '501', '0', 'abc', '1e3', '-5', '']) {
+    const r = await d.api('GET', `/v1/sessions/${sessionId}/inspect?last=${encodeURIComponent(raw)}`);
+    assert.equal(r.status, 400, `last=${raw}`);
+    assert.equal(r.json.error.code, 'invalid_params', `last=${raw}`);
+    assert.match(r.json.error.message, /from 1 to 500/);
+  }
+  for (const raw of ['500', '1']) assert.equal((await d.api('GET', `/v1/sessions/${sessionId}/inspect?last=${raw}`)).status, 200, `last=${raw}`);
+
+  const over = await troupe(d.home, ['inspect', sessionId, '--last', '2000']);
+  assert.equal(over.code, 1);
+  assert.equal(over.stdout, '');
+  assert.equal(over.stderr, 'troupe inspect: last must be a whole number from 1 to 500 (the most transitions one answer holds), not "2000" (invalid_params)\n');
+});
