@@ -68,7 +68,8 @@ function resolveTarget(target: string, env: NodeJS.ProcessEnv): string {
 
 /**
  * Why `path` could not be read, with its code: every error line ends with one (docs/cli.md); until
- * 2026-12-06 "no log at" a file, "is a directory" and "is not a troupe log" had none.
+ * 2026-12-06 "no log at" a file, "is a directory", "is not a troupe log" and a file that cannot be
+ * read (EACCES, EIO) had none.
  * `sessionId`: the session id the path was made from (an unknown session, as for every command).
  */
 function unreadable(err: unknown, path: string, sessionId: string | undefined): unknown {
@@ -77,6 +78,12 @@ function unreadable(err: unknown, path: string, sessionId: string | undefined): 
     return sessionId !== undefined ? new TroupeError('session_not_found', `no log at ${path}`, { sessionId }) : new TroupeError('invalid_params', `no log at ${path}`, { path });
   }
   if (errno === 'EISDIR') return new TroupeError('invalid_params', `${path} is a directory`, { path });
+  // Any other system error (EACCES, EPERM, EIO, ELOOP…): the file is there but cannot be read. Until
+  // 2026-12-06 these were Node's words alone ("EACCES: permission denied, open '…'"), with no code.
+  if (typeof errno === 'string') {
+    const reason = /^[A-Z0-9]+: ([^,]+)/.exec((err as Error).message)?.[1] ?? 'system error';
+    return new TroupeError('log_read_failed', `cannot read ${path}: ${reason} (${errno})`, { path, cause: errno });
+  }
   return err;
 }
 

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   log_corrupt: { rpc: -32025, http: 500, summary: 'A log file is damaged beyond its recoverable prefix.' },
   log_write_failed: { rpc: -32026, http: 507, summary: "The session's event log cannot be written (a full or failing disk; data.cause is the errno)." },
   index_write_failed: { rpc: -32027, http: 507, summary: 'The session index cannot be written (a full or failing disk; data.cause is the errno).' },
+  log_read_failed: { rpc: -32028, http: 500, summary: 'A log file cannot be read (no permission, a failing disk; data.cause is the errno).' },
   // Tools and permissions.
   path_outside_workspace: { rpc: -32030, http: 403, summary: 'A path resolves outside the session cwd and its additional directories.' },
   permission_denied: { rpc: -32031, http: 403, summary: 'The tool call was rejected, by a person or by the mode.' },

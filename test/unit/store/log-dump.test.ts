@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { appendFileSync, chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { logDumpCommand } from '../../../src/cli/log-dump.command.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
@@ -121,6 +123,47 @@ test('log dump: every error about the file itself ends with its code, as every e
       assert.equal(r.code, 1, args.join(' '));
       assert.equal(r.out, '', args.join(' '));
       assert.equal(r.err.trimEnd().split('\n').at(-1), line, args.join(' '));
+    }
+  } finally {
+    cleanup();
+  }
+});
+
+test('log dump: a file it cannot read (EIO) is log_read_failed, with the errno, not Node\'s words alone', { skip: !existsSync('/proc/self/mem') }, async () => {
+  // /proc/self/mem opens, and reading it at offset 0 (unmapped) fails with EIO: a real failing read.
+  const r = await run(['/proc/self/mem'], {});
+  assert.equal(r.code, 1);
+  assert.equal(r.out, '');
+  assert.equal(r.err, 'troupe log dump: cannot read /proc/self/mem: i/o error (EIO) (log_read_failed)\n');
+});
+
+/** Runs the real binary as a process that file modes bind: root drops the capabilities that bypass them. */
+function dumpWithoutOverride(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
+  const bin = fileURLToPath(new URL('../../../../bin/troupe.js', import.meta.url));
+  const [file, argv] = process.getuid?.() === 0
+    ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', process.execPath, bin, 'log', 'dump', ...args]]
+    : [process.execPath, [bin, 'log', 'dump', ...args]];
+  return new Promise((done) =>
+    execFile(file, argv, { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 }, (err, out, stderr) =>
+      done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out, err: stderr })),
+  );
+}
+
+test('log dump: a log it may not read (EACCES), by id or path, is log_read_failed naming the file and the errno', { skip: process.getuid?.() === 0 && !existsSync('/usr/bin/setpriv') }, async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const sessions = sessionsDir(dir);
+    mkdirSync(sessions, { recursive: true });
+    const log = await FileEventLog.forSession(sessions, 'ses_0locked', { create: true });
+    log.append(sessionCreated('ses_0locked', '/w'));
+    await log.close();
+    chmodSync(log.path, 0o000);
+    // Until 2026-12-06: "troupe log dump: EACCES: permission denied, open '…'", with no code.
+    for (const target of ['ses_0locked', log.path]) {
+      const r = await dumpWithoutOverride([target], { TROUPE_HOME: dir });
+      assert.equal(r.code, 1, r.err);
+      assert.equal(r.out, '');
+      assert.equal(r.err, `troupe log dump: cannot read ${log.path}: permission denied (EACCES) (log_read_failed)\n`);
     }
   } finally {
     cleanup();
