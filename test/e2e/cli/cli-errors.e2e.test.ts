@@ -106,6 +106,23 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     }
   });
 
+  test('a TROUPE_URL that does not parse, or carries a password, is a usage mistake (exit 2) that never prints the password', async () => {
+    // Until 2026-12-06 these were daemon_unreachable (exit 1), and the line quoted the URL, password and all.
+    for (const [url, pattern] of [
+      ['http://', /TROUPE_URL is not a valid URL, got 'http:\/\/'$/],
+      ['http://[::1', /TROUPE_URL is not a valid URL, got 'http:\/\/\[::1'$/],
+      ['http://127.0.0.1:99999', /TROUPE_URL is not a valid URL, got 'http:\/\/127\.0\.0\.1:99999'$/],
+      ['http://me:s3cret@127.0.0.1:7433', /TROUPE_URL must not carry a user or password \(the token goes in TROUPE_TOKEN\), got 'http:\/\/…@127\.0\.0\.1:7433'$/],
+    ] as const) {
+      for (const args of [['sessions'], ['run', 'hello'], ['daemon', 'status', '--json']]) {
+        const r = await h.run(args, { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+        assert.equal(r.code, 2, `${url} ${args.join(' ')}: ${r.stderr}`);
+        oneLine(r, new RegExp(`^troupe ${args[0]}[a-z ]*: ${pattern.source}`));
+        assert.doesNotMatch(r.stderr + r.stdout, /s3cret/);
+      }
+    }
+  });
+
   test('TROUPE_URL naming a server that is not a troupe daemon: daemon_unreachable, not internal_error', async () => {
     const server = createHttpServer((_req, res) => {
       res.writeHead(404, { 'Content-Type': 'text/html' });
