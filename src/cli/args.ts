@@ -14,13 +14,23 @@ export const COMMON_OPTIONS = {
   'no-color': { type: 'boolean' },
 } as const satisfies Options;
 
-/** Parses `args` for `command`; unknown options and missing values are usage errors. */
+/**
+ * Parses `args` for `command`; unknown options, missing values and empty values are usage errors.
+ * No option of the CLI takes an empty value: `--session "$ID"` with ID unset must not be read as no
+ * `--session` (until 2026-12-06 `troupe run --session '' …` started a new session without a word, and
+ * an empty `--cwd`, `--model` or `--mode` was as if not given).
+ */
 export function parseCommandArgs<O extends Options>(command: string, args: string[], options: O) {
+  let parsed;
   try {
-    return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
     throw new CliError('usage', `${parseArgsProblem(err, args)} (try 'troupe ${command} --help')`);
   }
+  // Named as typed (`-n ''` is -n, not --lines).
+  const empty = parsed.tokens.find((t) => t.kind === 'option' && t.value === '');
+  if (empty?.kind === 'option') throw new CliError('usage', `${empty.rawName} needs a value, got an empty one (try 'troupe ${command} --help')`);
+  return parsed;
 }
 
 /** The positional at `index`, or a usage error naming what is missing. */

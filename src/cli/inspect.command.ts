@@ -10,7 +10,7 @@
  * by the daemon from the same definitions the web page draws.
  */
 import { spawn } from 'node:child_process';
-import { intOption, noExtraPositionals, parseCommandArgs } from './args.js';
+import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
@@ -58,6 +58,8 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
     });
     if (o.help) return void io.stdout.write(USAGE), EXIT.ok;
     noExtraPositionals('inspect', positionals, 1);
+    // An empty id is a missing one (it made the path /v1/sessions//inspect: "no session inspect").
+    if (positionals.length === 1) requirePositional('inspect', positionals, 0, 'the session id');
     const last = intOption('inspect', 'last', o.last, 20, 1);
     const machine = o.machine as Machine | undefined;
     const problem =

@@ -246,7 +246,16 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       // What Number() reads as a number is not a seq either.
       [['watch', 'ses_0abc', '--after', '0x10'], /--after must be a non-negative integer, got '0x10'/],
       [['watch', 'ses_0abc', '--after', '1e21'], /--after must be a non-negative integer, got '1e21'/],
-      [['watch', 'ses_0abc', '--after='], /--after must be a non-negative integer, got ''/],
+      [['watch', 'ses_0abc', '--after='], /^troupe watch: --after needs a value, got an empty one \(try 'troupe watch --help'\)$/],
+      // No option takes an empty value: `--session "$ID"` with ID unset started a new session (until 2026-12-06).
+      [['run', '--session', '', 'hello'], /^troupe run: --session needs a value, got an empty one \(try 'troupe run --help'\)$/],
+      [['run', '--cwd=', 'hello'], /^troupe run: --cwd needs a value, got an empty one/],
+      [['run', '--add-dir', '.', '--add-dir', '', 'hello'], /^troupe run: --add-dir needs a value, got an empty one/],
+      [['chat', '--model', ''], /^troupe chat: --model needs a value, got an empty one \(try 'troupe chat --help'\)$/],
+      [['steer', 'ses_0abc', 'x', '--turn', ''], /^troupe steer: --turn needs a value, got an empty one/],
+      [['daemon', 'logs', '-n', ''], /^troupe daemon logs: -n needs a value, got an empty one \(try 'troupe daemon logs --help'\)$/],
+      // An empty id is a missing one: it was read as /v1/sessions//inspect, "no session inspect".
+      [['inspect', ''], /^troupe inspect: missing the session id \(try 'troupe inspect --help'\)$/],
       [['steer', 'ses_0abc'], /missing the text/],
       [['daemon', 'logs', '-n', 'ten'], /^troupe daemon logs: --lines must be a non-negative integer, got 'ten'/],
       [['daemon', 'stop', '--force'], /^troupe daemon stop: unknown option '--force' for 'daemon stop' \(try 'troupe daemon --help'\)$/],

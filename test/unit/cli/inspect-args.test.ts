@@ -42,12 +42,15 @@ test('inspect --last takes decimal digits, as the other numeric options do', asy
     assert.match(r.stdout, new RegExp(`last ${shown} transition`));
   }
   // Until 2026-12-06 Number() read '1e3' as 1000 and '0x10' as 16.
-  for (const raw of ['1e3', '0x10', '', '0', '2.0', ' 7']) {
+  for (const raw of ['1e3', '0x10', '0', '2.0', ' 7']) {
     const r = await api.run(inspectCommand, [ID, `--last=${raw}`]);
     assert.equal(r.code, 2, `--last=${raw}: ${r.stdout}`);
     assert.equal(r.stdout, '');
     assert.equal(r.stderr, `troupe inspect: --last must be a positive integer, got '${raw}' (try 'troupe inspect --help')\n`);
   }
+  // An empty value is refused for every option, as no value (args.ts).
+  const empty = await api.run(inspectCommand, [ID, '--last=']);
+  assert.deepEqual([empty.code, empty.stdout, empty.stderr], [2, '', "troupe inspect: --last needs a value, got an empty one (try 'troupe inspect --help')\n"]);
 });
 
 test("inspect's usage mistakes are the CLI's one line, naming its --help", async () => {
