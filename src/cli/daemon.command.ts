@@ -125,7 +125,7 @@ async function status(io: CliIo, home: string, json: boolean, noColor: boolean):
   const target: DaemonTarget | undefined = remote ?? local?.target;
   if (!target) {
     if (json) io.stdout.write(`${JSON.stringify({ running: false, home })}\n`);
-    else io.stderr.write(`troupe daemon status: no daemon is running for ${home}\n`);
+    else return reportError(io, 'daemon status', new CliError('daemon_unreachable', `no daemon is running for ${home}`));
     return EXIT.error;
   }
   const client = new DaemonClient(target);
