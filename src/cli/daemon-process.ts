@@ -4,7 +4,7 @@
  * is SIGTERM, then waiting for the process to exit and the state file to go.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { makeDirs, unusableHomeMessage } from '../store/paths.js';
 import { CliError } from './cli-io.js';
@@ -57,9 +57,11 @@ export async function waitForDaemon(home: string, exited: () => boolean, timeout
 /** Starts a detached daemon for `home` and waits for it. */
 export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<DaemonTarget> {
   let log: number;
+  let logStart = 0;
   try {
     makeDirs(home, 0o700); // (not mkdirSync recursive: it never returns for a path under /proc)
     log = openSync(daemonLogPath(home), 'a', 0o600);
+    logStart = fstatSync(log).size;
   } catch (err) {
     // The daemon could not write its token, lock and logs there either.
     throw new CliError('daemon_start_failed', unusableHomeMessage(home, err));
@@ -77,7 +79,30 @@ export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise
   } finally {
     closeSync(log);
   }
-  return waitForDaemon(home, () => exitCode !== undefined, 15_000, () => `it exited with code ${exitCode}; see ${daemonLogPath(home)}`);
+  return waitForDaemon(home, () => exitCode !== undefined, 15_000, () => `${servesLastWords(home, logStart) ?? `it exited with code ${exitCode}`}; see ${daemonLogPath(home)}`);
+}
+
+/**
+ * Why the daemon just started gave up, in its own words: its last `troupe serve: …` line written to
+ * daemon.log after `from` (a daemon of this home holding the lock, `daemon_running` with its pid; a
+ * bad option). Until 2026-12-06 the CLI said only "it exited with code 1; see daemon.log".
+ */
+function servesLastWords(home: string, from: number): string | undefined {
+  try {
+    const fd = openSync(daemonLogPath(home), 'r');
+    try {
+      const length = Math.min(fstatSync(fd).size - from, 64 * 1024);
+      if (length <= 0) return undefined;
+      const buf = Buffer.alloc(length);
+      const read = readSync(fd, buf, 0, length, from);
+      const line = buf.toString('utf8', 0, read).split('\n').reverse().find((l) => l.startsWith('troupe serve: '));
+      return line?.slice('troupe serve: '.length);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 /**

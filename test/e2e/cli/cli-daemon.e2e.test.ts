@@ -100,6 +100,31 @@ describe('troupe daemon stop and a stale state file', { timeout: SUITE_TIMEOUT_M
   });
 });
 
+describe('a daemon that cannot start', { timeout: SUITE_TIMEOUT_MS }, () => {
+  test('its own reason is in the line (a damaged state file, the lock held by a running daemon: daemon_running and its pid)', async () => {
+    const h = makeHome();
+    let state: ReturnType<Home['daemonState']>;
+    try {
+      const started = await h.run(['daemon', 'start']);
+      assert.equal(started.code, 0, started.stderr);
+      state = h.daemonState()!;
+      // The daemon runs and holds the lock, but its state file no longer names it.
+      writeFileSync(join(h.dir, 'daemon.json'), '{damaged');
+      for (const [name, args] of [['daemon start', ['daemon', 'start']], ['run', ['run', 'hello']]] as const) {
+        const r = await h.run([...args]);
+        assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+        // Until 2026-12-06: "the daemon did not start: it exited with code 1; see …/daemon.log".
+        assert.equal(r.stderr, `troupe ${name}: the daemon did not start: a daemon (pid ${state.pid}) already serves ${h.dir} (daemon_running); see ${join(h.dir, 'daemon.log')} (daemon_start_failed)\n`);
+      }
+      assert.ok(pidAlive(state.pid), 'the running daemon is left as it was');
+    } finally {
+      // Named again, so that close() finds and stops it, whatever failed above.
+      if (state) writeFileSync(join(h.dir, 'daemon.json'), JSON.stringify(state));
+      await h.close();
+    }
+  });
+});
+
 describe('a local daemon serving HTTPS with its own certificate', { timeout: SUITE_TIMEOUT_MS }, () => {
   test('a CLI that does not trust the certificate says so, not "no daemon is running"; trusting it, the CLI works and stops the daemon', async () => {
     const h = makeHome();
