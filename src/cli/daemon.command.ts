@@ -2,14 +2,14 @@
  * `troupe daemon start | stop | status | logs | token`: the local daemon's lifecycle, found through
  * its state file in $TROUPE_HOME (spec/daemon.md §Files).
  */
-import { createReadStream, existsSync, readFileSync, statSync, watch } from 'node:fs';
 import { resolveTroupeHome } from '../store/paths.js';
 import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { intOption, parseCommandArgs } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, UntrustedCertificateError, type DaemonTarget, type SessionSummary } from './daemon.client.js';
-import { daemonLogPath, readDaemonState, readToken } from './daemon-home.js';
+import { readDaemonState, readToken } from './daemon-home.js';
+import { daemonLogs } from './daemon-logs.js';
 import { runningDaemon, startDaemon, stopDaemon } from './daemon-process.js';
 import { remoteTarget } from './daemon-target.js';
 import { makeStyle } from './style.js';
@@ -72,7 +72,7 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
       case 'status':
         return await status(io, home, values.json ?? false, values['no-color'] ?? false);
       case 'logs':
-        return await logs(io, home, values.follow ?? false, intOption('daemon logs', 'lines', values.lines, 50));
+        return await daemonLogs(io, home, values.follow ?? false, intOption('daemon logs', 'lines', values.lines, 50));
       case 'token': {
         const token = remoteTarget(io.env)?.token ?? readToken(home);
         if (!token) throw new CliError('daemon_unreachable', `no token in ${home} yet (start the daemon once with 'troupe daemon start')`);
@@ -183,34 +183,5 @@ async function status(io: CliIo, home: string, json: boolean, noColor: boolean):
       '',
     ].join('\n'),
   );
-  return EXIT.ok;
-}
-
-async function logs(io: CliIo, home: string, follow: boolean, lines: number): Promise<number> {
-  const path = daemonLogPath(home);
-  if (!existsSync(path)) throw new CliError('daemon_unreachable', `no daemon log at ${path} (the daemon was never started with 'troupe daemon start')`);
-  const all = readFileSync(path, 'utf8');
-  const tail = all.split('\n');
-  if (tail.at(-1) === '') tail.pop();
-  io.stdout.write(tail.slice(tail.length - Math.min(lines, tail.length)).map((l) => `${l}\n`).join(''));
-  if (!follow) return EXIT.ok;
-  let offset = Buffer.byteLength(all);
-  await new Promise<void>((resolve) => {
-    const pump = () => {
-      const size = statSync(path).size;
-      if (size < offset) offset = 0; // truncated: start again
-      if (size === offset) return;
-      const s = createReadStream(path, { start: offset, end: size - 1 });
-      offset = size;
-      s.pipe(io.stdout, { end: false });
-    };
-    const watcher = watch(path, pump);
-    const poll = setInterval(pump, 500);
-    process.once('SIGINT', () => {
-      watcher.close();
-      clearInterval(poll);
-      resolve();
-    });
-  });
   return EXIT.ok;
 }

@@ -11,6 +11,7 @@ import { readLogFile } from '../store/log-file.reader.js';
 import { resolveTroupeHome, sessionLogPath, sessionsDir } from '../store/paths.js';
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { EXIT, reportError } from './cli-io.js';
+import { logReadFailed } from './file-read-failed.js';
 import { printable } from './terminal-text.js';
 
 export interface LogDumpIo {
@@ -80,11 +81,7 @@ function unreadable(err: unknown, path: string, sessionId: string | undefined): 
   if (errno === 'EISDIR') return new TroupeError('invalid_params', `${path} is a directory`, { path });
   // Any other system error (EACCES, EPERM, EIO, ELOOP…): the file is there but cannot be read. Until
   // 2026-12-06 these were Node's words alone ("EACCES: permission denied, open '…'"), with no code.
-  if (typeof errno === 'string') {
-    const reason = /^[A-Z0-9]+: ([^,]+)/.exec((err as Error).message)?.[1] ?? 'system error';
-    return new TroupeError('log_read_failed', `cannot read ${path}: ${reason} (${errno})`, { path, cause: errno });
-  }
-  return err;
+  return logReadFailed(path, err) ?? err;
 }
 
 export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<number> {

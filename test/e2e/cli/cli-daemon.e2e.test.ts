@@ -3,10 +3,11 @@
 // replaced with it. Then `daemon logs` of the new one.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeHome, pidAlive, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { BIN, makeHome, pidAlive, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { boundByFileModes, canDropFileOverride } from '../../support/cli/unprivileged.js';
 
 const OLD_DAEMON = `
 const http = require('node:http');
@@ -157,6 +158,47 @@ describe('a local daemon serving HTTPS with its own certificate', { timeout: SUI
       assert.equal(stop.code, 0, stop.stderr);
       assert.equal(stop.stdout, `stopped the daemon (pid ${state.pid})\n`);
       assert.ok(!pidAlive(state.pid));
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('troupe daemon logs and its file', { timeout: SUITE_TIMEOUT_MS }, () => {
+  test('--follow goes on across the log removed and made again (a rotation), and Ctrl-C ends it: exit 0, nothing on stderr', async () => {
+    const h = makeHome();
+    try {
+      const log = join(h.dir, 'daemon.log');
+      writeFileSync(log, 'first\n');
+      const b = h.start(['daemon', 'logs', '-f', '-n', '1']);
+      await until(() => b.stdout() === 'first\n', 'the last line');
+      appendFileSync(log, 'second\n');
+      await until(() => b.stdout().endsWith('second\n'), 'the appended line');
+      // Until 2026-12-06 the follower threw from its watch callback here: a stack trace, exit 1.
+      rmSync(log);
+      writeFileSync(log, 'rotated\n');
+      await until(() => b.stdout().endsWith('rotated\n') || b.child.exitCode !== null, 'the new file, or an exit');
+      assert.equal(b.child.exitCode, null, `still following; stderr: ${b.stderr()}`);
+      b.child.kill('SIGINT');
+      const r = await b.done;
+      assert.deepEqual([r.code, r.stdout, r.stderr], [0, 'first\nsecond\nrotated\n', '']);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a log it may not read is log_read_failed with the errno, one line', { skip: !canDropFileOverride }, async () => {
+    const h = makeHome();
+    try {
+      const log = join(h.dir, 'daemon.log');
+      writeFileSync(log, 'secret\n');
+      chmodSync(log, 0o000);
+      const [file, argv] = boundByFileModes([process.execPath, BIN, 'daemon', 'logs']);
+      const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
+        execFile(file, argv, { env: h.env, timeout: 20_000 }, (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+      );
+      // Until 2026-12-06: "troupe daemon logs: EACCES: permission denied, open '…'", with no code.
+      assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', `troupe daemon logs: cannot read ${log}: permission denied (EACCES) (log_read_failed)\n`]);
     } finally {
       await h.close();
     }

@@ -2,12 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { logDumpCommand } from '../../../src/cli/log-dump.command.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { sessionsDir } from '../../../src/store/paths.js';
 import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+import { BIN } from '../../support/cli/cli-harness.js';
+import { boundByFileModes, canDropFileOverride } from '../../support/cli/unprivileged.js';
 
 function capture(): { stream: PassThrough; text(): string } {
   const stream = new PassThrough();
@@ -137,19 +138,16 @@ test('log dump: a file it cannot read (EIO) is log_read_failed, with the errno, 
   assert.equal(r.err, 'troupe log dump: cannot read /proc/self/mem: i/o error (EIO) (log_read_failed)\n');
 });
 
-/** Runs the real binary as a process that file modes bind: root drops the capabilities that bypass them. */
+/** Runs the real binary as a process that file modes bind (root too). */
 function dumpWithoutOverride(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
-  const bin = fileURLToPath(new URL('../../../../bin/troupe.js', import.meta.url));
-  const [file, argv] = process.getuid?.() === 0
-    ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', process.execPath, bin, 'log', 'dump', ...args]]
-    : [process.execPath, [bin, 'log', 'dump', ...args]];
+  const [file, argv] = boundByFileModes([process.execPath, BIN, 'log', 'dump', ...args]);
   return new Promise((done) =>
     execFile(file, argv, { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 }, (err, out, stderr) =>
       done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out, err: stderr })),
   );
 }
 
-test('log dump: a log it may not read (EACCES), by id or path, is log_read_failed naming the file and the errno', { skip: process.getuid?.() === 0 && !existsSync('/usr/bin/setpriv') }, async () => {
+test('log dump: a log it may not read (EACCES), by id or path, is log_read_failed naming the file and the errno', { skip: !canDropFileOverride }, async () => {
   const { dir, cleanup } = tempDir();
   try {
     const sessions = sessionsDir(dir);
