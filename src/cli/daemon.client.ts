@@ -4,9 +4,21 @@
  * iterator.
  */
 import { ERROR_CODES, TroupeError, type ErrorCode } from '../core/errors.js';
+import { isValidSessionId } from '../core/ids.js';
 import { CliError } from './cli-io.js';
 import { readSse, type SseMessage } from './sse.reader.js';
 import type { SessionEntry } from '../store/session-summary.js';
+
+/**
+ * The management API path of session `id`. An id no session can have is unknown here, as the agent
+ * says of it (session_not_found): `..` or `.` would be a dot segment that fetch resolves away, so
+ * `troupe watch ..` asked for /v1/ and said "No route for GET /v1/ (method_not_found)" (until
+ * 2026-12-06; `%2e%2e` too, which URLs read as `..`).
+ */
+export function sessionPath(id: string): string {
+  if (!isValidSessionId(id)) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+  return `/v1/sessions/${id}`;
+}
 
 /** Where a daemon is and how to talk to it. */
 export interface DaemonTarget {
@@ -157,30 +169,30 @@ export class DaemonClient {
   }
 
   session(id: string): Promise<SessionDetail> {
-    return this.request<SessionDetail>('GET', `/v1/sessions/${encodeURIComponent(id)}`);
+    return this.request<SessionDetail>('GET', sessionPath(id));
   }
 
   cancel(id: string): Promise<{ sessionId: string; cancelled: boolean }> {
-    return this.request('POST', `/v1/sessions/${encodeURIComponent(id)}/cancel`, {});
+    return this.request('POST', `${sessionPath(id)}/cancel`, {});
   }
 
   steer(id: string, expectedTurnId: string, text: string): Promise<{ steerId: string; turnId: string }> {
-    return this.request('POST', `/v1/sessions/${encodeURIComponent(id)}/steer`, { expectedTurnId, text });
+    return this.request('POST', `${sessionPath(id)}/steer`, { expectedTurnId, text });
   }
 
   revive(id: string): Promise<{ sessionId: string; revived: boolean }> {
-    return this.request('POST', `/v1/sessions/${encodeURIComponent(id)}/revive`, {});
+    return this.request('POST', `${sessionPath(id)}/revive`, {});
   }
 
   remove(id: string): Promise<{ sessionId: string; deleted: boolean }> {
-    return this.request('DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
+    return this.request('DELETE', sessionPath(id));
   }
 
   /** The session's event log after `after`, then live, as SSE messages (`event`, `id`, `data`). */
   async *events(id: string, after: number, signal: AbortSignal): AsyncGenerator<SseMessage> {
     let res: Response;
     try {
-      res = await fetch(`${this.target.url}/v1/sessions/${encodeURIComponent(id)}/events?after=${after}`, {
+      res = await fetch(`${this.target.url}${sessionPath(id)}/events?after=${after}`, {
         headers: { ...this.headers(), Accept: 'text/event-stream' },
         signal,
       });

@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
-import { DaemonClient } from './daemon.client.js';
+import { DaemonClient, sessionPath } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { printable } from './terminal-text.js';
 
@@ -73,7 +73,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
     try {
       const client = new DaemonClient(conn.target);
       if (positionals.length === 0) return await login(client, io, Boolean(o.open));
-      const picture = await client.request<Picture>('GET', `/v1/sessions/${encodeURIComponent(positionals[0]!)}/inspect?last=${last}`);
+      const picture = await client.request<Picture>('GET', `${sessionPath(positionals[0]!)}/inspect?last=${last}`);
       if (o.json) io.stdout.write(`${JSON.stringify(picture, null, 2)}\n`);
       else if (machine) io.stdout.write(printable(picture.mermaid[machine] ?? '', { lines: true }));
       else if (o.mermaid) io.stdout.write(fenced(picture));

@@ -60,6 +60,18 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     }
   });
 
+  test('an id no session can have (`..`, `.`, `%2e%2e`, `a/b`) is an unknown session too, not a route of the daemon', async () => {
+    // Until 2026-12-06 `..` was a dot segment fetch resolved away: "No route for GET /v1/ (method_not_found)".
+    for (const id of ['..', '.', '%2e%2e', 'a/b']) {
+      for (const args of [['sessions', 'show', id], ['watch', id], ['cancel', id], ['steer', id, 'x'], ['sessions', 'delete', id], ['sessions', 'revive', id], ['inspect', id]]) {
+        const r = await h.run(args);
+        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+        const command = args[0] === 'sessions' ? `sessions ${args[1]}` : args[0];
+        assert.equal(r.stderr, `troupe ${command}: no session ${id} (session_not_found)\n`, args.join(' '));
+      }
+    }
+  });
+
   test('a deleted session is unknown to watch too (its log holds only a tombstone)', async () => {
     const run = await h.run(['run', '--json', 'hello']);
     assert.equal(run.code, 0, run.stderr);
