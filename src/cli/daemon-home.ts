@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CliError } from './cli-io.js';
 
 /** The content of `$TROUPE_HOME/daemon.json`. */
 export interface DaemonStateFile {
@@ -28,13 +29,23 @@ export function readDaemonState(home: string): DaemonStateFile | undefined {
   }
 }
 
+/**
+ * The token, or undefined while there is none. One that is there but cannot be read (the daemon
+ * was started by another user, whose 0600 file it is) is an error that says so: until 2026-12-06 it
+ * was read as none, and the daemon "refused the token (forbidden)", or `daemon token` said there
+ * was no token yet.
+ */
 export function readToken(home: string): string | undefined {
+  let t: string;
   try {
-    const t = readFileSync(tokenPath(home), 'utf8').trim();
-    return t || undefined;
-  } catch {
-    return undefined;
+    t = readFileSync(tokenPath(home), 'utf8').trim();
+  } catch (err) {
+    const errno = (err as NodeJS.ErrnoException).code;
+    if (errno === 'ENOENT' || errno === undefined) return undefined;
+    const reason = /^[A-Z0-9]+: ([^,]+)/.exec((err as Error).message)?.[1] ?? 'system error';
+    throw new CliError('daemon_unreachable', `cannot read the daemon's token ${tokenPath(home)}: ${reason} (${errno}); run the CLI as the user who started the daemon`);
   }
+  return t || undefined;
 }
 
 /** True while a process with this pid exists (EPERM means it exists but is not ours). */

@@ -18,19 +18,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The running daemon of `home` if its state file names a live process that answers health. Throws
- * UntrustedCertificateError when it answers with a certificate this process does not trust.
+ * UntrustedCertificateError when it answers with a certificate this process does not trust, and
+ * readToken's error when the daemon's token cannot be read.
  */
 export async function runningDaemon(home: string): Promise<{ state: DaemonStateFile; target: DaemonTarget; version: string } | undefined> {
   const state = readDaemonState(home);
   if (!state || !pidAlive(state.pid)) return undefined;
-  const target = { url: state.url, token: readToken(home) ?? '', remote: false };
+  let health;
   try {
-    const health = await new DaemonClient(target).health();
-    return { state, target, version: health.version };
+    health = await new DaemonClient({ url: state.url, token: '', remote: false }).health();
   } catch (err) {
     if (err instanceof UntrustedCertificateError) throw err;
     return undefined;
   }
+  // Read once a daemon answers (/v1/health needs no token): one that cannot be read is an error then.
+  const target = { url: state.url, token: readToken(home) ?? '', remote: false };
+  return { state, target, version: health.version };
 }
 
 /**

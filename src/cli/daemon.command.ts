@@ -118,8 +118,14 @@ async function status(io: CliIo, home: string, json: boolean, noColor: boolean):
     local = remote ? undefined : await runningDaemon(home);
   } catch (err) {
     // A daemon whose certificate this process does not trust: --json says so on stdout, as below.
-    if (!json || !(err instanceof UntrustedCertificateError)) throw err;
-    io.stdout.write(`${JSON.stringify({ running: false, url: err.url, error: { code: err.code, message: err.message } })}\n`);
+    if (json && err instanceof UntrustedCertificateError) {
+      io.stdout.write(`${JSON.stringify({ running: false, url: err.url, error: { code: err.code, message: err.message } })}\n`);
+      return EXIT.error;
+    }
+    // A daemon that runs, whose token this user cannot read: as a daemon refusing the token, below.
+    const state = readDaemonState(home);
+    if (!json || !(err instanceof CliError) || !state) throw err;
+    io.stdout.write(`${JSON.stringify({ running: true, url: state.url, pid: state.pid, home, error: { code: err.code, message: err.message } })}\n`);
     return EXIT.error;
   }
   const target: DaemonTarget | undefined = remote ?? local?.target;

@@ -164,6 +164,40 @@ describe('a local daemon serving HTTPS with its own certificate', { timeout: SUI
   });
 });
 
+/** `troupe ...args` in `h`, as a process that file modes bind (root too). */
+function runBound(h: Home, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [file, argv] = boundByFileModes([process.execPath, BIN, ...args]);
+  return new Promise((done) =>
+    execFile(file, argv, { env: h.env, timeout: 20_000 }, (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+  );
+}
+
+describe('a daemon whose token this user cannot read', { timeout: SUITE_TIMEOUT_MS }, () => {
+  test('says so, not that the daemon refused the token or that there is none yet', { skip: !canDropFileOverride }, async () => {
+    const h = makeHome();
+    try {
+      assert.equal((await h.run(['daemon', 'start'])).code, 0);
+      const state = h.daemonState()!;
+      const token = join(h.dir, 'token');
+      chmodSync(token, 0o000);
+      // Until 2026-12-06: "the daemon at … refused the token … (forbidden)", and for `daemon token`
+      // "no token in … yet (start the daemon once …)".
+      const line = `cannot read the daemon's token ${token}: permission denied (EACCES); run the CLI as the user who started the daemon (daemon_unreachable)`;
+      for (const [name, args] of [['sessions', ['sessions']], ['run', ['run', 'hello']], ['daemon token', ['daemon', 'token']], ['daemon status', ['daemon', 'status']]] as const) {
+        const r = await runBound(h, [...args]);
+        assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', `troupe ${name}: ${line}\n`], name);
+      }
+      // --json: on stdout, as for a daemon that refuses the token.
+      const status = await runBound(h, ['daemon', 'status', '--json']);
+      assert.equal(status.code, 1);
+      assert.deepEqual(JSON.parse(status.stdout), { running: true, url: state.url, pid: state.pid, home: h.dir, error: { code: 'daemon_unreachable', message: line.replace(/ \(daemon_unreachable\)$/, '') } });
+      chmodSync(token, 0o600);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('troupe daemon logs and its file', { timeout: SUITE_TIMEOUT_MS }, () => {
   test('--follow goes on across the log removed and made again (a rotation), and Ctrl-C ends it: exit 0, nothing on stderr', async () => {
     const h = makeHome();
@@ -193,10 +227,7 @@ describe('troupe daemon logs and its file', { timeout: SUITE_TIMEOUT_MS }, () =>
       const log = join(h.dir, 'daemon.log');
       writeFileSync(log, 'secret\n');
       chmodSync(log, 0o000);
-      const [file, argv] = boundByFileModes([process.execPath, BIN, 'daemon', 'logs']);
-      const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
-        execFile(file, argv, { env: h.env, timeout: 20_000 }, (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr })),
-      );
+      const r = await runBound(h, ['daemon', 'logs']);
       // Until 2026-12-06: "troupe daemon logs: EACCES: permission denied, open '…'", with no code.
       assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', `troupe daemon logs: cannot read ${log}: permission denied (EACCES) (log_read_failed)\n`]);
     } finally {
