@@ -27,7 +27,7 @@ export const EXIT = {
  */
 export class CliError extends Error {
   constructor(
-    readonly code: 'daemon_unreachable' | 'daemon_start_failed' | 'daemon_version_mismatch' | 'usage' | 'not_a_tty' | 'replay_gap',
+    readonly code: 'daemon_unreachable' | 'daemon_start_failed' | 'daemon_version_mismatch' | 'usage' | 'not_a_tty' | 'replay_gap' | 'browser_failed',
     message: string,
     readonly exitCode: number = code === 'usage' ? EXIT.usage : EXIT.error,
   ) {

@@ -97,7 +97,8 @@ async function login(client: DaemonClient, io: CliIo, open: boolean): Promise<nu
   const opener = io.env.BROWSER || (process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open');
   await new Promise<void>((resolve, reject) => {
     const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
-    child.once('error', () => reject(new Error(`could not run '${opener}' to open a browser: open the URL above yourself (or set BROWSER)`)));
+    // With its code, as every error line (until 2026-12-06 this one had none).
+    child.once('error', () => reject(new CliError('browser_failed', `could not run '${opener}' to open a browser: open the URL above yourself (or set BROWSER)`)));
     child.once('spawn', () => (child.unref(), resolve()));
   });
   return 0;

@@ -128,3 +128,17 @@ test('inspect ?last= over 500 (or not a whole number from 1) is refused with inv
   assert.equal(over.stdout, '');
   assert.equal(over.stderr, 'troupe inspect: last must be a whole number from 1 to 500 (the most transitions one answer holds), not "2000" (invalid_params)\n');
 });
+
+test('inspect --open with a browser that cannot run: the URL all the same, and one line with its code', { timeout: 60_000 }, async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
+    execFile(process.execPath, [BIN, 'inspect', '--open'], { env: { PATH: process.env.PATH ?? '', HOME: d.home, TROUPE_HOME: d.home, BROWSER: '/nonexistent/browser' }, timeout: 20_000 }, (err, stdout, stderr) =>
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+  assert.equal(r.code, 1);
+  assert.match(r.stdout, new RegExp(`^${d.url}/v1/login\\?code=[\\w-]+\\n$`));
+  // Until 2026-12-06 the line had no code.
+  assert.equal(r.stderr, "troupe inspect: could not run '/nonexistent/browser' to open a browser: open the URL above yourself (or set BROWSER) (browser_failed)\n");
+});
