@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { shuttingDown } from './cli-io.js';
+import { CliError, shuttingDown } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
 import { daemonLogPath } from './daemon-home.js';
 import { TROUPE_BIN, waitForDaemon } from './daemon-process.js';
@@ -57,7 +57,13 @@ export async function stopStandaloneDaemons(): Promise<void> {
 
 /** Starts the private daemon and waits until it serves. */
 export async function startStandalone(env: NodeJS.ProcessEnv): Promise<StandaloneDaemon> {
-  const home = mkdtempSync(join(tmpdir(), 'troupe-standalone-'));
+  let home: string;
+  try {
+    home = mkdtempSync(join(tmpdir(), 'troupe-standalone-'));
+  } catch (err) {
+    // Until 2026-12-06 Node's words ("ENOENT: no such file or directory, mkdtemp '…'"), with no code.
+    throw new CliError('daemon_start_failed', `cannot make the standalone daemon's state directory in ${tmpdir()} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set TMPDIR to a directory you can write`);
+  }
   const log = openSync(daemonLogPath(home), 'a', 0o600);
   // Detached: in a process group of its own, so that the terminal's Ctrl-C (sent to the whole
   // foreground group) reaches only the command, which cancels the turn and then stops the daemon.

@@ -180,6 +180,15 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     }
   });
 
+  test('run --standalone with a TMPDIR it cannot make its home in: one line, daemon_start_failed', async () => {
+    const tmp = join(h.work, 'tmp-is-a-file');
+    writeFileSync(tmp, '');
+    const r = await h.run(['run', '--standalone', 'hello'], { env: { TMPDIR: tmp } });
+    assert.equal(r.code, 1, r.stderr);
+    // Until 2026-12-06: "troupe run: ENOTDIR: not a directory, mkdtemp '…'", with no code.
+    oneLine(r, new RegExp(`^troupe run: cannot make the standalone daemon's state directory in ${tmp} \\(ENOTDIR\\): set TMPDIR to a directory you can write \\(daemon_start_failed\\)$`));
+  });
+
   test('a TROUPE_HOME under /proc (no directory can be made there): one line, daemon_start_failed, at once', { skip: !existsSync('/proc/self') }, async () => {
     // Node's recursive mkdirSync never returned for such a path: run and daemon start hung at full CPU.
     const home = '/proc/troupe-nope';
