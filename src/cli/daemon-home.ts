@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError } from './cli-io.js';
+import { systemErrorReason } from './file-read-failed.js';
 
 /** The content of `$TROUPE_HOME/daemon.json`. */
 export interface DaemonStateFile {
@@ -42,8 +43,7 @@ export function readToken(home: string): string | undefined {
   } catch (err) {
     const errno = (err as NodeJS.ErrnoException).code;
     if (errno === 'ENOENT' || errno === undefined) return undefined;
-    const reason = /^[A-Z0-9]+: ([^,]+)/.exec((err as Error).message)?.[1] ?? 'system error';
-    throw new CliError('daemon_unreachable', `cannot read the daemon's token ${tokenPath(home)}: ${reason} (${errno}); run the CLI as the user who started the daemon`);
+    throw new CliError('daemon_unreachable', `cannot read the daemon's token ${tokenPath(home)}: ${systemErrorReason(err)} (${errno}); run the CLI as the user who started the daemon`);
   }
   return t || undefined;
 }

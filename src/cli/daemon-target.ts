@@ -23,17 +23,19 @@ const nothing = async () => undefined;
 export function remoteTarget(env: NodeJS.ProcessEnv): DaemonTarget | undefined {
   const url = env.TROUPE_URL?.trim();
   if (!url) return undefined;
-  if (!/^https?:\/\//.test(url)) throw new CliError('usage', `TROUPE_URL must start with http:// or https://, got '${url}'`);
+  // Quoted in the errors below without what could be a password (`//user:secret@`).
+  const shown = url.replace(/\/\/[^/]*@/, '//…@');
+  if (!/^https?:\/\//.test(url)) throw new CliError('usage', `TROUPE_URL must start with http:// or https://, got '${shown}'`);
   // A URL that does not parse (`http://`, a port over 65535, `http://[::1`) is a mistake in the
   // setting, not a daemon that cannot be reached: until 2026-12-06 it was daemon_unreachable, exit 1.
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new CliError('usage', `TROUPE_URL is not a valid URL, got '${url}'`);
+    throw new CliError('usage', `TROUPE_URL is not a valid URL, got '${shown}'`);
   }
   // fetch refuses such a URL anyway; and the error line quoted it, password and all (until 2026-12-06).
-  if (parsed.username || parsed.password) throw new CliError('usage', `TROUPE_URL must not carry a user or password (the token goes in TROUPE_TOKEN), got '${parsed.protocol}//…@${parsed.host}'`);
+  if (parsed.username || parsed.password) throw new CliError('usage', `TROUPE_URL must not carry a user or password (the token goes in TROUPE_TOKEN), got '${shown}'`);
   const token = env.TROUPE_TOKEN?.trim() || readToken(resolveTroupeHome(env));
   if (!token) throw new CliError('usage', 'TROUPE_URL is set but no token: set TROUPE_TOKEN (the remote `troupe daemon token`)');
   return { url: url.replace(/\/+$/, ''), token, remote: true };

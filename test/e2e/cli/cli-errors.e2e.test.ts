@@ -124,6 +124,8 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       ['http://', /TROUPE_URL is not a valid URL, got 'http:\/\/'$/],
       ['http://[::1', /TROUPE_URL is not a valid URL, got 'http:\/\/\[::1'$/],
       ['http://127.0.0.1:99999', /TROUPE_URL is not a valid URL, got 'http:\/\/127\.0\.0\.1:99999'$/],
+      ['http://me:s3cret@[::1', /TROUPE_URL is not a valid URL, got 'http:\/\/…@\[::1'$/],
+      ['ftp://me:s3cret@host', /TROUPE_URL must start with http:\/\/ or https:\/\/, got 'ftp:\/\/…@host'$/],
       ['http://me:s3cret@127.0.0.1:7433', /TROUPE_URL must not carry a user or password \(the token goes in TROUPE_TOKEN\), got 'http:\/\/…@127\.0\.0\.1:7433'$/],
     ] as const) {
       for (const args of [['sessions'], ['run', 'hello'], ['daemon', 'status', '--json']]) {
