@@ -4,7 +4,8 @@
  * from the daemon when not given, since a session's cwd never changes. Mode and model are then set
  * with `session/set_mode` and `session/set_config_option`.
  */
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
+import { TroupeError } from '../core/errors.js';
 import type { AcpLink } from './acp-link.js';
 import { rpcToError } from './acp-link.js';
 import type { DaemonClient } from './daemon.client.js';
@@ -44,7 +45,7 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
   if (opts.sessionId) {
     // Asking the management API first gives a clear `session_not_found` and the session's cwd.
     const entry = await client.session(opts.sessionId);
-    const cwd = opts.cwd ? resolve(opts.cwd) : entry.cwd;
+    const cwd = opts.cwd ? fromHere(opts.cwd) : entry.cwd;
     const dirs = opts.additionalDirectories ? absolute(opts.additionalDirectories) : (entry.additionalDirectories ?? []);
     // Without `mcpServers` the session keeps the MCP servers its own client gave it (an empty list would stop them).
     await call(
@@ -57,7 +58,7 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
     );
     opened = { sessionId: opts.sessionId, cwd, additionalDirectories: dirs, resumed: true };
   } else {
-    const cwd = resolve(opts.cwd ?? process.cwd());
+    const cwd = fromHere(opts.cwd ?? '.');
     const dirs = absolute(opts.additionalDirectories ?? []);
     const res = await call(link.agent.request('session/new', { cwd, ...(dirs.length ? { additionalDirectories: dirs } : {}), mcpServers: (opts.mcpServers ?? []) as never }));
     opened = { sessionId: res.sessionId, cwd, additionalDirectories: dirs, resumed: false };
@@ -74,4 +75,24 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
   return opened;
 }
 
-const absolute = (dirs: string[]) => dirs.map((d) => resolve(d));
+const absolute = (dirs: string[]) => dirs.map(fromHere);
+
+/**
+ * `path` made absolute against the current directory. A shell can stand in a directory that was
+ * removed since (a worktree removed, a build cleaned): then a relative path means nothing, and
+ * until 2026-12-06 run and chat failed with Node's "ENOENT: no such file or directory, uv_cwd".
+ */
+function fromHere(path: string): string {
+  if (isAbsolute(path)) return resolve(path);
+  let here: string;
+  try {
+    here = process.cwd();
+  } catch (err) {
+    const errno = (err as NodeJS.ErrnoException).code ?? 'ENOENT';
+    throw new TroupeError(
+      'invalid_params',
+      path === '.' ? `the current directory is gone (${errno}): cd to one that exists, or give --cwd DIR` : `'${path}' is relative to the current directory, which is gone (${errno}): give an absolute path`,
+    );
+  }
+  return resolve(here, path);
+}

@@ -2,12 +2,13 @@
 // Each must give exactly one clear line on stderr (no stack trace) and the documented exit code.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/cli-io.js';
-import { makeHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { BIN, makeHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 function oneLine(r: CliResult, pattern: RegExp): void {
   const lines = r.stderr.split('\n').filter(Boolean);
@@ -189,6 +190,33 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.equal(r.code, 1, r.stderr);
     // Until 2026-12-06: "troupe run: ENOTDIR: not a directory, mkdtemp '…'", with no code.
     oneLine(r, new RegExp(`^troupe run: cannot make the standalone daemon's state directory in ${tmp} \\(ENOTDIR\\): set TMPDIR to a directory you can write \\(daemon_start_failed\\)$`));
+  });
+
+  test('run and chat in a directory removed under the shell: one line that says so, invalid_params', async () => {
+    // The shell stands in the directory, removes it, and runs troupe there (as after `git worktree remove`).
+    const inGone = (args: string[]) => {
+      const gone = join(h.work, `gone-${Math.random().toString(36).slice(2, 8)}`);
+      mkdirSync(gone);
+      const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+      return new Promise<CliResult>((done) =>
+        execFile('sh', ['-c', `cd ${q(gone)} && rmdir ${q(gone)} && exec ${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')} </dev/null`], { env: h.env, timeout: 30_000 }, (err, stdout, stderr) =>
+          done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        ),
+      );
+    };
+    // Until 2026-12-06: "troupe run: ENOENT: no such file or directory, uv_cwd", with no code.
+    for (const [name, args, line] of [
+      ['run', ['run', 'hello'], 'the current directory is gone (ENOENT): cd to one that exists, or give --cwd DIR'],
+      ['chat', ['chat'], 'the current directory is gone (ENOENT): cd to one that exists, or give --cwd DIR'],
+      ['run', ['run', '--cwd', h.work, '--add-dir', 'rel', 'hello'], "'rel' is relative to the current directory, which is gone (ENOENT): give an absolute path"],
+    ] as const) {
+      const r = await inGone([...args]);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stderr, `troupe ${name}: ${line} (invalid_params)\n`, args.join(' '));
+    }
+    // An absolute --cwd needs no current directory.
+    const ok = await inGone(['run', '--cwd', h.work, 'hello']);
+    assert.equal(ok.code, 0, ok.stderr);
   });
 
   test('a TROUPE_HOME under /proc (no directory can be made there): one line, daemon_start_failed, at once', { skip: !existsSync('/proc/self') }, async () => {
