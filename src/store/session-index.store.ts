@@ -17,12 +17,12 @@ import { withFileLock } from './file-lock.js';
 import { fileIdentity, sameFile, type FileIdentity } from './file-identity.js';
 import { removeDeadWritersTemps } from './stale-temps.js';
 import { makeDirs, sessionIndexPath } from './paths.js';
-import { before, decodeCursor, encodeCursor, newer, parseIndex } from './session-index.codec.js';
+import { newer, parseIndex } from './session-index.codec.js';
+import { listOrder, listPage, type SessionListOptions, type SessionListPage } from './session-index.list.js';
 import { entryAsLogSays, foldEvent, rewoundEntry, type SessionEntry, type SessionStatus } from './session-summary.js';
 import { entryFromLog, indexedEventsAfter, sessionLogIds } from './session-log-entry.js';
 import { writeTombstoneLog } from './session-tombstone.js';
 import { IndexFileBytes } from './session-index.bytes.js';
-import { firstIndex, SortedKeys } from './sorted-keys.js';
 
 export interface SessionIndexOptions {
   clock?: Clock;
@@ -36,23 +36,6 @@ export interface SessionIndexOptions {
   pause?: () => Promise<void>;
 }
 
-export interface SessionListOptions {
-  /** Only sessions whose cwd is this directory. */
-  cwd?: string;
-  /** Page size (default 100). */
-  limit?: number;
-  /** `nextCursor` of the previous page. */
-  cursor?: string;
-  /** Tombstones are left out unless asked for. */
-  includeDeleted?: boolean;
-}
-
-export interface SessionListPage {
-  sessions: SessionEntry[];
-  /** Present when there are more sessions. */
-  nextCursor?: string;
-}
-
 export class SessionIndex {
   readonly path: string;
   /**
@@ -61,7 +44,7 @@ export class SessionIndex {
    */
   private entries = new Map<string, SessionEntry>();
   /** The ids in list order (`before`), kept between lists: sorting 10,000 of them took 2 to 20 ms per list. */
-  private readonly listOrder = new SortedKeys<string, SessionEntry>(inListOrder);
+  private readonly listOrder = listOrder();
   private dirty = false;
   private chain: Promise<void> = Promise.resolve();
   private readonly clock: Clock;
@@ -288,23 +271,7 @@ export class SessionIndex {
   }
 
   list(options: SessionListOptions = {}): SessionListPage {
-    const limit = options.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 1) throw new TroupeError('invalid_params', `limit must be a positive integer, got ${limit}`);
-    const cwd = options.cwd === undefined ? undefined : resolve(options.cwd);
-    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
-    const pivot = after && ({ createdAt: after[0], id: after[1] } as SessionEntry);
-    const ids = this.listOrder.of(this.entries);
-    // A page starts after its cursor's place, found by binary search, and ends at `limit` entries:
-    // one more that matches says there is a next page.
-    const from = pivot ? firstIndex(ids, (id) => before(pivot, this.entries.get(id)!) < 0) : 0;
-    const page: SessionEntry[] = [];
-    for (let i = from; i < ids.length; i++) {
-      const e = this.entries.get(ids[i]!)!;
-      if ((!options.includeDeleted && e.status === 'deleted') || (cwd !== undefined && e.cwd !== cwd)) continue;
-      if (page.length === limit) return { sessions: page, nextCursor: encodeCursor(page[page.length - 1]!) };
-      page.push({ ...e });
-    }
-    return { sessions: page };
+    return listPage(this.entries, this.listOrder, options);
   }
 
   /** Adds a new session. Throws `invalid_params` if the id was ever used (tombstones included). */
@@ -507,6 +474,3 @@ export class SessionIndex {
 }
 export { INDEX_FORMAT_VERSION } from './session-index.codec.js';
 
-function inListOrder(a: readonly [string, SessionEntry], b: readonly [string, SessionEntry]): number {
-  return before(a[1], b[1]);
-}
