@@ -1,7 +1,8 @@
 /**
  * `troupe acp`: the ACP agent on stdio. stdout carries the protocol and nothing else; every log
- * goes to stderr (level from TROUPE_LOG). Ends when stdin closes or on SIGTERM/SIGINT, after
- * cancelling running turns and flushing every session log.
+ * goes to stderr (level from TROUPE_LOG). Ends when stdin closes (once every request read has
+ * been answered, its turns cancelled) or on SIGTERM/SIGINT, after cancelling running turns and
+ * flushing every session log.
  */
 import { Readable } from 'node:stream';
 import { format } from 'node:util';
@@ -16,6 +17,7 @@ import { createAgentApp } from './agent.app.js';
 import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
 import { initializeFirst } from './initialize-first.js';
+import { answeredBeforeEnd } from './answered-before-end.js';
 import { boundedLines, MAX_LINE_BYTES } from './oversized-lines.js';
 import { POOL_INITIALIZE_ID } from '../wire/control-messages.js';
 
@@ -68,7 +70,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
         throw unusableHome(err, home);
       }),
     ));
-  const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel) });
+  const inputEnded = new AbortController();
+  const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel), inputEnded: inputEnded.signal });
   // The SDK parses stdin; what it answers itself (a line that is not JSON-RPC) goes out through `out`.
   // A line over the message limit never reaches it (it would end the connection): it is answered
   // and the agent reads on (oversized-lines.ts). The SDK's own limit is a byte above, for a CRLF.
@@ -99,8 +102,14 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
       .catch((err) => err !== configProblem && logger.error('cannot open the session store or warm up', { error: String(err) }))
       .finally(() => process.stdin.off('data', onRequestData));
   }
-  // A request written right behind `initialize`, before its answer, is served after it (initialize-first.ts).
-  const connection = app.connect(initializeFirst({ readable: stdio.readable, writable: out.writable }));
+  // A request written right behind `initialize`, before its answer, is served after it (initialize-first.ts);
+  // every request read before stdin's end is answered before the connection closes, its turns
+  // cancelled (answered-before-end.ts).
+  const served = answeredBeforeEnd(initializeFirst({ readable: stdio.readable, writable: out.writable }), () => {
+    logger.debug('stdin ended; answering the requests in flight, turns cancelled');
+    inputEnded.abort();
+  });
+  const connection = app.connect(served);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

@@ -46,6 +46,12 @@ export interface AgentOptions {
    * any client is known (spec/daemon.md §Warm pool). Ignored otherwise.
    */
   supervised?: boolean;
+  /**
+   * Aborted when the client's input ends (answered-before-end.ts): the requests in flight are still
+   * answered, but every turn is cancelled, running or not yet started (a prompt is answered
+   * `cancelled`), and no MCP server start is waited for.
+   */
+  inputEnded?: AbortSignal;
 }
 
 /** TroupeError → JSON-RPC error (session_not_found keeps ACP's -32002 with data.sessionId). */
@@ -93,6 +99,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     (opened ??= opts.openHost().then(
       (h) => {
         if (peer) h.attach(peer.client, peer.caps);
+        if (opts.inputEnded?.aborted) h.endOfInput();
         return (ready = h);
       },
       (err: unknown) => {
@@ -101,6 +108,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       },
     ));
   let machineryTimer: NodeJS.Timeout | undefined;
+  opts.inputEnded?.addEventListener('abort', () => ready?.endOfInput(), { once: true });
   /** Loads from log files in progress, by session: settled once the replay failed or the engine opened. */
   const loading = new Map<string, Promise<void>>();
   const replayModule = () => (replayLoaded ??= import('./session-replay.js'));
@@ -384,7 +392,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         // Cancelled by session/cancel, or this request withdrawn by `$/cancel_request`, before its
         // prompt reached the engine (until 2026-12-06 the second was not checked: a slash command
         // withdrawn while its session opened still switched the mode or model, or compacted).
-        const cancelled = () => waiting.cancelled || signal.aborted;
+        // (Or the client's input ended: a prompt that has not reached its engine yet never runs.)
+        const cancelled = () => waiting.cancelled || signal.aborted || Boolean(opts.inputEnded?.aborted);
         let h: SessionHost;
         let live: LiveSession;
         let handle: ReturnType<LiveSession['engine']['prompt']>;

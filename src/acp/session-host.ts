@@ -239,6 +239,16 @@ export class SessionHost {
     this.live.get(sessionId)?.engine.cancel();
   }
 
+  /**
+   * The client's input has ended (answered-before-end.ts): every session's turn is cancelled and
+   * its queued prompts with it, and MCP servers still starting are not waited for, so that the
+   * requests in flight are answered soon and the agent exits.
+   */
+  endOfInput(): void {
+    for (const live of this.live.values()) live.engine.cancel();
+    this.mcp.endStarts();
+  }
+
   /** Whether `sessionId` is open in this process or being opened: its replay goes through its log here. */
   isOpen(sessionId: string): boolean {
     return this.live.has(sessionId) || this.opening.has(sessionId) || this.unloading.has(sessionId);

@@ -32,6 +32,8 @@ export class SessionMcp {
   private readonly slots = new Map<string, Slot>();
   private readonly startTimeoutMs: number;
   private readonly callMaxTotalMs: number;
+  /** Set by `endStarts`. */
+  private ending = false;
 
   /**
    * `commandsChanged`: one of a session's servers changed its prompts (its slash commands) while it
@@ -128,6 +130,15 @@ export class SessionMcp {
     await (await tools)?.close();
   }
 
+  /**
+   * The agent's input has ended: no server is waited for any more. Those starting stop, and one a
+   * request in flight would start from now on stops at once (left out, as at `stopAll`).
+   */
+  endStarts(): void {
+    this.ending = true;
+    for (const slot of this.slots.values()) slot.starting?.abort();
+  }
+
   async stopAll(): Promise<void> {
     await Promise.all([...this.slots.keys()].map((id) => this.stop(id, { forget: true })));
   }
@@ -135,6 +146,7 @@ export class SessionMcp {
   private async start(slot: Slot): Promise<void> {
     if (!slot.tools) {
       const starting = (slot.starting = new AbortController());
+      if (this.ending) starting.abort();
       const attempt: Promise<McpTools | undefined> = import('../tools/mcp/mcp-tools.js')
         .then(({ connectMcpTools }) =>
           connectMcpTools(slot.servers, {
