@@ -13,9 +13,9 @@
  * Each is also a warning on stderr.
  */
 import { ERROR_CODES } from '../core/errors.js';
+import { MAX_LINE_BYTES } from '../wire/ndjson-limits.js';
 
-/** The most one line may take, in bytes without its line ending: the SDK's own default limit. */
-export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+export { MAX_LINE_BYTES };
 /** How much of a dropped line's start is kept to find its `id` and `method`. */
 const HEAD_BYTES = 4096;
 const NEWLINE = 0x0a;

@@ -42,6 +42,22 @@ function emitted(core: EngineCore, event: ToolCallUpdated): boolean {
   }
 }
 
+/**
+ * What a permission request shows (an edit's diff, `preview`), made to fit `maxBytes` of JSON: as
+ * is, else each diff narrowed to the lines that changed, else a note. Unbounded, it was the whole
+ * file before and after, and JSON makes a character take up to 6 bytes (a control character
+ * `\u0001`; a quote 2): an edit of a 10 MiB file (edit_file's limit) made a request line of up to
+ * 120 MiB, over the 32 MiB an ACP client reads, whose connection then ended (until 2026-12-07).
+ * Within the budget it is whole, however large (an editor shows a whole new file before it is written).
+ */
+export function fitPreview(content: ToolContent[], maxBytes: number): ToolContent[] {
+  const fits = (c: ToolContent[]) => Buffer.byteLength(JSON.stringify(c)) <= maxBytes;
+  if (fits(content)) return content;
+  const narrowed = content.map(narrowDiff);
+  if (fits(narrowed)) return narrowed;
+  return [{ type: 'text', text: '[The change is too large to show here.]' }];
+}
+
 function narrowDiff(c: ToolContent): ToolContent {
   if (c.type !== 'diff' || c.oldText === null) return c;
   return { ...c, ...changedRegion(c.oldText, c.newText) };

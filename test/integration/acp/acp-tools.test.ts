@@ -66,6 +66,26 @@ test('edits show as diffs in the tool call', async (t) => {
   assert.equal(c.updatesFor(sessionId, 'tool_call')[0].kind, 'edit');
 });
 
+// A 10 MiB file (edit_file's limit) of control characters, each 6 bytes in JSON ("\u0001"): the
+// permission request carried the whole file before and after, a line of some 120 MiB, over the 32 MiB
+// an ACP client reads (its connection ended: the SDK's ndJsonStream, as here).
+test('the diff of a permission request for an edit of a large escape-heavy file is narrowed to the changed lines, and the client can read it', async (t) => {
+  const cwd = workspace();
+  const line = '\x01'.repeat(1023) + '\n';
+  const rest = line.repeat(Math.floor((10 * 1024 * 1024 - 2) / line.length));
+  writeFileSync(join(cwd, 'ctl.txt'), 'A\n' + rest);
+  const c = AcpChild.start({ script: { replies: [[call('edit_file', { path: 'ctl.txt', old_string: 'A', new_string: 'B' })], [{ text: 'edited' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(cwd);
+  assert.equal((await c.prompt(sessionId, 'edit')).stopReason, 'end_turn');
+  assert.equal(c.permissions.length, 1);
+  const diff: any = c.permissions[0]!.toolCall.content?.find((x) => x.type === 'diff');
+  const context = line.repeat(3);
+  assert.deepEqual([diff?.oldText, diff?.newText], ['A\n' + context, 'B\n' + context], 'the changed line and 3 lines around it');
+  assert.equal(readFileSync(join(cwd, 'ctl.txt'), 'utf8'), 'B\n' + rest, 'allowed, and made');
+});
+
 test('with client terminals, commands run in a terminal that is embedded and then released', async (t) => {
   const cwd = workspace();
   const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'echo from-terminal' })], [{ text: 'ran' }]] } });

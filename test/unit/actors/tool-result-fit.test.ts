@@ -1,0 +1,22 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fitPreview } from '../../../src/actors/tool-result-fit.js';
+import type { ToolContent } from '../../../src/core/events.js';
+
+const bytes = (c: ToolContent[]) => Buffer.byteLength(JSON.stringify(c));
+
+test('a permission preview within its budget is shown as it is; over it, narrowed to the changed lines; over it still, a note', () => {
+  const small: ToolContent[] = [{ type: 'diff', path: '/w/a.txt', oldText: 'a\n', newText: 'b\n' }];
+  assert.equal(fitPreview(small, 1024), small);
+
+  // Counted as JSON: 100 control characters a line are 600 bytes each, not 100.
+  const line = '\x01'.repeat(100) + '\n';
+  const many: ToolContent[] = [{ type: 'diff', path: '/w/a.txt', oldText: 'a\n' + line.repeat(50), newText: 'b\n' + line.repeat(50) }];
+  const narrowed = fitPreview(many, 10_000);
+  assert.deepEqual(narrowed, [{ type: 'diff', path: '/w/a.txt', oldText: 'a\n' + line.repeat(3), newText: 'b\n' + line.repeat(3) }]);
+  assert.ok(bytes(narrowed) <= 10_000);
+
+  // A new file (nothing to narrow), or a change that alone is over the budget.
+  const created: ToolContent[] = [{ type: 'diff', path: '/w/new.txt', oldText: null, newText: '"'.repeat(6000) }];
+  assert.deepEqual(fitPreview(created, 10_000), [{ type: 'text', text: '[The change is too large to show here.]' }]);
+});
