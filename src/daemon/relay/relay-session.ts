@@ -406,19 +406,47 @@ export class RelaySession {
   /** Set when the session is deleted (its child is stopped for it): what it still had is told so. */
   deleting = false;
 
+  /**
+   * The session is being deleted, and its process is about to be stopped: every request the process
+   * was sent and has not answered is answered now, `session_not_found` (deleted). Not left to the
+   * process's exit: stopped by the end of its stdin, a process answers its cancelled prompts
+   * `cancelled` on its way out (docs/editors.md), which would tell a client that its turn was
+   * cancelled rather than its session deleted. The answers that still come from it find nothing waiting.
+   */
+  beginDelete(): void {
+    this.deleting = true;
+    this.refuseSent(this.deletedError(), this.child.queuedRequestIds());
+  }
+
+  private deletedError(): ReturnType<typeof rpcError> {
+    return rpcError('session_not_found', `session ${this.sessionId} was deleted while this request ran`, { sessionId: this.sessionId, deleted: true });
+  }
+
   private childExited(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
     this.closedBy = undefined; // its process is gone
     // And its memory with it: shown as the session's (its detail, troupe_children_rss_bytes while a
     // restart is under way), a dead process's last heartbeat read as a process that still runs.
     this.health = undefined;
     const err = this.deleting
-      ? rpcError('session_not_found', `session ${this.sessionId} was deleted while this request ran`, { sessionId: this.sessionId, deleted: true })
+      ? this.deletedError()
       : info.crashed
       ? rpcError('agent_crashed', `the session process died (${exit.reason}${exit.signal ? ` ${exit.signal}` : ''}); the session is ${info.willRestart ? 'being restarted from its log' : 'no longer restarted'}`, { sessionId: this.sessionId })
       : rpcError('agent_crashed', 'the session process stopped', { sessionId: this.sessionId });
     // What was sent to the process died with it; what still waits in the queue goes to the next one
     // (a restart, or a wake), unless there is none (deleted, shut down).
-    const queued = this.child.state === 'exited' ? new Set() : this.child.queuedRequestIds();
+    this.refuseSent(err, this.child.state === 'exited' ? new Set() : this.child.queuedRequestIds());
+    // A load still queued goes to the next process, whose replay starts over.
+    this.fanOut.newProcess();
+    if (!info.failed) this.sendWaitingLoad();
+    for (const [, w] of this.internal) w.reject(new Error('the child exited'));
+    this.internal.clear();
+    for (const conn of this.attached.keys()) conn.forgetForwarded(this);
+    this.ctx.exited(this, exit, info);
+    if (info.failed) this.failQueued();
+  }
+
+  /** Answers `err` to every request the process was sent and has not answered (`queued`: not sent yet). */
+  private refuseSent(err: ReturnType<typeof rpcError>, queued: ReadonlySet<unknown>): void {
     for (const [id, p] of this.pending) {
       // Loads still waiting here never reached the process.
       if (queued.has(id) || this.loadsWaiting.has(id)) continue;
@@ -433,14 +461,6 @@ export class RelaySession {
     }
     this.prompting.clear();
     for (const [id, p] of this.pending) if (p.method === 'session/prompt') this.prompting.set(id, p.conn);
-    // A load still queued goes to the next process, whose replay starts over.
-    this.fanOut.newProcess();
-    if (!info.failed) this.sendWaitingLoad();
-    for (const [, w] of this.internal) w.reject(new Error('the child exited'));
-    this.internal.clear();
-    for (const conn of this.attached.keys()) conn.forgetForwarded(this);
-    this.ctx.exited(this, exit, info);
-    if (info.failed) this.failQueued();
   }
 
   /** The session failed for good: whatever waits for it gets `session_failed`. */

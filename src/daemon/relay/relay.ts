@@ -258,7 +258,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     const session = this.sessions.get(sessionId);
     const attached = session ? [...session.attached.keys()] : [];
     if (session) {
-      session.deleting = true;
+      session.beginDelete();
       await session.child.stop('deleted');
       if (this.sessions.get(sessionId) === session) this.sessions.delete(sessionId);
       // What waited for the stopping child (sent before the delete began) goes nowhere now.
