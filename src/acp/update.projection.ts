@@ -6,6 +6,7 @@
  */
 import type * as acp from '@agentclientprotocol/sdk';
 import type { AgentEvent, ToolContent } from '../core/events.js';
+import { fitJson, LINE_PAYLOAD_BYTES } from '../wire/ndjson-limits.js';
 
 /** What the client advertised, reduced to what the projection needs. */
 export interface ProjectionCaps {
@@ -71,7 +72,9 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
           title: e.title,
           kind: e.kind,
           status: e.status,
-          rawInput: e.input,
+          // A model may write a file of any size: shown whole, its input made a line over what
+          // the client reads, and the client's connection ended.
+          rawInput: fitJson(e.input, LINE_PAYLOAD_BYTES),
           locations: e.locations,
         },
       ];

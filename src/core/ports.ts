@@ -96,7 +96,8 @@ export interface PermissionRequest {
   toolName: string;
   title: string;
   kind: ToolKind;
-  input: Record<string, unknown>;
+  /** The call's input as shown: its longest strings replaced by notes when too large for one line (fitJson). */
+  input: unknown;
   options: PermissionOutcome[];
   /** What allowing it would do (an edit's diff), when the tool can tell ahead. */
   content?: ToolContent[];

@@ -5,3 +5,46 @@
  * connection, every session of the editor with it.
  */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Room kept on a line for what goes beside its large fields (a tool call's input, an edit's diff):
+ * the JSON-RPC envelope, ids, a title (a path of at most 4096 characters, up to 6 bytes each in
+ * JSON), locations, options.
+ */
+export const LINE_OVERHEAD_BYTES = 64 * 1024;
+
+/** What a line may give its large fields together: a tool call's input first, then what it shows. */
+export const LINE_PAYLOAD_BYTES = MAX_LINE_BYTES - LINE_OVERHEAD_BYTES;
+
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '');
+
+/**
+ * `value` (a tool call's input, as the model wrote it) made to fit `maxBytes` of JSON: as is, else
+ * with its longest strings, longest first, each replaced by a note of its size until it fits, else
+ * a note in its place. A model may write a file of any size (its input is logged in parts), and
+ * shown whole the input alone made a line over what an ACP client reads: its connection ended.
+ */
+export function fitJson(value: unknown, maxBytes: number): unknown {
+  let total = jsonBytes(value);
+  if (total <= maxBytes) return value;
+  const strings: { holder: Record<string | number, unknown>; key: string | number; bytes: number; note: string }[] = [];
+  const copy = copyNoting(value, strings);
+  strings.sort((a, b) => b.bytes - a.bytes);
+  for (const s of strings) {
+    if (total <= maxBytes) break;
+    s.holder[s.key] = s.note;
+    total -= s.bytes - jsonBytes(s.note);
+  }
+  return total <= maxBytes ? copy : `[The input is too large to show here: ${jsonBytes(value)} bytes of JSON.]`;
+
+  function copyNoting(v: unknown, found: typeof strings): unknown {
+    if (v === null || typeof v !== 'object') return v;
+    const out = (Array.isArray(v) ? [] : {}) as Record<string | number, unknown>;
+    for (const [key, item] of Object.entries(v)) {
+      const k = Array.isArray(v) ? Number(key) : key;
+      out[k] = copyNoting(item, found);
+      if (typeof item === 'string') found.push({ holder: out, key: k, bytes: jsonBytes(item), note: `[${Buffer.byteLength(item)} bytes, too large to show here]` });
+    }
+    return out;
+  }
+}

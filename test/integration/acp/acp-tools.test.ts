@@ -243,6 +243,25 @@ test('a tool call whose input is over the log\'s 1 MiB event limit (a large writ
   assert.deepEqual([...c.schemaErrors, ...second.schemaErrors], []);
 });
 
+// 6 MiB of control characters, each 6 bytes in JSON ("\u0001"): a write_file input of 36 MiB of JSON.
+// Before, the tool_call update carried it whole, a line over the 32 MiB the client reads, and the
+// client's SDK ended its connection (as here: ndJsonStream), every session with it.
+test('a tool call whose input alone is over the line a client reads is shown with a note for its content, in the update and the permission request; the call runs whole', async (t) => {
+  const cwd = workspace();
+  const big = '\x01'.repeat(6 * 1024 * 1024);
+  const c = AcpChild.start({ script: { capabilities: { contextWindow: 40_000_000 }, replies: [[call('write_file', { path: 'big.txt', content: big })], [{ text: 'written' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(cwd);
+  assert.equal((await c.prompt(sessionId, 'write')).stopReason, 'end_turn');
+  const note = `[${big.length} bytes, too large to show here]`;
+  assert.deepEqual(c.updatesFor(sessionId, 'tool_call')[0]?.rawInput, { path: 'big.txt', content: note });
+  assert.deepEqual(c.permissions[0]?.toolCall.rawInput, { path: 'big.txt', content: note });
+  assert.deepEqual(c.permissions[0]?.toolCall.content, [{ type: 'content', content: { type: 'text', text: '[The change is too large to show here.]' } }]);
+  assert.equal(readFileSync(join(cwd, 'big.txt'), 'utf8'), big, 'allowed, and written whole');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('an editor that answers a file read with more than the 32 MiB message limit: the read fails with payload_too_large, the turn and the agent go on', async (t) => {
   const cwd = workspace();
   writeFileSync(join(cwd, 'huge.txt'), 'small on disk\n');
