@@ -43,6 +43,14 @@ export interface PermissionSettings {
   note(line: string): void;
 }
 
+/** Lines of a text shown at most in a question (the rest is counted). */
+const MAX_TEXT_LINES = 40;
+
+function textLines(text: string): string[] {
+  const lines = printable(text, { lines: true }).replace(/\n$/, '').split('\n');
+  return lines.length > MAX_TEXT_LINES ? [...lines.slice(0, MAX_TEXT_LINES), `… ${lines.length - MAX_TEXT_LINES} more lines`] : lines;
+}
+
 /** The answer to one permission request. */
 export async function decidePermission(req: acp.RequestPermissionRequest, s: PermissionSettings): Promise<acp.RequestPermissionResponse> {
   const what = toolCallSummary(req);
@@ -55,8 +63,12 @@ export async function decidePermission(req: acp.RequestPermissionRequest, s: Per
     return pick(req, 'reject_once') ?? { outcome: { outcome: 'cancelled' } };
   }
   s.note(`${s.style.yellow('?')} ${s.style.bold(`Allow ${what}?`)} ${s.style.dim(`(${printable(req.toolCall.kind ?? 'tool')})`)}`);
-  // An edit's diff, when the agent sent it: what the answer allows.
-  for (const c of req.toolCall.content ?? []) if (c.type === 'diff') for (const line of diffLines(c.path, c.oldText, c.newText, s.style)) s.note(line);
+  // An edit's diff, when the agent sent it: what the answer allows. Or the note that stands in for a
+  // diff too large to send (the person saw nothing before, as if nothing would change).
+  for (const c of req.toolCall.content ?? []) {
+    if (c.type === 'diff') for (const line of diffLines(c.path, c.oldText, c.newText, s.style)) s.note(line);
+    else if (c.type === 'content' && c.content.type === 'text') for (const line of textLines(c.content.text)) s.note(s.style.dim(`  ${line}`));
+  }
   for (;;) {
     const answer = await s.ask(`  [y] allow once  [a] allow always  [n] reject  [never] always reject › `);
     if (answer === undefined) return { outcome: { outcome: 'cancelled' } };

@@ -34,6 +34,26 @@ test("a permission question spells out the tool call's kind", async () => {
   assert.match(notes[0]!, /Allow Run ls\? \(execute\\x1b\[2J\)/);
 });
 
+test('a permission question shows the note that stands in for a diff too large to send, as it shows a diff', async () => {
+  const notes: string[] = [];
+  const req = {
+    sessionId: 's',
+    toolCall: {
+      toolCallId: 't',
+      title: 'Write big.txt',
+      kind: 'edit',
+      content: [
+        { type: 'content', content: { type: 'text', text: '[The change is too large to show here.]\x1b[2J' } },
+        { type: 'diff', path: '/w/a.txt', oldText: 'a\n', newText: 'b\n' },
+      ],
+    },
+    options: [{ optionId: 'y', name: 'Allow', kind: 'allow_once' }],
+  } as unknown as acp.RequestPermissionRequest;
+  await decidePermission(req, { yes: false, ask: async () => 'y', style: plain, note: (l) => notes.push(l) });
+  // Until 2026-12-07 only diffs were shown: the note was not, and the person saw no change at all.
+  assert.deepEqual(notes.slice(1), ['  [The change is too large to show here.]\\x1b[2J', '  /w/a.txt', '  - a', '  + b']);
+});
+
 test("the chat spells out a turn's stop reason", async () => {
   const r = await play(['hello'], (method) => (method === 'session/prompt' ? { stopReason: 'refusal\x1b]0;owned\x07' } : {}));
   assert.ok(!RAW_CONTROL.test(r.printed), JSON.stringify(r.printed));
