@@ -69,6 +69,8 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     // the daemon sends a client no echo of its own, so these are what others (an editor attached to
     // the same session) asked.
     const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { spinner: false });
+    // Piped input: known to hold something, or nothing, once its first bytes or its end come.
+    const input = (stdin as { isTTY?: boolean }).isTTY ? undefined : holdsInput(stdin);
     conn = await connectDaemon(io, { autoStart: true });
     let sessionId: string | undefined;
     let repl: Repl | undefined;
@@ -79,7 +81,8 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
         return decidePermission(req, { yes: values.yes ?? false, ask: repl?.ask, style, note: (l) => renderer.note(l) });
       },
     });
-    const opened = await openSession(link, new DaemonClient(conn.target), {
+    const daemon = new DaemonClient(conn.target);
+    const opened = await openSession(link, daemon, {
       sessionId: values.session,
       cwd: values.cwd,
       mode: values.mode,
@@ -88,6 +91,14 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       additionalDirectories: values['add-dir'],
     });
     sessionId = opened.sessionId;
+    // No input at all (`troupe chat </dev/null`): nothing to say to the session, so none is kept
+    // (until 2026-12-07 each such run left an empty session behind). It is opened all the same, so
+    // that a mistyped --mode or --cwd fails as with input.
+    if (input && !(await input)) {
+      if (!opened.resumed) await daemon.remove(opened.sessionId).catch(() => undefined);
+      io.stderr.write(opened.resumed ? 'troupe chat: no input\n' : 'troupe chat: no input, so no session was kept\n');
+      return EXIT.ok;
+    }
     renderer.note(style.dim(openedNote(opened)));
     repl = new Repl({
       link,
@@ -121,4 +132,25 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     link?.close();
     await conn?.release();
   }
+}
+
+/**
+ * Whether `stdin` holds any input: true at its first bytes (put back, for the chat to read), false
+ * at its end with none. A read error is left for the chat to meet.
+ */
+function holdsInput(stdin: NodeJS.ReadableStream): Promise<boolean> {
+  return new Promise((resolve) => {
+    const settle = (holds: boolean) => {
+      stdin.off('readable', onReadable).off('end', onEnd).off('error', onError);
+      resolve(holds);
+    };
+    const onReadable = () => {
+      const chunk = stdin.read();
+      // null: the end (its 'end' follows).
+      if (chunk !== null) stdin.unshift(chunk), settle(true);
+    };
+    const onEnd = () => settle(false);
+    const onError = () => settle(true);
+    stdin.on('readable', onReadable).on('end', onEnd).on('error', onError);
+  });
 }

@@ -51,7 +51,7 @@ describe('troupe run --add-dir', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
 
   test('chat names the directories of its session', async () => {
-    const r = await h.run(['chat', '--add-dir', shared, '--add-dir', other], { input: '' });
+    const r = await h.run(['chat', '--add-dir', shared, '--add-dir', other], { input: '/help\n' });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`\\[new session ses_\\w+ in .+ \\(also ${shared}, ${other}\\) · /help for commands\\]`));
   });

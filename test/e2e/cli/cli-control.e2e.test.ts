@@ -280,6 +280,23 @@ describe('troupe steer, watch, attach, cancel from another process', { timeout: 
     assert.equal(fine.code, 0, fine.stderr);
   });
 
+  test('chat with no input at all (</dev/null) keeps no session, and says so', async () => {
+    assert.equal((await h.run(['daemon', 'start'])).code, 0, 'running (or already), to list its sessions');
+    const ids = async () => (JSON.parse((await h.run(['sessions', '--json'])).stdout) as { id: string }[]).map((x) => x.id).sort();
+    assert.equal((await h.run(['run', 'hello'])).code, 0, 'a session to resume');
+    const before = await ids();
+    const r = await h.run(['chat'], { input: '' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, 'troupe chat: no input, so no session was kept\n');
+    assert.doesNotMatch(r.stdout, /new session/);
+    // Until 2026-12-07 each such run left an empty session behind.
+    assert.deepEqual(await ids(), before);
+    const resumed = await h.run(['chat', '--session', before[0]!], { input: '' });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(resumed.stderr, 'troupe chat: no input\n');
+    assert.deepEqual(await ids(), before, 'the resumed session is kept');
+  });
+
   test('chat shows each note on a line of its own: a compaction\'s start and end are two lines', async () => {
     const r = await h.run(['chat'], { input: 'hello\n/compact\n' });
     assert.equal(r.code, 0, r.stderr);
