@@ -5,6 +5,7 @@
  */
 import { newTurnId } from '../../core/ids.js';
 import { ASKS_LOG_SEQ, INDEXED_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, troupeMeta, TURN_ID } from '../../acp/troupe-meta.js';
+import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
 export function childInitializeParams(caps: Record<string, unknown>, version: string): Record<string, unknown> {
@@ -12,6 +13,17 @@ export function childInitializeParams(caps: Record<string, unknown>, version: st
 }
 
 /** The requests that open a session in a child; the first one a pooled child gets carries the client's capabilities. */
+/**
+ * The `session/resume` a fresh process of an existing session is booted with: from its log, without
+ * replay, with the directories its log holds (no client asked to change them), its MCP servers,
+ * answering the seq its log reached and reporting what the index (at `indexedSeq`) has not seen;
+ * `sent`: after a crash, where its clients stand (crash-catch-up.ts).
+ */
+export function childResumeParams(sessionId: string, cwd: string, mcpServers: unknown[], indexedSeq: number | undefined, sent: Record<string, unknown>): Record<string, unknown> {
+  const troupe = { [KEEP_DIRECTORIES]: true, [ASKS_LOG_SEQ]: true, ...(indexedSeq === undefined ? {} : { [INDEXED_SEQ]: indexedSeq }), ...sent };
+  return { sessionId, cwd, mcpServers, _meta: { troupe } };
+}
+
 export const OPENING = new Set(['session/new', 'session/load', 'session/resume']);
 
 /** `params` with `fields` set in `_meta.troupe`. */

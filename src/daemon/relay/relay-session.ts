@@ -11,12 +11,12 @@ import { SupervisedChild, type BootKind } from '../../actors/supervised-child.ac
 import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
-import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
-import { ASKS_LOG_SEQ, INDEXED_SEQ, prompterOf, REPLAY_STARTED } from '../../acp/troupe-meta.js';
-import { childInitializeParams, OPENING, tagged, withClientCaps, withoutPrompter } from './child-wire.js';
+import { prompterOf, REPLAY_STARTED } from '../../acp/troupe-meta.js';
+import { childInitializeParams, childResumeParams, OPENING, tagged, withClientCaps, withoutPrompter } from './child-wire.js';
 import { CrashCatchUp } from './crash-catch-up.js';
 import { UnnamedTransitions } from './unnamed-transitions.js';
 import { UpdateFanOut } from './update-fan-out.js';
+import { OwnRequests } from './own-requests.js';
 
 interface PendingRequest {
   conn: RelayConnection;
@@ -59,7 +59,7 @@ export class RelaySession {
   private readonly pending = new Map<number, PendingRequest>();
   /** What a process replacing a crashed one is told (crash-catch-up.ts). */
   private readonly catchUp = new CrashCatchUp();
-  private readonly internal = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
+  private readonly internal = new OwnRequests();
   private nextId = 1;
   /** The capabilities the child was initialized with (the creating or waking connection's). */
   private caps: Record<string, unknown> = {};
@@ -228,12 +228,11 @@ export class RelaySession {
   /** A request of the daemon's own (boot, management API); sent now if the child serves, else queued. */
   request(method: string, params: unknown, proc?: ChildProcessHandle): Promise<any> {
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.internal.set(id, { resolve, reject });
-      const msg = { jsonrpc: '2.0', id, method, params };
-      if (proc) void proc.send(msg);
-      else this.child.send(msg);
-    });
+    const answer = this.internal.add(id);
+    const msg = { jsonrpc: '2.0', id, method, params };
+    if (proc) void proc.send(msg);
+    else this.child.send(msg);
+    return answer;
   }
 
   /** A client request of this session is still unanswered (one queued for the next process included). */
@@ -269,8 +268,7 @@ export class RelaySession {
       // After a crash, with where its clients stand: the new process sends what its log holds beyond
       // (crash-catch-up.ts). Not otherwise: a clean stop sent everything.
       const sent = kind === 'restart' ? this.catchUp.resumeFields(this.fanOut.sentSeq) : {};
-      const indexed = this.ctx.indexedSeq(this.sessionId);
-      const params = { sessionId: this.sessionId, cwd: this.cwd, mcpServers: this.mcpServers, _meta: { troupe: { [KEEP_DIRECTORIES]: true, [ASKS_LOG_SEQ]: true, ...(indexed === undefined ? {} : { [INDEXED_SEQ]: indexed }), ...sent } } };
+      const params = childResumeParams(this.sessionId, this.cwd, this.mcpServers, this.ctx.indexedSeq(this.sessionId), sent);
       this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc));
       this.catchUp.caughtUp();
     } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
@@ -290,13 +288,7 @@ export class RelaySession {
     }
     if (!hasId) return;
     const id = Number(msg.id);
-    const internal = this.internal.get(id);
-    if (internal) {
-      this.internal.delete(id);
-      if (msg.error) internal.reject(Object.assign(new Error(String((msg.error as { message?: unknown }).message)), { rpc: msg.error }));
-      else internal.resolve(msg.result);
-      return;
-    }
+    if (this.internal.answer(id, msg)) return;
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
@@ -438,8 +430,7 @@ export class RelaySession {
     // A load still queued goes to the next process, whose replay starts over.
     this.fanOut.newProcess();
     if (!info.failed) this.sendWaitingLoad();
-    for (const [, w] of this.internal) w.reject(new Error('the child exited'));
-    this.internal.clear();
+    this.internal.rejectAll('the child exited');
     for (const conn of this.attached.keys()) conn.forgetForwarded(this);
     this.ctx.exited(this, exit, info);
     if (info.failed) this.failQueued();
@@ -478,8 +469,7 @@ export class RelaySession {
   private spawnFailed(err: TroupeError): void {
     this.ctx.logger.error('no process could be started for a session', { sessionId: this.sessionId, error: err.message });
     this.refuseWaiting(rpcError(err.code, err.message, { ...err.data, ...(this.sessionId ? { sessionId: this.sessionId } : {}) }));
-    for (const [, w] of this.internal) w.reject(new Error(err.message));
-    this.internal.clear();
+    this.internal.rejectAll(err.message);
     this.prompting.clear();
     if (this.sessionId) void this.child.stop('idle');
     else this.ctx.unregistered(this);

@@ -1,0 +1,35 @@
+/**
+ * The daemon's own requests to a session's process (its boot's initialize and resume, the
+ * management API's): under child-side ids from the session's one counter, answered to the daemon,
+ * never to a client.
+ */
+import type { JsonRpcMessage } from './rpc.js';
+
+export class OwnRequests {
+  private readonly waiting = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  /** The answer to request `id`, once it comes (see {@link answer}). */
+  add(id: number): Promise<any> {
+    return new Promise((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+  }
+
+  /** Settles the request `msg` answers; false if it is not one of these. */
+  answer(id: number, msg: JsonRpcMessage): boolean {
+    const w = this.waiting.get(id);
+    if (!w) return false;
+    this.waiting.delete(id);
+    if (msg.error) w.reject(Object.assign(new Error(String((msg.error as { message?: unknown }).message)), { rpc: msg.error }));
+    else w.resolve(msg.result);
+    return true;
+  }
+
+  /** Every request still waiting fails with `message` (its process is gone). */
+  rejectAll(message: string): void {
+    for (const [, w] of this.waiting) w.reject(new Error(message));
+    this.waiting.clear();
+  }
+}
