@@ -6,12 +6,13 @@
 // `^[a-zA-Z0-9_-]+$`), which the replay server does not enforce itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { TWO_PHOTOS_PROMPT } from './provider-e2e.js';
+import { providerHome } from '../../support/provider-home.js';
 
 const MCP_SERVER = resolve('dist/test/support/mcp-test-server.js');
 const answer = () => ({ sse: fixture('e2e-anthropic-answer.sse') });
@@ -35,10 +36,7 @@ function refusal(body: any): string | undefined {
 }
 
 async function start(t: { after(fn: () => unknown): void }, server: ReplayServer, model = 'anthropic/claude-sonnet-5-5'): Promise<{ child: AcpChild; cwd: string }> {
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { anthropic: { maxRetries: 0 } } }));
+  const { home, configHome } = providerHome({ anthropic: { maxRetries: 0 } });
   const child = AcpChild.start({
     home,
     // An OpenAI-compatible server on the same replay server, for the switch from one.

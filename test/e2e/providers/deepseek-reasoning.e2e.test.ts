@@ -5,11 +5,12 @@
 // `refusal` below states it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { startReplayServer } from '../../support/replay-server.js';
+import { providerHome } from '../../support/provider-home.js';
 
 const chunk = (delta: object, finish: string | null = null, usage?: object) =>
   `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1777000000, model: 'deepseek-v4-pro', choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
@@ -36,10 +37,7 @@ function refusal(body: any): string | undefined {
 test('deepseek (openai-compatible): a tool call in thinking mode goes back with its reasoning_content, so the turn can go on', async (t) => {
   const server = await startReplayServer();
   t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { 'openai-compatible': { maxRetries: 0 } } }));
+  const { home, configHome } = providerHome({ 'openai-compatible': { maxRetries: 0 } });
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-'));
   writeFileSync(join(cwd, 'notes.txt'), 'launch code: 4242\n');
   const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai-compatible/deepseek-v4-pro', OPENAI_BASE_URL: `${server.url}/v1` } });

@@ -4,11 +4,12 @@
 // that rule (the supported types of ai.google.dev), which the replay server does not enforce itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
+import { providerHome } from '../../support/provider-home.js';
 
 const SUPPORTED = ['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif', 'application/pdf', 'text/plain'];
 
@@ -25,10 +26,7 @@ function refusal(body: any): string | undefined {
 test('google: a BMP image and an attached zip go as lines saying they were left out; a PNG goes inline', async (t) => {
   const server = await startReplayServer();
   t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { google: { maxRetries: 0 } } }));
+  const { home, configHome } = providerHome({ google: { maxRetries: 0 } });
   const child = AcpChild.start({
     home,
     env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'google/gemini-2.5-pro', GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: 'AIza-e2e-test' },
@@ -68,10 +66,7 @@ test('google: a model configured without images gets a line for an attached PDF 
   // audio went inline to any Gemini model, `"images": false` or not.
   const server = await startReplayServer();
   t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { google: { maxRetries: 0, models: { 'gemini-2.5-pro': { images: false } } } } }));
+  const { home, configHome } = providerHome({ google: { maxRetries: 0, models: { 'gemini-2.5-pro': { images: false } } } });
   const child = AcpChild.start({
     home,
     env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'google/gemini-2.5-pro', GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: 'AIza-e2e-test' },

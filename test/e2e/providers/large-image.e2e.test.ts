@@ -5,21 +5,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
+import { providerHome } from '../../support/provider-home.js';
 
 const images = (body: any): any[] => (body.messages ?? []).flatMap((m: any) => (Array.isArray(m.content) ? m.content.filter((b: any) => b.type === 'image') : []));
 
 test('a 2 MiB screenshot: sent to the model whole, replayed whole by a new process, and sent again from the log', async (t) => {
   const server = await startReplayServer();
   t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { anthropic: { maxRetries: 0 } } }));
+  const { home, configHome } = providerHome({ anthropic: { maxRetries: 0 } });
   const env = { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'anthropic/claude-sonnet-5-5', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test' };
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-'));
   const data = randomBytes(1_600_000).toString('base64');

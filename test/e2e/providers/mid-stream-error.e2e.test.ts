@@ -3,11 +3,12 @@
 // request carries it as the model's (cut) reply, in a form the vendor takes, between the two prompts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, sseEvents, startReplayServer } from '../../support/replay-server.js';
+import { providerHome } from '../../support/provider-home.js';
 
 const vendors = [
   {
@@ -39,10 +40,7 @@ for (const v of vendors) {
   test(`${v.name}: a reply cut by a vendor error keeps what it said, and the next request sends it back between the prompts`, async (t) => {
     const server = await startReplayServer();
     t.after(() => server.close());
-    const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-    const configHome = join(home, 'config');
-    mkdirSync(join(configHome, 'troupe'), { recursive: true });
-    writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { [v.section]: { maxRetries: 0 } } }));
+    const { home, configHome } = providerHome({ [v.section]: { maxRetries: 0 } });
     const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: v.model, ...v.env(server.url) } });
     t.after(() => child.close());
     await child.initialize();

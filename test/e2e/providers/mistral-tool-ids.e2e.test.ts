@@ -4,11 +4,12 @@
 // `toolu_…`); the replay server does not enforce that rule: `refusal` below states it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
+import { providerHome } from '../../support/provider-home.js';
 
 /** The 400 Mistral answers `body` with for a tool call id it does not take; undefined if none. */
 function refusal(body: any): string | undefined {
@@ -23,10 +24,7 @@ function refusal(body: any): string | undefined {
 test('openai-compatible: after a switch from Claude to a Mistral model, Claude\'s tool call ids go as ids Mistral takes, each paired with its result', async (t) => {
   const server = await startReplayServer();
   t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { anthropic: { maxRetries: 0 }, 'openai-compatible': { maxRetries: 0 } } }));
+  const { home, configHome } = providerHome({ anthropic: { maxRetries: 0 }, 'openai-compatible': { maxRetries: 0 } });
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-'));
   writeFileSync(join(cwd, 'notes.txt'), 'launch code: 4242\n');
   const child = AcpChild.start({

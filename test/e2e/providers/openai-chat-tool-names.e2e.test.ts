@@ -4,21 +4,19 @@
 // delta. Either way the call must run under its whole name, once, and go back to the model so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
+import { providerHome } from '../../support/provider-home.js';
 
 const NOTES = 'launch code: 4242\n';
 
 test('openai-compatible: a tool name streamed in pieces, and one repeated in every delta, both run as read_file', async (t) => {
   const server = await startReplayServer();
   t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { 'openai-compatible': { maxRetries: 0 } } }));
+  const { home, configHome } = providerHome({ 'openai-compatible': { maxRetries: 0 } });
   const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai-compatible/qwen3-coder', OPENAI_BASE_URL: `${server.url}/v1` } });
   t.after(() => child.close());
   await child.initialize();

@@ -5,21 +5,19 @@
 // replay server does not enforce itself.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
 import { TWO_PHOTOS_PROMPT } from './provider-e2e.js';
+import { providerHome } from '../../support/provider-home.js';
 
 /** A replay server and a `troupe acp` on openai/gpt-5 against it (no retries), with a new session. */
 async function start(t: TestContext) {
   const server = await startReplayServer();
   t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { openai: { maxRetries: 0 } } }));
+  const { home, configHome } = providerHome({ openai: { maxRetries: 0 } });
   const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
   t.after(() => child.close());
   await child.initialize();

@@ -4,11 +4,12 @@
 // its environment, endpoints, fixtures and where its wire format puts a tool result.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer, type RecordedRequest, type ReplayServer, type ReplayStep } from '../../support/replay-server.js';
+import { providerHome } from '../../support/provider-home.js';
 
 /**
  * A prompt with a JPEG labelled `image/jpg` (as pasteboards label them) and a HEIC photo, which
@@ -64,10 +65,7 @@ interface Run {
 
 /** A workspace with notes.txt, a config that turns retries off, a child on this vendor, a session in bypass mode. */
 async function start(v: VendorE2E, server: ReplayServer): Promise<Run> {
-  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  const configHome = join(home, 'config');
-  mkdirSync(join(configHome, 'troupe'), { recursive: true });
-  writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { [v.configSection]: { maxRetries: 0, ...v.configExtra } } }));
+  const { home, configHome } = providerHome({ [v.configSection]: { maxRetries: 0, ...v.configExtra } });
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-'));
   writeFileSync(join(cwd, 'notes.txt'), NOTES);
   const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: v.modelId, ...v.env(server.url) } });
