@@ -222,17 +222,23 @@ export function printDaemonIfFailed(t: TestHooks, d: Daemon): void {
   });
 }
 
-/**
- * A daemon, one initialized client on `transport`, and a new session of it in `cwd`; all stopped
- * after the test, and the daemon's log printed if it failed.
- */
-export async function daemonWithSession(t: TestHooks, transport: 'http' | 'ws', options: DaemonOptions = {}) {
+/** A daemon and one initialized client on `transport`; both stopped after the test, and the daemon's log printed if it failed. */
+export async function daemonWithClient(t: TestHooks, transport: 'http' | 'ws', options: DaemonOptions = {}) {
   const d = await Daemon.start(options);
   printDaemonIfFailed(t, d);
   t.after(() => d.stop());
   const c = d.connect(transport);
   t.after(() => c.close());
   await c.init();
+  return { d, c };
+}
+
+/**
+ * A daemon, one initialized client on `transport`, and a new session of it in `cwd`; all stopped
+ * after the test, and the daemon's log printed if it failed.
+ */
+export async function daemonWithSession(t: TestHooks, transport: 'http' | 'ws', options: DaemonOptions = {}) {
+  const { d, c } = await daemonWithClient(t, transport, options);
   const cwd = tempDir();
   const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   return { d, c, sessionId, cwd };

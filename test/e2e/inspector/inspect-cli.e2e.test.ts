@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { Daemon, tempDir, daemonWithClient } from '../../support/daemon.js';
 
 const BIN = resolve('bin/troupe.js');
 
@@ -90,11 +90,7 @@ test('troupe inspect: login URL, then a live session and the same session stored
 });
 
 test('troupe inspect: a title with terminal control sequences is printed spelled out, not executed', { timeout: 60_000 }, async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script });
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
   // The session's title is its first prompt: an OSC that retitles the window, a clear-screen.
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: '\x1b]0;owned\x07\x1b[2Jhello' }] });
@@ -106,11 +102,7 @@ test('troupe inspect: a title with terminal control sequences is printed spelled
 });
 
 test('inspect ?last= over 500 (or not a whole number from 1) is refused with invalid_params, not cut to 500', { timeout: 60_000 }, async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script });
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
-import { Daemon, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
+import { Daemon, tempDir, waitFor, type AcpClient, daemonWithClient } from '../../support/daemon.js';
 import { readSse } from '../../../src/cli/sse.reader.js';
 import { scanLogFile, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
@@ -18,11 +18,7 @@ const prompt = (c: AcpClient, sessionId: string) => c.agent.request('session/pro
 
 /** A daemon with two sessions that each ran a turn, stopped: their logs are left to be damaged. */
 async function stoppedWithSessions(t: { after(f: () => unknown): void }): Promise<{ home: string; ids: string[] }> {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script });
   const ids: string[] = [];
   for (let i = 0; i < 2; i++) {
     const { sessionId } = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
@@ -198,11 +194,7 @@ test('logs damaged or cut short while the daemon was down are read again once it
  * runs, and opened again: `feedOpen` holds a feed of it open across the cut. What the listing shows.
  */
 async function cutWhileServing(t: { after(f: () => unknown): void }, feedOpen: boolean) {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script });
   const cwd = tempDir();
   const { sessionId: id } = await c.agent.request('session/new', { cwd, mcpServers: [] });
   assert.equal((await prompt(c, id)).stopReason, 'end_turn');

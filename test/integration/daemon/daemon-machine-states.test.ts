@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Daemon, daemonWithSession, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, processAlive, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
 import { sessionsDir } from '../../../src/store/index.js';
 
 const script = { replies: [{ when: 'hang', items: [{ text: 'partial' }, { hang: true }] }, [{ text: 'pong' }]] };
@@ -118,11 +118,7 @@ test('a session/new that fails after its process began the session leaves no sta
   // engine had started and reported its session machine's first state, then the session/new failed
   // and the log was removed. The daemon's hub kept that state, of a session nobody was given, for
   // its lifetime: one more per failed request.
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script });
   const dir = sessionsDir(d.home);
   const spare = await waitFor('the pooled child and its spare log', async () => {
     const logs = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.log')) : [];

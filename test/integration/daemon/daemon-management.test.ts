@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { NO_PROCESS_STATES } from '../../../src/daemon/machine-hub.js';
 
@@ -158,11 +158,7 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
 });
 
 test('cancel, steer and delete through the management API', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script });
   const cwd = tempDir();
   const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   const slow = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'slow' }] });
@@ -212,11 +208,7 @@ test('cancel, steer and delete through the management API', async (t) => {
 });
 
 test('a session whose process died mid-turn and is not restarted (failed) names no running turn', async (t) => {
-  const d = await Daemon.start({ script, args: ['--restart-intensity', '0'] });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'ws', { script, args: ['--restart-intensity', '0'] });
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
   const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
   const running = await waitFor('the running turn named', async () => {
@@ -381,11 +373,7 @@ function declaredTooLarge(d: Daemon): Promise<number> {
 }
 
 test('bad input gets typed errors and the daemon keeps serving', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script });
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
   const post = (headers: Record<string, string>, body: string) => fetch(`${d.url}/acp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
   const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
@@ -453,21 +441,13 @@ test('session/cancel for a session whose child was stopped idle does not start a
 });
 
 test('live sessions are capped: one more is capacity_exceeded', async (t) => {
-  const d = await Daemon.start({ script, args: ['--max-sessions', '1'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--max-sessions', '1'] });
   await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
   await assert.rejects(c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }), (e: any) => e.code === -32052 && e.data?.code === 'capacity_exceeded');
 });
 
 test('the live-session cap holds for session/new requests sent at once', async (t) => {
-  const d = await Daemon.start({ script, args: ['--max-sessions', '1'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--max-sessions', '1'] });
   // None of them is answered before the others arrive: each must count against the cap.
   const results = await Promise.allSettled([1, 2, 3].map(() => c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })));
   assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one session made');
@@ -497,11 +477,7 @@ test('--connection-idle-ms reaps a connection whose client vanished', async (t) 
 });
 
 test('--child-nice runs children at that scheduling niceness', async (t) => {
-  const d = await Daemon.start({ script, args: ['--child-nice', '7'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--child-nice', '7'] });
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
   const pid = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid;
   // Field 19 of /proc/PID/stat is the niceness.

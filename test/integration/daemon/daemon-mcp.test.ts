@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { childPidsOf, Daemon, daemonWithSession, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { childPidsOf, Daemon, daemonWithSession, processAlive, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
 import { startSseMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
@@ -79,11 +79,7 @@ test('another client resuming the session without naming servers (the CLI) leave
 });
 
 test('a child stopped idle while its client stays attached starts the session\'s MCP servers again for the next prompt', async (t) => {
-  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--idle-ms', '300'] });
   const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'woken' }] }];
   const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
   const serverEnv = async () => {
@@ -103,11 +99,7 @@ test('a child stopped idle while its client stays attached starts the session\'s
 });
 
 test('a request whose servers the child refuses changes nothing: a child started again later keeps the servers the session has', async (t) => {
-  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'ws', { script, args: ['--idle-ms', '300'] });
   const cwd = tempDir();
   const good = { name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'kept' }] };
   const sessionId = ((await c.agent.request('session/new', { cwd, mcpServers: [good] })) as { sessionId: string }).sessionId;
@@ -168,11 +160,7 @@ test('a restarted daemon has forgotten the servers (no file of its home holds th
   });
   assert.deepEqual(holding, [], 'no file of $TROUPE_HOME holds a server\'s env');
   assert.ok(first.stderr.length > 0 && !first.stderr.includes(secret), 'nor the daemon\'s log');
-  const d = await Daemon.start({ script, home: first.home });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'ws', { script, home: first.home });
   const envCall = async () => {
     assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
     return c.updatesFor(sessionId, 'tool_call_update').at(-1);

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type AcpClient, childPidsOf, Daemon, daemonWithClients, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { type AcpClient, childPidsOf, Daemon, daemonWithClients, processAlive, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
@@ -66,11 +66,7 @@ test('kill -9 of a child while its command runs: the command\'s processes (its g
   // A command runs in a process group of its own, which its agent's death does not reach: the
   // daemon's spawner finds what the dead child started by the marker in their environment.
   const command = `sleep 1000 & echo $! > group.pid; setsid sleep 1001 >/dev/null 2>&1 & echo $! > setsid.pid; wait`;
-  const d = await Daemon.start({ script: { replies: [{ when: 'run', items: [{ tool_call: { name: 'run_command', input: { command } } }] }, ...script.replies] } });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'ws', { script: { replies: [{ when: 'run', items: [{ tool_call: { name: 'run_command', input: { command } } }] }, ...script.replies] } });
   const cwd = tempDir();
   const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
@@ -292,11 +288,7 @@ test("kill -9 of a child whose prompt's echo was still in its stdout buffer: the
 });
 
 test('exceeding the restart intensity marks the session failed and tells its clients; it stays failed once released and after a daemon restart', async (t) => {
-  const d = await Daemon.start({ script, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
   const cwd = tempDir();
   const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   const first = (await childOf(d, sessionId)).pid;
@@ -337,11 +329,7 @@ test('exceeding the restart intensity marks the session failed and tells its cli
 });
 
 test('a hung child (SIGSTOP) is found by its missing heartbeats, killed and restarted', async (t) => {
-  const d = await Daemon.start({ script, args: ['--heartbeat-ms', '100', '--heartbeat-timeout-ms', '700'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--heartbeat-ms', '100', '--heartbeat-timeout-ms', '700'] });
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
   const hung = (await childOf(d, sessionId)).pid;
   process.kill(hung, 'SIGSTOP');
@@ -356,11 +344,7 @@ test('a hung child (SIGSTOP) is found by its missing heartbeats, killed and rest
 });
 
 test('an idle child stops and is respawned transparently on the next prompt', async (t) => {
-  const d = await Daemon.start({ script, args: ['--idle-ms', '300'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--idle-ms', '300'] });
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
   const before = (await childOf(d, sessionId)).pid;
@@ -377,11 +361,7 @@ test('an idle child stops and is respawned transparently on the next prompt', as
 });
 
 test('a session whose process is gone (stopped idle, or killed and failed) shows no memory or heartbeat of that process', async (t) => {
-  const d = await Daemon.start({ script: { replies: [{ when: 'hang', items: [{ hang: true }] }, ...script.replies] }, args: ['--idle-ms', '1500', '--heartbeat-ms', '100', '--restart-intensity', '0'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script: { replies: [{ when: 'hang', items: [{ hang: true }] }, ...script.replies] }, args: ['--idle-ms', '1500', '--heartbeat-ms', '100', '--restart-intensity', '0'] });
   const [idle, killed] = [await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }), await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })].map((r) => r.sessionId as string);
   // Busy, the one to kill cannot stop idle first; the other sends heartbeats for the 1.5 s it waits.
   const hanging = c.agent.request('session/prompt', { sessionId: killed, prompt: [{ type: 'text', text: 'hang' }] }).catch((e: any) => e?.data?.code);
@@ -604,11 +584,7 @@ test('a config file the agent cannot use: session/new is refused with the proble
   const cfg = tempDir();
   mkdirSync(`${cfg}/troupe`);
   writeFileSync(`${cfg}/troupe/config.json`, '{ not json');
-  const d = await Daemon.start({ env: { XDG_CONFIG_HOME: cfg } });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { env: { XDG_CONFIG_HOME: cfg } });
   for (let i = 0; i < 2; i++) {
     const err: any = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).catch((e) => e);
     assert.equal(err?.data?.code, 'invalid_params', JSON.stringify(err));
@@ -624,11 +600,7 @@ test('a session process that dies at every start: session/new is answered sessio
   const preload = join(dir, 'die-at-start.mjs');
   writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) { process.stderr.write('cannot start: broken on purpose\\n'); process.exit(3); }\n`);
   // No pool: each child is spawned for the session that needs it.
-  const d = await Daemon.start({ script, args: ['--pool', '0'], env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--pool', '0'], env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
   const err: any = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).catch((e) => e);
   assert.equal(err?.data?.code, 'session_failed', JSON.stringify(err));
   // The first start and three restarts (the default intensity), and no more.
@@ -663,11 +635,7 @@ test('a child over its memory budget dies, is reported as out_of_memory, and is 
 test('a child killed while it boots for a session/new (before the request reached it) is restarted and answers it', async (t) => {
   // No pool: session/new spawns a cold child, and waits in the daemon until that child has loaded
   // its code and answered initialize. Killed as soon as it exists, it cannot have seen the request.
-  const d = await Daemon.start({ script, args: ['--pool', '0'] });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--pool', '0'] });
   let answer: { sessionId?: string; error?: any } | undefined;
   void c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).then(
     (r) => (answer = { sessionId: r.sessionId }),

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { Daemon, tempDir, daemonWithClient } from '../../support/daemon.js';
 
 const script = {
   replies: [
@@ -96,11 +96,7 @@ test('an editor sees the same session through the daemon (HTTP and WebSocket) as
 });
 
 test('a session an editor\'s own troupe acp makes on the daemon\'s home is in the daemon\'s session/list and /v1/sessions', async (t) => {
-  const d = await Daemon.start({ script: { replies: [[{ text: 'ok' }]] } });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { script: { replies: [[{ text: 'ok' }]] } });
   const cwd = tempDir();
   assert.deepEqual((await c.agent.request('session/list', { cwd })).sessions, [], 'the daemon read its index before the editor made anything');
   const editor = AcpChild.start({ home: d.home, script: { replies: [[{ text: 'ok' }]] } });

@@ -15,7 +15,7 @@ import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { AcpChild } from '../../support/acp-child.js';
 import { cutAfterCreation, indexWrittenAfterLogs } from '../../support/store/store-fixtures.js';
 import { scanLogFile } from '../../../src/store/log-file.reader.js';
-import { Daemon, waitFor } from '../../support/daemon.js';
+import { waitFor, daemonWithClient } from '../../support/daemon.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'index-window-child.js');
 const TITLED = 'ses_titled';
@@ -73,11 +73,7 @@ test('troupe acp: session/load of such a session lists it with its title from th
 test('troupe serve: a client reviving such a session brings its entry up to date (the daemon writes the index for its children)', async (t) => {
   const { home, dir, cwd } = await crashedInTheWindow();
   indexWrittenAfterLogs(dir);
-  const d = await Daemon.start({ home });
-  t.after(() => d.stop());
-  const c = d.connect('http');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'http', { home });
   const entry = async (id: string) => (await d.api('GET', `/v1/sessions/${id}`)).json;
   assert.equal((await entry(TITLED)).title, undefined);
   await c.agent.request('session/load', { sessionId: TITLED, cwd, mcpServers: [] });
@@ -88,11 +84,7 @@ test('troupe serve: a client reviving such a session brings its entry up to date
 test('troupe serve: a session revived by another request (the daemon resumes it in its child) is caught up too, and what comes after wins', async (t) => {
   const { home, dir, cwd } = await crashedInTheWindow();
   indexWrittenAfterLogs(dir);
-  const d = await Daemon.start({ home });
-  t.after(() => d.stop());
-  const c = d.connect('ws');
-  t.after(() => c.close());
-  await c.init();
+  const { d, c } = await daemonWithClient(t, 'ws', { home });
   const entry = async (id: string) => (await d.api('GET', `/v1/sessions/${id}`)).json;
   // Its first message is no load: the daemon's own session/resume opens it in the child.
   await c.agent.request('session/set_mode', { sessionId: TITLED, modeId: 'default' });
