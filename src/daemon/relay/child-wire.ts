@@ -55,17 +55,19 @@ function withoutTroupeField<T extends { _meta?: unknown }>(value: T, key: string
  * too), so that a crash's catch-up can name the sender as well (crash-catch-up.ts); a load asks the child to mark where
  * its replay starts, so that the loading client is sent each update once and in order (UpdateFanOut);
  * a resume asks where the session's log stands (crash-catch-up.ts); both say where the session's
- * index entry stands (`indexedSeq`), for the child to report what its log holds beyond.
+ * index entry stands (`indexedSeq`, asked only for those two: every prompt comes through here), for
+ * the child to report what its log holds beyond.
  */
-export function tagged(method: string, params: unknown, id: number, indexedSeq?: number): { params?: Record<string, unknown>; turnId?: string } {
+export function tagged(method: string, params: unknown, id: number, indexedSeq: () => number | undefined = () => undefined): { params?: Record<string, unknown>; turnId?: string } {
   if (method === 'session/prompt') {
     const turnId = newTurnId();
     return { params: withTroupeMeta(params, { [PROMPTER]: id, [TURN_ID]: turnId }), turnId };
   }
-  const indexed = indexedSeq === undefined ? {} : { [INDEXED_SEQ]: indexedSeq };
+  if (method !== 'session/load' && method !== 'session/resume') return {};
+  const seq = indexedSeq();
+  const indexed = seq === undefined ? {} : { [INDEXED_SEQ]: seq };
   if (method === 'session/load') return { params: withTroupeMeta(params, { [MARKS_REPLAY]: true, ...indexed }) };
-  if (method === 'session/resume') return { params: withTroupeMeta(params, { [ASKS_LOG_SEQ]: true, ...indexed }) };
-  return {};
+  return { params: withTroupeMeta(params, { [ASKS_LOG_SEQ]: true, ...indexed }) };
 }
 
 /** A resume's answer: the seq its log stood at (LOG_SEQ), if it says, and the answer without it (for the client). */

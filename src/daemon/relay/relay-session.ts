@@ -176,7 +176,7 @@ export class RelaySession {
       ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}),
       ...(OPENING.has(method) && Array.isArray(named) ? { opensWith: named } : {}),
     });
-    const { turnId, ...tags } = tagged(method, msg.params, id, answering === undefined ? undefined : this.ctx.indexedSeq(answering));
+    const { turnId, ...tags } = tagged(method, msg.params, id, () => (answering === undefined ? undefined : this.ctx.indexedSeq(answering)));
     if (turnId) this.pending.get(id)!.turnId = turnId;
     const forChild = { ...msg, id, ...tags };
     if (method === 'session/load' && this.loadId !== undefined) {
