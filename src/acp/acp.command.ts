@@ -18,7 +18,8 @@ import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
 import { initializeFirst } from './initialize-first.js';
 import { answeredBeforeEnd } from './answered-before-end.js';
-import { boundedLines, MAX_LINE_BYTES } from './oversized-lines.js';
+import { boundedLines } from './oversized-lines.js';
+import { MAX_LINE_BYTES } from '../wire/ndjson-limits.js';
 import { POOL_INITIALIZE_ID } from '../wire/control-messages.js';
 
 /** `startup`: how the process was started (bin/troupe.js, src/acp/agent-script.ts), logged at debug. */

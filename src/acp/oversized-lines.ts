@@ -15,7 +15,6 @@
 import { ERROR_CODES } from '../core/errors.js';
 import { MAX_LINE_BYTES } from '../wire/ndjson-limits.js';
 
-export { MAX_LINE_BYTES };
 /** How much of a dropped line's start is kept to find its `id` and `method`. */
 const HEAD_BYTES = 4096;
 const NEWLINE = 0x0a;

@@ -41,9 +41,6 @@ export type SpawnerReport =
   | { op: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { op: 'swept'; id: number; pid: number; processes: number };
 
-/** The variable whose value marks a child and everything it starts (a command's processes, its MCP servers). */
-export { AGENT_MARKER_ENV };
-
 /** How long orphaned children get to exit on their own (stdin ended), and then after SIGTERM. */
 const ORPHAN_GRACE_MS = Number(process.argv[2]) || 5_000;
 /** Between the SIGTERM and the SIGKILL of what a dead child left running (as a command's own kill). */

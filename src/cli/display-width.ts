@@ -10,9 +10,9 @@ import stringWidth from 'string-width';
 
 const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
-/** The grapheme clusters of `text` with their columns, in order. */
-export function* columnsOf(text: string): Generator<{ cluster: string; width: number }> {
-  for (const { segment } of segmenter.segment(text)) yield { cluster: segment, width: stringWidth(segment) };
+/** The grapheme clusters of `text`, in order (each measured as printed by its caller). */
+export function* clustersOf(text: string): Generator<string> {
+  for (const { segment } of segmenter.segment(text)) yield segment;
 }
 
 /** How many columns `text` (one line, its control characters already spelled out) takes on a terminal. */

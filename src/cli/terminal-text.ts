@@ -4,7 +4,7 @@
  * terminal; its control characters are spelled out (`\x1b`) instead. Line breaks and tabs stay where
  * the text is shown as lines (`CRLF` becomes a line break); a one-line field keeps none.
  */
-import { columnsOf, displayWidth } from './display-width.js';
+import { clustersOf, displayWidth } from './display-width.js';
 
 const CONTROL_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
@@ -23,7 +23,7 @@ export function printable(s: string, { lines = false } = {}): string {
 export function printableStart(s: string, columns: number): string {
   let out = '';
   let width = 0;
-  for (const { cluster } of columnsOf(s)) {
+  for (const cluster of clustersOf(s)) {
     const shown = printable(cluster);
     const w = displayWidth(shown);
     if (width + w > columns) break;
