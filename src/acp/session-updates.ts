@@ -4,7 +4,7 @@
  * sent once.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import { ContentJoiner } from '../core/content-parts.js';
+import { ContentJoiner, isParted } from '../core/content-parts.js';
 import type { AgentEvent } from '../core/events.js';
 import { notificationLine, projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import { PROMPTER } from './troupe-meta.js';
@@ -126,7 +126,7 @@ export class SessionUpdates {
   private async resendFrom(live: LiveSession, seq: number): Promise<number> {
     if (seq <= 1) return 0;
     const [e] = (await live.log.readAfter(seq - 1, { limit: 1 })).events;
-    const parts = e && (e.type === 'user_message' || e.type === 'steer_received' || e.type === 'tool_call_started') ? (e.parts ?? 0) : 0;
+    const parts = e && isParted(e) ? (e.parts ?? 0) : 0;
     return Math.max(0, seq - 1 - parts);
   }
 

@@ -2,9 +2,9 @@
  * What the turn effects share: the session's dependencies, its conversation, and the one place
  * where events are emitted (append to the log, then fold into the conversation).
  */
-import { partsId, sliceText } from '../core/content-parts.js';
+import { partsId, sliceText, type PartedEvent } from '../core/content-parts.js';
 import { isTroupeError } from '../core/errors.js';
-import type { AgentEvent, AgentEventInput, EventOf, ToolContent } from '../core/events.js';
+import type { AgentEvent, AgentEventInput, ToolContent } from '../core/events.js';
 import type { Clock, EventLog, Logger, PermissionAsker, PermissionPolicy, ToolDescription, ToolHost } from '../core/ports.js';
 import type { ModelCapabilities, ModelProvider, ModelRequest } from '../core/provider.js';
 import { Conversation } from './conversation.js';
@@ -131,7 +131,7 @@ export class EngineCore {
     const partOf = partsId(input);
     const slices = sliceText(JSON.stringify((input as Record<string, unknown>)[field]), partBudget(this.deps.log.maxEventBytes, { type: 'content_part', sessionId, turnId, partOf }));
     slices.forEach((data, index) => this.emit({ type: 'content_part', sessionId, turnId, partOf, index, data }));
-    const { parts: _parts, ...logged } = this.deps.log.append({ ...input, [field]: empty, parts: slices.length } as AgentEventInput) as EventOf<'user_message' | 'steer_received' | 'tool_call_started'>;
+    const { parts: _parts, ...logged } = this.deps.log.append({ ...input, [field]: empty, parts: slices.length } as AgentEventInput) as PartedEvent;
     return this.publish({ ...logged, [field]: (input as Record<string, unknown>)[field] } as AgentEvent);
   }
 

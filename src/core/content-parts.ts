@@ -14,6 +14,9 @@ export type PartedMessage = EventOf<'user_message'> | EventOf<'steer_received'>;
 /** An event that may have been logged in parts: a message, or a tool call (its input). */
 export type PartedEvent = PartedMessage | EventOf<'tool_call_started'>;
 
+/** An event whose content (a tool call's input) may have been logged in parts before it. */
+export const isParted = (e: AgentEvent): e is PartedEvent => e.type === 'user_message' || e.type === 'steer_received' || e.type === 'tool_call_started';
+
 /** The id the parts of `m` name it by (`partOf`): a prompt's message id, a steer's id, a tool call's id. */
 export const partsId = (m: Pick<PartedEvent, 'type'> & { messageId?: string; steerId?: string; toolCallId?: string }): string =>
   (m.type === 'user_message' ? m.messageId : m.type === 'steer_received' ? m.steerId : m.toolCallId)!;
@@ -88,17 +91,12 @@ export class ContentJoiner {
   /** `e` with its content (input) joined if it is a parted event; a `content_part` is taken and gives undefined. */
   take(e: AgentEvent): AgentEvent | undefined {
     if (e.type === 'content_part') return void this.add(e);
-    if (e.type === 'tool_call_started') {
-      const input = this.inputOf(e);
-      if (e.parts === undefined) return e;
-      const { parts: _parts, ...rest } = e;
-      return { ...rest, input };
-    }
-    if (e.type !== 'user_message' && e.type !== 'steer_received') return e;
-    const content = this.contentOf(e);
+    if (!isParted(e)) return e;
+    // Taken whatever its parts: the pending parts go either way.
+    const whole = e.type === 'tool_call_started' ? { input: this.inputOf(e) } : { content: this.contentOf(e) };
     if (e.parts === undefined) return e;
     const { parts: _parts, ...rest } = e;
-    return { ...rest, content } as AgentEvent;
+    return { ...rest, ...whole } as AgentEvent;
   }
 }
 
