@@ -139,7 +139,10 @@ export class SessionFeeds {
   async check(sessionId: string, cursor: number): Promise<void> {
     const path = sessionLogPath(sessionsDir(this.home), sessionId);
     if (!existsSync(path)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
-    const open = this.brokers.get(sessionId)?.broker;
+    const feed = this.brokers.get(sessionId);
+    // A feed's scan under way answers this HEAD too (no second scan of the same file).
+    if (feed && !feed.broker) await feed.opened.catch(() => undefined);
+    const open = feed?.broker;
     let last = open ? open.lastSeq() : (this.seen.get(sessionId) ?? 0);
     if (!open && cursor > last && Number.isSafeInteger(cursor)) {
       last = (await scanLogFilePaced(path, nextTurn)).lastSeq;
