@@ -9,7 +9,7 @@ import { isTroupeError, type TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
 import { isProcessAlive } from './process-alive.js';
 import { logLockPath } from './log-lock.js';
-import { damageLeavingNothing, readLogFile, readLogFilePaged, readScannedEventsPaged, scanLogFilePaced, type LogContents } from './log-file.reader.js';
+import { damageLeavingNothing, readLogFile, readScannedEventsPaged, scanLogFilePaced, type LogContents, type LogScan } from './log-file.reader.js';
 import { LOG_FILE_EXT, sessionLogPath } from './paths.js';
 import { foldEvent, INDEXED_EVENT_TYPES, type SessionEntry } from './session-summary.js';
 
@@ -28,9 +28,14 @@ export async function entryFromLog(dir: string, id: string, logger: Logger, paus
   const path = sessionLogPath(dir, id);
   let contents: LogContents;
   let undecodableFrom: number | undefined;
+  // With `pause`, scanned in slices and decoded a page of events at a time (a read while the process
+  // serves); the scan is kept for a log that turns out not to decode, which is not scanned again.
+  let scanned: LogScan | undefined;
   try {
-    // With `pause`, scanned in slices and decoded a page of events at a time (a read while the process serves).
-    contents = pause ? await readLogFilePaged(path, pause) : await readLogFile(path);
+    if (pause) {
+      scanned = await scanLogFilePaced(path, pause);
+      contents = { scan: scanned, events: await readScannedEventsPaged(path, scanned, pause, scanned.validBytes) };
+    } else contents = await readLogFile(path);
   } catch (err) {
     // Listed, then gone before it was read: a spare log its maker removed as it stopped, or one
     // that another opening index removed (its maker is gone). Such a log was no session; until
@@ -38,7 +43,7 @@ export async function entryFromLog(dir: string, id: string, logger: Logger, paus
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     if (!isTroupeError(err, 'log_corrupt')) throw err;
     // Without `pause` (an index opening, before it serves), its pages hold the loop, as readLogFile does.
-    ({ contents, offset: undecodableFrom } = await readDecodablePrefix(path, err, logger, pause ?? holdLoop));
+    ({ contents, offset: undecodableFrom } = await readDecodablePrefix(path, err, logger, pause ?? holdLoop, scanned));
   }
   const { scan, events } = contents;
   for (const w of scan.warnings) logger.warn(w.message, { offset: w.offset });
@@ -73,9 +78,9 @@ const holdLoop = async (): Promise<void> => {};
  * the session itself fails `log_corrupt`, and the file is left as it is. Until 2026-12-06 such a
  * log failed the whole open: one bad file kept `troupe serve` and `troupe acp` from starting.
  */
-async function readDecodablePrefix(path: string, err: TroupeError, logger: Logger, pause: () => Promise<void>): Promise<{ contents: LogContents; offset: number }> {
+async function readDecodablePrefix(path: string, err: TroupeError, logger: Logger, pause: () => Promise<void>, scanned?: LogScan): Promise<{ contents: LogContents; offset: number }> {
   // Paced as the read that failed was: the daemon's recheck comes here for a log damaged while it was down.
-  const scan = await scanLogFilePaced(path, pause);
+  const scan = scanned ?? (await scanLogFilePaced(path, pause));
   const offset = Number(err.data.offset);
   const end = Number.isSafeInteger(offset) && offset < scan.validBytes ? offset : scan.validBytes;
   const events = await readScannedEventsPaged(path, scan, pause, end);
