@@ -30,9 +30,10 @@ async function openedPath(handle: FileHandle): Promise<string | undefined> {
 
 /**
  * Checks an open handle; closes it (and removes the file when this open created it) and throws
- * `path_outside_workspace` or a not-regular-file error when it must not be used.
+ * `path_outside_workspace` or a not-regular-file error when it must not be used. `real`: where the
+ * handle is, as read to confine it (undefined when not confined, or where the system does not say).
  */
-async function admit(handle: FileHandle, absPath: string, confine: Confine | undefined, created: boolean): Promise<FileHandle> {
+async function admit(handle: FileHandle, absPath: string, confine: Confine | undefined, created: boolean): Promise<{ handle: FileHandle; real: string | undefined }> {
   try {
     const real = confine ? await openedPath(handle) : undefined;
     if (real !== undefined && !confine!(real)) {
@@ -44,7 +45,7 @@ async function admit(handle: FileHandle, absPath: string, confine: Confine | und
       );
     }
     if (!(await handle.stat()).isFile()) throw notRegularFile(absPath);
-    return handle;
+    return { handle, real };
   } catch (err) {
     await handle.close().catch(() => undefined);
     throw err;
@@ -53,7 +54,7 @@ async function admit(handle: FileHandle, absPath: string, confine: Confine | und
 
 /** `absPath` may be bytes: a path with a name that is not UTF-8 opens only so. */
 export async function openForRead(absPath: string | Buffer, confine: Confine | undefined): Promise<FileHandle> {
-  return admit(await open(absPath, READ), absPath.toString(), confine, false);
+  return (await admit(await open(absPath, READ), absPath.toString(), confine, false)).handle;
 }
 
 /** The bytes of a file, opened as {@link openForRead} opens it. */
@@ -99,8 +100,9 @@ export interface OpenedForWrite {
 }
 
 async function admitWrite(absPath: string, flags: number, confine: Confine | undefined, created: boolean): Promise<OpenedForWrite> {
-  const handle = await admit(await open(absPath, flags, 0o666), absPath, confine, created);
-  return { handle, created, real: await openedPath(handle) };
+  const { handle, real } = await admit(await open(absPath, flags, 0o666), absPath, confine, created);
+  // Read once: when confined, admit read it already.
+  return { handle, created, real: confine ? real : await openedPath(handle) };
 }
 
 /**
@@ -130,5 +132,5 @@ export async function openForWrite(absPath: string, confine: Confine | undefined
  * checked like every open; a refused one is removed.
  */
 export async function createExclusive(absPath: string, mode: number, confine: Confine | undefined): Promise<FileHandle> {
-  return admit(await open(absPath, WRITE | constants.O_CREAT | constants.O_EXCL, mode), absPath, confine, true);
+  return (await admit(await open(absPath, WRITE | constants.O_CREAT | constants.O_EXCL, mode), absPath, confine, true)).handle;
 }
