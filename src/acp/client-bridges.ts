@@ -8,6 +8,8 @@ import type { PermissionOutcome } from '../core/events.js';
 import type { PermissionAsker, ToolRunContext } from '../core/ports.js';
 import { FileTooLargeError, type CommandBackend, type CommandOutcome, type CommandRequest, type FileBackend } from '../tools/index.js';
 import { toolContent } from './update.projection.js';
+import { fitPreview } from '../actors/tool-result-fit.js';
+import { fitJson, LINE_PAYLOAD_BYTES } from '../wire/ndjson-limits.js';
 
 type Client = acp.AgentContext;
 
@@ -112,6 +114,10 @@ export function clientPermissionAsker(client: Client, sessionId: string): Permis
   return {
     async ask(request, signal) {
       const tool = request.toolName;
+      // Within the line an ACP client reads (over it, its connection ends): the call's input first
+      // (its longest strings as notes when too large), the preview in what is left.
+      const rawInput = fitJson(request.input, LINE_PAYLOAD_BYTES);
+      const content = request.content && fitPreview(request.content, LINE_PAYLOAD_BYTES - Buffer.byteLength(JSON.stringify(rawInput)));
       try {
         const res: acp.RequestPermissionResponse = await client.request<acp.RequestPermissionResponse, acp.RequestPermissionRequest>(
           'session/request_permission',
@@ -122,9 +128,9 @@ export function clientPermissionAsker(client: Client, sessionId: string): Permis
               title: request.title,
               kind: request.kind,
               status: 'pending',
-              rawInput: request.input,
+              rawInput,
               // An edit's diff, so that the editor shows what it would change before the answer.
-              ...(request.content ? { content: request.content.map(toolContent) } : {}),
+              ...(content ? { content: content.map(toolContent) } : {}),
             },
             options: request.options
               .filter((o) => o in OPTION_NAMES)

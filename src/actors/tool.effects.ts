@@ -8,8 +8,7 @@ import { newLocalId } from '../core/ids.js';
 import type { PermissionOutcome } from '../core/events.js';
 import type { ToolCallRequest } from '../core/ports.js';
 import type { EngineCore } from './engine-core.js';
-import { emitToolResult, fitPreview } from './tool-result-fit.js';
-import { fitJson, LINE_PAYLOAD_BYTES } from '../wire/ndjson-limits.js';
+import { emitToolResult } from './tool-result-fit.js';
 
 /** Record a call's final result (failed), as the model will read it. */
 export function failTool(core: EngineCore, turnId: string, call: Pick<ToolCallRequest, 'id'>, errorCode: string, output: string): void {
@@ -72,11 +71,7 @@ const OPTIONS: PermissionOutcome[] = ['allow_once', 'allow_always', 'reject_once
 export async function askPermission(core: EngineCore, turnId: string, call: ToolCallRequest, signal: AbortSignal): Promise<'allow' | 'deny'> {
   const description = core.descriptions.get(call.id) as Exclude<ReturnType<typeof core.descriptions.get>, Error | undefined>;
   // What allowing it would do (an edit's diff), for the person to see before answering.
-  // Bounded, with the call's input shown beside it (rawInput), so that the request carrying both
-  // stays within the line an ACP client reads: the input first, the preview in what is left.
-  const input = fitJson(call.input, LINE_PAYLOAD_BYTES);
-  const preview = await core.deps.tools.preview?.(call, signal).catch(() => undefined);
-  const content = preview && fitPreview(preview, LINE_PAYLOAD_BYTES - Buffer.byteLength(JSON.stringify(input)));
+  const content = await core.deps.tools.preview?.(call, signal).catch(() => undefined);
   if (signal.aborted) return 'deny';
   const requestId = newLocalId('perm');
   core.openPermission = { requestId, toolCallId: call.id };
@@ -94,7 +89,7 @@ export async function askPermission(core: EngineCore, turnId: string, call: Tool
   let outcome: PermissionOutcome;
   try {
     outcome = await core.deps.asker.ask(
-      { requestId, toolCallId: call.id, toolName: call.name, title: description.title, kind: description.kind, input, options: OPTIONS, ...(content?.length ? { content } : {}) },
+      { requestId, toolCallId: call.id, toolName: call.name, title: description.title, kind: description.kind, input: call.input, options: OPTIONS, ...(content?.length ? { content } : {}) },
       ask.signal,
     );
   } catch (err) {

@@ -96,8 +96,7 @@ export interface PermissionRequest {
   toolName: string;
   title: string;
   kind: ToolKind;
-  /** The call's input as shown: its longest strings replaced by notes when too large for one line (fitJson). */
-  input: unknown;
+  input: Record<string, unknown>;
   options: PermissionOutcome[];
   /** What allowing it would do (an edit's diff), when the tool can tell ahead. */
   content?: ToolContent[];
