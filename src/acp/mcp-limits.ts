@@ -7,6 +7,7 @@
  * back to the default without a word.
  */
 import type { Logger } from '../core/ports.js';
+import { MAX_TIMER_MS } from '../core/option-values.js';
 
 /** How long a server may take to start and list its tools (TROUPE_MCP_START_TIMEOUT_MS). */
 export const DEFAULT_START_TIMEOUT_MS = 20_000;
@@ -16,8 +17,6 @@ export const DEFAULT_START_TIMEOUT_MS = 20_000;
  * for ever (a person can cancel such a call; `troupe run` and a daemon's unattended session cannot).
  */
 export const DEFAULT_CALL_MAX_TOTAL_MS = 3_600_000;
-/** The longest a Node timer waits (about 24.8 days): a larger value is taken as this. */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 export interface McpLimits {
   startTimeoutMs: number;

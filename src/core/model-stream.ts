@@ -9,6 +9,7 @@
  */
 import { ProviderError, type ProviderErrorKind, type ProviderEvent } from './provider.js';
 import { timeoutAfterReads } from './after-reads.js';
+import { MAX_TIMER_MS } from './option-values.js';
 
 /**
  * Default `streamIdleTimeoutMs`: five minutes, the value Codex uses (`stream_idle_timeout_ms`) for
@@ -16,9 +17,6 @@ import { timeoutAfterReads } from './after-reads.js';
  * read a long prompt) for minutes before it sends one, so the limit is generous.
  */
 export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 300_000;
-
-/** The largest delay setTimeout honours (a larger one fires at once). */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 /** One vendor call, as the adapter knows how to make, read and classify it. */
 export interface VendorStreamCall<Chunk> {

@@ -3,6 +3,9 @@
  * (src/daemon/serve.command.ts), which may not import each other.
  */
 
+/** The longest delay a Node timer honours (about 24.8 days): a longer one fires after 1 ms (TimeoutOverflowWarning). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /**
  * `raw` as a non-negative integer when it is decimal digits only (and a safe integer), else
  * undefined. Number() would also take '', ' 7', '0x10', '1e3', '1.0' or '1e21', and a port or a

@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
-import { decimalInteger, parseArgsProblem } from '../core/option-values.js';
+import { decimalInteger, parseArgsProblem, MAX_TIMER_MS } from '../core/option-values.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
@@ -30,8 +30,6 @@ import { Metrics } from './metrics.js';
 import { DEFAULT_FEED_BUDGET_BYTES, SessionFeeds } from './session-feeds.js';
 import { daemonMetrics } from './daemon-metrics.js';
 
-/** setTimeout's longest delay: a longer one fires at once (Node warns TimeoutOverflowWarning). */
-const MAX_TIMER_MS = 2_147_483_647;
 /** Counts (sessions, connections, streams, restarts): beyond this they mean "no limit" anyway. */
 const MAX_COUNT = 1_000_000_000;
 const MiB = 1024 * 1024;

@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { TroupeError } from '../core/errors.js';
-import { MAX_TIMER_MS } from '../core/model-stream.js';
+import { MAX_TIMER_MS } from '../core/option-values.js';
 
 const Capabilities = z
   .object({

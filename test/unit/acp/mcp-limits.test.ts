@@ -2,7 +2,8 @@
 // 1 or more falls back to the default, saying so; one past what a timer can wait is that longest wait.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_CALL_MAX_TOTAL_MS, DEFAULT_START_TIMEOUT_MS, MAX_TIMER_MS, mcpLimitsFromEnv } from '../../../src/acp/mcp-limits.js';
+import { DEFAULT_CALL_MAX_TOTAL_MS, DEFAULT_START_TIMEOUT_MS, mcpLimitsFromEnv } from '../../../src/acp/mcp-limits.js';
+import { MAX_TIMER_MS } from '../../../src/core/option-values.js';
 
 function limits(env: NodeJS.ProcessEnv) {
   const warnings: { message: string; fields?: unknown }[] = [];
