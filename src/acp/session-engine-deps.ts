@@ -15,6 +15,7 @@ import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
 import { systemPrompt } from './system-prompt.js';
 import { projectInstructions } from './project-instructions.js';
+import { MAX_TIMER_MS } from '../core/option-values.js';
 
 export interface EngineWiring {
   sessionId: string;
@@ -76,7 +77,8 @@ function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<EngineLimits> {
   const steps = int(env.TROUPE_MAX_STEPS);
   if (steps) out.maxSteps = steps;
   const timeout = int(env.TROUPE_PERMISSION_TIMEOUT_MS);
-  if (timeout) out.permissionTimeoutMs = timeout;
+  // At most the longest timer: a longer one fires after 1 ms, which timed every prompt out at once.
+  if (timeout) out.permissionTimeoutMs = Math.min(timeout, MAX_TIMER_MS);
   const threshold = Number(env.TROUPE_COMPACT_THRESHOLD);
   if (threshold > 0 && threshold <= 1) out.compactThreshold = threshold;
   return out;

@@ -173,6 +173,20 @@ test('a rejected or unanswered permission is a tool failure the model sees; plan
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('TROUPE_PERMISSION_TIMEOUT_MS past the longest timer waits that longest time: a prompt answered later is not timed out at once', async (t) => {
+  // Node runs a timer of more than 2^31-1 ms after 1 ms: a permission wait meant as "no limit" ended
+  // every prompt tool_timeout before the person could answer it.
+  const c = AcpChild.start({ script: { replies: [[write('a.txt')], [{ text: 'ok' }]] }, answers: ['hold'], env: { TROUPE_PERMISSION_TIMEOUT_MS: '9999999999' } });
+  t.after(() => c.close());
+  const { cwd, running } = await started(c);
+  await c.until(() => c.held !== undefined, 'the held permission request');
+  // Time for a timer that fired at once to have ended the call.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  c.held!({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
+  assert.equal((await running).stopReason, 'end_turn');
+  assert.ok(existsSync(join(cwd, 'a.txt')), 'the call ran once allowed');
+});
+
 test('a permission prompt the client answers cancelled without a session/cancel: the call is refused and says why, never that the user rejected it', async (t) => {
   const c = AcpChild.start({ script: { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok' }]] }, answers: ['cancelled', 'reject_once'] });
   t.after(() => c.close());
