@@ -93,6 +93,17 @@ const INLINE_TYPES = /^(image\/(png|jpeg|webp|heic|heif)|application\/pdf|text\/
 const GEMINI_PDF_PAGES = 1000;
 
 /**
+ * Gemini's limit for one PDF: "Maximum file size per file for the API or Cloud Storage imports:
+ * 50 MB" (Google Cloud, "Document understanding", beside a separate limit for an inline part, so
+ * the file's size, not its base64's). Counted on the decoded bytes (the base64 of 50 MB, a third
+ * longer, fits the 100 MB of inline data), as decimal MB, the smaller reading.
+ */
+const GEMINI_PDF_BYTES = 50 * 1000 * 1000;
+
+/** A file's size in decimal MB as the limit above counts it, rounded up: just over 50 MB reads 50.1, not 50.0. */
+const decimalMegabytes = (bytes: number) => `${(Math.ceil(bytes / 100_000) / 10).toFixed(1)} MB`;
+
+/**
  * Gemini's limit for the inline data of a request: "the maximum payload size for inline data" is
  * 100 MB, of base64 (Google, "Increased file size limits and expanded inputs support in Gemini API",
  * 2026-01; 20 MB before), counted here in characters of base64 as decimal MB, the smaller reading.
@@ -104,16 +115,20 @@ const GEMINI_TYPES: MediaModel = {
   takes: (type: string) => INLINE_TYPES.test(type),
   refused: 'Gemini does not take this type',
   tooLarge: (type: string, data: string) => {
-    const pages = type === 'application/pdf' ? pdfPageCount(data) : undefined;
+    if (type !== 'application/pdf') return undefined;
+    // The size first: it needs no decoding (a PDF over 50 MB is not scanned for its pages).
+    const bytes = Buffer.byteLength(data, 'base64');
+    if (bytes > GEMINI_PDF_BYTES) return { size: decimalMegabytes(bytes), reason: 'Gemini takes PDFs of at most 50 MB' };
+    const pages = pdfPageCount(data);
     return pages !== undefined && pages > GEMINI_PDF_PAGES ? { size: `${pages} pages`, reason: `Gemini takes PDFs of at most ${GEMINI_PDF_PAGES} pages` } : undefined;
   },
 };
 
 /**
- * What Gemini takes for a request of `messages`: the types it reads inline, PDFs within its pages,
- * and the attachments that fit its 100 MB of inline data in all, newest first (newestWithin). A
- * session whose history held more (a few videos, a long recording and some scans) got a 400 on
- * every turn until 2026-12-07: the session could not go on.
+ * What Gemini takes for a request of `messages`: the types it reads inline, PDFs within its pages
+ * and its 50 MB, and the attachments that fit its 100 MB of inline data in all, newest first
+ * (newestWithin). A session whose history held more (a few videos, a long recording and some scans)
+ * got a 400 on every turn until 2026-12-07: the session could not go on.
  */
 function geminiMedia(messages: readonly ModelMessage[], images: boolean): MediaModel {
   const model: MediaModel = { ...GEMINI_TYPES, images };

@@ -282,6 +282,35 @@ test('google: a PDF over Gemini\'s 1,000 pages goes as a line with its page coun
   ]);
 });
 
+test('google: a PDF over Gemini\'s 50 MB goes as a line with its size; one of 50 MB goes inline', async () => {
+  // Gemini refuses the larger one ("PDF files up to 50MB"), on every later request too. Its size is
+  // the file's, not its base64's: the one of exactly 50,000,000 bytes is 66.7 MB of base64, and goes.
+  const google = adapters.find((a) => a.name === 'google')!;
+  const pdfOfSize = (bytes: number) => {
+    const head = Buffer.from(pdfFile(3), 'base64');
+    return Buffer.concat([head, Buffer.alloc(bytes - head.length, 0x20)]).toString('base64');
+  };
+  const fits = pdfOfSize(50_000_000);
+  const over = pdfOfSize(50_000_001);
+  server.enqueue({ sse: fixture(google.sse) });
+  const content: ModelMessage[] = [
+    {
+      role: 'user',
+      content: [
+        { type: 'resource', resource: { uri: 'file:///docs/scans.pdf', mimeType: 'application/pdf', blob: fits } },
+        { type: 'resource', resource: { uri: 'file:///docs/atlas.pdf', mimeType: 'application/pdf', blob: over } },
+      ],
+    },
+  ];
+  await collect(google.make(true), request(google.model, { messages: content }));
+  const parts = google.parts(server.requests.at(-1)!.body);
+  server.requests.length = 0; // 67 MB of request: not kept for the tests after this one
+  assert.deepEqual(
+    parts.map((p) => (typeof p === 'string' ? p : [(p as { type: string }).type, (p as { data: string }).data === fits ? 'the 50 MB PDF' : 'other data'])),
+    [['application/pdf', 'the 50 MB PDF'], '[binary resource file:///docs/atlas.pdf (application/pdf, 50.1 MB) omitted: Gemini takes PDFs of at most 50 MB]'],
+  );
+});
+
 test('google: attachments of a conversation that pass Gemini\'s 100 MB of inline data together: the newest go, the oldest goes as a line with its size', async () => {
   // A recording, a screenshot and a video attached in turn, 100,000,001 characters of base64 in all:
   // Gemini refuses the request (400), and, the attachments staying in the session, every later one.
