@@ -1,7 +1,7 @@
 // Errors that arrive inside an HTTP 200 stream, as each vendor sends them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isProviderError } from '../../../src/core/provider.js';
+import { isProviderError, type ProviderEvent } from '../../../src/core/provider.js';
 import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
 import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
@@ -151,6 +151,43 @@ test('openai-compatible: an error chunk that gives the HTTP status as its code (
   );
   const before = server.requests.length;
   server.enqueue({ sse: vllm }, { sse: fixture('openai-chat-text.sse') });
+  const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('qwen3-coder'));
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
+  assert.equal(server.requests.length - before, 2, 'one retry');
+});
+
+// What Ollama's OpenAI layer sends for a failure of the model (ollama/ollama middleware/openai.go and
+// server/routes.go streamResponse, the same since its Chat Completions support in 2024): before any
+// output, the failure's HTTP status (500 unless it names another) with an OpenAI error body of type
+// "api_error"; after some, the 200 is sent, and its ChatWriter reads the `{"error": "…"}` line meant
+// for its own API as an empty response: one chunk of empty content (`model` ""), then the body ends,
+// with no finish_reason, no [DONE] and no message. It never sends an error chunk in a 200 stream.
+const OLLAMA_FAILURE = 'an error was encountered while running the model: unexpected EOF';
+
+test('openai-compatible: Ollama\'s failure after some text (an empty chunk, then the end of the body) is a broken stream, not a refused request; the text stays, nothing is retried', async () => {
+  const before = server.requests.length;
+  server.enqueue({ sse: fixture('ollama-chat-error-after-text.sse') });
+  const seen: ProviderEvent[] = [];
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 });
+  await assert.rejects(
+    (async () => {
+      for await (const event of provider.stream(request('qwen3-coder'), new AbortController().signal)) seen.push(event);
+    })(),
+    (err) => isProviderError(err, 'network') && err.vendorMessage === 'the completion stream ended before a finish_reason',
+  );
+  assert.equal(seen.map((e) => (e.type === 'text_delta' ? e.text : `<${e.type}>`)).join(''), 'The launch code is');
+  assert.equal(server.requests.length - before, 1, 'the text reached the caller: no retry');
+});
+
+test('openai-compatible: Ollama\'s failure before any text (HTTP 500, type "api_error") is overloaded, and retried', async () => {
+  const failed = { status: 500, json: { error: { message: OLLAMA_FAILURE, type: 'api_error', param: null, code: null } } };
+  server.enqueue(failed);
+  await assert.rejects(
+    collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('qwen3-coder')),
+    (err) => isProviderError(err, 'overloaded') && err.status === 500 && err.vendorMessage === OLLAMA_FAILURE,
+  );
+  const before = server.requests.length;
+  server.enqueue(failed, { sse: fixture('openai-chat-text.sse') });
   const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('qwen3-coder'));
   assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
   assert.equal(server.requests.length - before, 2, 'one retry');

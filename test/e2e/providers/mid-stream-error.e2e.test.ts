@@ -10,6 +10,9 @@ import { AcpChild } from '../../support/acp-child.js';
 import { fixture, sseEvents, startReplayServer } from '../../support/replay-server.js';
 import { providerHome } from '../../support/provider-home.js';
 
+/** The messages of a Chat Completions request, as [role, text] pairs. */
+const chatSaid = (body: any) => body.messages.filter((m: any) => m.role !== 'system').map((m: any) => [m.role, typeof m.content === 'string' ? m.content : m.content.map((c: any) => c.text).join('')]);
+
 const vendors = [
   {
     name: 'anthropic',
@@ -32,7 +35,20 @@ const vendors = [
     // The role chunk and the first text delta; then an error chunk as vLLM sends one (the HTTP status as `code`).
     cut: `${sseEvents(fixture('e2e-openai-chat-answer.sse')).slice(0, 2).join('')}data: {"error":{"object":"error","message":"The engine died unexpectedly","type":"InternalServerError","param":null,"code":500}}\n\n`,
     answer: fixture('e2e-openai-chat-answer.sse'),
-    said: (body: any) => body.messages.filter((m: any) => m.role !== 'system').map((m: any) => [m.role, typeof m.content === 'string' ? m.content : m.content.map((c: any) => c.text).join('')]),
+    said: chatSaid,
+  },
+  {
+    name: 'openai-compatible (Ollama)',
+    section: 'openai-compatible',
+    model: 'openai-compatible/qwen3-coder',
+    env: (url: string) => ({ OPENAI_BASE_URL: `${url}/v1` }),
+    count: undefined,
+    // Ollama's failure after some text: a chunk of empty content, then the body ends without a
+    // finish_reason (see test/contract/providers/stream-errors.test.ts): a broken stream.
+    cut: fixture('ollama-chat-error-after-text.sse'),
+    code: 'provider_network',
+    answer: fixture('e2e-openai-chat-answer.sse'),
+    said: chatSaid,
   },
 ];
 
@@ -48,7 +64,7 @@ for (const v of vendors) {
     // The second prompt is measured again (the failed call reported no usage): a count before it too.
     server.enqueue(...(v.count ? [v.count] : []), { sse: v.cut }, ...(v.count ? [v.count] : []), { sse: v.answer });
 
-    await assert.rejects(child.prompt(sessionId, 'What is the launch code?'), (err: any) => err.data?.code === 'provider_overloaded', child.stderr.slice(-2000));
+    await assert.rejects(child.prompt(sessionId, 'What is the launch code?'), (err: any) => err.data?.code === (v.code ?? 'provider_overloaded'), child.stderr.slice(-2000));
     const shown = child.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join('');
     assert.ok(shown.length > 0, 'the text before the error was shown');
     assert.equal((await child.prompt(sessionId, 'Go on.')).stopReason, 'end_turn', child.stderr.slice(-2000));
