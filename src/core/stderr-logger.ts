@@ -2,6 +2,7 @@
  * The one Logger implementation: single lines on stderr (stdout belongs to protocols and command
  * output). The level comes from TROUPE_LOG: error, warn (default), info or debug.
  */
+import { readableStack } from './bundled-stack.js';
 import type { LogFields, Logger } from './ports.js';
 
 const LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -15,7 +16,8 @@ export function logLevelFrom(env: NodeJS.ProcessEnv): LogLevel {
 function render(fields: LogFields | undefined): string {
   if (!fields) return '';
   try {
-    return ' ' + JSON.stringify(fields, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v));
+    // A stack (an Error's, or a field named so) of the bundled agent is mapped to its source (bundled-stack.ts).
+    return ' ' + JSON.stringify(fields, (k, v) => (v instanceof Error ? { message: v.message, stack: v.stack && readableStack(v.stack) } : k === 'stack' && typeof v === 'string' ? readableStack(v) : v));
   } catch {
     return ' [unserializable fields]';
   }
