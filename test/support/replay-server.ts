@@ -90,6 +90,11 @@ export async function startReplayServer(): Promise<ReplayServer> {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
+  // Node closes a keep-alive socket 5 s after its last response. A test whose loop is busy for
+  // seconds (making 100 MB of attachments) can then hand a new request to a socket whose close is
+  // already due on that same loop turn: ECONNRESET mid-body, "fetch failed". The client's pool
+  // (undici, 4 s) retires idle sockets itself; the server need not race it.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.address() as AddressInfo;
   return {
