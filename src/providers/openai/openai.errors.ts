@@ -10,6 +10,15 @@ import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderEr
 // How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
 const MODEL_MISSING = /\bmodel\b.*\b(not found|does not exist)/i;
 const CONTEXT_OVERFLOW = /context[_ ](length|window|size)|maximum context|exceeds? the (available )?context|too many tokens|prompt is too long/i;
+/**
+ * Error types that name a failure of the server, not of the request. OpenAI's Chat Completions sends
+ * one inside a 200 stream as `{"error": {"message": "The server had an error while processing your
+ * request. Sorry about that!", "type": "server_error", "param": null, "code": null}}`: no status, no
+ * code. Until 2026-12-07 that was `invalid_request`, a refused request, never retried. Only an error
+ * without a status is judged by its type; with one, the status decides (Ollama answers an unknown
+ * model with a 404 of type `api_error`).
+ */
+const SERVER_TYPES: ReadonlySet<string> = new Set(['server_error', 'api_error']);
 
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
 export function toOpenAIProviderError(err: unknown, signal: AbortSignal): ProviderError {
@@ -63,7 +72,7 @@ export function classify(status: number | undefined, code: string | undefined, t
   if (status === 429 || code === 'rate_limit_exceeded') return 'rate_limited';
   if (status === 401 || status === 403 || code === 'invalid_api_key') return 'auth';
   if (status === 413 || ((status === 400 || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
-  if ((status !== undefined && status >= 500) || code === 'server_error' || code === 'overloaded') return 'overloaded';
+  if ((status !== undefined && status >= 500) || code === 'server_error' || code === 'overloaded' || (status === undefined && type !== undefined && SERVER_TYPES.has(type))) return 'overloaded';
   if (code === 'model_not_found' || (status === 404 && MODEL_MISSING.test(message))) return 'model_not_found';
   return 'invalid_request';
 }

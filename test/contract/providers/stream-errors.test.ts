@@ -164,18 +164,23 @@ test('openai-compatible: an error chunk that gives the HTTP status as its code (
 // with no finish_reason, no [DONE] and no message. It never sends an error chunk in a 200 stream.
 const OLLAMA_FAILURE = 'an error was encountered while running the model: unexpected EOF';
 
+/** Streams until the call fails: what reached the caller first, and the failure. */
+async function untilFailure(provider: OpenAIChatProvider, model: string): Promise<{ seen: string; error: unknown }> {
+  const seen: ProviderEvent[] = [];
+  try {
+    for await (const event of provider.stream(request(model), new AbortController().signal)) seen.push(event);
+  } catch (error) {
+    return { seen: seen.map((e) => (e.type === 'text_delta' ? e.text : `<${e.type}>`)).join(''), error };
+  }
+  assert.fail('the stream ended without a failure');
+}
+
 test('openai-compatible: Ollama\'s failure after some text (an empty chunk, then the end of the body) is a broken stream, not a refused request; the text stays, nothing is retried', async () => {
   const before = server.requests.length;
   server.enqueue({ sse: fixture('ollama-chat-error-after-text.sse') });
-  const seen: ProviderEvent[] = [];
-  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 });
-  await assert.rejects(
-    (async () => {
-      for await (const event of provider.stream(request('qwen3-coder'), new AbortController().signal)) seen.push(event);
-    })(),
-    (err) => isProviderError(err, 'network') && err.vendorMessage === 'the completion stream ended before a finish_reason',
-  );
-  assert.equal(seen.map((e) => (e.type === 'text_delta' ? e.text : `<${e.type}>`)).join(''), 'The launch code is');
+  const { seen, error } = await untilFailure(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), 'qwen3-coder');
+  assert.ok(isProviderError(error, 'network') && error.vendorMessage === 'the completion stream ended before a finish_reason', String(error));
+  assert.equal(seen, 'The launch code is');
   assert.equal(server.requests.length - before, 1, 'the text reached the caller: no retry');
 });
 
@@ -191,4 +196,48 @@ test('openai-compatible: Ollama\'s failure before any text (HTTP 500, type "api_
   const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('qwen3-coder'));
   assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
   assert.equal(server.requests.length - before, 2, 'one retry');
+});
+
+// What OpenAI's Chat Completions sends when its server fails during a streamed reply: the 200 and
+// some chunks, then an error chunk of type "server_error" whose code is null (no HTTP status in it),
+// then [DONE] (seen by go-openai, sashabaranov/go-openai#396, and in coder/aibridge's recorded
+// fixtures/openai/chatcompletions/stream_error.txtar). The SDK throws it as an APIError without a
+// status. Until 2026-12-07 it was a refused request (provider_invalid_request), never retried.
+const OPENAI_SERVER_ERROR = 'The server had an error while processing your request. Sorry about that!';
+
+test('openai-compatible: OpenAI\'s server_error chunk after some text is overloaded, not a refused request; the text stays, nothing is retried', async () => {
+  const before = server.requests.length;
+  server.enqueue({ sse: fixture('openai-chat-server-error.sse') });
+  const { seen, error } = await untilFailure(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), 'gpt-4.1');
+  assert.ok(isProviderError(error, 'overloaded') && error.vendorMessage === OPENAI_SERVER_ERROR && error.status === undefined, String(error));
+  assert.equal(seen, 'The launch code is');
+  assert.equal(server.requests.length - before, 1, 'the text reached the caller: no retry');
+});
+
+test('openai-compatible: OpenAI\'s server_error chunk before any text is overloaded, and retried', async () => {
+  // The role chunk (empty content, nothing for the caller), the error chunk, [DONE].
+  const [role, , , failure, done] = sseEvents(fixture('openai-chat-server-error.sse'));
+  const sse = `${role}${failure}${done}`;
+  server.enqueue({ sse });
+  await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('gpt-4.1')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === OPENAI_SERVER_ERROR);
+  const before = server.requests.length;
+  server.enqueue({ sse }, { sse: fixture('openai-chat-text.sse') });
+  const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('gpt-4.1'));
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
+  assert.equal(server.requests.length - before, 2, 'one retry');
+  // The same chunk typed "api_error", the type Ollama's OpenAI layer gives its failures of the model.
+  server.enqueue({ sse: sse.replace('"type":"server_error"', '"type":"api_error"') });
+  await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('gpt-4.1')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === OPENAI_SERVER_ERROR);
+});
+
+test('openai-compatible: an error chunk of type invalid_request_error (code null) stays a refused request, not retried', async () => {
+  // OpenAI's shape for a request it refuses after the 200 (community.openai.com thread 373705).
+  const refused = 'data: {"error":{"message":"3 is greater than the maximum of 2 - \'temperature\'","type":"invalid_request_error","param":null,"code":null}}\n\ndata: [DONE]\n\n';
+  const before = server.requests.length;
+  server.enqueue({ sse: refused });
+  await assert.rejects(
+    collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('gpt-4.1')),
+    (err) => isProviderError(err, 'invalid_request') && err.vendorMessage === "3 is greater than the maximum of 2 - 'temperature'",
+  );
+  assert.equal(server.requests.length - before, 1, 'a refused request is not retried');
 });
