@@ -2,14 +2,15 @@
  * OpenAI SDK errors → ProviderError, for both the Responses API and Chat Completions servers.
  * OpenAI bodies are `{error:{message, type, param, code}}` (https://platform.openai.com/docs/guides/error-codes);
  * compatible servers vary, so context overflow is also recognised by the wording vLLM, llama.cpp,
- * Ollama and LM Studio use.
+ * Ollama, LM Studio and TGI use, and a failure of the server by TGI's.
  */
 import OpenAI from 'openai';
 import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
 const MODEL_MISSING = /\bmodel\b.*\b(not found|does not exist)/i;
-const CONTEXT_OVERFLOW = /context[_ ](length|window|size)|maximum context|exceeds? the (available )?context|too many tokens|prompt is too long/i;
+// TGI's two: "`inputs` tokens + `max_new_tokens` must be <= 4096. Given: …" and "`inputs` must have less than 4095 tokens. Given: …".
+const CONTEXT_OVERFLOW = /context[_ ](length|window|size)|maximum context|exceeds? the (available )?context|too many tokens|prompt is too long|`inputs` tokens \+ `max_new_tokens` must be <=|`inputs` must have less than \d+ tokens/i;
 /**
  * Error types that name a failure of the server, not of the request. OpenAI's Chat Completions sends
  * one inside a 200 stream as `{"error": {"message": "The server had an error while processing your
@@ -19,6 +20,13 @@ const CONTEXT_OVERFLOW = /context[_ ](length|window|size)|maximum context|exceed
  * model with a 404 of type `api_error`).
  */
 const SERVER_TYPES: ReadonlySet<string> = new Set(['server_error', 'api_error']);
+/**
+ * The words of text-generation-inference's (TGI) failures of the server (its InferError): its stream
+ * errors have neither type nor code, `{"error": {"message", "http_status_code": 422}}` whatever failed
+ * (router/src/infer/mod.rs), and its older `{"error": "…", "error_type": "generation"}` loses its
+ * type in the SDK, which keeps only `error`. Its validation errors ("Input validation error: …") are not these.
+ */
+const SERVER_FAILURE = /^(Request failed during generation: |Model is overloaded$|Incomplete generation( stream)?$)/;
 
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
 export function toOpenAIProviderError(err: unknown, signal: AbortSignal): ProviderError {
@@ -27,8 +35,9 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
   if (err instanceof OpenAI.APIConnectionError) return new ProviderError('network', describeError(err));
   if (err instanceof OpenAI.APIError) {
     const body = (err.error ?? {}) as { message?: unknown; type?: unknown };
-    // A body that is not JSON (a proxy's HTML page) has no message: see vendorText.
-    const message = typeof body.message === 'string' ? body.message : vendorText(err.message);
+    // A body that is not JSON (a proxy's HTML page) has no message: see vendorText. A string `error`
+    // (TGI's `{"error": "…", "error_type": "…"}`) is the message itself; the SDK's own quotes it as JSON.
+    const message = typeof body.message === 'string' ? body.message : typeof err.error === 'string' ? vendorText(err.error) : vendorText(err.message);
     const status = err.status ?? bodyStatus(err.code);
     const code = typeof err.code === 'string' ? err.code : undefined;
     const kind = classify(status, code, typeof body.type === 'string' ? body.type : undefined, message);
@@ -72,7 +81,7 @@ export function classify(status: number | undefined, code: string | undefined, t
   if (status === 429 || code === 'rate_limit_exceeded') return 'rate_limited';
   if (status === 401 || status === 403 || code === 'invalid_api_key') return 'auth';
   if (status === 413 || ((status === 400 || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
-  if ((status !== undefined && status >= 500) || code === 'server_error' || code === 'overloaded' || (status === undefined && type !== undefined && SERVER_TYPES.has(type))) return 'overloaded';
+  if ((status !== undefined && status >= 500) || code === 'server_error' || code === 'overloaded' || (status === undefined && ((type !== undefined && SERVER_TYPES.has(type)) || SERVER_FAILURE.test(message)))) return 'overloaded';
   if (code === 'model_not_found' || (status === 404 && MODEL_MISSING.test(message))) return 'model_not_found';
   return 'invalid_request';
 }

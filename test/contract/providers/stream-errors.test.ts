@@ -241,3 +241,60 @@ test('openai-compatible: an error chunk of type invalid_request_error (code null
   );
   assert.equal(server.requests.length - before, 1, 'a refused request is not retried');
 });
+
+// What text-generation-inference (TGI) sends when a streamed chat completion fails (since v2.4.1,
+// huggingface/text-generation-inference router/src/server.rs chat_completions and
+// InferError::into_openai_event): after the 200, `{"error": {"message": <the InferError's words>,
+// "http_status_code": 422}}` and [DONE]. Every failure says 422, a server's failure as a refused
+// request, and there is no type or code: the words are all that tell them apart.
+function tgiError(message: string): string {
+  return `data: ${JSON.stringify({ error: { message, http_status_code: 422 } })}\n\ndata: [DONE]\n\n`;
+}
+
+test('openai-compatible: TGI\'s generation failure after some text is overloaded, not a refused request; the text stays, nothing is retried', async () => {
+  const before = server.requests.length;
+  server.enqueue({ sse: fixture('tgi-chat-error-after-text.sse') });
+  const { seen, error } = await untilFailure(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), 'tgi');
+  assert.ok(isProviderError(error, 'overloaded') && error.vendorMessage === 'Request failed during generation: Server error: CUDA out of memory. Tried to allocate 2.00 GiB', String(error));
+  assert.equal(seen, 'The launch code is');
+  assert.equal(server.requests.length - before, 1, 'the text reached the caller: no retry');
+});
+
+test('openai-compatible: TGI\'s "Model is overloaded" before any text is overloaded, and retried', async () => {
+  // Its concurrency limit (max_concurrent_requests) full: the request fails before any token.
+  const sse = tgiError('Model is overloaded');
+  server.enqueue({ sse });
+  await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('tgi')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === 'Model is overloaded');
+  const before = server.requests.length;
+  server.enqueue({ sse }, { sse: fixture('openai-chat-text.sse') });
+  const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('tgi'));
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
+  assert.equal(server.requests.length - before, 2, 'one retry');
+});
+
+test('openai-compatible: TGI\'s refusals stay what they are: a prompt over its token limits is a context overflow, another validation error a refused request; neither is retried', async () => {
+  // TGI validates the request's length after the 200 (router/src/validation.rs ValidationError).
+  const cases: [string, string][] = [
+    ['Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 200 `max_new_tokens`', 'context_overflow'],
+    ['Input validation error: `inputs` must have less than 4095 tokens. Given: 5120', 'context_overflow'],
+    ['Input validation error: `temperature` must be strictly positive', 'invalid_request'],
+  ];
+  for (const [message, kind] of cases) {
+    const before = server.requests.length;
+    server.enqueue({ sse: tgiError(message) });
+    await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('tgi')), (err) => isProviderError(err, kind as 'invalid_request') && err.vendorMessage === message);
+    assert.equal(server.requests.length - before, 1, `${kind}: not retried`);
+  }
+});
+
+test('openai-compatible: TGI\'s own error body, a string `error` with `error_type`, gives its words as they are, and its kind by them', async () => {
+  // TGI's ErrorResponse: the body of its failed HTTP responses, and the stream event of its own
+  // /generate_stream (and of its /v1/completions before v2.4.1). The SDK keeps only `error`, a
+  // string; until 2026-12-07 the message was that string quoted as JSON, and the failure a refused request.
+  const generation = 'Request failed during generation: Server error: CUDA out of memory. Tried to allocate 2.00 GiB';
+  server.enqueue({ sse: `data: ${JSON.stringify({ error: generation, error_type: 'generation' })}\n\n` });
+  await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('tgi')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === generation);
+  const template = 'Template error: unknown filter: filter tojson is unknown (in <string>:1)';
+  server.enqueue({ status: 422, json: { error: template, error_type: 'template_error' } });
+  await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('tgi')), (err) => isProviderError(err, 'invalid_request') && err.status === 422 && err.vendorMessage === template);
+});
