@@ -57,11 +57,16 @@ export async function openForRead(absPath: string | Buffer, confine: Confine | u
   return (await admit(await open(absPath, READ), absPath.toString(), confine, false)).handle;
 }
 
-/** The bytes of a file, opened as {@link openForRead} opens it. */
-export async function readConfined(absPath: string, confine: Confine | undefined): Promise<Buffer> {
+/**
+ * The bytes of the file at `absPath`, opened as {@link openForRead} opens it, or undefined when it
+ * has more than `maxBytes` ({@link readAtMost}). There is no unbounded variant: until 2026-12-07
+ * edit_file's look at the bytes on disk read the whole file, whatever its size (a multi-GiB file
+ * swapped in was read into memory, or, past 2 GiB, its read failed and the look was skipped).
+ */
+export async function readConfinedAtMost(absPath: string | Buffer, maxBytes: number, confine: Confine | undefined, signal?: AbortSignal): Promise<Buffer | undefined> {
   const handle = await openForRead(absPath, confine);
   try {
-    return await handle.readFile();
+    return await readAtMost(handle, maxBytes, signal);
   } finally {
     await handle.close().catch(() => undefined);
   }

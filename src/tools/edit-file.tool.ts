@@ -2,7 +2,7 @@
 import { isUtf8 } from 'node:buffer';
 import { TroupeError } from '../core/errors.js';
 import { FileTooLargeError } from './backends.js';
-import { readConfined } from './confined-open.js';
+import { readConfinedAtMost } from './confined-open.js';
 import { refuseDirectoryName } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
 
@@ -15,6 +15,18 @@ interface EditFileInput {
 
 /** How far into a text we look for NUL bytes to call it binary (as read_file does). */
 const BINARY_PROBE_CHARS = 8192;
+
+/**
+ * A file too large for edit_file, and what to do instead. `size`: its size in bytes, or a bound it
+ * is over when the read that found it stopped there.
+ */
+function overLimit(shown: string, size: string, limit: number): TroupeError {
+  return new TroupeError(
+    'tool_failed',
+    `${shown} is ${size}, over the ${limit}-byte limit for edit_file. Edit it with run_command instead (e.g. sed -i, or a patch), or read the part you need with read_file (offset and limit).`,
+    { path: shown },
+  );
+}
 
 /** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
 export function occurrences(haystack: string, needle: string): number[] {
@@ -29,15 +41,21 @@ export function occurrences(haystack: string, needle: string): number[] {
  * by U+FFFD. Such files are refused. Invalid bytes decode to U+FFFD, so the bytes on disk are
  * checked only when the text has one (it may also be a genuine U+FFFD of a valid file).
  */
-async function refuseUnsafeText(text: string, path: string, shown: string, env: ToolEnv): Promise<void> {
+async function refuseUnsafeText(text: string, path: string, shown: string, env: ToolEnv, signal: AbortSignal): Promise<void> {
   if (text.slice(0, BINARY_PROBE_CHARS).includes('\0')) {
     throw new TroupeError('tool_failed', `${shown} looks like a binary file (it contains NUL bytes); edit_file only edits text.`, { path: shown });
   }
   if (!text.includes('\uFFFD')) return;
   // Opened as the backend opens (confined, non-blocking, regular files only): until 2026-12-06 a
   // plain readFile here hung for ever on a FIFO, or read a file outside, swapped in since the read.
-  const bytes = await readConfined(path, (real) => env.guard.containsReal(real)).catch(() => undefined);
-  if (bytes !== undefined && !isUtf8(bytes)) {
+  // Bounded as the read of the text is: the file on disk may have grown, or been swapped for a
+  // bigger one, since. Until 2026-12-07 it was read whole here; past 2 GiB that read failed, the
+  // check was skipped, and the edit replaced the multi-GiB file with the text read before.
+  const maxBytes = env.limits.maxFileBytes;
+  const bytes = await readConfinedAtMost(path, maxBytes, (real) => env.guard.containsReal(real), signal).catch(() => null);
+  if (bytes === undefined) throw overLimit(shown, `more than ${maxBytes} bytes`, maxBytes);
+  // null: not read (gone, no longer a regular file, led outside); the write opens it confined as well.
+  if (bytes !== null && !isUtf8(bytes)) {
     throw new TroupeError(
       'tool_failed',
       `${shown} is not valid UTF-8 text (another encoding, or binary); edit_file would replace every invalid byte, so it refuses. Use run_command (e.g. iconv, sed) or rewrite it with write_file.`,
@@ -64,14 +82,14 @@ async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal)
   const target = await env.guard.check(input.path);
   const shown = env.guard.display(target.path);
   refuseDirectoryName(input.path, shown, 'edit_file');
-  const overLimit = (size: string) => new TroupeError('tool_failed', `${shown} is ${size}, over the ${env.limits.maxFileBytes}-byte limit for edit_file.`, { path: shown });
+  const maxBytes = env.limits.maxFileBytes;
   const size = await fileSize(target, shown);
-  if (size > env.limits.maxFileBytes) throw overLimit(`${size} bytes`);
+  if (size > maxBytes) throw overLimit(shown, `${size} bytes`, maxBytes);
   // Bounded again on the file the read opens: it may have grown, or been swapped, since the size above.
-  const oldText = await env.files.readText(target.path, { maxBytes: env.limits.maxFileBytes }, signal).catch((err: unknown) => {
-    throw err instanceof FileTooLargeError ? overLimit(`more than ${err.maxBytes} bytes`) : fileError(err, shown);
+  const oldText = await env.files.readText(target.path, { maxBytes }, signal).catch((err: unknown) => {
+    throw err instanceof FileTooLargeError ? overLimit(shown, `more than ${err.maxBytes} bytes`, maxBytes) : fileError(err, shown);
   });
-  await refuseUnsafeText(oldText, target.path, shown, env);
+  await refuseUnsafeText(oldText, target.path, shown, env, signal);
   const found = occurrences(oldText, input.old_string);
   if (found.length === 0) {
     throw new TroupeError(

@@ -2,7 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import type { ToolLocation } from '../core/events.js';
-import { openForRead, readAtMost } from './confined-open.js';
+import { readConfinedAtMost } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
 import { notUtf8NameError, shownFoundPath } from './non-utf8-names.js';
@@ -123,12 +123,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
             // FIFO or device is refused without blocking. The size too is the open file's: until
             // 2026-12-06 it was checked on the path before the open, so a bigger file swapped in
             // between was read whole.
-            const handle = await openForRead(file.raw ?? file.path, (real) => env.guard.containsReal(real));
-            try {
-              bytes = await readAtMost(handle, env.limits.grepMaxFileBytes, ctx.signal);
-            } finally {
-              await handle.close();
-            }
+            bytes = await readConfinedAtMost(file.raw ?? file.path, env.limits.grepMaxFileBytes, (real) => env.guard.containsReal(real), ctx.signal);
           } catch {
             continue; // vanished, unreadable or no longer a regular file since the walk saw it
           }

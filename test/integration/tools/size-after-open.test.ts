@@ -3,7 +3,7 @@
 // whole. Each test makes the change land right after the check, where another process's would.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import fsPromises, { open, type FileHandle } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
@@ -18,6 +18,8 @@ after(() => ws.dispose());
 
 const signal = new AbortController().signal;
 const LIMIT = 1000;
+/** What edit_file's message about a file too large tells the model to do instead. */
+const INSTEAD = 'Edit it with run_command instead (e.g. sed -i, or a patch), or read the part you need with read_file (offset and limit).';
 
 /** The local backend, the file at `path` growing past the limit just before each read opens it; records what each read returned. */
 function growingBackend(path: string): { files: FileBackend; returned: number[] } {
@@ -64,9 +66,32 @@ test('edit_file refuses a file that grew past the limit after its size check, an
   const host = createWorkspaceTools({ cwd: ws.cwd, files, limits: { maxFileBytes: LIMIT } });
   const r = await run(host, 'edit_file', { path: 'grow/edit.txt', old_string: 'old', new_string: 'new' });
   assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], r.output);
-  assert.equal(r.output, `grow/edit.txt is more than ${LIMIT} bytes, over the ${LIMIT}-byte limit for edit_file.`);
+  assert.equal(r.output, `grow/edit.txt is more than ${LIMIT} bytes, over the ${LIMIT}-byte limit for edit_file. ${INSTEAD}`);
   assert.deepEqual(returned, [], 'no read returned the grown file');
   assert.equal(readFileSync(path, 'utf8'), `old\n${'z'.repeat(5 * LIMIT)}`, 'unchanged');
+});
+
+test('edit_file refuses a file that grew to GiBs between its read and its look at the bytes on disk, without reading it, and leaves it', async () => {
+  // Not UTF-8 (Latin-1 é): edit_file looks at the bytes on disk before writing the text back.
+  const path = join(ws.cwd, 'grow/latin1.txt');
+  writeFileSync(path, Buffer.from('caf\xe9 old\n', 'latin1'));
+  const huge = 3 * 2 ** 30; // sparse: nothing is written; past 2 GiB, a whole read fails outright
+  const local = createLocalFileBackend();
+  const files: FileBackend = {
+    // The growth lands between edit_file's (bounded) read of the text and its look at the bytes.
+    readText: async (p, w, s) => {
+      const text = await local.readText(p, w, s);
+      if (p === path) truncateSync(path, huge);
+      return text;
+    },
+    writeText: (p, c, s) => local.writeText(p, c, s),
+  };
+  const host = createWorkspaceTools({ cwd: ws.cwd, files, limits: { maxFileBytes: LIMIT } });
+  const r = await run(host, 'edit_file', { path: 'grow/latin1.txt', old_string: 'old', new_string: 'new' });
+  assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], r.output);
+  assert.equal(r.output, `grow/latin1.txt is more than ${LIMIT} bytes, over the ${LIMIT}-byte limit for edit_file. ${INSTEAD}`);
+  assert.equal(statSync(path).size, huge, 'not replaced by the edited text');
+  truncateSync(path, 0);
 });
 
 test('write_file shows a file that grew past the limit after its size check as newly written, not read whole', async () => {
