@@ -11,7 +11,7 @@
  */
 import { relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { openForRead, type Confine } from './confined-open.js';
+import { readConfinedAtMost, type Confine } from './confined-open.js';
 
 /** The lines of one .gitignore file, which apply below the directory that holds it. */
 export interface IgnoreLayer {
@@ -41,20 +41,17 @@ export function parseGitignore(dir: string, text: string): IgnoreLayer | undefin
  * `rawDir`: the directory's bytes, when a name in it is not UTF-8 (then `dir` opens nothing).
  */
 export async function readIgnoreLayer(dir: string, confine: Confine, rawDir?: Buffer): Promise<IgnoreLayer | undefined> {
-  let text: string;
+  let bytes: Buffer | undefined;
   try {
-    // Confined and non-blocking as every read: a .gitignore may be a link out, or a FIFO.
-    const handle = await openForRead(rawDir ? Buffer.concat([rawDir, Buffer.from(`${sep}.gitignore`)]) : `${dir}${sep}.gitignore`, confine);
-    try {
-      if ((await handle.stat()).size > MAX_IGNORE_FILE_BYTES) return undefined;
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
+    // Confined and non-blocking as every read: a .gitignore may be a link out, or a FIFO. The bound
+    // holds for the bytes read: until 2026-12-07 the size was checked and then the file read whole,
+    // so one that grew in between (a link to a log being written) was read at any size.
+    const path = rawDir ? Buffer.concat([rawDir, Buffer.from(`${sep}.gitignore`)]) : `${dir}${sep}.gitignore`;
+    bytes = await readConfinedAtMost(path, MAX_IGNORE_FILE_BYTES, confine);
   } catch {
     return undefined; // none, or not one we may read
   }
-  return parseGitignore(dir, text);
+  return bytes === undefined ? undefined : parseGitignore(dir, bytes.toString('utf8'));
 }
 
 /** A gitignore line matching exactly the directory `rel` (relative, `/`-separated), not below it. */

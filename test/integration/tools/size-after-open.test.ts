@@ -3,7 +3,7 @@
 // whole. Each test makes the change land right after the check, where another process's would.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readlinkSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import fsPromises, { open, type FileHandle } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
@@ -103,6 +103,35 @@ test('write_file shows a file that grew past the limit after its size check as n
   assert.deepEqual(r.content, [{ type: 'diff', path, oldText: null, newText: 'new\n' }]);
   assert.deepEqual(returned, [], 'no read returned the grown file');
   assert.equal(readFileSync(path, 'utf8'), 'new\n');
+});
+
+test('a .gitignore that grows past 1 MiB after its size was looked at is not read whole, and is left out as one that large always is', async () => {
+  const gitignore = ws.write('ignore-grows/.gitignore', '# nothing yet\n');
+  ws.write('ignore-grows/kept.txt', 'kept');
+  // The growth lands before the first byte of the .gitignore is read, after any size looked at.
+  const probe = await open(gitignore, 'r');
+  const proto = Object.getPrototypeOf(probe) as Record<'read' | 'readFile', (this: FileHandle, ...args: unknown[]) => unknown>;
+  await probe.close();
+  const real = { read: proto.read, readFile: proto.readFile };
+  let grown = false;
+  const growingFirst = (original: (this: FileHandle, ...args: unknown[]) => unknown) =>
+    function (this: FileHandle, ...args: unknown[]) {
+      if (!grown && readlinkSync(`/proc/self/fd/${this.fd}`) === gitignore) {
+        grown = true;
+        appendFileSync(gitignore, `${'#'.repeat(2 * 2 ** 20)}\nkept.txt\n`);
+      }
+      return original.apply(this, args);
+    };
+  proto.read = growingFirst(real.read);
+  proto.readFile = growingFirst(real.readFile);
+  try {
+    const host = createWorkspaceTools({ cwd: ws.cwd });
+    const r = await run(host, 'glob', { pattern: '*.txt', path: 'ignore-grows' });
+    assert.equal(grown, true, 'the growth happened');
+    assert.equal(r.output, 'ignore-grows/kept.txt', 'the grown .gitignore, over 1 MiB, ignores nothing');
+  } finally {
+    Object.assign(proto, real);
+  }
 });
 
 test('a local read with maxBytes returns a file of that many bytes and refuses one more', async () => {
