@@ -1,7 +1,7 @@
 /** list_dir: the entries of one directory. */
 import { isUtf8 } from 'node:buffer';
 import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { firstEntries } from './first-entries.js';
 import { notUtf8NameError, notUtf8Note } from './non-utf8-names.js';
 import { shownName } from './path-guard.js';
 import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
@@ -40,24 +40,24 @@ export function listDirTool(limits: ToolLimits): ToolDefinition {
       return { title: `List ${env.guard.display(path)}`, locations: [{ path }] };
     },
 
-    async run(input, env) {
+    async run(input, env, ctx) {
       const target = await env.guard.check(input.path ?? '.');
       const shown = env.guard.display(target.path);
-      let entries: Dirent<Buffer>[];
+      const max = env.limits.listMaxEntries;
+      let listed: { kept: Dirent<Buffer>[]; total: number };
       try {
         if (!target.exists) throw notUtf8NameError(target.path, shown) ?? Object.assign(new Error('missing'), { code: 'ENOENT' });
         // As bytes: a name that is not UTF-8 would otherwise read as another (U+FFFD for its bad bytes).
-        entries = await readdir(target.path, { withFileTypes: true, encoding: 'buffer' });
+        // Sorted by bytes, holding only the entries shown, however many the directory has (first-entries.ts).
+        listed = await firstEntries(target.path, max, (entry) => entry, (a, b) => Buffer.compare(a.name, b.name), ctx.signal);
       } catch (err) {
         const e = fileError(err, shown);
         if (e.data['errno'] === 'ENOENT' && !e.data['reason']) e.message = `Directory not found: ${shown}`;
         if (e.data['errno'] === 'ENOTDIR') e.message = `${shown} is a file, not a directory (use read_file).`;
         throw e;
       }
-      entries.sort((a, b) => Buffer.compare(a.name, b.name));
-      const max = env.limits.listMaxEntries;
-      const lines = entries.slice(0, max).map(render);
-      if (entries.length > max) lines.push(`[... ${entries.length - max} more entries not shown]`);
+      const lines = listed.kept.map(render);
+      if (listed.total > max) lines.push(`[... ${listed.total - max} more entries not shown]`);
       const output = lines.length === 0 ? `[${shown} is empty]` : lines.join('\n');
       return textResult(output, { locations: [{ path: target.path }] });
     },

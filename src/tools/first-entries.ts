@@ -1,0 +1,59 @@
+/**
+ * The first entries of a directory in a given order, holding no more of them than are kept.
+ *
+ * readdir returns a directory's every entry at once: a directory of millions of files (a cache, a
+ * mail store, generated data) cost hundreds of MiB (about 250 bytes an entry), and a session
+ * process, whose heap the daemon bounds (`--child-memory-mb`, 512 by default), died of it, though
+ * list_dir shows 1000 entries and a search examines a bounded number. Here the directory is
+ * streamed (opendir) and only the first `max` entries in `order` are kept: the same entries, in the
+ * same order, as sorting them all and taking the first `max`.
+ */
+import type { Dirent } from 'node:fs';
+import { opendir } from 'node:fs/promises';
+
+/** Entries read from the system per call (opendir's default is 32). */
+const BATCH = 1024;
+
+export interface FirstEntries<T> {
+  /** At most `max` entries, the first in `order`; of equal ones, those read first. */
+  kept: T[];
+  /** How many entries the directory has. */
+  total: number;
+}
+
+/**
+ * The first `max` entries of `dir` (names as bytes: one that is not UTF-8 opens only so), each made
+ * into a `T` by `make`, sorted by `order`. Rejects as readdir would (ENOENT, ENOTDIR, EACCES, …), and
+ * when `signal` aborts.
+ */
+export async function firstEntries<T>(
+  dir: string | Buffer,
+  max: number,
+  make: (entry: Dirent<Buffer>) => T,
+  order: (a: T, b: T) => number,
+  signal?: AbortSignal,
+): Promise<FirstEntries<T>> {
+  signal?.throwIfAborted();
+  // `encoding: 'buffer'` is honoured at run time; the types only know string encodings.
+  const handle = await opendir(dir as string, { encoding: 'buffer' as BufferEncoding, bufferSize: BATCH });
+  const kept: T[] = [];
+  let total = 0;
+  // The iterator closes the handle however the loop ends.
+  for await (const entry of handle as AsyncIterable<Dirent> as AsyncIterable<Dirent<Buffer>>) {
+    if (++total % BATCH === 0) signal?.throwIfAborted();
+    if (max <= 0) continue;
+    const item = make(entry);
+    if (kept.length === max && order(item, kept[max - 1]!) >= 0) continue;
+    // After every equal one: of equal entries, the first read stays first, as a stable sort keeps them.
+    let lo = 0;
+    let hi = kept.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (order(item, kept[mid]!) < 0) hi = mid;
+      else lo = mid + 1;
+    }
+    kept.splice(lo, 0, item);
+    if (kept.length > max) kept.pop();
+  }
+  return { kept, total };
+}
