@@ -6,8 +6,9 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
+import { firstEntries } from './first-entries.js';
 import { isIgnored, readIgnoreLayer, type IgnoreLayer } from './gitignore.js';
 import { isWithin, type PathGuard } from './path-guard.js';
 
@@ -86,6 +87,10 @@ function rawJoin(dir: string, rawDir: Buffer | undefined, name: Buffer): Buffer 
   return Buffer.concat([parent, Buffer.from(parent[parent.length - 1] === sep.charCodeAt(0) ? '' : sep), name]);
 }
 
+/** By name; names whose UTF-8 readings are alike (U+FFFD for different bytes) by their bytes, in whatever order the system reads them. */
+const byName = (a: { name: string; entry: Dirent<Buffer> }, b: { name: string; entry: Dirent<Buffer> }): number =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : Buffer.compare(a.entry.name, b.entry.name);
+
 export async function* walkFiles(start: string, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkedFile> {
   const confine = (real: string) => options.guard.containsReal(real);
   const gitignore = !options.includeIgnored;
@@ -96,15 +101,16 @@ export async function* walkFiles(start: string, options: WalkOptions, stats: Wal
     const { dir, raw: rawDir, layers: above } = pending.pop()!;
     const own = gitignore && dir !== start ? await readIgnoreLayer(dir, confine, rawDir) : undefined;
     const layers = own ? [...above, own] : above;
-    let entries: Dirent<Buffer>[];
+    let named;
     try {
       // Names as bytes: one that is not UTF-8 opens only so (its UTF-8 reading has U+FFFD for each bad byte).
-      entries = await readdir(rawDir ?? dir, { withFileTypes: true, encoding: 'buffer' });
+      // Sorted by name, holding only as many entries as the budget has left and one more, which
+      // tells that it ran out, however many the directory has (first-entries.ts).
+      const keep = options.maxEntries - stats.examined + 1;
+      named = (await firstEntries(rawDir ?? dir, keep, (entry) => ({ entry, name: entry.name.toString('utf8') }), byName, options.signal)).kept;
     } catch {
-      continue; // unreadable directory: nothing to report from it
+      continue; // unreadable directory (or a cancel, seen above): nothing to report from it
     }
-    const named = entries.map((entry) => ({ entry, name: entry.name.toString('utf8') }));
-    named.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const subdirs: Dir[] = [];
     for (const { entry, name } of named) {
       if (stats.examined >= options.maxEntries) {

@@ -42,3 +42,11 @@ test(`list_dir lists a directory of ${ENTRIES} entries within a ${HEAP_MB} MiB h
   assert.equal(lines[999], 'n000997@');
   assert.deepEqual(lines.slice(1000), [`[... ${ENTRIES + 2 - 1000} more entries not shown]`]);
 });
+
+test(`glob and grep walk a directory of ${ENTRIES} entries within a ${HEAP_MB} MiB heap, up to their entry budget, in name order`, () => {
+  const limits = { searchMaxEntries: 1000 };
+  const found = runBounded('glob', { pattern: '*.txt', path: 'many' }, limits);
+  assert.equal(found.output, 'many/a1.txt\nmany/a2.txt\n[search stopped after examining 1000 entries; some files were not considered]');
+  const matched = runBounded('grep', { pattern: 'two', path: 'many' }, limits);
+  assert.equal(matched.output, 'many/a2.txt:1: two\n[search stopped after examining 1000 entries; some files were not searched]');
+});
