@@ -51,7 +51,7 @@ export function globTool(limits: ToolLimits): ToolDefinition {
       const glob = compileGlob(input.pattern);
       const base = await env.guard.check(input.path ?? '.');
       const shownBase = env.guard.display(base.path);
-      if (!base.exists) throw notUtf8NameError(base.path, shownBase) ?? new TroupeError('tool_failed', `Directory not found: ${shownBase}`, { path: shownBase });
+      if (!base.exists) throw (await notUtf8NameError(base.path, shownBase)) ?? new TroupeError('tool_failed', `Directory not found: ${shownBase}`, { path: shownBase });
       // A file walks as an empty directory: "No files match" would be the wrong answer.
       if (!(await stat(base.path).then((s) => s.isDirectory(), () => true))) {
         throw new TroupeError('tool_failed', `${shownBase} is a file, not a directory: glob searches a directory (read_file reads a file).`, { path: shownBase });

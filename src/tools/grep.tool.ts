@@ -75,7 +75,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       const filter: CompiledGlob | undefined = input.glob === undefined ? undefined : compileGlob(input.glob);
       const base = await env.guard.check(input.path ?? '.');
       const shownBase = env.guard.display(base.path);
-      if (!base.exists) throw notUtf8NameError(base.path, shownBase) ?? new TroupeError('tool_failed', `Not found: ${shownBase}`, { path: shownBase });
+      if (!base.exists) throw (await notUtf8NameError(base.path, shownBase)) ?? new TroupeError('tool_failed', `Not found: ${shownBase}`, { path: shownBase });
       const max = Math.min(input.max_results ?? env.limits.searchDefaultResults, env.limits.searchMaxResults);
       const stats = walkStats();
       const baseInfo = await stat(base.path).catch((err: unknown) => {

@@ -46,7 +46,7 @@ export function listDirTool(limits: ToolLimits): ToolDefinition {
       const max = env.limits.listMaxEntries;
       let listed: { kept: Dirent<Buffer>[]; total: number };
       try {
-        if (!target.exists) throw notUtf8NameError(target.path, shown) ?? Object.assign(new Error('missing'), { code: 'ENOENT' });
+        if (!target.exists) throw (await notUtf8NameError(target.path, shown)) ?? Object.assign(new Error('missing'), { code: 'ENOENT' });
         // As bytes: a name that is not UTF-8 would otherwise read as another (U+FFFD for its bad bytes).
         // Sorted by bytes, holding only the entries shown, however many the directory has (first-entries.ts).
         listed = await firstEntries(target.path, max, (entry) => entry, (a, b) => Buffer.compare(a.name, b.name), ctx.signal);

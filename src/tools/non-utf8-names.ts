@@ -5,7 +5,8 @@
  * than a plain "not found" for a file list_dir has just shown.
  */
 import { isUtf8 } from 'node:buffer';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, type Dirent } from 'node:fs';
+import { opendir } from 'node:fs/promises';
 import { basename, dirname, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { shownName, type PathGuard } from './path-guard.js';
@@ -41,22 +42,36 @@ export function shownFoundPath(guard: PathGuard, file: { path: string; raw?: Buf
  * The error for the missing path `abs` when one of its names that is missing is the U+FFFD reading
  * of a name that is there but not UTF-8; undefined when none is (then it is plainly not found).
  */
-export function notUtf8NameError(abs: string, shown: string): TroupeError | undefined {
+export async function notUtf8NameError(abs: string, shown: string): Promise<TroupeError | undefined> {
   // Only the missing part of the path: what exists was found by its name.
   for (let path = abs; path !== dirname(path) && !existsSync(path); path = dirname(path)) {
     const name = basename(path);
     if (!name.includes('\uFFFD')) continue;
-    let entries: Buffer[];
-    try {
-      entries = readdirSync(dirname(path), { encoding: 'buffer' });
-    } catch {
-      continue;
-    }
-    const raw = entries.find((entry) => !isUtf8(entry) && entry.toString('utf8') === name);
+    const raw = await notUtf8Named(dirname(path), name);
     if (raw) {
       const message = `${shown} cannot be opened: the name ${shownName(name)} there is not UTF-8 (each U+FFFD stands for a byte that is not), and the file tools only take UTF-8 names. In run_command it is ${shellWordFor(raw)}.`;
       return new TroupeError('tool_failed', message, { path: shown, errno: 'ENOENT', reason: 'name_not_utf8' });
     }
+  }
+  return undefined;
+}
+
+/**
+ * The name in `dir` that is not UTF-8 and reads as `name`, if there is one. The directory is
+ * streamed, up to that name: until 2026-12-07 it was read whole, and synchronously, so a U+FFFD in a
+ * path into a directory of millions of files held them all in memory (some 190 bytes a name) and
+ * stopped the agent while they were read.
+ */
+async function notUtf8Named(dir: string, name: string): Promise<Buffer | undefined> {
+  try {
+    // `encoding: 'buffer'` is honoured at run time; the types only know string encodings. The
+    // iterator closes the directory however the loop ends.
+    const entries = await opendir(dir, { encoding: 'buffer' as BufferEncoding, bufferSize: 1024 });
+    for await (const entry of entries as AsyncIterable<Dirent> as AsyncIterable<Dirent<Buffer>>) {
+      if (!isUtf8(entry.name) && entry.name.toString('utf8') === name) return entry.name;
+    }
+  } catch {
+    // unreadable: no name to offer
   }
   return undefined;
 }

@@ -132,7 +132,7 @@ export function notRegularFile(shown: string): TroupeError {
 
 /** The size of the file at a guarded path, refused with a model-readable error if it is missing, a directory or not a regular file. */
 export async function fileSize(target: GuardedPath, shown: string): Promise<number> {
-  if (!target.exists) throw notUtf8NameError(target.path, shown) ?? fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
+  if (!target.exists) throw (await notUtf8NameError(target.path, shown)) ?? fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), shown);
   const info = await stat(target.path).catch((err: unknown) => {
     throw fileError(err, shown);
   });

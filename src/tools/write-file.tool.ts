@@ -19,7 +19,7 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
   refuseDirectoryName(input.path, shown, 'write_file');
   if (!target.exists) {
     // The U+FFFD reading of a name that is not UTF-8 would create a second file beside it.
-    const notUtf8 = notUtf8NameError(target.path, shown);
+    const notUtf8 = await notUtf8NameError(target.path, shown);
     if (notUtf8) throw notUtf8;
     await refuseMissingRoot(target, shown, env);
   }

@@ -23,6 +23,8 @@ before(() => {
   for (let i = 0; i < ENTRIES; i++) symlinkSync('nowhere', join(dir, `n${String(i).padStart(6, '0')}`));
   writeFileSync(join(dir, 'a1.txt'), 'one');
   writeFileSync(join(dir, 'a2.txt'), 'two');
+  // A name that is not UTF-8 (Latin-1 é), sorting after all the others.
+  writeFileSync(Buffer.from(`${dir}/z\xe9.txt`, 'latin1'), 'latin');
 });
 after(() => ws.dispose());
 
@@ -40,7 +42,7 @@ test(`list_dir lists a directory of ${ENTRIES} entries within a ${HEAP_MB} MiB h
   const lines = r.output.split('\n');
   assert.deepEqual(lines.slice(0, 4), ['a1.txt', 'a2.txt', 'n000000@', 'n000001@']);
   assert.equal(lines[999], 'n000997@');
-  assert.deepEqual(lines.slice(1000), [`[... ${ENTRIES + 2 - 1000} more entries not shown]`]);
+  assert.deepEqual(lines.slice(1000), [`[... ${ENTRIES + 3 - 1000} more entries not shown]`]);
 });
 
 test(`glob and grep walk a directory of ${ENTRIES} entries within a ${HEAP_MB} MiB heap, up to their entry budget, in name order`, () => {
@@ -49,4 +51,12 @@ test(`glob and grep walk a directory of ${ENTRIES} entries within a ${HEAP_MB} M
   assert.equal(found.output, 'many/a1.txt\nmany/a2.txt\n[search stopped after examining 1000 entries; some files were not considered]');
   const matched = runBounded('grep', { pattern: 'two', path: 'many' }, limits);
   assert.equal(matched.output, 'many/a2.txt:1: two\n[search stopped after examining 1000 entries; some files were not searched]');
+});
+
+test(`a path with a U+FFFD into a directory of ${ENTRIES} entries is told apart from a missing one within a ${HEAP_MB} MiB heap`, () => {
+  const r = runBounded('read_file', { path: 'many/z\uFFFD.txt' });
+  assert.deepEqual([r.isError, r.errorCode], [true, 'tool_failed'], r.output);
+  assert.match(r.output, /^many\/z\uFFFD\.txt cannot be opened: the name z\uFFFD\.txt there is not UTF-8 .* In run_command it is "\$\(printf 'z\\351\.txt'\)"\.$/);
+  const missing = runBounded('read_file', { path: 'many/y\uFFFD.txt' });
+  assert.equal(missing.output, 'File not found: many/y\uFFFD.txt');
 });
