@@ -25,6 +25,21 @@ function withClientReason(err: unknown): unknown {
   return why && !err.message.includes(why) ? new Error(`${err.message}: ${why}`) : err;
 }
 
+/**
+ * The last `limit` bytes of `text` (from a character's start), or undefined when it has no more: what
+ * a client terminal keeps of a command's output (ACP cuts it from the beginning at outputByteLimit),
+ * for a client that kept more. Until 2026-12-07 such a client's output went to the model whole, up to
+ * the 32 MiB of a message, where the local backend keeps commandOutputBytes (64 KiB).
+ */
+function lastBytes(text: string, limit: number): string | undefined {
+  // A UTF-16 unit is at most 3 bytes in UTF-8: most outputs need no counting.
+  if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) return undefined;
+  const bytes = Buffer.from(text);
+  let start = bytes.length - limit;
+  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
+  return bytes.subarray(start).toString('utf8');
+}
+
 export function clientFileBackend(client: Client, sessionId: string, local: FileBackend, caps: { read: boolean; write: boolean }): FileBackend {
   return {
     async readText(path, window, signal) {
@@ -84,11 +99,13 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
         if (exited === 'stopped') await terminal.kill().catch(() => undefined);
         const out = await terminal.currentOutput();
         const status = exited === 'stopped' ? out.exitStatus : exited;
+        const kept = lastBytes(out.output, req.outputByteLimit);
+        const truncated = out.truncated || kept !== undefined;
         return {
           // A client terminal keeps the end of the output (ACP): the model must know the start is gone,
           // as the local backend's marker tells it.
-          output: out.truncated ? `[... earlier output omitted: the client terminal kept the last ${req.outputByteLimit} bytes ...]\n${out.output}` : out.output,
-          truncated: out.truncated,
+          output: truncated ? `[... earlier output omitted: the client terminal kept the last ${req.outputByteLimit} bytes ...]\n${kept ?? out.output}` : out.output,
+          truncated,
           exitCode: status?.exitCode ?? null,
           signal: status?.signal ?? null,
           timedOut,

@@ -1,4 +1,4 @@
-// The client terminal CommandBackend against a fake ACP client: cancellation and release.
+// The client terminal CommandBackend against a fake ACP client: cancellation, release and its output's bound.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clientFileBackend, clientTerminalBackend } from '../../../src/acp/client-bridges.js';
@@ -8,7 +8,7 @@ import type { ToolContent } from '../../../src/core/events.js';
 type Exit = { exitCode: number | null; signal: string | null };
 
 /** A client whose terminals run until killed; records what the backend did. */
-function fakeClient(onCreate: () => void = () => {}) {
+function fakeClient(onCreate: () => void = () => {}, output = 'partial') {
   const log: string[] = [];
   const client = {
     async createTerminal() {
@@ -22,7 +22,7 @@ function fakeClient(onCreate: () => void = () => {}) {
           log.push('kill');
           exit({ exitCode: null, signal: 'SIGTERM' });
         },
-        currentOutput: async () => ({ output: 'partial', truncated: false, exitStatus: await exited }),
+        currentOutput: async () => ({ output, truncated: false, exitStatus: await exited }),
         release: async () => {
           log.push('release');
         },
@@ -45,6 +45,31 @@ test('a cancel that arrives while the terminal is being created kills it at once
   assert.equal(outcome.timedOut, false);
   assert.equal(outcome.signal, 'SIGTERM');
   assert.deepEqual(log, ['kill', 'release']);
+});
+
+test('output a client terminal kept beyond outputByteLimit is cut to its last bytes, from a character, and marked', async () => {
+  const limit = 1000;
+  // A client that ignores outputByteLimit (ACP says it cuts from the beginning) and sends it all.
+  const { client } = fakeClient(() => {}, `${'start '.repeat(10_000)}${'é'.repeat(limit)}`);
+  const backend = clientTerminalBackend(client as never, 'sess-1');
+  const controller = new AbortController();
+  const running = backend.run({ command: 'noisy', cwd: '/tmp', timeoutMs: 60_000, outputByteLimit: limit }, { signal: controller.signal, update: () => undefined });
+  controller.abort(); // the fake's command ends only when killed
+  const outcome = await running;
+  assert.equal(outcome.truncated, true);
+  // 1000 bytes from the end is a character's start: 500 é.
+  assert.equal(outcome.output, `[... earlier output omitted: the client terminal kept the last ${limit} bytes ...]\n${'é'.repeat(limit / 2)}`);
+  const odd = await clientTerminalBackend(fakeClient(() => {}, `x${'é'.repeat(limit)}`).client as never, 'sess-1').run(
+    { command: 'noisy', cwd: '/tmp', timeoutMs: 60_000, outputByteLimit: limit - 1 },
+    { signal: AbortSignal.abort(), update: () => undefined },
+  );
+  // 999 bytes from the end falls inside an é: the cut starts at the next one.
+  assert.equal(odd.output.split('\n')[1], 'é'.repeat(limit / 2 - 1));
+  const fits = await clientTerminalBackend(fakeClient(() => {}, 'é'.repeat(limit / 2)).client as never, 'sess-1').run(
+    { command: 'quiet', cwd: '/tmp', timeoutMs: 60_000, outputByteLimit: limit },
+    { signal: AbortSignal.abort(), update: () => undefined },
+  );
+  assert.deepEqual([fits.output, fits.truncated], ['é'.repeat(limit / 2), false]);
 });
 
 test("a client's text over the read's maxBytes is refused; at maxBytes it is returned", async () => {
