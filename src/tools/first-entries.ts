@@ -1,5 +1,5 @@
 /**
- * The first entries of a directory in a given order, holding no more of them than are kept.
+ * The first entries of a directory in a given order, holding at most twice as many as are kept.
  *
  * readdir returns a directory's every entry at once: a directory of millions of files (a cache, a
  * mail store, generated data) cost hundreds of MiB (about 250 bytes an entry), and a session
@@ -36,24 +36,28 @@ export async function firstEntries<T>(
   signal?.throwIfAborted();
   // `encoding: 'buffer'` is honoured at run time; the types only know string encodings.
   const handle = await opendir(dir as string, { encoding: 'buffer' as BufferEncoding, bufferSize: BATCH });
+  // Entries are gathered unsorted; at twice `max`, sorted and cut to `max`, and the last one kept is
+  // then the bound: an entry not before it can no longer be kept. O(n log max) in all, and at most
+  // 2 × `max` held. (Inserting each entry in its place cost O(max) each: a search of a 200000-entry
+  // directory with its 100000-entry budget took 50 s, where readdir and one sort took 11.) Array sort is stable:
+  // of equal entries, those read first stay first.
   const kept: T[] = [];
+  let bound: T | undefined;
   let total = 0;
   // The iterator closes the handle however the loop ends.
   for await (const entry of handle as AsyncIterable<Dirent> as AsyncIterable<Dirent<Buffer>>) {
     if (++total % BATCH === 0) signal?.throwIfAborted();
     if (max <= 0) continue;
     const item = make(entry);
-    if (kept.length === max && order(item, kept[max - 1]!) >= 0) continue;
-    // After every equal one: of equal entries, the first read stays first, as a stable sort keeps them.
-    let lo = 0;
-    let hi = kept.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (order(item, kept[mid]!) < 0) hi = mid;
-      else lo = mid + 1;
+    if (bound !== undefined && order(item, bound) >= 0) continue;
+    kept.push(item);
+    if (kept.length >= 2 * max) {
+      kept.sort(order);
+      kept.length = max;
+      bound = kept[max - 1];
     }
-    kept.splice(lo, 0, item);
-    if (kept.length > max) kept.pop();
   }
+  kept.sort(order);
+  if (kept.length > max) kept.length = max;
   return { kept, total };
 }

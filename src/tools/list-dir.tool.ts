@@ -48,7 +48,7 @@ export function listDirTool(limits: ToolLimits): ToolDefinition {
       try {
         if (!target.exists) throw (await notUtf8NameError(target.path, shown)) ?? Object.assign(new Error('missing'), { code: 'ENOENT' });
         // As bytes: a name that is not UTF-8 would otherwise read as another (U+FFFD for its bad bytes).
-        // Sorted by bytes, holding only the entries shown, however many the directory has (first-entries.ts).
+        // Sorted by bytes, holding at most twice the entries shown, however many the directory has (first-entries.ts).
         listed = await firstEntries(target.path, max, (entry) => entry, (a, b) => Buffer.compare(a.name, b.name), ctx.signal);
       } catch (err) {
         const e = fileError(err, shown);

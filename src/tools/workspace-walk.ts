@@ -104,8 +104,8 @@ export async function* walkFiles(start: string, options: WalkOptions, stats: Wal
     let named;
     try {
       // Names as bytes: one that is not UTF-8 opens only so (its UTF-8 reading has U+FFFD for each bad byte).
-      // Sorted by name, holding only as many entries as the budget has left and one more, which
-      // tells that it ran out, however many the directory has (first-entries.ts).
+      // Sorted by name, keeping as many entries as the budget has left and one more, which tells
+      // that it ran out, and holding at most twice that, however many the directory has (first-entries.ts).
       const keep = options.maxEntries - stats.examined + 1;
       named = (await firstEntries(rawDir ?? dir, keep, (entry) => ({ entry, name: entry.name.toString('utf8') }), byName, options.signal)).kept;
     } catch {
