@@ -87,7 +87,7 @@ function rawJoin(dir: string, rawDir: Buffer | undefined, name: Buffer): Buffer 
   return Buffer.concat([parent, Buffer.from(parent[parent.length - 1] === sep.charCodeAt(0) ? '' : sep), name]);
 }
 
-/** By name; names whose UTF-8 readings are alike (U+FFFD for different bytes) by their bytes, in whatever order the system reads them. */
+/** By name; names whose UTF-8 readings are alike (U+FFFD for different bytes) by their bytes, not in the order the system happens to read them. */
 const byName = (a: { name: string; entry: Dirent<Buffer> }, b: { name: string; entry: Dirent<Buffer> }): number =>
   a.name < b.name ? -1 : a.name > b.name ? 1 : Buffer.compare(a.entry.name, b.entry.name);
 
