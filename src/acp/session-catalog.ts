@@ -4,7 +4,7 @@
  */
 import type { EventLog } from '../core/ports.js';
 import type { SessionIndex } from '../store/index.js';
-import { indexedEventsAfter } from '../store/session-log-entry.js';
+import { logCatchUp } from '../store/session-log-entry.js';
 import type { SessionReporter } from './control-channel.js';
 
 /** What the host needs of the session index. A supervised child only reads it: its daemon writes it. */
@@ -35,11 +35,9 @@ export function daemonOwnedCatalog(reporter: SessionReporter): SessionCatalog {
     applyEvents: async () => undefined,
     catchUp: async (id, log, { heldSeq, indexedSeq }) => {
       if (indexedSeq === undefined) return;
-      // The log lost events the entry folded (a machine crash, a damaged tail cut): the entry is
-      // made again from all of the log's indexed events (SessionIndex.rewind).
-      if (heldSeq < indexedSeq) return reporter.indexed(id, await indexedEventsAfter(log, 0), heldSeq);
-      const events = await indexedEventsAfter(log, indexedSeq);
-      if (events.length) reporter.indexed(id, events);
+      // The same reading as the agent's own index (SessionIndex.catchUp); the daemon follows it (SessionIndex.follow).
+      const { events, rewound } = await logCatchUp(log, { entrySeq: indexedSeq, heldSeq });
+      if (events.length || rewound !== undefined) reporter.indexed(id, events, rewound);
     },
     tombstone: async () => undefined,
     flush: async () => undefined,

@@ -20,7 +20,7 @@ import { makeDirs, sessionIndexPath } from './paths.js';
 import { newer, parseIndex } from './session-index.codec.js';
 import { listOrder, listPage, type SessionListOptions, type SessionListPage } from './session-index.list.js';
 import { entryAsLogSays, foldEvent, rewoundEntry, type SessionEntry, type SessionStatus } from './session-summary.js';
-import { entryFromLog, indexedEventsAfter, sessionLogIds } from './session-log-entry.js';
+import { entryFromLog, logCatchUp, sessionLogIds, type LogCatchUp } from './session-log-entry.js';
 import { writeTombstoneLog } from './session-tombstone.js';
 import { IndexFileBytes } from './session-index.bytes.js';
 
@@ -179,23 +179,32 @@ export class SessionIndex {
    * Brings a session's entry up to date with its open log, the truth (spec/event-log.md §6): folds
    * the indexed events the log holds after the entry's `lastSeq`, which a process killed before its
    * index write kept from it (a title, a close). Done when a session is opened, not at every start
-   * for 10,000 logs; a daemon's child does it for its daemon (`foldUnseen`). `heldSeq`: the log's last
-   * seq once opened, before the session appended to it; below `lastSeq`, the log lost events (`rewind`).
+   * for 10,000 logs; a daemon's child does it for its daemon (`follow`). `heldSeq`: the log's last
+   * seq once opened, before the session appended to it; below `lastSeq`, the log lost events.
    */
   async catchUp(id: string, log: Pick<EventLog, 'readAfter' | 'lastSeq'>, { heldSeq = log.lastSeq() }: { heldSeq?: number } = {}): Promise<void> {
     const entry = this.entries.get(id);
     if (!entry || entry.status === 'deleted') return;
-    if (heldSeq < entry.lastSeq) return this.rewind(id, await indexedEventsAfter(log, 0), heldSeq);
-    await this.foldUnseen(id, await indexedEventsAfter(log, entry.lastSeq));
+    await this.follow(id, await logCatchUp(log, { entrySeq: entry.lastSeq, heldSeq }));
   }
 
   /**
-   * Makes a session's entry follow its log when the log holds less than the entry says: `heldSeq`
-   * (the log's last seq once opened and repaired) is below its `lastSeq` (rewoundEntry). `indexed`:
-   * every indexed event the log holds, from its start.
+   * Makes a session's entry follow what its open log told (logCatchUp: here, or reported by a
+   * daemon's child): with `rewound`, the log holds less than the entry says, and the entry is made
+   * again from `events`, every indexed event the log holds (rewoundEntry); otherwise the events
+   * newer than the entry are folded. Never backwards: events folded meanwhile (a reopened session's
+   * process reports what it appends) are newer than those read, whose older title or mode must not
+   * undo them.
    */
-  async rewind(id: string, indexed: readonly AgentEvent[], heldSeq: number): Promise<void> {
-    await this.replaceByLog(id, (entry) => (heldSeq < entry.lastSeq ? rewoundEntry(entry, indexed, heldSeq, this.clock.now()) : undefined));
+  async follow(id: string, { events, rewound }: LogCatchUp): Promise<void> {
+    if (rewound !== undefined) {
+      await this.replaceByLog(id, (entry) => (rewound < entry.lastSeq ? rewoundEntry(entry, events, rewound, this.clock.now()) : undefined));
+      return;
+    }
+    const entry = this.entries.get(id);
+    if (!entry || entry.status === 'deleted') return;
+    const unseen = events.filter((e) => e.sessionId === id && e.seq > entry.lastSeq);
+    if (unseen.length) await this.applyEvents(unseen);
   }
 
   /**
@@ -216,19 +225,6 @@ export class SessionIndex {
     this.put(made);
     await this.persist();
     return true;
-  }
-
-  /**
-   * Folds a session's indexed events read from its log (catchUp, or a daemon's child: INDEXED_SEQ)
-   * that are newer than its entry. Never backwards: events folded meanwhile (a reopened session's
-   * process reports what it appends) are newer than those read, whose older title or mode must not
-   * undo them.
-   */
-  async foldUnseen(id: string, indexed: readonly AgentEvent[]): Promise<void> {
-    const entry = this.entries.get(id);
-    if (!entry || entry.status === 'deleted') return;
-    const unseen = indexed.filter((e) => e.sessionId === id && e.seq > entry.lastSeq);
-    if (unseen.length) await this.applyEvents(unseen);
   }
 
   /** Rebuilds the whole index from the logs and writes it. Tombstones survive (they are logs too). */

@@ -93,6 +93,26 @@ async function readDecodablePrefix(path: string, err: TroupeError, logger: Logge
 }
 
 /**
+ * What a session's open log tells its index entry, which stands at `entrySeq`: the indexed events it
+ * holds beyond it, or, when it holds less (`rewound`: its last seq once opened and repaired, before
+ * the session appended anything, is below `entrySeq`: a machine crash, a damaged tail cut), every
+ * indexed event it holds, from its start, to make the entry again from (spec/event-log.md §6).
+ */
+export interface LogCatchUp {
+  events: AgentEvent[];
+  rewound?: number;
+}
+
+/**
+ * Reads what `log` tells an entry at `entrySeq` (LogCatchUp). One decision for both who keep an index:
+ * an agent's own (SessionIndex.catchUp) and a daemon's child, which reports it (session-catalog.ts).
+ */
+export async function logCatchUp(log: Pick<EventLog, 'readAfter' | 'lastSeq'>, { entrySeq, heldSeq }: { entrySeq: number; heldSeq: number }): Promise<LogCatchUp> {
+  if (heldSeq < entrySeq) return { events: await indexedEventsAfter(log, 0), rewound: heldSeq };
+  return { events: await indexedEventsAfter(log, entrySeq) };
+}
+
+/**
  * The events of `log` after `seq` that change an index entry (INDEXED_EVENT_TYPES), in order. None
  * from a log whose prefix through `seq` is lost (`replay_gap`): it holds nothing to fold after it.
  */

@@ -407,7 +407,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     // the entry says (`rewound`: a machine crash, a damaged tail cut), and the entry follows it.
     const index = this.deps.index;
     if (rewound !== undefined) this.deps.observer?.rewound?.(sessionId, rewound);
-    void (rewound === undefined ? index.foldUnseen(sessionId, events) : index.rewind(sessionId, events, rewound)).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
+    void index.follow(sessionId, { events, ...(rewound === undefined ? {} : { rewound }) }).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
   }
 
   transition(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void {

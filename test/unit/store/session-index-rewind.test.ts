@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { sessionLogPath } from '../../../src/store/paths.js';
 import { SessionIndex } from '../../../src/store/session-index.store.js';
-import { cutAfterCreation, sessionCreated, steppingClock, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+import { logCatchUp, type LogCatchUp } from '../../../src/store/session-log-entry.js';
+import { chunk, cutAfterCreation, sessionCreated, steppingClock, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
 
 test('catchUp of a log cut short: the entry is the log\'s again (lastSeq, title, mode), stays failed, and another process\'s stale copy does not undo it', async () => {
   const { dir, cleanup } = tempDir();
@@ -38,6 +39,27 @@ test('catchUp of a log cut short: the entry is the log\'s again (lastSeq, title,
     assert.ok(reopened.get('ses_other'), 'and the other process\'s entry is kept');
     await b.refresh();
     assert.deepEqual(of(b), expected, 'the other process takes it');
+  } finally {
+    cleanup();
+  }
+});
+
+test('logCatchUp, the one reading for the agent\'s index and a daemon\'s child: the indexed events past the entry, or all of them with `rewound` when the log holds less', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const id = 'ses_read';
+    const written = await FileEventLog.forSession(dir, id, { create: true });
+    for (const input of [sessionCreated(id, dir), chunk(id, 'not indexed'), { type: 'session_configured', sessionId: id, title: 'T' } as const, turnCompleted(id)]) {
+      await written.whenDurable(written.append(input).seq);
+    }
+    const seqsOf = (c: LogCatchUp) => [c.events.map((e) => e.seq), c.rewound];
+    // The entry is behind the log: what it has not folded, chunks left out.
+    assert.deepEqual(seqsOf(await logCatchUp(written, { entrySeq: 1, heldSeq: 4 })), [[3, 4], undefined]);
+    // Level with it: nothing.
+    assert.deepEqual(seqsOf(await logCatchUp(written, { entrySeq: 4, heldSeq: 4 })), [[], undefined]);
+    // The log held less than the entry once opened: every indexed event, to make the entry from.
+    assert.deepEqual(seqsOf(await logCatchUp(written, { entrySeq: 9, heldSeq: 4 })), [[1, 3, 4], 4]);
+    await written.close();
   } finally {
     cleanup();
   }
