@@ -320,7 +320,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/list',
       guarded('session/list', async (p: acp.ListSessionsRequest) => {
         assertListCwd(p.cwd);
-        const { index } = await host();
+        const h = await host();
+        // Logs changed while no agent ran are read again at its start: listed as they are, not as the index had them.
+        await h.logsRechecked();
+        const { index } = h;
         // Another agent on this home (a second editor window) may have made sessions since.
         await index.refreshIfChanged();
         const page = index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });

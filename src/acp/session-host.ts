@@ -12,7 +12,8 @@ import { oncePerKey } from '../core/once-per-key.js';
 import type { Logger } from '../core/ports.js';
 import { SessionEngine, type EngineOptions } from '../actors/session-engine.js';
 import type { EngineLimits } from '../actors/engine-core.js';
-import { FileEventLog, INDEXED_EVENT_TYPES, SessionIndex, sessionLogPath, sessionsDir } from '../store/index.js';
+import { FileEventLog, INDEXED_EVENT_TYPES, recheckInBackground, SessionIndex, sessionLogPath, sessionsDir, type BackgroundRecheck } from '../store/index.js';
+import { nextTurn } from '../core/next-turn.js';
 import { DEFAULT_MODE_ID, mcpServersOf } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
@@ -117,7 +118,20 @@ export class SessionHost {
 
   static async open(opts: HostOptions): Promise<SessionHost> {
     if (opts.reporter) return new SessionHost(opts, daemonOwnedCatalog(opts.reporter));
-    return new SessionHost(opts, opts.index ?? (await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger })));
+    if (opts.index) return new SessionHost(opts, opts.index);
+    const index = await SessionIndex.open(sessionsDir(opts.home), { logger: opts.logger });
+    const host = new SessionHost(opts, index);
+    // Logs changed while no agent ran (cut by a crash, written on by another process, removed) are
+    // read again as the daemon does, in the background (spec/event-log.md §6, Recheck).
+    host.recheck = recheckInBackground(index, { isOpen: (id) => host.isOpen(id), pause: nextTurn, logger: opts.logger });
+    return host;
+  }
+
+  private recheck?: BackgroundRecheck;
+
+  /** Settles once the logs changed while no agent ran are read again (only of an index this host opened): `session/list` waits for it. */
+  logsRechecked(): Promise<void> {
+    return this.recheck?.done ?? Promise.resolve();
   }
 
   /** The connection's client and what it advertised at `initialize`. */
@@ -374,6 +388,7 @@ export class SessionHost {
 
   async shutdown(): Promise<void> {
     clearInterval(this.idleSweep);
+    await this.recheck?.stop();
     const spare = await this.takeSpare();
     if (spare) await spare.log.close().catch(() => undefined).then(() => rm(spare.log.path, { force: true }));
     await Promise.all([...this.live.keys()].map((id) => this.unload(id)));

@@ -16,7 +16,7 @@ import { ChildLauncher } from './child-launch.js';
 import { ChildSpawner } from '../actors/child-spawner.js';
 import { DEFAULT_STARTUP_TIMEOUT_MS } from '../actors/child-watchdog.js';
 import { nextTurn } from '../core/next-turn.js';
-import { recheckChangedLogs, resolveTroupeHome, SessionIndex, sessionsDir, unusableHomeMessage } from '../store/index.js';
+import { recheckInBackground, resolveTroupeHome, SessionIndex, sessionsDir, unusableHomeMessage } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import { initializeResult } from '../acp/capabilities.js';
@@ -278,10 +278,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   // A log damaged, cut short or written while the daemon was down says something else than its
   // entry: read again in the background, once serving (a stat per log, in slices), so that the list
   // says it before a request opens the session (spec/event-log.md §6, Recheck).
-  const recheckStop = new AbortController();
-  const recheck = recheckChangedLogs(index, { isOpen: (id) => relay.sessions.has(id), pause: nextTurn, logger, signal: recheckStop.signal }).catch((err: unknown) =>
-    logger.warn('reading changed session logs again failed', { error: String(err) }),
-  );
+  const recheck = recheckInBackground(index, { isOpen: (id) => relay.sessions.has(id), pause: nextTurn, logger });
 
   return new Promise<number>((resolve) => {
     let stopping = false;
@@ -297,9 +294,9 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       }, 30_000);
       force.unref();
       try {
-        recheckStop.abort();
+        const rechecked = recheck.stop();
         await server.close();
-        await recheck;
+        await rechecked;
         await relay.shutdown();
         await index.flush();
         feeds.close();

@@ -15,7 +15,7 @@ export { type LogHeader, LOG_FORMAT_VERSION } from './log-record.codec.js';
 export { projectStrictJson, resolveMaxEventBytes, DEFAULT_MAX_EVENT_BYTES, MIN_MAX_EVENT_BYTES, MAX_MAX_EVENT_BYTES } from './strict-json.codec.js';
 export { SessionIndex, type SessionIndexOptions } from './session-index.store.js';
 export type { SessionListOptions, SessionListPage } from './session-index.list.js';
-export { recheckChangedLogs, type LogRecheckOptions, type LogRecheckCounts } from './session-log-recheck.js';
+export { recheckChangedLogs, recheckInBackground, type BackgroundRecheck, type LogRecheckOptions, type LogRecheckCounts } from './session-log-recheck.js';
 export { type SessionEntry, type SessionStatus, SESSION_STATUSES, INDEXED_EVENT_TYPES } from './session-summary.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { isProcessAlive, isSameProcessAlive, processStartTicks } from './process-alive.js';

@@ -208,11 +208,12 @@ export class SessionIndex {
   }
 
   /**
-   * Makes an entry what its log says (`fromLog`, entryFromLog), read again because the log changed
-   * while no process here had it open (session-log-recheck.ts), unless the entry changed since `seen`
-   * (a copy from `get`) was taken: then a process that opened the log told it more. Whether it changed.
+   * Makes an entry what its log says (`fromLog`, entryFromLog; `undefined`: the log is gone), read
+   * again because the log changed while no process here had it open (session-log-recheck.ts), unless
+   * the entry changed since `seen` (a copy from `get`) was taken: then a process that opened the log
+   * told it more. Whether it changed.
    */
-  followLog(id: string, seen: SessionEntry, fromLog: SessionEntry): Promise<boolean> {
+  followLog(id: string, seen: SessionEntry, fromLog: SessionEntry | undefined): Promise<boolean> {
     return this.replaceByLog(id, (entry) => (JSON.stringify(entry) === JSON.stringify(seen) ? entryAsLogSays(entry, fromLog, this.clock.now()) : undefined));
   }
 

@@ -49,12 +49,14 @@ export async function recheckChangedLogs(index: SessionIndex, opts: LogRecheckOp
   for (let page = index.list({ limit: STAT_SLICE }); ; page = index.list({ limit: STAT_SLICE, cursor: page.nextCursor })) {
     if (opts.signal?.aborted) return counts;
     const slice = page.sessions.map((s) => s.id);
-    const identities = await Promise.all(slice.map((id) => fileIdentity(sessionLogPath(index.dir, id)).catch(() => undefined)));
+    // `undefined`: no such file; a log that cannot be stat'ed (EACCES, EIO) is left as its entry says.
+    const identities = await Promise.all(slice.map((id) => fileIdentity(sessionLogPath(index.dir, id)).catch(() => 'unknown' as const)));
     counts.looked += slice.length;
     for (let j = 0; j < slice.length; j++) {
-      // The change time moves with every write, and with a `touch` of the modification time too.
+      // The change time moves with every write, and with a `touch` of the modification time too. No
+      // log at all (removed by hand, or lost with a disk): the session is gone (`recheck` says so).
       const identity = identities[j];
-      if (identity && identity.ctimeNs >= since && (await recheck(index, slice[j]!, opts, counts))) counts.changed++;
+      if (identity !== 'unknown' && (identity === undefined || identity.ctimeNs >= since) && (await recheck(index, slice[j]!, opts, counts))) counts.changed++;
       if (opts.signal?.aborted) return counts;
     }
     if (!page.nextCursor) break;
@@ -74,6 +76,12 @@ async function recheck(index: SessionIndex, id: string, opts: LogRecheckOptions,
   // Its reads are synchronous (a scan, a page of events): one log per turn of the caller's loop.
   await opts.pause();
   const before = await fileIdentity(path);
+  if (before === undefined) {
+    // Gone still: no process can open the session, and a rebuild would not list it. The entry stays,
+    // as `deleted`, so that its id is never used again (SessionIndex.followLog).
+    opts.logger.warn('a session log is gone; its session is listed no more', { sessionId: id, path });
+    return index.followLog(id, seen, undefined);
+  }
   counts.read++;
   const fromLog = await entryFromLog(index.dir, id, opts.logger, opts.pause).catch((err: unknown) => {
     opts.logger.warn('reading a changed session log again', { sessionId: id, error: String(err) });
@@ -82,4 +90,23 @@ async function recheck(index: SessionIndex, id: string, opts: LogRecheckOptions,
   // Written meanwhile (a process opened it): what was read may be a record short, and its writer tells.
   if (!fromLog || opts.isOpen(id) || !sameFile(before, await fileIdentity(path))) return false;
   return index.followLog(id, seen, fromLog);
+}
+
+/** A recheck running in the background: `done` settles when it ends (a failure is logged, not thrown); `stop` ends it between two steps. */
+export interface BackgroundRecheck {
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `recheckChangedLogs` without waiting for it, for a process that serves meanwhile: `troupe
+ * serve`, and `troupe acp` run by an editor, whose `session/list` waits for `done`.
+ */
+export function recheckInBackground(index: SessionIndex, opts: Omit<LogRecheckOptions, 'signal'>): BackgroundRecheck {
+  const stopped = new AbortController();
+  const done = recheckChangedLogs(index, { ...opts, signal: stopped.signal }).then(
+    () => undefined,
+    (err: unknown) => opts.logger.warn('reading changed session logs again failed', { error: String(err) }),
+  );
+  return { done, stop: () => (stopped.abort(), done) };
 }

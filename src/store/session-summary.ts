@@ -107,9 +107,12 @@ export function rewoundEntry(entry: SessionEntry, indexed: readonly AgentEvent[]
  * but for `failed`, which no log records, and `updatedAt`, which does not go back (to `now` at least
  * when the log holds less than the entry said, as `rewoundEntry`). A log whose `session_created` did
  * not survive keeps the entry's own description, with the log's `lastSeq` if lower and its damage.
+ * No log at all (`fromLog` undefined): `deleted`, as of `now` (a rebuild would not list it either).
  */
-export function entryAsLogSays(entry: SessionEntry, fromLog: SessionEntry, now: number): SessionEntry {
+export function entryAsLogSays(entry: SessionEntry, fromLog: SessionEntry | undefined, now: number): SessionEntry {
   const { damaged: _was, ...kept } = entry;
+  // No log (`undefined`): the session is gone, as a deleted one is, and its id stays used.
+  if (!fromLog) return { ...kept, status: 'deleted', updatedAt: Math.max(entry.updatedAt, now) };
   const next: SessionEntry = fromLog.cwd === '' ? { ...kept, lastSeq: Math.min(entry.lastSeq, fromLog.lastSeq) } : { ...fromLog };
   if (fromLog.damaged) next.damaged = fromLog.damaged;
   else delete next.damaged;

@@ -59,7 +59,9 @@ test('the store: catching up with the log gives an entry its title, mode, turns 
 });
 
 test('troupe acp: session/load of such a session lists it with its title from then on', async (t) => {
-  const { home, cwd } = await crashedInTheWindow();
+  const { home, dir, cwd } = await crashedInTheWindow();
+  // Not read again at the agent's start (acp-list-recheck.test.ts): the opening of the session is tested here.
+  indexWrittenAfterLogs(dir);
   const agent = AcpChild.start({ home });
   t.after(() => agent.close());
   await agent.initialize();
@@ -104,6 +106,8 @@ test('troupe acp: a log cut short by a machine crash, once loaded, gives its ent
   const before = JSON.parse(readFileSync(sessionIndexPath(dir), 'utf8')).sessions.find((s: any) => s.id === id);
   assert.equal(before.title, 'hi', 'the turn titled the session');
   cutAfterCreation(sessionLogPath(dir, id));
+  // Not read again at the agent's start (acp-list-recheck.test.ts): the opening of the session is tested here.
+  indexWrittenAfterLogs(dir);
 
   const second = AcpChild.start({ home: first.home });
   t.after(() => second.close());

@@ -2,7 +2,7 @@
 // spec/event-log.md §6 Recheck): real logs and index files in a temp directory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import { silentLogger } from '../../../src/core/ports.js';
 import { nextTurn } from '../../../src/core/next-turn.js';
@@ -90,6 +90,28 @@ test('a session deleted while its index write failed (its tombstone log in place
     assert.deepEqual(await recheck(index), { looked: 2, read: 1, changed: 1 });
     assert.equal(index.get('ses_gone')!.status, 'deleted');
     assert.deepEqual(index.list().sessions.map((s) => s.id), ['ses_kept']);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a log removed while the index was not looking: its session is deleted (listed no more, its id kept used)', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    await titledSession(dir, 'ses_removed');
+    await titledSession(dir, 'ses_kept');
+    const first = await SessionIndex.open(dir);
+    await first.flush();
+    indexWrittenAfterLogs(dir);
+    rmSync(sessionLogPath(dir, 'ses_removed'));
+
+    const index = await SessionIndex.open(dir);
+    assert.deepEqual(await recheck(index), { looked: 2, read: 0, changed: 1 });
+    assert.equal(index.get('ses_removed')!.status, 'deleted');
+    assert.ok(index.isUsed('ses_removed'));
+    assert.deepEqual(index.list().sessions.map((s) => s.id), ['ses_kept']);
+    await index.flush();
+    assert.equal((await SessionIndex.open(dir)).get('ses_removed')!.status, 'deleted', 'and written');
   } finally {
     cleanup();
   }
