@@ -24,6 +24,15 @@ async function titledSession(dir: string, id: string): Promise<void> {
   await log.close();
 }
 
+/** Titled sessions whose index is written after their logs: the index as a process left it. */
+async function indexedSessions(dir: string, ids: string[]): Promise<SessionIndex> {
+  for (const id of ids) await titledSession(dir, id);
+  const index = await SessionIndex.open(dir);
+  await index.flush();
+  indexWrittenAfterLogs(dir);
+  return index;
+}
+
 const recheck = (index: SessionIndex, open: string[] = []) => recheckChangedLogs(index, { isOpen: (id) => open.includes(id), pause: nextTurn, logger: silentLogger });
 
 test('logs changed after the index was written are read again: damage marked, a cut log followed, failed kept; unchanged and open logs are not read', async () => {
@@ -77,11 +86,7 @@ test('an index rebuilt at its open read every log then: nothing to read again', 
 test('a session deleted while its index write failed (its tombstone log in place, the index not written) is listed deleted once read again', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    await titledSession(dir, 'ses_gone');
-    await titledSession(dir, 'ses_kept');
-    const first = await SessionIndex.open(dir);
-    await first.flush();
-    indexWrittenAfterLogs(dir);
+    const first = await indexedSessions(dir, ['ses_gone', 'ses_kept']);
     // What SessionIndex.tombstone does first; its index write is what a full disk refused.
     await writeTombstoneLog(dir, first.get('ses_gone')!, Date.now(), nextTurn);
 
@@ -98,11 +103,7 @@ test('a session deleted while its index write failed (its tombstone log in place
 test('a log removed while the index was not looking: its session is deleted (listed no more, its id kept used)', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    await titledSession(dir, 'ses_removed');
-    await titledSession(dir, 'ses_kept');
-    const first = await SessionIndex.open(dir);
-    await first.flush();
-    indexWrittenAfterLogs(dir);
+    await indexedSessions(dir, ['ses_removed', 'ses_kept']);
     rmSync(sessionLogPath(dir, 'ses_removed'));
 
     const index = await SessionIndex.open(dir);
