@@ -71,6 +71,15 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
         throw unusableHome(err, home);
       }),
     ));
+  // Stops the sessions and writes out what they sent; once (stdin's end, a signal, stdout's loss).
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    // A store that never opened has nothing to shut down (its failure was logged when it happened).
+    (stopping ??= (host ?? Promise.resolve(undefined))
+      .then((opened) => opened?.shutdown(), () => undefined)
+      .catch((err) => err !== configProblem && logger.error('shutdown failed', { error: String(err) }))
+      .then(() => out.flush())
+      .finally(() => channel?.close()));
   const inputEnded = new AbortController();
   const app = createAgentApp({ openHost, env, config, logger, sessionsDir: sessionsDir(home), writeLines: out.writeLines, supervised: Boolean(channel), inputEnded: inputEnded.signal });
   // The SDK parses stdin; what it answers itself (a line that is not JSON-RPC) goes out through `out`.
@@ -106,20 +115,21 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   // A request written right behind `initialize`, before its answer, is served after it (initialize-first.ts);
   // every request read before stdin's end is answered before the connection closes, its turns
   // cancelled (answered-before-end.ts).
-  const served = answeredBeforeEnd(initializeFirst({ readable: stdio.readable, writable: out.writable }), () => {
-    logger.debug('stdin ended; answering the requests in flight, turns cancelled');
-    inputEnded.abort();
+  const served = answeredBeforeEnd(initializeFirst({ readable: stdio.readable, writable: out.writable }), {
+    onEnd: () => {
+      logger.debug('stdin ended; answering the requests in flight, turns cancelled');
+      inputEnded.abort();
+    },
+    // Once every request is answered the agent stops, with the connection still open: what it
+    // sends until then goes out. First one turn of the loop, in which what the last answer's handler
+    // scheduled runs (a new session's commands: agent.app.ts announceCommands).
+    beforeClose: async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      await stop();
+    },
   });
   const connection = app.connect(served);
 
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    // A store that never opened has nothing to shut down (its failure was logged when it happened).
-    (stopping ??= (host ?? Promise.resolve(undefined))
-      .then((opened) => opened?.shutdown(), () => undefined)
-      .catch((err) => err !== configProblem && logger.error('shutdown failed', { error: String(err) }))
-      .then(() => out.flush())
-      .finally(() => channel?.close()));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => void stop().then(() => process.exit(0)));
   }

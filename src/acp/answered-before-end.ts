@@ -9,6 +9,11 @@
  * is answered `cancelled`; docs/editors.md), so that an editor that ends stdin to quit is not kept
  * waiting, and neither is a turn waiting for an answer of the client's (a permission, a file): the
  * agent's requests to the client are withdrawn with the turn that made them (client-bridges.ts).
+ *
+ * Nor does the input end as the last answer goes out: `beforeClose` runs first (the agent stops its
+ * sessions there), and the SDK's input ends once it has settled. The SDK refuses every message once
+ * its input has ended ("ACP connection closed"): until 2026-12-07 what the agent sent after the last
+ * answer (a new session's `available_commands_update`, sent the next turn of the loop) was dropped.
  */
 import type * as acp from '@agentclientprotocol/sdk';
 
@@ -31,8 +36,15 @@ function responseId(m: Message): { id: Id } | undefined {
   return id === null || typeof id === 'string' || typeof id === 'number' ? { id } : undefined;
 }
 
-/** `stream` whose input ends once every request read from it has been answered (see the module comment). */
-export function answeredBeforeEnd(stream: acp.Stream, onEnd: () => void): acp.Stream {
+export interface EndOfInput {
+  /** Runs once, as the input ends. */
+  onEnd(): void;
+  /** Runs once the input has ended and every request has been answered; the SDK's input ends when it settles. */
+  beforeClose(): Promise<void>;
+}
+
+/** `stream` whose input ends once every request read from it has been answered, and `beforeClose` has run (see the module comment). */
+export function answeredBeforeEnd(stream: acp.Stream, { onEnd, beforeClose }: EndOfInput): acp.Stream {
   // The requests being served: counts by id, as JSON (a misbehaving client may reuse an id while
   // its first request runs).
   const serving = new Map<string, number>();
@@ -55,11 +67,10 @@ export function answeredBeforeEnd(stream: acp.Stream, onEnd: () => void): acp.St
       flush() {
         ended = true;
         onEnd();
-        if (serving.size === 0) return;
         return new Promise<void>((resolve) => {
           drained = resolve;
           settleIfDone();
-        });
+        }).then(beforeClose);
       },
     }),
   );

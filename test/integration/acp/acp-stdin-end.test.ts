@@ -83,6 +83,24 @@ test('requests piped in one write, then stdin closed: each is answered, and the 
   assert.match(a.out.find((m) => m.id === 3).result.sessionId, /^ses_/);
 });
 
+test('what the agent sends after the last answer still goes out before it exits: a piped session/new\'s commands, a loaded session\'s', async () => {
+  // (Until 2026-12-07 the SDK's connection closed as the last answer went out, and it refused what
+  // came after: the commands a session announces the next turn of the loop were dropped.)
+  const first = agent();
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  first.send([initialize, { id: 2, method: 'session/new', params: { cwd, mcpServers: [] } }], true);
+  assert.equal(await first.exited, 0, first.stderr());
+  const { sessionId } = first.out.find((m) => m.id === 2).result;
+  const commandsOf = (out: any[]) => out.findIndex((m) => m.method === 'session/update' && m.params.sessionId === sessionId && m.params.update.sessionUpdate === 'available_commands_update');
+  assert.ok(commandsOf(first.out) > first.out.findIndex((m) => m.id === 2), JSON.stringify(first.out).slice(0, 1500));
+  // A session/load replays the log and announces the commands after its answer too.
+  const second = agent(undefined, {}, first.home);
+  second.send([initialize, { id: 2, method: 'session/load', params: { sessionId, cwd, mcpServers: [] } }], true);
+  assert.equal(await second.exited, 0, second.stderr());
+  assert.ok(second.out.find((m) => m.id === 2)?.result, JSON.stringify(second.out).slice(0, 1500));
+  assert.ok(commandsOf(second.out) > second.out.findIndex((m) => m.id === 2), JSON.stringify(second.out).slice(0, 1500));
+});
+
 test('stdin closed while a turn runs and prompts wait behind it: each prompt is answered cancelled, every other request answered, the turn ended in the log, exit 0', async () => {
   const a = agent({ replies: [{ when: 'long', items: [{ text: 'working' }, { hang: true }] }] });
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
