@@ -16,8 +16,7 @@ import { writePendingLogs } from '../store/unwritten-logs.js';
 import { createAgentApp } from './agent.app.js';
 import type { SessionHost } from './session-host.js';
 import { batchedStdout } from './batched-stdout.js';
-import { initializeFirst } from './initialize-first.js';
-import { answeredBeforeEnd } from './answered-before-end.js';
+import { requestGate } from './request-gate.js';
 import { boundedLines } from './oversized-lines.js';
 import { MAX_LINE_BYTES } from '../wire/ndjson-limits.js';
 import { POOL_INITIALIZE_ID } from '../wire/control-messages.js';
@@ -112,10 +111,10 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
       .catch((err) => err !== configProblem && logger.error('cannot open the session store or warm up', { error: String(err) }))
       .finally(() => process.stdin.off('data', onRequestData));
   }
-  // A request written right behind `initialize`, before its answer, is served after it (initialize-first.ts);
-  // every request read before stdin's end is answered before the connection closes, its turns
-  // cancelled (answered-before-end.ts).
-  const served = answeredBeforeEnd(initializeFirst({ readable: stdio.readable, writable: out.writable }), {
+  // A request written right behind `initialize`, before its answer, is served after it; every
+  // request read before stdin's end is answered before the connection closes, its turns cancelled
+  // (request-gate.ts).
+  const served = requestGate({ readable: stdio.readable, writable: out.writable }, {
     onEnd: () => {
       logger.debug('stdin ended; answering the requests in flight, turns cancelled');
       inputEnded.abort();

@@ -47,7 +47,7 @@ export interface AgentOptions {
    */
   supervised?: boolean;
   /**
-   * Aborted when the client's input ends (answered-before-end.ts): the requests in flight are still
+   * Aborted when the client's input ends (request-gate.ts): the requests in flight are still
    * answered, but every turn is cancelled, running or not yet started (a prompt is answered
    * `cancelled`), and no MCP server start is waited for.
    */

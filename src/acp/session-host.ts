@@ -254,7 +254,7 @@ export class SessionHost {
   }
 
   /**
-   * The client's input has ended (answered-before-end.ts): every session's turn is cancelled and
+   * The client's input has ended (request-gate.ts): every session's turn is cancelled and
    * its queued prompts with it, and MCP servers still starting are not waited for, so that the
    * requests in flight are answered soon and the agent exits.
    */

@@ -1,0 +1,150 @@
+/**
+ * When the SDK gets to read what the client sent, and when its input ends.
+ *
+ * - Requests a client pipelines behind its `initialize` are served once that `initialize` has been
+ *   answered, in the order they were sent. The SDK dispatches every inbound message at once and opens
+ *   its initialization gate only when the `initialize` response goes out (`agentInitializationGate`,
+ *   sdk:dist/v1/stable/acp.js): a client that wrote `initialize` and `session/new` in one go had its
+ *   `session/new` refused with -32600 "must be initialized", the refusal even before the `initialize`
+ *   answer. Here nothing more is read after an `initialize` request until its answer has been
+ *   written. A request with no `initialize` before it still meets the SDK's gate (-32600
+ *   invalid_request); so do the ones behind an `initialize` that failed.
+ * - Every request read before stdin ends is answered before the connection closes. The SDK closes
+ *   the connection as soon as its input is done, aborting the requests it is still serving: until
+ *   2026-12-07 a script that piped `initialize` and `session/list` and closed stdin got the first
+ *   answer only, and the agent exited 0. Here the SDK's input ends only once every request it was
+ *   given has been answered. `onEnd` runs once, as the input ends: the agent cancels its turns then
+ *   (a prompt is answered `cancelled`; docs/editors.md), so that an editor that ends stdin to quit is
+ *   not kept waiting, and neither is a turn waiting for an answer of the client's (a permission, a
+ *   file): the agent's requests to the client are withdrawn with the turn that made them
+ *   (client-bridges.ts).
+ * - Nor does the input end as the last answer goes out: `beforeClose` runs first (the agent stops its
+ *   sessions there), and the SDK's input ends once it has settled. The SDK refuses every message once
+ *   its input has ended ("ACP connection closed"): until 2026-12-07 what the agent sent after the
+ *   last answer (a new session's `available_commands_update`, sent the next turn of the loop) was
+ *   dropped.
+ *
+ * The SDK takes one reader of the stream's `readable` and, per message, a writer of its `writable`,
+ * and uses nothing else of them (sdk 2.4.0 core/jsonrpc.js `receive`, `sendMessage`): the two here
+ * are plain objects over the stream's own reader and writer, not streams (nor a TransformStream and
+ * its pipe) of their own. They were two wrappers, each with a stream per direction, until
+ * 2026-12-07 (bench/README.md, "idle child PSS").
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+
+type Message = acp.AnyMessage;
+type Id = string | number | null;
+type Read = ReadableStreamReadResult<Message>;
+
+const DONE: Read = { done: true, value: undefined };
+
+export interface EndOfInput {
+  /** Runs once, as the input ends. */
+  onEnd(): void;
+  /** Runs once the input has ended and every request has been answered; the SDK's input ends when it settles. */
+  beforeClose(): Promise<void>;
+}
+
+/** A request by the SDK's own test (`isRequestMessage`, sdk:dist/core/jsonrpc.js): one it answers once, with its id. */
+function requestId(m: Message): { id: Id } | undefined {
+  const r = m as { jsonrpc?: unknown; id?: unknown; method?: unknown };
+  if (r.jsonrpc !== '2.0' || typeof r.method !== 'string' || !('id' in r)) return undefined;
+  return isId(r.id) ? { id: r.id } : undefined;
+}
+
+/** A response's id (no `method`), or undefined. */
+function responseId(m: Message): { id: Id } | undefined {
+  const r = m as { id?: unknown; method?: unknown };
+  if ('method' in r || !('id' in r)) return undefined;
+  return isId(r.id) ? { id: r.id } : undefined;
+}
+
+const isId = (id: unknown): id is Id => id === null || typeof id === 'string' || typeof id === 'number';
+
+/** `stream` as the SDK should read it (see the module comment). */
+export function requestGate(stream: acp.Stream, { onEnd, beforeClose }: EndOfInput): acp.Stream {
+  const source = stream.readable.getReader();
+  const sink = stream.writable.getWriter();
+  // The requests being served: counts by id, as JSON (a misbehaving client may reuse an id while
+  // its first request runs).
+  const serving = new Map<string, number>();
+  /** The `initialize` being answered, if one is, and the read that waits for its answer. */
+  let answering: { id: Id; answered?: () => void } | undefined;
+  let ended = false;
+  let drained: (() => void) | undefined;
+  /** The SDK's read in progress, ended at once if the SDK closes the connection meanwhile. */
+  let reading: ((r: Read) => void) | undefined;
+  let cancelled = false;
+
+  const settleIfDone = () => {
+    if (ended && serving.size === 0) drained?.();
+  };
+  const end = async (): Promise<Read> => {
+    ended = true;
+    onEnd();
+    await new Promise<void>((resolve) => {
+      drained = resolve;
+      settleIfDone();
+    });
+    await beforeClose();
+    return DONE;
+  };
+  const next = async (): Promise<Read> => {
+    if (answering) await new Promise<void>((resolve) => (answering!.answered = resolve));
+    const read = await source.read();
+    if (cancelled) return DONE;
+    if (read.done) return end();
+    const request = requestId(read.value);
+    if (request) {
+      const key = JSON.stringify(request.id);
+      serving.set(key, (serving.get(key) ?? 0) + 1);
+      if ((read.value as { method: string }).method === 'initialize') answering = { id: request.id };
+    }
+    return read;
+  };
+
+  const reader = {
+    read: () =>
+      new Promise<Read>((resolve, reject) => {
+        reading = resolve;
+        next().then(resolve, reject);
+      }).finally(() => (reading = undefined)),
+    releaseLock: () => undefined,
+    async cancel(reason?: unknown) {
+      cancelled = true;
+      reading?.(DONE);
+      await source.cancel(reason);
+    },
+  };
+  const writer = {
+    write(m: Message) {
+      const response = responseId(m);
+      if (response) {
+        const key = JSON.stringify(response.id);
+        const count = serving.get(key);
+        if (count !== undefined) {
+          if (count > 1) serving.set(key, count - 1);
+          else serving.delete(key);
+        }
+        // The SDK records a successful initialize before it writes the answer: what is read from now
+        // finds the connection initialized.
+        if (answering && answering.id === response.id) {
+          const { answered } = answering;
+          answering = undefined;
+          answered?.();
+        }
+      }
+      const written = sink.write(m);
+      // The input ends once the last answer has reached the output.
+      if (response) void written.then(settleIfDone, settleIfDone);
+      return written;
+    },
+    close: () => sink.close(),
+    abort: (reason?: unknown) => sink.abort(reason),
+    releaseLock: () => undefined,
+  };
+  return {
+    readable: { locked: false, getReader: () => reader } as unknown as ReadableStream<Message>,
+    writable: { locked: false, getWriter: () => writer } as unknown as WritableStream<Message>,
+  };
+}
