@@ -4,6 +4,7 @@
  * accepted; everything else is refused before the event gets a seq. See spec/event-log.md §5.
  */
 import { TroupeError } from '../core/errors.js';
+import { jsonStringBytes } from '../wire/json-bytes.js';
 
 /** Default largest event, in bytes of compact JSON. */
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
@@ -34,10 +35,8 @@ export interface Projection<T = unknown> {
 // Printable ASCII other than `"` and `\`: such a string's JSON length is its length plus quotes.
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-/** Bytes of a string as compact JSON text (quotes and escapes included). */
-export function jsonStringBytes(s: string): number {
-  return PLAIN.test(s) ? s.length + 2 : Buffer.byteLength(JSON.stringify(s));
-}
+/** Bytes of a string as compact JSON text (quotes and escapes included), counted without making it. */
+export { jsonStringBytes };
 
 /** ES2024's String methods (Node 20 has them; the project's lib is ES2023). */
 type WellFormable = string & { isWellFormed(): boolean; toWellFormed(): string };
@@ -91,7 +90,8 @@ class Projector {
       return s;
     }
     const text = isWellFormed(s) ? s : (s as WellFormable).toWellFormed();
-    this.add(Buffer.byteLength(JSON.stringify(text)));
+    // Counted, not made: a string whose JSON is over V8's longest string is event_too_large, not a RangeError.
+    this.add(jsonStringBytes(text));
     return text;
   }
 

@@ -1,3 +1,5 @@
+import { jsonBytes, jsonStringBytes } from './json-bytes.js';
+
 /**
  * The most one NDJSON line of ACP may take, in bytes without its line ending: the ACP SDK's own
  * default limit (`ndJsonStream`), so what editors built on it read. troupe reads no more on its stdin
@@ -16,26 +18,38 @@ export const LINE_OVERHEAD_BYTES = 64 * 1024;
 /** What a line may give its large fields together: a tool call's input first, then what it shows. */
 export const LINE_PAYLOAD_BYTES = MAX_LINE_BYTES - LINE_OVERHEAD_BYTES;
 
-const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '');
-
 /**
  * `value` (a tool call's input, as the model wrote it) made to fit `maxBytes` of JSON: as is, else
  * with its longest strings, longest first, each replaced by a note of its size until it fits, else
  * a note in its place. A model may write a file of any size (its input is logged in parts), and
  * shown whole the input alone made a line over what an ACP client reads: its connection ended.
+ *
+ * Never throws: sizes are counted, not made (json-bytes.ts; until 2026-12-07 an input whose JSON
+ * was over V8's longest string, 90 million control characters say, threw a RangeError here, and the
+ * tool call's update and permission request with it). An input with no JSON at all (a cycle, a
+ * BigInt, nesting deeper than the stack) is a note too.
  */
 export function fitJson(value: unknown, maxBytes: number): unknown {
-  let total = jsonBytes(value);
-  if (total <= maxBytes) return value;
+  try {
+    return fit(value, maxBytes);
+  } catch (err) {
+    return `[The input cannot be shown here: it has no JSON (${err instanceof Error ? err.message : 'unknown'}).]`;
+  }
+}
+
+function fit(value: unknown, maxBytes: number): unknown {
+  const bytes = jsonBytes(value);
+  if (bytes <= maxBytes) return value;
+  let total = bytes;
   const strings: { holder: Record<string | number, unknown>; key: string | number; bytes: number; note: string }[] = [];
   const copy = copyNoting(value, strings);
   strings.sort((a, b) => b.bytes - a.bytes);
   for (const s of strings) {
     if (total <= maxBytes) break;
     s.holder[s.key] = s.note;
-    total -= s.bytes - jsonBytes(s.note);
+    total -= s.bytes - jsonStringBytes(s.note);
   }
-  return total <= maxBytes ? copy : `[The input is too large to show here: ${jsonBytes(value)} bytes of JSON.]`;
+  return total <= maxBytes ? copy : `[The input is too large to show here: ${bytes} bytes of JSON.]`;
 
   function copyNoting(v: unknown, found: typeof strings): unknown {
     if (v === null || typeof v !== 'object') return v;
@@ -43,7 +57,7 @@ export function fitJson(value: unknown, maxBytes: number): unknown {
     for (const [key, item] of Object.entries(v)) {
       const k = Array.isArray(v) ? Number(key) : key;
       out[k] = copyNoting(item, found);
-      if (typeof item === 'string') found.push({ holder: out, key: k, bytes: jsonBytes(item), note: `[${Buffer.byteLength(item)} bytes, too large to show here]` });
+      if (typeof item === 'string') found.push({ holder: out, key: k, bytes: jsonStringBytes(item), note: `[${Buffer.byteLength(item)} bytes, too large to show here]` });
     }
     return out;
   }

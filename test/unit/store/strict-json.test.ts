@@ -108,3 +108,12 @@ test('an event for another session or without a type is refused', () => {
   assert.throws(() => log.append({ sessionId: SID } as unknown as AgentEventInput), (e: unknown) => isTroupeError(e, 'invalid_event_payload'));
   assert.equal(log.lastSeq(), 0);
 });
+
+test('a string whose JSON is over the longest string V8 makes is event_too_large, not a RangeError', () => {
+  // 90 million control characters: 540 million bytes as JSON, which JSON.stringify cannot make.
+  const text = '\x01'.repeat(90_000_000);
+  const log = new MemoryEventLog({ sessionId: SID });
+  assert.throws(() => log.append({ type: 'agent_message_chunk', sessionId: SID, turnId: 't', messageId: 'm', text }), (e: unknown) => isTroupeError(e, 'event_too_large'));
+  assert.throws(() => log.append(toolInput({ content: text })), (e: unknown) => isTroupeError(e, 'event_too_large'));
+  assert.equal(log.lastSeq(), 0);
+});

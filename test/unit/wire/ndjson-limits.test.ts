@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fitJson } from '../../../src/wire/ndjson-limits.js';
+import { fitJson, LINE_PAYLOAD_BYTES } from '../../../src/wire/ndjson-limits.js';
 
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 
@@ -19,4 +19,24 @@ test('a tool input within its budget is shown as it is; over it, its longest str
 
   // No long string to replace: a note in its place.
   assert.match(String(fitJson({ n: Array(5000).fill(1) }, 1000)), /^\[The input is too large to show here: 10007 bytes of JSON\.\]$/);
+});
+
+test('an input whose JSON is over the longest string V8 makes is fitted, not a RangeError', () => {
+  // 90 million control characters: 90 MB as a string, 540 million bytes as JSON (`\u0001` each),
+  // over V8's 2^29 - 24 characters. Real size, not a lowered limit: the fitting never makes that text.
+  const content = '\x01'.repeat(90_000_000);
+  assert.throws(() => JSON.stringify(content), RangeError, 'the premise: V8 cannot make this JSON');
+  const fitted = fitJson({ path: 'a.txt', content }, LINE_PAYLOAD_BYTES);
+  assert.deepEqual(fitted, { path: 'a.txt', content: '[90000000 bytes, too large to show here]' });
+});
+
+test('an input with no JSON (a cycle, a BigInt, nesting deeper than the stack) is a note, not an exception', () => {
+  const cyclic: Record<string, unknown> = { path: 'a.txt' };
+  cyclic.self = cyclic;
+  let deep: unknown[] = [];
+  for (let i = 0; i < 200_000; i++) deep = [deep];
+  for (const input of [cyclic, { n: 1n }, deep]) {
+    assert.throws(() => JSON.stringify(input), 'the premise: JSON.stringify throws');
+    assert.match(String(fitJson(input, 1024)), /^\[The input cannot be shown here: it has no JSON \(.+\)\.\]$/);
+  }
 });
