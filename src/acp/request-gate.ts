@@ -28,7 +28,9 @@
  * and uses nothing else of them (sdk 2.4.0 core/jsonrpc.js `receive`, `sendMessage`): the two here
  * are plain objects over the stream's own reader and writer, not streams (nor a TransformStream and
  * its pipe) of their own. They were two wrappers, each with a stream per direction, until
- * 2026-12-07 (bench/README.md, "idle child PSS").
+ * 2026-12-07: the first release of a real web stream's lock makes Node build a second V8 realm (to
+ * strip the stack of the error it rejects the released writer's promises with), some 0.2 MB kept
+ * for good (bench/README.md, "What it was").
  */
 import type * as acp from '@agentclientprotocol/sdk';
 
