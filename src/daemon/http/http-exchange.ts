@@ -19,9 +19,6 @@ export interface ByteMeter {
   sent: number;
 }
 
-/** What an exchange no dispatcher metered counts into: read by nobody. */
-const UNMETERED: ByteMeter = { received: 0, sent: 0 };
-
 export class HttpExchange {
   readonly method: string;
   readonly path: string;
@@ -41,12 +38,15 @@ export class HttpExchange {
   private crossOrigin: Record<string, string> | undefined;
 
   /**
-   * Where this exchange counts its body bytes, as read and as written (response bodies, stream
-   * chunks, the comments that drain a stream); headers are not counted. Set by the dispatcher.
+   * @param meter where this exchange counts its body bytes, as read and as written (response
+   * bodies, stream chunks, the comments that drain a stream); headers are not counted. The
+   * dispatcher picks it by route family.
    */
-  meter: ByteMeter = UNMETERED;
-
-  constructor(readonly res: HttpResponse, req: HttpRequest) {
+  constructor(
+    readonly res: HttpResponse,
+    req: HttpRequest,
+    readonly meter: ByteMeter,
+  ) {
     this.method = req.getMethod().toUpperCase();
     this.path = req.getUrl();
     this.rawQuery = req.getQuery() ?? '';

@@ -212,8 +212,8 @@ export class HttpServer {
   }
 
   private dispatch(res: HttpResponse, req: HttpRequest): void {
-    const ex = new HttpExchange(res, req);
-    ex.meter = ex.path === '/acp' && this.acpCore ? this.acpCore.traffic.http : this.managementBytes;
+    // The meter is chosen from the URL before the exchange copies it out of uWS's request.
+    const ex = new HttpExchange(res, req, req.getUrl() === '/acp' && this.acpCore ? this.acpCore.traffic.http : this.managementBytes);
     try {
       const crossOrigin = this.security.crossOrigin(ex.header('origin'));
       if (crossOrigin) {
