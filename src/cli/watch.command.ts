@@ -130,8 +130,10 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     for await (const m of client.events(id, after, abort.signal)) {
       if (m.event === 'replay_gap') {
         fmt.end();
-        const body = JSON.parse(m.data) as { message?: string };
-        throw new CliError('replay_gap', `${body.message ?? `the events after seq ${after} are no longer available`}; watch from a later cursor or reload the session`);
+        const body = JSON.parse(m.data) as { message?: string; lastSeq?: unknown };
+        // With `lastSeq`, the log was cut short under the stream: what it holds ends before what was printed.
+        const hint = typeof body.lastSeq === 'number' ? `watch again from seq ${body.lastSeq} or before` : 'watch from a later cursor';
+        throw new CliError('replay_gap', `${body.message ?? `the events after seq ${after} are no longer available`}; ${hint} or reload the session`);
       }
       if (m.event === 'error') {
         fmt.end();

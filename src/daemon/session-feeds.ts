@@ -6,9 +6,10 @@
 import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
+import { FeedWatcher, type FeedView } from './feed-watcher.js';
 import { TroupeError } from '../core/errors.js';
 import { nextTurn } from '../core/next-turn.js';
-import { checkFeedCursor, COLD_BATCH, COLD_BATCH_BYTES, EventBroker, LogCheckpoints, QueueBudget, readEventRange, readEventRangeFd, scanFdPaced, scanLogFilePaced, sessionLogPath, sessionsDir } from '../store/index.js';
+import { type BrokerWatcher, checkFeedCursor, COLD_BATCH, COLD_BATCH_BYTES, EventBroker, LogCheckpoints, QueueBudget, readEventRange, readEventRangeFd, scanFdPaced, scanLogFilePaced, sessionLogPath, sessionsDir } from '../store/index.js';
 
 const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
 /**
@@ -102,6 +103,12 @@ export class SessionFeeds {
    * megabytes of events for the daemon's lifetime.
    */
   async subscribe(sessionId: string, cursor: number): Promise<EventWatcher> {
+    // A rewind of the log ends the feed; the watcher then goes on through the feed opened again.
+    return new FeedWatcher(await this.view(sessionId, cursor), cursor, (from) => this.view(sessionId, from));
+  }
+
+  /** A watcher of the session's feed as it is now (opened for it if none is). */
+  private async view(sessionId: string, cursor: number): Promise<FeedView> {
     if (!existsSync(sessionLogPath(sessionsDir(this.home), sessionId))) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     const feed = this.feed(sessionId);
     // Counted from now, not once the scan is done: a watcher refused meanwhile (a cursor beyond the
@@ -115,7 +122,7 @@ export class SessionFeeds {
       if (this.brokers.get(sessionId) === feed) this.drop(sessionId, feed);
       else closeLog(feed); // forgotten (deleted) while watched: its last watcher has read what it was to send
     };
-    let watcher: EventWatcher;
+    let watcher: BrokerWatcher;
     try {
       await feed.opened;
       watcher = feed.broker!.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
@@ -124,7 +131,7 @@ export class SessionFeeds {
       release();
       throw err;
     }
-    return { [Symbol.asyncIterator]: () => watcher[Symbol.asyncIterator](), close: () => (watcher.close(), release()) };
+    return { watcher, rewoundTo: () => feed.rewoundTo, close: () => (watcher.close(), release()) };
   }
 
   /**
@@ -179,13 +186,20 @@ export class SessionFeeds {
    * A session whose log holds only `heldSeq` now, less than this daemon heard of (cut while the
    * session rested; the process that opened it again says so before anything it appends). Its
    * known seq is the log's: until 2026-12-07 GET /v1/sessions kept showing the lost seq. An open
-   * feed past it ends (its streams end; a cursor beyond the log is then refused `invalid_cursor`):
-   * it would skip the session's next events as ones it had, and its checkpoints are the old file's.
+   * feed past it ends (it would skip the session's next events as ones it had, and its checkpoints
+   * are the old file's): its watchers go on through the feed opened again, or end with
+   * `replay_gap` if they were handed events the log lost (feed-watcher.ts). A feed still scanning
+   * the log scans it again once that scan ends: what it scanned may be gone (until 2026-12-07 it
+   * opened on the old view, past the log's end, and skipped the session's next events).
    */
   rewound(sessionId: string, heldSeq: number): void {
     const feed = this.brokers.get(sessionId);
-    if (feed?.broker && feed.broker.lastSeq() > heldSeq) this.end(sessionId, feed);
-    if (!this.brokers.has(sessionId)) this.seen.set(sessionId, heldSeq);
+    if (feed && !feed.broker) feed.rewinds++;
+    else if (feed?.broker && feed.broker.lastSeq() > heldSeq) {
+      feed.rewoundTo = heldSeq;
+      this.end(sessionId, feed);
+    }
+    if (!this.brokers.get(sessionId)?.broker) this.seen.set(sessionId, heldSeq);
   }
 
   /** Ends a feed: its streams end once they have sent what they had; its log closes with the last. */
@@ -219,7 +233,7 @@ export class SessionFeeds {
     // Kept open while the feed is: a session deleted while a watcher catches up (now in batches of a
     // few MiB, not all it had to send) has its log replaced by a tombstone, and the rest is read
     // from the file the feed opened.
-    const feed: Feed = { broker: undefined, opened: Promise.resolve(), watchers: 0, checkpoints: new LogCheckpoints(), fd: openIfExists(path) };
+    const feed: Feed = { broker: undefined, opened: Promise.resolve(), watchers: 0, checkpoints: new LogCheckpoints(), fd: openIfExists(path), rewinds: 0, rewoundTo: undefined };
     this.brokers.set(sessionId, feed);
     feed.opened = this.openFeed(sessionId, feed, path);
     // Its watchers hear of a failure; nobody else awaits it.
@@ -235,7 +249,11 @@ export class SessionFeeds {
   private async openFeed(sessionId: string, feed: Feed, path: string): Promise<void> {
     let scan;
     try {
-      scan = feed.fd === undefined ? undefined : await scanFdPaced(feed.fd, path, nextTurn);
+      // Again while a rewind came during the scan (`rewound`): the log it scanned was cut meanwhile.
+      for (let rewinds = -1; rewinds !== feed.rewinds && !this.closed && this.brokers.get(sessionId) === feed; ) {
+        rewinds = feed.rewinds;
+        scan = feed.fd === undefined ? undefined : await scanFdPaced(feed.fd, path, nextTurn);
+      }
     } catch (err) {
       if (this.brokers.get(sessionId) === feed) this.brokers.delete(sessionId);
       closeLog(feed);
@@ -253,7 +271,8 @@ export class SessionFeeds {
       retention: RETENTION,
       initialSeq: initial,
       // Never past what the daemon was told is durable: the file may end in a record being written.
-      cold: { firstSeq: () => first, read: async (after, max, maxBytes) => this.fromFile(sessionId, feed, after, Math.min(after + max, broker.lastSeq()), maxBytes) },
+      // Nor past a rewind: the file beyond is another one's, read with the old scan's checkpoints.
+      cold: { firstSeq: () => first, read: async (after, max, maxBytes) => this.fromFile(sessionId, feed, after, Math.min(after + max, broker.lastSeq(), feed.rewoundTo ?? Infinity), maxBytes) },
     });
     feed.broker = broker;
     // Events reported while it scanned are in the file it scanned to its end; any beyond (a log
@@ -286,6 +305,10 @@ interface Feed {
   checkpoints: LogCheckpoints;
   /** The log file, open while the feed is (undefined if it was not there yet, or once closed). */
   fd: number | undefined;
+  /** Rewinds heard of while the log was scanned: a scan they came during is done again. */
+  rewinds: number;
+  /** The seq the log was found to hold only through, once the feed ended for it (`rewound`). */
+  rewoundTo: number | undefined;
 }
 
 function openIfExists(path: string): number | undefined {

@@ -4,7 +4,7 @@
  * durable log) when there is one. Semantics: spec/event-log.md §4.
  */
 import type { AgentEvent } from '../core/events.js';
-import type { EventPage, EventWatcher, ReadOptions } from '../core/ports.js';
+import type { EventPage, ReadOptions } from '../core/ports.js';
 import { TroupeError } from '../core/errors.js';
 import { BrokerWatcher, type QueueLimits } from './event-watcher.js';
 import type { QueueBudget } from './queue-budget.js';
@@ -181,7 +181,7 @@ export class EventBroker {
   }
 
   /** Replay after `cursor`, then live events. Throws `invalid_cursor` at once; a gap surfaces from the iteration. */
-  subscribe(cursor: number, options: { queueLimit?: number; queueMaxBytes?: number; queueBudget?: QueueBudget } = {}): EventWatcher {
+  subscribe(cursor: number, options: { queueLimit?: number; queueMaxBytes?: number; queueBudget?: QueueBudget } = {}): BrokerWatcher {
     this.checkCursor(cursor);
     const events = positiveInt(options.queueLimit, this.queueLimits.events, 'queueLimit');
     const bytes = positiveInt(options.queueMaxBytes, this.queueLimits.bytes, 'queueMaxBytes');

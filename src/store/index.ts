@@ -7,7 +7,7 @@ export { MemoryEventLog, type MemoryEventLogOptions } from './memory-event-log.s
 export { FileEventLog, type FileEventLogOptions } from './file-event-log.store.js';
 export { EventBroker, checkFeedCursor, type ColdSource, type RetentionOptions, type BrokerOptions, DEFAULT_QUEUE_LIMIT } from './event-broker.js';
 export { QueueBudget } from './queue-budget.js';
-export { COLD_BATCH, COLD_BATCH_BYTES } from './event-watcher.js';
+export { COLD_BATCH, COLD_BATCH_BYTES, type BrokerWatcher } from './event-watcher.js';
 export { BARRIER_EVENT_TYPES, isBarrierEvent, type DurabilityOptions, type SyncPolicy } from './durability.js';
 export { readLogFile, readLogFilePaged, readLogFrom, scanLogFile, scanLogFilePaced, scanFd, scanFdPaced, SCAN_SLICE_BYTES, decodeLogBuffer, readEventRange, readEventRangeFd, type LogScan, type LogWarning, type LogContents, type LogPosition, type LogGrowth } from './log-file.reader.js';
 export { LogCheckpoints } from './log-checkpoints.js';

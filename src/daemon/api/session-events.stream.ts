@@ -73,7 +73,10 @@ export async function streamSessionEvents(req: RouteRequest, res: RouteResponse,
   } catch (err) {
     const code = isTroupeError(err) ? err.code : 'internal_error';
     const message = err instanceof Error ? err.message : String(err);
-    if (!sse.closed) await sse.send(JSON.stringify({ code, message, after }), { event: code === 'replay_gap' ? 'replay_gap' : 'error' });
+    // A gap from a rewind of the log (feed-watcher.ts) says where the log ends now: the stream sent
+    // events past it, which the log lost.
+    const lastSeq = isTroupeError(err) && code === 'replay_gap' ? err.data?.lastSeq : undefined;
+    if (!sse.closed) await sse.send(JSON.stringify({ code, message, after, ...(typeof lastSeq === 'number' ? { lastSeq } : {}) }), { event: code === 'replay_gap' ? 'replay_gap' : 'error' });
   } finally {
     watcher.close();
     sse.close();

@@ -93,6 +93,15 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     oneLine(r, /^troupe watch: events after seq 3 are no longer available \(retained from 9\); watch from a later cursor or reload the session \(replay_gap\)$/);
   });
 
+  test('a replay gap of a log cut short under the stream (`lastSeq`): what to do is to watch from before where the log ends now', async () => {
+    const message = "the session's log holds events through seq 4 only (cut short: a damaged tail or a machine crash); the events after it that were sent, through seq 7, are gone";
+    const gap = `event: replay_gap\ndata: ${JSON.stringify({ code: 'replay_gap', message, after: 0, lastSeq: 4 })}\n\n`;
+    const r = await watchStandIn('ses_0cut', gap);
+    assert.equal(r.code, 1, r.stderr);
+    // Until 2026-12-07 a stream of a cut log just ended; "a later cursor" would be refused there.
+    oneLine(r, /; watch again from seq 4 or before or reload the session \(replay_gap\)$/);
+  });
+
   test('an event stream that fails with a code of the daemon (a damaged log): watch shows that code, not daemon_unreachable', async () => {
     const failed = `event: error\ndata: ${JSON.stringify({ code: 'log_corrupt', message: 'ses_0bad.log is damaged after seq 12', after: 0 })}\n\n`;
     const r = await watchStandIn('ses_0bad', failed);

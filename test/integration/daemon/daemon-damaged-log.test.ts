@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import { Daemon, tempDir, waitFor, type AcpClient, daemonWithClient } from '../../support/daemon.js';
-import { readSse } from '../../../src/cli/sse.reader.js';
+import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
 import { scanLogFile, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
 import { entryFromLog } from '../../../src/store/session-log-entry.js';
@@ -203,12 +203,12 @@ async function cutWhileServing(t: { after(f: () => unknown): void }, feedOpen: b
   const before = scanLogFile(path).lastSeq;
   await waitFor('the turn to be listed', async () => (await listed()) === before);
   assert.ok(before > 1);
-  const stream = { ended: false };
+  const stream = { ended: false, messages: [] as SseMessage[] };
   if (feedOpen) {
     const get = await fetch(`${d.url}/v1/sessions/${id}/events?after=${before}`, { headers: d.headers });
     assert.equal(get.status, 200);
     void (async () => {
-      for await (const _ of readSse(get.body!, AbortSignal.timeout(60_000)));
+      for await (const m of readSse(get.body!, AbortSignal.timeout(60_000))) stream.messages.push(m);
       stream.ended = true;
     })();
   }
@@ -230,8 +230,15 @@ test('a log cut short while the daemon runs (its session at rest): once opened a
   assert.equal(await listed(), truth.lastSeq);
 });
 
-test('a log cut short while the daemon runs, with a feed of it open: the feed ends, and the listing shows the seq the log holds', { timeout: 120_000 }, async (t) => {
+test('a log cut short while the daemon runs, with a feed of it open: the stream, which sent events the log lost, ends with replay_gap saying where the log ends, and the listing shows the seq the log holds', { timeout: 120_000 }, async (t) => {
   const { listed, truth, stream } = await cutWhileServing(t, true);
   await waitFor('the feed to end', async () => stream.ended);
+  // Until 2026-12-07 it just ended, as a deleted session's stream does.
+  assert.deepEqual(
+    stream.messages.map((m) => m.event).filter((e) => e !== 'event'),
+    ['replay_gap'],
+  );
+  assert.equal(stream.messages.at(-1)!.event, 'replay_gap');
+  assert.equal(JSON.parse(stream.messages.at(-1)!.data).lastSeq, truth.lastSeq);
   assert.equal(await listed(), truth.lastSeq);
 });

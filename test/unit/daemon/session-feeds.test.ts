@@ -8,42 +8,12 @@ import { appendFileSync, readFileSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { EventWatcher } from '../../../src/core/ports.js';
-import { SessionFeeds } from '../../../src/daemon/session-feeds.js';
-import { FileEventLog } from '../../../src/store/file-event-log.store.js';
-import { SCAN_SLICE_BYTES } from '../../../src/store/log-file.reader.js';
 import { encodeEventRecord } from '../../../src/store/log-record.codec.js';
-import { makeDirs, sessionLogPath, sessionsDir } from '../../../src/store/paths.js';
-import { chunk, drain, tempDir } from '../../support/store/store-fixtures.js';
+import { chunk } from '../../support/store/store-fixtures.js';
+import { BIG, longLog, N, nextTurn, SID, take } from '../../support/long-feed-log.js';
 
-const SID = 'ses_long';
-/** Events of 1 MB: a log of three scan slices and a bit in 25 of them. */
-const BIG = 1_000_000;
-const N = Math.ceil((3 * SCAN_SLICE_BYTES) / BIG) + 1;
-const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 /** Bytes this process has read through read(2) and the like (proc(5)). */
 const bytesRead = () => Number(/^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
-
-/** A home with one session whose log holds `N` events of a megabyte, each its seq repeated. */
-async function longLog(t: { after(f: () => unknown): void }): Promise<{ home: string; path: string; feeds: SessionFeeds }> {
-  const { dir: home, cleanup } = tempDir();
-  t.after(cleanup);
-  makeDirs(sessionsDir(home), 0o700);
-  const log = await FileEventLog.forSession(sessionsDir(home), SID, { create: true, maxEventBytes: 2 * BIG });
-  for (let i = 1; i <= N; i++) log.append(chunk(SID, String(i % 10).repeat(BIG)));
-  await log.close();
-  const path = sessionLogPath(sessionsDir(home), SID);
-  assert.ok(statSync(path).size > 3 * SCAN_SLICE_BYTES);
-  const feeds = new SessionFeeds(home);
-  t.after(() => feeds.close());
-  return { home, path, feeds };
-}
-
-/** The first `n` events a watcher yields (a live watcher does not end by itself). */
-async function take(w: EventWatcher, n: number): Promise<AgentEvent[]> {
-  const { items, error } = await drain(w, n);
-  assert.equal(error, undefined);
-  return items;
-}
 
 test("a feed of a long log opens with the loop's other work run between the slices of its scan, and replays every event", async (t) => {
   const { feeds } = await longLog(t);

@@ -1,0 +1,99 @@
+/**
+ * A watcher of a session's event feed (session-feeds.ts) that follows a rewind of the session's log
+ * (spec/daemon.md §Management API, `/v1/sessions/:id/events`). When the process that opens a log
+ * again finds it holding less than its feed has (a damaged tail cut, a machine crash), the feed
+ * ends. A watcher that was handed nothing past what the log still holds has lost nothing: it goes
+ * on through the session's feed opened again (a scan of the log as it is now), its reader none the
+ * wiser. One that was handed events the log lost ends with `replay_gap` whose `data.lastSeq` is what
+ * the log holds: its reader learns that what it has after that seq is gone. Until 2026-12-07 both
+ * ended as a deleted session's stream ends, and one still catching up read the cut file with the
+ * offsets of the scan before the cut, and could fail `log_corrupt`.
+ */
+import type { AgentEvent } from '../core/events.js';
+import type { EventWatcher } from '../core/ports.js';
+import { isTroupeError, TroupeError } from '../core/errors.js';
+import type { BrokerWatcher } from '../store/index.js';
+
+/** A watcher of one feed as it was opened. */
+export interface FeedView {
+  watcher: BrokerWatcher;
+  /** The seq the feed's log holds only through, once its feed ended for a rewind. */
+  rewoundTo(): number | undefined;
+  /** Closes the watcher and lets its feed go (with its last watcher). */
+  close(): void;
+}
+
+const DONE: IteratorResult<AgentEvent> = { value: undefined, done: true };
+
+export class FeedWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
+  private position: number;
+  private closed = false;
+
+  constructor(
+    private view: FeedView,
+    cursor: number,
+    /** The session's feed from `cursor`, opened again (rejects as the first opening would). */
+    private readonly reopen: (cursor: number) => Promise<FeedView>,
+  ) {
+    this.position = cursor;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
+    return this;
+  }
+
+  /** Events the current feed's watcher has read ahead from the log and not handed on (what its catch-up holds). */
+  readAhead(): number {
+    return this.view.watcher.readAhead();
+  }
+
+  async next(): Promise<IteratorResult<AgentEvent>> {
+    for (;;) {
+      if (this.closed) return DONE;
+      const view = this.view;
+      const before = view.rewoundTo();
+      // Past the seq the log holds, the old feed has only lost events (or a cut file) to give.
+      if (before === undefined || this.position < before) {
+        const r = await view.watcher.next();
+        const held = view.rewoundTo();
+        if (held === undefined || (!r.done && r.value.seq <= held)) {
+          if (!r.done) this.position = r.value.seq;
+          return r;
+        }
+      }
+      if (this.closed) return DONE;
+      const held = view.rewoundTo()!;
+      if (this.position > held) {
+        this.close();
+        throw new TroupeError('replay_gap', `the session's log holds events through seq ${held} only (cut short: a damaged tail or a machine crash); the events after it that were sent, through seq ${this.position}, are gone`, { cursor: this.position, lastSeq: held });
+      }
+      let next: FeedView;
+      try {
+        next = await this.reopen(this.position);
+      } catch (err) {
+        this.close();
+        // Deleted meanwhile: the stream ends, as a deleted session's does.
+        if (isTroupeError(err) && err.code === 'session_not_found') return DONE;
+        throw err;
+      } finally {
+        view.close();
+      }
+      if (this.closed) {
+        next.close();
+        return DONE;
+      }
+      this.view = next;
+    }
+  }
+
+  return(): Promise<IteratorResult<AgentEvent>> {
+    this.close();
+    return Promise.resolve(DONE);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.view.close();
+  }
+}

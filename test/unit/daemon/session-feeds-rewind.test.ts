@@ -1,0 +1,112 @@
+// A session's log found holding less than the daemon's feed of it has (a damaged tail cut, a machine
+// crash: `rewound`, spec/daemon.md §Management API): whatever the feed was doing then, its watchers
+// end up on the log as it is, or are told plainly that they were sent events it lost. On real log
+// files, cut as the process that opens them again leaves them (its valid prefix).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync, truncateSync } from 'node:fs';
+import type { AgentEvent } from '../../../src/core/events.js';
+import { isTroupeError } from '../../../src/core/errors.js';
+import type { EventWatcher } from '../../../src/core/ports.js';
+import { encodeEventRecord } from '../../../src/store/log-record.codec.js';
+import { chunk, recordEnds } from '../../support/store/store-fixtures.js';
+import { BIG, longLog, N, nextTurn, SID } from '../../support/long-feed-log.js';
+
+/** Cuts the log after the record of seq `k` (one event a record), as a repair leaves it. */
+function cutAfter(path: string, k: number): void {
+  // recordEnds()[0] is the end of the header record; [k] that of the k-th event.
+  truncateSync(path, recordEnds(readFileSync(path))[k]!);
+}
+
+/** Events `seqs` as the session's next process writes them after the cut (not what the log lost). */
+function afterCut(seqs: number[], size = 10): AgentEvent[] {
+  return seqs.map((seq) => ({ ...chunk(SID, `after the cut ${seq} `.padEnd(size, '.')), seq, ts: seq }) as AgentEvent);
+}
+
+/** `afterCut`, appended to the log as one record. */
+function appendAfterCut(path: string, seqs: number[], size = 10): AgentEvent[] {
+  const events = afterCut(seqs, size);
+  appendFileSync(path, encodeEventRecord(events));
+  return events;
+}
+
+/** The next `n` events of a watcher, taken one by one (it stays open). */
+async function next(w: EventWatcher, n: number): Promise<AgentEvent[]> {
+  const it = w[Symbol.asyncIterator]();
+  const out: AgentEvent[] = [];
+  while (out.length < n) {
+    const r = await it.next();
+    assert.equal(r.done, false, `ended after ${out.map((e) => e.seq).join(',')}`);
+    out.push(r.value as AgentEvent);
+  }
+  return out;
+}
+
+const texts = (events: AgentEvent[]) => events.map((e) => (e.type === 'agent_message_chunk' ? e.text : e.type));
+const oldText = (seq: number) => String(seq % 10).repeat(BIG);
+
+test('a log cut while its feed scans it: the feed opens on what the log holds then, and the events appended after the cut reach its watchers', async (t) => {
+  const { path, feeds } = await longLog(t);
+  const K = 3;
+  const subscribing = feeds.subscribe(SID, 0);
+  // Between two slices of the scan, the session's next process opens the log: cut, reported so, appended to.
+  await nextTurn();
+  cutAfter(path, K);
+  feeds.rewound(SID, K);
+  assert.equal(feeds.knownLastSeq(SID), K, 'the known seq is the log’s while the feed still opens');
+  const appended = appendAfterCut(path, [K + 1, K + 2]);
+  feeds.publish(SID, appended);
+  const w = await subscribing;
+  t.after(() => w.close());
+  // Until 2026-12-07 the feed opened at the seq its scan saw before the cut, past the log's end.
+  assert.equal(feeds.knownLastSeq(SID), K + 2);
+  const live = appendAfterCut(path, [K + 3]);
+  feeds.publish(SID, live);
+  const events = await next(w, K + 3);
+  assert.deepEqual(events.map((e) => e.seq), Array.from({ length: K + 3 }, (_, i) => i + 1));
+  assert.deepEqual(texts(events), [...[1, 2, 3].map(oldText), ...texts([...appended, ...live])]);
+});
+
+test('a watcher catching up from the log when it is cut, not yet past the cut: it goes on through the log as it is, and on to live events', async (t) => {
+  const { path, feeds } = await longLog(t);
+  // Two events past a batch of the catch-up (4 MiB: four events), which then reads on across the cut.
+  const K = 6;
+  const w = await feeds.subscribe(SID, 0);
+  t.after(() => w.close());
+  const first = await next(w, 2);
+  cutAfter(path, K);
+  feeds.rewound(SID, K);
+  const appended = appendAfterCut(path, [K + 1, K + 2, K + 3]);
+  feeds.publish(SID, appended);
+  // And the next record is being written as the watcher reads on: the file ends in half of it.
+  const live = afterCut([K + 4]);
+  const record = encodeEventRecord(live);
+  appendFileSync(path, record.subarray(0, record.length / 2));
+  // Until 2026-12-07 it read the cut file past the cut with the old scan's offsets: log_corrupt (the
+  // record being written, a record's middle), or a replay_gap.
+  const rest = await next(w, K + 1);
+  appendFileSync(path, record.subarray(record.length / 2));
+  feeds.publish(SID, live);
+  const events = [...first, ...rest, ...(await next(w, 1))];
+  assert.deepEqual(events.map((e) => e.seq), Array.from({ length: K + 4 }, (_, i) => i + 1));
+  assert.deepEqual(texts(events), [...Array.from({ length: K }, (_, i) => oldText(i + 1)), ...texts([...appended, ...live])]);
+});
+
+test('a watcher that was handed events the log then lost ends with replay_gap saying where the log ends now', async (t) => {
+  const { path, feeds } = await longLog(t);
+  const K = 3;
+  const [live, behind] = [await feeds.subscribe(SID, N), await feeds.subscribe(SID, K + 1)];
+  t.after(() => (live.close(), behind.close()));
+  const waiting = live[Symbol.asyncIterator]().next();
+  cutAfter(path, K);
+  feeds.rewound(SID, K);
+  // Until 2026-12-07 both ended as a deleted session's stream does: nothing said what was lost.
+  for (const [w, pending] of [
+    [live, waiting],
+    [behind, behind[Symbol.asyncIterator]().next()],
+  ] as const) {
+    await assert.rejects(pending, (err: unknown) => isTroupeError(err, 'replay_gap') && err.data?.lastSeq === K);
+    assert.equal((await w[Symbol.asyncIterator]().next()).done, true, 'and then ends');
+  }
+  assert.equal(feeds.knownLastSeq(SID), K);
+});
