@@ -28,6 +28,7 @@ import { registerManagementRoutes } from './api/management.routes.js';
 import { MachineHub } from './machine-hub.js';
 import { Metrics } from './metrics.js';
 import { DEFAULT_FEED_BUDGET_BYTES, SessionFeeds } from './session-feeds.js';
+import type { SessionReplays } from './inspector/session-replays.js';
 import { daemonMetrics } from './daemon-metrics.js';
 
 /** Counts (sessions, connections, streams, restarts): beyond this they mean "no limit" anyway. */
@@ -207,8 +208,9 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const hub = new MachineHub();
   const running = new Map<string, string>();
   const feeds = new SessionFeeds(home, opts.feedQueueMb * MiB);
-  // The inspector's replay of a deleted session goes with it (set once the inspector is registered).
-  let forgetReplay = (_sessionId: string) => {};
+  // The inspector's replays of sessions (set once the inspector is registered): a deleted session's
+  // goes with it, and a rewound one's is read again.
+  let replays: Pick<SessionReplays, 'forget' | 'rewound'> | undefined;
   const relay = new Relay({
     options: {
       childSpec: { ...DEFAULT_CHILD_SPEC, intensity: opts.intensity, periodMs: opts.periodMs },
@@ -243,10 +245,13 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       deleted: (sessionId) => {
         feeds.forget(sessionId);
         hub.forget(sessionId);
-        forgetReplay(sessionId);
+        replays?.forget(sessionId);
         running.delete(sessionId);
       },
-      rewound: (sessionId, heldSeq) => feeds.rewound(sessionId, heldSeq),
+      rewound: (sessionId, heldSeq) => {
+        feeds.rewound(sessionId, heldSeq);
+        replays?.rewound(sessionId);
+      },
     },
   });
   const server = new HttpServer({
@@ -268,7 +273,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   counters.gauges(relay, index, pool, transport, feeds, () => server.sseStats(), server.managementBytes);
   registerManagementRoutes(server, { relay, index, feeds, hub, metrics, version: VERSION, startedAt, turns: { running: (id) => running.get(id) } });
   const inspector = (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env, metrics });
-  forgetReplay = (sessionId) => inspector.replays.forget(sessionId);
+  replays = inspector.replays;
   const listening = await server.listen();
   writeState(home, { pid: process.pid, url: listening.url, version: VERSION, startedAt });
   // The daemon's one line for a person, with its logs on stderr (daemon.log when started by the CLI).

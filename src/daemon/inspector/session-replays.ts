@@ -56,6 +56,8 @@ export class SessionReplays {
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly boot = randomBytes(4).toString('hex');
   private made = 0;
+  /** Rewinds heard of (of any session: they are rare): a read they came during is done again. */
+  private rewinds = 0;
   private readonly maxHeld: number;
   private readonly idleMs: number;
   private readonly keep: number;
@@ -89,6 +91,18 @@ export class SessionReplays {
 
   /** A deleted session: its fold goes at once. */
   forget(sessionId: string): void {
+    this.drop(sessionId);
+  }
+
+  /**
+   * A session whose log was found holding less than before (a damaged tail cut, a machine crash:
+   * spec/daemon.md §Control channel, `rewound`). Its fold goes, and a new fold whose read this came
+   * during is not kept: the log is read again from its start. Until 2026-12-07 the fold went on reading the
+   * cut file from where it had stopped, which new records had taken: it answered with the events the
+   * log lost, and nothing after them, until nobody asked for 30 s.
+   */
+  rewound(sessionId: string): void {
+    this.rewinds++;
     this.drop(sessionId);
   }
 
@@ -138,9 +152,15 @@ export class SessionReplays {
 
   /** A new fold of the whole log, kept; the answer holds all its transitions. */
   private async fresh(sessionId: string): Promise<ReplayAnswer> {
+    const rewinds = this.rewinds;
     const read = await this.read(sessionId);
     const fold = new ReplayFold();
     const transitions = await fold.appendInSlices(read.events, this.opts.pause);
+    // A log cut while it was read may have given events it no longer holds.
+    if (this.rewinds !== rewinds) {
+      fold.stop();
+      return this.fresh(sessionId);
+    }
     const h: Held = { replayId: `${this.boot}.${++this.made}`, fold, position: read.position, recent: [], recentAfter: 0, usedAt: this.now() };
     this.remember(h, transitions);
     this.drop(sessionId);

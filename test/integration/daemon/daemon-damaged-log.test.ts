@@ -3,7 +3,7 @@
 // it cannot be opened; so does an ACP session/list (`_meta.troupe`), with a failed session's status.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import { Daemon, tempDir, waitFor, type AcpClient, daemonWithClient } from '../../support/daemon.js';
 import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
@@ -193,7 +193,7 @@ test('logs damaged or cut short while the daemon was down are read again once it
  * A daemon with a session that ran a turn and rests (closed), whose log is then cut while the daemon
  * runs, and opened again: `feedOpen` holds a feed of it open across the cut. What the listing shows.
  */
-async function cutWhileServing(t: { after(f: () => unknown): void }, feedOpen: boolean) {
+async function cutWhileServing(t: { after(f: () => unknown): void }, feedOpen: boolean, beforeCut?: (d: Daemon, id: string) => Promise<void>) {
   const { d, c } = await daemonWithClient(t, 'http', { script });
   const cwd = tempDir();
   const { sessionId: id } = await c.agent.request('session/new', { cwd, mcpServers: [] });
@@ -213,6 +213,7 @@ async function cutWhileServing(t: { after(f: () => unknown): void }, feedOpen: b
     })();
   }
   await c.agent.request('session/close', { sessionId: id });
+  await beforeCut?.(d, id);
   // Damaged while no process has it open (a person, a tool, the disk): the turn is lost.
   cutAfterCreation(path);
   await c.agent.request('session/resume', { sessionId: id, cwd, mcpServers: [] });
@@ -221,7 +222,7 @@ async function cutWhileServing(t: { after(f: () => unknown): void }, feedOpen: b
   // The index follows the log once the process that opened it says so (the control channel).
   const indexed = () => JSON.parse(readFileSync(sessionIndexPath(sessionsDir(d.home)), 'utf8')).sessions.find((s: { id: string }) => s.id === id)?.lastSeq;
   await waitFor('the index to follow the log', async () => indexed() === truth.lastSeq);
-  return { listed, truth, stream };
+  return { listed, truth, stream, d, c, id, path };
 }
 
 test('a log cut short while the daemon runs (its session at rest): once opened again, GET /v1/sessions shows the seq the log holds, not the one the daemon heard of before the cut', { timeout: 120_000 }, async (t) => {
@@ -241,4 +242,23 @@ test('a log cut short while the daemon runs, with a feed of it open: the stream,
   assert.equal(stream.messages.at(-1)!.event, 'replay_gap');
   assert.equal(JSON.parse(stream.messages.at(-1)!.data).lastSeq, truth.lastSeq);
   assert.equal(await listed(), truth.lastSeq);
+});
+
+test("a log cut short while the daemon runs: the inspector's replay of it, kept from an ask before the cut, is made again from the log as it is", { timeout: 120_000 }, async (t) => {
+  type Replay = { replayId: string; after: number; lastSeq: number; transitions: unknown[] };
+  const replay = async (d: Daemon, id: string, since = '') => (await d.api('GET', `/v1/sessions/${id}/replay${since}`)).json as Replay;
+  let kept: Replay | undefined;
+  let size = 0;
+  const { d, c, id, path } = await cutWhileServing(t, false, async (d, id) => {
+    kept = await replay(d, id);
+    size = statSync(sessionLogPath(sessionsDir(d.home), id)).size;
+  });
+  // The session writes on, past where the kept replay stopped reading the log before the cut.
+  for (let i = 0; i < 2; i++) assert.equal((await prompt(c, id)).stopReason, 'end_turn');
+  assert.ok(statSync(path).size > size);
+  const r = await replay(d, id, `?since=${encodeURIComponent(kept!.replayId)}&after=${kept!.lastSeq}`);
+  // Until 2026-12-07 it read on from where it had stopped, inside the new records: the turn the log
+  // lost, and nothing after it.
+  assert.deepEqual([r.after, r.lastSeq], [0, scanLogFile(path).lastSeq]);
+  assert.notEqual(r.replayId, kept!.replayId);
 });

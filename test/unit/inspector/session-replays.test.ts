@@ -4,7 +4,7 @@
 // nobody asks (a clock the test moves, not a timer it waits for).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileEventLog } from '../../../src/store/index.js';
@@ -12,6 +12,7 @@ import { replaySession } from '../../../src/machines/replay.js';
 import { readLogFile } from '../../../src/store/index.js';
 import { SessionReplays } from '../../../src/daemon/inspector/session-replays.js';
 import type { AgentEventInput } from '../../../src/core/events.js';
+import { recordEnds } from '../../support/store/store-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'troupe-replays-'));
 const path = (id: string) => join(dir, `${id}.log`);
@@ -98,4 +99,55 @@ test('a replaced log file, too many sessions, and sessions nobody asks about dro
   assert.equal(replays.size, 0);
   await fresh.close();
   for (const log of logs.slice(1)) await log.close();
+});
+
+test('a log cut short and written on (rewound): the kept fold goes, and the next ask is the replay of the log as it is', async (t) => {
+  const replays = new SessionReplays({ logPath: path, pause: async () => {} });
+  t.after(() => replays.close());
+  const log = await session('cut');
+  await log.whenDurable(log.lastSeq());
+  const created = statSync(path('cut')).size;
+  turn(log, 'cut', 1, 200);
+  end(log, 'cut', 1);
+  await log.whenDurable(log.lastSeq());
+  const first = await replays.replay('cut');
+  await log.close();
+  const read = statSync(path('cut')).size;
+  // What the process that opens it again finds after a machine crash: only what was synced first.
+  truncateSync(path('cut'), created);
+  const again = await FileEventLog.open(path('cut'), { durability: { sync: 'always' } });
+  assert.equal(again.lastSeq(), 1);
+  replays.rewound('cut');
+  // It writes on, past where the kept fold stopped reading: other turns, other records.
+  turn(again, 'cut', 2, 400);
+  await again.whenDurable(again.lastSeq());
+  assert.ok(statSync(path('cut')).size > read && again.lastSeq() > first.lastSeq);
+  const r = await replays.replay('cut', { replayId: first.replayId, after: first.lastSeq });
+  // Until 2026-12-07 the fold read on from its old offset, inside the new records: it answered
+  // with what the log lost (lastSeq of the first turn), and nothing after it.
+  assert.deepEqual([r.after, r.lastSeq], [0, again.lastSeq()]);
+  assert.notEqual(r.replayId, first.replayId);
+  assert.deepEqual(r.transitions, await whole('cut'));
+  await again.close();
+});
+
+test('a rewind while a replay reads the log: what it read is not kept, the log is read again', async (t) => {
+  let pauses = 0;
+  let onPause = () => {};
+  const replays = new SessionReplays({ logPath: path, pause: async () => (pauses++, onPause()) });
+  t.after(() => replays.close());
+  const log = await session('cutting');
+  turn(log, 'cutting', 1, 10_000);
+  await log.whenDurable(log.lastSeq());
+  await log.close();
+  // Read in pages of 4096 events with a pause between them: the rewind comes in the first pause.
+  onPause = () => {
+    onPause = () => {};
+    truncateSync(path('cutting'), recordEnds(readFileSync(path('cutting')))[1]!);
+    replays.rewound('cutting');
+  };
+  const r = await replays.replay('cutting');
+  assert.ok(pauses > 0);
+  assert.equal(r.lastSeq, (await readLogFile(path('cutting'))).events.at(-1)!.seq);
+  assert.deepEqual(r.transitions, await whole('cutting'));
 });
