@@ -63,6 +63,9 @@ export function daemonMetrics(m: Metrics) {
       // What the daemon keeps per session beyond the index: both go back down as sessions come to rest.
       m.gauge('troupe_sessions_held', 'Sessions the relay holds in memory: a child, a client attached or a request in flight (or failed).', () => relay.sessions.size);
       m.gauge('troupe_event_feeds_open', 'Sessions whose /v1 event feed has a watcher.', () => feeds.open);
+      // Nonzero only when a child's reports were lost (one killed after writing them): a gap each open feed read from the log.
+      m.counterFrom('troupe_event_feed_gap_fill_events_total', 'Durable events an open /v1 event feed was not told of and read from the session log to fill the gap.', () => [[{}, feeds.filled.events]]);
+      m.counterFrom('troupe_event_feed_gap_fill_bytes_total', 'Bytes of those events (as the feed counts them: characters of their strings plus 256 each).', () => [[{}, feeds.filled.bytes]]);
       m.gauge('troupe_event_feed_queued_bytes', 'Events pushed to /v1 event-stream watchers and not yet taken by their streams (bounded per watcher, and in all by --feed-queue-mb).', () => feeds.queuedBytes);
       m.gauge('troupe_sessions_stored', 'Sessions in the index (not deleted).', () => index.count());
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);

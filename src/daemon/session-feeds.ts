@@ -37,8 +37,8 @@ export class SessionFeeds {
   private readonly budget: QueueBudget;
   /** close() was called: a feed whose scan ends after it is not opened. */
   private closed = false;
-  /** What gap fills read from the log: events, batches, and the most bytes of one batch (for tests). */
-  readonly gapFills = { events: 0, batches: 0, largestBatchBytes: 0 };
+  /** Events, and their bytes, that gap fills read from the log (for /metrics). */
+  readonly filled = { events: 0, bytes: 0 };
 
   constructor(
     private readonly home: string,
@@ -63,34 +63,52 @@ export class SessionFeeds {
     }
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
-      if (e.seq > broker.lastSeq() + 1) this.fillGap(sessionId, feed, e.seq - 1);
+      if (feed.filling || e.seq > broker.lastSeq() + 1) {
+        // Durable, so in the log: the fill reads these from there too, in order after the gap.
+        feed.fillThrough = Math.max(feed.fillThrough, events[events.length - 1]!.seq);
+        if (!feed.filling) feed.filling = this.fillGap(sessionId, feed);
+        return;
+      }
       broker.publish(e, eventBytes(e));
     }
   }
 
   /**
-   * Publishes the durable events the feed was not told of, through `through`, from the log file: in
-   * batches of a catch-up's size (512 events, about 4 MiB; one larger event alone), each published,
-   * and so let go but for what the broker retains and its watchers' bounded queues take, before the
-   * next is read. Until 2026-12-06 the whole gap was read at once: a child whose reports were lost
-   * after it wrote a few hundred tool outputs of a megabyte had the daemon hold them all together.
+   * Publishes the durable events the feed was not told of, through `feed.fillThrough` (which grows
+   * with the events reported meanwhile), from the log file: in batches of a catch-up's size (512
+   * events, about 4 MiB; one larger event alone), each published, and so let go but for what the
+   * broker retains and its watchers' bounded queues take, before the next is read, with a turn of
+   * the loop between two. Until 2026-12-06 the whole gap was read at once: a child whose reports
+   * were lost after it wrote a few hundred tool outputs of a megabyte had the daemon hold them all
+   * together. Until 2026-12-07 the batches were read one after the other inside `publish`: 200 MB
+   * missed held the daemon's loop for 3.2 s, 1 GB for 79 s (each batch also walked the log from the
+   * feed's last checkpoint: readEventRangeFd now notes checkpoints as it walks).
    */
-  private fillGap(sessionId: string, feed: Feed, through: number): void {
+  private async fillGap(sessionId: string, feed: Feed): Promise<void> {
     const broker = feed.broker!;
-    while (broker.lastSeq() < through) {
-      const after = broker.lastSeq();
-      const batch = this.fromFile(sessionId, feed, after, Math.min(through, after + COLD_BATCH), COLD_BATCH_BYTES);
-      // The log lacks them: the publish after this says so (an event out of sequence).
-      if (batch.length === 0) return;
-      let bytes = 0;
-      for (const missed of batch) {
-        const size = eventBytes(missed);
-        bytes += size;
-        broker.publish(missed, size);
+    try {
+      // A turn of the loop before each batch, the first too: `publish` returns at once (and has set
+      // `filling` before this settles).
+      while ((await nextTurn(), this.brokers.get(sessionId) === feed && !broker.isClosed() && broker.lastSeq() < feed.fillThrough)) {
+        const after = broker.lastSeq();
+        const batch = this.fromFile(sessionId, feed, after, Math.min(feed.fillThrough, after + COLD_BATCH), COLD_BATCH_BYTES);
+        // The log lacks events its child said were durable (cut under it): the feed ends, and the
+        // next opens on what the log holds.
+        if (batch[0]?.seq !== after + 1) return this.end(sessionId, feed);
+        let bytes = 0;
+        for (const missed of batch) {
+          const size = eventBytes(missed);
+          bytes += size;
+          broker.publish(missed, size);
+        }
+        this.filled.events += batch.length;
+        this.filled.bytes += bytes;
       }
-      this.gapFills.events += batch.length;
-      this.gapFills.batches++;
-      this.gapFills.largestBatchBytes = Math.max(this.gapFills.largestBatchBytes, bytes);
+    } catch {
+      // Nobody awaits the fill: a log that cannot be read on ends the feed, as it ends its streams.
+      if (this.brokers.get(sessionId) === feed) this.end(sessionId, feed);
+    } finally {
+      feed.filling = undefined;
     }
   }
 
@@ -125,6 +143,8 @@ export class SessionFeeds {
     let watcher: BrokerWatcher;
     try {
       await feed.opened;
+      // A cursor at an event reported during a gap's fill is taken once the fill has published it.
+      while (feed.filling) await feed.filling;
       watcher = feed.broker!.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
     } catch (err) {
       // A refused cursor, or a feed that could not open, leaves no feed behind.
@@ -150,7 +170,7 @@ export class SessionFeeds {
     // A feed's scan under way answers this HEAD too (no second scan of the same file).
     if (feed && !feed.broker) await feed.opened.catch(() => undefined);
     const open = feed?.broker;
-    let last = open ? open.lastSeq() : (this.seen.get(sessionId) ?? 0);
+    let last = open ? Math.max(open.lastSeq(), feed!.fillThrough) : (this.seen.get(sessionId) ?? 0);
     if (!open && cursor > last && Number.isSafeInteger(cursor)) {
       last = (await scanLogFilePaced(path, nextTurn)).lastSeq;
       // Never below what was seen while it scanned (a feed opened meanwhile keeps it itself).
@@ -161,7 +181,8 @@ export class SessionFeeds {
 
   /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */
   knownLastSeq(sessionId: string): number | undefined {
-    return this.brokers.get(sessionId)?.broker?.lastSeq() ?? this.seen.get(sessionId);
+    const feed = this.brokers.get(sessionId);
+    return feed?.broker ? Math.max(feed.broker.lastSeq(), feed.fillThrough) : this.seen.get(sessionId);
   }
 
   /** Sessions with a feed open (for /metrics). */
@@ -233,7 +254,7 @@ export class SessionFeeds {
     // Kept open while the feed is: a session deleted while a watcher catches up (now in batches of a
     // few MiB, not all it had to send) has its log replaced by a tombstone, and the rest is read
     // from the file the feed opened.
-    const feed: Feed = { broker: undefined, opened: Promise.resolve(), watchers: 0, checkpoints: new LogCheckpoints(), fd: openIfExists(path), rewinds: 0, rewoundTo: undefined };
+    const feed: Feed = { broker: undefined, opened: Promise.resolve(), watchers: 0, checkpoints: new LogCheckpoints(), fd: openIfExists(path), filling: undefined, fillThrough: 0, rewinds: 0, rewoundTo: undefined };
     this.brokers.set(sessionId, feed);
     feed.opened = this.openFeed(sessionId, feed, path);
     // Its watchers hear of a failure; nobody else awaits it.
@@ -305,6 +326,9 @@ interface Feed {
   checkpoints: LogCheckpoints;
   /** The log file, open while the feed is (undefined if it was not there yet, or once closed). */
   fd: number | undefined;
+  /** The fill of a gap under way (`fillGap`), and the seq it fills through. */
+  filling: Promise<void> | undefined;
+  fillThrough: number;
   /** Rewinds heard of while the log was scanned: a scan they came during is done again. */
   rewinds: number;
   /** The seq the log was found to hold only through, once the feed ended for it (`rewound`). */

@@ -281,6 +281,11 @@ export function readEventRangeFd(fd: number, path: string, checkpoints: LogCheck
   const walk = walkFrames(fd, start, end, (payload, offset) => {
     const peek = peekEventRecord(payload);
     if (!peek) return offset === 0 ? undefined : { offset, reason: 'bad_record', detail: 'record is not an event record' };
+    // Records past the last checkpoint (appended since the scan that made them) become checkpoints
+    // as they are walked (add keeps one per 64 KiB, in file order): without, every read of a log that
+    // grew since walked all it had grown from there, and a feed open while a session wrote a
+    // gigabyte read it again for each batch of 4 MiB (quadratic: 79 s to fill a 1 GB gap).
+    checkpoints.add(peek.firstSeq, offset);
     if (peek.firstSeq + peek.count - 1 <= afterSeq) return;
     const batch = decodeNamingFile(path, payload, offset);
     const each = payload.length / batch.length;

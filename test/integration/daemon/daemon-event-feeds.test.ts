@@ -145,6 +145,8 @@ test("HEAD of a session's events answers as its GET does (200, 404, 400 invalid_
   // Until 2026-12-06 each HEAD opened the feed, scanning the whole log (48 MB read by these three).
   assert.ok(readByHeads < logBytes / 4, `the HEADs read ${readByHeads} bytes (the log is ${logBytes})`);
   assert.equal(await d.metric('troupe_event_feeds_open'), 0);
+  // No gap here (every report reached the daemon): nothing was filled from the log.
+  assert.deepEqual([await d.metric('troupe_event_feed_gap_fill_events_total'), await d.metric('troupe_event_feed_gap_fill_bytes_total')], [0, 0]);
 
   // The GET they stand for opens the feed, which reads the log: what the HEADs were spared.
   const readBefore = bytesRead();
