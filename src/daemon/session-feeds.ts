@@ -216,7 +216,8 @@ export class SessionFeeds {
   rewound(sessionId: string, heldSeq: number): void {
     const feed = this.brokers.get(sessionId);
     if (feed && !feed.broker) feed.rewinds++;
-    else if (feed?.broker && feed.broker.lastSeq() > heldSeq) {
+    // Past it with a fill under way too: what is left to fill is gone from the log.
+    else if (feed?.broker && Math.max(feed.broker.lastSeq(), feed.fillThrough) > heldSeq) {
       feed.rewoundTo = heldSeq;
       this.end(sessionId, feed);
     }

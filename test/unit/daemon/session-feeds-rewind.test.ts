@@ -110,3 +110,28 @@ test('a watcher that was handed events the log then lost ends with replay_gap sa
   }
   assert.equal(feeds.knownLastSeq(SID), K);
 });
+
+test('a log cut while its feed fills a gap past the cut: its watcher, handed nothing the log lost, goes on with the events written after the cut', async (t) => {
+  const { path, feeds } = await longLog(t);
+  const w = await feeds.subscribe(SID, N);
+  t.after(() => w.close());
+  // Nine events written, their reports lost, the tenth reported: the feed fills N+1..N+10 from the log, a turn later.
+  const lost = Array.from({ length: 10 }, (_, i) => ({ ...chunk(SID, `lost ${N + 1 + i}`), seq: N + 1 + i, ts: N + 1 + i }) as AgentEvent);
+  appendFileSync(path, encodeEventRecord(lost.slice(0, 9)));
+  appendFileSync(path, encodeEventRecord(lost.slice(9)));
+  feeds.publish(SID, lost.slice(9));
+  // Before it reads them, the log is found cut at N, and the next process writes three events.
+  cutAfter(path, N);
+  feeds.rewound(SID, N);
+  const appended = appendAfterCut(path, [N + 1, N + 2, N + 3]);
+  feeds.publish(SID, appended);
+  const events = await next(w, 3);
+  await nextTurn();
+  await nextTurn();
+  const live = appendAfterCut(path, [N + 4]);
+  feeds.publish(SID, live);
+  // Until 2026-12-07 the feed read on to fill what the log had lost, found it lacking, and ended:
+  // the stream ended as a deleted session's while the session wrote on.
+  events.push(...(await next(w, 1)));
+  assert.deepEqual(texts(events), texts([...appended, ...live]));
+});
