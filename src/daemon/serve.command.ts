@@ -23,7 +23,7 @@ import { initializeResult } from '../acp/capabilities.js';
 import { DEFAULT_MAX_SSE_STREAMS, HttpServer } from './http/http-server.js';
 import { Relay } from './relay/relay.js';
 import { childInitializeParams } from './relay/child-wire.js';
-import { acquireLock, ensureToken, removeState, writeState } from './daemon-home.js';
+import { acquireLock, ensureToken, keepStateFile, removeState, writeState } from './daemon-home.js';
 import { registerManagementRoutes } from './api/management.routes.js';
 import { MachineHub } from './machine-hub.js';
 import { Metrics } from './metrics.js';
@@ -275,7 +275,9 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const inspector = (await import('./inspector/inspector.routes.js')).registerInspector(server, { hub, index, relay, home, env, metrics });
   replays = inspector.replays;
   const listening = await server.listen();
-  writeState(home, { pid: process.pid, url: listening.url, version: VERSION, startedAt });
+  const state = { pid: process.pid, url: listening.url, version: VERSION, startedAt };
+  writeState(home, state);
+  const stopKeepingState = keepStateFile(home, state, logger);
   // The daemon's one line for a person, with its logs on stderr (daemon.log when started by the CLI).
   writeStderr(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
 
@@ -311,6 +313,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
         logger.error('shutdown problem', { error: String(err) });
       } finally {
         clearTimeout(force);
+        stopKeepingState();
         removeState(home);
         release();
         resolve(0);

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, makeHome, pidAlive, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 import { boundByFileModes, canDropFileOverride } from '../../support/cli/unprivileged.js';
@@ -102,25 +102,17 @@ describe('troupe daemon stop and a stale state file', { timeout: SUITE_TIMEOUT_M
 });
 
 describe('a daemon that cannot start', { timeout: SUITE_TIMEOUT_MS }, () => {
-  test('its own reason is in the line (a damaged state file, the lock held by a running daemon: daemon_running and its pid)', async () => {
+  test('its own reason is in the line (a token it cannot write: a directory in its place)', async () => {
     const h = makeHome();
-    let state: ReturnType<Home['daemonState']>;
     try {
-      const started = await h.run(['daemon', 'start']);
-      assert.equal(started.code, 0, started.stderr);
-      state = h.daemonState()!;
-      // The daemon runs and holds the lock, but its state file no longer names it.
-      writeFileSync(join(h.dir, 'daemon.json'), '{damaged');
+      mkdirSync(join(h.dir, 'token'));
       for (const [name, args] of [['daemon start', ['daemon', 'start']], ['run', ['run', 'hello']]] as const) {
         const r = await h.run([...args]);
         assert.equal(r.code, 1, `${name}: ${r.stderr}`);
         // Until 2026-12-06: "the daemon did not start: it exited with code 1; see …/daemon.log".
-        assert.equal(r.stderr, `troupe ${name}: the daemon did not start: a daemon (pid ${state.pid}) already serves ${h.dir} (daemon_running); see ${join(h.dir, 'daemon.log')} (daemon_start_failed)\n`);
+        assert.equal(r.stderr, `troupe ${name}: the daemon did not start: EISDIR: illegal operation on a directory, open '${join(h.dir, 'token')}'; see ${join(h.dir, 'daemon.log')} (daemon_start_failed)\n`);
       }
-      assert.ok(pidAlive(state.pid), 'the running daemon is left as it was');
     } finally {
-      // Named again, so that close() finds and stops it, whatever failed above.
-      if (state) writeFileSync(join(h.dir, 'daemon.json'), JSON.stringify(state));
       await h.close();
     }
   });

@@ -106,10 +106,24 @@ export function makeHome(opts: { env?: NodeJS.ProcessEnv; replies?: unknown[] } 
     token: () => readFileSync(join(dir, 'token'), 'utf8').trim(),
     async close() {
       for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-      const state = home.daemonState();
-      if (state && pidAlive(state.pid)) {
-        process.kill(state.pid, 'SIGTERM');
-        await until(() => !pidAlive(state.pid), 'the daemon to stop', 35_000).catch(() => process.kill(state.pid, 'SIGKILL'));
+      // The daemon its state file names, and the one holding the lock (a test may have removed or
+      // damaged the state file, and failed before the daemon wrote it again).
+      const pids = new Set<number>();
+      const state = (() => {
+        try {
+          return home.daemonState();
+        } catch {
+          return undefined;
+        }
+      })();
+      if (state) pids.add(state.pid);
+      const lock = join(dir, 'daemon.lock');
+      const holder = existsSync(lock) ? Number(readFileSync(lock, 'utf8').split(' ')[0]) : NaN;
+      if (Number.isInteger(holder) && holder > 0) pids.add(holder);
+      for (const pid of pids) {
+        if (pid === process.pid || !pidAlive(pid)) continue;
+        process.kill(pid, 'SIGTERM');
+        await until(() => !pidAlive(pid), 'the daemon to stop', 35_000).catch(() => process.kill(pid, 'SIGKILL'));
       }
       rmSync(dir, { recursive: true, force: true });
       rmSync(work, { recursive: true, force: true });
