@@ -21,13 +21,16 @@ export const EXIT = {
   cancelled: 130,
 } as const;
 
+/** The CLI's own error codes, in the order of spec/errors.md §The CLI's own codes (a test compares them). */
+export const CLI_ERROR_CODES = ['usage', 'daemon_unreachable', 'daemon_start_failed', 'daemon_version_mismatch', 'not_a_tty', 'replay_gap', 'browser_failed', 'daemon_state_lost'] as const;
+
 /**
  * A failure local to the CLI that has no entry in the shared error table (the daemon cannot be
  * reached, a usage mistake). `code` is stable and shown in the error line.
  */
 export class CliError extends Error {
   constructor(
-    readonly code: 'daemon_unreachable' | 'daemon_start_failed' | 'daemon_version_mismatch' | 'usage' | 'not_a_tty' | 'replay_gap' | 'browser_failed',
+    readonly code: (typeof CLI_ERROR_CODES)[number],
     message: string,
     readonly exitCode: number = code === 'usage' ? EXIT.usage : EXIT.error,
   ) {

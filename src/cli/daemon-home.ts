@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { liveProcessLockHolder } from '../store/index.js';
 import { CliError } from './cli-io.js';
 import { systemErrorReason } from './file-read-failed.js';
 
@@ -16,18 +17,41 @@ export interface DaemonStateFile {
 }
 
 export const statePath = (home: string) => join(home, 'daemon.json');
+export const daemonLockPath = (home: string) => join(home, 'daemon.lock');
 export const tokenPath = (home: string) => join(home, 'token');
 export const daemonLogPath = (home: string) => join(home, 'daemon.log');
 export const chatHistoryPath = (home: string) => join(home, 'chat_history');
 
+/** The state file, or what is wrong with it (said after its path: "… is missing"). */
+export function readDaemonStateFile(home: string): { state: DaemonStateFile } | { state?: undefined; problem: string } {
+  let text: string;
+  try {
+    text = readFileSync(statePath(home), 'utf8');
+  } catch (err) {
+    const errno = (err as NodeJS.ErrnoException).code;
+    return { problem: errno === 'ENOENT' ? 'is missing' : `cannot be read: ${systemErrorReason(err)} (${errno})` };
+  }
+  try {
+    const s = JSON.parse(text) as DaemonStateFile;
+    if (typeof s?.url === 'string' && Number.isInteger(s.pid) && s.pid > 0) return { state: s };
+  } catch {
+    // Said below.
+  }
+  return { problem: 'is not a valid state file (damaged or cut short)' };
+}
+
 /** The state file, or undefined when there is none (or it is half-written). */
 export function readDaemonState(home: string): DaemonStateFile | undefined {
-  try {
-    const s = JSON.parse(readFileSync(statePath(home), 'utf8')) as DaemonStateFile;
-    return typeof s.url === 'string' && typeof s.pid === 'number' ? s : undefined;
-  } catch {
-    return undefined;
-  }
+  return readDaemonStateFile(home).state;
+}
+
+/**
+ * The daemon holding the home's lock (only `troupe serve` takes it), whatever its state file says:
+ * its pid, when it took the lock, and whether the lock proves the pid is still that process (it
+ * names the process's start time, where /proc gives it).
+ */
+export function daemonLockHolder(home: string): { pid: number; sinceMs: number; sameProcess: boolean } | undefined {
+  return liveProcessLockHolder(daemonLockPath(home));
 }
 
 /**

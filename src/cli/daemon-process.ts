@@ -9,32 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { makeDirs, unusableHomeMessage } from '../store/paths.js';
 import { CliError } from './cli-io.js';
 import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
-import { daemonLogPath, pidAlive, readDaemonState, readToken, statePath, type DaemonStateFile } from './daemon-home.js';
+import { daemonLockHolder, daemonLockPath, daemonLogPath, pidAlive, readDaemonState, statePath } from './daemon-home.js';
+import { runningDaemon } from './daemon-locate.js';
 
 /** bin/troupe.js, three levels above dist/src/cli. */
 export const TROUPE_BIN = fileURLToPath(new URL('../../../bin/troupe.js', import.meta.url));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * The running daemon of `home` if its state file names a live process that answers health. Throws
- * UntrustedCertificateError when it answers with a certificate this process does not trust, and
- * readToken's error when the daemon's token cannot be read.
- */
-export async function runningDaemon(home: string): Promise<{ state: DaemonStateFile; target: DaemonTarget; version: string } | undefined> {
-  const state = readDaemonState(home);
-  if (!state || !pidAlive(state.pid)) return undefined;
-  let health;
-  try {
-    health = await new DaemonClient({ url: state.url, token: '', remote: false }).health();
-  } catch (err) {
-    if (err instanceof UntrustedCertificateError) throw err;
-    return undefined;
-  }
-  // Read once a daemon answers (/v1/health needs no token): one that cannot be read is an error then.
-  const target = { url: state.url, token: readToken(home) ?? '', remote: false };
-  return { state, target, version: health.version };
-}
 
 /**
  * Waits until the state file names a daemon that answers health. `child` is the process we spawned:
@@ -110,26 +91,42 @@ function servesLastWords(home: string, from: number): string | undefined {
 
 /**
  * SIGTERM to the daemon of `home`; resolves once it exited and removed its state file, or undefined
- * when none runs.
+ * when none runs. The daemon is the process the state file names if it answers at the file's URL,
+ * else the one holding the home's lock, when the lock proves that process is still its holder.
  */
-export async function stopDaemon(home: string, timeoutMs = 35_000): Promise<DaemonStateFile | undefined> {
+export async function stopDaemon(home: string, timeoutMs = 35_000): Promise<{ pid: number } | undefined> {
   const state = readDaemonState(home);
-  if (!state || !pidAlive(state.pid)) return undefined;
-  // A state file outlives a daemon killed hard (or a reboot), and its pid may since have been given to
-  // another process: only a pid whose daemon answers at the file's URL is signalled.
-  try {
-    await new DaemonClient({ url: state.url, token: '', remote: false }).health(5_000);
-  } catch (err) {
-    if (err instanceof UntrustedCertificateError) throw err;
-    throw new CliError('daemon_unreachable', `pid ${state.pid} of ${statePath(home)} does not answer at ${state.url}: left alone, as it may be another process by now (a stale file); if it is a hung troupe daemon, kill ${state.pid}`);
+  const holder = daemonLockHolder(home);
+  // Only `troupe serve` takes the lock, and a lock naming its holder's start time cannot name
+  // another process: that pid is the daemon, whatever became of its state file (removed, damaged,
+  // naming another URL) and whether it answers (hung, or stopping already).
+  const proven = holder?.sameProcess ? holder.pid : undefined;
+  let pid: number;
+  if (state && pidAlive(state.pid) && (!holder || holder.pid === state.pid)) {
+    // A state file outlives a daemon killed hard (or a reboot), and its pid may since have been given to
+    // another process: only a pid whose daemon answers at the file's URL is signalled, or the lock's.
+    try {
+      await new DaemonClient({ url: state.url, token: '', remote: false }).health(5_000);
+    } catch (err) {
+      if (err instanceof UntrustedCertificateError) throw err;
+      if (proven === undefined) throw new CliError('daemon_unreachable', `pid ${state.pid} of ${statePath(home)} does not answer at ${state.url}: left alone, as it may be another process by now (a stale file); if it is a hung troupe daemon, kill ${state.pid}`);
+    }
+    pid = state.pid;
+  } else if (proven !== undefined) {
+    pid = proven;
+  } else if (holder) {
+    // A lock naming a pid only (no /proc here to give its start time): the pid may have come round.
+    throw new CliError('daemon_unreachable', `pid ${holder.pid} holds ${daemonLockPath(home)} but ${statePath(home)} does not lead to it: left alone, as this system cannot tell that pid is still the daemon; if it is a troupe daemon, kill ${holder.pid}`);
+  } else {
+    return undefined;
   }
-  process.kill(state.pid, 'SIGTERM');
+  process.kill(pid, 'SIGTERM');
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
-    if (!pidAlive(state.pid) && !existsSync(statePath(home))) return state;
+    if (!pidAlive(pid) && !existsSync(statePath(home))) return { pid };
     // A daemon killed hard cannot remove its file: once the process is gone, the file is stale.
-    if (!pidAlive(state.pid) && Date.now() - started > 2_000) return state;
+    if (!pidAlive(pid) && Date.now() - started > 2_000) return { pid };
     await sleep(40);
   }
-  throw new CliError('daemon_unreachable', `the daemon (pid ${state.pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`);
+  throw new CliError('daemon_unreachable', `the daemon (pid ${pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`);
 }

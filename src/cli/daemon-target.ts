@@ -7,7 +7,8 @@ import { VERSION } from '../core/version.js';
 import { CliError, type CliIo } from './cli-io.js';
 import { DaemonClient, type DaemonTarget } from './daemon.client.js';
 import { readToken } from './daemon-home.js';
-import { runningDaemon, startDaemon } from './daemon-process.js';
+import { findDaemon } from './daemon-locate.js';
+import { startDaemon } from './daemon-process.js';
 import { startStandalone } from './standalone-daemon.js';
 import { printable } from './terminal-text.js';
 
@@ -41,6 +42,12 @@ export function remoteTarget(env: NodeJS.ProcessEnv): DaemonTarget | undefined {
   return { url: url.replace(/\/+$/, ''), token, remote: true };
 }
 
+/** Prints a line on stderr with TROUPE_LOG=debug (a wait the user would otherwise not see the reason of). */
+export const debugLine =
+  (io: CliIo) =>
+  (line: string): void =>
+    void (io.env.TROUPE_LOG === 'debug' && io.stderr.write(`troupe: ${line}\n`));
+
 /**
  * The daemon for a command. `autoStart` starts the local daemon when none runs; `standalone` starts
  * a private one that `release()` stops.
@@ -58,7 +65,7 @@ export async function connectDaemon(io: CliIo, opts: { autoStart: boolean; stand
     return { target: remote, release: nothing };
   }
   const home = resolveTroupeHome(io.env);
-  const running = await runningDaemon(home);
+  const running = await findDaemon(home, { waiting: debugLine(io) });
   if (running) {
     if (running.version !== VERSION) {
       io.stderr.write(`troupe: the daemon runs version ${printable(String(running.version))}, this CLI is ${VERSION} ('troupe daemon start --force' replaces it)\n`);

@@ -10,8 +10,9 @@ import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, UntrustedCertificateError, type DaemonTarget, type SessionSummary } from './daemon.client.js';
 import { readDaemonState, readToken } from './daemon-home.js';
 import { daemonLogs } from './daemon-logs.js';
-import { runningDaemon, startDaemon, stopDaemon } from './daemon-process.js';
-import { remoteTarget } from './daemon-target.js';
+import { DaemonStateLostError, findDaemon } from './daemon-locate.js';
+import { startDaemon, stopDaemon } from './daemon-process.js';
+import { debugLine, remoteTarget } from './daemon-target.js';
 import { makeStyle } from './style.js';
 import { printable, printableStart } from './terminal-text.js';
 
@@ -88,7 +89,7 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
 }
 
 async function start(io: CliIo, home: string, force: boolean): Promise<number> {
-  const running = await runningDaemon(home);
+  const running = await findDaemon(home, { waiting: debugLine(io) });
   if (running && running.version === VERSION) {
     io.stdout.write(`the daemon is already running at ${running.target.url} (pid ${running.state.pid})\n`);
     return EXIT.ok;
@@ -113,10 +114,15 @@ function uptime(ms: number): string {
 
 async function status(io: CliIo, home: string, json: boolean, noColor: boolean): Promise<number> {
   const remote = remoteTarget(io.env);
-  let local: Awaited<ReturnType<typeof runningDaemon>>;
+  let local: Awaited<ReturnType<typeof findDaemon>>;
   try {
-    local = remote ? undefined : await runningDaemon(home);
+    local = remote ? undefined : await findDaemon(home, { waiting: debugLine(io) });
   } catch (err) {
+    // A daemon runs (it holds the lock) but cannot be reached: --json says so on stdout, with its pid.
+    if (json && err instanceof DaemonStateLostError) {
+      io.stdout.write(`${JSON.stringify({ running: true, url: null, pid: err.pid, home, error: { code: err.code, message: err.message } })}\n`);
+      return EXIT.error;
+    }
     // A daemon whose certificate this process does not trust: --json says so on stdout, as below.
     if (json && err instanceof UntrustedCertificateError) {
       io.stdout.write(`${JSON.stringify({ running: false, url: err.url, error: { code: err.code, message: err.message } })}\n`);

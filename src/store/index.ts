@@ -19,4 +19,4 @@ export { recheckChangedLogs, recheckInBackground, type BackgroundRecheck, type L
 export { type SessionEntry, type SessionStatus, SESSION_STATUSES, INDEXED_EVENT_TYPES } from './session-summary.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { isProcessAlive, isSameProcessAlive, processStartTicks } from './process-alive.js';
-export { takeProcessLock } from './process-lock.js';
+export { liveProcessLockHolder, takeProcessLock } from './process-lock.js';

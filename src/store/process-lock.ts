@@ -27,6 +27,19 @@ export function processLockHolder(path: string): number | undefined {
 }
 
 /**
+ * The live process holding the lock at `path` (this one included): its pid, when it took the lock,
+ * and whether the lock names its start time too, so that the pid cannot be another process's by now
+ * (the lock itself proves who holds it, where a pid alone may have come round again). Undefined if
+ * none holds it, or one is being made right now (its holder not known yet).
+ */
+export function liveProcessLockHolder(path: string): { pid: number; sinceMs: number; sameProcess: boolean } | undefined {
+  const seen = seenOrUndefined(path);
+  const pid = holderOf(seen);
+  if (!seen || pid === undefined || pid < 0) return undefined;
+  return { pid, sinceMs: seen.mtimeMs, sameProcess: seen.text.trim().split(' ').length === 2 };
+}
+
+/**
  * Takes the lock at `path`; returns its release. A live holder makes it throw `refused(holder)`
  * (holder: its pid, -1 while its maker writes it, undefined if it could not be taken at all:
  * another process was taking over the same stale lock).

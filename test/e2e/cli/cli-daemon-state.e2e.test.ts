@@ -2,9 +2,9 @@
 // runs (a stray `rm`, an editor, a full disk): the daemon writes it again, and clients find it.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeHome, until, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { makeHome, pidAlive, until, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 /** A file's text, or undefined while there is none. */
 function textOf(path: string): string | undefined {
@@ -46,6 +46,93 @@ describe('a running daemon keeps its state file true', { timeout: SUITE_TIMEOUT_
       assert.equal(log.match(/daemon listening on/g)?.length, 1, `one daemon started: ${log}`);
       assert.equal(h.daemonState()!.pid, state.pid);
     } finally {
+      await h.close();
+    }
+  });
+});
+
+/** Whether `pid` has a SIGTERM waiting (a stopped process takes it once continued): /proc's ShdPnd. */
+function sigtermPending(pid: number): boolean {
+  const shd = /^ShdPnd:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return shd !== undefined && (BigInt(`0x${shd}`) & (1n << 14n)) !== 0n;
+}
+
+describe('a daemon whose state file does not lead to it', { timeout: SUITE_TIMEOUT_MS }, () => {
+  test('the CLI waits for the daemon to write it again, and uses that daemon', async () => {
+    const h = makeHome();
+    let pid = 0;
+    try {
+      assert.equal((await h.run(['daemon', 'start'])).code, 0);
+      pid = h.daemonState()!.pid;
+      // Held still, so the file stays missing until the CLI is seen waiting for it.
+      process.kill(pid, 'SIGSTOP');
+      rmSync(join(h.dir, 'daemon.json'));
+      const b = h.start(['sessions', '--json'], { env: { TROUPE_LOG: 'debug' } });
+      await until(() => /waiting for the daemon to write it again/.test(b.stderr()) || b.child.exitCode !== null, 'the CLI waiting, or its exit');
+      // Until 2026-12-07: "no troupe daemon is running for HOME (start one with 'troupe daemon start')".
+      assert.equal(b.child.exitCode, null, `the CLI waits: ${b.stderr()}`);
+      assert.equal(b.stderr(), `troupe: the daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${join(h.dir, 'daemon.json')} is missing; waiting for the daemon to write it again\n`);
+      process.kill(pid, 'SIGCONT');
+      const r = await b.done;
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), []);
+      assert.equal(h.daemonState()!.pid, pid);
+      assert.equal(readFileSync(join(h.dir, 'daemon.log'), 'utf8').match(/daemon listening on/g)?.length, 1, 'no second daemon');
+    } finally {
+      if (pid) process.kill(pid, 'SIGCONT');
+      await h.close();
+    }
+  });
+
+  test('one that does not write it again (held still): daemon_state_lost, no second daemon; daemon stop stops it by its lock', async () => {
+    const h = makeHome();
+    let pid = 0;
+    try {
+      assert.equal((await h.run(['daemon', 'start'])).code, 0);
+      const state = h.daemonState()!;
+      pid = state.pid;
+      const file = join(h.dir, 'daemon.json');
+      const lost = (command: string, problem: string) =>
+        `troupe ${command}: a daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${file} ${problem}, and the daemon has not written it again (hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one (daemon_state_lost)\n`;
+      process.kill(pid, 'SIGSTOP');
+      rmSync(file);
+      // Until 2026-12-07: sessions and status said no daemon was running; run and daemon start
+      // started a second daemon, which failed on the lock (daemon_start_failed).
+      for (const [name, args] of [['sessions', ['sessions']], ['run', ['run', 'hello']], ['daemon start', ['daemon', 'start']], ['daemon status', ['daemon', 'status']]] as const) {
+        const r = await h.run([...args]);
+        assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', lost(name, 'is missing')], name);
+      }
+      const status = await h.run(['daemon', 'status', '--json']);
+      assert.equal(status.code, 1);
+      assert.deepEqual(JSON.parse(status.stdout), { running: true, url: null, pid, home: h.dir, error: { code: 'daemon_state_lost', message: lost('daemon status', 'is missing').replace(/^troupe daemon status: (.*) \(daemon_state_lost\)\n$/, '$1') } });
+      const damaged: [string, string, string][] = [
+        ['cut short', '{"pid": 12', 'is not a valid state file (damaged or cut short)'],
+        // This test's own process stands for another live process.
+        ['another process', JSON.stringify({ ...state, pid: process.pid }), `names pid ${process.pid}, not the daemon's`],
+        ['another URL', JSON.stringify({ ...state, url: 'http://127.0.0.1:9' }), 'names http://127.0.0.1:9, where nothing answers'],
+      ];
+      for (const [what, text, problem] of damaged) {
+        writeFileSync(file, text);
+        const r = await h.run(['sessions']);
+        assert.deepEqual([r.code, r.stderr], [1, lost('sessions', problem)], what);
+      }
+      const log = readFileSync(join(h.dir, 'daemon.log'), 'utf8');
+      assert.equal(log.match(/daemon listening on/g)?.length, 1, `no second daemon: ${log}`);
+      assert.doesNotMatch(log, /troupe serve: /, 'none was even tried');
+
+      // The lock names the daemon (its pid and start time): stop signals it, file or not.
+      rmSync(file);
+      const stop = h.start(['daemon', 'stop']);
+      await until(() => sigtermPending(pid) || stop.child.exitCode !== null, 'the SIGTERM, or the exit of stop');
+      process.kill(pid, 'SIGCONT');
+      const r = await stop.done;
+      // Until 2026-12-07: "no daemon is running", exit 0, and the daemon went on.
+      assert.deepEqual([r.code, r.stdout, r.stderr], [0, `stopped the daemon (pid ${pid})\n`, '']);
+      assert.ok(!pidAlive(pid), 'the daemon exited');
+      assert.ok(!existsSync(join(h.dir, 'daemon.lock')), 'and released its lock');
+      pid = 0;
+    } finally {
+      if (pid) process.kill(pid, 'SIGCONT');
       await h.close();
     }
   });

@@ -1,0 +1,98 @@
+/**
+ * Finding the local daemon through its files (spec/daemon.md §Files). The state file says where it
+ * listens; the lock says which process serves the home, whatever the state file says. A running
+ * daemon writes its state file again within a second when it is removed, cut short or changed, so
+ * a client that finds the lock held but the state file not leading to its holder waits for that,
+ * and then says what is wrong instead of starting a second daemon that would fail on the lock.
+ */
+import { CliError } from './cli-io.js';
+import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
+import { daemonLockHolder, daemonLockPath, pidAlive, readDaemonStateFile, readToken, statePath, type DaemonStateFile } from './daemon-home.js';
+import { printable } from './terminal-text.js';
+
+export interface RunningDaemon {
+  state: DaemonStateFile;
+  target: DaemonTarget;
+  version: string;
+}
+
+/**
+ * How long a client waits for a daemon holding the lock to write its state file again: three of its
+ * looks (one a second, src/daemon/daemon-home.ts STATE_CHECK_MS).
+ */
+export const STATE_REPAIR_WAIT_MS = 3_000;
+/** A daemon that took the lock this recently may still be starting (opening its index): it writes the file once it listens. */
+export const STATE_START_WAIT_MS = 15_000;
+
+/**
+ * A daemon holds the home's lock, but the state file does not lead to it (removed, damaged or
+ * naming another process or URL) and it has not written it again.
+ */
+export class DaemonStateLostError extends CliError {
+  constructor(
+    readonly pid: number,
+    home: string,
+    problem: string,
+  ) {
+    super(
+      'daemon_state_lost',
+      `a daemon (pid ${pid}) holds ${daemonLockPath(home)}, but ${statePath(home)} ${problem}, and the daemon has not written it again (hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one`,
+    );
+  }
+}
+
+/** One look: the daemon the state file names, if it runs and answers there; else what is wrong. */
+async function lookOnce(home: string): Promise<{ found: RunningDaemon; problem?: undefined } | { found?: undefined; problem: string }> {
+  const read = readDaemonStateFile(home);
+  if (!read.state) return { problem: read.problem };
+  const { state } = read;
+  // A file naming another process (copied from another home, edited by hand) must not lead there.
+  const holder = daemonLockHolder(home);
+  if (holder && holder.pid !== state.pid) return { problem: `names pid ${state.pid}, not the daemon's` };
+  if (!pidAlive(state.pid)) return { problem: `names pid ${state.pid}, which is not running` };
+  let health;
+  try {
+    health = await new DaemonClient({ url: state.url, token: '', remote: false }).health();
+  } catch (err) {
+    if (err instanceof UntrustedCertificateError) throw err;
+    return { problem: `names ${printable(String(state.url))}, where nothing answers` };
+  }
+  // Read once a daemon answers (/v1/health needs no token): one that cannot be read is an error then.
+  const target = { url: state.url, token: readToken(home) ?? '', remote: false };
+  return { found: { state, target, version: health.version } };
+}
+
+/**
+ * The running daemon of `home` if its state file names a live process that answers health (one
+ * look). Throws UntrustedCertificateError when it answers with a certificate this process does not
+ * trust, and readToken's error when the daemon's token cannot be read.
+ */
+export async function runningDaemon(home: string): Promise<RunningDaemon | undefined> {
+  return (await lookOnce(home)).found;
+}
+
+/**
+ * The running daemon of `home`, or undefined when none holds its lock. While one holds the lock but
+ * the state file does not lead to it, waits for the daemon to write the file again (or, for one that
+ * took the lock moments ago, to start listening); then throws DaemonStateLostError. `waiting` is
+ * called once when the wait begins (TROUPE_LOG=debug prints it); `pause` is the wait between looks.
+ */
+export async function findDaemon(
+  home: string,
+  { waiting = () => {}, pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) }: { waiting?: (line: string) => void; pause?: (ms: number) => Promise<void> } = {},
+): Promise<RunningDaemon | undefined> {
+  let until: number | undefined;
+  for (;;) {
+    const look = await lookOnce(home);
+    if (look.found) return look.found;
+    const holder = daemonLockHolder(home);
+    if (!holder) return undefined;
+    const now = Date.now();
+    if (until === undefined) {
+      until = Math.max(now + STATE_REPAIR_WAIT_MS, Math.min(holder.sinceMs + STATE_START_WAIT_MS, now + STATE_START_WAIT_MS));
+      waiting(`the daemon (pid ${holder.pid}) holds ${daemonLockPath(home)}, but ${statePath(home)} ${look.problem}; waiting for the daemon to write it again`);
+    }
+    if (now >= until) throw new DaemonStateLostError(holder.pid, home, look.problem);
+    await pause(100);
+  }
+}
