@@ -7,7 +7,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { makeDirs, takeProcessLock } from '../store/index.js';
+import { liveProcessLockHolder, makeDirs, takeProcessLock } from '../store/index.js';
 
 export interface DaemonState {
   pid: number;
@@ -34,20 +34,50 @@ export function ensureToken(home: string): string {
   return token;
 }
 
+/** The daemon's hold on its home's lock. */
+export interface DaemonLock {
+  /**
+   * Whether this daemon still holds the lock, taken again if it was removed meanwhile (a stray `rm`):
+   * `retaken` then. Another daemon may have taken it in between (started while there was none):
+   * `holder` is its pid, and the home is that daemon's now.
+   */
+  keep(): { held: true; retaken: boolean } | { held: false; holder: number };
+  release(): void;
+}
+
 /**
  * Takes the home's lock, or throws `daemon_running`. The lock names the daemon by its pid and, where
  * /proc tells it, the time its process started: a lock left by a dead process is taken over, and so
  * is one whose pid another process has since (a daemon killed hard, then a reboot or a restarted
  * container, where pids come round again).
  */
-export function acquireLock(home: string): () => void {
+export function acquireLock(home: string): DaemonLock {
   makeDirs(home, 0o700);
-  // The daemon takes its lock once: one naming its own pid is an earlier life's.
-  return takeProcessLock(
-    lockPath(home),
-    (pid) => (pid === undefined ? new TroupeError('daemon_running', `could not take the lock in ${home}`) : new TroupeError('daemon_running', `a daemon (pid ${pid}) already serves ${home}`, { pid })),
-    { ownIsStale: true },
-  );
+  // A lock naming this daemon's pid that it did not take (it looks for its own first, in keep()) is an earlier life's.
+  const take = () =>
+    takeProcessLock(
+      lockPath(home),
+      (pid) => (pid === undefined ? new TroupeError('daemon_running', `could not take the lock in ${home}`) : new TroupeError('daemon_running', `a daemon (pid ${pid}) already serves ${home}`, { pid })),
+      { ownIsStale: true },
+    );
+  let release = take();
+  return {
+    keep() {
+      const holder = liveProcessLockHolder(lockPath(home));
+      if (holder?.pid === process.pid) return { held: true, retaken: false };
+      if (holder) return { held: false, holder: holder.pid };
+      try {
+        release = take();
+      } catch (err) {
+        // Taken by another daemon between the look and the take.
+        const pid = (err as TroupeError).data?.pid;
+        if (typeof pid === 'number') return { held: false, holder: pid };
+        throw err;
+      }
+      return { held: true, retaken: true };
+    },
+    release: () => release(),
+  };
 }
 
 const stateText = (state: DaemonState) => JSON.stringify(state, null, 2) + '\n';
@@ -71,17 +101,40 @@ export const STATE_CHECK_MS = 1_000;
 /**
  * Keeps the state file saying what `state` says while the daemon runs: a file removed (a stray
  * `rm`), cut short or edited (an editor, a full disk) is written again at the next look, so clients
- * find the daemon again without anyone killing it. Clients wait that long for it (src/cli).
+ * find the daemon again without anyone killing it. Clients wait that long for it (src/cli). The lock
+ * too: one removed is taken again. While another daemon holds it (started in the moment there was
+ * none), the state file is that daemon's: this one leaves it alone, rather than the two of them
+ * writing it in turn every second, and says so once; it takes its home again if the other leaves.
  *
  * A look every second rather than fs.watch: one small read a second costs nothing measurable, and
  * it works wherever the home is (fs.watch misses changes on network file systems, fails once the
  * inotify watches run out, and goes deaf when the directory is replaced), with nothing to re-arm.
  * Returns the stop, called before the daemon removes its file on the way out.
  */
-export function keepStateFile(home: string, state: DaemonState, logger: Logger, everyMs = STATE_CHECK_MS): () => void {
+export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock, logger: Logger, everyMs = STATE_CHECK_MS): () => void {
   const wanted = stateText(state);
   let failing = false;
+  let lockFailing = false;
+  let supplanted = false;
   const look = () => {
+    let kept: ReturnType<DaemonLock['keep']>;
+    try {
+      kept = lock.keep();
+      lockFailing = false;
+    } catch (err) {
+      if (!lockFailing) logger.warn(`${lockPath(home)} is gone and cannot be taken again; tried again every second`, { error: String(err) });
+      lockFailing = true;
+      return;
+    }
+    if (!kept.held) {
+      if (!supplanted) {
+        logger.error(`another daemon (pid ${kept.holder}) holds ${lockPath(home)} now (it started while the lock was gone): clients find that one; this one (pid ${process.pid}) serves only the clients it has, and should be stopped (kill ${process.pid})`);
+      }
+      supplanted = true;
+      return;
+    }
+    if (kept.retaken) logger.warn(`${lockPath(home)} was gone; taken again`);
+    supplanted = false;
     let found: string | undefined;
     try {
       found = readFileSync(statePath(home), 'utf8');
@@ -112,6 +165,12 @@ export function readState(home: string): DaemonState | undefined {
   }
 }
 
-export function removeState(home: string): void {
+/** Removes the state file if it is this daemon's: another daemon's (one that took the home meanwhile) stays. */
+export function removeState(home: string, state: DaemonState): void {
+  try {
+    if (readFileSync(statePath(home), 'utf8') !== stateText(state)) return;
+  } catch {
+    return;
+  }
   rmSync(statePath(home), { force: true });
 }

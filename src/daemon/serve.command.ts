@@ -23,7 +23,7 @@ import { initializeResult } from '../acp/capabilities.js';
 import { DEFAULT_MAX_SSE_STREAMS, HttpServer } from './http/http-server.js';
 import { Relay } from './relay/relay.js';
 import { childInitializeParams } from './relay/child-wire.js';
-import { acquireLock, ensureToken, keepStateFile, removeState, writeState } from './daemon-home.js';
+import { acquireLock, ensureToken, keepStateFile, removeState, writeState, type DaemonLock } from './daemon-home.js';
 import { registerManagementRoutes } from './api/management.routes.js';
 import { MachineHub } from './machine-hub.js';
 import { Metrics } from './metrics.js';
@@ -119,9 +119,9 @@ export async function runServe(args: string[]): Promise<number> {
   const env = process.env;
   const logger = createStderrLogger('troupe serve', logLevelFrom(env));
   const home = resolveTroupeHome(env);
-  let release: () => void;
+  let lock: DaemonLock;
   try {
-    release = acquireLock(home);
+    lock = acquireLock(home);
   } catch (err) {
     // A home it cannot make or write is said as the CLI says it for `troupe daemon start`.
     const problem = isTroupeError(err) ? `${err.message} (${err.code})` : (err as NodeJS.ErrnoException).code ? `${unusableHomeMessage(home, err)} (daemon_start_failed)` : (err as Error).message;
@@ -129,9 +129,9 @@ export async function runServe(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    return await serve({ home, env, logger, release, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
+    return await serve({ home, env, logger, lock, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
   } catch (err) {
-    release();
+    lock.release();
     process.stderr.write(`troupe serve: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
     if (env.TROUPE_LOG === 'debug') process.stderr.write(`${(err as Error).stack}\n`);
     return 1;
@@ -142,7 +142,7 @@ interface ServeSettings {
   home: string;
   env: NodeJS.ProcessEnv;
   logger: ReturnType<typeof createStderrLogger>;
-  release: () => void;
+  lock: DaemonLock;
   opts: {
     host: string;
     port: number;
@@ -170,7 +170,7 @@ interface ServeSettings {
   };
 }
 
-async function serve({ home, env, logger, release, opts }: ServeSettings): Promise<number> {
+async function serve({ home, env, logger, lock, opts }: ServeSettings): Promise<number> {
   const startedAt = Date.now();
   const token = ensureToken(home);
   // Sessions are created in bursts: gather a quarter second of index changes into one write.
@@ -277,7 +277,7 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
   const listening = await server.listen();
   const state = { pid: process.pid, url: listening.url, version: VERSION, startedAt };
   writeState(home, state);
-  const stopKeepingState = keepStateFile(home, state, logger);
+  const stopKeepingState = keepStateFile(home, state, lock, logger);
   // The daemon's one line for a person, with its logs on stderr (daemon.log when started by the CLI).
   writeStderr(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
 
@@ -314,8 +314,8 @@ async function serve({ home, env, logger, release, opts }: ServeSettings): Promi
       } finally {
         clearTimeout(force);
         stopKeepingState();
-        removeState(home);
-        release();
+        removeState(home, state);
+        lock.release();
         resolve(0);
       }
     };

@@ -137,3 +137,58 @@ describe('a daemon whose state file does not lead to it', { timeout: SUITE_TIMEO
     }
   });
 });
+
+describe('a running daemon whose lock is removed', { timeout: SUITE_TIMEOUT_MS }, () => {
+  test('a daemon started meanwhile keeps the home: the first leaves its state file alone, takes its home again when it stops, and removes nothing of it when stopped itself', async () => {
+    const h = makeHome();
+    const pids = new Set<number>();
+    const file = join(h.dir, 'daemon.json');
+    const lock = join(h.dir, 'daemon.lock');
+    const log = () => readFileSync(join(h.dir, 'daemon.log'), 'utf8');
+    /** Holds `pid` still while both files go and another daemon starts in the gap; the new one's pid and state file. */
+    const supplant = async (pid: number) => {
+      process.kill(pid, 'SIGSTOP');
+      rmSync(lock);
+      rmSync(file);
+      const started = await h.run(['daemon', 'start']);
+      assert.equal(started.code, 0, started.stderr);
+      const other = h.daemonState()!.pid;
+      pids.add(other);
+      assert.notEqual(other, pid);
+      const text = readFileSync(file, 'utf8');
+      process.kill(pid, 'SIGCONT');
+      // Until 2026-12-07 each daemon wrote the state file again as its own: the two in turn, every second.
+      await until(() => log().includes(`another daemon (pid ${other}) holds ${lock} now`), 'the first daemon to find the lock taken');
+      assert.equal(readFileSync(file, 'utf8'), text, 'the new daemon state file, untouched');
+      assert.doesNotMatch(log(), /daemon\.json was changed; written again/);
+      return { other, text };
+    };
+    try {
+      assert.equal((await h.run(['daemon', 'start'])).code, 0);
+      const firstText = readFileSync(file, 'utf8');
+      const first = h.daemonState()!.pid;
+      pids.add(first);
+      const { other: second } = await supplant(first);
+      const stop = await h.run(['daemon', 'stop']);
+      assert.deepEqual([stop.code, stop.stdout], [0, `stopped the daemon (pid ${second})\n`], stop.stderr);
+      await until(() => textOf(lock)?.startsWith(`${first} `) && textOf(file) === firstText, 'the first daemon to take its lock and state file again');
+      assert.match(log(), /daemon\.lock was gone; taken again/);
+      assert.equal((await h.run(['sessions', '--json'])).code, 0);
+
+      // Stopped while another daemon has its home (as its log asks), it leaves that one's files alone.
+      const { other: third, text: thirdText } = await supplant(first);
+      // The third held still meanwhile, so that it could not write its file again.
+      process.kill(third, 'SIGSTOP');
+      process.kill(first, 'SIGTERM');
+      await until(() => !pidAlive(first), 'the first daemon to exit');
+      assert.equal(textOf(file), thirdText);
+      assert.ok(textOf(lock)?.startsWith(`${third} `));
+      process.kill(third, 'SIGCONT');
+      const listed = await h.run(['sessions', '--json']);
+      assert.equal(listed.code, 0, listed.stderr);
+    } finally {
+      for (const pid of pids) if (pidAlive(pid)) (process.kill(pid, 'SIGCONT'), process.kill(pid, 'SIGTERM'));
+      await h.close();
+    }
+  });
+});

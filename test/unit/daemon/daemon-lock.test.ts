@@ -37,9 +37,9 @@ test('a lock held by a running daemon (its pid and start) is refused with daemon
 test('a lock whose pid another process has since (a hard kill, then a reboot) is taken over', async (t) => {
   // The daemon that wrote it started at another time than the process that has its pid now.
   const { home } = await homeWithLock(t, (p) => `${p} ${Number(processStartTicks(p)) - 1}`);
-  const release = acquireLock(home);
+  const lock = acquireLock(home);
   assert.equal(readFileSync(join(home, 'daemon.lock'), 'utf8'), ownLock());
-  release();
+  lock.release();
 });
 
 test('a lock naming a pid only (written by an older troupe) is held while that pid runs', async (t) => {
@@ -49,7 +49,7 @@ test('a lock naming a pid only (written by an older troupe) is held while that p
 
 test('a lock left by a process that is gone is taken over', async (t) => {
   const { home } = await homeWithLock(t, () => `${2 ** 22 + 1} 12345`);
-  const release = acquireLock(home);
+  const lock = acquireLock(home);
   assert.equal(readFileSync(join(home, 'daemon.lock'), 'utf8'), ownLock());
-  release();
+  lock.release();
 });
