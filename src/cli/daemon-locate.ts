@@ -36,7 +36,7 @@ export class DaemonStateLostError extends CliError {
   ) {
     super(
       'daemon_state_lost',
-      `a daemon (pid ${pid}) holds ${daemonLockPath(home)}, but ${statePath(home)} ${problem}, and the daemon has not written it again (hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one`,
+      `a daemon (pid ${pid}) holds ${daemonLockPath(home)}, but ${statePath(home)} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one`,
     );
   }
 }

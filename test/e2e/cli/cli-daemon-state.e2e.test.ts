@@ -93,7 +93,7 @@ describe('a daemon whose state file does not lead to it', { timeout: SUITE_TIMEO
       pid = state.pid;
       const file = join(h.dir, 'daemon.json');
       const lost = (command: string, problem: string) =>
-        `troupe ${command}: a daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${file} ${problem}, and the daemon has not written it again (hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one (daemon_state_lost)\n`;
+        `troupe ${command}: a daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${file} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one (daemon_state_lost)\n`;
       process.kill(pid, 'SIGSTOP');
       rmSync(file);
       // Until 2026-12-07: sessions and status said no daemon was running; run and daemon start
