@@ -157,14 +157,6 @@ export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock
   return () => clearInterval(timer);
 }
 
-export function readState(home: string): DaemonState | undefined {
-  try {
-    return JSON.parse(readFileSync(statePath(home), 'utf8')) as DaemonState;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Removes the state file if it is this daemon's: another daemon's (one that took the home meanwhile) stays. */
 export function removeState(home: string, state: DaemonState): void {
   try {
