@@ -145,7 +145,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     if (!sessionsDir || !isValidSessionId(id)) return undefined;
     await loading.get(id);
     // Open here, or written by another process: the engine's open answers (that one, session_locked).
-    if (ready?.isOpen(id) || logLockHolder(sessionLogPath(sessionsDir, id)) !== undefined) return undefined;
+    // Deleted, with a file put back at its log's place, once the index is open (after the editor's
+    // first session/list): the host answers session_not_found (before that, its engine's open does).
+    if (ready?.isOpen(id) || ready?.deletedForGood(id) || logLockHolder(sessionLogPath(sessionsDir, id)) !== undefined) return undefined;
     clearTimeout(machineryTimer); // opened below, after the response
     // Registered before the first await: a request for this session from now on waits for the
     // replay, then for the engine.

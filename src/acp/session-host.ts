@@ -12,7 +12,7 @@ import { oncePerKey } from '../core/once-per-key.js';
 import type { Logger } from '../core/ports.js';
 import { SessionEngine, type EngineOptions } from '../actors/session-engine.js';
 import type { EngineLimits } from '../actors/engine-core.js';
-import { FileEventLog, INDEXED_EVENT_TYPES, recheckInBackground, SessionIndex, sessionLogPath, sessionsDir, type BackgroundRecheck } from '../store/index.js';
+import { FileEventLog, INDEXED_EVENT_TYPES, isFinallyDeleted, recheckInBackground, SessionIndex, sessionLogPath, sessionsDir, type BackgroundRecheck } from '../store/index.js';
 import { nextTurn } from '../core/next-turn.js';
 import { DEFAULT_MODE_ID, mcpServersOf } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
@@ -379,7 +379,8 @@ export class SessionHost {
   private async deleteNow(sessionId: string): Promise<void> {
     // Made by another process on this home, perhaps since the index was read.
     if (!this.index.get(sessionId) && isValidSessionId(sessionId)) await this.index.refresh();
-    if (!this.index.get(sessionId) || this.index.get(sessionId)?.status === 'deleted') return;
+    // One deleted because its log was gone is deleted for good now: it does not come back with its log.
+    if (!this.index.get(sessionId) || this.deletedForGood(sessionId)) return;
     await this.unload(sessionId);
     await this.index.tombstone(sessionId);
     this.stoppedWith.delete(sessionId);
@@ -396,9 +397,21 @@ export class SessionHost {
     await this.index.flush();
   }
 
+  /**
+   * Whether the index says the session was deleted (by a delete, not because its log was gone):
+   * final, whatever file is at its log's place, such as an old copy of the log put back from a
+   * backup, which is not the session again (spec/event-log.md §6, Tombstones).
+   */
+  deletedForGood(sessionId: string): boolean {
+    const entry = this.index.get(sessionId);
+    return !!entry && isFinallyDeleted(entry);
+  }
+
   /** Opens a session from its log file, the truth (the index may lag behind a daemon's writes). */
   private async reopen(sessionId: string, indexedSeq: number | undefined): Promise<LiveSession> {
     if (!isValidSessionId(sessionId)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    // Until 2026-12-07 an old copy of a deleted session's log put back opened, and took prompts.
+    if (this.deletedForGood(sessionId)) throw new TroupeError('session_not_found', `session ${sessionId} was deleted`, { sessionId });
     let log: FileEventLog;
     try {
       // A log whose every event is damaged is refused as it is, never repaired into an empty one.

@@ -14,6 +14,7 @@ export { LogCheckpoints } from './log-checkpoints.js';
 export { type LogHeader, LOG_FORMAT_VERSION } from './log-record.codec.js';
 export { projectStrictJson, resolveMaxEventBytes, DEFAULT_MAX_EVENT_BYTES, MIN_MAX_EVENT_BYTES, MAX_MAX_EVENT_BYTES } from './strict-json.codec.js';
 export { SessionIndex, type SessionIndexOptions } from './session-index.store.js';
+export { isFinallyDeleted } from './session-index.codec.js';
 export type { SessionListOptions, SessionListPage } from './session-index.list.js';
 export { recheckChangedLogs, recheckInBackground, type BackgroundRecheck, type LogRecheckOptions, type LogRecheckCounts } from './session-log-recheck.js';
 export { type SessionEntry, type SessionStatus, SESSION_STATUSES, INDEXED_EVENT_TYPES } from './session-summary.js';

@@ -22,6 +22,7 @@ export function validEntry(v: unknown): v is SessionEntry {
     Number.isSafeInteger(e.updatedAt) &&
     Number.isSafeInteger(e.lastSeq) &&
     (e.damaged === undefined || validDamage(e.damaged)) &&
+    (e.gone === undefined || (e.gone === true && e.status === 'deleted')) &&
     SESSION_STATUSES.includes(e.status as SessionStatus)
   );
 }
@@ -33,12 +34,19 @@ function validDamage(v: unknown): boolean {
 
 /**
  * Which of two versions of an entry wins when several processes wrote the index: a tombstone
- * always wins (deletion is final), otherwise the more recently updated one.
+ * always wins (deletion is final), otherwise the more recently updated one. An entry deleted
+ * because its log was gone (`gone`) is no tombstone: the session comes back with its log, and an
+ * older copy of it gone must not undo that.
  */
 export function newer(ours: SessionEntry, theirs: SessionEntry): SessionEntry {
-  if ((ours.status === 'deleted') !== (theirs.status === 'deleted')) return ours.status === 'deleted' ? ours : theirs;
+  if (isFinallyDeleted(ours) !== isFinallyDeleted(theirs)) return isFinallyDeleted(ours) ? ours : theirs;
   if (theirs.updatedAt !== ours.updatedAt) return theirs.updatedAt > ours.updatedAt ? theirs : ours;
   return theirs.lastSeq > ours.lastSeq ? theirs : ours;
+}
+
+/** Deleted for good: by a delete (its log a tombstone), not because its log was gone. */
+export function isFinallyDeleted(e: SessionEntry): boolean {
+  return e.status === 'deleted' && !e.gone;
 }
 
 /** Newest first; ties broken by id so that the order is total and paging is stable. */

@@ -17,7 +17,7 @@ import { withFileLock } from './file-lock.js';
 import { fileIdentity, sameFile, type FileIdentity } from './file-identity.js';
 import { removeDeadWritersTemps } from './stale-temps.js';
 import { makeDirs, sessionIndexPath } from './paths.js';
-import { newer, parseIndex } from './session-index.codec.js';
+import { isFinallyDeleted, newer, parseIndex } from './session-index.codec.js';
 import { listOrder, listPage, type SessionListOptions, type SessionListPage } from './session-index.list.js';
 import { entryAsLogSays, foldEvent, rewoundEntry, type SessionEntry, type SessionStatus } from './session-summary.js';
 import { entryFromLog, logCatchUp, sessionLogIds, type LogCatchUp } from './session-log-entry.js';
@@ -211,16 +211,17 @@ export class SessionIndex {
    * Makes an entry what its log says (`fromLog`, entryFromLog; `undefined`: the log is gone), read
    * again because the log changed while no process here had it open (session-log-recheck.ts), unless
    * the entry changed since `seen` (a copy from `get`) was taken: then a process that opened the log
-   * told it more. Whether it changed.
+   * told it more. Whether it changed. An entry deleted because its log was gone (`gone`) follows its
+   * log too, once the log is back; one deleted by a delete never does.
    */
   followLog(id: string, seen: SessionEntry, fromLog: SessionEntry | undefined): Promise<boolean> {
-    return this.replaceByLog(id, (entry) => (JSON.stringify(entry) === JSON.stringify(seen) ? entryAsLogSays(entry, fromLog, this.clock.now()) : undefined));
+    return this.replaceByLog(id, (entry) => (JSON.stringify(entry) === JSON.stringify(seen) ? entryAsLogSays(entry, fromLog, this.clock.now()) : undefined), { gone: true });
   }
 
-  /** Replaces a (not deleted) entry with what `next` makes of it, unless that is `undefined` or the same. */
-  private async replaceByLog(id: string, next: (entry: SessionEntry) => SessionEntry | undefined): Promise<boolean> {
+  /** Replaces a not deleted entry (with `also.gone`, or one deleted because its log was gone) with what `next` makes of it, unless that is `undefined` or the same. */
+  private async replaceByLog(id: string, next: (entry: SessionEntry) => SessionEntry | undefined, also: { gone?: boolean } = {}): Promise<boolean> {
     const entry = this.entries.get(id);
-    const made = entry && entry.status !== 'deleted' ? next(entry) : undefined;
+    const made = entry && (entry.status !== 'deleted' || (also.gone && entry.gone)) ? next(entry) : undefined;
     if (!made || JSON.stringify(made) === JSON.stringify(entry)) return false;
     if (made.cwd) made.cwd = resolve(made.cwd);
     this.put(made);
@@ -352,16 +353,18 @@ export class SessionIndex {
   /**
    * Deletes a session: its log is replaced by a tombstone log (session-tombstone.ts), and the index
    * marks it `deleted`. The session's log must not be open for writing. The id stays used forever.
+   * A session deleted because its log was gone (`gone`) is deleted so too: its tombstone takes the
+   * place of the log, which then never brings it back.
    */
   async tombstone(id: string): Promise<void> {
     if (!this.entries.has(id)) await this.refresh();
     const e = this.entries.get(id);
     if (!e) throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
-    if (e.status === 'deleted') return;
+    if (isFinallyDeleted(e)) return;
     const now = this.clock.now();
     const lastSeq = await writeTombstoneLog(this.dir, e, now, this.pause);
     // Its damaged content is gone with the rest: the tombstone log opens (as the deleted session it is).
-    const { damaged: _gone, ...kept } = this.entries.get(id)!;
+    const { damaged: _lost, gone: _back, ...kept } = this.entries.get(id)!;
     this.put({ ...kept, status: 'deleted', lastSeq, updatedAt: now });
     // The session is deleted once its tombstone is in place (a rebuild finds it there).
     await this.persistOrLeave();

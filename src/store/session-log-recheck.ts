@@ -5,7 +5,8 @@
  * index write) kept an entry that says what the log no longer does, until something opened it: a
  * damaged session was listed as one that opens. Which logs: those whose change time is not before
  * the index file the index was loaded from (one `stat` each, in slices; nothing is read of the
- * others), and that nobody has open for writing. spec/event-log.md §6, Recheck.
+ * others), and that nobody has open for writing. A log that is gone makes its session `deleted`
+ * and `gone`; the logs of those are stat'ed too, and read once they are back. spec/event-log.md §6, Recheck.
  */
 import type { Logger } from '../core/ports.js';
 import { fileIdentity, sameFile } from './file-identity.js';
@@ -46,17 +47,23 @@ export async function recheckChangedLogs(index: SessionIndex, opts: LogRecheckOp
   const since = index.loadedFrom?.mtimeNs;
   if (since === undefined) return counts;
   // A page of the list per step (copying all 10,000 entries at once held the loop for milliseconds).
-  for (let page = index.list({ limit: STAT_SLICE }); ; page = index.list({ limit: STAT_SLICE, cursor: page.nextCursor })) {
+  // Deleted entries too, for those whose log was gone (`gone`): nothing is stat'ed of the others.
+  const paging = { limit: STAT_SLICE, includeDeleted: true };
+  for (let page = index.list(paging); ; page = index.list({ ...paging, cursor: page.nextCursor })) {
     if (opts.signal?.aborted) return counts;
-    const slice = page.sessions.map((s) => s.id);
+    const slice = page.sessions.filter((s) => s.status !== 'deleted' || s.gone);
     // `undefined`: no such file; a log that cannot be stat'ed (EACCES, EIO) is left as its entry says.
-    const identities = await Promise.all(slice.map((id) => fileIdentity(sessionLogPath(index.dir, id)).catch(() => 'unknown' as const)));
+    const identities = await Promise.all(slice.map((s) => fileIdentity(sessionLogPath(index.dir, s.id)).catch(() => 'unknown' as const)));
     counts.looked += slice.length;
     for (let j = 0; j < slice.length; j++) {
       // The change time moves with every write, and with a `touch` of the modification time too. No
       // log at all (removed by hand, or lost with a disk): the session is gone (`recheck` says so).
+      // A gone session's log that is there again is read whatever its times (put back by a copy
+      // that kept them, or before another process wrote the index): the session is back.
       const identity = identities[j];
-      if (identity !== 'unknown' && (identity === undefined || identity.ctimeNs >= since) && (await recheck(index, slice[j]!, opts, counts))) counts.changed++;
+      const { id, gone } = slice[j]!;
+      const toRead = identity !== 'unknown' && (gone ? identity !== undefined : identity === undefined || identity.ctimeNs >= since);
+      if (toRead && (await recheck(index, id, opts, counts))) counts.changed++;
       if (opts.signal?.aborted) return counts;
     }
     if (!page.nextCursor) break;
@@ -72,10 +79,11 @@ async function recheck(index: SessionIndex, id: string, opts: LogRecheckOptions,
   // it is writing, which is no damage.
   if (opts.isOpen(id) || logLockHolder(path) !== undefined) return false;
   const seen = index.get(id);
-  if (!seen || seen.status === 'deleted') return false;
+  if (!seen || (seen.status === 'deleted' && !seen.gone)) return false;
   // Its reads are synchronous (a scan, a page of events): one log per turn of the caller's loop.
   await opts.pause();
   const before = await fileIdentity(path);
+  if (before === undefined && seen.gone) return false;
   if (before === undefined) {
     // Gone still: no process can open the session, and a rebuild would not list it. The entry stays,
     // as `deleted`, so that its id is never used again (SessionIndex.followLog).
@@ -89,6 +97,7 @@ async function recheck(index: SessionIndex, id: string, opts: LogRecheckOptions,
   });
   // Written meanwhile (a process opened it): what was read may be a record short, and its writer tells.
   if (!fromLog || opts.isOpen(id) || !sameFile(before, await fileIdentity(path))) return false;
+  if (seen.gone && fromLog.status !== 'deleted') opts.logger.info('a gone session log is back; its session is listed again', { sessionId: id, path });
   return index.followLog(id, seen, fromLog);
 }
 

@@ -30,6 +30,12 @@ export interface SessionEntry {
    * appends one).
    */
   damaged?: LogDamage;
+  /**
+   * On a `deleted` entry only: deleted because its log was gone (no file at a recheck), not by a
+   * delete, which puts a tombstone log in its place. Such a session comes back, as its log says, once
+   * its log does (a restore from a backup, a move back); a deleted one never does. Absent otherwise.
+   */
+  gone?: true;
 }
 
 /** What keeps a session's log from opening (SessionEntry.damaged). */
@@ -107,16 +113,19 @@ export function rewoundEntry(entry: SessionEntry, indexed: readonly AgentEvent[]
  * but for `failed`, which no log records, and `updatedAt`, which does not go back (to `now` at least
  * when the log holds less than the entry said, as `rewoundEntry`). A log whose `session_created` did
  * not survive keeps the entry's own description, with the log's `lastSeq` if lower and its damage.
- * No log at all (`fromLog` undefined): `deleted`, as of `now` (a rebuild would not list it either).
+ * No log at all (`fromLog` undefined): `deleted`, as of `now` (a rebuild would not list it either),
+ * and `gone`: its log back, the session is what the log says again, as of `now` at least, after the
+ * time it went (so that another process's copy of it gone loses the merge, `newer`).
  */
 export function entryAsLogSays(entry: SessionEntry, fromLog: SessionEntry | undefined, now: number): SessionEntry {
-  const { damaged: _was, ...kept } = entry;
+  const { damaged: _was, gone, ...kept } = entry;
   // No log (`undefined`): the session is gone, as a deleted one is, and its id stays used.
-  if (!fromLog) return { ...kept, status: 'deleted', updatedAt: Math.max(entry.updatedAt, now) };
-  const next: SessionEntry = fromLog.cwd === '' ? { ...kept, lastSeq: Math.min(entry.lastSeq, fromLog.lastSeq) } : { ...fromLog };
+  if (!fromLog) return gone ? entry : { ...kept, status: 'deleted', gone: true, updatedAt: Math.max(entry.updatedAt, now) };
+  // A log without its `session_created` keeps the entry's description; a gone entry's status is the log's.
+  const next: SessionEntry = fromLog.cwd === '' ? { ...kept, ...(gone ? { status: fromLog.status } : {}), lastSeq: Math.min(entry.lastSeq, fromLog.lastSeq) } : { ...fromLog };
   if (fromLog.damaged) next.damaged = fromLog.damaged;
   else delete next.damaged;
   if (entry.status === 'failed' && next.status !== 'deleted') next.status = 'failed';
-  next.updatedAt = Math.max(entry.updatedAt, next.lastSeq < entry.lastSeq ? now : next.updatedAt);
+  next.updatedAt = gone ? Math.max(entry.updatedAt + 1, now) : Math.max(entry.updatedAt, next.lastSeq < entry.lastSeq ? now : next.updatedAt);
   return next;
 }

@@ -9,7 +9,7 @@ import type { Logger } from '../../core/ports.js';
 import { isTroupeError, TroupeError } from '../../core/errors.js';
 import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
-import { INDEXED_EVENT_TYPES, type SessionIndex } from '../../store/index.js';
+import { INDEXED_EVENT_TYPES, isFinallyDeleted, type SessionIndex } from '../../store/index.js';
 import { AGENT_REQUEST_METHODS } from '../../acp/agent-methods.js';
 import { assertListCwd } from '../../acp/session-directories.js';
 import { sessionInfo } from '../../acp/session-info.js';
@@ -268,7 +268,8 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.restingServers.delete(sessionId);
     this.failedChildren.delete(sessionId);
     const entry = this.deps.index.get(sessionId);
-    if (entry && entry.status !== 'deleted') await this.deps.index.tombstone(sessionId);
+    // One deleted because its log was gone is deleted for good now: it does not come back with its log.
+    if (entry && !isFinallyDeleted(entry)) await this.deps.index.tombstone(sessionId);
     for (const conn of attached) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_deleted', params: { sessionId } });
     this.deps.observer?.deleted?.(sessionId);
   }

@@ -3,7 +3,7 @@
 // it cannot be opened; so does an ACP session/list (`_meta.troupe`), with a failed session's status.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import { Daemon, tempDir, waitFor, type AcpClient, daemonWithClient } from '../../support/daemon.js';
 import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
@@ -261,4 +261,31 @@ test("a log cut short while the daemon runs: the inspector's replay of it, kept 
   // lost, and nothing after it.
   assert.deepEqual([r.after, r.lastSeq], [0, scanLogFile(path).lastSeq]);
   assert.notEqual(r.replayId, kept!.replayId);
+});
+
+test('a session whose log was gone while the daemon was down is listed again once its log is back; one deleted by its id meanwhile stays deleted', { timeout: 120_000 }, async (t) => {
+  const { home, ids } = await stoppedWithSessions(t);
+  const [back, deleted] = ids as [string, string];
+  const dir = sessionsDir(home);
+  const away = (id: string) => `${sessionLogPath(dir, id)}.away`;
+  for (const id of ids) renameSync(sessionLogPath(dir, id), away(id));
+  const first = await restarted(t, home);
+  const listed = async (d: Daemon) => (await d.api('GET', '/v1/sessions?all=1')).json.sessions as { id: string; status: string; gone?: true; title?: string }[];
+  await waitFor('the gone logs to be seen', async () => (await listed(first.d)).every((s) => s.status === 'deleted')).catch(async () => assert.fail(JSON.stringify(await listed(first.d))));
+  assert.deepEqual((await listed(first.d)).map((s) => s.gone), [true, true]);
+  assert.equal((await first.d.api('DELETE', `/v1/sessions/${deleted}`)).status, 200);
+  await first.d.stop();
+
+  // Both logs put back while the daemon is down (a restore, a move back).
+  for (const id of ids) renameSync(away(id), sessionLogPath(dir, id));
+  const { d } = await restarted(t, home);
+  // Read in the background once it serves. The deleted one is newer, so the pass came to it first.
+  await waitFor('the log back to be read', async () => (await listed(d)).find((s) => s.id === back)?.status === 'active').catch(async () => assert.fail(JSON.stringify(await listed(d))));
+  const now = await listed(d);
+  assert.deepEqual([now.find((s) => s.id === back)?.gone, now.find((s) => s.id === back)?.title], [undefined, 'ping']);
+  assert.deepEqual([now.find((s) => s.id === deleted)?.status, now.find((s) => s.id === deleted)?.gone], ['deleted', undefined]);
+  const c = d.connect('http');
+  t.after(() => c.close());
+  await c.init();
+  assert.equal((await prompt(c, back)).stopReason, 'end_turn', 'it runs again, from its log');
 });

@@ -2,7 +2,7 @@
 // spec/event-log.md §6 Recheck): real logs and index files in a temp directory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import { silentLogger } from '../../../src/core/ports.js';
 import { nextTurn } from '../../../src/core/next-turn.js';
@@ -113,6 +113,106 @@ test('a log removed while the index was not looking: its session is deleted (lis
     assert.deepEqual(index.list().sessions.map((s) => s.id), ['ses_kept']);
     await index.flush();
     assert.equal((await SessionIndex.open(dir)).get('ses_removed')!.status, 'deleted', 'and written');
+  } finally {
+    cleanup();
+  }
+});
+
+test('a gone log put back: its session comes back at the next recheck, as its log says, whatever the log\'s times', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    await indexedSessions(dir, ['ses_back', 'ses_kept']);
+    const path = sessionLogPath(dir, 'ses_back');
+    renameSync(path, `${path}.away`);
+    const gone = await SessionIndex.open(dir);
+    await recheck(gone);
+    assert.deepEqual([gone.get('ses_back')!.status, gone.get('ses_back')!.gone], ['deleted', true]);
+    await gone.flush();
+    assert.deepEqual(await recheck(await SessionIndex.open(dir)), { looked: 2, read: 0, changed: 0 }, 'gone still: stat\'ed, nothing read or written');
+
+    // Moved back, and the index written again after that (another process's write): the log's
+    // change time is before the index's, yet the session is back.
+    renameSync(`${path}.away`, path);
+    indexWrittenAfterLogs(dir);
+    const index = await SessionIndex.open(dir);
+    assert.deepEqual(await recheck(index), { looked: 2, read: 1, changed: 1 });
+    const back = index.get('ses_back')!;
+    assert.deepEqual([back.status, back.gone, back.title, back.lastSeq], ['active', undefined, 'title of ses_back', 3]);
+    assert.deepEqual(index.list().sessions.map((s) => s.id).sort(), ['ses_back', 'ses_kept']);
+    await index.flush();
+    const reopened = await SessionIndex.open(dir);
+    assert.deepEqual([reopened.get('ses_back')!.status, reopened.get('ses_back')!.gone], ['active', undefined], 'and written');
+    assert.deepEqual(await recheck(reopened), { looked: 2, read: 0, changed: 0 });
+  } finally {
+    cleanup();
+  }
+});
+
+test('a session back with its log is not made gone again by another process\'s older copy of its entry', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    await indexedSessions(dir, ['ses_back', 'ses_kept']);
+    const path = sessionLogPath(dir, 'ses_back');
+    renameSync(path, `${path}.away`);
+    const first = await SessionIndex.open(dir);
+    await recheck(first);
+    await first.flush();
+    // A process (a daemon) that holds the entry gone, while another (an editor's agent) sees the log back.
+    const stale = await SessionIndex.open(dir);
+    renameSync(`${path}.away`, path);
+    const other = await SessionIndex.open(dir);
+    await recheck(other);
+    await other.flush();
+    assert.equal(other.get('ses_back')!.status, 'active');
+    // The stale process writes the index for something else: it merges what the other wrote.
+    await stale.setStatus('ses_kept', 'closed');
+    await stale.flush();
+    const onDisk = await SessionIndex.open(dir);
+    assert.deepEqual([onDisk.get('ses_back')!.status, onDisk.get('ses_kept')!.status], ['active', 'closed']);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a session deleted for real (its tombstone) stays deleted when an old copy of its log is put back, and the copy is left as it is', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const first = await indexedSessions(dir, ['ses_deleted', 'ses_kept']);
+    const path = sessionLogPath(dir, 'ses_deleted');
+    const copy = readFileSync(path);
+    await first.tombstone('ses_deleted');
+    await first.flush();
+    writeFileSync(path, copy);
+
+    const index = await SessionIndex.open(dir);
+    assert.deepEqual(await recheck(index), { looked: 1, read: 0, changed: 0 }, 'a deleted session\'s log is not even stat\'ed');
+    assert.deepEqual([index.get('ses_deleted')!.status, index.get('ses_deleted')!.gone], ['deleted', undefined]);
+    assert.deepEqual(index.list().sessions.map((s) => s.id), ['ses_kept']);
+    assert.deepEqual(readFileSync(path), copy);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a gone session deleted (by its id) is deleted for good: its tombstone takes the log\'s place, and the log put back does not bring it back', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    await indexedSessions(dir, ['ses_gone', 'ses_kept']);
+    const path = sessionLogPath(dir, 'ses_gone');
+    const copy = readFileSync(path);
+    rmSync(path);
+    const index = await SessionIndex.open(dir);
+    await recheck(index);
+    await index.tombstone('ses_gone');
+    assert.deepEqual([index.get('ses_gone')!.status, index.get('ses_gone')!.gone], ['deleted', undefined]);
+    assert.ok(scanLogFile(path).header?.tombstone, 'a tombstone log in its place');
+    await index.flush();
+    writeFileSync(path, copy);
+
+    const later = await SessionIndex.open(dir);
+    assert.deepEqual(await recheck(later), { looked: 1, read: 0, changed: 0 });
+    assert.equal(later.get('ses_gone')!.status, 'deleted');
+    assert.deepEqual(later.list().sessions.map((s) => s.id), ['ses_kept']);
   } finally {
     cleanup();
   }
