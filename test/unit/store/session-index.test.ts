@@ -98,7 +98,9 @@ test('a missing or damaged index is rebuilt from the logs', async () => {
       ['ses_2', '/p/two', 'closed', 4],
       ['ses_1', '/p/one', 'active', 3],
     ]);
-    for (const damage of ['{"version":1,"sessions":[{"id":"ses_1"', '{"version":99,"sessions":[]}', '', '{"version":1,"sessions":[{"id":"../x"}]}']) {
+    // `gone` is said of a deleted entry only (spec/event-log.md §6).
+    const goneActive = JSON.stringify({ version: 1, sessions: expected.map((e) => (e.id === 'ses_3' ? { ...e, gone: true } : e)) });
+    for (const damage of ['{"version":1,"sessions":[{"id":"ses_1"', '{"version":99,"sessions":[]}', '', '{"version":1,"sessions":[{"id":"../x"}]}', goneActive]) {
       writeFileSync(built.path, damage);
       const re = await SessionIndex.open(dir);
       assert.equal(re.rebuiltBecause, 'damaged', damage);
