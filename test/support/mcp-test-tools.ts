@@ -93,8 +93,17 @@ export function testMcpServer(): McpServer {
     contents: [{ uri: uri.href, text: `day ${String(n)}` }],
   }));
   // MCP_TEST_LATE_PROMPT_MS: a prompt added that long after start (the server tells its client).
+  // MCP_TEST_LATE_PROMPT_GATE: a file; the prompt is added once it exists (a test that looks at the
+  // list before the prompt is added opens the gate after looking: a time after start may pass
+  // before the first listing on a loaded machine).
+  const addLate = () => server.registerPrompt('late', { description: 'Added while running.' }, () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'late' } }] }));
   const late = Number(process.env.MCP_TEST_LATE_PROMPT_MS);
-  if (late > 0) setTimeout(() => server.registerPrompt('late', { description: 'Added while running.' }, () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'late' } }] })), late).unref();
+  if (late > 0) setTimeout(addLate, late).unref();
+  const lateGate = process.env.MCP_TEST_LATE_PROMPT_GATE;
+  if (lateGate) {
+    const poll = setInterval(() => existsSync(lateGate) && (clearInterval(poll), addLate()), 10);
+    poll.unref();
+  }
   return server;
 }
 

@@ -263,11 +263,15 @@ test('the servers of a request: stdio, http and sse ones are used, the others le
 test("a server's prompts are commands: listed, expanded by the server, re-listed when it says they changed", async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   let changed = 0;
-  const tools = await connectMcpTools([server('test', { MCP_TEST_LATE_PROMPT_MS: '300' })], { ...options(cwd), onCommandsChanged: () => void changed++ });
+  // The server adds its late prompt once the gate exists, after the first list is looked at (a time
+  // after its start raced its first listing on a loaded machine: the first list had it already).
+  const gate = join(cwd, 'add-late-prompt');
+  const tools = await connectMcpTools([server('test', { MCP_TEST_LATE_PROMPT_GATE: gate })], { ...options(cwd), onCommandsChanged: () => void changed++ });
   t.after(() => tools.close());
   assert.deepEqual(tools.commands().map((c) => c.name), ['mcp__test__greet', 'mcp__test__recap']);
   assert.deepEqual(await tools.expand('mcp__test__greet', 'Ada warm'), [{ type: 'text', text: 'Please greet Ada in a warm way.' }]);
   await assert.rejects(tools.expand('mcp__test__late', ''), (e) => isTroupeError(e, 'invalid_params'));
+  writeFileSync(gate, '');
   await waitFor('the prompt list to change', () => changed > 0, 5_000);
   assert.deepEqual(tools.commands().map((c) => c.name), ['mcp__test__greet', 'mcp__test__recap', 'mcp__test__late']);
   assert.deepEqual(await tools.expand('mcp__test__late', ''), [{ type: 'text', text: 'late' }]);
