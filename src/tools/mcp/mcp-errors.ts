@@ -19,12 +19,16 @@ export function reasonOf(err: unknown): string {
 }
 
 /**
- * The longest stdio message the SDK reads (its ReadBuffer's limit): a longer one makes it stop the
- * server. troupe gives the transport this limit itself, so that the error it then reports is known.
+ * The longest message troupe reads from a server, on any transport: the SDK's stdio ReadBuffer's
+ * limit (a longer line makes it stop the server), which troupe gives the transport itself so that the
+ * error it then reports is known, and boundedFetch's for HTTP and SSE servers (mcp-bounded-fetch.ts).
  */
 export const STDIO_MAX_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
-/** Why a server the SDK stopped for a message over the limit no longer serves. */
-export const OVERLONG = `it sent a message over ${STDIO_MAX_MESSAGE_BYTES / (1024 * 1024)} MB, more than troupe reads from a server, so troupe stopped it`;
+const overBy = `it sent a message over ${STDIO_MAX_MESSAGE_BYTES / (1024 * 1024)} MB, more than troupe reads from a server`;
+/** Why a stdio server the SDK stopped for a message over the limit no longer serves. */
+export const OVERLONG = `${overBy}, so troupe stopped it`;
+/** Why an HTTP or SSE server troupe disconnected from for a message over the limit no longer serves. */
+export const OVERLONG_REMOTE = `${overBy}, so troupe disconnected from it`;
 
 /** Whether an error is the SDK's stdio transport refusing a message over STDIO_MAX_MESSAGE_BYTES (it then stops the server). */
 export function isOverlongMessage(err: unknown): boolean {

@@ -23,7 +23,8 @@ import { AGENT_MARKER_ENV, signalMarked } from '../../core/marked-processes.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
-import { isOverlongMessage, OVERLONG, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
+import { boundedFetch } from './mcp-bounded-fetch.js';
+import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
 import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
 import { cut, progressShown, textOf } from './mcp-results.js';
@@ -330,17 +331,25 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
   const client = new Client({ name: 'troupe', version: opts.version }, { capabilities: { roots: { listChanged: true } } });
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: (opts.roots?.() ?? [opts.cwd]).map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) || dir })) }));
   const marker = server.transport === 'stdio' ? randomUUID() : undefined;
-  const transport = transportOf(server, opts.cwd, marker);
   const connected: Connected = { name: server.name, client, ...(marker ? { marker } : {}), tools: new ServerList(), prompts: new ServerList() };
-  // A stdio message longer than the SDK reads (10 MB) makes it stop the server, and what waited for
-  // an answer then fails "Connection closed": the reason is kept to be told instead. (Until
-  // 2026-12-06 the model read "Connection closed" and the status "has exited", the cause hidden.)
-  client.onerror = (err) => {
-    if (!isOverlongMessage(err) || connected.overlong) return;
-    connected.overlong = OVERLONG;
-    connected.gone ??= `the MCP server ${server.name} was stopped: ${OVERLONG}`;
+  // A message longer than troupe reads (10 MB) stops the server: the SDK stops a stdio one itself,
+  // troupe disconnects from an HTTP or SSE one (boundedFetch). What waited for an answer then fails
+  // "Connection closed", or with the transport's error: the reason is kept to be told instead.
+  // (Until 2026-12-06 the model read "Connection closed" and the status "has exited", the cause
+  // hidden; until 2026-12-07 an HTTP or SSE server's message was read whole, at any size.)
+  const overlong = (why: string) => {
+    if (connected.overlong) return;
+    connected.overlong = why;
+    connected.gone ??= `the MCP server ${server.name} was ${why === OVERLONG ? 'stopped' : 'disconnected'}: ${why}`;
     opts.logger.warn('an MCP server sent a message longer than troupe reads; it is stopped', { server: server.name, limitBytes: STDIO_MAX_MESSAGE_BYTES });
   };
+  client.onerror = (err) => {
+    if (isOverlongMessage(err)) overlong(OVERLONG);
+  };
+  const transport = transportOf(server, opts.cwd, marker, () => {
+    overlong(OVERLONG_REMOTE);
+    void client.close().catch(() => undefined);
+  });
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   try {
@@ -388,7 +397,8 @@ async function stopServer({ client, marker }: { client: Client; marker?: string 
 }
 
 /** How a server's messages travel: the one thing that differs between servers. */
-function transportOf(server: McpServerConfig, cwd: string, marker: string | undefined): Transport {
+function transportOf(server: McpServerConfig, cwd: string, marker: string | undefined, onOverlong: () => void): Transport {
+  const fetch = boundedFetch(STDIO_MAX_MESSAGE_BYTES, onOverlong);
   switch (server.transport) {
     case 'stdio': {
       // The server's stderr is its log and joins troupe's own (stdout carries the protocol only).
@@ -403,11 +413,11 @@ function transportOf(server: McpServerConfig, cwd: string, marker: string | unde
       return new StdioClientTransport({ command: server.command, args: server.args, env, cwd, stderr: 'inherit', maxBufferSize: STDIO_MAX_MESSAGE_BYTES });
     }
     case 'http':
-      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers }, fetch });
     case 'sse':
       // The SDK sends requestInit's headers with the event stream's GET as well as with every POST
-      // (its EventSource fetches through them), so eventSourceInit needs none of its own.
-      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+      // (its EventSource fetches through them, and through `fetch`), so eventSourceInit needs none of its own.
+      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers }, fetch });
   }
 }
 

@@ -1,0 +1,49 @@
+// What troupe reads of an MCP server is bounded (spec/tools.md §7): a message over 10 MB, on any
+// transport, disconnects the server that sent it, its calls fail saying why, and the other servers
+// serve on. The flooding server is a real one on 127.0.0.1 (test/support/mcp-flood-http.ts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { silentLogger } from '../../../src/core/ports.js';
+import { connectMcpTools } from '../../../src/tools/mcp/mcp-tools.js';
+import { startFloodMcp, type FloodServer } from '../../support/mcp-flood-http.js';
+
+const SERVER = resolve('dist/test/support/mcp-test-server.js');
+const call = (name: string, input: Record<string, unknown> = {}) => ({ id: 'c1', name, input });
+const ctx = () => ({ signal: new AbortController().signal, update: () => undefined });
+const options = (cwd: string) => ({ cwd, logger: silentLogger, connectTimeoutMs: 20_000, callTimeoutMs: 60_000, callMaxTotalMs: 600_000, outputLimit: 1000, version: 'test' });
+/** Far more than troupe reads of one message, which the server writes only as fast as it is read (and, for chatty, in messages of 1 MiB). */
+const FLOOD = 64 * 1024 * 1024;
+const why = 'it sent a message over 10 MB, more than troupe reads from a server, so troupe disconnected from it';
+
+const cases: [string, 'http' | 'sse', (s: FloodServer) => string][] = [
+  ['a Streamable HTTP server answering with JSON', 'http', (s) => s.httpUrl('json')],
+  ['a Streamable HTTP server answering with an event stream', 'http', (s) => s.httpUrl('event')],
+  ['a legacy HTTP+SSE server', 'sse', (s) => s.sseUrl],
+];
+for (const [what, transport, url] of cases) {
+  test(`${what} that sends a message over 10 MB is disconnected, its calls and status say why, and the others serve`, async (t) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+    const flood = await startFloodMcp(FLOOD);
+    t.after(() => flood.close());
+    const tools = await connectMcpTools(
+      [
+        { transport, name: 'big', url: url(flood), headers: {} },
+        { transport: 'stdio', name: 'ok', command: process.execPath, args: [SERVER], env: {} },
+      ],
+      options(cwd),
+    );
+    t.after(() => tools.close());
+    assert.deepEqual(await tools.run(call('mcp__big__echo', { text: 'before' }), ctx()), { output: 'echo: before', isError: false });
+    // The limit is on one message: an event stream may carry more than that in all.
+    if (!what.endsWith('JSON')) assert.deepEqual(await tools.run(call('mcp__big__chatty'), ctx()), { output: 'chatted', isError: false });
+    assert.deepEqual(await tools.run(call('mcp__big__flood'), ctx()), { output: `The MCP server big failed the call: ${why}`, isError: true, errorCode: 'tool_failed' });
+    // troupe stopped reading: the server could not hand its sockets the whole message.
+    assert.ok(flood.written() < FLOOD, `the server wrote ${flood.written()} bytes`);
+    assert.equal(tools.exited('big'), `the MCP server big was disconnected: ${why}`);
+    assert.deepEqual(await tools.run(call('mcp__big__echo', { text: 'after' }), ctx()), { output: `the MCP server big was disconnected: ${why}; mcp__big__echo cannot run.`, isError: true, errorCode: 'tool_failed' });
+    assert.deepEqual(await tools.run(call('mcp__ok__echo', { text: 'still here' }), ctx()), { output: 'echo: still here', isError: false });
+  });
+}
