@@ -72,6 +72,16 @@ export function testMcpServer(): McpServer {
     }
     return { tools: [...tools, ...(extraTools as ListToolsResult['tools'])] };
   });
+  // MCP_TEST_ENDLESS_TOOLS: a server whose tool list never ends: every page that many tools, and a
+  // next cursor. MCP_TEST_ENDLESS_BROKEN: those tools have no input schema (MCP refuses each).
+  const endless = Number(process.env.MCP_TEST_ENDLESS_TOOLS);
+  if (endless > 0) {
+    const inputSchema = process.env.MCP_TEST_ENDLESS_BROKEN ? {} : { inputSchema: { type: 'object' as const } };
+    server.server.setRequestHandler(ListToolsRequestSchema, (request) => {
+      const page = Number(request.params?.cursor ?? 0);
+      return { tools: Array.from({ length: endless }, (_, i) => ({ name: `t_${page}_${i}`, ...inputSchema })) as ListToolsResult['tools'], nextCursor: String(page + 1) };
+    });
+  }
   // MCP_TEST_SILENT_TOOLS: a server that answers initialize, and never tools/list.
   if (process.env.MCP_TEST_SILENT_TOOLS) server.server.setRequestHandler(ListToolsRequestSchema, () => new Promise<never>(() => undefined));
   // Prompts: the session's slash commands.

@@ -1,15 +1,34 @@
-/** Paged MCP lists (tools, prompts, resources): every item, page after page. */
+/** Paged MCP lists (tools, prompts, resources): every item, page after page, up to limits. */
 
 /** More pages than any real list has: a server that never stops paging is stopped here. */
 const MAX_PAGES = 1000;
+/**
+ * The most items, and the most bytes of them (as JSON), troupe keeps of one list: far more than a
+ * model can be shown. One page is bounded by the most troupe reads of one message (10 MB), but the
+ * pages were not: a server could send 1000 of them, gigabytes, all kept until the list ended.
+ */
+export const MAX_LIST_ITEMS = 10_000;
+export const MAX_LIST_BYTES = 16 * 1024 * 1024;
 
-/** Every item of an MCP list, following `nextCursor`; a server that repeats a cursor is refused. */
+/** Why a list is refused: the server's list is longer than troupe keeps. */
+export function listTooLong(): Error {
+  return new Error(`the server's list is too long (over ${MAX_LIST_ITEMS} items or ${MAX_LIST_BYTES / (1024 * 1024)} MiB in all); troupe reads no more of it`);
+}
+
+/**
+ * Every item of an MCP list, following `nextCursor`; a server that repeats a cursor, or pages
+ * past MAX_PAGES, MAX_LIST_ITEMS or MAX_LIST_BYTES, is refused.
+ */
 export async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
   const items: T[] = [];
   const seen = new Set<string>();
+  let bytes = 0;
   let cursor: string | undefined;
   do {
     const next = await page(cursor);
+    if (items.length + next.items.length > MAX_LIST_ITEMS) throw listTooLong();
+    bytes += JSON.stringify(next.items).length;
+    if (bytes > MAX_LIST_BYTES) throw listTooLong();
     items.push(...next.items);
     cursor = next.nextCursor;
     if (cursor !== undefined && (seen.has(cursor) || seen.size >= MAX_PAGES)) throw new Error(`the server's list does not end (cursor ${JSON.stringify(cursor)} again, or over ${MAX_PAGES} pages)`);

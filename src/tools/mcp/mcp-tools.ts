@@ -28,7 +28,7 @@ import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, STDIO_MAX_MESSA
 import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
 import { cut, progressShown, textOf } from './mcp-results.js';
-import { allPages } from './mcp-pages.js';
+import { allPages, listTooLong, MAX_LIST_ITEMS } from './mcp-pages.js';
 import { commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
 import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceSpecs, resourceText, serverOf } from './mcp-resources.js';
 
@@ -436,6 +436,8 @@ function listTools({ name: server, client }: Connected, timeout: number, logger:
   if (!client.getServerCapabilities()?.tools) return Promise.resolve([]);
   return allPages(async (cursor) => {
     const page = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ToolListPage, { timeout, ...(signal ? { signal } : {}) });
+    // Before each is checked (and each one refused logged): a page too long is refused whole.
+    if (page.tools.length > MAX_LIST_ITEMS) throw listTooLong();
     const tools: Tool[] = [];
     for (const raw of page.tools) {
       const tool = ToolSchema.safeParse(raw);

@@ -68,3 +68,19 @@ test('paged lists: every page in order; a server whose pages never end is refuse
   let n = 0;
   await assert.rejects(allPages(async () => ({ items: [], nextCursor: String(n++) })), /over 1000 pages/);
 });
+
+test('paged lists: a list past 10000 items or 16 MiB in all is refused before its next page is kept', async () => {
+  const tooLong = /the server's list is too long \(over 10000 items or 16 MiB in all\); troupe reads no more of it/;
+  // Pages of 2000 small items: refused at the sixth page, long before 1000 pages.
+  let pages = 0;
+  await assert.rejects(allPages(async () => ({ items: Array.from({ length: 2000 }, (_, i) => i), nextCursor: String(++pages) })), tooLong);
+  assert.equal(pages, 6);
+  // Pages of one item of 1 MiB (and 4 bytes of JSON around it): refused at the sixteenth.
+  const big = 'x'.repeat(1024 * 1024);
+  pages = 0;
+  await assert.rejects(allPages(async () => ({ items: [big], nextCursor: String(++pages) })), tooLong);
+  assert.equal(pages, 16);
+  // Up to the limits, the whole list.
+  pages = 0;
+  assert.equal((await allPages(async () => ({ items: Array.from({ length: 1000 }, (_, i) => i), ...(++pages < 10 ? { nextCursor: String(pages) } : {}) }))).length, 10_000);
+});

@@ -407,3 +407,24 @@ test('a stdio server that sends a message over 10 MB is stopped, and its calls a
   assert.equal(tools.exited('big'), `the MCP server big was stopped: ${why}`);
   assert.deepEqual(await tools.run(call('mcp__big__echo', { text: 'x' }), ctx()), { output: `the MCP server big was stopped: ${why}; mcp__big__echo cannot run.`, isError: true, errorCode: 'tool_failed' });
 });
+
+test('a server whose tool list never ends is left out when the list passes 10000 tools, its status says why; the others serve', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const tools = await connectMcpTools([server('endless', { MCP_TEST_ENDLESS_TOOLS: '2000' }), server('ok')], options(cwd));
+  t.after(() => tools.close());
+  assert.deepEqual(tools.servers, [
+    { name: 'endless', tools: 0, error: "did not list its tools: the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it" },
+    { name: 'ok', tools: 6 },
+  ]);
+  assert.equal(tools.has('mcp__endless__t_0_0'), false);
+  assert.deepEqual(await tools.run(call('mcp__ok__echo', { text: 'hi' }), ctx()), { output: 'echo: hi', isError: false });
+});
+
+test('a page of over 10000 tools is refused whole, before its tools are checked: none is logged one by one', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const { logger, told } = keptLogger();
+  const tools = await connectMcpTools([server('broken', { MCP_TEST_ENDLESS_TOOLS: '10001', MCP_TEST_ENDLESS_BROKEN: '1' })], { ...options(cwd), logger });
+  t.after(() => tools.close());
+  assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: "did not list its tools: the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it" }]);
+  assert.deepEqual(told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').length, 0);
+});
