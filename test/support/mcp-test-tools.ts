@@ -46,6 +46,12 @@ export function testMcpServer(): McpServer {
   });
   // MCP_TEST_FLOOD: `flood` answers with more than the 10 MB a client's stdio transport reads.
   if (process.env.MCP_TEST_FLOOD) server.registerTool('flood', { description: 'Answers with 11 MB of text.' }, async () => text('x'.repeat(11 * 1024 * 1024)));
+  // MCP_TEST_JUNK: `junk` answers with that many content blocks MCP does not allow (`{}`) after a good
+  // one, and so do `prompts/get` (messages) and `resources/read` (contents); MCP_TEST_JUNK_LISTS:
+  // `prompts/list` and `resources/list` too. Sent as they are (McpServer would check them, and fail
+  // with a message of them all). Set when the server is connected (see below).
+  const junk = Number(process.env.MCP_TEST_JUNK);
+  if (junk > 0) server.registerTool('junk', { description: 'Answers with blocks MCP does not allow.' }, async () => text('replaced'));
   // MCP_TEST_LISTED: the list also has `listed_<n>`, n counting the listings (which listing a client
   // has), and `tools_changed` tells the client the list changed. MCP_TEST_LIST_GATE: a file; the
   // second listing answers only once it exists (after a later one has). MCP_TEST_LIST_FAIL: every
@@ -114,7 +120,24 @@ export function testMcpServer(): McpServer {
     const poll = setInterval(() => existsSync(lateGate) && (clearInterval(poll), addLate()), 10);
     poll.unref();
   }
+  if (junk > 0) answerJunk(server, junk);
   return server;
+}
+
+/** MCP_TEST_JUNK's answers: one good item, then `n` that MCP does not allow. */
+function answerJunk(server: McpServer, n: number): void {
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, (request: { params: { name?: string } }, extra: unknown) => Promise<unknown>> })._requestHandlers;
+  const junk = (good: object) => [good, ...Array.from({ length: n }, () => ({}))];
+  const wrap = (method: string, answer: (request: { params: { name?: string } }) => object | undefined) => {
+    const original = handlers.get(method)!;
+    handlers.set(method, async (request, extra) => answer(request) ?? original(request, extra));
+  };
+  wrap('tools/call', (r) => (r.params.name === 'junk' ? { content: junk({ type: 'text', text: 'fine' }) } : undefined));
+  wrap('prompts/get', () => ({ messages: junk({ role: 'user', content: { type: 'text', text: 'fine' } }) }));
+  wrap('resources/read', () => ({ contents: junk({ uri: 'test://notes', text: 'fine' }) }));
+  if (!process.env.MCP_TEST_JUNK_LISTS) return;
+  wrap('prompts/list', () => ({ prompts: junk({ name: 'fine' }) }));
+  wrap('resources/list', () => ({ resources: junk({ uri: 'test://notes', name: 'fine' }) }));
 }
 
 async function bodyOf(req: IncomingMessage): Promise<unknown> {

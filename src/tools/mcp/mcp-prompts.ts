@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { GetPromptResult, Prompt, PromptArgument } from '@modelcontextprotocol/sdk/types.js';
 import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
+import { promptsPage } from './mcp-checked.js';
 import { allPages } from './mcp-pages.js';
 
 /** A slash command as an ACP client is told of it (`available_commands_update`). */
@@ -29,10 +30,7 @@ export interface PromptEntry {
 /** Every page of a server's prompt list (none if it has no prompts). */
 export function listPrompts(client: Client, timeout: number, signal?: AbortSignal): Promise<Prompt[]> {
   if (!client.getServerCapabilities()?.prompts) return Promise.resolve([]);
-  return allPages(async (cursor) => {
-    const page = await client.listPrompts(cursor ? { cursor } : {}, { timeout, ...(signal ? { signal } : {}) });
-    return { items: page.prompts, nextCursor: page.nextCursor };
-  });
+  return allPages((cursor) => promptsPage(client, cursor, { timeout, ...(signal ? { signal } : {}) }));
 }
 
 export function commandOf(name: string, server: string, prompt: Prompt): McpCommand {

@@ -9,6 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { TroupeError } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/provider.js';
+import { resourcesPage, templatesPage } from './mcp-checked.js';
 import { allPages } from './mcp-pages.js';
 
 export const LIST_RESOURCES = 'mcp__list_resources';
@@ -53,14 +54,8 @@ export async function listResourcesText(servers: readonly ResourceServer[], time
   const blocks = await Promise.all(
     servers.map(async ({ name, client }) => {
       const [resources, templates] = await Promise.all([
-        allPages<Resource>(async (cursor) => {
-          const page = await client.listResources(cursor ? { cursor } : {}, { timeout, signal });
-          return { items: page.resources, nextCursor: page.nextCursor };
-        }),
-        allPages<ResourceTemplate>(async (cursor) => {
-          const page = await client.listResourceTemplates(cursor ? { cursor } : {}, { timeout, signal });
-          return { items: page.resourceTemplates, nextCursor: page.nextCursor };
-        }).catch(() => []), // templates are optional: a server may not answer them
+        allPages<Resource>((cursor) => resourcesPage(client, cursor, { timeout, signal })),
+        allPages<ResourceTemplate>((cursor) => templatesPage(client, cursor, { timeout, signal })).catch(() => []), // templates are optional: a server may not answer them
       ]);
       const lines = [
         ...resources.map((r) => `- ${r.uri} — ${r.title ?? r.name}${r.mimeType ? ` (${r.mimeType})` : ''}${r.description ? `: ${r.description}` : ''}`),

@@ -24,6 +24,7 @@ import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, To
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
 import { boundedFetch } from './mcp-bounded-fetch.js';
+import { checkedCallResult, getPrompt, LooseCallToolResult, readResource } from './mcp-checked.js';
 import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
 import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
@@ -223,7 +224,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
       }
       const server = serverOf(servers, input, true)!;
       if (typeof input.uri !== 'string' || !input.uri) throw new TroupeError('invalid_params', '"uri" must be the URI of a resource.');
-      const result = await server.client.readResource({ uri: input.uri }, { timeout: opts.callTimeoutMs, signal: ctx.signal });
+      const result = await readResource(server.client, input.uri, { timeout: opts.callTimeoutMs, signal: ctx.signal });
       return { output: cut(resourceText(result), opts.outputLimit), isError: false };
     } catch (err) {
       if (err instanceof TroupeError) throw err;
@@ -277,14 +278,18 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
       const overall = new AbortController();
       const timer = setTimeout(() => overall.abort(new Error('the call took too long in all')), opts.callMaxTotalMs);
       try {
-        const result = (await server.client.callTool({ name: tool.name, arguments: call.input }, undefined, {
+        // Its content is checked block by block (mcp-checked.ts), not by the SDK's one schema. (The
+        // SDK's callTool adds to this request only checks of what its own listTools saw; troupe
+        // lists tools itself, so they never applied.)
+        const loose = await server.client.request({ method: 'tools/call', params: { name: tool.name, arguments: call.input } }, LooseCallToolResult, {
           signal: AbortSignal.any([ctx.signal, overall.signal]),
           timeout: opts.callTimeoutMs,
           // The SDK asks the server for progress only with a callback, and only then can progress
           // extend the timeout.
           onprogress: progressShown(ctx),
           resetTimeoutOnProgress: true,
-        })) as CallToolResult;
+        });
+        const result = checkedCallResult(loose);
         const output = cut(textOf(result), opts.outputLimit);
         return result.isError ? { output, isError: true, errorCode: 'tool_failed' } : { output, isError: false };
       } catch (err) {
@@ -307,7 +312,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
       const args = promptArguments(command, entry.prompt.arguments ?? [], input);
       let result;
       try {
-        result = await entry.client.getPrompt({ name: entry.prompt.name, arguments: args }, { timeout: opts.callTimeoutMs, ...(signal ? { signal } : {}) });
+        result = await getPrompt(entry.client, { name: entry.prompt.name, arguments: args }, { timeout: opts.callTimeoutMs, ...(signal ? { signal } : {}) });
       } catch (err) {
         if (signal?.aborted) throw new TroupeError('request_cancelled', `/${command} was cancelled`);
         throw new TroupeError('tool_failed', `The MCP server ${entry.server} could not make the prompt /${command}: ${reasonOf(err)}`);

@@ -428,3 +428,40 @@ test('a page of over 10000 tools is refused whole, before its tools are checked:
   assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: "did not list its tools: the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it" }]);
   assert.deepEqual(told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').length, 0);
 });
+
+test("a result of many content blocks MCP does not allow fails on the first, in a line: the SDK's check of them all took some 3.5 KB a block, and a message of them all", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '20000' })], options(cwd));
+  t.after(() => tools.close());
+  assert.deepEqual(await tools.run(call('mcp__junk__junk'), ctx()), {
+    output: 'The MCP server junk failed the call: MCP error -32602: the server sent a content block MCP does not allow (number 2 of 20001: Invalid input)',
+    isError: true,
+    errorCode: 'tool_failed',
+  });
+  // So do a prompt's messages and a resource's contents.
+  await assert.rejects(tools.expand('mcp__junk__greet', 'Ada'), (e) => isTroupeError(e, 'tool_failed') && e.message === 'The MCP server junk could not make the prompt /mcp__junk__greet: MCP error -32602: the server sent a prompt message MCP does not allow (number 2 of 20001: role: Invalid option: expected one of "user"|"assistant")');
+  assert.deepEqual(await tools.run(call('mcp__read_resource', { server: 'junk', uri: 'test://notes' }), ctx()), {
+    output: 'The MCP server failed the request: MCP error -32602: the server sent a resource content MCP does not allow (number 2 of 20001: Invalid input)',
+    isError: true,
+    errorCode: 'tool_failed',
+  });
+  // The server serves on.
+  assert.deepEqual(await tools.run(call('mcp__junk__echo', { text: 'hi' }), ctx()), { output: 'echo: hi', isError: false });
+});
+
+test('a list of many items MCP does not allow fails on the first, in a line (prompts, resources)', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const { logger, told } = keptLogger();
+  const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '20000', MCP_TEST_JUNK_LISTS: '1' })], { ...options(cwd), logger });
+  t.after(() => tools.close());
+  assert.deepEqual(tools.commands(), []);
+  assert.deepEqual(
+    told.filter((m) => m.message === 'cannot list the prompts of an MCP server').map((m) => m.fields),
+    [{ server: 'junk', error: 'MCP error -32602: the server sent a prompt MCP does not allow (number 2 of 20001: name: Invalid input: expected string, received undefined)' }],
+  );
+  assert.deepEqual(await tools.run(call('mcp__list_resources', { server: 'junk' }), ctx()), {
+    output: 'The MCP server failed the request: MCP error -32602: the server sent a resource MCP does not allow (number 2 of 20001: name: Invalid input: expected string, received undefined)',
+    isError: true,
+    errorCode: 'tool_failed',
+  });
+});
