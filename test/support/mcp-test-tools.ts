@@ -47,11 +47,14 @@ export function testMcpServer(): McpServer {
   // MCP_TEST_FLOOD: `flood` answers with more than the 10 MB a client's stdio transport reads.
   if (process.env.MCP_TEST_FLOOD) server.registerTool('flood', { description: 'Answers with 11 MB of text.' }, async () => text('x'.repeat(11 * 1024 * 1024)));
   // MCP_TEST_JUNK: `junk` answers with that many content blocks MCP does not allow (`{}`) after a good
-  // one, and so do `prompts/get` (messages) and `resources/read` (contents); MCP_TEST_JUNK_LISTS:
+  // one (see answerJunk for `dense`), and so do `prompts/get` (messages) and `resources/read` (contents); MCP_TEST_JUNK_LISTS:
   // `prompts/list` and `resources/list` too. Sent as they are (McpServer would check them, and fail
   // with a message of them all). Set when the server is connected (see below).
   const junk = Number(process.env.MCP_TEST_JUNK);
-  if (junk > 0) server.registerTool('junk', { description: 'Answers with blocks MCP does not allow.' }, async () => text('replaced'));
+  if (junk > 0) {
+    server.registerTool('junk', { description: 'Answers with blocks MCP does not allow.' }, async () => text('replaced'));
+    server.registerTool('dense_answer', { description: 'Answers with a block that holds too much.' }, async () => text('replaced'));
+  }
   // MCP_TEST_LISTED: the list also has `listed_<n>`, n counting the listings (which listing a client
   // has), and `tools_changed` tells the client the list changed. MCP_TEST_LIST_GATE: a file; the
   // second listing answers only once it exists (after a later one has). MCP_TEST_LIST_FAIL: every
@@ -133,6 +136,14 @@ function answerJunk(server: McpServer, n: number): void {
     handlers.set(method, async (request, extra) => answer(request) ?? original(request, extra));
   };
   wrap('tools/call', (r) => (r.params.name === 'junk' ? { content: junk({ type: 'text', text: 'fine' }) } : undefined));
+  // `dense_answer`: one content block whose annotations hold `n` values; and a listed tool `dense`
+  // whose input schema has `n` properties (neither fits MCP's schema).
+  wrap('tools/call', (r) => (r.params.name === 'dense_answer' ? { content: [{ type: 'text', text: 'fine', annotations: { audience: Array.from({ length: n }, () => 'x') } }] } : undefined));
+  const listTools = handlers.get('tools/list')!;
+  handlers.set('tools/list', async (request, extra) => {
+    const { tools } = (await listTools(request, extra)) as { tools: unknown[] };
+    return { tools: [...tools, { name: 'dense', inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, 1])) } }] };
+  });
   wrap('prompts/get', () => ({ messages: junk({ role: 'user', content: { type: 'text', text: 'fine' } }) }));
   wrap('resources/read', () => ({ contents: junk({ uri: 'test://notes', text: 'fine' }) }));
   if (!process.env.MCP_TEST_JUNK_LISTS) return;

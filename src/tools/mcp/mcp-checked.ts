@@ -35,14 +35,40 @@ import * as z from 'zod';
 /** A call's result as the SDK reads it, but for its content: each block is checked by checkedItems. */
 export const LooseCallToolResult = CallToolResultSchema.extend({ content: z.array(z.unknown()).default([]) });
 
+/**
+ * The most JSON values (objects, arrays, strings, numbers, …) one item may hold before it is checked:
+ * far more than a tool's input schema or a content block has. Inside one item the same blow-up
+ * happens (an annotation's `audience` of 100000 strings made 329 MB of issues, a schema's 100000
+ * properties 86 MB), so an item past it is refused before zod sees it.
+ */
+export const MAX_ITEM_VALUES = 10_000;
+
+/** Why an item is refused unchecked, if it is: it holds over MAX_ITEM_VALUES values. */
+export function tooManyValues(value: unknown): string | undefined {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    count++;
+    if (v === null || typeof v !== 'object') continue;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    if (count + stack.length + children.length > MAX_ITEM_VALUES) return `it holds over ${MAX_ITEM_VALUES} values`;
+    for (const child of children) stack.push(child);
+  }
+  return undefined;
+}
+
 /** Each item as `schema` reads it; the first that does not fit fails the whole, with one short reason. */
 export function checkedItems<T>(items: readonly unknown[], schema: z.ZodType<T>, what: string): T[] {
   const out: T[] = [];
   for (let i = 0; i < items.length; i++) {
+    const refused = (why: string) => new McpError(ErrorCode.InvalidParams, `the server sent ${what} MCP does not allow (number ${i + 1} of ${items.length}: ${why})`);
+    const tooMany = tooManyValues(items[i]);
+    if (tooMany) throw refused(tooMany);
     const item = schema.safeParse(items[i]);
     if (!item.success) {
       const issue = item.error.issues[0];
-      throw new McpError(ErrorCode.InvalidParams, `the server sent ${what} MCP does not allow (number ${i + 1} of ${items.length}${issue ? `: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` : ''})`);
+      throw refused(issue ? `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` : 'it does not fit');
     }
     out.push(item.data);
   }

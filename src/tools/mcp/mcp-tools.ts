@@ -24,7 +24,7 @@ import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, To
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
 import { boundedFetch } from './mcp-bounded-fetch.js';
-import { checkedCallResult, getPrompt, LooseCallToolResult, readResource } from './mcp-checked.js';
+import { checkedCallResult, getPrompt, LooseCallToolResult, readResource, tooManyValues } from './mcp-checked.js';
 import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
 import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
@@ -445,12 +445,14 @@ function listTools({ name: server, client }: Connected, timeout: number, logger:
     if (page.tools.length > MAX_LIST_ITEMS) throw listTooLong();
     const tools: Tool[] = [];
     for (const raw of page.tools) {
-      const tool = ToolSchema.safeParse(raw);
-      if (tool.success) tools.push(tool.data);
+      // One too big to check is left out unchecked (mcp-checked.ts).
+      const tooMany = tooManyValues(raw);
+      const tool = tooMany ? undefined : ToolSchema.safeParse(raw);
+      if (tool?.success) tools.push(tool.data);
       else {
         const name = (raw as { name?: unknown } | null)?.name;
-        const issue = tool.error.issues[0];
-        logger.warn('an MCP server listed a tool MCP does not allow; it is left out', { server, tool: typeof name === 'string' ? name : null, error: issue ? `${issue.path.join('.') || 'tool'}: ${issue.message}` : String(tool.error) });
+        const issue = tool?.error.issues[0];
+        logger.warn('an MCP server listed a tool MCP does not allow; it is left out', { server, tool: typeof name === 'string' ? name : null, error: tooMany ?? (issue ? `${issue.path.join('.') || 'tool'}: ${issue.message}` : String(tool?.error)) });
       }
     }
     return { items: tools, nextCursor: page.nextCursor };

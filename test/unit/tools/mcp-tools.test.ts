@@ -431,10 +431,22 @@ test('a page of over 10000 tools is refused whole, before its tools are checked:
 
 test("a result of many content blocks MCP does not allow fails on the first, in a line: the SDK's check of them all took some 3.5 KB a block, and a message of them all", async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-  const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '20000' })], options(cwd));
+  const { logger, told } = keptLogger();
+  const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '20000' })], { ...options(cwd), logger });
   t.after(() => tools.close());
+  // A listed tool that holds over 10000 values is left out unchecked, and logged.
+  assert.deepEqual(
+    told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').map((m) => m.fields),
+    [{ server: 'junk', tool: 'dense', error: 'it holds over 10000 values' }],
+  );
   assert.deepEqual(await tools.run(call('mcp__junk__junk'), ctx()), {
     output: 'The MCP server junk failed the call: MCP error -32602: the server sent a content block MCP does not allow (number 2 of 20001: Invalid input)',
+    isError: true,
+    errorCode: 'tool_failed',
+  });
+  // One block that holds over 10000 values is refused before it is checked (which took 3.3 KB a value).
+  assert.deepEqual(await tools.run(call('mcp__junk__dense_answer'), ctx()), {
+    output: 'The MCP server junk failed the call: MCP error -32602: the server sent a content block MCP does not allow (number 1 of 1: it holds over 10000 values)',
     isError: true,
     errorCode: 'tool_failed',
   });
