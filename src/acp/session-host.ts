@@ -5,14 +5,14 @@
  */
 import { rm } from 'node:fs/promises';
 import type * as acp from '@agentclientprotocol/sdk';
-import { isTroupeError, TroupeError } from '../core/errors.js';
+import { TroupeError } from '../core/errors.js';
 import type { AgentEvent, ContentBlock } from '../core/events.js';
-import { isValidSessionId, newSessionId } from '../core/ids.js';
+import { isValidSessionId } from '../core/ids.js';
 import { oncePerKey } from '../core/once-per-key.js';
 import type { Logger } from '../core/ports.js';
 import { SessionEngine, type EngineOptions } from '../actors/session-engine.js';
 import type { EngineLimits } from '../actors/engine-core.js';
-import { FileEventLog, INDEXED_EVENT_TYPES, isFinallyDeleted, recheckInBackground, SessionIndex, sessionLogPath, sessionsDir, type BackgroundRecheck } from '../store/index.js';
+import { INDEXED_EVENT_TYPES, isFinallyDeleted, recheckInBackground, SessionIndex, sessionsDir, type BackgroundRecheck, type FileEventLog } from '../store/index.js';
 import { nextTurn } from '../core/next-turn.js';
 import { DEFAULT_MODE_ID, mcpServersOf } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
@@ -24,6 +24,7 @@ import { daemonOwnedCatalog, type SessionCatalog } from './session-catalog.js';
 import { assertDirectory, requestedDirectories } from './session-directories.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
+import { SessionLogs } from './session-logs.js';
 import { commandsUpdate, SLASH_COMMANDS } from './session-options.js';
 
 export interface HostOptions {
@@ -75,8 +76,8 @@ export class SessionHost {
   private readonly unloading = new Map<string, Promise<void>>();
   private client?: acp.AgentContext;
   private caps: acp.ClientCapabilities = {};
-  /** A log made ahead for the next new session (prepareSpareLog); undefined once taken. */
-  private spare?: Promise<{ sessionId: string; log: FileEventLog } | undefined>;
+  /** The sessions' log files: new ones (and the spare made ahead), and existing ones opened. */
+  private readonly logs: SessionLogs;
   /** When each live session was last asked for, or ended a turn (ms since epoch), for idleUnloadMs. */
   private readonly lastUsed = new Map<string, number>();
   private readonly idleSweep?: NodeJS.Timeout;
@@ -90,6 +91,7 @@ export class SessionHost {
     private readonly opts: HostOptions,
     readonly index: SessionCatalog,
   ) {
+    this.logs = new SessionLogs(opts.home, opts.logger, index);
     this.mcp = new SessionMcp(opts.logger, opts.env, (sessionId) => this.announceCommands(sessionId));
     this.updates = new SessionUpdates({ client: () => this.client, caps: () => this.projectionCaps, ...(opts.updateLines ? { lines: opts.updateLines } : {}) });
     const idleMs = opts.idleUnloadMs ?? 0;
@@ -158,7 +160,7 @@ export class SessionHost {
     const model = init.model ?? this.defaultModel();
     resolveModel(model, this.opts.env, this.opts.config);
     const mode = init.mode ?? DEFAULT_MODE_ID;
-    const { sessionId, log } = (await this.takeSpare()) ?? (await this.newLog());
+    const { sessionId, log } = await this.logs.forNewSession();
     const { deps, bind } = this.deps(sessionId, log, init.cwd, additionalDirectories);
     const transitions = this.transitionReport(sessionId);
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history, transitions);
@@ -186,37 +188,9 @@ export class SessionHost {
     return this.track(engine, log, 0, transitions.stop);
   }
 
-  /**
-   * Makes the log of the next new session now, while nothing waits for it (a daemon's pooled child:
-   * spec/daemon.md §Warm pool): creating a log file is an fdatasync of the file and an fsync of its
-   * directory, most of a `session/new` on a slow disk. The spare is marked in its header, and is no
-   * session until it holds an event (spec/event-log.md §6); an unused one is removed at shutdown.
-   */
+  /** Makes the log of the next new session ahead of its request (SessionLogs.prepareSpareLog). */
   prepareSpareLog(): void {
-    this.spare ??= this.newLog(true).catch((err) => {
-      this.opts.logger.warn('could not make a spare log; the next session/new creates its own', { error: String(err) });
-      return undefined;
-    });
-  }
-
-  private takeSpare(): Promise<{ sessionId: string; log: FileEventLog } | undefined> | undefined {
-    const spare = this.spare;
-    this.spare = undefined;
-    return spare;
-  }
-
-  /** A log for a new session id (ids are random: one already used, in the index or on disk, is drawn again). */
-  private async newLog(spare = false): Promise<{ sessionId: string; log: FileEventLog }> {
-    for (let attempt = 0; ; attempt++) {
-      const sessionId = newSessionId();
-      if (this.index.isUsed(sessionId)) continue;
-      try {
-        return { sessionId, log: await FileEventLog.create(sessionLogPath(sessionsDir(this.opts.home), sessionId), { sessionId, logger: this.opts.logger, spare }) };
-      } catch (err) {
-        if (attempt < 3 && isTroupeError(err, 'invalid_params') && err.data.exists === true) continue;
-        throw err;
-      }
-    }
+    this.logs.prepareSpareLog();
   }
 
   /**
@@ -390,8 +364,7 @@ export class SessionHost {
   async shutdown(): Promise<void> {
     clearInterval(this.idleSweep);
     await this.recheck?.stop();
-    const spare = await this.takeSpare();
-    if (spare) await spare.log.close().catch(() => undefined).then(() => rm(spare.log.path, { force: true }));
+    await this.logs.removeSpare();
     await Promise.all([...this.live.keys()].map((id) => this.unload(id)));
     await this.mcp.stopAll();
     await this.index.flush();
@@ -412,16 +385,7 @@ export class SessionHost {
     if (!isValidSessionId(sessionId)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     // Until 2026-12-07 an old copy of a deleted session's log put back opened, and took prompts.
     if (this.deletedForGood(sessionId)) throw new TroupeError('session_not_found', `session ${sessionId} was deleted`, { sessionId });
-    let log: FileEventLog;
-    try {
-      // A log whose every event is damaged is refused as it is, never repaired into an empty one.
-      log = await FileEventLog.forSession(sessionsDir(this.opts.home), sessionId, { logger: this.opts.logger, refuseRepairToNothing: true });
-    } catch (err) {
-      // A log that cannot be written (its lock, or its repair, on a full disk) is not a missing session.
-      if (isTroupeError(err, 'session_locked') || isTroupeError(err, 'log_corrupt') || isTroupeError(err, 'log_write_failed')) throw err;
-      throw new TroupeError('session_not_found', `session ${sessionId} cannot be opened: ${(err as Error).message}`, { sessionId });
-    }
-    for (const w of log.warnings) this.opts.logger.warn('session log repaired on open', { sessionId, ...w });
+    const log = await this.logs.open(sessionId);
     // Whatever fails from here on (a read, the repair that cannot be written, log_write_failed),
     // the file and its lock are let go, so that the next request can try again. A log left open
     // here kept its session locked for the life of the process.
