@@ -302,6 +302,24 @@ function onTransition(t: LiveTransition) {
   if (t.machine === 'child') scheduleTimeline();
 }
 
+/**
+ * The shown session's log holds only through `lastSeq` now (a damaged tail cut, a machine crash:
+ * the log feed's `replay_gap` with `lastSeq`). What the page built on the events after it goes: the
+ * events, the transitions rebuilt from them (the whole replay is asked for again: a fold reads ahead,
+ * so even a transition at or before `lastSeq` may have been decided on an event now gone), and a
+ * moment of them being looked at (time travel ends).
+ */
+function logRewound(lastSeq: number) {
+  app.events = app.events.filter((e) => e.seq <= lastSeq);
+  app.replayed = app.replayed.filter((t) => t.seq <= lastSeq);
+  // An answer on its way, to an ask that follows the replay the page had, is not taken (fetchReplay).
+  app.replayFrom = undefined;
+  noteGap(`the log was found cut short after seq ${lastSeq} (a damaged tail cut, a machine crash): the events after it are gone, and new events take their seqs`, 'session');
+  if (app.travel !== undefined) backToLive();
+  else show(liveStates());
+  refreshReplay();
+}
+
 async function selectSession(id: string) {
   app.log?.close();
   Object.assign(app, { selected: id, events: [], replayed: [], replayFrom: undefined, live: [], liveN: 0, travel: undefined, lastEvent: {}, gaps: [] });
@@ -336,6 +354,19 @@ async function selectSession(id: string) {
       ['event', 'replay_gap'],
       {
         message: (name, data) => {
+          if (name === 'replay_gap' && typeof (data as { lastSeq?: unknown }).lastSeq === 'number') {
+            // The log was found cut short: it holds what the page has through `lastSeq`, and its
+            // next events take the seqs after it. Until 2026-12-07 the page read the log again
+            // from its start skipping the seqs it had: it kept the events the log lost, and hid
+            // the new ones that took their seqs.
+            app.log?.close();
+            if (id !== app.selected) return;
+            const lastSeq = (data as { lastSeq: number }).lastSeq;
+            for (const seq of seen) if (seq > lastSeq) seen.delete(seq);
+            logRewound(lastSeq);
+            app.log = openLog(String(lastSeq));
+            return;
+          }
           if (name === 'replay_gap') {
             // The daemon cannot serve that cursor any more: say so, and read the log again from
             // its start once (events already shown are skipped by seq).
