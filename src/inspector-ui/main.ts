@@ -348,6 +348,29 @@ async function selectSession(id: string) {
   for (const m of MACHINES) app.lastEvent[m] = [...app.live].reverse().find((t) => t.machine === m)?.event;
   const seen = new Set<number>();
   let reloaded = false;
+  /** The log holds only through `lastSeq` now: what the page had after it goes, and the feed reads on from there. */
+  const rewind = (lastSeq: number) => {
+    for (const seq of seen) if (seq > lastSeq) seen.delete(seq);
+    logRewound(lastSeq);
+    app.log = openLog(String(lastSeq));
+  };
+  /**
+   * The feed was refused its cursor (400 `invalid_cursor`: beyond the log's end) when it reconnected:
+   * the log was cut short while the feed was away (a network blip), whose `replay_gap` it missed.
+   * Until 2026-12-07 the page said the feed was refused and kept what the log lost.
+   */
+  const refused = async (feed: Feed | undefined) => {
+    let held: number | undefined;
+    try {
+      held = (await getJson<{ lastSeq: number }>(`/v1/sessions/${encodeURIComponent(id)}`)).lastSeq;
+    } catch {
+      // not known: said as a refusal, below
+    }
+    if (id !== app.selected || app.log !== feed) return;
+    const cursor = app.events.at(-1)?.seq ?? 0;
+    if (held !== undefined && held < cursor) rewind(held);
+    else noteGap('the log feed was refused (400)', 'session');
+  };
   const openLog = (after: string) =>
     new Feed(
       (cursor) => `/v1/sessions/${encodeURIComponent(id)}/events?after=${cursor || '0'}`,
@@ -360,11 +383,7 @@ async function selectSession(id: string) {
             // from its start skipping the seqs it had: it kept the events the log lost, and hid
             // the new ones that took their seqs.
             app.log?.close();
-            if (id !== app.selected) return;
-            const lastSeq = (data as { lastSeq: number }).lastSeq;
-            for (const seq of seen) if (seq > lastSeq) seen.delete(seq);
-            logRewound(lastSeq);
-            app.log = openLog(String(lastSeq));
+            if (id === app.selected) rewind((data as { lastSeq: number }).lastSeq);
             return;
           }
           if (name === 'replay_gap') {
@@ -396,6 +415,7 @@ async function selectSession(id: string) {
         status: (s, code) => {
           if (s !== 'ended' || id !== app.selected) return;
           if (code === 401 || code === 403) loggedOut();
+          else if (code === 400) void refused(app.log);
           else noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`, 'session');
         },
       },

@@ -53,7 +53,8 @@ async function showsTheLog(page: Page, d: Daemon, id: string, what: string): Pro
   return expectedRows(d, id);
 }
 
-test('inspector: a session log found cut short while shown: the page drops what the log lost, shows the new events that take its seqs, and rebuilds the machines from the log as it is', { timeout: 120_000 }, async (t) => {
+/** A session that ran two turns and rests, shown in the page once the page has caught up with its log. */
+async function shownSession(t: { after(fn: () => unknown): void }) {
   const { d, c, sessionId: id, cwd } = await daemonWithSession(t, 'http', { script });
   await prompt(c, id, 'a turn the log loses');
   await prompt(c, id, 'another turn it loses');
@@ -71,6 +72,11 @@ test('inspector: a session log found cut short while shown: the page drops what 
   const lost = await showsTheLog(page, d, id, 'the whole log before the cut');
   assert.ok(lost.some((r) => r.text === 'prompt "another turn it loses"'));
   assert.ok(lost.some((r) => r.lane === 'turn'), 'the lost turns are shown, with their turn machine');
+  return { d, c, id, cwd, path, before, page, errors, lost };
+}
+
+test('inspector: a session log found cut short while shown: the page drops what the log lost, shows the new events that take its seqs, and rebuilds the machines from the log as it is', { timeout: 120_000 }, async (t) => {
+  const { d, c, id, cwd, path, before, page, errors, lost } = await shownSession(t);
   // Looked at (time travel): a moment of the second turn, which the log loses.
   const lostRow = lost.findLast((r) => r.lane === 'turn')!;
   await page.locator(`#timeline li[data-lane=turn][data-seq="${lostRow.seq}"]`).last().click();
@@ -117,5 +123,24 @@ test('inspector: a session log found cut short while shown: the page drops what 
     [want.session, want.turn ?? '—', want.turn ? turnId : ''],
   );
   assert.ok(!before.some((e) => e.type === 'turn_started' && e.turnId === turnId), 'a turn the log holds now, not a lost one');
+  assert.deepEqual(errors, []);
+});
+
+test('inspector: a session log found cut short while the log feed was away (its replay_gap missed): the reconnect, refused its cursor, goes on from where the log ends now', { timeout: 120_000 }, async (t) => {
+  const { d, c, id, cwd, path, page, errors } = await shownSession(t);
+  type Shown = { troupeInspector: { app: { log: { pause(): void; resume(): void } } } };
+  // As a network blip would: the feed's connection drops, its cursor (the last seq) kept.
+  await page.evaluate(() => (window as unknown as Shown).troupeInspector.app.log.pause());
+  cutAfterCreation(path);
+  await c.agent.request('session/resume', { sessionId: id, cwd, mcpServers: [] });
+  await waitFor('the daemon to know the log holds seq 1 only', async () => ((await d.api('GET', `/v1/sessions/${id}`)).json as { lastSeq: number }).lastSeq === 1);
+  await page.evaluate(() => (window as unknown as Shown).troupeInspector.app.log.resume());
+  // Until 2026-12-07 the page said `the log feed was refused (400)` and kept the lost turns.
+  await showsTheLog(page, d, id, 'the log as it is once cut');
+  await prompt(c, id, 'a turn it keeps');
+  const now = await showsTheLog(page, d, id, 'the log as it is after the cut');
+  assert.ok(now.some((r) => r.text === 'prompt "a turn it keeps"'));
+  const notices = await page.$$eval('#gaps .gap', (gs) => gs.map((g) => g.textContent));
+  assert.deepEqual(notices, ['the log was found cut short after seq 1 (a damaged tail cut, a machine crash): the events after it are gone, and new events take their seqs']);
   assert.deepEqual(errors, []);
 });
