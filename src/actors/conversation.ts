@@ -6,6 +6,7 @@
 import { ContentJoiner } from '../core/content-parts.js';
 import type { AgentEvent, ContentBlock, EventOf, ToolStatus } from '../core/events.js';
 import { contentChars, type ModelMessage } from '../core/provider.js';
+import { jsonLength } from '../core/json-bytes.js';
 
 interface Entry {
   seq: number;
@@ -120,7 +121,8 @@ export class Conversation {
         const input = this.parts.inputOf(event);
         this.assistant(event.seq).toolCalls.push({ id: event.toolCallId, name: event.name, input });
         this.toolCallIds.add(event.toolCallId);
-        this.added(event.name.length + JSON.stringify(input).length);
+        // Counted, not made: an input's JSON may be longer than a string can be (90M control characters).
+        this.added(event.name.length + jsonLength(input));
         this.openTurn?.tools.set(event.toolCallId, event.status);
         break;
       }

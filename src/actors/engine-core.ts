@@ -2,7 +2,7 @@
  * What the turn effects share: the session's dependencies, its conversation, and the one place
  * where events are emitted (append to the log, then fold into the conversation).
  */
-import { partsId, sliceText, type PartedEvent } from '../core/content-parts.js';
+import { partsId, sliceJson, type PartedEvent } from '../core/content-parts.js';
 import { isTroupeError } from '../core/errors.js';
 import type { AgentEvent, AgentEventInput, ToolContent } from '../core/events.js';
 import type { Clock, EventLog, Logger, PermissionAsker, PermissionPolicy, ToolDescription, ToolHost } from '../core/ports.js';
@@ -129,9 +129,12 @@ export class EngineCore {
     }
     const { sessionId, turnId } = input;
     const partOf = partsId(input);
-    const slices = sliceText(JSON.stringify((input as Record<string, unknown>)[field]), partBudget(this.deps.log.maxEventBytes, { type: 'content_part', sessionId, turnId, partOf }));
-    slices.forEach((data, index) => this.emit({ type: 'content_part', sessionId, turnId, partOf, index, data }));
-    const { parts: _parts, ...logged } = this.deps.log.append({ ...input, [field]: empty, parts: slices.length } as AgentEventInput) as PartedEvent;
+    // The JSON text is made and logged a slice at a time, never whole: an input the turn holds may
+    // have JSON longer than V8's longest string (90M control characters are 540M characters of it).
+    const budget = partBudget(this.deps.log.maxEventBytes, { type: 'content_part', sessionId, turnId, partOf });
+    let index = 0;
+    const parts = sliceJson((input as Record<string, unknown>)[field], budget, (data) => this.emit({ type: 'content_part', sessionId, turnId, partOf, index: index++, data }));
+    const { parts: _parts, ...logged } = this.deps.log.append({ ...input, [field]: empty, parts } as AgentEventInput) as PartedEvent;
     return this.publish({ ...logged, [field]: (input as Record<string, unknown>)[field] } as AgentEvent);
   }
 

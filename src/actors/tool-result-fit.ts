@@ -8,6 +8,7 @@
  */
 import { isTroupeError } from '../core/errors.js';
 import type { AgentEventInput, ToolContent } from '../core/events.js';
+import { jsonBytes } from '../core/json-bytes.js';
 import type { EngineCore } from './engine-core.js';
 
 /** Unchanged lines kept on each side of a narrowed diff's change. */
@@ -49,9 +50,12 @@ function emitted(core: EngineCore, event: ToolCallUpdated): boolean {
  * `\u0001`; a quote 2): an edit of a 10 MiB file (edit_file's limit) made a request line of up to
  * 120 MiB, over the 32 MiB an ACP client reads, whose connection then ended (until 2026-12-07).
  * Within the budget it is whole, however large (an editor shows a whole new file before it is written).
+ * Its size is counted, not made: a write_file preview holds the old file's text (up to maxFileBytes)
+ * and the new content (the model's, up to what its JSON text held) whole, and JSON over V8's longest
+ * string threw when made, and the call was denied without being asked (until 2026-12-07).
  */
 export function fitPreview(content: ToolContent[], maxBytes: number): ToolContent[] {
-  const fits = (c: ToolContent[]) => Buffer.byteLength(JSON.stringify(c)) <= maxBytes;
+  const fits = (c: ToolContent[]) => jsonBytes(c) <= maxBytes;
   if (fits(content)) return content;
   const narrowed = content.map(narrowDiff);
   if (fits(narrowed)) return narrowed;

@@ -7,6 +7,8 @@
  * a `session/load` replay) join the parts back with a {@link ContentJoiner}.
  */
 import type { AgentEvent, ContentBlock, EventOf } from './events.js';
+import { jsonStringBytes } from './json-bytes.js';
+import { parseJsonSlices, writeJsonPieces } from './json-slices.js';
 import { isHighSurrogate, isLowSurrogate } from './text-cut.js';
 
 /** A message that may have been logged in parts. */
@@ -21,9 +23,6 @@ export const isParted = (e: AgentEvent): e is PartedEvent => e.type === 'user_me
 export const partsId = (m: Pick<PartedEvent, 'type'> & { messageId?: string; steerId?: string; toolCallId?: string }): string =>
   (m.type === 'user_message' ? m.messageId : m.type === 'steer_received' ? m.steerId : m.toolCallId)!;
 
-/** Bytes of `s` as a JSON string in UTF-8, quotes included. */
-const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
-
 /**
  * Cuts `text` into slices whose JSON string form is at most `budget` bytes each (16 or more). A
  * slice never ends between the two halves of a surrogate pair: each half alone would be stored as
@@ -33,20 +32,60 @@ export function sliceText(text: string, budget: number): string[] {
   if (budget < 16) throw new RangeError(`a part budget of ${budget} bytes is too small`);
   const out: string[] = [];
   for (let at = 0; at < text.length; ) {
-    // Optimistic for ASCII (one byte a character); a slice that escapes or encodes wider shrinks
-    // in proportion, which takes one or two tries.
-    let n = Math.min(budget - 2, text.length - at);
-    for (;;) {
-      // A pair is kept whole (a slice of one character that starts a pair takes both: 6 bytes).
-      if (at + n < text.length && isHighSurrogate(text.charCodeAt(at + n - 1)) && isLowSurrogate(text.charCodeAt(at + n))) n = n > 1 ? n - 1 : 2;
-      const bytes = jsonBytes(text.slice(at, at + n));
-      if (bytes <= budget) break;
-      n = Math.max(1, Math.floor((n * (budget - 2)) / bytes) - 1);
-    }
+    const n = sliceLength(text, at, budget);
     out.push(text.slice(at, at + n));
     at += n;
   }
   return out;
+}
+
+/** How many characters of `text` from `at` make the slice {@link sliceText} would cut there. */
+function sliceLength(text: string, at: number, budget: number): number {
+  // Optimistic for ASCII (one byte a character); a slice that escapes or encodes wider shrinks
+  // in proportion, which takes one or two tries.
+  let n = Math.min(budget - 2, text.length - at);
+  for (;;) {
+    // A pair is kept whole (a slice of one character that starts a pair takes both: 6 bytes).
+    if (at + n < text.length && isHighSurrogate(text.charCodeAt(at + n - 1)) && isLowSurrogate(text.charCodeAt(at + n))) n = n > 1 ? n - 1 : 2;
+    const bytes = jsonStringBytes(text.slice(at, at + n));
+    if (bytes <= budget) return n;
+    n = Math.max(1, Math.floor((n * (budget - 2)) / bytes) - 1);
+  }
+}
+
+/**
+ * Gives `slice` the JSON text of `value` (`JSON.stringify(value)` exactly) cut as {@link sliceText}
+ * cuts it, and returns how many slices it gave. The text is made a piece at a time, never whole: a
+ * value's JSON may be longer than V8's longest string (json-slices.ts).
+ */
+export function sliceJson(value: unknown, budget: number, slice: (data: string) => void): number {
+  let count = 0;
+  let pieces: string[] = [];
+  // The slice's bytes as a JSON string so far, quotes included: pieces never part a surrogate pair,
+  // so the slice's bytes are the sum of its pieces'.
+  let bytes = 2;
+  const flush = () => {
+    slice(pieces.join(''));
+    count++;
+    pieces = [];
+    bytes = 2;
+  };
+  writeJsonPieces(value, (piece) => {
+    let more = jsonStringBytes(piece) - 2;
+    while (bytes + more > budget) {
+      // What of the piece fits ends this slice; the rest starts the next.
+      const room = budget - bytes + 2;
+      const head = room >= 16 ? piece.slice(0, sliceLength(piece, 0, room)) : '';
+      pieces.push(head);
+      flush();
+      more -= jsonStringBytes(head) - 2;
+      piece = piece.slice(head.length);
+    }
+    pieces.push(piece);
+    bytes += more;
+  });
+  if (pieces.some((p) => p.length > 0)) flush();
+  return count;
 }
 
 /** Joins parts back into the content of the messages that follow them, in log order. */
@@ -85,7 +124,8 @@ export class ContentJoiner {
     const slices = pending?.id === partsId(e) ? pending.slices : [];
     let whole = slices.length === e.parts;
     for (let i = 0; whole && i < e.parts; i++) whole = typeof slices[i] === 'string';
-    return whole ? JSON.parse(slices.join('')) : undefined;
+    // Not joined when the text is longer than a string can be (an input of 90M control characters).
+    return whole ? parseJsonSlices(slices) : undefined;
   }
 
   /** `e` with its content (input) joined if it is a parted event; a `content_part` is taken and gives undefined. */

@@ -4,7 +4,7 @@
  * accepted; everything else is refused before the event gets a seq. See spec/event-log.md §5.
  */
 import { TroupeError } from '../core/errors.js';
-import { jsonStringBytes } from '../wire/json-bytes.js';
+import { jsonStringBytes } from '../core/json-bytes.js';
 
 /** Default largest event, in bytes of compact JSON. */
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;

@@ -1,4 +1,4 @@
-import { jsonBytes, jsonStringBytes } from './json-bytes.js';
+import { jsonBytes, jsonStringBytes } from '../core/json-bytes.js';
 
 /**
  * The most one NDJSON line of ACP may take, in bytes without its line ending: the ACP SDK's own
@@ -24,7 +24,7 @@ export const LINE_PAYLOAD_BYTES = MAX_LINE_BYTES - LINE_OVERHEAD_BYTES;
  * a note in its place. A model may write a file of any size (its input is logged in parts), and
  * shown whole the input alone made a line over what an ACP client reads: its connection ended.
  *
- * Never throws: sizes are counted, not made (json-bytes.ts; until 2026-12-07 an input whose JSON
+ * Never throws: sizes are counted, not made (core/json-bytes.ts; until 2026-12-07 an input whose JSON
  * was over V8's longest string, 90 million control characters say, threw a RangeError here, and the
  * tool call's update and permission request with it). An input with no JSON at all (a cycle, a
  * BigInt, nesting deeper than the stack) is a note too.

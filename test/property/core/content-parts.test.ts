@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ContentJoiner, sliceText } from '../../../src/core/content-parts.js';
+import { ContentJoiner, sliceJson, sliceText } from '../../../src/core/content-parts.js';
 import type { AgentEvent, ContentBlock } from '../../../src/core/events.js';
 import { EngineCore, type EngineDeps } from '../../../src/actors/engine-core.js';
 import { Conversation } from '../../../src/actors/conversation.js';
@@ -128,6 +128,29 @@ test('slices stay within their budget, never cut a surrogate pair, and join back
       }
     }),
     { seed, numRuns: fcRuns(300) },
+  );
+});
+
+test("a value's JSON is sliced as its text would be: within the budget, pairs whole, joined back exactly", () => {
+  // Strings longer than the writer's chunk (8192 characters) too: they are escaped in pieces.
+  const long = fc.string({ unit: fc.constantFrom('a', '"', '\u0001', '😀', '\ud800', 'ü'), minLength: 8000, maxLength: 20_000 });
+  const value = fc.dictionary(fc.constantFrom('path', 'content', '😀'), fc.oneof(long, fc.array(long, { maxLength: 2 }), fc.integer()), { noNullPrototype: true });
+  fc.assert(
+    fc.property(value, fc.integer({ min: 16, max: 60_000 }), (v, budget) => {
+      const slices: string[] = [];
+      const count = sliceJson(v, budget, (s) => slices.push(s));
+      assert.equal(count, slices.length);
+      assert.equal(slices.join(''), JSON.stringify(v));
+      for (const [i, slice] of slices.entries()) {
+        assert.ok(slice.length > 0);
+        assert.ok(jsonBytes(slice) <= budget, `slice ${i}: ${jsonBytes(slice)} bytes > ${budget}`);
+        const last = slice.charCodeAt(slice.length - 1);
+        const next = slices[i + 1]?.charCodeAt(0);
+        assert.ok(!(last >= 0xd800 && last <= 0xdbff && next !== undefined && next >= 0xdc00 && next <= 0xdfff), 'a pair is kept together');
+      }
+      assert.deepEqual(JSON.parse(slices.join('')), v);
+    }),
+    { seed, numRuns: fcRuns(60) },
   );
 });
 

@@ -20,3 +20,15 @@ test('a permission preview within its budget is shown as it is; over it, narrowe
   const created: ToolContent[] = [{ type: 'diff', path: '/w/new.txt', oldText: null, newText: '"'.repeat(6000) }];
   assert.deepEqual(fitPreview(created, 10_000), [{ type: 'text', text: '[The change is too large to show here.]' }]);
 });
+
+test('a preview whose JSON is over the longest string V8 makes is a note, not a RangeError', () => {
+  // write_file over a 10 MiB file (maxFileBytes) of control characters, with a new content of 80
+  // million: each text's JSON can be made (60M and 480M characters), the two together (540M) cannot.
+  // Making it threw, and the call was denied without the person being asked.
+  const oldText = '\x01'.repeat(10 * 1024 * 1024);
+  const newText = '\x02'.repeat(80_000_000);
+  assert.ok(JSON.stringify(newText).length < 2 ** 29 - 24, 'the premise: the new content alone has JSON');
+  const replaced: ToolContent[] = [{ type: 'diff', path: '/w/big.bin', oldText, newText }];
+  assert.throws(() => JSON.stringify(replaced), RangeError, 'the premise: V8 cannot make this JSON');
+  assert.deepEqual(fitPreview(replaced, 32 * 1024 * 1024), [{ type: 'text', text: '[The change is too large to show here.]' }]);
+});
