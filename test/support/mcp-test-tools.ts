@@ -55,18 +55,35 @@ export function testMcpServer(): McpServer {
     server.registerTool('junk', { description: 'Answers with blocks MCP does not allow.' }, async () => text('replaced'));
     server.registerTool('dense_answer', { description: 'Answers with a block that holds too much.' }, async () => text('replaced'));
   }
-  // MCP_TEST_LISTED: the list also has `listed_<n>`, n counting the listings (which listing a client
-  // has), and `tools_changed` tells the client the list changed. MCP_TEST_LIST_GATE: a file; the
-  // second listing answers only once it exists (after a later one has). MCP_TEST_LIST_FAIL: every
-  // listing after the first fails.
-  if (process.env.MCP_TEST_LISTED) server.registerTool('tools_changed', { description: 'Says the tool list changed.' }, async () => (server.sendToolListChanged(), text('told')));
-  const gate = process.env.MCP_TEST_LIST_GATE;
+  // MCP_TEST_LISTED: the list also has `listed_<n>`, n counting the listings asked for (which
+  // listing a client has), `tools_changed` tells the client the list changed (`times` times in a
+  // burst), and `listings` says how many listings were asked for and the most answered at once.
+  // MCP_TEST_LIST_GATE: a file; the second listing answers only once it exists.
+  // MCP_TEST_LIST_FAIL: every listing after the first fails.
   let listings = 0;
+  let inFlight = 0;
+  let mostInFlight = 0;
+  if (process.env.MCP_TEST_LISTED) {
+    server.registerTool('tools_changed', { description: 'Says the tool list changed.', inputSchema: { times: z.number().optional() } }, async ({ times }) => {
+      for (let i = 0; i < (times ?? 1); i++) void server.sendToolListChanged();
+      return text('told');
+    });
+    server.registerTool('listings', { description: 'How many tool listings were asked for, and the most at once.' }, async () => text(JSON.stringify({ listings, mostAtOnce: mostInFlight })));
+  }
+  const gate = process.env.MCP_TEST_LIST_GATE;
   const handlers = (server.server as unknown as { _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<ListToolsResult>> })._requestHandlers;
   const list = handlers.get('tools/list')!;
   server.server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
-    const { tools } = await list(request, extra);
     const n = ++listings;
+    mostInFlight = Math.max(mostInFlight, ++inFlight);
+    try {
+      return await listed(n, request, extra);
+    } finally {
+      inFlight--;
+    }
+  });
+  const listed = async (n: number, request: Parameters<typeof list>[0], extra: Parameters<typeof list>[1]): Promise<ListToolsResult> => {
+    const { tools } = await list(request, extra);
     if (process.env.MCP_TEST_LIST_FAIL && n > 1) throw new Error(`listing ${n} fails on purpose`);
     while (gate && n === 2 && !existsSync(gate)) await new Promise((resolve) => setTimeout(resolve, 10));
     const extraTools: unknown[] = process.env.MCP_TEST_LISTED ? [{ name: `listed_${n}`, inputSchema: { type: 'object' } }] : [];
@@ -80,7 +97,7 @@ export function testMcpServer(): McpServer {
       );
     }
     return { tools: [...tools, ...(extraTools as ListToolsResult['tools'])] };
-  });
+  };
   // MCP_TEST_ENDLESS_TOOLS: a server whose tool list never ends: every page that many tools, and a
   // next cursor. MCP_TEST_ENDLESS_BROKEN: those tools have no input schema (MCP refuses each).
   const endless = Number(process.env.MCP_TEST_ENDLESS_TOOLS);

@@ -7,26 +7,51 @@
  */
 export class ServerList<T> {
   private current: readonly T[] = [];
-  /** The number of the latest listing asked for, and of the one whose answer `items` are. */
-  private asked = 0;
-  private answered = 0;
+  /** The listing asked for and not yet answered, if one is. */
+  private running: Promise<boolean> | undefined;
+  /** The listing that starts when the running one ends, once a change was said during it. */
+  private queued: Promise<boolean> | undefined;
 
   get items(): readonly T[] {
     return this.current;
   }
 
   /**
-   * Lists again. The latest listing wins: listings may overlap (two notifications close together)
-   * and answer out of order, and an answer older than one already taken is dropped (resolves
-   * false; true when taken). Until 2026-12-06 whichever answered last was taken, so an older list
-   * could replace a newer one. Rejects with the listing's failure, the items kept.
+   * Lists again, one listing at a time. A refresh asked while a listing runs queues one more, to
+   * start when it ends (the running one may have been answered before the change); any asked
+   * while one is queued are folded into it, as it starts after them. So a server that floods
+   * `list_changed` costs at most one listing in flight and one queued, and the list troupe ends
+   * with is one the server made after its last notification. (Until 2026-12-07 each refresh
+   * listed at once: a server sending 1000 notifications had 1000 listings run together, each up
+   * to MAX_LIST_ITEMS and MAX_LIST_BYTES kept in memory.)
+   * Resolves true once this refresh's listing is taken; false when it was folded into one already
+   * queued (whose own refresh tells of it). Rejects with the listing's failure, the items kept.
    */
-  async refresh(list: () => Promise<T[]>): Promise<boolean> {
-    const number = ++this.asked;
-    const items = await list();
-    if (number < this.answered) return false;
-    this.answered = number;
-    this.current = items;
-    return true;
+  refresh(list: () => Promise<T[]>): Promise<boolean> {
+    if (this.queued) return Promise.resolve(false);
+    if (!this.running) return this.run(list);
+    const queued = this.running.then(settled, settled).then(() => {
+      this.queued = undefined;
+      return this.run(list);
+    });
+    this.queued = queued;
+    return queued;
+  }
+
+  private run(list: () => Promise<T[]>): Promise<boolean> {
+    const running = Promise.resolve()
+      .then(list)
+      .then((items) => {
+        this.current = items;
+        return true;
+      });
+    this.running = running;
+    const ended = () => {
+      if (this.running === running) this.running = undefined;
+    };
+    running.then(ended, ended);
+    return running;
   }
 }
+
+const settled = () => undefined;

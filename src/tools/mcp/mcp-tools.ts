@@ -184,11 +184,12 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   await Promise.all([...unlisted.keys()].map(stopServer));
   showTools();
   showPrompts();
-  // A server listed again after it changed: stale answers are dropped (they change nothing), a
-  // failed listing keeps what it had (and says so).
+  // A server listed again after it changed, one listing at a time (mcp-lists.ts): a notification
+  // folded into a listing already queued shows nothing itself (that listing's own does), a failed
+  // listing keeps what it had (and says so).
   const relisted = (what: string, server: Connected, show: () => void) => (taken: boolean) => {
     if (taken) show();
-    else opts.logger.debug(`an older ${what} list of an MCP server answered after a newer one; it is dropped`, { server: server.name });
+    else opts.logger.debug(`an MCP server said its ${what} list changed while a listing was queued; that listing covers it`, { server: server.name });
     return taken;
   };
   const keptAfter = (what: string, server: Connected) => (err: unknown) => {

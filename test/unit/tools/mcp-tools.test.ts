@@ -383,19 +383,48 @@ test("a server's tools/list_changed lists that server again, only; a listing tha
   assert.deepEqual(await tools.run(call('mcp__b__echo', { text: 'kept' }), ctx()), { output: 'echo: kept', isError: false });
 });
 
-test('two listings of a server that answer out of order: the later one asked wins', async (t) => {
+/** What the test server says of its tool listings: how many were asked for, the most answered at once. */
+const listingsOf = async (tools: Awaited<ReturnType<typeof connectMcpTools>>, server: string) => JSON.parse((await tools.run(call(`mcp__${server}__listings`), ctx())).output) as { listings: number; mostAtOnce: number };
+/** The numbers n of the `listed_<n>` tools the session has of a server (which listings it took). */
+const listedOf = (tools: Awaited<ReturnType<typeof connectMcpTools>>, server: string) => tools.specs().flatMap((s) => (s.name.startsWith(`mcp__${server}__listed_`) ? [Number(s.name.slice(`mcp__${server}__listed_`.length))] : []));
+
+test('a change said while a listing runs is listed once that listing ends: the agent ends with the latest list', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   const gate = join(cwd, 'gate');
-  const { logger, saw } = keptLogger();
+  const tools = await connectMcpTools([server('s', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_GATE: gate })], options(cwd));
+  t.after(() => tools.close());
+  // Listing 2 waits for the gate; the second change is said while it does.
+  await tools.run(call('mcp__s__tools_changed'), ctx());
+  await waitFor('listing 2 to be asked for', async () => (await listingsOf(tools, 's')).listings === 2, 5_000);
+  await tools.run(call('mcp__s__tools_changed'), ctx());
+  // Listing 3 is not asked for while listing 2 runs (the call above answered after its
+  // notification was read, and listing 2 cannot end before the gate opens)…
+  assert.deepEqual(await listingsOf(tools, 's'), { listings: 2, mostAtOnce: 1 });
+  writeFileSync(gate, '');
+  // …but once it ends: the agent ends with listing 3, made after the last change.
+  await waitFor('listing 3 to be taken', () => tools.has('mcp__s__listed_3'), 5_000);
+  assert.deepEqual(listedOf(tools, 's'), [3]);
+  assert.deepEqual(await listingsOf(tools, 's'), { listings: 3, mostAtOnce: 1 });
+});
+
+test('a server that floods tools/list_changed during a listing is listed once more after it, not once per notification', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const gate = join(cwd, 'gate');
+  const { logger, told } = keptLogger();
   const tools = await connectMcpTools([server('s', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_GATE: gate })], { ...options(cwd), logger });
   t.after(() => tools.close());
-  // Listing 2 waits for the gate; listing 3, asked after it, answers first.
-  await tools.run(call('mcp__s__tools_changed'), ctx());
-  await tools.run(call('mcp__s__tools_changed'), ctx());
-  await waitFor('listing 3 to be taken', () => tools.has('mcp__s__listed_3'), 5_000);
+  // 1000 notifications in a burst: the first asks for listing 2, which waits for the gate; the
+  // others come while it runs. The call answers after them all, and `listings` answers after the
+  // agent has handled them (and sent any listing they asked for).
+  assert.deepEqual(await tools.run(call('mcp__s__tools_changed', { times: 1000 }), ctx()), { output: 'told', isError: false });
+  assert.deepEqual(await listingsOf(tools, 's'), { listings: 2, mostAtOnce: 1 });
   writeFileSync(gate, '');
-  await waitFor('listing 2 to answer', () => tools.has('mcp__s__listed_2') || saw('an older tool list of an MCP server answered after a newer one; it is dropped'), 5_000);
-  assert.ok(tools.has('mcp__s__listed_3') && !tools.has('mcp__s__listed_2'), tools.specs().map((s) => s.name).join(' '));
+  await waitFor('a listing after listing 2 to be taken', () => listedOf(tools, 's').some((n) => n > 2), 5_000);
+  // In all: the first listing, the one the first notification asked for, and one more for the 999
+  // said while it ran; never two at once. The agent has the last one's list.
+  assert.deepEqual(await listingsOf(tools, 's'), { listings: 3, mostAtOnce: 1 });
+  assert.deepEqual(listedOf(tools, 's'), [3]);
+  assert.equal(told.filter((m) => m.message === "an MCP server said its tool list changed while a listing was queued; that listing covers it").length, 998);
 });
 
 test('a stdio server that sends a message over 10 MB is stopped, and its calls and status say why', async (t) => {
