@@ -59,7 +59,8 @@ export function testMcpServer(): McpServer {
   // listing a client has), `tools_changed` tells the client the list changed (`times` times in a
   // burst), and `listings` says how many listings were asked for and the most answered at once.
   // MCP_TEST_LIST_GATE: a file; the second listing answers only once it exists.
-  // MCP_TEST_LIST_FAIL: every listing after the first fails.
+  // MCP_TEST_LIST_FAIL: every listing after the first fails. MCP_TEST_LIST_CHANGE_FIRST: the first
+  // listing says the list changed before it answers (a change during a client's first listing).
   let listings = 0;
   let inFlight = 0;
   let mostInFlight = 0;
@@ -85,6 +86,7 @@ export function testMcpServer(): McpServer {
   const listed = async (n: number, request: Parameters<typeof list>[0], extra: Parameters<typeof list>[1]): Promise<ListToolsResult> => {
     const { tools } = await list(request, extra);
     if (process.env.MCP_TEST_LIST_FAIL && n > 1) throw new Error(`listing ${n} fails on purpose`);
+    if (process.env.MCP_TEST_LIST_CHANGE_FIRST && n === 1) void server.sendToolListChanged();
     while (gate && n === 2 && !existsSync(gate)) await new Promise((resolve) => setTimeout(resolve, 10));
     const extraTools: unknown[] = process.env.MCP_TEST_LISTED ? [{ name: `listed_${n}`, inputSchema: { type: 'object' } }] : [];
     // MCP_TEST_BROKEN_TOOLS: the list also has tools a broken server lists: one whose input schema is

@@ -164,13 +164,41 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   const listToolsOf = (server: Connected, signal?: AbortSignal) => server.tools.refresh(() => listTools(server, opts.connectTimeoutMs, opts.logger, signal));
   const listPromptsOf = (server: Connected, signal?: AbortSignal) => server.prompts.refresh(() => listPrompts(server.client, opts.connectTimeoutMs, signal));
   const cannotList = (what: string, server: Connected, err: unknown) => opts.logger.warn(`cannot list the ${what} of an MCP server`, { server: server.name, error: failureOf(server, err) });
+  let closing = false;
+  // Whether the lists at start are shown: a listing taken before then is shown with them.
+  let started = false;
+  // A server listed again after it changed, one listing at a time (mcp-lists.ts): a notification
+  // folded into a listing already queued shows nothing itself (that listing's own does), a failed
+  // listing keeps what it had (and says so).
+  const relisted = (what: string, server: Connected, show: () => void) => (taken: boolean) => {
+    if (taken && started) show();
+    else if (!taken) opts.logger.debug(`an MCP server said its ${what} list changed while a listing was queued; that listing covers it`, { server: server.name });
+    return taken && started;
+  };
+  const keptAfter = (what: string, server: Connected) => (err: unknown) => {
+    // Not for a server left out at start, or servers being stopped: their listings fail with them.
+    if (!closing && !unlisted.has(server)) opts.logger.warn(`cannot list the ${what} of an MCP server again; its previous ${what} are kept`, { server: server.name, error: failureOf(server, err) });
+    return false;
+  };
+  // A server may change its tools while it runs: the next model call sees its new list. And its
+  // prompts: the client is told the new commands. Heard from before the lists at start are asked
+  // for: a change said while they are answered is listed after them (the SDK drops a notification
+  // nothing handles, and until 2026-12-07 one said then was lost, troupe keeping the list from
+  // before it until the server's next).
+  for (const server of connected) {
+    server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listToolsOf(server).then(relisted('tool', server, showTools), keptAfter('tools', server)));
+    server.client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+      void listPromptsOf(server)
+        .then(relisted('prompt', server, showPrompts), keptAfter('prompts', server))
+        .then((taken) => taken && opts.onCommandsChanged?.()),
+    );
+  }
   await Promise.all(
     connected.flatMap((server) => [
       listToolsOf(server, opts.signal).catch((err) => void unlisted.set(server, failureOf(server, err))),
       listPromptsOf(server, opts.signal).catch((err) => cannotList('prompts', server, err)),
     ]),
   );
-  let closing = false;
   if (opts.signal?.aborted) {
     closing = true;
     await Promise.all(connected.map(stopServer));
@@ -182,31 +210,12 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     report.push({ name: server.name, tools: 0, error: `did not list its tools: ${error}` });
   }
   await Promise.all([...unlisted.keys()].map(stopServer));
+  started = true;
   showTools();
   showPrompts();
-  // A server listed again after it changed, one listing at a time (mcp-lists.ts): a notification
-  // folded into a listing already queued shows nothing itself (that listing's own does), a failed
-  // listing keeps what it had (and says so).
-  const relisted = (what: string, server: Connected, show: () => void) => (taken: boolean) => {
-    if (taken) show();
-    else opts.logger.debug(`an MCP server said its ${what} list changed while a listing was queued; that listing covers it`, { server: server.name });
-    return taken;
-  };
-  const keptAfter = (what: string, server: Connected) => (err: unknown) => {
-    opts.logger.warn(`cannot list the ${what} of an MCP server again; its previous ${what} are kept`, { server: server.name, error: failureOf(server, err) });
-    return false;
-  };
   for (const server of connected) {
     if (unlisted.has(server)) continue;
     report.push({ name: server.name, tools: server.tools.items.length });
-    // A server may change its tools while it runs: the next model call sees its new list.
-    server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listToolsOf(server).then(relisted('tool', server, showTools), keptAfter('tools', server)));
-    // And its prompts: the client is told the new commands.
-    server.client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
-      void listPromptsOf(server)
-        .then(relisted('prompt', server, showPrompts), keptAfter('prompts', server))
-        .then((taken) => taken && opts.onCommandsChanged?.()),
-    );
     server.client.onclose = () => {
       server.gone ??= `the MCP server ${server.name} has exited`;
       if (!closing) opts.logger.warn('an MCP server exited; its tools fail until the session is loaded again', { server: server.name });

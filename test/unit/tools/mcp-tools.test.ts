@@ -427,6 +427,17 @@ test('a server that floods tools/list_changed during a listing is listed once mo
   assert.equal(told.filter((m) => m.message === "an MCP server said its tool list changed while a listing was queued; that listing covers it").length, 998);
 });
 
+test('a change said while the lists at start are answered is listed after them', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const { logger, told } = keptLogger();
+  const tools = await connectMcpTools([server('s', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_CHANGE_FIRST: '1' })], { ...options(cwd), logger });
+  t.after(() => tools.close());
+  await waitFor('listing 2 to be taken', () => tools.has('mcp__s__listed_2'), 5_000);
+  assert.deepEqual(listedOf(tools, 's'), [2]);
+  assert.deepEqual(await listingsOf(tools, 's'), { listings: 2, mostAtOnce: 1 });
+  assert.deepEqual(told.filter((m) => m.level === 'warn'), []);
+});
+
 test('a stdio server that sends a message over 10 MB is stopped, and its calls and status say why', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   const tools = await connectMcpTools([server('big', { MCP_TEST_FLOOD: '1' })], options(cwd));
