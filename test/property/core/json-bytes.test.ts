@@ -6,11 +6,12 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { jsonBytes, jsonLength, jsonStringBytes, jsonStringLength } from '../../../src/core/json-bytes.js';
 import { fcRuns, fcSeed } from '../../support/fc-seed.js';
+import { jsonHardText, jsonishValue } from '../../support/json-arbitraries.js';
 
 const seed = fcSeed('json-bytes');
 const native = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '');
 
-const text = fc.string({ unit: fc.oneof(fc.constantFrom('a', '"', '\\', '\n', '\b', '\u0001', '\u007f', 'é', '€', '😀', '\ud800', '\udc00'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 200 });
+const text = jsonHardText(200);
 
 test('jsonStringBytes is the UTF-8 length of JSON.stringify of the string, jsonStringLength its length', () => {
   fc.assert(
@@ -23,20 +24,7 @@ test('jsonStringBytes is the UTF-8 length of JSON.stringify of the string, jsonS
 });
 
 test('jsonBytes is the UTF-8 length of JSON.stringify of the value, jsonLength its length', () => {
-  const value = fc.letrec((tie) => ({
-    value: fc.oneof(
-      { depthSize: 'small' },
-      text,
-      fc.double(),
-      fc.integer(),
-      fc.boolean(),
-      fc.constant(null),
-      fc.constant(undefined),
-      fc.array(tie('value'), { maxLength: 5 }),
-      fc.dictionary(text, tie('value'), { maxKeys: 5 }),
-      fc.date({ noInvalidDate: true }),
-    ),
-  })).value;
+  const value = jsonishValue(text);
   fc.assert(
     fc.property(value, (v) => {
       assert.equal(jsonBytes(v), native(v));

@@ -8,25 +8,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseJsonSlices, writeJsonPieces } from '../../../src/core/json-slices.js';
 import { fcRuns, fcSeed } from '../../support/fc-seed.js';
+import { jsonHardText, jsonishValue } from '../../support/json-arbitraries.js';
 
 const seed = fcSeed('json-slices');
 
-const text = fc.string({ unit: fc.oneof(fc.constantFrom('a', '"', '\\', '/', '\n', '\b', '\u0001', 'é', '€', '😀', '\ud800', '\udc00', 'u', '0'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 60 });
+const text = jsonHardText(60);
 const key = fc.oneof(text, fc.constantFrom('__proto__', 'constructor', 'toJSON', '0'));
-const value = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small' },
-    text,
-    fc.double(),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.constant(undefined),
-    fc.array(tie('value'), { maxLength: 5 }),
-    fc.dictionary(key, tie('value'), { maxKeys: 5 }),
-    fc.date({ noInvalidDate: true }),
-  ),
-})).value;
+const value = jsonishValue(text, key);
 
 /** `s` cut at `cuts` (any positions, surrogate pairs and escapes included). */
 const cutAt = (s: string, cuts: number[]) => {
