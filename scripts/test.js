@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the compiled test files with node:test. Arguments filter by path substring:
 //   node scripts/test.js store property    → only files whose path contains "store" or "property".
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -16,7 +16,10 @@ function walk(dir, out = []) {
 }
 
 const filters = process.argv.slice(2);
+// Only the compiled tests whose source is still there: tsc never removes what it emitted for a test
+// file since deleted or renamed, and a checkout that builds in place would go on running it.
 const files = walk('dist/test')
+  .filter((f) => existsSync(f.replace(/^dist[\\/]/, '').replace(/\.js$/, '.ts')))
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .sort();
 if (files.length === 0) {
