@@ -31,6 +31,7 @@ import {
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import { listTooLong, MAX_LIST_ITEMS } from './mcp-pages.js';
 
 /** A call's result as the SDK reads it, but for its content: each block is checked by checkedItems. */
 export const LooseCallToolResult = CallToolResultSchema.extend({ content: z.array(z.unknown()).default([]) });
@@ -81,6 +82,12 @@ export function checkedCallResult(result: z.infer<typeof LooseCallToolResult>): 
 }
 
 type Page<T> = { items: T[]; nextCursor?: string | undefined };
+
+/** A page's items, unless there are more than a whole list may hold: refused before each is checked. */
+function listable<T>(items: T[]): T[] {
+  if (items.length > MAX_LIST_ITEMS) throw listTooLong();
+  return items;
+}
 const page = <T>(items: T[], nextCursor: string | undefined): Page<T> => ({ items, ...(nextCursor !== undefined ? { nextCursor } : {}) });
 const cursorOf = (cursor: string | undefined) => (cursor ? { cursor } : {});
 
@@ -94,19 +101,19 @@ const ResourceContents = z.union([TextResourceContentsSchema, BlobResourceConten
 /** A page of `prompts/list`, each prompt checked. */
 export async function promptsPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<Prompt>> {
   const result = await client.request({ method: 'prompts/list', params: cursorOf(cursor) }, LoosePrompts, options);
-  return page(checkedItems(result.prompts, PromptSchema, 'a prompt'), result.nextCursor);
+  return page(checkedItems(listable(result.prompts), PromptSchema, 'a prompt'), result.nextCursor);
 }
 
 /** A page of `resources/list`, each resource checked. */
 export async function resourcesPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<Resource>> {
   const result = await client.request({ method: 'resources/list', params: cursorOf(cursor) }, LooseResources, options);
-  return page(checkedItems(result.resources, ResourceSchema, 'a resource'), result.nextCursor);
+  return page(checkedItems(listable(result.resources), ResourceSchema, 'a resource'), result.nextCursor);
 }
 
 /** A page of `resources/templates/list`, each template checked. */
 export async function templatesPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<ResourceTemplate>> {
   const result = await client.request({ method: 'resources/templates/list', params: cursorOf(cursor) }, LooseTemplates, options);
-  return page(checkedItems(result.resourceTemplates, ResourceTemplateSchema, 'a resource template'), result.nextCursor);
+  return page(checkedItems(listable(result.resourceTemplates), ResourceTemplateSchema, 'a resource template'), result.nextCursor);
 }
 
 /** `prompts/get`, each message checked. */

@@ -17,16 +17,20 @@ export function listTooLong(): Error {
 
 /**
  * Every item of an MCP list, following `nextCursor`; a server that repeats a cursor, or pages
- * past MAX_PAGES, MAX_LIST_ITEMS or MAX_LIST_BYTES, is refused.
+ * past MAX_PAGES, MAX_LIST_ITEMS or MAX_LIST_BYTES, is refused. A page's `listed` is how many items
+ * the server sent on it, those left out included: they count toward MAX_LIST_ITEMS too, or a server
+ * listing only items MCP refuses could page 1000 times 10000 of them, each one checked and logged.
  */
-export async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+export async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined; listed?: number }>): Promise<T[]> {
   const items: T[] = [];
   const seen = new Set<string>();
   let bytes = 0;
+  let listed = 0;
   let cursor: string | undefined;
   do {
     const next = await page(cursor);
-    if (items.length + next.items.length > MAX_LIST_ITEMS) throw listTooLong();
+    listed += next.listed ?? next.items.length;
+    if (listed > MAX_LIST_ITEMS) throw listTooLong();
     bytes += JSON.stringify(next.items).length;
     if (bytes > MAX_LIST_BYTES) throw listTooLong();
     items.push(...next.items);

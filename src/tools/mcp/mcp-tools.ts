@@ -449,6 +449,8 @@ const ToolListPage = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) 
  */
 function listTools({ name: server, client }: Connected, timeout: number, logger: Logger, signal?: AbortSignal): Promise<Tool[]> {
   if (!client.getServerCapabilities()?.tools) return Promise.resolve([]);
+  // The first refusals of a listing are logged one by one, the rest counted in one line at its end.
+  let refused = 0;
   return allPages(async (cursor) => {
     const page = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ToolListPage, { timeout, ...(signal ? { signal } : {}) });
     // Before each is checked (and each one refused logged): a page too long is refused whole.
@@ -460,14 +462,20 @@ function listTools({ name: server, client }: Connected, timeout: number, logger:
       const tool = tooMany ? undefined : ToolSchema.safeParse(raw);
       if (tool?.success) tools.push(tool.data);
       else {
+        if (++refused > LOGGED_REFUSALS) continue;
         const name = (raw as { name?: unknown } | null)?.name;
         const issue = tool?.error.issues[0];
         logger.warn('an MCP server listed a tool MCP does not allow; it is left out', { server, tool: typeof name === 'string' ? name : null, error: tooMany ?? (issue ? `${issue.path.join('.') || 'tool'}: ${issue.message}` : String(tool?.error)) });
       }
     }
-    return { items: tools, nextCursor: page.nextCursor };
+    return { items: tools, nextCursor: page.nextCursor, listed: page.tools.length };
+  }).finally(() => {
+    if (refused > LOGGED_REFUSALS) logger.warn('an MCP server listed more tools MCP does not allow; they are left out', { server, notLogged: refused - LOGGED_REFUSALS });
   });
 }
+
+/** How many tools a listing refuses one log line each. */
+const LOGGED_REFUSALS = 20;
 
 function uniqueName(base: string, taken: ReadonlyMap<string, unknown>): string {
   const name = base.slice(0, MAX_NAME);

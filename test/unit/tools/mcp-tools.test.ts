@@ -469,6 +469,19 @@ test('a page of over 10000 tools is refused whole, before its tools are checked:
   assert.deepEqual(told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').length, 0);
 });
 
+test('refused tools count toward the 10000 a list may hold, and a listing logs the first 20 refusals one by one, the rest in one line', async (t) => {
+  // Pages of 5000 tools MCP refuses, without end: before, only kept tools counted, so the server was
+  // stopped at 1000 pages only, after 5 million refusals checked and logged, one line each.
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const { logger, told } = keptLogger();
+  const tools = await connectMcpTools([server('broken', { MCP_TEST_ENDLESS_TOOLS: '5000', MCP_TEST_ENDLESS_BROKEN: '1' })], { ...options(cwd), logger });
+  t.after(() => tools.close());
+  assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: "did not list its tools: the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it" }]);
+  assert.equal(told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').length, 20);
+  // Three pages were checked, the third taking the list past 10000: 15000 refused, 20 of them logged.
+  assert.deepEqual(told.filter((m) => m.message === 'an MCP server listed more tools MCP does not allow; they are left out').map((m) => m.fields), [{ server: 'broken', notLogged: 14980 }]);
+});
+
 test("a result of many content blocks MCP does not allow fails on the first, in a line: the SDK's check of them all took some 3.5 KB a block, and a message of them all", async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   const { logger, told } = keptLogger();
@@ -504,16 +517,26 @@ test("a result of many content blocks MCP does not allow fails on the first, in 
 test('a list of many items MCP does not allow fails on the first, in a line (prompts, resources)', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   const { logger, told } = keptLogger();
-  const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '20000', MCP_TEST_JUNK_LISTS: '1' })], { ...options(cwd), logger });
+  const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '9000', MCP_TEST_JUNK_LISTS: '1' })], { ...options(cwd), logger });
   t.after(() => tools.close());
   assert.deepEqual(tools.commands(), []);
   assert.deepEqual(
     told.filter((m) => m.message === 'cannot list the prompts of an MCP server').map((m) => m.fields),
-    [{ server: 'junk', error: 'MCP error -32602: the server sent a prompt MCP does not allow (number 2 of 20001: name: Invalid input: expected string, received undefined)' }],
+    [{ server: 'junk', error: 'MCP error -32602: the server sent a prompt MCP does not allow (number 2 of 9001: name: Invalid input: expected string, received undefined)' }],
   );
   assert.deepEqual(await tools.run(call('mcp__list_resources', { server: 'junk' }), ctx()), {
-    output: 'The MCP server failed the request: MCP error -32602: the server sent a resource MCP does not allow (number 2 of 20001: name: Invalid input: expected string, received undefined)',
+    output: 'The MCP server failed the request: MCP error -32602: the server sent a resource MCP does not allow (number 2 of 9001: name: Invalid input: expected string, received undefined)',
     isError: true,
     errorCode: 'tool_failed',
   });
+});
+
+test('a page of prompts or resources longer than a whole list may be is refused before its items are checked', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  const { logger, told } = keptLogger();
+  const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '20000', MCP_TEST_JUNK_LISTS: '1' })], { ...options(cwd), logger });
+  t.after(() => tools.close());
+  const tooLong = "the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it";
+  assert.deepEqual(told.filter((m) => m.message === 'cannot list the prompts of an MCP server').map((m) => m.fields), [{ server: 'junk', error: tooLong }]);
+  assert.deepEqual(await tools.run(call('mcp__list_resources', { server: 'junk' }), ctx()), { output: `The MCP server failed the request: ${tooLong}`, isError: true, errorCode: 'tool_failed' });
 });
