@@ -59,6 +59,9 @@ function sliceLength(text: string, at: number, budget: number): number {
  * value's JSON may be longer than V8's longest string (json-slices.ts).
  */
 export function sliceJson(value: unknown, budget: number, slice: (data: string) => void): number {
+  // As sliceText: under 16 bytes a slice may not hold one escaped character, and this would give
+  // empty slices for ever.
+  if (budget < 16) throw new RangeError(`a part budget of ${budget} bytes is too small`);
   let count = 0;
   let pieces: string[] = [];
   // The slice's bytes as a JSON string so far, quotes included: pieces never part a surrogate pair,

@@ -154,6 +154,14 @@ test("a value's JSON is sliced as its text would be: within the budget, pairs wh
   );
 });
 
+test('a budget under 16 bytes is refused, by sliceJson as by sliceText (it would give empty slices for ever)', () => {
+  for (const budget of [0, 1, 10, 15]) {
+    assert.throws(() => sliceText('abc', budget), RangeError);
+    let slices = 0;
+    assert.throws(() => sliceJson({ a: 'x'.repeat(100) }, budget, () => assert.ok(++slices < 1000, 'slicing without end')), RangeError);
+  }
+});
+
 test('a message whose parts were not all read says so instead of showing a partial content', () => {
   const joiner = new ContentJoiner();
   const part = (index: number, data: string, seq: number) => ({ type: 'content_part' as const, sessionId: 's', turnId: 't', partOf: 'msg_1', index, data, seq, ts: 0 });
