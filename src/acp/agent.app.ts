@@ -146,7 +146,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     await loading.get(id);
     // Open here, or written by another process: the engine's open answers (that one, session_locked).
     // Deleted, with a file put back at its log's place, once the index is open (after the editor's
-    // first session/list): the host answers session_not_found (before that, its engine's open does).
+    // first session/list): the host answers session_not_found. Before that the copy is replayed and
+    // the load answered; the engine's open then refuses it, and every prompt is session_not_found
+    // (spec/event-log.md §6): checking here would make every first load wait for the index.
     if (ready?.isOpen(id) || ready?.deletedForGood(id) || logLockHolder(sessionLogPath(sessionsDir, id)) !== undefined) return undefined;
     clearTimeout(machineryTimer); // opened below, after the response
     // Registered before the first await: a request for this session from now on waits for the
