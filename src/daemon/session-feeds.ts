@@ -92,9 +92,13 @@ export class SessionFeeds {
       while ((await nextTurn(), this.brokers.get(sessionId) === feed && !broker.isClosed() && broker.lastSeq() < feed.fillThrough)) {
         const after = broker.lastSeq();
         const batch = this.fromFile(sessionId, feed, after, Math.min(feed.fillThrough, after + COLD_BATCH), COLD_BATCH_BYTES);
-        // The log lacks events its child said were durable (cut under it): the feed ends, and the
-        // next opens on what the log holds.
-        if (batch[0]?.seq !== after + 1) return this.end(sessionId, feed);
+        // The log lacks events its child said were durable (cut under it, the rewind not told yet):
+        // the feed ends as a rewind's does, its watchers going on from the feed opened on what the
+        // log holds, not as a deleted session's.
+        if (batch[0]?.seq !== after + 1) {
+          feed.rewoundTo = after;
+          return this.end(sessionId, feed);
+        }
         let bytes = 0;
         for (const missed of batch) {
           const size = eventBytes(missed);

@@ -135,3 +135,22 @@ test('a log cut while its feed fills a gap past the cut: its watcher, handed not
   events.push(...(await next(w, 1)));
   assert.deepEqual(texts(events), texts([...appended, ...live]));
 });
+
+test('a gap fill that finds the log cut before the rewind is told ends the feed as a rewind: its watcher goes on with the events written after the cut', async (t) => {
+  const { path, feeds } = await longLog(t);
+  const w = await feeds.subscribe(SID, N);
+  t.after(() => w.close());
+  const lost = Array.from({ length: 10 }, (_, i) => ({ ...chunk(SID, `lost ${N + 1 + i}`), seq: N + 1 + i, ts: N + 1 + i }) as AgentEvent);
+  appendFileSync(path, encodeEventRecord(lost));
+  feeds.publish(SID, lost.slice(9));
+  // The next process cuts the log before the daemon has handled its report of the cut: the fill,
+  // a turn later, finds the log short first.
+  cutAfter(path, N);
+  await nextTurn();
+  await nextTurn();
+  const appended = appendAfterCut(path, [N + 1, N + 2, N + 3]);
+  feeds.rewound(SID, N);
+  feeds.publish(SID, appended);
+  // Until 2026-12-07 the fill ended the feed as a deleted session's: the stream ended.
+  assert.deepEqual(texts(await next(w, 3)), texts(appended));
+});
