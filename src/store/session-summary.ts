@@ -113,14 +113,15 @@ export function rewoundEntry(entry: SessionEntry, indexed: readonly AgentEvent[]
  * but for `failed`, which no log records, and `updatedAt`, which does not go back (to `now` at least
  * when the log holds less than the entry said, as `rewoundEntry`). A log whose `session_created` did
  * not survive keeps the entry's own description, with the log's `lastSeq` if lower and its damage.
- * No log at all (`fromLog` undefined): `deleted`, as of `now` (a rebuild would not list it either),
+ * No log at all (`fromLog` undefined): `deleted`, as of `now` and after the entry's time (a rebuild
+ * would not list it either; a clock behind that time would tie, and the merge keep the other copy),
  * and `gone`: its log back, the session is what the log says again, as of `now` at least, after the
  * time it went (so that another process's copy of it gone loses the merge, `newer`).
  */
 export function entryAsLogSays(entry: SessionEntry, fromLog: SessionEntry | undefined, now: number): SessionEntry {
   const { damaged: _was, gone, ...kept } = entry;
   // No log (`undefined`): the session is gone, as a deleted one is, and its id stays used.
-  if (!fromLog) return gone ? entry : { ...kept, status: 'deleted', gone: true, updatedAt: Math.max(entry.updatedAt, now) };
+  if (!fromLog) return gone ? entry : { ...kept, status: 'deleted', gone: true, updatedAt: Math.max(entry.updatedAt + 1, now) };
   // A log without its `session_created` keeps the entry's description; a gone entry's status is the log's.
   const next: SessionEntry = fromLog.cwd === '' ? { ...kept, ...(gone ? { status: fromLog.status } : {}), lastSeq: Math.min(entry.lastSeq, fromLog.lastSeq) } : { ...fromLog };
   if (fromLog.damaged) next.damaged = fromLog.damaged;

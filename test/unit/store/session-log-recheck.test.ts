@@ -11,6 +11,7 @@ import { scanLogFile } from '../../../src/store/log-file.reader.js';
 import { sessionLogPath } from '../../../src/store/paths.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
 import { SessionIndex } from '../../../src/store/session-index.store.js';
+import { entryAsLogSays, type SessionEntry } from '../../../src/store/session-summary.js';
 import { recheckChangedLogs } from '../../../src/store/session-log-recheck.js';
 import { writeTombstoneLog } from '../../../src/store/session-tombstone.js';
 import { cutAfterCreation, indexWrittenAfterLogs, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
@@ -216,4 +217,12 @@ test('a gone session deleted (by its id) is deleted for good: its tombstone take
   } finally {
     cleanup();
   }
+});
+
+test("an entry made gone is newer than the entry it was, even with a clock behind the entry's time (a clock stepped back, a home shared across machines)", async () => {
+  const entry: SessionEntry = { id: 'ses_a', cwd: '/w', title: 't', createdAt: 100, updatedAt: 5000, lastSeq: 3, status: 'active', model: 'm', mode: 'default' };
+  const gone = entryAsLogSays(entry, undefined, 4000);
+  assert.equal(gone.status, 'deleted');
+  // Tied, the merge keeps the other process's copy (its own), and the session would be listed again with no log.
+  assert.ok(gone.updatedAt > entry.updatedAt, `${gone.updatedAt}`);
 });
