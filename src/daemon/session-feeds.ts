@@ -147,8 +147,9 @@ export class SessionFeeds {
     let watcher: BrokerWatcher;
     try {
       await feed.opened;
-      // A cursor at an event reported during a gap's fill is taken once the fill has published it.
-      while (feed.filling) await feed.filling;
+      // A cursor at an event reported during a gap's fill is taken once the fill has published it;
+      // one the feed has already, at once.
+      while (feed.filling && cursor > feed.broker!.lastSeq()) await feed.filling;
       watcher = feed.broker!.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
     } catch (err) {
       // A refused cursor, or a feed that could not open, leaves no feed behind.

@@ -106,6 +106,10 @@ test("the daemon's feed: events it was not told of are filled in from the log in
   // A client that heard of the reported event asks from there while the fill runs: taken once the
   // fill has published it, not refused as beyond the feed.
   const atReported = feeds.subscribe(SID, reported.seq);
+  // One from a seq the feed has already is taken at once, not after the whole fill (until 2026-12-07
+  // every new stream of the session waited for all of it).
+  let filledWhenTaken: number | undefined;
+  const early = feeds.subscribe(SID, 1).then((w) => ((filledWhenTaken = feeds.filled.events), w));
   // So does a HEAD, and the daemon's known seq (GET /v1/sessions) is the reported one.
   await feeds.check(SID, reported.seq);
   assert.equal(feeds.knownLastSeq(SID), reported.seq);
@@ -131,6 +135,8 @@ test("the daemon's feed: events it was not told of are filled in from the log in
   const { seqs } = await catchUp(stream[Symbol.asyncIterator]() as BrokerWatcher, gap.length + 3);
   stream.close();
   assert.deepEqual(seqs, Array.from({ length: gap.length + 3 }, (_, i) => i + 1));
+  assert.ok(filledWhenTaken !== undefined && filledWhenTaken < gap.length, `taken with ${filledWhenTaken} of ${gap.length} filled`);
+  (await early).close();
   const fromReported = await atReported;
   assert.deepEqual((await fromReported[Symbol.asyncIterator]().next()).value?.seq, late.seq);
   fromReported.close();
