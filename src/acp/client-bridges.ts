@@ -5,6 +5,7 @@
  */
 import type * as acp from '@agentclientprotocol/sdk';
 import type { PermissionOutcome } from '../core/events.js';
+import { jsonBytes } from '../core/json-bytes.js';
 import type { PermissionAsker, ToolRunContext } from '../core/ports.js';
 import { FileTooLargeError, type CommandBackend, type CommandOutcome, type CommandRequest, type FileBackend } from '../tools/index.js';
 import { toolContent } from './update.projection.js';
@@ -134,7 +135,7 @@ export function clientPermissionAsker(client: Client, sessionId: string): Permis
       // Within the line an ACP client reads (over it, its connection ends): the call's input first
       // (its longest strings as notes when too large), the preview in what is left.
       const rawInput = fitJson(request.input, LINE_PAYLOAD_BYTES);
-      const content = request.content && fitPreview(request.content, LINE_PAYLOAD_BYTES - Buffer.byteLength(JSON.stringify(rawInput)));
+      const content = request.content && fitPreview(request.content, LINE_PAYLOAD_BYTES - jsonBytes(rawInput));
       try {
         const res: acp.RequestPermissionResponse = await client.request<acp.RequestPermissionResponse, acp.RequestPermissionRequest>(
           'session/request_permission',

@@ -1,4 +1,5 @@
 /** Paged MCP lists (tools, prompts, resources): every item, page after page, up to limits. */
+import { jsonLength } from '../../core/json-bytes.js';
 
 /** More pages than any real list has: a server that never stops paging is stopped here. */
 const MAX_PAGES = 1000;
@@ -31,7 +32,7 @@ export async function allPages<T>(page: (cursor: string | undefined) => Promise<
     const next = await page(cursor);
     listed += next.listed ?? next.items.length;
     if (listed > MAX_LIST_ITEMS) throw listTooLong();
-    bytes += JSON.stringify(next.items).length;
+    bytes += jsonLength(next.items);
     if (bytes > MAX_LIST_BYTES) throw listTooLong();
     items.push(...next.items);
     cursor = next.nextCursor;
