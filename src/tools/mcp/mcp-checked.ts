@@ -16,6 +16,7 @@ import {
   ListPromptsResultSchema,
   ListResourcesResultSchema,
   ListResourceTemplatesResultSchema,
+  ListToolsResultSchema,
   McpError,
   PromptMessageSchema,
   PromptSchema,
@@ -31,7 +32,7 @@ import {
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { listTooLong, MAX_LIST_ITEMS } from './mcp-pages.js';
+import { listTooLong, MAX_LIST_ITEMS, type Page } from './mcp-pages.js';
 
 /** A call's result as the SDK reads it, but for its content: each block is checked by checkedItems. */
 export const LooseCallToolResult = CallToolResultSchema.extend({ content: z.array(z.unknown()).default([]) });
@@ -59,19 +60,29 @@ export function tooManyValues(value: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * One item as `schema` reads it, or why not: `tooMany` (too big to check: left unchecked), or the
+ * schema's first issue (`issue`, with the whole `error` for when it has none).
+ */
+export function checkItem<T>(raw: unknown, schema: z.ZodType<T>): { data: T } | { tooMany: string } | { issue: z.core.$ZodIssue | undefined; error: z.ZodError } {
+  const tooMany = tooManyValues(raw);
+  if (tooMany) return { tooMany };
+  const item = schema.safeParse(raw);
+  return item.success ? { data: item.data } : { issue: item.error.issues[0], error: item.error };
+}
+
 /** Each item as `schema` reads it; the first that does not fit fails the whole, with one short reason. */
 export function checkedItems<T>(items: readonly unknown[], schema: z.ZodType<T>, what: string): T[] {
   const out: T[] = [];
   for (let i = 0; i < items.length; i++) {
-    const refused = (why: string) => new McpError(ErrorCode.InvalidParams, `the server sent ${what} MCP does not allow (number ${i + 1} of ${items.length}: ${why})`);
-    const tooMany = tooManyValues(items[i]);
-    if (tooMany) throw refused(tooMany);
-    const item = schema.safeParse(items[i]);
-    if (!item.success) {
-      const issue = item.error.issues[0];
-      throw refused(issue ? `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` : 'it does not fit');
+    const item = checkItem(items[i], schema);
+    if ('data' in item) {
+      out.push(item.data);
+      continue;
     }
-    out.push(item.data);
+    const { issue } = item as { issue?: z.core.$ZodIssue };
+    const why = 'tooMany' in item ? item.tooMany : issue ? `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` : 'it does not fit';
+    throw new McpError(ErrorCode.InvalidParams, `the server sent ${what} MCP does not allow (number ${i + 1} of ${items.length}: ${why})`);
   }
   return out;
 }
@@ -81,16 +92,14 @@ export function checkedCallResult(result: z.infer<typeof LooseCallToolResult>): 
   return { ...result, content: checkedItems(result.content, ContentBlockSchema, 'a content block') };
 }
 
-type Page<T> = { items: T[]; nextCursor?: string | undefined };
-
 /** A page's items, unless there are more than a whole list may hold: refused before each is checked. */
 function listable<T>(items: T[]): T[] {
   if (items.length > MAX_LIST_ITEMS) throw listTooLong();
   return items;
 }
-const page = <T>(items: T[], nextCursor: string | undefined): Page<T> => ({ items, ...(nextCursor !== undefined ? { nextCursor } : {}) });
 const cursorOf = (cursor: string | undefined) => (cursor ? { cursor } : {});
 
+const LooseTools = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) });
 const LoosePrompts = ListPromptsResultSchema.extend({ prompts: z.array(z.unknown()) });
 const LooseResources = ListResourcesResultSchema.extend({ resources: z.array(z.unknown()) });
 const LooseTemplates = ListResourceTemplatesResultSchema.extend({ resourceTemplates: z.array(z.unknown()) });
@@ -98,22 +107,31 @@ const LoosePrompt = GetPromptResultSchema.extend({ messages: z.array(z.unknown()
 const LooseRead = ReadResourceResultSchema.extend({ contents: z.array(z.unknown()) });
 const ResourceContents = z.union([TextResourceContentsSchema, BlobResourceContentsSchema]);
 
+/**
+ * A page of `tools/list` as the server sent it, each tool unchecked (listTools checks them one by
+ * one, leaving out those MCP refuses), unless it is longer than a whole list may be.
+ */
+export async function uncheckedToolsPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<{ tools: unknown[]; nextCursor?: string | undefined }> {
+  const result = await client.request({ method: 'tools/list', params: cursorOf(cursor) }, LooseTools, options);
+  return { tools: listable(result.tools), nextCursor: result.nextCursor };
+}
+
 /** A page of `prompts/list`, each prompt checked. */
 export async function promptsPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<Prompt>> {
   const result = await client.request({ method: 'prompts/list', params: cursorOf(cursor) }, LoosePrompts, options);
-  return page(checkedItems(listable(result.prompts), PromptSchema, 'a prompt'), result.nextCursor);
+  return { items: checkedItems(listable(result.prompts), PromptSchema, 'a prompt'), nextCursor: result.nextCursor };
 }
 
 /** A page of `resources/list`, each resource checked. */
 export async function resourcesPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<Resource>> {
   const result = await client.request({ method: 'resources/list', params: cursorOf(cursor) }, LooseResources, options);
-  return page(checkedItems(listable(result.resources), ResourceSchema, 'a resource'), result.nextCursor);
+  return { items: checkedItems(listable(result.resources), ResourceSchema, 'a resource'), nextCursor: result.nextCursor };
 }
 
 /** A page of `resources/templates/list`, each template checked. */
 export async function templatesPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<ResourceTemplate>> {
   const result = await client.request({ method: 'resources/templates/list', params: cursorOf(cursor) }, LooseTemplates, options);
-  return page(checkedItems(listable(result.resourceTemplates), ResourceTemplateSchema, 'a resource template'), result.nextCursor);
+  return { items: checkedItems(listable(result.resourceTemplates), ResourceTemplateSchema, 'a resource template'), nextCursor: result.nextCursor };
 }
 
 /** `prompts/get`, each message checked. */

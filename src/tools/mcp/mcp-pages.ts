@@ -22,7 +22,10 @@ export function listTooLong(): Error {
  * the server sent on it, those left out included: they count toward MAX_LIST_ITEMS too, or a server
  * listing only items MCP refuses could page 1000 times 10000 of them, each one checked and logged.
  */
-export async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined; listed?: number }>): Promise<T[]> {
+/** A page of a list: its items, the cursor of the next, and (when some were left out) how many the server sent. */
+export type Page<T> = { items: T[]; nextCursor?: string | undefined; listed?: number };
+
+export async function allPages<T>(page: (cursor: string | undefined) => Promise<Page<T>>): Promise<T[]> {
   const items: T[] = [];
   const seen = new Set<string>();
   let bytes = 0;

@@ -15,7 +15,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ErrorCode, ListRootsRequestSchema, McpError, ListToolsResultSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Prompt, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListRootsRequestSchema, McpError, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Prompt, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
@@ -24,12 +24,12 @@ import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, To
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
 import { boundedFetch } from './mcp-bounded-fetch.js';
-import { checkedCallResult, getPrompt, LooseCallToolResult, readResource, tooManyValues } from './mcp-checked.js';
+import { checkedCallResult, checkItem, getPrompt, LooseCallToolResult, readResource, uncheckedToolsPage } from './mcp-checked.js';
 import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
 import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
 import { cut, progressShown, textOf } from './mcp-results.js';
-import { allPages, listTooLong, MAX_LIST_ITEMS } from './mcp-pages.js';
+import { allPages } from './mcp-pages.js';
 import { commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
 import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceSpecs, resourceText, serverOf } from './mcp-resources.js';
 
@@ -436,9 +436,6 @@ function transportOf(server: McpServerConfig, cwd: string, marker: string | unde
   }
 }
 
-/** A page of `tools/list` whose tools are checked one by one (listTools). */
-const ToolListPage = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) });
-
 /**
  * Every page of a server's tool list (none if it has no tools). A tool MCP's schema refuses (no
  * name, an input schema that is not an object's) is left out, logged, and the others are kept.
@@ -452,20 +449,17 @@ function listTools({ name: server, client }: Connected, timeout: number, logger:
   // The first refusals of a listing are logged one by one, the rest counted in one line at its end.
   let refused = 0;
   return allPages(async (cursor) => {
-    const page = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ToolListPage, { timeout, ...(signal ? { signal } : {}) });
-    // Before each is checked (and each one refused logged): a page too long is refused whole.
-    if (page.tools.length > MAX_LIST_ITEMS) throw listTooLong();
+    // A page too long is refused whole, before each is checked (and each one refused logged).
+    const page = await uncheckedToolsPage(client, cursor, { timeout, ...(signal ? { signal } : {}) });
     const tools: Tool[] = [];
     for (const raw of page.tools) {
-      // One too big to check is left out unchecked (mcp-checked.ts).
-      const tooMany = tooManyValues(raw);
-      const tool = tooMany ? undefined : ToolSchema.safeParse(raw);
-      if (tool?.success) tools.push(tool.data);
+      const tool = checkItem(raw, ToolSchema);
+      if ('data' in tool) tools.push(tool.data);
       else {
         if (++refused > LOGGED_REFUSALS) continue;
         const name = (raw as { name?: unknown } | null)?.name;
-        const issue = tool?.error.issues[0];
-        logger.warn('an MCP server listed a tool MCP does not allow; it is left out', { server, tool: typeof name === 'string' ? name : null, error: tooMany ?? (issue ? `${issue.path.join('.') || 'tool'}: ${issue.message}` : String(tool?.error)) });
+        const { issue, error } = tool as { issue?: z.core.$ZodIssue; error?: z.ZodError };
+        logger.warn('an MCP server listed a tool MCP does not allow; it is left out', { server, tool: typeof name === 'string' ? name : null, error: 'tooMany' in tool ? tool.tooMany : issue ? `${issue.path.join('.') || 'tool'}: ${issue.message}` : String(error) });
       }
     }
     return { items: tools, nextCursor: page.nextCursor, listed: page.tools.length };
