@@ -6,11 +6,11 @@
  */
 
 // Printable ASCII other than `"` and `\`: such a string's JSON is its length plus quotes.
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+export const PLAIN_JSON_CHARS = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /** Bytes of `s` as a JSON string in UTF-8, quotes included, as `JSON.stringify` writes it. */
 export function jsonStringBytes(s: string): number {
-  if (PLAIN.test(s)) return s.length + 2;
+  if (PLAIN_JSON_CHARS.test(s)) return s.length + 2;
   let n = 2;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

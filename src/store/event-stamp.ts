@@ -4,7 +4,8 @@
  */
 import type { AgentEvent, AgentEventInput } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
-import { isWellFormed, jsonStringBytes, projectStrictJson } from './strict-json.codec.js';
+import { jsonStringBytes } from '../core/json-bytes.js';
+import { isWellFormed, projectStrictJson } from './strict-json.codec.js';
 
 /** A projected event without its stamp, and its size in bytes of compact JSON. */
 export interface PreparedEvent {

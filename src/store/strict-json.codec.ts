@@ -4,7 +4,7 @@
  * accepted; everything else is refused before the event gets a seq. See spec/event-log.md §5.
  */
 import { TroupeError } from '../core/errors.js';
-import { jsonStringBytes } from '../core/json-bytes.js';
+import { jsonStringBytes, PLAIN_JSON_CHARS } from '../core/json-bytes.js';
 
 /** Default largest event, in bytes of compact JSON. */
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
@@ -31,12 +31,6 @@ export interface Projection<T = unknown> {
   value: T;
   bytes: number;
 }
-
-// Printable ASCII other than `"` and `\`: such a string's JSON length is its length plus quotes.
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
-/** Bytes of a string as compact JSON text (quotes and escapes included), counted without making it. */
-export { jsonStringBytes };
 
 /** ES2024's String methods (Node 20 has them; the project's lib is ES2023). */
 type WellFormable = string & { isWellFormed(): boolean; toWellFormed(): string };
@@ -85,7 +79,7 @@ class Projector {
 
   /** Counts a string's JSON bytes; returns it as the log keeps it (see isWellFormed). */
   private text(s: string): string {
-    if (PLAIN.test(s)) {
+    if (PLAIN_JSON_CHARS.test(s)) {
       this.add(s.length + 2);
       return s;
     }
