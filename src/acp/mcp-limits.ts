@@ -29,7 +29,7 @@ export interface McpLimits {
  * anything else (0, negative, fractional, not a number) the default, with a warning naming the
  * variable and what it held.
  */
-export function msFromEnv(env: NodeJS.ProcessEnv, name: string, otherwise: number, logger: Logger): number {
+function msFromEnv(env: NodeJS.ProcessEnv, name: string, otherwise: number, logger: Logger): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return otherwise;
   const text = raw.trim();

@@ -20,9 +20,9 @@ export interface RunningDaemon {
  * How long a client waits for a daemon holding the lock to write its state file again: three of its
  * looks (one a second, src/daemon/daemon-home.ts STATE_CHECK_MS).
  */
-export const STATE_REPAIR_WAIT_MS = 3_000;
+const STATE_REPAIR_WAIT_MS = 3_000;
 /** A daemon that took the lock this recently may still be starting (opening its index): it writes the file once it listens. */
-export const STATE_START_WAIT_MS = 15_000;
+const STATE_START_WAIT_MS = 15_000;
 
 /**
  * A daemon holds the home's lock, but the state file does not lead to it (removed, damaged or

@@ -9,7 +9,7 @@
 import { isHighSurrogate, isLowSurrogate } from './text-cut.js';
 
 /** V8's longest string (64-bit): a text longer than this cannot be made, only kept in pieces. */
-export const MAX_STRING_LENGTH = 2 ** 29 - 24;
+const MAX_STRING_LENGTH = 2 ** 29 - 24;
 
 /** Characters of a long string escaped at a time: its JSON is written in pieces of at most 6 times this. */
 const STRING_CHUNK = 8192;

@@ -46,7 +46,7 @@ export interface MediaModel {
 }
 
 /** Why a model without `images` gets no attachment of any type. */
-export const TEXT_ONLY = { image: 'the model does not take images', other: 'the model takes text only' } as const;
+const TEXT_ONLY = { image: 'the model does not take images', other: 'the model takes text only' } as const;
 
 /**
  * What becomes of an attachment of `mimeType` (described as `what`) in a request to a model.

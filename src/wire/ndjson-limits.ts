@@ -13,7 +13,7 @@ export const MAX_LINE_BYTES = 32 * 1024 * 1024;
  * the JSON-RPC envelope, ids, a title (a path of at most 4096 characters, up to 6 bytes each in
  * JSON), locations, options.
  */
-export const LINE_OVERHEAD_BYTES = 64 * 1024;
+const LINE_OVERHEAD_BYTES = 64 * 1024;
 
 /** What a line may give its large fields together: a tool call's input first, then what it shows. */
 export const LINE_PAYLOAD_BYTES = MAX_LINE_BYTES - LINE_OVERHEAD_BYTES;

@@ -108,7 +108,7 @@ const decimalMegabytes = (bytes: number) => `${(Math.ceil(bytes / 100_000) / 10)
  * 100 MB, of base64 (Google, "Increased file size limits and expanded inputs support in Gemini API",
  * 2026-01; 20 MB before), counted here in characters of base64 as decimal MB, the smaller reading.
  */
-export const GEMINI_INLINE_LIMIT = 100 * 1000 * 1000;
+const GEMINI_INLINE_LIMIT = 100 * 1000 * 1000;
 
 const GEMINI_TYPES: MediaModel = {
   images: true,

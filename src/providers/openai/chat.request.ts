@@ -115,7 +115,7 @@ const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
  * switched to a Mistral model with tool calls in its history was refused (400) on every turn. A
  * mapped id that would meet another id of the request draws again.
  */
-export function mistralToolCallIds(messages: readonly ModelMessage[]): (id: string) => string {
+function mistralToolCallIds(messages: readonly ModelMessage[]): (id: string) => string {
   const ids: string[] = [];
   for (const m of messages) {
     if (m.role === 'assistant') ids.push(...m.toolCalls.map((c) => c.id));

@@ -11,21 +11,21 @@
  * would not stop it).
  */
 
-/** The error a body over the limit fails with (isOverlongMessage knows it). */
-export class OverlongMessageError extends Error {
+/** The error a body over the limit fails with (what the SDK then reports; `onOverlong` says why). */
+class OverlongMessageError extends Error {
   constructor(readonly limit: number) {
     super(`an MCP server's message exceeded ${limit} bytes`);
     this.name = 'OverlongMessageError';
   }
 }
 
-export function boundedFetch(limit: number, onOverlong: (err: OverlongMessageError) => void, base: typeof fetch = fetch): typeof fetch {
+export function boundedFetch(limit: number, onOverlong: () => void, base: typeof fetch = fetch): typeof fetch {
   let told = false;
   const over = () => {
     const err = new OverlongMessageError(limit);
     if (!told) {
       told = true;
-      onOverlong(err);
+      onOverlong();
     }
     return err;
   };

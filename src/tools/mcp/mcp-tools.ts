@@ -413,7 +413,6 @@ async function stopServer({ client, marker }: { client: Client; marker?: string 
 
 /** How a server's messages travel: the one thing that differs between servers. */
 function transportOf(server: McpServerConfig, cwd: string, marker: string | undefined, onOverlong: () => void): Transport {
-  const fetch = boundedFetch(STDIO_MAX_MESSAGE_BYTES, onOverlong);
   switch (server.transport) {
     case 'stdio': {
       // The server's stderr is its log and joins troupe's own (stdout carries the protocol only).
@@ -428,11 +427,11 @@ function transportOf(server: McpServerConfig, cwd: string, marker: string | unde
       return new StdioClientTransport({ command: server.command, args: server.args, env, cwd, stderr: 'inherit', maxBufferSize: STDIO_MAX_MESSAGE_BYTES });
     }
     case 'http':
-      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers }, fetch });
+      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers }, fetch: boundedFetch(STDIO_MAX_MESSAGE_BYTES, onOverlong) });
     case 'sse':
       // The SDK sends requestInit's headers with the event stream's GET as well as with every POST
       // (its EventSource fetches through them, and through `fetch`), so eventSourceInit needs none of its own.
-      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers }, fetch });
+      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers }, fetch: boundedFetch(STDIO_MAX_MESSAGE_BYTES, onOverlong) });
   }
 }
 
