@@ -175,7 +175,7 @@ export class SessionFeeds {
     // A feed's scan under way answers this HEAD too (no second scan of the same file).
     if (feed && !feed.broker) await feed.opened.catch(() => undefined);
     const open = feed?.broker;
-    let last = open ? Math.max(open.lastSeq(), feed!.fillThrough) : (this.seen.get(sessionId) ?? 0);
+    let last = open ? reportedThrough(feed!) : (this.seen.get(sessionId) ?? 0);
     if (!open && cursor > last && Number.isSafeInteger(cursor)) {
       last = (await scanLogFilePaced(path, nextTurn)).lastSeq;
       // Never below what was seen while it scanned (a feed opened meanwhile keeps it itself).
@@ -187,7 +187,7 @@ export class SessionFeeds {
   /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */
   knownLastSeq(sessionId: string): number | undefined {
     const feed = this.brokers.get(sessionId);
-    return feed?.broker ? Math.max(feed.broker.lastSeq(), feed.fillThrough) : this.seen.get(sessionId);
+    return feed?.broker ? reportedThrough(feed) : this.seen.get(sessionId);
   }
 
   /** Sessions with a feed open (for /metrics). */
@@ -222,7 +222,7 @@ export class SessionFeeds {
     const feed = this.brokers.get(sessionId);
     if (feed && !feed.broker) feed.rewinds++;
     // Past it with a fill under way too: what is left to fill is gone from the log.
-    else if (feed?.broker && Math.max(feed.broker.lastSeq(), feed.fillThrough) > heldSeq) {
+    else if (feed?.broker && reportedThrough(feed) > heldSeq) {
       feed.rewoundTo = heldSeq;
       this.end(sessionId, feed);
     }
@@ -340,6 +340,9 @@ interface Feed {
   /** The seq the log was found to hold only through, once the feed ended for it (`rewound`). */
   rewoundTo: number | undefined;
 }
+
+/** The last seq an open feed has or is filling in: what its children reported durable. */
+const reportedThrough = (feed: Feed): number => Math.max(feed.broker!.lastSeq(), feed.fillThrough);
 
 function openIfExists(path: string): number | undefined {
   try {
