@@ -12,7 +12,7 @@
  * - anything else (a notification, or no `id` among its first bytes): an error with `id: null`.
  * Each is also a warning on stderr.
  */
-import { ERROR_CODES } from '../core/errors.js';
+import { TroupeError } from '../core/errors.js';
 import { MAX_LINE_BYTES } from '../wire/ndjson-limits.js';
 
 /** How much of a dropped line's start is kept to find its `id` and `method`. */
@@ -113,11 +113,10 @@ export function boundedLines(input: ReadableStream<Uint8Array>, handlers: Oversi
 function answerFor(line: DroppedLine, limit: number): { reply: string; toAgent: boolean } {
   const isResponse = line.response && line.id !== undefined;
   const what = isResponse ? 'the response' : line.method ? `the ${line.method} ${line.id === undefined ? 'notification' : 'request'}` : 'a message';
-  const error = {
-    code: ERROR_CODES.payload_too_large.rpc,
-    message: `${what} was ${line.bytes} bytes, over the limit of ${limit} bytes for one message: it was not read`,
-    data: { code: 'payload_too_large', limit, ...(line.method ? { method: line.method } : {}) },
-  };
+  const error = new TroupeError('payload_too_large', `${what} was ${line.bytes} bytes, over the limit of ${limit} bytes for one message: it was not read`, {
+    limit,
+    ...(line.method ? { method: line.method } : {}),
+  }).toRpc();
   const reply = `${JSON.stringify({ jsonrpc: '2.0', id: line.id ?? null, error })}\n`;
   return { reply, toAgent: isResponse };
 }
