@@ -26,6 +26,16 @@ export interface FirstEntries<T> {
  * into a `T` by `make`, sorted by `order`. Rejects as readdir would (ENOENT, ENOTDIR, EACCES, …), and
  * when `signal` aborts.
  */
+/**
+ * The entries of `dir`, streamed (BATCH at a time), their names as the bytes the file system has.
+ * The iterator closes the directory however the caller's loop ends.
+ */
+export async function dirEntries(dir: string | Buffer): Promise<AsyncIterable<Dirent<Buffer>>> {
+  // `encoding: 'buffer'` is honoured at run time; the types only know string encodings.
+  const handle = await opendir(dir as string, { encoding: 'buffer' as BufferEncoding, bufferSize: BATCH });
+  return handle as AsyncIterable<Dirent> as AsyncIterable<Dirent<Buffer>>;
+}
+
 export async function firstEntries<T>(
   dir: string | Buffer,
   max: number,
@@ -34,8 +44,7 @@ export async function firstEntries<T>(
   signal?: AbortSignal,
 ): Promise<FirstEntries<T>> {
   signal?.throwIfAborted();
-  // `encoding: 'buffer'` is honoured at run time; the types only know string encodings.
-  const handle = await opendir(dir as string, { encoding: 'buffer' as BufferEncoding, bufferSize: BATCH });
+  const entries = await dirEntries(dir);
   // Entries are gathered unsorted; at twice `max`, sorted and cut to `max`, and the last one kept is
   // then the bound: an entry not before it can no longer be kept. O(n log max) in all, and at most
   // 2 × `max` held. (Inserting each entry in its place cost O(max) each: a search of a 200000-entry
@@ -44,8 +53,7 @@ export async function firstEntries<T>(
   const kept: T[] = [];
   let bound: T | undefined;
   let total = 0;
-  // The iterator closes the handle however the loop ends.
-  for await (const entry of handle as AsyncIterable<Dirent> as AsyncIterable<Dirent<Buffer>>) {
+  for await (const entry of entries) {
     if (++total % BATCH === 0) signal?.throwIfAborted();
     if (max <= 0) continue;
     const item = make(entry);

@@ -5,10 +5,10 @@
  * than a plain "not found" for a file list_dir has just shown.
  */
 import { isUtf8 } from 'node:buffer';
-import { existsSync, type Dirent } from 'node:fs';
-import { opendir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { basename, dirname, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
+import { dirEntries } from './first-entries.js';
 import { shownName, type PathGuard } from './path-guard.js';
 
 /** A POSIX sh word for these bytes (run_command is `sh -c`, which has no `$'…'`): printf and octal escapes. */
@@ -64,10 +64,7 @@ export async function notUtf8NameError(abs: string, shown: string): Promise<Trou
  */
 async function notUtf8Named(dir: string, name: string): Promise<Buffer | undefined> {
   try {
-    // `encoding: 'buffer'` is honoured at run time; the types only know string encodings. The
-    // iterator closes the directory however the loop ends.
-    const entries = await opendir(dir, { encoding: 'buffer' as BufferEncoding, bufferSize: 1024 });
-    for await (const entry of entries as AsyncIterable<Dirent> as AsyncIterable<Dirent<Buffer>>) {
+    for await (const entry of await dirEntries(dir)) {
       if (!isUtf8(entry.name) && entry.name.toString('utf8') === name) return entry.name;
     }
   } catch {
