@@ -4,7 +4,7 @@ import { TroupeError } from '../core/errors.js';
 import { FileTooLargeError } from './backends.js';
 import { readConfinedAtMost } from './confined-open.js';
 import { refuseDirectoryName } from './path-guard.js';
-import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
+import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, pathProperty } from './tool.js';
 
 interface EditFileInput {
   path: string;
@@ -135,7 +135,7 @@ export function editFileTool(limits: ToolLimits): ToolDefinition {
     schema: {
       type: 'object',
       properties: {
-        path: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'File to edit, relative to the working directory or absolute.' },
+        path: pathProperty('File to edit, relative to the working directory or absolute.'),
         old_string: { type: 'string', minLength: 1, description: 'The exact text to replace.' },
         new_string: { type: 'string', description: 'The replacement text (may be empty to delete old_string).' },
         replace_all: { type: 'boolean', description: 'Replace every occurrence instead of requiring exactly one. Default false.' },

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import { compileGlob } from './glob-pattern.js';
 import { notUtf8NameError, shownFoundPath } from './non-utf8-names.js';
-import { clip, defineTool, textResult, type ToolDefinition, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
+import { clip, defineTool, textResult, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
 import { ignoredNote, walkFiles, walkStats } from './workspace-walk.js';
 
 interface GlobInput {
@@ -27,7 +27,7 @@ export function globTool(limits: ToolLimits): ToolDefinition {
       type: 'object',
       properties: {
         pattern: { type: 'string', minLength: 1, maxLength: 1000, description: 'Glob pattern, e.g. "*.ts" or "src/**/*.json".' },
-        path: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'Directory to search in. Default: the working directory.' },
+        path: pathProperty('Directory to search in. Default: the working directory.'),
         max_results: { type: 'integer', minimum: 1, maximum: limits.searchMaxResults, description: `Maximum number of paths to return. Default ${limits.searchDefaultResults}.` },
         include_ignored: { type: 'boolean', description: 'Also search node_modules, .git and what .gitignore files ignore. Default false.' },
       },

@@ -6,7 +6,7 @@ import { readConfinedAtMost } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
 import { notUtf8NameError, shownFoundPath } from './non-utf8-names.js';
-import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
+import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
 import { ignoredNote, walkFiles, walkStats, type WalkedFile } from './workspace-walk.js';
 
 interface GrepInput {
@@ -47,7 +47,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
       type: 'object',
       properties: {
         pattern: { type: 'string', minLength: 1, maxLength: 1000, description: 'Regular expression to search for, e.g. "function\\\\s+main".' },
-        path: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'File or directory to search. Default: the working directory.' },
+        path: pathProperty('File or directory to search. Default: the working directory.'),
         glob: { type: 'string', minLength: 1, maxLength: 1000, description: 'Only search files matching this glob, e.g. "*.ts".' },
         case_insensitive: { type: 'boolean', description: 'Ignore case. Default false.' },
         max_results: { type: 'integer', minimum: 1, maximum: limits.searchMaxResults, description: `Maximum number of matching lines to return. Default ${limits.searchDefaultResults}.` },

@@ -4,7 +4,7 @@ import type { Dirent } from 'node:fs';
 import { firstEntries } from './first-entries.js';
 import { notUtf8NameError, notUtf8Note } from './non-utf8-names.js';
 import { shownName } from './path-guard.js';
-import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
+import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
 
 interface ListDirInput {
   path?: string;
@@ -27,7 +27,7 @@ export function listDirTool(limits: ToolLimits): ToolDefinition {
     schema: {
       type: 'object',
       properties: {
-        path: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'Directory to list, relative to the working directory or absolute. Default ".".' },
+        path: pathProperty('Directory to list, relative to the working directory or absolute. Default ".".'),
       },
       required: [],
       additionalProperties: false,

@@ -1,7 +1,7 @@
 /** read_file: a text file, or a window of its lines. */
 import { TroupeError } from '../core/errors.js';
 import { refuseDirectoryName } from './path-guard.js';
-import { defineTool, fileError, fileSize, textResult, type ToolDefinition, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
+import { defineTool, fileError, fileSize, textResult, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
 
 interface ReadFileInput {
   path: string;
@@ -25,7 +25,7 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
     schema: {
       type: 'object',
       properties: {
-        path: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'File to read, relative to the working directory or absolute.' },
+        path: pathProperty('File to read, relative to the working directory or absolute.'),
         offset: { type: 'integer', minimum: 1, description: '1-based line to start reading from. Default 1.' },
         limit: { type: 'integer', minimum: 1, maximum: 100_000, description: `Maximum number of lines to return. Default ${limits.readDefaultLines}.` },
       },

@@ -4,7 +4,7 @@ import { TroupeError } from '../core/errors.js';
 import type { ToolContent } from '../core/events.js';
 import type { ToolResult } from '../core/ports.js';
 import type { CommandOutcome } from './backends.js';
-import { clip, defineTool, type ToolDefinition, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
+import { clip, defineTool, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
 
 interface RunCommandInput {
   command: string;
@@ -36,7 +36,7 @@ export function runCommandTool(limits: ToolLimits): ToolDefinition {
       type: 'object',
       properties: {
         command: { type: 'string', minLength: 1, maxLength: 100_000, description: 'The shell command line, e.g. "npm test -- --grep parser".' },
-        cwd: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'Directory to run in, relative to the working directory or absolute. Default: the working directory.' },
+        cwd: pathProperty('Directory to run in, relative to the working directory or absolute. Default: the working directory.'),
         timeout_ms: { type: 'integer', minimum: 1, maximum: limits.commandMaxTimeoutMs, description: `Timeout in milliseconds. Default ${limits.commandTimeoutMs}.` },
       },
       required: ['command'],

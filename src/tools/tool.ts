@@ -150,6 +150,9 @@ export async function fileSize(target: GuardedPath, shown: string): Promise<numb
  */
 export const MAX_PATH_LENGTH = 4096;
 
+/** A tool's path parameter: a non-empty string of at most MAX_PATH_LENGTH characters. */
+export const pathProperty = (description: string) => ({ type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH, description }) as const;
+
 /** A successful text result. No `content`: the client is shown the output (the port's default). */
 export function textResult(output: string, extra: Partial<ToolResult> = {}): ToolResult {
   return { output, isError: false, ...extra };

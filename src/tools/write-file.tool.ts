@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { notUtf8NameError } from './non-utf8-names.js';
 import { refuseDirectoryName, shownName, type GuardedPath } from './path-guard.js';
-import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, MAX_PATH_LENGTH } from './tool.js';
+import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, pathProperty } from './tool.js';
 
 interface WriteFileInput {
   path: string;
@@ -74,7 +74,7 @@ export function writeFileTool(_limits: ToolLimits): ToolDefinition {
     schema: {
       type: 'object',
       properties: {
-        path: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'File to write, relative to the working directory or absolute.' },
+        path: pathProperty('File to write, relative to the working directory or absolute.'),
         content: { type: 'string', description: 'The complete new content of the file.' },
       },
       required: ['path', 'content'],
