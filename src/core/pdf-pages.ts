@@ -22,7 +22,7 @@ export const PDF_PAGE_LIMIT = 100;
 export function pdfsOverLimit(messages: readonly ModelMessage[], limit: number): ReadonlySet<ContentBlock> {
   return newestWithin(
     messages,
-    (block) => (block.type === 'resource' && 'blob' in block.resource && canonicalMediaType(block.resource.mimeType ?? '') === 'application/pdf' ? (pdfPageCount(block.resource.blob) ?? 1) : undefined),
+    (block) => (block.type === 'resource' && 'blob' in block.resource && canonicalMediaType(block.resource.mimeType ?? '') === 'application/pdf' ? (pdfPageCount(block.resource.blob, block) ?? 1) : undefined),
     limit,
   );
 }
@@ -30,16 +30,22 @@ export function pdfsOverLimit(messages: readonly ModelMessage[], limit: number):
 const PAGE = /\/Type\s*\/Page(?![A-Za-z])/g;
 const OBJECT_STREAM = /\/Type\s*\/ObjStm(?![A-Za-z])/g;
 
-/** A few counts by data: a conversation sends the same attachments on every request. */
-const counted = new Map<string, number | undefined>();
-const REMEMBERED = 16;
+/**
+ * Counts kept with the block they were made for: a conversation sends the same attachments (the same
+ * block objects) on every request, all of them, however many. (Until 2026-12-07 the last 16 counts
+ * were kept by data: with 17 PDFs or more, every request decoded and scanned every one again, and
+ * the cache held PDFs of sessions long gone.)
+ */
+const counted = new WeakMap<object, number | undefined>();
 
-/** The pages of the PDF whose base64 is `data`, or undefined when none can be found (not a PDF, or an unusual one). */
-export function pdfPageCount(data: string): number | undefined {
-  if (counted.has(data)) return counted.get(data);
+/**
+ * The pages of the PDF whose base64 is `data`, or undefined when none can be found (not a PDF, or an
+ * unusual one); `block`, the block whose data it is, keeps the count for the next request.
+ */
+export function pdfPageCount(data: string, block?: object): number | undefined {
+  if (block && counted.has(block)) return counted.get(block);
   const pages = countPages(Buffer.from(data, 'base64'));
-  if (counted.size >= REMEMBERED) counted.delete(counted.keys().next().value!);
-  counted.set(data, pages);
+  if (block) counted.set(block, pages);
   return pages;
 }
 
@@ -64,7 +70,7 @@ function countPages(bytes: Buffer): number | undefined {
 }
 
 /** How a line says a PDF was left out for the page limit: its pages, and the rule (`vendor`: "Anthropic takes"). */
-export function pdfOverLimit(data: string, vendor: string): { size: string; reason: string } {
-  const pages = pdfPageCount(data);
+export function pdfOverLimit(data: string, block: ContentBlock, vendor: string): { size: string; reason: string } {
+  const pages = pdfPageCount(data, block);
   return { size: pages === undefined ? 'PDF' : `${pages} pages`, reason: `${vendor} at most ${PDF_PAGE_LIMIT} pages of PDF in a request, the newest PDFs first` };
 }

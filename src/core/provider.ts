@@ -174,7 +174,7 @@ export function contentChars(blocks: readonly ContentBlock[]): number {
     else if (b.type === 'resource' && 'blob' in b.resource && isTextType(b.resource.mimeType)) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + Math.ceil((b.resource.blob.length * 3) / 4);
     // A PDF reaches the model page by page, each page an image and its text: a page counts as an image.
     else if (b.type === 'resource' && 'blob' in b.resource && canonicalMediaType(b.resource.mimeType ?? '') === 'application/pdf')
-      chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + (pdfPageCount(b.resource.blob) ?? 1) * IMAGE_TOKENS * CHARS_PER_TOKEN;
+      chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + (pdfPageCount(b.resource.blob, b) ?? 1) * IMAGE_TOKENS * CHARS_PER_TOKEN;
     else if (b.type === 'resource' && 'blob' in b.resource) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
     else chars += JSON.stringify(b).length;
   }

@@ -157,7 +157,7 @@ function anthropicMedia(overPages: ReadonlySet<ContentBlock>): Omit<MediaModel, 
     refused: 'Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only',
     tooLarge: (type, data, block) => {
       if (type.startsWith('image/') && data.length > IMAGE_BASE64_LIMIT) return { size: megabytes(data.length), reason: 'Anthropic takes images of at most 5 MB' };
-      if (type === 'application/pdf' && overPages.has(block)) return pdfOverLimit(data, 'Anthropic takes');
+      if (type === 'application/pdf' && overPages.has(block)) return pdfOverLimit(data, block, 'Anthropic takes');
       return undefined;
     },
   };

@@ -114,12 +114,12 @@ const GEMINI_TYPES: MediaModel = {
   images: true,
   takes: (type: string) => INLINE_TYPES.test(type),
   refused: 'Gemini does not take this type',
-  tooLarge: (type: string, data: string) => {
+  tooLarge: (type: string, data: string, block: ContentBlock) => {
     if (type !== 'application/pdf') return undefined;
     // The size first: it needs no decoding (a PDF over 50 MB is not scanned for its pages).
     const bytes = Buffer.byteLength(data, 'base64');
     if (bytes > GEMINI_PDF_BYTES) return { size: decimalMegabytes(bytes), reason: 'Gemini takes PDFs of at most 50 MB' };
-    const pages = pdfPageCount(data);
+    const pages = pdfPageCount(data, block);
     return pages !== undefined && pages > GEMINI_PDF_PAGES ? { size: `${pages} pages`, reason: `Gemini takes PDFs of at most ${GEMINI_PDF_PAGES} pages` } : undefined;
   },
 };

@@ -20,7 +20,7 @@ export function responsesMedia(overPages: ReadonlySet<ContentBlock>): OpenAIMedi
   return {
     takes: (type) => IMAGE_TYPES.has(type) || type === 'application/pdf',
     refused: 'the model takes PNG, JPEG, GIF and WebP images and PDF documents only',
-    tooLarge: (type, data, block) => (type === 'application/pdf' && overPages.has(block) ? pdfOverLimit(data, 'the model takes') : undefined),
+    tooLarge: (type, data, block) => (type === 'application/pdf' && overPages.has(block) ? pdfOverLimit(data, block, 'the model takes') : undefined),
   };
 }
 
