@@ -5,7 +5,7 @@
  * Vendors limit the pages of a request (Anthropic and OpenAI: 100), and refuse it whole beyond.
  */
 import { inflateSync } from 'node:zlib';
-import { canonicalMediaType, newestWithin } from './media-type.js';
+import { canonicalMediaType, newestWithin, type MediaModel } from './media-type.js';
 import type { ContentBlock } from './events.js';
 import type { ModelMessage } from './provider.js';
 
@@ -13,18 +13,31 @@ import type { ModelMessage } from './provider.js';
 export const PDF_PAGE_LIMIT = 100;
 
 /**
- * The PDF blocks of a conversation that a request cannot carry within `limit` pages in
+ * The PDF blocks of a conversation that a request cannot carry within PDF_PAGE_LIMIT pages in
  * all, the newest kept first: the PDF the person just attached goes, older ones beyond the limit
  * give way. A vendor counts the pages of every PDF of the request, so three 40-page papers attached
  * in turn would make the third turn's request, and every later one, a 400. A PDF whose pages
  * cannot be counted counts as one.
  */
-export function pdfsOverLimit(messages: readonly ModelMessage[], limit: number): ReadonlySet<ContentBlock> {
+function pdfsOverLimit(messages: readonly ModelMessage[]): ReadonlySet<ContentBlock> {
   return newestWithin(
     messages,
     (block) => (block.type === 'resource' && 'blob' in block.resource && canonicalMediaType(block.resource.mimeType ?? '') === 'application/pdf' ? (pdfPageCount(block.resource.blob, block) ?? 1) : undefined),
-    limit,
+    PDF_PAGE_LIMIT,
   );
+}
+
+/** A media model's `tooLarge` clause (media-type.ts). */
+export type TooLarge = NonNullable<MediaModel['tooLarge']>;
+
+/**
+ * The page rule of Anthropic and OpenAI for a request of `messages`, as a `tooLarge` clause: a PDF
+ * beyond PDF_PAGE_LIMIT pages in all (pdfsOverLimit) goes as a line saying so, `vendor` ("Anthropic
+ * takes") whose rule it is. None for a model that reads no images, and so no PDFs.
+ */
+export function pdfPageRule(messages: readonly ModelMessage[], images: boolean, vendor: string): TooLarge {
+  const over = images ? pdfsOverLimit(messages) : new Set<ContentBlock>();
+  return (type, data, block) => (type === 'application/pdf' && over.has(block) ? pdfOverLimit(data, block, vendor) : undefined);
 }
 
 const PAGE = /\/Type\s*\/Page(?![A-Za-z])/g;
@@ -70,7 +83,7 @@ function countPages(bytes: Buffer): number | undefined {
 }
 
 /** How a line says a PDF was left out for the page limit: its pages, and the rule (`vendor`: "Anthropic takes"). */
-export function pdfOverLimit(data: string, block: ContentBlock, vendor: string): { size: string; reason: string } {
+function pdfOverLimit(data: string, block: ContentBlock, vendor: string): { size: string; reason: string } {
   const pages = pdfPageCount(data, block);
   return { size: pages === undefined ? 'PDF' : `${pages} pages`, reason: `${vendor} at most ${PDF_PAGE_LIMIT} pages of PDF in a request, the newest PDFs first` };
 }

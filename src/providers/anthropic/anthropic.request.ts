@@ -7,7 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
 import { contentPlan, megabytes, type MediaModel } from '../../core/media-type.js';
-import { PDF_PAGE_LIMIT, pdfOverLimit, pdfsOverLimit } from '../../core/pdf-pages.js';
+import { pdfPageRule, type TooLarge } from '../../core/pdf-pages.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type BlockParam = Anthropic.Messages.ContentBlockParam;
@@ -73,7 +73,7 @@ export function toAnthropicBody(
  */
 export function toMessages(messages: ModelMessage[], images: boolean): MessageParam[] {
   const out: MessageParam[] = [];
-  const media: MediaModel = { images, ...anthropicMedia(images ? pdfsOverLimit(messages, PDF_PAGE_LIMIT) : new Set()) };
+  const media: MediaModel = { images, ...anthropicMedia(pdfPageRule(messages, images, 'Anthropic takes')) };
   for (const message of messages) {
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     const blocks = toBlocks(message, media);
@@ -148,17 +148,16 @@ const MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp
 const IMAGE_BASE64_LIMIT = 5 * 1024 * 1024;
 
 /**
- * What Anthropic takes, for a request whose PDFs beyond its 100 pages in all are `overPages`
- * ("A maximum of 100 PDF pages may be provided": see pdfsOverLimit).
+ * What Anthropic takes, for a request whose PDF page rule is `pdfPages` ("A maximum of 100 PDF
+ * pages may be provided": see pdfPageRule).
  */
-function anthropicMedia(overPages: ReadonlySet<ContentBlock>): Omit<MediaModel, 'images'> {
+function anthropicMedia(pdfPages: TooLarge): Omit<MediaModel, 'images'> {
   return {
     takes: (type) => MEDIA_TYPES.has(type),
     refused: 'Anthropic takes JPEG, PNG, GIF and WebP images and PDF documents only',
     tooLarge: (type, data, block) => {
       if (type.startsWith('image/') && data.length > IMAGE_BASE64_LIMIT) return { size: megabytes(data.length), reason: 'Anthropic takes images of at most 5 MB' };
-      if (type === 'application/pdf' && overPages.has(block)) return pdfOverLimit(data, block, 'Anthropic takes');
-      return undefined;
+      return pdfPages(type, data, block);
     },
   };
 }

@@ -1,7 +1,7 @@
 /** User content blocks (ACP) → the pieces both OpenAI wire formats are built from. */
 import type { ContentBlock } from '../../core/events.js';
 import { contentPlan, type MediaModel } from '../../core/media-type.js';
-import { pdfOverLimit } from '../../core/pdf-pages.js';
+import type { TooLarge } from '../../core/pdf-pages.js';
 
 /** Text, or an attachment as a data URL (`filename` for a file: the Responses API wants one). */
 export type UserPiece = { kind: 'text'; text: string } | { kind: 'image'; dataUrl: string } | { kind: 'file'; dataUrl: string; filename: string };
@@ -14,13 +14,13 @@ const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'im
 
 /**
  * The Responses API: those images, and PDFs (`input_file`, which vision models read) within OpenAI's
- * 100 pages for a request: `overPages`, the PDFs beyond them (see pdfsOverLimit).
+ * 100 pages for a request: `pdfPages`, its page rule (see pdfPageRule).
  */
-export function responsesMedia(overPages: ReadonlySet<ContentBlock>): OpenAIMedia {
+export function responsesMedia(pdfPages: TooLarge): OpenAIMedia {
   return {
     takes: (type) => IMAGE_TYPES.has(type) || type === 'application/pdf',
     refused: 'the model takes PNG, JPEG, GIF and WebP images and PDF documents only',
-    tooLarge: (type, data, block) => (type === 'application/pdf' && overPages.has(block) ? pdfOverLimit(data, block, 'the model takes') : undefined),
+    tooLarge: pdfPages,
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import type OpenAI from 'openai';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { PDF_PAGE_LIMIT, pdfsOverLimit } from '../../core/pdf-pages.js';
+import { pdfPageRule } from '../../core/pdf-pages.js';
 import { responsesMedia, toolOutput, userPieces, type UserPiece } from './openai.content.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
@@ -57,7 +57,7 @@ export function effortFor(budget: number): 'low' | 'medium' | 'high' {
  */
 export function toInput(messages: ModelMessage[], reasoning: boolean, images: boolean): InputItem[] {
   const items: InputItem[] = [];
-  const media = responsesMedia(images ? pdfsOverLimit(messages, PDF_PAGE_LIMIT) : new Set());
+  const media = responsesMedia(pdfPageRule(messages, images, 'the model takes'));
   for (const message of messages) {
     if (message.role === 'user') {
       items.push({ role: 'user', content: userPieces(message.content, media, images).map(inputContent) });
