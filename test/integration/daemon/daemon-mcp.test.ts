@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { childPidsOf, Daemon, daemonWithSession, processAlive, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
+import { childPidsOf, Daemon, daemonWithSession, processAlive, tempDir, waitFor, daemonWithClient, type AcpClient } from '../../support/daemon.js';
 import { startSseMcp } from '../../support/mcp-test-tools.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
@@ -22,6 +22,14 @@ const script = {
   ],
 };
 
+/** Runs the test MCP server's `env` tool in a turn of `sessionId`: what the server's environment says, and its pid. */
+async function serverEnvOf(c: AcpClient, sessionId: string) {
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
+  return JSON.parse(done.rawOutput.output) as { MCP_TEST_VAR: string | null; pid: number };
+}
+
 /** A daemon and one client whose session has the test MCP server; `serverEnv()` runs its `env` tool in a turn. */
 async function mcpSession(t: { after(f: () => unknown): void }, transport: 'http' | 'ws', env: { name: string; value: string }[]) {
   const d = await Daemon.start({ script });
@@ -31,12 +39,7 @@ async function mcpSession(t: { after(f: () => unknown): void }, transport: 'http
   await c.init();
   const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env }];
   const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
-  const serverEnv = async () => {
-    assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
-    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
-    assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
-    return JSON.parse(done.rawOutput.output) as { MCP_TEST_VAR: string | null; pid: number };
-  };
+  const serverEnv = () => serverEnvOf(c, sessionId);
   return { d, sessionId, serverEnv };
 }
 
@@ -82,12 +85,7 @@ test('a child stopped idle while its client stays attached starts the session\'s
   const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--idle-ms', '300'] });
   const mcpServers = [{ name: 'test', command: process.execPath, args: [SERVER], env: [{ name: 'MCP_TEST_VAR', value: 'woken' }] }];
   const sessionId = ((await c.agent.request('session/new', { cwd: tempDir(), mcpServers })) as { sessionId: string }).sessionId;
-  const serverEnv = async () => {
-    assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] })).stopReason, 'end_turn');
-    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
-    assert.equal(done.status, 'completed', JSON.stringify(done.rawOutput));
-    return JSON.parse(done.rawOutput.output) as { MCP_TEST_VAR: string | null; pid: number };
-  };
+  const serverEnv = () => serverEnvOf(c, sessionId);
   const first = await serverEnv();
   // The client stays attached: the daemon keeps the session and only its process stops.
   await waitFor('the child stopped idle', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.state === 'idleStopped');

@@ -112,6 +112,17 @@ test('tool calls with inputs of any size, several in a step, are logged within t
   assert.ok(parted > runs / 4 && parted < runs, `${parted} of ${runs} runs logged a tool call in parts`);
 });
 
+/** Every slice is non-empty, within `budget` bytes as JSON, and no surrogate pair is cut between two. */
+function assertSlices(slices: string[], budget: number): void {
+  for (const [i, slice] of slices.entries()) {
+    assert.ok(slice.length > 0);
+    assert.ok(jsonBytes(slice) <= budget, `slice ${i}: ${jsonBytes(slice)} bytes > ${budget}`);
+    const last = slice.charCodeAt(slice.length - 1);
+    const next = slices[i + 1]?.charCodeAt(0);
+    assert.ok(!(last >= 0xd800 && last <= 0xdbff && next !== undefined && next >= 0xdc00 && next <= 0xdfff), 'a pair is kept together');
+  }
+}
+
 test('slices stay within their budget, never cut a surrogate pair, and join back to the text', () => {
   // Lone surrogates too: the slicer must take any string.
   const anyText = fc.string({ unit: fc.oneof(fc.constantFrom('a', '"', '\u0000', '😀', '\ud800', '\udc00', 'ü'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 3000, size: 'xlarge' });
@@ -119,13 +130,7 @@ test('slices stay within their budget, never cut a surrogate pair, and join back
     fc.property(anyText, fc.integer({ min: 16, max: 600 }), (s, budget) => {
       const slices = sliceText(s, budget);
       assert.equal(slices.join(''), s);
-      for (const [i, slice] of slices.entries()) {
-        assert.ok(slice.length > 0);
-        assert.ok(jsonBytes(slice) <= budget, `slice ${i}: ${jsonBytes(slice)} bytes > ${budget}`);
-        const last = slice.charCodeAt(slice.length - 1);
-        const next = slices[i + 1]?.charCodeAt(0);
-        assert.ok(!(last >= 0xd800 && last <= 0xdbff && next !== undefined && next >= 0xdc00 && next <= 0xdfff), 'a pair is kept together');
-      }
+      assertSlices(slices, budget);
     }),
     { seed, numRuns: fcRuns(300) },
   );
@@ -141,13 +146,7 @@ test("a value's JSON is sliced as its text would be: within the budget, pairs wh
       const count = sliceJson(v, budget, (s) => slices.push(s));
       assert.equal(count, slices.length);
       assert.equal(slices.join(''), JSON.stringify(v));
-      for (const [i, slice] of slices.entries()) {
-        assert.ok(slice.length > 0);
-        assert.ok(jsonBytes(slice) <= budget, `slice ${i}: ${jsonBytes(slice)} bytes > ${budget}`);
-        const last = slice.charCodeAt(slice.length - 1);
-        const next = slices[i + 1]?.charCodeAt(0);
-        assert.ok(!(last >= 0xd800 && last <= 0xdbff && next !== undefined && next >= 0xdc00 && next <= 0xdfff), 'a pair is kept together');
-      }
+      assertSlices(slices, budget);
       assert.deepEqual(JSON.parse(slices.join('')), v);
     }),
     { seed, numRuns: fcRuns(60) },
