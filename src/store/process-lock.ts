@@ -7,7 +7,7 @@
  * daemon per home) and a session log's writer lock are such locks.
  */
 import { createExclusive } from './exclusive-create.js';
-import { holderOf, type LockSeen, ownLockLine, readLock, removeLockIfStill } from './stale-lock.js';
+import { holderOf, type LockSeen, ownLockLine, parseLockLine, readLock, removeLockIfStill } from './stale-lock.js';
 
 /** The lock as it is now; undefined if there is none or it cannot be read. */
 function seenOrUndefined(path: string): LockSeen | undefined {
@@ -26,17 +26,28 @@ export function processLockHolder(path: string): number | undefined {
   return holderOf(seenOrUndefined(path));
 }
 
+/** The live process holding a lock. */
+export interface LockHolder {
+  pid: number;
+  /** When it took the lock (the lock's mtime). */
+  sinceMs: number;
+  /**
+   * Whether the lock names its start time too, so that the pid cannot be another process's by now
+   * (the lock itself proves who holds it, where a pid alone may have come round again). False where
+   * there is no /proc to give it.
+   */
+  sameProcess: boolean;
+}
+
 /**
- * The live process holding the lock at `path` (this one included): its pid, when it took the lock,
- * and whether the lock names its start time too, so that the pid cannot be another process's by now
- * (the lock itself proves who holds it, where a pid alone may have come round again). Undefined if
- * none holds it, or one is being made right now (its holder not known yet).
+ * The live process holding the lock at `path` (this one included). Undefined if none holds it, or
+ * one is being made right now (its holder not known yet).
  */
-export function liveProcessLockHolder(path: string): { pid: number; sinceMs: number; sameProcess: boolean } | undefined {
+export function liveProcessLockHolder(path: string): LockHolder | undefined {
   const seen = seenOrUndefined(path);
   const pid = holderOf(seen);
   if (!seen || pid === undefined || pid < 0) return undefined;
-  return { pid, sinceMs: seen.mtimeMs, sameProcess: seen.text.trim().split(' ').length === 2 };
+  return { pid, sinceMs: seen.mtimeMs, sameProcess: parseLockLine(seen.text)?.start !== undefined };
 }
 
 /**

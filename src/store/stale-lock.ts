@@ -43,11 +43,20 @@ export function ownLockLine(): string {
   return start === undefined ? String(process.pid) : `${process.pid} ${start}`;
 }
 
-/** The pid a lock line names, if that process (the same one: `start`, where given) still runs. */
-export function liveHolderOf(text: string): number | undefined {
+/**
+ * What a lock line (ownLockLine's) names: a pid, and its process's start time where the writer had
+ * /proc to give it. Undefined for a line that names no pid.
+ */
+export function parseLockLine(text: string): { pid: number; start: string | undefined } | undefined {
   const [pidText, start] = text.trim().split(' ');
   const pid = Number(pidText);
-  return Number.isInteger(pid) && pid > 0 && isSameProcessAlive(pid, start) ? pid : undefined;
+  return Number.isInteger(pid) && pid > 0 ? { pid, start } : undefined;
+}
+
+/** The pid a lock line names, if that process (the same one: its start, where given) still runs. */
+function liveHolderOf(text: string): number | undefined {
+  const line = parseLockLine(text);
+  return line && isSameProcessAlive(line.pid, line.start) ? line.pid : undefined;
 }
 
 /** The pid of the live process holding the lock `seen` (this one included), -1 for one being made, undefined if none. */
