@@ -1,57 +1,33 @@
 /**
- * The daemon's files as a client sees them (spec/daemon.md §Files): the state file that says where
- * the daemon listens, the token, and the log that `troupe daemon start` writes.
+ * The daemon's files as a client sees them (spec/daemon.md §Files; their names and the state file's
+ * shape are src/store/daemon-files.ts's): the state file that says where the daemon listens, the
+ * token, and the log that `troupe daemon start` writes.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { liveProcessLockHolder } from '../store/index.js';
+import { daemonStatePath, daemonTokenPath, parseDaemonState, type DaemonState } from '../store/index.js';
 import { CliError } from './cli-io.js';
 import { systemErrorReason } from './file-read-failed.js';
 
-/** The content of `$TROUPE_HOME/daemon.json`. */
-export interface DaemonStateFile {
-  pid: number;
-  url: string;
-  version: string;
-  startedAt: number;
-}
-
-export const statePath = (home: string) => join(home, 'daemon.json');
-export const daemonLockPath = (home: string) => join(home, 'daemon.lock');
-export const tokenPath = (home: string) => join(home, 'token');
 export const daemonLogPath = (home: string) => join(home, 'daemon.log');
 export const chatHistoryPath = (home: string) => join(home, 'chat_history');
 
 /** The state file, or what is wrong with it (said after its path: "… is missing"). */
-export function readDaemonStateFile(home: string): { state: DaemonStateFile } | { state?: undefined; problem: string } {
+export function readDaemonStateFile(home: string): { state: DaemonState } | { state?: undefined; problem: string } {
   let text: string;
   try {
-    text = readFileSync(statePath(home), 'utf8');
+    text = readFileSync(daemonStatePath(home), 'utf8');
   } catch (err) {
     const errno = (err as NodeJS.ErrnoException).code;
     return { problem: errno === 'ENOENT' ? 'is missing' : `cannot be read: ${systemErrorReason(err)} (${errno})` };
   }
-  try {
-    const s = JSON.parse(text) as DaemonStateFile;
-    if (typeof s?.url === 'string' && Number.isInteger(s.pid) && s.pid > 0) return { state: s };
-  } catch {
-    // Said below.
-  }
-  return { problem: 'is not a valid state file (damaged or cut short)' };
+  const state = parseDaemonState(text);
+  return state ? { state } : { problem: 'is not a valid state file (damaged or cut short)' };
 }
 
 /** The state file, or undefined when there is none (or it is half-written). */
-export function readDaemonState(home: string): DaemonStateFile | undefined {
+export function readDaemonState(home: string): DaemonState | undefined {
   return readDaemonStateFile(home).state;
-}
-
-/**
- * The daemon holding the home's lock (only `troupe serve` takes it), whatever its state file says:
- * its pid, when it took the lock, and whether the lock proves the pid is still that process (it
- * names the process's start time, where /proc gives it).
- */
-export function daemonLockHolder(home: string): { pid: number; sinceMs: number; sameProcess: boolean } | undefined {
-  return liveProcessLockHolder(daemonLockPath(home));
 }
 
 /**
@@ -63,11 +39,11 @@ export function daemonLockHolder(home: string): { pid: number; sinceMs: number; 
 export function readToken(home: string): string | undefined {
   let t: string;
   try {
-    t = readFileSync(tokenPath(home), 'utf8').trim();
+    t = readFileSync(daemonTokenPath(home), 'utf8').trim();
   } catch (err) {
     const errno = (err as NodeJS.ErrnoException).code;
     if (errno === 'ENOENT' || errno === undefined) return undefined;
-    throw new CliError('daemon_unreachable', `cannot read the daemon's token ${tokenPath(home)}: ${systemErrorReason(err)} (${errno}); run the CLI as the user who started the daemon`);
+    throw new CliError('daemon_unreachable', `cannot read the daemon's token ${daemonTokenPath(home)}: ${systemErrorReason(err)} (${errno}); run the CLI as the user who started the daemon`);
   }
   return t || undefined;
 }

@@ -7,11 +7,12 @@
  */
 import { CliError } from './cli-io.js';
 import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
-import { daemonLockHolder, daemonLockPath, pidAlive, readDaemonStateFile, readToken, statePath, type DaemonStateFile } from './daemon-home.js';
+import { daemonLockHolder, daemonLockPath, daemonStatePath, type DaemonState } from '../store/index.js';
+import { pidAlive, readDaemonStateFile, readToken } from './daemon-home.js';
 import { printable } from './terminal-text.js';
 
 export interface RunningDaemon {
-  state: DaemonStateFile;
+  state: DaemonState;
   target: DaemonTarget;
   version: string;
 }
@@ -36,7 +37,7 @@ export class DaemonStateLostError extends CliError {
   ) {
     super(
       'daemon_state_lost',
-      `a daemon (pid ${pid}) holds ${daemonLockPath(home)}, but ${statePath(home)} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one`,
+      `a daemon (pid ${pid}) holds ${daemonLockPath(home)}, but ${daemonStatePath(home)} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one`,
     );
   }
 }
@@ -90,7 +91,7 @@ export async function findDaemon(
     const now = Date.now();
     if (until === undefined) {
       until = Math.max(now + STATE_REPAIR_WAIT_MS, Math.min(holder.sinceMs + STATE_START_WAIT_MS, now + STATE_START_WAIT_MS));
-      waiting(`the daemon (pid ${holder.pid}) holds ${daemonLockPath(home)}, but ${statePath(home)} ${look.problem}; waiting for the daemon to write it again`);
+      waiting(`the daemon (pid ${holder.pid}) holds ${daemonLockPath(home)}, but ${daemonStatePath(home)} ${look.problem}; waiting for the daemon to write it again`);
     }
     if (now >= until) throw new DaemonStateLostError(holder.pid, home, look.problem);
     await pause(100);

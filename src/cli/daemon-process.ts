@@ -6,10 +6,10 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { makeDirs, unusableHomeMessage } from '../store/paths.js';
+import { daemonLockHolder, daemonLockPath, daemonStatePath, makeDirs, unusableHomeMessage } from '../store/index.js';
 import { CliError } from './cli-io.js';
 import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
-import { daemonLockHolder, daemonLockPath, daemonLogPath, pidAlive, readDaemonState, statePath } from './daemon-home.js';
+import { daemonLogPath, pidAlive, readDaemonState } from './daemon-home.js';
 import { runningDaemon } from './daemon-locate.js';
 
 /** bin/troupe.js, three levels above dist/src/cli. */
@@ -109,21 +109,21 @@ export async function stopDaemon(home: string, timeoutMs = 35_000): Promise<{ pi
       await new DaemonClient({ url: state.url, token: '', remote: false }).health(5_000);
     } catch (err) {
       if (err instanceof UntrustedCertificateError) throw err;
-      if (proven === undefined) throw new CliError('daemon_unreachable', `pid ${state.pid} of ${statePath(home)} does not answer at ${state.url}: left alone, as it may be another process by now (a stale file); if it is a hung troupe daemon, kill ${state.pid}`);
+      if (proven === undefined) throw new CliError('daemon_unreachable', `pid ${state.pid} of ${daemonStatePath(home)} does not answer at ${state.url}: left alone, as it may be another process by now (a stale file); if it is a hung troupe daemon, kill ${state.pid}`);
     }
     pid = state.pid;
   } else if (proven !== undefined) {
     pid = proven;
   } else if (holder) {
     // A lock naming a pid only (no /proc here to give its start time): the pid may have come round.
-    throw new CliError('daemon_unreachable', `pid ${holder.pid} holds ${daemonLockPath(home)} but ${statePath(home)} does not lead to it: left alone, as this system cannot tell that pid is still the daemon; if it is a troupe daemon, kill ${holder.pid}`);
+    throw new CliError('daemon_unreachable', `pid ${holder.pid} holds ${daemonLockPath(home)} but ${daemonStatePath(home)} does not lead to it: left alone, as this system cannot tell that pid is still the daemon; if it is a troupe daemon, kill ${holder.pid}`);
   } else {
     return undefined;
   }
   process.kill(pid, 'SIGTERM');
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
-    if (!pidAlive(pid) && !existsSync(statePath(home))) return { pid };
+    if (!pidAlive(pid) && !existsSync(daemonStatePath(home))) return { pid };
     // A daemon killed hard cannot remove its file: once the process is gone, the file is stale.
     if (!pidAlive(pid) && Date.now() - started > 2_000) return { pid };
     await sleep(40);

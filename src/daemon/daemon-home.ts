@@ -1,36 +1,25 @@
 /**
- * The daemon's files in $TROUPE_HOME: the bearer token (0600, made on first start), the lock that
- * keeps one daemon per home, and the state file (pid, url, version) that clients use to find it.
+ * The daemon's side of its files in $TROUPE_HOME (named, and the state file's shape given, in
+ * src/store/daemon-files.ts): the bearer token (0600, made on first start), the lock that keeps one
+ * daemon per home, and the state file (pid, url, version) that clients use to find it.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { liveProcessLockHolder, makeDirs, takeProcessLock } from '../store/index.js';
-
-export interface DaemonState {
-  pid: number;
-  url: string;
-  version: string;
-  startedAt: number;
-}
-
-export const tokenPath = (home: string) => join(home, 'token');
-export const statePath = (home: string) => join(home, 'daemon.json');
-const lockPath = (home: string) => join(home, 'daemon.lock');
+import { daemonLockHolder, daemonLockPath, daemonStatePath, daemonStateText, daemonTokenPath, makeDirs, takeProcessLock, type DaemonState } from '../store/index.js';
 
 /** The token, created (0600) if there is none yet. */
 export function ensureToken(home: string): string {
   makeDirs(home, 0o700);
   try {
-    const existing = readFileSync(tokenPath(home), 'utf8').trim();
+    const existing = readFileSync(daemonTokenPath(home), 'utf8').trim();
     if (existing.length >= 32) return existing;
   } catch {
     // No token yet: make one.
   }
   const token = randomBytes(32).toString('base64url');
-  writeFileSync(tokenPath(home), token + '\n', { mode: 0o600 });
+  writeFileSync(daemonTokenPath(home), token + '\n', { mode: 0o600 });
   return token;
 }
 
@@ -56,14 +45,14 @@ export function acquireLock(home: string): DaemonLock {
   // A lock naming this daemon's pid that it did not take (it looks for its own first, in keep()) is an earlier life's.
   const take = () =>
     takeProcessLock(
-      lockPath(home),
+      daemonLockPath(home),
       (pid) => (pid === undefined ? new TroupeError('daemon_running', `could not take the lock in ${home}`) : new TroupeError('daemon_running', `a daemon (pid ${pid}) already serves ${home}`, { pid })),
       { ownIsStale: true },
     );
   let release = take();
   return {
     keep() {
-      const holder = liveProcessLockHolder(lockPath(home));
+      const holder = daemonLockHolder(home);
       if (holder?.pid === process.pid) return { held: true, retaken: false };
       if (holder) return { held: false, holder: holder.pid };
       try {
@@ -80,14 +69,12 @@ export function acquireLock(home: string): DaemonLock {
   };
 }
 
-const stateText = (state: DaemonState) => JSON.stringify(state, null, 2) + '\n';
-
 /** Written to a temporary file and renamed, so a reader never sees half of it. */
 export function writeState(home: string, state: DaemonState): void {
-  const tmp = `${statePath(home)}.${process.pid}.tmp`;
+  const tmp = `${daemonStatePath(home)}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, stateText(state), { mode: 0o600 });
-    renameSync(tmp, statePath(home));
+    writeFileSync(tmp, daemonStateText(state), { mode: 0o600 });
+    renameSync(tmp, daemonStatePath(home));
   } catch (err) {
     // A full disk: no half-written temp file is left behind, one per failed try.
     rmSync(tmp, { force: true });
@@ -112,7 +99,7 @@ export const STATE_CHECK_MS = 1_000;
  * Returns the stop, called before the daemon removes its file on the way out.
  */
 export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock, logger: Logger, everyMs = STATE_CHECK_MS): () => void {
-  const wanted = stateText(state);
+  const wanted = daemonStateText(state);
   let failing = false;
   let lockFailing = false;
   let supplanted = false;
@@ -122,22 +109,22 @@ export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock
       kept = lock.keep();
       lockFailing = false;
     } catch (err) {
-      if (!lockFailing) logger.warn(`${lockPath(home)} is gone and cannot be taken again; tried again every second`, { error: String(err) });
+      if (!lockFailing) logger.warn(`${daemonLockPath(home)} is gone and cannot be taken again; tried again every second`, { error: String(err) });
       lockFailing = true;
       return;
     }
     if (!kept.held) {
       if (!supplanted) {
-        logger.error(`another daemon (pid ${kept.holder}) holds ${lockPath(home)} now (it started while the lock was gone): clients find that one; this one (pid ${process.pid}) serves only the clients it has, and should be stopped (kill ${process.pid})`);
+        logger.error(`another daemon (pid ${kept.holder}) holds ${daemonLockPath(home)} now (it started while the lock was gone): clients find that one; this one (pid ${process.pid}) serves only the clients it has, and should be stopped (kill ${process.pid})`);
       }
       supplanted = true;
       return;
     }
-    if (kept.retaken) logger.warn(`${lockPath(home)} was gone; taken again`);
+    if (kept.retaken) logger.warn(`${daemonLockPath(home)} was gone; taken again`);
     supplanted = false;
     let found: string | undefined;
     try {
-      found = readFileSync(statePath(home), 'utf8');
+      found = readFileSync(daemonStatePath(home), 'utf8');
     } catch {
       // Missing, or unreadable (its mode changed): written again below, as the daemon's own file.
     }
@@ -145,10 +132,10 @@ export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock
     try {
       writeState(home, state);
       failing = false;
-      logger.warn(`${statePath(home)} was ${found === undefined ? 'gone' : 'changed'}; written again`);
+      logger.warn(`${daemonStatePath(home)} was ${found === undefined ? 'gone' : 'changed'}; written again`);
     } catch (err) {
       // Said once per run of failures (a full disk fails every second), and tried again at each look.
-      if (!failing) logger.warn(`${statePath(home)} is ${found === undefined ? 'gone' : 'changed'} and cannot be written again; clients cannot find this daemon until it is`, { error: String(err) });
+      if (!failing) logger.warn(`${daemonStatePath(home)} is ${found === undefined ? 'gone' : 'changed'} and cannot be written again; clients cannot find this daemon until it is`, { error: String(err) });
       failing = true;
     }
   };
@@ -160,9 +147,9 @@ export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock
 /** Removes the state file if it is this daemon's: another daemon's (one that took the home meanwhile) stays. */
 export function removeState(home: string, state: DaemonState): void {
   try {
-    if (readFileSync(statePath(home), 'utf8') !== stateText(state)) return;
+    if (readFileSync(daemonStatePath(home), 'utf8') !== daemonStateText(state)) return;
   } catch {
     return;
   }
-  rmSync(statePath(home), { force: true });
+  rmSync(daemonStatePath(home), { force: true });
 }
