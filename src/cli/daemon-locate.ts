@@ -7,7 +7,7 @@
  */
 import { CliError } from './cli-io.js';
 import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
-import { daemonLockHolder, daemonLockPath, daemonStatePath, type DaemonState } from '../store/index.js';
+import { daemonLockHolder, daemonLockPath, daemonStatePath, type DaemonState, type LockHolder } from '../store/index.js';
 import { pidAlive, readDaemonStateFile, readToken } from './daemon-home.js';
 import { printable } from './terminal-text.js';
 
@@ -42,25 +42,39 @@ export class DaemonStateLostError extends CliError {
   }
 }
 
-/** One look: the daemon the state file names, if it runs and answers there; else what is wrong. */
-async function lookOnce(home: string): Promise<{ found: RunningDaemon; problem?: undefined } | { found?: undefined; problem: string }> {
+/**
+ * What one look at the home saw: the live holder of its lock, and either the daemon that answers
+ * where the state file says or what is wrong with the file (said after its path).
+ */
+type DaemonLook = { holder: LockHolder | undefined } & ({ answers: { state: DaemonState; version: string }; problem?: undefined } | { answers?: undefined; problem: string; silent?: DaemonState });
+
+/**
+ * One look at the home: the lock's holder (read once), and the daemon the state file names if it
+ * runs and answers there (within `healthTimeoutMs`); else what is wrong, and, when the state file
+ * names a live process (the lock's holder, if there is one) where nothing answers, that state (`silent`).
+ * Throws UntrustedCertificateError when the daemon answers with a certificate this process does not trust.
+ */
+export async function lookAtDaemon(home: string, healthTimeoutMs?: number): Promise<DaemonLook> {
   const read = readDaemonStateFile(home);
-  if (!read.state) return { problem: read.problem };
+  const holder = daemonLockHolder(home);
+  if (!read.state) return { holder, problem: read.problem };
   const { state } = read;
   // A file naming another process (copied from another home, edited by hand) must not lead there.
-  const holder = daemonLockHolder(home);
-  if (holder && holder.pid !== state.pid) return { problem: `names pid ${state.pid}, not the daemon's` };
-  if (!pidAlive(state.pid)) return { problem: `names pid ${state.pid}, which is not running` };
+  if (holder && holder.pid !== state.pid) return { holder, problem: `names pid ${state.pid}, not the daemon's` };
+  if (!pidAlive(state.pid)) return { holder, problem: `names pid ${state.pid}, which is not running` };
   let health;
   try {
-    health = await new DaemonClient({ url: state.url, token: '', remote: false }).health();
+    health = await new DaemonClient({ url: state.url, token: '', remote: false }).health(healthTimeoutMs);
   } catch (err) {
     if (err instanceof UntrustedCertificateError) throw err;
-    return { problem: `names ${printable(String(state.url))}, where nothing answers` };
+    return { holder, problem: `names ${printable(String(state.url))}, where nothing answers`, silent: state };
   }
-  // Read once a daemon answers (/v1/health needs no token): one that cannot be read is an error then.
-  const target = { url: state.url, token: readToken(home) ?? '', remote: false };
-  return { found: { state, target, version: health.version } };
+  return { holder, answers: { state, version: health.version } };
+}
+
+/** The daemon that answered, with its token: read once a daemon answers (/v1/health needs none), one that cannot be read is an error then. */
+function running(home: string, { state, version }: { state: DaemonState; version: string }): RunningDaemon {
+  return { state, target: { url: state.url, token: readToken(home) ?? '', remote: false }, version };
 }
 
 /**
@@ -69,7 +83,8 @@ async function lookOnce(home: string): Promise<{ found: RunningDaemon; problem?:
  * trust, and readToken's error when the daemon's token cannot be read.
  */
 export async function runningDaemon(home: string): Promise<RunningDaemon | undefined> {
-  return (await lookOnce(home)).found;
+  const look = await lookAtDaemon(home);
+  return look.answers && running(home, look.answers);
 }
 
 /**
@@ -84,9 +99,9 @@ export async function findDaemon(
 ): Promise<RunningDaemon | undefined> {
   let until: number | undefined;
   for (;;) {
-    const look = await lookOnce(home);
-    if (look.found) return look.found;
-    const holder = daemonLockHolder(home);
+    const look = await lookAtDaemon(home);
+    if (look.answers) return running(home, look.answers);
+    const { holder } = look;
     if (!holder) return undefined;
     const now = Date.now();
     if (until === undefined) {

@@ -6,11 +6,11 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { daemonLockHolder, daemonLockPath, daemonStatePath, makeDirs, unusableHomeMessage } from '../store/index.js';
+import { daemonLockPath, daemonStatePath, makeDirs, unusableHomeMessage } from '../store/index.js';
 import { CliError } from './cli-io.js';
-import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
-import { daemonLogPath, pidAlive, readDaemonState } from './daemon-home.js';
-import { runningDaemon } from './daemon-locate.js';
+import type { DaemonTarget } from './daemon.client.js';
+import { daemonLogPath, pidAlive } from './daemon-home.js';
+import { lookAtDaemon, runningDaemon } from './daemon-locate.js';
 
 /** bin/troupe.js, three levels above dist/src/cli. */
 export const TROUPE_BIN = fileURLToPath(new URL('../../../bin/troupe.js', import.meta.url));
@@ -95,25 +95,22 @@ function servesLastWords(home: string, from: number): string | undefined {
  * else the one holding the home's lock, when the lock proves that process is still its holder.
  */
 export async function stopDaemon(home: string, timeoutMs = 35_000): Promise<{ pid: number } | undefined> {
-  const state = readDaemonState(home);
-  const holder = daemonLockHolder(home);
+  // A state file outlives a daemon killed hard (or a reboot), and its pid may since have been given to
+  // another process: only a pid whose daemon answers at the file's URL is signalled, or the lock's.
+  const look = await lookAtDaemon(home, 5_000);
+  const { holder } = look;
   // Only `troupe serve` takes the lock, and a lock naming its holder's start time cannot name
   // another process: that pid is the daemon, whatever became of its state file (removed, damaged,
   // naming another URL) and whether it answers (hung, or stopping already).
   const proven = holder?.sameProcess ? holder.pid : undefined;
   let pid: number;
-  if (state && pidAlive(state.pid) && (!holder || holder.pid === state.pid)) {
-    // A state file outlives a daemon killed hard (or a reboot), and its pid may since have been given to
-    // another process: only a pid whose daemon answers at the file's URL is signalled, or the lock's.
-    try {
-      await new DaemonClient({ url: state.url, token: '', remote: false }).health(5_000);
-    } catch (err) {
-      if (err instanceof UntrustedCertificateError) throw err;
-      if (proven === undefined) throw new CliError('daemon_unreachable', `pid ${state.pid} of ${daemonStatePath(home)} does not answer at ${state.url}: left alone, as it may be another process by now (a stale file); if it is a hung troupe daemon, kill ${state.pid}`);
-    }
-    pid = state.pid;
+  if (look.answers) {
+    pid = look.answers.state.pid;
   } else if (proven !== undefined) {
     pid = proven;
+  } else if (look.silent) {
+    const { silent } = look;
+    throw new CliError('daemon_unreachable', `pid ${silent.pid} of ${daemonStatePath(home)} does not answer at ${silent.url}: left alone, as it may be another process by now (a stale file); if it is a hung troupe daemon, kill ${silent.pid}`);
   } else if (holder) {
     // A lock naming a pid only (no /proc here to give its start time): the pid may have come round.
     throw new CliError('daemon_unreachable', `pid ${holder.pid} holds ${daemonLockPath(home)} but ${daemonStatePath(home)} does not lead to it: left alone, as this system cannot tell that pid is still the daemon; if it is a troupe daemon, kill ${holder.pid}`);
