@@ -30,16 +30,22 @@ const STATE_START_WAIT_MS = 15_000;
  * naming another process or URL) and it has not written it again.
  */
 export class DaemonStateLostError extends CliError {
-  constructor(
-    readonly pid: number,
-    home: string,
-    problem: string,
-  ) {
-    super(
-      'daemon_state_lost',
-      `a daemon (pid ${pid}) holds ${daemonLockPath(home)}, but ${daemonStatePath(home)} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one`,
-    );
+  readonly pid: number;
+  constructor(holder: LockHolder, home: string, problem: string) {
+    super('daemon_state_lost', `a daemon (pid ${holder.pid}) holds ${daemonLockPath(home)}, but ${daemonStatePath(home)} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): ${stopHint(holder, home)}`);
+    this.pid = holder.pid;
   }
+}
+
+/**
+ * How to be rid of the lock's holder. `troupe daemon stop` signals it only when the lock proves the
+ * pid is still that process (it names its start time, where /proc gives it: stopDaemon in
+ * daemon-process.ts); without /proc it leaves the pid alone, which until 2026-12-07 the hint did not
+ * say ("'troupe daemon stop' stops it": it did not).
+ */
+function stopHint({ pid, sameProcess }: LockHolder, home: string): string {
+  if (sameProcess) return `'troupe daemon stop' stops it, then the next command starts one`;
+  return `its lock names pid ${pid} without its start time, so 'troupe daemon stop' cannot tell it is still that daemon and leaves it alone: if it is a troupe daemon, kill ${pid}, else remove ${daemonLockPath(home)}; then the next command starts one`;
 }
 
 /**
@@ -108,7 +114,7 @@ export async function findDaemon(
       until = Math.max(now + STATE_REPAIR_WAIT_MS, Math.min(holder.sinceMs + STATE_START_WAIT_MS, now + STATE_START_WAIT_MS));
       waiting(`the daemon (pid ${holder.pid}) holds ${daemonLockPath(home)}, but ${daemonStatePath(home)} ${look.problem}; waiting for the daemon to write it again`);
     }
-    if (now >= until) throw new DaemonStateLostError(holder.pid, home, look.problem);
+    if (now >= until) throw new DaemonStateLostError(holder, home, look.problem);
     await pause(100);
   }
 }
