@@ -20,5 +20,5 @@ export { recheckChangedLogs, recheckInBackground, type BackgroundRecheck, type L
 export { type SessionEntry, type SessionStatus, SESSION_STATUSES, INDEXED_EVENT_TYPES } from './session-summary.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { isProcessAlive, isSameProcessAlive, processStartTicks } from './process-alive.js';
-export { liveProcessLockHolder, takeProcessLock, type LockHolder } from './process-lock.js';
+export { takeProcessLock, type LockHolder } from './process-lock.js';
 export { daemonLockHolder, daemonLockPath, daemonStatePath, daemonStateText, daemonTokenPath, parseDaemonState, type DaemonState } from './daemon-files.js';
