@@ -119,7 +119,7 @@ export function contentPlan(block: ContentBlock, model: MediaModel): ContentPlan
     case 'resource': {
       const r = block.resource;
       if ('text' in r) return { kind: 'text', text: embeddedText(r.uri, r.text) };
-      const text = textOfBlob(r.mimeType, r.blob);
+      const text = textOfBlob(block, r);
       if (text !== undefined) return { kind: 'text', text: embeddedText(r.uri, text) };
       return media(mediaPlan(r.mimeType, `binary resource ${r.uri}`, model, r.blob, block), r.blob, r.uri);
     }
@@ -137,17 +137,30 @@ export function isTextType(mimeType: string | undefined): boolean {
 }
 
 /**
+ * Texts kept with the block they were decoded for, as pdf-pages.ts keeps page counts: a conversation
+ * sends the same blocks on every request, and until 2026-12-07 every request decoded every text
+ * blob of the conversation again (twice for Gemini, which planned its attachments twice), so a long
+ * session with a few megabytes of CSV attached decoded them all on each turn. A blob that is not
+ * valid UTF-8 is kept as undefined, so that it is not tried again either.
+ */
+const decoded = new WeakMap<ContentBlock, string | undefined>();
+
+/**
  * A binary resource of a text type, as its text, when it is valid UTF-8. Clients send a file as a
  * blob that could have sent it as text (a `.txt`, a `.csv`, JSON); as a file only Gemini would take
  * some of them, and a text-only model none, when every model reads the text itself.
  */
-function textOfBlob(mimeType: string | undefined, blob: string): string | undefined {
-  if (!isTextType(mimeType)) return undefined;
+function textOfBlob(block: ContentBlock, resource: { mimeType?: string; blob: string }): string | undefined {
+  if (!isTextType(resource.mimeType)) return undefined;
+  if (decoded.has(block)) return decoded.get(block);
+  let text: string | undefined;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(blob, 'base64'));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(resource.blob, 'base64'));
   } catch {
-    return undefined;
+    text = undefined;
   }
+  decoded.set(block, text);
+  return text;
 }
 
 function media(plan: MediaPlan, data: string, uri: string | undefined): ContentPlan {

@@ -5,7 +5,7 @@
 import type { Content, GenerateContentConfig, Part } from '@google/genai';
 import type { ContentBlock } from '../../core/events.js';
 import type { ModelCapabilities, ModelMessage, ModelRequest } from '../../core/provider.js';
-import { contentPlan, megabytes, newestWithin, type MediaModel } from '../../core/media-type.js';
+import { contentPlan, megabytes, newestWithin, type ContentPlan, type MediaModel } from '../../core/media-type.js';
 import { pdfPageCount } from '../../core/pdf-pages.js';
 import { fitThinkingBudget } from './models.js';
 
@@ -34,10 +34,10 @@ export function toGoogleParams(request: ModelRequest, caps: ModelCapabilities): 
 /** `images`: the model's `images` capability (see mediaPlan: without it, no attachment of any kind). */
 export function toContents(messages: ModelMessage[], images: boolean): Content[] {
   const out: Content[] = [];
-  const media = geminiMedia(messages, images);
+  const plans = geminiPlans(messages, images);
   for (const message of messages) {
     const role = message.role === 'assistant' ? 'model' : 'user';
-    const parts = toParts(message, media);
+    const parts = toParts(message, plans);
     if (parts.length === 0) continue;
     const last = out[out.length - 1];
     if (last && last.role === role) last.parts!.push(...parts);
@@ -46,10 +46,10 @@ export function toContents(messages: ModelMessage[], images: boolean): Content[]
   return out;
 }
 
-function toParts(message: ModelMessage, media: MediaModel): Part[] {
+function toParts(message: ModelMessage, plans: Plans): Part[] {
   switch (message.role) {
     case 'user':
-      return message.content.map((block) => userPart(block, media));
+      return message.content.map((block) => userPart(plans.get(block)!));
     case 'tool':
       return message.results.map((r) => ({
         functionResponse: { ...vendorId(r.toolCallId), name: r.name, response: r.isError ? { error: r.output } : { output: r.output } },
@@ -124,26 +124,36 @@ const GEMINI_TYPES: MediaModel = {
   },
 };
 
+/** What a request carries for each user block, planned once for the request (geminiPlans). */
+type Plans = ReadonlyMap<ContentBlock, ContentPlan>;
+
 /**
- * What Gemini takes for a request of `messages`: the types it reads inline, PDFs within its pages
- * and its 50 MB, and the attachments that fit its 100 MB of inline data in all, newest first
- * (newestWithin). A session whose history held more (a few videos, a long recording and some scans)
- * got a 400 on every turn until 2026-12-07: the session could not go on.
+ * What Gemini is sent for each user block of a request of `messages`: the types it reads inline,
+ * PDFs within its pages and its 50 MB, and the attachments that fit its 100 MB of inline data in
+ * all, newest first (newestWithin). A session whose history held more (a few videos, a long
+ * recording and some scans) got a 400 on every turn until 2026-12-07: the session could not go on.
+ * Each block is planned once (until 2026-12-07 every block was planned twice a request, once to
+ * size the inline data and again to send it); only an attachment beyond the 100 MB is planned
+ * again, for the line that says so.
  */
-function geminiMedia(messages: readonly ModelMessage[], images: boolean): MediaModel {
+function geminiPlans(messages: readonly ModelMessage[], images: boolean): Plans {
   const model: MediaModel = { ...GEMINI_TYPES, images };
-  if (!images) return model;
+  const plans = new Map<ContentBlock, ContentPlan>();
+  for (const message of messages) {
+    if (message.role !== 'user') continue;
+    for (const block of message.content) if (!plans.has(block)) plans.set(block, contentPlan(block, model));
+  }
+  if (!images) return plans;
   const inline = (block: ContentBlock) => {
-    const plan = contentPlan(block, model);
-    return plan.kind === 'media' ? plan.data.length : undefined;
+    const plan = plans.get(block);
+    return plan?.kind === 'media' ? plan.data.length : undefined;
   };
-  const over = newestWithin(messages, inline, GEMINI_INLINE_LIMIT);
-  return {
+  const beyond: MediaModel = {
     ...model,
-    tooLarge: (type, data, block) =>
-      GEMINI_TYPES.tooLarge!(type, data, block) ??
-      (over.has(block) ? { size: megabytes(data.length), reason: 'Gemini takes at most 100 MB of inline data in a request, the newest attachments first' } : undefined),
+    tooLarge: (_type, data) => ({ size: megabytes(data.length), reason: 'Gemini takes at most 100 MB of inline data in a request, the newest attachments first' }),
   };
+  for (const block of newestWithin(messages, inline, GEMINI_INLINE_LIMIT)) plans.set(block, contentPlan(block, beyond));
+  return plans;
 }
 
 /**
@@ -151,7 +161,6 @@ function geminiMedia(messages: readonly ModelMessage[], images: boolean): MediaM
  * model without `images` gets the line for every attachment, PDFs and audio included: until
  * 2026-12-06 those went inline to any Gemini model.
  */
-function userPart(block: ContentBlock, media: MediaModel): Part {
-  const plan = contentPlan(block, media);
+function userPart(plan: ContentPlan): Part {
   return plan.kind === 'text' ? { text: plan.text } : { inlineData: { mimeType: plan.type, data: plan.data } };
 }

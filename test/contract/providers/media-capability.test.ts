@@ -5,6 +5,8 @@
 // vendor nor an attachment left out without a word (src/core/media-type.ts contentPlan, docs/providers.md).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ContentBlock } from '../../../src/core/events.js';
+import { contentPlan } from '../../../src/core/media-type.js';
 import type { ModelMessage, ModelProvider } from '../../../src/core/provider.js';
 import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
 import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
@@ -182,6 +184,56 @@ for (const adapter of adapters) {
     assert.deepEqual(parts.slice(5), [untyped, csvText]);
   });
 }
+
+/**
+ * An embedded resource whose blob counts how often it is read: an adapter reads it to decode a text
+ * file, or to plan and send an attachment, and a conversation sends the same block on every request.
+ */
+function countingResource(uri: string, mimeType: string, blob: string): { block: ContentBlock; reads: () => number } {
+  let reads = 0;
+  const resource = {
+    uri,
+    mimeType,
+    get blob() {
+      reads++;
+      return blob;
+    },
+  };
+  return { block: { type: 'resource', resource }, reads: () => reads };
+}
+
+for (const adapter of adapters) {
+  test(`${adapter.name}: a text file sent as a blob is decoded once in a session, not again on every request`, async () => {
+    // Until 2026-12-07 every request decoded every text blob of the conversation again (Gemini's twice).
+    const csv = countingResource('file:///data.csv', 'text/csv', b64(CSV));
+    const provider = adapter.make(true);
+    const messages: ModelMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'Sum the counts' }, csv.block] }];
+    for (let turn = 1; turn <= 3; turn++) {
+      server.enqueue({ sse: fixture(adapter.sse) });
+      await collect(provider, request(adapter.model, { messages }));
+      // (Chat Completions joins a user message of text alone into one string.)
+      const parts = adapter.parts(server.requests.at(-1)!.body);
+      assert.equal(parts.filter((p) => typeof p === 'string' && p.includes(csvText)).length, 1, `request ${turn} carries the text: ${JSON.stringify(parts)}`);
+      messages.push({ role: 'assistant', text: 'Done.', toolCalls: [] }, { role: 'user', content: [{ type: 'text', text: `And again (${turn})` }] });
+    }
+    assert.equal(csv.reads(), 1, 'one decode for three requests');
+  });
+}
+
+test('google: each attachment of a request is planned once, as contentPlan plans it, not once to size the inline data and again to send it', async () => {
+  const google = adapters.find((a) => a.name === 'google')!;
+  // What one plan of the block reads, whatever the plan does inside.
+  const once = countingResource('file:///docs/report.pdf', 'application/pdf', PDF);
+  contentPlan(once.block, { images: true, takes: () => true, refused: '' });
+  const pdf = countingResource('file:///docs/report.pdf', 'application/pdf', PDF);
+  const provider = google.make(true);
+  for (let turn = 1; turn <= 3; turn++) {
+    server.enqueue({ sse: fixture(google.sse) });
+    await collect(provider, request(google.model, { messages: [{ role: 'user', content: [{ type: 'text', text: 'Read it' }, pdf.block] }] }));
+    assert.deepEqual(google.parts(server.requests.at(-1)!.body)[1], { type: 'application/pdf', data: PDF });
+    assert.equal(pdf.reads(), turn * once.reads(), `request ${turn}: one plan each`);
+  }
+});
 
 test('openai-compatible: a HEIC photo or an SVG goes as a line (llama.cpp: 400 "Failed to load image or audio file"); PNG, JPEG, GIF and WebP go', async () => {
   const chat = adapters.find((a) => a.name === 'openai-compatible chat')!;
