@@ -45,6 +45,9 @@ export interface StreamPolicy {
 
 const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'overloaded', 'network']);
 
+/** Whether a failure of this kind is worth the same call again (a rate limit, an overloaded or failed server, the network). */
+export const isRetryable = (kind: ProviderErrorKind): boolean => RETRYABLE.has(kind);
+
 /** The longest delay a vendor may ask for that a retry waits out (the Anthropic and OpenAI SDKs stop at 60 s too). */
 const MAX_RETRY_WAIT_MS = 60_000;
 
@@ -75,7 +78,7 @@ export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, 
     } catch (err) {
       const failure = call.classify(err, signal);
       const ours = opened || watch.stalled || policy.retryOpenFailures;
-      if (delivered || attempt >= policy.maxRetries || !RETRYABLE.has(failure.kind) || !ours) throw failure;
+      if (delivered || attempt >= policy.maxRetries || !isRetryable(failure.kind) || !ours) throw failure;
       // A vendor that asks for more than a minute (a quota spent for the hour or the day) is not
       // waited for in silence: the turn ends rate_limited with the delay, for the user to decide.
       if ((failure.retryAfterMs ?? 0) > MAX_RETRY_WAIT_MS) throw failure;

@@ -4,7 +4,8 @@
  * OpenAI-compatible gateway). Model capabilities come from the troupe config, else a conservative default.
  *
  * Retries: until the response starts, the SDK retries (429, 408, 409, 5xx, connection errors,
- * honouring `retry-after`), up to `maxRetries` times; after that, streamWithWatchdog
+ * honouring `retry-after`; but not a request that does not fit, and TGI's 424 too: see
+ * retryHintFetch), up to `maxRetries` times; after that, streamWithWatchdog
  * (src/core/model-stream.ts) retries a stream that stalls or fails before any event reached the
  * caller. Nothing above retries.
  */
@@ -14,7 +15,7 @@ import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRe
 import { toChatBody } from './chat.request.js';
 import { mapChatStream } from './chat.stream.js';
 import { COMPATIBLE_FALLBACK } from './models.js';
-import { toOpenAIProviderError } from './openai.errors.js';
+import { retryHintFetch, toOpenAIProviderError } from './openai.errors.js';
 
 export interface OpenAIChatProviderOptions {
   /** The server's base URL, including its `/v1` (e.g. http://127.0.0.1:11434/v1 for Ollama). */
@@ -51,6 +52,7 @@ export class OpenAIChatProvider implements ModelProvider {
           apiKey: options.apiKey || 'not-needed',
           baseURL: options.baseURL,
           maxRetries: this.#maxRetries,
+          fetch: retryHintFetch(),
           organization: null,
           project: null,
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),

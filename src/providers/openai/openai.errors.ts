@@ -5,12 +5,26 @@
  * Ollama, LM Studio and TGI use, and a failure of the server by TGI's.
  */
 import OpenAI from 'openai';
+import { isRetryable } from '../../core/model-stream.js';
 import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
 const MODEL_MISSING = /\bmodel\b.*\b(not found|does not exist)/i;
 // TGI's two: "`inputs` tokens + `max_new_tokens` must be <= 4096. Given: …" and "`inputs` must have less than 4095 tokens. Given: …".
 const CONTEXT_OVERFLOW = /context[_ ](length|window|size)|maximum context|exceeds? the (available )?context|too many tokens|prompt is too long|`inputs` tokens \+ `max_new_tokens` must be <=|`inputs` must have less than \d+ tokens/i;
+/**
+ * llama.cpp's words for a request that does not fit its context, which mean nothing else whatever
+ * status they come with (tools/server/server-context.cpp). "Context size has been exceeded." is
+ * what it sends when the context fills as it reads the prompt or writes the reply (a decode finds no
+ * free cell of its KV cache), typed as a failure of the server: `{"error": {"code": 500, "message":
+ * "Context size has been exceeded.", "type": "server_error"}}`, as an HTTP 500, or as an SSE `data:`
+ * event after the 200; LM Studio, which runs llama.cpp, forwards it. Its refusal of a prompt longer
+ * than the context ("request (N tokens) exceeds the available context size (M tokens), try
+ * increasing it") is a 400, typed `exceed_context_size_error` since mid 2025. Until 2026-12-07 the
+ * 500 was `overloaded`: sent again as it was (by the SDK, each time a whole prompt read again), then
+ * the turn ended as a server failure, and the session never compacted.
+ */
+const LLAMA_CPP_OVERFLOW = /context size has been exceeded|exceeds the available context size/i;
 /**
  * Error types that name a failure of the server, not of the request. OpenAI's Chat Completions sends
  * one inside a 200 stream as `{"error": {"message": "The server had an error while processing your
@@ -27,6 +41,15 @@ const SERVER_TYPES: ReadonlySet<string> = new Set(['server_error', 'api_error'])
  * type in the SDK, which keeps only `error`. Its validation errors ("Input validation error: …") are not these.
  */
 const SERVER_FAILURE = /^(Request failed during generation: |Model is overloaded$|Incomplete generation( stream)?$)/;
+/**
+ * TGI's status for a generation that failed in its model shard (a CUDA out of memory, a shard that
+ * died): InferError::GenerationError is `424 {"error": "Request failed during generation: Server
+ * error: …", "error_type": "generation"}` (router/src/server.rs). TGI answers so a request it does
+ * not stream (its streams carry the failure as an event, above); hosted endpoints in front of a
+ * model server answer 424 when the model behind them failed (Azure ML's "424 Model Error"). Until
+ * 2026-12-07 it was `invalid_request`, a refused request, never retried.
+ */
+const FAILED_DEPENDENCY = 424;
 
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
 export function toOpenAIProviderError(err: unknown, signal: AbortSignal): ProviderError {
@@ -44,6 +67,38 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
     return new ProviderError(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined });
   }
   return new ProviderError('network', describeError(err));
+}
+
+/** The statuses the SDK retries by itself (its shouldRetry): a request timeout, a lock timeout, a rate limit, any 5xx. */
+const sdkRetries = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
+
+/**
+ * A `fetch` for the SDK of an OpenAI-compatible server, so that the SDK, which retries a failed
+ * response before troupe sees it, retries what troupe would and not by the status alone. Where they
+ * differ, the failed response gets the header the SDK obeys, `x-should-retry`: a request that does
+ * not fit is never sent again as it is (llama.cpp's overflow is a 500, which the SDK sent again
+ * `maxRetries` times, each attempt a whole prompt read again, minutes on a CPU, before the session
+ * could compact), and a failure of the server the SDK does not know as one (TGI's 424) is retried.
+ */
+export function retryHintFetch(base: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => {
+    const response = await base(input, init);
+    if (response.ok || response.headers.has('x-should-retry')) return response;
+    // Read as the SDK reads it to make its error: JSON when it parses, else the text as the message.
+    const text = await response.clone().text();
+    let body: object | undefined;
+    try {
+      body = JSON.parse(text) as object;
+    } catch {
+      body = undefined;
+    }
+    const failure = toOpenAIProviderError(OpenAI.APIError.generate(response.status, body, body ? undefined : text, response.headers), new AbortController().signal);
+    const retry = failure.kind === 'context_overflow' ? false : isRetryable(failure.kind) && !sdkRetries(response.status) ? true : undefined;
+    if (retry === undefined) return response;
+    const headers = new Headers(response.headers);
+    headers.set('x-should-retry', String(retry));
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  };
 }
 
 /**
@@ -75,13 +130,13 @@ export function delayInMessage(message: string): number | undefined {
 
 /** Classifies a failure by HTTP status (absent for in-stream errors), error code, type and message. */
 export function classify(status: number | undefined, code: string | undefined, type: string | undefined, message: string): ProviderErrorKind {
-  if (code === 'context_length_exceeded' || type === 'exceed_context_size_error') return 'context_overflow';
+  if (code === 'context_length_exceeded' || type === 'exceed_context_size_error' || LLAMA_CPP_OVERFLOW.test(message)) return 'context_overflow';
   // Quota exhaustion arrives as a 429 but waiting does not help: the account needs attention.
   if (code === 'insufficient_quota') return 'invalid_request';
   if (status === 429 || code === 'rate_limit_exceeded') return 'rate_limited';
   if (status === 401 || status === 403 || code === 'invalid_api_key') return 'auth';
   if (status === 413 || ((status === 400 || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
-  if ((status !== undefined && status >= 500) || code === 'server_error' || code === 'overloaded' || (status === undefined && ((type !== undefined && SERVER_TYPES.has(type)) || SERVER_FAILURE.test(message)))) return 'overloaded';
+  if ((status !== undefined && status >= 500) || status === FAILED_DEPENDENCY || code === 'server_error' || code === 'overloaded' || (status === undefined && ((type !== undefined && SERVER_TYPES.has(type)) || SERVER_FAILURE.test(message)))) return 'overloaded';
   if (code === 'model_not_found' || (status === 404 && MODEL_MISSING.test(message))) return 'model_not_found';
   return 'invalid_request';
 }

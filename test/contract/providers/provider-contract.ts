@@ -59,7 +59,8 @@ export async function collect(provider: ModelProvider, req: ModelRequest, signal
   return events;
 }
 
-async function failure(provider: ModelProvider, req: ModelRequest, seen: ProviderEvent[] = []): Promise<unknown> {
+/** Streams `req` until it fails: the failure, and in `seen` what reached the caller first. */
+export async function failure(provider: ModelProvider, req: ModelRequest, seen: ProviderEvent[] = []): Promise<unknown> {
   try {
     for await (const event of provider.stream(req, new AbortController().signal)) seen.push(event);
   } catch (err) {

@@ -21,4 +21,14 @@ providerE2E({
   // $0.6 / $2.4 per million (from the config): 480×0.6 + 40×2.4 = 384 and 620×0.6 + 25×2.4 = 432 micro-dollars.
   costs: [0.000384, 0.000432],
   overflowText: 'the request exceeds the available context size',
+  // What llama.cpp's server sends when its context fills as it reads the prompt (a decode that finds
+  // no free cell of its KV cache), typed a failure of the server: until 2026-12-07 the turn ended
+  // `overloaded`, and the session never compacted.
+  otherOverflows: [
+    {
+      label: "llama.cpp's 500 when its context fills",
+      step: { status: 500, json: { error: { code: 500, message: 'Context size has been exceeded.', type: 'server_error' } } },
+      text: 'Context size has been exceeded.',
+    },
+  ],
 });

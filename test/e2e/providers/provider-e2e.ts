@@ -51,6 +51,8 @@ export interface VendorE2E {
   costs: [number, number];
   /** The vendor's own context-length error text (in its real error body fixture). */
   overflowText: string;
+  /** Other answers of the vendor's that say a request does not fit (`text` in their message), each compacted as the fixture's is. */
+  otherOverflows?: { label: string; step: ReplayStep; text: string }[];
 }
 
 const NOTES = 'launch code: 4242\nowner: ada\n';
@@ -129,7 +131,8 @@ export function providerE2E(v: VendorE2E): void {
     assert.deepEqual(run.child.schemaErrors, []);
   });
 
-  test(`${v.name}: the vendor's context overflow compacts, then ends the turn context_overflow; the next prompt works`, async (t) => {
+  const overflows = [{ label: '', step: overflow(v), text: v.overflowText }, ...(v.otherOverflows ?? []).map((o) => ({ ...o, label: ` (${o.label})` }))];
+  for (const { label, step: refusal, text: overflowText } of overflows) test(`${v.name}: the vendor's context overflow${label} compacts, then ends the turn context_overflow; the next prompt works`, async (t) => {
     const server = await startReplayServer();
     t.after(() => server.close());
     const run = await start(v, server);
@@ -138,7 +141,7 @@ export function providerE2E(v: VendorE2E): void {
       ...counted(v, sse(v, 'answer')),
       // The big prompt: the vendor refuses it, troupe summarizes the earlier turn with the same
       // vendor and retries the step, which the vendor refuses again.
-      ...measured(overflow(v), sse(v, 'summary'), overflow(v)),
+      ...measured(refusal, sse(v, 'summary'), refusal),
       // The compacted conversation has not been measured: counted again.
       ...counted(v, sse(v, 'answer')),
     );
@@ -149,7 +152,7 @@ export function providerE2E(v: VendorE2E): void {
       assert.equal(e.data?.code, 'context_overflow');
       // troupe's own message; the vendor's words are kept for diagnosis.
       assert.match(String(e.message), /does not fit the context window of .*compacting the conversation could not make it fit.*\/compact/, e.message);
-      assert.ok(String(e.data?.vendorMessage).includes(v.overflowText), e.data?.vendorMessage);
+      assert.ok(String(e.data?.vendorMessage).includes(overflowText), e.data?.vendorMessage);
       return true;
     });
     const calls = modelCalls(v, server.requests);
