@@ -50,6 +50,7 @@ const SERVER_FAILURE = /^(Request failed during generation: |Model is overloaded
  * 2026-12-07 it was `invalid_request`, a refused request, never retried.
  */
 const FAILED_DEPENDENCY = 424;
+const UNPROCESSABLE = 422;
 
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
 export function toOpenAIProviderError(err: unknown, signal: AbortSignal): ProviderError {
@@ -135,7 +136,9 @@ export function classify(status: number | undefined, code: string | undefined, t
   if (code === 'insufficient_quota') return 'invalid_request';
   if (status === 429 || code === 'rate_limit_exceeded') return 'rate_limited';
   if (status === 401 || status === 403 || code === 'invalid_api_key') return 'auth';
-  if (status === 413 || ((status === 400 || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
+  // 422: TGI's status for a request that fails its validation (a prompt over its token limits among
+  // them) when it answers before streaming, as it does a request that is not streamed or through a proxy.
+  if (status === 413 || ((status === 400 || status === UNPROCESSABLE || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
   if ((status !== undefined && status >= 500) || status === FAILED_DEPENDENCY || code === 'server_error' || code === 'overloaded' || (status === undefined && ((type !== undefined && SERVER_TYPES.has(type)) || SERVER_FAILURE.test(message)))) return 'overloaded';
   if (code === 'model_not_found' || (status === 404 && MODEL_MISSING.test(message))) return 'model_not_found';
   return 'invalid_request';

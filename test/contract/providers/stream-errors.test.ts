@@ -294,6 +294,11 @@ test('openai-compatible: TGI\'s own error body, a string `error` with `error_typ
   const generation = 'Request failed during generation: Server error: CUDA out of memory. Tried to allocate 2.00 GiB';
   server.enqueue({ sse: `data: ${JSON.stringify({ error: generation, error_type: 'generation' })}\n\n` });
   await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('tgi')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === generation);
+  // The same validation, answered before any stream (a request not streamed, or through a proxy that
+  // buffers): a 422 with TGI's body; a prompt over its limits is still a context overflow.
+  const tooLong = 'Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 200 `max_new_tokens`';
+  server.enqueue({ status: 422, json: { error: tooLong, error_type: 'validation' } });
+  await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('tgi')), (err) => isProviderError(err, 'context_overflow') && err.status === 422 && err.vendorMessage === tooLong);
   const template = 'Template error: unknown filter: filter tojson is unknown (in <string>:1)';
   server.enqueue({ status: 422, json: { error: template, error_type: 'template_error' } });
   await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('tgi')), (err) => isProviderError(err, 'invalid_request') && err.status === 422 && err.vendorMessage === template);
