@@ -6,6 +6,7 @@
  * and 540 MB as JSON (each one `\u0001`). The event log keeps such an input as its JSON text in
  * slices (spec/event-log.md §5.1); these make the text and read it back piece by piece.
  */
+import { walkJson } from './json-walk.js';
 import { isHighSurrogate, isLowSurrogate } from './text-cut.js';
 
 /** V8's longest string (64-bit): a text longer than this cannot be made, only kept in pieces. */
@@ -21,51 +22,7 @@ const STRING_CHUNK = 8192;
  * BigInt).
  */
 export function writeJsonPieces(value: unknown, piece: (text: string) => void, chunk = STRING_CHUNK): void {
-  const v = resolve(value, '');
-  if (writes(v)) write(v, piece, chunk, new Set());
-}
-
-/** `v` as `JSON.stringify` sees it (ECMA-262 SerializeJSONProperty): after `toJSON`, unboxed. */
-function resolve(v: unknown, key: string): unknown {
-  if ((typeof v === 'object' && v !== null) || typeof v === 'bigint') {
-    const toJSON = (v as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === 'function') v = toJSON.call(v, key);
-  }
-  return v instanceof Number || v instanceof String || v instanceof Boolean || v instanceof BigInt ? v.valueOf() : v;
-}
-
-/** Whether a resolved value has JSON (an object's property with none is left out, an array's is `null`). */
-const writes = (v: unknown) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
-
-function write(v: unknown, piece: (text: string) => void, chunk: number, ancestors: Set<object>): void {
-  if (typeof v === 'string') return writeString(v, piece, chunk);
-  if (typeof v !== 'object' || v === null) return piece(JSON.stringify(v)); // a number, a boolean, null; a BigInt throws
-  if (ancestors.has(v)) throw new TypeError('Converting circular structure to JSON');
-  ancestors.add(v);
-  if (Array.isArray(v)) {
-    piece('[');
-    for (let i = 0; i < v.length; i++) {
-      if (i > 0) piece(',');
-      const item = resolve(v[i], String(i));
-      if (writes(item)) write(item, piece, chunk, ancestors);
-      else piece('null');
-    }
-    piece(']');
-  } else {
-    piece('{');
-    let first = true;
-    for (const key of Object.keys(v)) {
-      const item = resolve((v as Record<string, unknown>)[key], key);
-      if (!writes(item)) continue;
-      if (!first) piece(',');
-      writeString(key, piece, chunk);
-      piece(':');
-      write(item, piece, chunk, ancestors);
-      first = false;
-    }
-    piece('}');
-  }
-  ancestors.delete(v);
+  walkJson(value, { string: (s) => writeString(s, piece, chunk), text: piece });
 }
 
 /** A string's JSON, escaped `chunk` characters at a time; a cut never parts a surrogate pair (each half would be escaped alone). */
