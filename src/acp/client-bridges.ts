@@ -5,7 +5,6 @@
  */
 import type * as acp from '@agentclientprotocol/sdk';
 import type { PermissionOutcome } from '../core/events.js';
-import { jsonBytes } from '../core/json-bytes.js';
 import type { PermissionAsker, ToolRunContext } from '../core/ports.js';
 import { FileTooLargeError, type CommandBackend, type CommandOutcome, type CommandRequest, type FileBackend } from '../tools/index.js';
 import { toolContent } from './update.projection.js';
@@ -134,8 +133,8 @@ export function clientPermissionAsker(client: Client, sessionId: string): Permis
       const tool = request.toolName;
       // Within the line an ACP client reads (over it, its connection ends): the call's input first
       // (its longest strings as notes when too large), the preview in what is left.
-      const rawInput = fitJson(request.input, LINE_PAYLOAD_BYTES);
-      const content = request.content && fitPreview(request.content, LINE_PAYLOAD_BYTES - jsonBytes(rawInput));
+      const { value: rawInput, bytes } = fitJson(request.input, LINE_PAYLOAD_BYTES);
+      const content = request.content && fitPreview(request.content, LINE_PAYLOAD_BYTES - bytes);
       try {
         const res: acp.RequestPermissionResponse = await client.request<acp.RequestPermissionResponse, acp.RequestPermissionRequest>(
           'session/request_permission',

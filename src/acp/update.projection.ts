@@ -74,7 +74,7 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
           status: e.status,
           // A model may write a file of any size: shown whole, its input made a line over what
           // the client reads, and the client's connection ended.
-          rawInput: fitJson(e.input, LINE_PAYLOAD_BYTES),
+          rawInput: fitJson(e.input, LINE_PAYLOAD_BYTES).value,
           locations: e.locations,
         },
       ];

@@ -18,28 +18,38 @@ const LINE_OVERHEAD_BYTES = 64 * 1024;
 /** What a line may give its large fields together: a tool call's input first, then what it shows. */
 export const LINE_PAYLOAD_BYTES = MAX_LINE_BYTES - LINE_OVERHEAD_BYTES;
 
+/** A value made to fit, and the bytes of its JSON. */
+export interface FittedJson {
+  value: unknown;
+  bytes: number;
+}
+
 /**
  * `value` (a tool call's input, as the model wrote it) made to fit `maxBytes` of JSON: as is, else
  * with its longest strings, longest first, each replaced by a note of its size until it fits, else
  * a note in its place. A model may write a file of any size (its input is logged in parts), and
  * shown whole the input alone made a line over what an ACP client reads: its connection ended.
+ * Given with the bytes of its JSON, which the fitting knows: a caller that fits more beside it (a
+ * permission request's preview) need not walk the input again (an input may be megabytes).
  *
  * Never throws: sizes are counted, not made (core/json-bytes.ts; until 2026-12-07 an input whose JSON
  * was over V8's longest string, 90 million control characters say, threw a RangeError here, and the
  * tool call's update and permission request with it). An input with no JSON at all (a cycle, a
  * BigInt, nesting deeper than the stack) is a note too.
  */
-export function fitJson(value: unknown, maxBytes: number): unknown {
+export function fitJson(value: unknown, maxBytes: number): FittedJson {
   try {
     return fit(value, maxBytes);
   } catch (err) {
-    return `[The input cannot be shown here: it has no JSON (${err instanceof Error ? err.message : 'unknown'}).]`;
+    return note(`[The input cannot be shown here: it has no JSON (${err instanceof Error ? err.message : 'unknown'}).]`);
   }
 }
 
-function fit(value: unknown, maxBytes: number): unknown {
+const note = (text: string): FittedJson => ({ value: text, bytes: jsonStringBytes(text) });
+
+function fit(value: unknown, maxBytes: number): FittedJson {
   const bytes = jsonBytes(value);
-  if (bytes <= maxBytes) return value;
+  if (bytes <= maxBytes) return { value, bytes };
   let total = bytes;
   const strings: { holder: Record<string | number, unknown>; key: string | number; bytes: number; note: string }[] = [];
   const copy = copyNoting(value, strings);
@@ -49,7 +59,7 @@ function fit(value: unknown, maxBytes: number): unknown {
     s.holder[s.key] = s.note;
     total -= s.bytes - jsonStringBytes(s.note);
   }
-  return total <= maxBytes ? copy : `[The input is too large to show here: ${bytes} bytes of JSON.]`;
+  return total <= maxBytes ? { value: copy, bytes: total } : note(`[The input is too large to show here: ${bytes} bytes of JSON.]`);
 
   function copyNoting(v: unknown, found: typeof strings): unknown {
     if (v === null || typeof v !== 'object') return v;

@@ -1,7 +1,7 @@
 // The client terminal CommandBackend against a fake ACP client: cancellation, release and its output's bound.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clientFileBackend, clientTerminalBackend } from '../../../src/acp/client-bridges.js';
+import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from '../../../src/acp/client-bridges.js';
 import { FileTooLargeError } from '../../../src/tools/index.js';
 import type { ToolContent } from '../../../src/core/events.js';
 
@@ -80,4 +80,20 @@ test("a client's text over the read's maxBytes is refused; at maxBytes it is ret
   const signal = new AbortController().signal;
   assert.equal(await backend.readText('/w/a.txt', { maxBytes: 100 }, signal), content);
   await assert.rejects(backend.readText('/w/a.txt', { maxBytes: 99 }, signal), (err: unknown) => err instanceof FileTooLargeError && err.maxBytes === 99);
+});
+
+test("a permission request walks the call's input once to fit it and its preview on one line", async () => {
+  // A getter counts the walks of the input (the fake client sends nothing, so makes no JSON of it).
+  let reads = 0;
+  const input = Object.defineProperty({ path: '/w/a.txt' }, 'content', { enumerable: true, get: () => (reads++, 'new text') });
+  const sent: unknown[] = [];
+  const client = { request: async (_method: string, params: unknown) => (sent.push(params), { outcome: { outcome: 'selected', optionId: 'allow_once' } }) };
+  const asker = clientPermissionAsker(client as never, 'sess-1');
+  const preview: ToolContent[] = [{ type: 'diff', path: '/w/a.txt', oldText: 'old text', newText: 'new text' }];
+  const request = { requestId: 'r1', toolCallId: 'call_1', toolName: 'write_file', title: 'Write a.txt', kind: 'edit' as const, input, options: ['allow_once' as const, 'reject_once' as const], content: preview };
+  assert.equal(await asker.ask(request, new AbortController().signal), 'allow_once');
+  assert.equal(reads, 1, 'one walk of the input');
+  const toolCall = (sent[0] as { toolCall: { rawInput: unknown; content: unknown[] } }).toolCall;
+  assert.equal(toolCall.rawInput, input);
+  assert.equal(toolCall.content.length, 1, 'the preview is sent');
 });

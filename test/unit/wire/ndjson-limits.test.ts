@@ -1,8 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fitJson, LINE_PAYLOAD_BYTES } from '../../../src/wire/ndjson-limits.js';
+import { fitJson as fitted, LINE_PAYLOAD_BYTES } from '../../../src/wire/ndjson-limits.js';
 
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+
+/** What fitJson gives, checked to come with the bytes of its JSON. */
+function fitJson(value: unknown, maxBytes: number): unknown {
+  const got = fitted(value, maxBytes);
+  assert.equal(got.bytes, bytes(got.value), 'the bytes given are those of the JSON of the value given');
+  return got.value;
+}
 
 test('a tool input within its budget is shown as it is; over it, its longest strings become notes of their size, longest first; over it still, a note', () => {
   const small = { path: 'a.txt', content: 'x' };
@@ -39,4 +46,14 @@ test('an input with no JSON (a cycle, a BigInt, nesting deeper than the stack) i
     assert.throws(() => JSON.stringify(input), 'the premise: JSON.stringify throws');
     assert.match(String(fitJson(input, 1024)), /^\[The input cannot be shown here: it has no JSON \(.+\)\.\]$/);
   }
+});
+
+test("fitJson walks the input once, and its caller need not walk it again: the bytes come with it", () => {
+  // A getter counts the walks: each reads the property once (JSON.stringify would too).
+  let reads = 0;
+  const input = Object.defineProperty({ path: 'a.txt' }, 'content', { enumerable: true, get: () => (reads++, 'x'.repeat(100)) });
+  const got = fitted(input, 1024);
+  assert.equal(reads, 1, 'one walk');
+  assert.equal(got.value, input);
+  assert.equal(got.bytes, bytes(input));
 });
