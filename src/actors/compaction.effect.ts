@@ -9,6 +9,8 @@
  */
 import type { ContentBlock } from '../core/events.js';
 import { newLocalId } from '../core/ids.js';
+import { jsonLength } from '../core/json-bytes.js';
+import { jsonHead } from '../core/json-slices.js';
 import { CHARS_PER_TOKEN, estimateTokens, type ModelCapabilities, type ModelMessage, type ModelRequest } from '../core/provider.js';
 import type { EngineCore, EngineLimits, ResolvedModel } from './engine-core.js';
 import { classify, StepError } from './step-error.js';
@@ -176,7 +178,7 @@ export function fitForSummary(history: ModelMessage[], previous: string | undefi
   if (tokens(messages) <= budget) return messages;
   // Still too big: leave out the oldest messages. Sizes are summed once (a tail's size is close to
   // the sum of its messages), then confirmed on the real request.
-  const sizes = history.map((m) => Math.ceil(JSON.stringify(plain(m, limit, toolOutputLimit)).length / CHARS_PER_TOKEN));
+  const sizes = history.map((m) => Math.ceil(jsonLength(plain(m, limit, toolOutputLimit)) / CHARS_PER_TOKEN));
   let over = tokens(messages) - budget;
   let from = 0;
   while (from < history.length && over > 0) over -= sizes[from++]!;
@@ -199,8 +201,8 @@ function plain(message: ModelMessage, limit: number, toolOutputLimit: number): M
         role: 'assistant',
         text: cutText(message.text, limit),
         toolCalls: message.toolCalls.map((c) => {
-          const json = JSON.stringify(c.input);
-          return json.length <= limit ? c : { ...c, input: { cut_by_compaction: cutText(json, limit) } };
+          const { head, length } = jsonHead(c.input, limit);
+          return length <= limit ? c : { ...c, input: { cut_by_compaction: cut(head, length) } };
         }),
       };
     case 'tool':
@@ -222,10 +224,24 @@ function blockText(block: ContentBlock): string {
 }
 
 function cutText(text: string, limit: number): string {
-  if (text.length <= limit) return text;
+  return text.length <= limit ? text : cut(text.slice(0, limit), text.length);
+}
+
+/**
+ * A value's JSON as {@link cutText} cuts text, made no longer than that: a tool call's input may have
+ * JSON longer than a string can be (90 million control characters are 540 million characters of it),
+ * and making it whole threw a RangeError, and the compaction failed with it (until 2026-12-07).
+ */
+function cutJson(value: unknown, limit: number): string {
+  const { head, length } = jsonHead(value, limit);
+  return length <= limit ? head : cut(head, length);
+}
+
+/** `head`, the start of a text `length` long, as the text cut there and marked. */
+function cut(head: string, length: number): string {
   // Never split a surrogate pair: a lone half is not valid text for any vendor.
-  const end = /[\uD800-\uDBFF]/.test(text[limit - 1]!) ? limit - 1 : limit;
-  return `${text.slice(0, end)}\n[… ${text.length - end} characters removed by compaction]`;
+  const end = /[\uD800-\uDBFF]/.test(head.at(-1)!) ? head.length - 1 : head.length;
+  return `${head.slice(0, end)}\n[… ${length - end} characters removed by compaction]`;
 }
 
 function mergeUsers(messages: ModelMessage[]): ModelMessage[] {
@@ -242,11 +258,11 @@ function mergeUsers(messages: ModelMessage[]): ModelMessage[] {
  * The fallback summary: the person's requests and the tools used, newest kept first when it must
  * be shortened. Marked as an outline so that neither the model nor the person mistakes it for one.
  */
-function outline(history: ModelMessage[], previous: string | undefined, maxChars: number): string {
+export function outline(history: ModelMessage[], previous: string | undefined, maxChars: number): string {
   const lines: string[] = [];
   for (const m of history) {
     if (m.role === 'user') lines.push(`- The user wrote: ${cutText(m.content.map(blockText).join(' ').replace(/\s+/g, ' '), 300)}`);
-    else if (m.role === 'assistant' && m.toolCalls.length) lines.push(`- Tools used: ${m.toolCalls.map((c) => `${c.name} ${cutText(JSON.stringify(c.input), 120)}`).join('; ')}`);
+    else if (m.role === 'assistant' && m.toolCalls.length) lines.push(`- Tools used: ${m.toolCalls.map((c) => `${c.name} ${cutJson(c.input, 120)}`).join('; ')}`);
   }
   const header = '[No model summary could be made within the context window; this is an outline of the earlier conversation.]';
   const prior = previous !== undefined ? [`Earlier summary: ${cutText(previous, Math.floor(maxChars / 3))}`] : [];

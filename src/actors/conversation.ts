@@ -114,7 +114,7 @@ export class Conversation {
       case 'reasoning_part': {
         const a = this.assistant(event.seq);
         (a.reasoning ??= []).push(event.part);
-        this.added(JSON.stringify(event.part).length);
+        this.added(jsonLength(event.part));
         break;
       }
       case 'tool_call_started': {

@@ -6,6 +6,7 @@
  * and 540 MB as JSON (each one `\u0001`). The event log keeps such an input as its JSON text in
  * slices (spec/event-log.md §5.1); these make the text and read it back piece by piece.
  */
+import { jsonStringLength } from './json-bytes.js';
 import { walkJson } from './json-walk.js';
 import { isHighSurrogate, isLowSurrogate } from './text-cut.js';
 
@@ -23,6 +24,38 @@ const STRING_CHUNK = 8192;
  */
 export function writeJsonPieces(value: unknown, piece: (text: string) => void, chunk = STRING_CHUNK): void {
   walkJson(value, { string: (s) => writeString(s, piece, chunk), text: piece });
+}
+
+/**
+ * The first `max` characters of `JSON.stringify(value)` (all of it when it is no longer) and the
+ * length of the whole, making no more of the text than about that: what shows a value cut short (a
+ * tool call's input in a compaction's summary request) when its JSON may be longer than a string
+ * can be. Throws as {@link writeJsonPieces} does.
+ */
+export function jsonHead(value: unknown, max: number): { head: string; length: number } {
+  const head: string[] = [];
+  let room = max;
+  let length = 0;
+  const take = (text: string) => {
+    const piece = text.length <= room ? text : text.slice(0, room);
+    head.push(piece);
+    room -= piece.length;
+  };
+  walkJson(value, {
+    string(s) {
+      const n = jsonStringLength(s);
+      length += n;
+      // Of a longer string, its first `room` characters: with the opening quote their JSON is more
+      // than the head shows, so what is not the string's (a closing quote, the escape of a pair's
+      // half cut from its other) is never shown.
+      if (room > 0) take(JSON.stringify(n <= room ? s : s.slice(0, room)));
+    },
+    text(t) {
+      length += t.length;
+      if (room > 0) take(t);
+    },
+  });
+  return { head: head.join(''), length };
 }
 
 /** A string's JSON, escaped `chunk` characters at a time; a cut never parts a surrogate pair (each half would be escaped alone). */

@@ -3,6 +3,7 @@
  * SDK's stream and errors onto these types and nothing else leaks out of them.
  */
 import type { ContentBlock } from './events.js';
+import { jsonLength } from './json-bytes.js';
 import { canonicalMediaType, isTextType } from './media-type.js';
 import { pdfPageCount } from './pdf-pages.js';
 
@@ -144,12 +145,14 @@ const arrayChars = (n: number) => 2 + Math.max(0, n - 1);
  * The offline token estimate of a request, about four characters per token of it as JSON: what the
  * engine sizes a request by where the vendor has no count endpoint, and the usage the offline model
  * reports (so that, like a vendor's, it covers the system prompt and the tools too). Images count as
- * {@link IMAGE_TOKENS} each, not by their data.
+ * {@link IMAGE_TOKENS} each, not by their data. Its JSON is counted, never made: a conversation may
+ * hold a tool input or a prompt whose JSON is longer than a string can be (90 million control
+ * characters are 540 million of it), and making it threw a RangeError on every turn (until 2026-12-07).
  */
 export function estimateTokens(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): number {
   const { messages } = request;
-  let chars = request.system.length + JSON.stringify(request.tools).length + arrayChars(messages.length);
-  for (const m of messages) chars += m.role === 'user' ? contentChars(m.content) + USER_MESSAGE_CHARS : JSON.stringify(m).length;
+  let chars = request.system.length + jsonLength(request.tools) + arrayChars(messages.length);
+  for (const m of messages) chars += m.role === 'user' ? contentChars(m.content) + USER_MESSAGE_CHARS : jsonLength(m);
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
@@ -169,14 +172,14 @@ export const IMAGE_TOKENS = 1_600;
 export function contentChars(blocks: readonly ContentBlock[]): number {
   let chars = arrayChars(blocks.length);
   for (const b of blocks) {
-    if (b.type === 'image') chars += JSON.stringify({ ...b, data: '' }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
+    if (b.type === 'image') chars += jsonLength({ ...b, data: '' }) + IMAGE_TOKENS * CHARS_PER_TOKEN;
     // A text blob goes as its text (contentPlan): about three characters for every four of base64.
-    else if (b.type === 'resource' && 'blob' in b.resource && isTextType(b.resource.mimeType)) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + Math.ceil((b.resource.blob.length * 3) / 4);
+    else if (b.type === 'resource' && 'blob' in b.resource && isTextType(b.resource.mimeType)) chars += jsonLength({ ...b, resource: { ...b.resource, blob: '' } }) + Math.ceil((b.resource.blob.length * 3) / 4);
     // A PDF reaches the model page by page, each page an image and its text: a page counts as an image.
     else if (b.type === 'resource' && 'blob' in b.resource && canonicalMediaType(b.resource.mimeType ?? '') === 'application/pdf')
-      chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + (pdfPageCount(b.resource.blob, b) ?? 1) * IMAGE_TOKENS * CHARS_PER_TOKEN;
-    else if (b.type === 'resource' && 'blob' in b.resource) chars += JSON.stringify({ ...b, resource: { ...b.resource, blob: '' } }).length + IMAGE_TOKENS * CHARS_PER_TOKEN;
-    else chars += JSON.stringify(b).length;
+      chars += jsonLength({ ...b, resource: { ...b.resource, blob: '' } }) + (pdfPageCount(b.resource.blob, b) ?? 1) * IMAGE_TOKENS * CHARS_PER_TOKEN;
+    else if (b.type === 'resource' && 'blob' in b.resource) chars += jsonLength({ ...b, resource: { ...b.resource, blob: '' } }) + IMAGE_TOKENS * CHARS_PER_TOKEN;
+    else chars += jsonLength(b);
   }
   return chars;
 }

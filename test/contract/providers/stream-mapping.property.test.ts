@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import type { ProviderEvent } from '../../../src/core/provider.js';
 import { mapAnthropicStream } from '../../../src/providers/anthropic/anthropic.stream.js';
 import { mapChatStream } from '../../../src/providers/openai/chat.stream.js';
+import { ARGS_DELTA_BYTES, mapGoogleStream } from '../../../src/providers/google/google.stream.js';
 
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 2 ** 31);
 console.log('fast-check seed', seed);
@@ -82,6 +83,20 @@ test('property: chat-completions tool arguments survive any chunking', async () 
     }),
     { seed, numRuns: 100 },
   );
+});
+
+test('google: a call whose arguments come whole is given as deltas of at most ARGS_DELTA_BYTES that join to their JSON, never made whole', async () => {
+  // Gemini's arguments are an object, not text: their JSON is written in pieces (made whole, it could
+  // be longer than a string can be). Here 3 × 100k control characters, 1.8 MB of JSON.
+  const input = { path: 'a.bin', parts: ['\x01'.repeat(100_000), 'é'.repeat(100_000), '\x01'.repeat(100_000)] };
+  const chunk = { candidates: [{ content: { parts: [{ functionCall: { id: 'c1', name: 'write_file', args: input } }] }, finishReason: 'STOP' }] };
+  const events = await all(mapGoogleStream(from([chunk as never]), signal));
+  const deltas = events.flatMap((e) => (e.type === 'tool_call_delta' ? [e.argsDelta] : []));
+  assert.equal(deltas.join(''), JSON.stringify(input));
+  assert.ok(deltas.length > 1, `${deltas.length} deltas`);
+  for (const d of deltas) assert.ok(Buffer.byteLength(JSON.stringify(d)) <= ARGS_DELTA_BYTES, `a delta of ${d.length} characters`);
+  assert.deepEqual(events.find((e) => e.type === 'tool_call_end'), { type: 'tool_call_end', id: 'c1', input });
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'tool_use' });
 });
 
 test('arguments that are not a JSON object end with invalidArgs and an empty input', async () => {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseJsonSlices, writeJsonPieces } from '../../../src/core/json-slices.js';
+import { jsonHead, parseJsonSlices, writeJsonPieces } from '../../../src/core/json-slices.js';
 import { fcRuns, fcSeed } from '../../support/fc-seed.js';
 import { jsonHardText, jsonishValue } from '../../support/json-arbitraries.js';
 
@@ -35,10 +35,23 @@ test('the pieces join to exactly what JSON.stringify writes', () => {
   );
 });
 
+test("jsonHead is the start of JSON.stringify's text, cut anywhere (in an escape, in a pair), and the whole's length", () => {
+  fc.assert(
+    fc.property(value, fc.nat({ max: 300 }), (v, max) => {
+      const json = JSON.stringify(v) ?? '';
+      assert.deepEqual(jsonHead(v, max), { head: json.slice(0, max), length: json.length });
+    }),
+    { seed, numRuns: fcRuns(1500) },
+  );
+});
+
 test('a value that JSON.stringify cannot write throws as it does', () => {
   const cyclic: Record<string, unknown> = { a: [1] };
   (cyclic.a as unknown[]).push(cyclic);
-  for (const v of [cyclic, { n: 1n }]) assert.throws(() => writeJsonPieces(v, () => {}), TypeError);
+  for (const v of [cyclic, { n: 1n }]) {
+    assert.throws(() => writeJsonPieces(v, () => {}), TypeError);
+    assert.throws(() => jsonHead(v, 10), TypeError);
+  }
 });
 
 test('any JSON text cut anywhere reads back as JSON.parse reads it whole', () => {
