@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { format } from 'node:util';
 import * as acp from '@agentclientprotocol/sdk';
 import { isTroupeError, TroupeError } from '../core/errors.js';
+import { msFromEnv } from '../core/option-values.js';
 import type { Logger } from '../core/ports.js';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { loadConfig, type TroupeConfig } from '../providers/config.js';
@@ -178,10 +179,14 @@ function isPoolInitialize(chunk: Buffer): boolean {
 /** Idle time after which an editor's `troupe acp` unloads a session (TROUPE_SESSION_IDLE_MS; 0: never). */
 export const DEFAULT_SESSION_IDLE_MS = 15 * 60_000;
 
+/** No timer waits this long (idle sessions are swept every minute at most): up to 10 digits, any is taken. */
+const MAX_SESSION_IDLE_MS = 9_999_999_999;
+
 function sessionIdleMs(env: NodeJS.ProcessEnv, logger: Logger): number {
-  const raw = env.TROUPE_SESSION_IDLE_MS;
-  if (raw === undefined || raw === '') return DEFAULT_SESSION_IDLE_MS;
-  if (/^\d{1,10}$/.test(raw.trim())) return Number(raw.trim());
-  logger.warn('TROUPE_SESSION_IDLE_MS is not a number of milliseconds; using the default', { value: raw, defaultMs: DEFAULT_SESSION_IDLE_MS });
-  return DEFAULT_SESSION_IDLE_MS;
+  return msFromEnv(env, 'TROUPE_SESSION_IDLE_MS', {
+    otherwise: DEFAULT_SESSION_IDLE_MS,
+    min: 0,
+    max: MAX_SESSION_IDLE_MS,
+    bad: (value) => logger.warn('TROUPE_SESSION_IDLE_MS is not a number of milliseconds; using the default', { value, defaultMs: DEFAULT_SESSION_IDLE_MS }),
+  });
 }

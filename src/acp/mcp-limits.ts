@@ -7,7 +7,7 @@
  * back to the default without a word.
  */
 import type { Logger } from '../core/ports.js';
-import { MAX_TIMER_MS } from '../core/option-values.js';
+import { MAX_TIMER_MS, msFromEnv } from '../core/option-values.js';
 
 /** How long a server may take to start and list its tools (TROUPE_MCP_START_TIMEOUT_MS). */
 export const DEFAULT_START_TIMEOUT_MS = 20_000;
@@ -24,31 +24,27 @@ export interface McpLimits {
 }
 
 /**
- * One variable's milliseconds: unset or empty, the default; a whole number of 1 or more (spaces
- * around it allowed), that number, at most MAX_TIMER_MS (a larger one is that, with a warning);
- * anything else (0, negative, fractional, not a number) the default, with a warning naming the
- * variable and what it held.
+ * One variable's milliseconds (core/option-values.ts msFromEnv): a whole number of 1 or more, at most
+ * MAX_TIMER_MS (a larger one is that, with a warning); anything else the default, with a warning
+ * naming the variable and what it held.
  */
-function msFromEnv(env: NodeJS.ProcessEnv, name: string, otherwise: number, logger: Logger): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return otherwise;
-  const text = raw.trim();
-  const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1)) {
-    logger.warn(`${name} is not a whole number of milliseconds of 1 or more; using the default`, { value: raw, defaultMs: otherwise });
-    return otherwise;
-  }
-  if (n > MAX_TIMER_MS) {
-    logger.warn(`${name} is more than the longest time troupe waits; using that`, { value: raw, usedMs: MAX_TIMER_MS });
-    return MAX_TIMER_MS;
-  }
-  return n;
+function mcpMs(env: NodeJS.ProcessEnv, name: string, otherwise: number, logger: Logger): number {
+  return msFromEnv(env, name, {
+    otherwise,
+    min: 1,
+    max: MAX_TIMER_MS,
+    bad: (value) => logger.warn(`${name} is not a whole number of milliseconds of 1 or more; using the default`, { value, defaultMs: otherwise }),
+    over: (value) => {
+      logger.warn(`${name} is more than the longest time troupe waits; using that`, { value, usedMs: MAX_TIMER_MS });
+      return MAX_TIMER_MS;
+    },
+  });
 }
 
 /** The MCP times of this process, from its environment (warnings to `logger`). */
 export function mcpLimitsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): McpLimits {
   return {
-    startTimeoutMs: msFromEnv(env, 'TROUPE_MCP_START_TIMEOUT_MS', DEFAULT_START_TIMEOUT_MS, logger),
-    callMaxTotalMs: msFromEnv(env, 'TROUPE_MCP_CALL_MAX_MS', DEFAULT_CALL_MAX_TOTAL_MS, logger),
+    startTimeoutMs: mcpMs(env, 'TROUPE_MCP_START_TIMEOUT_MS', DEFAULT_START_TIMEOUT_MS, logger),
+    callMaxTotalMs: mcpMs(env, 'TROUPE_MCP_CALL_MAX_MS', DEFAULT_CALL_MAX_TOTAL_MS, logger),
   };
 }

@@ -15,7 +15,7 @@ import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
 import { systemPrompt } from './system-prompt.js';
 import { projectInstructions } from './project-instructions.js';
-import { MAX_TIMER_MS } from '../core/option-values.js';
+import { MAX_TIMER_MS, msFromEnv } from '../core/option-values.js';
 
 export interface EngineWiring {
   sessionId: string;
@@ -76,9 +76,10 @@ function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<EngineLimits> {
   const int = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined);
   const steps = int(env.TROUPE_MAX_STEPS);
   if (steps) out.maxSteps = steps;
-  const timeout = int(env.TROUPE_PERMISSION_TIMEOUT_MS);
   // At most the longest timer: a longer one fires after 1 ms, which timed every prompt out at once.
-  if (timeout) out.permissionTimeoutMs = Math.min(timeout, MAX_TIMER_MS);
+  // A bad value is the default (0 here: none given), without a word.
+  const timeout = msFromEnv(env, 'TROUPE_PERMISSION_TIMEOUT_MS', { otherwise: 0, min: 1, max: MAX_TIMER_MS, over: () => MAX_TIMER_MS });
+  if (timeout) out.permissionTimeoutMs = timeout;
   const threshold = Number(env.TROUPE_COMPACT_THRESHOLD);
   if (threshold > 0 && threshold <= 1) out.compactThreshold = threshold;
   return out;

@@ -1,6 +1,7 @@
 /**
  * How a command line's values are read, the same for the CLI (src/cli/args.ts) and `troupe serve`
- * (src/daemon/serve.command.ts), which may not import each other.
+ * (src/daemon/serve.command.ts), which may not import each other; and the milliseconds an operator
+ * gives through the environment, the same for every variable that holds some.
  */
 
 /** The longest delay a Node timer honours (about 24.8 days): a longer one fires after 1 ms (TimeoutOverflowWarning). */
@@ -34,4 +35,37 @@ export function parseArgsProblem(err: unknown, args: readonly string[]): string 
     return `${typed} needs a value`;
   }
   return message.split('\n')[0]!.replace(/\.$/, '');
+}
+
+/** How one environment variable's milliseconds are read by {@link msFromEnv}. */
+export interface MsRule {
+  /** What an unset or blank variable, or a bad value, means. */
+  otherwise: number;
+  /** The least whole number taken (0 where 0 means something, such as "never"). */
+  min: number;
+  /** The greatest whole number taken as it is. */
+  max: number;
+  /** Told of a bad value (not a whole number of `min` or more), before `otherwise` is used. */
+  bad?: (raw: string) => void;
+  /** What a whole number over `max` means; without it, such a value is bad. */
+  over?: (raw: string) => number;
+}
+
+/**
+ * The milliseconds in environment variable `name` by `rule`: unset or blank, `rule.otherwise`; a
+ * whole number in decimal digits (spaces around it allowed) from `min` to `max`, that number; one
+ * over `max`, what `rule.over` says; anything else (negative, fractional, `1e6`, `0x10`, not a
+ * number) `otherwise`, after `rule.bad` is told. Number() alone would take '', '1e6' or '0x10', and
+ * a timer given more than MAX_TIMER_MS runs after 1 ms: the places that read such variables each
+ * had their own rule, and one of them let such a value through (until 2026-12-07).
+ */
+export function msFromEnv(env: NodeJS.ProcessEnv, name: string, rule: MsRule): number {
+  const raw = env[name];
+  const text = raw?.trim() ?? '';
+  if (raw === undefined || text === '') return rule.otherwise;
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (n >= rule.min && n <= rule.max) return n;
+  if (n > rule.max && rule.over) return rule.over(raw);
+  rule.bad?.(raw);
+  return rule.otherwise;
 }
