@@ -10,9 +10,25 @@ import { walkJson } from './json-walk.js';
 // Printable ASCII other than `"` and `\`: such a string's JSON is its length plus quotes.
 export const PLAIN_JSON_CHARS = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
+// Printable ASCII: such a string's JSON is its length, plus quotes, plus a backslash for each `"` and `\`.
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** Bytes of `s` as a JSON string in UTF-8, quotes included, as `JSON.stringify` writes it. */
 export function jsonStringBytes(s: string): number {
-  return PLAIN_JSON_CHARS.test(s) ? s.length + 2 : escapedSize(s, 2, 3, 4);
+  if (PLAIN_JSON_CHARS.test(s)) return s.length + 2;
+  return PRINTABLE_ASCII.test(s) ? printableSize(s) : escapedSize(s, 2, 3, 4);
+}
+
+/**
+ * The JSON size of printable ASCII `s` (bytes and UTF-16 units alike), its quotes and backslashes
+ * found by `indexOf`: a piece of JSON text (a slice of a large tool input the log measures) has
+ * them, and this is several times faster than {@link escapedSize}'s loop over every character.
+ */
+function printableSize(s: string): number {
+  let n = s.length + 2;
+  for (let i = s.indexOf('"'); i >= 0; i = s.indexOf('"', i + 1)) n++;
+  for (let i = s.indexOf('\\'); i >= 0; i = s.indexOf('\\', i + 1)) n++;
+  return n;
 }
 
 // No character JSON escapes, and no surrogate: such a string's JSON is as long as it is, plus quotes.
@@ -20,7 +36,8 @@ const UNESCAPED = /^[^\x00-\x1f"\\\ud800-\udfff]*$/;
 
 /** Length of `s` as a JSON string in UTF-16 units (a JS string's length), quotes included. */
 export function jsonStringLength(s: string): number {
-  return UNESCAPED.test(s) ? s.length + 2 : escapedSize(s, 1, 1, 2);
+  if (UNESCAPED.test(s)) return s.length + 2;
+  return PRINTABLE_ASCII.test(s) ? printableSize(s) : escapedSize(s, 1, 1, 2);
 }
 
 /**
