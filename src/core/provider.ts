@@ -2,6 +2,7 @@
  * The model port: one vocabulary for every vendor. Adapters under src/providers/<vendor>/ map their
  * SDK's stream and errors onto these types and nothing else leaks out of them.
  */
+import { sliceJson } from './content-parts.js';
 import type { ContentBlock } from './events.js';
 import { jsonLength } from './json-bytes.js';
 import { canonicalMediaType, isTextType } from './media-type.js';
@@ -74,6 +75,25 @@ export interface ModelRequest {
   thinkingBudget?: number;
   /** `compaction` requests ask for a summary of the conversation; scripted models answer them without consuming a script step. */
   purpose: 'turn' | 'compaction';
+}
+
+/**
+ * Most bytes of one `tool_call_delta` (as a JSON string, as the event log counts a part) that an
+ * adapter makes of arguments its vendor sent whole, as an object (Gemini always, an
+ * Anthropic-compatible gateway in content_block_start).
+ */
+export const ARGS_DELTA_BYTES = 64 * 1024;
+
+/**
+ * The `argsDelta`s of arguments sent whole: their JSON text in pieces of at most
+ * {@link ARGS_DELTA_BYTES}, never made whole. Made again from the parsed object, the text may be
+ * longer than the one that carried it (a number such as `9e20` is 21 characters written again), and
+ * longer than a string can be: made whole, it threw a RangeError that failed the turn.
+ */
+export function argsDeltas(input: unknown): string[] {
+  const deltas: string[] = [];
+  sliceJson(input, ARGS_DELTA_BYTES, (delta) => deltas.push(delta));
+  return deltas;
 }
 
 export type ProviderStopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal';

@@ -4,7 +4,7 @@
  *   message_start, (content_block_start, content_block_delta*, content_block_stop)*, message_delta, message_stop
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { argsDeltas, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
 
 type RawEvent = Anthropic.Messages.RawMessageStreamEvent;
 
@@ -89,12 +89,12 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
           yield { type: 'reasoning_part', part: { provider: 'anthropic', kind: 'redacted_thinking', data: block.data } };
         } else if (block?.kind === 'tool') {
           // Arguments given whole in content_block_start, as the SDK's own MessageStream reads them
-          // too: until 2026-12-06 such a call ran with {}.
+          // too: until 2026-12-06 such a call ran with {}. Their JSON is given in pieces, never made
+          // whole (until 2026-12-07 it was, and parsed again).
           if (block.json === '' && isFilledObject(block.input)) {
-            block.json = JSON.stringify(block.input);
-            yield { type: 'tool_call_delta', id: block.id, argsDelta: block.json };
-          }
-          yield { type: 'tool_call_end', id: block.id, ...parseArgs(block.json) };
+            for (const argsDelta of argsDeltas(block.input)) yield { type: 'tool_call_delta', id: block.id, argsDelta };
+            yield { type: 'tool_call_end', id: block.id, input: block.input as Record<string, unknown> };
+          } else yield { type: 'tool_call_end', id: block.id, ...parseArgs(block.json) };
         }
         break;
       }

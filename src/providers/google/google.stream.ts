@@ -6,8 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { GenerateContentResponse } from '@google/genai';
-import { sliceJson } from '../../core/content-parts.js';
-import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { argsDeltas, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
 import { SYNTHETIC_ID } from './google.request.js';
 
 const FINISH: Record<string, ProviderStopReason> = {
@@ -31,14 +30,6 @@ const UNUSABLE: Record<string, string> = {
   TOO_MANY_TOOL_CALLS: 'the model made too many tool calls in a row',
   MALFORMED_RESPONSE: 'the model generated a response that could not be parsed',
 };
-
-/**
- * Most bytes of one `tool_call_delta` of a call's arguments (as a JSON string, as the event log
- * counts a part). Gemini sends a call's arguments whole, as an object; their JSON is given in pieces
- * of this size, never made whole: it may be longer than a string can be (a number such as `9e20` is
- * 21 characters once written again), and making it threw a RangeError that failed the turn.
- */
-export const ARGS_DELTA_BYTES = 64 * 1024;
 
 export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResponse>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   let finish: ProviderStopReason | undefined;
@@ -67,9 +58,8 @@ export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResp
         const id = part.functionCall.id || `${SYNTHETIC_ID}${randomUUID()}`;
         const input = part.functionCall.args ?? {};
         yield { type: 'tool_call_start', id, name: part.functionCall.name ?? '' };
-        const deltas: string[] = [];
-        sliceJson(input, ARGS_DELTA_BYTES, (argsDelta) => deltas.push(argsDelta));
-        for (const argsDelta of deltas) yield { type: 'tool_call_delta', id, argsDelta };
+        // Arguments come whole, as an object: their JSON is given in pieces, never made whole.
+        for (const argsDelta of argsDeltas(input)) yield { type: 'tool_call_delta', id, argsDelta };
         yield { type: 'tool_call_end', id, input };
         if (part.thoughtSignature) yield { type: 'reasoning_part', part: { provider: 'google', kind: 'thought_signature', id, data: part.thoughtSignature } };
         continue;

@@ -3,10 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { ProviderEvent } from '../../../src/core/provider.js';
+import { ARGS_DELTA_BYTES, type ProviderEvent } from '../../../src/core/provider.js';
 import { mapAnthropicStream } from '../../../src/providers/anthropic/anthropic.stream.js';
 import { mapChatStream } from '../../../src/providers/openai/chat.stream.js';
-import { ARGS_DELTA_BYTES, mapGoogleStream } from '../../../src/providers/google/google.stream.js';
+import { mapGoogleStream } from '../../../src/providers/google/google.stream.js';
 
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 2 ** 31);
 console.log('fast-check seed', seed);
@@ -85,18 +85,30 @@ test('property: chat-completions tool arguments survive any chunking', async () 
   );
 });
 
-test('google: a call whose arguments come whole is given as deltas of at most ARGS_DELTA_BYTES that join to their JSON, never made whole', async () => {
-  // Gemini's arguments are an object, not text: their JSON is written in pieces (made whole, it could
-  // be longer than a string can be). Here 3 × 100k control characters, 1.8 MB of JSON.
-  const input = { path: 'a.bin', parts: ['\x01'.repeat(100_000), 'é'.repeat(100_000), '\x01'.repeat(100_000)] };
-  const chunk = { candidates: [{ content: { parts: [{ functionCall: { id: 'c1', name: 'write_file', args: input } }] }, finishReason: 'STOP' }] };
-  const events = await all(mapGoogleStream(from([chunk as never]), signal));
-  const deltas = events.flatMap((e) => (e.type === 'tool_call_delta' ? [e.argsDelta] : []));
-  assert.equal(deltas.join(''), JSON.stringify(input));
+// Arguments that come whole, as an object (Gemini's always, an Anthropic-compatible gateway's in
+// content_block_start): their JSON is written in pieces (made whole, it could be longer than a string
+// can be). Here 3 × 100k characters, 1.8 MB of JSON.
+const wholeInput = { path: 'a.bin', parts: ['\x01'.repeat(100_000), 'é'.repeat(100_000), '\x01'.repeat(100_000)] };
+
+/** The deltas of call `id` join to the JSON of `wholeInput`, in more than one piece, each at most ARGS_DELTA_BYTES; it ends with the input itself. */
+function assertWholeArgs(events: ProviderEvent[], id: string): void {
+  const deltas = events.flatMap((e) => (e.type === 'tool_call_delta' && e.id === id ? [e.argsDelta] : []));
+  assert.equal(deltas.join(''), JSON.stringify(wholeInput));
   assert.ok(deltas.length > 1, `${deltas.length} deltas`);
   for (const d of deltas) assert.ok(Buffer.byteLength(JSON.stringify(d)) <= ARGS_DELTA_BYTES, `a delta of ${d.length} characters`);
-  assert.deepEqual(events.find((e) => e.type === 'tool_call_end'), { type: 'tool_call_end', id: 'c1', input });
+  assert.deepEqual(events.find((e) => e.type === 'tool_call_end'), { type: 'tool_call_end', id, input: wholeInput });
   assert.deepEqual(events.at(-1), { type: 'stop', reason: 'tool_use' });
+}
+
+test('google: a call whose arguments come whole is given as deltas of at most ARGS_DELTA_BYTES that join to their JSON, never made whole', async () => {
+  const chunk = { candidates: [{ content: { parts: [{ functionCall: { id: 'c1', name: 'write_file', args: wholeInput } }] }, finishReason: 'STOP' }] };
+  assertWholeArgs(await all(mapGoogleStream(from([chunk as never]), signal)), 'c1');
+});
+
+test('anthropic: a tool_use whose input comes whole in content_block_start is given as deltas of at most ARGS_DELTA_BYTES, never made whole', async () => {
+  const stream = anthropicToolStream([]);
+  stream[1].content_block.input = wholeInput;
+  assertWholeArgs(await all(mapAnthropicStream(from(stream), signal)), 'toolu_1');
 });
 
 test('arguments that are not a JSON object end with invalidArgs and an empty input', async () => {
