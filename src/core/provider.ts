@@ -96,6 +96,22 @@ export function argsDeltas(input: unknown): string[] {
   return deltas;
 }
 
+/**
+ * A call's arguments from the JSON text its vendor streamed (whole, once the call ends): `{}` for
+ * none (an empty text), else the object, else `{}` and the text as `invalidArgs` (not JSON, or not
+ * an object), which the engine answers the model with.
+ */
+export function parseToolArgs(json: string): { input: Record<string, unknown>; invalidArgs?: string } {
+  if (json.trim() === '') return { input: {} };
+  try {
+    const value: unknown = JSON.parse(json);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return { input: value as Record<string, unknown> };
+  } catch {
+    // fall through: the model sent text that is not JSON
+  }
+  return { input: {}, invalidArgs: json };
+}
+
 export type ProviderStopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal';
 
 export type ProviderEvent =

@@ -4,7 +4,7 @@
  *   message_start, (content_block_start, content_block_delta*, content_block_stop)*, message_delta, message_stop
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { argsDeltas, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { argsDeltas, parseToolArgs, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
 
 type RawEvent = Anthropic.Messages.RawMessageStreamEvent;
 
@@ -94,7 +94,7 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
           if (block.json === '' && isFilledObject(block.input)) {
             for (const argsDelta of argsDeltas(block.input)) yield { type: 'tool_call_delta', id: block.id, argsDelta };
             yield { type: 'tool_call_end', id: block.id, input: block.input as Record<string, unknown> };
-          } else yield { type: 'tool_call_end', id: block.id, ...parseArgs(block.json) };
+          } else yield { type: 'tool_call_end', id: block.id, ...parseToolArgs(block.json) };
         }
         break;
       }
@@ -120,15 +120,3 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
 }
 
 const isFilledObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0;
-
-/** Parses streamed tool arguments; an empty string means no arguments. */
-export function parseArgs(json: string): { input: Record<string, unknown>; invalidArgs?: string } {
-  if (json.trim() === '') return { input: {} };
-  try {
-    const value: unknown = JSON.parse(json);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return { input: value as Record<string, unknown> };
-  } catch {
-    // fall through: the model sent text that is not JSON
-  }
-  return { input: {}, invalidArgs: json };
-}

@@ -5,8 +5,7 @@
  */
 import type OpenAI from 'openai';
 import { newLocalId } from '../../core/ids.js';
-import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
-import { parseArgs } from './openai.errors.js';
+import { parseToolArgs, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 /** `named`: the id is the server's (false when the server sent none and troupe made one up). */
@@ -104,7 +103,7 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
       finish = FINISH[choice.finish_reason] ?? 'end_turn';
       for (const call of opened.sort((a, b) => a.index - b.index || a.seq - b.seq)) {
         if (!call.started && call.name) yield* start(call);
-        if (call.started) yield { type: 'tool_call_end', id: call.id, ...parseArgs(call.args) };
+        if (call.started) yield { type: 'tool_call_end', id: call.id, ...parseToolArgs(call.args) };
       }
       if (opened.length > 0 && finish === 'end_turn') finish = 'tool_use';
       else if (refused && finish === 'end_turn') finish = 'refusal';

@@ -143,15 +143,3 @@ export function classify(status: number | undefined, code: string | undefined, t
   if (code === 'model_not_found' || (status === 404 && MODEL_MISSING.test(message))) return 'model_not_found';
   return 'invalid_request';
 }
-
-/** Parses streamed tool arguments; an empty string means no arguments. */
-export function parseArgs(json: string): { input: Record<string, unknown>; invalidArgs?: string } {
-  if (json.trim() === '') return { input: {} };
-  try {
-    const value: unknown = JSON.parse(json);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return { input: value as Record<string, unknown> };
-  } catch {
-    // fall through: the model sent text that is not JSON
-  }
-  return { input: {}, invalidArgs: json };
-}

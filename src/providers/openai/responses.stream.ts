@@ -3,8 +3,8 @@
  * https://platform.openai.com/docs/api-reference/responses-streaming
  */
 import type OpenAI from 'openai';
-import { ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
-import { classify, delayInMessage, parseArgs } from './openai.errors.js';
+import { parseToolArgs, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { classify, delayInMessage } from './openai.errors.js';
 
 type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
 
@@ -40,7 +40,7 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
       case 'response.output_item.done': {
         const item = event.item;
         if (item.type === 'function_call') {
-          yield { type: 'tool_call_end', id: item.call_id, ...parseArgs(item.arguments || (args.get(item.call_id) ?? '')) };
+          yield { type: 'tool_call_end', id: item.call_id, ...parseToolArgs(item.arguments || (args.get(item.call_id) ?? '')) };
           args.delete(item.call_id);
           callsEnded++;
         } else if (item.type === 'reasoning' && item.encrypted_content) {
@@ -72,7 +72,7 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
         // A call cut by max_output_tokens gets no output_item.done. It ends here with what arrived
         // of its arguments, as the Anthropic and Chat Completions adapters end theirs, rather than
         // vanishing: the caller sees the call and that its arguments were cut.
-        for (const [id, partial] of args) yield { type: 'tool_call_end', id, ...parseArgs(partial) };
+        for (const [id, partial] of args) yield { type: 'tool_call_end', id, ...parseToolArgs(partial) };
         args.clear();
         if (response.usage) yield usageOf(response.usage);
         let reason: ProviderStopReason = refused ? 'refusal' : sawCall ? 'tool_use' : 'end_turn';
