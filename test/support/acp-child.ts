@@ -23,6 +23,8 @@ export interface AcpChildOptions {
   answers?: PermissionAnswer[];
   /** A command that runs the agent (exec'ing it, so the pid is the agent's), e.g. `['prlimit', '--fsize=65536']`. */
   under?: string[];
+  /** Node's own options for the agent, e.g. `['--max-old-space-size=128']` (a daemon child's heap budget). */
+  nodeOptions?: string[];
 }
 
 export class AcpChild {
@@ -57,7 +59,7 @@ export class AcpChild {
       env.TROUPE_SCRIPT = path;
       env.TROUPE_MODEL ??= 'scripted/replay';
     }
-    const [command, ...args] = [...(options.under ?? []), process.execPath, BIN, 'acp'];
+    const [command, ...args] = [...(options.under ?? []), process.execPath, ...(options.nodeOptions ?? []), BIN, 'acp'];
     const proc = spawn(command!, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const child = new AcpChild(proc, home, [...(options.answers ?? [])]);
     proc.stderr!.on('data', (d) => (child.stderr += d));

@@ -46,6 +46,15 @@ export function testMcpServer(): McpServer {
   });
   // MCP_TEST_FLOOD: `flood` answers with more than the 10 MB a client's stdio transport reads.
   if (process.env.MCP_TEST_FLOOD) server.registerTool('flood', { description: 'Answers with 11 MB of text.' }, async () => text('x'.repeat(11 * 1024 * 1024)));
+  // MCP_TEST_BIG: `big` answers with `chars` characters of text (`char`, default "x") in `blocks`
+  // text blocks (a result near the 10 MB a message may have, whole or in many pieces).
+  if (process.env.MCP_TEST_BIG) {
+    server.registerTool('big', { description: 'Answers with that many characters of text, in that many blocks.', inputSchema: { chars: z.number(), blocks: z.number().optional(), char: z.string().optional() }, annotations: { readOnlyHint: true } }, async ({ chars, blocks = 1, char = 'x' }) => {
+      const each = Math.floor(chars / blocks);
+      const piece = char.repeat(each);
+      return { content: Array.from({ length: blocks }, (_, i) => ({ type: 'text' as const, text: i === blocks - 1 ? char.repeat(chars - each * (blocks - 1)) : piece })) };
+    });
+  }
   // MCP_TEST_JUNK: `junk` answers with that many content blocks MCP does not allow (`{}`) after a good
   // one (see answerJunk for `dense`), and so do `prompts/get` (messages) and `resources/read` (contents); MCP_TEST_JUNK_LISTS:
   // `prompts/list` and `resources/list` too. Sent as they are (McpServer would check them, and fail
