@@ -10,7 +10,6 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import {
   BlobResourceContentsSchema,
   CallToolResultSchema,
-  ContentBlockSchema,
   ErrorCode,
   GetPromptResultSchema,
   ListPromptsResultSchema,
@@ -24,18 +23,18 @@ import {
   ResourceSchema,
   ResourceTemplateSchema,
   TextResourceContentsSchema,
-  type CallToolResult,
   type GetPromptResult,
   type Prompt,
-  type ReadResourceResult,
   type Resource,
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { listTooLong, MAX_LIST_ITEMS, type Page } from './mcp-pages.js';
+import { requestOf } from './mcp-request.js';
 
-/** A call's result as the SDK reads it, but for its content: each block is checked by checkedItems. */
-export const LooseCallToolResult = CallToolResultSchema.extend({ content: z.array(z.unknown()).default([]) });
+/** A call's result as the SDK reads it, but for its content: each block is checked as it is read (mcp-results.ts). */
+const LooseCallToolResult = CallToolResultSchema.extend({ content: z.array(z.unknown()).default([]) });
+export type UncheckedCallResult = z.infer<typeof LooseCallToolResult>;
 
 /**
  * The most JSON values (objects, arrays, strings, numbers, …) one item may hold before it is checked:
@@ -74,22 +73,34 @@ export function checkItem<T>(raw: unknown, schema: z.ZodType<T>): { data: T } | 
 /** Each item as `schema` reads it; the first that does not fit fails the whole, with one short reason. */
 export function checkedItems<T>(items: readonly unknown[], schema: z.ZodType<T>, what: string): T[] {
   const out: T[] = [];
+  eachChecked(items, schema, what, (item) => out.push(item));
+  return out;
+}
+
+/**
+ * Gives `each` the items one by one as `schema` reads them, failing as checkedItems does on the
+ * first that does not fit (those before it were given already).
+ */
+export function eachChecked<T>(items: readonly unknown[], schema: z.ZodType<T>, what: string, each: (item: T, index: number) => void): void {
   for (let i = 0; i < items.length; i++) {
     const item = checkItem(items[i], schema);
     if ('data' in item) {
-      out.push(item.data);
+      each(item.data, i);
       continue;
     }
     const { issue } = item as { issue?: z.core.$ZodIssue };
     const why = 'tooMany' in item ? item.tooMany : issue ? `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` : 'it does not fit';
     throw new McpError(ErrorCode.InvalidParams, `the server sent ${what} MCP does not allow (number ${i + 1} of ${items.length}: ${why})`);
   }
-  return out;
 }
 
-/** A call's result, its content checked block by block. */
-export function checkedCallResult(result: z.infer<typeof LooseCallToolResult>): CallToolResult {
-  return { ...result, content: checkedItems(result.content, ContentBlockSchema, 'a content block') };
+/**
+ * `tools/call` as the server answered it, its content blocks unchecked (each is checked as it is
+ * read). (The SDK's callTool adds to this request only checks of what its own listTools saw; troupe
+ * lists tools itself, so they never applied.)
+ */
+export function uncheckedCall(client: Client, params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions): Promise<UncheckedCallResult> {
+  return requestOf(client, { method: 'tools/call', params }, LooseCallToolResult, options);
 }
 
 /** A page's items, unless there are more than a whole list may hold: refused before each is checked. */
@@ -112,36 +123,40 @@ const ResourceContents = z.union([TextResourceContentsSchema, BlobResourceConten
  * one, leaving out those MCP refuses), unless it is longer than a whole list may be.
  */
 export async function uncheckedToolsPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<{ tools: unknown[]; nextCursor?: string | undefined }> {
-  const result = await client.request({ method: 'tools/list', params: cursorOf(cursor) }, LooseTools, options);
+  const result = await requestOf(client, { method: 'tools/list', params: cursorOf(cursor) }, LooseTools, options);
   return { tools: listable(result.tools), nextCursor: result.nextCursor };
 }
 
 /** A page of `prompts/list`, each prompt checked. */
 export async function promptsPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<Prompt>> {
-  const result = await client.request({ method: 'prompts/list', params: cursorOf(cursor) }, LoosePrompts, options);
+  const result = await requestOf(client, { method: 'prompts/list', params: cursorOf(cursor) }, LoosePrompts, options);
   return { items: checkedItems(listable(result.prompts), PromptSchema, 'a prompt'), nextCursor: result.nextCursor };
 }
 
 /** A page of `resources/list`, each resource checked. */
 export async function resourcesPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<Resource>> {
-  const result = await client.request({ method: 'resources/list', params: cursorOf(cursor) }, LooseResources, options);
+  const result = await requestOf(client, { method: 'resources/list', params: cursorOf(cursor) }, LooseResources, options);
   return { items: checkedItems(listable(result.resources), ResourceSchema, 'a resource'), nextCursor: result.nextCursor };
 }
 
 /** A page of `resources/templates/list`, each template checked. */
 export async function templatesPage(client: Client, cursor: string | undefined, options: RequestOptions): Promise<Page<ResourceTemplate>> {
-  const result = await client.request({ method: 'resources/templates/list', params: cursorOf(cursor) }, LooseTemplates, options);
+  const result = await requestOf(client, { method: 'resources/templates/list', params: cursorOf(cursor) }, LooseTemplates, options);
   return { items: checkedItems(listable(result.resourceTemplates), ResourceTemplateSchema, 'a resource template'), nextCursor: result.nextCursor };
 }
 
 /** `prompts/get`, each message checked. */
 export async function getPrompt(client: Client, params: { name: string; arguments?: Record<string, string> }, options: RequestOptions): Promise<GetPromptResult> {
-  const result = await client.request({ method: 'prompts/get', params }, LoosePrompt, options);
+  const result = await requestOf(client, { method: 'prompts/get', params }, LoosePrompt, options);
   return { ...result, messages: checkedItems(result.messages, PromptMessageSchema, 'a prompt message') };
 }
 
-/** `resources/read`, each content checked. */
-export async function readResource(client: Client, uri: string, options: RequestOptions): Promise<ReadResourceResult> {
-  const result = await client.request({ method: 'resources/read', params: { uri } }, LooseRead, options);
-  return { ...result, contents: checkedItems(result.contents, ResourceContents, 'a resource content') };
+/** `resources/read` as the server answered it, its contents unchecked: each is checked as it is read (resourceOutput). */
+export async function uncheckedRead(client: Client, uri: string, options: RequestOptions): Promise<unknown[]> {
+  return (await requestOf(client, { method: 'resources/read', params: { uri } }, LooseRead, options)).contents;
+}
+
+/** A resource's contents, checked one by one as `each` is given them. */
+export function eachResourceContent(contents: readonly unknown[], each: (content: z.infer<typeof ResourceContents>, index: number) => void): void {
+  eachChecked(contents, ResourceContents, 'a resource content', each);
 }

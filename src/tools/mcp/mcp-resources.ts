@@ -6,10 +6,11 @@
  * Neither name can be a server's tool: those are `mcp__<server>__<tool>`.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type { Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { TroupeError } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/provider.js';
-import { resourcesPage, templatesPage } from './mcp-checked.js';
+import { eachResourceContent, resourcesPage, templatesPage } from './mcp-checked.js';
+import { CutText } from './mcp-results.js';
 import { allPages } from './mcp-pages.js';
 
 export const LIST_RESOURCES = 'mcp__list_resources';
@@ -67,8 +68,17 @@ export async function listResourcesText(servers: readonly ResourceServer[], time
   return blocks.join('\n\n');
 }
 
-/** What `mcp__read_resource` tells the model: each content's text; a line for binary ones. */
-export function resourceText(result: ReadResourceResult): string {
-  const parts = result.contents.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : `[binary content of ${c.uri}${c.mimeType ? `, ${c.mimeType}` : ''}]`));
-  return parts.length ? parts.join('\n') : '(empty)';
+/**
+ * What `mcp__read_resource` tells the model, cut to `limit` characters: each content's text, a line
+ * for each binary one. Made as its contents are checked, and only up to the limit, as a call's output
+ * is (mcp-results.ts): until 2026-12-07 they were checked into copies and joined whole first.
+ */
+export function resourceOutput(contents: readonly unknown[], limit: number): string {
+  if (contents.length === 0) return '(empty)';
+  const text = new CutText(limit);
+  eachResourceContent(contents, (c, i) => {
+    if (i > 0) text.add('\n');
+    text.add('text' in c && typeof c.text === 'string' ? c.text : `[binary content of ${c.uri}${c.mimeType ? `, ${c.mimeType}` : ''}]`);
+  });
+  return text.text();
 }

@@ -2,25 +2,41 @@
  * What a session is shown of an MCP tool call: its result as the text the model reads, its
  * progress as the call's content while it runs, each cut to a bound.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ContentBlockSchema, type ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import { writeJsonPieces } from '../../core/json-slices.js';
 import type { ToolRunContext } from '../../core/ports.js';
+import { eachChecked, type UncheckedCallResult } from './mcp-checked.js';
 
-/** What the model reads of a result: its text, and a line for each part that is not text. */
-export function textOf(result: CallToolResult): string {
-  const parts = (result.content ?? []).map((c) => {
-    switch (c.type) {
-      case 'text':
-        return c.text;
-      case 'resource':
-        return 'text' in c.resource && typeof c.resource.text === 'string' ? c.resource.text : `[binary resource ${c.resource.uri}]`;
-      case 'resource_link':
-        return `[resource ${c.uri}${c.name ? ` (${c.name})` : ''}]`;
-      default:
-        return `[${c.type} content, ${'mimeType' in c ? String(c.mimeType) : 'binary'}]`;
-    }
+/**
+ * What the model reads of a call's result, cut to `limit` characters with a note: its text, a line
+ * for each part that is not text, or its structured content as JSON when it has no content. Made as
+ * its content is checked, block by block (mcp-checked.ts), and only up to the limit: until
+ * 2026-12-07 every block was checked into a copy first (a result of 300000 small blocks held 23 MB
+ * of copies beside the 14 MB the server's JSON made), then all of the text joined into one string,
+ * and the output cut from it held the whole of it (a 10 MB one) for as long as it was kept.
+ */
+export function callOutput(result: UncheckedCallResult, limit: number): string {
+  const text = new CutText(limit);
+  eachChecked(result.content, ContentBlockSchema, 'a content block', (block, i) => {
+    if (i > 0) text.add('\n');
+    text.add(partOf(block));
   });
-  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
-  return parts.join('\n');
+  if (result.content.length === 0 && result.structuredContent !== undefined) writeJsonPieces(result.structuredContent, (piece) => text.add(piece));
+  return text.text();
+}
+
+/** A content block as the model reads it: its text, or a line saying what it is. */
+function partOf(c: ContentBlock): string {
+  switch (c.type) {
+    case 'text':
+      return c.text;
+    case 'resource':
+      return 'text' in c.resource && typeof c.resource.text === 'string' ? c.resource.text : `[binary resource ${c.resource.uri}]`;
+    case 'resource_link':
+      return `[resource ${c.uri}${c.name ? ` (${c.name})` : ''}]`;
+    default:
+      return `[${c.type} content, ${'mimeType' in c ? String(c.mimeType) : 'binary'}]`;
+  }
 }
 
 /** How often at most a call's progress is shown: each showing is an event in the session's log. */
@@ -45,5 +61,48 @@ export function progressShown(ctx: ToolRunContext): (p: { progress: number; tota
 
 /** `text`, or its first `limit` characters and a note of how many more there were. */
 export function cut(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}\n[… ${text.length - limit} more characters cut]`;
+  const cutText = new CutText(limit);
+  cutText.add(text);
+  return cutText.text();
 }
+
+/**
+ * Text given in pieces, of which the first `limit` characters are kept and the rest only counted:
+ * what `cut` makes of the pieces' whole, without making the whole.
+ */
+export class CutText {
+  /** What is kept, in strings of up to a batch of pieces each (a result may be 300000 pieces of one character). */
+  private readonly kept: string[] = [];
+  private batch: string[] = [];
+  private keptLength = 0;
+  private length = 0;
+  constructor(private readonly limit: number) {}
+
+  add(piece: string): void {
+    this.length += piece.length;
+    const room = this.limit - this.keptLength;
+    if (room <= 0 || piece.length === 0) return;
+    const head = piece.length > room ? piece.slice(0, room) : piece;
+    this.batch.push(head);
+    this.keptLength += head.length;
+    if (this.batch.length >= BATCH) this.flush();
+  }
+
+  /**
+   * The text, or its first `limit` characters and a note. Cut, it is a string of its own, made by
+   * join: a slice of a piece (and a concatenation with one) keeps the whole piece in memory for as
+   * long as the slice lives, which for a result's output is as long as the session's history.
+   */
+  text(): string {
+    this.flush();
+    if (this.length <= this.limit) return this.kept.join('');
+    return [...this.kept, `\n[… ${this.length - this.limit} more characters cut]`].join('');
+  }
+
+  private flush(): void {
+    if (this.batch.length > 0) this.kept.push(this.batch.join(''));
+    this.batch = [];
+  }
+}
+
+const BATCH = 1024;

@@ -15,7 +15,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ErrorCode, ListRootsRequestSchema, McpError, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, ToolSchema, type CallToolResult, type Prompt, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListRootsRequestSchema, McpError, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, ToolSchema, type Prompt, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { ContentBlock } from '../../core/events.js';
 import { TroupeError } from '../../core/errors.js';
@@ -24,14 +24,14 @@ import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, To
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
 import { boundedFetch } from './mcp-bounded-fetch.js';
-import { checkedCallResult, checkItem, getPrompt, LooseCallToolResult, readResource, uncheckedToolsPage } from './mcp-checked.js';
+import { checkItem, getPrompt, uncheckedCall, uncheckedRead, uncheckedToolsPage } from './mcp-checked.js';
 import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
 import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
-import { cut, progressShown, textOf } from './mcp-results.js';
+import { callOutput, cut, progressShown } from './mcp-results.js';
 import { allPages } from './mcp-pages.js';
 import { commandOf, listPrompts, promptArguments, promptContent, type McpCommand, type PromptEntry } from './mcp-prompts.js';
-import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceSpecs, resourceText, serverOf } from './mcp-resources.js';
+import { isResourceTool, LIST_RESOURCES, listResourcesText, resourceOutput, resourceSpecs, serverOf } from './mcp-resources.js';
 
 export interface McpToolsOptions {
   /** The session's cwd: where the servers run. */
@@ -234,8 +234,8 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
       }
       const server = serverOf(servers, input, true)!;
       if (typeof input.uri !== 'string' || !input.uri) throw new TroupeError('invalid_params', '"uri" must be the URI of a resource.');
-      const result = await readResource(server.client, input.uri, { timeout: opts.callTimeoutMs, signal: ctx.signal });
-      return { output: cut(resourceText(result), opts.outputLimit), isError: false };
+      const contents = await uncheckedRead(server.client, input.uri, { timeout: opts.callTimeoutMs, signal: ctx.signal });
+      return { output: resourceOutput(contents, opts.outputLimit), isError: false };
     } catch (err) {
       if (err instanceof TroupeError) throw err;
       if (ctx.signal.aborted) return { output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' };
@@ -288,10 +288,8 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
       const overall = new AbortController();
       const timer = setTimeout(() => overall.abort(new Error('the call took too long in all')), opts.callMaxTotalMs);
       try {
-        // Its content is checked block by block (mcp-checked.ts), not by the SDK's one schema. (The
-        // SDK's callTool adds to this request only checks of what its own listTools saw; troupe
-        // lists tools itself, so they never applied.)
-        const loose = await server.client.request({ method: 'tools/call', params: { name: tool.name, arguments: call.input } }, LooseCallToolResult, {
+        // Its content is checked block by block (mcp-checked.ts), not by the SDK's one schema.
+        const loose = await uncheckedCall(server.client, { name: tool.name, arguments: call.input }, {
           signal: AbortSignal.any([ctx.signal, overall.signal]),
           timeout: opts.callTimeoutMs,
           // The SDK asks the server for progress only with a callback, and only then can progress
@@ -299,9 +297,8 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
           onprogress: progressShown(ctx),
           resetTimeoutOnProgress: true,
         });
-        const result = checkedCallResult(loose);
-        const output = cut(textOf(result), opts.outputLimit);
-        return result.isError ? { output, isError: true, errorCode: 'tool_failed' } : { output, isError: false };
+        const output = callOutput(loose, opts.outputLimit);
+        return loose.isError ? { output, isError: true, errorCode: 'tool_failed' } : { output, isError: false };
       } catch (err) {
         if (ctx.signal.aborted) return { output: 'Cancelled before it finished.', isError: true, errorCode: 'request_cancelled' };
         if (overall.signal.aborted) return { output: `The MCP server ${server.name} did not finish the call within ${opts.callMaxTotalMs} ms in all (its progress extends each wait for its next word, never the whole call), so troupe cancelled it.`, isError: true, errorCode: 'tool_timeout' };

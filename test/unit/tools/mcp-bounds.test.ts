@@ -1,6 +1,8 @@
 // What troupe reads of an MCP server is bounded (spec/tools.md §7): a message over 10 MB, on any
 // transport, disconnects the server that sent it, its calls fail saying why, and the other servers
-// serve on. The flooding server is a real one on 127.0.0.1 (test/support/mcp-flood-http.ts).
+// serve on. The flooding server is a real one on 127.0.0.1 (test/support/mcp-flood-http.ts). And what
+// it keeps of a message it read is what the model reads of it.
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -47,3 +49,15 @@ for (const [what, transport, url] of cases) {
     assert.deepEqual(await tools.run(call('mcp__ok__echo', { text: 'still here' }), ctx()), { output: 'echo: still here', isError: false });
   });
 }
+
+test('what troupe keeps of an MCP result is what the model reads: eight results of 9.5 MB, each kept, fit a 40 MB heap', () => {
+  // Until 2026-12-07 each result was kept whole for as long as its output was (a slice of its text),
+  // and by the SDK for as long as the process lived (its listener on the call's signal).
+  const host = resolve('dist/test/support/mcp-call-host.js');
+  const child = spawnSync(process.execPath, ['--max-old-space-size=40', host, 'big', JSON.stringify({ chars: 9_500_000 }), '8', JSON.stringify({ MCP_TEST_BIG: '1' })], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  assert.equal(child.status, 0, `the host died: ${child.stderr.slice(-1500)}`);
+  const kept = JSON.parse(child.stdout) as { output: string; isError: boolean }[];
+  assert.equal(kept.length, 8);
+  const output = `${'x'.repeat(262_144)}\n[… ${9_500_000 - 262_144} more characters cut]`;
+  for (const [i, result] of kept.entries()) assert.ok(result.output === output && !result.isError, `result ${i + 1}: ${result.output.slice(-60)}`);
+});
