@@ -10,7 +10,7 @@ import type { Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types
 import { TroupeError } from '../../core/errors.js';
 import type { ToolSpec } from '../../core/provider.js';
 import { eachResourceContent, resourcesPage, templatesPage } from './mcp-checked.js';
-import { CutText } from './mcp-results.js';
+import { CutText } from './mcp-cut-text.js';
 import { allPages } from './mcp-pages.js';
 
 export const LIST_RESOURCES = 'mcp__list_resources';
@@ -69,13 +69,14 @@ export async function listResourcesText(servers: readonly ResourceServer[], time
 }
 
 /**
- * What `mcp__read_resource` tells the model, cut to `limit` characters: each content's text, a line
- * for each binary one. Made as its contents are checked, and only up to the limit, as a call's output
- * is (mcp-results.ts): until 2026-12-07 they were checked into copies and joined whole first.
+ * What `mcp__read_resource` tells the model, cut to `limit` bytes as a call's output is: each
+ * content's text, a line for each binary one. Made as its contents are checked, and only up to the
+ * limit, as a call's output is (mcp-results.ts): until 2026-12-07 they were checked into copies and
+ * joined whole first.
  */
 export function resourceOutput(contents: readonly unknown[], limit: number): string {
   if (contents.length === 0) return '(empty)';
-  const text = new CutText(limit);
+  const text = new CutText(limit, 'bytes');
   eachResourceContent(contents, (c, i) => {
     if (i > 0) text.add('\n');
     text.add('text' in c && typeof c.text === 'string' ? c.text : `[binary content of ${c.uri}${c.mimeType ? `, ${c.mimeType}` : ''}]`);

@@ -6,17 +6,19 @@ import { ContentBlockSchema, type ContentBlock } from '@modelcontextprotocol/sdk
 import { writeJsonPieces } from '../../core/json-slices.js';
 import type { ToolRunContext } from '../../core/ports.js';
 import { eachChecked, type UncheckedCallResult } from './mcp-checked.js';
+import { CutText, type CutUnit } from './mcp-cut-text.js';
 
 /**
- * What the model reads of a call's result, cut to `limit` characters with a note: its text, a line
- * for each part that is not text, or its structured content as JSON when it has no content. Made as
- * its content is checked, block by block (mcp-checked.ts), and only up to the limit: until
- * 2026-12-07 every block was checked into a copy first (a result of 300000 small blocks held 23 MB
- * of copies beside the 14 MB the server's JSON made), then all of the text joined into one string,
- * and the output cut from it held the whole of it (a 10 MB one) for as long as it was kept.
+ * What the model reads of a call's result, cut to `limit` bytes as the log holds it (mcp-cut-text.ts)
+ * with a note: its text, a line for each part that is not text, or its structured content as JSON
+ * when it has no content. Made as its content is checked, block by block (mcp-checked.ts), and only
+ * up to the limit: until 2026-12-07 every block was checked into a copy first (a result of 300000
+ * small blocks held 23 MB of copies beside the 14 MB the server's JSON made), then all of the text
+ * joined into one string, and the output cut from it held the whole of it (a 10 MB one) for as
+ * long as it was kept.
  */
 export function callOutput(result: UncheckedCallResult, limit: number): string {
-  const text = new CutText(limit);
+  const text = new CutText(limit, 'bytes');
   eachChecked(result.content, ContentBlockSchema, 'a content block', (block, i) => {
     if (i > 0) text.add('\n');
     text.add(partOf(block));
@@ -59,50 +61,9 @@ export function progressShown(ctx: ToolRunContext): (p: { progress: number; tota
   };
 }
 
-/** `text`, or its first `limit` characters and a note of how many more there were. */
-export function cut(text: string, limit: number): string {
-  const cutText = new CutText(limit);
+/** `text`, or as much of it as `limit` allows (in `unit`s) and a note of how many more characters there were. */
+export function cut(text: string, limit: number, unit: CutUnit = 'characters'): string {
+  const cutText = new CutText(limit, unit);
   cutText.add(text);
   return cutText.text();
 }
-
-/**
- * Text given in pieces, of which the first `limit` characters are kept and the rest only counted:
- * what `cut` makes of the pieces' whole, without making the whole.
- */
-export class CutText {
-  /** What is kept, in strings of up to a batch of pieces each (a result may be 300000 pieces of one character). */
-  private readonly kept: string[] = [];
-  private batch: string[] = [];
-  private keptLength = 0;
-  private length = 0;
-  constructor(private readonly limit: number) {}
-
-  add(piece: string): void {
-    this.length += piece.length;
-    const room = this.limit - this.keptLength;
-    if (room <= 0 || piece.length === 0) return;
-    const head = piece.length > room ? piece.slice(0, room) : piece;
-    this.batch.push(head);
-    this.keptLength += head.length;
-    if (this.batch.length >= BATCH) this.flush();
-  }
-
-  /**
-   * The text, or its first `limit` characters and a note. Cut, it is a string of its own, made by
-   * join: a slice of a piece (and a concatenation with one) keeps the whole piece in memory for as
-   * long as the slice lives, which for a result's output is as long as the session's history.
-   */
-  text(): string {
-    this.flush();
-    if (this.length <= this.limit) return this.kept.join('');
-    return [...this.kept, `\n[… ${this.length - this.limit} more characters cut]`].join('');
-  }
-
-  private flush(): void {
-    if (this.batch.length > 0) this.kept.push(this.batch.join(''));
-    this.batch = [];
-  }
-}
-
-const BATCH = 1024;

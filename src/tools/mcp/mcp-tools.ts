@@ -43,7 +43,7 @@ export interface McpToolsOptions {
   callTimeoutMs: number;
   /** How long one call may take in all, however much progress the server reports. */
   callMaxTotalMs: number;
-  /** The most characters of a call's output the model is given (longer output is cut, with a note). */
+  /** The most bytes of a call's output the model is given, as JSON in UTF-8 (longer output is cut, with a note): mcp-cut-text.ts. */
   outputLimit: number;
   /** troupe's version, told to the servers. */
   version: string;
@@ -230,7 +230,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     try {
       if (call.name === LIST_RESOURCES) {
         const one = serverOf(servers, input, false);
-        return { output: cut(await listResourcesText(one ? [one] : servers, opts.callTimeoutMs, ctx.signal), opts.outputLimit), isError: false };
+        return { output: cut(await listResourcesText(one ? [one] : servers, opts.callTimeoutMs, ctx.signal), opts.outputLimit, 'bytes'), isError: false };
       }
       const server = serverOf(servers, input, true)!;
       if (typeof input.uri !== 'string' || !input.uri) throw new TroupeError('invalid_params', '"uri" must be the URI of a resource.');
