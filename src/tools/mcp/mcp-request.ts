@@ -10,6 +10,8 @@
  * exited, and some fifty of them took its 512 MB (and every session of the editor with it).
  * Here the SDK gets a signal no one else holds, aborted when the caller's is; the listener that
  * links the two is removed when the request ends, and the SDK's listener goes with that signal.
+ * (A fix was proposed to the SDK, modelcontextprotocol/typescript-sdk#1672, and closed; 1.32.2, which
+ * troupe uses, leaves the listener.)
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
