@@ -9,12 +9,15 @@
 import { isTroupeError } from '../core/errors.js';
 import type { AgentEventInput, ToolContent } from '../core/events.js';
 import { jsonBytes } from '../core/json-bytes.js';
+import { jsonFittingPrefix } from '../core/text-cut.js';
 import type { EngineCore } from './engine-core.js';
 
 /** Unchanged lines kept on each side of a narrowed diff's change. */
 const CONTEXT_LINES = 3;
-/** The longest output kept when even the narrowed event does not fit (what read_file shows at most). */
-const MAX_OUTPUT_CHARS = 256 * 1024;
+const TOO_LARGE_NOTE = '[This result is too large for the session log to show; the model read its output.]';
+const CUT_MARK = '… [cut]';
+/** Room left in the last resort's event for its JSON's own punctuation beyond the measured parts. */
+const SLACK_BYTES = 64;
 
 type ToolCallUpdated = Extract<AgentEventInput, { type: 'tool_call_updated' }>;
 
@@ -27,9 +30,21 @@ export function emitToolResult(core: EngineCore, event: ToolCallUpdated): void {
   if (emitted(core, event)) return;
   const narrowed: ToolCallUpdated = { ...event, ...(event.content ? { content: event.content.map(narrowDiff) } : {}) };
   if (emitted(core, narrowed)) return;
-  const output = event.output !== undefined && event.output.length > MAX_OUTPUT_CHARS ? `${event.output.slice(0, MAX_OUTPUT_CHARS)}… [cut]` : event.output;
-  const note = '[This result is too large for the session log to show; the model read its output.]';
-  core.emit({ ...event, ...(output !== undefined ? { output } : {}), content: [{ type: 'text', text: output ? `${output}\n${note}` : note }] });
+  // The last resort holds the output twice (what the model reads, and the text the client is shown),
+  // each cut to half of what the rest of the event leaves, in bytes of JSON: cut in characters (256 Ki
+  // of them), an output of control characters (six bytes each) still made an event over the limit,
+  // and the turn failed on it (until 2026-12-07).
+  const rest = jsonBytes({ ...event, output: '', content: [{ type: 'text', text: `\n${TOO_LARGE_NOTE}` }] });
+  const room = Math.floor((core.deps.log.maxEventBytes - rest - SLACK_BYTES) / 2);
+  const output = event.output === undefined ? undefined : cutToJsonBytes(event.output, room);
+  core.emit({ ...event, ...(output !== undefined ? { output } : {}), content: [{ type: 'text', text: output ? `${output}\n${TOO_LARGE_NOTE}` : TOO_LARGE_NOTE }] });
+}
+
+/** `text` if its JSON (quotes aside) is at most `room` bytes, else a start of it that is, with CUT_MARK. */
+function cutToJsonBytes(text: string, room: number): string {
+  if (jsonBytes(text) - 2 <= room) return text;
+  // Joined, not concatenated: a slice keeps the whole output in memory for as long as it lives.
+  return [text.slice(0, jsonFittingPrefix(text, room - (jsonBytes(CUT_MARK) - 2))), CUT_MARK].join('');
 }
 
 /** Whether the log took the event (false: too large for it). */

@@ -2,10 +2,34 @@
  * Cutting text without splitting a surrogate pair (an emoji is two UTF-16 units): a lone half is not
  * valid text, and turns into U+FFFD once encoded as UTF-8 (the log, the wire).
  */
+import { jsonStringBytes, PLAIN_JSON_CHARS } from './json-bytes.js';
+
 export const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
 export const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
 
 /** Where to end a cut of `text` at `end` units: `end`, or one unit earlier when it falls inside a pair. */
 export function pairSafeEnd(text: string, end: number): number {
   return end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) && isLowSurrogate(text.charCodeAt(end)) ? end - 1 : end;
+}
+
+/**
+ * How many characters of `s` from its start make at most `room` bytes of JSON (quotes aside), a
+ * surrogate pair never parted: a cut to what a session's log can hold, where a character may be six
+ * bytes (a control character, `\u0001`).
+ */
+export function jsonFittingPrefix(s: string, room: number): number {
+  if (room <= 0) return 0;
+  // A character is at least one byte: no more than `room` of them can fit.
+  const head = s.length > room ? s.slice(0, pairSafeEnd(s, room)) : s;
+  if (PLAIN_JSON_CHARS.test(head)) return head.length;
+  let bytes = 0;
+  let i = 0;
+  while (i < head.length) {
+    const width = isHighSurrogate(head.charCodeAt(i)) && isLowSurrogate(head.charCodeAt(i + 1)) ? 2 : 1;
+    const more = jsonStringBytes(head.slice(i, i + width)) - 2;
+    if (bytes + more > room) break;
+    bytes += more;
+    i += width;
+  }
+  return i;
 }

@@ -2,8 +2,8 @@
  * Text given in pieces, of which only a start is kept and the rest counted (spec/tools.md §7): what a
  * model reads of an MCP result, made without making the result's whole text.
  */
-import { jsonStringBytes, PLAIN_JSON_CHARS } from '../../core/json-bytes.js';
-import { isHighSurrogate, isLowSurrogate, pairSafeEnd } from '../../core/text-cut.js';
+import { jsonStringBytes } from '../../core/json-bytes.js';
+import { jsonFittingPrefix, pairSafeEnd } from '../../core/text-cut.js';
 
 /**
  * What a limit counts: characters (UTF-16 units), or bytes of the text as a JSON string in UTF-8,
@@ -35,7 +35,7 @@ export class CutText {
     this.length += piece.length;
     if (this.full || piece.length === 0) return;
     const room = this.limit - this.keptSize;
-    const n = this.unit === 'bytes' ? fittingBytes(piece, room) : pairSafeEnd(piece, Math.min(piece.length, room));
+    const n = this.unit === 'bytes' ? jsonFittingPrefix(piece, room) : pairSafeEnd(piece, Math.min(piece.length, room));
     if (n < piece.length) this.full = true;
     if (n === 0) return;
     const head = n < piece.length ? piece.slice(0, n) : piece;
@@ -61,22 +61,4 @@ export class CutText {
     if (this.batch.length > 0) this.kept.push(this.batch.join(''));
     this.batch = [];
   }
-}
-
-/** How many characters of `s` from its start make at most `room` bytes of JSON (quotes aside), a surrogate pair never parted. */
-function fittingBytes(s: string, room: number): number {
-  if (room <= 0) return 0;
-  // A character is at least one byte: no more than `room` of them can fit.
-  const head = s.length > room ? s.slice(0, pairSafeEnd(s, room)) : s;
-  if (PLAIN_JSON_CHARS.test(head)) return head.length;
-  let bytes = 0;
-  let i = 0;
-  while (i < head.length) {
-    const width = isHighSurrogate(head.charCodeAt(i)) && isLowSurrogate(head.charCodeAt(i + 1)) ? 2 : 1;
-    const more = jsonStringBytes(head.slice(i, i + width)) - 2;
-    if (bytes + more > room) break;
-    bytes += more;
-    i += width;
-  }
-  return i;
 }

@@ -393,6 +393,25 @@ test('a rewrite too large to show even narrowed is recorded with its output and 
   assertWellFormed(h);
 });
 
+test('an output of control characters too large for the log is cut to what fits it in bytes, not characters, and the turn goes on', async () => {
+  // 200,000 characters of \u0001 are 1.2 MB of JSON, held twice in the result's event (output and
+  // content): cut to 256 Ki characters, the last resort was still over the log's 1 MiB, and the turn
+  // failed with event_too_large (until 2026-12-07).
+  const h = makeHarness([[{ tool_call: { name: 'read_file', input: { path: 'ctl.bin' } } }], [{ text: 'read' }]]);
+  writeFileSync(join(h.dir, 'ctl.bin'), '\u0001'.repeat(200_000));
+  const r = await h.engine.prompt(text('go')).result;
+  assert.equal(r.stopReason, 'end_turn');
+  const done = h.ofType('tool_call_updated').find((e) => e.status === 'completed');
+  assert.ok(done, 'the call is recorded as completed');
+  const note = '[This result is too large for the session log to show; the model read its output.]';
+  assert.match(done.output ?? '', /\u0001… \[cut\]$/);
+  assert.ok((done.output ?? '').length > 50_000, 'most of what fits is kept');
+  assert.deepEqual(done.content, [{ type: 'text', text: `${done.output}\n${note}` }]);
+  assert.ok(Buffer.byteLength(JSON.stringify(done)) <= 1024 * 1024, 'the event fits the log');
+  assert.deepEqual(h.ofType('agent_message_chunk').map((e) => e.text), ['read'], 'the model went on after reading the result');
+  assertWellFormed(h);
+});
+
 test('the step limit gives max_turn_requests', async () => {
   const h = makeHarness([[write('a.txt')], [write('b.txt')], [write('c.txt')]], { limits: { maxSteps: 2 } });
   const r = await h.engine.prompt(text('go')).result;
