@@ -92,3 +92,31 @@ test('--acp-retain-mb and --acp-retain-total-mb take whole MiB from 0', async ()
     assert.match(r.stderr, new RegExp(`${flag} must be an integer from 0 to`));
   }
 });
+
+test('a session the client closed keeps nothing on its connection once the client leaves its stream: the stream goes', async (t) => {
+  const d = await start(t, []);
+  const h = rawClient(d);
+  const conn = await rawInitialize(h);
+  const main = await SseReader.open(h, conn);
+  t.after(() => main.close());
+  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } })).status, 202);
+  const [created] = await main.waitFor(1);
+  const { sessionId } = created!.json['result'] as { sessionId: string };
+  // What the connection stream keeps (the session/new answer): all the connection keeps once the session is gone.
+  const before = await d.metric('troupe_acp_retained_bytes');
+  const s = await SseReader.open(h, conn, { sessionId });
+  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } }, sessionId)).status, 202);
+  await s.waitUntil(() => s.events.some((e) => e.json['id'] === 2));
+  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 3, method: 'session/close', params: { sessionId } }, sessionId)).status, 202);
+  await s.waitUntil(() => s.events.some((e) => e.json['id'] === 3));
+  s.close();
+  // The relay answers the close on the session's stream and then releases it; once the client has
+  // left it, the stream goes with what it kept (before 2026-12-07 it kept the close's answer, and
+  // the stream itself, for the connection's life: 1024 closed sessions and the connection could
+  // open no more).
+  let kept = await d.metric('troupe_acp_retained_bytes');
+  for (const deadline = Date.now() + 10_000; kept !== before && Date.now() < deadline; kept = await d.metric('troupe_acp_retained_bytes')) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(kept, before, 'the closed session keeps nothing');
+});

@@ -2,7 +2,7 @@
 // and keep-alive comments (raw fetch + SSE parsing, since the SDK client has no resume).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rawInitialize, rawPost, SseReader, startHarness, until, type Harness } from '../../support/transport/harness.js';
+import { delay, rawInitialize, rawPost, SseReader, startHarness, until, type Harness } from '../../support/transport/harness.js';
 
 const promptMsg = (id: number, sessionId: string) => ({ jsonrpc: '2.0', id, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'go' }] } });
 
@@ -85,6 +85,36 @@ describe('Last-Event-ID resume', { timeout: 20_000 }, () => {
     const [gap] = await c.waitFor(1);
     assert.deepEqual(gap!.json, { jsonrpc: '2.0', method: '_troupe/replay_gap', params: { sessionId: 'ses_again', lastEventId: 3, firstAvailableId: 7 } });
     c.close();
+  });
+
+  test('a released session stream goes once its receiver leaves with its last answer taken (the relay answers session/close on that stream, then releases it)', async () => {
+    const conn = await rawInitialize(h);
+    const a = await SseReader.open(h, conn, { sessionId: 'ses_closed' });
+    const close = { jsonrpc: '2.0', id: 1, method: '_test/release', params: { sessionId: 'ses_closed', release: 'ses_closed', answerFirst: true } };
+    assert.equal((await rawPost(h, conn, close, 'ses_closed')).status, 202);
+    const [answer] = await a.waitFor(1);
+    assert.deepEqual(answer!.json, { jsonrpc: '2.0', id: 1, result: {} });
+    a.close();
+    // Kept, every closed session's stream would count against maxSessionStreams for the connection's
+    // life: an editor's one long-lived connection could open no more than 1024 sessions.
+    await until(() => h.acp.connections().find((c) => c.id === conn)?.sessionStreams === 0, 'the released session stream dropped');
+  });
+
+  test('a released session stream that takes output again is kept: the session was opened again', async () => {
+    const conn = await rawInitialize(h);
+    const a = await SseReader.open(h, conn, { sessionId: 'ses_reopened' });
+    const close = { jsonrpc: '2.0', id: 1, method: '_test/release', params: { sessionId: 'ses_reopened', release: 'ses_reopened', answerFirst: true } };
+    assert.equal((await rawPost(h, conn, close, 'ses_reopened')).status, 202);
+    await rawPost(h, conn, promptMsg(2, 'ses_reopened'), 'ses_reopened');
+    assert.deepEqual((await a.waitFor(7)).map((e) => e.id), ['1', '2', '3', '4', '5', '6', '7']);
+    a.close();
+    await until(() => h.agent.connection(conn).received.length === 2, 'both delivered');
+    await delay(50);
+    assert.equal(h.acp.connections().find((c) => c.id === conn)?.sessionStreams, 1);
+    // Its new output is kept for resume, as before a release.
+    const b = await SseReader.open(h, conn, { sessionId: 'ses_reopened', lastEventId: '5' });
+    assert.deepEqual((await b.waitFor(2)).map((e) => e.id), ['6', '7']);
+    b.close();
   });
 
   test('an idle stream gets keep-alive comments', async () => {

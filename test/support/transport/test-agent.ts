@@ -118,10 +118,18 @@ export class TestAgent implements AcpAgentSide {
           }
           return;
         }
-        case '_test/release':
+        case '_test/release': {
           // As the relay does once a session is closed or deleted: its stream keeps nothing for resume.
+          // `answerFirst`: in the relay's order, the answer queued (on the stream of the session it
+          // came on) before the release, so that the stream still holds it when released.
+          if (params['answerFirst'] !== true) {
+            channel.releaseSession(String(params['release']));
+            return respond(msg['id'], {});
+          }
+          const answered = respond(msg['id'], {});
           channel.releaseSession(String(params['release']));
-          return respond(msg['id'], {});
+          return answered;
+        }
         case '_test/echo':
           return respond(msg['id'], { params, context: rec.received.at(-1)?.context ?? {} });
         default:

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../core/ports.js';
 import { idKey, isRecord, isRequest, isResponse, sessionIdOfParams, sessionIdOfResult } from './acp-protocol.js';
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext, JsonRpcMessage, ResolvedAcpOptions } from './acp.types.js';
-import { OutboundStream, type StreamHost } from './outbound-stream.js';
+import { OutboundStream, type StreamHost, type StreamReceiver } from './outbound-stream.js';
 import { keepWithin, shedLargestFirst, type RetentionHolder } from './retention-budget.js';
 
 /** Where a message goes: the connection stream or one session's stream. */
@@ -142,11 +142,29 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
   releaseSession(sessionId: string): void {
     const stream = this.sessionStreams.get(sessionId);
     if (!stream) return;
-    if (!stream.receiver && stream.pendingBytes === 0) {
-      this.droppedThroughId = Math.max(this.droppedThroughId, stream.lastId);
-      this.sessionStreams.delete(sessionId);
-      stream.abort();
-    } else stream.release();
+    stream.release();
+    this.dropIfDone(stream);
+  }
+
+  /**
+   * Detaches an SSE receiver from `stream` (its client went away); a released session stream with
+   * nothing waiting goes then. The relay queues its answer to session/close (or delete) on the
+   * session's stream before it releases it, so at the release the stream always still held that
+   * answer, or a receiver: until 2026-12-07 it was never dropped, and every session a connection
+   * closed kept a stream against maxSessionStreams (1024) for the connection's life.
+   */
+  detachReceiver(stream: OutboundStream, receiver: StreamReceiver): void {
+    if (stream.detach(receiver)) this.dropIfDone(stream);
+  }
+
+  /** Drops a released session stream that no receiver holds and nothing waits in (numbering on after it: droppedThroughId). */
+  private dropIfDone(stream: OutboundStream): void {
+    const sessionId = stream.sessionId;
+    if (sessionId === undefined || !stream.released || stream.receiver || stream.pendingBytes > 0) return;
+    if (this.sessionStreams.get(sessionId) !== stream) return;
+    this.droppedThroughId = Math.max(this.droppedThroughId, stream.lastId);
+    this.sessionStreams.delete(sessionId);
+    stream.abort();
   }
 
   /** Bytes kept for `Last-Event-ID` resume on all this connection's streams. */

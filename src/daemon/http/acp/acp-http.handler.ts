@@ -194,7 +194,7 @@ function handleGet(ex: HttpExchange, core: TransportCore): void {
   const receiver = sseReceiver(ex);
   const release = conn.hold();
   ex.onAbort(() => {
-    stream.detach(receiver);
+    conn.detachReceiver(stream, receiver);
     release();
   });
   // The opening comment flushes the headers at once: the SDK client waits for them before it POSTs

@@ -81,7 +81,8 @@ export interface AcpClientChannel {
   close(): void;
   /**
    * The client closed (or deleted) the session: what its stream kept for `Last-Event-ID` resume is
-   * let go (a connection can outlive many sessions). Output delivered later is kept again.
+   * let go (a connection can outlive many sessions), and the stream goes once no receiver holds it
+   * and nothing waits in it. Output delivered later is kept again.
    */
   releaseSession(sessionId: string): void;
 }

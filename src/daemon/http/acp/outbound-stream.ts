@@ -93,10 +93,17 @@ export class OutboundStream {
   }
 
   /**
+   * Set by {@link release}, cleared by the next output: the stream's session is done with (closed or
+   * deleted), and its connection drops the stream once no receiver holds it and nothing waits in it.
+   */
+  released = false;
+
+  /**
    * Drops what was delivered and kept only for resume (its client closed the session). What is
    * delivered from now on is kept again, within the limits.
    */
   release(): void {
+    this.released = true;
     this.trim({ events: 0, bytes: 0 });
   }
 
@@ -129,6 +136,7 @@ export class OutboundStream {
   /** Queues one message (its JSON text) and delivers it if a receiver can take it. */
   push(json: string): void {
     if (this.aborted) return;
+    this.released = false;
     this.entries.push({ id: this.nextId++, json });
     // The host may abort this stream here (its connection over the daemon's budget): then nothing to pump.
     this.host.pendingChanged(json.length);
@@ -138,6 +146,7 @@ export class OutboundStream {
   /** Queues several messages at once (`bytes`: the sum of their lengths). */
   pushMany(jsons: readonly string[], bytes: number): void {
     if (this.aborted) return;
+    this.released = false;
     for (const json of jsons) this.entries.push({ id: this.nextId++, json });
     this.host.pendingChanged(bytes);
     this.schedulePump();
