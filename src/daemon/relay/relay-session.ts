@@ -61,8 +61,8 @@ export class RelaySession {
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
   private nextId = 1;
-  /** The capabilities the child was initialized with (the creating or waking connection's). */
-  private caps: Record<string, unknown> = {};
+  /** The capabilities the child is initialized with (the creating, reviving or waking connection's: Relay.toSession). */
+  caps: Record<string, unknown> = {};
   /**
    * The MCP servers the session's client named last (session/new, load or resume): a child started
    * again (after a crash or an idle stop) resumes the session with them, so its tools stay.

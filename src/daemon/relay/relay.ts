@@ -191,6 +191,12 @@ export class Relay implements AcpAgentSide, RelayContext {
     // A notification (cancel) for a session whose child was stopped: nothing runs there to act on,
     // and waking a child for it would also pass --max-sessions, which only requests are checked against.
     if (!request) return void (session.live && session.deliver(msg));
+    // The process this request starts (a wake, or the next one of a session stopping idle or closed)
+    // serves the capabilities of its connection, as a revival serves its reviver's. Until 2026-12-07
+    // it served those of the client that had made the session: an editor that read files through its
+    // buffers made it and went, and a client that reads none woke it; the reads were asked of that
+    // client, and failed.
+    if (!session.live || session.child.state === 'stopping') session.caps = conn.capabilities;
     session.attach(conn, msg.method === 'session/load');
     session.forward(conn, msg, sessionId);
   }

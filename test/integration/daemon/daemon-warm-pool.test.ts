@@ -150,3 +150,29 @@ test('a pooled child that stops beating while it waits (SIGSTOP) is killed and r
   assert.equal(await d.metric('troupe_child_restarts_total'), 0, 'no session child was restarted');
   await waitFor('the pool refilled', async () => (await d.metric('troupe_pool_warm')) === 1, 30_000);
 });
+
+test("a session woken by another client serves that client's capabilities, not those of the client that made it", async (t) => {
+  const d = await Daemon.start({ script: { replies: [[call('read_file', { path: 'a.txt' })], [{ text: 'read it' }]] }, args: ['--idle-ms', '300'] });
+  t.after(() => d.stop());
+  const cwd = tempDir();
+  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
+  // An editor that reads files through its buffers makes the session, then goes.
+  const editor = d.connect('http', { readTextFile: () => ({ content: 'in the editor buffer\n' }) });
+  t.after(() => editor.close());
+  await editor.init({ fs: { readTextFile: true } });
+  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await editor.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  // A client that reads no files follows the session (attached by its message) and stays.
+  const other = d.connect('ws');
+  t.after(() => other.close());
+  await other.init({});
+  await other.agent.request('_troupe/session_state', { sessionId });
+  editor.close();
+  await waitFor('idle stop', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child?.state === 'idleStopped');
+  // Its prompt wakes the session: the new process serves its capabilities (it reads no files), so
+  // the file is read from disk, not asked of it (it would answer method not found: the read fails).
+  const r = await other.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'read a.txt' }] });
+  assert.equal(r.stopReason, 'end_turn');
+  const result = other.updatesFor(sessionId, 'tool_call_update').find((u) => u.rawOutput);
+  assert.match(String(result?.rawOutput?.output), /on disk/, JSON.stringify(result));
+});
