@@ -88,6 +88,17 @@ export class RelayConnection implements AcpConnectionPeer {
     return this.relay.toSession(this, sessionId, msg);
   }
 
+  /**
+   * Whether this client said it serves `method` (a child's request): files and terminals only if its
+   * `clientCapabilities` offered them; every client answers a permission.
+   */
+  serves(method: string): boolean {
+    const caps = this.capabilities as { fs?: { readTextFile?: unknown; writeTextFile?: unknown }; terminal?: unknown };
+    if (method === 'fs/read_text_file') return caps.fs?.readTextFile === true;
+    if (method === 'fs/write_text_file') return caps.fs?.writeTextFile === true;
+    return !method.startsWith('terminal/') || caps.terminal === true;
+  }
+
   /** A child's request, re-identified for this connection. */
   forwardRequest(session: RelaySession, msg: JsonRpcMessage): void {
     const id = this.nextId++;

@@ -336,7 +336,9 @@ export class RelaySession {
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
-    const conn = [...this.prompting.values()].find((c) => !c.isClosed) ?? [...this.attached.keys()].findLast((c) => !c.isClosed);
+    // The prompting connection, else the latest attached; a file or terminal request to one that serves it (spec/daemon.md §Relay).
+    const open = [...this.prompting.values(), ...[...this.attached.keys()].reverse()].filter((c) => !c.isClosed);
+    const conn = open.find((c) => c.serves(String(msg.method))) ?? open[0];
     if (!conn) {
       void this.child.proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', 'no client is attached to this session') });
       return;

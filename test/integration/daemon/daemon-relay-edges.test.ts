@@ -3,6 +3,8 @@
 // params name no session.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import WebSocket from 'ws';
 import { Daemon, tempDir, waitFor } from '../../support/daemon.js';
 
@@ -199,4 +201,27 @@ test('ws: after a restart, two clients that load every stored session at once re
     assert.ok(a.got.indexOf(prompt) > a.got.findIndex((m) => m.id === 100 + i && !m.method), `A's prompt ${i} was answered after its load`);
   }
   assert.equal(d.childPids().length, ids.length, 'one child per session, however many loads named it');
+});
+
+test("a file read the child asks goes to an attached client that reads files when the prompting one does not: the child serves the capabilities of the client that made the session", async (t) => {
+  const d = await Daemon.start({ script: { replies: [[{ tool_call: { name: 'read_file', input: { path: 'a.txt' } } }], [{ text: 'read it' }]] } });
+  t.after(() => d.stop());
+  const cwd = tempDir();
+  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
+  // An editor that reads files through its buffers makes the session, and stays.
+  const reads: string[] = [];
+  const editor = d.connect('http', { readTextFile: (req) => (reads.push(req.path), { content: 'in the editor buffer\n' }) });
+  t.after(() => editor.close());
+  await editor.init({ fs: { readTextFile: true } });
+  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  // Another client, which reads no files, prompts: the read is the editor's to answer (asked of the
+  // prompting client it failed, method not found), the permission-free turn ends normally.
+  const other = d.connect('ws');
+  t.after(() => other.close());
+  await other.init({});
+  const r = await other.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'read a.txt' }] });
+  assert.equal(r.stopReason, 'end_turn');
+  const result = other.updatesFor(sessionId, 'tool_call_update').find((u) => u.rawOutput);
+  assert.match(String(result?.rawOutput?.output), /in the editor buffer/, JSON.stringify(result));
+  assert.deepEqual(reads, [join(cwd, 'a.txt')]);
 });
