@@ -276,7 +276,13 @@ export class Relay implements AcpAgentSide, RelayContext {
     const entry = this.deps.index.get(sessionId);
     // One deleted because its log was gone is deleted for good now: it does not come back with its log.
     if (entry && !isFinallyDeleted(entry)) await this.deps.index.tombstone(sessionId);
-    for (const conn of attached) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_deleted', params: { sessionId } });
+    // After that notice, nothing of the session comes again: its stream on each of them keeps nothing
+    // for resume, and goes once its client leaves it (as the deleting client's does). Until
+    // 2026-12-07 it kept the session's output until the connection ended.
+    for (const conn of attached) {
+      void conn.send({ jsonrpc: '2.0', method: '_troupe/session_deleted', params: { sessionId } });
+      conn.channel.releaseSession(sessionId);
+    }
     this.deps.observer?.deleted?.(sessionId);
   }
 

@@ -120,3 +120,32 @@ test('a session the client closed keeps nothing on its connection once the clien
   }
   assert.equal(kept, before, 'the closed session keeps nothing');
 });
+
+test('a session another client deleted keeps nothing on a connection that followed it once the client leaves its stream', async (t) => {
+  const d = await start(t, []);
+  const h = rawClient(d);
+  const owner = await rawInitialize(h);
+  const main = await SseReader.open(h, owner);
+  t.after(() => main.close());
+  assert.equal((await rawPost(h, owner, { jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } })).status, 202);
+  const [created] = await main.waitFor(1);
+  const { sessionId } = created!.json['result'] as { sessionId: string };
+  const before = await d.metric('troupe_acp_retained_bytes');
+  // Another connection follows the session: its turn streams on its session stream, which keeps it.
+  const follower = await rawInitialize(h);
+  const followed = await SseReader.open(h, follower, { sessionId });
+  assert.equal((await rawPost(h, follower, { jsonrpc: '2.0', id: 1, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } }, sessionId)).status, 202);
+  await followed.waitUntil(() => followed.events.some((e) => e.json['id'] === 1));
+  // The owner deletes it: the follower is told, and then its stream of the session keeps nothing.
+  const own = await SseReader.open(h, owner, { sessionId });
+  assert.equal((await rawPost(h, owner, { jsonrpc: '2.0', id: 2, method: 'session/delete', params: { sessionId } }, sessionId)).status, 202);
+  await own.waitUntil(() => own.events.some((e) => e.json['id'] === 2));
+  await followed.waitUntil(() => followed.events.some((e) => e.json['method'] === '_troupe/session_deleted'));
+  own.close();
+  followed.close();
+  let kept = await d.metric('troupe_acp_retained_bytes');
+  for (const deadline = Date.now() + 10_000; kept !== before && Date.now() < deadline; kept = await d.metric('troupe_acp_retained_bytes')) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(kept, before, 'the deleted session keeps nothing on either connection');
+});
