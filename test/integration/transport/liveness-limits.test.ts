@@ -64,6 +64,40 @@ describe('a client that never reads its stream', { timeout: 20_000 }, () => {
   });
 });
 
+describe('an HTTP client that reads nothing and keeps sending requests', { timeout: 20_000 }, () => {
+  let h: Harness;
+  // The stall timer is far off: only the bound on held requests stops them piling up.
+  before(async () => {
+    h = await startHarness({ acp: { maxBufferedBytes: MAX_BUFFERED, maxOutputStallMs: 600_000 } });
+  });
+  after(() => h.close());
+
+  // Each request waits for room with its body, until the client reads: until 2026-12-07 any number
+  // of them could wait (each up to maxBodyBytes, 16 MiB), a WebSocket's frames being bounded already.
+  test('has its requests held up to maxBufferedBytes of bodies, and the next one refused at once with capacity_exceeded', async () => {
+    const conn = await rawInitialize(h);
+    const socket = await stalledSseSocket(h, conn, 'flood');
+    await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: '_test/flood', params: { sessionId: 'flood', size: MESSAGE } }, 'flood');
+    // The flood stops once the socket's kernel buffers are full too and the output is over the limit.
+    let sent = -1;
+    while (sent !== h.agent.connection(conn).floodSent) {
+      sent = h.agent.connection(conn).floodSent;
+      await delay(200);
+    }
+    const echo = (id: number) => ({ jsonrpc: '2.0', id, method: '_test/echo', params: { pad: 'p'.repeat(20 * 1024) } });
+    // Three bodies of some 20 KiB fit in 64 KiB: held, not answered.
+    const held = [2, 3, 4].map((id) => rawPost(h, conn, echo(id)).then((r) => ({ id, status: r.status })));
+    const settled = await Promise.race([Promise.any(held).then(() => 'answered'), delay(300).then(() => 'waiting')]);
+    assert.equal(settled, 'waiting', 'the held requests wait for room');
+    const refused = await rawPost(h, conn, echo(5));
+    assert.equal(refused.status, 503);
+    const body = (await refused.json()) as { id: number; error: { code: number; data: { code: string } } };
+    assert.deepEqual([body.id, body.error.code, body.error.data.code], [5, -32052, 'capacity_exceeded']);
+    assert.ok(h.acp.connections().some((c) => c.id === conn), 'the connection still serves');
+    socket.destroy();
+  });
+});
+
 describe('a WebSocket client that stops reading', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {

@@ -118,6 +118,28 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
     if (this.hasRoom()) for (const wake of this.roomWaiters.splice(0)) wake();
   }
 
+  /**
+   * For an HTTP request that must wait for room: waits as waitForRoom does, counting `bytes` (its
+   * body) as held meanwhile. False, at once, when the requests already held and this one would pass
+   * `maxBufferedBytes`: each holds its body until the client reads its output (or the stall timer
+   * closes the connection), and a client that reads nothing could otherwise park any number of them
+   * (until 2026-12-07; a WebSocket's held frames were already bounded so).
+   */
+  async holdForRoom(bytes: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.closedFlag || this.hasRoom()) return true;
+    if (this.heldRequestBytes + bytes > this.host.options.maxBufferedBytes) return false;
+    this.heldRequestBytes += bytes;
+    try {
+      await this.waitForRoom(signal);
+    } finally {
+      this.heldRequestBytes -= bytes;
+    }
+    return true;
+  }
+
+  /** Bytes of the HTTP requests waiting for room (holdForRoom). */
+  private heldRequestBytes = 0;
+
   /** Resolves when there is room or the connection closed; rejects if `signal` aborts first. */
   waitForRoom(signal?: AbortSignal): Promise<void> {
     if (this.closedFlag || this.hasRoom()) return Promise.resolve();

@@ -73,8 +73,12 @@ async function handlePost(ex: HttpExchange, core: TransportCore): Promise<void> 
   const release = conn.hold();
   let admitted: Admitted | undefined;
   try {
-    const refusal = isResponse(value) ? checkClientResponse(ex, conn, value) : await admitMethodMessage(ex, conn, value);
+    const refusal = isResponse(value) ? checkClientResponse(ex, conn, value) : await admitMethodMessage(ex, conn, value, raw.length);
     if (typeof refusal === 'string') return ex.error(400, 'invalid_request', refusal);
+    if (refusal === HELD_FULL) {
+      const max = core.options.maxBufferedBytes;
+      return ex.json(503, rpcError(value['id'], -32052, `The connection already holds ${max} bytes of requests waiting for its output to be read (maxBufferedBytes): read the streams first`, 'capacity_exceeded'));
+    }
     if (refusal?.duplicate) {
       // The POST is refused, not answered on the stream: there the client would take the error for
       // the answer to its request in flight under the same id. The SDK client turns a refused POST
@@ -125,7 +129,10 @@ interface Admitted {
   duplicate?: boolean;
 }
 
-async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: JsonRpcMessage): Promise<string | Admitted | undefined> {
+/** A request refused because the connection's held requests are at maxBufferedBytes (holdForRoom). */
+const HELD_FULL = Symbol('held requests full');
+
+async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: JsonRpcMessage, bodyBytes: number): Promise<string | Admitted | typeof HELD_FULL | undefined> {
   const method = typeof msg['method'] === 'string' ? msg['method'] : '';
   const header = ex.header('acp-session-id');
   const fromParams = sessionIdOfParams(msg);
@@ -135,7 +142,7 @@ async function admitMethodMessage(ex: HttpExchange, conn: AcpConnection, msg: Js
   if (conn.idTooLong(session)) return `Session id exceeds maxIdLength (${conn.idMaxLength})`;
   if (!('id' in msg)) return undefined;
   if (conn.idTooLong(msg['id'])) return `Request id exceeds maxIdLength (${conn.idMaxLength})`;
-  if (!conn.hasRoom()) await conn.waitForRoom(ex.signal);
+  if (!conn.hasRoom() && !(await conn.holdForRoom(bodyBytes, ex.signal))) return HELD_FULL;
   // Only a request answered under its own id is in flight: an invalid one (`"jsonrpc": "1.0"`, an id
   // that is an object) is answered with id null, and recorded it would hold its id for the
   // connection's life, refusing a later valid request with it (and growing the map at will).
