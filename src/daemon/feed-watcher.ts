@@ -7,7 +7,9 @@
  * wiser. One that was handed events the log lost ends with `replay_gap` whose `data.lastSeq` is what
  * the log holds: its reader learns that what it has after that seq is gone. Until 2026-12-07 both
  * ended as a deleted session's stream ends, and one still catching up read the cut file with the
- * offsets of the scan before the cut, and could fail `log_corrupt`.
+ * offsets of the scan before the cut, and could fail `log_corrupt`. A watcher whose live queue
+ * overflows (a burst, a slow reader) goes on the same way, from the last event it handed on: the
+ * log has every event, so its reader loses nothing.
  */
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
@@ -54,7 +56,16 @@ export class FeedWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
       const before = view.rewoundTo();
       // Past the seq the log holds, the old feed has only lost events (or a cut file) to give.
       if (before === undefined || this.position < before) {
-        const r = await view.watcher.next();
+        let r: IteratorResult<AgentEvent>;
+        try {
+          r = await view.watcher.next();
+        } catch (err) {
+          // Its live queue overflowed (events came faster than its reader took them): the log has
+          // every one, so it goes on from the last event handed on, through the feed opened again.
+          if (!isTroupeError(err) || err.code !== 'event_overflow') throw err;
+          if (!(await this.reopenAt(view))) return DONE;
+          continue;
+        }
         const held = view.rewoundTo();
         if (held === undefined || (!r.done && r.value.seq <= held)) {
           if (!r.done) this.position = r.value.seq;
@@ -67,23 +78,35 @@ export class FeedWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
         this.close();
         throw new TroupeError('replay_gap', `the session's log holds events through seq ${held} only (cut short: a damaged tail or a machine crash); the events after it that were sent, through seq ${this.position}, are gone`, { cursor: this.position, lastSeq: held });
       }
-      let next: FeedView;
-      try {
-        next = await this.reopen(this.position);
-      } catch (err) {
-        this.close();
-        // Deleted meanwhile: the stream ends, as a deleted session's does.
-        if (isTroupeError(err) && err.code === 'session_not_found') return DONE;
-        throw err;
-      } finally {
-        view.close();
-      }
-      if (this.closed) {
-        next.close();
-        return DONE;
-      }
-      this.view = next;
+      if (!(await this.reopenAt(view))) return DONE;
     }
+  }
+
+  /**
+   * Goes on from `position` through the session's feed opened again, the one way both a rewind and
+   * an overflow do (until 2026-12-07 the stream reopened after an overflow by a way of its own).
+   * False once this watcher is done: closed meanwhile, or the session deleted (refused
+   * `session_not_found`), which ends it as a deleted session's stream ends.
+   */
+  private async reopenAt(view: FeedView): Promise<boolean> {
+    let next: FeedView;
+    try {
+      next = await this.reopen(this.position);
+    } catch (err) {
+      this.close();
+      if (isTroupeError(err) && err.code === 'session_not_found') return false;
+      throw err;
+    } finally {
+      // Closed after the new one is open: the last watcher's close would drop the session's feed,
+      // and reopening it would scan its log file again.
+      view.close();
+    }
+    if (this.closed) {
+      next.close();
+      return false;
+    }
+    this.view = next;
+    return true;
   }
 
   return(): Promise<IteratorResult<AgentEvent>> {

@@ -207,7 +207,8 @@ async function serve({ home, env, logger, lock, opts }: ServeSettings): Promise<
   const pool = new ChildPool(opts.pool, launch, logger, { prepare: initializeAhead, heartbeatTimeoutMs: opts.heartbeatTimeoutMs, startupTimeoutMs: opts.startupTimeoutMs });
   const hub = new MachineHub();
   const running = new Map<string, string>();
-  const feeds = new SessionFeeds(home, opts.feedQueueMb * MiB);
+  // A deleted session's feed is refused whenever one is opened for it, as GET /v1/sessions/:id/events refuses it.
+  const feeds = new SessionFeeds(home, opts.feedQueueMb * MiB, (id) => index.get(id)?.status === 'deleted');
   // The inspector's replays of sessions (set once the inspector is registered): a deleted session's
   // goes with it, and a rewound one's is read again.
   let replays: Pick<SessionReplays, 'forget' | 'rewound'> | undefined;

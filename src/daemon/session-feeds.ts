@@ -43,6 +43,8 @@ export class SessionFeeds {
   constructor(
     private readonly home: string,
     budgetBytes = DEFAULT_FEED_BUDGET_BYTES,
+    /** The session is deleted (the daemon's index says so), whatever its log file holds: an old log put back does not bring its feed back. */
+    private readonly deleted: (sessionId: string) => boolean = () => false,
   ) {
     this.budget = new QueueBudget(budgetBytes);
   }
@@ -125,13 +127,20 @@ export class SessionFeeds {
    * megabytes of events for the daemon's lifetime.
    */
   async subscribe(sessionId: string, cursor: number): Promise<EventWatcher> {
-    // A rewind of the log ends the feed; the watcher then goes on through the feed opened again.
+    // A rewind of the log, or a watcher's queue overflowing, ends its view; the watcher goes on
+    // through the feed opened again, by this same `view`, which refuses a deleted session.
     return new FeedWatcher(await this.view(sessionId, cursor), cursor, (from) => this.view(sessionId, from));
   }
 
-  /** A watcher of the session's feed as it is now (opened for it if none is). */
+  /**
+   * A watcher of the session's feed as it is now (opened for it if none is). The one way a watcher
+   * gets a feed, its first and every later one: each refuses a deleted session (`present`, and a
+   * tombstone found by the scan that opens a feed). Until 2026-12-07 a watcher whose feed ended for
+   * a rewind reopened it with only the log file's existence checked, and a session deleted
+   * meanwhile was served its tombstone's `session_closed` as the session's next event.
+   */
   private async view(sessionId: string, cursor: number): Promise<FeedView> {
-    if (!existsSync(sessionLogPath(sessionsDir(this.home), sessionId))) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    this.present(sessionId);
     const feed = this.feed(sessionId);
     // Counted from now, not once the scan is done: a watcher refused meanwhile (a cursor beyond the
     // log) must not drop the feed that others are waiting for.
@@ -169,8 +178,7 @@ export class SessionFeeds {
    * cursor there. Until 2026-12-06 a HEAD trusted it, and answered 200 where its GET was 400.
    */
   async check(sessionId: string, cursor: number): Promise<void> {
-    const path = sessionLogPath(sessionsDir(this.home), sessionId);
-    if (!existsSync(path)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    const path = this.present(sessionId);
     const feed = this.brokers.get(sessionId);
     // A feed's scan under way answers this HEAD too (no second scan of the same file).
     if (feed && !feed.broker) await feed.opened.catch(() => undefined);
@@ -182,6 +190,13 @@ export class SessionFeeds {
       if (!this.brokers.has(sessionId)) this.seen.set(sessionId, Math.max(last, this.seen.get(sessionId) ?? 0));
     }
     checkFeedCursor(cursor, last);
+  }
+
+  /** The session's log path; throws `session_not_found` for a session with no log, or a deleted one. */
+  private present(sessionId: string): string {
+    const path = sessionLogPath(sessionsDir(this.home), sessionId);
+    if (!existsSync(path) || this.deleted(sessionId)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+    return path;
   }
 
   /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */
@@ -286,8 +301,10 @@ export class SessionFeeds {
       closeLog(feed);
       throw err;
     }
-    // Deleted while it was scanned (or the daemon is closing): nothing of it is kept.
-    if (this.closed || this.brokers.get(sessionId) !== feed) {
+    // Deleted while it was scanned (or the daemon is closing), or before (its log a tombstone, the
+    // daemon not told yet): nothing of it is kept.
+    if (this.closed || this.brokers.get(sessionId) !== feed || scan?.header?.tombstone) {
+      if (this.brokers.get(sessionId) === feed) this.brokers.delete(sessionId);
       closeLog(feed);
       throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     }

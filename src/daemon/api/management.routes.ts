@@ -107,10 +107,9 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
 
   server.route('GET', '/v1/sessions/:id/events', (req, res) => {
     // A deleted session's log is a tombstone (its history gone); its feed does not come back with it.
+    // The feed checks it again whenever a stream's feed is opened anew (an overflow, a rewind).
     const e = entryOf(req.params.id!);
-    // Checked again when the feed is reopened after an overflow: a session deleted meanwhile ends it.
-    const open = (cursor: number) => (entryOf(req.params.id!), feeds.subscribe(req.params.id!, cursor));
-    return streamSessionEvents(req, res, open, (cursor) => feeds.check(e.id, cursor));
+    return streamSessionEvents(req, res, (cursor) => feeds.subscribe(e.id, cursor), (cursor) => feeds.check(e.id, cursor));
   });
 
   server.route('POST', '/v1/sessions/:id/cancel', (req) => {

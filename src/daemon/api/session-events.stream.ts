@@ -27,7 +27,7 @@ export async function streamSessionEvents(req: RouteRequest, res: RouteResponse,
     res.sse(); // the headers, and the response ends (503 at --max-streams, as GET)
     return;
   }
-  let watcher = await open(after);
+  const watcher = await open(after);
   // A client gone while the feed opened: no stream for it, and its watcher goes now.
   if (req.signal.aborted) return watcher.close();
   let sse: SseStream;
@@ -40,35 +40,11 @@ export async function streamSessionEvents(req: RouteRequest, res: RouteResponse,
   const closeWatcher = () => watcher.close();
   sse.onClose(closeWatcher);
   req.signal.addEventListener('abort', closeWatcher, { once: true });
-  let sent = after;
   try {
-    for (;;) {
-      try {
-        for await (const event of watcher) {
-          if (sse.closed) break;
-          await sse.send(JSON.stringify(event), { id: event.seq, event: 'event' });
-          sent = event.seq;
-        }
-        return;
-      } catch (err) {
-        // The feed's queue for this stream overflowed: events came faster than the socket took them
-        // (a burst of thousands reported at once, or a slow reader). The log has every one of them,
-        // so the stream goes on from the last event sent, its replay paced by the reader, rather than
-        // end in an error that a reader which keeps reading did nothing to deserve.
-        if (!isTroupeError(err) || err.code !== 'event_overflow' || sse.closed) throw err;
-        const overflowed = watcher;
-        try {
-          watcher = await open(sent);
-        } catch (reopen) {
-          // Deleted meanwhile: its stream ends, as a deleted session's live stream does.
-          if (isTroupeError(reopen) && reopen.code === 'session_not_found') return;
-          throw reopen;
-        } finally {
-          // Closed after the new one is open: the last watcher's close would drop the session's feed,
-          // and reopening it would scan its log file again.
-          overflowed.close();
-        }
-      }
+    // A watcher whose live queue overflows goes on from the log by itself (feed-watcher.ts).
+    for await (const event of watcher) {
+      if (sse.closed) break;
+      await sse.send(JSON.stringify(event), { id: event.seq, event: 'event' });
     }
   } catch (err) {
     const code = isTroupeError(err) ? err.code : 'internal_error';

@@ -8,7 +8,10 @@ import { appendFileSync, readFileSync, truncateSync } from 'node:fs';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { EventWatcher } from '../../../src/core/ports.js';
+import { SessionFeeds } from '../../../src/daemon/session-feeds.js';
 import { encodeEventRecord } from '../../../src/store/log-record.codec.js';
+import { sessionsDir } from '../../../src/store/paths.js';
+import { writeTombstoneLog } from '../../../src/store/session-tombstone.js';
 import { chunk, recordEnds } from '../../support/store/store-fixtures.js';
 import { BIG, longLog, N, nextTurn, SID } from '../../support/long-feed-log.js';
 
@@ -153,4 +156,47 @@ test('a gap fill that finds the log cut before the rewind is told ends the feed 
   feeds.publish(SID, appended);
   // Until 2026-12-07 the fill ended the feed as a deleted session's: the stream ended.
   assert.deepEqual(texts(await next(w, 3)), texts(appended));
+});
+
+/** Deletes the session as the daemon does: its log replaced by its tombstone, then its feed forgotten. */
+async function deleteSession(home: string, feeds: SessionFeeds, lastSeq: number): Promise<void> {
+  const entry = { id: SID, cwd: '/', model: 'scripted/demo', mode: 'default', createdAt: 1, updatedAt: 1, status: 'active', lastSeq } as const;
+  await writeTombstoneLog(sessionsDir(home), entry, Date.now(), nextTurn);
+  feeds.forget(SID);
+}
+
+test('a session deleted while its watcher goes from a rewound feed to the feed opened again: the watcher ends, and is not served the tombstone', async (t) => {
+  const { home, path, feeds } = await longLog(t);
+  const K = 3;
+  // A watcher at K, sent nothing past it; the log is cut there, which ends its feed (it reopens at its next pull).
+  const w = await feeds.subscribe(SID, K);
+  t.after(() => w.close());
+  cutAfter(path, K);
+  feeds.rewound(SID, K);
+  await deleteSession(home, feeds, K);
+  // Until 2026-12-07 the feed opened again checked only that the log file was there: the watcher
+  // was handed the tombstone's session_closed (seq K + 1) as the session's next event.
+  assert.deepEqual(await w[Symbol.asyncIterator]().next(), { value: undefined, done: true });
+  assert.equal(feeds.open, 0, 'no feed left on the tombstone');
+  // And a new watcher is refused, as the route refuses a deleted session.
+  await assert.rejects(feeds.subscribe(SID, 0), (err: unknown) => isTroupeError(err, 'session_not_found'));
+  assert.equal(feeds.open, 0);
+});
+
+test('a deleted session whose old log is put back: a watcher whose feed ends for a rewind is not served it again', async (t) => {
+  const { home, path } = await longLog(t);
+  let deleted = false;
+  const feeds = new SessionFeeds(home, undefined, () => deleted);
+  t.after(() => feeds.close());
+  const K = 3;
+  const w = await feeds.subscribe(SID, K);
+  t.after(() => w.close());
+  cutAfter(path, K);
+  feeds.rewound(SID, K);
+  // The index says deleted; the file at the log's path is the old log (a backup put back).
+  deleted = true;
+  feeds.forget(SID);
+  assert.deepEqual(await w[Symbol.asyncIterator]().next(), { value: undefined, done: true });
+  await assert.rejects(feeds.subscribe(SID, 0), (err: unknown) => isTroupeError(err, 'session_not_found'));
+  assert.equal(feeds.open, 0);
 });
