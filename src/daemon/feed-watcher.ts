@@ -15,6 +15,7 @@ import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
 import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { BrokerWatcher } from '../store/index.js';
+import { eventMark } from './event-mark.js';
 
 /** A watcher of one feed as it was opened. */
 export interface FeedView {
@@ -36,6 +37,11 @@ export class FeedWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
     cursor: number,
     /** The session's feed from `cursor`, opened again (rejects as the first opening would). */
     private readonly reopen: (cursor: number) => Promise<FeedView>,
+    /**
+     * The event the reader had at `cursor + 1`, by its mark (event-mark.ts): the first event read is
+     * checked against it and not handed on; another mark ends the watcher with `replay_gap`.
+     */
+    private expected?: { seq: number; mark: string },
   ) {
     this.position = cursor;
   }
@@ -50,6 +56,23 @@ export class FeedWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
   }
 
   async next(): Promise<IteratorResult<AgentEvent>> {
+    const expected = this.expected;
+    if (expected === undefined) return this.pull();
+    const r = await this.pull();
+    this.expected = undefined;
+    if (r.done) return r;
+    // The log cut back and grown again past the reader's cursor while it was away: the seq it had
+    // names another event now. Until 2026-12-07 it was served the events after it as if nothing had
+    // happened. Where its events and the log's part is not known: none of its events is vouched for.
+    if (r.value.seq !== expected.seq || eventMark(JSON.stringify(r.value)) !== expected.mark) {
+      this.close();
+      throw new TroupeError('replay_gap', `the session's log holds another event at seq ${expected.seq} than the one this reader had (cut back and written again since: a damaged tail cut, a machine crash, an older copy put back); read it again from the start`, { cursor: expected.seq, lastSeq: 0 });
+    }
+    return this.pull();
+  }
+
+  /** The next event of the feed, across rewinds and overflows. */
+  private async pull(): Promise<IteratorResult<AgentEvent>> {
     for (;;) {
       if (this.closed) return DONE;
       const view = this.view;

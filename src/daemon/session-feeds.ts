@@ -120,16 +120,21 @@ export class SessionFeeds {
 
   /**
    * Replay after `cursor`, then live. Rejects with `session_not_found`, `invalid_cursor`; the
-   * iterator may throw `replay_gap`. The first watcher of a session waits for the scan of its log
+   * iterator may throw `replay_gap`, first of all when `mark` (the mark of the event the reader had
+   * at `cursor`) is not that of the event the log holds there now. The first watcher of a session waits for the scan of its log
    * (paced: the daemon's loop serves others meanwhile), and so do those that come during it. When a
    * session's last watcher closes, its broker goes with what it retained: the log file serves the
    * next watcher's replay, so a feed opened once (the inspector looking at a session) does not keep
    * megabytes of events for the daemon's lifetime.
    */
-  async subscribe(sessionId: string, cursor: number): Promise<EventWatcher> {
+  async subscribe(sessionId: string, cursor: number, mark?: string): Promise<EventWatcher> {
     // A rewind of the log, or a watcher's queue overflowing, ends its view; the watcher goes on
     // through the feed opened again, by this same `view`, which refuses a deleted session.
-    return new FeedWatcher(await this.view(sessionId, cursor), cursor, (from) => this.view(sessionId, from));
+    const reopen = (from: number) => this.view(sessionId, from);
+    if (mark === undefined || cursor === 0) return new FeedWatcher(await this.view(sessionId, cursor), cursor, reopen);
+    // The reader says which event it had at the cursor: the watcher starts one before it, to read
+    // that seq's event as the log holds it now and check it (event-mark.ts).
+    return new FeedWatcher(await this.view(sessionId, cursor, cursor - 1), cursor - 1, reopen, { seq: cursor, mark });
   }
 
   /**
@@ -139,7 +144,7 @@ export class SessionFeeds {
    * a rewind reopened it with only the log file's existence checked, and a session deleted
    * meanwhile was served its tombstone's `session_closed` as the session's next event.
    */
-  private async view(sessionId: string, cursor: number): Promise<FeedView> {
+  private async view(sessionId: string, cursor: number, from = cursor): Promise<FeedView> {
     this.present(sessionId);
     const feed = this.feed(sessionId);
     // Counted from now, not once the scan is done: a watcher refused meanwhile (a cursor beyond the
@@ -159,7 +164,9 @@ export class SessionFeeds {
       // A cursor at an event reported during a gap's fill is taken once the fill has published it;
       // one the feed has already, at once.
       while (feed.filling && cursor > feed.broker!.lastSeq()) await feed.filling;
-      watcher = feed.broker!.subscribe(cursor, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
+      // Refused as the cursor would be: one watching from before it is refused a cursor beyond the log too.
+      if (from !== cursor) checkFeedCursor(cursor, feed.broker!.lastSeq());
+      watcher = feed.broker!.subscribe(from, { queueLimit: FEED_QUEUE.events, queueMaxBytes: FEED_QUEUE.bytes, queueBudget: this.budget });
     } catch (err) {
       // A refused cursor, or a feed that could not open, leaves no feed behind.
       release();

@@ -10,6 +10,7 @@ import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-
 import WebSocket from 'ws';
 import { procStatFields } from '../../src/core/proc-stat.js';
 import { SPAWNER_SCRIPT } from '../../src/actors/child-spawner.js';
+import { FEED_ID } from '../../src/daemon/event-mark.js';
 
 const BIN = resolve('bin/troupe.js');
 
@@ -290,4 +291,16 @@ export async function waitFor<T>(what: string, f: () => Promise<T | undefined | 
 export function processAlive(pid: number): boolean {
   const state = procStatFields(pid)?.[0];
   return state !== undefined && state !== 'Z';
+}
+
+/** The seq of an SSE id of `/v1/sessions/:id/events`: `<seq>-<mark>` (src/daemon/event-mark.ts); fails on any other form. */
+export function seqOfFeedId(id: string | undefined): number {
+  const m = FEED_ID.exec(id ?? '');
+  if (!m || m[2] === undefined) throw new Error(`not an event id of a session's feed: ${JSON.stringify(id)}`);
+  return Number(m[1]);
+}
+
+/** The seqs of the event ids in an events feed's raw SSE text. */
+export function feedSeqsOfText(text: string): number[] {
+  return [...text.matchAll(/^id: (.*)$/gm)].map((m) => seqOfFeedId(m[1]!));
 }

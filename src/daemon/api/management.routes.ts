@@ -109,7 +109,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     // A deleted session's log is a tombstone (its history gone); its feed does not come back with it.
     // The feed checks it again whenever a stream's feed is opened anew (an overflow, a rewind).
     const e = entryOf(req.params.id!);
-    return streamSessionEvents(req, res, (cursor) => feeds.subscribe(e.id, cursor), (cursor) => feeds.check(e.id, cursor));
+    return streamSessionEvents(req, res, (cursor, mark) => feeds.subscribe(e.id, cursor, mark), (cursor) => feeds.check(e.id, cursor));
   });
 
   server.route('POST', '/v1/sessions/:id/cancel', (req) => {

@@ -4,23 +4,37 @@
  * spec/daemon.md §Management API.
  */
 import { TroupeError } from '../../core/errors.js';
+import { FEED_ID } from '../event-mark.js';
 import type { RouteRequest } from './route.types.js';
+
+/** A feed's cursor, with the mark of the event at it when the client sent one (event-mark.ts). */
+export interface FeedResume {
+  cursor: number;
+  mark?: string;
+}
 
 /**
  * The cursor of a feed request. Throws `invalid_cursor` for one that is not decimal digits (empty,
- * negative, fractional, or what Number() would also take: '0x1', '1e0', ' 1'). An empty `after=` is
+ * negative, fractional, or what Number() would also take: '0x1', '1e0', ' 1'), or, where `marked`,
+ * digits then `-` and an event's mark (the session events feed's ids). An empty `after=` is
  * refused, not read as 0: a client that meant a cursor and lost it must not get the whole log. An
  * empty `Last-Event-ID` counts as none: EventSource sends the header only when the last id it saw is
  * not empty (WHATWG HTML §9.2, "reestablish the connection"), and the rest of the daemon reads it so.
  */
-export function feedCursor(req: RouteRequest): number {
+export function feedResume(req: RouteRequest, marked: boolean): FeedResume {
   const header = req.headers['last-event-id'];
   const fromHeader = header !== undefined && header !== '';
   const raw = fromHeader ? header : req.query.get('after');
-  if (raw === null) return 0;
-  if (!/^\d+$/.test(raw)) {
+  if (raw === null) return { cursor: 0 };
+  const m = FEED_ID.exec(raw);
+  if (!m || (!marked && m[2] !== undefined)) {
     const where = fromHeader ? 'Last-Event-ID' : 'after';
-    throw new TroupeError('invalid_cursor', `${where} must be a seq (decimal digits), not ${JSON.stringify(raw.slice(0, 40))}`, { cursor: raw.slice(0, 40) });
+    throw new TroupeError('invalid_cursor', `${where} must be a seq (decimal digits)${marked ? ', or an event id of this feed' : ''}, not ${JSON.stringify(raw.slice(0, 40))}`, { cursor: raw.slice(0, 40) });
   }
-  return Number(raw);
+  return { cursor: Number(m[1]), ...(m[2] !== undefined ? { mark: m[2] } : {}) };
+}
+
+/** The cursor of a feed whose ids are bare seqs (`/v1/inspect/transitions`). */
+export function feedCursor(req: RouteRequest): number {
+  return feedResume(req, false).cursor;
 }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
-import { Daemon, tempDir, waitFor, type AcpClient, daemonWithClient } from '../../support/daemon.js';
+import { Daemon, seqOfFeedId, tempDir, waitFor, type AcpClient, daemonWithClient } from '../../support/daemon.js';
 import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
 import { scanLogFile, sessionIndexPath, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
@@ -261,6 +261,69 @@ test("a log cut short while the daemon runs: the inspector's replay of it, kept 
   // lost, and nothing after it.
   assert.deepEqual([r.after, r.lastSeq], [0, scanLogFile(path).lastSeq]);
   assert.notEqual(r.replayId, kept!.replayId);
+});
+
+/** The messages of an events stream until it ends, or through the first `n` (the request then aborted). */
+async function firstMessages(d: Daemon, id: string, headers: Record<string, string>, n: number, query = ''): Promise<SseMessage[]> {
+  const ac = new AbortController();
+  const res = await fetch(`${d.url}/v1/sessions/${id}/events${query}`, { headers: { ...d.headers, ...headers }, signal: ac.signal });
+  assert.equal(res.status, 200);
+  const out: SseMessage[] = [];
+  try {
+    for await (const m of readSse(res.body!, ac.signal)) if (out.push(m) >= n) break;
+  } finally {
+    ac.abort();
+  }
+  return out;
+}
+
+test('a reader away while the log is cut short and written past its cursor again: back with its last event id, it is told replay_gap, not served the new events as the ones after its own', { timeout: 120_000 }, async (t) => {
+  let had: SseMessage[] = [];
+  const { d, c, id, path } = await cutWhileServing(t, false, async (d, id) => {
+    // A reader of the whole log, then gone (a network blip).
+    had = await firstMessages(d, id, {}, scanLogFile(sessionLogPath(sessionsDir(d.home), id)).lastSeq);
+    // Back before the cut, with the id of an event it had: served the events after it.
+    const back = await firstMessages(d, id, { 'Last-Event-ID': had[1]!.id! }, 1);
+    assert.deepEqual([back[0]!.event, seqOfFeedId(back[0]!.id)], ['event', 3]);
+  });
+  const idOf = (m: SseMessage | undefined) => m?.id ?? assert.fail('an event with an id');
+  const lastId = idOf(had.at(-1));
+  const cursor = seqOfFeedId(lastId);
+  // The session writes on after the cut, past the seq the reader had.
+  while (scanLogFile(path).lastSeq <= cursor) assert.equal((await prompt(c, id)).stopReason, 'end_turn');
+  // Until 2026-12-07 (ids were bare seqs) it was served the events after its seq, though the seqs
+  // it had are other events now. Whether the reader comes back by itself (Last-Event-ID) or opens
+  // the stream again from its last id (`?after=`, as the inspector does).
+  for (const [headers, query] of [
+    [{ 'Last-Event-ID': lastId }, ''],
+    [{}, `?after=${lastId}`],
+  ] as [Record<string, string>, string][]) {
+    const told = await firstMessages(d, id, headers, 2, query);
+    assert.deepEqual(
+      told.map((m) => m.event),
+      ['replay_gap'],
+      'one replay_gap, and the stream ends',
+    );
+    // Where its events and the log's part is not known: none of them is vouched for.
+    assert.deepEqual([JSON.parse(told[0]!.data).after, JSON.parse(told[0]!.data).lastSeq], [cursor, 0]);
+  }
+  // The event the cut left (session_created, seq 1) is still the one the reader had: it goes on from it.
+  const fromKept = await firstMessages(d, id, { 'Last-Event-ID': idOf(had[0]) }, 1);
+  assert.deepEqual([fromKept[0]!.event, seqOfFeedId(fromKept[0]!.id)], ['event', 2]);
+  assert.notEqual(fromKept[0]!.id, had[1]!.id, 'seq 2 is another event now');
+  // A bare seq (an older client's id) says nothing of the event it had: it is taken as before.
+  const bare = await firstMessages(d, id, { 'Last-Event-ID': String(cursor) }, 1);
+  assert.deepEqual([bare[0]!.event, seqOfFeedId(bare[0]!.id)], ['event', cursor + 1]);
+  // A mark that is not of the form is refused, as any malformed cursor is; the transition feed's ids
+  // are bare seqs, and it takes nothing else.
+  for (const [feed, cursor] of [
+    [`/v1/sessions/${id}/events`, '1-xyz'],
+    ['/v1/inspect/transitions', idOf(had[0])],
+  ] as const) {
+    const res = await fetch(`${d.url}${feed}`, { headers: { ...d.headers, 'Last-Event-ID': cursor }, signal: AbortSignal.timeout(5_000) });
+    assert.equal(res.status, 400, `${feed} ${cursor}`);
+    assert.equal((await res.json()).error.code, 'invalid_cursor');
+  }
 });
 
 test('a session whose log was gone while the daemon was down is listed again once its log is back; one deleted by its id meanwhile stays deleted', { timeout: 120_000 }, async (t) => {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { request, type IncomingMessage } from 'node:http';
-import { daemonWithSession, waitFor } from '../../support/daemon.js';
+import { daemonWithSession, feedSeqsOfText, seqOfFeedId, waitFor } from '../../support/daemon.js';
 import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
 import { sessionLogPath, sessionsDir } from '../../../src/store/paths.js';
 
@@ -45,7 +45,7 @@ test('a live watcher of a turn that reports thousands of events at once gets eve
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'burst' }] });
   const got = await read;
   assert.deepEqual(got.filter((m) => m.event !== 'event').map((m) => m.data), [], 'no error event');
-  assert.deepEqual(got.map((m) => Number(m.id)), got.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  assert.deepEqual(got.map((m) => seqOfFeedId(m.id)), got.map((_, i) => i + 1), 'every seq from 1, once, in order');
   const chunks = got.map((m) => JSON.parse(m.data)).filter((e) => e.type === 'agent_message_chunk');
   assert.equal(chunks.length, n);
   assert.equal(chunks.at(-1).text, `w${n - 1} `);
@@ -56,7 +56,7 @@ test('a session deleted while its watcher is behind: the stream ends after every
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'bulky' }] });
   // The turn's end is durable (a client hears of it before the log has it).
   const whole = await untilTurnCompleted(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }));
-  const lastSeq = Number(whole.at(-1)!.id);
+  const lastSeq = seqOfFeedId(whole.at(-1)!.id);
   // A reader that does not read for now: the socket fills and the daemon holds the rest.
   const res = await new Promise<IncomingMessage>((resolve, reject) => request(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }, resolve).on('error', reject).end());
   res.pause();
@@ -68,7 +68,7 @@ test('a session deleted while its watcher is behind: the stream ends after every
   res.on('data', (x: string) => (text += x));
   res.resume();
   await new Promise((resolve) => res.on('end', resolve));
-  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  const ids = feedSeqsOfText(text);
   assert.equal(ids.length, lastSeq, 'every event of the session');
   assert.deepEqual(ids, ids.map((_, i) => i + 1), 'in order, once');
 });
@@ -114,7 +114,7 @@ test('a feed opened on a long log while its session streams on: every event from
   }
   assert.equal((await streaming).stopReason, 'end_turn');
   assert.deepEqual(got.filter((m) => m.event !== 'event').map((m) => m.data), [], 'no error event');
-  assert.deepEqual(got.map((m) => Number(m.id)), got.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  assert.deepEqual(got.map((m) => seqOfFeedId(m.id)), got.map((_, i) => i + 1), 'every seq from 1, once, in order');
   const chunks = got.map((m) => JSON.parse(m.data)).filter((e) => e.type === 'agent_message_chunk');
   assert.equal(chunks.length, 40 + n);
   assert.equal(chunks.at(-1).text, `w${n - 1} `);
@@ -188,7 +188,7 @@ test('slow readers of many streams: their queues together hold at most --feed-qu
   const keepingUp = untilTurnCompleted(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers, signal: done.signal }));
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'large' }] })).stopReason, 'end_turn');
   const got = await keepingUp;
-  assert.deepEqual(got.map((m) => Number(m.id)), got.map((_, i) => i + 1), 'the reader keeping up got every seq from 1, in order');
+  assert.deepEqual(got.map((m) => seqOfFeedId(m.id)), got.map((_, i) => i + 1), 'the reader keeping up got every seq from 1, in order');
   assert.equal(got.filter((m) => m.event === 'event' && JSON.parse(m.data).type === 'agent_message_chunk').length, n);
   done.abort();
   await d.untilDurable(sessionId, Math.max(...c.seqs(sessionId)));
@@ -219,7 +219,7 @@ async function readsEveryEvent(res: IncomingMessage, n: number): Promise<void> {
   res.on('data', (x: string) => (text += x));
   res.resume();
   await waitFor('the turn_completed event', async () => text.includes('"type":"turn_completed"'), 60_000);
-  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  const ids = feedSeqsOfText(text);
   assert.deepEqual(ids, ids.map((_, i) => i + 1), 'every seq from 1, once, in order');
   assert.doesNotMatch(text, /^event: error$/m);
   assert.equal([...text.matchAll(/"type":"agent_message_chunk"/g)].length, n);

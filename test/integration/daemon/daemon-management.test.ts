@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { Daemon, daemonWithSession, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
+import { Daemon, daemonWithSession, seqOfFeedId, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { NO_PROCESS_STATES } from '../../../src/daemon/machine-hub.js';
 
@@ -97,7 +97,7 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
   const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
   const all = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.some((x) => x.data.type === 'turn_completed'));
-  assert.deepEqual(all.map((e) => Number(e.id)), all.map((_, i) => i + 1), 'ids are the seqs 1, 2, 3 …');
+  assert.deepEqual(all.map((e) => seqOfFeedId(e.id)), all.map((_, i) => i + 1), 'ids are the seqs 1, 2, 3 …');
   assert.equal(all[0]!.data.type, 'session_created');
   // Resume from the middle with Last-Event-ID, and watch a live turn arrive. The header wins over
   // the URL's cursor: a reconnecting EventSource sends it with the URL it first opened.
@@ -106,15 +106,18 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
   const live = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'slow' }] });
   const resumed = await readSse(res, (e) => e.filter((x) => x.data.type === 'turn_completed').length >= 2);
   await live;
-  assert.equal(Number(resumed[0]!.id), mid + 1, 'exactly the events after the cursor');
-  assert.ok(resumed.every((e, i) => i === 0 || Number(e.id) === Number(resumed[i - 1]!.id) + 1), 'no hole, no duplicate');
+  assert.equal(seqOfFeedId(resumed[0]!.id), mid + 1, 'exactly the events after the cursor');
+  assert.ok(resumed.every((e, i) => i === 0 || seqOfFeedId(e.id) === seqOfFeedId(resumed[i - 1]!.id) + 1), 'no hole, no duplicate');
   assert.ok(resumed.some((e) => e.data.type === 'agent_message_chunk' && e.data.text === 'done'), 'then live events');
   // A log longer than a feed keeps in memory, replayed from the start: pages read from the file.
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'long' }] });
   await waitFor('the feed closed', async () => !(await fetch(`${d.url}/metrics`, { headers: d.headers }).then((r) => r.text())).match(/^troupe_event_feeds_open [1-9]/m));
   const whole = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=0`, { headers: d.headers }), (e) => e.filter((x) => x.data.type === 'turn_completed').length >= 3);
   assert.ok(whole.length > 3000);
-  assert.deepEqual(whole.map((e) => Number(e.id)), whole.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  assert.deepEqual(whole.map((e) => seqOfFeedId(e.id)), whole.map((_, i) => i + 1), 'every seq from 1, once, in order');
+  // An event's id is the same read from the log as sent live (its mark is of its content): a reader
+  // coming back with the id of an event it had live is taken (test/integration/daemon/daemon-damaged-log.test.ts).
+  assert.deepEqual(whole.slice(mid, mid + resumed.length).map((e) => e.id), resumed.map((e) => e.id));
   assert.deepEqual(whole.filter((e) => e.data.type === 'agent_message_chunk' && /^w\d+ $/.test(e.data.text)).map((e) => e.data.text), Array.from({ length: 3000 }, (_, i) => `w${i} `));
   const beyond = await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=999999`, { headers: d.headers });
   assert.equal(beyond.status, 400);
@@ -153,7 +156,7 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
   // An empty Last-Event-ID is no cursor (EventSource sends none when the last id it saw was empty):
   // the URL's cursor applies.
   const emptyHeader = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=${mid}`, { headers: { ...d.headers, 'Last-Event-ID': '' } }), (e) => e.length > 0);
-  assert.equal(Number(emptyHeader[0]!.id), mid + 1, 'the events after the URL cursor');
+  assert.equal(seqOfFeedId(emptyHeader[0]!.id), mid + 1, 'the events after the URL cursor');
   assert.equal((await fetch(`${d.url}/v1/sessions/ses_nope/events`, { headers: d.headers })).status, 404);
 });
 
@@ -341,10 +344,10 @@ test('a session\'s event feed goes with its last watcher and ends when the sessi
   await waitFor('the feed dropped with its watcher', async () => (await d.metric('troupe_event_feeds_open')) === 0);
   // A turn while nobody watches, then the watcher comes back from where it was.
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'say hi' }] });
-  const last = Number(first[first.length - 1]!.id);
+  const last = seqOfFeedId(first[first.length - 1]!.id);
   const back = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events`, { headers: { ...d.headers, 'Last-Event-ID': String(last) } }), (e) => e.some((x) => x.data.type === 'turn_completed'));
-  assert.equal(Number(back[0]!.id), last + 1, 'exactly the events after the cursor');
-  assert.ok(back.every((e, i) => i === 0 || Number(e.id) === Number(back[i - 1]!.id) + 1), 'no hole, no duplicate');
+  assert.equal(seqOfFeedId(back[0]!.id), last + 1, 'exactly the events after the cursor');
+  assert.ok(back.every((e, i) => i === 0 || seqOfFeedId(e.id) === seqOfFeedId(back[i - 1]!.id) + 1), 'no hole, no duplicate');
   assert.ok(back.some((e) => e.data.type === 'agent_message_chunk' && e.data.text === 'hi'));
   assert.equal((await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=999999`, { headers: d.headers })).status, 400);
   assert.equal(await d.metric('troupe_event_feeds_open'), 0, 'a refused cursor leaves no feed open');

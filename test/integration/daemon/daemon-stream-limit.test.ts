@@ -39,10 +39,10 @@ test('--max-streams caps open event streams with 503 capacity_exceeded, and a cl
   await waitFor('the session feed to close', async () => (await d.metric('troupe_event_feeds_open')) === 0);
   const again = await open(`/v1/sessions/${sessionId}/events?after=0`);
   assert.equal(again.res.status, 200);
-  // The new stream replays the log from the cursor: its first event is seq 1.
+  // The new stream replays the log from the cursor: its first event is seq 1 (its id `1-<mark>`).
   const reader = again.res.body!.getReader();
   let text = '';
-  while (!/\nid: 1\n/.test('\n' + text)) {
+  while (!/\nid: 1-[0-9a-f]{12}\n/.test('\n' + text)) {
     const { value, done } = await reader.read();
     assert.ok(!done, 'stream ended early');
     text += new TextDecoder().decode(value);

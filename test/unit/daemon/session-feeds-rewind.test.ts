@@ -8,12 +8,13 @@ import { appendFileSync, readFileSync, truncateSync } from 'node:fs';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { EventWatcher } from '../../../src/core/ports.js';
+import { eventMark } from '../../../src/daemon/event-mark.js';
 import { SessionFeeds } from '../../../src/daemon/session-feeds.js';
 import { encodeEventRecord } from '../../../src/store/log-record.codec.js';
 import { sessionsDir } from '../../../src/store/paths.js';
 import { writeTombstoneLog } from '../../../src/store/session-tombstone.js';
 import { chunk, recordEnds } from '../../support/store/store-fixtures.js';
-import { BIG, longLog, N, nextTurn, SID } from '../../support/long-feed-log.js';
+import { BIG, longLog, N, nextTurn, SID, take } from '../../support/long-feed-log.js';
 
 /** Cuts the log after the record of seq `k` (one event a record), as a repair leaves it. */
 function cutAfter(path: string, k: number): void {
@@ -199,4 +200,30 @@ test('a deleted session whose old log is put back: a watcher whose feed ends for
   assert.deepEqual(await w[Symbol.asyncIterator]().next(), { value: undefined, done: true });
   await assert.rejects(feeds.subscribe(SID, 0), (err: unknown) => isTroupeError(err, 'session_not_found'));
   assert.equal(feeds.open, 0);
+});
+
+test("a watcher from a cursor and the mark of the event the reader had there: taken while the log holds that event, told replay_gap once the seq names another", async (t) => {
+  const { path, feeds } = await longLog(t);
+  const K = 3;
+  const mark = (e: AgentEvent) => eventMark(JSON.stringify(e));
+  const had = await take(await feeds.subscribe(SID, 0), K);
+  const [kept, last] = [had[K - 2]!, had[K - 1]!];
+  // The log as the reader saw it: it goes on after its cursor.
+  const same = await feeds.subscribe(SID, K, mark(last));
+  assert.deepEqual((await next(same, 1)).map((e) => e.seq), [K + 1]);
+  same.close();
+  // Cut before the reader's last event, and written past it again.
+  cutAfter(path, K - 1);
+  feeds.rewound(SID, K - 1);
+  const appended = appendAfterCut(path, [K, K + 1]);
+  feeds.publish(SID, appended);
+  const other = await feeds.subscribe(SID, K, mark(last));
+  await assert.rejects(other[Symbol.asyncIterator]().next(), (err: unknown) => isTroupeError(err, 'replay_gap') && err.data?.lastSeq === 0 && err.data?.cursor === K);
+  assert.equal((await other[Symbol.asyncIterator]().next()).done, true, 'and then ends');
+  // From the event the cut kept, it goes on with the events written after the cut.
+  const fromKept = await feeds.subscribe(SID, K - 1, mark(kept));
+  t.after(() => fromKept.close());
+  assert.deepEqual(texts(await next(fromKept, 2)), texts(appended));
+  // A cursor beyond the log is refused with a mark as without.
+  await assert.rejects(feeds.subscribe(SID, K + 2, mark(last)), (err: unknown) => isTroupeError(err, 'invalid_cursor'));
 });
