@@ -314,7 +314,13 @@ function logRewound(lastSeq: number) {
   app.replayed = app.replayed.filter((t) => t.seq <= lastSeq);
   // An answer on its way, to an ask that follows the replay the page had, is not taken (fetchReplay).
   app.replayFrom = undefined;
-  noteGap(`the log was found cut short after seq ${lastSeq} (a damaged tail cut, a machine crash): the events after it are gone, and new events take their seqs`, 'session');
+  noteGap(
+    lastSeq === 0
+      ? // The daemon's answer to a feed come back with the id of an event the log no longer has at that seq (spec/event-log.md §4.5).
+        'the log holds other events than those shown (cut short and written again while the log feed was away): it is read again from its start'
+      : `the log was found cut short after seq ${lastSeq} (a damaged tail cut, a machine crash): the events after it are gone, and new events take their seqs`,
+    'session',
+  );
   if (app.travel !== undefined) backToLive();
   else show(liveStates());
   refreshReplay();

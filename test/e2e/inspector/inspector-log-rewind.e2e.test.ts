@@ -144,3 +144,22 @@ test('inspector: a session log found cut short while the log feed was away (its 
   assert.deepEqual(notices, ['the log was found cut short after seq 1 (a damaged tail cut, a machine crash): the events after it are gone, and new events take their seqs']);
   assert.deepEqual(errors, []);
 });
+
+test("inspector: a session log cut short and written past the page's cursor again while the log feed was away: the feed, back with the id of an event the log no longer has, reads the log again from its start", { timeout: 120_000 }, async (t) => {
+  const { d, c, id, cwd, path, before, page, errors } = await shownSession(t);
+  type Shown = { troupeInspector: { app: { log: { pause(): void; resume(): void } } } };
+  await page.evaluate(() => (window as unknown as Shown).troupeInspector.app.log.pause());
+  cutAfterCreation(path);
+  await c.agent.request('session/resume', { sessionId: id, cwd, mcpServers: [] });
+  // The session writes on past the seq the page had: its cursor is not beyond the log any more.
+  while ((await readLogFile(path)).events.at(-1)!.seq < before.at(-1)!.seq) await prompt(c, id, 'a turn it keeps');
+  await page.evaluate(() => (window as unknown as Shown).troupeInspector.app.log.resume());
+  // Until 2026-12-07 (ids were bare seqs) the daemon served the events after the page's cursor: the
+  // page kept the lost turns, and showed only the tail of the new ones.
+  const now = await showsTheLog(page, d, id, 'the log as it is now');
+  assert.ok(now.some((r) => r.text === 'prompt "a turn it keeps"'));
+  assert.ok(!now.some((r) => /loses/.test(r.text)));
+  const notices = await page.$$eval('#gaps .gap', (gs) => gs.map((g) => g.textContent));
+  assert.deepEqual(notices, ['the log holds other events than those shown (cut short and written again while the log feed was away): it is read again from its start']);
+  assert.deepEqual(errors, []);
+});
