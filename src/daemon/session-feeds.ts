@@ -300,6 +300,13 @@ export class SessionFeeds {
     try {
       // Again while a rewind came during the scan (`rewound`): the log it scanned was cut meanwhile.
       for (let rewinds = -1; rewinds !== feed.rewinds && !this.closed && this.brokers.get(sessionId) === feed; ) {
+        // From the file at the log's path now: the one scanned may have been replaced (an older copy
+        // put back by a rename), and its fd still reads the file that was. Until 2026-12-07 the scan
+        // again read the same fd, and the feed opened on the replaced file's events.
+        if (rewinds !== -1) {
+          closeLog(feed);
+          feed.fd = openIfExists(path);
+        }
         rewinds = feed.rewinds;
         scan = feed.fd === undefined ? undefined : await scanFdPaced(feed.fd, path, nextTurn);
       }

@@ -4,7 +4,7 @@
 // files, cut as the process that opens them again leaves them (its valid prefix).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, truncateSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { EventWatcher } from '../../../src/core/ports.js';
@@ -226,4 +226,23 @@ test("a watcher from a cursor and the mark of the event the reader had there: ta
   assert.deepEqual(texts(await next(fromKept, 2)), texts(appended));
   // A cursor beyond the log is refused with a mark as without.
   await assert.rejects(feeds.subscribe(SID, K + 2, mark(last)), (err: unknown) => isTroupeError(err, 'invalid_cursor'));
+});
+
+test('a log replaced by a shorter copy (put back by a rename) while its feed scans it: the feed scans the file now at the log’s path, not the one it had open', async (t) => {
+  const { path, feeds } = await longLog(t);
+  const K = 3;
+  const subscribing = feeds.subscribe(SID, 0);
+  await nextTurn();
+  // An older copy of the log, holding through K, put in its place; the next process opens it and writes on.
+  const copy = `${path}.copy`;
+  writeFileSync(copy, readFileSync(path).subarray(0, recordEnds(readFileSync(path))[K]!));
+  renameSync(copy, path);
+  feeds.rewound(SID, K);
+  const appended = appendAfterCut(path, [K + 1, K + 2]);
+  feeds.publish(SID, appended);
+  const w = await subscribing;
+  t.after(() => w.close());
+  assert.equal(feeds.knownLastSeq(SID), K + 2, 'the seq the log at its path holds');
+  const events = await next(w, K + 2);
+  assert.deepEqual(texts(events), [...[1, 2, 3].map(oldText), ...texts(appended)]);
 });
