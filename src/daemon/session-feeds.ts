@@ -31,8 +31,13 @@ export const DEFAULT_FEED_BUDGET_BYTES = 64 * 1024 * 1024;
 export class SessionFeeds {
   /** Brokers of sessions someone watches, with how many watchers each has. */
   private readonly brokers = new Map<string, Feed>();
-  /** Latest seq seen of sessions nobody has opened a feed for (they get no broker: see publish). */
-  private readonly seen = new Map<string, number>();
+  /**
+   * The latest durable seq this daemon has heard of, per session, with a feed or without (reports of
+   * its children, scans of its log, rewinds): what a session with no feed keeps of its events (see
+   * publish), and what an open feed's gap fill fills through. One record for both: until 2026-12-07
+   * an open feed kept its own (`fillThrough`), handed over at its opening and closing.
+   */
+  private readonly reported = new Map<string, number>();
 
   private readonly budget: QueueBudget;
   /** close() was called: a feed whose scan ends after it is not opened. */
@@ -55,19 +60,16 @@ export class SessionFeeds {
    * event of every session here (and reading its log to start a broker) would be work for nobody.
    */
   publish(sessionId: string, events: AgentEvent[]): void {
+    const last = events[events.length - 1]?.seq;
+    if (last !== undefined && last > (this.reported.get(sessionId) ?? 0)) this.reported.set(sessionId, last);
     const feed = this.brokers.get(sessionId);
     const broker = feed?.broker;
     // A feed still scanning its log has these in the file: its scan goes on to the file's end.
-    if (!feed || !broker) {
-      const last = events[events.length - 1]?.seq;
-      if (last !== undefined && last > (this.seen.get(sessionId) ?? 0)) this.seen.set(sessionId, last);
-      return;
-    }
+    if (!feed || !broker) return;
     for (const e of events) {
       if (e.seq <= broker.lastSeq()) continue;
       if (feed.filling || e.seq > broker.lastSeq() + 1) {
         // Durable, so in the log: the fill reads these from there too, in order after the gap.
-        feed.fillThrough = Math.max(feed.fillThrough, events[events.length - 1]!.seq);
         if (!feed.filling) feed.filling = this.fillGap(sessionId, feed);
         return;
       }
@@ -76,7 +78,7 @@ export class SessionFeeds {
   }
 
   /**
-   * Publishes the durable events the feed was not told of, through `feed.fillThrough` (which grows
+   * Publishes the durable events the feed was not told of, through the session's `reported` seq (which grows
    * with the events reported meanwhile), from the log file: in batches of a catch-up's size (512
    * events, about 4 MiB; one larger event alone), each published, and so let go but for what the
    * broker retains and its watchers' bounded queues take, before the next is read, with a turn of
@@ -91,9 +93,9 @@ export class SessionFeeds {
     try {
       // A turn of the loop before each batch, the first too: `publish` returns at once (and has set
       // `filling` before this settles).
-      while ((await nextTurn(), this.brokers.get(sessionId) === feed && !broker.isClosed() && broker.lastSeq() < feed.fillThrough)) {
+      while ((await nextTurn(), this.brokers.get(sessionId) === feed && !broker.isClosed() && broker.lastSeq() < this.reportedSeq(sessionId))) {
         const after = broker.lastSeq();
-        const batch = this.fromFile(sessionId, feed, after, Math.min(feed.fillThrough, after + COLD_BATCH), COLD_BATCH_BYTES);
+        const batch = this.fromFile(sessionId, feed, after, Math.min(this.reportedSeq(sessionId), after + COLD_BATCH), COLD_BATCH_BYTES);
         // The log lacks events its child said were durable (cut under it, the rewind not told yet):
         // the feed ends as a rewind's does, its watchers going on from the feed opened on what the
         // log holds, not as a deleted session's.
@@ -190,13 +192,23 @@ export class SessionFeeds {
     // A feed's scan under way answers this HEAD too (no second scan of the same file).
     if (feed && !feed.broker) await feed.opened.catch(() => undefined);
     const open = feed?.broker;
-    let last = open ? reportedThrough(feed!) : (this.seen.get(sessionId) ?? 0);
+    let last = open ? this.reportedThrough(sessionId, feed!) : this.reportedSeq(sessionId);
     if (!open && cursor > last && Number.isSafeInteger(cursor)) {
       last = (await scanLogFilePaced(path, nextTurn)).lastSeq;
       // Never below what was seen while it scanned (a feed opened meanwhile keeps it itself).
-      if (!this.brokers.has(sessionId)) this.seen.set(sessionId, Math.max(last, this.seen.get(sessionId) ?? 0));
+      if (!this.brokers.has(sessionId)) this.reported.set(sessionId, Math.max(last, this.reportedSeq(sessionId)));
     }
     checkFeedCursor(cursor, last);
+  }
+
+  /** The latest durable seq heard of for the session (0 if none). */
+  private reportedSeq(sessionId: string): number {
+    return this.reported.get(sessionId) ?? 0;
+  }
+
+  /** The last seq an open feed has or is filling in: what its children reported durable. */
+  private reportedThrough(sessionId: string, feed: Feed): number {
+    return Math.max(feed.broker!.lastSeq(), this.reportedSeq(sessionId));
   }
 
   /** The session's log path; throws `session_not_found` for a session with no log, or a deleted one. */
@@ -206,10 +218,10 @@ export class SessionFeeds {
     return path;
   }
 
-  /** The latest durable seq this daemon has seen for the session, without opening a feed for it. */
+  /** The latest durable seq this daemon has heard of for the session, without opening a feed for it. */
   knownLastSeq(sessionId: string): number | undefined {
     const feed = this.brokers.get(sessionId);
-    return feed?.broker ? reportedThrough(feed) : this.seen.get(sessionId);
+    return feed?.broker ? this.reportedThrough(sessionId, feed) : this.reported.get(sessionId);
   }
 
   /** Sessions with a feed open (for /metrics). */
@@ -227,7 +239,7 @@ export class SessionFeeds {
     const feed = this.brokers.get(sessionId);
     // One still scanning its log is refused when the scan ends (`openFeed`).
     if (feed) this.end(sessionId, feed);
-    this.seen.delete(sessionId);
+    this.reported.delete(sessionId);
   }
 
   /**
@@ -244,11 +256,11 @@ export class SessionFeeds {
     const feed = this.brokers.get(sessionId);
     if (feed && !feed.broker) feed.rewinds++;
     // Past it with a fill under way too: what is left to fill is gone from the log.
-    else if (feed?.broker && reportedThrough(feed) > heldSeq) {
+    else if (feed?.broker && this.reportedThrough(sessionId, feed) > heldSeq) {
       feed.rewoundTo = heldSeq;
       this.end(sessionId, feed);
     }
-    if (!this.brokers.get(sessionId)?.broker) this.seen.set(sessionId, heldSeq);
+    if (!this.brokers.get(sessionId)?.broker) this.reported.set(sessionId, heldSeq);
   }
 
   /** Ends a feed: its streams end once they have sent what they had; its log closes with the last. */
@@ -270,7 +282,7 @@ export class SessionFeeds {
   /** Keeps only the latest seq of a session whose feed closed (as for one never opened). */
   private drop(sessionId: string, feed: Feed): void {
     this.brokers.delete(sessionId);
-    if (feed.broker) this.seen.set(sessionId, Math.max(feed.broker.lastSeq(), this.seen.get(sessionId) ?? 0));
+    if (feed.broker) this.reported.set(sessionId, this.reportedThrough(sessionId, feed));
     closeLog(feed);
   }
 
@@ -282,7 +294,7 @@ export class SessionFeeds {
     // Kept open while the feed is: a session deleted while a watcher catches up (now in batches of a
     // few MiB, not all it had to send) has its log replaced by a tombstone, and the rest is read
     // from the file the feed opened.
-    const feed: Feed = { broker: undefined, opened: Promise.resolve(), watchers: 0, checkpoints: new LogCheckpoints(), fd: openIfExists(path), filling: undefined, fillThrough: 0, rewinds: 0, rewoundTo: undefined };
+    const feed: Feed = { broker: undefined, opened: Promise.resolve(), watchers: 0, checkpoints: new LogCheckpoints(), fd: openIfExists(path), filling: undefined, rewinds: 0, rewoundTo: undefined };
     this.brokers.set(sessionId, feed);
     feed.opened = this.openFeed(sessionId, feed, path);
     // Its watchers hear of a failure; nobody else awaits it.
@@ -334,8 +346,9 @@ export class SessionFeeds {
     });
     feed.broker = broker;
     // Events reported while it scanned are in the file it scanned to its end; any beyond (a log
-    // damaged there) come as a gap the next publish fills from the file, as for any feed.
-    this.seen.delete(sessionId);
+    // damaged there) come as a gap the next publish fills from the file, as for any feed: until
+    // then, what the feed has is what the daemon knows (a HEAD refuses a cursor its GET would).
+    this.reported.set(sessionId, initial);
   }
 
   /**
@@ -363,17 +376,14 @@ interface Feed {
   checkpoints: LogCheckpoints;
   /** The log file, open while the feed is (undefined if it was not there yet, or once closed). */
   fd: number | undefined;
-  /** The fill of a gap under way (`fillGap`), and the seq it fills through. */
+  /** The fill of a gap under way (`fillGap`), through the session's `reported` seq. */
   filling: Promise<void> | undefined;
-  fillThrough: number;
   /** Rewinds heard of while the log was scanned: a scan they came during is done again. */
   rewinds: number;
   /** The seq the log was found to hold only through, once the feed ended for it (`rewound`). */
   rewoundTo: number | undefined;
 }
 
-/** The last seq an open feed has or is filling in: what its children reported durable. */
-const reportedThrough = (feed: Feed): number => Math.max(feed.broker!.lastSeq(), feed.fillThrough);
 
 function openIfExists(path: string): number | undefined {
   try {

@@ -94,3 +94,19 @@ test('HEAD (check) of a cursor past what the daemon has seen scans the log with 
   await assert.rejects(feeds.check(SID, N + 1), (err: unknown) => isTroupeError(err, 'invalid_cursor'));
   assert.equal(feeds.open, 0, 'a check opens no feed');
 });
+
+test('a feed whose last watcher goes while a gap is being filled leaves the seq its session reported, as a session with no feed keeps it', async (t) => {
+  const { path, feeds } = await longLog(t);
+  const w = await feeds.subscribe(SID, N);
+  // Nine events written with their reports lost, the tenth reported: the feed is to fill N+1..N+10 from the log, a turn later.
+  const written = Array.from({ length: 10 }, (_, i) => ({ ...chunk(SID, `late ${N + 1 + i}`), seq: N + 1 + i, ts: N + 1 + i }) as AgentEvent);
+  appendFileSync(path, encodeEventRecord(written));
+  feeds.publish(SID, written.slice(9));
+  assert.equal(feeds.knownLastSeq(SID), N + 10);
+  // The watcher goes before the fill has read anything: the feed goes with it.
+  w.close();
+  assert.equal(feeds.open, 0);
+  // Until 2026-12-07 the feed kept what it was to fill through apart, and let it go with the feed: N.
+  assert.equal(feeds.knownLastSeq(SID), N + 10);
+  await feeds.check(SID, N + 10);
+});
