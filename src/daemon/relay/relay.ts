@@ -120,6 +120,8 @@ export class Relay implements AcpAgentSide, RelayContext {
    * restarted daemon loads its sessions again as it reconnects.
    */
   private readonly starts = new OnePerTurn();
+  /** Per session, its requests waiting in `starts` to start its process (a cancel waits behind them). */
+  private readonly startsWaiting = new Map<string, number>();
 
   /**
    * `on`: the session the request came on (an HTTP client may send session/new with a header), where
@@ -152,6 +154,10 @@ export class Relay implements AcpAgentSide, RelayContext {
     const fork = this.forking.get(sessionId);
     if (fork) return void fork.then(() => this.toSession(conn, sessionId, msg));
     const request = isRequest(msg);
+    // A cancel for a session whose request waits for its turn to start a process goes in its turn
+    // behind that request: now it would find no child, and be dropped, and the prompt it was sent to
+    // cancel would run to its end (until 2026-12-07).
+    if (!request && !itsTurn && this.startsWaiting.has(sessionId)) return void this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
     if (this.deleting.has(sessionId)) {
       if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true }), sessionId);
       return;
@@ -177,7 +183,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     // is checked again: a delete, a failure, the capacity or another request that started it (the
     // turns keep the order they came in) may come first. Clients come back in bursts: every client of
     // a restarted daemon reloads its sessions, and clients return to their idle ones at once.
-    if (request && !session?.live && !itsTurn) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
+    if (request && !session?.live && !itsTurn) return this.startInItsTurn(conn, sessionId, msg);
     if (!session) {
       // A session released at rest had servers its client named: a request that names none (the CLI's
       // resume) gets them back, as it would from a child that had stayed (spec/tools.md §7).
@@ -199,6 +205,16 @@ export class Relay implements AcpAgentSide, RelayContext {
     if (!session.live || session.child.state === 'stopping') session.caps = conn.capabilities;
     session.attach(conn, msg.method === 'session/load');
     session.forward(conn, msg, sessionId);
+  }
+
+  /** A request that starts the session's process, in its turn; counted in startsWaiting until then. */
+  private startInItsTurn(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): Promise<void> {
+    this.startsWaiting.set(sessionId, (this.startsWaiting.get(sessionId) ?? 0) + 1);
+    return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true)).finally(() => {
+      const n = this.startsWaiting.get(sessionId)! - 1;
+      if (n > 0) this.startsWaiting.set(sessionId, n);
+      else this.startsWaiting.delete(sessionId);
+    });
   }
 
   /**

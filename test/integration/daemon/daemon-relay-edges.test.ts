@@ -225,3 +225,25 @@ test("a file read the child asks goes to an attached client that reads files whe
   assert.match(String(result?.rawOutput?.output), /in the editor buffer/, JSON.stringify(result));
   assert.deepEqual(reads, [join(cwd, 'a.txt')]);
 });
+
+test('ws: a cancel from another client, sent while a prompt waits to wake its resting session, cancels that prompt (it is not dropped for want of a process)', async (t) => {
+  const slow = { replies: [{ when: 'hello', items: [{ text: 'hi' }] }, { when: 'slow', items: [{ text: 'starting' }, { delay_ms: 60_000 }, { text: 'too late' }] }] };
+  const d = await Daemon.start({ script: slow, args: ['--pool', '0'] });
+  t.after(() => d.stop());
+  const [a, b, busy] = [await rawWs(d), await rawWs(d), await rawWs(d)];
+  t.after(() => (a.ws.close(), b.ws.close(), busy.ws.close()));
+  const cwd = tempDir();
+  a.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd, mcpServers: [] } }));
+  const sessionId = (await a.until((m) => m.id === 1, 'session/new')).result.sessionId;
+  // Closed, its child stops: the session rests, and its next request starts a process in its turn.
+  a.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/close', params: { sessionId } }));
+  await a.until((m) => m.id === 2, 'session/close');
+  await waitFor('the closed session\'s child to exit', () => d.childPids().length === 0);
+  // A message of some 8 MB keeps the daemon parsing while the prompt and the cancel arrive: it reads
+  // both in one turn of its loop, the prompt's start waiting for the next.
+  busy.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 9, method: '_troupe/nothing', params: { pad: 'p'.repeat(8_000_000) } }));
+  a.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'slow' }] } }));
+  b.ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } }));
+  const answer = await a.until((m) => m.id === 3, 'the prompt\'s answer');
+  assert.equal(answer.result?.stopReason, 'cancelled', JSON.stringify(answer));
+});
