@@ -102,7 +102,10 @@ export interface LogSummary {
   cwd: string;
   mode: string;
   model: string;
-  /** A turn (or a prompt) started and never completed: crash repair must end it (it appends events). */
+  /**
+   * A turn (or a prompt), or a compaction, started and never completed: crash repair must end it
+   * (it appends events).
+   */
   interrupted: boolean;
   closed: boolean;
 }
@@ -124,6 +127,8 @@ export async function replayLogFile(path: string, sessionId: string, cwd: string
   const s: LogSummary = { cwd: '', mode: '', model: '', interrupted: false, closed: false };
   let firstType: string | undefined;
   let lastSeq = 0;
+  /** The compaction started and not yet completed (a process killed during it leaves one). */
+  let compacting: string | undefined;
   const fold = (e: AgentEvent) => {
     firstType ??= e.type;
     lastSeq = e.seq;
@@ -142,6 +147,12 @@ export async function replayLogFile(path: string, sessionId: string, cwd: string
       case 'turn_completed':
         s.interrupted = false;
         break;
+      case 'compaction_started':
+        compacting = e.compactionId;
+        break;
+      case 'compaction_completed':
+        if (compacting === e.compactionId) compacting = undefined;
+        break;
       case 'session_closed':
         s.closed = true;
         break;
@@ -158,6 +169,7 @@ export async function replayLogFile(path: string, sessionId: string, cwd: string
   }
   const h = scan.header;
   if (scan.warnings.length > 0 || !h || h.tombstone || h.sessionId !== sessionId || h.baseSeq !== 0 || scan.firstSeq !== 1 || firstType !== 'session_created') return undefined;
+  if (compacting !== undefined) s.interrupted = true;
   if (s.interrupted || s.closed) return undefined;
   if (!sameCwd(s.cwd, cwd)) throw cwdMismatch(sessionId, s.cwd);
   replay.begin(sessionId, lastSeq);

@@ -100,7 +100,6 @@ export async function compact(core: EngineCore, turnId: string | undefined, reas
   const conv = core.conversation;
   const compactionId = newLocalId('cmp');
   const base = { sessionId: core.sessionId, compactionId, ...(turnId ? { turnId } : {}) };
-  core.openCompactionId = compactionId;
   if (reason === 'overflow' && turnId) core.overflowCompactedTurn = turnId;
   core.emit({ type: 'compaction_started', ...base, reason, tokensBefore: estimateTokens(core.request(resolved)) });
 
@@ -112,12 +111,10 @@ export async function compact(core: EngineCore, turnId: string | undefined, reas
   } catch (err) {
     if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
     const failure = classify(err);
-    core.openCompactionId = undefined;
     core.emit({ type: 'compaction_completed', ...base, status: 'failed', errorCode: failure.code });
     throw failure;
   }
   if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
-  core.openCompactionId = undefined;
   core.emit({ type: 'compaction_completed', ...base, status: 'completed', ...(summary !== undefined ? { summary, throughSeq: cut } : {}), toolOutputLimit });
 }
 

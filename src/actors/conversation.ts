@@ -37,6 +37,11 @@ export class Conversation {
   lastSeq = 0;
   openTurn?: OpenTurn;
   /**
+   * A compaction started and not completed (a turn's, or `/compact`'s outside any turn): its end
+   * closes it, as a cancel or a failure does; a process killed during it leaves it for crash repair.
+   */
+  openCompaction?: { compactionId: string; turnId?: string };
+  /**
    * The turn of the latest `user_message` while its `turn_started` has not followed: only a process
    * killed between the two writes of a large prompt leaves one (spec/event-log.md §3).
    */
@@ -151,7 +156,11 @@ export class Conversation {
       case 'steer_rejected':
         this.openTurn?.steers.delete(event.steerId);
         break;
+      case 'compaction_started':
+        this.openCompaction = { compactionId: event.compactionId, ...(event.turnId ? { turnId: event.turnId } : {}) };
+        break;
       case 'compaction_completed':
+        if (this.openCompaction?.compactionId === event.compactionId) this.openCompaction = undefined;
         if (event.status === 'completed') {
           if (event.summary !== undefined && event.throughSeq !== undefined) this.summary = { text: event.summary, throughSeq: event.throughSeq };
           if (event.toolOutputLimit !== undefined) this.toolOutputLimit = { limit: event.toolOutputLimit, atSeq: event.seq };

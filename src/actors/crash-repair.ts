@@ -1,8 +1,9 @@
 /**
  * Ends a turn left open: the process that ran it died (kill -9, OOM, power; found when its log is
  * next opened), or its session stopped on an error. The turn is ended `error` with the reason's
- * code, and whatever it had open (tool calls, a permission prompt, undelivered steers) is closed, so
- * no client ever waits on it.
+ * code, and whatever it had open (a compaction, tool calls, a permission prompt, undelivered steers)
+ * is closed, so no client ever waits on it. A compaction left open outside any turn (`/compact`) is
+ * ended the same way.
  */
 import type { EngineCore } from './engine-core.js';
 import { failUnfinishedTools } from './tool.effects.js';
@@ -28,8 +29,12 @@ export function endInterruptedTurn(core: EngineCore, why: Interruption): boolean
   if (!core.conversation.openTurn && unstarted !== undefined) {
     core.emit({ sessionId: core.sessionId, turnId: unstarted, type: 'turn_started', maxSteps: core.deps.limits.maxSteps });
   }
+  // A compaction the process died in (a turn's, or /compact's outside any turn) is ended failed:
+  // until 2026-12-07 it was left open, and a client shown the log saw it in progress for ever.
+  const compaction = core.conversation.openCompaction;
+  if (compaction) core.emit({ sessionId: core.sessionId, ...compaction, type: 'compaction_completed', status: 'failed', errorCode: why.code });
   const open = core.conversation.openTurn;
-  if (!open) return false;
+  if (!open) return compaction !== undefined;
   const base = { sessionId: core.sessionId, turnId: open.turnId };
   for (const [requestId, toolCallId] of open.permissions) {
     core.emit({ ...base, type: 'permission_resolved', toolCallId, requestId, outcome: 'cancelled', decidedBy: 'policy' });

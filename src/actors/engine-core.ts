@@ -80,7 +80,6 @@ export class EngineCore {
    * (a cancel, say) keeps them in its content, which replaces what the call showed before.
    */
   readonly shownTerminals = new Map<string, ToolContent[]>();
-  openCompactionId?: string;
   /** The turn whose overflow compaction ran last: its overflow after that says compaction was tried. */
   overflowCompactedTurn?: string;
   /** Listeners for every emitted event, in order (the engine's own observers; clients use the log). */

@@ -72,10 +72,8 @@ const turn = turnMachine.provide({
     finish: ({ system }, p) => {
       const core = coreOf(system);
       const sessionId = core.sessionId;
-      if (core.openCompactionId) {
-        core.emit({ type: 'compaction_completed', sessionId, turnId: p.turnId, compactionId: core.openCompactionId, status: 'failed', errorCode: 'request_cancelled' });
-        core.openCompactionId = undefined;
-      }
+      const compaction = core.conversation.openCompaction;
+      if (compaction) core.emit({ type: 'compaction_completed', sessionId, turnId: p.turnId, compactionId: compaction.compactionId, status: 'failed', errorCode: 'request_cancelled' });
       const r = p.result;
       const code = r.stopReason === 'cancelled' ? 'request_cancelled' : (r.errorCode ?? 'internal_error');
       const why = r.stopReason === 'cancelled' ? 'The turn was cancelled before this tool call ran.' : `The turn ended (${code}) before this tool call ran.`;

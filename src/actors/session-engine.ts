@@ -320,8 +320,7 @@ export class SessionEngine {
     } catch (err) {
       if (!signal.aborted) throw err;
       // A cancelled compaction is left open by compact() (a turn's end closes a turn's): close it here.
-      const compactionId = this.core.openCompactionId;
-      this.core.openCompactionId = undefined;
+      const compactionId = this.core.conversation.openCompaction?.compactionId;
       if (compactionId && !this.failure) this.core.emit({ type: 'compaction_completed', sessionId: this.sessionId, compactionId, status: 'failed', errorCode: 'request_cancelled' });
       return 'cancelled';
     } finally {
@@ -362,8 +361,8 @@ export class SessionEngine {
    * The session cannot go on: its log failed (a full or failing disk: nothing more it does can be
    * recorded), or one of its machines failed (an action threw). It stops where it is, as if its
    * process had died there, and only it: its machines stop at once (a running model stream or tool
-   * call is aborted, and no action of theirs runs again); a turn left open is ended in the log with
-   * the error when the log still takes it (else it is when the session is next opened, as after a
+   * call is aborted, and no action of theirs runs again); a turn or a compaction left open is ended
+   * in the log with the error when the log still takes it (else it is when the session is next opened, as after a
    * crash); every prompt waiting is answered with the error; later requests are refused with it.
    */
   private stopWith(err: TroupeError): void {
@@ -374,7 +373,7 @@ export class SessionEngine {
     const open = this.core.conversation.openTurn;
     const steps = open?.steps ?? 0;
     let ended = false;
-    if (open && !this.core.deps.log.failure()) {
+    if ((open || this.core.conversation.openCompaction) && !this.core.deps.log.failure()) {
       try {
         ended = endInterruptedTurn(this.core, { code: err.code, message: err.message });
       } catch (e) {

@@ -349,3 +349,26 @@ test('a prompt logged without its turn (killed between the two writes of a large
   );
   assert.deepEqual(second.schemaErrors, []);
 });
+
+test('kill -9 during /compact: session/load in a new process shows the compaction ended failed agent_crashed, not in progress for ever', async (t) => {
+  const cwd = workspace();
+  const compactScript = { compaction: [{ hang: true }], replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }]] };
+  const first = AcpChild.start({ script: compactScript });
+  await first.initialize({ session: { compaction: {} } } as any);
+  const sessionId = await first.newSession(cwd);
+  for (const p of ['one', 'two', 'three']) await first.prompt(sessionId, p);
+  void first.prompt(sessionId, '/compact').catch(() => undefined);
+  await first.until(() => first.updatesFor(sessionId, 'compaction_update').length === 1, 'compaction started');
+  await new Promise((r) => setTimeout(r, 100));
+  await first.crash();
+
+  const second = AcpChild.start({ script: { replies: [[{ text: 'after' }]] }, home: first.home });
+  t.after(() => second.close());
+  await second.initialize({ session: { compaction: {} } } as any);
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const updates = second.updatesFor(sessionId, 'compaction_update');
+  assert.deepEqual(updates.map((u) => [u.status, u.error]), [['in_progress', undefined], ['failed', 'agent_crashed']], JSON.stringify(updates));
+  assert.equal(updates[1].compactionId, updates[0].compactionId);
+  assert.equal((await second.prompt(sessionId, 'go on')).stopReason, 'end_turn');
+  assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});
