@@ -60,6 +60,20 @@ function isCancelMark(e: AgentEvent): boolean {
   );
 }
 
+/**
+ * An event the next process's crash repair wrote (src/actors/crash-repair.ts) for the turn of a
+ * process that had died: no machine did anything then (they restart at the turn's end). Until
+ * 2026-12-07 the replay took them for the dead machines' own: a prompt open at the crash, ended
+ * `cancelled` by the repair, showed the turn cancelled there; a tool or a compaction it ended
+ * failed showed the turn going on to its next step, or ending.
+ */
+function isCrashRepair(e: AgentEvent): boolean {
+  return (
+    (e.type === 'permission_resolved' && e.decidedBy === 'policy') ||
+    ((e.type === 'tool_call_updated' || e.type === 'compaction_completed') && e.errorCode === 'agent_crashed')
+  );
+}
+
 /** How soon after a cancelled turn's end a session_closed means the close ended that turn. */
 export const CLOSE_GAP_MS = 100;
 
@@ -273,6 +287,7 @@ export class ReplayFold {
         if (this.actor?.getSnapshot().status === 'active') this.actor.send({ type: 'CLOSE' });
         break;
       default: {
+        if (isCrashRepair(e)) break;
         if (isCancelMark(e)) {
           this.cancel(e);
           break;

@@ -5,7 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { replaySession, replaySessionInSlices, statesAt } from '../../../src/machines/replay.js';
-import { text } from '../../support/engine-harness.js';
+import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
+import { ControlledAsker } from '../../support/controlled-asker.js';
+import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { recorded, replayed, until } from './live-recorder.js';
 
 const write = (path: string) => ({ tool_call: { name: 'write_file', input: { path, content: 'x\n' } } });
@@ -174,4 +176,40 @@ test('the step limit ends a turn after its tools, and late or wrong steers chang
   assert.equal(result.stopReason, 'max_turn_requests');
   assert.deepEqual(r.h.ofType('steer_rejected').map((e) => e.code).sort(), ['no_active_turn', 'turn_ended', 'turn_mismatch']);
   assert.deepEqual(replayed(r.h), live);
+});
+
+test("what crash repair wrote is not replayed as the dead process's doing: a crash at a permission prompt, in a tool's run or in a compaction shows the machines where they were until the restart", async (t) => {
+  const cases: { state: string; h: Harness; first?: string; reached: (h: Harness) => Promise<void> }[] = [
+    { state: 'tools.awaitingPermission', h: makeHarness([[write('a.txt')]], { mode: 'default' }), reached: (h) => h.asker.whenAsked() },
+    {
+      state: 'tools.running',
+      h: makeHarness([[{ tool_call: { name: 'run_command', input: { command: 'sleep 30' } } }]], { mode: 'bypass' }),
+      reached: (h) => until(() => h.ofType('tool_call_updated').some((e) => e.status === 'in_progress')),
+    },
+    {
+      state: 'compacting',
+      h: makeHarness({ replies: [[{ text: 'one' }], [{ text: 'two' }]], compaction: [{ hang: true }], capabilities: { contextWindow: 200 } }, { mode: 'bypass', limits: { keepTurns: 0 } }),
+      first: 'first',
+      reached: async (h) => {
+        while (h.ofType('compaction_started').length === 0) await new Promise((r) => setTimeout(r, 5));
+      },
+    },
+  ];
+  for (const c of cases) {
+    t.after(() => c.h.engine.dispose());
+    if (c.first) await c.h.engine.prompt(text(c.first)).result;
+    c.h.engine.prompt(text('go'));
+    await c.reached(c.h);
+    const crashedAt = c.h.events.at(-1)!.seq;
+    // The process "dies" here: a new engine opens the same log and ends what was open.
+    const reopened = await SessionEngine.open({ ...(c.h.engine as any).core.deps, asker: new ControlledAsker() }, c.h.engine.sessionId);
+    t.after(() => reopened.dispose());
+    const repair = c.h.events.filter((e) => e.seq > crashedAt);
+    assert.ok(repair.length >= 2, 'the repair wrote events before the turn\'s end');
+    const all = replaySession(c.h.events);
+    assert.deepEqual(statesAt(all, crashedAt), { session: 'running', turn: c.state });
+    for (const e of repair.slice(0, -1)) assert.deepEqual(statesAt(all, e.seq), { session: 'running', turn: c.state }, `at the repair's ${e.type}`);
+    assert.deepEqual(statesAt(all, repair.at(-1)!.seq), { session: 'idle' });
+    assert.deepEqual([all.at(-1)!.machine, all.at(-1)!.event], ['session', 'init']);
+  }
 });
