@@ -246,8 +246,11 @@ export class SessionHost {
   async fork(sourceId: string, cwd: string, additionalDirectories: string[]): Promise<LiveSession> {
     const source = await this.get(sourceId);
     const conv = source.engine.conversation;
-    // A turn still running in the source is not copied: the fork starts from a settled history.
-    const through = conv.openTurn ? (conv.turnEnds.at(-1) ?? 1) : source.log.lastSeq();
+    // A turn still running in the source is not copied, nor a compaction under way (/compact's): the
+    // fork starts from a settled history. (Until 2026-12-07 a fork made during /compact copied its
+    // start, and the fork's log held a compaction that never ended.)
+    const unsettled = conv.openTurn ? (conv.turnEnds.at(-1) ?? 1) : conv.openCompaction ? conv.openCompaction.startedSeq - 1 : undefined;
+    const through = unsettled ?? source.log.lastSeq();
     const history: AgentEvent[] = [];
     let cursor = 0;
     while (cursor < through) {

@@ -40,7 +40,7 @@ export class Conversation {
    * A compaction started and not completed (a turn's, or `/compact`'s outside any turn): its end
    * closes it, as a cancel or a failure does; a process killed during it leaves it for crash repair.
    */
-  openCompaction?: { compactionId: string; turnId?: string };
+  openCompaction?: { compactionId: string; turnId?: string; startedSeq: number };
   /**
    * The turn of the latest `user_message` while its `turn_started` has not followed: only a process
    * killed between the two writes of a large prompt leaves one (spec/event-log.md §3).
@@ -157,7 +157,7 @@ export class Conversation {
         this.openTurn?.steers.delete(event.steerId);
         break;
       case 'compaction_started':
-        this.openCompaction = { compactionId: event.compactionId, ...(event.turnId ? { turnId: event.turnId } : {}) };
+        this.openCompaction = { compactionId: event.compactionId, ...(event.turnId ? { turnId: event.turnId } : {}), startedSeq: event.seq };
         break;
       case 'compaction_completed':
         if (this.openCompaction?.compactionId === event.compactionId) this.openCompaction = undefined;

@@ -32,7 +32,10 @@ export function endInterruptedTurn(core: EngineCore, why: Interruption): boolean
   // A compaction the process died in (a turn's, or /compact's outside any turn) is ended failed:
   // until 2026-12-07 it was left open, and a client shown the log saw it in progress for ever.
   const compaction = core.conversation.openCompaction;
-  if (compaction) core.emit({ sessionId: core.sessionId, ...compaction, type: 'compaction_completed', status: 'failed', errorCode: why.code });
+  if (compaction) {
+    const { compactionId, turnId } = compaction;
+    core.emit({ sessionId: core.sessionId, ...(turnId ? { turnId } : {}), type: 'compaction_completed', compactionId, status: 'failed', errorCode: why.code });
+  }
   const open = core.conversation.openTurn;
   if (!open) return compaction !== undefined;
   const base = { sessionId: core.sessionId, turnId: open.turnId };

@@ -372,3 +372,23 @@ test('kill -9 during /compact: session/load in a new process shows the compactio
   assert.equal((await second.prompt(sessionId, 'go on')).stopReason, 'end_turn');
   assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
 });
+
+test('session/fork while /compact runs copies the history before that compaction: the fork has no compaction left open', async (t) => {
+  const c = AcpChild.start({ script: { compaction: [{ hang: true }], replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }], [{ text: 'fork answer' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ session: { compaction: {} } } as any);
+  const cwd = workspace();
+  const source = await c.newSession(cwd);
+  for (const p of ['one', 'two', 'three']) await c.prompt(source, p);
+  const compacting = c.prompt(source, '/compact');
+  await c.until(() => c.updatesFor(source, 'compaction_update').length === 1, 'compaction started');
+  const fork: any = await c.agent.request('session/fork', { sessionId: source, cwd, mcpServers: [] });
+  await c.agent.notify('session/cancel', { sessionId: source });
+  assert.equal((await compacting).stopReason, 'cancelled');
+  await c.agent.request('session/close', { sessionId: fork.sessionId });
+  await c.agent.request('session/load', { sessionId: fork.sessionId, cwd, mcpServers: [] });
+  assert.deepEqual(c.updatesFor(fork.sessionId, 'compaction_update'), [], 'the source\'s compaction is not the fork\'s');
+  assert.equal((await c.prompt(fork.sessionId, 'go on')).stopReason, 'end_turn');
+  assert.deepEqual(c.updatesFor(fork.sessionId, 'compaction_update'), []);
+  assert.deepEqual(c.schemaErrors, []);
+});
