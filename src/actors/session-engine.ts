@@ -61,6 +61,15 @@ export interface EngineState {
 }
 
 
+/** The seq in a fork of the last event it copied through the source's `seq` (none: its own session_created's, 1). */
+function copiedThrough(renumbered: ReadonlyMap<number, number>, seq: number): number {
+  for (let s = seq; s > 0; s--) {
+    const copied = renumbered.get(s);
+    if (copied !== undefined) return copied;
+  }
+  return 1;
+}
+
 /** A machine's failure (an action threw: a bug) as the session's error, logged with its stack. */
 function machineFailure(err: unknown, deps: EngineDeps): TroupeError {
   deps.logger.error('a session machine failed; the session stops, the process goes on', { error: String(err), stack: (err as Error)?.stack });
@@ -113,16 +122,22 @@ export class SessionEngine {
       mode: init.mode,
       ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}),
     });
+    // Each copied event's seq here, by its seq in the source: the copy leaves events out (below), so
+    // a seq an event names (a summary's throughSeq) is renumbered too. Until 2026-12-07 it was not,
+    // and after a change of directories the fork's summary also covered the first turn it keeps.
+    const renumbered = new Map<number, number>();
+    const copy = (seq: number, input: AgentEventInput) => renumbered.set(seq, engine.core.emit(input).seq);
     for (const event of history) {
       if (event.type === 'session_created' || event.type === 'session_closed') continue;
-      const { seq: _seq, ts: _ts, ...rest } = event;
+      const { seq, ts: _ts, ...rest } = event;
       if (rest.type === 'session_configured' && rest.additionalDirectories !== undefined) {
         // A fork's directories are the ones it was made with: the source's are not inherited (ACP).
         const { additionalDirectories: _dirs, ...kept } = rest;
-        if (kept.mode !== undefined || kept.model !== undefined || kept.title !== undefined) engine.core.emit({ ...kept, sessionId: init.sessionId });
+        if (kept.mode !== undefined || kept.model !== undefined || kept.title !== undefined) copy(seq, { ...kept, sessionId: init.sessionId });
         continue;
       }
-      engine.core.emit({ ...rest, sessionId: init.sessionId } as AgentEventInput);
+      if (rest.type === 'compaction_completed' && rest.throughSeq !== undefined) rest.throughSeq = copiedThrough(renumbered, rest.throughSeq);
+      copy(seq, { ...rest, sessionId: init.sessionId } as AgentEventInput);
     }
     engine.actor.start();
     return engine;
