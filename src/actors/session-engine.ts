@@ -377,8 +377,9 @@ export class SessionEngine {
    * recorded), or one of its machines failed (an action threw). It stops where it is, as if its
    * process had died there, and only it: its machines stop at once (a running model stream or tool
    * call is aborted, and no action of theirs runs again); a turn or a compaction left open is ended
-   * in the log with the error when the log still takes it (else it is when the session is next opened, as after a
-   * crash); every prompt waiting is answered with the error; later requests are refused with it.
+   * in the log with the error when the log still takes it (else it is when the session is next
+   * opened, as after a crash); every prompt waiting is answered with the error; later requests are
+   * refused with it.
    */
   private stopWith(err: TroupeError): void {
     if (this.failure) return;
