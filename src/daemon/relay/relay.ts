@@ -157,7 +157,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     // A cancel for a session whose request waits for its turn to start a process goes in its turn
     // behind that request: now it would find no child, and be dropped, and the prompt it was sent to
     // cancel would run to its end (until 2026-12-07).
-    if (!request && !itsTurn && this.startsWaiting.has(sessionId)) return void this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
+    if (!request && !itsTurn && this.startsWaiting.has(sessionId)) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
     if (this.deleting.has(sessionId)) {
       if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true }), sessionId);
       return;
