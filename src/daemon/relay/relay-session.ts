@@ -17,6 +17,7 @@ import { CrashCatchUp } from './crash-catch-up.js';
 import { UnnamedTransitions } from './unnamed-transitions.js';
 import { UpdateFanOut } from './update-fan-out.js';
 import { OwnRequests } from './own-requests.js';
+import { LoadTurns } from './load-turns.js';
 
 interface PendingRequest {
   conn: RelayConnection;
@@ -47,15 +48,8 @@ export class RelaySession {
    * its connection is asked what the child asks (a permission), not one whose prompt waits behind.
    */
   private readonly prompting = new Map<number, RelayConnection>();
-  /**
-   * The child-side id of the session/load in flight. Loads go to the child one at a time: the child's
-   * replays are not told apart on the wire, and a connection whose load started during another's
-   * replay would take that replay's tail as its own and then skip its own replay's head. So a load
-   * sent while another is in flight waits in `loadsWaiting` (still pending: answered like any other
-   * if the session fails), and its connection is sent nothing until it goes.
-   */
-  private loadId?: number;
-  private readonly loadsWaiting = new Map<number, { conn: RelayConnection; msg: JsonRpcMessage }>();
+  /** session/loads, one at a time in the child (load-turns.ts). */
+  private readonly loads: LoadTurns;
   private readonly pending = new Map<number, PendingRequest>();
   /** What a process replacing a crashed one is told (crash-catch-up.ts). */
   private readonly catchUp = new CrashCatchUp();
@@ -84,6 +78,7 @@ export class RelaySession {
     this.sessionId = init.sessionId;
     this.caps = init.caps;
     this.fanOut = new UpdateFanOut(() => this.sessionId, ctx.logger);
+    this.loads = new LoadTurns(this.fanOut);
     this.child = new SupervisedChild({
       spec: ctx.options.childSpec,
       idleMs: ctx.options.idleMs,
@@ -179,38 +174,18 @@ export class RelaySession {
     const { turnId, ...tags } = tagged(method, msg.params, id, () => (answering === undefined ? undefined : this.ctx.indexedSeq(answering)));
     if (turnId) this.pending.get(id)!.turnId = turnId;
     const forChild = { ...msg, id, ...tags };
-    if (method === 'session/load' && this.loadId !== undefined) {
-      this.loadsWaiting.set(id, { conn, msg: forChild });
-      this.fanOut.hold(conn);
-      return;
-    }
-    if (method === 'session/prompt' || method === 'session/load') {
-      this.child.begin();
-      if (method === 'session/prompt') this.prompting.set(id, conn);
-      else this.startLoad(id, conn);
-    }
+    if (method === 'session/load' && !this.loads.admit(id, conn, forChild)) return;
+    if (method === 'session/prompt' || method === 'session/load') this.child.begin();
+    if (method === 'session/prompt') this.prompting.set(id, conn);
     this.child.send(forChild);
   }
 
   /** Sends the next waiting load, once none is in flight (its connection gone: answered by no one, dropped). */
   private sendWaitingLoad(): void {
-    for (const [id, { conn, msg }] of this.loadsWaiting) {
-      if (this.loadId !== undefined) return;
-      this.loadsWaiting.delete(id);
-      if (conn.isClosed || !this.pending.has(id)) {
-        this.pending.delete(id);
-        continue;
-      }
-      // Its turn: its connection is sent the session again from where the child marks its replay's start.
-      this.child.begin();
-      this.startLoad(id, conn);
-      this.child.send(msg);
-    }
-  }
-
-  private startLoad(id: number, conn: RelayConnection): void {
-    this.loadId = id;
-    this.fanOut.startReplay(conn);
+    const next = this.loads.takeNext((id) => this.pending.has(id), (id) => this.pending.delete(id));
+    if (!next) return;
+    this.child.begin();
+    this.child.send(next.msg);
   }
 
   /** `$/cancel_request` of a client: to the child, for the request of that client with that id, if it is still pending. */
@@ -327,12 +302,8 @@ export class RelaySession {
   private settled(p: PendingRequest, id: number): void {
     if (p.method === 'session/prompt' || p.method === 'session/load') this.child.end();
     if (p.method === 'session/prompt') this.prompting.delete(id);
-    if (this.loadId === id) {
-      this.loadId = undefined;
-      this.fanOut.endReplay();
-      // The next waiting load goes once this answer has gone to its client.
-      if (this.loadsWaiting.size) queueMicrotask(() => this.sendWaitingLoad());
-    }
+    // The next waiting load goes once this answer has gone to its client.
+    if (this.loads.answered(id) && this.loads.anyWaiting) queueMicrotask(() => this.sendWaitingLoad());
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
@@ -354,7 +325,7 @@ export class RelaySession {
     // The daemon's own (it asked for it: `tagged`); no client is sent it.
     if (msg.method === REPLAY_STARTED) {
       const through = (msg.params as { through?: unknown } | undefined)?.through;
-      if (this.loadId !== undefined && typeof through === 'number') {
+      if (this.loads.replaying && typeof through === 'number') {
         this.fanOut.replayStarted(through);
         this.catchUp.historySent(through);
       }
@@ -442,12 +413,9 @@ export class RelaySession {
   private refuseSent(err: ReturnType<typeof rpcError>, queued: ReadonlySet<unknown>): void {
     for (const [id, p] of this.pending) {
       // Loads still waiting here never reached the process.
-      if (queued.has(id) || this.loadsWaiting.has(id)) continue;
+      if (queued.has(id) || this.loads.isWaiting(id)) continue;
       this.pending.delete(id);
-      if (this.loadId === id) {
-        this.loadId = undefined;
-        this.fanOut.dropReplay();
-      }
+      this.loads.lost(id);
       this.answered(p, false);
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
       if (p.turnId && !this.deleting) this.catchUp.lost(id, p.conn, p.turnId);
@@ -490,13 +458,11 @@ export class RelaySession {
       const p = this.pending.get(Number(msg.id));
       if (p) failed(p);
     }
-    for (const id of this.loadsWaiting.keys()) {
+    for (const id of this.loads.waitingIds()) {
       const p = this.pending.get(id);
       if (p) failed(p);
     }
     this.pending.clear();
-    this.loadId = undefined;
-    this.fanOut.dropReplay();
-    this.loadsWaiting.clear();
+    this.loads.clear();
   }
 }
