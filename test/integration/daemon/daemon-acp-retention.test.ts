@@ -93,15 +93,29 @@ test('--acp-retain-mb and --acp-retain-total-mb take whole MiB from 0', async ()
   }
 });
 
-test('a session the client closed keeps nothing on its connection once the client leaves its stream: the stream goes', async (t) => {
-  const d = await start(t, []);
-  const h = rawClient(d);
+/** A raw connection (its connection stream open until the test ends) and a session made on it. */
+async function rawSession(t: { after(f: () => unknown): void }, h: Harness): Promise<{ conn: string; sessionId: string }> {
   const conn = await rawInitialize(h);
   const main = await SseReader.open(h, conn);
   t.after(() => main.close());
   assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } })).status, 202);
   const [created] = await main.waitFor(1);
-  const { sessionId } = created!.json['result'] as { sessionId: string };
+  return { conn, sessionId: (created!.json['result'] as { sessionId: string }).sessionId };
+}
+
+/** The daemon's retained bytes once back at `before`, or as they are after 10 s. */
+async function retainedBack(d: Daemon, before: number): Promise<number> {
+  let kept = await d.metric('troupe_acp_retained_bytes');
+  for (const deadline = Date.now() + 10_000; kept !== before && Date.now() < deadline; kept = await d.metric('troupe_acp_retained_bytes')) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return kept;
+}
+
+test('a session the client closed keeps nothing on its connection once the client leaves its stream: the stream goes', async (t) => {
+  const d = await start(t, []);
+  const h = rawClient(d);
+  const { conn, sessionId } = await rawSession(t, h);
   // What the connection stream keeps (the session/new answer): all the connection keeps once the session is gone.
   const before = await d.metric('troupe_acp_retained_bytes');
   const s = await SseReader.open(h, conn, { sessionId });
@@ -114,22 +128,13 @@ test('a session the client closed keeps nothing on its connection once the clien
   // left it, the stream goes with what it kept (before 2026-12-07 it kept the close's answer, and
   // the stream itself, for the connection's life: 1024 closed sessions and the connection could
   // open no more).
-  let kept = await d.metric('troupe_acp_retained_bytes');
-  for (const deadline = Date.now() + 10_000; kept !== before && Date.now() < deadline; kept = await d.metric('troupe_acp_retained_bytes')) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.equal(kept, before, 'the closed session keeps nothing');
+  assert.equal(await retainedBack(d, before), before, 'the closed session keeps nothing');
 });
 
 test('a session another client deleted keeps nothing on a connection that followed it once the client leaves its stream', async (t) => {
   const d = await start(t, []);
   const h = rawClient(d);
-  const owner = await rawInitialize(h);
-  const main = await SseReader.open(h, owner);
-  t.after(() => main.close());
-  assert.equal((await rawPost(h, owner, { jsonrpc: '2.0', id: 1, method: 'session/new', params: { cwd: tempDir(), mcpServers: [] } })).status, 202);
-  const [created] = await main.waitFor(1);
-  const { sessionId } = created!.json['result'] as { sessionId: string };
+  const { conn: owner, sessionId } = await rawSession(t, h);
   const before = await d.metric('troupe_acp_retained_bytes');
   // Another connection follows the session: its turn streams on its session stream, which keeps it.
   const follower = await rawInitialize(h);
@@ -143,9 +148,5 @@ test('a session another client deleted keeps nothing on a connection that follow
   await followed.waitUntil(() => followed.events.some((e) => e.json['method'] === '_troupe/session_deleted'));
   own.close();
   followed.close();
-  let kept = await d.metric('troupe_acp_retained_bytes');
-  for (const deadline = Date.now() + 10_000; kept !== before && Date.now() < deadline; kept = await d.metric('troupe_acp_retained_bytes')) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.equal(kept, before, 'the deleted session keeps nothing on either connection');
+  assert.equal(await retainedBack(d, before), before, 'the deleted session keeps nothing on either connection');
 });
