@@ -119,16 +119,22 @@ test('a log removed while the index was not looking: its session is deleted (lis
   }
 });
 
+/** `ids` indexed with their logs, then `away`'s log moved aside, and an index rechecked and written: `away` is gone. */
+async function logAway(dir: string, away: string, ids: string[]): Promise<{ gone: SessionIndex; path: string }> {
+  await indexedSessions(dir, ids);
+  const path = sessionLogPath(dir, away);
+  renameSync(path, `${path}.away`);
+  const gone = await SessionIndex.open(dir);
+  await recheck(gone);
+  await gone.flush();
+  return { gone, path };
+}
+
 test('a gone log put back: its session comes back at the next recheck, as its log says, whatever the log\'s times', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    await indexedSessions(dir, ['ses_back', 'ses_kept']);
-    const path = sessionLogPath(dir, 'ses_back');
-    renameSync(path, `${path}.away`);
-    const gone = await SessionIndex.open(dir);
-    await recheck(gone);
+    const { gone, path } = await logAway(dir, 'ses_back', ['ses_back', 'ses_kept']);
     assert.deepEqual([gone.get('ses_back')!.status, gone.get('ses_back')!.gone], ['deleted', true]);
-    await gone.flush();
     assert.deepEqual(await recheck(await SessionIndex.open(dir)), { looked: 2, read: 0, changed: 0 }, 'gone still: stat\'ed, nothing read or written');
 
     // Moved back, and the index written again after that (another process's write): the log's
@@ -152,12 +158,7 @@ test('a gone log put back: its session comes back at the next recheck, as its lo
 test('a session back with its log is not made gone again by another process\'s older copy of its entry', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    await indexedSessions(dir, ['ses_back', 'ses_kept']);
-    const path = sessionLogPath(dir, 'ses_back');
-    renameSync(path, `${path}.away`);
-    const first = await SessionIndex.open(dir);
-    await recheck(first);
-    await first.flush();
+    const { path } = await logAway(dir, 'ses_back', ['ses_back', 'ses_kept']);
     // A process (a daemon) that holds the entry gone, while another (an editor's agent) sees the log back.
     const stale = await SessionIndex.open(dir);
     renameSync(`${path}.away`, path);

@@ -448,12 +448,15 @@ test('a stdio server that sends a message over 10 MB is stopped, and its calls a
   assert.deepEqual(await tools.run(call('mcp__big__echo', { text: 'x' }), ctx()), { output: `the MCP server big was stopped: ${why}; mcp__big__echo cannot run.`, isError: true, errorCode: 'tool_failed' });
 });
 
+/** A server's status when its tool list passed what troupe reads. */
+const LIST_TOO_LONG = "did not list its tools: the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it";
+
 test('a server whose tool list never ends is left out when the list passes 10000 tools, its status says why; the others serve', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
   const tools = await connectMcpTools([server('endless', { MCP_TEST_ENDLESS_TOOLS: '2000' }), server('ok')], options(cwd));
   t.after(() => tools.close());
   assert.deepEqual(tools.servers, [
-    { name: 'endless', tools: 0, error: "did not list its tools: the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it" },
+    { name: 'endless', tools: 0, error: LIST_TOO_LONG },
     { name: 'ok', tools: 6 },
   ]);
   assert.equal(tools.has('mcp__endless__t_0_0'), false);
@@ -465,7 +468,7 @@ test('a page of over 10000 tools is refused whole, before its tools are checked:
   const { logger, told } = keptLogger();
   const tools = await connectMcpTools([server('broken', { MCP_TEST_ENDLESS_TOOLS: '10001', MCP_TEST_ENDLESS_BROKEN: '1' })], { ...options(cwd), logger });
   t.after(() => tools.close());
-  assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: "did not list its tools: the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it" }]);
+  assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: LIST_TOO_LONG }]);
   assert.deepEqual(told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').length, 0);
 });
 
@@ -476,7 +479,7 @@ test('refused tools count toward the 10000 a list may hold, and a listing logs t
   const { logger, told } = keptLogger();
   const tools = await connectMcpTools([server('broken', { MCP_TEST_ENDLESS_TOOLS: '5000', MCP_TEST_ENDLESS_BROKEN: '1' })], { ...options(cwd), logger });
   t.after(() => tools.close());
-  assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: "did not list its tools: the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it" }]);
+  assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: LIST_TOO_LONG }]);
   assert.equal(told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').length, 20);
   // Three pages were checked, the third taking the list past 10000: 15000 refused, 20 of them logged.
   assert.deepEqual(told.filter((m) => m.message === 'an MCP server listed more tools MCP does not allow; they are left out').map((m) => m.fields), [{ server: 'broken', notLogged: 14980 }]);
