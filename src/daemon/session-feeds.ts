@@ -35,7 +35,9 @@ export class SessionFeeds {
    * The latest durable seq this daemon has heard of, per session, with a feed or without (reports of
    * its children, scans of its log, rewinds): what a session with no feed keeps of its events (see
    * publish), and what an open feed's gap fill fills through. One record for both: until 2026-12-07
-   * an open feed kept its own (`fillThrough`), handed over at its opening and closing.
+   * an open feed kept its own (`fillThrough`), handed over at its opening and closing. Never below
+   * an open feed's broker: set to its first seq when it opens, raised before each event it publishes
+   * (publish) and bounding what a fill publishes, so it alone says what the daemon knows.
    */
   private readonly reported = new Map<string, number>();
 
@@ -192,7 +194,7 @@ export class SessionFeeds {
     // A feed's scan under way answers this HEAD too (no second scan of the same file).
     if (feed && !feed.broker) await feed.opened.catch(() => undefined);
     const open = feed?.broker;
-    let last = open ? this.reportedThrough(sessionId, feed!) : this.reportedSeq(sessionId);
+    let last = this.reportedSeq(sessionId);
     if (!open && cursor > last && Number.isSafeInteger(cursor)) {
       last = (await scanLogFilePaced(path, nextTurn)).lastSeq;
       // Never below what was seen while it scanned (a feed opened meanwhile keeps it itself).
@@ -206,11 +208,6 @@ export class SessionFeeds {
     return this.reported.get(sessionId) ?? 0;
   }
 
-  /** The last seq an open feed has or is filling in: what its children reported durable. */
-  private reportedThrough(sessionId: string, feed: Feed): number {
-    return Math.max(feed.broker!.lastSeq(), this.reportedSeq(sessionId));
-  }
-
   /** The session's log path; throws `session_not_found` for a session with no log, or a deleted one. */
   private present(sessionId: string): string {
     const path = sessionLogPath(sessionsDir(this.home), sessionId);
@@ -220,8 +217,7 @@ export class SessionFeeds {
 
   /** The latest durable seq this daemon has heard of for the session, without opening a feed for it. */
   knownLastSeq(sessionId: string): number | undefined {
-    const feed = this.brokers.get(sessionId);
-    return feed?.broker ? this.reportedThrough(sessionId, feed) : this.reported.get(sessionId);
+    return this.reported.get(sessionId);
   }
 
   /** Sessions with a feed open (for /metrics). */
@@ -256,7 +252,7 @@ export class SessionFeeds {
     const feed = this.brokers.get(sessionId);
     if (feed && !feed.broker) feed.rewinds++;
     // Past it with a fill under way too: what is left to fill is gone from the log.
-    else if (feed?.broker && this.reportedThrough(sessionId, feed) > heldSeq) {
+    else if (feed?.broker && this.reportedSeq(sessionId) > heldSeq) {
       feed.rewoundTo = heldSeq;
       this.end(sessionId, feed);
     }
@@ -279,10 +275,9 @@ export class SessionFeeds {
     }
   }
 
-  /** Keeps only the latest seq of a session whose feed closed (as for one never opened). */
+  /** Lets a feed go: its session keeps only its latest seq (in `reported`), as one never opened does. */
   private drop(sessionId: string, feed: Feed): void {
     this.brokers.delete(sessionId);
-    if (feed.broker) this.reported.set(sessionId, this.reportedThrough(sessionId, feed));
     closeLog(feed);
   }
 
