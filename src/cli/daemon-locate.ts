@@ -7,7 +7,7 @@
  */
 import { CliError } from './cli-io.js';
 import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
-import { daemonLockHolder, daemonLockPath, daemonStatePath, type DaemonState, type LockHolder } from '../store/index.js';
+import { DAEMON_STATE_CHECK_MS, daemonLockHolder, daemonLockPath, daemonStatePath, type DaemonState, type LockHolder } from '../store/index.js';
 import { pidAlive, readDaemonStateFile, readToken } from './daemon-home.js';
 import { printable } from './terminal-text.js';
 
@@ -17,11 +17,8 @@ export interface RunningDaemon {
   version: string;
 }
 
-/**
- * How long a client waits for a daemon holding the lock to write its state file again: three of its
- * looks (one a second, src/daemon/daemon-home.ts STATE_CHECK_MS).
- */
-const STATE_REPAIR_WAIT_MS = 3_000;
+/** How long a client waits for a daemon holding the lock to write its state file again: three of its looks. */
+const STATE_REPAIR_WAIT_MS = 3 * DAEMON_STATE_CHECK_MS;
 /** A daemon that took the lock this recently may still be starting (opening its index): it writes the file once it listens. */
 const STATE_START_WAIT_MS = 15_000;
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { daemonLockHolder, daemonLockPath, daemonStatePath, daemonStateText, daemonTokenPath, makeDirs, takeProcessLock, type DaemonState } from '../store/index.js';
+import { DAEMON_STATE_CHECK_MS, daemonLockHolder, daemonLockPath, daemonStatePath, daemonStateText, daemonTokenPath, makeDirs, takeProcessLock, type DaemonState } from '../store/index.js';
 
 /** The token, created (0600) if there is none yet. */
 export function ensureToken(home: string): string {
@@ -82,9 +82,6 @@ export function writeState(home: string, state: DaemonState): void {
   }
 }
 
-/** How often a running daemon looks at its state file (spec/daemon.md §Files). */
-export const STATE_CHECK_MS = 1_000;
-
 /**
  * Keeps the state file saying what `state` says while the daemon runs: a file removed (a stray
  * `rm`), cut short or edited (an editor, a full disk) is written again at the next look, so clients
@@ -98,7 +95,7 @@ export const STATE_CHECK_MS = 1_000;
  * inotify watches run out, and goes deaf when the directory is replaced), with nothing to re-arm.
  * Returns the stop, called before the daemon removes its file on the way out.
  */
-export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock, logger: Logger, everyMs = STATE_CHECK_MS): () => void {
+export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock, logger: Logger, everyMs = DAEMON_STATE_CHECK_MS): () => void {
   const wanted = daemonStateText(state);
   let failing = false;
   let lockFailing = false;

@@ -21,6 +21,12 @@ export const daemonStatePath = (home: string) => join(home, 'daemon.json');
 /** The lock that keeps one daemon per home (a process lock: process-lock.ts). */
 export const daemonLockPath = (home: string) => join(home, 'daemon.lock');
 
+/**
+ * How often a running daemon looks at its state file and lock, to write them again (spec/daemon.md
+ * §Files): clients wait for that (src/cli/daemon-locate.ts), so both sides take it from here.
+ */
+export const DAEMON_STATE_CHECK_MS = 1_000;
+
 /** The state file's text, as the daemon writes it (and compares it, to find it changed). */
 export const daemonStateText = (state: DaemonState) => JSON.stringify(state, null, 2) + '\n';
 

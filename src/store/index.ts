@@ -21,4 +21,4 @@ export { type SessionEntry, type SessionStatus, SESSION_STATUSES, INDEXED_EVENT_
 export { writeFileAtomic } from './atomic-write.js';
 export { isProcessAlive, isSameProcessAlive, processStartTicks } from './process-alive.js';
 export { takeProcessLock, type LockHolder } from './process-lock.js';
-export { daemonLockHolder, daemonLockPath, daemonStatePath, daemonStateText, daemonTokenPath, parseDaemonState, type DaemonState } from './daemon-files.js';
+export { DAEMON_STATE_CHECK_MS, daemonLockHolder, daemonLockPath, daemonStatePath, daemonStateText, daemonTokenPath, parseDaemonState, type DaemonState } from './daemon-files.js';
