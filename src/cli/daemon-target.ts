@@ -55,7 +55,7 @@ export const debugLine =
 export async function connectDaemon(io: CliIo, opts: { autoStart: boolean; standalone?: boolean }): Promise<Connection> {
   if (opts.standalone) {
     const s = await startStandalone(io.env);
-    if (io.env.TROUPE_LOG === 'debug') io.stderr.write(`troupe: standalone daemon pid ${s.pid} at ${s.target.url} (home ${s.home})\n`);
+    debugLine(io)(`standalone daemon pid ${s.pid} at ${s.target.url} (home ${s.home})`);
     return { target: s.target, release: () => s.stop() };
   }
   const remote = remoteTarget(io.env);
