@@ -10,7 +10,7 @@ import type { ContentBlock } from './events.js';
 import type { ModelMessage } from './provider.js';
 
 /** The most pages Anthropic and OpenAI take of the PDFs of one request ("A maximum of 100 PDF pages may be provided"). */
-export const PDF_PAGE_LIMIT = 100;
+const PDF_PAGE_LIMIT = 100;
 
 /**
  * The PDF blocks of a conversation that a request cannot carry within PDF_PAGE_LIMIT pages in

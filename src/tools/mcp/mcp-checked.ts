@@ -42,10 +42,10 @@ export type UncheckedCallResult = z.infer<typeof LooseCallToolResult>;
  * happens (an annotation's `audience` of 100000 strings made 329 MB of issues, a schema's 100000
  * properties 86 MB), so an item past it is refused before zod sees it.
  */
-export const MAX_ITEM_VALUES = 10_000;
+const MAX_ITEM_VALUES = 10_000;
 
 /** Why an item is refused unchecked, if it is: it holds over MAX_ITEM_VALUES values. */
-export function tooManyValues(value: unknown): string | undefined {
+function tooManyValues(value: unknown): string | undefined {
   let count = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
@@ -71,7 +71,7 @@ export function checkItem<T>(raw: unknown, schema: z.ZodType<T>): { data: T } | 
 }
 
 /** Each item as `schema` reads it; the first that does not fit fails the whole, with one short reason. */
-export function checkedItems<T>(items: readonly unknown[], schema: z.ZodType<T>, what: string): T[] {
+function checkedItems<T>(items: readonly unknown[], schema: z.ZodType<T>, what: string): T[] {
   const out: T[] = [];
   eachChecked(items, schema, what, (item) => out.push(item));
   return out;
