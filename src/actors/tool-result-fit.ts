@@ -44,7 +44,7 @@ export function emitToolResult(core: EngineCore, event: ToolCallUpdated): void {
 function cutToJsonBytes(text: string, room: number): string {
   if (jsonBytes(text) - 2 <= room) return text;
   // Joined, not concatenated: a slice keeps the whole output in memory for as long as it lives.
-  return [text.slice(0, jsonFittingPrefix(text, room - (jsonBytes(CUT_MARK) - 2))), CUT_MARK].join('');
+  return [text.slice(0, jsonFittingPrefix(text, room - (jsonBytes(CUT_MARK) - 2)).chars), CUT_MARK].join('');
 }
 
 /** Whether the log took the event (false: too large for it). */

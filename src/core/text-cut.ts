@@ -2,7 +2,7 @@
  * Cutting text without splitting a surrogate pair (an emoji is two UTF-16 units): a lone half is not
  * valid text, and turns into U+FFFD once encoded as UTF-8 (the log, the wire).
  */
-import { jsonStringBytes, PLAIN_JSON_CHARS } from './json-bytes.js';
+import { jsonStringBytes } from './json-bytes.js';
 
 export const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
 export const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
@@ -14,14 +14,17 @@ export function pairSafeEnd(text: string, end: number): number {
 
 /**
  * How many characters of `s` from its start make at most `room` bytes of JSON (quotes aside), a
- * surrogate pair never parted: a cut to what a session's log can hold, where a character may be six
- * bytes (a control character, `\u0001`).
+ * surrogate pair never parted, and the bytes they make: a cut to what a session's log can hold, where
+ * a character may be six bytes (a control character, `\u0001`). The bytes are given so that a caller
+ * keeping the cut does not measure it again.
  */
-export function jsonFittingPrefix(s: string, room: number): number {
-  if (room <= 0) return 0;
+export function jsonFittingPrefix(s: string, room: number): { chars: number; bytes: number } {
+  if (room <= 0) return { chars: 0, bytes: 0 };
   // A character is at least one byte: no more than `room` of them can fit.
   const head = s.length > room ? s.slice(0, pairSafeEnd(s, room)) : s;
-  if (PLAIN_JSON_CHARS.test(head)) return head.length;
+  // Most often all of it fits: one measure, not one a character.
+  const whole = jsonStringBytes(head) - 2;
+  if (whole <= room) return { chars: head.length, bytes: whole };
   let bytes = 0;
   let i = 0;
   while (i < head.length) {
@@ -31,5 +34,5 @@ export function jsonFittingPrefix(s: string, room: number): number {
     bytes += more;
     i += width;
   }
-  return i;
+  return { chars: i, bytes };
 }

@@ -2,7 +2,6 @@
  * Text given in pieces, of which only a start is kept and the rest counted (spec/tools.md §7): what a
  * model reads of an MCP result, made without making the result's whole text.
  */
-import { jsonStringBytes } from '../../core/json-bytes.js';
 import { jsonFittingPrefix, pairSafeEnd } from '../../core/text-cut.js';
 
 /**
@@ -35,13 +34,16 @@ export class CutText {
     this.length += piece.length;
     if (this.full || piece.length === 0) return;
     const room = this.limit - this.keptSize;
-    const n = this.unit === 'bytes' ? jsonFittingPrefix(piece, room) : pairSafeEnd(piece, Math.min(piece.length, room));
+    // In bytes, the cut gives what it keeps counts: the piece is measured once.
+    let n: number;
+    let size: number;
+    if (this.unit === 'bytes') ({ chars: n, bytes: size } = jsonFittingPrefix(piece, room));
+    else n = size = pairSafeEnd(piece, Math.min(piece.length, room));
     if (n < piece.length) this.full = true;
     if (n === 0) return;
-    const head = n < piece.length ? piece.slice(0, n) : piece;
-    this.batch.push(head);
+    this.batch.push(n < piece.length ? piece.slice(0, n) : piece);
     this.keptLength += n;
-    this.keptSize += this.unit === 'bytes' ? jsonStringBytes(head) - 2 : n;
+    this.keptSize += size;
     if (this.batch.length >= BATCH) this.flush();
   }
 
