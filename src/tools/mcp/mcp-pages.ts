@@ -9,12 +9,15 @@ const MAX_PAGES = 1000;
  * pages were not: a server could send 1000 of them, gigabytes, all kept until the list ended.
  */
 export const MAX_LIST_ITEMS = 10_000;
-export const MAX_LIST_BYTES = 16 * 1024 * 1024;
+const MAX_LIST_BYTES = 16 * 1024 * 1024;
 
 /** Why a list is refused: the server's list is longer than troupe keeps. */
 export function listTooLong(): Error {
   return new Error(`the server's list is too long (over ${MAX_LIST_ITEMS} items or ${MAX_LIST_BYTES / (1024 * 1024)} MiB in all); troupe reads no more of it`);
 }
+
+/** A page of a list: its items, the cursor of the next, and (when some were left out) how many the server sent. */
+export type Page<T> = { items: T[]; nextCursor?: string | undefined; listed?: number };
 
 /**
  * Every item of an MCP list, following `nextCursor`; a server that repeats a cursor, or pages
@@ -22,9 +25,6 @@ export function listTooLong(): Error {
  * the server sent on it, those left out included: they count toward MAX_LIST_ITEMS too, or a server
  * listing only items MCP refuses could page 1000 times 10000 of them, each one checked and logged.
  */
-/** A page of a list: its items, the cursor of the next, and (when some were left out) how many the server sent. */
-export type Page<T> = { items: T[]; nextCursor?: string | undefined; listed?: number };
-
 export async function allPages<T>(page: (cursor: string | undefined) => Promise<Page<T>>): Promise<T[]> {
   const items: T[] = [];
   const seen = new Set<string>();
