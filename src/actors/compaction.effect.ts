@@ -89,6 +89,19 @@ export function compactionCanReduce(core: EngineCore, resolved: ResolvedModel, r
   return summaryCut(core, reason) !== undefined || core.conversation.hasToolOutputOver(toolOutputLimitFor(core.deps.limits, resolved.capabilities));
 }
 
+/**
+ * Ends the compaction left open, if one is, failed with `errorCode`: compact() leaves it open when it
+ * is aborted or fails, and its end is said by whoever knows why (a turn's end, a cancelled
+ * `/compact`, crash repair). `turnId`, the turn it is ended with: by default its own (none for
+ * `/compact`'s). Returns whether there was one.
+ */
+export function failOpenCompaction(core: EngineCore, errorCode: string, turnId = core.conversation.openCompaction?.turnId): boolean {
+  const compaction = core.conversation.openCompaction;
+  if (!compaction) return false;
+  core.emit({ sessionId: core.sessionId, ...(turnId ? { turnId } : {}), type: 'compaction_completed', compactionId: compaction.compactionId, status: 'failed', errorCode });
+  return true;
+}
+
 /** The last user message of every summarization request. */
 export const SUMMARY_INSTRUCTION =
   'Summarize the conversation above for your own later use: the goals, the decisions taken, the files ' +

@@ -5,6 +5,7 @@
  * is closed, so no client ever waits on it. A compaction left open outside any turn (`/compact`) is
  * ended the same way.
  */
+import { failOpenCompaction } from './compaction.effect.js';
 import type { EngineCore } from './engine-core.js';
 import { failUnfinishedTools } from './tool.effects.js';
 
@@ -31,13 +32,9 @@ export function endInterruptedTurn(core: EngineCore, why: Interruption): boolean
   }
   // A compaction the process died in (a turn's, or /compact's outside any turn) is ended failed:
   // until 2026-12-07 it was left open, and a client shown the log saw it in progress for ever.
-  const compaction = core.conversation.openCompaction;
-  if (compaction) {
-    const { compactionId, turnId } = compaction;
-    core.emit({ sessionId: core.sessionId, ...(turnId ? { turnId } : {}), type: 'compaction_completed', compactionId, status: 'failed', errorCode: why.code });
-  }
+  const compacting = failOpenCompaction(core, why.code);
   const open = core.conversation.openTurn;
-  if (!open) return compaction !== undefined;
+  if (!open) return compacting;
   const base = { sessionId: core.sessionId, turnId: open.turnId };
   for (const [requestId, toolCallId] of open.permissions) {
     core.emit({ ...base, type: 'permission_resolved', toolCallId, requestId, outcome: 'cancelled', decidedBy: 'policy' });

@@ -15,7 +15,7 @@ import { turnMachine, type TurnResult } from '../machines/turn.machine.js';
 import type { EngineCore } from './engine-core.js';
 import { modelStep } from './model-step.effect.js';
 import { askPermission, cancelPermission, decideTool, failTool, failUnfinishedTools, runTool } from './tool.effects.js';
-import { compact, preflight } from './compaction.effect.js';
+import { compact, failOpenCompaction, preflight } from './compaction.effect.js';
 
 const TITLE_LENGTH = 60;
 
@@ -72,8 +72,7 @@ const turn = turnMachine.provide({
     finish: ({ system }, p) => {
       const core = coreOf(system);
       const sessionId = core.sessionId;
-      const compaction = core.conversation.openCompaction;
-      if (compaction) core.emit({ type: 'compaction_completed', sessionId, turnId: p.turnId, compactionId: compaction.compactionId, status: 'failed', errorCode: 'request_cancelled' });
+      failOpenCompaction(core, 'request_cancelled', p.turnId);
       const r = p.result;
       const code = r.stopReason === 'cancelled' ? 'request_cancelled' : (r.errorCode ?? 'internal_error');
       const why = r.stopReason === 'cancelled' ? 'The turn was cancelled before this tool call ran.' : `The turn ended (${code}) before this tool call ran.`;

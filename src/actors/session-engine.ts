@@ -14,7 +14,7 @@ import type { EventWatcher } from '../core/ports.js';
 import type { sessionMachine, QueuedPrompt } from '../machines/session.machine.js';
 import type { TurnResult } from '../machines/turn.machine.js';
 import { EngineCore, type EngineDeps } from './engine-core.js';
-import { compact } from './compaction.effect.js';
+import { compact, failOpenCompaction } from './compaction.effect.js';
 import { bindEngine, engineMachine } from './engine-machines.js';
 import { CRASHED, endInterruptedTurn, type Interruption } from './crash-repair.js';
 
@@ -335,8 +335,7 @@ export class SessionEngine {
     } catch (err) {
       if (!signal.aborted) throw err;
       // A cancelled compaction is left open by compact() (a turn's end closes a turn's): close it here.
-      const compactionId = this.core.conversation.openCompaction?.compactionId;
-      if (compactionId && !this.failure) this.core.emit({ type: 'compaction_completed', sessionId: this.sessionId, compactionId, status: 'failed', errorCode: 'request_cancelled' });
+      if (!this.failure) failOpenCompaction(this.core, 'request_cancelled');
       return 'cancelled';
     } finally {
       this.manualCompaction = undefined;
