@@ -31,6 +31,8 @@ const DONE: IteratorResult<AgentEvent> = { value: undefined, done: true };
 export class FeedWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
   private position: number;
   private closed = false;
+  /** Settles once the last `next()` called has (never rejects): the next one waits for it. */
+  private pending: Promise<void> = Promise.resolve();
 
   constructor(
     private view: FeedView,
@@ -55,7 +57,24 @@ export class FeedWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
     return this.view.watcher.readAhead();
   }
 
-  async next(): Promise<IteratorResult<AgentEvent>> {
+  /**
+   * One `next()` at a time, in the order they were called, as the broker's watcher serves them
+   * (spec/event-log.md §4.4). The stream's `for await` never overlaps two, but a watcher is an
+   * iterator anyone may hold: until 2026-12-07 two at once both took the mark to check (the second
+   * compared the event after it, and ended the watcher with a false `replay_gap`), and both reopened
+   * a feed after a rewind or an overflow (one of the two views was never closed, and the session's
+   * feed, with its log file open, was kept for good).
+   */
+  next(): Promise<IteratorResult<AgentEvent>> {
+    const run = this.pending.then(() => this.step());
+    this.pending = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async step(): Promise<IteratorResult<AgentEvent>> {
     const expected = this.expected;
     if (expected === undefined) return this.pull();
     const r = await this.pull();

@@ -246,3 +246,32 @@ test('a log replaced by a shorter copy (put back by a rename) while its feed sca
   const events = await next(w, K + 2);
   assert.deepEqual(texts(events), [...[1, 2, 3].map(oldText), ...texts(appended)]);
 });
+
+test('a watcher asked for two events at once gives them in order, one call after the other: from a marked cursor, and across a rewind that opens its feed again', async (t) => {
+  // The stream's `for await` never overlaps two next() calls, but a watcher is an iterator anyone
+  // may hold, and the broker's own watchers serve overlapping calls in order (spec/event-log.md §4.4).
+  const { path, feeds } = await longLog(t);
+  const K = 3;
+  const had = await take(await feeds.subscribe(SID, 0), K);
+  // Until 2026-12-07 both calls took the mark to check: the second compared the event after the
+  // cursor with it, and ended the watcher with a false replay_gap (the first then got `done`).
+  const marked = await feeds.subscribe(SID, K, eventMark(JSON.stringify(had[K - 1])));
+  const m = marked[Symbol.asyncIterator]();
+  assert.deepEqual((await Promise.all([m.next(), m.next()])).map((r) => r.value?.seq), [K + 1, K + 2]);
+  marked.close();
+  assert.equal(feeds.open, 0);
+
+  const w = await feeds.subscribe(SID, 0);
+  assert.deepEqual((await next(w, K)).map((e) => e.seq), [1, 2, 3]);
+  cutAfter(path, K);
+  feeds.rewound(SID, K);
+  const appended = appendAfterCut(path, [K + 1, K + 2]);
+  feeds.publish(SID, appended);
+  // Until 2026-12-07 both calls opened the feed again: one of the two views was never closed, and
+  // the session's feed (its log file open) stayed after the watcher closed.
+  const it = w[Symbol.asyncIterator]();
+  const both = await Promise.all([it.next(), it.next()]);
+  assert.deepEqual(texts(both.map((r) => r.value as AgentEvent)), texts(appended));
+  w.close();
+  assert.equal(feeds.open, 0, 'the feed goes with its last watcher');
+});
