@@ -16,8 +16,9 @@ export interface FeedResume {
 /**
  * The cursor of a feed request. Throws `invalid_cursor` for one that is not decimal digits (empty,
  * negative, fractional, or what Number() would also take: '0x1', '1e0', ' 1'), or, where `marked`,
- * digits then `-` and an event's mark (the session events feed's ids). An empty `after=` is
- * refused, not read as 0: a client that meant a cursor and lost it must not get the whole log. An
+ * digits then `-` and an event's mark (the session events feed's ids); and for digits past the
+ * largest safe integer, which no seq reaches (named as sent, not as Number() reads them). An empty
+ * `after=` is refused, not read as 0: a client that meant a cursor and lost it must not get the whole log. An
  * empty `Last-Event-ID` counts as none: EventSource sends the header only when the last id it saw is
  * not empty (WHATWG HTML §9.2, "reestablish the connection"), and the rest of the daemon reads it so.
  */
@@ -26,12 +27,18 @@ export function feedResume(req: RouteRequest, marked: boolean): FeedResume {
   const fromHeader = header !== undefined && header !== '';
   const raw = fromHeader ? header : req.query.get('after');
   if (raw === null) return { cursor: 0 };
+  const where = fromHeader ? 'Last-Event-ID' : 'after';
   const m = FEED_ID.exec(raw);
   if (!m || (!marked && m[2] !== undefined)) {
-    const where = fromHeader ? 'Last-Event-ID' : 'after';
     throw new TroupeError('invalid_cursor', `${where} must be a seq (decimal digits)${marked ? ', or an event id of this feed' : ''}, not ${JSON.stringify(raw.slice(0, 40))}`, { cursor: raw.slice(0, 40) });
   }
-  return { cursor: Number(m[1]), ...(m[2] !== undefined ? { mark: m[2] } : {}) };
+  const cursor = Number(m[1]);
+  // Past 2^53 - 1 digits read as another number (99999999999999999999 as 1e20): until 2026-12-07 the
+  // refusal named that one, and said it was not a non-negative integer.
+  if (!Number.isSafeInteger(cursor)) {
+    throw new TroupeError('invalid_cursor', `${where} ${raw.slice(0, 40)} is beyond any seq (at most ${Number.MAX_SAFE_INTEGER})`, { cursor: raw.slice(0, 40) });
+  }
+  return { cursor, ...(m[2] !== undefined ? { mark: m[2] } : {}) };
 }
 
 /** The cursor of a feed whose ids are bare seqs (`/v1/inspect/transitions`). */

@@ -153,6 +153,20 @@ test('events SSE: replay after a cursor, then live; Last-Event-ID resumes; bad c
       assert.equal((await res.json()).error.code, 'invalid_cursor', what);
     }
   }
+  // Digits past the largest safe integer are refused naming the cursor sent: until 2026-12-07 the
+  // refusal named the number Number() made of it, and said it was not a non-negative integer
+  // (`cursor must be a non-negative integer, got 100000000000000000000`).
+  for (const feed of [`/v1/sessions/${sessionId}/events`, '/v1/inspect/transitions']) {
+    for (const [query, headers, sent] of [
+      ['?after=99999999999999999999', {}, 'after 99999999999999999999'],
+      ['?after=1', { 'Last-Event-ID': '9007199254740993' }, 'Last-Event-ID 9007199254740993'],
+    ] as const) {
+      const res = await fetch(`${d.url}${feed}${query}`, { headers: { ...d.headers, ...headers }, signal: AbortSignal.timeout(5_000) });
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      assert.deepEqual([res.status, body.error.code], [400, 'invalid_cursor'], `${feed} ${sent}`);
+      assert.ok(body.error.message.startsWith(`${sent} is beyond any seq`), body.error.message);
+    }
+  }
   // An empty Last-Event-ID is no cursor (EventSource sends none when the last id it saw was empty):
   // the URL's cursor applies.
   const emptyHeader = await readSse(await fetch(`${d.url}/v1/sessions/${sessionId}/events?after=${mid}`, { headers: { ...d.headers, 'Last-Event-ID': '' } }), (e) => e.length > 0);
