@@ -59,12 +59,15 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
       ...(Object.keys(machines).length > 0 ? { machines } : {}),
     };
   };
-  /** The index entry; a session just created may not be in the index yet, but its child is known. */
+  /**
+   * The session's index entry. Every session a client can name has one: the relay adds it when the
+   * child answers session/new, before the answer goes (relay.ts `registered`), and the daemon's index
+   * never lets an entry go while it runs. Until 2026-12-07 a live session without one was made up
+   * here (model and mode '', lastSeq 0, created now): a path left from before that entry was added.
+   */
   const entryOf = (id: string): SessionEntry => {
     const e = index.get(id);
     if (e && e.status !== 'deleted') return e;
-    const live = relay.sessions.get(id);
-    if (!e && live) return { id, cwd: live.cwd, model: '', mode: '', createdAt: Date.now(), updatedAt: Date.now(), status: 'active', lastSeq: 0 };
     throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
   };
 
@@ -78,12 +81,9 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     const all = req.query.get('all') === '1' || req.query.get('all') === 'true';
     await index.refreshIfChanged();
     const page = index.list({ limit: 10_000, includeDeleted: all, ...(req.query.get('cwd') ? { cwd: req.query.get('cwd')! } : {}) });
-    const entries = page.sessions.filter((s) => all || s.status !== 'closed' || relay.sessions.has(s.id));
-    const known = new Set(entries.map((s) => s.id));
-    const fresh = [...relay.sessions.keys()].filter((id) => !known.has(id) && !index.get(id)).map(entryOf);
+    const list = page.sessions.filter((s) => all || s.status !== 'closed' || relay.sessions.has(s.id));
     // Thousands of sessions are tens of milliseconds of JSON: built in slices, with the loop free
     // between them, so that one listing does not hold up every other client (spec/daemon.md).
-    const list = [...fresh, ...entries];
     const parts: string[] = [];
     for (let i = 0; i < list.length; i += LIST_SLICE) {
       if (i > 0) await nextTurn();

@@ -58,6 +58,9 @@ test('health, sessions, session detail with machine states, and metrics', async 
   t.after(() => c.close());
   await c.init();
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  // Its model and mode from its session/new's answer on: the relay adds its index entry before the answer goes.
+  const fresh = (await d.api('GET', '/v1/sessions')).json.sessions;
+  assert.deepEqual(fresh.map((s: any) => [s.id, s.model, s.mode]), [[sessionId, 'scripted/replay', 'default']]);
   await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] });
   // Answered by the process with an error: the mode does not exist.
   await assert.rejects(c.agent.request('session/set_mode', { sessionId, modeId: 'no-such-mode' }));
