@@ -82,7 +82,8 @@ export class FeedWatcher implements EventWatcher, AsyncIterator<AgentEvent> {
     if (r.done) return r;
     // The log cut back and grown again past the reader's cursor while it was away: the seq it had
     // names another event now. Until 2026-12-07 it was served the events after it as if nothing had
-    // happened. Where its events and the log's part is not known: none of its events is vouched for.
+    // happened. Where its events and the log's part is not known: none of its events is vouched for,
+    // so `lastSeq` (through which seq what the reader has is still the log's) is 0, not the log's end.
     if (r.value.seq !== expected.seq || eventMark(JSON.stringify(r.value)) !== expected.mark) {
       this.close();
       throw new TroupeError('replay_gap', `the session's log holds another event at seq ${expected.seq} than the one this reader had (cut back and written again since: a damaged tail cut, a machine crash, an older copy put back); read it again from the start`, { cursor: expected.seq, lastSeq: 0 });
