@@ -109,8 +109,23 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     ));
   let machineryTimer: NodeJS.Timeout | undefined;
   opts.inputEnded?.addEventListener('abort', () => ready?.endOfInput(), { once: true });
-  /** Loads from log files in progress, by session: settled once the replay failed or the engine opened. */
+  /**
+   * The loads of a session in progress, by session: each load starts once the ones before it are
+   * done, and every other request for the session (sessionOf, close, delete, fork) waits for the
+   * last one, so that whatever it makes the session send comes after the history. Settled once the
+   * load has answered (or failed) and the engine it opens after its response is open. Registered
+   * as the request arrives, before its first await: until 2026-12-07 only a replay from the log file
+   * was waited for, and a request behind a load that needed the engine (a crash-repaired log) could
+   * open the session first, and sent the repaired turn's end before the history, then in it again.
+   */
   const loading = new Map<string, Promise<void>>();
+  const inLoadOrder = <T>(sessionId: string, load: () => Promise<{ response: T; opened?: Promise<void> }>): Promise<T> => {
+    const run = (loading.get(sessionId) ?? Promise.resolve()).then(load);
+    const done = run.then((r) => r.opened, () => undefined).then(() => undefined);
+    loading.set(sessionId, done);
+    void done.then(() => loading.get(sessionId) === done && loading.delete(sessionId));
+    return run.then((r) => r.response);
+  };
   const replayModule = () => (replayLoaded ??= import('./session-replay.js'));
   let replayLoaded: Promise<typeof import('./session-replay.js')> | undefined;
   const openInBackground = () => void host().catch((err) => logger.error('cannot open the session store', { error: String(err) }));
@@ -136,14 +151,14 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   };
   /**
    * session/load of a session this process has not opened: replayed from its log file without the
-   * session machinery, which then opens the engine after the response has gone. `undefined` when
-   * the log needs the engine first (crash repair, a torn tail) or is not a loadable session.
+   * session machinery, which then opens the engine after the response has gone (`opened`). `undefined`
+   * when the log needs the engine first (crash repair, a torn tail) or is not a loadable session.
+   * Runs in the load's turn (inLoadOrder).
    */
   const loadFromLog = async (client: acp.AgentContext, p: acp.LoadSessionRequest, mcp: ReturnType<typeof mcpServersOf>, dirs: string[] | undefined) => {
     const sessionsDir = opts.sessionsDir;
     const id = p.sessionId;
     if (!sessionsDir || !isValidSessionId(id)) return undefined;
-    await loading.get(id);
     // Open here, or written by another process: the engine's open answers (that one, session_locked).
     // Deleted, with a file put back at its log's place, once the index is open (after the editor's
     // first session/list): the host answers session_not_found. Before that the copy is replayed and
@@ -151,40 +166,27 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     // (spec/event-log.md §6): checking here would make every first load wait for the index.
     if (ready?.isOpen(id) || ready?.deletedForGood(id) || logLockHolder(sessionLogPath(sessionsDir, id)) !== undefined) return undefined;
     clearTimeout(machineryTimer); // opened below, after the response
-    // Registered before the first await: a request for this session from now on waits for the
-    // replay, then for the engine.
-    let settled!: () => void;
-    const gate = new Promise<void>((resolve) => (settled = resolve));
-    loading.set(id, gate);
-    void gate.then(() => loading.get(id) === gate && loading.delete(id));
-    let summary;
-    try {
-      const { replayLogFile, UpdateReplay } = await replayModule();
-      summary = await replayLogFile(sessionLogPath(sessionsDir, id), id, p.cwd, new UpdateReplay(client, projectionCaps(), opts.writeLines, marksReplayOf(p)));
-    } catch (err) {
-      settled();
-      throw err;
-    }
-    if (!summary) {
-      settled();
-      return undefined;
-    }
+    const { replayLogFile, UpdateReplay } = await replayModule();
+    const summary = await replayLogFile(sessionLogPath(sessionsDir, id), id, p.cwd, new UpdateReplay(client, projectionCaps(), opts.writeLines, marksReplayOf(p)));
+    if (!summary) return undefined;
     // The engine opens once this response has gone (the writer flushes first, on this same turn),
     // and its MCP servers start; a request for the session waits for both. Their prompts are told
     // then (the commands announced with the response had only troupe's own).
-    setImmediate(() =>
-      void host()
-        .then(async (h) => {
-          const live = await h.get(id, indexedSeqOf(p));
-          live.repaired = undefined; // the replay showed the log's open turn as ended
-          if (dirs) h.useDirectories(live, dirs);
-          await h.useMcpServers(id, p.cwd, mcp);
-          if (h.commands(id).length > SLASH_COMMANDS.length) h.announceCommands(id);
-        })
-        .catch((err) => logger.error('cannot open the loaded session', { sessionId: id, error: String(err) }))
-        .finally(settled),
+    const opened = new Promise<void>((resolve) =>
+      setImmediate(() =>
+        void host()
+          .then(async (h) => {
+            const live = await h.get(id, indexedSeqOf(p));
+            live.repaired = undefined; // the replay showed the log's open turn as ended
+            if (dirs) h.useDirectories(live, dirs);
+            await h.useMcpServers(id, p.cwd, mcp);
+            if (h.commands(id).length > SLASH_COMMANDS.length) h.announceCommands(id);
+          })
+          .catch((err) => logger.error('cannot open the loaded session', { sessionId: id, error: String(err) }))
+          .finally(resolve),
+      ),
     );
-    return { modes: modeState(summary.mode), configOptions: configOptions({ mode: summary.mode, model: summary.model }, models()) };
+    return { response: { modes: modeState(summary.mode), configOptions: configOptions({ mode: summary.mode, model: summary.model }, models()) }, opened };
   };
   /**
    * Sent once the response that made the session known has left (next turn of the loop): troupe's
@@ -195,11 +197,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       void client.notify('session/update', commandsUpdate(sessionId, h ? h.commands(sessionId) : SLASH_COMMANDS)).catch(() => undefined);
     });
   /**
-   * A session for a request, once a load of it from its log file has replayed it and opened its
-   * engine: what the engine emits from then on comes after the history.
+   * A session for a request, once the loads of it in progress are done (inLoadOrder): what the
+   * engine emits from then on comes after their history. `replaying`: for the load in its turn.
    */
   const sessionOf = async (h: SessionHost, sessionId: string, opts: { replaying?: boolean; sentSeq?: number; prompters?: Map<string, number>; indexedSeq?: number } = {}): Promise<LiveSession> => {
-    await loading.get(sessionId);
+    if (!opts.replaying) await loading.get(sessionId);
     const live = await h.get(sessionId, opts.indexedSeq);
     // What the open appended (a crashed turn's end) goes to the client first, unless its replay shows it.
     if (opts.replaying) live.repaired = undefined;
@@ -284,20 +286,24 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         takeClientCaps(p);
         const mcp = mcpServersOf(p.mcpServers);
         const dirs = directoriesOf(p);
-        const fromLog = await loadFromLog(client, p, mcp, dirs);
-        if (fromLog) {
-          announceCommands(client, p.sessionId);
-          return fromLog;
-        }
-        const h = await host();
-        const live = await sessionOf(h, p.sessionId, { replaying: true, indexedSeq: indexedSeqOf(p) });
-        assertCwd(live, p.cwd);
-        if (dirs) h.useDirectories(live, dirs);
-        const { UpdateReplay } = await replayModule();
-        await h.updates.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines, marksReplayOf(p)));
-        await h.useMcpServers(p.sessionId, p.cwd, mcp);
-        announceCommands(client, p.sessionId, h);
-        return sessionState(live);
+        return inLoadOrder(p.sessionId, async () => {
+          const fromLog = await loadFromLog(client, p, mcp, dirs);
+          if (fromLog) {
+            announceCommands(client, p.sessionId);
+            return fromLog;
+          }
+          // Loaded first: no wait comes between the session's open and the replay's start, in which
+          // what it emits would go out before the history, then again in it.
+          const { UpdateReplay } = await replayModule();
+          const h = await host();
+          const live = await sessionOf(h, p.sessionId, { replaying: true, indexedSeq: indexedSeqOf(p) });
+          assertCwd(live, p.cwd);
+          if (dirs) h.useDirectories(live, dirs);
+          await h.updates.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines, marksReplayOf(p)));
+          await h.useMcpServers(p.sessionId, p.cwd, mcp);
+          announceCommands(client, p.sessionId, h);
+          return { response: sessionState(live) };
+        });
       }),
     )
     .onRequest(
