@@ -20,6 +20,7 @@ import { commandsUpdate, configOptions, cwdMismatch, modeState, sameCwd, SLASH_C
 import { logLockHolder } from '../store/log-lock.js';
 import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
+import { clientOffer } from './client-offer.js';
 import { sessionInfo } from './session-info.js';
 import { mcpCommand, slashCommand, toContent } from './prompt-content.js';
 
@@ -132,10 +133,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   // The app's environment and config do not change: nor does the list their keys make usable.
   let usable: ReturnType<typeof usableModels> | undefined;
   const models = () => (usable ??= usableModels(env, config));
-  const projectionCaps = () => {
-    const session = (peer?.caps as { session?: { notices?: unknown; compaction?: unknown } } | undefined)?.session;
-    return { notices: Boolean(session?.notices), compaction: Boolean(session?.compaction) };
-  };
+  const projectionCaps = () => clientOffer(peer?.caps);
 
   const takeClientCaps = (p: { _meta?: unknown }) => {
     const caps = troupeMeta(p)?.clientCapabilities;

@@ -1,7 +1,7 @@
 /**
  * The ACP client's own capabilities, behind troupe's ports: file reads and writes through the
  * editor (its buffers are the truth), commands in the editor's terminals, and permission prompts.
- * Each is used only when the client advertised it (see session-host.ts).
+ * Each is used only while the client offers it (client-offer.ts), as of each call.
  */
 import type * as acp from '@agentclientprotocol/sdk';
 import type { PermissionOutcome } from '../core/events.js';
@@ -10,6 +10,7 @@ import { FileTooLargeError, type CommandBackend, type CommandOutcome, type Comma
 import { toolContent } from './update.projection.js';
 import { fitPreview } from '../actors/tool-result-fit.js';
 import { fitJson, LINE_PAYLOAD_BYTES } from '../wire/ndjson-limits.js';
+import type { ClientOffer } from './client-offer.js';
 
 type Client = acp.AgentContext;
 
@@ -40,10 +41,11 @@ function lastBytes(text: string, limit: number): string | undefined {
   return bytes.subarray(start).toString('utf8');
 }
 
-export function clientFileBackend(client: Client, sessionId: string, local: FileBackend, caps: { read: boolean; write: boolean }): FileBackend {
+/** Reads and writes through the client's buffers while `offered()` says it takes them, else `local`. */
+export function clientFileBackend(client: Client, sessionId: string, local: FileBackend, offered: () => Pick<ClientOffer, 'readTextFile' | 'writeTextFile'>): FileBackend {
   return {
     async readText(path, window, signal) {
-      if (!caps.read) return local.readText(path, window, signal);
+      if (!offered().readTextFile) return local.readText(path, window, signal);
       const res = await client
         .request(
           'fs/read_text_file',
@@ -58,7 +60,7 @@ export function clientFileBackend(client: Client, sessionId: string, local: File
       return window.maxChars === undefined ? res.content : res.content.slice(0, window.maxChars);
     },
     async writeText(path, content, signal) {
-      if (!caps.write) return local.writeText(path, content, signal);
+      if (!offered().writeTextFile) return local.writeText(path, content, signal);
       await client.request('fs/write_text_file', { sessionId, path, content }, { cancellationSignal: signal, stopWaitingOnCancel: true }).catch((err: unknown) => {
         throw withClientReason(err);
       });

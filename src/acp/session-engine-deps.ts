@@ -9,10 +9,11 @@ import { systemClock, type Logger } from '../core/ports.js';
 import type { SessionEngine } from '../actors/session-engine.js';
 import { DEFAULT_LIMITS, type EngineDeps, type EngineLimits } from '../actors/engine-core.js';
 import type { FileEventLog } from '../store/index.js';
-import { createLocalCommandBackend, createPermissionPolicy, createWorkspaceTools, withExtraTools, type ExtraTools, type FileBackend } from '../tools/index.js';
+import { createLocalCommandBackend, createPermissionPolicy, createWorkspaceTools, withExtraTools, type CommandBackend, type ExtraTools, type FileBackend } from '../tools/index.js';
 import { resolveModel } from '../providers/registry.js';
 import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
+import type { ClientOffer } from './client-offer.js';
 import { systemPrompt } from './system-prompt.js';
 import { projectInstructions } from './project-instructions.js';
 import { MAX_TIMER_MS, msFromEnv } from '../core/option-values.js';
@@ -28,7 +29,11 @@ export interface EngineWiring {
   logger: Logger;
   limits?: Partial<EngineLimits>;
   client: acp.AgentContext;
-  caps: acp.ClientCapabilities;
+  /**
+   * What the client offers now (client-offer.ts), asked at each call: a later initialize (or a
+   * daemon's offer to a pooled child) applies to the sessions already open too.
+   */
+  offer: () => ClientOffer;
   /** The session's MCP tools, as they are at each call. */
   mcpTools: () => ExtraTools | undefined;
 }
@@ -62,11 +67,12 @@ export function engineDeps(w: EngineWiring): { deps: EngineDeps; bind(engine: Se
 }
 
 function tools(w: EngineWiring, dirs: () => readonly string[]) {
-  const { client, sessionId } = w;
-  const fs = w.caps.fs ?? {};
+  const { client, sessionId, offer } = w;
   // The client's editor buffers, over the host's local backend (each open checked against the workspace).
-  const files = (local: FileBackend) => clientFileBackend(client, sessionId, local, { read: Boolean(fs.readTextFile), write: Boolean(fs.writeTextFile) });
-  const commands = w.caps.terminal ? clientTerminalBackend(client, sessionId) : createLocalCommandBackend({ withheldEnv: CREDENTIAL_ENV_VARS });
+  const files = (local: FileBackend) => clientFileBackend(client, sessionId, local, offer);
+  const terminal = clientTerminalBackend(client, sessionId);
+  const local = createLocalCommandBackend({ withheldEnv: CREDENTIAL_ENV_VARS });
+  const commands: CommandBackend = { run: (req, ctx) => (offer().terminal ? terminal : local).run(req, ctx) };
   return withExtraTools(createWorkspaceTools({ cwd: w.cwd, additionalDirectories: dirs, files, commands }), w.mcpTools);
 }
 

@@ -18,6 +18,7 @@ import { DEFAULT_MODE_ID, mcpServersOf } from '../tools/index.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import type { ProjectionCaps } from './update.projection.js';
+import { clientOffer, type ClientOffer } from './client-offer.js';
 import { SessionUpdates } from './session-updates.js';
 import { engineDeps } from './session-engine-deps.js';
 import { daemonOwnedCatalog, type SessionCatalog } from './session-catalog.js';
@@ -75,7 +76,8 @@ export class SessionHost {
   /** Sessions being unloaded: their log is still open (and locked) until its close completes. */
   private readonly unloading = new Map<string, Promise<void>>();
   private client?: acp.AgentContext;
-  private caps: acp.ClientCapabilities = {};
+  /** What the client offers (client-offer.ts): its sessions' tools and updates follow it. */
+  private offer: ClientOffer = clientOffer({});
   /** The sessions' log files: new ones (and the spare made ahead), and existing ones opened. */
   private readonly logs: SessionLogs;
   /** When each live session was last asked for, or ended a turn (ms since epoch), for idleUnloadMs. */
@@ -136,15 +138,17 @@ export class SessionHost {
     return this.recheck?.done ?? Promise.resolve();
   }
 
-  /** The connection's client and what it advertised at `initialize`. */
-  attach(client: acp.AgentContext, caps: acp.ClientCapabilities): void {
+  /**
+   * The connection's client and what it advertised (at `initialize`, or in a daemon's
+   * `_meta.troupe.clientCapabilities`): from now on for every session, the open ones too.
+   */
+  attach(client: acp.AgentContext, caps: unknown): void {
     this.client = client;
-    this.caps = caps;
+    this.offer = clientOffer(caps);
   }
 
   get projectionCaps(): ProjectionCaps {
-    const session = (this.caps as { session?: { notices?: unknown; compaction?: unknown } }).session;
-    return { notices: Boolean(session?.notices), compaction: Boolean(session?.compaction) };
+    return this.offer;
   }
 
   defaultModel(): string {
@@ -473,7 +477,7 @@ export class SessionHost {
   /** The engine's dependencies (session-engine-deps.ts), on this host's client and MCP tools. */
   private deps(sessionId: string, log: FileEventLog, cwd: string, initialDirectories: readonly string[]) {
     const { env, config, logger, limits } = this.opts;
-    return engineDeps({ sessionId, log, cwd, initialDirectories, env, config, logger, limits, client: this.requireClient(), caps: this.caps, mcpTools: () => this.mcp.tools(sessionId) });
+    return engineDeps({ sessionId, log, cwd, initialDirectories, env, config, logger, limits, client: this.requireClient(), offer: () => this.offer, mcpTools: () => this.mcp.tools(sessionId) });
   }
 
   private requireClient(): acp.AgentContext {

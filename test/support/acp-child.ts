@@ -25,6 +25,11 @@ export interface AcpChildOptions {
   under?: string[];
   /** Node's own options for the agent, e.g. `['--max-old-space-size=128']` (a daemon child's heap budget). */
   nodeOptions?: string[];
+  /**
+   * `troupe acp --supervised`, as a daemon runs it: with a control channel on fd 3 (read and
+   * dropped here), and taking `_meta.troupe.clientCapabilities` from the request that opens a session.
+   */
+  supervised?: boolean;
 }
 
 export class AcpChild {
@@ -59,8 +64,9 @@ export class AcpChild {
       env.TROUPE_SCRIPT = path;
       env.TROUPE_MODEL ??= 'scripted/replay';
     }
-    const [command, ...args] = [...(options.under ?? []), process.execPath, ...(options.nodeOptions ?? []), BIN, 'acp'];
-    const proc = spawn(command!, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const [command, ...args] = [...(options.under ?? []), process.execPath, ...(options.nodeOptions ?? []), BIN, 'acp', ...(options.supervised ? ['--supervised'] : [])];
+    const proc = spawn(command!, args, { env, stdio: ['pipe', 'pipe', 'pipe', ...(options.supervised ? ['pipe' as const] : [])] });
+    (proc.stdio[3] as Readable | undefined)?.resume();
     const child = new AcpChild(proc, home, [...(options.answers ?? [])]);
     proc.stderr!.on('data', (d) => (child.stderr += d));
     child.connect();

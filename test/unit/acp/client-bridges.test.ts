@@ -76,7 +76,7 @@ test("a client's text over the read's maxBytes is refused; at maxBytes it is ret
   const content = 'é'.repeat(50); // 100 bytes in UTF-8, 50 characters
   const client = { request: async () => ({ content }) };
   const local = { readText: async () => assert.fail('the client reads'), writeText: async () => assert.fail('not written') };
-  const backend = clientFileBackend(client as never, 'sess-1', local, { read: true, write: true });
+  const backend = clientFileBackend(client as never, 'sess-1', local, () => ({ readTextFile: true, writeTextFile: true }));
   const signal = new AbortController().signal;
   assert.equal(await backend.readText('/w/a.txt', { maxBytes: 100 }, signal), content);
   await assert.rejects(backend.readText('/w/a.txt', { maxBytes: 99 }, signal), (err: unknown) => err instanceof FileTooLargeError && err.maxBytes === 99);
