@@ -98,3 +98,24 @@ test('kill -9 mid-turn, then session/load in a fresh process with a request righ
     await second.close();
   }
 });
+
+test('two session/loads of one session sent together in a fresh process: two whole replays, one after the other', async (t) => {
+  const cwd = workspace();
+  const script = { replies: [[{ thought: 'plan' }, { text: 'one' }], [{ text: 'two' }]] };
+  const first = AcpChild.start({ script });
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  await first.prompt(sessionId, 'first');
+  await first.prompt(sessionId, 'second');
+  assert.equal(await first.close(), 0);
+
+  const second = AcpChild.start({ script, home: first.home });
+  t.after(() => second.close());
+  await second.initialize();
+  await Promise.all([0, 1].map(() => second.agent.request('session/load', { sessionId, cwd, mcpServers: [] })));
+  const replays = shown(second, sessionId);
+  const once = replays.slice(0, replays.length / 2);
+  assert.ok(once.length > 4);
+  assert.deepEqual(replays, [...once, ...once], JSON.stringify(replays.map((u) => [seqOf(u), u.sessionUpdate])));
+  assert.deepEqual(second.schemaErrors, []);
+});
