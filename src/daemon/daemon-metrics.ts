@@ -71,6 +71,9 @@ export function daemonMetrics(m: Metrics) {
       m.gauge('troupe_pool_warm', 'Warm children waiting in the pool.', () => pool.available);
       m.gauge('troupe_acp_connections', 'Open ACP transport connections.', () => transport.connections().length);
       m.gauge('troupe_acp_retained_bytes', 'Output already delivered on SSE streams, kept for Last-Event-ID resume (within --acp-retain-mb per connection and --acp-retain-total-mb in all).', () => transport.retainedBytes());
+      m.gauge('troupe_acp_client_requests_open', 'Requests of session processes sent to ACP clients (a permission, a file, a terminal) that the client has not answered and the process has not withdrawn.', () =>
+        transport.connections().reduce((n, c) => n + c.clientRequestsOpen, 0),
+      );
       m.gauge('troupe_acp_unsent_bytes', 'ACP output no client has taken yet, over all connections (within --acp-unsent-total-mb: over it the connections holding most are closed).', () => transport.unsentBytes());
       m.gauge('troupe_sse_streams', 'Open /v1 and inspector SSE streams.', () => sse().streams);
       m.gauge('troupe_sse_queued_bytes', 'Output of /v1 and inspector SSE streams waiting for their sockets to take it.', () => sse().queuedBytes);

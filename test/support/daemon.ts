@@ -138,7 +138,8 @@ export class Daemon {
 }
 
 export interface ClientHandlers {
-  permission?: (req: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+  /** `signal` aborts when the agent withdraws the request (`$/cancel_request`). */
+  permission?: (req: acp.RequestPermissionRequest, signal: AbortSignal) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
   /** Answers `fs/read_text_file` (advertise it with `init({ fs: { readTextFile: true } })`). */
   readTextFile?: (req: acp.ReadTextFileRequest) => acp.ReadTextFileResponse;
 }
@@ -158,9 +159,9 @@ export class AcpClient {
         if (!handlers.readTextFile) throw new Error('this client does not read files');
         return handlers.readTextFile(params);
       })
-      .onRequest('session/request_permission', ({ params }) => {
+      .onRequest('session/request_permission', ({ params, signal }) => {
         this.permissions.push(params);
-        return handlers.permission ? handlers.permission(params) : { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+        return handlers.permission ? handlers.permission(params, signal) : { outcome: { outcome: 'selected', optionId: 'allow_once' } };
       })
       .connect(stream);
   }

@@ -106,7 +106,11 @@ export class RelayConnection implements AcpConnectionPeer {
     void this.send({ ...msg, id });
   }
 
-  /** The child withdrew a request (`$/cancel_request`): tell the client under our id. */
+  /**
+   * The child withdrew a request (`$/cancel_request`), or is gone: the client is told under our id
+   * (an editor closes the permission it shows; the transport forgets the request's route), and a
+   * late answer finds nothing here.
+   */
   cancelForwarded(session: RelaySession, childId: unknown): void {
     for (const [id, f] of this.forwarded) {
       if (f.session === session && f.childId === childId) {
@@ -116,18 +120,13 @@ export class RelayConnection implements AcpConnectionPeer {
     }
   }
 
-  /** The child is gone: answers to its requests have nowhere to go. */
-  forgetForwarded(session: RelaySession): void {
-    for (const [id, f] of this.forwarded) if (f.session === session) this.forwarded.delete(id);
-  }
-
   closed(reason: AcpCloseReason): void {
     this.isClosed = true;
     // What a child asked this client (a permission, a file) is answered now, as when no client is
     // attached: the child would otherwise wait for a client that is gone (a permission up to its
     // timeout, 5 minutes, with the turn stuck).
     for (const f of this.forwarded.values()) {
-      f.session.deliver({ jsonrpc: '2.0', id: f.childId, error: rpcError('internal_error', 'the client asked went away') });
+      f.session.clientAnswered(this, { jsonrpc: '2.0', id: f.childId, error: rpcError('internal_error', 'the client asked went away') });
     }
     this.forwarded.clear();
     const sessions = [...this.sessions];
@@ -140,6 +139,6 @@ export class RelayConnection implements AcpConnectionPeer {
     const f = typeof msg.id === 'number' ? this.forwarded.get(msg.id) : undefined;
     if (!f) return; // an answer to a request of a child that has since died, or a stray id
     this.forwarded.delete(msg.id as number);
-    f.session.deliver({ ...msg, id: f.childId });
+    f.session.clientAnswered(this, { ...msg, id: f.childId });
   }
 }

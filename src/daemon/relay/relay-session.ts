@@ -54,6 +54,14 @@ export class RelaySession {
   /** What a process replacing a crashed one is told (crash-catch-up.ts). */
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
+  /**
+   * The process's requests to clients that no client has answered yet: its id → the connection asked
+   * and the process that asked. Each ends withdrawn when the process withdraws it or is gone (the
+   * client is told, `$/cancel_request`), also for a connection no longer attached (it closed the
+   * session): until 2026-12-07 only attached ones were found, and a restarted process could be sent
+   * the answer to its predecessor's request under an id it had reused.
+   */
+  private readonly asked = new Map<unknown, { conn: RelayConnection; proc: ChildProcessHandle | undefined }>();
   private nextId = 1;
   /** The capabilities the child is initialized with (the creating, reviving or waking connection's: Relay.toSession). */
   caps: Record<string, unknown> = {};
@@ -314,12 +322,35 @@ export class RelaySession {
       void this.child.proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', 'no client is attached to this session') });
       return;
     }
+    this.asked.set(msg.id, { conn, proc: this.child.proc });
     conn.forwardRequest(this, msg);
+  }
+
+  /**
+   * `conn`'s answer (`msg`, under the process's id) to a request of the process: to the process that
+   * asked, if it still waits for it from `conn`. Sent to that process only, never queued: a queued
+   * answer would reach the next process, which may ask something under the same id.
+   */
+  clientAnswered(conn: RelayConnection, msg: JsonRpcMessage): void {
+    const asked = this.asked.get(msg.id);
+    if (asked?.conn !== conn) return;
+    this.asked.delete(msg.id);
+    if (asked.proc && asked.proc === this.child.proc && asked.proc.alive) void asked.proc.send(msg);
+  }
+
+  /** Every request of the process still at a client is withdrawn (the process is gone): each client is told. */
+  private withdrawAsked(): void {
+    for (const [id, { conn }] of this.asked) conn.cancelForwarded(this, id);
+    this.asked.clear();
   }
 
   private notificationToClients(msg: JsonRpcMessage): void {
     if (msg.method === '$/cancel_request') {
-      for (const conn of this.attached.keys()) conn.cancelForwarded(this, (msg.params as { requestId?: unknown })?.requestId);
+      const id = (msg.params as { requestId?: unknown } | undefined)?.requestId;
+      const asked = this.asked.get(id);
+      if (!asked) return;
+      this.asked.delete(id);
+      asked.conn.cancelForwarded(this, id);
       return;
     }
     // The daemon's own (it asked for it: `tagged`); no client is sent it.
@@ -404,7 +435,7 @@ export class RelaySession {
     this.fanOut.newProcess();
     if (!info.failed) this.sendWaitingLoad();
     this.internal.rejectAll('the child exited');
-    for (const conn of this.attached.keys()) conn.forgetForwarded(this);
+    this.withdrawAsked();
     this.ctx.exited(this, exit, info);
     if (info.failed) this.failQueued();
   }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../core/ports.js';
-import { idKey, isRecord, isRequest, isResponse, sessionIdOfParams, sessionIdOfResult } from './acp-protocol.js';
+import { CANCEL_REQUEST, idKey, isRecord, isRequest, isResponse, sessionIdOfParams, sessionIdOfResult } from './acp-protocol.js';
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext, JsonRpcMessage, ResolvedAcpOptions } from './acp.types.js';
 import { OutboundStream, type StreamHost, type StreamReceiver } from './outbound-stream.js';
 import { keepWithin, shedLargestFirst, type RetentionHolder } from './retention-budget.js';
@@ -57,7 +57,13 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
    * one id may be in flight on several streams at once (two sessions), never twice on one stream.
    */
   private readonly pendingRoutes = new Map<string, Route[]>();
-  /** Agent request id → the session its client response must name. */
+  /**
+   * Agent requests the client has not answered and the agent has not withdrawn: id → the session its
+   * client response must name. An agent → client `$/cancel_request` takes its request's route (send):
+   * a client need not answer a withdrawn request, and until 2026-12-07 each one it did not answer (a
+   * permission of a cancelled turn, a request of a child that crashed) stayed here for the
+   * connection's life, an editor's all day. A late answer is then taken without the session check.
+   */
   readonly clientResponseRoutes = new Map<string, Route>();
   /** Output no receiver has taken yet (UTF-16 length of the JSON, as the SDK counts). */
   pendingBytes = 0;
@@ -286,6 +292,10 @@ export class AcpConnection implements AcpClientChannel, RetentionHolder {
       route = sid !== undefined ? { session: sid } : 'connection';
       const key = isRequest(message) ? idKey(message['id']) : undefined;
       if (key) this.clientResponseRoutes.set(key, route);
+      else if (message['method'] === CANCEL_REQUEST) {
+        const withdrawn = idKey((message['params'] as { requestId?: unknown } | undefined)?.requestId);
+        if (withdrawn) this.clientResponseRoutes.delete(withdrawn);
+      }
     }
     const stream = this.transport === 'ws' || route === 'connection' ? this.mainStream : this.sessionStream(route.session);
     if (!stream) return this.closeFor('limit_exceeded', 'too many session streams');

@@ -6,6 +6,8 @@ import type { JsonRpcMessage } from './acp.types.js';
 
 export const HEADER_CONNECTION_ID = 'Acp-Connection-Id';
 export const HEADER_SESSION_ID = 'Acp-Session-Id';
+/** ACP's protocol notification that withdraws a request (either side's): `params.requestId` names it. */
+export const CANCEL_REQUEST = '$/cancel_request';
 /** Extension notification sent on a stream that cannot resume where the client asked. */
 export const REPLAY_GAP_METHOD = '_troupe/replay_gap';
 

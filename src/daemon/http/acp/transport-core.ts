@@ -19,6 +19,8 @@ export interface AcpConnectionStats {
   sessionStreams: number;
   /** Delivered output kept for `Last-Event-ID` resume. */
   retainedBytes: number;
+  /** Agent requests sent to the client and neither answered nor withdrawn yet (a permission asked, a file). */
+  clientRequestsOpen: number;
   closed: boolean;
 }
 
@@ -136,6 +138,7 @@ export class TransportCore implements ConnectionHost {
       peakPendingBytes: c.peakPendingBytes,
       sessionStreams: c.sessionStreams.size,
       retainedBytes: c.retained,
+      clientRequestsOpen: c.clientResponseRoutes.size,
       closed: c.isClosed,
     }));
   }

@@ -1,0 +1,100 @@
+// Requests a session's process sends a client (a permission here) that the client never answers: the
+// turn was cancelled, the process crashed, the session was deleted. Each is withdrawn from the client
+// (`$/cancel_request`, which the SDK client turns into its handler's aborted signal), and the daemon
+// keeps nothing of it (troupe_acp_client_requests_open goes back to 0): an editor's connection lives
+// all day. A late answer is dropped, and a restarted process is not sent it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { type AcpClient, Daemon, printDaemonIfFailed, tempDir, type TestHooks, waitFor } from '../../support/daemon.js';
+
+const script = {
+  replies: [
+    { when: 'write once', items: [{ tool_call: { name: 'write_file', input: { path: 'w.txt', content: 'x' } } }] },
+    [{ text: 'done' }],
+  ],
+};
+
+/** The permissions a client was asked, each with its signal and the answer the test gives it. */
+interface Asked {
+  signal: AbortSignal;
+  answer(optionId: string): void;
+}
+
+/** A daemon and a client that answers a permission only when the test says (`asked`). */
+async function setUp(t: TestHooks, transport: 'http' | 'ws') {
+  const d = await Daemon.start({ script });
+  printDaemonIfFailed(t, d);
+  t.after(() => d.stop());
+  const asked: Asked[] = [];
+  const c = d.connect(transport, {
+    permission: (_req, signal) =>
+      new Promise((resolve) => asked.push({ signal, answer: (optionId) => resolve({ outcome: { outcome: 'selected', optionId } }) })),
+  });
+  t.after(() => c.close());
+  await c.init();
+  const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  return { d, c, asked, sessionId };
+}
+
+const openRequests = (d: Daemon) => d.metric('troupe_acp_client_requests_open');
+
+function prompt(c: AcpClient, sessionId: string, text: string) {
+  return c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+}
+
+/** Waits for the permission asked `n`-th, and for the daemon to count it open. */
+async function askedPermission(d: Daemon, asked: Asked[], n: number): Promise<Asked> {
+  const it = await waitFor(`permission ${n}`, () => asked[n - 1]);
+  assert.equal(await openRequests(d), 1, 'the daemon counts the request at its client');
+  return it;
+}
+
+for (const transport of ['http', 'ws'] as const) {
+  test(`${transport}: a permission of a cancelled turn is withdrawn from the client, and the daemon keeps nothing of it`, async (t) => {
+    const { d, c, asked, sessionId } = await setUp(t, transport);
+    for (let n = 1; n <= 2; n++) {
+      const turn = prompt(c, sessionId, 'write once');
+      const permission = await askedPermission(d, asked, n);
+      await c.agent.notify('session/cancel', { sessionId });
+      assert.equal((await turn).stopReason, 'cancelled');
+      await waitFor('the client told of the withdrawal', () => permission.signal.aborted);
+      await waitFor('no request left open at the client', async () => (await openRequests(d)) === 0);
+      // Its late answer is dropped: nothing else was asked, and the session serves on.
+      permission.answer('allow_once');
+    }
+  });
+}
+
+test('http: a permission of a process that crashed is withdrawn; its late answer is not sent to the restarted process, whose own permission is answered', async (t) => {
+  const { d, c, asked, sessionId } = await setUp(t, 'http');
+  const turn = prompt(c, sessionId, 'write once');
+  const permission = await askedPermission(d, asked, 1);
+  const { pid } = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  process.kill(pid, 'SIGKILL');
+  await assert.rejects(turn, (e: any) => e.data?.code === 'agent_crashed');
+  await waitFor('the client told of the withdrawal', () => permission.signal.aborted);
+  await waitFor('no request left open at the client', async () => (await openRequests(d)) === 0);
+  // The restarted process asks again; the first request's late "allow" must not answer it.
+  const again = prompt(c, sessionId, 'write once');
+  const second = await askedPermission(d, asked, 2);
+  permission.answer('allow_once');
+  second.answer('reject_once');
+  assert.equal((await again).stopReason, 'end_turn');
+  const statuses = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.status);
+  assert.equal(statuses.at(-1).status, 'failed', 'the write was rejected, as the answer to its own request said');
+  assert.equal(await openRequests(d), 0);
+});
+
+test('ws: a permission of a session deleted meanwhile is withdrawn from the client, and the daemon keeps nothing of it', async (t) => {
+  const { d, c, asked, sessionId } = await setUp(t, 'ws');
+  const turn = prompt(c, sessionId, 'write once');
+  const permission = await askedPermission(d, asked, 1);
+  const other = d.connect('http');
+  t.after(() => other.close());
+  await other.init();
+  await other.agent.request('session/delete', { sessionId });
+  await assert.rejects(turn, (e: any) => e.data?.code === 'session_not_found');
+  await waitFor('the client told of the withdrawal', () => permission.signal.aborted);
+  await waitFor('no request left open at the client', async () => (await openRequests(d)) === 0);
+  permission.answer('allow_once');
+});
