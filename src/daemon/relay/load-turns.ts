@@ -17,6 +17,7 @@ export interface WaitingLoad {
 export class LoadTurns {
   /** The child-side id of the load in flight. */
   private inFlight?: number;
+  private inFlightConn?: RelayConnection;
   private readonly waiting = new Map<number, WaitingLoad>();
 
   constructor(private readonly fanOut: UpdateFanOut) {}
@@ -71,10 +72,24 @@ export class LoadTurns {
     return undefined;
   }
 
+  /**
+   * The client withdrew the waiting load `id` (`$/cancel_request`): it goes, true, and its connection
+   * is sent the session's updates from now on, as after a failed load, unless a load of its own is
+   * still in flight or waiting. False if no such load waits here (it was sent to the process).
+   */
+  withdraw(id: number): boolean {
+    const load = this.waiting.get(id);
+    if (!load) return false;
+    this.waiting.delete(id);
+    const another = this.inFlightConn === load.conn || [...this.waiting.values()].some((w) => w.conn === load.conn);
+    if (!another) this.fanOut.unhold(load.conn);
+    return true;
+  }
+
   /** The request `id` was answered: true if it was the load in flight (the next may go). */
   answered(id: number): boolean {
     if (this.inFlight !== id) return false;
-    this.inFlight = undefined;
+    this.inFlight = this.inFlightConn = undefined;
     this.fanOut.endReplay();
     return true;
   }
@@ -82,19 +97,20 @@ export class LoadTurns {
   /** The request `id` died with its process: if it was the load in flight, its replay is dropped. */
   lost(id: number): void {
     if (this.inFlight !== id) return;
-    this.inFlight = undefined;
+    this.inFlight = this.inFlightConn = undefined;
     this.fanOut.dropReplay();
   }
 
   /** Every load is refused (the session failed, or no process could start). */
   clear(): void {
-    this.inFlight = undefined;
+    this.inFlight = this.inFlightConn = undefined;
     this.fanOut.dropReplay();
     this.waiting.clear();
   }
 
   private start(id: number, conn: RelayConnection): void {
     this.inFlight = id;
+    this.inFlightConn = conn;
     this.fanOut.startReplay(conn);
   }
 }

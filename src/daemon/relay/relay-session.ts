@@ -196,10 +196,22 @@ export class RelaySession {
     this.child.send(next.msg);
   }
 
-  /** `$/cancel_request` of a client: to the child, for the request of that client with that id, if it is still pending. */
+  /**
+   * `$/cancel_request` of a client, for its request with that id if it is still pending: a load that
+   * waits for another load's turn (load-turns.ts) never reached the process and is answered cancelled
+   * (-32800, as the SDK answers a request it withdrew) at once; any other goes to the child, under its
+   * own id, which answers it (ACP: with a result, or cancelled). Until 2026-12-07 the waiting load's
+   * cancel went to the child, which had never been sent that id, and the load ran in its turn anyway.
+   */
   withdraw(conn: RelayConnection, clientId: unknown): void {
     for (const [id, p] of this.pending) {
-      if (p.conn === conn && p.clientId === clientId) this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+      if (p.conn !== conn || p.clientId !== clientId) continue;
+      if (this.loads.withdraw(id)) {
+        this.pending.delete(id);
+        this.answered(p, false);
+        const error = rpcError('request_cancelled', 'Request cancelled: the load waited for another load of the session and had not begun', { requestId: clientId });
+        void conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
+      } else this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
     }
   }
 

@@ -105,6 +105,11 @@ export class UpdateFanOut {
     this.attached.set(conn, Number.POSITIVE_INFINITY);
   }
 
+  /** `conn` waits for no load any more (it withdrew its own): it is sent the updates that follow from now. */
+  unhold(conn: RelayConnection): void {
+    if (this.attached.get(conn) === Number.POSITIVE_INFINITY) this.liveFromNow(conn);
+  }
+
   /** `conn`'s load is sent to the child (or queued for its next process). */
   startReplay(conn: RelayConnection): void {
     this.replay = { conn, replayed: 0 };
