@@ -18,6 +18,7 @@ import { UnnamedTransitions } from './unnamed-transitions.js';
 import { UpdateFanOut } from './update-fan-out.js';
 import { OwnRequests } from './own-requests.js';
 import { LoadTurns } from './load-turns.js';
+import { ClientAsks } from './client-asks.js';
 
 interface PendingRequest {
   conn: RelayConnection;
@@ -54,14 +55,8 @@ export class RelaySession {
   /** What a process replacing a crashed one is told (crash-catch-up.ts). */
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
-  /**
-   * The process's requests to clients that no client has answered yet: its id → the connection asked
-   * and the process that asked. Each ends withdrawn when the process withdraws it or is gone (the
-   * client is told, `$/cancel_request`), also for a connection no longer attached (it closed the
-   * session): until 2026-12-07 only attached ones were found, and a restarted process could be sent
-   * the answer to its predecessor's request under an id it had reused.
-   */
-  private readonly asked = new Map<unknown, { conn: RelayConnection; proc: ChildProcessHandle | undefined }>();
+  /** The process's requests to clients, until answered or withdrawn (client-asks.ts). */
+  private readonly asked = new ClientAsks();
   private nextId = 1;
   /** The capabilities the child is initialized with (the creating, reviving or waking connection's: Relay.toSession). */
   caps: Record<string, unknown> = {};
@@ -334,7 +329,7 @@ export class RelaySession {
       void this.child.proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', 'no client is attached to this session') });
       return;
     }
-    this.asked.set(msg.id, { conn, proc: this.child.proc });
+    this.asked.add(msg.id, conn, this.child.proc);
     conn.forwardRequest(this, msg);
   }
 
@@ -344,25 +339,15 @@ export class RelaySession {
    * answer would reach the next process, which may ask something under the same id.
    */
   clientAnswered(conn: RelayConnection, msg: JsonRpcMessage): void {
-    const asked = this.asked.get(msg.id);
-    if (asked?.conn !== conn) return;
-    this.asked.delete(msg.id);
-    if (asked.proc && asked.proc === this.child.proc && asked.proc.alive) void asked.proc.send(msg);
-  }
-
-  /** Every request of the process still at a client is withdrawn (the process is gone): each client is told. */
-  private withdrawAsked(): void {
-    for (const [id, { conn }] of this.asked) conn.cancelForwarded(this, id);
-    this.asked.clear();
+    // The process that asked, still running: it is the session's current one, as the requests of a
+    // process that exited were withdrawn with it.
+    void this.asked.answered(msg.id, conn)?.send(msg);
   }
 
   private notificationToClients(msg: JsonRpcMessage): void {
     if (msg.method === '$/cancel_request') {
       const id = (msg.params as { requestId?: unknown } | undefined)?.requestId;
-      const asked = this.asked.get(id);
-      if (!asked) return;
-      this.asked.delete(id);
-      asked.conn.cancelForwarded(this, id);
+      this.asked.withdraw(id)?.cancelForwarded(this, id);
       return;
     }
     // The daemon's own (it asked for it: `tagged`); no client is sent it.
@@ -447,7 +432,7 @@ export class RelaySession {
     this.fanOut.newProcess();
     if (!info.failed) this.sendWaitingLoad();
     this.internal.rejectAll('the child exited');
-    this.withdrawAsked();
+    for (const [id, conn] of this.asked.withdrawAll()) conn.cancelForwarded(this, id);
     this.ctx.exited(this, exit, info);
     if (info.failed) this.failQueued();
   }
