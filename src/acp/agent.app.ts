@@ -80,6 +80,7 @@ function guard(logger: Logger) {
 }
 
 const sessionIdOnly = z.object({ sessionId: z.string() }).passthrough();
+const clientCapsParams = z.object({ clientCapabilities: z.record(z.string(), z.unknown()) }).passthrough();
 const steerParams = z.object({ sessionId: z.string(), expectedTurnId: z.string(), prompt: z.array(z.any()).min(1) }).passthrough();
 const forkParams = z
   .object({ sessionId: z.string(), cwd: z.string(), mcpServers: z.array(z.any()).optional(), additionalDirectories: z.array(z.string()).optional() })
@@ -135,8 +136,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const models = () => (usable ??= usableModels(env, config));
   const projectionCaps = () => clientOffer(peer?.caps);
 
-  const takeClientCaps = (p: { _meta?: unknown }) => {
-    const caps = troupeMeta(p)?.clientCapabilities;
+  const takeClientCaps = (p: { _meta?: unknown }) => useClientCaps(troupeMeta(p)?.clientCapabilities);
+  /** A daemon's word on what its clients offer (a request's `_meta.troupe`, or `_troupe/client_capabilities`). */
+  const useClientCaps = (caps: unknown) => {
     if (!opts.supervised || !peer || !caps || typeof caps !== 'object' || Array.isArray(caps)) return;
     peer = { client: peer.client, caps: caps as acp.ClientCapabilities };
     // Not open yet: the host takes `peer` as it is when it opens.
@@ -469,6 +471,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         throw new TroupeError(code, r.message ?? `the turn failed: ${code}`, { sessionId: p.sessionId, turnId: r.turnId, ...retry, ...vendor });
       }),
     )
+    // The daemon's clients attached to the session changed, and with them what it can serve
+    // (spec/daemon.md §Relay): the session's tools ask the offer at each call.
+    .onNotification('_troupe/client_capabilities', clientCapsParams, ({ params }) => useClientCaps(params.clientCapabilities))
     .onNotification('session/cancel', ({ params }) => {
       // At once, not after the session has finished opening: what is sent after this cancel is not cancelled.
       cancelWaiting(params.sessionId);

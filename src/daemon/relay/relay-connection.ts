@@ -6,6 +6,7 @@
  */
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext } from '../http/acp/acp.types.js';
 import { isValidClientMessage, methodRequiresSessionHeader } from '../http/acp/acp-protocol.js';
+import { clientOffer, type ClientOffer } from '../../acp/client-offer.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
 import { errorResponse, isRequest, rpcError, sessionIdOf, type JsonRpcMessage } from './rpc.js';
@@ -93,11 +94,14 @@ export class RelayConnection implements AcpConnectionPeer {
    * `clientCapabilities` offered them; every client answers a permission.
    */
   serves(method: string): boolean {
-    const caps = this.capabilities as { fs?: { readTextFile?: unknown; writeTextFile?: unknown }; terminal?: unknown };
-    if (method === 'fs/read_text_file') return caps.fs?.readTextFile === true;
-    if (method === 'fs/write_text_file') return caps.fs?.writeTextFile === true;
-    return !method.startsWith('terminal/') || caps.terminal === true;
+    const offer = (this.offer ??= clientOffer(this.capabilities));
+    if (method === 'fs/read_text_file') return offer.readTextFile;
+    if (method === 'fs/write_text_file') return offer.writeTextFile;
+    return !method.startsWith('terminal/') || offer.terminal;
   }
+
+  /** The capabilities as a session's process reads them (one rule for both: src/acp/client-offer.ts). */
+  private offer?: ClientOffer;
 
   /** A child's request, re-identified for this connection. */
   forwardRequest(session: RelaySession, msg: JsonRpcMessage): void {

@@ -19,6 +19,7 @@ import { UpdateFanOut } from './update-fan-out.js';
 import { OwnRequests } from './own-requests.js';
 import { LoadTurns } from './load-turns.js';
 import { ClientAsks } from './client-asks.js';
+import { ChildOffer } from './child-offer.js';
 
 interface PendingRequest {
   conn: RelayConnection;
@@ -58,8 +59,10 @@ export class RelaySession {
   /** The process's requests to clients, until answered or withdrawn (client-asks.ts). */
   private readonly asked = new ClientAsks();
   private nextId = 1;
-  /** The capabilities the child is initialized with (the creating, reviving or waking connection's: Relay.toSession). */
+  /** The capabilities of the connection that created, revived or woke the session (Relay.toSession). */
   caps: Record<string, unknown> = {};
+  /** What the process is told its clients offer: `caps`, with files and a terminal as those attached serve them. */
+  private readonly offer = new ChildOffer();
   /**
    * The MCP servers the session's client named last (session/new, load or resume): a child started
    * again (after a crash or an idle stop) resumes the session with them, so its tools stay.
@@ -125,6 +128,22 @@ export class RelaySession {
     if (conn.isClosed) return;
     this.fanOut.attach(conn, replay);
     conn.sessions.add(this);
+    this.tellOffer();
+  }
+
+  /**
+   * Tells a running process its clients' offer if it changed (child-offer.ts). Not one at rest (it
+   * is told as it starts), nor one starting: its boot tells it at the end.
+   */
+  private tellOffer(): void {
+    const state = this.child.state;
+    if ((state !== 'ready' && state !== 'busy') || !this.child.proc?.alive) return;
+    const msg = this.offer.changed(this.caps, this.attached.keys());
+    if (msg) void this.child.proc.send(msg);
+  }
+
+  private offerToStart(): Record<string, unknown> {
+    return this.offer.toStart(this.caps, this.attached.keys());
   }
 
   /** The connections attached, with the furthest update each has been sent. */
@@ -136,6 +155,7 @@ export class RelaySession {
     this.fanOut.detach(conn);
     conn.sessions.delete(this);
     for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
+    this.tellOffer();
   }
 
   /** The child-side id of the latest client request forwarded (see stopIfClosed). */
@@ -249,7 +269,7 @@ export class RelaySession {
     // that opens the session in it carries the client's capabilities instead.
     const ahead = (await proc.initializedAhead) === true;
     if (!ahead) {
-      const init = await this.request('initialize', childInitializeParams(this.caps, this.ctx.version), proc);
+      const init = await this.request('initialize', childInitializeParams(this.offerToStart(), this.ctx.version), proc);
       if (init?.protocolVersion !== 1) throw new Error('the child did not answer initialize with protocol 1');
     }
     // A fresh child for a session that exists resumes it from its log, without replay, with the
@@ -259,9 +279,12 @@ export class RelaySession {
       // (crash-catch-up.ts). Not otherwise: a clean stop sent everything.
       const sent = kind === 'restart' ? this.catchUp.resumeFields(this.fanOut.sentSeq) : {};
       const params = childResumeParams(this.sessionId, this.cwd, this.mcpServers, this.ctx.indexedSeq(this.sessionId), sent);
-      this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.caps) : params, proc));
+      this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.offerToStart()) : params, proc));
       this.catchUp.caughtUp();
-    } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.caps) } : undefined));
+    } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.offerToStart()) } : undefined));
+    // Connections that came or went while it booted: told once it serves (queued until then).
+    const told = this.offer.changed(this.caps, this.attached.keys());
+    if (told) this.child.send(told);
   }
 
   /** The connection that sent the prompt of child-side id `prompter` (still unanswered, or lost in a crash). */
