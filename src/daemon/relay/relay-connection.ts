@@ -9,12 +9,12 @@ import { isValidClientMessage, methodRequiresSessionHeader } from '../http/acp/a
 import { clientOffer, type ClientOffer } from '../../acp/client-offer.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
-import { errorResponse, isRequest, rpcError, sessionIdOf, type JsonRpcMessage } from './rpc.js';
+import { errorResponse, isRequest, sessionIdOf, type JsonRpcMessage } from './rpc.js';
 
 export class RelayConnection implements AcpConnectionPeer {
   readonly sessions = new Set<RelaySession>();
   /** Our id for a child's request → which child asked, under which id. */
-  private readonly forwarded = new Map<number, { session: RelaySession; childId: unknown }>();
+  private readonly forwarded = new Map<number, { session: RelaySession; msg: JsonRpcMessage }>();
   private nextId = 1;
   isClosed = false;
 
@@ -106,7 +106,7 @@ export class RelayConnection implements AcpConnectionPeer {
   /** A child's request, re-identified for this connection. */
   forwardRequest(session: RelaySession, msg: JsonRpcMessage): void {
     const id = this.nextId++;
-    this.forwarded.set(id, { session, childId: msg.id });
+    this.forwarded.set(id, { session, msg });
     void this.send({ ...msg, id });
   }
 
@@ -117,7 +117,7 @@ export class RelayConnection implements AcpConnectionPeer {
    */
   cancelForwarded(session: RelaySession, childId: unknown): void {
     for (const [id, f] of this.forwarded) {
-      if (f.session === session && f.childId === childId) {
+      if (f.session === session && f.msg.id === childId) {
         this.forwarded.delete(id);
         void this.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
       }
@@ -126,13 +126,12 @@ export class RelayConnection implements AcpConnectionPeer {
 
   closed(reason: AcpCloseReason): void {
     this.isClosed = true;
-    // What a child asked this client (a permission, a file) is answered now, as when no client is
-    // attached: the child would otherwise wait for a client that is gone (a permission up to its
-    // timeout, 5 minutes, with the turn stuck).
-    for (const f of this.forwarded.values()) {
-      f.session.clientAnswered(this, { jsonrpc: '2.0', id: f.childId, error: rpcError('internal_error', 'the client asked went away') });
-    }
+    // What a child asked this client (a permission, a file) is asked of another client of the
+    // session, or answered now that none is: the child would otherwise wait for a client that is gone
+    // (a permission up to its timeout, 5 minutes, with the turn stuck).
+    const forwarded = [...this.forwarded.values()];
     this.forwarded.clear();
+    for (const f of forwarded) f.session.askedGone(this, f.msg);
     const sessions = [...this.sessions];
     for (const s of sessions) s.detach(this);
     this.relay.connectionClosed(this, reason, sessions);
@@ -143,6 +142,6 @@ export class RelayConnection implements AcpConnectionPeer {
     const f = typeof msg.id === 'number' ? this.forwarded.get(msg.id) : undefined;
     if (!f) return; // an answer to a request of a child that has since died, or a stray id
     this.forwarded.delete(msg.id as number);
-    f.session.clientAnswered(this, { ...msg, id: f.childId });
+    f.session.clientAnswered(this, { ...msg, id: f.msg.id });
   }
 }

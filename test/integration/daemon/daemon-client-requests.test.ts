@@ -5,6 +5,8 @@
 // all day. A late answer is dropped, and a restarted process is not sent it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type AcpClient, Daemon, printDaemonIfFailed, tempDir, type TestHooks, waitFor } from '../../support/daemon.js';
 
 const script = {
@@ -97,4 +99,22 @@ test('ws: a permission of a session deleted meanwhile is withdrawn from the clie
   await waitFor('the client told of the withdrawal', () => permission.signal.aborted);
   await waitFor('no request left open at the client', async () => (await openRequests(d)) === 0);
   permission.answer('allow_once');
+});
+
+test('the client asked a permission goes away before answering: another client attached to the session is asked it, and its answer is the one the turn gets', async (t) => {
+  const { d, c, asked, sessionId } = await setUp(t, 'http');
+  const cwd = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.cwd as string;
+  const watcher = d.connect('ws');
+  t.after(() => watcher.close());
+  await watcher.init();
+  await watcher.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  void prompt(c, sessionId, 'write once').catch(() => undefined);
+  await askedPermission(d, asked, 1);
+  assert.equal(watcher.permissions.length, 0, 'the prompting client is asked first');
+  // The editor quits while its permission dialog is open.
+  c.close();
+  await waitFor('the watcher asked the permission', () => watcher.permissions.length === 1);
+  await waitFor('the write done', () => watcher.updatesFor(sessionId, 'tool_call_update').some((u) => u.status === 'completed'));
+  assert.equal(readFileSync(join(cwd, 'w.txt'), 'utf8'), 'x');
+  await waitFor('no request left open at a client', async () => (await openRequests(d)) === 0);
 });
