@@ -8,13 +8,46 @@
  */
 import type { ChildProcessHandle } from '../../actors/child-process.actor.js';
 import type { RelayConnection } from './relay-connection.js';
+import type { RelaySession } from './relay-session.js';
+import { rpcError, type JsonRpcMessage } from './rpc.js';
 
 export class ClientAsks {
   private readonly asked = new Map<unknown, { conn: RelayConnection; proc: ChildProcessHandle | undefined }>();
 
-  /** Process `proc` asked `conn` its request `id`. */
-  add(id: unknown, conn: RelayConnection, proc: ChildProcessHandle | undefined): void {
-    this.asked.set(id, { conn, proc });
+  /**
+   * `candidates`: the connections to ask, in order: those whose prompts are in the process (the
+   * running turn's first), then those attached, latest first (spec/daemon.md §Relay).
+   */
+  constructor(
+    private readonly session: RelaySession,
+    private readonly candidates: () => RelayConnection[],
+  ) {}
+
+  /**
+   * Asks a connection the request `msg` of process `proc`: the first that can serve it (files and
+   * terminals are served by those that offered them), else the first; `none`: the error the
+   * process is answered with when no connection is open.
+   */
+  ask(msg: JsonRpcMessage, proc: ChildProcessHandle | undefined, none: string): void {
+    const open = this.candidates().filter((c) => !c.isClosed);
+    const conn = open.find((c) => c.serves(String(msg.method))) ?? open[0];
+    if (!conn) {
+      void proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', none) });
+      return;
+    }
+    this.asked.set(msg.id, { conn, proc });
+    conn.forwardRequest(this.session, msg);
+  }
+
+  /**
+   * `conn` went away without answering the request `msg`: it is asked of another connection, if one
+   * is open. Until 2026-12-07 it was answered an error at once: when the editor that was asked a
+   * permission quit (or its HTTP connection was reaped), the tool call failed, though a client
+   * watching the session (`troupe attach`) could have answered.
+   */
+  gone(conn: RelayConnection, msg: JsonRpcMessage): void {
+    const proc = this.answered(msg.id, conn);
+    if (proc) this.ask(msg, proc, 'the client asked went away, and no other is attached to the session');
   }
 
   /** `conn` answered request `id`: the process to send the answer to, if `conn` was asked it and the process still runs. */

@@ -57,7 +57,7 @@ export class RelaySession {
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
   /** The process's requests to clients, until answered or withdrawn (client-asks.ts). */
-  private readonly asked = new ClientAsks();
+  private readonly asked = new ClientAsks(this, () => [...this.prompting.values(), ...[...this.attached.keys()].reverse()]);
   private nextId = 1;
   /** The capabilities of the connection that created, revived or woke the session (Relay.toSession). */
   caps: Record<string, unknown> = {};
@@ -345,31 +345,12 @@ export class RelaySession {
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
-    this.ask(msg, this.child.proc, 'no client is attached to this session');
+    this.asked.ask(msg, this.child.proc, 'no client is attached to this session');
   }
 
-  /** Asks a connection attached the request `msg` of process `proc`; `none`: the error it is answered with if none is. */
-  private ask(msg: JsonRpcMessage, proc: ChildProcessHandle | undefined, none: string): void {
-    // The prompting connection, else the latest attached; a file or terminal request to one that serves it (spec/daemon.md §Relay).
-    const open = [...this.prompting.values(), ...[...this.attached.keys()].reverse()].filter((c) => !c.isClosed);
-    const conn = open.find((c) => c.serves(String(msg.method))) ?? open[0];
-    if (!conn) {
-      void proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', none) });
-      return;
-    }
-    this.asked.add(msg.id, conn, proc);
-    conn.forwardRequest(this, msg);
-  }
-
-  /**
-   * `conn` went away without answering the process's request `msg`: it is asked of another connection
-   * attached, if one is. Until 2026-12-07 it was answered an error at once: when the editor that
-   * was asked a permission quit (or its HTTP connection was reaped), the tool call failed, though a
-   * client watching the session (`troupe attach`) could have answered.
-   */
+  /** `conn` went away without answering the process's request `msg` (client-asks.ts). */
   askedGone(conn: RelayConnection, msg: JsonRpcMessage): void {
-    const proc = this.asked.answered(msg.id, conn);
-    if (proc) this.ask(msg, proc, 'the client asked went away, and no other is attached to the session');
+    this.asked.gone(conn, msg);
   }
 
   /**
