@@ -3,7 +3,7 @@
  * from events, a session reopened from its log (after a restart or a crash) sends the model exactly
  * what it would have sent before.
  */
-import { ContentJoiner } from '../core/content-parts.js';
+import { ContentJoiner, isParted } from '../core/content-parts.js';
 import type { AgentEvent, ContentBlock, EventOf, ToolStatus } from '../core/events.js';
 import { contentChars, type ModelMessage } from '../core/provider.js';
 import { jsonLength } from '../core/json-bytes.js';
@@ -76,6 +76,8 @@ export class Conversation {
 
   apply(event: AgentEvent): void {
     this.lastSeq = event.seq;
+    // Parts a crash left with no message after them are let go at the next event (ContentJoiner.release).
+    if (event.type !== 'content_part' && !isParted(event)) this.parts.release();
     switch (event.type) {
       case 'session_created':
         this.cwd = event.cwd;
@@ -190,6 +192,20 @@ export class Conversation {
       default:
         break;
     }
+  }
+
+  /** How many content parts it holds, waiting for their message (src/core/content-parts.ts). */
+  get heldParts(): number {
+    return this.parts.heldParts;
+  }
+
+  /**
+   * Lets go of the content parts taken so far: the engine that logs a message (a tool call) in parts
+   * hands it over whole with the message, so the parts it logged live are not needed here, and kept
+   * until then they would be a second copy of a large input (src/actors/engine-core.ts emitParted).
+   */
+  releaseParts(): void {
+    this.parts.release();
   }
 
   /** Whether a tool call of this id was ever started in the session. */

@@ -132,7 +132,15 @@ export class EngineCore {
     // have JSON longer than V8's longest string (90M control characters are 540M characters of it).
     const budget = partBudget(this.deps.log.maxEventBytes, { type: 'content_part', sessionId, turnId, partOf });
     let index = 0;
-    const parts = sliceJson((input as Record<string, unknown>)[field], budget, (data) => this.emit({ type: 'content_part', sessionId, turnId, partOf, index: index++, data }));
+    const parts = sliceJson((input as Record<string, unknown>)[field], budget, (data) => {
+      this.emit({ type: 'content_part', sessionId, turnId, partOf, index: index++, data });
+      // Each part is let go once logged: the conversation gets the content whole with the event, and
+      // the log's writer would otherwise hold every part until the next turn of the loop (and then
+      // encode them all into one buffer). Held, they were a second copy of the input (and its
+      // encoding a third and a fourth): a 64 MiB input needed a heap of 120-140 MiB, not 90.
+      this.conversation.releaseParts();
+      this.deps.log.writePending();
+    });
     const { parts: _parts, ...logged } = this.deps.log.append({ ...input, [field]: empty, parts } as AgentEventInput) as PartedEvent;
     return this.publish({ ...logged, [field]: (input as Record<string, unknown>)[field] } as AgentEvent);
   }

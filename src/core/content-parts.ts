@@ -102,6 +102,21 @@ export class ContentJoiner {
     this.pending.slices[part.index] = part.data;
   }
 
+  /** How many parts it holds now (they wait for their message). */
+  get heldParts(): number {
+    // Counted, not the length: a joiner that took a message's parts from the middle has holes before them.
+    return this.pending ? Object.keys(this.pending.slices).length : 0;
+  }
+
+  /**
+   * Lets go of the parts taken so far. Parts come right before their message, with nothing between
+   * (spec/event-log.md §5.1), so any other event after parts says a crash left them with no message:
+   * they would otherwise be held, a large input's worth, until the next message in parts.
+   */
+  release(): void {
+    this.pending = undefined;
+  }
+
   /**
    * The content of `m`: its own, or its parts joined. Parts that were never logged (a log read from
    * a cursor between them and their message) give a text block that says so.
@@ -134,7 +149,10 @@ export class ContentJoiner {
   /** `e` with its content (input) joined if it is a parted event; a `content_part` is taken and gives undefined. */
   take(e: AgentEvent): AgentEvent | undefined {
     if (e.type === 'content_part') return void this.add(e);
-    if (!isParted(e)) return e;
+    if (!isParted(e)) {
+      this.release();
+      return e;
+    }
     // Taken whatever its parts: the pending parts go either way.
     const whole = e.type === 'tool_call_started' ? { input: this.inputOf(e) } : { content: this.contentOf(e) };
     if (e.parts === undefined) return e;

@@ -152,6 +152,12 @@ export interface EventLog {
   failure(): TroupeError | undefined;
   /** Calls `listener` once, when a write or sync fails (listeners in the order they were added). */
   onFailure(listener: (err: TroupeError) => void): void;
+  /**
+   * Writes what was appended to the file now, not synced (a log in memory has nothing to write). For
+   * a long synchronous run of appends, such as a large content's parts: the writer would otherwise
+   * hold every one of them until the next turn of the event loop, and then encode them all at once.
+   */
+  writePending(): void;
   /** Resolves once every event through `seq` is durable. */
   whenDurable(seq: number): Promise<void>;
   /** Every event after `cursor`, a page at a time. Throws `invalid_cursor` beyond the end, `replay_gap` if unservable. */

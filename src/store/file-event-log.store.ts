@@ -262,6 +262,10 @@ export class FileEventLog implements EventLog {
     return event;
   }
 
+  writePending(): void {
+    this.writer?.writePendingSync();
+  }
+
   /**
    * Hands over the bytes of every record written from now on (whole records, exactly as in the
    * file), with the seqs they hold, so that they can be forwarded without being encoded again.

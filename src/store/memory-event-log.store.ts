@@ -63,6 +63,9 @@ export class MemoryEventLog implements EventLog {
     return event;
   }
 
+  /** Nothing to write: the broker alone holds what is appended (within its retention). */
+  writePending(): void {}
+
   whenDurable(seq: number): Promise<void> {
     try {
       this.broker.checkCursor(seq);

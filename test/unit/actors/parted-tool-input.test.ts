@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { EngineCore, type EngineDeps } from '../../../src/actors/engine-core.js';
 import { ContentJoiner } from '../../../src/core/content-parts.js';
 import type { AgentEvent, EventOf } from '../../../src/core/events.js';
-import { MemoryEventLog } from '../../../src/store/index.js';
+import { SessionEngine } from '../../../src/actors/session-engine.js';
+import { FileEventLog, MemoryEventLog } from '../../../src/store/index.js';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { tempDir } from '../../support/store/store-fixtures.js';
+import { makeHarness, text } from '../../support/engine-harness.js';
+import { ControlledAsker } from '../../support/controlled-asker.js';
 
 const MAX_STRING_LENGTH = 2 ** 29 - 24;
 const sessionId = 'ses_big';
@@ -67,4 +73,54 @@ test('parts whose JSON text is over the longest string V8 makes are read back wi
   assert.equal(read.input.path, 'big.bin');
   assert.equal(read.input.content.length, 65 * 1_400_000);
   assert.ok(/^\x01*$/.test(read.input.content), 'every character read back is the one logged');
+});
+
+test('a tool input logged in parts is let go a part at a time: the conversation keeps none, and the file has each part before the next is made', async () => {
+  // Held until the call's event (the conversation) or the next turn of the loop (the log's writer),
+  // the parts were a second copy of the input, and the writer's encoding of them all at once a third
+  // and a fourth: a 64 MiB input needed a heap of 120-140 MiB where 80 does now.
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.create(join(dir, `${sessionId}.log`), { sessionId, maxEventBytes: 64 * 1024 });
+    const core = new EngineCore(sessionId, { log } as unknown as EngineDeps);
+    const seen: { seq: number; held: number; written: number }[] = [];
+    core.observers.add((e) => {
+      if (e.type === 'content_part') seen.push({ seq: e.seq, held: core.conversation.heldParts, written: log.stats().writtenSeq });
+    });
+    const input = { path: 'big.txt', content: 'x'.repeat(2 ** 20) };
+    const call = { type: 'tool_call_started' as const, sessionId, turnId, toolCallId: 'call_1', name: 'write_file', kind: 'edit' as const, title: 'w', status: 'pending' as const, input, locations: [] };
+    core.emitToolCall(call);
+    assert.ok(seen.length > 15, `${seen.length} parts`);
+    // Each part is seen as it is appended (the conversation has just taken it): the one before it is gone, and in the file.
+    assert.deepEqual(seen.filter((s) => s.held > 1 || s.written < s.seq - 1), [], 'no part held past the next, none left unwritten');
+    assert.equal(core.conversation.heldParts, 0);
+    const [asked] = core.conversation.messages();
+    assert.ok(asked?.role === 'assistant' && asked.toolCalls[0]?.input === input, 'the conversation has the input itself');
+    await log.close();
+    // What the file holds reads back whole.
+    const read = await FileEventLog.open(join(dir, `${sessionId}.log`), { readOnly: true });
+    const joiner = new ContentJoiner();
+    const events = (await read.readAfter(0)).events.map((e) => joiner.take(e)).filter((e) => e !== undefined);
+    assert.deepEqual(events.map((e) => e.type), ['tool_call_started']);
+    assert.ok(isDeepStrictEqual((events[0] as EventOf<'tool_call_started'>).input, input), 'the input read back is the one logged');
+  } finally {
+    cleanup();
+  }
+});
+
+test('parts a crash left with no message after them are let go at the next event, by the conversation and by a replay', async () => {
+  const h = makeHarness([[{ tool_call: { name: 'write_file', input: { path: 'a.txt', content: 'a' } } }]], { mode: 'default' });
+  h.engine.prompt(text('go'));
+  await h.asker.whenAsked();
+  // The process "dies" while logging a large input: two of its parts are in the log, not its call.
+  for (const index of [0, 1]) h.log.append({ type: 'content_part', sessionId: h.engine.sessionId, turnId: h.ofType('turn_started')[0]!.turnId, partOf: 'call_big', index, data: '{"path":"big.txt","content":"xx' });
+  const reopened = await SessionEngine.open({ ...(h.engine as any).core.deps, asker: new ControlledAsker() }, h.engine.sessionId);
+  assert.equal(h.events.at(-1)?.type, 'turn_completed', 'crash repair ended the turn after the parts');
+  assert.equal(reopened.conversation.heldParts, 0, 'the conversation let the parts go');
+
+  const joiner = new ContentJoiner();
+  for (const e of (await h.log.readAfter(0)).events) joiner.take(e);
+  assert.equal(joiner.heldParts, 0, 'a replay let them go');
+  await h.engine.dispose();
+  await reopened.dispose();
 });
