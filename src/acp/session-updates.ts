@@ -6,6 +6,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { ContentJoiner, isParted } from '../core/content-parts.js';
 import type { AgentEvent } from '../core/events.js';
+import { HISTORY_PAGE_BYTES } from '../core/ports.js';
 import { notificationLine, projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import { PROMPTER } from './troupe-meta.js';
 import type { UpdateReplay } from './session-replay.js';
@@ -77,7 +78,7 @@ export class SessionUpdates {
       replay.begin(sessionId, through);
       let cursor = 0;
       while (cursor < through) {
-        const page = await session.log.readAfter(cursor, { limit: 1024 });
+        const page = await session.log.readAfter(cursor, { limit: 1024, maxBytes: HISTORY_PAGE_BYTES });
         for (const event of page.events) if (event.seq <= through) replay.add(event);
         await replay.flush();
         const last = page.events.at(-1);

@@ -10,7 +10,7 @@ import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { AgentEvent, AgentEventInput, ContentBlock } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 import { newLocalId, newTurnId } from '../core/ids.js';
-import type { EventWatcher } from '../core/ports.js';
+import { HISTORY_PAGE_BYTES, type EventWatcher } from '../core/ports.js';
 import type { sessionMachine, QueuedPrompt } from '../machines/session.machine.js';
 import type { TurnResult } from '../machines/turn.machine.js';
 import { EngineCore, type EngineDeps } from './engine-core.js';
@@ -152,7 +152,7 @@ export class SessionEngine {
     const engine = new SessionEngine(sessionId, deps, options);
     let cursor = 0;
     for (;;) {
-      const page = await deps.log.readAfter(cursor, { limit: 4096 });
+      const page = await deps.log.readAfter(cursor, { limit: 4096, maxBytes: HISTORY_PAGE_BYTES });
       for (const event of page.events) engine.core.conversation.apply(event);
       cursor = page.cursor;
       if (!page.hasMore) break;

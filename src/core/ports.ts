@@ -114,8 +114,21 @@ export interface ReadOptions {
   limit?: number;
   /** At most this many events examined (filtered-out events count), so a sparse filter cannot scan forever. */
   scanLimit?: number;
+  /**
+   * At most about this many bytes of events (compact JSON, as the log counts them), and at least one
+   * event. A page of thousands of events is otherwise as large as they are: the parts of large
+   * contents (spec/event-log.md §5.1) are a megabyte each.
+   */
+  maxBytes?: number;
   filter?: (event: AgentEvent) => boolean;
 }
+
+/**
+ * The `maxBytes` of each page when a whole history is read through (a session opened, a history
+ * replayed to a client): until 2026-12-07 a page of 4096 events held every content part in it at
+ * once, besides the contents the reader joins from them (an open needed twice the heap of its history).
+ */
+export const HISTORY_PAGE_BYTES = 4 * 1024 * 1024;
 
 export interface EventPage {
   events: AgentEvent[];

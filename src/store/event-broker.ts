@@ -155,20 +155,29 @@ export class EventBroker {
     this.checkCursor(cursor);
     const limit = positiveInt(options.limit, DEFAULT_PAGE_LIMIT, 'limit');
     const scanLimit = positiveInt(options.scanLimit, Math.max(limit, DEFAULT_SCAN_LIMIT), 'scanLimit');
+    const maxBytes = positiveInt(options.maxBytes, Infinity, 'maxBytes');
     const filter = options.filter;
     const events: AgentEvent[] = [];
     let pos = cursor;
     let scanned = 0;
-    while (pos < this.last && scanned < scanLimit && events.length < limit) {
+    let bytes = 0;
+    while (pos < this.last && scanned < scanLimit && events.length < limit && bytes < maxBytes) {
       if (pos >= this.dropped) {
-        const e = this.retained(pos + 1)!;
+        const at = this.head + (pos - this.dropped);
+        const e = this.ring[at]!;
+        const kept = !filter || filter(e);
+        // As the file bounds its batches: the event that would go over is the next page's first.
+        if (kept && events.length > 0 && bytes + this.sizes[at]! > maxBytes) break;
         pos = e.seq;
         scanned++;
-        if (!filter || filter(e)) events.push(e);
+        if (kept) {
+          events.push(e);
+          bytes += this.sizes[at]!;
+        }
         continue;
       }
       if (!this.canServe(pos)) throw this.gapError(pos);
-      const batch = await this.cold!.read(pos, Math.min(scanLimit - scanned, 4096));
+      const batch = await this.cold!.read(pos, Math.min(scanLimit - scanned, 4096), maxBytes === Infinity ? undefined : maxBytes - bytes);
       if (batch.length === 0 || batch[0]!.seq !== pos + 1) throw this.gapError(pos);
       for (const e of batch) {
         if (scanned >= scanLimit || events.length >= limit) break;
@@ -176,6 +185,8 @@ export class EventBroker {
         scanned++;
         if (!filter || filter(e)) events.push(e);
       }
+      // The file bounded the batch by what the page had left; its events' sizes are not known here.
+      if (maxBytes !== Infinity) bytes = maxBytes;
     }
     return { events, cursor: pos, hasMore: pos < this.last };
   }

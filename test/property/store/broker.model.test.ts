@@ -190,7 +190,12 @@ class CloseLog implements fc.AsyncCommand<Model, Real> {
 }
 
 class ReadAfter implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly frac: number, readonly limit: number) {}
+  /** `maxBytes`: the page may stop early (at least one event), never skip or reorder one. */
+  constructor(
+    readonly frac: number,
+    readonly limit: number,
+    readonly maxBytes?: number,
+  ) {}
   check = (): boolean => true;
   async run(m: Model, r: Real): Promise<void> {
     const cursor = Math.floor(this.frac * (m.last + 2));
@@ -202,13 +207,15 @@ class ReadAfter implements fc.AsyncCommand<Model, Real> {
       await assert.rejects(r.log.readAfter(cursor, { limit: this.limit }), (e: unknown) => isTroupeError(e, 'replay_gap'));
       return;
     }
-    const page = await r.log.readAfter(cursor, { limit: this.limit });
-    const want = Math.min(this.limit, m.last - cursor);
+    const page = await r.log.readAfter(cursor, { limit: this.limit, ...(this.maxBytes ? { maxBytes: this.maxBytes } : {}) });
+    const all = Math.min(this.limit, m.last - cursor);
+    const want = this.maxBytes ? page.events.length : all;
+    assert.ok(want <= all && (want > 0 || all === 0), `${want} of ${all} events`);
     assert.deepEqual(page.events.map((e) => e.seq), Array.from({ length: want }, (_, j) => cursor + 1 + j));
     assert.equal(page.cursor, cursor + want);
     assert.equal(page.hasMore, cursor + want < m.last);
   }
-  toString = (): string => `readAfter(${this.frac.toFixed(2)}, ${this.limit})`;
+  toString = (): string => `readAfter(${this.frac.toFixed(2)}, ${this.limit}${this.maxBytes ? `, ${this.maxBytes} bytes` : ''})`;
 }
 
 const emit = fc.integer({ min: 1, max: 8 }).map((n) => new Emit(n));
@@ -228,6 +235,8 @@ const commands = [
   // Closing ends the interesting part of a run, so it is rare; a final close always happens.
   fc.oneof({ weight: 1, arbitrary: fc.constant<fc.AsyncCommand<Model, Real>>(new CloseLog()) }, { weight: 2, arbitrary: fc.nat().map((p) => new CloseWatcher(p)) }, { weight: 6, arbitrary: emit }),
   fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 20 })).map(([f, l]) => new ReadAfter(f, l)),
+  // A few events' bytes (each is about 150): pages that stop early, from memory and from the file.
+  fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 1000 })).map(([f, l, b]) => new ReadAfter(f, l, b)),
 ];
 
 async function runModel(cmds: Iterable<fc.AsyncCommand<Model, Real>>, model: Model, real: Real): Promise<void> {

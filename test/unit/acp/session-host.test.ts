@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import type { InspectionEvent } from 'xstate';
-import { silentLogger } from '../../../src/core/ports.js';
+import { HISTORY_PAGE_BYTES, silentLogger } from '../../../src/core/ports.js';
 import { SessionHost } from '../../../src/acp/session-host.js';
 import { loadConfig } from '../../../src/providers/config.js';
 import { FileEventLog, SessionIndex, sessionsDir } from '../../../src/store/index.js';
@@ -127,6 +127,23 @@ test('a replay of a live session is whole and in order: what the session emits m
   await replaying;
   for (let i = 0; i < 100 && seqs.length < 3; i++) await new Promise((r) => setImmediate(r));
   assert.deepEqual(seqs, [2, 3, 4], 'the history whole and in order, then what came during the replay');
+});
+
+test('a replay of a live session reads its log in pages of at most HISTORY_PAGE_BYTES (a page of 1024 content parts was a GiB)', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-host-'));
+  const env = { HOME: home, TROUPE_HOME: home, TROUPE_MODEL: 'scripted/demo' };
+  const client = { notify: async () => undefined } as unknown as acp.AgentContext;
+  const h = await SessionHost.open({ home, env, config: loadConfig(env), logger: silentLogger });
+  t.after(() => h.shutdown());
+  h.attach(client, {});
+  const live = await h.create({ cwd: home, additionalDirectories: [] });
+  const read = live.log.readAfter.bind(live.log);
+  const asked: (number | undefined)[] = [];
+  live.log.readAfter = (cursor, options) => (asked.push(options?.maxBytes), read(cursor, options));
+  const { UpdateReplay } = await import('../../../src/acp/session-replay.js');
+  await h.updates.replay(live, new UpdateReplay(client, h.projectionCaps));
+  assert.ok(asked.length > 0);
+  assert.deepEqual(asked, asked.map(() => HISTORY_PAGE_BYTES));
 });
 
 test('a session asked for while it is being unloaded opens again once its log is closed, not refused as locked', async (t) => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { EngineCore, type EngineDeps } from '../../../src/actors/engine-core.js';
 import { ContentJoiner } from '../../../src/core/content-parts.js';
 import type { AgentEvent, EventOf } from '../../../src/core/events.js';
+import { HISTORY_PAGE_BYTES } from '../../../src/core/ports.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { FileEventLog, MemoryEventLog } from '../../../src/store/index.js';
 import { join } from 'node:path';
@@ -123,4 +124,24 @@ test('parts a crash left with no message after them are let go at the next event
   assert.equal(joiner.heldParts, 0, 'a replay let them go');
   await h.engine.dispose();
   await reopened.dispose();
+});
+
+test('a session opened from its log reads it in pages of at most HISTORY_PAGE_BYTES: the parts of a large prompt are not all held at once', async () => {
+  const h = makeHarness([[{ text: 'seen' }]]);
+  // 12 MiB of text: some twelve parts of a MiB each.
+  await h.engine.prompt(text('y'.repeat(12 * 2 ** 20))).result;
+  assert.ok(h.ofType('content_part').length >= 12);
+  const read = h.log.readAfter.bind(h.log);
+  const partsPerPage: number[] = [];
+  h.log.readAfter = async (cursor, options) => {
+    const page = await read(cursor, options);
+    partsPerPage.push(page.events.filter((e) => e.type === 'content_part').length);
+    return page;
+  };
+  const reopened = await SessionEngine.open({ ...(h.engine as any).core.deps }, h.engine.sessionId);
+  assert.ok(Math.max(...partsPerPage) <= HISTORY_PAGE_BYTES / 2 ** 20, `parts per page: ${partsPerPage.join(' ')}`);
+  const [prompt] = reopened.conversation.messages();
+  assert.ok(prompt?.role === 'user' && prompt.content[0]?.type === 'text' && prompt.content[0].text.length === 12 * 2 ** 20, 'the prompt joined whole');
+  await reopened.dispose();
+  await h.engine.dispose();
 });

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { MemoryEventLog } from '../../../src/store/memory-event-log.store.js';
 import { makeDirs, sessionLogPath, sessionsDir } from '../../../src/store/paths.js';
 import { encodeEventRecord } from '../../../src/store/log-record.codec.js';
 import type { AgentEvent } from '../../../src/core/events.js';
@@ -140,4 +141,32 @@ test("the daemon's feed: events it was not told of are filled in from the log in
   const fromReported = await atReported;
   assert.deepEqual((await fromReported[Symbol.asyncIterator]().next()).value?.seq, late.seq);
   fromReported.close();
+});
+
+test('a page read with maxBytes holds about that many bytes of events (at least one), from the file and from memory alike', async () => {
+  // Opening a session reads its history so: until 2026-12-07 a page of 4096 events held every
+  // content part in it at once (a megabyte each), twice the heap of the history it opened.
+  const { dir: home, cleanup } = tempDir();
+  try {
+    await bigLog(home);
+    const cold = await FileEventLog.forSession(sessionsDir(home), SID, { readOnly: true, maxEventBytes: 8 * 1024 * 1024 });
+    const warm = new MemoryEventLog({ sessionId: SID, maxEventBytes: 8 * 1024 * 1024 });
+    SIZES.forEach((n, i) => warm.append(chunk(SID, String(i % 10).repeat(n))));
+    for (const [name, log] of [['file', cold], ['memory', warm]] as const) {
+      const pages: number[][] = [];
+      for (let cursor = 0; ; ) {
+        const page = await log.readAfter(cursor, { limit: 4096, maxBytes: COLD_BATCH_BYTES });
+        pages.push(page.events.map((e) => (e as AgentEvent & { text: string }).text.length));
+        cursor = page.cursor;
+        if (!page.hasMore) break;
+      }
+      assert.deepEqual(pages.flat(), SIZES, `${name}: every event, in order`);
+      const over = pages.filter((p) => p.length > 1 && p.reduce((a, b) => a + b, 0) > COLD_BATCH_BYTES);
+      assert.deepEqual(over, [], `${name}: no page of more than one event over the bytes asked`);
+      assert.ok(pages.length >= 5, `${name}: ${pages.length} pages`);
+    }
+    await cold.close();
+  } finally {
+    cleanup();
+  }
 });
