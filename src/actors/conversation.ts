@@ -150,12 +150,16 @@ export class Conversation {
         break;
       case 'steer_applied': {
         const content = this.steerContent.get(event.steerId) ?? [];
+        // Taken out once applied or rejected: kept, every steer's content (a pasted screenshot) stayed
+        // for the session's life, after a rejection or a compaction that summarized it away too.
+        this.steerContent.delete(event.steerId);
         this.openTurn?.steers.delete(event.steerId);
         this.entries.push({ seq: event.seq, message: { role: 'user', content: [{ type: 'text', text: GUIDANCE_PREFIX }, ...content] } });
         this.added(GUIDANCE_PREFIX.length + contentChars(content));
         break;
       }
       case 'steer_rejected':
+        this.steerContent.delete(event.steerId);
         this.openTurn?.steers.delete(event.steerId);
         break;
       case 'compaction_started':
