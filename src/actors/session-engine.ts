@@ -126,7 +126,13 @@ export class SessionEngine {
     // a seq an event names (a summary's throughSeq) is renumbered too. Until 2026-12-07 it was not,
     // and after a change of directories the fork's summary also covered the first turn it keeps.
     const renumbered = new Map<number, number>();
-    const copy = (seq: number, input: AgentEventInput) => renumbered.set(seq, engine.core.emit(input).seq);
+    const copy = (seq: number, input: AgentEventInput) => {
+      renumbered.set(seq, engine.core.emit(input).seq);
+      // A part in the file at once, as the engine logs one (engine-core.ts emitParted): a history of
+      // 80 MiB of parts copied was otherwise held by the writer and encoded all at once, 100 MB more
+      // of the fork's process at its peak (400 MB, 300 now).
+      if (input.type === 'content_part') deps.log.writePending();
+    };
     for (const event of history) {
       if (event.type === 'session_created' || event.type === 'session_closed') continue;
       const { seq, ts: _ts, ...rest } = event;
