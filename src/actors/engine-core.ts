@@ -137,7 +137,7 @@ export class EngineCore {
       // Each part is let go once logged: the conversation gets the content whole with the event, and
       // the log's writer would otherwise hold every part until the next turn of the loop (and then
       // encode them all into one buffer). Held, they were a second copy of the input (and its
-      // encoding a third and a fourth): a 64 MiB input needed a heap of 120-140 MiB, not 90.
+      // encoding a third and a fourth): a 64 MiB input needed a heap of 120-140 MiB, where 80 does now.
       this.conversation.releaseParts();
       this.deps.log.writePending();
     });
