@@ -484,7 +484,10 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       '_troupe/steer',
       steerParams,
       guarded('_troupe/steer', async (p: z.infer<typeof steerParams>) => {
-        const live = await sessionOf(await host(), p.sessionId);
+        // A steer is for the turn running now: it does not wait for a load of the session in progress
+        // (its replay, its MCP servers), after which that turn may have ended. What the steer makes
+        // the session send meanwhile is held behind the replay (SessionUpdates.replay).
+        const live = ready?.busy(p.sessionId) ?? (await sessionOf(await host(), p.sessionId));
         const model = resolveModel(live.engine.conversation.model, env, config);
         return live.engine.steer(p.expectedTurnId, toContent(p.prompt as acp.ContentBlock[], { images: model.capabilities.images, model: model.id }));
       }),

@@ -241,6 +241,12 @@ export class SessionHost {
     this.mcp.endStarts();
   }
 
+  /** The session, if it is open here and busy (a turn runs or waits): what a steer acts on at once. */
+  busy(sessionId: string): LiveSession | undefined {
+    const live = this.live.get(sessionId);
+    return live && !live.engine.idle ? live : undefined;
+  }
+
   /** Whether `sessionId` is open in this process or being opened: its replay goes through its log here. */
   isOpen(sessionId: string): boolean {
     return this.live.has(sessionId) || this.opening.has(sessionId) || this.unloading.has(sessionId);

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 
 const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
@@ -118,4 +118,26 @@ test('two session/loads of one session sent together in a fresh process: two who
   assert.ok(once.length > 4);
   assert.deepEqual(replays, [...once, ...once], JSON.stringify(replays.map((u) => [seqOf(u), u.sessionUpdate])));
   assert.deepEqual(second.schemaErrors, []);
+});
+
+test('a steer sent while a load of the session waits for its MCP servers acts on the running turn at once, not after the load', async (t) => {
+  const cwd = workspace();
+  const c = AcpChild.start({ script: { replies: [[{ text: 'partial' }, { hang: true }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(cwd);
+  const turn = c.prompt(sessionId, 'go');
+  await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').length > 0, 'the running turn');
+  const turnId = c.updatesFor(sessionId, 'agent_message_chunk')[0]._meta.troupe.turnId;
+  // The load replays, then starts an MCP server that answers nothing until its gate file exists.
+  const gate = join(cwd, 'gate');
+  const server = { name: 'test', command: process.execPath, args: [resolve('dist/test/support/mcp-test-server.js')], env: [{ name: 'MCP_TEST_START_GATE', value: gate }] };
+  let loadAnswered = false;
+  const load = c.agent.request('session/load', { sessionId, cwd, mcpServers: [server] }).finally(() => (loadAnswered = true));
+  await c.agent.request('_troupe/steer' as any, { sessionId, expectedTurnId: turnId, prompt: [{ type: 'text', text: 'also this' }] });
+  assert.equal(loadAnswered, false, 'the steer was answered while the load waited');
+  writeFileSync(gate, '');
+  await load;
+  void c.agent.notify('session/cancel', { sessionId });
+  assert.equal((await turn).stopReason, 'cancelled');
 });
