@@ -96,13 +96,17 @@ describe('a daemon whose state file does not lead to it', { timeout: SUITE_TIMEO
         `troupe ${command}: a daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${file} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one (daemon_state_lost)\n`;
       process.kill(pid, 'SIGSTOP');
       rmSync(file);
+      // The commands at once: each waits for the file on its own (a lock taken under 15 s ago, by a
+      // daemon that may still be starting, is waited for until then: daemon-locate.ts), and none may
+      // start a second daemon whatever the others do.
       // Until 2026-12-07: sessions and status said no daemon was running; run and daemon start
       // started a second daemon, which failed on the lock (daemon_start_failed).
-      for (const [name, args] of [['sessions', ['sessions']], ['run', ['run', 'hello']], ['daemon start', ['daemon', 'start']], ['daemon status', ['daemon', 'status']]] as const) {
-        const r = await h.run([...args]);
+      const commands = [['sessions', ['sessions']], ['run', ['run', 'hello']], ['daemon start', ['daemon', 'start']], ['daemon status', ['daemon', 'status']]] as const;
+      const [status, ...results] = await Promise.all([h.run(['daemon', 'status', '--json']), ...commands.map(([, args]) => h.run([...args]))]);
+      commands.forEach(([name], i) => {
+        const r = results[i]!;
         assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', lost(name, 'is missing')], name);
-      }
-      const status = await h.run(['daemon', 'status', '--json']);
+      });
       assert.equal(status.code, 1);
       assert.deepEqual(JSON.parse(status.stdout), { running: true, url: null, pid, home: h.dir, error: { code: 'daemon_state_lost', message: lost('daemon status', 'is missing').replace(/^troupe daemon status: (.*) \(daemon_state_lost\)\n$/, '$1') } });
       const damaged: [string, string, string][] = [
@@ -132,7 +136,7 @@ describe('a daemon whose state file does not lead to it', { timeout: SUITE_TIMEO
       assert.ok(!existsSync(join(h.dir, 'daemon.lock')), 'and released its lock');
       pid = 0;
     } finally {
-      if (pid) process.kill(pid, 'SIGCONT');
+      if (pid && pidAlive(pid)) process.kill(pid, 'SIGCONT');
       await h.close();
     }
   });
