@@ -15,184 +15,189 @@ function textOf(path: string): string | undefined {
   }
 }
 
-describe('a running daemon keeps its state file true', { timeout: SUITE_TIMEOUT_MS }, () => {
-  test('removed, cut short, or naming another process and URL: written again as it was; no second daemon', async () => {
-    const h = makeHome();
-    try {
-      const started = await h.run(['daemon', 'start']);
-      assert.equal(started.code, 0, started.stderr);
-      const file = join(h.dir, 'daemon.json');
-      const original = readFileSync(file, 'utf8');
-      const state = JSON.parse(original) as { pid: number; url: string };
-      const damages: [string, () => void][] = [
-        ['removed', () => rmSync(file)],
-        ['cut short', () => writeFileSync(file, original.slice(0, 20))],
-        ['emptied', () => writeFileSync(file, '')],
-        // Another live process (this one) and a URL where nothing answers.
-        ['naming another process and URL', () => writeFileSync(file, JSON.stringify({ ...state, pid: process.pid, url: 'http://127.0.0.1:9' }))],
-      ];
-      for (const [what, damage] of damages) {
-        damage();
-        await until(() => textOf(file) === original, `the state file ${what}, written again`).catch((err) => {
-          throw new Error(`${err.message}; daemon.log: ${readFileSync(join(h.dir, 'daemon.log'), 'utf8')}`);
-        });
-        assert.equal(statSync(file).mode & 0o777, 0o600, what);
-        const listed = await h.run(['sessions', '--json']);
-        assert.equal(listed.code, 0, `${what}: ${listed.stderr}`);
-      }
-      const log = readFileSync(join(h.dir, 'daemon.log'), 'utf8');
-      assert.match(log, /daemon\.json was gone; written again/);
-      assert.match(log, /daemon\.json was changed; written again/);
-      assert.equal(log.match(/daemon listening on/g)?.length, 1, `one daemon started: ${log}`);
-      assert.equal(h.daemonState()!.pid, state.pid);
-    } finally {
-      await h.close();
-    }
-  });
-});
-
 /** Whether `pid` has a SIGTERM waiting (a stopped process takes it once continued): /proc's ShdPnd. */
 function sigtermPending(pid: number): boolean {
   const shd = /^ShdPnd:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return shd !== undefined && (BigInt(`0x${shd}`) & (1n << 14n)) !== 0n;
 }
 
-describe('a daemon whose state file does not lead to it', { timeout: SUITE_TIMEOUT_MS }, () => {
-  test('the CLI waits for the daemon to write it again, and uses that daemon', async () => {
-    const h = makeHome();
-    let pid = 0;
-    try {
-      assert.equal((await h.run(['daemon', 'start'])).code, 0);
-      pid = h.daemonState()!.pid;
-      // Held still, so the file stays missing until the CLI is seen waiting for it.
-      process.kill(pid, 'SIGSTOP');
-      rmSync(join(h.dir, 'daemon.json'));
-      const b = h.start(['sessions', '--json'], { env: { TROUPE_LOG: 'debug' } });
-      await until(() => /waiting for the daemon to write it again/.test(b.stderr()) || b.child.exitCode !== null, 'the CLI waiting, or its exit');
-      // Until 2026-12-07: "no troupe daemon is running for HOME (start one with 'troupe daemon start')".
-      assert.equal(b.child.exitCode, null, `the CLI waits: ${b.stderr()}`);
-      assert.equal(b.stderr(), `troupe: the daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${join(h.dir, 'daemon.json')} is missing; waiting for the daemon to write it again\n`);
-      process.kill(pid, 'SIGCONT');
-      const r = await b.done;
-      assert.equal(r.code, 0, r.stderr);
-      assert.deepEqual(JSON.parse(r.stdout), []);
-      assert.equal(h.daemonState()!.pid, pid);
-      assert.equal(readFileSync(join(h.dir, 'daemon.log'), 'utf8').match(/daemon listening on/g)?.length, 1, 'no second daemon');
-    } finally {
-      if (pid) process.kill(pid, 'SIGCONT');
-      await h.close();
-    }
-  });
-
-  test('one that does not write it again (held still): daemon_state_lost, no second daemon; daemon stop stops it by its lock', async () => {
-    const h = makeHome();
-    let pid = 0;
-    try {
-      assert.equal((await h.run(['daemon', 'start'])).code, 0);
-      const state = h.daemonState()!;
-      pid = state.pid;
-      const file = join(h.dir, 'daemon.json');
-      const lost = (command: string, problem: string) =>
-        `troupe ${command}: a daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${file} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one (daemon_state_lost)\n`;
-      process.kill(pid, 'SIGSTOP');
-      rmSync(file);
-      // The commands at once: each waits for the file on its own (a lock taken under 15 s ago, by a
-      // daemon that may still be starting, is waited for until then: daemon-locate.ts), and none may
-      // start a second daemon whatever the others do.
-      // Until 2026-12-07: sessions and status said no daemon was running; run and daemon start
-      // started a second daemon, which failed on the lock (daemon_start_failed).
-      const commands = [['sessions', ['sessions']], ['run', ['run', 'hello']], ['daemon start', ['daemon', 'start']], ['daemon status', ['daemon', 'status']]] as const;
-      const [status, ...results] = await Promise.all([h.run(['daemon', 'status', '--json']), ...commands.map(([, args]) => h.run([...args]))]);
-      commands.forEach(([name], i) => {
-        const r = results[i]!;
-        assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', lost(name, 'is missing')], name);
-      });
-      assert.equal(status.code, 1);
-      assert.deepEqual(JSON.parse(status.stdout), { running: true, url: null, pid, home: h.dir, error: { code: 'daemon_state_lost', message: lost('daemon status', 'is missing').replace(/^troupe daemon status: (.*) \(daemon_state_lost\)\n$/, '$1') } });
-      const damaged: [string, string, string][] = [
-        ['cut short', '{"pid": 12', 'is not a valid state file (damaged or cut short)'],
-        // This test's own process stands for another live process.
-        ['another process', JSON.stringify({ ...state, pid: process.pid }), `names pid ${process.pid}, not the daemon's`],
-        ['another URL', JSON.stringify({ ...state, url: 'http://127.0.0.1:9' }), 'names http://127.0.0.1:9, where nothing answers'],
-      ];
-      for (const [what, text, problem] of damaged) {
-        writeFileSync(file, text);
-        const r = await h.run(['sessions']);
-        assert.deepEqual([r.code, r.stderr], [1, lost('sessions', problem)], what);
+// The suites at once (and the tests of the second): each has a home and daemons of its own, and
+// spends its time waiting on a daemon held still or on the daemon's checks of its files, one a
+// second, not on the CPU.
+describe('daemon.json and daemon.lock changed under a running daemon', { concurrency: true, timeout: SUITE_TIMEOUT_MS }, () => {
+  describe('a running daemon keeps its state file true', { timeout: SUITE_TIMEOUT_MS }, () => {
+    test('removed, cut short, or naming another process and URL: written again as it was; no second daemon', async () => {
+      const h = makeHome();
+      try {
+        const started = await h.run(['daemon', 'start']);
+        assert.equal(started.code, 0, started.stderr);
+        const file = join(h.dir, 'daemon.json');
+        const original = readFileSync(file, 'utf8');
+        const state = JSON.parse(original) as { pid: number; url: string };
+        const damages: [string, () => void][] = [
+          ['removed', () => rmSync(file)],
+          ['cut short', () => writeFileSync(file, original.slice(0, 20))],
+          ['emptied', () => writeFileSync(file, '')],
+          // Another live process (this one) and a URL where nothing answers.
+          ['naming another process and URL', () => writeFileSync(file, JSON.stringify({ ...state, pid: process.pid, url: 'http://127.0.0.1:9' }))],
+        ];
+        for (const [what, damage] of damages) {
+          damage();
+          await until(() => textOf(file) === original, `the state file ${what}, written again`).catch((err) => {
+            throw new Error(`${err.message}; daemon.log: ${readFileSync(join(h.dir, 'daemon.log'), 'utf8')}`);
+          });
+          assert.equal(statSync(file).mode & 0o777, 0o600, what);
+          const listed = await h.run(['sessions', '--json']);
+          assert.equal(listed.code, 0, `${what}: ${listed.stderr}`);
+        }
+        const log = readFileSync(join(h.dir, 'daemon.log'), 'utf8');
+        assert.match(log, /daemon\.json was gone; written again/);
+        assert.match(log, /daemon\.json was changed; written again/);
+        assert.equal(log.match(/daemon listening on/g)?.length, 1, `one daemon started: ${log}`);
+        assert.equal(h.daemonState()!.pid, state.pid);
+      } finally {
+        await h.close();
       }
-      const log = readFileSync(join(h.dir, 'daemon.log'), 'utf8');
-      assert.equal(log.match(/daemon listening on/g)?.length, 1, `no second daemon: ${log}`);
-      assert.doesNotMatch(log, /troupe serve: /, 'none was even tried');
-
-      // The lock names the daemon (its pid and start time): stop signals it, file or not.
-      rmSync(file);
-      const stop = h.start(['daemon', 'stop']);
-      await until(() => sigtermPending(pid) || stop.child.exitCode !== null, 'the SIGTERM, or the exit of stop');
-      process.kill(pid, 'SIGCONT');
-      const r = await stop.done;
-      // Until 2026-12-07: "no daemon is running", exit 0, and the daemon went on.
-      assert.deepEqual([r.code, r.stdout, r.stderr], [0, `stopped the daemon (pid ${pid})\n`, '']);
-      assert.ok(!pidAlive(pid), 'the daemon exited');
-      assert.ok(!existsSync(join(h.dir, 'daemon.lock')), 'and released its lock');
-      pid = 0;
-    } finally {
-      if (pid && pidAlive(pid)) process.kill(pid, 'SIGCONT');
-      await h.close();
-    }
+    });
   });
-});
 
-describe('a running daemon whose lock is removed', { timeout: SUITE_TIMEOUT_MS }, () => {
-  test('a daemon started meanwhile keeps the home: the first leaves its state file alone, takes its home again when it stops, and removes nothing of it when stopped itself', async () => {
-    const h = makeHome();
-    const pids = new Set<number>();
-    const file = join(h.dir, 'daemon.json');
-    const lock = join(h.dir, 'daemon.lock');
-    const log = () => readFileSync(join(h.dir, 'daemon.log'), 'utf8');
-    /** Holds `pid` still while both files go and another daemon starts in the gap; the new one's pid and state file. */
-    const supplant = async (pid: number) => {
-      process.kill(pid, 'SIGSTOP');
-      rmSync(lock);
-      rmSync(file);
-      const started = await h.run(['daemon', 'start']);
-      assert.equal(started.code, 0, started.stderr);
-      const other = h.daemonState()!.pid;
-      pids.add(other);
-      assert.notEqual(other, pid);
-      const text = readFileSync(file, 'utf8');
-      process.kill(pid, 'SIGCONT');
-      // Until 2026-12-07 each daemon wrote the state file again as its own: the two in turn, every second.
-      await until(() => log().includes(`another daemon (pid ${other}) holds ${lock} now`), 'the first daemon to find the lock taken');
-      assert.equal(readFileSync(file, 'utf8'), text, 'the new daemon state file, untouched');
-      assert.doesNotMatch(log(), /daemon\.json was changed; written again/);
-      return { other, text };
-    };
-    try {
-      assert.equal((await h.run(['daemon', 'start'])).code, 0);
-      const firstText = readFileSync(file, 'utf8');
-      const first = h.daemonState()!.pid;
-      pids.add(first);
-      const { other: second } = await supplant(first);
-      const stop = await h.run(['daemon', 'stop']);
-      assert.deepEqual([stop.code, stop.stdout], [0, `stopped the daemon (pid ${second})\n`], stop.stderr);
-      await until(() => textOf(lock)?.startsWith(`${first} `) && textOf(file) === firstText, 'the first daemon to take its lock and state file again');
-      assert.match(log(), /daemon\.lock was gone; taken again/);
-      assert.equal((await h.run(['sessions', '--json'])).code, 0);
+  describe('a daemon whose state file does not lead to it', { concurrency: true, timeout: SUITE_TIMEOUT_MS }, () => {
+    test('the CLI waits for the daemon to write it again, and uses that daemon', async () => {
+      const h = makeHome();
+      let pid = 0;
+      try {
+        assert.equal((await h.run(['daemon', 'start'])).code, 0);
+        pid = h.daemonState()!.pid;
+        // Held still, so the file stays missing until the CLI is seen waiting for it.
+        process.kill(pid, 'SIGSTOP');
+        rmSync(join(h.dir, 'daemon.json'));
+        const b = h.start(['sessions', '--json'], { env: { TROUPE_LOG: 'debug' } });
+        await until(() => /waiting for the daemon to write it again/.test(b.stderr()) || b.child.exitCode !== null, 'the CLI waiting, or its exit');
+        // Until 2026-12-07: "no troupe daemon is running for HOME (start one with 'troupe daemon start')".
+        assert.equal(b.child.exitCode, null, `the CLI waits: ${b.stderr()}`);
+        assert.equal(b.stderr(), `troupe: the daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${join(h.dir, 'daemon.json')} is missing; waiting for the daemon to write it again\n`);
+        process.kill(pid, 'SIGCONT');
+        const r = await b.done;
+        assert.equal(r.code, 0, r.stderr);
+        assert.deepEqual(JSON.parse(r.stdout), []);
+        assert.equal(h.daemonState()!.pid, pid);
+        assert.equal(readFileSync(join(h.dir, 'daemon.log'), 'utf8').match(/daemon listening on/g)?.length, 1, 'no second daemon');
+      } finally {
+        if (pid) process.kill(pid, 'SIGCONT');
+        await h.close();
+      }
+    });
 
-      // Stopped while another daemon has its home (as its log asks), it leaves that one's files alone.
-      const { other: third, text: thirdText } = await supplant(first);
-      // The third held still meanwhile, so that it could not write its file again.
-      process.kill(third, 'SIGSTOP');
-      process.kill(first, 'SIGTERM');
-      await until(() => !pidAlive(first), 'the first daemon to exit');
-      assert.equal(textOf(file), thirdText);
-      assert.ok(textOf(lock)?.startsWith(`${third} `));
-      process.kill(third, 'SIGCONT');
-      const listed = await h.run(['sessions', '--json']);
-      assert.equal(listed.code, 0, listed.stderr);
-    } finally {
-      for (const pid of pids) if (pidAlive(pid)) (process.kill(pid, 'SIGCONT'), process.kill(pid, 'SIGTERM'));
-      await h.close();
-    }
+    test('one that does not write it again (held still): daemon_state_lost, no second daemon; daemon stop stops it by its lock', async () => {
+      const h = makeHome();
+      let pid = 0;
+      try {
+        assert.equal((await h.run(['daemon', 'start'])).code, 0);
+        const state = h.daemonState()!;
+        pid = state.pid;
+        const file = join(h.dir, 'daemon.json');
+        const lost = (command: string, problem: string) =>
+          `troupe ${command}: a daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${file} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one (daemon_state_lost)\n`;
+        process.kill(pid, 'SIGSTOP');
+        rmSync(file);
+        // The commands at once: each waits for the file on its own (a lock taken under 15 s ago, by a
+        // daemon that may still be starting, is waited for until then: daemon-locate.ts), and none may
+        // start a second daemon whatever the others do.
+        // Until 2026-12-07: sessions and status said no daemon was running; run and daemon start
+        // started a second daemon, which failed on the lock (daemon_start_failed).
+        const commands = [['sessions', ['sessions']], ['run', ['run', 'hello']], ['daemon start', ['daemon', 'start']], ['daemon status', ['daemon', 'status']]] as const;
+        const [status, ...results] = await Promise.all([h.run(['daemon', 'status', '--json']), ...commands.map(([, args]) => h.run([...args]))]);
+        commands.forEach(([name], i) => {
+          const r = results[i]!;
+          assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', lost(name, 'is missing')], name);
+        });
+        assert.equal(status.code, 1);
+        assert.deepEqual(JSON.parse(status.stdout), { running: true, url: null, pid, home: h.dir, error: { code: 'daemon_state_lost', message: lost('daemon status', 'is missing').replace(/^troupe daemon status: (.*) \(daemon_state_lost\)\n$/, '$1') } });
+        const damaged: [string, string, string][] = [
+          ['cut short', '{"pid": 12', 'is not a valid state file (damaged or cut short)'],
+          // This test's own process stands for another live process.
+          ['another process', JSON.stringify({ ...state, pid: process.pid }), `names pid ${process.pid}, not the daemon's`],
+          ['another URL', JSON.stringify({ ...state, url: 'http://127.0.0.1:9' }), 'names http://127.0.0.1:9, where nothing answers'],
+        ];
+        for (const [what, text, problem] of damaged) {
+          writeFileSync(file, text);
+          const r = await h.run(['sessions']);
+          assert.deepEqual([r.code, r.stderr], [1, lost('sessions', problem)], what);
+        }
+        const log = readFileSync(join(h.dir, 'daemon.log'), 'utf8');
+        assert.equal(log.match(/daemon listening on/g)?.length, 1, `no second daemon: ${log}`);
+        assert.doesNotMatch(log, /troupe serve: /, 'none was even tried');
+
+        // The lock names the daemon (its pid and start time): stop signals it, file or not.
+        rmSync(file);
+        const stop = h.start(['daemon', 'stop']);
+        await until(() => sigtermPending(pid) || stop.child.exitCode !== null, 'the SIGTERM, or the exit of stop');
+        process.kill(pid, 'SIGCONT');
+        const r = await stop.done;
+        // Until 2026-12-07: "no daemon is running", exit 0, and the daemon went on.
+        assert.deepEqual([r.code, r.stdout, r.stderr], [0, `stopped the daemon (pid ${pid})\n`, '']);
+        assert.ok(!pidAlive(pid), 'the daemon exited');
+        assert.ok(!existsSync(join(h.dir, 'daemon.lock')), 'and released its lock');
+        pid = 0;
+      } finally {
+        if (pid && pidAlive(pid)) process.kill(pid, 'SIGCONT');
+        await h.close();
+      }
+    });
+  });
+
+  describe('a running daemon whose lock is removed', { timeout: SUITE_TIMEOUT_MS }, () => {
+    test('a daemon started meanwhile keeps the home: the first leaves its state file alone, takes its home again when it stops, and removes nothing of it when stopped itself', async () => {
+      const h = makeHome();
+      const pids = new Set<number>();
+      const file = join(h.dir, 'daemon.json');
+      const lock = join(h.dir, 'daemon.lock');
+      const log = () => readFileSync(join(h.dir, 'daemon.log'), 'utf8');
+      /** Holds `pid` still while both files go and another daemon starts in the gap; the new one's pid and state file. */
+      const supplant = async (pid: number) => {
+        process.kill(pid, 'SIGSTOP');
+        rmSync(lock);
+        rmSync(file);
+        const started = await h.run(['daemon', 'start']);
+        assert.equal(started.code, 0, started.stderr);
+        const other = h.daemonState()!.pid;
+        pids.add(other);
+        assert.notEqual(other, pid);
+        const text = readFileSync(file, 'utf8');
+        process.kill(pid, 'SIGCONT');
+        // Until 2026-12-07 each daemon wrote the state file again as its own: the two in turn, every second.
+        await until(() => log().includes(`another daemon (pid ${other}) holds ${lock} now`), 'the first daemon to find the lock taken');
+        assert.equal(readFileSync(file, 'utf8'), text, 'the new daemon state file, untouched');
+        assert.doesNotMatch(log(), /daemon\.json was changed; written again/);
+        return { other, text };
+      };
+      try {
+        assert.equal((await h.run(['daemon', 'start'])).code, 0);
+        const firstText = readFileSync(file, 'utf8');
+        const first = h.daemonState()!.pid;
+        pids.add(first);
+        const { other: second } = await supplant(first);
+        const stop = await h.run(['daemon', 'stop']);
+        assert.deepEqual([stop.code, stop.stdout], [0, `stopped the daemon (pid ${second})\n`], stop.stderr);
+        await until(() => textOf(lock)?.startsWith(`${first} `) && textOf(file) === firstText, 'the first daemon to take its lock and state file again');
+        assert.match(log(), /daemon\.lock was gone; taken again/);
+        assert.equal((await h.run(['sessions', '--json'])).code, 0);
+
+        // Stopped while another daemon has its home (as its log asks), it leaves that one's files alone.
+        const { other: third, text: thirdText } = await supplant(first);
+        // The third held still meanwhile, so that it could not write its file again.
+        process.kill(third, 'SIGSTOP');
+        process.kill(first, 'SIGTERM');
+        await until(() => !pidAlive(first), 'the first daemon to exit');
+        assert.equal(textOf(file), thirdText);
+        assert.ok(textOf(lock)?.startsWith(`${third} `));
+        process.kill(third, 'SIGCONT');
+        const listed = await h.run(['sessions', '--json']);
+        assert.equal(listed.code, 0, listed.stderr);
+      } finally {
+        for (const pid of pids) if (pidAlive(pid)) (process.kill(pid, 'SIGCONT'), process.kill(pid, 'SIGTERM'));
+        await h.close();
+      }
+    });
   });
 });
