@@ -8,7 +8,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { CliIo } from '../../../src/cli/cli-io.js';
-import { BIN, makeHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { BIN, makeHome, runEach, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 function oneLine(r: CliResult, pattern: RegExp): void {
   const lines = r.stderr.split('\n').filter(Boolean);
@@ -54,8 +54,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
 
   test('an unknown session id', async () => {
     const id = 'ses_0doesnotexist';
-    for (const args of [['run', '--session', id, 'hello'], ['sessions', 'show', id], ['watch', id], ['cancel', id], ['steer', id, 'x'], ['attach', id], ['sessions', 'delete', id]]) {
-      const r = await h.run(args);
+    for (const [args, r] of await runEach([['run', '--session', id, 'hello'], ['sessions', 'show', id], ['watch', id], ['cancel', id], ['steer', id, 'x'], ['attach', id], ['sessions', 'delete', id]], (args) => h.run(args))) {
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, new RegExp(`^troupe ${args[0]}.*: no session ${id} \\(session_not_found\\)$`));
     }
@@ -63,13 +62,11 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
 
   test('an id no session can have (`..`, `.`, `%2e%2e`, `a/b`) is an unknown session too, not a route of the daemon', async () => {
     // Until 2026-12-06 `..` was a dot segment fetch resolved away: "No route for GET /v1/ (method_not_found)".
-    for (const id of ['..', '.', '%2e%2e', 'a/b']) {
-      for (const args of [['sessions', 'show', id], ['watch', id], ['cancel', id], ['steer', id, 'x'], ['sessions', 'delete', id], ['sessions', 'revive', id], ['inspect', id]]) {
-        const r = await h.run(args);
-        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
-        const command = args[0] === 'sessions' ? `sessions ${args[1]}` : args[0];
-        assert.equal(r.stderr, `troupe ${command}: no session ${id} (session_not_found)\n`, args.join(' '));
-      }
+    const cases = ['..', '.', '%2e%2e', 'a/b'].flatMap((id) => [['sessions', 'show', id], ['watch', id], ['cancel', id], ['steer', id, 'x'], ['sessions', 'delete', id], ['sessions', 'revive', id], ['inspect', id]].map((args) => [id, args] as const));
+    for (const [[id, args], r] of await runEach(cases, ([, args]) => h.run(args))) {
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      const command = args[0] === 'sessions' ? `sessions ${args[1]}` : args[0];
+      assert.equal(r.stderr, `troupe ${command}: no session ${id} (session_not_found)\n`, args.join(' '));
     }
   });
 
@@ -78,8 +75,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.equal(run.code, 0, run.stderr);
     const id = (JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as { sessionId: string }).sessionId;
     assert.equal((await h.run(['sessions', 'delete', id])).code, 0);
-    for (const args of [['watch', id], ['watch', id, '--no-follow']]) {
-      const r = await h.run(args);
+    for (const [args, r] of await runEach([['watch', id], ['watch', id, '--no-follow']], (args) => h.run(args))) {
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, new RegExp(`^troupe watch: no session ${id} \\(session_not_found\\)$`));
     }
@@ -113,8 +109,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const other = makeHome({ env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
     try {
-      for (const args of [['run', 'hello'], ['sessions'], ['daemon', 'status'], ['watch', 'ses_0abc']]) {
-        const r = await other.run(args);
+      for (const [args, r] of await runEach([['run', 'hello'], ['sessions'], ['daemon', 'status'], ['watch', 'ses_0abc']], (args) => other.run(args))) {
         assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
         oneLine(r, new RegExp(`cannot reach the troupe daemon at ${url} \\(ECONNREFUSED\\) \\(daemon_unreachable\\)$`));
       }
@@ -130,20 +125,19 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
 
   test('a TROUPE_URL that does not parse, or carries a password, is a usage mistake (exit 2) that never prints the password', async () => {
     // Until 2026-12-06 these were daemon_unreachable (exit 1), and the line quoted the URL, password and all.
-    for (const [url, pattern] of [
+    const urls = [
       ['http://', /TROUPE_URL is not a valid URL, got 'http:\/\/'$/],
       ['http://[::1', /TROUPE_URL is not a valid URL, got 'http:\/\/\[::1'$/],
       ['http://127.0.0.1:99999', /TROUPE_URL is not a valid URL, got 'http:\/\/127\.0\.0\.1:99999'$/],
       ['http://me:s3cret@[::1', /TROUPE_URL is not a valid URL, got 'http:\/\/…@\[::1'$/],
       ['ftp://me:s3cret@host', /TROUPE_URL must start with http:\/\/ or https:\/\/, got 'ftp:\/\/…@host'$/],
       ['http://me:s3cret@127.0.0.1:7433', /TROUPE_URL must not carry a user or password \(the token goes in TROUPE_TOKEN\), got 'http:\/\/…@127\.0\.0\.1:7433'$/],
-    ] as const) {
-      for (const args of [['sessions'], ['run', 'hello'], ['daemon', 'status', '--json']]) {
-        const r = await h.run(args, { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
-        assert.equal(r.code, 2, `${url} ${args.join(' ')}: ${r.stderr}`);
-        oneLine(r, new RegExp(`^troupe ${args[0]}[a-z ]*: ${pattern.source}`));
-        assert.doesNotMatch(r.stderr + r.stdout, /s3cret/);
-      }
+    ] as const;
+    const cases = urls.flatMap(([url, pattern]) => [['sessions'], ['run', 'hello'], ['daemon', 'status', '--json']].map((args) => [url, pattern, args] as const));
+    for (const [[url, pattern, args], r] of await runEach(cases, ([url, , args]) => h.run(args, { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } }))) {
+      assert.equal(r.code, 2, `${url} ${args.join(' ')}: ${r.stderr}`);
+      oneLine(r, new RegExp(`^troupe ${args[0]}[a-z ]*: ${pattern.source}`));
+      assert.doesNotMatch(r.stderr + r.stdout, /s3cret/);
     }
   });
 
@@ -155,8 +149,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
-      for (const args of [['run', 'hello'], ['sessions'], ['daemon', 'status']]) {
-        const r = await h.run(args, { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } });
+      for (const [args, r] of await runEach([['run', 'hello'], ['sessions'], ['daemon', 'status']], (args) => h.run(args, { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } }))) {
         assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
         oneLine(r, new RegExp(`: the server at ${url} is not a troupe daemon: it answered HTTP 404 to /v1/health \\(daemon_unreachable\\)$`));
       }
@@ -167,8 +160,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
 
   test('a wrong token', async () => {
     const env = { TROUPE_URL: h.daemonState()!.url, TROUPE_TOKEN: 'not-the-token' };
-    for (const args of [['run', 'hello'], ['sessions'], ['chat'], ['daemon', 'status'], ['sessions', 'show', 'ses_0abc'], ['watch', 'ses_0abc'], ['steer', 'ses_0abc', 'x'], ['cancel', 'ses_0abc']]) {
-      const r = await h.run(args, { env });
+    for (const [args, r] of await runEach([['run', 'hello'], ['sessions'], ['chat'], ['daemon', 'status'], ['sessions', 'show', 'ses_0abc'], ['watch', 'ses_0abc'], ['steer', 'ses_0abc', 'x'], ['cancel', 'ses_0abc']], (args) => h.run(args, { env }))) {
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, /refused the token.*\(forbidden\)$/);
     }
@@ -185,8 +177,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     // A file where the directory should be: unwritable as a directory, even for root.
     const home = join(h.work, 'not-a-directory');
     writeFileSync(home, '');
-    for (const [name, args] of [['run', ['run', 'hello']], ['chat', ['chat']], ['daemon start', ['daemon', 'start']]] as const) {
-      const r = await h.run([...args], { env: { TROUPE_HOME: home } });
+    for (const [[name], r] of await runEach([['run', ['run', 'hello']], ['chat', ['chat']], ['daemon start', ['daemon', 'start']]] as const, ([, args]) => h.run([...args], { env: { TROUPE_HOME: home } }))) {
       assert.equal(r.code, 1, `${name}: ${r.stderr}`);
       oneLine(r, new RegExp(`^troupe ${name}: cannot use the state directory ${home} \\(EEXIST\\).*\\(daemon_start_failed\\)$`));
     }
@@ -214,12 +205,14 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       );
     };
     // Until 2026-12-06: "troupe run: ENOENT: no such file or directory, uv_cwd", with no code.
-    for (const [name, args, line] of [
-      ['run', ['run', 'hello'], 'the current directory is gone (ENOENT): cd to one that exists, or give --cwd DIR'],
-      ['chat', ['chat'], 'the current directory is gone (ENOENT): cd to one that exists, or give --cwd DIR'],
-      ['run', ['run', '--cwd', h.work, '--add-dir', 'rel', 'hello'], "'rel' is relative to the current directory, which is gone (ENOENT): give an absolute path"],
-    ] as const) {
-      const r = await inGone([...args]);
+    for (const [[name, args, line], r] of await runEach(
+      [
+        ['run', ['run', 'hello'], 'the current directory is gone (ENOENT): cd to one that exists, or give --cwd DIR'],
+        ['chat', ['chat'], 'the current directory is gone (ENOENT): cd to one that exists, or give --cwd DIR'],
+        ['run', ['run', '--cwd', h.work, '--add-dir', 'rel', 'hello'], "'rel' is relative to the current directory, which is gone (ENOENT): give an absolute path"],
+      ] as const,
+      ([, args]) => inGone([...args]),
+    )) {
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       assert.equal(r.stderr, `troupe ${name}: ${line} (invalid_params)\n`, args.join(' '));
     }
@@ -258,12 +251,14 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
   test('a mistyped --model or --mode: the error, and no empty session left behind', async () => {
     const ids = async () => (JSON.parse((await h.run(['sessions', '--json'])).stdout) as { id: string }[]).map((x) => x.id).sort();
     const before = await ids();
-    for (const [args, pattern] of [
-      [['run', '--model', 'nope/x', 'hello'], /^troupe run: no provider serves 'nope\/x'.*\(model_not_found\)$/],
-      [['run', '--mode', 'bogus', 'hello'], /^troupe run: unknown mode 'bogus'.*\(invalid_params\)$/],
-      [['chat', '--mode', 'bogus'], /^troupe chat: unknown mode 'bogus'.*\(invalid_params\)$/],
-    ] as const) {
-      const r = await h.run([...args]);
+    for (const [[args, pattern], r] of await runEach(
+      [
+        [['run', '--model', 'nope/x', 'hello'], /^troupe run: no provider serves 'nope\/x'.*\(model_not_found\)$/],
+        [['run', '--mode', 'bogus', 'hello'], /^troupe run: unknown mode 'bogus'.*\(invalid_params\)$/],
+        [['chat', '--mode', 'bogus'], /^troupe chat: unknown mode 'bogus'.*\(invalid_params\)$/],
+      ] as const,
+      ([args]) => h.run([...args]),
+    )) {
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, pattern);
     }
@@ -286,9 +281,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     const run = await h.run(['run', '--json', 'hello']);
     assert.equal(run.code, 0, run.stderr);
     const id = (JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as { sessionId: string }).sessionId;
-    for (const args of [['models'], ['models', '--json'], ['log', 'dump', id], ['log', 'dump', id, '--json']]) {
-      const plain = await h.run(args);
-      const noColor = await h.run([...args, '--no-color']);
+    for (const [args, [plain, noColor]] of await runEach([['models'], ['models', '--json'], ['log', 'dump', id], ['log', 'dump', id, '--json']], (args) => Promise.all([h.run(args), h.run([...args, '--no-color'])]), 2)) {
       assert.equal(plain.code, 0, `${args.join(' ')}: ${plain.stderr}`);
       assert.equal(noColor.code, 0, `${args.join(' ')} --no-color: ${noColor.stderr}`);
       assert.ok(plain.stdout.length > 0);
@@ -297,7 +290,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
 
   test('usage mistakes exit 2', async () => {
-    for (const [args, pattern] of [
+    const cases = [
       [['run'], /missing the prompt/],
       [['run', '--bogus', 'x'], /Unknown option '--bogus'.*try 'troupe run --help'/],
       [['frobnicate'], /unknown command 'frobnicate'/],
@@ -340,8 +333,8 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['log', 'dump', 'ses_0abc', 'ses_0def'], /^troupe log dump: unexpected argument 'ses_0def' \(try 'troupe log dump --help'\)$/],
       [['inspect', '--bogus'], /^troupe inspect: Unknown option '--bogus'.*\(try 'troupe inspect --help'\)$/],
       [['inspect', 'ses_0abc', '--last', '0'], /^troupe inspect: --last must be a positive integer/],
-    ] as const) {
-      const r = await h.run([...args]);
+    ] as const;
+    for (const [[args, pattern], r] of await runEach(cases, ([args]) => h.run([...args]))) {
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, pattern);
     }
@@ -350,7 +343,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
   test('troupe serve: a number that is not decimal digits within its range is a usage mistake (exit 2), found before the lock', async () => {
     // This home's daemon holds the lock: a serve that got as far as the lock would exit 1 with
     // daemon_running (and on a free home, --port 70000 served on port 4464, 0x10 on 16).
-    for (const [args, pattern] of [
+    const cases = [
       [['--port', '70000'], /--port must be an integer from 0 to 65535, got '70000'/],
       [['--port', '65536'], /--port must be an integer from 0 to 65535, got '65536'/],
       [['--port', '0x10'], /--port must be an integer from 0 to 65535, got '0x10'/],
@@ -365,8 +358,8 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['--startup-timeout-ms', '50'], /--startup-timeout-ms must be an integer from 100 to 2147483647, got '50'/],
       [['--tls-cert', 'x.pem'], /--tls-cert and --tls-key go together/],
       [['--bogus'], /Unknown option '--bogus'/],
-    ] as const) {
-      const r = await h.run(['serve', ...args]);
+    ] as const;
+    for (const [[args, pattern], r] of await runEach(cases, ([args]) => h.run(['serve', ...args]))) {
       assert.equal(r.code, 2, `serve ${args.join(' ')}: ${r.stderr}`);
       oneLine(r, new RegExp(`^troupe serve: ${pattern.source}.* \\(try 'troupe serve --help'\\)$`));
     }
@@ -377,8 +370,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.equal(run.code, 0, run.stderr);
     const id = (JSON.parse(run.stdout.trimEnd().split('\n').at(-1)!) as { sessionId: string }).sessionId;
     const lastSeq = (JSON.parse((await h.run(['sessions', 'show', id, '--json'])).stdout) as { lastSeq: number }).lastSeq;
-    for (const args of [['watch', id, '--after', String(lastSeq + 1)], ['watch', id, '--after', String(lastSeq + 1), '--no-follow']]) {
-      const r = await h.run(args);
+    for (const [args, r] of await runEach([['watch', id, '--after', String(lastSeq + 1)], ['watch', id, '--after', String(lastSeq + 1), '--no-follow']], (args) => h.run(args))) {
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
       oneLine(r, new RegExp(`^troupe watch: cursor ${lastSeq + 1} is beyond the latest seq ${lastSeq} \\(invalid_cursor\\)$`));
     }

@@ -145,3 +145,22 @@ export function jsonLines(text: string): Record<string, any>[] {
       }
     });
 }
+
+/**
+ * `run(item)` for each item, at most `limit` at a time: each item with its result, in the items'
+ * order (checked in a loop as if run one after another). For the many independent commands of one
+ * test: most of a command's time is its process starting and its round trips, so a few at once take
+ * a fraction of the time of one after another.
+ */
+export async function runEach<T, R>(items: readonly T[], run: (item: T) => Promise<R>, limit = 4): Promise<[T, R][]> {
+  const results: [T, R][] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = [items[i]!, await run(items[i]!)];
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
