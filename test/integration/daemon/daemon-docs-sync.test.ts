@@ -4,14 +4,19 @@
 // names too: none may name a metric that does not exist).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { runEach } from '../../support/cli/cli-harness.js';
 import { Daemon } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 
 const BIN = resolve('bin/troupe.js');
-const serve = (...args: string[]) => spawnSync(process.execPath, [BIN, 'serve', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+/** `troupe serve …args` run to its end: its exit status and what it printed. */
+const serve = (...args: string[]) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+    const child = execFile(process.execPath, [BIN, 'serve', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } }, (_err, stdout, stderr) => done({ status: child.exitCode, stdout, stderr }));
+  });
 
 /** `a_{x,y}_b` → `a_x_b`, `a_y_b`: the docs write metric families of one pattern once. */
 function expandBraces(name: string): string[] {
@@ -46,7 +51,7 @@ test('docs/daemon.md names every /metrics family, and the docs name no metric th
   }
 });
 
-test("docs/daemon.md's option table is the options of `troupe serve`, with the defaults of its --help", () => {
+test("docs/daemon.md's option table is the options of `troupe serve`, with the defaults of its --help", async () => {
   const md = readFileSync('docs/daemon.md', 'utf8');
   const table = md.slice(md.indexOf('| option | default | meaning |'));
   const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
@@ -58,7 +63,7 @@ test("docs/daemon.md's option table is the options of `troupe serve`, with the d
     const values = defaults!.replace(/`/g, '').split(' / ');
     names.forEach((n, i) => documented.set(n, values.length === names.length ? values[i]! : values[0]!));
   }
-  const help = serve('--help');
+  const help = await serve('--help');
   assert.equal(help.status, 0);
   const helped = new Map<string, string>();
   // An option's text may go on over indented lines: its default can be on one of them.
@@ -74,9 +79,9 @@ test("docs/daemon.md's option table is the options of `troupe serve`, with the d
     else assert.equal(documented.get(name), value, `${name}: the default in docs/daemon.md and in --help`);
   }
   // And the parser takes each of them: a bad value is its own usage error, never "Unknown option".
-  for (const name of helped.keys()) {
-    // `--port=x` last: a usage error before the daemon would take a home's lock, whatever `name` is.
-    const r = serve(name === '--snapshot' ? `${name}=x` : `${name}=1`, '--port=x');
+  // A few at a time (each is a process start), `--port=x` last: a usage error before the daemon
+  // would take a home's lock, whatever `name` is.
+  for (const [name, r] of await runEach([...helped.keys()], (name) => serve(name === '--snapshot' ? `${name}=x` : `${name}=1`, '--port=x'))) {
     assert.equal(r.status, 2, `${name}: ${r.stderr}`);
     assert.doesNotMatch(r.stderr, /Unknown option/, `troupe serve takes ${name}`);
   }
