@@ -101,7 +101,8 @@ async function cancelLosingProxy(target: string): Promise<{ url: string; lost: (
 // The three suites at once: each has a home and daemons of its own, and much of their time is
 // waiting on commands, daemons and turns. Each suite's own tests stay one after another (they share
 // its home, daemon and sessions): concurrency: 1, as a suite would otherwise take its parent's.
-describe('troupe clients acting on sessions, turns and daemons', { concurrency: true, timeout: SUITE_TIMEOUT_MS }, () => {
+// The time budget stays each suite's own (SUITE_TIMEOUT_MS), as when they ran one after another.
+describe('troupe clients acting on sessions, turns and daemons', { concurrency: true }, () => {
   describe('troupe steer, watch, attach, cancel from another process', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
     let h: Home;
     before(() => {
