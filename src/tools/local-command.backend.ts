@@ -5,6 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
+import { readdir, readlink } from 'node:fs/promises';
 import type { CommandBackend, CommandOutcome } from './backends.js';
 import { CappedOutput } from './capped-output.js';
 import { signalMarked } from '../core/marked-processes.js';
@@ -53,6 +55,50 @@ async function signalCommand(marker: string, signal: NodeJS.Signals): Promise<vo
  */
 export const TROUPE_CREDENTIAL_ENV: readonly string[] = ['TROUPE_TOKEN'];
 
+/**
+ * What the command's stdout and stderr are (`socket:[inode]`: Node gives a child socket pairs), read
+ * from the shell's /proc entry right after the spawn, while it has only just exec'd; empty where
+ * there is no /proc, or when the shell is already gone (then only the group and the marker count).
+ */
+function outputEnds(pid: number | undefined): string[] {
+  if (pid === undefined) return [];
+  const ends: string[] = [];
+  for (const fd of [1, 2]) {
+    try {
+      ends.push(readlinkSync(`/proc/${pid}/fd/${fd}`));
+    } catch {
+      // no /proc, or the shell has exited already
+    }
+  }
+  return ends;
+}
+
+/**
+ * Signals every process (this one excluded) that holds one of the command's output ends. A process
+ * that left the group (`setsid`) and cleared its environment (`env -i`), so that neither the group
+ * kill nor the marker reaches it, still holds the output it inherited: until 2026-12-07 such a one
+ * outlived the command, and held the call until the drain timer gave up on its output.
+ */
+async function signalOutputHolders(ends: readonly string[], signal: NodeJS.Signals): Promise<void> {
+  if (ends.length === 0) return;
+  const pids = (await readdir('/proc').catch(() => [] as string[])).map(Number).filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid);
+  await Promise.all(
+    pids.map(async (pid) => {
+      // Another user's process (unreadable), or one gone meanwhile, is not ours.
+      const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+      for (const fd of fds) {
+        if (!ends.includes(await readlink(`/proc/${pid}/fd/${fd}`).catch(() => ''))) continue;
+        try {
+          process.kill(pid, signal);
+        } catch {
+          // already gone
+        }
+        return;
+      }
+    }),
+  );
+}
+
 /** The agent's environment without the withheld variables. */
 function inheritedEnv(withheld: readonly string[]): NodeJS.ProcessEnv {
   const env = { ...process.env };
@@ -84,15 +130,18 @@ export function createLocalCommandBackend(options: LocalCommandOptions = {}): Co
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         const pgid = child.pid;
+        const ends = outputEnds(child.pid);
 
         /** SIGTERM now, SIGKILL after the grace period if anything in the group is still alive. */
         const terminate = (): void => {
           if (pgid === undefined || killTimer) return;
           signalGroup(pgid, 'SIGTERM');
           void signalCommand(marker, 'SIGTERM');
+          void signalOutputHolders(ends, 'SIGTERM');
           killTimer = setTimeout(() => {
             if (signalGroup(pgid, 0)) signalGroup(pgid, 'SIGKILL');
             void signalCommand(marker, 'SIGKILL');
+            if (!settled) void signalOutputHolders(ends, 'SIGKILL');
           }, killGraceMs);
           killTimer.unref();
         };

@@ -132,6 +132,26 @@ describe('run_command', () => {
     }
   });
 
+  test('a process that left the group and cleared its environment (setsid, env -i) but holds the output does not outlive the command', async () => {
+    // Neither the group kill nor the marker reaches it; what it still holds, the command's output, does.
+    const r = await run(host, 'run_command', { command: `env -i setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' & sleep 0.2; echo started` });
+    assert.equal(r.output, 'started\n[exit code: 0]');
+    assert.ok(await eventually(() => pidWritten('escaped.pid')));
+    const pid = pidFrom('escaped.pid');
+    const gone = await eventually(() => !isAlive(pid));
+    if (!gone) process.kill(pid, 'SIGKILL');
+    assert.ok(gone, `process ${pid} survived`);
+  });
+
+  test('a timed-out command whose escaped process holds the output is killed with it', async () => {
+    const { r } = await timedOutAfterGrandchild(`env -i setsid sh -c 'echo $$ > escaped-t.pid; exec sleep 1000' & wait`, 'escaped-t.pid');
+    assert.equal(r.errorCode, 'tool_timeout');
+    const pid = pidFrom('escaped-t.pid');
+    const gone = await eventually(() => !isAlive(pid));
+    if (!gone) process.kill(pid, 'SIGKILL');
+    assert.ok(gone, `process ${pid} survived`);
+  });
+
   test('abort via the signal stops the command and its children promptly', async () => {
     const controller = new AbortController();
     const pending = run(host, 'run_command', { command: `sh -c 'sleep 1000 & echo $! > abort.pid; wait'` }, controller.signal);
