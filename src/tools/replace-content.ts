@@ -15,11 +15,16 @@
  *   sees the edit and the owner stays: the part beyond the old length is written first (the only part
  *   that needs new disk space; if it fails, the file is cut back to its old length, unchanged), then
  *   the old length is overwritten and the file cut to the new one.
- * - A file this write creates is removed if its write fails.
+ * - A new file is written whole under a temporary name beside it (created and checked the same way,
+ *   and synced) and then linked into place, which never replaces what appeared there meanwhile: it
+ *   is absent or complete at every moment. Until 2026-12-07 it was created empty and then written,
+ *   so an agent killed midway left it cut. Where no such file can be made (or the name is a dangling
+ *   symlink, whose target the write creates), it is created and written in place, and removed if
+ *   its write fails.
  */
 import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
-import { realpath, rename, unlink } from 'node:fs/promises';
+import { link, lstat, realpath, rename, unlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
@@ -52,7 +57,7 @@ async function overwriteInPlace(handle: FileHandle, data: Buffer, oldSize: numbe
  * one's owner, group and mode. False, with nothing changed, when no such temporary file can be made.
  */
 async function replaceByRename(real: string, data: Buffer, old: Stats, confine: Confine | undefined): Promise<boolean> {
-  const temp = join(dirname(real), `.${basename(real)}.troupe-${randomBytes(6).toString('hex')}.tmp`);
+  const temp = tempBeside(dirname(real), basename(real));
   let handle: FileHandle;
   try {
     handle = await createExclusive(temp, 0o600, confine);
@@ -81,9 +86,51 @@ async function replaceByRename(real: string, data: Buffer, old: Stats, confine: 
   }
 }
 
+/** A temporary name beside `name` in `dir`. */
+const tempBeside = (dir: string, name: string) => join(dir, `.${name}.troupe-${randomBytes(6).toString('hex')}.tmp`);
+
+/**
+ * Creates the file at `absPath`, when nothing is there, by linking a complete temporary file into
+ * place. False, with nothing created, when something is there (by now) or no temporary file can be
+ * made beside it: the caller then opens the path itself.
+ */
+async function createWhole(absPath: string, data: Buffer, confine: Confine | undefined): Promise<boolean> {
+  // Anything at the name, a dangling symlink included, is not created here.
+  if (await lstat(absPath).then(() => true, () => false)) return false;
+  const name = basename(absPath);
+  const dir = await realpath(dirname(absPath)).catch(() => undefined);
+  if (dir === undefined) return false;
+  const temp = tempBeside(dir, name);
+  let handle: FileHandle;
+  try {
+    // The mode a plain create gives (0o666 less the umask).
+    handle = await createExclusive(temp, 0o666, confine);
+  } catch (err) {
+    if (err instanceof TroupeError) throw err;
+    return false; // no room for a name that long, a directory we may not write in: as before
+  }
+  try {
+    try {
+      await writeAll(handle, data, 0);
+      await handle.sync();
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+    // link does not replace, nor follow a symlink at the new name: EEXIST if anything came meanwhile.
+    // That, or a file system without hard links (FAT, some network ones), leaves it to the caller.
+    return await link(temp, join(dir, name)).then(
+      () => true,
+      () => false,
+    );
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+}
+
 /** Creates or replaces the file at `absPath` (already checked by the guard) with `content`. */
 export async function replaceContent(absPath: string, content: string, confine: Confine | undefined): Promise<void> {
   const data = Buffer.from(content, 'utf8');
+  if (await createWhole(absPath, data, confine)) return;
   const { handle, created, real } = await openForWrite(absPath, confine);
   let closed = false;
   const close = async () => {

@@ -3,8 +3,8 @@
 // its writes past the limit fail with EFBIG as they would with ENOSPC on a full disk.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeWorkspace, run, type Workspace } from './workspace.fixture.js';
@@ -82,4 +82,43 @@ test('a write that succeeds keeps the mode, the hard links and a symlink on the 
   assert.ok(statSync(join(ws.cwd, 'tool-link.sh')).isFile() && readdirSync(ws.cwd).includes('tool-link.sh'));
   assert.equal(execFileSync('readlink', [join(ws.cwd, 'tool-link.sh')], { encoding: 'utf8' }).trim(), 'tool.sh', 'the symlink is still a symlink');
   assert.deepEqual(strays(['one-link.txt', 'linked.txt', 'linked-too.txt', 'tool.sh', 'shared.txt', 'shared-link.txt', 'tool-link.sh']), []);
+});
+
+/**
+ * Runs one tool call as runLimited does, in a child that is killed (SIGKILL) the moment one of its
+ * writes fails: an agent killed midway through a write, at a point the test knows.
+ */
+function runKilledMidWrite(name: string, input: Record<string, unknown>): NodeJS.Signals | null {
+  const script = `
+    const { open } = await import('node:fs/promises');
+    const probe = await open(process.execPath, 'r');
+    const FileHandle = Object.getPrototypeOf(probe);
+    await probe.close();
+    const write = FileHandle.write;
+    FileHandle.write = async function (...args) {
+      try {
+        return await write.apply(this, args);
+      } catch (err) {
+        if (err.code === 'EFBIG') process.kill(process.pid, 'SIGKILL');
+        throw err;
+      }
+    };
+    const { createWorkspaceTools } = await import(${JSON.stringify(toolsModule)});
+    const host = createWorkspaceTools({ cwd: ${JSON.stringify(ws.cwd)} });
+    await host.run({ id: 'c1', name: ${JSON.stringify(name)}, input: ${JSON.stringify(input)} }, { signal: new AbortController().signal, update() {} });`;
+  return spawnSync('/bin/sh', ['-c', 'ulimit -f 16 && exec "$0" --input-type=module -e "$1"', process.execPath, script]).signal;
+}
+
+test('an agent killed midway through a write leaves the old file, and no new file at all, never a cut one', () => {
+  const before = readdirSync(ws.cwd);
+  assert.equal(runKilledMidWrite('write_file', { path: 'killed-new.txt', content: HUGE }), 'SIGKILL');
+  // Until 2026-12-07 a new file was created empty and then written: killed midway, it stayed cut.
+  assert.equal(existsSync(join(ws.cwd, 'killed-new.txt')), false, 'a cut new file was left');
+  const file = ws.write('killed-old.txt', OLD);
+  assert.equal(runKilledMidWrite('edit_file', { path: 'killed-old.txt', old_string: 'first\n', new_string: HUGE }), 'SIGKILL');
+  assert.equal(readFileSync(file, 'utf8'), OLD);
+  // What a killed write leaves is its temporary file, never the file's name.
+  const left = strays([...before, 'killed-old.txt']);
+  assert.ok(left.length > 0 && left.every((n) => /^\.killed-(new|old)\.txt\.troupe-[0-9a-f]{12}\.tmp$/.test(n)), left.join(', '));
+  for (const n of left) rmSync(join(ws.cwd, n));
 });
