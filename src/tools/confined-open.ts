@@ -21,11 +21,17 @@ export type Confine = (realPath: string) => boolean;
 const READ = constants.O_RDONLY | constants.O_NONBLOCK;
 const WRITE = constants.O_WRONLY | constants.O_NONBLOCK;
 
+const DELETED = ' (deleted)';
+
 /** The path the open descriptor refers to, or undefined where the system does not say. */
 async function openedPath(handle: FileHandle): Promise<string | undefined> {
   const path = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
-  // An unlinked file reads "<path> (deleted)"; where it was is what counts.
-  return path?.replace(/ \(deleted\)$/, '');
+  if (!path?.endsWith(DELETED)) return path;
+  // An unlinked file reads "<path> (deleted)"; where it was is what counts. Only an unlinked one: a
+  // file may be named so, and until 2026-12-07 "<root> (deleted)", a file beside the workspace,
+  // passed as the workspace root itself.
+  if ((await handle.stat()).nlink > 0) return path;
+  return path.slice(0, -DELETED.length);
 }
 
 /**

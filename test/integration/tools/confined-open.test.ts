@@ -50,6 +50,17 @@ test('a write through a symlink that now leads outside changes nothing there', a
   assert.equal(existsSync(join(ws.outside, 'planted.txt')), false);
 });
 
+test('a file outside named like the workspace plus " (deleted)" is not taken for the workspace', async () => {
+  // /proc/self/fd names an unlinked file "<path> (deleted)"; this one is linked, and lies beside the cwd.
+  const beside = `${ws.cwd} (deleted)`;
+  writeFileSync(beside, SECRET);
+  const link = swap('to-beside.txt', beside);
+  await assert.rejects(backend().readText(link, {}, signal), { code: 'path_outside_workspace' });
+  await assert.rejects(backend().writeText(link, 'overwritten', signal), { code: 'path_outside_workspace' });
+  assert.equal(readFileSync(beside, 'utf8'), SECRET);
+  unlinkSync(beside);
+});
+
 test('inside, writes still go through symlinks, dangling ones included, and keep the file in place', async () => {
   mkdirSync(join(ws.cwd, 'real'), { recursive: true });
   const dangling = swap('to-new.txt', 'real/new.txt');
