@@ -42,8 +42,11 @@ interface Ev {
   [k: string]: unknown;
 }
 
-/** Text chunks stream on one line per message; other events get a line each. */
-function formatter(out: NodeJS.WritableStream, style: Style) {
+/**
+ * Text chunks stream on one line per message; other events get a line each. Exported for its tests
+ * (test/unit/cli/watch-formatter.test.ts).
+ */
+export function watchFormatter(out: NodeJS.WritableStream, style: Style) {
   let open: string | undefined;
   // A prompt logged in parts (a large image) shows as its message, with its content joined.
   const parts = new ContentJoiner();
@@ -53,8 +56,16 @@ function formatter(out: NodeJS.WritableStream, style: Style) {
   };
   return {
     end,
+    /** How many `content_part`s it holds now (for its tests: none once their event, or any other, is printed). */
+    get heldParts() {
+      return parts.heldParts;
+    },
     event(e: Ev) {
       if (e.type === 'content_part') return void parts.add(e as unknown as EventOf<'content_part'>);
+      // Parts are only joined for a message, whose content is printed. A tool call's input is not
+      // printed, and parts followed by any other event lost their event to a crash: either way they
+      // are let go here, not held (a model's multi-megabyte file) until the next prompt.
+      if (e.type !== 'user_message' && e.type !== 'steer_received') parts.release();
       // Every field is the daemon's word, spelled out (until 2026-12-06 the type, a tool call's kind and
       // status and a stop reason were printed raw).
       const p = (s: unknown) => printable(String(s ?? ''));
@@ -120,7 +131,7 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     // answer with a replay gap), as for every other command.
     const entry = await client.session(id);
     const until = values['no-follow'] ? entry.lastSeq : Infinity;
-    const fmt = formatter(io.stdout, makeStyle(io.stdout, io.env, values['no-color']));
+    const fmt = watchFormatter(io.stdout, makeStyle(io.stdout, io.env, values['no-color']));
     process.on('SIGINT', onSigint);
     // The daemon refuses a cursor beyond the latest seq; without following, the stream is not asked
     // for, so the same cursor is refused here (it used to print nothing and exit 0).
