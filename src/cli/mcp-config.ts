@@ -6,6 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { CliError } from './cli-io.js';
+import { systemErrorReason } from './file-read-failed.js';
+import { printable } from './terminal-text.js';
 
 type AcpMcpServer =
   | { name: string; command: string; args: string[]; env: { name: string; value: string }[] }
@@ -14,11 +16,21 @@ type AcpMcpServer =
 const pairs = (o: unknown) => Object.entries((o ?? {}) as Record<string, unknown>).map(([name, value]) => ({ name, value: String(value) }));
 
 export function readMcpConfig(path: string): AcpMcpServer[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    // Its reason and errno, not Node's words (until 2026-12-07 "ENOENT: no such file or directory, open '…'").
+    const errno = (err as NodeJS.ErrnoException).code;
+    throw new CliError('usage', `cannot read the MCP config ${path}: ${systemErrorReason(err)}${errno ? ` (${errno})` : ''}`);
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
-    throw new CliError('usage', `cannot read the MCP config ${path}: ${(err as Error).message}`);
+    // V8 quotes the text it stopped at, line breaks and all: spelled out, or the error line (cut at
+    // its first line break) ended mid-quote, without "is not valid JSON" (until 2026-12-07).
+    throw new CliError('usage', `the MCP config ${path} is not JSON: ${printable((err as Error).message)}`);
   }
   const servers = (parsed as { mcpServers?: unknown })?.mcpServers;
   if (!servers || typeof servers !== 'object' || Array.isArray(servers)) throw new CliError('usage', `${path}: expected {"mcpServers": {"<name>": {...}}}`);
