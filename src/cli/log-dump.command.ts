@@ -107,9 +107,11 @@ export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<num
     return reportError(io, 'log dump', unreadable(err, path, bySessionId ? target : undefined));
   }
   const { scan, events } = contents;
-  for (const w of scan.warnings) io.stderr.write(`warning: ${printable(w.message)}\n`);
   // No header: what the daemon would refuse to open as log_corrupt (or a file that is no log at all).
+  // One line, as every error is: until 2026-12-07 a warning that the whole file "is not part of the
+  // log" came first.
   if (!scan.header) return reportError(io, 'log dump', new TroupeError('log_corrupt', `${path} is not a troupe log`, { path }));
+  for (const w of scan.warnings) io.stderr.write(`warning: ${printable(w.message)}\n`);
   if (json) {
     await writeAll(io.stdout, (function* () {
       for (const e of events) yield JSON.stringify(e) + '\n';

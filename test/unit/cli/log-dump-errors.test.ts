@@ -1,0 +1,39 @@
+// `troupe log dump` of a file that is not a whole troupe log: one error line, as every error is
+// (docs/cli.md §Errors), with nothing on stdout.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { logDumpCommand } from '../../../src/cli/log-dump.command.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
+import { sessionCreated, tempDir } from '../../support/store/store-fixtures.js';
+
+async function dump(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const [out, err] = [new PassThrough(), new PassThrough()];
+  let [o, e] = ['', ''];
+  out.on('data', (d: Buffer) => (o += d));
+  err.on('data', (d: Buffer) => (e += d));
+  const code = await logDumpCommand(args, { stdout: out, stderr: err, env: {} });
+  return { code, out: o, err: e };
+}
+
+test('a file cut inside its header is one error line, not a warning and then the error', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = await FileEventLog.forSession(dir, 'ses_0cut', { create: true });
+    log.append(sessionCreated('ses_0cut', '/w'));
+    await log.close();
+    const cut = join(dir, 'cut.log');
+    writeFileSync(cut, readFileSync(log.path).subarray(0, 5));
+    for (const args of [[cut], [cut, '--json']]) {
+      const r = await dump(args);
+      assert.equal(r.code, 1);
+      assert.equal(r.out, '');
+      // Until 2026-12-07 a line "warning: …: truncated record header (5 of 8 bytes) at byte 0; the 5 bytes from there on are not part of the log" came first.
+      assert.equal(r.err, `troupe log dump: ${cut} is not a troupe log (log_corrupt)\n`);
+    }
+  } finally {
+    cleanup();
+  }
+});
