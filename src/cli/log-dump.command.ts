@@ -3,11 +3,11 @@
  * event) or as JSON lines (one event per line, exactly as stored). Reads the file without
  * modifying it, so it is safe on the log of a running session. Damage is reported on stderr.
  */
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
 import { isValidSessionId } from '../core/ids.js';
-import { readLogFile } from '../store/log-file.reader.js';
+import { readEventRangeFd, readLogFile, scanFd, type LogScan } from '../store/log-file.reader.js';
 import { resolveTroupeHome, sessionLogPath, sessionsDir } from '../store/paths.js';
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { EXIT, reportError } from './cli-io.js';
@@ -99,33 +99,82 @@ export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<num
   }
   const path = resolveTarget(target, io.env);
   // A session id (not a file name) that has no log is an unknown session.
-  const bySessionId = path !== target;
-  let contents;
+  const failed = (err: unknown) => reportError(io, 'log dump', unreadable(err, path, path !== target ? target : undefined));
+  let log;
   try {
-    contents = await readLogFile(path);
+    log = await openLog(path);
   } catch (err) {
-    return reportError(io, 'log dump', unreadable(err, path, bySessionId ? target : undefined));
+    return failed(err);
   }
-  const { scan, events } = contents;
-  // No header: what the daemon would refuse to open as log_corrupt (or a file that is no log at all).
-  // One line, as every error is: until 2026-12-07 a warning that the whole file "is not part of the
-  // log" came first.
-  if (!scan.header) return reportError(io, 'log dump', new TroupeError('log_corrupt', `${path} is not a troupe log`, { path }));
-  for (const w of scan.warnings) io.stderr.write(`warning: ${printable(w.message)}\n`);
-  if (json) {
+  try {
+    const { scan, pages } = log;
+    // No header: what the daemon would refuse to open as log_corrupt (or a file that is no log at all).
+    // One line, as every error is: until 2026-12-07 a warning that the whole file "is not part of the
+    // log" came first.
+    if (!scan.header) return reportError(io, 'log dump', new TroupeError('log_corrupt', `${path} is not a troupe log`, { path }));
+    for (const w of scan.warnings) io.stderr.write(`warning: ${printable(w.message)}\n`);
+    const line = json ? (e: AgentEvent) => JSON.stringify(e) + '\n' : humanLine;
+    if (!json) {
+      const h = scan.header;
+      // The scan's seqs: a log's seqs follow one another, each record from the one after the last.
+      const count = scan.firstSeq === undefined ? 0 : scan.lastSeq - scan.firstSeq + 1;
+      const range = count > 0 ? `seq ${scan.firstSeq}–${scan.lastSeq}` : 'no events';
+      const lines = [`# session ${printable(h.sessionId)}, log created ${new Date(h.createdAt).toISOString()}, ${count} events (${range})\n`];
+      if (h.tombstone) lines.push(`# deleted ${new Date(h.tombstone.deletedAt).toISOString()} (cwd ${printable(h.tombstone.cwd)}); only the tombstone remains\n`);
+      else if (h.baseSeq > 0) lines.push(`# this file starts after seq ${h.baseSeq}\n`);
+      await writeAll(io.stdout, lines);
+    }
     await writeAll(io.stdout, (function* () {
-      for (const e of events) yield JSON.stringify(e) + '\n';
+      for (const page of pages) for (const e of page) yield line(e);
     })());
     return 0;
+  } catch (err) {
+    // A record that does not decode (log_corrupt) or a read that fails, after what came before it.
+    return failed(err);
+  } finally {
+    log.close();
   }
-  const h = scan.header;
-  const range = events.length > 0 ? `seq ${events[0]!.seq}–${events[events.length - 1]!.seq}` : 'no events';
-  const lines = [`# session ${printable(h.sessionId)}, log created ${new Date(h.createdAt).toISOString()}, ${events.length} events (${range})\n`];
-  if (h.tombstone) lines.push(`# deleted ${new Date(h.tombstone.deletedAt).toISOString()} (cwd ${printable(h.tombstone.cwd)}); only the tombstone remains\n`);
-  else if (h.baseSeq > 0) lines.push(`# this file starts after seq ${h.baseSeq}\n`);
-  await writeAll(io.stdout, lines);
-  await writeAll(io.stdout, (function* () {
-    for (const e of events) yield humanLine(e);
-  })());
-  return 0;
+}
+
+/** Events a page of the dump decodes at most, and about how many bytes of them: all it holds at once. */
+const PAGE_EVENTS = 4096;
+const PAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The log at `path`: its scan, and its events a page at a time. A file is scanned (frames and
+ * checksums: nothing decoded, nothing kept) and then decoded a page at a time through the one
+ * descriptor (the file it was opened on, even if a deletion puts a tombstone in its place), so that a
+ * log of any size is dumped in the memory of a page: until 2026-12-07 the whole file was read into
+ * memory and all its events decoded at once (930 MB for a log of 420 MB), and a log of over 2 GiB
+ * could not be dumped (`ERR_FS_FILE_TOO_LARGE`). Anything else (a pipe, and files of /proc, whose
+ * size is 0) has no size to scan to: read whole, as before.
+ */
+async function openLog(path: string): Promise<{ scan: LogScan; pages: Iterable<AgentEvent[]>; close(): void }> {
+  const fd = openSync(path, 'r');
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size === 0) {
+      closeSync(fd);
+      const { scan, events } = await readLogFile(path);
+      return { scan, pages: [events], close() {} };
+    }
+    const scan = scanFd(fd, path);
+    return { scan, pages: pagesOf(fd, path, scan), close: () => closeSync(fd) };
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Closed above, before reading the file whole.
+    }
+    throw err;
+  }
+}
+
+function* pagesOf(fd: number, path: string, scan: LogScan): Iterable<AgentEvent[]> {
+  for (let after = scan.firstSeq === undefined ? scan.lastSeq : scan.firstSeq - 1; after < scan.lastSeq; ) {
+    const page = readEventRangeFd(fd, path, scan.checkpoints, after, PAGE_EVENTS, scan.validBytes, PAGE_BYTES);
+    if (page.length === 0) return;
+    yield page;
+    after = page[page.length - 1]!.seq;
+  }
 }
