@@ -55,7 +55,13 @@ export async function steerCommand(args: string[], io: CliIo): Promise<number> {
     const client = new DaemonClient((await connectDaemon(io, { autoStart: false })).target);
     // The daemon names the running turn in the session's detail, and none when the session is idle:
     // it sees every turn start and end (spec/daemon.md §Management API), so the log is not read here.
-    const turnId = values.turn ?? (await client.session(id)).turnId;
+    const detail = values.turn === undefined ? await client.session(id) : undefined;
+    // A failed session runs nothing until revived: until 2026-12-07 steer said no_active_turn and to
+    // start a turn with `troupe run --session`, which fails with session_failed.
+    if (detail?.status === 'failed') {
+      throw new TroupeError('session_failed', `session ${id} crashed too often and is no longer restarted: 'troupe sessions revive ${id}' once its cause is fixed`, { sessionId: id });
+    }
+    const turnId = values.turn ?? detail?.turnId;
     if (!turnId) {
       throw new TroupeError('no_active_turn', `session ${id} has no running turn to steer (use 'troupe run --session ${id} …' to start one)`, { sessionId: id });
     }
