@@ -153,15 +153,30 @@ export class DaemonClient {
       throw unreachable(this.target.url, err);
     }
     if (!res.ok) throw await httpError(res, this.target.url);
+    let text: string;
     try {
-      return (await res.json()) as T;
+      text = await res.text();
     } catch (err) {
       throw transportFailure(err, this.target.url) ?? err;
     }
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      // Another server at that URL that answers 200 to any path (a web app's dev server, a proxy's
+      // page): until 2026-12-07 V8's words ("Unexpected token '<', "<!doctype "... is not valid
+      // JSON"), with no code, from every command.
+      const type = res.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
+      throw new CliError('daemon_unreachable', `the server at ${this.target.url} is not a troupe daemon: its answer to ${path.split('?')[0]} (HTTP ${res.status}, ${type}) is not JSON`);
+    }
   }
 
-  health(timeoutMs = 2_000): Promise<Health> {
-    return this.request<Health>('GET', '/v1/health', undefined, timeoutMs);
+  async health(timeoutMs = 2_000): Promise<Health> {
+    const health = await this.request<Partial<Health> | null>('GET', '/v1/health', undefined, timeoutMs);
+    // Every command asks this first: JSON that is not a troupe daemon's health (another JSON API at
+    // that URL, `{}`) would otherwise reach them, which failed on it in V8's words ("Cannot read
+    // properties of undefined (reading 'length')") or worse, went on (until 2026-12-07).
+    if (typeof health?.version !== 'string') throw new CliError('daemon_unreachable', `the server at ${this.target.url} is not a troupe daemon: its answer to /v1/health has no version`);
+    return health as Health;
   }
 
   async sessions(all: boolean): Promise<SessionSummary[]> {
