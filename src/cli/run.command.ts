@@ -109,12 +109,21 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
   let leaveInHaste: (() => Promise<void>) | undefined;
   let stopCancellingOnTermination: (() => void) | undefined;
 
+  // Ctrl-C while a new session is being opened (session/new waits for its MCP servers to start):
+  // the session is deleted once it is made, not left behind empty (until 2026-12-07 run left at once).
+  let interruptedWhileOpening = false;
   const onInterrupt = () => {
     interrupts++;
     if (interrupts === 1 && link && sessionId) {
       note(style.yellow('[cancelling… press Ctrl-C again to quit]'));
       turn.abort();
       void link.agent.notify('session/cancel', { sessionId }).catch(() => undefined);
+      return;
+    }
+    if (interrupts === 1 && link && !o.session) {
+      interruptedWhileOpening = true;
+      turn.abort();
+      note(style.yellow('[interrupted: removing the session being opened… press Ctrl-C again to quit]'));
       return;
     }
     renderer.done();
@@ -140,7 +149,16 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
         if (method === '_troupe/session_failed') note(style.red(sessionFailedNote(params)));
       },
     });
-    const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers, additionalDirectories: o['add-dir'] });
+    const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers, additionalDirectories: o['add-dir'] }).catch((err: unknown) => {
+      if (!interruptedWhileOpening) throw err;
+    });
+    if (interruptedWhileOpening || !opened) {
+      // Made or not (its opening may fail meanwhile), nothing of it stays: exit 130 as for any Ctrl-C.
+      if (opened) await client.remove(opened.sessionId).catch(() => undefined);
+      renderer.done();
+      io.stderr.write('troupe run: interrupted\n');
+      return EXIT.cancelled;
+    }
     sessionId = opened.sessionId;
     const id = sessionId;
     cancelOnExit = () => link!.agent.notify('session/cancel', { sessionId: id });

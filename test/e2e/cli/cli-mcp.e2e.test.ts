@@ -3,9 +3,9 @@
 // be used is a usage error before anything starts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { jsonLines, makeHome, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 
@@ -54,5 +54,28 @@ describe('troupe run --mcp-config', { timeout: SUITE_TIMEOUT_MS }, () => {
     const r = await h.run(['run', '--mcp-config', bad, 'go']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /the MCP server "broken" needs a "command" \(stdio\) or a "url" \(http, or sse with "type": "sse"\)/);
+  });
+
+  test('Ctrl-C while the session is being opened (its MCP servers starting) exits 130 and leaves no session behind', async () => {
+    // A daemon of its own, whose sessions give a server 2 s to start: this one never answers.
+    const d = makeHome({ env: { TROUPE_MCP_START_TIMEOUT_MS: '2000' } });
+    try {
+      const started = join(d.dir, 'started');
+      const config = join(d.dir, 'slow.json');
+      writeFileSync(config, JSON.stringify({ mcpServers: { slow: { command: process.execPath, args: ['-e', "require('fs').writeFileSync(process.argv[1], ''); setInterval(() => {}, 1e6)", started] } } }));
+      const b = d.start(['run', '--mcp-config', config, 'hello']);
+      // session/new waits for the server, which has started: the command is opening the session.
+      await until(() => existsSync(started), 'the MCP server to start');
+      b.child.kill('SIGINT');
+      const done = await b.done;
+      assert.equal(done.code, 130, done.stderr);
+      assert.match(done.stderr, /troupe run: interrupted\n$/);
+      // Until 2026-12-07 run left at once, and the session it had asked for was made all the same.
+      const left = await d.run(['sessions', '--json']);
+      assert.equal(left.code, 0, left.stderr);
+      assert.deepEqual(JSON.parse(left.stdout), []);
+    } finally {
+      await d.close();
+    }
   });
 });
