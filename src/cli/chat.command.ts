@@ -82,14 +82,39 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       },
     });
     const daemon = new DaemonClient(conn.target);
-    const opened = await openSession(link, daemon, {
-      sessionId: values.session,
-      cwd: values.cwd,
-      mode: values.mode,
-      model: values.model,
-      mcpServers,
-      additionalDirectories: values['add-dir'],
-    });
+    // Ctrl-C while a new session is being opened (session/new waits for its MCP servers to start): it
+    // is deleted once it is made, as run does, not left behind empty (until 2026-12-07 the chat died
+    // of the signal and the daemon made the session all the same). A second Ctrl-C leaves at once.
+    let interruptedWhileOpening = false;
+    const onOpeningInterrupt = () => {
+      if (interruptedWhileOpening || values.session) {
+        io.stderr.write('troupe chat: interrupted\n');
+        process.exit(EXIT.cancelled);
+      }
+      interruptedWhileOpening = true;
+      io.stderr.write(`${style.yellow('[interrupted: removing the session being opened… press Ctrl-C again to quit]')}\n`);
+    };
+    process.on('SIGINT', onOpeningInterrupt);
+    let opened;
+    try {
+      opened = await openSession(link, daemon, {
+        sessionId: values.session,
+        cwd: values.cwd,
+        mode: values.mode,
+        model: values.model,
+        mcpServers,
+        additionalDirectories: values['add-dir'],
+      }).catch((err: unknown) => {
+        if (!interruptedWhileOpening) throw err;
+      });
+    } finally {
+      process.removeListener('SIGINT', onOpeningInterrupt);
+    }
+    if (interruptedWhileOpening || !opened) {
+      if (opened && !opened.resumed) await daemon.remove(opened.sessionId).catch(() => undefined);
+      io.stderr.write('troupe chat: interrupted\n');
+      return EXIT.cancelled;
+    }
     sessionId = opened.sessionId;
     // No input at all (`troupe chat </dev/null`): nothing to say to the session, so none is kept
     // (until 2026-12-07 each such run left an empty session behind). It is opened all the same, so

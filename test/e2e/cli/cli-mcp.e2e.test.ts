@@ -56,24 +56,27 @@ describe('troupe run --mcp-config', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.match(r.stderr, /the MCP server "broken" needs a "command" \(stdio\) or a "url" \(http, or sse with "type": "sse"\)/);
   });
 
-  test('Ctrl-C while the session is being opened (its MCP servers starting) exits 130 and leaves no session behind', async () => {
+  test('Ctrl-C while run or chat opens the session (its MCP servers starting) exits 130 and leaves no session behind', async () => {
     // A daemon of its own, whose sessions give a server 2 s to start: this one never answers.
     const d = makeHome({ env: { TROUPE_MCP_START_TIMEOUT_MS: '2000' } });
     try {
-      const started = join(d.dir, 'started');
-      const config = join(d.dir, 'slow.json');
-      writeFileSync(config, JSON.stringify({ mcpServers: { slow: { command: process.execPath, args: ['-e', "require('fs').writeFileSync(process.argv[1], ''); setInterval(() => {}, 1e6)", started] } } }));
-      const b = d.start(['run', '--mcp-config', config, 'hello']);
-      // session/new waits for the server, which has started: the command is opening the session.
-      await until(() => existsSync(started), 'the MCP server to start');
-      b.child.kill('SIGINT');
-      const done = await b.done;
-      assert.equal(done.code, 130, done.stderr);
-      assert.match(done.stderr, /troupe run: interrupted\n$/);
-      // Until 2026-12-07 run left at once, and the session it had asked for was made all the same.
-      const left = await d.run(['sessions', '--json']);
-      assert.equal(left.code, 0, left.stderr);
-      assert.deepEqual(JSON.parse(left.stdout), []);
+      for (const args of [['run', 'hello'], ['chat']]) {
+        const started = join(d.dir, `started-${args[0]}`);
+        const config = join(d.dir, `slow-${args[0]}.json`);
+        writeFileSync(config, JSON.stringify({ mcpServers: { slow: { command: process.execPath, args: ['-e', "require('fs').writeFileSync(process.argv[1], ''); setInterval(() => {}, 1e6)", started] } } }));
+        const b = d.start([args[0]!, '--mcp-config', config, ...args.slice(1)]);
+        // session/new waits for the server, which has started: the command is opening the session.
+        await until(() => existsSync(started), 'the MCP server to start');
+        b.child.kill('SIGINT');
+        const done = await b.done;
+        assert.equal(done.code, 130, `${args[0]}: ${done.stderr}`);
+        assert.match(done.stderr, new RegExp(`troupe ${args[0]}: interrupted\\n$`));
+        // Until 2026-12-07 run left at once and chat died of the signal, and the session they had
+        // asked for was made all the same.
+        const left = await d.run(['sessions', '--json']);
+        assert.equal(left.code, 0, left.stderr);
+        assert.deepEqual(JSON.parse(left.stdout), [], args[0]);
+      }
     } finally {
       await d.close();
     }
