@@ -84,7 +84,9 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
         throw new CliError('usage', `unknown subcommand '${sub}' (try 'troupe daemon --help')`);
     }
   } catch (err) {
-    return reportError(io, `daemon${sub && !sub.startsWith('-') ? ` ${sub}` : ''}`, err);
+    // Named by its subcommand only when it has one (`troupe daemon: unknown subcommand 'restart'`, not
+    // `troupe daemon restart: …`, as sessions and log say it; until 2026-12-07 an unknown one was named).
+    return reportError(io, `daemon${sub && Object.hasOwn(OPTIONS, sub) ? ` ${sub}` : ''}`, err);
   }
 }
 
