@@ -126,6 +126,8 @@ export class RelaySession {
   attach(conn: RelayConnection, replay = false): void {
     // A connection gone before its session/new was answered: attached, it would hold the session forever.
     if (conn.isClosed) return;
+    // Back before its close's withdrawn requests were all answered: its stream serves the session again.
+    this.leaving.delete(conn);
     this.fanOut.attach(conn, replay);
     conn.sessions.add(this);
     this.tellOffer();
@@ -156,6 +158,41 @@ export class RelaySession {
     conn.sessions.delete(this);
     for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
     this.tellOffer();
+  }
+
+  /**
+   * Connections that closed the session while another stayed attached (closeFor), until every
+   * request of theirs withdrawn at that close has been answered: their session stream goes then.
+   */
+  private readonly leaving = new Set<RelayConnection>();
+
+  /**
+   * A `session/close` from `conn` (`msg`, answered on `answering`) while another open connection
+   * stays attached: it ends `conn`'s use of the session only (spec/daemon.md §Relay, session/close is
+   * per connection). `conn` is detached and answered `{}` here; its requests still in the child (a
+   * running or queued prompt, a load) are withdrawn as its own `$/cancel_request` would withdraw them,
+   * and answered to it as the child answers them (cancelled). The child is not sent the close: it
+   * would cancel the running turn whoever started it, end the other clients' queued prompts and
+   * unload the session under them. Until 2026-12-07 it was sent, and an editor tab closed on a
+   * session a CLI ran cancelled the CLI's turn. False (nothing done) when `conn` is the last one
+   * attached: the close goes to the child as before, which cancels, unloads, and stops (Close stop).
+   */
+  closeFor(conn: RelayConnection, msg: JsonRpcMessage, answering: string): boolean {
+    if (![...this.attached.keys()].some((c) => c !== conn && !c.isClosed)) return false;
+    this.detach(conn);
+    for (const [id, p] of this.pending) if (p.conn === conn) this.withdrawId(id, p);
+    void conn.send({ jsonrpc: '2.0', id: msg.id, result: {} }, answering);
+    this.leaving.add(conn);
+    this.releaseIfLeft(conn);
+    return true;
+  }
+
+  /** A connection that closed the session (closeFor) and is owed nothing more of it: its stream goes, after the last answer was queued. */
+  private releaseIfLeft(conn: RelayConnection): void {
+    if (!this.leaving.has(conn) || !this.sessionId) return;
+    for (const p of this.pending.values()) if (p.conn === conn) return;
+    this.leaving.delete(conn);
+    conn.channel.releaseSession(this.sessionId);
   }
 
   /** The child-side id of the latest client request forwarded (see stopIfClosed). */
@@ -219,15 +256,18 @@ export class RelaySession {
    * cancel went to the child, which had never been sent that id, and the load ran in its turn anyway.
    */
   withdraw(conn: RelayConnection, clientId: unknown): void {
-    for (const [id, p] of this.pending) {
-      if (p.conn !== conn || p.clientId !== clientId) continue;
-      if (this.loads.withdraw(id)) {
-        this.pending.delete(id);
-        this.answered(p, false);
-        const error = rpcError('request_cancelled', 'Request cancelled: the load waited for another load of the session and had not begun', { requestId: clientId });
-        void conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
-      } else this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
-    }
+    for (const [id, p] of this.pending) if (p.conn === conn && p.clientId === clientId) this.withdrawId(id, p);
+  }
+
+  /** Withdraws the pending request of child-side id `id` (withdraw). */
+  private withdrawId(id: number, p: PendingRequest): void {
+    if (this.loads.withdraw(id)) {
+      this.pending.delete(id);
+      this.answered(p, false);
+      const error = rpcError('request_cancelled', 'Request cancelled: the load waited for another load of the session and had not begun', { requestId: p.clientId });
+      void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
+      this.releaseIfLeft(p.conn);
+    } else this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
   }
 
   /** A client notification, or a client's answer to a child request (already re-identified). */
@@ -334,6 +374,7 @@ export class RelaySession {
     void p.conn.send({ ...msg, id: p.clientId }, p.answering);
     // After its answer is queued: the stream keeps nothing of a session its client is done with.
     if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
+    else this.releaseIfLeft(p.conn);
     this.stopIfClosed();
   }
 
@@ -466,6 +507,7 @@ export class RelaySession {
       this.loads.lost(id);
       this.answered(p, false);
       void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
+      this.releaseIfLeft(p.conn);
       if (p.turnId && !this.deleting) this.catchUp.lost(id, p.conn, p.turnId);
     }
     this.prompting.clear();
@@ -512,5 +554,6 @@ export class RelaySession {
     }
     this.pending.clear();
     this.loads.clear();
+    for (const conn of [...this.leaving]) this.releaseIfLeft(conn);
   }
 }

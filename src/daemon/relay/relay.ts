@@ -177,6 +177,12 @@ export class Relay implements AcpAgentSide, RelayContext {
     } else if (session.child.failed) {
       if (request) void conn.send(failedResponse(msg.id, sessionId), sessionId);
       return;
+    } else if (request && msg.method === 'session/close' && session.closeFor(conn, msg, sessionId)) {
+      // Another connection stays attached: the close is this connection's only, answered here (no
+      // child is woken or sent it: RelaySession.closeFor). A request of this connection that waits to
+      // start the session's process came before it and has started by now: the connection's later
+      // messages wait for that (newSession, startInItsTurn), so the close withdraws it.
+      return;
     } else if (!session.live && request && (this.refuseUnknownMethod(conn, sessionId, msg) || this.refuseCapacity(conn, msg, sessionId))) return;
     // A request that starts a process (a stored session's revival, or a wake of one held with no
     // child: stopped idle or closed, a client still attached) does so in its turn, where all of this

@@ -11,7 +11,7 @@ import { rawInitialize, rawPost, SseReader, type Harness } from '../../support/t
 const MiB = 1024 * 1024;
 /** A turn of 6 chunks of 100 KB: about 600 KB delivered, and kept, on its session's stream. */
 const CHUNKS = 6;
-const script = { replies: [{ when: 'bulky', items: Array.from({ length: CHUNKS }, (_, i) => ({ text: `${i} `.padEnd(100 * 1024, 'x') })) }, { when: 'hello', items: [{ text: 'ok' }] }] };
+const script = { replies: [{ when: 'bulky', items: Array.from({ length: CHUNKS }, (_, i) => ({ text: `${i} `.padEnd(100 * 1024, 'x') })) }, { when: 'hello', items: [{ text: 'ok' }] }, { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] }] };
 
 /** The raw transport helpers, pointed at the daemon. */
 function rawClient(d: Daemon): Harness {
@@ -129,6 +129,28 @@ test('a session the client closed keeps nothing on its connection once the clien
   // the stream itself, for the connection's life: 1024 closed sessions and the connection could
   // open no more).
   assert.equal(await retainedBack(d, before), before, 'the closed session keeps nothing');
+});
+
+test('a session a client closed while another client stays attached keeps nothing on its connection once its withdrawn prompt is answered and it leaves its stream', async (t) => {
+  const d = await start(t, []);
+  const h = rawClient(d);
+  const { conn, sessionId } = await rawSession(t, h);
+  const before = await d.metric('troupe_acp_retained_bytes');
+  const s = await SseReader.open(h, conn, { sessionId });
+  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hang' }] } }, sessionId)).status, 202);
+  await s.waitUntil(() => s.events.some((e) => (e.json['params'] as { update?: { sessionUpdate?: string } })?.update?.sessionUpdate === 'agent_message_chunk'));
+  // Another client stays attached (over WebSocket, which keeps nothing for resume): the close is this connection's only.
+  const other = d.connect('ws');
+  t.after(() => other.close());
+  await other.init();
+  await other.agent.request('session/load', { sessionId, cwd: (await d.api('GET', `/v1/sessions/${sessionId}`)).json.cwd, mcpServers: [] });
+  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 3, method: 'session/close', params: { sessionId } }, sessionId)).status, 202);
+  await s.waitUntil(() => s.events.some((e) => e.json['id'] === 3) && s.events.some((e) => e.json['id'] === 2));
+  assert.equal((s.events.find((e) => e.json['id'] === 2)!.json['result'] as { stopReason?: string }).stopReason, 'cancelled');
+  s.close();
+  // The relay releases the stream once the close and the withdrawn prompt are both answered on it.
+  assert.equal(await retainedBack(d, before), before, 'the session this connection closed keeps nothing on it');
+  assert.equal((await other.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
 });
 
 test('a session another client deleted keeps nothing on a connection that followed it once the client leaves its stream', async (t) => {

@@ -4,13 +4,15 @@
 // the process and was answered agent_crashed ("the session process stopped"), a second close too.
 // Found with a random request mix against a daemon. Over stdio the same requests are answered by the
 // agent (ok, or session_closed for one the close ended), and so they must be here.
+// A close from A while B is attached (B's load came first) is A's only (answered by the daemon, A's
+// prompt withdrawn: ok:cancelled or ok:end_turn); one that came first goes to the child, as before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { daemonWithClients, tempDir, waitFor } from '../../support/daemon.js';
 
 const ROUNDS = 8;
 
-test('close racing load, prompts, set_mode and another close: each answered by the agent, none agent_crashed; the last close stops the child', { timeout: 120_000 }, async (t) => {
+test("close racing load, prompts, set_mode and another close: each answered by the agent, none agent_crashed; the last connection's close stops the child", { timeout: 120_000 }, async (t) => {
   const { d, a, b } = await daemonWithClients(t, { script: { replies: [{ when: 'hi', items: [{ text: 'hello' }] }] }, args: ['--pool', '0'] });
   const cwd = tempDir();
   const seen = new Map<string, number>();
@@ -30,8 +32,11 @@ test('close racing load, prompts, set_mode and another close: each answered by t
     );
     for (const x of answers) seen.set(x, (seen.get(x) ?? 0) + 1);
     assert.deepEqual([answers[0], answers[4]], ['ok', 'ok'], `round ${round}: both closes succeed (${answers})`);
-    // A close that is the last request of its session stops the child (the session rests).
-    await a.agent.request('session/close', { sessionId });
+    // A close that is the last request of its session, from the last connection attached to it,
+    // stops the child (the session rests). B loaded the session: A's close only ends A's use of it,
+    // B's goes to the child (spec/daemon.md §Relay, Close stop).
+    assert.deepEqual(await a.agent.request('session/close', { sessionId }), {});
+    assert.deepEqual(await b.agent.request('session/close', { sessionId }), {});
     await waitFor(`round ${round}: the closed session's child to exit`, () => d.childPids().length === 0);
   }
   const outcomes = Object.fromEntries(seen);

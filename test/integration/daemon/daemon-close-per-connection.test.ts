@@ -1,0 +1,108 @@
+// session/close from one of several connections attached to a session (an editor watching a session
+// the CLI runs, `troupe attach`, a second editor window) ends that connection's use of it only: the
+// other clients' turns and prompts go on, and the child keeps the session loaded. Until 2026-12-07
+// the close went to the child, which cancelled the running turn whoever started it and unloaded the
+// session: closing an editor tab on a session the CLI ran cancelled the CLI's turn. The last
+// connection's close still goes to the child, which then stops (spec/daemon.md §Relay, Close stop).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type * as acp from '@agentclientprotocol/sdk';
+import { Daemon, printDaemonIfFailed, tempDir, waitFor } from '../../support/daemon.js';
+
+const script = {
+  replies: [
+    { when: 'write once', items: [{ tool_call: { name: 'write_file', input: { path: 'w.txt', content: 'x' } } }] },
+    { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] },
+    { when: 'hello', items: [{ text: 'hello back' }] },
+    // After write once's tool result.
+    [{ text: 'done' }],
+  ],
+};
+
+/** A daemon with no warm pool (its only child is the session's) and its log printed if the test failed. */
+async function daemon(t: Parameters<typeof printDaemonIfFailed>[0]): Promise<Daemon> {
+  const d = await Daemon.start({ script, args: ['--pool', '0'] });
+  printDaemonIfFailed(t, d);
+  t.after(() => d.stop());
+  return d;
+}
+
+/** A prompt of one text block. */
+const prompt = (sessionId: string, t: string): acp.PromptRequest => ({ sessionId, prompt: [{ type: 'text', text: t }] });
+
+test("B's running turn goes on and ends end_turn when A, also attached, closes the session; A is answered {}", { timeout: 60_000 }, async (t) => {
+  const d = await daemon(t);
+  const a = d.connect('http');
+  let closedByA: unknown;
+  // B (the CLI) is asked a permission in its turn: A (an editor watching) closes the session meanwhile.
+  const b = d.connect('ws', {
+    permission: async (req) => {
+      closedByA = await a.agent.request('session/close', { sessionId: req.sessionId });
+      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+    },
+  });
+  t.after(() => (a.close(), b.close()));
+  await a.init();
+  await b.init();
+  const cwd = tempDir();
+  const sessionId = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await a.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const pids = d.childPids();
+  assert.equal(pids.length, 1);
+  const r = await b.agent.request('session/prompt', prompt(sessionId, 'write once'));
+  assert.deepEqual(closedByA, {}, "A's close is answered {}");
+  assert.equal(r.stopReason, 'end_turn', "B's turn was not cancelled by A's close");
+  assert.equal(b.permissions.length, 1);
+  assert.deepEqual(d.childPids(), pids, 'the child still serves the session');
+});
+
+test("A's queued prompt is answered cancelled when A closes while B stays attached; B's turn goes on", { timeout: 60_000 }, async (t) => {
+  const d = await daemon(t);
+  const a = d.connect('http');
+  const box: { sessionId?: string; queuedA?: Promise<any>; closedByA?: unknown } = {};
+  const b = d.connect('ws', {
+    permission: async () => {
+      // A's prompt waits behind B's turn; then A closes the session.
+      box.queuedA = a.agent.request('session/prompt', prompt(box.sessionId!, 'hello')).then((x) => x, (e) => e);
+      await waitFor("A's prompt queued", async () => ((await b.agent.request('_troupe/session_state', { sessionId: box.sessionId! })) as any).queue?.length === 1);
+      box.closedByA = await a.agent.request('session/close', { sessionId: box.sessionId! });
+      // A's queued prompt is answered before B's turn goes on.
+      assert.equal((await box.queuedA).stopReason, 'cancelled');
+      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+    },
+  });
+  t.after(() => (a.close(), b.close()));
+  await a.init();
+  await b.init();
+  const cwd = tempDir();
+  const sessionId = (box.sessionId = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId);
+  await a.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const r = await b.agent.request('session/prompt', prompt(sessionId, 'write once'));
+  assert.deepEqual(box.closedByA, {});
+  assert.equal((await box.queuedA).stopReason, 'cancelled', "A's own prompt is withdrawn with its close");
+  assert.equal(r.stopReason, 'end_turn', "B's turn is not");
+  assert.equal(b.permissions.length, 1);
+});
+
+test("A's running prompt is answered cancelled when A closes while B stays attached; the session stays loaded for B, and B's close (the last) stops the child", { timeout: 60_000 }, async (t) => {
+  const d = await daemon(t);
+  const a = d.connect('http');
+  const b = d.connect('ws');
+  t.after(() => (a.close(), b.close()));
+  await a.init();
+  await b.init();
+  const cwd = tempDir();
+  const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  const running = a.agent.request('session/prompt', prompt(sessionId, 'hang'));
+  await a.until(() => a.updatesFor(sessionId, 'agent_message_chunk').length > 0, "A's turn running");
+  await b.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const pids = d.childPids();
+  assert.equal(pids.length, 1);
+  assert.deepEqual(await a.agent.request('session/close', { sessionId }), {});
+  assert.equal((await running).stopReason, 'cancelled', "A's own running prompt is withdrawn with its close");
+  assert.equal((await b.agent.request('session/prompt', prompt(sessionId, 'hello'))).stopReason, 'end_turn');
+  assert.deepEqual(d.childPids(), pids, 'the same child still serves the session: it was not closed in it, nor stopped');
+  // B is the last attached: its close goes to the child, which stops (Close stop).
+  assert.deepEqual(await b.agent.request('session/close', { sessionId }), {});
+  await waitFor('the child to stop after the last close', () => d.childPids().length === 0);
+});
