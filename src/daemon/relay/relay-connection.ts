@@ -124,6 +124,21 @@ export class RelayConnection implements AcpConnectionPeer {
     }
   }
 
+  /**
+   * This connection closed `session` while another stays attached (RelaySession.closeFor): what the
+   * session's process asked of it and it has not answered (a permission, a file) is withdrawn from it
+   * and asked of another client, as when a connection goes. Left with it, another client's turn
+   * would wait for a client that has closed the session (a permission up to its timeout).
+   */
+  leftSession(session: RelaySession): void {
+    for (const [id, f] of this.forwarded) {
+      if (f.session !== session) continue;
+      this.forwarded.delete(id);
+      void this.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+      session.askedGone(this, f.msg);
+    }
+  }
+
   closed(reason: AcpCloseReason): void {
     this.isClosed = true;
     // What a child asked this client (a permission, a file) is asked of another client of the

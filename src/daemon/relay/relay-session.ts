@@ -180,6 +180,7 @@ export class RelaySession {
   closeFor(conn: RelayConnection, msg: JsonRpcMessage, answering: string): boolean {
     if (![...this.attached.keys()].some((c) => c !== conn && !c.isClosed)) return false;
     this.detach(conn);
+    conn.leftSession(this);
     for (const [id, p] of this.pending) if (p.conn === conn) this.withdrawId(id, p);
     void conn.send({ jsonrpc: '2.0', id: msg.id, result: {} }, answering);
     this.leaving.add(conn);

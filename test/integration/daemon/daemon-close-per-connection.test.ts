@@ -7,6 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as acp from '@agentclientprotocol/sdk';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Daemon, printDaemonIfFailed, tempDir, waitFor } from '../../support/daemon.js';
 
 const script = {
@@ -105,4 +107,28 @@ test("A's running prompt is answered cancelled when A closes while B stays attac
   // B is the last attached: its close goes to the child, which stops (Close stop).
   assert.deepEqual(await b.agent.request('session/close', { sessionId }), {});
   await waitFor('the child to stop after the last close', () => d.childPids().length === 0);
+});
+
+test("a file read of B's turn asked of A, which closes the session without answering it, is asked of B instead: B's turn ends", { timeout: 60_000 }, async (t) => {
+  const d = await Daemon.start({ script: { replies: [[{ tool_call: { name: 'read_file', input: { path: 'a.txt' } } }], [{ text: 'read it' }]] } });
+  printDaemonIfFailed(t, d);
+  t.after(() => d.stop());
+  const cwd = tempDir();
+  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
+  let closedByA: unknown;
+  // A (an editor) reads files through its buffers, so the read of B's turn is asked of it; it closes
+  // the session instead of answering (its tab closed), and never answers.
+  const a = d.connect('http', {
+    readTextFile: ((req: acp.ReadTextFileRequest) =>
+      a.agent.request('session/close', { sessionId: req.sessionId }).then((x) => ((closedByA = x), new Promise(() => undefined)))) as never,
+  });
+  const b = d.connect('ws');
+  t.after(() => (a.close(), b.close()));
+  await a.init({ fs: { readTextFile: true } });
+  await b.init({});
+  const sessionId = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await a.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const r = await b.agent.request('session/prompt', prompt(sessionId, 'read a.txt'));
+  assert.deepEqual(closedByA, {});
+  assert.equal(r.stopReason, 'end_turn', "B's turn does not wait for a client that closed the session");
 });
