@@ -4,19 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { logDumpCommand } from '../../../src/cli/log-dump.command.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { sessionCreated, tempDir } from '../../support/store/store-fixtures.js';
-
-async function dump(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const [out, err] = [new PassThrough(), new PassThrough()];
-  let [o, e] = ['', ''];
-  out.on('data', (d: Buffer) => (o += d));
-  err.on('data', (d: Buffer) => (e += d));
-  const code = await logDumpCommand(args, { stdout: out, stderr: err, env: {} });
-  return { code, out: o, err: e };
-}
+import { runLogDump as dump } from '../../support/cli/log-dump-run.js';
 
 test('a file cut inside its header is one error line, not a warning and then the error', async () => {
   const { dir, cleanup } = tempDir();

@@ -4,20 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, statSync, truncateSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
-import { logDumpCommand } from '../../../src/cli/log-dump.command.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { readLogFile } from '../../../src/store/log-file.reader.js';
 import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
-
-async function dump(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const [out, err] = [new PassThrough(), new PassThrough()];
-  let [o, e] = ['', ''];
-  out.on('data', (d: Buffer) => (o += d));
-  err.on('data', (d: Buffer) => (e += d));
-  const code = await logDumpCommand(args, { stdout: out, stderr: err, env: {} });
-  return { code, out: o, err: e };
-}
+import { runLogDump as dump } from '../../support/cli/log-dump-run.js';
 
 test('a log file of over 2 GiB is dumped: its events, and a warning for its damaged tail', async () => {
   const { dir, cleanup } = tempDir();

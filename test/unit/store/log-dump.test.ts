@@ -2,27 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
-import { logDumpCommand } from '../../../src/cli/log-dump.command.js';
 import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { sessionsDir } from '../../../src/store/paths.js';
 import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
 import { BIN } from '../../support/cli/cli-harness.js';
+import { runLogDump as run } from '../../support/cli/log-dump-run.js';
 import { boundByFileModes, canDropFileOverride } from '../../support/cli/unprivileged.js';
-
-function capture(): { stream: PassThrough; text(): string } {
-  const stream = new PassThrough();
-  const parts: Buffer[] = [];
-  stream.on('data', (d: Buffer) => parts.push(d));
-  return { stream, text: () => Buffer.concat(parts).toString('utf8') };
-}
-
-async function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
-  const out = capture();
-  const err = capture();
-  const code = await logDumpCommand(args, { stdout: out.stream, stderr: err.stream, env });
-  return { code, out: out.text(), err: err.text() };
-}
 
 test('log dump by session id (resolved under TROUPE_HOME) prints JSON lines equal to the stored events', async () => {
   const { dir, cleanup } = tempDir();
