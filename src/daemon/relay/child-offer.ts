@@ -28,6 +28,16 @@ export class ChildOffer {
     return offer;
   }
 
+  /**
+   * Tells `child`'s process the offer if it changed, when it serves. Not one at rest (it is told as
+   * it starts), nor one starting: its boot tells it at the end (`changed`).
+   */
+  tell(child: { state: string; proc?: { alive: boolean; send(msg: Record<string, unknown>): unknown } }, caps: Record<string, unknown>, attached: Iterable<RelayConnection>): void {
+    if ((child.state !== 'ready' && child.state !== 'busy') || !child.proc?.alive) return;
+    const msg = this.changed(caps, attached);
+    if (msg) void child.proc.send(msg);
+  }
+
   /** The notification that tells the process the offer, if it changed since it was told (then remembered as told). */
   changed(caps: Record<string, unknown>, attached: Iterable<RelayConnection>): Record<string, unknown> | undefined {
     const offer = this.of(caps, attached);

@@ -20,22 +20,7 @@ import { OwnRequests } from './own-requests.js';
 import { LoadTurns } from './load-turns.js';
 import { ClientAsks } from './client-asks.js';
 import { ChildOffer } from './child-offer.js';
-
-interface PendingRequest {
-  conn: RelayConnection;
-  clientId: unknown;
-  /** The session the client sent it on (none for session/new): its answer goes to that session's stream. */
-  answering: string | undefined;
-  method: string;
-  /** When it was forwarded (performance.now()), for the request latency histogram. */
-  at: number;
-  /** session/fork: the MCP servers the fork named (the new session's). */
-  forkServers?: unknown[];
-  /** session/new, load or resume naming MCP servers: the session's from its successful answer on. */
-  opensWith?: unknown[];
-  /** session/prompt: the id its turn is to have (child-wire.ts tagged). */
-  turnId?: string;
-}
+import { PendingRequests, type PendingRequest } from './pending-requests.js';
 
 export class RelaySession {
   sessionId?: string;
@@ -52,7 +37,7 @@ export class RelaySession {
   private readonly prompting = new Map<number, RelayConnection>();
   /** session/loads, one at a time in the child (load-turns.ts). */
   private readonly loads: LoadTurns;
-  private readonly pending = new Map<number, PendingRequest>();
+  private readonly pending = new PendingRequests(() => this.sessionId, (method, seconds, ok) => this.ctx.answered(method, seconds, ok));
   /** What a process replacing a crashed one is told (crash-catch-up.ts). */
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
@@ -127,25 +112,10 @@ export class RelaySession {
     // A connection gone before its session/new was answered: attached, it would hold the session forever.
     if (conn.isClosed) return;
     // Back before its close's withdrawn requests were all answered: its stream serves the session again.
-    this.leaving.delete(conn);
+    this.pending.back(conn);
     this.fanOut.attach(conn, replay);
     conn.sessions.add(this);
-    this.tellOffer();
-  }
-
-  /**
-   * Tells a running process its clients' offer if it changed (child-offer.ts). Not one at rest (it
-   * is told as it starts), nor one starting: its boot tells it at the end.
-   */
-  private tellOffer(): void {
-    const state = this.child.state;
-    if ((state !== 'ready' && state !== 'busy') || !this.child.proc?.alive) return;
-    const msg = this.offer.changed(this.caps, this.attached.keys());
-    if (msg) void this.child.proc.send(msg);
-  }
-
-  private offerToStart(): Record<string, unknown> {
-    return this.offer.toStart(this.caps, this.attached.keys());
+    this.offer.tell(this.child, this.caps, this.attached.keys());
   }
 
   /** The connections attached, with the furthest update each has been sent. */
@@ -157,14 +127,8 @@ export class RelaySession {
     this.fanOut.detach(conn);
     conn.sessions.delete(this);
     for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
-    this.tellOffer();
+    this.offer.tell(this.child, this.caps, this.attached.keys());
   }
-
-  /**
-   * Connections that closed the session while another stayed attached (closeFor), until every
-   * request of theirs withdrawn at that close has been answered: their session stream goes then.
-   */
-  private readonly leaving = new Set<RelayConnection>();
 
   /**
    * A `session/close` from `conn` (`msg`, answered on `answering`) while another open connection
@@ -183,17 +147,9 @@ export class RelaySession {
     conn.leftSession(this);
     for (const [id, p] of this.pending) if (p.conn === conn) this.withdrawId(id, p);
     void conn.send({ jsonrpc: '2.0', id: msg.id, result: {} }, answering);
-    this.leaving.add(conn);
-    this.releaseIfLeft(conn);
+    // Its session stream goes once the answers of those are sent.
+    this.pending.leave(conn);
     return true;
-  }
-
-  /** A connection that closed the session (closeFor) and is owed nothing more of it: its stream goes, after the last answer was queued. */
-  private releaseIfLeft(conn: RelayConnection): void {
-    if (!this.leaving.has(conn) || !this.sessionId) return;
-    for (const p of this.pending.values()) if (p.conn === conn) return;
-    this.leaving.delete(conn);
-    conn.channel.releaseSession(this.sessionId);
   }
 
   /** The child-side id of the latest client request forwarded (see stopIfClosed). */
@@ -263,11 +219,7 @@ export class RelaySession {
   /** Withdraws the pending request of child-side id `id` (withdraw). */
   private withdrawId(id: number, p: PendingRequest): void {
     if (this.loads.withdraw(id)) {
-      this.pending.delete(id);
-      this.answered(p, false);
-      const error = rpcError('request_cancelled', 'Request cancelled: the load waited for another load of the session and had not begun', { requestId: p.clientId });
-      void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
-      this.releaseIfLeft(p.conn);
+      this.pending.refuse(id, p, rpcError('request_cancelled', 'Request cancelled: the load waited for another load of the session and had not begun', { requestId: p.clientId }));
     } else this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
   }
 
@@ -310,7 +262,7 @@ export class RelaySession {
     // that opens the session in it carries the client's capabilities instead.
     const ahead = (await proc.initializedAhead) === true;
     if (!ahead) {
-      const init = await this.request('initialize', childInitializeParams(this.offerToStart(), this.ctx.version), proc);
+      const init = await this.request('initialize', childInitializeParams(this.offer.toStart(this.caps, this.attached.keys()), this.ctx.version), proc);
       if (init?.protocolVersion !== 1) throw new Error('the child did not answer initialize with protocol 1');
     }
     // A fresh child for a session that exists resumes it from its log, without replay, with the
@@ -320,9 +272,9 @@ export class RelaySession {
       // (crash-catch-up.ts). Not otherwise: a clean stop sent everything.
       const sent = kind === 'restart' ? this.catchUp.resumeFields(this.fanOut.sentSeq) : {};
       const params = childResumeParams(this.sessionId, this.cwd, this.mcpServers, this.ctx.indexedSeq(this.sessionId), sent);
-      this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.offerToStart()) : params, proc));
+      this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.offer.toStart(this.caps, this.attached.keys())) : params, proc));
       this.catchUp.caughtUp();
-    } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.offerToStart()) } : undefined));
+    } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.offer.toStart(this.caps, this.attached.keys())) } : undefined));
     // Connections that came or went while it booted: told once it serves (queued until then).
     const told = this.offer.changed(this.caps, this.attached.keys());
     if (told) this.child.send(told);
@@ -346,7 +298,7 @@ export class RelaySession {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
-    this.answered(p, msg.error === undefined);
+    this.pending.answered(p, msg.error === undefined);
     this.settled(p, id);
     if (p.method === 'session/resume' && msg.result) msg = { ...msg, result: this.catchUp.opened(msg.result) };
     // The servers a child took are the session's, to resume a later child with; those it refused
@@ -375,7 +327,7 @@ export class RelaySession {
     void p.conn.send({ ...msg, id: p.clientId }, p.answering);
     // After its answer is queued: the stream keeps nothing of a session its client is done with.
     if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
-    else this.releaseIfLeft(p.conn);
+    else this.pending.releaseIfLeft(p.conn);
     this.stopIfClosed();
   }
 
@@ -504,11 +456,8 @@ export class RelaySession {
     for (const [id, p] of this.pending) {
       // Loads still waiting here never reached the process.
       if (queued.has(id) || this.loads.isWaiting(id)) continue;
-      this.pending.delete(id);
       this.loads.lost(id);
-      this.answered(p, false);
-      void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error: err }, p.answering);
-      this.releaseIfLeft(p.conn);
+      this.pending.refuse(id, p, err);
       if (p.turnId && !this.deleting) this.catchUp.lost(id, p.conn, p.turnId);
     }
     this.prompting.clear();
@@ -536,14 +485,9 @@ export class RelaySession {
     else this.ctx.unregistered(this);
   }
 
-  /** A request forwarded to the process is answered now (`ok`: with a result): how long it took. */
-  private answered(p: PendingRequest, ok: boolean): void {
-    this.ctx.answered(p.method, (performance.now() - p.at) / 1000, ok);
-  }
-
   /** Answers `error` to every request waiting for a process (queued, or a load held back). */
   refuseWaiting(error: ReturnType<typeof rpcError>): void {
-    const failed = (p: PendingRequest) => (this.answered(p, false), void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering));
+    const failed = (p: PendingRequest) => (this.pending.answered(p, false), void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering));
     for (const msg of this.child.drainQueue()) {
       if (msg.id === undefined || msg.method === undefined) continue;
       const p = this.pending.get(Number(msg.id));
@@ -555,6 +499,6 @@ export class RelaySession {
     }
     this.pending.clear();
     this.loads.clear();
-    for (const conn of [...this.leaving]) this.releaseIfLeft(conn);
+    this.pending.releaseAllLeft();
   }
 }
