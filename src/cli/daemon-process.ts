@@ -38,8 +38,11 @@ export async function waitForDaemon(home: string, exited: () => boolean, timeout
   throw new CliError('daemon_start_failed', `the daemon did not start: ${describe()}`);
 }
 
-/** Starts a detached daemon for `home` and waits for it. */
-export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<DaemonTarget> {
+/**
+ * Starts a detached daemon for `home` and waits for it. `spawned`: the pid of the process started
+ * here, which is not the daemon found when another start won the home's lock meanwhile.
+ */
+export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<DaemonTarget & { spawned?: number }> {
   let log: number;
   let logStart = 0;
   try {
@@ -51,6 +54,7 @@ export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise
     throw new CliError('daemon_start_failed', unusableHomeMessage(home, err));
   }
   let exitCode: number | null | undefined;
+  let spawned: number | undefined;
   try {
     const child = spawn(process.execPath, [TROUPE_BIN, 'serve', '--port', '0'], {
       detached: true,
@@ -60,10 +64,12 @@ export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise
     child.on('exit', (code, signal) => (exitCode = code ?? (signal ? 128 : null)));
     child.on('error', () => (exitCode = -1));
     child.unref();
+    spawned = child.pid;
   } finally {
     closeSync(log);
   }
-  return waitForDaemon(home, () => exitCode !== undefined, 15_000, () => `${servesLastWords(home, logStart) ?? `it exited with code ${exitCode}`}; see ${daemonLogPath(home)}`);
+  const target = await waitForDaemon(home, () => exitCode !== undefined, 15_000, () => `${servesLastWords(home, logStart) ?? `it exited with code ${exitCode}`}; see ${daemonLogPath(home)}`);
+  return { ...target, ...(spawned === undefined ? {} : { spawned }) };
 }
 
 /**

@@ -103,7 +103,10 @@ async function start(io: CliIo, home: string, force: boolean): Promise<number> {
   }
   const target = await startDaemon(home, io.env);
   const state = readDaemonState(home);
-  io.stdout.write(`started the daemon at ${target.url}${state ? ` (pid ${state.pid})` : ''}\n`);
+  // Another start (a `troupe run`, a second `daemon start`) won the home's lock meanwhile: this one's
+  // daemon gave way to it. Until 2026-12-07 every one of them said it had started the daemon.
+  const started = !state || target.spawned === undefined || state.pid === target.spawned;
+  io.stdout.write(`${started ? 'started the daemon' : 'the daemon is already running'} at ${target.url}${state ? ` (pid ${state.pid})` : ''}\n`);
   return EXIT.ok;
 }
 

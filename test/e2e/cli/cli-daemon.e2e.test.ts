@@ -106,6 +106,20 @@ describe('troupe daemon end to end', { concurrency: true }, () => {
     });
   });
 
+  describe('starts at once', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
+    let h: Home;
+    before(() => void (h = makeHome()));
+    after(() => h.close());
+
+    test('three `daemon start` at once on a fresh home: one says it started the daemon, the others that it runs, all of the same pid', async () => {
+      const starts = await Promise.all([0, 1, 2].map(() => h.run(['daemon', 'start'])));
+      for (const s of starts) assert.equal(s.code, 0, s.stderr);
+      const pid = h.daemonState()!.pid;
+      const said = starts.map((s) => s.stdout.replace(/ at \S+/, '')).sort();
+      assert.deepEqual(said, [`started the daemon (pid ${pid})\n`, `the daemon is already running (pid ${pid})\n`, `the daemon is already running (pid ${pid})\n`].sort(), JSON.stringify(starts.map((s) => s.stdout)));
+    });
+  });
+
   describe('a daemon that cannot start', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
     test('its own reason is in the line (a token it cannot write: a directory in its place)', async () => {
       const h = makeHome();
