@@ -20,6 +20,7 @@ import { OwnRequests } from './own-requests.js';
 import { LoadTurns } from './load-turns.js';
 import { ClientAsks } from './client-asks.js';
 import { ChildOffer } from './child-offer.js';
+import { CloseStop } from './close-stop.js';
 import { PendingRequests, type PendingRequest } from './pending-requests.js';
 
 export class RelaySession {
@@ -152,22 +153,11 @@ export class RelaySession {
     return true;
   }
 
-  /** The child-side id of the latest client request forwarded (see stopIfClosed). */
-  private lastForwarded = 0;
-  /** The child-side id of the last session/close the child answered with success. */
-  private closedBy?: number;
+  /** When a closed session's child stops (close-stop.ts). */
+  private readonly closeStop = new CloseStop();
 
-  /**
-   * A closed session's child stops (it rests, and its next message wakes it), but only once the
-   * close is the last request sent and every other has been answered: a request sent after it (a
-   * load, a prompt, another client's) opened the session again in the child, which then serves it
-   * until idle; one sent before it is the child's to answer (a prompt the close ended). Stopping at
-   * the close's answer failed those requests as if the process had crashed.
-   */
   private stopIfClosed(): void {
-    if (this.closedBy === undefined || this.closedBy !== this.lastForwarded || this.pending.size > 0) return;
-    this.closedBy = undefined;
-    void this.child.stop('closed');
+    if (this.closeStop.due(this.pending.size)) void this.child.stop('closed');
   }
 
   /**
@@ -176,7 +166,7 @@ export class RelaySession {
    */
   forward(conn: RelayConnection, msg: JsonRpcMessage, answering: string | undefined): void {
     const id = this.nextId++;
-    this.lastForwarded = id;
+    this.closeStop.forwarded(id);
     const method = String(msg.method);
     const named = (msg.params as { mcpServers?: unknown } | undefined)?.mcpServers;
     this.pending.set(id, {
@@ -318,7 +308,7 @@ export class RelaySession {
       // The client is done with the session: it no longer holds it (an editor's one long-lived
       // connection closes many sessions), and the session can rest once its child has stopped.
       this.detach(p.conn);
-      this.closedBy = id;
+      this.closeStop.closed(id);
     }
     if (p.method === 'session/fork' && !msg.error) {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
@@ -430,7 +420,7 @@ export class RelaySession {
   }
 
   private childExited(exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
-    this.closedBy = undefined; // its process is gone
+    this.closeStop.processGone();
     // And its memory with it: shown as the session's (its detail, troupe_children_rss_bytes while a
     // restart is under way), a dead process's last heartbeat read as a process that still runs.
     this.health = undefined;
