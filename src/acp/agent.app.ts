@@ -5,7 +5,7 @@
  */
 import * as acp from '@agentclientprotocol/sdk';
 import * as z from 'zod';
-import { ERROR_CODES, isTroupeError, TroupeError } from '../core/errors.js';
+import { ERROR_CODES, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { defaultModel, missingCredential, resolveModel, usableModels } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
@@ -20,6 +20,8 @@ import { commandsUpdate, configOptions, cwdMismatch, modeState, sameCwd, SLASH_C
 import { logLockHolder } from '../store/log-lock.js';
 import { sessionLogPath } from '../store/paths.js';
 import { initializeResult } from './capabilities.js';
+import { guard } from './guarded-handler.js';
+import { WaitingPrompts } from './waiting-prompts.js';
 import { clientOffer } from './client-offer.js';
 import { sessionInfo } from './session-info.js';
 import { mcpCommand, slashCommand, toContent } from './prompt-content.js';
@@ -53,30 +55,6 @@ export interface AgentOptions {
    * `cancelled`), and no MCP server start is waited for.
    */
   inputEnded?: AbortSignal;
-}
-
-/** TroupeError → JSON-RPC error (session_not_found keeps ACP's -32002 with data.sessionId). */
-function toRpc(err: unknown): unknown {
-  if (!isTroupeError(err)) return err;
-  return new acp.RequestError(ERROR_CODES[err.code].rpc, err.message, { ...err.data, code: err.code });
-}
-
-type Handler<P, R> = (params: P, ctx: { client: acp.AgentContext; signal: AbortSignal }) => Promise<R>;
-
-/** Logs the request at debug level and turns a TroupeError into its JSON-RPC error. */
-function guard(logger: Logger) {
-  return <P, R>(method: string, fn: Handler<P, R>) =>
-    async (ctx: { params: P; client: acp.AgentContext; signal: AbortSignal }): Promise<R> => {
-      const started = Date.now();
-      try {
-        const result = await fn(ctx.params, ctx);
-        logger.debug(method, { ms: Date.now() - started });
-        return result;
-      } catch (err) {
-        logger.debug(`${method} failed`, { ms: Date.now() - started, code: isTroupeError(err) ? err.code : undefined, error: String(err) });
-        throw toRpc(err);
-      }
-    };
 }
 
 const sessionIdOnly = z.object({ sessionId: z.string() }).passthrough();
@@ -209,26 +187,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     else if (live.repaired || opts.sentSeq !== undefined) await h.updates.sendCatchUp(live, opts.sentSeq, opts.prompters);
     return live;
   };
-  /**
-   * Prompts received and not yet handed to their session's engine (waiting for the session to open,
-   * its MCP servers to start, or an MCP command to expand), by session. A `session/cancel` ends them
-   * `cancelled` without running, as it does the ones the engine has: they were sent before it.
-   */
-  const waitingPrompts = new Map<string, Set<{ cancelled: boolean }>>();
-  const waitingPrompt = (sessionId: string) => {
-    const waiting = { cancelled: false };
-    let set = waitingPrompts.get(sessionId);
-    if (!set) waitingPrompts.set(sessionId, (set = new Set()));
-    set.add(waiting);
-    const done = () => {
-      set.delete(waiting);
-      if (set.size === 0 && waitingPrompts.get(sessionId) === set) waitingPrompts.delete(sessionId);
-    };
-    return { waiting, done };
-  };
-  const cancelWaiting = (sessionId: string) => {
-    for (const waiting of waitingPrompts.get(sessionId) ?? []) waiting.cancelled = true;
-  };
+  const waitingPrompts = new WaitingPrompts();
   /** The additional directories a session/load or resume asks for (checked), or `undefined`: keep them (the daemon's own resume). */
   const directoriesOf = (p: { cwd: string; additionalDirectories?: unknown; _meta?: unknown }) =>
     keepsDirectories(p) ? undefined : requestedDirectories(p.cwd, p.additionalDirectories);
@@ -347,7 +306,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       'session/close',
       guarded('session/close', async (p: acp.CloseSessionRequest) => {
         // Closing cancels the session's work, as session/cancel does.
-        cancelWaiting(p.sessionId);
+        waitingPrompts.cancel(p.sessionId);
         const h = await host();
         await loading.get(p.sessionId);
         if (!h.isOpen(p.sessionId) && !h.index.get(p.sessionId)) throw new TroupeError('session_not_found', `no session ${p.sessionId}`, { sessionId: p.sessionId });
@@ -358,7 +317,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/delete',
       guarded('session/delete', async (p: acp.DeleteSessionRequest) => {
-        cancelWaiting(p.sessionId);
+        waitingPrompts.cancel(p.sessionId);
         const h = await host();
         await loading.get(p.sessionId);
         await h.delete(p.sessionId);
@@ -401,7 +360,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/prompt',
       guarded('session/prompt', async (p: acp.PromptRequest, { client, signal }) => {
-        const { waiting, done } = waitingPrompt(p.sessionId);
+        const { waiting, done } = waitingPrompts.add(p.sessionId);
         // Cancelled by session/cancel, or this request withdrawn by `$/cancel_request`, before its
         // prompt reached the engine (until 2026-12-06 the second was not checked: a slash command
         // withdrawn while its session opened still switched the mode or model, or compacted).
@@ -476,7 +435,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onNotification('_troupe/client_capabilities', clientCapsParams, ({ params }) => useClientCaps(params.clientCapabilities))
     .onNotification('session/cancel', ({ params }) => {
       // At once, not after the session has finished opening: what is sent after this cancel is not cancelled.
-      cancelWaiting(params.sessionId);
+      waitingPrompts.cancel(params.sessionId);
       // What the engine has (no session is open before the host is).
       ready?.cancel(params.sessionId);
     })
