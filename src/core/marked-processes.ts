@@ -18,24 +18,28 @@ import { readdir, readFile } from 'node:fs/promises';
  */
 export const AGENT_MARKER_ENV = 'TROUPE_AGENT_MARK';
 
-/** Pids of the live processes whose environment holds `name=marker`, the caller excluded. */
-export async function markedProcesses(name: string, marker: string): Promise<number[]> {
-  const needle = Buffer.from(`\0${name}=${marker}\0`);
-  const names = await readdir('/proc').catch(() => [] as string[]);
-  const pids = names.map(Number).filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid);
-  const marked = await Promise.all(
-    pids.map(async (pid) => {
-      // Another user's process, or one gone meanwhile, is simply not ours.
-      const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
-      return environ && Buffer.concat([Buffer.from([0]), environ]).includes(needle) ? pid : undefined;
-    }),
-  );
-  return marked.filter((pid): pid is number => pid !== undefined);
+/** Whether process `pid`'s environment holds `name=marker` (another user's process, or one gone meanwhile, is not ours). */
+export async function carriesMarker(pid: number, name: string, marker: string): Promise<boolean> {
+  const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+  return environ !== undefined && Buffer.concat([Buffer.from([0]), environ]).includes(Buffer.from(`\0${name}=${marker}\0`));
 }
 
-/** Signals every process still carrying the marker; resolves with how many there were. */
-export async function signalMarked(name: string, marker: string, signal: NodeJS.Signals): Promise<number> {
-  const pids = await markedProcesses(name, marker);
+/** Pids of the live processes `match` takes, the caller excluded: /proc read once. */
+export async function processesWhere(match: (pid: number) => Promise<boolean>): Promise<number[]> {
+  const names = await readdir('/proc').catch(() => [] as string[]);
+  const pids = names.map(Number).filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid);
+  const taken = await Promise.all(pids.map(async (pid) => ((await match(pid)) ? pid : undefined)));
+  return taken.filter((pid): pid is number => pid !== undefined);
+}
+
+/** Pids of the live processes whose environment holds `name=marker`, the caller excluded. */
+export function markedProcesses(name: string, marker: string): Promise<number[]> {
+  return processesWhere((pid) => carriesMarker(pid, name, marker));
+}
+
+/** Signals every process `match` takes; resolves with how many there were. */
+export async function signalProcessesWhere(match: (pid: number) => Promise<boolean>, signal: NodeJS.Signals): Promise<number> {
+  const pids = await processesWhere(match);
   for (const pid of pids) {
     try {
       process.kill(pid, signal);
@@ -44,4 +48,9 @@ export async function signalMarked(name: string, marker: string, signal: NodeJS.
     }
   }
   return pids.length;
+}
+
+/** Signals every process still carrying the marker; resolves with how many there were. */
+export function signalMarked(name: string, marker: string, signal: NodeJS.Signals): Promise<number> {
+  return signalProcessesWhere((pid) => carriesMarker(pid, name, marker), signal);
 }

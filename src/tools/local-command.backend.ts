@@ -9,7 +9,7 @@ import { readlinkSync } from 'node:fs';
 import { readdir, readlink } from 'node:fs/promises';
 import type { CommandBackend, CommandOutcome } from './backends.js';
 import { CappedOutput } from './capped-output.js';
-import { signalMarked } from '../core/marked-processes.js';
+import { carriesMarker, signalProcessesWhere } from '../core/marked-processes.js';
 
 export interface LocalCommandOptions {
   /** Shell used for `-c`; default `/bin/sh`. */
@@ -42,10 +42,6 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
  */
 export const COMMAND_MARKER_ENV = 'TROUPE_COMMAND_ID';
 
-/** Signals every process still carrying the command's marker. */
-async function signalCommand(marker: string, signal: NodeJS.Signals): Promise<void> {
-  await signalMarked(COMMAND_MARKER_ENV, marker, signal);
-}
 
 /**
  * troupe's own credential, withheld from every command whatever the options say: TROUPE_TOKEN is the
@@ -73,30 +69,24 @@ function outputEnds(pid: number | undefined): string[] {
   return ends;
 }
 
+/** Whether process `pid` holds one of the command's output ends. */
+async function holdsOutput(pid: number, ends: readonly string[]): Promise<boolean> {
+  if (ends.length === 0) return false;
+  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])) {
+    if (ends.includes(await readlink(`/proc/${pid}/fd/${fd}`).catch(() => ''))) return true;
+  }
+  return false;
+}
+
 /**
- * Signals every process (this one excluded) that holds one of the command's output ends. A process
- * that left the group (`setsid`) and cleared its environment (`env -i`), so that neither the group
- * kill nor the marker reaches it, still holds the output it inherited: until 2026-12-07 such a one
+ * Signals every process (this one excluded) still carrying the command's marker, or holding one of
+ * its output ends (`ends`: none once the output has closed), in one reading of /proc. A process that
+ * left the group (`setsid`) and cleared its environment (`env -i`), so that neither the group kill
+ * nor the marker reaches it, still holds the output it inherited: until 2026-12-07 such a one
  * outlived the command, and held the call until the drain timer gave up on its output.
  */
-async function signalOutputHolders(ends: readonly string[], signal: NodeJS.Signals): Promise<void> {
-  if (ends.length === 0) return;
-  const pids = (await readdir('/proc').catch(() => [] as string[])).map(Number).filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid);
-  await Promise.all(
-    pids.map(async (pid) => {
-      // Another user's process (unreadable), or one gone meanwhile, is not ours.
-      const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-      for (const fd of fds) {
-        if (!ends.includes(await readlink(`/proc/${pid}/fd/${fd}`).catch(() => ''))) continue;
-        try {
-          process.kill(pid, signal);
-        } catch {
-          // already gone
-        }
-        return;
-      }
-    }),
-  );
+function signalLeftovers(marker: string, ends: readonly string[], signal: NodeJS.Signals): Promise<number> {
+  return signalProcessesWhere(async (pid) => (await carriesMarker(pid, COMMAND_MARKER_ENV, marker)) || holdsOutput(pid, ends), signal);
 }
 
 /** The agent's environment without the withheld variables. */
@@ -136,12 +126,10 @@ export function createLocalCommandBackend(options: LocalCommandOptions = {}): Co
         const terminate = (): void => {
           if (pgid === undefined || killTimer) return;
           signalGroup(pgid, 'SIGTERM');
-          void signalCommand(marker, 'SIGTERM');
-          void signalOutputHolders(ends, 'SIGTERM');
+          void signalLeftovers(marker, ends, 'SIGTERM');
           killTimer = setTimeout(() => {
             if (signalGroup(pgid, 0)) signalGroup(pgid, 'SIGKILL');
-            void signalCommand(marker, 'SIGKILL');
-            if (!settled) void signalOutputHolders(ends, 'SIGKILL');
+            void signalLeftovers(marker, settled ? [] : ends, 'SIGKILL');
           }, killGraceMs);
           killTimer.unref();
         };
