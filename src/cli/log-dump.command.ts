@@ -6,6 +6,7 @@
 import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
+import { HISTORY_PAGE_BYTES } from '../core/ports.js';
 import { isValidSessionId } from '../core/ids.js';
 import { readEventRangeFd, readLogFile, scanFd, type LogScan } from '../store/log-file.reader.js';
 import { resolveTroupeHome, sessionLogPath, sessionsDir } from '../store/paths.js';
@@ -136,9 +137,8 @@ export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<num
   }
 }
 
-/** Events a page of the dump decodes at most, and about how many bytes of them: all it holds at once. */
+/** Events a page of the dump decodes at most (and HISTORY_PAGE_BYTES of them): all it holds at once. */
 const PAGE_EVENTS = 4096;
-const PAGE_BYTES = 4 * 1024 * 1024;
 
 /**
  * The log at `path`: its scan, and its events a page at a time. A file is scanned (frames and
@@ -172,7 +172,7 @@ async function openLog(path: string): Promise<{ scan: LogScan; pages: Iterable<A
 
 function* pagesOf(fd: number, path: string, scan: LogScan): Iterable<AgentEvent[]> {
   for (let after = scan.firstSeq === undefined ? scan.lastSeq : scan.firstSeq - 1; after < scan.lastSeq; ) {
-    const page = readEventRangeFd(fd, path, scan.checkpoints, after, PAGE_EVENTS, scan.validBytes, PAGE_BYTES);
+    const page = readEventRangeFd(fd, path, scan.checkpoints, after, PAGE_EVENTS, scan.validBytes, HISTORY_PAGE_BYTES);
     if (page.length === 0) return;
     yield page;
     after = page[page.length - 1]!.seq;
