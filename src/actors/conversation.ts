@@ -3,7 +3,7 @@
  * from events, a session reopened from its log (after a restart or a crash) sends the model exactly
  * what it would have sent before.
  */
-import { ContentJoiner, isParted } from '../core/content-parts.js';
+import { ContentJoiner } from '../core/content-parts.js';
 import type { AgentEvent, ContentBlock, EventOf, ToolStatus } from '../core/events.js';
 import { contentChars, type ModelMessage } from '../core/provider.js';
 import { jsonLength } from '../core/json-bytes.js';
@@ -76,8 +76,8 @@ export class Conversation {
 
   apply(event: AgentEvent): void {
     this.lastSeq = event.seq;
-    // Parts a crash left with no message after them are let go at the next event (ContentJoiner.release).
-    if (event.type !== 'content_part' && !isParted(event)) this.parts.release();
+    // Parts are taken until their message; any other event lets them go (a crash left them alone).
+    this.parts.see(event);
     switch (event.type) {
       case 'session_created':
         this.cwd = event.cwd;
@@ -93,9 +93,6 @@ export class Conversation {
         }
         if (event.title !== undefined) this.title = event.title;
         if (event.additionalDirectories !== undefined) this.additionalDirectories = event.additionalDirectories;
-        break;
-      case 'content_part':
-        this.parts.add(event);
         break;
       case 'user_message': {
         const content = this.parts.contentOf(event);

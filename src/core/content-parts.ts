@@ -146,12 +146,17 @@ export class ContentJoiner {
     return whole ? parseJsonSlices(slices) : undefined;
   }
 
+  /** `e` goes by: a `content_part` is taken; any other event but a parted one lets go of the parts (release). */
+  see(e: AgentEvent): void {
+    if (e.type === 'content_part') this.add(e);
+    else if (!isParted(e)) this.release();
+  }
+
   /** `e` with its content (input) joined if it is a parted event; a `content_part` is taken and gives undefined. */
   take(e: AgentEvent): AgentEvent | undefined {
-    if (e.type === 'content_part') return void this.add(e);
     if (!isParted(e)) {
-      this.release();
-      return e;
+      this.see(e);
+      return e.type === 'content_part' ? undefined : e;
     }
     // Taken whatever its parts: the pending parts go either way.
     const whole = e.type === 'tool_call_started' ? { input: this.inputOf(e) } : { content: this.contentOf(e) };
