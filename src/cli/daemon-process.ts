@@ -10,7 +10,7 @@ import { daemonLockPath, daemonStatePath, makeDirs, unusableHomeMessage } from '
 import { CliError } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
 import { daemonLogPath, pidAlive } from './daemon-home.js';
-import { lookAtDaemon, runningDaemon } from './daemon-locate.js';
+import { lookAtDaemon, runningDaemon, type RunningDaemon } from './daemon-locate.js';
 
 /** bin/troupe.js, three levels above dist/src/cli. */
 export const TROUPE_BIN = fileURLToPath(new URL('../../../bin/troupe.js', import.meta.url));
@@ -22,12 +22,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * if it exits first (say another CLI started a daemon a moment earlier and holds the lock), the
  * winner is used instead once it is ready.
  */
-export async function waitForDaemon(home: string, exited: () => boolean, timeoutMs: number, describe: () => string): Promise<DaemonTarget> {
+export async function waitForDaemon(home: string, exited: () => boolean, timeoutMs: number, describe: () => string): Promise<RunningDaemon> {
   const deadline = Date.now() + timeoutMs;
   let exitSeenAt: number | undefined;
   while (Date.now() < deadline) {
     const running = await runningDaemon(home);
-    if (running) return running.target;
+    if (running) return running;
     if (exited()) {
       exitSeenAt ??= Date.now();
       // Our daemon is gone; give a concurrent winner a moment, then report ours.
@@ -39,10 +39,10 @@ export async function waitForDaemon(home: string, exited: () => boolean, timeout
 }
 
 /**
- * Starts a detached daemon for `home` and waits for it. `spawned`: the pid of the process started
- * here, which is not the daemon found when another start won the home's lock meanwhile.
+ * Starts a detached daemon for `home` and waits for it: its target and pid, and whether it is the
+ * process started here (not when another start won the home's lock meanwhile).
  */
-export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<DaemonTarget & { spawned?: number }> {
+export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<{ target: DaemonTarget; pid: number; started: boolean }> {
   let log: number;
   let logStart = 0;
   try {
@@ -68,8 +68,8 @@ export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise
   } finally {
     closeSync(log);
   }
-  const target = await waitForDaemon(home, () => exitCode !== undefined, 15_000, () => `${servesLastWords(home, logStart) ?? `it exited with code ${exitCode}`}; see ${daemonLogPath(home)}`);
-  return { ...target, ...(spawned === undefined ? {} : { spawned }) };
+  const running = await waitForDaemon(home, () => exitCode !== undefined, 15_000, () => `${servesLastWords(home, logStart) ?? `it exited with code ${exitCode}`}; see ${daemonLogPath(home)}`);
+  return { target: running.target, pid: running.state.pid, started: running.state.pid === spawned };
 }
 
 /**

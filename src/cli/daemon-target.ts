@@ -73,5 +73,5 @@ export async function connectDaemon(io: CliIo, opts: { autoStart: boolean; stand
     return { target: running.target, release: nothing };
   }
   if (!opts.autoStart) throw new CliError('daemon_unreachable', `no troupe daemon is running for ${home} (start one with 'troupe daemon start')`);
-  return { target: await startDaemon(home, io.env), release: nothing };
+  return { target: (await startDaemon(home, io.env)).target, release: nothing };
 }

@@ -101,12 +101,10 @@ async function start(io: CliIo, home: string, force: boolean): Promise<number> {
     await stopDaemon(home);
     io.stderr.write(`stopped the daemon of version ${printable(String(running.version))} (pid ${running.state.pid})\n`);
   }
-  const target = await startDaemon(home, io.env);
-  const state = readDaemonState(home);
-  // Another start (a `troupe run`, a second `daemon start`) won the home's lock meanwhile: this one's
-  // daemon gave way to it. Until 2026-12-07 every one of them said it had started the daemon.
-  const started = !state || target.spawned === undefined || state.pid === target.spawned;
-  io.stdout.write(`${started ? 'started the daemon' : 'the daemon is already running'} at ${target.url}${state ? ` (pid ${state.pid})` : ''}\n`);
+  // Another start (a `troupe run`, a second `daemon start`) may have won the home's lock meanwhile:
+  // this one's daemon gave way to it. Until 2026-12-07 every one of them said it had started the daemon.
+  const { target, pid, started } = await startDaemon(home, io.env);
+  io.stdout.write(`${started ? 'started the daemon' : 'the daemon is already running'} at ${target.url} (pid ${pid})\n`);
   return EXIT.ok;
 }
 

@@ -119,7 +119,7 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
   running.add(stop);
   void gone.then(() => running.delete(stop));
   try {
-    const target = await waitForDaemon(home, () => exited, 15_000, () => tail(daemonLogPath(home)));
+    const { target } = await waitForDaemon(home, () => exited, 15_000, () => tail(daemonLogPath(home)));
     return { pid: child.pid!, home, target, stop };
   } catch (err) {
     await stop();
