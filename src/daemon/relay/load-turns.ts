@@ -17,7 +17,6 @@ export interface WaitingLoad {
 export class LoadTurns {
   /** The child-side id of the load in flight. */
   private inFlight?: number;
-  private inFlightConn?: RelayConnection;
   private readonly waiting = new Map<number, WaitingLoad>();
 
   constructor(private readonly fanOut: UpdateFanOut) {}
@@ -81,7 +80,7 @@ export class LoadTurns {
     const load = this.waiting.get(id);
     if (!load) return false;
     this.waiting.delete(id);
-    const another = this.inFlightConn === load.conn || [...this.waiting.values()].some((w) => w.conn === load.conn);
+    const another = this.fanOut.replayingFor(load.conn) || [...this.waiting.values()].some((w) => w.conn === load.conn);
     if (!another) this.fanOut.unhold(load.conn);
     return true;
   }
@@ -89,7 +88,7 @@ export class LoadTurns {
   /** The request `id` was answered: true if it was the load in flight (the next may go). */
   answered(id: number): boolean {
     if (this.inFlight !== id) return false;
-    this.inFlight = this.inFlightConn = undefined;
+    this.inFlight = undefined;
     this.fanOut.endReplay();
     return true;
   }
@@ -97,20 +96,19 @@ export class LoadTurns {
   /** The request `id` died with its process: if it was the load in flight, its replay is dropped. */
   lost(id: number): void {
     if (this.inFlight !== id) return;
-    this.inFlight = this.inFlightConn = undefined;
+    this.inFlight = undefined;
     this.fanOut.dropReplay();
   }
 
   /** Every load is refused (the session failed, or no process could start). */
   clear(): void {
-    this.inFlight = this.inFlightConn = undefined;
+    this.inFlight = undefined;
     this.fanOut.dropReplay();
     this.waiting.clear();
   }
 
   private start(id: number, conn: RelayConnection): void {
     this.inFlight = id;
-    this.inFlightConn = conn;
     this.fanOut.startReplay(conn);
   }
 }

@@ -117,6 +117,11 @@ export class UpdateFanOut {
     this.ownEcho.delete(conn);
   }
 
+  /** Whether the load in flight is `conn`'s. */
+  replayingFor(conn: RelayConnection): boolean {
+    return this.replay?.conn === conn;
+  }
+
   /** The child's replay for the load in flight starts with the next update; it covers seqs up to `through`. */
   replayStarted(through: number): void {
     if (this.replay) [this.replay.through, this.replay.replayed] = [through, 0];
