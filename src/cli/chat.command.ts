@@ -11,7 +11,7 @@ import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
 import { Repl, scriptFailure } from './repl.js';
-import { openSession, type OpenedSession } from './session-open.js';
+import { openUnlessInterrupted, type OpenedSession } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
@@ -97,21 +97,12 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     process.on('SIGINT', onOpeningInterrupt);
     let opened;
     try {
-      opened = await openSession(link, daemon, {
-        sessionId: values.session,
-        cwd: values.cwd,
-        mode: values.mode,
-        model: values.model,
-        mcpServers,
-        additionalDirectories: values['add-dir'],
-      }).catch((err: unknown) => {
-        if (!interruptedWhileOpening) throw err;
-      });
+      const opts = { sessionId: values.session, cwd: values.cwd, mode: values.mode, model: values.model, mcpServers, additionalDirectories: values['add-dir'] };
+      opened = await openUnlessInterrupted(link, daemon, opts, () => interruptedWhileOpening);
     } finally {
       process.removeListener('SIGINT', onOpeningInterrupt);
     }
-    if (interruptedWhileOpening || !opened) {
-      if (opened && !opened.resumed) await daemon.remove(opened.sessionId).catch(() => undefined);
+    if (!opened) {
       io.stderr.write('troupe chat: interrupted\n');
       return EXIT.cancelled;
     }

@@ -9,7 +9,7 @@ import { beforeHastyExit, cancelOnTermination, CliError, EXIT, reportError, type
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
-import { openSession } from './session-open.js';
+import { openUnlessInterrupted } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
@@ -149,12 +149,9 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
         if (method === '_troupe/session_failed') note(style.red(sessionFailedNote(params)));
       },
     });
-    const opened = await openSession(link, client, { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers, additionalDirectories: o['add-dir'] }).catch((err: unknown) => {
-      if (!interruptedWhileOpening) throw err;
-    });
-    if (interruptedWhileOpening || !opened) {
-      // Made or not (its opening may fail meanwhile), nothing of it stays: exit 130 as for any Ctrl-C.
-      if (opened) await client.remove(opened.sessionId).catch(() => undefined);
+    const opts = { sessionId: o.session, cwd: o.cwd, mode: o.mode, model: o.model, mcpServers: o.mcpServers, additionalDirectories: o['add-dir'] };
+    const opened = await openUnlessInterrupted(link, client, opts, () => interruptedWhileOpening);
+    if (!opened) {
       renderer.done();
       io.stderr.write('troupe run: interrupted\n');
       return EXIT.cancelled;

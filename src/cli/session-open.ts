@@ -32,6 +32,20 @@ export interface OpenedSession {
   resumed: boolean;
 }
 
+/**
+ * {@link openSession}, unless the person interrupted (Ctrl-C) while it ran: then undefined, and a
+ * session it made meanwhile is deleted again (made or not, nothing of it stays: the command exits 130).
+ */
+export async function openUnlessInterrupted(link: AcpLink, client: DaemonClient, opts: OpenOptions, interrupted: () => boolean): Promise<OpenedSession | undefined> {
+  const opened = await openSession(link, client, opts).catch((err: unknown) => {
+    if (!interrupted()) throw err;
+    return undefined;
+  });
+  if (!interrupted()) return opened;
+  if (opened && !opened.resumed) await client.remove(opened.sessionId).catch(() => undefined);
+  return undefined;
+}
+
 /** Creates or resumes the session, then applies mode and model. */
 export async function openSession(link: AcpLink, client: DaemonClient, opts: OpenOptions): Promise<OpenedSession> {
   const call = async <T>(p: Promise<T>): Promise<T> => {
