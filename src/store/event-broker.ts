@@ -126,10 +126,15 @@ export class EventBroker {
     }
   }
 
+  /** Where the retained event with this seq is in `ring` and `sizes`. */
+  private slot(seq: number): number {
+    return this.head + (seq - this.dropped - 1);
+  }
+
   /** The retained event with this seq, if memory still has it. */
   retained(seq: number): AgentEvent | undefined {
     if (seq <= this.dropped || seq > this.last) return undefined;
-    return this.ring[this.head + (seq - this.dropped - 1)];
+    return this.ring[this.slot(seq)];
   }
 
   /** Whether events after `cursor` can still be served (from memory or the cold source). */
@@ -163,7 +168,7 @@ export class EventBroker {
     let bytes = 0;
     while (pos < this.last && scanned < scanLimit && events.length < limit && bytes < maxBytes) {
       if (pos >= this.dropped) {
-        const at = this.head + (pos - this.dropped);
+        const at = this.slot(pos + 1);
         const e = this.ring[at]!;
         const kept = !filter || filter(e);
         // As the file bounds its batches: the event that would go over is the next page's first.
