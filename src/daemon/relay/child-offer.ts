@@ -8,13 +8,22 @@
  */
 import type { RelayConnection } from './relay-connection.js';
 
+type Child = { state: string; proc?: { alive: boolean; send(msg: Record<string, unknown>): unknown } };
+
 export class ChildOffer {
   /** The offer the running process was told last (JSON), if any. */
   private told?: string;
 
-  /** `caps`: the creating, reviving or waking connection's; `attached`: the session's connections. */
-  of(caps: Record<string, unknown>, attached: Iterable<RelayConnection>): Record<string, unknown> {
-    const open = [...attached].filter((c) => !c.isClosed);
+  /** `caps`: the creating, reviving or waking connection's; `attached`: the session's connections; `child`: its process. */
+  constructor(
+    private readonly caps: () => Record<string, unknown>,
+    private readonly attached: () => Iterable<RelayConnection>,
+    private readonly child: () => Child,
+  ) {}
+
+  private of(): Record<string, unknown> {
+    const caps = this.caps();
+    const open = [...this.attached()].filter((c) => !c.isClosed);
     if (open.length === 0) return caps;
     const served = (method: string) => open.some((c) => c.serves(method));
     const fs = { ...(caps.fs as Record<string, unknown> | undefined), readTextFile: served('fs/read_text_file'), writeTextFile: served('fs/write_text_file') };
@@ -22,25 +31,26 @@ export class ChildOffer {
   }
 
   /** The offer for a process starting now, remembered as told. */
-  toStart(caps: Record<string, unknown>, attached: Iterable<RelayConnection>): Record<string, unknown> {
-    const offer = this.of(caps, attached);
+  toStart(): Record<string, unknown> {
+    const offer = this.of();
     this.told = JSON.stringify(offer);
     return offer;
   }
 
   /**
-   * Tells `child`'s process the offer if it changed, when it serves. Not one at rest (it is told as
-   * it starts), nor one starting: its boot tells it at the end (`changed`).
+   * Tells the process the offer if it changed, when it serves. Not one at rest (it is told as it
+   * starts), nor one starting: its boot tells it at the end (`changed`).
    */
-  tell(child: { state: string; proc?: { alive: boolean; send(msg: Record<string, unknown>): unknown } }, caps: Record<string, unknown>, attached: Iterable<RelayConnection>): void {
+  tell(): void {
+    const child = this.child();
     if ((child.state !== 'ready' && child.state !== 'busy') || !child.proc?.alive) return;
-    const msg = this.changed(caps, attached);
+    const msg = this.changed();
     if (msg) void child.proc.send(msg);
   }
 
   /** The notification that tells the process the offer, if it changed since it was told (then remembered as told). */
-  changed(caps: Record<string, unknown>, attached: Iterable<RelayConnection>): Record<string, unknown> | undefined {
-    const offer = this.of(caps, attached);
+  changed(): Record<string, unknown> | undefined {
+    const offer = this.of();
     const told = JSON.stringify(offer);
     if (told === this.told) return undefined;
     this.told = told;

@@ -48,7 +48,7 @@ export class RelaySession {
   /** The capabilities of the connection that created, revived or woke the session (Relay.toSession). */
   caps: Record<string, unknown> = {};
   /** What the process is told its clients offer: `caps`, with files and a terminal as those attached serve them. */
-  private readonly offer = new ChildOffer();
+  private readonly offer = new ChildOffer(() => this.caps, () => this.attached.keys(), () => this.child);
   /**
    * The MCP servers the session's client named last (session/new, load or resume): a child started
    * again (after a crash or an idle stop) resumes the session with them, so its tools stay.
@@ -116,7 +116,7 @@ export class RelaySession {
     this.pending.back(conn);
     this.fanOut.attach(conn, replay);
     conn.sessions.add(this);
-    this.offer.tell(this.child, this.caps, this.attached.keys());
+    this.offer.tell();
   }
 
   /** The connections attached, with the furthest update each has been sent. */
@@ -128,7 +128,7 @@ export class RelaySession {
     this.fanOut.detach(conn);
     conn.sessions.delete(this);
     for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
-    this.offer.tell(this.child, this.caps, this.attached.keys());
+    this.offer.tell();
   }
 
   /**
@@ -252,7 +252,7 @@ export class RelaySession {
     // that opens the session in it carries the client's capabilities instead.
     const ahead = (await proc.initializedAhead) === true;
     if (!ahead) {
-      const init = await this.request('initialize', childInitializeParams(this.offer.toStart(this.caps, this.attached.keys()), this.ctx.version), proc);
+      const init = await this.request('initialize', childInitializeParams(this.offer.toStart(), this.ctx.version), proc);
       if (init?.protocolVersion !== 1) throw new Error('the child did not answer initialize with protocol 1');
     }
     // A fresh child for a session that exists resumes it from its log, without replay, with the
@@ -262,11 +262,11 @@ export class RelaySession {
       // (crash-catch-up.ts). Not otherwise: a clean stop sent everything.
       const sent = kind === 'restart' ? this.catchUp.resumeFields(this.fanOut.sentSeq) : {};
       const params = childResumeParams(this.sessionId, this.cwd, this.mcpServers, this.ctx.indexedSeq(this.sessionId), sent);
-      this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.offer.toStart(this.caps, this.attached.keys())) : params, proc));
+      this.catchUp.opened(await this.request('session/resume', ahead ? withClientCaps(params, this.offer.toStart()) : params, proc));
       this.catchUp.caughtUp();
-    } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.offer.toStart(this.caps, this.attached.keys())) } : undefined));
+    } else if (ahead) this.child.amendFirstQueued((m) => (OPENING.has(String(m.method)) ? { ...m, params: withClientCaps(m.params, this.offer.toStart()) } : undefined));
     // Connections that came or went while it booted: told once it serves (queued until then).
-    const told = this.offer.changed(this.caps, this.attached.keys());
+    const told = this.offer.changed();
     if (told) this.child.send(told);
   }
 
