@@ -10,11 +10,16 @@
  *   synced), which is then renamed over it. The file is the old one or the new one at every moment,
  *   even if the agent is killed. What a rename does not keep: the inode (and with it extended
  *   attributes and ACLs).
- * - A file with hard links, one whose owner or group the temporary file cannot be given, or one in a
- *   directory where no temporary file can be made, is written in place, as before, so that every link
- *   sees the edit and the owner stays: the part beyond the old length is written first (the only part
- *   that needs new disk space; if it fails, the file is cut back to its old length, unchanged), then
- *   the old length is overwritten and the file cut to the new one.
+ * - A file with hard links is replaced the same way, which breaks the link: the name written holds
+ *   the new content and every other name keeps the old. Another name of the file may lie outside the
+ *   workspace (pnpm's node_modules are hard links into its store in the home directory), and
+ *   writing the shared inode in place changed the file there too (until 2026-12-07). Where no
+ *   temporary file can be made, or given the owner and group, such a file is refused, unchanged.
+ * - A file with one link whose owner or group the temporary file cannot be given, or one in a
+ *   directory where no temporary file can be made, is written in place, as before, so that the owner
+ *   stays: the part beyond the old length is written first (the only part that needs new disk space;
+ *   if it fails, the file is cut back to its old length, unchanged), then the old length is
+ *   overwritten and the file cut to the new one.
  * - A new file is written whole under a temporary name beside it (created and checked the same way,
  *   and synced) and then linked into place, which never replaces what appeared there meanwhile: it
  *   is absent or complete at every moment. Until 2026-12-07 it was created empty and then written,
@@ -29,6 +34,8 @@ import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { createExclusive, openForWrite, type Confine } from './confined-open.js';
+import { shownName } from './path-guard.js';
+import { errnoOf } from './tool.js';
 
 /** Writes all of `data` at `position` (a write may take less than it is given). */
 async function writeAll(handle: FileHandle, data: Buffer, position: number): Promise<void> {
@@ -54,23 +61,24 @@ async function overwriteInPlace(handle: FileHandle, data: Buffer, oldSize: numbe
 
 /**
  * Replaces the file at `real` (its real path, checked) by a new one holding `data`, with the old
- * one's owner, group and mode. False, with nothing changed, when no such temporary file can be made.
+ * one's owner, group and mode. Undefined when done; otherwise why it could not be, nothing changed.
  */
-async function replaceByRename(real: string, data: Buffer, old: Stats, confine: Confine | undefined): Promise<boolean> {
+async function replaceByRename(real: string, data: Buffer, old: Stats, confine: Confine | undefined): Promise<string | undefined> {
   const temp = tempBeside(dirname(real), basename(real));
   let handle: FileHandle;
   try {
     handle = await createExclusive(temp, 0o600, confine);
   } catch (err) {
     if (err instanceof TroupeError) throw err;
-    return false; // a directory we may not write in: the file itself may still be writable in place
+    // A directory we may not write in: the file itself may still be writable in place.
+    return `no new file can be made in its directory (${errnoOf(err) ?? String(err)})`;
   }
   let renamed = false;
   try {
     const made = await handle.stat();
     if (made.uid !== old.uid || made.gid !== old.gid) {
       const kept = await handle.chown(old.uid, old.gid).then(() => true, () => false);
-      if (!kept) return false;
+      if (!kept) return 'a new file cannot be given its owner and group';
     }
     // After chown, which clears set-user-ID and set-group-ID bits.
     await handle.chmod(old.mode & 0o7777);
@@ -79,7 +87,7 @@ async function replaceByRename(real: string, data: Buffer, old: Stats, confine: 
     // Renamed over the real path: a symlink on the way stays a symlink.
     await rename(temp, real);
     renamed = true;
-    return true;
+    return undefined;
   } finally {
     await handle.close().catch(() => undefined);
     if (!renamed) await unlink(temp).catch(() => undefined);
@@ -149,23 +157,37 @@ export async function replaceContent(absPath: string, content: string, confine: 
       return;
     }
     const old = await handle.stat();
-    if (old.nlink === 1) {
-      // Without /proc the real path is asked after the open (the check on the open was skipped too).
-      const at = real ?? (await realpath(absPath));
-      await close();
-      if (await replaceByRename(at, data, old, confine)) return;
-      // The file may have changed since: the in-place write opens it again, checked again.
-      const again = await openForWrite(absPath, confine);
-      try {
-        await overwriteInPlace(again.handle, data, (await again.handle.stat()).size);
-      } finally {
-        await again.handle.close();
-      }
-      return;
+    // Without /proc the real path is asked after the open (the check on the open was skipped too).
+    // For a hard-linked file, /proc names it by the name it was opened by, the checked one.
+    const at = real ?? (await realpath(absPath));
+    await close();
+    const why = await replaceByRename(at, data, old, confine);
+    if (why === undefined) return;
+    // The file may have changed since: the in-place write opens it again, checked again, and its
+    // links are counted again (a link made meanwhile counts).
+    const again = await openForWrite(absPath, confine);
+    try {
+      const now = await again.handle.stat();
+      if (now.nlink > 1) throw hardLinkedError(absPath, now.nlink, why);
+      await overwriteInPlace(again.handle, data, now.size);
+    } finally {
+      await again.handle.close();
     }
-    await overwriteInPlace(handle, data, old.size);
   } finally {
     await close();
   }
+}
+
+/**
+ * A hard-linked file that cannot be replaced by a new one: writing it in place would change every
+ * name of it, and the others may lie outside the workspace, where no tool may change anything.
+ */
+function hardLinkedError(absPath: string, links: number, why: string): TroupeError {
+  const shown = shownName(absPath);
+  return new TroupeError(
+    'tool_failed',
+    `Cannot write ${shown}: it has ${links} hard links (other names of the same file, which may lie outside the workspace), and ${why}, so it cannot be replaced by a new file; writing it in place would change it under every name. Nothing was changed.`,
+    { path: shown, links },
+  );
 }
 
