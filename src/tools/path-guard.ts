@@ -170,8 +170,11 @@ export class PathGuard {
     // Real paths resolved once per list: the workspace does not move while it is in use.
     const realRoots = roots.map((root) => {
       try {
-        // A root that is itself a symlink counts by its target.
-        return realpathSync(root);
+        // A root that is itself a symlink counts by its target, as the kernel resolves it: the
+        // system's realpath, as check() uses (node:fs/promises realpath is it too). Node's JavaScript
+        // realpathSync drops a `link/..` in a link's target as text, before following `link`, so a
+        // root `ws -> link/..` was the directory holding the links (until 2026-12-07).
+        return realpathSync.native(root);
       } catch {
         return root;
       }
