@@ -24,7 +24,7 @@ const WRITE = constants.O_WRONLY | constants.O_NONBLOCK;
 const DELETED = ' (deleted)';
 
 /** The path the open descriptor refers to, or undefined where the system does not say. */
-async function openedPath(handle: FileHandle): Promise<string | undefined> {
+export async function openedPath(handle: FileHandle): Promise<string | undefined> {
   const path = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
   if (!path?.endsWith(DELETED)) return path;
   // An unlinked file reads "<path> (deleted)"; where it was is what counts. Only an unlinked one: a

@@ -1,7 +1,8 @@
 /** write_file: create or replace a whole file; parent directories are created as needed. */
-import { lstat, mkdir, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TroupeError } from '../core/errors.js';
+import { makeDirectories } from './confined-mkdir.js';
 import { notUtf8NameError } from './non-utf8-names.js';
 import { refuseDirectoryName, shownName, type GuardedPath } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, pathProperty } from './tool.js';
@@ -96,9 +97,10 @@ export function writeFileTool(_limits: ToolLimits): ToolDefinition {
     async run(input, env, ctx) {
       const { target, shown, oldText } = await planWrite(input, env, ctx.signal);
       try {
-        // Every existing ancestor resolved inside the workspace (the guard checked), so the new
-        // directories are created inside it too.
-        await mkdir(dirname(target.path), { recursive: true }).catch(async (err: unknown) => {
+        // Every existing ancestor resolved inside the workspace (the guard checked); the new
+        // directories are made in directories checked again as they are opened (confined-mkdir.ts).
+        await makeDirectories(dirname(target.path), (real) => env.guard.containsReal(real)).catch(async (err: unknown) => {
+          if (err instanceof TroupeError) throw err;
           const inTheWay = await ancestorInTheWay(dirname(target.path));
           if (inTheWay === undefined) throw err;
           throw new TroupeError('tool_failed', `Cannot create ${shown}: ${env.guard.display(inTheWay.path)} is not a directory (${inTheWay.what}); nothing was written.`, { path: shown, errno: 'ENOTDIR' });
