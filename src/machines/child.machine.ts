@@ -34,6 +34,12 @@ export type ChildEvent =
   | { type: 'REVIVE' };
 
 
+/**
+ * Where an operator's REVIVE takes a failed child: at rest, as an idle-stopped one. Named once: the
+ * relay reports the same transition for a failed child it no longer holds a machine for (Relay.revive).
+ */
+export const REVIVED_STATE = 'idleStopped';
+
 export const childMachine = setup({
   types: { context: {} as ChildContext, events: {} as ChildEvent, input: {} as { spec: ChildSpec } },
   actions: {
@@ -136,7 +142,7 @@ export const childMachine = setup({
     failed: {
       entry: 'markFailed',
       on: {
-        REVIVE: { target: 'idleStopped', actions: assign({ restarts: () => [], stopReason: 'idle' as const }) },
+        REVIVE: { target: REVIVED_STATE, actions: assign({ restarts: () => [], stopReason: 'idle' as const }) },
         STOP: { target: 'exited', actions: assign({ stopReason: ({ event }) => event.reason }) },
       },
     },

@@ -21,6 +21,7 @@ import { errorResponse, isRequest, rpcError, type JsonRpcMessage } from './rpc.j
 import { oncePerKey } from '../../core/once-per-key.js';
 import { OnePerTurn } from '../../core/next-turn.js';
 import { NO_PROCESS_STATES } from '../machine-hub.js';
+import { REVIVED_STATE } from '../../machines/child.machine.js';
 
 export interface RelayObserver {
   events?(sessionId: string, events: AgentEvent[]): void;
@@ -324,8 +325,11 @@ export class Relay implements AcpAgentSide, RelayContext {
     const failed = session ? session.child.failed : entry!.status === 'failed';
     if (!failed) throw new TroupeError('session_not_failed', `session ${sessionId} has not failed (its process is ${session?.child.state ?? 'not running'})`, { sessionId });
     await this.deps.index.clearFailed(sessionId);
-    // Checked again: a delete may have come while the index was written.
-    if (this.sessions.get(sessionId) === session) session?.child.revive();
+    // Checked again: a delete may have come while the index was written, or the session been released.
+    if (session && this.sessions.get(sessionId) === session) session.child.revive();
+    // Released after it failed, its machine is gone: its REVIVE is told here, or the hub's states (the
+    // API, the inspector) said `child: failed` until its next message (until 2026-12-07).
+    else if (this.failedChildren.has(sessionId)) this.transition(sessionId, 'child', REVIVED_STATE, 'REVIVE', Date.now());
     this.failedChildren.delete(sessionId);
     this.logger.info('session revived by an operator', { sessionId });
   }

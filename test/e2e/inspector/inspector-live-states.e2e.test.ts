@@ -26,7 +26,7 @@ const stateCell = (page: Page, sel: string, want: RegExp) =>
   });
 const lit = (page: Page) => page.$$eval('.chart .node.active:not(.compound)', (ns) => ns.map((n) => `${n.closest('svg')!.dataset.machine}:${(n as SVGElement).dataset.state}`).sort());
 
-test('inspector: after a kill -9 mid-turn and the restart, the session is shown idle with no turn; failed, with its restart', { timeout: 120_000 }, async (t) => {
+test('inspector: after a kill -9 mid-turn and the restart, the session is shown idle with no turn; failed, with its restart; revived, at rest', { timeout: 120_000 }, async (t) => {
   const { d, c, sessionId } = await daemonWithSession(t, 'http', { script, args: ['--restart-intensity', '1', '--restart-period-ms', '60000'] });
   const browser = await headlessChromium(t);
   const { page, errors } = await openInspector(browser, d, sessionId);
@@ -67,6 +67,19 @@ test('inspector: after a kill -9 mid-turn and the restart, the session is shown 
   const cells = (sel: string) => fresh.textContent(`#sessions tr[data-session="${sessionId}"] [data-testid=${sel}]`);
   await fresh.waitForFunction((sel) => document.querySelector(sel)?.textContent === '—', `#sessions tr[data-session="${sessionId}"] [data-testid=session-pid]`, { timeout: 15_000 });
   assert.deepEqual([await fresh.textContent(`#sessions tr[data-session="${sessionId}"] .pill`), await cells('session-restarts'), await cells('session-state')], ['failed', '1', '— · child failed']);
+
+  // Revived, it is at rest as an idle-stopped session no child holds: the revive reaches the pages as
+  // its child machine's transition, and the list is read again. Until 2026-12-07 no transition came:
+  // both pages drew it failed until its next message started it.
+  assert.equal((await d.api('POST', `/v1/sessions/${sessionId}/revive`, {})).status, 200);
+  const revived = (await transitions(d, sessionId)).at(-1)!;
+  assert.deepEqual([revived.machine, revived.state, revived.event], ['child', 'idleStopped', 'REVIVE']);
+  await received(page, revived.n);
+  assert.deepEqual(await captions(page), ['—', '—', 'idleStopped']);
+  assert.deepEqual(await lit(page), ['child:idleStopped']);
+  await received(fresh, revived.n);
+  await fresh.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'stored', `#sessions tr[data-session="${sessionId}"] .pill`, { timeout: 15_000 });
+  assert.deepEqual([await cells('session-restarts'), await cells('session-state')], ['—', '—']);
   assert.deepEqual(errors, []);
 });
 

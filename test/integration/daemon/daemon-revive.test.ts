@@ -63,6 +63,7 @@ test('a failed session is revived by an operator: it fails again while the cause
   const after = (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
   assert.equal(after.status, 'active');
   assert.equal(after.child.state, 'idleStopped');
+  assert.deepEqual(after.machines, { child: 'idleStopped' });
   await assert.rejects(prompt(c, sessionId, 'ping'), isFailed);
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.status, 'failed');
 
@@ -136,4 +137,47 @@ test('a revive the index cannot write (a full disk) is refused index_write_faile
   });
   assert.equal((await show()).status, 'active');
   assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
+});
+
+test('a failed session no client holds any more is shown revived at once: its child machine goes to idleStopped (REVIVE) in the API, the CLI and the live transitions, and its next prompt works', { timeout: 120_000 }, async (t) => {
+  const { d, c, sessionId, cwd, broken } = await answeredSession(t);
+  await failIt(d, sessionId, broken);
+  rmSync(broken);
+  // Its client gone, the daemon lets go of it (relay.ts release): only its failed status and its
+  // child's counts stay, and the machine hub's record of its child.
+  c.close();
+  await waitFor('the failed session released', async () => (await d.metric('troupe_sessions_held')) === 0);
+  const show = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json;
+  const listed = async () => (await d.api('GET', '/v1/sessions')).json.sessions.find((s: { id: string }) => s.id === sessionId);
+  assert.deepEqual([(await show()).status, (await show()).child?.state, (await show()).machines], ['failed', 'failed', { child: 'failed' }]);
+  const lastN = (await show()).transitions.at(-1).n;
+
+  assert.equal((await revive(d, sessionId)).status, 200);
+  // As an idle-stopped session no client holds: no process, its child machine at rest. Until
+  // 2026-12-07 its machines said `child: failed` until its next message started it.
+  for (const s of [await show(), await listed()]) {
+    assert.equal(s.status, 'active');
+    assert.equal(s.child, null, 'no child of this daemon holds it');
+    assert.equal(s.live, false);
+    assert.deepEqual(s.machines, { child: 'idleStopped' });
+  }
+  const revivedBy = (await show()).transitions.filter((x: { n: number }) => x.n > lastN);
+  assert.deepEqual(revivedBy.map(({ machine, state, event }: any) => ({ machine, state, event })), [{ machine: 'child', state: 'idleStopped', event: 'REVIVE' }], 'the revive is a transition of its child machine');
+  const cli = (...args: string[]) => spawnSync(process.execPath, [resolve('bin/troupe.js'), 'sessions', ...args], { env: { PATH: process.env.PATH ?? '', HOME: d.home, TROUPE_HOME: d.home }, encoding: 'utf8' });
+  const json = cli('show', sessionId, '--json');
+  assert.equal(json.status, 0, json.stderr);
+  const shown = JSON.parse(json.stdout);
+  assert.deepEqual([shown.status, shown.child, shown.machines], ['active', null, { child: 'idleStopped' }]);
+  const text = cli('show', sessionId);
+  assert.equal(text.status, 0, text.stderr);
+  assert.match(text.stdout, /status {7}active\n/);
+  assert.match(text.stdout, /process {6}not running\n/);
+  assert.match(text.stdout, /machines {5}child: idleStopped\n/);
+
+  const other = d.connect('ws');
+  t.after(() => other.close());
+  await other.init();
+  await other.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal((await prompt(other, sessionId, 'again')).stopReason, 'end_turn');
+  assert.equal((await show()).status, 'active');
 });
