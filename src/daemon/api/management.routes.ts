@@ -115,6 +115,9 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
   server.route('POST', '/v1/sessions/:id/cancel', (req) => {
     const id = req.params.id!;
     entryOf(id);
+    // A failed session runs nothing until revived, and says so (as to its ACP requests): until
+    // 2026-12-07 cancel answered `cancelled: false`, and steer no_active_turn.
+    relay.refuseFailed(id);
     const live = relay.sessions.get(id);
     // Only a running turn can be cancelled; an idle session says so rather than pretend.
     const running = Boolean(live?.live) && hub.states(id).session === 'running';
@@ -129,6 +132,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     if (typeof body.expectedTurnId !== 'string') throw new TroupeError('invalid_params', 'steer needs expectedTurnId (the running turn, from _troupe/session_state or the event log)');
     const prompt = Array.isArray(body.prompt) ? (body.prompt as ContentBlock[]) : typeof body.text === 'string' ? [{ type: 'text', text: body.text }] : undefined;
     if (!prompt?.length) throw new TroupeError('invalid_params', 'steer needs text (a string) or prompt (content blocks)');
+    relay.refuseFailed(id);
     const live = relay.sessions.get(id);
     if (!live?.live) throw new TroupeError('no_active_turn', 'the session has no running turn', { sessionId: id });
     try {

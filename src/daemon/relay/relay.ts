@@ -51,8 +51,9 @@ export interface RelayDeps {
   observer?: RelayObserver;
 }
 
-const failedResponse = (id: JsonRpcMessage['id'], sessionId: string): JsonRpcMessage =>
-  errorResponse(id, 'session_failed', `session ${sessionId} crashed too often and is no longer restarted`, { sessionId });
+/** A failed session's refusal: of its ACP requests, and of the management API's cancel and steer. */
+const sessionFailed = (sessionId: string) => new TroupeError('session_failed', `session ${sessionId} crashed too often and is no longer restarted`, { sessionId });
+const failedResponse = (id: JsonRpcMessage['id'], sessionId: string): JsonRpcMessage => ({ jsonrpc: '2.0', id, error: sessionFailed(sessionId).toRpc() });
 
 /** Methods that may bring a stored session back into a child. */
 const REVIVING = new Set(['session/load', 'session/resume']);
@@ -322,8 +323,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     const entry = this.deps.index.get(sessionId);
     const session = this.sessions.get(sessionId);
     if (!session && (!entry || entry.status === 'deleted')) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
-    const failed = session ? session.child.failed : entry!.status === 'failed';
-    if (!failed) throw new TroupeError('session_not_failed', `session ${sessionId} has not failed (its process is ${session?.child.state ?? 'not running'})`, { sessionId });
+    if (!this.failed(sessionId)) throw new TroupeError('session_not_failed', `session ${sessionId} has not failed (its process is ${session?.child.state ?? 'not running'})`, { sessionId });
     await this.deps.index.clearFailed(sessionId);
     // Checked again: a delete may have come while the index was written, or the session been released.
     if (session && this.sessions.get(sessionId) === session) session.child.revive();
@@ -332,6 +332,17 @@ export class Relay implements AcpAgentSide, RelayContext {
     else if (this.failedChildren.has(sessionId)) this.transition(sessionId, 'child', REVIVED_STATE, 'REVIVE', Date.now());
     this.failedChildren.delete(sessionId);
     this.logger.info('session revived by an operator', { sessionId });
+  }
+
+  /** Whether the session failed for good (until revived): its child's machine says while held, else its index status. */
+  failed(sessionId: string): boolean {
+    const session = this.sessions.get(sessionId);
+    return session ? session.child.failed : this.deps.index.get(sessionId)?.status === 'failed';
+  }
+
+  /** Throws session_failed for a failed session: what acts on its process is refused, as its ACP requests are. */
+  refuseFailed(sessionId: string): void {
+    if (this.failed(sessionId)) throw sessionFailed(sessionId);
   }
 
   /** `sessions`: the ones the connection was attached to, now detached. */

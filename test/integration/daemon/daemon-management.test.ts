@@ -237,8 +237,10 @@ test('a session whose process died mid-turn and is not restarted (failed) names 
   // The turn ended with its process (a next process would log it agent_crashed); until 2026-12-06
   // the detail kept naming it as running, for as long as the daemon ran.
   assert.equal(failed.turnId, undefined, `no running turn (it named ${turnId})`);
+  // Steering the turn it named is refused as the session's every request is: it failed (until
+  // 2026-12-07 409 no_active_turn, test/integration/daemon/daemon-revive.test.ts).
   const steer = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: turnId, text: 'x' });
-  assert.deepEqual([steer.status, steer.json.error?.code], [409, 'no_active_turn']);
+  assert.deepEqual([steer.status, steer.json.error?.code], [503, 'session_failed']);
 });
 
 test('a session deleted while its prompt runs: the prompt is answered session_not_found (deleted), not agent_crashed', async (t) => {

@@ -33,6 +33,9 @@ async function failIt(d: Daemon, sessionId: string, broken: string): Promise<voi
 
 const revive = (d: Daemon, id: string) => d.api('POST', `/v1/sessions/${id}/revive`, {});
 
+/** The CLI (`troupe ARGS…`) on the daemon of `d`'s home. */
+const troupe = (d: Daemon, ...args: string[]) => spawnSync(process.execPath, [resolve('bin/troupe.js'), ...args], { env: { PATH: process.env.PATH ?? '', HOME: d.home, TROUPE_HOME: d.home }, encoding: 'utf8' });
+
 /** No pool (each process is started for the session, and meets the cause), one restart allowed. */
 const ONE_RESTART = ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '60000'];
 
@@ -93,7 +96,7 @@ test('a session failed in an earlier daemon run is revived with `troupe sessions
   t.after(() => later.close());
   await later.init();
   await assert.rejects(later.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), isFailed, 'still failed in the next daemon run');
-  const cli = (...args: string[]) => spawnSync(process.execPath, [resolve('bin/troupe.js'), 'sessions', ...args], { env: { PATH: process.env.PATH ?? '', HOME: again.home, TROUPE_HOME: again.home }, encoding: 'utf8' });
+  const cli = (...args: string[]) => troupe(again, 'sessions', ...args);
   const revived = cli('revive', sessionId);
   assert.equal(revived.status, 0, revived.stderr);
   assert.match(revived.stdout, new RegExp(`revived ${sessionId}`));
@@ -163,7 +166,7 @@ test('a failed session no client holds any more is shown revived at once: its ch
   }
   const revivedBy = (await show()).transitions.filter((x: { n: number }) => x.n > lastN);
   assert.deepEqual(revivedBy.map(({ machine, state, event }: any) => ({ machine, state, event })), [{ machine: 'child', state: 'idleStopped', event: 'REVIVE' }], 'the revive is a transition of its child machine');
-  const cli = (...args: string[]) => spawnSync(process.execPath, [resolve('bin/troupe.js'), 'sessions', ...args], { env: { PATH: process.env.PATH ?? '', HOME: d.home, TROUPE_HOME: d.home }, encoding: 'utf8' });
+  const cli = (...args: string[]) => troupe(d, 'sessions', ...args);
   const json = cli('show', sessionId, '--json');
   assert.equal(json.status, 0, json.stderr);
   const shown = JSON.parse(json.stdout);
@@ -180,4 +183,50 @@ test('a failed session no client holds any more is shown revived at once: its ch
   await other.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
   assert.equal((await prompt(other, sessionId, 'again')).stopReason, 'end_turn');
   assert.equal((await show()).status, 'active');
+});
+
+test('cancel and steer of a failed session are refused session_failed, through the management API and the CLI, held by a client or not; revived, they answer as for a session at rest; a failed session is deleted', { timeout: 120_000 }, async (t) => {
+  const { d, c, sessionId, cwd, broken } = await answeredSession(t);
+  const cancel = () => d.api('POST', `/v1/sessions/${sessionId}/cancel`, {});
+  const steer = () => d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: 'turn_00000000000000000000000000', text: 'go on' });
+  const refusedFailed = async (why: string) => {
+    for (const [name, r] of [['cancel', await cancel()], ['steer', await steer()]] as const) {
+      assert.deepEqual([r.status, r.json.error?.code, r.json.error?.data?.sessionId], [503, 'session_failed', sessionId], `${name}, ${why}: ${JSON.stringify(r.json)}`);
+    }
+    // The CLI says so, with --turn too (it then does not ask the daemon for the running turn first),
+    // and how to bring it back.
+    const hint = `troupe sessions revive ${sessionId}`;
+    for (const args of [['cancel', sessionId], ['steer', sessionId, 'go on'], ['steer', sessionId, '--turn', 'turn_00000000000000000000000000', 'go on']]) {
+      const r = troupe(d, ...args);
+      assert.equal(r.status, 1, `${args.join(' ')}, ${why}: ${r.stdout}${r.stderr}`);
+      assert.ok(r.stderr.endsWith(`'${hint}' once its cause is fixed (session_failed)\n`), `${args.join(' ')}, ${why}: ${r.stderr}`);
+    }
+  };
+
+  await failIt(d, sessionId, broken);
+  // Until 2026-12-07 cancel answered {cancelled: false} and steer 409 no_active_turn (the CLI's steer
+  // said session_failed only when it asked for the running turn, not with --turn).
+  await refusedFailed('held by its client');
+  c.close();
+  await waitFor('the failed session released', async () => (await d.metric('troupe_sessions_held')) === 0);
+  await refusedFailed('released');
+
+  rmSync(broken);
+  assert.equal((await revive(d, sessionId)).status, 200);
+  assert.deepEqual([(await cancel()).status, (await cancel()).json], [200, { sessionId, cancelled: false }]);
+  assert.deepEqual([(await steer()).status, (await steer()).json.error?.code], [409, 'no_active_turn']);
+  const idle = troupe(d, 'cancel', sessionId);
+  assert.deepEqual([idle.status, idle.stdout], [0, `${sessionId} has no running turn\n`]);
+  const other = d.connect('ws');
+  t.after(() => other.close());
+  await other.init();
+  await other.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal((await prompt(other, sessionId, 'again')).stopReason, 'end_turn');
+
+  // Failed again: deleted all the same, as any session.
+  await failIt(d, sessionId, broken);
+  const deleted = await d.api('DELETE', `/v1/sessions/${sessionId}`);
+  assert.deepEqual([deleted.status, deleted.json], [200, { sessionId, deleted: true }]);
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).status, 404);
+  assert.equal((await cancel()).json.error?.code, 'session_not_found');
 });
