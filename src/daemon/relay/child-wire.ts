@@ -4,7 +4,7 @@
  * that no client sends or is sent.
  */
 import { newTurnId } from '../../core/ids.js';
-import { ASKS_LOG_SEQ, INDEXED_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, troupeMeta, TURN_ID } from '../../acp/troupe-meta.js';
+import { ASKS_LOG_SEQ, INDEXED_SEQ, LOG_SEQ, logSeqOf, MARKS_REPLAY, PROMPTER, prompterOf, troupeMeta, TURN_ID } from '../../acp/troupe-meta.js';
 import { KEEP_DIRECTORIES } from '../../acp/session-directories.js';
 
 /** The `initialize` the daemon sends a child: as the client `caps`, under the daemon's name. */
@@ -79,3 +79,17 @@ export function logSeqAnswer(result: unknown): { logSeq?: number; result: unknow
 
 /** An update without its PROMPTER field (the daemon's, cut out before other clients are sent it). */
 export const withoutPrompter = <T extends { _meta?: unknown }>(update: T): T => withoutTroupeField(update, PROMPTER);
+
+/**
+ * The echo of a prompt's content (a `user_message_chunk` whose `_meta.troupe` names the prompt's
+ * `prompter`, src/acp/troupe-meta.ts) as a parsed message: without that field, and the prompter,
+ * whose connection is not sent it (it shows what it sent already). The child's echo lines are
+ * relayed unparsed (update-line.ts cuts the field out); this is for one that reaches the parser.
+ */
+export function untaggedEcho<M extends { params?: unknown }>(msg: M): { msg: M; prompter: number } | undefined {
+  const params = msg.params as { update?: { _meta?: unknown } } | undefined;
+  const update = params?.update;
+  const prompter = update ? prompterOf(update) : undefined;
+  if (!update || prompter === undefined) return undefined;
+  return { msg: { ...msg, params: { ...params, update: withoutPrompter(update) } }, prompter };
+}

@@ -57,11 +57,16 @@ export class PendingRequests extends Map<number, PendingRequest> {
     this.leaving.delete(conn);
   }
 
+  /** Whether a request of `conn` is still unanswered. */
+  owes(conn: RelayConnection): boolean {
+    for (const p of this.values()) if (p.conn === conn) return true;
+    return false;
+  }
+
   /** A connection that closed the session and is owed nothing more of it: its stream goes, after the last answer was queued. */
   releaseIfLeft(conn: RelayConnection): void {
     const sessionId = this.sessionId();
-    if (!this.leaving.has(conn) || !sessionId) return;
-    for (const p of this.values()) if (p.conn === conn) return;
+    if (!this.leaving.has(conn) || !sessionId || this.owes(conn)) return;
     this.leaving.delete(conn);
     conn.channel.releaseSession(sessionId);
   }

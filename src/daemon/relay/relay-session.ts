@@ -11,8 +11,8 @@ import { SupervisedChild, type BootKind } from '../../actors/supervised-child.ac
 import type { RelayContext } from './relay-context.js';
 import type { RelayConnection } from './relay-connection.js';
 import { rpcError, type JsonRpcMessage } from './rpc.js';
-import { prompterOf, REPLAY_STARTED } from '../../acp/troupe-meta.js';
-import { childInitializeParams, childResumeParams, OPENING, tagged, withClientCaps, withoutPrompter } from './child-wire.js';
+import { REPLAY_STARTED } from '../../acp/troupe-meta.js';
+import { childInitializeParams, childResumeParams, OPENING, tagged, untaggedEcho, withClientCaps } from './child-wire.js';
 import { CrashCatchUp } from './crash-catch-up.js';
 import { UnnamedTransitions } from './unnamed-transitions.js';
 import { UpdateFanOut } from './update-fan-out.js';
@@ -363,24 +363,10 @@ export class RelaySession {
       }
       return;
     }
-    const echo = this.echoOf(msg);
-    if (echo) this.fanOut.notification(echo.msg, echo.sender);
+    // A prompt's echo, parsed (its lines are relayed unparsed: UpdateFanOut.updates): not sent to its sender.
+    const echo = untaggedEcho(msg);
+    if (echo) this.fanOut.notification(echo.msg, this.senderOf(echo.prompter));
     else this.fanOut.notification(msg);
-  }
-
-  /**
-   * The echo of a prompt's content (a `user_message_chunk` whose `_meta.troupe` names the prompt's
-   * `prompter`, src/acp/troupe-meta.ts): without that field, and the connection that sent the prompt,
-   * which is not sent it (it shows what it sent already). The child's echo lines are relayed unparsed
-   * (update-line.ts cuts the field out, UpdateFanOut.updates passes the sender over); this is for
-   * one that reaches the parser.
-   */
-  private echoOf(msg: JsonRpcMessage): { msg: JsonRpcMessage; sender: RelayConnection | undefined } | undefined {
-    const params = msg.params as { update?: { _meta?: unknown } } | undefined;
-    const update = params?.update;
-    const prompter = update ? prompterOf(update) : undefined;
-    if (!update || prompter === undefined) return undefined;
-    return { msg: { ...msg, params: { ...params, update: withoutPrompter(update) } }, sender: this.senderOf(prompter) };
   }
 
   private control(c: ControlMessage): void {
