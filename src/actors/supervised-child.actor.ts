@@ -171,6 +171,17 @@ export class SupervisedChild {
     return this.queue.splice(0);
   }
 
+  /**
+   * Takes the request of id `id` out of the queue undelivered (its client withdrew it while the
+   * process was starting): true if it was there, so no process has seen it.
+   */
+  unqueue(id: unknown): boolean {
+    const i = this.queue.findIndex((m) => m.id === id && m.method !== undefined);
+    if (i < 0) return false;
+    this.queue.splice(i, 1);
+    return true;
+  }
+
   /** Prompts and loads waiting in the queue: work the next process will have in flight. */
   private queuedWork(): number {
     return this.queue.filter((m) => m.id !== undefined && (m.method === 'session/prompt' || m.method === 'session/load')).length;

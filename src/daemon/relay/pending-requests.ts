@@ -20,6 +20,8 @@ export interface PendingRequest {
   opensWith?: unknown[];
   /** session/prompt: the id its turn is to have (child-wire.ts tagged). */
   turnId?: string;
+  /** Its connection was attached to the session by this request (not before): withdrawn unsent, it is detached again. */
+  joined?: true;
 }
 
 export class PendingRequests extends Map<number, PendingRequest> {

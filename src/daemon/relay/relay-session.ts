@@ -57,8 +57,8 @@ export class RelaySession {
   readonly child: SupervisedChild;
   /** The latest heartbeat of the process running the session (none while none does). */
   health?: { rss: number; heapUsed: number; events: number; at: number };
-  /** Revived by a message other than load/resume: the first boot must resume the session too. */
-  private readonly resumeOnStart: boolean;
+  /** Revived by a message other than load/resume (or by one withdrawn unsent): the first boot must resume the session too. */
+  private resumeOnStart: boolean;
 
   constructor(
     private readonly ctx: RelayContext,
@@ -162,9 +162,10 @@ export class RelaySession {
 
   /**
    * Forwards a client request to the child under a child-side id. `answering`: the session the
-   * client sent it on (none for a session/new without one), where its answer goes.
+   * client sent it on (none for a session/new without one), where its answer goes. `joined`: `conn`
+   * was attached for it, not before (withdrawUnsent).
    */
-  forward(conn: RelayConnection, msg: JsonRpcMessage, answering: string | undefined): void {
+  forward(conn: RelayConnection, msg: JsonRpcMessage, answering: string | undefined, joined = false): void {
     const id = this.nextId++;
     this.closeStop.forwarded(id);
     const method = String(msg.method);
@@ -177,6 +178,7 @@ export class RelaySession {
       at: performance.now(),
       ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}),
       ...(OPENING.has(method) && Array.isArray(named) ? { opensWith: named } : {}),
+      ...(joined ? { joined } : {}),
     });
     const { turnId, ...tags } = tagged(method, msg.params, id, () => (answering === undefined ? undefined : this.ctx.indexedSeq(answering)));
     if (turnId) this.pending.get(id)!.turnId = turnId;
@@ -196,11 +198,12 @@ export class RelaySession {
   }
 
   /**
-   * `$/cancel_request` of a client, for its request with that id if it is still pending: a load that
-   * waits for another load's turn (load-turns.ts) never reached the process and is answered cancelled
-   * (-32800, as the SDK answers a request it withdrew) at once; any other goes to the child, under its
-   * own id, which answers it (ACP: with a result, or cancelled). Until 2026-12-07 the waiting load's
-   * cancel went to the child, which had never been sent that id, and the load ran in its turn anyway.
+   * `$/cancel_request` of a client, for its request with that id if it is still pending: one no process
+   * has seen (a load waiting for another's turn, load-turns.ts; any request queued while the process
+   * starts, withdrawUnsent) is never sent and answered cancelled at once (-32800, as the SDK answers a
+   * request it withdrew); any other goes to the child, under its own id, which answers it (ACP: with
+   * a result, or cancelled). Until 2026-12-07 such a cancel reached the child after the request, or
+   * never, and the load ran anyway.
    */
   withdraw(conn: RelayConnection, clientId: unknown): void {
     for (const [id, p] of this.pending) if (p.conn === conn && p.clientId === clientId) this.withdrawId(id, p);
@@ -210,7 +213,25 @@ export class RelaySession {
   private withdrawId(id: number, p: PendingRequest): void {
     if (this.loads.withdraw(id)) {
       this.pending.refuse(id, p, rpcError('request_cancelled', 'Request cancelled: the load waited for another load of the session and had not begun', { requestId: p.clientId }));
-    } else this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+    } else if (this.child.unqueue(id)) this.withdrawUnsent(id, p);
+    else this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+  }
+
+  /**
+   * Request `id`, withdrawn while it waited for the session's process to start (a revival, a wake, a
+   * restart), leaves nothing: the process is not kept busy for it (it stops idle as usual), the next
+   * waiting load goes, and a connection it alone attached is detached (its stream released after the
+   * answer): it loaded nothing, and would hold the session and be asked what the process asks. A load
+   * or resume that was to open the session leaves that to the boot, which resumes it with its MCP
+   * servers: opened by the next request instead, the session would have none.
+   */
+  private withdrawUnsent(id: number, p: PendingRequest): void {
+    if (p.method === 'session/load' || p.method === 'session/resume') this.resumeOnStart = true;
+    this.settled(p, id);
+    this.pending.refuse(id, p, rpcError('request_cancelled', 'Request cancelled: it waited for the session\'s process to start and had not been sent', { requestId: p.clientId }));
+    if (!p.joined || this.pending.owes(p.conn) || !this.attached.has(p.conn)) return;
+    this.detach(p.conn);
+    if (this.sessionId) p.conn.channel.releaseSession(this.sessionId);
   }
 
   /** A client notification, or a client's answer to a child request (already re-identified). */

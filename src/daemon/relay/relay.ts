@@ -211,8 +211,9 @@ export class Relay implements AcpAgentSide, RelayContext {
     // buffers made it and went, and a client that reads none woke it; the reads were asked of that
     // client, and failed.
     if (!session.live || session.child.state === 'stopping') session.caps = conn.capabilities;
+    const joins = !session.attached.has(conn);
     session.attach(conn, msg.method === 'session/load');
-    session.forward(conn, msg, sessionId);
+    session.forward(conn, msg, sessionId, joins);
   }
 
   /** A request that starts the session's process, in its turn; counted in startsWaiting until then. */
