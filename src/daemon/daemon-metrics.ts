@@ -18,7 +18,7 @@ export function daemonMetrics(m: Metrics) {
   // From a millisecond (a warm session/new, a mode switch) to minutes (a prompt is a whole turn).
   const requests = m.histogram(
     'troupe_acp_request_duration_seconds',
-    'ACP requests a session process answered, by method and outcome (ok, error): from when the relay forwarded the request to its answer. A session/new includes the start of a process when no warm one waits; a session/prompt is the whole turn.',
+    'ACP requests answered, by method and outcome (ok, error): one a session process answered from when the relay forwarded it to its answer, one the daemon answered itself (initialize, session/list, session/delete, a session/close another client stays attached to, a refusal) from when it took it. A session/new includes the start of a process when no warm one waits; a session/prompt is the whole turn.',
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
   );
   const loop = new LoopWatch();

@@ -17,6 +17,8 @@ export class RelayConnection implements AcpConnectionPeer {
   private readonly forwarded = new Map<number, { session: RelaySession; msg: JsonRpcMessage }>();
   private nextId = 1;
   isClosed = false;
+  /** When each request of the client was taken (receive), for the latency of those the daemon answers itself (answer). */
+  private readonly taken = new WeakMap<JsonRpcMessage, number>();
 
   constructor(
     private readonly relay: Relay,
@@ -37,6 +39,17 @@ export class RelayConnection implements AcpConnectionPeer {
   }
 
   /**
+   * The daemon's own answer `response` to the client's `request` (not its session process's: that
+   * one is counted as it comes, pending-requests.ts): counted in the request latency histogram under
+   * the request's method, from when the daemon took it, as every answer is, then sent on `answering`.
+   */
+  answer(request: JsonRpcMessage, response: JsonRpcMessage, answering?: string): Promise<void> {
+    const at = this.taken.get(request);
+    this.relay.answered(String(request.method), at === undefined ? 0 : (performance.now() - at) / 1000, response.error === undefined);
+    return this.send(response, answering);
+  }
+
+  /**
    * Notifications already in JSON text (a child's session/update lines). The channel's `false` (over
    * maxBufferedBytes) is not acted on: the child is not paused for one slow client of several, so a
    * client that reads nothing is cut off at 2 × maxBufferedBytes (limit_exceeded) or by the stall
@@ -52,25 +65,26 @@ export class RelayConnection implements AcpConnectionPeer {
     if (!isValidClientMessage(msg)) return void this.send(errorResponse(null, 'invalid_request', 'Invalid Request: not a JSON-RPC 2.0 request, notification or response'), null);
     if (typeof msg.method !== 'string') return this.answerFromClient(msg);
     const request = isRequest(msg);
+    if (request) this.taken.set(msg, performance.now());
     // Every answer goes with the session its request came on (the HTTP header, or params.sessionId):
     // the transport routes it to that stream, also when the same id is in flight on another session.
     const on = context.sessionId;
     switch (msg.method) {
       case 'initialize':
-        if (request) void this.send(errorResponse(msg.id, 'invalid_request', 'Initialize not allowed on existing connection'), on);
+        if (request) void this.answer(msg, errorResponse(msg.id, 'invalid_request', 'Initialize not allowed on existing connection'), on);
         return;
       case 'session/new':
         if (request) return this.relay.newSession(this, msg, on);
         return;
       case 'session/list':
-        if (request) void this.relay.listSessions(msg).then((answer) => this.send(answer, on));
+        if (request) void this.relay.listSessions(msg).then((answer) => this.answer(msg, answer, on));
         return;
       case 'session/delete':
         if (request) void this.relay.deleteSession(this, msg, on);
         return;
       case '$/cancel_request': {
         // A protocol notification: sent as a request it is an unknown method, as the SDK answers it.
-        if (request) return void this.send(errorResponse(msg.id, 'method_not_found', 'method not found: $/cancel_request (a notification, sent with an id)'), on);
+        if (request) return void this.answer(msg, errorResponse(msg.id, 'method_not_found', 'method not found: $/cancel_request (a notification, sent with an id)'), on);
         // The client withdrew one of its requests: the child that has it is told, under its own id.
         // Named with a session (header or params), only that session's request: ids may repeat across sessions.
         const scope = sessionIdOf(msg) ?? context.sessionId;
@@ -82,8 +96,8 @@ export class RelayConnection implements AcpConnectionPeer {
     // An empty id names no session (session_not_found below); only an absent one routes nowhere.
     if (sessionId === undefined) {
       // A session method (over WebSocket no header stands in for params.sessionId) is known: its params are wrong.
-      if (request && methodRequiresSessionHeader(msg.method)) void this.send(errorResponse(msg.id, 'invalid_params', `${msg.method} needs params.sessionId (a string)`), on);
-      else if (request) void this.send(errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`), on);
+      if (request && methodRequiresSessionHeader(msg.method)) void this.answer(msg, errorResponse(msg.id, 'invalid_params', `${msg.method} needs params.sessionId (a string)`), on);
+      else if (request) void this.answer(msg, errorResponse(msg.id, 'method_not_found', `method not found: ${msg.method}`), on);
       return;
     }
     return this.relay.toSession(this, sessionId, msg);

@@ -147,7 +147,7 @@ export class RelaySession {
     this.detach(conn);
     conn.leftSession(this);
     for (const [id, p] of this.pending) if (p.conn === conn) this.withdrawId(id, p);
-    void conn.send({ jsonrpc: '2.0', id: msg.id, result: {} }, answering);
+    void conn.answer(msg, { jsonrpc: '2.0', id: msg.id, result: {} }, answering);
     // Its session stream goes once the answers of those are sent.
     this.pending.leave(conn);
     return true;

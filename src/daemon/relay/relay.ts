@@ -29,7 +29,7 @@ export interface RelayObserver {
   heartbeat?(sessionId: string | undefined, hb: { rss: number; heapUsed: number; events: number }): void;
   exited?(sessionId: string | undefined, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
   slowChild?(sessionId: string | undefined): void;
-  /** A request a session's process had was answered; `method` is one the agent answers, or `other`. */
+  /** A client's request was answered, by its session's process or the daemon itself; `method`: one the agent answers, or `other`. */
   answered?(method: string, seconds: number, ok: boolean): void;
   /** The session was deleted: whatever else the daemon keeps of it can go. */
   deleted?(sessionId: string): void;
@@ -104,6 +104,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   async open(channel: AcpClientChannel, initialize: JsonRpcRequest): Promise<RelayConnection> {
+    const at = performance.now();
     const params = (initialize.params ?? {}) as { protocolVersion?: unknown; clientCapabilities?: Record<string, unknown> };
     const response: JsonRpcMessage =
       typeof params.protocolVersion === 'number' && Number.isInteger(params.protocolVersion)
@@ -111,6 +112,8 @@ export class Relay implements AcpAgentSide, RelayContext {
         : errorResponse(initialize.id, 'invalid_params', 'initialize needs an integer protocolVersion');
     const conn = new RelayConnection(this, channel, response, params.clientCapabilities ?? {});
     this.connections.add(conn);
+    // Answered here, and counted as every answer is (the transport sends it).
+    this.answered('initialize', (performance.now() - at) / 1000, response.error === undefined);
     return conn;
   }
 
@@ -161,23 +164,23 @@ export class Relay implements AcpAgentSide, RelayContext {
     // cancel would run to its end (until 2026-12-07).
     if (!request && !itsTurn && this.startsWaiting.has(sessionId)) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
     if (this.deleting.has(sessionId)) {
-      if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true }), sessionId);
+      if (request) void conn.answer(msg, errorResponse(msg.id, 'session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true }), sessionId);
       return;
     }
     let session = this.sessions.get(sessionId);
     const entry = session ? undefined : this.deps.index.get(sessionId);
     if (!session) {
       if (!entry || entry.status === 'deleted') {
-        if (request) void conn.send(errorResponse(msg.id, 'session_not_found', `no session ${sessionId}`, { sessionId }), sessionId);
+        if (request) void conn.answer(msg, errorResponse(msg.id, 'session_not_found', `no session ${sessionId}`, { sessionId }), sessionId);
         return;
       }
       if (!request) return; // a notification (cancel) for a session with no child: nothing runs
       if (this.refuseUnknownMethod(conn, sessionId, msg)) return;
       // Failed for good, in this daemon run or an earlier one: never started again (until revived).
-      if (entry.status === 'failed') return void conn.send(failedResponse(msg.id, sessionId), sessionId);
+      if (entry.status === 'failed') return void conn.answer(msg, failedResponse(msg.id, sessionId), sessionId);
       if (this.refuseCapacity(conn, msg, sessionId)) return;
     } else if (session.child.failed) {
-      if (request) void conn.send(failedResponse(msg.id, sessionId), sessionId);
+      if (request) void conn.answer(msg, failedResponse(msg.id, sessionId), sessionId);
       return;
     } else if (request && msg.method === 'session/close' && session.closeFor(conn, msg, sessionId)) {
       // Another connection stays attached: the close is this connection's only, answered here (no
@@ -232,7 +235,7 @@ export class Relay implements AcpAgentSide, RelayContext {
    */
   private refuseUnknownMethod(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): boolean {
     if (AGENT_REQUEST_METHODS.has(String(msg.method))) return false;
-    void conn.send(errorResponse(msg.id, 'method_not_found', `method not found: ${String(msg.method)}`, { method: msg.method }), sessionId);
+    void conn.answer(msg, errorResponse(msg.id, 'method_not_found', `method not found: ${String(msg.method)}`, { method: msg.method }), sessionId);
     return true;
   }
 
@@ -259,18 +262,18 @@ export class Relay implements AcpAgentSide, RelayContext {
   async deleteSession(conn: RelayConnection | undefined, msg: JsonRpcMessage, on?: string): Promise<void> {
     const named = (msg.params as { sessionId?: unknown } | undefined)?.sessionId;
     // Unknown ids succeed (ACP), so a delete that names none must not: its client would think it deleted one.
-    if (typeof named !== 'string') return void conn?.send(errorResponse(msg.id, 'invalid_params', 'session/delete needs params.sessionId (a string)'), on);
+    if (typeof named !== 'string') return void conn?.answer(msg, errorResponse(msg.id, 'invalid_params', 'session/delete needs params.sessionId (a string)'), on);
     const sessionId = named;
     // The transport refuses a header other than params.sessionId; without one, `on` is that too (params).
     const answering = on ?? sessionId;
     try {
       await this.deleteById(sessionId);
-      void conn?.send({ jsonrpc: '2.0', id: msg.id, result: {} }, answering);
+      void conn?.answer(msg, { jsonrpc: '2.0', id: msg.id, result: {} }, answering);
       conn?.channel.releaseSession(sessionId);
     } catch (err) {
       // A typed refusal (the session open in an editor's process: session_locked) keeps its code.
-      if (isTroupeError(err)) void conn?.send({ jsonrpc: '2.0', id: msg.id, error: err.toRpc() }, answering);
-      else void conn?.send(errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }), answering);
+      if (isTroupeError(err)) void conn?.answer(msg, { jsonrpc: '2.0', id: msg.id, error: err.toRpc() }, answering);
+      else void conn?.answer(msg, errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }), answering);
     }
   }
 
@@ -503,11 +506,11 @@ export class Relay implements AcpAgentSide, RelayContext {
   /** `sessionId`: the session the request was sent on (none for session/new), where the refusal goes. */
   private refuseCapacity(conn: RelayConnection, msg: JsonRpcMessage, sessionId?: string): boolean {
     if (this.shuttingDown) {
-      void conn.send(errorResponse(msg.id, 'capacity_exceeded', 'the daemon is shutting down'), sessionId);
+      void conn.answer(msg, errorResponse(msg.id, 'capacity_exceeded', 'the daemon is shutting down'), sessionId);
       return true;
     }
     if (this.liveCount() + this.opening.size < this.options.maxLiveSessions) return false;
-    void conn.send(errorResponse(msg.id, 'capacity_exceeded', `the daemon already runs ${this.options.maxLiveSessions} live sessions (--max-sessions)`, { limit: this.options.maxLiveSessions }), sessionId);
+    void conn.answer(msg, errorResponse(msg.id, 'capacity_exceeded', `the daemon already runs ${this.options.maxLiveSessions} live sessions (--max-sessions)`, { limit: this.options.maxLiveSessions }), sessionId);
     return true;
   }
 }
