@@ -10,6 +10,8 @@ import { clientOffer, type ClientOffer } from '../../acp/client-offer.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
 import { errorResponse, isRequest, sessionIdOf, type JsonRpcMessage } from './rpc.js';
+import { sessionListAnswer } from './session-list.answer.js';
+import { isTroupeError } from '../../core/errors.js';
 
 export class RelayConnection implements AcpConnectionPeer {
   readonly sessions = new Set<RelaySession>();
@@ -77,10 +79,10 @@ export class RelayConnection implements AcpConnectionPeer {
         if (request) return this.relay.newSession(this, msg, on);
         return;
       case 'session/list':
-        if (request) void this.relay.listSessions(msg).then((answer) => this.answer(msg, answer, on));
+        if (request) void sessionListAnswer(this.relay.index, msg).then((answer) => this.answer(msg, answer, on));
         return;
       case 'session/delete':
-        if (request) void this.relay.deleteSession(this, msg, on);
+        if (request) void this.deleteSession(msg, on);
         return;
       case '$/cancel_request': {
         // A protocol notification: sent as a request it is an unknown method, as the SDK answers it.
@@ -101,6 +103,25 @@ export class RelayConnection implements AcpConnectionPeer {
       return;
     }
     return this.relay.toSession(this, sessionId, msg);
+  }
+
+  /** `on`: the session the request came on (over HTTP its header, which params.sessionId may lack), where its answer goes. */
+  private async deleteSession(msg: JsonRpcMessage, on?: string): Promise<void> {
+    const named = (msg.params as { sessionId?: unknown } | undefined)?.sessionId;
+    // Unknown ids succeed (ACP), so a delete that names none must not: its client would think it deleted one.
+    if (typeof named !== 'string') return void this.answer(msg, errorResponse(msg.id, 'invalid_params', 'session/delete needs params.sessionId (a string)'), on);
+    const sessionId = named;
+    // The transport refuses a header other than params.sessionId; without one, `on` is that too (params).
+    const answering = on ?? sessionId;
+    try {
+      await this.relay.deleteById(sessionId);
+      void this.answer(msg, { jsonrpc: '2.0', id: msg.id, result: {} }, answering);
+      this.channel.releaseSession(sessionId);
+    } catch (err) {
+      // A typed refusal (the session open in an editor's process: session_locked) keeps its code.
+      if (isTroupeError(err)) void this.answer(msg, { jsonrpc: '2.0', id: msg.id, error: err.toRpc() }, answering);
+      else void this.answer(msg, errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }), answering);
+    }
   }
 
   /**

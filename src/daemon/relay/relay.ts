@@ -11,8 +11,6 @@ import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
 import { INDEXED_EVENT_TYPES, isFinallyDeleted, type SessionIndex } from '../../store/index.js';
 import { AGENT_REQUEST_METHODS } from '../../acp/agent-methods.js';
-import { assertListCwd } from '../../acp/session-directories.js';
-import { sessionInfo } from '../../acp/session-info.js';
 import type { AcpAgentSide, AcpClientChannel, AcpCloseReason, JsonRpcRequest } from '../http/acp/acp.types.js';
 import type { RelayContext, RelayOptions } from './relay-context.js';
 import { RelayConnection } from './relay-connection.js';
@@ -94,6 +92,8 @@ export class Relay implements AcpAgentSide, RelayContext {
   readonly pool: ChildPool;
   readonly logger: Logger;
   readonly version: string;
+  /** The session index (`session/list` is answered from it, session-list.answer.ts). */
+  readonly index: SessionIndex;
   private shuttingDown = false;
 
   constructor(private readonly deps: RelayDeps) {
@@ -101,6 +101,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.pool = deps.pool;
     this.logger = deps.logger;
     this.version = deps.version;
+    this.index = deps.index;
   }
 
   async open(channel: AcpClientChannel, initialize: JsonRpcRequest): Promise<RelayConnection> {
@@ -168,7 +169,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       return;
     }
     let session = this.sessions.get(sessionId);
-    const entry = session ? undefined : this.deps.index.get(sessionId);
+    const entry = session ? undefined : this.index.get(sessionId);
     if (!session) {
       if (!entry || entry.status === 'deleted') {
         if (request) void conn.answer(msg, errorResponse(msg.id, 'session_not_found', `no session ${sessionId}`, { sessionId }), sessionId);
@@ -239,44 +240,6 @@ export class Relay implements AcpAgentSide, RelayContext {
     return true;
   }
 
-  async listSessions(msg: JsonRpcMessage): Promise<JsonRpcMessage> {
-    const p = (msg.params ?? {}) as { cwd?: unknown; cursor?: unknown };
-    // Checked as a child's SDK checks the requests it answers: a wrong type is the client's error, not ours.
-    if (typeof p !== 'object' || Array.isArray(p) || (p.cwd !== undefined && p.cwd !== null && typeof p.cwd !== 'string')) {
-      return errorResponse(msg.id, 'invalid_params', 'session/list takes {cwd?: string, cursor?: string}');
-    }
-    try {
-      assertListCwd(p.cwd as string | null | undefined);
-      // An editor's own agent on this home may have made sessions since (it writes the index file).
-      await this.deps.index.refreshIfChanged();
-      const page = this.deps.index.list({ ...(p.cwd ? { cwd: p.cwd as string } : {}), ...(p.cursor ? { cursor: p.cursor as string } : {}), limit: 50 });
-      const sessions = page.sessions.map(sessionInfo);
-      return { jsonrpc: '2.0', id: msg.id, result: { sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
-    } catch (err) {
-      const e = err instanceof TroupeError ? err : new TroupeError('internal_error', String(err));
-      return errorResponse(msg.id, e.code, e.message, e.data);
-    }
-  }
-
-  /** `on`: the session the request came on (over HTTP its header, which params.sessionId may lack), where its answer goes. */
-  async deleteSession(conn: RelayConnection | undefined, msg: JsonRpcMessage, on?: string): Promise<void> {
-    const named = (msg.params as { sessionId?: unknown } | undefined)?.sessionId;
-    // Unknown ids succeed (ACP), so a delete that names none must not: its client would think it deleted one.
-    if (typeof named !== 'string') return void conn?.answer(msg, errorResponse(msg.id, 'invalid_params', 'session/delete needs params.sessionId (a string)'), on);
-    const sessionId = named;
-    // The transport refuses a header other than params.sessionId; without one, `on` is that too (params).
-    const answering = on ?? sessionId;
-    try {
-      await this.deleteById(sessionId);
-      void conn?.answer(msg, { jsonrpc: '2.0', id: msg.id, result: {} }, answering);
-      conn?.channel.releaseSession(sessionId);
-    } catch (err) {
-      // A typed refusal (the session open in an editor's process: session_locked) keeps its code.
-      if (isTroupeError(err)) void conn?.answer(msg, { jsonrpc: '2.0', id: msg.id, error: err.toRpc() }, answering);
-      else void conn?.answer(msg, errorResponse(msg.id, 'internal_error', `could not delete ${sessionId}: ${String(err)}`, { sessionId }), answering);
-    }
-  }
-
   /**
    * Stops the session's child and tombstones it. Unknown ids succeed (ACP session/delete). The
    * clients attached to it are told (`_troupe/session_deleted`): a client that only follows it
@@ -301,9 +264,9 @@ export class Relay implements AcpAgentSide, RelayContext {
     }
     this.restingServers.delete(sessionId);
     this.failedChildren.delete(sessionId);
-    const entry = this.deps.index.get(sessionId);
+    const entry = this.index.get(sessionId);
     // One deleted because its log was gone is deleted for good now: it does not come back with its log.
-    if (entry && !isFinallyDeleted(entry)) await this.deps.index.tombstone(sessionId);
+    if (entry && !isFinallyDeleted(entry)) await this.index.tombstone(sessionId);
     // After that notice, nothing of the session comes again: its stream on each of them keeps nothing
     // for resume, and goes once its client leaves it (as the deleting client's does). Until
     // 2026-12-07 it kept the session's output until the connection ended.
@@ -323,12 +286,12 @@ export class Relay implements AcpAgentSide, RelayContext {
   async revive(sessionId: string): Promise<void> {
     if (this.deleting.has(sessionId)) throw new TroupeError('session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true });
     // An editor's own agent on this home may have written the index since.
-    await this.deps.index.refreshIfChanged();
-    const entry = this.deps.index.get(sessionId);
+    await this.index.refreshIfChanged();
+    const entry = this.index.get(sessionId);
     const session = this.sessions.get(sessionId);
     if (!session && (!entry || entry.status === 'deleted')) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
     if (!this.failed(sessionId)) throw new TroupeError('session_not_failed', `session ${sessionId} has not failed (its process is ${session?.child.state ?? 'not running'})`, { sessionId });
-    await this.deps.index.clearFailed(sessionId);
+    await this.index.clearFailed(sessionId);
     // Checked again: a delete may have come while the index was written, or the session been released.
     if (session && this.sessions.get(sessionId) === session) session.child.revive();
     // Released after it failed, its machine is gone: its REVIVE is told here, or the hub's states (the
@@ -341,7 +304,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   /** Whether the session failed for good (until revived): its child's machine says while held, else its index status. */
   failed(sessionId: string): boolean {
     const session = this.sessions.get(sessionId);
-    return session ? session.child.failed : this.deps.index.get(sessionId)?.status === 'failed';
+    return session ? session.child.failed : this.index.get(sessionId)?.status === 'failed';
   }
 
   /** Throws session_failed for a failed session: what acts on its process is refused, as its ACP requests are. */
@@ -408,9 +371,9 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.sessions.set(sessionId, session);
     // The child reports session_created once durable; a child killed before that must not leave the
     // session unknown to the index (it would then never be listed, failed or deleted).
-    if (!this.deps.index.get(sessionId)) {
+    if (!this.index.get(sessionId)) {
       const current = (id: string) => (result.configOptions as { id: string; currentValue?: unknown }[] | undefined)?.find((o) => o.id === id)?.currentValue;
-      void this.deps.index
+      void this.index
         .adopt({ id: sessionId, cwd: session.cwd, model: String(current('model') ?? ''), mode: String(current('mode') ?? ''), createdAt: Date.now() })
         .catch((err) => this.logger.debug('index entry for a new session', { sessionId, error: String(err) }));
     }
@@ -431,7 +394,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     const settled = source
       .request('session/close', { sessionId })
       .catch((err) => this.logger.debug('unloading a fork from its source child', { sessionId, error: String(err) }))
-      .then(() => this.deps.index.adoptLog(sessionId))
+      .then(() => this.index.adoptLog(sessionId))
       .catch((err) => this.logger.warn('reading a fork into the session index', { sessionId, error: String(err) }))
       .finally(() => this.forking.delete(sessionId));
     this.forking.set(sessionId, settled);
@@ -447,19 +410,19 @@ export class Relay implements AcpAgentSide, RelayContext {
     // The index changes at these events only; writing it for every streamed chunk would rewrite the
     // whole file (every session's entry) hundreds of times a second.
     const indexed = events.filter((e) => INDEXED_EVENT_TYPES.has(e.type));
-    if (indexed.length) void this.deps.index.applyEvents(indexed).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
+    if (indexed.length) void this.index.applyEvents(indexed).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
     this.deps.observer?.events?.(sessionId, events);
   }
 
   indexedSeq(sessionId: string): number | undefined {
-    return this.deps.index.get(sessionId)?.lastSeq;
+    return this.index.get(sessionId)?.lastSeq;
   }
 
   indexed(sessionId: string, events: AgentEvent[], rewound?: number): void {
     // A stored session's log may hold what a daemon killed before its delayed index write never
     // wrote (a title, a close), or what a killed child appended and never reported; or less than
     // the entry says (`rewound`: a machine crash, a damaged tail cut), and the entry follows it.
-    const index = this.deps.index;
+    const index = this.index;
     if (rewound !== undefined) this.deps.observer?.rewound?.(sessionId, rewound);
     void index.follow(sessionId, { events, ...(rewound === undefined ? {} : { rewound }) }).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
   }
@@ -487,7 +450,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     if (info.crashed) this.logger.warn('session child crashed', { sessionId, pid: session.child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, willRestart: info.willRestart, ...(exit.stderrTail ? { stderr: exit.stderrTail.slice(-500) } : {}) });
     if (info.failed && sessionId) {
       this.logger.error('session failed: restart intensity exceeded', { sessionId });
-      void this.deps.index.setStatus(sessionId, 'failed').catch(() => undefined);
+      void this.index.setStatus(sessionId, 'failed').catch(() => undefined);
       for (const conn of session.attached.keys()) void conn.send({ jsonrpc: '2.0', method: '_troupe/session_failed', params: { sessionId, reason: 'restart intensity exceeded' } });
     }
     this.deps.observer?.exited?.(sessionId, exit, info);
