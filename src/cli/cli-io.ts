@@ -22,7 +22,7 @@ export const EXIT = {
 } as const;
 
 /** The CLI's own error codes, in the order of spec/errors.md §The CLI's own codes (a test compares them). */
-export const CLI_ERROR_CODES = ['usage', 'daemon_unreachable', 'daemon_start_failed', 'daemon_version_mismatch', 'not_a_tty', 'replay_gap', 'browser_failed', 'daemon_state_lost'] as const;
+export const CLI_ERROR_CODES = ['usage', 'daemon_unreachable', 'daemon_start_failed', 'daemon_version_mismatch', 'not_a_tty', 'replay_gap', 'browser_failed', 'daemon_state_lost', 'prompt_too_large'] as const;
 
 /**
  * A failure local to the CLI that has no entry in the shared error table (the daemon cannot be

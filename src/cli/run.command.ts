@@ -5,21 +5,26 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { parseCommandArgs } from './args.js';
 import { openLink, rpcToError, type AcpLink } from './acp-link.js';
-import { beforeHastyExit, cancelOnTermination, CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { beforeHastyExit, cancelOnTermination, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
 import { openUnlessInterrupted } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
+import { promptFromStdin, readPrompt } from './stdin-prompt.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
 import { canAsk, terminalAsk } from './tty-ask.js';
 import { UpdateRenderer } from './update.renderer.js';
 
 const USAGE = `Usage: troupe run [options] "<prompt>"
+       COMMAND | troupe run [options]     (or: troupe run [options] - < FILE)
 
 Runs one turn of the agent and streams the answer: text as it arrives, thoughts dimmed, tool calls
 with their status, diffs and command output. Starts the daemon if none is running.
+
+With no prompt and a stdin that is not a terminal, or with the prompt '-', the prompt is what stdin
+holds, read to its end (at most 16 MiB). A prompt given as words wins: stdin is then not read.
 
 Options:
   --cwd DIR        directory of a new session (default: the current directory)
@@ -34,14 +39,17 @@ Options:
   --no-color       plain output (also: NO_COLOR=1)
   -h, --help       this help
 
-Permissions: on a terminal you are asked (allow once, allow always, reject); without one they are
-denied unless --yes is given. Ctrl-C cancels the turn (session/cancel); a second Ctrl-C quits.
+Permissions: on a terminal you are asked (allow once, allow always, reject); without one, or with
+the prompt read from stdin, they are denied unless --yes is given. Ctrl-C cancels the turn
+(session/cancel); a second Ctrl-C quits.
 Exit codes: 0 turn ended, 1 error, 2 usage, 130 cancelled.
 
 Examples:
   troupe run "list the files here and read package.json"
   troupe run --cwd ~/src/app --mode accept-edits "create a file notes.txt with hello"
   troupe run --session ses_0abc… "and now read the README"
+  echo "list the files here" | troupe run
+  troupe run --mode accept-edits - < task.md
   troupe run --json "list the files" | jq -r 'select(.update) | .update.sessionUpdate'
   troupe run --standalone --yes 'run \`ls -la\`'
 `;
@@ -61,11 +69,12 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       standalone: { type: 'boolean' },
     });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
-    const text = positionals.join(' ').trim();
-    if (!text) throw new CliError('usage', `missing the prompt (try 'troupe run --help')`);
+    const stdin = io.stdin ?? process.stdin;
+    const fromStdin = promptFromStdin(positionals, stdin);
+    const text = await readPrompt(positionals, stdin, io.stderr);
     const mcpServers = values['mcp-config'] ? readMcpConfig(values['mcp-config']) : undefined;
     conn = await connectDaemon(io, { autoStart: true, standalone: values.standalone ?? false });
-    return await runTurn(io, conn, text, { ...values, mcpServers });
+    return await runTurn(io, conn, text, { ...values, mcpServers, stdinRead: fromStdin });
   } catch (err) {
     return reportError(io, 'run', err);
   } finally {
@@ -93,6 +102,8 @@ interface RunOptions {
   json?: boolean;
   'no-color'?: boolean;
   standalone?: boolean;
+  /** The prompt was read from stdin: it is used up, and no one is there to answer a question. */
+  stdinRead?: boolean;
 }
 
 async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions): Promise<number> {
@@ -130,7 +141,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     io.stderr.write('troupe run: interrupted\n');
     void conn.release().finally(() => process.exit(EXIT.cancelled));
   };
-  const ask = canAsk(stdin, io.stderr) ? terminalAsk(stdin, io.stderr, onInterrupt, turn.signal) : undefined;
+  const ask = !o.stdinRead && canAsk(stdin, io.stderr) ? terminalAsk(stdin, io.stderr, onInterrupt, turn.signal) : undefined;
 
   process.on('SIGINT', onInterrupt);
   try {

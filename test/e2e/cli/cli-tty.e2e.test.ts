@@ -47,6 +47,20 @@ describe('troupe on a terminal', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.match(screen, /✗ Run `touch ran\.txt` \(execute, failed\)/);
   });
 
+  test("run - on a terminal reads the prompt until Ctrl-D, then asks nothing: its stdin is used up", async () => {
+    const t = tmux.start(demo.dir, demo.work, demo.env, ['run', '-']);
+    await tmux.waitFor(t, /troupe run: reading the prompt from stdin \(Ctrl-D ends it\)/);
+    tmux.keys(t, 'create a file typed.txt with hi', 'Enter', 'C-d');
+    const screen = await tmux.waitFor(t, /EXIT=\d+/);
+    assert.match(screen, /EXIT=0/);
+    assert.match(screen, /\[denied Write typed\.txt: no terminal to ask; pass --yes to allow\]/);
+    assert.doesNotMatch(screen, /Allow Write/);
+    assert.equal(existsSync(join(demo.work, 'typed.txt')), false);
+    // With no prompt at all, a terminal's stdin is not waited on.
+    const bare = tmux.start(demo.dir, demo.work, demo.env, ['run']);
+    assert.match(await tmux.waitFor(bare, /EXIT=\d+/), /troupe run: missing the prompt \(try 'troupe run --help'\)\nEXIT=2/);
+  });
+
   test('Ctrl-C cancels the running turn and exits 130', async () => {
     const t = tmux.start(scripted.dir, scripted.work, scripted.env, ['run', 'please hang']);
     await tmux.waitFor(t, /Working on it\./);

@@ -4,6 +4,7 @@
  * it hands over raw JSON-RPC objects (never re-parsed, unknown fields kept) and routes what comes
  * back to the right SSE stream or WebSocket. spec/transport.md describes the wire side.
  */
+import { MAX_ACP_BODY_BYTES } from '../../../wire/acp-body-limit.js';
 
 /** A JSON-RPC 2.0 message as received: the raw parsed object, never stripped. */
 export type JsonRpcMessage = Record<string, unknown>;
@@ -148,7 +149,7 @@ export function resolveAcpOptions(options: AcpTransportOptions = {}): ResolvedAc
     maxIdLength: options.maxIdLength ?? 1024,
     maxSessionStreams: options.maxSessionStreams ?? 1024,
     maxConnections: options.maxConnections ?? 256,
-    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
+    maxBodyBytes: options.maxBodyBytes ?? MAX_ACP_BODY_BYTES,
     retainEvents: options.retainEvents ?? 4096,
     retainBytes: options.retainBytes ?? 8 * 1024 * 1024,
     retainConnectionBytes: options.retainConnectionBytes ?? 64 * 1024 * 1024,
