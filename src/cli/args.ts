@@ -16,16 +16,20 @@ export const COMMON_OPTIONS = {
 
 /**
  * Parses `args` for `command`; unknown options, missing values and empty values are usage errors.
+ * `dashWords` says what the command's words are when one may start with a dash (`a prompt`): an
+ * unknown option's error then says how to give such a word (after `--`).
  * No option of the CLI takes an empty value: `--session "$ID"` with ID unset must not be read as no
  * `--session` (until 2026-12-06 `troupe run --session '' …` started a new session without a word, and
  * an empty `--cwd`, `--model` or `--mode` was as if not given).
  */
-export function parseCommandArgs<O extends Options>(command: string, args: string[], options: O) {
+export function parseCommandArgs<O extends Options>(command: string, args: string[], options: O, dashWords?: string) {
+  const all = { ...COMMON_OPTIONS, ...options };
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true, tokens: true });
+    parsed = parseArgs({ args, options: all, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
-    throw new CliError('usage', `${parseArgsProblem(err, args)} (try 'troupe ${command} --help')`);
+    const dash = dashWords ? { command: `troupe ${command}`, what: dashWords } : undefined;
+    throw new CliError('usage', `${parseArgsProblem(err, args, all, dash)} (try 'troupe ${command} --help')`);
   }
   // Named as typed (`-n ''` is -n, not --lines).
   const empty = parsed.tokens.find((t) => t.kind === 'option' && t.value === '');

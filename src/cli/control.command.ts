@@ -59,7 +59,7 @@ export async function cancelCommand(args: string[], io: CliIo): Promise<number> 
 
 export async function steerCommand(args: string[], io: CliIo): Promise<number> {
   try {
-    const { values, positionals } = parseCommandArgs('steer', args, { json: { type: 'boolean' }, turn: { type: 'string' } });
+    const { values, positionals } = parseCommandArgs('steer', args, { json: { type: 'boolean' }, turn: { type: 'string' } }, 'a text');
     if (values.help) return void io.stdout.write(STEER_USAGE), EXIT.ok;
     const id = requirePositional('steer', positionals, 0, 'the session id');
     const text = positionals.slice(1).join(' ').trim();

@@ -90,7 +90,7 @@ export async function logDumpCommand(args: string[], io: LogDumpIo): Promise<num
   let json: boolean;
   let target: string;
   try {
-    const { values, positionals } = parseCommandArgs('log dump', rest, { json: { type: 'boolean' } });
+    const { values, positionals } = parseCommandArgs('log dump', rest, { json: { type: 'boolean' } }, 'a file name');
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     target = requirePositional('log dump', positionals, 0, 'the session id or log file');
     noExtraPositionals('log dump', positionals, 1);

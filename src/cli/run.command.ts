@@ -25,6 +25,7 @@ with their status, diffs and command output. Starts the daemon if none is runnin
 
 With no prompt and a stdin that is not a terminal, or with the prompt '-', the prompt is what stdin
 holds, read to its end (at most 16 MiB). A prompt given as words wins: stdin is then not read.
+A prompt that starts with '-' goes after '--': troupe run -- "-v is not a flag here".
 
 Options:
   --cwd DIR        directory of a new session (default: the current directory)
@@ -67,7 +68,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       yes: { type: 'boolean', short: 'y' },
       json: { type: 'boolean' },
       standalone: { type: 'boolean' },
-    });
+    }, 'a prompt');
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const stdin = io.stdin ?? process.stdin;
     const fromStdin = promptFromStdin(positionals, stdin);

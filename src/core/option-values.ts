@@ -3,6 +3,7 @@
  * (src/daemon/serve.command.ts), which may not import each other; and the milliseconds an operator
  * gives through the environment, the same for every variable that holds some.
  */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** The longest delay a Node timer honours (about 24.8 days): a longer one fires after 1 ms (TimeoutOverflowWarning). */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -18,24 +19,81 @@ export function decimalInteger(raw: string): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
+/** The options a command line was parsed with (node:util parseArgs). */
+export type ArgsOptions = NonNullable<ParseArgsConfig['options']>;
+
 /**
- * One line for a node:util parseArgs error. Its "argument is ambiguous" message for a value that
- * starts with a dash (`--after -1`, `-n -5`) is three lines, of which the first says nothing useful:
- * this one names the option as typed and the value, and how to give such a value anyway (the
- * option's long name, which Node's last line gives for a short one).
+ * For a command whose words may start with a dash (a prompt, a text, a file name): how to name them
+ * in the hint of an unknown option, which is then how to give such a word (after `--`).
  */
-export function parseArgsProblem(err: unknown, args: readonly string[]): string {
-  const message = err instanceof Error ? err.message : String(err);
-  const typed = /^Option '(-[^']+)' argument is ambiguous/.exec(message)?.[1];
-  if (typed) {
-    const long = /use '(--[^=']+)=-XYZ'/.exec(message)?.[1] ?? typed;
-    const at = args.indexOf(typed);
-    const value = at >= 0 ? args[at + 1] : undefined;
-    if (value !== undefined) return `${typed} needs a value, and '${value}' looks like an option (a value that starts with '-' is written ${long}=${value})`;
-    return `${typed} needs a value`;
-  }
-  return message.split('\n')[0]!.replace(/\.$/, '');
+export interface DashWords {
+  /** The command as typed before its arguments: `troupe run`. */
+  command: string;
+  /** What such a word is, with its article: `a prompt`. */
+  what: string;
 }
+
+/**
+ * One line for a node:util parseArgs error, in the project's words (docs/cli.md §Errors), chosen by
+ * the error's `code`. Node's own are not: an unknown option's is two sentences ending in unbalanced
+ * quotes (`… as in '-- "--foo"`), an option missing its value names it `'-c, --cwd <value>'`, and
+ * one followed by a value that starts with a dash takes three lines. Node's error names nothing
+ * but in its message text: the offending argument is found again here in the tokens of the same
+ * arguments parsed without `strict` (the same tokens; strict mode only checks them, in order, and
+ * throws at the first that fails), so that no message text is matched.
+ */
+export function parseArgsProblem(err: unknown, args: readonly string[], options: ArgsOptions, dash?: DashWords): string {
+  const fallback = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.replace(/\.$/, '');
+  let tokens;
+  try {
+    tokens = parseArgs({ args: [...args], options, allowPositionals: true, strict: false, tokens: true }).tokens;
+  } catch {
+    return fallback;
+  }
+  const known = (name: string) => Object.hasOwn(options, name);
+  switch ((err as { code?: unknown } | undefined)?.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const t = tokens.find((t) => t.kind === 'option' && !known(t.name));
+      if (t?.kind !== 'option') break;
+      // `-yx`: Node names the `-x` in it; the whole argument is what would go after `--`.
+      const typed = args[t.index]!;
+      const inArg = typed === t.rawName || typed.startsWith(`${t.rawName}=`) ? '' : ` in '${typed}'`;
+      if (!dash) return `unknown option '${t.rawName}'${inArg}`;
+      // The words before it stay before the `--`: `troupe steer ID -- "--foo"`.
+      const before = tokens.flatMap((p) => (p.kind === 'positional' && p.index < t.index ? [` ${shellWord(p.value)}`] : []));
+      return `unknown option '${t.rawName}'${inArg} (${dash.what} that starts with '-' goes after '--': ${dash.command}${before.join('')} -- ${quoted(typed)})`;
+    }
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      for (const t of tokens) {
+        if (t.kind !== 'option' || !known(t.name)) continue;
+        if (options[t.name]!.type === 'boolean') {
+          if (t.value !== undefined) return `${t.rawName} takes no value, got '${t.value}'`;
+        } else if (t.value === undefined) {
+          return `${t.rawName} needs a value`;
+        } else if (!t.inlineValue && t.value.length > 1 && t.value.startsWith('-')) {
+          // As typed (`-n`), and how to write such a value: with the long name (`--lines=-5`).
+          return `${t.rawName} needs a value, and '${t.value}' looks like an option (a value that starts with '-' is written --${t.name}=${t.value})`;
+        }
+      }
+      break;
+    }
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL': {
+      const t = tokens.find((t) => t.kind === 'positional');
+      if (t?.kind === 'positional') return `unexpected argument '${t.value}'`;
+      break;
+    }
+  }
+  return fallback;
+}
+
+/** `word` in double quotes, as a POSIX shell reads it back; in single ones when something in it is special in double ones. */
+function quoted(word: string): string {
+  if (!/["$`\\!]/.test(word)) return `"${word}"`;
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `word` as a POSIX shell reads it back: as it is when nothing in it is special, else {@link quoted}. */
+const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : quoted(word));
 
 /** How one environment variable's milliseconds are read by {@link msFromEnv}. */
 export interface MsRule {

@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
-import { decimalInteger, parseArgsProblem, MAX_TIMER_MS } from '../core/option-values.js';
+import { decimalInteger, parseArgsProblem, MAX_TIMER_MS, type ArgsOptions } from '../core/option-values.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
@@ -43,40 +43,39 @@ function usage(problem: string): number {
   return 2;
 }
 
+/** The options of `troupe serve` (docs/daemon.md), given to parseArgsProblem too. */
+const SERVE_OPTIONS = {
+  host: { type: 'string', default: '127.0.0.1' },
+  port: { type: 'string', default: '7433' },
+  'allow-origin': { type: 'string', multiple: true, default: [] },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  pool: { type: 'string', default: '2' },
+  'max-sessions': { type: 'string', default: '1000' },
+  'idle-ms': { type: 'string', default: '600000' },
+  'child-memory-mb': { type: 'string', default: '512' },
+  'child-nice': { type: 'string', default: '0' },
+  'heartbeat-ms': { type: 'string', default: '1000' },
+  'heartbeat-timeout-ms': { type: 'string', default: '10000' },
+  'startup-timeout-ms': { type: 'string', default: String(DEFAULT_STARTUP_TIMEOUT_MS) },
+  'restart-intensity': { type: 'string', default: String(DEFAULT_CHILD_SPEC.intensity) },
+  'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
+  'connection-idle-ms': { type: 'string', default: '300000' },
+  'max-connections': { type: 'string', default: '256' },
+  'max-streams': { type: 'string', default: String(DEFAULT_MAX_SSE_STREAMS) },
+  'feed-queue-mb': { type: 'string', default: String(DEFAULT_FEED_BUDGET_BYTES / MiB) },
+  'acp-retain-mb': { type: 'string', default: '64' },
+  'acp-retain-total-mb': { type: 'string', default: '256' },
+  'acp-unsent-total-mb': { type: 'string', default: '1024' },
+  snapshot: { type: 'boolean', default: false },
+} as const satisfies ArgsOptions;
+
 export async function runServe(args: string[]): Promise<number> {
   let opts;
   try {
-    opts = parseArgs({
-      args,
-      options: {
-        host: { type: 'string', default: '127.0.0.1' },
-        port: { type: 'string', default: '7433' },
-        'allow-origin': { type: 'string', multiple: true, default: [] },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        pool: { type: 'string', default: '2' },
-        'max-sessions': { type: 'string', default: '1000' },
-        'idle-ms': { type: 'string', default: '600000' },
-        'child-memory-mb': { type: 'string', default: '512' },
-        'child-nice': { type: 'string', default: '0' },
-        'heartbeat-ms': { type: 'string', default: '1000' },
-        'heartbeat-timeout-ms': { type: 'string', default: '10000' },
-        'startup-timeout-ms': { type: 'string', default: String(DEFAULT_STARTUP_TIMEOUT_MS) },
-        'restart-intensity': { type: 'string', default: String(DEFAULT_CHILD_SPEC.intensity) },
-        'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
-        'connection-idle-ms': { type: 'string', default: '300000' },
-        'max-connections': { type: 'string', default: '256' },
-        'max-streams': { type: 'string', default: String(DEFAULT_MAX_SSE_STREAMS) },
-        'feed-queue-mb': { type: 'string', default: String(DEFAULT_FEED_BUDGET_BYTES / MiB) },
-        'acp-retain-mb': { type: 'string', default: '64' },
-        'acp-retain-total-mb': { type: 'string', default: '256' },
-        'acp-unsent-total-mb': { type: 'string', default: '1024' },
-        snapshot: { type: 'boolean', default: false },
-      },
-      strict: true,
-    }).values;
+    opts = parseArgs({ args, options: SERVE_OPTIONS, strict: true }).values;
   } catch (err) {
-    return usage(parseArgsProblem(err, args));
+    return usage(parseArgsProblem(err, args, SERVE_OPTIONS));
   }
   // Every number is read and checked before the lock is taken: a mistake is a usage error (exit 2),
   // never a daemon on another port than asked (uWS takes a port modulo 65536).

@@ -292,7 +292,16 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
   test('usage mistakes exit 2', async () => {
     const cases = [
       [['run'], /missing the prompt/],
-      [['run', '--bogus', 'x'], /Unknown option '--bogus'.*try 'troupe run --help'/],
+      // Until 2026-12-07 Node's two sentences, their quotes unbalanced: "Unknown option '--bogus'. To specify a
+      // positional argument starting with a '-', place it at the end of the command after '--', as in '-- "--bogus"".
+      [['run', '--bogus', 'x'], /^troupe run: unknown option '--bogus' \(a prompt that starts with '-' goes after '--': troupe run -- "--bogus"\) \(try 'troupe run --help'\)$/],
+      [['run', 'fix', '-yx'], /^troupe run: unknown option '-x' in '-yx' \(a prompt that starts with '-' goes after '--': troupe run fix -- "-yx"\) \(try 'troupe run --help'\)$/],
+      [['steer', 'ses_0abc', '--bogus'], /^troupe steer: unknown option '--bogus' \(a text that starts with '-' goes after '--': troupe steer ses_0abc -- "--bogus"\) \(try 'troupe steer --help'\)$/],
+      [['log', 'dump', '-weird.log'], /^troupe log dump: unknown option '-w' in '-weird\.log' \(a file name that starts with '-' goes after '--': troupe log dump -- "-weird\.log"\) \(try 'troupe log dump --help'\)$/],
+      // Until 2026-12-07 "Option '--json' does not take an argument", "Option '--cwd <value>' argument missing".
+      [['run', '--json=1', 'x'], /^troupe run: --json takes no value, got '1' \(try 'troupe run --help'\)$/],
+      [['run', 'x', '--cwd'], /^troupe run: --cwd needs a value \(try 'troupe run --help'\)$/],
+      [['daemon', 'logs', '-n'], /^troupe daemon logs: -n needs a value \(try 'troupe daemon logs --help'\)$/],
       [['frobnicate'], /unknown command 'frobnicate'/],
       // Named as the command it is (until 2026-12-07 `troupe daemon restart: unknown subcommand …`).
       [['daemon', 'restart'], /^troupe daemon: unknown subcommand 'restart'/],
@@ -320,7 +329,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['attach', 'ses_0abc', 'x'], /^troupe attach: unexpected argument 'x'/],
       [['sessions', 'show', 'ses_0abc', 'x'], /^troupe sessions show: unexpected argument 'x'/],
       [['chat', 'fix the bug'], /^troupe chat: takes no prompt argument, got 'fix the bug'.*troupe run/],
-      [['models', '--bogus'], /^troupe models: Unknown option '--bogus'.*\(try 'troupe models --help'\)$/],
+      [['models', '--bogus'], /^troupe models: unknown option '--bogus' \(try 'troupe models --help'\)$/],
       [['models', 'anthropic'], /^troupe models: unexpected argument 'anthropic' \(try 'troupe models --help'\)$/],
       [['log'], /^troupe log: missing the subcommand/],
       // As for `log`: a missing subcommand is a usage mistake, not the help (exit 0, before 2026-12-02).
@@ -330,9 +339,9 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['daemon', 'logs', '-n', '-5'], /^troupe daemon logs: -n needs a value, and '-5' looks like an option \(a value that starts with '-' is written --lines=-5\) \(try 'troupe daemon logs --help'\)$/],
       [['watch', 'ses_0abc', '--after=-1'], /^troupe watch: --after must be a non-negative integer, got '-1'/],
       [['log', 'dump'], /^troupe log dump: missing the session id or log file \(try 'troupe log dump --help'\)$/],
-      [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: Unknown option '--bogus'.*\(try 'troupe log dump --help'\)$/],
+      [['log', 'dump', '--bogus', 'ses_0abc'], /^troupe log dump: unknown option '--bogus' \(a file name that starts with '-' goes after '--': troupe log dump -- "--bogus"\) \(try 'troupe log dump --help'\)$/],
       [['log', 'dump', 'ses_0abc', 'ses_0def'], /^troupe log dump: unexpected argument 'ses_0def' \(try 'troupe log dump --help'\)$/],
-      [['inspect', '--bogus'], /^troupe inspect: Unknown option '--bogus'.*\(try 'troupe inspect --help'\)$/],
+      [['inspect', '--bogus'], /^troupe inspect: unknown option '--bogus' \(try 'troupe inspect --help'\)$/],
       [['inspect', 'ses_0abc', '--last', '0'], /^troupe inspect: --last must be a positive integer/],
     ] as const;
     for (const [[args, pattern], r] of await runEach(cases, ([args]) => h.run([...args]))) {
@@ -358,7 +367,11 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['--heartbeat-ms', '1000', '--heartbeat-timeout-ms', '2000'], /--heartbeat-timeout-ms \(2000\) must be at least three heartbeats/],
       [['--startup-timeout-ms', '50'], /--startup-timeout-ms must be an integer from 100 to 2147483647, got '50'/],
       [['--tls-cert', 'x.pem'], /--tls-cert and --tls-key go together/],
-      [['--bogus'], /Unknown option '--bogus'/],
+      [['--bogus'], /unknown option '--bogus'/],
+      [['--snapshot=1'], /--snapshot takes no value, got '1'/],
+      [['--port'], /--port needs a value/],
+      // Until 2026-12-07: "Unexpected argument 'now'. This command does not take positional arguments".
+      [['now'], /unexpected argument 'now'/],
     ] as const;
     for (const [[args, pattern], r] of await runEach(cases, ([args]) => h.run(['serve', ...args]))) {
       assert.equal(r.code, 2, `serve ${args.join(' ')}: ${r.stderr}`);

@@ -67,5 +67,5 @@ test("inspect's usage mistakes are the CLI's one line, naming its --help", async
   }
   const unknown = await api.run(inspectCommand, ['--bogus']);
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /^troupe inspect: Unknown option '--bogus'.* \(try 'troupe inspect --help'\)\n$/);
+  assert.equal(unknown.stderr, "troupe inspect: unknown option '--bogus' (try 'troupe inspect --help')\n");
 });
