@@ -81,7 +81,11 @@ export function reportError(io: CliIo, command: string, err: unknown): number {
     code = err.code;
   }
   // A message can quote untrusted text (a vendor's error body, a path): spelled out, as on stdout.
-  const message = printable((err instanceof Error ? err.message : String(err)).split('\n')[0]!);
+  let message = printable((err instanceof Error ? err.message : String(err)).split('\n')[0]!);
+  // A failed session runs nothing until revived: every command that meets one says how (until
+  // 2026-12-07 only cancel and steer did; run --session, chat --session and attach did not).
+  const failed = isTroupeError(err, 'session_failed') ? err.data.sessionId : undefined;
+  if (typeof failed === 'string') message += `: 'troupe sessions revive ${printable(failed)}' once its cause is fixed`;
   io.stderr.write(`troupe ${command}: ${message}${code && code !== 'usage' ? ` (${code})` : ''}\n`);
   if (debug && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
   return exit;

@@ -30,16 +30,6 @@ Examples:
   troupe steer ses_0abc… "use the v2 API instead"
 `;
 
-/**
- * A failed session's refusal (session_failed, naming it: it runs nothing until revived), with how to
- * bring it back; any other error as it is.
- */
-function withReviveHint(err: unknown): unknown {
-  const id = isTroupeError(err, 'session_failed') ? err.data.sessionId : undefined;
-  if (typeof id !== 'string') return err;
-  return new TroupeError('session_failed', `${(err as TroupeError).message}: 'troupe sessions revive ${id}' once its cause is fixed`, { sessionId: id });
-}
-
 export async function cancelCommand(args: string[], io: CliIo): Promise<number> {
   try {
     const { values, positionals } = parseCommandArgs('cancel', args, { json: { type: 'boolean' } });
@@ -53,7 +43,7 @@ export async function cancelCommand(args: string[], io: CliIo): Promise<number> 
     io.stdout.write(values.json ? `${JSON.stringify({ sessionId: id, cancelled })}\n` : cancelled ? `cancelled the running turn of ${id}\n` : `${id} has no running turn\n`);
     return EXIT.ok;
   } catch (err) {
-    return reportError(io, 'cancel', withReviveHint(err));
+    return reportError(io, 'cancel', err);
   }
 }
 
@@ -81,6 +71,6 @@ export async function steerCommand(args: string[], io: CliIo): Promise<number> {
     io.stdout.write(values.json ? `${JSON.stringify(r)}\n` : `steered turn ${printable(String(r.turnId))} of ${id} (${printable(String(r.steerId))})\n`);
     return EXIT.ok;
   } catch (err) {
-    return reportError(io, 'steer', withReviveHint(err));
+    return reportError(io, 'steer', err);
   }
 }

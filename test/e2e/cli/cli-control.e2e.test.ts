@@ -577,12 +577,17 @@ describe('troupe clients acting on sessions, turns and daemons', { concurrency: 
         await until(() => attach.child.exitCode !== null, 'attach to end with the failed session');
         const r = await attach.done;
         assert.equal(r.code, 1, r.stderr);
-        assert.match(r.stderr, new RegExp(`\\ntroupe attach: session ${sessionId} crashed too often and is no longer restarted \\(session_failed\\)\\n$`));
+        const hint = `'troupe sessions revive ${sessionId}' once its cause is fixed (session_failed)\n`;
+        assert.ok(r.stderr.endsWith(`\ntroupe attach: session ${sessionId} crashed too often and is no longer restarted: ${hint}`), r.stderr);
         // Steering it says so too, and how to bring it back: until 2026-12-07 no_active_turn, with a
         // hint to start a turn with run --session, which fails with session_failed.
         const steer = await h.run(['steer', sessionId, 'go on'], { env: { TROUPE_URL: d.url, TROUPE_TOKEN: d.token } });
         assert.equal(steer.code, 1, steer.stderr);
-        assert.equal(steer.stderr, `troupe steer: session ${sessionId} crashed too often and is no longer restarted: 'troupe sessions revive ${sessionId}' once its cause is fixed (session_failed)\n`);
+        assert.equal(steer.stderr, `troupe steer: session ${sessionId} crashed too often and is no longer restarted: ${hint}`);
+        // And a turn in it: until 2026-12-07 run --session named no way back.
+        const run = await h.run(['run', '--session', sessionId, 'go on'], { env: { TROUPE_URL: d.url, TROUPE_TOKEN: d.token } });
+        assert.equal(run.code, 1, run.stderr);
+        assert.ok(run.stderr.endsWith(`: ${hint}`), run.stderr);
       } finally {
         c.close();
         await d.stop();
