@@ -9,6 +9,7 @@
  */
 import type { ContentBlock } from '../core/events.js';
 import { newLocalId } from '../core/ids.js';
+import type { InterruptionMark } from '../core/interruption.js';
 import { jsonLength } from '../core/json-bytes.js';
 import { jsonHead } from '../core/json-slices.js';
 import { CHARS_PER_TOKEN, estimateTokens, type ModelCapabilities, type ModelMessage, type ModelRequest } from '../core/provider.js';
@@ -93,12 +94,12 @@ export function compactionCanReduce(core: EngineCore, resolved: ResolvedModel, r
  * Ends the compaction left open, if one is, failed with `errorCode`: compact() leaves it open when it
  * is aborted or fails, and its end is said by whoever knows why (a turn's end, a cancelled
  * `/compact`, crash repair). `turnId`, the turn it is ended with: by default its own (none for
- * `/compact`'s). Returns whether there was one.
+ * `/compact`'s). `mark`: crash repair's (core/interruption.ts). Returns whether there was one.
  */
-export function failOpenCompaction(core: EngineCore, errorCode: string, turnId = core.conversation.openCompaction?.turnId): boolean {
+export function failOpenCompaction(core: EngineCore, errorCode: string, turnId = core.conversation.openCompaction?.turnId, mark: InterruptionMark = {}): boolean {
   const compaction = core.conversation.openCompaction;
   if (!compaction) return false;
-  core.emit({ sessionId: core.sessionId, ...(turnId ? { turnId } : {}), type: 'compaction_completed', compactionId: compaction.compactionId, status: 'failed', errorCode });
+  core.emit({ sessionId: core.sessionId, ...(turnId ? { turnId } : {}), type: 'compaction_completed', compactionId: compaction.compactionId, status: 'failed', errorCode, ...mark });
   return true;
 }
 

@@ -6,12 +6,13 @@
 import { isTroupeError } from '../core/errors.js';
 import { newLocalId } from '../core/ids.js';
 import type { PermissionOutcome } from '../core/events.js';
+import type { InterruptionMark } from '../core/interruption.js';
 import type { ToolCallRequest } from '../core/ports.js';
 import type { EngineCore } from './engine-core.js';
 import { emitToolResult } from './tool-result-fit.js';
 
-/** Record a call's final result (failed), as the model will read it. */
-export function failTool(core: EngineCore, turnId: string, call: Pick<ToolCallRequest, 'id'>, errorCode: string, output: string): void {
+/** Record a call's final result (failed), as the model will read it. `mark`: crash repair's (core/interruption.ts). */
+export function failTool(core: EngineCore, turnId: string, call: Pick<ToolCallRequest, 'id'>, errorCode: string, output: string, mark: InterruptionMark = {}): void {
   // The output a terminal showed stays visible: content replaces the call's earlier content.
   const terminals = core.shownTerminals.get(call.id) ?? [];
   core.shownTerminals.delete(call.id);
@@ -24,6 +25,7 @@ export function failTool(core: EngineCore, turnId: string, call: Pick<ToolCallRe
     content: [...terminals, { type: 'text', text: output }],
     output,
     errorCode,
+    ...mark,
   });
 }
 
@@ -32,11 +34,11 @@ export function failTool(core: EngineCore, turnId: string, call: Pick<ToolCallRe
  * and never run (the later calls of a step a cancel cut short) would otherwise be shown pending for
  * ever, live and in every replay of the log.
  */
-export function failUnfinishedTools(core: EngineCore, turnId: string, errorCode: string, output: string): void {
+export function failUnfinishedTools(core: EngineCore, turnId: string, errorCode: string, output: string, mark: InterruptionMark = {}): void {
   const open = core.conversation.openTurn;
   if (open?.turnId !== turnId) return;
   for (const [id, status] of open.tools) {
-    if (status !== 'completed' && status !== 'failed') failTool(core, turnId, { id }, errorCode, output);
+    if (status !== 'completed' && status !== 'failed') failTool(core, turnId, { id }, errorCode, output, mark);
   }
 }
 

@@ -135,6 +135,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
     /** The result as the model sees it (text), present once the call has finished. */
     output: z.string().optional(),
     errorCode: z.string().optional(),
+    /** Written by crash repair (src/actors/crash-repair.ts), not by the machines: see core/interruption.ts. */
+    interrupted: z.literal(true).optional(),
   }),
   z.object({ ...inTurn, type: z.literal('permission_requested'), toolCallId: id, requestId: id, options: z.array(PermissionOutcome) }),
   z.object({
@@ -193,6 +195,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
     /** Tool outputs recorded before this event are cut to this many characters from now on. */
     toolOutputLimit: nonNegInt.optional(),
     errorCode: z.string().optional(),
+    /** Written by crash repair (src/actors/crash-repair.ts), not by the machines: see core/interruption.ts. */
+    interrupted: z.literal(true).optional(),
   }),
   z.object({
     ...inTurn,
@@ -205,6 +209,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
     /** With `context_overflow`: the vendor's own words; `message` is troupe's account of the failure. */
     vendorMessage: z.string().optional(),
     steps: nonNegInt,
+    /** Written by crash repair (src/actors/crash-repair.ts), not by the machines: see core/interruption.ts. */
+    interrupted: z.literal(true).optional(),
   }),
   z.object({ ...base, type: z.literal('session_closed'), reason: z.enum(['closed', 'deleted']) }),
 ]);

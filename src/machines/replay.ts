@@ -12,6 +12,7 @@
 import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
 import type { AgentEvent } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
+import { isInterruptionRepair } from '../core/interruption.js';
 import { sessionMachine } from './session.machine.js';
 import { turnMachine } from './turn.machine.js';
 import { owns, finished, outputFor, EFFECTS, type Effect, type EffectRun } from './replay-rules.js';
@@ -57,20 +58,6 @@ function isCancelMark(e: AgentEvent): boolean {
     (e.type === 'permission_resolved' && e.outcome === 'cancelled') ||
     (e.type === 'tool_call_updated' && e.errorCode === 'request_cancelled') ||
     (e.type === 'compaction_completed' && e.turnId !== undefined && e.errorCode === 'request_cancelled')
-  );
-}
-
-/**
- * An event the next process's crash repair wrote (src/actors/crash-repair.ts) for the turn of a
- * process that had died: no machine did anything then (they restart at the turn's end). Until
- * 2026-12-07 the replay took them for the dead machines' own: a prompt open at the crash, ended
- * `cancelled` by the repair, showed the turn cancelled there; a tool or a compaction it ended
- * failed showed the turn going on to its next step, or ending.
- */
-function isCrashRepair(e: AgentEvent): boolean {
-  return (
-    (e.type === 'permission_resolved' && e.decidedBy === 'policy') ||
-    ((e.type === 'tool_call_updated' || e.type === 'compaction_completed') && e.errorCode === 'agent_crashed')
   );
 }
 
@@ -260,8 +247,12 @@ export class ReplayFold {
         this.actor!.send({ type: 'PROMPT', promptId: `replay-${e.seq}`, turnId: e.turnId, content: e.content });
         break;
       case 'turn_completed':
-        if (e.errorCode === 'agent_crashed') {
-          // Written by the next process when it reopened the session: the machines restarted.
+        if (isInterruptionRepair(e)) {
+          // Crash repair's end of a turn whose machines had stopped (its process died, or its session
+          // stopped: the log failed, a machine failed), written with the stop's code: the machines
+          // restart there, as the process that wrote it, or the next to open the session, started them.
+          // (Until 2026-12-07 only an `agent_crashed` end restarted them: a stop's end was replayed as
+          // the dead machines' own, a running tool as done and the turn going on, no restart.)
           this.start(events, index);
           break;
         }
@@ -287,7 +278,8 @@ export class ReplayFold {
         if (this.actor?.getSnapshot().status === 'active') this.actor.send({ type: 'CLOSE' });
         break;
       default: {
-        if (isCrashRepair(e)) break;
+        // What crash repair wrote before that end moved no machine: they had stopped where they were.
+        if (isInterruptionRepair(e)) break;
         if (isCancelMark(e)) {
           this.cancel(e);
           break;
