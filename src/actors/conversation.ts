@@ -188,6 +188,7 @@ export class Conversation {
         }
         break;
       case 'session_closed':
+        // A log's last event (src/core/events.ts): no prompt is taken after it.
         this.closed = true;
         break;
       default:

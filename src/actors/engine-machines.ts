@@ -26,7 +26,6 @@ type AnyActorSystem = ActorSystem<any>;
 export interface EngineHooks {
   resolvePrompt(promptId: string, result: TurnResult & { turnId: string }): void;
   steerRefused(steerId: string, error: TroupeError): void;
-  closeReason(): 'closed' | 'deleted';
 }
 
 interface Owner {
@@ -143,10 +142,6 @@ export const engineMachine = sessionMachine.provide({
       const message =
         p.code === 'no_active_turn' ? 'no turn is running' : `turn ${p.expectedTurnId} is not the running turn (${p.turnId ?? 'none'})`;
       hooks.steerRefused(p.steerId, new TroupeError(p.code, message, { expectedTurnId: p.expectedTurnId, ...(p.turnId ? { turnId: p.turnId } : {}) }));
-    },
-    announceClosed: ({ system }) => {
-      const { core, hooks } = ownerOf(system);
-      core.emit({ type: 'session_closed', sessionId: core.sessionId, reason: hooks.closeReason() });
     },
   },
 });

@@ -99,7 +99,6 @@ export class SessionEngine {
     bindEngine(this.actor.system, this.core, {
       resolvePrompt: (id, r) => this.resolvePrompt(id, r),
       steerRefused: (id, e) => void this.steerOutcomes.set(id, e),
-      closeReason: () => this.closeReason,
     });
     deps.log.onFailure((err) => this.stopWith(err));
     // With an error listener, an action that throws (a bug) stops this session's machines and is
@@ -265,17 +264,6 @@ export class SessionEngine {
     return outcome;
   }
 
-  /** Ends the session for good: cancels everything, then session_closed. Idempotent. */
-  async close(reason: 'closed' | 'deleted' = 'closed'): Promise<void> {
-    this.closeReason = reason;
-    // session_closed is the last event: a compaction is stopped, and has ended, before it. (Only
-    // then is CLOSE sent later than now: a close takes effect within this call otherwise.)
-    if (this.manualCompaction) await this.stopManualCompaction();
-    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'CLOSE' });
-    await this.settled();
-    await this.core.deps.log.whenDurable(this.core.deps.log.lastSeq());
-  }
-
   /** Unloads the session without ending it (it can be reopened): cancels work, stops the machines. */
   async dispose(): Promise<void> {
     this.cancel();
@@ -330,8 +318,6 @@ export class SessionEngine {
     };
   }
 
-  private closeReason: 'closed' | 'deleted' = 'closed';
-
   /** `/compact`'s compaction, the session machine told, so that prompts wait for it. */
   private async compactAlone(signal: AbortSignal): Promise<'completed' | 'cancelled'> {
     this.actor.send({ type: 'COMPACTION', running: true });
@@ -361,15 +347,6 @@ export class SessionEngine {
     if (this.actor.getSnapshot().status !== 'active' || this.core.conversation.closed) {
       throw new TroupeError('session_closed', `session ${this.sessionId} is closed`, { sessionId: this.sessionId });
     }
-  }
-
-  private settled(): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.actor.getSnapshot().status !== 'active') return resolve();
-      // An error ends it too (and an observer without an error listener would make xstate throw it).
-      const done = () => (sub.unsubscribe(), resolve());
-      const sub = this.actor.subscribe({ complete: done, error: done });
-    });
   }
 
   /** Called once if the session stops by itself (its log failed, or one of its machines did); its host then unloads it. */

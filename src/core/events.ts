@@ -212,6 +212,12 @@ export const AgentEvent = z.discriminatedUnion('type', [
     /** Written by crash repair (src/actors/crash-repair.ts), not by the machines: see core/interruption.ts. */
     interrupted: z.literal(true).optional(),
   }),
+  /**
+   * The last event. Written today only by a delete's tombstone (`deleted`, src/store/session-tombstone.ts).
+   * `closed` was written by SessionEngine.close(), which nothing but tests ever called (removed
+   * 2026-12-07: session/close unloads a session, it does not end it); readers keep both, since logs
+   * may hold them.
+   */
   z.object({ ...base, type: z.literal('session_closed'), reason: z.enum(['closed', 'deleted']) }),
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;

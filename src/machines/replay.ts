@@ -61,7 +61,11 @@ function isCancelMark(e: AgentEvent): boolean {
   );
 }
 
-/** How soon after a cancelled turn's end a session_closed means the close ended that turn. */
+/**
+ * How soon after a cancelled turn's end a session_closed means the close ended that turn: how
+ * SessionEngine.close() (removed 2026-12-07, see src/core/events.ts) ended a running turn, kept for
+ * the logs that hold such a close.
+ */
 export const CLOSE_GAP_MS = 100;
 
 /** Upper bound on effect completions one log event can imply (a turn's steps are bounded too). */

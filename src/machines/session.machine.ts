@@ -38,6 +38,10 @@ export type SessionEvent =
   /** The client withdrew one prompt (`$/cancel_request`): that prompt ends cancelled, the others go on. */
   | { type: 'WITHDRAW'; promptId: string }
   | { type: 'STEER'; steerId: string; expectedTurnId: string; content: ContentBlock[] }
+  /**
+   * No live engine sends it (session/close unloads, session/delete tombstones the log): the inspector's
+   * replay does, for a log's `session_closed` (src/core/events.ts says which logs hold one).
+   */
   | { type: 'CLOSE' }
   /** A compaction outside any turn started (`running: true`) or ended; its owner runs and stops it. */
   | { type: 'COMPACTION'; running: boolean };

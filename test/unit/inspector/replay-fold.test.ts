@@ -84,8 +84,10 @@ test('a close right after a cancelled turn, learnt only after the cancel was fol
   const r = await recorded([[{ text: 'x' }, { hang: true }]]);
   const a = r.h.engine.prompt(text('go'));
   await until(() => r.h.ofType('agent_message_chunk').length > 0);
-  await r.h.engine.close();
+  // What SessionEngine.close() wrote (until 2026-12-07): the turn cancelled, then session_closed at once.
+  r.h.engine.cancel();
   await a.result;
+  r.h.log.append({ type: 'session_closed', sessionId: r.h.engine.sessionId, reason: 'closed' });
   await r.finish();
   const events = r.h.events;
   assert.equal(events.at(-1)!.type, 'session_closed');
