@@ -84,6 +84,11 @@ export class EngineCore {
   overflowCompactedTurn?: string;
   /** Listeners for every emitted event, in order (the engine's own observers; clients use the log). */
   readonly observers = new Set<(event: AgentEvent) => void>();
+  /**
+   * Aborted when the session stops by itself (SessionEngine.stopWith): every effect's signal follows
+   * it (engine-machines.ts), since a machine that failed does not stop what it had started.
+   */
+  readonly halt = new AbortController();
 
   constructor(
     readonly sessionId: string,

@@ -48,14 +48,38 @@ function ownerOf(system: AnyActorSystem): Owner {
 }
 const coreOf = (system: AnyActorSystem): EngineCore => ownerOf(system).core;
 
+/**
+ * Runs an effect with a signal aborted by its actor's (a cancel, a machine stopped) or by its session's
+ * halt (EngineCore.halt). A machine that fails (an action throws) leaves the actors it invoked running,
+ * their signals never aborted (xstate stops an actor's children only within a transition: see
+ * Actor._stopProcedure): until 2026-12-07 a session stopped on a bug went on running its command, and
+ * kept its permission prompt open at the client, and what they did was logged after the turn's end.
+ * The signal is linked by hand, and unlinked when the effect ends: a signal made by AbortSignal.any
+ * from the session's long-lived one would be kept by Node for the session's life (see src/tools/mcp/mcp-request.ts).
+ */
+async function haltable<T>(core: EngineCore, signal: AbortSignal, run: (core: EngineCore, signal: AbortSignal) => Promise<T>): Promise<T> {
+  const own = new AbortController();
+  const abort = () => own.abort();
+  const halt = core.halt.signal;
+  if (signal.aborted || halt.aborted) abort();
+  signal.addEventListener('abort', abort, { once: true });
+  halt.addEventListener('abort', abort, { once: true });
+  try {
+    return await run(core, own.signal);
+  } finally {
+    signal.removeEventListener('abort', abort);
+    halt.removeEventListener('abort', abort);
+  }
+}
+
 const turn = turnMachine.provide({
   actors: {
-    preflight: fromPromise(({ system, signal }) => preflight(coreOf(system), signal)),
-    compact: fromPromise(({ system, input, signal }) => compact(coreOf(system), input.turnId, input.reason, signal)),
-    modelStep: fromPromise(({ system, input, signal }) => modelStep(coreOf(system), input.turnId, signal)),
+    preflight: fromPromise(({ system, signal }) => haltable(coreOf(system), signal, (core, s) => preflight(core, s))),
+    compact: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => compact(core, input.turnId, input.reason, s))),
+    modelStep: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => modelStep(core, input.turnId, s))),
     decideTool: fromPromise(async ({ system, input }) => decideTool(coreOf(system), input.turnId, input.call)),
-    askPermission: fromPromise(({ system, input, signal }) => askPermission(coreOf(system), input.turnId, input.call, signal)),
-    runTool: fromPromise(({ system, input, signal }) => runTool(coreOf(system), input.turnId, input.call, signal)),
+    askPermission: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => askPermission(core, input.turnId, input.call, s))),
+    runTool: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => runTool(core, input.turnId, input.call, s))),
   },
   actions: {
     steerReceived: ({ system }, p) => {

@@ -367,6 +367,8 @@ export class SessionEngine {
     if (this.failure) return;
     this.failure = err;
     this.actor.stop();
+    // What the machines had started stops too (a failed machine's actors were left running).
+    this.core.halt.abort();
     this.manualCompaction?.stop.abort();
     const open = this.core.conversation.openTurn;
     const steps = open?.steps ?? 0;

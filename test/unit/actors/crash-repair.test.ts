@@ -1,6 +1,8 @@
 // A session reopened after its process died: whatever the log shows open is ended, so that no
 // client shows it running for ever. (Over a real `troupe acp` child: test/integration/acp/acp-history.test.ts.)
 import { test } from 'node:test';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { makeHarness, text } from '../../support/engine-harness.js';
@@ -55,5 +57,53 @@ test("a session that stops on a bug during /compact ends that compaction in the 
   const started = h.ofType('compaction_started')[0]!;
   const ended = h.ofType('compaction_completed');
   assert.deepEqual(ended.map((e) => [e.compactionId, e.status, e.errorCode]), [[started.compactionId, 'failed', 'internal_error']]);
+  assert.deepEqual(h.schemaErrors, []);
+});
+
+/** Makes the session machine's action that logs a steer throw once (a bug): the session stops on internal_error. */
+function failOnSteer(h: ReturnType<typeof makeHarness>, turnId: string): void {
+  const append = h.log.append.bind(h.log);
+  let thrown = false;
+  h.log.append = (input) => {
+    if (input.type === 'steer_received' && !thrown) {
+      thrown = true;
+      throw new Error('a bug in an action');
+    }
+    return append(input);
+  };
+  try {
+    h.engine.steer(turnId, text('guidance'));
+  } catch {
+    // refused or not: the session has stopped either way
+  }
+}
+
+test('a session that stops on a bug at a permission prompt withdraws the prompt: an answer that comes later finds none, and nothing is logged after the turn ends', async (t) => {
+  const h = makeHarness([[{ tool_call: { name: 'write_file', input: { path: 'a.txt', content: 'x' } } }]], { mode: 'default' });
+  t.after(() => h.engine.dispose());
+  const prompt = h.engine.prompt(text('go'));
+  await h.asker.whenAsked();
+  failOnSteer(h, prompt.turnId);
+  assert.equal((await prompt.result).errorCode, 'internal_error');
+  // Until 2026-12-07 the prompt stayed open (until its 5 minute timeout), and an answer to it was
+  // logged after the turn's end (permission_resolved allow_once, for a call that then never ran).
+  assert.throws(() => h.asker.answer('allow_once'), /no permission request is waiting/);
+  assert.deepEqual(types(h.events).slice(-3), ['permission_resolved', 'tool_call_updated', 'turn_completed']);
+  assert.deepEqual(h.schemaErrors, []);
+});
+
+test('a session that stops on a bug while a command runs stops the command', { timeout: 60_000 }, async (t) => {
+  const h = makeHarness([[{ tool_call: { name: 'run_command', input: { command: 'echo $$ > pid && exec sleep 600' } } }]]);
+  t.after(() => h.engine.dispose());
+  const prompt = h.engine.prompt(text('go'));
+  while (!h.ofType('tool_call_updated').some((e) => e.status === 'in_progress') || !existsSync(join(h.dir, 'pid'))) await new Promise((r) => setTimeout(r, 5));
+  let pid = 0;
+  while (!pid) pid = Number(readFileSync(join(h.dir, 'pid'), 'utf8').trim()) || (await new Promise((r) => setTimeout(r, 5)), 0);
+  failOnSteer(h, prompt.turnId);
+  assert.equal((await prompt.result).errorCode, 'internal_error');
+  // Until 2026-12-07 it ran on (here for ten minutes) in a session that had stopped.
+  while (existsSync(`/proc/${pid}`)) await new Promise((r) => setTimeout(r, 5));
+  const ended = h.ofType('turn_completed').at(-1)!;
+  assert.deepEqual([ended.errorCode, ended.interrupted], ['internal_error', true]);
   assert.deepEqual(h.schemaErrors, []);
 });
