@@ -84,3 +84,41 @@ test('a compaction whose session stopped on its log, ended failed log_write_fail
   );
   assert.deepEqual(h.schemaErrors, []);
 });
+
+test("a turn whose session stopped on a machine's failure (internal_error) at a permission prompt replays stopped there, restarted at the repair's end, and the next turn as live", async (t) => {
+  const h = makeHarness([[write('a.txt')], [{ text: 'after' }]], { mode: 'default' });
+  t.after(() => h.engine.dispose());
+  const prompt = h.engine.prompt(text('go'));
+  await h.asker.whenAsked();
+  const stoppedAt = h.events.at(-1)!.seq;
+  // An action of the session machine throws (a bug), once: here the one that logs a steer.
+  const append = h.log.append.bind(h.log);
+  let thrown = false;
+  h.log.append = (input) => {
+    if (input.type === 'steer_received' && !thrown) {
+      thrown = true;
+      throw new Error('a bug in an action');
+    }
+    return append(input);
+  };
+  try {
+    h.engine.steer(prompt.turnId, text('guidance'));
+  } catch {
+    // refused or not: the session has stopped either way
+  }
+  assert.equal((await prompt.result).errorCode, 'internal_error');
+  // The host unloads the stopped session; the next request opens it again (nothing left to repair).
+  const { engine, live } = await reopen(h);
+  t.after(() => engine.dispose());
+  assert.equal((await engine.prompt(text('next')).result).stopReason, 'end_turn');
+  const repair = assertStoppedThenRestarted(h.events, stoppedAt, 'tools.awaitingPermission', live);
+  assert.deepEqual(
+    repair.map((e) => [e.type, 'errorCode' in e && e.errorCode, 'interrupted' in e && e.interrupted]),
+    [
+      ['permission_resolved', false, false],
+      ['tool_call_updated', 'internal_error', true],
+      ['turn_completed', 'internal_error', true],
+    ],
+  );
+  assert.deepEqual(h.schemaErrors, []);
+});
