@@ -73,8 +73,9 @@ export class LoadTurns {
 
   /**
    * The client withdrew the waiting load `id` (`$/cancel_request`): it goes, true, and its connection
-   * is sent the session's updates from now on, as after a failed load, unless a load of its own is
-   * still in flight or waiting. False if no such load waits here (it was sent to the process).
+   * is held no more, unless a load of its own is still in flight or waiting: sent the session's
+   * updates from now on if it stays attached (it was before the load: PendingRequests.ended detaches
+   * one the load alone attached). False if no such load waits here (it was sent to the process).
    */
   withdraw(id: number): boolean {
     const load = this.waiting.get(id);

@@ -1,7 +1,9 @@
 /**
  * A session's client requests forwarded to its process and not answered yet, by child-side id
- * (RelaySession), and the connections that closed the session while another stayed attached
- * (RelaySession.closeFor): such a one's session stream goes once nothing more is owed to it.
+ * (RelaySession); the connections that closed the session while another stayed attached
+ * (RelaySession.closeFor): such a one's session stream goes once nothing more is owed to it; and the
+ * connections a request of theirs attached on trial (`ended`: the one rule for a request that opened
+ * the session for its connection and did not succeed).
  */
 import type { RelayConnection } from './relay-connection.js';
 import type { rpcError } from './rpc.js';
@@ -20,19 +22,53 @@ export interface PendingRequest {
   opensWith?: unknown[];
   /** session/prompt: the id its turn is to have (child-wire.ts tagged). */
   turnId?: string;
-  /** Its connection was attached to the session by this request (not before): withdrawn unsent, it is detached again. */
-  joined?: true;
 }
 
 export class PendingRequests extends Map<number, PendingRequest> {
   private readonly leaving = new Set<RelayConnection>();
+  /** Connections a request of theirs attached to the session (they were not attached before it), until one of their requests succeeds. */
+  private readonly onTrial = new Set<RelayConnection>();
 
-  /** `metric`: a request answered (its method, seconds since forwarded, whether with a result). */
+  /**
+   * `metric`: a request answered (its method, seconds since forwarded, whether with a result).
+   * `unattach`: detaches a connection from the session (RelaySession: its updates, what it is asked).
+   */
   constructor(
     private readonly sessionId: () => string | undefined,
     private readonly metric: (method: string, seconds: number, ok: boolean) => void,
+    private readonly unattach: (conn: RelayConnection) => void,
   ) {
     super();
+  }
+
+  /** A request of `conn` attached it to the session, which it was not: it stays so only if a request of it succeeds (`ended`). */
+  joined(conn: RelayConnection): void {
+    this.onTrial.add(conn);
+  }
+
+  /** `conn` was detached from the session (closed it, went away, or `ended`): it is on trial no more. */
+  forget(conn: RelayConnection): void {
+    this.onTrial.delete(conn);
+  }
+
+  /**
+   * A request of `conn` ended, its answer queued (`ok`: with a result). The one rule for a request that
+   * attached its connection (a session/load or resume, most often): one that does not succeed —
+   * answered with an error by the process, withdrawn (`$/cancel_request`) before the process had it,
+   * lost with its process, refused — leaves the connection as it was before it. Attached by it alone,
+   * and owed nothing more of the session, the connection is detached (sent none of the session's
+   * updates, asked nothing of it) and its session stream released after that answer; one attached
+   * before stays attached. A request of it that succeeds keeps it attached for good. Until 2026-12-07
+   * only a request withdrawn while the session's process started detached its connection; a load
+   * withdrawn behind another, answered with an error or lost in a crash left it following the session.
+   */
+  ended(conn: RelayConnection, ok: boolean): void {
+    if (ok) this.onTrial.delete(conn);
+    else if (this.onTrial.has(conn) && !this.owes(conn)) {
+      this.unattach(conn);
+      this.leaving.add(conn);
+    }
+    this.releaseIfLeft(conn);
   }
 
   /** `p` is answered now (`ok`: with a result): how long it took. */
@@ -45,7 +81,7 @@ export class PendingRequests extends Map<number, PendingRequest> {
     this.delete(id);
     this.answered(p, false);
     void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
-    this.releaseIfLeft(p.conn);
+    this.ended(p.conn, false);
   }
 
   /** `conn` closed the session while another stayed attached: its stream goes once nothing more is owed to it. */

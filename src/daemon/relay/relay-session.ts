@@ -38,7 +38,7 @@ export class RelaySession {
   private readonly prompting = new Map<number, RelayConnection>();
   /** session/loads, one at a time in the child (load-turns.ts). */
   private readonly loads: LoadTurns;
-  private readonly pending = new PendingRequests(() => this.sessionId, (method, seconds, ok) => this.ctx.answered(method, seconds, ok));
+  private readonly pending = new PendingRequests(() => this.sessionId, (method, seconds, ok) => this.ctx.answered(method, seconds, ok), (conn) => (this.detach(conn), conn.leftSession(this)));
   /** What a process replacing a crashed one is told (crash-catch-up.ts). */
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
@@ -126,6 +126,7 @@ export class RelaySession {
 
   detach(conn: RelayConnection): void {
     this.fanOut.detach(conn);
+    this.pending.forget(conn);
     conn.sessions.delete(this);
     for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
     this.offer.tell();
@@ -163,7 +164,7 @@ export class RelaySession {
   /**
    * Forwards a client request to the child under a child-side id. `answering`: the session the
    * client sent it on (none for a session/new without one), where its answer goes. `joined`: `conn`
-   * was attached for it, not before (withdrawUnsent).
+   * was attached for it, not before (PendingRequests.ended).
    */
   forward(conn: RelayConnection, msg: JsonRpcMessage, answering: string | undefined, joined = false): void {
     const id = this.nextId++;
@@ -178,8 +179,8 @@ export class RelaySession {
       at: performance.now(),
       ...(method === 'session/fork' ? { forkServers: Array.isArray(named) ? named : [] } : {}),
       ...(OPENING.has(method) && Array.isArray(named) ? { opensWith: named } : {}),
-      ...(joined ? { joined } : {}),
     });
+    if (joined) this.pending.joined(conn);
     const { turnId, ...tags } = tagged(method, msg.params, id, () => (answering === undefined ? undefined : this.ctx.indexedSeq(answering)));
     if (turnId) this.pending.get(id)!.turnId = turnId;
     const forChild = { ...msg, id, ...tags };
@@ -220,18 +221,15 @@ export class RelaySession {
   /**
    * Request `id`, withdrawn while it waited for the session's process to start (a revival, a wake, a
    * restart), leaves nothing: the process is not kept busy for it (it stops idle as usual), the next
-   * waiting load goes, and a connection it alone attached is detached (its stream released after the
-   * answer): it loaded nothing, and would hold the session and be asked what the process asks. A load
-   * or resume that was to open the session leaves that to the boot, which resumes it with its MCP
-   * servers: opened by the next request instead, the session would have none.
+   * waiting load goes, and a connection it alone attached is detached (PendingRequests.ended): it
+   * loaded nothing, and would hold the session and be asked what the process asks. A load or resume
+   * that was to open the session leaves that to the boot, which resumes it with its MCP servers:
+   * opened by the next request instead, the session would have none.
    */
   private withdrawUnsent(id: number, p: PendingRequest): void {
     if (p.method === 'session/load' || p.method === 'session/resume') this.resumeOnStart = true;
     this.settled(p, id);
     this.pending.refuse(id, p, rpcError('request_cancelled', 'Request cancelled: it waited for the session\'s process to start and had not been sent', { requestId: p.clientId }));
-    if (!p.joined || this.pending.owes(p.conn) || !this.attached.has(p.conn)) return;
-    this.detach(p.conn);
-    if (this.sessionId) p.conn.channel.releaseSession(this.sessionId);
   }
 
   /** A client notification, or a client's answer to a child request (already re-identified). */
@@ -338,7 +336,7 @@ export class RelaySession {
     void p.conn.send({ ...msg, id: p.clientId }, p.answering);
     // After its answer is queued: the stream keeps nothing of a session its client is done with.
     if (closed && this.sessionId) p.conn.channel.releaseSession(this.sessionId);
-    else this.pending.releaseIfLeft(p.conn);
+    else this.pending.ended(p.conn, msg.error === undefined);
     this.stopIfClosed();
   }
 

@@ -1,7 +1,8 @@
 // A client's `$/cancel_request` for its session/load while the load waits in the daemon for another
 // load of the session (loads go to a session's process one at a time: src/daemon/relay/load-turns.ts):
-// answered -32800 (request_cancelled) at once, never sent to the process, and the client is sent the
-// session's updates from then on, as after a failed load. And one withdrawn while it waits for the
+// answered -32800 (request_cancelled) at once, never sent to the process, and its client is left as
+// it was before the load: not attached if the load alone attached it (sent nothing of the session),
+// attached if it was before (sent the session's updates from then on). And one withdrawn while it waits for the
 // session's process to start (a cold revival, a wake after an idle stop): answered -32800 at once,
 // never sent, its client not attached by it, and the process it started serves the session and
 // stops idle as any other.
@@ -12,8 +13,8 @@ import { Daemon, printDaemonIfFailed, tempDir, waitFor, type AcpClient } from '.
 
 const script = { replies: [{ when: 'hello', items: [{ text: 'hello back' }] }] };
 
-for (const [first, second] of [['http', 'ws'], ['ws', 'http']] as const) {
-  test(`${second}: a load withdrawn while it waits for another's turn is answered cancelled, and its client follows the session from then on`, async (t) => {
+for (const [[first, second], before] of [[['http', 'ws'], false], [['ws', 'http'], false], [['http', 'ws'], true], [['ws', 'http'], true]] as const) {
+  test(`${second}: a load withdrawn while it waits for another's turn is answered cancelled, and leaves its client ${before ? 'following the session, as it did' : 'not following the session, as it did not'}`, async (t) => {
     // The session's process is held stopped (SIGSTOP) while the first load is in it: no heartbeat
     // timeout may take it for hung meanwhile.
     const d = await Daemon.start({ script, args: ['--heartbeat-timeout-ms', '600000'] });
@@ -27,6 +28,9 @@ for (const [first, second] of [['http', 'ws'], ['ws', 'http']] as const) {
     const cwd = tempDir();
     const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
     assert.equal((await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
+    // B follows the session before its withdrawn load, or not.
+    if (before) await b.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+    const history = b.updatesFor(sessionId, 'user_message_chunk').length;
     const { pid } = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
     process.kill(pid, 'SIGSTOP');
     try {
@@ -45,11 +49,20 @@ for (const [first, second] of [['http', 'ws'], ['ws', 'http']] as const) {
     } finally {
       process.kill(pid, 'SIGCONT');
     }
-    // B is not held for a load that will never come: it is sent A's next turn.
-    const before = b.updatesFor(sessionId, 'agent_message_chunk').length;
+    assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.connections, before ? 2 : 1);
+    const sent = b.updatesFor(sessionId).length;
     assert.equal((await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
-    await b.until(() => b.updatesFor(sessionId, 'agent_message_chunk').length > before, "B sent A's next turn");
-    assert.equal(b.updatesFor(sessionId, 'user_message_chunk').length, 1, 'B was sent none of the history it withdrew its load of, only the new prompt');
+    if (before) {
+      // B is not held for a load that will never come: it is sent A's next turn.
+      await b.until(() => b.updatesFor(sessionId, 'agent_message_chunk').length > history, "B sent A's next turn");
+      assert.equal(b.updatesFor(sessionId, 'user_message_chunk').length, history + 1, 'B was sent none of the history it withdrew its load of, only the new prompt');
+    } else {
+      // Until 2026-12-07 (this test said so) B was sent the session's updates from then on, as a client
+      // that had loaded it: a load that did not succeed attached it all the same.
+      await b.agent.request('session/list', {});
+      assert.deepEqual(b.updatesFor(sessionId).slice(sent), [], 'B, whose only load it withdrew, was sent nothing of the session');
+    }
+    assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.connections, before ? 2 : 1);
   });
 }
 
