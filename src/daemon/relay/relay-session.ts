@@ -482,15 +482,11 @@ export class RelaySession {
 
   /** Answers `error` to every request waiting for a process (queued, or a load held back). */
   refuseWaiting(error: ReturnType<typeof rpcError>): void {
-    const failed = (p: PendingRequest) => (this.pending.answered(p, false), void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering));
-    for (const msg of this.child.drainQueue()) {
-      if (msg.id === undefined || msg.method === undefined) continue;
-      const p = this.pending.get(Number(msg.id));
-      if (p) failed(p);
-    }
-    for (const id of this.loads.waitingIds()) {
+    const queued = this.child.drainQueue().flatMap((m) => (m.id === undefined || m.method === undefined ? [] : [Number(m.id)]));
+    // Each as any failed request: a connection it alone attached is detached (PendingRequests.ended).
+    for (const id of [...queued, ...this.loads.waitingIds()]) {
       const p = this.pending.get(id);
-      if (p) failed(p);
+      if (p) this.pending.refuse(id, p, error);
     }
     this.pending.clear();
     this.loads.clear();

@@ -2,11 +2,14 @@
 // §Relay, "Several connections per session"): one the load alone attached is not attached any more
 // (not counted in GET /v1/sessions/:id, sent none of the session's updates while another client's
 // turn streams), one attached before stays attached. Here: a load the session's process answers with
-// an error (a damaged log; another directory) and one lost with its process (kill -9 while the load
-// is in it). A withdrawn load: daemon-withdrawn-loads.test.ts.
+// an error (a damaged log; another directory), one lost with its process (kill -9 while the load is
+// in it), and one refused by the daemon (queued for a restart that never serves: session_failed). A
+// withdrawn load: daemon-withdrawn-loads.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Packr } from 'msgpackr';
 import { Daemon, daemonWithClient, printDaemonIfFailed, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
 import { scanLogFile, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
@@ -17,8 +20,8 @@ const prompt = (c: AcpClient, sessionId: string) => c.agent.request('session/pro
 const connections = async (d: Daemon, sessionId: string): Promise<number> => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.connections;
 
 /** A daemon, its client `a` (HTTP) with a session that ran a turn, and a second client `b` on `transport`. */
-async function sessionAndSecondClient(t: { after(f: () => unknown): void }, transport: 'http' | 'ws', args: string[] = []) {
-  const d = await Daemon.start({ script, args });
+async function sessionAndSecondClient(t: { after(f: () => unknown): void }, transport: 'http' | 'ws', args: string[] = [], env?: Record<string, string>) {
+  const d = await Daemon.start({ script, args, ...(env ? { env } : {}) });
   printDaemonIfFailed(t, d);
   t.after(() => d.stop());
   const a = d.connect('http');
@@ -113,4 +116,33 @@ test('a load of a damaged log, answered log_corrupt, leaves its client unattache
     await assert.rejects(b.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), (e: any) => e.data?.code === 'log_corrupt');
     assert.equal(await connections(d, sessionId), 0, `${transport}: the failed load attached no client`);
   }
+});
+
+test('a load queued for a restart that never serves, refused session_failed once the restarts are spent, leaves its client unattached', async (t) => {
+  const dir = tempDir();
+  const broken = join(dir, 'broken');
+  const preload = join(dir, 'die-at-start.mjs');
+  // As daemon-supervision.test.ts makes a process that dies at every start: once `broken` exists.
+  writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) process.exit(3);\n`);
+  const { d, b, cwd, sessionId } = await sessionAndSecondClient(t, 'ws', ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '600000'], { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` });
+  const child = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  writeFileSync(broken, '');
+  // The spawner held stopped: the restart after the kill waits for a process, with B's load queued for it.
+  const spawner = d.spawnerPid()!;
+  process.kill(spawner, 'SIGSTOP');
+  let outcome: Promise<unknown>;
+  try {
+    process.kill((await child()).pid, 'SIGKILL');
+    await waitFor('the restart to wait for a process', async () => (await child()).state === 'restarting');
+    outcome = b.agent.request('session/load', { sessionId, cwd, mcpServers: [] }).then(() => 'loaded', (e) => e);
+    // Answered once the daemon took the load (a connection's messages are taken in order).
+    await b.agent.request('session/list', {});
+    assert.equal(await connections(d, sessionId), 2, 'B is attached while its load waits');
+  } finally {
+    process.kill(spawner, 'SIGCONT');
+  }
+  const e = (await outcome) as any;
+  assert.equal(e?.data?.code, 'session_failed', JSON.stringify(e));
+  assert.equal(await connections(d, sessionId), 1, 'A alone: the refused load left B as it was');
+  assert.deepEqual(b.updatesFor(sessionId), []);
 });
