@@ -52,8 +52,8 @@ export class PendingRequests extends Map<number, PendingRequest> {
   }
 
   /**
-   * A request of `conn` ended, its answer queued (`ok`: with a result). The one rule for a request that
-   * attached its connection (a session/load or resume, most often): one that does not succeed —
+   * A request of `conn` ended, its answer queued (`ok`: with a result). The one rule for a session/load
+   * or resume that attached its connection (Relay.toSession puts only those on trial): one that does not succeed —
    * answered with an error by the process, withdrawn (`$/cancel_request`) before the process had it,
    * lost with its process, refused — leaves the connection as it was before it. Attached by it alone,
    * and owed nothing more of the session, the connection is detached (sent none of the session's

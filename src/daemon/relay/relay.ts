@@ -215,7 +215,10 @@ export class Relay implements AcpAgentSide, RelayContext {
     // buffers made it and went, and a client that reads none woke it; the reads were asked of that
     // client, and failed.
     if (!session.live || session.child.state === 'stopping') session.caps = conn.capabilities;
-    const joins = !session.attached.has(conn);
+    // On trial only for a load or resume (PendingRequests.ended): a prompt (or any other request)
+    // from a connection that never loaded the session keeps it attached even if it fails, with the
+    // crash catch-up of a prompt lost to a crash (review of 2026-12-07: a failed prompt detached it).
+    const joins = REVIVING.has(String(msg.method)) && !session.attached.has(conn);
     session.attach(conn, msg.method === 'session/load');
     session.forward(conn, msg, sessionId, joins);
   }

@@ -95,6 +95,14 @@ for (const transport of ['ws', 'http'] as const) {
   }
 }
 
+test('a prompt that fails from a client that never loaded the session leaves it attached: only a load or resume is on trial', async (t) => {
+  const { d, a, b, sessionId } = await sessionAndSecondClient(t, 'ws');
+  // Refused by the process (its prompt is not a list of content blocks): answered with an error.
+  await assert.rejects(b.agent.request('session/prompt', { sessionId, prompt: 'not a list' }), (e: any) => e.code === -32602);
+  assert.equal(await connections(d, sessionId), 2, 'B, which prompted the session, still follows it');
+  await nextTurnSeenBy(a, b, sessionId, true);
+});
+
 test('a load of a damaged log, answered log_corrupt, leaves its client unattached: the session holds no connection', { timeout: 120_000 }, async (t) => {
   const first = await daemonWithClient(t, 'http', { script });
   const cwd = tempDir();
