@@ -34,8 +34,13 @@ const clip = (s: string, n = 60) => {
 const textOf = (content: unknown) =>
   Array.isArray(content) ? content.map((b) => (b && typeof b === 'object' && 'text' in b ? String((b as { text: unknown }).text) : '')).join(' ') : '';
 
+/**
+ * A turn ended by crash repair is drawn as a crash: marked `interrupted` (src/core/interruption.ts,
+ * which the page may not import: the same test), or from an older log, `agent_crashed`. Until
+ * 2026-12-07 a turn a stop's repair ended (`log_write_failed`, `internal_error`) was drawn as any turn.
+ */
 function kindOf(e: LogEvent): string {
-  if (e.type === 'turn_completed') return e.errorCode === 'agent_crashed' ? 'crash' : e.stopReason === 'cancelled' ? 'cancel' : 'turn';
+  if (e.type === 'turn_completed') return e.interrupted === true || e.errorCode === 'agent_crashed' ? 'crash' : e.stopReason === 'cancelled' ? 'cancel' : 'turn';
   if (e.type === 'user_message' || e.type === 'turn_started') return 'turn';
   if (e.type.startsWith('tool_call')) return 'tool';
   if (e.type.startsWith('permission')) return 'permission';

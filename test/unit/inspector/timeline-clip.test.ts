@@ -26,3 +26,17 @@ test('a text cut where an emoji is, is cut before it, never between its halves',
   const short = buildRows([{ seq: 1, ts: 1, type: 'tool_call_started', name: 'x', title: `${'a'.repeat(58)}😀` }] as unknown as LogEvent[], [], [], []);
   assert.equal(short[0]!.text, `tool call x: ${'a'.repeat(58)}😀`);
 });
+
+// A turn ended by crash repair is a crash on the timeline whatever the stop's code: until 2026-12-07
+// only agent_crashed was, and a turn a stop's repair ended (the log failed) was drawn as any turn.
+test('a turn ended by crash repair is a crash row, by its interrupted mark or (older logs) agent_crashed', () => {
+  const ended = (extra: object) => ({ seq: 1, ts: 1, type: 'turn_completed', turnId: 't', stopReason: 'error', steps: 1, ...extra });
+  const kinds = [
+    ended({ errorCode: 'log_write_failed', interrupted: true }),
+    ended({ errorCode: 'internal_error', interrupted: true }),
+    ended({ errorCode: 'agent_crashed' }),
+    ended({ errorCode: 'internal_error' }),
+    ended({ stopReason: 'cancelled' }),
+  ].map((e) => buildRows([e] as unknown as LogEvent[], [], [], [])[0]!.kind);
+  assert.deepEqual(kinds, ['crash', 'crash', 'crash', 'turn', 'cancel']);
+});
