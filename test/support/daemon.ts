@@ -247,15 +247,15 @@ export async function daemonWithSession(t: TestHooks, transport: 'http' | 'ws', 
 }
 
 /**
- * A daemon and two initialized clients of it, `a` over HTTP and `b` over WebSocket; all stopped after
- * the test, and the daemon's log printed if it failed.
+ * A daemon and two initialized clients of it, `a` over HTTP and `b` over WebSocket (unless `over`
+ * says otherwise); all stopped after the test, and the daemon's log printed if it failed.
  */
-export async function daemonWithClients(t: TestHooks, options: DaemonOptions = {}) {
+export async function daemonWithClients(t: TestHooks, options: DaemonOptions = {}, over: { a?: 'http' | 'ws'; b?: 'http' | 'ws' } = {}) {
   const d = await Daemon.start(options);
   printDaemonIfFailed(t, d);
   t.after(() => d.stop());
-  const a = d.connect('http');
-  const b = d.connect('ws');
+  const a = d.connect(over.a ?? 'http');
+  const b = d.connect(over.b ?? 'ws');
   t.after(() => (a.close(), b.close()));
   await a.init();
   await b.init();

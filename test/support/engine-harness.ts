@@ -45,6 +45,22 @@ export function text(t: string) {
   return [{ type: 'text' as const, text: t }];
 }
 
+/**
+ * Makes the log's append of the next event of `type` throw, once, as a bug in the machine action that
+ * writes it would: the session stops on internal_error (SessionEngine.stopWith).
+ */
+export function throwOnceOnAppend(h: Harness, type: AgentEvent['type']): void {
+  const append = h.log.append.bind(h.log);
+  let thrown = false;
+  h.log.append = (input) => {
+    if (input.type === type && !thrown) {
+      thrown = true;
+      throw new Error('a bug in an action');
+    }
+    return append(input);
+  };
+}
+
 export function makeHarness(replies: ScriptItem[][] | ReplayScript, options: HarnessOptions = {}): Harness {
   const script: ReplayScript = Array.isArray(replies) ? { replies, capabilities: options.capabilities } : replies;
   const dir = mkdtempSync(join(tmpdir(), 'troupe-engine-'));

@@ -11,7 +11,7 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Packr } from 'msgpackr';
-import { Daemon, daemonWithClient, printDaemonIfFailed, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
+import { Daemon, daemonWithClient, daemonWithClients, printDaemonIfFailed, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
 import { scanLogFile, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
 
@@ -21,14 +21,7 @@ const connections = async (d: Daemon, sessionId: string): Promise<number> => (aw
 
 /** A daemon, its client `a` (HTTP) with a session that ran a turn, and a second client `b` on `transport`. */
 async function sessionAndSecondClient(t: { after(f: () => unknown): void }, transport: 'http' | 'ws', args: string[] = [], env?: Record<string, string>) {
-  const d = await Daemon.start({ script, args, ...(env ? { env } : {}) });
-  printDaemonIfFailed(t, d);
-  t.after(() => d.stop());
-  const a = d.connect('http');
-  const b = d.connect(transport);
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const { d, a, b } = await daemonWithClients(t, { script, args, ...(env ? { env } : {}) }, { b: transport });
   const cwd = tempDir();
   const sessionId: string = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   assert.equal((await prompt(a, sessionId)).stopReason, 'end_turn');

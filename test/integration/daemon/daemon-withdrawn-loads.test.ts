@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
-import { Daemon, printDaemonIfFailed, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
+import { daemonWithClients, tempDir, waitFor, type AcpClient, type Daemon } from '../../support/daemon.js';
 
 const script = { replies: [{ when: 'hello', items: [{ text: 'hello back' }] }] };
 
@@ -17,14 +17,7 @@ for (const [[first, second], before] of [[['http', 'ws'], false], [['ws', 'http'
   test(`${second}: a load withdrawn while it waits for another's turn is answered cancelled, and leaves its client ${before ? 'following the session, as it did' : 'not following the session, as it did not'}`, async (t) => {
     // The session's process is held stopped (SIGSTOP) while the first load is in it: no heartbeat
     // timeout may take it for hung meanwhile.
-    const d = await Daemon.start({ script, args: ['--heartbeat-timeout-ms', '600000'] });
-    printDaemonIfFailed(t, d);
-    t.after(() => d.stop());
-    const a = d.connect(first);
-    const b = d.connect(second);
-    t.after(() => (a.close(), b.close()));
-    await a.init();
-    await b.init();
+    const { d, a, b } = await daemonWithClients(t, { script, args: ['--heartbeat-timeout-ms', '600000'] }, { a: first, b: second });
     const cwd = tempDir();
     const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
     assert.equal((await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
@@ -96,14 +89,7 @@ async function loadWithdrawnWhileStarting(d: Daemon, b: AcpClient, sessionId: st
 
 for (const transport of ['http', 'ws'] as const) {
   test(`${transport}: a load withdrawn while its session's process starts is answered cancelled and leaves nothing attached; the process serves the session`, async (t) => {
-    const d = await Daemon.start({ script, args: ['--pool', '0'] });
-    printDaemonIfFailed(t, d);
-    t.after(() => d.stop());
-    const a = d.connect('http');
-    const b = d.connect(transport);
-    t.after(() => (a.close(), b.close()));
-    await a.init();
-    await b.init();
+    const { d, a, b } = await daemonWithClients(t, { script, args: ['--pool', '0'] }, { b: transport });
     const cwd = tempDir();
     const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
     assert.equal((await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
@@ -121,14 +107,7 @@ for (const transport of ['http', 'ws'] as const) {
 }
 
 test('a load withdrawn while it wakes an idle-stopped session leaves its process to stop idle again', async (t) => {
-  const d = await Daemon.start({ script, args: ['--pool', '0', '--idle-ms', '300'] });
-  printDaemonIfFailed(t, d);
-  t.after(() => d.stop());
-  const a = d.connect('http');
-  const b = d.connect('ws');
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const { d, a, b } = await daemonWithClients(t, { script, args: ['--pool', '0', '--idle-ms', '300'] });
   const cwd = tempDir();
   const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   assert.equal((await a.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] })).stopReason, 'end_turn');
@@ -146,14 +125,7 @@ test('a load withdrawn while it wakes an idle-stopped session leaves its process
 
 test('the process started for a withdrawn load resumes the session with the MCP servers it had', async (t) => {
   const mcpScript = { replies: [{ when: 'env', items: [{ tool_call: { name: 'mcp__test__env', input: {} } }] }, [{ text: 'seen' }]] };
-  const d = await Daemon.start({ script: mcpScript, args: ['--pool', '0'] });
-  printDaemonIfFailed(t, d);
-  t.after(() => d.stop());
-  const a = d.connect('http');
-  const b = d.connect('ws');
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const { d, a, b } = await daemonWithClients(t, { script: mcpScript, args: ['--pool', '0'] });
   const cwd = tempDir();
   const mcpServers = [{ name: 'test', command: process.execPath, args: [resolve('dist/test/support/mcp-test-server.js')], env: [{ name: 'MCP_TEST_VAR', value: 'kept' }] }];
   const { sessionId } = (await a.agent.request('session/new', { cwd, mcpServers })) as { sessionId: string };

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
-import { makeHarness, text } from '../../support/engine-harness.js';
+import { makeHarness, text, throwOnceOnAppend } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
 
 const types = (events: { type: string }[]) => events.map((e) => e.type);
@@ -43,11 +43,7 @@ test("a session that stops on a bug during /compact ends that compaction in the 
   const compacting = h.engine.compactNow();
   while (h.ofType('compaction_started').length === 0) await new Promise((r) => setTimeout(r, 5));
   // An action of the session machine throws (a bug): here the refusal of a steer sent while no turn runs.
-  const append = h.log.append.bind(h.log);
-  h.log.append = (input) => {
-    if (input.type === 'steer_rejected') throw new Error('a bug in an action');
-    return append(input);
-  };
+  throwOnceOnAppend(h, 'steer_rejected');
   try {
     h.engine.steer('turn_none', text('guidance'));
   } catch {
@@ -62,15 +58,7 @@ test("a session that stops on a bug during /compact ends that compaction in the 
 
 /** Makes the session machine's action that logs a steer throw once (a bug): the session stops on internal_error. */
 function failOnSteer(h: ReturnType<typeof makeHarness>, turnId: string): void {
-  const append = h.log.append.bind(h.log);
-  let thrown = false;
-  h.log.append = (input) => {
-    if (input.type === 'steer_received' && !thrown) {
-      thrown = true;
-      throw new Error('a bug in an action');
-    }
-    return append(input);
-  };
+  throwOnceOnAppend(h, 'steer_received');
   try {
     h.engine.steer(turnId, text('guidance'));
   } catch {

@@ -8,7 +8,7 @@ import { isTroupeError, TroupeError } from '../../../src/core/errors.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { Conversation } from '../../../src/actors/conversation.js';
 import { ProviderError, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../../src/core/provider.js';
-import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
+import { makeHarness, text, throwOnceOnAppend, type Harness } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
 import { MAX_FAILURE_MESSAGE_CHARS } from '../../../src/machines/turn.machine.js';
 import { transitionRecorder } from '../../../src/machines/transition-recorder.js';
@@ -334,15 +334,7 @@ test('a provider error message of megabytes (a proxy error page) is kept to its 
 test('an action that throws (a bug) stops only its session: its prompt is answered internal_error, its turn is ended in the log, and later requests are refused with it', async () => {
   const h = makeHarness([[{ text: 'hello' }]]);
   // The turn's last append throws once, as a bug in the action that makes it would.
-  const append = h.log.append.bind(h.log);
-  let thrown = false;
-  h.log.append = (input) => {
-    if (input.type === 'turn_completed' && !thrown) {
-      thrown = true;
-      throw new Error('a bug in an action');
-    }
-    return append(input);
-  };
+  throwOnceOnAppend(h, 'turn_completed');
   const stopped: string[] = [];
   h.engine.onStop((err) => stopped.push(err.code));
   const r = await h.engine.prompt(text('go')).result;

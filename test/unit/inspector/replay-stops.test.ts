@@ -11,7 +11,7 @@ import type { AgentEvent } from '../../../src/core/events.js';
 import { replaySession, statesAt, type ReplayedTransition } from '../../../src/machines/replay.js';
 import { transitionRecorder } from '../../../src/machines/transition-recorder.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
-import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
+import { makeHarness, text, throwOnceOnAppend, type Harness } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
 import { until, type Live } from './live-recorder.js';
 
@@ -92,15 +92,7 @@ test("a turn whose session stopped on a machine's failure (internal_error) at a 
   await h.asker.whenAsked();
   const stoppedAt = h.events.at(-1)!.seq;
   // An action of the session machine throws (a bug), once: here the one that logs a steer.
-  const append = h.log.append.bind(h.log);
-  let thrown = false;
-  h.log.append = (input) => {
-    if (input.type === 'steer_received' && !thrown) {
-      thrown = true;
-      throw new Error('a bug in an action');
-    }
-    return append(input);
-  };
+  throwOnceOnAppend(h, 'steer_received');
   try {
     h.engine.steer(prompt.turnId, text('guidance'));
   } catch {
