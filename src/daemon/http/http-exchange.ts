@@ -50,12 +50,7 @@ export class HttpExchange {
     this.method = req.getMethod().toUpperCase();
     this.path = req.getUrl();
     this.rawQuery = req.getQuery() ?? '';
-    const headers: Record<string, string> = {};
-    req.forEach((key, value) => {
-      // Repeated headers fold into one value; Cookie pairs are separated by '; ', the rest by ', '.
-      headers[key] = key in headers ? `${headers[key]}${key === 'cookie' ? '; ' : ', '}${value}` : value;
-    });
-    this.headers = headers;
+    this.headers = readHeaders(req);
     res.onAborted(() => {
       this.aborted = true;
       this.controller?.abort();
@@ -242,6 +237,19 @@ export class HttpExchange {
     this.finished = true;
     this.res.close();
   }
+}
+
+/**
+ * A request's headers, names in lower case. A header on several lines folds into one value, as
+ * RFC 9110 §5.3 reads it: Cookie pairs joined by '; ', the rest by ', ' (a list such as
+ * Sec-WebSocket-Protocol may come one item a line, RFC 6455 §11.3.4).
+ */
+export function readHeaders(req: HttpRequest): HeaderMap {
+  const headers: Record<string, string> = {};
+  req.forEach((key, value) => {
+    headers[key] = key in headers ? `${headers[key]}${key === 'cookie' ? '; ' : ', '}${value}` : value;
+  });
+  return headers;
 }
 
 /** Whether a Content-Type names JSON: its media type exactly, parameters (charset) aside. */

@@ -188,6 +188,13 @@ async function initialize(ex: HttpExchange, core: TransportCore, msg: JsonRpcMes
 }
 
 function handleGet(ex: HttpExchange, core: TransportCore): void {
+  // A WebSocket handshake reaches here only when uWS did not take it as one (no Sec-WebSocket-Key,
+  // or not a valid one): RFC 6455 §4.2.1 answers such a handshake 400. Until 2026-12-07 it was read
+  // as an SSE request and refused 406 'use Accept: text/event-stream', naming what the client had
+  // not meant to ask for.
+  if ((ex.header('upgrade') ?? '').toLowerCase() === 'websocket') {
+    return ex.error(400, 'invalid_request', 'Bad WebSocket handshake: Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455 §4.1)');
+  }
   if (!(ex.header('accept') ?? '').toLowerCase().includes('text/event-stream')) return ex.error(406, 'invalid_request', 'Not Acceptable: use Accept: text/event-stream');
   const connectionId = ex.header(HEADER_CONNECTION_ID);
   if (!connectionId) return ex.error(400, 'invalid_request', `Missing ${HEADER_CONNECTION_ID}`);

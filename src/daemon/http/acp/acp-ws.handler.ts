@@ -4,7 +4,7 @@
  * server pings (a peer that stops answering is closed) and uses uWS's own backpressure signals.
  * spec/transport.md §6–7.
  */
-import type { HeaderMap } from '../http-exchange.js';
+import { readHeaders, type HeaderMap } from '../http-exchange.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from '../json-depth.js';
 import type { AuthOutcome } from '../security.js';
 import { statusLine, type HttpRequest, type HttpResponse, type WebSocket, type WebSocketBehavior } from '../uws.js';
@@ -55,6 +55,9 @@ const CLOSE_CODES: Record<AcpCloseReason, number> = {
 };
 
 export type WsAuthorizer = (headers: HeaderMap, subprotocols: string[]) => AuthOutcome;
+
+/** The one WebSocket protocol version there is (RFC 6455), as the handshake names it. */
+export const WEBSOCKET_VERSION = '13';
 
 /** The longest `idleTimeout` uWS takes; more aborts the process ("must not be greater than 960 seconds"). */
 const UWS_MAX_IDLE_TIMEOUT_S = 960;
@@ -149,14 +152,28 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
 }
 
 function upgrade(core: TransportCore, authorize: WsAuthorizer, res: HttpResponse, req: HttpRequest, context: unknown): void {
-  const headers: Record<string, string> = {};
-  req.forEach((k, v) => (headers[k] = v));
-  const key = req.getHeader('sec-websocket-key');
-  const extensions = req.getHeader('sec-websocket-extensions');
-  const offered = req.getHeader('sec-websocket-protocol').split(',').map((p) => p.trim()).filter(Boolean);
+  // Every line of a repeated header: a client may offer its subprotocols (`acp`, the token's) one a
+  // line (RFC 6455 §11.3.4); until 2026-12-07 only the first line was read, and such a client was
+  // refused 401 for the token it had sent.
+  const headers = readHeaders(req);
+  const key = headers['sec-websocket-key'] ?? '';
+  const extensions = headers['sec-websocket-extensions'] ?? '';
+  const offered = (headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
   const auth = authorize(headers, offered);
   if (!auth.ok) {
     res.writeStatus(statusLine(auth.status)).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ error: { code: auth.code, message: auth.message } }));
+    return;
+  }
+  // uWS upgrades whatever version the client names (or none). RFC 6455 §4.4: a server refuses a
+  // version it does not speak with 426 and the one it does, which a client may retry with; until
+  // 2026-12-07 such a client got a 101 and frames of a version it had not asked for.
+  if (headers['sec-websocket-version'] !== WEBSOCKET_VERSION) {
+    const message = `Upgrade Required: this server speaks WebSocket version ${WEBSOCKET_VERSION} (Sec-WebSocket-Version), not ${JSON.stringify(headers['sec-websocket-version'] ?? '')}`;
+    res
+      .writeStatus(statusLine(426))
+      .writeHeader('Sec-WebSocket-Version', WEBSOCKET_VERSION)
+      .writeHeader('Content-Type', 'application/json')
+      .end(JSON.stringify({ error: { code: 'invalid_request', message } }));
     return;
   }
   const conn = core.createConnection('ws');
