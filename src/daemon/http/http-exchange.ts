@@ -252,6 +252,19 @@ export function readHeaders(req: HttpRequest): HeaderMap {
   return headers;
 }
 
+const UTF8 = new TextDecoder('utf-8');
+
+/**
+ * A JSON body's text, decoded as the SDK's server decodes it (fetch's `Request.json()` on HTTP, a
+ * `TextDecoder` on WebSocket): a leading byte order mark is dropped (RFC 8259 §8.1 lets a reader
+ * ignore it), invalid bytes become U+FFFD. `Buffer#toString` keeps the mark, which JSON.parse
+ * refuses: until 2026-12-07 a body saved with one (Windows editors write it) was 400 `parse_error`
+ * here and taken by the SDK server.
+ */
+export function jsonText(bytes: Uint8Array | ArrayBuffer): string {
+  return UTF8.decode(bytes);
+}
+
 /** Whether a Content-Type names JSON: its media type exactly, parameters (charset) aside. */
 export function isJsonContentType(value: string | undefined): boolean {
   return value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';

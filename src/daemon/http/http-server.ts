@@ -9,7 +9,7 @@ import { acpWebSocketBehavior } from './acp/acp-ws.handler.js';
 import { handleAcpHttp } from './acp/acp-http.handler.js';
 import type { AcpAgentSide, AcpTransportOptions } from './acp/acp.types.js';
 import { TransportCore, type AcpConnectionStats } from './acp/transport-core.js';
-import { HttpExchange, isJsonContentType, type ByteMeter } from './http-exchange.js';
+import { HttpExchange, isJsonContentType, jsonText, type ByteMeter } from './http-exchange.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from './json-depth.js';
 import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
@@ -254,7 +254,7 @@ export class HttpServer {
       if (rawBody && rawBody.length > 0 && !json) return ex.error(415, 'invalid_request', 'Unsupported Media Type: use application/json');
       if (rawBody && rawBody.length > 0 && json) {
         try {
-          body = JSON.parse(rawBody.toString('utf8'));
+          body = JSON.parse(jsonText(rawBody));
         } catch {
           return ex.error(400, 'parse_error', 'The request body is not valid JSON');
         }

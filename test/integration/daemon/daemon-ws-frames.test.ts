@@ -51,3 +51,16 @@ test('ws: a message over twice maxBodyBytes is refused by its frame header, and 
   await stillServes(c, sessionId);
   assert.equal(await d.metric('troupe_acp_connections'), 1, 'the closed connection is gone');
 });
+
+test('ws: a text frame that starts with a UTF-8 byte order mark is read as the SDK server reads it (its TextDecoder drops the mark)', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
+  const ws = new WebSocket(d.url.replace(/^http/, 'ws') + '/acp', ['acp'], { headers: d.headers });
+  t.after(() => ws.terminate());
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  const answered = new Promise<any>((resolve) => ws.once('message', (m) => resolve(JSON.parse(String(m)))));
+  ws.send(`\ufeff${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}`);
+  const answer = await answered;
+  assert.equal(answer.id, 'init');
+  assert.equal(answer.result.protocolVersion, 1, JSON.stringify(answer));
+  await stillServes(c, sessionId);
+});

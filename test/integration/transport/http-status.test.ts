@@ -35,6 +35,17 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
     assert.equal(await errorCode(res), 'parse_error');
   });
 
+  test('a body that starts with a UTF-8 byte order mark is read as the SDK server reads it (fetch drops the mark)', async () => {
+    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }))]);
+    const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { id: number }).id, 7);
+    // Only a leading mark: one inside the JSON is no whitespace, and still a parse error.
+    const inside = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{\ufeff}' });
+    assert.equal(inside.status, 400);
+    assert.equal(await errorCode(inside), 'parse_error');
+  });
+
   test('400 with a JSON-RPC -32600 body for a batch', async () => {
     const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[{"jsonrpc":"2.0","id":1,"method":"initialize"}]' });
     assert.equal(res.status, 400);

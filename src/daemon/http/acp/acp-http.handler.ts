@@ -4,7 +4,7 @@
  * Statuses follow SDK 2.4.0's AcpServer; spec/transport.md §3 (statuses) and §5 (load ordering)
  * list where troupe differs.
  */
-import { isJsonContentType, type HttpExchange } from '../http-exchange.js';
+import { isJsonContentType, jsonText, type HttpExchange } from '../http-exchange.js';
 import { isTroupeError } from '../../../core/errors.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from '../json-depth.js';
 import { SSE_HEADERS } from '../sse-stream.js';
@@ -55,7 +55,7 @@ async function handlePost(ex: HttpExchange, core: TransportCore): Promise<void> 
   if (!isJsonContentType(ex.header('content-type'))) return ex.error(415, 'invalid_request', 'Unsupported Media Type: use application/json');
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(jsonText(raw));
   } catch {
     return ex.error(400, 'parse_error', 'Invalid JSON');
   }

@@ -4,7 +4,7 @@
  * server pings (a peer that stops answering is closed) and uses uWS's own backpressure signals.
  * spec/transport.md §6–7.
  */
-import { readHeaders, type HeaderMap } from '../http-exchange.js';
+import { jsonText, readHeaders, type HeaderMap } from '../http-exchange.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from '../json-depth.js';
 import type { AuthOutcome } from '../security.js';
 import { statusLine, type HttpRequest, type HttpResponse, type WebSocket, type WebSocketBehavior } from '../uws.js';
@@ -101,7 +101,7 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
         core.logger.warn('Ignoring binary ACP WebSocket frame', { connectionId: state.conn.id });
         return;
       }
-      const text = Buffer.from(message).toString('utf8');
+      const text = jsonText(message);
       const size = text.length + WAITING_FRAME_OVERHEAD;
       if (state.waitingBytes > 0 && state.waitingBytes + size > o.maxBufferedBytes) {
         closeFor(core, state, 'limit_exceeded', 'inbound backlog exceeds maxBufferedBytes');
