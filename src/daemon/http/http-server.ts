@@ -215,6 +215,15 @@ export class HttpServer {
     // The meter is chosen from the URL before the exchange copies it out of uWS's request.
     const ex = new HttpExchange(res, req, req.getUrl() === '/acp' && this.acpCore ? this.acpCore.traffic.http : this.managementBytes);
     try {
+      // Before anything reads the body, whose end is not known. Closed without an answer, as uWS closes
+      // for the framing errors it finds itself (a Content-Length with both Transfer-Encoding, or
+      // negative, or of 10 digits): uWS goes on parsing what follows this request in the same read,
+      // and an answer ended with `close` closes nothing until then (measured: the bytes past the first
+      // length were answered as a request of their own); only a close made here stops it.
+      if (ambiguousLength(ex.header('content-length'))) {
+        this.logger.warn('Closing an HTTP connection whose request has a Content-Length with differing values', { path: ex.path, contentLength: ex.header('content-length')!.slice(0, 80) });
+        return ex.destroy();
+      }
       const crossOrigin = this.security.crossOrigin(ex.header('origin'));
       if (crossOrigin) {
         ex.allowCrossOrigin(crossOrigin);
@@ -303,6 +312,21 @@ export class HttpServer {
     const secure = this.options.tls ? '; Secure' : '';
     res.send(303, { Location: '/inspect/', 'Set-Cookie': `${SESSION_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/${secure}`, 'Cache-Control': 'no-store' });
   }
+}
+
+/**
+ * A Content-Length sent on several lines with differing values (folded into one list by
+ * HttpExchange). uWS frames the body by the first line and reads what follows as the next request;
+ * a proxy in front that framed it by another line would forward a request the daemon then runs
+ * unseen (request smuggling). RFC 9112 §6.3: the framing is invalid, the connection must close
+ * (with a 400 it asks for, which uWS leaves no way to send first: see dispatch). Equal values are
+ * one length (RFC 9110 §8.6). Until 2026-12-07 such a request was served, and the bytes past the
+ * first length answered as a request of their own.
+ */
+function ambiguousLength(value: string | undefined): boolean {
+  if (value === undefined || !value.includes(',')) return false;
+  const [first, ...rest] = value.split(',').map((v) => v.trim());
+  return rest.some((v) => v !== first);
 }
 
 /**

@@ -156,6 +156,42 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
     assert.equal(after.status, 202, 'the next request is served');
   });
 
+  test('a Content-Length on two lines with differing values closes the connection: the bytes past the first length never run as a request', async () => {
+    const id = await rawInitialize(h);
+    const cancel = JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'ses_x' } });
+    // uWS frames the body by the first line; a proxy framing it by the second would pass the rest
+    // on as the body, and the daemon would run it as a request of its own (request smuggling).
+    const smuggled = `GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n`;
+    for (const lengths of [[cancel.length, 2], [2, cancel.length], [cancel.length, cancel.length + 1]]) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(h.port, '127.0.0.1');
+        let got = '';
+        socket.on('data', (d) => (got += d));
+        socket.on('close', () => resolve(got));
+        socket.on('error', reject);
+        const head = `POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nAcp-Session-Id: ses_x\r\n`;
+        socket.write(`${head}Content-Length: ${lengths[0]}\r\nContent-Length: ${lengths[1]}\r\n\r\n${cancel}${smuggled}`);
+      });
+      // As uWS closes for the framing errors it finds itself (spec/transport.md §3): no answer at all.
+      assert.equal(answer, '', `Content-Length ${lengths.join(' and ')}: closed, nothing answered (the smuggled GET least of all)`);
+    }
+    // The same length twice is one length (RFC 9110 §8.6), and the connection is served on.
+    const same = await rawPost(h, id, { jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'ses_x' } }, 'ses_x');
+    assert.equal(same.status, 202, 'the next request is served');
+    const twice = await new Promise<string>((resolve, reject) => {
+      const socket = connect(h.port, '127.0.0.1');
+      let got = '';
+      socket.on('data', (d) => {
+        got += d;
+        if (/\r\n\r\n/.test(got)) socket.destroy();
+      });
+      socket.on('close', () => resolve(got));
+      socket.on('error', reject);
+      socket.write(`POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nAcp-Session-Id: ses_x\r\nContent-Length: ${cancel.length}\r\nContent-Length: ${cancel.length}\r\n\r\n${cancel}`);
+    });
+    assert.match(twice, /^HTTP\/1\.1 202 /);
+  });
+
   test('400 invalid_request for JSON nested deeper than 256 levels; 200 levels pass', async () => {
     // Parsed without complaint, it would break the agent side, which serializes the message again
     // (JSON.stringify recurses): the request was acknowledged and never answered.
