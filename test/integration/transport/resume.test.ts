@@ -166,3 +166,33 @@ describe('replay gap', { timeout: 20_000 }, () => {
     bogus.close();
   });
 });
+
+describe('Last-Event-ID takes a stream over', { timeout: 20_000 }, () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ agent: { promptUpdates: 5 }, acp: { idleTimeoutMs: 300 } });
+  });
+  after(() => h.close());
+
+  test('a GET with Last-Event-ID resumes a stream whose receiver the server still holds: that one is closed; without it, 409 as before', async () => {
+    const conn = await rawInitialize(h);
+    // The first receiver stays open on the server's side, as a stream lost on the way (a network
+    // change) does until TCP gives up on it, some 15 minutes.
+    const lost = await SseReader.open(h, conn, { sessionId: 'ses_t' });
+    await rawPost(h, conn, promptMsg(1, 'ses_t'), 'ses_t');
+    await lost.waitFor(6);
+    await assert.rejects(SseReader.open(h, conn, { sessionId: 'ses_t' }), /409/, 'a second receiver without Last-Event-ID is refused, as the SDK refuses it');
+    const resumed = await SseReader.open(h, conn, { sessionId: 'ses_t', lastEventId: '3' });
+    assert.deepEqual((await resumed.waitFor(3)).map((e) => e.id), ['4', '5', '6']);
+    await lost.waitEnd();
+    assert.equal(lost.ended, true, 'the receiver taken over is closed');
+    // The stream goes on with its new receiver.
+    await rawPost(h, conn, promptMsg(2, 'ses_t'), 'ses_t');
+    assert.deepEqual((await resumed.waitFor(12)).slice(3).map((e) => e.id), ['7', '8', '9', '10', '11', '12']);
+    assert.equal(lost.events.length, 6, 'nothing more went to the closed receiver');
+    // The receiver taken over holds nothing of the connection: with the new one gone too, it is idle
+    // and reaped (idleTimeoutMs), as any connection with no stream and no request.
+    resumed.close();
+    await until(() => !h.acp.connections().some((c) => c.id === conn), 'the idle connection reaped', 10_000);
+  });
+});

@@ -204,7 +204,14 @@ function handleGet(ex: HttpExchange, core: TransportCore): void {
   if (conn.idTooLong(sessionId)) return ex.error(400, 'invalid_request', `Session id exceeds maxIdLength (${conn.idMaxLength})`);
   const stream = sessionId === undefined ? conn.mainStream : conn.sessionStream(sessionId);
   if (!stream) return ex.error(400, 'invalid_request', `Connection exceeds maxSessionStreams (${core.options.maxSessionStreams})`);
-  if (stream.receiver) return ex.error(409, 'stream_conflict', 'Outbound stream already has an active receiver');
+  const lastEventId = ex.header('last-event-id');
+  // A GET with Last-Event-ID is a client resuming: the receiver it replaces is most often its own
+  // stream lost on the way (a network change, a proxy's timeout), whose socket the daemon cannot see
+  // gone until TCP gives up on it, some 15 minutes of keep-alives taken by the kernel. Refused 409 all
+  // that time (until 2026-12-07), the resume the retention exists for failed. It takes the stream
+  // over; the old receiver's socket is closed. A GET without one is refused as the SDK refuses it.
+  const previous = stream.receiver;
+  if (previous && lastEventId === undefined) return ex.error(409, 'stream_conflict', 'Outbound stream already has an active receiver');
   const receiver = sseReceiver(ex);
   const release = conn.hold();
   ex.onAbort(() => {
@@ -215,7 +222,13 @@ function handleGet(ex: HttpExchange, core: TransportCore): void {
   // a session's messages. If even it was buffered, the first event write reports the backpressure.
   ex.startEventStream(200, { ...SSE_HEADERS }, ':\n\n');
   ex.onDrain(() => stream.resume());
-  stream.attach(receiver, ex.header('last-event-id'));
+  stream.attach(receiver, lastEventId);
+  // After the attach: closed first, the old receiver's abort would detach the stream's only receiver
+  // and could drop a released session stream under the resuming client. Its abort releases its hold.
+  if (previous) {
+    core.logger.info('An SSE GET with Last-Event-ID took over a stream from its receiver', { connectionId: conn.id, sessionId });
+    previous.end(false);
+  }
 }
 
 function sseReceiver(ex: HttpExchange): StreamReceiver {
