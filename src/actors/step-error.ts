@@ -34,7 +34,11 @@ const PROVIDER_CODES: Record<ProviderErrorKind, string> = {
 
 export function classify(err: unknown): StepError {
   if (err instanceof StepError) return err;
-  if (isProviderError(err)) return new StepError(PROVIDER_CODES[err.kind], err.vendorMessage, err.retryAfterMs);
+  if (isProviderError(err)) {
+    // troupe's account, where it has one, with the vendor's words beside it (turn_completed.vendorMessage).
+    if (err.explanation !== undefined) return new StepError(PROVIDER_CODES[err.kind], err.explanation, err.retryAfterMs, err.vendorMessage);
+    return new StepError(PROVIDER_CODES[err.kind], err.vendorMessage, err.retryAfterMs);
+  }
   if (isTroupeError(err)) return new StepError(err.code, err.message);
   return new StepError('internal_error', err instanceof Error ? err.message : String(err));
 }

@@ -144,13 +144,19 @@ export class ProviderError extends Error {
   readonly vendorMessage: string;
   readonly retryAfterMs?: number;
   readonly status?: number;
-  constructor(kind: ProviderErrorKind, vendorMessage: string, opts: { retryAfterMs?: number; status?: number } = {}) {
+  /**
+   * troupe's account of the failure, for people, where the vendor's words alone do not say what to
+   * do (an auth failure: which key was refused and where it came from). The turn's message when set.
+   */
+  readonly explanation?: string;
+  constructor(kind: ProviderErrorKind, vendorMessage: string, opts: { retryAfterMs?: number; status?: number; explanation?: string } = {}) {
     super(`${kind}: ${vendorMessage}`);
     this.name = 'ProviderError';
     this.kind = kind;
     this.vendorMessage = vendorMessage;
     this.retryAfterMs = opts.retryAfterMs;
     this.status = opts.status;
+    this.explanation = opts.explanation;
   }
 }
 

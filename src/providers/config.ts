@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { TroupeError } from '../core/errors.js';
 import { MAX_TIMER_MS } from '../core/option-values.js';
+import type { KeyOrigin } from './refused-key.js';
 
 const Capabilities = z
   .object({
@@ -108,6 +109,8 @@ export interface ResolvedSettings {
   models?: ProviderSettings['models'];
   thinkingBudget?: number;
   credential: CredentialSource;
+  /** Where `apiKey` (or `authToken`) came from, named when the vendor refuses it (refused-key.ts). */
+  keyFrom: KeyOrigin;
 }
 
 /**
@@ -127,15 +130,20 @@ export function settingsFor(provider: string, env: NodeJS.ProcessEnv, config: Tr
     }
     return undefined;
   };
-  const credential = (envKey: { value: string; name: string } | undefined, fileKey: string | undefined): Pick<ResolvedSettings, 'apiKey' | 'credential'> =>
-    envKey ? { apiKey: envKey.value, credential: { kind: 'env', name: envKey.name } } : fileKey ? { apiKey: fileKey, credential: { kind: 'config' } } : { credential: { kind: 'none' } };
+  const inFile: KeyOrigin = { kind: 'config', ...(config.source ? { file: config.source } : {}) };
+  const credential = (envKey: { value: string; name: string } | undefined, fileKey: string | undefined): Pick<ResolvedSettings, 'apiKey' | 'credential' | 'keyFrom'> =>
+    envKey
+      ? { apiKey: envKey.value, credential: { kind: 'env', name: envKey.name }, keyFrom: { kind: 'env', name: envKey.name } }
+      : fileKey
+        ? { apiKey: fileKey, credential: { kind: 'config' }, keyFrom: inFile }
+        : { credential: { kind: 'none' }, keyFrom: { kind: 'none' } };
   switch (provider) {
     case 'anthropic': {
       const key = credential(fromEnv('ANTHROPIC_API_KEY'), nonEmpty(file.apiKey));
       const token = key.apiKey ? undefined : fromEnv('ANTHROPIC_AUTH_TOKEN');
       return {
         ...common,
-        ...(token ? { authToken: token.value, credential: { kind: 'env', name: token.name } } : key),
+        ...(token ? { authToken: token.value, credential: { kind: 'env', name: token.name }, keyFrom: { kind: 'env', name: token.name } } : key),
         baseURL: nonEmpty(env.ANTHROPIC_BASE_URL) ?? file.baseUrl,
       };
     }
@@ -144,13 +152,15 @@ export function settingsFor(provider: string, env: NodeJS.ProcessEnv, config: Tr
     case 'openai-compatible': {
       // A local server usually needs no key; its base URL is what makes it usable.
       const baseURL = file.baseUrl ?? nonEmpty(env.OPENAI_BASE_URL);
-      const key = nonEmpty(file.apiKey) ?? nonEmpty(env.OPENAI_API_KEY);
-      return { ...common, apiKey: key, baseURL, credential: baseURL ? (file.baseUrl ? { kind: 'config' } : { kind: 'env', name: 'OPENAI_BASE_URL' }) : { kind: 'none' } };
+      const fileKey = nonEmpty(file.apiKey);
+      const key = fileKey ?? nonEmpty(env.OPENAI_API_KEY);
+      const keyFrom: KeyOrigin = fileKey ? inFile : key ? { kind: 'env', name: 'OPENAI_API_KEY' } : { kind: 'none' };
+      return { ...common, apiKey: key, baseURL, credential: baseURL ? (file.baseUrl ? { kind: 'config' } : { kind: 'env', name: 'OPENAI_BASE_URL' }) : { kind: 'none' }, keyFrom };
     }
     case 'google':
       return { ...common, ...credential(fromEnv('GEMINI_API_KEY', 'GOOGLE_API_KEY'), nonEmpty(file.apiKey)), baseURL: nonEmpty(env.GOOGLE_GEMINI_BASE_URL) ?? file.baseUrl };
     default:
-      return { ...common, credential: { kind: 'none' } };
+      return { ...common, credential: { kind: 'none' }, keyFrom: { kind: 'none' } };
   }
 }
 
