@@ -27,6 +27,16 @@ export function toAnthropicProviderError(err: unknown, signal: AbortSignal): Pro
   return new ProviderError('network', describeError(err));
 }
 
+/**
+ * A JSON body in Anthropic's error shape (`{"type": "error", "error": {type, message}}`) that came
+ * with a 2xx, classified as the same error inside a stream is; undefined for any other JSON (a whole
+ * message). See core/whole-body.ts.
+ */
+export function anthropicErrorBody(json: unknown, response: Response): ProviderError | undefined {
+  if (typeof json !== 'object' || json === null || !(json as { error?: unknown }).error) return undefined;
+  return toAnthropicProviderError(new Anthropic.APIError(undefined, json as object, undefined, response.headers), new AbortController().signal);
+}
+
 function classify(status: number | undefined, type: string | null, message: string): ProviderErrorKind {
   if (type === 'overloaded_error' || status === 529 || status === 503) return 'overloaded';
   if (type === 'rate_limit_error' || status === 429) return 'rate_limited';

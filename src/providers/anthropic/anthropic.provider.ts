@@ -13,7 +13,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
-import { toAnthropicProviderError } from './anthropic.errors.js';
+import { refuseWholeBody } from '../../core/whole-body.js';
+import { anthropicErrorBody, toAnthropicProviderError } from './anthropic.errors.js';
 import { toAnthropicBody } from './anthropic.request.js';
 import { mapAnthropicStream } from './anthropic.stream.js';
 import { anthropicCapabilities, findAnthropicModel } from './models.js';
@@ -68,7 +69,11 @@ export class AnthropicProvider implements ModelProvider {
     const body = this.#body(request);
     yield* streamWithWatchdog(
       {
-        open: (vendorSignal) => client.messages.create({ ...body, stream: true }, { signal: vendorSignal }),
+        open: async (vendorSignal) => {
+          const { data, response } = await client.messages.create({ ...body, stream: true }, { signal: vendorSignal }).withResponse();
+          await refuseWholeBody(response, anthropicErrorBody);
+          return data;
+        },
         map: mapAnthropicStream,
         classify: toAnthropicProviderError,
       },

@@ -15,7 +15,8 @@ import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRe
 import { toChatBody } from './chat.request.js';
 import { mapChatStream } from './chat.stream.js';
 import { COMPATIBLE_FALLBACK } from './models.js';
-import { retryHintFetch, toOpenAIProviderError } from './openai.errors.js';
+import { refuseWholeBody } from '../../core/whole-body.js';
+import { openAIErrorBody, retryHintFetch, toOpenAIProviderError } from './openai.errors.js';
 
 export interface OpenAIChatProviderOptions {
   /** The server's base URL, including its `/v1` (e.g. http://127.0.0.1:11434/v1 for Ollama). */
@@ -73,7 +74,11 @@ export class OpenAIChatProvider implements ModelProvider {
     const body = toChatBody(request, this.capabilities(request.model), this.id, this.#baseURL);
     yield* streamWithWatchdog(
       {
-        open: (vendorSignal) => client.chat.completions.create(body, { signal: vendorSignal }),
+        open: async (vendorSignal) => {
+          const { data, response } = await client.chat.completions.create(body, { signal: vendorSignal }).withResponse();
+          await refuseWholeBody(response, openAIErrorBody);
+          return data;
+        },
         map: (chunks, streamSignal) => mapChatStream(chunks, streamSignal, this.id),
         classify: toOpenAIProviderError,
       },

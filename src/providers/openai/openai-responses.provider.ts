@@ -10,7 +10,8 @@ import OpenAI from 'openai';
 import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { openaiCapabilities } from './models.js';
-import { toOpenAIProviderError } from './openai.errors.js';
+import { refuseWholeBody } from '../../core/whole-body.js';
+import { openAIErrorBody, toOpenAIProviderError } from './openai.errors.js';
 import { toResponsesBody } from './responses.request.js';
 import { mapResponsesStream } from './responses.stream.js';
 
@@ -61,7 +62,11 @@ export class OpenAIResponsesProvider implements ModelProvider {
     const body = toResponsesBody(request, this.capabilities(request.model));
     yield* streamWithWatchdog(
       {
-        open: (vendorSignal) => client.responses.create({ ...body, stream: true }, { signal: vendorSignal }),
+        open: async (vendorSignal) => {
+          const { data, response } = await client.responses.create({ ...body, stream: true }, { signal: vendorSignal }).withResponse();
+          await refuseWholeBody(response, openAIErrorBody);
+          return data;
+        },
         map: mapResponsesStream,
         classify: toOpenAIProviderError,
       },

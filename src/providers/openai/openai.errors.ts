@@ -70,6 +70,15 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
   return new ProviderError('network', describeError(err));
 }
 
+/**
+ * A JSON body in OpenAI's error shape (`{"error": …}`) that came with a 2xx, classified as the same
+ * error inside a stream is (no status of its own); undefined for any other JSON. See core/whole-body.ts.
+ */
+export function openAIErrorBody(json: unknown, response: Response): ProviderError | undefined {
+  if (typeof json !== 'object' || json === null || !(json as { error?: unknown }).error) return undefined;
+  return toOpenAIProviderError(new OpenAI.APIError(undefined, (json as { error: object }).error, undefined, response.headers), new AbortController().signal);
+}
+
 /** The statuses the SDK retries by itself (its shouldRetry): a request timeout, a lock timeout, a rate limit, any 5xx. */
 const sdkRetries = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
 

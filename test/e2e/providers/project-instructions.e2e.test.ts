@@ -25,9 +25,10 @@ test('the AGENTS.md files of the repository and of the additional directories ar
 
   const server = await startReplayServer();
   t.after(() => server.close());
-  // Each turn's model call answers; token counts (preflight) answer too, whatever their order.
+  // The session's first prompt is counted (preflight) before its model call; the second goes by the
+  // usage of the first call. (A count's JSON given to a model call is refused as not a stream.)
   const count = { json: { input_tokens: 1_250 } };
-  server.enqueue(count, ANSWER, count, ANSWER, count, ANSWER);
+  server.enqueue(count, ANSWER, ANSWER);
   const home = mkdtempSync(join(tmpdir(), 'troupe-agents-e2e-home-'));
   const child = AcpChild.start({ home, env: { TROUPE_MODEL: 'anthropic/claude-sonnet-5-5', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test' } });
   t.after(() => child.close());
