@@ -29,12 +29,27 @@ const UNUSABLE: Record<string, string> = {
   UNEXPECTED_TOOL_CALL: 'the model called a tool it was not given',
   TOO_MANY_TOOL_CALLS: 'the model made too many tool calls in a row',
   MALFORMED_RESPONSE: 'the model generated a response that could not be parsed',
+  // The request, not the reply: the same history is refused again on every later turn.
+  MISSING_THOUGHT_SIGNATURE: 'Gemini refused the conversation: a function call in it lacks the thought signature Gemini requires',
+};
+
+/**
+ * Finishes that are no ordinary end (not STOP, MAX_TOKENS nor a refusal) and that Gemini sends with
+ * an empty reply: said, rather than an `end_turn` with nothing in it, the turn ending in silence
+ * (until 2026-12-07). With some of the reply streamed, they end it as `end_turn`, as before.
+ */
+const EMPTY_BECAUSE: Record<string, string> = {
+  LANGUAGE: 'the prompt or the reply is in a language the model does not support',
+  OTHER: 'Gemini gives no reason',
+  FINISH_REASON_UNSPECIFIED: 'Gemini gives no reason',
 };
 
 export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResponse>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   let finish: ProviderStopReason | undefined;
   let usage: ProviderEvent | undefined;
   let sawCall = false;
+  // Whether any of the reply (text, thought or call) came: an unusual finish with none is said.
+  let said = false;
   // Thought text since the last signed thought part: a signature signs the run of thought it closes
   // (on the thought's own part, or on an empty thought part after it).
   let thoughtRun = '';
@@ -55,6 +70,7 @@ export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResp
     for (const part of candidate?.content?.parts ?? []) {
       if (part.functionCall) {
         sawCall = true;
+        said = true;
         const id = part.functionCall.id || `${SYNTHETIC_ID}${randomUUID()}`;
         const input = part.functionCall.args ?? {};
         yield { type: 'tool_call_start', id, name: part.functionCall.name ?? '' };
@@ -64,7 +80,10 @@ export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResp
         if (part.thoughtSignature) yield { type: 'reasoning_part', part: { provider: 'google', kind: 'thought_signature', id, data: part.thoughtSignature } };
         continue;
       }
-      if (part.text) yield part.thought ? { type: 'thinking_delta', text: part.text } : { type: 'text_delta', text: part.text };
+      if (part.text) {
+        said = true;
+        yield part.thought ? { type: 'thinking_delta', text: part.text } : { type: 'text_delta', text: part.text };
+      }
       if (part.thought) {
         thoughtRun += part.text ?? '';
         if (part.thoughtSignature) {
@@ -78,7 +97,14 @@ export async function* mapGoogleStream(chunks: AsyncIterable<GenerateContentResp
     const unusable = candidate?.finishReason ? UNUSABLE[candidate.finishReason] : undefined;
     // (The SDK drops the candidate's finishMessage, so the reason is all there is to say.)
     if (unusable) throw new ProviderError('invalid_request', `${unusable} (finishReason ${candidate?.finishReason})`);
-    if (candidate?.finishReason) finish = FINISH[candidate.finishReason] ?? 'end_turn';
+    if (candidate?.finishReason) {
+      finish = FINISH[candidate.finishReason];
+      if (finish === undefined && !said) {
+        const why = EMPTY_BECAUSE[candidate.finishReason] ?? 'a finish troupe does not know';
+        throw new ProviderError('invalid_request', `the model ended its reply with nothing in it (finishReason ${candidate.finishReason}: ${why})`);
+      }
+      finish ??= 'end_turn';
+    }
   }
   if (signal.aborted) throw new ProviderError('aborted', 'the request was cancelled');
   if (finish === undefined) throw new ProviderError('network', 'the response stream ended before a finishReason');

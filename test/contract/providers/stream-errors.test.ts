@@ -133,6 +133,29 @@ test('google: MALFORMED_FUNCTION_CALL is a failure the person can read, not a si
   await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'invalid_request') && err.vendorMessage === 'the model generated a function call that could not be parsed (finishReason MALFORMED_FUNCTION_CALL)');
 });
 
+test('google: an unusual finish with nothing in the reply (LANGUAGE, OTHER, one not known yet) is said, not a silent empty end_turn; with some reply it ends it as before', async () => {
+  const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  const finish = (finishReason: string, parts: unknown[]) =>
+    `data: ${JSON.stringify({ candidates: [{ content: { parts, role: 'model' }, finishReason, index: 0 }], usageMetadata: { promptTokenCount: 1200, totalTokenCount: 1200 }, modelVersion: 'gemini-2.5-pro' })}\r\n\r\n`;
+  const said = {
+    LANGUAGE: 'the model ended its reply with nothing in it (finishReason LANGUAGE: the prompt or the reply is in a language the model does not support)',
+    OTHER: 'the model ended its reply with nothing in it (finishReason OTHER: Gemini gives no reason)',
+    SOMETHING_NEW: 'the model ended its reply with nothing in it (finishReason SOMETHING_NEW: a finish troupe does not know)',
+    // A request Gemini refuses: the history, not the reply, is at fault.
+    MISSING_THOUGHT_SIGNATURE: 'Gemini refused the conversation: a function call in it lacks the thought signature Gemini requires (finishReason MISSING_THOUGHT_SIGNATURE)',
+  };
+  for (const [reason, message] of Object.entries(said)) {
+    server.enqueue({ sse: finish(reason, []) });
+    await assert.rejects(collect(provider, request('gemini-2.5-pro')), (err) => isProviderError(err, 'invalid_request') && err.vendorMessage === message, reason);
+  }
+  server.enqueue({ sse: finish('OTHER', [{ text: 'Half an answer' }]) });
+  const events = await collect(provider, request('gemini-2.5-pro'));
+  assert.deepEqual(events.filter((e) => e.type === 'text_delta' || e.type === 'stop'), [
+    { type: 'text_delta', text: 'Half an answer' },
+    { type: 'stop', reason: 'end_turn' },
+  ]);
+});
+
 test('google: a stream that outlives timeoutMs is a network failure, retried, not a cancel', { timeout: 10_000 }, async () => {
   // The SDK enforces httpOptions.timeout by aborting its own fetch; the caller's signal stays live.
   const provider = new GoogleProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 1, timeoutMs: 200 });
