@@ -23,14 +23,15 @@ const JSON_WORDS_MAX = 300;
  * Throws when `response` (a 2xx to a streamed request) carries JSON or HTML instead of an event
  * stream, and returns otherwise with the body unread, for the SDK's stream. The content type
  * decides: any other (text/event-stream, a server's text/plain or none) is read as a stream, as
- * before. `errorOf` classifies a JSON body in the vendor's error shape, and returns undefined for
+ * before, and so is a body labelled JSON that reads as events. `errorOf` classifies a JSON body in the vendor's error shape, and returns undefined for
  * any other JSON (a whole reply).
  */
 export async function refuseWholeBody(response: Response, errorOf: (json: unknown, response: Response) => ProviderError | undefined): Promise<void> {
   const media = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   const json = media === 'application/json' || media.endsWith('+json');
   if (!json && media !== 'text/html') return;
-  const text = await response.text();
+  // Read from a copy: the response's own body stays unread for the SDK, in case it is a stream after all.
+  const text = await response.clone().text();
   const where = `${response.url || 'the server'} answered with HTTP ${response.status}`;
   if (!json) {
     // vendorText tells an HTML page as its title and what such a page means.
@@ -41,6 +42,9 @@ export async function refuseWholeBody(response: Response, errorOf: (json: unknow
   try {
     parsed = JSON.parse(text);
   } catch {
+    // Server-sent events labelled JSON by a server that mislabels them: read as the stream they are
+    // (whole, since the copy was read to its end first).
+    if (/^\s*(data|event|id|retry)?:/.test(text)) return;
     parsed = undefined;
   }
   const failure = parsed === undefined ? undefined : errorOf(parsed, response);

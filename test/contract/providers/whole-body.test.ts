@@ -75,3 +75,10 @@ test('a stream labelled text/plain (a server that mislabels its events) is still
   const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('qwen3-coder'));
   assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
 });
+
+test('server-sent events labelled application/json (a server that mislabels its stream) are still read as the stream they are', async () => {
+  server.enqueue({ sse: fixture('openai-chat-text.sse'), headers: { 'content-type': 'application/json' } });
+  const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('qwen3-coder'));
+  assert.equal(events.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text).join(''), 'Hello! How can I help you today?');
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
+});
