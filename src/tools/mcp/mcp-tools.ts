@@ -119,7 +119,14 @@ const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_');
 export async function connectMcpTools(servers: readonly McpServerConfig[], opts: McpToolsOptions): Promise<McpTools> {
   const connected: Connected[] = [];
   const report: McpTools['servers'] = [];
-  const results = await Promise.allSettled(servers.map((s) => connect(s, opts)));
+  // The stops of the servers left out at start (they did not start in time, or did not list their
+  // tools): under way in the background, waited for by `close()` (and by a start cut short), not by
+  // the request that started them. A server that ignores its stdin's end and SIGTERM takes the SDK's
+  // 2 s + 2 s, and what it started the straggler grace: until 2026-12-07 the request's answer waited
+  // for all of it, a session/new with a server that timed out answered 4 to 5 s after the timeout.
+  const stopping: Promise<void>[] = [];
+  const stopInBackground = (server: Pick<Connected, 'client' | 'marker'>) => void stopping.push(stopServer(server).catch(() => undefined));
+  const results = await Promise.allSettled(servers.map((s) => connect(s, opts, stopInBackground)));
   results.forEach((r, i) => {
     const name = servers[i]!.name;
     if (r.status === 'fulfilled') connected.push(r.value);
@@ -201,7 +208,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
   );
   if (opts.signal?.aborted) {
     closing = true;
-    await Promise.all(connected.map(stopServer));
+    await Promise.all([...connected.map(stopServer), ...stopping]);
     throw new Error(STOPPED_WHILE_STARTING);
   }
   for (const [server, error] of unlisted) {
@@ -209,7 +216,7 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     server.gone = `the MCP server ${server.name} did not list its tools: ${error}`;
     report.push({ name: server.name, tools: 0, error: `did not list its tools: ${error}` });
   }
-  await Promise.all([...unlisted.keys()].map(stopServer));
+  for (const server of unlisted.keys()) stopInBackground(server);
   started = true;
   showTools();
   showPrompts();
@@ -331,12 +338,13 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     },
     async close() {
       closing = true;
-      await Promise.all(connected.map(stopServer));
+      await Promise.all([...connected.filter((s) => !unlisted.has(s)).map(stopServer), ...stopping]);
     },
   };
 }
 
-async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<Connected> {
+/** Connects to one server; one that does not start is handed to `stop` (not waited for) and rejects. */
+async function connect(server: McpServerConfig, opts: McpToolsOptions, stop: (server: Pick<Connected, 'client' | 'marker'>) => void): Promise<Connected> {
   // Roots: the directories the session works in, which servers such as a filesystem one confine
   // themselves to.
   // They change when a client loads the session with other additional directories.
@@ -375,7 +383,7 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions): Promise<
       }),
     ]);
   } catch (err) {
-    await stopServer({ client, marker });
+    stop({ client, marker });
     throw connected.overlong ? new Error(connected.overlong) : err;
   } finally {
     clearTimeout(timer);

@@ -370,6 +370,58 @@ describe('MCP servers of ACP sessions', { concurrency: 4 }, () => {
     assert.deepEqual(await state(), [{ name: 'late', transport: 'stdio', state: 'serving', tools: 6 }]);
   });
 
+  test('servers left out at start are stopped in the background: the request is answered once they are left out, not once they have stopped; the agent still stops them before it exits', async (t) => {
+    const cwd = workspace();
+    const pidOf = (name: string) => join(cwd, `${name}.pid`);
+    const writePid = (name: string) => `require('node:fs').writeFileSync(${JSON.stringify(pidOf(name) + '.tmp')}, String(process.pid)); require('node:fs').renameSync(${JSON.stringify(pidOf(name) + '.tmp')}, ${JSON.stringify(pidOf(name))});`;
+    // Never answers initialize, outlives its stdin's end and ignores SIGTERM: the MCP SDK stops it
+    // with SIGKILL only after 2 s + 2 s.
+    const stubborn = join(cwd, 'stubborn.cjs');
+    writeFileSync(stubborn, `process.on('SIGTERM', () => undefined); ${writePid('stubborn')} setInterval(() => undefined, 1000);`);
+    // Answers initialize, then never tools/list (left out as not listed), and outlives its stdin's end.
+    const unlisted = join(cwd, 'unlisted.cjs');
+    writeFileSync(unlisted, `
+      ${writePid('unlisted')}
+      let buffered = '';
+      process.stdin.on('data', (chunk) => {
+        buffered += chunk;
+        let nl;
+        while ((nl = buffered.indexOf('\\n')) >= 0) {
+          const msg = JSON.parse(buffered.slice(0, nl));
+          buffered = buffered.slice(nl + 1);
+          if (msg.method !== 'initialize') continue;
+          const result = { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'unlisted', version: '1' } };
+          process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }) + '\\n');
+        }
+      });
+      setInterval(() => undefined, 1000);
+    `);
+    const c = AcpChild.start({ env: { TROUPE_MCP_START_TIMEOUT_MS: '1000' } });
+    t.after(() => c.close());
+    await c.initialize();
+    const mcpServers = [
+      { name: 'stubborn', command: process.execPath, args: [stubborn], env: [] },
+      { name: 'unlisted', command: process.execPath, args: [unlisted], env: [] },
+    ];
+    const { sessionId } = (await c.agent.request('session/new', { cwd, mcpServers })) as { sessionId: string };
+    const pids = await Promise.all(['stubborn', 'unlisted'].map((name) => waitFor(`${name} to run`, () => existsSync(pidOf(name)) && Number(readFileSync(pidOf(name), 'utf8')))));
+    // Should the agent leave one behind, it must not outlive the test (it holds the agent's stderr).
+    t.after(() => pids.forEach((pid) => processAlive(pid) && process.kill(pid, 'SIGKILL')));
+    // Until 2026-12-07 session/new was answered only once both had stopped, the stubborn one 4 s
+    // after its start timeout: the request waited on a stop that could change nothing in its answer.
+    assert.deepEqual(pids.map(processAlive), [true, true], 'answered while the servers left out were still being stopped');
+    const { mcpServers: status } = (await c.agent.request('_troupe/session_state' as never, { sessionId } as never)) as { mcpServers: { name: string; state: string; error?: string }[] };
+    assert.deepEqual(status.map((s) => [s.name, s.state]), [['stubborn', 'failed'], ['unlisted', 'failed']]);
+    assert.match(status[0]!.error ?? '', /did not answer initialize within 1000 ms/);
+    assert.match(status[1]!.error ?? '', /did not list its tools/);
+    // The agent's exit waits for their stop, on SIGTERM too (process.exit once its sessions have
+    // stopped): neither outlives it.
+    const exited = new Promise((resolve) => c.proc.once('exit', resolve));
+    c.proc.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    assert.deepEqual(pids.map(processAlive), [false, false], 'stopped before the agent exited');
+  });
+
   test("an MCP server's prompts are the session's slash commands: announced, made into the turn's prompt by the server, refused clearly", async (t) => {
     const cwd = workspace();
     const c = AcpChild.start({
