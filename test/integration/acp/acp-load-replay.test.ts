@@ -141,3 +141,51 @@ test('a steer sent while a load of the session waits for its MCP servers acts on
   void c.agent.notify('session/cancel', { sessionId });
   assert.equal((await turn).stopReason, 'cancelled');
 });
+
+test("commands run in the editor's terminal are replayed with their output as text, not the terminal: it was the live client's, released, and unknown to a client loading the session", async (t) => {
+  const cwd = workspace();
+  // exec: once killed, nothing holds the output pipe open (the test client answers terminal/output of
+  // a killed command once its pipes have closed).
+  const script = { replies: [[call('run_command', { command: 'echo from-terminal' })], [{ text: 'ran' }], [call('run_command', { command: 'echo started; exec sleep 30' })], [{ text: 'unreached' }]] };
+  const first = AcpChild.start({ script });
+  t.after(() => first.close());
+  await first.initialize({ terminal: true });
+  const sessionId = await first.newSession(cwd);
+  await first.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  assert.equal((await first.prompt(sessionId, 'run it')).stopReason, 'end_turn');
+  const running = first.prompt(sessionId, 'run the long one');
+  const terminals = () => first.updatesFor(sessionId, 'tool_call_update').filter((u) => u.content?.some((x: any) => x.type === 'terminal'));
+  await first.until(() => terminals().length === 3, 'the second terminal embedded');
+  await first.agent.notify('session/cancel', { sessionId });
+  assert.equal((await running).stopReason, 'cancelled');
+  const live = shown(first, sessionId);
+  assert.equal(live.filter((u) => u.sessionUpdate === 'tool_call_update' && u.content?.some((x: any) => x.type === 'terminal')).length, 4, 'live, each call embeds its terminal, and its final update keeps it');
+  first.updates.length = 0;
+  await first.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const sameProcess = shown(first, sessionId);
+  assert.equal(await first.close(), 0);
+
+  // Another editor (or the same one restarted), which offers no terminals at all.
+  const second = AcpChild.start({ script, home: first.home });
+  t.after(() => second.close());
+  await second.initialize({});
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const fresh = shown(second, sessionId);
+  assert.deepEqual(sameProcess, fresh, 'from the log file or from the open session alike');
+
+  const calls = live.filter((u) => u.sessionUpdate === 'tool_call').map((u) => u.toolCallId);
+  const final = (updates: any[], id: string) => updates.filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === id).at(-1);
+  const text = (u: any) => u.content.map((x: any) => [x.type, x.content?.type, x.content?.text]);
+  const [ran, cancelled] = calls.map((id) => final(fresh, id!));
+  assert.deepEqual([ran.status, ...text(ran)], ['completed', ['content', 'text', ran.rawOutput.output]], 'its output, as a client without terminals sees it live');
+  assert.match(ran.rawOutput.output, /^from-terminal\n\[exit code: 0\]$/);
+  assert.deepEqual(text(cancelled).length, 1);
+  assert.equal(cancelled.status, 'failed');
+  assert.match(text(cancelled)[0][2], /Cancelled/, 'the reason it showed after the terminal');
+  // Nothing else differs: the updates that only embedded a terminal change nothing now.
+  const withoutContent = (updates: any[]) => updates.map((u) => (u.sessionUpdate === 'tool_call_update' ? { ...u, content: undefined } : u));
+  // (A config option's change tells the state, and is not replayed: the load's response has it.)
+  assert.deepEqual(withoutContent(withoutPrompts(fresh)), withoutContent(live.filter((u) => u.sessionUpdate !== 'config_option_update')));
+  assert.equal(fresh.filter((u) => u.sessionUpdate === 'tool_call_update' && 'content' in u).length, 2, 'only the final updates carry content');
+  assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});
