@@ -7,7 +7,7 @@
  * no client asked for a change.
  */
 import { statSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { troupeMeta } from './troupe-meta.js';
 
@@ -22,16 +22,21 @@ export function keepsDirectories(params: { _meta?: unknown }): boolean {
 /**
  * The additional directories a lifecycle request asks for, checked: each an absolute path to an
  * existing directory (`invalid_params` otherwise, naming it: a root is never dropped silently).
- * Exact repeats, and the cwd itself, are left out, the first of each kept in its place.
+ * Each is kept resolved (`/a/b/` and `/a/x/../b` are `/a/b`), as a session's cwd is compared and
+ * listed; repeats, and the cwd itself, are left out, the first of each kept in its place. (Until
+ * 2026-12-07 they were compared as given: an editor's `/ws/` beside the cwd `/ws` was a second
+ * root, named twice to the model and to MCP servers, and `session/list` reported it so.)
  */
 export function requestedDirectories(cwd: string, value: unknown): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) throw new TroupeError('invalid_params', `additionalDirectories must be an array of absolute paths, got ${JSON.stringify(value)}`);
   const out: string[] = [];
-  for (const dir of value) {
-    if (typeof dir !== 'string' || dir === '') throw new TroupeError('invalid_params', `additionalDirectories holds ${JSON.stringify(dir)}, not an absolute path`);
-    assertDirectory(dir, 'additionalDirectories');
-    if (dir !== cwd && !out.includes(dir)) out.push(dir);
+  const base = resolve(cwd);
+  for (const given of value) {
+    if (typeof given !== 'string' || given === '') throw new TroupeError('invalid_params', `additionalDirectories holds ${JSON.stringify(given)}, not an absolute path`);
+    assertDirectory(given, 'additionalDirectories');
+    const dir = resolve(given);
+    if (dir !== base && !out.includes(dir)) out.push(dir);
   }
   return out;
 }

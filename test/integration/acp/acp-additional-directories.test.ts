@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AcpChild } from '../../support/acp-child.js';
 
@@ -76,6 +76,12 @@ test('additional directories are advertised, guard the tools, and are replaced w
   assert.equal(await reads(second, sessionId, 'a'), 'completed');
   assert.equal(await reads(second, sessionId, 'b'), 'completed');
   assert.deepEqual((await listed(second))?.additionalDirectories, [a, b]);
+  // However they are spelled (a trailing slash, a `..`, a `.`), as a session's cwd is compared:
+  // repeats and the cwd itself are left out, and the list keeps each resolved.
+  const spelled = [`${a}/`, `${b}/../${basename(b)}`, a, `${cwd}/`, `${cwd}/.`];
+  await second.agent.request('session/load', { sessionId, cwd, additionalDirectories: spelled, mcpServers: [] });
+  assert.deepEqual((await listed(second))?.additionalDirectories, [a, b]);
+  assert.equal(await reads(second, sessionId, 'b'), 'completed');
 
   // A fork has the directories it is made with, none of its source's.
   const fork = (dirs?: string[]) => second.agent.request('session/fork' as never, { sessionId, cwd, mcpServers: [], ...(dirs ? { additionalDirectories: dirs } : {}) } as never) as Promise<{ sessionId: string }>;
