@@ -112,17 +112,15 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     return streamSessionEvents(req, res, (cursor, mark) => feeds.subscribe(e.id, cursor, mark), (cursor) => feeds.check(e.id, cursor));
   });
 
-  server.route('POST', '/v1/sessions/:id/cancel', (req) => {
+  server.route('POST', '/v1/sessions/:id/cancel', async (req) => {
     const id = req.params.id!;
     entryOf(id);
     // A failed session runs nothing until revived, and says so (as to its ACP requests): until
     // 2026-12-07 cancel answered `cancelled: false`, and steer no_active_turn.
     relay.refuseFailed(id);
-    const live = relay.sessions.get(id);
-    // Only a running turn can be cancelled; an idle session says so rather than pretend.
-    const running = Boolean(live?.live) && hub.states(id).session === 'running';
-    if (running) live!.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: id } });
-    return { sessionId: id, cancelled: running };
+    // Only a running turn (or a prompt waiting for one) can be cancelled; an idle session says so rather than pretend.
+    const cancelled = await relay.cancelTurn(id, () => hub.states(id).session === 'running');
+    return { sessionId: id, cancelled };
   });
 
   server.route('POST', '/v1/sessions/:id/steer', async (req) => {

@@ -252,6 +252,11 @@ export class RelaySession {
     return this.pending.size > 0;
   }
 
+  /** A client's prompt is unanswered: its turn runs, or waits in the process or for it (queued while it starts). */
+  get prompted(): boolean {
+    return this.prompting.size > 0;
+  }
+
   get live(): boolean {
     const s = this.child.state;
     return s !== 'idleStopped' && s !== 'exited' && s !== 'failed';

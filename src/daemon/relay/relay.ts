@@ -315,6 +315,22 @@ export class Relay implements AcpAgentSide, RelayContext {
     if (this.failed(sessionId)) throw sessionFailed(sessionId);
   }
 
+  /**
+   * `POST /v1/sessions/:id/cancel`: a turn of the session runs (`running`, its machine's state) or a
+   * client's prompt waits for one (taken and not answered: queued for a process that starts, a wake
+   * or a restart, or sent before the process said it runs), looked at once the requests waiting for
+   * their turn to start its process have started; then `session/cancel` goes to its process behind
+   * them, as a client's would. Until 2026-12-07 the route asked the machine alone: a cancel while a
+   * prompt woke an idle-stopped session was answered `cancelled: false`, and the prompt ran to its end.
+   */
+  async cancelTurn(sessionId: string, running: () => boolean): Promise<boolean> {
+    if (this.startsWaiting.has(sessionId)) await this.starts.push(() => undefined);
+    const session = this.sessions.get(sessionId);
+    if (!session?.live || !(running() || session.prompted)) return false;
+    session.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+    return true;
+  }
+
   /** `sessions`: the ones the connection was attached to, now detached. */
   connectionClosed(conn: RelayConnection, reason: AcpCloseReason, sessions: readonly RelaySession[]): void {
     this.connections.delete(conn);
