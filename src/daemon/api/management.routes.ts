@@ -138,9 +138,11 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     } catch (err) {
       // The child's typed refusal (turn_mismatch, no_active_turn, invalid_params for a bad prompt, …)
       // keeps its code and status; only what has none is an internal error.
+      // Its process gone under it is the relay's answer (agent_crashed; session_not_found with
+      // `deleted` for a delete), as a client's request gets: its data (but the code) goes with it.
       const rpc = (err as { rpc?: { data?: { code?: unknown }; message?: string } }).rpc;
-      const code = rpc?.data?.code;
-      if (typeof code === 'string' && Object.hasOwn(ERROR_CODES, code)) throw new TroupeError(code as ErrorCode, rpc?.message ?? code, { sessionId: id });
+      const { code, ...data } = rpc?.data ?? {};
+      if (typeof code === 'string' && Object.hasOwn(ERROR_CODES, code)) throw new TroupeError(code as ErrorCode, rpc?.message ?? code, { ...data, sessionId: id });
       throw err;
     }
   });

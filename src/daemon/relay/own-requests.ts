@@ -3,7 +3,7 @@
  * management API's): under child-side ids from the session's one counter, answered to the daemon,
  * never to a client.
  */
-import type { JsonRpcMessage } from './rpc.js';
+import type { JsonRpcMessage, rpcError } from './rpc.js';
 
 export class OwnRequests {
   private readonly waiting = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
@@ -27,9 +27,14 @@ export class OwnRequests {
     return true;
   }
 
-  /** Every request still waiting fails with `message` (its process is gone). */
-  rejectAll(message: string): void {
-    for (const [, w] of this.waiting) w.reject(new Error(message));
+  /**
+   * Every request still waiting fails with `error` (its process is gone: agent_crashed, or
+   * session_not_found for a deleted session), as an error answer would: the management API answers
+   * its code (a steer), as the clients' requests are answered. Until 2026-12-07 a plain Error, which
+   * the API answered 500 internal_error and logged as a bug.
+   */
+  rejectAll(error: ReturnType<typeof rpcError>): void {
+    for (const [, w] of this.waiting) w.reject(Object.assign(new Error(error.message), { rpc: error }));
     this.waiting.clear();
   }
 }

@@ -445,7 +445,7 @@ export class RelaySession {
     // A load still queued goes to the next process, whose replay starts over.
     this.fanOut.newProcess();
     if (!info.failed) this.sendWaitingLoad();
-    this.internal.rejectAll('the child exited');
+    this.internal.rejectAll(err);
     for (const [id, conn] of this.asked.withdrawAll()) conn.cancelForwarded(this, id);
     this.ctx.exited(this, exit, info);
     if (info.failed) this.failQueued();
@@ -478,8 +478,9 @@ export class RelaySession {
    */
   private spawnFailed(err: TroupeError): void {
     this.ctx.logger.error('no process could be started for a session', { sessionId: this.sessionId, error: err.message });
-    this.refuseWaiting(rpcError(err.code, err.message, { ...err.data, ...(this.sessionId ? { sessionId: this.sessionId } : {}) }));
-    this.internal.rejectAll(err.message);
+    const error = rpcError(err.code, err.message, { ...err.data, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
+    this.refuseWaiting(error);
+    this.internal.rejectAll(error);
     this.prompting.clear();
     if (this.sessionId) void this.child.stop('idle');
     else this.ctx.unregistered(this);

@@ -1,0 +1,77 @@
+// The management API's turn control (what `troupe cancel` and `troupe steer` send) against a real
+// daemon: POST /v1/sessions/:id/cancel cancels a prompt the daemon has taken even while no process of
+// the session runs it yet (a prompt that wakes an idle-stopped session waits for the new process, and
+// a cancel meanwhile must reach that process behind it, as ACP's session/cancel does, spec/daemon.md
+// §Relay); a steer whose process dies or is deleted under it is answered with a typed error.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { daemonWithSession, waitFor, type AcpClient, type Daemon } from '../../support/daemon.js';
+
+const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }, { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] }] };
+
+test('a cancel while a prompt waits for its idle-stopped session to wake cancels that prompt', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script, args: ['--pool', '0', '--idle-ms', '300'] });
+  const child = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  await waitFor('the idle stop', async () => (await child())?.state === 'idleStopped');
+  // The spawner held stopped: the wake waits for a process, with the prompt queued for it.
+  const spawner = d.spawnerPid()!;
+  process.kill(spawner, 'SIGSTOP');
+  let prompt: Promise<unknown>;
+  let cancel: { status: number; json: any };
+  try {
+    prompt = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }).then((r) => r.stopReason, (e) => e);
+    // Answered once the daemon took the prompt (a connection's messages are taken in order).
+    await c.agent.request('session/list', {});
+    await waitFor('the wake to wait for a process', async () => (await child())?.state === 'spawning');
+    cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
+  } finally {
+    process.kill(spawner, 'SIGCONT');
+  }
+  assert.deepEqual([cancel.status, cancel.json], [200, { sessionId, cancelled: true }], 'the waiting prompt is the turn cancelled');
+  assert.equal(await prompt, 'cancelled', 'the prompt did not run to its end');
+  assert.deepEqual((await d.api('POST', `/v1/sessions/${sessionId}/cancel`)).json, { sessionId, cancelled: false }, 'nothing left to cancel');
+});
+
+/**
+ * A steer sent to the session's process while it is stopped (SIGSTOP: it reads nothing), once the
+ * daemon has taken the whole request (its body counted in /metrics: the route has sent the steer by
+ * then), and then what `end` does to the process; returns the steer's answer.
+ */
+async function steerInFlight(d: Daemon, c: AcpClient, sessionId: string, end: (pid: number) => Promise<unknown>): Promise<{ status: number; json: any }> {
+  void c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] }).catch(() => undefined);
+  const turnId = await waitFor('the running turn', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.turnId);
+  const { pid } = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  const received = await receivedBytes(d);
+  const body = JSON.stringify({ expectedTurnId: turnId, text: 'go on' });
+  process.kill(pid, 'SIGSTOP');
+  const steer = d.api('POST', `/v1/sessions/${sessionId}/steer`, JSON.parse(body));
+  await waitFor('the daemon to take the steer', async () => (await receivedBytes(d)) >= received + body.length);
+  await end(pid);
+  return steer;
+}
+
+async function receivedBytes(d: Daemon): Promise<number> {
+  const text = await (await fetch(`${d.url}/metrics`, { headers: d.headers })).text();
+  return Number(/^troupe_management_bytes_total\{direction="received"\} (\S+)$/m.exec(text)?.[1] ?? 0);
+}
+
+test('a steer whose session process dies under it is answered agent_crashed (502), not a 500', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script });
+  const steer = await steerInFlight(d, c, sessionId, async (pid) => process.kill(pid, 'SIGKILL'));
+  assert.deepEqual([steer.status, steer.json.error?.code, steer.json.error?.data?.sessionId], [502, 'agent_crashed', sessionId], JSON.stringify(steer.json));
+  assert.doesNotMatch(d.stderr, /Route handler failed/, 'no bug logged: a crash is not one');
+});
+
+test('a steer whose session is deleted under it is answered session_not_found (deleted), as its prompt is', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script });
+  let deleted: { status: number; json: any } | undefined;
+  const steer = await steerInFlight(d, c, sessionId, async (pid) => {
+    const del = d.api('DELETE', `/v1/sessions/${sessionId}`);
+    // The delete stops the process (which, stopped, would take its grace periods to go): killed once it is stopping.
+    await waitFor('the delete to stop the process', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child?.state === 'stopping');
+    process.kill(pid, 'SIGKILL');
+    deleted = await del;
+  });
+  assert.equal(deleted?.status, 200);
+  assert.deepEqual([steer.status, steer.json.error?.code, steer.json.error?.data], [404, 'session_not_found', { sessionId, deleted: true }], JSON.stringify(steer.json));
+});
