@@ -3,6 +3,7 @@
  * every machine, its event log as SSE with cursors, cancel, steer, revive, delete, machine definitions and
  * Prometheus metrics. spec/daemon.md §Management API.
  */
+import { isAbsolute } from 'node:path';
 import { ERROR_CODES, TroupeError, type ErrorCode } from '../../core/errors.js';
 import type { ContentBlock } from '../../core/events.js';
 import { nextTurn } from '../../core/next-turn.js';
@@ -36,6 +37,24 @@ export interface ManagementDeps {
 
 /** Sessions serialized per event-loop turn by GET /v1/sessions. */
 const LIST_SLICE = 500;
+
+/**
+ * `GET /v1/sessions`' query, refused with `invalid_params` where it cannot be read rather than
+ * ignored: `cwd` absolute, as session/list has it (a relative one was resolved against the daemon's
+ * own directory and listed nothing; an empty one, a script's unset variable, listed every session);
+ * `all` 1 or true, 0 or false (`?all` and `all=yes` listed without the deleted, as if not asked).
+ * Each at most once. Until 2026-12-07 all of these were answered 200.
+ */
+function listQuery(query: URLSearchParams): { all: boolean; cwd?: string } {
+  for (const name of ['all', 'cwd']) {
+    if (query.getAll(name).length > 1) throw new TroupeError('invalid_params', `${name} is given more than once`);
+  }
+  const all = query.get('all');
+  if (all !== null && !['1', 'true', '0', 'false'].includes(all)) throw new TroupeError('invalid_params', `all takes 1 or true (0 or false, the default), not ${JSON.stringify(all.slice(0, 40))}`);
+  const cwd = query.get('cwd');
+  if (cwd !== null && !isAbsolute(cwd)) throw new TroupeError('invalid_params', `cwd must be an absolute path, not ${JSON.stringify(cwd.slice(0, 200))}`);
+  return { all: all === '1' || all === 'true', ...(cwd !== null ? { cwd } : {}) };
+}
 
 const MACHINES = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine), child: describeMachine(childMachine) };
 
@@ -78,9 +97,9 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
   }));
 
   server.route('GET', '/v1/sessions', async (req, res) => {
-    const all = req.query.get('all') === '1' || req.query.get('all') === 'true';
+    const { all, cwd } = listQuery(req.query);
     await index.refreshIfChanged();
-    const page = index.list({ limit: 10_000, includeDeleted: all, ...(req.query.get('cwd') ? { cwd: req.query.get('cwd')! } : {}) });
+    const page = index.list({ limit: 10_000, includeDeleted: all, ...(cwd !== undefined ? { cwd } : {}) });
     const list = page.sessions.filter((s) => all || s.status !== 'closed' || relay.sessions.has(s.id));
     // Thousands of sessions are tens of milliseconds of JSON: built in slices, with the loop free
     // between them, so that one listing does not hold up every other client (spec/daemon.md).
