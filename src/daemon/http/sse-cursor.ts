@@ -21,8 +21,11 @@ export interface FeedResume {
  * `after=` is refused, not read as 0: a client that meant a cursor and lost it must not get the whole log. An
  * empty `Last-Event-ID` counts as none: EventSource sends the header only when the last id it saw is
  * not empty (WHATWG HTML §9.2, "reestablish the connection"), and the rest of the daemon reads it so.
+ * An `after` given more than once is refused too.
  */
 export function feedResume(req: RouteRequest, marked: boolean): FeedResume {
+  // Two cursors are no cursor: until 2026-12-07 the first was taken, the other ignored.
+  if (req.query.getAll('after').length > 1) throw new TroupeError('invalid_cursor', `after is given more than once (${req.query.getAll('after').length} times)`, { cursor: req.query.getAll('after').map((a) => a.slice(0, 40)) });
   const header = req.headers['last-event-id'];
   const fromHeader = header !== undefined && header !== '';
   const raw = fromHeader ? header : req.query.get('after');

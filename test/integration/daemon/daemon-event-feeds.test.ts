@@ -161,9 +161,14 @@ test("HEAD of a session's events answers as its GET does (200, 404, 400 invalid_
     ['?after=x', {}, sessionId, 400, 'invalid_cursor'],
     ['', { 'Last-Event-ID': '-1' }, sessionId, 400, 'invalid_cursor'],
     [`?after=${lastSeq + 1}`, {}, sessionId, 400, 'invalid_cursor'],
+    // Two cursors are none (until 2026-12-07 the first was taken).
+    [`?after=1&after=${lastSeq}`, {}, sessionId, 400, 'invalid_cursor'],
   ] as const) {
     const got = await ask('GET', query, headers, id);
-    assert.deepEqual([got.status, ((await got.json()) as any).error.code], [status, code], `GET ${query} ${JSON.stringify(headers)} ${id}`);
+    // A stream opened where a refusal was due would never end: its status is enough to fail.
+    if (got.status !== status) await got.body!.cancel();
+    assert.equal(got.status, status, `GET ${query} ${JSON.stringify(headers)} ${id}`);
+    assert.equal(((await got.json()) as any).error.code, code, `GET ${query} ${JSON.stringify(headers)} ${id}`);
     const head = await ask('HEAD', query, headers, id);
     assert.equal(head.status, status, `HEAD ${query} ${JSON.stringify(headers)} ${id}`);
     assert.equal(await head.text(), '');
