@@ -32,6 +32,26 @@ test('a cancel while a prompt waits for its idle-stopped session to wake cancels
   assert.deepEqual((await d.api('POST', `/v1/sessions/${sessionId}/cancel`)).json, { sessionId, cancelled: false }, 'nothing left to cancel');
 });
 
+test('a cancel right after a prompt, before the session\'s process says its turn runs, cancels it', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
+  const { pid } = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  // The process stopped (SIGSTOP): it has the prompt in its pipe and has not started the turn.
+  process.kill(pid, 'SIGSTOP');
+  let prompt: Promise<unknown>;
+  let cancel: { status: number; json: any };
+  try {
+    prompt = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }).then((r) => r.stopReason, (e) => e);
+    // Answered once the daemon took the prompt (a connection's messages are taken in order).
+    await c.agent.request('session/list', {});
+    assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.machines.session, 'idle', 'no turn runs yet');
+    cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  assert.deepEqual([cancel.status, cancel.json], [200, { sessionId, cancelled: true }]);
+  assert.equal(await prompt, 'cancelled');
+});
+
 /**
  * A steer sent to the session's process while it is stopped (SIGSTOP: it reads nothing), once the
  * daemon has taken the whole request (its body counted in /metrics: the route has sent the steer by
