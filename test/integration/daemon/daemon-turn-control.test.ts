@@ -95,3 +95,13 @@ test('a steer whose session is deleted under it is answered session_not_found (d
   assert.equal(deleted?.status, 200);
   assert.deepEqual([steer.status, steer.json.error?.code, steer.json.error?.data], [404, 'session_not_found', { sessionId, deleted: true }], JSON.stringify(steer.json));
 });
+
+test('a management request body over 1 MiB (a steer) is 413 payload_too_large, and one under it is read', async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'http', { script });
+  void c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] }).catch(() => undefined);
+  const turnId = await waitFor('the running turn', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.turnId);
+  const over = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: turnId, text: 'x'.repeat(1024 * 1024) });
+  assert.deepEqual([over.status, over.json.error?.code], [413, 'payload_too_large']);
+  const under = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: turnId, text: 'x'.repeat(1000 * 1024) });
+  assert.equal(under.status, 200, JSON.stringify(under.json).slice(0, 200));
+});
