@@ -13,7 +13,7 @@ import { HttpExchange, isJsonContentType, jsonText, type ByteMeter } from './htt
 import { MAX_JSON_DEPTH, nestedTooDeep } from './json-depth.js';
 import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
-import { Router } from './router.js';
+import { Router, routePath } from './router.js';
 import { SESSION_COOKIE, Security, isLoopbackHost } from './security.js';
 import { SseStream } from './sse-stream.js';
 import { staticFiles } from './static-files.js';
@@ -236,7 +236,9 @@ export class HttpServer {
         if (!this.acpCore) return ex.error(404, 'method_not_found', 'The ACP transport is not mounted');
         return handleAcpHttp(ex, this.acpCore);
       }
-      const auth = this.security.check(ex.headers, !OPEN_ROUTES.has(`${ex.method} ${ex.path}`));
+      // Read as the router reads it: until 2026-12-07 `/v1/health/` reached the health route and
+      // was refused without the token (a health check written with a trailing slash got 401).
+      const auth = this.security.check(ex.headers, !OPEN_ROUTES.has(`${ex.method} ${routePath(ex.path)}`));
       if (!auth.ok) return ex.error(auth.status, auth.code, auth.message);
       const target = ex.path.length + ex.rawQuery.length;
       if (target > MAX_TARGET_CHARS) return ex.error(414, 'invalid_request', `URI Too Long: the request target is ${target} characters, over ${MAX_TARGET_CHARS}`);

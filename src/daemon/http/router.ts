@@ -47,6 +47,14 @@ export class Router<H> {
   }
 }
 
+/**
+ * The path as the router reads it: empty segments dropped (`/v1/health/` and `/v1//health` reach
+ * `/v1/health`'s handler). What decides a route's treatment (its auth) reads the same path.
+ */
+export function routePath(path: string): string {
+  return `/${split(path).join('/')}`;
+}
+
 function split(path: string): string[] {
   return path.split('/').filter((s) => s.length > 0);
 }

@@ -62,6 +62,16 @@ describe('security', { timeout: 20_000 }, () => {
     assert.equal((await fetch(`${h.url}/v1/nothing`)).status, 401, 'no route leaks without a token');
   });
 
+  test('the open routes are open by every path that reaches them, and nothing else is', async () => {
+    // The router reads `/v1/health/` and `/v1//health` as /v1/health: until 2026-12-07 they were
+    // served only with the token, and a health check written with a trailing slash got 401.
+    for (const path of ['/v1/health/', '//v1/health', '/v1//health']) {
+      for (const method of ['GET', 'HEAD']) assert.equal((await fetch(`${h.url}${path}`, { method })).status, 200, `${method} ${path}`);
+    }
+    for (const path of ['/v1/secret/', '//v1/secret', '/v1/health/x', '/v1/healthz']) assert.equal((await fetch(`${h.url}${path}`)).status, 401, path);
+    assert.equal((await fetch(`${h.url}/v1/health/`, { method: 'POST' })).status, 401, 'a method the route does not take is not open');
+  });
+
   test('a foreign Origin is refused 403 even with the token; own and allowed origins pass', async () => {
     const foreign = await h.fetch('/v1/secret', { headers: { Origin: 'https://evil.example' } });
     assert.equal(foreign.status, 403);
