@@ -9,7 +9,7 @@
 import { fromPromise, type ActorSystem } from 'xstate';
 import { TroupeError } from '../core/errors.js';
 import { newLocalId } from '../core/ids.js';
-import { pairSafeEnd } from '../core/text-cut.js';
+import { oneLineClipped } from '../core/one-line.js';
 import { sessionMachine } from '../machines/session.machine.js';
 import { turnMachine, type TurnResult } from '../machines/turn.machine.js';
 import type { EngineCore } from './engine-core.js';
@@ -128,9 +128,11 @@ export const engineMachine = sessionMachine.provide({
       const conv = core.conversation;
       core.emitMessage({ type: 'user_message', sessionId, turnId: p.prompt.turnId, messageId: newLocalId('msg'), content: p.prompt.content });
       if (conv.title === undefined) {
-        const text = p.prompt.content.map((b) => (b.type === 'text' ? b.text : '')).join(' ').replace(/\s+/g, ' ').trim();
-        // Cut before an emoji the cut falls in: half of one is a lone surrogate, U+FFFD in the log and the client's title.
-        if (text) core.emit({ type: 'session_configured', sessionId, title: text.length > TITLE_LENGTH ? `${text.slice(0, pairSafeEnd(text, TITLE_LENGTH - 1))}…` : text });
+        const words = p.prompt.content.map((b) => (b.type === 'text' ? b.text : '')).join(' ');
+        // One line of printable text (an editor shows the title as given, a control character in it
+        // raw), cut before an emoji the cut falls in: half of one is U+FFFD in the log and the client's title.
+        const title = oneLineClipped(words, TITLE_LENGTH);
+        if (title) core.emit({ type: 'session_configured', sessionId, title });
       }
       core.emit({ type: 'turn_started', sessionId, turnId: p.prompt.turnId, maxSteps: p.maxSteps });
     },

@@ -4,10 +4,10 @@
  * terminal; its control characters are spelled out (`\x1b`) instead. Line breaks and tabs stay where
  * the text is shown as lines (`CRLF` becomes a line break); a one-line field keeps none.
  */
+import { CONTROL_CHARACTERS as CONTROL } from '../core/one-line.js';
 import { clustersOf, displayWidth } from './display-width.js';
 
 const CONTROL_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
 const spell = (c: string) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
 
 export function printable(s: string, { lines = false } = {}): string {

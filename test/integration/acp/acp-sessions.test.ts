@@ -100,6 +100,21 @@ test('a session title cut from a long first prompt ends before an emoji at the c
   assert.equal(listed?.title, title, 'session/list gives the same title');
 });
 
+test('a session title from a first prompt with control characters is one line of printable text, in session_info_update and session/list', async (t) => {
+  // The title went to editors raw: NUL, ESC (here a clear-screen sequence), line breaks and bidi
+  // overrides of the prompt in a field an editor shows as given. Each is a space now, runs collapsed.
+  const c = AcpChild.start({ script: { replies: [[{ text: 'ok' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  assert.equal((await c.prompt(sessionId, '\u0000\u001b[2Jtitle\nsecond line\u202e\u0085\t end')).stopReason, 'end_turn');
+  const title = c.updatesFor(sessionId, 'session_info_update')[0].title as string;
+  assert.equal(title, '[2Jtitle second line end');
+  const listed = (await c.agent.request('session/list', {})).sessions.find((s) => s.sessionId === sessionId);
+  assert.equal(listed?.title, title, 'session/list gives the same title');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('session/list pages with a cursor and filters by cwd', async (t) => {
   const c = AcpChild.start();
   t.after(() => c.close());

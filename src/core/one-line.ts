@@ -1,0 +1,27 @@
+/**
+ * Untrusted text as one line of printable text: a session's title, which is its first prompt's words
+ * and which an editor shows as given (`session_info_update`, `session/list`). A control character
+ * (C0, DEL, C1: NUL, ESC, line breaks, tabs) could clear or drive a terminal the title reaches, or
+ * break a list's row; a bidi override or isolate (U+202A–U+202E, U+2066–U+2069) could make the title
+ * read otherwise than its words (the "Trojan Source" reordering). Each becomes a space.
+ */
+import { pairSafeEnd } from './text-cut.js';
+
+/** C0 controls, DEL and C1 controls: the characters `src/cli/terminal-text.ts` spells out on a terminal. */
+export const CONTROL_CHARACTERS = /[\x00-\x1f\x7f-\x9f]/g;
+
+const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `s` on one line: control characters and bidi overrides spaces, every run of whitespace one space, no space at either end. */
+export function oneLine(s: string): string {
+  return s.replace(UNPRINTABLE, ' ').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * `s` as {@link oneLine}, cut to at most `max` UTF-16 units with `…` last when longer, the cut one
+ * unit earlier when it falls inside a surrogate pair (half an emoji is U+FFFD once encoded).
+ */
+export function oneLineClipped(s: string, max: number): string {
+  const line = oneLine(s);
+  return line.length > max ? `${line.slice(0, pairSafeEnd(line, max - 1))}…` : line;
+}
