@@ -158,8 +158,10 @@ export function clientPermissionAsker(client: Client, sessionId: string): Permis
           { cancellationSignal: signal, stopWaitingOnCancel: true },
         );
         if (res.outcome.outcome !== 'selected') return 'cancelled';
+        // Only what was offered counts: any other id (a typo, an option of another request, or
+        // `constructor`, which `in` found on every object) is no answer the person gave.
         const chosen = res.outcome.optionId as PermissionOutcome;
-        return chosen in OPTION_NAMES ? chosen : 'reject_once';
+        return request.options.includes(chosen) && Object.hasOwn(OPTION_NAMES, chosen) ? chosen : { unoffered: String(res.outcome.optionId) };
       } catch (err) {
         if (signal.aborted) return 'cancelled';
         throw err;

@@ -5,6 +5,7 @@
  */
 import { isTroupeError } from '../core/errors.js';
 import { newLocalId } from '../core/ids.js';
+import { oneLineClipped } from '../core/one-line.js';
 import type { PermissionOutcome } from '../core/events.js';
 import type { InterruptionMark } from '../core/interruption.js';
 import type { ToolCallRequest } from '../core/ports.js';
@@ -89,11 +90,19 @@ export async function askPermission(core: EngineCore, turnId: string, call: Tool
     ask.abort();
   }, core.deps.limits.permissionTimeoutMs);
   let outcome: PermissionOutcome;
+  let unoffered: string | undefined;
   try {
-    outcome = await core.deps.asker.ask(
+    const answer = await core.deps.asker.ask(
       { requestId, toolCallId: call.id, toolName: call.name, title: description.title, kind: description.kind, input: call.input, options: OPTIONS, ...(content?.length ? { content } : {}) },
       ask.signal,
     );
+    if (typeof answer === 'string') outcome = answer;
+    else {
+      // Kept safe: the call does not run, recorded as a rejection; the client is told what it did.
+      unoffered = oneLineClipped(answer.unoffered, 60);
+      core.deps.logger.warn('permission answer names an option that was not offered; the call is refused', { toolCallId: call.id, optionId: unoffered });
+      outcome = 'reject_once';
+    }
   } catch (err) {
     core.deps.logger.warn('permission request failed; treating it as cancelled', { error: String(err) });
     outcome = 'cancelled';
@@ -124,7 +133,9 @@ export async function askPermission(core: EngineCore, turnId: string, call: Tool
       ? ['tool_timeout', `Nobody answered the permission request within ${core.deps.limits.permissionTimeoutMs} ms, so the call was denied.`]
       : outcome === 'cancelled'
         ? ['permission_denied', 'The permission request ended without an answer (the client cancelled it or could not ask), so the call did not run.']
-        : ['permission_denied', 'The user rejected this tool call.'];
+        : unoffered !== undefined
+          ? ['permission_denied', `The client answered with option ${JSON.stringify(unoffered)}, which was not offered (${OPTIONS.join(', ')}), so the call did not run.`]
+          : ['permission_denied', 'The user rejected this tool call.'];
   failTool(core, turnId, call, code, why);
   return 'deny';
 }

@@ -102,9 +102,17 @@ export interface PermissionRequest {
   content?: ToolContent[];
 }
 
+/**
+ * A client's answer naming an option it was not offered (`optionId`, as it sent it): the call does not
+ * run, and the failure says so rather than that the person rejected it.
+ */
+export interface UnofferedAnswer {
+  unoffered: string;
+}
+
 /** Asks a person. Resolves `cancelled` if `signal` aborts first. */
 export interface PermissionAsker {
-  ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionOutcome>;
+  ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionOutcome | UnofferedAnswer>;
 }
 
 // ── Event log ────────────────────────────────────────────────────────────────────────────────────

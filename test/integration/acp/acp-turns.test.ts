@@ -202,6 +202,30 @@ test('a permission prompt the client answers cancelled without a session/cancel:
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a permission answer naming an option that was not offered: the call does not run, and its failure and a warning on stderr say so, never that the user rejected it', async (t) => {
+  // Such an answer was read as "The user rejected this tool call": the client's mistake told to the
+  // model and the person as the person's choice. `constructor` was read as an option (found by `in`).
+  const c = AcpChild.start({ script: { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok' }]] }, answers: ['hold', 'hold'] });
+  t.after(() => c.close());
+  const { cwd, sessionId, running } = await started(c);
+  await c.until(() => c.held !== undefined, 'the first permission request');
+  c.held!({ outcome: { outcome: 'selected', optionId: 'allow_everything\u001b[2J' } });
+  c.held = undefined;
+  assert.equal((await running).stopReason, 'end_turn', 'the turn goes on: only the call was refused');
+  const again = c.prompt(sessionId, 'again');
+  await c.until(() => c.held !== undefined, 'the second permission request');
+  c.held!({ outcome: { outcome: 'selected', optionId: 'constructor' } });
+  assert.equal((await again).stopReason, 'end_turn');
+  const [bogus, inherited] = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.status === 'failed');
+  assert.equal(bogus.rawOutput.errorCode, 'permission_denied');
+  assert.doesNotMatch(bogus.rawOutput.output, /user rejected/);
+  assert.match(bogus.rawOutput.output, /The client answered with option "allow_everything \[2J", which was not offered/);
+  assert.match(inherited.rawOutput.output, /option "constructor", which was not offered/);
+  for (const f of ['a.txt', 'b.txt']) assert.ok(!existsSync(join(cwd, f)));
+  await c.until(() => (c.stderr.match(/not offered/g) ?? []).length === 2, 'a warning on stderr for each');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('a failed turn is a JSON-RPC error with its code; the session goes on', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ error: { kind: 'overloaded', message: 'busy' } }], [{ text: 'fine' }]] } });
   t.after(() => c.close());
