@@ -108,7 +108,14 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
 
   server.route('POST', '/v1/login-codes', () => server.mintLoginCode());
 
-  server.route('GET', '/v1/inspect/transitions', (req, res) => feed.stream(req, res));
+  server.route('GET', '/v1/inspect/transitions', (req, res) => {
+    // `?session=ID` names a session as the per-session routes do: an unknown or deleted one (or an
+    // empty id) is 404 session_not_found, as its events feed is, before anything is streamed. Until
+    // 2026-12-07 it opened a stream that never sent anything.
+    const only = req.query.get('session');
+    if (only !== null) entryOf(only);
+    return feed.stream(req, res);
+  });
 
   // `?since=<replayId>&after=<seq>`: the page has that replay up to that seq, and gets what follows.
   server.route('GET', '/v1/sessions/:id/replay', async (req) => {
