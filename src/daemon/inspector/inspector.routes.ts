@@ -21,6 +21,7 @@ import { staticFiles } from '../http/static-files.js';
 import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { Relay } from '../relay/relay.js';
+import { idData, quotedId } from '../quoted-id.js';
 import { TransitionFeed } from './transition-feed.js';
 import { SessionReplays } from './session-replays.js';
 import { INSPECTOR_CSS, INSPECTOR_HTML, INSPECTOR_ICON } from './page.js';
@@ -88,12 +89,12 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
     const e = index.get(id);
     if (!e || e.status === 'deleted') {
       replays.forget(id);
-      throw new TroupeError('session_not_found', `no session ${id}`, { sessionId: id });
+      throw new TroupeError('session_not_found', `no session ${quotedId(id)}`, idData(id));
     }
     return e;
   };
   const noLog = (id: string, err: unknown): never => {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `session ${id} has no log`, { sessionId: id });
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `session ${quotedId(id)} has no log`, idData(id));
     throw err;
   };
   // A long session's log is read (and below, replayed) a slice at a time, the loop free in between:

@@ -5,6 +5,7 @@
  * back to the right SSE stream or WebSocket. spec/transport.md describes the wire side.
  */
 import { MAX_ACP_BODY_BYTES } from '../../../wire/acp-body-limit.js';
+import { MAX_SESSION_ID_CHARS } from '../../quoted-id.js';
 
 /** A JSON-RPC 2.0 message as received: the raw parsed object, never stripped. */
 export type JsonRpcMessage = Record<string, unknown>;
@@ -146,7 +147,7 @@ export function resolveAcpOptions(options: AcpTransportOptions = {}): ResolvedAc
     maxBufferedBytes: options.maxBufferedBytes ?? 64 * 1024 * 1024,
     maxBufferedTotalBytes: options.maxBufferedTotalBytes ?? 1024 * 1024 * 1024,
     maxOutputStallMs: options.maxOutputStallMs ?? 60_000,
-    maxIdLength: options.maxIdLength ?? 1024,
+    maxIdLength: options.maxIdLength ?? MAX_SESSION_ID_CHARS,
     maxSessionStreams: options.maxSessionStreams ?? 1024,
     maxConnections: options.maxConnections ?? 256,
     maxBodyBytes: options.maxBodyBytes ?? MAX_ACP_BODY_BYTES,

@@ -1,0 +1,21 @@
+/**
+ * How a refusal quotes a session id a client sent. A session id is at most MAX_SESSION_ID_CHARS
+ * characters (the ACP transport refuses a longer one outright, acp.types.ts `maxIdLength`); the
+ * management API and the inspector take the id from the URL (up to MAX_TARGET_CHARS, 8192), and
+ * until 2026-12-07 a 404 repeated such an id in full, in its message and in its data. One that long
+ * names no session: it is quoted by its start and its length.
+ */
+export const MAX_SESSION_ID_CHARS = 1024;
+
+/** The characters of an over-long id a refusal repeats. */
+const SHOWN_CHARS = 64;
+
+/** The id as a message names it: whole when it could be a session's, else `<start>… (N characters)`. */
+export function quotedId(id: string): string {
+  return id.length <= MAX_SESSION_ID_CHARS ? id : `${id.slice(0, SHOWN_CHARS)}… (${id.length} characters)`;
+}
+
+/** A refusal's `data` for the id: `sessionId` whole when it could be a session's, else its start and `sessionIdLength`. */
+export function idData(id: string): { sessionId: string; sessionIdLength?: number } {
+  return id.length <= MAX_SESSION_ID_CHARS ? { sessionId: id } : { sessionId: `${id.slice(0, SHOWN_CHARS)}…`, sessionIdLength: id.length };
+}
