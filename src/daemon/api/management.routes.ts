@@ -57,6 +57,26 @@ function listQuery(query: URLSearchParams): { all: boolean; cwd?: string } {
   return { all: all === '1' || all === 'true', ...(cwd !== null ? { cwd } : {}) };
 }
 
+/**
+ * A steer's guidance: its body's `text` (a string) or `prompt` (a non-empty array of content blocks),
+ * exactly one of them (spec/daemon.md: `{expectedTurnId, text | prompt}`), else `invalid_params`
+ * naming what was wrong. Until 2026-12-07 a prompt that was not an array was passed over for the
+ * text, and `prompt: []` with a text was refused as having no text.
+ */
+function steerPrompt(body: { text?: unknown; prompt?: unknown }): ContentBlock[] {
+  const hasText = body.text !== undefined;
+  const hasPrompt = body.prompt !== undefined;
+  if (hasText && hasPrompt) throw new TroupeError('invalid_params', 'steer takes text or prompt, not both');
+  if (hasPrompt) {
+    if (!Array.isArray(body.prompt)) throw new TroupeError('invalid_params', 'steer prompt must be an array of content blocks');
+    if (body.prompt.length === 0) throw new TroupeError('invalid_params', 'steer prompt is empty (give at least one content block)');
+    return body.prompt as ContentBlock[];
+  }
+  if (!hasText) throw new TroupeError('invalid_params', 'steer needs text (a string) or prompt (content blocks)');
+  if (typeof body.text !== 'string') throw new TroupeError('invalid_params', 'steer text must be a string');
+  return [{ type: 'text', text: body.text }];
+}
+
 const MACHINES = { session: describeMachine(sessionMachine), turn: describeMachine(turnMachine), child: describeMachine(childMachine) };
 
 export function registerManagementRoutes(server: HttpServer, deps: ManagementDeps): void {
@@ -148,8 +168,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     entryOf(id);
     const body = (req.body ?? {}) as { expectedTurnId?: unknown; text?: unknown; prompt?: unknown };
     if (typeof body.expectedTurnId !== 'string') throw new TroupeError('invalid_params', 'steer needs expectedTurnId (the running turn, from _troupe/session_state or the event log)');
-    const prompt = Array.isArray(body.prompt) ? (body.prompt as ContentBlock[]) : typeof body.text === 'string' ? [{ type: 'text', text: body.text }] : undefined;
-    if (!prompt?.length) throw new TroupeError('invalid_params', 'steer needs text (a string) or prompt (content blocks)');
+    const prompt = steerPrompt(body);
     relay.refuseFailed(id);
     const live = relay.sessions.get(id);
     if (!live?.live) throw new TroupeError('no_active_turn', 'the session has no running turn', { sessionId: id });

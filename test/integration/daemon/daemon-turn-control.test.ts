@@ -105,3 +105,27 @@ test('a management request body over 1 MiB (a steer) is 413 payload_too_large, a
   const under = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: turnId, text: 'x'.repeat(1000 * 1024) });
   assert.equal(under.status, 200, JSON.stringify(under.json).slice(0, 200));
 });
+
+test('a steer\'s body gives text or prompt, exactly one: each other body is refused saying what was wrong', async (t) => {
+  const { d, sessionId } = await daemonWithSession(t, 'http', { script });
+  // Read before the session's turn is looked at: no turn needs to run for these.
+  const bodies: [body: Record<string, unknown>, said: string][] = [
+    // Until 2026-12-07: "steer needs text (a string) or prompt (content blocks)", the text given.
+    [{ prompt: [], text: 'go on' }, 'steer takes text or prompt, not both'],
+    [{ prompt: [{ type: 'text', text: 'a' }], text: 'b' }, 'steer takes text or prompt, not both'],
+    // Until 2026-12-07 a prompt that was not an array was passed over for the text.
+    [{ prompt: 'go on' }, 'steer prompt must be an array of content blocks'],
+    [{ prompt: [] }, 'steer prompt is empty (give at least one content block)'],
+    [{ text: 7 }, 'steer text must be a string'],
+    [{}, 'steer needs text (a string) or prompt (content blocks)'],
+  ];
+  for (const [body, said] of bodies) {
+    const res = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: 'turn_x', ...body });
+    assert.deepEqual([res.status, res.json.error?.code, res.json.error?.message], [400, 'invalid_params', said], JSON.stringify(body));
+  }
+  // Either alone is taken, and goes on to the turn check (no turn runs).
+  for (const body of [{ text: 'go on' }, { prompt: [{ type: 'text', text: 'go on' }] }]) {
+    const res = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: 'turn_x', ...body });
+    assert.notEqual(res.json.error?.code, 'invalid_params', JSON.stringify(res.json));
+  }
+});
