@@ -148,7 +148,8 @@ export class SseStream {
 
   private keepAlive(): void {
     if (!this.blocked && this.queue.length === 0 && Date.now() - this.lastWriteAt >= this.options.keepAliveMs) {
-      this.blocked = !this.exchange.write(':\n\n');
+      // From a timer, outside any uWS callback: corked, as uWS asks of every write (it warned, once per process).
+      this.exchange.cork(() => (this.blocked = !this.exchange.write(':\n\n')));
       this.lastWriteAt = Date.now();
     }
   }
