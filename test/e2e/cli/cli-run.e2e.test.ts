@@ -134,7 +134,7 @@ describe('troupe run end to end', { concurrency: true }, () => {
   });
 
   describe('troupe run with untrusted text', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
-    test('model output and session titles are shown with their control characters spelled out, line breaks kept', async () => {
+    test('model output is shown with its control characters spelled out, line breaks kept; a session title is one line of printable text', async () => {
       const s = makeHome({ replies: [{ when: 'hello', items: [{ text: 'before\x1b[2Jafter\r\nnext line\n' }] }] });
       try {
         const r = await s.run(['run', '\x1b]0;owned\x07 hello']);
@@ -144,7 +144,9 @@ describe('troupe run end to end', { concurrency: true }, () => {
         const list = await s.run(['sessions']);
         assert.equal(list.code, 0, list.stderr);
         assert.ok(!list.stdout.includes('\x1b'), `no raw ESC in the list: ${JSON.stringify(list.stdout)}`);
-        assert.match(list.stdout, /\\x1b\]0;owned\\x07/);
+        // The agent makes the title one line of printable text (until 2026-12-07 it kept the prompt's
+        // control characters, and the list spelled them out).
+        assert.ok(list.stdout.includes(' ]0;owned hello '), `the title, its control characters gone: ${JSON.stringify(list.stdout)}`);
         const id = /session (ses_\w+)/.exec(r.stderr)![1]!;
         const watched = await s.run(['watch', id, '--no-follow']);
         assert.equal(watched.code, 0, watched.stderr);
@@ -156,15 +158,16 @@ describe('troupe run end to end', { concurrency: true }, () => {
       }
     });
 
-    test('sessions and daemon status cut a long title before an emoji, not in it, and spell out its control characters', async () => {
+    test('sessions and daemon status cut a long title before an emoji, not in it, and print no control character', async () => {
       const s = makeHome({ replies: [{ when: 'hello', items: [{ text: 'hi' }] }] });
       try {
-        // Both lists cut a title at 40 columns of what they print (`\x1b` takes 4): here the emoji takes
-        // the 40th and the 41st (until 2026-12-06 the cut was at 40 UTF-16 units of the raw title).
-        const prompt = `\x1b]0;owned\x07 ${'a'.repeat(22)}😀 hello`;
+        // Both lists cut a title at 40 columns of what they print: here the emoji takes the 40th and the
+        // 41st (until 2026-12-06 the cut was at 40 UTF-16 units of the raw title). The agent made the
+        // title printable: its ESC and BEL are gone (spaces, collapsed).
+        const prompt = `\x1b]0;owned\x07 ${'a'.repeat(30)}😀 hello`;
         const r = await s.run(['run', prompt]);
         assert.equal(r.code, 0, r.stderr);
-        const shown = `\\x1b]0;owned\\x07 ${'a'.repeat(22)}`;
+        const shown = `]0;owned ${'a'.repeat(30)}`;
         const list = await s.run(['sessions']);
         assert.equal(list.code, 0, list.stderr);
         assert.ok(!list.stdout.includes('\uFFFD'), `no half emoji in the list: ${JSON.stringify(list.stdout)}`);
