@@ -364,12 +364,17 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
     return { logger: { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') }, told, saw: (message: string) => told.some((m) => m.message === message) };
   }
 
-  test("a server's tools/list_changed lists that server again, only; a listing that fails keeps its tools", async (t) => {
-    const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+  /** The tools of `servers`, started in `cwd` (a new directory by default) with a logger that keeps what it is told; closed after the test. */
+  async function toolsKeepingLog(t: { after(fn: () => unknown): void }, servers: Parameters<typeof connectMcpTools>[0], cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'))) {
     const { logger, told, saw } = keptLogger();
-    // `b` answers its first listing only.
-    const tools = await connectMcpTools([server('a', { MCP_TEST_LISTED: '1' }), server('b', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_FAIL: '1' })], { ...options(cwd), logger });
+    const tools = await connectMcpTools(servers, { ...options(cwd), logger });
     t.after(() => tools.close());
+    return { tools, told, saw };
+  }
+
+  test("a server's tools/list_changed lists that server again, only; a listing that fails keeps its tools", async (t) => {
+    // `b` answers its first listing only.
+    const { tools, told, saw } = await toolsKeepingLog(t, [server('a', { MCP_TEST_LISTED: '1' }), server('b', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_FAIL: '1' })]);
     assert.ok(tools.has('mcp__a__listed_1') && tools.has('mcp__b__listed_1'));
 
     await tools.run(call('mcp__a__tools_changed'), ctx());
@@ -413,9 +418,7 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
   test('a server that floods tools/list_changed during a listing is listed once more after it, not once per notification', async (t) => {
     const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
     const gate = join(cwd, 'gate');
-    const { logger, told } = keptLogger();
-    const tools = await connectMcpTools([server('s', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_GATE: gate })], { ...options(cwd), logger });
-    t.after(() => tools.close());
+    const { tools, told } = await toolsKeepingLog(t, [server('s', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_GATE: gate })], cwd);
     // 1000 notifications in a burst: the first asks for listing 2, which waits for the gate; the
     // others come while it runs. The call answers after them all, and `listings` answers after the
     // agent has handled them (and sent any listing they asked for).
@@ -431,10 +434,7 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
   });
 
   test('a change said while the lists at start are answered is listed after them', async (t) => {
-    const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-    const { logger, told } = keptLogger();
-    const tools = await connectMcpTools([server('s', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_CHANGE_FIRST: '1' })], { ...options(cwd), logger });
-    t.after(() => tools.close());
+    const { tools, told } = await toolsKeepingLog(t, [server('s', { MCP_TEST_LISTED: '1', MCP_TEST_LIST_CHANGE_FIRST: '1' })]);
     await waitFor('listing 2 to be taken', () => tools.has('mcp__s__listed_2'), 5_000);
     assert.deepEqual(listedOf(tools, 's'), [2]);
     assert.deepEqual(await listingsOf(tools, 's'), { listings: 2, mostAtOnce: 1 });
@@ -467,10 +467,7 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
   });
 
   test('a page of over 10000 tools is refused whole, before its tools are checked: none is logged one by one', async (t) => {
-    const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-    const { logger, told } = keptLogger();
-    const tools = await connectMcpTools([server('broken', { MCP_TEST_ENDLESS_TOOLS: '10001', MCP_TEST_ENDLESS_BROKEN: '1' })], { ...options(cwd), logger });
-    t.after(() => tools.close());
+    const { tools, told } = await toolsKeepingLog(t, [server('broken', { MCP_TEST_ENDLESS_TOOLS: '10001', MCP_TEST_ENDLESS_BROKEN: '1' })]);
     assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: LIST_TOO_LONG }]);
     assert.deepEqual(told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').length, 0);
   });
@@ -478,10 +475,7 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
   test('refused tools count toward the 10000 a list may hold, and a listing logs the first 20 refusals one by one, the rest in one line', async (t) => {
     // Pages of 5000 tools MCP refuses, without end: before, only kept tools counted, so the server was
     // stopped at 1000 pages only, after 5 million refusals checked and logged, one line each.
-    const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-    const { logger, told } = keptLogger();
-    const tools = await connectMcpTools([server('broken', { MCP_TEST_ENDLESS_TOOLS: '5000', MCP_TEST_ENDLESS_BROKEN: '1' })], { ...options(cwd), logger });
-    t.after(() => tools.close());
+    const { tools, told } = await toolsKeepingLog(t, [server('broken', { MCP_TEST_ENDLESS_TOOLS: '5000', MCP_TEST_ENDLESS_BROKEN: '1' })]);
     assert.deepEqual(tools.servers, [{ name: 'broken', tools: 0, error: LIST_TOO_LONG }]);
     assert.equal(told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').length, 20);
     // Three pages were checked, the third taking the list past 10000: 15000 refused, 20 of them logged.
@@ -489,10 +483,7 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
   });
 
   test("a result of many content blocks MCP does not allow fails on the first, in a line: the SDK's check of them all took some 3.5 KB a block, and a message of them all", async (t) => {
-    const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-    const { logger, told } = keptLogger();
-    const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '20000' })], { ...options(cwd), logger });
-    t.after(() => tools.close());
+    const { tools, told } = await toolsKeepingLog(t, [server('junk', { MCP_TEST_JUNK: '20000' })]);
     // A listed tool that holds over 10000 values is left out unchecked, and logged.
     assert.deepEqual(
       told.filter((m) => m.message === 'an MCP server listed a tool MCP does not allow; it is left out').map((m) => m.fields),
@@ -521,10 +512,7 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
   });
 
   test('a list of many items MCP does not allow fails on the first, in a line (prompts, resources)', async (t) => {
-    const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-    const { logger, told } = keptLogger();
-    const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '9000', MCP_TEST_JUNK_LISTS: '1' })], { ...options(cwd), logger });
-    t.after(() => tools.close());
+    const { tools, told } = await toolsKeepingLog(t, [server('junk', { MCP_TEST_JUNK: '9000', MCP_TEST_JUNK_LISTS: '1' })]);
     assert.deepEqual(tools.commands(), []);
     assert.deepEqual(
       told.filter((m) => m.message === 'cannot list the prompts of an MCP server').map((m) => m.fields),
@@ -538,10 +526,7 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
   });
 
   test('a page of prompts or resources longer than a whole list may be is refused before its items are checked', async (t) => {
-    const cwd = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-    const { logger, told } = keptLogger();
-    const tools = await connectMcpTools([server('junk', { MCP_TEST_JUNK: '20000', MCP_TEST_JUNK_LISTS: '1' })], { ...options(cwd), logger });
-    t.after(() => tools.close());
+    const { tools, told } = await toolsKeepingLog(t, [server('junk', { MCP_TEST_JUNK: '20000', MCP_TEST_JUNK_LISTS: '1' })]);
     const tooLong = "the server's list is too long (over 10000 items or 16 MiB in all); troupe reads no more of it";
     assert.deepEqual(told.filter((m) => m.message === 'cannot list the prompts of an MCP server').map((m) => m.fields), [{ server: 'junk', error: tooLong }]);
     assert.deepEqual(await tools.run(call('mcp__list_resources', { server: 'junk' }), ctx()), { output: `The MCP server failed the request: ${tooLong}`, isError: true, errorCode: 'tool_failed' });
