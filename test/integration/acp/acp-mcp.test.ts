@@ -25,6 +25,36 @@ async function toolTurn(c: AcpChild, sessionId: string, text: string): Promise<{
   return { started: c.updatesFor(sessionId, 'tool_call')[0], done: c.updatesFor(sessionId, 'tool_call_update').at(-1) };
 }
 
+/** JS that writes its process's pid to `file`, whole at once (a rename), for a test waiting for the file. */
+const writePid = (file: string) =>
+  `{ require('node:fs').writeFileSync(${JSON.stringify(file + '.tmp')}, String(process.pid)); require('node:fs').renameSync(${JSON.stringify(file + '.tmp')}, ${JSON.stringify(file)}); }`;
+
+/**
+ * Writes to `path` a stdio MCP server that answers initialize (with `capabilities`) and nothing after,
+ * and stays, as a hung server does, until stopped (its stdin's end does not stop it). `atStart`: JS
+ * run first; `onMessage`: JS run for each message `msg` it reads. Returns `path`.
+ */
+function initializeOnlyServer(path: string, name: string, capabilities: Record<string, unknown>, js: { atStart?: string; onMessage?: string }): string {
+  writeFileSync(path, `
+    ${js.atStart ?? ''}
+    let buffered = '';
+    process.stdin.on('data', (chunk) => {
+      buffered += chunk;
+      let nl;
+      while ((nl = buffered.indexOf('\\n')) >= 0) {
+        const msg = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        ${js.onMessage ?? ''}
+        if (msg.method !== 'initialize') continue;
+        const result = { protocolVersion: msg.params.protocolVersion, capabilities: ${JSON.stringify(capabilities)}, serverInfo: { name: ${JSON.stringify(name)}, version: '1' } };
+        process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }) + '\\n');
+      }
+    });
+    setInterval(() => undefined, 1000);
+  `);
+  return path;
+}
+
 /** A session with one turn, made by an agent process that has exited since: its home and id. */
 async function madeByAnotherAgent(t: { after(fn: () => unknown): void }, cwd: string): Promise<{ home: string; sessionId: string }> {
   const first = AcpChild.start({ script: { replies: [[{ text: 'hello' }]] } });
@@ -289,27 +319,7 @@ describe('MCP servers of ACP sessions', { concurrency: 4 }, () => {
     const pidFile = join(cwd, 'server.pid');
     // A server that answers initialize (it has tools and prompts) and nothing after: tools/list and
     // prompts/list never come back. It writes its pid once asked for its tools, so stdin ends mid-list.
-    const script = join(cwd, 'lists-never.cjs');
-    writeFileSync(script, `
-      const { renameSync, writeFileSync } = require('node:fs');
-      let buffered = '';
-      process.stdin.on('data', (chunk) => {
-        buffered += chunk;
-        let nl;
-        while ((nl = buffered.indexOf('\\n')) >= 0) {
-          const msg = JSON.parse(buffered.slice(0, nl));
-          buffered = buffered.slice(nl + 1);
-          if (msg.method === 'tools/list') {
-            writeFileSync(${JSON.stringify(pidFile)} + '.tmp', String(process.pid));
-            renameSync(${JSON.stringify(pidFile)} + '.tmp', ${JSON.stringify(pidFile)});
-          }
-          if (msg.method !== 'initialize') continue;
-          const result = { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {}, prompts: {} }, serverInfo: { name: 'lists-never', version: '1' } };
-          process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }) + '\\n');
-        }
-      });
-      setInterval(() => undefined, 1000); // stays, as a hung server does, until stopped
-    `);
+    const script = initializeOnlyServer(join(cwd, 'lists-never.cjs'), 'lists-never', { tools: {}, prompts: {} }, { onMessage: `if (msg.method === 'tools/list') ${writePid(pidFile)}` });
     await stdinEndWhileServerStarts(t, cwd, pidFile, { name: 'lists-never', command: process.execPath, args: [script], env: [] });
   });
 
@@ -373,29 +383,12 @@ describe('MCP servers of ACP sessions', { concurrency: 4 }, () => {
   test('servers left out at start are stopped in the background: the request is answered once they are left out, not once they have stopped; the agent still stops them before it exits', async (t) => {
     const cwd = workspace();
     const pidOf = (name: string) => join(cwd, `${name}.pid`);
-    const writePid = (name: string) => `require('node:fs').writeFileSync(${JSON.stringify(pidOf(name) + '.tmp')}, String(process.pid)); require('node:fs').renameSync(${JSON.stringify(pidOf(name) + '.tmp')}, ${JSON.stringify(pidOf(name))});`;
     // Never answers initialize, outlives its stdin's end and ignores SIGTERM: the MCP SDK stops it
     // with SIGKILL only after 2 s + 2 s.
     const stubborn = join(cwd, 'stubborn.cjs');
-    writeFileSync(stubborn, `process.on('SIGTERM', () => undefined); ${writePid('stubborn')} setInterval(() => undefined, 1000);`);
+    writeFileSync(stubborn, `process.on('SIGTERM', () => undefined); ${writePid(pidOf('stubborn'))} setInterval(() => undefined, 1000);`);
     // Answers initialize, then never tools/list (left out as not listed), and outlives its stdin's end.
-    const unlisted = join(cwd, 'unlisted.cjs');
-    writeFileSync(unlisted, `
-      ${writePid('unlisted')}
-      let buffered = '';
-      process.stdin.on('data', (chunk) => {
-        buffered += chunk;
-        let nl;
-        while ((nl = buffered.indexOf('\\n')) >= 0) {
-          const msg = JSON.parse(buffered.slice(0, nl));
-          buffered = buffered.slice(nl + 1);
-          if (msg.method !== 'initialize') continue;
-          const result = { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'unlisted', version: '1' } };
-          process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }) + '\\n');
-        }
-      });
-      setInterval(() => undefined, 1000);
-    `);
+    const unlisted = initializeOnlyServer(join(cwd, 'unlisted.cjs'), 'unlisted', { tools: {} }, { atStart: writePid(pidOf('unlisted')) });
     const c = AcpChild.start({ env: { TROUPE_MCP_START_TIMEOUT_MS: '1000' } });
     t.after(() => c.close());
     await c.initialize();
