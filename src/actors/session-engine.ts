@@ -314,7 +314,9 @@ export class SessionEngine {
       ...(snap.context.current ? { turnId: snap.context.current.turnId } : {}),
       queue: snap.context.queue.map((q) => ({ promptId: q.promptId, turnId: q.turnId })),
       lastSeq: this.core.deps.log.lastSeq(),
-      closed: snap.status === 'done',
+      // Never true of an engine: only a CLOSE ends its machine, and no engine is sent one since
+      // SessionEngine.close() was removed (session/close unloads). Kept in the answer's documented shape.
+      closed: false,
     };
   }
 
