@@ -111,6 +111,8 @@ type ReplayActor = ReturnType<typeof createActor<typeof replayMachine>>;
  * turn the fold replayed as cancelled), the fold's transitions are no longer the log's: it sets
  * `stale`, folds nothing more, and its owner replays the log again from the start. Both happen at
  * most once per start of the machines or per closed session, so nearly every append extends.
+ * (The second rule, and the fields that serve it, are for logs written before 2026-12-07 only: no
+ * log written since holds a close right after a cancelled turn, see CLOSE_GAP_MS. Kept for them.)
  */
 export class ReplayFold {
   /** Set when a later event contradicts what the fold decided without it: replay from the start. */
