@@ -25,7 +25,8 @@ export interface FeedResume {
  */
 export function feedResume(req: RouteRequest, marked: boolean): FeedResume {
   // Two cursors are no cursor: until 2026-12-07 the first was taken, the other ignored.
-  if (req.query.getAll('after').length > 1) throw new TroupeError('invalid_cursor', `after is given more than once (${req.query.getAll('after').length} times)`, { cursor: req.query.getAll('after').map((a) => a.slice(0, 40)) });
+  const afters = req.query.getAll('after');
+  if (afters.length > 1) throw new TroupeError('invalid_cursor', `after is given more than once (${afters.length} times)`, { cursor: afters.map((a) => a.slice(0, 40)) });
   const header = req.headers['last-event-id'];
   const fromHeader = header !== undefined && header !== '';
   const raw = fromHeader ? header : req.query.get('after');
