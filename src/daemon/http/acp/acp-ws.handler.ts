@@ -57,7 +57,7 @@ const CLOSE_CODES: Record<AcpCloseReason, number> = {
 export type WsAuthorizer = (headers: HeaderMap, subprotocols: string[]) => AuthOutcome;
 
 /** The one WebSocket protocol version there is (RFC 6455), as the handshake names it. */
-export const WEBSOCKET_VERSION = '13';
+const WEBSOCKET_VERSION = '13';
 
 /** The longest `idleTimeout` uWS takes; more aborts the process ("must not be greater than 960 seconds"). */
 const UWS_MAX_IDLE_TIMEOUT_S = 960;
