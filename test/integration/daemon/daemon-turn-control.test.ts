@@ -9,24 +9,32 @@ import { daemonWithSession, waitFor, type AcpClient, type Daemon } from '../../s
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }, { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] }] };
 
+/**
+ * A prompt sent while `pid` is stopped (SIGSTOP), then, once the daemon has taken it, what `meanwhile`
+ * checks, then a management cancel; `pid` is continued (SIGCONT) whatever happens. Returns the
+ * prompt's stop reason (or error) to come, and the cancel's answer.
+ */
+async function cancelWhileStopped(d: Daemon, c: AcpClient, sessionId: string, pid: number, meanwhile: () => Promise<void>): Promise<{ prompt: Promise<unknown>; cancel: { status: number; json: any } }> {
+  process.kill(pid, 'SIGSTOP');
+  try {
+    const prompt = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }).then((r) => r.stopReason, (e) => e);
+    // Answered once the daemon took the prompt (a connection's messages are taken in order).
+    await c.agent.request('session/list', {});
+    await meanwhile();
+    return { prompt, cancel: await d.api('POST', `/v1/sessions/${sessionId}/cancel`) };
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+}
+
 test('a cancel while a prompt waits for its idle-stopped session to wake cancels that prompt', async (t) => {
   const { d, c, sessionId } = await daemonWithSession(t, 'http', { script, args: ['--pool', '0', '--idle-ms', '300'] });
   const child = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
   await waitFor('the idle stop', async () => (await child())?.state === 'idleStopped');
   // The spawner held stopped: the wake waits for a process, with the prompt queued for it.
-  const spawner = d.spawnerPid()!;
-  process.kill(spawner, 'SIGSTOP');
-  let prompt: Promise<unknown>;
-  let cancel: { status: number; json: any };
-  try {
-    prompt = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }).then((r) => r.stopReason, (e) => e);
-    // Answered once the daemon took the prompt (a connection's messages are taken in order).
-    await c.agent.request('session/list', {});
+  const { prompt, cancel } = await cancelWhileStopped(d, c, sessionId, d.spawnerPid()!, async () => {
     await waitFor('the wake to wait for a process', async () => (await child())?.state === 'spawning');
-    cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
-  } finally {
-    process.kill(spawner, 'SIGCONT');
-  }
+  });
   assert.deepEqual([cancel.status, cancel.json], [200, { sessionId, cancelled: true }], 'the waiting prompt is the turn cancelled');
   assert.equal(await prompt, 'cancelled', 'the prompt did not run to its end');
   assert.deepEqual((await d.api('POST', `/v1/sessions/${sessionId}/cancel`)).json, { sessionId, cancelled: false }, 'nothing left to cancel');
@@ -36,18 +44,9 @@ test('a cancel right after a prompt, before the session\'s process says its turn
   const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script });
   const { pid } = (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
   // The process stopped (SIGSTOP): it has the prompt in its pipe and has not started the turn.
-  process.kill(pid, 'SIGSTOP');
-  let prompt: Promise<unknown>;
-  let cancel: { status: number; json: any };
-  try {
-    prompt = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }).then((r) => r.stopReason, (e) => e);
-    // Answered once the daemon took the prompt (a connection's messages are taken in order).
-    await c.agent.request('session/list', {});
+  const { prompt, cancel } = await cancelWhileStopped(d, c, sessionId, pid, async () => {
     assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.machines.session, 'idle', 'no turn runs yet');
-    cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
-  } finally {
-    process.kill(pid, 'SIGCONT');
-  }
+  });
   assert.deepEqual([cancel.status, cancel.json], [200, { sessionId, cancelled: true }]);
   assert.equal(await prompt, 'cancelled');
 });
