@@ -2,9 +2,16 @@
 // and keep-alive comments (raw fetch + SSE parsing, since the SDK client has no resume).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { delay, rawInitialize, rawPost, SseReader, startHarness, until, type Harness } from '../../support/transport/harness.js';
+import { delay, rawInitialize, rawPost, SseReader, startHarness, until, type Harness, type SseEvent } from '../../support/transport/harness.js';
 
 const promptMsg = (id: number, sessionId: string) => ({ jsonrpc: '2.0', id, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'go' }] } });
+
+/** `sessionId`'s stream of connection `conn` opened, a prompt (request `id`) posted to it, and the stream's first `n` events. */
+async function promptedStream(h: Harness, conn: string, sessionId: string, id: number, n: number): Promise<{ stream: SseReader; events: SseEvent[] }> {
+  const stream = await SseReader.open(h, conn, { sessionId });
+  await rawPost(h, conn, promptMsg(id, sessionId), sessionId);
+  return { stream, events: await stream.waitFor(n) };
+}
 
 describe('Last-Event-ID resume', { timeout: 20_000 }, () => {
   let h: Harness;
@@ -15,9 +22,7 @@ describe('Last-Event-ID resume', { timeout: 20_000 }, () => {
 
   test('a session stream numbers its events 1, 2, 3, ...', async () => {
     const conn = await rawInitialize(h);
-    const s = await SseReader.open(h, conn, { sessionId: 'ses_ids' });
-    await rawPost(h, conn, promptMsg(1, 'ses_ids'), 'ses_ids');
-    const events = await s.waitFor(6);
+    const { stream: s, events } = await promptedStream(h, conn, 'ses_ids', 1, 6);
     assert.deepEqual(events.map((e) => e.id), ['1', '2', '3', '4', '5', '6']);
     assert.deepEqual(events[5]!.json['result'], { stopReason: 'end_turn' });
     s.close();
@@ -25,9 +30,7 @@ describe('Last-Event-ID resume', { timeout: 20_000 }, () => {
 
   test('reconnecting with Last-Event-ID gets exactly the missed messages, in order', async () => {
     const conn = await rawInitialize(h);
-    const first = await SseReader.open(h, conn, { sessionId: 'ses_r' });
-    await rawPost(h, conn, promptMsg(1, 'ses_r'), 'ses_r');
-    const seen = await first.waitFor(6);
+    const { stream: first, events: seen } = await promptedStream(h, conn, 'ses_r', 1, 6);
     const original = seen.map((e) => e.data);
     first.close();
     // While no one listens, a second turn produces six more events (ids 7..12).
@@ -66,18 +69,16 @@ describe('Last-Event-ID resume', { timeout: 20_000 }, () => {
 
   test('a session stream made again after its session was released numbers on: an id kept from the dropped stream is a gap, never a resume mid-stream', async () => {
     const conn = await rawInitialize(h);
-    const a = await SseReader.open(h, conn, { sessionId: 'ses_again' });
-    await rawPost(h, conn, promptMsg(1, 'ses_again'), 'ses_again');
-    assert.deepEqual((await a.waitFor(6)).map((e) => e.id), ['1', '2', '3', '4', '5', '6']);
+    const { stream: a, events: firstTurn } = await promptedStream(h, conn, 'ses_again', 1, 6);
+    assert.deepEqual(firstTurn.map((e) => e.id), ['1', '2', '3', '4', '5', '6']);
     a.close();
     // The session is closed (the relay releases its stream): with no receiver and nothing waiting,
     // the stream goes.
     assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: '_test/release', params: { release: 'ses_again' } })).status, 202);
     await until(() => h.acp.connections().find((c) => c.id === conn)?.sessionStreams === 0, 'the dropped session stream');
     // Loaded again: a new stream of the session, numbered after the dropped one.
-    const b = await SseReader.open(h, conn, { sessionId: 'ses_again' });
-    await rawPost(h, conn, promptMsg(3, 'ses_again'), 'ses_again');
-    assert.deepEqual((await b.waitFor(6)).map((e) => e.id), ['7', '8', '9', '10', '11', '12']);
+    const { stream: b, events: secondTurn } = await promptedStream(h, conn, 'ses_again', 3, 6);
+    assert.deepEqual(secondTurn.map((e) => e.id), ['7', '8', '9', '10', '11', '12']);
     b.close();
     // A client that kept id 3 of the dropped stream (it had not processed 4..6) is told of the gap.
     // Numbered from 1 again, the new stream took 3 for its own and sent 4..6 of the new turn as the rest.
@@ -136,9 +137,7 @@ describe('replay gap', { timeout: 20_000 }, () => {
 
   test('beyond retention the stream first says _troupe/replay_gap, then sends what it still has', async () => {
     const conn = await rawInitialize(h);
-    const first = await SseReader.open(h, conn, { sessionId: 'ses_g' });
-    await rawPost(h, conn, promptMsg(1, 'ses_g'), 'ses_g');
-    await first.waitFor(20);
+    const { stream: first } = await promptedStream(h, conn, 'ses_g', 1, 20);
     first.close();
     const again = await SseReader.open(h, conn, { sessionId: 'ses_g', lastEventId: '2' });
     const got = await again.waitFor(6);
@@ -178,9 +177,7 @@ describe('Last-Event-ID takes a stream over', { timeout: 20_000 }, () => {
     const conn = await rawInitialize(h);
     // The first receiver stays open on the server's side, as a stream lost on the way (a network
     // change) does until TCP gives up on it, some 15 minutes.
-    const lost = await SseReader.open(h, conn, { sessionId: 'ses_t' });
-    await rawPost(h, conn, promptMsg(1, 'ses_t'), 'ses_t');
-    await lost.waitFor(6);
+    const { stream: lost } = await promptedStream(h, conn, 'ses_t', 1, 6);
     await assert.rejects(SseReader.open(h, conn, { sessionId: 'ses_t' }), /409/, 'a second receiver without Last-Event-ID is refused, as the SDK refuses it');
     const resumed = await SseReader.open(h, conn, { sessionId: 'ses_t', lastEventId: '3' });
     assert.deepEqual((await resumed.waitFor(3)).map((e) => e.id), ['4', '5', '6']);
