@@ -9,6 +9,24 @@ async function errorCode(res: Response): Promise<string> {
   return body.error.code;
 }
 
+/**
+ * What the server sends back for `bytes` written on a connection of their own, until it closes the
+ * connection (or, with `untilHead`, until a response's head has come: the connection is then closed here).
+ */
+function rawExchange(h: Harness, bytes: string, { untilHead = false } = {}): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect(h.port, '127.0.0.1');
+    let got = '';
+    socket.on('data', (d) => {
+      got += d;
+      if (untilHead && /\r\n\r\n/.test(got)) socket.destroy();
+    });
+    socket.on('close', () => resolve(got));
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
+
 describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
@@ -142,14 +160,7 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
   test('a Content-Length of 10 digits or more (uWS refuses to parse it) closes the connection, and the server goes on', async () => {
     const id = await rawInitialize(h);
     for (const length of ['1000000000', '99999999999']) {
-      const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect(h.port, '127.0.0.1');
-        let got = '';
-        socket.on('data', (d) => (got += d));
-        socket.on('close', () => resolve(got));
-        socket.on('error', reject);
-        socket.write(`POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nContent-Length: ${length}\r\n\r\n{`);
-      });
+      const answer = await rawExchange(h, `POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nContent-Length: ${length}\r\n\r\n{`);
       assert.equal(answer, '', `Content-Length ${length}: closed without a response`);
     }
     const after = await rawPost(h, id, { jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'ses_x' } }, 'ses_x');
@@ -163,32 +174,15 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
     // on as the body, and the daemon would run it as a request of its own (request smuggling).
     const smuggled = `GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n`;
     for (const lengths of [[cancel.length, 2], [2, cancel.length], [cancel.length, cancel.length + 1]]) {
-      const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect(h.port, '127.0.0.1');
-        let got = '';
-        socket.on('data', (d) => (got += d));
-        socket.on('close', () => resolve(got));
-        socket.on('error', reject);
-        const head = `POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nAcp-Session-Id: ses_x\r\n`;
-        socket.write(`${head}Content-Length: ${lengths[0]}\r\nContent-Length: ${lengths[1]}\r\n\r\n${cancel}${smuggled}`);
-      });
+      const head = `POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nAcp-Session-Id: ses_x\r\n`;
+      const answer = await rawExchange(h, `${head}Content-Length: ${lengths[0]}\r\nContent-Length: ${lengths[1]}\r\n\r\n${cancel}${smuggled}`);
       // As uWS closes for the framing errors it finds itself (spec/transport.md §3): no answer at all.
       assert.equal(answer, '', `Content-Length ${lengths.join(' and ')}: closed, nothing answered (the smuggled GET least of all)`);
     }
     // The same length twice is one length (RFC 9110 §8.6), and the connection is served on.
     const same = await rawPost(h, id, { jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'ses_x' } }, 'ses_x');
     assert.equal(same.status, 202, 'the next request is served');
-    const twice = await new Promise<string>((resolve, reject) => {
-      const socket = connect(h.port, '127.0.0.1');
-      let got = '';
-      socket.on('data', (d) => {
-        got += d;
-        if (/\r\n\r\n/.test(got)) socket.destroy();
-      });
-      socket.on('close', () => resolve(got));
-      socket.on('error', reject);
-      socket.write(`POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nAcp-Session-Id: ses_x\r\nContent-Length: ${cancel.length}\r\nContent-Length: ${cancel.length}\r\n\r\n${cancel}`);
-    });
+    const twice = await rawExchange(h, `POST /acp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAcp-Connection-Id: ${id}\r\nAcp-Session-Id: ses_x\r\nContent-Length: ${cancel.length}\r\nContent-Length: ${cancel.length}\r\n\r\n${cancel}`, { untilHead: true });
     assert.match(twice, /^HTTP\/1\.1 202 /);
   });
 
