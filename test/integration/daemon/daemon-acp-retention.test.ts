@@ -112,14 +112,23 @@ async function retainedBack(d: Daemon, before: number): Promise<number> {
   return kept;
 }
 
-test('a session the client closed keeps nothing on its connection once the client leaves its stream: the stream goes', async (t) => {
+/**
+ * A daemon, a raw client, one session of its connection and what the daemon keeps then, and the
+ * session's stream open with a prompt of `text` (request 2) taken.
+ */
+async function promptOnItsStream(t: { after(f: () => unknown): void }, text: string) {
   const d = await start(t, []);
   const h = rawClient(d);
   const { conn, sessionId } = await rawSession(t, h);
   // What the connection stream keeps (the session/new answer): all the connection keeps once the session is gone.
   const before = await d.metric('troupe_acp_retained_bytes');
   const s = await SseReader.open(h, conn, { sessionId });
-  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } }, sessionId)).status, 202);
+  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text }] } }, sessionId)).status, 202);
+  return { d, h, conn, sessionId, before, s };
+}
+
+test('a session the client closed keeps nothing on its connection once the client leaves its stream: the stream goes', async (t) => {
+  const { d, h, conn, sessionId, before, s } = await promptOnItsStream(t, 'hello');
   await s.waitUntil(() => s.events.some((e) => e.json['id'] === 2));
   assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 3, method: 'session/close', params: { sessionId } }, sessionId)).status, 202);
   await s.waitUntil(() => s.events.some((e) => e.json['id'] === 3));
@@ -132,12 +141,7 @@ test('a session the client closed keeps nothing on its connection once the clien
 });
 
 test('a session a client closed while another client stays attached keeps nothing on its connection once its withdrawn prompt is answered and it leaves its stream', async (t) => {
-  const d = await start(t, []);
-  const h = rawClient(d);
-  const { conn, sessionId } = await rawSession(t, h);
-  const before = await d.metric('troupe_acp_retained_bytes');
-  const s = await SseReader.open(h, conn, { sessionId });
-  assert.equal((await rawPost(h, conn, { jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hang' }] } }, sessionId)).status, 202);
+  const { d, h, conn, sessionId, before, s } = await promptOnItsStream(t, 'hang');
   await s.waitUntil(() => s.events.some((e) => (e.json['params'] as { update?: { sessionUpdate?: string } })?.update?.sessionUpdate === 'agent_message_chunk'));
   // Another client stays attached (over WebSocket, which keeps nothing for resume): the close is this connection's only.
   const other = d.connect('ws');
