@@ -262,6 +262,22 @@ export async function daemonWithClients(t: TestHooks, options: DaemonOptions = {
   return { d, a, b };
 }
 
+/**
+ * A client of `d` on `transport` that reads files through its editor's buffers (each read answered
+ * 'in the editor buffer', its path kept in `reads`), initialized saying so, and a new session of it in
+ * a fresh directory holding a.txt ('on disk'); the client closed after the test.
+ */
+export async function editorSession(t: TestHooks, d: Daemon, transport: 'http' | 'ws') {
+  const cwd = tempDir();
+  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
+  const reads: string[] = [];
+  const editor = d.connect(transport, { readTextFile: (req) => (reads.push(req.path), { content: 'in the editor buffer\n' }) });
+  t.after(() => editor.close());
+  await editor.init({ fs: { readTextFile: true } });
+  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  return { editor, sessionId, cwd, reads };
+}
+
 /** Pids of a process's children, from the process table. */
 export function childPidsOf(parent: number): number[] {
   const out: number[] = [];

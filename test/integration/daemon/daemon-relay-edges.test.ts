@@ -3,10 +3,9 @@
 // params name no session.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { Daemon, tempDir, waitFor } from '../../support/daemon.js';
+import { Daemon, editorSession, tempDir, waitFor } from '../../support/daemon.js';
 
 const script = {
   replies: [
@@ -206,14 +205,8 @@ test('ws: after a restart, two clients that load every stored session at once re
 test("a file read the child asks goes to an attached client that reads files when the prompting one does not: the child serves the capabilities of the client that made the session", async (t) => {
   const d = await Daemon.start({ script: { replies: [[{ tool_call: { name: 'read_file', input: { path: 'a.txt' } } }], [{ text: 'read it' }]] } });
   t.after(() => d.stop());
-  const cwd = tempDir();
-  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
   // An editor that reads files through its buffers makes the session, and stays.
-  const reads: string[] = [];
-  const editor = d.connect('http', { readTextFile: (req) => (reads.push(req.path), { content: 'in the editor buffer\n' }) });
-  t.after(() => editor.close());
-  await editor.init({ fs: { readTextFile: true } });
-  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  const { sessionId, cwd, reads } = await editorSession(t, d, 'http');
   // Another client, which reads no files, prompts: the read is the editor's to answer (asked of the
   // prompting client it failed, method not found), the permission-free turn ends normally.
   const other = d.connect('ws');

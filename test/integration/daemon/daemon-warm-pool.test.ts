@@ -8,7 +8,7 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { readLogFile, sessionsDir } from '../../../src/store/index.js';
-import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { Daemon, editorSession, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 
 /** The logs in a daemon's home: id, the pid of a spare's maker, and how many events each holds. */
 async function logs(home: string): Promise<{ id: string; sparePid?: number; events: number }[]> {
@@ -42,13 +42,7 @@ describe('the warm pool', { concurrency: true }, () => {
       if (Date.now() > deadline) throw new Error('the pooled child made no spare log');
       await new Promise((r) => setTimeout(r, 20));
     }
-    const cwd = tempDir();
-    writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
-    const reads: string[] = [];
-    const c = d.connect('http', { readTextFile: (req) => (reads.push(req.path), { content: 'in the editor buffer\n' }) });
-    t.after(() => c.close());
-    await c.init({ fs: { readTextFile: true } });
-    const sessionId = (await c.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+    const { editor: c, sessionId, cwd, reads } = await editorSession(t, d, 'http');
     const listed = (await d.api('GET', '/v1/sessions')).json.sessions.find((s: any) => s.id === sessionId);
     assert.equal(listed?.child?.pid, pooledPid, 'the session runs in the child initialized ahead');
     assert.equal(sessionId, spare.id, 'the session lives in the log its child made ahead');
