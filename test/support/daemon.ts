@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
@@ -276,6 +277,18 @@ export async function editorSession(t: TestHooks, d: Daemon, transport: 'http' |
   await editor.init({ fs: { readTextFile: true } });
   const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   return { editor, sessionId, cwd, reads };
+}
+
+/**
+ * Every `troupe acp` a daemon started with `env` runs dies as it starts (exit 3, saying 'cannot start:
+ * broken on purpose' on stderr) while the file `broken` exists: a cause an operator can fix.
+ */
+export function breakableStart(): { env: Record<string, string>; broken: string } {
+  const dir = tempDir();
+  const broken = join(dir, 'broken');
+  const preload = join(dir, 'die-at-start.mjs');
+  writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) { process.stderr.write('cannot start: broken on purpose\\n'); process.exit(3); }\n`);
+  return { env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` }, broken };
 }
 
 /** Pids of a process's children, from the process table. */

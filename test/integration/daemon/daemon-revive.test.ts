@@ -8,21 +8,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Daemon, daemonWithSession, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
+import { breakableStart, Daemon, daemonWithSession, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }, { when: 'again', items: [{ text: 'back again' }] }] };
 const prompt = (c: AcpClient, sessionId: string, text: string) => c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
 const isFailed = (e: any) => e?.data?.code === 'session_failed';
-
-/** Every `troupe acp` dies as it starts while the file `broken` exists (a cause an operator can fix). */
-function breakableStart(): { env: Record<string, string>; broken: string } {
-  const dir = tempDir();
-  const broken = join(dir, 'broken');
-  const preload = join(dir, 'die-at-start.mjs');
-  writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) { process.stderr.write('cannot start: broken on purpose\\n'); process.exit(3); }\n`);
-  return { env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` }, broken };
-}
 
 /** Breaks the session's starts and kills its process: one restart (the intensity) dies too, and it fails. */
 async function failIt(d: Daemon, sessionId: string, broken: string): Promise<void> {

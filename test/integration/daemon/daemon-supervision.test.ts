@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type AcpClient, childPidsOf, Daemon, daemonWithClients, processAlive, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
+import { type AcpClient, breakableStart, childPidsOf, Daemon, daemonWithClients, processAlive, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
@@ -594,13 +594,10 @@ test('a config file the agent cannot use: session/new is refused with the proble
 });
 
 test('a session process that dies at every start: session/new is answered session_failed once the restart intensity is spent, the log says why, and a session/new after the cause is gone works', async (t) => {
-  const dir = tempDir();
-  const broken = join(dir, 'broken');
+  const { env, broken } = breakableStart();
   writeFileSync(broken, '');
-  const preload = join(dir, 'die-at-start.mjs');
-  writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) { process.stderr.write('cannot start: broken on purpose\\n'); process.exit(3); }\n`);
   // No pool: each child is spawned for the session that needs it.
-  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--pool', '0'], env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
+  const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--pool', '0'], env });
   const err: any = await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }).catch((e) => e);
   assert.equal(err?.data?.code, 'session_failed', JSON.stringify(err));
   // The first start and three restarts (the default intensity), and no more.

@@ -8,7 +8,7 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { readLogFile, sessionsDir } from '../../../src/store/index.js';
-import { Daemon, editorSession, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { breakableStart, Daemon, editorSession, processAlive, tempDir, waitFor } from '../../support/daemon.js';
 
 /** The logs in a daemon's home: id, the pid of a spare's maker, and how many events each holds. */
 async function logs(home: string): Promise<{ id: string; sparePid?: number; events: number }[]> {
@@ -65,12 +65,9 @@ describe('the warm pool', { concurrency: true }, () => {
 
   test('pooled children that die at every start: the pool stops refilling after three, says why, and fills again once a child can start', async (t) => {
     // Every `troupe acp` dies as it starts while the file `broken` exists (a cause that can go away).
-    const dir = tempDir();
-    const broken = join(dir, 'broken');
+    const { env, broken } = breakableStart();
     writeFileSync(broken, '');
-    const preload = join(dir, 'die-at-start.mjs');
-    writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) { process.stderr.write('cannot start: broken on purpose\\n'); process.exit(3); }\n`);
-    const d = await Daemon.start({ env: { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
+    const d = await Daemon.start({ env });
     t.after(() => d.stop());
     await waitFor('the pool to give up', () => /3 pooled children in a row died while waiting; the warm pool stops refilling/.test(d.stderr), 60_000);
     assert.match(d.stderr, /a pooled child died while waiting; replacing it .*"code":3.*cannot start: broken on purpose/, 'each death logged with its exit and its last words');
