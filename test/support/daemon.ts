@@ -249,14 +249,15 @@ export async function daemonWithSession(t: TestHooks, transport: 'http' | 'ws', 
 
 /**
  * A daemon and two initialized clients of it, `a` over HTTP and `b` over WebSocket (unless `over`
- * says otherwise); all stopped after the test, and the daemon's log printed if it failed.
+ * says otherwise), each answering the agent's requests with its `over.handlers`; all stopped after
+ * the test, and the daemon's log printed if it failed.
  */
-export async function daemonWithClients(t: TestHooks, options: DaemonOptions = {}, over: { a?: 'http' | 'ws'; b?: 'http' | 'ws' } = {}) {
+export async function daemonWithClients(t: TestHooks, options: DaemonOptions = {}, over: { a?: 'http' | 'ws'; b?: 'http' | 'ws'; handlers?: { a?: ClientHandlers; b?: ClientHandlers } } = {}) {
   const d = await Daemon.start(options);
   printDaemonIfFailed(t, d);
   t.after(() => d.stop());
-  const a = d.connect(over.a ?? 'http');
-  const b = d.connect(over.b ?? 'ws');
+  const a = d.connect(over.a ?? 'http', over.handlers?.a);
+  const b = d.connect(over.b ?? 'ws', over.handlers?.b);
   t.after(() => (a.close(), b.close()));
   await a.init();
   await b.init();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type * as acp from '@agentclientprotocol/sdk';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Daemon, printDaemonIfFailed, tempDir, waitFor } from '../../support/daemon.js';
+import { Daemon, daemonWithClients, printDaemonIfFailed, tempDir, waitFor } from '../../support/daemon.js';
 
 const script = {
   replies: [
@@ -21,31 +21,20 @@ const script = {
   ],
 };
 
-/** A daemon with no warm pool (its only child is the session's) and its log printed if the test failed. */
-async function daemon(t: Parameters<typeof printDaemonIfFailed>[0]): Promise<Daemon> {
-  const d = await Daemon.start({ script, args: ['--pool', '0'] });
-  printDaemonIfFailed(t, d);
-  t.after(() => d.stop());
-  return d;
-}
+/** A daemon with no warm pool: its only child is the session's. */
+const noPool = { script, args: ['--pool', '0'] };
 
 /** A prompt of one text block. */
 const prompt = (sessionId: string, t: string): acp.PromptRequest => ({ sessionId, prompt: [{ type: 'text', text: t }] });
 
 test("B's running turn goes on and ends end_turn when A, also attached, closes the session; A is answered {}", { timeout: 60_000 }, async (t) => {
-  const d = await daemon(t);
-  const a = d.connect('http');
   let closedByA: unknown;
   // B (the CLI) is asked a permission in its turn: A (an editor watching) closes the session meanwhile.
-  const b = d.connect('ws', {
-    permission: async (req) => {
-      closedByA = await a.agent.request('session/close', { sessionId: req.sessionId });
-      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
-    },
-  });
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const permission = async (req: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> => {
+    closedByA = await a.agent.request('session/close', { sessionId: req.sessionId });
+    return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+  };
+  const { d, a, b } = await daemonWithClients(t, noPool, { handlers: { b: { permission } } });
   const cwd = tempDir();
   const sessionId = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   await a.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
@@ -59,23 +48,17 @@ test("B's running turn goes on and ends end_turn when A, also attached, closes t
 });
 
 test("A's queued prompt is answered cancelled when A closes while B stays attached; B's turn goes on", { timeout: 60_000 }, async (t) => {
-  const d = await daemon(t);
-  const a = d.connect('http');
   const box: { sessionId?: string; queuedA?: Promise<any>; closedByA?: unknown } = {};
-  const b = d.connect('ws', {
-    permission: async () => {
-      // A's prompt waits behind B's turn; then A closes the session.
-      box.queuedA = a.agent.request('session/prompt', prompt(box.sessionId!, 'hello')).then((x) => x, (e) => e);
-      await waitFor("A's prompt queued", async () => ((await b.agent.request('_troupe/session_state', { sessionId: box.sessionId! })) as any).queue?.length === 1);
-      box.closedByA = await a.agent.request('session/close', { sessionId: box.sessionId! });
-      // A's queued prompt is answered before B's turn goes on.
-      assert.equal((await box.queuedA).stopReason, 'cancelled');
-      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
-    },
-  });
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const permission = async (): Promise<acp.RequestPermissionResponse> => {
+    // A's prompt waits behind B's turn; then A closes the session.
+    box.queuedA = a.agent.request('session/prompt', prompt(box.sessionId!, 'hello')).then((x) => x, (e) => e);
+    await waitFor("A's prompt queued", async () => ((await b.agent.request('_troupe/session_state', { sessionId: box.sessionId! })) as any).queue?.length === 1);
+    box.closedByA = await a.agent.request('session/close', { sessionId: box.sessionId! });
+    // A's queued prompt is answered before B's turn goes on.
+    assert.equal((await box.queuedA).stopReason, 'cancelled');
+    return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+  };
+  const { a, b } = await daemonWithClients(t, noPool, { handlers: { b: { permission } } });
   const cwd = tempDir();
   const sessionId = (box.sessionId = (await b.agent.request('session/new', { cwd, mcpServers: [] })).sessionId);
   await a.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
@@ -87,12 +70,7 @@ test("A's queued prompt is answered cancelled when A closes while B stays attach
 });
 
 test("A's running prompt is answered cancelled when A closes while B stays attached; the session stays loaded for B, and B's close (the last) stops the child", { timeout: 60_000 }, async (t) => {
-  const d = await daemon(t);
-  const a = d.connect('http');
-  const b = d.connect('ws');
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const { d, a, b } = await daemonWithClients(t, noPool);
   const cwd = tempDir();
   const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   const running = a.agent.request('session/prompt', prompt(sessionId, 'hang'));

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { Daemon, editorSession, tempDir, waitFor } from '../../support/daemon.js';
+import type * as acp from '@agentclientprotocol/sdk';
+import { Daemon, daemonWithClients, editorSession, tempDir, waitFor } from '../../support/daemon.js';
 
 const script = {
   replies: [
@@ -38,24 +39,17 @@ async function rawWs(d: Daemon): Promise<{ ws: WebSocket; got: any[]; until(f: (
 }
 
 test('a permission asked in the running turn goes to the connection that prompted it, not to one whose prompt is queued behind it', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const b = d.connect('http');
   let queuedB: Promise<unknown> | undefined;
   const sessionBox: { id?: string } = {};
   // A holds its first permission answer until B's prompt waits in the session's queue.
-  const a = d.connect('http', {
-    permission: async () => {
-      if (!queuedB) {
-        queuedB = b.agent.request('session/prompt', { sessionId: sessionBox.id!, prompt: [{ type: 'text', text: 'hello' }] });
-        await waitFor('B queued', async () => ((await a.agent.request('_troupe/session_state', { sessionId: sessionBox.id! })) as any).queue?.length === 1);
-      }
-      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
-    },
-  });
-  t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  const permission = async (): Promise<acp.RequestPermissionResponse> => {
+    if (!queuedB) {
+      queuedB = b.agent.request('session/prompt', { sessionId: sessionBox.id!, prompt: [{ type: 'text', text: 'hello' }] });
+      await waitFor('B queued', async () => ((await a.agent.request('_troupe/session_state', { sessionId: sessionBox.id! })) as any).queue?.length === 1);
+    }
+    return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+  };
+  const { a, b } = await daemonWithClients(t, { script }, { b: 'http', handlers: { a: { permission } } });
   const cwd = tempDir();
   const sessionId = (sessionBox.id = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId);
   // B attaches (it sees the session's updates from here on).
