@@ -12,7 +12,8 @@ const SHOWN_CHARS = 64;
 
 /** The id as a message names it: whole when it could be a session's, else `<start>… (N characters)`. */
 export function quotedId(id: string): string {
-  return id.length <= MAX_SESSION_ID_CHARS ? id : `${id.slice(0, SHOWN_CHARS)}… (${id.length} characters)`;
+  const { sessionId, sessionIdLength } = idData(id);
+  return sessionIdLength === undefined ? sessionId : `${sessionId} (${sessionIdLength} characters)`;
 }
 
 /** A refusal's `data` for the id: `sessionId` whole when it could be a session's, else its start and `sessionIdLength`. */
