@@ -5,6 +5,8 @@
  * until 2026-12-07 a 404 repeated such an id in full, in its message and in its data. One that long
  * names no session: it is quoted by its start and its length.
  */
+import { TroupeError } from '../core/errors.js';
+
 export const MAX_SESSION_ID_CHARS = 1024;
 
 /** The characters of an over-long id a refusal repeats. */
@@ -19,4 +21,9 @@ export function quotedId(id: string): string {
 /** A refusal's `data` for the id: `sessionId` whole when it could be a session's, else its start and `sessionIdLength`. */
 export function idData(id: string): { sessionId: string; sessionIdLength?: number } {
   return id.length <= MAX_SESSION_ID_CHARS ? { sessionId: id } : { sessionId: `${id.slice(0, SHOWN_CHARS)}…`, sessionIdLength: id.length };
+}
+
+/** The 404 of a route that names no session by `id` (the management API's, the inspector's). */
+export function sessionNotFound(id: string): TroupeError {
+  return new TroupeError('session_not_found', `no session ${quotedId(id)}`, idData(id));
 }

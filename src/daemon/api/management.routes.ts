@@ -17,7 +17,7 @@ import type { Relay } from '../relay/relay.js';
 import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { SessionFeeds } from '../session-feeds.js';
-import { idData, quotedId } from '../quoted-id.js';
+import { sessionNotFound } from '../quoted-id.js';
 import { streamSessionEvents } from './session-events.stream.js';
 
 /** The turn each session is running, from its durable turn_started / turn_completed events. */
@@ -108,7 +108,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
   const entryOf = (id: string): SessionEntry => {
     const e = index.get(id);
     if (e && e.status !== 'deleted') return e;
-    throw new TroupeError('session_not_found', `no session ${quotedId(id)}`, idData(id));
+    throw sessionNotFound(id);
   };
 
   server.route('GET', '/v1/health', () => ({
@@ -197,7 +197,7 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     // ACP's session/delete takes ids it never knew; here a mistyped id is told so, as on every other
     // route, rather than answered `deleted: true`. One already deleted (a tombstone) is deleted:
     // DELETE again succeeds.
-    if (!index.get(id) && !relay.sessions.has(id)) throw new TroupeError('session_not_found', `no session ${quotedId(id)}`, idData(id));
+    if (!index.get(id) && !relay.sessions.has(id)) throw sessionNotFound(id);
     await relay.deleteById(id);
     return { sessionId: id, deleted: true };
   });

@@ -21,7 +21,7 @@ import { staticFiles } from '../http/static-files.js';
 import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { Relay } from '../relay/relay.js';
-import { idData, quotedId } from '../quoted-id.js';
+import { idData, quotedId, sessionNotFound } from '../quoted-id.js';
 import { TransitionFeed } from './transition-feed.js';
 import { SessionReplays } from './session-replays.js';
 import { INSPECTOR_CSS, INSPECTOR_HTML, INSPECTOR_ICON } from './page.js';
@@ -89,7 +89,7 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
     const e = index.get(id);
     if (!e || e.status === 'deleted') {
       replays.forget(id);
-      throw new TroupeError('session_not_found', `no session ${quotedId(id)}`, idData(id));
+      throw sessionNotFound(id);
     }
     return e;
   };
