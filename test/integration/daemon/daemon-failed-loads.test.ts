@@ -8,10 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Packr } from 'msgpackr';
-import { Daemon, daemonWithClient, daemonWithClients, printDaemonIfFailed, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
+import { breakableStart, Daemon, daemonWithClient, daemonWithClients, printDaemonIfFailed, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
 import { scanLogFile, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 import { frameRecord } from '../../../src/store/record-frame.codec.js';
 
@@ -120,12 +118,9 @@ test('a load of a damaged log, answered log_corrupt, leaves its client unattache
 });
 
 test('a load queued for a restart that never serves, refused session_failed once the restarts are spent, leaves its client unattached', async (t) => {
-  const dir = tempDir();
-  const broken = join(dir, 'broken');
-  const preload = join(dir, 'die-at-start.mjs');
-  // As daemon-supervision.test.ts makes a process that dies at every start: once `broken` exists.
-  writeFileSync(preload, `import { existsSync } from 'node:fs';\nif (process.argv.includes('acp') && existsSync(${JSON.stringify(broken)})) process.exit(3);\n`);
-  const { d, b, cwd, sessionId } = await sessionAndSecondClient(t, 'ws', ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '600000'], { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` });
+  // A process that dies at every start once `broken` exists.
+  const { env, broken } = breakableStart();
+  const { d, b, cwd, sessionId } = await sessionAndSecondClient(t, 'ws', ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '600000'], env);
   const child = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
   writeFileSync(broken, '');
   // The spawner held stopped: the restart after the kill waits for a process, with B's load queued for it.
