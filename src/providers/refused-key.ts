@@ -6,7 +6,7 @@
  * exported in a shell profile silently shadows the new key a person put in the config. Until
  * 2026-12-07 a turn ended `provider_auth` with the vendor's words alone.
  */
-import { isProviderError, ProviderError, type ModelProvider, type ModelRequest, type ProviderEvent } from '../core/provider.js';
+import { isProviderError, ProviderError } from '../core/provider.js';
 
 /** Where the key sent came from (settingsFor's `keyFrom`); never the key itself. */
 export type KeyOrigin = { kind: 'env'; name: string } | { kind: 'config'; file?: string } | { kind: 'none' };
@@ -61,19 +61,10 @@ export const KEY_NAMES = {
 } satisfies Record<string, KeyNames>;
 
 /**
- * `provider`, whose model calls that fail with a refused key say which key and where it came from.
- * Applied by the registry, which knows the settings; the adapters only classify the vendor's answer.
+ * What a provider's model call fails with, a refused key said with which key and where it came from
+ * (lazyProvider's `explain`). Applied by the registry, which knows the settings; the adapters only
+ * classify the vendor's answer.
  */
-export function explainingRefusedKeys(provider: ModelProvider, names: KeyNames, origin: KeyOrigin): ModelProvider {
-  const stream = provider.stream.bind(provider);
-  return {
-    ...provider,
-    async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-      try {
-        yield* stream(request, signal);
-      } catch (err) {
-        throw isProviderError(err) ? explainRefusedKey(err, names, origin) : err;
-      }
-    },
-  };
+export function refusedKeyExplainer(names: KeyNames, origin: KeyOrigin): (err: unknown) => unknown {
+  return (err) => (isProviderError(err) ? explainRefusedKey(err, names, origin) : err);
 }

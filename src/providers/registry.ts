@@ -10,7 +10,7 @@ import { COMPATIBLE_FALLBACK, openaiCapabilities, OPENAI_MODELS } from './openai
 import { createScriptedProvider, SCRIPTED_MODELS } from './scripted/scripted.provider.js';
 import { settingsFor, type CredentialSource, type ProviderSettings, type TroupeConfig } from './config.js';
 import { lazyProvider } from './lazy-provider.js';
-import { explainingRefusedKeys, KEY_NAMES } from './refused-key.js';
+import { KEY_NAMES, refusedKeyExplainer } from './refused-key.js';
 
 /** Provider ids in the order troupe prefers them when several have credentials. */
 export const PROVIDER_IDS = ['anthropic', 'openai', 'google', 'openai-compatible', 'scripted'] as const;
@@ -44,8 +44,8 @@ const ENTRIES: Record<ProviderId, Entry> = {
     label: 'Anthropic (Messages API)',
     create: (env, config) => {
       const settings = settingsFor('anthropic', env, config);
-      const adapter = lazyProvider('anthropic', withOverrides(anthropicCapabilities, settings), true, async () => new (await import('./anthropic/anthropic.provider.js')).AnthropicProvider(settings));
-      return explainingRefusedKeys(adapter, KEY_NAMES.anthropic, settings.keyFrom);
+      const explain = refusedKeyExplainer(KEY_NAMES.anthropic, settings.keyFrom);
+      return lazyProvider('anthropic', withOverrides(anthropicCapabilities, settings), true, async () => new (await import('./anthropic/anthropic.provider.js')).AnthropicProvider(settings), explain);
     },
     catalogue: () => ANTHROPIC_MODELS,
   },
@@ -53,8 +53,8 @@ const ENTRIES: Record<ProviderId, Entry> = {
     label: 'OpenAI (Responses API)',
     create: (env, config) => {
       const settings = settingsFor('openai', env, config);
-      const adapter = lazyProvider('openai', withOverrides(openaiCapabilities, settings), true, async () => new (await import('./openai/openai-responses.provider.js')).OpenAIResponsesProvider(settings));
-      return explainingRefusedKeys(adapter, KEY_NAMES.openai, settings.keyFrom);
+      const explain = refusedKeyExplainer(KEY_NAMES.openai, settings.keyFrom);
+      return lazyProvider('openai', withOverrides(openaiCapabilities, settings), true, async () => new (await import('./openai/openai-responses.provider.js')).OpenAIResponsesProvider(settings), explain);
     },
     catalogue: () => OPENAI_MODELS,
   },
@@ -62,8 +62,8 @@ const ENTRIES: Record<ProviderId, Entry> = {
     label: 'Google Gemini',
     create: (env, config) => {
       const settings = settingsFor('google', env, config);
-      const adapter = lazyProvider('google', withOverrides(googleCapabilities, settings), true, async () => new (await import('./google/google.provider.js')).GoogleProvider(settings));
-      return explainingRefusedKeys(adapter, KEY_NAMES.google, settings.keyFrom);
+      const explain = refusedKeyExplainer(KEY_NAMES.google, settings.keyFrom);
+      return lazyProvider('google', withOverrides(googleCapabilities, settings), true, async () => new (await import('./google/google.provider.js')).GoogleProvider(settings), explain);
     },
     catalogue: () => GOOGLE_MODELS,
   },
@@ -71,8 +71,8 @@ const ENTRIES: Record<ProviderId, Entry> = {
     label: 'OpenAI-compatible server (Chat Completions)',
     create: (env, config) => {
       const settings = settingsFor('openai-compatible', env, config);
-      const adapter = lazyProvider('openai-compatible', withOverrides(() => COMPATIBLE_FALLBACK, settings), false, async () => new (await import('./openai/openai-chat.provider.js')).OpenAIChatProvider(settings));
-      return explainingRefusedKeys(adapter, KEY_NAMES['openai-compatible'], settings.keyFrom);
+      const explain = refusedKeyExplainer(KEY_NAMES['openai-compatible'], settings.keyFrom);
+      return lazyProvider('openai-compatible', withOverrides(() => COMPATIBLE_FALLBACK, settings), false, async () => new (await import('./openai/openai-chat.provider.js')).OpenAIChatProvider(settings), explain);
     },
     catalogue: (env, config) => Object.keys(settingsFor('openai-compatible', env, config).models ?? {}).map((id) => ({ id })),
   },
