@@ -4,12 +4,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEventInput } from '../../../src/core/events.js';
 import type { Clock } from '../../../src/core/ports.js';
+import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { sessionIndexPath } from '../../../src/store/paths.js';
 
 /** A fresh temp directory; `cleanup()` removes it. */
 export function tempDir(prefix = 'troupe-store-'): { dir: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A new log of session `sessionId` in `dir` holding `events` (appended in order), closed: its path and reads still serve. */
+export async function writtenLog(dir: string, sessionId: string, events: Iterable<AgentEventInput>): Promise<FileEventLog> {
+  const log = await FileEventLog.forSession(dir, sessionId, { create: true });
+  for (const e of events) log.append(e);
+  await log.close();
+  return log;
 }
 
 export function chunk(sessionId: string, text: string, turnId = 'turn_1'): AgentEventInput {

@@ -4,16 +4,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FileEventLog } from '../../../src/store/file-event-log.store.js';
-import { sessionCreated, tempDir } from '../../support/store/store-fixtures.js';
+import { sessionCreated, tempDir, writtenLog } from '../../support/store/store-fixtures.js';
 import { runLogDump as dump } from '../../support/cli/log-dump-run.js';
 
 test('a file cut inside its header is one error line, not a warning and then the error', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    const log = await FileEventLog.forSession(dir, 'ses_0cut', { create: true });
-    log.append(sessionCreated('ses_0cut', '/w'));
-    await log.close();
+    const log = await writtenLog(dir, 'ses_0cut', [sessionCreated('ses_0cut', '/w')]);
     const cut = join(dir, 'cut.log');
     writeFileSync(cut, readFileSync(log.path).subarray(0, 5));
     for (const args of [[cut], [cut, '--json']]) {

@@ -4,18 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, statSync, truncateSync } from 'node:fs';
-import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { readLogFile } from '../../../src/store/log-file.reader.js';
-import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+import { chunk, sessionCreated, tempDir, turnCompleted, writtenLog } from '../../support/store/store-fixtures.js';
 import { runLogDump as dump } from '../../support/cli/log-dump-run.js';
 
 test('a log file of over 2 GiB is dumped: its events, and a warning for its damaged tail', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    const log = await FileEventLog.forSession(dir, 'ses_0huge', { create: true });
-    log.append(sessionCreated('ses_0huge', '/w'));
-    log.append(chunk('ses_0huge', 'kept'));
-    await log.close();
+    const log = await writtenLog(dir, 'ses_0huge', [sessionCreated('ses_0huge', '/w'), chunk('ses_0huge', 'kept')]);
     const stored = (await log.readAfter(0)).events;
     const valid = statSync(log.path).size;
     // A torn record, then a hole to past 2 GiB (sparse: no disk is used, and the scan stops at the
@@ -34,12 +30,12 @@ test('a log file of over 2 GiB is dumped: its events, and a warning for its dama
 test('a log of many pages is dumped whole and in order, for people and as JSON', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    const log = await FileEventLog.forSession(dir, 'ses_0pages', { create: true });
-    log.append(sessionCreated('ses_0pages', '/w'));
-    // More events than a page holds (4096), and more bytes (4 MiB) in some of them.
-    for (let i = 0; i < 9000; i++) log.append(chunk('ses_0pages', i % 1000 === 0 ? `${i} ${'y'.repeat(900_000)}` : String(i)));
-    log.append(turnCompleted('ses_0pages'));
-    await log.close();
+    const log = await writtenLog(dir, 'ses_0pages', (function* () {
+      yield sessionCreated('ses_0pages', '/w');
+      // More events than a page holds (4096), and more bytes (4 MiB) in some of them.
+      for (let i = 0; i < 9000; i++) yield chunk('ses_0pages', i % 1000 === 0 ? `${i} ${'y'.repeat(900_000)}` : String(i));
+      yield turnCompleted('ses_0pages');
+    })());
     // What the log holds, read whole as the dump used to.
     const stored = (await readLogFile(log.path)).events;
     assert.equal(stored.length, 9002, 'the premise: every event read back');

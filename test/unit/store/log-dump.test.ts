@@ -2,9 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync } from 'node:fs';
-import { FileEventLog } from '../../../src/store/file-event-log.store.js';
 import { sessionsDir } from '../../../src/store/paths.js';
-import { chunk, sessionCreated, tempDir, turnCompleted } from '../../support/store/store-fixtures.js';
+import { chunk, sessionCreated, tempDir, turnCompleted, writtenLog } from '../../support/store/store-fixtures.js';
 import { BIN } from '../../support/cli/cli-harness.js';
 import { runLogDump as run } from '../../support/cli/log-dump-run.js';
 import { boundByFileModes, canDropFileOverride } from '../../support/cli/unprivileged.js';
@@ -14,11 +13,7 @@ test('log dump by session id (resolved under TROUPE_HOME) prints JSON lines equa
   try {
     const sessions = sessionsDir(dir);
     mkdirSync(sessions, { recursive: true });
-    const log = await FileEventLog.forSession(sessions, 'ses_dump', { create: true });
-    log.append(sessionCreated('ses_dump', '/w'));
-    log.append(chunk('ses_dump', 'hello "world"'));
-    log.append(turnCompleted('ses_dump'));
-    await log.close();
+    const log = await writtenLog(sessions, 'ses_dump', [sessionCreated('ses_dump', '/w'), chunk('ses_dump', 'hello "world"'), turnCompleted('ses_dump')]);
     const stored = (await log.readAfter(0)).events;
     const env = { TROUPE_HOME: dir };
     const j = await run(['ses_dump', '--json'], env);
@@ -39,9 +34,7 @@ test('log dump by session id (resolved under TROUPE_HOME) prints JSON lines equa
 test('log dump of a file with a torn tail prints the valid prefix and warns on stderr with the offset', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    const log = await FileEventLog.forSession(dir, 'ses_torn', { create: true });
-    log.append(chunk('ses_torn', 'a'));
-    await log.close();
+    const log = await writtenLog(dir, 'ses_torn', [chunk('ses_torn', 'a')]);
     const { statSync } = await import('node:fs');
     const size = statSync(log.path).size;
     appendFileSync(log.path, Buffer.from([9, 9, 9]));
@@ -75,10 +68,7 @@ test('log dump usage errors and missing logs give non-zero exit codes and nothin
 test('log dump for people spells out the control characters JSON leaves raw (DEL, C1), as the other commands do', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    const log = await FileEventLog.forSession(dir, 'ses_c1', { create: true });
-    log.append(sessionCreated('ses_c1', '/w/\x9b2J'));
-    log.append(chunk('ses_c1', 'csi \x9b31m del \x7f esc \x1b'));
-    await log.close();
+    const log = await writtenLog(dir, 'ses_c1', [sessionCreated('ses_c1', '/w/\x9b2J'), chunk('ses_c1', 'csi \x9b31m del \x7f esc \x1b')]);
     const r = await run([log.path], {});
     assert.equal(r.code, 0, r.err);
     // Until 2026-12-06 U+009B (a CSI to some terminals) and DEL reached the terminal raw.
@@ -137,9 +127,7 @@ test('log dump: a log it may not read (EACCES), by id or path, is log_read_faile
   try {
     const sessions = sessionsDir(dir);
     mkdirSync(sessions, { recursive: true });
-    const log = await FileEventLog.forSession(sessions, 'ses_0locked', { create: true });
-    log.append(sessionCreated('ses_0locked', '/w'));
-    await log.close();
+    const log = await writtenLog(sessions, 'ses_0locked', [sessionCreated('ses_0locked', '/w')]);
     chmodSync(log.path, 0o000);
     // Until 2026-12-06: "troupe log dump: EACCES: permission denied, open '…'", with no code.
     for (const target of ['ses_0locked', log.path]) {
