@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { isProviderError } from '../../../src/core/provider.js';
 import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
+import { GEMINI_KEY_INVALID } from '../../support/vendor-answers.js';
 import { collect, providerContract, request } from './provider-contract.js';
 
 const quota = (retryDelay: string) => ({
@@ -41,17 +42,7 @@ providerContract({
       json: { error: { code: 400, message: 'The input token count (1250000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } },
       vendorText: 'The input token count (1250000) exceeds the maximum number of tokens allowed (1048576).',
     },
-    auth: {
-      status: 400,
-      json: {
-        error: {
-          code: 400,
-          message: 'API key not valid. Please pass a valid API key.',
-          status: 'INVALID_ARGUMENT',
-          details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } }],
-        },
-      },
-    },
+    auth: GEMINI_KEY_INVALID,
   },
 });
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { fixture, startReplayServer, type ReplayStep } from '../../support/replay-server.js';
 import { providerHome } from '../../support/provider-home.js';
+import { GEMINI_KEY_INVALID } from '../../support/vendor-answers.js';
 
 interface Case {
   label: string;
@@ -73,17 +74,7 @@ const cases: Case[] = [
     model: 'google/gemini-2.5-pro',
     env: (url) => ({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: 'AIza-stale' }),
     counts: true,
-    refusal: {
-      status: 400,
-      json: {
-        error: {
-          code: 400,
-          message: 'API key not valid. Please pass a valid API key.',
-          status: 'INVALID_ARGUMENT',
-          details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } }],
-        },
-      },
-    },
+    refusal: GEMINI_KEY_INVALID,
     vendorWords: 'API key not valid. Please pass a valid API key.',
     // The vendor's closing period is not doubled by troupe's sentence after it.
     says: () => [/^Gemini refused the key in GEMINI_API_KEY, from the agent's environment: API key not valid\. Please pass a valid API key\. Set GEMINI_API_KEY/],
