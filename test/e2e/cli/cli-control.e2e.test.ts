@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { AcpClient, Daemon, tempDir } from '../../support/daemon.js';
 import { eventSchemaError } from '../../support/event-schema.js';
-import { jsonLines, makeHome, pidAlive, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, pidAlive, until, type Background, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 const REPLIES = [
   { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
@@ -50,6 +50,28 @@ async function assertNothingLeft(pid: number, port: number, home: string): Promi
   // No process (the daemon or a session child) still runs with that home.
   const leftovers = processesOfHome(home);
   assert.deepEqual(leftovers, []);
+}
+
+/**
+ * `troupe run --standalone --json 'please hang'` (in a process group of its own with `group`), in a
+ * fresh TMPDIR, once its turn runs: `body` is given the command and its private daemon, as the command
+ * names it on stderr; the TMPDIR is removed after.
+ */
+async function withHangingStandalone(
+  h: Home,
+  group: boolean,
+  body: (b: Background, daemon: { pid: number; port: number; home: string }) => Promise<void>,
+): Promise<void> {
+  const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
+  try {
+    const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' }, ...(group ? { group } : {}) });
+    await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
+    const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
+    assert.ok(m, b.stderr());
+    await body(b, { pid: Number(m[1]), port: Number(m[2]), home: m[3]! });
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 /** A real HTTP proxy on 127.0.0.1 in front of `target` that notes each request it forwards (`METHOD /path?query`). */
@@ -412,29 +434,17 @@ describe('troupe clients acting on sessions, turns and daemons', { concurrency: 
     });
 
     test('--standalone killed with SIGTERM mid-turn still leaves nothing behind', async () => {
-      const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
-      try {
-        const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' } });
-        await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
-        const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
-        assert.ok(m, b.stderr());
+      await withHangingStandalone(h, false, async (b, daemon) => {
         b.child.kill('SIGTERM');
         const done = await b.done;
         assert.equal(done.code, null, 'it died of the signal');
         assert.doesNotMatch(done.stderr, /troupe run:/, 'no error is reported: nothing failed, it was told to stop');
-        await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
-      } finally {
-        rmSync(tmp, { recursive: true, force: true });
-      }
+        await assertNothingLeft(daemon.pid, daemon.port, daemon.home);
+      });
     });
 
     test('--standalone interrupted by Ctrl-C in a terminal (SIGINT to its whole process group) cancels the turn, exits 130 and leaves nothing behind', async () => {
-      const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
-      try {
-        const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' }, group: true });
-        await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
-        const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
-        assert.ok(m, b.stderr());
+      await withHangingStandalone(h, true, async (b, daemon) => {
         // The terminal signals the foreground group: before, the private daemon was in it, stopped at
         // once, and the command failed with daemon_unreachable (exit 1).
         process.kill(-b.child.pid!, 'SIGINT');
@@ -442,50 +452,33 @@ describe('troupe clients acting on sessions, turns and daemons', { concurrency: 
         assert.equal(done.code, 130, done.stderr);
         assert.equal(jsonLines(done.stdout).at(-1)!.stopReason, 'cancelled');
         assert.doesNotMatch(done.stderr, /daemon_unreachable/);
-        await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
-      } finally {
-        rmSync(tmp, { recursive: true, force: true });
-      }
+        await assertNothingLeft(daemon.pid, daemon.port, daemon.home);
+      });
     });
 
     test('--standalone killed with SIGKILL (the command alone, or its whole group): its daemon is stopped and its directory removed all the same', async () => {
       for (const whole of [false, true]) {
-        const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
-        try {
-          const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' }, group: true });
-          await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
-          const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
-          assert.ok(m, b.stderr());
+        await withHangingStandalone(h, true, async (b, { pid, port, home }) => {
           // Nothing runs in the command after a SIGKILL: before, its daemon ran on for ever (the
           // command alone killed), or died with the group and left its directory.
           process.kill(whole ? -b.child.pid! : b.child.pid!, 'SIGKILL');
           assert.equal((await b.done).code, null);
-          const [pid, port, home] = [Number(m[1]), Number(m[2]), m[3]!];
           await until(() => !pidAlive(pid) && !existsSync(home) && processesOfHome(home).length === 0, `the daemon stopped and its directory removed (${whole ? 'group' : 'command'} killed)`, 30_000);
           await assertNothingLeft(pid, port, home);
-        } finally {
-          rmSync(tmp, { recursive: true, force: true });
-        }
+        });
       }
     });
 
     test('--standalone whose stdout closes early (| head) stops quietly and leaves nothing behind', async () => {
-      const tmp = mkdtempSync(join(tmpdir(), 'troupe-cli-standalone-'));
-      try {
-        const b = h.start(['run', '--standalone', '--json', 'please hang'], { env: { TMPDIR: tmp, TROUPE_LOG: 'debug' } });
-        await until(() => b.stdout().includes('Working on it.'), 'the turn to run');
-        const m = /standalone daemon pid (\d+) at http:\/\/127\.0\.0\.1:(\d+) \(home (\S+)\)/.exec(b.stderr());
-        assert.ok(m, b.stderr());
+      await withHangingStandalone(h, false, async (b, daemon) => {
         b.child.stdout!.destroy();
         // Ctrl-C cancels the turn; the final line then hits the closed pipe.
         b.child.kill('SIGINT');
         const done = await b.done;
         assert.equal(done.code, 0, done.stderr);
         assert.doesNotMatch(done.stderr, /troupe run:|EPIPE/, 'no error is reported');
-        await assertNothingLeft(Number(m[1]), Number(m[2]), m[3]!);
-      } finally {
-        rmSync(tmp, { recursive: true, force: true });
-      }
+        await assertNothingLeft(daemon.pid, daemon.port, daemon.home);
+      });
     });
 
     test('chat, attach and watch end with an error when the daemon goes away, instead of waiting on a dead connection', async () => {
