@@ -18,23 +18,24 @@ import { readdir, readFile } from 'node:fs/promises';
  */
 export const AGENT_MARKER_ENV = 'TROUPE_AGENT_MARK';
 
-/** Whether process `pid`'s environment holds `name=marker` (another user's process, or one gone meanwhile, is not ours). */
-export async function carriesMarker(pid: number, name: string, marker: string): Promise<boolean> {
-  const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
-  return environ !== undefined && Buffer.concat([Buffer.from([0]), environ]).includes(Buffer.from(`\0${name}=${marker}\0`));
+/**
+ * Whether a process's environment holds `name=marker` (another user's process, or one gone meanwhile,
+ * is not ours): asked of every process in /proc, so what it looks for is made once, not once a process.
+ */
+export function carriesMarker(name: string, marker: string): (pid: number) => Promise<boolean> {
+  const needle = Buffer.from(`\0${name}=${marker}\0`);
+  return async (pid) => {
+    const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+    return environ !== undefined && Buffer.concat([Buffer.from([0]), environ]).includes(needle);
+  };
 }
 
 /** Pids of the live processes `match` takes, the caller excluded: /proc read once. */
-export async function processesWhere(match: (pid: number) => Promise<boolean>): Promise<number[]> {
+async function processesWhere(match: (pid: number) => Promise<boolean>): Promise<number[]> {
   const names = await readdir('/proc').catch(() => [] as string[]);
   const pids = names.map(Number).filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid);
   const taken = await Promise.all(pids.map(async (pid) => ((await match(pid)) ? pid : undefined)));
   return taken.filter((pid): pid is number => pid !== undefined);
-}
-
-/** Pids of the live processes whose environment holds `name=marker`, the caller excluded. */
-export function markedProcesses(name: string, marker: string): Promise<number[]> {
-  return processesWhere((pid) => carriesMarker(pid, name, marker));
 }
 
 /** Signals every process `match` takes; resolves with how many there were. */
@@ -52,5 +53,5 @@ export async function signalProcessesWhere(match: (pid: number) => Promise<boole
 
 /** Signals every process still carrying the marker; resolves with how many there were. */
 export function signalMarked(name: string, marker: string, signal: NodeJS.Signals): Promise<number> {
-  return signalProcessesWhere((pid) => carriesMarker(pid, name, marker), signal);
+  return signalProcessesWhere(carriesMarker(name, marker), signal);
 }

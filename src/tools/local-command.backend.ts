@@ -42,7 +42,6 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
  */
 export const COMMAND_MARKER_ENV = 'TROUPE_COMMAND_ID';
 
-
 /**
  * troupe's own credential, withheld from every command whatever the options say: TROUPE_TOKEN is the
  * bearer token of a daemon (with TROUPE_URL, possibly one on another machine, whose token file is not
@@ -86,7 +85,8 @@ async function holdsOutput(pid: number, ends: readonly string[]): Promise<boolea
  * outlived the command, and held the call until the drain timer gave up on its output.
  */
 function signalLeftovers(marker: string, ends: readonly string[], signal: NodeJS.Signals): Promise<number> {
-  return signalProcessesWhere(async (pid) => (await carriesMarker(pid, COMMAND_MARKER_ENV, marker)) || holdsOutput(pid, ends), signal);
+  const carries = carriesMarker(COMMAND_MARKER_ENV, marker);
+  return signalProcessesWhere(async (pid) => (await carries(pid)) || holdsOutput(pid, ends), signal);
 }
 
 /** The agent's environment without the withheld variables. */
