@@ -11,7 +11,7 @@ import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
 import { openUnlessInterrupted } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
-import { promptFromStdin, readPrompt } from './stdin-prompt.js';
+import { readPrompt } from './stdin-prompt.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
 import { canAsk, terminalAsk } from './tty-ask.js';
@@ -71,8 +71,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     }, 'a prompt');
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const stdin = io.stdin ?? process.stdin;
-    const fromStdin = promptFromStdin(positionals, stdin);
-    const text = await readPrompt(positionals, stdin, io.stderr);
+    const { text, fromStdin } = await readPrompt(positionals, stdin, io.stderr);
     const mcpServers = values['mcp-config'] ? readMcpConfig(values['mcp-config']) : undefined;
     conn = await connectDaemon(io, { autoStart: true, standalone: values.standalone ?? false });
     return await runTurn(io, conn, text, { ...values, mcpServers, stdinRead: fromStdin });

@@ -16,21 +16,22 @@ const ENVELOPE_BYTES = 16 * 1024;
 export const MAX_STDIN_PROMPT_BYTES = MAX_ACP_BODY_BYTES - ENVELOPE_BYTES;
 
 /** Whether the prompt is read from stdin: the one word `-`, or no words and a stdin that is not a terminal. */
-export function promptFromStdin(positionals: readonly string[], stdin: NodeJS.ReadableStream): boolean {
+function promptFromStdin(positionals: readonly string[], stdin: NodeJS.ReadableStream): boolean {
   if (positionals.length === 1 && positionals[0] === '-') return true;
   return positionals.length === 0 && !(stdin as { isTTY?: boolean }).isTTY;
 }
 
 /**
- * The prompt: the words joined, else (see {@link promptFromStdin}) stdin's text, trimmed. Words win
- * over a piped stdin, which is then not read: a script's `troupe run "…"` whose stdin is a pipe that
- * stays open (a parent that never closes it, a `while read` loop's input) neither hangs nor eats it.
+ * The prompt: the words joined, else (see {@link promptFromStdin}) stdin's text, trimmed, and whether
+ * it was read from stdin. Words win over a piped stdin, which is then not read: a script's
+ * `troupe run "…"` whose stdin is a pipe that stays open (a parent that never closes it, a
+ * `while read` loop's input) neither hangs nor eats it.
  */
-export async function readPrompt(positionals: readonly string[], stdin: NodeJS.ReadableStream, stderr: NodeJS.WritableStream): Promise<string> {
+export async function readPrompt(positionals: readonly string[], stdin: NodeJS.ReadableStream, stderr: NodeJS.WritableStream): Promise<{ text: string; fromStdin: boolean }> {
   if (!promptFromStdin(positionals, stdin)) {
     const text = positionals.join(' ').trim();
     if (!text) throw new CliError('usage', `missing the prompt (try 'troupe run --help')`);
-    return text;
+    return { text, fromStdin: false };
   }
   // `troupe run -` on a terminal: say what it waits for.
   if ((stdin as { isTTY?: boolean }).isTTY) stderr.write('troupe run: reading the prompt from stdin (Ctrl-D ends it)\n');
@@ -40,7 +41,7 @@ export async function readPrompt(positionals: readonly string[], stdin: NodeJS.R
   if (text === undefined || jsonStringBytes(text) > MAX_STDIN_PROMPT_BYTES) {
     throw new CliError('prompt_too_large', `the prompt on stdin is too large: one request to the daemon carries at most ${MAX_ACP_BODY_BYTES / (1024 * 1024)} MiB, a prompt of ${MAX_STDIN_PROMPT_BYTES} bytes as JSON`);
   }
-  return text;
+  return { text, fromStdin: true };
 }
 
 /** `stream` read to its end as UTF-8, or undefined as soon as it is over `limit` bytes (the rest is not read). */
