@@ -17,11 +17,11 @@ import { CrashCatchUp } from './crash-catch-up.js';
 import { UnnamedTransitions } from './unnamed-transitions.js';
 import { UpdateFanOut } from './update-fan-out.js';
 import { OwnRequests } from './own-requests.js';
-import { LoadTurns } from './load-turns.js';
+import { ChildRequests } from './child-requests.js';
 import { ClientAsks } from './client-asks.js';
 import { ChildOffer } from './child-offer.js';
 import { CloseStop } from './close-stop.js';
-import { PendingRequests, type PendingRequest } from './pending-requests.js';
+import { PendingRequests } from './pending-requests.js';
 
 export class RelaySession {
   sessionId?: string;
@@ -30,20 +30,14 @@ export class RelaySession {
   private readonly unnamed = new UnnamedTransitions();
   /** Who is sent which update: the attached connections and their marks. */
   private readonly fanOut: UpdateFanOut;
-  /**
-   * Prompts in the child (child-side id → the connection that sent them), in the order sent. The
-   * child runs them one at a time in that order (queued FIFO), so the first is the running turn's:
-   * its connection is asked what the child asks (a permission), not one whose prompt waits behind.
-   */
-  private readonly prompting = new Map<number, RelayConnection>();
-  /** session/loads, one at a time in the child (load-turns.ts). */
-  private readonly loads: LoadTurns;
+  /** The client requests as the child has them: in turn, withdrawn, refused (child-requests.ts). */
+  private readonly requests: ChildRequests;
   private readonly pending = new PendingRequests(() => this.sessionId, (method, seconds, ok) => this.ctx.answered(method, seconds, ok), (conn) => (this.detach(conn), conn.leftSession(this)));
   /** What a process replacing a crashed one is told (crash-catch-up.ts). */
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
   /** The process's requests to clients, until answered or withdrawn (client-asks.ts). */
-  private readonly asked = new ClientAsks(this, () => [...this.prompting.values(), ...[...this.attached.keys()].reverse()]);
+  private readonly asked = new ClientAsks(this, () => [...this.requests.prompters(), ...[...this.attached.keys()].reverse()]);
   private nextId = 1;
   /** The capabilities of the connection that created, revived or woke the session (Relay.toSession). */
   caps: Record<string, unknown> = {};
@@ -70,7 +64,6 @@ export class RelaySession {
     this.sessionId = init.sessionId;
     this.caps = init.caps;
     this.fanOut = new UpdateFanOut(() => this.sessionId, ctx.logger);
-    this.loads = new LoadTurns(this.fanOut);
     this.child = new SupervisedChild({
       spec: ctx.options.childSpec,
       idleMs: ctx.options.idleMs,
@@ -91,6 +84,7 @@ export class RelaySession {
       quiet: () => this.pending.size === 0 && this.internal.size === 0,
       logger: ctx.logger,
     });
+    this.requests = new ChildRequests(this.child, this.pending, this.fanOut, () => (this.resumeOnStart = true));
   }
 
   /** The session has its id (its session/new was answered). */
@@ -128,7 +122,7 @@ export class RelaySession {
     this.fanOut.detach(conn);
     this.pending.forget(conn);
     conn.sessions.delete(this);
-    for (const [id, c] of this.prompting) if (c === conn) this.prompting.delete(id);
+    this.requests.forget(conn);
     this.offer.tell();
   }
 
@@ -147,7 +141,7 @@ export class RelaySession {
     if (![...this.attached.keys()].some((c) => c !== conn && !c.isClosed)) return false;
     this.detach(conn);
     conn.leftSession(this);
-    for (const [id, p] of this.pending) if (p.conn === conn) this.withdrawId(id, p);
+    for (const [id, p] of this.pending) if (p.conn === conn) this.requests.withdraw(id, p);
     void conn.answer(msg, { jsonrpc: '2.0', id: msg.id, result: {} }, answering);
     // Its session stream goes once the answers of those are sent.
     this.pending.leave(conn);
@@ -184,52 +178,12 @@ export class RelaySession {
     const { turnId, ...tags } = tagged(method, msg.params, id, () => (answering === undefined ? undefined : this.ctx.indexedSeq(answering)));
     if (turnId) this.pending.get(id)!.turnId = turnId;
     const forChild = { ...msg, id, ...tags };
-    if (method === 'session/load' && !this.loads.admit(id, conn, forChild)) return;
-    if (method === 'session/prompt' || method === 'session/load') this.child.begin();
-    if (method === 'session/prompt') this.prompting.set(id, conn);
-    this.child.send(forChild);
+    this.requests.send(id, method, conn, forChild);
   }
 
-  /** Sends the next waiting load, once none is in flight (its connection gone: answered by no one, dropped). */
-  private sendWaitingLoad(): void {
-    const next = this.loads.takeNext((id) => this.pending.has(id), (id) => this.pending.delete(id));
-    if (!next) return;
-    this.child.begin();
-    this.child.send(next.msg);
-  }
-
-  /**
-   * `$/cancel_request` of a client, for its request with that id if it is still pending: one no process
-   * has seen (a load waiting for another's turn, load-turns.ts; any request queued while the process
-   * starts, withdrawUnsent) is never sent and answered cancelled at once (-32800, as the SDK answers a
-   * request it withdrew); any other goes to the child, under its own id, which answers it (ACP: with
-   * a result, or cancelled). Until 2026-12-07 such a cancel reached the child after the request, or
-   * never, and the load ran anyway.
-   */
+  /** `$/cancel_request` of a client, for its request with that id if it is still pending (ChildRequests.withdraw). */
   withdraw(conn: RelayConnection, clientId: unknown): void {
-    for (const [id, p] of this.pending) if (p.conn === conn && p.clientId === clientId) this.withdrawId(id, p);
-  }
-
-  /** Withdraws the pending request of child-side id `id` (withdraw). */
-  private withdrawId(id: number, p: PendingRequest): void {
-    if (this.loads.withdraw(id)) {
-      this.pending.refuse(id, p, rpcError('request_cancelled', 'Request cancelled: the load waited for another load of the session and had not begun', { requestId: p.clientId }));
-    } else if (this.child.unqueue(id)) this.withdrawUnsent(id, p);
-    else this.child.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
-  }
-
-  /**
-   * Request `id`, withdrawn while it waited for the session's process to start (a revival, a wake, a
-   * restart), leaves nothing: the process is not kept busy for it (it stops idle as usual), the next
-   * waiting load goes, and a connection it alone attached is detached (PendingRequests.ended): it
-   * loaded nothing, and would hold the session and be asked what the process asks. A load or resume
-   * that was to open the session leaves that to the boot, which resumes it with its MCP servers:
-   * opened by the next request instead, the session would have none.
-   */
-  private withdrawUnsent(id: number, p: PendingRequest): void {
-    if (p.method === 'session/load' || p.method === 'session/resume') this.resumeOnStart = true;
-    this.settled(p, id);
-    this.pending.refuse(id, p, rpcError('request_cancelled', 'Request cancelled: it waited for the session\'s process to start and had not been sent', { requestId: p.clientId }));
+    for (const [id, p] of this.pending) if (p.conn === conn && p.clientId === clientId) this.requests.withdraw(id, p);
   }
 
   /** A client notification, or a client's answer to a child request (already re-identified). */
@@ -254,7 +208,7 @@ export class RelaySession {
 
   /** A client's prompt is unanswered: its turn runs, or waits in the process or for it (queued while it starts). */
   get prompted(): boolean {
-    return this.prompting.size > 0;
+    return this.requests.prompted;
   }
 
   get live(): boolean {
@@ -313,7 +267,7 @@ export class RelaySession {
     if (!p) return;
     this.pending.delete(id);
     this.pending.answered(p, msg.error === undefined);
-    this.settled(p, id);
+    this.requests.settled(id, p.method);
     if (p.method === 'session/resume' && msg.result) msg = { ...msg, result: this.catchUp.opened(msg.result) };
     // The servers a child took are the session's, to resume a later child with; those it refused
     // (a bad list: the session keeps what it had) are not. Until 2026-12-07 they were taken as the
@@ -345,13 +299,6 @@ export class RelaySession {
     this.stopIfClosed();
   }
 
-  private settled(p: PendingRequest, id: number): void {
-    if (p.method === 'session/prompt' || p.method === 'session/load') this.child.end();
-    if (p.method === 'session/prompt') this.prompting.delete(id);
-    // The next waiting load goes once this answer has gone to its client.
-    if (this.loads.answered(id) && this.loads.anyWaiting) queueMicrotask(() => this.sendWaitingLoad());
-  }
-
   private requestToClient(msg: JsonRpcMessage): void {
     this.asked.ask(msg, this.child.proc, 'no client is attached to this session');
   }
@@ -381,7 +328,7 @@ export class RelaySession {
     // The daemon's own (it asked for it: `tagged`); no client is sent it.
     if (msg.method === REPLAY_STARTED) {
       const through = (msg.params as { through?: unknown } | undefined)?.through;
-      if (this.loads.replaying && typeof through === 'number') {
+      if (this.requests.loads.replaying && typeof through === 'number') {
         this.fanOut.replayStarted(through);
         this.catchUp.historySent(through);
       }
@@ -422,7 +369,7 @@ export class RelaySession {
    */
   beginDelete(): void {
     this.deleting = true;
-    this.refuseSent(this.deletedError(), this.child.queuedRequestIds());
+    this.requests.refuseSent(this.deletedError(), this.child.queuedRequestIds());
   }
 
   private deletedError(): ReturnType<typeof rpcError> {
@@ -441,27 +388,16 @@ export class RelaySession {
       : rpcError('agent_crashed', 'the session process stopped', { sessionId: this.sessionId });
     // What was sent to the process died with it; what still waits in the queue goes to the next one
     // (a restart, or a wake), unless there is none (deleted, shut down).
-    this.refuseSent(err, this.child.state === 'exited' ? new Set() : this.child.queuedRequestIds());
+    this.requests.refuseSent(err, this.child.state === 'exited' ? new Set() : this.child.queuedRequestIds(), (id, p) => {
+      if (p.turnId && !this.deleting) this.catchUp.lost(id, p.conn, p.turnId);
+    });
     // A load still queued goes to the next process, whose replay starts over.
     this.fanOut.newProcess();
-    if (!info.failed) this.sendWaitingLoad();
+    if (!info.failed) this.requests.sendWaitingLoad();
     this.internal.rejectAll(err);
     for (const [id, conn] of this.asked.withdrawAll()) conn.cancelForwarded(this, id);
     this.ctx.exited(this, exit, info);
     if (info.failed) this.failQueued();
-  }
-
-  /** Answers `err` to every request the process was sent and has not answered (`queued`: not sent yet). */
-  private refuseSent(err: ReturnType<typeof rpcError>, queued: ReadonlySet<unknown>): void {
-    for (const [id, p] of this.pending) {
-      // Loads still waiting here never reached the process.
-      if (queued.has(id) || this.loads.isWaiting(id)) continue;
-      this.loads.lost(id);
-      this.pending.refuse(id, p, err);
-      if (p.turnId && !this.deleting) this.catchUp.lost(id, p.conn, p.turnId);
-    }
-    this.prompting.clear();
-    for (const [id, p] of this.pending) if (p.method === 'session/prompt') this.prompting.set(id, p.conn);
   }
 
   /** The session failed for good: whatever waits for it gets `session_failed`. */
@@ -481,21 +417,13 @@ export class RelaySession {
     const error = rpcError(err.code, err.message, { ...err.data, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
     this.refuseWaiting(error);
     this.internal.rejectAll(error);
-    this.prompting.clear();
+    this.requests.clearPrompts();
     if (this.sessionId) void this.child.stop('idle');
     else this.ctx.unregistered(this);
   }
 
-  /** Answers `error` to every request waiting for a process (queued, or a load held back). */
+  /** Answers `error` to every request waiting for a process (ChildRequests.refuseWaiting). */
   refuseWaiting(error: ReturnType<typeof rpcError>): void {
-    const queued = this.child.drainQueue().flatMap((m) => (m.id === undefined || m.method === undefined ? [] : [Number(m.id)]));
-    // Each as any failed request: a connection it alone attached is detached (PendingRequests.ended).
-    for (const id of [...queued, ...this.loads.waitingIds()]) {
-      const p = this.pending.get(id);
-      if (p) this.pending.refuse(id, p, error);
-    }
-    this.pending.clear();
-    this.loads.clear();
-    this.pending.releaseAllLeft();
+    this.requests.refuseWaiting(error);
   }
 }
