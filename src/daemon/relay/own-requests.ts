@@ -5,6 +5,9 @@
  */
 import type { JsonRpcMessage, rpcError } from './rpc.js';
 
+/** An error answer as the rejection its requester gets: the management API answers `rpc`'s code (management.routes.ts). */
+const rejection = (error: { message?: unknown }): Error => Object.assign(new Error(String(error.message)), { rpc: error });
+
 export class OwnRequests {
   private readonly waiting = new Map<number, { resolve(r: unknown): void; reject(e: Error): void }>();
 
@@ -22,7 +25,7 @@ export class OwnRequests {
     const w = this.waiting.get(id);
     if (!w) return false;
     this.waiting.delete(id);
-    if (msg.error) w.reject(Object.assign(new Error(String((msg.error as { message?: unknown }).message)), { rpc: msg.error }));
+    if (msg.error) w.reject(rejection(msg.error as { message?: unknown }));
     else w.resolve(msg.result);
     return true;
   }
@@ -34,7 +37,7 @@ export class OwnRequests {
    * the API answered 500 internal_error and logged as a bug.
    */
   rejectAll(error: ReturnType<typeof rpcError>): void {
-    for (const [, w] of this.waiting) w.reject(Object.assign(new Error(error.message), { rpc: error }));
+    for (const [, w] of this.waiting) w.reject(rejection(error));
     this.waiting.clear();
   }
 }
