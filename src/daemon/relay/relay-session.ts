@@ -32,7 +32,7 @@ export class RelaySession {
   private readonly fanOut: UpdateFanOut;
   /** The client requests as the child has them: in turn, withdrawn, refused (child-requests.ts). */
   private readonly requests: ChildRequests;
-  private readonly pending = new PendingRequests(() => this.sessionId, (method, seconds, ok) => this.ctx.answered(method, seconds, ok), (conn) => (this.detach(conn), conn.leftSession(this)));
+  private readonly pending = new PendingRequests(() => this.sessionId, (method, seconds, ok) => this.ctx.answered(method, seconds, ok), (conn) => this.unattach(conn));
   /** What a process replacing a crashed one is told (crash-catch-up.ts). */
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
@@ -127,6 +127,16 @@ export class RelaySession {
   }
 
   /**
+   * `conn` uses the session no more (it closed it while another stays attached, or a request that
+   * attached it did not succeed: PendingRequests.ended): detached, and what the process asked of it
+   * is asked of another client (RelayConnection.leftSession).
+   */
+  private unattach(conn: RelayConnection): void {
+    this.detach(conn);
+    conn.leftSession(this);
+  }
+
+  /**
    * A `session/close` from `conn` (`msg`, answered on `answering`) while another open connection
    * stays attached: it ends `conn`'s use of the session only (spec/daemon.md §Relay, session/close is
    * per connection). `conn` is detached and answered `{}` here; its requests still in the child (a
@@ -139,8 +149,7 @@ export class RelaySession {
    */
   closeFor(conn: RelayConnection, msg: JsonRpcMessage, answering: string): boolean {
     if (![...this.attached.keys()].some((c) => c !== conn && !c.isClosed)) return false;
-    this.detach(conn);
-    conn.leftSession(this);
+    this.unattach(conn);
     for (const [id, p] of this.pending) if (p.conn === conn) this.requests.withdraw(id, p);
     void conn.answer(msg, { jsonrpc: '2.0', id: msg.id, result: {} }, answering);
     // Its session stream goes once the answers of those are sent.
