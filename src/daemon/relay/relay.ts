@@ -19,7 +19,7 @@ import { errorResponse, isRequest, rpcError, type JsonRpcMessage } from './rpc.j
 import { oncePerKey } from '../../core/once-per-key.js';
 import { OnePerTurn } from '../../core/next-turn.js';
 import { NO_PROCESS_STATES } from '../machine-hub.js';
-import { idData, quotedId } from '../quoted-id.js';
+import { sessionNotFound } from '../quoted-id.js';
 import { REVIVED_STATE } from '../../machines/child.machine.js';
 
 export interface RelayObserver {
@@ -294,7 +294,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     const entry = this.index.get(sessionId);
     const session = this.sessions.get(sessionId);
     // The management API's revive: its id comes from a URL, of any length (quoted-id.ts).
-    if (!session && (!entry || entry.status === 'deleted')) throw new TroupeError('session_not_found', `no session ${quotedId(sessionId)}`, idData(sessionId));
+    if (!session && (!entry || entry.status === 'deleted')) throw sessionNotFound(sessionId);
     if (!this.failed(sessionId)) throw new TroupeError('session_not_failed', `session ${sessionId} has not failed (its process is ${session?.child.state ?? 'not running'})`, { sessionId });
     await this.index.clearFailed(sessionId);
     // Checked again: a delete may have come while the index was written, or the session been released.
