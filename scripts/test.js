@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the compiled test files with node:test. Arguments filter by path substring:
 //   node scripts/test.js store property    → only files whose path contains "store" or "property".
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -35,6 +35,18 @@ const runTmp = mkdtempSync(join(tmpdir(), 'troupe-test-'));
 // until its own limit (a daemon-event-feeds case was once seen stuck under load, 2026-12-06, and not
 // reproduced since). The slowest file takes well under a minute.
 const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...files], { stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp } });
+// A test file's process killed at the timeout never runs its `after` hooks: the daemons, agents and
+// browsers it started would run on. Each of them has this run's TMPDIR in its environment (children
+// inherit it), so whatever still has it now was left behind: named, then killed.
+const leftBehind = processesWithEnv(`TMPDIR=${runTmp}`);
+for (const { pid, command } of leftBehind) {
+  console.error(`left running by the tests, killed: pid ${pid}: ${command}`);
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
 if (result.status === 0) {
   try {
     rmSync(runTmp, { recursive: true, force: true });
@@ -43,3 +55,20 @@ if (result.status === 0) {
   }
 } else console.error(`the run's temporary files are kept in ${runTmp}`);
 process.exit(result.status ?? 1);
+
+/** Processes (not this one) whose environment holds `entry` exactly; none where there is no /proc. */
+function processesWithEnv(entry) {
+  if (!existsSync('/proc/self/environ')) return [];
+  const found = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (!readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry)) continue;
+      found.push({ pid, command: readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim() });
+    } catch {
+      // exited meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
