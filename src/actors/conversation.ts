@@ -26,6 +26,10 @@ export interface OpenTurn {
 }
 
 const GUIDANCE_PREFIX = '[Guidance from the user, sent while you were working on this turn]';
+/** Sent after a reply the context window cut, once the conversation is compacted (continueCutReply). */
+export const CUT_REPLY_NOTE =
+  '[Your reply above was cut off: it filled the context window. The conversation has been compacted to make room. ' +
+  'Continue exactly where the reply stopped, without repeating what it already says.]';
 
 export class Conversation {
   cwd = '';
@@ -40,7 +44,7 @@ export class Conversation {
    * A compaction started and not completed (a turn's, or `/compact`'s outside any turn): its end
    * closes it, as a cancel or a failure does; a process killed during it leaves it for crash repair.
    */
-  openCompaction?: { compactionId: string; turnId?: string; startedSeq: number };
+  openCompaction?: { compactionId: string; turnId?: string; startedSeq: number; reason: 'preflight' | 'overflow' | 'manual' };
   /**
    * The turn of the latest `user_message` while its `turn_started` has not followed: only a process
    * killed between the two writes of a large prompt leaves one (spec/event-log.md §3).
@@ -160,10 +164,11 @@ export class Conversation {
         this.openTurn?.steers.delete(event.steerId);
         break;
       case 'compaction_started':
-        this.openCompaction = { compactionId: event.compactionId, ...(event.turnId ? { turnId: event.turnId } : {}), startedSeq: event.seq };
+        this.openCompaction = { compactionId: event.compactionId, ...(event.turnId ? { turnId: event.turnId } : {}), startedSeq: event.seq, reason: event.reason };
         break;
-      case 'compaction_completed':
-        if (this.openCompaction?.compactionId === event.compactionId) this.openCompaction = undefined;
+      case 'compaction_completed': {
+        const open = this.openCompaction?.compactionId === event.compactionId ? this.openCompaction : undefined;
+        if (open) this.openCompaction = undefined;
         if (event.status === 'completed') {
           if (event.summary !== undefined && event.throughSeq !== undefined) this.summary = { text: event.summary, throughSeq: event.throughSeq };
           if (event.toolOutputLimit !== undefined) this.toolOutputLimit = { limit: event.toolOutputLimit, atSeq: event.seq };
@@ -171,8 +176,10 @@ export class Conversation {
           const through = this.summary?.throughSeq ?? 0;
           this.entries = this.entries.filter((e) => e.seq > through);
           this.measured = undefined;
+          if (open?.reason === 'overflow' && open.turnId !== undefined && open.turnId === this.openTurn?.turnId) this.continueCutReply(event.seq);
         }
         break;
+      }
       case 'usage':
         this.measured = { tokens: event.used, charsSince: 0 };
         break;
@@ -257,6 +264,23 @@ export class Conversation {
 
   private added(chars: number): void {
     if (this.measured) this.measured.charsSince += chars;
+  }
+
+  /**
+   * After the overflow compaction of a step whose reply the full window cut (Anthropic's
+   * `model_context_window_exceeded`, a local server's "Context size has been exceeded." mid-stream),
+   * the same step is sent again: what it had said stays in the history, as it stays in the log and
+   * on the client's screen, and a note after it asks the model to go on from there. Without the note
+   * the retried reply's chunks would join the cut one as one message, and a model that started over
+   * would say the same things twice, in the client and in every later request. A reply of thinking
+   * alone gets no note: it said nothing to go on from (and Anthropic's request leaves it out). Derived
+   * from the log, so a reopened session sends the same.
+   */
+  private continueCutReply(seq: number): void {
+    const last = this.entries.at(-1)?.message;
+    if (last?.role !== 'assistant' || !last.text.trim()) return;
+    this.entries.push({ seq, message: { role: 'user', content: [{ type: 'text', text: CUT_REPLY_NOTE }] } });
+    this.added(CUT_REPLY_NOTE.length);
   }
 
   private assistant(seq: number): Extract<ModelMessage, { role: 'assistant' }> {

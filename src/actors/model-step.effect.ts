@@ -3,7 +3,7 @@
  * announce the tool calls the model asked for. Nothing is emitted once `signal` has aborted, so a
  * cancelled turn keeps exactly the events emitted before the cancel.
  */
-import { costOf, estimateTokens, type ProviderEvent, type ProviderStopReason } from '../core/provider.js';
+import { costOf, estimateTokens, type ModelCapabilities, type ProviderEvent, type ProviderStopReason } from '../core/provider.js';
 import { newLocalId } from '../core/ids.js';
 import { TroupeError } from '../core/errors.js';
 import type { ToolCallRequest } from '../core/ports.js';
@@ -18,15 +18,19 @@ interface StepReading {
   /** Calls whose arguments were not a JSON object: they fail with the raw text for the model to see. */
   invalid: Map<string, string>;
   stop: ProviderStopReason;
-  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+  usage?: StepUsage;
+  /** Whether the model's reply (text or thought) had begun: a failure after it cut the reply. */
+  replied: boolean;
   /** Set by the signal's abort event. */
   aborted: boolean;
 }
 
+type StepUsage = { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+
 export async function modelStep(core: EngineCore, turnId: string, signal: AbortSignal): Promise<StepOutcome> {
   const resolved = core.model();
   const request = core.request(resolved);
-  const reading: StepReading = { calls: [], invalid: new Map(), stop: 'end_turn', aborted: signal.aborted };
+  const reading: StepReading = { calls: [], invalid: new Map(), stop: 'end_turn', replied: false, aborted: signal.aborted };
   // The signal is touched here, once per step, and never in the loop that reads the stream: every
   // AbortSignal has a V8 map of its own, so optimized code that touched one would be thrown away by
   // the next turn's signal and compiled again (tens of ms of CPU per turn).
@@ -44,9 +48,13 @@ export async function modelStep(core: EngineCore, turnId: string, signal: AbortS
     // tool output left to cut) compacted nothing and sent the identical request again, a second
     // refused vendor round trip before the same error.
     const compactable = compactionCanReduce(core, resolved, 'overflow');
+    // A reply that filled the window (Anthropic's model_context_window_exceeded) was billed: its
+    // usage is kept, as any step's is. What it streamed stays too: the client has shown it, and the
+    // retried step goes on from it (Conversation, on the overflow compaction's end).
+    if (reading.usage) emitUsage(core, turnId, resolved.capabilities, reading.usage);
     throw contextOverflowError(
       failure.vendorMessage ?? failure.message,
-      { model: conversation.model, contextWindow: resolved.capabilities.contextWindow, requestTokens: estimateTokens(request) },
+      { model: conversation.model, contextWindow: resolved.capabilities.contextWindow, requestTokens: estimateTokens(request), replyCut: reading.replied },
       compactable,
       core.overflowCompactedTurn === turnId,
     );
@@ -55,25 +63,25 @@ export async function modelStep(core: EngineCore, turnId: string, signal: AbortS
   }
   if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
   const { calls, invalid, usage, stop } = reading;
-  const sessionId = core.sessionId;
-
-  if (usage) {
-    const cost = costOf(usage, resolved.capabilities.pricing);
-    core.emit({
-      type: 'usage',
-      sessionId,
-      turnId,
-      used: usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0),
-      size: resolved.capabilities.contextWindow,
-      inputTokens: usage.inputTokens,
-      outputTokens: usage.outputTokens,
-      ...(usage.cacheReadTokens !== undefined ? { cacheReadTokens: usage.cacheReadTokens } : {}),
-      ...(usage.cacheWriteTokens !== undefined ? { cacheWriteTokens: usage.cacheWriteTokens } : {}),
-      ...(cost ? { cost } : {}),
-    });
-  }
+  if (usage) emitUsage(core, turnId, resolved.capabilities, usage);
   announceToolCalls(core, turnId, calls, invalid, cutCallOf(stop, calls, invalid));
   return { stop, toolCalls: calls };
+}
+
+function emitUsage(core: EngineCore, turnId: string, capabilities: ModelCapabilities, usage: StepUsage): void {
+  const cost = costOf(usage, capabilities.pricing);
+  core.emit({
+    type: 'usage',
+    sessionId: core.sessionId,
+    turnId,
+    used: usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0),
+    size: capabilities.contextWindow,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    ...(usage.cacheReadTokens !== undefined ? { cacheReadTokens: usage.cacheReadTokens } : {}),
+    ...(usage.cacheWriteTokens !== undefined ? { cacheWriteTokens: usage.cacheWriteTokens } : {}),
+    ...(cost ? { cost } : {}),
+  });
 }
 
 /** Emits the deltas of a provider stream as they arrive (the hot loop of a streamed reply). */
@@ -92,10 +100,16 @@ async function readStream(core: EngineCore, turnId: string, stream: AsyncIterabl
     if (reading.aborted) break;
     switch (ev.type) {
       case 'text_delta':
-        if (ev.text) core.emit({ type: 'agent_message_chunk', sessionId, turnId, messageId, text: ev.text });
+        if (ev.text) {
+          core.emit({ type: 'agent_message_chunk', sessionId, turnId, messageId, text: ev.text });
+          reading.replied = true;
+        }
         break;
       case 'thinking_delta':
-        if (ev.text) core.emit({ type: 'agent_thought_chunk', sessionId, turnId, messageId: thoughtId, text: ev.text });
+        if (ev.text) {
+          core.emit({ type: 'agent_thought_chunk', sessionId, turnId, messageId: thoughtId, text: ev.text });
+          reading.replied = true;
+        }
         break;
       case 'tool_call_end': {
         const taken = core.conversation.hasToolCall(ev.id) || reading.calls.some((c) => c.id === ev.id);

@@ -50,12 +50,19 @@ export interface OverflowFigures {
   contextWindow: number;
   /** The request's size by the offline estimate. */
   requestTokens: number;
+  /**
+   * Whether the model had begun its reply when the window filled (Anthropic's stop reason
+   * `model_context_window_exceeded`, llama.cpp's "Context size has been exceeded." mid-stream),
+   * rather than refused the request before it.
+   */
+  replyCut?: boolean;
 }
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /**
- * A model call the vendor refused as too long, in troupe's words: what happened, the figures troupe
+ * A model call the vendor refused as too long (or whose reply filled the window, `replyCut`), in
+ * troupe's words: what happened, the figures troupe
  * is sure of, and what the person can do; the vendor's text is kept as `vendorMessage`. Until
  * 2026-12-06 the turn ended with the vendor's text alone ("prompt is too long: 212345 tokens >
  * 200000 maximum"), which says neither that troupe had already compacted nor what to do next.
@@ -67,13 +74,15 @@ export function contextOverflowError(vendorMessage: string, figures: OverflowFig
   // The estimate is only a figure worth giving when it agrees with the vendor: it can count less
   // than the vendor's tokenizer, and "about 180,000 tokens" would contradict "too long for 200,000".
   const size = figures.requestTokens > figures.contextWindow ? ` (about ${count(figures.requestTokens)} tokens, by troupe's estimate)` : '';
+  // What the model did, as it happened: refused the request, or stopped its reply where the window filled.
+  const cut = `the model's reply filled the window and was cut off${size}`;
   // Said as it is: `compacted`, the turn compacted for its overflow already. With nothing a
   // compaction could make smaller (the session's first prompt), none was tried, and /compact would
   // not help either.
   const message = compactable || compacted
-    ? `The conversation does not fit ${window}: the model refused the request as too long${size}, and compacting the conversation could not make it fit. ` +
+    ? `The conversation does not fit ${window}: ${figures.replyCut ? cut : `the model refused the request as too long${size}`}, and compacting the conversation could not make it fit. ` +
       'Send a smaller prompt (attach less, or split the work), run /compact to summarize the conversation, or start a new session.'
-    : `The request does not fit ${window}: the model refused it as too long${size}, and nothing earlier in the session could be compacted to make room. ` +
+    : `The request does not fit ${window}: ${figures.replyCut ? cut : `the model refused it as too long${size}`}, and nothing earlier in the session could be compacted to make room. ` +
       'Send a smaller prompt (attach less, or split the work).';
   return new StepError(
     'context_overflow',

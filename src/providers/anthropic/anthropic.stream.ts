@@ -22,16 +22,28 @@ const STOP_REASONS: Record<string, ProviderStopReason> = {
   pause_turn: 'end_turn',
   tool_use: 'tool_use',
   max_tokens: 'max_tokens',
-  model_context_window_exceeded: 'max_tokens',
   refusal: 'refusal',
 };
 
-/** Maps one response stream. Throws a `network` ProviderError if the stream ends before `message_stop`. */
+/**
+ * The stop reason of a reply that filled the model's context window: recent Claude models accept a
+ * request whose prompt plus max_tokens is over the window and stop when it fills, where older ones
+ * refused it with a 400 ("input length and `max_tokens` exceed context limit"). It is that overflow,
+ * found later: until 2026-12-07 it was read as `max_tokens`, and the turn ended as if the output
+ * limit had been reached, with no compaction and nothing said of the window.
+ */
+const WINDOW_FULL = 'model_context_window_exceeded';
+
+/**
+ * Maps one response stream. Throws a `network` ProviderError if the stream ends before `message_stop`,
+ * and a `context_overflow` one at `message_stop` (after the usage) if the reply filled the window.
+ */
 export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   const blocks = new Map<number, OpenBlock>();
   const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   let stop: ProviderStopReason = 'end_turn';
   let sawToolUse = false;
+  let windowFull = false;
   for await (const event of events) {
     switch (event.type) {
       case 'message_start': {
@@ -105,11 +117,16 @@ export async function* mapAnthropicStream(events: AsyncIterable<RawEvent>, signa
         if (u.input_tokens != null) usage.inputTokens = u.input_tokens;
         if (u.cache_read_input_tokens != null) usage.cacheReadTokens = u.cache_read_input_tokens;
         if (u.cache_creation_input_tokens != null) usage.cacheWriteTokens = u.cache_creation_input_tokens;
-        if (event.delta?.stop_reason) stop = STOP_REASONS[event.delta.stop_reason] ?? 'end_turn';
+        if (event.delta?.stop_reason) {
+          windowFull = event.delta.stop_reason === WINDOW_FULL;
+          stop = STOP_REASONS[event.delta.stop_reason] ?? 'end_turn';
+        }
         break;
       }
       case 'message_stop':
+        // The tokens were spent (and billed) whether or not the reply is of any use.
         yield { type: 'usage', ...usage };
+        if (windowFull) throw new ProviderError('context_overflow', `the reply filled the model's context window (stop_reason ${WINDOW_FULL})`);
         yield { type: 'stop', reason: stop === 'end_turn' && sawToolUse ? 'tool_use' : stop };
         return;
     }

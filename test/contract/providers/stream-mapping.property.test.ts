@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ARGS_DELTA_BYTES, type ProviderEvent } from '../../../src/core/provider.js';
+import { ARGS_DELTA_BYTES, isProviderError, type ProviderEvent } from '../../../src/core/provider.js';
 import { mapAnthropicStream } from '../../../src/providers/anthropic/anthropic.stream.js';
 import { mapChatStream } from '../../../src/providers/openai/chat.stream.js';
 import { mapGoogleStream } from '../../../src/providers/google/google.stream.js';
@@ -120,10 +120,12 @@ test('arguments that are not a JSON object end with invalidArgs and an empty inp
 
 test('stop reasons map onto troupe vocabulary', async () => {
   const stopOf = async (events: ProviderEvent[]) => events.at(-1);
-  for (const [vendor, ours] of [['max_tokens', 'max_tokens'], ['refusal', 'refusal'], ['model_context_window_exceeded', 'max_tokens'], ['pause_turn', 'tool_use']] as const) {
+  for (const [vendor, ours] of [['max_tokens', 'max_tokens'], ['refusal', 'refusal'], ['pause_turn', 'tool_use']] as const) {
     // pause_turn with a tool_use block still asks troupe to run the tool.
     assert.deepEqual(await stopOf(await all(mapAnthropicStream(from(anthropicToolStream(['{}'], vendor)), signal))), { type: 'stop', reason: ours });
   }
+  // A reply that filled the context window is that overflow, not the output limit (anthropic-window-full.test.ts).
+  await assert.rejects(all(mapAnthropicStream(from(anthropicToolStream(['{}'], 'model_context_window_exceeded')), signal)), (err) => isProviderError(err, 'context_overflow'));
   for (const [vendor, ours] of [['length', 'max_tokens'], ['content_filter', 'refusal'], ['stop', 'tool_use']] as const) {
     assert.deepEqual(await stopOf(await all(mapChatStream(from(chatToolStream(['{}'], vendor)), signal))), { type: 'stop', reason: ours });
   }
