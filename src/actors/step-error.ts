@@ -52,7 +52,8 @@ export interface OverflowFigures {
   requestTokens: number;
   /**
    * Whether the model had begun its reply when the window filled (Anthropic's stop reason
-   * `model_context_window_exceeded`, llama.cpp's "Context size has been exceeded." mid-stream),
+   * `model_context_window_exceeded`, Mistral's `model_length`, llama.cpp's "Context size has been
+   * exceeded." mid-stream),
    * rather than refused the request before it.
    */
   replyCut?: boolean;

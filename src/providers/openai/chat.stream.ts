@@ -12,6 +12,14 @@ type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 type OpenCall = { id: string; named: boolean; name: string; args: string; started: boolean; index: number; seq: number };
 
 const FINISH: Record<string, ProviderStopReason> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
+/**
+ * Mistral's finish_reason for a reply that filled the model's context window (its API's
+ * FinishReason: stop, length, model_length, error, tool_calls), where `length` is its output limit.
+ * A context overflow found at the reply's end, as Anthropic's `model_context_window_exceeded`:
+ * until 2026-12-07 it was a reason troupe did not know, read as `end_turn`, and the cut reply ended
+ * the turn as if the model had finished.
+ */
+const WINDOW_FULL = 'model_length';
 
 /** Announces a call whose name is whole, with the arguments that arrived before it, in order. */
 function* start(call: OpenCall): Generator<ProviderEvent> {
@@ -38,7 +46,8 @@ function* contentParts(parts: unknown[]): Generator<ProviderEvent> {
 }
 
 /**
- * Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason.
+ * Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason,
+ * and a `context_overflow` one at its end (after the usage) if the reply filled the window.
  * `provider`: the adapter's id, which a `reasoning_content` part names (see chat.request.ts).
  */
 export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal, provider = 'openai-compatible'): AsyncGenerator<ProviderEvent> {
@@ -52,6 +61,7 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   // The thoughts of a server that streams them as `reasoning_content` (DeepSeek, llama.cpp, vLLM),
   // which it may want back; undefined when the field never came.
   let reasoningContent: string | undefined;
+  let windowFull = false;
   for await (const chunk of chunks) {
     if (chunk.usage) {
       // Missing counts are 0, as for a missing usage: until 2026-12-06 a usage without
@@ -101,6 +111,8 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
     }
     if (choice.finish_reason) {
       finish = FINISH[choice.finish_reason] ?? 'end_turn';
+      // Not in the SDK's type: Mistral's own.
+      windowFull = (choice.finish_reason as string) === WINDOW_FULL;
       for (const call of opened.sort((a, b) => a.index - b.index || a.seq - b.seq)) {
         if (!call.started && call.name) yield* start(call);
         if (call.started) yield { type: 'tool_call_end', id: call.id, ...parseToolArgs(call.args) };
@@ -115,5 +127,6 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   if (finish === undefined) throw new ProviderError('network', 'the completion stream ended before a finish_reason');
   if (reasoningContent !== undefined) yield { type: 'reasoning_part', part: { provider, kind: 'reasoning_content', text: reasoningContent } };
   if (usage) yield usage;
+  if (windowFull) throw new ProviderError('context_overflow', `the reply filled the model's context window (finish_reason ${WINDOW_FULL})`);
   yield { type: 'stop', reason: finish };
 }
