@@ -120,6 +120,20 @@ for (const v of vendors) {
     assert.deepEqual([...child.schemaErrors, ...again.schemaErrors], []);
   });
 
+  test(`${v.name}: a reply cut again after the overflow compaction ends the turn context_overflow, saying compacting could not make it fit`, async (t) => {
+    const { server, child, sessionId } = await start(v, t);
+    server.enqueue(...v.count, v.sse('answer'), v.sse('window-full'), v.sse('summary'), v.sse('window-full'));
+    assert.equal((await child.prompt(sessionId, 'hello there')).stopReason, 'end_turn', child.stderr.slice(-2000));
+    await assert.rejects(child.prompt(sessionId, 'write the report'), (e: any) => {
+      assert.equal(e.data?.code, 'context_overflow', JSON.stringify(e));
+      assert.match(String(e.message), /the model's reply filled the window and was cut off, and compacting the conversation could not make it fit/, e.message);
+      return true;
+    });
+    // One compaction a turn: the second cut ends it, with no further call.
+    assert.equal(modelCalls(v, server).length, 4, 'answer, the cut reply, the summary, the retried step cut again');
+    assert.deepEqual(child.schemaErrors, []);
+  });
+
   test(`${v.name}: ${v.stop} with nothing to compact ends the turn context_overflow, keeping what streamed, without a second call`, async (t) => {
     const { server, child, sessionId } = await start(v, t);
     server.enqueue(...v.count, v.sse('window-full'));
