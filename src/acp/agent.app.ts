@@ -229,19 +229,20 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     })
     .onRequest(
       'session/new',
-      guarded('session/new', async (p: acp.NewSessionRequest, { client }) => {
+      guarded('session/new', async (p: acp.NewSessionRequest, { client, signal }) => {
         takeClientCaps(p);
         const mcp = mcpServersOf(p.mcpServers);
         const h = await host();
-        const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] }); // checked there
-        await h.useMcpServers(live.engine.sessionId, p.cwd, mcp);
+        // Its servers start first: withdrawn meanwhile (`$/cancel_request`), it is answered -32800 at
+        // once and leaves no session (SessionHost.create).
+        const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] }, [], { servers: mcp, signal }); // checked there
         announceCommands(client, live.engine.sessionId, h);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),
     )
     .onRequest(
       'session/load',
-      guarded('session/load', async (p: acp.LoadSessionRequest, { client }) => {
+      guarded('session/load', async (p: acp.LoadSessionRequest, { client, signal }) => {
         takeClientCaps(p);
         const mcp = mcpServersOf(p.mcpServers);
         const dirs = directoriesOf(p);
@@ -259,7 +260,8 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           assertCwd(live, p.cwd);
           if (dirs) h.useDirectories(live, dirs);
           await h.updates.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines, marksReplayOf(p)));
-          await h.useMcpServers(p.sessionId, p.cwd, mcp);
+          // Withdrawn while its servers start: answered -32800 at once, and they are stopped.
+          await h.useMcpServers(p.sessionId, p.cwd, mcp, signal);
           announceCommands(client, p.sessionId, h);
           return { response: sessionState(live) };
         });
@@ -267,7 +269,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     )
     .onRequest(
       'session/resume',
-      guarded('session/resume', async (p: acp.ResumeSessionRequest, { client }) => {
+      guarded('session/resume', async (p: acp.ResumeSessionRequest, { client, signal }) => {
         takeClientCaps(p);
         const mcp = p.mcpServers === undefined ? undefined : mcpServersOf(p.mcpServers);
         const dirs = directoriesOf(p);
@@ -280,7 +282,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         assertCwd(live, p.cwd);
         if (dirs) h.useDirectories(live, dirs);
         // Without `mcpServers` the session keeps the servers it has.
-        if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp);
+        if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp, signal);
         announceCommands(client, p.sessionId, h);
         return { ...sessionState(live), ...(logSeq === undefined ? {} : { _meta: { troupe: { [LOG_SEQ]: logSeq } } }) };
       }),
@@ -327,12 +329,12 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
     .onRequest(
       'session/fork',
       forkParams,
-      guarded('session/fork', async (p: z.infer<typeof forkParams>, { client }) => {
+      guarded('session/fork', async (p: z.infer<typeof forkParams>, { client, signal }) => {
         const mcp = mcpServersOf(p.mcpServers);
         const h = await host();
         await loading.get(p.sessionId);
-        const live = await h.fork(p.sessionId, p.cwd, p.additionalDirectories ?? []);
-        await h.useMcpServers(live.engine.sessionId, p.cwd, mcp);
+        // As session/new: withdrawn while its servers start, it leaves no fork.
+        const live = await h.fork(p.sessionId, p.cwd, p.additionalDirectories ?? [], { servers: mcp, signal });
         announceCommands(client, live.engine.sessionId, h);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),

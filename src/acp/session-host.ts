@@ -3,7 +3,6 @@
  * the ACP client's capabilities (fs, terminal, permission prompts), with its events projected to
  * `session/update` as they happen and folded into the session index.
  */
-import { rm } from 'node:fs/promises';
 import type * as acp from '@agentclientprotocol/sdk';
 import { TroupeError } from '../core/errors.js';
 import type { AgentEvent, ContentBlock } from '../core/events.js';
@@ -25,6 +24,7 @@ import { daemonOwnedCatalog, type SessionCatalog } from './session-catalog.js';
 import { assertDirectory, requestedDirectories } from './session-directories.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
+import { unlessWithdrawn } from './withdrawn-request.js';
 import { SessionLogs } from './session-logs.js';
 import { commandsUpdate, SLASH_COMMANDS } from './session-options.js';
 
@@ -155,9 +155,14 @@ export class SessionHost {
     return defaultModel(this.opts.env, this.opts.config);
   }
 
+  /**
+   * A new session; `mcp`: the MCP servers its request named, started before its first event. Withdrawn
+   * meanwhile (`mcp.signal`), it rejects `request_cancelled` and leaves no session, nor its log file.
+   */
   async create(
     init: { cwd: string; additionalDirectories: string[]; model?: string; mode?: string; forkedFrom?: { sessionId: string; throughSeq: number } },
     history: readonly AgentEvent[] = [],
+    mcp?: { servers: ReturnType<typeof mcpServersOf>; signal?: AbortSignal },
   ): Promise<LiveSession> {
     assertDirectory(init.cwd, 'cwd');
     const additionalDirectories = requestedDirectories(init.cwd, init.additionalDirectories);
@@ -165,6 +170,17 @@ export class SessionHost {
     resolveModel(model, this.opts.env, this.opts.config);
     const mode = init.mode ?? DEFAULT_MODE_ID;
     const { sessionId, log } = await this.logs.forNewSession();
+    // While the log holds no event it is no session (a spare: SessionLogs), listed nowhere. Until
+    // 2026-12-07 the servers started once the session was made, and a `$/cancel_request` of the
+    // session/new was not heeded until they had started or their start timeout had passed.
+    if (mcp) {
+      try {
+        await this.useMcpServers(sessionId, init.cwd, mcp.servers, mcp.signal, additionalDirectories);
+      } catch (err) {
+        await this.logs.discard(log);
+        throw err;
+      }
+    }
     const { deps, bind } = this.deps(sessionId, log, init.cwd, additionalDirectories);
     const transitions = this.transitionReport(sessionId);
     const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history, transitions);
@@ -180,9 +196,9 @@ export class SessionHost {
       await engine.dispose().catch(() => undefined);
       // Nothing its engine tells from now on reaches the daemon as a session of this process.
       transitions.stop();
-      await log.close().catch(() => undefined);
-      // No client was given this session (a full disk, say): its log is not left behind.
-      await rm(log.path, { force: true }).catch(() => undefined);
+      // No client was given this session (a full disk, say): its log is not left behind, nor its servers.
+      await this.logs.discard(log);
+      void this.mcp.stop(sessionId, { forget: true }).catch(() => undefined);
       throw err;
     }
     // The log is the truth and the index can be rebuilt from it: session/new does not wait for it.
@@ -253,7 +269,7 @@ export class SessionHost {
   }
 
   /** A new session holding a copy of `sourceId`'s completed turns (ACP session/fork). */
-  async fork(sourceId: string, cwd: string, additionalDirectories: string[]): Promise<LiveSession> {
+  async fork(sourceId: string, cwd: string, additionalDirectories: string[], mcp?: Parameters<SessionHost['create']>[2]): Promise<LiveSession> {
     const source = await this.get(sourceId);
     const conv = source.engine.conversation;
     // A turn still running in the source is not copied, nor a compaction under way (/compact's): the
@@ -269,7 +285,7 @@ export class SessionHost {
       cursor = page.cursor;
       if (!page.hasMore) break;
     }
-    return this.create({ cwd, additionalDirectories, model: conv.model, mode: conv.mode, forkedFrom: { sessionId: sourceId, throughSeq: through } }, history);
+    return this.create({ cwd, additionalDirectories, model: conv.model, mode: conv.mode, forkedFrom: { sessionId: sourceId, throughSeq: through } }, history, mcp);
   }
 
   /**
@@ -312,9 +328,18 @@ export class SessionHost {
    * by `mcpServersOf`): they replace the ones it had, and are started before this resolves (one
    * that fails to start is left out, and logged). Stdio, HTTP and SSE servers only (spec/tools.md §7).
    */
-  async useMcpServers(sessionId: string, cwd: string, servers: ReturnType<typeof mcpServersOf>): Promise<void> {
+  async useMcpServers(
+    sessionId: string,
+    cwd: string,
+    servers: ReturnType<typeof mcpServersOf>,
+    signal?: AbortSignal,
+    additionalDirectories = this.live.get(sessionId)?.engine.conversation.additionalDirectories,
+  ): Promise<void> {
     for (const s of servers.skipped) this.opts.logger.warn('an MCP server is left out', { sessionId, server: s.name, reason: s.reason });
-    await this.mcp.use(sessionId, cwd, servers.servers, this.live.get(sessionId)?.engine.conversation.additionalDirectories);
+    // Withdrawn while they start (`signal`): rejected at once, and they are stopped in the background
+    // (none outlives the agent: SessionMcp.stopAll), not waited for until started or timed out.
+    const stop = () => void this.mcp.stop(sessionId, { forget: true }).catch((e) => this.opts.logger.error('cannot stop MCP servers', { sessionId, error: String(e) }));
+    await unlessWithdrawn(this.mcp.use(sessionId, cwd, servers.servers, additionalDirectories, signal), signal, stop, 'withdrawn while its MCP servers started; they are stopped', { sessionId });
   }
 
   /**

@@ -31,21 +31,32 @@ export class SessionLogs {
    * session until it holds an event (spec/event-log.md §6); an unused one is removed at shutdown.
    */
   prepareSpareLog(): void {
-    this.spare ??= this.newLog(true).catch((err) => {
+    this.spare ??= this.newLog().catch((err) => {
       this.logger.warn('could not make a spare log; the next session/new creates its own', { error: String(err) });
       return undefined;
     });
   }
 
-  /** The log of a new session: the spare if one was made, else one made now. */
+  /**
+   * The log of a new session: the spare if one was made, else one made now, marked a spare too: it is
+   * no session until its first event, and the session's MCP servers start before that
+   * (SessionHost.create). A process that dies meanwhile leaves a log the next index open removes,
+   * not a session with no history.
+   */
   async forNewSession(): Promise<NewSessionLog> {
     return (await this.takeSpare()) ?? (await this.newLog());
+  }
+
+  /** Closes and removes the log of a new session no client was given (its request failed, or was withdrawn). */
+  async discard(log: FileEventLog): Promise<void> {
+    await log.close().catch(() => undefined);
+    await rm(log.path, { force: true }).catch(() => undefined);
   }
 
   /** Removes the spare nobody took (at shutdown): a spare is no session, and is not left behind. */
   async removeSpare(): Promise<void> {
     const spare = await this.takeSpare();
-    if (spare) await spare.log.close().catch(() => undefined).then(() => rm(spare.log.path, { force: true }));
+    if (spare) await this.discard(spare.log);
   }
 
   private takeSpare(): Promise<NewSessionLog | undefined> | undefined {
@@ -54,13 +65,16 @@ export class SessionLogs {
     return spare;
   }
 
-  /** A log for a new session id (ids are random: one already used, in the index or on disk, is drawn again). */
-  private async newLog(spare = false): Promise<NewSessionLog> {
+  /**
+   * A log for a new session id (ids are random: one already used, in the index or on disk, is drawn
+   * again), its header marked a spare: no session until it holds an event (spec/event-log.md §6).
+   */
+  private async newLog(): Promise<NewSessionLog> {
     for (let attempt = 0; ; attempt++) {
       const sessionId = newSessionId();
       if (this.index.isUsed(sessionId)) continue;
       try {
-        return { sessionId, log: await FileEventLog.create(sessionLogPath(sessionsDir(this.home), sessionId), { sessionId, logger: this.logger, spare }) };
+        return { sessionId, log: await FileEventLog.create(sessionLogPath(sessionsDir(this.home), sessionId), { sessionId, logger: this.logger, spare: true }) };
       } catch (err) {
         if (attempt < 3 && isTroupeError(err, 'invalid_params') && err.data.exists === true) continue;
         throw err;

@@ -34,6 +34,8 @@ export class SessionMcp {
   private readonly callMaxTotalMs: number;
   /** Set by `endStarts`. */
   private ending = false;
+  /** Stops of servers already forgotten (a start its request withdrew): `stopAll` waits for them too. */
+  private readonly stopping = new Set<Promise<void>>();
 
   /**
    * `commandsChanged`: one of a session's servers changed its prompts (its slash commands) while it
@@ -83,9 +85,10 @@ export class SessionMcp {
   /**
    * From now on the session uses these servers: those it had stop, these start (unless they are
    * the same and all running; a list with one that was left out or has exited starts again).
-   * Resolves once each has started or has been left out.
+   * Resolves once each has started or has been left out. `withdrawn`: the request that named them
+   * was withdrawn while those it had stopped (its caller stops these): they do not start.
    */
-  async use(sessionId: string, cwd: string, servers: McpServerConfig[], additionalDirectories: readonly string[] = []): Promise<void> {
+  async use(sessionId: string, cwd: string, servers: McpServerConfig[], additionalDirectories: readonly string[] = [], withdrawn?: AbortSignal): Promise<void> {
     const roots = [cwd, ...additionalDirectories];
     const key = JSON.stringify([roots, servers]);
     const slot = this.slots.get(sessionId);
@@ -94,7 +97,7 @@ export class SessionMcp {
       if (this.status(sessionId).every((s) => s.state === 'serving')) return;
     }
     if (slot) await this.stop(sessionId, { forget: true });
-    if (servers.length === 0) return;
+    if (servers.length === 0 || withdrawn?.aborted) return;
     const next: Slot = { sessionId, key, cwd, roots, servers };
     this.slots.set(sessionId, next);
     return this.start(next);
@@ -127,7 +130,12 @@ export class SessionMcp {
     slot.tools = undefined;
     slot.current = undefined;
     slot.starting?.abort();
-    await (await tools)?.close();
+    const stopped = (async () => void (await (await tools)?.close()))();
+    if (forget) {
+      this.stopping.add(stopped);
+      void stopped.finally(() => this.stopping.delete(stopped)).catch(() => undefined);
+    }
+    await stopped;
   }
 
   /**
@@ -139,8 +147,9 @@ export class SessionMcp {
     for (const slot of this.slots.values()) slot.starting?.abort();
   }
 
+  /** Stops every session's servers, and waits for those still stopping (the agent is exiting: none outlives it). */
   async stopAll(): Promise<void> {
-    await Promise.all([...this.slots.keys()].map((id) => this.stop(id, { forget: true })));
+    await Promise.all([...[...this.slots.keys()].map((id) => this.stop(id, { forget: true })), ...this.stopping]);
   }
 
   private async start(slot: Slot): Promise<void> {
