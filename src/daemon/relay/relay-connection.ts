@@ -90,7 +90,10 @@ export class RelayConnection implements AcpConnectionPeer {
         // The client withdrew one of its requests: the child that has it is told, under its own id.
         // Named with a session (header or params), only that session's request: ids may repeat across sessions.
         const scope = sessionIdOf(msg) ?? context.sessionId;
-        for (const s of this.sessions) if (scope === undefined || s.sessionId === scope) s.withdraw(this, (msg.params as { requestId?: unknown } | undefined)?.requestId);
+        const requestId = (msg.params as { requestId?: unknown } | undefined)?.requestId;
+        for (const s of this.sessions) if (scope === undefined || s.sessionId === scope) s.withdraw(this, requestId);
+        // A session/new in flight: its session is none of these yet. (Until 2026-12-07 its cancel was dropped.)
+        if (scope === undefined) this.relay.withdrawNew(this, requestId);
         return;
       }
     }

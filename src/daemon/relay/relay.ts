@@ -224,6 +224,19 @@ export class Relay implements AcpAgentSide, RelayContext {
     session.forward(conn, msg, sessionId, joins);
   }
 
+  /**
+   * `$/cancel_request` of `conn` for its session/new in flight, whose session has no id yet (nor `conn`
+   * attached): withdrawn as any request (RelaySession.withdraw). One not sent yet (its process starts)
+   * is answered -32800 here, and its process is stopped: it would serve nothing.
+   */
+  withdrawNew(conn: RelayConnection, requestId: unknown): void {
+    for (const s of this.opening) {
+      const waited = s.awaitsAnswers;
+      s.withdraw(conn, requestId);
+      if (waited && !s.awaitsAnswers) this.unregistered(s);
+    }
+  }
+
   /** A request that starts the session's process, in its turn; counted in startsWaiting until then. */
   private startInItsTurn(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): Promise<void> {
     this.startsWaiting.set(sessionId, (this.startsWaiting.get(sessionId) ?? 0) + 1);

@@ -2,14 +2,15 @@
 // (request_cancelled) at once, not once they have started or their start timeout has passed; the
 // servers it started are stopped; a session/new leaves no session (no log, nothing listed), a
 // load or resume leaves the session without them; and the agent serves later requests as before.
-// Over stdio (a real `troupe acp`).
+// Over stdio (a real `troupe acp`) and through the daemon (which relays the cancel to the child, or
+// answers it itself while the child that is to take the session/new starts).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
-import { processAlive, waitFor } from '../../support/daemon.js';
+import { daemonWithClient, processAlive, waitFor } from '../../support/daemon.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 const workingServer = { name: 'test', command: process.execPath, args: [SERVER], env: [] };
@@ -69,7 +70,7 @@ function assertCancelled(outcome: Outcome): void {
 const gone = (pid: number) => waitFor(`MCP server ${pid} to exit`, () => !processAlive(pid), 10_000);
 const logFiles = (home: string) => (existsSync(join(home, 'sessions')) ? readdirSync(join(home, 'sessions')).filter((n) => n.endsWith('.log')) : []);
 
-describe('a request withdrawn while its MCP servers start', { concurrency: 2 }, () => {
+describe('a request withdrawn while its MCP servers (or its process) start', { concurrency: 2 }, () => {
   test('session/new over stdio: answered -32800 at once, its server stopped, no session left; the agent goes on', async (t) => {
     const c = AcpChild.start({ env: { TROUPE_MCP_START_TIMEOUT_MS: START_TIMEOUT_MS }, script: { replies: [[{ text: 'hello' }]] } });
     t.after(() => c.close());
@@ -166,5 +167,52 @@ describe('a request withdrawn while its MCP servers start', { concurrency: 2 }, 
     // old one had stopped, it would have run (and written its pid) by then.
     assert.equal(await c.close(), 0);
     assert.equal(existsSync(join(cwd, 'hung.pid')), false, 'the server the withdrawn load named never started');
+  });
+
+  for (const transport of ['http', 'ws'] as const) {
+    test(`session/new through the daemon (${transport}): answered -32800 at once, its server stopped, no session in the index`, async (t) => {
+      // No pooled child: it would have a spare log ready (no session, but a file in the sessions directory).
+      const { d, c } = await daemonWithClient(t, transport, { args: ['--pool', '0'], env: { TROUPE_MCP_START_TIMEOUT_MS: START_TIMEOUT_MS }, script: { replies: [[{ text: 'hello' }]] } });
+      const cwd = workspace();
+      const { outcome, pid } = await withdrawnWhileStarting(c.agent as never, 'session/new', { cwd }, hungServer(cwd), () => d.stderr, t);
+      assertCancelled(outcome);
+      await gone(pid);
+      assert.deepEqual((await d.api('GET', '/v1/sessions')).json.sessions, [], 'no session is listed');
+      await waitFor('no session log', () => logFiles(d.home).length === 0);
+      // The daemon serves the next one as ever.
+      const { sessionId } = (await c.agent.request('session/new', { cwd, mcpServers: [] })) as { sessionId: string };
+      assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).stopReason, 'end_turn');
+    });
+  }
+
+  test('session/new through the daemon withdrawn before its process started: answered -32800 by the daemon, and that process stopped', async (t) => {
+    const { d, c } = await daemonWithClient(t, 'ws', { args: ['--pool', '0'], script: { replies: [[{ text: 'hello' }]] } });
+    const cwd = workspace();
+    // A first session starts the spawner, and keeps its one process.
+    const first = ((await c.agent.request('session/new', { cwd, mcpServers: [] })) as { sessionId: string }).sessionId;
+    const [firstChild] = d.childPids();
+    const spawner = d.spawnerPid()!;
+    // Held stopped, the spawner starts no process: the next session/new waits in the daemon for one.
+    process.kill(spawner, 'SIGSTOP');
+    let outcome: unknown;
+    try {
+      const cancel = new AbortController();
+      const answered = c.agent.request('session/new', { cwd, mcpServers: [] }, { cancellationSignal: cancel.signal }).then((r) => r, (e) => e);
+      // Answered once the daemon took the session/new (a connection's messages are taken in order).
+      await c.agent.request('session/list', {});
+      cancel.abort();
+      await c.agent.request('session/list', {});
+      process.kill(spawner, 'SIGCONT');
+      outcome = await answered;
+    } finally {
+      process.kill(spawner, 'SIGCONT');
+    }
+    assert.deepEqual([(outcome as any).code, (outcome as any).data?.code], [-32800, 'request_cancelled'], JSON.stringify(outcome));
+    // The process started for it serves nothing: stopped, the first session's alone left.
+    await waitFor('the process started for the withdrawn session/new to stop', () => d.childPids().join() === String(firstChild));
+    assert.deepEqual((await d.api('GET', '/v1/sessions')).json.sessions.map((s: { id: string }) => s.id), [first]);
+    // The daemon serves the next one as ever.
+    const { sessionId } = (await c.agent.request('session/new', { cwd, mcpServers: [] })) as { sessionId: string };
+    assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).stopReason, 'end_turn');
   });
 });
