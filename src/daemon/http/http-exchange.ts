@@ -85,6 +85,28 @@ export class HttpExchange {
     return value === undefined || value === '' ? undefined : value;
   }
 
+  /** Whether the request says a body follows: a Content-Length over 0, or a Transfer-Encoding (chunked). */
+  get declaresBody(): boolean {
+    return Number(this.header('content-length') ?? '0') > 0 || this.header('transfer-encoding') !== undefined;
+  }
+
+  /**
+   * Answers 415 a request whose body troupe would read as JSON but whose Content-Type is not JSON
+   * ({@link isJsonContentType}), before a byte of the body is read; true when it answered.
+   * `always`: the media type is checked even when no body is declared (`POST /acp`, as the SDK
+   * server checks it); otherwise only a request that declares a body is checked (the /v1 routes,
+   * which also take none). Until 2026-12-07 the whole body was read first (up to the size limit),
+   * and the 415 came only once the client had sent all of it.
+   */
+  refuseNonJsonBody(always: boolean): boolean {
+    if (isJsonContentType(this.header('content-type'))) return false;
+    if (!always && !this.declaresBody) return false;
+    // The body is never read: as after a 413, the connection closes once the answer is out, so that
+    // its bytes are neither buffered nor taken for the next request.
+    this.errorAndClose(415, 'invalid_request', 'Unsupported Media Type: use application/json', this.declaresBody);
+    return true;
+  }
+
   onAbort(fn: () => void): void {
     if (this.aborted) fn();
     else this.abortHandlers.push(fn);
@@ -158,6 +180,14 @@ export class HttpExchange {
   /** A non-JSON-RPC error: `{ error: { code, message, data? } }` with a stable string code. */
   error(status: number, code: ErrorCode, message: string, data?: Record<string, unknown>, headers: Record<string, string> = {}): void {
     this.json(status, { error: { code, message, ...(data ? { data } : {}) } }, headers);
+  }
+
+  /**
+   * A non-JSON-RPC error like {@link error}, and the connection closed once it is out when
+   * `closeConnection`: after a refused body, whose unread rest must not stay on the connection.
+   */
+  errorAndClose(status: number, code: ErrorCode, message: string, closeConnection = true): void {
+    this.send(status, { 'Content-Type': 'application/json' }, JSON.stringify({ error: { code, message } }), closeConnection);
   }
 
   /** Sends a TroupeError (its table status) or, for anything else, a 500 internal_error. */
@@ -265,7 +295,13 @@ export function jsonText(bytes: Uint8Array | ArrayBuffer): string {
   return UTF8.decode(bytes);
 }
 
-/** Whether a Content-Type names JSON: its media type exactly, parameters (charset) aside. */
+/**
+ * Whether a Content-Type names JSON, the one test of it for /acp and the /v1 routes, as the SDK
+ * server makes it: the media type before any `;`, trimmed and compared case-insensitively with
+ * `application/json` exactly (`application/jsonx`, `application/json-seq`, `text/json` are not).
+ * Parameters are ignored, `charset` included: RFC 8259 §11 defines none for application/json and
+ * says adding one has no effect, and the body is read as UTF-8 whatever it says (as the SDK does).
+ */
 export function isJsonContentType(value: string | undefined): boolean {
   return value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }

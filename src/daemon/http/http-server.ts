@@ -9,7 +9,7 @@ import { acpWebSocketBehavior } from './acp/acp-ws.handler.js';
 import { handleAcpHttp } from './acp/acp-http.handler.js';
 import type { AcpAgentSide, AcpTransportOptions } from './acp/acp.types.js';
 import { TransportCore, type AcpConnectionStats } from './acp/transport-core.js';
-import { HttpExchange, isJsonContentType, jsonText, type ByteMeter } from './http-exchange.js';
+import { HttpExchange, jsonText, type ByteMeter } from './http-exchange.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from './json-depth.js';
 import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
@@ -253,17 +253,16 @@ export class HttpServer {
   }
 
   private async runRoute(ex: HttpExchange, handler: RouteHandler, params: Record<string, string>): Promise<void> {
-    const hasBody = BODY_METHODS.has(ex.method) && (Number(ex.header('content-length') ?? '0') > 0 || ex.header('transfer-encoding') !== undefined);
+    const hasBody = BODY_METHODS.has(ex.method) && ex.declaresBody;
+    // The API speaks JSON: another body (curl -d sends a form type) is refused as /acp refuses it,
+    // rather than reach the handler as no body at all, and before it is read.
+    if (hasBody && ex.refuseNonJsonBody(false)) return;
     // The body must be attached for before the uWS callback returns.
     const bodyRead = hasBody ? ex.readBody(this.options.maxBodyBytes ?? 1024 * 1024) : undefined;
     try {
       const rawBody = bodyRead ? await bodyRead : undefined;
       let body: unknown;
-      const json = isJsonContentType(ex.header('content-type'));
-      // The API speaks JSON: another body (curl -d sends a form type) is refused as /acp refuses it,
-      // rather than reach the handler as no body at all.
-      if (rawBody && rawBody.length > 0 && !json) return ex.error(415, 'invalid_request', 'Unsupported Media Type: use application/json');
-      if (rawBody && rawBody.length > 0 && json) {
+      if (rawBody && rawBody.length > 0) {
         try {
           body = JSON.parse(jsonText(rawBody));
         } catch {
@@ -278,7 +277,7 @@ export class HttpServer {
       else ex.json(200, result);
     } catch (err) {
       if (err instanceof TroupeError && err.code === 'payload_too_large') {
-        return ex.send(413, { 'Content-Type': 'application/json' }, JSON.stringify({ error: { code: err.code, message: err.message } }), true);
+        return ex.errorAndClose(413, err.code, err.message);
       }
       if (!(err instanceof TroupeError)) this.logger.error('Route handler failed', { path: ex.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
       if (ex.streaming) ex.destroy();

@@ -31,6 +31,8 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({ acp: { maxBodyBytes: 4096, maxIdLength: 64 } });
+    // A /v1 route that takes a body, to hold /v1 to the rules /acp follows.
+    h.server.route('POST', '/v1/echo-body', (req) => ({ body: req.body ?? null }));
   });
   after(() => h.close());
 
@@ -45,6 +47,37 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
     const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{}' });
     assert.equal(res.status, 415);
     assert.equal(await errorCode(res), 'invalid_request');
+  });
+
+  test('415 from the headers alone: the body is never read, and the connection closes as after a 413 (/acp and /v1 alike)', async () => {
+    const id = await rawInitialize(h);
+    for (const [path, extra] of [['/acp', `Acp-Connection-Id: ${id}\r\n`], ['/v1/echo-body', '']] as const) {
+      const received = { acp: h.acp.traffic().http.received, v1: h.server.managementBytes.received };
+      // Half of a declared 1000-byte body: until 2026-12-07 the server waited for the rest before
+      // it looked at the type, and answered nothing until uWS's timeout closed the connection.
+      const answer = await rawExchange(h, `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: text/plain\r\n${extra}Content-Length: 1000\r\n\r\n${'x'.repeat(500)}`);
+      assert.match(answer, /^HTTP\/1\.1 415 /, `${path}: ${answer}`);
+      assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code, 'invalid_request');
+      assert.deepEqual({ acp: h.acp.traffic().http.received, v1: h.server.managementBytes.received }, received, `${path}: no byte of the body was read`);
+    }
+  });
+
+  test('one media-type rule for /acp and /v1: application/json in any case, parameters ignored; nothing else', async () => {
+    const id = await rawInitialize(h);
+    const cancel = JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'ses_x' } });
+    const post = (path: string, type: string) => h.fetch(path, { method: 'POST', headers: { 'Content-Type': type, 'Acp-Connection-Id': id, 'Acp-Session-Id': 'ses_x' }, body: cancel });
+    for (const path of ['/acp', '/v1/echo-body']) {
+      for (const type of ['application/json', 'Application/JSON', ' application/json ; charset=utf-8', 'application/json;charset=latin1']) {
+        const res = await post(path, type);
+        assert.equal(res.status, path === '/acp' ? 202 : 200, `${path} ${JSON.stringify(type)}`);
+        await res.arrayBuffer();
+      }
+      for (const type of ['text/plain', 'application/jsonx', 'application/json-seq', 'text/json', 'application/x-www-form-urlencoded']) {
+        const res = await post(path, type);
+        assert.equal(res.status, 415, `${path} ${JSON.stringify(type)}`);
+        assert.equal(await errorCode(res), 'invalid_request');
+      }
+    }
   });
 
   test('400 parse_error for invalid JSON', async () => {

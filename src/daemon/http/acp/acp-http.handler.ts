@@ -4,7 +4,7 @@
  * Statuses follow SDK 2.4.0's AcpServer; spec/transport.md §3 (statuses) and §5 (load ordering)
  * list where troupe differs.
  */
-import { isJsonContentType, jsonText, type HttpExchange } from '../http-exchange.js';
+import { jsonText, type HttpExchange } from '../http-exchange.js';
 import { isTroupeError } from '../../../core/errors.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from '../json-depth.js';
 import { SSE_HEADERS } from '../sse-stream.js';
@@ -43,16 +43,17 @@ export function handleAcpHttp(ex: HttpExchange, core: TransportCore): void {
 }
 
 async function handlePost(ex: HttpExchange, core: TransportCore): Promise<void> {
+  // The headers decide before the body is read: a body of another type is not read at all.
+  if (ex.refuseNonJsonBody(true)) return;
   // uWS delivers the body only to a handler attached before the route callback returns.
   const bodyRead = ex.readBody(core.options.maxBodyBytes);
   let raw: Buffer;
   try {
     raw = await bodyRead;
   } catch (err) {
-    if (isTroupeError(err, 'payload_too_large')) ex.send(413, { 'Content-Type': 'application/json' }, JSON.stringify({ error: { code: err.code, message: err.message } }), true);
+    if (isTroupeError(err, 'payload_too_large')) ex.errorAndClose(413, err.code, err.message);
     return;
   }
-  if (!isJsonContentType(ex.header('content-type'))) return ex.error(415, 'invalid_request', 'Unsupported Media Type: use application/json');
   let value: unknown;
   try {
     value = JSON.parse(jsonText(raw));
