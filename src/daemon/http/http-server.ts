@@ -145,7 +145,13 @@ export class HttpServer {
     if (this.listening) throw new Error('mount the ACP transport before listen()');
     const core = new TransportCore(agent, options, this.logger, this.clock);
     this.acpCore = core;
-    this.app.ws('/acp', acpWebSocketBehavior(core, (headers, protocols) => this.security.check(headers, true, protocols)));
+    this.app.ws(
+      '/acp',
+      acpWebSocketBehavior(core, {
+        authorize: (headers, protocols) => this.security.check(headers, true, protocols),
+        tokenSubprotocol: (offered) => this.security.tokenSubprotocol(offered),
+      }),
+    );
     return {
       connections: () => core.stats(),
       closeConnection: (id) => {

@@ -68,6 +68,11 @@ export class Security {
     return bytes.length === this.tokenBytes.length && timingSafeEqual(bytes, this.tokenBytes);
   }
 
+  /** The offered subprotocol `troupe-token.<token>` that carries this server's token, if one does. */
+  tokenSubprotocol(offered: readonly string[]): string | undefined {
+    return offered.find((p) => p.startsWith(TOKEN_SUBPROTOCOL_PREFIX) && this.tokenMatches(p.slice(TOKEN_SUBPROTOCOL_PREFIX.length)));
+  }
+
   /**
    * Checks the Origin, then the credentials. `requireToken` is false for the routes open to anyone
    * who can reach the port (health, login).

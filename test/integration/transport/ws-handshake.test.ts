@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
+import WebSocket from 'ws';
 import { startHarness, TOKEN, until, type Harness } from '../../support/transport/harness.js';
 
 /** RFC 6455 §1.3's sample key: 16 bytes in base64. */
@@ -45,6 +46,34 @@ describe('WebSocket handshake', { timeout: 20_000 }, () => {
     const first = await handshake(h, upgrade([`Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Protocol: troupe-token.${TOKEN}`, 'Sec-WebSocket-Protocol: acp']));
     assert.equal(first.status, 101, first.text);
     assert.equal(first.headers['sec-websocket-protocol'], 'acp', 'never the token protocol when acp was offered, whatever its line');
+  });
+
+  test('the 101 names a subprotocol troupe speaks, or none: `acp`, else the token subprotocol that carries the token, never another (RFC 6455 §4.2.2)', async () => {
+    const token = `troupe-token.${TOKEN}`;
+    const offer = (protocols: string, bearer = false) =>
+      handshake(h, upgrade([...(bearer ? [`Authorization: Bearer ${TOKEN}`] : []), `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Protocol: ${protocols}`]));
+    const cases: Array<[string, boolean, string | undefined]> = [
+      // Until 2026-12-07 `foo`: the first one offered that was not the token's, spoken or not.
+      [`foo, ${token}`, false, token],
+      [`foo, acp, ${token}`, false, 'acp'],
+      [`${token}`, false, token],
+      // Authenticated by the header: an unknown protocol is not echoed, nor a token subprotocol
+      // that does not carry the token.
+      ['foo', true, undefined],
+      ['foo, troupe-token.not-the-token', true, undefined],
+    ];
+    for (const [protocols, bearer, echoed] of cases) {
+      const r = await offer(protocols, bearer);
+      assert.equal(r.status, 101, `${protocols}: ${r.text}`);
+      assert.equal(r.headers['sec-websocket-protocol'], echoed, `offered ${protocols}`);
+    }
+    // A client that checks the echo (the ws package, as a browser does) connects with the token
+    // offered next to a protocol troupe does not speak, and is told which one it got.
+    const ws = new WebSocket(h.acpUrl.replace(/^http/, 'ws'), ['foo', token]);
+    await once(ws, 'open');
+    assert.equal(ws.protocol, token);
+    ws.close();
+    await once(ws, 'close');
   });
 
   test('a version other than 13 is refused 426 naming 13, and no connection is made', async () => {

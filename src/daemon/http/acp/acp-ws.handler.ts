@@ -54,7 +54,29 @@ const CLOSE_CODES: Record<AcpCloseReason, number> = {
   protocol_error: 1002,
 };
 
-export type WsAuthorizer = (headers: HeaderMap, subprotocols: string[]) => AuthOutcome;
+/** What the handshake asks of the server's security: the credentials, and which token subprotocol is the token's. */
+export interface WsHandshakeSecurity {
+  authorize(headers: HeaderMap, subprotocols: string[]): AuthOutcome;
+  /** The offered `troupe-token.<token>` that carries the server's token, if one does. */
+  tokenSubprotocol(offered: readonly string[]): string | undefined;
+}
+
+/** The subprotocol troupe speaks on `/acp`. */
+const ACP_SUBPROTOCOL = 'acp';
+
+/**
+ * The subprotocol the 101 names, or '' for none: RFC 6455 §4.2.2 lets a server select one of those
+ * offered that it supports, or none, and a client fails a connection whose 101 names one it did not
+ * offer. troupe supports `acp`, and the token subprotocol a browser authenticates with (the SDK's
+ * ws-client sends only what its `protocols` option lists): `acp` when offered; else that token
+ * subprotocol, when it carries the token, since a browser (and the `ws` package) fails a connection
+ * for which it offered subprotocols and got none back; else none. Until 2026-12-07 an offer of
+ * `foo` (and the token) was answered `foo`, a protocol troupe does not speak.
+ */
+export function chooseSubprotocol(offered: readonly string[], tokenSubprotocol: string | undefined): string {
+  if (offered.includes(ACP_SUBPROTOCOL)) return ACP_SUBPROTOCOL;
+  return tokenSubprotocol ?? '';
+}
 
 /** The one WebSocket protocol version there is (RFC 6455), as the handshake names it. */
 const WEBSOCKET_VERSION = '13';
@@ -63,7 +85,7 @@ const WEBSOCKET_VERSION = '13';
 const UWS_MAX_IDLE_TIMEOUT_S = 960;
 
 /** The uWS behavior for `app.ws('/acp', ...)`. */
-export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorizer): WebSocketBehavior<WsState> {
+export function acpWebSocketBehavior(core: TransportCore, security: WsHandshakeSecurity): WebSocketBehavior<WsState> {
   const o = core.options;
   return {
     maxPayloadLength: uwsMaxPayloadLength(o.maxBodyBytes),
@@ -74,7 +96,7 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
     // Never let uWS drop a message: troupe stops sending while the socket is backpressured.
     maxBackpressure: 1024 * 1024 * 1024,
     closeOnBackpressureLimit: 0,
-    upgrade: (res, req, context) => upgrade(core, authorize, res, req, context),
+    upgrade: (res, req, context) => upgrade(core, security, res, req, context),
     open: (ws) => {
       const state = ws.getUserData();
       state.socket = ws;
@@ -151,7 +173,7 @@ export function acpWebSocketBehavior(core: TransportCore, authorize: WsAuthorize
   };
 }
 
-function upgrade(core: TransportCore, authorize: WsAuthorizer, res: HttpResponse, req: HttpRequest, context: unknown): void {
+function upgrade(core: TransportCore, security: WsHandshakeSecurity, res: HttpResponse, req: HttpRequest, context: unknown): void {
   // Every line of a repeated header: a client may offer its subprotocols (`acp`, the token's) one a
   // line (RFC 6455 §11.3.4); until 2026-12-07 only the first line was read, and such a client was
   // refused 401 for the token it had sent.
@@ -159,7 +181,7 @@ function upgrade(core: TransportCore, authorize: WsAuthorizer, res: HttpResponse
   const key = headers['sec-websocket-key'] ?? '';
   const extensions = headers['sec-websocket-extensions'] ?? '';
   const offered = (headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
-  const auth = authorize(headers, offered);
+  const auth = security.authorize(headers, offered);
   if (!auth.ok) {
     res.writeStatus(statusLine(auth.status)).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ error: { code: auth.code, message: auth.message } }));
     return;
@@ -182,8 +204,7 @@ function upgrade(core: TransportCore, authorize: WsAuthorizer, res: HttpResponse
     res.writeStatus(statusLine(503)).writeHeader('Content-Type', 'application/json').end(JSON.stringify(body));
     return;
   }
-  // Echo a subprotocol the client offered, never the one that carries the token if another exists.
-  const chosen = offered.find((p) => p === 'acp') ?? offered.find((p) => !p.startsWith('troupe-token.')) ?? offered[0] ?? '';
+  const chosen = chooseSubprotocol(offered, security.tokenSubprotocol(offered));
   const now = core.now();
   const state: WsState = { conn, open: false, initialized: false, chain: Promise.resolve(), waitingBytes: 0, lastInboundAt: now };
   res.writeStatus(statusLine(101)).writeHeader(HEADER_CONNECTION_ID, conn.id);
