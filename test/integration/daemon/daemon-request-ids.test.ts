@@ -147,17 +147,17 @@ test('http: what the relay answers itself (session/list, session/new, $/cancel_r
   assert.equal(streamB.events.filter((e) => e.json.id === 5).length, cases.length, "B's stream has only its own answers");
 });
 
-test('initialize whose id is not a string or a finite number: HTTP 400 invalid_request and no connection; WebSocket close 1002', async (t) => {
+test('initialize whose id is not a string or an integer troupe echoes exactly: HTTP 400 invalid_request and no connection; WebSocket close 1002', async (t) => {
   const d = await Daemon.start({ script });
   t.after(() => d.stop());
   const { h } = rawClient(d);
-  for (const id of ['{}', '[1]', 'true', '1e400']) {
+  for (const id of ['{}', '[1]', 'true', '1e400', '1.5', '9007199254740993']) {
     const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: `{"jsonrpc":"2.0","id":${id},"method":"initialize","params":{"protocolVersion":1}}` });
     assert.equal(res.status, 400, `id ${id}`);
     assert.equal(res.headers.get('acp-connection-id'), null, `id ${id}: no connection`);
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'invalid_request', `id ${id}`);
   }
-  for (const id of ['{}', 'true', '1e400']) {
+  for (const id of ['{}', 'true', '1e400', '1.5', '9007199254740993']) {
     const ws = new WebSocket(d.url.replace(/^http/, 'ws') + '/acp', ['acp'], { headers: d.headers });
     const got: unknown[] = [];
     ws.on('message', (m) => got.push(String(m)));
@@ -167,4 +167,49 @@ test('initialize whose id is not a string or a finite number: HTTP 400 invalid_r
     assert.equal(code, 1002, `id ${id}`);
     assert.deepEqual(got, [], `id ${id}: not answered`);
   }
+});
+
+// JSON-RPC 2.0: numbers SHOULD NOT have fractional parts, and the answer MUST carry the same value;
+// ACP's schema takes an integer (int64) id. A fractional id is no ACP id, and an integer past 2^53
+// is read as another one (9007199254740993 as 9007199254740992): until 2026-12-07 both were
+// answered, the second under an id the client never sent. Now refused as other invalid ids are.
+const UNECHOABLE_IDS = ['1.5', '-0.25', '9007199254740993', '-9007199254740993'];
+
+test('http: a request whose id is a fraction or an integer past 2^53 is answered -32600 with id null on the connection stream, never under a number', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const { h, post } = rawClient(d);
+  const init = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }) });
+  assert.equal(init.status, 200);
+  const conn = init.headers.get('acp-connection-id')!;
+  const main = await SseReader.open(h, conn);
+  t.after(() => main.close());
+  for (const [i, id] of UNECHOABLE_IDS.entries()) {
+    const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Acp-Connection-Id': conn }, body: `{"jsonrpc":"2.0","id":${id},"method":"session/list","params":{}}` });
+    assert.equal(res.status, 202, `id ${id}`);
+    await until(() => main.events.filter((e) => e.json.id === null && 'error' in e.json).length === i + 1, `the -32600 for id ${id}`, 15_000);
+  }
+  for (const e of main.events.filter((e) => e.json.id === null)) assert.equal((e.json.error as { code: number }).code, -32600);
+  // The same request with an integer id is answered under it; nothing was ever answered under a number but it.
+  assert.equal((await post(conn, { jsonrpc: '2.0', id: 2, method: 'session/list', params: {} })).status, 202);
+  await until(() => answer(main, 2) !== undefined, 'the answer to id 2', 15_000);
+  assert.deepEqual(main.events.filter((e) => typeof e.json.id === 'number').map((e) => e.json.id), [2]);
+});
+
+test('ws: a request whose id is a fraction or an integer past 2^53 is answered -32600 with id null, never under a number', async (t) => {
+  const d = await Daemon.start({ script });
+  t.after(() => d.stop());
+  const ws = new WebSocket(d.url.replace(/^http/, 'ws') + '/acp', ['acp'], { headers: d.headers });
+  t.after(() => ws.close());
+  const got: Array<Record<string, unknown>> = [];
+  ws.on('message', (m) => got.push(JSON.parse(String(m))));
+  await once(ws, 'open');
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }));
+  await until(() => got.length === 1, 'the initialize answer', 15_000);
+  for (const id of UNECHOABLE_IDS) ws.send(`{"jsonrpc":"2.0","id":${id},"method":"session/list","params":{}}`);
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/list', params: {} }));
+  await until(() => got.length === 2 + UNECHOABLE_IDS.length, 'an answer to each', 15_000);
+  const answers = got.slice(1);
+  assert.deepEqual(answers.filter((m) => m.id === null).map((m) => (m.error as { code: number }).code), UNECHOABLE_IDS.map(() => -32600));
+  assert.deepEqual(answers.filter((m) => m.id !== null).map((m) => m.id), [2]);
 });

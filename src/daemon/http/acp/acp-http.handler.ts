@@ -165,9 +165,9 @@ function responseRoute(session: string | undefined): Route {
 }
 
 async function initialize(ex: HttpExchange, core: TransportCore, msg: JsonRpcMessage): Promise<void> {
-  // A string or a finite number (spec/daemon.md): `{}`, `[1]`, `true` or `1e400` (Infinity) would be
-  // answered under an id the client cannot have meant, or with id null.
-  if (msg['id'] === null || !isRequestId(msg['id'])) return ex.error(400, 'invalid_request', 'Initialize request must include an ID (a string or a finite number)');
+  // A string or an integer isRequestId takes (spec/daemon.md): `{}`, `[1]`, `true`, `1.5` or `1e400`
+  // (Infinity) would be answered under an id the client cannot have meant, or with id null.
+  if (msg['id'] === null || !isRequestId(msg['id'])) return ex.error(400, 'invalid_request', 'Initialize request must include an ID (a string or an integer)');
   const conn = core.createConnection('http');
   if (!conn) {
     return ex.json(503, rpcError(msg['id'], -32052, `The daemon holds its maximum of ${core.options.maxConnections} connections`, 'capacity_exceeded'));

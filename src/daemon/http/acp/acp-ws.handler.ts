@@ -302,9 +302,9 @@ async function handleFrame(core: TransportCore, state: WsState, text: string): P
 async function initialize(core: TransportCore, state: WsState, msg: JsonRpcMessage): Promise<void> {
   if (!('method' in msg) && ('id' in msg || 'result' in msg || 'error' in msg)) return; // stray response: ignored, as the SDK does
   if (!isInitializeRequest(msg)) return closeFor(core, state, 'protocol_error', 'First message must be initialize');
-  // A string or a finite number: `{}`, `[1]`, `true`, `1e400` (Infinity) would be answered under an id
+  // A string or an integer isRequestId takes: `{}`, `[1]`, `true`, `1.5`, `1e400` would be answered under an id
   // the client cannot have meant (spec/transport.md §7: close 1002, as for a null id).
-  if (msg['id'] === null || !isRequestId(msg['id'])) return closeFor(core, state, 'protocol_error', 'Initialize request must include an ID (a string or a finite number)');
+  if (msg['id'] === null || !isRequestId(msg['id'])) return closeFor(core, state, 'protocol_error', 'Initialize request must include an ID (a string or an integer)');
   try {
     const response = await core.openPeer(state.conn, msg as JsonRpcRequest);
     sendDirect(core, state, response);
