@@ -47,6 +47,7 @@ describe('HTTP pipelining', { timeout: 60_000 }, () => {
     h = await startHarness();
     // Answered without waiting for anything (as /v1/health is): before uWS reads the next request.
     h.server.route('GET', '/v1/big', () => ({ pad: 'x'.repeat(MIB) }));
+    h.server.route('GET', '/v1/huge', () => ({ pad: 'y'.repeat(32 * MIB) }));
     // Answered after a turn of the event loop (as a route that reads a file is).
     h.server.route('GET', '/v1/later', async () => {
       await turn();
@@ -84,5 +85,36 @@ describe('HTTP pipelining', { timeout: 60_000 }, () => {
     // The connections after it are served as before.
     const next = await pipeline(h, get('/v1/big'), (t) => t.length > MIB && t.endsWith('"}'));
     assert.equal(statuses(next.text).length, 1);
+  });
+
+  test('an answer bigger than the socket takes at once reaches a client that reads late, whole', async () => {
+    // Written as the socket drains (tryEnd, then onWritable): every byte arrives, in order.
+    const socket = net.connect(h.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.pause();
+    socket.write(get('/v1/huge'));
+    await new Promise((r) => setTimeout(r, 300));
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let bodyStart = -1;
+    let length = Infinity;
+    const body = new Promise<string>((resolve) => {
+      socket.on('data', (d: Buffer) => {
+        chunks.push(d);
+        received += d.length;
+        if (bodyStart < 0) {
+          const head = Buffer.concat(chunks).toString('latin1');
+          const end = head.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          bodyStart = end + 4;
+          length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+        }
+        if (received - bodyStart >= length) resolve(Buffer.concat(chunks).subarray(bodyStart).toString('latin1'));
+      });
+    });
+    socket.resume();
+    const text = await body;
+    socket.destroy();
+    assert.equal(text, JSON.stringify({ pad: 'y'.repeat(32 * MIB) }));
   });
 });
