@@ -6,7 +6,7 @@
  * degraded to ones every client understands.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import type { AgentEvent, ToolContent } from '../core/events.js';
+import type { AgentEvent, EventOf, ToolContent } from '../core/events.js';
 import { fitJson, LINE_PAYLOAD_BYTES } from '../wire/ndjson-limits.js';
 
 /** What the client advertised, reduced to what the projection needs. */
@@ -42,6 +42,32 @@ function text(t: string): acp.ContentBlock {
 function note(e: AgentEvent, caps: ProjectionCaps, severity: 'info' | 'warning' | 'error', title: string, description?: string): Update {
   if (caps.notices) return { sessionUpdate: 'notice', severity, title, ...(description ? { description } : {}) } as Update;
   return { sessionUpdate: 'agent_thought_chunk', content: text(`[${title}${description ? `: ${description}` : ''}]`), messageId: `note_${e.seq}` };
+}
+
+/** What failed, by the code the failure would have ended the turn with. */
+function retryCause(e: EventOf<'model_retry'>): string {
+  const status = e.status === undefined ? '' : ` (${e.status})`;
+  switch (e.errorCode) {
+    case 'provider_rate_limited':
+      return `Rate limited by ${e.provider}${status}`;
+    case 'provider_overloaded':
+      return `${e.provider} is overloaded or failing${status}`;
+    default:
+      return `The connection to ${e.provider} failed${status}`;
+  }
+}
+
+/** A wait as a person reads it: `450 ms`, `2.5 s`, `8 s`. */
+function waitText(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(ms < 10_000 ? 1 : 0))} s`;
+}
+
+/**
+ * One line for a model call being made again: "Rate limited by anthropic (429), retrying in 8 s
+ * (attempt 2 of 3)". The vendor's words stay in the log (`message`), for the inspector.
+ */
+export function retryStatus(e: EventOf<'model_retry'>): string {
+  return `${retryCause(e)}, retrying in ${waitText(e.delayMs)} (attempt ${e.attempt} of ${e.attempts})`;
 }
 
 function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
@@ -112,6 +138,8 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
         ];
       }
       return [note(e, caps, e.status === 'completed' ? 'info' : 'warning', `Compaction ${e.status}`, e.errorCode)];
+    case 'model_retry':
+      return [note(e, caps, 'warning', retryStatus(e))];
     case 'turn_completed':
       // The prompt response carries the outcome live; this keeps failed turns visible in replays.
       return e.stopReason === 'error' ? [note(e, caps, 'error', `Turn ended: ${e.errorCode ?? 'error'}`, e.message)] : [];

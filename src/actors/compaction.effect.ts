@@ -14,6 +14,7 @@ import { jsonLength } from '../core/json-bytes.js';
 import { jsonHead } from '../core/json-slices.js';
 import { CHARS_PER_TOKEN, estimateTokens, type ModelCapabilities, type ModelMessage, type ModelRequest } from '../core/provider.js';
 import type { EngineCore, EngineLimits, ResolvedModel } from './engine-core.js';
+import { emitModelRetry } from './model-retry.js';
 import { classify, StepError } from './step-error.js';
 
 /** Share of the context window a summarization request may fill (offline estimate), leaving room for the summary and estimate error. */
@@ -121,7 +122,7 @@ export async function compact(core: EngineCore, turnId: string | undefined, reas
   const toolOutputLimit = toolOutputLimitFor(core.deps.limits, resolved.capabilities);
   let summary: string | undefined;
   try {
-    if (cut !== undefined) summary = await summarize(core, resolved, cut, toolOutputLimit, signal);
+    if (cut !== undefined) summary = await summarize(core, turnId, resolved, cut, toolOutputLimit, signal);
   } catch (err) {
     if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
     const failure = classify(err);
@@ -138,7 +139,7 @@ export async function compact(core: EngineCore, turnId: string | undefined, reas
  * vendor still refuses, an outline built without the model takes the summary's place, so that the
  * session can go on rather than fail every later turn at the same compaction.
  */
-async function summarize(core: EngineCore, resolved: ResolvedModel, cut: number, toolOutputLimit: number, signal: AbortSignal): Promise<string> {
+async function summarize(core: EngineCore, turnId: string | undefined, resolved: ResolvedModel, cut: number, toolOutputLimit: number, signal: AbortSignal): Promise<string> {
   const conv = core.conversation;
   const history = conv.messages({ throughSeq: cut, withSummary: false });
   const budget = Math.floor(resolved.capabilities.contextWindow * SUMMARY_INPUT_SHARE);
@@ -153,7 +154,11 @@ async function summarize(core: EngineCore, resolved: ResolvedModel, cut: number,
     };
     try {
       let text = '';
-      for await (const ev of resolved.provider.stream(request, signal)) if (ev.type === 'text_delta') text += ev.text;
+      for await (const ev of resolved.provider.stream(request, signal)) {
+        if (ev.type === 'text_delta') text += ev.text;
+        // A summary waits out a rate limit as a turn's step does, and says so the same way.
+        else if (ev.type === 'retry') emitModelRetry(core, turnId, resolved.provider.id, ev);
+      }
       if (!text.trim()) throw new StepError('context_overflow', 'compaction produced an empty summary');
       return text;
     } catch (err) {

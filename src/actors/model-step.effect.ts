@@ -11,6 +11,7 @@ import type { StepOutcome } from '../machines/turn.machine.js';
 import type { EngineCore } from './engine-core.js';
 import { classify, contextOverflowError, StepError } from './step-error.js';
 import { compactionCanReduce } from './compaction.effect.js';
+import { emitModelRetry } from './model-retry.js';
 
 /** What one model call produced, filled in as its stream is read. */
 interface StepReading {
@@ -37,7 +38,7 @@ export async function modelStep(core: EngineCore, turnId: string, signal: AbortS
   const onAbort = () => void (reading.aborted = true);
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    await readStream(core, turnId, resolved.provider.stream(request, signal), reading);
+    await readStream(core, turnId, resolved.provider.id, resolved.provider.stream(request, signal), reading);
   } catch (err) {
     if (signal.aborted) throw new StepError('request_cancelled', 'the turn was cancelled');
     const failure = classify(err);
@@ -85,7 +86,7 @@ function emitUsage(core: EngineCore, turnId: string, capabilities: ModelCapabili
 }
 
 /** Emits the deltas of a provider stream as they arrive (the hot loop of a streamed reply). */
-async function readStream(core: EngineCore, turnId: string, stream: AsyncIterable<ProviderEvent>, reading: StepReading): Promise<void> {
+async function readStream(core: EngineCore, turnId: string, provider: string, stream: AsyncIterable<ProviderEvent>, reading: StepReading): Promise<void> {
   const sessionId = core.sessionId;
   const messageId = newLocalId('msg');
   const thoughtId = newLocalId('thought');
@@ -136,6 +137,9 @@ async function readStream(core: EngineCore, turnId: string, stream: AsyncIterabl
         break;
       case 'stop':
         reading.stop = ev.reason;
+        break;
+      case 'retry':
+        emitModelRetry(core, turnId, provider, ev);
         break;
       default:
         break;

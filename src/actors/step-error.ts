@@ -32,6 +32,9 @@ const PROVIDER_CODES: Record<ProviderErrorKind, string> = {
   aborted: 'provider_network',
 };
 
+/** The error code a failure of this kind ends a turn with. */
+export const providerCode = (kind: ProviderErrorKind): string => PROVIDER_CODES[kind];
+
 export function classify(err: unknown): StepError {
   if (err instanceof StepError) return err;
   if (isProviderError(err)) {

@@ -163,6 +163,29 @@ export const AgentEvent = z.discriminatedUnion('type', [
     cacheWriteTokens: nonNegInt.optional(),
     cost: z.object({ amount: z.number().nonnegative(), currency: z.string().length(3) }).optional(),
   }),
+  /**
+   * A model call failed before anything of its reply arrived and is being made again: a status for
+   * the person waiting, written before the wait (src/core/model-stream.ts). `turnId` is absent for a
+   * `/compact` outside any turn. `errorCode` is what the failure would have ended the turn with.
+   */
+  z.object({
+    ...base,
+    turnId: id.optional(),
+    type: z.literal('model_retry'),
+    /** The provider id (the model id's prefix), e.g. `anthropic`. */
+    provider: z.string(),
+    errorCode: z.string(),
+    /** The vendor's HTTP status, when it answered with one. */
+    status: z.number().int().optional(),
+    /** The vendor's own words (cut to 1,000 characters). */
+    message: z.string(),
+    /** The attempt about to be made: 2 for the first retry. */
+    attempt: z.number().int().min(2),
+    /** The most attempts the call gets (the provider's `maxRetries` + 1). */
+    attempts: z.number().int().min(2),
+    /** How long troupe waits before it: the vendor's retry-after, else its backoff. */
+    delayMs: nonNegInt,
+  }),
   z.object({ ...inTurn, type: z.literal('steer_received'), steerId: id, content: z.array(ContentBlock), parts: z.number().int().positive().optional() }),
   z.object({ ...inTurn, type: z.literal('steer_applied'), steerId: id, step: z.number().int().positive() }),
   z.object({

@@ -33,14 +33,11 @@ export interface StreamPolicy {
   idleMs: number;
   /** The config key of `idleMs`, named in the stall error. */
   setting: string;
-  /** How many times this layer retries a call. */
-  maxRetries: number;
   /**
-   * Whether this layer also retries failures of `open` (the request until its stream starts). False
-   * where the SDK already retried them; a stall is retried either way, since the watchdog cut the
-   * SDK's own attempt short.
+   * How many times this layer retries a call. It is the only layer that does: every adapter turns
+   * its SDK's retries off, so that each retry is announced and follows troupe's kinds.
    */
-  retryOpenFailures: boolean;
+  maxRetries: number;
 }
 
 const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'overloaded', 'network']);
@@ -54,8 +51,9 @@ const MAX_RETRY_WAIT_MS = 60_000;
 /**
  * Runs `call` under `policy`. A stall aborts the vendor request and is a `network` ProviderError
  * naming the setting. A failure is retried, with backoff (or the delay the vendor asked for), only
- * while no event has reached the caller: events already streamed cannot be taken back. The caller's
- * abort is always `aborted`, never a stall.
+ * while no event has reached the caller: events already streamed cannot be taken back. Each retry is
+ * announced first with a `retry` event (kind, status, delay, attempt). The caller's abort is always
+ * `aborted`, never a stall.
  */
 export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, policy: StreamPolicy, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
   for (let attempt = 0; ; attempt++) {
@@ -63,13 +61,10 @@ export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, 
     const vendor = new AbortController();
     const onAbort = () => vendor.abort();
     signal.addEventListener('abort', onAbort, { once: true });
-    const watch = { stalled: false };
-    let opened = false;
     let delivered = false;
     try {
-      const wait = <T>(work: Promise<T>) => waitIdle(work, policy, vendor, signal, watch);
+      const wait = <T>(work: Promise<T>) => waitIdle(work, policy, vendor, signal);
       const chunks = await wait(call.open(vendor.signal));
-      opened = true;
       for await (const event of call.map(watched(chunks, wait), signal)) {
         delivered = true;
         yield event;
@@ -77,12 +72,15 @@ export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, 
       return;
     } catch (err) {
       const failure = call.classify(err, signal);
-      const ours = opened || watch.stalled || policy.retryOpenFailures;
-      if (delivered || attempt >= policy.maxRetries || !isRetryable(failure.kind) || !ours) throw failure;
+      if (delivered || attempt >= policy.maxRetries || !isRetryable(failure.kind)) throw failure;
       // A vendor that asks for more than a minute (a quota spent for the hour or the day) is not
       // waited for in silence: the turn ends rate_limited with the delay, for the user to decide.
       if ((failure.retryAfterMs ?? 0) > MAX_RETRY_WAIT_MS) throw failure;
-      await abortableDelay(failure.retryAfterMs ?? backoffMs(attempt), signal);
+      const delayMs = Math.round(failure.retryAfterMs ?? backoffMs(attempt));
+      // Said before the wait, not after: until 2026-12-07 a retry was silent, and the person saw the
+      // turn hang for up to a minute with no sign why. Not an event of the reply (`delivered` stays).
+      yield { type: 'retry', kind: failure.kind, ...(failure.status === undefined ? {} : { status: failure.status }), vendorMessage: failure.vendorMessage, attempt: attempt + 2, attempts: policy.maxRetries + 1, delayMs };
+      await abortableDelay(delayMs, signal);
     } finally {
       signal.removeEventListener('abort', onAbort);
       // Closes the HTTP request on every path: a stall, an error, a consumer that stopped early.
@@ -115,7 +113,7 @@ async function* watched<T>(chunks: AsyncIterable<T>, wait: <R>(work: Promise<R>)
  * `work`, unless the vendor stays silent for `idleMs` (then the request is aborted and this rejects
  * with the stall error) or the caller cancels (then it rejects `aborted` at once).
  */
-function waitIdle<T>(work: Promise<T>, policy: StreamPolicy, vendor: AbortController, signal: AbortSignal, watch: { stalled: boolean }): Promise<T> {
+function waitIdle<T>(work: Promise<T>, policy: StreamPolicy, vendor: AbortController, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const done = () => {
       deadline?.cancel();
@@ -130,7 +128,6 @@ function waitIdle<T>(work: Promise<T>, policy: StreamPolicy, vendor: AbortContro
       policy.idleMs > 0
         ? timeoutAfterReads(Math.min(policy.idleMs, MAX_TIMER_MS), () => {
             done();
-            watch.stalled = true;
             vendor.abort();
             reject(new ProviderError('network', `the model stream stalled: nothing arrived for ${duration(policy.idleMs)} (${policy.setting}; 0 turns the limit off)`));
           })

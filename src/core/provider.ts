@@ -133,7 +133,13 @@ export type ProviderEvent =
   | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }
   /** Reasoning state to keep on the assistant message and send back later (see ReasoningPart). */
   | { type: 'reasoning_part'; part: ReasoningPart }
-  | { type: 'stop'; reason: ProviderStopReason };
+  | { type: 'stop'; reason: ProviderStopReason }
+  /**
+   * The call failed before anything reached the caller and is made again after `delayMs`: not part
+   * of the reply, but a status for the person waiting (streamWithWatchdog yields it before the wait).
+   * `attempt` is the attempt about to be made (2 for the first retry), of at most `attempts`.
+   */
+  | { type: 'retry'; kind: ProviderErrorKind; status?: number; vendorMessage: string; attempt: number; attempts: number; delayMs: number };
 
 /** `model_not_found`: the vendor answered that it has no such model (a 404 naming it). */
 export type ProviderErrorKind = 'auth' | 'rate_limited' | 'overloaded' | 'context_overflow' | 'invalid_request' | 'model_not_found' | 'network' | 'aborted';

@@ -75,6 +75,8 @@ function describe(e: LogEvent): string {
       return `compaction started (${String(e.reason)})`;
     case 'compaction_completed':
       return `compaction ${String(e.status)}`;
+    case 'model_retry':
+      return `model call retried: ${String(e.errorCode)}${e.status !== undefined ? ` (${String(e.status)})` : ''} from ${String(e.provider)}, attempt ${String(e.attempt)} of ${String(e.attempts)} after ${String(e.delayMs)} ms`;
     case 'session_created':
       return `session created in ${String(e.cwd)} with ${String(e.model)}`;
     default:

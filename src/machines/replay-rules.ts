@@ -18,7 +18,7 @@ export interface EffectRun {
   emitted: AgentEvent[];
 }
 
-const MODEL_EVENTS = new Set<AgentEvent['type']>(['agent_message_chunk', 'agent_thought_chunk', 'reasoning_part', 'tool_call_started', 'usage']);
+const MODEL_EVENTS = new Set<AgentEvent['type']>(['agent_message_chunk', 'agent_thought_chunk', 'reasoning_part', 'tool_call_started', 'usage', 'model_retry']);
 
 const ofCall = (run: EffectRun, e: AgentEvent) => 'toolCallId' in e && e.toolCallId === run.input.call?.id;
 const failedCall = (run: EffectRun, e: AgentEvent) => e.type === 'tool_call_updated' && ofCall(run, e) && e.status === 'failed';
@@ -31,7 +31,8 @@ export function owns(run: EffectRun, e: AgentEvent): boolean {
     case 'preflight':
       return false;
     case 'compact':
-      return e.type === 'compaction_started' ? run.emitted.length === 0 : e.type === 'compaction_completed' || e.type === 'usage';
+      // model_retry: the summary's model call, made again.
+      return e.type === 'compaction_started' ? run.emitted.length === 0 : e.type === 'compaction_completed' || e.type === 'usage' || e.type === 'model_retry';
     case 'modelStep':
       return MODEL_EVENTS.has(e.type);
     case 'decideTool':

@@ -77,7 +77,7 @@ export class AnthropicProvider implements ModelProvider {
         map: mapAnthropicStream,
         classify: toAnthropicProviderError,
       },
-      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: true },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries },
       signal,
     );
   }

@@ -64,7 +64,7 @@ export class GoogleProvider implements ModelProvider {
         map: mapGoogleStream,
         classify: toGoogleProviderError,
       },
-      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: true },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries },
       signal,
     );
   }

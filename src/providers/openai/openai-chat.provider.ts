@@ -3,11 +3,11 @@
  * against the configured base URL (a local Ollama, vLLM, llama.cpp or LM Studio server, or any
  * OpenAI-compatible gateway). Model capabilities come from the troupe config, else a conservative default.
  *
- * Retries: until the response starts, the SDK retries (429, 408, 409, 5xx, connection errors,
- * honouring `retry-after`; but not a request that does not fit, and TGI's 424 too: see
- * retryHintFetch), up to `maxRetries` times; after that, streamWithWatchdog
- * (src/core/model-stream.ts) retries a stream that stalls or fails before any event reached the
- * caller. Nothing above retries.
+ * Retries: streamWithWatchdog (src/core/model-stream.ts) and nothing else, up to `maxRetries`
+ * times, by troupe's kinds: the request until its stream starts (429 but a spent quota, 408, 409,
+ * 5xx but a full context, TGI's 424, connection errors), then a stream that stalls or fails before
+ * any event reached the caller, each retry announced (a `retry` event). The SDK's own retries are
+ * off, as in the Responses adapter: they were silent, and they went by the status alone.
  */
 import OpenAI from 'openai';
 import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from '../../core/model-stream.js';
@@ -16,7 +16,7 @@ import { toChatBody } from './chat.request.js';
 import { mapChatStream } from './chat.stream.js';
 import { COMPATIBLE_FALLBACK } from './models.js';
 import { refuseWholeBody } from '../../core/whole-body.js';
-import { openAIErrorBody, retryHintFetch, toOpenAIProviderError } from './openai.errors.js';
+import { openAIErrorBody, toOpenAIProviderError } from './openai.errors.js';
 
 export interface OpenAIChatProviderOptions {
   /** The server's base URL, including its `/v1` (e.g. http://127.0.0.1:11434/v1 for Ollama). */
@@ -52,8 +52,8 @@ export class OpenAIChatProvider implements ModelProvider {
       ? new OpenAI({
           apiKey: options.apiKey || 'not-needed',
           baseURL: options.baseURL,
-          maxRetries: this.#maxRetries,
-          fetch: retryHintFetch(),
+          // One retry layer, troupe's (see the top of this file).
+          maxRetries: 0,
           organization: null,
           project: null,
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
@@ -82,7 +82,7 @@ export class OpenAIChatProvider implements ModelProvider {
         map: (chunks, streamSignal) => mapChatStream(chunks, streamSignal, this.id),
         classify: toOpenAIProviderError,
       },
-      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: false },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries },
       signal,
     );
   }

@@ -1,10 +1,13 @@
 /**
  * The OpenAI adapter for `openai/<model>`: the Responses API, streamed, through the `openai` SDK.
  *
- * Retries: until the response starts, the SDK retries (429, 408, 409, 5xx and connection errors,
- * honouring `retry-after-ms` / `retry-after`), up to `maxRetries` times; after that,
- * streamWithWatchdog (src/core/model-stream.ts) retries a stream that stalls or fails before any
- * event reached the caller. Nothing above retries.
+ * Retries: streamWithWatchdog (src/core/model-stream.ts) and nothing else, up to `maxRetries`
+ * times: the request until its stream starts (429, 408, 409, 5xx and connection errors, honouring
+ * `retry-after-ms` / `retry-after` up to a minute), then a stream that stalls or fails before any
+ * event reached the caller, each retry announced (a `retry` event). The SDK's own retries are off
+ * (until 2026-12-07 they did the first part): they were silent, a turn waiting out a rate limit
+ * looked hung, and they sent a 429 `insufficient_quota` (a spent quota, which no wait cures) again
+ * `maxRetries` times.
  */
 import OpenAI from 'openai';
 import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';
@@ -20,7 +23,7 @@ export interface OpenAIProviderOptions {
   apiKey?: string;
   /** OPENAI_BASE_URL; the SDK default (https://api.openai.com/v1) when absent. */
   baseURL?: string;
-  /** Retries the SDK makes on retryable failures. Default 2; tests use 0 to observe errors. */
+  /** Retries of a retryable failure (troupe's, not the SDK's). Default 2; tests use 0 to observe errors. */
   maxRetries?: number;
   /** Timeout until the response starts, per attempt, in milliseconds (the SDK default is 10 minutes). */
   timeoutMs?: number;
@@ -45,7 +48,8 @@ export class OpenAIResponsesProvider implements ModelProvider {
       ? new OpenAI({
           apiKey: options.apiKey,
           baseURL: options.baseURL ?? null,
-          maxRetries: this.#maxRetries,
+          // One retry layer, troupe's (see the top of this file).
+          maxRetries: 0,
           organization: null,
           project: null,
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
@@ -70,7 +74,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
         map: mapResponsesStream,
         classify: toOpenAIProviderError,
       },
-      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries, retryOpenFailures: false },
+      { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries },
       signal,
     );
   }

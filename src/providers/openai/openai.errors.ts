@@ -5,7 +5,6 @@
  * Ollama, LM Studio and TGI use, and a failure of the server by TGI's.
  */
 import OpenAI from 'openai';
-import { isRetryable } from '../../core/model-stream.js';
 import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
@@ -79,38 +78,6 @@ export function openAIErrorBody(json: unknown, response: Response): ProviderErro
   return toOpenAIProviderError(new OpenAI.APIError(undefined, (json as { error: object }).error, undefined, response.headers), new AbortController().signal);
 }
 
-/** The statuses the SDK retries by itself (its shouldRetry): a request timeout, a lock timeout, a rate limit, any 5xx. */
-const sdkRetries = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
-
-/**
- * A `fetch` for the SDK of an OpenAI-compatible server, so that the SDK, which retries a failed
- * response before troupe sees it, retries what troupe would and not by the status alone. Where they
- * differ, the failed response gets the header the SDK obeys, `x-should-retry`: a request that does
- * not fit is never sent again as it is (llama.cpp's overflow is a 500, which the SDK sent again
- * `maxRetries` times, each attempt a whole prompt read again, minutes on a CPU, before the session
- * could compact), and a failure of the server the SDK does not know as one (TGI's 424) is retried.
- */
-export function retryHintFetch(base: typeof fetch = fetch): typeof fetch {
-  return async (input, init) => {
-    const response = await base(input, init);
-    if (response.ok || response.headers.has('x-should-retry')) return response;
-    // Read as the SDK reads it to make its error: JSON when it parses, else the text as the message.
-    const text = await response.clone().text();
-    let body: object | undefined;
-    try {
-      body = JSON.parse(text) as object;
-    } catch {
-      body = undefined;
-    }
-    const failure = toOpenAIProviderError(OpenAI.APIError.generate(response.status, body, body ? undefined : text, response.headers), new AbortController().signal);
-    const retry = failure.kind === 'context_overflow' ? false : isRetryable(failure.kind) && !sdkRetries(response.status) ? true : undefined;
-    if (retry === undefined) return response;
-    const headers = new Headers(response.headers);
-    headers.set('x-should-retry', String(retry));
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-  };
-}
-
 /**
  * The HTTP status an error inside a stream gives as its `code`: vLLM's error chunk is
  * `{"error": {"type": "InternalServerError", "code": 500, …}}` (a stream has no status of its own).
@@ -150,5 +117,8 @@ export function classify(status: number | undefined, code: string | undefined, t
   if (status === 413 || ((status === 400 || status === UNPROCESSABLE || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
   if ((status !== undefined && status >= 500) || status === FAILED_DEPENDENCY || code === 'server_error' || code === 'overloaded' || (status === undefined && ((type !== undefined && SERVER_TYPES.has(type)) || SERVER_FAILURE.test(message)))) return 'overloaded';
   if (code === 'model_not_found' || (status === 404 && MODEL_MISSING.test(message))) return 'model_not_found';
+  // Retried as the SDK retried them before its retries were turned off (a request timeout; a conflict such as a lock timeout).
+  if (status === 408) return 'network';
+  if (status === 409) return 'overloaded';
   return 'invalid_request';
 }

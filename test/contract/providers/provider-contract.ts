@@ -153,6 +153,21 @@ export function providerContract(c: ProviderContractCase): void {
       assert.equal(server.requests.length - before, 2, 'exactly one retry reached the server');
     });
 
+    test('each retry is announced before its wait: the kind, the status, the delay the vendor asked for, the attempt', async () => {
+      const retrying = c.makeAdapter(server.url, { maxRetries: 3 });
+      const before = server.requests.length;
+      server.enqueue(c.errors.rateLimitedBriefly, c.errors.rateLimitedBriefly, { sse: fixture(c.fixtures.text) });
+      const events = await collect(retrying, request(c.model));
+      const retries = events.filter((e) => e.type === 'retry');
+      assert.deepEqual(
+        retries.map((e) => ({ ...e, vendorMessage: e.vendorMessage.length > 0 })),
+        [2, 3].map((attempt) => ({ type: 'retry', kind: 'rate_limited', status: 429, vendorMessage: true, attempt, attempts: 4, delayMs: 5 })),
+      );
+      assert.deepEqual(events.slice(0, 2), retries, 'both before anything of the reply');
+      assert.equal(texts(events, 'text_delta').join(''), TEXT);
+      assert.equal(server.requests.length - before, 3, 'the call and two retries');
+    });
+
     test('overloaded', async () => {
       server.enqueue(c.errors.overloaded);
       const err = await failure(provider, request(c.model));

@@ -71,6 +71,26 @@ test('anthropic: a 408 and a 409 are retried, as the SDK retried them, then the 
   assert.equal(server.requests.length - before, 3);
 });
 
+test('openai: a 408 and a 409 are retried by troupe, as the SDK retried them before its retries were turned off, each announced', async () => {
+  const before = server.requests.length;
+  server.enqueue(
+    { status: 408, json: { error: { message: 'Request timed out.', type: 'timeout', param: null, code: null } } },
+    { status: 409, json: { error: { message: 'There was a conflict.', type: 'conflict', param: null, code: null } } },
+    { sse: fixture('openai-responses-text.sse') },
+  );
+  const provider = new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 2 });
+  const events = await collect(provider, request('gpt-5'));
+  assert.deepEqual(
+    events.flatMap((e) => (e.type === 'retry' ? [[e.kind, e.status, e.attempt]] : [])),
+    [
+      ['network', 408, 2],
+      ['overloaded', 409, 3],
+    ],
+  );
+  assert.equal(events.at(-1)?.type, 'stop');
+  assert.equal(server.requests.length - before, 3);
+});
+
 test('the wordings a rate limit uses', () => {
   assert.equal(delayInMessage('Please try again in 345ms.'), 345);
   assert.equal(delayInMessage('Please try again in 1m30s.'), 90_000);

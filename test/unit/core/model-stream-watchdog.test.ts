@@ -41,7 +41,7 @@ async function served(t: { after(fn: () => unknown): void }) {
   return { worker, written: new Int32Array(flag), call };
 }
 
-const policy = (idleMs: number) => ({ idleMs, setting: 'streamIdleTimeoutMs', maxRetries: 0, retryOpenFailures: false });
+const policy = (idleMs: number) => ({ idleMs, setting: 'streamIdleTimeoutMs', maxRetries: 0 });
 const textOf = (e: ProviderEvent) => (e as Extract<ProviderEvent, { type: 'text_delta' }>).text;
 
 test('a chunk that arrived in time while the process was busy past the idle limit is read, not a stall', async (t) => {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { replaySession, replaySessionInSlices, statesAt } from '../../../src/machines/replay.js';
 import { makeHarness, text, type Harness } from '../../support/engine-harness.js';
 import { ControlledAsker } from '../../support/controlled-asker.js';
+import type { ModelProvider } from '../../../src/core/provider.js';
 import { SessionEngine } from '../../../src/actors/session-engine.js';
 import { recorded, replayed, until } from './live-recorder.js';
 
@@ -170,6 +171,40 @@ test('preflight compaction before a step, as live', async () => {
   assert.ok(r.h.ofType('compaction_started').some((e) => e.reason === 'preflight'));
   assert.ok(live.some((t) => t.state === 'compacting' && t.event === 'done: preflight'), 'the live run compacted at preflight');
   assert.deepEqual(replayed(r.h), live);
+});
+
+test("model calls made again (a step's and a compaction summary's) are in the log as model_retry, and replay equals live", async () => {
+  // Every call is refused once before it answers: the adapters' retry, as its ProviderEvent.
+  const refusedOnce = (scripted: ModelProvider): ModelProvider => ({
+    id: scripted.id,
+    capabilities: (model) => scripted.capabilities(model),
+    async *stream(request, signal) {
+      yield { type: 'retry', kind: 'rate_limited', status: 429, vendorMessage: 'slow down', attempt: 2, attempts: 3, delayMs: 5 };
+      yield* scripted.stream(request, signal);
+    },
+  });
+  const r = await recorded([[{ text: 'a'.repeat(400) }], [{ text: 'b'.repeat(400) }], [{ text: 'c'.repeat(400) }], [{ text: 'd' }]], {
+    capabilities: { contextWindow: 500 },
+    limits: { keepTurns: 1 },
+    wrapProvider: refusedOnce,
+  });
+  for (let i = 0; i < 4; i++) assert.equal((await r.h.engine.prompt(text(`turn ${i}`)).result).stopReason, 'end_turn');
+  const live = await r.finish();
+  const retries = r.h.ofType('model_retry');
+  const inCompaction = retries.filter((e) => r.h.events.some((c) => c.type === 'compaction_started' && c.seq < e.seq && !r.h.events.some((d) => d.type === 'compaction_completed' && d.seq > c.seq && d.seq < e.seq)));
+  assert.ok(inCompaction.length > 0, 'a compaction summary was retried');
+  assert.ok(retries.length > inCompaction.length, 'a step was retried');
+  assert.deepEqual(
+    retries.map(({ provider, errorCode, status, message, attempt, attempts, delayMs }) => ({ provider, errorCode, status, message, attempt, attempts, delayMs })),
+    retries.map(() => ({ provider: 'scripted', errorCode: 'provider_rate_limited', status: 429, message: 'slow down', attempt: 2, attempts: 3, delayMs: 5 })),
+  );
+  assert.ok(retries.every((e) => e.turnId), 'each in its turn');
+  assert.deepEqual(r.h.schemaErrors, []);
+  assert.deepEqual(replayed(r.h), live);
+  // A retry is its call's: the replay holds the step, or the compaction, through what follows it.
+  const all = replaySession(r.h.events);
+  for (const e of r.h.events.filter((x) => x.type === 'agent_message_chunk')) assert.equal(statesAt(all, e.seq).turn, 'modelStep', `at #${e.seq}`);
+  for (const e of r.h.events.filter((x) => x.type === 'compaction_completed')) assert.equal(statesAt(all, e.seq - 1).turn, 'compacting', `before #${e.seq}`);
 });
 
 test('the step limit ends a turn after its tools, and late or wrong steers change nothing, as live', async () => {

@@ -1,0 +1,56 @@
+// A model call's retries through `troupe acp`: a real child, the vendor's SDK against the replay
+// server on 127.0.0.1. Each retry is in the session's log (`model_retry`), so the client sees it as
+// it happens and a `session/load` in another process shows it again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AcpChild } from '../../support/acp-child.js';
+import { providerHome } from '../../support/provider-home.js';
+import { fixture, startReplayServer } from '../../support/replay-server.js';
+
+const rateLimited = (ms: number) => ({
+  status: 429,
+  headers: { 'retry-after-ms': String(ms) },
+  json: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit.' } },
+});
+const ANTHROPIC_CALL = /^\/v1\/messages(\?|$)/;
+
+test('anthropic: each retry of a rate-limited call is told as it happens (a thought, or a notice), and again by session/load', { timeout: 60_000 }, async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  const { home, configHome } = providerHome({ anthropic: { maxRetries: 2 } });
+  const env = { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'anthropic/claude-sonnet-5-5', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test' };
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-'));
+
+  const first = AcpChild.start({ home, env });
+  t.after(() => first.close());
+  await first.initialize();
+  const sessionId = await first.newSession(cwd);
+  // The count, then the model call: refused twice, answered the third time.
+  server.enqueue({ json: { input_tokens: 1_250 } }, rateLimited(20), rateLimited(1500), { sse: fixture('e2e-anthropic-answer.sse') });
+  assert.equal((await first.prompt(sessionId, 'hello there')).stopReason, 'end_turn', first.stderr.slice(-2000));
+  assert.equal(server.requests.filter((r) => ANTHROPIC_CALL.test(r.url)).length, 3);
+
+  const said = [
+    'Rate limited by anthropic (429), retrying in 20 ms (attempt 2 of 3)',
+    'Rate limited by anthropic (429), retrying in 1.5 s (attempt 3 of 3)',
+  ];
+  const updates = first.updatesFor(sessionId);
+  const thoughts = updates.filter((u) => u.sessionUpdate === 'agent_thought_chunk').map((u) => u.content.text);
+  assert.deepEqual(thoughts, said.map((s) => `[${s}]`));
+  const lastThought = updates.findLastIndex((u) => u.sessionUpdate === 'agent_thought_chunk');
+  const firstText = updates.findIndex((u) => u.sessionUpdate === 'agent_message_chunk');
+  assert.ok(lastThought < firstText, 'told before the reply');
+  assert.equal(await first.close(), 0);
+
+  // A client that takes notices, in another process: the log replayed, each retry a warning notice.
+  const second = AcpChild.start({ home, env });
+  t.after(() => second.close());
+  await second.initialize({ session: { notices: {} } } as any);
+  await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const notices = second.updatesFor(sessionId, 'notice');
+  assert.deepEqual(notices.map((n) => [n.severity, n.title]), said.map((s) => ['warning', s]));
+  assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});

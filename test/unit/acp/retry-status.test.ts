@@ -1,0 +1,43 @@
+// How a `model_retry` reads to a person (src/acp/update.projection.ts): the cause by its code, the
+// wait, the attempt; a notice for clients that take notices, a thought of its own for the others.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { EventOf } from '../../../src/core/events.js';
+import { projectEvent, retryStatus } from '../../../src/acp/update.projection.js';
+
+const retry = (fields: Partial<EventOf<'model_retry'>>): EventOf<'model_retry'> => ({
+  seq: 7,
+  ts: 1,
+  sessionId: 'ses_a',
+  turnId: 'turn_1',
+  type: 'model_retry',
+  provider: 'anthropic',
+  errorCode: 'provider_rate_limited',
+  status: 429,
+  message: 'Number of request tokens has exceeded your per-minute rate limit.',
+  attempt: 2,
+  attempts: 4,
+  delayMs: 8000,
+  ...fields,
+});
+
+test('the cause, the wait and the attempt, in one line', () => {
+  assert.equal(retryStatus(retry({})), 'Rate limited by anthropic (429), retrying in 8 s (attempt 2 of 4)');
+  assert.equal(retryStatus(retry({ errorCode: 'provider_overloaded', status: 529, delayMs: 1_234, attempt: 3 })), 'anthropic is overloaded or failing (529), retrying in 1.2 s (attempt 3 of 4)');
+  const { status: _none, ...noStatus } = retry({ provider: 'google', errorCode: 'provider_network', delayMs: 437 });
+  assert.equal(retryStatus(noStatus), 'The connection to google failed, retrying in 437 ms (attempt 2 of 4)');
+  assert.equal(retryStatus(retry({ delayMs: 60_000 })), 'Rate limited by anthropic (429), retrying in 60 s (attempt 2 of 4)');
+});
+
+test('a warning notice for clients that take notices, else a thought of its own', () => {
+  const e = retry({});
+  const [notice] = projectEvent(e, { notices: true, compaction: false });
+  assert.deepEqual(notice?.update, { sessionUpdate: 'notice', severity: 'warning', title: retryStatus(e), _meta: { troupe: { seq: 7, turnId: 'turn_1' } } });
+  const [thought] = projectEvent(e, { notices: false, compaction: false });
+  assert.deepEqual(thought?.update, {
+    sessionUpdate: 'agent_thought_chunk',
+    content: { type: 'text', text: `[${retryStatus(e)}]` },
+    messageId: 'note_7',
+    _meta: { troupe: { seq: 7, turnId: 'turn_1' } },
+  });
+});
