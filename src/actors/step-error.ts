@@ -24,6 +24,7 @@ export class StepError extends Error {
 const PROVIDER_CODES: Record<ProviderErrorKind, string> = {
   auth: 'provider_auth',
   rate_limited: 'provider_rate_limited',
+  quota_exceeded: 'provider_quota_exceeded',
   overloaded: 'provider_overloaded',
   context_overflow: 'context_overflow',
   invalid_request: 'provider_invalid_request',

@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   provider_invalid_request: { rpc: -32044, http: 400, summary: 'The model provider rejected the request.' },
   provider_network: { rpc: -32045, http: 502, summary: 'The model provider could not be reached, or its stream broke or stalled.' },
   model_not_found: { rpc: -32046, http: 400, summary: 'No provider serves this model id.' },
+  provider_quota_exceeded: { rpc: -32047, http: 402, summary: "The model provider's account has no quota or credit left for the call; retrying does not help." },
   // Daemon and supervision.
   agent_crashed: { rpc: -32050, http: 502, summary: 'The session process died during the request.' },
   session_failed: { rpc: -32051, http: 503, summary: 'The session crashed too often and is no longer restarted.' },

@@ -141,8 +141,12 @@ export type ProviderEvent =
    */
   | { type: 'retry'; kind: ProviderErrorKind; status?: number; vendorMessage: string; attempt: number; attempts: number; delayMs: number };
 
-/** `model_not_found`: the vendor answered that it has no such model (a 404 naming it). */
-export type ProviderErrorKind = 'auth' | 'rate_limited' | 'overloaded' | 'context_overflow' | 'invalid_request' | 'model_not_found' | 'network' | 'aborted';
+/**
+ * `model_not_found`: the vendor answered that it has no such model (a 404 naming it).
+ * `quota_exceeded`: the account cannot pay for the call (OpenAI's 429 `insufficient_quota`, a spent
+ * daily quota, an empty credit balance): no retry helps, unlike `rate_limited`.
+ */
+export type ProviderErrorKind = 'auth' | 'rate_limited' | 'quota_exceeded' | 'overloaded' | 'context_overflow' | 'invalid_request' | 'model_not_found' | 'network' | 'aborted';
 
 /** A failed model call, classified. `vendorMessage` keeps the vendor's own words for the human. */
 export class ProviderError extends Error {

@@ -9,6 +9,17 @@ import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderEr
 // "exceed context limit": the prompt fits but prompt + max_tokens does not; compacting the prompt is the cure too.
 const CONTEXT_OVERFLOW = /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (maximum )?context|exceeds? context limit/i;
 
+/**
+ * Anthropic's refusals for billing: a 402 `billing_error`, and the 400 `invalid_request_error`s
+ * "Your credit balance is too low to access the Anthropic API…" and "You have reached your specified
+ * API usage limits…". Until 2026-12-07 they were `provider_invalid_request`, which reads as a
+ * request troupe built wrong.
+ */
+const BILLING = /credit balance is too low|reached your specified API usage limits/i;
+const BILLING_EXPLANATION =
+  'Anthropic refused the call for billing: the credit balance is too low or a usage limit is reached. ' +
+  'Retrying does not help: add credit or raise the limit under Plans & Billing in the Anthropic Console (https://console.anthropic.com/settings/billing), or switch to another model.';
+
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
 export function toAnthropicProviderError(err: unknown, signal: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
@@ -21,6 +32,7 @@ export function toAnthropicProviderError(err: unknown, signal: AbortSignal): Pro
     // A body that is not Anthropic's JSON (a proxy's HTML page) has no apiMessage: see vendorText.
     const message = err.apiMessage ?? vendorText(err.message);
     const kind = classify(status, err.type, message);
+    if (kind === 'quota_exceeded') return new ProviderError(kind, message, { status, explanation: BILLING_EXPLANATION });
     return new ProviderError(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? retryAfterMs(err.headers) : undefined });
   }
   // A body cut mid-stream surfaces as a fetch TypeError ("terminated") or a socket error.
@@ -39,6 +51,7 @@ export function anthropicErrorBody(json: unknown, response: Response): ProviderE
 
 function classify(status: number | undefined, type: string | null, message: string): ProviderErrorKind {
   if (type === 'overloaded_error' || status === 529 || status === 503) return 'overloaded';
+  if (type === 'billing_error' || status === 402 || BILLING.test(message)) return 'quota_exceeded';
   if (type === 'rate_limit_error' || status === 429) return 'rate_limited';
   if (type === 'authentication_error' || type === 'permission_error' || status === 401 || status === 403) return 'auth';
   if (status === 413 || type === 'request_too_large') return 'context_overflow';

@@ -10,7 +10,25 @@ interface GoogleErrorBody {
   code?: number;
   message?: string;
   status?: string;
-  details?: { '@type'?: string; reason?: string; retryDelay?: string }[];
+  details?: { '@type'?: string; reason?: string; retryDelay?: string; violations?: { quotaId?: string }[] }[];
+}
+
+/**
+ * A 429 RESOURCE_EXHAUSTED that no retry within the minute cures: a QuotaFailure naming a per-day
+ * quota (`GenerateRequestsPerDayPerProjectPerModel-FreeTier`), a quota of none for the model on the
+ * key's tier ("Quota exceeded for metric: …, limit: 0, model: gemini-2.5-pro"), or spent prepaid
+ * credit ("Your prepayment credits are depleted"). Gemini still sends a RetryInfo of seconds with
+ * them, so until 2026-12-07 they were retried as rate limits, and ended the turn as one.
+ */
+const SPENT = /\blimit: 0\b|prepayment credits are depleted/i;
+const QUOTA_EXPLANATION =
+  "Gemini refused the call because the key's quota is used up: a daily quota, none for this model on the key's tier, or no prepaid credit left. " +
+  'Retrying does not help: see the quota and billing of the project in Google AI Studio (https://aistudio.google.com/usage), wait for the daily quota to reset, or switch to another model.';
+
+function quotaSpent(body: GoogleErrorBody | undefined, message: string): boolean {
+  if (SPENT.test(message)) return true;
+  const failures = body?.details?.filter((d) => d['@type']?.endsWith('google.rpc.QuotaFailure')) ?? [];
+  return failures.some((d) => d.violations?.some((v) => /PerDay/.test(v.quotaId ?? '')));
 }
 
 const CONTEXT_OVERFLOW = /input token count.*exceeds|exceeds the maximum number of tokens|context (window|length)|too many tokens/i;
@@ -25,6 +43,7 @@ export function toGoogleProviderError(err: unknown, signal: AbortSignal): Provid
     // The SDK wraps a body that is not JSON (a proxy's HTML page) as the message: see vendorText.
     const message = vendorText(body?.message ?? err.message);
     const kind = classify(err.status, body, message);
+    if (kind === 'quota_exceeded') return new ProviderError(kind, message, { status: err.status, explanation: QUOTA_EXPLANATION });
     return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? retryDelayMs(body) : undefined });
   }
   const message = err instanceof Error ? err.message : String(err);
@@ -36,7 +55,7 @@ function classify(status: number, body: GoogleErrorBody | undefined, message: st
   // An invalid key is a 400 INVALID_ARGUMENT whose ErrorInfo says API_KEY_INVALID.
   if (status === 401 || status === 403 || rpc === 'UNAUTHENTICATED' || rpc === 'PERMISSION_DENIED') return 'auth';
   if (body?.details?.some((d) => d.reason === 'API_KEY_INVALID')) return 'auth';
-  if (status === 429 || rpc === 'RESOURCE_EXHAUSTED') return 'rate_limited';
+  if (status === 429 || rpc === 'RESOURCE_EXHAUSTED') return quotaSpent(body, message) ? 'quota_exceeded' : 'rate_limited';
   if (status === 400 && CONTEXT_OVERFLOW.test(message)) return 'context_overflow';
   if (status === 413) return 'context_overflow';
   if (status >= 500 || rpc === 'UNAVAILABLE' || rpc === 'INTERNAL' || rpc === 'DEADLINE_EXCEEDED') return 'overloaded';

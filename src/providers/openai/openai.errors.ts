@@ -51,6 +51,19 @@ const SERVER_FAILURE = /^(Request failed during generation: |Model is overloaded
 const FAILED_DEPENDENCY = 424;
 const UNPROCESSABLE = 422;
 
+/**
+ * troupe's account of `insufficient_quota` (the vendor's words stay as `vendorMessage`): what it
+ * means and that a retry will not help. The same words serve a gateway that forwards OpenAI's answer.
+ */
+const QUOTA_EXPLANATION =
+  "The model provider refused the call because the account's quota is used up (insufficient_quota: no credit left, or a spending limit reached). " +
+  'Retrying does not help: add credit or raise the limit in the account\'s billing settings (for OpenAI, https://platform.openai.com/settings/organization/billing), or switch to another model.';
+
+/** A classified failure, with troupe's account of a spent quota. */
+export function openAIFailure(kind: ProviderErrorKind, message: string, opts: { status?: number; retryAfterMs?: number } = {}): ProviderError {
+  return new ProviderError(kind, message, kind === 'quota_exceeded' ? { status: opts.status, explanation: QUOTA_EXPLANATION } : opts);
+}
+
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
 export function toOpenAIProviderError(err: unknown, signal: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
@@ -64,7 +77,7 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
     const status = err.status ?? bodyStatus(err.code);
     const code = typeof err.code === 'string' ? err.code : undefined;
     const kind = classify(status, code, typeof body.type === 'string' ? body.type : undefined, message);
-    return new ProviderError(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined });
+    return openAIFailure(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined });
   }
   return new ProviderError('network', describeError(err));
 }
@@ -108,8 +121,10 @@ export function delayInMessage(message: string): number | undefined {
 /** Classifies a failure by HTTP status (absent for in-stream errors), error code, type and message. */
 export function classify(status: number | undefined, code: string | undefined, type: string | undefined, message: string): ProviderErrorKind {
   if (code === 'context_length_exceeded' || type === 'exceed_context_size_error' || LLAMA_CPP_OVERFLOW.test(message)) return 'context_overflow';
-  // Quota exhaustion arrives as a 429 but waiting does not help: the account needs attention.
-  if (code === 'insufficient_quota') return 'invalid_request';
+  // A spent quota or credit arrives as a 429 but waiting does not help: the account needs attention.
+  // Until 2026-12-07 it was `invalid_request` for troupe, and a rate limit for the SDK, which sent
+  // the request again `maxRetries` times, with its backoff, before the turn ended.
+  if (code === 'insufficient_quota' || type === 'insufficient_quota') return 'quota_exceeded';
   if (status === 429 || code === 'rate_limit_exceeded') return 'rate_limited';
   if (status === 401 || status === 403 || code === 'invalid_api_key') return 'auth';
   // 422: TGI's status for a request that fails its validation (a prompt over its token limits among

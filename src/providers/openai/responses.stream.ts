@@ -4,7 +4,7 @@
  */
 import type OpenAI from 'openai';
 import { parseToolArgs, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
-import { classify, delayInMessage } from './openai.errors.js';
+import { classify, delayInMessage, openAIFailure } from './openai.errors.js';
 
 type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
 
@@ -89,7 +89,7 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
         // A stream has no retry-after header: the wait is in the words, as for a 429 without one.
         // Until 2026-12-06 it was not read here, and a rate limit that failed the response was
         // retried at once and told to the client without its delay.
-        throw new ProviderError(kind, message, kind === 'rate_limited' ? { retryAfterMs: delayInMessage(message) } : {});
+        throw openAIFailure(kind, message, kind === 'rate_limited' ? { retryAfterMs: delayInMessage(message) } : {});
       }
       default:
         break;

@@ -21,7 +21,7 @@ const Item = z.union([
   z.object({ context_overflow: z.string() }).strict(),
   z.object({
     error: z.object({
-      kind: z.enum(['auth', 'rate_limited', 'overloaded', 'context_overflow', 'invalid_request', 'model_not_found', 'network', 'aborted']),
+      kind: z.enum(['auth', 'rate_limited', 'quota_exceeded', 'overloaded', 'context_overflow', 'invalid_request', 'model_not_found', 'network', 'aborted']),
       message: z.string(),
       retry_after_ms: z.number().int().min(0).optional(),
     }),

@@ -1,5 +1,6 @@
 // The Anthropic adapter (Messages API, SSE) through @anthropic-ai/sdk against the replay server.
 import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
+import { ANTHROPIC_CREDIT_TOO_LOW, ANTHROPIC_CREDIT_WORDS } from '../../support/vendor-answers.js';
 import { providerContract } from './provider-contract.js';
 
 const error = (type: string, message: string) => ({ type: 'error', error: { type, message }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' });
@@ -27,5 +28,6 @@ providerContract({
       vendorText: 'prompt is too long: 208310 tokens > 200000 maximum',
     },
     auth: { status: 401, json: error('authentication_error', 'invalid x-api-key') },
+    quotaExceeded: { ...ANTHROPIC_CREDIT_TOO_LOW, vendorText: ANTHROPIC_CREDIT_WORDS },
   },
 });

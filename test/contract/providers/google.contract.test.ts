@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { isProviderError } from '../../../src/core/provider.js';
 import { GoogleProvider } from '../../../src/providers/google/google.provider.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
-import { GEMINI_KEY_INVALID } from '../../support/vendor-answers.js';
+import { GEMINI_DAILY_QUOTA, GEMINI_KEY_INVALID, GEMINI_QUOTA_WORDS } from '../../support/vendor-answers.js';
 import { collect, providerContract, request } from './provider-contract.js';
 
 const quota = (retryDelay: string) => ({
@@ -43,6 +43,7 @@ providerContract({
       vendorText: 'The input token count (1250000) exceeds the maximum number of tokens allowed (1048576).',
     },
     auth: GEMINI_KEY_INVALID,
+    quotaExceeded: { ...GEMINI_DAILY_QUOTA, vendorText: GEMINI_QUOTA_WORDS },
   },
 });
 

@@ -4,6 +4,7 @@ import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.pr
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startReplayServer } from '../../support/replay-server.js';
+import { OPENAI_INSUFFICIENT_QUOTA, OPENAI_QUOTA_WORDS } from '../../support/vendor-answers.js';
 import { collect, providerContract, request } from './provider-contract.js';
 
 const error = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
@@ -34,6 +35,8 @@ providerContract({
       vendorText: 'the request exceeds the available context size',
     },
     auth: { status: 401, json: error('Invalid API key', 'authentication_error', 'invalid_api_key') },
+    // A gateway in front of OpenAI forwards its answer as it is.
+    quotaExceeded: { ...OPENAI_INSUFFICIENT_QUOTA, vendorText: OPENAI_QUOTA_WORDS },
   },
 });
 

@@ -1,5 +1,6 @@
 // The OpenAI adapter in Responses mode (`openai/<model>`) through the openai SDK against the replay server.
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
+import { OPENAI_INSUFFICIENT_QUOTA, OPENAI_QUOTA_WORDS } from '../../support/vendor-answers.js';
 import { providerContract } from './provider-contract.js';
 
 const error = (message: string, type: string, code: string | null, param: string | null = null) => ({ error: { message, type, param, code } });
@@ -31,5 +32,6 @@ providerContract({
       vendorText: 'Your input exceeds the context window of this model.',
     },
     auth: { status: 401, json: error('Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.', 'invalid_request_error', 'invalid_api_key') },
+    quotaExceeded: { ...OPENAI_INSUFFICIENT_QUOTA, vendorText: OPENAI_QUOTA_WORDS },
   },
 });

@@ -33,6 +33,8 @@ export interface ProviderContractCase {
     overloaded: ReplayStep & { vendorText: string };
     contextOverflow: ReplayStep & { vendorText: string };
     auth: ReplayStep;
+    /** The vendor's answer to an account whose quota or credit is spent (a 429 for some). */
+    quotaExceeded: ReplayStep & { vendorText: string };
   };
 }
 
@@ -166,6 +168,21 @@ export function providerContract(c: ProviderContractCase): void {
       assert.deepEqual(events.slice(0, 2), retries, 'both before anything of the reply');
       assert.equal(texts(events, 'text_delta').join(''), TEXT);
       assert.equal(server.requests.length - before, 3, 'the call and two retries');
+    });
+
+    test('a spent quota ends the call at once, quota_exceeded, in troupe\'s words: neither the SDK nor troupe sends it again', async () => {
+      const retrying = c.makeAdapter(server.url, { maxRetries: 2 });
+      const before = server.requests.length;
+      // Nothing more is queued: a request sent again would meet the replay server's 599, and fail otherwise.
+      server.enqueue(c.errors.quotaExceeded);
+      const seen: ProviderEvent[] = [];
+      const err = await failure(retrying, request(c.model), seen);
+      assert.ok(isProviderError(err, 'quota_exceeded'), String(err));
+      assert.ok(err.vendorMessage.includes(c.errors.quotaExceeded.vendorText), err.vendorMessage);
+      assert.match(err.explanation ?? '', /quota|credit/);
+      assert.match(err.explanation ?? '', /Retrying does not help/);
+      assert.deepEqual(seen, [], 'no retry was announced');
+      assert.equal(server.requests.length - before, 1, 'requested exactly once');
     });
 
     test('overloaded', async () => {

@@ -1,10 +1,11 @@
 // What `troupe run` prints while the vendor refuses: each retry of a model call as a line of its
-// own before the wait. The real binary, its daemon and agent, and the Anthropic SDK against the
-// replay server on 127.0.0.1.
+// own before the wait, and a spent quota as the turn's error with its code. The real binary, its
+// daemon and agent, and the Anthropic and OpenAI SDKs against the replay server on 127.0.0.1.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeHome, SUITE_TIMEOUT_MS, type Home } from '../../support/cli/cli-harness.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
+import { OPENAI_INSUFFICIENT_QUOTA } from '../../support/vendor-answers.js';
 
 describe('troupe run and a vendor that refuses', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
   let server: ReplayServer;
@@ -31,5 +32,17 @@ describe('troupe run and a vendor that refuses', { concurrency: 1, timeout: SUIT
     assert.ok(r.stdout.indexOf('The notes say the launch code is 4242.') > retry, r.stdout);
     await h.close();
     h = undefined;
+  });
+
+  test('a spent OpenAI quota ends the run at once with provider_quota_exceeded, requested once', async () => {
+    h = makeHome({ env: { TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
+    const before = server.requests.length;
+    server.enqueue(OPENAI_INSUFFICIENT_QUOTA, OPENAI_INSUFFICIENT_QUOTA);
+    const r = await h.run(['run', 'hello']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /quota is used up \(insufficient_quota/);
+    assert.match(r.stderr, /\(provider_quota_exceeded\)/);
+    assert.doesNotMatch(r.stdout, /retrying/);
+    assert.deepEqual(server.requests.slice(before).map((q) => q.url), ['/v1/responses/input_tokens', '/v1/responses']);
   });
 });

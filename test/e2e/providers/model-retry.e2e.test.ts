@@ -1,6 +1,7 @@
-// A model call's retries through `troupe acp`: a real child, the vendor's SDK against the replay
-// server on 127.0.0.1. Each retry is in the session's log (`model_retry`), so the client sees it as
-// it happens and a `session/load` in another process shows it again.
+// A model call's retries and a spent quota through `troupe acp`: a real child, the vendor's SDK
+// against the replay server on 127.0.0.1. Each retry is in the session's log (`model_retry`), so the
+// client sees it as it happens and a `session/load` in another process shows it again; a spent quota
+// ends the turn at once with its own code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { providerHome } from '../../support/provider-home.js';
 import { fixture, startReplayServer } from '../../support/replay-server.js';
+import { OPENAI_INSUFFICIENT_QUOTA, OPENAI_QUOTA_WORDS } from '../../support/vendor-answers.js';
 
 const rateLimited = (ms: number) => ({
   status: 429,
@@ -53,4 +55,33 @@ test('anthropic: each retry of a rate-limited call is told as it happens (a thou
   const notices = second.updatesFor(sessionId, 'notice');
   assert.deepEqual(notices.map((n) => [n.severity, n.title]), said.map((s) => ['warning', s]));
   assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});
+
+test('openai: a 429 insufficient_quota ends the turn at once, provider_quota_exceeded, requested once', { timeout: 60_000 }, async (t) => {
+  const server = await startReplayServer();
+  t.after(() => server.close());
+  // Retries allowed (the default is 2): none may happen.
+  const { home, configHome } = providerHome({ openai: { maxRetries: 2 } });
+  const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
+  t.after(() => child.close());
+  await child.initialize();
+  const sessionId = await child.newSession(mkdtempSync(join(tmpdir(), 'troupe-e2e-ws-')));
+  // The count is refused too (the engine goes on with its estimate), then the model call.
+  server.enqueue(OPENAI_INSUFFICIENT_QUOTA, OPENAI_INSUFFICIENT_QUOTA);
+
+  await assert.rejects(child.prompt(sessionId, 'hello'), (err: any) => {
+    assert.equal(err.code, -32047, JSON.stringify(err));
+    assert.equal(err.data?.code, 'provider_quota_exceeded');
+    assert.equal(err.data?.vendorMessage, OPENAI_QUOTA_WORDS);
+    assert.match(err.message, /quota is used up \(insufficient_quota/);
+    assert.match(err.message, /Retrying does not help/);
+    return true;
+  });
+  assert.deepEqual(
+    server.requests.map((r) => r.url),
+    ['/v1/responses/input_tokens', '/v1/responses'],
+    'each requested once',
+  );
+  assert.deepEqual(child.updatesFor(sessionId, 'agent_thought_chunk').filter((u) => /retrying/.test(u.content.text)), [], 'no retry announced');
+  assert.deepEqual(child.schemaErrors, []);
 });
