@@ -14,11 +14,17 @@ describe('troupe run and a vendor that refuses', { concurrency: 1, timeout: SUIT
   });
   after(() => server.close());
 
-  let h: Home | undefined;
-  after(() => h?.close());
+  // Every home made is closed at the end, its daemon with it, whatever failed first.
+  const homes: Home[] = [];
+  after(() => Promise.all(homes.map((h) => h.close())));
+  const home = (env: NodeJS.ProcessEnv) => {
+    const h = makeHome({ env });
+    homes.push(h);
+    return h;
+  };
 
   test('a rate-limited call prints a line for its retry, then the answer', async () => {
-    h = makeHome({ env: { TROUPE_MODEL: 'anthropic/claude-sonnet-5-5', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test' } });
+    const h = home({ TROUPE_MODEL: 'anthropic/claude-sonnet-5-5', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-test' });
     const limited = {
       status: 429,
       headers: { 'retry-after-ms': '20' },
@@ -30,12 +36,10 @@ describe('troupe run and a vendor that refuses', { concurrency: 1, timeout: SUIT
     const retry = r.stdout.indexOf('[Rate limited by anthropic (429), retrying in 20 ms (attempt 2 of 3)]');
     assert.ok(retry >= 0, r.stdout);
     assert.ok(r.stdout.indexOf('The notes say the launch code is 4242.') > retry, r.stdout);
-    await h.close();
-    h = undefined;
   });
 
   test('a spent OpenAI quota ends the run at once with provider_quota_exceeded, requested once', async () => {
-    h = makeHome({ env: { TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' } });
+    const h = home({ TROUPE_MODEL: 'openai/gpt-5', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' });
     const before = server.requests.length;
     server.enqueue(OPENAI_INSUFFICIENT_QUOTA, OPENAI_INSUFFICIENT_QUOTA);
     const r = await h.run(['run', 'hello']);
