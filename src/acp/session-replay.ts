@@ -14,6 +14,7 @@ import { visitLogBuffer } from '../store/log-file.reader.js';
 import { notificationLine, projectEvent, projectEventLines, type ProjectionCaps } from './update.projection.js';
 import { cwdMismatch, sameCwd } from './session-options.js';
 import { REPLAY_STARTED } from './troupe-meta.js';
+import { withoutTerminals } from './terminal-content.js';
 
 /** Queues ready-made NDJSON lines behind everything sent so far (the batched stdout writer). */
 export type LineWriter = (text: string) => Promise<void>;
@@ -61,6 +62,7 @@ export class UpdateReplay {
   add(logged: AgentEvent): void {
     const taken = this.parts.take(logged);
     if (!taken) return;
+    // A terminal was the live client's: a client loading the session has none of that id (terminal-content.ts).
     const event = withoutTerminals(taken);
     if (this.ordered && this.writeLines) return void this.push(projectEventLines(event, this.caps));
     for (const n of projectEvent(event, this.caps)) {
@@ -94,24 +96,6 @@ export class UpdateReplay {
 }
 
 const LINES_PER_TEXT = 256;
-
-/**
- * An event as a replay shows it. A command run in a client terminal (run-command.tool.ts) has its
- * tool call carry that terminal (`{type: "terminal", terminalId}`): the live client's, released as
- * the command ended. A client that loads the session has no such terminal (a restarted editor,
- * another window, a client without terminals), and Zed fails a whole update whose terminal id it
- * does not know ("Terminal with id … not found"): until 2026-12-07 every such call of a loaded
- * session stayed pending there, its output never shown. Replayed, the terminal gives way to what
- * the call's content says besides it, or else to its output as text (the final update has it), as a
- * client without terminals sees the call live; the update that only embedded it changes nothing.
- */
-export function withoutTerminals(e: AgentEvent): AgentEvent {
-  if (e.type !== 'tool_call_updated' || !e.content?.some((c) => c.type === 'terminal')) return e;
-  const { content: all, ...rest } = e;
-  const content = all.filter((c) => c.type !== 'terminal');
-  if (content.length === 0 && e.output !== undefined) content.push({ type: 'text', text: e.output });
-  return content.length ? { ...rest, content } : rest;
-}
 
 /** Logs above this size are replayed by the engine, page by page, not held in memory at once. */
 const MAX_FILE_REPLAY_BYTES = 8 * 1024 * 1024;

@@ -1,7 +1,7 @@
 /**
  * AgentEvent → ACP `session/update` payloads. Live updates and `session/load` replays use this one
  * function, so a replay shows what a live client saw (but for the live client's own terminals:
- * session-replay.ts `withoutTerminals`). Every update carries
+ * terminal-content.ts). Every update carries
  * `_meta.troupe = { seq, turnId }`. Updates a client did not ask for (notices, compaction) are
  * degraded to ones every client understands.
  */

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { acpOutgoingError } from './acp-schema.js';
+import { ClientTerminals } from './client-terminals.js';
 
 const BIN = resolve('bin/troupe.js');
 
@@ -37,7 +38,9 @@ export class AcpChild {
   readonly schemaErrors: string[] = [];
   readonly permissions: acp.RequestPermissionRequest[] = [];
   readonly fsCalls: { method: string; path: string }[] = [];
-  readonly terminalCalls: string[] = [];
+  /** The terminals this client runs commands in (`calls`: what the agent asked of them). */
+  private readonly terminalsServed = new ClientTerminals();
+  readonly terminalCalls = this.terminalsServed.calls;
   /** Editor buffers: reads see these before the disk. */
   readonly buffers = new Map<string, string>();
   /** Paths whose fs requests the editor fails, with the error its handler throws. */
@@ -46,7 +49,6 @@ export class AcpChild {
   /** A held permission prompt, answered by the test. */
   held?: (answer: acp.RequestPermissionResponse) => void;
   private readonly methods = new Map<unknown, string>();
-  private readonly terminals = new Map<string, { proc: ChildProcess; output: string; limit?: number; exit: Promise<{ exitCode: number | null; signal: string | null }> }>();
   private connection!: acp.ClientConnection;
 
   private constructor(
@@ -125,7 +127,7 @@ export class AcpChild {
   }
 
   private clientApp() {
-    return acp
+    const app = acp
       .client()
       .onNotification('session/update', ({ params }) => void this.updates.push(params))
       .onRequest('session/request_permission', ({ params }) => {
@@ -148,38 +150,8 @@ export class AcpChild {
         if (this.fsFailures.has(params.path)) throw new Error(this.fsFailures.get(params.path));
         this.buffers.set(params.path, params.content);
         return {};
-      })
-      .onRequest('terminal/create', ({ params }) => {
-        const id = `term_${this.terminals.size + 1}`;
-        this.terminalCalls.push(`create ${id}`);
-        const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ['ignore', 'pipe', 'pipe'] });
-        const t = { proc, output: '', limit: params.outputByteLimit ?? undefined, exit: new Promise<{ exitCode: number | null; signal: string | null }>((r) => proc.on('close', (exitCode, signal) => r({ exitCode, signal }))) };
-        proc.stdout!.on('data', (d) => (t.output += d));
-        proc.stderr!.on('data', (d) => (t.output += d));
-        this.terminals.set(id, t);
-        return { terminalId: id };
-      })
-      .onRequest('terminal/output', async ({ params }) => {
-        const t = this.terminals.get(params.terminalId)!;
-        const done = t.proc.exitCode !== null || t.proc.signalCode !== null ? await t.exit : undefined;
-        // As ACP has a client do it: over outputByteLimit, the start is dropped and the end kept.
-        const bytes = Buffer.from(t.output);
-        const truncated = t.limit !== undefined && bytes.length > t.limit;
-        const output = truncated ? bytes.subarray(bytes.length - t.limit!).toString('utf8') : t.output;
-        return { output, truncated, ...(done ? { exitStatus: done } : {}) };
-      })
-      .onRequest('terminal/wait_for_exit', async ({ params }) => this.terminals.get(params.terminalId)!.exit)
-      .onRequest('terminal/kill', ({ params }) => {
-        this.terminalCalls.push(`kill ${params.terminalId}`);
-        this.terminals.get(params.terminalId)!.proc.kill('SIGKILL');
-        return {};
-      })
-      .onRequest('terminal/release', ({ params }) => {
-        this.terminalCalls.push(`release ${params.terminalId}`);
-        this.terminals.get(params.terminalId)?.proc.kill('SIGKILL');
-        this.terminals.delete(params.terminalId);
-        return {};
       });
+    return this.terminalsServed.serve(app);
   }
 
   initialize(capabilities: acp.ClientCapabilities = {}): Promise<acp.InitializeResponse> {
@@ -209,7 +181,7 @@ export class AcpChild {
 
   /** Ends stdin and waits for the process to exit; returns its exit code. */
   async close(): Promise<number | null> {
-    for (const t of this.terminals.values()) t.proc.kill('SIGKILL');
+    this.terminalsServed.killAll();
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) return this.proc.exitCode;
     const exited = new Promise<number | null>((r) => this.proc.once('exit', (code) => r(code)));
     this.connection.close();

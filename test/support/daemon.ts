@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { procStatFields } from '../../src/core/proc-stat.js';
 import { SPAWNER_SCRIPT } from '../../src/actors/child-spawner.js';
 import { FEED_ID } from '../../src/daemon/event-mark.js';
+import type { ClientTerminals } from './client-terminals.js';
 
 const BIN = resolve('bin/troupe.js');
 
@@ -143,6 +144,8 @@ export interface ClientHandlers {
   permission?: (req: acp.RequestPermissionRequest, signal: AbortSignal) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
   /** Answers `fs/read_text_file` (advertise it with `init({ fs: { readTextFile: true } })`). */
   readTextFile?: (req: acp.ReadTextFileRequest) => acp.ReadTextFileResponse;
+  /** Runs `terminal/*` (advertise it with `init({ terminal: true })`). */
+  terminals?: ClientTerminals;
 }
 
 export class AcpClient {
@@ -152,7 +155,7 @@ export class AcpClient {
   readonly connection: acp.ClientConnection;
 
   constructor(stream: acp.Stream, handlers: ClientHandlers) {
-    this.connection = acp
+    const app = acp
       .client()
       .onNotification('session/update', ({ params }) => void this.updates.push(params))
       .onNotification('*', ({ method, params }) => void this.notifications.push({ method, params }))
@@ -163,8 +166,8 @@ export class AcpClient {
       .onRequest('session/request_permission', ({ params, signal }) => {
         this.permissions.push(params);
         return handlers.permission ? handlers.permission(params, signal) : { outcome: { outcome: 'selected', optionId: 'allow_once' } };
-      })
-      .connect(stream);
+      });
+    this.connection = (handlers.terminals ? handlers.terminals.serve(app) : app).connect(stream);
   }
 
   get agent(): acp.ClientContext {
@@ -249,18 +252,22 @@ export async function daemonWithSession(t: TestHooks, transport: 'http' | 'ws', 
 
 /**
  * A daemon and two initialized clients of it, `a` over HTTP and `b` over WebSocket (unless `over`
- * says otherwise), each answering the agent's requests with its `over.handlers`; all stopped after
- * the test, and the daemon's log printed if it failed.
+ * says otherwise), each answering the agent's requests with its `over.handlers` and offering its
+ * `over.capabilities`; all stopped after the test, and the daemon's log printed if it failed.
  */
-export async function daemonWithClients(t: TestHooks, options: DaemonOptions = {}, over: { a?: 'http' | 'ws'; b?: 'http' | 'ws'; handlers?: { a?: ClientHandlers; b?: ClientHandlers } } = {}) {
+export async function daemonWithClients(
+  t: TestHooks,
+  options: DaemonOptions = {},
+  over: { a?: 'http' | 'ws'; b?: 'http' | 'ws'; handlers?: { a?: ClientHandlers; b?: ClientHandlers }; capabilities?: { a?: acp.ClientCapabilities; b?: acp.ClientCapabilities } } = {},
+) {
   const d = await Daemon.start(options);
   printDaemonIfFailed(t, d);
   t.after(() => d.stop());
   const a = d.connect(over.a ?? 'http', over.handlers?.a);
   const b = d.connect(over.b ?? 'ws', over.handlers?.b);
   t.after(() => (a.close(), b.close()));
-  await a.init();
-  await b.init();
+  await a.init(over.capabilities?.a);
+  await b.init(over.capabilities?.b);
   return { d, a, b };
 }
 

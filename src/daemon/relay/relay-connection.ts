@@ -195,6 +195,6 @@ export class RelayConnection implements AcpConnectionPeer {
     const f = typeof msg.id === 'number' ? this.forwarded.get(msg.id) : undefined;
     if (!f) return; // an answer to a request of a child that has since died, or a stray id
     this.forwarded.delete(msg.id as number);
-    f.session.clientAnswered(this, { ...msg, id: f.msg.id });
+    f.session.clientAnswered(this, { ...msg, id: f.msg.id }, String(f.msg.method));
   }
 }

@@ -22,6 +22,7 @@ import { ClientAsks } from './client-asks.js';
 import { ChildOffer } from './child-offer.js';
 import { CloseStop } from './close-stop.js';
 import { PendingRequests } from './pending-requests.js';
+import { TerminalViews } from './terminal-views.js';
 
 export class RelaySession {
   sessionId?: string;
@@ -30,6 +31,8 @@ export class RelaySession {
   private readonly unnamed = new UnnamedTransitions();
   /** Who is sent which update: the attached connections and their marks. */
   private readonly fanOut: UpdateFanOut;
+  /** Whose client terminal each terminal id is: only that client is sent it (terminal-views.ts). */
+  private readonly terminals = new TerminalViews();
   /** The client requests as the child has them: in turn, withdrawn, refused (child-requests.ts). */
   private readonly requests: ChildRequests;
   private readonly pending = new PendingRequests(() => this.sessionId, (method, seconds, ok) => this.ctx.answered(method, seconds, ok), (conn) => this.unattach(conn));
@@ -63,7 +66,7 @@ export class RelaySession {
     this.cwd = init.cwd;
     this.sessionId = init.sessionId;
     this.caps = init.caps;
-    this.fanOut = new UpdateFanOut(() => this.sessionId, ctx.logger);
+    this.fanOut = new UpdateFanOut(() => this.sessionId, ctx.logger, this.terminals);
     this.child = new SupervisedChild({
       spec: ctx.options.childSpec,
       idleMs: ctx.options.idleMs,
@@ -123,6 +126,7 @@ export class RelaySession {
     this.pending.forget(conn);
     conn.sessions.delete(this);
     this.requests.forget(conn);
+    this.terminals.forget(conn);
     this.offer.tell();
   }
 
@@ -320,12 +324,17 @@ export class RelaySession {
   /**
    * `conn`'s answer (`msg`, under the process's id) to a request of the process: to the process that
    * asked, if it still waits for it from `conn`. Sent to that process only, never queued: a queued
-   * answer would reach the next process, which may ask something under the same id.
+   * answer would reach the next process, which may ask something under the same id. `method`: what
+   * the process asked (a terminal it created is `conn`'s, terminal-views.ts).
    */
-  clientAnswered(conn: RelayConnection, msg: JsonRpcMessage): void {
+  clientAnswered(conn: RelayConnection, msg: JsonRpcMessage, method: string): void {
     // The process that asked, still running: it is the session's current one, as the requests of a
     // process that exited were withdrawn with it.
-    void this.asked.answered(msg.id, conn)?.send(msg);
+    const proc = this.asked.answered(msg.id, conn);
+    if (!proc) return;
+    const terminalId = method === 'terminal/create' ? (msg.result as { terminalId?: unknown } | undefined)?.terminalId : undefined;
+    if (typeof terminalId === 'string') this.terminals.created(terminalId, conn);
+    void proc.send(msg);
   }
 
   private notificationToClients(msg: JsonRpcMessage): void {

@@ -13,6 +13,7 @@ import type { Logger } from '../../core/ports.js';
 import type { UpdateLine } from '../../wire/update-line.js';
 import type { RelayConnection } from './relay-connection.js';
 import type { JsonRpcMessage } from './rpc.js';
+import type { TerminalView, TerminalViews } from './terminal-views.js';
 
 /**
  * More updates than a place tells apart within one seq. The event with the most is a prompt, one
@@ -65,9 +66,11 @@ export class UpdateFanOut {
   private lineSeq = -1;
   private lineIndex = 0;
 
+  /** `terminals`: what each connection is sent of an update that shows a client terminal (terminal-views.ts). */
   constructor(
     private readonly sessionId: () => string | undefined,
     private readonly logger: Logger,
+    private readonly terminals?: TerminalViews,
   ) {}
 
   /** With `replay` (session/load) `conn` is sent every update again; otherwise only those to come. */
@@ -170,10 +173,11 @@ export class UpdateFanOut {
     const replayed = place !== undefined && this.isReplayed(sessionId, seq);
     if (place !== undefined && !replayed) this.seqsWentBack(sessionId, place);
     if (passOver) this.echoed(passOver, sessionId, seq);
+    const view = this.terminals?.message(msg);
     for (const [conn, mark] of this.attached) {
       if (conn.isClosed) continue;
       if (place !== undefined && !this.takes(conn, mark, place, replayed)) continue;
-      if (!this.isOwnEcho(conn, sessionId, seq)) void conn.send(msg);
+      if (!this.isOwnEcho(conn, sessionId, seq)) void conn.send(view ? view(conn) : msg);
     }
     if (place !== undefined && place > this.lastPlace) this.lastPlace = place;
   }
@@ -202,6 +206,14 @@ export class UpdateFanOut {
       const sender = u.prompter === undefined ? undefined : senderOf(u.prompter);
       if (sender) this.echoed(sender, u.sessionId, u.seq);
     }
+    // Rare too (a command in a client terminal): lines that show a terminal, which only its client is sent as it is.
+    let viewed: (TerminalView<string> | undefined)[] | undefined;
+    if (this.terminals) {
+      for (const [i, u] of batch.entries()) {
+        const view = this.terminals.line(u.json);
+        if (view) (viewed ??= new Array(batch.length))[i] = view;
+      }
+    }
     const first = batch[0]!.seq;
     const last = batch[batch.length - 1]!.seq;
     for (const [conn, mark] of this.attached) {
@@ -215,11 +227,11 @@ export class UpdateFanOut {
         // The common case: all new to this connection, one session, in order.
         if (replay) replay.replayed = places[places.length - 1]!;
         else this.attached.set(conn, places[places.length - 1]!);
-        conn.sendNotifications(sessionId, (all ??= batch.map((u) => u.json)));
+        conn.sendNotifications(sessionId, viewed ? batch.map((u, i) => viewed[i]?.(conn) ?? u.json) : (all ??= batch.map((u) => u.json)));
         continue;
       }
       for (const [i, u] of batch.entries()) {
-        if (this.takes(conn, this.attached.get(conn)!, places[i]!, replayed?.[i] ?? false) && !this.isOwnEcho(conn, u.sessionId, u.seq)) conn.sendNotifications(u.sessionId, [u.json]);
+        if (this.takes(conn, this.attached.get(conn)!, places[i]!, replayed?.[i] ?? false) && !this.isOwnEcho(conn, u.sessionId, u.seq)) conn.sendNotifications(u.sessionId, [viewed?.[i]?.(conn) ?? u.json]);
       }
     }
     for (const place of places) if (place > this.lastPlace) this.lastPlace = place;

@@ -1,0 +1,79 @@
+/**
+ * Which attached client owns which of a session's client terminals, and what each connection is sent
+ * of an update that shows one (src/acp/terminal-content.ts). A terminal is the client's that answered
+ * the process's `terminal/create` with its id: that connection is sent the update as the process
+ * wrote it; every other one is sent it without the terminal (the output as text once the command
+ * ended), as a `session/load` replays it. Until 2026-12-07 every attached client was sent the
+ * terminal's id, and one that never had it (Zed: "Terminal with id … not found") failed the update.
+ */
+import { terminalIdsOf, updateWithoutTerminals } from '../../acp/terminal-content.js';
+import type { RelayConnection } from './relay-connection.js';
+import type { JsonRpcMessage } from './rpc.js';
+
+/** What `conn` is sent of one update that shows a terminal. */
+export type TerminalView<T> = (conn: RelayConnection) => T;
+
+/**
+ * How a terminal appears in a child's update line (update.projection.ts `toolContent`, written by
+ * JSON.stringify): the cheap test that passes over every other line unparsed. A text holding these
+ * characters has its quotes escaped; a tool's input holding such an object is parsed and let through.
+ */
+const TERMINAL_TEXT = '{"type":"terminal","terminalId":';
+
+const FINAL = new Set(['completed', 'failed']);
+
+export class TerminalViews {
+  /** Terminal id → the connection whose client created it. */
+  private readonly owners = new Map<string, RelayConnection>();
+
+  /** `conn` answered the process's `terminal/create` with `terminalId`. */
+  created(terminalId: string, conn: RelayConnection): void {
+    this.owners.set(terminalId, conn);
+  }
+
+  /** `conn` was detached from the session: its terminals are shown to no one as terminals. */
+  forget(conn: RelayConnection): void {
+    for (const [id, owner] of this.owners) if (owner === conn) this.owners.delete(id);
+  }
+
+  /** For a child's update line (its JSON text): undefined when it shows no terminal, else each connection's text of it. */
+  line(json: string): TerminalView<string> | undefined {
+    if (!json.includes(TERMINAL_TEXT)) return undefined;
+    let msg: JsonRpcMessage;
+    try {
+      msg = JSON.parse(json) as JsonRpcMessage;
+    } catch {
+      return undefined; // not JSON after all: relayed as it came, as every line is
+    }
+    const view = this.message(msg);
+    if (!view) return undefined;
+    const texts = new Map<JsonRpcMessage, string>();
+    return (conn) => {
+      const shown = view(conn);
+      if (shown === msg) return json;
+      let text = texts.get(shown);
+      if (text === undefined) texts.set(shown, (text = JSON.stringify(shown)));
+      return text;
+    };
+  }
+
+  /** For a parsed `session/update`: undefined when it shows no terminal, else each connection's message (`msg` itself for the owner). */
+  message(msg: JsonRpcMessage): TerminalView<JsonRpcMessage> | undefined {
+    if (msg.method !== 'session/update') return undefined;
+    const params = msg.params as { update?: Record<string, unknown> } | undefined;
+    const update = params?.update;
+    const ids = terminalIdsOf(update);
+    if (!update || ids.length === 0) return undefined;
+    const owners = ids.map((id) => this.owners.get(id));
+    // The call's last update: no update shows its terminals again (a crash's catch-up sends each
+    // client only what it lacks), so they are not held for the session's life.
+    if (FINAL.has(update.status as string)) for (const id of ids) this.owners.delete(id);
+    let others: JsonRpcMessage | undefined;
+    return (conn) => {
+      if (owners.every((o) => o === conn)) return msg;
+      const keep = (id: string) => owners[ids.indexOf(id)] === conn;
+      if (owners.some((o) => o === conn)) return { ...msg, params: { ...params, update: updateWithoutTerminals(update, keep) } };
+      return (others ??= { ...msg, params: { ...params, update: updateWithoutTerminals(update) } });
+    };
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * A command run in the terminal of the editor prompting (`terminal/create`) is shown as that terminal
+ * to that editor only: every other client attached to the session is sent the tool call without it,
+ * its output as text, exactly as a `session/load` replays it (spec/daemon.md §Relay, src/acp/terminal-content.ts).
+ * Another client never had that terminal id; Zed fails a whole update naming one it does not know.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { daemonWithClients, tempDir } from '../../support/daemon.js';
+import { ClientTerminals } from '../../support/client-terminals.js';
+
+const script = { replies: [[{ tool_call: { name: 'run_command', input: { command: 'echo from-terminal' } } }], [{ text: 'ran' }]] };
+
+const terminalsOf = (updates: any[]) => updates.flatMap((u) => (u.content ?? []).filter((c: any) => c.type === 'terminal').map((c: any) => c.terminalId));
+
+test("a command run in the prompting editor's terminal is shown as that terminal to that editor only; another client attached is sent its output as text, as a load replays it", async (t) => {
+  // Both offer terminals: the other client has terminals of its own, not this one.
+  const editorTerminals = new ClientTerminals('editor_term_');
+  const otherTerminals = new ClientTerminals('other_term_');
+  t.after(() => (editorTerminals.killAll(), otherTerminals.killAll()));
+  const { d, a: editor, b: other } = await daemonWithClients(t, { script }, { handlers: { a: { terminals: editorTerminals }, b: { terminals: otherTerminals } }, capabilities: { a: { terminal: true }, b: { terminal: true } } });
+  const cwd = tempDir();
+  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await other.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const before = other.updatesFor(sessionId, 'tool_call_update').length;
+  assert.equal((await editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] })).stopReason, 'end_turn');
+  assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'release editor_term_1'], "the command ran in the prompting editor's terminal");
+  assert.deepEqual(otherTerminals.calls, []);
+
+  const mine = editor.updatesFor(sessionId, 'tool_call_update');
+  assert.deepEqual(terminalsOf(mine), ['editor_term_1', 'editor_term_1'], 'its editor is sent the terminal as the process wrote it: embedded, and kept by the final update');
+  const final = mine.at(-1);
+  assert.equal(final.status, 'completed');
+  assert.match(final.rawOutput.output, /^from-terminal\n/);
+
+  // The editor's response came after the turn's updates were handed to every connection; the other
+  // client reads another stream, so it is waited for.
+  await other.until(() => other.updatesFor(sessionId, 'tool_call_update').length === before + mine.length, "the other client's updates");
+  const theirs = other.updatesFor(sessionId, 'tool_call_update').slice(before);
+  assert.deepEqual(terminalsOf(theirs), [], 'no terminal id it never had');
+  assert.doesNotMatch(JSON.stringify(other.updates), /editor_term_/);
+  const { content: _, ...embeddedOnly } = mine[0];
+  assert.deepEqual(theirs[0], embeddedOnly, 'the update that only embedded the terminal changes nothing');
+  assert.deepEqual(theirs.at(-1), { ...final, content: [{ type: 'content', content: { type: 'text', text: final.rawOutput.output } }] }, 'the final one shows the output as text');
+
+  // What a load replays, to a client that loads the session now (the same one, or any other).
+  const late = d.connect('http');
+  t.after(() => late.close());
+  await late.init({ terminal: true });
+  await late.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.deepEqual(theirs, late.updatesFor(sessionId, 'tool_call_update'), 'live, as a load replays it');
+});

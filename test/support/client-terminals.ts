@@ -1,0 +1,63 @@
+// An ACP client's terminals (`terminal/*`), run as real processes: what an editor that offers
+// `terminal: true` does with a command the agent runs there. Shared by the stdio test client
+// (acp-child.ts) and the daemon's HTTP/WebSocket test clients (daemon.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
+import type * as acp from '@agentclientprotocol/sdk';
+
+interface Terminal {
+  proc: ChildProcess;
+  output: string;
+  limit?: number;
+  exit: Promise<{ exitCode: number | null; signal: string | null }>;
+}
+
+export class ClientTerminals {
+  /** `create <id>`, `kill <id>`, `release <id>`, in the order asked. */
+  readonly calls: string[] = [];
+  private readonly terminals = new Map<string, Terminal>();
+  private made = 0;
+
+  /** `prefix`: how this client's terminal ids start (two clients of one daemon tell theirs apart). */
+  constructor(private readonly prefix = 'term_') {}
+
+  /** `app` answering the terminal requests. */
+  serve(app: acp.ClientApp): acp.ClientApp {
+    return app
+      .onRequest('terminal/create', ({ params }) => {
+        const id = `${this.prefix}${++this.made}`;
+        this.calls.push(`create ${id}`);
+        const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ['ignore', 'pipe', 'pipe'] });
+        const t: Terminal = { proc, output: '', limit: params.outputByteLimit ?? undefined, exit: new Promise((r) => proc.on('close', (exitCode, signal) => r({ exitCode, signal }))) };
+        proc.stdout!.on('data', (d) => (t.output += d));
+        proc.stderr!.on('data', (d) => (t.output += d));
+        this.terminals.set(id, t);
+        return { terminalId: id };
+      })
+      .onRequest('terminal/output', async ({ params }) => {
+        const t = this.terminals.get(params.terminalId)!;
+        const done = t.proc.exitCode !== null || t.proc.signalCode !== null ? await t.exit : undefined;
+        // As ACP has a client do it: over outputByteLimit, the start is dropped and the end kept.
+        const bytes = Buffer.from(t.output);
+        const truncated = t.limit !== undefined && bytes.length > t.limit;
+        const output = truncated ? bytes.subarray(bytes.length - t.limit!).toString('utf8') : t.output;
+        return { output, truncated, ...(done ? { exitStatus: done } : {}) };
+      })
+      .onRequest('terminal/wait_for_exit', async ({ params }) => this.terminals.get(params.terminalId)!.exit)
+      .onRequest('terminal/kill', ({ params }) => {
+        this.calls.push(`kill ${params.terminalId}`);
+        this.terminals.get(params.terminalId)!.proc.kill('SIGKILL');
+        return {};
+      })
+      .onRequest('terminal/release', ({ params }) => {
+        this.calls.push(`release ${params.terminalId}`);
+        this.terminals.get(params.terminalId)?.proc.kill('SIGKILL');
+        this.terminals.delete(params.terminalId);
+        return {};
+      });
+  }
+
+  /** Kills every command still running (the client goes). */
+  killAll(): void {
+    for (const t of this.terminals.values()) t.proc.kill('SIGKILL');
+  }
+}
