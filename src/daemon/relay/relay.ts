@@ -21,6 +21,7 @@ import { OnePerTurn } from '../../core/next-turn.js';
 import { NO_PROCESS_STATES } from '../machine-hub.js';
 import { sessionNotFound } from '../quoted-id.js';
 import { REVIVED_STATE } from '../../machines/child.machine.js';
+import { ForkUnloads } from './fork-unloads.js';
 
 export interface RelayObserver {
   events?(sessionId: string, events: AgentEvent[]): void;
@@ -84,11 +85,8 @@ export class Relay implements AcpAgentSide, RelayContext {
    * under the tombstone.
    */
   private readonly deleting = new Map<string, Promise<void>>();
-  /**
-   * Forks just made, until their source's child has unloaded them and the index has their entry
-   * (see forked): a message for one waits for that, a delete too.
-   */
-  private readonly forking = new Map<string, Promise<void>>();
+  /** Forks just made, until their source's process has unloaded them (fork-unloads.ts): a message for one waits for that, a delete too. */
+  private readonly forks: ForkUnloads;
   readonly options: RelayOptions;
   readonly pool: ChildPool;
   readonly logger: Logger;
@@ -103,6 +101,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.logger = deps.logger;
     this.version = deps.version;
     this.index = deps.index;
+    this.forks = new ForkUnloads(deps.index, deps.logger);
   }
 
   async open(channel: AcpClientChannel, initialize: JsonRpcRequest): Promise<RelayConnection> {
@@ -157,9 +156,13 @@ export class Relay implements AcpAgentSide, RelayContext {
    * settles once the revival started: the connection's later messages wait for it, as for session/new).
    */
   toSession(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage, itsTurn = false): void | Promise<void> {
-    // In order: the messages that waited for a fork go on in the order they came.
-    const fork = this.forking.get(sessionId);
-    if (fork) return void fork.then(() => this.toSession(conn, sessionId, msg));
+    // A message for a fork not yet unloaded from its source's process waits for that, and so do its
+    // connection's later messages (the transport hands over the next once this settles), as behind a
+    // session/new: in the order they came, and a `$/cancel_request` sent meanwhile finds the request
+    // (queued for the fork's own process) and withdraws it (-32800). Until 2026-12-07 only the fork's
+    // own messages waited: the others overtook it, and such a cancel found nothing to withdraw.
+    const fork = this.forks.pending(sessionId);
+    if (fork) return fork.then(() => this.toSession(conn, sessionId, msg));
     const request = isRequest(msg);
     // A cancel for a session whose request waits for its turn to start a process goes in its turn
     // behind that request: now it would find no child, and be dropped, and the prompt it was sent to
@@ -268,7 +271,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   private async deleteNow(sessionId: string): Promise<void> {
-    await this.forking.get(sessionId);
+    await this.forks.pending(sessionId);
     const session = this.sessions.get(sessionId);
     const attached = session ? [...session.attached.keys()] : [];
     if (session) {
@@ -413,25 +416,10 @@ export class Relay implements AcpAgentSide, RelayContext {
     }
   }
 
-  /**
-   * A fork is a session of its own, with a child of its own from its next message (toSession), and
-   * the servers the fork named. The source's child made it and still holds it open: it unloads it
-   * there (a session/close unloads without writing), so that one process writes its log. Until then
-   * the fork's messages wait (called before the fork's answer goes, so none comes earlier): a child
-   * of its own could not take its log (session_locked), nor could a delete, and the index learns of
-   * the fork from the source's control channel, which may lag its answer: a prompt sent at once was
-   * answered session_not_found, and a delete succeeded without deleting it. Once unloaded, the fork's
-   * entry is read from its log if the index has none yet.
-   */
+  /** A fork is a session of its own, with the servers the fork named; its source's process unloads it first (fork-unloads.ts). */
   forked(source: RelaySession, sessionId: string, mcpServers: unknown[]): void {
     if (mcpServers.length) this.restingServers.set(sessionId, mcpServers);
-    const settled = source
-      .request('session/close', { sessionId })
-      .catch((err) => this.logger.debug('unloading a fork from its source child', { sessionId, error: String(err) }))
-      .then(() => this.index.adoptLog(sessionId))
-      .catch((err) => this.logger.warn('reading a fork into the session index', { sessionId, error: String(err) }))
-      .finally(() => this.forking.delete(sessionId));
-    this.forking.set(sessionId, settled);
+    this.forks.unload(source, sessionId);
   }
 
   unregistered(session: RelaySession): void {
