@@ -100,11 +100,19 @@ export class ChildRequests {
       this.pending.refuse(id, p, err);
       lost?.(id, p);
     }
+    // What is left was never sent (queued for the next process). A connection detached while open
+    // has nothing queued (RelaySession.closeFor withdraws it; PendingRequests.ended detaches only one
+    // owing nothing), so these are attached connections' prompts, or a closed one's, never asked (ClientAsks).
     this.prompting.clear();
     for (const [id, p] of this.pending) if (p.method === 'session/prompt') this.prompting.set(id, p.conn);
   }
 
-  /** Answers `error` to every request waiting for a process (queued, or a load held back). */
+  /**
+   * Answers `error` to every request waiting for a process (queued, or a load held back): no prompt
+   * is left. Until 2026-12-07 the prompts refused so when the session failed for good stayed its
+   * prompts: after a revive, its process's requests in another client's turn (a permission) were
+   * asked of the client whose prompt had been refused.
+   */
   refuseWaiting(error: ReturnType<typeof rpcError>): void {
     const queued = this.child.drainQueue().flatMap((m) => (m.id === undefined || m.method === undefined ? [] : [Number(m.id)]));
     // Each as any failed request: a connection it alone attached is detached (PendingRequests.ended).
@@ -113,13 +121,9 @@ export class ChildRequests {
       if (p) this.pending.refuse(id, p, error);
     }
     this.pending.clear();
+    this.prompting.clear();
     this.loads.clear();
     this.pending.releaseAllLeft();
-  }
-
-  /** No prompt waits (no process could start). */
-  clearPrompts(): void {
-    this.prompting.clear();
   }
 
   /** A client's prompt is unanswered: its turn runs, or waits in the process or for it (queued while it starts). */

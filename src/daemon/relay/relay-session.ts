@@ -435,7 +435,6 @@ export class RelaySession {
     const error = rpcError(err.code, err.message, { ...err.data, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
     this.refuseWaiting(error);
     this.internal.rejectAll(error);
-    this.requests.clearPrompts();
     if (this.sessionId) void this.child.stop('idle');
     else this.ctx.unregistered(this);
   }

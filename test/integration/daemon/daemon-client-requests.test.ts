@@ -5,9 +5,9 @@
 // all day. A late answer is dropped, and a restarted process is not sent it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AcpClient, Daemon, printDaemonIfFailed, tempDir, type TestHooks, waitFor } from '../../support/daemon.js';
+import { type AcpClient, breakableStart, Daemon, daemonWithClients, printDaemonIfFailed, tempDir, type TestHooks, waitFor } from '../../support/daemon.js';
 
 const script = {
   replies: [
@@ -117,4 +117,35 @@ test('the client asked a permission goes away before answering: another client a
   await waitFor('the write done', () => watcher.updatesFor(sessionId, 'tool_call_update').some((u) => u.status === 'completed'));
   assert.equal(readFileSync(join(cwd, 'w.txt'), 'utf8'), 'x');
   await waitFor('no request left open at a client', async () => (await openRequests(d)) === 0);
+});
+
+test("a prompt refused when its session failed for good is no prompt of its client's any more: after a revive, the process's permission in another client's turn goes to that client", async (t) => {
+  // A process that dies at every start once `broken` exists; one restart allowed.
+  const { env, broken } = breakableStart();
+  const { d, a, b } = await daemonWithClients(t, { script, env, args: ['--pool', '0', '--restart-intensity', '1', '--restart-period-ms', '600000'] });
+  const cwd = tempDir();
+  const sessionId = (await a.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await b.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const child = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
+  writeFileSync(broken, '');
+  // The spawner held stopped: the restart after the kill waits for a process, with A's prompt queued for it.
+  const spawner = d.spawnerPid()!;
+  process.kill(spawner, 'SIGSTOP');
+  let refused: Promise<unknown>;
+  try {
+    process.kill((await child()).pid, 'SIGKILL');
+    await waitFor('the restart to wait for a process', async () => (await child()).state === 'restarting');
+    refused = prompt(a, sessionId, 'write once').then(() => 'answered', (e) => e);
+    // Answered once the daemon took the prompt (a connection's messages are taken in order).
+    await a.agent.request('session/list', {});
+  } finally {
+    process.kill(spawner, 'SIGCONT');
+  }
+  assert.equal(((await refused) as any)?.data?.code, 'session_failed', 'the restart died too: the session failed for good, and the queued prompt with it');
+  rmSync(broken);
+  assert.equal((await d.api('POST', `/v1/sessions/${sessionId}/revive`)).status, 200);
+  // B's turn: its process asks a permission, of the client whose prompt runs.
+  assert.equal((await prompt(b, sessionId, 'write once')).stopReason, 'end_turn');
+  assert.equal(b.permissions.length, 1, "B, whose turn it is, is asked");
+  assert.equal(a.permissions.length, 0, 'not A, whose prompt was refused long before');
 });
