@@ -24,13 +24,14 @@ export class ClientAsks {
   ) {}
 
   /**
-   * Asks a connection the request `msg` of process `proc`: the first that can serve it (files and
-   * terminals are served by those that offered them), else the first; `none`: the error the
-   * process is answered with when no connection is open.
+   * Asks a connection the request `msg` of process `proc`: `owner` if it is open (the client whose
+   * terminal the request acts on), else the first that can serve it (files and terminals are served by
+   * those that offered them), else the first; `none`: the error the process is answered with when no
+   * connection is open.
    */
-  ask(msg: JsonRpcMessage, proc: ChildProcessHandle | undefined, none: string): void {
+  ask(msg: JsonRpcMessage, proc: ChildProcessHandle | undefined, none: string, owner?: RelayConnection): void {
     const open = this.candidates().filter((c) => !c.isClosed);
-    const conn = open.find((c) => c.serves(String(msg.method))) ?? open[0];
+    const conn = (owner && !owner.isClosed ? owner : undefined) ?? open.find((c) => c.serves(String(msg.method))) ?? open[0];
     if (!conn) {
       void proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', none) });
       return;

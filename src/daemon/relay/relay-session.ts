@@ -313,7 +313,7 @@ export class RelaySession {
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
-    this.asked.ask(msg, this.child.proc, 'no client is attached to this session');
+    this.asked.ask(msg, this.child.proc, 'no client is attached to this session', this.terminals.ownerFor(msg));
   }
 
   /** `conn` went away without answering the process's request `msg` (client-asks.ts). */

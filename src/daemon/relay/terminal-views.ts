@@ -31,6 +31,18 @@ export class TerminalViews {
     this.owners.set(terminalId, conn);
   }
 
+  /**
+   * The connection to ask the process's request `msg` of, when it acts on a terminal (`terminal/output`,
+   * `wait_for_exit`, `kill`, `release`): the one whose client created it, while attached. Asked of
+   * whichever client comes first in the usual order, it went to one that never had that terminal (an
+   * editor that loaded the session while the command ran) and failed, and the command with it.
+   */
+  ownerFor(msg: JsonRpcMessage): RelayConnection | undefined {
+    if (typeof msg.method !== 'string' || !msg.method.startsWith('terminal/')) return undefined;
+    const id = (msg.params as { terminalId?: unknown } | undefined)?.terminalId;
+    return typeof id === 'string' ? this.owners.get(id) : undefined;
+  }
+
   /** `conn` was detached from the session: its terminals are shown to no one as terminals. */
   forget(conn: RelayConnection): void {
     for (const [id, owner] of this.owners) if (owner === conn) this.owners.delete(id);

@@ -6,7 +6,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { daemonWithClients, tempDir } from '../../support/daemon.js';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { daemonWithClients, tempDir, waitFor } from '../../support/daemon.js';
 import { ClientTerminals } from '../../support/client-terminals.js';
 
 const script = { replies: [[{ tool_call: { name: 'run_command', input: { command: 'echo from-terminal' } } }], [{ text: 'ran' }]] };
@@ -49,4 +51,34 @@ test("a command run in the prompting editor's terminal is shown as that terminal
   await late.init({ terminal: true });
   await late.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
   assert.deepEqual(theirs, late.updatesFor(sessionId, 'tool_call_update'), 'live, as a load replays it');
+});
+
+test("the process's later requests on a terminal (its output, its release) go to the client whose terminal it is, also when another client offering terminals attached since", async (t) => {
+  const go = join(tempDir(), 'go');
+  // The command runs until the test lets it end.
+  const waiting = { replies: [[{ tool_call: { name: 'run_command', input: { command: `while [ ! -e ${go} ]; do sleep 0.05; done; echo done` } } }], [{ text: 'ran' }]] };
+  const editorTerminals = new ClientTerminals('editor_term_');
+  const laterTerminals = new ClientTerminals('later_term_');
+  t.after(() => (editorTerminals.killAll(), laterTerminals.killAll(), rmSync(go, { force: true })));
+  // The editor offers terminals; the CLI, which prompts, does not.
+  const { d, a: editor, b: cli } = await daemonWithClients(t, { script: waiting }, { handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
+  const cwd = tempDir();
+  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await cli.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const turn = cli.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
+  await waitFor('the command started in the editor\'s terminal', () => editorTerminals.calls.length === 1);
+  // Another editor, offering terminals too, attaches while the command runs: the latest attached.
+  const later = d.connect('http', { terminals: laterTerminals });
+  t.after(() => later.close());
+  await later.init({ terminal: true });
+  await later.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  writeFileSync(go, '');
+  assert.equal((await turn).stopReason, 'end_turn');
+  assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'release editor_term_1']);
+  assert.deepEqual(laterTerminals.calls, [], 'the later editor was asked nothing of a terminal it never had');
+  await later.until(() => later.updatesFor(sessionId, 'tool_call_update').some((u) => u.status === 'completed'), 'the later editor sent the end of the call');
+  for (const other of [cli, later]) assert.doesNotMatch(JSON.stringify(other.updates), /editor_term_/, 'nor shown it, live or replayed');
+  const final = editor.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(final.status, 'completed');
+  assert.match(final.rawOutput.output, /^done\n/);
 });
