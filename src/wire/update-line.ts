@@ -50,6 +50,11 @@ function integerAt(line: string, from: number): { value: number; end: number } |
   return { value, end: i };
 }
 
+/** Where the update object's first key is in `u.json` (just after its `{`): the child writes `sessionUpdate` there. */
+export function updateStart(u: UpdateLine): number {
+  return PREFIX.length + u.sessionId.length + AFTER_ID.length;
+}
+
 export function classifyUpdateLine(line: string): UpdateLine | undefined {
   if (!line.startsWith(PREFIX)) return undefined;
   const idEnd = line.indexOf('"', PREFIX.length);

@@ -210,7 +210,7 @@ export class UpdateFanOut {
     let viewed: (TerminalView<string> | undefined)[] | undefined;
     if (this.terminals) {
       for (const [i, u] of batch.entries()) {
-        const view = this.terminals.line(u.json);
+        const view = this.terminals.line(u);
         if (view) (viewed ??= new Array(batch.length))[i] = view;
       }
     }
