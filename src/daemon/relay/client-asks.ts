@@ -16,22 +16,30 @@ export class ClientAsks {
 
   /**
    * `candidates`: the connections to ask, in order: those whose prompts are in the process (the
-   * running turn's first), then those attached, latest first (spec/daemon.md §Relay).
+   * running turn's first), then those attached, latest first (spec/daemon.md §Relay). `ownerOf`: for
+   * a request on a client terminal, the connection whose terminal it is, null once it has left
+   * (terminal-views.ts).
    */
   constructor(
     private readonly session: RelaySession,
     private readonly candidates: () => RelayConnection[],
+    private readonly ownerOf: (msg: JsonRpcMessage) => RelayConnection | null | undefined = () => undefined,
   ) {}
 
   /**
-   * Asks a connection the request `msg` of process `proc`: `owner` if it is open (the client whose
-   * terminal the request acts on), else the first that can serve it (files and terminals are served by
-   * those that offered them), else the first; `none`: the error the process is answered with when no
-   * connection is open.
+   * Asks a connection the request `msg` of process `proc`: the client whose terminal it acts on, or,
+   * that one gone, none (the process is answered an error at once); any other request the first that
+   * can serve it (files and terminals are served by those that offered them), else the first; `none`:
+   * the error the process is answered with when no connection is open.
    */
-  ask(msg: JsonRpcMessage, proc: ChildProcessHandle | undefined, none: string, owner?: RelayConnection): void {
+  ask(msg: JsonRpcMessage, proc: ChildProcessHandle | undefined, none: string): void {
+    const owner = this.ownerOf(msg);
+    if (owner === null || owner?.isClosed) {
+      void proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', 'the client whose terminal this is has left the session') });
+      return;
+    }
     const open = this.candidates().filter((c) => !c.isClosed);
-    const conn = (owner && !owner.isClosed ? owner : undefined) ?? open.find((c) => c.serves(String(msg.method))) ?? open[0];
+    const conn = owner ?? open.find((c) => c.serves(String(msg.method))) ?? open[0];
     if (!conn) {
       void proc?.send({ jsonrpc: '2.0', id: msg.id, error: rpcError('internal_error', none) });
       return;

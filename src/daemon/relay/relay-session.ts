@@ -40,7 +40,7 @@ export class RelaySession {
   private readonly catchUp = new CrashCatchUp();
   private readonly internal = new OwnRequests();
   /** The process's requests to clients, until answered or withdrawn (client-asks.ts). */
-  private readonly asked = new ClientAsks(this, () => [...this.requests.prompters(), ...[...this.attached.keys()].reverse()]);
+  private readonly asked = new ClientAsks(this, () => [...this.requests.prompters(), ...[...this.attached.keys()].reverse()], (msg) => this.terminals.ownerFor(msg));
   private nextId = 1;
   /** The capabilities of the connection that created, revived or woke the session (Relay.toSession). */
   caps: Record<string, unknown> = {};
@@ -313,7 +313,7 @@ export class RelaySession {
   }
 
   private requestToClient(msg: JsonRpcMessage): void {
-    this.asked.ask(msg, this.child.proc, 'no client is attached to this session', this.terminals.ownerFor(msg));
+    this.asked.ask(msg, this.child.proc, 'no client is attached to this session');
   }
 
   /** `conn` went away without answering the process's request `msg` (client-asks.ts). */

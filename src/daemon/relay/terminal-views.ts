@@ -30,8 +30,8 @@ const TERMINAL_TEXT = '{"type":"terminal","terminalId":';
 const FINAL = new Set(['completed', 'failed']);
 
 export class TerminalViews {
-  /** Terminal id → the connection whose client created it. */
-  private readonly owners = new Map<string, RelayConnection>();
+  /** Terminal id → the connection whose client created it; null once that one has left the session. */
+  private readonly owners = new Map<string, RelayConnection | null>();
 
   /** `conn` answered the process's `terminal/create` with `terminalId`. */
   created(terminalId: string, conn: RelayConnection): void {
@@ -40,19 +40,21 @@ export class TerminalViews {
 
   /**
    * The connection to ask the process's request `msg` of, when it acts on a terminal (`terminal/output`,
-   * `wait_for_exit`, `kill`, `release`): the one whose client created it, while attached. Asked of
-   * whichever client comes first in the usual order, it went to one that never had that terminal (an
-   * editor that loaded the session while the command ran) and failed, and the command with it.
+   * `wait_for_exit`, `kill`, `release`): the one whose client created it; null once that one has left
+   * the session (no other client has that terminal); undefined for any other request. Asked of
+   * whichever client came first in the usual order, it went to one that never had that terminal (an
+   * editor that loaded the session while the command ran) and failed, and the command with it; and a
+   * client with a terminal of its own under the same id would have had that one read, killed or released.
    */
-  ownerFor(msg: JsonRpcMessage): RelayConnection | undefined {
+  ownerFor(msg: JsonRpcMessage): RelayConnection | null | undefined {
     if (typeof msg.method !== 'string' || !msg.method.startsWith('terminal/')) return undefined;
     const id = (msg.params as { terminalId?: unknown } | undefined)?.terminalId;
     return typeof id === 'string' ? this.owners.get(id) : undefined;
   }
 
-  /** `conn` was detached from the session: its terminals are shown to no one as terminals. */
+  /** `conn` was detached from the session: its terminals are no client's (shown to none as terminals, asked of none). */
   forget(conn: RelayConnection): void {
-    for (const [id, owner] of this.owners) if (owner === conn) this.owners.delete(id);
+    for (const [id, owner] of this.owners) if (owner === conn) this.owners.set(id, null);
   }
 
   /** For a child's update line: undefined when it shows no terminal, else each connection's text of it. */

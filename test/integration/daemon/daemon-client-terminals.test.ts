@@ -82,3 +82,29 @@ test("the process's later requests on a terminal (its output, its release) go to
   assert.equal(final.status, 'completed');
   assert.match(final.rawOutput.output, /^done\n/);
 });
+
+test("the client whose terminal runs a command goes: the process's requests on that terminal are answered an error at once, never asked of another client, which has no such terminal (or one of its own under that id)", async (t) => {
+  const go = join(tempDir(), 'go');
+  const waiting = { replies: [[{ tool_call: { name: 'run_command', input: { command: `while [ ! -e ${go} ]; do sleep 0.05; done; echo done` } } }], [{ text: 'ran' }]] };
+  // The same ids on both: another editor's terminal of that id is its own.
+  const editorTerminals = new ClientTerminals('term_');
+  const laterTerminals = new ClientTerminals('term_');
+  t.after(() => (editorTerminals.killAll(), laterTerminals.killAll()));
+  const { d, a: editor, b: cli } = await daemonWithClients(t, { script: waiting }, { handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
+  const cwd = tempDir();
+  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  await cli.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const turn = cli.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
+  await waitFor("the command started in the editor's terminal", () => editorTerminals.calls.length === 1);
+  const later = d.connect('http', { terminals: laterTerminals });
+  t.after(() => later.close());
+  await later.init({ terminal: true });
+  await later.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  // The editor quits while the process waits for the command's exit there.
+  editor.close();
+  assert.equal((await turn).stopReason, 'end_turn');
+  assert.deepEqual(laterTerminals.calls, [], 'the other editor was asked nothing of the terminal');
+  const final = cli.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(final.status, 'failed', JSON.stringify(final));
+  assert.match(final.rawOutput.output, /has left the session/);
+});
