@@ -41,6 +41,7 @@ export class MachineHub {
   /** Least recently active first. */
   private readonly history = new Map<string, RecordedTransition[]>();
   private readonly listeners = new Set<(sessionId: string, t: RecordedTransition) => void>();
+  private readonly forgetListeners = new Set<(sessionId: string) => void>();
   private next = 1;
   private readonly names = new Map<string, string>();
 
@@ -67,10 +68,11 @@ export class MachineHub {
     for (const l of this.listeners) l(sessionId, compact);
   }
 
-  /** A session deleted: its states and history go. */
+  /** A session deleted: its states and history go, and those who follow its transitions are told (`onForget`). */
   forget(sessionId: string): void {
     this.history.delete(sessionId);
     this.current.delete(sessionId);
+    for (const l of this.forgetListeners) l(sessionId);
   }
 
   /**
@@ -94,6 +96,12 @@ export class MachineHub {
   listen(listener: (sessionId: string, t: RecordedTransition) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called with each session forgotten (deleted), after its last transition was recorded. */
+  onForget(listener: (sessionId: string) => void): () => void {
+    this.forgetListeners.add(listener);
+    return () => this.forgetListeners.delete(listener);
   }
 
   private name(s: string): string {

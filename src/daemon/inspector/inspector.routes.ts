@@ -22,7 +22,7 @@ import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { Relay } from '../relay/relay.js';
 import { idData, quotedId, sessionNotFound } from '../quoted-id.js';
-import { TransitionFeed } from './transition-feed.js';
+import { onlySession, TransitionFeed } from './transition-feed.js';
 import { SessionReplays } from './session-replays.js';
 import { INSPECTOR_CSS, INSPECTOR_HTML, INSPECTOR_ICON } from './page.js';
 
@@ -112,9 +112,9 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
   server.route('GET', '/v1/inspect/transitions', (req, res) => {
     // `?session=ID` names a session as the per-session routes do: an unknown or deleted one (or an
     // empty id) is 404 session_not_found, as its events feed is, before anything is streamed. Until
-    // 2026-12-07 it opened a stream that never sent anything.
-    const only = req.query.get('session');
-    if (only !== null) entryOf(only);
+    // 2026-12-07 it opened a stream that never sent anything. Named twice, it is 400 invalid_params.
+    const only = onlySession(req.query);
+    if (only !== undefined) entryOf(only);
     return feed.stream(req, res);
   });
 

@@ -15,12 +15,11 @@ interface Frame {
   data: any;
 }
 
-/** Opens the feed and collects frames until `count` have arrived, then disconnects. */
-async function read(h: Harness, query: string, count: number, headers: Record<string, string> = {}): Promise<Frame[]> {
+/** Opens the feed; its frames as they come, until the stream ends or the reader stops (and disconnects). */
+async function* frames(h: Harness, query: string, headers: Record<string, string> = {}): AsyncGenerator<Frame> {
   const abort = new AbortController();
   const res = await h.fetch(`/v1/inspect/transitions${query}`, { headers: { Accept: 'text/event-stream', ...headers }, signal: abort.signal });
   assert.equal(res.status, 200);
-  const frames: Frame[] = [];
   const decoder = new TextDecoder();
   let buf = '';
   try {
@@ -36,14 +35,33 @@ async function read(h: Harness, query: string, count: number, headers: Record<st
           else if (line.startsWith('event: ')) f.event = line.slice(7);
           else if (line.startsWith('data: ')) f.data = JSON.parse(line.slice(6));
         }
-        if (f.data !== undefined) frames.push(f as Frame);
+        if (f.data !== undefined) yield f as Frame;
       }
-      if (frames.length >= count) break;
     }
   } finally {
     abort.abort();
   }
-  return frames;
+}
+
+/** The next `count` frames of a stream (fewer if it ends first); the stream stays open. */
+async function take(stream: AsyncGenerator<Frame>, count: number): Promise<Frame[]> {
+  const got: Frame[] = [];
+  while (got.length < count) {
+    const r = await stream.next();
+    if (r.done) break;
+    got.push(r.value);
+  }
+  return got;
+}
+
+/** Opens the feed and collects frames until `count` have arrived, then disconnects. */
+async function read(h: Harness, query: string, count: number, headers: Record<string, string> = {}): Promise<Frame[]> {
+  const stream = frames(h, query, headers);
+  try {
+    return await take(stream, count);
+  } finally {
+    await stream.return(undefined);
+  }
 }
 
 let h: Harness;
@@ -105,6 +123,38 @@ test('?session= filters; a malformed cursor is refused before the stream starts'
   assert.equal(bad.status, 400);
   assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'invalid_cursor');
   assert.equal((await fetch(`${h.url}/v1/inspect/transitions`)).status, 401, 'no token, no feed');
+});
+
+test('a session deleted (forgotten by the hub): its own streams end after what came before, the others go on; its transitions are not replayed any more, and leaving them makes no cursor a gap', { timeout: 30_000 }, async () => {
+  // Whatever the tests before left: the numbers here are counted from the hub's.
+  const base = hub.lastN;
+  for (let i = 0; i < 5; i++) record('s6', i % 2 ? 'running' : 'idle'); // base+1..base+5, all kept
+  const own = frames(h, `?session=s6&after=${base + 4}`);
+  const all = frames(h, `?after=${base + 4}`);
+  // Both streams are open once their backlog came.
+  assert.deepEqual((await take(own, 1)).map((f) => f.id), [String(base + 5)]);
+  assert.deepEqual((await take(all, 1)).map((f) => f.id), [String(base + 5)]);
+  record('s7', 'idle'); // base+6: s6's base+1 dropped (keep 5)
+  record('s6', 'closing'); // base+7: base+2 dropped
+  hub.forget('s6');
+  // Until 2026-12-07 a deleted session's stream stayed open, silent, for as long as its reader kept it.
+  assert.deepEqual((await take(own, 10)).map((f) => [f.id, f.data.state]), [[String(base + 7), 'closing']], 'what came before the delete, then the end');
+  record('s7', 'running'); // base+8
+  assert.deepEqual((await take(all, 3)).map((f) => f.id), [base + 6, base + 7, base + 8].map(String), 'a stream of every session goes on');
+  await all.return(undefined);
+  // Kept now: s7's two. Until 2026-12-07 a reader from the start was sent s6's transitions too.
+  assert.deepEqual((await read(h, '?after=0', 2)).map((f) => [f.id, f.data.sessionId]), [[String(base + 6), 's7'], [String(base + 8), 's7']]);
+  // Nothing a reader at base+2 lacks was dropped for the bound: s6's base+3..base+7 went with s6.
+  const resumed = await read(h, '', 2, { 'Last-Event-ID': String(base + 2) });
+  assert.deepEqual(resumed.map((f) => [f.event, f.id]), [['transition', String(base + 6)], ['transition', String(base + 8)]], 'no replay_gap');
+  const behind = await read(h, '', 1, { 'Last-Event-ID': String(base + 1) });
+  assert.deepEqual(behind[0], { event: 'replay_gap', data: { code: 'replay_gap', after: base + 1, resumedFrom: base + 3 } }, 'base+2 was dropped for the bound: a gap');
+});
+
+test('a session named more than once is refused invalid_params, not the first taken', async () => {
+  const res = await h.fetch('/v1/inspect/transitions?session=s4&session=s5');
+  assert.equal(res.status, 400);
+  assert.deepEqual(((await res.json()) as { error: { code: string; data: unknown } }).error, { code: 'invalid_params', message: 'session is given more than once (2 times)', data: { session: ['s4', 's5'] } });
 });
 
 test('a reader that falls more than `keep` transitions behind is cut off, not queued for without bound', async (t) => {
