@@ -31,9 +31,11 @@ export class IndexFileBytes {
    * cached blocks whose entries did not change. Entries are never changed in place, so the entries
    * taken at the start are a consistent snapshot, and a block is serialized per turn of the loop:
    * the first call serializes them all. Calls must not overlap (the index makes them one at a time).
+   * `replacing` is written in the place of the entry with its id (one not yet in memory: it is put
+   * there once the file holds it); its place in the id order is that entry's.
    */
-  async of(entries: Map<string, SessionEntry>): Promise<Buffer[]> {
-    const sessions = this.sortedIds.of(entries).map((id) => entries.get(id)!);
+  async of(entries: Map<string, SessionEntry>, replacing?: SessionEntry): Promise<Buffer[]> {
+    const sessions = this.sortedIds.of(entries).map((id) => (id === replacing?.id ? replacing : entries.get(id)!));
     const parts: Buffer[] = [Buffer.from(`{\n "version": ${INDEX_FORMAT_VERSION},\n "sessions": [`)];
     const blocks: typeof this.blocks = [];
     let serialized = 0;

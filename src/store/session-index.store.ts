@@ -137,13 +137,20 @@ export class SessionIndex {
 
   /**
    * The same, for a list that must show what another process added (an editor's agent on this
-   * home): one stat when nobody else wrote the file since this process last wrote or read it.
+   * home): one stat when nobody else wrote the file since this process last wrote or read it. A
+   * file that cannot be read (a failing disk, something else in its place) is what others wrote
+   * lost for now, not a reason to refuse: it is logged, and memory answers. Until 2026-12-07 the
+   * errno error itself reached the list or the revive that asked, as a 500 `internal_error`; a
+   * revive now goes on to its write, which the same cause refuses `index_write_failed`.
    */
   async refreshIfChanged(): Promise<void> {
     await this.chain;
     const before = await fileIdentity(this.path);
     if (!before || sameFile(before, this.lastWritten)) return;
-    const disk = await this.readDisk();
+    const disk = await this.readDisk().catch((err: unknown) => {
+      this.logger.warn('session index cannot be read; going on with what this process knows', { path: this.path, error: (err as Error).message });
+      return undefined;
+    });
     if (!disk) return;
     this.mergeFrom(disk);
     // Unchanged while it was read: what it holds is in memory now, and the next write need not merge it.
@@ -327,7 +334,12 @@ export class SessionIndex {
   /**
    * Clears a session's `failed` status (an operator revived it): it gets back the status its log
    * says, as a rebuild from the logs would give it (`active`, or `closed` if a client closed it last).
-   * Nothing changes for a session that is not failed.
+   * Nothing changes for a session that is not failed. The index says so in memory only once its
+   * file does: while the write is under way the session is still failed to everyone who asks (a
+   * message for it is refused, not started), and a write that fails (a full disk) leaves it failed,
+   * in memory as on disk, the error thrown (`index_write_failed`). Until 2026-12-07 it was `active`
+   * in memory during the write, and a message that came then started a process for a session the
+   * index went back to calling failed.
    */
   async clearFailed(id: string): Promise<void> {
     if (this.entries.get(id)?.status !== 'failed') return;
@@ -335,19 +347,10 @@ export class SessionIndex {
       this.logger.warn("reading a revived session's log for its status", { sessionId: id, error: String(err) });
       return undefined;
     });
-    const e = this.entries.get(id);
-    if (e?.status !== 'failed') return;
-    const revived: SessionEntry = { ...e, status: fromLog?.status === 'closed' ? 'closed' : 'active', updatedAt: Math.max(e.updatedAt, this.clock.now()) };
-    this.put(revived);
-    try {
-      await this.persist();
-    } catch (err) {
-      // Not written (a full disk): the session stays failed, in memory as on disk, and the operator
-      // who is told so revives it again later. Kept in memory alone, it would start on its next
-      // message, and fail again after a restart of the daemon, which reads the file.
-      if (this.entries.get(id) === revived) this.put(e);
-      throw err;
-    }
+    const status = fromLog?.status === 'closed' ? 'closed' : 'active';
+    // Made from the entry as it is when the write runs (a merge with another process's index may
+    // have changed it meanwhile); none if the session is not failed then (a delete came first).
+    await this.write((e) => (e?.status === 'failed' ? { ...e, status, updatedAt: Math.max(e.updatedAt, this.clock.now()) } : undefined), id);
   }
 
   /**
@@ -432,10 +435,19 @@ export class SessionIndex {
   /** The file's bytes, kept between writes (one write at a time: `chain`). */
   private readonly bytes = new IndexFileBytes();
 
-  private write(): Promise<void> {
+  /**
+   * Writes the index. With `change`, the entry of `id` it makes (from the entry in memory once the
+   * file is locked and merged) is written in that entry's place, and put in memory only once the
+   * file holds it: a change that is refused while the write fails (clearFailed). Without one, or
+   * when it makes none, only what is changed in memory is written.
+   */
+  private write(change?: (e: SessionEntry | undefined) => SessionEntry | undefined, id?: string): Promise<void> {
     return this.queued('session index write failed', async () => {
-      if (!this.dirty) return;
+      if (!this.dirty && !change) return;
+      const wasDirty = this.dirty;
       this.dirty = false;
+      let changed: SessionEntry | undefined;
+      let base: SessionEntry | undefined;
       try {
         // Other processes write the index too: merge their version under a lock, then replace it.
         await withFileLock(this.path + '.lock', async () => {
@@ -445,7 +457,10 @@ export class SessionIndex {
             const disk = await this.readDisk();
             if (disk) this.mergeFrom(disk);
           }
-          await writeFileAtomic(this.path, await this.bytes.of(this.entries));
+          base = this.entries.get(id!);
+          changed = change?.(base);
+          if (!changed && !wasDirty) return;
+          await writeFileAtomic(this.path, await this.bytes.of(this.entries, changed));
           this.lastWritten = await fileIdentity(this.path);
         });
       } catch (err) {
@@ -458,6 +473,9 @@ export class SessionIndex {
         // (ENOSPC, EFBIG) reached a revive or a delete, answered 500 internal_error.
         throw err instanceof TroupeError ? err : writeFailed('index_write_failed', 'the session index', err);
       }
+      // Unless the entry changed while the file was written (a delete's tombstone: its own write,
+      // queued after this one, writes it over the change).
+      if (changed && this.entries.get(id!) === base) this.put(changed);
     });
   }
 

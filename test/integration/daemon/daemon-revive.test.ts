@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { breakableStart, Daemon, daemonWithSession, tempDir, waitFor, type AcpClient } from '../../support/daemon.js';
 
@@ -19,6 +20,20 @@ async function failIt(d: Daemon, sessionId: string, broken: string): Promise<voi
   writeFileSync(broken, '');
   process.kill((await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid, 'SIGKILL');
   await waitFor('the session failed', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.status === 'failed');
+}
+
+/** The paths of the files a process has open (its /proc fd links). */
+function openFiles(pid: number): string[] {
+  const dir = `/proc/${pid}/fd`;
+  const out: string[] = [];
+  for (const fd of readdirSync(dir)) {
+    try {
+      out.push(readlinkSync(join(dir, fd)));
+    } catch {
+      // closed while we looked
+    }
+  }
+  return out;
 }
 
 const revive = (d: Daemon, id: string) => d.api('POST', `/v1/sessions/${id}/revive`, {});
@@ -130,6 +145,57 @@ test('a revive the index cannot write (a full disk) is refused index_write_faile
   });
   assert.equal((await show()).status, 'active');
   assert.equal((await prompt(c, sessionId, 'ping')).stopReason, 'end_turn');
+});
+
+test('while a revive is being written the session is still failed: a message then is refused session_failed and starts nothing; the write failing (the index replaced by a directory), the revive is 507 index_write_failed, through the API and the CLI, and the session stays failed', { timeout: 120_000 }, async (t) => {
+  const { d, c, sessionId, cwd, broken } = await answeredSession(t);
+  await failIt(d, sessionId, broken);
+  rmSync(broken); // a process started for it now would run: the bug would show
+  // No client holds it: the index's status says whether a message may start it.
+  c.close();
+  await waitFor('the failed session released', async () => (await d.metric('troupe_sessions_held')) === 0);
+  const indexPath = join(d.home, 'sessions', 'index.json');
+  await waitFor('the index file says failed', () => JSON.parse(readFileSync(indexPath, 'utf8')).sessions.find((s: { id: string }) => s.id === sessionId)?.status === 'failed');
+  const spawned = await d.metric('troupe_children_spawned_total');
+  const client = d.connect('ws');
+  t.after(() => client.close());
+  await client.init();
+
+  // The index a FIFO: each read of it by the daemon waits for this test to open the other end.
+  rmSync(indexPath);
+  assert.equal(spawnSync('mkfifo', [indexPath]).status, 0);
+  const reviving = revive(d, sessionId);
+  // First the revive reads what other processes wrote (nothing here), then its write reads the file
+  // under the lock before it replaces it: held there, the write is under way. (The first read must be
+  // over, its end of the FIFO closed, or the second open would pair with it.)
+  await (await open(indexPath, 'w')).close();
+  await waitFor('the first read of the index over', () => !openFiles(d.proc.pid!).includes(indexPath));
+  const held = await open(indexPath, 'w');
+  // Until 2026-12-07 the index said `active` in memory from here on, and this load started a process.
+  await assert.rejects(client.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), isFailed, 'a message during the write');
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.status, 'failed', 'shown failed during the write');
+  // The write fails: the file it replaces is a directory now.
+  rmSync(indexPath);
+  mkdirSync(indexPath);
+  writeFileSync(join(indexPath, 'in-the-way'), '');
+  await held.close();
+  const refused = await reviving;
+  assert.deepEqual([refused.status, refused.json.error?.code, refused.json.error?.data?.cause], [507, 'index_write_failed', 'EISDIR'], JSON.stringify(refused.json));
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}`)).json.status, 'failed', 'not revived: as it is on disk');
+  await assert.rejects(client.agent.request('session/load', { sessionId, cwd, mcpServers: [] }), isFailed, 'a message after the failed write');
+  const cli = troupe(d, 'sessions', 'revive', sessionId);
+  assert.equal(cli.status, 1, cli.stdout + cli.stderr);
+  assert.match(cli.stderr, /index_write_failed/);
+  // The list is served from memory (until 2026-12-07 the unreadable file made it, and the revive, 500 internal_error).
+  assert.equal((await d.api('GET', '/v1/sessions')).json.sessions.find((s: { id: string }) => s.id === sessionId)?.status, 'failed');
+  assert.equal(await d.metric('troupe_children_spawned_total'), spawned, 'no process was started for it');
+
+  // The way clear: revived, its next message starts it.
+  rmSync(indexPath, { recursive: true });
+  assert.equal((await revive(d, sessionId)).status, 200);
+  await client.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.equal((await prompt(client, sessionId, 'again')).stopReason, 'end_turn');
+  assert.equal(JSON.parse(readFileSync(indexPath, 'utf8')).sessions.find((s: { id: string }) => s.id === sessionId).status, 'active');
 });
 
 test('a failed session no client holds any more is shown revived at once: its child machine goes to idleStopped (REVIVE) in the API, the CLI and the live transitions, and its next prompt works', { timeout: 120_000 }, async (t) => {
