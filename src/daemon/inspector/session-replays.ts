@@ -14,6 +14,7 @@
  * pages go away.
  */
 import { randomBytes } from 'node:crypto';
+import { TroupeError } from '../../core/errors.js';
 import { ReplayFold, replaySessionInSlices, type ReplayedTransition } from '../../machines/replay.js';
 import type { AgentEvent } from '../../core/events.js';
 import { readLogFrom, type LogPosition } from '../../store/index.js';
@@ -58,6 +59,11 @@ export class SessionReplays {
   private made = 0;
   /** Rewinds heard of (of any session: they are rare): a read they came during is done again. */
   private rewinds = 0;
+  /**
+   * Deletes (`forget`) of sessions with asks under way, by session, while it has any: an ask that one
+   * came during (its session known when it was made) keeps nothing and answers `session_not_found`.
+   */
+  private readonly deletes = new Map<string, number>();
   private readonly maxHeld: number;
   private readonly idleMs: number;
   private readonly keep: number;
@@ -79,19 +85,36 @@ export class SessionReplays {
   /** The replay of `sessionId`'s log, or only what follows `since.after` if `since` is of the kept fold. */
   replay(sessionId: string, since?: { replayId: string; after: number }): Promise<ReplayAnswer> {
     const before = this.queues.get(sessionId) ?? Promise.resolve();
+    const asked = this.deletes.get(sessionId) ?? 0;
+    const deleted = () => this.deleted(sessionId, asked);
     const run = before.then(
-      () => this.answer(sessionId, since),
-      () => this.answer(sessionId, since),
+      () => this.answer(sessionId, since, deleted),
+      () => this.answer(sessionId, since, deleted),
     );
     this.queues.set(sessionId, run);
-    const done = () => this.queues.get(sessionId) === run && this.queues.delete(sessionId);
+    const done = () => {
+      if (this.queues.get(sessionId) !== run) return;
+      this.queues.delete(sessionId);
+      this.deletes.delete(sessionId);
+    };
     run.then(done, done);
     return run;
   }
 
-  /** A deleted session: its fold goes at once. */
+  /**
+   * A deleted session: its fold goes at once, and the asks under way keep nothing of it. Until
+   * 2026-12-07 an ask that was reading the log when the session was deleted kept its fold (for a
+   * session no route names any more, until 30 s without an ask), and one waiting behind it read the
+   * tombstone that took the log's place and answered that as the session's machines.
+   */
   forget(sessionId: string): void {
+    if (this.queues.has(sessionId)) this.deletes.set(sessionId, (this.deletes.get(sessionId) ?? 0) + 1);
     this.drop(sessionId);
+  }
+
+  /** Throws for an ask made before its session was deleted (`asked`: the session's deletes then). */
+  private deleted(sessionId: string, asked: number): void {
+    if ((this.deletes.get(sessionId) ?? 0) !== asked) throw new TroupeError('session_not_found', `session ${sessionId} was deleted while its replay was read`, { sessionId, deleted: true });
   }
 
   /**
@@ -116,10 +139,11 @@ export class SessionReplays {
     for (const id of [...this.held.keys()]) this.drop(id);
   }
 
-  private async answer(sessionId: string, since: { replayId: string; after: number } | undefined): Promise<ReplayAnswer> {
+  private async answer(sessionId: string, since: { replayId: string; after: number } | undefined, deleted: () => void): Promise<ReplayAnswer> {
     this.sweep();
+    deleted();
     const h = await this.advanced(sessionId);
-    if (!h) return this.fresh(sessionId);
+    if (!h) return this.fresh(sessionId, deleted);
     h.usedAt = this.now();
     const lastSeq = h.fold.lastSeq;
     if (since && since.replayId === h.replayId && since.after >= h.recentAfter && since.after <= lastSeq) {
@@ -128,7 +152,9 @@ export class SessionReplays {
     // A page new to this fold: the whole replay, of exactly what the fold has read, so that the
     // page and the fold agree up to `lastSeq` and the page's next ask can be answered from here.
     const read = await this.read(sessionId, lastSeq);
-    return { replayId: h.replayId, after: 0, lastSeq, transitions: await replaySessionInSlices(read.events, this.opts.pause) };
+    const transitions = await replaySessionInSlices(read.events, this.opts.pause);
+    deleted();
+    return { replayId: h.replayId, after: 0, lastSeq, transitions };
   }
 
   /** The kept fold, brought up to the log's end; undefined (and dropped) if it cannot be. */
@@ -151,15 +177,22 @@ export class SessionReplays {
   }
 
   /** A new fold of the whole log, kept; the answer holds all its transitions. */
-  private async fresh(sessionId: string): Promise<ReplayAnswer> {
+  private async fresh(sessionId: string, deleted: () => void): Promise<ReplayAnswer> {
+    deleted(); // (a kept fold found gone: perhaps its session deleted, its log now a tombstone)
     const rewinds = this.rewinds;
     const read = await this.read(sessionId);
     const fold = new ReplayFold();
     const transitions = await fold.appendInSlices(read.events, this.opts.pause);
+    try {
+      deleted();
+    } catch (err) {
+      fold.stop();
+      throw err;
+    }
     // A log cut while it was read may have given events it no longer holds.
     if (this.rewinds !== rewinds) {
       fold.stop();
-      return this.fresh(sessionId);
+      return this.fresh(sessionId, deleted);
     }
     const h: Held = { replayId: `${this.boot}.${++this.made}`, fold, position: read.position, recent: [], recentAfter: 0, usedAt: this.now() };
     this.remember(h, transitions);

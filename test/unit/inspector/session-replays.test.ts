@@ -151,3 +151,25 @@ test('a rewind while a replay reads the log: what it read is not kept, the log i
   assert.equal(r.lastSeq, (await readLogFile(path('cutting'))).events.at(-1)!.seq);
   assert.deepEqual(r.transitions, await whole('cutting'));
 });
+
+test('a session deleted while its replay reads the log: nothing of it is kept, and that ask and the one waiting behind it are refused session_not_found', async (t) => {
+  let onPause = () => {};
+  const replays = new SessionReplays({ logPath: path, pause: async () => onPause() });
+  t.after(() => replays.close());
+  const log = await session('deleting');
+  turn(log, 'deleting', 1, 10_000);
+  await log.whenDurable(log.lastSeq());
+  await log.close();
+  // Read in pages with a pause between them: the delete comes in the first pause.
+  onPause = () => {
+    onPause = () => {};
+    replays.forget('deleting');
+  };
+  const asks = [replays.replay('deleting'), replays.replay('deleting')];
+  // Until 2026-12-07 both were answered, and the fold kept for the deleted session.
+  for (const ask of asks) await assert.rejects(ask, (err: any) => err.code === 'session_not_found' && err.data?.deleted === true);
+  assert.equal(replays.size, 0, 'no fold kept');
+  // The deletes counted for the id go with the asks they came during: a later ask (the daemon's
+  // route refuses a deleted id before it asks) is not refused for them.
+  assert.equal((await replays.replay('deleting')).lastSeq, (await readLogFile(path('deleting'))).events.at(-1)!.seq);
+});
