@@ -196,7 +196,12 @@ export class SessionFeeds {
     const open = feed?.broker;
     let last = this.reportedSeq(sessionId);
     if (!open && cursor > last && Number.isSafeInteger(cursor)) {
-      last = (await scanLogFilePaced(path, nextTurn)).lastSeq;
+      const scan = await scanLogFilePaced(path, nextTurn);
+      // Deleted while it was scanned (or before: its log a tombstone, the daemon not told yet): refused
+      // as its GET is, and nothing of it kept. Until 2026-12-07 such a HEAD was answered 200, and the
+      // deleted session's last seq kept for the daemon's lifetime.
+      if (this.deleted(sessionId) || scan.header?.tombstone) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
+      last = scan.lastSeq;
       // Never below what was seen while it scanned (a feed opened meanwhile keeps it itself).
       if (!this.brokers.has(sessionId)) this.reported.set(sessionId, Math.max(last, this.reportedSeq(sessionId)));
     }

@@ -9,6 +9,9 @@ import type { AgentEvent } from '../../../src/core/events.js';
 import { isTroupeError } from '../../../src/core/errors.js';
 import type { EventWatcher } from '../../../src/core/ports.js';
 import { encodeEventRecord } from '../../../src/store/log-record.codec.js';
+import { SessionFeeds } from '../../../src/daemon/session-feeds.js';
+import { SessionIndex } from '../../../src/store/session-index.store.js';
+import { sessionsDir } from '../../../src/store/paths.js';
 import { chunk } from '../../support/store/store-fixtures.js';
 import { BIG, longLog, N, nextTurn, SID, take } from '../../support/long-feed-log.js';
 
@@ -93,6 +96,30 @@ test('HEAD (check) of a cursor past what the daemon has seen scans the log with 
   await checking;
   await assert.rejects(feeds.check(SID, N + 1), (err: unknown) => isTroupeError(err, 'invalid_cursor'));
   assert.equal(feeds.open, 0, 'a check opens no feed');
+});
+
+test('a session deleted while a HEAD (check) scans its log: refused session_not_found, and nothing of it is kept', async (t) => {
+  const { home } = await longLog(t);
+  let deleted = false;
+  // The daemon's: the index says whether a session is deleted, and it is told (forget) after.
+  const feeds = new SessionFeeds(home, undefined, () => deleted);
+  t.after(() => feeds.close());
+  const checking = feeds.check(SID, N);
+  await nextTurn();
+  deleted = true;
+  feeds.forget(SID);
+  // Until 2026-12-07 it was answered as for the session, and its last seq kept.
+  await assert.rejects(checking, (err: unknown) => isTroupeError(err, 'session_not_found'));
+  assert.equal(feeds.knownLastSeq(SID), undefined, 'nothing of it is kept');
+});
+
+test('a HEAD (check) of a session another process deleted (its log a tombstone, the daemon not told) is refused session_not_found, as its GET is', async (t) => {
+  const { home, feeds } = await longLog(t);
+  await (await SessionIndex.open(sessionsDir(home))).tombstone(SID);
+  await assert.rejects(feeds.subscribe(SID, 0), (err: unknown) => isTroupeError(err, 'session_not_found'), 'GET');
+  // Until 2026-12-07 answered 200: the tombstone's seq was taken as the session's.
+  await assert.rejects(feeds.check(SID, 1), (err: unknown) => isTroupeError(err, 'session_not_found'), 'HEAD');
+  assert.equal(feeds.knownLastSeq(SID), undefined);
 });
 
 test('a feed whose last watcher goes while a gap is being filled leaves the seq its session reported, as a session with no feed keeps it', async (t) => {
