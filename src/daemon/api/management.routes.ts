@@ -18,6 +18,7 @@ import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { SessionFeeds } from '../session-feeds.js';
 import { sessionNotFound } from '../quoted-id.js';
+import { oneParam } from '../http/query-param.js';
 import { streamSessionEvents } from './session-events.stream.js';
 
 /** The turn each session is running, from its durable turn_started / turn_completed events. */
@@ -47,12 +48,9 @@ const LIST_SLICE = 500;
  * Each at most once. Until 2026-12-07 all of these were answered 200.
  */
 function listQuery(query: URLSearchParams): { all: boolean; cwd?: string } {
-  for (const name of ['all', 'cwd']) {
-    if (query.getAll(name).length > 1) throw new TroupeError('invalid_params', `${name} is given more than once`);
-  }
-  const all = query.get('all');
+  const all = oneParam(query, 'all');
   if (all !== null && !['1', 'true', '0', 'false'].includes(all)) throw new TroupeError('invalid_params', `all takes 1 or true (0 or false, the default), not ${JSON.stringify(all.slice(0, 40))}`);
-  const cwd = query.get('cwd');
+  const cwd = oneParam(query, 'cwd');
   if (cwd !== null && !isAbsolute(cwd)) throw new TroupeError('invalid_params', `cwd must be an absolute path, not ${JSON.stringify(cwd.slice(0, 200))}`);
   return { all: all === '1' || all === 'true', ...(cwd !== null ? { cwd } : {}) };
 }

@@ -18,6 +18,7 @@ import { replaySessionInSlices, statesAt } from '../../machines/replay.js';
 import { readLogFilePaged, sessionLogPath, sessionsDir, type SessionIndex } from '../../store/index.js';
 import type { HttpServer } from '../http/http-server.js';
 import { staticFiles } from '../http/static-files.js';
+import { oneParam } from '../http/query-param.js';
 import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { Relay } from '../relay/relay.js';
@@ -122,8 +123,8 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
   server.route('GET', '/v1/sessions/:id/replay', async (req) => {
     const id = req.params.id!;
     entryOf(id);
-    const replayId = req.query.get('since');
-    const after = req.query.get('after');
+    const replayId = oneParam(req.query, 'since');
+    const after = oneParam(req.query, 'after', 'invalid_cursor');
     if (after !== null && !/^\d{1,15}$/.test(after)) throw new TroupeError('invalid_cursor', `after must be a seq (decimal digits), not ${JSON.stringify(after.slice(0, 40))}`);
     const answer = await replays.replay(id, replayId !== null && after !== null ? { replayId, after: Number(after) } : undefined).catch((err: unknown) => noLog(id, err));
     return { sessionId: id, ...answer, live: hub.transitions(id) };
@@ -131,7 +132,7 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
 
   server.route('GET', '/v1/sessions/:id/inspect', async (req) => {
     const id = req.params.id!;
-    const last = lastParam(req.query.get('last'));
+    const last = lastParam(oneParam(req.query, 'last'));
     const entry = entryOf(id);
     const replayed = await replaySessionInSlices(await readEvents(id), nextTurn);
     const live = hub.transitions(id);

@@ -6,10 +6,10 @@
  * one it still has. A session deleted takes its transitions out of those kept, and ends the streams
  * of that session alone (`?session=ID`) as its events feed ends.
  */
-import { TroupeError } from '../../core/errors.js';
 import type { MachineHub, RecordedTransition } from '../machine-hub.js';
 import type { RouteRequest, RouteResponse } from '../http/route.types.js';
 import { feedCursor } from '../http/sse-cursor.js';
+import { oneParam } from '../http/query-param.js';
 
 export interface NumberedTransition extends RecordedTransition {
   sessionId: string;
@@ -21,9 +21,7 @@ export interface NumberedTransition extends RecordedTransition {
  * 2026-12-07 the first was taken and the others ignored.
  */
 export function onlySession(query: URLSearchParams): string | undefined {
-  const named = query.getAll('session');
-  if (named.length > 1) throw new TroupeError('invalid_params', `session is given more than once (${named.length} times)`, { session: named.slice(0, 4).map((s) => s.slice(0, 64)) });
-  return named[0];
+  return oneParam(query, 'session') ?? undefined;
 }
 
 export class TransitionFeed {

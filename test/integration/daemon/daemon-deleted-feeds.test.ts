@@ -83,11 +83,3 @@ test('after a delete no transitions feed replays the deleted session: not from i
     assert.deepEqual([...new Set(feed.got.map((m) => m.event))], ['transition'], `no replay_gap for what went with the session ${JSON.stringify(headers)}`);
   }
 });
-
-test('a transitions stream of a session named more than once is refused invalid_params, no stream opened', async (t) => {
-  const { d, sessionId } = await daemonWithSession(t, 'http');
-  // Until 2026-12-07 the first was taken, the other ignored.
-  assert.deepEqual(await refusal(d, `/v1/inspect/transitions?session=${sessionId}&session=ses_0other`), [400, 'invalid_params']);
-  assert.deepEqual(await refusal(d, `/v1/inspect/transitions?session=${sessionId}&session=${sessionId}`), [400, 'invalid_params'], 'the same one twice too');
-  assert.equal(await refusal(d, `/v1/inspect/transitions?session=${sessionId}`), undefined, 'once, it opens');
-});
