@@ -8,6 +8,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import type { ContentBlock } from '../core/events.js';
 import { TroupeError } from '../core/errors.js';
+import { headOf } from '../core/text-cut.js';
 
 /**
  * The most blocks a prompt may have. Each block is an update to every client attached to the session
@@ -83,7 +84,7 @@ function base64Problem(data: string, what: string): string | undefined {
  */
 function binaryProblem(b: ContentBlock): string | undefined {
   if (b.type === 'image') {
-    if (!/^image\/[\w.+-]+$/.test(b.mimeType)) return `an image's mimeType must be an image type such as image/png, not ${JSON.stringify(b.mimeType.slice(0, 100))}`;
+    if (!/^image\/[\w.+-]+$/.test(b.mimeType)) return `an image's mimeType must be an image type such as image/png, not ${JSON.stringify(headOf(b.mimeType, 100))}`;
     return base64Problem(b.data, "the image's data");
   }
   if (b.type === 'resource' && 'blob' in b.resource) return base64Problem(b.resource.blob, "the resource's blob");

@@ -16,6 +16,7 @@ import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import type { ChildProcessHandle } from './child-process.actor.js';
 import { ChildWatchdog, DEFAULT_STARTUP_TIMEOUT_MS } from './child-watchdog.js';
+import { tailOf } from '../core/text-cut.js';
 
 /** After a spawn that failed, the pool refills no sooner than this (the limit is likely still there). */
 const SPAWN_RETRY_MS = 1000;
@@ -179,7 +180,7 @@ export class ChildPool {
       void child.started.then(() => child.alive && this.warm.includes(child) && this.prepare(child));
       void child.whenExited().then((exit) => {
         // Its last words say why (a child that cannot start says so on stderr).
-        if (this.leave(child)) this.lostWhileWaiting({ pid: child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, stderr: exit.stderrTail.slice(-500) });
+        if (this.leave(child)) this.lostWhileWaiting({ pid: child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, stderr: tailOf(exit.stderrTail, 500) });
       });
     }
     this.pump();

@@ -10,6 +10,7 @@ import { POOL_INITIALIZE_ID, type ControlMessage } from '../wire/control-message
 import { classifyUpdateLine, type UpdateLine } from '../wire/update-line.js';
 import { sampleProcess, type ProcessSample } from './process-sample.js';
 import type { ChildSpawner, SpawnedChild } from './child-spawner.js';
+import { headOf, tailOf } from '../core/text-cut.js';
 
 export interface ChildLaunch {
   /** `node`, and its arguments from the troupe entry on (a script, or `--snapshot-blob <blob>`). */
@@ -105,8 +106,8 @@ export class ChildProcessHandle {
     this.readControl(this.proc.control);
     this.proc.stderr.on('data', (d: Buffer) => {
       const text = d.toString();
-      this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
-      for (const line of text.split('\n')) if (line.trim()) this.logger.debug('child stderr', { pid: this.proc.pid, line: line.slice(0, 500) });
+      this.stderrTail = tailOf(this.stderrTail + text, STDERR_TAIL);
+      for (const line of text.split('\n')) if (line.trim()) this.logger.debug('child stderr', { pid: this.proc.pid, line: headOf(line, 500) });
     });
     this.proc.onClose((code, signal) => {
       const reason = this.killedFor ?? (/heap out of memory|Allocation failed/i.test(this.stderrTail) ? 'out_of_memory' : signal ? 'signal' : 'exit');
@@ -268,7 +269,7 @@ export class ChildProcessHandle {
     try {
       msg = JSON.parse(line);
     } catch {
-      this.logger.warn('child wrote a non-JSON line on stdout', { pid: this.proc.pid, line: line.slice(0, 200) });
+      this.logger.warn('child wrote a non-JSON line on stdout', { pid: this.proc.pid, line: headOf(line, 200) });
       return;
     }
     if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return;

@@ -7,6 +7,7 @@ import { ContentJoiner } from '../core/content-parts.js';
 import type { AgentEvent, ContentBlock, EventOf, ToolStatus } from '../core/events.js';
 import { contentChars, type ModelMessage } from '../core/provider.js';
 import { jsonLength } from '../core/json-bytes.js';
+import { headOf } from '../core/text-cut.js';
 
 interface Entry {
   seq: number;
@@ -257,7 +258,7 @@ export class Conversation {
     return {
       role: 'tool',
       results: entry.message.results.map((r) =>
-        r.output.length <= t.limit ? r : { ...r, output: `${r.output.slice(0, t.limit)}\n[… ${r.output.length - t.limit} characters removed by compaction]` },
+        r.output.length <= t.limit ? r : { ...r, output: cutOutput(r.output, t.limit) },
       ),
     };
   }
@@ -335,4 +336,10 @@ function answerDanglingToolCalls(messages: ModelMessage[]): ModelMessage[] {
     }
   }
   return out;
+}
+
+/** A tool output cut to its first `limit` characters, a surrogate pair never parted, and the cut said. */
+function cutOutput(output: string, limit: number): string {
+  const head = headOf(output, limit);
+  return `${head}\n[… ${output.length - head.length} characters removed by compaction]`;
 }

@@ -12,6 +12,7 @@ import type { EngineCore } from './engine-core.js';
 import { classify, contextOverflowError, StepError } from './step-error.js';
 import { compactionCanReduce } from './compaction.effect.js';
 import { emitModelRetry } from './model-retry.js';
+import { headOf } from '../core/text-cut.js';
 
 /** What one model call produced, filled in as its stream is read. */
 interface StepReading {
@@ -167,10 +168,10 @@ function announceToolCalls(core: EngineCore, turnId: string, calls: ToolCallRequ
     try {
       const raw = invalid.get(call.id);
       if (call.id === cutId) {
-        const got = raw === undefined ? 'no arguments had arrived' : `what had arrived: ${raw.slice(0, 200)}`;
+        const got = raw === undefined ? 'no arguments had arrived' : `what had arrived: ${headOf(raw, 200)}`;
         throw new TroupeError('invalid_params', `not run: the reply reached the output token limit (max_tokens) while this call was being written, so its arguments are incomplete (${got}). Send it again smaller: split large content across several calls.`);
       }
-      if (raw !== undefined) throw new TroupeError('invalid_params', `the arguments are not a JSON object: ${raw.slice(0, 500)}`);
+      if (raw !== undefined) throw new TroupeError('invalid_params', `the arguments are not a JSON object: ${headOf(raw, 500)}`);
       description = core.deps.tools.describe(call);
       core.descriptions.set(call.id, description);
     } catch (err) {

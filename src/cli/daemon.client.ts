@@ -8,6 +8,7 @@ import { isValidSessionId } from '../core/ids.js';
 import { CliError } from './cli-io.js';
 import { readSse, type SseMessage } from './sse.reader.js';
 import type { SessionEntry } from '../store/session-summary.js';
+import { headOf } from '../core/text-cut.js';
 
 /**
  * The management API path of session `id`. An id no session can have is unknown here, as the agent
@@ -108,7 +109,7 @@ export function transportFailure(err: unknown, url: string): CliError | undefine
 async function httpError(res: Response, url: string): Promise<Error> {
   const text = await res.text().catch(() => '');
   let code: string | undefined;
-  let message = text.slice(0, 200) || `HTTP ${res.status}`;
+  let message = headOf(text, 200) || `HTTP ${res.status}`;
   let data: Record<string, unknown> = {};
   try {
     const body = JSON.parse(text) as { error?: { code?: string; message?: string; data?: Record<string, unknown> } };

@@ -14,6 +14,7 @@ import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.
 import { EXIT, reportError } from './cli-io.js';
 import { logReadFailed } from './file-read-failed.js';
 import { printable } from './terminal-text.js';
+import { headOf } from '../core/text-cut.js';
 
 export interface LogDumpIo {
   stdout: NodeJS.WritableStream;
@@ -38,7 +39,7 @@ function summary(e: AgentEvent): string {
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(e)) if (k !== 'seq' && k !== 'ts' && k !== 'sessionId' && k !== 'type') rest[k] = v;
   const text = JSON.stringify(rest);
-  return text.length > SUMMARY_WIDTH ? text.slice(0, SUMMARY_WIDTH - 1) + '…' : text;
+  return text.length > SUMMARY_WIDTH ? `${headOf(text, SUMMARY_WIDTH - 1)}…` : text;
 }
 
 /**

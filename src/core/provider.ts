@@ -7,6 +7,7 @@ import type { ContentBlock } from './events.js';
 import { jsonLength } from './json-bytes.js';
 import { canonicalMediaType, isTextType } from './media-type.js';
 import { pdfPageCount } from './pdf-pages.js';
+import { headOf, elided } from './text-cut.js';
 
 /** What a model can do. Shared code branches on these, never on model names. */
 export interface ModelCapabilities {
@@ -283,9 +284,9 @@ export function vendorText(text: string): string {
   const body = text.trim();
   if (/<html[\s>]|<!doctype html|<\/(html|head|body)>/i.test(body)) {
     const heading = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(body)?.[1] ?? /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(body)?.[1] ?? '';
-    const said = heading.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200);
+    const said = headOf(heading.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim(), 200);
     const status = /^(\d{3})\s/.exec(body)?.[1];
     return `${status ? `HTTP ${status}: ` : ''}an HTML page${said ? ` ("${said}")` : ''}, not the API's answer: a proxy or gateway answered, or the base URL is wrong`;
   }
-  return body.length > VENDOR_TEXT_MAX ? `${body.slice(0, VENDOR_TEXT_MAX)}…` : body;
+  return elided(body, VENDOR_TEXT_MAX);
 }

@@ -36,3 +36,21 @@ export function jsonFittingPrefix(s: string, room: number): { chars: number; byt
   }
   return { chars: i, bytes };
 }
+
+/** The first `n` UTF-16 units of `text`, one fewer when the cut would part a surrogate pair. */
+export function headOf(text: string, n: number): string {
+  return text.slice(0, pairSafeEnd(text, n));
+}
+
+/** The last `n` UTF-16 units of `text`, one fewer when the cut would part a surrogate pair. */
+export function tailOf(text: string, n: number): string {
+  if (n >= text.length) return text;
+  if (n <= 0) return '';
+  const start = text.length - n;
+  return text.slice(isLowSurrogate(text.charCodeAt(start)) && isHighSurrogate(text.charCodeAt(start - 1)) ? start + 1 : start);
+}
+
+/** `text` as it is when at most `max` units long, else its {@link headOf} `max` units and `mark` after it. */
+export function elided(text: string, max: number, mark = '…'): string {
+  return text.length <= max ? text : `${headOf(text, max)}${mark}`;
+}

@@ -15,6 +15,7 @@
  * before a finish_reason"), after the retries.
  */
 import { ProviderError, vendorText } from './provider.js';
+import { elided } from './text-cut.js';
 
 /** The most of a whole JSON reply kept as the vendor's words (it may be a long answer). */
 const JSON_WORDS_MAX = 300;
@@ -53,7 +54,7 @@ export async function refuseWholeBody(response: Response, errorOf: (json: unknow
     const explanation = `${where} and an error where an event stream was asked for: ${failure.explanation ?? failure.vendorMessage}`;
     throw new ProviderError(failure.kind, failure.vendorMessage, { status: response.status, retryAfterMs: failure.retryAfterMs, explanation });
   }
-  const words = text.length > JSON_WORDS_MAX ? `${text.slice(0, JSON_WORDS_MAX)}…` : text;
+  const words = elided(text, JSON_WORDS_MAX);
   throw new ProviderError('invalid_request', words, {
     status: response.status,
     explanation: `${where} and one JSON document, not the event stream asked for: the server does not stream, or something before it (a proxy, a gateway) does not pass a stream on. It said: ${words}`,

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/ports.js';
 import { ChildProcessHandle, type ChildLaunch } from '../actors/child-process.actor.js';
 import type { ChildSpawner } from '../actors/child-spawner.js';
+import { tailOf } from '../core/text-cut.js';
 
 const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 
@@ -55,7 +56,7 @@ export class ChildLauncher {
         const exit = await child.whenExited();
         if (exit.signal !== null || exit.code === 0 || this.snapshot !== blob) return;
         this.snapshot = undefined;
-        this.logger.warn('a child could not start from the startup snapshot; children start from the bundle from now on', { code: exit.code, stderr: exit.stderrTail.slice(-500) });
+        this.logger.warn('a child could not start from the startup snapshot; children start from the bundle from now on', { code: exit.code, stderr: tailOf(exit.stderrTail, 500) });
       });
     }
     return child;

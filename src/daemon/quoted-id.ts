@@ -6,6 +6,7 @@
  * names no session: it is quoted by its start and its length.
  */
 import { TroupeError } from '../core/errors.js';
+import { headOf } from '../core/text-cut.js';
 
 export const MAX_SESSION_ID_CHARS = 1024;
 
@@ -20,7 +21,7 @@ export function quotedId(id: string): string {
 
 /** A refusal's `data` for the id: `sessionId` whole when it could be a session's, else its start and `sessionIdLength`. */
 export function idData(id: string): { sessionId: string; sessionIdLength?: number } {
-  return id.length <= MAX_SESSION_ID_CHARS ? { sessionId: id } : { sessionId: `${id.slice(0, SHOWN_CHARS)}…`, sessionIdLength: id.length };
+  return id.length <= MAX_SESSION_ID_CHARS ? { sessionId: id } : { sessionId: `${headOf(id, SHOWN_CHARS)}…`, sessionIdLength: id.length };
 }
 
 /** The 404 of a route that names no session by `id` (the management API's, the inspector's). */

@@ -12,6 +12,7 @@ import { assign, fromPromise, setup } from 'xstate';
 import type { ContentBlock, StopReason } from '../core/events.js';
 import type { ProviderStopReason } from '../core/provider.js';
 import type { ToolCallRequest } from '../core/ports.js';
+import { pairSafeEnd } from '../core/text-cut.js';
 
 export interface Steer {
   steerId: string;
@@ -79,8 +80,7 @@ export const MAX_FAILURE_MESSAGE_CHARS = 8192;
 function bounded(message: string): string {
   if (message.length <= MAX_FAILURE_MESSAGE_CHARS) return message;
   // Not between the two halves of a surrogate pair: a lone one is not valid text for the log.
-  const high = message.charCodeAt(MAX_FAILURE_MESSAGE_CHARS - 1);
-  const cut = high >= 0xd800 && high <= 0xdbff ? MAX_FAILURE_MESSAGE_CHARS - 1 : MAX_FAILURE_MESSAGE_CHARS;
+  const cut = pairSafeEnd(message, MAX_FAILURE_MESSAGE_CHARS);
   return `${message.slice(0, cut)}… [${message.length - cut} more characters]`;
 }
 

@@ -20,6 +20,7 @@ import type { SessionFeeds } from '../session-feeds.js';
 import { sessionNotFound } from '../quoted-id.js';
 import { oneParam } from '../http/query-param.js';
 import { streamSessionEvents } from './session-events.stream.js';
+import { headOf } from '../../core/text-cut.js';
 
 /** The turn each session is running, from its durable turn_started / turn_completed events. */
 export interface RunningTurns {
@@ -49,9 +50,9 @@ const LIST_SLICE = 500;
  */
 function listQuery(query: URLSearchParams): { all: boolean; cwd?: string } {
   const all = oneParam(query, 'all');
-  if (all !== null && !['1', 'true', '0', 'false'].includes(all)) throw new TroupeError('invalid_params', `all takes 1 or true (0 or false, the default), not ${JSON.stringify(all.slice(0, 40))}`);
+  if (all !== null && !['1', 'true', '0', 'false'].includes(all)) throw new TroupeError('invalid_params', `all takes 1 or true (0 or false, the default), not ${JSON.stringify(headOf(all, 40))}`);
   const cwd = oneParam(query, 'cwd');
-  if (cwd !== null && !isAbsolute(cwd)) throw new TroupeError('invalid_params', `cwd must be an absolute path, not ${JSON.stringify(cwd.slice(0, 200))}`);
+  if (cwd !== null && !isAbsolute(cwd)) throw new TroupeError('invalid_params', `cwd must be an absolute path, not ${JSON.stringify(headOf(cwd, 200))}`);
   return { all: all === '1' || all === 'true', ...(cwd !== null ? { cwd } : {}) };
 }
 

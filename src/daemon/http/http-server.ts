@@ -18,6 +18,7 @@ import { SESSION_COOKIE, Security, isLoopbackHost } from './security.js';
 import { SseStream } from './sse-stream.js';
 import { staticFiles } from './static-files.js';
 import { closeApp, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { headOf } from '../../core/text-cut.js';
 
 export interface HttpServerOptions {
   /** The bearer token every route but `GET /v1/health` and `GET /v1/login` requires (≥ 16 chars). */
@@ -227,7 +228,7 @@ export class HttpServer {
       // and an answer ended with `close` closes nothing until then (measured: the bytes past the first
       // length were answered as a request of their own); only a close made here stops it.
       if (ambiguousLength(ex.header('content-length'))) {
-        this.logger.warn('Closing an HTTP connection whose request has a Content-Length with differing values', { path: ex.path, contentLength: ex.header('content-length')!.slice(0, 80) });
+        this.logger.warn('Closing an HTTP connection whose request has a Content-Length with differing values', { path: ex.path, contentLength: headOf(ex.header('content-length')!, 80) });
         return ex.destroy();
       }
       const crossOrigin = this.security.crossOrigin(ex.header('origin'));

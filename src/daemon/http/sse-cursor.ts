@@ -6,6 +6,7 @@
 import { TroupeError } from '../../core/errors.js';
 import { FEED_ID } from '../event-mark.js';
 import type { RouteRequest } from './route.types.js';
+import { headOf } from '../../core/text-cut.js';
 
 /** A feed's cursor, with the mark of the event at it when the client sent one (event-mark.ts). */
 export interface FeedResume {
@@ -26,7 +27,7 @@ export interface FeedResume {
 export function feedResume(req: RouteRequest, marked: boolean): FeedResume {
   // Two cursors are no cursor: until 2026-12-07 the first was taken, the other ignored.
   const afters = req.query.getAll('after');
-  if (afters.length > 1) throw new TroupeError('invalid_cursor', `after is given more than once (${afters.length} times)`, { cursor: afters.map((a) => a.slice(0, 40)) });
+  if (afters.length > 1) throw new TroupeError('invalid_cursor', `after is given more than once (${afters.length} times)`, { cursor: afters.map((a) => headOf(a, 40)) });
   const header = req.headers['last-event-id'];
   const fromHeader = header !== undefined && header !== '';
   const raw = fromHeader ? header : req.query.get('after');
@@ -34,13 +35,13 @@ export function feedResume(req: RouteRequest, marked: boolean): FeedResume {
   const where = fromHeader ? 'Last-Event-ID' : 'after';
   const m = FEED_ID.exec(raw);
   if (!m || (!marked && m[2] !== undefined)) {
-    throw new TroupeError('invalid_cursor', `${where} must be a seq (decimal digits)${marked ? ', or an event id of this feed' : ''}, not ${JSON.stringify(raw.slice(0, 40))}`, { cursor: raw.slice(0, 40) });
+    throw new TroupeError('invalid_cursor', `${where} must be a seq (decimal digits)${marked ? ', or an event id of this feed' : ''}, not ${JSON.stringify(headOf(raw, 40))}`, { cursor: headOf(raw, 40) });
   }
   const cursor = Number(m[1]);
   // Past 2^53 - 1 digits read as another number (99999999999999999999 as 1e20): until 2026-12-07 the
   // refusal named that one, and said it was not a non-negative integer.
   if (!Number.isSafeInteger(cursor)) {
-    throw new TroupeError('invalid_cursor', `${where} ${raw.slice(0, 40)} is beyond any seq (at most ${Number.MAX_SAFE_INTEGER})`, { cursor: raw.slice(0, 40) });
+    throw new TroupeError('invalid_cursor', `${where} ${headOf(raw, 40)} is beyond any seq (at most ${Number.MAX_SAFE_INTEGER})`, { cursor: headOf(raw, 40) });
   }
   return { cursor, ...(m[2] !== undefined ? { mark: m[2] } : {}) };
 }

@@ -26,6 +26,7 @@ import { idData, quotedId, sessionNotFound } from '../quoted-id.js';
 import { onlySession, TransitionFeed } from './transition-feed.js';
 import { SessionReplays } from './session-replays.js';
 import { INSPECTOR_CSS, INSPECTOR_HTML, INSPECTOR_ICON } from './page.js';
+import { headOf } from '../../core/text-cut.js';
 
 export interface InspectorDeps {
   hub: MachineHub;
@@ -50,7 +51,7 @@ function lastParam(raw: string | null): number {
   if (raw === null) return 20;
   const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 1 && n <= INSPECT_LAST_MAX)) {
-    const asked = JSON.stringify(raw.slice(0, 40));
+    const asked = JSON.stringify(headOf(raw, 40));
     throw new TroupeError('invalid_params', `last must be a whole number from 1 to ${INSPECT_LAST_MAX} (the most transitions one answer holds), not ${asked}`, { max: INSPECT_LAST_MAX });
   }
   return n;
@@ -125,7 +126,7 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
     entryOf(id);
     const replayId = oneParam(req.query, 'since');
     const after = oneParam(req.query, 'after', 'invalid_cursor');
-    if (after !== null && !/^\d{1,15}$/.test(after)) throw new TroupeError('invalid_cursor', `after must be a seq (decimal digits), not ${JSON.stringify(after.slice(0, 40))}`);
+    if (after !== null && !/^\d{1,15}$/.test(after)) throw new TroupeError('invalid_cursor', `after must be a seq (decimal digits), not ${JSON.stringify(headOf(after, 40))}`);
     const answer = await replays.replay(id, replayId !== null && after !== null ? { replayId, after: Number(after) } : undefined).catch((err: unknown) => noLog(id, err));
     return { sessionId: id, ...answer, live: hub.transitions(id) };
   });

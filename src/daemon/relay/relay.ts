@@ -22,6 +22,7 @@ import { NO_PROCESS_STATES } from '../machine-hub.js';
 import { sessionNotFound } from '../quoted-id.js';
 import { REVIVED_STATE } from '../../machines/child.machine.js';
 import { ForkUnloads } from './fork-unloads.js';
+import { tailOf } from '../../core/text-cut.js';
 
 export interface RelayObserver {
   events?(sessionId: string, events: AgentEvent[]): void;
@@ -469,7 +470,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   exited(session: RelaySession, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void {
     const sessionId = session.sessionId;
     // With its last words: a child that cannot start (or fails an assertion) says why on stderr only.
-    if (info.crashed) this.logger.warn('session child crashed', { sessionId, pid: session.child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, willRestart: info.willRestart, ...(exit.stderrTail ? { stderr: exit.stderrTail.slice(-500) } : {}) });
+    if (info.crashed) this.logger.warn('session child crashed', { sessionId, pid: session.child.pid, code: exit.code, signal: exit.signal, reason: exit.reason, willRestart: info.willRestart, ...(exit.stderrTail ? { stderr: tailOf(exit.stderrTail, 500) } : {}) });
     if (info.failed && sessionId) {
       this.logger.error('session failed: restart intensity exceeded', { sessionId });
       void this.index.setStatus(sessionId, 'failed').catch(() => undefined);

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { TroupeError } from '../../core/errors.js';
 import type { ScriptItem } from './script-items.js';
+import { headOf } from '../../core/text-cut.js';
 
 const Item = z.union([
   z.object({ text: z.string() }).strict(),
@@ -64,7 +65,7 @@ export function parseReplayScript(value: unknown, origin = 'script'): ReplayScri
     let at: unknown = value;
     for (const key of issue.path) at = (at as Record<PropertyKey, unknown> | undefined)?.[key as PropertyKey];
     const hint = issue.code === 'invalid_union' ? `expected one item kind of ${ITEM_KINDS}` : issue.message;
-    throw new TroupeError('invalid_params', `${origin}: invalid replay script at ${issue.path.join('.') || '(root)'}: ${hint}; got ${JSON.stringify(at)?.slice(0, 200)}`);
+    throw new TroupeError('invalid_params', `${origin}: invalid replay script at ${issue.path.join('.') || '(root)'}: ${hint}; got ${headOf(JSON.stringify(at) ?? 'undefined', 200)}`);
   }
   return parsed.data;
 }

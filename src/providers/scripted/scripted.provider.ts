@@ -8,6 +8,7 @@ import { TroupeError } from '../../core/errors.js';
 import { demoReply } from './demo.model.js';
 import { loadReplayScript, ReplyCursor, type ReplayScript } from './replay-script.js';
 import { playItems } from './script-items.js';
+import { headOf } from '../../core/text-cut.js';
 
 export const SCRIPTED_MODELS = ['demo', 'replay'] as const;
 
@@ -25,7 +26,7 @@ function lastUserText(request: ModelRequest): string {
 function summaryOf(request: ModelRequest): string {
   const users = request.messages.filter((m) => m.role === 'user').length;
   const tools = request.messages.filter((m) => m.role === 'tool').length;
-  return `Summary of the earlier conversation: ${users} user messages and ${tools} tool results. Last request: ${lastUserText(request).slice(0, 200)}`;
+  return `Summary of the earlier conversation: ${users} user messages and ${tools} tool results. Last request: ${headOf(lastUserText(request), 200)}`;
 }
 
 /** A stream that fails on its first read, as an async generator that threw would. */

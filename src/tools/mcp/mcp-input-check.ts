@@ -18,6 +18,7 @@
  * the process, where in the server it holds up only that server. OpenAPI's `nullable: true` admits null. A
  * property test holds it to Ajv: whatever this refuses, Ajv refuses (test/property/tools/).
  */
+import { elided, headOf } from '../../core/text-cut.js';
 
 /** Nodes deeper than this pass unchecked (a schema is the server's: no recursion without end). */
 const MAX_DEPTH = 64;
@@ -86,9 +87,9 @@ function check(schema: unknown, v: unknown, at: string, depth: number): string |
   // An empty enum (which JSON Schema advises against) admits nothing to a validator; here, no check.
   if (Array.isArray(s.enum) && s.enum.length > 0 && !s.enum.some((e) => same(e, v))) {
     const shown = JSON.stringify(s.enum);
-    return `${named(at)} must be one of ${shown.length > 300 ? `${shown.slice(0, 300)}…` : shown}.`;
+    return `${named(at)} must be one of ${elided(shown, 300)}.`;
   }
-  if ('const' in s && !same(s.const, v)) return `${named(at)} must be ${JSON.stringify(s.const)?.slice(0, 300)}.`;
+  if ('const' in s && !same(s.const, v)) return `${named(at)} must be ${headOf(JSON.stringify(s.const) ?? 'undefined', 300)}.`;
   if (typeof v === 'string') return checkString(s, v, at);
   if (typeof v === 'number') return checkNumber(s, v, at);
   if (Array.isArray(v)) return checkArray(s, v, at, depth);
