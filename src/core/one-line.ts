@@ -1,6 +1,7 @@
 /**
  * Untrusted text as one line of printable text: a session's title, which is its first prompt's words
- * and which an editor shows as given (`session_info_update`, `session/list`). A control character
+ * and which an editor shows as given (`session_info_update`, `session/list`), and a tool call's title,
+ * which shows the model's command or pattern (`tool_call`, a permission request). A control character
  * (C0, DEL, C1: NUL, ESC, line breaks, tabs) could clear or drive a terminal the title reaches, or
  * break a list's row; a bidi override or isolate (U+202A–U+202E, U+2066–U+2069) could make the title
  * read otherwise than its words (the "Trojan Source" reordering). Each becomes a space.

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { TroupeError } from '../core/errors.js';
 import { compileGlob } from './glob-pattern.js';
 import { notUtf8NameError, shownFoundPath } from './non-utf8-names.js';
-import { clip, defineTool, textResult, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
+import { defineTool, textResult, titleText, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
 import { ignoredNote, walkFiles, walkStats } from './workspace-walk.js';
 
 interface GlobInput {
@@ -44,7 +44,7 @@ export function globTool(limits: ToolLimits): ToolDefinition {
     describe(input, env) {
       const path = env.guard.lexical(input.path ?? '.');
       const where = input.path ? ` in ${env.guard.display(path)}` : '';
-      return { title: `Find \`${clip(input.pattern)}\`${where}`, locations: [{ path }] };
+      return { title: `Find \`${titleText(input.pattern)}\`${where}`, locations: [{ path }] };
     },
 
     async run(input, env, ctx) {

@@ -6,8 +6,9 @@ import { readConfinedAtMost } from './confined-open.js';
 import { compileGlob, type CompiledGlob } from './glob-pattern.js';
 import { LineMatcher } from './line-matcher.js';
 import { notUtf8NameError, shownFoundPath } from './non-utf8-names.js';
-import { clip, defineTool, fileError, notRegularFile, textResult, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
+import { defineTool, fileError, notRegularFile, textResult, titleText, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
 import { ignoredNote, walkFiles, walkStats, type WalkedFile } from './workspace-walk.js';
+import { elided } from '../core/text-cut.js';
 
 interface GrepInput {
   pattern: string;
@@ -67,7 +68,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
     describe(input, env) {
       const path = env.guard.lexical(input.path ?? '.');
       const where = input.path ? ` in ${env.guard.display(path)}` : '';
-      return { title: `Search \`${clip(input.pattern)}\`${where}`, locations: [{ path }] };
+      return { title: `Search \`${titleText(input.pattern)}\`${where}`, locations: [{ path }] };
     },
 
     async run(input, env, ctx) {
@@ -106,7 +107,7 @@ export function grepTool(limits: ToolLimits): ToolDefinition {
         for (const [t, line, content] of await matcher.match(texts.map((b) => b.text), max - lines.length + 1, env.limits.grepMaxLineChars)) {
           if (lines.length === max) return false;
           const { file } = texts[t]!;
-          lines.push(`${env.guard.display(file.path)}:${line}: ${clip(content, env.limits.grepMaxLineChars)}`);
+          lines.push(`${env.guard.display(file.path)}:${line}: ${elided(content, env.limits.grepMaxLineChars)}`);
           if (file.raw) notUtf8.set(file.path, shownFoundPath(env.guard, file));
           // No location for such a file: its path (the U+FFFD reading) would lead a client to no file, or another.
           else if (locations.length < MAX_LOCATIONS) locations.push({ path: file.path, line });

@@ -4,7 +4,7 @@ import { TroupeError } from '../core/errors.js';
 import type { ToolContent } from '../core/events.js';
 import type { ToolResult } from '../core/ports.js';
 import type { CommandOutcome } from './backends.js';
-import { clip, defineTool, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
+import { defineTool, titleText, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
 
 interface RunCommandInput {
   command: string;
@@ -47,7 +47,7 @@ export function runCommandTool(limits: ToolLimits): ToolDefinition {
 
     describe(input, env) {
       const where = input.cwd ? ` in ${env.guard.display(env.guard.lexical(input.cwd))}` : '';
-      return { title: `Run \`${clip(input.command, 80)}\`${where}`, locations: input.cwd ? [{ path: env.guard.lexical(input.cwd) }] : [] };
+      return { title: `Run \`${titleText(input.command, 80)}\`${where}`, locations: input.cwd ? [{ path: env.guard.lexical(input.cwd) }] : [] };
     },
 
     async run(input, env, ctx) {

@@ -8,7 +8,8 @@ import type { ObjectSchema } from './input-schema.js';
 import { stat } from 'node:fs/promises';
 import { notUtf8NameError } from './non-utf8-names.js';
 import type { GuardedPath, PathGuard } from './path-guard.js';
-import { pairSafeEnd } from '../core/text-cut.js';
+import { headOf, pairSafeEnd } from '../core/text-cut.js';
+import { oneLine } from '../core/one-line.js';
 
 /** Every bound the tools enforce. All sizes in bytes, all times in milliseconds. */
 export interface ToolLimits {
@@ -159,12 +160,14 @@ export function textResult(output: string, extra: Partial<ToolResult> = {}): Too
 }
 
 /**
- * A short single-line rendering of user text for titles (and of grep's lines): at most `max` UTF-16
- * units, never half of a surrogate pair (an emoji cut in two was a lone surrogate, which turns
- * into U+FFFD once encoded as UTF-8).
+ * The model's words (a command, a pattern) as a tool call's title shows them: their first line as one
+ * line of printable text, as a session's title is (core/one-line.ts: control characters and bidi
+ * overrides a space, runs of whitespace one), at most `max` UTF-16 units and `…` when cut or when more
+ * lines follow, never half of a surrogate pair. Until 2026-12-07 only the line was cut: an ESC, a CR,
+ * a C1 control or a bidi override in a command reached the editor raw in its title.
  */
-export function clip(text: string, max = 60): string {
-  const line = text.split('\n')[0]!;
-  if (line.length <= max && line === text) return line;
-  return `${line.slice(0, pairSafeEnd(line, max))}…`;
+export function titleText(text: string, max = 60): string {
+  const end = text.indexOf('\n');
+  const line = oneLine(end === -1 ? text : text.slice(0, end));
+  return line.length <= max && end === -1 ? line : `${headOf(line, max)}…`;
 }

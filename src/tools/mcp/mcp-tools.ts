@@ -23,6 +23,7 @@ import { AGENT_MARKER_ENV, signalMarked } from '../../core/marked-processes.js';
 import type { Logger, ToolCallRequest, ToolDescription, ToolHost, ToolResult, ToolRunContext } from '../../core/ports.js';
 import type { ToolSpec } from '../../core/provider.js';
 import type { McpServerConfig } from './mcp-servers.js';
+import { titleText } from '../tool.js';
 import { boundedFetch } from './mcp-bounded-fetch.js';
 import { checkItem, getPrompt, uncheckedCall, uncheckedRead, uncheckedToolsPage } from './mcp-checked.js';
 import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
@@ -275,14 +276,15 @@ export async function connectMcpTools(servers: readonly McpServerConfig[], opts:
     describe(call: ToolCallRequest): ToolDescription {
       if (isResourceTool(call.name)) {
         const { server, uri } = call.input;
-        const from = typeof server === 'string' ? ` (${server})` : '';
-        const title = call.name === LIST_RESOURCES ? `List MCP resources${from}` : `Read ${typeof uri === 'string' ? uri : 'a resource'}${from}`;
+        // Titles are printable, one line (titleText): the uri and server are the model's words.
+        const from = typeof server === 'string' ? ` (${titleText(server)})` : '';
+        const title = call.name === LIST_RESOURCES ? `List MCP resources${from}` : `Read ${typeof uri === 'string' ? titleText(uri, 200) : 'a resource'}${from}`;
         return { kind: 'read', title, locations: [], access: 'read' };
       }
       const { server, tool } = admit(call);
       // The server's own hint decides: it runs the user's code already, with the user's rights.
       const readOnly = tool.annotations?.readOnlyHint === true;
-      return { kind: readOnly ? 'read' : 'other', title: `${tool.title ?? tool.annotations?.title ?? tool.name} (${server.name})`, locations: [], access: readOnly ? 'read' : 'execute' };
+      return { kind: readOnly ? 'read' : 'other', title: `${titleText(tool.title ?? tool.annotations?.title ?? tool.name, 100)} (${titleText(server.name)})`, locations: [], access: readOnly ? 'read' : 'execute' };
     },
     async run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult> {
       if (isResourceTool(call.name)) return runResourceTool(call, ctx);

@@ -590,7 +590,8 @@ describe('troupe clients acting on sessions, turns and daemons', { concurrency: 
     test('attach --json: a permission request it rejects is noted on stderr, and stdout stays JSON lines', async () => {
       const d = makeHome({
         replies: [
-          // The command is the model's text: the note spells out its escape sequence.
+          // The command is the model's text: its title is one printable line (the ESC a space, since
+          // 2026-12-07), and the note spells out the command's escape sequence.
           [{ text: 'Soon.' }, { delay_ms: 3000 }, { tool_call: { name: 'run_command', input: { command: 'echo \x1b[2Jhi' } } }],
           [{ text: 'Done.' }],
         ],
@@ -615,7 +616,7 @@ describe('troupe clients acting on sessions, turns and daemons', { concurrency: 
         assert.equal(a.permissions.length, 0, 'the permission request did not reach the client that left');
         const lines = jsonLines(r.stdout);
         assert.ok(lines.some((l) => l.update?.sessionUpdate === 'tool_call_update' && l.update.status === 'failed'), 'the tool call was rejected');
-        assert.match(r.stderr, /\[attach is read-only: rejected Run `echo \\x1b\[2Jhi`; use --interactive to answer\]/);
+        assert.match(r.stderr, /\[attach is read-only: rejected Run `echo \[2Jhi` \(echo \\x1b\[2Jhi\); use --interactive to answer\]/);
         assert.ok(!r.stderr.includes('\x1b'), `no raw ESC in the note: ${JSON.stringify(r.stderr)}`);
       } finally {
         await d.close();

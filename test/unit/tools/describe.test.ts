@@ -37,6 +37,12 @@ describe('describe', () => {
     ['grep', { pattern: 'TODO' }, { kind: 'search', access: 'read', title: 'Search `TODO`', locations: [{ path: '/work/project' }] }],
     ['run_command', { command: 'npm test' }, { kind: 'execute', access: 'execute', title: 'Run `npm test`', locations: [] }],
     ['run_command', { command: 'make\nmake install', cwd: 'pkg' }, { kind: 'execute', access: 'execute', title: 'Run `make…` in pkg', locations: [{ path: '/work/project/pkg' }] }],
+    // A title is one line of printable text (as a session's): ESC, CR, tab, C1 and bidi overrides are
+    // spaces, runs of them one; until 2026-12-07 they reached the editor raw.
+    ['run_command', { command: 'echo \x1b[2J\rok\there\u009b1m \u202Etxt.exe\u202C' }, { kind: 'execute', access: 'execute', title: 'Run `echo [2J ok here 1m txt.exe`', locations: [] }],
+    ['grep', { pattern: '\u2066a\u2069\x00b\nsecond' }, { kind: 'search', access: 'read', title: 'Search `a b…`', locations: [{ path: '/work/project' }] }],
+    // Cut at 80 units (a command's), never inside an emoji: its two units go together.
+    ['run_command', { command: `${'a'.repeat(79)}😀 and more` }, { kind: 'execute', access: 'execute', title: `Run \`${'a'.repeat(79)}…\``, locations: [] }],
     [
       'update_plan',
       { entries: [{ content: 'a', priority: 'high', status: 'completed' }, { content: 'b', priority: 'low', status: 'pending' }] },

@@ -289,6 +289,8 @@ describe('MCP tools against real servers', { concurrency: 4 }, () => {
     assert.deepEqual((read.inputSchema as { required: string[] }).required, ['server', 'uri']);
     assert.deepEqual(tools.describe(call('mcp__read_resource', { server: 'test', uri: 'test://notes' })), { kind: 'read', title: 'Read test://notes (test)', locations: [], access: 'read' });
     assert.deepEqual(tools.describe(call('mcp__list_resources')), { kind: 'read', title: 'List MCP resources', locations: [], access: 'read' });
+    // The model's uri and server name in a title are one printable line (until 2026-12-07, raw).
+    assert.equal(tools.describe(call('mcp__read_resource', { server: 'te\x1bst', uri: 'test://\u202Enotes\r\n2' })).title, 'Read test:// notes… (te st)');
 
     const listed = await tools.run(call('mcp__list_resources', { server: 'test' }), ctx());
     assert.deepEqual(listed, {
