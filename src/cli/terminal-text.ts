@@ -1,17 +1,23 @@
 /**
  * Untrusted text on a terminal: model output, tool output, session titles (a title is its first
  * prompt's words), paths a client chose. Raw, an ESC in it could retitle, clear or drive the
- * terminal; its control characters are spelled out (`\x1b`) instead. Line breaks and tabs stay where
- * the text is shown as lines (`CRLF` becomes a line break); a one-line field keeps none.
+ * terminal; its control characters are spelled out (`\x1b`) instead. So are bidi overrides and
+ * isolates (U+202A–U+202E, U+2066–U+2069, as `\u202e`): raw, they make the terminal show text in
+ * another order than its characters' (a file `\u202Etxt.exe` shown as `exe.txt`, "Trojan Source");
+ * until 2026-12-07 they were printed raw. Line breaks and tabs stay where the text is shown as lines
+ * (`CRLF` becomes a line break); a one-line field keeps none.
  */
-import { CONTROL_CHARACTERS as CONTROL } from '../core/one-line.js';
+import { UNPRINTABLE } from '../core/one-line.js';
 import { clustersOf, displayWidth } from './display-width.js';
 
-const CONTROL_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-const spell = (c: string) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+const UNPRINTABLE_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+const spell = (c: string) => {
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
 
 export function printable(s: string, { lines = false } = {}): string {
-  return lines ? s.replace(/\r\n/g, '\n').replace(CONTROL_IN_LINES, spell) : s.replace(CONTROL, spell);
+  return lines ? s.replace(/\r\n/g, '\n').replace(UNPRINTABLE_IN_LINES, spell) : s.replace(UNPRINTABLE, spell);
 }
 
 /**

@@ -8,10 +8,11 @@
  */
 import { pairSafeEnd } from './text-cut.js';
 
-/** C0 controls, DEL and C1 controls: the characters `src/cli/terminal-text.ts` spells out on a terminal. */
-export const CONTROL_CHARACTERS = /[\x00-\x1f\x7f-\x9f]/g;
-
-const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * C0 controls, DEL, C1 controls and bidi overrides and isolates: what a title makes a space and
+ * `src/cli/terminal-text.ts` spells out on a terminal.
+ */
+export const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 
 /** `s` on one line: control characters and bidi overrides spaces, every run of whitespace one space, no space at either end. */
 export function oneLine(s: string): string {

@@ -49,4 +49,7 @@ test('printableStart keeps whole characters that fit in the columns, measured as
   // A control character is printed as \x1b: four columns.
   assert.equal(printableStart('\x1b[2Jabc', 6), '\\x1b[2');
   assert.equal(printableStart('ab\x1bcd', 5), 'ab', 'the spelled-out character is not cut either');
+  // A bidi override is printed as \u202e: six columns, never raw (it would reorder the row).
+  assert.equal(printableStart('\u202Etxt.exe', 8), '\\u202etx');
+  assert.equal(printableStart('ab\u2066cd', 7), 'ab', 'the spelled-out isolate is not cut either');
 });

@@ -38,3 +38,15 @@ test("a tool call's kind and status, and a content block's type, are shown spell
   assert.match(printed, /Read x \(read\\x1b\[2J, done\\x9b31m\)/);
   assert.match(printed, /\[image\\x1b\]0;owned\\x07\]/);
 });
+
+test('bidi overrides and isolates are spelled out too, in one-line fields and in text shown as lines', () => {
+  // "Trojan Source": raw, U+202E makes the terminal show `\u202Etxt.exe` as `exe.txt`, and U+2066–U+2069
+  // reorder what follows them; until 2026-12-07 the CLI printed them raw.
+  const printed = render([
+    { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Read \u202Etxt.exe', kind: 'read', status: 'pending' },
+    { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a \u2066b\u2069 c\u202A\u202B\u202C\u202D\nnext\u2067\u2068 line\n' } },
+  ]);
+  assert.doesNotMatch(printed, /[\u202a-\u202e\u2066-\u2069]/, JSON.stringify(printed));
+  assert.match(printed, /Read \\u202etxt\.exe \(read, pending\)/);
+  assert.match(printed, /a \\u2066b\\u2069 c\\u202a\\u202b\\u202c\\u202d\nnext\\u2067\\u2068 line\n/, 'line breaks stay, bidi is spelled');
+});
