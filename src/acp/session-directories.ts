@@ -7,8 +7,9 @@
  * no client asked for a change.
  */
 import { statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { TroupeError } from '../core/errors.js';
+import { kernelDirectory } from '../tools/path-guard.js';
 import { troupeMeta } from './troupe-meta.js';
 
 /** A `_meta.troupe` flag on a daemon's own `session/resume`: keep the session's directories. */
@@ -25,17 +26,19 @@ export function keepsDirectories(params: { _meta?: unknown }): boolean {
  * Each is kept resolved (`/a/b/` and `/a/x/../b` are `/a/b`), as a session's cwd is compared and
  * listed; repeats, and the cwd itself, are left out, the first of each kept in its place. (Until
  * 2026-12-07 they were compared as given: an editor's `/ws/` beside the cwd `/ws` was a second
- * root, named twice to the model and to MCP servers, and `session/list` reported it so.)
+ * root, named twice to the model and to MCP servers, and `session/list` reported it so.) A `..` is
+ * resolved as the kernel resolves it, after the symlinks before it (kernelDirectory): the directory
+ * kept is the one the stat found (until 2026-12-07 `/a/link/..` was kept as `/a`).
  */
 export function requestedDirectories(cwd: string, value: unknown): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) throw new TroupeError('invalid_params', `additionalDirectories must be an array of absolute paths, got ${JSON.stringify(value)}`);
   const out: string[] = [];
-  const base = resolve(cwd);
+  const base = kernelDirectory(cwd);
   for (const given of value) {
     if (typeof given !== 'string' || given === '') throw new TroupeError('invalid_params', `additionalDirectories holds ${JSON.stringify(given)}, not an absolute path`);
     assertDirectory(given, 'additionalDirectories');
-    const dir = resolve(given);
+    const dir = kernelDirectory(given);
     if (dir !== base && !out.includes(dir)) out.push(dir);
   }
   return out;

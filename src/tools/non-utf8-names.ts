@@ -6,7 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { existsSync } from 'node:fs';
-import { basename, dirname, resolve, sep } from 'node:path';
+import { basename, dirname, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { dirEntries } from './first-entries.js';
 import { shownName, type PathGuard } from './path-guard.js';
@@ -32,7 +32,7 @@ export const notUtf8Note = (raw: Buffer): string => `  [name not UTF-8: the file
 export function shownFoundPath(guard: PathGuard, file: { path: string; raw?: Buffer }): string {
   const shown = guard.display(file.path);
   if (!file.raw) return shown;
-  const cwd = resolve(guard.cwd);
+  const cwd = guard.base;
   const prefix = Buffer.from(cwd.endsWith(sep) ? cwd : cwd + sep);
   const inCwd = file.raw.subarray(0, prefix.length).equals(prefix);
   return shown + notUtf8Note(inCwd ? file.raw.subarray(prefix.length) : file.raw);

@@ -138,6 +138,29 @@ export function refuseDirectoryName(input: string, shown: string, tool: 'read_fi
   throw new TroupeError('tool_failed', `${shownName(input)} names a directory (it ends with "/", "." or ".."); ${tool} needs a file path${hint}.`, { path: shown });
 }
 
+/**
+ * An absolute directory path as the kernel names it: a `..` climbs from where the symlinks before it
+ * lead (`/a/link/..`, `link -> /b/c`, is `/b`), as for a process that opens or `cd`s there, not
+ * from the text before it (`path.resolve` makes it `/a`). So the part up to the last `..` is resolved
+ * by the system's realpath; the rest is normalised as text and keeps its names (a symlink named
+ * after it stays so, for display). A path with no `..` segment is `resolve(dir)`, as before. One
+ * whose part up to the last `..` does not resolve (it does not exist) is taken as text, naming no
+ * directory the kernel would reach either. Until 2026-12-07 every root was read as text: an
+ * additional directory `/a/link/..` let the tools into `/a` and kept them out of `/b`.
+ */
+export function kernelDirectory(dir: string): string {
+  const parts = dir.split(sep);
+  const last = parts.lastIndexOf('..');
+  if (last === -1) return resolve(dir);
+  let head: string;
+  try {
+    head = realpathSync.native(parts.slice(0, last + 1).join(sep) || sep);
+  } catch {
+    return resolve(dir);
+  }
+  return resolve(head, ...parts.slice(last + 1));
+}
+
 function assertAbsoluteDirectories(dirs: readonly string[]): void {
   for (const dir of dirs) {
     if (!isAbsolute(dir)) throw new TroupeError('invalid_params', `Additional directories must be absolute paths, got ${JSON.stringify(dir)}.`);
@@ -146,6 +169,8 @@ function assertAbsoluteDirectories(dirs: readonly string[]): void {
 
 export class PathGuard {
   private readonly directories: () => readonly string[];
+  /** The cwd as the kernel names it ({@link kernelDirectory}): the base of relative paths, the first root. */
+  readonly base: string;
   /** The roots for one list of additional directories (a session/load may give a new list). */
   private resolved?: { of: readonly string[]; roots: readonly string[]; realRoots: readonly string[] };
 
@@ -160,13 +185,14 @@ export class PathGuard {
     if (!isAbsolute(cwd)) throw new TroupeError('invalid_params', `The session cwd must be an absolute path, got ${JSON.stringify(cwd)}.`);
     if (typeof additionalDirectories !== 'function') assertAbsoluteDirectories(additionalDirectories);
     this.directories = typeof additionalDirectories === 'function' ? additionalDirectories : () => additionalDirectories;
+    this.base = kernelDirectory(cwd);
   }
 
   private current(): { of: readonly string[]; roots: readonly string[]; realRoots: readonly string[] } {
     const dirs = this.directories();
     if (this.resolved?.of === dirs) return this.resolved;
     assertAbsoluteDirectories(dirs);
-    const roots = [resolve(this.cwd), ...dirs.map((d) => resolve(d))];
+    const roots = [this.base, ...dirs.map(kernelDirectory)];
     // Real paths resolved once per list: the workspace does not move while it is in use.
     const realRoots = roots.map((root) => {
       try {
@@ -182,7 +208,7 @@ export class PathGuard {
     return (this.resolved = { of: dirs, roots, realRoots });
   }
 
-  /** Lexical roots (as given, made absolute), cwd first. */
+  /** Lexical roots (as given, made absolute, a `..` taken as the kernel takes it), cwd first. */
   get roots(): readonly string[] {
     return this.current().roots;
   }
@@ -194,14 +220,13 @@ export class PathGuard {
    */
   lexical(input: string): string {
     if (input === '~' || input.startsWith('~/')) return resolve(homedir(), input.slice(2));
-    return resolve(this.cwd, input);
+    return resolve(this.base, input);
   }
 
   /** A path for people and models: relative to the cwd when inside it, else absolute ({@link shownName}). */
   display(abs: string): string {
-    const cwd = resolve(this.cwd);
-    if (!isWithin(cwd, abs)) return shownName(abs);
-    return shownName(relative(cwd, abs) || '.');
+    if (!isWithin(this.base, abs)) return shownName(abs);
+    return shownName(relative(this.base, abs) || '.');
   }
 
   /** Whether a real path lies inside a real root. */

@@ -3,7 +3,7 @@
 // reported by session/list, kept in the log across processes, and refused when malformed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -144,4 +144,25 @@ test('a changed list reaches the session MCP servers: told that their roots chan
   // The same list again is no change.
   await c.agent.request('session/resume', { sessionId, cwd, additionalDirectories: [b] });
   assert.equal((await env()).rootsChanged, 1);
+});
+
+test("a directory given with `..` after a symlink is the one the kernel reaches: its files are the tools', not the text's parent's", async (t) => {
+  // `${hold}/link/..`, `link -> ${a}/sub`: the kernel's directory is `a`; as text it was `hold`
+  // (until 2026-12-07), whose private.txt was let in and `a`'s own files kept out.
+  const { cwd, a, script } = setUp();
+  const hold = dir('troupe-hold-');
+  mkdirSync(join(a, 'sub'));
+  symlinkSync(join(a, 'sub'), join(hold, 'link'));
+  writeFileSync(join(hold, 'private.txt'), 'never granted\n');
+  script.replies.unshift({ when: 'read private', items: [{ tool_call: { name: 'read_file', input: { path: join(hold, 'private.txt') } } }] });
+  const c = AcpChild.start({ script });
+  t.after(() => c.close());
+  await c.initialize();
+  const { sessionId } = await c.agent.request('session/new', { cwd, additionalDirectories: [`${hold}/link/..`], mcpServers: [] });
+  assert.equal(await reads(c, sessionId, 'a'), 'completed');
+  const before = c.updatesFor(sessionId, 'tool_call_update').length;
+  assert.equal((await c.prompt(sessionId, 'read private')).stopReason, 'end_turn');
+  assert.equal(c.updatesFor(sessionId, 'tool_call_update').slice(before).at(-1).rawOutput?.errorCode, 'path_outside_workspace');
+  const listed = (await c.agent.request('session/list', { cwd })).sessions.find((s) => s.sessionId === sessionId);
+  assert.deepEqual(listed?.additionalDirectories, [a]);
 });
