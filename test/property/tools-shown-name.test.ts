@@ -8,10 +8,10 @@ import { shownName } from '../../src/tools/path-guard.js';
 import { fcRuns, fcSeed } from '../support/fc-seed.js';
 
 const seed = fcSeed('tools-shown-name');
-const unprintable = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const unprintable = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 test('a shown name is one printable line that gives the name back', () => {
-  const name = fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('a', '.', '"', '\\', '\n', '\r', '\t', '\u0000', '\u0085', '\u2028', 'é', '名') }));
+  const name = fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('a', '.', '"', '\\', '\n', '\r', '\t', '\u0000', '\u0085', '\u2028', '\u202e', '\u2066', 'é', '名') }));
   fc.assert(
     fc.property(name, (n) => {
       const shown = shownName(n);

@@ -50,3 +50,18 @@ test('a refusal names the path it refused on one line too', async () => {
   assert.equal(r.output.includes('\n'), false, r.output);
   assert.match(r.output, /^Refused: "\.\.\/elsewhere\\nnotes\.txt" resolves to "[^"]*\\nnotes\.txt", outside the workspace/);
 });
+
+test("a name with a bidi override or isolate is quoted too, its character escaped: it cannot read as another name", async () => {
+  // Raw, `\u202Etxt.exe` shows as `exe.txt` in a listing, a title or a permission prompt ("Trojan
+  // Source"); until 2026-12-07 such a name was shown as it is.
+  const spoof = '\u202Etxt.exe';
+  mkdirSync(join(ws.cwd, 'bidi'));
+  writeFileSync(join(ws.cwd, 'bidi', spoof), 'spoofed\n');
+  writeFileSync(join(ws.cwd, 'bidi', 'a\u2066b\u2069.txt'), 'isolated\n');
+  const listed = await run(host, 'list_dir', { path: 'bidi' });
+  assert.deepEqual(listed.output.split('\n'), ['"a\\u2066b\\u2069.txt"', '"\\u202etxt.exe"']);
+  assert.doesNotMatch(listed.output, /[\u202a-\u202e\u2066-\u2069]/);
+  assert.equal(host.describe({ id: 'c1', name: 'write_file', input: { path: `bidi/${spoof}`, content: 'x' } }).title, 'Write "bidi/\\u202etxt.exe"');
+  const r = await run(host, 'read_file', { path: `bidi/${JSON.parse(listed.output.split('\n')[1]!)}` });
+  assert.equal(r.output, 'spoofed\n');
+});
