@@ -12,6 +12,7 @@ import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { assertListCwd, keepsDirectories, requestedDirectories } from './session-directories.js';
+import { kernelDirectory } from '../tools/kernel-directory.js';
 import { asksLogSeqOf, indexedSeqOf, LOG_SEQ, marksReplayOf, prompterOf, promptersOf, sentSeqOf, troupeMeta, turnIdOf } from './troupe-meta.js';
 import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
@@ -157,7 +158,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
             const live = await h.get(id, indexedSeqOf(p));
             live.repaired = undefined; // the replay showed the log's open turn as ended
             if (dirs) h.useDirectories(live, dirs);
-            await h.useMcpServers(id, p.cwd, mcp);
+            await h.useMcpServers(id, live.engine.conversation.cwd, mcp);
             if (h.commands(id).length > SLASH_COMMANDS.length) h.announceCommands(id);
           })
           .catch((err) => logger.error('cannot open the loaded session', { sessionId: id, error: String(err) }))
@@ -261,7 +262,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
           if (dirs) h.useDirectories(live, dirs);
           await h.updates.replay(live, new UpdateReplay(client, h.projectionCaps, opts.writeLines, marksReplayOf(p)));
           // Withdrawn while its servers start: answered -32800 at once, and they are stopped.
-          await h.useMcpServers(p.sessionId, p.cwd, mcp, signal);
+          await h.useMcpServers(p.sessionId, live.engine.conversation.cwd, mcp, signal);
           announceCommands(client, p.sessionId, h);
           return { response: sessionState(live) };
         });
@@ -282,7 +283,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         assertCwd(live, p.cwd);
         if (dirs) h.useDirectories(live, dirs);
         // Without `mcpServers` the session keeps the servers it has.
-        if (mcp) await h.useMcpServers(p.sessionId, p.cwd, mcp, signal);
+        if (mcp) await h.useMcpServers(p.sessionId, live.engine.conversation.cwd, mcp, signal);
         announceCommands(client, p.sessionId, h);
         return { ...sessionState(live), ...(logSeq === undefined ? {} : { _meta: { troupe: { [LOG_SEQ]: logSeq } } }) };
       }),
@@ -297,7 +298,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const { index } = h;
         // Another agent on this home (a second editor window) may have made sessions since.
         await index.refreshIfChanged();
-        const page = index.list({ ...(p.cwd ? { cwd: p.cwd } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
+        const page = index.list({ ...(p.cwd ? { cwd: kernelDirectory(p.cwd) } : {}), ...(p.cursor ? { cursor: p.cursor } : {}), limit: 50 });
         return {
           sessions: page.sessions.map(sessionInfo),
           ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),

@@ -7,9 +7,9 @@
  * no client asked for a change.
  */
 import { statSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
-import { kernelDirectory } from '../tools/path-guard.js';
+import { kernelDirectory } from '../tools/kernel-directory.js';
 import { troupeMeta } from './troupe-meta.js';
 
 /** A `_meta.troupe` flag on a daemon's own `session/resume`: keep the session's directories. */
@@ -42,6 +42,17 @@ export function requestedDirectories(cwd: string, value: unknown): string[] {
     if (dir !== base && !out.includes(dir)) out.push(dir);
   }
   return out;
+}
+
+/**
+ * The cwd a session keeps (checked with {@link assertDirectory} first): as given, unless a `..` in it
+ * is to be taken as the kernel takes it, after the symlinks before it (kernelDirectory): `/a/link/..`,
+ * with `link -> /b/c`, is `/b`, where its stat looked and where its tools work. Until 2026-12-07 such a
+ * cwd was kept as given and read as text elsewhere (`/a`): listed so, its project instructions read
+ * from `/a`, its MCP servers given `/a` as their root.
+ */
+export function sessionCwd(given: string): string {
+  return given.split(sep).includes('..') ? kernelDirectory(given) : given;
 }
 
 /**

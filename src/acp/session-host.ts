@@ -21,7 +21,7 @@ import { clientOffer, type ClientOffer } from './client-offer.js';
 import { SessionUpdates } from './session-updates.js';
 import { engineDeps } from './session-engine-deps.js';
 import { daemonOwnedCatalog, type SessionCatalog } from './session-catalog.js';
-import { assertDirectory, requestedDirectories } from './session-directories.js';
+import { assertDirectory, requestedDirectories, sessionCwd } from './session-directories.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
 import { unlessWithdrawn } from './withdrawn-request.js';
@@ -165,7 +165,8 @@ export class SessionHost {
     mcp?: { servers: ReturnType<typeof mcpServersOf>; signal?: AbortSignal },
   ): Promise<LiveSession> {
     assertDirectory(init.cwd, 'cwd');
-    const additionalDirectories = requestedDirectories(init.cwd, init.additionalDirectories);
+    const cwd = sessionCwd(init.cwd);
+    const additionalDirectories = requestedDirectories(cwd, init.additionalDirectories);
     const model = init.model ?? this.defaultModel();
     resolveModel(model, this.opts.env, this.opts.config);
     const mode = init.mode ?? DEFAULT_MODE_ID;
@@ -175,15 +176,15 @@ export class SessionHost {
     // session/new was not heeded until they had started or their start timeout had passed.
     if (mcp) {
       try {
-        await this.useMcpServers(sessionId, init.cwd, mcp.servers, mcp.signal, additionalDirectories);
+        await this.useMcpServers(sessionId, cwd, mcp.servers, mcp.signal, additionalDirectories);
       } catch (err) {
         await this.logs.discard(log);
         throw err;
       }
     }
-    const { deps, bind } = this.deps(sessionId, log, init.cwd, additionalDirectories);
+    const { deps, bind } = this.deps(sessionId, log, cwd, additionalDirectories);
     const transitions = this.transitionReport(sessionId);
-    const engine = SessionEngine.create(deps, { sessionId, cwd: init.cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history, transitions);
+    const engine = SessionEngine.create(deps, { sessionId, cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history, transitions);
     bind(engine);
     // session_created is a barrier (spec/event-log.md §3): the session is reported once it is durable,
     // as a turn's result is, so that no crash after the answer can lose a session a client was given.
@@ -204,7 +205,7 @@ export class SessionHost {
     // The log is the truth and the index can be rebuilt from it: session/new does not wait for it.
     const created = (await log.readAfter(0)).events;
     void this.index.applyEvents(created).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
-    this.opts.logger.info('session created', { sessionId, cwd: init.cwd, model, mode });
+    this.opts.logger.info('session created', { sessionId, cwd, model, mode });
     return this.track(engine, log, 0, transitions.stop);
   }
 

@@ -3,18 +3,19 @@
  * and the model (the `model` config option, category "model"). Both are sent complete every time,
  * as ACP requires, and kept in sync with each other.
  */
-import { resolve } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import { TroupeError } from '../core/errors.js';
 import { SESSION_MODES } from '../tools/modes.js';
+import { kernelDirectory } from '../tools/kernel-directory.js';
 
 /**
  * Whether `cwd` names the directory a session was created in. Compared as resolved paths (a trailing
- * slash or a `..` is the same directory), as the session index stores them: the cwd session/list
- * gives for a session always loads it.
+ * slash or a `..` is the same directory, a `..` after a symlink as the kernel takes it:
+ * kernelDirectory), as the session index stores them: the cwd session/list gives for a session
+ * always loads it.
  */
 export function sameCwd(sessionCwd: string, cwd: string): boolean {
-  return sessionCwd === cwd || resolve(sessionCwd) === resolve(cwd);
+  return sessionCwd === cwd || kernelDirectory(sessionCwd) === kernelDirectory(cwd);
 }
 
 /** A session is loaded or resumed with the cwd it was created with, or not at all. */

@@ -16,6 +16,7 @@ import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { abbreviatedPath, errnoOf, pathTooLongError } from './tool.js';
+import { kernelDirectory } from './kernel-directory.js';
 
 /**
  * Characters that would break a line of tool output, or hide in it: C0 and C1 controls, DEL,
@@ -140,29 +141,6 @@ export function refuseDirectoryName(input: string, shown: string, tool: 'read_fi
   // A model that meant the directory is told what reads one; one that meant to write has a name to fix.
   const hint = tool === 'write_file' ? '' : ' (list_dir lists a directory)';
   throw new TroupeError('tool_failed', `${shownName(input)} names a directory (it ends with "/", "." or ".."); ${tool} needs a file path${hint}.`, { path: shown });
-}
-
-/**
- * An absolute directory path as the kernel names it: a `..` climbs from where the symlinks before it
- * lead (`/a/link/..`, `link -> /b/c`, is `/b`), as for a process that opens or `cd`s there, not
- * from the text before it (`path.resolve` makes it `/a`). So the part up to the last `..` is resolved
- * by the system's realpath; the rest is normalised as text and keeps its names (a symlink named
- * after it stays so, for display). A path with no `..` segment is `resolve(dir)`, as before. One
- * whose part up to the last `..` does not resolve (it does not exist) is taken as text, naming no
- * directory the kernel would reach either. Until 2026-12-07 every root was read as text: an
- * additional directory `/a/link/..` let the tools into `/a` and kept them out of `/b`.
- */
-export function kernelDirectory(dir: string): string {
-  const parts = dir.split(sep);
-  const last = parts.lastIndexOf('..');
-  if (last === -1) return resolve(dir);
-  let head: string;
-  try {
-    head = realpathSync.native(parts.slice(0, last + 1).join(sep) || sep);
-  } catch {
-    return resolve(dir);
-  }
-  return resolve(head, ...parts.slice(last + 1));
 }
 
 function assertAbsoluteDirectories(dirs: readonly string[]): void {

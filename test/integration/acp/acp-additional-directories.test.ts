@@ -166,3 +166,25 @@ test("a directory given with `..` after a symlink is the one the kernel reaches:
   const listed = (await c.agent.request('session/list', { cwd })).sessions.find((s) => s.sessionId === sessionId);
   assert.deepEqual(listed?.additionalDirectories, [a]);
 });
+
+test("a cwd given with `..` after a symlink is kept as the directory the kernel reaches: listed, filtered and loaded by either name", async (t) => {
+  // `${hold}/link/..`, `link -> ${a}/sub`: the session works in `a` (its stat and its tools did);
+  // until 2026-12-07 it was kept as given and listed as `hold`, the text's parent.
+  const { a, script } = setUp();
+  const hold = dir('troupe-hold-');
+  mkdirSync(join(a, 'sub'));
+  symlinkSync(join(a, 'sub'), join(hold, 'link'));
+  const given = `${hold}/link/..`;
+  const c = AcpChild.start({ script });
+  t.after(() => c.close());
+  await c.initialize();
+  const { sessionId } = await c.agent.request('session/new', { cwd: given, mcpServers: [] });
+  assert.equal(await reads(c, sessionId, 'a'), 'completed');
+  for (const filter of [a, given]) {
+    const listed = (await c.agent.request('session/list', { cwd: filter })).sessions.map((s) => [s.sessionId, s.cwd]);
+    assert.deepEqual(listed, [[sessionId, a]], `listed by ${filter}`);
+  }
+  assert.equal((await c.agent.request('session/list', { cwd: hold })).sessions.length, 0);
+  for (const cwd of [given, a]) await c.agent.request('session/resume', { sessionId, cwd });
+  await assert.rejects(c.agent.request('session/resume', { sessionId, cwd: hold }), /works in/);
+});
