@@ -13,6 +13,7 @@ import { classify, contextOverflowError, StepError } from './step-error.js';
 import { compactionCanReduce } from './compaction.effect.js';
 import { emitModelRetry } from './model-retry.js';
 import { headOf } from '../core/text-cut.js';
+import { oneLineClipped } from '../core/one-line.js';
 
 /** What one model call produced, filled in as its stream is read. */
 interface StepReading {
@@ -184,7 +185,9 @@ function announceToolCalls(core: EngineCore, turnId: string, calls: ToolCallRequ
       toolCallId: call.id,
       name: call.name,
       kind: description?.kind ?? 'other',
-      title: description?.title ?? call.name,
+      // Without a description (an unknown tool, input that does not fit), the name is the model's
+      // text: one printable line, as a title is (core/one-line.ts).
+      title: description?.title ?? oneLineClipped(call.name, 61),
       status: 'pending',
       input: call.input,
       locations: description?.locations ?? [],

@@ -442,6 +442,14 @@ test('an unknown tool is a failed call the model reads', async () => {
   assert.deepEqual([failed.status, failed.errorCode], ['failed', 'unknown_tool']);
 });
 
+test("an unknown tool's name, the model's text, is its call's title as one printable line", async () => {
+  // Until 2026-12-07 the name reached the editor raw as the title: an ESC or a bidi override in it.
+  const h = makeHarness([[{ tool_call: { name: 'tele\x1b[2Jport\u202e\nnow', input: {} } }], [{ text: 'ok' }]]);
+  await h.engine.prompt(text('go')).result;
+  assert.equal(h.ofType('tool_call_started').at(-1)!.title, 'tele [2Jport now');
+  assert.equal(h.ofType('tool_call_updated').at(-1)!.errorCode, 'unknown_tool');
+});
+
 test('a vendor call id the session already has (calls numbered per response) is made unique: every call is shown once and its result reaches the model', async () => {
   const read = (path: string, id: string) => ({ tool_call: { name: 'read_file', input: { path }, id } });
   const h = makeHarness(
