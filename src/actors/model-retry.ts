@@ -3,7 +3,7 @@
  * waits, and which attempt comes next. The client, the CLI, `session/load` and the inspector show it
  * from the log; before 2026-12-07 a retry was silent, and a turn waiting out a rate limit looked hung.
  */
-import { pairSafeEnd } from '../core/text-cut.js';
+import { elided } from '../core/text-cut.js';
 import type { ProviderEvent } from '../core/provider.js';
 import type { EngineCore } from './engine-core.js';
 import { providerCode } from './step-error.js';
@@ -12,7 +12,7 @@ import { providerCode } from './step-error.js';
 const MESSAGE_MAX = 1_000;
 
 export function emitModelRetry(core: EngineCore, turnId: string | undefined, provider: string, ev: Extract<ProviderEvent, { type: 'retry' }>): void {
-  const message = ev.vendorMessage.length > MESSAGE_MAX ? `${ev.vendorMessage.slice(0, pairSafeEnd(ev.vendorMessage, MESSAGE_MAX))}…` : ev.vendorMessage;
+  const message = elided(ev.vendorMessage, MESSAGE_MAX);
   core.emit({
     type: 'model_retry',
     sessionId: core.sessionId,

@@ -10,6 +10,7 @@ import { idData, quotedId } from '../../../src/daemon/quoted-id.js';
 import { ProviderError, vendorText, type ModelMessage } from '../../../src/core/provider.js';
 import { refuseWholeBody } from '../../../src/core/whole-body.js';
 import { feedResume } from '../../../src/daemon/http/sse-cursor.js';
+import { oneParam } from '../../../src/daemon/http/query-param.js';
 import type { RouteRequest } from '../../../src/daemon/http/route.types.js';
 import { inputProblem } from '../../../src/tools/mcp/mcp-input-check.js';
 import { Conversation } from '../../../src/actors/conversation.js';
@@ -97,6 +98,19 @@ test('a refused feed cursor is repeated by its start, never half an emoji', () =
     assertWellFormed(JSON.stringify(refusal.data), 'the data');
     assert.ok(!JSON.stringify(refusal.data).includes('\\ud'), JSON.stringify(refusal.data));
   }
+});
+
+test('a query parameter given twice is repeated in its refusal by its start, never half an emoji', () => {
+  const value = emojiAt(63);
+  let refusal: unknown;
+  try {
+    oneParam(new URLSearchParams(`session=${encodeURIComponent(value)}&session=b`), 'session');
+  } catch (err) {
+    refusal = err;
+  }
+  assert.ok(refusal instanceof TroupeError && refusal.code === 'invalid_params', String(refusal));
+  assertWellFormed(JSON.stringify(refusal.data), 'the data');
+  assert.deepEqual(refusal.data, { session: ['a'.repeat(63), 'b'] });
 });
 
 test("an MCP tool's long enum, named in a refusal, is cut between characters", () => {
