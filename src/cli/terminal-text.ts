@@ -24,16 +24,20 @@ export function printable(s: string, { lines = false } = {}): string {
  * The start of a one-line field (a title in a list) that fits in `columns` terminal columns, spelled
  * out as above: whole characters only (an emoji, a letter with its accents), measured as printed
  * (`\x1b` takes four). Until 2026-12-06 the cut was at `columns` UTF-16 units, which a CJK title
- * filled twice over, and the lists padded by `.length`, so wide characters misaligned them.
+ * filled twice over, and the lists padded by `.length`, so wide characters misaligned them. A field
+ * that does not fit ends in `…` (within the columns): until 2026-12-07 a cut title ("list the files
+ * here and read package.jso") looked like the whole of a misspelt one.
  */
 export function printableStart(s: string, columns: number): string {
+  const shown = [...clustersOf(s)].map((cluster) => printable(cluster));
   let out = '';
   let width = 0;
-  for (const cluster of clustersOf(s)) {
-    const shown = printable(cluster);
-    const w = displayWidth(shown);
-    if (width + w > columns) break;
-    out += shown;
+  for (const [i, part] of shown.entries()) {
+    const w = displayWidth(part);
+    // The last column goes to the ellipsis unless this is the field's last character.
+    const room = i === shown.length - 1 ? columns : columns - 1;
+    if (width + w > room) return `${out}…`;
+    out += part;
     width += w;
   }
   return out;

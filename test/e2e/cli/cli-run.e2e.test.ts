@@ -161,9 +161,10 @@ describe('troupe run end to end', { concurrency: true }, () => {
     test('sessions and daemon status cut a long title before an emoji, not in it, and print no control character', async () => {
       const s = makeHome({ replies: [{ when: 'hello', items: [{ text: 'hi' }] }] });
       try {
-        // Both lists cut a title at 40 columns of what they print: here the emoji takes the 40th and the
-        // 41st (until 2026-12-06 the cut was at 40 UTF-16 units of the raw title). The agent made the
-        // title printable: its ESC and BEL are gone (spaces, collapsed).
+        // Both lists cut a title at 40 columns of what they print, the last one an ellipsis: here the
+        // emoji would take the 40th and the 41st (until 2026-12-06 the cut was at 40 UTF-16 units of the
+        // raw title; until 2026-12-07 it showed no mark). The agent made the title printable: its ESC
+        // and BEL are gone (spaces, collapsed).
         const prompt = `\x1b]0;owned\x07 ${'a'.repeat(30)}😀 hello`;
         const r = await s.run(['run', prompt]);
         assert.equal(r.code, 0, r.stderr);
@@ -171,12 +172,12 @@ describe('troupe run end to end', { concurrency: true }, () => {
         const list = await s.run(['sessions']);
         assert.equal(list.code, 0, list.stderr);
         assert.ok(!list.stdout.includes('\uFFFD'), `no half emoji in the list: ${JSON.stringify(list.stdout)}`);
-        assert.ok(list.stdout.includes(`${shown} `), `the title cut before the emoji: ${JSON.stringify(list.stdout)}`);
+        assert.ok(list.stdout.includes(`${shown}… `), `the title cut before the emoji, marked: ${JSON.stringify(list.stdout)}`);
         const status = await s.run(['daemon', 'status']);
         assert.equal(status.code, 0, status.stderr);
         assert.ok(!status.stdout.includes('\x1b'), `no raw ESC in the status: ${JSON.stringify(status.stdout)}`);
         assert.ok(!status.stdout.includes('\uFFFD'), `no half emoji in the status: ${JSON.stringify(status.stdout)}`);
-        assert.ok(status.stdout.includes(` conn  ${shown}\n`), `the title cut before the emoji: ${JSON.stringify(status.stdout)}`);
+        assert.ok(status.stdout.includes(` conn  ${shown}…\n`), `the title cut before the emoji, marked: ${JSON.stringify(status.stdout)}`);
       } finally {
         await s.close();
       }

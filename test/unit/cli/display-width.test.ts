@@ -38,18 +38,20 @@ test('padEndColumns pads to columns, not UTF-16 units', () => {
   assert.equal(padEndColumns('longer', 3), 'longer');
 });
 
-test('printableStart keeps whole characters that fit in the columns, measured as printed', () => {
-  assert.equal(printableStart('abcdef', 4), 'abcd');
+test('printableStart keeps whole characters that fit in the columns, measured as printed, and marks a cut with …', () => {
+  assert.equal(printableStart('abcd', 4), 'abcd', 'a field that fits is whole, its last character in the last column');
+  assert.equal(printableStart('abcdef', 4), 'abc…', 'a cut field ends in … within the columns');
+  assert.equal(printableStart('', 4), '');
   // Until 2026-12-06: 4 UTF-16 units, i.e. 8 columns of CJK.
-  assert.equal(printableStart('漢字漢字漢字', 4), '漢字');
-  assert.equal(printableStart('漢字漢字漢字', 5), '漢字', 'a wide character that would cross the edge is left out');
-  assert.equal(printableStart('abc😀', 4), 'abc', 'cut before the emoji, not in it');
-  assert.equal(printableStart('ab👨‍👩‍👧cd', 5), 'ab👨‍👩‍👧c', 'a ZWJ sequence is one character');
-  assert.equal(printableStart('e\u0301e\u0301e\u0301', 2), 'e\u0301e\u0301', 'an accent stays with its letter');
+  assert.equal(printableStart('漢字漢字漢字', 4), '漢…');
+  assert.equal(printableStart('漢字漢字漢字', 5), '漢字…', 'a wide character that would cross the edge is left out');
+  assert.equal(printableStart('abc😀', 4), 'abc…', 'cut before the emoji, not in it');
+  assert.equal(printableStart('ab👨‍👩‍👧cd', 5), 'ab👨‍👩‍👧…', 'a ZWJ sequence is one character');
+  assert.equal(printableStart('e\u0301e\u0301e\u0301', 2), 'e\u0301…', 'an accent stays with its letter');
   // A control character is printed as \x1b: four columns.
-  assert.equal(printableStart('\x1b[2Jabc', 6), '\\x1b[2');
-  assert.equal(printableStart('ab\x1bcd', 5), 'ab', 'the spelled-out character is not cut either');
+  assert.equal(printableStart('\x1b[2Jabc', 6), '\\x1b[…');
+  assert.equal(printableStart('ab\x1bcd', 5), 'ab…', 'the spelled-out character is not cut either');
   // A bidi override is printed as \u202e: six columns, never raw (it would reorder the row).
-  assert.equal(printableStart('\u202Etxt.exe', 8), '\\u202etx');
-  assert.equal(printableStart('ab\u2066cd', 7), 'ab', 'the spelled-out isolate is not cut either');
+  assert.equal(printableStart('\u202Etxt.exe', 8), '\\u202et…');
+  assert.equal(printableStart('ab\u2066cd', 7), 'ab…', 'the spelled-out isolate is not cut either');
 });
