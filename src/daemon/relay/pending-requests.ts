@@ -7,6 +7,7 @@
  */
 import type { RelayConnection } from './relay-connection.js';
 import type { rpcError } from './rpc.js';
+import { ERROR_CODES } from '../../core/errors.js';
 
 export interface PendingRequest {
   conn: RelayConnection;
@@ -18,10 +19,25 @@ export interface PendingRequest {
   at: number;
   /** session/fork: the MCP servers the fork named (the new session's). */
   forkServers?: unknown[];
-  /** session/new, load or resume naming MCP servers: the session's from its successful answer on. */
+  /** session/new, load or resume naming MCP servers: the session's from its successful answer on (serversAfter). */
   opensWith?: unknown[];
   /** session/prompt: the id its turn is to have (child-wire.ts tagged). */
   turnId?: string;
+}
+
+/**
+ * The MCP servers the session has once its process answered `answer` to `p`, a session/new, load or
+ * resume that named some (`opensWith`), having had `had`: as the process has them, which a process
+ * started again after a crash or an idle stop resumes the session with. Taken, they are the named
+ * ones; refused (an error, a bad list), the ones it had; withdrawn by its client while they started
+ * (answered -32800: spec/tools.md §7), none: the process stopped those it had as the request began
+ * replacing them, and those it named. Until 2026-12-07 the daemon kept the ones it had then, and the
+ * next process started servers the client had withdrawn with its request.
+ */
+export function serversAfter(p: PendingRequest, answer: { error?: unknown }, had: unknown[]): unknown[] {
+  if (!p.opensWith) return had;
+  if (answer.error === undefined) return p.opensWith;
+  return (answer.error as { code?: unknown }).code === ERROR_CODES.request_cancelled.rpc ? [] : had;
 }
 
 export class PendingRequests extends Map<number, PendingRequest> {

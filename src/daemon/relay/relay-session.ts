@@ -21,7 +21,7 @@ import { ChildRequests } from './child-requests.js';
 import { ClientAsks } from './client-asks.js';
 import { ChildOffer } from './child-offer.js';
 import { CloseStop } from './close-stop.js';
-import { PendingRequests } from './pending-requests.js';
+import { PendingRequests, serversAfter } from './pending-requests.js';
 import { TerminalViews } from './terminal-views.js';
 
 export class RelaySession {
@@ -282,11 +282,12 @@ export class RelaySession {
     this.pending.answered(p, msg.error === undefined);
     this.requests.settled(id, p.method);
     if (p.method === 'session/resume' && msg.result) msg = { ...msg, result: this.catchUp.opened(msg.result) };
-    // The servers a child took are the session's, to resume a later child with; those it refused
-    // (a bad list: the session keeps what it had) are not. Until 2026-12-07 they were taken as the
-    // request went, and the next child's resume with them was refused in turn: a boot failure each
-    // time, and the session failed for good at its next wake or restart.
-    if (p.opensWith && msg.error === undefined) this.mcpServers = p.opensWith;
+    // The servers as the child has them now (serversAfter), to resume a later child with: those it
+    // took, not those it refused (a bad list: the session keeps what it had), none after a request
+    // withdrawn while they started. Until 2026-12-07 they were taken as the request went, and the
+    // next child's resume with them was refused in turn: a boot failure each time, and the session
+    // failed for good at its next wake or restart.
+    this.mcpServers = serversAfter(p, msg, this.mcpServers);
     if (p.method === 'session/new') {
       const sid = (msg.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof sid === 'string') {

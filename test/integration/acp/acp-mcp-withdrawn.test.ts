@@ -6,11 +6,12 @@
 // answers it itself while the child that is to take the session/new starts).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { daemonWithClient, processAlive, waitFor } from '../../support/daemon.js';
+import { hungServer } from '../../support/hung-mcp-server.js';
 
 const SERVER = resolve('dist/test/support/mcp-test-server.js');
 const workingServer = { name: 'test', command: process.execPath, args: [SERVER], env: [] };
@@ -19,20 +20,6 @@ const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 // result (the server left out) rather than -32800; the answer is checked, not the time it took.
 const START_TIMEOUT_MS = '10000';
 const TIMED_OUT = /did not answer initialize within/;
-
-/**
- * A stdio MCP server that writes its pid to `<dir>/hung.pid` and never answers initialize; its stdin's
- * end does not stop it (SIGTERM does), as a hung server's does not.
- */
-function hungServer(dir: string): { server: { name: string; command: string; args: string[]; env: [] }; pid: () => Promise<number> } {
-  const pidFile = join(dir, 'hung.pid');
-  const script = join(dir, 'hung.cjs');
-  writeFileSync(script, `const fs = require('node:fs'); fs.writeFileSync(${JSON.stringify(pidFile + '.tmp')}, String(process.pid)); fs.renameSync(${JSON.stringify(pidFile + '.tmp')}, ${JSON.stringify(pidFile)}); setInterval(() => undefined, 1000);`);
-  return {
-    server: { name: 'hung', command: process.execPath, args: [script], env: [] },
-    pid: () => waitFor('the hung MCP server to run', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))),
-  };
-}
 
 type Outcome = { result: unknown } | { error: { code?: number; data?: { code?: string } }; stderrThen: string };
 
