@@ -20,6 +20,15 @@ const FINISH: Record<string, ProviderStopReason> = { stop: 'end_turn', tool_call
  * the turn as if the model had finished.
  */
 const WINDOW_FULL = 'model_length';
+/**
+ * Mistral's finish_reason for a generation that failed on its side (the same FinishReason enum).
+ * A server failure inside a 200 stream, so `overloaded` as the other in-stream server errors are
+ * (docs/providers.md): raised at once, the usage of its chunk not counted, so that the adapter retries
+ * it when nothing of the reply had reached the caller, and otherwise the turn ends with it, what
+ * streamed kept as the cut reply. Until 2026-12-07 it was read as `end_turn`: a failed generation
+ * ended the turn as if the model had finished, with nothing or half a reply.
+ */
+const GENERATION_FAILED = 'error';
 
 /** Announces a call whose name is whole, with the arguments that arrived before it, in order. */
 function* start(call: OpenCall): Generator<ProviderEvent> {
@@ -47,7 +56,8 @@ function* contentParts(parts: unknown[]): Generator<ProviderEvent> {
 
 /**
  * Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason,
- * and a `context_overflow` one at its end (after the usage) if the reply filled the window.
+ * a `context_overflow` one at its end (after the usage) if the reply filled the window, and an
+ * `overloaded` one at a finish_reason that says the generation failed.
  * `provider`: the adapter's id, which a `reasoning_content` part names (see chat.request.ts).
  */
 export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal, provider = 'openai-compatible'): AsyncGenerator<ProviderEvent> {
@@ -110,6 +120,9 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
       }
     }
     if (choice.finish_reason) {
+      // Not in the SDK's type: Mistral's own. No call that began is ended: the reply failed, as when
+      // an error chunk cuts it.
+      if ((choice.finish_reason as string) === GENERATION_FAILED) throw new ProviderError('overloaded', `the model's generation failed on the server (finish_reason ${GENERATION_FAILED})`);
       finish = FINISH[choice.finish_reason] ?? 'end_turn';
       // Not in the SDK's type: Mistral's own.
       windowFull = (choice.finish_reason as string) === WINDOW_FULL;

@@ -253,6 +253,33 @@ test('openai-compatible: OpenAI\'s server_error chunk before any text is overloa
   await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('gpt-4.1')), (err) => isProviderError(err, 'overloaded') && err.vendorMessage === OPENAI_SERVER_ERROR);
 });
 
+// Mistral's API finishes a generation that failed on its side with finish_reason "error" (its
+// FinishReason: stop, length, model_length, error, tool_calls), usage in the same chunk, then [DONE].
+// A server failure inside a 200 stream, as OpenAI's server_error chunk above. Until 2026-12-07 it
+// was a reason troupe did not know, read as end_turn: the turn ended as if the model had finished.
+test('openai-compatible: Mistral\'s finish_reason "error" after some text is overloaded, not an end_turn; the text stays, nothing is retried', async () => {
+  const before = server.requests.length;
+  server.enqueue({ sse: fixture('mistral-chat-generation-error.sse') });
+  const { seen, error } = await untilFailure(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), 'mistral-small-latest');
+  assert.ok(isProviderError(error, 'overloaded') && /finish_reason error/.test(error.vendorMessage), String(error));
+  assert.equal(seen, 'The launch code is', 'the text, then the failure: no usage, no stop');
+  assert.equal(server.requests.length - before, 1, 'the text reached the caller: no retry');
+});
+
+test('openai-compatible: Mistral\'s finish_reason "error" before any text is overloaded, and retried', async () => {
+  // The role chunk (empty content), the finish chunk with no text, [DONE].
+  const [role, , last, done] = sseEvents(fixture('mistral-chat-generation-error.sse'));
+  const sse = `${role}${last!.replace('" code is"', '""')}${done}`;
+  server.enqueue({ sse });
+  await assert.rejects(collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0 }), request('mistral-small-latest')), (err) => isProviderError(err, 'overloaded'));
+  const before = server.requests.length;
+  server.enqueue({ sse }, { sse: fixture('openai-chat-text.sse') });
+  const events = await collect(new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), request('mistral-small-latest'));
+  assert.deepEqual(events.filter((e) => e.type === 'retry').map((e) => e.type === 'retry' && e.kind), ['overloaded']);
+  assert.deepEqual(events.at(-1), { type: 'stop', reason: 'end_turn' });
+  assert.equal(server.requests.length - before, 2, 'one retry');
+});
+
 test('openai-compatible: an error chunk of type invalid_request_error (code null) stays a refused request, not retried', async () => {
   // OpenAI's shape for a request it refuses after the 200 (community.openai.com thread 373705).
   const refused = 'data: {"error":{"message":"3 is greater than the maximum of 2 - \'temperature\'","type":"invalid_request_error","param":null,"code":null}}\n\ndata: [DONE]\n\n';
