@@ -17,6 +17,8 @@ export interface NewSessionLog {
 export class SessionLogs {
   /** A log made ahead for the next new session (prepareSpareLog); undefined once taken. */
   private spare?: Promise<NewSessionLog | undefined>;
+  /** Set by removeSpare (the host's shutdown): no spare is made from then on. */
+  private shutDown = false;
 
   constructor(
     private readonly home: string,
@@ -29,8 +31,12 @@ export class SessionLogs {
    * spec/daemon.md §Warm pool): creating a log file is an fdatasync of the file and an fsync of its
    * directory, most of a `session/new` on a slow disk. The spare is marked in its header, and is no
    * session until it holds an event (spec/event-log.md §6); an unused one is removed at shutdown.
+   * After the shutdown it does nothing: a child stopped right after it booted (its stdin ended at
+   * once) shut its host down before its warm-up asked for the spare, and until 2026-12-07 the spare
+   * was made then, and left behind with its lock file when the process exited.
    */
   prepareSpareLog(): void {
+    if (this.shutDown) return;
     this.spare ??= this.newLog().catch((err) => {
       this.logger.warn('could not make a spare log; the next session/new creates its own', { error: String(err) });
       return undefined;
@@ -53,8 +59,12 @@ export class SessionLogs {
     await rm(log.path, { force: true }).catch(() => undefined);
   }
 
-  /** Removes the spare nobody took (at shutdown): a spare is no session, and is not left behind. */
+  /**
+   * Removes the spare nobody took (at shutdown), one still being made included, and makes none from
+   * now on: a spare is no session, and is not left behind.
+   */
   async removeSpare(): Promise<void> {
+    this.shutDown = true;
     const spare = await this.takeSpare();
     if (spare) await this.discard(spare.log);
   }

@@ -255,3 +255,23 @@ test('a request that arrives during the warm-up turn is answered as usual, and t
   assert.equal(res.stopReason, 'end_turn');
   assert.deepEqual(readdirSync(join(child.home, 'sessions')).sort(), [`${sessionId}.log`, `${sessionId}.log.lock`]);
 });
+
+test('a child stopped right after it booted (its stdin ended at once, as the daemon stops one) leaves no spare log and no lock file', async (t) => {
+  // From the agent script and, under NODE_OPTIONS, from the ES module bundle: there the session
+  // machinery is a chunk read from disk, and the stdin that ended at once is read before it has
+  // loaded, so the child shuts down before its warm-up asks for the spare. Until 2026-12-07 the spare
+  // was made after that shutdown had removed none, and the log and its lock outlived the process.
+  for (const [from, env] of [['agent script', {}], ['bundle', { NODE_OPTIONS: '--max-semi-space-size=2' }]] as const) {
+    for (let i = 0; i < 3; i++) {
+      const child = new SupervisedChild(env);
+      t.after(() => child.kill());
+      const exited = new Promise<number | null>((r) => child.proc.on('close', (code) => r(code)));
+      (child.proc.stdin as Writable).end();
+      assert.equal(await exited, 0, child.stderr);
+      assert.equal((await child.logged('started')).from, from);
+      const sessions = join(child.home, 'sessions');
+      assert.deepEqual(existsSync(sessions) ? readdirSync(sessions) : [], [], `${from} #${i}: ${child.stderr}`);
+      assert.deepEqual(child.scratch(), []);
+    }
+  }
+});
