@@ -23,6 +23,12 @@
  *   its input has ended ("ACP connection closed"): until 2026-12-07 what the agent sent after the
  *   last answer (a new session's `available_commands_update`, sent the next turn of the loop) was
  *   dropped.
+ * - A request whose id is a number troupe cannot answer under exactly (a fraction, `1.5`, or an
+ *   integer past ±(2^53 − 1), `9007199254740993`, which parses as …992) never reaches the SDK: it is
+ *   answered -32600 (`invalid_request`) with id null, as the SDK answers an id that is an object, and
+ *   as the daemon answers these (isRequestId, src/wire/request-id.ts; spec/transport.md §1). The SDK
+ *   takes any finite number: until 2026-12-07 `1.5` was served and answered under it, no ACP id,
+ *   and 9007199254740993 answered under 9007199254740992, an id the client never sent.
  *
  * The SDK takes one reader of the stream's `readable` and, per message, a writer of its `writable`,
  * and uses nothing else of them (sdk 2.4.0 core/jsonrpc.js `receive`, `sendMessage`): the two here
@@ -33,6 +39,8 @@
  * for good (bench/README.md, "What it was").
  */
 import type * as acp from '@agentclientprotocol/sdk';
+import { TroupeError } from '../core/errors.js';
+import { isRequestId } from '../wire/request-id.js';
 
 type Message = acp.AnyMessage;
 type Id = string | number | null;
@@ -62,6 +70,19 @@ function responseId(m: Message): { id: Id } | undefined {
 }
 
 const isId = (id: unknown): id is Id => id === null || typeof id === 'string' || typeof id === 'number';
+
+/** A request the SDK would serve under a number troupe does not take as an id (see the module comment). */
+function hasUnanswerableId(m: Message): boolean {
+  const r = m as { id?: unknown; method?: unknown };
+  return typeof r.method === 'string' && typeof r.id === 'number' && !isRequestId(r.id);
+}
+
+/** Its answer: written as the SDK writes its own -32600 for an invalid request, with id null. */
+const UNANSWERABLE_ID: Message = {
+  jsonrpc: '2.0',
+  id: null,
+  error: new TroupeError('invalid_request', 'Invalid request: a numeric request id must be an integer within ±(2^53 − 1), which the answer carries exactly').toRpc(),
+};
 
 /** `stream` as the SDK should read it (see the module comment). */
 export function requestGate(stream: acp.Stream, { onEnd, beforeClose }: EndOfInput): acp.Stream {
@@ -93,16 +114,24 @@ export function requestGate(stream: acp.Stream, { onEnd, beforeClose }: EndOfInp
   };
   const next = async (): Promise<Read> => {
     if (answering) await new Promise<void>((resolve) => (answering!.answered = resolve));
-    const read = await source.read();
-    if (cancelled) return DONE;
-    if (read.done) return end();
-    const request = requestId(read.value);
-    if (request) {
-      const key = JSON.stringify(request.id);
-      serving.set(key, (serving.get(key) ?? 0) + 1);
-      if ((read.value as { method: string }).method === 'initialize') answering = { id: request.id };
+    for (;;) {
+      const read = await source.read();
+      if (cancelled) return DONE;
+      if (read.done) return end();
+      if (hasUnanswerableId(read.value)) {
+        // Straight to the output, not through `writer`: an answer with id null is no answer to a
+        // request being served under null. (A write that fails is the output's loss, seen there.)
+        void sink.write(UNANSWERABLE_ID).catch(() => undefined);
+        continue;
+      }
+      const request = requestId(read.value);
+      if (request) {
+        const key = JSON.stringify(request.id);
+        serving.set(key, (serving.get(key) ?? 0) + 1);
+        if ((read.value as { method: string }).method === 'initialize') answering = { id: request.id };
+      }
+      return read;
     }
-    return read;
   };
 
   const reader = {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -102,6 +102,33 @@ test('requests written right behind initialize, before its answer, are served af
   const failed = await raw([[request(1, 'initialize', {}), request(2, 'session/list', {}), init.replace('"id":1', '"id":3'), request(4, 'session/list', {})].join('\n')]);
   const codes = failed.out.filter((m) => m.id !== undefined).map((m) => [m.id, m.error?.code ?? 'ok']);
   assert.deepEqual(codes, [[1, -32602], [2, -32600], [3, 'ok'], [4, 'ok']]);
+});
+
+test('a request whose id is a fraction or an integer past 2^53 is answered -32600 with id null, never under a number, and is not served', async () => {
+  // JSON-RPC 2.0: numbers SHOULD NOT have fractions, and the answer MUST carry the same value; ACP's
+  // RequestId is an int64. The SDK takes any finite number: until 2026-12-07 `1.5` was served and
+  // answered under it, and 9007199254740993 (parsed as …992) under an id the client never sent. The
+  // daemon refuses both so (spec/transport.md §1); the agent on stdio now does too. One write, then
+  // stdin's end, as a script pipes them: each is answered before the agent exits.
+  const home = mkdtempSync(join(tmpdir(), 'troupe-home-'));
+  const proc = spawn(process.execPath, [BIN, 'acp'], { env: { PATH: process.env.PATH ?? '', HOME: home, TROUPE_HOME: home } });
+  let stdout = '';
+  proc.stdout.on('data', (d) => (stdout += d));
+  const exited = new Promise<number | null>((resolve) => proc.on('close', resolve));
+  const refused = ['1.5', '-0.25', '9007199254740993', '-9007199254740993', '9007199254740992'];
+  // A session/new would make a log: refused, none is made.
+  const request = (id: string, method = 'session/list', params: object = {}) => `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${JSON.stringify(params)}}`;
+  const lines = [init, ...refused.map((id) => request(id, 'session/new', { cwd: home, mcpServers: [] })), request('9007199254740991'), request('-9007199254740991'), request('2')];
+  proc.stdin.end(lines.join('\n') + '\n');
+  assert.equal(await exited, 0);
+  const answers = stdout.split('\n').filter((l) => l && !('method' in JSON.parse(l)));
+  // By the raw text: JSON.parse would read …993 as …992 here too.
+  const ids = answers.map((l) => /"id":(null|-?[\d.e+]+)/.exec(l)?.[1]);
+  assert.deepEqual(ids.filter((id) => id !== 'null').sort(), ['-9007199254740991', '1', '2', '9007199254740991'], stdout);
+  const nulls = answers.filter((l) => l.includes('"id":null')).map((l) => JSON.parse(l).error);
+  assert.deepEqual(nulls.map((e) => [e.code, e.data.code]), refused.map(() => [-32600, 'invalid_request']), stdout);
+  assert.ok(answers.filter((l) => !l.includes('"id":null')).every((l) => 'result' in JSON.parse(l)), stdout);
+  assert.deepEqual(readdirSync(join(home, 'sessions')).filter((f) => f.endsWith('.log')), [], 'no refused session/new was served');
 });
 
 test('a line over the 32 MiB message limit is answered payload_too_large with its id, and the agent reads on', async () => {

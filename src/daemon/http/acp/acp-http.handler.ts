@@ -14,13 +14,13 @@ import {
   idKey,
   isInitializeRequest,
   isRecord,
-  isRequestId,
   isResponse,
   isValidRequest,
   methodRequiresSessionHeader,
   rpcError,
   sessionIdOfParams,
 } from './acp-protocol.js';
+import { isRequestId } from '../../../wire/request-id.js';
 import type { JsonRpcMessage, JsonRpcRequest } from './acp.types.js';
 import type { StreamReceiver } from './outbound-stream.js';
 import type { TransportCore } from './transport-core.js';

@@ -2,6 +2,7 @@
  * ACP Streamable HTTP rules shared by the HTTP and WebSocket sides (SDK 2.4.0 protocol.js as the
  * reference): header names, which methods are session scoped, message shapes, id keys.
  */
+import { isRequestId } from '../../../wire/request-id.js';
 import type { JsonRpcMessage } from './acp.types.js';
 
 export const HEADER_CONNECTION_ID = 'Acp-Connection-Id';
@@ -43,24 +44,10 @@ export function isRequest(msg: JsonRpcMessage): boolean {
 }
 
 /**
- * A request id troupe takes from a client: a string, null, or an integer it echoes exactly, one
- * within ±(2^53 − 1). ACP's schema (RequestId) allows an integer, a string or null; JSON-RPC 2.0
- * says numbers SHOULD NOT have fractional parts, and the server MUST answer with the same value.
- * `1.5` is no ACP id, and its answer would not validate against the schema; a larger integer
- * (`9007199254740993`) is read as its nearest double, and was answered under another id
- * (`9007199254740992`), equal to a third request's; `1e400` parses to Infinity. Each such request
- * is refused -32600 with id null, as one whose id is an object is. The SDK server (2.4.0) takes any
- * finite number, and did until 2026-12-07 here (spec/transport.md §1, §3).
- */
-export function isRequestId(id: unknown): boolean {
-  return id === null || typeof id === 'string' || Number.isSafeInteger(id);
-}
-
-/**
  * What an ACP agent takes from a client, as the SDK's connection checks it (core/jsonrpc.js
  * `receiveUnvalidatedMessage`): a request or notification (`jsonrpc: "2.0"`, a string method, an id,
- * if any, that {@link isRequestId} takes), or anything response-shaped (no method; an
- * unknown answer is dropped). Anything else gets -32600 with id null (the relay answers it so, as
+ * if any, that {@link isRequestId} takes: stricter than the SDK, which takes any finite number), or
+ * anything response-shaped (no method; an unknown answer is dropped). Anything else gets -32600 with id null (the relay answers it so, as
  * `troupe acp` on stdio does), so it is never a request in flight under its own id. The one rule,
  * for the relay's answer and the transport's routes alike (spec/daemon.md).
  */
