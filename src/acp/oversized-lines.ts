@@ -9,11 +9,13 @@
  * - a response to a request of the agent's (`id`, no `method`: a file the editor read for a tool
  *   call, say): an error response in its place, so that the agent's request fails with the reason
  *   (the tool call fails, the turn goes on);
- * - anything else (a notification, or no `id` among its first bytes): an error with `id: null`.
+ * - anything else (a notification, no `id` among its first bytes, or one that is no request id troupe
+ *   takes: a fraction, an integer past ±(2^53 − 1)): an error with `id: null`.
  * Each is also a warning on stderr.
  */
 import { TroupeError } from '../core/errors.js';
 import { MAX_LINE_BYTES } from '../wire/ndjson-limits.js';
+import { isRequestId } from '../wire/request-id.js';
 
 /** How much of a dropped line's start is kept to find its `id` and `method`. */
 const HEAD_BYTES = 4096;
@@ -111,13 +113,17 @@ export function boundedLines(input: ReadableStream<Uint8Array>, handlers: Oversi
 
 /** The NDJSON line that answers a dropped line, and whether it goes to the agent (as the client's response) or to the client. */
 function answerFor(line: DroppedLine, limit: number): { reply: string; toAgent: boolean } {
-  const isResponse = line.response && line.id !== undefined;
+  // An id troupe takes (isRequestId, as request-gate.ts asks of a line within the limit): a fraction
+  // or an integer past ±(2^53 − 1) (which `Number` rounds) is answered with id null, never under a
+  // number the client did not send (until 2026-12-07 it was, 9007199254740993 under …992).
+  const id = line.id !== undefined && isRequestId(line.id) ? line.id : undefined;
+  const isResponse = line.response && id !== undefined;
   const what = isResponse ? 'the response' : line.method ? `the ${line.method} ${line.id === undefined ? 'notification' : 'request'}` : 'a message';
   const error = new TroupeError('payload_too_large', `${what} was ${line.bytes} bytes, over the limit of ${limit} bytes for one message: it was not read`, {
     limit,
     ...(line.method ? { method: line.method } : {}),
   }).toRpc();
-  const reply = `${JSON.stringify({ jsonrpc: '2.0', id: line.id ?? null, error })}\n`;
+  const reply = `${JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error })}\n`;
   return { reply, toAgent: isResponse };
 }
 

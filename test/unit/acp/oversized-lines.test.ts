@@ -65,6 +65,17 @@ test('a line of exactly the limit passes; one byte more is answered; a last line
   assert.equal((await run([new TextEncoder().encode(exact)], limit)).passed, exact);
 });
 
+test('a line over the limit whose id is a fraction or an integer past 2^53 is answered with id null, never under a number the client did not send', async () => {
+  // As request-gate.ts refuses such an id on a line within the limit (spec/transport.md §1).
+  const pad = 'x'.repeat(100);
+  const lines = ['1.5', '9007199254740993', '-9007199254740993'].flatMap((id) => [`{"jsonrpc":"2.0","id":${id},"method":"session/list","params":{"p":"${pad}"}}`, `{"jsonrpc":"2.0","id":${id},"result":{"p":"${pad}"}}`]);
+  lines.push(`{"jsonrpc":"2.0","id":9007199254740991,"method":"session/list","params":{"p":"${pad}"}}`);
+  const { passed, answers } = await run([new TextEncoder().encode(lines.map((l) => l + '\n').join(''))], 60);
+  assert.equal(passed, '', 'nothing to the agent: no response answers a request of its under such an id');
+  assert.deepEqual(answers.map((a) => /"id":(null|-?[\d.]+)/.exec(a)?.[1]), [...Array(6).fill('null'), '9007199254740991']);
+  for (const a of answers) assert.equal(JSON.parse(a).error.data.code, 'payload_too_large');
+});
+
 test('topLevelMembers finds the top-level members, never a nested one, and no value cut short', () => {
   const of = (head: string) => Object.fromEntries(topLevelMembers(head));
   assert.deepEqual(of('{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"x'), { jsonrpc: '2.0', id: 7, method: 'session/prompt', params: undefined });
