@@ -37,8 +37,9 @@ const runTmp = mkdtempSync(join(tmpdir(), 'troupe-test-'));
 const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...files], { stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp } });
 // A test file's process killed at the timeout never runs its `after` hooks: the daemons, agents and
 // browsers it started would run on. Each of them has this run's TMPDIR in its environment (children
-// inherit it), so whatever still has it now was left behind: named, then killed.
-const leftBehind = processesWithEnv(`TMPDIR=${runTmp}`);
+// inherit it), so whatever still has it now was left behind: named, then killed, and the run fails
+// (no process of troupe's may outlive what started it: a test that leaves one is a bug to fix).
+const leftBehind = stillRunningAfterGrace(`TMPDIR=${runTmp}`, 3000);
 for (const { pid, command } of leftBehind) {
   console.error(`left running by the tests, killed: pid ${pid}: ${command}`);
   try {
@@ -47,14 +48,15 @@ for (const { pid, command } of leftBehind) {
     // already gone
   }
 }
-if (result.status === 0) {
+const status = leftBehind.length > 0 && result.status === 0 ? 1 : result.status;
+if (status === 0) {
   try {
     rmSync(runTmp, { recursive: true, force: true });
   } catch (err) {
     console.error(`could not remove the run's temporary files in ${runTmp}: ${err.message}`);
   }
 } else console.error(`the run's temporary files are kept in ${runTmp}`);
-process.exit(result.status ?? 1);
+process.exit(status ?? 1);
 
 /** Processes (not this one) whose environment holds `entry` exactly; none where there is no /proc. */
 function processesWithEnv(entry) {
@@ -71,4 +73,11 @@ function processesWithEnv(entry) {
     }
   }
   return found;
+}
+
+/** Those of `processesWithEnv(entry)` still there after `graceMs`: one that a last `after` hook has just signalled may be exiting. */
+function stillRunningAfterGrace(entry, graceMs) {
+  if (processesWithEnv(entry).length === 0) return [];
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, graceMs);
+  return processesWithEnv(entry);
 }
