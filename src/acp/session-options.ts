@@ -3,6 +3,7 @@
  * and the model (the `model` config option, category "model"). Both are sent complete every time,
  * as ACP requires, and kept in sync with each other.
  */
+import { resolve, sep } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import { TroupeError } from '../core/errors.js';
 import { SESSION_MODES } from '../tools/modes.js';
@@ -15,7 +16,12 @@ import { kernelDirectory } from '../tools/kernel-directory.js';
  * always loads it.
  */
 export function sameCwd(sessionCwd: string, cwd: string): boolean {
-  return sessionCwd === cwd || kernelDirectory(sessionCwd) === kernelDirectory(cwd);
+  if (sessionCwd === cwd || kernelDirectory(sessionCwd) === kernelDirectory(cwd)) return true;
+  // A session logged before 2026-12-07 with a `..` in its cwd (kept as given then; sessionCwd keeps
+  // the kernel's directory since): its index entry holds that cwd resolved as text, which session/list
+  // gives and the daemon resumes it with (its index entry's cwd). Refused (2026-12-07, until this),
+  // such a session could not be loaded with the cwd it was listed with, nor resumed by the daemon.
+  return sessionCwd.split(sep).includes('..') && resolve(sessionCwd) === resolve(cwd);
 }
 
 /** A session is loaded or resumed with the cwd it was created with, or not at all. */
