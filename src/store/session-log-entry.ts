@@ -48,7 +48,12 @@ export async function entryFromLog(dir: string, id: string, logger: Logger, paus
   const { scan, events } = contents;
   for (const w of scan.warnings) logger.warn(w.message, { offset: w.offset });
   const spare = scan.header?.spare;
-  if (spare && events.length === 0 && !scan.header?.tombstone) {
+  // Bytes after the header that give no event (a record that does not decode, or one that fails its
+  // check) may be a session's: such a log is left as it is (spec/event-log.md §2), spare or not.
+  // Every new log is marked spare until its first event (since 15c9ad3): until 2026-12-07 a session
+  // whose first record was damaged and whose maker had exited was removed here, file and all.
+  const damage = scan.header?.tombstone ? undefined : (undecodableFrom ?? damageLeavingNothing(scan)?.offset);
+  if (spare && events.length === 0 && !scan.header?.tombstone && damage === undefined) {
     // A log made ahead and never used is no session; once its maker is gone, nobody will use it.
     if (!isProcessAlive(spare.pid)) await Promise.all([rm(path, { force: true }), rm(logLockPath(path), { force: true })]);
     return undefined;
@@ -65,7 +70,6 @@ export async function entryFromLog(dir: string, id: string, logger: Logger, paus
   }
   // What keeps the session from opening (its open fails log_corrupt), said in its entry: until
   // 2026-12-06 such a session was listed `active` like any other, and only a request for it told.
-  const damage = tomb ? undefined : (undecodableFrom ?? damageLeavingNothing(scan)?.offset);
   if (entry && damage !== undefined) entry.damaged = { code: 'log_corrupt', offset: damage };
   return entry;
 }

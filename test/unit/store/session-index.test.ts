@@ -155,6 +155,29 @@ test('spare logs: an unused one is no session (removed once its maker is gone); 
   }
 });
 
+test('a spare log whose maker is gone but whose first event record is damaged is kept, listed damaged: it may be a session', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // Every new log is marked spare until its first event; pid 2^22+1 is above the default pid_max.
+    const spareWith = (id: string, after: Buffer) =>
+      writeFileSync(sessionLogPath(dir, id), Buffer.concat([encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: id, createdAt: 1, baseSeq: 0, spare: { pid: 4194305 } }), after]));
+    // A CRC-valid record whose events do not decode, and one that fails its check.
+    spareWith('ses_spareundecodable', frameRecord(new Packr().pack([1, 1, 'not a list of events'])));
+    const framed = frameRecord(new Packr().pack([1, 1, 'any']));
+    framed[framed.length - 1] = framed[framed.length - 1]! ^ 0xff;
+    spareWith('ses_sparecorrupt', framed);
+    spareWith('ses_spareempty', Buffer.alloc(0));
+    const index = await SessionIndex.open(dir);
+    for (const id of ['ses_spareundecodable', 'ses_sparecorrupt']) {
+      assert.ok(existsSync(sessionLogPath(dir, id)), `${id}: its bytes are left as they are`);
+      assert.equal(index.get(id)?.damaged?.code, 'log_corrupt', `${id} is listed, damaged`);
+    }
+    assert.ok(!existsSync(sessionLogPath(dir, 'ses_spareempty')), 'a spare with nothing after its header is still removed');
+  } finally {
+    cleanup();
+  }
+});
+
 test('tombstones: the log content is gone, the id stays used, and it survives a rebuild', async () => {
   const { dir, cleanup } = tempDir();
   try {
