@@ -21,6 +21,7 @@ import { sessionNotFound } from '../quoted-id.js';
 import { oneParam } from '../http/query-param.js';
 import { streamSessionEvents } from './session-events.stream.js';
 import { headOf } from '../../core/text-cut.js';
+import { kernelDirectory } from '../../tools/kernel-directory.js';
 
 /** The turn each session is running, from its durable turn_started / turn_completed events. */
 export interface RunningTurns {
@@ -46,14 +47,16 @@ const LIST_SLICE = 500;
  * ignored: `cwd` absolute, as session/list has it (a relative one was resolved against the daemon's
  * own directory and listed nothing; an empty one, a script's unset variable, listed every session);
  * `all` 1 or true, 0 or false (`?all` and `all=yes` listed without the deleted, as if not asked).
- * Each at most once. Until 2026-12-07 all of these were answered 200.
+ * Each at most once. Until 2026-12-07 all of these were answered 200. The cwd is compared as the
+ * directory the kernel reaches (kernelDirectory: `/a/link/..` with `link -> /b/c` is `/b`), as
+ * sessions' cwds are stored and session/list compares them; until 2026-12-07 as text (`/a`).
  */
 function listQuery(query: URLSearchParams): { all: boolean; cwd?: string } {
   const all = oneParam(query, 'all');
   if (all !== null && !['1', 'true', '0', 'false'].includes(all)) throw new TroupeError('invalid_params', `all takes 1 or true (0 or false, the default), not ${JSON.stringify(headOf(all, 40))}`);
   const cwd = oneParam(query, 'cwd');
   if (cwd !== null && !isAbsolute(cwd)) throw new TroupeError('invalid_params', `cwd must be an absolute path, not ${JSON.stringify(headOf(cwd, 200))}`);
-  return { all: all === '1' || all === 'true', ...(cwd !== null ? { cwd } : {}) };
+  return { all: all === '1' || all === 'true', ...(cwd !== null ? { cwd: kernelDirectory(cwd) } : {}) };
 }
 
 /**

@@ -6,6 +6,7 @@ import { TroupeError } from '../../core/errors.js';
 import type { SessionIndex } from '../../store/index.js';
 import { assertListCwd } from '../../acp/session-directories.js';
 import { sessionInfo } from '../../acp/session-info.js';
+import { kernelDirectory } from '../../tools/kernel-directory.js';
 import { errorResponse, type JsonRpcMessage } from './rpc.js';
 
 export async function sessionListAnswer(index: SessionIndex, msg: JsonRpcMessage): Promise<JsonRpcMessage> {
@@ -18,7 +19,9 @@ export async function sessionListAnswer(index: SessionIndex, msg: JsonRpcMessage
     assertListCwd(p.cwd as string | null | undefined);
     // An editor's own agent on this home may have made sessions since (it writes the index file).
     await index.refreshIfChanged();
-    const page = index.list({ ...(p.cwd ? { cwd: p.cwd as string } : {}), ...(p.cursor ? { cursor: p.cursor as string } : {}), limit: 50 });
+    // The directory the kernel reaches, as a child's session/list compares it (`/a/link/..` is where
+    // `link` leads, as sessions' cwds are stored); until 2026-12-07 the daemon compared it as text.
+    const page = index.list({ ...(p.cwd ? { cwd: kernelDirectory(p.cwd as string) } : {}), ...(p.cursor ? { cursor: p.cursor as string } : {}), limit: 50 });
     const sessions = page.sessions.map(sessionInfo);
     return { jsonrpc: '2.0', id: msg.id, result: { sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
   } catch (err) {

@@ -5,6 +5,8 @@
 // listed without the deleted ones, as if not asked).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { daemonWithSession, tempDir } from '../../support/daemon.js';
 
 test('GET /v1/sessions filters by an absolute cwd and refuses a query it cannot read', async (t) => {
@@ -27,4 +29,26 @@ test('GET /v1/sessions filters by an absolute cwd and refuses a query it cannot 
     const r = await d.api('GET', `/v1/sessions${query}`);
     assert.deepEqual([r.status, r.json?.error?.code], [400, 'invalid_params'], `${query}: ${JSON.stringify(r.json)}`);
   }
+});
+
+test("GET /v1/sessions and the daemon's session/list filter a cwd with `..` after a symlink by the directory the kernel reaches", async (t) => {
+  // `${hold}/link/..`, `link -> ${cwd}/sub`, is `cwd` (as `cd` there and the session's tools take it),
+  // as the session is stored. Until 2026-12-07 the daemon compared it as text (`hold`): it listed nothing.
+  const { d, c, sessionId, cwd } = await daemonWithSession(t, 'http');
+  const hold = tempDir();
+  mkdirSync(join(cwd, 'sub'));
+  symlinkSync(join(cwd, 'sub'), join(hold, 'link'));
+  const given = `${hold}/link/..`;
+  const ids = async (filter: string) => {
+    const r = await d.api('GET', `/v1/sessions?cwd=${encodeURIComponent(filter)}`);
+    assert.equal(r.status, 200, `${filter}: ${JSON.stringify(r.json)}`);
+    return r.json.sessions.map((s: { id: string }) => s.id);
+  };
+  const listed = async (filter: string) => (await c.agent.request('session/list', { cwd: filter })).sessions.map((s) => s.sessionId);
+  for (const filter of [cwd, given, `${given}/`]) {
+    assert.deepEqual(await ids(filter), [sessionId], `GET /v1/sessions?cwd=${filter}`);
+    assert.deepEqual(await listed(filter), [sessionId], `session/list {cwd: ${filter}}`);
+  }
+  assert.deepEqual(await ids(hold), [], "the text's parent is another directory");
+  assert.deepEqual(await listed(hold), []);
 });
