@@ -91,9 +91,13 @@ export class RelayConnection implements AcpConnectionPeer {
         // Named with a session (header or params), only that session's request: ids may repeat across sessions.
         const scope = sessionIdOf(msg) ?? context.sessionId;
         const requestId = (msg.params as { requestId?: unknown } | undefined)?.requestId;
-        for (const s of this.sessions) if (scope === undefined || s.sessionId === scope) s.withdraw(this, requestId);
-        // A session/new in flight: its session is none of these yet. (Until 2026-12-07 its cancel was dropped.)
-        if (scope === undefined) this.relay.withdrawNew(this, requestId);
+        let found = false;
+        for (const s of this.sessions) if (scope === undefined || s.sessionId === scope) found = s.withdraw(this, requestId) || found;
+        // A session/new in flight: its session is none of these yet. (Until 2026-12-07 its cancel was
+        // dropped.) One named with a session where no such request is pending is one too: a client may
+        // send its session/new, and then its cancel, with the header of a session it holds (until
+        // 2026-12-07 such a cancel was matched against that session only, and the session/new went on).
+        if (scope === undefined || !found) this.relay.withdrawNew(this, requestId);
         return;
       }
     }

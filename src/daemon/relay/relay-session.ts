@@ -194,9 +194,18 @@ export class RelaySession {
     this.requests.send(id, method, conn, forChild);
   }
 
-  /** `$/cancel_request` of a client, for its request with that id if it is still pending (ChildRequests.withdraw). */
-  withdraw(conn: RelayConnection, clientId: unknown): void {
-    for (const [id, p] of this.pending) if (p.conn === conn && p.clientId === clientId) this.requests.withdraw(id, p);
+  /**
+   * `$/cancel_request` of a client, for its request with that id if it is still pending
+   * (ChildRequests.withdraw); whether it was.
+   */
+  withdraw(conn: RelayConnection, clientId: unknown): boolean {
+    let found = false;
+    for (const [id, p] of this.pending) {
+      if (p.conn !== conn || p.clientId !== clientId) continue;
+      found = true;
+      this.requests.withdraw(id, p);
+    }
+    return found;
   }
 
   /** A client notification, or a client's answer to a child request (already re-identified). */

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import WebSocket from 'ws';
-import { Daemon, tempDir } from '../../support/daemon.js';
+import { Daemon, processAlive, tempDir, waitFor } from '../../support/daemon.js';
+import { hungServer } from '../../support/hung-mcp-server.js';
 import { SseReader, until, type Harness } from '../../support/transport/harness.js';
 
 const script = {
@@ -28,8 +29,8 @@ function rawClient(d: Daemon) {
 }
 
 /** A raw HTTP connection with its connection stream and two sessions, each with its stream open. */
-async function twoSessions(t: { after(f: () => unknown): void }) {
-  const d = await Daemon.start({ script });
+async function twoSessions(t: { after(f: () => unknown): void }, env: Record<string, string> = {}) {
+  const d = await Daemon.start({ script, env });
   t.after(() => d.stop());
   const { h, post } = rawClient(d);
   const init = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }) });
@@ -145,6 +146,24 @@ test('http: what the relay answers itself (session/list, session/new, $/cancel_r
   await until(() => offB().length > 0 || streamB.events.filter((e) => e.json.id === 5).length > cases.length, "the answer to A's prompt", 15_000);
   assert.equal((answer(streamA, 5)?.result as { stopReason?: string } | undefined)?.stopReason, 'cancelled', "A's answer is on A's stream");
   assert.equal(streamB.events.filter((e) => e.json.id === 5).length, cases.length, "B's stream has only its own answers");
+});
+
+test("http: a $/cancel_request of a session/new sent on another session's stream, with that session's header, withdraws it (-32800)", async (t) => {
+  // A hand-written client may send every request with the header of a session it holds, its
+  // session/new too. The cancel names that session, which has no request of that id: it falls back to
+  // the connection's session/new in flight. Until 2026-12-07 it was matched against that session only,
+  // and the session/new went on (here: held by an MCP server that never answers, until its start timed out).
+  const { post, conn, b, streamB, main } = await twoSessions(t, { TROUPE_MCP_START_TIMEOUT_MS: '60000' });
+  const cwd = tempDir();
+  const hung = hungServer(cwd);
+  assert.equal((await post(conn, { jsonrpc: '2.0', id: 'n', method: 'session/new', params: { cwd, mcpServers: [hung.server] } }, b)).status, 202);
+  const hungPid = await hung.pid();
+  t.after(() => processAlive(hungPid) && process.kill(hungPid, 'SIGKILL'));
+  assert.equal((await post(conn, { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'n' } }, b)).status, 202);
+  await until(() => answer(streamB, 'n') !== undefined || answer(main, 'n') !== undefined, 'the answer to the session/new', 15_000);
+  const got = answer(streamB, 'n') as { error?: { code?: number; data?: { code?: string } } } | undefined;
+  assert.deepEqual([got?.error?.code, got?.error?.data?.code], [-32800, 'request_cancelled'], `on B's stream: ${JSON.stringify(got)}`);
+  await waitFor(`the hung server ${hungPid} to be stopped`, () => !processAlive(hungPid), 10_000);
 });
 
 test('initialize whose id is not a string or an integer troupe echoes exactly: HTTP 400 invalid_request and no connection; WebSocket close 1002', async (t) => {
