@@ -52,8 +52,12 @@ function retryCause(e: EventOf<'model_retry'>): string {
       return `Rate limited by ${e.provider}${status}`;
     case 'provider_overloaded':
       return `${e.provider} is overloaded or failing${status}`;
-    default:
+    case 'provider_network':
       return `The connection to ${e.provider} failed${status}`;
+    default:
+      // A failure retried only because the vendor said so (OpenAI's `x-should-retry: true` on a 400,
+      // say): not a broken connection, as it read until 2026-12-07.
+      return `${e.provider} answered an error${status} it says to send again`;
   }
 }
 

@@ -72,7 +72,8 @@ export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, 
       return;
     } catch (err) {
       const failure = call.classify(err, signal);
-      if (delivered || attempt >= policy.maxRetries || !isRetryable(failure.kind)) throw failure;
+      // The vendor's word on this failure, where it gave one, goes before its kind's (shouldRetry).
+      if (delivered || attempt >= policy.maxRetries || !(failure.shouldRetry ?? isRetryable(failure.kind))) throw failure;
       // A vendor that asks for more than a minute (a quota spent for the hour or the day) is not
       // waited for in silence: the turn ends rate_limited with the delay, for the user to decide.
       if ((failure.retryAfterMs ?? 0) > MAX_RETRY_WAIT_MS) throw failure;

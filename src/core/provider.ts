@@ -160,7 +160,12 @@ export class ProviderError extends Error {
    * do (an auth failure: which key was refused and where it came from). The turn's message when set.
    */
   readonly explanation?: string;
-  constructor(kind: ProviderErrorKind, vendorMessage: string, opts: { retryAfterMs?: number; status?: number; explanation?: string } = {}) {
+  /**
+   * The vendor's own word on whether the same call may succeed, over what its kind says (OpenAI's
+   * `x-should-retry` header on an error answer); undefined when it said nothing, and the kind decides.
+   */
+  readonly shouldRetry?: boolean;
+  constructor(kind: ProviderErrorKind, vendorMessage: string, opts: { retryAfterMs?: number; status?: number; explanation?: string; shouldRetry?: boolean } = {}) {
     super(`${kind}: ${vendorMessage}`);
     this.name = 'ProviderError';
     this.kind = kind;
@@ -168,6 +173,7 @@ export class ProviderError extends Error {
     this.retryAfterMs = opts.retryAfterMs;
     this.status = opts.status;
     this.explanation = opts.explanation;
+    this.shouldRetry = opts.shouldRetry;
   }
 }
 

@@ -60,8 +60,25 @@ const QUOTA_EXPLANATION =
   'Retrying does not help: add credit or raise the limit in the account\'s billing settings (for OpenAI, https://platform.openai.com/settings/organization/billing), or switch to another model.';
 
 /** A classified failure, with troupe's account of a spent quota. */
-export function openAIFailure(kind: ProviderErrorKind, message: string, opts: { status?: number; retryAfterMs?: number } = {}): ProviderError {
-  return new ProviderError(kind, message, kind === 'quota_exceeded' ? { status: opts.status, explanation: QUOTA_EXPLANATION } : opts);
+export function openAIFailure(kind: ProviderErrorKind, message: string, opts: { status?: number; retryAfterMs?: number; shouldRetry?: boolean } = {}): ProviderError {
+  return new ProviderError(kind, message, kind === 'quota_exceeded' ? { status: opts.status, explanation: QUOTA_EXPLANATION, shouldRetry: opts.shouldRetry } : opts);
+}
+
+/**
+ * The server's `x-should-retry` on an error answer (OpenAI's; not a standard header), read as the
+ * openai SDK read it before troupe turned its retries off (client.js shouldRetry): exactly `true`, the
+ * request is sent again whatever its status; exactly `false`, never; anything else, the status decides.
+ * Only an HTTP error answer's (`status`): the SDK never read it on an error inside a 200's stream.
+ * A `true` does not make a spent quota or an overflowing prompt worth sending again as it is: troupe
+ * knows from the code or the words that no retry helps (the SDK sent a 429 insufficient_quota again:
+ * docs/providers.md). Until 2026-12-07 troupe's retries went by the status alone, and a 503 the
+ * server said not to send again was sent again, a 400 it said to send again was not.
+ */
+function shouldRetryHeader(err: InstanceType<typeof OpenAI.APIError>, kind: ProviderErrorKind): boolean | undefined {
+  if (err.status === undefined) return undefined;
+  const header = err.headers?.get('x-should-retry');
+  if (header === 'false') return false;
+  return header === 'true' && kind !== 'quota_exceeded' && kind !== 'context_overflow' ? true : undefined;
 }
 
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
@@ -77,7 +94,8 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
     const status = err.status ?? bodyStatus(err.code);
     const code = typeof err.code === 'string' ? err.code : undefined;
     const kind = classify(status, code, typeof body.type === 'string' ? body.type : undefined, message);
-    return openAIFailure(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined });
+    const shouldRetry = shouldRetryHeader(err, kind);
+    return openAIFailure(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined, ...(shouldRetry === undefined ? {} : { shouldRetry }) });
   }
   return new ProviderError('network', describeError(err));
 }

@@ -26,6 +26,8 @@ test('the cause, the wait and the attempt, in one line', () => {
   assert.equal(retryStatus(retry({ errorCode: 'provider_overloaded', status: 529, delayMs: 1_234, attempt: 3 })), 'anthropic is overloaded or failing (529), retrying in 1.2 s (attempt 3 of 4)');
   const { status: _none, ...noStatus } = retry({ provider: 'google', errorCode: 'provider_network', delayMs: 437 });
   assert.equal(retryStatus(noStatus), 'The connection to google failed, retrying in 437 ms (attempt 2 of 4)');
+  // Retried because the vendor said so (x-should-retry: true), whatever its code: no broken connection.
+  assert.equal(retryStatus(retry({ provider: 'openai', errorCode: 'provider_invalid_request', status: 400, delayMs: 450 })), 'openai answered an error (400) it says to send again, retrying in 450 ms (attempt 2 of 4)');
   assert.equal(retryStatus(retry({ delayMs: 60_000 })), 'Rate limited by anthropic (429), retrying in 60 s (attempt 2 of 4)');
 });
 
