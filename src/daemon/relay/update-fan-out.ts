@@ -209,8 +209,9 @@ export class UpdateFanOut {
     // Rare too (a command in a client terminal): lines that show a terminal, which only its client is sent as it is.
     let viewed: (TerminalView<string> | undefined)[] | undefined;
     if (this.terminals) {
-      for (const [i, u] of batch.entries()) {
-        const view = this.terminals.line(u);
+      // Indexed: it runs for every streamed line, and `entries()` costs an iterator and a pair per line.
+      for (let i = 0; i < batch.length; i++) {
+        const view = this.terminals.line(batch[i]!);
         if (view) (viewed ??= new Array(batch.length))[i] = view;
       }
     }
