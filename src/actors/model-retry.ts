@@ -12,7 +12,8 @@ import { providerCode } from './step-error.js';
 const MESSAGE_MAX = 1_000;
 
 export function emitModelRetry(core: EngineCore, turnId: string | undefined, provider: string, ev: Extract<ProviderEvent, { type: 'retry' }>): void {
-  const message = elided(ev.vendorMessage, MESSAGE_MAX);
+  // Cut, its mark is one of the MESSAGE_MAX.
+  const message = ev.vendorMessage.length <= MESSAGE_MAX ? ev.vendorMessage : elided(ev.vendorMessage, MESSAGE_MAX - 1);
   core.emit({
     type: 'model_retry',
     sessionId: core.sessionId,

@@ -43,3 +43,16 @@ test('a warning notice for clients that take notices, else a thought of its own'
     _meta: { troupe: { seq: 7, turnId: 'turn_1' } },
   });
 });
+
+test("a model_retry keeps at most 1,000 characters of the vendor's words, the cut marked and never inside an emoji", async () => {
+  const { emitModelRetry } = await import('../../../src/actors/model-retry.js');
+  const emitted: Record<string, unknown>[] = [];
+  // emitModelRetry needs of the engine only its session and where its events go.
+  const core = { sessionId: 'ses_a', emit: (e: Record<string, unknown>) => void emitted.push(e) } as unknown as Parameters<typeof emitModelRetry>[0];
+  const ev = { type: 'retry' as const, kind: 'rate_limited' as const, status: 429, attempt: 2, attempts: 3, delayMs: 10 };
+  emitModelRetry(core, 'turn_1', 'openai', { ...ev, vendorMessage: `${'x'.repeat(998)}😀 and more` });
+  emitModelRetry(core, 'turn_1', 'openai', { ...ev, vendorMessage: 'y'.repeat(1_000) });
+  assert.equal(emitted[0]!.message, `${'x'.repeat(998)}…`, 'the emoji across the cut is left out whole');
+  assert.equal(emitted[1]!.message, 'y'.repeat(1_000), 'words of exactly 1,000 characters are kept whole');
+  for (const e of emitted) assert.ok((e.message as string).length <= 1_000);
+});
