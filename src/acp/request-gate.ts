@@ -23,6 +23,10 @@
  *   its input has ended ("ACP connection closed"): until 2026-12-07 what the agent sent after the
  *   last answer (a new session's `available_commands_update`, sent the next turn of the loop) was
  *   dropped.
+ * - A message the SDK refuses -32600 under id null (one whose id is an object) is no answer to a
+ *   request with id null: the refusals due are counted apart from the requests being served. Until
+ *   2026-12-07 such a refusal counted as the answer of a request served under null, and at stdin's
+ *   end the input ended while that request still ran: its answer was lost.
  * - A request whose id is a number troupe cannot answer under exactly (a fraction, `1.5`, or an
  *   integer past ±(2^53 − 1), `9007199254740993`, which parses as …992) never reaches the SDK: it is
  *   answered -32600 (`invalid_request`) with id null, as the SDK answers an id that is an object, and
@@ -71,6 +75,25 @@ function responseId(m: Message): { id: Id } | undefined {
 
 const isId = (id: unknown): id is Id => id === null || typeof id === 'string' || typeof id === 'number';
 
+/**
+ * A message the SDK refuses with -32600 under id null, as it reads it (`receiveUnvalidatedMessage`,
+ * sdk:dist/core/jsonrpc.js): neither a request nor a notification nor shaped as a response, such as
+ * one whose id is an object. (What is no object at all never reaches the gate: the SDK's line
+ * reader answers it itself, straight to the output.)
+ */
+function refusedBySdk(m: Message): boolean {
+  const r = m as { jsonrpc?: unknown; id?: unknown; method?: unknown; result?: unknown; error?: unknown };
+  const notification = r.jsonrpc === '2.0' && typeof r.method === 'string' && !('id' in r);
+  const responseShaped = !('method' in r) && ('id' in r || 'result' in r || 'error' in r);
+  return !requestId(m) && !notification && !responseShaped;
+}
+
+/** The SDK's refusal of such a message, as it writes it. */
+function isRefusal(m: Message): boolean {
+  const r = m as { id?: unknown; method?: unknown; error?: { code?: unknown } };
+  return !('method' in r) && r.id === null && r.error?.code === -32600;
+}
+
 /** A request the SDK would serve under a number troupe does not take as an id (see the module comment). */
 function hasUnanswerableId(m: Message): boolean {
   const r = m as { id?: unknown; method?: unknown };
@@ -91,6 +114,10 @@ export function requestGate(stream: acp.Stream, { onEnd, beforeClose }: EndOfInp
   // The requests being served: counts by id, as JSON (a misbehaving client may reuse an id while
   // its first request runs).
   const serving = new Map<string, number>();
+  // The SDK's refusals still to be written, counted apart: one goes out under id null, and is no
+  // answer to a request being served under null (which would otherwise be taken as answered, and
+  // the input ended while it still ran, its answer lost).
+  let refusals = 0;
   /** The `initialize` being answered, if one is, and the read that waits for its answer. */
   let answering: { id: Id; answered?: () => void } | undefined;
   let ended = false;
@@ -100,7 +127,7 @@ export function requestGate(stream: acp.Stream, { onEnd, beforeClose }: EndOfInp
   let cancelled = false;
 
   const settleIfDone = () => {
-    if (ended && serving.size === 0) drained?.();
+    if (ended && serving.size === 0 && refusals === 0) drained?.();
   };
   const end = async (): Promise<Read> => {
     ended = true;
@@ -124,6 +151,7 @@ export function requestGate(stream: acp.Stream, { onEnd, beforeClose }: EndOfInp
         void sink.write(UNANSWERABLE_ID).catch(() => undefined);
         continue;
       }
+      if (refusedBySdk(read.value)) refusals += 1;
       const request = requestId(read.value);
       if (request) {
         const key = JSON.stringify(request.id);
@@ -149,7 +177,11 @@ export function requestGate(stream: acp.Stream, { onEnd, beforeClose }: EndOfInp
   };
   const writer = {
     write(m: Message) {
-      const response = responseId(m);
+      // The SDK writes a refusal as it reads the message, ahead of any answer to what comes after it
+      // (its writes are queued in order): one pending is taken to be this one.
+      const refusal = refusals > 0 && isRefusal(m);
+      if (refusal) refusals -= 1;
+      const response = refusal ? undefined : responseId(m);
       if (response) {
         const key = JSON.stringify(response.id);
         const count = serving.get(key);
@@ -167,7 +199,7 @@ export function requestGate(stream: acp.Stream, { onEnd, beforeClose }: EndOfInp
       }
       const written = sink.write(m);
       // The input ends once the last answer has reached the output.
-      if (response) void written.then(settleIfDone, settleIfDone);
+      if (response || refusal) void written.then(settleIfDone, settleIfDone);
       return written;
     },
     close: () => sink.close(),

@@ -170,3 +170,16 @@ test('a piped session/new whose MCP server never starts, then stdin closed: answ
     await waitFor('the MCP server to be gone', () => !processAlive(pid));
   }
 });
+
+test('a piped request with id null, an invalid message the SDK refuses with id null, then stdin closed: the request is answered too', async () => {
+  // The SDK answers a message whose id is an object with -32600 under id null; until 2026-12-07 the
+  // request gate took that refusal for the answer to the session/new being served under null, ended
+  // the input, and the session/new was never answered.
+  const a = agent();
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  a.send([initialize, { id: null, method: 'session/new', params: { cwd, mcpServers: [] } }, { id: {}, method: 'session/list', params: {} }], true);
+  assert.equal(await a.exited, 0, a.stderr());
+  const underNull = a.out.filter((m) => m.method === undefined && m.id === null);
+  assert.deepEqual(underNull.map((m) => (m.error ? m.error.code : 'ok')).sort(), [-32600, 'ok'].sort(), JSON.stringify(a.out));
+  assert.match(underNull.find((m) => m.result)?.result.sessionId, /^ses_/);
+});
