@@ -88,6 +88,10 @@ export class SessionHost {
   readonly updates: SessionUpdates;
   /** Why sessions that stopped by themselves (SessionEngine.onStop) did, until they are opened again. */
   private readonly stoppedWith = new Map<string, TroupeError>();
+  /** Set as the shutdown begins: no session is made from then on (create). */
+  private stopping = false;
+  /** The session/new (and forks) being served: the shutdown waits for them to be refused. */
+  private readonly creating = new Set<Promise<unknown>>();
 
   private constructor(
     private readonly opts: HostOptions,
@@ -158,12 +162,36 @@ export class SessionHost {
   /**
    * A new session; `mcp`: the MCP servers its request named, started before its first event. Withdrawn
    * meanwhile (`mcp.signal`), it rejects `request_cancelled` and leaves no session, nor its log file.
+   * Once the shutdown has begun it rejects `capacity_exceeded` (as the daemon refuses what comes while
+   * it shuts down), one already being made included, and leaves no log: a session made then would be
+   * one whose process is exiting. Until 2026-12-07 a session/new whose servers were starting as
+   * SIGTERM came was answered a session made after the shutdown had closed the others, its log and
+   * lock left behind.
    */
   async create(
     init: { cwd: string; additionalDirectories: string[]; model?: string; mode?: string; forkedFrom?: { sessionId: string; throughSeq: number } },
     history: readonly AgentEvent[] = [],
     mcp?: { servers: ReturnType<typeof mcpServersOf>; signal?: AbortSignal },
   ): Promise<LiveSession> {
+    const made = this.make(init, history, mcp);
+    this.creating.add(made);
+    try {
+      return await made;
+    } finally {
+      this.creating.delete(made);
+    }
+  }
+
+  private refuseWhileStopping(): void {
+    if (this.stopping) throw new TroupeError('capacity_exceeded', 'the agent is shutting down: it makes no new session; ask again once it is started again');
+  }
+
+  private async make(
+    init: Parameters<SessionHost['create']>[0],
+    history: readonly AgentEvent[],
+    mcp: Parameters<SessionHost['create']>[2],
+  ): Promise<LiveSession> {
+    this.refuseWhileStopping();
     assertDirectory(init.cwd, 'cwd');
     const cwd = sessionCwd(init.cwd);
     const additionalDirectories = requestedDirectories(cwd, init.additionalDirectories);
@@ -174,13 +202,12 @@ export class SessionHost {
     // While the log holds no event it is no session (a spare: SessionLogs), listed nowhere. Until
     // 2026-12-07 the servers started once the session was made, and a `$/cancel_request` of the
     // session/new was not heeded until they had started or their start timeout had passed.
-    if (mcp) {
-      try {
-        await this.useMcpServers(sessionId, cwd, mcp.servers, mcp.signal, additionalDirectories);
-      } catch (err) {
-        await this.logs.discard(log);
-        throw err;
-      }
+    try {
+      this.refuseWhileStopping();
+      if (mcp) await this.useMcpServers(sessionId, cwd, mcp.servers, mcp.signal, additionalDirectories);
+    } catch (err) {
+      await this.logs.discard(log);
+      throw err;
     }
     const { deps, bind } = this.deps(sessionId, log, cwd, additionalDirectories);
     const transitions = this.transitionReport(sessionId);
@@ -193,6 +220,8 @@ export class SessionHost {
     try {
       log.syncNow();
       await log.whenDurable(log.lastSeq());
+      // The shutdown began meanwhile (its MCP servers' start ended by it, say): undone as a failed write is.
+      this.refuseWhileStopping();
     } catch (err) {
       await engine.dispose().catch(() => undefined);
       // Nothing its engine tells from now on reaches the daemon as a session of this process.
@@ -401,9 +430,14 @@ export class SessionHost {
   }
 
   async shutdown(): Promise<void> {
+    this.stopping = true;
     clearInterval(this.idleSweep);
     await this.recheck?.stop();
     await this.logs.removeSpare();
+    // The sessions being made are refused and their logs removed (create) before the process exits;
+    // their MCP servers still starting are not waited for.
+    this.mcp.endStarts();
+    await Promise.allSettled([...this.creating]);
     await Promise.all([...this.live.keys()].map((id) => this.unload(id)));
     await this.mcp.stopAll();
     await this.index.flush();
