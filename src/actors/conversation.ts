@@ -22,8 +22,17 @@ export interface OpenTurn {
   permissions: Map<string, string>;
   /** Steers received and not yet applied. */
   steers: Set<string>;
-  /** Model steps seen so far (assistant messages started in this turn). */
+  /**
+   * Model steps seen so far (assistant messages started in this turn, but the retried reply of a
+   * step the context window cut: `retrying`), as the turn counts them (turn_completed's `steps`).
+   */
   steps: number;
+  /**
+   * Set by the note after a cut reply (continueCutReply): the next reply is the same step again, as
+   * the turn machine retries it under the same number. Until 2026-12-07 it was counted as a step of
+   * its own, and a turn that crash repair ended had one step more than the turn had made.
+   */
+  retrying?: boolean;
 }
 
 const GUIDANCE_PREFIX = '[Guidance from the user, sent while you were working on this turn]';
@@ -283,13 +292,15 @@ export class Conversation {
     if (last?.role !== 'assistant' || !last.text.trim()) return;
     this.entries.push({ seq, message: { role: 'user', content: [{ type: 'text', text: CUT_REPLY_NOTE }] } });
     this.added(CUT_REPLY_NOTE.length);
+    if (this.openTurn) this.openTurn.retrying = true;
   }
 
   private assistant(seq: number): Extract<ModelMessage, { role: 'assistant' }> {
     const last = this.entries.at(-1)?.message;
     if (last?.role === 'assistant') return last;
     const fresh: Extract<ModelMessage, { role: 'assistant' }> = { role: 'assistant', text: '', toolCalls: [] };
-    if (this.openTurn) this.openTurn.steps++;
+    if (this.openTurn?.retrying) this.openTurn.retrying = false;
+    else if (this.openTurn) this.openTurn.steps++;
     this.entries.push({ seq, message: fresh });
     return fresh;
   }

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Conversation, CUT_REPLY_NOTE } from '../../../src/actors/conversation.js';
 import type { AgentEvent } from '../../../src/core/events.js';
+import { makeHarness, text as userText, throwOnceOnAppend } from '../../support/engine-harness.js';
 
 const sessionId = 'ses_cut';
 const turnId = 'turn_1';
@@ -49,4 +50,24 @@ test('no note where there is no cut reply to go on from', () => {
     ['a failed overflow compaction (the turn ends)', folded([text('Part one: ')], 'overflow', 'failed')],
   ];
   for (const [label, conv] of cases) assert.ok(!roles(conv).some(([, t]) => t === CUT_REPLY_NOTE), label);
+});
+
+// The turn counts the retried step as the step it retries (turn.machine: no new step number after an
+// overflow); crash repair counts the steps of a turn it ends from the conversation's open turn. Until
+// 2026-12-07 that count took the retried reply, a message of its own after the note, for a step more.
+test('a turn whose cut reply was retried after compaction, ended by crash repair: its steps are the turn\'s own', async () => {
+  const h = makeHarness([[{ text: 'earlier' }], [{ text: 'Part one: ' }, { context_overflow: 'the reply filled the window' }], [{ text: 'part two.' }]]);
+  assert.equal((await h.engine.prompt(userText('first')).result).stopReason, 'end_turn');
+  const whole = await h.engine.prompt(userText('go')).result;
+  assert.deepEqual([whole.stopReason, whole.steps], ['end_turn', 1], 'the retried step is the same step');
+  assert.ok(roles(h.engine.conversation).some(([, t]) => t === CUT_REPLY_NOTE), 'the cut reply was retried after its note');
+  // The same turn again, its end refused once (a bug in the action that writes it): the session
+  // stops and crash repair ends the turn (SessionEngine.stopWith, endInterruptedTurn).
+  const again = makeHarness([[{ text: 'earlier' }], [{ text: 'Part one: ' }, { context_overflow: 'the reply filled the window' }], [{ text: 'part two.' }]]);
+  assert.equal((await again.engine.prompt(userText('first')).result).stopReason, 'end_turn');
+  throwOnceOnAppend(again, 'turn_completed');
+  const repaired = await again.engine.prompt(userText('go')).result;
+  assert.deepEqual([repaired.stopReason, repaired.errorCode, repaired.steps], ['error', 'internal_error', whole.steps]);
+  const ended = again.ofType('turn_completed').at(-1)!;
+  assert.deepEqual([ended.interrupted, ended.steps], [true, whole.steps]);
 });
