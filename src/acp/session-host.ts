@@ -88,7 +88,7 @@ export class SessionHost {
   readonly updates: SessionUpdates;
   /** Why sessions that stopped by themselves (SessionEngine.onStop) did, until they are opened again. */
   private readonly stoppedWith = new Map<string, TroupeError>();
-  /** Set as the shutdown begins: no session is made from then on (create). */
+  /** Set as the shutdown begins: no session is made (create) or opened (get) from then on. */
   private stopping = false;
   /** The session/new (and forks) being served: the shutdown waits for them to be refused. */
   private readonly creating = new Set<Promise<unknown>>();
@@ -183,7 +183,7 @@ export class SessionHost {
   }
 
   private refuseWhileStopping(): void {
-    if (this.stopping) throw new TroupeError('capacity_exceeded', 'the agent is shutting down: it makes no new session; ask again once it is started again');
+    if (this.stopping) throw new TroupeError('capacity_exceeded', 'the agent is shutting down: it makes or opens no session now; ask again once it has started again');
   }
 
   private async make(
@@ -259,6 +259,8 @@ export class SessionHost {
     }
     let pending = this.opening.get(sessionId);
     if (!pending) {
+      // No session opens once the shutdown has begun: it would be one whose process is exiting.
+      this.refuseWhileStopping();
       // MCP servers stopped by an idle unload start again with their session. Used as of when it is
       // handed over: restarting them may take longer than the idle time, and the sweep must not
       // unload the session before the request that opened it has used it.
@@ -269,7 +271,11 @@ export class SessionHost {
         .finally(() => this.opening.delete(sessionId));
       this.opening.set(sessionId, pending);
     }
-    return pending;
+    const opened = await pending;
+    // The shutdown began while it opened: the shutdown closes it (unload waits for an opening), and
+    // the request is refused. Until 2026-12-07 it was left open, its log locked, as the process exited.
+    this.refuseWhileStopping();
+    return opened;
   }
 
   /** Cancels the running turn and the queued prompts of a session open in this process (ACP session/cancel). */
@@ -438,7 +444,8 @@ export class SessionHost {
     // their MCP servers still starting are not waited for.
     this.mcp.endStarts();
     await Promise.allSettled([...this.creating]);
-    await Promise.all([...this.live.keys()].map((id) => this.unload(id)));
+    // The sessions still opening too: each is closed once opened (unload waits for it).
+    await Promise.all([...new Set([...this.live.keys(), ...this.opening.keys()])].map((id) => this.unload(id)));
     await this.mcp.stopAll();
     await this.index.flush();
   }

@@ -47,7 +47,7 @@ export const ERROR_CODES = {
   // Daemon and supervision.
   agent_crashed: { rpc: -32050, http: 502, summary: 'The session process died during the request.' },
   session_failed: { rpc: -32051, http: 503, summary: 'The session crashed too often and is no longer restarted.' },
-  capacity_exceeded: { rpc: -32052, http: 503, summary: 'A configured limit (connections, event streams, live sessions) is reached, or the process is shutting down: the daemon, or a `troupe acp` asked for a new session (session/new, a fork) as it stops.' },
+  capacity_exceeded: { rpc: -32052, http: 503, summary: 'A configured limit (connections, event streams, live sessions) is reached, or the process is shutting down: the daemon, or a `troupe acp` asked, as it stops, for a new session (session/new, a fork) or for one to open from its log.' },
   unauthorized: { rpc: -32053, http: 401, summary: 'No bearer token was presented.' },
   forbidden: { rpc: -32054, http: 403, summary: 'The token or the Origin is not accepted.' },
   payload_too_large: { rpc: -32055, http: 413, summary: 'A request body is over the size limit.' },

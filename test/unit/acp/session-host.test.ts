@@ -3,7 +3,8 @@
 // Hosts of one process can share one session index. A replay of a live session is never interleaved
 // with what the session emits meanwhile. A reopen that fails once its engine has started leaves its
 // daemon what an unload does, and ends the report of its machines; so does a create that fails at
-// its barrier, which also removes the log it made.
+// its barrier, which also removes the log it made. A session opening as the host shuts down is closed
+// by the shutdown, its request refused capacity_exceeded.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
@@ -229,4 +230,27 @@ test('a create whose session_created cannot be made durable removes its log and 
   const before = told.length;
   reports[0]!({ type: '@xstate.event', actorRef: {} as never, rootId: 'x', sourceRef: undefined, event: { type: 'x' } } as InspectionEvent);
   assert.equal(told.length, before, 'the report handed to the engine was ended');
+});
+
+test('a session being opened as the host shuts down is not left open: its log is closed (and unlocked), its request and later ones refused capacity_exceeded', async () => {
+  const first = await host();
+  const id = (await first.h.create({ cwd: first.home, additionalDirectories: [] })).engine.sessionId;
+  await first.h.shutdown();
+  const env = { HOME: first.home, TROUPE_HOME: first.home, TROUPE_MODEL: 'scripted/demo' };
+  const h = await SessionHost.open({ home: first.home, env, config: loadConfig(env), logger: silentLogger });
+  h.attach({} as acp.AgentContext, {});
+  // Asked for (a session/load, a prompt) just as the shutdown begins: its log opens meanwhile.
+  const opening = h.get(id).then(
+    (live) => ({ live }),
+    (error: unknown) => ({ error }),
+  );
+  await h.shutdown();
+  const outcome = await opening;
+  assert.equal(h.isOpen(id), false, 'not left open after the shutdown');
+  // The log is let go: another process can open it (a log left open keeps its lock).
+  const log = await FileEventLog.forSession(sessionsDir(first.home), id, { logger: silentLogger });
+  await log.close();
+  // The request that asked for it is refused: its session is one whose process is exiting.
+  assert.equal((outcome as { error?: { code?: string } }).error?.code, 'capacity_exceeded', JSON.stringify(Object.keys(outcome)));
+  await assert.rejects(h.get(id), (err: { code?: string }) => err.code === 'capacity_exceeded');
 });
