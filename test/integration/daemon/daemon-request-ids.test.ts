@@ -28,8 +28,8 @@ function rawClient(d: Daemon) {
   return { h: h as unknown as Harness, post };
 }
 
-/** A raw HTTP connection with its connection stream and two sessions, each with its stream open. */
-async function twoSessions(t: { after(f: () => unknown): void }, env: Record<string, string> = {}) {
+/** A daemon and a raw HTTP connection to it, initialized, with its connection stream open. */
+async function rawConnection(t: { after(f: () => unknown): void }, env: Record<string, string> = {}) {
   const d = await Daemon.start({ script, env });
   t.after(() => d.stop());
   const { h, post } = rawClient(d);
@@ -38,6 +38,12 @@ async function twoSessions(t: { after(f: () => unknown): void }, env: Record<str
   const conn = init.headers.get('acp-connection-id')!;
   const main = await SseReader.open(h, conn);
   t.after(() => main.close());
+  return { d, h, post, conn, main };
+}
+
+/** A raw HTTP connection with its connection stream and two sessions, each with its stream open. */
+async function twoSessions(t: { after(f: () => unknown): void }, env: Record<string, string> = {}) {
+  const { h, post, conn, main } = await rawConnection(t, env);
   const cwd = tempDir();
   const sessions: string[] = [];
   for (const id of ['new-a', 'new-b']) {
@@ -195,14 +201,7 @@ test('initialize whose id is not a string or an integer troupe echoes exactly: H
 const UNECHOABLE_IDS = ['1.5', '-0.25', '9007199254740993', '-9007199254740993'];
 
 test('http: a request whose id is a fraction or an integer past 2^53 is answered -32600 with id null on the connection stream, never under a number', async (t) => {
-  const d = await Daemon.start({ script });
-  t.after(() => d.stop());
-  const { h, post } = rawClient(d);
-  const init = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } }) });
-  assert.equal(init.status, 200);
-  const conn = init.headers.get('acp-connection-id')!;
-  const main = await SseReader.open(h, conn);
-  t.after(() => main.close());
+  const { h, post, conn, main } = await rawConnection(t);
   for (const [i, id] of UNECHOABLE_IDS.entries()) {
     const res = await h.fetch('/acp', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Acp-Connection-Id': conn }, body: `{"jsonrpc":"2.0","id":${id},"method":"session/list","params":{}}` });
     assert.equal(res.status, 202, `id ${id}`);
