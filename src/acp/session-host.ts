@@ -26,6 +26,7 @@ import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
 import { unlessWithdrawn } from './withdrawn-request.js';
 import { SessionLogs } from './session-logs.js';
+import { settledHistory } from './fork-history.js';
 import { commandsUpdate, SLASH_COMMANDS } from './session-options.js';
 
 export interface HostOptions {
@@ -210,7 +211,7 @@ export class SessionHost {
       throw err;
     }
     const { deps, bind } = this.deps(sessionId, log, cwd, additionalDirectories);
-    const transitions = this.transitionReport(sessionId);
+    const transitions = transitionReport(this.opts.reporter, sessionId);
     const engine = SessionEngine.create(deps, { sessionId, cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history, transitions);
     bind(engine);
     // session_created is a barrier (spec/event-log.md §3): the session is reported once it is durable,
@@ -304,23 +305,11 @@ export class SessionHost {
     return this.live.has(sessionId) || this.opening.has(sessionId) || this.unloading.has(sessionId);
   }
 
-  /** A new session holding a copy of `sourceId`'s completed turns (ACP session/fork). */
+  /** A new session holding a copy of `sourceId`'s completed turns (ACP session/fork): its settled history (fork-history.ts). */
   async fork(sourceId: string, cwd: string, additionalDirectories: string[], mcp?: Parameters<SessionHost['create']>[2]): Promise<LiveSession> {
     const source = await this.get(sourceId);
+    const { history, through } = await settledHistory(source);
     const conv = source.engine.conversation;
-    // A turn still running in the source is not copied, nor a compaction under way (/compact's): the
-    // fork starts from a settled history. (Until 2026-12-07 a fork made during /compact copied its
-    // start, and the fork's log held a compaction that never ended.)
-    const unsettled = conv.openTurn ? (conv.turnEnds.at(-1) ?? 1) : conv.openCompaction ? conv.openCompaction.startedSeq - 1 : undefined;
-    const through = unsettled ?? source.log.lastSeq();
-    const history: AgentEvent[] = [];
-    let cursor = 0;
-    while (cursor < through) {
-      const page = await source.log.readAfter(cursor, { limit: 4096 });
-      history.push(...page.events.filter((e) => e.seq <= through));
-      cursor = page.cursor;
-      if (!page.hasMore) break;
-    }
     return this.create({ cwd, additionalDirectories, model: conv.model, mode: conv.mode, forkedFrom: { sessionId: sourceId, throughSeq: through } }, history, mcp);
   }
 
@@ -470,7 +459,7 @@ export class SessionHost {
     // the file and its lock are let go, so that the next request can try again. A log left open
     // here kept its session locked for the life of the process.
     let engine: SessionEngine | undefined;
-    const transitions = this.transitionReport(sessionId);
+    const transitions = transitionReport(this.opts.reporter, sessionId);
     try {
       // The cwd is fixed at creation: read it from the first event (the engine folds the directories).
       const first = (await log.readAfter(0, { limit: 1 })).events[0];
@@ -500,19 +489,6 @@ export class SessionHost {
       await log.close().catch(() => undefined);
       throw err;
     }
-  }
-
-  /**
-   * What reports a session's machine transitions to the daemon (supervised children only), handed to
-   * the engine as it is made: so the daemon is told the machines' first state too. Added once the
-   * engine had started, it missed the session machine's `init`, and a session reopened after its
-   * process crashed mid-turn still showed there as running that turn. `stop` ends the reports.
-   */
-  private transitionReport(sessionId: string): EngineOptions & { stop(): void } {
-    const reporter = this.opts.reporter;
-    if (!reporter) return { stop: () => undefined };
-    let reporting = true;
-    return { inspect: (ev) => reporting && reporter.transition(sessionId, ev), stop: () => void (reporting = false) };
   }
 
   /**
@@ -557,4 +533,16 @@ export class SessionHost {
     if (!this.client) throw new TroupeError('internal_error', 'no ACP client is attached yet');
     return this.client;
   }
+}
+
+/**
+ * What reports a session's machine transitions to the daemon (supervised children only), handed to
+ * the engine as it is made: so the daemon is told the machines' first state too. Added once the
+ * engine had started, it missed the session machine's `init`, and a session reopened after its
+ * process crashed mid-turn still showed there as running that turn. `stop` ends the reports.
+ */
+function transitionReport(reporter: SessionReporter | undefined, sessionId: string): EngineOptions & { stop(): void } {
+  if (!reporter) return { stop: () => undefined };
+  let reporting = true;
+  return { inspect: (ev) => reporting && reporter.transition(sessionId, ev), stop: () => void (reporting = false) };
 }
