@@ -324,6 +324,7 @@ export class RelaySession {
 
   private requestToClient(msg: JsonRpcMessage): void {
     this.asked.ask(msg, this.child.proc, 'no client is attached to this session');
+    this.terminals.asked(msg);
   }
 
   /** `conn` went away without answering the process's request `msg` (client-asks.ts). */

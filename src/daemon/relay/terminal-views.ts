@@ -5,6 +5,15 @@
  * wrote it; every other one is sent it without the terminal (the output as text once the command
  * ended), as a `session/load` replays it. Until 2026-12-07 every attached client was sent the
  * terminal's id, and one that never had it (Zed: "Terminal with id … not found") failed the update.
+ *
+ * A terminal's entry goes as its command ends: with the final update (`completed` or `failed`) of the
+ * tool call whose updates showed it, whatever that update shows, or, if no update ever showed it, as
+ * the process releases it (`terminal/release`, which it sends for every terminal it made:
+ * clientTerminalBackend, src/acp/client-bridges.ts). Until 2026-12-07 only a final update that still
+ * showed the terminal dropped it, and three ends of a command send none: a cancel that came while
+ * `terminal/create` was in flight (the process shows the terminal in no update), a result too large
+ * for the log (its final update a note, src/actors/tool-result-fit.ts), and the process's crash (the
+ * next one fails the call without knowing its terminal). Each left an entry for the session's life.
  */
 import { terminalIdsOf, updateWithoutTerminals } from '../../acp/terminal-content.js';
 import type { RelayConnection } from './relay-connection.js';
@@ -28,10 +37,14 @@ const T = 't'.charCodeAt(0);
 const TERMINAL_TEXT = '{"type":"terminal","terminalId":';
 
 const FINAL = new Set(['completed', 'failed']);
+const COMPLETED_TEXT = '"status":"completed"';
+const FAILED_TEXT = '"status":"failed"';
 
 export class TerminalViews {
   /** Terminal id → the connection whose client created it; null once that one has left the session. */
   private readonly owners = new Map<string, RelayConnection | null>();
+  /** Tool call id → the terminals with an owner entry its updates have shown, until its final update. */
+  private readonly calls = new Map<string, Set<string>>();
 
   /** `conn` answered the process's `terminal/create` with `terminalId`. */
   created(terminalId: string, conn: RelayConnection): void {
@@ -52,6 +65,19 @@ export class TerminalViews {
     return typeof id === 'string' ? this.owners.get(id) : undefined;
   }
 
+  /**
+   * The process's request `msg` to a client has been routed (`ownerFor`): a `terminal/release` of a
+   * terminal no update has shown ends its entry; one that an update showed goes with its call's final
+   * update, which comes after the release and is still sent to its owner as it is.
+   */
+  asked(msg: JsonRpcMessage): void {
+    if (msg.method !== 'terminal/release') return;
+    const id = (msg.params as { terminalId?: unknown } | undefined)?.terminalId;
+    if (typeof id !== 'string') return;
+    for (const shown of this.calls.values()) if (shown.has(id)) return;
+    this.owners.delete(id);
+  }
+
   /** `conn` was detached from the session: its terminals are no client's (shown to none as terminals, asked of none). */
   forget(conn: RelayConnection): void {
     for (const [id, owner] of this.owners) if (owner === conn) this.owners.set(id, null);
@@ -61,7 +87,9 @@ export class TerminalViews {
   line(u: UpdateLine): TerminalView<string> | undefined {
     const start = updateStart(u);
     const json = u.json;
-    if (json.charCodeAt(start + KIND.length) !== T || !json.startsWith(TOOL_CALL, start) || !json.includes(TERMINAL_TEXT)) return undefined;
+    if (json.charCodeAt(start + KIND.length) !== T || !json.startsWith(TOOL_CALL, start)) return undefined;
+    // A call that showed a terminal ends with a final update that may not show it (see the module comment).
+    if (!json.includes(TERMINAL_TEXT) && !(this.calls.size > 0 && (json.includes(COMPLETED_TEXT) || json.includes(FAILED_TEXT)))) return undefined;
     // The rare line in a function of its own: what its views capture is not allocated for every line.
     return this.lineViews(json);
   }
@@ -91,11 +119,9 @@ export class TerminalViews {
     const params = msg.params as { update?: Record<string, unknown> } | undefined;
     const update = params?.update;
     const ids = terminalIdsOf(update);
-    if (!update || ids.length === 0) return undefined;
     const owners = ids.map((id) => this.owners.get(id));
-    // The call's last update: no update shows its terminals again (a crash's catch-up sends each
-    // client only what it lacks), so they are not held for the session's life.
-    if (FINAL.has(update.status as string)) for (const id of ids) this.owners.delete(id);
+    if (update && typeof update.toolCallId === 'string') this.track(update.toolCallId, ids, FINAL.has(update.status as string));
+    if (!update || ids.length === 0) return undefined;
     let others: JsonRpcMessage | undefined;
     return (conn) => {
       if (owners.every((o) => o === conn)) return msg;
@@ -103,5 +129,25 @@ export class TerminalViews {
       if (owners.some((o) => o === conn)) return { ...msg, params: { ...params, update: updateWithoutTerminals(update, keep) } };
       return (others ??= { ...msg, params: { ...params, update: updateWithoutTerminals(update) } });
     };
+  }
+
+  /**
+   * Records the terminals call `callId` shows; at its final update, ends the entries of those it
+   * shows and has shown: no update shows them again (a crash's catch-up sends each client only what
+   * it lacks), so they are not held for the session's life.
+   */
+  private track(callId: string, ids: string[], final: boolean): void {
+    const shown = this.calls.get(callId);
+    if (final) {
+      for (const id of ids) this.owners.delete(id);
+      if (shown) for (const id of shown) this.owners.delete(id);
+      this.calls.delete(callId);
+      return;
+    }
+    // Only terminals a client created here: a replayed or unknown one has no entry to end.
+    const owned = ids.filter((id) => this.owners.has(id));
+    if (owned.length === 0) return;
+    if (shown) for (const id of owned) shown.add(id);
+    else this.calls.set(callId, new Set(owned));
   }
 }
