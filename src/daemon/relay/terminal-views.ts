@@ -10,10 +10,12 @@
  * tool call whose updates showed it, whatever that update shows, or, if no update ever showed it, as
  * the process releases it (`terminal/release`, which it sends for every terminal it made:
  * clientTerminalBackend, src/acp/client-bridges.ts). Until 2026-12-07 only a final update that still
- * showed the terminal dropped it, and three ends of a command send none: a cancel that came while
- * `terminal/create` was in flight (the process shows the terminal in no update), a result too large
- * for the log (its final update a note, src/actors/tool-result-fit.ts), and the process's crash (the
- * next one fails the call without knowing its terminal). Each left an entry for the session's life.
+ * showed the terminal dropped it, and two ends of a command send none: a cancel that came while
+ * `terminal/create` was in flight (the process shows the terminal in no update: runTool,
+ * src/actors/tool.effects.ts), and the process's crash (the next one fails the call without knowing
+ * its terminal). Each left an entry for the session's life. (A result too large for the log would
+ * be a third, its final update a note, src/actors/tool-result-fit.ts; a client terminal's output is
+ * cut to commandOutputBytes, far below the log's limit.)
  */
 import { terminalIdsOf, updateWithoutTerminals } from '../../acp/terminal-content.js';
 import type { RelayConnection } from './relay-connection.js';

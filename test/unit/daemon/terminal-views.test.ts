@@ -27,7 +27,7 @@ const terminal = (terminalId: string) => ({ type: 'terminal', terminalId });
 const request = (method: string, terminalId: string) => ({ jsonrpc: '2.0', id: 9, method, params: { sessionId: 'ses_1', terminalId } });
 const outputOf = (terminalId: string) => request('terminal/output', terminalId);
 
-test('a call whose final update no longer shows its terminal (a result too large for the log: a note) ends the entry', () => {
+test('a call whose final update no longer shows its terminal (text only, as a result too large for the log would be) ends the entry', () => {
   const views = new TerminalViews();
   const owner = recordingConnection('owner').conn;
   views.created('term_1', owner);
