@@ -52,11 +52,20 @@ export async function entryFromLog(dir: string, id: string, logger: Logger, paus
   // check) may be a session's: such a log is left as it is (spec/event-log.md §2), spare or not.
   // Every new log is marked spare until its first event (since 15c9ad3): until 2026-12-07 a session
   // whose first record was damaged and whose maker had exited was removed here, file and all.
-  const damage = scan.header?.tombstone ? undefined : (undecodableFrom ?? damageLeavingNothing(scan)?.offset);
-  if (spare && events.length === 0 && !scan.header?.tombstone && damage === undefined) {
+  const leftNothing = undecodableFrom === undefined ? damageLeavingNothing(scan) : undefined;
+  const damage = scan.header?.tombstone ? undefined : (undecodableFrom ?? leftNothing?.offset);
+  if (spare && events.length === 0 && !scan.header?.tombstone) {
+    const makerAlive = isProcessAlive(spare.pid);
     // A log made ahead and never used is no session; once its maker is gone, nobody will use it.
-    if (!isProcessAlive(spare.pid)) await Promise.all([rm(path, { force: true }), rm(logLockPath(path), { force: true })]);
-    return undefined;
+    if (damage === undefined) {
+      if (!makerAlive) await Promise.all([rm(path, { force: true }), rm(logLockPath(path), { force: true })]);
+      return undefined;
+    }
+    // Its first record torn while its maker lives: that record is being written now, as a reader
+    // sees one (§2), and the maker indexes the session itself. Until 2026-12-07 (9414d7f to this)
+    // such a log read mid-append was listed damaged, with no cwd. (Since the header keeps its mark,
+    // a first record that fails its check with the maker's pid alive is listed damaged, as any log.)
+    if (makerAlive && (leftNothing?.reason === 'torn_header' || leftNothing?.reason === 'torn_record')) return undefined;
   }
   const tomb = scan.header?.tombstone;
   let entry: SessionEntry | undefined = tomb

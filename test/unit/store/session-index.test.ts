@@ -178,6 +178,37 @@ test('a spare log whose maker is gone but whose first event record is damaged is
   }
 });
 
+test("a spare log whose maker is alive and whose first record is still being written (torn, as a reader sees it) is no session yet, not one listed damaged; one whose first record fails its check is", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // Made by this (live) process, its session_created appended: the whole file, then what a reader
+    // sees while that append is under way (spec/event-log.md §2: a record being written shows torn).
+    const log = await FileEventLog.create(sessionLogPath(dir, 'ses_sparewriting'), { sessionId: 'ses_sparewriting', spare: true });
+    log.append(sessionCreated('ses_sparewriting', '/p'));
+    await log.close();
+    const whole = readFileSync(sessionLogPath(dir, 'ses_sparewriting'));
+    writeFileSync(sessionLogPath(dir, 'ses_sparewriting'), whole.subarray(0, whole.length - 3));
+    // A first record that fails its check is no record being written: listed damaged, maker alive or not.
+    const framed = frameRecord(new Packr().pack([1, 1, 'any']));
+    framed[framed.length - 1] = framed[framed.length - 1]! ^ 0xff;
+    writeFileSync(
+      sessionLogPath(dir, 'ses_sparemybad'),
+      Buffer.concat([encodeHeaderRecord({ troupeLog: LOG_FORMAT_VERSION, sessionId: 'ses_sparemybad', createdAt: 1, baseSeq: 0, spare: { pid: process.pid } }), framed]),
+    );
+    const midWrite = await SessionIndex.open(dir);
+    assert.equal(midWrite.get('ses_sparewriting'), undefined, 'its maker indexes it once written: not a damaged session with no cwd');
+    assert.equal(midWrite.get('ses_sparemybad')?.damaged?.code, 'log_corrupt');
+    assert.equal(readFileSync(sessionLogPath(dir, 'ses_sparewriting')).length, whole.length - 3, 'its bytes are left as they are');
+    // The append done: the next index to open adopts it, as the session it is.
+    writeFileSync(sessionLogPath(dir, 'ses_sparewriting'), whole);
+    const written = await SessionIndex.open(dir);
+    assert.equal(written.get('ses_sparewriting')?.cwd, '/p');
+    assert.equal(written.get('ses_sparewriting')?.damaged, undefined);
+  } finally {
+    cleanup();
+  }
+});
+
 test('tombstones: the log content is gone, the id stays used, and it survives a rebuild', async () => {
   const { dir, cleanup } = tempDir();
   try {
