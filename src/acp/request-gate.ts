@@ -27,6 +27,13 @@
  *   request with id null: the refusals due are counted apart from the requests being served. Until
  *   2026-12-07 such a refusal counted as the answer of a request served under null, and at stdin's
  *   end the input ended while that request still ran: its answer was lost.
+ * - Answers are told apart by id alone. A client that reuses an id while a request under it is still
+ *   served (JSON-RPC forbids it; id null is the usual one) can have one's answer taken for the other's:
+ *   an `initialize` under null sent behind a running request under null is taken as answered when
+ *   that request's answer goes out, and what follows it is read before its own answer. Not guarded
+ *   (2026-12-07): troupe's handlers fail by nothing of it (before the connection is initialized the
+ *   SDK refuses every other request before the next is read), and renaming such requests for the SDK
+ *   would hide them from a `$/cancel_request` naming the client's id.
  * - A request whose id is a number troupe cannot answer under exactly (a fraction, `1.5`, or an
  *   integer past ±(2^53 − 1), `9007199254740993`, which parses as …992) never reaches the SDK: it is
  *   answered -32600 (`invalid_request`) with id null, as the SDK answers an id that is an object, and
