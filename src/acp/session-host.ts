@@ -165,7 +165,8 @@ export class SessionHost {
    * meanwhile (`mcp.signal`), it rejects `request_cancelled` and leaves no session, nor its log file.
    * Once the shutdown has begun it rejects `capacity_exceeded` (as the daemon refuses what comes while
    * it shuts down), one already being made included, and leaves no log: a session made then would be
-   * one whose process is exiting. Until 2026-12-07 a session/new whose servers were starting as
+   * one whose process is exiting. (One already durable when the shutdown begins, reading its first
+   * events back, is answered, and closed by the shutdown with the others.) Until 2026-12-07 a session/new whose servers were starting as
    * SIGTERM came was answered a session made after the shutdown had closed the others, its log and
    * lock left behind.
    */
