@@ -269,6 +269,15 @@ export function retryAfterMs(headers: Headers | undefined): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
+/**
+ * 408 (the request timed out) and 409 (a conflict, such as a lock timeout) as troupe's kinds: the
+ * statuses the vendors' SDKs retried by themselves beside 429 and 5xx, retried by troupe's layer as
+ * before since their retries are off (src/core/model-stream.ts); undefined for any other status.
+ */
+export function sdkRetriedStatusKind(status: number | undefined): ProviderErrorKind | undefined {
+  return status === 408 ? 'network' : status === 409 ? 'overloaded' : undefined;
+}
+
 /** An error's message with its cause's (fetch failures keep the useful part in `cause`). */
 export function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);

@@ -4,7 +4,7 @@
  * as an SSE `error` event, which the SDK throws as an APIError without a status).
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderErrorKind } from '../../core/provider.js';
+import { describeError, ProviderError, retryAfterMs, sdkRetriedStatusKind, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // "exceed context limit": the prompt fits but prompt + max_tokens does not; compacting the prompt is the cure too.
 const CONTEXT_OVERFLOW = /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (maximum )?context|exceeds? context limit/i;
@@ -57,9 +57,8 @@ function classify(status: number | undefined, type: string | null, message: stri
   if (status === 413 || type === 'request_too_large') return 'context_overflow';
   if ((status === 400 || type === 'invalid_request_error') && CONTEXT_OVERFLOW.test(message)) return 'context_overflow';
   if (type === 'api_error' || type === 'timeout_error' || (status !== undefined && status >= 500)) return 'overloaded';
-  // Retried as the SDK retried them (the request timed out; a conflict such as a lock timeout).
-  if (status === 408) return 'network';
-  if (status === 409) return 'overloaded';
+  const retried = sdkRetriedStatusKind(status);
+  if (retried) return retried;
   // An unknown model id is a 404 not_found_error whose message is "model: <id>".
   if ((status === 404 || type === 'not_found_error') && /^model:/i.test(message)) return 'model_not_found';
   if (status === undefined && type === null) return 'network';

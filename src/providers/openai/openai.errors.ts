@@ -5,7 +5,7 @@
  * Ollama, LM Studio and TGI use, and a failure of the server by TGI's.
  */
 import OpenAI from 'openai';
-import { describeError, ProviderError, retryAfterMs, vendorText, type ProviderErrorKind } from '../../core/provider.js';
+import { describeError, ProviderError, retryAfterMs, sdkRetriedStatusKind, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
 const MODEL_MISSING = /\bmodel\b.*\b(not found|does not exist)/i;
@@ -150,8 +150,5 @@ export function classify(status: number | undefined, code: string | undefined, t
   if (status === 413 || ((status === 400 || status === UNPROCESSABLE || status === undefined) && CONTEXT_OVERFLOW.test(message))) return 'context_overflow';
   if ((status !== undefined && status >= 500) || status === FAILED_DEPENDENCY || code === 'server_error' || code === 'overloaded' || (status === undefined && ((type !== undefined && SERVER_TYPES.has(type)) || SERVER_FAILURE.test(message)))) return 'overloaded';
   if (code === 'model_not_found' || (status === 404 && MODEL_MISSING.test(message))) return 'model_not_found';
-  // Retried as the SDK retried them before its retries were turned off (a request timeout; a conflict such as a lock timeout).
-  if (status === 408) return 'network';
-  if (status === 409) return 'overloaded';
-  return 'invalid_request';
+  return sdkRetriedStatusKind(status) ?? 'invalid_request';
 }
