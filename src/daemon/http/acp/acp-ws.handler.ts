@@ -74,7 +74,7 @@ const ACP_SUBPROTOCOL = 'acp';
  * for which it offered subprotocols and got none back; else none. Until 2026-12-07 an offer of
  * `foo` (and the token) was answered `foo`, a protocol troupe does not speak.
  */
-export function chooseSubprotocol(offered: readonly string[], tokenSubprotocol: string | undefined): string {
+function chooseSubprotocol(offered: readonly string[], tokenSubprotocol: string | undefined): string {
   if (offered.includes(ACP_SUBPROTOCOL)) return ACP_SUBPROTOCOL;
   return tokenSubprotocol ?? '';
 }
