@@ -7,10 +7,10 @@
  * until 2026-12-07 they were printed raw. Line breaks and tabs stay where the text is shown as lines
  * (`CRLF` becomes a line break); a one-line field keeps none.
  */
-import { UNPRINTABLE } from '../core/one-line.js';
+import { BIDI_CONTROLS, UNPRINTABLE } from '../core/one-line.js';
 import { clustersOf, displayWidth } from './display-width.js';
 
-const UNPRINTABLE_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+const UNPRINTABLE_IN_LINES = new RegExp(`[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f${BIDI_CONTROLS}]`, 'g');
 const spell = (c: string) => {
   const code = c.charCodeAt(0);
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;

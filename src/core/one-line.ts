@@ -9,10 +9,17 @@
 import { pairSafeEnd } from './text-cut.js';
 
 /**
+ * The bidi overrides and isolates (U+202A–U+202E, U+2066–U+2069), as a character-class range: the
+ * characters that make text read in another order than its characters'. One list for every class
+ * that keeps them out of what a person reads (here, `src/cli/terminal-text.ts`, `src/tools/path-guard.ts`).
+ */
+export const BIDI_CONTROLS = '\\u202a-\\u202e\\u2066-\\u2069';
+
+/**
  * C0 controls, DEL, C1 controls and bidi overrides and isolates: what a title makes a space and
  * `src/cli/terminal-text.ts` spells out on a terminal.
  */
-export const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+export const UNPRINTABLE = new RegExp(`[\\x00-\\x1f\\x7f-\\x9f${BIDI_CONTROLS}]`, 'g');
 
 /** `s` on one line: control characters and bidi overrides spaces, every run of whitespace one space, no space at either end. */
 export function oneLine(s: string): string {

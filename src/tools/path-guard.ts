@@ -17,13 +17,16 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import { abbreviatedPath, errnoOf, pathTooLongError } from './tool.js';
 import { kernelDirectory } from './kernel-directory.js';
+import { BIDI_CONTROLS } from '../core/one-line.js';
 
 /**
  * Characters that would break a line of tool output, or hide in it: C0 and C1 controls, DEL,
  * U+2028/2029, and bidi overrides and isolates (U+202A–U+202E, U+2066–U+2069), which make a name read
  * as another (`\u202Etxt.exe` shown as `exe.txt`, "Trojan Source"; shown as they are until 2026-12-07).
  */
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const UNPRINTABLE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029${BIDI_CONTROLS}]`);
+/** What JSON.stringify leaves as it is of those (it escapes C0 itself). */
+const LEFT_BY_JSON = new RegExp(`[\\u007f-\\u009f\\u2028\\u2029${BIDI_CONTROLS}]`, 'g');
 
 /**
  * A file name (or path) as tool output shows it: as it is, unless it holds a character above. A
@@ -33,7 +36,7 @@ const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-
  */
 export function shownName(name: string): string {
   if (!UNPRINTABLE.test(name) && !name.startsWith('"')) return name;
-  return JSON.stringify(name).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(name).replace(LEFT_BY_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Linux's bounds: a name (one segment) of at most 255 bytes (NAME_MAX), a path of at most 4095 (PATH_MAX, 4096 with its NUL). */
