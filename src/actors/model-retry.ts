@@ -3,7 +3,7 @@
  * waits, and which attempt comes next. The client, the CLI, `session/load` and the inspector show it
  * from the log; before 2026-12-07 a retry was silent, and a turn waiting out a rate limit looked hung.
  */
-import { elided } from '../core/text-cut.js';
+import { clipped } from '../core/text-cut.js';
 import type { ProviderEvent } from '../core/provider.js';
 import type { EngineCore } from './engine-core.js';
 import { providerCode } from './step-error.js';
@@ -12,8 +12,7 @@ import { providerCode } from './step-error.js';
 const MESSAGE_MAX = 1_000;
 
 export function emitModelRetry(core: EngineCore, turnId: string | undefined, provider: string, ev: Extract<ProviderEvent, { type: 'retry' }>): void {
-  // Cut, its mark is one of the MESSAGE_MAX.
-  const message = ev.vendorMessage.length <= MESSAGE_MAX ? ev.vendorMessage : elided(ev.vendorMessage, MESSAGE_MAX - 1);
+  const message = clipped(ev.vendorMessage, MESSAGE_MAX);
   core.emit({
     type: 'model_retry',
     sessionId: core.sessionId,

@@ -6,7 +6,7 @@
  * break a list's row; a bidi override or isolate (U+202A–U+202E, U+2066–U+2069) could make the title
  * read otherwise than its words (the "Trojan Source" reordering). Each becomes a space.
  */
-import { pairSafeEnd } from './text-cut.js';
+import { clipped } from './text-cut.js';
 
 /**
  * The bidi overrides and isolates (U+202A–U+202E, U+2066–U+2069), as a character-class range: the
@@ -31,6 +31,5 @@ export function oneLine(s: string): string {
  * unit earlier when it falls inside a surrogate pair (half an emoji is U+FFFD once encoded).
  */
 export function oneLineClipped(s: string, max: number): string {
-  const line = oneLine(s);
-  return line.length > max ? `${line.slice(0, pairSafeEnd(line, max - 1))}…` : line;
+  return clipped(oneLine(s), max);
 }

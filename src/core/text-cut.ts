@@ -54,3 +54,8 @@ export function tailOf(text: string, n: number): string {
 export function elided(text: string, max: number, mark = '…'): string {
   return text.length <= max ? text : `${headOf(text, max)}${mark}`;
 }
+
+/** `text` as it is when at most `max` units long, else its start and `mark` in at most `max` units ({@link headOf}). */
+export function clipped(text: string, max: number, mark = '…'): string {
+  return text.length <= max ? text : `${headOf(text, max - mark.length)}${mark}`;
+}
