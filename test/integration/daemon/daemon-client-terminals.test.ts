@@ -4,7 +4,7 @@
  * its output as text, exactly as a `session/load` replays it (spec/daemon.md §Relay, src/acp/terminal-content.ts).
  * Another client never had that terminal id; Zed fails a whole update naming one it does not know.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,12 +53,16 @@ test("a command run in the prompting editor's terminal is shown as that terminal
   assert.deepEqual(theirs, late.updatesFor(sessionId, 'tool_call_update'), 'live, as a load replays it');
 });
 
-test("the process's later requests on a terminal (its output, its release) go to the client whose terminal it is, also when another client offering terminals attached since", async (t) => {
+/**
+ * A command waiting in the terminal of an editor (offering terminals, it created the session) whose
+ * prompt came from a CLI client (no terminals), and a later editor, offering terminals too, attached
+ * while it runs: the command ends once `go` exists.
+ */
+async function commandInEditorTerminal(t: TestContext, prefixes: { editor: string; later: string }) {
   const go = join(tempDir(), 'go');
-  // The command runs until the test lets it end.
   const waiting = { replies: [[{ tool_call: { name: 'run_command', input: { command: `while [ ! -e ${go} ]; do sleep 0.05; done; echo done` } } }], [{ text: 'ran' }]] };
-  const editorTerminals = new ClientTerminals('editor_term_');
-  const laterTerminals = new ClientTerminals('later_term_');
+  const editorTerminals = new ClientTerminals(prefixes.editor);
+  const laterTerminals = new ClientTerminals(prefixes.later);
   t.after(() => (editorTerminals.killAll(), laterTerminals.killAll(), rmSync(go, { force: true })));
   // The editor offers terminals; the CLI, which prompts, does not.
   const { d, a: editor, b: cli } = await daemonWithClients(t, { script: waiting }, { handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
@@ -66,12 +70,17 @@ test("the process's later requests on a terminal (its output, its release) go to
   const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
   await cli.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
   const turn = cli.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
-  await waitFor('the command started in the editor\'s terminal', () => editorTerminals.calls.length === 1);
+  await waitFor("the command started in the editor's terminal", () => editorTerminals.calls.length === 1);
   // Another editor, offering terminals too, attaches while the command runs: the latest attached.
   const later = d.connect('http', { terminals: laterTerminals });
   t.after(() => later.close());
   await later.init({ terminal: true });
   await later.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  return { go, editorTerminals, laterTerminals, editor, cli, later, sessionId, turn };
+}
+
+test("the process's later requests on a terminal (its output, its release) go to the client whose terminal it is, also when another client offering terminals attached since", async (t) => {
+  const { go, editorTerminals, laterTerminals, editor, cli, later, sessionId, turn } = await commandInEditorTerminal(t, { editor: 'editor_term_', later: 'later_term_' });
   writeFileSync(go, '');
   assert.equal((await turn).stopReason, 'end_turn');
   assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'release editor_term_1']);
@@ -84,22 +93,8 @@ test("the process's later requests on a terminal (its output, its release) go to
 });
 
 test("the client whose terminal runs a command goes: the process's requests on that terminal are answered an error at once, never asked of another client, which has no such terminal (or one of its own under that id)", async (t) => {
-  const go = join(tempDir(), 'go');
-  const waiting = { replies: [[{ tool_call: { name: 'run_command', input: { command: `while [ ! -e ${go} ]; do sleep 0.05; done; echo done` } } }], [{ text: 'ran' }]] };
   // The same ids on both: another editor's terminal of that id is its own.
-  const editorTerminals = new ClientTerminals('term_');
-  const laterTerminals = new ClientTerminals('term_');
-  t.after(() => (editorTerminals.killAll(), laterTerminals.killAll()));
-  const { d, a: editor, b: cli } = await daemonWithClients(t, { script: waiting }, { handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
-  const cwd = tempDir();
-  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
-  await cli.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
-  const turn = cli.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
-  await waitFor("the command started in the editor's terminal", () => editorTerminals.calls.length === 1);
-  const later = d.connect('http', { terminals: laterTerminals });
-  t.after(() => later.close());
-  await later.init({ terminal: true });
-  await later.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  const { laterTerminals, editor, cli, sessionId, turn } = await commandInEditorTerminal(t, { editor: 'term_', later: 'term_' });
   // The editor quits while the process waits for the command's exit there.
   editor.close();
   assert.equal((await turn).stopReason, 'end_turn');
