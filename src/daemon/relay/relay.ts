@@ -17,11 +17,12 @@ import { RelayConnection } from './relay-connection.js';
 import { RelaySession } from './relay-session.js';
 import { errorResponse, isRequest, rpcError, type JsonRpcMessage } from './rpc.js';
 import { oncePerKey } from '../../core/once-per-key.js';
-import { OnePerTurn } from '../../core/next-turn.js';
 import { NO_PROCESS_STATES } from '../machine-hub.js';
 import { sessionNotFound } from '../quoted-id.js';
 import { REVIVED_STATE } from '../../machines/child.machine.js';
 import { ForkUnloads } from './fork-unloads.js';
+import { SessionStarts } from './session-starts.js';
+import { OpeningSessions } from './opening-sessions.js';
 import { tailOf } from '../../core/text-cut.js';
 
 export interface RelayObserver {
@@ -74,12 +75,8 @@ export class Relay implements AcpAgentSide, RelayContext {
    * else holds them).
    */
   private readonly failedChildren = new Map<string, { restarts: number; wakes: number }>();
-  /**
-   * Sessions whose `session/new` is in flight: each holds a child but is not in `sessions` until the
-   * child names it. They count against `--max-sessions`, or a burst of concurrent `session/new`s
-   * would all pass the check and start a child each.
-   */
-  private readonly opening = new Set<RelaySession>();
+  /** Sessions whose `session/new` is in flight (opening-sessions.ts). */
+  private readonly opening: OpeningSessions;
   /**
    * Sessions being deleted: a request for one is answered session_not_found at once. Forwarded, it
    * would wait in a child that is stopping for good, or start a new one that takes the log from
@@ -103,6 +100,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.version = deps.version;
     this.index = deps.index;
     this.forks = new ForkUnloads(deps.index, deps.logger);
+    this.opening = new OpeningSessions(deps.index, deps.logger);
   }
 
   async open(channel: AcpClientChannel, initialize: JsonRpcRequest): Promise<RelayConnection> {
@@ -119,16 +117,8 @@ export class Relay implements AcpAgentSide, RelayContext {
     return conn;
   }
 
-  /**
-   * Sessions waiting to start (`session/new`, and a stored session's revival), one per turn of the
-   * loop. A hundred clients that ask at once arrive in one turn, and starting them all in it (~0.3 ms
-   * each, several ms while the code is cold) held the daemon's loop 25 to 70 ms: health checks,
-   * streams and timers waited behind them. Revivals come in such bursts too: every client of a
-   * restarted daemon loads its sessions again as it reconnects.
-   */
-  private readonly starts = new OnePerTurn();
-  /** Per session, its requests waiting in `starts` to start its process (a cancel waits behind them). */
-  private readonly startsWaiting = new Map<string, number>();
+  /** Sessions waiting to start, one per turn of the loop (session-starts.ts). */
+  private readonly starts = new SessionStarts();
 
   /**
    * `on`: the session the request came on (an HTTP client may send session/new with a header), where
@@ -136,12 +126,7 @@ export class Relay implements AcpAgentSide, RelayContext {
    * did when it started at once, and a failure reaches the transport as any message's does.
    */
   newSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): Promise<void> {
-    return this.inItsTurn(conn, () => this.startSession(conn, msg, on));
-  }
-
-  /** Runs `start` in its turn (`starts`), unless its client went away while it waited: no child for a session nobody will hear of. */
-  private inItsTurn(conn: RelayConnection, start: () => void): Promise<void> {
-    return this.starts.push(() => void (conn.isClosed || start()));
+    return this.starts.inItsTurn(conn, () => this.startSession(conn, msg, on));
   }
 
   private startSession(conn: RelayConnection, msg: JsonRpcMessage, on?: string): void {
@@ -168,7 +153,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     // A cancel for a session whose request waits for its turn to start a process goes in its turn
     // behind that request: now it would find no child, and be dropped, and the prompt it was sent to
     // cancel would run to its end (until 2026-12-07).
-    if (!request && !itsTurn && this.startsWaiting.has(sessionId)) return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
+    if (!request && !itsTurn && this.starts.waiting(sessionId)) return this.starts.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true));
     if (this.deleting.has(sessionId)) {
       if (request) void conn.answer(msg, errorResponse(msg.id, 'session_not_found', `session ${sessionId} is being deleted`, { sessionId, deleted: true }), sessionId);
       return;
@@ -200,7 +185,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     // is checked again: a delete, a failure, the capacity or another request that started it (the
     // turns keep the order they came in) may come first. Clients come back in bursts: every client of
     // a restarted daemon reloads its sessions, and clients return to their idle ones at once.
-    if (request && !session?.live && !itsTurn) return this.startInItsTurn(conn, sessionId, msg);
+    if (request && !session?.live && !itsTurn) return this.starts.startInItsTurn(conn, sessionId, () => this.toSession(conn, sessionId, msg, true));
     if (!session) {
       // A session released at rest had servers its client named: a request that names none (the CLI's
       // resume) gets them back, as it would from a child that had stayed (spec/tools.md §7).
@@ -228,27 +213,9 @@ export class Relay implements AcpAgentSide, RelayContext {
     session.forward(conn, msg, sessionId, joins);
   }
 
-  /**
-   * `$/cancel_request` of `conn` for its session/new in flight, whose session has no id yet (nor `conn`
-   * attached): withdrawn as any request (RelaySession.withdraw). One not sent yet (its process starts)
-   * is answered -32800 here, and its process is stopped: it would serve nothing.
-   */
+  /** `$/cancel_request` of `conn` for its session/new in flight (OpeningSessions.withdraw). */
   withdrawNew(conn: RelayConnection, requestId: unknown): void {
-    for (const s of this.opening) {
-      const waited = s.awaitsAnswers;
-      s.withdraw(conn, requestId);
-      if (waited && !s.awaitsAnswers) this.unregistered(s);
-    }
-  }
-
-  /** A request that starts the session's process, in its turn; counted in startsWaiting until then. */
-  private startInItsTurn(conn: RelayConnection, sessionId: string, msg: JsonRpcMessage): Promise<void> {
-    this.startsWaiting.set(sessionId, (this.startsWaiting.get(sessionId) ?? 0) + 1);
-    return this.inItsTurn(conn, () => this.toSession(conn, sessionId, msg, true)).finally(() => {
-      const n = this.startsWaiting.get(sessionId)! - 1;
-      if (n > 0) this.startsWaiting.set(sessionId, n);
-      else this.startsWaiting.delete(sessionId);
-    });
+    this.opening.withdraw(conn, requestId);
   }
 
   /**
@@ -343,7 +310,7 @@ export class Relay implements AcpAgentSide, RelayContext {
    * prompt woke an idle-stopped session was answered `cancelled: false`, and the prompt ran to its end.
    */
   async cancelTurn(sessionId: string, running: () => boolean): Promise<boolean> {
-    if (this.startsWaiting.has(sessionId)) await this.starts.push(() => undefined);
+    if (this.starts.waiting(sessionId)) await this.starts.afterWaiting();
     const session = this.sessions.get(sessionId);
     if (!session?.live || !(running() || session.prompted)) return false;
     session.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
@@ -364,7 +331,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     // The pool closes first: while the children stop, each one's exit frees a spawn slot, and an
     // open pool would spawn a child for a session/new already given up, which nothing then waits for.
     const pool = this.pool.close(this.options.childSpec.shutdownMs);
-    await Promise.all([...this.sessions.values(), ...this.opening].map((s) => s.child.stop('shutdown')));
+    await Promise.all([...this.sessions.values(), ...this.opening.all()].map((s) => s.child.stop('shutdown')));
     await pool;
   }
 
@@ -407,14 +374,7 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.opening.delete(session);
     session.named(sessionId);
     this.sessions.set(sessionId, session);
-    // The child reports session_created once durable; a child killed before that must not leave the
-    // session unknown to the index (it would then never be listed, failed or deleted).
-    if (!this.index.get(sessionId)) {
-      const current = (id: string) => (result.configOptions as { id: string; currentValue?: unknown }[] | undefined)?.find((o) => o.id === id)?.currentValue;
-      void this.index
-        .adopt({ id: sessionId, cwd: session.cwd, model: String(current('model') ?? ''), mode: String(current('mode') ?? ''), createdAt: Date.now() })
-        .catch((err) => this.logger.debug('index entry for a new session', { sessionId, error: String(err) }));
-    }
+    this.opening.adopt(session, sessionId, result);
   }
 
   /** A fork is a session of its own, with the servers the fork named; its source's process unloads it first (fork-unloads.ts). */
@@ -424,9 +384,7 @@ export class Relay implements AcpAgentSide, RelayContext {
   }
 
   unregistered(session: RelaySession): void {
-    this.opening.delete(session);
-    session.abandon();
-    void session.child.stop('deleted');
+    this.opening.giveUp(session);
   }
 
   events(_session: RelaySession, sessionId: string, events: AgentEvent[]): void {
