@@ -9,25 +9,27 @@ import type { AgentEvent, ContentBlock } from '../core/events.js';
 import { isValidSessionId } from '../core/ids.js';
 import { oncePerKey } from '../core/once-per-key.js';
 import type { Logger } from '../core/ports.js';
-import { SessionEngine, type EngineOptions } from '../actors/session-engine.js';
+import type { SessionEngine } from '../actors/session-engine.js';
 import type { EngineLimits } from '../actors/engine-core.js';
 import { INDEXED_EVENT_TYPES, isFinallyDeleted, recheckInBackground, SessionIndex, sessionsDir, type BackgroundRecheck, type FileEventLog } from '../store/index.js';
 import { nextTurn } from '../core/next-turn.js';
-import { DEFAULT_MODE_ID, mcpServersOf } from '../tools/index.js';
-import { defaultModel, resolveModel } from '../providers/registry.js';
+import type { mcpServersOf } from '../tools/index.js';
+import { defaultModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import type { ProjectionCaps } from './update.projection.js';
 import { clientOffer, type ClientOffer } from './client-offer.js';
 import { SessionUpdates } from './session-updates.js';
 import { engineDeps } from './session-engine-deps.js';
 import { daemonOwnedCatalog, type SessionCatalog } from './session-catalog.js';
-import { assertDirectory, requestedDirectories, sessionCwd } from './session-directories.js';
 import type { SessionReporter } from './control-channel.js';
 import { SessionMcp } from './session-mcp.js';
 import { unlessWithdrawn } from './withdrawn-request.js';
 import { SessionLogs } from './session-logs.js';
 import { settledHistory } from './fork-history.js';
 import { commandsUpdate, SLASH_COMMANDS } from './session-options.js';
+import { IdleUnload } from './idle-unload.js';
+import { reopenSession, type ReopenParts } from './reopen-session.js';
+import { makeSession, type MakeParts, type NewSession, type NewSessionMcp } from './make-session.js';
 
 export interface HostOptions {
   home: string;
@@ -81,9 +83,8 @@ export class SessionHost {
   private offer: ClientOffer = clientOffer({});
   /** The sessions' log files: new ones (and the spare made ahead), and existing ones opened. */
   private readonly logs: SessionLogs;
-  /** When each live session was last asked for, or ended a turn (ms since epoch), for idleUnloadMs. */
-  private readonly lastUsed = new Map<string, number>();
-  private readonly idleSweep?: NodeJS.Timeout;
+  /** The idle-unload sweep (idle-unload.ts), when idleUnloadMs asks for one. */
+  private readonly idle?: IdleUnload;
   private readonly mcp: SessionMcp;
   /** What the client is sent of the sessions: live updates, replays, what an open appended. */
   readonly updates: SessionUpdates;
@@ -93,6 +94,8 @@ export class SessionHost {
   private stopping = false;
   /** The session/new (and forks) being served: the shutdown waits for them to be refused. */
   private readonly creating = new Set<Promise<unknown>>();
+  /** What making (make-session.ts) and reopening (reopen-session.ts) a session use of this host. */
+  private readonly parts: MakeParts & ReopenParts;
 
   private constructor(
     private readonly opts: HostOptions,
@@ -103,26 +106,33 @@ export class SessionHost {
     this.updates = new SessionUpdates({ client: () => this.client, caps: () => this.projectionCaps, ...(opts.updateLines ? { lines: opts.updateLines } : {}) });
     const idleMs = opts.idleUnloadMs ?? 0;
     if (idleMs > 0) {
-      // A sweep a few times per idle period: a session goes at most a quarter of it late.
-      this.idleSweep = setInterval(() => this.unloadIdle(idleMs), Math.max(50, Math.min(idleMs / 4, 60_000)));
-      this.idleSweep.unref();
+      this.idle = new IdleUnload(idleMs, {
+        live: () => this.live,
+        inUse: (sessionId) => this.opening.has(sessionId) || this.mcpStarting(sessionId),
+        unload: (sessionId) => this.unload(sessionId, { keepMcp: true }),
+      }, opts.logger);
     }
+    this.parts = {
+      logs: this.logs,
+      index,
+      logger: opts.logger,
+      reporter: opts.reporter,
+      env: opts.env,
+      config: opts.config,
+      mcp: this.mcp,
+      stoppedWith: this.stoppedWith,
+      deps: (sessionId, log, cwd, dirs) => this.deps(sessionId, log, cwd, dirs),
+      track: (engine, log, reportFrom, stopInspecting) => this.track(engine, log, reportFrom, stopInspecting),
+      refuseWhileStopping: () => this.refuseWhileStopping(),
+      defaultModel: () => this.defaultModel(),
+      deletedForGood: (sessionId) => this.deletedForGood(sessionId),
+      useMcpServers: (sessionId, cwd, servers, signal, dirs) => this.useMcpServers(sessionId, cwd, servers, signal, dirs),
+    };
   }
 
   /** The session was used now (only counted when idle sessions are unloaded). */
   private touch(sessionId: string): void {
-    if (this.idleSweep) this.lastUsed.set(sessionId, Date.now());
-  }
-
-  private unloadIdle(idleMs: number): void {
-    const now = Date.now();
-    for (const [sessionId, live] of this.live) {
-      // Not while a request is opening it or its MCP servers start (slow servers can take longer than
-      // the idle time): the request that asked for them uses the session next.
-      if (now - (this.lastUsed.get(sessionId) ?? now) < idleMs || !live.engine.idle || this.opening.has(sessionId) || this.mcpStarting(sessionId)) continue;
-      this.opts.logger.info('unloading a session idle for a while; a request opens it again from its log', { sessionId, idleMs });
-      void this.unload(sessionId, { keepMcp: true }).catch((err) => this.opts.logger.error('idle unload failed', { sessionId, error: String(err) }));
-    }
+    this.idle?.touch(sessionId);
   }
 
   static async open(opts: HostOptions): Promise<SessionHost> {
@@ -171,11 +181,11 @@ export class SessionHost {
    * lock left behind.
    */
   async create(
-    init: { cwd: string; additionalDirectories: string[]; model?: string; mode?: string; forkedFrom?: { sessionId: string; throughSeq: number } },
+    init: NewSession,
     history: readonly AgentEvent[] = [],
-    mcp?: { servers: ReturnType<typeof mcpServersOf>; signal?: AbortSignal },
+    mcp?: NewSessionMcp,
   ): Promise<LiveSession> {
-    const made = this.make(init, history, mcp);
+    const made = makeSession(this.parts, init, history, mcp);
     this.creating.add(made);
     try {
       return await made;
@@ -186,58 +196,6 @@ export class SessionHost {
 
   private refuseWhileStopping(): void {
     if (this.stopping) throw new TroupeError('capacity_exceeded', 'the agent is shutting down: it makes or opens no session now; ask again once it has started again');
-  }
-
-  private async make(
-    init: Parameters<SessionHost['create']>[0],
-    history: readonly AgentEvent[],
-    mcp: Parameters<SessionHost['create']>[2],
-  ): Promise<LiveSession> {
-    this.refuseWhileStopping();
-    assertDirectory(init.cwd, 'cwd');
-    const cwd = sessionCwd(init.cwd);
-    const additionalDirectories = requestedDirectories(cwd, init.additionalDirectories);
-    const model = init.model ?? this.defaultModel();
-    resolveModel(model, this.opts.env, this.opts.config);
-    const mode = init.mode ?? DEFAULT_MODE_ID;
-    const { sessionId, log } = await this.logs.forNewSession();
-    // While the log holds no event it is no session (a spare: SessionLogs), listed nowhere. Until
-    // 2026-12-07 the servers started once the session was made, and a `$/cancel_request` of the
-    // session/new was not heeded until they had started or their start timeout had passed.
-    try {
-      this.refuseWhileStopping();
-      if (mcp) await this.useMcpServers(sessionId, cwd, mcp.servers, mcp.signal, additionalDirectories);
-    } catch (err) {
-      await this.logs.discard(log);
-      throw err;
-    }
-    const { deps, bind } = this.deps(sessionId, log, cwd, additionalDirectories);
-    const transitions = transitionReport(this.opts.reporter, sessionId);
-    const engine = SessionEngine.create(deps, { sessionId, cwd, additionalDirectories, model, mode, ...(init.forkedFrom ? { forkedFrom: init.forkedFrom } : {}) }, history, transitions);
-    bind(engine);
-    // session_created is a barrier (spec/event-log.md §3): the session is reported once it is durable,
-    // as a turn's result is, so that no crash after the answer can lose a session a client was given.
-    // Synced on this thread: the request has nothing else to wait for, and a small write and an
-    // fdatasync take less than the two thread-pool round trips they would otherwise cost.
-    try {
-      log.syncNow();
-      await log.whenDurable(log.lastSeq());
-      // The shutdown began meanwhile (its MCP servers' start ended by it, say): undone as a failed write is.
-      this.refuseWhileStopping();
-    } catch (err) {
-      await engine.dispose().catch(() => undefined);
-      // Nothing its engine tells from now on reaches the daemon as a session of this process.
-      transitions.stop();
-      // No client was given this session (a full disk, say): its log is not left behind, nor its servers.
-      await this.logs.discard(log);
-      void this.mcp.stop(sessionId, { forget: true }).catch(() => undefined);
-      throw err;
-    }
-    // The log is the truth and the index can be rebuilt from it: session/new does not wait for it.
-    const created = (await log.readAfter(0)).events;
-    void this.index.applyEvents(created).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
-    this.opts.logger.info('session created', { sessionId, cwd, model, mode });
-    return this.track(engine, log, 0, transitions.stop);
   }
 
   /** Makes the log of the next new session ahead of its request (SessionLogs.prepareSpareLog). */
@@ -268,7 +226,7 @@ export class SessionHost {
       // unload the session before the request that opened it has used it.
       // One being unloaded (the idle sweep, a close) is opened again once its log is closed.
       pending = (this.unloading.get(sessionId) ?? Promise.resolve())
-        .then(() => this.reopen(sessionId, indexedSeq))
+        .then(() => reopenSession(this.parts, sessionId, indexedSeq))
         .then(async (opened) => (await this.mcp.restart(sessionId), this.touch(sessionId), opened))
         .finally(() => this.opening.delete(sessionId));
       this.opening.set(sessionId, pending);
@@ -307,7 +265,7 @@ export class SessionHost {
   }
 
   /** A new session holding a copy of `sourceId`'s completed turns (ACP session/fork): its settled history (fork-history.ts). */
-  async fork(sourceId: string, cwd: string, additionalDirectories: string[], mcp?: Parameters<SessionHost['create']>[2]): Promise<LiveSession> {
+  async fork(sourceId: string, cwd: string, additionalDirectories: string[], mcp?: NewSessionMcp): Promise<LiveSession> {
     const source = await this.get(sourceId);
     const { history, through } = await settledHistory(source);
     const conv = source.engine.conversation;
@@ -322,7 +280,7 @@ export class SessionHost {
     const live = this.live.get(sessionId) ?? (await this.opening.get(sessionId)?.catch(() => undefined));
     if (live) {
       this.live.delete(sessionId);
-      this.lastUsed.delete(sessionId);
+      this.idle?.forget(sessionId);
       const closed = (async () => {
         try {
           // First the engine: a running MCP call is cancelled as such, then its server stops.
@@ -427,7 +385,7 @@ export class SessionHost {
 
   async shutdown(): Promise<void> {
     this.stopping = true;
-    clearInterval(this.idleSweep);
+    this.idle?.stop();
     await this.recheck?.stop();
     await this.logs.removeSpare();
     // The sessions being made are refused and their logs removed (create) before the process exits;
@@ -450,51 +408,9 @@ export class SessionHost {
     return !!entry && isFinallyDeleted(entry);
   }
 
-  /** Opens a session from its log file, the truth (the index may lag behind a daemon's writes). */
-  private async reopen(sessionId: string, indexedSeq: number | undefined): Promise<LiveSession> {
-    if (!isValidSessionId(sessionId)) throw new TroupeError('session_not_found', `no session ${sessionId}`, { sessionId });
-    // Until 2026-12-07 an old copy of a deleted session's log put back opened, and took prompts.
-    if (this.deletedForGood(sessionId)) throw new TroupeError('session_not_found', `session ${sessionId} was deleted`, { sessionId });
-    const log = await this.logs.open(sessionId);
-    // Whatever fails from here on (a read, the repair that cannot be written, log_write_failed),
-    // the file and its lock are let go, so that the next request can try again. A log left open
-    // here kept its session locked for the life of the process.
-    let engine: SessionEngine | undefined;
-    const transitions = transitionReport(this.opts.reporter, sessionId);
-    try {
-      // The cwd is fixed at creation: read it from the first event (the engine folds the directories).
-      const first = (await log.readAfter(0, { limit: 1 })).events[0];
-      if (first?.type !== 'session_created') throw new TroupeError('session_not_found', `session ${sessionId} has no history`, { sessionId });
-      const before = log.lastSeq();
-      const { deps, bind } = this.deps(sessionId, log, first.cwd, first.additionalDirectories);
-      // A turn that a stop left open (its log failed) ends with the stop's error, not as a crash.
-      const stopped = this.stoppedWith.get(sessionId);
-      engine = await SessionEngine.open(deps, sessionId, stopped && { code: stopped.code, message: stopped.message }, transitions);
-      this.stoppedWith.delete(sessionId);
-      bind(engine);
-      // The entry catches up with the log (a crash may have kept the index from a title, a close).
-      // The index can be rebuilt from the logs: a failure to update it does not fail the open.
-      await this.index.catchUp(sessionId, log, { heldSeq: before, ...(indexedSeq === undefined ? {} : { indexedSeq }) }).catch((err) => this.opts.logger.error('index update failed', { sessionId, error: String(err) }));
-      this.opts.logger.info('session opened from its log', { sessionId, lastSeq: log.lastSeq() });
-      const live = await this.track(engine, log, before, transitions.stop);
-      if (log.lastSeq() > before) live.repaired = { after: before, through: log.lastSeq() };
-      return live;
-    } catch (err) {
-      await engine?.dispose().catch(() => undefined);
-      // The session leaves this process as an unloaded one does (its detach): the report of its
-      // machines ends here too, so that nothing its engine tells after this reaches the daemon as
-      // this process running the session. What the daemon was told stays (the session machine's
-      // `init`), as after an unload, which reports nothing when a session leaves (spec/daemon.md,
-      // current machine states).
-      transitions.stop();
-      await log.close().catch(() => undefined);
-      throw err;
-    }
-  }
-
   /**
    * Projects and reports every event from now on; `reportFrom`: events already appended the reporter
-   * has not seen. `stopInspecting` ends the report of its transitions (transitionReport).
+   * has not seen. `stopInspecting` ends the report of its transitions (transition-report.ts).
    */
   private async track(engine: SessionEngine, log: FileEventLog, reportFrom: number, stopInspecting: () => void): Promise<LiveSession> {
     const sessionId = engine.sessionId;
@@ -534,16 +450,4 @@ export class SessionHost {
     if (!this.client) throw new TroupeError('internal_error', 'no ACP client is attached yet');
     return this.client;
   }
-}
-
-/**
- * What reports a session's machine transitions to the daemon (supervised children only), handed to
- * the engine as it is made: so the daemon is told the machines' first state too. Added once the
- * engine had started, it missed the session machine's `init`, and a session reopened after its
- * process crashed mid-turn still showed there as running that turn. `stop` ends the reports.
- */
-function transitionReport(reporter: SessionReporter | undefined, sessionId: string): EngineOptions & { stop(): void } {
-  if (!reporter) return { stop: () => undefined };
-  let reporting = true;
-  return { inspect: (ev) => reporting && reporter.transition(sessionId, ev), stop: () => void (reporting = false) };
 }

@@ -2,7 +2,7 @@
 // the log by crash repair with the stop's code, not `agent_crashed`: the replay must tell that end
 // from the machines' own all the same (src/core/interruption.ts). The logs are written by the real
 // engine: its repair when the session host reopens a session that stopped on its log
-// (session-host.ts passes the stop's error to SessionEngine.open), and its stop on a machine's
+// (reopen-session.ts passes the stop's error to SessionEngine.open), and its stop on a machine's
 // failure in the same process. The turn after the restart is checked against the live machines of
 // the engine that ran it, labelled by the same recorder a supervised child reports with.
 import { test } from 'node:test';
