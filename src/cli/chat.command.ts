@@ -11,7 +11,7 @@ import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
 import { Repl, scriptFailure } from './repl.js';
-import { openUnlessInterrupted, type OpenedSession } from './session-open.js';
+import { openUnlessInterrupted, SESSION_OPTIONS, type OpenedSession } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
@@ -51,15 +51,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
   let conn: Connection | undefined;
   let link: AcpLink | undefined;
   try {
-    const { values, positionals } = parseCommandArgs('chat', args, {
-      cwd: { type: 'string' },
-      session: { type: 'string' },
-      model: { type: 'string' },
-      mode: { type: 'string' },
-      'mcp-config': { type: 'string' },
-      'add-dir': { type: 'string', multiple: true },
-      yes: { type: 'boolean', short: 'y' },
-    });
+    const { values, positionals } = parseCommandArgs('chat', args, SESSION_OPTIONS);
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     if (positionals.length) throw new CliError('usage', `takes no prompt argument, got '${positionals[0]}': type it at the chat's prompt, or run one turn with 'troupe run "…"'`);
     const mcpServers = values['mcp-config'] ? readMcpConfig(values['mcp-config']) : undefined;

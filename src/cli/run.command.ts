@@ -9,7 +9,7 @@ import { beforeHastyExit, cancelOnTermination, EXIT, reportError, type CliIo } f
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
-import { openUnlessInterrupted } from './session-open.js';
+import { openUnlessInterrupted, SESSION_OPTIONS } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { readPrompt } from './stdin-prompt.js';
 import { makeStyle } from './style.js';
@@ -59,13 +59,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
   let conn: Connection | undefined;
   try {
     const { values, positionals } = parseCommandArgs('run', args, {
-      cwd: { type: 'string' },
-      session: { type: 'string' },
-      model: { type: 'string' },
-      mode: { type: 'string' },
-      'mcp-config': { type: 'string' },
-      'add-dir': { type: 'string', multiple: true },
-      yes: { type: 'boolean', short: 'y' },
+      ...SESSION_OPTIONS,
       json: { type: 'boolean' },
       standalone: { type: 'boolean' },
     }, 'a prompt');

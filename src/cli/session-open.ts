@@ -10,6 +10,20 @@ import type { AcpLink } from './acp-link.js';
 import { rpcToError } from './acp-link.js';
 import type { DaemonClient } from './daemon.client.js';
 
+/**
+ * The command-line options of a command that opens a session and talks in it (`troupe run`, `troupe
+ * chat`): where and how the session is opened, and `--yes` for its permission questions.
+ */
+export const SESSION_OPTIONS = {
+  cwd: { type: 'string' },
+  session: { type: 'string' },
+  model: { type: 'string' },
+  mode: { type: 'string' },
+  'mcp-config': { type: 'string' },
+  'add-dir': { type: 'string', multiple: true },
+  yes: { type: 'boolean', short: 'y' },
+} as const;
+
 export interface OpenOptions {
   sessionId?: string;
   cwd?: string;
