@@ -279,7 +279,8 @@ export class Conversation {
   /**
    * After the overflow compaction of a step whose reply the full window cut (Anthropic's
    * `model_context_window_exceeded`, Mistral's `model_length`, a local server's "Context size has
-   * been exceeded." mid-stream),
+   * been exceeded." mid-stream, OpenAI's `max_output_tokens` or a compatible server's `length` whose
+   * counts show the window filled),
    * the same step is sent again: what it had said stays in the history, as it stays in the log and
    * on the client's screen, and a note after it asks the model to go on from there. Without the note
    * the retried reply's chunks would join the cut one as one message, and a model that started over

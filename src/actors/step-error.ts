@@ -57,7 +57,8 @@ export interface OverflowFigures {
   /**
    * Whether the model had begun its reply when the window filled (Anthropic's stop reason
    * `model_context_window_exceeded`, Mistral's `model_length`, llama.cpp's "Context size has been
-   * exceeded." mid-stream),
+   * exceeded." mid-stream, OpenAI's `max_output_tokens` or a compatible server's `length` whose
+   * counts show the window filled: src/providers/openai/window-full.ts),
    * rather than refused the request before it.
    */
   replyCut?: boolean;

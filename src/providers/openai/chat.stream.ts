@@ -6,6 +6,7 @@
 import type OpenAI from 'openai';
 import { newLocalId } from '../../core/ids.js';
 import { parseToolArgs, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
+import { windowFullError, type LengthLimits } from './window-full.js';
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 /** `named`: the id is the server's (false when the server sent none and troupe made one up). */
@@ -57,10 +58,12 @@ function* contentParts(parts: unknown[]): Generator<ProviderEvent> {
 /**
  * Maps one completion stream. Throws a `network` ProviderError if it ends without a finish_reason,
  * a `context_overflow` one at its end (after the usage) if the reply filled the window, and an
- * `overloaded` one at a finish_reason that says the generation failed.
+ * `overloaded` one at a finish_reason that says the generation failed. A finish_reason `length`
+ * that `limits` (what the request asked for and the model's window) show was the window's, not the
+ * output limit's, is that overflow too (windowFullError); without `limits` it is the output limit.
  * `provider`: the adapter's id, which a `reasoning_content` part names (see chat.request.ts).
  */
-export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal, provider = 'openai-compatible'): AsyncGenerator<ProviderEvent> {
+export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: AbortSignal, provider = 'openai-compatible', limits?: LengthLimits): AsyncGenerator<ProviderEvent> {
   // The open call at each index, and every call of the message in the order it began.
   const calls = new Map<number, OpenCall>();
   const opened: OpenCall[] = [];
@@ -72,11 +75,14 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   // which it may want back; undefined when the field never came.
   let reasoningContent: string | undefined;
   let windowFull = false;
+  // The counts as the server sent them (cached tokens inside the prompt's), for a `length` stop.
+  let counted: Partial<OpenAI.CompletionUsage> = {};
   for await (const chunk of chunks) {
     if (chunk.usage) {
       // Missing counts are 0, as for a missing usage: until 2026-12-06 a usage without
       // `prompt_tokens` (a server that sends only some counts) made the input count NaN.
       const u: Partial<OpenAI.CompletionUsage> = chunk.usage;
+      counted = u;
       const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
       usage = { type: 'usage', inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached), outputTokens: u.completion_tokens ?? 0, cacheReadTokens: cached };
     }
@@ -141,5 +147,8 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   if (reasoningContent !== undefined) yield { type: 'reasoning_part', part: { provider, kind: 'reasoning_content', text: reasoningContent } };
   if (usage) yield usage;
   if (windowFull) throw new ProviderError('context_overflow', `the reply filled the model's context window (finish_reason ${WINDOW_FULL})`);
+  // vLLM and others send `length` for a full window too (src/providers/openai/window-full.ts).
+  const overflow = finish === 'max_tokens' ? windowFullError('finish_reason length', counted.prompt_tokens, counted.completion_tokens, limits) : undefined;
+  if (overflow) throw overflow;
   yield { type: 'stop', reason: finish };
 }

@@ -71,7 +71,10 @@ export class OpenAIChatProvider implements ModelProvider {
       throw new ProviderError('invalid_request', 'no OpenAI-compatible server configured: set OPENAI_BASE_URL or providers["openai-compatible"].baseUrl in the troupe config');
     }
     const client = this.#client;
-    const body = toChatBody(request, this.capabilities(request.model), this.id, this.#baseURL);
+    const capabilities = this.capabilities(request.model);
+    const body = toChatBody(request, capabilities, this.id, this.#baseURL);
+    // What a reply stopped for its length is read against (src/providers/openai/window-full.ts).
+    const limits = { maxOutputTokens: body.max_tokens ?? capabilities.maxOutputTokens, contextWindow: capabilities.contextWindow };
     yield* streamWithWatchdog(
       {
         open: async (vendorSignal) => {
@@ -79,7 +82,7 @@ export class OpenAIChatProvider implements ModelProvider {
           await refuseWholeBody(response, openAIErrorBody);
           return data;
         },
-        map: (chunks, streamSignal) => mapChatStream(chunks, streamSignal, this.id),
+        map: (chunks, streamSignal) => mapChatStream(chunks, streamSignal, this.id, limits),
         classify: toOpenAIProviderError,
       },
       { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries },

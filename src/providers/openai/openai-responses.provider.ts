@@ -63,7 +63,10 @@ export class OpenAIResponsesProvider implements ModelProvider {
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     const client = this.#requireClient(signal);
-    const body = toResponsesBody(request, this.capabilities(request.model));
+    const capabilities = this.capabilities(request.model);
+    const body = toResponsesBody(request, capabilities);
+    // What a reply stopped for its length is read against (src/providers/openai/window-full.ts).
+    const limits = { maxOutputTokens: body.max_output_tokens, contextWindow: capabilities.contextWindow };
     yield* streamWithWatchdog(
       {
         open: async (vendorSignal) => {
@@ -71,7 +74,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
           await refuseWholeBody(response, openAIErrorBody);
           return data;
         },
-        map: mapResponsesStream,
+        map: (events, streamSignal) => mapResponsesStream(events, streamSignal, limits),
         classify: toOpenAIProviderError,
       },
       { idleMs: this.#idleMs, setting: idleSetting(this.id), maxRetries: this.#maxRetries },

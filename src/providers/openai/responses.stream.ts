@@ -5,11 +5,18 @@
 import type OpenAI from 'openai';
 import { parseToolArgs, ProviderError, type ProviderEvent, type ProviderStopReason } from '../../core/provider.js';
 import { classify, delayInMessage, openAIFailure } from './openai.errors.js';
+import { windowFullError, type LengthLimits } from './window-full.js';
 
 type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
 
-/** Maps one response stream. Throws a `network` ProviderError if it ends without a terminal event. */
-export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+/**
+ * Maps one response stream. Throws a `network` ProviderError if it ends without a terminal event,
+ * and a `context_overflow` one at its end (after the usage) if the reply filled the window: an
+ * `incomplete_details.reason` of `max_output_tokens` that `limits` (what the request asked for and
+ * the model's window) show was the window's, not the output limit's (windowFullError). Without
+ * `limits` it is always the output limit.
+ */
+export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, signal: AbortSignal, limits?: LengthLimits): AsyncGenerator<ProviderEvent> {
   // Argument deltas name the output item; troupe names calls by call_id, which results refer to.
   const callIds = new Map<string, string>();
   // Arguments so far of each call that has started and not yet ended, by call_id, in start order.
@@ -77,6 +84,11 @@ export async function* mapResponsesStream(events: AsyncIterable<StreamEvent>, si
         if (response.usage) yield usageOf(response.usage);
         let reason: ProviderStopReason = refused ? 'refusal' : sawCall ? 'tool_use' : 'end_turn';
         const why = response.incomplete_details?.reason;
+        const used: Partial<OpenAI.Responses.ResponseUsage> = response.usage ?? {};
+        // The same overflow as Anthropic's model_context_window_exceeded, found at the reply's end:
+        // what streamed and its usage stay (src/actors/model-step.effect.ts), and none of its calls runs.
+        const overflow = why === 'max_output_tokens' ? windowFullError('incomplete_details.reason max_output_tokens', used.input_tokens, used.output_tokens, limits) : undefined;
+        if (overflow) throw overflow;
         if (why === 'max_output_tokens') reason = 'max_tokens';
         else if (why === 'content_filter') reason = 'refusal';
         yield { type: 'stop', reason };

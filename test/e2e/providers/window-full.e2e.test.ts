@@ -4,7 +4,10 @@
 // troupe takes it as that overflow: it compacts and the same step goes on from what the cut reply
 // said (which the client has shown, and the log keeps), or, with nothing to compact, the turn ends
 // context_overflow saying so. Until 2026-12-07 the turn ended `max_tokens` (Anthropic) or `end_turn`
-// (Mistral), as if the output limit had been reached or the model had finished.
+// (Mistral), as if the output limit had been reached or the model had finished. OpenAI's Responses API
+// (incomplete_details.reason `max_output_tokens`) and vLLM (finish_reason `length`) say so with the
+// signal of the output limit: troupe tells the window by the counts the reply reports (fewer tokens
+// than asked for, the window reached with its input); until 2026-12-07 the turn ended `max_tokens`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -46,11 +49,35 @@ const vendors = [
     stop: 'model_length',
     used: 32_000,
   },
+  {
+    name: 'openai (Responses)',
+    section: 'openai',
+    model: 'openai/gpt-5',
+    env: (url: string) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'sk-e2e-test' }),
+    streamPath: /^\/v1\/responses(\?|$)/,
+    count: [{ json: { object: 'response.input_tokens', input_tokens: 1_250 } }],
+    sse: (name: string) => ({ sse: fixture(`e2e-openai-responses-${name}.sse`) }),
+    // gpt-5's window is 400,000 tokens; the reply wrote 3,500 of the 128,000 asked for.
+    stop: 'incomplete_details.reason max_output_tokens',
+    used: 400_000,
+  },
+  {
+    name: 'openai-compatible (vLLM)',
+    section: 'openai-compatible',
+    model: 'openai-compatible/qwen3',
+    env: (url: string) => ({ OPENAI_BASE_URL: `${url}/v1` }),
+    streamPath: /^\/v1\/chat\/completions/,
+    count: [],
+    sse: (name: string) => ({ sse: fixture(name.startsWith('window-full') ? `e2e-vllm-${name}.sse` : `e2e-openai-chat-${name}.sse`) }),
+    // The fallback window of 32,768 tokens; the reply wrote 768 of the 4,096 asked for.
+    stop: 'finish_reason length',
+    used: 32_768,
+  },
 ];
 type Vendor = (typeof vendors)[number];
 
-/** The messages of a request but its system prompt, as [role, text] pairs. */
-const said = (body: any): [string, string][] => body.messages.filter((m: any) => m.role !== 'system').map((m: any) => [m.role, textOfContent(m.content)]);
+/** The messages of a request (Responses: its input's) but its system prompt, as [role, text] pairs. */
+const said = (body: any): [string, string][] => (body.messages ?? body.input).filter((m: any) => m.role && m.role !== 'system').map((m: any) => [m.role, textOfContent(m.content)]);
 const modelCalls = (v: Vendor, server: ReplayServer) => server.requests.filter((r) => v.streamPath.test(r.url));
 
 async function start(v: Vendor, t: { after(fn: () => unknown): void }) {
@@ -147,6 +174,23 @@ for (const v of vendors) {
     assert.equal(modelCalls(v, server).length, 1, 'nothing could be compacted: the request was not sent again');
     assert.equal(child.updatesFor(sessionId, 'agent_message_chunk').map((u) => u.content.text).join(''), CUT, 'what streamed stays shown');
     assert.ok(child.updatesFor(sessionId, 'usage_update').some((u) => u.used === v.used), 'the cut call was billed and is shown');
+    const notes = child.updatesFor(sessionId, 'agent_thought_chunk').map((u) => u.content.text);
+    assert.ok(!notes.some((n) => /Compact/.test(n)), `no compaction was made: ${JSON.stringify(notes)}`);
+    assert.deepEqual(child.schemaErrors, []);
+  });
+}
+
+for (const v of vendors.filter((v) => v.name === 'openai (Responses)' || v.name === 'openai-compatible (vLLM)')) {
+  test(`${v.name}: ${v.stop} with every token asked for written is the output limit: the turn ends max_tokens, nothing compacted`, async (t) => {
+    const { server, child, sessionId } = await start(v, t);
+    // The same cut reply, its counts those of a reply that wrote all it was allowed.
+    const atLimit = v.sse('window-full').sse
+      .replace('"input_tokens":396500,"input_tokens_details":{"cached_tokens":0},"output_tokens":3500', '"input_tokens":2000,"input_tokens_details":{"cached_tokens":0},"output_tokens":128000')
+      .replace('"prompt_tokens":32000,"total_tokens":32768,"completion_tokens":768', '"prompt_tokens":2000,"total_tokens":6096,"completion_tokens":4096');
+    assert.notEqual(atLimit, v.sse('window-full').sse);
+    server.enqueue(...v.count, { sse: atLimit });
+    assert.equal((await child.prompt(sessionId, 'write the report')).stopReason, 'max_tokens', child.stderr.slice(-2000));
+    assert.equal(modelCalls(v, server).length, 1);
     const notes = child.updatesFor(sessionId, 'agent_thought_chunk').map((u) => u.content.text);
     assert.ok(!notes.some((n) => /Compact/.test(n)), `no compaction was made: ${JSON.stringify(notes)}`);
     assert.deepEqual(child.schemaErrors, []);
