@@ -9,7 +9,7 @@ export class StepError extends Error {
   constructor(
     readonly code: string,
     message: string,
-    /** When the vendor said to try again (a rate limit's retry-after), for the client. */
+    /** When the vendor said to try again (a rate limit's retry-after, or a retried failure's: askedDelay), for the client. */
     readonly retryAfterMs?: number,
     /** The vendor's own words, where `message` is troupe's account of the failure (for diagnosis). */
     readonly vendorMessage?: string,

@@ -227,7 +227,7 @@ export const AgentEvent = z.discriminatedUnion('type', [
     stopReason: StopReason,
     errorCode: z.string().optional(),
     message: z.string().optional(),
-    /** With `provider_rate_limited`: when the vendor said to try again (ms). */
+    /** When the vendor said to try again (ms): a rate limit, or a failure troupe retries (a 503, a 529) that said when. */
     retryAfterMs: nonNegInt.optional(),
     /** With `context_overflow`: the vendor's own words; `message` is troupe's account of the failure. */
     vendorMessage: z.string().optional(),

@@ -49,6 +49,19 @@ export const isRetryable = (kind: ProviderErrorKind): boolean => RETRYABLE.has(k
 const MAX_RETRY_WAIT_MS = 60_000;
 
 /**
+ * The delay a vendor asked for (`retry-after-ms`, `retry-after`, Gemini's RetryInfo) as a failure of
+ * `kind` keeps it (`ProviderError.retryAfterMs`): on every failure this layer sends again (a
+ * retryable kind, or one the vendor said to send again, `shouldRetry`), whose retry then waits it out
+ * rather than troupe's backoff, and on a rate limit whatever else, whose delay the client is told
+ * when the turn ends with it. Until 2026-12-07 the adapters kept it on rate limits only: a 503 or an
+ * Anthropic 529 that said when to come back, or a 400 with OpenAI's `x-should-retry: true`, was sent
+ * again after troupe's own backoff, sooner than the vendor asked.
+ */
+export function askedDelay(kind: ProviderErrorKind, shouldRetry: boolean | undefined, delayMs: number | undefined): number | undefined {
+  return kind === 'rate_limited' || (shouldRetry ?? isRetryable(kind)) ? delayMs : undefined;
+}
+
+/**
  * Runs `call` under `policy`. A stall aborts the vendor request and is a `network` ProviderError
  * naming the setting. A failure is retried, with backoff (or the delay the vendor asked for), only
  * while no event has reached the caller: events already streamed cannot be taken back. Each retry is
@@ -74,8 +87,9 @@ export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, 
       const failure = call.classify(err, signal);
       // The vendor's word on this failure, where it gave one, goes before its kind's (shouldRetry).
       if (delivered || attempt >= policy.maxRetries || !(failure.shouldRetry ?? isRetryable(failure.kind))) throw failure;
-      // A vendor that asks for more than a minute (a quota spent for the hour or the day) is not
-      // waited for in silence: the turn ends rate_limited with the delay, for the user to decide.
+      // A vendor that asks for more than a minute (a quota spent for the hour or the day, a server
+      // down for a while) is not waited for in silence: the turn ends with the failure and the delay
+      // (a rate limit's or any other's, askedDelay), for the user to decide.
       if ((failure.retryAfterMs ?? 0) > MAX_RETRY_WAIT_MS) throw failure;
       const delayMs = Math.round(failure.retryAfterMs ?? backoffMs(attempt));
       // Said before the wait, not after: until 2026-12-07 a retry was silent, and the person saw the

@@ -153,6 +153,7 @@ export type ProviderErrorKind = 'auth' | 'rate_limited' | 'quota_exceeded' | 'ov
 export class ProviderError extends Error {
   readonly kind: ProviderErrorKind;
   readonly vendorMessage: string;
+  /** When the vendor said to try again, in ms: kept on a rate limit and on any failure troupe retries (askedDelay, core/model-stream.ts). */
   readonly retryAfterMs?: number;
   readonly status?: number;
   /**

@@ -4,6 +4,7 @@
  * as an SSE `error` event, which the SDK throws as an APIError without a status).
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { askedDelay } from '../../core/model-stream.js';
 import { describeError, ProviderError, retryAfterMs, sdkRetriedStatusKind, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // "exceed context limit": the prompt fits but prompt + max_tokens does not; compacting the prompt is the cure too.
@@ -33,7 +34,8 @@ export function toAnthropicProviderError(err: unknown, signal: AbortSignal): Pro
     const message = err.apiMessage ?? vendorText(err.message);
     const kind = classify(status, err.type, message);
     if (kind === 'quota_exceeded') return new ProviderError(kind, message, { status, explanation: BILLING_EXPLANATION });
-    return new ProviderError(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? retryAfterMs(err.headers) : undefined });
+    // Anthropic sends retry-after with a 529 overloaded_error too: every retried failure waits as asked (askedDelay).
+    return new ProviderError(kind, message, { status, retryAfterMs: askedDelay(kind, undefined, retryAfterMs(err.headers)) });
   }
   // A body cut mid-stream surfaces as a fetch TypeError ("terminated") or a socket error.
   return new ProviderError('network', describeError(err));

@@ -6,9 +6,9 @@
  * a stream that stalls or fails before any event reached the caller. The SDK's own retries are off:
  * since 1.x it waits out whatever `retry-after` a 429 names (a quota spent for the day says hours),
  * which held the turn in silence until the stall watchdog cut it (5 minutes, then again per retry)
- * and ended it as a stalled stream; here a wait over a minute ends the turn `rate_limited` with
- * the delay at once, as for the other vendors. Nothing above retries; an error that reaches troupe
- * is final for that call.
+ * and ended it as a stalled stream; here a wait over a minute ends the turn `rate_limited` (or
+ * `overloaded`, a 529's) with the delay at once, as for the other vendors. Nothing above retries;
+ * an error that reaches troupe is final for that call.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';

@@ -4,6 +4,7 @@
  * prefixed with `got status: …. ` when the error arrived inside a stream.
  */
 import { ApiError } from '@google/genai';
+import { askedDelay } from '../../core/model-stream.js';
 import { ProviderError, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 interface GoogleErrorBody {
@@ -44,7 +45,9 @@ export function toGoogleProviderError(err: unknown, signal: AbortSignal): Provid
     const message = vendorText(body?.message ?? err.message);
     const kind = classify(err.status, body, message);
     if (kind === 'quota_exceeded') return new ProviderError(kind, message, { status: err.status, explanation: QUOTA_EXPLANATION });
-    return new ProviderError(kind, message, { status: err.status, retryAfterMs: kind === 'rate_limited' ? retryDelayMs(body) : undefined });
+    // A RetryInfo is read on every retried failure (a 503 UNAVAILABLE's too), not a 429's alone (askedDelay).
+    // The SDK's ApiError keeps no headers: a retry-after header cannot be read here.
+    return new ProviderError(kind, message, { status: err.status, retryAfterMs: askedDelay(kind, undefined, retryDelayMs(body)) });
   }
   const message = err instanceof Error ? err.message : String(err);
   return new ProviderError('network', message);

@@ -4,8 +4,8 @@
  * Retries: this adapter is the only layer that retries. The SDK's own retry (p-retry) ignores the
  * RetryInfo delay Gemini sends with a 429, so it stays off (no `retryOptions`), and
  * streamWithWatchdog (src/core/model-stream.ts) retries rate limits, overloads, network failures and
- * stalls, up to `maxRetries` times, waiting as long as Gemini asks, and only while no event has
- * reached the caller.
+ * stalls, up to `maxRetries` times, waiting as long as Gemini asks (its RetryInfo, on a 429 or a
+ * 503), and only while no event has reached the caller.
  */
 import { GoogleGenAI } from '@google/genai';
 import { countTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog, withTimeLimit } from '../../core/model-stream.js';

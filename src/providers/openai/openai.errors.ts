@@ -5,6 +5,7 @@
  * Ollama, LM Studio and TGI use, and a failure of the server by TGI's.
  */
 import OpenAI from 'openai';
+import { askedDelay } from '../../core/model-stream.js';
 import { describeError, ProviderError, retryAfterMs, sdkRetriedStatusKind, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
@@ -95,7 +96,9 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
     const code = typeof err.code === 'string' ? err.code : undefined;
     const kind = classify(status, code, typeof body.type === 'string' ? body.type : undefined, message);
     const shouldRetry = shouldRetryHeader(err, kind);
-    return openAIFailure(kind, message, { status, retryAfterMs: kind === 'rate_limited' ? (retryAfterMs(err.headers) ?? delayInMessage(message)) : undefined, ...(shouldRetry === undefined ? {} : { shouldRetry }) });
+    // The header's delay goes with every failure troupe sends again (askedDelay); only a rate limit's words are read for one.
+    const asked = retryAfterMs(err.headers) ?? (kind === 'rate_limited' ? delayInMessage(message) : undefined);
+    return openAIFailure(kind, message, { status, retryAfterMs: askedDelay(kind, shouldRetry, asked), ...(shouldRetry === undefined ? {} : { shouldRetry }) });
   }
   return new ProviderError('network', describeError(err));
 }
