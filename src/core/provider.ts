@@ -271,6 +271,24 @@ export function retryAfterMs(headers: Headers | undefined): number | undefined {
 }
 
 /**
+ * The server's `x-should-retry` on an HTTP error answer (not a standard header; OpenAI and Anthropic
+ * send it), read as their SDKs read it before troupe turned their retries off (client.js
+ * shouldRetry): exactly `true`, the request is sent again whatever its status; exactly `false`,
+ * never; anything else, the status decides (undefined). Only an HTTP error answer's (`status`): the
+ * SDKs never read it on an error inside a 200's stream. A `true` does not make a spent quota or an
+ * overflowing prompt worth sending again as it is: troupe knows from the code or the words that no
+ * retry helps (the SDK sent a 429 insufficient_quota again: docs/providers.md). Until 2026-12-07
+ * troupe's retries went by the status alone, and a 503 the server said not to send again was sent
+ * again, a 400 it said to send again was not (Anthropic's until later that day).
+ */
+export function vendorShouldRetry(status: number | undefined, headers: Headers | undefined, kind: ProviderErrorKind): boolean | undefined {
+  if (status === undefined) return undefined;
+  const header = headers?.get('x-should-retry');
+  if (header === 'false') return false;
+  return header === 'true' && kind !== 'quota_exceeded' && kind !== 'context_overflow' ? true : undefined;
+}
+
+/**
  * 408 (the request timed out) and 409 (a conflict, such as a lock timeout) as troupe's kinds: the
  * statuses the vendors' SDKs retried by themselves beside 429 and 5xx, retried by troupe's layer as
  * before since their retries are off (src/core/model-stream.ts); undefined for any other status.

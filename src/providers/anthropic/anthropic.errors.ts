@@ -5,7 +5,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { askedDelay } from '../../core/model-stream.js';
-import { describeError, ProviderError, retryAfterMs, sdkRetriedStatusKind, vendorText, type ProviderErrorKind } from '../../core/provider.js';
+import { describeError, ProviderError, retryAfterMs, sdkRetriedStatusKind, vendorShouldRetry, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // "exceed context limit": the prompt fits but prompt + max_tokens does not; compacting the prompt is the cure too.
 const CONTEXT_OVERFLOW = /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (maximum )?context|exceeds? context limit/i;
@@ -33,9 +33,12 @@ export function toAnthropicProviderError(err: unknown, signal: AbortSignal): Pro
     // A body that is not Anthropic's JSON (a proxy's HTML page) has no apiMessage: see vendorText.
     const message = err.apiMessage ?? vendorText(err.message);
     const kind = classify(status, err.type, message);
-    if (kind === 'quota_exceeded') return new ProviderError(kind, message, { status, explanation: BILLING_EXPLANATION });
+    // The server's word on sending it again, as the SDK read it before troupe turned its retries off.
+    const shouldRetry = vendorShouldRetry(status, err.headers, kind);
+    const said = shouldRetry === undefined ? {} : { shouldRetry };
+    if (kind === 'quota_exceeded') return new ProviderError(kind, message, { status, explanation: BILLING_EXPLANATION, ...said });
     // Anthropic sends retry-after with a 529 overloaded_error too: every retried failure waits as asked (askedDelay).
-    return new ProviderError(kind, message, { status, retryAfterMs: askedDelay(kind, undefined, retryAfterMs(err.headers)) });
+    return new ProviderError(kind, message, { status, retryAfterMs: askedDelay(kind, shouldRetry, retryAfterMs(err.headers)), ...said });
   }
   // A body cut mid-stream surfaces as a fetch TypeError ("terminated") or a socket error.
   return new ProviderError('network', describeError(err));

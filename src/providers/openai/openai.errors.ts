@@ -6,7 +6,7 @@
  */
 import OpenAI from 'openai';
 import { askedDelay } from '../../core/model-stream.js';
-import { describeError, ProviderError, retryAfterMs, sdkRetriedStatusKind, vendorText, type ProviderErrorKind } from '../../core/provider.js';
+import { describeError, ProviderError, retryAfterMs, sdkRetriedStatusKind, vendorShouldRetry, vendorText, type ProviderErrorKind } from '../../core/provider.js';
 
 // How compatible servers word an unknown model in a 404: Ollama "model \"x\" not found", vLLM "The model `x` does not exist".
 const MODEL_MISSING = /\bmodel\b.*\b(not found|does not exist)/i;
@@ -65,23 +65,6 @@ export function openAIFailure(kind: ProviderErrorKind, message: string, opts: { 
   return new ProviderError(kind, message, kind === 'quota_exceeded' ? { status: opts.status, explanation: QUOTA_EXPLANATION, shouldRetry: opts.shouldRetry } : opts);
 }
 
-/**
- * The server's `x-should-retry` on an error answer (OpenAI's; not a standard header), read as the
- * openai SDK read it before troupe turned its retries off (client.js shouldRetry): exactly `true`, the
- * request is sent again whatever its status; exactly `false`, never; anything else, the status decides.
- * Only an HTTP error answer's (`status`): the SDK never read it on an error inside a 200's stream.
- * A `true` does not make a spent quota or an overflowing prompt worth sending again as it is: troupe
- * knows from the code or the words that no retry helps (the SDK sent a 429 insufficient_quota again:
- * docs/providers.md). Until 2026-12-07 troupe's retries went by the status alone, and a 503 the
- * server said not to send again was sent again, a 400 it said to send again was not.
- */
-function shouldRetryHeader(err: InstanceType<typeof OpenAI.APIError>, kind: ProviderErrorKind): boolean | undefined {
-  if (err.status === undefined) return undefined;
-  const header = err.headers?.get('x-should-retry');
-  if (header === 'false') return false;
-  return header === 'true' && kind !== 'quota_exceeded' && kind !== 'context_overflow' ? true : undefined;
-}
-
 /** Classifies anything the SDK (or the stream) threw. An aborted `signal` always wins. */
 export function toOpenAIProviderError(err: unknown, signal: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
@@ -95,7 +78,7 @@ export function toOpenAIProviderError(err: unknown, signal: AbortSignal): Provid
     const status = err.status ?? bodyStatus(err.code);
     const code = typeof err.code === 'string' ? err.code : undefined;
     const kind = classify(status, code, typeof body.type === 'string' ? body.type : undefined, message);
-    const shouldRetry = shouldRetryHeader(err, kind);
+    const shouldRetry = vendorShouldRetry(err.status, err.headers, kind);
     // The header's delay goes with every failure troupe sends again (askedDelay); only a rate limit's words are read for one.
     const asked = retryAfterMs(err.headers) ?? (kind === 'rate_limited' ? delayInMessage(message) : undefined);
     return openAIFailure(kind, message, { status, retryAfterMs: askedDelay(kind, shouldRetry, asked), ...(shouldRetry === undefined ? {} : { shouldRetry }) });

@@ -1,11 +1,12 @@
-// OpenAI's `x-should-retry` header on an error answer, through the real openai SDK against the replay
-// server: the server's word on whether the same request may succeed, which the SDK obeyed before its
+// The `x-should-retry` header on an error answer (OpenAI's and Anthropic's), through the real SDKs
+// against the replay server: the server's word on whether the same request may succeed, which the SDK obeyed before its
 // own retries were turned off (6fa4021) and troupe's retry layer now obeys as it did (client.js
 // shouldRetry: exactly `true` or `false`, over the status). `false`: never sent again, whatever the
 // status; `true`: sent again even when the status alone would not be; absent: the status decides.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { isProviderError, type ModelProvider, type ProviderEvent } from '../../../src/core/provider.js';
+import { AnthropicProvider } from '../../../src/providers/anthropic/anthropic.provider.js';
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { OpenAIResponsesProvider } from '../../../src/providers/openai/openai-responses.provider.js';
 import { fixture, startReplayServer, type ReplayServer, type ReplayStep } from '../../support/replay-server.js';
@@ -19,20 +20,28 @@ async function serve(t: TestContext): Promise<ReplayServer> {
   return server;
 }
 
-const adapters: [string, (server: ReplayServer, maxRetries: number) => ModelProvider, string, string][] = [
-  ['openai', (server, maxRetries) => new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries }), 'gpt-5', 'openai-responses-text.sse'],
-  ['openai-compatible', (server, maxRetries) => new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries }), 'qwen3', 'openai-chat-text.sse'],
-];
-
 const OVERLOADED = 'The server is overloaded, please try again later.';
 const BAD = 'Invalid value for the request.';
-const error = (status: number, message: string, shouldRetry?: string): ReplayStep => ({
+type ErrorAnswer = (status: number, message: string, shouldRetry?: string) => ReplayStep;
+const withHeader = (shouldRetry: string | undefined) => (shouldRetry === undefined ? {} : { headers: { 'x-should-retry': shouldRetry } });
+const openaiError: ErrorAnswer = (status, message, shouldRetry) => ({
   status,
-  ...(shouldRetry === undefined ? {} : { headers: { 'x-should-retry': shouldRetry } }),
+  ...withHeader(shouldRetry),
   json: { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } },
 });
+const anthropicError: ErrorAnswer = (status, message, shouldRetry) => ({
+  status,
+  ...withHeader(shouldRetry),
+  json: { type: 'error', error: { type: status >= 500 ? 'api_error' : 'invalid_request_error', message } },
+});
 
-for (const [name, make, model, text] of adapters) {
+const adapters: [string, (server: ReplayServer, maxRetries: number) => ModelProvider, string, string, ErrorAnswer][] = [
+  ['openai', (server, maxRetries) => new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries }), 'gpt-5', 'openai-responses-text.sse', openaiError],
+  ['openai-compatible', (server, maxRetries) => new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries }), 'qwen3', 'openai-chat-text.sse', openaiError],
+  ['anthropic', (server, maxRetries) => new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries }), 'claude-sonnet-4-6', 'anthropic-text.sse', anthropicError],
+];
+
+for (const [name, make, model, text, error] of adapters) {
   test(`${name}: a 503 with x-should-retry: false is not sent again (overloaded, one request, no retry announced)`, async (t) => {
     const server = await serve(t);
     const before = server.requests.length;
