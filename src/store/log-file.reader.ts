@@ -188,8 +188,17 @@ export async function readLogFile(path: string): Promise<LogContents> {
  * the scan found is what is read.
  */
 export async function readLogFilePaged(path: string, pause: () => Promise<void>, pageSize = 4096): Promise<LogContents> {
-  const scan = await scanLogFilePaced(path, pause);
-  return { scan, events: await readScannedEventsPaged(path, scan, pause, scan.validBytes, pageSize) };
+  // One descriptor for the scan and every page: the file first opened is read to the end, even once
+  // its name is another file's (a deleted session's log replaced by its tombstone). Until 2026-12-07
+  // each page opened the name again, and one opened after such a swap read the tombstone at the log's
+  // offsets (log_corrupt, or a log cut short).
+  const fd = openSync(path, 'r');
+  try {
+    const scan = await scanFdPaced(fd, path, pause);
+    return { scan, events: await eventsPaged((after, max, end) => readEventRangeFd(fd, path, scan.checkpoints, after, max, end), scan, pause, scan.validBytes, pageSize) };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -197,11 +206,16 @@ export async function readLogFilePaged(path: string, pause: () => Promise<void>,
  * `pageSize` at a time with `pause()` awaited between pages (readEventRange: throws `log_corrupt`
  * at a record that does not decode).
  */
-export async function readScannedEventsPaged(path: string, scan: LogScan, pause: () => Promise<void>, end: number, pageSize = 4096): Promise<AgentEvent[]> {
+export function readScannedEventsPaged(path: string, scan: LogScan, pause: () => Promise<void>, end: number, pageSize = 4096): Promise<AgentEvent[]> {
+  return eventsPaged((after, max, upTo) => readEventRange(path, scan.checkpoints, after, max, upTo), scan, pause, end, pageSize);
+}
+
+/** The pages of `readScannedEventsPaged`, each read by `read` (the events after a seq, at most `max`, before byte `end`). */
+async function eventsPaged(read: (after: number, max: number, end: number) => AgentEvent[], scan: LogScan, pause: () => Promise<void>, end: number, pageSize: number): Promise<AgentEvent[]> {
   const events: AgentEvent[] = [];
   for (let after = scan.firstSeq === undefined ? scan.lastSeq : scan.firstSeq - 1; after < scan.lastSeq; ) {
     if (events.length > 0) await pause();
-    const page = readEventRange(path, scan.checkpoints, after, Math.min(pageSize, scan.lastSeq - after), Math.min(end, scan.validBytes));
+    const page = read(after, Math.min(pageSize, scan.lastSeq - after), Math.min(end, scan.validBytes));
     if (page.length === 0) break;
     for (const e of page) events.push(e);
     after = page[page.length - 1]!.seq;

@@ -8,23 +8,23 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TroupeError } from '../../core/errors.js';
 import { nextTurn } from '../../core/next-turn.js';
-import type { AgentEvent } from '../../core/events.js';
 import { describeMachine } from '../../machines/serialize.js';
 import { sessionMachine } from '../../machines/session.machine.js';
 import { turnMachine } from '../../machines/turn.machine.js';
 import { childMachine } from '../../machines/child.machine.js';
 import { toMermaid } from '../../machines/mermaid.js';
-import { replaySessionInSlices, statesAt } from '../../machines/replay.js';
-import { readLogFilePaged, sessionLogPath, sessionsDir, type SessionIndex } from '../../store/index.js';
+import { statesAt } from '../../machines/replay.js';
+import { sessionLogPath, sessionsDir, type SessionIndex } from '../../store/index.js';
 import type { HttpServer } from '../http/http-server.js';
 import { staticFiles } from '../http/static-files.js';
 import { oneParam } from '../http/query-param.js';
 import type { MachineHub } from '../machine-hub.js';
 import type { Metrics } from '../metrics.js';
 import type { Relay } from '../relay/relay.js';
-import { idData, quotedId, sessionNotFound } from '../quoted-id.js';
+import { sessionNotFound } from '../quoted-id.js';
 import { onlySession, TransitionFeed } from './transition-feed.js';
 import { SessionReplays } from './session-replays.js';
+import { noLog, replayForPicture } from './picture-replay.js';
 import { INSPECTOR_CSS, INSPECTOR_HTML, INSPECTOR_ICON } from './page.js';
 import { headOf } from '../../core/text-cut.js';
 
@@ -95,19 +95,6 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
     }
     return e;
   };
-  const noLog = (id: string, err: unknown): never => {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TroupeError('session_not_found', `session ${quotedId(id)} has no log`, idData(id));
-    throw err;
-  };
-  // A long session's log is read (and below, replayed) a slice at a time, the loop free in between:
-  // in one piece, an 80,000-event session held the daemon's loop for 80–150 ms per request.
-  const readEvents = async (id: string): Promise<AgentEvent[]> => {
-    try {
-      return (await readLogFilePaged(sessionLogPath(sessionsDir(deps.home), id), nextTurn)).events;
-    } catch (err) {
-      return noLog(id, err);
-    }
-  };
 
   server.route('POST', '/v1/login-codes', () => server.mintLoginCode());
 
@@ -134,8 +121,12 @@ export function registerInspector(server: HttpServer, deps: InspectorDeps): { fe
   server.route('GET', '/v1/sessions/:id/inspect', async (req) => {
     const id = req.params.id!;
     const last = lastParam(oneParam(req.query, 'last'));
+    entryOf(id);
+    // A long session's log is read and replayed a slice at a time, the loop free in between: in one
+    // piece, an 80,000-event session held the daemon's loop for 80–150 ms per request. A session
+    // deleted meanwhile is refused (picture-replay.ts), and the entry shown is the one it has now.
+    const replayed = await replayForPicture(sessionLogPath(sessionsDir(deps.home), id), id, { deleted: () => index.get(id)?.status === 'deleted', pause: nextTurn });
     const entry = entryOf(id);
-    const replayed = await replaySessionInSlices(await readEvents(id), nextTurn);
     const live = hub.transitions(id);
     const child = relay.sessions.get(id)?.child;
     // The daemon's states once it has seen the session's machines (no session or turn state while no

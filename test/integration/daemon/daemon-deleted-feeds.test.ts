@@ -3,7 +3,8 @@
 // coming back is told it is gone, and no feed replays anything of it afterwards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { daemonWithSession, type Daemon } from '../../support/daemon.js';
+import { daemonWithSession, waitFor, type Daemon } from '../../support/daemon.js';
+import { SessionIndex, sessionsDir } from '../../../src/store/index.js';
 import { readSse, type SseMessage } from '../../../src/cli/sse.reader.js';
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }] };
@@ -82,4 +83,17 @@ test('after a delete no transitions feed replays the deleted session: not from i
     assert.deepEqual([...sessions], [other], JSON.stringify(headers));
     assert.deepEqual([...new Set(feed.got.map((m) => m.event))], ['transition'], `no replay_gap for what went with the session ${JSON.stringify(headers)}`);
   }
+});
+
+test("a session whose log another process turned into a tombstone (the daemon's index not told): its inspector picture is refused session_not_found, as its events are", { timeout: 120_000 }, async (t) => {
+  const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script, args: ['--idle-ms', '300'] });
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
+  // Its process stopped when idle: the log is free to be deleted by another process on this home.
+  await waitFor('the idle stop', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.machines?.child === 'idleStopped');
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}/inspect`)).status, 200);
+  await (await SessionIndex.open(sessionsDir(d.home))).tombstone(sessionId);
+  // Until 2026-12-07 the picture was answered 200: the tombstone replayed as the session's machines,
+  // next to an index entry saying it was not deleted.
+  assert.deepEqual(await refusal(d, `/v1/sessions/${sessionId}/inspect`), [404, 'session_not_found']);
+  assert.deepEqual(await refusal(d, `/v1/sessions/${sessionId}/events`), [404, 'session_not_found']);
 });

@@ -100,3 +100,24 @@ test('a log with a record that does not decode is read up to it a page at a time
   assert.equal(paced!.lastSeq, lastSeq);
   assert.deepEqual(paced, await entryFromLog(dir, 'ses_undecodable', silentLogger));
 });
+
+test('a log replaced by its tombstone while it is read a page at a time: the read gives the whole log it began on', async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const index = await SessionIndex.open(dir);
+  const lastSeq = await writeSession(dir, 'ses_swapped', 9000);
+  const path = sessionLogPath(dir, 'ses_swapped');
+  await index.applyEvents((await readLogFile(path)).events);
+  const before = (await readLogFile(path)).events;
+  // The session deleted (its log replaced by a tombstone) at the read's first pause, between two pages.
+  let deleting: Promise<void> | undefined;
+  const read = await readLogFilePaged(path, async () => {
+    deleting ??= index.tombstone('ses_swapped');
+    await deleting;
+  });
+  assert.equal(index.get('ses_swapped')!.status, 'deleted', 'the tombstone took the name during the read');
+  // Until 2026-12-07 each page opened the name again: the pages after the swap read the tombstone
+  // at the log's offsets (log_corrupt, or a log cut short).
+  assert.equal(read.scan.lastSeq, lastSeq);
+  assert.deepEqual(read.events, before);
+});
