@@ -37,12 +37,13 @@ export class OpeningSessions {
   /**
    * `$/cancel_request` of `conn` for its session/new in flight, whose session has no id yet (nor `conn`
    * attached): withdrawn as any request (RelaySession.withdraw). One not sent yet (its process starts)
-   * is answered -32800 here, and its process is stopped: it would serve nothing.
+   * is answered -32800 here, and its process is stopped: it would serve nothing. `on`: a cancel sent
+   * with a session's header withdraws only a session/new sent with that header.
    */
-  withdraw(conn: RelayConnection, requestId: unknown): void {
+  withdraw(conn: RelayConnection, requestId: unknown, on?: string): void {
     for (const s of this.opening) {
       const waited = s.awaitsAnswers;
-      s.withdraw(conn, requestId);
+      s.withdraw(conn, requestId, on);
       if (waited && !s.awaitsAnswers) this.giveUp(s);
     }
   }

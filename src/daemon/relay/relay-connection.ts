@@ -97,7 +97,12 @@ export class RelayConnection implements AcpConnectionPeer {
         // dropped.) One named with a session where no such request is pending is one too: a client may
         // send its session/new, and then its cancel, with the header of a session it holds (until
         // 2026-12-07 such a cancel was matched against that session only, and the session/new went on).
-        if (scope === undefined || !found) this.relay.withdrawNew(this, requestId);
+        // Over HTTP only one sent with that header, though: ids are the client's per stream (one may be
+        // in flight on two, spec/transport.md), and a session/new under the same id sent on another
+        // stream is another request. Until 2026-12-07 a late cancel of a request its session had
+        // answered withdrew such a session/new. (A WebSocket has one stream: its ids are its own.)
+        if (scope === undefined) this.relay.withdrawNew(this, requestId);
+        else if (!found) this.relay.withdrawNew(this, requestId, this.channel.transport === 'http' ? scope : undefined);
         return;
       }
     }

@@ -196,12 +196,14 @@ export class RelaySession {
 
   /**
    * `$/cancel_request` of a client, for its request with that id if it is still pending
-   * (ChildRequests.withdraw); whether it was.
+   * (ChildRequests.withdraw); whether it was. `answering`: only one the client sent on that session's
+   * stream (a session/new sent with another session's header; OpeningSessions.withdraw).
    */
-  withdraw(conn: RelayConnection, clientId: unknown): boolean {
+  withdraw(conn: RelayConnection, clientId: unknown, answering?: string): boolean {
     let found = false;
     for (const [id, p] of this.pending) {
       if (p.conn !== conn || p.clientId !== clientId) continue;
+      if (answering !== undefined && p.answering !== answering) continue;
       found = true;
       this.requests.withdraw(id, p);
     }

@@ -213,9 +213,9 @@ export class Relay implements AcpAgentSide, RelayContext {
     session.forward(conn, msg, sessionId, joins);
   }
 
-  /** `$/cancel_request` of `conn` for its session/new in flight (OpeningSessions.withdraw). */
-  withdrawNew(conn: RelayConnection, requestId: unknown): void {
-    this.opening.withdraw(conn, requestId);
+  /** `$/cancel_request` of `conn` for its session/new in flight (OpeningSessions.withdraw); `on`: only one sent on that session's stream. */
+  withdrawNew(conn: RelayConnection, requestId: unknown, on?: string): void {
+    this.opening.withdraw(conn, requestId, on);
   }
 
   /**

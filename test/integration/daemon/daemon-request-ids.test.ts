@@ -172,6 +172,28 @@ test("http: a $/cancel_request of a session/new sent on another session's stream
   await waitFor(`the hung server ${hungPid} to be stopped`, () => !processAlive(hungPid), 10_000);
 });
 
+test("http: a late $/cancel_request with a session's header, its request there answered, does not withdraw a session/new under the same id sent on another stream", async (t) => {
+  // Ids are the client's per stream: `n` was a prompt of session A (answered), and is now a
+  // session/new on the connection stream. The cancel names A, which has nothing of that id pending:
+  // it finds only a session/new sent with A's header. Until 2026-12-07 it withdrew this one (-32800).
+  const { post, conn, a, streamA, prompt, main } = await twoSessions(t, { TROUPE_MCP_START_TIMEOUT_MS: '60000' });
+  assert.equal((await prompt('n', a, 'hello')).status, 202);
+  await until(() => answer(streamA, 'n') !== undefined, "A's answer", 15_000);
+  const cwd = tempDir();
+  const hung = hungServer(cwd);
+  assert.equal((await post(conn, { jsonrpc: '2.0', id: 'n', method: 'session/new', params: { cwd, mcpServers: [hung.server] } })).status, 202);
+  const hungPid = await hung.pid();
+  t.after(() => processAlive(hungPid) && process.kill(hungPid, 'SIGKILL'));
+  // Its 202 comes once the relay has taken it (spec/transport.md: the 202 waits for the agent side).
+  assert.equal((await post(conn, { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'n' } }, a)).status, 202);
+  // The server's start then fails (its process gone): the session/new goes on without it.
+  process.kill(hungPid, 'SIGKILL');
+  await until(() => answer(main, 'n') !== undefined, 'the answer to the session/new', 15_000);
+  const got = answer(main, 'n') as { result?: { sessionId?: string }; error?: unknown };
+  assert.equal(typeof got.result?.sessionId, 'string', `made, not withdrawn: ${JSON.stringify(got)}`);
+  assert.equal(streamA.events.filter((e) => e.json.id === 'n').length, 1, "A's stream got only its prompt's answer");
+});
+
 test('initialize whose id is not a string or an integer troupe echoes exactly: HTTP 400 invalid_request and no connection; WebSocket close 1002', async (t) => {
   const d = await Daemon.start({ script });
   t.after(() => d.stop());
