@@ -340,6 +340,8 @@ export interface LogGrowth {
   position: LogPosition;
   /** Bytes of the file this read went through. */
   bytes: number;
+  /** The file's header, when read from its start (a deleted session's tombstone says so there). */
+  header?: LogHeader;
 }
 
 /**
@@ -373,7 +375,7 @@ export async function readLogFrom(path: string, from: LogPosition | undefined, p
       if (walk.problem || events.length < page) break;
     }
     const lastSeq = order.lastSeq;
-    return { events, position: { dev: st.dev, ino: st.ino, offset: pos, lastSeq }, bytes: pos - start };
+    return { events, position: { dev: st.dev, ino: st.ino, offset: pos, lastSeq }, bytes: pos - start, ...(order.header ? { header: order.header } : {}) };
   } finally {
     closeSync(fd);
   }

@@ -207,6 +207,13 @@ export class SessionReplays {
   private async read(sessionId: string, through = Infinity): Promise<{ events: AgentEvent[]; position: LogPosition }> {
     const grown = (await readLogFrom(this.opts.logPath(sessionId), undefined, this.opts.pause))!;
     this.opts.onRead?.(grown.bytes, grown.events.length);
+    // A tombstone: the session deleted, its index entry not marked yet (or deleted by another process
+    // on this home, the daemon not told). Until 2026-12-07 its one event was answered as the
+    // session's machines, and kept as its fold. A fold kept of the log it replaced goes too.
+    if (grown.header?.tombstone) {
+      this.drop(sessionId);
+      throw new TroupeError('session_not_found', `session ${sessionId} was deleted; its log is a tombstone`, { sessionId, deleted: true });
+    }
     const cut = grown.events.findIndex((e) => e.seq > through);
     return { events: cut < 0 ? grown.events : grown.events.slice(0, cut), position: grown.position };
   }

@@ -85,15 +85,17 @@ test('after a delete no transitions feed replays the deleted session: not from i
   }
 });
 
-test("a session whose log another process turned into a tombstone (the daemon's index not told): its inspector picture is refused session_not_found, as its events are", { timeout: 120_000 }, async (t) => {
+test("a session whose log another process turned into a tombstone (the daemon's index not told): its inspector picture and replay are refused session_not_found, as its events are", { timeout: 120_000 }, async (t) => {
   const { d, c, sessionId } = await daemonWithSession(t, 'ws', { script, args: ['--idle-ms', '300'] });
   assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] })).stopReason, 'end_turn');
   // Its process stopped when idle: the log is free to be deleted by another process on this home.
   await waitFor('the idle stop', async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.machines?.child === 'idleStopped');
   assert.equal((await d.api('GET', `/v1/sessions/${sessionId}/inspect`)).status, 200);
+  assert.equal((await d.api('GET', `/v1/sessions/${sessionId}/replay`)).status, 200, 'its replay kept for the page');
   await (await SessionIndex.open(sessionsDir(d.home))).tombstone(sessionId);
-  // Until 2026-12-07 the picture was answered 200: the tombstone replayed as the session's machines,
-  // next to an index entry saying it was not deleted.
+  // Until 2026-12-07 both were answered 200: the tombstone replayed as the session's machines, the
+  // picture next to an index entry saying it was not deleted.
   assert.deepEqual(await refusal(d, `/v1/sessions/${sessionId}/inspect`), [404, 'session_not_found']);
+  assert.deepEqual(await refusal(d, `/v1/sessions/${sessionId}/replay`), [404, 'session_not_found']);
   assert.deepEqual(await refusal(d, `/v1/sessions/${sessionId}/events`), [404, 'session_not_found']);
 });

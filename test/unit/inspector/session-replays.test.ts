@@ -13,6 +13,8 @@ import { readLogFile } from '../../../src/store/index.js';
 import { SessionReplays } from '../../../src/daemon/inspector/session-replays.js';
 import type { AgentEventInput } from '../../../src/core/events.js';
 import { recordEnds } from '../../support/store/store-fixtures.js';
+import { writeTombstoneLog } from '../../../src/store/session-tombstone.js';
+import { sessionLogPath } from '../../../src/store/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'troupe-replays-'));
 const path = (id: string) => join(dir, `${id}.log`);
@@ -172,4 +174,26 @@ test('a session deleted while its replay reads the log: nothing of it is kept, a
   // The deletes counted for the id go with the asks they came during: a later ask (the daemon's
   // route refuses a deleted id before it asks) is not refused for them.
   assert.equal((await replays.replay('deleting')).lastSeq, (await readLogFile(path('deleting'))).events.at(-1)!.seq);
+});
+
+test('a log that is a tombstone (its session deleted, the daemon not told yet) is refused session_not_found, and the fold kept of the log before it goes', async (t) => {
+  const replays = new SessionReplays({ logPath: path, pause: async () => {} });
+  t.after(() => replays.close());
+  const log = await session('tomb');
+  turn(log, 'tomb', 1, 10);
+  end(log, 'tomb', 1);
+  await log.whenDurable(log.lastSeq());
+  await log.close();
+  const first = await replays.replay('tomb');
+  assert.equal(replays.size, 1);
+  // Another process's delete (or the daemon's own, before its index entry is marked): the log's place
+  // holds a tombstone, and nobody called `forget`.
+  const entry = { id: 'tomb', cwd: '/', model: 'm', mode: 'default', createdAt: 0, updatedAt: 0, status: 'active' as const, lastSeq: first.lastSeq };
+  await writeTombstoneLog(dir, entry, 1, async () => {});
+  assert.equal(path('tomb'), sessionLogPath(dir, 'tomb'));
+  // Until 2026-12-07 the tombstone's one event was answered as the session's machines.
+  for (const since of [undefined, { replayId: first.replayId, after: first.lastSeq }, { replayId: 'other', after: 0 }]) {
+    await assert.rejects(replays.replay('tomb', since), (err: any) => err.code === 'session_not_found' && err.data?.deleted === true, JSON.stringify(since));
+  }
+  assert.equal(replays.size, 0, 'no fold kept');
 });
