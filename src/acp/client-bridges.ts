@@ -26,6 +26,12 @@ function withClientReason(err: unknown): unknown {
   return why && !err.message.includes(why) ? new Error(`${err.message}: ${why}`) : err;
 }
 
+/** The reason a client request failed, as withClientReason words it. */
+function reasonOf(err: unknown): string {
+  const e = withClientReason(err);
+  return e instanceof Error ? e.message : String(e);
+}
+
 /**
  * The last `limit` bytes of `text` (from a character's start), or undefined when it has no more: what
  * a client terminal keeps of a command's output (ACP cuts it from the beginning at outputByteLimit),
@@ -97,10 +103,23 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
           if (ctx.signal.aborted) resolve('stopped');
           else ctx.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
         });
-        const exited = await Promise.race([terminal.waitForExit(), stop]);
-        if (exited === 'stopped') await terminal.kill().catch(() => undefined);
-        const out = await terminal.currentOutput();
-        const status = exited === 'stopped' ? out.exitStatus : exited;
+        // The command has started: a failure of the client's terminal from here on is not "could not
+        // start" (a rejection, which would drop the terminal from the call) but this command's outcome,
+        // the terminal kept in the call and what output there is given to the model with the reason.
+        // Until 2026-12-07 a failed terminal/wait_for_exit or terminal/output ended the call as
+        // "Could not start the command: Internal error", the client's reason and the terminal gone.
+        let failure: string | undefined;
+        const exited = await Promise.race([terminal.waitForExit(), stop]).catch((err: unknown) => {
+          failure = `the client's terminal failed while the command ran (terminal/wait_for_exit: ${reasonOf(err)}); the command was stopped`;
+          return 'failed' as const;
+        });
+        if (exited === 'stopped' || exited === 'failed') await terminal.kill().catch(() => undefined);
+        const out = await terminal.currentOutput().catch((err: unknown) => {
+          const ended = typeof exited === 'object' ? `the command ended (${exited.exitCode === null || exited.exitCode === undefined ? `signal ${exited.signal ?? 'unknown'}` : `exit code ${exited.exitCode}`}), but ` : '';
+          failure ??= `${ended}the client's terminal did not give its output (terminal/output: ${reasonOf(err)})`;
+          return { output: '', truncated: false, exitStatus: undefined };
+        });
+        const status = typeof exited === 'object' ? exited : out.exitStatus;
         const kept = lastBytes(out.output, req.outputByteLimit);
         const truncated = out.truncated || kept !== undefined;
         return {
@@ -111,6 +130,7 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
           exitCode: status?.exitCode ?? null,
           signal: status?.signal ?? null,
           timedOut,
+          ...(failure ? { failure } : {}),
           terminalId: terminal.id,
         };
       } finally {

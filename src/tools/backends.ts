@@ -76,6 +76,12 @@ export interface CommandOutcome {
   /** Name of the signal that ended the process, if any. */
   signal: string | null;
   timedOut: boolean;
+  /**
+   * Why the command's end or output is not known, though it started: a client terminal whose
+   * `terminal/wait_for_exit` or `terminal/output` failed. The command was stopped; `output` is what
+   * could be read of it.
+   */
+  failure?: string;
   /** Set by backends that run the command in a client terminal (already reported via ctx.update). */
   terminalId?: string;
 }

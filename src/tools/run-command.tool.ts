@@ -16,6 +16,7 @@ interface RunCommandInput {
 function verdict(outcome: CommandOutcome, timeoutMs: number, cancelled: boolean): Pick<ToolResult, 'isError' | 'errorCode'> & { line: string } {
   if (cancelled) return { line: '[cancelled; the command and its child processes were stopped]', isError: true, errorCode: 'request_cancelled' };
   if (outcome.timedOut) return { line: `[timed out after ${timeoutMs} ms; the command and its child processes were killed]`, isError: true, errorCode: 'tool_timeout' };
+  if (outcome.failure) return { line: `[${outcome.failure}]`, isError: true, errorCode: 'tool_failed' };
   if (outcome.exitCode === null) return { line: `[terminated by signal ${outcome.signal ?? 'unknown'}]`, isError: true, errorCode: 'tool_failed' };
   if (outcome.exitCode !== 0) return { line: `[exit code: ${outcome.exitCode}]`, isError: true, errorCode: 'tool_failed' };
   return { line: '[exit code: 0]', isError: false };
@@ -65,7 +66,10 @@ export function runCommandTool(limits: ToolLimits): ToolDefinition {
       const { line, ...status } = verdict(outcome, timeoutMs, ctx.signal.aborted);
       const output = `${outcome.output === '' ? '(no output)\n' : outcome.output.replace(/\n?$/, '\n')}${line}`;
       // A client terminal already shows the output; otherwise the output text is the content (default).
-      const content: ToolContent[] | undefined = outcome.terminalId ? [{ type: 'terminal', terminalId: outcome.terminalId }] : undefined;
+      // A terminal that failed does not show why: the reason follows it, as a cancel's does.
+      const content: ToolContent[] | undefined = outcome.terminalId
+        ? [{ type: 'terminal', terminalId: outcome.terminalId }, ...(outcome.failure ? [{ type: 'text' as const, text: line }] : [])]
+        : undefined;
       return { output, ...status, ...(content ? { content } : {}) };
     },
   });

@@ -41,6 +41,8 @@ export class AcpChild {
   /** The terminals this client runs commands in (`calls`: what the agent asked of them). */
   private readonly terminalsServed = new ClientTerminals();
   readonly terminalCalls = this.terminalsServed.calls;
+  /** Terminal methods the editor fails, with the error its handler throws. */
+  readonly terminalFailures = this.terminalsServed.failures;
   /** Editor buffers: reads see these before the disk. */
   readonly buffers = new Map<string, string>();
   /** Paths whose fs requests the editor fails, with the error its handler throws. */

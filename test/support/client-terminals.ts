@@ -14,6 +14,8 @@ interface Terminal {
 export class ClientTerminals {
   /** `create <id>`, `kill <id>`, `release <id>`, in the order asked. */
   readonly calls: string[] = [];
+  /** Terminal methods this client fails (`terminal/wait_for_exit`, `terminal/output`), with the error its handler throws. */
+  readonly failures = new Map<string, string>();
   private readonly terminals = new Map<string, Terminal>();
   private made = 0;
 
@@ -34,6 +36,7 @@ export class ClientTerminals {
         return { terminalId: id };
       })
       .onRequest('terminal/output', async ({ params }) => {
+        this.failIfAsked('terminal/output');
         const t = this.terminals.get(params.terminalId)!;
         const done = t.proc.exitCode !== null || t.proc.signalCode !== null ? await t.exit : undefined;
         // As ACP has a client do it: over outputByteLimit, the start is dropped and the end kept.
@@ -42,7 +45,12 @@ export class ClientTerminals {
         const output = truncated ? bytes.subarray(bytes.length - t.limit!).toString('utf8') : t.output;
         return { output, truncated, ...(done ? { exitStatus: done } : {}) };
       })
-      .onRequest('terminal/wait_for_exit', async ({ params }) => this.terminals.get(params.terminalId)!.exit)
+      .onRequest('terminal/wait_for_exit', async ({ params }) => {
+        // Failed once the command has ended: its whole output is there to be read.
+        const exit = await this.terminals.get(params.terminalId)!.exit;
+        this.failIfAsked('terminal/wait_for_exit');
+        return exit;
+      })
       .onRequest('terminal/kill', ({ params }) => {
         this.calls.push(`kill ${params.terminalId}`);
         this.terminals.get(params.terminalId)!.proc.kill('SIGKILL');
@@ -54,6 +62,11 @@ export class ClientTerminals {
         this.terminals.delete(params.terminalId);
         return {};
       });
+  }
+
+  private failIfAsked(method: string): void {
+    const why = this.failures.get(method);
+    if (why !== undefined) throw new Error(why);
   }
 
   /** Kills every command still running (the client goes). */

@@ -140,6 +140,31 @@ test('a command cancelled in a client terminal: killed, released, and still embe
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test("an editor whose terminal fails once the command runs (terminal/wait_for_exit, terminal/output): the call keeps its terminal and says what failed, with the editor's reason", async (t) => {
+  for (const [method, expected] of [
+    ['terminal/wait_for_exit', /^from-terminal\n\[the client's terminal failed while the command ran \(terminal\/wait_for_exit: Internal error: wait broke\); the command was stopped\]$/],
+    ['terminal/output', /^\(no output\)\n\[the command ended \(exit code 3\), but the client's terminal did not give its output \(terminal\/output: Internal error: output broke\)\]$/],
+  ] as const) {
+    const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'echo from-terminal; exit 3' })], [{ text: 'seen' }]] } });
+    t.after(() => c.close());
+    c.terminalFailures.set(method, method === 'terminal/output' ? 'output broke' : 'wait broke');
+    await c.initialize({ terminal: true });
+    const sessionId = await c.newSession(workspace());
+    await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+    assert.equal((await c.prompt(sessionId, 'run it')).stopReason, 'end_turn', method);
+    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+    assert.equal(done.status, 'failed', method);
+    assert.equal(done.rawOutput.errorCode, 'tool_failed', method);
+    // Not "Could not start the command: Internal error": it started, and the editor said why it failed.
+    assert.match(done.rawOutput.output, expected, method);
+    assert.deepEqual(done.content.map((x: any) => x.type), ['terminal', 'content'], `${method}: the terminal stays in the call, the reason after it`);
+    assert.equal(done.content[1].content.text, done.rawOutput.output.split('\n').at(-1), method);
+    await c.until(() => c.terminalCalls.includes('release term_1'), 'the terminal released');
+    assert.deepEqual(c.schemaErrors, []);
+    await c.close();
+  }
+});
+
 test('commands run on this machine do not inherit the agent\'s model credentials, nor the daemon token', async (t) => {
   const command = 'echo "anthropic=${ANTHROPIC_API_KEY-withheld} openai=${OPENAI_API_KEY-withheld} gemini=${GEMINI_API_KEY-withheld} troupe=${TROUPE_TOKEN-withheld} other=${TROUPE_TEST_VISIBLE-missing}"';
   const c = AcpChild.start({
