@@ -26,7 +26,39 @@ export function withWireCode<M>(message: M): M {
   const code = BY_RPC.get(error['code']);
   if (code === undefined) return message;
   const tagged = data === undefined ? { code } : isRecord(data) && !('code' in data) ? { ...data, code } : { code, details: data };
-  return { ...message, error: { ...error, data: tagged } };
+  const problems = code === 'invalid_params' && error['message'] === 'Invalid params' ? paramsProblems(data) : undefined;
+  return { ...message, error: { ...error, ...(problems ? { message: `Invalid params: ${problems}` } : {}), data: tagged } };
+}
+
+/** How many fields the message of an SDK's `Invalid params` names; `data` has them all. */
+const SHOWN_PROBLEMS = 3;
+
+/**
+ * What is wrong with a request's params, from the zod format the SDK puts in `data` (`{_errors: [],
+ * field: {_errors: [why], …}}`): `sessionId: expected string, received number; prompt[0].type:
+ * expected "text", "image", "audio", "resource_link" or "resource"`. The SDK's message is only
+ * "Invalid params", which is what an editor shows; until 2026-12-07 it was all a person read of a
+ * prompt block of a type ACP does not have, or a request missing a field. A content block that fits no
+ * kind has its `type` named first: it lists the kinds there are.
+ */
+export function paramsProblems(format: unknown): string | undefined {
+  const found: { path: string; why: string; isType: boolean }[] = [];
+  const walk = (node: unknown, path: string) => {
+    if (!isRecord(node) || !Array.isArray(node['_errors'])) return;
+    const whys = [...new Set(node['_errors'].filter((e): e is string => typeof e === 'string').map((e) => e.replace(/^Invalid input: /, '')))];
+    if (whys.length > 0) {
+      // A union's tag: one "expected \"kind\"" per kind it is not.
+      const kinds = whys.every((w) => /^expected "[^"]*"$/.test(w)) ? whys.map((w) => w.slice('expected '.length)) : undefined;
+      const why = kinds && kinds.length > 1 ? `expected ${kinds.slice(0, -1).join(', ')} or ${kinds.at(-1)}` : whys.join(', ');
+      found.push({ path: path || 'params', why, isType: kinds !== undefined && path.endsWith('.type') });
+    }
+    for (const [key, child] of Object.entries(node)) if (key !== '_errors' && key !== 'code') walk(child, /^\d+$/.test(key) ? `${path}[${key}]` : path ? `${path}.${key}` : key);
+  };
+  walk(format, '');
+  if (found.length === 0) return undefined;
+  const ordered = [...found.filter((f) => f.isType), ...found.filter((f) => !f.isType)];
+  const shown = ordered.slice(0, SHOWN_PROBLEMS).map((f) => `${f.path}: ${f.why}`);
+  return shown.join('; ') + (found.length > SHOWN_PROBLEMS ? ` (and ${found.length - SHOWN_PROBLEMS} more in data)` : '');
 }
 
 /** The same for one NDJSON line of text (the SDK's own answers to lines it cannot take). */

@@ -295,6 +295,24 @@ test('prompts take text, resource links, embedded resources and images', async (
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test("a request the SDK's schema check refuses says what is wrong in its message, not only \"Invalid params\": a block of a kind ACP has not, a field of the wrong type", async (t) => {
+  const c = AcpChild.start({ script: { replies: [] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  const refusal = (params: unknown) => c.agent.request('session/prompt', params as never).then(() => assert.fail('served'), (err: any) => err);
+  const unknownKind = await refusal({ sessionId, prompt: [{ type: 'video', data: 'AA==' }] });
+  assert.equal(unknownKind.code, -32602);
+  assert.match(unknownKind.message, /^Invalid params: prompt\[0\]\.type: expected "text", "image", "audio", "resource_link" or "resource"; /);
+  assert.equal(unknownKind.data.code, 'invalid_params');
+  assert.ok(unknownKind.data.prompt[0].type._errors.length > 0, 'the whole detail stays in data');
+  const wrongTypes = await refusal({ sessionId: 5, prompt: 'hello' });
+  assert.equal(wrongTypes.message, 'Invalid params: sessionId: expected string, received number; prompt: expected array, received string');
+  const missing = await c.agent.request('session/new', { cwd: workspace() } as never).then(() => assert.fail('served'), (err: any) => err);
+  assert.equal(missing.message, 'Invalid params: mcpServers: expected array, received undefined');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('a session nothing uses for TROUPE_SESSION_IDLE_MS is unloaded (its log closed) and opened again, whole, by its next request; one with a turn running stays', async (t) => {
   const c = AcpChild.start({
     env: { TROUPE_SESSION_IDLE_MS: '300' },
