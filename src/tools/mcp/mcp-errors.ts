@@ -2,6 +2,7 @@
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { statSync } from 'node:fs';
 import { vendorText } from '../../core/provider.js';
 
 /**
@@ -33,4 +34,22 @@ export const OVERLONG_REMOTE = `${overBy}, so troupe disconnected from it`;
 /** Whether an error is the SDK's stdio transport refusing a message over STDIO_MAX_MESSAGE_BYTES (it then stops the server). */
 export function isOverlongMessage(err: unknown): boolean {
   return err instanceof Error && err.message === `ReadBuffer exceeded maximum size of ${STDIO_MAX_MESSAGE_BYTES} bytes`;
+}
+
+/**
+ * A stdio server's start that failed because the directory it runs in (the session's cwd) is gone: a
+ * project moved or deleted since the session was made, then loaded. Node's spawn fails then with
+ * ENOENT naming the command (`spawn /usr/bin/node ENOENT`), as if the command were missing: until
+ * 2026-12-07 that was the server's status and log line. Any other error is returned as it is.
+ */
+export function startedInMissingDirectory(err: unknown, cwd: string): unknown {
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'ENOENT') return err;
+  const isDirectory = (() => {
+    try {
+      return statSync(cwd).isDirectory();
+    } catch {
+      return false;
+    }
+  })();
+  return isDirectory ? err : new Error(`cannot start it in the session's directory ${cwd}, which no longer exists (moved or deleted?)`);
 }

@@ -26,7 +26,7 @@ import type { McpServerConfig } from './mcp-servers.js';
 import { titleText } from '../tool.js';
 import { boundedFetch } from './mcp-bounded-fetch.js';
 import { checkItem, getPrompt, uncheckedCall, uncheckedRead, uncheckedToolsPage } from './mcp-checked.js';
-import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
+import { isOverlongMessage, OVERLONG, OVERLONG_REMOTE, reasonOf, startedInMissingDirectory, STDIO_MAX_MESSAGE_BYTES } from './mcp-errors.js';
 import { inputProblem } from './mcp-input-check.js';
 import { ServerList } from './mcp-lists.js';
 import { callOutput, cut, progressShown } from './mcp-results.js';
@@ -386,7 +386,7 @@ async function connect(server: McpServerConfig, opts: McpToolsOptions, stop: (se
     ]);
   } catch (err) {
     stop({ client, marker });
-    throw connected.overlong ? new Error(connected.overlong) : err;
+    throw connected.overlong ? new Error(connected.overlong) : server.transport === 'stdio' ? startedInMissingDirectory(err, opts.cwd) : err;
   } finally {
     clearTimeout(timer);
     if (onAbort) opts.signal?.removeEventListener('abort', onAbort);

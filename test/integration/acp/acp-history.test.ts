@@ -2,9 +2,9 @@
 // does not replay, fork copies, delete leaves a tombstone, and kill -9 mid-turn is repaired.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
@@ -137,6 +137,25 @@ test('a session created with its cwd spelled otherwise (a trailing slash) is loa
   await second.agent.request('session/load', { sessionId, cwd: listed.cwd, mcpServers: [] });
   await assert.rejects(second.agent.request('session/resume', { sessionId, cwd: workspace() }), (e: any) => e.code === -32602 && /never changes/.test(e.message));
   assert.deepEqual([...first.schemaErrors, ...second.schemaErrors], []);
+});
+
+test("session/load of a session whose directory is gone (the project moved) replays its history; a stdio MCP server it names fails saying the directory is gone, not that its command is missing", async (t) => {
+  const { cwd, sessionId, live, home } = await storedSession(['first']);
+  renameSync(cwd, `${cwd}-moved`);
+  const c = AcpChild.start({ script, home });
+  t.after(() => c.close());
+  await c.initialize();
+  const server = { name: 'test', command: process.execPath, args: [resolve('dist/test/support/mcp-test-server.js')], env: [] };
+  await c.agent.request('session/load', { sessionId, cwd, mcpServers: [server] });
+  assert.deepEqual(ownPromptsLeftOut(history(c, sessionId)), live, 'the history is shown');
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.deepEqual(
+    state.mcpServers.map((s: any) => [s.name, s.state, s.error]),
+    [['test', 'failed', `cannot start it in the session's directory ${cwd}, which no longer exists (moved or deleted?)`]],
+    `not "spawn ${process.execPath} ENOENT": node is there, the directory is not`,
+  );
+  assert.match(c.stderr, /an MCP server did not start.*no longer exists/);
+  assert.deepEqual(c.schemaErrors, []);
 });
 
 test('session/fork copies the history into a new, independent session', async (t) => {
