@@ -26,6 +26,19 @@ function withClientReason(err: unknown): unknown {
   return why && !err.message.includes(why) ? new Error(`${err.message}: ${why}`) : err;
 }
 
+/**
+ * An answer of the client's that ACP's schema refuses (the SDK checks none of them): failed here, naming
+ * what was missing, before any of it reaches a tool call, the session's log or its updates. Until
+ * 2026-12-07 a terminal/create answered without a string terminalId was embedded as is, an update
+ * the client's SDK drops whole and an event outside spec/events.schema.json in the log, and an
+ * answer without its text failed the call with a TypeError's words.
+ */
+function malformedAnswer(method: string, wanted: string): Error {
+  return new Error(`the client answered ${method} without ${wanted}`);
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** The reason a client request failed, as withClientReason words it. */
 function reasonOf(err: unknown): string {
   const e = withClientReason(err);
@@ -61,6 +74,9 @@ export function clientFileBackend(client: Client, sessionId: string, local: File
         .catch((err: unknown) => {
           throw withClientReason(err);
         });
+      // The SDK does not check what a client answers: one without its text is the read's failure, said
+      // so, not a TypeError of troupe's ("Cannot read properties of undefined").
+      if (typeof res?.content !== 'string') throw malformedAnswer('fs/read_text_file', 'the file\'s content as a string');
       // The window's maxBytes and maxChars are troupe's, not ACP's: applied to what the client sent.
       if (window.maxBytes !== undefined && Buffer.byteLength(res.content) > window.maxBytes) throw new FileTooLargeError(window.maxBytes);
       return window.maxChars === undefined ? res.content : res.content.slice(0, window.maxChars);
@@ -93,6 +109,8 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
         .catch((err: unknown) => {
           throw withClientReason(err);
         });
+      // Nothing to wait for, kill or release under another id: the command may run on in the client.
+      if (typeof terminal.id !== 'string' || terminal.id === '') throw malformedAnswer('terminal/create', 'a terminalId string');
       ctx.update([{ type: 'terminal', terminalId: terminal.id }]);
       let timedOut = false;
       let timer: NodeJS.Timeout | undefined;
@@ -109,12 +127,12 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
         // Until 2026-12-07 a failed terminal/wait_for_exit or terminal/output ended the call as
         // "Could not start the command: Internal error", the client's reason and the terminal gone.
         let failure: string | undefined;
-        const exited = await Promise.race([terminal.waitForExit(), stop]).catch((err: unknown) => {
+        const exited = await Promise.race([terminal.waitForExit().then(exitStatusOf), stop]).catch((err: unknown) => {
           failure = `the client's terminal failed while the command ran (terminal/wait_for_exit: ${reasonOf(err)}); the command was stopped`;
           return 'failed' as const;
         });
         if (exited === 'stopped' || exited === 'failed') await terminal.kill().catch(() => undefined);
-        const out = await terminal.currentOutput().catch((err: unknown) => {
+        const out = await terminal.currentOutput().then(outputOf).catch((err: unknown) => {
           const ended = typeof exited === 'object' ? `the command ended (${exited.exitCode === null || exited.exitCode === undefined ? `signal ${exited.signal ?? 'unknown'}` : `exit code ${exited.exitCode}`}), but ` : '';
           failure ??= `${ended}the client's terminal did not give its output (terminal/output: ${reasonOf(err)})`;
           return { output: '', truncated: false, exitStatus: undefined };
@@ -139,6 +157,26 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
       }
     },
   };
+}
+
+/**
+ * A terminal's exit status as ACP has it: an object whose `exitCode` (an integer) and `signal` (a
+ * string) are each null when malformed, as ACP's schema defaults them (`x-deserialize-default-on-error`).
+ */
+function exitStatusOf(answer: unknown): acp.TerminalExitStatus {
+  if (!isRecord(answer)) throw malformedAnswer('terminal/wait_for_exit', 'an exit status');
+  const { exitCode, signal } = answer;
+  return { exitCode: Number.isSafeInteger(exitCode) ? (exitCode as number) : null, signal: typeof signal === 'string' ? signal : null };
+}
+
+/**
+ * A terminal's output as ACP has it: `output` a string; `exitStatus` once it exited, left out when
+ * malformed. A `truncated` that is not `true` is taken as false (ACP requires it; a client that
+ * leaves it out was served before, and nothing of it can break).
+ */
+function outputOf(answer: acp.TerminalOutputResponse): acp.TerminalOutputResponse {
+  if (!isRecord(answer) || typeof answer.output !== 'string') throw malformedAnswer('terminal/output', 'its output as a string');
+  return { output: answer.output, truncated: answer.truncated === true, ...(isRecord(answer.exitStatus) ? { exitStatus: exitStatusOf(answer.exitStatus) } : {}) };
 }
 
 const OPTION_NAMES: Record<string, (tool: string) => string> = {

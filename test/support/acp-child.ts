@@ -43,10 +43,16 @@ export class AcpChild {
   readonly terminalCalls = this.terminalsServed.calls;
   /** Terminal methods the editor fails, with the error its handler throws. */
   readonly terminalFailures = this.terminalsServed.failures;
+  /** What the editor answers `terminal/create` with, if not a terminal (a malformed answer). */
+  set terminalCreateAnswer(answer: unknown) {
+    this.terminalsServed.createAnswer = answer;
+  }
   /** Editor buffers: reads see these before the disk. */
   readonly buffers = new Map<string, string>();
   /** Paths whose fs requests the editor fails, with the error its handler throws. */
   readonly fsFailures = new Map<string, string>();
+  /** Paths whose reads the editor answers with this instead of `{content}` (a malformed answer). */
+  readonly readAnswers = new Map<string, unknown>();
   stderr = '';
   /** A held permission prompt, answered by the test. */
   held?: (answer: acp.RequestPermissionResponse) => void;
@@ -142,6 +148,7 @@ export class AcpChild {
       .onRequest('fs/read_text_file', ({ params }) => {
         this.fsCalls.push({ method: 'read', path: params.path });
         if (this.fsFailures.has(params.path)) throw new Error(this.fsFailures.get(params.path));
+        if (this.readAnswers.has(params.path)) return this.readAnswers.get(params.path) as acp.ReadTextFileResponse;
         const text = this.buffers.get(params.path) ?? readFileSync(params.path, 'utf8');
         const lines = text.split('\n');
         const start = (params.line ?? 1) - 1;

@@ -16,6 +16,8 @@ export class ClientTerminals {
   readonly calls: string[] = [];
   /** Terminal methods this client fails (`terminal/wait_for_exit`, `terminal/output`), with the error its handler throws. */
   readonly failures = new Map<string, string>();
+  /** What this client answers `terminal/create` with instead of a terminal of its own (an editor's malformed answer). */
+  createAnswer?: unknown;
   private readonly terminals = new Map<string, Terminal>();
   private made = 0;
 
@@ -26,6 +28,7 @@ export class ClientTerminals {
   serve(app: acp.ClientApp): acp.ClientApp {
     return app
       .onRequest('terminal/create', ({ params }) => {
+        if (this.createAnswer !== undefined) return this.createAnswer as acp.CreateTerminalResponse;
         const id = `${this.prefix}${++this.made}`;
         this.calls.push(`create ${id}`);
         const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ['ignore', 'pipe', 'pipe'] });

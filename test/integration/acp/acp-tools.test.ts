@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
+import { eventSchemaError } from '../../support/event-schema.js';
 
 const workspace = () => mkdtempSync(join(tmpdir(), 'troupe-ws-'));
 const call = (name: string, input: Record<string, unknown>) => ({ tool_call: { name, input } });
@@ -163,6 +164,32 @@ test("an editor whose terminal fails once the command runs (terminal/wait_for_ex
     assert.deepEqual(c.schemaErrors, []);
     await c.close();
   }
+});
+
+test("an editor's answer outside ACP's schema (a read without its content, a terminal whose id is no string) fails the call saying so; nothing of it reaches an update or the log", async (t) => {
+  const cwd = workspace();
+  writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
+  const c = AcpChild.start({ script: { replies: [[call('read_file', { path: 'a.txt' }), call('run_command', { command: 'echo never' })], [{ text: 'seen' }]] } });
+  t.after(() => c.close());
+  c.readAnswers.set(join(cwd, 'a.txt'), {});
+  c.terminalCreateAnswer = { terminalId: 7 };
+  await c.initialize({ fs: { readTextFile: true }, terminal: true });
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  const ended = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.status === 'failed');
+  assert.deepEqual(
+    ended.map((u) => u.rawOutput.output),
+    ['a.txt: the client answered fs/read_text_file without the file\'s content as a string', 'Could not start the command: the client answered terminal/create without a terminalId string'],
+    'not a TypeError\'s words',
+  );
+  // The SDK client drops an update its schema refuses: an embedded terminal of id 7 was one.
+  assert.deepEqual(c.schemaErrors, [], 'every update the agent sent is ACP');
+  assert.equal(await c.close(), 0);
+  const logged = await FileEventLog.open(sessionLogPath(sessionsDir(c.home), sessionId), { readOnly: true });
+  t.after(() => logged.close());
+  const events = (await logged.readAfter(0, { limit: 1000 })).events;
+  assert.deepEqual(events.map(eventSchemaError).filter(Boolean), [], 'every event of the log is in spec/events.schema.json');
 });
 
 test('commands run on this machine do not inherit the agent\'s model credentials, nor the daemon token', async (t) => {
