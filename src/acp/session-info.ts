@@ -17,7 +17,12 @@ export function sessionInfo(s: SessionEntry): acp.SessionInfo {
   return {
     sessionId: s.id,
     cwd: s.cwd,
-    ...(s.additionalDirectories?.length ? { additionalDirectories: s.additionalDirectories } : {}),
+    // Always the whole list, `[]` for none: ACP v1's session-list page has an omitted field mean "not
+    // reported", which a client must not take for none (it may keep, or send again, roots the session
+    // no longer has); the SDK 2.4.0 schema calls the two equal. `[]` means none under both. Until
+    // 2026-12-07 a session without additional directories (one whose load had cleared them too) had
+    // no field.
+    additionalDirectories: s.additionalDirectories ?? [],
     ...(s.title ? { title: s.title } : {}),
     updatedAt: new Date(s.updatedAt).toISOString(),
     _meta: { troupe: { status: s.status, ...(s.damaged ? { damaged: { code: s.damaged.code, offset: s.damaged.offset } } : {}) } },

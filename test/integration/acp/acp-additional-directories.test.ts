@@ -69,7 +69,8 @@ test('additional directories are advertised, guard the tools, and are replaced w
   await second.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
   assert.equal(await reads(second, sessionId, 'b'), 'path_outside_workspace');
   assert.equal(await reads(second, sessionId, 'here'), 'completed');
-  assert.equal((await listed(second))?.additionalDirectories, undefined);
+  // Reported as none, `[]`: a field left out means "not reported" in ACP's session/list.
+  assert.deepEqual((await listed(second))?.additionalDirectories, []);
 
   // A load that names both (a repeat and the cwd itself left out) makes both usable again.
   await second.agent.request('session/load', { sessionId, cwd, additionalDirectories: [a, b, a, cwd], mcpServers: [] });
@@ -86,6 +87,8 @@ test('additional directories are advertised, guard the tools, and are replaced w
   // A fork has the directories it is made with, none of its source's.
   const fork = (dirs?: string[]) => second.agent.request('session/fork' as never, { sessionId, cwd, mcpServers: [], ...(dirs ? { additionalDirectories: dirs } : {}) } as never) as Promise<{ sessionId: string }>;
   const bare = (await fork()).sessionId;
+  const listedBare = (await second.agent.request('session/list', { cwd })).sessions.find((s) => s.sessionId === bare);
+  assert.deepEqual(listedBare?.additionalDirectories, [], 'a session made with none is listed with none, not without the field');
   assert.equal(await reads(second, bare, 'a'), 'path_outside_workspace');
   assert.equal(await reads(second, bare, 'b'), 'path_outside_workspace');
   const withB = (await fork([b])).sessionId;
