@@ -6,7 +6,8 @@
  * degraded to ones every client understands.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import type { AgentEvent, EventOf, ToolContent } from '../core/events.js';
+import type { AgentEvent, ContentBlock, EventOf, ToolContent } from '../core/events.js';
+import { jsonBytes } from '../core/json-bytes.js';
 import { fitJson, LINE_PAYLOAD_BYTES } from '../wire/ndjson-limits.js';
 
 /** What the client advertised, reduced to what the projection needs. */
@@ -74,6 +75,22 @@ export function retryStatus(e: EventOf<'model_retry'>): string {
   return `${retryCause(e)}, retrying in ${waitText(e.delayMs)} (attempt ${e.attempt} of ${e.attempts})`;
 }
 
+/**
+ * A prompt's block as a `user_message_chunk` shows it: as it is, or, when its JSON alone is over what
+ * a line may give its payload, a text block saying what it was. A prompt is read on a line of at
+ * most 32 MiB, but its block is shown on a line of its own with a longer envelope: a block of a
+ * prompt within a few hundred bytes of the limit made a line over it, which ended the editor's
+ * connection on every `session/load` of the session (and, under `troupe serve`, for every other
+ * client following it), until 2026-12-07. The model, and the log, have it whole.
+ */
+function shownBlock(block: ContentBlock): acp.ContentBlock {
+  // Counted, not made (a pass over the block's strings, small beside the log's write of it).
+  const bytes = jsonBytes(block);
+  if (bytes <= LINE_PAYLOAD_BYTES) return block as acp.ContentBlock;
+  const what = block.type === 'text' ? 'text' : block.type === 'image' ? `${block.mimeType} image` : block.type === 'resource' ? `resource ${block.resource.uri}` : block.type;
+  return { type: 'text', text: `[${what}: ${bytes} bytes, too large to show here]` };
+}
+
 function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
   switch (e.type) {
     case 'session_configured': {
@@ -83,10 +100,10 @@ function updatesOf(e: AgentEvent, caps: ProjectionCaps): Update[] {
       return out;
     }
     case 'user_message':
-      return e.content.map((content) => ({ sessionUpdate: 'user_message_chunk', content: content as acp.ContentBlock, messageId: e.messageId }));
+      return e.content.map((content) => ({ sessionUpdate: 'user_message_chunk', content: shownBlock(content), messageId: e.messageId }));
     case 'steer_received':
       // Guidance shows where the person typed it; whether it was applied is in the log.
-      return e.content.map((content) => ({ sessionUpdate: 'user_message_chunk', content: content as acp.ContentBlock, messageId: e.steerId }));
+      return e.content.map((content) => ({ sessionUpdate: 'user_message_chunk', content: shownBlock(content), messageId: e.steerId }));
     case 'steer_rejected':
       // Guidance shown as accepted whose turn ended before delivering it: without a word the person
       // would believe the model read it. (A steer refused at once is the request's error instead.)

@@ -295,6 +295,26 @@ test('prompts take text, resource links, embedded resources and images', async (
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test("a prompt block whose line was within the 32 MiB an ACP client reads is shown by session/load with a note, not on a line over it that ends the client's connection", async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'seen' }]] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const cwd = workspace();
+  const sessionId = await c.newSession(cwd);
+  // The request's line is just within the limit; a user_message_chunk's envelope is longer than a prompt's.
+  const envelope = JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'look:' }, { type: 'text', text: '' }] } }).length;
+  const text = 'x'.repeat(32 * 1024 * 1024 - envelope - 16);
+  assert.equal((await c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'look:' }, { type: 'text', text }] })).stopReason, 'end_turn');
+  await c.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+  assert.deepEqual(
+    c.updatesFor(sessionId, 'user_message_chunk').map((u) => u.content),
+    [{ type: 'text', text: 'look:' }, { type: 'text', text: `[text: ${JSON.stringify({ type: 'text', text }).length} bytes, too large to show here]` }],
+    'the small block whole, the large one as a note',
+  );
+  assert.equal((await c.agent.request('session/list', {})).sessions.length, 1, 'the connection goes on');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test("a request the SDK's schema check refuses says what is wrong in its message, not only \"Invalid params\": a block of a kind ACP has not, a field of the wrong type", async (t) => {
   const c = AcpChild.start({ script: { replies: [] } });
   t.after(() => c.close());
