@@ -92,7 +92,7 @@ export function clientFileBackend(client: Client, sessionId: string, local: File
 
 /**
  * Commands in a client terminal: embedded in the tool call as soon as the terminal exists, killed on
- * timeout or cancel, and always released.
+ * timeout or cancel, and always released (the release is not waited for).
  */
 export function clientTerminalBackend(client: Client, sessionId: string): CommandBackend {
   return {
@@ -153,7 +153,9 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
         };
       } finally {
         clearTimeout(timer);
-        await terminal.release().catch(() => undefined);
+        // Sent now, ahead of the call's final update, but not waited for: the command's outcome is
+        // known, and a client that never answers a release held the turn for good (until 2026-12-07).
+        void terminal.release().catch(() => undefined);
       }
     },
   };

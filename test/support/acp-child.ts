@@ -43,6 +43,10 @@ export class AcpChild {
   readonly terminalCalls = this.terminalsServed.calls;
   /** Terminal methods the editor fails, with the error its handler throws. */
   readonly terminalFailures = this.terminalsServed.failures;
+  /** An editor that never answers `terminal/release`. */
+  set terminalReleaseUnanswered(never: boolean) {
+    this.terminalsServed.neverAnswersRelease = never;
+  }
   /** What the editor answers `terminal/create` with, if not a terminal (a malformed answer). */
   set terminalCreateAnswer(answer: unknown) {
     this.terminalsServed.createAnswer = answer;

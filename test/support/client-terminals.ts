@@ -16,6 +16,8 @@ export class ClientTerminals {
   readonly calls: string[] = [];
   /** Terminal methods this client fails (`terminal/wait_for_exit`, `terminal/output`), with the error its handler throws. */
   readonly failures = new Map<string, string>();
+  /** Whether this client never answers `terminal/release` (it still kills the command). */
+  neverAnswersRelease = false;
   /** What this client answers `terminal/create` with instead of a terminal of its own (an editor's malformed answer). */
   createAnswer?: unknown;
   private readonly terminals = new Map<string, Terminal>();
@@ -63,7 +65,7 @@ export class ClientTerminals {
         this.calls.push(`release ${params.terminalId}`);
         this.terminals.get(params.terminalId)?.proc.kill('SIGKILL');
         this.terminals.delete(params.terminalId);
-        return {};
+        return this.neverAnswersRelease ? new Promise<never>(() => undefined) : {};
       });
   }
 

@@ -166,6 +166,21 @@ test("an editor whose terminal fails once the command runs (terminal/wait_for_ex
   }
 });
 
+test('an editor that never answers terminal/release: the command\'s call ends and the turn goes on (the release is sent, not waited for)', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'echo from-terminal' })], [{ text: 'ran' }]] } });
+  t.after(() => c.close());
+  c.terminalReleaseUnanswered = true;
+  await c.initialize({ terminal: true });
+  const sessionId = await c.newSession(workspace());
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  assert.equal((await c.prompt(sessionId, 'run it')).stopReason, 'end_turn');
+  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+  assert.equal(done.status, 'completed');
+  assert.match(done.rawOutput.output, /from-terminal\n\[exit code: 0\]$/);
+  assert.deepEqual(c.terminalCalls, ['create term_1', 'release term_1'], 'released all the same');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test("an editor's answer outside ACP's schema (a read without its content, a terminal whose id is no string) fails the call saying so; nothing of it reaches an update or the log", async (t) => {
   const cwd = workspace();
   writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
