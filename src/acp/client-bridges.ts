@@ -131,7 +131,10 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
           failure = `the client's terminal failed while the command ran (terminal/wait_for_exit: ${reasonOf(err)}); the command was stopped`;
           return 'failed' as const;
         });
-        if (exited === 'stopped' || exited === 'failed') await terminal.kill().catch(() => undefined);
+        // Sent ahead of the output's request, not waited for: the command is over for this call, and a
+        // client that never answered terminal/kill held a timed-out call, and its turn, for good
+        // (until 2026-12-07; a cancel's turn does not wait for its tool).
+        if (exited === 'stopped' || exited === 'failed') void terminal.kill().catch(() => undefined);
         const out = await terminal.currentOutput().then(outputOf).catch((err: unknown) => {
           const ended = typeof exited === 'object' ? `the command ended (${exited.exitCode === null || exited.exitCode === undefined ? `signal ${exited.signal ?? 'unknown'}` : `exit code ${exited.exitCode}`}), but ` : '';
           failure ??= `${ended}the client's terminal did not give its output (terminal/output: ${reasonOf(err)})`;

@@ -47,6 +47,10 @@ export class AcpChild {
   set terminalReleaseUnanswered(never: boolean) {
     this.terminalsServed.neverAnswersRelease = never;
   }
+  /** An editor that never answers `terminal/kill` (nor kills: its release does). */
+  set terminalKillUnanswered(never: boolean) {
+    this.terminalsServed.neverAnswersKill = never;
+  }
   /** What the editor answers `terminal/create` with, if not a terminal (a malformed answer). */
   set terminalCreateAnswer(answer: unknown) {
     this.terminalsServed.createAnswer = answer;

@@ -18,6 +18,8 @@ export class ClientTerminals {
   readonly failures = new Map<string, string>();
   /** Whether this client never answers `terminal/release` (it still kills the command). */
   neverAnswersRelease = false;
+  /** Whether this client never answers `terminal/kill` (nor kills the command: its release does). */
+  neverAnswersKill = false;
   /** What this client answers `terminal/create` with instead of a terminal of its own (an editor's malformed answer). */
   createAnswer?: unknown;
   private readonly terminals = new Map<string, Terminal>();
@@ -58,6 +60,7 @@ export class ClientTerminals {
       })
       .onRequest('terminal/kill', ({ params }) => {
         this.calls.push(`kill ${params.terminalId}`);
+        if (this.neverAnswersKill) return new Promise<never>(() => undefined);
         this.terminals.get(params.terminalId)!.proc.kill('SIGKILL');
         return {};
       })

@@ -166,19 +166,33 @@ test("an editor whose terminal fails once the command runs (terminal/wait_for_ex
   }
 });
 
-test('an editor that never answers terminal/release: the command\'s call ends and the turn goes on (the release is sent, not waited for)', async (t) => {
-  const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'echo from-terminal' })], [{ text: 'ran' }]] } });
-  t.after(() => c.close());
-  c.terminalReleaseUnanswered = true;
-  await c.initialize({ terminal: true });
-  const sessionId = await c.newSession(workspace());
-  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
-  assert.equal((await c.prompt(sessionId, 'run it')).stopReason, 'end_turn');
-  const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
-  assert.equal(done.status, 'completed');
-  assert.match(done.rawOutput.output, /from-terminal\n\[exit code: 0\]$/);
-  assert.deepEqual(c.terminalCalls, ['create term_1', 'release term_1'], 'released all the same');
-  assert.deepEqual(c.schemaErrors, []);
+test('an editor that never answers terminal/release, or terminal/kill: the command\'s call ends and the turn goes on (both are sent, not waited for)', async (t) => {
+  for (const unanswered of ['release', 'kill'] as const) {
+    // A kill is asked for when the command's timeout passes.
+    const command = unanswered === 'kill' ? { command: 'echo from-terminal; exec sleep 30', timeout_ms: 300 } : { command: 'echo from-terminal' };
+    const c = AcpChild.start({ script: { replies: [[call('run_command', command)], [{ text: 'ran' }]] } });
+    t.after(() => c.close());
+    if (unanswered === 'release') c.terminalReleaseUnanswered = true;
+    else c.terminalKillUnanswered = true;
+    await c.initialize({ terminal: true });
+    const sessionId = await c.newSession(workspace());
+    await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+    assert.equal((await c.prompt(sessionId, 'run it')).stopReason, 'end_turn', unanswered);
+    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+    if (unanswered === 'release') {
+      assert.equal(done.status, 'completed');
+      assert.match(done.rawOutput.output, /from-terminal\n\[exit code: 0\]$/);
+    } else {
+      assert.equal(done.status, 'failed');
+      assert.equal(done.rawOutput.errorCode, 'tool_timeout');
+      // (What output the terminal had by then is the client's: only the ending is asserted.)
+      assert.match(done.rawOutput.output, /\n\[timed out after 300 ms; the command and its child processes were killed\]$/);
+    }
+    await c.until(() => c.terminalCalls.includes('release term_1'), 'the terminal released');
+    assert.deepEqual(c.terminalCalls, unanswered === 'kill' ? ['create term_1', 'kill term_1', 'release term_1'] : ['create term_1', 'release term_1'], 'released all the same');
+    assert.deepEqual(c.schemaErrors, []);
+    await c.close();
+  }
 });
 
 test("an editor's answer outside ACP's schema (a read without its content, a terminal whose id is no string) fails the call saying so; nothing of it reaches an update or the log", async (t) => {
