@@ -16,7 +16,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childPids, loadAverages, resultHeader, scriptEnv, sleep, startDaemon, summarize } from './daemon-support.js';
+import { childPids, loadAverages, spawnerPids, resultHeader, scriptEnv, sleep, startDaemon, summarize } from './daemon-support.js';
 import { LeanHttpClient, LeanWsClient } from './daemon-lean.js';
 import { aggregate, type AggregateResult } from './daemon-aggregate.js';
 import { loopMetrics } from './daemon-scale.js';
@@ -60,7 +60,7 @@ try {
   await Promise.all(watchers.map((w, i) => w.request('_troupe/session_state', { sessionId: sessions[i] })));
   await sleep(2000);
   const streamers = clients.map((client, i) => ({ client, sessionId: sessions[i]!, watchers: [watchers[i]!] }));
-  const procs = { server: d.proc.pid!, children: () => childPids(d.proc.pid!) };
+  const procs = { server: d.proc.pid!, children: () => childPids(d.proc.pid!), spawner: () => spawnerPids(d.proc.pid!) };
   for (let r = 0; r < ROUNDS; r++) {
     const result = await aggregate(streamers, 'long', ITEMS, { sse: SESSIONS, ws: SESSIONS }, procs);
     rounds.push(result);

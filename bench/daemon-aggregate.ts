@@ -3,7 +3,7 @@
  * once to many SSE and WebSocket clients, through the daemon and through the in-process reference,
  * with the SDK's clients and with the lean clients of bench/daemon-lean.ts.
  */
-import { cpuTicks } from './daemon-support.js';
+import { processCpuUs } from './daemon-support.js';
 import { LeanHttpClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 import type { Procs } from './daemon-stream.js';
 
@@ -18,8 +18,11 @@ export interface Streamer {
 }
 
 export interface AggregateResult {
-  /** CPU time spent per delivered event, by process group (µs): where the work went. */
-  cpuUsPerEvent: { server: number; children: number; clients: number };
+  /**
+   * CPU time spent per delivered event, by process group (µs): where the work went. From every
+   * thread's schedstat (bench/daemon-stream.ts, `StreamCpu`); `spawner`: a daemon's spawner, on its own.
+   */
+  cpuUsPerEvent: { server: number; children: number; spawner: number; clients: number };
   sessions: number;
   clients: { sse: number; ws: number };
   chunksPerSession: number;
@@ -31,8 +34,11 @@ export interface AggregateResult {
 /** Every session streams its long reply at once; counts message chunks delivered to every attached client. */
 export async function aggregate(streamers: Streamer[], prompt: string, chunks: number, clients: { sse: number; ws: number }, procs: Procs): Promise<AggregateResult> {
   const kids = procs.children();
-  const ticks = () => ({ server: procs.server ? cpuTicks(procs.server) : 0, children: kids.reduce((a, p) => a + cpuTicks(p), 0), clients: process.cpuUsage() });
-  const before = ticks();
+  const spawners = procs.spawner?.() ?? [];
+  const others = () => ({ server: procs.server ? processCpuUs(procs.server) : 0, children: kids.reduce((a, p) => a + processCpuUs(p), 0), spawner: spawners.reduce((a, p) => a + processCpuUs(p), 0) });
+  // The clients' CPU (this process's) is read innermost: reading the others' is not counted as theirs.
+  const before = others();
+  const clients0 = process.cpuUsage();
   const t0 = now();
   await Promise.all(
     streamers.map(async (s) => {
@@ -43,11 +49,10 @@ export async function aggregate(streamers: Streamer[], prompt: string, chunks: n
   );
   const ms = now() - t0;
   const eventsDelivered = streamers.reduce((a, s) => a + chunks * (1 + s.watchers.length), 0);
-  const after = ticks();
-  const clientUs = after.clients.user + after.clients.system - before.clients.user - before.clients.system;
-  // Clock ticks are 10 ms.
+  const clientCpu = process.cpuUsage(clients0);
+  const after = others();
   const per = (us: number) => Math.round((us / eventsDelivered) * 10) / 10;
-  const cpuUsPerEvent = { server: per((after.server - before.server) * 10_000), children: per((after.children - before.children) * 10_000), clients: per(clientUs) };
+  const cpuUsPerEvent = { server: per(after.server - before.server), children: per(after.children - before.children), spawner: per(after.spawner - before.spawner), clients: per(clientCpu.user + clientCpu.system) };
   return { cpuUsPerEvent, sessions: streamers.length, clients, chunksPerSession: chunks, eventsDelivered, ms: Math.round(ms), eventsPerSecond: Math.round(eventsDelivered / (ms / 1000)) };
 }
 

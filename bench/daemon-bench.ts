@@ -9,7 +9,7 @@ import { type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { childPids, CountingClient, gitDescribe, scriptEnv, spawnAcp, startDaemon, startReferenceServer, startRelayFloor, summarize, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { childPids, CountingClient, spawnerPids, gitDescribe, scriptEnv, spawnAcp, startDaemon, startReferenceServer, startRelayFloor, summarize, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
 import { LeanHttpClient, LeanStdioClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 import { childStartSeries, type ChildStart } from './daemon-child-start.js';
 import { daemonSessionNew, IDLE_BEFORE_SAMPLE_MS, nodeSpawnFloor, ReferenceSessionNews, SESSION_NEW_WARMUP, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
@@ -33,6 +33,9 @@ export const COUNTS = {
   steadyRtt: int('BENCH_STEADY_RTT', 3000),
   streamItems: int('BENCH_STREAM_ITEMS', 4000),
   streamRuns: int('BENCH_STREAM_RUNS', 3),
+  // Long replies before the warmChild series' timed runs: a child's CPU per update stops falling
+  // after about six (bench/README.md, "Why a daemon child seemed to stream at 3× the CPU").
+  warmChildWarmups: int('BENCH_WARM_CHILD_WARMUPS', 6),
   sessions: int('BENCH_SESSIONS', 100),
   aggItems: int('BENCH_AGG_ITEMS', 400),
   stored: int('BENCH_STORED', 10_000),
@@ -174,7 +177,7 @@ async function main(): Promise<void> {
   const sHttp = await CountingClient.http(streamer.url, streamer.headers).init();
   const sWs = await CountingClient.ws(streamer.url, streamer.headers).init();
   const settle = () => waitIdle(() => childPids(streamer.proc.pid!), 80);
-  const daemonProcs = { server: streamer.proc.pid!, children: () => childPids(streamer.proc.pid!) };
+  const daemonProcs = { server: streamer.proc.pid!, children: () => childPids(streamer.proc.pid!), spawner: () => spawnerPids(streamer.proc.pid!) };
   const streamHttp = await streamRuns(fresh(sHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
   const streamWs = await streamRuns(fresh(sWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
   sHttp.close();
@@ -183,8 +186,8 @@ async function main(): Promise<void> {
   const lWs = await new LeanWsClient(streamer.url, streamer.headers).init();
   const leanStreamHttp = await streamRuns(fresh(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
   const leanStreamWs = await streamRuns(fresh(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
-  const warmChildHttp = await streamRuns(sticky(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
-  const warmChildWs = await streamRuns(sticky(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const warmChildHttp = await streamRuns(sticky(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle, COUNTS.warmChildWarmups);
+  const warmChildWs = await streamRuns(sticky(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle, COUNTS.warmChildWarmups);
   lHttp.close();
   lWs.close();
   await streamer.stop();
@@ -201,7 +204,14 @@ async function main(): Promise<void> {
   const leanStdio = await new LeanStdioClient(leanChild).init();
   const leanStdioRtt = await rttSeries(leanStdio, await leanStdio.newSession(cwd), rttCounts);
   const leanStreamStdio = await streamRuns(fresh(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
-  const warmChildStdio = await streamRuns(sticky(leanStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [leanChild.pid!] });
+  // warmChild over stdio in a process of its own, with the daemon's session child's history: this
+  // one has streamed the series above and answered the round trips, and its code is warmer for it.
+  const warmStdioChild = spawnAcp({ TROUPE_HOME: stdioHome, HOME: stdioHome, ...scriptEnv(stdioHome, SCRIPTS.stream) });
+  track(warmStdioChild);
+  const warmStdio = await new LeanStdioClient(warmStdioChild).init();
+  const warmChildStdio = await streamRuns(sticky(warmStdio), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, { children: () => [warmStdioChild.pid!] }, undefined, COUNTS.warmChildWarmups);
+  warmStdio.close();
+  await stopProcess(warmStdioChild);
   // After the streaming runs, which it would otherwise warm up.
   const steadyStdio = await roundTrips(leanStdio, '_troupe/session_state', { sessionId: await leanStdio.newSession(cwd) }, COUNTS.steadyRtt, COUNTS.steadyWarmup);
   leanStdio.close();
@@ -293,7 +303,7 @@ async function main(): Promise<void> {
         stdioDirect: leanStreamStdio,
         referenceHttp: leanStreamRef,
         warmChild: {
-          note: 'lean clients, one session for the warm-up and all timed runs (its process JIT-warm, as the stdio child always is in the series above, where each daemon run is a fresh session and so a fresh child process): a diagnostic of how much of the gap to stdio is a cold child',
+          note: 'lean clients, one session for `warmups` untimed long replies and all timed runs, through the daemon and over stdio alike (a stdio process of its own, with the same history as the daemon\'s session child): both JIT-warm, where in the series above each daemon run is a fresh child process and the stdio child a long-lived one; a diagnostic of how much of the gap to stdio is a cold child',
           daemonHttp: warmChildHttp,
           daemonWs: warmChildWs,
           stdioDirect: warmChildStdio,

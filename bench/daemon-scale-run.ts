@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { aggregate, leanAggregateDaemon, leanAggregateReference, type Streamer } from './daemon-aggregate.js';
 import { burst, loopFigures, loopMetrics, ownMemoryKb, pssOf, startProbe, type Burst } from './daemon-scale.js';
 import { DaemonInspector } from './daemon-heap.js';
-import { childPids, CountingClient, memoryKb, sleep, summarize, waitIdle, type Served } from './daemon-support.js';
+import { childPids, CountingClient, spawnerPids, memoryKb, sleep, summarize, waitIdle, type Served } from './daemon-support.js';
 
 interface ScaleDeps {
   /** A daemon on the home holding the stored sessions. */
@@ -81,7 +81,7 @@ async function freshSeries({ freshDaemon, ref, counts, cwd, track, log }: ScaleD
   const N = counts.sessions;
   const [d, startupMs] = await timed(freshDaemon);
   const pid = d.proc.pid!;
-  const daemonProcs = { server: pid, children: () => childPids(pid) };
+  const daemonProcs = { server: pid, children: () => childPids(pid), spawner: () => spawnerPids(pid) };
   const api = async (path: string) => (await fetch(d.url + path, { headers: d.headers })).json() as Promise<any>;
   const healthBefore = await api('/v1/health');
   await waitIdle(() => childPids(pid), 100);

@@ -83,23 +83,41 @@ export function threadCpuSplitUs(pid: number): { main: number; other: number } {
   return { main, other };
 }
 
+/**
+ * {@link threadCpuUs}, or 0 for a process that is gone (or not readable): for the CPU series, which
+ * read many processes before and after a run (bench/daemon-stream.ts, daemon-aggregate.ts).
+ */
+export function processCpuUs(pid: number): number {
+  try {
+    return threadCpuUs(pid);
+  } catch {
+    return 0;
+  }
+}
+
 /** Live (non-zombie) children of a process. */
+function directChildren(of: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const f = stat(Number(name));
+    if (f && Number(f[1]) === of && f[0] !== 'Z') out.push(Number(name));
+  }
+  return out;
+}
+
 /**
  * The session processes of a server: its children, where a daemon's spawner (its one child,
  * src/actors/spawner.process.ts) stands for the children it started. The spawner itself is not
- * among them: it is idle but for its forks.
+ * among them (see {@link spawnerPids}): it is idle but for its forks.
  */
 export function childPids(parent: number): number[] {
-  const direct = (of: number) => {
-    const out: number[] = [];
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      const f = stat(Number(name));
-      if (f && Number(f[1]) === of && f[0] !== 'Z') out.push(Number(name));
-    }
-    return out;
-  };
-  return direct(parent).flatMap((pid) => (isSpawner(pid) ? direct(pid) : [pid]));
+  return directChildren(parent).flatMap((pid) => (isSpawner(pid) ? directChildren(pid) : [pid]));
+}
+
+/** A daemon's spawner process (none for another server), whose CPU the series report on its own. */
+export function spawnerPids(parent: number): number[] {
+  return directChildren(parent).filter(isSpawner);
 }
 
 function isSpawner(pid: number): boolean {
