@@ -9,7 +9,7 @@ import { type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { childPids, CountingClient, spawnerPids, gitDescribe, scriptEnv, spawnAcp, startDaemon, startReferenceServer, startRelayFloor, summarize, StdioChild, stopProcess, waitIdle, type Served } from './daemon-support.js';
+import { childPids, CountingClient, refillWaiter, spawnerPids, gitDescribe, scriptEnv, spawnAcp, startDaemon, startReferenceServer, startRelayFloor, summarize, StdioChild, stopProcess, type Served } from './daemon-support.js';
 import { LeanHttpClient, LeanStdioClient, LeanWsClient, type BenchClient } from './daemon-lean.js';
 import { childStartSeries, type ChildStart } from './daemon-child-start.js';
 import { daemonSessionNew, IDLE_BEFORE_SAMPLE_MS, nodeSpawnFloor, ReferenceSessionNews, SESSION_NEW_WARMUP, roundTrips, rttSeries, stdioFirstSessionNew, stdioRtt } from './daemon-latency.js';
@@ -166,28 +166,34 @@ async function main(): Promise<void> {
   await stopProcess(relayFloor.proc);
 
   log('streaming through the daemon');
-  const fresh = (c: BenchClient) => async () => ({ client: c, sessionId: await c.newSession(cwd) });
+  // `before` runs right before each session/new (a daemon's pool replaces the child the session takes).
+  const fresh = (c: BenchClient, before: () => void = () => undefined) => async () => {
+    before();
+    return { client: c, sessionId: await c.newSession(cwd) };
+  };
   // One session for the warm-up and every timed run: its process is warm (JIT) after the warm-up,
   // on the daemon (one child per session) as over stdio.
-  const sticky = (c: BenchClient) => {
+  const sticky = (c: BenchClient, before?: () => void) => {
     let s: Promise<{ client: BenchClient; sessionId: string }> | undefined;
-    return () => (s ??= fresh(c)());
+    return () => (s ??= fresh(c, before)());
   };
   const streamer = await daemon(tmp('troupe-dbench-stream-'), ['--pool', '2'], SCRIPTS.stream);
   const sHttp = await CountingClient.http(streamer.url, streamer.headers).init();
   const sWs = await CountingClient.ws(streamer.url, streamer.headers).init();
-  const settle = () => waitIdle(() => childPids(streamer.proc.pid!), 80);
+  // A daemon refills its pool after each session/new: let that child start and finish booting first.
+  const refill = refillWaiter(streamer.proc.pid!);
+  const settle = () => refill.settle();
   const daemonProcs = { server: streamer.proc.pid!, children: () => childPids(streamer.proc.pid!), spawner: () => spawnerPids(streamer.proc.pid!) };
-  const streamHttp = await streamRuns(fresh(sHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
-  const streamWs = await streamRuns(fresh(sWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const streamHttp = await streamRuns(fresh(sHttp, refill.expect), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const streamWs = await streamRuns(fresh(sWs, refill.expect), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
   sHttp.close();
   sWs.close();
   const lHttp = await LeanHttpClient.at(streamer.url, streamer.headers).init();
   const lWs = await new LeanWsClient(streamer.url, streamer.headers).init();
-  const leanStreamHttp = await streamRuns(fresh(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
-  const leanStreamWs = await streamRuns(fresh(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
-  const warmChildHttp = await streamRuns(sticky(lHttp), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle, COUNTS.warmChildWarmups);
-  const warmChildWs = await streamRuns(sticky(lWs), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle, COUNTS.warmChildWarmups);
+  const leanStreamHttp = await streamRuns(fresh(lHttp, refill.expect), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const leanStreamWs = await streamRuns(fresh(lWs, refill.expect), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle);
+  const warmChildHttp = await streamRuns(sticky(lHttp, refill.expect), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle, COUNTS.warmChildWarmups);
+  const warmChildWs = await streamRuns(sticky(lWs, refill.expect), 'stream-long', COUNTS.streamItems, COUNTS.streamRuns, daemonProcs, settle, COUNTS.warmChildWarmups);
   lHttp.close();
   lWs.close();
   await streamer.stop();

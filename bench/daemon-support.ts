@@ -128,6 +128,30 @@ function isSpawner(pid: number): boolean {
   }
 }
 
+/**
+ * What a streaming series waits for after a daemon's session/new before it times a run: the child
+ * the pool starts in place of the one the session took, and then every child idle (`waitIdle`) for
+ * `refillQuietMs`. The pool spawns that child a turn or more after the answer (50–100 ms here), and
+ * its start has a pause of about 200 ms between loading and its warm-up turn, so an 80 ms idle check
+ * alone could pass before it existed or in that pause, and time the run against its boot (until
+ * 2026-12-07: bench/README.md, "Why a daemon child seemed to stream at 3× stdio's CPU"). `expect()`
+ * goes right before a session/new; a run without one (one session for all runs) waits `quietMs`.
+ */
+export function refillWaiter(daemonPid: number, quietMs = 80, refillQuietMs = 300): { expect(): void; settle(): Promise<void> } {
+  let before: Set<number> | undefined;
+  return {
+    expect: () => void (before = new Set(childPids(daemonPid))),
+    async settle() {
+      const known = before;
+      before = undefined;
+      // Bounded: a daemon at --max-sessions, or one whose pool is off, starts no replacement.
+      const deadline = Date.now() + 5_000;
+      while (known && Date.now() < deadline && childPids(daemonPid).every((p) => known.has(p))) await sleep(10);
+      await waitIdle(() => childPids(daemonPid), known ? refillQuietMs : quietMs);
+    },
+  };
+}
+
 /** Waits until `pids` used no CPU for `quietMs` (a spawned child has finished loading its code). */
 export async function waitIdle(pids: () => number[], quietMs = 60, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
