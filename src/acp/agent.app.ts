@@ -7,7 +7,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import * as z from 'zod';
 import { ERROR_CODES, TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { defaultModel, missingCredential, resolveModel, usableModels } from '../providers/registry.js';
+import { assertKnownModel, defaultModel, missingCredential, resolveModel, usableModels } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
@@ -197,7 +197,9 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   };
   const configure = async (client: acp.AgentContext, h: SessionHost, live: LiveSession, change: { mode?: string; model?: string }) => {
     if (change.mode !== undefined && !isSessionModeId(change.mode)) throw new TroupeError('invalid_params', `unknown mode '${change.mode}' (default, accept-edits, plan, bypass)`);
-    // Refused now rather than at the next prompt: a provider with no credential stays so here.
+    // Refused now rather than at the next prompt (the session keeps its model): a model no provider
+    // has, and a provider with no credential, which stays so here.
+    if (change.model !== undefined) assertKnownModel(change.model, env, config);
     const missing = change.model !== undefined ? missingCredential(change.model, env, config) : undefined;
     if (missing) throw new TroupeError('provider_auth', `cannot switch to ${change.model}: ${missing}`, { model: change.model });
     live.engine.configure(change);

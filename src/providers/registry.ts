@@ -27,6 +27,8 @@ interface Entry {
   catalogue(env: NodeJS.ProcessEnv, config: TroupeConfig): readonly { id: string; default?: boolean }[];
   /** Usable without any credential (the scripted models). */
   keyless?: boolean;
+  /** Its catalogue is every model it has (no vendor behind it to ask for another): scripted. */
+  closed?: boolean;
   /** Why one of its models cannot work in this environment although the provider can, or undefined. */
   unusable?(model: string, env: NodeJS.ProcessEnv): string | undefined;
 }
@@ -82,6 +84,7 @@ const ENTRIES: Record<ProviderId, Entry> = {
     create: (env) => createScriptedProvider({ env }),
     catalogue: () => SCRIPTED_MODELS.map((id) => ({ id, default: id === 'demo' })),
     keyless: true,
+    closed: true,
     // Without a script every turn would fail: not offered, and refused when asked for.
     unusable: (model, env) => (model === 'replay' && !env.TROUPE_SCRIPT ? 'scripted/replay needs a script: set TROUPE_SCRIPT to a JSON script file' : undefined),
   },
@@ -232,6 +235,25 @@ export function missingCredential(modelId: string, env: NodeJS.ProcessEnv, confi
   if (ENTRIES[provider].keyless === true) return undefined;
   if (settingsFor(provider, env, config).credential.kind !== 'none') return undefined;
   return `${provider} has no credential here: ${CREDENTIAL_HINTS[provider] ?? 'configure it'} where the agent starts (or in the config file), then start the agent again`;
+}
+
+/**
+ * Refuses a model id a session is switched to (`session/set_config_option`, `/model`, `troupe run
+ * --model`) that no turn could ever use, before it becomes the session's model: an id with spaces
+ * around it (invalid_params: kept as given, it showed as a choice of its own), one of no known
+ * provider (resolveModel's model_not_found), or one a provider whose catalogue is all it has (scripted)
+ * does not have (model_not_found, naming its models: until 2026-12-07 `scripted/nope` was taken, and
+ * every later turn failed). Any other id of a known provider goes to its vendor as it is, as
+ * docs/providers.md promises (dated snapshots, models newer than the catalogue).
+ */
+export function assertKnownModel(modelId: string, env: NodeJS.ProcessEnv, config: TroupeConfig): void {
+  if (modelId !== modelId.trim()) throw new TroupeError('invalid_params', `model id ${JSON.stringify(modelId)} has spaces around it; model ids look like provider/model`);
+  const { id, model } = resolveModel(modelId, env, config);
+  const provider = id.slice(0, id.length - model.length - 1) as ProviderId;
+  const entry = ENTRIES[provider];
+  if (!entry.closed) return;
+  const models = entry.catalogue(env, config).map((row) => `${provider}/${row.id}`);
+  if (!models.includes(id)) throw new TroupeError('model_not_found', `${provider} has no model '${model}': its models are ${models.join(', ')}`, { modelId });
 }
 
 /**

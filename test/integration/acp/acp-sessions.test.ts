@@ -173,6 +173,39 @@ test('a model whose provider has a credential is taken as before', async (t) => 
   assert.equal((res.configOptions.find((o) => o.id === 'model') as any).currentValue, 'anthropic/claude-sonnet-4-6');
 });
 
+test('the model option refuses a model no turn could use, and the session keeps its model; a vendor model not in the catalogue is still taken', async (t) => {
+  const c = AcpChild.start({ env: { ANTHROPIC_API_KEY: 'sk-test' } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  const modelOption = (options: any[]) => options.find((o) => o.id === 'model');
+  // The scripted provider has demo and replay only: anything else failed every later turn model_not_found.
+  await assert.rejects(
+    c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'scripted/nope' }),
+    (e: any) => rpcError(-32046, 'model_not_found')(e) && /scripted has no model 'nope': its models are scripted\/demo, scripted\/replay/.test(e.message),
+  );
+  // Taken as given, 'scripted/demo ' showed as a choice of its own.
+  await assert.rejects(
+    c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'scripted/demo ' }),
+    (e: any) => rpcError(-32602, 'invalid_params')(e) && /has spaces around it/.test(e.message),
+  );
+  // So is the slash command, which takes the same path.
+  await assert.rejects(c.prompt(sessionId, '/model scripted/nope'), rpcError(-32046, 'model_not_found'));
+  let state: any = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.equal(state.model, 'anthropic/claude-sonnet-5-5');
+  // A dated snapshot goes to the vendor as it is (docs/providers.md): not refused.
+  const res = await c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'anthropic/claude-haiku-4-5-20251001' });
+  assert.equal(modelOption(res.configOptions).currentValue, 'anthropic/claude-haiku-4-5-20251001');
+  const res2 = await c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'scripted/demo' });
+  const values = modelOption(res2.configOptions).options.map((o: any) => o.value);
+  assert.ok(!values.includes('scripted/nope') && !values.includes('scripted/demo '), JSON.stringify(values));
+  const done = await c.prompt(sessionId, 'hello');
+  assert.equal(done.stopReason, 'end_turn');
+  state = await c.agent.request('_troupe/session_state', { sessionId });
+  assert.equal(state.model, 'scripted/demo');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('slash commands: /mode and /model switch, /compact compacts; an unknown one is a plain prompt', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }], [{ text: 'plain' }]] } });
   t.after(() => c.close());
