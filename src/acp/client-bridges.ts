@@ -220,6 +220,11 @@ export function clientPermissionAsker(client: Client, sessionId: string): Permis
           },
           { cancellationSignal: signal, stopWaitingOnCancel: true },
         );
+        // The SDK checks no answer of the client's: `{}` or `null` is no answer (cancelled, by the
+        // caller), said as such rather than as the TypeError reading it would throw.
+        if (!isRecord(res) || !isRecord(res.outcome) || (res.outcome.outcome !== 'selected' && res.outcome.outcome !== 'cancelled')) {
+          throw malformedAnswer('session/request_permission', 'an outcome ({"outcome": "selected", "optionId"} or {"outcome": "cancelled"})');
+        }
         if (res.outcome.outcome !== 'selected') return 'cancelled';
         // Only what was offered counts: any other id (a typo, an option of another request, or
         // `constructor`, which `in` found on every object) is no answer the person gave.

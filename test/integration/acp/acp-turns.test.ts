@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type * as acp from '@agentclientprotocol/sdk';
 import { AcpChild } from '../../support/acp-child.js';
 import { newTurnId } from '../../../src/core/ids.js';
 import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
@@ -223,6 +224,28 @@ test('a permission answer naming an option that was not offered: the call does n
   assert.match(inherited.rawOutput.output, /option "constructor", which was not offered/);
   for (const f of ['a.txt', 'b.txt']) assert.ok(!existsSync(join(cwd, f)));
   await c.until(() => (c.stderr.match(/not offered/g) ?? []).length === 2, 'a warning on stderr for each');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a permission answer with no outcome ({} or null) is no answer: the call does not run, and the warning on stderr says what the answer lacked, not a TypeError', async (t) => {
+  // Until 2026-12-07 the warning was V8's words: "TypeError: Cannot read properties of undefined (reading 'outcome')".
+  const c = AcpChild.start({ script: { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok' }]] }, answers: ['hold', 'hold'] });
+  t.after(() => c.close());
+  const { cwd, sessionId, running } = await started(c);
+  await c.until(() => c.held !== undefined, 'the first permission request');
+  c.held!({} as acp.RequestPermissionResponse);
+  c.held = undefined;
+  assert.equal((await running).stopReason, 'end_turn', 'the turn goes on: only the call did not run');
+  const again = c.prompt(sessionId, 'again');
+  await c.until(() => c.held !== undefined, 'the second permission request');
+  c.held!(null as unknown as acp.RequestPermissionResponse);
+  assert.equal((await again).stopReason, 'end_turn');
+  const failed = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.status === 'failed');
+  assert.equal(failed.length, 2);
+  for (const f of failed) assert.match(f.rawOutput.output, /ended without an answer/);
+  for (const f of ['a.txt', 'b.txt']) assert.ok(!existsSync(join(cwd, f)));
+  await c.until(() => (c.stderr.match(/answered session\/request_permission without an outcome/g) ?? []).length === 2, 'a warning on stderr for each, saying what was wrong');
+  assert.doesNotMatch(c.stderr, /TypeError|Cannot read properties/);
   assert.deepEqual(c.schemaErrors, []);
 });
 
