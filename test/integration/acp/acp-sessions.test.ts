@@ -366,6 +366,30 @@ test("a request the SDK's schema check refuses says what is wrong in its message
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a prompt block of a kind ACP has but missing a field of that kind is refused naming that field first, not the kinds it is not', async (t) => {
+  // Until 2026-12-07: 'Invalid params: prompt[0].type: expected "image", "audio", "resource_link" or "resource"; …', as if the type were wrong.
+  const c = AcpChild.start({ script: { replies: [] } });
+  t.after(() => c.close());
+  await c.initialize();
+  const sessionId = await c.newSession(workspace());
+  const refusal = (prompt: unknown[]) => c.agent.request('session/prompt', { sessionId, prompt } as never).then(() => assert.fail('served'), (err: any) => err);
+  const noText = await refusal([{ type: 'text' }]);
+  assert.equal(noText.code, -32602);
+  assert.equal(noText.message, 'Invalid params: prompt[0].text: expected string, received undefined (a block of type "text")');
+  assert.ok(noText.data.prompt[0].type._errors.length > 0, 'the whole detail stays in data');
+  const wrongText = await refusal([{ type: 'text', text: 'fine' }, { type: 'text', text: 5 }]);
+  assert.equal(wrongText.message, 'Invalid params: prompt[1].text: expected string, received number (a block of type "text")');
+  const noMime = await refusal([{ type: 'image', data: 'AA==' }]);
+  assert.equal(noMime.message, 'Invalid params: prompt[0].mimeType: expected string, received undefined (a block of type "image")');
+  const noName = await refusal([{ type: 'resource_link', uri: 'file:///x' }]);
+  assert.equal(noName.message, 'Invalid params: prompt[0].name: expected string, received undefined (a block of type "resource_link")');
+  // Beside a block of a kind ACP has not, which still lists the kinds there are.
+  const both = await refusal([{ type: 'text' }, { type: 'video' }]);
+  assert.match(both.message, /^Invalid params: prompt\[0\]\.text: expected string, received undefined \(a block of type "text"\); prompt\[1\]\.type: expected "text", "image", "audio", "resource_link" or "resource"; /);
+  assert.equal((await c.agent.request('session/list', {})).sessions.length, 1, 'the connection goes on');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('a session nothing uses for TROUPE_SESSION_IDLE_MS is unloaded (its log closed) and opened again, whole, by its next request; one with a turn running stays', async (t) => {
   const c = AcpChild.start({
     env: { TROUPE_SESSION_IDLE_MS: '300' },
