@@ -254,6 +254,8 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     for (const [[args, pattern], r] of await runEach(
       [
         [['run', '--model', 'nope/x', 'hello'], /^troupe run: no provider serves 'nope\/x'.*\(model_not_found\)$/],
+        // A model the provider has not, when the provider's catalogue is all it has: until 2026-12-07 taken, and the turn failed.
+        [['run', '--model', 'scripted/nope', 'hello'], /^troupe run: scripted has no model 'nope': its models are scripted\/demo, scripted\/replay \(model_not_found\)$/],
         [['run', '--mode', 'bogus', 'hello'], /^troupe run: unknown mode 'bogus'.*\(invalid_params\)$/],
         [['chat', '--mode', 'bogus'], /^troupe chat: unknown mode 'bogus'.*\(invalid_params\)$/],
       ] as const,
