@@ -220,9 +220,11 @@ export function clientPermissionAsker(client: Client, sessionId: string): Permis
           },
           { cancellationSignal: signal, stopWaitingOnCancel: true },
         );
-        // The SDK checks no answer of the client's: `{}` or `null` is no answer (cancelled, by the
-        // caller), said as such rather than as the TypeError reading it would throw.
-        if (!isRecord(res) || !isRecord(res.outcome) || (res.outcome.outcome !== 'selected' && res.outcome.outcome !== 'cancelled')) {
+        // The SDK checks no answer of the client's: `{}`, `null` or a `selected` with no optionId is
+        // no answer (cancelled, by the caller), said as such rather than as the TypeError reading it
+        // would throw (or, for the last, as option "undefined", not offered).
+        const outcome: unknown = isRecord(res) ? res.outcome : undefined;
+        if (!isRecord(outcome) || !(outcome.outcome === 'cancelled' || (outcome.outcome === 'selected' && typeof outcome.optionId === 'string'))) {
           throw malformedAnswer('session/request_permission', 'an outcome ({"outcome": "selected", "optionId"} or {"outcome": "cancelled"})');
         }
         if (res.outcome.outcome !== 'selected') return 'cancelled';

@@ -227,9 +227,11 @@ test('a permission answer naming an option that was not offered: the call does n
   assert.deepEqual(c.schemaErrors, []);
 });
 
-test('a permission answer with no outcome ({} or null) is no answer: the call does not run, and the warning on stderr says what the answer lacked, not a TypeError', async (t) => {
-  // Until 2026-12-07 the warning was V8's words: "TypeError: Cannot read properties of undefined (reading 'outcome')".
-  const c = AcpChild.start({ script: { replies: [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok' }]] }, answers: ['hold', 'hold'] });
+test('a permission answer with no outcome ({}, null, selected without an optionId) is no answer: the call does not run, and the warning on stderr says what the answer lacked, not a TypeError', async (t) => {
+  // Until 2026-12-07 the warning was V8's words: "TypeError: Cannot read properties of undefined (reading 'outcome')",
+  // and a `selected` with no optionId was option "undefined", not offered.
+  const replies = [[write('a.txt')], [{ text: 'ok' }], [write('b.txt')], [{ text: 'ok' }], [write('c.txt')], [{ text: 'ok' }]];
+  const c = AcpChild.start({ script: { replies }, answers: ['hold', 'hold', 'hold'] });
   t.after(() => c.close());
   const { cwd, sessionId, running } = await started(c);
   await c.until(() => c.held !== undefined, 'the first permission request');
@@ -239,12 +241,17 @@ test('a permission answer with no outcome ({} or null) is no answer: the call do
   const again = c.prompt(sessionId, 'again');
   await c.until(() => c.held !== undefined, 'the second permission request');
   c.held!(null as unknown as acp.RequestPermissionResponse);
+  c.held = undefined;
   assert.equal((await again).stopReason, 'end_turn');
+  const third = c.prompt(sessionId, 'third');
+  await c.until(() => c.held !== undefined, 'the third permission request');
+  c.held!({ outcome: { outcome: 'selected' } } as unknown as acp.RequestPermissionResponse);
+  assert.equal((await third).stopReason, 'end_turn');
   const failed = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.status === 'failed');
-  assert.equal(failed.length, 2);
+  assert.equal(failed.length, 3);
   for (const f of failed) assert.match(f.rawOutput.output, /ended without an answer/);
-  for (const f of ['a.txt', 'b.txt']) assert.ok(!existsSync(join(cwd, f)));
-  await c.until(() => (c.stderr.match(/answered session\/request_permission without an outcome/g) ?? []).length === 2, 'a warning on stderr for each, saying what was wrong');
+  for (const f of ['a.txt', 'b.txt', 'c.txt']) assert.ok(!existsSync(join(cwd, f)));
+  await c.until(() => (c.stderr.match(/answered session\/request_permission without an outcome/g) ?? []).length === 3, 'a warning on stderr for each, saying what was wrong');
   assert.doesNotMatch(c.stderr, /TypeError|Cannot read properties/);
   assert.deepEqual(c.schemaErrors, []);
 });
