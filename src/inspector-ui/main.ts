@@ -4,6 +4,7 @@
  * transitions where selecting a row replays the machines to that moment.
  */
 import { Feed, HttpError, getJson } from './api.js';
+import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
 import { applyLive, foldedStates, type LiveFold } from './live-states.js';
 import { renderSessions, sessionRow } from './sessions.js';
@@ -44,26 +45,6 @@ const app = {
   poll: undefined as number | undefined,
   loggedOut: false,
 };
-
-/**
- * Runs `fn` once calls have paused for `ms`, but no later than `maxMs` after the first call not yet
- * served: a session whose log never pauses that long (a reply streaming a chunk every 10 ms, many
- * busy sessions moving their machines) must still be redrawn while it runs, not only once it rests.
- */
-function debounce(fn: () => void, ms: number, maxMs: number): () => void {
-  let t: number | undefined;
-  let first: number | undefined;
-  const run = () => {
-    first = undefined;
-    fn();
-  };
-  return () => {
-    window.clearTimeout(t);
-    const now = Date.now();
-    first ??= now;
-    t = window.setTimeout(run, Math.max(0, Math.min(ms, first + maxMs - now)));
-  };
-}
 
 function status(text: string, cls: 'live' | 'down' | '') {
   const s = $<HTMLElement>('#feed-status');
