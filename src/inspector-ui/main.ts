@@ -10,6 +10,7 @@ import { applyLive, foldedStates, type LiveFold } from './live-states.js';
 import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
 import { buildRows, renderList, renderStrip, statesThrough, type Row } from './timeline.js';
+import { visible, visibleJson } from './visible-text.js';
 import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayedTransition, SessionRow, States } from './types.js';
 
 const MACHINES: MachineName[] = ['session', 'turn', 'child'];
@@ -71,7 +72,7 @@ function noteGap(text: string, about: 'session' | 'feed') {
   const span = document.createElement('span');
   span.className = 'gap';
   span.dataset.about = about;
-  span.textContent = text;
+  span.textContent = visible(text);
   $('#gaps').appendChild(span);
   renderTimeline();
 }
@@ -139,7 +140,7 @@ function select(index: number) {
   if (row.transition) app.charts.get(row.transition.machine)?.fire(before[row.transition.machine], row.transition.state, row.transition.event);
   $<HTMLElement>('#travel').hidden = false;
   $('#travel-text').textContent = `Time travel: the machines at ${new Date(row.at).toISOString()}${row.seq !== undefined ? ` (log seq ${row.seq})` : ''}, rebuilt from the log.`;
-  $('#cause').textContent = JSON.stringify(row.cause ?? { gap: row.text }, null, 2);
+  $('#cause').textContent = visibleJson(row.cause ?? { gap: row.text });
   renderList($('#timeline'), app.rows, app.travel, select);
   renderStrip($('#strip'), app.rows, app.travel, select);
 }

@@ -1,6 +1,7 @@
 /** The session list: live and stored sessions with state, model, cwd, last activity, restarts, pid. */
 import { runsProcess } from './live-states.js';
 import type { SessionRow, States } from './types.js';
+import { visible } from './visible-text.js';
 
 const ago = (ms: number) => {
   const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
@@ -9,9 +10,9 @@ const ago = (ms: number) => {
 
 function cell(tr: HTMLTableRowElement, text: string, cls = '', title = ''): HTMLTableCellElement {
   const td = document.createElement('td');
-  td.textContent = text;
+  td.textContent = visible(text);
   if (cls) td.className = cls;
-  if (title) td.title = title;
+  if (title) td.title = visible(title);
   tr.appendChild(td);
   return td;
 }

@@ -5,6 +5,7 @@
  * Folding the rows up to any one of them gives the machines' states at that moment.
  */
 import type { LiveTransition, LogEvent, ReplayedTransition, States } from './types.js';
+import { visible } from './visible-text.js';
 
 export interface Row {
   key: string;
@@ -180,7 +181,7 @@ export function renderList(list: HTMLOListElement, rows: Row[], selected: number
     li.innerHTML = `<span class="t"></span><span class="lane"></span><span class="what"></span>`;
     (li.children[0] as HTMLElement).textContent = time(r.at);
     (li.children[1] as HTMLElement).textContent = r.lane === 'log' ? (r.seq !== undefined ? `#${r.seq}` : '') : r.lane;
-    (li.children[2] as HTMLElement).textContent = r.text;
+    (li.children[2] as HTMLElement).textContent = visible(r.text);
     li.addEventListener('click', () => onSelect(i));
     list.appendChild(li);
   });
@@ -255,7 +256,7 @@ export function renderStrip(svg: SVGSVGElement, rows: Row[], selected: number | 
       c.setAttribute('r', r.kind === 'crash' || r.kind === 'restart' ? '5' : '3.5');
       c.setAttribute('fill', COLORS[r.kind] ?? '#888');
       const title = document.createElementNS(NS, 'title');
-      title.textContent = n > 1 ? `${r.text} (and ${n - 1} more here)` : r.text;
+      title.textContent = visible(n > 1 ? `${r.text} (and ${n - 1} more here)` : r.text);
       c.appendChild(title);
       svg.appendChild(c);
     }

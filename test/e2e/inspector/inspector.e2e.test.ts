@@ -258,12 +258,22 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
     assert.deepEqual(errors, []);
   });
 
-  test('inspector: a session deleted while shown, a link to a deleted one, and a login that is gone', { timeout: 120_000 }, async (t) => {
-    const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [[{ text: 'Hi.' }]] } });
+  test('inspector: text with bidi overrides, a session deleted while shown, a link to a deleted one, and a login that is gone', { timeout: 120_000 }, async (t) => {
+    // A prompt and a reply with a right-to-left override (U+202E) in them, which would make the rest
+    // of their row (and of their line in the Cause pane) read backwards, and markup.
+    const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [[{ text: 'Hi \u202eevil.' }]] } });
     const browser = await headlessChromium(t);
-    assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello') })) as { stopReason: string }).stopReason, 'end_turn');
+    assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello \u202eiH <b>x</b>') })) as { stopReason: string }).stopReason, 'end_turn');
     const { page, errors } = await openInspector(browser, d, sessionId);
     await until(page, 'the reply in the timeline', () => document.querySelector('#timeline li[data-type=turn_completed]'));
+
+    // The override is spelled out where it is shown (as the CLI does), the markup shown as text.
+    assert.equal(await page.textContent('#timeline li[data-type=user_message] .what'), 'prompt "hello \\u202eiH <b>x</b>"');
+    assert.equal(await page.textContent('#timeline li[data-type=agent_message_chunk] .what'), 'agent message: "Hi \\u202eevil."');
+    await page.click('#timeline li[data-type=user_message]');
+    assert.match((await page.textContent('[data-testid=cause]')) ?? '', /"text": "hello \\u202eiH <b>x<\/b>"/);
+    assert.equal(await page.$$eval('#timeline li b, #cause b', (bs) => bs.length), 0, 'no markup from the session');
+    assert.doesNotMatch((await page.textContent('body')) ?? '', /\u202e/, 'no override anywhere on the page');
     const feedEnded = () => page.evaluate(() => (window as unknown as { troupeInspector: { app: { log?: { ended: boolean } } } }).troupeInspector.app.log?.ended);
     assert.equal(await feedEnded(), false);
 
