@@ -3,6 +3,7 @@
  * drawn from their definitions with the active states lit live, and the timeline of its log and
  * transitions where selecting a row replays the machines to that moment.
  */
+import { addressSession, addressedSession, onAddressChange } from './address.js';
 import { Feed, HttpError, getJson } from './api.js';
 import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
@@ -193,7 +194,24 @@ function listStates(s: SessionRow): States {
   return foldedStates(fold);
 }
 
-const showRow = (id: string) => void selectSession(id);
+/** A row clicked: its session is shown, as a new entry of the browser's history (address.ts). */
+const showRow = (id: string) => {
+  addressSession(id);
+  void selectSession(id);
+};
+
+/**
+ * The address changed under the page (back, forward, a link or an address typed in the same tab):
+ * the session it names is shown, or none.
+ */
+function followAddress() {
+  const id = addressedSession();
+  if (id === app.selected) return;
+  if (id !== undefined) return void selectSession(id);
+  forgetShown(undefined);
+  $<HTMLElement>('#detail-pane').hidden = true;
+  renderSessionList();
+}
 
 function renderSessionList() {
   app.redraw.clear();
@@ -308,12 +326,16 @@ function logRewound(lastSeq: number) {
   refreshReplay();
 }
 
-async function selectSession(id: string) {
+/** Drops all the page holds of the session shown, which is `selected` from now on (none: undefined). */
+function forgetShown(selected: string | undefined) {
   app.log?.close();
-  Object.assign(app, { selected: id, events: [], replayed: [], replayFrom: undefined, live: [], liveN: 0, travel: undefined, lastEvent: {}, gaps: [] });
+  Object.assign(app, { selected, events: [], replayed: [], replayFrom: undefined, live: [], liveN: 0, travel: undefined, lastEvent: {}, gaps: [] });
   // What was said of the session shown before (deleted, not found) is not said of this one.
   for (const notice of document.querySelectorAll('#gaps .gap[data-about=session]')) notice.remove();
-  history.replaceState(null, '', `#${id}`);
+}
+
+async function selectSession(id: string) {
+  forgetShown(id);
   $<HTMLElement>('#detail-pane').hidden = false;
   $<HTMLElement>('#travel').hidden = true;
   $('#cause').textContent = 'Select a row of the timeline.';
@@ -451,12 +473,8 @@ async function start() {
   );
   refreshSessions();
   app.poll = window.setInterval(refreshSessions, 3000);
-  let fromHash = location.hash.slice(1);
-  try {
-    fromHash = decodeURIComponent(fromHash);
-  } catch {
-    // not percent-encoding: taken as it is (and not found)
-  }
+  onAddressChange(followAddress);
+  const fromHash = addressedSession();
   if (fromHash) await selectSession(fromHash);
   document.body.dataset.ready = 'true';
 }

@@ -1,7 +1,8 @@
 // The page's header in a real headless Chromium against a real daemon: a notice about the session
-// shown (not found, deleted) goes when another session is shown, a notice about the whole live
-// feed (transitions missed) stays; a row clicked once the login is gone says so; while the daemon
-// is away the header says `reconnecting…`, never the list's raw fetch error.
+// shown (not found, deleted) goes when another session is shown (by a click, back, forward or a
+// link in the same tab), a notice about the whole live feed (transitions missed) stays; a row
+// clicked once the login is gone says so; while the daemon is away the header says
+// `reconnecting…`, never the list's raw fetch error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -13,6 +14,7 @@ const KEEP = 12;
 const ping = [{ type: 'text' as const, text: 'ping' }];
 const notices = (page: Page) => page.$$eval('#gaps .gap', (gs) => gs.map((g) => g.textContent ?? ''));
 type Inspector = { troupeInspector: { disconnect(): void; resume(): void } };
+type Inspected = { troupeInspector: { app: { selected?: string } } };
 
 test('inspector: notices about the session shown go with it; a gap of the live feed stays', { timeout: 120_000 }, async (t) => {
   const { d, c, cwd, sessionId: first } = await daemonWithSession(t, 'http', { script: { replies: [{ when: 'ping', items: [{ text: 'pong' }] }] }, env: { TROUPE_INSPECTOR_KEEP: String(KEEP) } });
@@ -20,11 +22,10 @@ test('inspector: notices about the session shown go with it; a gap of the live f
   const browser = await headlessChromium(t);
   const { page, errors } = await openInspector(browser, d);
 
-  // A link to a session that is not there, then a real one.
+  // A link to a session that is not there, followed in the same tab (the page is not loaded again),
+  // then a real one.
   await page.goto(`${d.url}/inspect/#ses_doesnotexist`);
-  await page.reload(); // (a change of the hash alone loads nothing)
-  await until(page, 'the page started', () => document.body.dataset.ready === 'true');
-  assert.match((await notices(page)).join(' '), /no session ses_doesnotexist/);
+  await until(page, 'the unknown session noticed', () => /no session ses_doesnotexist/.test(document.querySelector('#gaps')?.textContent ?? ''));
   await showSession(page, first);
   assert.deepEqual(await notices(page), [], 'the unknown session is not what is shown now');
 
@@ -42,6 +43,22 @@ test('inspector: notices about the session shown go with it; a gap of the live f
   await showSession(page, third);
   assert.equal((await notices(page)).filter((n) => /missed transitions after #\d+/.test(n)).length, 1, 'the feed gap is still said');
   assert.equal((await notices(page)).length, 1);
+
+  // Back and forward move between the sessions looked at (one history entry each), as does the address.
+  const shown = () => page.evaluate(() => (window as unknown as Inspected).troupeInspector.app.selected);
+  const showing = (id: string) => page.waitForFunction((i) => (window as unknown as Inspected).troupeInspector.app.selected === i, id, { timeout: 15_000, polling: 50 });
+  await page.goBack();
+  await showing(second);
+  assert.equal(new URL(page.url()).hash, `#${second}`);
+  await page.goBack();
+  await until(page, 'the deleted session said so again', () => /no session ses_/.test(document.querySelector('#gaps')?.textContent ?? ''));
+  assert.equal(await shown(), first);
+  await page.goForward();
+  await showing(second);
+  assert.deepEqual((await notices(page)).filter((n) => !/missed transitions/.test(n)), [], 'what was said of the deleted session went with it');
+  await page.goForward();
+  await showing(third);
+  await until(page, 'its charts', () => document.querySelectorAll('.chart svg .node').length > 20);
   assert.deepEqual(errors, []);
 });
 
