@@ -15,6 +15,7 @@ import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
 import { Router, routePath } from './router.js';
 import { SESSION_COOKIE, Security, isLoopbackHost } from './security.js';
+import { REFUSAL_PAGE_HEADERS, refusalPage, wantsPage } from './refusal-page.js';
 import { SseStream } from './sse-stream.js';
 import { staticFiles } from './static-files.js';
 import { closeApp, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
@@ -246,7 +247,7 @@ export class HttpServer {
       // Read as the router reads it: until 2026-12-07 `/v1/health/` reached the health route and
       // was refused without the token (a health check written with a trailing slash got 401).
       const auth = this.security.check(ex.headers, !OPEN_ROUTES.has(`${ex.method} ${routePath(ex.path)}`));
-      if (!auth.ok) return ex.error(auth.status, auth.code, auth.message);
+      if (!auth.ok) return wantsPage(ex.headers) ? ex.send(auth.status, REFUSAL_PAGE_HEADERS, refusalPage(auth.status, auth.code, auth.message)) : ex.error(auth.status, auth.code, auth.message);
       const target = ex.path.length + ex.rawQuery.length;
       if (target > MAX_TARGET_CHARS) return ex.error(414, 'invalid_request', `URI Too Long: the request target is ${target} characters, over ${MAX_TARGET_CHARS}`);
       const match = this.router.match(ex.method, ex.path);
@@ -313,10 +314,13 @@ export class HttpServer {
   }
 
   private login(req: RouteRequest, res: RouteResponse): void {
+    // Opened in a browser (the URL `troupe inspect --url` printed), a refusal is a page saying what to do.
+    const refuse = (status: number, code: 'invalid_request' | 'forbidden', message: string) =>
+      wantsPage(req.headers) ? res.send(status, REFUSAL_PAGE_HEADERS, refusalPage(status, code, message)) : res.error(status, code, message);
     const code = req.query.get('code');
-    if (!code) return res.error(400, 'invalid_request', 'Missing login code');
+    if (!code) return refuse(400, 'invalid_request', 'Missing login code');
     const cookie = this.security.redeemLoginCode(code);
-    if (!cookie) return res.error(403, 'forbidden', 'The login code is unknown, used or expired');
+    if (!cookie) return refuse(403, 'forbidden', 'The login code is unknown, used or expired');
     const secure = this.options.tls ? '; Secure' : '';
     res.send(303, { Location: '/inspect/', 'Set-Cookie': `${SESSION_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/${secure}`, 'Cache-Control': 'no-store' });
   }

@@ -124,6 +124,32 @@ describe('security', { timeout: 20_000 }, () => {
     assert.equal(forged.status, 403);
   });
 
+  test('a browser loading a page without a login that works gets a page saying how to log in, under the same status; API clients the JSON error', async () => {
+    const browser = { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    const { url } = h.server.mintLoginCode();
+    assert.equal((await fetch(url, { redirect: 'manual', headers: browser })).status, 303);
+    const cases: [string, Record<string, string>, number, string][] = [
+      ['/inspect/security.test.js', {}, 401, 'A bearer token is required (401 unauthorized).'],
+      // A cookie of an earlier daemon process (the page reloaded after a restart).
+      ['/inspect/security.test.js', { Cookie: 'troupe_session=from-an-earlier-daemon' }, 403, 'The token is not accepted (403 forbidden).'],
+      [url.replace(h.url, ''), {}, 403, 'The login code is unknown, used or expired (403 forbidden).'],
+      ['/v1/login', {}, 400, 'Missing login code (400 invalid_request).'],
+    ];
+    for (const [path, headers, status, said] of cases) {
+      const page = await fetch(`${h.url}${path}`, { redirect: 'manual', headers: { ...browser, ...headers } });
+      assert.equal(page.status, status, path);
+      assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8', path);
+      assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+      const html = await page.text();
+      assert.ok(html.includes(`<p data-testid="refusal">${said}</p>`), `${path}: ${html}`);
+      assert.match(html, /run <code>troupe inspect --url<\/code>/);
+      // Not asking for HTML (the CLI, an SDK client, the page's own fetches): the JSON error.
+      const api = await fetch(`${h.url}${path}`, { redirect: 'manual', headers });
+      assert.equal(api.status, status, path);
+      assert.equal(await codeOf(api), said.replace(/.*\(\d+ (\w+)\)\.$/, '$1'));
+    }
+  });
+
   test('WebSocket: the token as subprotocol works and only `acp` is echoed; 101 carries Acp-Connection-Id', async () => {
     const wsUrl = h.acpUrl.replace(/^http/, 'ws');
     const ok = await wsAttempt(wsUrl, ['acp', `troupe-token.${TOKEN}`]);
