@@ -10,9 +10,9 @@ import { layoutMachine } from './layout.js';
 import { applyLive, foldedStates, type LiveFold } from './live-states.js';
 import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
-import { buildRows, renderList, renderStrip, statesThrough, type Row } from './timeline.js';
+import { buildRows, renderList, renderStrip, statesThrough, turnAt, type Row } from './timeline.js';
 import { visible, visibleJson } from './visible-text.js';
-import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayedTransition, SessionRow, States } from './types.js';
+import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayAnswer, ReplayedTransition, SessionRow, States } from './types.js';
 
 const MACHINES: MachineName[] = ['session', 'turn', 'child'];
 const $ = <T extends Element>(sel: string) => document.querySelector(sel) as T;
@@ -99,17 +99,8 @@ function liveStates(): States {
   return out;
 }
 
-/** The turn the turn chart is about: the latest one started up to `seq` (the present if none). */
-function turnAt(seq = Infinity): string | undefined {
-  for (let i = app.events.length - 1; i >= 0; i--) {
-    const e = app.events[i]!;
-    if (e.seq <= seq && e.type === 'turn_started') return e.turnId;
-  }
-  return undefined;
-}
-
 function show(states: States, seq?: number) {
-  $('[data-testid=turn-id]').textContent = states.turn ? (turnAt(seq) ?? '') : '';
+  $('[data-testid=turn-id]').textContent = states.turn ? (turnAt(app.events, seq) ?? '') : '';
   for (const m of MACHINES) {
     app.charts.get(m)?.setActive(states[m]);
     $(`[data-testid=state-${m}]`).textContent = states[m] ?? '—';
@@ -234,15 +225,6 @@ function redrawMoved(sessionId: string) {
     }
     app.redraw.clear();
   }, 50);
-}
-
-/** An answer of GET /v1/sessions/:id/replay (docs/inspector.md). */
-interface ReplayAnswer {
-  replayId: string;
-  after: number;
-  lastSeq: number;
-  transitions: ReplayedTransition[];
-  live: LiveTransition[];
 }
 
 /**

@@ -128,6 +128,15 @@ export function buildRows(events: LogEvent[], replayed: ReplayedTransition[], ch
   return rows;
 }
 
+/** The turn the turn chart is about: the latest one started up to `seq` (the present if none). */
+export function turnAt(events: LogEvent[], seq = Infinity): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.seq <= seq && e.type === 'turn_started') return e.turnId;
+  }
+  return undefined;
+}
+
 /** The machines' states once every row up to `index` (inclusive) has happened. */
 export function statesThrough(rows: Row[], index: number): States {
   const states: States = {};

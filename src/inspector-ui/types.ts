@@ -40,6 +40,15 @@ export interface ReplayedTransition {
   cause: LogEvent;
 }
 
+/** An answer of GET /v1/sessions/:id/replay (docs/inspector.md). */
+export interface ReplayAnswer {
+  replayId: string;
+  after: number;
+  lastSeq: number;
+  transitions: ReplayedTransition[];
+  live: LiveTransition[];
+}
+
 /** A session as GET /v1/sessions lists it: the index entry, its child and its connections. */
 export interface SessionRow extends SessionEntry {
   child: { state: string; pid: number | null; restarts: number } | null;
