@@ -110,25 +110,40 @@ function show(states: States, seq?: number) {
 }
 
 const renderTimeline = () => {
+  const travelled = app.travel === undefined ? undefined : app.rows[app.travel]?.key;
   app.rows = buildRows(app.events, app.replayed, app.live.filter((t) => t.machine === 'child'), app.gaps);
+  // The moment looked at stays the row selected, found by its key: the transitions rebuilt from the
+  // log come after the events that caused them and are sorted in before later rows, so the index
+  // named another row. Until 2026-12-07 the selection moved up a row or more while the session ran
+  // (the Cause and the machines shown were of the row clicked, the row lit was another), and the
+  // machines shown missed the transitions of that moment that arrived after the click.
+  if (travelled !== undefined) {
+    const i = app.rows.findIndex((r) => r.key === travelled);
+    if (i >= 0) app.travel = i;
+    if (app.rows[app.travel!]) showMoment(app.travel!);
+  }
   renderList($('#timeline'), app.rows, app.travel, select);
   renderStrip($('#strip'), app.rows, app.travel, select);
 };
 const scheduleTimeline = debounce(renderTimeline, 60, 250);
+
+/** Shows the machines as they were once row `index` had happened, with each one's last event then. */
+function showMoment(index: number) {
+  // The last event of each machine as of that moment, not as of now.
+  app.lastEvent = {};
+  for (const r of app.rows.slice(0, index + 1)) if (r.transition) app.lastEvent[r.transition.machine] = r.transition.event;
+  // The latest log seq at or before this row: the row's own, else the one of the row before it.
+  const seq = app.rows.slice(0, index + 1).reduce((s, r) => (r.seq !== undefined ? r.seq : s), 0);
+  show(statesThrough(app.rows, index), seq);
+}
 
 function select(index: number) {
   const row = app.rows[index];
   if (!row) return;
   const before = statesThrough(app.rows, index - 1);
   app.travel = index;
-  const states = statesThrough(app.rows, index);
-  // The last event of each machine as of that moment, not as of now.
-  app.lastEvent = {};
-  for (const r of app.rows.slice(0, index + 1)) if (r.transition) app.lastEvent[r.transition.machine] = r.transition.event;
   for (const chart of app.charts.values()) chart.clearFire();
-  // The latest log seq at or before this row: the row's own, else the one of the row before it.
-  const seq = app.rows.slice(0, index + 1).reduce((s, r) => (r.seq !== undefined ? r.seq : s), 0);
-  show(states, seq);
+  showMoment(index);
   if (row.transition) app.charts.get(row.transition.machine)?.fire(before[row.transition.machine], row.transition.state, row.transition.event);
   $<HTMLElement>('#travel').hidden = false;
   $('#travel-text').textContent = `Time travel: the machines at ${new Date(row.at).toISOString()}${row.seq !== undefined ? ` (log seq ${row.seq})` : ''}, rebuilt from the log.`;

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Route } from 'playwright-core';
 import { Daemon, daemonWithSession, tempDir, waitFor } from '../../support/daemon.js';
 import { CHROMIUM, CHROMIUM_ARGS as ARGS, headlessChromium, openInspector, until } from '../../support/inspector-page.js';
 
@@ -302,6 +302,37 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
     // The session list's 3 s poll, refused too, neither hides the notice nor goes on asking.
     await new Promise((r) => setTimeout(r, 3500));
     assert.match((await linked.textContent('#feed-status')) ?? '', /logged out/);
+    assert.deepEqual(errors, []);
+  });
+
+  test('inspector: the row selected stays selected as the transitions rebuilt from the log arrive, and the machines shown take them in', { timeout: 120_000 }, async (t) => {
+    const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [[{ text: 'Hi.' }]] } });
+    const browser = await headlessChromium(t);
+    const { page, errors } = await openInspector(browser, d, sessionId);
+    // The page's asks for the replay are held from now on: the turn's events come, its transitions
+    // (rebuilt from them by the daemon) not yet. That is how a running session is seen, with the
+    // transitions about a second behind the events.
+    const held: Route[] = [];
+    let hold = true;
+    await page.route('**/replay?*', (route) => void (hold ? held.push(route) : route.continue()));
+    assert.equal(((await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello') })) as { stopReason: string }).stopReason, 'end_turn');
+    await until(page, 'the turn in the timeline', () => document.querySelector('#timeline li[data-type=turn_completed]'));
+    await waitFor('an ask for the replay', () => held.length > 0);
+    assert.equal(await page.$$eval('#timeline li[data-lane=turn]', (ls) => ls.length), 0, 'no turn transition yet');
+    await page.click('#timeline li[data-type=turn_completed]');
+    assert.equal(await page.textContent('[data-testid=state-turn]'), '—', 'no turn rebuilt yet');
+
+    // The transitions arrive, sorted in before the row selected.
+    hold = false;
+    for (const route of held) await route.continue();
+    await until(page, 'the turn transitions in the timeline', () => document.querySelector('#timeline li[data-lane=turn]'));
+    assert.equal(await page.getAttribute('#timeline li.selected', 'data-type'), 'turn_completed', 'the row clicked is still the one selected');
+    assert.equal(await page.$$eval('#timeline li.future', (ls) => ls.filter((l) => l.getAttribute('data-type') === 'turn_completed').length), 0);
+    await until(page, 'the turn at that moment', () => document.querySelector('[data-testid=state-turn]')?.textContent !== '—');
+    const captions = () => page.$$eval('.chart figcaption', (fs) => fs.map((f) => f.textContent));
+    const shown = await captions();
+    await page.click('#timeline li[data-type=turn_completed]');
+    assert.deepEqual(await captions(), shown, 'the machines shown are those of that row, as a click on it now shows them');
     assert.deepEqual(errors, []);
   });
 
