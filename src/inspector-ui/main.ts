@@ -8,6 +8,7 @@ import { Feed, HttpError, getJson } from './api.js';
 import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
 import { applyLive, foldedStates, type LiveFold } from './live-states.js';
+import { onPressed } from './pressed.js';
 import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
 import { buildRows, renderList, renderStrip, statesThrough, turnAt, type Row } from './timeline.js';
@@ -122,7 +123,7 @@ const renderTimeline = () => {
     if (i >= 0) app.travel = i;
     if (app.rows[app.travel!]) showMoment(app.travel!);
   }
-  renderList($('#timeline'), app.rows, app.travel, select);
+  renderList($('#timeline'), app.rows, app.travel);
   renderStrip($('#strip'), app.rows, app.travel, select);
 };
 const scheduleTimeline = debounce(renderTimeline, 60, 250);
@@ -148,7 +149,7 @@ function select(index: number) {
   $<HTMLElement>('#travel').hidden = false;
   $('#travel-text').textContent = `Time travel: the machines at ${new Date(row.at).toISOString()}${row.seq !== undefined ? ` (log seq ${row.seq})` : ''}, rebuilt from the log.`;
   $('#cause').textContent = visibleJson(row.cause ?? { gap: row.text });
-  renderList($('#timeline'), app.rows, app.travel, select);
+  renderList($('#timeline'), app.rows, app.travel);
   renderStrip($('#strip'), app.rows, app.travel, select);
 }
 
@@ -221,7 +222,7 @@ function followAddress() {
 
 function renderSessionList() {
   app.redraw.clear();
-  renderSessions($('#sessions tbody'), app.sessions, listStates, app.selected, showRow);
+  renderSessions($('#sessions tbody'), app.sessions, listStates, app.selected);
 }
 
 /**
@@ -236,7 +237,7 @@ function redrawMoved(sessionId: string) {
     for (const id of app.redraw) {
       const tr = document.querySelector(`#sessions tr[data-session="${CSS.escape(id)}"]`);
       const s = app.sessions.find((x) => x.id === id);
-      if (tr && s) tr.replaceWith(sessionRow(s, listStates(s), id === app.selected, showRow));
+      if (tr && s) tr.replaceWith(sessionRow(s, listStates(s), id === app.selected));
     }
     app.redraw.clear();
   }, 50);
@@ -442,6 +443,9 @@ async function start() {
     }),
   );
   $('#back-live').addEventListener('click', backToLive);
+  // Clicks on rows, known by their keys: the rows may be redrawn while pressed (pressed.ts).
+  onPressed($('#sessions tbody'), (el) => el.closest<HTMLElement>('tr[data-session]')?.dataset.session, showRow);
+  onPressed($('#timeline'), (el) => el.closest<HTMLElement>('li[data-key]')?.dataset.key, (key) => select(app.rows.findIndex((r) => r.key === key)));
   app.transitions = new Feed(
     (after) => `/v1/inspect/transitions${after ? `?after=${after}` : ''}`,
     ['transition', 'replay_gap'],

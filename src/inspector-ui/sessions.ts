@@ -23,7 +23,7 @@ function cell(tr: HTMLTableRowElement, text: string, cls = '', title = ''): HTML
  * at the list's next read. Whether a child is shown at all, its restarts and its pid are the daemon's
  * list's (a session the daemon holds no child for has none: `—`).
  */
-export function sessionRow(s: SessionRow, states: States, selected: boolean, onSelect: (id: string) => void): HTMLTableRowElement {
+export function sessionRow(s: SessionRow, states: States, selected: boolean): HTMLTableRowElement {
   const tr = document.createElement('tr');
   tr.dataset.session = s.id;
   if (selected) tr.classList.add('selected');
@@ -43,7 +43,6 @@ export function sessionRow(s: SessionRow, states: States, selected: boolean, onS
   // Counted by this daemon's supervisor: unknown (—) for a session no child of it has held.
   cell(tr, s.child ? String(s.child.restarts) : '—').dataset.testid = 'session-restarts';
   cell(tr, s.child?.pid ? String(s.child.pid) : '—').dataset.testid = 'session-pid';
-  tr.addEventListener('click', () => onSelect(s.id));
   return tr;
 }
 
@@ -53,7 +52,6 @@ export function renderSessions(
   sessions: SessionRow[],
   statesOf: (s: SessionRow) => States,
   selected: string | undefined,
-  onSelect: (id: string) => void,
 ): void {
-  body.replaceChildren(...sessions.map((s) => sessionRow(s, statesOf(s), s.id === selected, onSelect)));
+  body.replaceChildren(...sessions.map((s) => sessionRow(s, statesOf(s), s.id === selected)));
 }

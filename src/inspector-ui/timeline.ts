@@ -161,8 +161,11 @@ const time = (at: number) => {
  */
 export const LIST_WINDOW = 1000;
 
-/** Renders the list; `selected` rows after it are dimmed (they have not happened yet). */
-export function renderList(list: HTMLOListElement, rows: Row[], selected: number | undefined, onSelect: (i: number) => void): void {
+/**
+ * Renders the list; `selected` rows after it are dimmed (they have not happened yet). Each item has
+ * its row's key (`data-key`), by which a click on it selects the row (pressed.ts).
+ */
+export function renderList(list: HTMLOListElement, rows: Row[], selected: number | undefined): void {
   const keepScroll = list.scrollTop;
   const atBottom = list.scrollHeight - list.clientHeight - list.scrollTop < 30;
   list.textContent = '';
@@ -179,6 +182,7 @@ export function renderList(list: HTMLOListElement, rows: Row[], selected: number
   rows.slice(from, to).forEach((r, k) => {
     const i = from + k;
     const li = document.createElement('li');
+    li.dataset.key = r.key;
     li.dataset.kind = r.kind;
     li.dataset.type = r.type;
     li.dataset.lane = r.lane;
@@ -191,7 +195,6 @@ export function renderList(list: HTMLOListElement, rows: Row[], selected: number
     (li.children[0] as HTMLElement).textContent = time(r.at);
     (li.children[1] as HTMLElement).textContent = r.lane === 'log' ? (r.seq !== undefined ? `#${r.seq}` : '') : r.lane;
     (li.children[2] as HTMLElement).textContent = visible(r.text);
-    li.addEventListener('click', () => onSelect(i));
     list.appendChild(li);
   });
   if (to < rows.length) more(rows.length - to, 'later');

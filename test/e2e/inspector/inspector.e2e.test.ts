@@ -305,10 +305,27 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
     assert.deepEqual(errors, []);
   });
 
-  test('inspector: the row selected stays selected as the transitions rebuilt from the log arrive, and the machines shown take them in', { timeout: 120_000 }, async (t) => {
-    const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [[{ text: 'Hi.' }]] } });
+  test('inspector: a click across a redraw of its list selects the row; the row selected stays selected as the transitions rebuilt from the log arrive, and the machines shown take them in', { timeout: 120_000 }, async (t) => {
+    const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [{ when: 'hello', items: [{ text: 'Hi.' }] }] } });
     const browser = await headlessChromium(t);
-    const { page, errors } = await openInspector(browser, d, sessionId);
+    const { page, errors } = await openInspector(browser, d);
+    /** Presses the main button on `item`, waits until `list` is redrawn (after `meanwhile`), releases. */
+    const clickAcrossRedraw = async (item: string, list: string, meanwhile = async () => {}) => {
+      const box = (await (await page.$(item))!.boundingBox())!;
+      await page.mouse.move(box.x + 5, box.y + box.height / 2);
+      await page.evaluate((l) => {
+        const w = window as unknown as { redrawn: Promise<unknown> };
+        w.redrawn = new Promise((r) => new MutationObserver(r).observe(document.querySelector(l)!, { childList: true }));
+      }, list);
+      await page.mouse.down();
+      await meanwhile();
+      await page.evaluate(() => (window as unknown as { redrawn: Promise<unknown> }).redrawn);
+      await page.mouse.up();
+    };
+    // The session list is read again every 3 s, and redrawn.
+    await page.waitForSelector(`#sessions tr[data-session="${sessionId}"]`);
+    await clickAcrossRedraw(`#sessions tr[data-session="${sessionId}"] td`, '#sessions tbody');
+    await until(page, 'the session shown', () => document.querySelector<HTMLElement>('#detail-pane')?.hidden === false);
     // The page's asks for the replay are held from now on: the turn's events come, its transitions
     // (rebuilt from them by the daemon) not yet. That is how a running session is seen, with the
     // transitions about a second behind the events.
@@ -333,6 +350,13 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
     const shown = await captions();
     await page.click('#timeline li[data-type=turn_completed]');
     assert.deepEqual(await captions(), shown, 'the machines shown are those of that row, as a click on it now shows them');
+
+    // The timeline is redrawn as the session runs: here by the events of the next turn.
+    const first = '#timeline li[data-type=user_message]';
+    await page.$eval(first, (li) => li.scrollIntoView({ block: 'center' }));
+    await clickAcrossRedraw(first, '#timeline', async () => void (await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello again') })));
+    await until(page, 'the prompt selected', () => document.querySelector('#timeline li.selected')?.getAttribute('data-type') === 'user_message');
+    assert.equal(await page.getAttribute('#timeline li.selected', 'data-seq'), await page.getAttribute(first, 'data-seq'), 'the first prompt, not the second');
     assert.deepEqual(errors, []);
   });
 
