@@ -360,17 +360,27 @@ export class SupervisedChild {
     this.watchdog.stop();
   }
 
+  /** The state last reported to onTransition. */
+  private reported: string | undefined;
+
   private inspect(ev: InspectionEvent): void {
     if (ev.type !== '@xstate.snapshot' || !this.opts.onTransition || this.disposed) return;
     const value = (ev.snapshot as { value?: unknown }).value;
     if (value === undefined) return;
+    // Transitions only, as the session and turn machines report theirs (transition-recorder.ts): an
+    // event the machine takes without changing state (a message's BUSY while idle-stopped, before its
+    // WAKE; a STOP while stopping) is none. Until 2026-12-07 each was reported, and the inspector
+    // showed `child → idleStopped on BUSY` and flashed an edge the machine does not have.
+    const state = statePath(value);
+    if (state === this.reported && ev.event.type !== 'xstate.init') return;
+    this.reported = state;
     // What watches the machine (the inspector's feeds, /metrics) must not stop it: an exception
     // thrown here reaches XState's event loop, which then takes no more events, and the session's
     // process would never be supervised again.
     try {
-      this.opts.onTransition(statePath(value), ev.event.type, Date.now());
+      this.opts.onTransition(state, ev.event.type, Date.now());
     } catch (err) {
-      this.opts.logger.error('a watcher of a child machine failed; the child goes on', { pid: this.pid, state: statePath(value), error: String(err) });
+      this.opts.logger.error('a watcher of a child machine failed; the child goes on', { pid: this.pid, state, error: String(err) });
     }
   }
 }

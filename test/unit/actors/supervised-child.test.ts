@@ -47,7 +47,7 @@ class FakeProcess {
  * `startup`: its start-up timeout, and how long before it is handed over each process was spawned
  * (a pooled child that has not said hello yet).
  */
-function supervise(heartbeatTimeoutMs: number, onTransition?: (state: string) => void, startup = { timeoutMs: DEFAULT_STARTUP_TIMEOUT_MS, spawnedAgoMs: 0 }) {
+function supervise(heartbeatTimeoutMs: number, onTransition?: (state: string, event: string) => void, startup = { timeoutMs: DEFAULT_STARTUP_TIMEOUT_MS, spawnedAgoMs: 0 }) {
   const procs: FakeProcess[] = [];
   const exits: string[] = [];
   const child = new SupervisedChild({
@@ -88,6 +88,34 @@ test('a prompt that wakes an idle-stopped child keeps it busy once it is ready (
     assert.equal(child.state, 'busy', 'the woken child is busy with the prompt');
     child.end();
     assert.equal(child.state, 'ready');
+  } finally {
+    await child.stop('shutdown');
+  }
+});
+
+test('the inspector is told the child machine\'s transitions only, not the events it takes without changing state', async () => {
+  const told: string[] = [];
+  const { child, procs } = supervise(60_000, (state, event) => void told.push(`${state} on ${event}`));
+  try {
+    await until(() => child.state === 'ready');
+    await child.stop('idle');
+    // A prompt for the idle-stopped child: BUSY (nothing for idleStopped to do), then WAKE.
+    child.begin();
+    child.send({ jsonrpc: '2.0', id: 1, method: 'session/prompt' });
+    await until(() => procs.length === 2 && procs[1]!.sent.length === 1);
+    child.end();
+    assert.deepEqual(told, [
+      'spawning on xstate.init',
+      'initializing on SPAWNED',
+      'ready on READY',
+      'stopping on STOP',
+      'idleStopped on EXITED',
+      'spawning on WAKE',
+      'initializing on SPAWNED',
+      'ready on READY',
+      'busy on BUSY',
+      'ready on IDLE',
+    ]);
   } finally {
     await child.stop('shutdown');
   }
