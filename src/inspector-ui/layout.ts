@@ -3,6 +3,7 @@
  * global `ELK`): nested and parallel states become compound nodes, transitions become routed edges
  * with their event as label. The result is absolute coordinates, ready to draw.
  */
+import { shownEvent } from './event-label.js';
 import type { MachineDescription, StateDescription } from './types.js';
 
 interface ElkNode {
@@ -96,9 +97,7 @@ export async function layoutMachine(machine: MachineDescription): Promise<Placed
     for (const t of s.transitions) {
       for (const target of t.targets) {
         const from = s.path === '' ? ANY : s.path;
-        // Delayed events (`xstate.after.backoff.child.backoff`) read better as `after backoff`.
-        const shown = t.event.replace(/^xstate\.after\.([^.]+)\..*$/, 'after $1');
-        const label = shown + (t.guard && t.guard !== 'condition' ? ` [${t.guard}]` : '');
+        const label = shownEvent(t.event) + (t.guard && t.guard !== 'condition' ? ` [${t.guard}]` : '');
         const id = `e${edges.length}`;
         meta.set(id, { from, to: target, event: t.event, label });
         edges.push({ id, sources: [nodeId(from)], targets: [nodeId(target)], labels: [{ text: label, width: label.length * 5.2, height: 11 }] });

@@ -5,6 +5,7 @@
  */
 import { addressSession, addressedSession, onAddressChange } from './address.js';
 import { Feed, HttpError, getJson } from './api.js';
+import { shownEvent } from './event-label.js';
 import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
 import { applyLive, foldedStates, type LiveFold } from './live-states.js';
@@ -105,7 +106,7 @@ function show(states: States, seq?: number) {
   for (const m of MACHINES) {
     app.charts.get(m)?.setActive(states[m]);
     $(`[data-testid=state-${m}]`).textContent = states[m] ?? '—';
-    $(`[data-testid=event-${m}]`).textContent = app.lastEvent[m] ? `last: ${app.lastEvent[m]}` : '';
+    $(`[data-testid=event-${m}]`).textContent = app.lastEvent[m] ? `last: ${shownEvent(app.lastEvent[m])}` : '';
   }
   app.shown = states;
 }

@@ -2,6 +2,7 @@
  * Draws one laid-out machine as SVG, highlights its active states, and animates a transition:
  * the edge that fired flashes and its event name floats up from the state entered.
  */
+import { shownEvent } from './event-label.js';
 import { ANY, type Placed, type PlacedEdge } from './layout.js';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -92,7 +93,7 @@ export class Statechart {
     const node = target ? this.placed.states.find((s) => s.path === target) : undefined;
     if (node) {
       const toast = el('text', { class: 'toast', x: node.x + node.width + 4, y: node.y + 12, 'data-toast': event }, this.svg);
-      toast.textContent = event;
+      toast.textContent = shownEvent(event);
       window.setTimeout(() => toast.remove(), 1900);
     }
   }

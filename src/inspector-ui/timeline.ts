@@ -5,6 +5,7 @@
  * Folding the rows up to any one of them gives the machines' states at that moment.
  */
 import type { LiveTransition, LogEvent, ReplayedTransition, States } from './types.js';
+import { shownEvent } from './event-label.js';
 import { visible } from './visible-text.js';
 
 export interface Row {
@@ -118,7 +119,7 @@ export function buildRows(events: LogEvent[], replayed: ReplayedTransition[], ch
     // step into backoff or failed.
     const kind = t.state === 'crashed' || t.state === 'failed' || t.state === 'backoff' ? 'crash' : t.state === 'restarting' ? 'restart' : 'transition';
     rows.push({
-      key: `c${i}`, at: t.at, lane: 'child', kind, type: 'transition', text: `child → ${t.state}   on ${t.event}`,
+      key: `c${i}`, at: t.at, lane: 'child', kind, type: 'transition', text: `child → ${t.state}   on ${shownEvent(t.event)}`,
       transition: { machine: 'child', state: t.state, event: t.event }, cause: { transition: t, causedBy: 'the daemon (supervisor)' }, order: order++,
     });
   }
