@@ -9,7 +9,7 @@ import { shownEvent } from './event-label.js';
 import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
 import { applyLive, foldedStates, type LiveFold } from './live-states.js';
-import { onPressed } from './pressed.js';
+import { keepingFocus, onPressed } from './pressed.js';
 import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
 import { buildRows, renderList, renderStrip, statesThrough, turnAt, type Row } from './timeline.js';
@@ -111,6 +111,10 @@ function show(states: States, seq?: number) {
   app.shown = states;
 }
 
+/** The session of a row of the list, and the key of a row of the timeline (pressed.ts). */
+const sessionKey = (el: Element) => el.closest<HTMLElement>('tr[data-session]')?.dataset.session;
+const timelineKey = (el: Element) => el.closest<HTMLElement>('li[data-key]')?.dataset.key;
+
 const renderTimeline = () => {
   const travelled = app.travel === undefined ? undefined : app.rows[app.travel]?.key;
   app.rows = buildRows(app.events, app.replayed, app.live.filter((t) => t.machine === 'child'), app.gaps);
@@ -124,7 +128,7 @@ const renderTimeline = () => {
     if (i >= 0) app.travel = i;
     if (app.rows[app.travel!]) showMoment(app.travel!);
   }
-  renderList($('#timeline'), app.rows, app.travel);
+  keepingFocus($('#timeline'), timelineKey, () => renderList($('#timeline'), app.rows, app.travel));
   renderStrip($('#strip'), app.rows, app.travel, select);
 };
 const scheduleTimeline = debounce(renderTimeline, 60, 250);
@@ -150,7 +154,7 @@ function select(index: number) {
   $<HTMLElement>('#travel').hidden = false;
   $('#travel-text').textContent = `Time travel: the machines at ${new Date(row.at).toISOString()}${row.seq !== undefined ? ` (log seq ${row.seq})` : ''}, rebuilt from the log.`;
   $('#cause').textContent = visibleJson(row.cause ?? { gap: row.text });
-  renderList($('#timeline'), app.rows, app.travel);
+  keepingFocus($('#timeline'), timelineKey, () => renderList($('#timeline'), app.rows, app.travel));
   renderStrip($('#strip'), app.rows, app.travel, select);
 }
 
@@ -223,7 +227,7 @@ function followAddress() {
 
 function renderSessionList() {
   app.redraw.clear();
-  renderSessions($('#sessions tbody'), app.sessions, listStates, app.selected);
+  keepingFocus($('#sessions tbody'), sessionKey, () => renderSessions($('#sessions tbody'), app.sessions, listStates, app.selected));
 }
 
 /**
@@ -238,7 +242,7 @@ function redrawMoved(sessionId: string) {
     for (const id of app.redraw) {
       const tr = document.querySelector(`#sessions tr[data-session="${CSS.escape(id)}"]`);
       const s = app.sessions.find((x) => x.id === id);
-      if (tr && s) tr.replaceWith(sessionRow(s, listStates(s), id === app.selected));
+      if (tr && s) keepingFocus($('#sessions tbody'), sessionKey, () => tr.replaceWith(sessionRow(s, listStates(s), id === app.selected)));
     }
     app.redraw.clear();
   }, 50);
@@ -444,9 +448,9 @@ async function start() {
     }),
   );
   $('#back-live').addEventListener('click', backToLive);
-  // Clicks on rows, known by their keys: the rows may be redrawn while pressed (pressed.ts).
-  onPressed($('#sessions tbody'), (el) => el.closest<HTMLElement>('tr[data-session]')?.dataset.session, showRow);
-  onPressed($('#timeline'), (el) => el.closest<HTMLElement>('li[data-key]')?.dataset.key, (key) => select(app.rows.findIndex((r) => r.key === key)));
+  // Clicks and keys on rows, known by their keys: the rows may be redrawn meanwhile (pressed.ts).
+  onPressed($('#sessions tbody'), sessionKey, showRow);
+  onPressed($('#timeline'), timelineKey, (key) => select(app.rows.findIndex((r) => r.key === key)));
   app.transitions = new Feed(
     (after) => `/v1/inspect/transitions${after ? `?after=${after}` : ''}`,
     ['transition', 'replay_gap'],

@@ -9,7 +9,7 @@
  */
 export function onPressed(list: HTMLElement, keyOf: (item: Element) => string | undefined, select: (key: string) => void): void {
   let pressed: string | undefined;
-  const key = (ev: MouseEvent) => (ev.target instanceof Element ? keyOf(ev.target) : undefined);
+  const key = (ev: Event) => (ev.target instanceof Element ? keyOf(ev.target) : undefined);
   list.addEventListener('mousedown', (ev) => {
     pressed = ev.button === 0 ? key(ev) : undefined;
   });
@@ -18,4 +18,26 @@ export function onPressed(list: HTMLElement, keyOf: (item: Element) => string | 
     if (released !== undefined && released === pressed) select(released);
     pressed = undefined;
   });
+  // From the keyboard: Enter or Space on the item that has the focus (items are focusable, and keep
+  // the focus through a redraw: keepingFocus). Until 2026-12-07 no row could be chosen without a mouse.
+  list.addEventListener('keydown', (ev) => {
+    const k = ev.key === 'Enter' || ev.key === ' ' ? key(ev) : undefined;
+    if (k === undefined) return;
+    ev.preventDefault(); // (Space would scroll the page)
+    select(k);
+  });
+}
+
+/**
+ * Runs `redraw`, which replaces items of `list`: the item that had the focus before (by its key)
+ * has it after, so that a keyboard user's place in the list survives its redraws.
+ */
+export function keepingFocus(list: HTMLElement, keyOf: (item: Element) => string | undefined, redraw: () => void): void {
+  const active = document.activeElement;
+  const focused = active && list.contains(active) ? keyOf(active) : undefined;
+  redraw();
+  if (focused === undefined || (document.activeElement && list.contains(document.activeElement))) return;
+  for (const item of list.querySelectorAll<HTMLElement>('[tabindex]')) {
+    if (keyOf(item) === focused) return item.focus({ preventScroll: true });
+  }
 }

@@ -184,6 +184,7 @@ export function renderList(list: HTMLOListElement, rows: Row[], selected: number
     const i = from + k;
     const li = document.createElement('li');
     li.dataset.key = r.key;
+    li.tabIndex = 0; // chosen from the keyboard too (pressed.ts)
     li.dataset.kind = r.kind;
     li.dataset.type = r.type;
     li.dataset.lane = r.lane;

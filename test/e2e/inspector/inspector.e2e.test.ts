@@ -305,7 +305,7 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
     assert.deepEqual(errors, []);
   });
 
-  test('inspector: a click across a redraw of its list selects the row; the row selected stays selected as the transitions rebuilt from the log arrive, and the machines shown take them in', { timeout: 120_000 }, async (t) => {
+  test('inspector: a click across a redraw of its list selects the row, as Enter on the row with the focus does; the row selected stays selected as the transitions rebuilt from the log arrive, and the machines shown take them in', { timeout: 120_000 }, async (t) => {
     const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [{ when: 'hello', items: [{ text: 'Hi.' }] }] } });
     const browser = await headlessChromium(t);
     const { page, errors } = await openInspector(browser, d);
@@ -357,6 +357,24 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
     await clickAcrossRedraw(first, '#timeline', async () => void (await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello again') })));
     await until(page, 'the prompt selected', () => document.querySelector('#timeline li.selected')?.getAttribute('data-type') === 'user_message');
     assert.equal(await page.getAttribute('#timeline li.selected', 'data-seq'), await page.getAttribute(first, 'data-seq'), 'the first prompt, not the second');
+
+    // From the keyboard: the focus stays on its row through redraws, and Enter chooses it.
+    const redrawn = (list: string) =>
+      page.evaluate((l) => new Promise((r) => new MutationObserver(r).observe(document.querySelector(l)!, { childList: true })), list);
+    const last = '#timeline li[data-type=turn_completed] >> nth=-1';
+    await page.focus(last);
+    const focused = await page.getAttribute(last, 'data-seq');
+    const timelineRedrawn = redrawn('#timeline');
+    await c.agent.request('session/prompt', { sessionId, prompt: prompt('hello once more') });
+    await timelineRedrawn;
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getAttribute('#timeline li.selected', 'data-seq'), focused, 'the row that had the focus, not the turn that came after it');
+    const other = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId as string;
+    await page.waitForSelector(`#sessions tr[data-session="${other}"]`);
+    await page.focus(`#sessions tr[data-session="${other}"]`);
+    await redrawn('#sessions tbody');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((id) => (window as unknown as { troupeInspector: { app: { selected?: string } } }).troupeInspector.app.selected === id, other, { timeout: 15_000, polling: 50 });
     assert.deepEqual(errors, []);
   });
 
