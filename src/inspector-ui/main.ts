@@ -173,6 +173,13 @@ const refreshSessions = debounce(async () => {
   try {
     const { sessions } = await getJson<{ sessions: SessionRow[] }>('/v1/sessions?all=1');
     app.sessions = sessions.filter((s) => s.status !== 'deleted');
+    // The session shown was deleted: said as the list says so, not once its ended log feed's next try
+    // is refused, seconds later (until 2026-12-07 its row went at once, the notice 3 s after).
+    const shown = app.selected === undefined ? undefined : sessions.find((s) => s.id === app.selected);
+    if (shown?.status === 'deleted' && app.log && !app.log.ended) {
+      app.log.close();
+      noteGap(`session ${shown.id} was deleted: its log feed ended`, 'session');
+    }
     renderSessionList();
     if (app.selected && app.travel === undefined) show(liveStates());
     if (app.listFailed) {
@@ -212,10 +219,7 @@ const showRow = (id: string) => {
   void selectSession(id);
 };
 
-/**
- * The address changed under the page (back, forward, a link or an address typed in the same tab):
- * the session it names is shown, or none.
- */
+/** The address changed under the page (back, forward, a link in the same tab): its session is shown, or none. */
 function followAddress() {
   const id = addressedSession();
   if (id === app.selected) return;

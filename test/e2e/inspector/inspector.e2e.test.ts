@@ -278,6 +278,9 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
     assert.equal(await feedEnded(), false);
 
     // Deleted while shown: the page says so and stops asking for its log (a 404 is never retried).
+    // It says so from the session list, not waiting for its log feed's next try to be refused:
+    // that try is held here, never answered.
+    await page.route('**/events?*', () => undefined);
     assert.equal((await d.api('DELETE', `/v1/sessions/${sessionId}`)).status, 200);
     await until(page, 'the deletion noticed', () => /was deleted/.test(document.querySelector('#gaps')?.textContent ?? ''));
     assert.equal(await feedEnded(), true, 'the log feed of a deleted session is not retried');
