@@ -131,6 +131,10 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
           failure = `the client's terminal failed while the command ran (terminal/wait_for_exit: ${reasonOf(err)}); the command was stopped`;
           return 'failed' as const;
         });
+        // The command's end is known (or it was stopped): the timeout has no more say. Until
+        // 2026-12-07 it ran on while the output was asked for, and an editor slow to give it made a
+        // command that had exited 0, or a terminal that had failed, a timeout "killed".
+        clearTimeout(timer);
         // Sent ahead of the output's request, not waited for: the command is over for this call, and a
         // client that never answered terminal/kill held a timed-out call, and its turn, for good
         // (until 2026-12-07; a cancel's turn does not wait for its tool).

@@ -51,6 +51,10 @@ export class AcpChild {
   set terminalKillUnanswered(never: boolean) {
     this.terminalsServed.neverAnswersKill = never;
   }
+  /** How long the editor takes to answer `terminal/output`, in ms (a busy editor). */
+  set terminalOutputHeldMs(ms: number) {
+    this.terminalsServed.outputHeldMs = ms;
+  }
   /** What the editor answers `terminal/create` with, if not a terminal (a malformed answer). */
   set terminalCreateAnswer(answer: unknown) {
     this.terminalsServed.createAnswer = answer;

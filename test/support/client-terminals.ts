@@ -22,6 +22,8 @@ export class ClientTerminals {
   neverAnswersKill = false;
   /** What this client answers `terminal/create` with instead of a terminal of its own (an editor's malformed answer). */
   createAnswer?: unknown;
+  /** How long this client takes to answer `terminal/output` (a busy editor), in ms. */
+  outputHeldMs = 0;
   private readonly terminals = new Map<string, Terminal>();
   private made = 0;
 
@@ -44,6 +46,7 @@ export class ClientTerminals {
       })
       .onRequest('terminal/output', async ({ params }) => {
         this.failIfAsked('terminal/output');
+        if (this.outputHeldMs > 0) await new Promise((r) => setTimeout(r, this.outputHeldMs));
         const t = this.terminals.get(params.terminalId)!;
         const done = t.proc.exitCode !== null || t.proc.signalCode !== null ? await t.exit : undefined;
         // As ACP has a client do it: over outputByteLimit, the start is dropped and the end kept.

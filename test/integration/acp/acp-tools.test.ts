@@ -195,6 +195,36 @@ test('an editor that never answers terminal/release, or terminal/kill: the comma
   }
 });
 
+test("a command that ended before its timeout, in an editor slow to give its output, is not told as timed out: its exit code stands, nothing is killed", async (t) => {
+  // The output is asked for once the command has exited; the editor answers it after the timeout has
+  // passed. Until 2026-12-07 the timeout's timer still ran while the output was awaited, and its firing
+  // made the call "[timed out after 300 ms; the command and its child processes were killed]"
+  // (tool_timeout), though it had exited 0 and nothing was killed. So too a terminal that failed:
+  // its reason gave way to the timeout.
+  for (const failing of [undefined, 'terminal/wait_for_exit'] as const) {
+    const c = AcpChild.start({ script: { replies: [[call('run_command', { command: 'echo from-terminal', timeout_ms: 300 })], [{ text: 'ran' }]] } });
+    t.after(() => c.close());
+    c.terminalOutputHeldMs = 1500;
+    if (failing) c.terminalFailures.set(failing, 'wait broke');
+    await c.initialize({ terminal: true });
+    const sessionId = await c.newSession(workspace());
+    await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+    assert.equal((await c.prompt(sessionId, 'run it')).stopReason, 'end_turn');
+    const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
+    if (failing) {
+      assert.equal(done.rawOutput.errorCode, 'tool_failed');
+      assert.match(done.rawOutput.output, /\[the client's terminal failed while the command ran \(terminal\/wait_for_exit: Internal error: wait broke\); the command was stopped\]$/);
+    } else {
+      assert.equal(done.status, 'completed');
+      assert.match(done.rawOutput.output, /^from-terminal\n\[exit code: 0\]$/);
+    }
+    await c.until(() => c.terminalCalls.includes('release term_1'), 'the terminal released');
+    assert.deepEqual(c.terminalCalls, failing ? ['create term_1', 'kill term_1', 'release term_1'] : ['create term_1', 'release term_1'], 'no kill of a command that had exited');
+    assert.deepEqual(c.schemaErrors, []);
+    await c.close();
+  }
+});
+
 test("an editor's answer outside ACP's schema (a read without its content, a terminal whose id is no string) fails the call saying so; nothing of it reaches an update or the log", async (t) => {
   const cwd = workspace();
   writeFileSync(join(cwd, 'a.txt'), 'on disk\n');
