@@ -147,7 +147,7 @@ export async function* mapChatStream(chunks: AsyncIterable<Chunk>, signal: Abort
   if (reasoningContent !== undefined) yield { type: 'reasoning_part', part: { provider, kind: 'reasoning_content', text: reasoningContent } };
   if (usage) yield usage;
   if (windowFull) throw new ProviderError('context_overflow', `the reply filled the model's context window (finish_reason ${WINDOW_FULL})`);
-  // vLLM and others send `length` for a full window too (src/providers/openai/window-full.ts).
+  // A server that stops a reply at its window sends `length` for it too (src/providers/openai/window-full.ts).
   const overflow = finish === 'max_tokens' ? windowFullError('finish_reason length', counted.prompt_tokens, counted.completion_tokens, limits) : undefined;
   if (overflow) throw overflow;
   yield { type: 'stop', reason: finish };

@@ -2,9 +2,11 @@
  * Which limit a reply stopped for its length reached: the output limit troupe asked for, or the
  * model's context window. OpenAI sends one signal for both: the Responses API's
  * `incomplete_details.reason: "max_output_tokens"` ("If the generated tokens reach the context window
- * limit or the max_output_tokens value you've set", its reasoning guide), and OpenAI-compatible
- * servers' finish_reason `length` (vLLM clamps a request's max_tokens to what is left of the window
- * and stops there with `length`). Until 2026-12-07 troupe read it always as the output limit
+ * limit or the max_output_tokens value you've set", its reasoning guide), and the finish_reason
+ * `length` of an OpenAI-compatible server that stops a reply at its window rather than refusing the
+ * request. (Not vLLM's: it refuses a request whose max_tokens does not fit what the prompt leaves of
+ * the window, a 400 "'max_tokens' or 'max_completion_tokens' is too large: … maximum context
+ * length …", which openai.errors.ts reads as context_overflow.) Until 2026-12-07 troupe read it always as the output limit
  * (`max_tokens`): a reply the window cut ended the turn as if the model had written all it was
  * allowed, with no compaction and nothing said of the window.
  */

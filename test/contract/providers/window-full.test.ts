@@ -4,7 +4,7 @@
 // finish_reason `model_length` (openai-compatible). Each is a context overflow found late, not the
 // output limit nor an ordinary end: until 2026-12-07 the first was read as `max_tokens` and the second
 // as `end_turn`, and no compaction followed. And the one signal OpenAI gives for both limits: the
-// Responses API's incomplete_details.reason `max_output_tokens` and a compatible server's (vLLM's)
+// Responses API's incomplete_details.reason `max_output_tokens` and a compatible server's
 // finish_reason `length`, read by the counts the response reports against what troupe asked for
 // and the model's window (src/providers/openai/window-full.ts): a context_overflow only when the
 // reply wrote less than the output limit asked for and reached the window with its input; anything
@@ -147,4 +147,15 @@ test('openai-compatible: finish_reason length stays max_tokens when the output l
   assert.deepEqual(await stop(vllmWith(1_000, 768)), maxTokens, 'a server that capped the output lower');
   assert.deepEqual(await stop(VLLM_FULL, { qwen3: { contextWindow: 131_072 } }), maxTokens, 'the configured window is far from full');
   assert.deepEqual(await stop(VLLM_FULL.replace(/data: \{[^\n]*"usage"[^\n]*\n\n/, '')), maxTokens, 'no usage chunk');
+});
+
+test("openai-compatible: vLLM's refusal of a max_tokens the window has no room for is a context_overflow, not sent again (it does not cut the request to fit and stop with length)", async () => {
+  const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 2 });
+  const before = server.requests.length;
+  const message = "'max_tokens' or 'max_completion_tokens' is too large: 4096. This model's maximum context length is 32768 tokens and your request has 30000 input tokens (4096 > 32768 - 30000). None";
+  server.enqueue({ status: 400, json: { error: { message, type: 'BadRequestError', param: null, code: 400 } } });
+  const err = await failure(provider, request('qwen3'));
+  assert.ok(isProviderError(err, 'context_overflow'), String(err));
+  assert.equal(err.vendorMessage, message);
+  assert.equal(server.requests.length - before, 1, 'one request, not retried');
 });
