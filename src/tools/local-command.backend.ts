@@ -173,6 +173,10 @@ export function createLocalCommandBackend(options: LocalCommandOptions = {}): Co
         });
         child.once('exit', (code, signal) => {
           exit = { code, signal };
+          // The command has ended: the timeout has no more say. Until 2026-12-07 it ran on while the
+          // pipes drained, and a leftover that held them past it (ignoring the SIGTERM below) made a
+          // command that had exited in time a timeout "killed".
+          clearTimeout(timeout);
           // Whatever the shell left behind in its group goes too.
           terminate();
           // Pipes close once every holder is dead; if one survives SIGTERM, stop waiting after

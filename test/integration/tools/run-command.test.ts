@@ -193,3 +193,16 @@ describe('run_command', () => {
     assert.equal((spec.inputSchema as { properties: { timeout_ms: { maximum: number } } }).properties.timeout_ms.maximum, 5000);
   });
 });
+
+test('a command that ends before its timeout is not timed out while something it left, ignoring SIGTERM, holds its output open', async () => {
+  // The shell exits at once; the sleep it left in the background ignores the SIGTERM its group gets
+  // then and holds the pipes until the SIGKILL after the grace period, well past the timeout. Until
+  // 2026-12-07 the timeout's timer ran on between the exit and the pipes' close, and its firing made
+  // the command "[timed out after 1500 ms; … killed]" (tool_timeout) though it had exited 0 in time.
+  const backend = createLocalCommandBackend({ killGraceMs: 4000 });
+  const outcome = await backend.run(
+    { command: "(trap '' TERM; exec sleep 30) & echo done", cwd: ws.cwd, timeoutMs: 1500, outputByteLimit: 65_536 },
+    { signal: new AbortController().signal, update: () => undefined },
+  );
+  assert.deepEqual({ exitCode: outcome.exitCode, timedOut: outcome.timedOut, output: outcome.output }, { exitCode: 0, timedOut: false, output: 'done\n' });
+});
