@@ -58,7 +58,7 @@ interface Problem {
 /**
  * A content block of a kind ACP has, missing (or mistyping) a field of that kind: zod reports it
  * against every kind of the union, its `type` listing the other four. Its problems become its own
- * kind's fields alone, named first ("prompt[0].text: expected string, received undefined (a block
+ * kind's fields alone, named first, in the prompt's order ("prompt[0].text: expected string, received undefined (a block
  * of type \"text\")"): until 2026-12-07 the message began with the kinds the block is not, as if its type were
  * wrong. Every problem stays in `data`.
  */
@@ -73,7 +73,10 @@ function ownKindFirst(found: Problem[]): Problem[] {
     const own = problems.filter((p) => inBlock(p) && BLOCK_FIELDS[kind].includes(p.path.slice(block.length + 1).split(/[.[]/)[0]!));
     if (own.length === 0) continue;
     const mine = own.map((p) => ({ path: p.path, why: `${p.why} (a block of type "${kind}")`, first: true }));
-    problems = [...mine, ...problems.filter((p) => !inBlock(p))];
+    // In the block's place, so that the blocks are named in the prompt's order (until 2026-12-07 each
+    // went before those already done: the last block first, the first one left "in data" past three).
+    const at = problems.findIndex(inBlock);
+    problems = [...problems.slice(0, at), ...mine, ...problems.slice(at).filter((p) => !inBlock(p))];
   }
   return problems;
 }

@@ -383,6 +383,9 @@ test('a prompt block of a kind ACP has but missing a field of that kind is refus
   assert.equal(noMime.message, 'Invalid params: prompt[0].mimeType: expected string, received undefined (a block of type "image")');
   const noName = await refusal([{ type: 'resource_link', uri: 'file:///x' }]);
   assert.equal(noName.message, 'Invalid params: prompt[0].name: expected string, received undefined (a block of type "resource_link")');
+  // Two such blocks: named in the prompt's order.
+  const two = await refusal([{ type: 'text' }, { type: 'image', data: 'AA==' }]);
+  assert.equal(two.message, 'Invalid params: prompt[0].text: expected string, received undefined (a block of type "text"); prompt[1].mimeType: expected string, received undefined (a block of type "image")');
   // Beside a block of a kind ACP has not, which still lists the kinds there are.
   const both = await refusal([{ type: 'text' }, { type: 'video' }]);
   assert.match(both.message, /^Invalid params: prompt\[0\]\.text: expected string, received undefined \(a block of type "text"\); prompt\[1\]\.type: expected "text", "image", "audio", "resource_link" or "resource"; /);
