@@ -11,6 +11,7 @@ import type { AcpAgentSide, AcpTransportOptions } from './acp/acp.types.js';
 import { TransportCore, type AcpConnectionStats } from './acp/transport-core.js';
 import { HttpExchange, jsonText, type ByteMeter } from './http-exchange.js';
 import { MAX_JSON_DEPTH, nestedTooDeep } from './json-depth.js';
+import { oneParam } from './query-param.js';
 import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
 import { Router, routePath } from './router.js';
@@ -71,7 +72,9 @@ export interface AcpTransportHandle {
 
 export const DEFAULT_MAX_SSE_STREAMS = 256;
 
-const OPEN_ROUTES = new Set(['GET /v1/health', 'HEAD /v1/health', 'GET /v1/login']);
+// A HEAD of the login link is answered 405 without the token, as its GET would be served: a
+// link checker or a chat client's preview that sends HEAD never spends the code (its GET does).
+const OPEN_ROUTES = new Set(['GET /v1/health', 'HEAD /v1/health', 'GET /v1/login', 'HEAD /v1/login']);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * The longest request target (path and query) a route is given. No route takes anything near this
@@ -119,7 +122,9 @@ export class HttpServer {
       this.app = uws.App();
     }
     this.route('GET', '/v1/health', () => ({ status: 'ok' }));
-    this.route('GET', '/v1/login', (req, res) => this.login(req, res));
+    // Not HEAD: its GET spends the one-time code (until 2026-12-07 a HEAD with the token spent it,
+    // and one without was refused 401, as no GET of the link is).
+    this.router.add('GET', '/v1/login', (req, res) => this.login(req, res), { head: false });
   }
 
   /**
@@ -317,7 +322,9 @@ export class HttpServer {
     // Opened in a browser (the URL `troupe inspect --url` printed), a refusal is a page saying what to do.
     const refuse = (status: number, code: 'invalid_request' | 'forbidden', message: string) =>
       wantsPage(req.headers) ? res.send(status, REFUSAL_PAGE_HEADERS, refusalPage(status, code, message)) : res.error(status, code, message);
-    const code = req.query.get('code');
+    // Two codes say nothing about which was meant, as for every query parameter (spec/daemon.md
+    // §Management API): until 2026-12-07 the first was spent.
+    const code = oneParam(req.query, 'code');
     if (!code) return refuse(400, 'invalid_request', 'Missing login code');
     const cookie = this.security.redeemLoginCode(code);
     if (!cookie) return refuse(403, 'forbidden', 'The login code is unknown, used or expired');

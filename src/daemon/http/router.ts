@@ -9,6 +9,8 @@ interface Entry<H> {
   method: string;
   segments: string[];
   handler: H;
+  /** A GET route serves HEAD too, unless its GET does something HEAD must not (spend a login code). */
+  head: boolean;
 }
 
 export type RouteMatch<H> =
@@ -22,10 +24,11 @@ export class Router<H> {
   /**
    * Registers `handler` for `method` (upper case, or `*` for any) and `pattern`. Registering the
    * same method and pattern again replaces the earlier handler (so defaults can be overridden).
+   * `head: false` keeps HEAD off a GET route whose GET is not safe to run for a HEAD (405 instead).
    */
-  add(method: string, pattern: string, handler: H): void {
+  add(method: string, pattern: string, handler: H, { head = true }: { head?: boolean } = {}): void {
     if (!pattern.startsWith('/')) throw new Error(`route pattern must start with '/': ${pattern}`);
-    const entry = { method: method.toUpperCase(), segments: split(pattern), handler };
+    const entry = { method: method.toUpperCase(), segments: split(pattern), handler, head };
     const same = this.entries.findIndex((e) => e.method === entry.method && e.segments.join('/') === entry.segments.join('/'));
     if (same >= 0) this.entries[same] = entry;
     else this.entries.push(entry);
@@ -39,9 +42,10 @@ export class Router<H> {
       if (!params) continue;
       if (entry.method === '*' || entry.method === method) return { kind: 'found', handler: entry.handler, params };
       allow.add(entry.method);
-      // HEAD is served by any GET route (and so named in a 405's Allow with it).
-      if (entry.method === 'GET') allow.add('HEAD');
-      if (method === 'HEAD' && entry.method === 'GET') return { kind: 'found', handler: entry.handler, params };
+      // HEAD is served by a GET route (and so named in a 405's Allow with it).
+      if (entry.method !== 'GET' || !entry.head) continue;
+      allow.add('HEAD');
+      if (method === 'HEAD') return { kind: 'found', handler: entry.handler, params };
     }
     return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow] } : { kind: 'not_found' };
   }
