@@ -21,6 +21,7 @@ import { loadConfig } from '../providers/config.js';
 import { defaultModel, resolveModel } from '../providers/registry.js';
 import { initializeResult } from '../acp/capabilities.js';
 import { DEFAULT_MAX_SSE_STREAMS, HttpServer } from './http/http-server.js';
+import { allowedOrigin } from './http/security.js';
 import { Relay } from './relay/relay.js';
 import { childInitializeParams } from './relay/child-wire.js';
 import { acquireLock, ensureToken, keepStateFile, removeState, writeState, type DaemonLock } from './daemon-home.js';
@@ -114,6 +115,15 @@ export async function runServe(args: string[]): Promise<number> {
     return usage((err as Error).message);
   }
   if (Boolean(opts['tls-cert']) !== Boolean(opts['tls-key'])) return usage('--tls-cert and --tls-key go together');
+  // An empty --host (`--host "$HOST"` with HOST unset) is no address: uWS binds every interface for
+  // it, and the URL written for clients, `http://:PORT`, leads nowhere (until 2026-12-07).
+  if (opts.host!.trim() === '') return usage(`--host needs an address (127.0.0.1, or 0.0.0.0 for every interface), got '${opts.host}'`);
+  let allowOrigins: string[];
+  try {
+    allowOrigins = (opts['allow-origin'] ?? []).map(allowedOrigin);
+  } catch (err) {
+    return usage((err as Error).message);
+  }
 
   const env = process.env;
   const logger = createStderrLogger('troupe serve', logLevelFrom(env));
@@ -128,7 +138,7 @@ export async function runServe(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    return await serve({ home, env, logger, lock, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins: opts['allow-origin'] ?? [], tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
+    return await serve({ home, env, logger, lock, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins, tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
   } catch (err) {
     lock.release();
     process.stderr.write(`troupe serve: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);

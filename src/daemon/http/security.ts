@@ -159,6 +159,28 @@ export class Security {
   }
 }
 
+/**
+ * An `--allow-origin` value as the origin a browser sends (`URL.origin`: scheme and host in lower
+ * case, an IDN host in punycode, no default port), or an Error saying why it is none. The Origin
+ * header is matched against it exactly, so a value that is no origin (`*`, `localhost:3000`, a path
+ * or a query after the host) can never match: until 2026-12-07 such a value was taken without a
+ * word, and every request of the page it was meant for was refused 403.
+ */
+export function allowedOrigin(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const origin = url && (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && url.pathname === '/' && !/[?#]/.test(value) ? url.origin : undefined;
+  if (origin === undefined) {
+    const every = value.trim() === '*' ? ': every origin at once is not offered, name each one' : '';
+    throw new Error(`--allow-origin takes an origin as a browser sends it, http(s)://host[:port] (e.g. http://localhost:3000), got '${value}'${every}`);
+  }
+  return origin;
+}
+
 function isUnspecified(host: string): boolean {
   return host === '0.0.0.0' || host === '::' || host === '[::]';
 }

@@ -374,6 +374,12 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['--port'], /--port needs a value/],
       // Until 2026-12-07: "Unexpected argument 'now'. This command does not take positional arguments".
       [['now'], /unexpected argument 'now'/],
+      // Until 2026-12-07 an empty host (`--host "$HOST"`, HOST unset) bound every interface and wrote
+      // the URL `http://:PORT`; and an --allow-origin that is no origin was taken, never to match.
+      [['--host', ''], /--host needs an address \(127\.0\.0\.1, or 0\.0\.0\.0 for every interface\), got ''/],
+      [['--allow-origin', '*'], /--allow-origin takes an origin as a browser sends it, http\(s\):\/\/host\[:port\] \(e\.g\. http:\/\/localhost:3000\), got '\*': every origin at once is not offered, name each one/],
+      [['--allow-origin', 'localhost:3000'], /--allow-origin takes an origin .*, got 'localhost:3000'/],
+      [['--allow-origin', 'http://localhost:3000/app'], /--allow-origin takes an origin .*, got 'http:\/\/localhost:3000\/app'/],
     ] as const;
     for (const [[args, pattern], r] of await runEach(cases, ([args]) => h.run(['serve', ...args]))) {
       assert.equal(r.code, 2, `serve ${args.join(' ')}: ${r.stderr}`);
