@@ -37,6 +37,10 @@ export function remoteTarget(env: NodeJS.ProcessEnv): DaemonTarget | undefined {
   }
   // fetch refuses such a URL anyway; and the error line quoted it, password and all (until 2026-12-06).
   if (parsed.username || parsed.password) throw new CliError('usage', `TROUPE_URL must not carry a user or password (the token goes in TROUPE_TOKEN), got '${shown}'`);
+  // Every route is appended to the URL: after a query or a fragment it lands in them, and the daemon
+  // was asked for `/` (until 2026-12-07 `No route for GET / (method_not_found)`). Quoted without
+  // them, which may hold a secret as well (`?token=`).
+  if (/[?#]/.test(url)) throw new CliError('usage', `TROUPE_URL must not carry a query or a fragment (the daemon's address only), got '${shown.replace(/[?#].*$/, '')}?…'`);
   const token = env.TROUPE_TOKEN?.trim() || readToken(resolveTroupeHome(env));
   if (!token) throw new CliError('usage', 'TROUPE_URL is set but no token: set TROUPE_TOKEN (the remote `troupe daemon token`)');
   return { url: url.replace(/\/+$/, ''), token, remote: true };

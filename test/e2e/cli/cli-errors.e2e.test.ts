@@ -123,7 +123,7 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     }
   });
 
-  test('a TROUPE_URL that does not parse, or carries a password, is a usage mistake (exit 2) that never prints the password', async () => {
+  test('a TROUPE_URL that does not parse, or carries a password, a query or a fragment, is a usage mistake (exit 2) that never prints the password', async () => {
     // Until 2026-12-06 these were daemon_unreachable (exit 1), and the line quoted the URL, password and all.
     const urls = [
       ['http://', /TROUPE_URL is not a valid URL, got 'http:\/\/'$/],
@@ -132,6 +132,9 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       ['http://me:s3cret@[::1', /TROUPE_URL is not a valid URL, got 'http:\/\/…@\[::1'$/],
       ['ftp://me:s3cret@host', /TROUPE_URL must start with http:\/\/ or https:\/\/, got 'ftp:\/\/…@host'$/],
       ['http://me:s3cret@127.0.0.1:7433', /TROUPE_URL must not carry a user or password \(the token goes in TROUPE_TOKEN\), got 'http:\/\/…@127\.0\.0\.1:7433'$/],
+      // Until 2026-12-07 the routes were appended after the query: `No route for GET /`, exit 1.
+      ['http://127.0.0.1:7433/?token=s3cret', /TROUPE_URL must not carry a query or a fragment \(the daemon's address only\), got 'http:\/\/127\.0\.0\.1:7433\/\?…'$/],
+      ['http://127.0.0.1:7433#s3cret', /TROUPE_URL must not carry a query or a fragment \(the daemon's address only\), got 'http:\/\/127\.0\.0\.1:7433\?…'$/],
     ] as const;
     const cases = urls.flatMap(([url, pattern]) => [['sessions'], ['run', 'hello'], ['daemon', 'status', '--json']].map((args) => [url, pattern, args] as const));
     for (const [[url, pattern, args], r] of await runEach(cases, ([url, , args]) => h.run(args, { env: { TROUPE_URL: url, TROUPE_TOKEN: 'x'.repeat(43) } }))) {
