@@ -64,8 +64,21 @@ export class UntrustedCertificateError extends CliError {
     readonly url: string,
     certificateCode: string,
   ) {
-    super('daemon_unreachable', `the daemon at ${url} serves a TLS certificate this process does not trust (${certificateCode}): run the CLI with NODE_EXTRA_CA_CERTS set to the daemon's --tls-cert file, or to its CA`);
+    super('daemon_unreachable', certificateProblem(url, certificateCode));
   }
+}
+
+/**
+ * A certificate for another name is trusted, or would be: sending the user to NODE_EXTRA_CA_CERTS,
+ * which they may have set already, does not help (until 2026-12-07 it was said for it too). The name
+ * is what the URL reaches the daemon by: the daemon's --host, or TROUPE_URL.
+ */
+function certificateProblem(url: string, certificateCode: string): string {
+  if (certificateCode === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    const host = new URL(url).hostname;
+    return `the daemon at ${url} serves a TLS certificate that does not name ${host} (${certificateCode}): reach it by a name the certificate has (the daemon's --host, or TROUPE_URL), or make one with that name (a subjectAltName such as ${/^[\d.]+$|:/.test(host) ? `IP:${host.replace(/^\[|\]$/g, '')}` : `DNS:${host}`})`;
+  }
+  return `the daemon at ${url} serves a TLS certificate this process does not trust (${certificateCode}): run the CLI with NODE_EXTRA_CA_CERTS set to the daemon's --tls-cert file, or to its CA`;
 }
 
 function unreachable(url: string, err: unknown): CliError {

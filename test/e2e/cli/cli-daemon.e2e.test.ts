@@ -165,6 +165,12 @@ describe('troupe daemon end to end', { concurrency: true }, () => {
         const trusted = { NODE_EXTRA_CA_CERTS: cert };
         const listed = await h.run(['sessions', '--json'], { env: trusted });
         assert.equal(listed.code, 0, listed.stderr);
+        // Trusted, but reached by a name it does not have (it names IP:127.0.0.1 only): the line says
+        // so, where until 2026-12-07 it sent the user to set NODE_EXTRA_CA_CERTS, as set already.
+        const byName = state.url.replace('127.0.0.1', 'localhost');
+        const misnamed = await h.run(['sessions'], { env: { ...trusted, TROUPE_URL: byName } });
+        assert.equal(misnamed.code, 1, misnamed.stderr);
+        assert.equal(misnamed.stderr, `troupe sessions: the daemon at ${byName} serves a TLS certificate that does not name localhost (ERR_TLS_CERT_ALTNAME_INVALID): reach it by a name the certificate has (the daemon's --host, or TROUPE_URL), or make one with that name (a subjectAltName such as DNS:localhost) (daemon_unreachable)\n`);
         const stop = await h.run(['daemon', 'stop'], { env: trusted });
         assert.equal(stop.code, 0, stop.stderr);
         assert.equal(stop.stdout, `stopped the daemon (pid ${state.pid})\n`);
