@@ -9,18 +9,56 @@ import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { DAEMON_STATE_CHECK_MS, daemonLockHolder, daemonLockPath, daemonStatePath, daemonStateText, daemonTokenPath, makeDirs, takeProcessLock, type DaemonState } from '../store/index.js';
 
+/** A token file's token, or undefined for none: missing, unreadable, or too short to be one (cut short). */
+function tokenIn(home: string): string | undefined {
+  try {
+    const existing = readFileSync(daemonTokenPath(home), 'utf8').trim();
+    return existing.length >= 32 ? existing : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The token, created (0600) if there is none yet. */
 export function ensureToken(home: string): string {
   makeDirs(home, 0o700);
-  try {
-    const existing = readFileSync(daemonTokenPath(home), 'utf8').trim();
-    if (existing.length >= 32) return existing;
-  } catch {
-    // No token yet: make one.
-  }
+  const existing = tokenIn(home);
+  if (existing) return existing;
   const token = randomBytes(32).toString('base64url');
   writeFileSync(daemonTokenPath(home), token + '\n', { mode: 0o600 });
   return token;
+}
+
+/**
+ * Keeps the token file holding the token this daemon accepts, as the state file (below): one removed
+ * or cut short is written again (to a temporary file, renamed). Until 2026-12-07 it stayed gone, and
+ * every command of the CLI, which reads it, was refused `forbidden` until the daemon was restarted.
+ * Another token in its place is left: someone wrote it, meaning to change the token, which the daemon
+ * takes only when it starts again; said once per change.
+ */
+function tokenKeeper(home: string, token: string, logger: Logger): () => void {
+  let saidOther: string | undefined;
+  let failing = false;
+  return () => {
+    const found = tokenIn(home);
+    if (found === token) return void (saidOther = undefined);
+    if (found !== undefined) {
+      if (saidOther !== found) logger.warn(`${daemonTokenPath(home)} holds another token than the one this daemon accepts: clients reading it are refused until the daemon starts again (troupe daemon stop; its next start takes that token)`);
+      saidOther = found;
+      return;
+    }
+    const tmp = `${daemonTokenPath(home)}.${process.pid}.tmp`;
+    try {
+      writeFileSync(tmp, token + '\n', { mode: 0o600 });
+      renameSync(tmp, daemonTokenPath(home));
+      failing = false;
+      logger.warn(`${daemonTokenPath(home)} was gone; written again`);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      if (!failing) logger.warn(`${daemonTokenPath(home)} is gone and cannot be written again; clients of this home are refused until it is`, { error: String(err) });
+      failing = true;
+    }
+  };
 }
 
 /** The daemon's hold on its home's lock. */
@@ -93,10 +131,11 @@ export function writeState(home: string, state: DaemonState): void {
  * A look every second rather than fs.watch: a look (the lock, its holder's start in /proc, and this
  * file) takes 15–100 µs, about 0.01 % of a core, and it works wherever the home is (fs.watch misses changes on network file systems, fails once the
  * inotify watches run out, and goes deaf when the directory is replaced), with nothing to re-arm.
- * Returns the stop, called before the daemon removes its file on the way out.
+ * The token file too (tokenKeeper). Returns the stop, called before the daemon removes its file on the way out.
  */
-export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock, logger: Logger, everyMs = DAEMON_STATE_CHECK_MS): () => void {
+export function keepStateFile(home: string, state: DaemonState, token: string, lock: DaemonLock, logger: Logger, everyMs = DAEMON_STATE_CHECK_MS): () => void {
   const wanted = daemonStateText(state);
+  const keepToken = tokenKeeper(home, token, logger);
   let failing = false;
   let lockFailing = false;
   let supplanted = false;
@@ -119,6 +158,7 @@ export function keepStateFile(home: string, state: DaemonState, lock: DaemonLock
     }
     if (kept.retaken) logger.warn(`${daemonLockPath(home)} was gone; taken again`);
     supplanted = false;
+    keepToken();
     let found: string | undefined;
     try {
       found = readFileSync(daemonStatePath(home), 'utf8');

@@ -287,7 +287,7 @@ async function serve({ home, env, logger, lock, opts }: ServeSettings): Promise<
   const listening = await server.listen();
   const state = { pid: process.pid, url: listening.url, version: VERSION, startedAt };
   writeState(home, state);
-  const stopKeepingState = keepStateFile(home, state, lock, logger);
+  const stopKeepingState = keepStateFile(home, state, token, lock, logger);
   // The daemon's one line for a person, with its logs on stderr (daemon.log when started by the CLI).
   writeStderr(`troupe ${VERSION} daemon listening on ${listening.url} (home ${home})\n`);
 

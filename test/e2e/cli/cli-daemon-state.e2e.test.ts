@@ -60,6 +60,29 @@ describe('daemon.json and daemon.lock changed under a running daemon', { concurr
         await h.close();
       }
     });
+
+    test('its token file removed or cut short: written again as it was; another token in its place is left, and said', async () => {
+      // Until 2026-12-07 a removed token stayed gone, and every command was refused forbidden until a restart.
+      const h = makeHome();
+      try {
+        assert.equal((await h.run(['daemon', 'start'])).code, 0);
+        const file = join(h.dir, 'token');
+        const original = readFileSync(file, 'utf8');
+        for (const [what, damage] of [['removed', () => rmSync(file)], ['cut short', () => writeFileSync(file, original.slice(0, 8))]] as const) {
+          damage();
+          await until(() => textOf(file) === original, `the token file ${what}, written again`);
+          assert.equal(statSync(file).mode & 0o777, 0o600, what);
+          const listed = await h.run(['sessions', '--json']);
+          assert.equal(listed.code, 0, `${what}: ${listed.stderr}`);
+        }
+        const other = `${'x'.repeat(43)}\n`;
+        writeFileSync(file, other);
+        await until(() => /token holds another token than the one this daemon accepts/.test(readFileSync(join(h.dir, 'daemon.log'), 'utf8')), 'the other token said');
+        assert.equal(textOf(file), other, 'left as written');
+      } finally {
+        await h.close();
+      }
+    });
   });
 
   describe('a daemon whose state file does not lead to it', { concurrency: true, timeout: SUITE_TIMEOUT_MS }, () => {
