@@ -4,7 +4,7 @@
  * daemon per home, and the state file (pid, url, version) that clients use to find it.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { DAEMON_STATE_CHECK_MS, daemonLockHolder, daemonLockPath, daemonStatePath, daemonStateText, daemonTokenPath, makeDirs, takeProcessLock, type DaemonState } from '../store/index.js';
@@ -19,11 +19,27 @@ function tokenIn(home: string): string | undefined {
   }
 }
 
-/** The token, created (0600) if there is none yet. */
-export function ensureToken(home: string): string {
+/**
+ * The token, created (0600) if there is none yet. One that others may read (a copy, an editor, a
+ * umask) is made 0600 again, and said: whoever reads it drives the sessions, commands included, as
+ * the daemon's user (until 2026-12-07 it was taken as it was, say 0644 in a home of 0755).
+ */
+export function ensureToken(home: string, logger: Logger): string {
   makeDirs(home, 0o700);
   const existing = tokenIn(home);
-  if (existing) return existing;
+  if (existing) {
+    const path = daemonTokenPath(home);
+    try {
+      const mode = statSync(path).mode & 0o777;
+      if ((mode & 0o077) !== 0) {
+        chmodSync(path, 0o600);
+        logger.warn(`${path} was open to others (mode ${mode.toString(8).padStart(4, '0')}): anyone who reads it drives the sessions; made 0600`);
+      }
+    } catch (err) {
+      logger.warn(`${path} can be read by others and cannot be made 0600: anyone who reads it can drive this daemon's sessions`, { error: String(err) });
+    }
+    return existing;
+  }
   const token = randomBytes(32).toString('base64url');
   writeFileSync(daemonTokenPath(home), token + '\n', { mode: 0o600 });
   return token;

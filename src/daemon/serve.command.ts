@@ -181,7 +181,7 @@ interface ServeSettings {
 
 async function serve({ home, env, logger, lock, opts }: ServeSettings): Promise<number> {
   const startedAt = Date.now();
-  const token = ensureToken(home);
+  const token = ensureToken(home, logger);
   // Sessions are created in bursts: gather a quarter second of index changes into one write.
   const index = await SessionIndex.open(sessionsDir(home), { logger, writeDelayMs: 250 });
   await index.prepareWrites();

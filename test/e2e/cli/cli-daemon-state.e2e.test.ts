@@ -1,8 +1,9 @@
 // The daemon's state file ($TROUPE_HOME/daemon.json) removed, cut short or edited while the daemon
-// runs (a stray `rm`, an editor, a full disk): the daemon writes it again, and clients find it.
+// runs (a stray `rm`, an editor, a full disk): the daemon writes it again, and clients find it. The
+// same for its token file, which it also keeps closed to others.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, pidAlive, until, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
@@ -79,6 +80,23 @@ describe('daemon.json and daemon.lock changed under a running daemon', { concurr
         writeFileSync(file, other);
         await until(() => /token holds another token than the one this daemon accepts/.test(readFileSync(join(h.dir, 'daemon.log'), 'utf8')), 'the other token said');
         assert.equal(textOf(file), other, 'left as written');
+      } finally {
+        await h.close();
+      }
+    });
+
+    test('a token file others can read is made 0600 as the daemon starts, and said', async () => {
+      // Until 2026-12-07 it was taken as it was: any user of the machine could read it and drive the sessions.
+      const h = makeHome();
+      try {
+        const file = join(h.dir, 'token');
+        const token = `${'t'.repeat(43)}\n`;
+        writeFileSync(file, token, { mode: 0o644 });
+        chmodSync(file, 0o644);
+        assert.equal((await h.run(['daemon', 'start'])).code, 0);
+        assert.deepEqual([statSync(file).mode & 0o777, textOf(file)], [0o600, token]);
+        assert.match(readFileSync(join(h.dir, 'daemon.log'), 'utf8'), /token was open to others \(mode 0644\): anyone who reads it drives the sessions; made 0600/);
+        assert.equal((await h.run(['sessions', '--json'])).code, 0, 'the token it had is the one it takes');
       } finally {
         await h.close();
       }
