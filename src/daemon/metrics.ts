@@ -80,7 +80,8 @@ export class Metrics {
     };
   }
 
-  render(): string {
+  /** `newWindow: false` renders without running the afterScrape hooks (a HEAD, which is no scrape). */
+  render({ newWindow = true }: { newWindow?: boolean } = {}): string {
     const out: string[] = [];
     const braces = (k: string) => (k ? `{${k}}` : '');
     for (const [name, c] of this.counters) {
@@ -101,7 +102,7 @@ export class Metrics {
         out.push(`${name}_bucket{${sep}le="+Inf"} ${s.count}`, `${name}_sum${braces(k)} ${s.sum}`, `${name}_count${braces(k)} ${s.count}`);
       }
     }
-    for (const f of this.scraped) f();
+    if (newWindow) for (const f of this.scraped) f();
     return out.join('\n') + '\n';
   }
 }

@@ -204,7 +204,10 @@ export function registerManagementRoutes(server: HttpServer, deps: ManagementDep
     return { sessionId: id, deleted: true };
   });
 
-  server.route('GET', '/metrics', (_req, res) => {
-    res.send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, deps.metrics.render());
+  // A HEAD (a probe checking the route is up) is no scrape: it must not start a new window of the
+  // gauges that cover the time since the last one, or the scraper misses what happened before it
+  // (until 2026-12-07 it did: HEAD runs this GET handler).
+  server.route('GET', '/metrics', (req, res) => {
+    res.send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, deps.metrics.render({ newWindow: req.method !== 'HEAD' }));
   });
 }
