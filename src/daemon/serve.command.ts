@@ -128,6 +128,7 @@ export async function runServe(args: string[]): Promise<number> {
   const env = process.env;
   const logger = createStderrLogger('troupe serve', logLevelFrom(env));
   const home = resolveTroupeHome(env);
+  const signals = stopSignals();
   let lock: DaemonLock;
   try {
     lock = acquireLock(home);
@@ -138,7 +139,7 @@ export async function runServe(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    return await serve({ home, env, logger, lock, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins, tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
+    return await serve({ home, env, logger, lock, signals, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins, tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
   } catch (err) {
     lock.release();
     process.stderr.write(`troupe serve: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
@@ -152,6 +153,7 @@ interface ServeSettings {
   env: NodeJS.ProcessEnv;
   logger: ReturnType<typeof createStderrLogger>;
   lock: DaemonLock;
+  signals: StopSignals;
   opts: {
     host: string;
     port: number;
@@ -179,7 +181,7 @@ interface ServeSettings {
   };
 }
 
-async function serve({ home, env, logger, lock, opts }: ServeSettings): Promise<number> {
+async function serve({ home, env, logger, lock, signals, opts }: ServeSettings): Promise<number> {
   const startedAt = Date.now();
   const token = ensureToken(home, logger);
   // Sessions are created in bursts: gather a quarter second of index changes into one write.
@@ -329,10 +331,46 @@ async function serve({ home, env, logger, lock, opts }: ServeSettings): Promise<
         resolve(0);
       }
     };
-    // A SIGTERM repeated while the daemon stops (a service manager, the standalone reaper) must not
-    // end it half-way through its clean stop, as Node's default action would: the stop is bounded by
-    // its own 30 s. A second Ctrl-C does end it at once (its spawner then stops its children).
-    process.on('SIGTERM', () => void stop('SIGTERM'));
-    process.once('SIGINT', () => void stop('SIGINT'));
+    signals.serving((signal) => void stop(signal));
   });
+}
+
+interface StopSignals {
+  /** The daemon serves: `stop` is called for SIGTERM and SIGINT from now on, and at once for one that came while it started. */
+  serving(stop: (signal: 'SIGTERM' | 'SIGINT') => void): void;
+}
+
+/**
+ * SIGTERM and SIGINT, taken from before the daemon takes its lock. One that comes while the daemon
+ * starts (a service manager stopping it, Ctrl-C on a slow start) stops it once it serves, cleanly:
+ * until 2026-12-07 Node's default action ended it half-started (killed by the signal, its lock
+ * left, the pooled children to its spawner). A SIGTERM repeated while the daemon stops (a service
+ * manager, the standalone reaper) must not end it half-way through its clean stop, as Node's default
+ * action would: the stop is bounded by its own 30 s. A second Ctrl-C does end it at once, by the
+ * default action (its spawner then stops its children).
+ */
+function stopSignals(): StopSignals {
+  let stop: ((signal: 'SIGTERM' | 'SIGINT') => void) | undefined;
+  let asked: 'SIGTERM' | 'SIGINT' | undefined;
+  let interrupted = false;
+  const onSignal = (signal: 'SIGTERM' | 'SIGINT') => {
+    if (signal === 'SIGINT') {
+      if (interrupted) {
+        process.removeAllListeners('SIGINT');
+        process.kill(process.pid, 'SIGINT');
+        return;
+      }
+      interrupted = true;
+    }
+    if (stop) stop(signal);
+    else asked ??= signal;
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  return {
+    serving(f) {
+      stop = f;
+      if (asked) f(asked);
+    },
+  };
 }
