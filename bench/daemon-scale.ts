@@ -132,14 +132,14 @@ export async function burst(url: string, headers: Record<string, string>, n: num
 export async function loopMetrics(d: { url: string; headers: Record<string, string> }): Promise<Record<string, number>> {
   const text = await (await fetch(d.url + '/metrics', { headers: d.headers })).text();
   const ms = (name: string) => Math.round(Number(new RegExp(`^troupe_${name} (\\S+)$`, 'm').exec(text)?.[1]) * 1e6) / 1e3;
-  const n = (name: string) => Number(new RegExp(`^troupe_${name} (\\d+)$`, 'm').exec(text)?.[1]);
+  const stalls = (cause: string) => Number(new RegExp(`^troupe_event_loop_stalls_over_50ms_total\\{cause="${cause}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
   return {
     delayP99Ms: ms('event_loop_delay_p99_seconds'),
     delayMaxMs: ms('event_loop_delay_max_seconds'),
     blockedMaxMs: ms('event_loop_blocked_max_seconds'),
     starvedMaxMs: ms('event_loop_starved_max_seconds'),
-    stallsOver50BlockedSinceStart: n('event_loop_stalls_over_50ms_blocked'),
-    stallsOver50StarvedSinceStart: n('event_loop_stalls_over_50ms_starved'),
+    stallsOver50BlockedSinceStart: stalls('blocked'),
+    stallsOver50StarvedSinceStart: stalls('starved'),
   };
 }
 

@@ -30,8 +30,11 @@ export function daemonMetrics(m: Metrics) {
   m.gauge('troupe_event_loop_delay_max_seconds', 'Event-loop delay, max, since the last scrape.', () => sec(window.delayMaxMs));
   m.gauge('troupe_event_loop_blocked_max_seconds', 'Longest stall since the last scrape during which the daemon used the CPU (its own work: JavaScript, GC, fork).', () => sec(window.blockedMaxMs));
   m.gauge('troupe_event_loop_starved_max_seconds', 'Longest stall since the last scrape during which the daemon mostly waited for a core (other processes ran).', () => sec(window.starvedMaxMs));
-  m.gauge('troupe_event_loop_stalls_over_50ms_blocked', 'Stalls over 50 ms since start, the daemon busy (a count; never decreases).', () => loop.stallsOver50.blocked);
-  m.gauge('troupe_event_loop_stalls_over_50ms_starved', 'Stalls over 50 ms since start, the daemon starved (a count; never decreases).', () => loop.stallsOver50.starved);
+  // A count that only grows is a counter (until 2026-12-07 two gauges, which rate() does not read as counts).
+  m.counterFrom('troupe_event_loop_stalls_over_50ms_total', 'Stalls over 50 ms since start, by cause: blocked (the daemon busy) or starved (it waited for a core).', () => [
+    [{ cause: 'blocked' }, loop.stallsOver50.blocked],
+    [{ cause: 'starved' }, loop.stallsOver50.starved],
+  ]);
   m.gauge('troupe_daemon_heap_used_bytes', 'V8 heap in use in the daemon.', () => process.memoryUsage().heapUsed);
   m.afterScrape(() => loop.reset());
   return {

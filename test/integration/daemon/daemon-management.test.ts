@@ -82,6 +82,9 @@ test('health, sessions, session detail with machine states, and metrics', async 
   assert.match(metrics, /^troupe_events_total \d+$/m);
   assert.match(metrics, /^troupe_event_loop_delay_max_seconds [\d.e-]+$/m);
   assert.match(metrics, /^troupe_event_loop_blocked_max_seconds [\d.e-]+$/m);
+  // Counts that only grow are counters, one series per cause.
+  const stalls = families.get('troupe_event_loop_stalls_over_50ms_total');
+  assert.deepEqual([stalls?.type, stalls?.samples.map((x) => x.labels.cause).sort()], ['counter', ['blocked', 'starved']]);
   assert.ok(Number(/^troupe_children_rss_bytes (\d+)$/m.exec(metrics)?.[1]) > 10_000_000, 'children report their memory');
   // Request latency: one series per method and outcome, each request counted once, buckets cumulative.
   const latency = families.get('troupe_acp_request_duration_seconds');
