@@ -12,7 +12,8 @@ import { applyLive, foldedStates, type LiveFold } from './live-states.js';
 import { keepingFocus, onPressed } from './pressed.js';
 import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
-import { buildRows, renderList, renderStrip, statesThrough, turnAt, type Row } from './timeline.js';
+import { buildRows, renderStrip, statesThrough, turnAt, type Row } from './timeline.js';
+import { renderList } from './timeline-list.js';
 import { visible, visibleJson } from './visible-text.js';
 import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayAnswer, ReplayedTransition, SessionRow, States } from './types.js';
 

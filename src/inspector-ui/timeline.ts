@@ -149,62 +149,6 @@ export function statesThrough(rows: Row[], index: number): States {
   return states;
 }
 
-const time = (at: number) => {
-  const d = new Date(at);
-  return `${d.toTimeString().slice(0, 8)}.${String(d.getMilliseconds()).padStart(3, '0')}`;
-};
-
-/**
- * Rows in the list at once. The list is rebuilt on every redraw: a long session's tens of thousands
- * of rows took seconds each time, freezing the page while the session ran. The window follows the
- * present, or the selected row; the strip above still spans the whole session, and selecting a
- * mark there brings its rows into the list.
- */
-export const LIST_WINDOW = 1000;
-
-/**
- * Renders the list; `selected` rows after it are dimmed (they have not happened yet). Each item has
- * its row's key (`data-key`), by which a click on it selects the row (pressed.ts).
- */
-export function renderList(list: HTMLOListElement, rows: Row[], selected: number | undefined): void {
-  const keepScroll = list.scrollTop;
-  const atBottom = list.scrollHeight - list.clientHeight - list.scrollTop < 30;
-  list.textContent = '';
-  const from = selected === undefined ? Math.max(0, rows.length - LIST_WINDOW) : Math.max(0, Math.min(selected - LIST_WINDOW / 2, rows.length - LIST_WINDOW));
-  const to = Math.min(rows.length, from + LIST_WINDOW);
-  const more = (n: number, where: string) => {
-    const li = document.createElement('li');
-    li.className = 'more';
-    li.dataset.testid = `more-${where}`;
-    li.textContent = `${n} ${where} row(s) not listed: select a mark on the strip to go there`;
-    list.appendChild(li);
-  };
-  if (from > 0) more(from, 'earlier');
-  rows.slice(from, to).forEach((r, k) => {
-    const i = from + k;
-    const li = document.createElement('li');
-    li.dataset.key = r.key;
-    li.tabIndex = 0; // chosen from the keyboard too (pressed.ts)
-    li.dataset.kind = r.kind;
-    li.dataset.type = r.type;
-    li.dataset.lane = r.lane;
-    if (r.seq !== undefined) li.dataset.seq = String(r.seq);
-    if (r.transition) li.dataset.state = `${r.transition.machine}:${r.transition.state}`;
-    if (r.lane === 'gap') li.classList.add('gap');
-    if (selected !== undefined && i === selected) li.classList.add('selected');
-    if (selected !== undefined && i > selected) li.classList.add('future');
-    li.innerHTML = `<span class="t"></span><span class="lane"></span><span class="what"></span>`;
-    (li.children[0] as HTMLElement).textContent = time(r.at);
-    (li.children[1] as HTMLElement).textContent = r.lane === 'log' ? (r.seq !== undefined ? `#${r.seq}` : '') : r.lane;
-    (li.children[2] as HTMLElement).textContent = visible(r.text);
-    list.appendChild(li);
-  });
-  if (to < rows.length) more(rows.length - to, 'later');
-  if (selected === undefined && atBottom) list.scrollTop = list.scrollHeight;
-  else list.scrollTop = keepScroll;
-  if (selected !== undefined) list.querySelector('li.selected')?.scrollIntoView({ block: 'nearest' });
-}
-
 const LANES: Row['lane'][] = ['log', 'session', 'turn', 'child'];
 const COLORS: Record<string, string> = { turn: '#1565c0', tool: '#2e7d32', permission: '#6a1b9a', steer: '#00838f', compaction: '#8d6e63', crash: '#c62828', restart: '#ef6c00', cancel: '#757575', transition: '#455a64', other: '#b0b0b8', gap: '#c62828' };
 
