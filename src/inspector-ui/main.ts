@@ -69,15 +69,21 @@ function loggedOut() {
 /**
  * A red notice in the header, and a row in the timeline. `session`: about the session shown (it is
  * gone, its log feed had a gap), removed when another is shown; `feed`: about the live feed of every
- * session (transitions missed), kept.
+ * session (transitions missed), kept. The header has one notice of each `kind` (by default, of each
+ * text), saying the latest and how many times: until 2026-12-07 each was one more notice, and a page
+ * left open on a busy daemon piled them up across the header.
  */
-function noteGap(text: string, about: 'session' | 'feed') {
+function noteGap(text: string, about: 'session' | 'feed', kind = text) {
   app.gaps.push({ at: Date.now(), text });
-  const span = document.createElement('span');
+  const said = [...$('#gaps').querySelectorAll<HTMLElement>('.gap')].find((g) => g.dataset.kind === kind);
+  const span = said ?? document.createElement('span');
+  const times = Number(span.dataset.times ?? 0) + 1;
   span.className = 'gap';
   span.dataset.about = about;
-  span.textContent = visible(text);
-  $('#gaps').appendChild(span);
+  span.dataset.kind = kind;
+  span.dataset.times = String(times);
+  span.textContent = visible(times > 1 ? `${text} (${times} times)` : text);
+  if (!said) $('#gaps').appendChild(span);
   renderTimeline();
 }
 
@@ -463,7 +469,7 @@ async function start() {
       message: (name, data) => {
         if (name === 'replay_gap') {
           const d = data as { after?: number; resumedFrom?: number };
-          noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`, 'feed');
+          noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`, 'feed', 'missed-transitions');
           // What the feed moved of the list's machines may be stale now: the daemon's states are taken again.
           app.machines.clear();
           refreshSessions();
@@ -471,7 +477,7 @@ async function start() {
       },
       // (The daemon's transition feed sends no `event: error` today: it reads no file.)
       failed: ({ code, message }) => {
-        noteGap(`the live feed failed: ${message} (${code})`, 'feed');
+        noteGap(`the live feed failed: ${message} (${code})`, 'feed', 'live-feed-failed');
         feedStatus('the live feed failed', 'down');
       },
       status: (s, code) =>

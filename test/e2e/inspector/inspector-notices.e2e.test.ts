@@ -40,6 +40,17 @@ test('inspector: notices about the session shown go with it; a gap of the live f
   for (let i = 0; i < 3; i++) await c.agent.request('session/prompt', { sessionId: second, prompt: ping });
   await page.evaluate(() => (window as unknown as Inspector).troupeInspector.resume());
   await until(page, 'the gap notice', () => /missed transitions/.test(document.querySelector('#gaps')?.textContent ?? ''));
+  // Another gap: still one notice, saying the latest and how many (until 2026-12-07 they piled up).
+  const firstGap = (await notices(page)).find((n) => /missed transitions/.test(n))!;
+  await page.evaluate(() => (window as unknown as Inspector).troupeInspector.disconnect());
+  for (let i = 0; i < 3; i++) await c.agent.request('session/prompt', { sessionId: second, prompt: ping });
+  await page.evaluate(() => (window as unknown as Inspector).troupeInspector.resume());
+  await until(page, 'the second gap said', () => /\(2 times\)/.test(document.querySelector('#gaps')?.textContent ?? ''));
+  const [gap, ...more] = (await notices(page)).filter((n) => /missed transitions/.test(n));
+  assert.deepEqual(more, [], 'one notice of missed transitions');
+  const after = (n: string) => Number(/after #(\d+)/.exec(n)![1]);
+  assert.ok(after(gap!) > after(firstGap), `the latest gap is said (${gap} after ${firstGap})`);
+  assert.equal(await page.$$eval('#timeline li.gap', (lis) => lis.filter((li) => /missed transitions/.test(li.textContent ?? '')).length), 2, 'the timeline has a row for each gap');
   await showSession(page, third);
   assert.equal((await notices(page)).filter((n) => /missed transitions after #\d+/.test(n)).length, 1, 'the feed gap is still said');
   assert.equal((await notices(page)).length, 1);
