@@ -8,13 +8,14 @@ import { Feed, HttpError, getJson } from './api.js';
 import { shownEvent } from './event-label.js';
 import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
+import { sayNotice } from './notices.js';
 import { applyLive, foldedStates, type LiveFold } from './live-states.js';
 import { keepingFocus, onPressed } from './pressed.js';
 import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
 import { buildRows, renderStrip, statesThrough, turnAt, type Row } from './timeline.js';
 import { renderList } from './timeline-list.js';
-import { visible, visibleJson } from './visible-text.js';
+import { visibleJson } from './visible-text.js';
 import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayAnswer, ReplayedTransition, SessionRow, States } from './types.js';
 
 const MACHINES: MachineName[] = ['session', 'turn', 'child'];
@@ -66,24 +67,10 @@ function loggedOut() {
   status('logged out (the daemon restarted?): run troupe inspect --url again', 'down');
 }
 
-/**
- * A red notice in the header, and a row in the timeline. `session`: about the session shown (it is
- * gone, its log feed had a gap), removed when another is shown; `feed`: about the live feed of every
- * session (transitions missed), kept. The header has one notice of each `kind` (by default, of each
- * text), saying the latest and how many times: until 2026-12-07 each was one more notice, and a page
- * left open on a busy daemon piled them up across the header.
- */
+/** A notice in the header (notices.ts), and a row in the timeline. */
 function noteGap(text: string, about: 'session' | 'feed', kind = text) {
   app.gaps.push({ at: Date.now(), text });
-  const said = [...$('#gaps').querySelectorAll<HTMLElement>('.gap')].find((g) => g.dataset.kind === kind);
-  const span = said ?? document.createElement('span');
-  const times = Number(span.dataset.times ?? 0) + 1;
-  span.className = 'gap';
-  span.dataset.about = about;
-  span.dataset.kind = kind;
-  span.dataset.times = String(times);
-  span.textContent = visible(times > 1 ? `${text} (${times} times)` : text);
-  if (!said) $('#gaps').appendChild(span);
+  sayNotice($('#gaps'), text, about, kind);
   renderTimeline();
 }
 
