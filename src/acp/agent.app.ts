@@ -13,7 +13,7 @@ import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { assertListCwd, keepsDirectories, requestedDirectories } from './session-directories.js';
 import { kernelDirectory } from '../tools/kernel-directory.js';
-import { asksLogSeqOf, indexedSeqOf, LOG_SEQ, marksReplayOf, prompterOf, promptersOf, sentSeqOf, troupeMeta, turnIdOf } from './troupe-meta.js';
+import { asksLogSeqOf, daemonStoppingOf, indexedSeqOf, LOG_SEQ, marksReplayOf, prompterOf, promptersOf, sentSeqOf, troupeMeta, turnIdOf } from './troupe-meta.js';
 import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -442,7 +442,7 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       // At once, not after the session has finished opening: what is sent after this cancel is not cancelled.
       waitingPrompts.cancel(params.sessionId);
       // What the engine has (no session is open before the host is).
-      ready?.cancel(params.sessionId);
+      ready?.cancel(params.sessionId, daemonStoppingOf(params) ? 'the daemon is shutting down' : undefined);
     })
     .onRequest(
       '_troupe/steer',

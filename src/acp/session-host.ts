@@ -239,8 +239,8 @@ export class SessionHost {
   }
 
   /** Cancels the running turn and the queued prompts of a session open in this process (ACP session/cancel). */
-  cancel(sessionId: string): void {
-    this.live.get(sessionId)?.engine.cancel();
+  cancel(sessionId: string, cause?: string): void {
+    this.live.get(sessionId)?.engine.cancel(cause);
   }
 
   /**
@@ -249,7 +249,7 @@ export class SessionHost {
    * requests in flight are answered soon and the agent exits.
    */
   endOfInput(): void {
-    for (const live of this.live.values()) live.engine.cancel();
+    for (const live of this.live.values()) live.engine.cancel('the agent is stopping: its input ended');
     this.mcp.endStarts();
   }
 
@@ -276,7 +276,7 @@ export class SessionHost {
    * Unloads a session (ACP session/close): cancels its work and frees it, its MCP servers too; it
    * can be loaded again. `keepMcp` (an idle unload): its servers start again when it is reopened.
    */
-  async unload(sessionId: string, { keepMcp = false } = {}): Promise<void> {
+  async unload(sessionId: string, { keepMcp = false, cause }: { keepMcp?: boolean; cause?: string } = {}): Promise<void> {
     const live = this.live.get(sessionId) ?? (await this.opening.get(sessionId)?.catch(() => undefined));
     if (live) {
       this.live.delete(sessionId);
@@ -284,7 +284,7 @@ export class SessionHost {
       const closed = (async () => {
         try {
           // First the engine: a running MCP call is cancelled as such, then its server stops.
-          await live.engine.dispose();
+          await live.engine.dispose(cause);
         } finally {
           live.detach();
           // The file is closed and its lock released in any case; a log that failed earlier says so
@@ -393,7 +393,7 @@ export class SessionHost {
     this.mcp.endStarts();
     await Promise.allSettled([...this.creating]);
     // The sessions still opening too: each is closed once opened (unload waits for it).
-    await Promise.all([...new Set([...this.live.keys(), ...this.opening.keys()])].map((id) => this.unload(id)));
+    await Promise.all([...new Set([...this.live.keys(), ...this.opening.keys()])].map((id) => this.unload(id, { cause: 'the agent is shutting down' })));
     await this.mcp.stopAll();
     await this.index.flush();
   }

@@ -127,3 +127,13 @@ export const INDEXED_SEQ = 'indexedSeq';
 
 /** The indexed seq an opening request carries, if it does. */
 export const indexedSeqOf = (params: { _meta?: unknown }): number | undefined => wholeNumberOf(params, INDEXED_SEQ);
+
+/**
+ * A field of the `session/cancel` the daemon sends each running session as it stops: `true`. The
+ * child's cancelled turn then says the daemon shut down, not that its user cancelled it (a command
+ * cut off by `troupe daemon stop` was recorded "Cancelled by the user while running").
+ */
+export const DAEMON_STOPPING = 'daemonStopping';
+
+/** Whether a `session/cancel` comes from a daemon that is stopping. */
+export const daemonStoppingOf = (params: { _meta?: unknown }): boolean => troupeMeta(params)?.[DAEMON_STOPPING] === true;

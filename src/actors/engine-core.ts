@@ -89,6 +89,12 @@ export class EngineCore {
    * it (engine-machines.ts), since a machine that failed does not stop what it had started.
    */
   readonly halt = new AbortController();
+  /**
+   * Why the running turn is being cancelled when its client did not ask (the daemon or the agent
+   * shutting down), in words: what its tool call and its end say instead of "by the user" (a
+   * command cut off by a daemon stop was recorded as cancelled by the user). Cleared as the turn ends.
+   */
+  cancelCause?: string;
 
   constructor(
     readonly sessionId: string,

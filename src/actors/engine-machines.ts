@@ -91,12 +91,18 @@ const turn = turnMachine.provide({
       for (const s of p.steers) core.emit({ type: 'steer_applied', sessionId: core.sessionId, turnId: p.turnId, steerId: s.steerId, step: p.step });
     },
     cancelPermission: ({ system }, p) => cancelPermission(coreOf(system), p.turnId, p.call),
-    cancelTool: ({ system }, p) => failTool(coreOf(system), p.turnId, p.call, 'request_cancelled', 'Cancelled by the user while running.'),
+    cancelTool: ({ system }, p) => {
+      const cause = coreOf(system).cancelCause;
+      failTool(coreOf(system), p.turnId, p.call, 'request_cancelled', cause ? `Cancelled while running: ${cause}.` : 'Cancelled by the user while running.');
+    },
     finish: ({ system }, p) => {
       const core = coreOf(system);
       const sessionId = core.sessionId;
       failOpenCompaction(core, 'request_cancelled', p.turnId);
-      const r = p.result;
+      const cause = core.cancelCause;
+      core.cancelCause = undefined;
+      // A turn cut off by a shutdown says so (`message`), one its client cancelled needs no words.
+      const r = p.result.stopReason === 'cancelled' && cause && !p.result.message ? { ...p.result, message: `cancelled: ${cause}` } : p.result;
       const code = r.stopReason === 'cancelled' ? 'request_cancelled' : (r.errorCode ?? 'internal_error');
       const why = r.stopReason === 'cancelled' ? 'The turn was cancelled before this tool call ran.' : `The turn ended (${code}) before this tool call ran.`;
       failUnfinishedTools(core, p.turnId, code, why);

@@ -201,8 +201,14 @@ export class SessionEngine {
     return { promptId: item.promptId, turnId: item.turnId, result };
   }
 
-  /** Cancels the running turn (or `/compact`'s compaction) and every queued prompt. A no-op when idle. */
-  cancel(): void {
+  /**
+   * Cancels the running turn (or `/compact`'s compaction) and every queued prompt. A no-op when idle.
+   * `cause`, when the client did not ask (the process is stopping): what the cancelled turn's tool
+   * call and end say instead of "by the user".
+   */
+  cancel(cause?: string): void {
+    // A cause given first stays: the client's own cancel that follows does not make it the user's.
+    if (cause && this.core.conversation.openTurn) this.core.cancelCause ??= cause;
     this.manualCompaction?.stop.abort();
     if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'CANCEL' });
   }
@@ -265,8 +271,8 @@ export class SessionEngine {
   }
 
   /** Unloads the session without ending it (it can be reopened): cancels work, stops the machines. */
-  async dispose(): Promise<void> {
-    this.cancel();
+  async dispose(cause?: string): Promise<void> {
+    this.cancel(cause);
     if (this.manualCompaction) await this.stopManualCompaction();
     await Promise.all([...this.waiting.values()].map((w) => w.promise));
     this.actor.stop();

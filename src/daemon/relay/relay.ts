@@ -11,6 +11,8 @@ import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
 import { INDEXED_EVENT_TYPES, isFinallyDeleted, type SessionIndex } from '../../store/index.js';
 import { AGENT_REQUEST_METHODS } from '../../acp/agent-methods.js';
+import { DAEMON_STOPPING } from '../../acp/troupe-meta.js';
+import { withTroupeMeta } from './child-wire.js';
 import type { AcpAgentSide, AcpClientChannel, AcpCloseReason, JsonRpcRequest } from '../http/acp/acp.types.js';
 import type { RelayContext, RelayOptions } from './relay-context.js';
 import { RelayConnection } from './relay-connection.js';
@@ -327,7 +329,8 @@ export class Relay implements AcpAgentSide, RelayContext {
   /** Cancels every running turn, then stops every child (stdin end → SIGTERM → SIGKILL). */
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
-    for (const [sessionId, s] of this.sessions) if (s.live) s.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+    // Marked as the daemon's own: the turn it cuts off says the daemon shut down, not the user.
+    for (const [sessionId, s] of this.sessions) if (s.live) s.deliver({ jsonrpc: '2.0', method: 'session/cancel', params: withTroupeMeta({ sessionId }, { [DAEMON_STOPPING]: true }) });
     // The pool closes first: while the children stop, each one's exit frees a spawn slot, and an
     // open pool would spawn a child for a session/new already given up, which nothing then waits for.
     const pool = this.pool.close(this.options.childSpec.shutdownMs);

@@ -2,7 +2,8 @@
 // refused capacity_exceeded, as the daemon refuses what arrives while it shuts down, and its log is
 // removed before the agent exits. (Until 2026-12-07 it went on: its MCP servers stopped by the
 // shutdown, the session was made without them after the shutdown had closed the sessions it knew,
-// and its log and lock outlived the process, a session whose process was exiting.)
+// and its log and lock outlived the process, a session whose process was exiting.) A turn the stop
+// cuts off says so: its command was recorded "Cancelled by the user while running" until 2026-12-07.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
 import { processAlive } from '../../support/daemon.js';
 import { hungServer } from '../../support/hung-mcp-server.js';
+import { readLogFile, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
 const sessionFiles = (home: string) => (existsSync(join(home, 'sessions')) ? readdirSync(join(home, 'sessions')).filter((n) => n.startsWith('ses_')) : []);
 
@@ -35,4 +37,31 @@ test('a session/new whose MCP server is starting as the agent gets SIGTERM: refu
   assert.deepEqual([outcome.error?.code, outcome.error?.data?.code], [-32052, 'capacity_exceeded'], JSON.stringify(outcome));
   assert.deepEqual(sessionFiles(c.home), [], 'no session log nor lock is left');
   assert.equal(processAlive(pid), false, 'its server stopped before the agent exited');
+});
+
+test('a command the agent\'s own stop cuts off (SIGTERM, or the end of its input) is recorded as cut off by that, not as cancelled by the user', async (t) => {
+  const script = { replies: [{ when: 'run', items: [{ tool_call: { name: 'run_command', input: { command: 'touch started; sleep 1000' } } }] }] };
+  for (const [how, cause] of [['SIGTERM', 'the agent is shutting down'], ['stdin', 'the agent is stopping: its input ended']] as const) {
+    const c = AcpChild.start({ script });
+    t.after(() => c.close());
+    await c.initialize();
+    const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+    const sessionId = await c.newSession(cwd);
+    await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+    const prompt = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run' }] }).catch((e) => e);
+    await c.until(() => existsSync(join(cwd, 'started')), 'the command running');
+    if (how === 'SIGTERM') {
+      const exited = new Promise((resolve) => c.proc.once('exit', resolve));
+      c.proc.kill('SIGTERM');
+      assert.equal(await exited, 0, c.stderr);
+    } else {
+      c.proc.stdin!.end();
+      await prompt;
+      assert.equal(await c.close(), 0, c.stderr);
+    }
+    const { events } = (await readLogFile(sessionLogPath(sessionsDir(c.home), sessionId))) as { events: any[] };
+    const call = events.find((e) => e.type === 'tool_call_updated' && e.status === 'failed');
+    const end = events.find((e) => e.type === 'turn_completed');
+    assert.deepEqual([how, call?.output, end?.message], [how, `Cancelled while running: ${cause}.`, `cancelled: ${cause}`]);
+  }
 });

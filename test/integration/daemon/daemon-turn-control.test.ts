@@ -5,7 +5,10 @@
 // §Relay); a steer whose process dies or is deleted under it is answered with a typed error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { daemonWithSession, waitFor, type AcpClient, type Daemon } from '../../support/daemon.js';
+import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
 const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }, { when: 'hang', items: [{ text: 'hanging' }, { hang: true }] }] };
 
@@ -127,4 +130,22 @@ test('a steer\'s body gives text or prompt, exactly one: each other body is refu
     const res = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: 'turn_x', ...body });
     assert.notEqual(res.json.error?.code, 'invalid_params', JSON.stringify(res.json));
   }
+});
+
+test('a command a daemon stop cuts off is recorded as cut off by the shutdown, not as cancelled by the user', async (t) => {
+  const replies = [{ when: 'run', items: [{ tool_call: { name: 'run_command', input: { command: 'touch started; sleep 1000' } } }] }];
+  const { d, c, sessionId, cwd } = await daemonWithSession(t, 'ws', { script: { replies } });
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  const prompt = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run' }] }).catch((e) => e);
+  await waitFor('the command running', () => existsSync(join(cwd, 'started')));
+  assert.equal(await d.stop(), 0);
+  await prompt;
+  const log = await FileEventLog.open(sessionLogPath(sessionsDir(d.home), sessionId), { readOnly: true });
+  const events: any[] = (await log.readAfter(0)).events;
+  await log.close();
+  const call = events.find((e) => e.type === 'tool_call_updated' && e.status === 'failed');
+  const end = events.find((e) => e.type === 'turn_completed');
+  // Until 2026-12-07: "Cancelled by the user while running.", and the turn's end said nothing.
+  assert.deepEqual([call?.errorCode, call?.output], ['request_cancelled', 'Cancelled while running: the daemon is shutting down.']);
+  assert.deepEqual([end?.stopReason, end?.message], ['cancelled', 'cancelled: the daemon is shutting down']);
 });
