@@ -7,7 +7,7 @@
  */
 import { CliError } from './cli-io.js';
 import { DaemonClient, UntrustedCertificateError, type DaemonTarget } from './daemon.client.js';
-import { DAEMON_STATE_CHECK_MS, daemonLockHolder, daemonLockPath, daemonStatePath, type DaemonState, type LockHolder } from '../store/index.js';
+import { DAEMON_STATE_CHECK_MS, daemonLockHolder, daemonLockPath, daemonStatePath, daemonTokenPath, type DaemonState, type LockHolder } from '../store/index.js';
 import { pidAlive, readDaemonStateFile, readToken } from './daemon-home.js';
 import { printable } from './terminal-text.js';
 
@@ -76,8 +76,26 @@ export async function lookAtDaemon(home: string, healthTimeoutMs?: number): Prom
 }
 
 /** The daemon that answered, with its token: read once a daemon answers (/v1/health needs none), one that cannot be read is an error then. */
-function running(home: string, { state, version }: { state: DaemonState; version: string }): RunningDaemon {
-  return { state, target: { url: state.url, token: readToken(home) ?? '', remote: false }, version };
+async function running(home: string, { state, version }: { state: DaemonState; version: string }): Promise<RunningDaemon> {
+  return { state, target: { url: state.url, token: await daemonToken(home, state.url), remote: false }, version };
+}
+
+/**
+ * The token of the daemon answering at `url`. A running daemon writes its token file again within a
+ * second of its removal, so a client that finds none waits for that (three of its looks), then says
+ * the file is missing. Until 2026-12-07 it sent an empty token and said the daemon "refused the
+ * token (forbidden)", naming neither the file nor what to do.
+ */
+async function daemonToken(home: string, url: string): Promise<string> {
+  const until = Date.now() + STATE_REPAIR_WAIT_MS;
+  for (;;) {
+    const token = readToken(home);
+    if (token) return token;
+    if (Date.now() >= until) {
+      throw new CliError('daemon_unreachable', `the daemon at ${printable(url)} runs, but its token file ${daemonTokenPath(home)} is missing or empty and the daemon has not written it again (see troupe daemon logs); restart it (troupe daemon stop, then troupe daemon start) to write a new one`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /**
@@ -87,7 +105,7 @@ function running(home: string, { state, version }: { state: DaemonState; version
  */
 export async function runningDaemon(home: string): Promise<RunningDaemon | undefined> {
   const look = await lookAtDaemon(home);
-  return look.answers && running(home, look.answers);
+  return look.answers && (await running(home, look.answers));
 }
 
 /**
@@ -103,7 +121,7 @@ export async function findDaemon(
   let until: number | undefined;
   for (;;) {
     const look = await lookAtDaemon(home);
-    if (look.answers) return running(home, look.answers);
+    if (look.answers) return await running(home, look.answers);
     const { holder } = look;
     if (!holder) return undefined;
     const now = Date.now();

@@ -161,6 +161,29 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
     }
   });
 
+  test("a daemon whose token file is missing: the CLI says so, naming the file and what to do, not that the token was refused", async () => {
+    // A stand-in daemon of a home of its own (this process's pid in its daemon.json), which refuses an
+    // empty token as a daemon does; the home has no token file, and nothing writes one again.
+    const other = makeHome();
+    const server = createHttpServer((req, res) => {
+      const ok = req.url === '/v1/health';
+      res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(ok ? { version: '0.0.0' } : { error: { code: 'unauthorized', message: 'missing token' } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      writeFileSync(join(other.dir, 'daemon.json'), JSON.stringify({ pid: process.pid, url }));
+      const r = await other.run(['sessions']);
+      assert.equal(r.code, 1, r.stderr);
+      // Until 2026-12-07: "the daemon at … refused the token: missing token (check TROUPE_TOKEN or $TROUPE_HOME/token) (unauthorized)".
+      oneLine(r, new RegExp(`^troupe sessions: the daemon at ${url} runs, but its token file ${join(other.dir, 'token')} is missing or empty .*troupe daemon stop, then troupe daemon start.*\\(daemon_unreachable\\)$`));
+    } finally {
+      await new Promise((r) => server.close(r));
+      await other.close();
+    }
+  });
+
   test('a wrong token', async () => {
     const env = { TROUPE_URL: h.daemonState()!.url, TROUPE_TOKEN: 'not-the-token' };
     for (const [args, r] of await runEach([['run', 'hello'], ['sessions'], ['chat'], ['daemon', 'status'], ['sessions', 'show', 'ses_0abc'], ['watch', 'ses_0abc'], ['steer', 'ses_0abc', 'x'], ['cancel', 'ses_0abc']], (args) => h.run(args, { env }))) {
