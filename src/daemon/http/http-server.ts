@@ -15,7 +15,7 @@ import { oneParam } from './query-param.js';
 import { listenFailed } from './listen-failure.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js';
 import { Router, routePath } from './router.js';
-import { SESSION_COOKIE, Security, isLoopbackHost } from './security.js';
+import { SESSION_COOKIE, Security, canonicalHost, isLoopbackHost } from './security.js';
 import { REFUSAL_PAGE_HEADERS, refusalPage, wantsPage } from './refusal-page.js';
 import { SseStream } from './sse-stream.js';
 import { staticFiles } from './static-files.js';
@@ -189,18 +189,19 @@ export class HttpServer {
   listen(): Promise<ListenInfo> {
     if (this.info || this.listening) return Promise.reject(new Error('the server is already listening'));
     this.listening = true;
-    const host = this.options.host ?? '127.0.0.1';
+    // As an address is written (`127.1` is 127.0.0.1, `0` is 0.0.0.0): for the warning, the URL and the Origin check alike.
+    const host = canonicalHost(this.options.host ?? '127.0.0.1');
     const port = this.options.port ?? 0;
     if (!isLoopbackHost(host)) this.logger.warn(`Listening on non-loopback host ${host}: anyone who can reach it and holds the token can drive sessions`, { host });
     this.app.any('/*', (res, req) => this.dispatch(res, req));
     return new Promise((resolve, reject) => {
-      this.app.listen(host.replace(/^\[|\]$/g, ''), port, (socket) => {
+      this.app.listen(host, port, (socket) => {
         if (!socket) return void listenFailed(host, port).then(reject);
         this.listenSocket = socket;
         const actual = uws.us_socket_local_port(socket as never);
         this.security.setOwnAddress(host, actual);
         // A wildcard bind is reached locally through loopback.
-        const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' || host === '[::]' ? '::1' : host;
+        const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
         const urlHost = reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable;
         this.info = { host, port: actual, url: `${this.options.tls ? 'https' : 'http'}://${urlHost}:${actual}` };
         resolve(this.info);

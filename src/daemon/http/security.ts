@@ -5,6 +5,7 @@
  * spec/transport.md §8.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
 import type { Clock } from '../../core/ports.js';
 import type { ErrorCode } from '../../core/errors.js';
 import type { HeaderMap } from './http-exchange.js';
@@ -25,11 +26,36 @@ export interface SecurityOptions {
 
 export type AuthOutcome = { ok: true } | { ok: false; status: 401 | 403; code: ErrorCode; message: string };
 
-const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 const MAX_COOKIE_SESSIONS = 256;
 
+/** 127.0.0.0/8 and ::1; Node's BlockList also matches their IPv4-mapped IPv6 forms (::ffff:127.0.0.1). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/**
+ * A host as an address is written: IPv4 in its dotted four-part form, as the WHATWG URL parser and
+ * getaddrinfo read it (`127.1` is 127.0.0.1, `0` is 0.0.0.0, `2130706433` is 127.0.0.1), IPv6
+ * without brackets, a name lower-cased. What `--host` binds, the URL the daemon writes and the
+ * Origin check all use this form: until 2026-12-07 `--host 0` bound every interface and wrote the
+ * URL `http://0:PORT`, after which a browser's `http://127.0.0.1:PORT` was refused as foreign.
+ */
+export function canonicalHost(host: string): string {
+  const bare = host.trim().replace(/^\[(.*)\]$/, '$1');
+  if (isIP(bare) === 6) return bare.toLowerCase();
+  try {
+    return new URL(`http://${bare}`).hostname;
+  } catch {
+    return bare.toLowerCase();
+  }
+}
+
+/** Whether `host` names this machine's loopback: `localhost`, 127.0.0.0/8 (in any form), ::1 or ::ffff:127.x.y.z. */
 export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK_NAMES.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host);
+  const h = canonicalHost(host);
+  if (h === 'localhost') return true;
+  const family = isIP(h);
+  return family !== 0 && LOOPBACK.check(h, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 function digest(value: string): Buffer {
@@ -139,7 +165,7 @@ export class Security {
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
     if (port !== this.ownPort) return false;
     const host = url.hostname.toLowerCase();
-    if (host === this.ownHost.toLowerCase()) return true;
+    if (canonicalHost(host) === canonicalHost(this.ownHost)) return true;
     return isLoopbackHost(host) && (isLoopbackHost(this.ownHost) || isUnspecified(this.ownHost));
   }
 
@@ -182,7 +208,8 @@ export function allowedOrigin(value: string): string {
 }
 
 function isUnspecified(host: string): boolean {
-  return host === '0.0.0.0' || host === '::' || host === '[::]';
+  const h = canonicalHost(host);
+  return h === '0.0.0.0' || h === '::' || h === '::ffff:0.0.0.0';
 }
 
 function normalizeOrigin(origin: string): string {

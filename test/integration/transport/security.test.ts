@@ -7,6 +7,7 @@ import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-
 import { WebSocket } from 'ws';
 import { HttpServer } from '../../../src/daemon/http/http-server.js';
 import { recordingLogger, startHarness, TOKEN, type Harness } from '../../support/transport/harness.js';
+import { Daemon, waitFor } from '../../support/daemon.js';
 
 const initBody = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } });
 
@@ -207,6 +208,25 @@ describe('listening', { timeout: 20_000 }, () => {
     await local.listen();
     assert.equal(quiet.some((l) => l.level === 'warn'), false);
     await local.close();
+  });
+
+  test('troupe serve --host in any form the system reads: loopback ones bind quietly, and the URL and the Origin check name the address (127.1 is 127.0.0.1, 0 is 0.0.0.0)', async (t) => {
+    // Until 2026-12-07 the first three warned they were not loopback, and `--host 0` wrote the URL
+    // http://0:PORT, after which a browser's http://127.0.0.1:PORT was refused 403 as a foreign origin.
+    const hosts = [['127.1', 'http://127.0.0.1:', false], ['127.0.0.2', 'http://127.0.0.2:', false], ['::ffff:127.0.0.1', 'http://[::ffff:127.0.0.1]:', false], ['0', 'http://127.0.0.1:', true]] as const;
+    const daemons = await Promise.all(hosts.map(([host]) => Daemon.start({ args: ['--pool', '0', '--host', host] })));
+    t.after(() => Promise.all(daemons.map((d) => d.stop())));
+    for (const [i, [host, url, warns]] of hosts.entries()) {
+      const d = daemons[i]!;
+      // The warning comes before this line on the same stream.
+      await waitFor('the listening line', () => /daemon listening on/.test(d.stderr));
+      const port = new URL(d.url).port;
+      assert.equal(d.url, `${url}${port}`, host);
+      assert.equal(/non-loopback/.test(d.stderr), warns, `${host}: ${d.stderr}`);
+      for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`].filter(() => warns || host === '127.1')) {
+        assert.equal((await fetch(`${d.url}/v1/health`, { headers: { Origin: origin } })).status, 200, `${host}, Origin ${origin}`);
+      }
+    }
   });
 
   test('a token shorter than 16 characters is refused', () => {
