@@ -33,6 +33,8 @@ Examples:
 `;
 
 const MACHINES = ['session', 'turn', 'child'] as const;
+/** The most transitions the daemon's `/inspect` sends (src/daemon/inspector/inspector.routes.ts). */
+const INSPECT_LAST_MAX = 500;
 type Machine = (typeof MACHINES)[number];
 
 interface Picture {
@@ -61,12 +63,17 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
     // An empty id is a missing one (it made the path /v1/sessions//inspect: "no session inspect").
     if (positionals.length === 1) requirePositional('inspect', positionals, 0, 'the session id');
     const last = intOption('inspect', 'last', o.last, 20, 1);
+    // The daemon's own bound: over it is a usage mistake here (exit 2), not the daemon's
+    // invalid_params (exit 1) after a round trip, as until 2026-12-07.
+    if (last > INSPECT_LAST_MAX) throw new CliError('usage', `--last must be from 1 to ${INSPECT_LAST_MAX} (the most transitions the daemon sends), got '${o.last}' (try 'troupe inspect --help')`);
     const machine = o.machine as Machine | undefined;
     const problem =
       machine !== undefined && !MACHINES.includes(machine) ? `--machine must be session, turn or child, got '${machine}'` :
       machine !== undefined && !o.mermaid ? '--machine goes with --mermaid' :
       o.mermaid && o.json ? '--mermaid and --json do not go together' :
       positionals.length === 0 && (o.mermaid || o.json) ? '--mermaid and --json need a session id' :
+      // Until 2026-12-07 it was ignored: `troupe inspect --last 50` printed a login URL, exit 0.
+      positionals.length === 0 && o.last !== undefined ? '--last needs a session id' :
       positionals.length === 1 && (o.url || o.open) ? '--url and --open do not take a session id' : undefined;
     if (problem) throw new CliError('usage', `${problem} (try 'troupe inspect --help')`);
     const conn = await connectDaemon(io, { autoStart: true });

@@ -371,6 +371,9 @@ describe('troupe CLI errors', { timeout: SUITE_TIMEOUT_MS }, () => {
       [['log', 'dump', 'ses_0abc', 'ses_0def'], /^troupe log dump: unexpected argument 'ses_0def' \(try 'troupe log dump --help'\)$/],
       [['inspect', '--bogus'], /^troupe inspect: unknown option '--bogus' \(try 'troupe inspect --help'\)$/],
       [['inspect', 'ses_0abc', '--last', '0'], /^troupe inspect: --last must be a positive integer/],
+      // Until 2026-12-07: exit 1 invalid_params from the daemon, and without an id, ignored (exit 0).
+      [['inspect', 'ses_0abc', '--last', '5000'], /^troupe inspect: --last must be from 1 to 500 \(the most transitions the daemon sends\), got '5000' \(try 'troupe inspect --help'\)$/],
+      [['inspect', '--last', '5'], /^troupe inspect: --last needs a session id \(try 'troupe inspect --help'\)$/],
     ] as const;
     for (const [[args, pattern], r] of await runEach(cases, ([args]) => h.run([...args]))) {
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);

@@ -116,10 +116,11 @@ test('inspect ?last= over 500 (or not a whole number from 1) is refused with inv
   }
   for (const raw of ['500', '1']) assert.equal((await d.api('GET', `/v1/sessions/${sessionId}/inspect?last=${raw}`)).status, 200, `last=${raw}`);
 
+  // The CLI knows the bound: a usage mistake (exit 2) before asking (until 2026-12-07 the daemon's invalid_params, exit 1).
   const over = await troupe(d.home, ['inspect', sessionId, '--last', '2000']);
-  assert.equal(over.code, 1);
+  assert.equal(over.code, 2);
   assert.equal(over.stdout, '');
-  assert.equal(over.stderr, 'troupe inspect: last must be a whole number from 1 to 500 (the most transitions one answer holds), not "2000" (invalid_params)\n');
+  assert.equal(over.stderr, "troupe inspect: --last must be from 1 to 500 (the most transitions the daemon sends), got '2000' (try 'troupe inspect --help')\n");
 });
 
 test('inspect --open with a browser that cannot run: the URL all the same, and one line with its code', { timeout: 60_000 }, async (t) => {
