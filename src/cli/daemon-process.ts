@@ -10,6 +10,7 @@ import { daemonLockPath, daemonStatePath, makeDirs, unusableHomeMessage } from '
 import { CliError } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
 import { daemonLogPath, pidAlive } from './daemon-home.js';
+import { procStatFields } from '../core/proc-stat.js';
 import { lookAtDaemon, runningDaemon, type RunningDaemon } from './daemon-locate.js';
 
 /** bin/troupe.js, three levels above dist/src/cli. */
@@ -125,11 +126,33 @@ export async function stopDaemon(home: string, timeoutMs = 35_000): Promise<{ pi
   }
   process.kill(pid, 'SIGTERM');
   const started = Date.now();
+  let stoppedSince: number | undefined;
   while (Date.now() - started < timeoutMs) {
     if (!pidAlive(pid) && !existsSync(daemonStatePath(home))) return { pid };
     // A daemon killed hard cannot remove its file: once the process is gone, the file is stale.
     if (!pidAlive(pid) && Date.now() - started > 2_000) return { pid };
+    // A stopped process (SIGSTOP, Ctrl-Z in its terminal) acts on the SIGTERM only once continued:
+    // said after a moment (a debugger's or a test's short hold is waited out), not after the whole wait.
+    if (isHeldStill(pid)) {
+      stoppedSince ??= Date.now();
+      if (Date.now() - stoppedSince >= STOPPED_PATIENCE_MS) {
+        throw new CliError('daemon_unreachable', `the daemon (pid ${pid}) is stopped (SIGSTOP, or Ctrl-Z in its terminal), so it has not acted on the SIGTERM sent to it: 'kill -CONT ${pid}' lets it stop cleanly, 'kill -9 ${pid}' ends it at once`);
+      }
+    } else {
+      stoppedSince = undefined;
+    }
     await sleep(40);
   }
-  throw new CliError('daemon_unreachable', `the daemon (pid ${pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`);
+  // Until 2026-12-07 this said only that it did not stop, with no word on what it was doing nor what to do.
+  const state = procStatFields(pid)?.[0];
+  throw new CliError('daemon_unreachable', `the daemon (pid ${pid}) did not stop within ${Math.round(timeoutMs / 1000)} s${state ? ` (it still runs, in state ${state})` : ''}: 'troupe daemon logs' may say what it is doing; 'kill -9 ${pid}' ends it at once (its spawner stops its session processes)`);
+}
+
+/** How long `daemon stop` waits on a daemon stopped by a signal before saying so. */
+const STOPPED_PATIENCE_MS = 2_000;
+
+/** Whether `pid` is stopped by a signal or a tracer (/proc state T or t): it takes no signal but SIGKILL and SIGCONT until continued. */
+function isHeldStill(pid: number): boolean {
+  const state = procStatFields(pid)?.[0];
+  return state === 'T' || state === 't';
 }

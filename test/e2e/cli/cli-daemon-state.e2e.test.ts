@@ -130,6 +130,27 @@ describe('daemon.json and daemon.lock changed under a running daemon', { concurr
       }
     });
 
+    test('daemon stop of a daemon held still (SIGSTOP) says so and how to end it, instead of waiting 35 s to say it did not stop; continued, it stops on the SIGTERM sent', async () => {
+      const h = makeHome();
+      let pid = 0;
+      try {
+        assert.equal((await h.run(['daemon', 'start'])).code, 0);
+        pid = h.daemonState()!.pid;
+        process.kill(pid, 'SIGSTOP');
+        const r = await h.run(['daemon', 'stop']);
+        // Until 2026-12-07: "the daemon (pid …) did not stop within 35 s", 35 s later, and nothing more.
+        assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', `troupe daemon stop: the daemon (pid ${pid}) is stopped (SIGSTOP, or Ctrl-Z in its terminal), so it has not acted on the SIGTERM sent to it: 'kill -CONT ${pid}' lets it stop cleanly, 'kill -9 ${pid}' ends it at once (daemon_unreachable)\n`]);
+        assert.ok(sigtermPending(pid), 'the SIGTERM waits in it');
+        process.kill(pid, 'SIGCONT');
+        await until(() => !pidAlive(pid), 'the daemon to stop once continued');
+        assert.ok(!existsSync(join(h.dir, 'daemon.json')), 'cleanly: its state file removed');
+        pid = 0;
+      } finally {
+        if (pid && pidAlive(pid)) process.kill(pid, 'SIGCONT');
+        await h.close();
+      }
+    });
+
     test('one that does not write it again (held still): daemon_state_lost, no second daemon; daemon stop stops it by its lock', async () => {
       const h = makeHome();
       let pid = 0;
