@@ -457,7 +457,7 @@ export class Relay implements AcpAgentSide, RelayContext {
       return true;
     }
     if (this.liveCount() + this.opening.size < this.options.maxLiveSessions) return false;
-    void conn.answer(msg, errorResponse(msg.id, 'capacity_exceeded', `the daemon already runs ${this.options.maxLiveSessions} live sessions (--max-sessions)`, { limit: this.options.maxLiveSessions }), sessionId);
+    void conn.answer(msg, errorResponse(msg.id, 'capacity_exceeded', `the daemon already runs ${this.options.maxLiveSessions} live session${this.options.maxLiveSessions === 1 ? '' : 's'} (--max-sessions)`, { limit: this.options.maxLiveSessions }), sessionId);
     return true;
   }
 }

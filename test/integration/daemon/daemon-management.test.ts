@@ -460,7 +460,8 @@ test('session/cancel for a session whose child was stopped idle does not start a
 test('live sessions are capped: one more is capacity_exceeded', async (t) => {
   const { d, c } = await daemonWithClient(t, 'http', { script, args: ['--max-sessions', '1'] });
   await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
-  await assert.rejects(c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }), (e: any) => e.code === -32052 && e.data?.code === 'capacity_exceeded');
+  // Until 2026-12-07: "runs 1 live sessions".
+  await assert.rejects(c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] }), (e: any) => e.code === -32052 && e.data?.code === 'capacity_exceeded' && e.message === 'the daemon already runs 1 live session (--max-sessions)');
 });
 
 test('the live-session cap holds for session/new requests sent at once', async (t) => {
