@@ -15,6 +15,7 @@ import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient, sessionPath } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { printable } from './terminal-text.js';
+import { INSPECT_LAST_MAX } from '../wire/inspect-last.js';
 
 const USAGE = `Usage:
   troupe inspect [--url | --open]     print (or open in a browser) a one-time login URL for the web inspector
@@ -33,8 +34,6 @@ Examples:
 `;
 
 const MACHINES = ['session', 'turn', 'child'] as const;
-/** The most transitions the daemon's `/inspect` sends (src/daemon/inspector/inspector.routes.ts). */
-const INSPECT_LAST_MAX = 500;
 type Machine = (typeof MACHINES)[number];
 
 interface Picture {

@@ -27,6 +27,7 @@ import { SessionReplays } from './session-replays.js';
 import { noLog, replayForPicture } from './picture-replay.js';
 import { INSPECTOR_CSS, INSPECTOR_HTML, INSPECTOR_ICON } from './page.js';
 import { headOf } from '../../core/text-cut.js';
+import { INSPECT_LAST_MAX } from '../../wire/inspect-last.js';
 
 export interface InspectorDeps {
   hub: MachineHub;
@@ -41,12 +42,10 @@ export interface InspectorDeps {
 }
 
 /**
- * The most transitions one `/inspect` answer holds (`?last=`). A larger ask is refused, not cut:
- * until 2026-12-06 `?last=2000` silently answered 500 (and `?last=abc` or `0` answered 20 or 1).
+ * `?last=N`: decimal digits from 1 to INSPECT_LAST_MAX (default 20), else `invalid_params`. A larger
+ * ask is refused, not cut: until 2026-12-06 `?last=2000` silently answered 500 (and `?last=abc` or
+ * `0` answered 20 or 1).
  */
-const INSPECT_LAST_MAX = 500;
-
-/** `?last=N`: decimal digits from 1 to INSPECT_LAST_MAX (default 20), else `invalid_params`. */
 function lastParam(raw: string | null): number {
   if (raw === null) return 20;
   const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
