@@ -22,6 +22,9 @@ export function terminalAsk(stdin: NodeJS.ReadableStream, stderr: NodeJS.Writabl
         settled = true;
         signal.removeEventListener('abort', onAbort);
         rl.close();
+        // Enter ended the question's line; Ctrl-D, Ctrl-C or an abort leave the cursor after it, so
+        // what follows (the call's failure, "[cancelling…]") would be printed on the question's line.
+        if (answer === undefined) stderr.write('\n');
         resolve(answer);
       };
       const onAbort = () => finish(undefined);

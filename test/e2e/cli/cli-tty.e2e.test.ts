@@ -47,6 +47,22 @@ describe('troupe on a terminal', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.match(screen, /✗ Run `touch ran\.txt` \(execute, failed\)/);
   });
 
+  test('Ctrl-D or Ctrl-C at a permission question ends its line: what follows starts on a line of its own', async () => {
+    const eof = tmux.start(demo.dir, demo.work, demo.env, ['run', 'run `touch eof.txt`']);
+    await tmux.waitFor(eof, /Allow Run `touch eof\.txt`\?[\s\S]*always reject ›/);
+    tmux.keys(eof, 'C-d');
+    const eofScreen = await tmux.waitFor(eof, /EXIT=\d+/);
+    assert.match(eofScreen, /always reject › *\n✗ Run `touch eof\.txt` \(execute, failed\)/);
+    assert.match(eofScreen, /EXIT=0/);
+    const intr = tmux.start(demo.dir, demo.work, demo.env, ['run', 'run `touch intr.txt`']);
+    await tmux.waitFor(intr, /Allow Run `touch intr\.txt`\?[\s\S]*always reject ›/);
+    tmux.keys(intr, 'C-c');
+    const intrScreen = await tmux.waitFor(intr, /EXIT=\d+/);
+    assert.match(intrScreen, /always reject › *\n\[cancelling… press Ctrl-C again to quit\]/);
+    assert.match(intrScreen, /EXIT=130/);
+    assert.equal(existsSync(join(demo.work, 'eof.txt')) || existsSync(join(demo.work, 'intr.txt')), false);
+  });
+
   test("run - on a terminal reads the prompt until Ctrl-D, then asks nothing: its stdin is used up", async () => {
     const t = tmux.start(demo.dir, demo.work, demo.env, ['run', '-']);
     await tmux.waitFor(t, /troupe run: reading the prompt from stdin \(Ctrl-D ends it\)/);
