@@ -166,7 +166,13 @@ export class UpdateRenderer {
 
   private output(text: string, failed: boolean): void {
     const lines = printable(text, { lines: true }).replace(/\n$/, '').split('\n');
-    for (const l of lines.slice(0, MAX_OUTPUT_LINES)) this.write(`${failed ? this.style.red(`  │ ${l}`) : this.style.dim(`  │ ${l}`)}\n`);
-    if (lines.length > MAX_OUTPUT_LINES) this.write(this.style.dim(`  │ … ${lines.length - MAX_OUTPUT_LINES} more lines\n`));
+    const line = (l: string) => this.write(`${failed ? this.style.red(`  │ ${l}`) : this.style.dim(`  │ ${l}`)}\n`);
+    if (lines.length <= MAX_OUTPUT_LINES) return lines.forEach(line);
+    // The first lines and the last: a command's end (its errors, its "[exit code: N]") matters as
+    // much as its start, and the first lines alone hid whether it failed.
+    const half = MAX_OUTPUT_LINES / 2;
+    lines.slice(0, half).forEach(line);
+    this.write(this.style.dim(`  │ … ${lines.length - MAX_OUTPUT_LINES} more lines\n`));
+    lines.slice(-half).forEach(line);
   }
 }

@@ -90,6 +90,14 @@ describe('troupe run end to end', { concurrency: true }, () => {
       assert.match(command.stdout, /✓ Run `echo from-the-shell` \(execute, completed\)\n {2}│ from-the-shell\n/, 'command output under the call');
     });
 
+    test("a command's long output shows its first lines and its last, the exit code among them", async () => {
+      const r = await h.run(['run', '--yes', 'run the command seq 1 50']);
+      assert.equal(r.code, 0, r.stderr);
+      const shown = r.stdout.split('\n').filter((l) => l.startsWith('  │ ')).map((l) => l.slice(4));
+      const expected = [...Array.from({ length: 10 }, (_, i) => `${i + 1}`), '… 31 more lines', ...Array.from({ length: 9 }, (_, i) => `${i + 42}`), '[exit code: 0]'];
+      assert.deepEqual(shown, expected);
+    });
+
     test('--mode and sessions list/show/delete', async () => {
       const r = await h.run(['run', '--json', '--mode', 'plan', 'hello']);
       assert.equal(r.code, 0, r.stderr);
