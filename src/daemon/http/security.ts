@@ -70,6 +70,8 @@ export class Security {
   private readonly cookieSessions = new Set<string>();
   private ownHost = '127.0.0.1';
   private ownPort = 0;
+  /** Whether a page on a loopback origin is this daemon's: it listens on loopback or on every interface. */
+  private ownReachedByLoopback = true;
 
   constructor(private readonly options: SecurityOptions) {
     if (options.token.length < 16) throw new Error('the daemon token must be at least 16 characters');
@@ -79,8 +81,10 @@ export class Security {
 
   /** Tells the checker which host and port the server really listens on. */
   setOwnAddress(host: string, port: number): void {
-    this.ownHost = host;
+    // Read once here, not for every request with an Origin.
+    this.ownHost = canonicalHost(host);
     this.ownPort = port;
+    this.ownReachedByLoopback = isLoopbackHost(this.ownHost) || isUnspecified(this.ownHost);
   }
 
   /**
@@ -164,9 +168,9 @@ export class Security {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
     if (port !== this.ownPort) return false;
-    const host = url.hostname.toLowerCase();
-    if (canonicalHost(host) === canonicalHost(this.ownHost)) return true;
-    return isLoopbackHost(host) && (isLoopbackHost(this.ownHost) || isUnspecified(this.ownHost));
+    const host = canonicalHost(url.hostname);
+    if (host === this.ownHost) return true;
+    return this.ownReachedByLoopback && isLoopbackHost(host);
   }
 
   private presentedCredentials(headers: HeaderMap, subprotocols: readonly string[]): Array<{ kind: 'token' | 'cookie'; value: string }> {
