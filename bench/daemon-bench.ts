@@ -112,7 +112,9 @@ async function main(): Promise<void> {
 
   log('warm pool: session/new (interleaved with the reference\'s), round trips');
   const warm = await daemon(tmp('troupe-dbench-warm-'), ['--pool', '2'], SCRIPTS.tiny);
-  const refNews = await ReferenceSessionNews.open(ref.url, cwd);
+  // Judged through the lean HTTP client, as the round trip, streaming and aggregate are; the SDK
+  // client's series follows, reported beside it (sessionNew.sdkClient).
+  const refNews = await ReferenceSessionNews.open(ref.url, cwd, 'lean');
   await refNews.run(SESSION_NEW_WARMUP);
   // For context: the reference's session/news one right after another, as this bench took them
   // until 2026-11-30 (the machine never idles in between).
@@ -120,15 +122,25 @@ async function main(): Promise<void> {
   // The judged series: a few reference samples before each daemon sample, every sample of both
   // after the same idle spell (IDLE_BEFORE_SAMPLE_MS): the target is a ratio, and this machine's
   // speed moves from minute to minute.
-  const refSamples: number[] = [];
-  const refPerSample = Math.ceil(COUNTS.refNews / (2 * COUNTS.warmNews));
-  const warmRuns = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd, {
-    freezeRefill: true,
-    warmup: SESSION_NEW_WARMUP,
-    between: async () => void refSamples.push(...(await refNews.run(refPerSample, IDLE_BEFORE_SAMPLE_MS))),
-  });
+  const interleaved = async (client: 'lean' | 'sdk', freezeRefill: boolean, news: ReferenceSessionNews) => {
+    const refSamples: number[] = [];
+    const refPerSample = Math.ceil(COUNTS.refNews / (2 * COUNTS.warmNews));
+    const runs = await daemonSessionNew(warm, 2, COUNTS.warmNews, cwd, {
+      client,
+      freezeRefill,
+      warmup: SESSION_NEW_WARMUP,
+      between: async () => void refSamples.push(...(await news.run(refPerSample, IDLE_BEFORE_SAMPLE_MS))),
+    });
+    return { runs, ref: summarize(refSamples) };
+  };
+  const judged = await interleaved('lean', true, refNews);
   refNews.close();
-  const refNew = summarize(refSamples);
+  const sdkRefNews = await ReferenceSessionNews.open(ref.url, cwd, 'sdk');
+  await sdkRefNews.run(SESSION_NEW_WARMUP);
+  const sdk = await interleaved('sdk', false, sdkRefNews);
+  sdkRefNews.close();
+  const warmRuns = judged.runs;
+  const refNew = judged.ref;
   const warmNew = warmRuns.all;
   const rttCounts = { n: COUNTS.rtt, warmup: COUNTS.warmup, prompts: COUNTS.prompts };
   const http = await CountingClient.http(warm.url, warm.headers).init();
@@ -263,7 +275,7 @@ async function main(): Promise<void> {
 
   Object.assign(result, {
     sessionNew: {
-      note: `daemon series: one session/new at a time through the SDK HTTP client, after the pool is full and its children idle and then ${IDLE_BEFORE_SAMPLE_MS} ms of nothing; referenceInProcessMs: the reference's, interleaved with it (a few before each daemon sample), each after the same ${IDLE_BEFORE_SAMPLE_MS} ms; referenceBackToBackMs: the reference's one right after another (not judged: the machine never idles in between, which no warm-pool sample can have); daemonWarmPoolRefillFrozenMs: interleaved with the warm series, the child the pool spawns to refill itself is frozen (SIGSTOP) until the response is in (does its boot slow session/new?); stdioIdleChildInitAndNewMs: initialize + session/new sent to an idle, never-used \`troupe acp\` over stdio (what the relay asks of a pooled child)`,
+      note: `daemon series: one session/new at a time through the lean HTTP client (bench/daemon-lean.ts), after the pool is full and its children idle and then ${IDLE_BEFORE_SAMPLE_MS} ms of nothing; referenceInProcessMs: the reference's, interleaved with it (a few before each daemon sample), each after the same ${IDLE_BEFORE_SAMPLE_MS} ms; referenceBackToBackMs: the reference's one right after another (not judged: the machine never idles in between, which no warm-pool sample can have); daemonWarmPoolRefillFrozenMs: interleaved with the warm series, the child the pool spawns to refill itself is frozen (SIGSTOP) until the response is in (does its boot slow session/new?); stdioIdleChildInitAndNewMs: initialize + session/new sent to an idle, never-used \`troupe acp\` over stdio (what the relay asks of a pooled child)`,
       daemonWarmPoolMs: warmNew,
       daemonWarmPoolRefillFrozenMs: warmRuns.refillFrozen,
       daemonColdMs: coldNew,
@@ -271,6 +283,11 @@ async function main(): Promise<void> {
       stdioIdleChildInitAndNewMs: stdioFirstNew,
       referenceInProcessMs: refNew,
       referenceBackToBackMs: refBackToBack,
+      sdkClient: {
+        note: 'the same warm series and its interleaved reference series through the SDK HTTP client (not judged: the client\'s own CPU, 1.5–2.5 ms per request after an idle spell, is in both)',
+        daemonWarmPoolMs: sdk.runs.all,
+        referenceInProcessMs: sdk.ref,
+      },
       nodeSpawnToExitMs: floor,
     },
     roundTrip: {

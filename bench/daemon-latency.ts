@@ -6,9 +6,20 @@
 import { readFileSync } from 'node:fs';
 import type * as acp from '@agentclientprotocol/sdk';
 import { nodeSpawnToExitMs } from './acp-rpc.js';
+import { LeanHttpClient, type BenchClient } from './daemon-lean.js';
 import { childPids, CountingClient, sleep, StdioChild, summarize, waitIdle, type Served, type Summary } from './daemon-support.js';
 
 const now = () => performance.now();
+
+/**
+ * The client a `session/new` series is timed through: the lean HTTP client (bench/daemon-lean.ts),
+ * judged as the round trip, streaming and aggregate are, or the SDK's (`sdk`), reported beside it:
+ * after an idle spell the SDK client alone spends 1.5–2.5 ms of CPU on a request and its answer.
+ */
+export type SessionNewClient = 'lean' | 'sdk';
+
+const openClient = (kind: SessionNewClient, url: string, headers: Record<string, string> = {}): Promise<BenchClient> =>
+  kind === 'lean' ? LeanHttpClient.at(url, headers).init() : CountingClient.http(url, headers).init();
 
 /** Children of a process's main thread (where libuv spawns): cheap enough to poll every millisecond. */
 function spawnedBy(pid: number): number[] {
@@ -68,16 +79,16 @@ export async function daemonSessionNew(
   pool: number,
   n: number,
   cwd: string,
-  options: { freezeRefill?: boolean; warmup?: number; between?: () => Promise<void> } = {},
+  options: { freezeRefill?: boolean; warmup?: number; between?: () => Promise<void>; client?: SessionNewClient } = {},
 ): Promise<{ all: Summary; refillFrozen?: Summary; samples: { all: number[]; refillFrozen: number[] } }> {
-  const { freezeRefill = false, warmup = 0, between } = options;
-  const client = await CountingClient.http(d.url, d.headers).init();
+  const { freezeRefill = false, warmup = 0, between, client: kind = 'lean' } = options;
+  const client = await openClient(kind, d.url, d.headers);
   const normal: number[] = [];
   const frozenMs: number[] = [];
   try {
     for (let i = 0; i < warmup; i++) {
       await settleChildren(d, pool);
-      await client.agent.request('session/close', { sessionId: await client.newSession(cwd) });
+      await client.request('session/close', { sessionId: await client.newSession(cwd) });
     }
     for (let i = 0; i < (freezeRefill ? 2 * n : n); i++) {
       await settleChildren(d, pool);
@@ -104,7 +115,7 @@ export async function daemonSessionNew(
       watching = false;
       await watcher;
       for (const p of frozen) process.kill(p, 'SIGCONT');
-      await client.agent.request('session/close', { sessionId });
+      await client.request('session/close', { sessionId });
     }
     await settleChildren(d, pool);
   } finally {
@@ -114,17 +125,17 @@ export async function daemonSessionNew(
 }
 
 /**
- * `session/new` on the in-process reference (same agent, no children) through one SDK client, each
+ * `session/new` on the in-process reference (same agent, no children) through one client (lean or the SDK's), each
  * session closed untimed; `run` returns its samples, so that they can be interleaved with another series.
  */
 export class ReferenceSessionNews {
   private constructor(
-    private readonly client: CountingClient,
+    private readonly client: BenchClient,
     private readonly cwd: string,
   ) {}
 
-  static async open(url: string, cwd: string): Promise<ReferenceSessionNews> {
-    return new ReferenceSessionNews(await CountingClient.http(url).init(), cwd);
+  static async open(url: string, cwd: string, kind: SessionNewClient = 'lean'): Promise<ReferenceSessionNews> {
+    return new ReferenceSessionNews(await openClient(kind, url), cwd);
   }
 
   /** `n` session/news (ms each), each after `idleMs` of nothing (0: one right after another). */
@@ -135,7 +146,7 @@ export class ReferenceSessionNews {
       const t0 = now();
       const sessionId = await this.client.newSession(this.cwd);
       ms.push(now() - t0);
-      await this.client.agent.request('session/close', { sessionId });
+      await this.client.request('session/close', { sessionId });
     }
     return ms;
   }

@@ -57,6 +57,8 @@ export function judge(r: any): Record<string, Target & Record<string, unknown>> 
       // spell; its back-to-back samples (as judged until 2026-11-30) are kept for context.
       basis: 'reference samples interleaved with the daemon\'s, each of both after the same idle spell (sessionNew.note)',
       ratioVsReferenceBackToBack: sn.referenceBackToBackMs ? { p50: ratio(warm.p50, sn.referenceBackToBackMs.p50) } : undefined,
+      // Judged on the lean client since 2026-12-07, as the round trip is; before, on the SDK's.
+      sdkClient: sn.sdkClient && { p50: sn.sdkClient.daemonWarmPoolMs.p50, p99: sn.sdkClient.daemonWarmPoolMs.p99, referenceP50: sn.sdkClient.referenceInProcessMs.p50 },
       met: warm.p50 <= 5 && warm.p99 <= 25 && warm.p50 <= refNew.p50,
     },
     coldSessionNew: {
