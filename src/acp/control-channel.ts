@@ -6,7 +6,7 @@
  */
 import { Socket } from 'node:net';
 import type { InspectionEvent } from 'xstate';
-import type { AgentEvent } from '../core/events.js';
+import { INDEXED_EVENT_TYPES, type AgentEvent } from '../core/events.js';
 import type { EventLog } from '../core/ports.js';
 import { VERSION } from '../core/version.js';
 import { transitionRecorder } from '../machines/transition-recorder.js';
@@ -29,6 +29,46 @@ const INDEXED_SLICE = 1000;
 
 /** A burst bigger than this goes in several frames (the daemon refuses frames over 16 MiB). */
 const MAX_RECORDS_FRAME_BYTES = 4 * 1024 * 1024;
+
+/** Runs of written records: their bytes, and the seqs they hold (a run's seqs are consecutive). */
+interface RecordRun {
+  firstSeq: number;
+  lastSeq: number;
+  bytes: Buffer;
+}
+
+/**
+ * The `records` messages of written runs: runs joined up to `max` bytes a message, a run larger than
+ * that in parts of whole records. Each message says how many events it holds, its last seq and its
+ * indexed events (taken from the front of `indexed`, in seq order), so that the daemon does not
+ * decode the records to learn them; a part of a split run but its last says none (`n: 0`).
+ */
+function recordMessages(sessionId: string, runs: RecordRun[], indexed: AgentEvent[], max: number): ControlWireMessage[] {
+  const out: ControlWireMessage[] = [];
+  const summary = (firstSeq: number, lastSeq: number) => {
+    let k = 0;
+    while (k < indexed.length && indexed[k]!.seq <= lastSeq) k++;
+    const ix = indexed.splice(0, k);
+    return { n: lastSeq - firstSeq + 1, last: lastSeq, ...(ix.length ? { ix } : {}) };
+  };
+  for (let i = 0; i < runs.length; ) {
+    const first = runs[i]!;
+    if (first.bytes.length > max) {
+      const parts = recordParts(first.bytes, max);
+      parts.forEach((records, p) => out.push({ t: 'records', sessionId, records, ...(p === parts.length - 1 ? summary(first.firstSeq, first.lastSeq) : { n: 0 }) }));
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    let bytes = first.bytes.length;
+    while (j < runs.length && bytes + runs[j]!.bytes.length <= max) bytes += runs[j++]!.bytes.length;
+    const group = runs.slice(i, j);
+    const records = group.length === 1 ? first.bytes : Buffer.concat(group.map((r) => r.bytes), bytes);
+    out.push({ t: 'records', sessionId, records, ...summary(first.firstSeq, group.at(-1)!.lastSeq) });
+    i = j;
+  }
+  return out;
+}
 
 /** Whole records (`u32 length | u32 crc | payload` each), in slices of at most `max` bytes (or one record, if larger). */
 function recordParts(bytes: Buffer, max: number): Buffer[] {
@@ -59,8 +99,10 @@ interface SessionOutbox {
   forwardedAfter: number;
   /** Events reported before the log forwarded its records (a reopened session's catch-up). */
   loose: AgentEvent[];
-  /** Written records, in seq order, with the last seq each run holds. */
-  records: { lastSeq: number; bytes: Buffer }[];
+  /** Written records, in seq order, with the seqs each run holds. */
+  records: RecordRun[];
+  /** The indexed events (INDEXED_EVENT_TYPES) after `forwardedAfter` not yet sent, in seq order: named beside their records. */
+  indexed: AgentEvent[];
   /** Highest seq reported and not yet sent. */
   newest: number;
   waiting: boolean;
@@ -108,6 +150,7 @@ export class ControlChannel implements SessionReporter {
     this.events++;
     const box = this.outbox(log);
     if (event.seq <= box.forwardedAfter) box.loose.push(event);
+    else if (INDEXED_EVENT_TYPES.has(event.type)) box.indexed.push(event);
     if (event.seq > box.newest) box.newest = event.seq;
     // One wait per burst, not per event: after this loop turn, wait until the newest reported event
     // is durable and send everything durable by then.
@@ -119,11 +162,11 @@ export class ControlChannel implements SessionReporter {
   private outbox(log: EventLog): SessionOutbox {
     let box = this.outboxes.get(log);
     if (box) return box;
-    const created: SessionOutbox = { forwardedAfter: Infinity, loose: [], records: [], newest: 0, waiting: false };
+    const created: SessionOutbox = { forwardedAfter: Infinity, loose: [], records: [], indexed: [], newest: 0, waiting: false };
     const source = log as Partial<RecordSource>;
     const written =
       typeof source.forwardRecords === 'function'
-        ? source.forwardRecords.call(log, (bytes, _first, lastSeq) => void created.records.push({ lastSeq, bytes }))
+        ? source.forwardRecords.call(log, (bytes, firstSeq, lastSeq) => void created.records.push({ firstSeq, lastSeq, bytes }))
         : undefined;
     if (written !== undefined) created.forwardedAfter = written;
     this.outboxes.set(log, (box = created));
@@ -170,9 +213,7 @@ export class ControlChannel implements SessionReporter {
     let r = 0;
     while (r < box.records.length && box.records[r]!.lastSeq <= durableSeq) r++;
     if (r === 0) return;
-    const runs = box.records.splice(0, r);
-    const bytes = runs.length === 1 ? runs[0]!.bytes : Buffer.concat(runs.map((x) => x.bytes));
-    for (const part of recordParts(bytes, MAX_RECORDS_FRAME_BYTES)) this.send({ t: 'records', sessionId, records: part });
+    for (const message of recordMessages(sessionId, box.records.splice(0, r), box.indexed, MAX_RECORDS_FRAME_BYTES)) this.send(message);
   }
 
   private heartbeat(): void {

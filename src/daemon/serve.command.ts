@@ -237,10 +237,11 @@ async function serve({ home, env, logger, lock, signals, opts }: ServeSettings):
     version: VERSION,
     initializeResult: initializeResult(images),
     observer: {
-      events: (sessionId, events) => {
-        feeds.publish(sessionId, events);
-        counters.events(events.length);
-        for (const e of events) {
+      events: (sessionId, reported) => {
+        feeds.report(sessionId, reported);
+        counters.events(reported.count);
+        // Turn boundaries are indexed events: the burst is not decoded for them.
+        for (const e of reported.indexed) {
           if (e.type === 'turn_started') running.set(sessionId, e.turnId);
           else if (e.type === 'turn_completed' && running.get(sessionId) === e.turnId) running.delete(sessionId);
         }

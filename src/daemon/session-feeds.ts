@@ -6,6 +6,7 @@
 import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
 import type { AgentEvent } from '../core/events.js';
 import type { EventWatcher } from '../core/ports.js';
+import type { ReportedEvents } from '../wire/control-messages.js';
 import { FeedWatcher, type FeedView } from './feed-watcher.js';
 import { TroupeError } from '../core/errors.js';
 import { nextTurn } from '../core/next-turn.js';
@@ -54,6 +55,25 @@ export class SessionFeeds {
     private readonly deleted: (sessionId: string) => boolean = () => false,
   ) {
     this.budget = new QueueBudget(budgetBytes);
+  }
+
+  /**
+   * What a child reported of a session: its events are read (the burst decoded) only for an open
+   * feed. Events that cannot be decoded (a bug: the records are the log's, checked when written)
+   * are read from the log file instead, which holds every durable event.
+   */
+  report(sessionId: string, reported: ReportedEvents): void {
+    if (reported.lastSeq !== undefined && reported.lastSeq > (this.reported.get(sessionId) ?? 0)) this.reported.set(sessionId, reported.lastSeq);
+    const feed = this.brokers.get(sessionId);
+    if (!feed?.broker) return;
+    let events: AgentEvent[];
+    try {
+      events = reported.events;
+    } catch {
+      if (!feed.filling && feed.broker.lastSeq() < this.reportedSeq(sessionId)) feed.filling = this.fillGap(sessionId, feed);
+      return;
+    }
+    this.publish(sessionId, events);
   }
 
   /**

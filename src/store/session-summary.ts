@@ -44,8 +44,7 @@ export interface LogDamage {
   offset: number;
 }
 
-/** The events that change an index entry beyond its last seq: writers fold these, not every chunk. */
-export const INDEXED_EVENT_TYPES: ReadonlySet<AgentEvent['type']> = new Set<AgentEvent['type']>(['session_created', 'session_configured', 'turn_started', 'turn_completed', 'session_closed']);
+export { INDEXED_EVENT_TYPES } from '../core/events.js';
 
 /**
  * Applies one event to an entry (creating it on `session_created`); returns the entry, or `undefined`

@@ -4,7 +4,7 @@
  * the way a crashed file can, so there is no CRC: a malformed frame means a bug, and ends the channel.
  */
 import { Packr, Unpackr } from 'msgpackr';
-import type { AgentEvent } from '../core/events.js';
+import { INDEXED_EVENT_TYPES, type AgentEvent } from '../core/events.js';
 import type { ControlMessage, ControlWireMessage } from './control-messages.js';
 
 // An `events` frame carries a burst of same-shaped events: as msgpackr records (each shape defined
@@ -70,8 +70,25 @@ export class ControlFrameDecoder {
 }
 
 function fromWire(m: ControlWireMessage): ControlMessage {
-  return m.t === 'records' ? { t: 'events', sessionId: m.sessionId, events: eventsOfRecords(m.records) } : m;
+  if (m.t === 'events') return { ...m, count: m.events.length, lastSeq: m.events.at(-1)?.seq, indexed: m.events.filter(isIndexed) };
+  if (m.t !== 'records') return m;
+  // The records are decoded when `events` is first read, if ever: a daemon reads a burst's events
+  // only for an open feed (about 0.3 µs an update otherwise, 8–10% of the daemon's CPU while streaming).
+  const { records } = m;
+  let events: AgentEvent[] | undefined;
+  return {
+    t: 'events',
+    sessionId: m.sessionId,
+    count: m.n,
+    ...(m.last === undefined ? {} : { lastSeq: m.last }),
+    indexed: m.ix ?? [],
+    get events(): AgentEvent[] {
+      return (events ??= eventsOfRecords(records));
+    },
+  };
 }
+
+const isIndexed = (e: AgentEvent): boolean => INDEXED_EVENT_TYPES.has(e.type);
 
 /**
  * The events in a run of event-log records: `u32 length | u32 crc32 | payload` each, the payload

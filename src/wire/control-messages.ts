@@ -28,8 +28,15 @@ export type ControlMessage =
   | { t: 'hello'; pid: number; version: string }
   /** Every heartbeat interval: the child's event loop is alive. */
   | { t: 'hb'; at: number; rss: number; heapUsed: number; events: number }
-  /** Session events once durable, in seq order (the daemon folds them into its index and serves them). */
-  | { t: 'events'; sessionId: string; events: AgentEvent[] }
+  /**
+   * Session events once durable, in seq order (the daemon folds them into its index and serves them).
+   * `count`, `lastSeq` and `indexed` (the INDEXED_EVENT_TYPES among them) say what a burst holds
+   * without its events being read: decoded from a `records` message, `events` is decoded on its first
+   * read, and most bursts reach no feed (spec/daemon.md §Control channel). `lastSeq` is absent only
+   * from a part of a run of records split over several messages but its last (`count` 0 there: the
+   * last part counts the run's events).
+   */
+  | { t: 'events'; sessionId: string; events: AgentEvent[]; count: number; lastSeq?: number; indexed: AgentEvent[] }
   /**
    * Once, as a session opens: the indexed events (INDEXED_EVENT_TYPES) its log holds after the seq
    * the daemon's index entry had folded (INDEXED_SEQ in the opening request), which the daemon's
@@ -46,4 +53,15 @@ export type ControlMessage =
  * exactly as in the session's log file, spec/event-log.md §1), which the child forwards without
  * encoding them again. The decoder turns a `records` message into an `events` message.
  */
-export type ControlWireMessage = ControlMessage | { t: 'records'; sessionId: string; records: Uint8Array };
+/** What an `events` message tells of a burst (its events decoded on their first read). */
+export type ReportedEvents = Omit<Extract<ControlMessage, { t: 'events' }>, 't' | 'sessionId'>;
+
+export type ControlWireMessage =
+  | Exclude<ControlMessage, { t: 'events' }>
+  | { t: 'events'; sessionId: string; events: AgentEvent[] }
+  /**
+   * `n`: how many events the records hold, `last`: the last seq, `ix`: the indexed events among them
+   * (so that the daemon need not decode the records to learn them). A run of records too big for one
+   * message goes in parts, each whole records: the parts before the last have `n: 0` and no `last`.
+   */
+  | { t: 'records'; sessionId: string; records: Uint8Array; n: number; last?: number; ix?: AgentEvent[] };

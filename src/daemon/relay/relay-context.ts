@@ -1,6 +1,7 @@
 /** What a RelaySession needs from the relay that owns it. */
 import type { Logger } from '../../core/ports.js';
 import type { AgentEvent } from '../../core/events.js';
+import type { ReportedEvents } from '../../wire/control-messages.js';
 import type { ChildSpec } from '../../machines/restart-window.js';
 import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
@@ -27,8 +28,8 @@ export interface RelayContext {
   forked(source: RelaySession, sessionId: string, mcpServers: unknown[]): void;
   /** session/new failed: the child serves nothing and is stopped. */
   unregistered(session: RelaySession): void;
-  /** Durable events from the child. */
-  events(session: RelaySession, sessionId: string, events: AgentEvent[]): void;
+  /** Durable events from the child (`events` decoded when read: ReportedEvents). */
+  events(session: RelaySession, sessionId: string, reported: ReportedEvents): void;
   /** Where the index entry of `sessionId` stands (INDEXED_SEQ): told to the child that opens it. */
   indexedSeq(sessionId: string): number | undefined;
   /** What the log of a session the child opened held beyond that (the `indexed` control message). */

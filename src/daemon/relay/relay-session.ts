@@ -372,7 +372,7 @@ export class RelaySession {
   }
 
   private control(c: ControlMessage): void {
-    if (c.t === 'events') this.ctx.events(this, c.sessionId, c.events);
+    if (c.t === 'events') this.ctx.events(this, c.sessionId, c);
     else if (c.t === 'indexed') this.ctx.indexed(c.sessionId, c.events, c.rewound);
     // A transition is of the session the process names, as its events are: a new session's first
     // state comes before its id is known here (its session/new answer follows it: held until then,

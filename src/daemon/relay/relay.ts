@@ -6,10 +6,11 @@
  */
 import type { AgentEvent } from '../../core/events.js';
 import type { Logger } from '../../core/ports.js';
+import type { ReportedEvents } from '../../wire/control-messages.js';
 import { isTroupeError, TroupeError } from '../../core/errors.js';
 import type { ChildExit } from '../../actors/child-process.actor.js';
 import type { ChildPool } from '../../actors/child-pool.actor.js';
-import { INDEXED_EVENT_TYPES, isFinallyDeleted, type SessionIndex } from '../../store/index.js';
+import { isFinallyDeleted, type SessionIndex } from '../../store/index.js';
 import { AGENT_REQUEST_METHODS } from '../../acp/agent-methods.js';
 import { DAEMON_STOPPING } from '../../acp/troupe-meta.js';
 import { withTroupeMeta } from './child-wire.js';
@@ -28,7 +29,8 @@ import { OpeningSessions } from './opening-sessions.js';
 import { tailOf } from '../../core/text-cut.js';
 
 export interface RelayObserver {
-  events?(sessionId: string, events: AgentEvent[]): void;
+  /** Durable events of a session; read `reported.events` only when needed (it decodes the burst). */
+  events?(sessionId: string, reported: ReportedEvents): void;
   transition?(sessionId: string | undefined, machine: 'session' | 'turn' | 'child', state: string, event: string, at: number): void;
   heartbeat?(sessionId: string | undefined, hb: { rss: number; heapUsed: number; events: number }): void;
   exited?(sessionId: string | undefined, exit: ChildExit, info: { crashed: boolean; willRestart: boolean; failed: boolean }): void;
@@ -390,12 +392,12 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.opening.giveUp(session);
   }
 
-  events(_session: RelaySession, sessionId: string, events: AgentEvent[]): void {
-    // The index changes at these events only; writing it for every streamed chunk would rewrite the
-    // whole file (every session's entry) hundreds of times a second.
-    const indexed = events.filter((e) => INDEXED_EVENT_TYPES.has(e.type));
-    if (indexed.length) void this.index.applyEvents(indexed).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
-    this.deps.observer?.events?.(sessionId, events);
+  events(_session: RelaySession, sessionId: string, reported: ReportedEvents): void {
+    // The index changes at these events only (the child names them: the burst is not decoded for
+    // them); writing it for every streamed chunk would rewrite the whole file (every session's
+    // entry) hundreds of times a second.
+    if (reported.indexed.length) void this.index.applyEvents(reported.indexed).catch((err) => this.logger.error('index update failed', { sessionId, error: String(err) }));
+    this.deps.observer?.events?.(sessionId, reported);
   }
 
   indexedSeq(sessionId: string): number | undefined {

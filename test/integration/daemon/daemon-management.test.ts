@@ -191,8 +191,9 @@ test('cancel, steer and delete through the management API', async (t) => {
   const hanging = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hang' }] });
   await c.until(() => c.updatesFor(sessionId, 'agent_message_chunk').some((u) => u.content.text === 'hanging'), 'hanging turn');
   const named = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.turnId;
-  for (let i = 0; i < 200 && !(await named()); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.match(await named(), /^turn_/, 'the running turn is named');
+  // The daemon learns of the turn once its turn_started is durable and reported: waited for as long
+  // as a loaded machine may take (the 2 s this waited until 2026-12-07 is short under load).
+  assert.match(await waitFor('the running turn named', named), /^turn_/, 'the running turn is named');
   const badPrompt = await d.api('POST', `/v1/sessions/${sessionId}/steer`, { expectedTurnId: await named(), prompt: [{ type: 'bogus' }] });
   assert.deepEqual([badPrompt.status, badPrompt.json.error.code], [400, 'invalid_params'], 'the child\'s typed refusal, not a 500');
   // Blocks of a known type but not well formed (or no block at all) are refused too: taken, they

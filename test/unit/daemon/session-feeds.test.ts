@@ -137,3 +137,46 @@ test('a feed whose last watcher goes while a gap is being filled leaves the seq 
   assert.equal(feeds.knownLastSeq(SID), N + 10);
   await feeds.check(SID, N + 10);
 });
+
+/** A child's report of `events` whose records are read only on demand; `undecodable`: reading them fails. */
+function reported(events: AgentEvent[], undecodable = false) {
+  const read = { times: 0 };
+  return {
+    read,
+    report: {
+      count: events.length,
+      lastSeq: events.at(-1)!.seq,
+      indexed: [],
+      get events(): AgentEvent[] {
+        read.times++;
+        if (undecodable) throw new Error('not an event record');
+        return events;
+      },
+    },
+  };
+}
+
+test('a report reaches the feed only through an open feed: without one its records are not read, and its last seq is known; one whose records cannot be read is served from the log', { timeout: 30_000 }, async (t) => {
+  const { path, feeds } = await longLog(t);
+  const late = (seq: number) => ({ ...chunk(SID, `late ${seq}`), seq, ts: seq }) as AgentEvent;
+  // No feed open: nothing is decoded, the daemon knows the seq (a watcher may ask from there).
+  const first = [late(N + 1), late(N + 2)];
+  appendFileSync(path, encodeEventRecord(first));
+  const unread = reported(first);
+  feeds.report(SID, unread.report);
+  assert.equal(unread.read.times, 0, 'a burst no feed wants is not decoded');
+  assert.equal(feeds.knownLastSeq(SID), N + 2);
+  const w = await feeds.subscribe(SID, N);
+  // A feed open: the next report is read, and a report that cannot be read is filled from the log.
+  const second = [late(N + 3)];
+  appendFileSync(path, encodeEventRecord(second));
+  const read = reported(second);
+  feeds.report(SID, read.report);
+  assert.equal(read.read.times, 1);
+  const third = [late(N + 4), late(N + 5)];
+  appendFileSync(path, encodeEventRecord(third));
+  feeds.report(SID, reported(third, true).report);
+  const events = await take(w, 5);
+  assert.deepEqual(events.map((e) => e.seq), [N + 1, N + 2, N + 3, N + 4, N + 5]);
+  assert.deepEqual(events.slice(3).map((e) => e.type === 'agent_message_chunk' && e.text), [`late ${N + 4}`, `late ${N + 5}`], 'the unreadable burst, from the log');
+});
