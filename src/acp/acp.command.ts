@@ -1,7 +1,7 @@
 /**
  * `troupe acp`: the ACP agent on stdio. stdout carries the protocol and nothing else; every log
  * goes to stderr (level from TROUPE_LOG). Ends when stdin closes (once every request read has
- * been answered, its turns cancelled) or on SIGTERM/SIGINT, after cancelling running turns and
+ * been answered, its turns cancelled) or on SIGTERM/SIGINT/SIGHUP, after cancelling running turns and
  * flushing every session log.
  */
 import { Readable } from 'node:stream';
@@ -130,7 +130,10 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   });
   const connection = app.connect(served);
 
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  // SIGHUP too: the terminal the agent runs in has closed. Its default action killed the agent with
+  // its running turns cut off mid-way in their logs (until 2026-12-07). (A daemon's child has a
+  // session of its own, out of reach of the daemon's terminal: spawner.process.ts.)
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.once(signal, () => void stop().then(() => process.exit(0)));
   }
   // A client that closed its end of stdout is gone too (an editor that crashed, or quit without

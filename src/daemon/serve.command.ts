@@ -336,25 +336,32 @@ async function serve({ home, env, logger, lock, signals, opts }: ServeSettings):
   });
 }
 
+/** The signals that stop the daemon cleanly (docs/daemon.md §Start and stop). */
+type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
+
 interface StopSignals {
-  /** The daemon serves: `stop` is called for SIGTERM and SIGINT from now on, and at once for one that came while it started. */
-  serving(stop: (signal: 'SIGTERM' | 'SIGINT') => void): void;
+  /** The daemon serves: `stop` is called for SIGTERM, SIGINT and SIGHUP from now on, and at once for one that came while it started. */
+  serving(stop: (signal: StopSignal) => void): void;
 }
 
 /**
- * SIGTERM and SIGINT, taken from before the daemon takes its lock. One that comes while the daemon
- * starts (a service manager stopping it, Ctrl-C on a slow start) stops it once it serves, cleanly:
- * until 2026-12-07 Node's default action ended it half-started (killed by the signal, its lock
- * left, the pooled children to its spawner). A SIGTERM repeated while the daemon stops (a service
- * manager, the standalone reaper) must not end it half-way through its clean stop, as Node's default
- * action would: the stop is bounded by its own 30 s. A second Ctrl-C does end it at once, by the
- * default action (its spawner then stops its children).
+ * SIGTERM, SIGINT and SIGHUP, taken from before the daemon takes its lock. One that comes while the
+ * daemon starts (a service manager stopping it, Ctrl-C on a slow start) stops it once it serves,
+ * cleanly: until 2026-12-07 Node's default action ended it half-started (killed by the signal, its
+ * lock left, the pooled children to its spawner). SIGHUP is what a `troupe serve` in a terminal gets
+ * when the terminal closes (the kernel, or the shell, signals its foreground process group): it
+ * stops the daemon as SIGTERM does, where until 2026-12-07 its default action killed the daemon with
+ * its state file and lock left and its children's turns cut off. A SIGTERM or SIGHUP repeated while
+ * the daemon stops (a service manager, the standalone reaper, a terminal's shell) must not end it
+ * half-way through its clean stop, as Node's default action would: the stop is bounded by its own
+ * 30 s. A second Ctrl-C does end it at once, by the default action (its spawner then stops its
+ * children).
  */
 function stopSignals(): StopSignals {
-  let stop: ((signal: 'SIGTERM' | 'SIGINT') => void) | undefined;
-  let asked: 'SIGTERM' | 'SIGINT' | undefined;
+  let stop: ((signal: StopSignal) => void) | undefined;
+  let asked: StopSignal | undefined;
   let interrupted = false;
-  const onSignal = (signal: 'SIGTERM' | 'SIGINT') => {
+  const onSignal = (signal: StopSignal) => {
     if (signal === 'SIGINT') {
       if (interrupted) {
         process.removeAllListeners('SIGINT');
@@ -366,8 +373,7 @@ function stopSignals(): StopSignals {
     if (stop) stop(signal);
     else asked ??= signal;
   };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => onSignal(signal));
   return {
     serving(f) {
       stop = f;

@@ -23,6 +23,12 @@ export interface DaemonOptions {
   script?: unknown;
   /** An existing `$TROUPE_HOME` (a daemon started again on another's home); a fresh one by default. */
   home?: string;
+  /**
+   * Its own process group, as a shell gives a foreground job (a terminal's Ctrl-C and close signal the
+   * whole group: `process.kill(-d.proc.pid, …)`). The group is not the test's: kill what is left
+   * after the test by `processesOfHome`.
+   */
+  detached?: boolean;
 }
 
 export class Daemon {
@@ -42,7 +48,7 @@ export class Daemon {
       env.TROUPE_SCRIPT = join(home, 'script.json');
       env.TROUPE_MODEL ??= 'scripted/replay';
     }
-    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--pool', '1', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--pool', '1', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
     const d = new Daemon(proc, home);
     proc.stderr!.on('data', (x) => (d.stderr += x));
     const deadline = Date.now() + 20_000;
@@ -329,6 +335,20 @@ export async function waitFor<T>(what: string, f: () => Promise<T | undefined | 
 export function processAlive(pid: number): boolean {
   const state = procStatFields(pid)?.[0];
   return state !== undefined && state !== 'Z';
+}
+
+/** Live processes whose environment names this TROUPE_HOME (a daemon's children, wherever reparented). */
+export function processesOfHome(home: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`TROUPE_HOME=${home}`) && processAlive(Number(name))) pids.push(Number(name));
+    } catch {
+      // Gone while we looked, or not ours to read.
+    }
+  }
+  return pids;
 }
 
 /** The seq of an SSE id of `/v1/sessions/:id/events`: `<seq>-<mark>` (src/daemon/event-mark.ts); fails on any other form. */

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type AcpClient, breakableStart, childPidsOf, Daemon, daemonWithClients, processAlive, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
+import { type AcpClient, breakableStart, childPidsOf, Daemon, daemonWithClients, processAlive, processesOfHome, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
 import { FileEventLog, sessionLogPath, sessionsDir } from '../../../src/store/index.js';
 
@@ -451,20 +451,6 @@ test('a second SIGTERM while the daemon stops (a supervisor or a reaper repeatin
   assert.deepEqual(processesOfHome(d.home), [], 'no process of this home is left');
   assert.ok(!existsSync(`${d.home}/daemon.json`), 'its state file removed');
 });
-
-/** Live processes whose environment names this TROUPE_HOME (a daemon's children, wherever reparented). */
-function processesOfHome(home: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`TROUPE_HOME=${home}`) && processAlive(Number(name))) pids.push(Number(name));
-    } catch {
-      // Gone while we looked, or not ours to read.
-    }
-  }
-  return pids;
-}
 
 // The timeout is a hang detector: before, the daemon spun on the EPIPE and answered nothing more.
 test('a daemon whose stderr reader is gone (its terminal closed) drops its logs, serves on and stops on SIGTERM (no EPIPE loop)', { timeout: 60_000 }, async (t) => {
