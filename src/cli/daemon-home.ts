@@ -4,13 +4,11 @@
  * token, and the log that `troupe daemon start` writes.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { daemonStatePath, daemonTokenPath, parseDaemonState, type DaemonState } from '../store/index.js';
 import { CliError } from './cli-io.js';
 import { systemErrorReason } from './file-read-failed.js';
 
-export const daemonLogPath = (home: string) => join(home, 'daemon.log');
-export const chatHistoryPath = (home: string) => join(home, 'chat_history');
+export { chatHistoryPath, daemonLogPath } from '../store/index.js';
 
 /** The state file, or what is wrong with it (said after its path: "… is missing"). */
 export function readDaemonStateFile(home: string): { state: DaemonState } | { state?: undefined; problem: string } {

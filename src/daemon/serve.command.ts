@@ -24,7 +24,7 @@ import { DEFAULT_MAX_SSE_STREAMS, HttpServer } from './http/http-server.js';
 import { allowedOrigin } from './http/security.js';
 import { Relay } from './relay/relay.js';
 import { childInitializeParams } from './relay/child-wire.js';
-import { acquireLock, ensureToken, keepStateFile, removeState, writeState, type DaemonLock } from './daemon-home.js';
+import { acquireLock, ensureToken, keepStateFile, privateHome, removeState, writeState, type DaemonLock } from './daemon-home.js';
 import { registerManagementRoutes } from './api/management.routes.js';
 import { MachineHub } from './machine-hub.js';
 import { Metrics } from './metrics.js';
@@ -183,6 +183,7 @@ interface ServeSettings {
 
 async function serve({ home, env, logger, lock, signals, opts }: ServeSettings): Promise<number> {
   const startedAt = Date.now();
+  privateHome(home, logger);
   const token = ensureToken(home, logger);
   // Sessions are created in bursts: gather a quarter second of index changes into one write.
   const index = await SessionIndex.open(sessionsDir(home), { logger, writeDelayMs: 250 });

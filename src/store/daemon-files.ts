@@ -20,6 +20,10 @@ export const daemonTokenPath = (home: string) => join(home, 'token');
 export const daemonStatePath = (home: string) => join(home, 'daemon.json');
 /** The lock that keeps one daemon per home (a process lock: process-lock.ts). */
 export const daemonLockPath = (home: string) => join(home, 'daemon.lock');
+/** The log of a daemon the CLI started (`troupe daemon start`): its stderr. */
+export const daemonLogPath = (home: string) => join(home, 'daemon.log');
+/** The CLI's history of the lines typed at its chat prompt (prompts: made 0600). */
+export const chatHistoryPath = (home: string) => join(home, 'chat_history');
 
 /**
  * How often a running daemon looks at its state file and lock, to write them again (spec/daemon.md

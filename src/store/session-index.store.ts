@@ -17,6 +17,7 @@ import { withFileLock } from './file-lock.js';
 import { fileIdentity, sameFile, type FileIdentity } from './file-identity.js';
 import { removeDeadWritersTemps } from './stale-temps.js';
 import { makeDirs, sessionIndexPath } from './paths.js';
+import { privateSessionsDir } from './private-modes.js';
 import { isFinallyDeleted, newer, parseIndex } from './session-index.codec.js';
 import { listOrder, listPage, type SessionListOptions, type SessionListPage } from './session-index.list.js';
 import { entryAsLogSays, foldEvent, rewoundEntry, type SessionEntry, type SessionStatus } from './session-summary.js';
@@ -71,6 +72,8 @@ export class SessionIndex {
   static async open(dir: string, options: SessionIndexOptions = {}): Promise<SessionIndex> {
     makeDirs(dir, 0o700);
     const index = new SessionIndex(dir, options);
+    // One found open to others (made by another umask, a copy) is made 0700, its files 0600.
+    privateSessionsDir(dir, index.logger);
     // One listing more (a few ms for 10,000 sessions): until 2026-12-06 these stayed for good.
     await removeDeadWritersTemps(dir, index.logger);
     await index.loadOrRebuild();
