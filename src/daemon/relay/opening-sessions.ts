@@ -41,11 +41,24 @@ export class OpeningSessions {
    * with a session's header withdraws only a session/new sent with that header.
    */
   withdraw(conn: RelayConnection, requestId: unknown, on?: string): void {
-    for (const s of this.opening) {
-      const waited = s.awaitsAnswers;
-      s.withdraw(conn, requestId, on);
-      if (waited && !s.awaitsAnswers) this.giveUp(s);
+    for (const s of this.opening) this.withdrawFrom(s, conn, requestId, on);
+  }
+
+  /** The session/new of `conn` under `requestId` in flight on `session`, withdrawn (above). */
+  withdrawFrom(session: RelaySession, conn: RelayConnection, requestId: unknown, on?: string): void {
+    const waited = session.awaitsAnswers;
+    session.withdraw(conn, requestId, on);
+    if (waited && !session.awaitsAnswers) this.giveUp(session);
+  }
+
+  /** The sessions whose session/new of `conn` under `requestId` is in flight, each with the stream it was sent on. */
+  holding(conn: RelayConnection, requestId: unknown): { session: RelaySession; on: string | undefined }[] {
+    const found: { session: RelaySession; on: string | undefined }[] = [];
+    for (const session of this.opening) {
+      const pending = session.pendingFrom(conn, requestId);
+      if (pending) found.push({ session, ...pending });
     }
+    return found;
   }
 
   /** The session/new failed (or was withdrawn): the child serves nothing and is stopped. */

@@ -91,8 +91,9 @@ export class RelayConnection implements AcpConnectionPeer {
         // Named with a session (header or params), only that session's request: ids may repeat across sessions.
         const scope = sessionIdOf(msg) ?? context.sessionId;
         const requestId = (msg.params as { requestId?: unknown } | undefined)?.requestId;
+        if (scope === undefined) return this.withdrawUnnamed(requestId);
         let found = false;
-        for (const s of this.sessions) if (scope === undefined || s.sessionId === scope) found = s.withdraw(this, requestId) || found;
+        for (const s of this.sessions) if (s.sessionId === scope) found = s.withdraw(this, requestId) || found;
         // A session/new in flight: its session is none of these yet. (Until 2026-12-07 its cancel was
         // dropped.) One named with a session where no such request is pending is one too: a client may
         // send its session/new, and then its cancel, with the header of a session it holds (until
@@ -101,8 +102,7 @@ export class RelayConnection implements AcpConnectionPeer {
         // in flight on two, spec/transport.md), and a session/new under the same id sent on another
         // stream is another request. Until 2026-12-07 a late cancel of a request its session had
         // answered withdrew such a session/new. (A WebSocket has one stream: its ids are its own.)
-        if (scope === undefined) this.relay.withdrawNew(this, requestId);
-        else if (!found) this.relay.withdrawNew(this, requestId, this.channel.transport === 'http' ? scope : undefined);
+        if (!found) this.relay.withdrawNew(this, requestId, this.channel.transport === 'http' ? scope : undefined);
         return;
       }
     }
@@ -115,6 +115,35 @@ export class RelayConnection implements AcpConnectionPeer {
       return;
     }
     return this.relay.toSession(this, sessionId, msg);
+  }
+
+  /**
+   * A `$/cancel_request` that names no session: no `Acp-Session-Id`, no params.sessionId (the SDK's
+   * client sends every cancel so, its ids being unique on its connection; a WebSocket has no header).
+   * It withdraws the one request it names: the one under that id sent with no session (a session/new
+   * in flight: the cancel's own stream, spec/transport.md §3), else the one request under that id of
+   * any stream. Ids are the client's per stream, so one in flight on several sessions (a client that
+   * numbers each session's requests from 1) is no one request: none is withdrawn, and the log says
+   * to send the cancel with the session's header. Until 2026-12-07 each of them was withdrawn, every
+   * session's turn under that id cancelled by one cancel.
+   */
+  private withdrawUnnamed(requestId: unknown): void {
+    const holders = [
+      ...this.relay.newSessionsHolding(this, requestId),
+      ...[...this.sessions].flatMap((s) => {
+        const pending = s.pendingFrom(this, requestId);
+        return pending ? [{ on: pending.on, withdraw: () => s.withdraw(this, requestId) }] : [];
+      }),
+    ];
+    const ownStream = holders.filter((h) => h.on === undefined);
+    const named = ownStream.length > 0 ? ownStream : holders;
+    if (named.length === 1) return void named[0]!.withdraw();
+    if (named.length > 1) {
+      this.relay.logger.warn('a $/cancel_request without a session names a request id in flight on several sessions: none withdrawn (send it with the Acp-Session-Id of the request)', {
+        requestId,
+        sessionIds: named.map((h) => h.on ?? null),
+      });
+    }
   }
 
   /** `on`: the session the request came on (over HTTP its header, which params.sessionId may lack), where its answer goes. */

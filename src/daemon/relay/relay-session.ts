@@ -210,6 +210,12 @@ export class RelaySession {
     return found;
   }
 
+  /** Whether a request of `conn` with this client id is pending here, and the stream it was sent on (`on`: its session, none for a session/new sent without one). */
+  pendingFrom(conn: RelayConnection, clientId: unknown): { on: string | undefined } | undefined {
+    for (const p of this.pending.values()) if (p.conn === conn && p.clientId === clientId) return { on: p.answering };
+    return undefined;
+  }
+
   /** A client notification, or a client's answer to a child request (already re-identified). */
   deliver(msg: JsonRpcMessage): void {
     this.child.send(msg);

@@ -222,6 +222,11 @@ export class Relay implements AcpAgentSide, RelayContext {
     this.opening.withdraw(conn, requestId, on);
   }
 
+  /** The session/news of `conn` under `requestId` in flight (OpeningSessions.holding), each to be withdrawn alone with `withdrawFrom`. */
+  newSessionsHolding(conn: RelayConnection, requestId: unknown) {
+    return this.opening.holding(conn, requestId).map(({ session, on }) => ({ on, withdraw: () => this.opening.withdrawFrom(session, conn, requestId, on) }));
+  }
+
   /**
    * A request no child answers but with -32601 is answered so here when the session has no child:
    * starting one (a process, its memory, a slot under --max-sessions) would be for nothing.

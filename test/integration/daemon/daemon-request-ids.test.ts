@@ -43,7 +43,7 @@ async function rawConnection(t: { after(f: () => unknown): void }, env: Record<s
 
 /** A raw HTTP connection with its connection stream and two sessions, each with its stream open. */
 async function twoSessions(t: { after(f: () => unknown): void }, env: Record<string, string> = {}) {
-  const { h, post, conn, main } = await rawConnection(t, env);
+  const { d, h, post, conn, main } = await rawConnection(t, env);
   const cwd = tempDir();
   const sessions: string[] = [];
   for (const id of ['new-a', 'new-b']) {
@@ -57,7 +57,7 @@ async function twoSessions(t: { after(f: () => unknown): void }, env: Record<str
   t.after(() => (streamA.close(), streamB.close()));
   const prompt = (id: unknown, sessionId: string, text: string) => post(conn, { jsonrpc: '2.0', id, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text }] } }, sessionId);
   const cancel = (sessionId: string) => post(conn, { jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } }, sessionId);
-  return { conn, post, main, a, b, streamA, streamB, prompt, cancel };
+  return { d, conn, post, main, a, b, streamA, streamB, prompt, cancel };
 }
 
 const answer = (s: SseReader, id: unknown) => s.events.find((e) => e.json.id === id && !('method' in e.json))?.json;
@@ -252,4 +252,51 @@ test('ws: a request whose id is a fraction or an integer past 2^53 is answered -
   const answers = got.slice(1);
   assert.deepEqual(answers.filter((m) => m.id === null).map((m) => (m.error as { code: number }).code), UNECHOABLE_IDS.map(() => -32600));
   assert.deepEqual(answers.filter((m) => m.id !== null).map((m) => m.id), [2]);
+});
+
+test('http: a $/cancel_request without Acp-Session-Id for an id in flight on two sessions withdraws neither (it names no one request), and the log says so', async (t) => {
+  // Ids are the client's per stream: `7` is a prompt of A and a prompt of B. A cancel with neither
+  // session's header (the SDK client sends its cancels so; its ids are unique on its connection)
+  // names no one of them. Until 2026-12-07 it cancelled both turns.
+  const { d, post, conn, a, b, streamA, streamB, prompt, cancel } = await twoSessions(t);
+  for (const [s, stream] of [[a, streamA], [b, streamB]] as const) {
+    assert.equal((await prompt(7, s, 'hang')).status, 202);
+    await until(() => stream.events.some((e) => e.json.method === 'session/update'), 'the turn to start', 15_000);
+  }
+  assert.equal((await post(conn, { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 7 } })).status, 202);
+  await waitFor('the warning', () => /a \$\/cancel_request without a session names a request id in flight on several sessions: none withdrawn/.test(d.stderr));
+  // A round trip to each session's process after the cancel: had it been sent on, each process had it first.
+  for (const [s, stream] of [[a, streamA], [b, streamB]] as const) {
+    assert.equal((await post(conn, { jsonrpc: '2.0', id: 8, method: 'session/set_mode', params: { sessionId: s, modeId: 'plan' } }, s)).status, 202);
+    await until(() => answer(stream, 8) !== undefined, 'the set_mode answer', 15_000);
+  }
+  // Named with its session, a cancel withdraws only that session's turn.
+  assert.equal((await cancel(a)).status, 202);
+  await until(() => answer(streamA, 7) !== undefined, "A's answer", 15_000);
+  assert.equal((answer(streamA, 7)!.result as { stopReason?: string }).stopReason, 'cancelled');
+  assert.equal(answer(streamB, 7), undefined, "B's turn still runs");
+  assert.equal((await cancel(b)).status, 202);
+  await until(() => answer(streamB, 7) !== undefined, "B's answer", 15_000);
+});
+
+test('http: a $/cancel_request without Acp-Session-Id withdraws the session/new under that id sent without one (its own stream), not a prompt of a session under the same id', async (t) => {
+  const { post, conn, a, streamA, prompt, cancel, main } = await twoSessions(t, { TROUPE_MCP_START_TIMEOUT_MS: '60000' });
+  assert.equal((await prompt('n', a, 'hang')).status, 202);
+  await until(() => streamA.events.some((e) => e.json.method === 'session/update'), "A's turn to start", 15_000);
+  const cwd = tempDir();
+  const hung = hungServer(cwd);
+  assert.equal((await post(conn, { jsonrpc: '2.0', id: 'n', method: 'session/new', params: { cwd, mcpServers: [hung.server] } })).status, 202);
+  const hungPid = await hung.pid();
+  t.after(() => processAlive(hungPid) && process.kill(hungPid, 'SIGKILL'));
+  assert.equal((await post(conn, { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'n' } })).status, 202);
+  await until(() => answer(main, 'n') !== undefined, 'the answer to the session/new', 15_000);
+  const got = answer(main, 'n') as { error?: { code?: number } };
+  assert.equal(got.error?.code, -32800, JSON.stringify(got));
+  // A round trip to A's process after the cancel: had it been sent on, the process had it first.
+  assert.equal((await post(conn, { jsonrpc: '2.0', id: 8, method: 'session/set_mode', params: { sessionId: a, modeId: 'plan' } }, a)).status, 202);
+  await until(() => answer(streamA, 8) !== undefined, 'the set_mode answer', 15_000);
+  assert.equal(answer(streamA, 'n'), undefined, "A's turn still runs (until 2026-12-07 the cancel withdrew it too)");
+  assert.equal((await cancel(a)).status, 202);
+  await until(() => answer(streamA, 'n') !== undefined, "A's answer", 15_000);
+  assert.equal((answer(streamA, 'n')!.result as { stopReason?: string }).stopReason, 'cancelled');
 });
