@@ -42,7 +42,7 @@ export function privateHome(home: string, logger: Logger): void {
       logger.warn(`${home} (TROUPE_HOME) is open to others (mode ${octalMode(st.mode)}) and left as it is, being ${shared}: troupe's files in it are private, but anyone who can write in it can replace them (the token, daemon.json); set TROUPE_HOME to a directory of troupe's own`);
     } else {
       try {
-        makePrivate(home);
+        makePrivate(home, { follow: true });
         logger.warn(`${home} (TROUPE_HOME) holds the sessions, their logs and the token, and was open to others (mode ${octalMode(st.mode)}): made 0700`);
       } catch (err) {
         logger.warn(`${home} (TROUPE_HOME) is open to others (mode ${octalMode(st.mode)}) and cannot be made 0700: make it so (chmod 700)`, { error: String(err) });

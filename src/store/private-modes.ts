@@ -6,7 +6,7 @@
  * copy or a restore under another umask) is made private when it opens it, and said: until
  * 2026-12-07 it was kept as it was.
  */
-import { chmodSync, lstatSync, readdirSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/ports.js';
 
@@ -21,14 +21,15 @@ export const openToOthers = (mode: number) => (mode & OTHERS) !== 0;
 
 /**
  * Takes the group's and others' bits off `path` (the owner's stay: a file 0644 becomes 0600, a
- * directory 0755 0700). Its mode before when it changed; undefined when it was private already, is
- * not there, or is a link (never followed: what it points to is not troupe's). Throws what chmod
- * throws (EPERM: another owner's).
+ * directory 0755 0700). Its mode before when it changed; undefined when it was private already, or
+ * is not there. A link is left alone (what it points to is not troupe's), unless `follow`: a
+ * directory troupe names (the home, its sessions directory) may be a link to where it is kept. Throws
+ * what chmod throws (EPERM: another owner's).
  */
-export function makePrivate(path: string): number | undefined {
+export function makePrivate(path: string, { follow = false }: { follow?: boolean } = {}): number | undefined {
   let mode: number;
   try {
-    const st = lstatSync(path);
+    const st = follow ? statSync(path) : lstatSync(path);
     if (st.isSymbolicLink()) return undefined;
     mode = st.mode;
   } catch {
@@ -42,12 +43,13 @@ export function makePrivate(path: string): number | undefined {
 /**
  * The sessions directory made 0700 when others may use it, and then every file in it that others may
  * read made private too (they were readable until now, and would be again should the directory be
- * opened). A directory that is private already is not listed: one stat at each open.
+ * opened). A directory that is private already is not listed: one stat at each open. A link to the
+ * directory is followed; links in it are not.
  */
 export function privateSessionsDir(dir: string, logger: Logger): void {
   let before: number | undefined;
   try {
-    before = makePrivate(dir);
+    before = makePrivate(dir, { follow: true });
   } catch (err) {
     logger.warn(`${dir} holds the session logs (prompts, file contents, command output) and is open to others, and cannot be made 0700: make it so (chmod 700)`, { error: String(err) });
     return;

@@ -6,7 +6,7 @@
 // prompts and file contents.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Daemon, printDaemonIfFailed, tempDir } from '../../support/daemon.js';
 import { AcpChild } from '../../support/acp-child.js';
@@ -63,6 +63,24 @@ test('a home, its sessions directory and its files found open to others (0755, 0
   assert.match(d.stderr, /chat_history was open to others \(mode 0644\): made 0600/);
   // It serves as ever.
   assert.equal((await d.api('GET', '/v1/sessions')).json.sessions.length, 1);
+});
+
+test('a TROUPE_HOME that is a link to the directory (kept on another disk): the directory and its sessions directory are made 0700', async (t) => {
+  const base = tempDir();
+  const real = join(base, 'real');
+  mkdirSync(real);
+  await homeWithSession(t, real);
+  openToOthers(real, 0o755);
+  const link = join(base, 'home');
+  symlinkSync(real, link);
+  // The sessions directory a link too, as after moving it elsewhere.
+  renameSync(join(real, 'sessions'), join(base, 'sessions'));
+  symlinkSync(join(base, 'sessions'), join(real, 'sessions'));
+  const d = await Daemon.start({ home: link, script, env: { HOME: tempDir() } });
+  printDaemonIfFailed(t, d);
+  t.after(() => d.stop());
+  assert.deepEqual([modeOf(real), modeOf(join(base, 'sessions'))], ['0700', '0700']);
+  assert.match(d.stderr, /was open to others \(mode 0755\): made 0700\n/);
 });
 
 for (const [what, mode, why] of [['sticky, as /tmp', 0o1777, 'shared \\(sticky bit\\)'], ["the user's home directory", 0o755, 'your home directory']] as const) {
