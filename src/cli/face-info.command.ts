@@ -51,6 +51,8 @@ Options:
   --acp-unsent-total-mb N  ACP output no client has read yet, over all connections (default 1024);
                            beyond, the connection holding most is closed (limit_exceeded)
 Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
+SIGTERM, Ctrl-C or SIGHUP (its terminal closing) stops it cleanly; 'troupe daemon start' runs it
+in the background, past its terminal.
 `;
 
 /** Answers an informational invocation of `troupe acp` or `troupe serve`; returns the exit code. */
