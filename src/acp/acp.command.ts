@@ -131,8 +131,8 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   const connection = app.connect(served);
 
   // SIGHUP too: the terminal the agent runs in has closed. Its default action killed the agent with
-  // its running turns cut off mid-way in their logs (until 2026-12-07). (A daemon's child has a
-  // session of its own, out of reach of the daemon's terminal: spawner.process.ts.)
+  // its running turns cut off mid-way in their logs (until 2026-12-07). (A daemon's children run in a
+  // session apart, their spawner's, out of reach of the daemon's terminal: child-spawner.ts.)
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.once(signal, () => void stop().then(() => process.exit(0)));
   }

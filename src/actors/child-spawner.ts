@@ -165,8 +165,14 @@ export class ChildSpawner {
   private spawner(): ChildProcess {
     if (this.proc) return this.proc;
     // No inherited node flags (an --inspect or --cpu-prof of the daemon is the daemon's alone); a
-    // small heap is all it needs.
-    const proc = fork(SPAWNER_SCRIPT, [String(this.orphanGraceMs)], { execArgv: ['--max-old-space-size=64', '--no-warnings'], env: this.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json' });
+    // small heap is all it needs. A session of its own (setsid), its children with it: the signals of
+    // the daemon's terminal (Ctrl-C, its close's SIGHUP, Ctrl-Z) go to the terminal's foreground
+    // process group, and a child there stopped or died of them on its own, before its daemon stopped
+    // it (one still booting has no handler yet): a turn cut off, a pooled child taken for dead and
+    // replaced while the daemon stopped (until 2026-12-07). The daemon alone stops its children. Not
+    // one session per child: a `kill -9` of the daemon's whole group then leaves this process to end
+    // any child that outlives it (spawner.process.ts, letGo).
+    const proc = fork(SPAWNER_SCRIPT, [String(this.orphanGraceMs)], { execArgv: ['--max-old-space-size=64', '--no-warnings'], env: this.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json', detached: true });
     this.proc = proc;
     proc.on('message', (m: SpawnerReport, pipe?: Socket) => this.onReport(m, pipe));
     proc.on('error', (err) => this.logger.error('spawner process error', { error: String(err) }));

@@ -98,12 +98,7 @@ function start(id: number, command: string, args: string[], env: NodeJS.ProcessE
   let child: ChildProcess;
   const marker = randomUUID();
   try {
-    // A session of its own (setsid): the signals of the daemon's terminal (Ctrl-C, its close's SIGHUP,
-    // Ctrl-Z) go to its foreground process group, and a child there stopped or died of them on its own,
-    // before its daemon stopped it (one still booting has no handler yet): a turn cut off, a pooled
-    // child taken for dead and replaced while the daemon stopped (until 2026-12-07). The daemon alone
-    // stops its children; one that outlives it sees its stdin end (below, letGo).
-    child = spawn(command, args, { env: { ...env, [AGENT_MARKER_ENV]: marker }, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+    child = spawn(command, args, { env: { ...env, [AGENT_MARKER_ENV]: marker }, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
   } catch (err) {
     // Node throws at once for some failures of the fork or exec (E2BIG, ENOMEM…).
     const e = err as NodeJS.ErrnoException;
@@ -171,13 +166,13 @@ function letGo(): void {
 
 process.on('disconnect', letGo);
 
-// Ctrl-C on `troupe serve` in a terminal signals the whole foreground process group, this process
-// too, and so does the SIGHUP of the terminal's close, and may a SIGTERM sent to the group (a service
-// manager). The signal is the daemon's to act on: it stops its children and then lets this process go
-// (the channel closes, above). Dying of it here first made the daemon log a lost spawner, as an
-// error, during its clean shutdown. A handler (unlike SIG_IGN) is not inherited through exec: the
-// children keep the signals' default actions, and a daemon killed hard still ends this process
-// through its channel.
+// This process and its children run in a session of their own (the daemon forks it detached:
+// child-spawner.ts), out of reach of the signals of the daemon's terminal. A signal sent to the
+// daemon's process group by other means (a service manager's SIGTERM, a `kill -INT -PGID`) is the
+// daemon's to act on all the same: it stops its children and then lets this process go (the channel
+// closes, above). Dying of it here first made the daemon log a lost spawner, as an error, during its
+// clean shutdown. A handler (unlike SIG_IGN) is not inherited through exec: the children keep the
+// signals' default actions, and a daemon killed hard still ends this process through its channel.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
 // Node may never say `disconnect` when the channel closes while a pipe is on its way (it waits for
 // that pipe's acknowledgement): a daemon that died has also made this process an orphan.
