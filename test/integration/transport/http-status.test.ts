@@ -36,6 +36,16 @@ describe('ACP HTTP statuses', { timeout: 20_000 }, () => {
   });
   after(() => h.close());
 
+  test('a near miss of /acp (a trailing slash, a double slash, capitals, a segment more) is 404 method_not_found naming the path, as JSON; without the token 401', async () => {
+    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } });
+    for (const path of ['/acp/', '//acp', '/ACP', '/acp/x']) {
+      const res = await h.fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: initialize });
+      assert.deepEqual([res.status, res.headers.get('content-type'), await res.json()], [404, 'application/json', { error: { code: 'method_not_found', message: `No route for POST ${path}` } }], path);
+      const bare = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: initialize });
+      assert.deepEqual([bare.status, ((await bare.json()) as { error: { code: string } }).error.code], [401, 'unauthorized'], `${path} without the token`);
+    }
+  });
+
   test('405 for a method other than GET, POST, DELETE', async () => {
     const res = await h.fetch('/acp', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     assert.equal(res.status, 405);
