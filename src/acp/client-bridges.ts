@@ -4,6 +4,7 @@
  * Each is used only while the client offers it (client-offer.ts), as of each call.
  */
 import type * as acp from '@agentclientprotocol/sdk';
+import { isTroupeError } from '../core/errors.js';
 import type { PermissionOutcome } from '../core/events.js';
 import type { PermissionAsker, ToolRunContext } from '../core/ports.js';
 import { FileTooLargeError, type CommandBackend, type CommandOutcome, type CommandRequest, type FileBackend } from '../tools/index.js';
@@ -11,8 +12,12 @@ import { toolContent } from './update.projection.js';
 import { fitPreview } from '../actors/tool-result-fit.js';
 import { fitJson, LINE_PAYLOAD_BYTES } from '../wire/ndjson-limits.js';
 import type { ClientOffer } from './client-offer.js';
+import { askClient } from './client-answer.js';
 
 type Client = acp.AgentContext;
+
+/** A signal that never aborts. */
+const NEVER = new AbortController().signal;
 
 /**
  * A JSON-RPC error the client answered with, carrying the reason it gave: the SDK answers a handler's
@@ -60,20 +65,18 @@ function lastBytes(text: string, limit: number): string | undefined {
   return bytes.subarray(start).toString('utf8');
 }
 
-/** Reads and writes through the client's buffers while `offered()` says it takes them, else `local`. */
-export function clientFileBackend(client: Client, sessionId: string, local: FileBackend, offered: () => Pick<ClientOffer, 'readTextFile' | 'writeTextFile'>): FileBackend {
+/**
+ * Reads and writes through the client's buffers while `offered()` says it takes them, else `local`.
+ * Each request waits at most `waitMs` for the client's answer (client-answer.ts).
+ */
+export function clientFileBackend(client: Client, sessionId: string, local: FileBackend, offered: () => Pick<ClientOffer, 'readTextFile' | 'writeTextFile'>, waitMs: number): FileBackend {
   return {
     async readText(path, window, signal) {
       if (!offered().readTextFile) return local.readText(path, window, signal);
-      const res = await client
-        .request(
-          'fs/read_text_file',
-          { sessionId, path, ...(window.line ? { line: window.line } : {}), ...(window.limit ? { limit: window.limit } : {}) },
-          { cancellationSignal: signal, stopWaitingOnCancel: true },
-        )
-        .catch((err: unknown) => {
-          throw withClientReason(err);
-        });
+      const params = { sessionId, path, ...(window.line ? { line: window.line } : {}), ...(window.limit ? { limit: window.limit } : {}) };
+      const res = await askClient<acp.ReadTextFileResponse>(client, 'fs/read_text_file', params, signal, { waitMs }).catch((err: unknown) => {
+        throw withClientReason(err);
+      });
       // The SDK does not check what a client answers: one without its text is the read's failure, said
       // so, not a TypeError of troupe's ("Cannot read properties of undefined").
       if (typeof res?.content !== 'string') throw malformedAnswer('fs/read_text_file', 'the file\'s content as a string');
@@ -83,7 +86,7 @@ export function clientFileBackend(client: Client, sessionId: string, local: File
     },
     async writeText(path, content, signal) {
       if (!offered().writeTextFile) return local.writeText(path, content, signal);
-      await client.request('fs/write_text_file', { sessionId, path, content }, { cancellationSignal: signal, stopWaitingOnCancel: true }).catch((err: unknown) => {
+      await askClient(client, 'fs/write_text_file', { sessionId, path, content }, signal, { waitMs, after: '; the editor may still make the write' }).catch((err: unknown) => {
         throw withClientReason(err);
       });
     },
@@ -92,26 +95,35 @@ export function clientFileBackend(client: Client, sessionId: string, local: File
 
 /**
  * Commands in a client terminal: embedded in the tool call as soon as the terminal exists, killed on
- * timeout or cancel, and always released (the release is not waited for).
+ * timeout or cancel, and always released (the release is not waited for). Its creation and its output
+ * are waited for at most `waitMs` each (client-answer.ts); its end, for the command's timeout.
  */
-export function clientTerminalBackend(client: Client, sessionId: string): CommandBackend {
+export function clientTerminalBackend(client: Client, sessionId: string, waitMs: number): CommandBackend {
+  const sent = (method: string, terminalId: string) => void client.request(method, { sessionId, terminalId }).catch(() => undefined);
   return {
     async run(req: CommandRequest, ctx: ToolRunContext): Promise<CommandOutcome> {
-      const terminal = await client
-        .createTerminal({
-          sessionId,
-          command: '/bin/sh',
-          args: ['-c', req.command],
-          cwd: req.cwd,
-          env: Object.entries(req.env ?? {}).map(([name, value]) => ({ name, value })),
-          outputByteLimit: req.outputByteLimit,
-        })
-        .catch((err: unknown) => {
-          throw withClientReason(err);
-        });
+      const params: acp.CreateTerminalRequest = {
+        sessionId,
+        command: '/bin/sh',
+        args: ['-c', req.command],
+        cwd: req.cwd,
+        env: Object.entries(req.env ?? {}).map(([name, value]) => ({ name, value })),
+        outputByteLimit: req.outputByteLimit,
+      };
+      // A terminal the client makes after troupe stopped waiting (the wait ran out, or a cancel) runs
+      // the command nobody waits for: released (which kills it) as soon as its id is known.
+      const late = (answer: unknown) => {
+        const id = isRecord(answer) ? answer.terminalId : undefined;
+        if (typeof id === 'string' && id !== '') sent('terminal/release', id);
+      };
+      const created = await askClient<unknown>(client, 'terminal/create', params, ctx.signal, { waitMs, late, after: '; a terminal it makes later is released' }).catch((err: unknown) => {
+        throw withClientReason(err);
+      });
+      const id = isRecord(created) ? created.terminalId : undefined;
       // Nothing to wait for, kill or release under another id: the command may run on in the client.
-      if (typeof terminal.id !== 'string' || terminal.id === '') throw malformedAnswer('terminal/create', 'a terminalId string');
-      ctx.update([{ type: 'terminal', terminalId: terminal.id }]);
+      if (typeof id !== 'string' || id === '') throw malformedAnswer('terminal/create', 'a terminalId string');
+      const terminal = { sessionId, terminalId: id };
+      ctx.update([{ type: 'terminal', terminalId: id }]);
       let timedOut = false;
       let timer: NodeJS.Timeout | undefined;
       try {
@@ -127,7 +139,7 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
         // Until 2026-12-07 a failed terminal/wait_for_exit or terminal/output ended the call as
         // "Could not start the command: Internal error", the client's reason and the terminal gone.
         let failure: string | undefined;
-        const exited = await Promise.race([terminal.waitForExit().then(exitStatusOf), stop]).catch((err: unknown) => {
+        const exited = await Promise.race([client.request('terminal/wait_for_exit', terminal).then(exitStatusOf), stop]).catch((err: unknown) => {
           failure = `the client's terminal failed while the command ran (terminal/wait_for_exit: ${reasonOf(err)}); the command was stopped`;
           return 'failed' as const;
         });
@@ -138,10 +150,15 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
         // Sent ahead of the output's request, not waited for: the command is over for this call, and a
         // client that never answered terminal/kill held a timed-out call, and its turn, for good
         // (until 2026-12-07; a cancel's turn does not wait for its tool).
-        if (exited === 'stopped' || exited === 'failed') void terminal.kill().catch(() => undefined);
-        const out = await terminal.currentOutput().then(outputOf).catch((err: unknown) => {
+        if (exited === 'stopped' || exited === 'failed') sent('terminal/kill', id);
+        // Bounded by time only: the output is asked for after a cancel too, for what the call shows.
+        let failureCode: CommandOutcome['failureCode'];
+        const out = await askClient<acp.TerminalOutputResponse>(client, 'terminal/output', terminal, NEVER, { waitMs }).then(outputOf).catch((err: unknown) => {
           const ended = typeof exited === 'object' ? `the command ended (${exited.exitCode === null || exited.exitCode === undefined ? `signal ${exited.signal ?? 'unknown'}` : `exit code ${exited.exitCode}`}), but ` : '';
-          failure ??= `${ended}the client's terminal did not give its output (terminal/output: ${reasonOf(err)})`;
+          if (failure === undefined) {
+            failure = `${ended}the client's terminal did not give its output (terminal/output: ${reasonOf(err)})`;
+            if (isTroupeError(err, 'tool_timeout')) failureCode = 'tool_timeout';
+          }
           return { output: '', truncated: false, exitStatus: undefined };
         });
         const status = typeof exited === 'object' ? exited : out.exitStatus;
@@ -155,14 +172,14 @@ export function clientTerminalBackend(client: Client, sessionId: string): Comman
           exitCode: status?.exitCode ?? null,
           signal: status?.signal ?? null,
           timedOut,
-          ...(failure ? { failure } : {}),
-          terminalId: terminal.id,
+          ...(failure ? { failure, ...(failureCode ? { failureCode } : {}) } : {}),
+          terminalId: id,
         };
       } finally {
         clearTimeout(timer);
         // Sent now, ahead of the call's final update, but not waited for: the command's outcome is
         // known, and a client that never answers a release held the turn for good (until 2026-12-07).
-        void terminal.release().catch(() => undefined);
+        sent('terminal/release', id);
       }
     },
   };

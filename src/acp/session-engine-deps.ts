@@ -13,6 +13,7 @@ import { createLocalCommandBackend, createPermissionPolicy, createWorkspaceTools
 import { resolveModel } from '../providers/registry.js';
 import { CREDENTIAL_ENV_VARS, type TroupeConfig } from '../providers/config.js';
 import { clientFileBackend, clientPermissionAsker, clientTerminalBackend } from './client-bridges.js';
+import { clientAnswerMsFromEnv } from './client-answer.js';
 import type { ClientOffer } from './client-offer.js';
 import { systemPrompt } from './system-prompt.js';
 import { projectInstructions } from './project-instructions.js';
@@ -69,8 +70,10 @@ export function engineDeps(w: EngineWiring): { deps: EngineDeps; bind(engine: Se
 function tools(w: EngineWiring, dirs: () => readonly string[]) {
   const { client, sessionId, offer } = w;
   // The client's editor buffers, over the host's local backend (each open checked against the workspace).
-  const files = (local: FileBackend) => clientFileBackend(client, sessionId, local, offer);
-  const terminal = clientTerminalBackend(client, sessionId);
+  // How long the client's machine answers (file reads and writes, a terminal's creation and output) are waited for.
+  const waitMs = clientAnswerMsFromEnv(w.env, w.logger);
+  const files = (local: FileBackend) => clientFileBackend(client, sessionId, local, offer, waitMs);
+  const terminal = clientTerminalBackend(client, sessionId, waitMs);
   const local = createLocalCommandBackend({ withheldEnv: CREDENTIAL_ENV_VARS });
   const commands: CommandBackend = { run: (req, ctx) => (offer().terminal ? terminal : local).run(req, ctx) };
   return withExtraTools(createWorkspaceTools({ cwd: w.cwd, additionalDirectories: dirs, files, commands }), w.mcpTools);

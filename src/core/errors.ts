@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   path_outside_workspace: { rpc: -32030, http: 403, summary: 'A path resolves outside the session cwd and its additional directories.' },
   permission_denied: { rpc: -32031, http: 403, summary: 'The tool call was rejected, by a person or by the mode.' },
   tool_failed: { rpc: -32032, http: 500, summary: 'A tool ran and failed.' },
-  tool_timeout: { rpc: -32033, http: 504, summary: 'A tool or a permission request ran out of time.' },
+  tool_timeout: { rpc: -32033, http: 504, summary: 'A tool, a permission request, or the client\'s answer to a request of the agent\'s (a file read or write, a terminal\'s creation or output) ran out of time.' },
   unknown_tool: { rpc: -32034, http: 400, summary: 'The model called a tool that does not exist.' },
   // Models and providers.
   context_overflow: { rpc: -32040, http: 413, summary: 'The conversation does not fit the model context window, even after compaction.' },

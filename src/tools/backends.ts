@@ -82,6 +82,8 @@ export interface CommandOutcome {
    * could be read of it.
    */
   failure?: string;
+  /** The code of `failure`: `tool_timeout` when the client did not answer in time, else `tool_failed` (the default). */
+  failureCode?: 'tool_failed' | 'tool_timeout';
   /** Set by backends that run the command in a client terminal (already reported via ctx.update). */
   terminalId?: string;
 }

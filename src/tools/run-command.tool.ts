@@ -1,6 +1,6 @@
 /** run_command: a shell command in the workspace, with a timeout and an output limit. */
 import { stat } from 'node:fs/promises';
-import { TroupeError } from '../core/errors.js';
+import { isTroupeError, TroupeError } from '../core/errors.js';
 import type { ToolContent } from '../core/events.js';
 import type { ToolResult } from '../core/ports.js';
 import type { CommandOutcome } from './backends.js';
@@ -16,7 +16,7 @@ interface RunCommandInput {
 function verdict(outcome: CommandOutcome, timeoutMs: number, cancelled: boolean): Pick<ToolResult, 'isError' | 'errorCode'> & { line: string } {
   if (cancelled) return { line: '[cancelled; the command and its child processes were stopped]', isError: true, errorCode: 'request_cancelled' };
   if (outcome.timedOut) return { line: `[timed out after ${timeoutMs} ms; the command and its child processes were killed]`, isError: true, errorCode: 'tool_timeout' };
-  if (outcome.failure) return { line: `[${outcome.failure}]`, isError: true, errorCode: 'tool_failed' };
+  if (outcome.failure) return { line: `[${outcome.failure}]`, isError: true, errorCode: outcome.failureCode ?? 'tool_failed' };
   if (outcome.exitCode === null) return { line: `[terminated by signal ${outcome.signal ?? 'unknown'}]`, isError: true, errorCode: 'tool_failed' };
   if (outcome.exitCode !== 0) return { line: `[exit code: ${outcome.exitCode}]`, isError: true, errorCode: 'tool_failed' };
   return { line: '[exit code: 0]', isError: false };
@@ -61,7 +61,8 @@ export function runCommandTool(limits: ToolLimits): ToolDefinition {
       try {
         outcome = await env.commands.run({ command: input.command, cwd: dir.path, timeoutMs, outputByteLimit: limits.commandOutputBytes }, ctx);
       } catch (err) {
-        throw new TroupeError('tool_failed', `Could not start the command: ${err instanceof Error ? err.message : String(err)}`);
+        // A client that did not answer terminal/create in time stays a timeout (`tool_timeout`).
+        throw new TroupeError(isTroupeError(err, 'tool_timeout') ? 'tool_timeout' : 'tool_failed', `Could not start the command: ${err instanceof Error ? err.message : String(err)}`);
       }
       const { line, ...status } = verdict(outcome, timeoutMs, ctx.signal.aborted);
       const output = `${outcome.output === '' ? '(no output)\n' : outcome.output.replace(/\n?$/, '\n')}${line}`;

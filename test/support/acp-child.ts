@@ -59,6 +59,15 @@ export class AcpChild {
   set terminalCreateAnswer(answer: unknown) {
     this.terminalsServed.createAnswer = answer;
   }
+  /**
+   * Requests this editor answers only when the test says (an editor that never answers them, or late):
+   * `fs/read_text_file`, `fs/write_text_file`, `terminal/create`, `terminal/output`.
+   */
+  readonly unanswered = this.terminalsServed.held;
+  /** Whether the command of this editor's terminal `id` has ended (killed by a release, or exited). */
+  terminalEnded(id: string): boolean {
+    return this.terminalsServed.ended(id);
+  }
   /** Editor buffers: reads see these before the disk. */
   readonly buffers = new Map<string, string>();
   /** Paths whose fs requests the editor fails, with the error its handler throws. */
@@ -157,20 +166,24 @@ export class AcpChild {
         if (answer === 'hold') return new Promise((resolve) => (this.held = resolve));
         return { outcome: { outcome: 'selected', optionId: answer } };
       })
-      .onRequest('fs/read_text_file', ({ params }) => {
+      .onRequest('fs/read_text_file', ({ params, signal }) => {
         this.fsCalls.push({ method: 'read', path: params.path });
-        if (this.fsFailures.has(params.path)) throw new Error(this.fsFailures.get(params.path));
-        if (this.readAnswers.has(params.path)) return this.readAnswers.get(params.path) as acp.ReadTextFileResponse;
-        const text = this.buffers.get(params.path) ?? readFileSync(params.path, 'utf8');
-        const lines = text.split('\n');
-        const start = (params.line ?? 1) - 1;
-        return { content: lines.slice(start, params.limit ? start + params.limit : undefined).join('\n') };
+        return this.unanswered.serve('fs/read_text_file', signal, () => {
+          if (this.fsFailures.has(params.path)) throw new Error(this.fsFailures.get(params.path));
+          if (this.readAnswers.has(params.path)) return this.readAnswers.get(params.path) as acp.ReadTextFileResponse;
+          const text = this.buffers.get(params.path) ?? readFileSync(params.path, 'utf8');
+          const lines = text.split('\n');
+          const start = (params.line ?? 1) - 1;
+          return { content: lines.slice(start, params.limit ? start + params.limit : undefined).join('\n') };
+        });
       })
-      .onRequest('fs/write_text_file', ({ params }) => {
+      .onRequest('fs/write_text_file', ({ params, signal }) => {
         this.fsCalls.push({ method: 'write', path: params.path });
-        if (this.fsFailures.has(params.path)) throw new Error(this.fsFailures.get(params.path));
-        this.buffers.set(params.path, params.content);
-        return {};
+        return this.unanswered.serve('fs/write_text_file', signal, () => {
+          if (this.fsFailures.has(params.path)) throw new Error(this.fsFailures.get(params.path));
+          this.buffers.set(params.path, params.content);
+          return {};
+        });
       });
     return this.terminalsServed.serve(app);
   }

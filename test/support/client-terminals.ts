@@ -3,6 +3,7 @@
 // (acp-child.ts) and the daemon's HTTP/WebSocket test clients (daemon.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type * as acp from '@agentclientprotocol/sdk';
+import { HeldRequests } from './held-requests.js';
 
 interface Terminal {
   proc: ChildProcess;
@@ -24,7 +25,11 @@ export class ClientTerminals {
   createAnswer?: unknown;
   /** How long this client takes to answer `terminal/output` (a busy editor), in ms. */
   outputHeldMs = 0;
+  /** Requests this client answers only when the test says (`terminal/create`, `terminal/output`). */
+  readonly held = new HeldRequests();
   private readonly terminals = new Map<string, Terminal>();
+  /** Terminals the agent released, kept to tell whether their command ended. */
+  private readonly released = new Map<string, Terminal>();
   private made = 0;
 
   /** `prefix`: how this client's terminal ids start (two clients of one daemon tell theirs apart). */
@@ -33,28 +38,8 @@ export class ClientTerminals {
   /** `app` answering the terminal requests. */
   serve(app: acp.ClientApp): acp.ClientApp {
     return app
-      .onRequest('terminal/create', ({ params }) => {
-        if (this.createAnswer !== undefined) return this.createAnswer as acp.CreateTerminalResponse;
-        const id = `${this.prefix}${++this.made}`;
-        this.calls.push(`create ${id}`);
-        const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ['ignore', 'pipe', 'pipe'] });
-        const t: Terminal = { proc, output: '', limit: params.outputByteLimit ?? undefined, exit: new Promise((r) => proc.on('close', (exitCode, signal) => r({ exitCode, signal }))) };
-        proc.stdout!.on('data', (d) => (t.output += d));
-        proc.stderr!.on('data', (d) => (t.output += d));
-        this.terminals.set(id, t);
-        return { terminalId: id };
-      })
-      .onRequest('terminal/output', async ({ params }) => {
-        this.failIfAsked('terminal/output');
-        if (this.outputHeldMs > 0) await new Promise((r) => setTimeout(r, this.outputHeldMs));
-        const t = this.terminals.get(params.terminalId)!;
-        const done = t.proc.exitCode !== null || t.proc.signalCode !== null ? await t.exit : undefined;
-        // As ACP has a client do it: over outputByteLimit, the start is dropped and the end kept.
-        const bytes = Buffer.from(t.output);
-        const truncated = t.limit !== undefined && bytes.length > t.limit;
-        const output = truncated ? bytes.subarray(bytes.length - t.limit!).toString('utf8') : t.output;
-        return { output, truncated, ...(done ? { exitStatus: done } : {}) };
-      })
+      .onRequest('terminal/create', ({ params, signal }) => this.held.serve('terminal/create', signal, () => this.create(params)))
+      .onRequest('terminal/output', ({ params, signal }) => this.held.serve('terminal/output', signal, () => this.output(params)))
       .onRequest('terminal/wait_for_exit', async ({ params }) => {
         // Failed once the command has ended: its whole output is there to be read.
         const exit = await this.terminals.get(params.terminalId)!.exit;
@@ -69,10 +54,42 @@ export class ClientTerminals {
       })
       .onRequest('terminal/release', ({ params }) => {
         this.calls.push(`release ${params.terminalId}`);
-        this.terminals.get(params.terminalId)?.proc.kill('SIGKILL');
+        const t = this.terminals.get(params.terminalId);
+        t?.proc.kill('SIGKILL');
+        if (t) this.released.set(params.terminalId, t);
         this.terminals.delete(params.terminalId);
         return this.neverAnswersRelease ? new Promise<never>(() => undefined) : {};
       });
+  }
+
+  private create(params: acp.CreateTerminalRequest): acp.CreateTerminalResponse {
+    if (this.createAnswer !== undefined) return this.createAnswer as acp.CreateTerminalResponse;
+    const id = `${this.prefix}${++this.made}`;
+    this.calls.push(`create ${id}`);
+    const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ['ignore', 'pipe', 'pipe'] });
+    const t: Terminal = { proc, output: '', limit: params.outputByteLimit ?? undefined, exit: new Promise((r) => proc.on('close', (exitCode, signal) => r({ exitCode, signal }))) };
+    proc.stdout!.on('data', (d) => (t.output += d));
+    proc.stderr!.on('data', (d) => (t.output += d));
+    this.terminals.set(id, t);
+    return { terminalId: id };
+  }
+
+  private async output(params: acp.TerminalOutputRequest): Promise<acp.TerminalOutputResponse> {
+    this.failIfAsked('terminal/output');
+    if (this.outputHeldMs > 0) await new Promise((r) => setTimeout(r, this.outputHeldMs));
+    const t = this.terminals.get(params.terminalId)!;
+    const done = t.proc.exitCode !== null || t.proc.signalCode !== null ? await t.exit : undefined;
+    // As ACP has a client do it: over outputByteLimit, the start is dropped and the end kept.
+    const bytes = Buffer.from(t.output);
+    const truncated = t.limit !== undefined && bytes.length > t.limit;
+    const output = truncated ? bytes.subarray(bytes.length - t.limit!).toString('utf8') : t.output;
+    return { output, truncated, ...(done ? { exitStatus: done } : {}) };
+  }
+
+  /** Whether the command of terminal `id` (one this client made) has ended. */
+  ended(id: string): boolean {
+    const t = this.terminals.get(id) ?? this.released.get(id);
+    return t !== undefined && (t.proc.exitCode !== null || t.proc.signalCode !== null);
   }
 
   private failIfAsked(method: string): void {

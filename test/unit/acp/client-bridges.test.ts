@@ -7,68 +7,64 @@ import type { ToolContent } from '../../../src/core/events.js';
 
 type Exit = { exitCode: number | null; signal: string | null };
 
-/** A client whose terminals run until killed; records what the backend did. */
-function fakeClient(onCreate: () => void = () => {}, output = 'partial') {
+/** A client whose terminal runs until killed (or `onCreate` ends it); records what the backend did. */
+function fakeClient(onCreate: (exit: (status: Exit) => void) => void = () => {}, output = 'partial') {
   const log: string[] = [];
+  let exit!: (status: Exit) => void;
+  const exited = new Promise<Exit>((resolve) => (exit = resolve));
   const client = {
-    async createTerminal() {
-      onCreate();
-      let exit!: (status: Exit) => void;
-      const exited = new Promise<Exit>((resolve) => (exit = resolve));
-      return {
-        id: 'term-1',
-        waitForExit: () => exited,
-        kill: async () => {
+    async request(method: string) {
+      switch (method) {
+        case 'terminal/create':
+          onCreate(exit);
+          return { terminalId: 'term-1' };
+        case 'terminal/wait_for_exit':
+          return exited;
+        case 'terminal/kill':
           log.push('kill');
           exit({ exitCode: null, signal: 'SIGTERM' });
-        },
-        currentOutput: async () => ({ output, truncated: false, exitStatus: await exited }),
-        release: async () => {
+          return {};
+        case 'terminal/output':
+          return { output, truncated: false, exitStatus: await exited };
+        case 'terminal/release':
           log.push('release');
-        },
-      };
+          return {};
+      }
+      throw new Error(`unexpected ${method}`);
     },
   };
   return { client, log };
 }
 
-test('a cancel that arrives while the terminal is being created kills it at once', async () => {
+test('a cancel that arrives while the terminal is being created: the call ends at once, and the terminal, once made, is released', async () => {
   const controller = new AbortController();
   // The editor answers terminal/create after the user has cancelled.
   const { client, log } = fakeClient(() => controller.abort());
-  const backend = clientTerminalBackend(client as never, 'sess-1');
+  const backend = clientTerminalBackend(client as never, 'sess-1', 60_000);
   const updates: ToolContent[][] = [];
-  const outcome = await backend.run(
-    { command: 'sleep 1000', cwd: '/tmp', timeoutMs: 1000, outputByteLimit: 1000 },
-    { signal: controller.signal, update: (c) => updates.push(c) },
-  );
-  assert.equal(outcome.timedOut, false);
-  assert.equal(outcome.signal, 'SIGTERM');
-  assert.deepEqual(log, ['kill', 'release']);
+  await assert.rejects(backend.run({ command: 'sleep 1000', cwd: '/tmp', timeoutMs: 1000, outputByteLimit: 1000 }, { signal: controller.signal, update: (c) => updates.push(c) }));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(updates, [], 'no terminal shown in a cancelled call');
+  assert.deepEqual(log, ['release'], 'the late terminal released (which ends its command)');
 });
 
 test('output a client terminal kept beyond outputByteLimit is cut to its last bytes, from a character, and marked', async () => {
   const limit = 1000;
+  const ended = (exit: (status: Exit) => void) => exit({ exitCode: 0, signal: null });
+  const run = (output: string, outputByteLimit: number) =>
+    clientTerminalBackend(fakeClient(ended, output).client as never, 'sess-1', 60_000).run(
+      { command: 'noisy', cwd: '/tmp', timeoutMs: 60_000, outputByteLimit },
+      { signal: new AbortController().signal, update: () => undefined },
+    );
   // A client that ignores outputByteLimit (ACP says it cuts from the beginning) and sends it all.
-  const { client } = fakeClient(() => {}, `${'start '.repeat(10_000)}${'é'.repeat(limit)}`);
-  const backend = clientTerminalBackend(client as never, 'sess-1');
-  const controller = new AbortController();
-  const running = backend.run({ command: 'noisy', cwd: '/tmp', timeoutMs: 60_000, outputByteLimit: limit }, { signal: controller.signal, update: () => undefined });
-  controller.abort(); // the fake's command ends only when killed
-  const outcome = await running;
+  const outcome = await run(`${'start '.repeat(10_000)}${'é'.repeat(limit)}`, limit);
   assert.equal(outcome.truncated, true);
   // 1000 bytes from the end is a character's start: 500 é.
   assert.equal(outcome.output, `[... earlier output omitted: the client terminal kept the last ${limit} bytes ...]\n${'é'.repeat(limit / 2)}`);
-  const odd = await clientTerminalBackend(fakeClient(() => {}, `x${'é'.repeat(limit)}`).client as never, 'sess-1').run(
-    { command: 'noisy', cwd: '/tmp', timeoutMs: 60_000, outputByteLimit: limit - 1 },
-    { signal: AbortSignal.abort(), update: () => undefined },
-  );
+  const odd = await run(`x${'é'.repeat(limit)}`, limit - 1);
   // 999 bytes from the end falls inside an é: the cut starts at the next one.
   assert.equal(odd.output.split('\n')[1], 'é'.repeat(limit / 2 - 1));
-  const fits = await clientTerminalBackend(fakeClient(() => {}, 'é'.repeat(limit / 2)).client as never, 'sess-1').run(
-    { command: 'quiet', cwd: '/tmp', timeoutMs: 60_000, outputByteLimit: limit },
-    { signal: AbortSignal.abort(), update: () => undefined },
-  );
+  const fits = await run('é'.repeat(limit / 2), limit);
   assert.deepEqual([fits.output, fits.truncated], ['é'.repeat(limit / 2), false]);
 });
 
@@ -76,7 +72,7 @@ test("a client's text over the read's maxBytes is refused; at maxBytes it is ret
   const content = 'é'.repeat(50); // 100 bytes in UTF-8, 50 characters
   const client = { request: async () => ({ content }) };
   const local = { readText: async () => assert.fail('the client reads'), writeText: async () => assert.fail('not written') };
-  const backend = clientFileBackend(client as never, 'sess-1', local, () => ({ readTextFile: true, writeTextFile: true }));
+  const backend = clientFileBackend(client as never, 'sess-1', local, () => ({ readTextFile: true, writeTextFile: true }), 60_000);
   const signal = new AbortController().signal;
   assert.equal(await backend.readText('/w/a.txt', { maxBytes: 100 }, signal), content);
   await assert.rejects(backend.readText('/w/a.txt', { maxBytes: 99 }, signal), (err: unknown) => err instanceof FileTooLargeError && err.maxBytes === 99);
