@@ -4,7 +4,8 @@ import { TroupeError } from '../core/errors.js';
 import { FileTooLargeError } from './backends.js';
 import { readConfinedAtMost } from './confined-open.js';
 import { refuseDirectoryName } from './path-guard.js';
-import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, pathProperty } from './tool.js';
+import { defineTool, fileError, type ToolDefinition, type ToolEnv, type ToolLimits, pathProperty } from './tool.js';
+import { sizeOnDisk, unsavedNotFound, unsavedReadError } from './unsaved-buffer.js';
 
 interface EditFileInput {
   path: string;
@@ -83,12 +84,15 @@ async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal)
   const shown = env.guard.display(target.path);
   refuseDirectoryName(input.path, shown, 'edit_file');
   const maxBytes = env.limits.maxFileBytes;
-  const size = await fileSize(target, shown);
-  if (size > maxBytes) throw overLimit(shown, `${size} bytes`, maxBytes);
+  // undefined: nothing on disk, but the backend is asked (an editor's unsaved buffer, unsaved-buffer.ts).
+  const size = await sizeOnDisk(target, shown);
+  if (size !== undefined && size > maxBytes) throw overLimit(shown, `${size} bytes`, maxBytes);
   // Bounded again on the file the read opens: it may have grown, or been swapped, since the size above.
   const oldText = await env.files.readText(target.path, { maxBytes }, signal).catch((err: unknown) => {
-    throw err instanceof FileTooLargeError ? overLimit(shown, `more than ${err.maxBytes} bytes`, maxBytes) : fileError(err, shown);
+    if (err instanceof FileTooLargeError) throw overLimit(shown, `more than ${err.maxBytes} bytes`, maxBytes);
+    throw size === undefined ? unsavedReadError(err, shown) : fileError(err, shown);
   });
+  if (size === undefined && oldText === '') throw unsavedNotFound(shown);
   await refuseUnsafeText(oldText, target.path, shown, env, signal);
   const found = occurrences(oldText, input.old_string);
   if (found.length === 0) {

@@ -1,7 +1,8 @@
 /** read_file: a text file, or a window of its lines. */
 import { TroupeError } from '../core/errors.js';
 import { refuseDirectoryName } from './path-guard.js';
-import { defineTool, fileError, fileSize, textResult, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
+import { defineTool, fileError, textResult, type ToolDefinition, type ToolLimits, pathProperty } from './tool.js';
+import { sizeOnDisk, unsavedNotFound, unsavedReadError } from './unsaved-buffer.js';
 
 interface ReadFileInput {
   path: string;
@@ -45,8 +46,10 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
       const target = await env.guard.check(input.path);
       const shown = env.guard.display(target.path);
       refuseDirectoryName(input.path, shown, 'read_file');
-      const size = await fileSize(target, shown);
-      if (size > env.limits.maxFileBytes && input.offset === undefined && input.limit === undefined) {
+      // undefined: nothing on disk, but the backend is asked (an editor's unsaved buffer, unsaved-buffer.ts).
+      const size = await sizeOnDisk(target, shown);
+      const unsaved = size === undefined;
+      if (size !== undefined && size > env.limits.maxFileBytes && input.offset === undefined && input.limit === undefined) {
         throw new TroupeError('tool_failed', `${shown} is ${size} bytes, over the ${env.limits.maxFileBytes}-byte limit; read a window with offset and limit, or use grep.`, { path: shown });
       }
       const offset = input.offset ?? 1;
@@ -56,8 +59,13 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
       // is over it, without holding a window whose lines are as long as a huge file.
       const maxChars = env.limits.readMaxBytes + 1;
       const text = await env.files.readText(target.path, { line: offset, limit: wanted + 2, maxChars }, ctx.signal).catch((err: unknown) => {
-        throw fileError(err, shown);
+        throw unsaved ? unsavedReadError(err, shown) : fileError(err, shown);
       });
+      // An empty buffer of a path not on disk is no file (an editor may make one for any path asked),
+      // unless it has lines before the window: asked apart, one character.
+      if (unsaved && text === '' && (offset === 1 || (await env.files.readText(target.path, { line: 1, limit: 1, maxChars: 1 }, ctx.signal).catch(() => '')) === '')) {
+        throw unsavedNotFound(shown);
+      }
       // Cut at maxChars: what follows the cut was not read.
       const unread = text.length >= maxChars;
       if (text.slice(0, BINARY_PROBE_CHARS).includes('\0')) {
@@ -97,8 +105,10 @@ export function readFileTool(limits: ToolLimits): ToolDefinition {
       } else if (continues) {
         note = `\n[showing lines ${offset}-${offset + wanted - 1}; the file continues: read again with offset ${offset + wanted}]`;
       }
-      if (body === '' && note === '') return textResult(offset > 1 ? `[${shown} has fewer than ${offset} lines]` : `[${shown} is empty]`, { locations: [{ path: target.path }] });
-      return textResult(body + note, { locations: [{ path: target.path, line: offset }] });
+      // The model may run a command on it, or grep it: neither sees what is only in the editor.
+      const where = unsaved ? `\n[${shown} is not on disk: this is the editor's unsaved buffer, which commands, grep and glob do not see]` : '';
+      if (body === '' && note === '') return textResult((offset > 1 ? `[${shown} has fewer than ${offset} lines]` : `[${shown} is empty]`) + where, { locations: [{ path: target.path }] });
+      return textResult(body + note + where, { locations: [{ path: target.path, line: offset }] });
     },
   });
 }

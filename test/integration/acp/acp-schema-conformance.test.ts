@@ -90,7 +90,13 @@ class RawClient {
 
   private async answer(m: Message): Promise<void> {
     const handler = this.handlers.get(m.method!);
-    const reply = handler ? { jsonrpc: '2.0', id: m.id, result: await handler(m.params) } : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'not here' } };
+    // A handler that throws is answered as the SDK answers it (a read of a file that is not there).
+    const outcome = handler
+      ? await Promise.resolve()
+          .then(() => handler(m.params))
+          .then((result) => ({ result }), (err: unknown) => ({ error: { code: -32603, message: 'Internal error', data: { details: String((err as Error)?.message ?? err) } } }))
+      : { error: { code: -32601, message: 'not here' } };
+    const reply = { jsonrpc: '2.0', id: m.id, ...outcome };
     this.proc.stdin!.write(JSON.stringify(reply) + '\n');
   }
 

@@ -1,0 +1,44 @@
+/**
+ * A path with nothing on disk may still be a file of the editor's: a new buffer not saved yet, which
+ * ACP's `fs/read_text_file` exists to serve. read_file and edit_file ask the file backend for such a
+ * path instead of refusing it as not found: the local backend answers ENOENT ("File not found", as
+ * before), an ACP client's bridge asks the editor. Until 2026-12-07 they answered "File not found"
+ * without asking, so a model could not read or edit a file the person had open but not saved.
+ */
+import { TroupeError } from '../core/errors.js';
+import { notUtf8NameError } from './non-utf8-names.js';
+import type { GuardedPath } from './path-guard.js';
+import { errnoOf, fileError, fileSize } from './tool.js';
+
+/**
+ * The size on disk of the file at `target` (refused as fileSize refuses it), or undefined when nothing
+ * is there, for the backend to be asked (a name that is there but not UTF-8 is refused as fileSize does).
+ */
+export async function sizeOnDisk(target: GuardedPath, shown: string): Promise<number | undefined> {
+  if (target.exists) return fileSize(target, shown);
+  const notUtf8 = await notUtf8NameError(target.path, shown);
+  if (notUtf8) throw notUtf8;
+  return undefined;
+}
+
+const notFound = (shown: string, why = '') =>
+  new TroupeError('tool_failed', `File not found: ${shown}${why}`, { path: shown, errno: 'ENOENT' });
+
+/**
+ * The error of a failed read of a path with nothing on disk: the local backend's ENOENT is "File not
+ * found" as ever; an editor's refusal is that too, with the editor's reason (a read that timed out
+ * stays a timeout).
+ */
+export function unsavedReadError(err: unknown, shown: string): TroupeError {
+  if (err instanceof TroupeError || errnoOf(err) !== undefined) return fileError(err, shown);
+  return notFound(shown, ` (nothing is on disk there, and the editor gave no text for it: ${err instanceof Error ? err.message : String(err)})`);
+}
+
+/**
+ * An empty text read for a path with nothing on disk is no file: an editor may answer a read of any
+ * missing path with an empty new buffer (Zed opens one), and "the file is empty" would tell the model
+ * that a file exists.
+ */
+export function unsavedNotFound(shown: string): TroupeError {
+  return notFound(shown, ' (nothing is on disk there, and the editor has no text for it)');
+}
