@@ -5,6 +5,7 @@
  */
 export const AGENT_REQUEST_METHODS: ReadonlySet<string> = new Set([
   'initialize',
+  'authenticate',
   'session/new',
   'session/load',
   'session/resume',

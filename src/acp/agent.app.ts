@@ -20,7 +20,7 @@ import type { LineWriter } from './session-replay.js';
 import { commandsUpdate, configOptions, cwdMismatch, modeState, sameCwd, SLASH_COMMANDS } from './session-options.js';
 import { logLockHolder } from '../store/log-lock.js';
 import { sessionLogPath } from '../store/paths.js';
-import { initializeResult } from './capabilities.js';
+import { authenticateRefusal, initializeResult } from './capabilities.js';
 import { guard } from './guarded-handler.js';
 import { WaitingPrompts } from './waiting-prompts.js';
 import { clientOffer } from './client-offer.js';
@@ -230,6 +230,12 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
       })();
       return initializeResult(images);
     })
+    .onRequest(
+      'authenticate',
+      guarded('authenticate', async (p: acp.AuthenticateRequest) => {
+        throw authenticateRefusal(p.methodId);
+      }),
+    )
     .onRequest(
       'session/new',
       guarded('session/new', async (p: acp.NewSessionRequest, { client, signal }) => {

@@ -10,6 +10,7 @@ import { clientOffer, type ClientOffer } from '../../acp/client-offer.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
 import { errorResponse, isRequest, sessionIdOf, type JsonRpcMessage } from './rpc.js';
+import { authenticateRefusal } from '../../acp/capabilities.js';
 import { sessionListAnswer } from './session-list.answer.js';
 import { isTroupeError } from '../../core/errors.js';
 
@@ -77,6 +78,10 @@ export class RelayConnection implements AcpConnectionPeer {
         return;
       case 'session/new':
         if (request) return this.relay.newSession(this, msg, on);
+        return;
+      case 'authenticate':
+        // Answered here, as troupe acp answers it: no child has anything else to say (capabilities.ts).
+        if (request) void this.answer(msg, { jsonrpc: '2.0', id: msg.id, error: authenticateRefusal((msg.params as { methodId?: unknown } | undefined)?.methodId).toRpc() }, on);
         return;
       case 'session/list':
         if (request) void sessionListAnswer(this.relay.index, msg).then((answer) => this.answer(msg, answer, on));

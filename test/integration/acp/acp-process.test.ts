@@ -79,6 +79,20 @@ test('the errors the SDK makes itself carry the string code in data.code, and ke
   assert.deepEqual([unknown?.code, unknown?.data.code, unknown?.data.method], [-32601, 'method_not_found', 'no/such_method']);
 });
 
+test('authenticate, a baseline ACP method, is answered invalid_params naming the method asked for: troupe advertises none (authMethods []), so none can be used; not -32601 as if it had no such method', async () => {
+  const { out } = await raw([
+    init,
+    JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'authenticate', params: { methodId: 'api-key' } }),
+    JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'authenticate', params: {} }),
+  ]);
+  assert.deepEqual(out.find((m) => m.id === 1)?.result.authMethods, []);
+  const refused = out.find((m) => m.id === 2)?.error;
+  assert.deepEqual([refused?.code, refused?.data.code, refused?.data.methodId, refused?.data.authMethods], [-32602, 'invalid_params', 'api-key', []], JSON.stringify(refused));
+  assert.match(refused.message, /^troupe needs no authentication: it advertises no authentication methods \(authMethods is \[\]\), so there is no method "api-key" to authenticate with\./);
+  // Without its methodId: the SDK's own check of the params.
+  assert.deepEqual([out.find((m) => m.id === 3)?.error.code, out.find((m) => m.id === 3)?.error.data.code], [-32602, 'invalid_params']);
+});
+
 test('requests before initialize are refused; a second initialize over stdio is allowed', async () => {
   const { out } = await raw([JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'session/list', params: {} }), init.replace('"id":1', '"id":2'), init.replace('"id":1', '"id":3')]);
   assert.equal(out.find((m) => m.id === 1)?.error.code, -32600);

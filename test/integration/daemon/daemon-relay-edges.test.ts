@@ -112,6 +112,17 @@ test('ws: a session method whose params name no session is invalid_params (-3260
   assert.equal((await c.until((m) => m.id === 100, 'a prompt')).result?.stopReason, 'end_turn', 'the session still serves');
 });
 
+test('ws: authenticate is answered by the daemon as by troupe acp: invalid_params naming the method, none being advertised (not -32601)', async (t) => {
+  const d = await Daemon.start({ script: writeOnce });
+  t.after(() => d.stop());
+  const c = await rawWs(d);
+  t.after(() => c.ws.close());
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'authenticate', params: { methodId: 'api-key' } }));
+  const refused = (await c.until((m) => m.id === 1, 'authenticate')).error;
+  assert.deepEqual([refused?.code, refused?.data?.code, refused?.data?.methodId, refused?.data?.authMethods], [-32602, 'invalid_params', 'api-key', []], JSON.stringify(refused));
+  assert.match(refused.message, /^troupe needs no authentication: it advertises no authentication methods/);
+});
+
 test("ws: a child's own check of a request's params (the SDK's) answers with data.code invalid_params, its detail kept", async (t) => {
   const d = await Daemon.start({ script: writeOnce });
   t.after(() => d.stop());
