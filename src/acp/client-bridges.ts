@@ -111,12 +111,13 @@ export function clientTerminalBackend(client: Client, sessionId: string, waitMs:
         outputByteLimit: req.outputByteLimit,
       };
       // A terminal the client makes after troupe stopped waiting (the wait ran out, or a cancel) runs
-      // the command nobody waits for: released (which kills it) as soon as its id is known.
+      // the command nobody waits for: released (which kills it) as soon as its id is known. The create
+      // is not withdrawn, so that its late answer comes at all (client-answer.ts `withdraw`).
       const late = (answer: unknown) => {
         const id = isRecord(answer) ? answer.terminalId : undefined;
         if (typeof id === 'string' && id !== '') sent('terminal/release', id);
       };
-      const created = await askClient<unknown>(client, 'terminal/create', params, ctx.signal, { waitMs, late, after: '; a terminal it makes later is released' }).catch((err: unknown) => {
+      const created = await askClient<unknown>(client, 'terminal/create', params, ctx.signal, { waitMs, late, withdraw: false, after: '; a terminal it makes later is released' }).catch((err: unknown) => {
         throw withClientReason(err);
       });
       const id = isRecord(created) ? created.terminalId : undefined;

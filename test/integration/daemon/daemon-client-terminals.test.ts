@@ -103,3 +103,19 @@ test("the client whose terminal runs a command goes: the process's requests on t
   assert.equal(final.status, 'failed', JSON.stringify(final));
   assert.match(final.rawOutput.output, /has left the session/);
 });
+
+test('a session/cancel while the editor has not yet answered terminal/create: the terminal it makes after is released by the process, its command ended (the relay hands the late answer on)', async (t) => {
+  const sleeper = { replies: [[{ tool_call: { name: 'run_command', input: { command: 'echo started; exec sleep 30' } } }], [{ text: 'unreached' }]] };
+  const editorTerminals = new ClientTerminals('editor_term_');
+  t.after(() => editorTerminals.killAll());
+  editorTerminals.held.methods.add('terminal/create');
+  const { a: editor } = await daemonWithClients(t, { script: sleeper }, { handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
+  const sessionId = (await editor.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const turn = editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
+  await waitFor('terminal/create asked', () => editorTerminals.held.waiting.length === 1);
+  await editor.agent.notify('session/cancel', { sessionId });
+  assert.equal((await turn).stopReason, 'cancelled');
+  editorTerminals.held.answerAll();
+  await waitFor('the late terminal released, its command ended', () => editorTerminals.calls.includes('release editor_term_1') && editorTerminals.ended('editor_term_1'));
+  assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'release editor_term_1']);
+});
