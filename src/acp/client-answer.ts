@@ -18,10 +18,15 @@ import { MAX_TIMER_MS, msFromEnv } from '../core/option-values.js';
  */
 export const DEFAULT_CLIENT_ANSWER_MS = 30_000;
 
+/** What each environment gave, read once: a bad value is warned of once, not at every session's opening. */
+const readFrom = new WeakMap<NodeJS.ProcessEnv, number>();
+
 /** TROUPE_CLIENT_ANSWER_TIMEOUT_MS, read as the other `…_MS` variables are (core/option-values.ts). */
 export function clientAnswerMsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): number {
+  const known = readFrom.get(env);
+  if (known !== undefined) return known;
   const name = 'TROUPE_CLIENT_ANSWER_TIMEOUT_MS';
-  return msFromEnv(env, name, {
+  const ms = msFromEnv(env, name, {
     otherwise: DEFAULT_CLIENT_ANSWER_MS,
     min: 1,
     max: MAX_TIMER_MS,
@@ -31,6 +36,8 @@ export function clientAnswerMsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): n
       return MAX_TIMER_MS;
     },
   });
+  readFrom.set(env, ms);
+  return ms;
 }
 
 /** The failure of a request the client did not answer within `waitMs` (`tool_timeout`, data.method, data.waitedMs). */

@@ -91,3 +91,15 @@ test('session/cancel while the editor holds a read or a terminal/create (the def
     assert.equal(await c.close(), 0, method);
   }
 });
+
+test('a TROUPE_CLIENT_ANSWER_TIMEOUT_MS that is no whole number of milliseconds is the default, said once on stderr however many sessions open', async (t) => {
+  const c = AcpChild.start({ script: { replies: [[{ text: 'one' }], [{ text: 'two' }]] }, env: { TROUPE_CLIENT_ANSWER_TIMEOUT_MS: '10s' } });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true } });
+  for (const text of ['first', 'second']) assert.equal((await c.prompt(await c.newSession(workspace()), text)).stopReason, 'end_turn');
+  assert.equal(await c.close(), 0);
+  const warnings = c.stderr.split('\n').filter((l) => l.includes('TROUPE_CLIENT_ANSWER_TIMEOUT_MS is not a whole number of milliseconds of 1 or more; using the default'));
+  assert.equal(warnings.length, 1, c.stderr);
+  assert.match(warnings[0]!, /10s/);
+  assert.match(warnings[0]!, /30000/);
+});
