@@ -91,7 +91,7 @@ export async function* streamWithWatchdog<Chunk>(call: VendorStreamCall<Chunk>, 
       // down for a while) is not waited for in silence: the turn ends with the failure and the delay
       // (a rate limit's or any other's, askedDelay), for the user to decide.
       if ((failure.retryAfterMs ?? 0) > MAX_RETRY_WAIT_MS) throw failure;
-      const delayMs = Math.round(failure.retryAfterMs ?? backoffMs(attempt));
+      const delayMs = retryDelayMs(failure.retryAfterMs, attempt);
       // Said before the wait, not after: until 2026-12-07 a retry was silent, and the person saw the
       // turn hang for up to a minute with no sign why. Not an event of the reply (`delivered` stays).
       yield { type: 'retry', kind: failure.kind, ...(failure.status === undefined ? {} : { status: failure.status }), vendorMessage: failure.vendorMessage, attempt: attempt + 2, attempts: policy.maxRetries + 1, delayMs };
@@ -165,6 +165,17 @@ function waitIdle<T>(work: Promise<T>, policy: StreamPolicy, vendor: AbortContro
 
 function duration(ms: number): string {
   return ms >= 1000 ? `${Number((ms / 1000).toFixed(3))} s` : `${ms} ms`;
+}
+
+/**
+ * How long retry `attempt` (0 for the first) waits: the delay the vendor asked for, in whole
+ * milliseconds, if it is over 0; else troupe's backoff. A delay of 0 (`retry-after: 0`, Gemini's
+ * `retryDelay: "0s"`) or less asks for nothing a retry can wait, and was waited as 0 ms until
+ * 2026-12-07: every retry at once, a tight loop against a server that had just said it was overloaded
+ * (the vendors' SDKs, when their retries were on, took their own backoff for it too).
+ */
+export function retryDelayMs(askedMs: number | undefined, attempt: number): number {
+  return askedMs !== undefined && askedMs > 0 ? Math.ceil(askedMs) : Math.round(backoffMs(attempt));
 }
 
 /** Exponential backoff with jitter: ~0.5 s, 1 s, 2 s … capped at 8 s. */

@@ -258,16 +258,24 @@ export function costOf(
   return { amount: micro / 1_000_000, currency: 'USD' };
 }
 
-/** The delay a vendor asks for: `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date). */
+/**
+ * The delay a vendor asks for: `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP
+ * date); undefined when it asks for none that can be waited: a value of zero or less, an HTTP date
+ * now or past, or text that is neither. Such a value is no delay asked, and a retry waits troupe's
+ * own backoff (core/model-stream.ts), as the Anthropic and OpenAI SDKs did when their retries were
+ * on (they took a delay only over 0 and under 60 s). Until 2026-12-07 `retry-after: 0` (or a past
+ * date, or a negative number) was a delay of 0 ms: every retry of the call was made at once, a tight
+ * loop on a server that said it was overloaded. A `retry-after-ms` of no use falls to `retry-after`.
+ */
 export function retryAfterMs(headers: Headers | undefined): number | undefined {
   const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const raw = headers?.get('retry-after');
+  if (Number.isFinite(ms) && ms > 0) return ms;
+  const raw = headers?.get('retry-after')?.trim();
   if (!raw) return undefined;
   const seconds = Number.parseFloat(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  if (Number.isFinite(seconds)) return seconds > 0 ? seconds * 1000 : undefined;
   const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+  return Number.isNaN(date) || date <= Date.now() ? undefined : date - Date.now();
 }
 
 /**

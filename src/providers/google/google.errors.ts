@@ -47,7 +47,7 @@ export function toGoogleProviderError(err: unknown, signal: AbortSignal): Provid
     if (kind === 'quota_exceeded') return new ProviderError(kind, message, { status: err.status, explanation: QUOTA_EXPLANATION });
     // A RetryInfo is read on every retried failure (a 503 UNAVAILABLE's too), not a 429's alone (askedDelay).
     // The SDK's ApiError keeps no headers: a retry-after header cannot be read here.
-    return new ProviderError(kind, message, { status: err.status, retryAfterMs: askedDelay(kind, undefined, retryDelayMs(body)) });
+    return new ProviderError(kind, message, { status: err.status, retryAfterMs: askedDelay(kind, undefined, retryInfoDelayMs(body)) });
   }
   const message = err instanceof Error ? err.message : String(err);
   return new ProviderError('network', message);
@@ -78,9 +78,12 @@ function parseBody(message: string): GoogleErrorBody | undefined {
   }
 }
 
-/** RetryInfo's `retryDelay` ("7s", "0.5s"), which is how Gemini says when to come back. */
-export function retryDelayMs(body: GoogleErrorBody | undefined): number | undefined {
+/**
+ * RetryInfo's `retryDelay` ("7s", "0.5s"), which is how Gemini says when to come back; undefined for
+ * one of 0 or less ("0s"), which asks for no delay a retry can wait (core/provider.ts retryAfterMs).
+ */
+export function retryInfoDelayMs(body: GoogleErrorBody | undefined): number | undefined {
   const delay = body?.details?.find((d) => d['@type']?.endsWith('google.rpc.RetryInfo'))?.retryDelay;
   const seconds = delay ? Number.parseFloat(delay) : Number.NaN;
-  return Number.isFinite(seconds) ? Math.max(0, seconds * 1000) : undefined;
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
 }

@@ -113,13 +113,14 @@ function bodyStatus(code: unknown): number | undefined {
  */
 export function delayInMessage(message: string): number | undefined {
   const words = /\bretry after (\d+(?:\.\d+)?) seconds?\b/i.exec(message);
-  if (words) return Number.parseFloat(words[1]!) * 1000;
+  // "after 0 seconds", "in 0s": no delay a retry can wait, none asked (core/provider.ts retryAfterMs).
+  if (words) return Number.parseFloat(words[1]!) > 0 ? Number.parseFloat(words[1]!) * 1000 : undefined;
   const spelled = /\btry again in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)/i.exec(message)?.[1];
   if (!spelled) return undefined;
   const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
   let ms = 0;
   for (const [, n, u] of spelled.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/gi)) ms += Number.parseFloat(n!) * unit[u!.toLowerCase()]!;
-  return Math.round(ms);
+  return ms > 0 ? Math.round(ms) : undefined;
 }
 
 /** Classifies a failure by HTTP status (absent for in-stream errors), error code, type and message. */

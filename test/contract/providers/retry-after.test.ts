@@ -41,13 +41,13 @@ const openaiAdapters: [string, (server: ReplayServer) => ModelProvider, string, 
 ];
 
 for (const [name, make, model, text] of openaiAdapters) {
-  test(`${name}: a 503's retry-after-ms and a 400 with x-should-retry: true and retry-after: 0 are the retries' delays`, async (t) => {
+  test(`${name}: a 503's retry-after-ms and a 400 with x-should-retry: true and retry-after: 0.02 are the retries' delays`, async (t) => {
     const server = await serve(t);
-    server.enqueue(openaiError(503, { 'retry-after-ms': '30' }), openaiError(400, { 'x-should-retry': 'true', 'retry-after': '0' }), { sse: fixture(text) });
+    server.enqueue(openaiError(503, { 'retry-after-ms': '30' }), openaiError(400, { 'x-should-retry': 'true', 'retry-after': '0.02' }), { sse: fixture(text) });
     const { retries, last } = await retried(make(server), model);
     assert.deepEqual(retries, [
       ['overloaded', 503, 2, 30],
-      ['invalid_request', 400, 3, 0],
+      ['invalid_request', 400, 3, 20],
     ]);
     assert.equal(last?.type, 'stop');
     assert.equal(server.requests.length, 3);
@@ -84,13 +84,13 @@ test("anthropic: a 529 overloaded_error's retry-after-ms and a 500's retry-after
   const error = (type: string, message: string) => ({ type: 'error', error: { type, message } });
   server.enqueue(
     { status: 529, headers: { 'retry-after-ms': '25' }, json: error('overloaded_error', 'Overloaded') },
-    { status: 500, headers: { 'retry-after': '0' }, json: error('api_error', 'Internal server error') },
+    { status: 500, headers: { 'retry-after': '0.02' }, json: error('api_error', 'Internal server error') },
     { sse: fixture('anthropic-text.sse') },
   );
   const { retries, last } = await retried(new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 2 }), 'claude-sonnet-4-6');
   assert.deepEqual(retries, [
     ['overloaded', 529, 2, 25],
-    ['overloaded', 500, 3, 0],
+    ['overloaded', 500, 3, 20],
   ]);
   assert.equal(last?.type, 'stop');
   assert.equal(server.requests.length, 3);
@@ -119,4 +119,90 @@ test("google: a 503 UNAVAILABLE's RetryInfo is the retry's delay", async (t) => 
   assert.deepEqual(retries, [['overloaded', 503, 2, 20]]);
   assert.equal(last?.type, 'stop');
   assert.equal(server.requests.length, 2);
+});
+
+// A delay of zero or less, a date already past, or words that are no delay ask for nothing a retry can
+// wait: the retry waits troupe's backoff (its first: 375 to 500 ms), as the vendors' SDKs did, and a
+// failure keeps no delay of 0 for the client. Until 2026-12-07 each was a delay of 0 ms: every retry
+// was made at once, a tight loop of `maxRetries` requests on a server that had said it was overloaded.
+const FIRST_BACKOFF: [number, number] = [375, 500];
+const noDelay: Record<string, string>[] = [
+  { 'retry-after': '0' },
+  { 'retry-after-ms': '0' },
+  { 'retry-after': '-3' },
+  { 'retry-after-ms': '-250', 'retry-after': ' 0 ' },
+  { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' },
+  { 'retry-after': 'soon' },
+];
+
+/** One retry of `failing` (answered twice), its delay, and the failure the call then ends with. */
+async function afterNoDelay(t: TestContext, make: (server: ReplayServer) => ModelProvider, model: string, failing: ReplayStep): Promise<{ delays: number[]; err: unknown }> {
+  const server = await serve(t);
+  server.enqueue(failing, failing);
+  const seen: ProviderEvent[] = [];
+  const err = await failure(make(server), request(model), seen);
+  assert.equal(server.requests.length, 2);
+  return { delays: seen.flatMap((e) => (e.type === 'retry' ? [e.delayMs] : [])), err };
+}
+
+function assertBackoff(delays: number[], what: string): void {
+  assert.equal(delays.length, 1, what);
+  assert.ok(delays[0]! >= FIRST_BACKOFF[0] && delays[0]! <= FIRST_BACKOFF[1], `${what}: waited ${delays[0]} ms, not troupe's first backoff`);
+}
+
+const openaiAnswer = (status: number, headers: Record<string, string>): ReplayStep =>
+  status === 429 ? { status, headers, json: { error: { message: 'Rate limit reached.', type: 'requests', param: null, code: 'rate_limit_exceeded' } } } : openaiError(status, headers);
+const anthropicAnswer = (status: number, headers: Record<string, string>): ReplayStep => ({
+  status,
+  headers,
+  json: { type: 'error', error: status === 429 ? { type: 'rate_limit_error', message: 'Rate limited' } : { type: 'overloaded_error', message: 'Overloaded' } },
+});
+const oneRetryAdapters: [string, (server: ReplayServer) => ModelProvider, string, number, (status: number, headers: Record<string, string>) => ReplayStep][] = [
+  ['openai', (server) => new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 1 }), 'gpt-5', 503, openaiAnswer],
+  ['openai-compatible', (server) => new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 1 }), 'qwen3', 503, openaiAnswer],
+  ['anthropic', (server) => new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 1 }), 'claude-sonnet-4-6', 529, anthropicAnswer],
+];
+
+for (const [name, make, model, overloaded, answer] of oneRetryAdapters) {
+  test(`${name}: a retry-after of 0, less, a past date or no number is no delay: the retry waits troupe's backoff, and the failure keeps none`, async (t) => {
+    await Promise.all(
+      noDelay.flatMap((headers) =>
+        [overloaded, 429].map(async (status) => {
+          const what = `${status} ${JSON.stringify(headers)}`;
+          const { delays, err } = await afterNoDelay(t, make, model, answer(status, headers));
+          assertBackoff(delays, what);
+          assert.ok(isProviderError(err, status === 429 ? 'rate_limited' : 'overloaded') && err.retryAfterMs === undefined, `${what}: ${String(err)} keeps ${(err as { retryAfterMs?: number }).retryAfterMs}`);
+        }),
+      ),
+    );
+  });
+}
+
+test('openai: a retry-after-ms of 0 falls to the answer\'s retry-after', async (t) => {
+  const server = await serve(t);
+  server.enqueue(openaiError(503, { 'retry-after-ms': '0', 'retry-after': '0.03' }), { sse: fixture('openai-responses-text.sse') });
+  const { retries } = await retried(new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 1 }), 'gpt-5');
+  assert.deepEqual(retries, [['overloaded', 503, 2, 30]]);
+});
+
+test("google: a RetryInfo of 0s is no delay: the retry waits troupe's backoff, and a rate limit keeps no delay", async (t) => {
+  const body = (code: number, status: string) => ({
+    status: code,
+    json: { error: { code, message: 'Try again.', status, details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '0s' }] } },
+  });
+  const make = (server: ReplayServer) => new GoogleProvider({ apiKey: 'AIza-test', baseURL: server.url, maxRetries: 1 });
+  await Promise.all(
+    [body(503, 'UNAVAILABLE'), body(429, 'RESOURCE_EXHAUSTED')].map(async (step) => {
+      const { delays, err } = await afterNoDelay(t, make, 'gemini-2.5-flash', step);
+      assertBackoff(delays, String(step.status));
+      assert.ok(isProviderError(err) && err.retryAfterMs === undefined, String(err));
+    }),
+  );
+});
+
+test('openai: a rate limit whose words say "try again in 0s" is no delay: troupe\'s backoff, none kept', async (t) => {
+  const step: ReplayStep = { status: 429, json: { error: { message: 'Rate limit reached for gpt-5. Please try again in 0s.', type: 'tokens', param: null, code: 'rate_limit_exceeded' } } };
+  const { delays, err } = await afterNoDelay(t, (server) => new OpenAIResponsesProvider({ apiKey: 'k', baseURL: `${server.url}/v1`, maxRetries: 1 }), 'gpt-5', step);
+  assertBackoff(delays, '429 in 0s');
+  assert.ok(isProviderError(err, 'rate_limited') && err.retryAfterMs === undefined, String(err));
 });

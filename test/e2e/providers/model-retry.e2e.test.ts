@@ -103,14 +103,14 @@ const vendorAsked: { name: string; section: string; env: (url: string) => Record
     steps: [
       { json: { object: 'response.input_tokens', input_tokens: 1_250 } },
       { status: 503, headers: { 'retry-after-ms': '30' }, json: { error: { message: 'The server is overloaded, please try again later.', type: 'server_error', param: null, code: null } } },
-      { status: 400, headers: { 'x-should-retry': 'true', 'retry-after': '0' }, json: { error: { message: 'Invalid value for the request.', type: 'invalid_request_error', param: null, code: null } } },
+      { status: 400, headers: { 'x-should-retry': 'true', 'retry-after': '0.02' }, json: { error: { message: 'Invalid value for the request.', type: 'invalid_request_error', param: null, code: null } } },
       { sse: fixture('e2e-openai-responses-answer.sse') },
     ],
     logged: [
       ['provider_overloaded', 503, 2, 3, 30],
-      ['provider_invalid_request', 400, 3, 3, 0],
+      ['provider_invalid_request', 400, 3, 3, 20],
     ],
-    said: ['openai is overloaded or failing (503), retrying in 30 ms (attempt 2 of 3)', 'openai answered an error (400) it says to send again, retrying in 0 ms (attempt 3 of 3)'],
+    said: ['openai is overloaded or failing (503), retrying in 30 ms (attempt 2 of 3)', 'openai answered an error (400) it says to send again, retrying in 20 ms (attempt 3 of 3)'],
   },
   {
     name: 'anthropic: a 529 overloaded_error',
