@@ -238,16 +238,32 @@ export function missingCredential(modelId: string, env: NodeJS.ProcessEnv, confi
 }
 
 /**
+ * Why `modelId` is no model id at all, whatever its provider: whitespace around it or in it, or a
+ * control character; undefined when it is none of these. No vendor names a model with a space, and
+ * an id pasted from a web page may carry a no-break space that looks like one: until 2026-12-07 an
+ * id with one inside (`openai/ gpt-4o`, `anthropic/claude x`) was taken, and went to the vendor.
+ */
+function malformedModelId(modelId: string): string | undefined {
+  if (modelId !== modelId.trim()) return `model id ${JSON.stringify(modelId)} has spaces around it; model ids look like provider/model`;
+  const odd = /[\s\p{Cc}]/u.exec(modelId)?.[0];
+  if (odd === undefined) return undefined;
+  const what = odd === ' ' ? 'a space' : `the character U+${odd.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `model id ${JSON.stringify(modelId)} has ${what} in it; model ids look like provider/model, with no spaces`;
+}
+
+/**
  * Refuses a model id a session is switched to (`session/set_config_option`, `/model`, `troupe run
- * --model`) that no turn could ever use, before it becomes the session's model: an id with spaces
- * around it (invalid_params: kept as given, it showed as a choice of its own), one of no known
+ * --model`) that no turn could ever use,
+ * before it becomes the session's model: an id with spaces around it or in it, or a control character
+ * (invalid_params: kept as given, `scripted/demo ` showed as a choice of its own), one of no known
  * provider (resolveModel's model_not_found), or one a provider whose catalogue is all it has (scripted)
  * does not have (model_not_found, naming its models: until 2026-12-07 `scripted/nope` was taken, and
  * every later turn failed). Any other id of a known provider goes to its vendor as it is, as
  * docs/providers.md promises (dated snapshots, models newer than the catalogue).
  */
 export function assertKnownModel(modelId: string, env: NodeJS.ProcessEnv, config: TroupeConfig): void {
-  if (modelId !== modelId.trim()) throw new TroupeError('invalid_params', `model id ${JSON.stringify(modelId)} has spaces around it; model ids look like provider/model`);
+  const malformed = malformedModelId(modelId);
+  if (malformed) throw new TroupeError('invalid_params', malformed, { modelId });
   const { id, model } = resolveModel(modelId, env, config);
   const provider = id.slice(0, id.length - model.length - 1) as ProviderId;
   const entry = ENTRIES[provider];

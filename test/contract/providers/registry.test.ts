@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { modelsCommand } from '../../../src/cli/models.command.js';
 import { configPath, CREDENTIAL_ENV_VARS, loadConfig, settingsFor, type TroupeConfig } from '../../../src/providers/config.js';
-import { chooseDefaultModel, defaultModel, providerStatus, resolveModel } from '../../../src/providers/registry.js';
+import { assertKnownModel, chooseDefaultModel, defaultModel, providerStatus, resolveModel } from '../../../src/providers/registry.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -68,6 +68,14 @@ describe('default model', () => {
       }),
       { seed, numRuns: 100 },
     );
+  });
+});
+
+describe('assertKnownModel', () => {
+  test('a model id with whitespace or a control character anywhere is invalid_params naming it', () => {
+    for (const id of ['openai/ gpt-4o', 'anthropic/claude x', 'openai/gpt\u00a04o', 'openai/gpt-4o\n', 'openai/gpt\u00004o', ' scripted/demo']) {
+      assert.throws(() => assertKnownModel(id, {}, {}), (err) => isTroupeError(err, 'invalid_params') && err.data.modelId === id && err.message.startsWith(`model id ${JSON.stringify(id)} has `), JSON.stringify(id));
+    }
   });
 });
 

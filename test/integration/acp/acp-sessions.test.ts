@@ -189,6 +189,19 @@ test('the model option refuses a model no turn could use, and the session keeps 
     c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'scripted/demo ' }),
     (e: any) => rpcError(-32602, 'invalid_params')(e) && /has spaces around it/.test(e.message),
   );
+  // So is an id with a space (or any whitespace, or a control character) inside: it went to the vendor.
+  for (const [value, what] of [
+    ['openai/ gpt-4o', 'a space'],
+    ['anthropic/claude x', 'a space'],
+    ['openai/gpt\u00a04o', 'the character U+00A0'],
+    ['openai/gpt-4o\tx', 'the character U+0009'],
+  ]) {
+    await assert.rejects(
+      c.agent.request('session/set_config_option', { sessionId, configId: 'model', value: value! }),
+      (e: any) => rpcError(-32602, 'invalid_params')(e) && e.data?.modelId === value && e.message.startsWith(`model id ${JSON.stringify(value)} has ${what} in it`),
+      value,
+    );
+  }
   // So is the slash command, which takes the same path.
   await assert.rejects(c.prompt(sessionId, '/model scripted/nope'), rpcError(-32046, 'model_not_found'));
   let state: any = await c.agent.request('_troupe/session_state', { sessionId });
