@@ -35,6 +35,7 @@ export interface MakeParts extends SessionParts {
   readonly mcp: Pick<SessionMcp, 'stop'>;
   /** Throws `capacity_exceeded` once the shutdown has begun. */
   refuseWhileStopping(): void;
+  /** The default model; throws when no turn could use it (a TROUPE_MODEL of no model troupe serves). */
   defaultModel(): string;
   useMcpServers(sessionId: string, cwd: string, servers: NewSessionMcp['servers'], signal: AbortSignal | undefined, additionalDirectories: string[]): Promise<void>;
 }
@@ -45,6 +46,7 @@ export async function makeSession(host: MakeParts, init: NewSession, history: re
   assertDirectory(init.cwd, 'cwd');
   const cwd = sessionCwd(init.cwd);
   const additionalDirectories = requestedDirectories(cwd, init.additionalDirectories);
+  // A fork keeps its source's model as it is (the default is checked: host.defaultModel).
   const model = init.model ?? host.defaultModel();
   resolveModel(model, host.env, host.config);
   const mode = init.mode ?? DEFAULT_MODE_ID;

@@ -14,7 +14,7 @@ import type { EngineLimits } from '../actors/engine-core.js';
 import { INDEXED_EVENT_TYPES, isFinallyDeleted, recheckInBackground, SessionIndex, sessionsDir, type BackgroundRecheck, type FileEventLog } from '../store/index.js';
 import { nextTurn } from '../core/next-turn.js';
 import type { mcpServersOf } from '../tools/index.js';
-import { defaultModel } from '../providers/registry.js';
+import { usableDefaultModel } from '../providers/registry.js';
 import type { TroupeConfig } from '../providers/config.js';
 import type { ProjectionCaps } from './update.projection.js';
 import { clientOffer, type ClientOffer } from './client-offer.js';
@@ -166,8 +166,9 @@ export class SessionHost {
     return this.offer;
   }
 
+  /** The model of a new session that names none: refused when no turn could use it (usableDefaultModel). */
   defaultModel(): string {
-    return defaultModel(this.opts.env, this.opts.config);
+    return usableDefaultModel(this.opts.env, this.opts.config);
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import { isTroupeError } from '../core/errors.js';
 import { configPath, loadConfig } from '../providers/config.js';
-import { chooseDefaultModel, providerStatus, resolveModel } from '../providers/registry.js';
+import { chooseDefaultModel, defaultModelProblem, providerStatus, resolveModel } from '../providers/registry.js';
 
 export function acpCheck(env: NodeJS.ProcessEnv, out: (line: string) => void): number {
   let config;
@@ -25,7 +25,11 @@ export function acpCheck(env: NodeJS.ProcessEnv, out: (line: string) => void): n
     for (const m of broken) out(`       ${m.id}: ${m.problem}`);
   }
   const chosen = chooseDefaultModel(env, config);
+  // The check a new session's default gets (usableDefaultModel): until 2026-12-07 only resolveModel's,
+  // and TROUPE_MODEL=scripted/nope was "ready" though every turn would fail model_not_found.
+  const refused = defaultModelProblem(env, config);
   try {
+    if (refused) throw refused;
     const resolved = resolveModel(chosen.modelId, env, config);
     out(`model    ${resolved.id} (${chosen.source}), context window ${resolved.capabilities.contextWindow}`);
   } catch (err) {

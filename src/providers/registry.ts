@@ -253,7 +253,7 @@ function malformedModelId(modelId: string): string | undefined {
 
 /**
  * Refuses a model id a session is switched to (`session/set_config_option`, `/model`, `troupe run
- * --model`) that no turn could ever use,
+ * --model`) or made with (the default model, usableDefaultModel) that no turn could ever use,
  * before it becomes the session's model: an id with spaces around it or in it, or a control character
  * (invalid_params: kept as given, `scripted/demo ` showed as a choice of its own), one of no known
  * provider (resolveModel's model_not_found), or one a provider whose catalogue is all it has (scripted)
@@ -270,6 +270,41 @@ export function assertKnownModel(modelId: string, env: NodeJS.ProcessEnv, config
   if (!entry.closed) return;
   const models = entry.catalogue(env, config).map((row) => `${provider}/${row.id}`);
   if (!models.includes(id)) throw new TroupeError('model_not_found', `${provider} has no model '${model}': its models are ${models.join(', ')}`, { modelId });
+}
+
+/**
+ * The default model (chooseDefaultModel) for a new session, refused as a switch to it would be
+ * (assertKnownModel), with where it came from and what to do: until 2026-12-07 `TROUPE_MODEL=scripted/nope`
+ * made sessions whose every turn failed model_not_found. A session that names its own model (a fork,
+ * one opened from its log) keeps it, whatever it is, and is never checked here.
+ */
+export function usableDefaultModel(env: NodeJS.ProcessEnv, config: TroupeConfig): string {
+  const problem = defaultModelProblem(env, config);
+  if (problem) throw problem;
+  return chooseDefaultModel(env, config).modelId;
+}
+
+/**
+ * Why the default model cannot serve a turn, as the error a new session is refused with (the code of
+ * assertKnownModel's), or undefined; throws what else resolving it throws (a TROUPE_SCRIPT that
+ * cannot be read). Said at the start of `troupe acp` and `troupe serve`, and by
+ * `troupe acp --check`. Only TROUPE_MODEL and the config's `model` can name such a model: a default
+ * from a key or the offline one is a catalogue model.
+ */
+export function defaultModelProblem(env: NodeJS.ProcessEnv, config: TroupeConfig): TroupeError | undefined {
+  const { modelId, source } = chooseDefaultModel(env, config);
+  try {
+    assertKnownModel(modelId, env, config);
+    return undefined;
+  } catch (err) {
+    // Only the id's own refusals (they name it): a TROUPE_SCRIPT that cannot be read is the script's problem, told as it is.
+    if (!(err instanceof TroupeError) || err.data.modelId !== modelId) throw err;
+    const [from, fix] =
+      source === 'TROUPE_MODEL'
+        ? ['from TROUPE_MODEL', 'set TROUPE_MODEL to a model troupe serves (troupe models lists them), or unset it, where troupe starts, then start it again']
+        : [`from "model" in ${config.source ?? 'the config file'}`, `change "model" in ${config.source ?? 'the config file'} to a model troupe serves (troupe models lists them), then start the agent again`];
+    return new TroupeError(err.code, `the default model ${JSON.stringify(modelId)} (${from}) cannot be used: ${err.message}; ${fix}`, { modelId, source });
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { modelsCommand } from '../../../src/cli/models.command.js';
 import { configPath, CREDENTIAL_ENV_VARS, loadConfig, settingsFor, type TroupeConfig } from '../../../src/providers/config.js';
-import { assertKnownModel, chooseDefaultModel, defaultModel, providerStatus, resolveModel } from '../../../src/providers/registry.js';
+import { assertKnownModel, chooseDefaultModel, defaultModel, defaultModelProblem, providerStatus, resolveModel, usableDefaultModel } from '../../../src/providers/registry.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -71,7 +71,23 @@ describe('default model', () => {
   });
 });
 
-describe('assertKnownModel', () => {
+describe('a default model no turn could use', () => {
+  test('TROUPE_MODEL or the config\'s model: refused as a switch to it is, saying where it came from and what to do', () => {
+    const fromEnv = defaultModelProblem({ TROUPE_MODEL: ' scripted/nope ' }, {});
+    assert.ok(isTroupeError(fromEnv, 'model_not_found'));
+    assert.deepEqual(fromEnv.data, { modelId: 'scripted/nope', source: 'TROUPE_MODEL' });
+    assert.match(fromEnv.message, /^the default model "scripted\/nope" \(from TROUPE_MODEL\) cannot be used: scripted has no model 'nope': its models are scripted\/demo, scripted\/replay; set TROUPE_MODEL to a model troupe serves \(troupe models lists them\), or unset it/);
+    const fromConfig = defaultModelProblem({}, { model: 'anthropic/claude x', source: '/home/me/.config/troupe/config.json' });
+    assert.ok(isTroupeError(fromConfig, 'invalid_params'));
+    assert.match(fromConfig.message, /^the default model "anthropic\/claude x" \(from "model" in \/home\/me\/.config\/troupe\/config.json\) cannot be used: model id "anthropic\/claude x" has a space in it; .*change "model" in \/home\/me\/.config\/troupe\/config.json/);
+    assert.throws(() => usableDefaultModel({ TROUPE_MODEL: 'nope/x' }, {}), (err) => isTroupeError(err, 'model_not_found') && /^the default model "nope\/x" \(from TROUPE_MODEL\)/.test(err.message));
+    // Every default troupe picks itself, and a vendor model not in the catalogue, is taken.
+    for (const env of [{}, { ANTHROPIC_API_KEY: 'a' }, { TROUPE_MODEL: 'scripted/demo' }, { TROUPE_MODEL: 'anthropic/claude-haiku-4-5-20251001' }, { TROUPE_MODEL: 'openai-compatible/meta/llama-3.3' }]) {
+      assert.equal(defaultModelProblem(env, {}), undefined, JSON.stringify(env));
+      assert.equal(usableDefaultModel(env, {}), defaultModel(env, {}));
+    }
+  });
+
   test('a model id with whitespace or a control character anywhere is invalid_params naming it', () => {
     for (const id of ['openai/ gpt-4o', 'anthropic/claude x', 'openai/gpt\u00a04o', 'openai/gpt-4o\n', 'openai/gpt\u00004o', ' scripted/demo']) {
       assert.throws(() => assertKnownModel(id, {}, {}), (err) => isTroupeError(err, 'invalid_params') && err.data.modelId === id && err.message.startsWith(`model id ${JSON.stringify(id)} has `), JSON.stringify(id));

@@ -294,6 +294,10 @@ test('troupe acp --check reports providers and exits 1 on a broken configuration
   const badModel = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, TROUPE_MODEL: 'nope/x' } });
   assert.equal(badModel.status, 1);
   assert.match(badModel.stdout, /BROKEN/);
+  // A model its provider's closed catalogue lacks was "ready" until 2026-12-07, though every turn failed.
+  const noSuchModel = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, TROUPE_MODEL: 'scripted/nope' } });
+  assert.equal(noSuchModel.status, 1, noSuchModel.stdout);
+  assert.match(noSuchModel.stdout, /model +scripted\/nope \(TROUPE_MODEL\): BROKEN: the default model "scripted\/nope" \(from TROUPE_MODEL\) cannot be used: scripted has no model 'nope'/);
   mkdirSync(join(home, 'cfg', 'troupe'), { recursive: true });
   writeFileSync(join(home, 'cfg', 'troupe', 'config.json'), '{ not json');
   const badConfig = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env });

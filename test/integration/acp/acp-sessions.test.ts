@@ -219,6 +219,41 @@ test('the model option refuses a model no turn could use, and the session keeps 
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a default model no turn could use (TROUPE_MODEL=scripted/nope) is said at start and refuses session/new, naming it; older sessions still load, fork and run', async (t) => {
+  const cwd = workspace();
+  const first = AcpChild.start();
+  await first.initialize();
+  const older = await first.newSession(cwd);
+  assert.equal((await first.prompt(older, 'hello')).stopReason, 'end_turn');
+  await first.close();
+  const c = AcpChild.start({ home: first.home, env: { TROUPE_MODEL: 'scripted/nope' } });
+  t.after(() => c.close());
+  await c.initialize();
+  // Until 2026-12-07 the session was made, and every turn of it failed model_not_found.
+  const said = /the default model "scripted\/nope" \(from TROUPE_MODEL\) cannot be used: scripted has no model 'nope': its models are scripted\/demo, scripted\/replay; set TROUPE_MODEL to a model troupe serves/;
+  await assert.rejects(c.agent.request('session/new', { cwd, mcpServers: [] }), (e: any) => rpcError(-32046, 'model_not_found')(e) && e.data?.modelId === 'scripted/nope' && e.data?.source === 'TROUPE_MODEL' && said.test(e.message));
+  await c.until(() => said.test(c.stderr) && /new sessions are refused until then/.test(c.stderr), 'the warning at start');
+  // A session that names its model keeps it: loaded, forked and prompted as before.
+  await c.agent.request('session/load', { sessionId: older, cwd, mcpServers: [] });
+  assert.equal((await c.prompt(older, 'again')).stopReason, 'end_turn');
+  const fork = (await c.agent.request('session/fork' as never, { sessionId: older, cwd, mcpServers: [] } as never)) as { sessionId: string };
+  assert.equal((await c.prompt(fork.sessionId, 'forked')).stopReason, 'end_turn');
+  const state: any = await c.agent.request('_troupe/session_state', { sessionId: fork.sessionId });
+  assert.equal(state.model, 'scripted/demo');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('a default model with a space inside (TROUPE_MODEL="openai/ gpt-4o") refuses session/new with invalid_params, naming it', async (t) => {
+  const c = AcpChild.start({ env: { TROUPE_MODEL: 'openai/ gpt-4o', OPENAI_API_KEY: 'sk-test' } });
+  t.after(() => c.close());
+  await c.initialize();
+  await assert.rejects(
+    c.agent.request('session/new', { cwd: workspace(), mcpServers: [] }),
+    (e: any) => rpcError(-32602, 'invalid_params')(e) && e.data?.modelId === 'openai/ gpt-4o' && /^the default model "openai\/ gpt-4o" \(from TROUPE_MODEL\) cannot be used: model id "openai\/ gpt-4o" has a space in it/.test(e.message),
+  );
+  assert.deepEqual(c.schemaErrors, []);
+});
+
 test('slash commands: /mode and /model switch, /compact compacts; an unknown one is a plain prompt', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }], [{ text: 'plain' }]] } });
   t.after(() => c.close());
