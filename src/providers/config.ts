@@ -119,10 +119,26 @@ export interface ResolvedSettings {
  */
 export const CREDENTIAL_ENV_VARS: readonly string[] = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY'];
 
+/**
+ * A provider's `models` overrides by the name its adapter is asked for: a key written as the model's
+ * full id (`openai-compatible/qwen3:8b`, as TROUPE_MODEL names it) is taken for its name (`qwen3:8b`),
+ * the key without the prefix winning field by field where both are given. Until 2026-12-07 such a key
+ * was never matched, in silence: the model kept the fallback (a local model its 32,768-token window,
+ * sized and compacted by it), and `troupe models` listed it as `openai-compatible/openai-compatible/…`.
+ */
+function modelsByName(provider: string, models: ProviderSettings['models']): ProviderSettings['models'] {
+  if (!models) return models;
+  const prefix = `${provider}/`;
+  const byName: NonNullable<ProviderSettings['models']> = {};
+  for (const [key, caps] of Object.entries(models)) if (key.startsWith(prefix) && key.length > prefix.length) byName[key.slice(prefix.length)] = caps;
+  for (const [key, caps] of Object.entries(models)) if (!key.startsWith(prefix)) byName[key] = { ...byName[key], ...caps };
+  return byName;
+}
+
 /** Settings for one provider id, environment first, then the config file. */
 export function settingsFor(provider: string, env: NodeJS.ProcessEnv, config: TroupeConfig): ResolvedSettings {
   const file: ProviderSettings = (config.providers as Record<string, ProviderSettings | undefined> | undefined)?.[provider] ?? {};
-  const common = { maxRetries: file.maxRetries, timeoutMs: file.timeoutMs, streamIdleTimeoutMs: file.streamIdleTimeoutMs, models: file.models, thinkingBudget: file.thinkingBudget };
+  const common = { maxRetries: file.maxRetries, timeoutMs: file.timeoutMs, streamIdleTimeoutMs: file.streamIdleTimeoutMs, models: modelsByName(provider, file.models), thinkingBudget: file.thinkingBudget };
   const fromEnv = (...names: string[]) => {
     for (const name of names) {
       const value = nonEmpty(env[name]);

@@ -11,6 +11,7 @@ import { isTroupeError } from '../../../src/core/errors.js';
 import { modelsCommand } from '../../../src/cli/models.command.js';
 import { configPath, CREDENTIAL_ENV_VARS, loadConfig, settingsFor, type TroupeConfig } from '../../../src/providers/config.js';
 import { assertKnownModel, chooseDefaultModel, defaultModel, defaultModelProblem, providerStatus, resolveModel, usableDefaultModel } from '../../../src/providers/registry.js';
+import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
 
@@ -135,6 +136,24 @@ describe('resolveModel', () => {
     assert.equal(r.capabilities.contextWindow, 40_960);
     assert.equal(r.capabilities.thinking, true);
     assert.equal(resolveModel('openai-compatible/llama3.2', {}, config).capabilities.contextWindow, 32_768);
+  });
+
+  test('a models key written as the full id (openai-compatible/qwen3:8b) is the model of that name, for the engine, the adapter and troupe models', () => {
+    const config: TroupeConfig = {
+      providers: {
+        'openai-compatible': { baseUrl: 'http://127.0.0.1:11434/v1', models: { 'openai-compatible/qwen3:8b': { contextWindow: 40_960, thinking: true }, 'qwen3:8b': { thinking: false }, 'openai-compatible/meta/llama-3.3': { contextWindow: 131_072 } } },
+        anthropic: { models: { 'anthropic/claude-haiku-4-5': { maxOutputTokens: 1000 } } },
+      },
+    };
+    // Until 2026-12-07 never matched: the fallback's 32,768 window, and the catalogue default's output limit.
+    const r = resolveModel('openai-compatible/qwen3:8b', {}, config);
+    assert.deepEqual([r.capabilities.contextWindow, r.capabilities.thinking], [40_960, false], 'the key without the prefix wins field by field');
+    assert.equal(resolveModel('openai-compatible/meta/llama-3.3', {}, config).capabilities.contextWindow, 131_072);
+    const adapter = new OpenAIChatProvider(settingsFor('openai-compatible', {}, config));
+    assert.equal(adapter.capabilities('qwen3:8b').contextWindow, 40_960);
+    assert.equal(resolveModel('anthropic/claude-haiku-4-5', { ANTHROPIC_API_KEY: 'a' }, config).capabilities.maxOutputTokens, 1000);
+    const listed = providerStatus({}, config).find((p) => p.id === 'openai-compatible')!.models.map((m) => m.id);
+    assert.deepEqual(listed.sort(), ['openai-compatible/meta/llama-3.3', 'openai-compatible/qwen3:8b']);
   });
 
   test('config overrides reach the adapter itself, so the request uses them too', () => {
