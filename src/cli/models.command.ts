@@ -4,8 +4,8 @@
  */
 import { isTroupeError } from '../core/errors.js';
 import type { ModelCapabilities } from '../core/provider.js';
-import { loadConfig, type CredentialSource } from '../providers/config.js';
-import { chooseDefaultModel, CREDENTIAL_HINTS, providerStatus, type DefaultModelSource, type ProviderStatus } from '../providers/registry.js';
+import { loadConfig, type CredentialSource, type TroupeConfig } from '../providers/config.js';
+import { chooseDefaultModel, CREDENTIAL_HINTS, defaultModelProblem, providerStatus, type DefaultModelSource, type ProviderStatus } from '../providers/registry.js';
 import { noExtraPositionals, parseCommandArgs } from './args.js';
 import { CliError, EXIT, reportError } from './cli-io.js';
 
@@ -45,13 +45,26 @@ export async function modelsCommand(
   }
   const providers = providerStatus(io.env, config);
   const chosen = chooseDefaultModel(io.env, config);
+  // A default no session could be made with (TROUPE_MODEL=scripted/nope): until 2026-12-07 listed as any other.
+  const problem = unusableDefault(io.env, config);
   if (json) {
-    io.stdout.write(`${JSON.stringify({ defaultModel: chosen.modelId, defaultModelSource: chosen.source, configFile: config.source ?? null, providers }, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ defaultModel: chosen.modelId, defaultModelSource: chosen.source, defaultModelProblem: problem ?? null, configFile: config.source ?? null, providers }, null, 2)}\n`);
     return 0;
   }
-  io.stdout.write(`Default model: ${chosen.modelId} (${SOURCES[chosen.source]})\n`);
+  io.stdout.write(`Default model: ${chosen.modelId} (${SOURCES[chosen.source]})${problem ? `: cannot be used: ${problem}` : ''}\n`);
   for (const p of providers) io.stdout.write(`\n${section(p)}`);
   return 0;
+}
+
+/** Why no session can be made with the default model (registry.ts defaultModelProblem's reason), or undefined. */
+function unusableDefault(env: NodeJS.ProcessEnv, config: TroupeConfig): string | undefined {
+  try {
+    const problem = defaultModelProblem(env, config);
+    return problem ? String(problem.data.reason) : undefined;
+  } catch (err) {
+    // What else resolving it throws (a TROUPE_SCRIPT that cannot be read) is its reason too.
+    return err instanceof Error ? err.message : String(err);
+  }
 }
 
 function section(p: ProviderStatus): string {

@@ -303,7 +303,7 @@ export function defaultModelProblem(env: NodeJS.ProcessEnv, config: TroupeConfig
       source === 'TROUPE_MODEL'
         ? ['from TROUPE_MODEL', 'set TROUPE_MODEL to a model troupe serves (troupe models lists them), or unset it, where troupe starts, then start it again']
         : [`from "model" in ${config.source ?? 'the config file'}`, `change "model" in ${config.source ?? 'the config file'} to a model troupe serves (troupe models lists them), then start the agent again`];
-    return new TroupeError(err.code, `the default model ${JSON.stringify(modelId)} (${from}) cannot be used: ${err.message}; ${fix}`, { modelId, source });
+    return new TroupeError(err.code, `the default model ${JSON.stringify(modelId)} (${from}) cannot be used: ${err.message}; ${fix}`, { modelId, source, reason: err.message });
   }
 }
 

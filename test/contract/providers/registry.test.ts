@@ -76,7 +76,7 @@ describe('a default model no turn could use', () => {
   test('TROUPE_MODEL or the config\'s model: refused as a switch to it is, saying where it came from and what to do', () => {
     const fromEnv = defaultModelProblem({ TROUPE_MODEL: ' scripted/nope ' }, {});
     assert.ok(isTroupeError(fromEnv, 'model_not_found'));
-    assert.deepEqual(fromEnv.data, { modelId: 'scripted/nope', source: 'TROUPE_MODEL' });
+    assert.deepEqual(fromEnv.data, { modelId: 'scripted/nope', source: 'TROUPE_MODEL', reason: "scripted has no model 'nope': its models are scripted/demo, scripted/replay" });
     assert.match(fromEnv.message, /^the default model "scripted\/nope" \(from TROUPE_MODEL\) cannot be used: scripted has no model 'nope': its models are scripted\/demo, scripted\/replay; set TROUPE_MODEL to a model troupe serves \(troupe models lists them\), or unset it/);
     const fromConfig = defaultModelProblem({}, { model: 'anthropic/claude x', source: '/home/me/.config/troupe/config.json' });
     assert.ok(isTroupeError(fromConfig, 'invalid_params'));
@@ -335,6 +335,19 @@ describe('troupe models', () => {
     assert.equal(await modelsCommand([], { stdout, stderr: new Capture(), env: envWithConfig() }), 0);
     assert.match(stdout.text, /^Default model: scripted\/demo \(offline demo model: no API key found\)/);
     assert.match(stdout.text, /openai .*not configured: set OPENAI_API_KEY/);
+  });
+
+  test('a default model no session can be made with is said so, in the table and in --json', async () => {
+    const env = envWithConfig(undefined, { TROUPE_MODEL: 'scripted/nope' });
+    const stdout = new Capture();
+    assert.equal(await modelsCommand([], { stdout, stderr: new Capture(), env }), 0);
+    assert.match(stdout.text, /^Default model: scripted\/nope \(from TROUPE_MODEL\): cannot be used: scripted has no model 'nope': its models are scripted\/demo, scripted\/replay\n/);
+    const json = new Capture();
+    assert.equal(await modelsCommand(['--json'], { stdout: json, stderr: new Capture(), env: envWithConfig(undefined, { TROUPE_MODEL: 'openai/ gpt-4o' }) }), 0);
+    assert.match(JSON.parse(json.text).defaultModelProblem, /^model id "openai\/ gpt-4o" has a space in it/);
+    const fine = new Capture();
+    assert.equal(await modelsCommand(['--json'], { stdout: fine, stderr: new Capture(), env: envWithConfig() }), 0);
+    assert.equal(JSON.parse(fine.text).defaultModelProblem, null);
   });
 
   test('a malformed config file exits 1 with the reason on stderr; a bad argument exits 2', async () => {
