@@ -12,7 +12,7 @@ import { msFromEnv } from '../core/option-values.js';
 import type { Logger } from '../core/ports.js';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { loadConfig, type TroupeConfig } from '../providers/config.js';
-import { defaultModelProblem } from '../providers/registry.js';
+import { defaultModelWarning } from '../providers/registry.js';
 import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
 import { writePendingLogs } from '../store/unwritten-logs.js';
 import { createAgentApp } from './agent.app.js';
@@ -53,12 +53,13 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
     configProblem = err;
     logger.error((err as Error).message);
   }
-  // A default model no turn could use refuses each new session (SessionHost.defaultModel); said at
-  // once too, where an editor keeps the agent's log. A daemon's children leave it to the daemon.
+  // A default model no turn could use refuses each new session (SessionHost.defaultModel), and one
+  // whose provider has no key here fails each turn: said at once too, where an editor keeps the
+  // agent's log (defaultModelWarning). A daemon's children leave it to the daemon.
   if (!configProblem && !args.includes('--supervised')) {
     try {
-      const problem = defaultModelProblem(env, config);
-      if (problem) logger.warn(`${problem.message}; new sessions are refused until then`);
+      const warning = defaultModelWarning(env, config);
+      if (warning) logger.warn(warning);
     } catch (err) {
       logger.warn((err as Error).message);
     }

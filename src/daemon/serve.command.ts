@@ -18,7 +18,7 @@ import { DEFAULT_STARTUP_TIMEOUT_MS } from '../actors/child-watchdog.js';
 import { nextTurn } from '../core/next-turn.js';
 import { recheckInBackground, resolveTroupeHome, SessionIndex, sessionsDir, unusableHomeMessage } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
-import { defaultModel, defaultModelProblem, resolveModel } from '../providers/registry.js';
+import { defaultModel, defaultModelWarning, resolveModel } from '../providers/registry.js';
 import { initializeResult } from '../acp/capabilities.js';
 import { DEFAULT_MAX_SSE_STREAMS, HttpServer } from './http/http-server.js';
 import { allowedOrigin } from './http/security.js';
@@ -192,8 +192,8 @@ async function serve({ home, env, logger, lock, signals, opts }: ServeSettings):
     try {
       const config = loadConfig(env);
       // Said at start: the children refuse each new session with it (their sessions of other models go on).
-      const problem = defaultModelProblem(env, config);
-      if (problem) logger.warn(`${problem.message}; new sessions are refused until then`);
+      const warning = defaultModelWarning(env, config);
+      if (warning) logger.warn(warning);
       return resolveModel(defaultModel(env, config), env, config).capabilities.images;
     } catch (err) {
       logger.warn('configuration problem (sessions will report it)', { error: String(err) });

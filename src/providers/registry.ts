@@ -299,12 +299,35 @@ export function defaultModelProblem(env: NodeJS.ProcessEnv, config: TroupeConfig
   } catch (err) {
     // Only the id's own refusals (they name it): a TROUPE_SCRIPT that cannot be read is the script's problem, told as it is.
     if (!(err instanceof TroupeError) || err.data.modelId !== modelId) throw err;
-    const [from, fix] =
+    const from = defaultSourceWords(source, config);
+    const fix =
       source === 'TROUPE_MODEL'
-        ? ['from TROUPE_MODEL', 'set TROUPE_MODEL to a model troupe serves (troupe models lists them), or unset it, where troupe starts, then start it again']
-        : [`from "model" in ${config.source ?? 'the config file'}`, `change "model" in ${config.source ?? 'the config file'} to a model troupe serves (troupe models lists them), then start the agent again`];
+        ? 'set TROUPE_MODEL to a model troupe serves (troupe models lists them), or unset it, where troupe starts, then start it again'
+        : `change "model" in ${config.source ?? 'the config file'} to a model troupe serves (troupe models lists them), then start the agent again`;
     return new TroupeError(err.code, `the default model ${JSON.stringify(modelId)} (${from}) cannot be used: ${err.message}; ${fix}`, { modelId, source, reason: err.message });
   }
+}
+
+/**
+ * What `troupe acp` and `troupe serve` say as they start about the default model, or undefined: that
+ * new sessions are refused (defaultModelProblem), or that its provider has no credential here
+ * (missingCredential: TROUPE_MODEL=openai/gpt-5 without OPENAI_API_KEY), whose turns all fail until
+ * then. A session can still be made then, and switched to a usable model (`troupe run --model`,
+ * an editor's model picker). Until 2026-12-07 neither was said: the first sign was a turn's failure.
+ * Throws what resolving the default throws otherwise (a TROUPE_SCRIPT that cannot be read).
+ */
+export function defaultModelWarning(env: NodeJS.ProcessEnv, config: TroupeConfig): string | undefined {
+  const problem = defaultModelProblem(env, config);
+  if (problem) return `${problem.message}; new sessions are refused until then`;
+  const { modelId, source } = chooseDefaultModel(env, config);
+  // A default troupe picks itself has a credential, or needs none.
+  const missing = source === 'TROUPE_MODEL' || source === 'config' ? missingCredential(modelId, env, config) : undefined;
+  return missing ? `the default model ${JSON.stringify(modelId)} (${defaultSourceWords(source, config)}) cannot be used here: ${missing}; every turn on it fails until then` : undefined;
+}
+
+/** Where a default model named by the user came from, for messages. */
+function defaultSourceWords(source: DefaultModelSource, config: TroupeConfig): string {
+  return source === 'TROUPE_MODEL' ? 'from TROUPE_MODEL' : `from "model" in ${config.source ?? 'the config file'}`;
 }
 
 /**

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { isTroupeError } from '../../../src/core/errors.js';
 import { modelsCommand } from '../../../src/cli/models.command.js';
 import { configPath, CREDENTIAL_ENV_VARS, loadConfig, settingsFor, type TroupeConfig } from '../../../src/providers/config.js';
-import { assertKnownModel, chooseDefaultModel, defaultModel, defaultModelProblem, providerStatus, resolveModel, usableDefaultModel } from '../../../src/providers/registry.js';
+import { assertKnownModel, chooseDefaultModel, defaultModel, defaultModelProblem, defaultModelWarning, providerStatus, resolveModel, usableDefaultModel } from '../../../src/providers/registry.js';
 import { OpenAIChatProvider } from '../../../src/providers/openai/openai-chat.provider.js';
 import { fixture, startReplayServer, type ReplayServer } from '../../support/replay-server.js';
 import { collect, request } from './provider-contract.js';
@@ -87,6 +87,16 @@ describe('a default model no turn could use', () => {
       assert.equal(defaultModelProblem(env, {}), undefined, JSON.stringify(env));
       assert.equal(usableDefaultModel(env, {}), defaultModel(env, {}));
     }
+  });
+
+  test('what troupe says as it starts: a refused default, or one whose provider has no credential here; nothing for a default it picked', () => {
+    assert.match(defaultModelWarning({ TROUPE_MODEL: 'scripted/nope' }, {}) ?? '', /^the default model "scripted\/nope" \(from TROUPE_MODEL\) cannot be used: .*; new sessions are refused until then$/);
+    assert.equal(
+      defaultModelWarning({ TROUPE_MODEL: 'openai/gpt-5' }, {}),
+      'the default model "openai/gpt-5" (from TROUPE_MODEL) cannot be used here: openai has no credential here: set OPENAI_API_KEY where the agent starts (or in the config file), then start the agent again; every turn on it fails until then',
+    );
+    assert.match(defaultModelWarning({}, { model: 'google/gemini-2.5-pro', source: '/c.json' }) ?? '', /^the default model "google\/gemini-2.5-pro" \(from "model" in \/c.json\) cannot be used here: google has no credential here/);
+    for (const env of [{}, { ANTHROPIC_API_KEY: 'a' }, { TROUPE_MODEL: 'openai/gpt-5', OPENAI_API_KEY: 'k' }, { TROUPE_MODEL: 'scripted/demo' }]) assert.equal(defaultModelWarning(env, {}), undefined, JSON.stringify(env));
   });
 
   test('a model id with whitespace or a control character anywhere is invalid_params naming it', () => {

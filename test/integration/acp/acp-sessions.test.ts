@@ -254,6 +254,13 @@ test('a default model with a space inside (TROUPE_MODEL="openai/ gpt-4o") refuse
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a default model whose provider has no credential here (TROUPE_MODEL=openai/gpt-5, no key) is said as the agent starts', async (t) => {
+  const c = AcpChild.start({ env: { TROUPE_MODEL: 'openai/gpt-5' } });
+  t.after(() => c.close());
+  await c.initialize();
+  await c.until(() => /the default model "openai\/gpt-5" \(from TROUPE_MODEL\) cannot be used here: openai has no credential here: set OPENAI_API_KEY/.test(c.stderr), 'the warning at start');
+});
+
 test('slash commands: /mode and /model switch, /compact compacts; an unknown one is a plain prompt', async (t) => {
   const c = AcpChild.start({ script: { replies: [[{ text: 'a' }], [{ text: 'b' }], [{ text: 'c' }], [{ text: 'plain' }]] } });
   t.after(() => c.close());
