@@ -6,7 +6,7 @@ import { TroupeError } from '../core/errors.js';
 import type { ModelCapabilities, ModelProvider } from '../core/provider.js';
 import { anthropicCapabilities, ANTHROPIC_MODELS } from './anthropic/models.js';
 import { googleCapabilities, GOOGLE_MODELS } from './google/models.js';
-import { COMPATIBLE_FALLBACK, openaiCapabilities, OPENAI_MODELS } from './openai/models.js';
+import { compatibleCapabilities, openaiCapabilities, OPENAI_MODELS } from './openai/models.js';
 import { createScriptedProvider, SCRIPTED_MODELS } from './scripted/scripted.provider.js';
 import { settingsFor, type CredentialSource, type ProviderSettings, type TroupeConfig } from './config.js';
 import { lazyProvider } from './lazy-provider.js';
@@ -74,7 +74,7 @@ const ENTRIES: Record<ProviderId, Entry> = {
     create: (env, config) => {
       const settings = settingsFor('openai-compatible', env, config);
       const explain = refusedKeyExplainer(KEY_NAMES['openai-compatible'], settings.keyFrom);
-      return lazyProvider('openai-compatible', withOverrides(() => COMPATIBLE_FALLBACK, settings), false, async () => new (await import('./openai/openai-chat.provider.js')).OpenAIChatProvider(settings), explain);
+      return lazyProvider('openai-compatible', (model) => compatibleCapabilities(settings.models?.[model]), false, async () => new (await import('./openai/openai-chat.provider.js')).OpenAIChatProvider(settings), explain);
     },
     catalogue: (env, config) => Object.keys(settingsFor('openai-compatible', env, config).models ?? {}).map((id) => ({ id })),
   },

@@ -43,6 +43,20 @@ export const OPENAI_FALLBACK: ModelCapabilities = { contextWindow: 128_000, maxO
  */
 export const COMPATIBLE_FALLBACK: ModelCapabilities = { contextWindow: 32_768, maxOutputTokens: 4_096, tools: true, thinking: false, images: false };
 
+/**
+ * A model on an OpenAI-compatible server with the config's `overrides` (its `models.<name>`): the
+ * fallback, except that a window configured without an output limit asks for at most a quarter of
+ * it. Until 2026-12-07 it asked for the fallback's 4,096 whatever the window: a model declared with
+ * its server's 4,096 tokens (llama.cpp's default context) asked for the whole window as output in
+ * every request, which vLLM refuses when the prompt leaves less ("'max_tokens' … is too large"), a
+ * context_overflow no compaction cures, so every turn failed; and a smaller window less still.
+ */
+export function compatibleCapabilities(overrides: Partial<ModelCapabilities> = {}): ModelCapabilities {
+  const contextWindow = overrides.contextWindow ?? COMPATIBLE_FALLBACK.contextWindow;
+  const maxOutputTokens = Math.max(1, Math.min(COMPATIBLE_FALLBACK.maxOutputTokens, Math.floor(contextWindow / 4)));
+  return { ...COMPATIBLE_FALLBACK, maxOutputTokens, ...overrides };
+}
+
 /** The suffix of a dated snapshot or alias of a catalogue id. */
 const SNAPSHOT = /^-(\d{4}-\d{2}-\d{2}|latest)$/;
 

@@ -14,7 +14,7 @@ import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, idleSetting, streamWithWatchdog } from 
 import { ProviderError, type ModelCapabilities, type ModelProvider, type ModelRequest, type ProviderEvent } from '../../core/provider.js';
 import { toChatBody } from './chat.request.js';
 import { mapChatStream } from './chat.stream.js';
-import { COMPATIBLE_FALLBACK } from './models.js';
+import { compatibleCapabilities } from './models.js';
 import { refuseWholeBody } from '../../core/whole-body.js';
 import { openAIErrorBody, toOpenAIProviderError } from './openai.errors.js';
 
@@ -28,7 +28,7 @@ export interface OpenAIChatProviderOptions {
   timeoutMs?: number;
   /** How long the stream may stay silent before it counts as stalled; 0 disables. Default 5 minutes. */
   streamIdleTimeoutMs?: number;
-  /** Capabilities per model name, from the config; unknown names get COMPATIBLE_FALLBACK. */
+  /** Capabilities per model name, from the config; unknown names get COMPATIBLE_FALLBACK (compatibleCapabilities). */
   models?: Record<string, Partial<ModelCapabilities>>;
   /** The provider id (model id prefix). Default `openai-compatible`. */
   id?: string;
@@ -62,7 +62,7 @@ export class OpenAIChatProvider implements ModelProvider {
   }
 
   capabilities(model: string): ModelCapabilities {
-    return { ...COMPATIBLE_FALLBACK, ...this.#models[model] };
+    return compatibleCapabilities(this.#models[model]);
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {

@@ -155,6 +155,20 @@ describe('openai adapters: the requests they send', { timeout: 20_000 }, () => {
     ]);
   });
 
+  test('Chat Completions: a model whose window is configured without an output limit asks for at most a quarter of it', async () => {
+    // Until 2026-12-07 4,096 whatever the window: a 4,096-token window was asked for whole as output,
+    // and vLLM refused every request ("'max_tokens' … is too large"), a context_overflow no compaction cured.
+    const models = { small: { contextWindow: 4_096 }, large: { contextWindow: 131_072 }, stated: { contextWindow: 4_096, maxOutputTokens: 3_000 } };
+    const provider = new OpenAIChatProvider({ baseURL: `${server.url}/v1`, maxRetries: 0, models });
+    const asked: Record<string, number> = {};
+    for (const model of Object.keys(models)) {
+      server.enqueue({ sse: fixture('openai-chat-text.sse') });
+      await collect(provider, request(model));
+      asked[model] = server.requests.at(-1)!.body.max_tokens;
+    }
+    assert.deepEqual(asked, { small: 1_024, large: 4_096, stated: 3_000 });
+  });
+
   test('a model without images (a session switched to it) gets a line for each image of its history, not the image', async () => {
     // Text-only servers refuse a request with an image (vLLM "not a multimodal model", llama.cpp
     // "image input is not supported"), and the history carries it to every later request.

@@ -146,6 +146,11 @@ describe('resolveModel', () => {
     assert.equal(r.capabilities.contextWindow, 40_960);
     assert.equal(r.capabilities.thinking, true);
     assert.equal(resolveModel('openai-compatible/llama3.2', {}, config).capabilities.contextWindow, 32_768);
+    // A window configured without an output limit: at most a quarter of it is asked for as output (the engine's request carries it).
+    const small: TroupeConfig = { providers: { 'openai-compatible': { models: { tiny: { contextWindow: 4_096 }, stated: { contextWindow: 4_096, maxOutputTokens: 3_000 } } } } };
+    assert.equal(resolveModel('openai-compatible/tiny', {}, small).capabilities.maxOutputTokens, 1_024);
+    assert.equal(resolveModel('openai-compatible/stated', {}, small).capabilities.maxOutputTokens, 3_000);
+    assert.equal(r.capabilities.maxOutputTokens, 4_096);
   });
 
   test('a models key written as the full id (openai-compatible/qwen3:8b) is the model of that name, for the engine, the adapter and troupe models', () => {
