@@ -172,7 +172,7 @@ function duration(ms: number): string {
  * milliseconds, if it is over 0; else troupe's backoff. A delay of 0 (`retry-after: 0`, Gemini's
  * `retryDelay: "0s"`) or less asks for nothing a retry can wait, and was waited as 0 ms until
  * 2026-12-07: every retry at once, a tight loop against a server that had just said it was overloaded
- * (the vendors' SDKs, when their retries were on, took their own backoff for it too).
+ * (the Anthropic SDK takes its own backoff for it too; the OpenAI SDK 7.x waits the 0).
  */
 export function retryDelayMs(askedMs: number | undefined, attempt: number): number {
   return askedMs !== undefined && askedMs > 0 ? Math.ceil(askedMs) : Math.round(backoffMs(attempt));

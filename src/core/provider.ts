@@ -262,8 +262,9 @@ export function costOf(
  * The delay a vendor asks for: `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP
  * date); undefined when it asks for none that can be waited: a value of zero or less, an HTTP date
  * now or past, or text that is neither. Such a value is no delay asked, and a retry waits troupe's
- * own backoff (core/model-stream.ts), as the Anthropic and OpenAI SDKs did when their retries were
- * on (they took a delay only over 0 and under 60 s). Until 2026-12-07 `retry-after: 0` (or a past
+ * own backoff (core/model-stream.ts), as the Anthropic SDK does (it takes a delay only over 0, and
+ * a `retry-after-ms` of 0 gives way to `retry-after`; the OpenAI SDK 7.x waits a 0 and backs off only
+ * below it). Until 2026-12-07 `retry-after: 0` (or a past
  * date, or a negative number) was a delay of 0 ms: every retry of the call was made at once, a tight
  * loop on a server that said it was overloaded. A `retry-after-ms` of no use falls to `retry-after`.
  */

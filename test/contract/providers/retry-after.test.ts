@@ -122,7 +122,7 @@ test("google: a 503 UNAVAILABLE's RetryInfo is the retry's delay", async (t) => 
 });
 
 // A delay of zero or less, a date already past, or words that are no delay ask for nothing a retry can
-// wait: the retry waits troupe's backoff (its first: 375 to 500 ms), as the vendors' SDKs did, and a
+// wait: the retry waits troupe's backoff (its first: 375 to 500 ms), as the Anthropic SDK does, and a
 // failure keeps no delay of 0 for the client. Until 2026-12-07 each was a delay of 0 ms: every retry
 // was made at once, a tight loop of `maxRetries` requests on a server that had said it was overloaded.
 const FIRST_BACKOFF: [number, number] = [375, 500];
