@@ -13,7 +13,7 @@ import { isSessionModeId } from '../tools/modes.js';
 import { mcpServersOf } from '../tools/mcp/mcp-servers.js';
 import { assertListCwd, keepsDirectories, requestedDirectories } from './session-directories.js';
 import { kernelDirectory } from '../tools/kernel-directory.js';
-import { asksLogSeqOf, daemonStoppingOf, indexedSeqOf, LOG_SEQ, marksReplayOf, prompterOf, promptersOf, sentSeqOf, troupeMeta, turnIdOf } from './troupe-meta.js';
+import { asksLogSeqOf, daemonStoppingOf, indexedSeqOf, LOG_SEQ, marksReplayOf, modelOf, prompterOf, promptersOf, sentSeqOf, troupeMeta, turnIdOf } from './troupe-meta.js';
 import { isValidSessionId, newTurnId } from '../core/ids.js';
 import type { LiveSession, SessionHost } from './session-host.js';
 import type { LineWriter } from './session-replay.js';
@@ -195,13 +195,19 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
   const assertCwd = (live: LiveSession, cwd: string) => {
     if (!sameCwd(live.engine.conversation.cwd, cwd)) throw cwdMismatch(live.engine.sessionId, live.engine.conversation.cwd);
   };
+  /**
+   * Refuses a model a session is switched to, or made with (session/new's `_meta.troupe.model`), now
+   * rather than at its next prompt (the session keeps its model): a model no provider has, and a
+   * provider with no credential, which stays so here.
+   */
+  const assertUsableModel = (model: string) => {
+    assertKnownModel(model, env, config);
+    const missing = missingCredential(model, env, config);
+    if (missing) throw new TroupeError('provider_auth', `cannot use ${model}: ${missing}`, { model });
+  };
   const configure = async (client: acp.AgentContext, h: SessionHost, live: LiveSession, change: { mode?: string; model?: string }) => {
     if (change.mode !== undefined && !isSessionModeId(change.mode)) throw new TroupeError('invalid_params', `unknown mode '${change.mode}' (default, accept-edits, plan, bypass)`);
-    // Refused now rather than at the next prompt (the session keeps its model): a model no provider
-    // has, and a provider with no credential, which stays so here.
-    if (change.model !== undefined) assertKnownModel(change.model, env, config);
-    const missing = change.model !== undefined ? missingCredential(change.model, env, config) : undefined;
-    if (missing) throw new TroupeError('provider_auth', `cannot switch to ${change.model}: ${missing}`, { model: change.model });
+    if (change.model !== undefined) assertUsableModel(change.model);
     live.engine.configure(change);
     const options = sessionState(live).configOptions;
     await client.notify('session/update', { sessionId: live.engine.sessionId, update: { sessionUpdate: 'config_option_update', configOptions: options } });
@@ -244,7 +250,11 @@ export function createAgentApp(opts: AgentOptions): acp.AgentApp {
         const h = await host();
         // Its servers start first: withdrawn meanwhile (`$/cancel_request`), it is answered -32800 at
         // once and leaves no session (SessionHost.create).
-        const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [] }, [], { servers: mcp, signal }); // checked there
+        // A model asked for with the session (`troupe run --model`) is its model from the start: the
+        // default, refused when no turn could use it (TROUPE_MODEL=scripted/nope), is not consulted.
+        const model = modelOf(p);
+        if (model !== undefined) assertUsableModel(model);
+        const live = await h.create({ cwd: p.cwd, additionalDirectories: p.additionalDirectories ?? [], ...(model === undefined ? {} : { model }) }, [], { servers: mcp, signal }); // checked there
         announceCommands(client, live.engine.sessionId, h);
         return { sessionId: live.engine.sessionId, ...sessionState(live) };
       }),

@@ -137,3 +137,12 @@ export const DAEMON_STOPPING = 'daemonStopping';
 
 /** Whether a `session/cancel` comes from a daemon that is stopping. */
 export const daemonStoppingOf = (params: { _meta?: unknown }): boolean => troupeMeta(params)?.[DAEMON_STOPPING] === true;
+
+/**
+ * A `session/new`'s `_meta.troupe.model`: the model the new session is made with, checked as a switch
+ * to it is, instead of the default (`troupe run --model` sends it). Anything but a string is none.
+ */
+export const modelOf = (params: { _meta?: unknown }): string | undefined => {
+  const model = troupeMeta(params)?.model;
+  return typeof model === 'string' ? model : undefined;
+};

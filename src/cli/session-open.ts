@@ -1,8 +1,9 @@
 /**
  * Opening the ACP session a command works on: `session/new` in a directory, or `session/resume` of
  * an existing one (no replay: the CLI shows only what happens from now on). The session's cwd comes
- * from the daemon when not given, since a session's cwd never changes. Mode and model are then set
- * with `session/set_mode` and `session/set_config_option`.
+ * from the daemon when not given, since a session's cwd never changes. A new session is made with its
+ * model (`_meta.troupe.model`); the mode is then set with `session/set_mode`, and a resumed session's
+ * model with `session/set_config_option`.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { TroupeError } from '../core/errors.js';
@@ -88,12 +89,15 @@ export async function openSession(link: AcpLink, client: DaemonClient, opts: Ope
   } else {
     const cwd = fromHere(opts.cwd ?? '.');
     const dirs = absolute(opts.additionalDirectories ?? []);
-    const res = await call(link.agent.request('session/new', { cwd, ...(dirs.length ? { additionalDirectories: dirs } : {}), mcpServers: (opts.mcpServers ?? []) as never }));
+    // --model goes with the session (`_meta.troupe.model`): a default no session could be made with
+    // (TROUPE_MODEL=scripted/nope) is then not consulted, and a mistyped one leaves no session.
+    const model = opts.model ? { _meta: { troupe: { model: opts.model } } } : {};
+    const res = await call(link.agent.request('session/new', { cwd, ...(dirs.length ? { additionalDirectories: dirs } : {}), mcpServers: (opts.mcpServers ?? []) as never, ...model }));
     opened = { sessionId: res.sessionId, cwd, additionalDirectories: dirs, resumed: false };
   }
   try {
     if (opts.mode) await call(link.agent.request('session/set_mode', { sessionId: opened.sessionId, modeId: opts.mode }));
-    if (opts.model) await call(link.agent.request('session/set_config_option', { sessionId: opened.sessionId, configId: 'model', value: opts.model }));
+    if (opts.model && opened.resumed) await call(link.agent.request('session/set_config_option', { sessionId: opened.sessionId, configId: 'model', value: opts.model }));
   } catch (err) {
     // A new session that cannot be set up as asked (a mistyped --model or --mode) holds nothing:
     // delete it rather than leave an empty session, and its process, behind the error.

@@ -240,6 +240,14 @@ test('a default model no turn could use (TROUPE_MODEL=scripted/nope) is said at 
   assert.equal((await c.prompt(fork.sessionId, 'forked')).stopReason, 'end_turn');
   const state: any = await c.agent.request('_troupe/session_state', { sessionId: fork.sessionId });
   assert.equal(state.model, 'scripted/demo');
+  // A session/new that names its model (`_meta.troupe.model`, as troupe run --model sends it) does
+  // not go by the default; the model is checked as a switch to it is.
+  const named = (model: string) => c.agent.request('session/new', { cwd, mcpServers: [], _meta: { troupe: { model } } });
+  const made = await named('scripted/demo');
+  assert.equal(((await c.agent.request('_troupe/session_state', { sessionId: made.sessionId })) as any).model, 'scripted/demo');
+  assert.equal((await c.prompt(made.sessionId, 'hi')).stopReason, 'end_turn');
+  await assert.rejects(named('scripted/also-nope'), (e: any) => rpcError(-32046, 'model_not_found')(e) && /^scripted has no model 'also-nope'/.test(e.message));
+  await assert.rejects(named('openai/gpt-5'), (e: any) => rpcError(-32041, 'provider_auth')(e) && /^cannot use openai\/gpt-5: openai has no credential here/.test(e.message));
   assert.deepEqual(c.schemaErrors, []);
 });
 
