@@ -36,3 +36,20 @@ export function foldedStates(fold: LiveFold): States {
   for (const [m, v] of Object.entries(fold) as [MachineName, string | null | undefined][]) if (typeof v === 'string') out[m] = v;
   return out;
 }
+
+/**
+ * The transitions of one session in `a` and in `b`, each once, in the daemon's order: known by their
+ * number, never by their fields (two can be alike to the millisecond).
+ */
+export function mergeLive(a: LiveTransition[], b: LiveTransition[]): LiveTransition[] {
+  const byN = new Map<number, LiveTransition>();
+  for (const t of [...a, ...b]) byN.set(t.n, t);
+  return [...byN.values()].sort((x, y) => x.n - y.n);
+}
+
+/** Each machine's last event among `live` (for the charts' captions). */
+export function lastEvents(live: LiveTransition[]): Partial<Record<MachineName, string>> {
+  const out: Partial<Record<MachineName, string>> = {};
+  for (const t of live) out[t.machine] = t.event;
+  return out;
+}

@@ -8,8 +8,8 @@ import { Feed, HttpError, getJson } from './api.js';
 import { shownEvent } from './event-label.js';
 import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
-import { sayNotice } from './notices.js';
-import { applyLive, foldedStates, type LiveFold } from './live-states.js';
+import { mendNotice, sayNotice } from './notices.js';
+import { applyLive, foldedStates, lastEvents, mergeLive, type LiveFold } from './live-states.js';
 import { keepingFocus, onPressed } from './pressed.js';
 import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
@@ -50,6 +50,8 @@ const app = {
   log: undefined as Feed | undefined,
   poll: undefined as number | undefined,
   loggedOut: false,
+  /** Gaps of the live feed met: a reading again after one is superseded by the next's (readAgainAfterGap). */
+  feedGaps: 0,
 };
 
 function status(text: string, cls: 'live' | 'down' | '') {
@@ -154,7 +156,7 @@ function select(index: number) {
 
 function backToLive() {
   app.travel = undefined;
-  for (const m of MACHINES) app.lastEvent[m] = [...app.live].reverse().find((t) => t.machine === m)?.event;
+  app.lastEvent = lastEvents(app.live);
   for (const chart of app.charts.values()) chart.clearFire();
   $<HTMLElement>('#travel').hidden = true;
   renderTimeline();
@@ -163,7 +165,10 @@ function backToLive() {
 
 // The whole list (up to 10,000 sessions) from the daemon: while sessions keep moving, no more often
 // than the 3 s poll below.
-const refreshSessions = debounce(async () => {
+const refreshSessions = debounce(() => void readSessions(), 150, 3000);
+
+/** Reads the session list and draws it; whether it could be read. */
+async function readSessions(): Promise<boolean> {
   try {
     const { sessions } = await getJson<{ sessions: SessionRow[] }>('/v1/sessions?all=1');
     app.sessions = sessions.filter((s) => s.status !== 'deleted');
@@ -180,15 +185,17 @@ const refreshSessions = debounce(async () => {
       app.listFailed = false;
       if (!app.loggedOut) status(...app.feedSays);
     }
+    return true;
   } catch (err) {
-    if (app.loggedOut) return;
+    if (app.loggedOut) return false;
     app.listFailed = true;
     if (err instanceof HttpError && (err.status === 401 || err.status === 403)) loggedOut();
     // Not answered at all (fetch's TypeError): the daemon is away, as the feed finds too.
     else if (!(err instanceof HttpError)) status('reconnecting…', 'down');
     else status(`cannot list sessions: ${String(err)}`, 'down');
+    return false;
   }
-}, 150, 3000);
+}
 
 /** The live feed's state, in the header unless the list cannot be read or the login is gone. */
 function feedStatus(text: string, cls: 'live' | 'down') {
@@ -304,6 +311,35 @@ function onTransition(t: LiveTransition) {
 }
 
 /**
+ * After a gap of the live feed, what it missed is read again: the daemon's states for the list (what
+ * the feed moved of them may be stale), and the transitions of the session shown, for its charts and
+ * its timeline; once both are read, the notice of the gap says when. Until 2026-12-07 the session
+ * shown was not read again: its charts kept their states from before the gap (idle, no turn, while a
+ * turn ran) until its machines moved again, its timeline missed the child's moves, and the red
+ * notice stayed for as long as the page was open.
+ */
+async function readAgainAfterGap() {
+  const gap = ++app.feedGaps;
+  app.machines.clear();
+  const id = app.selected;
+  const path = `/v1/sessions/${encodeURIComponent(id ?? '')}/transitions`;
+  const [listed, kept] = await Promise.all([readSessions(), id ? getJson<{ transitions: LiveTransition[] }>(path).catch(() => undefined) : undefined]);
+  // Another gap since: its own reading says when it is whole.
+  if (gap !== app.feedGaps) return;
+  if (kept && id === app.selected) {
+    app.live = mergeLive(app.live, kept.transitions);
+    app.liveN = app.live.at(-1)?.n ?? 0;
+    if (app.travel === undefined) {
+      app.lastEvent = lastEvents(app.live);
+      show(liveStates());
+    }
+    scheduleTimeline();
+  }
+  // (Another session shown meanwhile was read whole as it was chosen.)
+  if (listed && (kept || id !== app.selected)) mendNotice($('#gaps'), 'missed-transitions', `read again at ${new Date().toTimeString().slice(0, 8)}`);
+}
+
+/**
  * The shown session's log holds only through `lastSeq` now (a damaged tail cut, a machine crash:
  * the log feed's `replay_gap` with `lastSeq`). What the page built on the events after it goes: the
  * events, the transitions rebuilt from them (the whole replay is asked for again: a fold reads ahead,
@@ -356,7 +392,7 @@ async function selectSession(id: string) {
   const arrived = app.live;
   app.live = [...r.live, ...arrived.filter((t) => t.n > (r.live.at(-1)?.n ?? 0))];
   app.liveN = app.live.at(-1)?.n ?? 0;
-  for (const m of MACHINES) app.lastEvent[m] = [...app.live].reverse().find((t) => t.machine === m)?.event;
+  app.lastEvent = lastEvents(app.live);
   const seen = new Set<number>();
   let reloaded = false;
   /** The log holds only through `lastSeq` now: what the page had after it goes, and the feed reads on from there. */
@@ -457,9 +493,7 @@ async function start() {
         if (name === 'replay_gap') {
           const d = data as { after?: number; resumedFrom?: number };
           noteGap(`missed transitions after #${String(d.after)} (feed resumed at #${String(d.resumedFrom)})`, 'feed', 'missed-transitions');
-          // What the feed moved of the list's machines may be stale now: the daemon's states are taken again.
-          app.machines.clear();
-          refreshSessions();
+          void readAgainAfterGap();
         } else onTransition(data as LiveTransition);
       },
       // (The daemon's transition feed sends no `event: error` today: it reads no file.)

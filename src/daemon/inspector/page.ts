@@ -72,6 +72,7 @@ h2 small { text-transform:none; letter-spacing:0; }
 .status.live { color:#2e7d32; }
 .status.down { color:var(--crash); }
 #gaps .gap { color:#fff; background:var(--crash); border-radius:3px; padding:1px 6px; margin-left:6px; overflow-wrap:anywhere; }
+#gaps .gap[data-mended] { color:var(--muted); background:#eceff1; }
 main { padding:8px 16px; }
 /* Rows do not wrap (one line per session): the table scrolls sideways in its pane, not the page. */
 .table-scroll { overflow-x:auto; }
