@@ -484,7 +484,7 @@ async function start() {
   $('#back-live').addEventListener('click', backToLive);
   // Clicks and keys on rows, known by their keys: the rows may be redrawn meanwhile (pressed.ts).
   onPressed($('#sessions tbody'), sessionKey, showRow);
-  onPressed($('#timeline'), timelineKey, (key) => select(app.rows.findIndex((r) => r.key === key)));
+  onPressed($('#timeline'), timelineKey, (key) => select(app.rows.findIndex((r) => r.key === key)), () => app.rows.map((r) => r.key));
   app.transitions = new Feed(
     (after) => `/v1/inspect/transitions${after ? `?after=${after}` : ''}`,
     ['transition', 'replay_gap'],

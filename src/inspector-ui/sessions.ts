@@ -26,7 +26,7 @@ function cell(tr: HTMLTableRowElement, text: string, cls = '', title = ''): HTML
 export function sessionRow(s: SessionRow, states: States, selected: boolean): HTMLTableRowElement {
   const tr = document.createElement('tr');
   tr.dataset.session = s.id;
-  tr.tabIndex = 0; // chosen from the keyboard too (pressed.ts)
+  tr.tabIndex = -1; // chosen from the keyboard too: one row is in the tab order (pressed.ts)
   if (selected) tr.classList.add('selected');
   cell(tr, s.title ? `${s.title} (${s.id.slice(0, 12)}…)` : s.id, '', s.id);
   const child = s.child ? (states.child ?? s.child.state) : undefined;

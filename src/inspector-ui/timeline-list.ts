@@ -32,7 +32,7 @@ function write(li: HTMLLIElement, r: Row): void {
   li.textContent = '';
   for (const k of ['seq', 'state']) delete li.dataset[k];
   li.dataset.key = r.key;
-  li.tabIndex = 0; // chosen from the keyboard too (pressed.ts)
+  li.tabIndex = -1; // chosen from the keyboard too: one row is in the tab order (pressed.ts)
   li.dataset.kind = r.kind;
   li.dataset.type = r.type;
   li.dataset.lane = r.lane;
