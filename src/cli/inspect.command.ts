@@ -1,7 +1,7 @@
 /**
  * `troupe inspect`: the inspector from a terminal (docs/inspector.md).
  *
- *   troupe inspect [--url | --open]              a one-time login URL for the web inspector
+ *   troupe inspect [ID] [--url | --open]         a one-time login URL for the web inspector (on session ID)
  *   troupe inspect ID [--last N] [--mermaid [--machine M] | --json]
  *                                                the session's machines: current states, the last
  *                                                N transitions, a Mermaid stateDiagram-v2 of each
@@ -19,6 +19,7 @@ import { INSPECT_LAST_MAX } from '../wire/inspect-last.js';
 
 const USAGE = `Usage:
   troupe inspect [--url | --open]     print (or open in a browser) a one-time login URL for the web inspector
+  troupe inspect ID --url | --open    the same, for the page showing session ID
   troupe inspect ID [options]         print a session's machines: states, last transitions, Mermaid diagrams
 
 Options for a session:
@@ -29,6 +30,7 @@ Options for a session:
 
 Examples:
   troupe inspect --open
+  troupe inspect ses_0abc… --open
   troupe inspect ses_0abc… --last 50
   troupe inspect ses_0abc… --mermaid --machine turn > turn.mmd
 `;
@@ -73,12 +75,13 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
       positionals.length === 0 && (o.mermaid || o.json) ? '--mermaid and --json need a session id' :
       // Until 2026-12-07 it was ignored: `troupe inspect --last 50` printed a login URL, exit 0.
       positionals.length === 0 && o.last !== undefined ? '--last needs a session id' :
-      positionals.length === 1 && (o.url || o.open) ? '--url and --open do not take a session id' : undefined;
+      // The page for one session: its terminal picture's options are for the terminal.
+      (o.url || o.open) && (o.mermaid || o.json || o.last !== undefined) ? '--url and --open do not go with --last, --mermaid or --json' : undefined;
     if (problem) throw new CliError('usage', `${problem} (try 'troupe inspect --help')`);
     const conn = await connectDaemon(io, { autoStart: true });
     try {
       const client = new DaemonClient(conn.target);
-      if (positionals.length === 0) return await login(client, io, Boolean(o.open));
+      if (o.url || o.open || positionals.length === 0) return await login(client, io, Boolean(o.open), positionals[0]);
       const picture = await client.request<Picture>('GET', `${sessionPath(positionals[0]!)}/inspect?last=${last}`);
       if (o.json) io.stdout.write(`${JSON.stringify(picture, null, 2)}\n`);
       else if (machine) io.stdout.write(printable(picture.mermaid[machine] ?? '', { lines: true }));
@@ -93,20 +96,41 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
   }
 }
 
-async function login(client: DaemonClient, io: CliIo, open: boolean): Promise<number> {
-  const { url } = await client.request<{ code: string; url: string }>('POST', '/v1/login-codes');
-  io.stdout.write(`${printable(String(url))}\n`);
+/**
+ * How long the browser opener is watched. One that cannot open a page fails at once (xdg-open with no
+ * browser and no display: exit 3 within 0.2 s); one still running then is taken to be showing it
+ * (xdg-open runs a browser it starts in the foreground, for as long as it is open) and left to run.
+ */
+const OPENER_WATCH_MS = 2000;
+
+/**
+ * A one-time login URL, printed and with `open` opened in a browser; with `sessionId`, for the page
+ * showing that session (the page reads it from the address's `#ses_…`, which the login's redirect
+ * keeps: RFC 9110 §10.2.2). Until 2026-12-07 `inspect ID --open` was refused, and an opener that
+ * found no browser (xdg-open on a server) left the URL printed with nothing said, exit 0.
+ */
+async function login(client: DaemonClient, io: CliIo, open: boolean, sessionId?: string): Promise<number> {
+  // An unknown session is said here (session_not_found), not by a page opened on it.
+  if (sessionId !== undefined) await client.request('GET', sessionPath(sessionId));
+  const { url: login } = await client.request<{ code: string; url: string }>('POST', '/v1/login-codes');
+  const url = sessionId === undefined ? String(login) : `${String(login)}#${encodeURIComponent(sessionId)}`;
+  io.stdout.write(`${printable(url)}\n`);
   if (!open) {
     io.stderr.write('troupe inspect: open this URL in a browser within 60 s; it works once (then a cookie keeps you in)\n');
     return 0;
   }
   const opener = io.env.BROWSER || (process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open');
-  await new Promise<void>((resolve, reject) => {
+  const cannot = (why: string) => new CliError('browser_failed', `${why}: open the URL above yourself (or set BROWSER)`);
+  const ended = await new Promise<number | string | undefined>((resolve, reject) => {
     const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
     // With its code, as every error line (until 2026-12-06 this one had none).
-    child.once('error', () => reject(new CliError('browser_failed', `could not run '${opener}' to open a browser: open the URL above yourself (or set BROWSER)`)));
-    child.once('spawn', () => (child.unref(), resolve()));
+    child.once('error', () => reject(cannot(`could not run '${printable(opener)}' to open a browser`)));
+    child.once('spawn', () => {
+      const watch = setTimeout(() => (child.unref(), resolve(undefined)), OPENER_WATCH_MS);
+      child.once('exit', (code, signal) => (clearTimeout(watch), resolve(code ?? signal ?? undefined)));
+    });
   });
+  if (ended !== undefined && ended !== 0) throw cannot(`'${printable(opener)}' could not open a browser (${typeof ended === 'number' ? `exit code ${ended}` : ended})`);
   return 0;
 }
 
