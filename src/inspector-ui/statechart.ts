@@ -82,12 +82,17 @@ export class Statechart {
     from.add(ANY);
     for (const { edge, g } of this.edges) {
       // Only the latest transition stays lit.
-      g.classList.remove('fire');
-      if (edge.event === event && from.has(edge.from) && to.has(edge.to)) {
+      if (!(edge.event === event && from.has(edge.from) && to.has(edge.to))) {
         g.classList.remove('fire');
-        void g.getBoundingClientRect(); // restart the CSS animation
-        g.classList.add('fire');
+        continue;
       }
+      // Its animation starts over: a new animation-name (`again` switches between two alike) restarts
+      // it at the next frame. Until 2026-12-07 the edge was unlit, its box read and lit again: a
+      // style and layout of the whole page forced for each transition, 30–110 ms with a long session
+      // listed (the timeline's 1,000 rows, the strip's marks), and a burst of them (the feed resuming,
+      // a busy session) froze the page for seconds (docs/inspector.md).
+      if (g.classList.contains('fire')) g.classList.toggle('again');
+      g.classList.add('fire');
     }
     const target = [...to].pop();
     const node = target ? this.placed.states.find((s) => s.path === target) : undefined;

@@ -108,8 +108,10 @@ tbody tr.selected { background:#e3ecff; }
 .edge path { fill:none; stroke:#9e9eaa; stroke-width:1.1; marker-end:url(#arrow); }
 .edge text { font-size:10px; fill:var(--muted); }
 .edge.fire path { stroke:var(--fire); stroke-width:3; animation:fire 1.6s ease-out; }
+.edge.fire.again path { animation-name:fire-again; }
 .edge.fire text { fill:var(--fire); font-weight:700; }
 @keyframes fire { from { stroke-width:6; } to { stroke-width:3; } }
+@keyframes fire-again { from { stroke-width:6; } to { stroke-width:3; } }
 .toast { font-size:12px; font-weight:700; fill:var(--fire); animation:toast 1.8s ease-out forwards; pointer-events:none; }
 @keyframes toast { 0% { opacity:1; transform:translateY(0); } 100% { opacity:0; transform:translateY(-14px); } }
 #lower { display:grid; grid-template-columns: minmax(0,2fr) minmax(0,1fr); gap:8px; margin-top:8px; }
