@@ -13,46 +13,14 @@ import { applyLive, foldedStates, lastEvents, mergeLive, type LiveFold } from '.
 import { keepingFocus, onPressed } from './pressed.js';
 import { renderSessions, sessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
-import { buildRows, renderStrip, statesThrough, turnAt, type Row } from './timeline.js';
+import { buildRows, renderStrip, statesThrough, turnAt } from './timeline.js';
 import { renderList } from './timeline-list.js';
 import { visibleJson } from './visible-text.js';
-import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayAnswer, ReplayedTransition, SessionRow, States } from './types.js';
+import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayAnswer, SessionRow, States } from './types.js';
+import { app } from './page-state.js';
 
 const MACHINES: MachineName[] = ['session', 'turn', 'child'];
 const $ = <T extends Element>(sel: string) => document.querySelector(sel) as T;
-
-const app = {
-  charts: new Map<MachineName, Statechart>(),
-  sessions: [] as SessionRow[],
-  /** Each session's machines as the live feed moved them (for the list; live-states.ts). */
-  machines: new Map<string, LiveFold>(),
-  /** Sessions whose rows the feed moved since they were drawn. */
-  redraw: new Set<string>(),
-  redrawTimer: undefined as number | undefined,
-  /** What the live feed's state says in the header: shown again once the list can be read again. */
-  feedSays: ['connecting…', ''] as [string, 'live' | 'down' | ''],
-  /** The session list could not be read the last time it was asked for. */
-  listFailed: false,
-  selected: undefined as string | undefined,
-  events: [] as LogEvent[],
-  replayed: [] as ReplayedTransition[],
-  /** The daemon's replay `replayed` comes from, and the log seq it reaches: the next ask gets what follows. */
-  replayFrom: undefined as { replayId: string; lastSeq: number } | undefined,
-  live: [] as LiveTransition[],
-  /** The highest transition number in `live`: the feed delivers in that order, so anything at or below it is there already. */
-  liveN: 0,
-  gaps: [] as { at: number; text: string }[],
-  rows: [] as Row[],
-  travel: undefined as number | undefined,
-  shown: {} as States,
-  lastEvent: {} as Partial<Record<MachineName, string>>,
-  transitions: undefined as Feed | undefined,
-  log: undefined as Feed | undefined,
-  poll: undefined as number | undefined,
-  loggedOut: false,
-  /** Gaps of the live feed met: a reading again after one is superseded by the next's (readAgainAfterGap). */
-  feedGaps: 0,
-};
 
 function status(text: string, cls: 'live' | 'down' | '') {
   const s = $<HTMLElement>('#feed-status');
