@@ -11,7 +11,7 @@ import { layoutMachine } from './layout.js';
 import { mendNotice, sayNotice } from './notices.js';
 import { applyLive, foldedStates, lastEvents, mergeLive, type LiveFold } from './live-states.js';
 import { keepingFocus, onPressed } from './pressed.js';
-import { renderSessions, sessionRow } from './sessions.js';
+import { renderSessions, writeSessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
 import { buildRows, renderStrip, statesThrough, turnAt } from './timeline.js';
 import { renderList } from './timeline-list.js';
@@ -215,7 +215,7 @@ function redrawMoved(sessionId: string) {
     for (const id of app.redraw) {
       const tr = document.querySelector(`#sessions tr[data-session="${CSS.escape(id)}"]`);
       const s = app.sessions.find((x) => x.id === id);
-      if (tr && s) keepingFocus($('#sessions tbody'), sessionKey, () => tr.replaceWith(sessionRow(s, listStates(s), id === app.selected)));
+      if (tr && s) writeSessionRow(tr as HTMLTableRowElement, s, listStates(s), id === app.selected);
     }
     app.redraw.clear();
   }, 50);

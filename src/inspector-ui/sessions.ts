@@ -47,12 +47,44 @@ export function sessionRow(s: SessionRow, states: States, selected: boolean): HT
   return tr;
 }
 
-/** The whole list, rebuilt. */
+/**
+ * Writes session `s` into `tr`, a row of the list: the same element, its cells that read otherwise
+ * written again. Until 2026-12-07 a new row took its place (as the feed moved it, up to twenty times a
+ * second while the session ran, and at each read of the list): the row clicked lost the focus, which
+ * the page gave back, forcing a style and layout of the whole page each time, and a screen reader's
+ * place in the list was lost.
+ */
+export function writeSessionRow(tr: HTMLTableRowElement, s: SessionRow, states: States, selected: boolean): void {
+  const cells = [...sessionRow(s, states, selected).cells];
+  tr.classList.toggle('selected', selected);
+  cells.forEach((td, i) => {
+    const old = tr.cells[i];
+    if (!old) tr.appendChild(td);
+    else if (!old.isEqualNode(td)) old.replaceWith(td);
+  });
+  while (tr.cells.length > cells.length) tr.deleteCell(-1);
+}
+
+/** The whole list, in the daemon's order: the rows of sessions already listed written in place (writeSessionRow). */
 export function renderSessions(
   body: HTMLTableSectionElement,
   sessions: SessionRow[],
   statesOf: (s: SessionRow) => States,
   selected: string | undefined,
 ): void {
-  body.replaceChildren(...sessions.map((s) => sessionRow(s, statesOf(s), s.id === selected)));
+  const had = new Map([...body.rows].map((tr) => [tr.dataset.session, tr]));
+  const rows = sessions.map((s) => {
+    const tr = had.get(s.id);
+    had.delete(s.id);
+    if (!tr) return sessionRow(s, statesOf(s), s.id === selected);
+    writeSessionRow(tr, s, statesOf(s), s.id === selected);
+    return tr;
+  });
+  for (const tr of had.values()) tr.remove();
+  // Each row in its place: those already there in order are passed over, not moved.
+  let at = body.firstElementChild;
+  for (const tr of rows) {
+    if (tr === at) at = at.nextElementSibling;
+    else body.insertBefore(tr, at);
+  }
 }

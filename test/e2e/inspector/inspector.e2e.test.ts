@@ -312,22 +312,31 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
     const { d, c, sessionId } = await daemonWithSession(t, 'http', { script: { replies: [{ when: 'hello', items: [{ text: 'Hi.' }] }] } });
     const browser = await headlessChromium(t);
     const { page, errors } = await openInspector(browser, d);
-    /** Presses the main button on `item`, waits until `list` is redrawn (after `meanwhile`), releases. */
-    const clickAcrossRedraw = async (item: string, list: string, meanwhile = async () => {}) => {
+    /**
+     * Presses the main button on `item`, waits until `list` is redrawn (after `meanwhile`), releases.
+     * A redraw adds and removes items, or writes again those that read otherwise (the session list's
+     * cells, in place since 2026-12-07); with `replaced`, it is the element pressed that is written
+     * again, so that the press and the release are on different elements.
+     */
+    const clickAcrossRedraw = async (item: string, list: string, meanwhile = async () => {}, replaced = false) => {
       const box = (await (await page.$(item))!.boundingBox())!;
       await page.mouse.move(box.x + 5, box.y + box.height / 2);
-      await page.evaluate((l) => {
+      await page.evaluate(([i, l, whole]) => {
         const w = window as unknown as { redrawn: Promise<unknown> };
-        w.redrawn = new Promise((r) => new MutationObserver(r).observe(document.querySelector(l)!, { childList: true }));
-      }, list);
+        const pressed = document.querySelector(i)!;
+        w.redrawn = new Promise<void>((r) => {
+          const o = new MutationObserver(() => void ((!whole || !pressed.isConnected) && (o.disconnect(), r())));
+          o.observe(document.querySelector(l)!, { childList: true, subtree: true });
+        });
+      }, [item, list, replaced] as const);
       await page.mouse.down();
       await meanwhile();
       await page.evaluate(() => (window as unknown as { redrawn: Promise<unknown> }).redrawn);
       await page.mouse.up();
     };
-    // The session list is read again every 3 s, and redrawn.
+    // The session list is read again every 3 s, and its last-activity cell (`Ns ago`) written again.
     await page.waitForSelector(`#sessions tr[data-session="${sessionId}"]`);
-    await clickAcrossRedraw(`#sessions tr[data-session="${sessionId}"] td`, '#sessions tbody');
+    await clickAcrossRedraw(`#sessions tr[data-session="${sessionId}"] td:nth-child(6)`, '#sessions tbody', undefined, true);
     await until(page, 'the session shown', () => document.querySelector<HTMLElement>('#detail-pane')?.hidden === false);
     // The page's asks for the replay are held from now on: the turn's events come, its transitions
     // (rebuilt from them by the daemon) not yet. That is how a running session is seen, with the
@@ -363,7 +372,7 @@ describe('the inspector in a browser', { concurrency: 2 }, () => {
 
     // From the keyboard: the focus stays on its row through redraws, and Enter chooses it.
     const redrawn = (list: string) =>
-      page.evaluate((l) => new Promise((r) => new MutationObserver(r).observe(document.querySelector(l)!, { childList: true })), list);
+      page.evaluate((l) => new Promise((r) => new MutationObserver(r).observe(document.querySelector(l)!, { childList: true, subtree: true })), list);
     const last = '#timeline li[data-type=turn_completed] >> nth=-1';
     await page.focus(last);
     const focused = await page.getAttribute(last, 'data-seq');
