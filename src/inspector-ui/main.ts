@@ -304,7 +304,7 @@ async function readAgainAfterGap() {
     scheduleTimeline();
   }
   // (Another session shown meanwhile was read whole as it was chosen.)
-  if (listed && (kept || id !== app.selected)) mendNotice($('#gaps'), 'missed-transitions', `read again at ${new Date().toTimeString().slice(0, 8)}`);
+  if (listed && (id === undefined || kept || id !== app.selected)) mendNotice($('#gaps'), 'missed-transitions', `read again at ${new Date().toTimeString().slice(0, 8)}`);
 }
 
 /**

@@ -58,5 +58,17 @@ test('inspector: after a gap of the live feed, the session shown is read again, 
 
   await c.agent.notify('session/cancel', { sessionId: shown });
   assert.equal(((await hanging) as { stopReason: string }).stopReason, 'cancelled');
+
+  // With no session shown, a gap is whole once the list is read again; the notice is red until then.
+  await page.evaluate(() => void (location.hash = ''));
+  await until(page, 'no session shown', () => document.querySelector<HTMLElement>('#detail-pane')?.hidden === true);
+  await page.evaluate(() => (window as unknown as Inspector).troupeInspector.disconnect());
+  for (let i = 0; i < 3; i++) await c.agent.request('session/prompt', { sessionId: other, prompt: prompt('ping') });
+  await page.evaluate(() => (window as unknown as Inspector).troupeInspector.resume());
+  await until(page, 'the second gap mended', () => {
+    const g = document.querySelector<HTMLElement>('#gaps .gap[data-kind=missed-transitions]');
+    return g?.dataset.times === '2' && g.dataset.mended === 'true';
+  });
+  assert.match((await page.textContent('#gaps .gap[data-kind=missed-transitions]')) ?? '', /\(2 times\): read again at \d\d:\d\d:\d\d$/);
   assert.deepEqual(errors, []);
 });
