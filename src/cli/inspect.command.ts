@@ -9,9 +9,9 @@
  * Talks to the daemon over HTTP only; the pictures (replay of stored sessions, Mermaid) are made
  * by the daemon from the same definitions the web page draws.
  */
-import { spawn } from 'node:child_process';
 import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { openInBrowser } from './browser-open.js';
 import { DaemonClient, sessionPath } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { printable } from './terminal-text.js';
@@ -97,13 +97,6 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
 }
 
 /**
- * How long the browser opener is watched. One that cannot open a page fails at once (xdg-open with no
- * browser and no display: exit 3 within 0.2 s); one still running then is taken to be showing it
- * (xdg-open runs a browser it starts in the foreground, for as long as it is open) and left to run.
- */
-const OPENER_WATCH_MS = 2000;
-
-/**
  * A one-time login URL, printed and with `open` opened in a browser; with `sessionId`, for the page
  * showing that session (the page reads it from the address's `#ses_…`, which the login's redirect
  * keeps: RFC 9110 §10.2.2). Until 2026-12-07 `inspect ID --open` was refused, and an opener that
@@ -119,18 +112,7 @@ async function login(client: DaemonClient, io: CliIo, open: boolean, sessionId?:
     io.stderr.write('troupe inspect: open this URL in a browser within 60 s; it works once (then a cookie keeps you in)\n');
     return 0;
   }
-  const opener = io.env.BROWSER || (process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open');
-  const cannot = (why: string) => new CliError('browser_failed', `${why}: open the URL above yourself (or set BROWSER)`);
-  const ended = await new Promise<number | string | undefined>((resolve, reject) => {
-    const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
-    // With its code, as every error line (until 2026-12-06 this one had none).
-    child.once('error', () => reject(cannot(`could not run '${printable(opener)}' to open a browser`)));
-    child.once('spawn', () => {
-      const watch = setTimeout(() => (child.unref(), resolve(undefined)), OPENER_WATCH_MS);
-      child.once('exit', (code, signal) => (clearTimeout(watch), resolve(code ?? signal ?? undefined)));
-    });
-  });
-  if (ended !== undefined && ended !== 0) throw cannot(`'${printable(opener)}' could not open a browser (${typeof ended === 'number' ? `exit code ${ended}` : ended})`);
+  await openInBrowser(url, io.env);
   return 0;
 }
 

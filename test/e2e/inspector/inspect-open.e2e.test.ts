@@ -94,3 +94,23 @@ test('inspect --open: an opener that finds no browser is said to have failed; on
   writeFileSync(release, '');
   await waitFor('the browser to end on its own', () => existsSync(exited));
 });
+
+test('inspect --open reads $BROWSER as commands separated by colons, tried in turn, %s standing for the URL', { timeout: 60_000 }, async (t) => {
+  const { d } = await daemonWithSession(t, 'http');
+  const failing = opener(tempDir(), 'exit 1');
+  const dir = tempDir();
+  const browser = join(dir, 'browser.sh');
+  writeFileSync(browser, `#!/bin/sh\nprintf '%s\\n' "$@" > '${join(dir, 'args')}'\n`, { mode: 0o755 });
+
+  // Until 2026-12-07 the whole value was one program's name: this could not run ('…' could not run).
+  const r = await troupe(d.home, ['inspect', '--open'], `/nonexistent/browser:${failing.path}:${browser} --new-window %s`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, '');
+  const url = r.stdout.trimEnd();
+  assert.equal(readFileSync(failing.opened, 'utf8'), url, 'the one before was tried, and failed');
+  assert.equal(readFileSync(join(dir, 'args'), 'utf8'), `--new-window\n${url}\n`);
+
+  const none = await troupe(d.home, ['inspect', '--open'], `/nonexistent/browser:${failing.path}`);
+  assert.equal(none.code, 1);
+  assert.equal(none.stderr, `troupe inspect: could not run '/nonexistent/browser' to open a browser; '${failing.path}' could not open a browser (exit code 1): open the URL above yourself (or set BROWSER) (browser_failed)\n`);
+});
