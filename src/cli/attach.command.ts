@@ -7,7 +7,7 @@ import { TroupeError } from '../core/errors.js';
 import { resolveTroupeHome } from '../store/paths.js';
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
-import { cancelOnTermination, CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { beforeHastyExit, cancelOnTermination, CliError, EXIT, leaveQuietly, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
@@ -15,6 +15,7 @@ import { decidePermission, toolCallSummary } from './permission-prompt.js';
 import { Repl, scriptFailure } from './repl.js';
 import { openSession } from './session-open.js';
 import { makeStyle } from './style.js';
+import { onStdoutReaderGone } from './stdout-reader.js';
 import { printable } from './terminal-text.js';
 import { UpdateRenderer } from './update.renderer.js';
 
@@ -36,6 +37,8 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
   let stopClosingOnTermination: (() => void) | undefined;
   const stop = new AbortController();
   const onSigint = () => stop.abort();
+  let closeOnHastyExit: (() => Promise<void>) | undefined;
+  let stopWatchingReader: (() => void) | undefined;
   try {
     const { values, positionals } = parseCommandArgs('attach', args, { interactive: { type: 'boolean', short: 'i' }, json: { type: 'boolean' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
@@ -75,6 +78,12 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       },
     });
     const opened = await openSession(link, new DaemonClient(conn.target), { sessionId: id });
+    // No one reads stdout any more (EPIPE, or its pipe's reader gone: `troupe attach ID | head`, an idle
+    // session then printing nothing for hours): the connection is ended before the command leaves
+    // (until 2026-12-07 the daemon kept it until --connection-idle-ms, and attach ran on until a write).
+    closeOnHastyExit = () => link!.close();
+    beforeHastyExit.add(closeOnHastyExit);
+    stopWatchingReader = onStdoutReaderGone(io.stdout, leaveQuietly);
     // Listening before saying "Ctrl-C detaches": until 2026-12-06 the listener came after the line,
     // and a Ctrl-C right after it killed the process (no exit 0, the connection left to the daemon).
     if (!values.interactive) {
@@ -118,6 +127,8 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
   } finally {
     process.removeListener('SIGINT', onSigint);
     stopClosingOnTermination?.();
+    stopWatchingReader?.();
+    if (closeOnHastyExit) beforeHastyExit.delete(closeOnHastyExit);
     link?.close();
     await conn?.release();
   }

@@ -49,6 +49,21 @@ export const shuttingDown = { value: false };
 export const beforeHastyExit = new Set<() => Promise<unknown>>();
 
 /**
+ * No one reads stdout any more (a write failed with EPIPE, or its pipe's reader went away: see
+ * stdout-reader.ts): the command stops quietly, as Unix tools do, exit 0, after what
+ * `beforeHastyExit` holds (bounded to 2 s: the daemon may be gone) and stopping a standalone daemon.
+ */
+export function leaveQuietly(): void {
+  if (shuttingDown.value) return;
+  shuttingDown.value = true;
+  const pending = Promise.all([...beforeHastyExit].map((f) => f().catch(() => undefined)));
+  void Promise.race([pending, new Promise((r) => setTimeout(r, 2_000).unref())])
+    .then(() => import('./standalone-daemon.js'))
+    .then((m) => m.stopStandaloneDaemons())
+    .finally(() => process.exit(0));
+}
+
+/**
  * Until the returned function is called: terminated (SIGTERM, as from `timeout 600 troupe run …`, or
  * SIGHUP from a closed terminal), the command first runs `cancel` (for at most 2 s), then dies of the
  * signal as it would have. As on Ctrl-C: the agent must not go on alone with a turn no one follows.

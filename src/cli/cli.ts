@@ -1,6 +1,6 @@
 /** The CLI dispatcher: one function per command, each returning its exit code (docs/cli.md). */
 import { VERSION } from '../core/version.js';
-import { beforeHastyExit, shuttingDown, type CliIo } from './cli-io.js';
+import { leaveQuietly, shuttingDown, type CliIo } from './cli-io.js';
 
 const HELP = `troupe ${VERSION}: a runtime for coding-agent sessions
 
@@ -66,13 +66,7 @@ export async function runCli(command: string | undefined, args: string[]): Promi
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE') throw err;
-      if (shuttingDown.value) return;
-      shuttingDown.value = true;
-      const pending = Promise.all([...beforeHastyExit].map((f) => f().catch(() => undefined)));
-      void Promise.race([pending, new Promise((r) => setTimeout(r, 2_000).unref())])
-        .then(() => import('./standalone-daemon.js'))
-        .then((m) => m.stopStandaloneDaemons())
-        .finally(() => process.exit(0));
+      leaveQuietly();
     });
   }
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {

@@ -4,9 +4,10 @@
  * truncation, its removal and a new file under its name (a rotation).
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, watch } from 'node:fs';
-import { CliError, EXIT, type CliIo } from './cli-io.js';
+import { CliError, EXIT, leaveQuietly, type CliIo } from './cli-io.js';
 import { daemonLogPath } from './daemon-home.js';
 import { logReadFailed } from './file-read-failed.js';
+import { onStdoutReaderGone } from './stdout-reader.js';
 
 /** The most read from the file at once while following (a burst is written in pieces of this). */
 const CHUNK = 1024 * 1024;
@@ -33,6 +34,7 @@ export async function daemonLogs(io: CliIo, home: string, follow: boolean, lines
       watcher?.close();
       clearInterval(poll);
       process.removeListener('SIGINT', onInterrupt);
+      stopWatchingReader();
     };
     const onInterrupt = () => (stop(), resolve());
     // Read synchronously, from one offset: a change event and the poll never read the same bytes
@@ -69,6 +71,9 @@ export async function daemonLogs(io: CliIo, home: string, follow: boolean, lines
     })();
     const poll = setInterval(pump, 500);
     process.once('SIGINT', onInterrupt);
+    // A quiet daemon writes nothing for hours: `daemon logs -f | grep -m1 …` ends once grep has, not
+    // at a next line that may never come (until 2026-12-07), as `tail -f` does.
+    const stopWatchingReader = onStdoutReaderGone(io.stdout, leaveQuietly);
   });
   return EXIT.ok;
 }

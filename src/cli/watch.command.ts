@@ -7,9 +7,10 @@ import { ContentJoiner, type PartedMessage } from '../core/content-parts.js';
 import { ERROR_CODES, isTroupeError, TroupeError, type ErrorCode } from '../core/errors.js';
 import type { EventOf } from '../core/events.js';
 import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
-import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { CliError, EXIT, leaveQuietly, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
+import { onStdoutReaderGone } from './stdout-reader.js';
 import { makeStyle, type Style } from './style.js';
 import { printable } from './terminal-text.js';
 
@@ -120,6 +121,7 @@ async function streamEnded(client: DaemonClient, id: string, io: CliIo): Promise
 export async function watchCommand(args: string[], io: CliIo): Promise<number> {
   const abort = new AbortController();
   const onSigint = () => abort.abort();
+  let stopWatchingReader: (() => void) | undefined;
   try {
     const { values, positionals } = parseCommandArgs('watch', args, { after: { type: 'string' }, json: { type: 'boolean' }, 'no-follow': { type: 'boolean' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
@@ -137,6 +139,9 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     // for, so the same cursor is refused here (it used to print nothing and exit 0).
     if (values['no-follow'] && after > entry.lastSeq) throw new TroupeError('invalid_cursor', `cursor ${after} is beyond the latest seq ${entry.lastSeq}`, { cursor: after, lastSeq: entry.lastSeq });
     if (after >= until) return EXIT.ok;
+    // Following, it may print nothing for hours (an idle session): it leaves once its pipe's reader
+    // has (`troupe watch ID | head -3`), not at a next write that may never come (until 2026-12-07).
+    if (until === Infinity) stopWatchingReader = onStdoutReaderGone(io.stdout, leaveQuietly);
     let last = after;
     for await (const m of client.events(id, after, abort.signal)) {
       if (m.event === 'replay_gap') {
@@ -168,6 +173,7 @@ export async function watchCommand(args: string[], io: CliIo): Promise<number> {
     return reportError(io, 'watch', err);
   } finally {
     process.removeListener('SIGINT', onSigint);
+    stopWatchingReader?.();
     abort.abort();
   }
 }

@@ -1,0 +1,72 @@
+// The CLI with its stdout piped into a reader that stops reading (`troupe watch ID | head -3`): the real
+// binary in a real shell pipeline (an anonymous pipe, as a shell makes it: the harness's own stdio
+// pipes are socket pairs), against a real daemon in a temporary home.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { BIN, jsonLines, makeHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+
+const REPLIES = [{ when: 'hello', items: [{ text: 'Hello there.' }] }];
+
+/**
+ * Runs `{ troupe ...args; echo "troupe exited $?" >&2; } | READER` in sh, in a process group of its
+ * own (killed whole at the end, whatever happened); resolves once the pipeline has ended, and fails
+ * if it has not within the harness's wait (a command left running after its reader is the bug).
+ */
+async function pipeline(h: Home, args: string[], reader: string): Promise<CliResult> {
+  const script = '{ "$@"; echo "troupe exited $?" >&2; } | $READER';
+  const sh = spawn('sh', ['-c', script, 'sh', process.execPath, BIN, ...args], { cwd: h.work, env: { ...h.env, READER: reader }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let stdout = '';
+  let stderr = '';
+  sh.stdout.on('data', (d) => (stdout += d));
+  sh.stderr.on('data', (d) => (stderr += d));
+  let code: number | null | undefined;
+  sh.on('close', (c) => (code = c));
+  try {
+    await until(() => code !== undefined, `'troupe ${args.join(' ')} | ${reader}' to end`);
+    return { code: code!, stdout, stderr };
+  } finally {
+    try {
+      process.kill(-sh.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone
+    }
+  }
+}
+
+describe('the CLI piped into a reader that leaves', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
+  let h: Home;
+  let idle: string;
+  before(async () => {
+    h = makeHome({ replies: REPLIES });
+    const r = await h.run(['run', '--json', 'hello']);
+    assert.equal(r.code, 0, r.stderr);
+    idle = jsonLines(r.stdout).at(-1)!.sessionId as string;
+  });
+  after(() => h.close());
+
+  test('watch of an idle session ends quietly (exit 0) once its reader has read everything and left: it writes nothing more, so no EPIPE tells it', async () => {
+    const lastSeq = JSON.parse((await h.run(['sessions', 'show', idle, '--json'])).stdout).lastSeq as number;
+    const lines = (await h.run(['watch', idle, '--no-follow'])).stdout.split('\n').length - 1;
+    // `head` reads every line there is before it leaves: after that the session, idle, gives watch
+    // nothing to write. Until 2026-12-07 watch then ran on forever.
+    for (const [args, n] of [[['watch', idle, '--json'], lastSeq], [['watch', idle], lines]] as const) {
+      const r = await pipeline(h, [...args], `head -n ${n}`);
+      assert.equal(r.stderr, 'troupe exited 0\n', `${args.join(' ')}: quiet, exit 0`);
+      assert.equal(r.stdout.split('\n').length - 1, n);
+    }
+  });
+
+  test('attach ends quietly once its reader has left, and ends its connection to the daemon', async () => {
+    const r = await pipeline(h, ['attach', idle], 'true');
+    assert.match(r.stderr, /^\[attached to \S+ in .*; Ctrl-C detaches\]\ntroupe exited 0\n$/);
+    // Not left to the daemon's --connection-idle-ms (5 min).
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', idle, '--json'])).stdout).connections === 0, 'its connection to be closed');
+  });
+
+  test('daemon logs -f ends quietly once its reader has left, as tail -f does', async () => {
+    const r = await pipeline(h, ['daemon', 'logs', '-f', '-n', '1'], 'head -n 1');
+    assert.equal(r.stderr, 'troupe exited 0\n');
+    assert.equal(r.stdout.split('\n').length - 1, 1);
+  });
+});
