@@ -61,7 +61,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     // the daemon sends a client no echo of its own, so these are what others (an editor attached to
     // the same session) asked.
     const renderer = new UpdateRenderer(io.stdout, io.stderr, style, { spinner: false });
-    // Piped input: known to hold something, or nothing, once its first bytes or its end come.
+    // Piped input: known to hold a prompt, or none, once its first bytes that are not blank or its end come.
     const input = (stdin as { isTTY?: boolean }).isTTY ? undefined : holdsInput(stdin);
     conn = await connectDaemon(io, { autoStart: true });
     let sessionId: string | undefined;
@@ -99,12 +99,14 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       return EXIT.cancelled;
     }
     sessionId = opened.sessionId;
-    // No input at all (`troupe chat </dev/null`): nothing to say to the session, so none is kept
-    // (until 2026-12-07 each such run left an empty session behind). It is opened all the same, so
-    // that a mistyped --mode or --cwd fails as with input.
-    if (input && !(await input)) {
+    // No input at all (`troupe chat </dev/null`), or only blank lines: nothing to say to the session,
+    // so none is kept (until 2026-12-07 each such run left an empty session behind). It is opened all
+    // the same, so that a mistyped --mode or --cwd fails as with input.
+    const held = await input;
+    if (held === 'none' || held === 'blank') {
       if (!opened.resumed) await daemon.remove(opened.sessionId).catch(() => undefined);
-      io.stderr.write(opened.resumed ? 'troupe chat: no input\n' : 'troupe chat: no input, so no session was kept\n');
+      const what = held === 'none' ? 'no input' : 'no prompt in the input (only blank lines)';
+      io.stderr.write(`troupe chat: ${what}${opened.resumed ? '' : ', so no session was kept'}\n`);
       return EXIT.ok;
     }
     renderer.note(style.dim(openedNote(opened)));
@@ -142,23 +144,36 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** Bytes the chat reads as nothing: blank lines and the spaces around a prompt (it trims each line). */
+const BLANK = /^[ \t\n\r\v\f]*$/;
+
 /**
- * Whether `stdin` holds any input: true at its first bytes (put back, for the chat to read), false
- * at its end with none. A read error is left for the chat to meet.
+ * Whether `stdin` holds a prompt: true at its first bytes that are not blank (put back, for the chat
+ * to read), false at its end with none. Blank bytes before them are let go: the chat skips blank
+ * lines, and a prompt's leading spaces are trimmed. A read error is left for the chat to meet.
  */
-function holdsInput(stdin: NodeJS.ReadableStream): Promise<boolean> {
+function holdsInput(stdin: NodeJS.ReadableStream): Promise<'prompt' | 'blank' | 'none'> {
   return new Promise((resolve) => {
-    const settle = (holds: boolean) => {
+    let blank = false;
+    const settle = (holds: 'prompt' | 'blank' | 'none') => {
       stdin.off('readable', onReadable).off('end', onEnd).off('error', onError);
       resolve(holds);
     };
     const onReadable = () => {
-      const chunk = stdin.read();
-      // null: the end (its 'end' follows).
-      if (chunk !== null) stdin.unshift(chunk), settle(true);
+      // null: nothing more for now, or the end (its 'end' follows).
+      for (let chunk = stdin.read(); chunk !== null; chunk = stdin.read()) {
+        // Until 2026-12-07 blank lines (`printf '\n\n' | troupe chat`) counted as input: a session was
+        // made and kept with nothing said to it.
+        if (BLANK.test(typeof chunk === 'string' ? chunk : chunk.toString('latin1'))) {
+          blank = true;
+          continue;
+        }
+        stdin.unshift(chunk);
+        return settle('prompt');
+      }
     };
-    const onEnd = () => settle(false);
-    const onError = () => settle(true);
+    const onEnd = () => settle(blank ? 'blank' : 'none');
+    const onError = () => settle('prompt');
     stdin.on('readable', onReadable).on('end', onEnd).on('error', onError);
   });
 }

@@ -1,6 +1,7 @@
-// The CLI with its stdout piped into a reader that stops reading (`troupe watch ID | head -3`): the real
-// binary in a real shell pipeline (an anonymous pipe, as a shell makes it: the harness's own stdio
-// pipes are socket pairs), against a real daemon in a temporary home.
+// The CLI in pipes: its stdout piped into a reader that stops reading (`troupe watch ID | head -3`), in
+// a real shell pipeline (an anonymous pipe, as a shell makes it: the harness's own stdio pipes are
+// socket pairs), and its stdin piped (`printf … | troupe chat`); the real binary against a real daemon
+// in a temporary home.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -34,7 +35,7 @@ async function pipeline(h: Home, args: string[], reader: string): Promise<CliRes
   }
 }
 
-describe('the CLI piped into a reader that leaves', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
+describe('the CLI in pipes', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   let idle: string;
   before(async () => {
@@ -68,5 +69,22 @@ describe('the CLI piped into a reader that leaves', { concurrency: 1, timeout: S
     const r = await pipeline(h, ['daemon', 'logs', '-f', '-n', '1'], 'head -n 1');
     assert.equal(r.stderr, 'troupe exited 0\n');
     assert.equal(r.stdout.split('\n').length - 1, 1);
+  });
+
+  test('chat with only blank lines piped keeps no session, and says so: nothing in it is a prompt', async () => {
+    const ids = async () => (JSON.parse((await h.run(['sessions', '--json'])).stdout) as { id: string }[]).map((x) => x.id).sort();
+    const before = await ids();
+    const r = await h.run(['chat'], { input: '\n \n\t\r\n' });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [0, '', 'troupe chat: no prompt in the input (only blank lines), so no session was kept\n']);
+    // Until 2026-12-07 the session was kept, with nothing said to it.
+    assert.deepEqual(await ids(), before);
+    const resumed = await h.run(['chat', '--session', idle], { input: '\n\n' });
+    assert.deepEqual([resumed.code, resumed.stderr], [0, 'troupe chat: no prompt in the input (only blank lines)\n']);
+    assert.deepEqual(await ids(), before, 'the resumed session is kept');
+    // Blank lines before a prompt are only skipped.
+    const said = await h.run(['chat'], { input: '\n\n  hello\n' });
+    assert.equal(said.code, 0, said.stderr);
+    assert.match(said.stdout, /Hello there\./);
+    assert.equal((await ids()).length, before.length + 1);
   });
 });
