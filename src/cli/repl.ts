@@ -208,11 +208,7 @@ export class Repl {
         if (this.interrupted) return resolve();
         void this.chain.then(() => this.idle()).then(() => resolve());
       });
-      void this.s.link.closed.then(() => {
-        if (this.closed) return;
-        this.lost = true;
-        this.rl.close();
-      });
+      void this.s.link.closed.then(() => this.loseConnection());
       this.showPrompt();
     });
   }
@@ -291,16 +287,33 @@ export class Repl {
       await this.promptTurn(text, wait);
     } catch (err) {
       // Until 2026-12-06 a failed command (`/mode nonsense`) was only this note: piped chat exited 0.
-      this.fail(isCommandLine(text) ? 'command' : 'turn', rpcToError(err, this.s.target));
+      this.fail(isCommandLine(text) ? 'command' : 'turn', err);
     } finally {
       this.showPrompt();
     }
   }
 
-  /** Notes a failed line, on the terminal and in `failures`. */
-  private fail(what: FailedLine['what'], error: Error): void {
+  /**
+   * Notes a failed line, on the terminal and in `failures`; a request the transport failed (the daemon
+   * went away) ends the loop instead (`lost`), for the command to say once, on stderr.
+   */
+  private fail(what: FailedLine['what'], err: unknown): void {
+    const error = rpcToError(err, this.s.target);
+    // Until 2026-12-07 a turn the daemon's going away cut short was this note, on stdout, with the
+    // transport's words (`error: lost the connection … (terminated: UND_ERR_SOCKET)`), then counted
+    // as a failed turn when the input had ended: the chat's own daemon_unreachable line never came.
+    if (error instanceof CliError && error.code === 'daemon_unreachable') return this.loseConnection();
     this.failures.push({ what, error });
     this.s.renderer.note(this.s.style.red(`error: ${printable(error.message)}`));
+  }
+
+  /** The connection to the daemon is gone: every line after this could only fail. */
+  private loseConnection(): void {
+    // Once the loop has ended by itself (/quit, the input's end), the turns it waits for still end
+    // under a closed connection, which is as much a loss.
+    if (this.lost || this.interrupted) return;
+    this.lost = true;
+    if (!this.closed) this.rl.close();
   }
 
   /** Steers the running turn; false when there is none any more (the text then becomes a prompt). */
@@ -335,7 +348,7 @@ export class Repl {
         if (this.interrupted) return;
         this.s.renderer.done();
         // An agent's command (`/compact`, `/mcp__server__prompt`) is answered as a prompt.
-        this.fail(isCommandLine(text) ? 'command' : 'turn', rpcToError(err, this.s.target));
+        this.fail(isCommandLine(text) ? 'command' : 'turn', err);
       })
       .finally(() => {
         this.running--;

@@ -3,7 +3,7 @@
 // leave no process, port or directory behind.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { AcpClient, Daemon, tempDir } from '../../support/daemon.js';
 import { eventSchemaError } from '../../support/event-schema.js';
-import { jsonLines, makeHome, pidAlive, until, type Background, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { jsonLines, makeHome, pidAlive, processesOfHome, until, type Background, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 const REPLIES = [
   { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
@@ -22,17 +22,6 @@ const REPLIES = [
   // What follows the tool's result (plain replies answer those calls, in order).
   [{ text: 'Noted.' }],
 ];
-
-/** Pids of the processes (a daemon, its spawner, session children) whose TROUPE_HOME is `home`. */
-function processesOfHome(home: string): string[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}\0`);
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** No process with the standalone daemon's home, nothing listening on its port, its directory gone. */
 async function assertNothingLeft(pid: number, port: number, home: string): Promise<void> {

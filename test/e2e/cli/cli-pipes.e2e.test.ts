@@ -5,9 +5,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { BIN, jsonLines, makeHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
+import { BIN, jsonLines, makeHome, processesOfHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
-const REPLIES = [{ when: 'hello', items: [{ text: 'Hello there.' }] }];
+const REPLIES = [
+  { when: 'hello', items: [{ text: 'Hello there.' }] },
+  { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
+];
 
 /**
  * Runs `{ troupe ...args; echo "troupe exited $?" >&2; } | READER` in sh, in a process group of its
@@ -86,5 +89,29 @@ describe('the CLI in pipes', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () =
     assert.equal(said.code, 0, said.stderr);
     assert.match(said.stdout, /Hello there\./);
     assert.equal((await ids()).length, before.length + 1);
+  });
+
+  test('chat with piped input whose daemon goes away mid-turn says so on stderr, in its own words (daemon_unreachable), and stdout has only the output', async () => {
+    for (const how of ['killed', 'stopped'] as const) {
+      const d = makeHome({ replies: REPLIES });
+      try {
+        // The input has ended when the daemon goes: the chat only waits for the turn.
+        const chat = d.start(['chat']);
+        chat.child.stdin!.end('please hang\n');
+        await until(() => chat.stdout().includes('Working on it.'), 'the turn to run');
+        if (how === 'killed') process.kill(d.daemonState()!.pid, 'SIGKILL');
+        else assert.equal((await d.run(['daemon', 'stop'])).code, 0);
+        const r = await chat.done;
+        assert.equal(r.code, 1, `${how}: ${r.stderr}`);
+        // Until 2026-12-07: `error: lost the connection … (terminated: UND_ERR_SOCKET)` on stdout, then
+        // `troupe chat: a turn failed, the first: …` on stderr.
+        assert.match(r.stderr, /^troupe chat: lost the connection to the daemon at http:\/\/127\.0\.0\.1:\d+ \(daemon_unreachable\)\n$/, how);
+        assert.match(r.stdout, /^\[new session \S+ in .*\]\nWorking on it\.\n$/, how);
+      } finally {
+        // A killed daemon's children end by themselves (spec/daemon.md §Spawner, Deaths).
+        await until(() => processesOfHome(d.dir).length === 0, "the daemon's processes to end", 30_000).catch(() => undefined);
+        await d.close();
+      }
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Runs the real `troupe` binary as child processes against real daemons, each test file with its own
 // temporary TROUPE_HOME on 127.0.0.1, and stops every daemon it started.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +48,17 @@ export function pidAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Pids of the processes (a daemon, its spawner, session children) whose TROUPE_HOME is `home` (Linux: /proc). */
+export function processesOfHome(home: string): string[] {
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/environ`, 'utf8').includes(`TROUPE_HOME=${home}\0`);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
