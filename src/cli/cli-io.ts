@@ -22,7 +22,7 @@ export const EXIT = {
 } as const;
 
 /** The CLI's own error codes, in the order of spec/errors.md §The CLI's own codes (a test compares them). */
-export const CLI_ERROR_CODES = ['usage', 'daemon_unreachable', 'daemon_start_failed', 'daemon_version_mismatch', 'not_a_tty', 'replay_gap', 'browser_failed', 'daemon_state_lost', 'prompt_too_large'] as const;
+export const CLI_ERROR_CODES = ['usage', 'daemon_unreachable', 'daemon_start_failed', 'daemon_version_mismatch', 'not_a_tty', 'replay_gap', 'browser_failed', 'daemon_state_lost', 'prompt_too_large', 'output_failed'] as const;
 
 /**
  * A failure local to the CLI that has no entry in the shared error table (the daemon cannot be
@@ -52,15 +52,18 @@ export const beforeHastyExit = new Set<() => Promise<unknown>>();
  * No one reads stdout any more (a write failed with EPIPE, or its pipe's reader went away: see
  * stdout-reader.ts): the command stops quietly, as Unix tools do, exit 0, after what
  * `beforeHastyExit` holds (bounded to 2 s: the daemon may be gone) and stopping a standalone daemon.
+ * `exitCode`: 1 for output that failed otherwise (a full disk), said by the caller.
  */
-export function leaveQuietly(): void {
+export function leaveQuietly(exitCode: number = EXIT.ok): void {
   if (shuttingDown.value) return;
   shuttingDown.value = true;
+  // A command that has returned already had its code set as the process's (src/main.ts).
+  if (exitCode !== EXIT.ok) process.exitCode = exitCode;
   const pending = Promise.all([...beforeHastyExit].map((f) => f().catch(() => undefined)));
   void Promise.race([pending, new Promise((r) => setTimeout(r, 2_000).unref())])
     .then(() => import('./standalone-daemon.js'))
     .then((m) => m.stopStandaloneDaemons())
-    .finally(() => process.exit(0));
+    .finally(() => process.exit(exitCode));
 }
 
 /**

@@ -1,6 +1,7 @@
 /** The CLI dispatcher: one function per command, each returning its exit code (docs/cli.md). */
 import { VERSION } from '../core/version.js';
-import { leaveQuietly, shuttingDown, type CliIo } from './cli-io.js';
+import { EXIT, leaveQuietly, shuttingDown, type CliIo } from './cli-io.js';
+import { systemErrorReason } from './file-read-failed.js';
 
 const HELP = `troupe ${VERSION}: a runtime for coding-agent sessions
 
@@ -65,8 +66,16 @@ export async function runCli(command: string | undefined, args: string[]): Promi
   // turn (bounded: the daemon may be gone) and stopping a standalone daemon.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE') throw err;
-      leaveQuietly();
+      if (err.code === 'EPIPE') return leaveQuietly();
+      // Output that cannot be written otherwise (a full disk: `troupe sessions > /dev/full`, ENOSPC;
+      // EIO) is one line and exit 1, as `cat` says a write error: until 2026-12-07 it was thrown from
+      // here, a stack trace. A failing stderr has no one to tell, and is no failure of the command.
+      // Said once: each later write can fail again.
+      if (stream === process.stderr || shuttingDown.value) return;
+      const errno = typeof err.code === 'string' ? ` (${err.code})` : '';
+      const who = command !== undefined && command in COMMANDS ? `troupe ${command}` : 'troupe';
+      process.stderr.write(`${who}: cannot write to stdout: ${systemErrorReason(err)}${errno} (output_failed)\n`);
+      leaveQuietly(EXIT.error);
     });
   }
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {

@@ -1,10 +1,11 @@
-// The CLI in pipes: its stdout piped into a reader that stops reading (`troupe watch ID | head -3`), in
-// a real shell pipeline (an anonymous pipe, as a shell makes it: the harness's own stdio pipes are
-// socket pairs), and its stdin piped (`printf … | troupe chat`); the real binary against a real daemon
-// in a temporary home.
+// The CLI's standard streams: its stdout piped into a reader that stops reading (`troupe watch ID |
+// head -3`), in a real shell pipeline (an anonymous pipe, as a shell makes it: the harness's own stdio
+// pipes are socket pairs), or on a full disk (/dev/full), and its stdin piped (`printf … | troupe
+// chat`); the real binary against a real daemon in a temporary home.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { BIN, jsonLines, makeHome, processesOfHome, until, type CliResult, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
 const REPLIES = [
@@ -38,7 +39,7 @@ async function pipeline(h: Home, args: string[], reader: string): Promise<CliRes
   }
 }
 
-describe('the CLI in pipes', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
+describe("the CLI's standard streams", { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () => {
   let h: Home;
   let idle: string;
   before(async () => {
@@ -112,6 +113,28 @@ describe('the CLI in pipes', { concurrency: 1, timeout: SUITE_TIMEOUT_MS }, () =
         await until(() => processesOfHome(d.dir).length === 0, "the daemon's processes to end", 30_000).catch(() => undefined);
         await d.close();
       }
+    }
+  });
+
+  test('output that cannot be written (a full disk: /dev/full) is one line on stderr, output_failed, exit 1, not a stack trace', async () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      for (const [args, who] of [[['sessions'], 'troupe sessions'], [['watch', idle, '--no-follow'], 'troupe watch'], [['log', 'dump', idle], 'troupe log'], [['--help'], 'troupe'], [['run', '--session', idle, 'please hang'], 'troupe run']] as const) {
+        const child = spawn(process.execPath, [BIN, ...args], { cwd: h.work, env: h.env, stdio: ['ignore', full, 'pipe'] });
+        let stderr = '';
+        child.stderr!.on('data', (d) => (stderr += d));
+        const code = await new Promise<number | null>((r) => child.on('close', r));
+        // Until 2026-12-07: Node's uncaught ENOSPC, with its stack, thrown from the CLI's stream handler.
+        assert.equal(code, 1, stderr);
+        // Once, though every write after the first fails too (run cancels its turn, whose end writes
+        // again); the turn's last line, on stderr, may come before it leaves.
+        const lines = stderr.split('\n').filter((l) => !/^\[cancelled · session \S+\]$/.test(l));
+        assert.deepEqual(lines, [`${who}: cannot write to stdout: no space left on device (ENOSPC) (output_failed)`, ''], args.join(' '));
+      }
+      // No one gets run's output: its turn is not left running (as on a closed pipe).
+      await until(async () => JSON.parse((await h.run(['sessions', 'show', idle, '--json'])).stdout).machines.session === 'idle', 'the turn to be cancelled');
+    } finally {
+      closeSync(full);
     }
   });
 });
