@@ -5,7 +5,7 @@
 import { resolveTroupeHome } from '../store/paths.js';
 import { parseCommandArgs } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
-import { CliError, EXIT, reportError, type CliIo } from './cli-io.js';
+import { CliError, EXIT, leaveQuietly, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
@@ -13,6 +13,7 @@ import { decidePermission } from './permission-prompt.js';
 import { Repl, scriptFailure } from './repl.js';
 import { openUnlessInterrupted, SESSION_OPTIONS, type OpenedSession } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
+import { onStdoutReaderGone } from './stdout-reader.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
 import { UpdateRenderer } from './update.renderer.js';
@@ -50,6 +51,7 @@ export function openedNote(opened: OpenedSession): string {
 export async function chatCommand(args: string[], io: CliIo): Promise<number> {
   let conn: Connection | undefined;
   let link: AcpLink | undefined;
+  let stopWatchingReader: (() => void) | undefined;
   try {
     const { values, positionals } = parseCommandArgs('chat', args, SESSION_OPTIONS);
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
@@ -110,6 +112,9 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
       return EXIT.ok;
     }
     renderer.note(style.dim(openedNote(opened)));
+    // A turn may print nothing for long (a command running): the chat leaves once no one reads it
+    // (`… | troupe chat | head`), cancelling its turn (the loop's part), not at a write that may not come.
+    stopWatchingReader = onStdoutReaderGone(io.stdout, leaveQuietly);
     repl = new Repl({
       link,
       target: conn.target,
@@ -139,6 +144,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
   } catch (err) {
     return reportError(io, 'chat', err);
   } finally {
+    stopWatchingReader?.();
     link?.close();
     await conn?.release();
   }

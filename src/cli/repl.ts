@@ -11,7 +11,7 @@ import { createInterface, type Interface } from 'node:readline';
 import type * as acp from '@agentclientprotocol/sdk';
 import { makeDirs } from '../store/paths.js';
 import { rpcToError, type AcpLink } from './acp-link.js';
-import { cancelOnTermination, CliError } from './cli-io.js';
+import { beforeHastyExit, cancelOnTermination, CliError } from './cli-io.js';
 import type { DaemonTarget } from './daemon.client.js';
 import type { Ask } from './permission-prompt.js';
 import type { Style } from './style.js';
@@ -139,6 +139,9 @@ export class Repl {
   /** The line reader has closed (Ctrl-D, /quit, the end of piped input): it reads no answer any more. */
   private closed = false;
 
+  /** Ends the loop (`run()` resolves) and removes its signal and exit handlers; once. */
+  private finish: () => void = () => undefined;
+
   /**
    * Where a permission question is answered: the loop's own line reader on a terminal; none with
    * piped input (its lines are prompts, all read before a turn asks), so the request is rejected.
@@ -195,18 +198,28 @@ export class Repl {
       // would otherwise kill the process and leave the turn running on the daemon.
       const onSignal = () => this.interrupt();
       process.on('SIGINT', onSignal);
-      // Terminated: the running turn is cancelled, and the connection ended rather than left to the
-      // daemon's --connection-idle-ms (5 min), where it held one of --max-connections.
-      const stopCancellingOnTermination = cancelOnTermination(() => Promise.resolve(this.running > 0 ? this.cancel() : undefined).finally(() => this.s.link.close()));
-      this.rl.on('close', () => {
-        this.closed = true;
+      // Terminated, or no one reads stdout any more (EPIPE, its pipe's reader gone): the running turn
+      // is cancelled, and the connection ended rather than left to the daemon's --connection-idle-ms
+      // (5 min), where it held one of --max-connections (until 2026-12-07 a closed stdout did neither).
+      const leaveInHaste = () => Promise.resolve(this.running > 0 ? this.cancel() : undefined).finally(() => this.s.link.close());
+      const stopCancellingOnTermination = cancelOnTermination(leaveInHaste);
+      beforeHastyExit.add(leaveInHaste);
+      // These hold until the loop ends, not until its input does: piped input ends while its last
+      // turn may still run, which Ctrl-C, SIGTERM and a closed stdout must still cancel (until
+      // 2026-12-07 the process then died of the signal, its turn left running on the daemon).
+      this.finish = () => {
         process.removeListener('SIGINT', onSignal);
         stopCancellingOnTermination();
+        beforeHastyExit.delete(leaveInHaste);
+        resolve();
+      };
+      this.rl.on('close', () => {
+        this.closed = true;
         this.pendingAnswer?.(undefined);
         // Left by a second Ctrl-C: at once, not once the turn the first one cancelled has ended
         // (its cancel may take long: a command that ignores SIGTERM, a daemon slow to answer).
-        if (this.interrupted) return resolve();
-        void this.chain.then(() => this.idle()).then(() => resolve());
+        if (this.interrupted) return this.finish();
+        void this.chain.then(() => this.idle()).then(() => this.finish());
       });
       void this.s.link.closed.then(() => this.loseConnection());
       this.showPrompt();
@@ -245,7 +258,8 @@ export class Repl {
     this.interrupts++;
     if (this.interrupts > 1) {
       this.interrupted = true;
-      return void this.rl.close();
+      // Its input has ended already: the loop only waits for the turn, which it leaves now.
+      return void (this.closed ? this.finish() : this.rl.close());
     }
     this.s.renderer.note(this.s.style.yellow('[cancelling… Ctrl-C again to leave]'));
     void this.cancel();

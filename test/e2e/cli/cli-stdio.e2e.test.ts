@@ -13,18 +13,22 @@ const REPLIES = [
   { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
 ];
 
+/** A reader (for `pipeline`) that prints what it read and leaves once that holds `$UNTIL`. */
+const READ_UNTIL = `"$NODE" -e "let s = ''; process.stdin.on('data', (d) => { s += d; if (s.includes(process.env.UNTIL)) process.stdout.write(s, () => process.exit(0)); })"`;
+
 /**
- * Runs `{ troupe ...args; echo "troupe exited $?" >&2; } | READER` in sh, in a process group of its
+ * Runs `{ troupe ...args; echo "troupe exited $?" >&2; } | READER` in sh (`input` its stdin), in a process group of its
  * own (killed whole at the end, whatever happened); resolves once the pipeline has ended, and fails
  * if it has not within the harness's wait (a command left running after its reader is the bug).
  */
-async function pipeline(h: Home, args: string[], reader: string): Promise<CliResult> {
-  const script = '{ "$@"; echo "troupe exited $?" >&2; } | $READER';
-  const sh = spawn('sh', ['-c', script, 'sh', process.execPath, BIN, ...args], { cwd: h.work, env: { ...h.env, READER: reader }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+async function pipeline(h: Home, args: string[], reader: string, input?: string): Promise<CliResult> {
+  const script = '{ "$@"; echo "troupe exited $?" >&2; } | eval "$READER"';
+  const sh = spawn('sh', ['-c', script, 'sh', process.execPath, BIN, ...args], { cwd: h.work, env: { ...h.env, READER: reader, NODE: process.execPath }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached: true });
+  if (input !== undefined) sh.stdin!.end(input);
   let stdout = '';
   let stderr = '';
-  sh.stdout.on('data', (d) => (stdout += d));
-  sh.stderr.on('data', (d) => (stderr += d));
+  sh.stdout!.on('data', (d) => (stdout += d));
+  sh.stderr!.on('data', (d) => (stderr += d));
   let code: number | null | undefined;
   sh.on('close', (c) => (code = c));
   try {
@@ -135,6 +139,32 @@ describe("the CLI's standard streams", { concurrency: 1, timeout: SUITE_TIMEOUT_
       await until(async () => JSON.parse((await h.run(['sessions', 'show', idle, '--json'])).stdout).machines.session === 'idle', 'the turn to be cancelled');
     } finally {
       closeSync(full);
+    }
+  });
+
+  test('chat whose stdout reader leaves during a turn ends quietly, cancelling that turn and ending its connection', async () => {
+    // The reader leaves once it has read all the chat wrote: the turn then hangs, printing nothing more.
+    const r = await pipeline(h, ['chat'], `UNTIL='Working on it.' ${READ_UNTIL}`, 'please hang\n');
+    assert.equal(r.stderr, 'troupe exited 0\n');
+    const sessionId = /\[new session (ses_\w+) in/.exec(r.stdout)![1]!;
+    // Until 2026-12-07 it ran on until a write, and a closed stdout (EPIPE) left its turn running.
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', 'the turn to be cancelled');
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).connections === 0, 'its connection to be closed');
+  });
+
+  test("chat with piped input that has ended: Ctrl-C and SIGTERM still cancel the last turn, which it waits for", async () => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const chat = h.start(['chat']);
+      chat.child.stdin!.end('please hang\n');
+      await until(() => chat.stdout().includes('Working on it.'), 'the turn to run');
+      const sessionId = /\[new session (ses_\w+) in/.exec(chat.stdout())![1]!;
+      chat.child.kill(signal);
+      const exit = await new Promise<[number | null, NodeJS.Signals | null]>((r) => chat.child.once('exit', (code, sig) => r([code, sig])));
+      // Ctrl-C cancels the turn, after which the chat, its input done, ends; SIGTERM dies of the signal
+      // once it has cancelled. Until 2026-12-07 both died at once, the turn left running.
+      assert.deepEqual(exit, signal === 'SIGINT' ? [0, null] : [null, 'SIGTERM'], `${signal}: ${chat.stderr()}`);
+      await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', `the turn to be cancelled (${signal})`);
+      await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).connections === 0, `its connection to be closed (${signal})`);
     }
   });
 });
