@@ -66,6 +66,14 @@ describe("the CLI's standard streams", { concurrency: 1, timeout: SUITE_TIMEOUT_
     }
   });
 
+  test('commands whose reader leaves early (| head -n 1) end quietly, exit 0: no EPIPE, no stack trace', async () => {
+    for (const args of [['sessions', '--json'], ['sessions', 'show', idle], ['log', 'dump', idle], ['log', 'dump', idle, '--json'], ['watch', idle, '--json'], ['watch', idle, '--no-follow'], ['--help']]) {
+      const r = await pipeline(h, args, 'head -n 1');
+      assert.equal(r.stderr, 'troupe exited 0\n', args.join(' '));
+      assert.equal(r.stdout.split('\n').length - 1, 1, args.join(' '));
+    }
+  });
+
   test('attach ends quietly once its reader has left, and ends its connection to the daemon', async () => {
     const r = await pipeline(h, ['attach', idle], 'true');
     assert.match(r.stderr, /^\[attached to \S+ in .*; Ctrl-C detaches\]\ntroupe exited 0\n$/);
