@@ -5,13 +5,14 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { parseCommandArgs } from './args.js';
 import { openLink, rpcToError, type AcpLink } from './acp-link.js';
-import { beforeHastyExit, cancelOnTermination, EXIT, reportError, type CliIo } from './cli-io.js';
+import { beforeHastyExit, cancelOnTermination, EXIT, leaveQuietly, reportError, type CliIo } from './cli-io.js';
 import { DaemonClient } from './daemon.client.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
 import { openUnlessInterrupted, SESSION_OPTIONS } from './session-open.js';
 import { readMcpConfig } from './mcp-config.js';
 import { readPrompt } from './stdin-prompt.js';
+import { onStdoutReaderGone } from './stdout-reader.js';
 import { makeStyle } from './style.js';
 import { printable } from './terminal-text.js';
 import { canAsk, terminalAsk } from './tty-ask.js';
@@ -113,6 +114,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
   let cancelOnExit: (() => Promise<void>) | undefined;
   let leaveInHaste: (() => Promise<void>) | undefined;
   let stopCancellingOnTermination: (() => void) | undefined;
+  let stopWatchingReader: (() => void) | undefined;
 
   // Ctrl-C while a new session is being opened (session/new waits for its MCP servers to start):
   // the session is deleted once it is made, not left behind empty (until 2026-12-07 run left at once).
@@ -168,6 +170,9 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     // would not (the daemon would keep it until --connection-idle-ms).
     leaveInHaste = () => cancelOnExit!().finally(() => link!.close());
     beforeHastyExit.add(leaveInHaste);
+    // A turn may print nothing for long (a command running, a model thinking): once no one reads it
+    // (`troupe run … | head`), it is cancelled then, not at a write that may not come (until 2026-12-07).
+    stopWatchingReader = onStdoutReaderGone(io.stdout, leaveQuietly);
     // A --standalone daemon is stopped whole on these signals (standalone-daemon.ts).
     if (!o.standalone) stopCancellingOnTermination = cancelOnTermination(leaveInHaste);
     if (!o.json) renderer.waiting();
@@ -185,6 +190,7 @@ async function runTurn(io: CliIo, conn: Connection, text: string, o: RunOptions)
     else io.stderr.write(style.dim(`${turnEndNote(result.stopReason, sessionId)}\n`));
     return result.stopReason === 'cancelled' ? EXIT.cancelled : EXIT.ok;
   } finally {
+    stopWatchingReader?.();
     stopCancellingOnTermination?.();
     if (leaveInHaste) beforeHastyExit.delete(leaveInHaste);
     renderer.done();

@@ -160,6 +160,15 @@ describe("the CLI's standard streams", { concurrency: 1, timeout: SUITE_TIMEOUT_
     await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).connections === 0, 'its connection to be closed');
   });
 
+  test('run whose stdout reader leaves during a quiet turn ends quietly then, cancelling the turn', async () => {
+    const r = await pipeline(h, ['run', '--json', 'please hang'], `UNTIL='Working on it.' ${READ_UNTIL}`);
+    assert.equal(r.stderr, 'troupe exited 0\n');
+    const sessionId = jsonLines(r.stdout)[0]!.sessionId as string;
+    // Until 2026-12-07 it waited for a write (EPIPE) that a quiet turn never made.
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).machines.session === 'idle', 'the turn to be cancelled');
+    await until(async () => JSON.parse((await h.run(['sessions', 'show', sessionId, '--json'])).stdout).connections === 0, 'its connection to be closed');
+  });
+
   test("chat with piped input that has ended: Ctrl-C and SIGTERM still cancel the last turn, which it waits for", async () => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       const chat = h.start(['chat']);
