@@ -27,8 +27,10 @@ export function acpCheck(env: NodeJS.ProcessEnv, out: (line: string) => void): n
   const chosen = chooseDefaultModel(env, config);
   // The check a new session's default gets (usableDefaultModel): until 2026-12-07 only resolveModel's,
   // and TROUPE_MODEL=scripted/nope was "ready" though every turn would fail model_not_found.
-  const refused = defaultModelProblem(env, config);
+  // Inside the try: it throws what else resolving the default throws (a TROUPE_SCRIPT that cannot be
+  // read), the model's BROKEN line as before (review of 2026-12-07: it ended the check with a stack).
   try {
+    const refused = defaultModelProblem(env, config);
     if (refused) throw refused;
     const resolved = resolveModel(chosen.modelId, env, config);
     out(`model    ${resolved.id} (${chosen.source}), context window ${resolved.capabilities.contextWindow}`);

@@ -306,6 +306,12 @@ test('troupe acp --check reports providers and exits 1 on a broken configuration
   assert.match(badConfig.stdout, /\nnot ready: fix the lines marked above\n$/, 'the verdict line, as with any other problem');
   const noScript = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, XDG_CONFIG_HOME: join(home, 'none'), TROUPE_MODEL: 'scripted/replay' } });
   assert.equal(noScript.status, 1);
+  // A TROUPE_SCRIPT that cannot be read is the model's BROKEN line and the verdict, not a crash with a stack.
+  const unreadable = spawnSync(process.execPath, [BIN, 'acp', '--check'], { encoding: 'utf8', env: { ...env, XDG_CONFIG_HOME: join(home, 'none'), TROUPE_MODEL: 'scripted/replay', TROUPE_SCRIPT: join(home, 'no-such-script.json') } });
+  assert.equal(unreadable.status, 1, unreadable.stderr);
+  assert.match(unreadable.stdout, /\nmodel +scripted\/replay \(TROUPE_MODEL\): BROKEN: cannot read TROUPE_SCRIPT /);
+  assert.match(unreadable.stdout, /\nnot ready: fix the lines marked above\n$/);
+  assert.equal(unreadable.stderr, '');
 });
 
 test('a config file it cannot use: the agent still serves, and refuses each session request with the problem (invalid_params)', async (t) => {
