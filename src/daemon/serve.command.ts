@@ -3,6 +3,7 @@
  * /acp, management API at /v1, metrics), the relay with its warm pool of `troupe acp --supervised`
  * children, the session index, and the files in $TROUPE_HOME (token, lock, state). docs/daemon.md.
  */
+import { writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
@@ -210,7 +211,7 @@ async function serve({ home, env, logger, lock, signals, opts }: ServeSettings):
     const child = await launcher.launch();
     if (opts.childNice > 0) {
       try {
-        setPriority(child.pid, Math.min(19, opts.childNice));
+        niceChild(child.pid, Math.min(19, opts.childNice));
       } catch (err) {
         logger.warn('could not lower the priority of a child', { pid: child.pid, error: String(err) });
       }
@@ -384,4 +385,21 @@ function stopSignals(): StopSignals {
       if (asked) f(asked);
     },
   };
+}
+
+/**
+ * Lowers a child's priority. The children run in a session of their own (src/actors/child-spawner.ts),
+ * and where the kernel schedules each session as a group (autogroup, `kernel.sched_autogroup_enabled`),
+ * a nice value weighs only among the processes of its own session: the session's group is given the
+ * same nice (proc(5), /proc/PID/autogroup), so that the children weigh against the daemon as
+ * `--child-nice` says. Where there is no autogroup, the file is missing or refuses the write: the
+ * process's own nice is all there is.
+ */
+function niceChild(pid: number, nice: number): void {
+  setPriority(pid, nice);
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // No autogroup here (or not ours to set): the process nice above stands.
+  }
 }

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { SupervisedChild } from '../../../src/actors/supervised-child.actor.js';
 import { ChildProcessHandle } from '../../../src/actors/child-process.actor.js';
@@ -62,6 +62,14 @@ test('a child silent because the machine gives the CPU to others is waited for, 
   t.after(() => void hog.kill('SIGKILL'));
   execFileSync('taskset', ['-pc', core, String(pid)], { stdio: 'ignore' });
   setPriority(pid, 19);
+  // The spawner and its children run in a session of their own: where the kernel schedules each
+  // session as a group (autogroup), the child's nice weighs only inside its session, and its group
+  // would get half the core whatever it is. The group is made as weak as the child.
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, '19');
+  } catch {
+    // No autogroup on this kernel: the child's nice alone decides.
+  }
   // 80 ms of CPU without yielding: several seconds on the clock, far past the timeout, with no
   // heartbeat and no output. The watchdog's budget is half the timeout of CPU time.
   child.send({ jsonrpc: '2.0', method: 'work', params: { cpuMs: 80 } });

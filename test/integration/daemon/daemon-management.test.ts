@@ -3,7 +3,7 @@
 // bad input a daemon must survive while it keeps serving everyone else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { Daemon, daemonWithSession, seqOfFeedId, tempDir, waitFor, daemonWithClient } from '../../support/daemon.js';
 import { parsePrometheusText } from '../../support/prometheus-text.js';
@@ -502,4 +502,10 @@ test('--child-nice runs children at that scheduling niceness', async (t) => {
   // Field 19 of /proc/PID/stat is the niceness.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   assert.equal(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]), 7);
+  // Children run in a session of their own: where the kernel schedules sessions as groups
+  // (autogroup), the group's nice is what weighs against the daemon's, and it is set too.
+  if (existsSync(`/proc/${pid}/autogroup`) && readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '1') {
+    assert.match(readFileSync(`/proc/${pid}/autogroup`, 'utf8'), /nice 7$/m);
+    assert.doesNotMatch(readFileSync(`/proc/${d.proc.pid}/autogroup`, 'utf8'), /nice 7$/m, "the daemon's own group keeps its nice");
+  }
 });
