@@ -97,6 +97,9 @@ test('with client terminals, commands run in a terminal that is embedded and the
   await c.prompt(sessionId, 'run it');
   const embedded = c.updatesFor(sessionId, 'tool_call_update').flatMap((u) => u.content ?? []).find((x: any) => x.type === 'terminal');
   assert.ok(embedded, 'the terminal is embedded in the tool call');
+  // The release is sent, not awaited (an editor that never answers it must not hold the turn): it
+  // can reach this client's handler after the prompt's answer.
+  await c.until(() => c.terminalCalls.length >= 2, 'the terminal released');
   assert.deepEqual(c.terminalCalls, [`create ${embedded.terminalId}`, `release ${embedded.terminalId}`]);
   const done = c.updatesFor(sessionId, 'tool_call_update').at(-1);
   assert.equal(done.status, 'completed');
