@@ -6,7 +6,8 @@
  */
 import { Socket } from 'node:net';
 import type { InspectionEvent } from 'xstate';
-import { INDEXED_EVENT_TYPES, type AgentEvent } from '../core/events.js';
+import type { AgentEvent } from '../core/events.js';
+import { INDEXED_EVENT_TYPES } from '../core/indexed-events.js';
 import type { EventLog } from '../core/ports.js';
 import { VERSION } from '../core/version.js';
 import { transitionRecorder } from '../machines/transition-recorder.js';

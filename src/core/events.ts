@@ -249,10 +249,3 @@ export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>
 
 /** An event before the log has stamped it: the log assigns `seq` and `ts`. */
 export type AgentEventInput = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, 'seq' | 'ts'> : never) : never;
-
-/**
- * The events that change a session's index entry beyond its last seq: writers fold these, not every
- * chunk. Here, not in store/, because a child names them among the events it reports to its daemon
- * (wire/control-messages.ts), so that the daemon need not decode a burst to find them.
- */
-export const INDEXED_EVENT_TYPES: ReadonlySet<AgentEvent['type']> = new Set<AgentEvent['type']>(['session_created', 'session_configured', 'turn_started', 'turn_completed', 'session_closed']);

@@ -44,7 +44,7 @@ export interface LogDamage {
   offset: number;
 }
 
-export { INDEXED_EVENT_TYPES } from '../core/events.js';
+export { INDEXED_EVENT_TYPES } from '../core/indexed-events.js';
 
 /**
  * Applies one event to an entry (creating it on `session_created`); returns the entry, or `undefined`

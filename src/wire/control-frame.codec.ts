@@ -4,7 +4,8 @@
  * the way a crashed file can, so there is no CRC: a malformed frame means a bug, and ends the channel.
  */
 import { Packr, Unpackr } from 'msgpackr';
-import { INDEXED_EVENT_TYPES, type AgentEvent } from '../core/events.js';
+import type { AgentEvent } from '../core/events.js';
+import { INDEXED_EVENT_TYPES } from '../core/indexed-events.js';
 import type { ControlMessage, ControlWireMessage } from './control-messages.js';
 
 // An `events` frame carries a burst of same-shaped events: as msgpackr records (each shape defined
