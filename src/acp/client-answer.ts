@@ -9,7 +9,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
-import { MAX_TIMER_MS, msFromEnv } from '../core/option-values.js';
+import { timeoutMsFromEnv } from '../core/option-values.js';
 
 /**
  * 30 s: a hundred times what an editor busy with a large file, an indexing pass or a garbage
@@ -25,17 +25,7 @@ const readFrom = new WeakMap<NodeJS.ProcessEnv, number>();
 export function clientAnswerMsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): number {
   const known = readFrom.get(env);
   if (known !== undefined) return known;
-  const name = 'TROUPE_CLIENT_ANSWER_TIMEOUT_MS';
-  const ms = msFromEnv(env, name, {
-    otherwise: DEFAULT_CLIENT_ANSWER_MS,
-    min: 1,
-    max: MAX_TIMER_MS,
-    bad: (value) => logger.warn(`${name} is not a whole number of milliseconds of 1 or more; using the default`, { value, defaultMs: DEFAULT_CLIENT_ANSWER_MS }),
-    over: (value) => {
-      logger.warn(`${name} is more than the longest time troupe waits; using that`, { value, usedMs: MAX_TIMER_MS });
-      return MAX_TIMER_MS;
-    },
-  });
+  const ms = timeoutMsFromEnv(env, 'TROUPE_CLIENT_ANSWER_TIMEOUT_MS', DEFAULT_CLIENT_ANSWER_MS, logger);
   readFrom.set(env, ms);
   return ms;
 }

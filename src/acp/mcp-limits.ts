@@ -7,7 +7,7 @@
  * back to the default without a word.
  */
 import type { Logger } from '../core/ports.js';
-import { MAX_TIMER_MS, msFromEnv } from '../core/option-values.js';
+import { timeoutMsFromEnv } from '../core/option-values.js';
 
 /** How long a server may take to start and list its tools (TROUPE_MCP_START_TIMEOUT_MS). */
 export const DEFAULT_START_TIMEOUT_MS = 20_000;
@@ -23,28 +23,10 @@ export interface McpLimits {
   callMaxTotalMs: number;
 }
 
-/**
- * One variable's milliseconds (core/option-values.ts msFromEnv): a whole number of 1 or more, at most
- * MAX_TIMER_MS (a larger one is that, with a warning); anything else the default, with a warning
- * naming the variable and what it held.
- */
-function mcpMs(env: NodeJS.ProcessEnv, name: string, otherwise: number, logger: Logger): number {
-  return msFromEnv(env, name, {
-    otherwise,
-    min: 1,
-    max: MAX_TIMER_MS,
-    bad: (value) => logger.warn(`${name} is not a whole number of milliseconds of 1 or more; using the default`, { value, defaultMs: otherwise }),
-    over: (value) => {
-      logger.warn(`${name} is more than the longest time troupe waits; using that`, { value, usedMs: MAX_TIMER_MS });
-      return MAX_TIMER_MS;
-    },
-  });
-}
-
 /** The MCP times of this process, from its environment (warnings to `logger`). */
 export function mcpLimitsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): McpLimits {
   return {
-    startTimeoutMs: mcpMs(env, 'TROUPE_MCP_START_TIMEOUT_MS', DEFAULT_START_TIMEOUT_MS, logger),
-    callMaxTotalMs: mcpMs(env, 'TROUPE_MCP_CALL_MAX_MS', DEFAULT_CALL_MAX_TOTAL_MS, logger),
+    startTimeoutMs: timeoutMsFromEnv(env, 'TROUPE_MCP_START_TIMEOUT_MS', DEFAULT_START_TIMEOUT_MS, logger),
+    callMaxTotalMs: timeoutMsFromEnv(env, 'TROUPE_MCP_CALL_MAX_MS', DEFAULT_CALL_MAX_TOTAL_MS, logger),
   };
 }

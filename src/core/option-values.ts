@@ -4,6 +4,7 @@
  * gives through the environment, the same for every variable that holds some.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Logger } from './ports.js';
 
 /** The longest delay a Node timer honours (about 24.8 days): a longer one fires after 1 ms (TimeoutOverflowWarning). */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -126,4 +127,22 @@ export function msFromEnv(env: NodeJS.ProcessEnv, name: string, rule: MsRule): n
   if (n > rule.max && rule.over) return rule.over(raw);
   rule.bad?.(raw);
   return rule.otherwise;
+}
+
+/**
+ * A timeout variable's milliseconds (msFromEnv): a whole number of 1 or more, at most MAX_TIMER_MS
+ * (a larger one is that, with a warning); anything else the default, with a warning naming the
+ * variable and what it held. The rule of the agent's `…_MS` time limits (MCP, editor answers).
+ */
+export function timeoutMsFromEnv(env: NodeJS.ProcessEnv, name: string, otherwise: number, logger: Logger): number {
+  return msFromEnv(env, name, {
+    otherwise,
+    min: 1,
+    max: MAX_TIMER_MS,
+    bad: (value) => logger.warn(`${name} is not a whole number of milliseconds of 1 or more; using the default`, { value, defaultMs: otherwise }),
+    over: (value) => {
+      logger.warn(`${name} is more than the longest time troupe waits; using that`, { value, usedMs: MAX_TIMER_MS });
+      return MAX_TIMER_MS;
+    },
+  });
 }
