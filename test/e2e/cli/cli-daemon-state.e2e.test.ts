@@ -26,6 +26,24 @@ function sigtermPending(pid: number): boolean {
 // spends its time waiting on a daemon held still or on the daemon's checks of its files, one a
 // second, not on the CPU.
 // The time budget stays each suite's own (SUITE_TIMEOUT_MS), as when they ran one after another.
+/**
+ * A home whose daemon was started and then held still (SIGSTOP); `body` gets it and the daemon's pid.
+ * The daemon is continued (if it still runs) and the home closed after, whatever `body` did.
+ */
+async function withHeldDaemon(body: (h: ReturnType<typeof makeHome>, pid: number) => Promise<void>): Promise<void> {
+  const h = makeHome();
+  let pid = 0;
+  try {
+    assert.equal((await h.run(['daemon', 'start'])).code, 0);
+    pid = h.daemonState()!.pid;
+    process.kill(pid, 'SIGSTOP');
+    await body(h, pid);
+  } finally {
+    if (pid && pidAlive(pid)) process.kill(pid, 'SIGCONT');
+    await h.close();
+  }
+}
+
 describe('daemon.json and daemon.lock changed under a running daemon', { concurrency: true }, () => {
   describe('a running daemon keeps its state file true', { timeout: SUITE_TIMEOUT_MS }, () => {
     test('removed, cut short, or naming another process and URL: written again as it was; no second daemon', async () => {
@@ -104,14 +122,9 @@ describe('daemon.json and daemon.lock changed under a running daemon', { concurr
   });
 
   describe('a daemon whose state file does not lead to it', { concurrency: true, timeout: SUITE_TIMEOUT_MS }, () => {
-    test('the CLI waits for the daemon to write it again, and uses that daemon', async () => {
-      const h = makeHome();
-      let pid = 0;
-      try {
-        assert.equal((await h.run(['daemon', 'start'])).code, 0);
-        pid = h.daemonState()!.pid;
-        // Held still, so the file stays missing until the CLI is seen waiting for it.
-        process.kill(pid, 'SIGSTOP');
+    test('the CLI waits for the daemon to write it again, and uses that daemon', () =>
+      // Held still, so the file stays missing until the CLI is seen waiting for it.
+      withHeldDaemon(async (h, pid) => {
         rmSync(join(h.dir, 'daemon.json'));
         const b = h.start(['sessions', '--json'], { env: { TROUPE_LOG: 'debug' } });
         await until(() => /waiting for the daemon to write it again/.test(b.stderr()) || b.child.exitCode !== null, 'the CLI waiting, or its exit');
@@ -124,19 +137,10 @@ describe('daemon.json and daemon.lock changed under a running daemon', { concurr
         assert.deepEqual(JSON.parse(r.stdout), []);
         assert.equal(h.daemonState()!.pid, pid);
         assert.equal(readFileSync(join(h.dir, 'daemon.log'), 'utf8').match(/daemon listening on/g)?.length, 1, 'no second daemon');
-      } finally {
-        if (pid) process.kill(pid, 'SIGCONT');
-        await h.close();
-      }
-    });
+      }));
 
-    test('daemon stop of a daemon held still (SIGSTOP) says so and how to end it, instead of waiting 35 s to say it did not stop; continued, it stops on the SIGTERM sent', async () => {
-      const h = makeHome();
-      let pid = 0;
-      try {
-        assert.equal((await h.run(['daemon', 'start'])).code, 0);
-        pid = h.daemonState()!.pid;
-        process.kill(pid, 'SIGSTOP');
+    test('daemon stop of a daemon held still (SIGSTOP) says so and how to end it, instead of waiting 35 s to say it did not stop; continued, it stops on the SIGTERM sent', () =>
+      withHeldDaemon(async (h, pid) => {
         const r = await h.run(['daemon', 'stop']);
         // Until 2026-12-07: "the daemon (pid …) did not stop within 35 s", 35 s later, and nothing more.
         assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', `troupe daemon stop: the daemon (pid ${pid}) is stopped (SIGSTOP, or Ctrl-Z in its terminal), so it has not acted on the SIGTERM sent to it: 'kill -CONT ${pid}' lets it stop cleanly, 'kill -9 ${pid}' ends it at once (daemon_unreachable)\n`]);
@@ -144,24 +148,14 @@ describe('daemon.json and daemon.lock changed under a running daemon', { concurr
         process.kill(pid, 'SIGCONT');
         await until(() => !pidAlive(pid), 'the daemon to stop once continued');
         assert.ok(!existsSync(join(h.dir, 'daemon.json')), 'cleanly: its state file removed');
-        pid = 0;
-      } finally {
-        if (pid && pidAlive(pid)) process.kill(pid, 'SIGCONT');
-        await h.close();
-      }
-    });
+      }));
 
-    test('one that does not write it again (held still): daemon_state_lost, no second daemon; daemon stop stops it by its lock', async () => {
-      const h = makeHome();
-      let pid = 0;
-      try {
-        assert.equal((await h.run(['daemon', 'start'])).code, 0);
+    test('one that does not write it again (held still): daemon_state_lost, no second daemon; daemon stop stops it by its lock', () =>
+      withHeldDaemon(async (h, pid) => {
         const state = h.daemonState()!;
-        pid = state.pid;
         const file = join(h.dir, 'daemon.json');
         const lost = (command: string, problem: string) =>
           `troupe ${command}: a daemon (pid ${pid}) holds ${join(h.dir, 'daemon.lock')}, but ${file} ${problem}, and the daemon has not written it again (stopping, hung, a full disk, or older than this CLI: 'troupe daemon logs' may say): 'troupe daemon stop' stops it, then the next command starts one (daemon_state_lost)\n`;
-        process.kill(pid, 'SIGSTOP');
         rmSync(file);
         // The commands at once: each waits for the file on its own (a lock taken under 15 s ago, by a
         // daemon that may still be starting, is waited for until then: daemon-locate.ts), and none may
@@ -201,12 +195,7 @@ describe('daemon.json and daemon.lock changed under a running daemon', { concurr
         assert.deepEqual([r.code, r.stdout, r.stderr], [0, `stopped the daemon (pid ${pid})\n`, '']);
         assert.ok(!pidAlive(pid), 'the daemon exited');
         assert.ok(!existsSync(join(h.dir, 'daemon.lock')), 'and released its lock');
-        pid = 0;
-      } finally {
-        if (pid && pidAlive(pid)) process.kill(pid, 'SIGCONT');
-        await h.close();
-      }
-    });
+      }));
   });
 
   describe('a running daemon whose lock is removed', { timeout: SUITE_TIMEOUT_MS }, () => {

@@ -84,16 +84,24 @@ test('inspector: while a long session streams, the timeline list adds and update
   };
   await settled();
   assert.deepEqual(await wrong(page), []);
+  /**
+   * The items listed now (marked, to tell them later from items written again), then a streamed reply
+   * to `prompt` with the list checked while it streams (`what`) and once it settled.
+   */
+  const streamWatched = async (prompt: string, what: string): Promise<string[]> => {
+    await mark(page);
+    const listed = await page.$$eval('#timeline > li[data-key]', (lis) => lis.map((li) => (li as HTMLElement).dataset.key!));
+    const streaming = ask(prompt);
+    for (let k = 0; k < 10; k++) assert.deepEqual(await wrong(page), [], what);
+    await streaming;
+    await settled();
+    assert.deepEqual(await wrong(page), []);
+    return listed;
+  };
 
   // Following the present: the new rows are added after the ones listed, which stay the same
   // elements, in place, save the earliest ones, which leave the window.
-  await mark(page);
-  const before = await page.$$eval('#timeline > li[data-key]', (lis) => lis.map((li) => (li as HTMLElement).dataset.key!));
-  const streaming = ask('stream it');
-  for (let k = 0; k < 10; k++) assert.deepEqual(await wrong(page), [], 'while the reply streams');
-  await streaming;
-  await settled();
-  assert.deepEqual(await wrong(page), []);
+  const before = await streamWatched('stream it', 'while the reply streams');
   assert.ok(await page.$('#timeline li[data-type=agent_message_chunk] .what:text-matches("\\(2 chunks\\)")'), 'a message of two chunks reads so');
   const kept = await replaced(page, before);
   assert.ok(kept.listed > 0 && kept.listed < before.length, `the earliest rows left the window, the rest are listed (${kept.listed} of ${before.length})`);
@@ -103,13 +111,7 @@ test('inspector: while a long session streams, the timeline list adds and update
   // A row selected stays the one selected, and lit, while rows come in (the window is around it).
   await page.locator('#timeline li[data-type=user_message]').last().click();
   const chosen = await page.$eval('#timeline li.selected', (li) => (li as HTMLElement).dataset.key!);
-  await mark(page);
-  const around = await page.$$eval('#timeline > li[data-key]', (lis) => lis.map((li) => (li as HTMLElement).dataset.key!));
-  const streamingAgain = ask('stream it again');
-  for (let k = 0; k < 10; k++) assert.deepEqual(await wrong(page), [], 'while the reply streams, a row selected');
-  await streamingAgain;
-  await settled();
-  assert.deepEqual(await wrong(page), []);
+  const around = await streamWatched('stream it again', 'while the reply streams, a row selected');
   assert.equal(await page.$eval('#timeline li.selected', (li) => (li as HTMLElement).dataset.key!), chosen);
   const still = await replaced(page, around);
   assert.deepEqual(still.replaced, [], 'the items listed around the selection are the same elements');
