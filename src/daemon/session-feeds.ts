@@ -63,7 +63,7 @@ export class SessionFeeds {
    * are read from the log file instead, which holds every durable event.
    */
   report(sessionId: string, reported: ReportedEvents): void {
-    if (reported.lastSeq !== undefined && reported.lastSeq > (this.reported.get(sessionId) ?? 0)) this.reported.set(sessionId, reported.lastSeq);
+    this.heard(sessionId, reported.lastSeq);
     const feed = this.brokers.get(sessionId);
     if (!feed?.broker) return;
     let events: AgentEvent[];
@@ -76,14 +76,18 @@ export class SessionFeeds {
     this.publish(sessionId, events);
   }
 
+  /** A child said its session's events are durable through `seq` (none: it said no seq). */
+  private heard(sessionId: string, seq: number | undefined): void {
+    if (seq !== undefined && seq > (this.reported.get(sessionId) ?? 0)) this.reported.set(sessionId, seq);
+  }
+
   /**
    * Events of a session. Until someone opens a feed on it, only its latest seq is kept: the log file
    * holds every durable event and a broker made later starts from it, so buffering every streamed
    * event of every session here (and reading its log to start a broker) would be work for nobody.
    */
   publish(sessionId: string, events: AgentEvent[]): void {
-    const last = events[events.length - 1]?.seq;
-    if (last !== undefined && last > (this.reported.get(sessionId) ?? 0)) this.reported.set(sessionId, last);
+    this.heard(sessionId, events.at(-1)?.seq);
     const feed = this.brokers.get(sessionId);
     const broker = feed?.broker;
     // A feed still scanning its log has these in the file: its scan goes on to the file's end.
