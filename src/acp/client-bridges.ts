@@ -71,6 +71,7 @@ function lastBytes(text: string, limit: number): string | undefined {
  */
 export function clientFileBackend(client: Client, sessionId: string, local: FileBackend, offered: () => Pick<ClientOffer, 'readTextFile' | 'writeTextFile'>, waitMs: number): FileBackend {
   return {
+    editorBuffers: () => ({ reads: offered().readTextFile, writes: offered().writeTextFile }),
     async readText(path, window, signal) {
       if (!offered().readTextFile) return local.readText(path, window, signal);
       const params = { sessionId, path, ...(window.line ? { line: window.line } : {}), ...(window.limit ? { limit: window.limit } : {}) };

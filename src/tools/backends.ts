@@ -51,6 +51,12 @@ export class FileTooLargeError extends Error {
 export interface FileBackend {
   readText(absPath: string, window: ReadWindow, signal: AbortSignal): Promise<string>;
   writeText(absPath: string, content: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Whether reads and writes reach an editor's buffers now, rather than the disk (absent: the disk,
+   * both). A path with nothing on disk may then be an unsaved buffer (unsaved-buffer.ts), and one the
+   * editor reads but does not write cannot be written without making a file on disk beside it.
+   */
+  editorBuffers?(): { reads: boolean; writes: boolean };
 }
 
 /** One shell command to run to completion. */

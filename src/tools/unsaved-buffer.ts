@@ -4,11 +4,13 @@
  * path instead of refusing it as not found: the local backend answers ENOENT ("File not found", as
  * before), an ACP client's bridge asks the editor. Until 2026-12-07 they answered "File not found"
  * without asking, so a model could not read or edit a file the person had open but not saved.
+ * write_file asks too, for the text its diff replaces.
  */
 import { TroupeError } from '../core/errors.js';
+import { FileTooLargeError } from './backends.js';
 import { notUtf8NameError } from './non-utf8-names.js';
 import type { GuardedPath } from './path-guard.js';
-import { errnoOf, fileError, fileSize } from './tool.js';
+import { errnoOf, fileError, fileSize, type ToolEnv } from './tool.js';
 
 /**
  * The size on disk of the file at `target` (refused as fileSize refuses it), or undefined when nothing
@@ -41,4 +43,23 @@ export function unsavedReadError(err: unknown, shown: string): TroupeError {
  */
 export function unsavedNotFound(shown: string): TroupeError {
   return notFound(shown, ' (nothing is on disk there, and the editor has no text for it)');
+}
+
+/**
+ * An editor's buffer of `target`, a path with nothing on disk, that write_file would replace: its text,
+ * null when it is over maxFileBytes (too large to show, as a file on disk is), or undefined when there
+ * is none. Until 2026-12-07 write_file did not ask, and its prompt showed such a write as a new file,
+ * so a person could allow losing unsaved text without seeing it. Only a backend that reads the
+ * editor's buffers is asked (no request otherwise); an empty answer (an editor may make an empty
+ * buffer for any path asked) or a refusal is no buffer; a read the editor left unanswered fails the
+ * call (tool_timeout), since what it would replace is not known.
+ */
+export async function unsavedBuffer(target: GuardedPath, env: ToolEnv, signal: AbortSignal): Promise<{ text: string | null } | undefined> {
+  if (env.files.editorBuffers?.().reads !== true) return undefined;
+  const text = await env.files.readText(target.path, { maxBytes: env.limits.maxFileBytes }, signal).catch((err: unknown) => {
+    if (err instanceof FileTooLargeError) return null;
+    if (err instanceof TroupeError || signal.aborted) throw err;
+    return '';
+  });
+  return text === '' ? undefined : { text };
 }

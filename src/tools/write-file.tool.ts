@@ -6,6 +6,7 @@ import { makeDirectories } from './confined-mkdir.js';
 import { notUtf8NameError } from './non-utf8-names.js';
 import { refuseDirectoryName, shownName, type GuardedPath } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, pathProperty } from './tool.js';
+import { unsavedBuffer } from './unsaved-buffer.js';
 
 interface WriteFileInput {
   path: string;
@@ -25,6 +26,9 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
     await refuseMissingRoot(target, shown, env);
   }
   let oldText: string | null = null;
+  // Nothing on disk, but an editor's unsaved buffer there: the diff replaces its text (unsaved-buffer.ts).
+  const unsaved = target.exists ? undefined : await unsavedBuffer(target, env, signal);
+  if (unsaved) oldText = unsaved.text;
   if (target.exists) {
     const size = await fileSize(target, shown);
     // The diff shows what was replaced; a file too large to diff is shown as newly written. The read
@@ -32,7 +36,7 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
     const window = { maxBytes: env.limits.maxFileBytes };
     if (size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, window, signal).catch(() => null);
   }
-  return { target, shown, oldText };
+  return { target, shown, oldText, unsaved: unsaved !== undefined };
 }
 
 /**
@@ -95,7 +99,7 @@ export function writeFileTool(_limits: ToolLimits): ToolDefinition {
     },
 
     async run(input, env, ctx) {
-      const { target, shown, oldText } = await planWrite(input, env, ctx.signal);
+      const { target, shown, oldText, unsaved } = await planWrite(input, env, ctx.signal);
       try {
         // Every existing ancestor resolved inside the workspace (the guard checked); the new
         // directories are made in directories checked again as they are opened (confined-mkdir.ts).
@@ -110,7 +114,11 @@ export function writeFileTool(_limits: ToolLimits): ToolDefinition {
         throw fileError(err, shown);
       }
       const bytes = Buffer.byteLength(input.content);
-      const output = target.exists ? `Wrote ${shown} (${bytes} bytes; replaced the previous content).` : `Created ${shown} (${bytes} bytes).`;
+      const output = target.exists
+        ? `Wrote ${shown} (${bytes} bytes; replaced the previous content).`
+        : unsaved
+          ? `Wrote ${shown} (${bytes} bytes; replaced the editor's unsaved buffer).`
+          : `Created ${shown} (${bytes} bytes).`;
       return {
         output,
         isError: false,

@@ -1,7 +1,8 @@
 // A file open in the editor but not on disk (a new buffer, not saved yet): with the editor's reads
 // offered, read_file and edit_file ask the editor for it rather than answering "File not found"
 // without asking; an editor that has no text for it (an error, or the empty buffer an editor makes for
-// any path asked) is "File not found" still.
+// any path asked) is "File not found" still. write_file asks too, so that its diff shows the text it
+// replaces.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -49,9 +50,10 @@ test("a new buffer the editor has not saved is read and edited through the edito
   assert.deepEqual(c.schemaErrors, []);
 });
 
-test('without the editor\'s reads, a path with nothing on disk is "File not found" as before, and the editor is not asked', async (t) => {
+test('without the editor\'s reads, a path with nothing on disk is "File not found" as before, and the editor is not asked for it (write_file only writes it)', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
-  const c = AcpChild.start({ script: { replies: [[call('read_file', { path: 'new.txt' })], [call('edit_file', { path: 'new.txt', old_string: 'a', new_string: 'b' })], [{ text: 'done' }]] } });
+  const steps = [call('read_file', { path: 'new.txt' }), call('edit_file', { path: 'new.txt', old_string: 'a', new_string: 'b' }), call('write_file', { path: 'other.txt', content: 'x' })];
+  const c = AcpChild.start({ script: { replies: [...steps.map((s) => [s]), [{ text: 'done' }]] } });
   t.after(() => c.close());
   await c.initialize({ fs: { writeTextFile: true } });
   const sessionId = await c.newSession(cwd);
@@ -59,7 +61,57 @@ test('without the editor\'s reads, a path with nothing on disk is "File not foun
   c.buffers.set(join(cwd, 'new.txt'), 'draft\n');
   assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
   const ended = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.rawOutput);
-  assert.deepEqual(ended.map((u) => [u.status, u.rawOutput.output]), [['failed', 'File not found: new.txt'], ['failed', 'File not found: new.txt']]);
-  assert.deepEqual(c.fsCalls, []);
+  assert.deepEqual(ended.map((u) => [u.status, u.rawOutput.output]), [['failed', 'File not found: new.txt'], ['failed', 'File not found: new.txt'], ['completed', 'Created other.txt (1 bytes).']]);
+  assert.deepEqual(c.fsCalls, [{ method: 'write', path: join(cwd, 'other.txt') }]);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test("write_file over a path that is only an unsaved buffer asks the editor for it: the prompt's diff replaces the buffer's text; no buffer (an empty one, a refusal) or one over maxFileBytes is shown as new, as before", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const big = 'b'.repeat(10 * 1024 * 1024 + 1);
+  const steps = ['new.txt', 'ghost.txt', 'missing.txt', 'big.txt'].map((path) => call('write_file', { path, content: 'replaced\n' }));
+  const c = AcpChild.start({ script: { replies: [...steps.map((s) => [s]), [{ text: 'done' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true, writeTextFile: true } });
+  const sessionId = await c.newSession(cwd);
+  c.buffers.set(join(cwd, 'new.txt'), 'draft line\nsecond\n');
+  c.buffers.set(join(cwd, 'big.txt'), big);
+  c.readAnswers.set(join(cwd, 'ghost.txt'), { content: '' });
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  // What the person was asked to allow (the permission's diff), and what the call's result shows.
+  const diffOf = (content: any[] | null | undefined) => content?.map((x) => [x.oldText, x.newText]);
+  assert.deepEqual(c.permissions.map((p) => diffOf(p.toolCall.content)), [
+    [['draft line\nsecond\n', 'replaced\n']],
+    [[null, 'replaced\n']],
+    [[null, 'replaced\n']],
+    [[null, 'replaced\n']],
+  ]);
+  const ended = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.rawOutput);
+  assert.deepEqual(ended.map((u) => [u.status, u.rawOutput.output]), [
+    ['completed', "Wrote new.txt (9 bytes; replaced the editor's unsaved buffer)."],
+    ['completed', 'Created ghost.txt (9 bytes).'],
+    ['completed', 'Created missing.txt (9 bytes).'],
+    ['completed', "Wrote big.txt (9 bytes; replaced the editor's unsaved buffer)."],
+  ]);
+  assert.deepEqual(diffOf(ended[0].content), [['draft line\nsecond\n', 'replaced\n']]);
+  for (const path of ['new.txt', 'ghost.txt', 'missing.txt', 'big.txt']) assert.equal(c.buffers.get(join(cwd, path)), 'replaced\n', path);
+  // Each path read by the preview and again by the run, then written: the editor answers for the buffer.
+  assert.deepEqual(c.fsCalls.map((f) => f.method), ['read', 'read', 'write', 'read', 'read', 'write', 'read', 'read', 'write', 'read', 'read', 'write']);
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test('write_file of a path with nothing on disk, whose read the editor leaves unanswered: the call fails tool_timeout, nothing written, since what it would replace is not known', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const c = AcpChild.start({ script: { replies: [[call('write_file', { path: 'new.txt', content: 'x' })], [{ text: 'done' }]] }, env: { TROUPE_CLIENT_ANSWER_TIMEOUT_MS: '300' } });
+  t.after(() => c.close());
+  c.unanswered.methods.add('fs/read_text_file');
+  await c.initialize({ fs: { readTextFile: true, writeTextFile: true } });
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  const ended = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.rawOutput);
+  assert.deepEqual(ended.map((u) => [u.status, u.rawOutput.errorCode]), [['failed', 'tool_timeout']]);
+  assert.deepEqual(c.fsCalls, [{ method: 'read', path: join(cwd, 'new.txt') }], 'no write asked');
+  assert.ok(!existsSync(join(cwd, 'new.txt')));
   assert.deepEqual(c.schemaErrors, []);
 });
