@@ -5,7 +5,7 @@ import { FileTooLargeError } from './backends.js';
 import { readConfinedAtMost } from './confined-open.js';
 import { refuseDirectoryName } from './path-guard.js';
 import { defineTool, fileError, type ToolDefinition, type ToolEnv, type ToolLimits, pathProperty } from './tool.js';
-import { sizeOnDisk, unsavedNotFound, unsavedReadError } from './unsaved-buffer.js';
+import { refuseUnwritableBuffer, sizeOnDisk, unsavedNotFound, unsavedReadError } from './unsaved-buffer.js';
 
 interface EditFileInput {
   path: string;
@@ -93,6 +93,7 @@ async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal)
     throw size === undefined ? unsavedReadError(err, shown) : fileError(err, shown);
   });
   if (size === undefined && oldText === '') throw unsavedNotFound(shown);
+  if (size === undefined) refuseUnwritableBuffer(env, shown, 'edit');
   await refuseUnsafeText(oldText, target.path, shown, env, signal);
   const found = occurrences(oldText, input.old_string);
   if (found.length === 0) {

@@ -4,7 +4,8 @@
  * path instead of refusing it as not found: the local backend answers ENOENT ("File not found", as
  * before), an ACP client's bridge asks the editor. Until 2026-12-07 they answered "File not found"
  * without asking, so a model could not read or edit a file the person had open but not saved.
- * write_file asks too, for the text its diff replaces.
+ * write_file asks too, for the text its diff replaces; and neither writes such a buffer to the disk
+ * when the editor reads its buffers but takes no writes.
  */
 import { TroupeError } from '../core/errors.js';
 import { FileTooLargeError } from './backends.js';
@@ -62,4 +63,20 @@ export async function unsavedBuffer(target: GuardedPath, env: ToolEnv, signal: A
     return '';
   });
   return text === '' ? undefined : { text };
+}
+
+/**
+ * A write to `shown`, an editor's unsaved buffer with nothing on disk, refused when the editor reads
+ * its buffers but takes no writes: the write would go to the disk, making a file there that the
+ * editor's dirty buffer conflicts with (and overwrites when saved), while the model was told it
+ * edited the text it read. Until 2026-12-07 edit_file did so. `verb`: what the tool would do.
+ */
+export function refuseUnwritableBuffer(env: ToolEnv, shown: string, verb: 'edit' | 'write'): void {
+  const editor = env.files.editorBuffers?.();
+  if (!editor?.reads || editor.writes) return;
+  throw new TroupeError(
+    'tool_failed',
+    `Cannot ${verb} ${shown}: it is only an unsaved buffer in the editor (nothing is on disk), and this editor takes no writes from troupe (it offers fs/read_text_file, not fs/write_text_file), so the ${verb} would make a file on disk that the unsaved buffer conflicts with. Ask the person to save the file first; nothing was written.`,
+    { path: shown },
+  );
 }

@@ -6,7 +6,7 @@ import { makeDirectories } from './confined-mkdir.js';
 import { notUtf8NameError } from './non-utf8-names.js';
 import { refuseDirectoryName, shownName, type GuardedPath } from './path-guard.js';
 import { defineTool, fileError, fileSize, type ToolDefinition, type ToolEnv, type ToolLimits, pathProperty } from './tool.js';
-import { unsavedBuffer } from './unsaved-buffer.js';
+import { refuseUnwritableBuffer, unsavedBuffer } from './unsaved-buffer.js';
 
 interface WriteFileInput {
   path: string;
@@ -28,7 +28,10 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
   let oldText: string | null = null;
   // Nothing on disk, but an editor's unsaved buffer there: the diff replaces its text (unsaved-buffer.ts).
   const unsaved = target.exists ? undefined : await unsavedBuffer(target, env, signal);
-  if (unsaved) oldText = unsaved.text;
+  if (unsaved) {
+    refuseUnwritableBuffer(env, shown, 'write');
+    oldText = unsaved.text;
+  }
   if (target.exists) {
     const size = await fileSize(target, shown);
     // The diff shows what was replaced; a file too large to diff is shown as newly written. The read

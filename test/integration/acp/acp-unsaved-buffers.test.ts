@@ -2,10 +2,10 @@
 // offered, read_file and edit_file ask the editor for it rather than answering "File not found"
 // without asking; an editor that has no text for it (an error, or the empty buffer an editor makes for
 // any path asked) is "File not found" still. write_file asks too, so that its diff shows the text it
-// replaces.
+// replaces; and an editor that takes no writes has neither tool write such a path to the disk.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AcpChild } from '../../support/acp-child.js';
@@ -113,5 +113,37 @@ test('write_file of a path with nothing on disk, whose read the editor leaves un
   assert.deepEqual(ended.map((u) => [u.status, u.rawOutput.errorCode]), [['failed', 'tool_timeout']]);
   assert.deepEqual(c.fsCalls, [{ method: 'read', path: join(cwd, 'new.txt') }], 'no write asked');
   assert.ok(!existsSync(join(cwd, 'new.txt')));
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test("an editor that reads its buffers but takes no writes: edit_file and write_file of a path that is only its unsaved buffer are refused, nothing written; once saved, the edit lands on disk", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const steps = [
+    call('edit_file', { path: 'new.txt', old_string: 'draft', new_string: 'final' }),
+    call('write_file', { path: 'new.txt', content: 'replaced\n' }),
+  ];
+  const c = AcpChild.start({ script: { replies: [...steps.map((s) => [s]), [{ text: 'done' }], [steps[0]], [{ text: 'done again' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true } });
+  const sessionId = await c.newSession(cwd);
+  await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+  const path = join(cwd, 'new.txt');
+  c.buffers.set(path, 'draft line\n');
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  const ended = () => c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.rawOutput);
+  const refused = (verb: string, what: string) =>
+    `Cannot ${verb} new.txt: it is only an unsaved buffer in the editor (nothing is on disk), and this editor takes no writes from troupe (it offers fs/read_text_file, not fs/write_text_file), so the ${what} would make a file on disk that the unsaved buffer conflicts with. Ask the person to save the file first; nothing was written.`;
+  assert.deepEqual(ended().map((u) => [u.status, u.rawOutput.errorCode, u.rawOutput.output]), [
+    ['failed', 'tool_failed', refused('edit', 'edit')],
+    ['failed', 'tool_failed', refused('write', 'write')],
+  ]);
+  assert.ok(!existsSync(path), 'nothing written to the disk');
+  assert.equal(c.buffers.get(path), 'draft line\n', 'the buffer as the person left it');
+  // The person saves the buffer: the file is on disk, and the edit goes there as for any file.
+  writeFileSync(path, c.buffers.get(path)!);
+  c.buffers.delete(path);
+  assert.equal((await c.prompt(sessionId, 'again')).stopReason, 'end_turn');
+  assert.deepEqual(ended().slice(2).map((u) => [u.status, u.rawOutput.output]), [['completed', 'Edited new.txt: replaced 1 occurrence of old_string (first at line 1).']]);
+  assert.equal(readFileSync(path, 'utf8'), 'final line\n');
   assert.deepEqual(c.schemaErrors, []);
 });
