@@ -53,3 +53,28 @@ export function lastEvents(live: LiveTransition[]): Partial<Record<MachineName, 
   for (const t of live) out[t.machine] = t.event;
   return out;
 }
+
+/**
+ * The fold of the session shown's live transitions (`app.live`), kept as the feed adds to them: the
+ * page works its states out again at every transition (main.ts liveStates), and until 2026-12-07
+ * folded the whole list each time, O(n) per transition over up to the daemon's last 500 and all the
+ * feed brought since. The list is only pushed to, or replaced by another array (a session chosen,
+ * a gap read again): a call with the same array folds only what was pushed since the last call; with
+ * another, or one grown shorter, all of it.
+ */
+export class LiveFolder {
+  private list: readonly LiveTransition[] | undefined;
+  private folded = 0;
+  private fold: LiveFold = {};
+
+  /** The fold of `live` (applyLive over each, in order); not to be changed by the caller. */
+  foldOf(live: readonly LiveTransition[]): Readonly<LiveFold> {
+    if (live !== this.list || live.length < this.folded) {
+      this.list = live;
+      this.folded = 0;
+      this.fold = {};
+    }
+    for (; this.folded < live.length; this.folded++) applyLive(this.fold, live[this.folded]!);
+    return this.fold;
+  }
+}

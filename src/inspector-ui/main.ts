@@ -9,11 +9,11 @@ import { shownEvent } from './event-label.js';
 import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
 import { mendNotice, sayNotice } from './notices.js';
-import { applyLive, foldedStates, lastEvents, mergeLive, type LiveFold } from './live-states.js';
+import { applyLive, foldedStates, lastEvents, LiveFolder, mergeLive, type LiveFold } from './live-states.js';
 import { keepingFocus, onPressed } from './pressed.js';
 import { renderSessions, writeSessionRow } from './sessions.js';
 import { Statechart } from './statechart.js';
-import { buildRows, renderStrip, statesThrough, turnAt } from './timeline.js';
+import { buildRows, loggedStates, renderStrip, statesThrough, turnAt } from './timeline.js';
 import { renderList } from './timeline-list.js';
 import { visibleJson } from './visible-text.js';
 import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayAnswer, SessionRow, States } from './types.js';
@@ -44,6 +44,9 @@ function noteGap(text: string, about: 'session' | 'feed', kind = text) {
   renderTimeline();
 }
 
+/** The fold of the session shown's live transitions, kept as they come (live-states.ts). */
+const liveFold = new LiveFolder();
+
 /**
  * The states to show now: the live ones, by the hub's rules (live-states.ts: none for the session and
  * turn machines while no process runs the session); for a machine the feed said nothing of, what the
@@ -51,9 +54,9 @@ function noteGap(text: string, about: 'session' | 'feed', kind = text) {
  */
 function liveStates(): States {
   const out: States = {};
-  const fromLog = app.rows.length ? statesThrough(app.rows.filter((r) => r.lane !== 'child'), app.rows.length) : {};
-  const fold: LiveFold = {};
-  for (const t of app.live) applyLive(fold, t);
+  // Both kept as rows and transitions come (each worked out once, not from every row or transition).
+  const fromLog = loggedStates(app.rows);
+  const fold = liveFold.foldOf(app.live);
   for (const m of MACHINES) {
     const v = fold[m] === undefined ? fromLog[m] : fold[m];
     if (typeof v === 'string') out[m] = v;

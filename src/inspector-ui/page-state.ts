@@ -27,6 +27,7 @@ export const app = {
   replayed: [] as ReplayedTransition[],
   /** The daemon's replay `replayed` comes from, and the log seq it reaches: the next ask gets what follows. */
   replayFrom: undefined as { replayId: string; lastSeq: number } | undefined,
+  /** The session shown's live transitions: only pushed to, or replaced by another array (LiveFolder folds only what was pushed). */
   live: [] as LiveTransition[],
   /** The highest transition number in `live`: the feed delivers in that order, so anything at or below it is there already. */
   liveN: 0,

@@ -149,6 +149,19 @@ export function statesThrough(rows: Row[], index: number): States {
   return states;
 }
 
+/**
+ * The states the log's rows rebuild by the end of `rows`: the session's and turn's (the child's
+ * rows are the live feed's, not the log's). Worked out once for each list of rows: the list is built
+ * anew at each redraw of the timeline, and these states are asked for at each live transition in
+ * between (main.ts liveStates), which until 2026-12-07 went through every row each time.
+ */
+export function loggedStates(rows: Row[]): Readonly<States> {
+  let states = loggedAtEnd.get(rows);
+  if (!states) loggedAtEnd.set(rows, (states = statesThrough(rows.filter((r) => r.lane !== 'child'), rows.length)));
+  return states;
+}
+const loggedAtEnd = new WeakMap<Row[], States>();
+
 const LANES: Row['lane'][] = ['log', 'session', 'turn', 'child'];
 const COLORS: Record<string, string> = { turn: '#1565c0', tool: '#2e7d32', permission: '#6a1b9a', steer: '#00838f', compaction: '#8d6e63', crash: '#c62828', restart: '#ef6c00', cancel: '#757575', transition: '#455a64', other: '#b0b0b8', gap: '#c62828' };
 
