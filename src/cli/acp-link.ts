@@ -37,7 +37,7 @@ export function rpcToError(err: unknown, target: DaemonTarget): Error {
     if (code && code in ERROR_CODES) return new TroupeError(code as ErrorCode, e.message ?? code, e.data ?? {});
     // Every error the daemon sends has data.code (spec/errors.md): one without is the SDK's transport
     // failing a request it can no longer answer (-32603 "ACP session SSE stream closed", "terminated").
-    const lost = code === undefined ? transportFailure(new Error(e.message ?? ''), target.url) : undefined;
+    const lost = code === undefined ? transportFailure(new Error(e.message ?? ''), target) : undefined;
     if (lost) return lost;
     const byRpc = (Object.keys(ERROR_CODES) as ErrorCode[]).find((k) => ERROR_CODES[k].rpc === e.code);
     return new TroupeError(byRpc ?? 'internal_error', e.message ?? 'the agent returned an error');
@@ -46,7 +46,7 @@ export function rpcToError(err: unknown, target: DaemonTarget): Error {
   if (refused) {
     return new TroupeError(refused[1] === '401' ? 'unauthorized' : 'forbidden', `the daemon at ${target.url} refused the token (check TROUPE_TOKEN or $TROUPE_HOME/token)`);
   }
-  const lost = transportFailure(err, target.url);
+  const lost = transportFailure(err, target);
   if (lost) return lost;
   return err instanceof Error ? err : new Error(String(err));
 }

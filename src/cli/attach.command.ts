@@ -7,8 +7,8 @@ import { TroupeError } from '../core/errors.js';
 import { resolveTroupeHome } from '../store/paths.js';
 import { noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
-import { beforeHastyExit, cancelOnTermination, CliError, EXIT, leaveQuietly, reportError, type CliIo } from './cli-io.js';
-import { DaemonClient } from './daemon.client.js';
+import { beforeHastyExit, cancelOnTermination, EXIT, leaveQuietly, reportError, type CliIo } from './cli-io.js';
+import { DaemonClient, DaemonGoneError } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission, toolCallSummary } from './permission-prompt.js';
@@ -116,7 +116,7 @@ export async function attachCommand(args: string[], io: CliIo): Promise<number> 
       return EXIT.ok;
     }
     // Only Ctrl-C (or /quit) detaches: a connection the daemon ended is an error a script can see.
-    if (lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
+    if (lost) throw new DaemonGoneError(conn.target);
     if (scriptFailed) {
       io.stderr.write(`troupe attach: ${scriptFailed}\n`);
       return EXIT.error;

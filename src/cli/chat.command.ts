@@ -6,7 +6,7 @@ import { resolveTroupeHome } from '../store/paths.js';
 import { parseCommandArgs } from './args.js';
 import { openLink, type AcpLink } from './acp-link.js';
 import { CliError, EXIT, leaveQuietly, reportError, type CliIo } from './cli-io.js';
-import { DaemonClient } from './daemon.client.js';
+import { DaemonClient, DaemonGoneError } from './daemon.client.js';
 import { chatHistoryPath } from './daemon-home.js';
 import { connectDaemon, type Connection } from './daemon-target.js';
 import { decidePermission } from './permission-prompt.js';
@@ -128,7 +128,7 @@ export async function chatCommand(args: string[], io: CliIo): Promise<number> {
     });
     await repl.run();
     renderer.done();
-    if (repl.lost) throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${conn.target.url}`);
+    if (repl.lost) throw new DaemonGoneError(conn.target);
     if (repl.interrupted) {
       io.stderr.write('troupe chat: interrupted\n');
       return EXIT.cancelled;

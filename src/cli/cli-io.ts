@@ -105,6 +105,13 @@ export function reportError(io: CliIo, command: string, err: unknown): number {
   const failed = isTroupeError(err, 'session_failed') ? err.data.sessionId : undefined;
   if (typeof failed === 'string') message += `: 'troupe sessions revive ${printable(failed)}' once its cause is fixed`;
   io.stderr.write(`troupe ${command}: ${message}${code && code !== 'usage' ? ` (${code})` : ''}\n`);
-  if (debug && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
+  if (debug && err instanceof Error) {
+    if (err.stack) io.stderr.write(`${err.stack}\n`);
+    // The technical cause a plain line leaves out (the daemon went away: the transport's own words).
+    for (let c = err.cause, depth = 0; c !== undefined && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
+      const code = (c as { code?: unknown }).code;
+      io.stderr.write(`caused by: ${c instanceof Error ? `${c.name}: ${c.message}` : String(c)}${typeof code === 'string' ? ` (${code})` : ''}\n`);
+    }
+  }
   return exit;
 }

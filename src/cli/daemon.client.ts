@@ -27,6 +27,8 @@ export interface DaemonTarget {
   token: string;
   /** Set for TROUPE_URL targets: never started or stopped by this CLI. */
   remote: boolean;
+  /** Set for the private daemon of --standalone, stopped when the command ends. */
+  standalone?: boolean;
 }
 
 export interface Health {
@@ -98,22 +100,39 @@ const TRANSPORT_CODE = /^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|E
 const TRANSPORT_MESSAGE = /^(fetch failed|terminated|other side closed)$|SSE stream closed|HTTP stream is closed|ECONNREFUSED|ECONNRESET/i;
 
 /**
- * The one place that decides whether `err` is the transport to the daemon failing (refused, reset,
- * cut off mid-stream) rather than an answer of the daemon: then a `daemon_unreachable` CliError,
- * else undefined. An abort is never one: the caller's own (Ctrl-C, --no-follow done) is not a
- * failure, and a request's time limit is the caller's to word.
+ * The daemon went away under a command (stopped, restarted, killed; for a remote one, the network to
+ * it failed too): one plain line of what happened and what to do, the same from run, chat, attach
+ * and watch. The transport's own words (undici's `terminated`, `other side closed`, UND_ERR_SOCKET)
+ * tell a user nothing: until 2026-12-07 run printed them (`lost the connection to the daemon at URL
+ * (terminated: UND_ERR_SOCKET)`). They are the error's `cause`, which TROUPE_LOG=debug prints.
  */
-export function transportFailure(err: unknown, url: string): CliError | undefined {
+export class DaemonGoneError extends CliError {
+  constructor(target: DaemonTarget, cause?: unknown) {
+    super('daemon_unreachable', daemonGoneLine(target));
+    if (cause !== undefined) this.cause = cause;
+  }
+}
+
+function daemonGoneLine(target: DaemonTarget): string {
+  if (target.remote) return `lost the connection to the daemon at ${target.url}: it stopped, or the network to it failed`;
+  // A standalone daemon's log went with its temporary home, and `troupe daemon start` starts another one.
+  if (target.standalone) return `the standalone daemon at ${target.url} went away (it stopped or died)`;
+  return `the daemon at ${target.url} went away (it stopped or died): 'troupe daemon start' starts it again, and 'troupe daemon logs' may say why it stopped`;
+}
+
+/**
+ * The one place that decides whether `err` is the transport to the daemon failing (refused, reset,
+ * cut off mid-stream) rather than an answer of the daemon: then a `daemon_unreachable` CliError
+ * (DaemonGoneError), else undefined. An abort is never one: the caller's own (Ctrl-C, --no-follow
+ * done) is not a failure, and a request's time limit is the caller's to word.
+ */
+export function transportFailure(err: unknown, target: DaemonTarget): CliError | undefined {
   if (err instanceof CliError) return err.code === 'daemon_unreachable' ? err : undefined;
   let e: unknown = err;
   for (let depth = 0; e instanceof Error && depth < 4; depth++, e = (e as { cause?: unknown }).cause) {
     if (e.name === 'AbortError' || e.name === 'TimeoutError') return undefined;
     const code = (e as { code?: unknown }).code;
-    if ((typeof code === 'string' && TRANSPORT_CODE.test(code)) || TRANSPORT_MESSAGE.test(e.message)) {
-      const cause = (err as { cause?: { code?: string } }).cause;
-      const why = cause?.code ? `${(err as Error).message}: ${cause.code}` : (err as Error).message;
-      return new CliError('daemon_unreachable', `lost the connection to the daemon at ${url} (${why})`);
-    }
+    if ((typeof code === 'string' && TRANSPORT_CODE.test(code)) || TRANSPORT_MESSAGE.test(e.message)) return new DaemonGoneError(target, err);
   }
   return undefined;
 }
@@ -171,7 +190,7 @@ export class DaemonClient {
     try {
       text = await res.text();
     } catch (err) {
-      throw transportFailure(err, this.target.url) ?? err;
+      throw transportFailure(err, this.target) ?? err;
     }
     try {
       return JSON.parse(text) as T;
@@ -235,7 +254,7 @@ export class DaemonClient {
     } catch (err) {
       if (signal.aborted) return;
       // The daemon died mid-stream (undici's `terminated`), not an error of the stream's content.
-      throw transportFailure(err, this.target.url) ?? err;
+      throw transportFailure(err, this.target) ?? err;
     }
   }
 }

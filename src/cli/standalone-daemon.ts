@@ -120,7 +120,7 @@ export async function startStandalone(env: NodeJS.ProcessEnv): Promise<Standalon
   void gone.then(() => running.delete(stop));
   try {
     const { target } = await waitForDaemon(home, () => exited, 15_000, () => tail(daemonLogPath(home)));
-    return { pid: child.pid!, home, target, stop };
+    return { pid: child.pid!, home, target: { ...target, standalone: true }, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -8,7 +8,7 @@ import { ERROR_CODES, isTroupeError, TroupeError, type ErrorCode } from '../core
 import type { EventOf } from '../core/events.js';
 import { intOption, noExtraPositionals, parseCommandArgs, requirePositional } from './args.js';
 import { CliError, EXIT, leaveQuietly, reportError, type CliIo } from './cli-io.js';
-import { DaemonClient } from './daemon.client.js';
+import { DaemonClient, DaemonGoneError } from './daemon.client.js';
 import { connectDaemon } from './daemon-target.js';
 import { onStdoutReaderGone } from './stdout-reader.js';
 import { makeStyle, type Style } from './style.js';
@@ -111,7 +111,7 @@ async function streamEnded(client: DaemonClient, id: string, io: CliIo): Promise
   try {
     status = (await client.session(id)).status;
   } catch (err) {
-    if (!isTroupeError(err) || err.code !== 'session_not_found') throw new CliError('daemon_unreachable', `lost the connection to the daemon at ${client.target.url}`);
+    if (!isTroupeError(err) || err.code !== 'session_not_found') throw new DaemonGoneError(client.target, err);
     status = 'deleted';
   }
   if (status !== 'deleted' && status !== 'closed') throw new CliError('daemon_unreachable', `the daemon at ${client.target.url} ended the event stream`);

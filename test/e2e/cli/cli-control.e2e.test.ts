@@ -13,6 +13,9 @@ import { AcpClient, Daemon, tempDir } from '../../support/daemon.js';
 import { eventSchemaError } from '../../support/event-schema.js';
 import { jsonLines, makeHome, pidAlive, processesOfHome, until, type Background, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 
+/** What run, chat, attach and watch say of a local daemon that went away under them. */
+const DAEMON_GONE = "the daemon at http://127\\.0\\.0\\.1:\\d+ went away \\(it stopped or died\\): 'troupe daemon start' starts it again, and 'troupe daemon logs' may say why it stopped";
+
 const REPLIES = [
   { when: 'please hang', items: [{ text: 'Working on it.' }, { hang: true }] },
   { when: 'hello', items: [{ text: 'Hello there.' }] },
@@ -504,35 +507,46 @@ describe('troupe clients acting on sessions, turns and daemons', { concurrency: 
           await until(() => b.child.exitCode !== null, `${name} to exit once the daemon is gone`);
           const r = await b.done;
           assert.equal(r.code, 1, `${name}: ${r.stderr}`);
-          assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: lost the connection to the daemon at http://127\\.0\\.0\\.1:\\d+ \\(daemon_unreachable\\)\\n$`));
+          assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: ${DAEMON_GONE} \\(daemon_unreachable\\)\\n$`));
         }
         await until(() => watch.child.exitCode !== null, 'watch to exit once the daemon is gone');
         const w = await watch.done;
         assert.equal(w.code, 1, w.stderr);
         // Depending on when it looks, the daemon is stopping (and still answers) or gone.
-        assert.match(w.stderr, /^troupe watch: (lost the connection to the daemon at \S+|the daemon at \S+ ended the event stream) \(daemon_unreachable\)\n$/);
+        assert.match(w.stderr, new RegExp(`^troupe watch: (${DAEMON_GONE}|the daemon at \\S+ ended the event stream) \\(daemon_unreachable\\)\\n$`));
       } finally {
         await d.close();
       }
     });
 
-    test('a daemon killed hard: run --session, watch and attach each say daemon_unreachable (exit 1), not a bare "terminated"', async () => {
+    test('a daemon killed hard: run --session, watch and attach each say in plain words that it went away and what to do (daemon_unreachable, exit 1), the transport\'s words only with TROUPE_LOG=debug', async () => {
       const d = makeHome({ replies: REPLIES });
       try {
         const sessionId = jsonLines((await d.run(['run', '--json', 'hello'])).stdout).at(-1)!.sessionId as string;
         const run = d.start(['run', '--session', sessionId, 'please hang']);
         await until(() => run.stdout().includes('Working on it.'), 'the turn to run');
+        // Its prompt waits behind the running turn: its request too is cut off by the kill.
+        const debugRun = d.start(['run', '--session', sessionId, 'hello'], { env: { TROUPE_LOG: 'debug' } });
         const watch = d.start(['watch', sessionId]);
         const attach = d.start(['attach', sessionId]);
         await until(() => watch.stdout().includes('Working on it.'), 'watch to catch up');
         await until(() => attach.stderr().includes('attached to'), 'attach to resume the session');
+        // Killed before it has found the daemon, it would start another one.
+        await until(async () => JSON.parse((await d.run(['sessions', 'show', sessionId, '--json'])).stdout).connections === 3, 'the debug run to be connected');
         process.kill(d.daemonState()!.pid, 'SIGKILL');
         for (const [name, b] of [['run', run], ['watch', watch], ['attach', attach]] as const) {
           await until(() => b.child.exitCode !== null, `${name} to exit once the daemon is gone`);
           const r = await b.done;
           assert.equal(r.code, 1, `${name}: ${r.stderr}`);
-          assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: lost the connection to the daemon at http://127\\.0\\.0\\.1:\\d+( \\([^)]*\\))? \\(daemon_unreachable\\)\\n$`));
+          // Until 2026-12-07 run said `lost the connection to the daemon at URL (terminated: UND_ERR_SOCKET)`.
+          assert.match(r.stderr, new RegExp(`(^|\\n)troupe ${name}: ${DAEMON_GONE} \\(daemon_unreachable\\)\\n$`));
+          assert.doesNotMatch(r.stderr, /terminated|fetch failed|other side closed|UND_ERR|ECONN|stream (is )?closed/i, name);
         }
+        await until(() => debugRun.child.exitCode !== null, 'the debug run to exit once the daemon is gone');
+        const debug = await debugRun.done;
+        assert.equal(debug.code, 1, debug.stderr);
+        assert.match(debug.stderr, new RegExp(`(^|\\n)troupe run: ${DAEMON_GONE} \\(daemon_unreachable\\)\\n`));
+        assert.match(debug.stderr, /\ncaused by: \w*Error: \S/);
       } finally {
         // The dead daemon's children end by themselves (spec/daemon.md §Spawner, Deaths).
         await until(() => processesOfHome(d.dir).length === 0, "the killed daemon's children to exit", 30_000).catch(() => undefined);

@@ -118,7 +118,7 @@ describe("the CLI's standard streams", { concurrency: 1, timeout: SUITE_TIMEOUT_
         assert.equal(r.code, 1, `${how}: ${r.stderr}`);
         // Until 2026-12-07: `error: lost the connection … (terminated: UND_ERR_SOCKET)` on stdout, then
         // `troupe chat: a turn failed, the first: …` on stderr.
-        assert.match(r.stderr, /^troupe chat: lost the connection to the daemon at http:\/\/127\.0\.0\.1:\d+ \(daemon_unreachable\)\n$/, how);
+        assert.match(r.stderr, /^troupe chat: the daemon at http:\/\/127\.0\.0\.1:\d+ went away \(it stopped or died\): 'troupe daemon start' starts it again, and 'troupe daemon logs' may say why it stopped \(daemon_unreachable\)\n$/, how);
         assert.match(r.stdout, /^\[new session \S+ in .*\]\nWorking on it\.\n$/, how);
       } finally {
         // A killed daemon's children end by themselves (spec/daemon.md §Spawner, Deaths).
