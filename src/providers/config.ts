@@ -21,7 +21,14 @@ const Capabilities = z
     pricing: z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cacheRead: z.number().nonnegative().optional(), cacheWrite: z.number().nonnegative().optional() }),
   })
   .partial()
-  .strict();
+  .strict()
+  // An output limit that fills the window leaves no room for input: no request could succeed
+  // (registry.ts roomyCapabilities refuses it too where an override meets a catalogue row).
+  .superRefine((c, ctx) => {
+    if (c.contextWindow !== undefined && c.maxOutputTokens !== undefined && c.maxOutputTokens >= c.contextWindow) {
+      ctx.addIssue({ code: 'custom', path: ['maxOutputTokens'], message: `${c.maxOutputTokens} is not below contextWindow (${c.contextWindow}), which leaves no room for any input` });
+    }
+  });
 
 const ProviderSettings = z
   .object({

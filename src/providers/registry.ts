@@ -148,9 +148,28 @@ export function resolveModel(modelId: string, env: NodeJS.ProcessEnv, config: Tr
     id: `${parsed.provider}/${parsed.model}`,
     provider,
     model: parsed.model,
-    capabilities: provider.capabilities(parsed.model),
+    capabilities: roomyCapabilities(parsed.provider, provider, parsed.model),
     ...(thinkingBudget ? { thinkingBudget } : {}),
   };
+}
+
+/**
+ * A model's capabilities, refused (invalid_params, naming both numbers) when its output limit leaves
+ * no room in its window for any input: every request would ask for more than the window holds, which
+ * the vendor refuses whatever the prompt, a context_overflow no compaction cures. The config's
+ * `models` can say so (`maxOutputTokens` 8192 for a `contextWindow` of 8192), in one entry (refused
+ * as the config is read, too) or across a catalogue row and an override; until 2026-12-07 it was
+ * taken, and every turn failed. Said as a session is made with the model or switched to it, as the
+ * agent starts with it as the default, and by `troupe models`. Not the scripted models: they ask no
+ * vendor and ignore the limit, and a script's tiny window (200 tokens, to drive compaction) keeps
+ * their 8,192-token output limit (spec/scripted-model.md).
+ */
+function roomyCapabilities(providerId: ProviderId, provider: ModelProvider, model: string): ModelCapabilities {
+  const capabilities = provider.capabilities(model);
+  const { contextWindow, maxOutputTokens } = capabilities;
+  if (maxOutputTokens < contextWindow || providerId === 'scripted') return capabilities;
+  const modelId = `${providerId}/${model}`;
+  throw new TroupeError('invalid_params', `${modelId} cannot serve a turn: its maxOutputTokens (${maxOutputTokens}) is not below its contextWindow (${contextWindow}), which leaves no room for any input; lower maxOutputTokens (or raise contextWindow) in providers.${providerId}.models of the troupe config`, { modelId, maxOutputTokens, contextWindow });
 }
 
 /** Why the default model is what it is, for messages such as "using scripted/demo (no API key found)". */
@@ -198,7 +217,7 @@ export function providerStatus(env: NodeJS.ProcessEnv, config: TroupeConfig): Pr
     const models = entry.catalogue(env, config).map((row) => {
       const listing = { id: `${id}/${row.id}`, model: row.id, default: row.default === true };
       try {
-        return { ...listing, capabilities: provider.capabilities(row.id) };
+        return { ...listing, capabilities: roomyCapabilities(id, provider, row.id) };
       } catch (err) {
         return { ...listing, problem: err instanceof Error ? err.message : String(err) };
       }

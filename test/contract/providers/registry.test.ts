@@ -179,6 +179,33 @@ describe('resolveModel', () => {
     assert.equal(r.capabilities.contextWindow, 200_000, 'fields not overridden keep the catalogue value');
   });
 
+  test('a model whose maxOutputTokens is not below its contextWindow is refused (invalid_params naming both): no room would be left for any input', () => {
+    // Until 2026-12-07 taken, and every request asked for more than the window holds.
+    const config: TroupeConfig = {
+      source: '/c.json',
+      model: 'openai-compatible/full',
+      providers: { anthropic: { models: { 'claude-haiku-4-5': { maxOutputTokens: 200_000 } } }, 'openai-compatible': { models: { full: { contextWindow: 4_096, maxOutputTokens: 4_096 }, roomy: { contextWindow: 4_096, maxOutputTokens: 4_095 } } } },
+    };
+    const refused = (id: string, output: number, window: number, where: string) => (err: unknown) =>
+      isTroupeError(err, 'invalid_params') &&
+      err.message === `${id} cannot serve a turn: its maxOutputTokens (${output}) is not below its contextWindow (${window}), which leaves no room for any input; lower maxOutputTokens (or raise contextWindow) in ${where}` &&
+      err.data.modelId === id;
+    // An override meeting the catalogue's window, and one entry stating both (the config as an object, not read from a file).
+    assert.throws(() => resolveModel('anthropic/claude-haiku-4-5', { ANTHROPIC_API_KEY: 'a' }, config), refused('anthropic/claude-haiku-4-5', 200_000, 200_000, 'providers.anthropic.models of the troupe config'));
+    assert.throws(() => assertKnownModel('openai-compatible/full', {}, config), refused('openai-compatible/full', 4_096, 4_096, 'providers.openai-compatible.models of the troupe config'));
+    assert.equal(resolveModel('openai-compatible/roomy', {}, config).capabilities.maxOutputTokens, 4_095);
+    // As the default: said as the agent starts, and new sessions are refused.
+    assert.match(defaultModelWarning({}, config) ?? '', /^the default model "openai-compatible\/full" \(from "model" in \/c.json\) cannot be used: openai-compatible\/full cannot serve a turn: its maxOutputTokens \(4096\) is not below its contextWindow \(4096\)/);
+    assert.throws(() => usableDefaultModel({}, config), (err) => isTroupeError(err, 'invalid_params'));
+    const listed = providerStatus({}, config).find((p) => p.id === 'openai-compatible')!.models.find((m) => m.id === 'openai-compatible/full')!;
+    assert.equal(listed.capabilities, undefined);
+    assert.match(listed.problem ?? '', /maxOutputTokens \(4096\) is not below its contextWindow \(4096\)/);
+    // The scripted models ask no vendor: a script's tiny window (to drive compaction) keeps their output limit.
+    const script = join(dir, 'tiny-window-script.json');
+    writeFileSync(script, JSON.stringify({ capabilities: { contextWindow: 200 }, replies: [] }));
+    assert.equal(resolveModel('scripted/replay', { TROUPE_SCRIPT: script }, {}).capabilities.maxOutputTokens, 8_192);
+  });
+
   test('scripted/demo resolves to the offline provider', () => {
     const r = resolveModel('scripted/demo', {}, {});
     assert.equal(r.provider.id, 'scripted');
@@ -264,6 +291,16 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig(env), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('providers.openai.maxRetries'));
     const typo = envWithConfig(JSON.stringify({ providers: { antropic: { apiKey: 'k' } } }));
     assert.throws(() => loadConfig(typo), (err) => isTroupeError(err, 'invalid_params') && err.message.includes('antropic'));
+  });
+
+  test('a models entry whose maxOutputTokens is not below its contextWindow is refused as the file is read, naming both numbers', () => {
+    const env = envWithConfig(JSON.stringify({ providers: { 'openai-compatible': { models: { 'qwen3:8b': { contextWindow: 8192, maxOutputTokens: 8192 } } } } }));
+    assert.throws(
+      () => loadConfig(env),
+      (err) => isTroupeError(err, 'invalid_params') && err.message === `the troupe config ${configPath(env)} is not valid: providers.openai-compatible.models.qwen3:8b.maxOutputTokens: 8192 is not below contextWindow (8192), which leaves no room for any input`,
+    );
+    const below = envWithConfig(JSON.stringify({ providers: { 'openai-compatible': { models: { 'qwen3:8b': { contextWindow: 8192, maxOutputTokens: 8191 } } } } }));
+    assert.equal(loadConfig(below).providers?.['openai-compatible']?.models?.['qwen3:8b']?.maxOutputTokens, 8191);
   });
 
   test('streamIdleTimeoutMs is read per provider (0 allowed), and a value no timer can hold is refused', () => {
