@@ -5,7 +5,7 @@
  * connection so answers find their way back.
  */
 import type { AcpClientChannel, AcpCloseReason, AcpConnectionPeer, AcpInboundContext } from '../http/acp/acp.types.js';
-import { isValidClientMessage, methodRequiresSessionHeader } from '../http/acp/acp-protocol.js';
+import { isRecord, isValidClientMessage, methodRequiresSessionHeader } from '../http/acp/acp-protocol.js';
 import { clientOffer, type ClientOffer } from '../../acp/client-offer.js';
 import type { Relay } from './relay.js';
 import type { RelaySession } from './relay-session.js';
@@ -111,6 +111,7 @@ export class RelayConnection implements AcpConnectionPeer {
         return;
       }
     }
+    if (msg.method === 'session/cancel' && !request && sessionIdOf(msg) === undefined) return this.cancelNamedByHeader(msg, context.sessionId);
     const sessionId = sessionIdOf(msg) ?? context.sessionId;
     // An empty id names no session (session_not_found below); only an absent one routes nowhere.
     if (sessionId === undefined) {
@@ -149,6 +150,25 @@ export class RelayConnection implements AcpConnectionPeer {
         sessionIds: named.map((h) => h.on ?? null),
       });
     }
+  }
+
+  /**
+   * A `session/cancel` whose params name no session, a notification nothing can answer. Sent over HTTP
+   * with the `Acp-Session-Id` of a session this connection holds (made, loaded or resumed, and not
+   * closed), it cancels that session's turn: the SDK's server routes a message by that header too,
+   * and the session process reads the session from params, so it goes on with them naming it. Until
+   * 2026-12-07 it went on without, and the process dropped it in silence: the turn ran to its end.
+   * Naming a session the connection does not hold, or none (a WebSocket has no header), it cancels
+   * nothing, and the daemon's log says so with the connection's id, the one trace a client's
+   * mistake leaves.
+   */
+  private cancelNamedByHeader(msg: JsonRpcMessage, header: string | undefined): void | Promise<void> {
+    const held = header !== undefined && [...this.sessions].some((s) => s.sessionId === header);
+    if (!held) {
+      const why = header === undefined ? 'names no session (no Acp-Session-Id either)' : 'names a session this connection does not hold';
+      return void this.relay.logger.warn(`a session/cancel without params.sessionId ${why}: nothing cancelled`, { connectionId: this.channel.id, sessionId: header ?? null });
+    }
+    return this.relay.toSession(this, header, { ...msg, params: { ...(isRecord(msg.params) ? msg.params : {}), sessionId: header } });
   }
 
   /** `on`: the session the request came on (over HTTP its header, which params.sessionId may lack), where its answer goes. */

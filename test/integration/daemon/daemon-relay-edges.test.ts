@@ -108,6 +108,9 @@ test('ws: a session method whose params name no session is invalid_params (-3260
   assert.equal((await c.until((m) => m.id === 99, 'unknown method')).error?.code, -32601);
   c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 98, method: '$/cancel_request', params: { requestId: 1 } }));
   assert.equal((await c.until((m) => m.id === 98, '$/cancel_request with an id')).error?.code, -32601);
+  // A session/cancel notification naming no session cannot be answered: the daemon's log says so (until 2026-12-07 nothing did).
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'session/cancel', params: {} }));
+  await waitFor('the warning', () => /a session\/cancel without params\.sessionId names no session \(no Acp-Session-Id either\): nothing cancelled/.test(d.stderr));
   c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hello' }] } }));
   assert.equal((await c.until((m) => m.id === 100, 'a prompt')).result?.stopReason, 'end_turn', 'the session still serves');
 });

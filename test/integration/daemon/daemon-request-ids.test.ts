@@ -300,3 +300,31 @@ test('http: a $/cancel_request without Acp-Session-Id withdraws the session/new 
   await until(() => answer(streamA, 'n') !== undefined, "A's answer", 15_000);
   assert.equal((answer(streamA, 'n')!.result as { stopReason?: string }).stopReason, 'cancelled');
 });
+
+test("http: a session/cancel with Acp-Session-Id but no params.sessionId cancels the turn of that session when the connection holds it; naming one it does not hold, it cancels nothing and the log names the connection", async (t) => {
+  // The SDK's server routes a message by its header and hands it on as it came; the daemon's session
+  // process reads the session from params. Until 2026-12-07 such a cancel reached it with none, and
+  // was dropped in silence: the turn ran to its end.
+  const { d, post, conn, a, streamA, prompt } = await twoSessions(t);
+  const other = d.connect('http');
+  t.after(() => other.close());
+  await other.init();
+  const { sessionId: c } = await other.agent.request('session/new', { cwd: tempDir(), mcpServers: [] });
+  const theirs = other.agent.request('session/prompt', { sessionId: c, prompt: [{ type: 'text', text: 'hang' }] }).then((r) => r.stopReason);
+  await other.until(() => other.updates.some((u) => u.sessionId === c), "the other connection's turn to start");
+  assert.equal((await post(conn, { jsonrpc: '2.0', method: 'session/cancel', params: {} }, c)).status, 202);
+  await waitFor('the warning', () => new RegExp(`a session/cancel without params\\.sessionId names a session this connection does not hold: nothing cancelled.*"connectionId":"${conn}".*"sessionId":"${c}"`).test(d.stderr));
+  let settled = false;
+  void theirs.then(() => (settled = true));
+  // A round trip to C's process after the cancel: had it been sent on, the process had it first.
+  await other.agent.request('session/set_mode', { sessionId: c, modeId: 'plan' });
+  assert.equal(settled, false, "the other connection's turn still runs");
+  await other.agent.notify('session/cancel', { sessionId: c });
+  assert.equal(await theirs, 'cancelled');
+  // Its own session, named by the header alone: cancelled.
+  assert.equal((await prompt(1, a, 'hang')).status, 202);
+  await until(() => streamA.events.some((e) => e.json.method === 'session/update'), "A's turn to start", 15_000);
+  assert.equal((await post(conn, { jsonrpc: '2.0', method: 'session/cancel' }, a)).status, 202);
+  await until(() => answer(streamA, 1) !== undefined, "A's answer", 15_000);
+  assert.equal((answer(streamA, 1)!.result as { stopReason?: string }).stopReason, 'cancelled');
+});
