@@ -14,6 +14,7 @@ import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeS
 import { loadConfig, type TroupeConfig } from '../providers/config.js';
 import { defaultModelWarning } from '../providers/registry.js';
 import { resolveTroupeHome, sessionsDir } from '../store/paths.js';
+import { privateHome } from '../store/private-modes.js';
 import { writePendingLogs } from '../store/unwritten-logs.js';
 import { createAgentApp } from './agent.app.js';
 import type { SessionHost } from './session-host.js';
@@ -72,6 +73,16 @@ export async function runAcp(args: string[], startup?: Record<string, unknown>):
   const out = batchedStdout(process.stdout, writePendingLogs);
   // The session machinery is a separate chunk of the bundle, loaded after `initialize` is answered.
   const home = resolveTroupeHome(env);
+  // An editor's agent may be the only troupe that opens this home: made private as `troupe serve`
+  // makes it (a daemon's children leave it to the daemon). A home it cannot look at is the session
+  // store's to say, when a request opens it.
+  if (!channel) {
+    try {
+      privateHome(home, logger);
+    } catch (err) {
+      logger.debug('cannot check the modes of TROUPE_HOME', { home, error: String(err) });
+    }
+  }
   let host: Promise<SessionHost> | undefined;
   const openHost = () =>
     (host ??= (configProblem ? Promise.reject(configProblem) : import('./session-host.js')).then(({ SessionHost }) =>

@@ -5,12 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
 import { TroupeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import {
-  chatHistoryPath,
   DAEMON_STATE_CHECK_MS,
   daemonLockHolder,
   daemonLockPath,
@@ -19,45 +16,9 @@ import {
   daemonStateText,
   daemonTokenPath,
   makeDirs,
-  makePrivate,
-  octalMode,
-  openToOthers,
   takeProcessLock,
   type DaemonState,
 } from '../store/index.js';
-
-/**
- * The home made 0700 when others may use it, and troupe's files in it that others may read made 0600
- * (the token: ensureToken; the sessions directory: the session index, as it opens it), each said
- * (spec/event-log.md §0, Modes). Until 2026-12-07 a home of 0755 (made by `mkdir`, or systemd's
- * `StateDirectory=`) was kept so, and so were a `daemon.log` or `chat_history` (prompts) open to
- * others. A home shared by design is left as it is, and said: one with the sticky bit (/tmp), one of
- * another owner, or the user's home directory; troupe's own files in it are made private all the same.
- */
-export function privateHome(home: string, logger: Logger): void {
-  const st = statSync(home);
-  if (openToOthers(st.mode)) {
-    const shared = (st.mode & 0o1000) !== 0 ? 'shared (sticky bit)' : st.uid !== process.getuid?.() ? 'of another owner' : resolve(home) === resolve(homedir()) ? 'your home directory' : undefined;
-    if (shared) {
-      logger.warn(`${home} (TROUPE_HOME) is open to others (mode ${octalMode(st.mode)}) and left as it is, being ${shared}: troupe's files in it are private, but anyone who can write in it can replace them (the token, daemon.json); set TROUPE_HOME to a directory of troupe's own`);
-    } else {
-      try {
-        makePrivate(home, { follow: true });
-        logger.warn(`${home} (TROUPE_HOME) holds the sessions, their logs and the token, and was open to others (mode ${octalMode(st.mode)}): made 0700`);
-      } catch (err) {
-        logger.warn(`${home} (TROUPE_HOME) is open to others (mode ${octalMode(st.mode)}) and cannot be made 0700: make it so (chmod 700)`, { error: String(err) });
-      }
-    }
-  }
-  for (const path of [daemonLogPath(home), chatHistoryPath(home), daemonStatePath(home), daemonLockPath(home)]) {
-    try {
-      const before = makePrivate(path);
-      if (before !== undefined) logger.warn(`${path} was open to others (mode ${octalMode(before)}): made ${octalMode(before & 0o700)}`);
-    } catch (err) {
-      logger.warn(`${path} is open to others and cannot be made private`, { error: String(err) });
-    }
-  }
-}
 
 /** A token file's token, or undefined for none: missing, unreadable, or too short to be one (cut short). */
 function tokenIn(home: string): string | undefined {

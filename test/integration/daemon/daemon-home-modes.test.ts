@@ -101,14 +101,19 @@ for (const [what, mode, why] of [['sticky, as /tmp', 0o1777, 'shared \\(sticky b
   });
 }
 
-test("an editor's troupe acp makes a sessions directory found open to others 0700, and its logs 0600, as it opens it", async (t) => {
+test("an editor's troupe acp makes a home found open to others 0700 and its files 0600 as it starts, and its sessions directory and logs as it opens them, each said", async (t) => {
   const home = join(tempDir(), 'home');
   mkdirSync(home);
   await homeWithSession(t, home);
-  openToOthers(home, 0o700);
-  const a = AcpChild.start({ home, script });
+  openToOthers(home, 0o755);
+  // HOME elsewhere (the helper makes it the TROUPE_HOME): the user's home directory is left as it is.
+  const a = AcpChild.start({ home, script, env: { HOME: tempDir() } });
   t.after(() => a.close());
   await a.initialize();
+  // As it starts, before any session: until 2026-12-07 the home and these files were kept as found.
+  assert.deepEqual([modeOf(home), modeOf(join(home, 'daemon.log')), modeOf(join(home, 'chat_history'))], ['0700', '0600', '0600']);
+  assert.match(a.stderr, /home \(TROUPE_HOME\) holds the sessions, their logs and the token, and was open to others \(mode 0755\): made 0700/);
+  assert.match(a.stderr, /chat_history was open to others \(mode 0644\): made 0600/);
   // Opening a session opens the session index.
   await a.newSession(tempDir());
   const sessions = sessionModes(home);
