@@ -93,7 +93,9 @@ async function planEdit(input: EditFileInput, env: ToolEnv, signal: AbortSignal)
     throw size === undefined ? unsavedReadError(err, shown) : fileError(err, shown);
   });
   if (size === undefined && oldText === '') throw unsavedNotFound(shown);
-  if (size === undefined) refuseUnwritableBuffer(env, shown, 'edit');
+  // The text read is the editor's when it reads its buffers; one that takes no writes would have the
+  // edit of it written to the disk: refused unless the two are the same (unsaved-buffer.ts).
+  await refuseUnwritableBuffer(target, shown, 'edit', env, signal, oldText);
   await refuseUnsafeText(oldText, target.path, shown, env, signal);
   const found = occurrences(oldText, input.old_string);
   if (found.length === 0) {

@@ -4,11 +4,13 @@
  * path instead of refusing it as not found: the local backend answers ENOENT ("File not found", as
  * before), an ACP client's bridge asks the editor. Until 2026-12-07 they answered "File not found"
  * without asking, so a model could not read or edit a file the person had open but not saved.
- * write_file asks too, for the text its diff replaces; and neither writes such a buffer to the disk
- * when the editor reads its buffers but takes no writes.
+ * write_file asks too, for the text its diff replaces; and neither writes to the disk under an
+ * editor's buffer that is not the disk's (an unsaved buffer, unsaved changes) when the editor reads
+ * its buffers but takes no writes.
  */
 import { TroupeError } from '../core/errors.js';
 import { FileTooLargeError } from './backends.js';
+import { readConfinedAtMost } from './confined-open.js';
 import { notUtf8NameError } from './non-utf8-names.js';
 import type { GuardedPath } from './path-guard.js';
 import { errnoOf, fileError, fileSize, type ToolEnv } from './tool.js';
@@ -66,17 +68,65 @@ export async function unsavedBuffer(target: GuardedPath, env: ToolEnv, signal: A
 }
 
 /**
- * A write to `shown`, an editor's unsaved buffer with nothing on disk, refused when the editor reads
- * its buffers but takes no writes: the write would go to the disk, making a file there that the
- * editor's dirty buffer conflicts with (and overwrites when saved), while the model was told it
- * edited the text it read. Until 2026-12-07 edit_file did so. `verb`: what the tool would do.
+ * A write of `target` refused when the editor reads its buffers but takes no writes, and its text for
+ * the path is not the disk's: the write goes to the disk, under the editor's buffer. A path that is only
+ * an unsaved buffer (nothing on disk) would become a file there that the buffer conflicts with (and
+ * overwrites when saved); a file with unsaved changes would have them saved behind the person's back
+ * (edit_file computes the edit on the buffer, which is what the editor reads) or overwritten, the
+ * buffer then conflicting with the file. Until 2026-12-07 both went to the disk (the unsaved buffer
+ * was refused earlier that day, unsaved changes only since). A file open clean (the editor's text is
+ * the disk's, byte for byte) is written as ever.
+ *
+ * `editorText`: the editor's text already read (edit_file's, write_file's for its diff), else it is
+ * read here, bounded by maxFileBytes (null over it). The disk is read bounded as well, and only for
+ * such an editor (no request is made, and nothing read, for any other). Both over maxFileBytes cannot
+ * be compared and are let be, as such a file is not shown either. `verb`: what the tool would do.
  */
-export function refuseUnwritableBuffer(env: ToolEnv, shown: string, verb: 'edit' | 'write'): void {
+export async function refuseUnwritableBuffer(target: GuardedPath, shown: string, verb: 'edit' | 'write', env: ToolEnv, signal: AbortSignal, editorText?: string): Promise<void> {
   const editor = env.files.editorBuffers?.();
   if (!editor?.reads || editor.writes) return;
-  throw new TroupeError(
+  const maxBytes = env.limits.maxFileBytes;
+  // undefined: over maxBytes; null: nothing there (gone since the path was checked, for a file that was).
+  const disk = target.exists
+    ? await readConfinedAtMost(target.path, maxBytes, (real) => env.guard.containsReal(real), signal).catch((err: unknown) => {
+        if (errnoOf(err) === 'ENOENT') return null;
+        throw fileError(err, shown);
+      })
+    : null;
+  if (disk === null) throw unwritable(verb, shown, onlyBuffer);
+  const text =
+    editorText ??
+    (await env.files.readText(target.path, { maxBytes }, signal).catch((err: unknown) => {
+      if (err instanceof FileTooLargeError) return null;
+      throw fileError(err, shown);
+    }));
+  if (text === null && disk === undefined) return;
+  if (text === null || disk === undefined || !Buffer.from(text).equals(disk)) throw unwritable(verb, shown, unsavedChanges);
+}
+
+/** What is in the editor, what the write would do there, and what the person is to do first. */
+interface Unwritable {
+  state: string;
+  outcome: string;
+  ask: string;
+}
+
+const onlyBuffer: Unwritable = {
+  state: 'it is only an unsaved buffer in the editor (nothing is on disk)',
+  outcome: 'make a file on disk that the unsaved buffer conflicts with',
+  ask: 'save the file',
+};
+
+const unsavedChanges: Unwritable = {
+  state: "it has unsaved changes in the editor (its text there is not the file's on disk)",
+  outcome: "go to the disk under them: the changes would be saved behind the person's back, or lost, and the editor's buffer would conflict with the file",
+  ask: 'save (or discard) their changes',
+};
+
+function unwritable(verb: 'edit' | 'write', shown: string, why: Unwritable): TroupeError {
+  return new TroupeError(
     'tool_failed',
-    `Cannot ${verb} ${shown}: it is only an unsaved buffer in the editor (nothing is on disk), and this editor takes no writes from troupe (it offers fs/read_text_file, not fs/write_text_file), so the ${verb} would make a file on disk that the unsaved buffer conflicts with. Ask the person to save the file first; nothing was written.`,
+    `Cannot ${verb} ${shown}: ${why.state}, and this editor takes no writes from troupe (it offers fs/read_text_file, not fs/write_text_file), so the ${verb} would ${why.outcome}. Ask the person to ${why.ask} first; nothing was written.`,
     { path: shown },
   );
 }

@@ -29,7 +29,7 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
   // Nothing on disk, but an editor's unsaved buffer there: the diff replaces its text (unsaved-buffer.ts).
   const unsaved = target.exists ? undefined : await unsavedBuffer(target, env, signal);
   if (unsaved) {
-    refuseUnwritableBuffer(env, shown, 'write');
+    await refuseUnwritableBuffer(target, shown, 'write', env, signal);
     oldText = unsaved.text;
   }
   if (target.exists) {
@@ -38,6 +38,9 @@ async function planWrite(input: WriteFileInput, env: ToolEnv, signal: AbortSigna
     // is bounded too: the file may have grown, or been swapped, since the size above.
     const window = { maxBytes: env.limits.maxFileBytes };
     if (size <= env.limits.maxFileBytes) oldText = await env.files.readText(target.path, window, signal).catch(() => null);
+    // The text read is the editor's when it reads its buffers; one that takes no writes would have the
+    // write go to the disk under it: refused unless the two are the same (unsaved-buffer.ts).
+    await refuseUnwritableBuffer(target, shown, 'write', env, signal, oldText ?? undefined);
   }
   return { target, shown, oldText, unsaved: unsaved !== undefined };
 }

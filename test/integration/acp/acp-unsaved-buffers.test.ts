@@ -2,7 +2,8 @@
 // offered, read_file and edit_file ask the editor for it rather than answering "File not found"
 // without asking; an editor that has no text for it (an error, or the empty buffer an editor makes for
 // any path asked) is "File not found" still. write_file asks too, so that its diff shows the text it
-// replaces; and an editor that takes no writes has neither tool write such a path to the disk.
+// replaces; and an editor that takes no writes has neither tool write such a path to the disk, nor
+// a file on disk whose text in the editor is not the disk's (unsaved changes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -145,5 +146,80 @@ test("an editor that reads its buffers but takes no writes: edit_file and write_
   assert.equal((await c.prompt(sessionId, 'again')).stopReason, 'end_turn');
   assert.deepEqual(ended().slice(2).map((u) => [u.status, u.rawOutput.output]), [['completed', 'Edited new.txt: replaced 1 occurrence of old_string (first at line 1).']]);
   assert.equal(readFileSync(path, 'utf8'), 'final line\n');
+  assert.deepEqual(c.schemaErrors, []);
+});
+
+test("an editor that reads its buffers but takes no writes: edit_file and write_file of a file on disk with unsaved changes in the editor are refused, nothing written (the changes not saved behind the person's back); a file open clean is edited and written on disk, the diff its text", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'troupe-ws-'));
+  const dirty = join(cwd, 'dirty.txt');
+  const clean = join(cwd, 'clean.txt');
+  const open = join(cwd, 'open.txt');
+  const big = join(cwd, 'big.txt');
+  const huge = join(cwd, 'huge.txt');
+  const hugeText = 'h'.repeat(10 * 1024 * 1024 + 1);
+  writeFileSync(huge, hugeText);
+  const grown = join(cwd, 'grown.txt');
+  writeFileSync(grown, 'small\n');
+  writeFileSync(dirty, 'on disk\n');
+  writeFileSync(clean, 'saved line\n');
+  writeFileSync(open, 'open line\n');
+  writeFileSync(big, 'b'.repeat(10 * 1024 * 1024 + 1));
+  const steps = [
+    call('edit_file', { path: 'dirty.txt', old_string: 'on disk', new_string: 'edited' }),
+    call('write_file', { path: 'dirty.txt', content: 'replaced\n' }),
+    // Over maxFileBytes on disk, and not in the editor: the two differ, whatever is in them.
+    call('write_file', { path: 'big.txt', content: 'replaced\n' }),
+    // The other way round: over it in the editor only.
+    call('write_file', { path: 'grown.txt', content: 'replaced\n' }),
+    // Over it in both: not compared (as it is not shown), written as before.
+    call('write_file', { path: 'huge.txt', content: 'replaced\n' }),
+    call('edit_file', { path: 'clean.txt', old_string: 'saved', new_string: 'edited' }),
+    call('write_file', { path: 'open.txt', content: 'rewritten\n' }),
+  ];
+  const c = AcpChild.start({ script: { replies: [...steps.map((s) => [s]), [{ text: 'done' }]] } });
+  t.after(() => c.close());
+  await c.initialize({ fs: { readTextFile: true } });
+  const sessionId = await c.newSession(cwd);
+  // The person's unsaved changes: the editor answers reads with its buffer, not the disk.
+  c.buffers.set(dirty, 'on disk\nunsaved line\n');
+  c.buffers.set(big, 'small\n');
+  c.buffers.set(grown, hugeText);
+  c.buffers.set(huge, hugeText);
+  // Open and saved: the editor's text is the disk's. (This editor would reload them from the disk once
+  // written; the fake does not, so each is written once.)
+  c.buffers.set(clean, 'saved line\n');
+  c.buffers.set(open, 'open line\n');
+  assert.equal((await c.prompt(sessionId, 'go')).stopReason, 'end_turn');
+  const refused = (verb: string, name: string) =>
+    `Cannot ${verb} ${name}: it has unsaved changes in the editor (its text there is not the file's on disk), and this editor takes no writes from troupe (it offers fs/read_text_file, not fs/write_text_file), so the ${verb} would go to the disk under them: the changes would be saved behind the person's back, or lost, and the editor's buffer would conflict with the file. Ask the person to save (or discard) their changes first; nothing was written.`;
+  const ended = c.updatesFor(sessionId, 'tool_call_update').filter((u) => u.rawOutput);
+  assert.deepEqual(ended.map((u) => [u.status, u.rawOutput.errorCode, u.rawOutput.output]), [
+    ['failed', 'tool_failed', refused('edit', 'dirty.txt')],
+    ['failed', 'tool_failed', refused('write', 'dirty.txt')],
+    ['failed', 'tool_failed', refused('write', 'big.txt')],
+    ['failed', 'tool_failed', refused('write', 'grown.txt')],
+    ['completed', undefined, 'Wrote huge.txt (9 bytes; replaced the previous content).'],
+    ['completed', undefined, 'Edited clean.txt: replaced 1 occurrence of old_string (first at line 1).'],
+    ['completed', undefined, 'Wrote open.txt (10 bytes; replaced the previous content).'],
+  ]);
+  assert.equal(readFileSync(dirty, 'utf8'), 'on disk\n', 'the disk as it was: the unsaved changes not saved');
+  assert.equal(c.buffers.get(dirty), 'on disk\nunsaved line\n', 'the buffer as the person left it');
+  assert.equal(readFileSync(big, 'utf8').length, 10 * 1024 * 1024 + 1);
+  assert.equal(readFileSync(grown, 'utf8'), 'small\n');
+  // The refused calls showed no diff (a call that would fail shows nothing ahead); the clean ones the
+  // text that went to the disk.
+  const diffOf = (content: any[] | null | undefined) => content?.map((x) => [x.oldText, x.newText]);
+  assert.deepEqual(c.permissions.map((p) => diffOf(p.toolCall.content)), [
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    [[null, 'replaced\n']],
+    [['saved line\n', 'edited line\n']],
+    [['open line\n', 'rewritten\n']],
+  ]);
+  assert.equal(readFileSync(clean, 'utf8'), 'edited line\n');
+  assert.equal(readFileSync(open, 'utf8'), 'rewritten\n');
+  assert.ok(c.fsCalls.every((f) => f.method === 'read'), 'no fs/write_text_file: the editor did not offer it');
   assert.deepEqual(c.schemaErrors, []);
 });
