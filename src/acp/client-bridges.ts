@@ -141,7 +141,10 @@ export function clientTerminalBackend(client: Client, sessionId: string, waitMs:
         // Until 2026-12-07 a failed terminal/wait_for_exit or terminal/output ended the call as
         // "Could not start the command: Internal error", the client's reason and the terminal gone.
         let failure: string | undefined;
-        const exited = await Promise.race([client.request('terminal/wait_for_exit', terminal).then(exitStatusOf), stop]).catch((err: unknown) => {
+        // Aborted to withdraw the wait (below).
+        const waiting = new AbortController();
+        const exitStatus = client.request('terminal/wait_for_exit', terminal, { cancellationSignal: waiting.signal });
+        const exited = await Promise.race([exitStatus.then(exitStatusOf), stop]).catch((err: unknown) => {
           failure = `the client's terminal failed while the command ran (terminal/wait_for_exit: ${reasonOf(err)}); the command was stopped`;
           return 'failed' as const;
         });
@@ -152,6 +155,10 @@ export function clientTerminalBackend(client: Client, sessionId: string, waitMs:
         // Sent ahead of the output's request, not waited for: the command is over for this call, and a
         // client that never answered terminal/kill held a timed-out call, and its turn, for good
         // (until 2026-12-07; a cancel's turn does not wait for its tool).
+        // A stopped command's wait is withdrawn first: troupe waits for it no more, and ACP's way to tell
+        // the editor is `$/cancel_request` (the daemon's relay passes it on). Until 2026-12-07 it stayed
+        // pending in the editor after the call had ended.
+        if (exited === 'stopped') waiting.abort();
         if (exited === 'stopped' || exited === 'failed') sent('terminal/kill', id);
         // Bounded by time only: the output is asked for after a cancel too, for what the call shows.
         let failureCode: CommandOutcome['failureCode'];

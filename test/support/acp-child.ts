@@ -41,6 +41,8 @@ export class AcpChild {
   /** The terminals this client runs commands in (`calls`: what the agent asked of them). */
   private readonly terminalsServed = new ClientTerminals();
   readonly terminalCalls = this.terminalsServed.calls;
+  /** Terminals whose `terminal/wait_for_exit` the agent withdrew (`$/cancel_request`). */
+  readonly terminalWaitsWithdrawn = this.terminalsServed.waitsWithdrawn;
   /** Terminal methods the editor fails, with the error its handler throws. */
   readonly terminalFailures = this.terminalsServed.failures;
   /** An editor that never answers `terminal/release`. */

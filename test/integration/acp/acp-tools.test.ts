@@ -145,6 +145,31 @@ test('a command cancelled in a client terminal: killed, released, and still embe
   assert.deepEqual(c.schemaErrors, []);
 });
 
+test('a command stopped in a client terminal (cancelled, or past its timeout): its terminal/wait_for_exit is withdrawn ($/cancel_request), then the terminal killed and released', async (t) => {
+  // Until 2026-12-07 the wait was left pending in the editor (and in the agent) after the command was
+  // stopped: ACP's way to say troupe no longer waits for an answer is to withdraw the request.
+  for (const stop of ['cancel', 'timeout'] as const) {
+    const command = { command: 'echo started; exec sleep 30', ...(stop === 'timeout' ? { timeout_ms: 300 } : {}) };
+    const c = AcpChild.start({ script: { replies: [[call('run_command', command)], [{ text: 'seen' }]] } });
+    t.after(() => c.close());
+    await c.initialize({ terminal: true });
+    const sessionId = await c.newSession(workspace());
+    await c.agent.request('session/set_mode', { sessionId, modeId: 'bypass' });
+    const running = c.prompt(sessionId, 'run it');
+    if (stop === 'cancel') {
+      await c.until(() => c.updatesFor(sessionId, 'tool_call_update').some((u) => u.content?.some((x: any) => x.type === 'terminal')), 'the terminal embedded');
+      await c.agent.notify('session/cancel', { sessionId });
+    }
+    assert.equal((await running).stopReason, stop === 'cancel' ? 'cancelled' : 'end_turn', stop);
+    await c.until(() => c.terminalCalls.includes('release term_1'), 'the terminal released');
+    // Withdrawn ahead of the kill, on the same stream: seen by the time the release is.
+    assert.deepEqual(c.terminalWaitsWithdrawn, ['term_1'], `${stop}: the wait withdrawn`);
+    assert.deepEqual(c.terminalCalls, ['create term_1', 'kill term_1', 'release term_1'], stop);
+    assert.deepEqual(c.schemaErrors, [], stop);
+    assert.equal(await c.close(), 0, stop);
+  }
+});
+
 test("an editor whose terminal fails once the command runs (terminal/wait_for_exit, terminal/output): the call keeps its terminal and says what failed, with the editor's reason", async (t) => {
   for (const [method, expected] of [
     ['terminal/wait_for_exit', /^from-terminal\n\[the client's terminal failed while the command ran \(terminal\/wait_for_exit: Internal error: wait broke\); the command was stopped\]$/],

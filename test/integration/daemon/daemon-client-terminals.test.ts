@@ -119,3 +119,20 @@ test('a session/cancel while the editor has not yet answered terminal/create: th
   await waitFor('the late terminal released, its command ended', () => editorTerminals.calls.includes('release editor_term_1') && editorTerminals.ended('editor_term_1'));
   assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'release editor_term_1']);
 });
+
+test("a session/cancel while a command runs in the editor's terminal: the process's terminal/wait_for_exit is withdrawn there (its $/cancel_request relayed), and the terminal killed and released", async (t) => {
+  const sleeper = { replies: [[{ tool_call: { name: 'run_command', input: { command: 'echo started; exec sleep 30' } } }], [{ text: 'unreached' }]] };
+  const editorTerminals = new ClientTerminals('editor_term_');
+  t.after(() => editorTerminals.killAll());
+  const { a: editor } = await daemonWithClients(t, { script: sleeper }, { handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
+  const sessionId = (await editor.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const turn = editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
+  // Embedded: the process has its terminal, and asks for its exit right behind that update.
+  await editor.until(() => terminalsOf(editor.updatesFor(sessionId, 'tool_call_update')).length > 0, 'the terminal embedded');
+  await editor.agent.notify('session/cancel', { sessionId });
+  assert.equal((await turn).stopReason, 'cancelled');
+  await waitFor('the terminal released', () => editorTerminals.calls.includes('release editor_term_1'));
+  // Withdrawn ahead of the kill, which goes the same way: seen by the time the release is.
+  assert.deepEqual(editorTerminals.waitsWithdrawn, ['editor_term_1']);
+  assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'kill editor_term_1', 'release editor_term_1']);
+});
