@@ -49,19 +49,14 @@ export interface AskOptions<T> {
    * what to undo of it (a terminal created late is released). Without it, such an answer is dropped.
    */
   late?: (answer: T) => void;
-  /**
-   * Whether the client is sent `$/cancel_request` when troupe stops waiting (default true). Not for a
-   * request whose late answer `late` must see: under `troupe serve` the daemon's relay drops the answer
-   * to a request the agent withdrew, and a terminal made late would run on in the editor, never released.
-   */
-  withdraw?: boolean;
 }
 
 /**
  * `method` asked of the client, waited for until it answers, `signal` aborts (rejected at once, with
  * its reason) or `opts.waitMs` pass (rejected with {@link unansweredError}). Either way the client
- * is sent `$/cancel_request` for it (unless `opts.withdraw` is false); an answer that comes later is
- * given to `opts.late`, or dropped.
+ * is sent `$/cancel_request` for it; an answer that comes later (a client may answer a withdrawn
+ * request all the same) is given to `opts.late`, or dropped. Under `troupe serve` the daemon's relay
+ * routes no answer to a withdrawn request; it releases a terminal made late itself (relay-connection.ts).
  * The client's own error is rejected as it came.
  */
 export function askClient<T>(client: acp.AgentContext, method: string, params: unknown, signal: AbortSignal, opts: AskOptions<T>): Promise<T> {
@@ -76,7 +71,7 @@ export function askClient<T>(client: acp.AgentContext, method: string, params: u
       if (done) return;
       done = true;
       settle();
-      if (opts.withdraw !== false) withdraw.abort();
+      withdraw.abort();
       reject(why);
       answer.then((late) => opts.late?.(late), () => undefined);
     };

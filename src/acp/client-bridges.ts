@@ -111,14 +111,15 @@ export function clientTerminalBackend(client: Client, sessionId: string, waitMs:
         env: Object.entries(req.env ?? {}).map(([name, value]) => ({ name, value })),
         outputByteLimit: req.outputByteLimit,
       };
-      // A terminal the client makes after troupe stopped waiting (the wait ran out, or a cancel) runs
-      // the command nobody waits for: released (which kills it) as soon as its id is known. The create
-      // is not withdrawn, so that its late answer comes at all (client-answer.ts `withdraw`).
+      // A terminal the client makes after troupe stopped waiting (the wait ran out, or a cancel: the
+      // create is withdrawn, but an editor may make it all the same) runs the command nobody waits for:
+      // released as soon as its id is known (ACP: a release kills a command still running, so no
+      // terminal/kill first). Under troupe serve the relay does it (relay-connection.ts).
       const late = (answer: unknown) => {
         const id = isRecord(answer) ? answer.terminalId : undefined;
         if (typeof id === 'string' && id !== '') sent('terminal/release', id);
       };
-      const created = await askClient<unknown>(client, 'terminal/create', params, ctx.signal, { waitMs, late, withdraw: false, after: '; a terminal it makes later is released' }).catch((err: unknown) => {
+      const created = await askClient<unknown>(client, 'terminal/create', params, ctx.signal, { waitMs, late, after: '; a terminal it makes later is released' }).catch((err: unknown) => {
         throw withClientReason(err);
       });
       const id = isRecord(created) ? created.terminalId : undefined;

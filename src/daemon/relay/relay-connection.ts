@@ -18,6 +18,8 @@ export class RelayConnection implements AcpConnectionPeer {
   readonly sessions = new Set<RelaySession>();
   /** Our id for a child's request → which child asked, under which id. */
   private readonly forwarded = new Map<number, { session: RelaySession; msg: JsonRpcMessage }>();
+  /** Our id for a child's `terminal/create` withdrawn from this client, unanswered → its params' sessionId (releaseLateTerminal). */
+  private readonly withdrawnCreates = new Map<number, unknown>();
   private nextId = 1;
   isClosed = false;
   /** When each request of the client was taken (receive), for the latency of those the daemon answers itself (answer). */
@@ -214,15 +216,34 @@ export class RelayConnection implements AcpConnectionPeer {
   /**
    * The child withdrew a request (`$/cancel_request`), or is gone: the client is told under our id
    * (an editor closes the permission it shows; the transport forgets the request's route), and a
-   * late answer finds nothing here.
+   * late answer finds nothing here (but a terminal/create's terminal is released: releaseLateTerminal).
    */
   cancelForwarded(session: RelaySession, childId: unknown): void {
-    for (const [id, f] of this.forwarded) {
-      if (f.session === session && f.msg.id === childId) {
-        this.forwarded.delete(id);
-        void this.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
-      }
-    }
+    for (const [id, f] of this.forwarded) if (f.session === session && f.msg.id === childId) this.withdrawForwarded(id, f.msg);
+  }
+
+  /** Our request `id` (the child's `msg`) is withdrawn from this client: told so, and its answer routed nowhere (but releaseLateTerminal). */
+  private withdrawForwarded(id: number, msg: JsonRpcMessage): void {
+    this.forwarded.delete(id);
+    if (msg.method === 'terminal/create') this.withdrawnCreates.set(id, (msg.params as { sessionId?: unknown } | undefined)?.sessionId);
+    void this.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+  }
+
+  /**
+   * A late answer to a `terminal/create` withdrawn from this client (its process withdrew it, went, or
+   * this client left the session): an editor may make the terminal all the same, and its command would
+   * run on there, released by no one. The relay releases it itself (ACP: a release kills a command
+   * still running, so no terminal/kill first), its answer dropped as a stray. Here rather than handed to the process: the process that asked may
+   * be gone (a crash, a delete), or have its answer from another client (leftSession asks again), and
+   * this one place serves all three. Until 2026-12-07 such an answer was dropped, and the terminal leaked.
+   */
+  private releaseLateTerminal(msg: JsonRpcMessage): void {
+    if (typeof msg.id !== 'number' || !this.withdrawnCreates.has(msg.id)) return;
+    const sessionId = this.withdrawnCreates.get(msg.id);
+    this.withdrawnCreates.delete(msg.id);
+    const terminalId = (msg.result as { terminalId?: unknown } | undefined)?.terminalId;
+    if (typeof terminalId !== 'string' || terminalId === '') return;
+    void this.send({ jsonrpc: '2.0', id: this.nextId++, method: 'terminal/release', params: { sessionId, terminalId } });
   }
 
   /**
@@ -234,8 +255,7 @@ export class RelayConnection implements AcpConnectionPeer {
   leftSession(session: RelaySession): void {
     for (const [id, f] of this.forwarded) {
       if (f.session !== session) continue;
-      this.forwarded.delete(id);
-      void this.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+      this.withdrawForwarded(id, f.msg);
       session.askedGone(this, f.msg);
     }
   }
@@ -247,6 +267,7 @@ export class RelayConnection implements AcpConnectionPeer {
     // (a permission up to its timeout, 5 minutes, with the turn stuck).
     const forwarded = [...this.forwarded.values()];
     this.forwarded.clear();
+    this.withdrawnCreates.clear();
     for (const f of forwarded) f.session.askedGone(this, f.msg);
     const sessions = [...this.sessions];
     for (const s of sessions) s.detach(this);
@@ -256,7 +277,8 @@ export class RelayConnection implements AcpConnectionPeer {
   private answerFromClient(msg: JsonRpcMessage): void {
     // Our ids are numbers: an answer must carry the id asked, not "1" or [1] for 1 (JSON-RPC, and the SDK's own match).
     const f = typeof msg.id === 'number' ? this.forwarded.get(msg.id) : undefined;
-    if (!f) return; // an answer to a request of a child that has since died, or a stray id
+    // An answer to a request withdrawn from this client (its child withdrew it, or died), or a stray id.
+    if (!f) return this.releaseLateTerminal(msg);
     this.forwarded.delete(msg.id as number);
     f.session.clientAnswered(this, { ...msg, id: f.msg.id }, String(f.msg.method));
   }

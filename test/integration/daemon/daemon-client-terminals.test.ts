@@ -104,28 +104,65 @@ test("the client whose terminal runs a command goes: the process's requests on t
   assert.match(final.rawOutput.output, /has left the session/);
 });
 
-test('a session/cancel while the editor has not yet answered terminal/create: the terminal it makes after is released by the process, its command ended (the relay hands the late answer on)', async (t) => {
-  const sleeper = { replies: [[{ tool_call: { name: 'run_command', input: { command: 'echo started; exec sleep 30' } } }], [{ text: 'unreached' }]] };
+/** A command that runs until it is killed; the reply after it is reached only by a turn that goes on. */
+const sleeper = { replies: [[{ tool_call: { name: 'run_command', input: { command: 'echo started; exec sleep 30' } } }], [{ text: 'seen' }]] };
+
+/**
+ * A daemon running `sleeper`, an editor (client a, on `transport`) offering terminals, its new session,
+ * and another client (b, offering none); `holdCreate`: the editor answers terminal/create only when
+ * the test says (late).
+ */
+async function editorWithTerminals(t: TestContext, { holdCreate = false, transport = 'http' as 'http' | 'ws' } = {}) {
   const editorTerminals = new ClientTerminals('editor_term_');
   t.after(() => editorTerminals.killAll());
-  editorTerminals.held.methods.add('terminal/create');
-  const { a: editor } = await daemonWithClients(t, { script: sleeper }, { handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
-  const sessionId = (await editor.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  if (holdCreate) editorTerminals.held.methods.add('terminal/create');
+  const { d, a: editor, b: other } = await daemonWithClients(t, { script: sleeper }, { a: transport, handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
+  const cwd = tempDir();
+  const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+  return { d, editor, other, editorTerminals, sessionId, cwd };
+}
+
+/** The held terminal/create, withdrawn, is answered all the same: the terminal made is released, its command ended, nothing else asked of it. */
+async function lateTerminalReleased(editorTerminals: ClientTerminals, what: string): Promise<void> {
+  await waitFor(`${what}: terminal/create withdrawn`, () => editorTerminals.held.withdrawn.length === 1);
+  editorTerminals.held.answerAll();
+  await waitFor(`${what}: the late terminal released, its command ended`, () => editorTerminals.calls.includes('release editor_term_1') && editorTerminals.ended('editor_term_1'));
+  assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'release editor_term_1'], what);
+}
+
+test('a session/cancel while the editor has not yet answered terminal/create: the create is withdrawn, and a terminal the editor makes all the same is released by the relay, its command ended', async (t) => {
+  const { editor, editorTerminals, sessionId } = await editorWithTerminals(t, { holdCreate: true });
   const turn = editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
   await waitFor('terminal/create asked', () => editorTerminals.held.waiting.length === 1);
   await editor.agent.notify('session/cancel', { sessionId });
   assert.equal((await turn).stopReason, 'cancelled');
-  editorTerminals.held.answerAll();
-  await waitFor('the late terminal released, its command ended', () => editorTerminals.calls.includes('release editor_term_1') && editorTerminals.ended('editor_term_1'));
-  assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'release editor_term_1']);
+  await lateTerminalReleased(editorTerminals, 'cancel');
+});
+
+test("the session's process dies while the editor has not yet answered terminal/create: the terminal the editor makes after is released by the relay, its command ended (no process is left to learn of it)", async (t) => {
+  const { d, editor, editorTerminals, sessionId } = await editorWithTerminals(t, { holdCreate: true });
+  const turn = editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] }).catch((e: any) => e?.data?.code);
+  await waitFor('terminal/create asked', () => editorTerminals.held.waiting.length === 1);
+  process.kill((await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid, 'SIGKILL');
+  assert.equal(await turn, 'agent_crashed');
+  await lateTerminalReleased(editorTerminals, 'crash');
+});
+
+test('an editor closes the session while it has not yet answered terminal/create (another client stays): the create is withdrawn from it, and a terminal it makes all the same is released by the relay', async (t) => {
+  for (const transport of ['http', 'ws'] as const) {
+    // The CLI, which prompts, offers no terminals: asked the create next, it fails it, and the turn goes on.
+    const { editor, other: cli, editorTerminals, sessionId, cwd } = await editorWithTerminals(t, { holdCreate: true, transport });
+    await cli.agent.request('session/load', { sessionId, cwd, mcpServers: [] });
+    const turn = cli.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
+    await waitFor('terminal/create asked', () => editorTerminals.held.waiting.length === 1);
+    await editor.agent.request('session/close', { sessionId });
+    assert.equal((await turn).stopReason, 'end_turn', transport);
+    await lateTerminalReleased(editorTerminals, transport);
+  }
 });
 
 test("a session/cancel while a command runs in the editor's terminal: the process's terminal/wait_for_exit is withdrawn there (its $/cancel_request relayed), and the terminal killed and released", async (t) => {
-  const sleeper = { replies: [[{ tool_call: { name: 'run_command', input: { command: 'echo started; exec sleep 30' } } }], [{ text: 'unreached' }]] };
-  const editorTerminals = new ClientTerminals('editor_term_');
-  t.after(() => editorTerminals.killAll());
-  const { a: editor } = await daemonWithClients(t, { script: sleeper }, { handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
-  const sessionId = (await editor.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
+  const { editor, editorTerminals, sessionId } = await editorWithTerminals(t);
   const turn = editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
   // Embedded: the process has its terminal, and asks for its exit right behind that update.
   await editor.until(() => terminalsOf(editor.updatesFor(sessionId, 'tool_call_update')).length > 0, 'the terminal embedded');
