@@ -15,6 +15,8 @@ interface Terminal {
 export class ClientTerminals {
   /** `create <id>`, `kill <id>`, `release <id>`, in the order asked. */
   readonly calls: string[] = [];
+  /** Terminals whose `terminal/wait_for_exit` the agent asked, in the order asked. */
+  readonly waitsAsked: string[] = [];
   /** Terminals whose `terminal/wait_for_exit` the agent withdrew (`$/cancel_request`), in the order withdrawn. */
   readonly waitsWithdrawn: string[] = [];
   /** Terminal methods this client fails (`terminal/wait_for_exit`, `terminal/output`), with the error its handler throws. */
@@ -43,6 +45,7 @@ export class ClientTerminals {
       .onRequest('terminal/create', ({ params, signal }) => this.held.serve('terminal/create', signal, () => this.create(params)))
       .onRequest('terminal/output', ({ params, signal }) => this.held.serve('terminal/output', signal, () => this.output(params)))
       .onRequest('terminal/wait_for_exit', async ({ params, signal }) => {
+        this.waitsAsked.push(params.terminalId);
         signal.addEventListener('abort', () => this.waitsWithdrawn.push(params.terminalId), { once: true });
         // Failed once the command has ended: its whole output is there to be read.
         const exit = await this.terminals.get(params.terminalId)!.exit;

@@ -242,7 +242,15 @@ export class RelayConnection implements AcpConnectionPeer {
     const sessionId = this.withdrawnCreates.get(msg.id);
     this.withdrawnCreates.delete(msg.id);
     const terminalId = (msg.result as { terminalId?: unknown } | undefined)?.terminalId;
-    if (typeof terminalId !== 'string' || terminalId === '') return;
+    if (typeof terminalId === 'string' && terminalId !== '') this.releaseTerminal(sessionId, terminalId);
+  }
+
+  /**
+   * The relay's own `terminal/release` of this client's terminal, on behalf of a process that cannot
+   * send it (releaseLateTerminal; RelaySession.childExited): under an id of this connection's, its
+   * answer dropped as a stray (answerFromClient).
+   */
+  releaseTerminal(sessionId: unknown, terminalId: string): void {
     void this.send({ jsonrpc: '2.0', id: this.nextId++, method: 'terminal/release', params: { sessionId, terminalId } });
   }
 

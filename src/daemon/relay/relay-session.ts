@@ -433,6 +433,9 @@ export class RelaySession {
     if (!info.failed) this.requests.sendWaitingLoad();
     this.internal.rejectAll(err);
     for (const [id, conn] of this.asked.withdrawAll()) conn.cancelForwarded(this, id);
+    // Its commands in clients' terminals would run on there, released by no one (until 2026-12-07):
+    // the relay releases them (a release kills a command still running).
+    for (const [terminalId, conn] of this.terminals.processGone()) conn.releaseTerminal(this.sessionId, terminalId);
     this.ctx.exited(this, exit, info);
     if (info.failed) this.failQueued();
   }

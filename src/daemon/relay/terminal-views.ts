@@ -13,7 +13,8 @@
  * showed the terminal dropped it, and two ends of a command send none: a cancel that came while
  * `terminal/create` was in flight (the process shows the terminal in no update: runTool,
  * src/actors/tool.effects.ts), and the process's crash (the next one fails the call without knowing
- * its terminal). Each left an entry for the session's life. (A result too large for the log would
+ * its terminal). Each left an entry for the session's life. The process's exit ends every entry
+ * (processGone), its terminals released by the relay. (A result too large for the log would
  * be a third, its final update a note, src/actors/tool-result-fit.ts; a client terminal's output is
  * cut to commandOutputBytes, far below the log's limit.)
  */
@@ -83,6 +84,18 @@ export class TerminalViews {
   /** `conn` was detached from the session: its terminals are no client's (shown to none as terminals, asked of none). */
   forget(conn: RelayConnection): void {
     for (const [id, owner] of this.owners) if (owner === conn) this.owners.set(id, null);
+  }
+
+  /**
+   * The session's process is gone: the terminals it had at clients still attached, each with its
+   * owner, for the relay to release (the process cannot, and the next one knows nothing of them: it
+   * fails the call with text only); every entry ends.
+   */
+  processGone(): [string, RelayConnection][] {
+    const live = [...this.owners].filter((e): e is [string, RelayConnection] => e[1] !== null);
+    this.owners.clear();
+    this.calls.clear();
+    return live;
   }
 
   /** For a child's update line: undefined when it shows no terminal, else each connection's text of it. */

@@ -173,3 +173,15 @@ test("a session/cancel while a command runs in the editor's terminal: the proces
   assert.deepEqual(editorTerminals.waitsWithdrawn, ['editor_term_1']);
   assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'kill editor_term_1', 'release editor_term_1']);
 });
+
+test("the session's process dies while its command runs in the editor's terminal: the relay withdraws the process's terminal/wait_for_exit and releases the terminal, its command ended (no process is left to)", async (t) => {
+  const { d, editor, editorTerminals, sessionId } = await editorWithTerminals(t);
+  const turn = editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] }).catch((e: any) => e?.data?.code);
+  await editor.until(() => terminalsOf(editor.updatesFor(sessionId, 'tool_call_update')).length > 0, 'the terminal embedded');
+  await waitFor('terminal/wait_for_exit asked', () => editorTerminals.waitsAsked.includes('editor_term_1'));
+  process.kill((await d.api('GET', `/v1/sessions/${sessionId}`)).json.child.pid, 'SIGKILL');
+  assert.equal(await turn, 'agent_crashed');
+  await waitFor('the terminal released, its command ended', () => editorTerminals.calls.includes('release editor_term_1') && editorTerminals.ended('editor_term_1'));
+  assert.deepEqual(editorTerminals.waitsWithdrawn, ['editor_term_1']);
+  assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'release editor_term_1']);
+});

@@ -74,3 +74,17 @@ test('after the release, the final update showing the terminal is still sent as 
   assert.doesNotMatch(view(other), /"terminal"/);
   assert.equal(views.ownerFor(outputOf('term_1')), undefined);
 });
+
+test("the process gone: the terminals its clients still hold are given with their owners, one that left the session's not, and every entry ends", () => {
+  const views = new TerminalViews();
+  const owner = recordingConnection('owner').conn;
+  const left = recordingConnection('left').conn;
+  views.created('term_1', owner);
+  views.line(updateLine('call_1', { content: [terminal('term_1')] }));
+  views.created('term_2', owner);
+  views.created('term_3', left);
+  views.forget(left);
+  assert.deepEqual(views.processGone(), [['term_1', owner], ['term_2', owner]]);
+  for (const id of ['term_1', 'term_2', 'term_3']) assert.equal(views.ownerFor(outputOf(id)), undefined, id);
+  assert.deepEqual(views.processGone(), [], 'given once');
+});
