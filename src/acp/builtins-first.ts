@@ -6,7 +6,7 @@
  * a cold start here. So before anything else a `troupe acp` process started by bin/troupe.js
  * (src/acp/agent-script.ts):
  * - puts `--max-old-space-size` back to V8's default: V8 sized the heap from it when the process
- *   started and reads it no more (the limit holds, test/integration/daemon/daemon-supervision);
+ *   started and reads it no more (the limit holds, test/integration/daemon/daemon-child-lifecycle);
  *   only the flags' hash, which code caches are checked against, is the default one again;
  * - loads the builtins that its start-up and first turn load, which the build's runs recorded
  *   (CodeCacheNote.builtins), under the default flags;

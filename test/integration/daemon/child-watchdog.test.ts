@@ -1,8 +1,8 @@
 // The heartbeat watchdog with real processes and the kernel's own view of them (spec/daemon.md
 // §Supervision, Heartbeats): a child that is silent because the machine gives the CPU to others is
 // waited for; one whose loop is stuck is killed, as one stopped with SIGSTOP is
-// (daemon-supervision.test.ts). Under 100 streaming sessions on 2 cores, children starved like the
-// first were killed as hung (bench/aggregate-rounds.ts, 2026-12-02).
+// (daemon-child-lifecycle.test.ts). Under 100 streaming sessions on 2 cores, children starved like
+// the first were killed as hung (bench/aggregate-rounds.ts, 2026-12-02).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
