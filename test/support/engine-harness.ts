@@ -1,6 +1,7 @@
 // Builds a SessionEngine on real parts: the in-memory event log, the scripted provider, the real
 // workspace tools in a temporary directory and the real mode policy. Every event is checked
 // against spec/events.schema.json as it is emitted.
+import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +44,20 @@ export interface HarnessOptions {
 
 export function text(t: string) {
   return [{ type: 'text' as const, text: t }];
+}
+
+/** The scripted model's call of write_file, writing `content` to `path`. */
+export const writeCall = (path: string, content = 'hello\n') => ({ tool_call: { name: 'write_file', input: { path, content } } });
+
+/** The types of the events emitted so far, in order. */
+export function eventTypes(h: Harness): string[] {
+  return h.events.map((e) => e.type);
+}
+
+/** No event broke the schema, and the seqs run from 1 with no holes. */
+export function assertWellFormed(h: Harness): void {
+  assert.deepEqual(h.schemaErrors, []);
+  h.events.forEach((e, i) => assert.equal(e.seq, i + 1, 'seq from 1 with no holes'));
 }
 
 /**
