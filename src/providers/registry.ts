@@ -155,8 +155,9 @@ export function resolveModel(modelId: string, env: NodeJS.ProcessEnv, config: Tr
 
 /**
  * A model's capabilities, refused (invalid_params, naming both numbers) when its output limit leaves
- * no room in its window for any input: every request would ask for more than the window holds, which
- * the vendor refuses whatever the prompt, a context_overflow no compaction cures. The config's
+ * no room in its window for any input: where that window is the server's own, every request asks for
+ * more than it holds, refused whatever the prompt (a context_overflow no compaction cures); where it
+ * is set below the vendor's, troupe's sizing of requests has no room for the output asked. The config's
  * `models` can say so (`maxOutputTokens` 8192 for a `contextWindow` of 8192), in one entry (refused
  * as the config is read, too) or across a catalogue row and an override; until 2026-12-07 it was
  * taken, and every turn failed. Said as a session is made with the model or switched to it, as the

@@ -44,7 +44,8 @@ for (const v of VENDORS) {
     // 2 s, not less: the limit runs from the call, and the process's first request may be slow to
     // set up on a loaded machine. A 1,000-token window: the estimate of the system prompt and the tools alone is over its
     // budget, so the request is sized (by the estimate, once the count is given up) on this first prompt.
-    const settings = { maxRetries: 0, streamIdleTimeoutMs: 2_000, models: { [v.model]: { contextWindow: 1_000 } } };
+    // Its output limit below that window: a catalogue one (64k–128k) is not, a model refused as unusable.
+    const settings = { maxRetries: 0, streamIdleTimeoutMs: 2_000, models: { [v.model]: { contextWindow: 1_000, maxOutputTokens: 200 } } };
     writeFileSync(join(configHome, 'troupe', 'config.json'), JSON.stringify({ providers: { [v.section]: settings } }));
     const child = AcpChild.start({ home, env: { XDG_CONFIG_HOME: configHome, TROUPE_MODEL: `${v.section}/${v.model}`, ...v.env(server.url) } });
     t.after(() => child.close());
