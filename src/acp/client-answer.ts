@@ -56,7 +56,8 @@ export interface AskOptions<T> {
  * its reason) or `opts.waitMs` pass (rejected with {@link unansweredError}). Either way the client
  * is sent `$/cancel_request` for it; an answer that comes later (a client may answer a withdrawn
  * request all the same) is given to `opts.late`, or dropped. Under `troupe serve` the daemon's relay
- * routes no answer to a withdrawn request; it releases a terminal made late itself (relay-connection.ts).
+ * answers a withdrawn request -32800 itself and routes no client's answer to it (client-asks.ts), so
+ * `late` never runs there; it releases a terminal made late itself (relay-connection.ts).
  * The client's own error is rejected as it came.
  */
 export function askClient<T>(client: acp.AgentContext, method: string, params: unknown, signal: AbortSignal, opts: AskOptions<T>): Promise<T> {

@@ -1,7 +1,7 @@
 /**
  * A session process's requests to clients (a permission, a file, a terminal) that no client has
  * answered yet: the process's id → the connection asked and the process that asked. Each ends
- * answered, withdrawn by the process (`$/cancel_request`), or withdrawn with its process: found by
+ * answered, withdrawn by the process (`$/cancel_request`, answered -32800 here), or withdrawn with its process: found by
  * id, also for a connection no longer attached to the session (it closed it). Until 2026-12-07 the
  * relay looked among the attached connections only, and a request of a detached one stayed, its late
  * answer then sent to whatever process the session had by then, under an id that one may reuse.
@@ -67,11 +67,20 @@ export class ClientAsks {
     return asked.proc?.alive ? asked.proc : undefined;
   }
 
-  /** The process withdrew request `id`: the connection asked, to be told. */
+  /**
+   * The process withdrew request `id` (`$/cancel_request`): answered -32800 now, as ACP has a
+   * withdrawn request answered; the connection asked is returned, to be told. Its SDK keeps a request
+   * until it is answered (one it stopped waiting for too), and the client's late answer is dropped
+   * (RelayConnection.cancelForwarded), so this is its one answer. Until 2026-12-07 none came, and a
+   * long session's process kept every request it had withdrawn (a cancelled turn's permission, a
+   * stopped command's terminal wait) for the rest of its life.
+   */
   withdraw(id: unknown): RelayConnection | undefined {
-    const conn = this.asked.get(id)?.conn;
+    const asked = this.asked.get(id);
+    if (!asked) return undefined;
     this.asked.delete(id);
-    return conn;
+    if (asked.proc?.alive) void asked.proc.send({ jsonrpc: '2.0', id, error: rpcError('request_cancelled', 'Request cancelled: withdrawn by the session process', { requestId: id }) });
+    return asked.conn;
   }
 
   /** The process is gone: every request it still had at a client, each with the connection asked. */

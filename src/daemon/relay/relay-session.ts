@@ -358,6 +358,7 @@ export class RelaySession {
 
   private notificationToClients(msg: JsonRpcMessage): void {
     if (msg.method === '$/cancel_request') {
+      // The process is answered -32800 (ClientAsks.withdraw), the client asked told.
       const id = (msg.params as { requestId?: unknown } | undefined)?.requestId;
       this.asked.withdraw(id)?.cancelForwarded(this, id);
       return;

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { childWithdrawals, wireTapEnv } from '../../support/child-wire-tap.js';
 import { type AcpClient, breakableStart, Daemon, daemonWithClients, printDaemonIfFailed, tempDir, type TestHooks, waitFor } from '../../support/daemon.js';
 
 const script = {
@@ -24,7 +25,9 @@ interface Asked {
 
 /** A daemon and a client that answers a permission only when the test says (`asked`). */
 async function setUp(t: TestHooks, transport: 'http' | 'ws') {
-  const d = await Daemon.start({ script });
+  // What its processes read and write (child-wire-tap.ts): the answers they are sent to the requests they withdrew.
+  const tap = tempDir();
+  const d = await Daemon.start({ script, env: wireTapEnv(tap) });
   printDaemonIfFailed(t, d);
   t.after(() => d.stop());
   const asked: Asked[] = [];
@@ -35,7 +38,7 @@ async function setUp(t: TestHooks, transport: 'http' | 'ws') {
   t.after(() => c.close());
   await c.init();
   const sessionId = (await c.agent.request('session/new', { cwd: tempDir(), mcpServers: [] })).sessionId;
-  return { d, c, asked, sessionId };
+  return { d, c, asked, sessionId, tap };
 }
 
 const openRequests = (d: Daemon) => d.metric('troupe_acp_client_requests_open');
@@ -53,7 +56,7 @@ async function askedPermission(d: Daemon, asked: Asked[], n: number): Promise<As
 
 for (const transport of ['http', 'ws'] as const) {
   test(`${transport}: a permission of a cancelled turn is withdrawn from the client, and the daemon keeps nothing of it`, async (t) => {
-    const { d, c, asked, sessionId } = await setUp(t, transport);
+    const { d, c, asked, sessionId, tap } = await setUp(t, transport);
     for (let n = 1; n <= 2; n++) {
       const turn = prompt(c, sessionId, 'write once');
       const permission = await askedPermission(d, asked, n);
@@ -63,7 +66,13 @@ for (const transport of ['http', 'ws'] as const) {
       await waitFor('no request left open at the client', async () => (await openRequests(d)) === 0);
       // Its late answer is dropped: nothing else was asked, and the session serves on.
       permission.answer('allow_once');
+      // The process that withdrew it keeps nothing of it either: the relay answers it -32800, as ACP has
+      // a withdrawn request answered (its SDK keeps a request until answered; until 2026-12-07 these
+      // were never answered, and a long session's process held every one it withdrew).
+      await waitFor("the process's withdrawn request answered", () => childWithdrawals(tap).length === n && childWithdrawals(tap).every((w) => w.answers.length > 0));
     }
+    // Once each: the late answers were not passed on (the process would have been answered twice).
+    assert.deepEqual(childWithdrawals(tap).map((w) => [w.method, w.answers]), [['session/request_permission', [-32800]], ['session/request_permission', [-32800]]]);
   });
 }
 

@@ -10,6 +10,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { daemonWithClients, tempDir, waitFor } from '../../support/daemon.js';
 import { ClientTerminals } from '../../support/client-terminals.js';
+import { childWithdrawals, wireTapEnv } from '../../support/child-wire-tap.js';
 
 const script = { replies: [[{ tool_call: { name: 'run_command', input: { command: 'echo from-terminal' } } }], [{ text: 'ran' }]] };
 
@@ -116,10 +117,13 @@ async function editorWithTerminals(t: TestContext, { holdCreate = false, transpo
   const editorTerminals = new ClientTerminals('editor_term_');
   t.after(() => editorTerminals.killAll());
   if (holdCreate) editorTerminals.held.methods.add('terminal/create');
-  const { d, a: editor, b: other } = await daemonWithClients(t, { script: sleeper }, { a: transport, handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
+  // What its processes read and write (child-wire-tap.ts): the answers they are sent to the requests they withdrew.
+  const tap = tempDir();
+  const env = wireTapEnv(tap);
+  const { d, a: editor, b: other } = await daemonWithClients(t, { script: sleeper, env }, { a: transport, handlers: { a: { terminals: editorTerminals } }, capabilities: { a: { terminal: true } } });
   const cwd = tempDir();
   const sessionId = (await editor.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
-  return { d, editor, other, editorTerminals, sessionId, cwd };
+  return { d, editor, other, editorTerminals, sessionId, cwd, tap };
 }
 
 /** The held terminal/create, withdrawn, is answered all the same: the terminal made is released, its command ended, nothing else asked of it. */
@@ -131,12 +135,15 @@ async function lateTerminalReleased(editorTerminals: ClientTerminals, what: stri
 }
 
 test('a session/cancel while the editor has not yet answered terminal/create: the create is withdrawn, and a terminal the editor makes all the same is released by the relay, its command ended', async (t) => {
-  const { editor, editorTerminals, sessionId } = await editorWithTerminals(t, { holdCreate: true });
+  const { editor, editorTerminals, sessionId, tap } = await editorWithTerminals(t, { holdCreate: true });
   const turn = editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
   await waitFor('terminal/create asked', () => editorTerminals.held.waiting.length === 1);
   await editor.agent.notify('session/cancel', { sessionId });
   assert.equal((await turn).stopReason, 'cancelled');
   await lateTerminalReleased(editorTerminals, 'cancel');
+  // The process's create is answered -32800 once, the late terminal not passed on: released by the
+  // relay alone (the process, handed it, would release it again).
+  await processAnsweredWithdrawn(tap, ['terminal/create']);
 });
 
 test("the session's process dies while the editor has not yet answered terminal/create: the terminal the editor makes after is released by the relay, its command ended (no process is left to learn of it)", async (t) => {
@@ -162,7 +169,7 @@ test('an editor closes the session while it has not yet answered terminal/create
 });
 
 test("a session/cancel while a command runs in the editor's terminal: the process's terminal/wait_for_exit is withdrawn there (its $/cancel_request relayed), and the terminal killed and released", async (t) => {
-  const { editor, editorTerminals, sessionId } = await editorWithTerminals(t);
+  const { editor, editorTerminals, sessionId, tap } = await editorWithTerminals(t);
   const turn = editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
   // Embedded: the process has its terminal, and asks for its exit right behind that update.
   await editor.until(() => terminalsOf(editor.updatesFor(sessionId, 'tool_call_update')).length > 0, 'the terminal embedded');
@@ -172,7 +179,18 @@ test("a session/cancel while a command runs in the editor's terminal: the proces
   // Withdrawn ahead of the kill, which goes the same way: seen by the time the release is.
   assert.deepEqual(editorTerminals.waitsWithdrawn, ['editor_term_1']);
   assert.deepEqual(editorTerminals.calls, ['create editor_term_1', 'kill editor_term_1', 'release editor_term_1']);
+  await processAnsweredWithdrawn(tap, ['terminal/wait_for_exit']);
 });
+
+/**
+ * The session's process withdrew these requests (`methods`, in order), and the relay answered each
+ * -32800 once, as ACP has a withdrawn request answered: its SDK keeps a request until it is
+ * answered. Until 2026-12-07 none was, and a long session's process held every one it withdrew.
+ */
+async function processAnsweredWithdrawn(tap: string, methods: string[]): Promise<void> {
+  await waitFor("the process's withdrawn requests answered", () => childWithdrawals(tap).length === methods.length && childWithdrawals(tap).every((w) => w.answers.length > 0));
+  assert.deepEqual(childWithdrawals(tap).map((w) => [w.method, w.answers]), methods.map((m) => [m, [-32800]]));
+}
 
 test("the session's process dies while its command runs in the editor's terminal: the relay withdraws the process's terminal/wait_for_exit and releases the terminal, its command ended (no process is left to)", async (t) => {
   const { d, editor, editorTerminals, sessionId } = await editorWithTerminals(t);
