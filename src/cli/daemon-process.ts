@@ -41,9 +41,11 @@ export async function waitForDaemon(home: string, exited: () => boolean, timeout
 
 /**
  * Starts a detached daemon for `home` and waits for it: its target and pid, and whether it is the
- * process started here (not when another start won the home's lock meanwhile).
+ * process started here (not when another start won the home's lock meanwhile). `serveArgs` are
+ * options of `troupe serve` (`troupe daemon start --pool 4`), checked already: given after the
+ * default `--port 0`, a `--port` among them is the one serve takes (its last).
  */
-export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<{ target: DaemonTarget; pid: number; started: boolean }> {
+export async function startDaemon(home: string, env: NodeJS.ProcessEnv, serveArgs: readonly string[] = []): Promise<{ target: DaemonTarget; pid: number; started: boolean }> {
   let log: number;
   let logStart = 0;
   try {
@@ -57,7 +59,7 @@ export async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise
   let exitCode: number | null | undefined;
   let spawned: number | undefined;
   try {
-    const child = spawn(process.execPath, [TROUPE_BIN, 'serve', '--port', '0'], {
+    const child = spawn(process.execPath, [TROUPE_BIN, 'serve', '--port', '0', ...serveArgs], {
       detached: true,
       stdio: ['ignore', log, log],
       env: { ...env, TROUPE_HOME: home },

@@ -15,13 +15,17 @@ import { startDaemon, stopDaemon } from './daemon-process.js';
 import { debugLine, remoteTarget } from './daemon-target.js';
 import { makeStyle } from './style.js';
 import { printable, printableStart } from './terminal-text.js';
+import { readServeOptions, SERVE_FLAGS, ServeUsageError } from '../daemon/serve-options.js';
 
 const USAGE = `Usage: troupe daemon <start|stop|status|logs|token> [options]
 
 Manages the local troupe daemon (the one serving $TROUPE_HOME).
 
-  start [--force]       start it in the background (log: $TROUPE_HOME/daemon.log); --force
-                        replaces a running daemon of another version
+  start [--force] [SERVE OPTIONS]
+                        start it in the background (log: $TROUPE_HOME/daemon.log), with any option
+                        of 'troupe serve' (see 'troupe serve --help'; --port defaults to 0, a free
+                        port); --force replaces a running daemon of another version. A daemon
+                        already running is left as it is, with the options it was started with
   stop                  stop it (SIGTERM; waits until it has exited)
   status [--json]       version, URL, uptime and sessions (TROUPE_URL: the remote daemon's)
   logs [-f] [-n N]      print the daemon log (last N lines, default 50); -f follows it
@@ -31,6 +35,8 @@ Exit codes: 0 ok, 1 error (status: no daemon running), 2 usage.
 
 Examples:
   troupe daemon start
+  troupe daemon start --pool 4 --max-sessions 50
+  troupe daemon stop && troupe daemon start --child-nice 10    # restart it with other options
   troupe daemon status --json | jq .url
   troupe daemon logs -f
   TROUPE_TOKEN=$(troupe daemon token) troupe sessions
@@ -38,10 +44,11 @@ Examples:
 
 /**
  * Each subcommand's own options: one meant for another (`stop --force`, which would not kill
- * anything harder) is a usage error, not silently ignored.
+ * anything harder) is a usage error, not silently ignored. `start` takes serve's too, for the
+ * `troupe serve` it starts (one definition of them: src/daemon/serve-options.ts).
  */
 const OPTIONS = {
-  start: { force: { type: 'boolean' } },
+  start: { force: { type: 'boolean' }, ...SERVE_FLAGS },
   stop: {},
   status: { json: { type: 'boolean' } },
   logs: { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } },
@@ -55,7 +62,7 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
     // A missing argument is a usage mistake (exit 2), as for `troupe log` and every other command.
     if (sub === undefined) throw new CliError('usage', `missing the subcommand (start, stop, status, logs or token) (try 'troupe daemon --help')`);
     if (!Object.hasOwn(OPTIONS, sub)) throw new CliError('usage', `unknown subcommand '${sub}' (try 'troupe daemon --help')`);
-    const { values, positionals } = parseCommandArgs(`daemon ${sub}`, rest, { force: { type: 'boolean' }, json: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } });
+    const { values, positionals, tokens } = parseCommandArgs(`daemon ${sub}`, rest, { ...OPTIONS.start, json: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
     const own: Record<string, unknown> = OPTIONS[sub as keyof typeof OPTIONS];
     const stray = Object.keys(values).find((k) => k !== 'help' && k !== 'no-color' && !(k in own));
@@ -64,7 +71,7 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
     const home = resolveTroupeHome(io.env);
     switch (sub) {
       case 'start':
-        return await start(io, home, values.force ?? false);
+        return await start(io, home, values.force ?? false, serveArgs(tokens));
       case 'stop': {
         const stopped = await stopDaemon(home);
         io.stdout.write(stopped ? `stopped the daemon (pid ${stopped.pid})\n` : 'no daemon is running\n');
@@ -90,10 +97,40 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
   }
 }
 
-async function start(io: CliIo, home: string, force: boolean): Promise<number> {
+/**
+ * The options of `serve` among start's, as given, for the `troupe serve` it starts: checked here by
+ * serve's own reading of them, so that a mistake is a usage error (exit 2) before anything starts,
+ * not a daemon that fails in the background.
+ */
+function serveArgs(tokens: ReturnType<typeof parseCommandArgs>['tokens']): string[] {
+  const args: string[] = [];
+  for (const t of tokens) {
+    if (t.kind !== 'option' || !Object.hasOwn(SERVE_FLAGS, t.name)) continue;
+    args.push(`--${t.name}`, ...(t.value === undefined ? [] : [t.value]));
+  }
+  try {
+    readServeOptions(args);
+  } catch (err) {
+    if (err instanceof ServeUsageError) throw new CliError('usage', `${err.message} (try 'troupe serve --help')`);
+    throw err;
+  }
+  return args;
+}
+
+/**
+ * What a start given serve's options says when it starts no daemon: the one running keeps the
+ * options it was started with (they are known to it alone), and how to start it with these.
+ */
+function optionsUnchanged(io: CliIo, args: string[]): void {
+  if (args.length === 0) return;
+  io.stderr.write(`troupe daemon start: a daemon already runs, with the options it was started with (${printable(args.join(' '))} not applied): 'troupe daemon stop', then 'troupe daemon start ${printable(args.join(' '))}', restarts it with them\n`);
+}
+
+async function start(io: CliIo, home: string, force: boolean, args: string[]): Promise<number> {
   const running = await findDaemon(home, { waiting: debugLine(io) });
   if (running && running.version === VERSION) {
     io.stdout.write(`the daemon is already running at ${running.target.url} (pid ${running.state.pid})\n`);
+    optionsUnchanged(io, args);
     return EXIT.ok;
   }
   if (running) {
@@ -103,8 +140,9 @@ async function start(io: CliIo, home: string, force: boolean): Promise<number> {
   }
   // Another start (a `troupe run`, a second `daemon start`) may have won the home's lock meanwhile:
   // this one's daemon gave way to it. Until 2026-12-07 every one of them said it had started the daemon.
-  const { target, pid, started } = await startDaemon(home, io.env);
+  const { target, pid, started } = await startDaemon(home, io.env, args);
   io.stdout.write(`${started ? 'started the daemon' : 'the daemon is already running'} at ${target.url} (pid ${pid})\n`);
+  if (!started) optionsUnchanged(io, args);
   return EXIT.ok;
 }
 

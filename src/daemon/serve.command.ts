@@ -5,39 +5,30 @@
  */
 import { writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { parseArgs } from 'node:util';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
-import { decimalInteger, parseArgsProblem, MAX_TIMER_MS, type ArgsOptions } from '../core/option-values.js';
 import { VERSION } from '../core/version.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
 import type { ChildProcessHandle } from '../actors/child-process.actor.js';
 import { ChildLauncher } from './child-launch.js';
 import { ChildSpawner } from '../actors/child-spawner.js';
-import { DEFAULT_STARTUP_TIMEOUT_MS } from '../actors/child-watchdog.js';
 import { nextTurn } from '../core/next-turn.js';
 import { privateHome, recheckInBackground, resolveTroupeHome, SessionIndex, sessionsDir, unusableHomeMessage } from '../store/index.js';
 import { loadConfig } from '../providers/config.js';
 import { defaultModel, defaultModelWarning, resolveModel } from '../providers/registry.js';
 import { initializeResult } from '../acp/capabilities.js';
-import { DEFAULT_MAX_SSE_STREAMS, HttpServer } from './http/http-server.js';
-import { allowedOrigin } from './http/security.js';
+import { HttpServer } from './http/http-server.js';
 import { Relay } from './relay/relay.js';
 import { childInitializeParams } from './relay/child-wire.js';
 import { acquireLock, ensureToken, keepStateFile, removeState, writeState, type DaemonLock } from './daemon-home.js';
 import { registerManagementRoutes } from './api/management.routes.js';
 import { MachineHub } from './machine-hub.js';
 import { Metrics } from './metrics.js';
-import { DEFAULT_FEED_BUDGET_BYTES, SessionFeeds } from './session-feeds.js';
+import { SessionFeeds } from './session-feeds.js';
+import { MiB, readServeOptions, ServeUsageError, type ServeOptions } from './serve-options.js';
 import type { SessionReplays } from './inspector/session-replays.js';
 import { daemonMetrics } from './daemon-metrics.js';
-
-/** Counts (sessions, connections, streams, restarts): beyond this they mean "no limit" anyway. */
-const MAX_COUNT = 1_000_000_000;
-const MiB = 1024 * 1024;
-/** Memory budgets in MiB: up to 1 TiB, so that their bytes stay exact integers. */
-const MAX_MIB = 1_048_576;
 
 /** A usage mistake: one line, exit 2, as the CLI's (docs/cli.md §Errors and exit codes). */
 function usage(problem: string): number {
@@ -45,85 +36,13 @@ function usage(problem: string): number {
   return 2;
 }
 
-/** The options of `troupe serve` (docs/daemon.md), given to parseArgsProblem too. */
-const SERVE_OPTIONS = {
-  host: { type: 'string', default: '127.0.0.1' },
-  port: { type: 'string', default: '7433' },
-  'allow-origin': { type: 'string', multiple: true, default: [] },
-  'tls-cert': { type: 'string' },
-  'tls-key': { type: 'string' },
-  pool: { type: 'string', default: '2' },
-  'max-sessions': { type: 'string', default: '1000' },
-  'idle-ms': { type: 'string', default: '600000' },
-  'child-memory-mb': { type: 'string', default: '512' },
-  'child-nice': { type: 'string', default: '0' },
-  'heartbeat-ms': { type: 'string', default: '1000' },
-  'heartbeat-timeout-ms': { type: 'string', default: '10000' },
-  'startup-timeout-ms': { type: 'string', default: String(DEFAULT_STARTUP_TIMEOUT_MS) },
-  'restart-intensity': { type: 'string', default: String(DEFAULT_CHILD_SPEC.intensity) },
-  'restart-period-ms': { type: 'string', default: String(DEFAULT_CHILD_SPEC.periodMs) },
-  'connection-idle-ms': { type: 'string', default: '300000' },
-  'max-connections': { type: 'string', default: '256' },
-  'max-streams': { type: 'string', default: String(DEFAULT_MAX_SSE_STREAMS) },
-  'feed-queue-mb': { type: 'string', default: String(DEFAULT_FEED_BUDGET_BYTES / MiB) },
-  'acp-retain-mb': { type: 'string', default: '64' },
-  'acp-retain-total-mb': { type: 'string', default: '256' },
-  'acp-unsent-total-mb': { type: 'string', default: '1024' },
-  snapshot: { type: 'boolean', default: false },
-} as const satisfies ArgsOptions;
-
 export async function runServe(args: string[]): Promise<number> {
-  let opts;
+  let opts: ServeOptions;
   try {
-    opts = parseArgs({ args, options: SERVE_OPTIONS, strict: true }).values;
+    opts = readServeOptions(args);
   } catch (err) {
-    return usage(parseArgsProblem(err, args, SERVE_OPTIONS));
-  }
-  // Every number is read and checked before the lock is taken: a mistake is a usage error (exit 2),
-  // never a daemon on another port than asked (uWS takes a port modulo 65536).
-  let numbers;
-  try {
-    const num = (name: keyof typeof opts, min: number, max: number): number => {
-      const raw = String(opts[name]);
-      const n = decimalInteger(raw);
-      if (n === undefined || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${raw}'`);
-      return n;
-    };
-    numbers = {
-      port: num('port', 0, 65_535),
-      pool: num('pool', 0, 1_000),
-      maxSessions: num('max-sessions', 1, MAX_COUNT),
-      idleMs: num('idle-ms', 1, MAX_TIMER_MS),
-      memory: num('child-memory-mb', 16, 1_048_576),
-      childNice: num('child-nice', 0, 19),
-      heartbeatMs: num('heartbeat-ms', 10, MAX_TIMER_MS),
-      heartbeatTimeoutMs: num('heartbeat-timeout-ms', 50, MAX_TIMER_MS),
-      startupTimeoutMs: num('startup-timeout-ms', 100, MAX_TIMER_MS),
-      intensity: num('restart-intensity', 0, MAX_COUNT),
-      periodMs: num('restart-period-ms', 1, MAX_TIMER_MS),
-      connectionIdleMs: num('connection-idle-ms', 1, MAX_TIMER_MS),
-      maxConnections: num('max-connections', 1, MAX_COUNT),
-      maxStreams: num('max-streams', 1, MAX_COUNT),
-      feedQueueMb: num('feed-queue-mb', 1, MAX_MIB),
-      acpRetainMb: num('acp-retain-mb', 0, MAX_MIB),
-      acpRetainTotalMb: num('acp-retain-total-mb', 0, MAX_MIB),
-      acpUnsentTotalMb: num('acp-unsent-total-mb', 1, MAX_MIB),
-    };
-    if (numbers.heartbeatTimeoutMs < 3 * numbers.heartbeatMs) {
-      throw new Error(`--heartbeat-timeout-ms (${numbers.heartbeatTimeoutMs}) must be at least three heartbeats (--heartbeat-ms ${numbers.heartbeatMs})`);
-    }
-  } catch (err) {
-    return usage((err as Error).message);
-  }
-  if (Boolean(opts['tls-cert']) !== Boolean(opts['tls-key'])) return usage('--tls-cert and --tls-key go together');
-  // An empty --host (`--host "$HOST"` with HOST unset) is no address: uWS binds every interface for
-  // it, and the URL written for clients, `http://:PORT`, leads nowhere (until 2026-12-07).
-  if (opts.host!.trim() === '') return usage(`--host needs an address (127.0.0.1, or 0.0.0.0 for every interface), got '${opts.host}'`);
-  let allowOrigins: string[];
-  try {
-    allowOrigins = (opts['allow-origin'] ?? []).map(allowedOrigin);
-  } catch (err) {
-    return usage((err as Error).message);
+    if (err instanceof ServeUsageError) return usage(err.message);
+    throw err;
   }
 
   const env = process.env;
@@ -140,7 +59,7 @@ export async function runServe(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    return await serve({ home, env, logger, lock, signals, opts: { ...numbers, snapshot: opts.snapshot!, host: opts.host!, allowOrigins, tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] } });
+    return await serve({ home, env, logger, lock, signals, opts });
   } catch (err) {
     lock.release();
     process.stderr.write(`troupe serve: ${(err as Error).message}${isTroupeError(err) ? ` (${err.code})` : ''}\n`);
@@ -155,31 +74,7 @@ interface ServeSettings {
   logger: ReturnType<typeof createStderrLogger>;
   lock: DaemonLock;
   signals: StopSignals;
-  opts: {
-    host: string;
-    port: number;
-    allowOrigins: string[];
-    tlsCert?: string;
-    tlsKey?: string;
-    pool: number;
-    maxSessions: number;
-    idleMs: number;
-    memory: number;
-    childNice: number;
-    heartbeatMs: number;
-    heartbeatTimeoutMs: number;
-    startupTimeoutMs: number;
-    intensity: number;
-    periodMs: number;
-    connectionIdleMs: number;
-    maxConnections: number;
-    maxStreams: number;
-    feedQueueMb: number;
-    acpRetainMb: number;
-    acpRetainTotalMb: number;
-    acpUnsentTotalMb: number;
-    snapshot: boolean;
-  };
+  opts: ServeOptions;
 }
 
 async function serve({ home, env, logger, lock, signals, opts }: ServeSettings): Promise<number> {

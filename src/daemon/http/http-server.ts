@@ -17,7 +17,7 @@ import type { RouteHandler, RouteRequest, RouteResponse } from './route.types.js
 import { Router, routePath } from './router.js';
 import { SESSION_COOKIE, Security, canonicalHost, isLoopbackHost } from './security.js';
 import { REFUSAL_PAGE_HEADERS, refusalPage, wantsPage } from './refusal-page.js';
-import { SseStream } from './sse-stream.js';
+import { DEFAULT_MAX_SSE_STREAMS, SseStream } from './sse-stream.js';
 import { staticFiles } from './static-files.js';
 import { closeApp, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { headOf } from '../../core/text-cut.js';
@@ -69,8 +69,6 @@ export interface AcpTransportHandle {
   traffic(): { http: ByteMeter; ws: ByteMeter };
   readonly options: TransportCore['options'];
 }
-
-export const DEFAULT_MAX_SSE_STREAMS = 256;
 
 // A HEAD of the login link is answered 405 without the token, as its GET would be served: a
 // link checker or a chat client's preview that sends HEAD never spends the code (its GET does).

@@ -5,6 +5,9 @@
  */
 import type { HttpExchange } from './http-exchange.js';
 
+/** Open management event streams at once, unless `troupe serve --max-streams` says otherwise. */
+export const DEFAULT_MAX_SSE_STREAMS = 256;
+
 export interface SseEventOptions {
   /** Written as the `id:` field; clients send the last one back as `Last-Event-ID` on reconnect. */
   id?: string | number;
