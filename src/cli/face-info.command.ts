@@ -50,7 +50,8 @@ Options:
   --acp-retain-total-mb N  the same, over all connections (default 256)
   --acp-unsent-total-mb N  ACP output no client has read yet, over all connections (default 1024);
                            beyond, the connection holding most is closed (limit_exceeded)
-Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug).
+Environment: TROUPE_HOME (state, token, logs), TROUPE_LOG (error|warn|info|debug),
+TROUPE_SHUTDOWN_TIMEOUT_MS (a stop taking longer kills the children and exits 1; default 30000).
 SIGTERM, Ctrl-C or SIGHUP (its terminal closing) stops it cleanly; 'troupe daemon start' runs it
 in the background, past its terminal.
 `;

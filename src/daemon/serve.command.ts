@@ -8,6 +8,7 @@ import { setPriority } from 'node:os';
 import { createStderrLogger, keepServingThroughStrayErrors, logLevelFrom, writeStderr } from '../core/stderr-logger.js';
 import { isTroupeError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
+import { timeoutMsFromEnv } from '../core/option-values.js';
 import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { ChildPool } from '../actors/child-pool.actor.js';
 import type { ChildProcessHandle } from '../actors/child-process.actor.js';
@@ -29,6 +30,9 @@ import { SessionFeeds } from './session-feeds.js';
 import { MiB, readServeOptions, ServeUsageError, type ServeOptions } from './serve-options.js';
 import type { SessionReplays } from './inspector/session-replays.js';
 import { daemonMetrics } from './daemon-metrics.js';
+
+/** How long a stop may take before the children are killed and the daemon exits 1 (TROUPE_SHUTDOWN_TIMEOUT_MS). */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /** A usage mistake: one line, exit 2, as the CLI's (docs/cli.md §Errors and exit codes). */
 function usage(problem: string): number {
@@ -79,6 +83,8 @@ interface ServeSettings {
 
 async function serve({ home, env, logger, lock, signals, opts }: ServeSettings): Promise<number> {
   const startedAt = Date.now();
+  // Read once, at start, as the daemon's other settings (a test makes a stop that hangs end sooner).
+  const shutdownTimeoutMs = timeoutMsFromEnv(env, 'TROUPE_SHUTDOWN_TIMEOUT_MS', DEFAULT_SHUTDOWN_TIMEOUT_MS, logger);
   privateHome(home, logger);
   const token = ensureToken(home, logger);
   // Sessions are created in bursts: gather a quarter second of index changes into one write.
@@ -202,16 +208,30 @@ async function serve({ home, env, logger, lock, signals, opts }: ServeSettings):
 
   return new Promise<number>((resolve) => {
     let stopping = false;
+    let force: NodeJS.Timeout | undefined;
+    // The one end of a stop, clean (0) or forced (1): the state file and the lock go with the daemon
+    // either way. src/main.ts exits as soon as this resolves: until 2026-12-07 the forced stop
+    // resolved 1 before the clean one's `finally`, and daemon.json and daemon.lock were left behind.
+    let ended = false;
+    const end = (code: number) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(force);
+      stopKeepingState();
+      removeState(home, state);
+      lock.release();
+      resolve(code);
+    };
     const stop = async (signal: string) => {
       if (stopping) return;
       stopping = true;
       logger.info('stopping', { signal });
       // Whatever happens, never hang here and never leave a child behind.
-      const force = setTimeout(() => {
-        logger.error('shutdown took too long; killing children');
+      force = setTimeout(() => {
+        logger.error('shutdown took too long; killing children', { timeoutMs: shutdownTimeoutMs });
         for (const s of relay.sessions.values()) s.child.proc?.kill();
-        resolve(1);
-      }, 30_000);
+        end(1);
+      }, shutdownTimeoutMs);
       force.unref();
       try {
         const rechecked = recheck.stop();
@@ -225,11 +245,7 @@ async function serve({ home, env, logger, lock, signals, opts }: ServeSettings):
       } catch (err) {
         logger.error('shutdown problem', { error: String(err) });
       } finally {
-        clearTimeout(force);
-        stopKeepingState();
-        removeState(home, state);
-        lock.release();
-        resolve(0);
+        end(0);
       }
     };
     signals.serving((signal) => void stop(signal));
@@ -254,7 +270,7 @@ interface StopSignals {
  * its state file and lock left and its children's turns cut off. A SIGTERM or SIGHUP repeated while
  * the daemon stops (a service manager, the standalone reaper, a terminal's shell) must not end it
  * half-way through its clean stop, as Node's default action would: the stop is bounded by its own
- * 30 s. A second Ctrl-C does end it at once, by the default action (its spawner then stops its
+ * 30 s (TROUPE_SHUTDOWN_TIMEOUT_MS). A second Ctrl-C does end it at once, by the default action (its spawner then stops its
  * children).
  */
 function stopSignals(): StopSignals {
