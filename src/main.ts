@@ -25,5 +25,8 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(await runServe(rest));
   }
   const { runCli } = await import('./cli/cli.js');
-  process.exitCode = await runCli(command, rest);
+  // `troupe daemon start` takes serve's options, read by serve's own code, which the CLI may not
+  // import (DESIGN §2): given from here, loaded only when asked for.
+  const serveOptions = async () => (await import('./daemon/serve-options.js')).serveOptionReader;
+  process.exitCode = await runCli(command, rest, { serveOptions });
 }

@@ -2,6 +2,7 @@
 import { VERSION } from '../core/version.js';
 import { EXIT, leaveQuietly, shuttingDown, type CliIo } from './cli-io.js';
 import { systemErrorReason } from './file-read-failed.js';
+import type { ServeOptionReader } from './daemon.command.js';
 
 const HELP = `troupe ${VERSION}: a runtime for coding-agent sessions
 
@@ -35,7 +36,12 @@ Examples:
   troupe daemon status
 `;
 
-type Command = (args: string[], io: CliIo) => Promise<number>;
+/** What src/main.ts gives the CLI of the other faces: `troupe daemon start` takes serve's options (daemon.command.ts). */
+export interface OtherFaces {
+  serveOptions?: () => Promise<ServeOptionReader>;
+}
+
+type Command = (args: string[], io: CliIo, faces?: OtherFaces) => Promise<number>;
 
 /** Commands are loaded on use: each pays only for its own imports. */
 const COMMANDS: Record<string, Command> = {
@@ -56,11 +62,11 @@ const COMMANDS: Record<string, Command> = {
   sessions: async (a, io) => (await import('./sessions.command.js')).sessionsCommand(a, io),
   cancel: async (a, io) => (await import('./control.command.js')).cancelCommand(a, io),
   steer: async (a, io) => (await import('./control.command.js')).steerCommand(a, io),
-  daemon: async (a, io) => (await import('./daemon.command.js')).daemonCommand(a, io),
+  daemon: async (a, io, faces) => (await import('./daemon.command.js')).daemonCommand(a, io, faces?.serveOptions),
   inspect: async (a, io) => (await import('./inspect.command.js')).inspectCommand(a, io),
 };
 
-export async function runCli(command: string | undefined, args: string[]): Promise<number> {
+export async function runCli(command: string | undefined, args: string[], faces?: OtherFaces): Promise<number> {
   const io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
   // `troupe run … | head` closes the pipe early: stop quietly, as Unix tools do, after cancelling the
   // turn (bounded: the daemon may be gone) and stopping a standalone daemon.
@@ -91,7 +97,7 @@ export async function runCli(command: string | undefined, args: string[]): Promi
     process.stderr.write(`troupe: unknown command '${command}' (try 'troupe --help')\n`);
     return 2;
   }
-  const code = await run(args, io);
+  const code = await run(args, io, faces);
   // Open sockets of a finished command (keep-alive agents, closed SSE readers) must not keep the
   // process alive; long-running commands only return when they are done.
   // A command winding down in haste (stdout closed, or terminated) leaves by itself, by exit(0) or the

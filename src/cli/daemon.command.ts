@@ -15,7 +15,7 @@ import { startDaemon, stopDaemon } from './daemon-process.js';
 import { debugLine, remoteTarget } from './daemon-target.js';
 import { makeStyle } from './style.js';
 import { printable, printableStart } from './terminal-text.js';
-import { readServeOptions, SERVE_FLAGS, ServeUsageError } from '../daemon/serve-options.js';
+import type { ArgsOptions } from '../core/option-values.js';
 
 const USAGE = `Usage: troupe daemon <start|stop|status|logs|token> [options]
 
@@ -43,35 +43,47 @@ Examples:
 `;
 
 /**
+ * serve's options, for `daemon start` to take and pass on to the `troupe serve` it starts: their
+ * parseArgs table, and serve's own check of them (the usage mistake in `args`, in one line, or
+ * undefined). One definition of them (src/daemon/serve-options.ts), given by src/main.ts, which
+ * composes the faces: the CLI may not import src/daemon (DESIGN §2).
+ */
+export interface ServeOptionReader {
+  flags: ArgsOptions;
+  problem(args: string[]): string | undefined;
+}
+
+/**
  * Each subcommand's own options: one meant for another (`stop --force`, which would not kill
- * anything harder) is a usage error, not silently ignored. `start` takes serve's too, for the
- * `troupe serve` it starts (one definition of them: src/daemon/serve-options.ts).
+ * anything harder) is a usage error, not silently ignored. `start` takes serve's too (ServeOptionReader).
  */
 const OPTIONS = {
-  start: { force: { type: 'boolean' }, ...SERVE_FLAGS },
+  start: { force: { type: 'boolean' } },
   stop: {},
   status: { json: { type: 'boolean' } },
   logs: { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } },
   token: {},
 } as const;
 
-export async function daemonCommand(args: string[], io: CliIo): Promise<number> {
+export async function daemonCommand(args: string[], io: CliIo, serveOptions?: () => Promise<ServeOptionReader>): Promise<number> {
   const [sub, ...rest] = args;
   try {
     if (sub === '--help' || sub === '-h' || sub === 'help') return void io.stdout.write(USAGE), EXIT.ok;
     // A missing argument is a usage mistake (exit 2), as for `troupe log` and every other command.
     if (sub === undefined) throw new CliError('usage', `missing the subcommand (start, stop, status, logs or token) (try 'troupe daemon --help')`);
     if (!Object.hasOwn(OPTIONS, sub)) throw new CliError('usage', `unknown subcommand '${sub}' (try 'troupe daemon --help')`);
-    const { values, positionals, tokens } = parseCommandArgs(`daemon ${sub}`, rest, { ...OPTIONS.start, json: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } });
+    // Loaded for `start` alone: another subcommand refuses serve's options as unknown all the same.
+    const serve = sub === 'start' ? await serveOptions?.() : undefined;
+    const { values, positionals, tokens } = parseCommandArgs(`daemon ${sub}`, rest, { ...serve?.flags, ...OPTIONS.start, json: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } });
     if (values.help) return void io.stdout.write(USAGE), EXIT.ok;
-    const own: Record<string, unknown> = OPTIONS[sub as keyof typeof OPTIONS];
+    const own: Record<string, unknown> = sub === 'start' ? { ...serve?.flags, ...OPTIONS.start } : OPTIONS[sub as keyof typeof OPTIONS];
     const stray = Object.keys(values).find((k) => k !== 'help' && k !== 'no-color' && !(k in own));
     if (stray) throw new CliError('usage', `unknown option '--${stray}' for 'daemon ${sub}' (try 'troupe daemon --help')`);
     if (positionals.length) throw new CliError('usage', `unexpected argument '${positionals[0]}' (try 'troupe daemon --help')`);
     const home = resolveTroupeHome(io.env);
     switch (sub) {
       case 'start':
-        return await start(io, home, values.force ?? false, serveArgs(tokens));
+        return await start(io, home, values.force === true, serve ? serveArgs(tokens, serve) : []);
       case 'stop': {
         const stopped = await stopDaemon(home);
         io.stdout.write(stopped ? `stopped the daemon (pid ${stopped.pid})\n` : 'no daemon is running\n');
@@ -102,18 +114,14 @@ export async function daemonCommand(args: string[], io: CliIo): Promise<number> 
  * serve's own reading of them, so that a mistake is a usage error (exit 2) before anything starts,
  * not a daemon that fails in the background.
  */
-function serveArgs(tokens: ReturnType<typeof parseCommandArgs>['tokens']): string[] {
+function serveArgs(tokens: ReturnType<typeof parseCommandArgs>['tokens'], serve: ServeOptionReader): string[] {
   const args: string[] = [];
   for (const t of tokens) {
-    if (t.kind !== 'option' || !Object.hasOwn(SERVE_FLAGS, t.name)) continue;
+    if (t.kind !== 'option' || !Object.hasOwn(serve.flags, t.name)) continue;
     args.push(`--${t.name}`, ...(t.value === undefined ? [] : [t.value]));
   }
-  try {
-    readServeOptions(args);
-  } catch (err) {
-    if (err instanceof ServeUsageError) throw new CliError('usage', `${err.message} (try 'troupe serve --help')`);
-    throw err;
-  }
+  const problem = serve.problem(args);
+  if (problem) throw new CliError('usage', `${problem} (try 'troupe serve --help')`);
   return args;
 }
 

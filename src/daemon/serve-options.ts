@@ -135,3 +135,20 @@ export function readServeOptions(args: string[]): ServeOptions {
   }
   return { ...numbers, snapshot: opts.snapshot, host: opts.host, allowOrigins, tlsCert: opts['tls-cert'], tlsKey: opts['tls-key'] };
 }
+
+/**
+ * serve's options as `troupe daemon start` takes them (src/cli/daemon.command.ts ServeOptionReader,
+ * given it by src/main.ts): their table, and the usage mistake in `args` as serve reads them.
+ */
+export const serveOptionReader = {
+  flags: SERVE_FLAGS as ArgsOptions,
+  problem(args: string[]): string | undefined {
+    try {
+      readServeOptions(args);
+      return undefined;
+    } catch (err) {
+      if (err instanceof ServeUsageError) return err.message;
+      throw err;
+    }
+  },
+};
