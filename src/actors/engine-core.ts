@@ -76,6 +76,11 @@ export class EngineCore {
   readonly descriptions = new Map<string, ToolDescription | Error>();
   openPermission?: { requestId: string; toolCallId: string };
   /**
+   * What allowing the call `decideTool` has just sent to be asked about would do (an edit's diff),
+   * shown in its permission prompt: made once, before the decision to ask (tool.effects.ts).
+   */
+  preview?: { toolCallId: string; content: ToolContent[] | undefined };
+  /**
    * Terminals running tool calls have shown (by call id), until the call's result: a failure
    * (a cancel, say) keeps them in its content, which replaces what the call showed before.
    */

@@ -77,7 +77,7 @@ const turn = turnMachine.provide({
     preflight: fromPromise(({ system, signal }) => haltable(coreOf(system), signal, (core, s) => preflight(core, s))),
     compact: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => compact(core, input.turnId, input.reason, s))),
     modelStep: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => modelStep(core, input.turnId, s))),
-    decideTool: fromPromise(async ({ system, input }) => decideTool(coreOf(system), input.turnId, input.call)),
+    decideTool: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => decideTool(core, input.turnId, input.call, s))),
     askPermission: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => askPermission(core, input.turnId, input.call, s))),
     runTool: fromPromise(({ system, input, signal }) => haltable(coreOf(system), signal, (core, s) => runTool(core, input.turnId, input.call, s))),
   },

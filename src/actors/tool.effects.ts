@@ -3,10 +3,10 @@
  * it, and record the result the model will see. Denials and failures are results, not exceptions:
  * the model reads them and the turn goes on.
  */
-import { isTroupeError } from '../core/errors.js';
+import { isTroupeError, type ErrorCode } from '../core/errors.js';
 import { newLocalId } from '../core/ids.js';
 import { oneLineClipped } from '../core/one-line.js';
-import type { PermissionOutcome } from '../core/events.js';
+import type { PermissionOutcome, ToolContent } from '../core/events.js';
 import type { InterruptionMark } from '../core/interruption.js';
 import type { ToolCallRequest } from '../core/ports.js';
 import type { EngineCore } from './engine-core.js';
@@ -43,7 +43,7 @@ export function failUnfinishedTools(core: EngineCore, turnId: string, errorCode:
   }
 }
 
-export function decideTool(core: EngineCore, turnId: string, call: ToolCallRequest): 'allow' | 'ask' | 'deny' {
+export async function decideTool(core: EngineCore, turnId: string, call: ToolCallRequest, signal: AbortSignal): Promise<'allow' | 'ask' | 'deny'> {
   const description = core.descriptions.get(call.id);
   if (!description || description instanceof Error) {
     const code = isTroupeError(description) ? description.code : 'unknown_tool';
@@ -52,7 +52,7 @@ export function decideTool(core: EngineCore, turnId: string, call: ToolCallReque
   }
   const conv = core.conversation;
   const decision = core.deps.policy.decide(call, description, conv.mode, conv.remembered);
-  if (decision.kind === 'ask') return 'ask';
+  if (decision.kind === 'ask') return previewAhead(core, turnId, call, signal);
   if (decision.by === 'remembered') {
     core.emit({
       type: 'permission_resolved',
@@ -69,12 +69,49 @@ export function decideTool(core: EngineCore, turnId: string, call: ToolCallReque
   return 'deny';
 }
 
+/**
+ * The codes of a preview's error that say the call cannot succeed as asked, whoever allows it:
+ * `tool_failed` (the tool looked and refused: old_string not in the file or not unique, no such file,
+ * too large, not text, a write under an editor's unsaved changes…), `path_outside_workspace`, and
+ * `invalid_params` and `unknown_tool` (the input or the name; describe finds most, the path guard an
+ * empty or NUL-bearing path). Not `tool_timeout` (an editor that did not answer in time may answer
+ * the run), `request_cancelled`, `internal_error`, nor an error that is no TroupeError (a bug, a
+ * system error no tool has judged): then the person is asked, as before, with nothing shown.
+ */
+const CANNOT_SUCCEED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['tool_failed', 'path_outside_workspace', 'invalid_params', 'unknown_tool']);
+
+/**
+ * Before a person is asked: what allowing the call would do (an edit's diff), kept for the prompt. A
+ * call whose preview says it cannot succeed fails now with that error, as its run would have (one
+ * failed tool_call_updated: the log, the client and the model see a failed call), and nobody is asked
+ * to allow what cannot happen. Until 2026-12-07 the person was asked, shown no diff, and the call
+ * failed once allowed. The run checks again all the same: the file may change before it.
+ */
+async function previewAhead(core: EngineCore, turnId: string, call: ToolCallRequest, signal: AbortSignal): Promise<'ask' | 'deny'> {
+  let content: ToolContent[] | undefined;
+  try {
+    content = await core.deps.tools.preview?.(call, signal);
+  } catch (err) {
+    // A cancel records the call's end itself (the turn's finish).
+    if (signal.aborted) return 'deny';
+    if (isTroupeError(err) && CANNOT_SUCCEED.has(err.code)) {
+      failTool(core, turnId, call, err.code, err.message);
+      return 'deny';
+    }
+  }
+  if (signal.aborted) return 'deny';
+  core.preview = { toolCallId: call.id, content };
+  return 'ask';
+}
+
 const OPTIONS: PermissionOutcome[] = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
 
 export async function askPermission(core: EngineCore, turnId: string, call: ToolCallRequest, signal: AbortSignal): Promise<'allow' | 'deny'> {
   const description = core.descriptions.get(call.id) as Exclude<ReturnType<typeof core.descriptions.get>, Error | undefined>;
-  // What allowing it would do (an edit's diff), for the person to see before answering.
-  const content = await core.deps.tools.preview?.(call, signal).catch(() => undefined);
+  // What allowing it would do (an edit's diff), for the person to see before answering: made as the
+  // call was decided (previewAhead).
+  const content = core.preview?.toolCallId === call.id ? core.preview.content : undefined;
+  core.preview = undefined;
   if (signal.aborted) return 'deny';
   const requestId = newLocalId('perm');
   core.openPermission = { requestId, toolCallId: call.id };

@@ -72,7 +72,8 @@ export interface ToolHost {
   run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult>;
   /**
    * What the call would change, shown to a person asked to allow it (an edit's diff), without
-   * changing anything; undefined when the tool shows nothing ahead, or the call would fail.
+   * changing anything; undefined when the tool shows nothing ahead. Throws as the run would fail
+   * (a TroupeError), when it can already tell: the engine then asks nobody to allow the call.
    */
   preview?(call: ToolCallRequest, signal: AbortSignal): Promise<ToolContent[] | undefined>;
 }

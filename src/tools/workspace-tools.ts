@@ -81,13 +81,9 @@ export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHost {
     },
 
     async preview(call: ToolCallRequest, signal: AbortSignal): Promise<ToolContent[] | undefined> {
-      try {
-        const tool = admit(call);
-        return await tool.preview?.(call.input, env, signal);
-      } catch {
-        // A call that would fail shows nothing ahead: its run reports why.
-        return undefined;
-      }
+      // A call that would fail throws what its run would report: the engine judges whether it can
+      // succeed at all, and then asks nobody to allow it (src/actors/tool.effects.ts).
+      return admit(call).preview?.(call.input, env, signal);
     },
 
     async run(call: ToolCallRequest, ctx: ToolRunContext): Promise<ToolResult> {

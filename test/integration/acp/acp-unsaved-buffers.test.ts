@@ -206,14 +206,10 @@ test("an editor that reads its buffers but takes no writes: edit_file and write_
   assert.equal(c.buffers.get(dirty), 'on disk\nunsaved line\n', 'the buffer as the person left it');
   assert.equal(readFileSync(big, 'utf8').length, 10 * 1024 * 1024 + 1);
   assert.equal(readFileSync(grown, 'utf8'), 'small\n');
-  // The refused calls showed no diff (a call that would fail shows nothing ahead); the clean ones the
-  // text that went to the disk.
+  // The refused calls were not put to the person (their preview said they cannot succeed; until
+  // 2026-12-07 each was asked, with no diff); the clean ones were, with the text that went to the disk.
   const diffOf = (content: any[] | null | undefined) => content?.map((x) => [x.oldText, x.newText]);
   assert.deepEqual(c.permissions.map((p) => diffOf(p.toolCall.content)), [
-    undefined,
-    undefined,
-    undefined,
-    undefined,
     [[null, 'replaced\n']],
     [['saved line\n', 'edited line\n']],
     [['open line\n', 'rewritten\n']],

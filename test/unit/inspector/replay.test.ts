@@ -41,6 +41,17 @@ test('a denied permission, two tools in one step, and a steer applied at the bou
   assert.deepEqual(replayed(r.h), live);
 });
 
+test('a call that would be asked about but cannot succeed (its preview fails) fails unasked, and the replay equals live: decided and refused, never awaiting permission', async () => {
+  const doomed = { tool_call: { name: 'edit_file', input: { path: 'missing.txt', old_string: 'a', new_string: 'b' } } };
+  const r = await recorded([[doomed, write('a.txt')], [{ text: 'Done.' }]], { mode: 'default' });
+  r.h.asker['answers'].push('allow_once');
+  assert.equal((await r.h.engine.prompt(text('go')).result).stopReason, 'end_turn');
+  const live = await r.finish();
+  assert.equal(r.h.ofType('permission_requested').length, 1, 'only the write was asked about');
+  assert.equal(live.filter((t) => t.state === 'tools.awaitingPermission').length, 1);
+  assert.deepEqual(replayed(r.h), live);
+});
+
 test('a tool call whose input is logged in parts (over the 1 MiB event limit), asked and granted: replay equals live', async () => {
   const big = { tool_call: { name: 'write_file', input: { path: 'big.txt', content: 'x'.repeat(1_200_000) } } };
   const r = await recorded([[{ text: 'Writing.' }, big], [{ text: 'Done.' }]], { mode: 'default' });
