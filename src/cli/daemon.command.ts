@@ -118,7 +118,10 @@ function serveArgs(tokens: ReturnType<typeof parseCommandArgs>['tokens'], serve:
   const args: string[] = [];
   for (const t of tokens) {
     if (t.kind !== 'option' || !Object.hasOwn(serve.flags, t.name)) continue;
-    args.push(`--${t.name}`, ...(t.value === undefined ? [] : [t.value]));
+    // In the form given: a value joined to its option (`--tls-cert=-c.pem`, the one way parseArgs
+    // takes a value that starts with a dash) stays joined, or serve would find it ambiguous.
+    if (t.value === undefined) args.push(`--${t.name}`);
+    else args.push(...(t.inlineValue ? [`--${t.name}=${t.value}`] : [`--${t.name}`, t.value]));
   }
   const problem = serve.problem(args);
   if (problem) throw new CliError('usage', `${problem} (try 'troupe serve --help')`);

@@ -22,6 +22,8 @@ describe('troupe daemon start with serve options', { concurrency: 1, timeout: SU
       [['--tls-cert', 'cert.pem'], /--tls-cert and --tls-key go together/],
       [['--allow-origin', '*'], /allow-origin/],
       [['--pools', '4'], /unknown option '--pools'/],
+      // A value joined to its option is passed on joined: split, one that starts with a dash is ambiguous to serve.
+      [['--pool=-1'], /--pool must be an integer from 0 to 1000, got '-1'/],
     ] as const) {
       const r = await h.run(['daemon', 'start', ...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
