@@ -108,7 +108,8 @@ export function reportError(io: CliIo, command: string, err: unknown): number {
   if (debug && err instanceof Error) {
     if (err.stack) io.stderr.write(`${err.stack}\n`);
     // The technical cause a plain line leaves out (the daemon went away: the transport's own words).
-    for (let c = err.cause, depth = 0; c !== undefined && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
+    // A cause may be anything thrown, null too: the chain ends at one that has no fields to read.
+    for (let c = err.cause, depth = 0; c !== undefined && c !== null && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
       const code = (c as { code?: unknown }).code;
       io.stderr.write(`caused by: ${c instanceof Error ? `${c.name}: ${c.message}` : String(c)}${typeof code === 'string' ? ` (${code})` : ''}\n`);
     }
