@@ -91,6 +91,22 @@ export class ChildRequests {
     this.pending.refuse(id, p, rpcError('request_cancelled', 'Request cancelled: it waited for the session\'s process to start and had not been sent', { requestId: p.clientId }));
   }
 
+  /**
+   * A `session/cancel` of the session (a client's, or the management API's): the prompts still queued
+   * for a process that has not started (a wake, a revival, a restart) are answered `cancelled` here,
+   * unsent, as the process answers a prompt cancelled before its turn (ACP). Sent behind them, the
+   * cancel reached the process after their turns had begun, and a short turn ran to its end though
+   * its client had been told its cancel was taken (until 2026-12-07; seen on a loaded machine). Those
+   * the process has, it cancels itself.
+   */
+  cancelQueuedPrompts(): void {
+    for (const [id, p] of this.pending) {
+      if (p.method !== 'session/prompt' || !this.child.unqueue(id)) continue;
+      this.settled(id, p.method);
+      this.pending.resolve(id, p, { stopReason: 'cancelled' });
+    }
+  }
+
   /** Answers `err` to every request the process was sent and has not answered (`queued`: not sent yet); `lost` is told each. */
   refuseSent(err: ReturnType<typeof rpcError>, queued: ReadonlySet<unknown>, lost?: (id: number, p: PendingRequest) => void): void {
     for (const [id, p] of this.pending) {

@@ -100,6 +100,14 @@ export class PendingRequests extends Map<number, PendingRequest> {
     this.ended(p.conn, false);
   }
 
+  /** Takes `p` (child-side id `id`) out and answers its client `result`, as the child would have (a prompt cancelled unsent). */
+  resolve(id: number, p: PendingRequest, result: Record<string, unknown>): void {
+    this.delete(id);
+    this.answered(p, true);
+    void p.conn.send({ jsonrpc: '2.0', id: p.clientId, result }, p.answering);
+    this.ended(p.conn, true);
+  }
+
   /** `conn` closed the session while another stayed attached: its stream goes once nothing more is owed to it. */
   leave(conn: RelayConnection): void {
     this.leaving.add(conn);

@@ -218,6 +218,7 @@ export class RelaySession {
 
   /** A client notification, or a client's answer to a child request (already re-identified). */
   deliver(msg: JsonRpcMessage): void {
+    if (msg.method === 'session/cancel') this.requests.cancelQueuedPrompts();
     this.child.send(msg);
   }
 

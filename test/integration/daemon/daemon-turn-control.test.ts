@@ -14,17 +14,20 @@ const script = { replies: [{ when: 'ping', items: [{ text: 'pong' }] }, { when: 
 
 /**
  * A prompt sent while `pid` is stopped (SIGSTOP), then, once the daemon has taken it, what `meanwhile`
- * checks, then a management cancel; `pid` is continued (SIGCONT) whatever happens. Returns the
- * prompt's stop reason (or error) to come, and the cancel's answer.
+ * checks, then a management cancel, then what `afterCancel` checks of the prompt's answer to come;
+ * `pid` is continued (SIGCONT) whatever happens. Returns the prompt's stop reason (or error) to come,
+ * and the cancel's answer.
  */
-async function cancelWhileStopped(d: Daemon, c: AcpClient, sessionId: string, pid: number, meanwhile: () => Promise<void>): Promise<{ prompt: Promise<unknown>; cancel: { status: number; json: any } }> {
+async function cancelWhileStopped(d: Daemon, c: AcpClient, sessionId: string, pid: number, meanwhile: () => Promise<void>, afterCancel: (prompt: Promise<unknown>) => Promise<void> = async () => undefined): Promise<{ prompt: Promise<unknown>; cancel: { status: number; json: any } }> {
   process.kill(pid, 'SIGSTOP');
   try {
     const prompt = c.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ping' }] }).then((r) => r.stopReason, (e) => e);
     // Answered once the daemon took the prompt (a connection's messages are taken in order).
     await c.agent.request('session/list', {});
     await meanwhile();
-    return { prompt, cancel: await d.api('POST', `/v1/sessions/${sessionId}/cancel`) };
+    const cancel = await d.api('POST', `/v1/sessions/${sessionId}/cancel`);
+    await afterCancel(prompt);
+    return { prompt, cancel };
   } finally {
     process.kill(pid, 'SIGCONT');
   }
@@ -35,9 +38,24 @@ test('a cancel while a prompt waits for its idle-stopped session to wake cancels
   const child = async () => (await d.api('GET', `/v1/sessions/${sessionId}`)).json.child;
   await waitFor('the idle stop', async () => (await child())?.state === 'idleStopped');
   // The spawner held stopped: the wake waits for a process, with the prompt queued for it.
-  const { prompt, cancel } = await cancelWhileStopped(d, c, sessionId, d.spawnerPid()!, async () => {
-    await waitFor('the wake to wait for a process', async () => (await child())?.state === 'spawning');
-  });
+  const { prompt, cancel } = await cancelWhileStopped(
+    d,
+    c,
+    sessionId,
+    d.spawnerPid()!,
+    async () => {
+      await waitFor('the wake to wait for a process', async () => (await child())?.state === 'spawning');
+    },
+    // Answered by the daemon while no process can exist yet (the spawner stopped): the prompt never
+    // reaches one. Sent behind it, the cancel reached the new process after a short turn had begun,
+    // and the prompt ran to its end on a loaded machine (until 2026-12-07).
+    async (answer) => {
+      let stop: unknown;
+      void answer.then((r) => (stop = r));
+      await waitFor('the prompt answered while the spawner is stopped', () => stop !== undefined);
+      assert.equal(stop, 'cancelled', 'answered before any process had the prompt');
+    },
+  );
   assert.deepEqual([cancel.status, cancel.json], [200, { sessionId, cancelled: true }], 'the waiting prompt is the turn cancelled');
   assert.equal(await prompt, 'cancelled', 'the prompt did not run to its end');
   assert.deepEqual((await d.api('POST', `/v1/sessions/${sessionId}/cancel`)).json, { sessionId, cancelled: false }, 'nothing left to cancel');
