@@ -84,7 +84,13 @@ test("a new session is idle once created; a fork's start is the fork's, not its 
   assert.deepEqual((await detail(d, sessionId)).machines, { session: 'idle', turn: 'done', child: 'ready' });
   const fork = ((await c.agent.request('session/fork', { sessionId, cwd: tempDir(), mcpServers: [] })) as { sessionId: string }).sessionId;
   assert.deepEqual((await detail(d, sessionId)).machines, { session: 'idle', turn: 'done', child: 'ready' }, "the source's turn is still its own");
-  assert.equal((await detail(d, fork)).machines.session, 'idle');
+  // The fork's machines are reported by its source's process on the control channel (fd 3), its
+  // answer on stdout: the daemon may read the answer first (spec/daemon.md, Current machine states).
+  const forkStates = await waitFor("the fork's session machine reported", async () => {
+    const machines = (await detail(d, fork)).machines;
+    return machines?.session !== undefined && machines;
+  });
+  assert.equal(forkStates.session, 'idle');
 });
 
 test('a failed session, released, still lists its restarts', async (t) => {
