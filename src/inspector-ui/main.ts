@@ -5,6 +5,7 @@
  */
 import { addressSession, addressedSession, onAddressChange } from './address.js';
 import { Feed, HttpError, getJson } from './api.js';
+import { openLogFeed } from './log-feed.js';
 import { shownEvent } from './event-label.js';
 import { debounce } from './debounce.js';
 import { layoutMachine } from './layout.js';
@@ -16,7 +17,7 @@ import { Statechart } from './statechart.js';
 import { buildRows, loggedStates, renderStrip, statesThrough, turnAt } from './timeline.js';
 import { renderList } from './timeline-list.js';
 import { visibleJson } from './visible-text.js';
-import type { LiveTransition, LogEvent, MachineDescription, MachineName, ReplayAnswer, SessionRow, States } from './types.js';
+import type { LiveTransition, MachineDescription, MachineName, ReplayAnswer, SessionRow, States } from './types.js';
 import { app } from './page-state.js';
 
 const MACHINES: MachineName[] = ['session', 'turn', 'child'];
@@ -364,82 +365,15 @@ async function selectSession(id: string) {
   app.live = [...r.live, ...arrived.filter((t) => t.n > (r.live.at(-1)?.n ?? 0))];
   app.liveN = app.live.at(-1)?.n ?? 0;
   app.lastEvent = lastEvents(app.live);
-  const seen = new Set<number>();
-  let reloaded = false;
-  /** The log holds only through `lastSeq` now: what the page had after it goes, and the feed reads on from there. */
-  const rewind = (lastSeq: number) => {
-    for (const seq of seen) if (seq > lastSeq) seen.delete(seq);
-    logRewound(lastSeq);
-    app.log = openLog(String(lastSeq));
-  };
-  /**
-   * The feed was refused its cursor (400 `invalid_cursor`: beyond the log's end) when it reconnected:
-   * the log was cut short while the feed was away (a network blip), whose `replay_gap` it missed.
-   * Until 2026-12-07 the page said the feed was refused and kept what the log lost.
-   */
-  const refused = async (feed: Feed | undefined) => {
-    let held: number | undefined;
-    try {
-      held = (await getJson<{ lastSeq: number }>(`/v1/sessions/${encodeURIComponent(id)}`)).lastSeq;
-    } catch {
-      // not known: said as a refusal, below
-    }
-    if (id !== app.selected || app.log !== feed) return;
-    const cursor = app.events.at(-1)?.seq ?? 0;
-    if (held !== undefined && held < cursor) rewind(held);
-    else noteGap('the log feed was refused (400)', 'session');
-  };
-  const openLog = (after: string) =>
-    new Feed(
-      (cursor) => `/v1/sessions/${encodeURIComponent(id)}/events?after=${cursor || '0'}`,
-      ['event', 'replay_gap'],
-      {
-        message: (name, data) => {
-          if (name === 'replay_gap' && typeof (data as { lastSeq?: unknown }).lastSeq === 'number') {
-            // The log was found cut short: it holds what the page has through `lastSeq`, and its
-            // next events take the seqs after it. Until 2026-12-07 the page read the log again
-            // from its start skipping the seqs it had: it kept the events the log lost, and hid
-            // the new ones that took their seqs.
-            app.log?.close();
-            if (id === app.selected) rewind((data as { lastSeq: number }).lastSeq);
-            return;
-          }
-          if (name === 'replay_gap') {
-            // The daemon cannot serve that cursor any more: say so, and read the log again from
-            // its start once (events already shown are skipped by seq).
-            noteGap(`log feed gap after seq ${String((data as { after?: unknown }).after)}${reloaded ? '' : ': reloading the log'}`, 'session');
-            app.log?.close();
-            if (!reloaded && id === app.selected) {
-              reloaded = true;
-              app.log = openLog('0');
-            }
-            return;
-          }
-          const e = data as LogEvent;
-          if (seen.has(e.seq)) return;
-          seen.add(e.seq);
-          const lastSeq = app.events.at(-1)?.seq ?? 0;
-          app.events.push(e);
-          // The feed is in seq order; only a reload after a gap can bring older events.
-          if (e.seq < lastSeq) app.events.sort((a, b) => a.seq - b.seq);
-          scheduleTimeline();
-          refreshReplay();
-        },
-        // The log cannot be read on (a damaged record): said with the daemon's words; what was read stays.
-        failed: ({ code, message }) => {
-          if (id === app.selected) noteGap(`the log feed failed: ${message} (${code})`, 'session');
-        },
-        // The session was deleted (404) while shown, or the login is gone: what was read stays.
-        status: (s, code) => {
-          if (s !== 'ended' || id !== app.selected) return;
-          if (code === 401 || code === 403) loggedOut();
-          else if (code === 400) void refused(app.log);
-          else noteGap(code === 404 ? `session ${id} was deleted: its log feed ended` : `the log feed was refused (${String(code)})`, 'session');
-        },
-      },
-      after,
-    );
-  app.log = openLog('0');
+  openLogFeed(id, {
+    rewound: logRewound,
+    note: (text) => noteGap(text, 'session'),
+    loggedOut,
+    grew: () => {
+      scheduleTimeline();
+      refreshReplay();
+    },
+  });
   renderTimeline();
   show(liveStates());
 }
