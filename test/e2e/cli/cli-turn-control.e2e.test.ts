@@ -10,39 +10,25 @@ import { eventSchemaError } from '../../support/event-schema.js';
 import { jsonLines, makeHome, until, type Home, SUITE_TIMEOUT_MS } from '../../support/cli/cli-harness.js';
 import { REPLIES } from '../../support/cli/control-replies.js';
 
-/** A real HTTP proxy on 127.0.0.1 in front of `target` that notes each request it forwards (`METHOD /path?query`). */
-async function recordingProxy(target: string): Promise<{ url: string; requests: string[]; server: Server }> {
-  const requests: string[] = [];
-  const server = createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    const out = request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, requests, server };
-}
-
 /**
- * A real HTTP proxy on 127.0.0.1 in front of `target` that loses every ACP `session/cancel` on the
- * way (answers it 202 and forwards nothing): a turn the client cancels goes on, for as long as the
- * test wants, as a turn whose cancel is slow to take effect would.
+ * A real HTTP proxy on 127.0.0.1 in front of `target` that notes each request it forwards (`METHOD
+ * /path?query`) and, with `losesCancels`, loses every ACP `session/cancel` on the way (answers it 202
+ * and forwards nothing): a turn the client cancels goes on, for as long as the test wants, as a turn
+ * whose cancel is slow to take effect would.
  */
-async function cancelLosingProxy(target: string): Promise<{ url: string; lost: () => number; server: Server }> {
+async function daemonProxy(target: string, losesCancels = false): Promise<{ url: string; requests: string[]; lost: () => number; server: Server }> {
+  const requests: string[] = [];
   let lost = 0;
   const server = createServer((req, res) => {
     const body: Buffer[] = [];
     req.on('data', (c: Buffer) => body.push(c));
     req.on('end', () => {
       const sent = Buffer.concat(body);
-      if (req.method === 'POST' && sent.toString('utf8').includes('"session/cancel"')) {
+      if (losesCancels && req.method === 'POST' && sent.toString('utf8').includes('"session/cancel"')) {
         lost++;
         return void res.writeHead(202).end();
       }
+      requests.push(`${req.method} ${req.url}`);
       const out = request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode!, answer.headers);
         answer.pipe(res);
@@ -53,7 +39,7 @@ async function cancelLosingProxy(target: string): Promise<{ url: string; lost: (
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, lost: () => lost, server };
+  return { url: `http://127.0.0.1:${port}`, requests, lost: () => lost, server };
 }
 
 // One test after another: they share the suite's home, daemon and sessions.
@@ -124,7 +110,7 @@ describe('troupe steer, watch, attach, cancel from another process', { concurren
     const first = await h.run(['run', '--json', 'hello']);
     assert.equal(first.code, 0, first.stderr);
     const sessionId = jsonLines(first.stdout).at(-1)!.sessionId as string;
-    const proxy = await recordingProxy(h.daemonState()!.url);
+    const proxy = await daemonProxy(h.daemonState()!.url);
     t.after(() => proxy.server.close());
     const r = await h.run(['steer', sessionId, 'too late'], { env: { TROUPE_URL: proxy.url, TROUPE_TOKEN: h.token() } });
     assert.equal(r.code, 1, r.stderr);
@@ -199,7 +185,7 @@ describe('troupe steer, watch, attach, cancel from another process', { concurren
   test('chat: a second Ctrl-C while the cancelled turn still runs leaves at once with exit 130, as run does', async (t) => {
     assert.equal((await h.run(['run', 'hello'])).code, 0, 'the daemon runs');
     // The chat's cancel is lost on its way to the daemon: its turn runs on after the first Ctrl-C.
-    const proxy = await cancelLosingProxy(h.daemonState()!.url);
+    const proxy = await daemonProxy(h.daemonState()!.url, true);
     t.after(() => (proxy.server.closeAllConnections(), proxy.server.close()));
     const chat = h.start(['chat'], { env: { TROUPE_URL: proxy.url, TROUPE_TOKEN: h.token() } });
     chat.child.stdin!.write('please hang\n');
