@@ -16,7 +16,7 @@ import { timeoutMsFromEnv } from '../core/option-values.js';
  * collection takes to answer, and about as long as a person watches a call that does not move before
  * cancelling it. An editor that asks its user before it starts a terminal needs more (the variable).
  */
-export const DEFAULT_CLIENT_ANSWER_MS = 30_000;
+const DEFAULT_CLIENT_ANSWER_MS = 30_000;
 
 /** What each environment gave, read once: a bad value is warned of once, not at every session's opening. */
 const readFrom = new WeakMap<NodeJS.ProcessEnv, number>();
@@ -31,7 +31,7 @@ export function clientAnswerMsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): n
 }
 
 /** The failure of a request the client did not answer within `waitMs` (`tool_timeout`, data.method, data.waitedMs). */
-export function unansweredError(method: string, waitMs: number, after = ''): TroupeError {
+function unansweredError(method: string, waitMs: number, after = ''): TroupeError {
   return new TroupeError(
     'tool_timeout',
     `the client did not answer ${method} within ${waitMs} ms (TROUPE_CLIENT_ANSWER_TIMEOUT_MS), so troupe stopped waiting for it${after}`,

@@ -11,7 +11,6 @@ import {
   DAEMON_STATE_CHECK_MS,
   daemonLockHolder,
   daemonLockPath,
-  daemonLogPath,
   daemonStatePath,
   daemonStateText,
   daemonTokenPath,

@@ -48,7 +48,7 @@ export const SERVE_OPTIONS = {
  * The same options without their defaults, for a command that takes them to pass on (`troupe daemon
  * start`): only those given are read there, and passed on as given.
  */
-export const SERVE_FLAGS = Object.fromEntries(Object.entries(SERVE_OPTIONS as ArgsOptions).map(([name, { default: _, ...option }]) => [name, option])) as {
+const SERVE_FLAGS = Object.fromEntries(Object.entries(SERVE_OPTIONS as ArgsOptions).map(([name, { default: _, ...option }]) => [name, option])) as {
   [K in keyof typeof SERVE_OPTIONS]: Omit<(typeof SERVE_OPTIONS)[K], 'default'>;
 };
 

@@ -22,4 +22,4 @@ export { writeFileAtomic } from './atomic-write.js';
 export { isProcessAlive, isSameProcessAlive, processStartTicks } from './process-alive.js';
 export { takeProcessLock, type LockHolder } from './process-lock.js';
 export { DAEMON_STATE_CHECK_MS, chatHistoryPath, daemonLockHolder, daemonLockPath, daemonLogPath, daemonStatePath, daemonStateText, daemonTokenPath, parseDaemonState, type DaemonState } from './daemon-files.js';
-export { makePrivate, octalMode, openToOthers, privateHome } from './private-modes.js';
+export { privateHome } from './private-modes.js';

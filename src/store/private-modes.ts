@@ -16,10 +16,10 @@ import { chatHistoryPath, daemonLockPath, daemonLogPath, daemonStatePath } from 
 const OTHERS = 0o077;
 
 /** `0755`, as `ls` and `chmod` write it. */
-export const octalMode = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
+const octalMode = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
 
 /** Whether a file or directory's mode lets anyone but its owner in. */
-export const openToOthers = (mode: number) => (mode & OTHERS) !== 0;
+const openToOthers = (mode: number) => (mode & OTHERS) !== 0;
 
 /**
  * Takes the group's and others' bits off `path` (the owner's stay: a file 0644 becomes 0600, a
@@ -28,7 +28,7 @@ export const openToOthers = (mode: number) => (mode & OTHERS) !== 0;
  * directory troupe names (the home, its sessions directory) may be a link to where it is kept. Throws
  * what chmod throws (EPERM: another owner's).
  */
-export function makePrivate(path: string, { follow = false }: { follow?: boolean } = {}): number | undefined {
+function makePrivate(path: string, { follow = false }: { follow?: boolean } = {}): number | undefined {
   let mode: number;
   try {
     const st = follow ? statSync(path) : lstatSync(path);
