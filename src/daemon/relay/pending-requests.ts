@@ -94,18 +94,20 @@ export class PendingRequests extends Map<number, PendingRequest> {
 
   /** Takes `p` (child-side id `id`) out and answers its client `error`. */
   refuse(id: number, p: PendingRequest, error: ReturnType<typeof rpcError>): void {
-    this.delete(id);
-    this.answered(p, false);
-    void p.conn.send({ jsonrpc: '2.0', id: p.clientId, error }, p.answering);
-    this.ended(p.conn, false);
+    this.settle(id, p, { error });
   }
 
   /** Takes `p` (child-side id `id`) out and answers its client `result`, as the child would have (a prompt cancelled unsent). */
   resolve(id: number, p: PendingRequest, result: Record<string, unknown>): void {
+    this.settle(id, p, { result });
+  }
+
+  private settle(id: number, p: PendingRequest, answer: { result: Record<string, unknown> } | { error: ReturnType<typeof rpcError> }): void {
+    const ok = 'result' in answer;
     this.delete(id);
-    this.answered(p, true);
-    void p.conn.send({ jsonrpc: '2.0', id: p.clientId, result }, p.answering);
-    this.ended(p.conn, true);
+    this.answered(p, ok);
+    void p.conn.send({ jsonrpc: '2.0', id: p.clientId, ...answer }, p.answering);
+    this.ended(p.conn, ok);
   }
 
   /** `conn` closed the session while another stayed attached: its stream goes once nothing more is owed to it. */
