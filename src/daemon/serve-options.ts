@@ -10,7 +10,13 @@ import { DEFAULT_CHILD_SPEC } from '../machines/restart-window.js';
 import { DEFAULT_STARTUP_TIMEOUT_MS } from '../actors/child-watchdog.js';
 import { DEFAULT_MAX_SSE_STREAMS } from './http/sse-stream.js';
 import { allowedOrigin } from './http/security.js';
-import { DEFAULT_FEED_BUDGET_BYTES } from './session-feeds.js';
+
+/**
+ * What the live queues of all watchers may hold together (`troupe serve --feed-queue-mb`): 8 MiB
+ * each for up to `--max-streams` (256) streams was 2 GiB. At it, the queue holding most overflows as
+ * one over FEED_QUEUE (session-feeds.ts) does, and its stream goes on from the log.
+ */
+export const DEFAULT_FEED_BUDGET_BYTES = 64 * 1024 * 1024;
 
 /** Counts (sessions, connections, streams, restarts): beyond this they mean "no limit" anyway. */
 const MAX_COUNT = 1_000_000_000;

@@ -9,6 +9,7 @@ import type { EventWatcher } from '../core/ports.js';
 import type { ReportedEvents } from '../wire/control-messages.js';
 import { FeedWatcher, type FeedView } from './feed-watcher.js';
 import { TroupeError } from '../core/errors.js';
+import { DEFAULT_FEED_BUDGET_BYTES } from './serve-options.js';
 import { nextTurn } from '../core/next-turn.js';
 import { type BrokerWatcher, checkFeedCursor, COLD_BATCH, COLD_BATCH_BYTES, EventBroker, LogCheckpoints, QueueBudget, readEventRange, readEventRangeFd, scanFdPaced, scanLogFilePaced, sessionLogPath, sessionsDir } from '../store/index.js';
 
@@ -22,13 +23,6 @@ const RETENTION = { maxEvents: 2_000, maxBytes: 4 * 1024 * 1024 };
  * on from the log).
  */
 export const FEED_QUEUE = { events: 4096, bytes: 8 * 1024 * 1024 };
-/**
- * What the live queues of all watchers may hold together (`troupe serve --feed-queue-mb`): 8 MiB
- * each for up to `--max-streams` (256) streams was 2 GiB. At it, the queue holding most overflows as
- * one over FEED_QUEUE does, and its stream goes on from the log.
- */
-export const DEFAULT_FEED_BUDGET_BYTES = 64 * 1024 * 1024;
-
 export class SessionFeeds {
   /** Brokers of sessions someone watches, with how many watchers each has. */
   private readonly brokers = new Map<string, Feed>();
