@@ -299,9 +299,10 @@ export function assertKnownModel(modelId: string, env: NodeJS.ProcessEnv, config
  * one opened from its log) keeps it, whatever it is, and is never checked here.
  */
 export function usableDefaultModel(env: NodeJS.ProcessEnv, config: TroupeConfig): string {
-  const problem = defaultModelProblem(env, config);
+  const chosen = chooseDefaultModel(env, config);
+  const problem = problemOf(chosen, env, config);
   if (problem) throw problem;
-  return chooseDefaultModel(env, config).modelId;
+  return chosen.modelId;
 }
 
 /**
@@ -312,7 +313,11 @@ export function usableDefaultModel(env: NodeJS.ProcessEnv, config: TroupeConfig)
  * from a key or the offline one is a catalogue model.
  */
 export function defaultModelProblem(env: NodeJS.ProcessEnv, config: TroupeConfig): TroupeError | undefined {
-  const { modelId, source } = chooseDefaultModel(env, config);
+  return problemOf(chooseDefaultModel(env, config), env, config);
+}
+
+/** defaultModelProblem of a default already chosen (each caller chooses it once). */
+function problemOf({ modelId, source }: { modelId: string; source: DefaultModelSource }, env: NodeJS.ProcessEnv, config: TroupeConfig): TroupeError | undefined {
   try {
     assertKnownModel(modelId, env, config);
     return undefined;
@@ -337,9 +342,10 @@ export function defaultModelProblem(env: NodeJS.ProcessEnv, config: TroupeConfig
  * Throws what resolving the default throws otherwise (a TROUPE_SCRIPT that cannot be read).
  */
 export function defaultModelWarning(env: NodeJS.ProcessEnv, config: TroupeConfig): string | undefined {
-  const problem = defaultModelProblem(env, config);
+  const chosen = chooseDefaultModel(env, config);
+  const problem = problemOf(chosen, env, config);
   if (problem) return `${problem.message}; new sessions are refused until then`;
-  const { modelId, source } = chooseDefaultModel(env, config);
+  const { modelId, source } = chosen;
   // A default troupe picks itself has a credential, or needs none.
   const missing = source === 'TROUPE_MODEL' || source === 'config' ? missingCredential(modelId, env, config) : undefined;
   return missing ? `the default model ${JSON.stringify(modelId)} (${defaultSourceWords(source, config)}) cannot be used here: ${missing}; every turn on it fails until then` : undefined;
